@@ -1,0 +1,117 @@
+"""The one value every check produces: a `Finding`, and the `RuleInfo` that documents its code.
+
+Model rules (ZG1xx-ZG3xx), config rules (ZCxxx) and meta findings (ZG9xx) all
+report through these types, so reporters, suppression, selection and exit codes
+never need to know which checker a finding came from.
+
+Coordinates are 1-based (line and column), paths are as given on the command
+line (repo-relative in practice). Findings sort by (path, line, column, code).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+__all__ = ["Severity", "Related", "Finding", "RuleInfo", "sort_findings"]
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is. Every severity counts towards exit code 1."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Related:
+    """Another location that takes part in a finding (e.g. a second key of a conflict)."""
+
+    path: str
+    line: int
+    column: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """One problem at one source location.
+
+    `message` states the problem as a fact; `help` says what to do, in the
+    imperative. `end_line`/`end_column` delimit the span (inclusive start,
+    exclusive end column, both 1-based). `key` is the dotted JSON key path for
+    config findings (`zero_optimization.stage`), empty for source findings.
+    """
+
+    code: str
+    message: str
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    severity: Severity = Severity.ERROR
+    help: str | None = None
+    key: str = ""
+    related: tuple[Related, ...] = field(default=())
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.path, self.line, self.column, self.code, self.message)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (used by the cache; reporters build their own shapes)."""
+        return {
+            "code": self.code,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "severity": self.severity.value,
+            "help": self.help,
+            "key": self.key,
+            "related": [
+                {"path": r.path, "line": r.line, "column": r.column, "message": r.message}
+                for r in self.related
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Finding:
+        return cls(
+            code=d["code"],
+            message=d["message"],
+            path=d["path"],
+            line=d["line"],
+            column=d["column"],
+            end_line=d["end_line"],
+            end_column=d["end_column"],
+            severity=Severity(d["severity"]),
+            help=d.get("help"),
+            key=d.get("key", ""),
+            related=tuple(Related(**r) for r in d.get("related", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuleInfo:
+    """Documentation and defaults of one rule code.
+
+    `doc` is the full markdown documentation (for model rules, the rule class's
+    docstring; for config rules, built from the TOML entry). `summary` is its
+    first sentence, used as SARIF `shortDescription` and by `zgen rule --all`.
+    """
+
+    code: str
+    name: str
+    summary: str
+    doc: str
+    severity: Severity = Severity.ERROR
+    family: str = ""
+
+
+def sort_findings(findings) -> list[Finding]:
+    """Findings in the one stable order every reporter prints."""
+    return sorted(findings, key=Finding.sort_key)
