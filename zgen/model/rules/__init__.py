@@ -1,0 +1,1 @@
+"""zgen.model.rules."""
