@@ -1,1 +1,1 @@
-"""zgen.commands."""
+"""One module per `zgen` subcommand, each with `add_parser(subparsers)` and `run(args, settings) -> int`."""

@@ -1,0 +1,53 @@
+import pytest
+
+from zgen.errors import ZgenError
+from zgen.settings import load_settings, parse_size
+
+
+def _write(tmp_path, body):
+    p = tmp_path / "pyproject.toml"
+    p.write_text("[project]\nname = 'x'\n\n[tool.zgen]\n" + body)
+    return p
+
+
+def test_reads_tool_zgen(tmp_path):
+    s = load_settings(_write(tmp_path, 'model = "m.py:build"\nconfig = "ds.json"\nworld-size = 8\ngpu-mem = "80GiB"\n'))
+    assert s.model_path == "m.py" and s.config == "ds.json" and s.world_size == 8
+    assert s.gpu_mem == 80 * 2**30
+    assert s.root == tmp_path.resolve()
+
+
+def test_unknown_key_names_line_and_suggests(tmp_path):
+    p = _write(tmp_path, 'select = ["ZG"]\nworld_size = 8\n')
+    with pytest.raises(ZgenError) as e:
+        load_settings(p)
+    assert f"{p}:6: unknown setting `world_size`" in e.value.message
+    assert "did you mean `world-size`" in e.value.message
+
+
+def test_wrong_type_is_an_error(tmp_path):
+    with pytest.raises(ZgenError, match="`select` must be a list of strings"):
+        load_settings(_write(tmp_path, 'select = "ZG"\n'))
+
+
+def test_found_from_subdirectory(tmp_path):
+    _write(tmp_path, "world-size = 4\n")
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    assert load_settings(cwd=sub).world_size == 4
+
+
+def test_no_pyproject_gives_defaults(tmp_path):
+    s = load_settings(cwd=tmp_path)
+    assert s.pyproject is None and s.select == ("ZG", "ZC")
+
+
+@pytest.mark.parametrize("text,value", [("80GiB", 80 * 2**30), ("1.2B", 1_200_000_000), ("5e7", 50_000_000), ("350M", 350_000_000)])
+def test_parse_size(text, value):
+    assert parse_size(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-3GB", "12 parsecs"])
+def test_parse_size_rejects(text):
+    with pytest.raises(ZgenError):
+        parse_size(text)

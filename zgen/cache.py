@@ -1,0 +1,84 @@
+"""Content-hash cache of per-file findings, so an unchanged file is never parsed twice.
+
+The key covers zgen's version, the selected rules, the display path and the
+file's bytes; any change to one of them is a miss. The cache is one JSON file
+under `cache-dir` (default `.zgen_cache/` in the project root), rewritten
+atomically with only the entries the last run used plus recent others, so it
+does not grow without bound. A cache that cannot be read or written is
+ignored: it only ever costs speed, never correctness.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from zgen import __version__
+from zgen.findings import Finding
+
+__all__ = ["FindingsCache", "cache_key"]
+
+_FORMAT = 1
+_MAX_ENTRIES = 20_000
+
+
+def cache_key(path: str, data: bytes, selection_key: str) -> str:
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{_FORMAT}|{__version__}|{selection_key}|{path}|".encode())
+    h.update(data)
+    return h.hexdigest()
+
+
+class FindingsCache:
+    """Load once, `get`/`put` per file, `save` once at the end of a run."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+        self._old: dict[str, list[dict]] = {}
+        self._new: dict[str, list[dict]] = {}
+        if directory is not None:
+            try:
+                doc = json.loads((directory / "findings.json").read_text(encoding="utf-8"))
+                if doc.get("format") == _FORMAT and doc.get("zgen") == __version__:
+                    self._old = doc["entries"]
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                self._old = {}
+
+    def get(self, key: str) -> list[Finding] | None:
+        entry = self._new.get(key)
+        if entry is None:
+            entry = self._old.get(key)
+            if entry is None:
+                return None
+            self._new[key] = entry
+        try:
+            return [Finding.from_dict(d) for d in entry]
+        except (KeyError, TypeError, ValueError):
+            self._new.pop(key, None)
+            return None
+
+    def put(self, key: str, findings: list[Finding]) -> None:
+        self._new[key] = [f.to_dict() for f in findings]
+
+    def save(self) -> None:
+        if self.directory is None or not self._new:
+            return
+        entries = dict(self._new)
+        for k, v in self._old.items():
+            if len(entries) >= _MAX_ENTRIES:
+                break
+            entries.setdefault(k, v)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            ignore = self.directory / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# created by zgen: this folder is a cache\n*\n", encoding="utf-8")
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".findings.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"format": _FORMAT, "zgen": __version__, "entries": entries}, f, separators=(",", ":"))
+            os.replace(tmp, self.directory / "findings.json")
+        except OSError:
+            pass

@@ -1,0 +1,152 @@
+"""`zgen check PATH...`: model sources and DeepSpeed configs, findings in the chosen format.
+
+With no paths, checks `[tool.zgen] src` (default `.`) plus the configured
+`model` and `config`. A model file and its configured config are always
+checked together, which is what the pre-commit hook relies on.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+from zgen import __version__
+from zgen.errors import ZgenError
+from zgen.launch import LaunchFacts, ModelShape
+from zgen.settings import OUTPUT_FORMATS, parse_size
+
+__all__ = ["add_parser", "run", "facts_from"]
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(c.strip().upper() for c in text.split(",") if c.strip())
+
+
+def _size(text: str) -> int:
+    return parse_size(text)
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise ZgenError(f"`{text}` is not an integer") from None
+    if v <= 0:
+        raise ZgenError(f"`{text}` must be positive")
+    return v
+
+
+def add_launch_arguments(p) -> None:
+    """Launch facts shared by `check`, `plan` and `emit`."""
+    g = p.add_argument_group("launch facts (override [tool.zgen])")
+    g.add_argument("--world-size", type=_positive, metavar="N", help="number of ranks (GPUs) the job runs on")
+    g.add_argument("--gpus-per-node", type=_positive, metavar="N")
+    g.add_argument("--gpu-mem", type=_size, metavar="SIZE", help="memory per GPU, e.g. 80GiB")
+    g.add_argument("--params", type=_size, metavar="COUNT", help="model parameter count, e.g. 1.2B")
+    g.add_argument("--seq-len", type=_positive, metavar="N", help="sequence length for the activation estimate")
+    g.add_argument("--deepspeed-version", metavar="X.Y.Z", help="DeepSpeed release whose schema applies")
+    g.add_argument("--rules", action="append", metavar="FILE", help="extra constraint rule file (repeatable)")
+    g.add_argument("--settings", metavar="PYPROJECT", help="read [tool.zgen] from this pyproject.toml")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("check", help="check model sources and DeepSpeed configs", description=__doc__)
+    p.add_argument("paths", nargs="*", metavar="PATH", help=".py files, .json/.hjson configs, or directories")
+    p.add_argument("--output-format", choices=OUTPUT_FORMATS, help="default: full")
+    p.add_argument("-o", "--output-file", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--select", type=_codes, metavar="CODES", help="only these codes or prefixes (comma-separated)")
+    p.add_argument("--extend-select", type=_codes, metavar="CODES", help="add codes or prefixes to the selection")
+    p.add_argument("--ignore", type=_codes, metavar="CODES", help="skip these codes or prefixes")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--statistics", action="store_true", help="print a count per code instead of each finding")
+    p.add_argument("--show-resolved", action="store_true", help="print each config with every value resolved")
+    p.add_argument("--show-memory", action="store_true", help="print the per-GPU memory breakdown of each config")
+    p.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the findings cache")
+    p.add_argument("--jobs", type=_positive, metavar="N", help="worker processes (default: CPU count)")
+    add_launch_arguments(p)
+
+
+def facts_from(args, settings) -> LaunchFacts:
+    """LaunchFacts from flags over `[tool.zgen]`."""
+    params = getattr(args, "params", None) or settings.params
+    seq_len = getattr(args, "seq_len", None) or settings.seq_len
+    return LaunchFacts(
+        world_size=getattr(args, "world_size", None) or settings.world_size,
+        gpus_per_node=getattr(args, "gpus_per_node", None) or settings.gpus_per_node,
+        gpu_mem_bytes=getattr(args, "gpu_mem", None) or settings.gpu_mem,
+        model=ModelShape(params=params, seq_len=seq_len, source="--params") if params else None,
+        deepspeed_version=getattr(args, "deepspeed_version", None) or settings.deepspeed_version,
+    )
+
+
+def run(args, settings) -> int:
+    from zgen.engine import check_paths
+    from zgen.report import ReportContext, render
+    from zgen.report.text import summary_line
+
+    settings = settings.merged(
+        select=args.select,
+        ignore=(settings.ignore + args.ignore) if args.ignore else None,
+        extend_select=(settings.extend_select + args.extend_select) if args.extend_select else None,
+        rules=(settings.rules + tuple(args.rules)) if args.rules else None,
+        seq_len=args.seq_len,
+        params=args.params,
+    )
+    fmt = args.output_format or settings.output_format
+    result = check_paths(args.paths, settings, facts_from(args, settings), force_exclude=args.force_exclude,
+                         jobs=args.jobs, use_cache=not args.no_cache)
+    ctx = ReportContext(rules=result.rules, version=__version__, root=Path.cwd())
+    if args.statistics and fmt in ("full", "concise"):
+        text = _statistics(result.findings, result.rules) + summary_line(result.findings) + "\n"
+    else:
+        text = render(fmt, result.findings, ctx)
+    extra = _config_sections(result, args)
+    _write(text, args.output_file)
+    if extra:
+        # Machine-readable formats keep stdout parseable; the tables go to stderr there.
+        stream = sys.stdout if fmt in ("full", "concise") and not args.output_file else sys.stderr
+        stream.write(extra)
+    return 0 if args.exit_zero or not result.findings else 1
+
+
+def _statistics(findings, rules) -> str:
+    counts = Counter(f.code for f in findings)
+    lines = []
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        info = rules.get(code)
+        lines.append(f"{n:>5}  {code}  {info.name if info else ''}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _config_sections(result, args) -> str:
+    from zgen.config import render_memory, render_resolved
+
+    out = []
+    for path, report in sorted(result.configs.items()):
+        sizes = getattr(report, "valid_world_sizes", None)
+        if sizes is not None and not args.world_size:
+            listed = ", ".join(map(str, sizes)) if sizes else "none"
+            out.append(f"{path}: valid for world sizes: {listed}\n")
+        if args.show_resolved:
+            if report.resolved is None:
+                out.append(f"{path}: not resolved (fix the errors above first)\n")
+            else:
+                out.append(f"\n{path}: resolved\n{render_resolved(report.resolved)}")
+        if args.show_memory:
+            if report.memory is None:
+                out.append(f"{path}: no memory estimate (give --params or a model file with literal shapes)\n")
+            else:
+                out.append(f"\n{path}: memory per GPU\n{render_memory(report.memory)}")
+    return "".join(s if s.endswith("\n") else s + "\n" for s in out)
+
+
+def _write(text: str, output_file: str | None) -> None:
+    if output_file is None:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output_file).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ZgenError(f"{output_file}: cannot write report: {e.strerror or e}") from None

@@ -1,0 +1,105 @@
+"""Turn command-line paths into the files to check: model sources and DeepSpeed configs.
+
+A file named on the command line is always checked (unless `force_exclude`).
+A directory is walked recursively, skipping excluded names and globs; in it,
+`.py` files are model sources and `.json`/`.hjson` files are checked only
+when they look like DeepSpeed configs (a cheap sniff for DeepSpeed's
+top-level keys), so a repository's other JSON files stay out of the way.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from zgen.errors import ZgenError
+
+__all__ = ["Inputs", "discover", "display_path", "CONFIG_SUFFIXES"]
+
+CONFIG_SUFFIXES = (".json", ".hjson")
+_DS_MARKERS = (
+    b"zero_optimization", b"train_micro_batch_size_per_gpu", b"train_batch_size",
+    b"gradient_accumulation_steps", b"zero_optimisation",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """The files one run checks, in a stable order, as display paths (relative to the cwd when possible)."""
+
+    sources: tuple[str, ...]
+    configs: tuple[str, ...]
+
+
+def display_path(path: Path | str, cwd: Path | None = None) -> str:
+    """`path` relative to the cwd (posix separators) when it is below it, else absolute."""
+    p = Path(path)
+    cwd = cwd or Path.cwd()
+    try:
+        ap = p if p.is_absolute() else (cwd / p)
+        return Path(os.path.normpath(ap)).relative_to(cwd).as_posix()
+    except ValueError:
+        return Path(os.path.normpath(p.absolute())).as_posix()
+
+
+def _excluded(rel: str, name: str, patterns: tuple[str, ...]) -> bool:
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if name == pat or fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*"):
+            return True
+    return False
+
+
+def _looks_like_ds_config(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return False
+    return any(m in head for m in _DS_MARKERS)
+
+
+def discover(paths: list[str], exclude: tuple[str, ...], *, force_exclude: bool = False, cwd: Path | None = None) -> Inputs:
+    """Expand files and directories into model sources and configs; ZgenError for a path that does not exist."""
+    cwd = cwd or Path.cwd()
+    sources: dict[str, None] = {}
+    configs: dict[str, None] = {}
+    for raw in paths:
+        p = Path(raw)
+        if not p.is_absolute():
+            p = cwd / p
+        rel = display_path(p, cwd)
+        if p.is_file():
+            if force_exclude and _excluded(rel, p.name, exclude):
+                continue
+            if p.suffix == ".py":
+                sources[rel] = None
+            elif p.suffix in CONFIG_SUFFIXES:
+                configs[rel] = None
+            else:
+                raise ZgenError(
+                    f"{raw}: zgen checks Python model files (.py) and DeepSpeed configs (.json, .hjson), not `{p.suffix or p.name}`",
+                    help="pass model sources, config files, or directories that contain them",
+                )
+        elif p.is_dir():
+            for dirpath, dirnames, filenames in os.walk(p):
+                d = Path(dirpath)
+                drel = display_path(d, cwd)
+                dirnames[:] = sorted(
+                    n for n in dirnames if not _excluded(f"{drel}/{n}" if drel != "." else n, n, exclude)
+                )
+                for name in sorted(filenames):
+                    frel = f"{drel}/{name}" if drel != "." else name
+                    if _excluded(frel, name, exclude):
+                        continue
+                    if name.endswith(".py"):
+                        sources[frel] = None
+                    elif name.endswith(CONFIG_SUFFIXES) and _looks_like_ds_config(d / name):
+                        configs[frel] = None
+        elif p.exists():
+            raise ZgenError(f"{raw}: not a regular file or directory")
+        else:
+            raise ZgenError(f"{raw}: no such file or directory", help="check the path; zgen resolves it against the current directory")
+    return Inputs(tuple(sorted(sources)), tuple(sorted(configs)))

@@ -1,0 +1,210 @@
+"""Run the checks: model sources through the model rules, configs through the solver.
+
+`check_paths` is the one entry point (the CLI's `check`, `emit`'s pre-check
+and the pre-commit hook all go through it). It expands paths, pairs a model
+with its config from `[tool.zgen]`, runs uncached sources in worker
+processes, applies suppressions and selection, and returns every finding in
+the stable order. It never imports torch and never imports user code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from zgen.cache import FindingsCache, cache_key
+from zgen.discover import discover, display_path
+from zgen.errors import ZgenError
+from zgen.findings import Finding, RuleInfo, Severity, sort_findings
+from zgen.launch import LaunchFacts, ModelShape
+from zgen.noqa import apply_noqa
+from zgen.registry import all_rules
+from zgen.selection import Selection, validate_selectors
+from zgen.settings import Settings
+
+__all__ = ["CheckResult", "check_paths", "selection_from"]
+
+# Below this many uncached files, worker start-up costs more than it saves.
+_PARALLEL_MIN_FILES = 8
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What one check run found. `configs` maps each checked config's display path to its report."""
+
+    findings: list[Finding]
+    configs: dict = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+    rules: dict[str, RuleInfo] = field(default_factory=dict)
+    cached: int = 0
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.ERROR]
+
+
+def selection_from(settings: Settings, rules: dict[str, RuleInfo]) -> Selection:
+    """Validate the settings' selectors against known codes and build the `Selection`."""
+    known = set(rules)
+    where = str(settings.pyproject or "command line")
+    validate_selectors(settings.select, known, where)
+    validate_selectors(settings.extend_select, known, where)
+    validate_selectors(settings.ignore, known, where)
+    for _glob, codes in settings.per_file_ignores:
+        validate_selectors(codes, known, f"{where}: per-file-ignores")
+    return Selection(
+        select=settings.select + settings.extend_select,
+        ignore=settings.ignore,
+        per_file_ignores=settings.per_file_ignores,
+    )
+
+
+def check_paths(
+    paths: Sequence[str],
+    settings: Settings,
+    facts: LaunchFacts,
+    *,
+    force_exclude: bool = False,
+    jobs: int | None = None,
+    use_cache: bool = True,
+) -> CheckResult:
+    """Check `paths` (files or directories; empty means `settings.src` plus the configured model and config)."""
+    rules = all_rules(settings.rules)
+    selection = selection_from(settings, rules)
+    cwd = Path.cwd()
+    inputs = discover(_with_pairing(list(paths), settings, cwd), settings.exclude + settings.extend_exclude,
+                      force_exclude=force_exclude, cwd=cwd)
+
+    enabled = selection.enabled_codes(rules)
+    cache = FindingsCache(settings.resolve(settings.cache_dir) if use_cache else None)
+    findings: list[Finding] = []
+    sources: dict[str, str] = {}
+    todo: list[tuple[str, str, str]] = []
+    cached = 0
+    for path in inputs.sources:
+        data = _read(path)
+        text, decode_problem = _decode(path, data)
+        sources[path] = text
+        if decode_problem is not None:
+            findings.append(decode_problem)
+            continue
+        key = cache_key(path, data, selection.key())
+        hit = cache.get(key)
+        if hit is None:
+            todo.append((key, path, text))
+        else:
+            cached += 1
+            findings.extend(hit)
+    for key, path, result in _run_model_checks(todo, enabled, jobs):
+        cache.put(key, result)
+        findings.extend(result)
+    cache.save()
+
+    # Suppressions and per-file ignores apply after caching, so editing them needs no re-parse.
+    by_path: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_path.setdefault(f.path, []).append(f)
+    kept: list[Finding] = []
+    for path, fs in by_path.items():
+        if path in sources:
+            fs = apply_noqa(path, sources[path], fs, set(rules), lambda c, p=path: selection.enabled_for(p, c))
+        kept.extend(f for f in fs if selection.enabled_for(path, f.code))
+
+    reports = {}
+    if inputs.configs:
+        from zgen.config import check_config
+
+        facts = _with_model_shape(facts, settings, inputs.sources, sources, cwd)
+        for path in inputs.configs:
+            report = check_config(path, _read(path), facts, rule_files=[str(settings.resolve(r)) for r in settings.rules])
+            reports[path] = report
+            kept.extend(f for f in report.findings if selection.enabled_for(path, f.code))
+    return CheckResult(sort_findings(kept), reports, inputs.sources, rules, cached)
+
+
+def _with_pairing(paths: list[str], settings: Settings, cwd: Path) -> list[str]:
+    """Add the configured model/config partner of any given file; with no paths, check the project."""
+    pair = [settings.resolve(p) for p in (settings.model_path, settings.config) if p]
+    if not paths:
+        return [str(settings.resolve(s)) for s in settings.src] + [str(p) for p in pair if p.exists()]
+    given = {Path(os.path.normpath(cwd / p)) for p in paths}
+    if any(p in given for p in pair):
+        paths = paths + [str(p) for p in pair if p not in given and p.exists()]
+    return paths
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ZgenError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def _decode(path: str, data: bytes) -> tuple[str, Finding | None]:
+    """Decode as Python does (PEP 263 cookie, else UTF-8); a file that cannot be decoded is a ZG901 finding."""
+    import io
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding), None
+    except (SyntaxError, UnicodeDecodeError, LookupError) as e:
+        line = data[: getattr(e, "start", 0)].count(b"\n") + 1
+        return data.decode("utf-8", errors="replace"), Finding(
+            code="ZG901", message=f"file cannot be decoded as Python source: {e}", path=path,
+            line=line, column=1, end_line=line, end_column=1,
+            help="save the file as UTF-8 or declare its encoding in a `# -*- coding: ... -*-` line",
+        )
+
+
+def _check_one(args: tuple[str, str, str, frozenset[str]]) -> tuple[str, str, list[Finding]]:
+    from zgen.model import check_source
+
+    key, path, text, enabled = args
+    return key, path, check_source(path, text, enabled)
+
+
+def _run_model_checks(todo, enabled: frozenset[str], jobs: int | None):
+    if not todo:
+        return []
+    work = [(k, p, t, enabled) for k, p, t in todo]
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(work) < _PARALLEL_MIN_FILES:
+        return [_check_one(w) for w in work]
+    import concurrent.futures
+    import multiprocessing
+
+    import zgen.model  # noqa: F401  (loaded before fork, so workers start warm)
+
+    # Largest files first, so no worker is left with a big file at the end.
+    work.sort(key=lambda w: -len(w[2]))
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(work)),
+                                                mp_context=multiprocessing.get_context(method)) as pool:
+        return list(pool.map(_check_one, work, chunksize=1))
+
+
+def _with_model_shape(facts: LaunchFacts, settings: Settings, model_files: Sequence[str],
+                      sources: dict[str, str], cwd: Path) -> LaunchFacts:
+    """Fill `facts.model` from `--params`, else from the configured or the only model file with literal shapes."""
+    if facts.model is not None:
+        return facts
+    if settings.params:
+        return replace(facts, model=ModelShape(params=settings.params, seq_len=settings.seq_len, source="--params"))
+    from zgen.model import model_shape
+
+    candidates = list(model_files)
+    if settings.model_path:
+        configured = display_path(settings.resolve(settings.model_path), cwd)
+        candidates = [configured] if configured in sources else candidates
+    shapes = [s for p in candidates if (s := model_shape(p, sources[p])) is not None] if candidates else []
+    if len(shapes) != 1:
+        return facts
+    shape = shapes[0]
+    if settings.seq_len and shape.seq_len != settings.seq_len:
+        shape = replace(shape, seq_len=settings.seq_len)
+    return replace(facts, model=shape)

@@ -1,0 +1,553 @@
+"""Run the user's model once on the `meta` device and record what ZeRO-3 needs to know.
+
+This is the one place before training where zgen imports and executes user
+code (the static check never does). The model is built under
+`torch.device("meta")`, so no memory is allocated and no arithmetic happens;
+one forward and one backward on meta inputs still run every Python line of the
+model, which is enough to record:
+
+* the order in which modules start their forward, and the order in which
+  their backward starts (the gradient of one of their outputs arrives);
+* every parameter's shape, its canonical name and all its aliases (tied
+  weights have several);
+* every op that reads a parameter, with the stack of running modules, so the
+  planner can tell when a unit reads a parameter another unit owns.
+
+Activation memory is not measured here: on meta, attention falls back to the
+math kernel, whose saved tensors have nothing to do with what flash attention
+keeps on a GPU. The planner takes activations from the shared memory model.
+
+Control flow that depends on tensor values (`.item()`, `if t.sum() > 0`,
+`nonzero()`) cannot run on meta tensors. That is reported as a finding at the
+user's file and line (`DataDependentTrace`), not as a crash: the same code makes
+ranks diverge under ZeRO-3 when the values differ between ranks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType, ModuleType, TracebackType
+from typing import Any
+
+import torch
+from torch import nn
+from torch.overrides import TorchFunctionMode
+from torch.utils import _pytree as pytree
+
+from zgen.errors import ZgenError
+from zgen.findings import Finding, Severity
+
+__all__ = [
+    "DATA_DEPENDENT_CODE",
+    "Target",
+    "parse_target",
+    "load_callable",
+    "ParamInfo",
+    "ParamRead",
+    "ExecutionTrace",
+    "DataDependentTrace",
+    "build_meta_model",
+    "vocab_size",
+    "synthetic_inputs",
+    "trace_model",
+]
+
+# The rule code for "data-dependent control flow seen while tracing" (a ZG2xx: ranks may diverge).
+DATA_DEPENDENT_CODE = "ZG290"
+
+# Reads of a parameter's metadata, not of its values: they do not need the parameter gathered.
+_METADATA_OPS = frozenset(
+    {"__get__", "size", "dim", "numel", "stride", "element_size", "is_contiguous", "is_floating_point",
+     "is_complex", "nelement", "ndimension", "data_ptr", "__len__", "__hash__", "__format__", "__repr__"}
+)
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_ZGEN_DIR = os.path.dirname(os.path.abspath(__file__))
+_STDLIB_DIR = os.path.dirname(os.__file__)
+
+
+# -- loading user code -----------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A `path/to/file.py:function` reference as written by the user, split and validated."""
+
+    path: str
+    function: str
+    option: str  # the flag or [tool.zgen] key it came from, for messages
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.function}"
+
+
+def parse_target(text: str, option: str) -> Target:
+    """Split and validate `path/to/file.py:function`; a bad spelling is a `ZgenError`."""
+    path, sep, func = text.rpartition(":")
+    if not sep or not path or not func:
+        raise ZgenError(
+            f"{option} `{text}` is not `path/to/file.py:function`",
+            help=f"write it as {option} path/to/model.py:build_model",
+        )
+    if not path.endswith(".py"):
+        raise ZgenError(f"{option} `{text}`: `{path}` is not a Python file", help="name a .py file before the `:`")
+    if not all(part.isidentifier() for part in func.split(".")):
+        raise ZgenError(f"{option} `{text}`: `{func}` is not a Python identifier", help="name a module-level function")
+    return Target(path, func, option)
+
+
+def _import_file(path: Path, option: str) -> ModuleType:
+    """Import a Python file by path; its directory and the project are importable from it."""
+    name = "zgen_user_" + "".join(c if c.isalnum() else "_" for c in path.stem) + f"_{abs(hash(str(path))) % 10**8}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ZgenError(f"{option}: cannot import `{path}`")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name while it executes
+    added = str(path.parent)
+    sys.path.insert(0, added)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        del sys.modules[name]
+        raise ZgenError(
+            f"{option}: importing `{path}` raised {type(e).__name__}: {e}{_where(e.__traceback__)}",
+            help="fix the error above; zgen imports the file as `python path/to/file.py` would",
+        ) from None
+    finally:
+        if added in sys.path:
+            sys.path.remove(added)
+    return module
+
+
+def load_callable(target: Target, root: Path) -> Callable[..., Any]:
+    """Import `target.path` (relative to `root`) and return its `target.function`."""
+    path = Path(target.path)
+    if not path.is_absolute():
+        path = root / path
+    if not path.is_file():
+        raise ZgenError(
+            f"{target.option} `{target}`: file `{target.path}` does not exist",
+            help=f"paths are relative to the project root `{root}`",
+        )
+    module = _import_file(path.resolve(), target.option)
+    obj: Any = module
+    for part in target.function.split("."):
+        if not hasattr(obj, part):
+            names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+            close = difflib.get_close_matches(target.function, names, n=1)
+            raise ZgenError(
+                f"{target.option} `{target}`: `{target.path}` has no `{target.function}`",
+                help=f"did you mean `{close[0]}`?" if close else "name a module-level function of that file",
+            )
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ZgenError(f"{target.option} `{target}`: `{target.function}` is a {type(obj).__name__}, not a function")
+    return obj
+
+
+# -- user frames -----------------------------------------------------------------------------
+
+def _is_user_file(filename: str) -> bool:
+    f = os.path.abspath(filename)
+    if f.startswith("<"):
+        return False
+    return not (f.startswith(_TORCH_DIR) or f.startswith(_ZGEN_DIR) or (f.startswith(_STDLIB_DIR) and "site-packages" not in f))
+
+
+def _user_site_tb(tb: TracebackType | None) -> tuple[str, int] | None:
+    """The innermost frame of a traceback that is user code (not torch, zgen or the stdlib)."""
+    site = None
+    for fs in traceback.extract_tb(tb):
+        if _is_user_file(fs.filename):
+            site = (fs.filename, fs.lineno or 1)
+    return site
+
+
+def _user_site_stack(frame: FrameType | None) -> tuple[str, int] | None:
+    while frame is not None:
+        if _is_user_file(frame.f_code.co_filename):
+            return frame.f_code.co_filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def _where(tb: TracebackType | None) -> str:
+    site = _user_site_tb(tb)
+    return f" (at {site[0]}:{site[1]})" if site else ""
+
+
+# -- the trace value -------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParamInfo:
+    """One parameter: its canonical name (first in `named_parameters()`), shape and aliases."""
+
+    name: str
+    shape: tuple[int, ...]
+    numel: int
+    aliases: tuple[str, ...] = ()  # other qualified names of the same tensor (tied weights)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParamRead:
+    """A parameter read by an op while `stack` (outermost first) was running; `site` is user code."""
+
+    param: str
+    stack: tuple[str, ...]
+    path: str
+    line: int
+
+    @property
+    def module(self) -> str:
+        """The innermost running module (the one whose forward performed the read)."""
+        return self.stack[-1] if self.stack else ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionTrace:
+    """What one forward and backward of the model did, in plain data.
+
+    `modules` lists every module by qualified name with its class, in
+    registration order. `forward_calls` is the order in which module forwards
+    started (a module called twice appears twice); `backward_calls` the order
+    in which their backward started. `reads` holds each distinct
+    (parameter, running stack) pair once, in first-seen order.
+    """
+
+    params: tuple[ParamInfo, ...]
+    modules: tuple[tuple[str, str], ...]
+    forward_calls: tuple[str, ...]
+    backward_calls: tuple[str, ...]
+    reads: tuple[ParamRead, ...]
+    unused: tuple[str, ...]  # parameters no op read in forward
+    batch_size: int
+    seq_len: int
+    dtype: str
+    vocab_size: int | None = None
+
+    @property
+    def total_params(self) -> int:
+        return sum(p.numel for p in self.params)
+
+    def param(self, name: str) -> ParamInfo:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def owners(self) -> dict[str, str]:
+        """Map every alias of every parameter to its canonical name."""
+        out = {}
+        for p in self.params:
+            out[p.name] = p.name
+            for a in p.aliases:
+                out[a] = p.name
+        return out
+
+    def external_reads(self) -> list[ParamRead]:
+        """Reads of a parameter that the running module does not hold itself (none of its aliases).
+
+        A tied weight called as a module (`self.lm_head(x)` with `lm_head.weight`
+        tied to the embedding) is not external: the reading module holds it.
+        """
+        out = []
+        for r in self.reads:
+            info = self.param(r.param)
+            holders = {n.rpartition(".")[0] for n in (info.name, *info.aliases)}
+            if r.module not in holders:
+                out.append(r)
+        return out
+
+
+class DataDependentTrace(Exception):
+    """The model's forward or backward needed tensor values, which meta tensors do not have."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+# -- building and inputs ---------------------------------------------------------------------
+
+def build_meta_model(factory: Callable[[], nn.Module], target: Target, dtype: torch.dtype | None = None) -> nn.Module:
+    """Call the model factory under the meta device; return the module (in `dtype` if given)."""
+    try:
+        with torch.device("meta"):
+            model = factory()
+    except Exception as e:
+        raise ZgenError(
+            f"{target.option} `{target}`: the factory raised {type(e).__name__}: {e}{_where(e.__traceback__)}",
+            help="the factory is called with no arguments under `torch.device(\"meta\")`; it must only build modules",
+        ) from None
+    if not isinstance(model, nn.Module):
+        raise ZgenError(
+            f"{target.option} `{target}`: the factory returned a {type(model).__name__}, not an `nn.Module`",
+            help="return the model instance from the factory",
+        )
+    if dtype is not None:
+        model = model.to(dtype)
+    return model
+
+
+def vocab_size(model: nn.Module) -> int | None:
+    """The vocabulary of a language model: `num_embeddings` of its largest `nn.Embedding`, or None."""
+    sizes = [m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)]
+    return max(sizes) if sizes else None
+
+
+def synthetic_inputs(vocab: int, batch_size: int, seq_len: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """Causal-LM inputs as zgen synthesizes them: `input_ids` and `labels` (the same ids)."""
+    ids = torch.randint(0, vocab, (batch_size, seq_len), generator=generator)
+    return {"input_ids": ids, "labels": ids}
+
+
+def _call_inputs(fn: Callable[..., Any], target: Target, batch_size: int, seq_len: int) -> tuple[tuple, dict]:
+    gen = torch.Generator().manual_seed(0)
+    try:
+        batch = fn(batch_size, seq_len, gen)
+    except Exception as e:
+        raise ZgenError(
+            f"{target.option} `{target}`: calling it as fn(batch_size={batch_size}, seq_len={seq_len}, generator) "
+            f"raised {type(e).__name__}: {e}{_where(e.__traceback__)}",
+            help="the inputs function takes (batch_size, seq_len, generator) and returns a tuple or a dict",
+        ) from None
+    if isinstance(batch, dict):
+        return (), dict(batch)
+    if isinstance(batch, (tuple, list)):
+        return tuple(batch), {}
+    raise ZgenError(
+        f"{target.option} `{target}` returned a {type(batch).__name__}; expected a tuple of positional "
+        "arguments or a dict of keyword arguments for the model's forward",
+    )
+
+
+def _loss_of(out: Any) -> torch.Tensor | None:
+    if isinstance(out, torch.Tensor):
+        return out if out.numel() == 1 else None
+    loss = out.get("loss") if isinstance(out, dict) else getattr(out, "loss", None)
+    return loss if isinstance(loss, torch.Tensor) and loss.numel() == 1 else None
+
+
+# -- the tracer ------------------------------------------------------------------------------
+
+class _Recorder(TorchFunctionMode):
+    """Sees every torch op; records which parameters each one reads and which modules were running."""
+
+    def __init__(self, names: dict[int, str], param_names: dict[int, str]) -> None:
+        super().__init__()
+        self.names = names
+        self.param_names = param_names
+        self.stack: list[str] = []
+        self.forward_calls: list[str] = []
+        self.backward_calls: list[str] = []
+        self.reads: dict[tuple[str, tuple[str, ...]], tuple[str, int]] = {}
+        self.in_backward = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if getattr(func, "__name__", "") not in _METADATA_OPS:
+            for leaf in pytree.tree_leaves((args, kwargs)):
+                if isinstance(leaf, nn.Parameter):
+                    name = self.param_names.get(id(leaf))
+                    if name is not None:
+                        key = (name, tuple(self.stack))
+                        if key not in self.reads:
+                            self.reads[key] = _user_site_stack(sys._getframe(1)) or ("<unknown>", 1)
+        return func(*args, **kwargs)
+
+    # module hooks
+    def pre(self, module: nn.Module, args: Any) -> None:
+        name = self.names.get(id(module))
+        if name is None:
+            return
+        self.stack.append(name)
+        if not self.in_backward:
+            self.forward_calls.append(name)
+
+    def post(self, module: nn.Module, args: Any, output: Any) -> None:
+        name = self.names.get(id(module))
+        if name is None:
+            return
+        if self.stack and self.stack[-1] == name:
+            self.stack.pop()
+        if self.in_backward or not torch.is_grad_enabled():
+            return
+        fired = [False]
+
+        def on_grad(_grad: torch.Tensor) -> None:
+            if not fired[0]:
+                fired[0] = True
+                self.backward_calls.append(name)
+
+        for leaf in pytree.tree_leaves(output):
+            if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
+                leaf.register_hook(on_grad)
+
+
+
+def _rel(path: str, root: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path
+
+
+def trace_model(
+    model: nn.Module,
+    *,
+    root: Path,
+    batch_size: int,
+    seq_len: int,
+    inputs: tuple[Callable[..., Any], Target] | None = None,
+) -> ExecutionTrace:
+    """Run one forward and backward of a meta-device `model` and record what happened.
+
+    `inputs` is the user's inputs function with its target (for messages);
+    without it zgen synthesizes causal-LM `input_ids`/`labels` from the
+    model's vocabulary. Raises `DataDependentTrace` (carrying a ZG290 finding
+    at the user's line) when the model needs tensor values, and `ZgenError`
+    for everything else that stops the trace.
+    """
+    vocab = vocab_size(model)
+    if inputs is not None:
+        args, kwargs = _call_inputs(inputs[0], inputs[1], batch_size, seq_len)
+        where = f"`{inputs[1]}`"
+    else:
+        if vocab is None:
+            raise ZgenError(
+                "cannot synthesize inputs: the model has no `nn.Embedding` to read a vocabulary size from",
+                help="pass --inputs path/to/file.py:function returning one micro batch (tuple or dict)",
+            )
+        args, kwargs = (), synthetic_inputs(vocab, batch_size, seq_len, torch.Generator().manual_seed(0))
+        where = "the synthesized `input_ids`/`labels`"
+    to_meta = lambda x: x.to("meta") if isinstance(x, torch.Tensor) else x  # noqa: E731
+    args, kwargs = pytree.tree_map(to_meta, (args, kwargs))
+
+    names = {id(m): n for n, m in model.named_modules()}
+    params: list[ParamInfo] = []
+    param_names: dict[int, str] = {}
+    aliases: dict[int, list[str]] = {}
+    for mname, m in model.named_modules(remove_duplicate=False):
+        for pname, p in m._parameters.items():
+            if p is not None:
+                aliases.setdefault(id(p), []).append(f"{mname}.{pname}" if mname else pname)
+    for name, p in model.named_parameters():
+        param_names[id(p)] = name
+        params.append(
+            ParamInfo(
+                name=name,
+                shape=tuple(p.shape),
+                numel=p.numel(),
+                aliases=tuple(a for a in dict.fromkeys(aliases.get(id(p), ())) if a != name),
+            )
+        )
+
+    rec = _Recorder(names, param_names)
+    handles = [
+        nn.modules.module.register_module_forward_pre_hook(rec.pre),
+        nn.modules.module.register_module_forward_hook(rec.post),
+    ]
+    model.train()
+    try:
+        with torch.device("meta"):
+            with rec:
+                out = model(*args, **kwargs)
+            loss = _loss_of(out)
+            if loss is None:
+                raise ZgenError(
+                    f"the model's forward on {where} returned {_describe(out)}, not a loss",
+                    help="return the loss as a scalar tensor (or an object with `.loss`), "
+                    "or pass --inputs returning arguments that make the forward compute it (e.g. `labels`)",
+                )
+            rec.in_backward = True
+            with rec:
+                loss.backward()
+    except ZgenError:
+        raise
+    except Exception as e:
+        site = _user_site_tb(e.__traceback__)
+        if _is_data_dependent(e) and site is not None:
+            raise DataDependentTrace(_data_dependent_finding(e, site, root)) from None
+        raise ZgenError(
+            f"tracing the model on the meta device raised {type(e).__name__}: {_first_line(e)}{_where(e.__traceback__)}",
+            help="the model must run a forward and backward on meta tensors; fix the error above "
+            "or pass --inputs with arguments its forward accepts",
+        ) from None
+    finally:
+        for h in handles:
+            h.remove()
+
+    read_names = {name for name, _ in rec.reads}
+    reads = tuple(
+        ParamRead(param=name, stack=stack, path=_rel(site[0], root), line=site[1])
+        for (name, stack), site in rec.reads.items()
+    )
+    dtype = next((str(p.dtype).removeprefix("torch.") for p in model.parameters() if p.is_floating_point()), "float32")
+    return ExecutionTrace(
+        params=tuple(params),
+        modules=tuple((n, type(m).__name__) for n, m in model.named_modules()),
+        forward_calls=tuple(rec.forward_calls),
+        backward_calls=tuple(rec.backward_calls),
+        reads=reads,
+        unused=tuple(p.name for p in params if p.name not in read_names),
+        batch_size=batch_size,
+        seq_len=seq_len,
+        dtype=dtype,
+        vocab_size=vocab,
+    )
+
+
+def _describe(out: Any) -> str:
+    if isinstance(out, torch.Tensor):
+        return f"a tensor of shape {tuple(out.shape)}"
+    return f"a `{type(out).__name__}`" + (" without a scalar `loss`" if hasattr(out, "loss") or isinstance(out, dict) else "")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def _is_data_dependent(e: BaseException) -> bool:
+    """Whether an exception is torch refusing to read values of a meta tensor."""
+    msg = str(e)
+    return isinstance(e, (RuntimeError, NotImplementedError)) and (
+        "meta tensor" in msg
+        or "Meta tensor" in msg
+        or "data-independent" in msg
+        or ("Meta" in msg and "kernel" in msg)
+    )
+
+
+def _data_dependent_finding(e: BaseException, site: tuple[str, int], root: Path) -> Finding:
+    path, line = site
+    col, end = 1, 1
+    try:
+        text = Path(path).read_text(encoding="utf-8").splitlines()[line - 1]
+        col = len(text) - len(text.lstrip()) + 1
+        end = len(text.rstrip()) + 1
+    except (OSError, IndexError, UnicodeDecodeError):
+        pass
+    return Finding(
+        code=DATA_DEPENDENT_CODE,
+        message=f"control flow depends on tensor values (tracing on meta raised `{_first_line(e)}`); "
+        "ranks whose data differ can run different modules",
+        path=_rel(path, root),
+        line=line,
+        column=col,
+        end_line=line,
+        end_column=max(end, col + 1),
+        severity=Severity.ERROR,
+        help="make the module sequence independent of the data (e.g. run every expert on a possibly empty "
+        "selection, or move the decision out of the model's forward)",
+    )
+
