@@ -216,8 +216,8 @@ class ParamRead:
 class ExecutionTrace:
     """What one forward and backward of the model did, in plain data.
 
-    `modules` lists every module by qualified name with its class, in
-    registration order. `forward_calls` is the order in which module forwards
+    `modules` lists every module by qualified name with its class (as
+    `module.QualName`), in registration order. `forward_calls` is the order in which module forwards
     started (a module called twice appears twice); `backward_calls` the order
     in which their backward started. `reads` holds each distinct
     (parameter, running stack) pair once, in first-seen order.
@@ -494,7 +494,7 @@ def trace_model(
     dtype = next((str(p.dtype).removeprefix("torch.") for p in model.parameters() if p.is_floating_point()), "float32")
     return ExecutionTrace(
         params=tuple(params),
-        modules=tuple((n, type(m).__name__) for n, m in model.named_modules()),
+        modules=tuple((n, f"{type(m).__module__}.{type(m).__qualname__}") for n, m in model.named_modules()),
         forward_calls=tuple(rec.forward_calls),
         backward_calls=tuple(rec.backward_calls),
         reads=reads,

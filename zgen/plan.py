@@ -1,0 +1,356 @@
+"""The planner: from a trace and a ZeRO config to a `Plan` the runtime follows.
+
+Steps, each a small function:
+
+1. `block_modules`: which modules get a unit of their own. By default the
+   children of the largest `ModuleList` and of every other, non-nested
+   `ModuleList` holding at least a quarter of its parameters (so an
+   encoder-decoder gets units for both stacks); `[tool.zgen] units` names
+   them instead (fnmatch patterns over qualified module names).
+2. `zgen.units.default_units` groups the parameters; parameters at or below
+   `stage3_param_persistence_threshold` elements leave their unit and stay
+   gathered (DeepSpeed's rule: `numel <= threshold`).
+3. Orders come from the trace: unit modules in the order their forward
+   started, and in the order their backward started.
+4. External parameters: a parameter read while a unit runs (the innermost
+   running unit module) that another unit owns is attached to the reader.
+5. What stays gathered between forward and backward: a unit is kept when its
+   next use comes within `stage3_max_reuse_distance` elements of other units'
+   gathers (DeepSpeed's rule, traversing the units that run in between), as
+   long as the gathered total stays within `stage3_max_live_parameters`.
+6. Prefetch: at each position the next units are issued while the elements
+   in flight are below `min(stage3_prefetch_bucket_size, max live - live now)`
+   -- DeepSpeed's rule, so the unit that fills the bucket is still issued and a
+   unit larger than the bucket is prefetched alone.
+
+`simulate` replays a plan position by position (what is gathered, issued and
+freed) and feeds both the unit table and the memory timeline (`zgen.timeline`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from torch import nn
+
+from zgen.config.resolved import ZeroSpec
+from zgen.errors import ZgenError
+from zgen.schedule import ROOT, Plan, Unit
+from zgen.trace import ExecutionTrace
+from zgen.units import default_units
+
+__all__ = ["block_modules", "build_plan", "Step", "simulate", "unit_numel", "crosscheck_notes"]
+
+# Another ModuleList gets units too when it holds at least this share of the largest one's parameters.
+_SECOND_STACK_SHARE = 0.25
+
+
+# -- 1. which modules are units ------------------------------------------------------------
+
+def _numel(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def _inside(name: str, outer: str) -> bool:
+    return outer == ROOT or name == outer or name.startswith(outer + ".")
+
+
+def block_modules(model: nn.Module, trace: ExecutionTrace, patterns: Sequence[str] = ()) -> list[str]:
+    """Qualified names of the modules that get a unit, in the order their forward first ran."""
+    names = [n for n, _ in model.named_modules() if n]
+    if patterns:
+        chosen: list[str] = []
+        for pat in patterns:
+            hits = [n for n in names if fnmatch.fnmatchcase(n, pat)]
+            if not hits:
+                raise ZgenError(
+                    f"`units` pattern `{pat}` matches no module of the model",
+                    help="patterns match qualified module names, e.g. `layers.*` or `encoder.block.*`",
+                )
+            chosen.extend(h for h in hits if h not in chosen)
+    else:
+        lists = sorted(
+            ((n, _numel(m)) for n, m in model.named_modules() if isinstance(m, nn.ModuleList) and len(m) > 0),
+            key=lambda nm: -nm[1],
+        )
+        stacks: list[str] = []
+        for name, n in lists:
+            if not stacks or (
+                n >= _SECOND_STACK_SHARE * lists[0][1]
+                and not any(_inside(name, s) or _inside(s, name) for s in stacks)
+            ):
+                stacks.append(name)
+        chosen = [f"{s}.{i}" if s else str(i) for s in stacks for i in range(len(model.get_submodule(s)))]
+    first_run = {}
+    for i, m in enumerate(trace.forward_calls):
+        first_run.setdefault(m, i)
+    registration = {n: i for i, n in enumerate(names)}
+    return sorted(chosen, key=lambda m: (first_run.get(m, len(trace.forward_calls)), registration.get(m, 0)))
+
+
+# -- 2-6. the plan -------------------------------------------------------------------------
+
+def unit_numel(plan: Plan, trace: ExecutionTrace) -> dict[str, int]:
+    """Elements each unit gathers (its own parameters)."""
+    sizes = {p.name: p.numel for p in trace.params}
+    return {u.module: sum(sizes[p] for p in u.params) for u in plan.units}
+
+
+def _innermost_unit(stack: Sequence[str], units: set[str]) -> str | None:
+    for m in reversed(stack):
+        if m in units:
+            return m
+    return None
+
+
+def build_plan(
+    model: nn.Module,
+    trace: ExecutionTrace,
+    zero: ZeroSpec,
+    *,
+    patterns: Sequence[str] = (),
+    world_size: int | None = None,
+) -> Plan:
+    """Compute the stage-3 schedule for a traced meta-device `model` under the ZeRO settings `zero`."""
+    blocks = block_modules(model, trace, patterns)
+    sizes = {p.name: p.numel for p in trace.params}
+    persistent = tuple(p.name for p in trace.params if p.numel <= zero.param_persistence_threshold)
+    keep_out = set(persistent)
+    specs = [(s.module, tuple(p for p in s.params if p not in keep_out)) for s in default_units(model, blocks)]
+    # A block whose parameters are all persistent gathers nothing: it needs no unit.
+    specs = [(m, ps) for m, ps in specs if ps or m == ROOT]
+    unit_names = {m for m, _ in specs}
+    owner = {p: m for m, ps in specs for p in ps}
+    notes: list[str] = []
+
+    forward = tuple(m for m in trace.forward_calls if m in unit_names)
+    backward = tuple(m for m in trace.backward_calls if m in unit_names)
+    never = [m for m, _ in specs if m not in set(forward)]
+    for m in never:
+        notes.append(f"unit `{m or '<root>'}` never ran in the traced forward; it is gathered on demand")
+    missing_bwd = [m for m in reversed(forward) if m not in backward]
+    backward = backward + tuple(dict.fromkeys(missing_bwd))
+
+    external: dict[str, list[str]] = {m: [] for m in unit_names}
+    for r in trace.reads:
+        reader = _innermost_unit(r.stack, unit_names)
+        if reader is None or r.param in keep_out:
+            continue
+        if owner.get(r.param) != reader and r.param not in external[reader]:
+            external[reader].append(r.param)
+            notes.append(
+                f"unit `{reader or '<root>'}` reads `{r.param}` (owned by unit `{owner[r.param] or '<root>'}`) "
+                f"at {r.path}:{r.line}; the plan keeps its owner gathered while `{reader or '<root>'}` runs"
+            )
+    if trace.unused:
+        notes.append(f"{len(trace.unused)} parameter(s) were not read in the traced forward: "
+                     + ", ".join(f"`{p}`" for p in trace.unused[:5]) + (" ..." if len(trace.unused) > 5 else ""))
+
+    units = [Unit(module=m, params=ps, external=tuple(external[m])) for m, ps in specs]
+    numel = {m: sum(sizes[p] for p in ps) for m, ps in specs}
+    keep = _kept_units(units, forward, backward, numel, zero)
+    units = [Unit(module=u.module, params=u.params, external=u.external, reshard_after_forward=u.module not in keep)
+             for u in units]
+    draft = Plan(units=tuple(units), forward_order=forward, backward_order=backward, persistent=persistent)
+    fwd_pre, bwd_pre = _prefetch(draft, numel, zero)
+    big = [m for m in forward if numel[m] > zero.max_live_parameters]
+    for m in dict.fromkeys(big):
+        notes.append(f"unit `{m or '<root>'}` alone gathers {numel[m]:,} elements, more than "
+                     f"stage3_max_live_parameters ({zero.max_live_parameters:,}); it is gathered anyway")
+    return Plan(
+        units=tuple(units),
+        forward_order=forward,
+        backward_order=backward,
+        forward_prefetch=fwd_pre,
+        backward_prefetch=bwd_pre,
+        persistent=persistent,
+        world_size=world_size,
+        notes=tuple(notes),
+    )
+
+
+def _spans(order: Sequence[str]) -> list[int]:
+    """For each position, the last position of that call: units nested in it run inside it."""
+    ends = []
+    for i, m in enumerate(order):
+        j = i
+        while j + 1 < len(order) and order[j + 1] != m and _inside(order[j + 1], m):
+            j += 1
+        ends.append(j)
+    return ends
+
+
+def _kept_units(units: list[Unit], forward, backward, numel: dict[str, int], zero: ZeroSpec) -> set[str]:
+    """Units left gathered between their forward and backward (reuse distance, capped by max live)."""
+    sequence = list(forward) + list(backward)
+    ends = _spans(forward)
+    release = {m: ends[i] for i, m in enumerate(forward)}  # after its last forward call
+    distance: dict[str, int] = {}
+    for u in units:
+        m = u.module
+        if m not in release:
+            continue
+        traversed = 0
+        for other in sequence[release[m] + 1:]:
+            if traversed >= zero.max_reuse_distance:
+                break
+            if other == m:
+                distance[m] = traversed
+                break
+            traversed += numel[other]
+    keep: set[str] = set()
+    for m in sorted(distance, key=lambda k: (distance[k], sequence.index(k))):
+        trial = keep | {m}
+        if _peak_live(units, forward, backward, numel, trial) <= zero.max_live_parameters:
+            keep = trial
+    return keep
+
+
+def _peak_live(units, forward, backward, numel, keep: set[str]) -> int:
+    plan = Plan(
+        units=tuple(Unit(module=u.module, params=u.params, external=u.external,
+                         reshard_after_forward=u.module not in keep) for u in units),
+        forward_order=tuple(forward),
+        backward_order=tuple(backward),
+    )
+    return max((sum(numel[m] for m in s.gathered) for s in simulate(plan)), default=0)
+
+
+def _prefetch(plan: Plan, numel: dict[str, int], zero: ZeroSpec) -> tuple[tuple, tuple]:
+    """Forward and backward prefetch lists under the bucket and max-live rules (see module docstring)."""
+
+    def choose(order: Sequence[str], i: int, live: list[str]) -> list[str]:
+        budget = min(zero.prefetch_bucket_size, zero.max_live_parameters - sum(numel[m] for m in live))
+        picked: list[str] = []
+        inflight = 0
+        for j in range(i + 1, len(order)):
+            for m in (order[j], *_owners(plan, order[j])):
+                if inflight >= budget:
+                    return picked
+                if m not in live and m not in picked:
+                    picked.append(m)
+                    inflight += numel[m]
+        return picked
+
+    if zero.prefetch_bucket_size <= 0 or zero.max_live_parameters <= 0:
+        return tuple(() for _ in plan.forward_order), tuple(() for _ in plan.backward_order)
+    steps = simulate(plan, choose=choose)
+    return (tuple(s.issued for s in steps if s.phase == "forward"),
+            tuple(s.issued for s in steps if s.phase == "backward"))
+
+
+def _owners(plan: Plan, module: str) -> list[str]:
+    own = plan.owner_of()
+    return [own[p] for p in plan.unit(module).external if p in own]
+
+
+# -- replay -------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One position of a replayed plan: `unit` runs while the units in `gathered` hold full parameters."""
+
+    phase: str  # "forward" or "backward"
+    index: int
+    unit: str
+    gathered: tuple[str, ...]  # gathered or in flight while `unit` runs, in the order they were issued
+    on_demand: tuple[str, ...]  # gathered here without having been prefetched
+    issued: tuple[str, ...]  # all-gathers this position issues ahead of use
+    freed: tuple[str, ...]  # released when this position's call ends
+
+
+def simulate(plan: Plan, *, phase: str | None = None, choose=None) -> list[Step]:
+    """Replay a plan the way the runtime executes it; `phase` limits the result to one phase.
+
+    Forward: a unit is gathered when it starts (unless prefetched), the owners
+    of its external parameters with it; then the position's prefetch list is
+    issued. A unit is released when its call ends (nested units end inside
+    it) unless `reshard_after_forward` is False or it runs again later in the
+    phase. Backward: the same in `backward_order`; every unit is released
+    after its last backward call. `choose(order, i, live)`, when given,
+    decides the prefetch lists instead of the plan (how `build_plan` makes them).
+    """
+    steps: list[Step] = []
+    live: list[str] = []
+    for ph, order, pre in (
+        ("forward", plan.forward_order, plan.forward_prefetch),
+        ("backward", plan.backward_order, plan.backward_prefetch),
+    ):
+        ends = _spans(order)
+        last = {m: i for i, m in enumerate(order)}
+        running: list[tuple[str, int]] = []  # (unit, position where its call ends)
+        for i, m in enumerate(order):
+            demand = [u for u in dict.fromkeys([m, *_owners(plan, m)]) if u not in live]
+            live.extend(demand)
+            wanted = choose(order, i, live) if choose is not None else (pre[i] if pre else ())
+            issued = [u for u in wanted if u not in live]
+            live.extend(issued)
+            running.append((m, ends[i]))
+            gathered = tuple(live)
+            done = [u for u, e in running if e == i]
+            running = [(u, e) for u, e in running if e != i]
+            pinned = {x for u, _ in running for x in (u, *_owners(plan, u))}
+            freed: list[str] = []
+            for u in done:
+                for x in (u, *_owners(plan, u)):
+                    if x in pinned or x in freed or x not in live or last.get(x, -1) > i:
+                        continue
+                    if ph == "forward" and not plan.unit(x).reshard_after_forward:
+                        continue
+                    freed.append(x)
+            live = [x for x in live if x not in freed]
+            steps.append(Step(ph, i, m, gathered, tuple(demand), tuple(issued), tuple(freed)))
+        if ph == "forward":
+            # Gathers the forward left behind (prefetched but never run) do not carry into backward.
+            live = [x for x in live if not plan.unit(x).reshard_after_forward]
+    return [s for s in steps if phase is None or s.phase == phase]
+
+
+# -- cross-check with the static findings -----------------------------------------------------
+
+def crosscheck_notes(trace: ExecutionTrace, plan: Plan, static: Sequence, root) -> list[str]:
+    """Where the trace and the static ZG3xx findings agree or disagree, one sentence each.
+
+    `static` are `Finding`s of the model source (paths as the check printed
+    them, relative to the working directory); the trace's reads carry the
+    user's file and line. Reads that torch's own modules make of their
+    children (`nn.MultiheadAttention` reading `out_proj.weight`) are not user
+    code and are left out.
+    """
+    from pathlib import Path
+
+    def key(path: str, line: int) -> tuple[str, int]:
+        p = Path(path)
+        return (str((p if p.is_absolute() else Path(root) / p).resolve()), line)
+
+    classes = dict(trace.modules)
+    units = {u.module: u for u in plan.units}
+    owner = plan.owner_of()
+    static3 = {key(f.path, f.line): f for f in static if f.code.startswith("ZG3")}
+    seen: dict[tuple[str, int], object] = {}
+    for r in trace.external_reads():
+        if r.path == "<unknown>" or classes.get(r.module, "").startswith("torch."):
+            continue
+        seen.setdefault(key(r.path, r.line), r)
+    notes = []
+    for k, r in sorted(seen.items()):
+        reader = _innermost_unit(r.stack, set(units))
+        if reader is not None and r.param in units[reader].external:
+            verdict = f"the plan attaches it to unit `{reader or '<root>'}`"
+        else:
+            verdict = "it is in the reader's own unit or persistent: harmless for zgen's runtime"
+        if k in static3:
+            notes.append(f"{r.path}:{r.line}: agree: {static3[k].code} and the trace both see module "
+                         f"`{r.module or '<root>'}` read `{r.param}`; {verdict}")
+        else:
+            own = owner.get(r.param)
+            notes.append(f"{r.path}:{r.line}: trace only: module `{r.module or '<root>'}` reads `{r.param}` "
+                         f"(unit `{'<persistent>' if own is None else (own or '<root>')}`), which the static "
+                         f"check did not flag; {verdict}")
+    for k, f in sorted(static3.items()):
+        if k not in seen:
+            notes.append(f"{f.path}:{f.line}: static only: {f.code} was not observed by the trace "
+                         "(the code path did not run with these inputs, or it reads no parameter)")
+    return notes
