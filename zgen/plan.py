@@ -41,7 +41,8 @@ from zgen.schedule import ROOT, Plan, Unit
 from zgen.trace import ExecutionTrace
 from zgen.units import default_units
 
-__all__ = ["block_modules", "build_plan", "Step", "simulate", "unit_numel", "crosscheck_notes"]
+__all__ = ["block_modules", "build_plan", "Step", "simulate", "unit_numel", "crosscheck_notes", "resolved_hazards",
+           "MemoryPoint", "timeline"]
 
 # Another ModuleList gets units too when it holds at least this share of the largest one's parameters.
 _SECOND_STACK_SHARE = 0.25
@@ -308,49 +309,161 @@ def simulate(plan: Plan, *, phase: str | None = None, choose=None) -> list[Step]
     return [s for s in steps if phase is None or s.phase == phase]
 
 
+# -- memory timeline ----------------------------------------------------------------------------
+
+_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPoint:
+    """Per-GPU bytes while one unit runs, split the way `zgen plan` prints and plots them."""
+
+    label: str  # "fwd 3" / "bwd 3"
+    unit: str
+    states: int  # model states (sharded parameters, gradients, optimizer) from the memory model
+    persistent: int  # persistent parameters, gathered all step
+    gathered: int  # full parameters of units gathered and running or waiting
+    inflight: int  # full parameters of units whose all-gather this position issued ahead of use
+    activations: int  # saved activations at this point (the memory model's estimate, spread over the units)
+    gradients: int  # the running unit's full gradient before its reduce-scatter (backward only)
+
+    @property
+    def total(self) -> int:
+        return self.states + self.persistent + self.gathered + self.inflight + self.activations + self.gradients
+
+
+def timeline(plan: Plan, trace: ExecutionTrace, resolved, shape, *, seq_len: int, world_size: int) -> list[MemoryPoint]:
+    """Per-GPU memory at every position of one step, using the shared memory model (`zgen.memory`).
+
+    Model states and the activation total come from `zgen.memory` (the same
+    formulas `zgen check` uses). Gathered and in-flight units are their
+    elements times the compute precision's bytes. Activations grow evenly
+    over the forward's unit positions after the root's and shrink the same way
+    in backward: the memory model knows the total, the plan knows the order.
+    """
+    from zgen import memory
+
+    z = resolved.zero
+    per = _BYTES[resolved.precision]
+    numel = unit_numel(plan, trace)
+    sizes = {p.name: p.numel for p in trace.params}
+    states = memory.model_states(
+        trace.total_params, world_size, z.stage, resolved.precision,
+        offload_param=z.offload_param.device != "none", offload_optimizer=z.offload_optimizer.device != "none",
+    )
+    states_bytes = states.bytes if hasattr(states, "bytes") else int(states)
+    act = memory.activation_bytes(shape, resolved.train_micro_batch_size_per_gpu, seq_len, resolved.precision)
+    act_total = 0 if act is None else (act.bytes if hasattr(act, "bytes") else int(act))
+    persistent = sum(sizes[p] for p in plan.persistent) * per
+    steps = simulate(plan)
+    fwd = [s for s in steps if s.phase == "forward"]
+    growing = max(1, len(fwd) - 1)  # the root's position starts the forward; the others add activations
+    points = []
+    for s in steps:
+        ahead = set(s.issued)
+        if s.phase == "forward":
+            acts = act_total * s.index // growing
+            grads = 0
+        else:
+            acts = act_total * max(0, growing - s.index) // growing
+            grads = numel[s.unit] * per
+        points.append(MemoryPoint(
+            label=f"{'fwd' if s.phase == 'forward' else 'bwd'} {s.index}",
+            unit=s.unit,
+            states=states_bytes,
+            persistent=persistent,
+            gathered=sum(numel[m] for m in s.gathered if m not in ahead) * per,
+            inflight=sum(numel[m] for m in ahead) * per,
+            activations=acts,
+            gradients=grads,
+        ))
+    return points
+
+
 # -- cross-check with the static findings -----------------------------------------------------
 
-def crosscheck_notes(trace: ExecutionTrace, plan: Plan, static: Sequence, root) -> list[str]:
-    """Where the trace and the static ZG3xx findings agree or disagree, one sentence each.
+@dataclass(frozen=True, slots=True)
+class _Match:
+    """A source line where the static check, the trace, or both saw a read of another module's parameter."""
 
-    `static` are `Finding`s of the model source (paths as the check printed
-    them, relative to the working directory); the trace's reads carry the
-    user's file and line. Reads that torch's own modules make of their
-    children (`nn.MultiheadAttention` reading `out_proj.weight`) are not user
-    code and are left out.
-    """
+    path: str
+    line: int
+    finding: object | None  # the static ZG3xx Finding
+    read: object | None  # the trace's ParamRead
+    attached_to: str | None  # the unit the plan attaches the parameter to, if it had to
+
+
+def _matches(trace: ExecutionTrace, plan: Plan, static: Sequence, root, static_root) -> list[_Match]:
     from pathlib import Path
 
-    def key(path: str, line: int) -> tuple[str, int]:
+    def key(path: str, line: int, base) -> tuple[str, int]:
         p = Path(path)
-        return (str((p if p.is_absolute() else Path(root) / p).resolve()), line)
+        return (str((p if p.is_absolute() else Path(base) / p).resolve()), line)
 
     classes = dict(trace.modules)
     units = {u.module: u for u in plan.units}
-    owner = plan.owner_of()
-    static3 = {key(f.path, f.line): f for f in static if f.code.startswith("ZG3")}
+    static3 = {key(f.path, f.line, static_root): f for f in static if f.code.startswith("ZG3")}
     seen: dict[tuple[str, int], object] = {}
     for r in trace.external_reads():
+        # torch's own modules reading their children (`MultiheadAttention` and `out_proj.weight`) are not user code
         if r.path == "<unknown>" or classes.get(r.module, "").startswith("torch."):
             continue
-        seen.setdefault(key(r.path, r.line), r)
+        seen.setdefault(key(r.path, r.line, root), r)
+    out = []
+    for k in sorted(set(seen) | set(static3)):
+        r, f = seen.get(k), static3.get(k)
+        attached = None
+        if r is not None:
+            reader = _innermost_unit(r.stack, set(units))
+            if reader is not None and r.param in units[reader].external:
+                attached = reader
+        path, line = (r.path, r.line) if r is not None else (f.path, f.line)
+        out.append(_Match(path, line, f, r, attached))
+    return out
+
+
+def crosscheck_notes(trace: ExecutionTrace, plan: Plan, static: Sequence, root, static_root=None) -> list[str]:
+    """Where the trace and the static ZG3xx findings agree or disagree, one sentence each.
+
+    The trace's paths are relative to `root` (the project), the findings'
+    paths to `static_root` (the working directory `zgen check` ran in;
+    default `root`).
+    """
+    owner = plan.owner_of()
     notes = []
-    for k, r in sorted(seen.items()):
-        reader = _innermost_unit(r.stack, set(units))
-        if reader is not None and r.param in units[reader].external:
-            verdict = f"the plan attaches it to unit `{reader or '<root>'}`"
-        else:
-            verdict = "it is in the reader's own unit or persistent: harmless for zgen's runtime"
-        if k in static3:
-            notes.append(f"{r.path}:{r.line}: agree: {static3[k].code} and the trace both see module "
+    for m in _matches(trace, plan, static, root, static_root or root):
+        r, f = m.read, m.finding
+        if r is None:
+            notes.append(f"{f.path}:{f.line}: static only: {f.code} was not observed by the trace "
+                         "(the code path did not run with these inputs, or it reads no parameter)")
+            continue
+        verdict = (f"the plan attaches it to unit `{m.attached_to or '<root>'}`" if m.attached_to is not None
+                   else "it is in the reader's own unit or persistent: harmless for zgen's runtime")
+        if f is not None:
+            notes.append(f"{m.path}:{m.line}: agree: {f.code} and the trace both see module "
                          f"`{r.module or '<root>'}` read `{r.param}`; {verdict}")
         else:
             own = owner.get(r.param)
-            notes.append(f"{r.path}:{r.line}: trace only: module `{r.module or '<root>'}` reads `{r.param}` "
+            notes.append(f"{m.path}:{m.line}: trace only: module `{r.module or '<root>'}` reads `{r.param}` "
                          f"(unit `{'<persistent>' if own is None else (own or '<root>')}`), which the static "
                          f"check did not flag; {verdict}")
-    for k, f in sorted(static3.items()):
-        if k not in seen:
-            notes.append(f"{f.path}:{f.line}: static only: {f.code} was not observed by the trace "
-                         "(the code path did not run with these inputs, or it reads no parameter)")
     return notes
+
+
+def resolved_hazards(trace: ExecutionTrace, plan: Plan, static: Sequence, root, static_root=None) -> tuple[list[str], set]:
+    """Static ZG3xx findings the trace confirmed and the plan makes safe for zgen's runtime.
+
+    Returns banner lines and the `(path, line, code)` of those findings, which
+    then do not block `zgen emit`. A finding the trace did not observe stays
+    an error: nothing shows the plan covers it.
+    """
+    lines, keys = [], set()
+    for m in _matches(trace, plan, static, root, static_root or root):
+        if m.finding is None or m.read is None:
+            continue
+        f, r = m.finding, m.read
+        how = (f"the plan keeps `{r.param}` gathered while unit `{m.attached_to or '<root>'}` runs"
+               if m.attached_to is not None else f"`{r.param}` is gathered with the unit that reads it")
+        lines.append(f"{f.path}:{f.line}: {f.code} {f.message} -> {how}")
+        keys.add((f.path, f.line, f.code))
+    return lines, keys

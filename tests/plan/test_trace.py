@@ -1,0 +1,165 @@
+"""The meta-device trace: run order, aliases, parameter reads, and what it reports instead of crashing."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from zgen.errors import ZgenError
+from zgen.trace import (
+    DATA_DEPENDENT_CODE,
+    DataDependentTrace,
+    build_meta_model,
+    load_callable,
+    parse_target,
+    trace_model,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _line(path: Path, needle: str) -> int:
+    return next(i for i, text in enumerate(path.read_text().splitlines(), 1) if needle in text)
+
+
+def trace(spec: str, root: Path = REPO, seq_len: int = 8, inputs=None):
+    t = parse_target(spec, "--model")
+    model = build_meta_model(load_callable(t, root), t)
+    return model, trace_model(model, root=root, batch_size=1, seq_len=seq_len, inputs=inputs)
+
+
+def test_llama_order_aliases_and_no_external_reads():
+    model, tr = trace("examples/llama/model.py:build_tiny_model")
+    blocks = [m for m in tr.forward_calls if m.count(".") == 1 and m.startswith("layers.")]
+    assert tr.forward_calls[0] == ""  # the root starts first
+    assert blocks == ["layers.0", "layers.1", "layers.2"]
+    bwd_blocks = [m for m in tr.backward_calls if m.count(".") == 1 and m.startswith("layers.")]
+    assert tr.backward_calls[0] == "" and bwd_blocks == ["layers.2", "layers.1", "layers.0"]
+    tied = tr.param("embed_tokens.weight")
+    assert tied.aliases == ("lm_head.weight",) and tied.shape == (256, 64)
+    assert tr.total_params == sum(p.numel() for p in model.parameters())
+    assert tr.external_reads() == []  # the tied head is called as a module: it holds the weight itself
+    assert tr.vocab_size == 256 and tr.unused == ()
+
+
+def test_reads_of_a_childs_weight_are_recorded_with_the_users_line():
+    _, tr = trace("examples/models/child_weight.py:build_model")
+    src = REPO / "examples/models/child_weight.py"
+    ext = {(r.module, r.param, r.path, r.line) for r in tr.external_reads()}
+    assert ("", "blocks.0.proj.weight", "examples/models/child_weight.py", _line(src, "x = F.linear(x, self.blocks")) in ext
+    own = _line(src, "F.linear(h, self.proj.weight)")
+    assert {("blocks.1", "blocks.1.proj.weight", "examples/models/child_weight.py", own)} <= ext
+
+
+def test_data_dependent_routing_is_a_finding_at_the_users_line():
+    with pytest.raises(DataDependentTrace) as e:
+        trace("examples/models/hit_only_moe.py:build_model")
+    f = e.value.finding
+    src = REPO / "examples/models/hit_only_moe.py"
+    assert (f.code, f.path, f.line) == (DATA_DEPENDENT_CODE, "examples/models/hit_only_moe.py",
+                                        _line(src, "rows = torch.where(choice == i)"))
+    assert "tensor values" in f.message and f.help
+
+
+def test_item_in_forward_is_a_finding(tmp_path):
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+                self.a = nn.Linear(4, 4)
+                self.b = nn.Linear(4, 4)
+
+            def forward(self, input_ids, labels):
+                x = self.embed(input_ids)
+                if x.sum() > 0:
+                    x = self.a(x)
+                return self.b(x).mean()
+
+        def build():
+            return M()
+    """))
+    with pytest.raises(DataDependentTrace) as e:
+        trace("m.py:build", root=tmp_path)
+    assert (e.value.finding.path, e.value.finding.line) == ("m.py", 14)
+
+
+def test_user_inputs_function_is_called_with_batch_seq_and_generator(tmp_path):
+    (tmp_path / "inputs.py").write_text(textwrap.dedent("""
+        import torch
+
+        def make(batch_size, seq_len, generator):
+            ids = torch.randint(0, 256, (batch_size, seq_len), generator=generator)
+            return (ids, ids)
+    """))
+    t = parse_target("inputs.py:make", "--inputs")
+    _, tr = trace("examples/llama/model.py:build_tiny_model", inputs=(load_callable(t, tmp_path), t))
+    assert tr.forward_calls[0] == ""
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("examples/llama/model.py", "is not `path/to/file.py:function`"),
+        ("examples/llama/ds_config.json:f", "is not a Python file"),
+        ("examples/llama/model.py:1abc", "is not a Python identifier"),
+    ],
+)
+def test_bad_target_syntax(spec, message):
+    with pytest.raises(ZgenError, match=message):
+        parse_target(spec, "--model")
+
+
+def test_missing_file_and_function():
+    with pytest.raises(ZgenError, match="does not exist"):
+        load_callable(parse_target("nope/model.py:build", "--model"), REPO)
+    with pytest.raises(ZgenError, match="has no `build_tiny`") as e:
+        load_callable(parse_target("examples/llama/model.py:build_tiny", "--model"), REPO)
+    assert "build_tiny_model" in e.value.help
+
+
+def test_factory_raising_and_forward_without_loss(tmp_path):
+    (tmp_path / "bad.py").write_text(textwrap.dedent("""
+        from torch import nn
+
+        def raises():
+            raise ValueError("no config file")
+
+        def not_a_module():
+            return 3
+
+        def logits():
+            return nn.Sequential(nn.Embedding(8, 4), nn.Linear(4, 8))
+    """))
+    with pytest.raises(ZgenError, match=r"factory raised ValueError: no config file \(at .*bad.py:5\)"):
+        trace("bad.py:raises", root=tmp_path)
+    with pytest.raises(ZgenError, match="returned a int, not an `nn.Module`"):
+        trace("bad.py:not_a_module", root=tmp_path)
+    # Sequential takes one positional argument: the synthesized kwargs do not fit, which is reported plainly.
+    with pytest.raises(ZgenError, match="tracing the model on the meta device raised TypeError"):
+        trace("bad.py:logits", root=tmp_path)
+
+
+def test_forward_returning_logits_is_not_a_loss(tmp_path):
+    (tmp_path / "lm.py").write_text(textwrap.dedent("""
+        from torch import nn
+
+        class LM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(8, 4)
+                self.head = nn.Linear(4, 8)
+
+            def forward(self, input_ids, labels=None):
+                return self.head(self.embed(input_ids))
+
+        def build():
+            return LM()
+    """))
+    with pytest.raises(ZgenError, match=r"returned a tensor of shape \(1, 8, 8\), not a loss"):
+        trace("lm.py:build", root=tmp_path)

@@ -1,0 +1,189 @@
+"""`zgen emit --out train_gen.py`: write the training script for a checked model and config.
+
+Runs `zgen check` on the model, its config and the inputs file, traces the
+model on the meta device, plans the stage-3 schedule and renders the script.
+It refuses while errors remain (exit 1; `--force` writes anyway and says so in
+the banner). External and tied parameters that the plan attaches to the unit
+reading them do not block: the banner lists them.
+
+`--check` writes nothing: exit 1 when the file on disk differs from what would
+be written (stale or missing), 0 when it is current. A file emitted with
+`--force` is checked as if `--force` were given again.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from zgen.errors import ZgenError
+
+__all__ = ["add_parser", "run", "FORCED_MARK"]
+
+# The banner line that records `--force`; `--check` looks for it.
+FORCED_MARK = "# --force: emitted although"
+
+
+def _positive(text: str) -> int:
+    from zgen.commands.check import _positive as positive
+
+    return positive(text)
+
+
+def add_parser(sub) -> None:
+    from zgen.commands.plan import add_model_arguments
+
+    p = sub.add_parser("emit", help="write the training script for the model and config", description=__doc__)
+    add_model_arguments(p)
+    g = p.add_argument_group("the generated script")
+    g.add_argument("--out", metavar="PATH", help="where to write the script (default: [tool.zgen] out)")
+    g.add_argument("--data", metavar="PATH:FUNCTION",
+                   help="fn(rank, world_size, micro_batch_size, seq_len, seed) yielding this rank's micro batches "
+                        "(default: seeded synthetic data)")
+    g.add_argument("--init", metavar="PATH:FUNCTION",
+                   help="weight initialisation the runtime applies to each module (default: the runtime's)")
+    g.add_argument("--max-steps", type=_positive, default=1000, metavar="N", help="the script's default --steps")
+    g.add_argument("--force", action="store_true", help="write the script even though `zgen check` reports errors")
+    g.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if the file on disk is not what emit would write")
+
+
+def _regenerate_args(args, forced: bool) -> list[str]:
+    """The flags of this invocation, canonical, so the banner's command reproduces the file."""
+    out = []
+    for flag, value in (
+        ("--model", args.model), ("--inputs", args.inputs), ("--data", args.data), ("--init", args.init),
+        ("--config", args.config), ("--units", ",".join(args.units) if args.units else None),
+        ("--world-size", args.world_size), ("--gpus-per-node", args.gpus_per_node), ("--gpu-mem", args.gpu_mem),
+        ("--params", args.params), ("--seq-len", args.seq_len), ("--deepspeed-version", args.deepspeed_version),
+        ("--settings", args.settings), ("--max-steps", args.max_steps if args.max_steps != 1000 else None),
+    ):
+        if value is not None:
+            out += [flag, str(value)]
+    for r in args.rules or ():
+        out += ["--rules", r]
+    if args.out:
+        out += ["--out", args.out]
+    if forced:
+        out.append("--force")
+    return out
+
+
+def run(args, settings) -> int:
+    from zgen.commands.plan import _blocking, _cli_path, _display, _print_findings, prepare
+    from zgen.emit import CodeRef, ScriptInputs, render_script
+    from zgen.plan import resolved_hazards
+    from zgen.trace import parse_target
+
+    s = settings.merged(out=args.out)
+    if not s.out:
+        raise ZgenError("no output file given", help="pass --out train_gen.py or set `out` in [tool.zgen]")
+    out_path = _cli_path(args, "out", s.out, s)
+    existing = _read(out_path) if args.check else None
+    forced = args.force or (existing is not None and FORCED_MARK in existing)
+
+    prep = prepare(args, settings)
+    s = prep.settings
+    if prep.report is None or prep.report.resolved is None:
+        _print_findings(_blocking(prep), prep)
+        print(f"zgen: emit: the config `{prep.config_path}` does not resolve; nothing written", file=sys.stderr)
+        return 1
+    hazards, resolved_keys = ([], set()) if prep.trace is None else resolved_hazards(
+        prep.trace, prep.plan, prep.check.findings, s.root, Path.cwd())
+    errors = [f for f in prep.check.errors if (f.path, f.line, f.code) not in resolved_keys]
+    if prep.trace_finding is not None:
+        errors.append(prep.trace_finding)
+    if errors and not forced:
+        _print_findings(errors, prep)
+        print(f"zgen: emit refused: {len(errors)} error(s) remain; fix them, or pass --force to write anyway",
+              file=sys.stderr)
+        return 1
+
+    out_dir = out_path.resolve().parent
+    def ref(target_text: str | None, option: str) -> tuple[CodeRef | None, str | None]:
+        if not target_text:
+            return None, None
+        t = parse_target(target_text, option)
+        f = _cli_path(args, option.lstrip("-"), t.path, s) if option.startswith("--") else s.resolve(t.path)
+        if not f.is_file():
+            raise ZgenError(f"{option} `{target_text}`: file `{t.path}` does not exist")
+        return CodeRef(path=os.path.relpath(f.resolve(), out_dir).replace(os.sep, "/"), function=t.function), \
+            f"{_display(f, s.root)}:{t.function}"
+
+    model_ref, _ = ref(s.model, "--model" if args.model else "model")
+    inputs_ref, inputs_label = ref(s.inputs, "--inputs" if args.inputs else "inputs")
+    data_ref, data_label = ref(s.data, "--data" if args.data else "data")
+    init_ref, _ = ref(args.init, "--init")
+    trace = prep.trace
+    if trace is None and data_ref is None and inputs_ref is None and _vocab(prep.model) is None:
+        raise ZgenError("cannot synthesize data: the model has no `nn.Embedding`", help="pass --inputs or --data")
+    regen = ["zgen", "emit", *_regenerate_args(args, bool(errors))]
+    check_cmd = ["zgen", "emit", "--check", *_regenerate_args(args, False)]
+    text = render_script(ScriptInputs(
+        script=_display(out_path, s.root),
+        model_target=str(prep.model_target),
+        model=model_ref,
+        inputs=inputs_ref,
+        inputs_target=inputs_label,
+        data=data_ref,
+        data_target=data_label,
+        init=init_ref,
+        config_label=prep.config_path,
+        resolved=prep.report.resolved,
+        plan=prep.plan,
+        plan_failure=None if trace is not None else _trace_failure(prep.trace_finding),
+        n_params=trace.total_params if trace is not None else sum(p.numel() for p in prep.model.parameters()),
+        vocab_size=trace.vocab_size if trace is not None else _vocab(prep.model),
+        world_size=prep.world_size,
+        gpus_per_node=s.gpus_per_node,
+        seq_len=prep.seq_len,
+        seq_len_origin=prep.seq_len_origin,
+        units_label=", ".join(s.units) if s.units else "default (blocks of the largest ModuleLists, plus the root)",
+        regenerate=shlex.join(regen),
+        check_command=shlex.join(check_cmd),
+        forced=tuple(_finding_line(f) for f in errors) if errors else (),
+        hazards=tuple(hazards),
+        max_steps=args.max_steps,
+    ))
+    shown = _display(out_path, s.root)
+    if args.check:
+        if existing == text:
+            return 0
+        why = "does not exist" if existing is None else "is stale"
+        print(f"{shown}: {why}; regenerate with: {shlex.join(regen)}")
+        return 1
+    try:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ZgenError(f"{shown}: cannot write: {e.strerror or e}") from None
+    units = len(prep.plan.units) if prep.plan is not None else 0
+    print(f"wrote {shown}: {units} units, world size {prep.world_size}"
+          + (f", {len(hazards)} hazard(s) resolved by the plan" if hazards else "")
+          + (f"; FORCED past {len(errors)} error(s)" if errors else ""))
+    return 0
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ZgenError(f"{path}: cannot read: {e}") from None
+
+
+def _finding_line(f) -> str:
+    return f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}"
+
+
+def _trace_failure(finding) -> str:
+    return f"tracing stopped at {finding.path}:{finding.line} ({finding.code}: data-dependent control flow)"
+
+
+def _vocab(model) -> int | None:
+    from zgen.trace import vocab_size
+
+    return vocab_size(model)
