@@ -22,7 +22,7 @@ from zgen.config.resolved import Origin, ResolvedConfig
 from zgen.errors import ZgenError
 from zgen.schedule import Plan
 
-__all__ = ["CodeRef", "ScriptInputs", "render_script", "py_literal", "settings_rows", "TEMPLATE"]
+__all__ = ["CodeRef", "ScriptInputs", "render_script", "py_literal", "string_literal", "settings_rows", "TEMPLATE"]
 
 TEMPLATE = "train.py.j2"
 _WIDTH = 100  # the generated code's line length
@@ -77,6 +77,14 @@ class ScriptInputs:
 
 # -- literals ---------------------------------------------------------------------------------
 
+def string_literal(s: str) -> str:
+    """A Python string literal for `s`, double-quoted unless `s` contains a double quote (as `repr` would)."""
+    r = repr(s)
+    if r.startswith("'") and '"' not in s:
+        return '"' + r[1:-1].replace("\\'", "'") + '"'
+    return r
+
+
 def _number(v: int | float) -> str:
     if isinstance(v, bool):
         return repr(v)
@@ -95,7 +103,7 @@ def py_literal(value, indent: int = 0) -> str:
         return flat
     if isinstance(value, dict):
         inner = " " * (indent + 4)
-        items = [f"{inner}{k!r}: {py_literal(v, indent + 4).lstrip()}," for k, v in value.items()]
+        items = [f"{inner}{string_literal(k)}: {py_literal(v, indent + 4).lstrip()}," for k, v in value.items()]
         return "{\n" + "\n".join(items) + f"\n{pad}}}"
     if isinstance(value, (list, tuple)):
         inner = " " * (indent + 4)
@@ -120,12 +128,12 @@ def _flat(value) -> str | None:
     if value is None or isinstance(value, (bool, int, float)):
         return "None" if value is None else _number(value)
     if isinstance(value, str):
-        return repr(value)
+        return string_literal(value)
     if isinstance(value, dict):
         parts = {k: _flat(v) for k, v in value.items()}
         if any(p is None for p in parts.values()):
             return None
-        return "{" + ", ".join(f"{k!r}: {p}" for k, p in parts.items()) + "}"
+        return "{" + ", ".join(f"{string_literal(k)}: {p}" for k, p in parts.items()) + "}"
     if isinstance(value, (list, tuple)):
         items = [_flat(v) for v in value]
         return None if any(p is None for p in items) else "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
@@ -160,7 +168,7 @@ def settings_rows(resolved: ResolvedConfig, seq_len: int, seq_len_origin: str) -
 
     def row(name: str, value, what: str, *keys: str) -> tuple[str, str, str]:
         where = _origin_text(*_origin(r, *keys)) if keys else ""
-        return name, (repr(value) if isinstance(value, str) else py_literal(value)), (f"{what} ({where})" if where else what)
+        return name, py_literal(value), (f"{what} ({where})" if where else what)
 
     zk = "zero_optimization."
     sections: list[tuple[str, list[tuple[str, str, str]]]] = [
@@ -288,14 +296,14 @@ def render_script(inp: ScriptInputs) -> str:
         scheduler=r.scheduler is not None,
         offload_param=r.zero.offload_param.device,
         offload_optimizer=r.zero.offload_optimizer.device,
-        model_file=repr(inp.model.path),
-        model_factory=repr(inp.model.function),
-        inputs_file=repr(inp.inputs.path) if inp.inputs else None,
-        inputs_function=repr(inp.inputs.function) if inp.inputs else None,
-        data_file=repr(inp.data.path) if inp.data else None,
-        data_function=repr(inp.data.function) if inp.data else None,
-        init_file=repr(inp.init.path) if inp.init else None,
-        init_function=repr(inp.init.function) if inp.init else None,
+        model_file=string_literal(inp.model.path),
+        model_factory=string_literal(inp.model.function),
+        inputs_file=string_literal(inp.inputs.path) if inp.inputs else None,
+        inputs_function=string_literal(inp.inputs.function) if inp.inputs else None,
+        data_file=string_literal(inp.data.path) if inp.data else None,
+        data_function=string_literal(inp.data.function) if inp.data else None,
+        init_file=string_literal(inp.init.path) if inp.init else None,
+        init_function=string_literal(inp.init.function) if inp.init else None,
         n_params_literal=py_literal(inp.n_params),
         vocab_size=inp.vocab_size if (inp.inputs is None and inp.data is None) else None,
         plan_literal=plan_literal,

@@ -99,6 +99,15 @@ def unit_numel(plan: Plan, trace: ExecutionTrace) -> dict[str, int]:
     return {u.module: sum(sizes[p] for p in u.params) for u in plan.units}
 
 
+def _innermost_by_name(module: str, units: set[str]) -> str | None:
+    """The unit whose module encloses `module` most closely, by qualified name (None if none)."""
+    parts = module.split(".") if module else []
+    for i in range(len(parts), -1, -1):
+        if ".".join(parts[:i]) in units:
+            return ".".join(parts[:i])
+    return None
+
+
 def _innermost_unit(stack: Sequence[str], units: set[str]) -> str | None:
     for m in reversed(stack):
         if m in units:
@@ -119,12 +128,23 @@ def build_plan(
     sizes = {p.name: p.numel for p in trace.params}
     persistent = tuple(p.name for p in trace.params if p.numel <= zero.param_persistence_threshold)
     keep_out = set(persistent)
-    specs = [(s.module, tuple(p for p in s.params if p not in keep_out)) for s in default_units(model, blocks)]
-    # A block whose parameters are all persistent gathers nothing: it needs no unit.
-    specs = [(m, ps) for m, ps in specs if ps or m == ROOT]
-    unit_names = {m for m, _ in specs}
+    grouped = {s.module: s.params for s in default_units(model, blocks)}
+    # Blocks without parameters of their own stay candidates: a tied parameter may make them need a unit.
+    specs = [(m, tuple(p for p in grouped.get(m, ()) if p not in keep_out)) for m in [*blocks, ROOT]]
     owner = {p: m for m, ps in specs for p in ps}
+    external: dict[str, list[str]] = {m: [] for m, _ in specs}
     notes: list[str] = []
+    # A tied parameter registered under a module of another unit is external there (the runtime installs it there).
+    for info in trace.params:
+        for alias in info.aliases:
+            holder = _innermost_by_name(alias.rpartition(".")[0], set(external))
+            if info.name in owner and holder is not None and holder != owner[info.name] \
+                    and info.name not in external[holder]:
+                external[holder].append(info.name)
+    # A unit that gathers nothing (all its parameters persistent) is not needed -- the root included, as in
+    # the runtime's default plan.
+    specs = [(m, ps) for m, ps in specs if ps or external[m]]
+    unit_names = {m for m, _ in specs}
 
     forward = tuple(m for m in trace.forward_calls if m in unit_names)
     backward = tuple(m for m in trace.backward_calls if m in unit_names)
@@ -134,7 +154,6 @@ def build_plan(
     missing_bwd = [m for m in reversed(forward) if m not in backward]
     backward = backward + tuple(dict.fromkeys(missing_bwd))
 
-    external: dict[str, list[str]] = {m: [] for m in unit_names}
     for r in trace.reads:
         reader = _innermost_unit(r.stack, unit_names)
         if reader is None or r.param in keep_out:

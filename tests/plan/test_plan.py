@@ -148,3 +148,32 @@ def test_unit_patterns_and_their_errors():
 def test_plan_round_trips_through_json():
     _, _, plan = plan_for("examples/models/child_weight.py:build_model")
     assert Plan.from_json(plan.to_json()) == plan
+
+
+def test_weight_tied_across_units_is_external_to_the_second_unit(tmp_path):
+    (tmp_path / "shared.py").write_text(
+        "import torch.nn.functional as F\n"
+        "from torch import nn\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.embed = nn.Embedding(32, 16)\n"
+        "        self.blocks = nn.ModuleList(nn.Linear(16, 16, bias=False) for _ in range(3))\n"
+        "        self.blocks[2].weight = self.blocks[0].weight  # ALBERT-style sharing across depth\n\n"
+        "    def forward(self, input_ids, labels):\n"
+        "        x = self.embed(input_ids)\n"
+        "        for b in self.blocks:\n"
+        "            x = b(x)\n"
+        "        return F.cross_entropy(x.flatten(0, 1), labels.flatten() % 16)\n\n"
+        "def build():\n"
+        "    return Net()\n"
+    )
+    t = parse_target("shared.py:build", "--model")
+    model = build_meta_model(load_callable(t, tmp_path), t)
+    tr = trace_model(model, root=tmp_path, batch_size=1, seq_len=4)
+    plan = build_plan(model, tr, ZeroSpec(stage=3, param_persistence_threshold=0))
+    assert units(plan) == {"blocks.0": ("blocks.0.weight",), "blocks.1": ("blocks.1.weight",), "blocks.2": (),
+                           "": ("embed.weight",)}
+    # blocks.2 owns nothing of its own but runs with block 0's weight: a unit whose only parameter is external.
+    assert plan.unit("blocks.2").external == ("blocks.0.weight",) and plan.unit("blocks.2").params == ()
+    assert plan.forward_order == ("", "blocks.0", "blocks.1", "blocks.2")

@@ -13,6 +13,7 @@ be written (stale or missing), 0 when it is current. A file emitted with
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import sys
@@ -132,7 +133,8 @@ def run(args, settings) -> int:
         init=init_ref,
         config_label=prep.config_path,
         resolved=prep.report.resolved,
-        plan=prep.plan,
+        # The script runs at any world size that divides the global batch, so its plan names none.
+        plan=None if prep.plan is None else dataclasses.replace(prep.plan, world_size=None),
         plan_failure=None if trace is not None else _trace_failure(prep.trace_finding),
         n_params=trace.total_params if trace is not None else sum(p.numel() for p in prep.model.parameters()),
         vocab_size=trace.vocab_size if trace is not None else _vocab(prep.model),
