@@ -41,7 +41,7 @@ from zgen.schedule import ROOT, Plan, Unit
 from zgen.trace import ExecutionTrace
 from zgen.units import default_units
 
-__all__ = ["block_modules", "build_plan", "Step", "simulate", "unit_numel", "crosscheck_notes", "resolved_hazards",
+__all__ = ["block_modules", "build_plan", "Step", "simulate", "unit_numel", "crosscheck_notes", "resolved_hazards", "trace_failure_note",
            "MemoryPoint", "timeline"]
 
 # Another ModuleList gets units too when it holds at least this share of the largest one's parameters.
@@ -486,3 +486,20 @@ def resolved_hazards(trace: ExecutionTrace, plan: Plan, static: Sequence, root, 
         lines.append(f"{f.path}:{f.line}: {f.code} {f.message} -> {how}")
         keys.add((f.path, f.line, f.code))
     return lines, keys
+
+
+def trace_failure_note(finding, static: Sequence, root, static_root=None) -> str:
+    """Whether the static check also flagged the line where the trace stopped (a ZG2xx there agrees)."""
+    from pathlib import Path
+
+    def where(path: str, base) -> str:
+        p = Path(path)
+        return str((p if p.is_absolute() else Path(base) / p).resolve())
+
+    here = (where(finding.path, root), finding.line)
+    same = sorted({f.code for f in static if f.code.startswith("ZG2")
+                   and (where(f.path, static_root or root), f.line) == here})
+    if same:
+        return f"{finding.path}:{finding.line}: agree: the static check reports {', '.join(same)} on this line"
+    return (f"{finding.path}:{finding.line}: trace only: the static check did not flag this line "
+            "(the data dependence is not visible in the source's shape)")

@@ -234,6 +234,11 @@ def run(args, settings) -> int:
     problems = _blocking(prep)
     if problems:
         _print_findings(problems, prep)
+        if prep.trace_finding is not None:
+            from zgen.plan import trace_failure_note
+
+            print("trace vs static check:\n  " + trace_failure_note(prep.trace_finding, prep.check.findings,
+                                                                    prep.settings.root, Path.cwd()))
         return 1
     plan = prep.plan
     if args.json:
