@@ -1,0 +1,182 @@
+"""A toy model, its data, explicit plans and the plain-PyTorch reference for the runtime tests.
+
+Shapes are odd on purpose (13, 17, 11) so every flat buffer needs padding,
+`gate` has a single element (smaller than any world size above 1), the
+output head is tied to the embedding, and `proj` reads the embedding through
+an unregistered reference (a hidden external read).
+
+Every optimizer step trains on one global batch of `GLOBAL` sequences; a run
+with world size W and accumulation A splits it into W x A equal micro
+batches, so any (W, A) computes the same update as the reference, which
+takes the whole global batch at once.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from zgen.schedule import Plan, Unit
+
+VOCAB, DIM, FFN, LAYERS, SEQ = 11, 13, 17, 3, 5
+GLOBAL = 12  # sequences per optimizer step: divisible by 1, 2, 3, 4, 6
+LR, BETAS, WD, CLIP = 2e-2, (0.9, 0.95), 0.1, 0.5
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(DIM)
+        self.up = nn.Linear(DIM, FFN)
+        self.down = nn.Linear(FFN, DIM, bias=False)
+        self.gate = nn.Parameter(torch.full((1,), 0.7))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.gate * self.down(F.gelu(self.up(self.norm(x))))
+
+
+class Proj(nn.Module):
+    """Reads the embedding matrix without registering it (a ZG3xx-style external read)."""
+
+    def __init__(self, embed: nn.Embedding) -> None:
+        super().__init__()
+        object.__setattr__(self, "source", embed)  # not a submodule: its parameter is not registered here
+        self.mix = nn.Linear(DIM, DIM, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w = self.source.weight
+        return x + 0.1 * self.mix(F.linear(F.linear(x, w), w.t()))
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, DIM)
+        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
+        self.proj = Proj(self.embed)
+        self.norm = nn.LayerNorm(DIM)
+        self.head = nn.Linear(DIM, VOCAB, bias=False)
+        self.head.weight = self.embed.weight
+        self.scale = nn.Parameter(torch.tensor([1.0, 0.0]))
+        self.register_buffer("ramp", torch.linspace(-1.0, 1.0, VOCAB))
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        h = self.embed(ids)
+        for block in self.blocks:
+            h = block(h)
+        h = self.proj(h)
+        logits = self.head(self.norm(h)) * self.scale[0] + self.scale[1] * self.ramp
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+def init_fn(module: nn.Module) -> None:
+    """Initialises every parameter (usable on a meta-built model)."""
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(module.weight, std=0.3)
+        if getattr(module, "bias", None) is not None:
+            nn.init.uniform_(module.bias, -0.1, 0.1)
+    elif isinstance(module, nn.LayerNorm):
+        nn.init.ones_(module.weight)
+        nn.init.zeros_(module.bias)
+    elif isinstance(module, Block):
+        nn.init.constant_(module.gate, 0.7)
+    elif isinstance(module, Net):
+        module.scale.data.copy_(torch.tensor([1.0, 0.0]))
+
+
+def make_model(seed: int = 0) -> Net:
+    """The initial model every run starts from."""
+    model = Net()
+    torch.manual_seed(seed)
+    model.apply(init_fn)
+    return model
+
+
+def global_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(1000 + step)
+    ids = torch.randint(0, VOCAB, (GLOBAL, SEQ), generator=g)
+    labels = torch.randint(0, VOCAB, (GLOBAL, SEQ), generator=g)
+    return ids, labels
+
+
+def micro_batch(step: int, micro: int, rank: int, world: int, accum: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rank `rank`'s micro batch `micro` of optimizer step `step`."""
+    ids, labels = global_batch(step)
+    size = GLOBAL // (world * accum)
+    i = (micro * world + rank) * size
+    return ids[i : i + size], labels[i : i + size]
+
+
+def config(world: int, accum: int, precision: str = "fp32", persistence: int = 0, **extra) -> dict:
+    cfg = {
+        "train_batch_size": GLOBAL,
+        "train_micro_batch_size_per_gpu": GLOBAL // (world * accum),
+        "gradient_accumulation_steps": accum,
+        "gradient_clipping": CLIP,
+        "bf16": {"enabled": precision == "bf16"},
+        "optimizer": {"type": "AdamW", "params": {"lr": LR, "betas": list(BETAS), "eps": 1e-8, "weight_decay": WD}},
+        "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": persistence},
+    }
+    cfg.update(extra)
+    return cfg
+
+
+def reference(steps: int, seed: int = 0) -> tuple[dict[str, torch.Tensor], list[float]]:
+    """Plain single-process training on the global batches: final state dict and per-step losses."""
+    model = make_model(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, eps=1e-8, weight_decay=WD)
+    losses = []
+    for step in range(steps):
+        loss = model(*global_batch(step))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}, losses
+
+
+def explicit_plan() -> Plan:
+    """A grouping unlike the default: nested units, a parameterless unit, externals, depth-2 prefetch."""
+    units = (
+        Unit(module="", params=("norm.weight", "norm.bias", "scale"), reshard_after_forward=False),
+        Unit(module="embed", params=("embed.weight",)),
+        Unit(module="blocks.0", params=("blocks.0.norm.weight", "blocks.0.norm.bias", "blocks.0.up.weight",
+                                        "blocks.0.up.bias", "blocks.0.down.weight")),
+        Unit(module="blocks.1", params=("blocks.1.norm.weight", "blocks.1.norm.bias", "blocks.1.down.weight")),
+        Unit(module="blocks.1.up", params=("blocks.1.up.weight", "blocks.1.up.bias")),
+        Unit(module="blocks.2", params=("blocks.2.norm.weight", "blocks.2.norm.bias", "blocks.2.up.weight",
+                                        "blocks.2.up.bias", "blocks.2.down.weight"), reshard_after_forward=False),
+        Unit(module="proj", params=("proj.mix.weight",), external=("embed.weight",)),
+        Unit(module="head", params=(), external=("embed.weight",)),  # head.weight is tied to embed.weight
+    )
+    forward = ("", "embed", "blocks.0", "blocks.1", "blocks.1.up", "blocks.2", "proj", "head")
+    backward = ("", "head", "proj", "blocks.2", "blocks.1", "blocks.1.up", "blocks.0", "embed")
+    fwd_pre = (("embed", "blocks.0"), ("blocks.1",), ("blocks.1.up",), (), ("blocks.2", "proj"), (), ("head",), ())
+    bwd_pre = (("head",), ("proj",), ("blocks.2", "blocks.1"), ("blocks.1.up",), ("blocks.0",), ("embed",), (), ())
+    return Plan(
+        units=units,
+        forward_order=forward,
+        backward_order=backward,
+        forward_prefetch=fwd_pre,
+        backward_prefetch=bwd_pre,
+        persistent=tuple(f"blocks.{i}.gate" for i in range(LAYERS)),
+    )
+
+
+def train(engine, steps: int, world: int, rank: int, accum: int, start: int = 0) -> list[float]:
+    """Run `steps` optimizer steps on `engine`; returns this rank's micro-batch losses."""
+    losses = []
+    for step in range(start, start + steps):
+        for micro in range(accum):
+            loss = engine(*micro_batch(step, micro, rank, world, accum))
+            engine.backward(loss)
+            engine.step()
+            losses.append(loss.item())
+    return losses
+
+
+def max_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> dict[str, float]:
+    assert a.keys() == b.keys(), (sorted(a.keys() ^ b.keys()))
+    return {k: (a[k].float() - b[k].float()).abs().max().item() for k in a}

@@ -1,0 +1,648 @@
+"""The stage-3 engine: gathers units around their forward and backward, reduces gradients, steps.
+
+Control flow for one micro-step (CUDA; on CPU the same calls run in order):
+
+* forward: the root's pre-hook starts the pass. Each unit's pre-hook checks
+  the plan's forward order, waits for the unit's gather (issued earlier on
+  the gather stream), issues the plan's prefetches and installs the unit's
+  parameter views into its modules. The post-hook puts the `Partitioned`
+  stand-ins back, hooks the outputs for the backward and frees the unit
+  unless the plan keeps it.
+* backward: a unit's pre-backward (a grad hook on its outputs) waits for its
+  gather and prefetches the next; its post-backward (`Views.backward`)
+  folds the gradients into the fp32 shard on the reduce stream (a
+  reduce-scatter when the world size is above 1) and frees the unit.
+* step: at the accumulation boundary the optimizer steps unit by unit, in
+  forward order, on its own stream, and the next forward's first gather is
+  issued straight away, so the forward of unit k overlaps the update of
+  unit k+1. The 1/(world x accumulation) average and the clipping factor
+  reach the fused AdamW kernel as its `grad_scale`, so no pass over the
+  gradients is spent on scaling.
+
+Buffers that cross streams are kept alive by holding references until the
+main stream has waited on the event that ends their use, never by
+`record_stream`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+from torch import nn
+from torch.autograd.graph import register_multi_grad_hook
+from torch.utils._pytree import tree_flatten
+
+from zgen.errors import ZgenError
+from zgen.schedule import Plan
+
+from . import comm
+from .config import RuntimeConfig
+from .layout import FlatLayout
+from .partitioned import Partitioned
+from .plans import PERSISTENT, Binding
+from .unit import Gathered, UnitState, Views
+
+__all__ = ["Engine"]
+
+_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+class Engine:
+    """A model trained with ZeRO stage 3; built by `zgen.runtime.initialize`."""
+
+    def __init__(
+        self,
+        module: nn.Module,
+        config: RuntimeConfig,
+        plan: Plan,
+        binding: Binding,
+        info: comm.DistInfo,
+        *,
+        keep_low_precision: bool,
+        fill: Callable[[list[UnitState]], None],
+    ) -> None:
+        self.module = module
+        self.config = config
+        self.plan = plan
+        self.rank, self.world_size, self.device = info.rank, info.world_size, info.device
+        self.compute_dtype = _DTYPES[config.precision]
+        self.reduce_dtype = _DTYPES[config.reduce_dtype]
+        self.streams = comm.Streams(self.device)
+        self.micro_steps = 0
+        self.global_steps = 0
+        self._binding = binding
+        self._owner = binding.owner
+        frozen = [n for u in binding.units + [binding.persistent] if u for n, p in u.params if not p.requires_grad]
+        if frozen:
+            raise ZgenError(
+                f"parameter `{frozen[0]}` has requires_grad=False; zgen.runtime trains every parameter it shards",
+                help="register frozen tensors as buffers, or leave them out of the model given to the engine",
+            )
+        self.units: list[UnitState] = []
+        for b in binding.units:
+            layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
+            self.units.append(UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, False))
+        self.persistent: UnitState | None = None
+        if binding.persistent is not None:
+            b = binding.persistent
+            layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
+            self.persistent = UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, True)
+        self._all = ([self.persistent] if self.persistent else []) + self.units
+        self._by_label = {u.label: u for u in self._all}
+        self._by_module = {u.bound.module_name: u for u in self.units}
+        self._slot_index = {n: (u, i) for u in self._all for i, n in enumerate(u.names)}
+
+        fill(self._all)  # materialise the masters (from real weights or meta + init_fn)
+        for u in self._all:
+            if u.lp is not None:
+                u.lp.copy_(u.master)
+            elif u.static and u.full is not u.master:
+                u.write_target.copy_(u.master)
+        self._placeholders = {
+            n: Partitioned(n, self._owner[n] if self._owner[n] != PERSISTENT else PERSISTENT, p, self._context)
+            for u in binding.units + ([binding.persistent] if binding.persistent else [])
+            for n, p in u.params
+        }
+        self._installed: dict[str, list[list[tuple[nn.Module, str]]]] = {}
+        self._active: list[UnitState] = []
+        self._reset_sites()
+        for b in binding.units + ([binding.persistent] if binding.persistent else []):
+            b.params = [(n, None) for n, _ in b.params]  # drop the last references to the unsharded weights
+        self._step_order = self._optimizer_order()
+        self.optimizer = self._build_optimizer()
+        self._loss_scale = self._initial_loss_scale()
+        self._good_steps = 0
+        self._last_norm: torch.Tensor | None = None
+        self._last_norm_event = None
+        self._skipped = 0
+
+        # forward / backward bookkeeping
+        self._epoch = 0
+        self._in_forward = False
+        self._in_backward = False
+        self._grad_on = False
+        self._fwd_pos = 0
+        self._bwd_pos = 0
+        self._needs_finalize = False
+        self._held: list[tuple[Any, tuple]] = []
+        self._fwd_pre = self._prefetch_table(plan.forward_order, plan.forward_prefetch)
+        self._bwd_pre = self._prefetch_table(plan.backward_order, plan.backward_prefetch)
+        self._hooks = []
+        for u in self.units:
+            mod = u.bound.module
+            self._hooks.append(mod.register_forward_pre_hook(self._make_pre(u)))
+            self._hooks.append(mod.register_forward_hook(self._make_post(u)))
+        self._hooks.append(module.register_forward_pre_hook(self._begin_forward, prepend=True))
+        self._hooks.append(module.register_forward_hook(self._end_forward))
+
+    # ------------------------------------------------------------------ public API
+    def __call__(self, *args, **kwargs):
+        """Run the wrapped module's forward (same arguments, same return value)."""
+        return self.module(*args, **kwargs)
+
+    forward = __call__
+
+    def train(self, mode: bool = True) -> Engine:
+        self.module.train(mode)
+        return self
+
+    def eval(self) -> Engine:
+        return self.train(False)
+
+    def is_accumulation_boundary(self) -> bool:
+        """True when the current micro-step is the last of its accumulation window."""
+        return (self.micro_steps + 1) % self.config.gradient_accumulation_steps == 0
+
+    def backward(self, loss: Any) -> None:
+        """Backpropagate `loss` (a tensor, or an output object with `.loss` / a `"loss"` key)."""
+        loss = _loss_tensor(loss)
+        if not loss.requires_grad:
+            raise ZgenError(
+                "engine.backward() got a loss that does not require grad",
+                help="run the forward with gradients enabled (not under torch.no_grad())",
+            )
+        self._in_backward = True
+        self._bwd_pos = 0
+        try:
+            if self.config.precision == "fp16":
+                (loss.float() * self._loss_scale).backward()
+            else:
+                loss.backward()
+        finally:
+            self._in_backward = False
+        self._finalize_backward()
+
+    def step(self) -> None:
+        """Count a micro-step; at the accumulation boundary, clip and apply the optimizer."""
+        if not self.is_accumulation_boundary():
+            self.micro_steps += 1
+            return
+        if self._needs_finalize:
+            self._finalize_backward()
+        stepped = [u for u in self._step_order if u.grad is not None]
+        if not stepped:
+            raise ZgenError(
+                "engine.step() at an accumulation boundary found no gradients",
+                help="call engine.backward(loss) after each forward and before engine.step()",
+            )
+        s = self.streams
+        s.wait(s.optim, s.record(s.main))
+        with s.on(s.optim):
+            skip = self._prepare_scale(stepped)
+            if not skip:
+                lr = self._lr_for_step(self.global_steps)
+                for group in self.optimizer.param_groups:
+                    group["lr"] = lr
+                for u in stepped:
+                    self._step_unit(u)
+            for u in stepped:
+                u.stale_grad, u.grad, u.norm_sq = u.grad, None, None
+                if u.update_event is None:
+                    u.update_event = s.record(s.optim)
+        if skip:
+            self._skipped += 1
+        else:
+            self.global_steps += 1
+        self.micro_steps += 1
+        # The next forward's first gathers start now, each behind its own unit's update.
+        if self.persistent is not None:
+            self._issue_gather(self.persistent)
+        if self.plan.forward_order:
+            first = self._by_module[self.plan.forward_order[0]]
+            if first.state is Gathered.FREE:
+                self._issue_gather(first)
+
+    def get_lr(self) -> list[float]:
+        """The learning rate the next optimizer step will use (one entry, as DeepSpeed's list)."""
+        return [self._lr_for_step(self.global_steps)]
+
+    @property
+    def last_grad_norm(self) -> float | None:
+        """Global gradient norm (before clipping) of the last optimizer step; None before the first."""
+        if self._last_norm is None:
+            return None
+        if self._last_norm_event is not None:
+            self._last_norm_event.synchronize()
+        return float(self._last_norm)
+
+    @property
+    def skipped_steps(self) -> int:
+        """fp16 steps skipped because the gradients overflowed."""
+        return self._skipped
+
+    @property
+    def loss_scale(self) -> float:
+        return float(self._loss_scale)
+
+    def save_checkpoint(self, path: str) -> None:
+        """Write a sharded checkpoint (torch.distributed.checkpoint) to directory `path`; collective."""
+        from .checkpoint import save
+
+        save(self, path)
+
+    def load_checkpoint(self, path: str) -> None:
+        """Resume from `save_checkpoint`'s directory, written at any world size; collective."""
+        from .checkpoint import load
+
+        load(self, path)
+
+    def full_state_dict(self) -> dict[str, torch.Tensor]:
+        """Consolidated fp32 weights (and persistent buffers) by name on rank 0, `{}` elsewhere; collective."""
+        from .checkpoint import full_state_dict
+
+        return full_state_dict(self)
+
+    def save_full_state_dict(self, path: str) -> None:
+        """Write `full_state_dict()` on rank 0: safetensors for a `.safetensors` path, else torch.save."""
+        from .checkpoint import save_full
+
+        save_full(self, path)
+
+    # ------------------------------------------------------------------ optimizer
+    def _optimizer_order(self) -> list[UnitState]:
+        order, seen = [], set()
+        if self.persistent is not None:
+            order.append(self.persistent)
+            seen.add(self.persistent.label)
+        for m in self.plan.forward_order:
+            u = self._by_module[m]
+            if u.label not in seen:
+                order.append(u)
+                seen.add(u.label)
+        order += [u for u in self.units if u.label not in seen]
+        return order
+
+    def _build_optimizer(self) -> torch.optim.Optimizer:
+        c = self.config
+        cls = torch.optim.AdamW if c.optimizer == "adamw" else torch.optim.Adam
+        return cls(
+            [u.master for u in self._step_order],
+            lr=c.lr,
+            betas=c.betas,
+            eps=c.eps,
+            weight_decay=c.weight_decay,
+            fused=True,
+        )
+
+    def _lr_for_step(self, step: int) -> float:
+        # DeepSpeed steps its scheduler after the optimizer, so step k runs with the scheduler at k - 1.
+        sched = self.config.scheduler
+        return self.config.lr if sched is None else sched.lr(step - 1, self.config.lr)
+
+    def _initial_loss_scale(self) -> float:
+        ls = self.config.loss_scale
+        if self.config.precision != "fp16":
+            return 1.0
+        return ls.static if ls.static > 0 else float(2**ls.initial_scale_power)
+
+    def _prepare_scale(self, stepped: list[UnitState]) -> bool:
+        """Global norm, clipping and averaging folded into the optimizer's grad_scale; True to skip (fp16 overflow)."""
+        s = self.streams
+        norms = [u.norm_sq for u in stepped if u.norm_sq is not None]
+        total = torch.stack(norms).sum() if norms else torch.zeros((), device=self.device)
+        if self.world_size > 1:
+            comm.all_reduce_sum(total)
+        denom = float(self.world_size * self.config.gradient_accumulation_steps) * self._loss_scale
+        norm = total.sqrt() / denom
+        self._last_norm = norm
+        self._last_norm_event = s.record(s.optim)
+        divisor = torch.full((), denom, dtype=torch.float32, device=self.device)
+        if self.config.gradient_clipping > 0:
+            coef = torch.clamp(self.config.gradient_clipping / (norm + 1e-6), max=1.0)
+            divisor = divisor / coef
+        self.optimizer.grad_scale = divisor
+        if self.config.precision != "fp16":
+            return False
+        overflow = not bool(torch.isfinite(total))  # fp16 only: a host sync, as DeepSpeed does
+        ls = self.config.loss_scale
+        if ls.static > 0:
+            return overflow
+        if overflow:
+            self._loss_scale = max(self._loss_scale / 2, ls.min_scale)
+            self._good_steps = 0
+        else:
+            self._good_steps += 1
+            if self._good_steps % ls.window == 0:
+                self._loss_scale *= 2
+        return overflow
+
+    def _step_unit(self, u: UnitState) -> None:
+        u.master.grad = u.grad
+        self.optimizer.step()
+        u.master.grad = None
+        if u.lp is not None:
+            u.lp.copy_(u.master)
+        elif u.static and u.full is not u.master:
+            u.write_target.copy_(u.master)
+        if u.pinned:
+            u.state = Gathered.FREE  # contents are last step's weights; storage stays
+        u.update_event = self.streams.record(self.streams.optim)
+
+    # ------------------------------------------------------------------ gathering
+    def _issue_gather(self, u: UnitState) -> None:
+        s = self.streams
+        with s.on(s.main):
+            u.allocate()
+        ready = s.record(s.main)
+        with s.on(s.gather):
+            s.wait(s.gather, ready)
+            s.wait(s.gather, u.update_event)
+            if self.world_size > 1:
+                comm.all_gather(u.write_target, u.gather_input)
+            else:
+                u.write_target.copy_(u.master)
+            u.gather_event = s.record(s.gather)
+        u.state = Gathered.PENDING
+
+    def _ensure_ready(self, u: UnitState) -> None:
+        s = self.streams
+        if u.static:
+            if u.update_event is not None:
+                s.wait(s.main, u.update_event)
+                u.update_event, u.stale_grad = None, None
+            return
+        if u.state is Gathered.FREE:
+            self._issue_gather(u)
+        if u.state is Gathered.PENDING:
+            s.wait(s.main, u.gather_event)
+            u.state = Gathered.READY
+            # The gather waited for this unit's optimizer update, so the main stream is now past it.
+            u.update_event, u.stale_grad = None, None
+
+    def _free(self, u: UnitState) -> None:
+        if u.static or u.pinned or u.state is Gathered.FREE:
+            return
+        if u.state is Gathered.PENDING:
+            self.streams.wait(self.streams.main, u.gather_event)
+        u.release()
+
+    def _prefetch(self, modules: tuple[str, ...]) -> None:
+        for m in modules:
+            u = self._by_module[m]
+            if u.state is Gathered.FREE:
+                self._issue_gather(u)
+
+    @staticmethod
+    def _prefetch_table(order: tuple[str, ...], given: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
+        if given:
+            return list(given)
+        return [(order[i + 1],) if i + 1 < len(order) and order[i + 1] != order[i] else () for i in range(len(order))]
+
+    def _owners(self, u: UnitState) -> list[UnitState]:
+        labels = []
+        for n in u.bound.external:
+            lbl = self._owner[n]
+            if lbl != u.label and lbl not in labels:
+                labels.append(lbl)
+        return [self._by_label[lbl] for lbl in labels]
+
+    # ------------------------------------------------------------------ views
+    def _views_for(self, u: UnitState) -> tuple[torch.Tensor, ...]:
+        if u.views_epoch != self._epoch:
+            if not u.layout.slots:
+                u.views = ()
+            elif self._grad_on:
+                u.views = Views.apply(self, u, u.anchor)
+            else:
+                u.views = u.make_views()
+            u.views_epoch = self._epoch
+            u.fired = False
+        return u.views
+
+    def _install(self, u: UnitState) -> None:
+        for owner in [u] + self._owners(u):
+            self._views_for(owner)
+        done = []
+        for mod, attr, name in u.bound.sites:
+            if isinstance(mod._parameters[attr], Partitioned):
+                owner, i = self._slot_index[name]
+                mod._parameters[attr] = owner.views[i]
+                done.append((mod, attr))
+        self._installed.setdefault(u.label, []).append(done)
+
+    def _uninstall(self, u: UnitState) -> None:
+        stack = self._installed.get(u.label)
+        if not stack:
+            return
+        for mod, attr in stack.pop():
+            name = self._site_name(mod, attr, u)
+            mod._parameters[attr] = self._placeholders[name]
+
+    def _reset_sites(self) -> None:
+        for name, sites in self._binding.sites.items():
+            for mod, attr in sites:
+                mod._parameters[attr] = self._placeholders[name]
+        self._installed.clear()
+        self._active.clear()
+        for u in self._all:
+            u.active = 0
+
+    def _site_name(self, mod: nn.Module, attr: str, u: UnitState) -> str:
+        for m, a, name in u.bound.sites:
+            if m is mod and a == attr:
+                return name
+        raise AssertionError("site not in unit")  # pragma: no cover - sites come from the same list
+
+    def _context(self) -> str:
+        if self._active:
+            return f"inside the forward of unit `{self._active[-1].label}`"
+        if self._in_backward:
+            return "during the backward pass"
+        return "outside the engine's forward"
+
+    # ------------------------------------------------------------------ hooks
+    def _begin_forward(self, module, args) -> None:
+        if self._in_backward:
+            return
+        self.streams.capture_main()
+        if self._active or any(self._installed.values()):
+            self._reset_sites()  # a previous forward raised half-way
+        self._epoch += 1
+        self._in_forward = True
+        self._fwd_pos = 0
+        self._grad_on = torch.is_grad_enabled()
+        if self.persistent is not None:
+            self._ensure_ready(self.persistent)
+            self._install(self.persistent)
+
+    def _end_forward(self, module, args, output) -> None:
+        if self._in_backward:
+            return
+        self._in_forward = False
+        order = self.plan.forward_order
+        if self._fwd_pos < len(order):
+            raise ZgenError(
+                f"the forward ran {self._fwd_pos} of the plan's {len(order)} units; the plan expected "
+                f"`{order[self._fwd_pos] or '<root>'}` next",
+                help="the model skipped a unit the plan schedules; regenerate the plan with `zgen plan`",
+            )
+        if self.persistent is not None:
+            self._uninstall(self.persistent)
+        s = self.streams
+        for u in self._all:
+            if u.update_event is not None and (u.static or u.state is Gathered.FREE):
+                s.wait(s.main, u.update_event)  # a unit this forward did not gather: still release last step's grad
+                u.update_event, u.stale_grad = None, None
+        if not self._grad_on:
+            for u in self.units:
+                self._free(u)
+        else:
+            self._needs_finalize = True
+
+    def _make_pre(self, u: UnitState):
+        def hook(module, args):
+            self._pre_forward(u)
+
+        return hook
+
+    def _make_post(self, u: UnitState):
+        def hook(module, args, output):
+            self._post_forward(u, output)
+
+        return hook
+
+    def _pre_forward(self, u: UnitState) -> None:
+        if self._in_backward:  # recomputation (activation checkpointing): same views, no schedule
+            self._ensure_ready(u)
+            for o in self._owners(u):
+                self._ensure_ready(o)
+            self._install(u)
+            self._active.append(u)
+            return
+        if not self._in_forward:
+            raise ZgenError(
+                f"module `{u.label}` was called outside the engine's forward",
+                help="call the engine (or the whole model), not one of its units",
+            )
+        order = self.plan.forward_order
+        pos = self._fwd_pos
+        expected = order[pos] if pos < len(order) else None
+        if u.bound.module_name != expected:
+            what = f"`{expected or '<root>'}`" if expected is not None else "no further unit"
+            raise ZgenError(
+                f"the forward ran unit `{u.label}` where the plan expects {what} "
+                f"(position {pos + 1} of {len(order)} in forward_order)",
+                help="the model's execution order differs from the plan; regenerate it with `zgen plan`",
+            )
+        self._fwd_pos += 1
+        u.active += 1
+        self._ensure_ready(u)
+        for o in self._owners(u):
+            self._ensure_ready(o)
+        self._prefetch(self._fwd_pre[pos])
+        self._install(u)
+        self._active.append(u)
+
+    def _post_forward(self, u: UnitState, output) -> None:
+        self._active.pop()
+        self._uninstall(u)
+        if self._in_backward:
+            return
+        u.active -= 1
+        if self._grad_on:
+            tensors = [t for t in tree_flatten(output)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+            if not tensors and hasattr(output, "loss") and isinstance(output.loss, torch.Tensor):
+                tensors = [output.loss] if output.loss.requires_grad else []
+            if tensors:
+                register_multi_grad_hook(tensors, lambda _grad, u=u: self._pre_backward(u), mode="any")
+        if u.bound.reshard_after_forward and u.active == 0:
+            self._free(u)
+        for o in self._owners(u):
+            if o.active == 0 and o.bound.reshard_after_forward:
+                self._free(o)
+
+    def _pre_backward(self, u: UnitState) -> None:
+        order = self.plan.backward_order
+        pos = None
+        if self._bwd_pos < len(order) and order[self._bwd_pos] == u.bound.module_name:
+            pos = self._bwd_pos
+        elif u.state is not Gathered.READY:
+            nxt = [i for i in range(self._bwd_pos, len(order)) if order[i] == u.bound.module_name]
+            pos = nxt[0] if nxt else None
+        if pos is not None:
+            self._bwd_pos = pos + 1
+        self._ensure_ready(u)
+        for o in self._owners(u):
+            self._ensure_ready(o)
+        if pos is not None:
+            self._prefetch(self._bwd_pre[pos])
+
+    def _post_backward(self, u: UnitState, grads: tuple) -> None:
+        """Fold one unit's parameter gradients into its fp32 shard (reduce-scattered across ranks)."""
+        s = self.streams
+        first = u.grad is None
+        layout = u.layout
+        with s.on(s.main):
+            if first:
+                u.grad = torch.empty(layout.shard, dtype=torch.float32, device=self.device)
+        ready = s.record(s.main)
+        with s.on(s.reduce):
+            s.wait(s.reduce, ready)
+            if self.world_size == 1:
+                _fold(u.grad_layout_views(u.grad), u.gap_views(u.grad), grads, first)
+            else:
+                buf = torch.empty(layout.padded, dtype=self.reduce_dtype, device=self.device)
+                _fold(u.grad_layout_views(buf), u.gap_views(buf), grads, True)
+                if first and self.reduce_dtype == torch.float32:
+                    comm.reduce_scatter(u.grad, buf)
+                else:
+                    part = torch.empty(layout.shard, dtype=self.reduce_dtype, device=self.device)
+                    comm.reduce_scatter(part, buf)
+                    u.grad.copy_(part) if first else u.grad.add_(part)
+            if self.is_accumulation_boundary():
+                u.norm_sq = torch.linalg.vector_norm(u.grad).square()
+            done = s.record(s.reduce)
+        u.fired = True
+        # Keep the autograd gradients alive until the main stream has waited for their reader.
+        self._release_held(keep_last=True)
+        self._held.append((done, grads))
+        if not u.pinned:
+            self._free(u)
+
+    def _release_held(self, keep_last: bool) -> None:
+        keep = self._held[-1:] if keep_last else []
+        for ev, _ in self._held[: len(self._held) - len(keep)]:
+            self.streams.wait(self.streams.main, ev)
+        self._held = keep
+
+    def _finalize_backward(self) -> None:
+        """After loss.backward(): reduce units whose backward never ran (zero gradients), release buffers."""
+        self._needs_finalize = False
+        pending = [u for u in self._all if u.views_epoch == self._epoch and not u.fired and u.layout.slots]
+        if self._grad_on:
+            rank_of = {m: i for i, m in enumerate(self.plan.backward_order)}
+            pending.sort(key=lambda u: rank_of.get(u.bound.module_name, -1))
+            for u in pending:
+                self._post_backward(u, (None,) * len(u.layout.slots))
+        self._release_held(keep_last=False)
+        for u in self.units:
+            self._free(u)
+
+
+def _fold(dst: list[torch.Tensor], gaps: list[torch.Tensor], grads: tuple, first: bool) -> None:
+    """dst[i] (+)= grads[i]; when `first`, also zero what has no gradient so the buffer is fully written."""
+    have = [(d, g) for d, g in zip(dst, grads) if g is not None]
+    if have:
+        ds, gs = zip(*have)
+        if first:
+            torch._foreach_copy_(list(ds), list(gs))
+        else:
+            torch._foreach_add_(list(ds), list(gs))
+    if first:
+        zero = [d for d, g in zip(dst, grads) if g is None] + gaps
+        if zero:
+            torch._foreach_zero_(zero)
+
+
+def _loss_tensor(loss: Any) -> torch.Tensor:
+    if isinstance(loss, torch.Tensor):
+        return loss
+    if isinstance(loss, dict) and isinstance(loss.get("loss"), torch.Tensor):
+        return loss["loss"]
+    if isinstance(getattr(loss, "loss", None), torch.Tensor):
+        return loss.loss
+    raise ZgenError(
+        f"engine.backward() needs the loss tensor (or an output with `.loss`), not {type(loss).__name__}",
+    )
+

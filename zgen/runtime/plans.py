@@ -1,0 +1,255 @@
+"""The default plan, and checking a plan against the model it is applied to.
+
+`default_plan(model, config)` is what the engine uses when it is given no
+plan: the units of `zgen.units.default_units`, parameters at or below
+`stage3_param_persistence_threshold` elements made persistent (as DeepSpeed
+does), the root unit kept gathered between forward and backward, and a
+prefetch of the next units up to `stage3_prefetch_bucket_size` elements.
+
+Order conventions (the planner follows the same ones):
+
+* `forward_order` lists units in the order their forward *starts* (the root
+  first, since its forward encloses everything else);
+* `backward_order` lists units in the order their backward starts, which is
+  the reverse of the order their forwards *finish* (the root first again).
+
+`bind(model, plan)` resolves every name in the plan against the model and
+returns the `Binding` the engine works from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch import nn
+
+from zgen.errors import ZgenError
+from zgen.schedule import Plan, PlanError, Unit
+from zgen.units import default_units
+
+from .config import zero_settings
+
+__all__ = ["default_plan", "bind", "Binding", "BoundUnit", "PERSISTENT"]
+
+PERSISTENT = "<persistent>"  # label of the pseudo-unit holding the plan's persistent parameters
+
+
+def default_plan(model: nn.Module, config: Any = None) -> Plan:
+    """The plan the engine derives when given none (see the module docstring)."""
+    threshold, bucket = zero_settings(config) if config is not None else (100_000, 50_000_000)
+    params = dict(model.named_parameters())
+    persistent = tuple(n for n, p in params.items() if p.numel() <= threshold)
+    specs = []
+    for spec in default_units(model):
+        owned = tuple(n for n in spec.params if n not in persistent)
+        if owned or spec.module == "":
+            specs.append((spec.module, owned))
+    blocks = [(m, ps) for m, ps in specs if m != ""]
+    root = [(m, ps) for m, ps in specs if m == ""]
+    ordered = root + blocks  # forward start order: the root's forward encloses the blocks
+    externals = _alias_externals(model, {p: m for m, ps in ordered for p in ps})
+    units = tuple(
+        Unit(module=m, params=ps, external=externals.get(m, ()), reshard_after_forward=m != "")
+        for m, ps in ordered
+        if ps or externals.get(m)
+    )
+    forward = tuple(u.module for u in units)
+    backward = forward[:1] + tuple(reversed(forward[1:])) if forward and forward[0] == "" else tuple(reversed(forward))
+    size = {u.module: sum(params[p].numel() for p in u.params) for u in units}
+    return Plan(
+        units=units,
+        forward_order=forward,
+        backward_order=backward,
+        forward_prefetch=_prefetch(forward, size, bucket),
+        backward_prefetch=_prefetch(backward, size, bucket),
+        persistent=persistent,
+        notes=("default plan: one unit per block of the largest ModuleList, root first",),
+    )
+
+
+def _prefetch(order: tuple[str, ...], size: dict[str, int], bucket: int) -> tuple[tuple[str, ...], ...]:
+    """At each position, the following units whose total size fits `bucket` (always at least one)."""
+    out = []
+    for i in range(len(order)):
+        chosen, total = [], 0
+        for m in order[i + 1 :]:
+            if m in chosen or m == order[i]:
+                continue
+            if chosen and total + size[m] > bucket:
+                break
+            chosen.append(m)
+            total += size[m]
+        out.append(tuple(chosen))
+    return tuple(out)
+
+
+def _alias_externals(model: nn.Module, owner: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """Tied parameters registered under a module of another unit become externals of that unit."""
+    units = set(owner.values()) | {""}
+    canonical = _canonical_names(model)
+    ext: dict[str, list[str]] = {}
+    for mod_name, mod in model.named_modules(remove_duplicate=False):
+        terr = _innermost(mod_name, units)
+        for attr, p in mod._parameters.items():
+            if p is None:
+                continue
+            name = canonical[id(p)]
+            if name in owner and owner[name] != terr and name not in ext.get(terr, []):
+                ext.setdefault(terr, []).append(name)
+    return {m: tuple(v) for m, v in ext.items()}
+
+
+def _canonical_names(model: nn.Module) -> dict[int, str]:
+    return {id(p): n for n, p in model.named_parameters()}
+
+
+def _innermost(module_name: str, units: set[str]) -> str | None:
+    """The unit module enclosing `module_name` most closely ("" is the root; None if none)."""
+    parts = module_name.split(".") if module_name else []
+    for i in range(len(parts), -1, -1):
+        prefix = ".".join(parts[:i])
+        if prefix in units:
+            return prefix
+    return None
+
+
+@dataclass(slots=True)
+class BoundUnit:
+    """A plan unit resolved against the model."""
+
+    label: str
+    module: nn.Module | None
+    module_name: str | None
+    params: list[tuple[str, nn.Parameter]]
+    external: list[str]
+    reshard_after_forward: bool
+    sites: list[tuple[nn.Module, str, str]] = field(default_factory=list)  # (module, attr, canonical) to install
+
+
+@dataclass(slots=True)
+class Binding:
+    """Everything the engine needs to know about how the plan maps onto the model."""
+
+    units: list[BoundUnit]
+    persistent: BoundUnit | None
+    owner: dict[str, str]  # canonical parameter name -> unit label
+    sites: dict[str, list[tuple[nn.Module, str]]]  # canonical name -> every (module, attr) holding it
+
+
+def bind(model: nn.Module, plan: Plan, world_size: int) -> Binding:
+    """Resolve `plan` against `model`; raise `ZgenError` where they disagree."""
+    try:
+        plan.validate()
+    except PlanError as e:
+        raise ZgenError(f"invalid plan: {e}") from None
+    if plan.world_size is not None and plan.world_size != world_size:
+        raise ZgenError(
+            f"the plan was made for world size {plan.world_size} but this job has {world_size} ranks",
+            help=f"regenerate it with `zgen plan --world-size {world_size}`",
+        )
+    canonical = _canonical_names(model)
+    alias = {n: canonical[id(p)] for n, p in model.named_parameters(remove_duplicate=False)}
+    params = dict(model.named_parameters())
+    modules = dict(model.named_modules())
+
+    def resolve(name: str, where: str) -> str:
+        if name not in alias:
+            raise ZgenError(f"the plan's {where} names parameter `{name}`, which the model does not have")
+        return alias[name]
+
+    owner: dict[str, str] = {}
+    units: list[BoundUnit] = []
+    for u in plan.units:
+        if u.module not in modules:
+            raise ZgenError(f"the plan has a unit for module `{u.label}`, which the model does not have")
+        names = []
+        for n in u.params:
+            c = resolve(n, f"unit `{u.label}`")
+            if c in owner:
+                raise ZgenError(f"parameter `{c}` is in unit `{owner[c]}` and in unit `{u.label}` (tied names count once)")
+            owner[c] = u.label
+            names.append(c)
+        units.append(
+            BoundUnit(
+                label=u.label,
+                module=modules[u.module],
+                module_name=u.module,
+                params=[(c, params[c]) for c in names],
+                external=[resolve(n, f"unit `{u.label}` external") for n in u.external],
+                reshard_after_forward=u.reshard_after_forward,
+            )
+        )
+    pers_names = []
+    for n in plan.persistent:
+        c = resolve(n, "persistent list")
+        if c in owner:
+            raise ZgenError(f"parameter `{c}` is persistent and also in unit `{owner[c]}`")
+        owner[c] = PERSISTENT
+        pers_names.append(c)
+    missing = [n for n in params if n not in owner]
+    if missing:
+        shown = ", ".join(f"`{n}`" for n in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise ZgenError(
+            f"the plan does not place {len(missing)} parameter(s): {shown}",
+            help="every parameter must belong to one unit or be persistent; regenerate the plan for this model",
+        )
+    persistent = (
+        BoundUnit(PERSISTENT, None, None, [(c, params[c]) for c in pers_names], [], False) if pers_names else None
+    )
+    sites = _sites(model, canonical)
+    _assign_sites(model, units, persistent, owner, canonical)
+    for u in units:
+        # An external read may go through the owner's own module (a stored reference), so the
+        # unit installs its externals wherever they are registered; sites already holding a
+        # gathered view are skipped at run time.
+        have = {(id(m), a) for m, a, _ in u.sites}
+        u.sites.extend((m, a, n) for n in u.external for m, a in sites[n] if (id(m), a) not in have)
+    return Binding(units, persistent, owner, sites)
+
+
+def _sites(model: nn.Module, canonical: dict[int, str]) -> dict[str, list[tuple[nn.Module, str]]]:
+    out: dict[str, list[tuple[nn.Module, str]]] = {}
+    seen = set()
+    for _, mod in model.named_modules(remove_duplicate=False):
+        for attr, p in mod._parameters.items():
+            if p is None or (id(mod), attr) in seen:
+                continue
+            seen.add((id(mod), attr))
+            out.setdefault(canonical[id(p)], []).append((mod, attr))
+    return out
+
+
+def _assign_sites(
+    model: nn.Module,
+    units: list[BoundUnit],
+    persistent: BoundUnit | None,
+    owner: dict[str, str],
+    canonical: dict[int, str],
+) -> None:
+    """Give each (module, attr) holding a parameter to the unit that installs it during forward."""
+    by_module = {u.module_name: u for u in units}
+    seen = set()
+    for mod_name, mod in model.named_modules(remove_duplicate=False):
+        terr = _innermost(mod_name, set(by_module))
+        for attr, p in mod._parameters.items():
+            if p is None or (id(mod), attr) in seen:
+                continue
+            seen.add((id(mod), attr))
+            name = canonical[id(p)]
+            if owner[name] == PERSISTENT:
+                persistent.sites.append((mod, attr, name))
+                continue
+            unit = by_module.get(terr) if terr is not None else None
+            if unit is None:
+                raise ZgenError(
+                    f"parameter `{name}` (as `{mod_name}.{attr}`) is used by a module outside every unit of the plan",
+                    help="make it persistent, or add a unit around the module that uses it",
+                )
+            if owner[name] != unit.label and name not in unit.external:
+                raise ZgenError(
+                    f"parameter `{name}` of unit `{owner[name]}` is also registered as `{mod_name}.{attr}` "
+                    f"inside unit `{unit.label}`, which does not list it as external",
+                    help=f"add `{name}` to the `external` list of unit `{unit.label}`",
+                )
+            unit.sites.append((mod, attr, name))

@@ -1,0 +1,135 @@
+"""One unit's storage: flat shards, the gathered buffer, and the views the module computes with.
+
+Per unit and rank:
+
+* `master` - fp32 shard, the optimizer's parameter;
+* `lp` - low-precision shard, the all-gather input (only when the world size
+  is above 1 and the compute dtype is not fp32; otherwise `master` or nothing);
+* `full` - the gathered flat buffer in the compute dtype. Its storage is
+  resized to zero when the unit is freed and back when it is gathered again,
+  so views that autograd saved in forward stay valid for backward (the same
+  trick FSDP uses). At world size 1 in fp32 `full` *is* `master`, and with
+  `keep_low_precision` it is a persistent bf16 copy: no gather, no copy;
+* `grad` - fp32 gradient shard, allocated at the first backward of an
+  accumulation window and dropped after the optimizer step.
+
+The module sees per-parameter views of `full` produced by `_Views`, a custom
+autograd function; its backward receives every parameter's gradient once all
+uses in the micro-step are done, which is the unit's post-backward moment.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import torch
+
+from .layout import FlatLayout
+from .plans import BoundUnit
+
+__all__ = ["Gathered", "UnitState", "Views"]
+
+
+class Gathered(enum.Enum):
+    FREE = "free"  # `full` holds nothing valid
+    PENDING = "pending"  # a gather was issued on the side stream
+    READY = "ready"  # the main stream has waited for the gather
+
+
+class UnitState:
+    """Runtime state of one unit (or of the persistent pseudo-unit)."""
+
+    def __init__(
+        self,
+        bound: BoundUnit,
+        layout: FlatLayout,
+        rank: int,
+        device: torch.device,
+        compute_dtype: torch.dtype,
+        keep_low_precision: bool,
+        pinned: bool,
+    ) -> None:
+        self.label = bound.label
+        self.bound = bound
+        self.layout = layout
+        self.rank = rank
+        self.pinned = pinned  # persistent pseudo-unit: gathered once per step, never freed
+        self.names = [s.name for s in layout.slots]
+        self.master = torch.zeros(layout.shard, dtype=torch.float32, device=device)
+        world = layout.world_size
+        low = compute_dtype != torch.float32
+        self.lp = torch.empty(layout.shard, dtype=compute_dtype, device=device) if world > 1 and low else None
+        # `static`: `full` aliases a persistent tensor, so it is never freed and needs no gather.
+        self.static = world == 1 and (not low or keep_low_precision)
+        if world == 1 and not low:
+            self.full = self.master
+        elif self.static:
+            self.full = torch.empty(layout.padded, dtype=compute_dtype, device=device)
+        else:
+            self.full = torch.empty(layout.padded, dtype=compute_dtype, device=device)
+            self.full.untyped_storage().resize_(0)
+        # Separate aliases (each `.data` has its own version counter): writes through `_write`
+        # must not bump the counter of the views autograd saved from `_read`.
+        self._read = self.full.data
+        self._write = self.full.data
+        self.state = Gathered.READY if self.static else Gathered.FREE
+        self.gather_event = None
+        self.update_event = None  # optimizer step of this unit, not yet ordered before the main stream
+        self.grad: torch.Tensor | None = None
+        self.stale_grad: torch.Tensor | None = None  # last step's grad, kept until the main stream is past the step
+        self.norm_sq: torch.Tensor | None = None
+        self.views: tuple[torch.Tensor, ...] | None = None
+        self.views_epoch = -1
+        self.active = 0
+        self.fired = False
+        self.anchor = torch.empty(0, device=device, requires_grad=True)
+
+    # -- storage -----------------------------------------------------------
+    @property
+    def gather_input(self) -> torch.Tensor:
+        return self.lp if self.lp is not None else self.master
+
+    def allocate(self) -> None:
+        nbytes = self.layout.padded * self.full.element_size()
+        storage = self.full.untyped_storage()
+        if storage.size() != nbytes:
+            storage.resize_(nbytes)
+
+    def release(self) -> None:
+        if not self.static and not self.pinned:
+            self.full.untyped_storage().resize_(0)
+            self.state = Gathered.FREE
+
+    @property
+    def write_target(self) -> torch.Tensor:
+        return self._write
+
+    def make_views(self) -> tuple[torch.Tensor, ...]:
+        base = self._read
+        return tuple(base[s.offset : s.end].view(s.shape) for s in self.layout.slots)
+
+    def grad_layout_views(self, flat: torch.Tensor) -> list[torch.Tensor]:
+        """Per-parameter views of a flat buffer laid out like `full`."""
+        return [flat[s.offset : s.end].view(s.shape) for s in self.layout.slots]
+
+    def gap_views(self, flat: torch.Tensor) -> list[torch.Tensor]:
+        return [flat[a:b] for a, b in self.layout.gaps()]
+
+    # -- checkpoint helpers ------------------------------------------------
+    def shard_of(self, flat_full: torch.Tensor) -> torch.Tensor:
+        lo, hi = self.layout.shard_range(self.rank)
+        return flat_full[lo:hi]
+
+
+class Views(torch.autograd.Function):
+    """Hands the module one view per parameter of a gathered unit; collects their gradients."""
+
+    @staticmethod
+    def forward(ctx, engine, unit: UnitState, anchor: torch.Tensor):  # type: ignore[override]
+        ctx.engine, ctx.unit = engine, unit
+        return unit.make_views()
+
+    @staticmethod
+    def backward(ctx, *grads):  # type: ignore[override]
+        ctx.engine._post_backward(ctx.unit, grads)
+        return None, None, None
