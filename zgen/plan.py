@@ -330,9 +330,6 @@ def simulate(plan: Plan, *, phase: str | None = None, choose=None) -> list[Step]
 
 # -- memory timeline ----------------------------------------------------------------------------
 
-_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
-
-
 @dataclass(frozen=True, slots=True)
 class MemoryPoint:
     """Per-GPU bytes while one unit runs, split the way `zgen plan` prints and plots them."""
@@ -354,42 +351,46 @@ class MemoryPoint:
 def timeline(plan: Plan, trace: ExecutionTrace, resolved, shape, *, seq_len: int, world_size: int) -> list[MemoryPoint]:
     """Per-GPU memory at every position of one step, using the shared memory model (`zgen.memory`).
 
-    Model states and the activation total come from `zgen.memory` (the same
-    formulas `zgen check` uses). Gathered and in-flight units are their
-    elements times the compute precision's bytes. Activations grow evenly
-    over the forward's unit positions after the root's and shrink the same way
-    in backward: the memory model knows the total, the plan knows the order.
+    Model states and activations come from `zgen.memory` (the formulas
+    `zgen check` uses); the plan says when each part is live. Gathered and
+    in-flight units are their elements times the compute dtype's bytes. The
+    layers' activations grow evenly over the forward's unit positions after
+    the root's and shrink the same way in backward; the logits exist from the
+    end of the forward until the root's backward.
     """
+    from dataclasses import replace as _replace
+
     from zgen import memory
 
     z = resolved.zero
-    per = _BYTES[resolved.precision]
+    per = memory.compute_bytes(resolved.precision)
     numel = unit_numel(plan, trace)
     sizes = {p.name: p.numel for p in trace.params}
-    states = memory.model_states(
+    states = sum(i.bytes for i in memory.model_states(
         trace.total_params, world_size, z.stage, resolved.precision,
         offload_param=z.offload_param.device != "none", offload_optimizer=z.offload_optimizer.device != "none",
-    )
-    states_bytes = states.bytes if hasattr(states, "bytes") else int(states)
-    act = memory.activation_bytes(shape, resolved.train_micro_batch_size_per_gpu, seq_len, resolved.precision)
-    act_total = 0 if act is None else (act.bytes if hasattr(act, "bytes") else int(act))
+    ))
+    micro = resolved.train_micro_batch_size_per_gpu
+    act_total = memory.activation_bytes(shape, micro, seq_len, resolved.precision)
+    act_layers = memory.activation_bytes(_replace(shape, vocab=None), micro, seq_len, resolved.precision)
+    logits = act_total - act_layers
     persistent = sum(sizes[p] for p in plan.persistent) * per
     steps = simulate(plan)
-    fwd = [s for s in steps if s.phase == "forward"]
-    growing = max(1, len(fwd) - 1)  # the root's position starts the forward; the others add activations
+    n_fwd = sum(1 for s in steps if s.phase == "forward")
+    growing = max(1, n_fwd - 1)  # the root's position starts the forward; each later one adds activations
     points = []
     for s in steps:
         ahead = set(s.issued)
         if s.phase == "forward":
-            acts = act_total * s.index // growing
+            acts = act_layers * s.index // growing + (logits if s.index == n_fwd - 1 else 0)
             grads = 0
         else:
-            acts = act_total * max(0, growing - s.index) // growing
+            acts = act_layers * (growing - max(0, s.index - 1)) // growing + (logits if s.index == 0 else 0)
             grads = numel[s.unit] * per
         points.append(MemoryPoint(
             label=f"{'fwd' if s.phase == 'forward' else 'bwd'} {s.index}",
             unit=s.unit,
-            states=states_bytes,
+            states=states,
             persistent=persistent,
             gathered=sum(numel[m] for m in s.gathered if m not in ahead) * per,
             inflight=sum(numel[m] for m in ahead) * per,

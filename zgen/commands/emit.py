@@ -102,7 +102,7 @@ def run(args, settings) -> int:
               file=sys.stderr)
         return 1
 
-    out_dir = out_path.resolve().parent
+    out_dir = os.path.dirname(os.path.abspath(out_path))
     def ref(target_text: str | None, option: str) -> tuple[CodeRef | None, str | None]:
         if not target_text:
             return None, None
@@ -110,7 +110,7 @@ def run(args, settings) -> int:
         f = _cli_path(args, option.lstrip("-"), t.path, s) if option.startswith("--") else s.resolve(t.path)
         if not f.is_file():
             raise ZgenError(f"{option} `{target_text}`: file `{t.path}` does not exist")
-        return CodeRef(path=os.path.relpath(f.resolve(), out_dir).replace(os.sep, "/"), function=t.function), \
+        return CodeRef(path=os.path.relpath(os.path.abspath(f), out_dir).replace(os.sep, "/"), function=t.function), \
             f"{_display(f, s.root)}:{t.function}"
 
     model_ref, _ = ref(s.model, "--model" if args.model else "model")

@@ -12,6 +12,7 @@ imported only when a command runs.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,10 +147,13 @@ def prepare(args, settings) -> Prepared:
 
 
 def _display(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(Path(root).resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    """`path` relative to the project root (through symlinks as written, so output is machine-independent)."""
+    for p, r in ((Path(os.path.abspath(path)), Path(os.path.abspath(root))), (path.resolve(), Path(root).resolve())):
+        try:
+            return p.relative_to(r).as_posix()
+        except ValueError:
+            continue
+    return str(path)
 
 
 def _seq_len(args, s, model) -> tuple[int, str]:

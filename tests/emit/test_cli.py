@@ -1,0 +1,161 @@
+"""`zgen emit` and `zgen plan` from the command line: staleness, refusal, --force, bad input, plan output."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = {
+    "train_batch_size": 4,
+    "train_micro_batch_size_per_gpu": 1,
+    "optimizer": {"type": "AdamW", "params": {"lr": 1e-3}},
+    "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 100},
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project with a config, the example models reachable as `models/`, and no [tool.zgen]."""
+    (tmp_path / "ds.json").write_text(json.dumps(TINY))
+    (tmp_path / "models").symlink_to(REPO / "examples" / "models")
+    return tmp_path
+
+
+def emit(zgen, project, *extra, model="models/tied.py:build_model"):
+    return zgen("emit", "--model", model, "--config", "ds.json", "--world-size", "2", "--seq-len", "16",
+                "--out", "train_gen.py", *extra, cwd=project)
+
+
+def test_emit_then_check_is_clean_and_a_config_edit_makes_it_stale(zgen, project):
+    code, out, err = emit(zgen, project)
+    assert code == 0, err
+    assert "wrote train_gen.py" in out
+    first = (project / "train_gen.py").read_text()
+    assert emit(zgen, project, "--check")[0] == 0
+    assert emit(zgen, project)[0] == 0 and (project / "train_gen.py").read_text() == first  # same bytes
+
+    (project / "ds.json").write_text(json.dumps({**TINY, "optimizer": {"type": "AdamW", "params": {"lr": 5e-4}}}))
+    code, out, _ = emit(zgen, project, "--check")
+    assert code == 1 and "train_gen.py: is stale; regenerate with: zgen emit" in out
+    assert (project / "train_gen.py").read_text() == first  # --check writes nothing
+
+    (project / "train_gen.py").unlink()
+    code, out, _ = emit(zgen, project, "--check")
+    assert code == 1 and "does not exist" in out
+
+
+def test_banner_records_inputs_and_the_regenerate_command(zgen, project):
+    assert emit(zgen, project)[0] == 0
+    head = (project / "train_gen.py").read_text().split('"""')[0]
+    assert "#   model:   models/tied.py:build_model" in head
+    assert "#   config:  ds.json" in head
+    assert ("# Regenerate:      zgen emit --model models/tied.py:build_model --config ds.json --world-size 2 "
+            "--seq-len 16 --out train_gen.py") in head
+
+
+LAYERDROP = textwrap.dedent("""
+    import random
+
+    import torch.nn.functional as F
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(64, 16)
+            self.layers = nn.ModuleList(nn.Linear(16, 16) for _ in range(3))
+            self.head = nn.Linear(16, 64)
+            self.drop = 0.0
+
+        def forward(self, input_ids, labels):
+            x = self.embed(input_ids)
+            for layer in self.layers:
+                if self.training and random.random() < self.drop:
+                    continue
+                x = layer(x)
+            return F.cross_entropy(self.head(x)[:, :-1].flatten(0, 1), labels[:, 1:].flatten())
+
+    def build():
+        return Net()
+""")
+
+
+def test_emit_refuses_while_check_errors_remain_and_force_records_them(zgen, project):
+    (project / "layerdrop.py").write_text(LAYERDROP)
+    code, out, err = emit(zgen, project, model="layerdrop.py:build")
+    assert code == 1 and "ZG202" in out and "emit refused" in err
+    assert not (project / "train_gen.py").exists()
+
+    code, out, err = emit(zgen, project, "--force", model="layerdrop.py:build")
+    assert code == 0 and "FORCED past" in out
+    text = (project / "train_gen.py").read_text()
+    assert "# --force: emitted although `zgen check` reported these errors:" in text and "ZG202" in text
+    assert "--force" in text.split("# Regenerate:")[1].splitlines()[0]
+    # --check treats a forced file as forced: it is current.
+    assert emit(zgen, project, "--check", model="layerdrop.py:build")[0] == 0
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        ("models/tied.py:build_it", "has no `build_it`"),
+        ("models/tied.py", "is not `path/to/file.py:function`"),
+        ("missing.py:build", "does not exist"),
+        ("bad.py:raises", "the factory raised RuntimeError: boom"),
+        ("bad.py:logits_only", "not a loss"),
+    ],
+)
+def test_bad_model_input_is_a_clear_error_with_exit_2(zgen, project, model, message):
+    (project / "bad.py").write_text(textwrap.dedent("""
+        from torch import nn
+
+        class Logits(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(8, 4)
+
+            def forward(self, input_ids, labels=None):
+                return self.embed(input_ids)
+
+        def raises():
+            raise RuntimeError("boom")
+
+        def logits_only():
+            return Logits()
+    """))
+    code, out, err = emit(zgen, project, model=model)
+    assert code == 2 and message in err and "Traceback" not in err
+    assert not (project / "train_gen.py").exists()
+
+
+def test_plan_prints_units_timeline_and_crosscheck(zgen, project):
+    code, out, err = zgen("plan", "--model", "models/child_weight.py:build_model", "--config", "ds.json",
+                          "--world-size", "2", "--seq-len", "16", cwd=project)
+    assert code == 0, err
+    assert "units (" in out and "blocks.0.proj.weight" in out  # the root's external parameter
+    assert "memory per GPU over one step" in out and "<- peak" in out
+    assert "trace vs static check:" in out
+
+
+def test_plan_json_is_the_plan_and_plot_writes_svg(zgen, project):
+    from zgen.schedule import Plan
+
+    code, out, _ = zgen("plan", "--model", "models/encdec.py:build_model", "--config", "ds.json", "--seq-len", "16",
+                        "--json", cwd=project)
+    assert code == 0
+    plan = Plan.from_json(out)
+    assert plan.forward_order[1:] == ("encoder.layers.0", "encoder.layers.1", "decoder.layers.0", "decoder.layers.1")
+    code, out, _ = zgen("plan", "--model", "models/encdec.py:build_model", "--config", "ds.json", "--seq-len", "16",
+                        "--plot", "memory.svg", cwd=project)
+    svg = (project / "memory.svg").read_text()
+    assert code == 0 and svg.startswith("<svg") and svg.rstrip().endswith("</svg>") and "peak" in svg
+
+
+def test_plan_reports_data_dependent_control_flow_as_a_finding(zgen, project):
+    code, out, _ = zgen("plan", "--model", "models/hit_only_moe.py:build_model", "--config", "ds.json",
+                        "--seq-len", "16", cwd=project)
+    assert code == 1 and "ZG290" in out and "hit_only_moe.py:" in out
