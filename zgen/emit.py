@@ -142,16 +142,20 @@ def _flat(value) -> str | None:
 
 # -- settings -----------------------------------------------------------------------------------
 
-def _origin_text(o: Origin | None, key: str) -> str:
+def _origin_text(name: str, o: Origin | None, key: str) -> str:
+    """Where a value came from, short: the key is named only when the variable's name differs from it."""
+    parts = key.split(".")
+    leaf = ".".join(parts[-2:]) if parts[-1] in ("enabled", "type", "device") and len(parts) > 1 else parts[-1]
+    named = "" if leaf == name else f"`{leaf}` "
     if o is None:
-        return f"`{key}`"
+        return f"{named}not set".strip()
     if o.kind == "config":
-        return f"config `{key}`" + (f", line {o.line}" if o.line else "")
+        return f"{named}config line {o.line}" if o.line else f"{named}config"
     if o.kind == "default":
-        return f"`{key}` not set: DeepSpeed's default"
+        return f"{named}DeepSpeed default"
     if o.kind == "auto":
-        return f"`{key}` was \"auto\": " + (o.detail or "solved by zgen")
-    return f"`{key}` derived: {o.detail}" if o.detail else f"`{key}` derived"
+        return f"{named}\"auto\" solved: {o.detail}" if o.detail else f"{named}\"auto\" solved by zgen"
+    return f"{named}derived: {o.detail}" if o.detail else f"{named}derived"
 
 
 def _origin(resolved: ResolvedConfig, *keys: str) -> tuple[Origin | None, str]:
@@ -167,27 +171,24 @@ def settings_rows(resolved: ResolvedConfig, seq_len: int, seq_len_origin: str) -
     r, z = resolved, resolved.zero
 
     def row(name: str, value, what: str, *keys: str) -> tuple[str, str, str]:
-        where = _origin_text(*_origin(r, *keys)) if keys else ""
-        return name, py_literal(value), (f"{what} ({where})" if where else what)
+        origin, key = _origin(r, *keys)
+        return name, py_literal(value), f"{what} ({_origin_text(name, origin, key)})"
 
     zk = "zero_optimization."
     sections: list[tuple[str, list[tuple[str, str, str]]]] = [
         ("batch", [
-            row("train_batch_size", r.train_batch_size,
-                f"sequences per optimizer step over all ranks; at world size {r.world_size}: micro "
-                f"{r.train_micro_batch_size_per_gpu} x accumulation {r.gradient_accumulation_steps} x world {r.world_size}",
-                "train_batch_size"),
+            row("train_batch_size", r.train_batch_size, "sequences per optimizer step, all ranks", "train_batch_size"),
             row("micro_batch_size", r.train_micro_batch_size_per_gpu, "sequences per rank per forward",
                 "train_micro_batch_size_per_gpu"),
             ("seq_len", py_literal(seq_len), f"tokens per sequence ({seq_len_origin})"),
-            row("log_every", r.steps_per_print, "print a progress line every N steps", "steps_per_print"),
+            row("log_every", r.steps_per_print, "progress line every N steps", "steps_per_print"),
         ]),
         ("precision, clipping, optimizer", [
-            row("precision", r.precision, "parameters and activations in this type; fp32 master weights",
-                "bf16.enabled", "fp16.enabled", "precision"),
-            row("gradient_clipping", float(r.gradient_clipping), "clip the global gradient norm to this (0: off)",
+            row("precision", r.precision, "compute dtype; fp32 master weights", "bf16.enabled", "fp16.enabled",
+                "precision"),
+            row("gradient_clipping", float(r.gradient_clipping), "max global gradient norm (0: off)",
                 "gradient_clipping"),
-            row("optimizer", r.optimizer.type, "torch optimizer over the flat fp32 shards", "optimizer.type"),
+            row("optimizer", r.optimizer.type, "over the flat fp32 shards", "optimizer.type"),
             row("lr", float(r.optimizer.lr), "learning rate", "optimizer.params.lr"),
             row("betas", tuple(float(b) for b in r.optimizer.betas), "Adam betas", "optimizer.params.betas"),
             row("eps", float(r.optimizer.eps), "Adam epsilon", "optimizer.params.eps"),
@@ -205,30 +206,28 @@ def settings_rows(resolved: ResolvedConfig, seq_len: int, seq_len_origin: str) -
             row("loss_scale", float(r.loss_scale), "0: dynamic loss scaling", "fp16.loss_scale"),
             row("initial_scale_power", r.initial_scale_power, "dynamic scale starts at 2**this",
                 "fp16.initial_scale_power"),
-            row("loss_scale_window", r.loss_scale_window, "steps without overflow before the scale grows",
+            row("loss_scale_window", r.loss_scale_window, "steps without overflow before it grows",
                 "fp16.loss_scale_window"),
-            row("hysteresis", r.hysteresis, "overflows tolerated before the scale shrinks", "fp16.hysteresis"),
-            row("min_loss_scale", float(r.min_loss_scale), "the scale never goes below this", "fp16.min_loss_scale"),
+            row("hysteresis", r.hysteresis, "overflows tolerated before it shrinks", "fp16.hysteresis"),
+            row("min_loss_scale", float(r.min_loss_scale), "floor of the scale", "fp16.min_loss_scale"),
         ])
     sections.append(("ZeRO", [
-        row("zero_stage", z.stage, "partition parameters, gradients and optimizer states", zk + "stage"),
-        row("overlap_comm", z.overlap_comm, "overlap collectives with compute", zk + "overlap_comm"),
-        row("contiguous_gradients", z.contiguous_gradients, "gradients in one flat buffer per unit",
+        row("zero_stage", z.stage, "params, grads and optimizer states partitioned", zk + "stage"),
+        row("overlap_comm", z.overlap_comm, "collectives overlap compute", zk + "overlap_comm"),
+        row("contiguous_gradients", z.contiguous_gradients, "one flat gradient buffer per unit",
             zk + "contiguous_gradients"),
-        row("reduce_bucket_size", z.reduce_bucket_size, "elements per gradient reduce-scatter",
-            zk + "reduce_bucket_size"),
-        row("allgather_bucket_size", z.allgather_bucket_size, "elements per all-gather (stages 1-2)",
+        row("reduce_bucket_size", z.reduce_bucket_size, "elements per reduce-scatter", zk + "reduce_bucket_size"),
+        row("allgather_bucket_size", z.allgather_bucket_size, "elements per all-gather, stages 1-2",
             zk + "allgather_bucket_size"),
-        row("prefetch_bucket_size", z.prefetch_bucket_size, "elements the plan prefetches ahead of use",
+        row("prefetch_bucket_size", z.prefetch_bucket_size, "elements prefetched ahead",
             zk + "stage3_prefetch_bucket_size", zk + "prefetch_bucket_size"),
-        row("param_persistence_threshold", z.param_persistence_threshold,
-            "parameters this small stay gathered", zk + "stage3_param_persistence_threshold",
-            zk + "param_persistence_threshold"),
+        row("param_persistence_threshold", z.param_persistence_threshold, "smaller parameters stay gathered",
+            zk + "stage3_param_persistence_threshold", zk + "param_persistence_threshold"),
         row("max_live_parameters", z.max_live_parameters, "elements gathered at once, at most",
             zk + "stage3_max_live_parameters", zk + "max_live_parameters"),
-        row("max_reuse_distance", z.max_reuse_distance, "keep a unit gathered if reused within this many elements",
+        row("max_reuse_distance", z.max_reuse_distance, "keep a unit if reused within this",
             zk + "stage3_max_reuse_distance", zk + "max_reuse_distance"),
-        row("sub_group_size", z.sub_group_size, "elements per optimizer step group", zk + "sub_group_size"),
+        row("sub_group_size", z.sub_group_size, "elements per optimizer group", zk + "sub_group_size"),
         row("offload_param", z.offload_param.device, "where parameter shards live", zk + "offload_param.device"),
         row("offload_optimizer", z.offload_optimizer.device, "where optimizer states live",
             zk + "offload_optimizer.device"),

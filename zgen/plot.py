@@ -14,7 +14,7 @@ from zgen.errors import ZgenError
 from zgen.plan import MemoryPoint, simulate, unit_numel
 from zgen.schedule import Plan
 
-__all__ = ["human_bytes", "render_unit_table", "render_timeline", "svg_timeline", "write_plot"]
+__all__ = ["human_bytes", "render_unit_table", "render_timeline", "svg_timeline", "check_plot_path", "write_plot"]
 
 # (attribute, legend, colour) from the bottom of a bar to the top.
 LAYERS = (
@@ -165,22 +165,30 @@ def _esc(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
+def check_plot_path(path: str) -> None:
+    """Fail early (before any tracing) on a picture type zgen cannot write here."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".svg", ".png"):
+        raise ZgenError(f"--plot `{path}`: unknown picture type `{suffix or '(none)'}`", help="end the name in .svg or .png")
+    if suffix == ".png":
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise ZgenError(f"--plot `{path}`: writing PNG needs matplotlib, which is not installed",
+                            help="`pip install matplotlib`, or write an SVG: --plot memory.svg")
+
+
 def write_plot(points: Sequence[MemoryPoint], path: str, *, title: str, gpu_mem: int | None = None) -> None:
     """Write the timeline to `path`: `.svg` by hand, `.png` with matplotlib (ZgenError if it is missing)."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".svg":
+    check_plot_path(path)
+    if Path(path).suffix.lower() == ".svg":
         _write(path, svg_timeline(points, title=title, gpu_mem=gpu_mem))
         return
-    if suffix != ".png":
-        raise ZgenError(f"--plot `{path}`: unknown picture type `{suffix or '(none)'}`", help="end the name in .svg or .png")
-    try:
-        import matplotlib
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ZgenError(f"--plot `{path}`: writing PNG needs matplotlib, which is not installed",
-                        help="`pip install matplotlib`, or write an SVG: --plot memory.svg") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(12, 5))
     xs = range(len(points))
     base = [0.0] * len(points)

@@ -159,3 +159,49 @@ def test_plan_reports_data_dependent_control_flow_as_a_finding(zgen, project):
     code, out, _ = zgen("plan", "--model", "models/hit_only_moe.py:build_model", "--config", "ds.json",
                         "--seq-len", "16", cwd=project)
     assert code == 1 and "ZG290" in out and "hit_only_moe.py:" in out
+
+
+def test_user_inputs_and_data_functions_drive_the_script(zgen, project):
+    """`--inputs` draws the global batch from the seed, `--data` yields each rank's micro batches."""
+    import subprocess
+    import sys
+
+    (project / "feed.py").write_text(textwrap.dedent("""
+        import torch
+
+        def inputs(batch_size, seq_len, generator):
+            ids = torch.randint(0, 128, (batch_size, seq_len), generator=generator)
+            return {"input_ids": ids, "labels": ids}
+
+        def data(rank, world_size, micro_batch_size, seq_len, seed):
+            g = torch.Generator().manual_seed(seed * 100 + rank)
+            while True:
+                ids = torch.randint(0, 128, (micro_batch_size, seq_len), generator=g)
+                yield (ids, ids)
+    """))
+    for flag in ("--inputs", "--data"):
+        name = "inputs" if flag == "--inputs" else "data"
+        code, _, err = emit(zgen, project, flag, f"feed.py:{name}", "--out", f"{name}_gen.py")
+        assert code == 0, err
+        text = (project / f"{name}_gen.py").read_text()
+        assert f"feed.py:{name}" in text.split('"""')[0]
+        proc = subprocess.run([sys.executable, f"{name}_gen.py", "--device", "cpu", "--steps", "2",
+                               "--checkpoint-every", "0", "--log-jsonl", f"{name}.jsonl"],
+                              cwd=project, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        log = [json.loads(x) for x in (project / f"{name}.jsonl").read_text().splitlines()]
+        assert [r["step"] for r in log] == [1, 2] and all(r["loss"] > 0 for r in log)
+
+
+def test_plot_png_needs_matplotlib_or_says_how_to_get_it(zgen, project):
+    import importlib.util
+
+    code, out, err = zgen("plan", "--model", "models/tied.py:build_model", "--config", "ds.json", "--seq-len", "16",
+                          "--plot", "memory.png", cwd=project)
+    if importlib.util.find_spec("matplotlib") is None:
+        assert code == 2 and "needs matplotlib" in err and "pip install matplotlib" in err
+    else:
+        assert code == 0 and (project / "memory.png").read_bytes().startswith(b"\x89PNG")
+    code, _, err = zgen("plan", "--model", "models/tied.py:build_model", "--config", "ds.json", "--seq-len", "16",
+                        "--plot", "memory.pdf", cwd=project)
+    assert code == 2 and "unknown picture type" in err

@@ -116,7 +116,7 @@ def run(args, settings) -> int:
     model_ref, _ = ref(s.model, "--model" if args.model else "model")
     inputs_ref, inputs_label = ref(s.inputs, "--inputs" if args.inputs else "inputs")
     data_ref, data_label = ref(s.data, "--data" if args.data else "data")
-    init_ref, _ = ref(args.init, "--init")
+    init_ref, _ = ref(args.init or getattr(s, "init", None), "--init" if args.init else "init")
     trace = prep.trace
     if trace is None and data_ref is None and inputs_ref is None and _vocab(prep.model) is None:
         raise ZgenError("cannot synthesize data: the model has no `nn.Embedding`", help="pass --inputs or --data")
