@@ -83,6 +83,7 @@ def init_fn(module: nn.Module) -> None:
         nn.init.constant_(module.gate, 0.7)
     elif isinstance(module, Net):
         module.scale.data.copy_(torch.tensor([1.0, 0.0]))
+        module.ramp.copy_(torch.linspace(-1.0, 1.0, VOCAB))
 
 
 def make_model(seed: int = 0) -> Net:
@@ -122,19 +123,19 @@ def config(world: int, accum: int, precision: str = "fp32", persistence: int = 0
     return cfg
 
 
-def reference(steps: int, seed: int = 0) -> tuple[dict[str, torch.Tensor], list[float]]:
-    """Plain single-process training on the global batches: final state dict and per-step losses."""
+def reference(steps: int, seed: int = 0) -> tuple[dict[str, torch.Tensor], list[float], list[float]]:
+    """Plain single-process training on the global batches: final state dict, per-step losses and grad norms."""
     model = make_model(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, eps=1e-8, weight_decay=WD)
-    losses = []
+    losses, norms = [], []
     for step in range(steps):
         loss = model(*global_batch(step))
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+        norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP).item())
         opt.step()
         opt.zero_grad()
         losses.append(loss.item())
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}, losses
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}, losses, norms
 
 
 def explicit_plan() -> Plan:

@@ -178,8 +178,8 @@ class Engine:
         if not self.is_accumulation_boundary():
             self.micro_steps += 1
             return
-        if self._needs_finalize:
-            self._finalize_backward()
+        if self._needs_finalize and any(u.fired for u in self._all):
+            self._finalize_backward()  # the caller ran loss.backward() itself
         stepped = [u for u in self._step_order if u.grad is not None]
         if not stepped:
             raise ZgenError(

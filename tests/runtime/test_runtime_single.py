@@ -1,0 +1,210 @@
+"""World size 1 (no process group): equality with plain AdamW, checkpoints, and every misuse error."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from torch import nn
+
+import runtime_toy as T
+import zgen.runtime as zr
+from zgen.errors import ZgenError
+from zgen.schedule import Plan
+
+FP32_TOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def ref():
+    three, losses, norms = T.reference(3)
+    return {"state": three, "losses": losses, "norm": norms[-1], "four": T.reference(4)[0]}
+
+
+def _engine(accum=2, plan=None, precision="fp32", persistence=0, model=None, **kw):
+    return zr.initialize(model or T.make_model(), T.config(1, accum, precision, persistence, **kw.pop("cfg", {})), plan=plan, **kw)
+
+
+def _close(got, want, tol=FP32_TOL):
+    diffs = T.max_diff(got, want)
+    worst = max(diffs, key=diffs.get)
+    assert diffs[worst] <= tol, f"`{worst}` differs by {diffs[worst]:.3g}"
+
+
+@pytest.mark.parametrize(
+    "accum, plan, persistence",
+    [(2, None, 0), (3, None, 20), (4, "explicit", 0)],
+    ids=["default-plan", "persistent-params", "explicit-plan"],
+)
+def test_fp32_equals_plain_adamw(ref, accum, plan, persistence):
+    engine = _engine(accum, T.explicit_plan() if plan else None, persistence=persistence)
+    T.train(engine, 3, 1, 0, accum)
+    assert engine.global_steps == 3 and engine.micro_steps == 3 * accum
+    _close(engine.full_state_dict(), ref["state"])
+    assert engine.last_grad_norm == pytest.approx(ref["norm"], rel=1e-5)
+
+
+def test_meta_factory_with_init_fn_equals_plain_init(ref):
+    torch.manual_seed(0)  # the seed make_model uses before model.apply(init_fn)
+    engine = zr.initialize(T.Net, T.config(1, 2), init_fn=T.init_fn)
+    _close(engine.full_state_dict(), {k: v for k, v in T.make_model().state_dict().items()}, 0.0)
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), ref["state"])
+
+
+def test_bf16_cast_on_gather_equals_persistent_bf16_copy(ref):
+    cast = _engine(precision="bf16")
+    kept = _engine(precision="bf16", keep_low_precision=True)
+    losses_cast = T.train(cast, 3, 1, 0, 2)
+    losses_kept = T.train(kept, 3, 1, 0, 2)
+    assert losses_cast == losses_kept
+    _close(cast.full_state_dict(), kept.full_state_dict(), 0.0)
+    fp32 = T.train(_engine(), 3, 1, 0, 2)
+    assert all(abs(a - b) <= 0.05 * a for a, b in zip(fp32, losses_cast))
+
+
+def test_fp16_dynamic_loss_scale_trains():
+    engine = _engine(precision="fp32", cfg={"fp16": {"enabled": True, "initial_scale_power": 8}})
+    assert engine.loss_scale == 256.0
+    losses = T.train(engine, 4, 1, 0, 2)
+    assert engine.global_steps + engine.skipped_steps == 4
+    assert losses[-1] < losses[0]
+
+
+def test_checkpoint_resume_equals_uninterrupted(ref, tmp_path):
+    engine = _engine()
+    T.train(engine, 2, 1, 0, 2)
+    engine.save_checkpoint(str(tmp_path / "ckpt"))
+    resumed = _engine(model=T.Net(), accum=2)  # different weights until the checkpoint is loaded
+    resumed.load_checkpoint(str(tmp_path / "ckpt"))
+    assert resumed.global_steps == 2 and resumed.micro_steps == 4
+    T.train(resumed, 2, 1, 0, 2, start=2)
+    _close(resumed.full_state_dict(), ref["four"])
+
+
+def test_full_state_dict_loads_into_the_plain_model(ref, tmp_path):
+    engine = _engine()
+    T.train(engine, 3, 1, 0, 2)
+    engine.save_full_state_dict(str(tmp_path / "full.pt"))
+    plain = T.Net()
+    plain.load_state_dict(torch.load(tmp_path / "full.pt"))  # tied names and buffers included
+    _close(dict(plain.state_dict()), ref["state"])
+
+
+def test_scheduler_drives_the_learning_rate():
+    sched = {"type": "WarmupLR", "params": {"warmup_min_lr": 0.0, "warmup_max_lr": 0.01, "warmup_num_steps": 4,
+                                            "warmup_type": "linear"}}
+    engine = _engine(accum=1, cfg={"scheduler": sched})
+    seen = []
+    for step in range(5):
+        seen.append(engine.get_lr()[0])
+        T.train(engine, 1, 1, 0, 1, start=step)
+    # DeepSpeed steps its scheduler after the optimizer: step k uses the value at iteration k - 1.
+    assert seen == pytest.approx([0.0, 0.0, 0.0025, 0.005, 0.0075])
+
+
+# -- misuse ---------------------------------------------------------------------------------
+
+def test_partitioned_parameter_access_is_an_error():
+    engine = _engine()
+    w = engine.module.blocks[1].up.weight
+    assert tuple(w.shape) == (T.FFN, T.DIM) and w.numel() == T.FFN * T.DIM  # metadata is real
+    with pytest.raises(ZgenError, match=r"`blocks\.1\.up\.weight` is partitioned .*unit `blocks\.1`.*outside"):
+        _ = w + 1
+    with pytest.raises(ZgenError, match="partitioned"):
+        torch.nn.utils.clip_grad_norm_(engine.module.parameters(), 1.0)
+    with pytest.raises(ZgenError, match="partitioned"):
+        engine.module.state_dict()
+
+
+def test_forward_order_differing_from_the_plan():
+    plan = T.explicit_plan()
+    fwd = list(plan.forward_order)
+    i, j = fwd.index("blocks.0"), fwd.index("blocks.1")
+    fwd[i], fwd[j] = fwd[j], fwd[i]
+    swapped = dataclasses.replace(plan, forward_order=tuple(fwd))
+    engine = _engine(plan=swapped)
+    with pytest.raises(ZgenError, match=r"ran unit `blocks\.0` where the plan expects `blocks\.1` \(position 3 of 8"):
+        engine(*T.micro_batch(0, 0, 0, 1, 2))
+
+
+def test_unlisted_external_read_names_the_parameter_and_reader():
+    plan = T.explicit_plan()
+    units = tuple(dataclasses.replace(u, external=()) if u.module == "proj" else u for u in plan.units)
+    engine = _engine(plan=dataclasses.replace(plan, units=units))
+    with pytest.raises(ZgenError, match=r"`embed\.weight` is partitioned .*unit `embed`.* inside the forward of unit `proj`"):
+        engine(*T.micro_batch(0, 0, 0, 1, 2))
+
+
+def test_calling_a_unit_outside_the_engine_forward():
+    engine = _engine()
+    with pytest.raises(ZgenError, match=r"module `blocks\.0` was called outside"):
+        engine.module.blocks[0](torch.zeros(2, T.SEQ, T.DIM))
+
+
+def test_step_without_backward():
+    engine = _engine(accum=1)
+    engine(*T.micro_batch(0, 0, 0, 1, 1))
+    with pytest.raises(ZgenError, match="found no gradients"):
+        engine.step()
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda p: dataclasses.replace(p, units=p.units[:-2] + p.units[-1:], forward_order=p.forward_order[:-2] + p.forward_order[-1:],
+                                       backward_order=tuple(m for m in p.backward_order if m != "proj"),
+                                       forward_prefetch=(), backward_prefetch=()),
+         r"does not place 1 parameter\(s\): `proj\.mix\.weight`"),
+        (lambda p: Plan.from_dict({**p.to_dict(), "units": [{**u, "module": "nope"} if u["module"] == "head" else u
+                                                           for u in p.to_dict()["units"]],
+                                   "forward_order": ["nope" if m == "head" else m for m in p.forward_order],
+                                   "backward_order": ["nope" if m == "head" else m for m in p.backward_order],
+                                   "forward_prefetch": [], "backward_prefetch": []}),
+         r"unit for module `nope`, which the model does not have"),
+        (lambda p: dataclasses.replace(p, world_size=8), r"made for world size 8 but this job has 1"),
+        (lambda p: dataclasses.replace(p, units=tuple(dataclasses.replace(u, external=()) if u.module == "head" else u
+                                                      for u in p.units)),
+         r"registered as `head\.weight` inside unit `head`, which does not list it as external"),
+    ],
+    ids=["unplaced-parameter", "unknown-module", "world-size", "tied-alias-not-external"],
+)
+def test_plan_that_does_not_fit_the_model(edit, message):
+    with pytest.raises(ZgenError, match=message):
+        _engine(plan=edit(T.explicit_plan()))
+
+
+def test_meta_parameter_left_uninitialised():
+    def partial_init(module):
+        if isinstance(module, nn.Linear):
+            T.init_fn(module)
+
+    with pytest.raises(ZgenError, match=r"parameter `blocks\.0\.gate` was built on the meta device and `init_fn` left it uninitialised \(2 more\)"):
+        zr.initialize(T.Net, T.config(1, 2), init_fn=partial_init)
+
+
+def test_init_fn_needs_a_meta_model():
+    with pytest.raises(ZgenError, match="init_fn was given but the model already has real weights"):
+        zr.initialize(T.make_model(), T.config(1, 2), init_fn=T.init_fn)
+
+
+def test_frozen_parameters_are_refused():
+    model = T.make_model()
+    model.blocks[0].gate.requires_grad_(False)
+    with pytest.raises(ZgenError, match=r"`blocks\.0\.gate` has requires_grad=False"):
+        zr.initialize(model, T.config(1, 2))
+
+
+def test_default_plan_shape():
+    plan = zr.default_plan(T.Net(), T.config(1, 2, persistence=20))
+    assert plan.forward_order == ("", "blocks.0", "blocks.1", "blocks.2")
+    assert plan.backward_order == ("", "blocks.2", "blocks.1", "blocks.0")
+    assert not plan.unit("").reshard_after_forward and plan.unit("blocks.0").reshard_after_forward
+    assert set(plan.persistent) == {n for n, p in T.Net().named_parameters() if p.numel() <= 20}
+    assert plan.forward_prefetch[0] == ("blocks.0", "blocks.1", "blocks.2")  # all fit the 5e7-element bucket
+    cfg = T.config(1, 2)
+    cfg["zero_optimization"]["stage3_prefetch_bucket_size"] = 1
+    tight = zr.default_plan(T.Net(), cfg)
+    assert tight.forward_prefetch == (("blocks.0",), ("blocks.1",), ("blocks.2",), ())
+    assert tight.backward_prefetch == (("blocks.2",), ("blocks.1",), ("blocks.0",), ())
