@@ -99,8 +99,8 @@ def py_literal(value, indent: int = 0) -> str:
     """A deterministic, readable Python literal for plain data (dicts, lists, strings, numbers)."""
     pad = " " * indent
     flat = _flat(value)
-    if flat is not None and len(pad) + len(flat) <= _WIDTH:
-        return flat
+    if flat is not None and (len(pad) + len(flat) <= _WIDTH or not isinstance(value, (dict, list, tuple))):
+        return flat  # a scalar too long for the line stays whole
     if isinstance(value, dict):
         inner = " " * (indent + 4)
         items = [f"{inner}{string_literal(k)}: {py_literal(v, indent + 4).lstrip()}," for k, v in value.items()]

@@ -171,6 +171,11 @@ def build_plan(
     units = [Unit(module=m, params=ps, external=tuple(external[m])) for m, ps in specs]
     numel = {m: sum(sizes[p] for p in ps) for m, ps in specs}
     keep = _kept_units(units, forward, backward, numel, zero)
+    for reader, owner_unit in _enclosing_reads(units, forward):
+        if owner_unit not in keep:
+            keep.add(owner_unit)
+            notes.append(f"unit `{owner_unit or '<root>'}` stays gathered from its forward to its backward: "
+                         f"unit `{reader or '<root>'}`, whose call encloses it, reads its parameters afterwards")
     units = [Unit(module=u.module, params=u.params, external=u.external, reshard_after_forward=u.module not in keep)
              for u in units]
     draft = Plan(units=tuple(units), forward_order=forward, backward_order=backward, persistent=persistent)
@@ -200,6 +205,27 @@ def _spans(order: Sequence[str]) -> list[int]:
             j += 1
         ends.append(j)
     return ends
+
+
+def _enclosing_reads(units: list[Unit], forward: Sequence[str]) -> list[tuple[str, str]]:
+    """(reader, owner) pairs where the reader's call encloses the owner's and reads the owner's parameters.
+
+    The reader is still running when the owner's own call ends, and its
+    backward (which comes first) needs the same parameters, so releasing the
+    owner after its forward saves nothing that lasts and would pull the
+    parameters out from under the running reader.
+    """
+    owner = {p: u.module for u in units for p in u.params}
+    ends = _spans(forward)
+    out = []
+    for u in units:
+        for p in u.external:
+            o = owner.get(p)
+            if o is None or (u.module, o) in out:
+                continue
+            if any(m == u.module and o in forward[i + 1: ends[i] + 1] for i, m in enumerate(forward)):
+                out.append((u.module, o))
+    return out
 
 
 def _kept_units(units: list[Unit], forward, backward, numel: dict[str, int], zero: ZeroSpec) -> set[str]:

@@ -75,3 +75,15 @@ class EncoderDecoder(nn.Module):
 
 def build_model() -> EncoderDecoder:
     return EncoderDecoder()
+
+
+def init_weights(module: nn.Module) -> None:
+    """Initialise one module built on the meta device (`zgen emit --init examples/models/encdec.py:init_weights`).
+
+    `nn.MultiheadAttention` initialises itself in `_reset_parameters()`, not in the public
+    `reset_parameters()` that a runtime calls by default.
+    """
+    if isinstance(module, nn.MultiheadAttention):
+        module._reset_parameters()
+    elif hasattr(module, "reset_parameters"):
+        module.reset_parameters()

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-MODEL = f"{REPO}/examples/models/tied.py:build_model"  # tied embedding, persistent norms, three block units
 
 CONFIG = {
     "train_batch_size": 4,  # world 2: micro 1 x accumulation 2; world 1: accumulation 4
@@ -48,37 +47,53 @@ def _log(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-@pytest.fixture(scope="module")
-def emitted(tmp_path_factory) -> Path:
+def _emit(d: Path, model: str) -> Path:
     from zgen.cli import main
 
-    d = tmp_path_factory.mktemp("e2e")
     (d / "ds_config.json").write_text(json.dumps(CONFIG))
     cwd = Path.cwd()
     os.chdir(d)
     try:
-        code = main(["emit", "--model", MODEL, "--config", "ds_config.json", "--world-size", "2", "--seq-len", "64",
-                     "--out", "train_gen.py"])
+        code = main(["emit", "--model", f"{REPO}/examples/models/{model}.py:build_model", "--config", "ds_config.json",
+                     "--world-size", "2", "--seq-len", "64", "--out", "train_gen.py"])
     finally:
         os.chdir(cwd)
     assert code == 0
-    return d
+    return d / "train_gen.py"
 
 
-def test_world_sizes_agree_losses_fall_and_resume_continues_exactly(emitted):
-    d = emitted
-    script = ["train_gen.py", "--device", "cpu", "--steps", "5"]
-    _run([sys.executable, *script, "--checkpoint-every", "0", "--log-jsonl", "w1.jsonl"], d)
-    _run([*_torchrun(2), *script, "--checkpoint-every", "3", "--checkpoint-dir", "ck", "--log-jsonl", "w2.jsonl"], d)
-    _run([*_torchrun(2), *script, "--checkpoint-every", "0", "--resume", "ck/step_000003", "--log-jsonl", "r2.jsonl"], d)
+def _same_losses(a: list[dict], b: list[dict], tol: float) -> None:
+    assert [r["step"] for r in a] == [r["step"] for r in b]
+    for x, y in zip(a, b):
+        assert abs(x["loss"] - y["loss"]) <= tol, (x, y)
+
+
+SCRIPT = ["train_gen.py", "--device", "cpu", "--steps", "5"]
+
+
+def test_external_parameter_model_world_sizes_agree_losses_fall_and_resume_is_exact(tmp_path):
+    """The root reads block 0's weight (an external parameter the plan attaches): the ZG301 hazard is resolved."""
+    script = _emit(tmp_path, "child_weight")
+    assert "# Hazards the plan resolves for zgen.runtime" in script.read_text().split('"""')[0]
+    d = tmp_path
+    _run([sys.executable, *SCRIPT, "--checkpoint-every", "0", "--log-jsonl", "w1.jsonl"], d)
+    _run([*_torchrun(2), *SCRIPT, "--checkpoint-every", "3", "--checkpoint-dir", "ck", "--log-jsonl", "w2.jsonl"], d)
+    _run([*_torchrun(2), *SCRIPT, "--checkpoint-every", "0", "--resume", "ck/step_000003", "--log-jsonl", "r2.jsonl"], d)
 
     w1, w2, r2 = _log(d / "w1.jsonl"), _log(d / "w2.jsonl"), _log(d / "r2.jsonl")
-    assert [r["step"] for r in w1] == [r["step"] for r in w2] == [1, 2, 3, 4, 5]
-    for a, b in zip(w1, w2):
-        assert abs(a["loss"] - b["loss"]) <= 1e-4, (a, b)
+    assert [r["step"] for r in w2] == [1, 2, 3, 4, 5]
+    _same_losses(w1, w2, 1e-4)
     losses = [r["loss"] for r in w2]
-    assert losses[-1] < losses[0] - 0.2 and sum(losses[-2:]) < sum(losses[:2]), losses
+    assert losses[-1] < losses[0] - 0.1 and sum(losses[-2:]) < sum(losses[:2]), losses
     assert all(r["tokens_per_s"] > 0 and r["peak_mem_bytes"] > 0 for r in w2)
     assert [r["step"] for r in r2] == [4, 5]
-    for a, b in zip(w2[3:], r2):
-        assert abs(a["loss"] - b["loss"]) <= 1e-6, (a, b)
+    _same_losses(w2[3:], r2, 1e-6)
+
+
+def test_tied_embedding_model_world_sizes_agree(tmp_path):
+    _emit(tmp_path, "tied")
+    _run([sys.executable, *SCRIPT, "--checkpoint-every", "0", "--log-jsonl", "w1.jsonl"], tmp_path)
+    _run([*_torchrun(2), *SCRIPT, "--checkpoint-every", "0", "--log-jsonl", "w2.jsonl"], tmp_path)
+    w1, w2 = _log(tmp_path / "w1.jsonl"), _log(tmp_path / "w2.jsonl")
+    _same_losses(w1, w2, 1e-4)
+    assert w2[-1]["loss"] < w2[0]["loss"]

@@ -72,10 +72,14 @@ def test_forward_reading_a_childs_weight():
     _, tr, plan = plan_for("examples/models/child_weight.py:build_model")
     ext = {u.module: u.external for u in plan.units}
     assert ext == {"blocks.0": (), "blocks.1": (), "blocks.2": (), "": ("blocks.0.proj.weight",)}
-    # The root runs for the whole forward, so block 0 stays gathered from its own call to the end of forward.
+    # The root runs for the whole forward and reads block 0's weight at its end: block 0 stays gathered from
+    # its own call until its backward; block 1 (max reuse distance 0) is released after its call.
+    assert {u.module: u.reshard_after_forward for u in plan.units}["blocks.0"] is False
+    assert any("unit `blocks.0` stays gathered" in n for n in plan.notes)
     fwd = simulate(plan, phase="forward")
     assert [("blocks.0" in s.gathered) for s in fwd] == [True, True, True, True]
     assert fwd[1].freed == () and "blocks.1" in fwd[2].freed
+    assert "blocks.0" in simulate(plan, phase="backward")[0].gathered
     # With a static ZG301 at the root's read, the plan resolves it; the block's read of its own child is harmless.
     src = "examples/models/child_weight.py"
     line = next(i for i, t in enumerate((REPO / src).read_text().splitlines(), 1) if "x = F.linear(x, self.blocks" in t)
