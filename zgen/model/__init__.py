@@ -1,1 +1,41 @@
-"""zgen.model."""
+"""Static checks of PyTorch model source for ZeRO-3 hazards (ZG1xx-ZG3xx, ZG901).
+
+The public surface the engine calls. Importing this package is cheap: it
+imports neither torch nor libcst; the checker is loaded on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zgen.findings import Finding, RuleInfo
+    from zgen.launch import ModelShape
+
+__all__ = ["check_source", "rule_infos", "model_shape"]
+
+
+def check_source(path: str, source: str, enabled: frozenset[str] | None = None) -> list[Finding]:
+    """All findings for one .py file, sorted.
+
+    `enabled` is the set of rule codes to run (None: all). Never raises on
+    bad input: a file that does not parse gives one ZG901 finding at the
+    error. A pure function of its arguments; it never imports the checked code.
+    """
+    from .check import check
+
+    return check(path, source, enabled)
+
+
+def rule_infos() -> list[RuleInfo]:
+    """Documentation and defaults of every model rule code (ZG1xx-ZG3xx, ZG901)."""
+    from .rules import ALL_RULES
+
+    return [rule.info() for rule in ALL_RULES]
+
+
+def model_shape(path: str, source: str) -> ModelShape | None:
+    """Best-effort parameter count and dimensions from literal shapes in the source; None if unsure."""
+    from .shape import model_shape as compute
+
+    return compute(path, source)

@@ -1,0 +1,37 @@
+"""Run the model rules over one file (the body of `zgen.model.check_source`)."""
+
+from __future__ import annotations
+
+from zgen.findings import Finding, sort_findings
+
+from .index import ModelIndex
+from .rules import ALL_RULES
+from .rules.zg901_unparsable import Unparsable
+from .skeleton import SourceError, build_skeleton
+
+__all__ = ["check"]
+
+def check(path: str, source: str, enabled: frozenset[str] | None) -> list[Finding]:
+    """All findings of the enabled rules for one file, sorted, each reported once."""
+    skeleton = build_skeleton(source)
+    if isinstance(skeleton, SourceError):
+        if enabled is not None and Unparsable.code not in enabled:
+            return []
+        return [Unparsable.from_error(path, skeleton)]
+    index = ModelIndex(path, source, skeleton)
+    reports = []
+    for rule in ALL_RULES:
+        if enabled is None or rule.code in enabled:
+            reports.extend(rule().check(index))
+    by_snippet: dict[int, list] = {}
+    for report in reports:
+        by_snippet.setdefault(id(report.snippet), []).append(report)
+    for group in by_snippet.values():
+        group[0].snippet.locate([r.node for r in group])
+    seen: dict[tuple[str, int, int], Finding] = {}
+    for report in reports:
+        finding = report.to_finding()
+        # An inherited method is checked once per subclass; report each site once.
+        seen.setdefault((finding.code, finding.line, finding.column), finding)
+    return sort_findings(seen.values())
+

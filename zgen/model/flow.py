@@ -1,0 +1,507 @@
+"""What runs under which condition inside one function.
+
+`flatten` lists every node of a function with its context: the tests of the
+`if`/`while`/conditional expressions around it, the loops around it, and
+whether a ZeRO-3 guard (`GatheredParameters`, `synced_gpus`,
+`is_deepspeed_zero3_enabled()`) covers it. `Taint` says which local values
+differ between ranks (the rank itself, random draws, data-dependent
+selections), and `ModuleCalls` which calls run a submodule that owns
+parameters. The ZG1xx-ZG3xx rules are written on top of these three.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from . import known
+from .index import UNKNOWN_CLASS as UNKNOWN
+from .index import ClassInfo, Kind, MethodInfo, ModelIndex
+from .tree import access_path, call_name, children, const_str, dotted, walk
+
+__all__ = [
+    "Ctx",
+    "Flat",
+    "flatten",
+    "flat_of",
+    "code_of",
+    "mentions_guard",
+    "RANK",
+    "RANDOM",
+    "HOST_RANDOM",
+    "DATA",
+    "Taint",
+    "ModuleCalls",
+    "bound_names",
+]
+
+RANK = "rank"
+RANDOM = "random"
+HOST_RANDOM = "host-random"
+DATA = "data"
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def code_of(node: cst.CSTNode, limit: int = 60) -> str:
+    """Source text of a node on one line, shortened for a message."""
+    text = " ".join(_EMPTY_MODULE.code_for_node(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    """Where a node sits: enclosing tests (innermost last), enclosing loops, guarded or not."""
+
+    conds: tuple[cst.BaseExpression, ...] = ()
+    loops: tuple[cst.CSTNode, ...] = ()
+    guarded: bool = False
+    # For each test in `conds`, how many loops enclosed it (tells a test inside a loop from one outside).
+    depths: tuple[int, ...] = ()
+
+    def cond(self, test: cst.BaseExpression) -> Ctx:
+        guarded = self.guarded or mentions_guard(test)
+        return Ctx(self.conds + (test,), self.loops, guarded, self.depths + (len(self.loops),))
+
+    def loop(self, node: cst.CSTNode) -> Ctx:
+        return Ctx(self.conds, self.loops + (node,), self.guarded, self.depths)
+
+    def guard(self) -> Ctx:
+        return Ctx(self.conds, self.loops, True, self.depths)
+
+
+@dataclass(slots=True)
+class Flat:
+    """A function's nodes in source order with their context, and each node's parent."""
+
+    nodes: list[tuple[cst.CSTNode, Ctx]] = field(default_factory=list)
+    parent: dict[int, cst.CSTNode] = field(default_factory=dict)
+    position: dict[int, int] = field(default_factory=dict)
+
+
+def mentions_guard(test: cst.CSTNode) -> bool:
+    """Does a condition mention `synced_gpus`, `is_deepspeed_zero3_enabled()` or a similar guard?"""
+    for node in walk(test):
+        if isinstance(node, cst.Name) and node.value in known.GUARD_NAMES:
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value in known.GUARD_NAMES:
+            return True
+    return False
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def flatten(func: cst.CSTNode) -> Flat:
+    """Every node under `func` in source order, with its `Ctx` (iterative: no recursion limit)."""
+    flat = Flat()
+    nodes, parents, positions = flat.nodes, flat.parent, flat.position
+    stack: list[tuple[cst.CSTNode, Ctx, cst.CSTNode | None]] = [(func, Ctx(), None)]
+    # Children of each comprehension's `for` clauses, with the contexts the comprehension computed.
+    pending: dict[int, list[tuple[cst.CSTNode, Ctx]]] = {}
+    while stack:
+        node, ctx, parent = stack.pop()
+        positions[id(node)] = len(nodes)
+        nodes.append((node, ctx))
+        if parent is not None:
+            parents[id(node)] = parent
+        kind = type(node)
+        if kind is cst.CompFor:
+            pushes = pending.pop(id(node), [])
+            for child, child_ctx in reversed(pushes):
+                stack.append((child, child_ctx, node))
+            continue
+        if kind in _COMPREHENSIONS:
+            pushes = _comprehension(node, ctx, pending)
+            for child, child_ctx in reversed(pushes):
+                stack.append((child, child_ctx, node))
+            continue
+        special = _SPECIAL.get(kind)
+        if special is None:
+            kids = list(children(node))
+            for child in reversed(kids):
+                stack.append((child, ctx, node))
+            continue
+        pushes = special(node, ctx)
+        for child, child_ctx in reversed(pushes):
+            stack.append((child, child_ctx, node))
+    return flat
+
+
+def _if(node: cst.If, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    inner = ctx.cond(node.test)
+    pushes = [(node.test, ctx), (node.body, inner)]
+    if node.orelse is not None:
+        pushes.append((node.orelse, inner))
+    return pushes
+
+
+def _while(node: cst.While, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    inner = ctx.cond(node.test).loop(node)
+    pushes = [(node.test, ctx), (node.body, inner)]
+    if node.orelse is not None:
+        pushes.append((node.orelse, ctx))
+    return pushes
+
+
+def _for(node: cst.For, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    inner = ctx.loop(node)
+    pushes = [(node.target, inner), (node.iter, ctx), (node.body, inner)]
+    if node.orelse is not None:
+        pushes.append((node.orelse, ctx))
+    return pushes
+
+
+def _with(node: cst.With, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    gathered = any(known.is_gather_context(call_name(item.item)) for item in node.items)
+    inner = ctx.guard() if gathered else ctx
+    return [(item, ctx) for item in node.items] + [(node.body, inner)]
+
+
+def _ifexp(node: cst.IfExp, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    inner = ctx.cond(node.test)
+    return [(node.body, inner), (node.test, ctx), (node.orelse, inner)]
+
+
+def _boolop(node: cst.BooleanOperation, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    # `a and self.block(x)`: the right side runs only depending on the left.
+    return [(node.left, ctx), (node.right, ctx.cond(node.left))]
+
+
+def _comprehension(node, ctx: Ctx, pending: dict) -> list[tuple[cst.CSTNode, Ctx]]:
+    """Push each `for` clause (its iterable evaluated outside, later ones inside) and the element."""
+    inner = ctx.loop(node)
+    comp = node.for_in
+    pushes: list[tuple[cst.CSTNode, Ctx]] = []
+    first = True
+    while comp is not None:
+        clause = [(comp.target, inner), (comp.iter, ctx if first else inner)]
+        for test in comp.ifs:
+            clause.append((test.test, inner))
+            inner = inner.cond(test.test)
+        pending[id(comp)] = clause
+        pushes.append((comp, inner))
+        first = False
+        comp = comp.inner_for_in
+    if type(node) is cst.DictComp:
+        pushes += [(node.key, inner), (node.value, inner)]
+    else:
+        pushes.append((node.elt, inner))
+    return pushes
+
+
+_SPECIAL = {
+    cst.If: _if,
+    cst.While: _while,
+    cst.For: _for,
+    cst.With: _with,
+    cst.IfExp: _ifexp,
+    cst.BooleanOperation: _boolop,
+}
+
+
+def flat_of(method: MethodInfo) -> Flat | None:
+    """The flattened method, computed once per method."""
+    cache = method.__dict__
+    if "_flat" not in cache:
+        node = method.node
+        cache["_flat"] = flatten(node) if node is not None else None
+    return cache["_flat"]
+
+
+def bound_names(target: cst.CSTNode) -> Iterator[str]:
+    """Names bound by an assignment or loop target (`a`, `a, (b, c)`, `*rest`)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from bound_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from bound_names(target.value)
+
+
+def _targets(node: cst.CSTNode) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
+    """(targets, value) of an assignment-like node, or ([], None)."""
+    if isinstance(node, cst.Assign):
+        return [t.target for t in node.targets], node.value
+    if isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+        return [node.target], node.value
+    if isinstance(node, (cst.For, cst.CompFor)):
+        return [node.target], node.iter
+    if isinstance(node, cst.NamedExpr):
+        return [node.target], node.value
+    return [], None
+
+
+class Taint:
+    """Which values in a function can differ between ranks, and why.
+
+    A value is tainted by the rank (`dist.get_rank()`, `LOCAL_RANK`,
+    `is_main_process`), by a random draw (torch's generator or the host's
+    `random`/`numpy.random`), or by a data-dependent selection (`nonzero()`,
+    `unique()`, one-argument `torch.where`, `.any()`/`.all()`). Taint flows
+    through assignments and through branches: a name assigned under a
+    tainted condition is tainted too (`to_drop = True` inside
+    `if torch.rand([]) < p:`). `direct` keeps only what flowed through values,
+    which is what decides how often a loop runs.
+
+    A `x is None` test does not carry data taint: whether an optional input
+    was given is the caller's convention (`labels is not None`), not data.
+    """
+
+    def __init__(self, index: ModelIndex, cls: ClassInfo | None, flat: Flat) -> None:
+        self.index = index
+        self.cls = cls
+        self.names: dict[str, dict[str, str]] = {}
+        self.direct: dict[str, dict[str, str]] = {}
+        self.rank_attrs = cls.rank_attrs if cls is not None else frozenset()
+        self._memo: dict[tuple[int, bool], dict[str, str]] = {}
+        self._done = False  # names still change while propagating: no memo until then
+        for _ in range(2):  # a second pass carries taint around loops
+            for node, ctx in flat.nodes:
+                targets, value = _targets(node)
+                if value is None:
+                    continue
+                direct = self.of(value, direct=True)
+                kinds = dict(self.of(value))
+                for test in ctx.conds:
+                    for kind, why in self.of(test).items():
+                        kinds.setdefault(kind, why)
+                if not kinds:
+                    continue
+                for target in targets:
+                    for name in bound_names(target):
+                        _merge_into(self.names.setdefault(name, {}), kinds)
+                        if direct:
+                            _merge_into(self.direct.setdefault(name, {}), direct)
+        self._done = True
+
+    def of(self, expr: cst.CSTNode, direct: bool = False) -> dict[str, str]:
+        """The taint kinds of an expression, each with the source it came from (for messages)."""
+        key = (id(expr), direct)
+        if self._done and key in self._memo:
+            return self._memo[key]
+        found = self._of(expr, self.direct if direct else self.names)
+        if self._done:
+            self._memo[key] = found
+        return found
+
+    def _of(self, expr: cst.CSTNode, names: dict[str, dict[str, str]]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is cst.Call:
+                taint = self._call_kind(node)
+                if taint is not None:
+                    found.setdefault(taint, _call_text(node))
+            elif kind is cst.Name:
+                if node.value in names:
+                    _merge_into(found, names[node.value])
+                elif node.value in known.RANK_NAMES:
+                    found.setdefault(RANK, node.value)
+            elif kind is cst.Attribute:
+                if node.attr.value in known.RANK_NAMES:
+                    found.setdefault(RANK, code_of(node))
+                elif node.attr.value in self.rank_attrs and isinstance(node.value, cst.Name):
+                    if node.value.value == "self":
+                        found.setdefault(RANK, code_of(node))
+            elif kind is cst.Subscript:
+                base = dotted(node.value) or ""
+                if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
+                    found.setdefault(RANK, code_of(node))
+            elif kind is cst.Comparison and _is_none_test(node):
+                inner = self._of(node.left, names)
+                inner.pop(DATA, None)
+                _merge_into(found, inner)
+                continue
+            stack.extend(children(node))
+        return found
+
+    def _call_kind(self, node: cst.Call) -> str | None:
+        name = call_name(node)
+        if name is None:
+            return None
+        qualified = name if name.startswith(".") else self.index.qualify(name)
+        last = qualified.rsplit(".", 1)[-1]
+        if last in known.RANK_CALLS:
+            return RANK
+        if qualified.endswith(("environ.get", "getenv")) and node.args:
+            if const_str(node.args[0].value) in known.RANK_ENV:
+                return RANK
+        if qualified in known.RANDOM_TORCH:
+            return RANDOM
+        if qualified.startswith(known.RANDOM_HOST_PREFIXES):
+            return HOST_RANDOM
+        method = isinstance(node.func, cst.Attribute)
+        if method and last in known.RANDOM_TORCH_METHODS and not qualified.startswith("torch.nn.init"):
+            return RANDOM
+        if qualified in known.DATA_SELECT_FUNCS:
+            return DATA
+        if qualified == "torch.where" and len(node.args) == 1:
+            return DATA
+        if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
+            return DATA
+        return None
+
+
+def _merge_into(into: dict[str, str], extra: dict[str, str]) -> None:
+    for kind, why in extra.items():
+        into.setdefault(kind, why)
+
+
+def _is_none_test(node: cst.Comparison) -> bool:
+    return all(
+        isinstance(t.operator, (cst.Is, cst.IsNot)) and isinstance(t.comparator, cst.Name) and t.comparator.value == "None"
+        for t in node.comparisons
+    )
+
+
+def _call_text(node: cst.Call) -> str:
+    """`torch.rand()` for a function, `.nonzero()` for a method of a computed value."""
+    name = dotted(node.func)
+    if name is None and isinstance(node.func, cst.Attribute):
+        return f".{node.func.attr.value}()"
+    return f"{name or code_of(node.func)}()"
+
+
+def _env_key(node: cst.Subscript) -> str | None:
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return const_str(node.slice[0].slice.value)
+    return None
+
+
+class ModuleCalls:
+    """Finds the calls in a method of `cls` that run a submodule owning parameters.
+
+    A call counts when its callee resolves to a child module whose class has
+    (or may have) parameters: `self.block(x)`, `self.layers[i](x)`, a local
+    bound to one (`for layer in self.layers`, `expert = self.experts[i]`),
+    `self[...]` in a ModuleList/ModuleDict subclass, `getattr(self, name)`,
+    or the module itself (`self(...)`, `self.forward(...)`). Activation and
+    dropout modules do not count: they gather nothing.
+    """
+
+    def __init__(self, index: ModelIndex, cls: ClassInfo, flat: Flat, method_name: str) -> None:
+        self.index = index
+        self.cls = cls
+        self.method_name = method_name
+        self.aliases: dict[str, tuple[str, ...]] = {}
+        for node, _ctx in flat.nodes:
+            targets, value = _targets(node)
+            if value is None:
+                continue
+            loop = isinstance(node, (cst.For, cst.CompFor))
+            classes = self._loop_classes(value) if loop else self.classes_of(value)
+            if classes is None:
+                continue
+            for target in targets:
+                if loop and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                    # for i, layer in enumerate(self.layers)
+                    target = target.elements[1].value
+                for name in bound_names(target):
+                    self.aliases[name] = classes
+
+    def _loop_classes(self, iterable: cst.BaseExpression) -> tuple[str, ...] | None:
+        if isinstance(iterable, cst.Call) and (call_name(iterable) or "") in {"enumerate", "reversed", "zip", "list"}:
+            if iterable.args:
+                iterable = iterable.args[0].value
+        return self._elements_of(iterable)
+
+    def _elements_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
+        """Classes of the modules that iterating over `expr` yields, if it is a module container."""
+        if isinstance(expr, cst.Subscript):  # self.layers[:n]
+            return self._elements_of(expr.value)
+        path = access_path(expr)
+        if path is None:
+            return None
+        if path.root == "self" and not path.parts and self.cls.container_kind:
+            return self.cls.facts.elements or (UNKNOWN,)
+        if path.root in self.aliases and not path.parts:
+            return self.aliases[path.root]
+        resolved = self._resolve(path.root, path.parts)
+        if resolved is None:
+            return None
+        kind, classes = resolved
+        return classes if kind == Kind.CONTAINER else None
+
+    def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
+        """Classes of the module an expression evaluates to, or None if it is not a submodule."""
+        if isinstance(expr, cst.Call) and call_name(expr) == "getattr" and expr.args:
+            first = expr.args[0].value
+            if isinstance(first, cst.Name) and first.value == "self":
+                return (UNKNOWN,)
+            return None
+        path = access_path(expr)
+        if path is None:
+            return None
+        if path.root == "self" and path.parts[:1] == ("[]",) and self.cls.container_kind:
+            rest = path.parts[1:]
+            return (self.cls.facts.elements or (UNKNOWN,)) if not rest else None
+        if path.root in self.aliases:
+            if not path.parts:
+                return self.aliases[path.root]
+            if path.parts == ("[]",):
+                return (UNKNOWN,)
+            return None
+        resolved = self._resolve(path.root, path.parts)
+        if resolved is None:
+            return None
+        kind, classes = resolved
+        return classes if kind in (Kind.MODULE, Kind.UNKNOWN, Kind.CONTAINER) else None
+
+    def _resolve(self, root: str, parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
+        """Follow `self.a[0].b` through the members of this class and its children."""
+        if root != "self" or not parts or parts[0] == "[]":
+            return None
+        member = self.cls.facts.members.get(parts[0])
+        if member is None:
+            return None
+        kind, classes = member.kind, member.classes
+        for part in parts[1:]:
+            if kind == Kind.CONTAINER:
+                kind = Kind.MODULE
+                if part == "[]":
+                    continue
+                # ModuleDict attribute access (`self.experts.expert_0`) or a method of the list.
+                return None
+            if kind == Kind.UNKNOWN:
+                return (Kind.UNKNOWN, (UNKNOWN,)) if part == "[]" else None
+            if kind != Kind.MODULE or part == "[]":
+                return None
+            nxt = None
+            for ref in classes:
+                nxt = self.index.member_of(ref, part)
+                if nxt is not None:
+                    break
+            if nxt is None:
+                return None
+            kind, classes = nxt.kind, nxt.classes
+        return kind, classes
+
+    def is_module_sequence(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` a container of submodules (`self.layers`, `self.layers[:n]`)?"""
+        return self._elements_of(expr) is not None
+
+    def callee(self, call: cst.Call) -> str | None:
+        """A description of the submodule this call runs (`self.layers[i]`), or None."""
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "self":
+            return "self" if self.method_name != "forward" else None
+        if isinstance(func, cst.Attribute) and func.attr.value in {"forward", "__call__"}:
+            target = func.value
+            if isinstance(target, cst.Name) and target.value == "self":
+                return "self.forward" if self.method_name != "forward" else None
+            if isinstance(target, cst.Call) and call_name(target) == "super":
+                return None  # the parent class's forward on the same module: no other module runs
+            func = target
+        classes = self.classes_of(func)
+        if classes is None:
+            return None
+        if not any(self.index.gathers(ref) for ref in classes):
+            return None
+        return code_of(func)
+

@@ -1,0 +1,718 @@
+"""The model index: which classes are `nn.Module`s, what their `__init__` builds, what `forward` reaches.
+
+Built lazily per file. The skeleton (`ast`) gives every class, base and
+method span up front; a method is parsed with libcst only when a rule asks
+for it, and a class's `__init__` only when a rule needs to know its members.
+Rules ask for methods through `ModelIndex.methods(...)` with the regular
+expression of the tokens they cannot fire without, so most methods of a
+large file are never parsed at all.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import libcst as cst
+
+from . import known
+from .skeleton import ClassSpan, FunctionSpan, Skeleton
+from .tree import Snippet, access_path, call_name, const_str, dotted, parse_snippet, walk
+
+__all__ = ["Kind", "Member", "ClassFacts", "ClassInfo", "MethodInfo", "ModelIndex", "ACTIVATION", "UNKNOWN_CLASS"]
+
+ACTIVATION = "<activation>"  # class of a module from an activation registry (no parameters)
+UNKNOWN_CLASS = "<unknown>"  # a member assigned from something we cannot see (an argument)
+
+_PARAM_DEF = re.compile(
+    r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
+)
+_TORCH_PARAM_NAMES = frozenset(name for names in known.TORCH_PARAMS.values() for name in names)
+# `nn.Parameter(torch.ones(dim))`: the argument of each Parameter(...) call, one level of parentheses.
+_PARAM_CALL = re.compile(r"Parameter\(((?:[^()]|\([^()]*\))*)\)")
+_VECTOR_PARAM = re.compile(r"\s*torch\.(?:ones|zeros|empty|full)\(\s*[\w.]+\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$")
+_SCALAR_PARAM = re.compile(r"\s*torch\.tensor\((?:[^(),\[]|\([^()]*\))*\)\s*$")
+_CONSTRUCTOR = re.compile(r"\b([A-Za-z_][\w.]*)\s*\(")
+_RANK_ASSIGN = re.compile(
+    r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*(?:get_rank|get_local_rank|local_rank|global_rank"
+    r"|\bRANK\b|is_main_process|process_index)"
+)
+_SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(|\bsuper\(\)\s*\.\s*(\w+)\s*\(")
+
+
+class Kind(enum.IntEnum):
+    """What a `self.<name>` assignment in `__init__` made; higher wins when a name is assigned twice."""
+
+    VALUE = 0  # a plain value: config, int, tensor
+    UNKNOWN = 1  # from an argument or expression we cannot classify; may be a module
+    BUFFER = 2
+    MODULE = 3
+    CONTAINER = 4  # ModuleList / ModuleDict / Sequential of `classes`
+    PARAM = 5
+
+
+@dataclass(slots=True)
+class Member:
+    """One attribute set in `__init__`: what it is, which classes it may hold, and when it was first assigned.
+
+    `order` is (method rank in `init_methods`, pre-order node index): it orders
+    an assignment against a use in the same `__init__`; base-class members get rank -1.
+    """
+
+    name: str
+    kind: Kind
+    classes: tuple[str, ...] = ()
+    order: tuple[int, int] = (0, 0)
+
+
+@dataclass(slots=True)
+class ClassFacts:
+    """What a module class's `__init__` (and those of its in-file bases) registers."""
+
+    members: dict[str, Member] = field(default_factory=dict)
+    # For ModuleList/ModuleDict subclasses: classes of the modules added to `self`.
+    elements: tuple[str, ...] = ()
+    # Access paths (`layer1.weight`) passed to `register_external_parameter(self, ...)`.
+    external: frozenset[str] = frozenset()
+    # `self.a.weight = self.b.weight`: (target path, source path).
+    ties: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(eq=False)
+class MethodInfo:
+    """A method of a class in this file, parsed on demand."""
+
+    owner: ClassInfo
+    span: FunctionSpan
+    index: ModelIndex
+
+    @cached_property
+    def text(self) -> str:
+        return self.index.skeleton.text(self.span.start, self.span.end)
+
+    @cached_property
+    def snippet(self) -> Snippet | None:
+        return self.index.parse(self.span)
+
+    @property
+    def node(self) -> cst.FunctionDef | None:
+        snip = self.snippet
+        return snip.node if snip is not None and isinstance(snip.node, cst.FunctionDef) else None
+
+    @property
+    def name(self) -> str:
+        return self.span.name
+
+    @cached_property
+    def order(self) -> dict[int, int]:
+        """Pre-order index of every node of the method, by `id(node)`: what runs before what."""
+        node = self.node
+        return {} if node is None else {id(n): i for i, n in enumerate(walk(node))}
+
+
+class ClassInfo:
+    """A class of this file, with its in-file bases resolved."""
+
+    def __init__(self, span: ClassSpan, index: ModelIndex) -> None:
+        self.span = span
+        self.index = index
+        self.name = span.name
+
+    @cached_property
+    def qualified_bases(self) -> tuple[str, ...]:
+        return tuple(self.index.qualify(b) for b in self.span.bases)
+
+    @cached_property
+    def local_bases(self) -> tuple[ClassInfo, ...]:
+        found = []
+        for base in self.span.bases:
+            info = self.index.classes.get(base)
+            if info is not None and info is not self:
+                found.append(info)
+        return tuple(found)
+
+    @cached_property
+    def mro(self) -> tuple[ClassInfo, ...]:
+        """This class and its in-file bases, depth first (enough for method lookup here)."""
+        order: list[ClassInfo] = []
+        stack = [self]
+        while stack:
+            info = stack.pop(0)
+            if info in order:
+                continue
+            order.append(info)
+            stack.extend(info.local_bases)
+        return tuple(order)
+
+    @cached_property
+    def is_module(self) -> bool:
+        return self.index.is_module_class(self, set())
+
+    @cached_property
+    def container_kind(self) -> str | None:
+        """`ModuleList`/`ModuleDict`/`Sequential` when this class derives from one."""
+        for info in self.mro:
+            for base in info.qualified_bases:
+                last = base.rsplit(".", 1)[-1]
+                if last in {"ModuleList", "ModuleDict", "Sequential"}:
+                    return last
+        return None
+
+    def method(self, name: str) -> MethodInfo | None:
+        """The method `name` as Python would find it through the in-file bases."""
+        for info in self.mro:
+            span = info.span.methods.get(name)
+            if span is not None:
+                return info._method_info(span)
+        return None
+
+    def _method_info(self, span: FunctionSpan) -> MethodInfo:
+        return self.index.method_info(self, span)
+
+    def all_methods(self) -> list[MethodInfo]:
+        """Every method this class has, own definitions first, each name once."""
+        seen: dict[str, MethodInfo] = {}
+        for info in self.mro:
+            for name, span in info.span.methods.items():
+                if name not in seen:
+                    seen[name] = info._method_info(span)
+        return list(seen.values())
+
+    def reachable(self, root: str) -> list[MethodInfo]:
+        """`root` and every method it reaches through `self.m(...)` / `super().m(...)` calls."""
+        first = self.method(root)
+        if first is None:
+            return []
+        found = [first]
+        seen = {id(first)}
+        i = 0
+        while i < len(found):
+            current = found[i]
+            i += 1
+            for match in _SELF_CALL.finditer(current.text):
+                name = match.group(1) or match.group(2)
+                if match.group(2):
+                    target = _super_method(current.owner, name)
+                else:
+                    target = self.method(name)
+                if target is not None and id(target) not in seen:
+                    seen.add(id(target))
+                    found.append(target)
+        return found
+
+    @cached_property
+    def forward_methods(self) -> list[MethodInfo]:
+        """The methods that run inside this module's forward (where its own parameters are gathered)."""
+        return self.reachable("forward")
+
+    @cached_property
+    def init_methods(self) -> list[MethodInfo]:
+        """`__init__` and the helpers it calls (`self._build_layers()`)."""
+        return self.reachable("__init__")
+
+    @cached_property
+    def facts(self) -> ClassFacts:
+        return self.index.class_facts(self)
+
+    @cached_property
+    def rank_attrs(self) -> frozenset[str]:
+        """Attributes `__init__` sets from the process rank (`self.rank = dist.get_rank()`), read from text."""
+        text = "".join(method.text for method in self.init_methods)
+        return frozenset(m.group(1) for m in _RANK_ASSIGN.finditer(text))
+
+    def __repr__(self) -> str:
+        return f"ClassInfo({self.name})"
+
+
+def _super_method(owner: ClassInfo, name: str) -> MethodInfo | None:
+    for base in owner.local_bases:
+        found = base.method(name)
+        if found is not None:
+            return found
+    return None
+
+
+class ModelIndex:
+    """The index of one file. Cheap to create; everything is computed on first use."""
+
+    def __init__(self, path: str, source: str, skeleton: Skeleton) -> None:
+        self.path = path
+        self.source = source
+        self.skeleton = skeleton
+        self.imports = skeleton.imports
+        self.classes = {name: ClassInfo(span, self) for name, span in skeleton.classes.items()}
+        self._snippets: dict[tuple[int, int], Snippet | None] = {}
+        self._methods: dict[tuple[int, int], MethodInfo] = {}
+        self._facts_stack: set[str] = set()
+        # Analyses built on the index (script scopes, ...) keep their results here.
+        self.cache: dict[object, object] = {}
+
+    # --- names -------------------------------------------------------------
+
+    @cached_property
+    def param_names(self) -> frozenset[str]:
+        """Every name this file registers as a parameter, plus those torch.nn classes register."""
+        names = set(_TORCH_PARAM_NAMES)
+        names.update(m.group(1) or m.group(2) for m in _PARAM_DEF.finditer(self.source))
+        return frozenset(names)
+
+    @cached_property
+    def param_access(self) -> re.Pattern[str]:
+        """Text of `<x>.<param>` other than `self.<param>`: a parameter possibly owned by a submodule."""
+        names = "|".join(sorted(map(re.escape, self.param_names)))
+        return re.compile(r"(?<!\bself)\.(?:" + names + r"|(?:weight|bias)_[ih]h_l\d+\w*)\b")
+
+    def qualify(self, name: str) -> str:
+        """Replace the first component of a dotted name by what it was imported as."""
+        head, _, rest = name.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            if head in self.classes or head in self.skeleton.functions:
+                return name
+            target = known.CONVENTIONAL_ALIASES.get(head)
+            if target is None:
+                return name
+        return f"{target}.{rest}" if rest else target
+
+    def qualified_call(self, node: cst.CSTNode) -> str | None:
+        name = call_name(node)
+        if name is None or name.startswith("."):
+            return name
+        return self.qualify(name)
+
+    # --- parsing -----------------------------------------------------------
+
+    def parse(self, span: FunctionSpan | ClassSpan) -> Snippet | None:
+        key = (span.start, span.end)
+        if key not in self._snippets:
+            text = self.skeleton.text(span.start, span.end)
+            self._snippets[key] = parse_snippet(text, span.start, span.indent)
+        return self._snippets[key]
+
+    def class_text(self, cls: ClassInfo) -> str:
+        """The source of a class statement."""
+        key = ("text", cls.name)
+        if key not in self.cache:
+            self.cache[key] = self.skeleton.text(cls.span.start, cls.span.end)
+        return self.cache[key]  # type: ignore[return-value]
+
+    def method_info(self, cls: ClassInfo, span: FunctionSpan) -> MethodInfo:
+        key = (span.start, span.end)
+        info = self._methods.get(key)
+        if info is None:
+            owner = next((c for c in cls.mro if c.span.methods.get(span.name) is span), cls)
+            info = MethodInfo(owner, span, self)
+            self._methods[key] = info
+        return info
+
+    # --- classes -----------------------------------------------------------
+
+    def is_module_class(self, cls: ClassInfo, seen: set[str]) -> bool:
+        if cls.name in seen:
+            return False
+        seen.add(cls.name)
+        for written, qualified in zip(cls.span.bases, cls.qualified_bases):
+            local = self.classes.get(written)
+            if local is not None and local is not cls:
+                if self.is_module_class(local, seen):
+                    return True
+                continue
+            if self.is_module_base(qualified):
+                return True
+        return False
+
+    def is_module_base(self, qualified: str) -> bool:
+        """A base class from outside the file that is an `nn.Module`."""
+        last = qualified.rsplit(".", 1)[-1]
+        if last in known.MODULE_BASE_NAMES or known.is_torch_module_class(qualified):
+            return True
+        # Model classes imported from another modeling file (transformers' modular files).
+        return "modeling" in qualified and last[:1].isupper()
+
+    def module_classes(self) -> list[ClassInfo]:
+        return [c for c in self.classes.values() if c.is_module]
+
+    def methods(self, scope: str, trigger=None) -> Iterator[tuple[ClassInfo, MethodInfo]]:
+        """(class, method) pairs of module classes whose text matches `trigger`.
+
+        `scope` is `forward` (methods run inside forward), `init` (`__init__`
+        and its helpers) or `all` (every method). A method inherited by several
+        classes is yielded once per class, since members can differ.
+        """
+        for cls in self.module_classes():
+            if scope == "forward":
+                candidates = cls.forward_methods
+            elif scope == "init":
+                candidates = cls.init_methods
+            else:
+                candidates = cls.all_methods()
+            for method in candidates:
+                if trigger is None or trigger.search(method.text):
+                    yield cls, method
+
+    def classify(self, expr: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]]:
+        """What an expression would make if assigned to `self.x` in `__init__` (module, parameter, ...)."""
+        return _FactsReader(self, ClassFacts(), None, 0).classify(expr)  # type: ignore[arg-type]
+
+    def class_facts(self, cls: ClassInfo) -> ClassFacts:
+        if cls.name in self._facts_stack:  # a class whose __init__ builds itself
+            return ClassFacts()
+        self._facts_stack.add(cls.name)
+        try:
+            facts = ClassFacts()
+            for base in reversed(cls.local_bases):
+                _merge(facts, base.facts)
+            for rank, method in enumerate(cls.init_methods):
+                if method.owner is cls or method.owner not in cls.local_bases:
+                    _FactsReader(self, facts, method, rank).read()
+            return facts
+        finally:
+            self._facts_stack.discard(cls.name)
+
+    # --- what a class reference is -----------------------------------------
+
+    def class_of(self, ref: str) -> ClassInfo | None:
+        """The in-file class a member's class reference names, if any."""
+        return self.classes.get(ref)
+
+    def has_params(self, ref: str) -> bool | None:
+        """Does a module of class `ref` own parameters (itself or below)? None: cannot tell.
+
+        Answered from the text of the class's `__init__` (and what it calls),
+        following constructor calls of classes in the file, so asking about a
+        child class does not parse it.
+        """
+        if ref == ACTIVATION:
+            return False
+        if ref == UNKNOWN_CLASS:
+            return None
+        local = self.classes.get(ref)
+        if local is not None:
+            key = ("has_params", ref)
+            if key not in self.cache:
+                self.cache[key] = False  # a class that builds itself: no answer from the cycle
+                self.cache[key] = self._local_has_params(local)
+            return self.cache[key]  # type: ignore[return-value]
+        return _external_has_params(ref)
+
+    def gathers(self, ref: str) -> bool:
+        """Does calling a module of class `ref` (possibly) all-gather parameters?
+
+        False for modules without parameters and for norm layers, whose 1-D
+        parameters stay gathered under ZeRO-3's default persistence threshold
+        (`stage3_param_persistence_threshold`, 1e5 elements).
+        """
+        if self.has_params(ref) is False:
+            return False
+        local = self.classes.get(ref)
+        if local is not None:
+            text = "".join(method.text for method in local.init_methods)
+            params = _PARAM_CALL.findall(text)
+            return not (params and all(_VECTOR_PARAM.match(p) for p in params) and not self._builds_gathering(local, text))
+        return ref.rsplit(".", 1)[-1] not in known.NORMS
+
+    def persistent_param(self, ref: str, name: str) -> bool:
+        """Is parameter `name` of class `ref` small enough that ZeRO-3 keeps it gathered (a norm
+        weight, a 1-D vector, a scalar)? Judged from how `__init__` creates it."""
+        local = self.classes.get(ref)
+        if local is None:
+            return ref.rsplit(".", 1)[-1] in known.NORMS
+        if not self.gathers(ref):
+            return True
+        text = "".join(method.text for method in local.init_methods)
+        match = re.search(r"self\." + re.escape(name) + r"\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter\(", text)
+        if match is None:
+            return False
+        inner = _PARAM_CALL.match(text, match.end() - len("Parameter("))
+        return bool(inner) and bool(_VECTOR_PARAM.match(inner.group(1)) or _SCALAR_PARAM.match(inner.group(1)))
+
+    def _builds_gathering(self, cls: ClassInfo, text: str) -> bool:
+        for written in set(_CONSTRUCTOR.findall(text)):
+            if written in self.classes and written != cls.name and self.classes[written].is_module:
+                if self.gathers(written):
+                    return True
+            elif written[:1].isupper() or "." in written:
+                qualified = self.qualify(written)
+                if known.is_torch_module_class(qualified) and _external_has_params(qualified):
+                    if qualified.rsplit(".", 1)[-1] not in known.NORMS:
+                        return True
+        return False
+
+    def _local_has_params(self, cls: ClassInfo) -> bool | None:
+        if not cls.is_module:
+            return False
+        text = "".join(method.text for method in cls.init_methods)
+        if "Parameter(" in text or "ParameterList(" in text or "register_parameter" in text:
+            return True
+        answers: list[bool | None] = []
+        for written in set(_CONSTRUCTOR.findall(text)):
+            if written in self.classes:
+                if self.classes[written].is_module:
+                    answers.append(self.has_params(written))
+                continue
+            qualified = self.qualify(written)
+            last = qualified.rsplit(".", 1)[-1]
+            if last in known.ACTIVATION_FACTORIES or not last[:1].isupper():
+                continue
+            if known.is_torch_module_class(qualified) or last in known.TORCH_PARAMS:
+                answer = _external_has_params(qualified)
+                if answer is not None:
+                    answers.append(answer)
+            elif self.is_module_base(qualified):
+                answers.append(None)
+        if True in answers:
+            return True
+        return None if None in answers else False
+
+    def member_param(self, ref: str, name: str) -> bool | None:
+        """Is `name` a parameter registered directly on a module of class `ref`? None: cannot tell."""
+        local = self.classes.get(ref)
+        if local is not None:
+            member = local.facts.members.get(name)
+            return member is not None and member.kind == Kind.PARAM
+        last = ref.rsplit(".", 1)[-1]
+        if ref.startswith("torch.nn.") or last in known.TORCH_PARAMS:
+            return known.torch_params(last, name)
+        if ref == ACTIVATION:
+            return False
+        return None
+
+    def member_of(self, ref: str, name: str) -> Member | None:
+        """The member `name` of class `ref` when the class is in this file (or a known torch child)."""
+        local = self.classes.get(ref)
+        if local is not None:
+            return local.facts.members.get(name)
+        last = ref.rsplit(".", 1)[-1]
+        if last == "MultiheadAttention" and name == "out_proj":
+            return Member(name, Kind.MODULE, ("torch.nn.Linear",))
+        return None
+
+
+def _external_has_params(ref: str) -> bool | None:
+    last = ref.rsplit(".", 1)[-1]
+    if last in known.PARAMLESS:
+        return False
+    if last in {"ModuleList", "ModuleDict", "Sequential"}:
+        return None
+    if ref.startswith("torch.nn.") or last in known.TORCH_PARAMS:
+        return True
+    return None
+
+
+def _merge(into: ClassFacts, base: ClassFacts) -> None:
+    for name, member in base.members.items():
+        into.members[name] = Member(member.name, member.kind, member.classes, (-1, member.order[1]))
+    into.elements += base.elements
+    into.external |= base.external
+    into.ties += base.ties
+
+
+_CONTAINERS = {"ModuleList", "ModuleDict", "Sequential"}
+_PARAM_CONTAINERS = {"ParameterList", "ParameterDict"}
+
+
+class _FactsReader:
+    """Reads one `__init__`-reachable method into `ClassFacts`."""
+
+    def __init__(self, index: ModelIndex, facts: ClassFacts, method: MethodInfo, rank: int) -> None:
+        self.index = index
+        self.rank = rank
+        self.facts = facts
+        self.method = method
+        # Locals bound to something we classified (`layer = Block(c)`, `layers.append(Block(c))`).
+        self.locals: dict[str, tuple[Kind, tuple[str, ...]]] = {}
+
+    def read(self) -> None:
+        node = self.method.node
+        if node is None:
+            return
+        order = self.method.order
+        for stmt in walk(node.body):
+            if isinstance(stmt, cst.BaseSmallStatement):
+                self._statement(stmt, (self.rank, order[id(stmt)]))
+
+    def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._assign(target.target, node.value, order)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self._assign(node.target, node.value, order)
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            self._call(node.value, order)
+
+    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression, order: tuple[int, int]) -> None:
+        if isinstance(target, cst.Name):
+            self.locals[target.value] = self.classify(value)
+            return
+        if isinstance(target, cst.Subscript) and _is_self(target.value):
+            # ModuleDict subclass: self["expert_0"] = Expert()
+            kind, classes = self.classify(value)
+            if kind in (Kind.MODULE, Kind.CONTAINER):
+                self.facts.elements += classes
+            return
+        path = access_path(target)
+        if path is None or path.root != "self" or not path.parts:
+            return
+        if len(path.parts) == 1:
+            kind, classes = self.classify(value)
+            self._set(path.parts[0], kind, classes, order)
+            return
+        source = access_path(value)
+        if source is not None and source.root == "self" and "[]" not in path.parts:
+            self.facts.ties += ((".".join(path.parts), ".".join(source.parts)),)
+
+    def _set(self, name: str, kind: Kind, classes: tuple[str, ...], order: tuple[int, int]) -> None:
+        old = self.facts.members.get(name)
+        if old is None:
+            self.facts.members[name] = Member(name, kind, classes, order)
+            return
+        if kind > old.kind:
+            old.kind = kind
+        merged = old.classes + tuple(c for c in classes if c not in old.classes)
+        old.classes = merged
+
+    def _call(self, call: cst.Call, order: tuple[int, int]) -> None:
+        name = call_name(call)
+        if name is None:
+            return
+        args = call.args
+        if name in {"self.register_buffer", "self.register_parameter", "self.add_module", "self.register_module"}:
+            key = const_str(args[0].value) if args else None
+            if key is None:
+                return
+            if name == "self.register_buffer":
+                self._set(key, Kind.BUFFER, (), order)
+            elif name == "self.register_parameter":
+                self._set(key, Kind.PARAM, (), order)
+            elif len(args) > 1:
+                kind, classes = self.classify(args[1].value)
+                self._set(key, kind, classes, order)
+            return
+        if name.endswith("register_external_parameter") and len(args) >= 2:
+            path = access_path(args[1].value)
+            if path is not None and path.root == "self":
+                self.facts.external |= {".".join(path.parts)}
+            return
+        if name in {"self.append", "self.extend", "self.add_module"} or name.endswith("__init__"):
+            # ModuleList/Sequential subclasses filling themselves; super().__init__(*layers)
+            for arg in args:
+                kind, classes = self.classify(arg.value)
+                if kind in (Kind.MODULE, Kind.CONTAINER):
+                    self.facts.elements += classes
+            return
+        path = access_path(call.func)
+        if path is not None and path.root == "self" and len(path.parts) == 2:
+            # self.layers = nn.ModuleList(); self.layers.append(Block(c))
+            if path.parts[1] in {"append", "extend", "insert", "add_module", "update"} and args:
+                kind, classes = self.classify(args[-1].value)
+                if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+                    self._set(path.parts[0], Kind.CONTAINER, classes, order)
+            return
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+            local = call.func.value.value
+            method = call.func.attr.value
+            if method in {"append", "extend", "insert"} and args:
+                kind, classes = self.classify(args[-1].value)
+                old_kind, old_classes = self.locals.get(local, (Kind.VALUE, ()))
+                if kind in (Kind.MODULE, Kind.CONTAINER):
+                    self.locals[local] = (max(old_kind, Kind.CONTAINER), old_classes + classes)
+
+    def classify(self, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]]:
+        """What kind of member an expression assigned to `self.x` makes."""
+        if isinstance(value, cst.Call):
+            return self._classify_call(value)
+        if isinstance(value, cst.IfExp):
+            a = self.classify(value.body)
+            b = self.classify(value.orelse)
+            return max(a[0], b[0]), a[1] + tuple(c for c in b[1] if c not in a[1])
+        if isinstance(value, cst.Subscript):
+            base = dotted(value.value)
+            if base is not None and base.rsplit(".", 1)[-1] in known.ACTIVATION_FACTORIES:
+                return Kind.MODULE, (ACTIVATION,)
+            return Kind.VALUE, ()
+        if isinstance(value, cst.Name):
+            if value.value in {"None", "True", "False"}:
+                return Kind.VALUE, ()
+            if value.value in self.locals:
+                return self.locals[value.value]
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+            classes = self._elements(value)
+            return (Kind.CONTAINER, classes) if classes else (Kind.VALUE, ())
+        if isinstance(value, cst.Attribute):
+            path = access_path(value)
+            if path is not None and path.root != "self" and path.root in self.locals:
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+            if path is not None and path.root != "self" and value.attr.value in {"weight", "bias"}:
+                return Kind.PARAM, ()
+            return Kind.VALUE, ()
+        return Kind.VALUE, ()
+
+    def _classify_call(self, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
+        written = call_name(call)
+        if written is None or written.startswith("."):
+            return Kind.VALUE, ()
+        qualified = self.index.qualify(written)
+        last = qualified.rsplit(".", 1)[-1]
+        if last == "Parameter":
+            return Kind.PARAM, ()
+        if last in _PARAM_CONTAINERS:
+            return Kind.PARAM, ()
+        if last in _CONTAINERS and (known.is_torch_module_class(qualified) or written == last):
+            classes: tuple[str, ...] = ()
+            for arg in call.args:
+                classes += self._elements(arg.value)
+            return Kind.CONTAINER, classes
+        if last in known.REPARAMETRIZE and call.args:
+            return self.classify(call.args[0].value)
+        if last in known.ACTIVATION_FACTORIES:
+            return Kind.MODULE, (ACTIVATION,)
+        local = self.index.classes.get(written)
+        if local is not None:
+            return (Kind.MODULE, (written,)) if local.is_module else (Kind.VALUE, ())
+        if known.is_torch_module_class(qualified):
+            return Kind.MODULE, (qualified,)
+        if last in known.TORCH_PARAMS:
+            return Kind.MODULE, (last,)
+        if last[:1].isupper() and self.index.is_module_base(qualified):
+            return Kind.MODULE, (qualified,)
+        if written in {"copy.deepcopy", "deepcopy"} and call.args:
+            return self.classify(call.args[0].value)
+        return Kind.VALUE, ()
+
+    def _elements(self, value: cst.BaseExpression) -> tuple[str, ...]:
+        """Module classes inside a list/tuple/dict/comprehension/name given to a container."""
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return self._module_classes(value.elt)
+        if isinstance(value, cst.DictComp):
+            return self._module_classes(value.value)
+        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            out: tuple[str, ...] = ()
+            for element in value.elements:
+                out += tuple(c for c in self._module_classes(element.value) if c not in out)
+            return out
+        if isinstance(value, cst.Dict):
+            out = ()
+            for element in value.elements:
+                if isinstance(element, cst.DictElement):
+                    out += tuple(c for c in self._module_classes(element.value) if c not in out)
+            return out
+        if isinstance(value, cst.Call) and (call_name(value) or "").endswith(("OrderedDict", "dict")) and value.args:
+            return self._elements(value.args[0].value)
+        if isinstance(value, cst.Name) and value.value in self.locals:
+            kind, classes = self.locals[value.value]
+            return classes if kind in (Kind.MODULE, Kind.CONTAINER) else ()
+        return self._module_classes(value)
+
+    def _module_classes(self, value: cst.BaseExpression) -> tuple[str, ...]:
+        if isinstance(value, cst.Tuple) and len(value.elements) == 2:  # OrderedDict([("name", Mod())])
+            value = value.elements[1].value
+        kind, classes = self.classify(value)
+        return classes if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN) else ()
+
+
+def _is_self(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"

@@ -1,0 +1,337 @@
+"""What zgen knows about names from torch, transformers and DeepSpeed.
+
+Everything here is matched on qualified names as far as the file's imports
+allow (`nn.Linear` -> `torch.nn.Linear`), with the conventional aliases
+(`F`, `dist`, `np`) as a fallback for names imported in ways the skeleton
+does not see.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "CONVENTIONAL_ALIASES",
+    "MODULE_BASE_NAMES",
+    "TORCH_PARAMS",
+    "PARAMLESS",
+    "torch_params",
+    "is_torch_module_class",
+    "ACTIVATION_FACTORIES",
+    "COLLECTIVES",
+    "GUARD_NAMES",
+    "is_gather_context",
+    "RANDOM_TORCH",
+    "RANDOM_HOST_PREFIXES",
+    "DATA_SELECT_METHODS",
+    "RANK_CALLS",
+    "RANK_NAMES",
+    "METADATA_ATTRS",
+    "SIZE_ATTRS",
+    "SIZE_METHODS",
+    "INPLACE_METHOD",
+    "REPARAMETRIZE",
+    "INIT_PREFIXES",
+]
+
+CONVENTIONAL_ALIASES = {
+    "nn": "torch.nn",
+    "F": "torch.nn.functional",
+    "dist": "torch.distributed",
+    "np": "numpy",
+    "init": "torch.nn.init",
+}
+
+# Base classes (last name component) that make a class an nn.Module even when
+# imported from a place the skeleton cannot follow.
+MODULE_BASE_NAMES = frozenset(
+    {
+        "Module",
+        "ModuleList",
+        "ModuleDict",
+        "Sequential",
+        "ParameterList",
+        "ParameterDict",
+        "PreTrainedModel",
+        "GradientCheckpointingLayer",
+        "LightningModule",
+        "ModelMixin",
+        "MegatronModule",
+    }
+)
+
+# Parameters that torch.nn classes register on themselves (not on children).
+_LINEAR = ("weight", "bias")
+TORCH_PARAMS: dict[str, tuple[str, ...]] = {
+    "Linear": _LINEAR,
+    "Bilinear": _LINEAR,
+    "LazyLinear": _LINEAR,
+    "Conv1d": _LINEAR,
+    "Conv2d": _LINEAR,
+    "Conv3d": _LINEAR,
+    "ConvTranspose1d": _LINEAR,
+    "ConvTranspose2d": _LINEAR,
+    "ConvTranspose3d": _LINEAR,
+    "Embedding": ("weight",),
+    "EmbeddingBag": ("weight",),
+    "LayerNorm": _LINEAR,
+    "GroupNorm": _LINEAR,
+    "RMSNorm": ("weight",),
+    "BatchNorm1d": _LINEAR,
+    "BatchNorm2d": _LINEAR,
+    "BatchNorm3d": _LINEAR,
+    "SyncBatchNorm": _LINEAR,
+    "InstanceNorm1d": _LINEAR,
+    "InstanceNorm2d": _LINEAR,
+    "InstanceNorm3d": _LINEAR,
+    "LocalResponseNorm": (),
+    "PReLU": ("weight",),
+    "MultiheadAttention": (
+        "in_proj_weight",
+        "in_proj_bias",
+        "q_proj_weight",
+        "k_proj_weight",
+        "v_proj_weight",
+        "bias_k",
+        "bias_v",
+    ),
+    # transformers.pytorch_utils.Conv1D (GPT-2 style transposed linear)
+    "Conv1D": _LINEAR,
+}
+_RNN = re.compile(r"(weight|bias)_(ih|hh)_l\d+(_reverse)?$")
+
+# torch.nn classes that own no parameters: calling them never gathers anything.
+PARAMLESS = frozenset(
+    {
+        "Dropout",
+        "Dropout1d",
+        "Dropout2d",
+        "Dropout3d",
+        "AlphaDropout",
+        "Identity",
+        "Flatten",
+        "Unflatten",
+        "ReLU",
+        "ReLU6",
+        "LeakyReLU",
+        "GELU",
+        "SiLU",
+        "Mish",
+        "ELU",
+        "SELU",
+        "CELU",
+        "Tanh",
+        "Sigmoid",
+        "Hardtanh",
+        "Hardswish",
+        "Hardsigmoid",
+        "Softplus",
+        "Softmax",
+        "LogSoftmax",
+        "Softmax2d",
+        "GLU",
+        "Threshold",
+        "MaxPool1d",
+        "MaxPool2d",
+        "MaxPool3d",
+        "AvgPool1d",
+        "AvgPool2d",
+        "AvgPool3d",
+        "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d",
+        "AdaptiveAvgPool3d",
+        "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d",
+        "AdaptiveMaxPool3d",
+        "Upsample",
+        "UpsamplingNearest2d",
+        "UpsamplingBilinear2d",
+        "PixelShuffle",
+        "PixelUnshuffle",
+        "ZeroPad2d",
+        "ConstantPad1d",
+        "ConstantPad2d",
+        "ReflectionPad1d",
+        "ReflectionPad2d",
+        "ReplicationPad1d",
+        "ReplicationPad2d",
+        "CrossEntropyLoss",
+        "MSELoss",
+        "L1Loss",
+        "BCELoss",
+        "BCEWithLogitsLoss",
+        "NLLLoss",
+        "KLDivLoss",
+        "SmoothL1Loss",
+        "CosineSimilarity",
+        "PairwiseDistance",
+        "Fold",
+        "Unfold",
+    }
+)
+
+# Norm layers: only 1-D parameters, which ZeRO-3 keeps gathered below the persistence threshold.
+NORMS = frozenset(
+    {
+        "LayerNorm",
+        "RMSNorm",
+        "GroupNorm",
+        "BatchNorm1d",
+        "BatchNorm2d",
+        "BatchNorm3d",
+        "SyncBatchNorm",
+        "InstanceNorm1d",
+        "InstanceNorm2d",
+        "InstanceNorm3d",
+        "LocalResponseNorm",
+    }
+)
+
+# Registries that return activation modules (no parameters).
+ACTIVATION_FACTORIES = frozenset({"ACT2FN", "ACT2CLS", "get_activation", "get_act_fn", "get_activation_fn"})
+
+
+def torch_params(cls: str, name: str) -> bool:
+    """Is `name` a parameter that the torch.nn class `cls` (last component) registers itself?"""
+    if name in TORCH_PARAMS.get(cls, ()):
+        return True
+    return cls in {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"} and bool(_RNN.match(name))
+
+
+def is_torch_module_class(qualified: str) -> bool:
+    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv1d`, ...: a capitalised name under torch.nn."""
+    if not qualified.startswith("torch.nn."):
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last not in {"Parameter", "Buffer"} and ".functional." not in qualified
+
+
+# torch.distributed calls every rank must make together.
+COLLECTIVES = frozenset(
+    {
+        "all_reduce",
+        "all_gather",
+        "all_gather_into_tensor",
+        "all_gather_object",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "broadcast",
+        "broadcast_object_list",
+        "barrier",
+        "reduce",
+        "gather",
+        "gather_object",
+        "scatter",
+        "scatter_object_list",
+        "all_to_all",
+        "all_to_all_single",
+        "monitored_barrier",
+        "new_group",
+    }
+)
+# Engine methods that are collective under ZeRO-3.
+ENGINE_COLLECTIVES = frozenset({"save_checkpoint", "load_checkpoint", "save_16bit_model", "backward", "step"})
+
+# A condition that mentions one of these routes ZeRO-3 runs around the hazard.
+GUARD_NAMES = frozenset(
+    {"synced_gpus", "is_deepspeed_zero3_enabled", "is_fsdp_managed_module", "is_zero3", "zero3_enabled"}
+)
+
+
+def is_gather_context(name: str | None) -> bool:
+    """Does a `with` item with this call name gather partitioned parameters?"""
+    return bool(name) and name.rsplit(".", 1)[-1] in {"GatheredParameters", "gather_params", "summon_full_params"}
+
+
+RANDOM_TORCH = frozenset(
+    {
+        "torch.rand",
+        "torch.rand_like",
+        "torch.randn",
+        "torch.randn_like",
+        "torch.randint",
+        "torch.randint_like",
+        "torch.randperm",
+        "torch.bernoulli",
+        "torch.multinomial",
+        "torch.normal",
+        "torch.poisson",
+    }
+)
+RANDOM_TORCH_METHODS = frozenset({"uniform_", "bernoulli_", "normal_", "random_", "exponential_", "geometric_"})
+RANDOM_HOST_PREFIXES = ("random.", "numpy.random.")
+
+# Tensor methods / torch functions whose result depends on the data a rank holds.
+# `.item()`/`.tolist()` are not sources by themselves: they convert, and what they convert
+# is tainted already when it came from one of these.
+DATA_SELECT_METHODS = frozenset(
+    {"nonzero", "unique", "unique_consecutive", "argwhere", "masked_select", "bincount", "any", "all"}
+)
+DATA_SELECT_FUNCS = frozenset(
+    {
+        "torch.nonzero",
+        "torch.unique",
+        "torch.unique_consecutive",
+        "torch.argwhere",
+        "torch.masked_select",
+        "torch.bincount",
+        "torch.any",
+        "torch.all",
+        "torch.equal",
+        "torch.count_nonzero",
+    }
+)
+
+RANK_CALLS = frozenset(
+    {"get_rank", "get_local_rank", "get_global_rank", "get_node_local_rank", "is_main_process", "is_world_process_zero"}
+)
+# Attribute or variable names that hold this process's rank (not "rank" alone: low-rank adapters use it).
+RANK_NAMES = frozenset(
+    {
+        "local_rank",
+        "global_rank",
+        "node_rank",
+        "process_index",
+        "local_process_index",
+        "is_main_process",
+        "is_local_main_process",
+        "is_world_process_zero",
+        "is_local_process_zero",
+    }
+)
+RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "NODE_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "SLURM_LOCALID"})
+
+# Reading these from a partitioned placeholder is correct: they survive partitioning.
+METADATA_ATTRS = frozenset(
+    {
+        "dtype",
+        "device",
+        "requires_grad",
+        "is_cuda",
+        "is_meta",
+        "is_leaf",
+        "grad_fn",
+        "layout",
+        "ds_shape",
+        "ds_numel",
+        "ds_id",
+        "ds_status",
+        "ds_tensor",
+        "_is_hf_initialized",
+        "is_floating_point",
+        "element_size",
+        "requires_grad_",
+    }
+)
+# Size queries that read 0 on a partitioned placeholder.
+SIZE_ATTRS = frozenset({"shape", "ndim"})
+SIZE_METHODS = frozenset({"size", "numel", "nelement", "dim", "ndimension"})
+
+# In-place tensor methods: a name ending in one underscore, not a dunder.
+INPLACE_METHOD = re.compile(r"^[a-z][a-z0-9_]*[a-z0-9]_$")
+
+# Calls that re-parametrise a built module from its current weights.
+REPARAMETRIZE = frozenset(
+    {"weight_norm", "spectral_norm", "register_parametrization", "orthogonal", "remove_weight_norm"}
+)
+INIT_PREFIXES = ("torch.nn.init.",)

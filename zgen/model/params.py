@@ -1,0 +1,276 @@
+"""Accesses to parameters owned by submodules, and what the code does with them.
+
+`accesses` lists, for one method of a module class, every expression that
+names a parameter of a submodule (`self.embed.weight`, `self.layers[0].attn.q.bias`),
+or a parameter obtained by iterating `self.parameters()` / `self.child.parameters()`,
+together with how it is used: read for computation, size queried, written
+in place, initialised, only its metadata read, or checked. ZG101-ZG103 and
+ZG301 are filters over this list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from . import known
+from .flow import Ctx, Flat, ModuleCalls, code_of, flat_of
+from .index import UNKNOWN_CLASS, ClassInfo, Kind, Member, MethodInfo, ModelIndex
+from .tree import access_path, call_name
+
+__all__ = [
+    "Access",
+    "accesses",
+    "usage",
+    "READ",
+    "SIZE",
+    "WRITE",
+    "INIT",
+    "META",
+    "CHECK",
+    "ASSIGN",
+    "GUARD",
+]
+
+READ = "read"  # used for computation
+SIZE = "size"  # .shape / .size() / .numel() / len()
+WRITE = "write"  # .data = ..., .data.copy_(), .fill_(), p[...] = ...
+INIT = "init"  # torch.nn.init.*(p)
+META = "meta"  # .dtype / .device / .requires_grad
+CHECK = "check"  # `p is None`, isinstance(p, ...), hasattr
+ASSIGN = "assign"  # `self.child.weight = ...` (replacing or tying the parameter object)
+GUARD = "guard"  # passed to register_external_parameter / GatheredParameters
+
+_GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
+_CHECK_CALLS = {"isinstance", "hasattr", "getattr", "id", "type", "callable", "setattr", "delattr"}
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """One expression that reaches a parameter owned by a submodule."""
+
+    node: cst.CSTNode  # the expression naming the parameter
+    ctx: Ctx
+    owner: str  # the owning submodule as written, e.g. `self.embed` ("" when via .parameters())
+    param: str  # parameter name, e.g. `weight`
+    first: Member | None  # the member of `self` the path starts with
+    use: str  # one of READ, SIZE, WRITE, INIT, META, CHECK, ASSIGN, GUARD
+    detail: str  # the operation, e.g. `.shape`, `.data.copy_()`, `torch.nn.init.normal_()`
+    order: int  # pre-order position of the node in its method
+    via_parameters: bool = False
+    owner_classes: tuple[str, ...] = ()  # classes the owning submodule may have
+    local: bool = False  # owned by a module built in this method (`lin = nn.Linear(...)`)
+
+
+def accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Access]:
+    """Parameter accesses through submodules in `method`, read with the members of `cls` (cached)."""
+    key = ("_accesses", cls.name)
+    cache = method.__dict__
+    if key not in cache:
+        flat = flat_of(method)
+        cache[key] = [] if flat is None else list(_find(index, cls, method, flat))
+    return cache[key]
+
+
+def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
+    members = cls.facts.members
+    order = method.order
+    param_aliases: dict[str, str] = {}  # name -> what it iterates ("self.parameters()")
+    # Locals bound to submodules (`for layer in self.layers`) or to modules built here (`lin = nn.Linear(...)`).
+    module_aliases = {
+        name: Member(name, Kind.MODULE, classes, (-1, 0))
+        for name, classes in ModuleCalls(index, cls, flat, method.name).aliases.items()
+    }
+    built_here: set[str] = set()
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            kind, classes = index.classify(node.value)
+            if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
+                name = node.targets[0].target.value
+                module_aliases[name] = Member(name, kind, classes, (-1, 0))
+                built_here.add(name)
+    for node, ctx in flat.nodes:
+        if isinstance(node, (cst.For, cst.CompFor)):
+            source = _parameters_source(node.iter)
+            if source is not None:
+                target = node.target
+                if isinstance(target, cst.Tuple) and len(target.elements) == 2:  # named_parameters()
+                    target = target.elements[1].value
+                if isinstance(target, cst.Name):
+                    param_aliases[target.value] = source
+            continue
+        if isinstance(node, cst.Name) and node.value in param_aliases:
+            parent = flat.parent.get(id(node))
+            if isinstance(parent, (cst.CompFor, cst.For)) and parent.target is node:
+                continue
+            if isinstance(parent, cst.Tuple):
+                continue
+            use, detail = usage(index, flat, node)
+            yield Access(node, ctx, "", node.value, None, use, detail, order.get(id(node), 0), True)
+            continue
+        if not isinstance(node, cst.Attribute):
+            continue
+        path = access_path(node)
+        if path is None or not path.parts:
+            continue
+        if path.root == "self":
+            if len(path.parts) < 2:
+                continue
+            first = members.get(path.parts[0])
+            rest = path.parts[1:]
+        else:
+            first = module_aliases.get(path.root)
+            rest = path.parts
+        if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+            continue
+        owner_classes = _param_owner(index, first, rest)
+        if owner_classes is None:
+            continue
+        use, detail = usage(index, flat, node)
+        yield Access(
+            node,
+            ctx,
+            code_of(node.value),
+            path.parts[-1],
+            first,
+            use,
+            detail,
+            order.get(id(node), 0),
+            owner_classes=owner_classes,
+            local=path.root in built_here,
+        )
+
+
+def _parameters_source(iterable: cst.BaseExpression) -> str | None:
+    """`self.parameters()` / `self.child.named_parameters()`: the text, if the loop walks a module's parameters."""
+    if isinstance(iterable, cst.Call) and (call_name(iterable) or "") in {"enumerate", "list", "zip"} and iterable.args:
+        iterable = iterable.args[0].value
+    if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
+        return None
+    if iterable.func.attr.value not in {"parameters", "named_parameters"}:
+        return None
+    for arg in iterable.args:  # parameters(recurse=False): only the module's own, gathered in its forward
+        if arg.keyword is not None and arg.keyword.value == "recurse":
+            return None
+    path = access_path(iterable.func.value)
+    if path is None or path.root != "self":
+        return None
+    return "self" + "".join("." + p for p in path.parts) + "." + iterable.func.attr.value + "()"
+
+
+def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tuple[str, ...] | None:
+    """If `self.<first>.<rest...>` ends at a parameter of a submodule, the classes of that submodule."""
+    kind, classes = first.kind, first.classes
+    for i, part in enumerate(rest):
+        last = i == len(rest) - 1
+        if kind == Kind.CONTAINER:
+            if part != "[]":
+                return None
+            kind = Kind.MODULE
+            continue
+        if kind == Kind.UNKNOWN or classes == (UNKNOWN_CLASS,):
+            if part == "[]":
+                continue
+            return (UNKNOWN_CLASS,) if last and part in {"weight", "bias"} else None
+        if kind != Kind.MODULE or part == "[]":
+            return None
+        next_member = None
+        for ref in classes:
+            answer = index.member_param(ref, part)
+            if answer or (answer is None and last and part in {"weight", "bias"}):
+                return classes if last else None
+            next_member = next_member or index.member_of(ref, part)
+        if next_member is None:
+            return None
+        kind, classes = next_member.kind, next_member.classes
+    return None
+
+
+def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
+    """How the parameter expression `node` is used, and the operation as text."""
+    parent = flat.parent.get(id(node))
+    data = ""
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "data":
+        node, parent, data = parent, flat.parent.get(id(parent)), ".data"
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        attr = parent.attr.value
+        grand = flat.parent.get(id(parent))
+        called = isinstance(grand, cst.Call) and grand.func is parent
+        if attr in known.METADATA_ATTRS:
+            return META, f".{attr}"
+        if attr in known.SIZE_ATTRS:
+            return SIZE, f".{attr}"
+        if attr in known.SIZE_METHODS and called:
+            return SIZE, f".{attr}()"
+        if called and known.INPLACE_METHOD.match(attr):
+            return WRITE, f"{data}.{attr}()"
+        return READ, f"{data}.{attr}"
+    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        return (WRITE, f"{data} = ...") if data else (ASSIGN, " = ...")
+    if isinstance(parent, cst.AugAssign) and parent.target is node:
+        return WRITE, f"{data} {parent.operator.__class__.__name__} ..."
+    if isinstance(parent, cst.Subscript) and parent.value is node:
+        holder = flat.parent.get(id(parent))
+        if isinstance(holder, (cst.AssignTarget, cst.AugAssign)) and holder.target is parent:
+            return WRITE, f"{data}[...] = ..."
+        return READ, f"{data}[...]"
+    if isinstance(parent, cst.Arg):
+        call = flat.parent.get(id(parent))
+        name = call_name(call) if isinstance(call, cst.Call) else None
+        if name:
+            qualified = name if name.startswith(".") else index.qualify(name)
+            last = qualified.rsplit(".", 1)[-1]
+            if last in _GUARD_CALLS:
+                return GUARD, f"{last}()"
+            if last in _CHECK_CALLS:
+                return CHECK, f"{last}()"
+            if last == "len":
+                return SIZE, "len()"
+            if qualified.startswith(known.INIT_PREFIXES) or (name.startswith("init.") and last.endswith("_")):
+                return INIT, f"{qualified}()"
+        return READ, data
+    if isinstance(parent, cst.ComparisonTarget):
+        if isinstance(parent.operator, (cst.Is, cst.IsNot)):
+            return CHECK, " is None"
+    if isinstance(parent, cst.Comparison) and parent.comparisons:
+        if isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot)):
+            return CHECK, " is None"
+    return READ, data
+
+
+def scoped_accesses(index: ModelIndex, scope: str):
+    """(class, method, access) for parameter accesses through submodules in `forward` or `init` scope.
+
+    In `init` scope only accesses after the submodule was built count: under
+    `deepspeed.zero.Init` a submodule is partitioned as soon as its own
+    `__init__` returns, so the parent's `__init__` sees placeholders from then on.
+    Guarded sites (inside `GatheredParameters`, or under a zero3/synced_gpus test) are left out.
+    """
+    for cls, method in index.methods(scope):
+        text = method.text
+        if not (index.param_access.search(text) or "parameters(" in text):
+            continue
+        rank = 0
+        if scope == "init":
+            rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+        for access in accesses(index, cls, method):
+            if access.ctx.guarded or (access.local and scope == "forward"):
+                continue
+            if scope == "forward" and _persistent(index, access):
+                continue  # a norm weight or scalar: ZeRO-3 keeps it gathered at run time
+            if scope == "init" and not _built_before(access, rank):
+                continue
+            yield cls, method, access
+
+
+def _persistent(index: ModelIndex, access: Access) -> bool:
+    classes = access.owner_classes
+    return bool(classes) and all(index.persistent_param(ref, access.param) for ref in classes)
+
+
+def _built_before(access: Access, rank: int) -> bool:
+    first = access.first
+    if first is None or first.kind == Kind.UNKNOWN:
+        return True  # passed in, or reached through .parameters(): built earlier
+    return first.order < (rank, access.order)

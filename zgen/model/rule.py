@@ -1,0 +1,102 @@
+"""The base class of every model rule.
+
+A rule is a class whose docstring is its documentation (first line: the
+summary; then the sections `## What it does`, `## Why is this bad under
+ZeRO-3?`, `## Example`, `## Use instead`), with `VALID` and `INVALID` code
+examples that one test harness runs. `check` reads a `ModelIndex` and yields
+findings; it never prints, imports user code or raises on odd input.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+
+from zgen.findings import Finding, RuleInfo, Severity
+
+from .index import ModelIndex
+from .tree import Snippet
+
+__all__ = ["Rule", "Report", "Trigger"]
+
+
+class Trigger:
+    """Text without which a rule cannot fire in a piece of code: the pre-filter before parsing.
+
+    `literals` are plain substrings (fast C search); the optional `pattern`
+    refines a hit. `search(text)` is true when some literal occurs and the
+    pattern (if any) matches.
+    """
+
+    def __init__(self, *literals: str, pattern: str | None = None) -> None:
+        self.literals = literals
+        self.pattern = re.compile(pattern) if pattern else None
+
+    def search(self, text: str) -> bool:
+        if not any(literal in text for literal in self.literals):
+            return False
+        return self.pattern is None or self.pattern.search(text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A finding whose position is not computed yet: the checker locates all reports of a snippet at once."""
+
+    rule: Rule
+    path: str
+    snippet: Snippet
+    node: cst.CSTNode
+    message: str
+    help: str
+
+    def to_finding(self) -> Finding:
+        line, column, end_line, end_column = self.snippet.span(self.node)
+        return Finding(
+            code=self.rule.code,
+            message=self.message,
+            path=self.path,
+            line=line,
+            column=column,
+            end_line=end_line,
+            end_column=end_column,
+            severity=self.rule.severity,
+            help=self.help,
+        )
+
+
+class Rule:
+    """Base class: subclasses set `code`, `name`, `severity`, examples, and implement `check`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.ERROR
+    VALID: ClassVar[tuple[str, ...]] = ()
+    INVALID: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        raise NotImplementedError
+
+    def finding(self, index: ModelIndex, snippet: Snippet, node: cst.CSTNode, message: str, help: str) -> Report:
+        """A finding of this rule at `node` (the node a user would put `# noqa` on)."""
+        return Report(self, index.path, snippet, node, message, help)
+
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def info(cls) -> RuleInfo:
+        doc = cls.doc()
+        return RuleInfo(
+            code=cls.code,
+            name=cls.name,
+            summary=doc.split("\n", 1)[0].strip(),
+            doc=doc,
+            severity=cls.severity,
+            family=cls.code[:3] + "xx",
+        )

@@ -1,0 +1,152 @@
+"""ZG101: an in-place write to a parameter that is partitioned at that point."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..flow import code_of
+from ..index import ModelIndex
+from ..params import INIT, WRITE, scoped_accesses
+from ..rule import Report, Rule
+from ..script import WRAP_TRIGGER, script_param_accesses, script_scopes
+
+
+class PartitionedDataWrite(Rule):
+    """An in-place write to a parameter that ZeRO-3 has partitioned at that point.
+
+    ## What it does
+    Flags writes to a parameter's storage (`p.data = t`, `p.data.copy_(t)`,
+    `p.fill_(0)`, `p[:, 0] = 1`, `p.data.mul_(s)`) when the parameter is
+    partitioned there: a parameter of a submodule written in `forward` (or a
+    method it calls), or a parameter of the model in a training script
+    after `deepspeed.initialize` (or built under `deepspeed.zero.Init`).
+    Writes inside `with deepspeed.zero.GatheredParameters(..., modifier_rank=0)`
+    are fine and not flagged. Initialisation in `__init__` is ZG103.
+
+    ## Why is this bad under ZeRO-3?
+    Each rank holds only a slice of the parameter. Outside the module's own
+    forward the tensor you write to is an empty placeholder, or a gathered
+    copy that ZeRO-3 throws away when it re-partitions: the write is lost
+    without an error, and every rank keeps training the old values.
+
+    ## Example
+    ```python
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    for p in engine.module.parameters():
+        p.data.clamp_(-1, 1)  # clamps empty placeholders
+    ```
+
+    ## Use instead
+    ```python
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    params = list(engine.module.parameters())
+    with deepspeed.zero.GatheredParameters(params, modifier_rank=0):
+        for p in params:
+            p.data.clamp_(-1, 1)  # rank 0's result is broadcast and re-partitioned
+    ```
+    """
+
+    code = "ZG101"
+    name = "partitioned-data-write"
+
+    VALID = (
+        # Own parameter in own forward: gathered there.
+        """
+import torch
+from torch import nn
+
+class Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(4))
+        self.inner = nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.weight.clamp_(0, 1)
+        return self.inner(x) * self.weight
+""",
+        # Gathered with a modifier rank.
+        """
+import deepspeed
+
+def main(model, cfg):
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    params = list(engine.module.parameters())
+    with deepspeed.zero.GatheredParameters(params, modifier_rank=0):
+        for p in params:
+            p.data.mul_(0.5)
+""",
+        # Before the engine exists the model is a plain module.
+        """
+import deepspeed
+
+def main(model, cfg):
+    for p in model.parameters():
+        p.data.mul_(0.5)
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+""",
+    )
+    INVALID = (
+        """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.proj.weight.data.clamp_(-1, 1)
+        return self.proj(x)
+""",
+        """
+import deepspeed
+
+def main(model, cfg):
+    engine, _, _, _ = deepspeed.initialize(model=model, config=cfg)
+    for p in engine.module.parameters():
+        p.data.mul_(0.5)
+""",
+        """
+import deepspeed
+
+def main(model, cfg, table):
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    model.embed.weight.data.copy_(table)
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for _cls, method, access in scoped_accesses(index, "forward"):
+            if access.use in (WRITE, INIT):
+                what = code_of(access.node)
+                message = (
+                    f"`{what}{access.detail}` writes to a parameter of submodule `{access.owner}` outside "
+                    f"`{access.owner}`'s forward, where ZeRO-3 keeps it partitioned; the write is lost"
+                    if not access.via_parameters
+                    else f"`{what}{access.detail}` writes to parameters that include submodules', "
+                    "partitioned here by ZeRO-3; the write is lost"
+                )
+                yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for scope in script_scopes(index, WRAP_TRIGGER):
+            for node, use, detail, _via in script_param_accesses(index, scope):
+                if use in (WRITE,) and not _guarded(scope, node):
+                    message = (
+                        f"`{code_of(node)}{detail}` writes to a parameter of the model after ZeRO-3 "
+                        "partitioned it; the write changes an empty placeholder and is lost"
+                    )
+                    yield self.finding(index, scope.snippet, node, message, _HELP)
+
+
+def _guarded(scope, node) -> bool:
+    position = scope.flat.position.get(id(node))
+    return position is not None and scope.flat.nodes[position][1].guarded
+
+
+_HELP = (
+    "Do the write inside `with deepspeed.zero.GatheredParameters(params, modifier_rank=0):` "
+    "(or before the model is partitioned)"
+)

@@ -1,0 +1,150 @@
+"""ZG102: the size of a parameter read while it is a partitioned placeholder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..flow import code_of
+from ..index import ModelIndex
+from ..params import SIZE, scoped_accesses
+from ..rule import Report, Rule
+from ..script import WRAP_TRIGGER, script_param_accesses, script_scopes
+
+
+class PlaceholderSizeQuery(Rule):
+    """The size of a parameter is read where ZeRO-3 has partitioned it.
+
+    ## What it does
+    Flags `.shape`, `.size()`, `.numel()`, `.nelement()`, `.dim()`, `.ndim`
+    and `len()` of a parameter that is partitioned at that point: a
+    submodule's parameter in the parent's `__init__` after the submodule was
+    built, or in `forward`; parameters from iterating `self.parameters()`
+    (which include every submodule's); and the model's parameters in a
+    script after `deepspeed.initialize` (`sum(p.numel() for p in
+    model.parameters())`). Reading `.dtype`, `.device` or `.requires_grad`
+    is fine and not flagged.
+
+    ## Why is this bad under ZeRO-3?
+    A partitioned parameter is an empty placeholder on every rank: its
+    `numel()` is 0 and its shape `torch.Size([0])`. Parameter counts come out
+    as 0, and shapes used to build layers or reshape activations are wrong.
+    Under `deepspeed.zero.Init` a submodule is partitioned as soon as its own
+    `__init__` returns, so the parent's `__init__` already sees placeholders.
+    (During the engine's forward DeepSpeed fetches such a parameter on
+    access: the size is right, but a whole all-gather was spent to read it.)
+
+    ## Example
+    ```python
+    n_params = sum(p.numel() for p in engine.module.parameters())  # 0
+    ```
+
+    ## Use instead
+    ```python
+    n_params = sum(getattr(p, "ds_numel", p.numel()) for p in engine.module.parameters())
+    ```
+    or take sizes from the config (`config.hidden_size`) instead of from weights.
+    """
+
+    code = "ZG102"
+    name = "placeholder-size-query"
+
+    VALID = (
+        # Own parameter, and dtype of a submodule's parameter.
+        """
+import torch
+from torch import nn
+
+class Head(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        x = x.to(self.proj.weight.dtype)
+        return self.proj(x)[..., : self.weight.shape[0]]
+""",
+        # Counting before partitioning.
+        """
+import deepspeed
+
+def main(model, cfg):
+    n = sum(p.numel() for p in model.parameters())
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    return n
+""",
+        # The size read before the child is built.
+        """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, emb):
+        super().__init__()
+        d = 8
+        self.proj = nn.Linear(d, d)
+""",
+    )
+    INVALID = (
+        # The child was just built (and partitioned under zero.Init).
+        """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, vocab, d):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.head = nn.Linear(self.embed.weight.shape[1], vocab)
+""",
+        """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 8)
+
+    def forward(self, x):
+        return self.proj(x).view(-1, self.proj.weight.shape[0])
+""",
+        """
+import deepspeed
+
+def main(model, cfg):
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    print(sum(p.numel() for p in engine.parameters()))
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for scope in ("init", "forward"):
+            for _cls, method, access in scoped_accesses(index, scope):
+                if access.use != SIZE:
+                    continue
+                what = code_of(access.node)
+                if access.via_parameters:
+                    message = (
+                        f"`{what}{access.detail}` reads the size of parameters that include submodules', "
+                        "which ZeRO-3 has partitioned here: placeholders have size 0"
+                    )
+                elif scope == "init":
+                    message = (
+                        f"`{what}{access.detail}` reads the size of a parameter of `{access.owner}` after "
+                        f"`{access.owner}` was built; under `deepspeed.zero.Init` it is a placeholder of size 0"
+                    )
+                else:
+                    message = (
+                        f"`{what}{access.detail}` reads the size of a parameter of submodule `{access.owner}` "
+                        f"outside `{access.owner}`'s forward, where ZeRO-3 keeps it partitioned"
+                    )
+                yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for scope in script_scopes(index, WRAP_TRIGGER):
+            for node, use, detail, _via in script_param_accesses(index, scope):
+                if use == SIZE:
+                    message = (
+                        f"`{code_of(node)}{detail}` reads the size of a parameter after ZeRO-3 partitioned "
+                        "the model: placeholders have size 0"
+                    )
+                    yield self.finding(index, scope.snippet, node, message, _HELP)
+
+
+_HELP = "Take the size from the config, or use `ds_shape`/`ds_numel` when present (`getattr(p, 'ds_numel', p.numel())`)"

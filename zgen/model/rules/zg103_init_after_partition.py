@@ -1,0 +1,169 @@
+"""ZG103: weights initialised after ZeRO-3 has partitioned them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from .. import known
+from ..flow import code_of
+from ..index import ModelIndex
+from ..params import INIT, WRITE, scoped_accesses
+from ..rule import Report, Rule
+from ..script import WRAP_TRIGGER, script_scopes
+from ..tree import call_name
+
+
+class InitAfterPartition(Rule):
+    """Weights are initialised after ZeRO-3 has partitioned them.
+
+    ## What it does
+    Flags initialisation of parameters that are already partitioned: in a
+    module's `__init__` (or a helper it calls), `nn.init.*_(self.child.weight)`,
+    `self.child.weight.data.normal_()` or `self.child.bias.zero_()` after
+    `self.child` was built; in a training script, `model.apply(init_fn)` or
+    `nn.init.*_` on the model after `deepspeed.initialize`. Sites inside
+    `GatheredParameters(..., modifier_rank=0)` or an
+    `is_deepspeed_zero3_enabled()` branch are not flagged, nor is
+    `self.apply(fn)` in `__init__`, which `deepspeed.zero.Init` wraps to
+    gather each module's parameters.
+
+    ## Why is this bad under ZeRO-3?
+    Under `deepspeed.zero.Init` each submodule is partitioned as soon as its
+    own `__init__` returns. When the parent then initialises the child's
+    weights, it writes into an empty placeholder: nothing happens, no error
+    is raised, and the model trains from the child's default initialisation.
+    After `deepspeed.initialize` the same holds for every parameter.
+
+    ## Example
+    ```python
+    def __init__(self, cfg):
+        super().__init__()
+        self.proj = nn.Linear(cfg.d, cfg.d)
+        nn.init.zeros_(self.proj.weight)  # zeroes a placeholder
+    ```
+
+    ## Use instead
+    ```python
+    def __init__(self, cfg):
+        super().__init__()
+        self.proj = nn.Linear(cfg.d, cfg.d)
+        with deepspeed.zero.GatheredParameters(self.proj.weight, modifier_rank=0):
+            nn.init.zeros_(self.proj.weight)
+    ```
+    or initialise inside the child's own `__init__` / `reset_parameters`, or with `self.apply(fn)`.
+    """
+
+    code = "ZG103"
+    name = "init-after-partition"
+
+    VALID = (
+        """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(4, 4))
+        nn.init.xavier_uniform_(self.weight)  # own parameter: not partitioned yet
+        self.proj = nn.Linear(4, 4)
+        self.apply(self._init)  # wrapped by zero.Init to gather
+
+    def _init(self, module):
+        if isinstance(module, nn.Linear):
+            nn.init.zeros_(module.bias)
+""",
+        """
+import deepspeed
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        with deepspeed.zero.GatheredParameters(self.proj.weight, modifier_rank=0):
+            nn.init.zeros_(self.proj.weight)
+""",
+    )
+    INVALID = (
+        """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        nn.init.zeros_(self.proj.weight)
+        self.proj.bias.data.fill_(0.1)
+""",
+        # Through a helper called from __init__.
+        """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self._reset()
+
+    def _reset(self):
+        for layer in self.layers:
+            nn.init.normal_(layer.weight, std=0.02)
+        nn.init.zeros_(self.layers[0].bias)
+""",
+        """
+import deepspeed
+
+def main(model, cfg, init_weights):
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    engine.module.apply(init_weights)
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for _cls, method, access in scoped_accesses(index, "init"):
+            if access.use not in (INIT, WRITE):
+                continue
+            what = code_of(access.node)
+            if access.via_parameters:
+                message = (
+                    f"`{what}` is initialised in `__init__` while iterating parameters that include "
+                    "submodules'; under `deepspeed.zero.Init` those are already partitioned and the write is lost"
+                )
+            else:
+                message = (
+                    f"`{what}` is initialised in `__init__` after `{access.owner}` was built; under "
+                    f"`deepspeed.zero.Init` `{access.owner}` is already partitioned and the write is lost"
+                )
+            yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for scope in script_scopes(index, WRAP_TRIGGER):
+            for node, ctx in scope.flat.nodes:
+                if type(node) is not cst.Call or ctx.guarded:
+                    continue
+                name = call_name(node)
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "apply" and node.args:
+                    if scope.wrapped_name(func.value, node):
+                        message = (
+                            f"`{code_of(func)}(...)` initialises the model after ZeRO-3 partitioned it; "
+                            "the function sees empty placeholders and its writes are lost"
+                        )
+                        yield self.finding(index, scope.snippet, node, message, _HELP)
+                elif name and index.qualify(name).startswith(known.INIT_PREFIXES) and node.args:
+                    root = node.args[0].value
+                    while isinstance(root, (cst.Attribute, cst.Subscript)):
+                        root = root.value
+                    if isinstance(root, cst.Name) and scope.wrapped_name(root, node):
+                        message = (
+                            f"`{name}(...)` initialises a parameter after ZeRO-3 partitioned the model; "
+                            "the write to the placeholder is lost"
+                        )
+                        yield self.finding(index, scope.snippet, node, message, _HELP)
+
+
+_HELP = (
+    "Initialise inside `with deepspeed.zero.GatheredParameters(params, modifier_rank=0):`, "
+    "in the child's own `__init__`, or through `self.apply(fn)` before partitioning"
+)

@@ -1,0 +1,131 @@
+"""ZG104: weight_norm / spectral_norm / parametrizations applied to a built submodule."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from .. import known
+from ..flow import code_of, flat_of
+from ..index import ModelIndex
+from ..rule import Report, Rule, Trigger
+from ..built import built_module
+
+_TRIGGER = Trigger("weight_norm", "spectral_norm", "parametriz", "orthogonal")
+
+
+class ReparametrizeAfterPartition(Rule):
+    """`weight_norm`, `spectral_norm` or a parametrization is applied to a submodule ZeRO-3 already partitioned.
+
+    ## What it does
+    Flags, in a module's `__init__` (or a helper it calls), a call of
+    `nn.utils.weight_norm`, `nn.utils.spectral_norm`,
+    `nn.utils.parametrizations.*`, `parametrize.register_parametrization` or
+    `remove_weight_norm` on a module that is already built: a submodule
+    assigned earlier (`weight_norm(self.conv)`), a module built inline
+    (`weight_norm(nn.Conv1d(...))`) or a local built before. Sites inside
+    `GatheredParameters` or an `is_deepspeed_zero3_enabled()` branch are fine.
+
+    ## Why is this bad under ZeRO-3?
+    These functions read the module's current weight to derive the new
+    parameters (`weight_g`, `weight_v`, the spectral-norm vectors). Under
+    `deepspeed.zero.Init` the module was partitioned when its constructor
+    returned, so they read an empty placeholder: the call fails on shapes,
+    or creates parameters from nothing that the checkpoint loader then
+    cannot match.
+
+    ## Example
+    ```python
+    self.conv = nn.Conv1d(c, c, k, groups=16)
+    self.conv = nn.utils.weight_norm(self.conv, dim=2)
+    ```
+
+    ## Use instead
+    ```python
+    self.conv = nn.Conv1d(c, c, k, groups=16)
+    with deepspeed.zero.GatheredParameters(self.conv.weight, modifier_rank=0):
+        self.conv = nn.utils.weight_norm(self.conv, dim=2)
+    ```
+    """
+
+    code = "ZG104"
+    name = "reparametrize-after-partition"
+
+    VALID = (
+        """
+import deepspeed
+from torch import nn
+from transformers.integrations import is_deepspeed_zero3_enabled
+
+class PosConv(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, 3)
+        if is_deepspeed_zero3_enabled():
+            with deepspeed.zero.GatheredParameters(self.conv.weight, modifier_rank=0):
+                self.conv = nn.utils.weight_norm(self.conv, dim=2)
+        else:
+            self.conv = nn.utils.weight_norm(self.conv, dim=2)
+""",
+        # A helper that is not called from __init__ (applied by the user before partitioning).
+        """
+from torch import nn
+
+class Vocoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, 3)
+
+    def apply_weight_norm(self):
+        nn.utils.weight_norm(self.conv)
+""",
+    )
+    INVALID = (
+        """
+from torch import nn
+
+class PosConv(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, 3)
+        self.conv = nn.utils.weight_norm(self.conv, dim=2)
+""",
+        """
+from torch import nn
+from torch.nn.utils import parametrizations
+
+class Disc(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.convs = nn.ModuleList([parametrizations.spectral_norm(nn.Conv2d(c, c, 3)) for _ in range(3)])
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for cls, method in index.methods("init", _TRIGGER):
+            flat = flat_of(method)
+            if flat is None:
+                continue
+            rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+            for node, ctx in flat.nodes:
+                if type(node) is not cst.Call or ctx.guarded or not node.args:
+                    continue
+                name = index.qualified_call(node) or ""
+                if name.rsplit(".", 1)[-1] not in known.REPARAMETRIZE:
+                    continue
+                target = node.args[0].value
+                if not built_module(index, cls, method, flat, target, rank, node):
+                    continue
+                message = (
+                    f"`{code_of(node.func)}` derives new parameters from the weights of `{code_of(target)}`, "
+                    "which is already built; under `deepspeed.zero.Init` those weights are an empty placeholder"
+                )
+                yield self.finding(index, method.snippet, node, message, _HELP)
+
+
+_HELP = (
+    "Apply it inside `with deepspeed.zero.GatheredParameters(module.weight, modifier_rank=0):`, "
+    "or inside the submodule's own `__init__`"
+)
+

@@ -1,0 +1,117 @@
+"""ZG105: copy.deepcopy of a module whose parameters are partitioned."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..built import built_module
+from ..flow import code_of, flat_of
+from ..index import ModelIndex
+from ..rule import Report, Rule, Trigger
+from ..script import WRAP_TRIGGER, script_scopes
+
+_TRIGGER = Trigger("deepcopy")
+
+
+class DeepcopyAfterPartition(Rule):
+    """`copy.deepcopy` of a module whose parameters ZeRO-3 has partitioned.
+
+    ## What it does
+    Flags `copy.deepcopy(m)` where `m` is a module that is already built in
+    `__init__` (`copy.deepcopy(self.class_embed)`, `[copy.deepcopy(layer) for _ in
+    range(n)]` after `layer = Block(cfg)`), or the model in a training script
+    after `deepspeed.initialize` (the usual way to start an EMA copy).
+    Copying configs and other values is fine.
+
+    ## Why is this bad under ZeRO-3?
+    A partitioned parameter is an empty placeholder plus ZeRO-3 bookkeeping
+    (its partition id and the rank's slice). `deepcopy` duplicates the
+    placeholder and that bookkeeping, not the weights: the copy's
+    parameters are never gathered, or alias the original's partition, so
+    the copy computes with empty tensors or silently shares state with the
+    original.
+
+    ## Example
+    ```python
+    layer = DecoderLayer(cfg)
+    self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(cfg.n_layers)])
+    ```
+
+    ## Use instead
+    ```python
+    self.layers = nn.ModuleList([DecoderLayer(cfg) for _ in range(cfg.n_layers)])
+    ```
+    """
+
+    code = "ZG105"
+    name = "deepcopy-after-partition"
+
+    VALID = (
+        """
+import copy
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        enc_config = copy.deepcopy(config)
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+""",
+    )
+    INVALID = (
+        """
+import copy
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        layer = nn.Linear(4, 4)
+        self.layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(n)])
+""",
+        """
+import copy
+import deepspeed
+
+def main(model, cfg):
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    ema = copy.deepcopy(engine.module)
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for cls, method in index.methods("init", _TRIGGER):
+            flat = flat_of(method)
+            if flat is None:
+                continue
+            rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+            for node, ctx in flat.nodes:
+                if not _is_deepcopy(index, node) or ctx.guarded:
+                    continue
+                target = node.args[0].value
+                if built_module(index, cls, method, flat, target, rank, node):
+                    message = (
+                        f"`copy.deepcopy({code_of(target)})` copies a module that is already built; under "
+                        "`deepspeed.zero.Init` it holds partitioned placeholders, which the copy duplicates"
+                    )
+                    yield self.finding(index, method.snippet, node, message, _HELP)
+        for scope in script_scopes(index, WRAP_TRIGGER):
+            for node, ctx in scope.flat.nodes:
+                if _is_deepcopy(index, node) and not ctx.guarded and scope.wrapped_name(node.args[0].value, node):
+                    message = (
+                        f"`copy.deepcopy({code_of(node.args[0].value)})` copies the model after ZeRO-3 "
+                        "partitioned it: the copy holds placeholders, not weights"
+                    )
+                    yield self.finding(index, scope.snippet, node, message, _HELP)
+
+
+def _is_deepcopy(index: ModelIndex, node: cst.CSTNode) -> bool:
+    return type(node) is cst.Call and bool(node.args) and (index.qualified_call(node) or "") in {
+        "copy.deepcopy",
+        "deepcopy",
+    }
+
+
+_HELP = "Construct a new module instead of copying a built one, or copy inside `GatheredParameters`"

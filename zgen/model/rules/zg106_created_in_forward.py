@@ -1,0 +1,161 @@
+"""ZG106: parameters or submodules created or replaced while forward runs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..flow import code_of, flat_of
+from ..index import Kind, ModelIndex
+from ..rule import Report, Rule
+from ..tree import access_path, call_name
+
+_REGISTER = {"self.register_parameter", "self.add_module", "self.register_module"}
+
+
+class CreatedInForward(Rule):
+    """A parameter or a submodule with parameters is created or replaced inside forward.
+
+    ## What it does
+    Flags, in `forward` and the methods it calls: `nn.Parameter(...)`;
+    constructing a module that owns parameters (`nn.Linear(...)`, a model
+    class of the file); assigning to an attribute that `__init__` made a
+    parameter or submodule (`self.proj = ...`, lazy `if self.proj is None:
+    self.proj = nn.Linear(...)`); `register_parameter`/`add_module`; and
+    replacing a parameter's storage (`self.weight.data = t`). Modules without
+    parameters (`nn.Dropout(p)`, activations) and buffers are fine.
+
+    ## Why is this bad under ZeRO-3?
+    ZeRO-3 partitions parameters once, when the model is built and wrapped,
+    and the optimizer holds only those partitions. A parameter created
+    during forward is a full, unpartitioned tensor on every rank that no
+    optimizer updates and no gradient reduction covers, and a replaced
+    parameter detaches the module from the partition ZeRO-3 keeps for it:
+    training silently stops updating it, or ranks diverge.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        if self.head is None:
+            self.head = nn.Linear(x.shape[-1], self.n_out)  # built lazily on first call
+        return self.head(x)
+    ```
+
+    ## Use instead
+    ```python
+    def __init__(self, d_in, n_out):
+        super().__init__()
+        self.head = nn.Linear(d_in, n_out)  # every parameter exists before wrapping
+    ```
+    """
+
+    code = "ZG106"
+    name = "created-in-forward"
+
+    VALID = (
+        """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.register_buffer("cache", torch.zeros(4), persistent=False)
+
+    def forward(self, x, p):
+        self.cache = x.mean(0)  # a buffer
+        drop = nn.Dropout(p)  # no parameters
+        return drop(self.proj(x))
+""",
+    )
+    INVALID = (
+        """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, n_out):
+        super().__init__()
+        self.head = None
+        self.n_out = n_out
+
+    def forward(self, x):
+        if self.head is None:
+            self.head = nn.Linear(x.shape[-1], self.n_out)
+        return self.head(x)
+""",
+        """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        self.scale = nn.Parameter(x.std(0))
+        return x * self.scale
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        trigger = _trigger(index)
+        for cls, method in index.methods("forward", None):
+            if not trigger.search(method.text):
+                continue
+            flat = flat_of(method)
+            if flat is None:
+                continue
+            members = cls.facts.members
+            for node, _ctx in flat.nodes:
+                kind = type(node)
+                if kind is cst.Call:
+                    message = _creation(index, node)
+                    if message:
+                        yield self.finding(index, method.snippet, node, message, _HELP)
+                elif kind is cst.AssignTarget:
+                    path = access_path(node.target)
+                    if path is None or path.root != "self" or not path.parts:
+                        continue
+                    member = members.get(path.parts[0])
+                    if member is None:
+                        continue
+                    if len(path.parts) == 1 and member.kind in (Kind.PARAM, Kind.MODULE, Kind.CONTAINER):
+                        what = "parameter" if member.kind == Kind.PARAM else "submodule"
+                        message = f"`{code_of(node.target)} = ...` in forward replaces a {what} registered in `__init__`"
+                        yield self.finding(index, method.snippet, node.target, message, _HELP)
+                    elif path.parts[1:] == ("data",) and member.kind == Kind.PARAM:
+                        message = f"`{code_of(node.target)} = ...` replaces the storage of a parameter during forward"
+                        yield self.finding(index, method.snippet, node.target, message, _HELP)
+
+
+def _creation(index: ModelIndex, call: cst.Call) -> str | None:
+    written = call_name(call) or ""
+    if written in _REGISTER:
+        return f"`{written}(...)` registers a new parameter or submodule during forward"
+    if written.startswith("."):
+        return None
+    qualified = index.qualify(written)
+    if qualified.rsplit(".", 1)[-1] == "Parameter":
+        return f"`{written}(...)` creates a parameter during forward"
+    kind, classes = index.classify(call)
+    if kind == Kind.MODULE and classes and all(index.has_params(ref) for ref in classes):
+        return f"`{written}(...)` builds a module with parameters during forward"
+    return None
+
+
+def _trigger(index: ModelIndex) -> re.Pattern[str]:
+    key = ("ZG106", "trigger")
+    if key not in index.cache:
+        local = "|".join(re.escape(c.name) for c in index.module_classes())
+        pattern = r"Parameter\(|register_parameter|add_module|register_module|self\.\w+(?:\.data)?\s*=[^=]|\bnn\.[A-Z]"
+        if local:
+            pattern += r"|\b(?:" + local + r")\("
+        index.cache[key] = re.compile(pattern)
+    return index.cache[key]  # type: ignore[return-value]
+
+
+_HELP = "Create every parameter and submodule in `__init__`, before the model is partitioned"

@@ -1,0 +1,94 @@
+"""ZG107: clip_grad_norm_ over the partitioned parameters of a ZeRO-3 model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..flow import code_of
+from ..index import ModelIndex
+from ..rule import Report, Rule
+from ..script import WRAP_TRIGGER, script_scopes
+
+_CLIP = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm"}
+
+
+class ClipGradPartitioned(Rule):
+    """`torch.nn.utils.clip_grad_norm_` is called on the parameters of a ZeRO-3 model.
+
+    ## What it does
+    Flags `clip_grad_norm_(model.parameters(), ...)` (and `clip_grad_value_`)
+    in a training script after `deepspeed.initialize`, where `model` is the
+    engine or the module it wraps.
+
+    ## Why is this bad under ZeRO-3?
+    After backward, ZeRO-3 reduce-scatters gradients into per-rank
+    partitions and frees the full gradients; `p.grad` is `None` or an empty
+    placeholder. `clip_grad_norm_` then computes the norm of nothing, clips
+    nothing, and returns 0 or a per-rank partial norm: training runs
+    unclipped and the logged norm is wrong.
+
+    ## Example
+    ```python
+    engine.backward(loss)
+    torch.nn.utils.clip_grad_norm_(engine.module.parameters(), 1.0)
+    engine.step()
+    ```
+
+    ## Use instead
+    ```python
+    # ds_config.json: "gradient_clipping": 1.0  -- the engine clips the partitioned gradients
+    engine.backward(loss)
+    engine.step()
+    ```
+    """
+
+    code = "ZG107"
+    name = "clip-grad-partitioned"
+
+    VALID = (
+        """
+import torch
+
+def train(model, loader, opt):
+    for batch in loader:
+        loss = model(batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+""",
+    )
+    INVALID = (
+        """
+import deepspeed
+import torch
+
+def train(model, cfg, loader):
+    engine, _, _, _ = deepspeed.initialize(model=model, config=cfg)
+    for batch in loader:
+        engine.backward(engine(batch))
+        torch.nn.utils.clip_grad_norm_(engine.module.parameters(), 1.0)
+        engine.step()
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for scope in script_scopes(index, WRAP_TRIGGER):
+            for node, ctx in scope.flat.nodes:
+                if type(node) is not cst.Call or not node.args or ctx.guarded:
+                    continue
+                name = index.qualified_call(node) or ""
+                if name.rsplit(".", 1)[-1] not in _CLIP:
+                    continue
+                params = node.args[0].value
+                if isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute):
+                    if params.func.attr.value == "parameters" and scope.wrapped_name(params.func.value, node):
+                        message = (
+                            f"`{code_of(node.func)}` clips `{code_of(params)}`, whose gradients ZeRO-3 has "
+                            "reduce-scattered into partitions; it clips nothing and reports a wrong norm"
+                        )
+                        yield self.finding(index, scope.snippet, node, message, _HELP)
+
+
+_HELP = "Set `gradient_clipping` in the DeepSpeed config and let the engine clip; read the norm with `engine.get_global_grad_norm()`"

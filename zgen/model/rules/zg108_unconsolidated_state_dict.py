@@ -1,0 +1,86 @@
+"""ZG108: state_dict of a partitioned model saved or loaded without consolidation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..flow import code_of
+from ..index import ModelIndex
+from ..rule import Report, Rule
+from ..script import WRAP_TRIGGER, script_scopes
+
+_METHODS = {"state_dict", "load_state_dict", "save_pretrained"}
+
+
+class UnconsolidatedStateDict(Rule):
+    """A ZeRO-3 model's `state_dict()` is saved or loaded directly.
+
+    ## What it does
+    Flags `model.state_dict()`, `model.load_state_dict(...)` and
+    `model.save_pretrained(...)` in a training script after
+    `deepspeed.initialize`, where `model` is the engine or the module it wraps
+    (for example `torch.save(engine.module.state_dict(), path)`).
+
+    ## Why is this bad under ZeRO-3?
+    Every parameter is a per-rank partition behind an empty placeholder, so
+    `state_dict()` returns empty tensors (or, with gathering enabled in some
+    versions, needs every rank to take part). The saved file loads without
+    complaint and contains no weights. `load_state_dict` into placeholders
+    fails on shapes or loads nothing.
+
+    ## Example
+    ```python
+    if dist.get_rank() == 0:
+        torch.save(engine.module.state_dict(), "model.pt")
+    ```
+
+    ## Use instead
+    ```python
+    engine.save_checkpoint("ckpt")                # every rank; sharded, resumable
+    engine.save_16bit_model("export")             # with stage3_gather_16bit_weights_on_model_save
+    ```
+    """
+
+    code = "ZG108"
+    name = "unconsolidated-state-dict"
+
+    VALID = (
+        """
+import deepspeed
+
+def main(model, cfg):
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    engine.save_checkpoint("ckpt")
+""",
+    )
+    INVALID = (
+        """
+import deepspeed
+import torch
+
+def main(model, cfg):
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    torch.save(engine.module.state_dict(), "model.pt")
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for scope in script_scopes(index, WRAP_TRIGGER):
+            for node, ctx in scope.flat.nodes:
+                if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                    continue
+                method = node.func.attr.value
+                if method in _METHODS and scope.wrapped_name(node.func.value, node):
+                    message = (
+                        f"`{code_of(node.func)}()` reads the state of a model whose parameters ZeRO-3 "
+                        "partitioned: it sees empty placeholders, not the weights"
+                    )
+                    yield self.finding(index, scope.snippet, node, message, _HELP)
+
+
+_HELP = (
+    "Use `engine.save_checkpoint(dir)` / `engine.load_checkpoint(dir)` on every rank, or "
+    "`engine.save_16bit_model(dir)` with `stage3_gather_16bit_weights_on_model_save: true`"
+)

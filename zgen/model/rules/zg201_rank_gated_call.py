@@ -1,0 +1,186 @@
+"""ZG201: a submodule call or collective that only some ranks run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+
+from ..divergence import divergences, message
+from ..flow import RANK, code_of
+from ..index import ModelIndex
+from ..rule import Report, Rule, Trigger
+from ..script import script_divergences
+
+_TRIGGER = Trigger(
+    "rank",
+    "RANK",
+    "main_process",
+    "process_zero",
+    "process_index",
+    "SLURM_",
+    pattern=r"get_rank|get_local_rank|get_global_rank|local_rank|global_rank|node_rank|process_index"
+    r"|is_main_process|is_local_main_process|is_world_process_zero|is_local_process_zero"
+    r"|\bRANK\b|LOCAL_RANK|SLURM_PROCID|SLURM_LOCALID|OMPI_COMM_WORLD_RANK",
+)
+
+
+class RankGatedCall(Rule):
+    """A submodule call or collective runs only on some ranks.
+
+    ## What it does
+    Flags a call of a submodule that owns parameters (or of the wrapped
+    model, or a `torch.distributed` collective, or a ZeRO-3 engine method
+    such as `save_checkpoint`) that runs only when a test on the process
+    rank holds: `if dist.get_rank() == 0:`, `if args.local_rank == 0:`,
+    `if accelerator.is_main_process:`, or an early `return`/`continue` on such
+    a test. Values computed from the rank count too (`rank = dist.get_rank()`).
+
+    ## Why is this bad under ZeRO-3?
+    Each rank holds only a slice of every parameter. Running a submodule
+    all-gathers its parameters, and an all-gather completes only when every
+    rank joins it. A rank that skips the call never joins: the others wait
+    until the collective timeout and the job dies without an error that
+    points here. The same holds for collectives and for engine methods
+    that gather or synchronise (`save_checkpoint`, `save_16bit_model`).
+
+    Using the rank for arithmetic (offsets, seeds) or for logging is fine;
+    only decisions about running modules or collectives are flagged.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        if dist.get_rank() == 0:
+            x = self.probe(x)  # other ranks never gather `probe`'s weights
+        return self.head(x)
+    ```
+
+    ## Use instead
+    ```python
+    def forward(self, x):
+        probed = self.probe(x)  # every rank runs it
+        if dist.get_rank() == 0:
+            log_stats(probed)   # only the side effect is rank-specific
+        return self.head(x)
+    ```
+    """
+
+    code = "ZG201"
+    name = "rank-gated-call"
+
+    VALID = (
+        # The rank only offsets labels (arithmetic); every rank runs the head.
+        """
+import torch.distributed as dist
+from torch import nn
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x, n):
+        labels = n * dist.get_rank() + torch.arange(n)
+        return self.proj(x), labels
+""",
+        # Logging on rank 0 only.
+        """
+import torch.distributed as dist
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.block(x)
+        if dist.get_rank() == 0:
+            print(y.mean())
+        return y
+""",
+        # A low-rank adapter's `rank` is not the process rank.
+        """
+from torch import nn
+
+class Lora(nn.Module):
+    def __init__(self, rank):
+        super().__init__()
+        self.rank = rank
+        self.down = nn.Linear(16, rank)
+
+    def forward(self, x):
+        if self.rank > 0:
+            x = self.down(x)
+        return x
+""",
+        # Script: only the side effect is on rank 0; the checkpoint is saved by all ranks.
+        """
+import deepspeed, torch.distributed as dist
+
+def main(model, cfg):
+    engine, _, _, _ = deepspeed.initialize(model=model, config=cfg)
+    engine.save_checkpoint("ckpt")
+    if dist.get_rank() == 0:
+        print("saved")
+""",
+    )
+    INVALID = (
+        """
+import torch.distributed as dist
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if dist.get_rank() == 0:
+            x = self.block(x)
+        return x
+""",
+        # The rank stored in __init__ and an early return.
+        """
+import os
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.local_rank = int(os.environ["LOCAL_RANK"])
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            if self.local_rank != 0:
+                return x
+            x = layer(x)
+        return x
+""",
+        # Script: a ZeRO-3 checkpoint saved only by rank 0.
+        """
+import deepspeed
+
+def main(args, model, cfg):
+    engine, _, _, _ = deepspeed.initialize(model=model, config=cfg)
+    if args.local_rank == 0:
+        engine.save_checkpoint("ckpt")
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        class_hits: dict[str, bool] = {}
+        for cls, method in index.methods("all"):
+            if cls.name not in class_hits:  # `self.rank = dist.get_rank()` in __init__ taints every method
+                class_hits[cls.name] = bool(_TRIGGER.search(index.class_text(cls)))
+            if not (class_hits[cls.name] or _TRIGGER.search(method.text)):
+                continue
+            for d in divergences(index, cls, method):
+                if d.kind == RANK:
+                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
+        for snippet, d in script_divergences(index, _TRIGGER):
+            yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
+
+
+_HELP = "Run the call on every rank and make only its side effects (logging, writing files) rank-specific"

@@ -1,0 +1,163 @@
+"""ZG202: a random draw decides whether a submodule runs (LayerDrop)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+
+from ..divergence import divergences, message
+from ..flow import HOST_RANDOM, RANDOM, code_of
+from ..index import ModelIndex
+from ..rule import Report, Rule, Trigger
+
+# Random sources that make decisions; `nn.init.normal_(w, ...)`-style initialisers take arguments.
+_TRIGGER = Trigger(
+    "rand", "bernoulli", "multinomial", "poisson", "uniform_", pattern=r"\brand|bernoulli|multinomial|poisson|uniform_\(\s*\)"
+)
+
+
+class RandomLayerSkip(Rule):
+    """A random draw decides whether a submodule runs (LayerDrop, stochastic depth by skipping).
+
+    ## What it does
+    Flags a test on a random draw (`torch.rand`, `torch.bernoulli`,
+    `random.random()`, `np.random.*`) that decides whether a submodule with
+    parameters runs: `if torch.rand([]) < self.layerdrop: continue`, a skip
+    flag set from such a draw, or an early return. A branch that also holds
+    when `synced_gpus` (or `is_deepspeed_zero3_enabled()`) is set is not
+    flagged: ZeRO-3 then runs the layer on every rank.
+
+    ## Why is this bad under ZeRO-3?
+    Running a layer all-gathers its parameters, which needs every rank. Each
+    rank draws its own number, so sooner or later one rank skips a layer the
+    others run, and the job hangs. With torch's generator this happens as soon
+    as seeds differ per rank (a common choice for data augmentation); with
+    `random` or `numpy.random` it happens even with equal seeds, because the
+    data loader and augmentations consume those streams unevenly.
+
+    Randomness that masks a module's output but still runs the module
+    (dropout, drop-path multiplying by a mask) is fine and not flagged.
+
+    ## Example
+    ```python
+    for layer in self.layers:
+        if self.training and torch.rand([]) < self.layerdrop:
+            continue
+        x = layer(x)
+    ```
+
+    ## Use instead
+    ```python
+    for layer in self.layers:
+        skip = self.training and torch.rand([]) < self.layerdrop
+        if not skip or synced_gpus:  # under ZeRO-3 every rank runs every layer
+            x = layer(x)
+    ```
+    """
+
+    code = "ZG202"
+    name = "random-layer-skip"
+
+    VALID = (
+        # drop-path: the random mask scales the output, the block always runs.
+        """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Linear(8, 8)
+
+    def forward(self, x):
+        keep = (torch.rand(x.shape[0], 1) > 0.1).float()
+        return x + self.mlp(x) * keep
+""",
+        # LayerDrop with the synced_gpus escape hatch.
+        """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(4)])
+
+    def forward(self, x, synced_gpus=False):
+        for layer in self.layers:
+            skip = self.training and torch.rand([]) < 0.1
+            if not skip or synced_gpus:
+                x = layer(x)
+        return x
+""",
+        # Dropout module called under a random test: it owns no parameters.
+        """
+import random
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        if random.random() < 0.5:
+            x = self.drop(x)
+        return x
+""",
+    )
+    INVALID = (
+        """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(4)])
+        self.layerdrop = 0.1
+
+    def forward(self, x):
+        for layer in self.layers:
+            if self.training and torch.rand([]) < self.layerdrop:
+                continue
+            x = layer(x)
+        return x
+""",
+        # A flag set under the draw, numpy's stream.
+        """
+import numpy as np
+from torch import nn
+
+class Adapter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Conv1d(8, 8, 3) for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            to_drop = False
+            if np.random.random() < 0.1:
+                to_drop = True
+            if not to_drop:
+                x = layer(x)
+        return x
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for cls, method in index.methods("all", _TRIGGER):
+            for d in divergences(index, cls, method):
+                if d.kind not in (RANDOM, HOST_RANDOM):
+                    continue
+                text = message(d, code_of(d.node))
+                if d.kind == HOST_RANDOM:
+                    text += " (the host `random`/`numpy` stream is also consumed by data loading)"
+                yield self.finding(index, method.snippet, d.node, text, _HELP)
+
+
+_HELP = (
+    "Make the decision identical on every rank (draw it on one rank and broadcast it), "
+    "run the layer when `synced_gpus` is set, or disable the layer skipping under ZeRO-3"
+)

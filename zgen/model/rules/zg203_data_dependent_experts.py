@@ -1,0 +1,154 @@
+"""ZG203: only the submodules selected by this rank's data run (hit-only MoE experts)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+
+from ..divergence import GATE, ITERATE, SKIP, divergences, message
+from ..flow import DATA, code_of
+from ..index import ModelIndex
+from ..rule import Report, Rule, Trigger
+
+# Data-dependent selections; `where` only with one argument (the index form).
+TRIGGER = Trigger(
+    "nonzero",
+    "unique",
+    "argwhere",
+    "masked_select",
+    "bincount",
+    ".any(",
+    ".all(",
+    "torch.equal",
+    "where(",
+    pattern=r"nonzero|unique|argwhere|masked_select|bincount|\.any\(|\.all\(|torch\.equal"
+    r"|\bwhere\((?:[^,()]|\([^()]*\))*\)",
+)
+
+
+class DataDependentSubmodules(Rule):
+    """Which submodules run depends on this rank's data (experts that received tokens).
+
+    ## What it does
+    Flags a loop or branch that runs separate submodules only for the
+    indices a data-dependent selection returns: a loop over
+    `mask.nonzero()`, `indices.unique()` or one-argument `torch.where`, a
+    `continue` when an expert's token selection is empty, or an `if` on
+    `.any()`/`.item()` around a submodule call. Only submodules that own
+    parameters count, and a loop over slices of one fused expert parameter
+    (`self.gate_up_proj[expert_idx]`) is fine.
+
+    ## Why is this bad under ZeRO-3?
+    Each expert call all-gathers that expert's parameters, a collective every
+    rank has to join. Ranks route different tokens, so the set of experts
+    that receive any token differs between ranks: one rank calls expert 3,
+    another does not, and both wait forever in mismatched all-gathers.
+
+    ## Example
+    ```python
+    expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+    for expert_idx in expert_hit:
+        expert = self.experts[expert_idx]
+        out[idx] += expert(hidden[idx])
+    ```
+
+    ## Use instead
+    ```python
+    for expert_idx, expert in enumerate(self.experts):  # every expert, on every rank
+        idx, top_x = torch.where(expert_mask[expert_idx])
+        out.index_add_(0, top_x, expert(hidden[top_x]))   # an empty batch is fine
+    ```
+    """
+
+    code = "ZG203"
+    name = "data-dependent-submodules"
+
+    VALID = (
+        # Fused experts: one parameter, sliced per expert.
+        """
+import torch
+from torch import nn
+
+class Experts(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.gate_up_proj = nn.Parameter(torch.empty(n, 2 * d, d))
+        self.act_fn = nn.SiLU()
+
+    def forward(self, x, mask):
+        hit = mask.sum(-1).nonzero()
+        for idx in hit:
+            if idx == 0:
+                continue
+            h = torch.nn.functional.linear(x, self.gate_up_proj[idx])
+            x = x + self.act_fn(h)
+        return x
+""",
+        # Every expert runs; the data only picks rows.
+        """
+import torch
+from torch import nn
+
+class Moe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.experts = nn.ModuleList([nn.Linear(8, 8) for _ in range(4)])
+
+    def forward(self, x, mask):
+        out = torch.zeros_like(x)
+        for i, expert in enumerate(self.experts):
+            idx = torch.where(mask[i])[0]
+            out[idx] += expert(x[idx])
+        return out
+""",
+    )
+    INVALID = (
+        """
+import torch
+from torch import nn
+
+class Moe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.experts = nn.ModuleList([nn.Linear(8, 8) for _ in range(4)])
+
+    def forward(self, x, expert_mask):
+        out = torch.zeros_like(x)
+        expert_hit = torch.greater(expert_mask.sum(dim=-1), 0).nonzero()
+        for expert_idx in expert_hit:
+            expert_layer = self.experts[expert_idx]
+            out = out + expert_layer(x)
+        return out
+""",
+        """
+import torch
+from torch import nn
+
+class Moe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.experts = nn.ModuleList([nn.Linear(8, 8) for _ in range(4)])
+
+    def forward(self, x, expert_mask):
+        out = torch.zeros_like(x)
+        for expert_idx in range(len(self.experts)):
+            idx, top_x = torch.where(expert_mask[expert_idx])
+            if top_x.shape[0] == 0:
+                continue
+            out[top_x] += self.experts[expert_idx](x[top_x])
+        return out
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for cls, method in index.methods("all", TRIGGER):
+            for d in divergences(index, cls, method):
+                if d.kind == DATA and d.effect in (GATE, ITERATE, SKIP):
+                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
+
+
+_HELP = (
+    "Call every submodule on every rank (an empty selection is a valid input), "
+    "or store the experts as one fused parameter and index it"
+)

@@ -1,0 +1,132 @@
+"""ZG204: a loop that calls submodules ends early on a per-rank condition."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+
+from ..divergence import EXIT, WHILE, divergences, message
+from ..flow import DATA, code_of
+from ..index import ModelIndex
+from ..rule import Report, Rule
+from .zg203_data_dependent_experts import TRIGGER
+
+
+class DataDependentExit(Rule):
+    """A loop that calls submodules stops early on a condition that depends on this rank's data.
+
+    ## What it does
+    Flags a `break` or `return` inside (or a `while` test around) a loop
+    that calls submodules with parameters, when the condition depends on the
+    data this rank holds: `if finished.all(): break`, `while not done.any():`,
+    `if (logits.max() > t).item(): return x`. A condition that also holds
+    when `synced_gpus` is set is not flagged.
+
+    ## Why is this bad under ZeRO-3?
+    Every submodule call all-gathers its parameters with all ranks. A rank
+    whose samples finish early leaves the loop while the others still call
+    the next layer (or decoding step) and wait for it in the all-gather: the
+    job hangs. This is why `generate` has `synced_gpus`.
+
+    ## Example
+    ```python
+    for layer in self.layers:
+        x = layer(x)
+        if (self.exit_head(x).softmax(-1).max(-1).values > 0.9).all():
+            break  # early exit: ranks leave at different layers
+    ```
+
+    ## Use instead
+    ```python
+    for layer in self.layers:
+        x = layer(x)
+        done = (self.exit_head(x).softmax(-1).max(-1).values > 0.9).all()
+        flag = done.float()
+        torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MIN)
+        if flag.item() == 1:  # the same decision on every rank
+            break
+    ```
+    """
+
+    code = "ZG204"
+    name = "data-dependent-exit"
+
+    VALID = (
+        # Config-driven early exit: the same on every rank.
+        """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, n_used):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(6)])
+        self.n_used = n_used
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            if i == self.n_used:
+                break
+            x = layer(x)
+        return x
+""",
+        # The exit waits for every rank when synced_gpus is set.
+        """
+from torch import nn
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.step = nn.Linear(8, 8)
+
+    def generate(self, x, synced_gpus=False):
+        for _ in range(10):
+            x = self.step(x)
+            if (x > 0).all() and not synced_gpus:
+                break
+        return x
+""",
+    )
+    INVALID = (
+        """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(6)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+            if (x.abs() < 1e-3).all():
+                break
+        return x
+""",
+        """
+from torch import nn
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.step = nn.Linear(8, 8)
+
+    def generate(self, x, done):
+        while not done.all():
+            x = self.step(x)
+            done = x.sum(-1) > 0
+        return x
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for cls, method in index.methods("all", TRIGGER):
+            for d in divergences(index, cls, method):
+                if d.kind == DATA and d.effect in (EXIT, WHILE):
+                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
+
+
+_HELP = (
+    "Make the exit decision collectively (all-reduce the flag so every rank sees the same value), "
+    "or keep calling the layers on finished samples"
+)

@@ -1,0 +1,180 @@
+"""ZG301: forward reads a parameter that belongs to a submodule."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+
+from zgen.findings import Severity
+
+from ..flow import code_of
+from ..index import ModelIndex
+from ..params import GUARD, READ, accesses, scoped_accesses
+from ..rule import Report, Rule
+
+
+class ExternalParameterRead(Rule):
+    """A forward reads a parameter owned by a submodule without that submodule running.
+
+    ## What it does
+    Flags, in `forward` and the methods it calls, an expression that uses a
+    parameter of a submodule for computation: `F.linear(h, self.embed.weight)`,
+    `self.pos_embed.weight.unsqueeze(0)`, `self.conv.weight.view(...)` passed
+    to a kernel, or parameters taken from `self.parameters()` (which include
+    every submodule's). Reading only `.dtype`, `.device` or `.requires_grad`,
+    checking `is None`, a module's own parameters, buffers, and parameters
+    registered with `deepspeed.zero.register_external_parameter` or read
+    inside `GatheredParameters` are not flagged. Tied weights are fine as
+    long as the module holding them is called (`self.lm_head(h)`).
+
+    ## Why is this bad under ZeRO-3?
+    ZeRO-3 gathers a module's parameters just before that module's forward
+    and frees them right after; outside it, the parameter is a partition.
+    DeepSpeed's engine notices the access during forward and all-gathers the
+    whole tensor on the spot, blocking, outside any prefetch (and registers
+    it for later steps); a runtime without that fallback computes with an
+    empty tensor. Either way the schedule does not know about the fetch.
+    Norm weights are not flagged: they stay gathered below the default
+    `stage3_param_persistence_threshold`.
+
+    ## Example
+    ```python
+    def forward(self, ids):
+        h = self.blocks(self.embed(ids))
+        return F.linear(h, self.embed.weight)  # embed's weight is partitioned here
+    ```
+
+    ## Use instead
+    ```python
+    def __init__(self, cfg):
+        ...
+        deepspeed.zero.register_external_parameter(self, self.embed.weight)
+
+    def forward(self, ids):
+        h = self.blocks(self.embed(ids))
+        return F.linear(h, self.embed.weight)
+    ```
+    or call a module that holds the tied weight (`self.lm_head.weight = self.embed.weight`
+    in `__init__`, then `self.lm_head(h)`).
+    """
+
+    code = "ZG301"
+    name = "external-parameter-read"
+    severity = Severity.WARNING
+
+    VALID = (
+        # Tied weights, both modules called.
+        """
+from torch import nn
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 8)
+        self.lm_head = nn.Linear(8, 10, bias=False)
+        self.lm_head.weight = self.embed.weight
+
+    def forward(self, ids):
+        h = self.embed(ids)
+        if h.dtype != self.lm_head.weight.dtype:
+            h = h.to(self.lm_head.weight.dtype)
+        return self.lm_head(h)
+""",
+        # Own parameter and a buffer.
+        """
+import torch
+from torch import nn
+
+class Norm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.register_buffer("scale", torch.ones(d))
+        self.inner = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.inner(x) * self.weight * self.scale
+""",
+        # Registered as an external parameter.
+        """
+import deepspeed
+import torch.nn.functional as F
+from torch import nn
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 8)
+        deepspeed.zero.register_external_parameter(self, self.embed.weight)
+
+    def forward(self, ids):
+        return F.linear(self.embed(ids), self.embed.weight)
+""",
+    )
+    INVALID = (
+        """
+import torch.nn.functional as F
+from torch import nn
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 8)
+
+    def forward(self, ids):
+        return F.linear(self.embed(ids), self.embed.weight)
+""",
+        # Through a helper method, and a child class defined in the file.
+        """
+import torch
+from torch import nn
+
+class Patch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Parameter(torch.zeros(1, 16, 8))
+
+class Vit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.patch = Patch()
+
+    def forward(self, x):
+        return self.add_pos(x)
+
+    def add_pos(self, x):
+        return x + self.patch.pos
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for cls, method, access in scoped_accesses(index, "forward"):
+            if access.use != READ or _registered(index, cls, method, access):
+                continue
+            what = code_of(access.node)
+            if access.via_parameters:
+                message = (
+                    f"`{what}` iterates parameters that include submodules'; they are partitioned here, "
+                    "since ZeRO-3 gathers each only while its own module runs"
+                )
+            else:
+                message = (
+                    f"`{what}` is a parameter of submodule `{access.owner}`, read outside `{access.owner}`'s "
+                    "forward; ZeRO-3 must fetch it on access, blocking and outside the prefetch schedule"
+                )
+            yield self.finding(index, method.snippet, access.node, message, _HELP)
+
+
+def _registered(index: ModelIndex, cls, method, access) -> bool:
+    path = code_of(access.node, limit=200).removeprefix("self.")
+    if path in cls.facts.external:
+        return True
+    return any(a.use == GUARD and code_of(a.node, limit=200) == code_of(access.node, limit=200)
+               for a in accesses(index, cls, method))
+
+
+_HELP = (
+    "Call the submodule instead, or register the parameter in `__init__` with "
+    "`deepspeed.zero.register_external_parameter(self, <param>)`"
+)

@@ -1,0 +1,176 @@
+"""ZG303: a submodule method other than forward uses that submodule's own parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from zgen.findings import Severity
+
+from ..flow import ModuleCalls, code_of, flat_of
+from ..index import ClassInfo, Kind, ModelIndex
+from ..params import READ, SIZE, WRITE, usage
+from ..rule import Report, Rule
+
+_SKIP = {"forward", "__call__", "extra_repr", "__repr__", "_init_weights", "reset_parameters"}
+
+
+class ChildMethodBypass(Rule):
+    """A forward calls a submodule's method (not its forward) that computes with the submodule's own parameters.
+
+    ## What it does
+    Flags, in `forward` and the methods it calls, `self.child.method(...)`
+    where `child` is a module class of this file and `method` (or what it
+    calls) computes with `child`'s own parameters, for example
+    `self.embeddings.interpolate_pos_encoding(x)` reading
+    `self.position_embeddings`, or `self.tok.attend(h)` returning
+    `h @ self.weight.T`. Methods that only call the child's submodules,
+    or read buffers, are fine.
+
+    ## Why is this bad under ZeRO-3?
+    ZeRO-3 gathers `child`'s parameters only when `child` itself is called.
+    Inside another method they are partitioned: DeepSpeed's engine fetches
+    each on access, blocking and outside the prefetch schedule, and a
+    runtime without that fallback computes with empty partitions.
+
+    ## Example
+    ```python
+    class Embed(nn.Module):
+        def attend(self, h):
+            return h @ self.weight.T
+
+    class LM(nn.Module):
+        def forward(self, ids):
+            h = self.blocks(self.embed(ids))
+            return self.embed.attend(h)
+    ```
+
+    ## Use instead
+    Route the computation through the child's `forward` (for example a
+    `mode="attend"` argument), or register the parameter with
+    `deepspeed.zero.register_external_parameter(self, self.embed.weight)`.
+    """
+
+    code = "ZG303"
+    name = "child-method-bypass"
+    severity = Severity.WARNING
+
+    VALID = (
+        """
+import torch
+from torch import nn
+
+class Rotary(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.register_buffer("inv_freq", torch.ones(d))
+
+    def tables(self, t):
+        return torch.outer(t, self.inv_freq)
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.rope = Rotary(d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x, t):
+        return self.proj(x) * self.rope.tables(t).sum()
+""",
+    )
+    INVALID = (
+        """
+import torch
+from torch import nn
+
+class Embed(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n, d))
+
+    def forward(self, ids):
+        return self.weight[ids]
+
+    def attend(self, h):
+        return h @ self.weight.T
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = Embed(10, 4)
+
+    def forward(self, ids):
+        return self.embed.attend(self.embed(ids))
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        names = _candidate_methods(index)
+        if not names:
+            return
+        for cls, method in index.methods("forward", None):
+            if not any(f".{name}(" in method.text for name in names):
+                continue
+            flat = flat_of(method)
+            if flat is None:
+                continue
+            calls = None
+            for node, _ctx in flat.nodes:
+                if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute):
+                    continue
+                name = node.func.attr.value
+                if name not in names:
+                    continue
+                calls = calls or ModuleCalls(index, cls, flat, method.name)
+                target = node.func.value
+                if isinstance(target, cst.Name) and target.value == "self":
+                    continue
+                for ref in calls.classes_of(target) or ():
+                    child = index.class_of(ref)
+                    used = _own_params_used(index, child, name) if child is not None else None
+                    if used:
+                        message = (
+                            f"`{code_of(node.func)}(...)` computes with `{used}`, a parameter of "
+                            f"`{code_of(target)}`, outside `{code_of(target)}`'s forward; ZeRO-3 has not "
+                            "gathered it and must fetch it on access"
+                        )
+                        help = f"Compute it in `{ref}.forward`, or register the parameter as external"
+                        yield self.finding(index, method.snippet, node, message, help)
+                        break
+
+
+def _candidate_methods(index: ModelIndex) -> set[str]:
+    """Names of non-forward methods of module classes in the file (what a call could bypass with)."""
+    names: set[str] = set()
+    for cls in index.module_classes():
+        for name in cls.span.methods:
+            if name not in _SKIP and not name.startswith("__"):
+                names.add(name)
+    return names
+
+
+def _own_params_used(index: ModelIndex, child: ClassInfo, name: str) -> str | None:
+    """The first own parameter `child.<name>()` (or a method it calls) computes with, as `self.<p>`."""
+    key = ("ZG303", child.name, name)
+    if key in index.cache:
+        return index.cache[key]  # type: ignore[return-value]
+    index.cache[key] = None
+    params = {n for n, m in child.facts.members.items() if m.kind == Kind.PARAM}
+    found = None
+    if params:
+        for method in child.reachable(name):
+            if method.name in ("forward", "__init__") or not any(f"self.{p}" in method.text for p in params):
+                continue
+            flat = flat_of(method)
+            for node, _ctx in flat.nodes if flat else ():
+                if type(node) is cst.Attribute and node.attr.value in params:
+                    if isinstance(node.value, cst.Name) and node.value.value == "self":
+                        use, _detail = usage(index, flat, node)
+                        if use in (READ, SIZE, WRITE) and not index.persistent_param(child.name, node.attr.value):
+                            found = f"self.{node.attr.value}"
+                            break
+            if found:
+                break
+    index.cache[key] = found
+    return found

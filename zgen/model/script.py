@@ -1,0 +1,242 @@
+"""Training-script code: functions and module-level statements outside model classes.
+
+Script rules look for what happens to a model after ZeRO-3 has partitioned
+it: after `deepspeed.initialize(model=...)` (both the engine and the model
+passed in now hold partitioned parameters) or for a model built inside
+`with deepspeed.zero.Init():`. A `ScriptScope` is one top-level function, one
+method of a non-module class, or the module-level statements of the file,
+parsed only if its text mentions what a rule needs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+import libcst as cst
+
+from . import known
+from .divergence import Divergence, find_divergences
+from .flow import Flat, Taint, code_of, flatten
+from .index import ModelIndex
+from .skeleton import FunctionSpan
+from .tree import Snippet, call_name, dotted, parse_snippet
+
+__all__ = ["ScriptScope", "script_scopes", "script_divergences", "WRAP_TRIGGER"]
+
+# Text without which no model in a scope can be partitioned.
+WRAP_TRIGGER = re.compile(r"initialize\s*\(|\bInit\s*\(")
+
+
+@dataclass(eq=False)
+class ScriptScope:
+    """One parsed piece of script code and what it partitions."""
+
+    index: ModelIndex
+    snippet: Snippet
+    node: cst.CSTNode
+
+    @cached_property
+    def flat(self) -> Flat:
+        return flatten(self.node)
+
+    @cached_property
+    def wrapped(self) -> dict[str, int]:
+        """Dotted names holding a partitioned model -> flat position from which they do."""
+        found: dict[str, int] = {}
+        for node, ctx in self.flat.nodes:
+            if isinstance(node, cst.With) and any(_is_zero_init(self.index, i.item) for i in node.items):
+                for inner in _assigned_in(node.body):
+                    for target in inner.targets:
+                        name = dotted(target.target)
+                        if name:
+                            found.setdefault(name, self.flat.position[id(inner)])
+            if not isinstance(node, cst.Assign):
+                continue
+            init = _initialize_call(self.index, node.value)
+            if init is None:
+                continue
+            position = self.flat.position[id(node)]
+            for target in node.targets:
+                engine = target.target
+                if isinstance(engine, (cst.Tuple, cst.List)) and engine.elements:
+                    engine = engine.elements[0].value
+                name = dotted(engine)
+                if name:
+                    found.setdefault(name, position)
+            model = _model_arg(init)
+            name = dotted(model) if model is not None else None
+            if name:
+                found.setdefault(name, position)
+        return found
+
+    def wrapped_name(self, expr: cst.CSTNode, at: cst.CSTNode) -> str | None:
+        """The wrapped model `expr` names (`engine`, `engine.module`) at node `at`, else None."""
+        name = dotted(expr)
+        if name is None:
+            return None
+        if name.endswith(".module"):
+            name = name[: -len(".module")]
+        start = self.wrapped.get(name)
+        if start is None or self.flat.position.get(id(at), -1) <= start:
+            return None
+        return name
+
+
+def _assigned_in(body: cst.CSTNode) -> Iterator[cst.Assign]:
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Assign):
+            yield node
+        elif isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            stack.extend(node.body)
+        elif isinstance(node, cst.SimpleStatementLine):
+            stack.extend(node.body)
+
+
+def _is_zero_init(index: ModelIndex, item: cst.CSTNode) -> bool:
+    name = call_name(item) if isinstance(item, cst.Call) else None
+    return bool(name) and index.qualify(name).endswith("zero.Init")
+
+
+def _initialize_call(index: ModelIndex, value: cst.CSTNode) -> cst.Call | None:
+    if isinstance(value, cst.Subscript):  # deepspeed.initialize(...)[0]
+        value = value.value
+    if not isinstance(value, cst.Call):
+        return None
+    name = call_name(value)
+    if name is None:
+        return None
+    qualified = index.qualify(name)
+    return value if qualified in {"deepspeed.initialize", "deepspeed.initialize.initialize"} else None
+
+
+def _model_arg(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "model":
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    # deepspeed.initialize(args, model, ...): the model is the second positional argument.
+    return positional[1].value if len(positional) > 1 else None
+
+
+def _parse_script(index: ModelIndex) -> Snippet | None:
+    """The module-level code, parsed with every class and function replaced by `pass` (lines kept)."""
+    skel = index.skeleton
+    lines = list(skel.lines)
+    spans = [(c.start, c.end, c.indent) for c in skel.classes.values()]
+    spans += [(f.start, f.end, f.indent) for f in skel.functions.values()]
+    for start, end, indent in spans:
+        lines[start - 1] = " " * indent + "pass\n"
+        for i in range(start, end):
+            lines[i] = "\n"
+    return parse_snippet("".join(lines), 1, 0)
+
+
+def script_scopes(index: ModelIndex, trigger: re.Pattern[str]) -> Iterator[ScriptScope]:
+    """Script scopes whose text matches `trigger`, parsed on first use and cached."""
+    spans: list[FunctionSpan] = list(index.skeleton.functions.values())
+    for cls in index.classes.values():
+        if not cls.is_module:
+            spans.extend(cls.span.methods.values())
+    for span in spans:
+        if not trigger.search(index.skeleton.text(span.start, span.end)):
+            continue
+        key = ("script", span.start)
+        if key not in index.cache:
+            snippet = index.parse(span)
+            index.cache[key] = None if snippet is None else ScriptScope(index, snippet, snippet.node)
+        scope = index.cache[key]
+        if scope is not None:
+            yield scope  # type: ignore[misc]
+    script_text = "".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)
+    if script_text and trigger.search(script_text):
+        key = ("script", 0)
+        if key not in index.cache:
+            snippet = _parse_script(index)
+            index.cache[key] = None if snippet is None else ScriptScope(index, snippet, snippet.module)
+        scope = index.cache[key]
+        if scope is not None:
+            yield scope  # type: ignore[misc]
+
+
+class _ScriptCalls:
+    """Collectives and calls of a partitioned model in script code."""
+
+    def __init__(self, index: ModelIndex, scope: ScriptScope) -> None:
+        self.index = index
+        self.scope = scope
+
+    def is_module_sequence(self, expr: cst.BaseExpression) -> bool:
+        return False
+
+    def callee(self, call: cst.Call) -> str | None:
+        index, scope = self.index, self.scope
+        name = call_name(call)
+        if name is None:
+            return None
+        qualified = name if name.startswith(".") else index.qualify(name)
+        last = qualified.rsplit(".", 1)[-1]
+        if last in known.COLLECTIVES and qualified.startswith(("torch.distributed.", "deepspeed.comm.")):
+            return code_of(call.func)
+        if known.is_gather_context(qualified):
+            return code_of(call.func)
+        func = call.func
+        if scope.wrapped_name(func, call):
+            return code_of(func)
+        if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
+            if scope.wrapped_name(func.value, call):
+                return code_of(func)
+        return None
+
+
+def script_divergences(index: ModelIndex, trigger: re.Pattern[str]) -> Iterator[tuple[Snippet, Divergence]]:
+    """Rank-divergent collectives and model calls in script code (used by ZG201)."""
+    for scope in script_scopes(index, trigger):
+        taint = Taint(index, None, scope.flat)
+        for d in find_divergences(scope.flat, lambda s=scope: _ScriptCalls(index, s), taint):
+            if d.kind == "rank":
+                yield scope.snippet, d
+
+
+def script_param_accesses(index: ModelIndex, scope: ScriptScope):
+    """Parameter accesses of a partitioned model in script code: (node, use, detail, via .parameters()).
+
+    `model.lm_head.weight.data.copy_(...)` after `deepspeed.initialize(model=model)`,
+    or `p.numel()` for `p` in `engine.parameters()`.
+    """
+    from .params import usage  # params imports flow; keep script importable on its own
+
+    flat = scope.flat
+    aliases: dict[str, str] = {}
+    for node, _ctx in flat.nodes:
+        kind = type(node)
+        if kind in (cst.For, cst.CompFor):
+            iterable = node.iter
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
+                if iterable.func.attr.value in {"parameters", "named_parameters"}:
+                    if scope.wrapped_name(iterable.func.value, node):
+                        target = node.target
+                        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                            target = target.elements[1].value
+                        if isinstance(target, cst.Name):
+                            aliases[target.value] = code_of(iterable)
+            continue
+        if kind is cst.Name and node.value in aliases:
+            parent = flat.parent.get(id(node))
+            if isinstance(parent, (cst.For, cst.CompFor, cst.Tuple)):
+                continue
+            use, detail = usage(index, flat, node)
+            yield node, use, detail, True
+        elif kind is cst.Attribute and node.attr.value in index.param_names:
+            root = node.value
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value
+            if node.value is root:  # `model.weight`: too little to tell a parameter
+                continue
+            if isinstance(root, cst.Name) and scope.wrapped_name(root, node):
+                use, detail = usage(index, flat, node)
+                yield node, use, detail, False

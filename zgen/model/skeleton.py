@@ -1,0 +1,163 @@
+"""The cheap first pass over a file: where its classes, methods and imports are.
+
+Python's own C parser (`ast`) reads a whole file about ten times faster than
+libcst. This pass uses it to check that the file parses at all, to find the
+line span of every top-level class, method and function, and to read the
+imports. The index then hands libcst only the few spans a rule can fire on,
+so the slow, exact parse is paid for a fraction of the file.
+
+Only line numbers and indentation are taken from `ast` (its column offsets are
+UTF-8 byte offsets); every position in a finding comes from libcst.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["FunctionSpan", "ClassSpan", "Skeleton", "SourceError", "build_skeleton", "split_lines"]
+
+# Python ends a line only at \n, \r\n or \r; str.splitlines would also split at
+# form feeds and other separators and shift every line number after them.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(source: str) -> list[str]:
+    """The lines of `source` as the Python tokenizer counts them, endings kept."""
+    return _LINE.findall(source)
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSpan:
+    """A `def` statement: lines `start`..`end` (1-based, inclusive, decorators included)."""
+
+    name: str
+    start: int
+    end: int
+    indent: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClassSpan:
+    """A class statement with its bases (as written) and its directly defined methods."""
+
+    name: str
+    bases: tuple[str, ...]
+    start: int
+    end: int
+    indent: int
+    methods: dict[str, FunctionSpan]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceError:
+    """Why a file does not parse, at a 1-based line and column."""
+
+    message: str
+    line: int
+    column: int
+
+
+@dataclass(slots=True)
+class Skeleton:
+    """Everything the first pass learnt about one file."""
+
+    lines: list[str]
+    imports: dict[str, str]
+    classes: dict[str, ClassSpan]
+    functions: dict[str, FunctionSpan]
+    # Line spans of module-level statements that are neither classes nor functions.
+    script: list[tuple[int, int]] = field(default_factory=list)
+
+    def text(self, start: int, end: int) -> str:
+        """Source lines `start`..`end` (1-based, inclusive)."""
+        return "".join(self.lines[start - 1 : end])
+
+
+def dotted(node: ast.expr) -> str | None:
+    """`torch.nn.Module` for the expression `torch.nn.Module`; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Subscript):  # Generic[T], nn.ModuleList[Block] in annotations
+        return dotted(node.value)
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionSpan:
+    first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    return FunctionSpan(node.name, first, node.end_lineno or node.lineno, node.col_offset)
+
+
+def _class(node: ast.ClassDef) -> ClassSpan:
+    methods: dict[str, FunctionSpan] = {}
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            methods[stmt.name] = _function(stmt)
+    bases = tuple(b for b in (dotted(base) for base in node.bases) if b)
+    first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    return ClassSpan(node.name, bases, first, node.end_lineno or node.lineno, node.col_offset, methods)
+
+
+def _record_import(stmt: ast.Import | ast.ImportFrom, imports: dict[str, str]) -> None:
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if alias.asname:
+                imports[alias.asname] = alias.name
+            else:
+                top = alias.name.split(".")[0]
+                imports[top] = top
+        return
+    base = "." * stmt.level + (stmt.module or "")
+    for alias in stmt.names:
+        if alias.name != "*":
+            imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+
+
+def _walk_top(body: list[ast.stmt], skel: Skeleton) -> None:
+    """Record classes, functions and imports at module level, looking inside if/try/with blocks."""
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            skel.classes[stmt.name] = _class(stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            skel.functions[stmt.name] = _function(stmt)
+        else:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                _record_import(stmt, skel.imports)
+                continue
+            if isinstance(stmt, (ast.If, ast.Try, ast.With)) and _defines(stmt):
+                # `if is_torch_available(): class Foo(nn.Module): ...` and try/except imports.
+                for block in _blocks(stmt):
+                    _walk_top(block, skel)
+                continue
+            skel.script.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    blocks = [getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+    blocks += [handler.body for handler in getattr(stmt, "handlers", [])]
+    return blocks
+
+
+def _defines(stmt: ast.stmt) -> bool:
+    """Does a compound statement hold class/def/import statements directly in its blocks?"""
+    kinds = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom)
+    return any(isinstance(s, kinds) for block in _blocks(stmt) for s in block)
+
+
+def build_skeleton(source: str) -> Skeleton | SourceError:
+    """The skeleton of `source`, or where it fails to parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return SourceError(exc.msg, exc.lineno or 1, exc.offset or 1)
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
+        return SourceError(str(exc) or type(exc).__name__, 1, 1)
+    skel = Skeleton(split_lines(source), {}, {}, {})
+    _walk_top(tree.body, skel)
+    return skel

@@ -1,0 +1,275 @@
+"""libcst pieces of a file and the small helpers rules use to read them.
+
+A `Snippet` is one statement (a method, a function, a class, or the whole
+file) parsed on its own with libcst, with the offset that maps its lines back
+to the file. Positions are computed only for snippets a finding is reported
+in, and only once.
+
+`walk` is a plain field-based pre-order traversal. It is several times faster
+than libcst's visitor machinery, which rebuilds every node it visits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+__all__ = [
+    "Snippet",
+    "parse_snippet",
+    "walk",
+    "children",
+    "dotted",
+    "call_name",
+    "access_path",
+    "Path",
+    "const_str",
+]
+
+# Fields that never hold an expression or statement worth visiting.
+_SKIP_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "dot",
+        "equal",
+        "colon",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "leading_lines",
+        "lines_after_decorators",
+        "trailing_whitespace",
+        "header",
+        "footer",
+        "indent",
+        "asynchronous",
+        "star",
+        "newline",
+    }
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = tuple(
+            f.name
+            for f in dataclasses.fields(kind)
+            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS[kind] = names
+    return names
+
+
+def _is_node_type(kind: type) -> bool:
+    answer = _NODE_TYPES.get(kind)
+    if answer is None:
+        answer = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return answer
+
+
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The direct child nodes of `node` that can hold code, in field order."""
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            for item in value:
+                if _is_node_type(type(item)):
+                    yield item
+        elif _is_node_type(kind):
+            yield value
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and all its descendants, pre-order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(children(current))))
+
+
+@dataclasses.dataclass(eq=False)
+class Snippet:
+    """One parsed statement of a file; `offset` is added to its line numbers."""
+
+    module: cst.Module
+    node: cst.CSTNode
+    offset: int
+    _positions: Any = None
+
+    def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        """(line, column, end_line, end_column) of `node` in the file, 1-based, end exclusive."""
+        self.locate([node])
+        (line, column), (end_line, end_column) = self._positions.get(id(node), ((1, 0), (1, 0)))
+        return line + self.offset, column + 1, end_line + self.offset, end_column + 1
+
+    def locate(self, nodes: list[cst.CSTNode]) -> None:
+        """Compute the positions of `nodes` with one code generation pass, stopping once all are seen."""
+        if self._positions is None:
+            self._positions = {}
+        targets = {id(n) for n in nodes} - self._positions.keys()
+        if not targets:
+            return
+        state = _PositionState(default_indent=self.module.default_indent, default_newline=self.module.default_newline)
+        state.targets = targets
+        try:
+            self.module._codegen(state)
+        except _AllFound:
+            pass
+        self._positions.update(state.found)
+
+
+class _AllFound(Exception):
+    """Raised inside code generation once every target node has a position."""
+
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+class _PositionState(CodegenState):
+    """Codegen that tracks line/column and records the syntactic span of a few target nodes.
+
+    libcst's PositionProvider records every node of the tree; rules need the
+    position of one node per finding, so this does the same walk with almost
+    no bookkeeping (several times faster).
+    """
+
+    def __init__(self, default_indent: str, default_newline: str) -> None:
+        super().__init__(default_indent=default_indent, default_newline=default_newline)
+        self.line = 1
+        self.column = 0
+        self.targets: set[int] = set()
+        self.found: dict[int, tuple[tuple[int, int], tuple[int, int]]] = {}
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self._advance(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self._advance(value)
+
+    def _advance(self, value: str) -> None:
+        if "\n" not in value and "\r" not in value:
+            self.column += len(value)
+            return
+        segments = _NEWLINE.split(value)
+        self.line += len(segments) - 1
+        self.column = len(segments[-1])
+
+    @contextmanager
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
+        if id(node) not in self.targets:
+            yield
+            return
+        start = (self.line, self.column)
+        yield
+        self.found.setdefault(id(node), (start, (self.line, self.column)))
+        if len(self.found) == len(self.targets):
+            raise _AllFound
+
+
+def parse_snippet(text: str, first_line: int, indent: int) -> Snippet | None:
+    """Parse the statement whose source `text` starts on file line `first_line`.
+
+    An indented statement (a method) is parsed inside a dummy class header so
+    its indentation and therefore its columns stay as in the file. Returns
+    None if libcst rejects text that Python's own parser accepted (grammar
+    libcst does not know yet); the statement is then not checked.
+    """
+    if not text.endswith(("\n", "\r")):
+        text += "\n"
+    offset = first_line - 1
+    if indent:
+        text = "class _:\n" + text
+        offset -= 1
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
+    node: cst.CSTNode = module
+    if indent and module.body:
+        body = module.body[0].body  # type: ignore[attr-defined]
+        node = body.body[0] if isinstance(body, cst.IndentedBlock) and body.body else module
+    elif module.body:
+        node = module.body[0] if len(module.body) == 1 else module
+    return Snippet(module, node, offset)
+
+
+def dotted(node: cst.CSTNode | None) -> str | None:
+    """`torch.nn.functional.linear` for that expression; None if it is not a plain dotted name."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def call_name(node: cst.CSTNode) -> str | None:
+    """The dotted name a call calls (`nn.init.normal_`), or for `x.y().z()` the last attribute as `.z`."""
+    if not isinstance(node, cst.Call):
+        return None
+    name = dotted(node.func)
+    if name is None and isinstance(node.func, cst.Attribute):
+        return "." + node.func.attr.value
+    return name
+
+
+def const_str(node: cst.CSTNode | None) -> str | None:
+    """The value of a plain string literal, else None."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Path:
+    """An access path such as `self.layers[0].mlp.weight`: root name and parts ('[]' for an index)."""
+
+    root: str
+    parts: tuple[str, ...]
+    # The key of each '[]' part when it is a string literal (ModuleDict access), else None.
+    keys: tuple[str | None, ...]
+
+
+def access_path(node: cst.CSTNode) -> Path | None:
+    """Decompose a chain of attribute and subscript accesses rooted at a plain name."""
+    parts: list[str] = []
+    keys: list[str | None] = []
+    while True:
+        if isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            keys.append(None)
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            parts.append("[]")
+            key = None
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                key = const_str(node.slice[0].slice.value)
+            keys.append(key)
+            node = node.value
+        elif isinstance(node, cst.Name):
+            return Path(node.value, tuple(reversed(parts)), tuple(reversed(keys)))
+        else:
+            return None
