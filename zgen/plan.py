@@ -516,17 +516,21 @@ def resolved_hazards(trace: ExecutionTrace, plan: Plan, static: Sequence, root, 
 
 
 def trace_failure_note(finding, static: Sequence, root, static_root=None) -> str:
-    """Whether the static check also flagged the line where the trace stopped (a ZG2xx there agrees)."""
+    """Whether the static check also flagged where the trace stopped: a ZG2xx on that line, or within 5 lines."""
     from pathlib import Path
 
     def where(path: str, base) -> str:
         p = Path(path)
         return str((p if p.is_absolute() else Path(base) / p).resolve())
 
-    here = (where(finding.path, root), finding.line)
-    same = sorted({f.code for f in static if f.code.startswith("ZG2")
-                   and (where(f.path, static_root or root), f.line) == here})
-    if same:
-        return f"{finding.path}:{finding.line}: agree: the static check reports {', '.join(same)} on this line"
-    return (f"{finding.path}:{finding.line}: trace only: the static check did not flag this line "
+    here = where(finding.path, root)
+    near = sorted((abs(f.line - finding.line), f.line, f.code) for f in static
+                  if f.code.startswith("ZG2") and where(f.path, static_root or root) == here
+                  and abs(f.line - finding.line) <= 5)
+    if near and near[0][0] == 0:
+        return f"{finding.path}:{finding.line}: agree: the static check reports {near[0][2]} on this line"
+    if near:
+        return (f"{finding.path}:{finding.line}: agree: the static check reports {near[0][2]} nearby "
+                f"(line {near[0][1]})")
+    return (f"{finding.path}:{finding.line}: trace only: the static check did not flag this code "
             "(the data dependence is not visible in the source's shape)")

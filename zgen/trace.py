@@ -28,6 +28,7 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -528,6 +529,17 @@ def _is_data_dependent(e: BaseException) -> bool:
     )
 
 
+def _needs_values(e: BaseException) -> str:
+    """The operation that needed tensor values, named stably (torch's own wording changes between releases)."""
+    msg = str(e)
+    m = re.search(r"for (torch\.\w+)\(\)", msg) or re.search(r"(aten::\w+)", msg) or re.search(r"(Tensor\.\w+)\(\)", msg)
+    if m:
+        return f"`{m.group(1)}()`" if not m.group(1).startswith("aten::") else f"`{m.group(1)}`"
+    if "copy out of meta" in msg:
+        return "reading the tensor's data"
+    return f"`{type(e).__name__}`"
+
+
 def _data_dependent_finding(e: BaseException, site: tuple[str, int], root: Path) -> Finding:
     path, line = site
     col, end = 1, 1
@@ -539,8 +551,8 @@ def _data_dependent_finding(e: BaseException, site: tuple[str, int], root: Path)
         pass
     return Finding(
         code=DATA_DEPENDENT_CODE,
-        message=f"control flow depends on tensor values (tracing on meta raised `{_first_line(e)}`); "
-        "ranks whose data differ can run different modules",
+        message=f"control flow depends on tensor values: {_needs_values(e)} needs them (seen while tracing on "
+        "the meta device); ranks whose data differ can run different modules",
         path=_rel(path, root),
         line=line,
         column=col,
@@ -548,6 +560,5 @@ def _data_dependent_finding(e: BaseException, site: tuple[str, int], root: Path)
         end_column=max(end, col + 1),
         severity=Severity.ERROR,
         help="make the module sequence independent of the data (e.g. run every expert on a possibly empty "
-        "selection, or move the decision out of the model's forward)",
+        "selection, or weight every expert's output by its gate)",
     )
-

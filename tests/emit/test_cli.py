@@ -159,6 +159,7 @@ def test_plan_reports_data_dependent_control_flow_as_a_finding(zgen, project):
     code, out, _ = zgen("plan", "--model", "models/hit_only_moe.py:build_model", "--config", "ds.json",
                         "--seq-len", "16", cwd=project)
     assert code == 1 and "ZG290" in out and "hit_only_moe.py:" in out
+    assert "agree: the static check reports ZG203" in out  # the static rule flags the `continue` next to it
 
 
 def test_user_inputs_and_data_functions_drive_the_script(zgen, project):
@@ -205,3 +206,21 @@ def test_plot_png_needs_matplotlib_or_says_how_to_get_it(zgen, project):
     code, _, err = zgen("plan", "--model", "models/tied.py:build_model", "--config", "ds.json", "--seq-len", "16",
                         "--plot", "memory.pdf", cwd=project)
     assert code == 2 and "unknown picture type" in err
+
+
+def test_pyproject_settings_alone_drive_emit_and_check_from_any_folder(zgen, project):
+    (project / "pyproject.toml").write_text(textwrap.dedent("""
+        [tool.zgen]
+        model = "models/tied.py:build_model"
+        config = "ds.json"
+        out = "gen/train_gen.py"
+        world-size = 2
+        seq-len = 16
+    """))
+    code, out, err = zgen("emit", cwd=project)
+    assert code == 0, err
+    text = (project / "gen" / "train_gen.py").read_text()
+    assert 'MODEL_FILE = HERE / "../models/tied.py"' in text  # relative to the script's folder
+    assert "# Regenerate:      zgen emit\n" in text
+    (project / "sub").mkdir()
+    assert zgen("emit", "--check", cwd=project / "sub")[0] == 0
