@@ -70,6 +70,7 @@ class ScriptInputs:
     check_command: str
     forced: tuple[str, ...] = ()
     hazards: tuple[str, ...] = ()
+    planned_peak: int | None = None  # bytes per GPU at `world_size`, from the plan's memory timeline
     max_steps: int = 1000
     seed: int = 1337
     checkpoint_every: int = 1000
@@ -307,5 +308,6 @@ def render_script(inp: ScriptInputs) -> str:
         vocab_size=inp.vocab_size if (inp.inputs is None and inp.data is None) else None,
         plan_literal=plan_literal,
         plan_failure=inp.plan_failure,
+        planned_peak=py_literal(inp.planned_peak) if inp.planned_peak else None,
     )
     return text

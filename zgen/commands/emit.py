@@ -147,6 +147,7 @@ def run(args, settings) -> int:
         check_command=shlex.join(check_cmd),
         forced=tuple(_finding_line(f) for f in errors) if errors else (),
         hazards=tuple(hazards),
+        planned_peak=_planned_peak(prep),
         max_steps=args.max_steps,
     ))
     shown = _display(out_path, s.root)
@@ -189,3 +190,15 @@ def _vocab(model) -> int | None:
     from zgen.trace import vocab_size
 
     return vocab_size(model)
+
+
+def _planned_peak(prep) -> int | None:
+    """The plan's per-GPU peak over one step (the figure `zgen plan` prints), or None without a plan."""
+    if prep.plan is None:
+        return None
+    from zgen.commands.plan import model_shape
+    from zgen.plan import timeline
+
+    points = timeline(prep.plan, prep.trace, prep.report.resolved, model_shape(prep.model, prep.trace, prep.seq_len),
+                      seq_len=prep.seq_len, world_size=prep.world_size)
+    return max((p.total for p in points), default=None)
