@@ -1,0 +1,462 @@
+"""zgen.runtime against FSDP2, plain PyTorch and DeepSpeed ZeRO-3, side by side on the same GPU(s).
+
+    python bench/runtime_bench.py                         # one GPU, every system
+    torchrun --nproc_per_node 8 bench/runtime_bench.py    # N GPUs (plain PyTorch runs as DDP)
+    python bench/runtime_bench.py --check                 # GPU correctness checks on the tiny model, then the benchmark
+
+The model is examples/llama/model.py (Llama-3.2-1B shape unless --layers/--seq
+say otherwise), micro batch 1, bf16, AdamW with the seed config's settings and
+clipping at 1.0. Every system starts from the same weights and sees the same
+tokens, so their first losses agree up to bf16 rounding. Each system runs in
+turn in this one process: setup, --warmup steps, then --steps timed steps (one
+optimizer step each unless --grad-accum says otherwise). Step time is the
+median of CUDA-event timings; peak memory is torch's max allocated / reserved
+since the end of that system's setup.
+
+Systems: plain (fp32 weights, bf16 autocast, fused AdamW), fsdp2 (fully_shard
+per block and on the root without resharding it, bf16 parameters, fp32
+reduction, fused AdamW), zgen (zgen.runtime, default plan), zgen-keep
+(keep_low_precision=True: a persistent bf16 copy at world size 1),
+deepspeed (0.19.8 ZeRO-3 with examples/llama/ds_config.json; its optimizer is
+torch's fused AdamW via "torch_adam" so nothing is JIT-compiled, and its
+wall_clock_breakdown and flops_profiler are turned off because they add
+synchronisations).
+
+Writes one JSON line per system to --out (default $OUT/runtime_bench.jsonl
+when $OUT is set) and prints a table last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import zgen.runtime as zr  # noqa: E402
+
+GiB = 2**30
+
+
+def load_llama():
+    spec = importlib.util.spec_from_file_location("llama_model", REPO / "examples/llama/model.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the file executes
+    spec.loader.exec_module(mod)
+    return mod
+
+
+L = load_llama()
+SEED_CONFIG = json.loads((REPO / "examples/llama/ds_config.json").read_text())
+
+
+def flops_per_token(c, seq: int) -> float:
+    """6 x matmul parameters + 12 x layers x hidden x seq (attention, counted without the causal half)."""
+    kv = c.num_key_value_heads * c.head_dim
+    per_layer = 2 * c.hidden_size**2 + 2 * c.hidden_size * kv + 3 * c.hidden_size * c.intermediate_size
+    matmul = c.num_hidden_layers * per_layer + c.vocab_size * c.hidden_size
+    return 6 * matmul + 12 * c.num_hidden_layers * c.hidden_size * seq
+
+
+def build(cfg, device, seed: int = 0):
+    with torch.device(device):
+        model = L.LlamaForCausalLM(cfg)
+    torch.manual_seed(seed)
+    model.apply(L.init_weights)
+    return model
+
+
+def ds_config(accum: int, zero_overrides: dict | None = None) -> dict:
+    cfg = json.loads(json.dumps(SEED_CONFIG))
+    cfg["gradient_accumulation_steps"] = accum
+    cfg["wall_clock_breakdown"] = False
+    cfg["flops_profiler"] = {"enabled": False}
+    cfg["optimizer"]["params"].update({"torch_adam": True, "fused": True})
+    cfg.pop("train_batch_size", None)
+    if zero_overrides:
+        cfg["zero_optimization"].update(zero_overrides)
+    return cfg
+
+
+def zgen_config(accum: int) -> dict:
+    cfg = ds_config(accum)
+    cfg["optimizer"]["params"] = {k: v for k, v in cfg["optimizer"]["params"].items() if k not in ("torch_adam", "fused")}
+    return cfg
+
+
+# -- systems: each returns (step_fn, cleanup_objects) -------------------------------------------
+
+def setup_plain(model, args, world):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    p = SEED_CONFIG["optimizer"]["params"]
+    net = DDP(model, gradient_as_bucket_view=True) if world > 1 else model
+    opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"], fused=True)
+
+    def step(batches, mark):
+        losses = []
+        for i, (ids, labels) in enumerate(batches):
+            last = i == len(batches) - 1
+            ctx = net.no_sync() if (world > 1 and not last) else _null()
+            with ctx:
+                with torch.autocast(ids.device.type, dtype=torch.bfloat16):
+                    loss = net(ids, labels)
+                mark("fwd")
+                (loss / len(batches)).backward()
+            mark("bwd")
+            losses.append(loss.detach())
+        torch.nn.utils.clip_grad_norm_(model.parameters(), SEED_CONFIG["gradient_clipping"])
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return losses
+
+    return step, [net, opt]
+
+
+def setup_fsdp2(model, args, world):
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for layer in model.layers:
+        fully_shard(layer, mp_policy=mp)
+    fully_shard(model, mp_policy=mp, reshard_after_forward=False)
+    p = SEED_CONFIG["optimizer"]["params"]
+    opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"], fused=True)
+
+    def step(batches, mark):
+        losses = []
+        for i, (ids, labels) in enumerate(batches):
+            if len(batches) > 1:
+                model.set_requires_gradient_sync(i == len(batches) - 1)
+            loss = model(ids, labels)
+            mark("fwd")
+            (loss / len(batches)).backward()
+            mark("bwd")
+            losses.append(loss.detach())
+        torch.nn.utils.clip_grad_norm_(model.parameters(), SEED_CONFIG["gradient_clipping"])
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return losses
+
+    return step, [opt]
+
+
+def setup_zgen(model, args, world, keep=False):
+    engine = zr.initialize(model, zgen_config(args.grad_accum), keep_low_precision=keep)
+
+    def step(batches, mark):
+        losses = []
+        for ids, labels in batches:
+            loss = engine(ids, labels)
+            mark("fwd")
+            engine.backward(loss)
+            mark("bwd")
+            engine.step()
+            losses.append(loss.detach())
+        return losses
+
+    return step, [engine]
+
+
+def setup_deepspeed(model, args, world):
+    import deepspeed
+
+    engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=ds_config(args.grad_accum))
+
+    def step(batches, mark):
+        losses = []
+        for ids, labels in batches:
+            loss = engine(ids, labels)
+            mark("fwd")
+            engine.backward(loss)
+            mark("bwd")
+            engine.step()
+            losses.append(loss.detach())
+        return losses
+
+    return step, [engine]
+
+
+SYSTEMS = {
+    "plain": setup_plain,
+    "fsdp2": setup_fsdp2,
+    "zgen": setup_zgen,
+    "zgen-keep": lambda m, a, w: setup_zgen(m, a, w, keep=True),
+    "deepspeed": setup_deepspeed,
+}
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+# -- measurement ----------------------------------------------------------------------------------
+
+def data(args, cfg, rank: int, device) -> list[list[tuple[torch.Tensor, torch.Tensor]]]:
+    steps = []
+    for s in range(args.warmup + args.steps):
+        micro = []
+        for m in range(args.grad_accum):
+            g = torch.Generator().manual_seed(10_000 * s + 100 * m + rank)
+            ids = torch.randint(0, cfg.vocab_size, (args.micro_batch, args.seq), generator=g).to(device)
+            micro.append((ids, ids))
+        steps.append(micro)
+    return steps
+
+
+class Clock:
+    """CUDA events on GPU; a host clock on CPU (the CPU path only smoke-tests this script)."""
+
+    def __init__(self, device) -> None:
+        self.cuda = device.type == "cuda"
+
+    def sync(self) -> None:
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def mark(self):
+        if self.cuda:
+            ev = torch.cuda.Event(enable_timing=True)
+            ev.record()
+            return ev
+        return time.perf_counter()
+
+    def ms(self, a, b) -> float:
+        return a.elapsed_time(b) if self.cuda else (b - a) * 1000
+
+    def reset_peak(self) -> None:
+        if self.cuda:
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+
+    def peaks(self) -> tuple[float, float]:
+        if self.cuda:
+            return torch.cuda.max_memory_allocated() / GiB, torch.cuda.max_memory_reserved() / GiB
+        return 0.0, 0.0
+
+
+def measure(name, args, cfg, world, rank, device, batches) -> dict:
+    clock = Clock(device)
+    clock.reset_peak()
+    t0 = time.perf_counter()
+    model = build(cfg, device)
+    step, keep = SYSTEMS[name](model, args, world)
+    clock.sync()
+    setup_s = time.perf_counter() - t0
+    gc.collect()
+    clock.reset_peak()
+    losses, marks = [], []
+    for i, micro in enumerate(batches):
+        if i == args.warmup:
+            clock.sync()
+            wall0 = time.perf_counter()
+        phase = {"start": clock.mark()}
+        losses.extend(step(micro, lambda label: phase.__setitem__(label, clock.mark())))
+        phase["end"] = clock.mark()
+        marks.append(phase)
+    clock.sync()
+    wall = (time.perf_counter() - wall0) / args.steps
+    timed = marks[args.warmup :]
+    step_ms = [clock.ms(m["start"], m["end"]) for m in timed]
+    # Phases of the last micro batch on the main stream (the whole step when --grad-accum is 1).
+    phases = {
+        "fwd_ms": statistics.median(clock.ms(m["start"], m["fwd"]) for m in timed),
+        "bwd_ms": statistics.median(clock.ms(m["fwd"], m["bwd"]) for m in timed),
+        "opt_ms": statistics.median(clock.ms(m["bwd"], m["end"]) for m in timed),
+    }
+    med = statistics.median(step_ms) / 1000
+    tokens = args.micro_batch * args.seq * args.grad_accum * world
+    alloc, reserved = clock.peaks()
+    out = {
+        "system": name,
+        "world_size": world,
+        "seq": args.seq,
+        "micro_batch": args.micro_batch,
+        "grad_accum": args.grad_accum,
+        "layers": cfg.num_hidden_layers,
+        "params": L.param_count(cfg),
+        "step_s_median": med,
+        "step_s_wall_mean": wall,
+        "step_ms_all": [round(x, 2) for x in step_ms],
+        **{k: round(v, 2) for k, v in phases.items()},
+        "tokens_per_s": tokens / med,
+        "tflops_per_gpu": flops_per_token(cfg, args.seq) * tokens / med / world / 1e12,
+        "peak_alloc_gib": alloc,
+        "peak_reserved_gib": reserved,
+        "losses": [round(float(x), 5) for x in losses[: args.show_losses]],
+        "setup_s": setup_s,
+        "torch": torch.__version__,
+        "gpu": torch.cuda.get_device_name() if clock.cuda else "cpu",
+    }
+    del step, keep, model
+    gc.collect()
+    clock.reset_peak()
+    return out
+
+
+# -- GPU correctness checks (tiny model) ------------------------------------------------------------
+
+def check(device) -> list[str]:
+    """zgen fp32 vs plain AdamW on the global batch, and zgen bf16 vs FSDP2 bf16, on the tiny Llama."""
+    lines = []
+    steps, accum, mb, seq = 3, 2, 2, 64
+    tiny = L.build_tiny_model().config
+
+    def batches(step):
+        g = torch.Generator().manual_seed(500 + step)
+        ids = torch.randint(0, tiny.vocab_size, (accum * mb, seq), generator=g).to(device)
+        return ids
+
+    cfg = zgen_config(accum)
+    cfg["bf16"] = {"enabled": False}
+    cfg["train_micro_batch_size_per_gpu"] = mb
+    ref = build(tiny, device)
+    p = SEED_CONFIG["optimizer"]["params"]
+    opt = torch.optim.AdamW(ref.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"])
+    for s in range(steps):
+        ids = batches(s)
+        ref(ids, ids).backward()
+        torch.nn.utils.clip_grad_norm_(ref.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad()
+    for label, c, keep in (("fp32", cfg, False), ("bf16", zgen_config(accum), False), ("bf16-keep", zgen_config(accum), True)):
+        c = dict(c, train_micro_batch_size_per_gpu=mb)
+        engine = zr.initialize(build(tiny, device), c, keep_low_precision=keep)
+        for s in range(steps):
+            ids = batches(s)
+            for m in range(accum):
+                part = ids[m * mb : (m + 1) * mb]
+                engine.backward(engine(part, part))
+                engine.step()
+        full = engine.full_state_dict()
+        if label == "fp32":
+            diff = max((full[k] - v.detach().cpu()).abs().max().item() for k, v in ref.state_dict().items())
+            lines.append(f"check fp32 zgen vs plain AdamW (tiny, {steps} steps, accum {accum}): max |diff| {diff:.2e}")
+        else:
+            fsdp = _fsdp2_tiny(tiny, device, steps, accum, mb, batches)
+            diff = max((full[k] - fsdp[k]).abs().max().item() for k in fsdp)
+            lines.append(f"check {label} zgen vs FSDP2 bf16 (tiny, {steps} steps, accum {accum}): max |diff| {diff:.2e}")
+    return lines
+
+
+def _fsdp2_tiny(tiny, device, steps, accum, mb, batches):
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    model = build(tiny, device)
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for layer in model.layers:
+        fully_shard(layer, mp_policy=mp)
+    fully_shard(model, mp_policy=mp, reshard_after_forward=False)
+    p = SEED_CONFIG["optimizer"]["params"]
+    opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"])
+    for s in range(steps):
+        ids = batches(s)
+        for m in range(accum):
+            part = ids[m * mb : (m + 1) * mb]
+            (model(part, part) / accum).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad()
+    return {k: v.full_tensor().detach().cpu() for k, v in model.state_dict().items()}
+
+
+# -- main -------------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--systems", default="plain,fsdp2,zgen,zgen-keep,deepspeed")
+    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--seq", type=int, default=8192)
+    ap.add_argument("--micro-batch", type=int, default=1)
+    ap.add_argument("--grad-accum", type=int, default=1)
+    ap.add_argument("--layers", type=int, default=None, help="override the layer count (smaller smoke runs)")
+    ap.add_argument("--tiny", action="store_true", help="the tiny Llama (with --device cpu: a smoke test of this script)")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--show-losses", type=int, default=4)
+    ap.add_argument("--check", action="store_true", help="run the GPU correctness checks first")
+    ap.add_argument("--out", default=None, help="JSON lines file (default $OUT/runtime_bench.jsonl)")
+    args = ap.parse_args(argv)
+
+    if "RANK" not in os.environ:  # alone: a one-rank group so FSDP2 and DeepSpeed can run
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    job = zr.init_distributed(device=args.device)
+    world, rank, device = job.world_size, job.rank, job.device
+    cfg = L.build_tiny_model().config if args.tiny else L.LlamaConfig()
+    if args.layers is not None:
+        cfg.num_hidden_layers = args.layers
+    out_path = args.out or (os.path.join(os.environ["OUT"], "runtime_bench.jsonl") if "OUT" in os.environ else None)
+
+    notes = check(device) if args.check else []
+    for line in notes:
+        if rank == 0:
+            print(line, flush=True)
+    batches = data(args, cfg, rank, device)
+    results = []
+    for name in args.systems.split(","):
+        try:
+            res = measure(name, args, cfg, world, rank, device, batches)
+        except Exception as e:  # one system failing (e.g. DeepSpeed missing) must not lose the others
+            import traceback
+
+            traceback.print_exc()
+            res = {"system": name, "error": f"{type(e).__name__}: {e}"[:500]}
+            gc.collect()
+            Clock(device).reset_peak()
+        results.append(res)
+        if rank == 0:
+            print(json.dumps(res), flush=True)
+            if out_path:
+                with open(out_path, "a") as f:
+                    f.write(json.dumps(res) + "\n")
+    if rank == 0:
+        print_table(results, args, world)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+def print_table(results: list[dict], args, world: int) -> None:
+    ok = {r["system"]: r for r in results if "error" not in r}
+    print(f"\nLlama shape, seq {args.seq}, micro batch {args.micro_batch}, accum {args.grad_accum}, world {world}, "
+          f"median of {args.steps} steps after {args.warmup} warm-up")
+    print(f"{'system':<10} {'step ms':>8} {'fwd/bwd/opt ms':>17} {'tok/s':>9} {'TFLOP/s':>8} {'alloc GiB':>10} "
+          f"{'resv GiB':>9}  first losses")
+    for r in results:
+        if "error" in r:
+            print(f"{r['system']:<10} error: {r['error'][:100]}")
+            continue
+        split = f"{r['fwd_ms']:.0f}/{r['bwd_ms']:.0f}/{r['opt_ms']:.0f}"
+        print(f"{r['system']:<10} {r['step_s_median'] * 1000:8.1f} {split:>17} {r['tokens_per_s']:9.0f} {r['tflops_per_gpu']:8.1f} "
+              f"{r['peak_alloc_gib']:10.2f} {r['peak_reserved_gib']:9.2f}  {r['losses']}")
+    for z in ("zgen", "zgen-keep"):
+        if z not in ok:
+            continue
+        for other in ("fsdp2", "plain", "deepspeed"):
+            if other in ok:
+                mem = ok[z]["peak_alloc_gib"] / ok[other]["peak_alloc_gib"] if ok[other]["peak_alloc_gib"] else float("nan")
+                print(f"{z} / {other}: tokens/s x{ok[z]['tokens_per_s'] / ok[other]['tokens_per_s']:.3f}, "
+                      f"peak alloc x{mem:.3f}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
