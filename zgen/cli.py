@@ -44,11 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"zgen {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"zgen.commands.{name}")
-        except ModuleNotFoundError:  # TEMPORARY while emit/plan are being written
-            continue
-        module.add_parser(sub)
+        importlib.import_module(f"zgen.commands.{name}").add_parser(sub)
     return parser
 
 

@@ -59,6 +59,7 @@ class Settings:
     config: str | None = None
     inputs: str | None = None
     data: str | None = None
+    init: str | None = None
     out: str | None = None
     world_size: int | None = None
     gpus_per_node: int | None = None
@@ -158,6 +159,7 @@ _KEYS: dict[str, Any] = {
     "config": _str,
     "inputs": _str,
     "data": _str,
+    "init": _str,
     "out": _str,
     "world-size": _pos_int,
     "gpus-per-node": _pos_int,

@@ -136,9 +136,15 @@ class LlamaForCausalLM(nn.Module):
 
 
 def init_weights(module: nn.Module, std: float = 0.02) -> None:
-    """Normal(0, std) for linear and embedding weights, as Llama's reference code does."""
+    """Normal(0, std) for linear and embedding weights and ones for norms, as Llama's reference code does.
+
+    Applied per module (`model.apply(init_weights)` on a plain model, or `init_fn` of
+    `zgen.runtime.initialize`, which calls it on each rank's materialised modules).
+    """
     if isinstance(module, (nn.Linear, nn.Embedding)):
         nn.init.normal_(module.weight, mean=0.0, std=std)
+    elif isinstance(module, RMSNorm):
+        nn.init.ones_(module.weight)
 
 
 def build_model(config: LlamaConfig | None = None) -> LlamaForCausalLM:
