@@ -1,0 +1,203 @@
+"""Build the typed `ResolvedConfig` from the written values, DeepSpeed's defaults and the solver's model.
+
+Every field gets an `Origin`: `config` (written), `default` (DeepSpeed's
+default for the chosen release), `derived` (computed the way DeepSpeed does,
+e.g. the batch sizes) or `auto` (an `"auto"` placeholder, with what fills it
+and whether the rest of the config forces its value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from zgen.config.resolved import OffloadSpec, OptimizerSpec, Origin, ResolvedConfig, SchedulerSpec, ZeroSpec
+from zgen.config.schema import HF_PARAM_FILL, Key, Section
+from zgen.config.validate import AUTO, ConfigValues
+from zgen.launch import ModelShape
+
+__all__ = ["resolve"]
+
+_BATCH = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+
+
+@dataclass
+class _Ctx:
+    values: ConfigValues
+    model_values: dict
+    forced: frozenset[str]
+    derive_explain: dict[str, str]
+    model: ModelShape | None
+    origins: dict[str, Origin]
+
+    def spec(self, key: str) -> Key | None:
+        node: Section = self.values.schema
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.section_index.get(part)
+            if node is None:
+                return None
+        return node.key_index.get(parts[-1])
+
+    def get(self, key: str, fallback: object = None) -> object:
+        """The value of `key` and record its origin."""
+        s = self.values.settings.get(key)
+        spec = self.spec(key)
+        if s is not None and s.state == "user" and s.value is not None:
+            self.origins[key] = Origin(kind="config", detail=f"written as `{s.written}`", line=s.span.line,
+                                       column=s.span.column)
+            return s.value
+        if s is not None and s.state == "auto":
+            value = self.auto_value(key, spec, fallback)
+            how = "forced by the other keys" if key in self.forced else "not determined by the config; zgen assumed the value shown"
+            self.origins[key] = Origin(kind="auto", detail=f"\"auto\" -> {value!r}: {s.fill}; {how}",
+                                       line=s.span.line, column=s.span.column)
+            return value
+        if key in self.derive_explain and key in self.model_values and self.model_values[key] is not None:
+            value = self.model_values[key]
+            self.origins[key] = Origin(kind="derived", detail=f"{self.derive_explain[key]} = {value!r}")
+            return value
+        default = spec.default if spec is not None else None
+        if default is None:
+            default = fallback
+        span = s.span if s is not None else None
+        self.origins[key] = Origin(kind="default", detail="DeepSpeed default" if spec and spec.default is not None
+                                   else "zgen's default (DeepSpeed has none)",
+                                   line=span.line if span else None, column=span.column if span else None)
+        return default
+
+    def auto_value(self, key: str, spec: Key | None, fallback: object) -> object:
+        if key in self.model_values and self.model_values[key] is not None:
+            return self.model_values[key]
+        hidden = self.model.hidden if self.model else None
+        if hidden:
+            hf = {
+                "zero_optimization.reduce_bucket_size": hidden * hidden,
+                "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * hidden * hidden),
+                "zero_optimization.stage3_param_persistence_threshold": 10 * hidden,
+            }
+            if key in hf:
+                return hf[key]
+        if key in HF_PARAM_FILL and HF_PARAM_FILL[key][1] is not None:
+            return HF_PARAM_FILL[key][1]
+        if spec is not None and spec.hf_default is not None:
+            return spec.hf_default
+        if spec is not None and spec.default is not None:
+            return spec.default
+        return fallback
+
+
+def _offload(ctx: _Ctx, block: str) -> OffloadSpec:
+    prefix = f"zero_optimization.{block}"
+    if prefix not in ctx.values.sections:
+        return OffloadSpec()
+    device = ctx.get(f"{prefix}.device", "none")
+    path = ctx.get(f"{prefix}.nvme_path")
+    pin = ctx.get(f"{prefix}.pin_memory", True)
+    ratio = ctx.get(f"{prefix}.ratio", 1.0) if block == "offload_optimizer" else 1.0
+    return OffloadSpec(device=device, nvme_path=str(path) if path else None, pin_memory=bool(pin), ratio=float(ratio))
+
+
+def _as_int(value: object, fallback: int) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else fallback
+
+
+def resolve(values: ConfigValues, model_values: dict, forced: frozenset[str], derive_explain: dict[str, str],
+            world_size: int, world_origin: Origin, model: ModelShape | None, source_path: str) -> ResolvedConfig:
+    """The resolved config for `world_size`; `model_values` are the solver's values by canonical key."""
+    ctx = _Ctx(values, model_values, forced, derive_explain, model, {})
+    batch = {k: _as_int(ctx.get(k, 1), 1) for k in _BATCH}
+    fp16 = bool(ctx.get("fp16.enabled", False))
+    bf16 = bool(ctx.get("bf16.enabled", False))
+    precision = "fp16" if fp16 else "bf16" if bf16 else "fp32"
+    stage = _as_int(ctx.get("zero_optimization.stage", 0), 0)
+    overlap = ctx.get("zero_optimization.overlap_comm")
+    if overlap is None:
+        overlap = stage == 3
+        ctx.origins["zero_optimization.overlap_comm"] = Origin(kind="derived", detail=f"on for stage 3 only = {overlap}")
+    comm = values.settings.get("communication_data_type")
+    if comm is not None and comm.value in ("fp32", "bf16", "fp16"):
+        reduce_dtype = comm.value
+        ctx.origins["zero_optimization.reduce_dtype"] = Origin(kind="config", detail="`communication_data_type`",
+                                                               line=comm.span.line, column=comm.span.column)
+    else:
+        reduce_dtype = precision
+        ctx.origins["zero_optimization.reduce_dtype"] = Origin(
+            kind="derived", detail="`communication_data_type` not set: DeepSpeed reduces in the compute dtype")
+    z = "zero_optimization."
+    zero = ZeroSpec(
+        stage=stage,
+        overlap_comm=bool(overlap),
+        contiguous_gradients=bool(ctx.get(z + "contiguous_gradients", True)),
+        reduce_bucket_size=_as_int(ctx.get(z + "reduce_bucket_size"), 500_000_000),
+        allgather_bucket_size=_as_int(ctx.get(z + "allgather_bucket_size"), 500_000_000),
+        prefetch_bucket_size=_as_int(ctx.get(z + "stage3_prefetch_bucket_size"), 50_000_000),
+        param_persistence_threshold=_as_int(ctx.get(z + "stage3_param_persistence_threshold"), 100_000),
+        max_live_parameters=_as_int(ctx.get(z + "stage3_max_live_parameters"), 1_000_000_000),
+        max_reuse_distance=_as_int(ctx.get(z + "stage3_max_reuse_distance"), 1_000_000_000),
+        sub_group_size=_as_int(ctx.get(z + "sub_group_size"), 1_000_000_000),
+        reduce_dtype=reduce_dtype,
+        offload_param=_offload(ctx, "offload_param"),
+        offload_optimizer=_offload(ctx, "offload_optimizer"),
+    )
+    optimizer = _optimizer(ctx)
+    scheduler = _scheduler(ctx)
+    clip = ctx.get("gradient_clipping", 0.0)
+    steps = ctx.get("steps_per_print", 10)
+    resolved = ResolvedConfig(
+        train_batch_size=batch["train_batch_size"],
+        train_micro_batch_size_per_gpu=batch["train_micro_batch_size_per_gpu"],
+        gradient_accumulation_steps=batch["gradient_accumulation_steps"],
+        world_size=world_size,
+        gradient_clipping=float(clip) if isinstance(clip, (int, float)) else 0.0,
+        precision=precision,
+        zero=zero,
+        optimizer=optimizer,
+        scheduler=scheduler,
+        loss_scale=float(_num(ctx.get("fp16.loss_scale", 0.0), 0.0)),
+        initial_scale_power=_as_int(ctx.get("fp16.initial_scale_power", 16), 16),
+        loss_scale_window=_as_int(ctx.get("fp16.loss_scale_window", 1000), 1000),
+        hysteresis=_as_int(ctx.get("fp16.hysteresis", 2), 2),
+        min_loss_scale=float(_num(ctx.get("fp16.min_loss_scale", 1), 1)),
+        steps_per_print=_as_int(steps, 10),
+        source_path=source_path,
+        origins=(),
+    )
+    ctx.origins["world_size"] = world_origin
+    return replace(resolved, origins=tuple(sorted(ctx.origins.items())))
+
+
+def _num(value: object, fallback: float) -> float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else fallback
+
+
+def _optimizer(ctx: _Ctx) -> OptimizerSpec:
+    if "optimizer" not in ctx.values.sections and "optimizer.type" not in ctx.values.settings:
+        ctx.origins["optimizer.type"] = Origin(kind="default", detail="no `optimizer` section; zgen's default AdamW")
+        return OptimizerSpec()
+    default = OptimizerSpec()
+    name = ctx.get("optimizer.type", default.type)
+    lr = _num(ctx.get("optimizer.params.lr", default.lr), default.lr)
+    betas = ctx.get("optimizer.params.betas", list(default.betas))
+    if not (isinstance(betas, (list, tuple)) and len(betas) == 2 and all(isinstance(b, (int, float)) for b in betas)):
+        betas = default.betas
+    eps = _num(ctx.get("optimizer.params.eps", default.eps), default.eps)
+    wd = _num(ctx.get("optimizer.params.weight_decay", default.weight_decay), default.weight_decay)
+    return OptimizerSpec(type=str(name), lr=float(lr), betas=(float(betas[0]), float(betas[1])), eps=float(eps),
+                         weight_decay=float(wd))
+
+
+def _scheduler(ctx: _Ctx) -> SchedulerSpec | None:
+    s = ctx.values.settings.get("scheduler.type")
+    if s is None or s.value is None:
+        return None
+    name = ctx.get("scheduler.type")
+    params = []
+    for key, setting in sorted(ctx.values.settings.items()):
+        if not key.startswith("scheduler.params."):
+            continue
+        value = ctx.get(key)
+        if setting.value is AUTO and value is None:
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            params.append((key.rpartition(".")[2], float(value)))
+    return SchedulerSpec(type=str(name), params=tuple(params))

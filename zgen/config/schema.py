@@ -1,0 +1,537 @@
+"""DeepSpeed's config key schema, keyed by DeepSpeed version.
+
+Facts here were read from DeepSpeed 0.19.8's sources (`runtime/config.py`,
+`runtime/constants.py`, `runtime/zero/config.py`, `runtime/zero/offload_config.py`,
+`runtime/precision_config.py`, `runtime/swap_tensor/aio_config.py`,
+`runtime/activation_checkpointing/config.py`, `profiling/config.py`,
+`monitor/config.py`, `comm/config.py`, `compile/config.py`) and from the
+release history for the few behaviours that changed:
+
+* pydantic v2 (DeepSpeed 0.15.0): an int field rejects a float with a
+  fractional part (`5.5`); earlier releases truncated it silently.
+* `gradient_clipping` defaults to 1.0 from 0.19.3 (0.0, i.e. off, before).
+* offload `pin_memory` defaults to true from 0.19.5 (false before).
+* 0.19.8 rejects removed features (`amp`, `nebula`, MiCS, ...) with an error.
+
+A *strict* section is a pydantic model with `extra="forbid"`: an unknown key
+is an error, and DeepSpeed drops an `"auto"` value there (the default is used).
+A *lenient* section is read with `dict.get`: an unknown key is silently
+ignored, and `"auto"` reaches the code as the literal string. An *opaque*
+section is one zgen does not model (its content is not checked).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from zgen.errors import ZgenError
+
+__all__ = ["Key", "Section", "schema_for", "parse_version", "OLDEST_VERSION", "Version"]
+
+Version = tuple[int, int, int]
+
+OLDEST_VERSION: Version = (0, 10, 0)
+PYDANTIC_V2: Version = (0, 15, 0)
+REMOVALS: Version = (0, 19, 8)
+
+_REMOVED_ISSUE = "https://github.com/deepspeedai/DeepSpeed/issues/8489"
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """One config key.
+
+    `kind` is int, float, bool, str, enum, path, list, dict or any. `default`
+    is DeepSpeed's default for the version the schema was built for (None when
+    DeepSpeed derives the value, e.g. the batch sizes). `aliases` are other
+    spellings DeepSpeed accepts for the same field (pydantic name vs alias);
+    giving two of them is an error. `auto` says what fills an `"auto"` value
+    (HF Trainer/accelerate); empty means nothing does.
+    """
+
+    name: str
+    kind: str
+    default: object = None
+    aliases: tuple[str, ...] = ()
+    choices: tuple = ()
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    nullable: bool = False
+    deprecated: str = ""
+    replaced_by: str = ""
+    removed: str = ""
+    auto: str = ""
+    hf_default: object = None
+    doc: str = ""
+    fix_cost: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A config block: `mode` is strict, lenient or opaque (see the module docstring)."""
+
+    name: str
+    mode: str
+    keys: tuple[Key, ...] = ()
+    sections: tuple[Section, ...] = ()
+    deprecated: str = ""
+    replaced_by: str = ""
+    removed: str = ""
+    nullable: bool = False
+    bool_form: bool = False  # `zero_optimization: true` (deprecated) is accepted
+    doc: str = ""
+    key_index: dict = field(default_factory=dict, compare=False, repr=False)
+    section_index: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for k in self.keys:
+            for name in (k.name, *k.aliases):
+                self.key_index[name] = k
+        for s in self.sections:
+            self.section_index[s.name] = s
+
+    def names(self) -> list[str]:
+        """Every spelling this section accepts, for did-you-mean suggestions."""
+        return [n for k in self.keys for n in (k.name, *k.aliases) if not k.removed] + [
+            s.name for s in self.sections if not s.removed
+        ]
+
+
+def parse_version(text: str) -> Version:
+    """`0.19.8`, `0.19`, `v0.19.8+cu121` -> (0, 19, 8); ZgenError for anything else."""
+    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.+-].*)?", text.strip())
+    if not m:
+        raise ZgenError(
+            f"`{text}` is not a DeepSpeed version",
+            help="give a release number such as 0.19.8 (`--deepspeed-version`)",
+        )
+    version = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+    if version < OLDEST_VERSION:
+        raise ZgenError(
+            f"DeepSpeed {text} is older than the oldest release zgen knows ({'.'.join(map(str, OLDEST_VERSION))})",
+            help="check against a newer DeepSpeed release with `--deepspeed-version`",
+        )
+    return version
+
+
+def _k(name: str, kind: str, default: object = None, **kw) -> Key:
+    return Key(name, kind, default, **kw)
+
+
+def _bools(*names_defaults: tuple[str, bool]) -> tuple[Key, ...]:
+    return tuple(_k(n, "bool", d) for n, d in names_defaults)
+
+
+_HF_BUCKET = "HF Trainer/accelerate fill it from the model's `hidden_size`"
+
+
+def _zero(v: Version) -> Section:
+    pin_default = v >= (0, 19, 5)
+    removed_here = v >= REMOVALS
+
+    def offload_common() -> tuple[Key, ...]:
+        return (
+            _k("device", "enum", "none", choices=("none", "cpu", "nvme"), fix_cost=2),
+            _k("nvme_path", "path", None, nullable=True),
+            _k("pin_memory", "bool", pin_default),
+        )
+
+    offload_param = Section(
+        "offload_param",
+        "strict",
+        keys=offload_common()
+        + (
+            _k("buffer_count", "int", 5, ge=0),
+            _k("buffer_size", "int", 100_000_000, ge=0),
+            _k("max_in_cpu", "int", 1_000_000_000, ge=0),
+        ),
+        nullable=True,
+        doc="parameter offload to CPU or NVMe (ZeRO stage 3 only)",
+    )
+    offload_optimizer = Section(
+        "offload_optimizer",
+        "strict",
+        keys=offload_common()
+        + (
+            _k("buffer_count", "int", 4, ge=0),
+            _k("ratio", "float", 1.0, ge=0.0, le=1.0),
+            _k("cpuadam_cores_perc", "float", 0.8, ge=0.0, le=1.0),
+        )
+        + _bools(("pipeline_read", False), ("pipeline_write", False), ("fast_init", False), ("super_offload", False)),
+        nullable=True,
+        doc="optimizer state offload to CPU or NVMe",
+    )
+    zenflow = Section(
+        "zenflow",
+        "strict",
+        keys=(
+            _k("topk_ratio", "float", 0.1, gt=0.0),
+            _k("select_strategy", "str", "auto"),
+            _k("select_interval", "any", "auto"),
+            _k("update_interval", "any", "auto"),
+            _k("overlap_step", "bool", False),
+            _k("offload", "bool", False),
+            _k("auto_ratio", "float", 0.99, ge=0.0, le=1.0),
+            _k("full_warm_up_rounds", "int", 0),
+            _k("pt_reserved_cores_perc", "float", 0.5, ge=0.0, le=1.0),
+            _k("steps_per_epoch", "int", None, nullable=True),
+        ),
+        nullable=True,
+    )
+    leaf_module = Section(
+        "leaf_module",
+        "strict",
+        keys=(_k("classes", "list"), _k("names", "list"), _k("name_suffixes", "list")),
+    )
+    removed_msg = {
+        "mics_shard_size": "MiCS ZeRO-3 sharding was removed",
+        "mics_hierarchical_params_gather": "MiCS ZeRO-3 sharding was removed",
+        "zeropp_loco_param": "LoCo-Zero++ was removed; drop the key to keep plain ZeRO++ quantized gradients",
+    }
+    keys = [
+        _k("stage", "enum", 0, choices=(0, 1, 2, 3), fix_cost=2, doc="ZeRO stage: 0 off, 1 optimizer states, 2 +gradients, 3 +parameters"),
+        *_bools(
+            ("contiguous_gradients", True),
+            ("reduce_scatter", True),
+            ("use_multi_rank_bucket_allreduce", True),
+            ("allgather_partitions", True),
+            ("compute_grad_norm", True),
+            ("load_from_fp32_weights", True),
+            ("elastic_checkpoint", False),
+            ("ignore_unused_parameters", True),
+            ("legacy_stage1", False),
+            ("round_robin_gradients", False),
+            ("parameter_alignment", False),
+            ("zero_quantized_weights", False),
+            ("zero_quantized_nontrainable_weights", False),
+            ("zero_quantized_gradients", False),
+            ("memory_efficient_linear", True),
+            ("pipeline_loading_checkpoint", False),
+            ("override_module_apply", True),
+            ("log_trace_cache_warnings", False),
+            ("enable_sanity_checks", False),
+            ("save_muon_momentum_buffer_in_memory", False),
+        ),
+        # None means "true in stage 3, false below" (DeepSpeed decides after reading the stage).
+        _k("overlap_comm", "bool", None, nullable=True),
+        _k("reduce_bucket_size", "int", 500_000_000, gt=0, auto=_HF_BUCKET + " (hidden_size x hidden_size)"),
+        _k("allgather_bucket_size", "int", 500_000_000, ge=0),
+        _k("sub_group_size", "int", 1_000_000_000, ge=0),
+        _k("stage3_prefetch_bucket_size", "int", 50_000_000, ge=0, aliases=("prefetch_bucket_size",),
+           auto=_HF_BUCKET + " (0.9 x hidden_size x hidden_size)"),
+        _k("stage3_param_persistence_threshold", "int", 100_000, ge=0, aliases=("param_persistence_threshold",),
+           auto=_HF_BUCKET + " (10 x hidden_size)"),
+        _k("stage3_model_persistence_threshold", "int", 2**63 - 1, ge=0, aliases=("model_persistence_threshold",)),
+        _k("stage3_max_live_parameters", "int", 1_000_000_000, ge=0, aliases=("max_live_parameters",)),
+        _k("stage3_max_reuse_distance", "int", 1_000_000_000, ge=0, aliases=("max_reuse_distance",)),
+        _k("stage3_gather_16bit_weights_on_model_save", "bool", False, aliases=("gather_16bit_weights_on_model_save",)),
+        _k("stage3_module_granularity_threshold", "int", 0, aliases=("module_granularity_threshold",)),
+        _k("stage3_use_all_reduce_for_fetch_params", "bool", False, aliases=("use_all_reduce_for_fetch_params",)),
+        _k("stage3_allgather_sequential", "bool", False, aliases=("allgather_sequential",)),
+        _k("zero_hpz_partition_size", "int", 1, ge=0),
+        _k("cpu_offload", "bool", None, nullable=True, deprecated="use `offload_optimizer: {\"device\": \"cpu\"}`",
+           replaced_by="zero_optimization.offload_optimizer"),
+        _k("cpu_offload_param", "bool", None, nullable=True, deprecated="use `offload_param: {\"device\": \"cpu\"}`",
+           replaced_by="zero_optimization.offload_param"),
+        _k("cpu_offload_use_pin_memory", "bool", None, nullable=True,
+           deprecated="use `pin_memory` inside `offload_param` or `offload_optimizer`"),
+        _k("stage3_gather_fp16_weights_on_model_save", "bool", False,
+           deprecated="use `stage3_gather_16bit_weights_on_model_save`",
+           replaced_by="zero_optimization.stage3_gather_16bit_weights_on_model_save"),
+        _k("mics_shard_size", "int", -1, removed=removed_msg["mics_shard_size"] if removed_here else ""),
+        _k("mics_hierarchical_params_gather", "bool", False,
+           removed=removed_msg["mics_hierarchical_params_gather"] if removed_here else ""),
+        _k("zeropp_loco_param", "dict", None, nullable=True,
+           removed=removed_msg["zeropp_loco_param"] if removed_here else ""),
+    ]
+    return Section(
+        "zero_optimization",
+        "strict",
+        keys=tuple(keys),
+        sections=(offload_param, offload_optimizer, zenflow, leaf_module),
+        bool_form=True,
+        doc="ZeRO settings",
+    )
+
+
+def _precision(v: Version) -> tuple[Section, ...]:
+    fp16 = Section(
+        "fp16",
+        "strict",
+        keys=(
+            _k("enabled", "bool", False, auto="HF Trainer fills it from `TrainingArguments.fp16`", hf_default=False, fix_cost=2),
+            _k("auto_cast", "bool", False),
+            _k("loss_scale", "float", 0.0),
+            _k("initial_scale_power", "int", 16),
+            _k("loss_scale_window", "int", 1000),
+            _k("hysteresis", "int", 2),
+            _k("consecutive_hysteresis", "bool", False),
+            _k("min_loss_scale", "int", 1),
+            _k("fp16_master_weights_and_grads", "bool", False),
+        ),
+    )
+    bf16_keys = (
+        _k("enabled", "bool", False, auto="HF Trainer fills it from `TrainingArguments.bf16`", hf_default=False, fix_cost=2),
+        _k("immediate_grad_update", "bool", False),
+        _k("check_grad_overflow", "bool", True),
+        _k("bf16_master_weights_and_grads", "bool", False),
+        _k("bf16_optimizer_states", "bool", False),
+    )
+    bf16 = Section("bf16", "strict", keys=bf16_keys)
+    bfloat16 = Section("bfloat16", "strict", keys=bf16_keys, deprecated="rename the section to `bf16`", replaced_by="bf16")
+    return fp16, bf16, bfloat16
+
+
+def _lenient_sections(v: Version) -> tuple[Section, ...]:
+    optimizer = Section(
+        "optimizer",
+        "lenient",
+        keys=(_k("type", "str", None, nullable=True), _k("params", "dict", None, nullable=True),
+              _k("legacy_fusion", "bool", False)),
+        doc="optimizer DeepSpeed builds (params are checked per optimizer type)",
+    )
+    scheduler = Section(
+        "scheduler",
+        "lenient",
+        keys=(_k("type", "str", None, nullable=True), _k("params", "dict", None, nullable=True)),
+    )
+    aio = Section(
+        "aio",
+        "lenient",
+        keys=(
+            _k("block_size", "int", 1_048_576),
+            _k("queue_depth", "int", 8),
+            _k("intra_op_parallelism", "int", 1),
+            _k("single_submit", "bool", False),
+            _k("overlap_events", "bool", True),
+            _k("use_gds", "bool", False),
+        ),
+        nullable=True,
+    )
+    activation_checkpointing = Section(
+        "activation_checkpointing",
+        "lenient",
+        keys=(
+            _k("partition_activations", "bool", False),
+            _k("number_checkpoints", "int", None, nullable=True),
+            _k("contiguous_memory_optimization", "bool", False),
+            _k("synchronize_checkpoint_boundary", "bool", False),
+            _k("profile", "bool", False),
+            _k("cpu_checkpointing", "bool", False),
+        ),
+    )
+    flops_profiler = Section(
+        "flops_profiler",
+        "lenient",
+        keys=(
+            _k("enabled", "bool", False),
+            _k("recompute_fwd_factor", "float", 0.0),
+            _k("profile_step", "int", 1),
+            _k("module_depth", "int", -1),
+            _k("top_modules", "int", 1),
+            _k("detailed", "bool", True),
+            _k("output_file", "str", None, nullable=True),
+        ),
+    )
+    pipeline = Section(
+        "pipeline",
+        "lenient",
+        keys=(
+            _k("stages", "any", "auto"),
+            _k("partition", "any", "best"),
+            _k("seed_layers", "bool", False),
+            _k("activation_checkpoint_interval", "int", 0),
+            _k("pipe_partitioned", "bool", True),
+            _k("grad_partitioned", "bool", True),
+        ),
+    )
+    data_types = Section(
+        "data_types",
+        "lenient",
+        keys=(
+            _k("grad_accum_dtype", "enum", None, nullable=True, choices=("fp32", "fp16", "bf16")),
+            _k("param_dtype", "str", None, nullable=True),
+            _k("buffer_dtype", "any", None, nullable=True),
+            _k("keep_in_fp32_modules", "any", "auto"),
+        ),
+    )
+    checkpoint = Section(
+        "checkpoint",
+        "lenient",
+        keys=(
+            _k("tag_validation", "str", "Warn"),
+            _k("load_universal", "bool", False),
+            _k("use_node_local_storage", "bool", False),
+            _k("parallel_write", "any", None),
+            _k("writer", "any", None, nullable=True),
+        ),
+    )
+    torch_autocast = Section(
+        "torch_autocast",
+        "lenient",
+        keys=(_k("enabled", "bool", False), _k("dtype", "str", None, nullable=True),
+              _k("lower_precision_safe_modules", "list", None, nullable=True)),
+    )
+    monitors = tuple(
+        Section(name, "strict", keys=(_k("enabled", "bool", False),) + extra)
+        for name, extra in (
+            ("tensorboard", (_k("output_path", "str", ""), _k("job_name", "str", "DeepSpeedJobName"))),
+            ("csv_monitor", (_k("output_path", "str", ""), _k("job_name", "str", "DeepSpeedJobName"))),
+            ("wandb", (_k("group", "str", None, nullable=True), _k("team", "str", None, nullable=True),
+                       _k("project", "str", "deepspeed"))),
+            ("comet", (_k("samples_log_interval", "int", 100),) + tuple(
+                _k(n, "str", None, nullable=True)
+                for n in ("project", "workspace", "api_key", "experiment_name", "experiment_key", "mode"))
+             + (_k("online", "bool", None, nullable=True),)),
+        )
+    )
+    comms_logger = Section(
+        "comms_logger",
+        "strict",
+        keys=(_k("enabled", "bool", False), _k("prof_all", "bool", True), _k("prof_ops", "list", None),
+              _k("verbose", "bool", False), _k("debug", "bool", False)),
+    )
+    hybrid_engine = Section(
+        "hybrid_engine",
+        "strict",
+        keys=(
+            _k("enabled", "bool", False),
+            _k("max_out_tokens", "int", 512, gt=0),
+            _k("inference_tp_size", "int", 1),
+            _k("release_inference_cache", "bool", False),
+            _k("pin_parameters", "bool", True),
+            _k("tp_gather_partition_size", "int", 8),
+            _k("enable_cuda_graph", "bool", False),
+        ),
+    )
+    opaque = tuple(
+        Section(name, "opaque")
+        for name in (
+            "autotuning", "data_efficiency", "datastates_ckpt", "tensor_parallel", "expert_parallel",
+            "weight_quantization", "timers", "compile",
+        )
+    )
+    return (optimizer, scheduler, aio, activation_checkpointing, flops_profiler, pipeline, data_types, checkpoint,
+            torch_autocast, comms_logger, hybrid_engine, *monitors, *opaque)
+
+
+_REMOVED_TOP = {
+    "nebula": "Nebula checkpointing was removed",
+    "compression_training": "the DeepSpeed compression library was removed",
+    "amp": "NVIDIA Apex AMP support was removed; use `bf16`, `fp16` or `torch_autocast`",
+    "quantize_training": "Mixture-of-Quantization (`quantize_training`) was removed",
+    "sparse_gradients": "sparse gradient compression of dense embeddings was removed",
+    "eigenvalue": "eigenvalue-based MoQ was removed",
+    "sparse_attention": "DeepSpeed Sparse Attention was removed",
+    "elasticity": "elastic training was removed; set the batch sizes directly",
+    "graph_harvesting": "graph harvesting was removed",
+    "curriculum_learning": "top-level `curriculum_learning` was removed; use "
+    "`data_efficiency.data_sampling.curriculum_learning`",
+    "progressive_layer_drop": "Progressive Layer Dropping was removed",
+}
+
+
+def _top(v: Version) -> Section:
+    clip_default = 1.0 if v >= (0, 19, 3) else 0.0
+    removed_here = v >= REMOVALS
+    keys = (
+        _k("train_batch_size", "int", None, nullable=True, fix_cost=3,
+           auto="HF Trainer fills it as world size x `per_device_train_batch_size` x `gradient_accumulation_steps`"),
+        _k("train_micro_batch_size_per_gpu", "int", None, nullable=True, fix_cost=2, hf_default=8,
+           auto="HF Trainer fills it from `TrainingArguments.per_device_train_batch_size` (default 8)"),
+        _k("gradient_accumulation_steps", "int", None, nullable=True, fix_cost=1, hf_default=1,
+           auto="HF Trainer fills it from `TrainingArguments.gradient_accumulation_steps` (default 1)"),
+        _k("gradient_clipping", "float", clip_default, hf_default=1.0,
+           auto="HF Trainer fills it from `TrainingArguments.max_grad_norm` (default 1.0)"),
+        _k("steps_per_print", "int", None, nullable=True),
+        _k("wall_clock_breakdown", "bool", False),
+        _k("memory_breakdown", "bool", False),
+        _k("dump_state", "bool", False),
+        _k("disable_allgather", "bool", False),
+        _k("disable_python_gc", "any", False),
+        _k("prescale_gradients", "bool", False),
+        _k("gradient_predivide_factor", "float", 1.0),
+        _k("gradient_allreduce_op", "str", "mean"),
+        _k("communication_data_type", "str", None, nullable=True),
+        _k("seq_parallel_communication_data_type", "str", "fp32"),
+        _k("sequence_parallel_size", "int", 1),
+        _k("managed_gradient_accumulation", "bool", True),
+        _k("zero_allow_untested_optimizer", "bool", False),
+        _k("zero_force_ds_cpu_optimizer", "bool", True),
+        _k("dataloader_drop_last", "bool", False),
+        _k("vocabulary_size", "int", None, nullable=True),
+        _k("use_data_before_expert_parallelism", "bool", False),
+        _k("log_level", "any", None, nullable=True),
+        _k("sparse_attention", "any", None, removed=_REMOVED_TOP["sparse_attention"] if removed_here else ""),
+        _k("sparse_gradients", "bool", False, removed=_REMOVED_TOP["sparse_gradients"] if removed_here else ""),
+    )
+    removed_sections = tuple(
+        Section(name, "opaque", removed=_REMOVED_TOP[name] if removed_here else "")
+        for name in _REMOVED_TOP
+        if name not in ("sparse_attention", "sparse_gradients", "amp")
+    )
+    amp = Section(
+        "amp",
+        "lenient",
+        keys=(_k("enabled", "bool", False, auto="HF Trainer fills it from `TrainingArguments.fp16` with apex"),
+              _k("opt_level", "any", "O1")),
+        removed=_REMOVED_TOP["amp"] if removed_here else "",
+    )
+    sections = (_zero(v), *_precision(v), *_lenient_sections(v), amp, *removed_sections)
+    return Section("", "lenient", keys=keys, sections=sections)
+
+
+@lru_cache(maxsize=8)
+def schema_for(version: Version) -> Section:
+    """The top-level section (and everything under it) as DeepSpeed `version` reads it."""
+    return _top(version)
+
+
+# Parameters each optimizer DeepSpeed builds from the config accepts (DeepSpeed
+# passes `optimizer.params` as keyword arguments; anything else is a TypeError
+# when the engine starts). Keys are DeepSpeed's lower-cased optimizer names.
+_ADAM = ("lr", "bias_correction", "betas", "eps", "weight_decay", "amsgrad", "set_grad_none", "adam_w_mode",
+         "torch_adam", "fp32_optimizer_states", "foreach", "maximize", "capturable", "differentiable", "fused",
+         "decoupled_weight_decay")
+OPTIMIZER_PARAMS: dict[str, tuple[str, ...]] = {
+    "adam": _ADAM,
+    "adamw": _ADAM,
+    "lamb": ("lr", "bias_correction", "betas", "eps", "eps_inside_sqrt", "weight_decay", "max_grad_norm",
+             "max_coeff", "min_coeff", "amsgrad"),
+    "lion": ("lr", "betas", "weight_decay", "set_grad_none"),
+}
+# DeepSpeed's own optimizer names (matched case-insensitively) and the torch.optim classes it falls back to.
+DEEPSPEED_OPTIMIZERS = ("adagrad", "adam", "adamw", "lamb", "muadam", "muadamw", "musgd", "lion", "muon")
+TORCH_OPTIMIZERS = ("ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon", "NAdam",
+                    "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam")
+# Scheduler parameters (positional ones without a default are required).
+SCHEDULER_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "LRRangeTest": ((), ("lr_range_test_min_lr", "lr_range_test_step_size", "lr_range_test_step_rate",
+                         "lr_range_test_staircase", "last_batch_iteration")),
+    "OneCycle": (("cycle_min_lr", "cycle_max_lr"),
+                 ("decay_lr_rate", "cycle_first_step_size", "cycle_second_step_size", "cycle_first_stair_count",
+                  "cycle_second_stair_count", "decay_step_size", "cycle_momentum", "cycle_min_mom", "cycle_max_mom",
+                  "decay_mom_rate", "last_batch_iteration")),
+    "WarmupLR": ((), ("warmup_min_lr", "warmup_max_lr", "warmup_num_steps", "warmup_type", "last_batch_iteration")),
+    "WarmupDecayLR": (("total_num_steps",), ("warmup_min_lr", "warmup_max_lr", "warmup_num_steps", "warmup_type",
+                                             "last_batch_iteration")),
+    "WarmupCosineLR": (("total_num_steps",), ("warmup_min_ratio", "warmup_num_steps", "cos_min_ratio", "warmup_type",
+                                              "last_batch_iteration")),
+}
+TORCH_SCHEDULERS = ("ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
+                    "ExponentialLR", "LambdaLR", "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR",
+                    "PolynomialLR", "ReduceLROnPlateau", "SequentialLR", "StepLR")
+# What HF Trainer writes into `"auto"` optimizer and scheduler parameters.
+HF_PARAM_FILL = {
+    "optimizer.params.lr": ("`TrainingArguments.learning_rate` (default 5e-5)", 5e-5),
+    "optimizer.params.betas": ("`TrainingArguments.adam_beta1`/`adam_beta2` (default [0.9, 0.999])", [0.9, 0.999]),
+    "optimizer.params.eps": ("`TrainingArguments.adam_epsilon` (default 1e-8)", 1e-8),
+    "optimizer.params.weight_decay": ("`TrainingArguments.weight_decay` (default 0.0)", 0.0),
+    "scheduler.params.warmup_min_lr": ("0", 0.0),
+    "scheduler.params.warmup_max_lr": ("`TrainingArguments.learning_rate` (default 5e-5)", 5e-5),
+    "scheduler.params.warmup_num_steps": ("`TrainingArguments.warmup_steps` / `warmup_ratio`", None),
+    "scheduler.params.total_num_steps": ("the number of training steps HF Trainer computes", None),
+}
