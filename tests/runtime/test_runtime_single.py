@@ -207,4 +207,17 @@ def test_default_plan_shape():
     cfg["zero_optimization"]["stage3_prefetch_bucket_size"] = 1
     tight = zr.default_plan(T.Net(), cfg)
     assert tight.forward_prefetch == (("blocks.0",), ("blocks.1",), ("blocks.2",), ())
-    assert tight.backward_prefetch == (("blocks.2",), ("blocks.1",), ("blocks.0",), ())
+    assert tight.backward_prefetch == ((), ("blocks.1",), ("blocks.0",), ())  # none during the loss backward
+
+
+def test_engine_is_collected_after_use():
+    import gc
+    import weakref
+
+    engine = _engine()
+    T.train(engine, 1, 1, 0, 2)
+    masters = [weakref.ref(u.master) for u in engine._all]
+    gone = weakref.ref(engine)
+    del engine
+    gc.collect()
+    assert gone() is None and all(m() is None for m in masters)  # no autograd cycle keeps the shards alive

@@ -26,6 +26,7 @@ main stream has waited on the event that ends their use, never by
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -99,8 +100,9 @@ class Engine:
                 u.lp.copy_(u.master)
             elif u.static and u.full is not u.master:
                 u.write_target.copy_(u.master)
+        context = weakref.WeakMethod(self._context)
         self._placeholders = {
-            n: Partitioned(n, self._owner[n] if self._owner[n] != PERSISTENT else PERSISTENT, p, self._context)
+            n: Partitioned(n, self._owner[n] if self._owner[n] != PERSISTENT else PERSISTENT, p, context)
             for u in binding.units + ([binding.persistent] if binding.persistent else [])
             for n, p in u.params
         }
@@ -400,14 +402,16 @@ class Engine:
     # ------------------------------------------------------------------ views
     def _views_for(self, u: UnitState) -> tuple[torch.Tensor, ...]:
         if u.views_epoch != self._epoch:
+            u.views_epoch, u.fired, u.views = self._epoch, False, None
+        if u.views is None:
+            # A recomputation in backward (activation checkpointing) gets a fresh node: with
+            # reentrant checkpointing its gradients arrive through it and are folded like any other.
             if not u.layout.slots:
                 u.views = ()
-            elif self._grad_on:
+            elif torch.is_grad_enabled():
                 u.views = Views.apply(self, u, u.anchor)
             else:
                 u.views = u.make_views()
-            u.views_epoch = self._epoch
-            u.fired = False
         return u.views
 
     def _install(self, u: UnitState) -> None:
@@ -479,6 +483,8 @@ class Engine:
             )
         if self.persistent is not None:
             self._uninstall(self.persistent)
+        for u in self._all:
+            u.views = None  # autograd holds what backward needs; a recomputation makes new views
         s = self.streams
         for u in self._all:
             if u.update_event is not None and (u.static or u.state is Gathered.FREE):
@@ -572,6 +578,7 @@ class Engine:
         """Fold one unit's parameter gradients into its fp32 shard (reduce-scattered across ranks)."""
         s = self.streams
         first = u.grad is None
+        boundary = self.is_accumulation_boundary()
         layout = u.layout
         with s.on(s.main):
             if first:
@@ -581,6 +588,8 @@ class Engine:
             s.wait(s.reduce, ready)
             if self.world_size == 1:
                 _fold(u.grad_layout_views(u.grad), u.gap_views(u.grad), grads, first)
+                if first and boundary:  # the fp32 shard holds exactly these values: read the smaller copies
+                    u.norm_sq = _sq_norm([g for g in grads if g is not None], self.device)
             else:
                 buf = torch.empty(layout.padded, dtype=self.reduce_dtype, device=self.device)
                 _fold(u.grad_layout_views(buf), u.gap_views(buf), grads, True)
@@ -590,7 +599,7 @@ class Engine:
                     part = torch.empty(layout.shard, dtype=self.reduce_dtype, device=self.device)
                     comm.reduce_scatter(part, buf)
                     u.grad.copy_(part) if first else u.grad.add_(part)
-            if self.is_accumulation_boundary():
+            if boundary and not (first and self.world_size == 1):
                 u.norm_sq = torch.linalg.vector_norm(u.grad).square()
             done = s.record(s.reduce)
         u.fired = True
@@ -633,6 +642,13 @@ def _fold(dst: list[torch.Tensor], gaps: list[torch.Tensor], grads: tuple, first
         zero = [d for d, g in zip(dst, grads) if g is None] + gaps
         if zero:
             torch._foreach_zero_(zero)
+
+
+def _sq_norm(tensors: list[torch.Tensor], device: torch.device) -> torch.Tensor:
+    """Sum of squares of all elements, accumulated in fp32."""
+    if not tensors:
+        return torch.zeros((), device=device)
+    return torch.stack(torch._foreach_norm(tensors, 2, dtype=torch.float32)).square().sum()
 
 
 def _loss_tensor(loss: Any) -> torch.Tensor:

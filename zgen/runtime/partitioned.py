@@ -30,7 +30,7 @@ class Partitioned(torch.Tensor):
 
     _zgen_name: str
     _zgen_unit: str
-    _zgen_context: Callable[[], str]
+    _zgen_context: Callable[[], Callable[[], str] | None]  # a weak method of the engine
 
     @staticmethod
     def __new__(cls, name: str, unit: str, like: torch.Tensor, context: Callable[[], str]) -> Partitioned:
@@ -68,7 +68,8 @@ def _flat(args, kwargs):
 def _error(p: Partitioned | None, op: str) -> ZgenError:
     if p is None:
         return ZgenError(f"`{op}` was called on a parameter partitioned by zgen.runtime")
-    where = p._zgen_context()
+    context = p._zgen_context()
+    where = context() if context is not None else "after its engine was discarded"
     unit = p._zgen_unit or "<root>"
     return ZgenError(
         f"parameter `{p._zgen_name}` is partitioned (it belongs to unit `{unit}`) and `{op}` read it {where}",

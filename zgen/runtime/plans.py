@@ -57,12 +57,17 @@ def default_plan(model: nn.Module, config: Any = None) -> Plan:
     forward = tuple(u.module for u in units)
     backward = forward[:1] + tuple(reversed(forward[1:])) if forward and forward[0] == "" else tuple(reversed(forward))
     size = {u.module: sum(params[p].numel() for p in u.params) for u in units}
+    backward_prefetch = _prefetch(backward, size, bucket)
+    if backward and backward[0] == "":
+        # The root's backward starts with the loss and output head, where activation memory peaks;
+        # the next unit is gathered when its own backward starts instead.
+        backward_prefetch = ((),) + backward_prefetch[1:]
     return Plan(
         units=units,
         forward_order=forward,
         backward_order=backward,
         forward_prefetch=_prefetch(forward, size, bucket),
-        backward_prefetch=_prefetch(backward, size, bucket),
+        backward_prefetch=backward_prefetch,
         persistent=persistent,
         notes=("default plan: one unit per block of the largest ModuleList, root first",),
     )

@@ -21,6 +21,7 @@ uses in the micro-step are done, which is the unit's post-backward moment.
 from __future__ import annotations
 
 import enum
+import weakref
 
 import torch
 
@@ -126,10 +127,14 @@ class Views(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, engine, unit: UnitState, anchor: torch.Tensor):  # type: ignore[override]
-        ctx.engine, ctx.unit = engine, unit
+        # Weak references: the unit keeps its views, the views keep this node, so strong ones
+        # would form a cycle through autograd that Python's collector cannot see.
+        ctx.engine, ctx.unit = weakref.ref(engine), weakref.ref(unit)
         return unit.make_views()
 
     @staticmethod
     def backward(ctx, *grads):  # type: ignore[override]
-        ctx.engine._post_backward(ctx.unit, grads)
+        engine, unit = ctx.engine(), ctx.unit()
+        if engine is not None and unit is not None:
+            engine._post_backward(unit, grads)
         return None, None, None
