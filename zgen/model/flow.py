@@ -19,7 +19,7 @@ import libcst as cst
 from . import known
 from .index import UNKNOWN_CLASS as UNKNOWN
 from .index import ClassInfo, Kind, MethodInfo, ModelIndex
-from .tree import access_path, call_name, children, const_str, dotted, walk
+from .tree import access_path, call_name, children, const_str, deep_recursion, dotted, walk
 
 __all__ = [
     "Ctx",
@@ -47,7 +47,11 @@ _EMPTY_MODULE = cst.Module(body=[])
 
 def code_of(node: cst.CSTNode, limit: int = 60) -> str:
     """Source text of a node on one line, shortened for a message."""
-    text = " ".join(_EMPTY_MODULE.code_for_node(node).split())
+    try:
+        with deep_recursion():
+            text = " ".join(_EMPTY_MODULE.code_for_node(node).split())
+    except RecursionError:
+        return "<expression>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -35,11 +35,26 @@ _TORCH_PARAM_NAMES = frozenset(name for names in known.TORCH_PARAMS.values() for
 _PARAM_CALL = re.compile(r"Parameter\(((?:[^()]|\([^()]*\))*)\)")
 _VECTOR_PARAM = re.compile(r"\s*torch\.(?:ones|zeros|empty|full)\(\s*[\w.]+\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$")
 _SCALAR_PARAM = re.compile(r"\s*torch\.tensor\((?:[^(),\[]|\([^()]*\))*\)\s*$")
+# transformers' shared modules: their classes are outputs and utilities, not models of another file.
+_SHARED_MODELING = frozenset(
+    {
+        "modeling_outputs",
+        "modeling_utils",
+        "modeling_layers",
+        "modeling_rope_utils",
+        "modeling_attn_mask_utils",
+        "modeling_flash_attention_utils",
+        "modeling_tf_utils",
+        "modeling_flax_utils",
+    }
+)
 _CONSTRUCTOR = re.compile(r"\b([A-Za-z_][\w.]*)\s*\(")
 _RANK_ASSIGN = re.compile(
     r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*(?:get_rank|get_local_rank|local_rank|global_rank"
     r"|\bRANK\b|is_main_process|process_index)"
 )
+_ATTR_NOT_ON_SELF = re.compile(r"(?<!\bself)\.(\w+)")
+_RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
 _SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(|\bsuper\(\)\s*\.\s*(\w+)\s*\(")
 
 
@@ -259,11 +274,10 @@ class ModelIndex:
         names.update(m.group(1) or m.group(2) for m in _PARAM_DEF.finditer(self.source))
         return frozenset(names)
 
-    @cached_property
-    def param_access(self) -> re.Pattern[str]:
-        """Text of `<x>.<param>` other than `self.<param>`: a parameter possibly owned by a submodule."""
-        names = "|".join(sorted(map(re.escape, self.param_names)))
-        return re.compile(r"(?<!\bself)\.(?:" + names + r"|(?:weight|bias)_[ih]h_l\d+\w*)\b")
+    def mentions_param(self, text: str) -> bool:
+        """Does `text` access `<x>.<param>` for some `x` other than `self` (a possible submodule parameter)?"""
+        names = set(_ATTR_NOT_ON_SELF.findall(text))
+        return bool(names & self.param_names) or any(_RNN_PARAM.match(n) for n in names)
 
     def qualify(self, name: str) -> str:
         """Replace the first component of a dotted name by what it was imported as."""
@@ -329,8 +343,9 @@ class ModelIndex:
         last = qualified.rsplit(".", 1)[-1]
         if last in known.MODULE_BASE_NAMES or known.is_torch_module_class(qualified):
             return True
-        # Model classes imported from another modeling file (transformers' modular files).
-        return "modeling" in qualified and last[:1].isupper()
+        # Model classes imported from another model's modeling file (transformers' modular files).
+        module = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
+        return module.startswith("modeling_") and module not in _SHARED_MODELING and last[:1].isupper()
 
     def module_classes(self) -> list[ClassInfo]:
         return [c for c in self.classes.values() if c.is_module]

@@ -249,7 +249,7 @@ def scoped_accesses(index: ModelIndex, scope: str):
     """
     for cls, method in index.methods(scope):
         text = method.text
-        if not (index.param_access.search(text) or "parameters(" in text):
+        if not (index.mentions_param(text) or "parameters(" in text):
             continue
         rank = 0
         if scope == "init":

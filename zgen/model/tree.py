@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -111,12 +112,14 @@ class Snippet:
     module: cst.Module
     node: cst.CSTNode
     offset: int
+    first: int = 1  # the snippet line of the statement itself (2 under a dummy class header)
     _positions: Any = None
 
     def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
         """(line, column, end_line, end_column) of `node` in the file, 1-based, end exclusive."""
         self.locate([node])
-        (line, column), (end_line, end_column) = self._positions.get(id(node), ((1, 0), (1, 0)))
+        fallback = ((self.first, 0), (self.first, 0))
+        (line, column), (end_line, end_column) = self._positions.get(id(node), fallback)
         return line + self.offset, column + 1, end_line + self.offset, end_column + 1
 
     def locate(self, nodes: list[cst.CSTNode]) -> None:
@@ -129,10 +132,30 @@ class Snippet:
         state = _PositionState(default_indent=self.module.default_indent, default_newline=self.module.default_newline)
         state.targets = targets
         try:
-            self.module._codegen(state)
+            with deep_recursion():
+                self.module._codegen(state)
         except _AllFound:
             pass
+        except RecursionError:  # absurdly deep expressions: report at the statement's first line
+            pass
         self._positions.update(state.found)
+
+
+@contextmanager
+def deep_recursion(limit: int = 20_000):
+    """Let libcst's recursive parser and code generator handle deeply nested expressions.
+
+    CPython itself compiles expressions a few thousand operands deep; libcst
+    recurses a few frames per level, past the default limit of 1000.
+    """
+    old = sys.getrecursionlimit()
+    if old < limit:
+        sys.setrecursionlimit(limit)
+    try:
+        yield
+    finally:
+        if old < limit:
+            sys.setrecursionlimit(old)
 
 
 class _AllFound(Exception):
@@ -201,7 +224,8 @@ def parse_snippet(text: str, first_line: int, indent: int) -> Snippet | None:
         text = "class _:\n" + text
         offset -= 1
     try:
-        module = cst.parse_module(text)
+        with deep_recursion():
+            module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, ValueError):
         return None
     node: cst.CSTNode = module
@@ -210,7 +234,7 @@ def parse_snippet(text: str, first_line: int, indent: int) -> Snippet | None:
         node = body.body[0] if isinstance(body, cst.IndentedBlock) and body.body else module
     elif module.body:
         node = module.body[0] if len(module.body) == 1 else module
-    return Snippet(module, node, offset)
+    return Snippet(module, node, offset, 2 if indent else 1)
 
 
 def dotted(node: cst.CSTNode | None) -> str | None:

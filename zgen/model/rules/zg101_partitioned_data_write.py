@@ -147,6 +147,6 @@ def _guarded(scope, node) -> bool:
 
 
 _HELP = (
-    "Do the write inside `with deepspeed.zero.GatheredParameters(params, modifier_rank=0):` "
+    "do the write inside `with deepspeed.zero.GatheredParameters(params, modifier_rank=0):` "
     "(or before the model is partitioned)"
 )

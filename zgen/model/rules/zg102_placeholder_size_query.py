@@ -147,4 +147,4 @@ def main(model, cfg):
                     yield self.finding(index, scope.snippet, node, message, _HELP)
 
 
-_HELP = "Take the size from the config, or use `ds_shape`/`ds_numel` when present (`getattr(p, 'ds_numel', p.numel())`)"
+_HELP = "take the size from the config, or use `ds_shape`/`ds_numel` when present (`getattr(p, 'ds_numel', p.numel())`)"

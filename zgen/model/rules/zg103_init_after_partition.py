@@ -164,6 +164,6 @@ def main(model, cfg, init_weights):
 
 
 _HELP = (
-    "Initialise inside `with deepspeed.zero.GatheredParameters(params, modifier_rank=0):`, "
+    "initialise inside `with deepspeed.zero.GatheredParameters(params, modifier_rank=0):`, "
     "in the child's own `__init__`, or through `self.apply(fn)` before partitioning"
 )

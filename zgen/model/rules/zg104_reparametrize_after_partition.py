@@ -125,7 +125,7 @@ class Disc(nn.Module):
 
 
 _HELP = (
-    "Apply it inside `with deepspeed.zero.GatheredParameters(module.weight, modifier_rank=0):`, "
+    "apply it inside `with deepspeed.zero.GatheredParameters(module.weight, modifier_rank=0):`, "
     "or inside the submodule's own `__init__`"
 )
 

@@ -114,4 +114,4 @@ def _is_deepcopy(index: ModelIndex, node: cst.CSTNode) -> bool:
     }
 
 
-_HELP = "Construct a new module instead of copying a built one, or copy inside `GatheredParameters`"
+_HELP = "construct a new module instead of copying a built one, or copy inside `GatheredParameters`"

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from .. import known
 from ..flow import code_of, flat_of
-from ..index import Kind, ModelIndex
+from ..index import ClassInfo, Kind, ModelIndex
 from ..rule import Report, Rule
 from ..tree import access_path, call_name
 
@@ -102,14 +103,12 @@ class Net(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        trigger = _trigger(index)
         for cls, method in index.methods("forward", None):
-            if not trigger.search(method.text):
+            if not (_creates(index, method.text) or _replaces(index, cls, method.text)):
                 continue
             flat = flat_of(method)
             if flat is None:
                 continue
-            members = cls.facts.members
             for node, _ctx in flat.nodes:
                 kind = type(node)
                 if kind is cst.Call:
@@ -118,11 +117,13 @@ class Net(nn.Module):
                         yield self.finding(index, method.snippet, node, message, _HELP)
                 elif kind is cst.AssignTarget:
                     path = access_path(node.target)
-                    if path is None or path.root != "self" or not path.parts:
+                    if path is None or path.root != "self" or not path.parts or not _replaces(index, cls, method.text):
                         continue
-                    member = members.get(path.parts[0])
+                    member = cls.facts.members.get(path.parts[0])
                     if member is None:
                         continue
+                    if _same_object(node, path.parts[0], flat):
+                        continue  # `self.head = self.head.to(dtype)`: Module.to returns the module itself
                     if len(path.parts) == 1 and member.kind in (Kind.PARAM, Kind.MODULE, Kind.CONTAINER):
                         what = "parameter" if member.kind == Kind.PARAM else "submodule"
                         message = f"`{code_of(node.target)} = ...` in forward replaces a {what} registered in `__init__`"
@@ -130,6 +131,15 @@ class Net(nn.Module):
                     elif path.parts[1:] == ("data",) and member.kind == Kind.PARAM:
                         message = f"`{code_of(node.target)} = ...` replaces the storage of a parameter during forward"
                         yield self.finding(index, method.snippet, node.target, message, _HELP)
+
+
+def _same_object(target: cst.AssignTarget, name: str, flat) -> bool:
+    assign = flat.parent.get(id(target))
+    value = getattr(assign, "value", None)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        path = access_path(value.func.value)
+        return path is not None and path.root == "self" and path.parts == (name,)
+    return False
 
 
 def _creation(index: ModelIndex, call: cst.Call) -> str | None:
@@ -147,15 +157,38 @@ def _creation(index: ModelIndex, call: cst.Call) -> str | None:
     return None
 
 
-def _trigger(index: ModelIndex) -> re.Pattern[str]:
-    key = ("ZG106", "trigger")
+_CREATION = re.compile(r"Parameter\(|register_parameter|add_module|register_module")
+_CONSTRUCTOR_CALL = re.compile(r"\b(?:nn\.|torch\.nn\.)?([A-Z]\w*)\s*\(")
+
+
+def _creates(index: ModelIndex, text: str) -> bool:
+    """Does `text` create a parameter, register one, or construct a torch.nn or in-file module class?"""
+    if _CREATION.search(text):
+        return True
+    for match in _CONSTRUCTOR_CALL.finditer(text):
+        name = match.group(1)
+        local = index.classes.get(name)
+        if (local is not None and local.is_module) or (
+            match.group(0).startswith(("nn.", "torch.nn.")) and name not in known.PARAMLESS
+        ):
+            return True
+    return False
+
+
+_SELF_ASSIGN = re.compile(r"\bself\.(\w+)(?:\.data)?\s*=[^=]")
+_MEMBER_DEF = re.compile(r"\bself\.(\w+)\s*(?::[^=\n]*)?=\s*[\w.]*?(?:Parameter|[A-Z]\w*)\s*\(")
+
+
+def _replaces(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    """Does `text` assign `self.<x>` for an `x` that `__init__` builds as a parameter or module (by its text)?"""
+    assigned = set(_SELF_ASSIGN.findall(text))
+    if not assigned:
+        return False
+    key = ("ZG106", "members", cls.name)
     if key not in index.cache:
-        local = "|".join(re.escape(c.name) for c in index.module_classes())
-        pattern = r"Parameter\(|register_parameter|add_module|register_module|self\.\w+(?:\.data)?\s*=[^=]|\bnn\.[A-Z]"
-        if local:
-            pattern += r"|\b(?:" + local + r")\("
-        index.cache[key] = re.compile(pattern)
-    return index.cache[key]  # type: ignore[return-value]
+        init_text = "".join(m.text for m in cls.init_methods)
+        index.cache[key] = set(_MEMBER_DEF.findall(init_text))
+    return bool(assigned & index.cache[key])  # type: ignore[operator]
 
 
-_HELP = "Create every parameter and submodule in `__init__`, before the model is partitioned"
+_HELP = "create every parameter and submodule in `__init__`, before the model is partitioned"

@@ -81,6 +81,6 @@ def main(model, cfg):
 
 
 _HELP = (
-    "Use `engine.save_checkpoint(dir)` / `engine.load_checkpoint(dir)` on every rank, or "
+    "use `engine.save_checkpoint(dir)` / `engine.load_checkpoint(dir)` on every rank, or "
     "`engine.save_16bit_model(dir)` with `stage3_gather_16bit_weights_on_model_save: true`"
 )

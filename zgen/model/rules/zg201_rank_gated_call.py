@@ -183,4 +183,4 @@ def main(args, model, cfg):
             yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
 
 
-_HELP = "Run the call on every rank and make only its side effects (logging, writing files) rank-specific"
+_HELP = "run the call on every rank and make only its side effects (logging, writing files) rank-specific"

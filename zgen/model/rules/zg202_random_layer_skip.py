@@ -158,6 +158,6 @@ class Adapter(nn.Module):
 
 
 _HELP = (
-    "Make the decision identical on every rank (draw it on one rank and broadcast it), "
+    "make the decision identical on every rank (draw it on one rank and broadcast it), "
     "run the layer when `synced_gpus` is set, or disable the layer skipping under ZeRO-3"
 )

@@ -149,6 +149,6 @@ class Moe(nn.Module):
 
 
 _HELP = (
-    "Call every submodule on every rank (an empty selection is a valid input), "
+    "call every submodule on every rank (an empty selection is a valid input), "
     "or store the experts as one fused parameter and index it"
 )

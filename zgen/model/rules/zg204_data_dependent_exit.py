@@ -127,6 +127,6 @@ class Decoder(nn.Module):
 
 
 _HELP = (
-    "Make the exit decision collectively (all-reduce the flag so every rank sees the same value), "
+    "make the exit decision collectively (all-reduce the flag so every rank sees the same value), "
     "or keep calling the layers on finished samples"
 )

@@ -175,6 +175,6 @@ def _registered(index: ModelIndex, cls, method, access) -> bool:
 
 
 _HELP = (
-    "Call the submodule instead, or register the parameter in `__init__` with "
+    "call the submodule instead, or register the parameter in `__init__` with "
     "`deepspeed.zero.register_external_parameter(self, <param>)`"
 )

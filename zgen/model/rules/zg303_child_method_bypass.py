@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -13,6 +14,8 @@ from ..index import ClassInfo, Kind, ModelIndex
 from ..params import READ, SIZE, WRITE, usage
 from ..rule import Report, Rule
 
+# `<something other than self>.name(`: a method called on another object.
+_OTHER_CALL = re.compile(r"(?<!\bself)(?<!\(\))\.(\w+)\s*\(")
 _SKIP = {"forward", "__call__", "extra_repr", "__repr__", "_init_weights", "reset_parameters"}
 
 
@@ -110,7 +113,8 @@ class LM(nn.Module):
         if not names:
             return
         for cls, method in index.methods("forward", None):
-            if not any(f".{name}(" in method.text for name in names):
+            called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)}
+            if not called & names:
                 continue
             flat = flat_of(method)
             if flat is None:
@@ -135,7 +139,7 @@ class LM(nn.Module):
                             f"`{code_of(target)}`, outside `{code_of(target)}`'s forward; ZeRO-3 has not "
                             "gathered it and must fetch it on access"
                         )
-                        help = f"Compute it in `{ref}.forward`, or register the parameter as external"
+                        help = f"compute it in `{ref}.forward`, or register the parameter as external"
                         yield self.finding(index, method.snippet, node, message, help)
                         break
 

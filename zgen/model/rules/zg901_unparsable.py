@@ -53,12 +53,12 @@ class Unparsable(Rule):
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
         return Finding(
             code=cls.code,
-            message=f"the file does not parse with Python {version}: {error.message}",
+            message=f"the file does not parse with Python {version}: `{error.message}`",
             path=path,
             line=error.line,
             column=error.column,
             end_line=error.line,
             end_column=error.column + 1,
             severity=cls.severity,
-            help="Fix the syntax error; zgen checks nothing else in this file until it parses",
+            help="fix the syntax error; zgen checks nothing else in this file until it parses",
         )
