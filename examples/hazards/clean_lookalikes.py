@@ -82,7 +82,7 @@ class TiedLM(nn.Module):
         if h.dtype != self.lm_head.weight.dtype:  # metadata reads are fine
             h = h.to(self.lm_head.weight.dtype)
         states = []
-        for i, block in enumerate(self.blocks):
+        for block in self.blocks:
             skip = self.training and torch.rand([]) < 0.1
             if not skip or synced_gpus:  # under ZeRO-3 every rank runs every block
                 h = block(h)

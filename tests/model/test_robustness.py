@@ -83,18 +83,27 @@ def test_finding_positions_survive_line_endings_and_text(variant):
 def test_fast_positions_equal_libcst_positions():
     # The rules' position code must agree with libcst's PositionProvider on every node.
     text = _MODEL.split("class LM", 1)[1]
-    text = "    def forward(self, ids, x):\n" + "\n".join(
-        [
-            "        y = [a for a in (ids, x) if a is not None]  # comment",
-            "        z = {'k': (x\n              + 1)}",
-            "        if x is not None:\n            return F.linear(self.embed(ids), self.embed.weight)",
-            "        return y, z",
-        ]
-    ) + "\n"
+    text = (
+        "    def forward(self, ids, x):\n"
+        + "\n".join(
+            [
+                "        y = [a for a in (ids, x) if a is not None]  # comment",
+                "        z = {'k': (x\n              + 1)}",
+                "        if x is not None:\n            return F.linear(self.embed(ids), self.embed.weight)",
+                "        return y, z",
+            ]
+        )
+        + "\n"
+    )
     snippet = parse_snippet(text, 40, 4)
     expected = MetadataWrapper(snippet.module, unsafe_skip_copy=True).resolve(PositionProvider)
     nodes = [n for n in walk(snippet.node) if isinstance(n, (cst.BaseExpression, cst.BaseSmallStatement))]
     for node in nodes:
         rng = expected[node]
-        want = (rng.start.line + snippet.offset, rng.start.column + 1, rng.end.line + snippet.offset, rng.end.column + 1)
+        want = (
+            rng.start.line + snippet.offset,
+            rng.start.column + 1,
+            rng.end.line + snippet.offset,
+            rng.end.column + 1,
+        )
         assert snippet.span(node) == want, cst.Module([]).code_for_node(node)

@@ -66,9 +66,21 @@ def test_small_model_counts_every_kind_of_parameter():
     assert (shape.layers, shape.hidden, shape.vocab, shape.largest_layer_params) == (3, 8, 100, per_block)
 
 
+_IMPORTED_CONFIG = """
+from transformers import LlamaConfig
+from torch import nn
+
+class M(nn.Module):
+    def __init__(self, config: LlamaConfig):
+        super().__init__()
+        self.fc = nn.Linear(config.hidden_size, 4)
+"""
+
+
 def test_unsure_gives_none():
     # Sizes that depend on a runtime value, an imported config, or a file that does not parse.
-    assert model_shape("a.py", _GPT.replace("self.scale = nn.Parameter(torch.ones(config.n_embd))", "self.scale = nn.Parameter(load())")) is None
-    assert model_shape("b.py", "from transformers import LlamaConfig\nfrom torch import nn\nclass M(nn.Module):\n    def __init__(self, config: LlamaConfig):\n        super().__init__()\n        self.fc = nn.Linear(config.hidden_size, 4)\n") is None
+    runtime = _GPT.replace("nn.Parameter(torch.ones(config.n_embd))", "nn.Parameter(load())")
+    assert model_shape("a.py", runtime) is None
+    assert model_shape("b.py", _IMPORTED_CONFIG) is None
     assert model_shape("c.py", "def f(:\n") is None
     assert model_shape("d.py", "") is None

@@ -1,4 +1,4 @@
-"""Is an expression in `__init__` a module that is already built (hence partitioned under zero.Init)?
+"""Calls in `__init__` applied to modules that are already built (hence partitioned under zero.Init).
 
 Shared by ZG104 and ZG105.
 """
@@ -7,13 +7,19 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .flow import Flat
+from .flow import Flat, flat_of
 from .index import ClassInfo, Kind, MethodInfo, ModelIndex
 from .tree import access_path
 
 
 def built_module(
-    index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, expr: cst.BaseExpression, rank: int, at: cst.CSTNode
+    index: ModelIndex,
+    cls: ClassInfo,
+    method: MethodInfo,
+    flat: Flat,
+    expr: cst.BaseExpression,
+    rank: int,
+    at: cst.CSTNode,
 ) -> bool:
     """True if `expr`, used at node `at` of an `__init__`-reachable method, is a module built before `at`.
 
@@ -45,3 +51,21 @@ def built_module(
                     if kind == Kind.MODULE and isinstance(node.value, cst.Call):
                         return any(index.has_params(ref) for ref in classes)
     return False
+
+
+def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str]):
+    """(method, call) for unguarded calls in `__init__` and its helpers whose function's last name is
+    in `names` and whose first argument is a module built before the call."""
+    for cls, method in index.methods("init", trigger):
+        flat = flat_of(method)
+        if flat is None:
+            continue
+        rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+        for node, ctx in flat.nodes:
+            if type(node) is not cst.Call or ctx.guarded or not node.args:
+                continue
+            name = index.qualified_call(node) or ""
+            if name.rsplit(".", 1)[-1] in names and built_module(
+                index, cls, method, flat, node.args[0].value, rank, node
+            ):
+                yield method, node

@@ -11,6 +11,7 @@ from .skeleton import SourceError, build_skeleton
 
 __all__ = ["check"]
 
+
 def check(path: str, source: str, enabled: frozenset[str] | None) -> list[Finding]:
     """All findings of the enabled rules for one file, sorted, each reported once."""
     skeleton = build_skeleton(source)
@@ -34,4 +35,3 @@ def check(path: str, source: str, enabled: frozenset[str] | None) -> list[Findin
         # An inherited method is checked once per subclass; report each site once.
         seen.setdefault((finding.code, finding.line, finding.column), finding)
     return sort_findings(seen.values())
-

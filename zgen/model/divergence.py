@@ -79,7 +79,7 @@ def find_divergences(flat: Flat, make_calls: Callable[[], Calls], taint: Taint) 
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str) -> None:
         found.setdefault((id(node), kind), Divergence(kind, effect, node, source, callee))
 
-    for call, ctx, callee in sites:
+    for _call, ctx, callee in sites:
         if ctx.guarded:
             continue
         for test in ctx.conds:

@@ -228,13 +228,14 @@ def bound_names(target: cst.CSTNode) -> Iterator[str]:
 
 def _targets(node: cst.CSTNode) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
     """(targets, value) of an assignment-like node, or ([], None)."""
-    if isinstance(node, cst.Assign):
+    kind = type(node)
+    if kind is cst.Assign:
         return [t.target for t in node.targets], node.value
-    if isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
-        return [node.target], node.value
-    if isinstance(node, (cst.For, cst.CompFor)):
+    if kind is cst.AnnAssign or kind is cst.AugAssign:
+        return ([node.target], node.value) if node.value is not None else ([], None)
+    if kind is cst.For or kind is cst.CompFor:
         return [node.target], node.iter
-    if isinstance(node, cst.NamedExpr):
+    if kind is cst.NamedExpr:
         return [node.target], node.value
     return [], None
 
@@ -359,7 +360,9 @@ def _merge_into(into: dict[str, str], extra: dict[str, str]) -> None:
 
 def _is_none_test(node: cst.Comparison) -> bool:
     return all(
-        isinstance(t.operator, (cst.Is, cst.IsNot)) and isinstance(t.comparator, cst.Name) and t.comparator.value == "None"
+        isinstance(t.operator, (cst.Is, cst.IsNot))
+        and isinstance(t.comparator, cst.Name)
+        and t.comparator.value == "None"
         for t in node.comparisons
     )
 
@@ -508,4 +511,3 @@ class ModuleCalls:
         if not any(self.index.gathers(ref) for ref in classes):
             return None
         return code_of(func)
-

@@ -426,7 +426,9 @@ class ModelIndex:
         if local is not None:
             text = "".join(method.text for method in local.init_methods)
             params = _PARAM_CALL.findall(text)
-            return not (params and all(_VECTOR_PARAM.match(p) for p in params) and not self._builds_gathering(local, text))
+            return not (
+                params and all(_VECTOR_PARAM.match(p) for p in params) and not self._builds_gathering(local, text)
+            )
         return ref.rsplit(".", 1)[-1] not in known.NORMS
 
     def persistent_param(self, ref: str, name: str) -> bool:

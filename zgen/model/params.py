@@ -91,7 +91,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 module_aliases[name] = Member(name, kind, classes, (-1, 0))
                 built_here.add(name)
     for node, ctx in flat.nodes:
-        if isinstance(node, (cst.For, cst.CompFor)):
+        kind = type(node)
+        if kind is cst.For or kind is cst.CompFor:
             source = _parameters_source(node.iter)
             if source is not None:
                 target = node.target
@@ -100,7 +101,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 if isinstance(target, cst.Name):
                     param_aliases[target.value] = source
             continue
-        if isinstance(node, cst.Name) and node.value in param_aliases:
+        if kind is cst.Name and node.value in param_aliases:
             parent = flat.parent.get(id(node))
             if isinstance(parent, (cst.CompFor, cst.For)) and parent.target is node:
                 continue
@@ -109,7 +110,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             use, detail = usage(index, flat, node)
             yield Access(node, ctx, "", node.value, None, use, detail, order.get(id(node), 0), True)
             continue
-        if not isinstance(node, cst.Attribute):
+        if kind is not cst.Attribute:
             continue
         path = access_path(node)
         if path is None or not path.parts:
@@ -248,8 +249,7 @@ def scoped_accesses(index: ModelIndex, scope: str):
     Guarded sites (inside `GatheredParameters`, or under a zero3/synced_gpus test) are left out.
     """
     for cls, method in index.methods(scope):
-        text = method.text
-        if not (index.mentions_param(text) or "parameters(" in text):
+        if not _may_access(index, method):
             continue
         rank = 0
         if scope == "init":
@@ -264,8 +264,18 @@ def scoped_accesses(index: ModelIndex, scope: str):
             yield cls, method, access
 
 
+def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
+    """The text pre-filter, once per method for all the rules that share these accesses."""
+    cache = method.__dict__
+    if "_may_access" not in cache:
+        text = method.text
+        cache["_may_access"] = index.mentions_param(text) or "parameters(" in text
+    return cache["_may_access"]
+
+
 def _persistent(index: ModelIndex, access: Access) -> bool:
-    classes = access.owner_classes
+    # Only the classes that have the parameter (`nn.Identity()` in the other branch has none).
+    classes = [ref for ref in access.owner_classes if index.member_param(ref, access.param) is not False]
     return bool(classes) and all(index.persistent_param(ref, access.param) for ref in classes)
 
 

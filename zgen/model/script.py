@@ -46,7 +46,7 @@ class ScriptScope:
     def wrapped(self) -> dict[str, int]:
         """Dotted names holding a partitioned model -> flat position from which they do."""
         found: dict[str, int] = {}
-        for node, ctx in self.flat.nodes:
+        for node, _ctx in self.flat.nodes:
             if isinstance(node, cst.With) and any(_is_zero_init(self.index, i.item) for i in node.items):
                 for inner in _assigned_in(node.body):
                     for target in inner.targets:

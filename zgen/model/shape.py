@@ -94,7 +94,13 @@ def model_shape(path: str, source: str) -> ModelShape | None:
     layers, per_layer = _largest_list(obj)
     dims = {}
     if isinstance(config, _Obj):
-        for key, names in (("hidden", _HIDDEN), ("heads", _HEADS), ("kv_heads", _KV_HEADS), ("ffn", _FFN), ("vocab", _VOCAB)):
+        for key, names in (
+            ("hidden", _HIDDEN),
+            ("heads", _HEADS),
+            ("kv_heads", _KV_HEADS),
+            ("ffn", _FFN),
+            ("vocab", _VOCAB),
+        ):
             dims[key] = next((v for n in names if isinstance(v := config.attrs.get(n), int) and v > 0), None)
         if dims["kv_heads"] is None:
             dims["kv_heads"] = dims["heads"]
@@ -225,7 +231,9 @@ class _Evaluator:
                     out[stmt.targets[0].id] = self.eval(stmt.value, {})
                 except _Unknown:
                     continue
-            elif isinstance(stmt, ast.FunctionDef) and any(_annotation_name(d) == "property" for d in stmt.decorator_list):
+            elif isinstance(stmt, ast.FunctionDef) and any(
+                _annotation_name(d) == "property" for d in stmt.decorator_list
+            ):
                 out[stmt.name] = _Property(stmt)
         return out
 
@@ -425,14 +433,19 @@ class _Evaluator:
                 kwargs[kw.arg] = self.eval(kw.value, env)
         if isinstance(func, ast.Attribute):
             owner_node = func.value
-            if isinstance(owner_node, ast.Name) and owner_node.id == "self" and func.attr in {
-                "register_buffer",
-                "post_init",
-                "apply",
-                "init_weights",
-                "_init_weights",
-                "tie_weights",
-            }:
+            if (
+                isinstance(owner_node, ast.Name)
+                and owner_node.id == "self"
+                and func.attr
+                in {
+                    "register_buffer",
+                    "post_init",
+                    "apply",
+                    "init_weights",
+                    "_init_weights",
+                    "tie_weights",
+                }
+            ):
                 return None  # buffers are not parameters; initialisation does not change counts
             if func.attr in {"append", "extend"} and isinstance(owner_node, (ast.Name, ast.Attribute)):
                 target = self.eval(owner_node, env)
@@ -613,7 +626,9 @@ def _builtin(name: str, args: list, kwargs: dict) -> object:
         bias = _arg(args, kwargs, 2, "bias", True)
         return _module(last, weight=_numel([n_in, n_out]), bias=n_out if bias else 0)
     if last == "Embedding":
-        return _module(last, weight=_numel([_arg(args, kwargs, 0, "num_embeddings"), _arg(args, kwargs, 1, "embedding_dim")]))
+        return _module(
+            last, weight=_numel([_arg(args, kwargs, 0, "num_embeddings"), _arg(args, kwargs, 1, "embedding_dim")])
+        )
     if last in {"LayerNorm", "RMSNorm"}:
         shape = _arg(args, kwargs, 0, "normalized_shape")
         size = _numel(list(shape) if isinstance(shape, list) else [shape])

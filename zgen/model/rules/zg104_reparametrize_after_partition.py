@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
 from .. import known
-from ..flow import code_of, flat_of
+from ..built import calls_on_built_modules
+from ..flow import code_of
 from ..index import ModelIndex
 from ..rule import Report, Rule, Trigger
-from ..built import built_module
 
 _TRIGGER = Trigger("weight_norm", "spectral_norm", "parametriz", "orthogonal")
 
@@ -103,29 +101,15 @@ class Disc(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method in index.methods("init", _TRIGGER):
-            flat = flat_of(method)
-            if flat is None:
-                continue
-            rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
-            for node, ctx in flat.nodes:
-                if type(node) is not cst.Call or ctx.guarded or not node.args:
-                    continue
-                name = index.qualified_call(node) or ""
-                if name.rsplit(".", 1)[-1] not in known.REPARAMETRIZE:
-                    continue
-                target = node.args[0].value
-                if not built_module(index, cls, method, flat, target, rank, node):
-                    continue
-                message = (
-                    f"`{code_of(node.func)}` derives new parameters from the weights of `{code_of(target)}`, "
-                    "which is already built; under `deepspeed.zero.Init` those weights are an empty placeholder"
-                )
-                yield self.finding(index, method.snippet, node, message, _HELP)
+        for method, node in calls_on_built_modules(index, _TRIGGER, known.REPARAMETRIZE):
+            message = (
+                f"`{code_of(node.func)}` derives new parameters from the weights of `{code_of(node.args[0].value)}`, "
+                "which is already built; under `deepspeed.zero.Init` those weights are an empty placeholder"
+            )
+            yield self.finding(index, method.snippet, node, message, _HELP)
 
 
 _HELP = (
     "apply it inside `with deepspeed.zero.GatheredParameters(module.weight, modifier_rank=0):`, "
     "or inside the submodule's own `__init__`"
 )
-

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..built import built_module
-from ..flow import code_of, flat_of
+from ..built import calls_on_built_modules
+from ..flow import code_of
 from ..index import ModelIndex
 from ..rule import Report, Rule, Trigger
 from ..script import WRAP_TRIGGER, script_scopes
@@ -82,21 +82,14 @@ def main(model, cfg):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method in index.methods("init", _TRIGGER):
-            flat = flat_of(method)
-            if flat is None:
+        for method, node in calls_on_built_modules(index, _TRIGGER, frozenset({"deepcopy"})):
+            if not _is_deepcopy(index, node):
                 continue
-            rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
-            for node, ctx in flat.nodes:
-                if not _is_deepcopy(index, node) or ctx.guarded:
-                    continue
-                target = node.args[0].value
-                if built_module(index, cls, method, flat, target, rank, node):
-                    message = (
-                        f"`copy.deepcopy({code_of(target)})` copies a module that is already built; under "
-                        "`deepspeed.zero.Init` it holds partitioned placeholders, which the copy duplicates"
-                    )
-                    yield self.finding(index, method.snippet, node, message, _HELP)
+            message = (
+                f"`copy.deepcopy({code_of(node.args[0].value)})` copies a module that is already built; under "
+                "`deepspeed.zero.Init` it holds partitioned placeholders, which the copy duplicates"
+            )
+            yield self.finding(index, method.snippet, node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, ctx in scope.flat.nodes:
                 if _is_deepcopy(index, node) and not ctx.guarded and scope.wrapped_name(node.args[0].value, node):
@@ -108,10 +101,15 @@ def main(model, cfg):
 
 
 def _is_deepcopy(index: ModelIndex, node: cst.CSTNode) -> bool:
-    return type(node) is cst.Call and bool(node.args) and (index.qualified_call(node) or "") in {
-        "copy.deepcopy",
-        "deepcopy",
-    }
+    return (
+        type(node) is cst.Call
+        and bool(node.args)
+        and (index.qualified_call(node) or "")
+        in {
+            "copy.deepcopy",
+            "deepcopy",
+        }
+    )
 
 
 _HELP = "construct a new module instead of copying a built one, or copy inside `GatheredParameters`"

@@ -126,7 +126,9 @@ class Net(nn.Module):
                         continue  # `self.head = self.head.to(dtype)`: Module.to returns the module itself
                     if len(path.parts) == 1 and member.kind in (Kind.PARAM, Kind.MODULE, Kind.CONTAINER):
                         what = "parameter" if member.kind == Kind.PARAM else "submodule"
-                        message = f"`{code_of(node.target)} = ...` in forward replaces a {what} registered in `__init__`"
+                        message = (
+                            f"`{code_of(node.target)} = ...` in forward replaces a {what} registered in `__init__`"
+                        )
                         yield self.finding(index, method.snippet, node.target, message, _HELP)
                     elif path.parts[1:] == ("data",) and member.kind == Kind.PARAM:
                         message = f"`{code_of(node.target)} = ...` replaces the storage of a parameter during forward"

@@ -91,4 +91,7 @@ def train(model, cfg, loader):
                         yield self.finding(index, scope.snippet, node, message, _HELP)
 
 
-_HELP = "set `gradient_clipping` in the DeepSpeed config and let the engine clip; read the norm with `engine.get_global_grad_norm()`"
+_HELP = (
+    "set `gradient_clipping` in the DeepSpeed config and let the engine clip; "
+    "read the norm with `engine.get_global_grad_norm()`"
+)

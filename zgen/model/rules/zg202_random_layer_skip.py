@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-
-
 from ..divergence import divergences, message
 from ..flow import HOST_RANDOM, RANDOM, code_of
 from ..index import ModelIndex
@@ -13,7 +11,12 @@ from ..rule import Report, Rule, Trigger
 
 # Random sources that make decisions; `nn.init.normal_(w, ...)`-style initialisers take arguments.
 _TRIGGER = Trigger(
-    "rand", "bernoulli", "multinomial", "poisson", "uniform_", pattern=r"\brand|bernoulli|multinomial|poisson|uniform_\(\s*\)"
+    "rand",
+    "bernoulli",
+    "multinomial",
+    "poisson",
+    "uniform_",
+    pattern=r"\brand|bernoulli|multinomial|poisson|uniform_\(\s*\)",
 )
 
 

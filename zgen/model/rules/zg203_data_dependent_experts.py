@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-
-
 from ..divergence import GATE, ITERATE, SKIP, divergences, message
 from ..flow import DATA, code_of
 from ..index import ModelIndex

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-
-
 from zgen.findings import Severity
 
 from ..flow import code_of
@@ -170,8 +168,10 @@ def _registered(index: ModelIndex, cls, method, access) -> bool:
     path = code_of(access.node, limit=200).removeprefix("self.")
     if path in cls.facts.external:
         return True
-    return any(a.use == GUARD and code_of(a.node, limit=200) == code_of(access.node, limit=200)
-               for a in accesses(index, cls, method))
+    return any(
+        a.use == GUARD and code_of(a.node, limit=200) == code_of(access.node, limit=200)
+        for a in accesses(index, cls, method)
+    )
 
 
 _HELP = (

@@ -115,7 +115,9 @@ class Stack(nn.Module):
                     f"`{code_of(node.func)}(...)` skips the hooks of `{code_of(target)}`; ZeRO-3 does not "
                     "gather its parameters for this call and must fetch them on access"
                 )
-                yield self.finding(index, method.snippet, node, message, f"call the module itself: `{code_of(target)}(...)`")
+                yield self.finding(
+                    index, method.snippet, node, message, f"call the module itself: `{code_of(target)}(...)`"
+                )
 
 
 def _owns_params(index: ModelIndex, ref: str) -> bool:

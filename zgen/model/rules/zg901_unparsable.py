@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 
-
-
 from zgen.findings import Finding
 
 from ..index import ModelIndex
