@@ -130,7 +130,7 @@ def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, ve
         cand = replace(base[0], world_size=world, train_micro_batch_size_per_gpu=int(mbs))
         return estimate(cand, model).total <= facts.gpu_mem_bytes
 
-    outcome = solve(ruleset, values, launch, version, memory_ok)
+    outcome = solve(ruleset, values, launch, version, memory_ok, hf_fill(model))
     for v in outcome.violations:
         findings.append(_violation_finding(path, values, v))
     if outcome.conflict is not None:
@@ -165,6 +165,18 @@ def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, ve
             if memory_check and facts.world_size is not None and memory.total > facts.gpu_mem_bytes:
                 findings.append(_oom_finding(path, values, resolved, memory, facts))
     return ConfigReport(tuple(sort_findings(findings)), resolved, memory, sizes)
+
+
+def hf_fill(model) -> dict:
+    """What HF Trainer writes into the `"auto"` ZeRO bucket sizes, given the model's hidden size."""
+    if model is None or not model.hidden:
+        return {}
+    h = model.hidden
+    return {
+        "zero_optimization.reduce_bucket_size": h * h,
+        "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * h * h),
+        "zero_optimization.stage3_param_persistence_threshold": 10 * h,
+    }
 
 
 def _resolve(values, model_values, forced, explain, world, facts, path, origin=None) -> ResolvedConfig:

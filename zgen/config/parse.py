@@ -116,6 +116,8 @@ class _Scanner:
     text: str
     line_starts: list[int] = field(default_factory=list)
     duplicates: list[Duplicate] = field(default_factory=list)
+    # Quoteless strings that swallowed a closing bracket: the likely cause of a later "missing }".
+    swallowed: list[tuple[int, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self.text)]
@@ -367,6 +369,8 @@ class _Scanner:
                     if m is not None and m.end() == i:
                         return self.number(m, begin), i
                 if eol:
+                    if any(c in word for c in "]}"):
+                        self.swallowed.append((begin, word))
                     return Node("string", self.span(begin, begin + len(word)), word), i
             i += 1
 
@@ -411,6 +415,10 @@ def parse(text: str) -> Parsed:
         if end != len(text):
             raise _Fail("unexpected text after the end of the config", end)
     except _Fail as fail:
+        if fail.offset >= len(text) and scanner.swallowed:
+            begin, word = scanner.swallowed[-1]
+            fail = _Fail(f"the unquoted value `{word}` runs to the end of its line (hjson), so its closing bracket "
+                         "is part of the string; quote the value", begin)
         offset = min(fail.offset, len(text))
         problem = SyntaxProblem(fail.message, scanner.span(offset, offset + 1), fail.too_deep, fail.overflow)
         return Parsed(None, problem)

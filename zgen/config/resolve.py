@@ -68,15 +68,11 @@ class _Ctx:
     def auto_value(self, key: str, spec: Key | None, fallback: object) -> object:
         if key in self.model_values and self.model_values[key] is not None:
             return self.model_values[key]
-        hidden = self.model.hidden if self.model else None
-        if hidden:
-            hf = {
-                "zero_optimization.reduce_bucket_size": hidden * hidden,
-                "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * hidden * hidden),
-                "zero_optimization.stage3_param_persistence_threshold": 10 * hidden,
-            }
-            if key in hf:
-                return hf[key]
+        from zgen.config.check import hf_fill
+
+        hf = hf_fill(self.model)
+        if key in hf:
+            return hf[key]
         if key in HF_PARAM_FILL and HF_PARAM_FILL[key][1] is not None:
             return HF_PARAM_FILL[key][1]
         if spec is not None and spec.hf_default is not None:

@@ -79,7 +79,11 @@ class ConfigValues:
     sections: dict[str, Span] = field(default_factory=dict)
 
     def has(self, key: str) -> bool:
-        return key in self.settings or key in self.sections
+        """Whether `key` is written with a value (`null` reads as absent, as `dict.get` does in DeepSpeed)."""
+        s = self.settings.get(key)
+        if s is not None:
+            return not (s.state == "user" and s.value is None)
+        return key in self.sections
 
     def span_of(self, key: str) -> Span | None:
         """The span of `key`, else of its nearest written parent section."""

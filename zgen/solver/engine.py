@@ -37,7 +37,7 @@ WORLD_SIZE_BOUND = 1024
 # Cost of asking for a different world size in a fix (config edits cost 1-3).
 _WORLD_COST = 4
 # Deterministic effort limit for one optimisation (z3 resource units, not seconds, so output never varies).
-_RLIMIT = 20_000_000
+_RLIMIT = 4_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +121,14 @@ class _Context:
         self.rules = [r for r in ruleset.rules if not r.versions or version_in_range(version, r.versions)]
         self.derives = list(ruleset.derives)
         self.rule_keys: list[set[str]] = []
+        self.rule_value_keys: list[set[str]] = []
         keys: list[str] = []
         self.strings: dict[str, set[str]] = {}
         for rule in self.rules:
             mentioned = self._keys_of(rule.require) | (self._keys_of(rule.when) if rule.when else set())
             self.rule_keys.append(mentioned)
+            self.rule_value_keys.append({k for node in (rule.require, rule.when) if node is not None
+                                         for n in E.value_names(node) if (k := self.table.resolve(n))})
             lits: set[str] = set()
             for node in (rule.require, rule.when):
                 if node is not None:
@@ -153,6 +156,9 @@ class _Context:
                     dom.add(self.default(key))
                 dom.add("")  # stands for "any other string"
         self.autos = {k for k in keys if (s := values.settings.get(k)) is not None and s.state == "auto"}
+        # False when zgen chose the world size (the smallest valid one): fixes then leave it alone.
+        self.world_from_user = launch.world_size is not None
+        self.prefer: dict = {}  # value HF Trainer would fill into an "auto" key, when zgen knows it
         self.unknown = {k for k in keys if (s := values.settings.get(k)) is not None and s.state == "invalid"}
 
     def _keys_of(self, node: E.Node) -> set[str]:
@@ -166,7 +172,8 @@ class _Context:
         if key == "world_size":
             return _WORLD_COST
         spec = _schema_key(self.schema, key)
-        return spec.fix_cost if isinstance(spec, Key) else 1
+        # Removing or adding a whole section is a bigger edit than changing one value.
+        return spec.fix_cost if isinstance(spec, Key) else 3
 
     def written(self, key: str) -> bool:
         if key in LAUNCH_FACTS:
@@ -174,7 +181,7 @@ class _Context:
         return self.values.has(key)
 
     def depends_on_world(self, i: int) -> bool:
-        seen, todo = set(), list(self.rule_keys[i])
+        seen, todo = set(), list(self.rule_value_keys[i])
         while todo:
             k = todo.pop()
             if k == "world_size":
@@ -449,7 +456,7 @@ class _Tracked:
 
 def _fix(ctx: _Context, rule_index: int, core: tuple[str, ...], keep: list[int], values: dict) -> tuple[Change, ...]:
     """The cheapest edit of the core's keys that makes the rule and the kept rules hold (see module doc)."""
-    changeable = [k for k in core if k not in LAUNCH_FACTS or (k == "world_size" and ctx.launch.world_size)]
+    changeable = [k for k in core if k not in LAUNCH_FACTS or (k == "world_size" and ctx.world_from_user)]
     options: list[tuple[int, tuple[str, ...]]] = [(ctx.cost(k), (k,)) for k in changeable]
     if len(changeable) <= 5:
         options += [(ctx.cost(a) + ctx.cost(b), (a, b)) for a, b in combinations(changeable, 2)]
@@ -563,7 +570,7 @@ def _fix_text(changes: tuple[Change, ...]) -> str:
 
 
 def solve(ruleset: RuleSet, values: ConfigValues, launch: LaunchValues, version: Version,
-          extra_valid: Callable[[int, dict], bool] | None = None) -> Outcome:
+          extra_valid: Callable[[int, dict], bool] | None = None, prefer: dict | None = None) -> Outcome:
     """Check every rule; see the module docstring. `extra_valid(w, values)` adds a check per world size.
 
     Without a world size, the valid sizes up to the bound are listed and the
@@ -571,6 +578,7 @@ def solve(ruleset: RuleSet, values: ConfigValues, launch: LaunchValues, version:
     findings say which rules or keys rule out every size.
     """
     ctx = _Context(ruleset, values, launch, version)
+    ctx.prefer = prefer or {}
     errors = [i for i, r in enumerate(ctx.rules) if r.severity == Severity.ERROR]
     base = ctx.base_values()
     if launch.world_size is not None:
@@ -651,9 +659,10 @@ def _sweep(ctx: _Context, base: dict, errors: list[int], extra_valid) -> tuple[t
     n = len(ctx.rules)
     varying = [i for i in range(n) if ctx.depends_on_world(i)]
     varying_errors = [i for i in varying if i in errors]
-    env1 = ctx.env(ctx.derive(dict(base, world_size=1)))
-    fixed = [ctx.result(i, env1) for i in errors if i not in varying]
-    fixed_status = False if False in fixed else None if None in fixed else True
+    # Rules that do not involve the world size are reported as findings; they do not decide the sizes.
+    fixed_status = True
+    launch = ctx.launch
+    ctx.launch = replace(launch, world_size=1)  # each size in the sweep counts as given
     tracked: list[_Tracked] = []
     ever: list = [False] * n
     sizes = []
@@ -667,23 +676,28 @@ def _sweep(ctx: _Context, base: dict, errors: list[int], extra_valid) -> tuple[t
                 ever[i] = True
             elif r is None and ever[i] is False:
                 ever[i] = None
+            if r is None and ctx.rule_keys[i] & ctx.unknown:
+                r = True  # an invalid value is reported already; it does not decide the world size
             if i in varying_errors and r is not True and status is not False:
                 status = False if r is False else None
         if status is None and ctx.autos:
-            status, witness = _auto_witness(ctx, base, w, varying_errors if fixed_status else errors)
+            status, witness = _auto_witness(ctx, base, w, varying_errors)
             if status:
                 values = witness
         if status is None:
             if not tracked:
-                tracked.append(_Tracked(ctx, errors))
+                ctx.launch = launch
+                tracked.append(_Tracked(ctx, varying_errors))
+                ctx.launch = replace(launch, world_size=1)
             t = tracked[0]
-            status = t.check([t.rule_lit[i] for i in errors] + [t.sym.var("world_size") == w]) is True
+            status = t.check([t.rule_lit[i] for i in varying_errors] + [t.sym.var("world_size") == w]) is True
             if status:
                 values = t.sym.model_values(t.solver.model())
         if status and extra_valid is not None:
             status = extra_valid(w, values)
         if status:
             sizes.append(w)
+    ctx.launch = launch
     return tuple(sizes), ever
 
 
@@ -745,9 +759,12 @@ def _resolve_autos(t: _Tracked, assumptions: list) -> tuple[dict, set[str]]:
     opt.add(t.lits() + assumptions)
     autos = sorted(k for k in ctx.autos if k in sym.vars)
     for key in autos:
-        hf = getattr(_schema_key(ctx.schema, key), "hf_default", None)
-        if hf is not None:
-            opt.add_soft(sym.var(key) == _literal(z3, hf, sym.type_of(key)), 1)
+        spec = _schema_key(ctx.schema, key)
+        want = ctx.prefer.get(key, getattr(spec, "hf_default", None))
+        if want is None:
+            want = ctx.default(key)
+        if want is not None:
+            opt.add_soft(sym.var(key) == _literal(z3, want, sym.type_of(key)), 1)
     opt.set("rlimit", _RLIMIT)
     if opt.check() != z3.sat:
         if t.check(assumptions) is not True:

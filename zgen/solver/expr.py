@@ -388,6 +388,22 @@ def names_in(node: Node) -> list[str]:
     return out
 
 
+def value_names(node: Node) -> list[str]:
+    """The names whose *values* the expression uses (not those only asked about with `present`/`auto`)."""
+    out: list[str] = []
+
+    def walk(n: Node) -> None:
+        if isinstance(n, Call) and n.func in ("present", "auto"):
+            return
+        if isinstance(n, Name) and n.name not in out:
+            out.append(n.name)
+        for child in _children(n):
+            walk(child)
+
+    walk(node)
+    return out
+
+
 def _children(n: Node) -> tuple[Node, ...]:
     if isinstance(n, Call):
         return n.args

@@ -21,7 +21,9 @@ and modification time, so a process compiles each file once.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
 import re
 import sys
 from dataclasses import dataclass
@@ -86,7 +88,6 @@ class Rule:
     anchor: str
     versions: str
     source: str
-    line: int
     keys: tuple[str, ...]
     examples: tuple[Example, ...] = ()
 
@@ -238,6 +239,43 @@ def _mtime(path: str) -> float:
         raise ZgenError(f"{path}: cannot read rule file", help="check the path in `--rules` or `[tool.zgen] rules`") from None
 
 
+def _cache_file(path: str, raw: bytes) -> str | None:
+    """Where the compiled form of a rule file is kept between runs (None: no cache directory)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not base or base == ".cache":
+        return None
+    here = os.path.dirname(os.path.abspath(__file__))
+    # The compiled form depends on the rule text and on the code that compiles it.
+    stamp = [os.stat(os.path.join(here, n)).st_mtime_ns for n in ("expr.py", "rules.py")]
+    stamp.append(os.stat(os.path.join(here, os.pardir, "config", "schema.py")).st_mtime_ns)
+    digest = hashlib.sha256(raw + repr((path, stamp, sys.version_info[:2])).encode()).hexdigest()[:24]
+    return os.path.join(base, "zgen", f"rules-{digest}.pickle")
+
+
+def _read_cache(cache: str | None) -> RuleSet | None:
+    if cache is None:
+        return None
+    try:
+        with open(cache, "rb") as f:
+            value = pickle.load(f)
+        return value if isinstance(value, RuleSet) else None
+    except Exception:  # a missing, partial or stale cache file is simply rebuilt
+        return None
+
+
+def _write_cache(cache: str | None, value: RuleSet) -> None:
+    if cache is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        tmp = f"{cache}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # a read-only home only costs the compile time
+
+
 @lru_cache(maxsize=64)
 def _load_file_cached(path: str, mtime: float, builtin: bool) -> RuleSet:
     try:
@@ -245,6 +283,16 @@ def _load_file_cached(path: str, mtime: float, builtin: bool) -> RuleSet:
             raw = f.read()
     except OSError as e:
         raise ZgenError(f"{path}: cannot read rule file: {e.strerror}") from None
+    cache = _cache_file(path, raw)
+    cached = _read_cache(cache)
+    if cached is not None:
+        return cached
+    loaded = _compile_file(path, raw)
+    _write_cache(cache, loaded)
+    return loaded
+
+
+def _compile_file(path: str, raw: bytes) -> RuleSet:
     try:
         text = raw.decode("utf-8")
         data = tomllib.loads(text)
@@ -258,15 +306,21 @@ def _load_file_cached(path: str, mtime: float, builtin: bool) -> RuleSet:
 class _Loader:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
-        self.lines = text.splitlines()
+        self.text_ = text
         self.table = key_table()
+        self._lines: list[str] | None = None
+        self._starts: dict[str, int] = {}
 
     def line_of(self, code: str, field: str = "") -> int:
-        start = 1
-        for i, line in enumerate(self.lines, 1):
-            if re.search(rf"""^\s*(code|key)\s*=\s*["']{re.escape(code)}["']""", line):
-                start = i
-                break
+        """The line of `code = "ZC..."` (or of `field` after it); TOML parsers do not report positions."""
+        if self._lines is None:
+            self._lines = self.text_.splitlines()
+            for i, line in enumerate(self._lines, 1):
+                m = re.match(r"""\s*(?:code|key)\s*=\s*["']([^"']*)["']""", line)
+                if m:
+                    self._starts.setdefault(m.group(1), i)
+        start = self._starts.get(code, 1)
+        self.lines = self._lines
         if field:
             for i in range(start, len(self.lines) + 1):
                 if re.match(rf"\s*{re.escape(field)}\s*=", self.lines[i - 1]):
@@ -333,7 +387,11 @@ class _Loader:
             elif m.group(1).strip() == "fix" and field == "help":
                 parts.append(E.Name(0, "$fix"))
             else:
-                parts.append(self.expression(code, field, m.group(1), want=""))
+                try:
+                    parts.append(self.expression(code, field, m.group(1), want=""))
+                except ZgenError as e:
+                    raise ZgenError(e.message, help="`{...}` in a message is an expression; write `{{` and `}}` "
+                                    "for literal braces") from None
             pos = m.end()
         parts.append(source[pos:])
         return Template(tuple(p for p in parts if p != ""), source)
@@ -376,7 +434,7 @@ class _Loader:
                 doc=self.text(entry, code, "doc", required=False), require=require, require_text=require_text,
                 when=when, message=message, help=self.template(code, "help", help_text) if help_text else None,
                 anchor=self.table.resolve(anchor) if anchor else "", versions=versions, source=self.path,
-                line=self.line_of(code), keys=keys, examples=examples if key in (None, each[0]) else (),
+                keys=keys, examples=examples if key in (None, each[0]) else (),
             ))
         return out
 
