@@ -153,8 +153,8 @@ def setup_fsdp2(model, args, world):
     return step, [opt]
 
 
-def setup_zgen(model, args, world, keep=False):
-    engine = zr.initialize(model, zgen_config(args.grad_accum), keep_low_precision=keep)
+def setup_zgen(model, args, world, keep=False, split=False):
+    engine = zr.initialize(model, zgen_config(args.grad_accum), keep_low_precision=keep, split_master=split)
 
     def step(batches, mark):
         losses = []
@@ -193,6 +193,7 @@ SYSTEMS = {
     "plain": setup_plain,
     "fsdp2": setup_fsdp2,
     "zgen": setup_zgen,
+    "zgen-split": lambda m, a, w: setup_zgen(m, a, w, split=True),
     "zgen-keep": lambda m, a, w: setup_zgen(m, a, w, keep=True),
     "deepspeed": setup_deepspeed,
 }
@@ -313,45 +314,79 @@ def measure(name, args, cfg, world, rank, device, batches) -> dict:
 # -- GPU correctness checks (tiny model) ------------------------------------------------------------
 
 def check(device) -> list[str]:
-    """zgen fp32 vs plain AdamW on the global batch, and zgen bf16 vs FSDP2 bf16, on the tiny Llama."""
+    """On the tiny Llama: zgen fp32 vs plain AdamW on the global batch; zgen bf16 variants vs FSDP2 bf16."""
     lines = []
-    steps, accum, mb, seq = 3, 2, 2, 64
+    steps, mb, seq = 3, 2, 64
     tiny = L.build_tiny_model().config
 
-    def batches(step):
+    def batches(step, accum):
         g = torch.Generator().manual_seed(500 + step)
-        ids = torch.randint(0, tiny.vocab_size, (accum * mb, seq), generator=g).to(device)
-        return ids
+        return torch.randint(0, tiny.vocab_size, (accum * mb, seq), generator=g).to(device)
 
-    cfg = zgen_config(accum)
-    cfg["bf16"] = {"enabled": False}
-    cfg["train_micro_batch_size_per_gpu"] = mb
-    ref = build(tiny, device)
-    p = SEED_CONFIG["optimizer"]["params"]
-    opt = torch.optim.AdamW(ref.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"])
-    for s in range(steps):
-        ids = batches(s)
-        ref(ids, ids).backward()
-        torch.nn.utils.clip_grad_norm_(ref.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad()
-    for label, c, keep in (("fp32", cfg, False), ("bf16", zgen_config(accum), False), ("bf16-keep", zgen_config(accum), True)):
-        c = dict(c, train_micro_batch_size_per_gpu=mb)
-        engine = zr.initialize(build(tiny, device), c, keep_low_precision=keep)
+    def run_zgen(cfg, accum, **kw):
+        engine = zr.initialize(build(tiny, device), dict(cfg, train_micro_batch_size_per_gpu=mb), **kw)
         for s in range(steps):
-            ids = batches(s)
+            ids = batches(s, accum)
             for m in range(accum):
                 part = ids[m * mb : (m + 1) * mb]
                 engine.backward(engine(part, part))
                 engine.step()
-        full = engine.full_state_dict()
-        if label == "fp32":
-            diff = max((full[k] - v.detach().cpu()).abs().max().item() for k, v in ref.state_dict().items())
-            lines.append(f"check fp32 zgen vs plain AdamW (tiny, {steps} steps, accum {accum}): max |diff| {diff:.2e}")
-        else:
-            fsdp = _fsdp2_tiny(tiny, device, steps, accum, mb, batches)
+        return engine.full_state_dict()
+
+    p = SEED_CONFIG["optimizer"]["params"]
+    ref = build(tiny, device)
+    opt = torch.optim.AdamW(ref.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"])
+    for s in range(steps):
+        ids = batches(s, 2)
+        ref(ids, ids).backward()
+        torch.nn.utils.clip_grad_norm_(ref.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad()
+    fp32 = dict(zgen_config(2), bf16={"enabled": False})
+    full = run_zgen(fp32, 2)
+    diff = max((full[k] - v.detach().cpu()).abs().max().item() for k, v in ref.state_dict().items())
+    lines.append(f"check fp32 zgen vs plain AdamW (tiny, {steps} steps, accum 2): max |diff| {diff:.2e}")
+    for accum in (1, 2):
+        fsdp = _fsdp2_tiny(tiny, device, steps, accum, mb, lambda s: batches(s, accum))
+        for label, kw in (("bf16", {}), ("bf16 keep", {"keep_low_precision": True}), ("bf16 split", {"split_master": True})):
+            full = run_zgen(zgen_config(accum), accum, **kw)
             diff = max((full[k] - fsdp[k]).abs().max().item() for k in fsdp)
             lines.append(f"check {label} zgen vs FSDP2 bf16 (tiny, {steps} steps, accum {accum}): max |diff| {diff:.2e}")
+    lines.extend(check_split_kernel(device))
+    return lines
+
+
+def check_split_kernel(device) -> list[str]:
+    """The Triton split-master AdamW against the same update in torch operations, on random data."""
+    from zgen.runtime import split
+
+    if device.type != "cuda" or not split.triton_available():
+        return ["check split kernel: skipped (no CUDA Triton here)"]
+    lines = []
+    g = torch.Generator(device=device).manual_seed(7)
+    n = 1_000_003
+    x = torch.randn(n, generator=g, device=device) * 0.05
+    for gdtype in (torch.bfloat16, torch.float32):
+        outs = []
+        for use_triton in (True, False):
+            hi = torch.empty(n, dtype=torch.bfloat16, device=device)
+            lo = torch.empty(n, dtype=torch.int16, device=device)
+            split.encode(x, hi, lo)
+            m = torch.randn(n, generator=torch.Generator(device=device).manual_seed(8), device=device) * 1e-3
+            v = torch.rand(n, generator=torch.Generator(device=device).manual_seed(9), device=device) * 1e-6
+            grad = (torch.randn(n, generator=torch.Generator(device=device).manual_seed(10), device=device) * 1e-2).to(gdtype)
+            scale = torch.tensor(2.5, device=device)
+            saved = split._TRITON
+            if not use_triton:
+                split._TRITON = False
+            split.adamw_step(hi, lo, m, v, grad, scale, step=3, lr=3e-4, beta1=0.9, beta2=0.95, eps=1e-8,
+                             weight_decay=0.1, decoupled=True)
+            split._TRITON = saved
+            outs.append((split.decode(hi, lo), m, v))
+        (xa, ma, va), (xb, mb, vb) = outs
+        rel = lambda a, b: ((a - b).abs().max() / b.abs().max()).item()  # noqa: E731
+        lines.append(f"check split kernel ({gdtype}): max rel diff weights {rel(xa, xb):.1e}, "
+                     f"exp_avg {rel(ma, mb):.1e}, exp_avg_sq {rel(va, vb):.1e}, NaN {bool(torch.isnan(xa).any())}")
     return lines
 
 
@@ -380,7 +415,7 @@ def _fsdp2_tiny(tiny, device, steps, accum, mb, batches):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--systems", default="plain,fsdp2,zgen,zgen-keep,deepspeed")
+    ap.add_argument("--systems", default="plain,fsdp2,zgen,zgen-split,zgen-keep,deepspeed")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--seq", type=int, default=8192)
@@ -448,7 +483,7 @@ def print_table(results: list[dict], args, world: int) -> None:
         split = f"{r['fwd_ms']:.0f}/{r['bwd_ms']:.0f}/{r['opt_ms']:.0f}"
         print(f"{r['system']:<10} {r['step_s_median'] * 1000:8.1f} {split:>17} {r['tokens_per_s']:9.0f} {r['tflops_per_gpu']:8.1f} "
               f"{r['peak_alloc_gib']:10.2f} {r['peak_reserved_gib']:9.2f}  {r['losses']}")
-    for z in ("zgen", "zgen-keep"):
+    for z in ("zgen", "zgen-split", "zgen-keep"):
         if z not in ok:
             continue
         for other in ("fsdp2", "plain", "deepspeed"):

@@ -60,6 +60,7 @@ def main() -> None:
         "persistent": {"persistence": 20},
         "meta": {"model": T.Net, "init_fn": T.init_fn},
         "bf16": {"precision": "bf16"},
+        "split": {"precision": "bf16", "split_master": True},
     }.items():
         if name == "meta":
             torch.manual_seed(0)  # make_model's seed: the meta path must draw the same numbers

@@ -81,11 +81,12 @@ def test_grad_norm_is_the_global_norm(runs, reference, world):
 
 
 @pytest.mark.parametrize("world", [2, 3])
-def test_bf16_matches_fsdp2_and_tracks_fp32(runs, reference, world):
-    ours = runs[world]["bf16"]["state"]
+@pytest.mark.parametrize("scenario", ["bf16", "split"])
+def test_bf16_matches_fsdp2_and_tracks_fp32(runs, reference, world, scenario):
+    ours = runs[world][scenario]["state"]
     _assert_close(ours, runs[world]["fsdp2_bf16"]["state"], 1e-6)
     fp32 = runs[world]["default"]["losses"]
-    bf16 = runs[world]["bf16"]["losses"]
+    bf16 = runs[world][scenario]["losses"]
     assert all(abs(a - b) <= 0.05 * abs(a) for a, b in zip(fp32, bf16))
 
 

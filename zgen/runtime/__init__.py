@@ -44,6 +44,7 @@ def initialize(
     init_fn: Callable[[nn.Module], None] | None = None,
     device: str | torch.device | None = None,
     keep_low_precision: bool = False,
+    split_master: bool = False,
 ) -> Engine:
     """Shard `model` over the job's ranks and return the engine that trains it.
 
@@ -54,7 +55,10 @@ def initialize(
     `device` defaults to the local GPU under NCCL, else the CPU.
     `keep_low_precision` keeps a persistent compute-dtype copy of the weights
     at world size 1 (faster, +2 bytes per parameter); by default each unit
-    is cast from the fp32 master just before it runs.
+    is cast from the fp32 master just before it runs. `split_master` (bf16
+    only) stores each fp32 master as its bf16 rounding plus a 16-bit
+    remainder (`zgen.runtime.split`): the bf16 copy costs no memory and no
+    cast, and the optimizer updates both halves in one pass.
     """
     if not isinstance(model, nn.Module):
         if not callable(model):
@@ -66,6 +70,8 @@ def initialize(
     rank, size = world()
     dev = _device(device)
     cfg = RuntimeConfig.load(config, size)
+    if split_master and cfg.precision != "bf16":
+        raise ZgenError(f"split_master needs bf16 compute; the config asks for {cfg.precision}")
     if plan is None:
         plan = default_plan(model, cfg)
     elif not isinstance(plan, Plan):
@@ -88,7 +94,9 @@ def initialize(
         def fill(units):
             fill_from_weights(units, binding)
 
-    return Engine(model, cfg, plan, binding, info, keep_low_precision=keep_low_precision, fill=fill)
+    return Engine(
+        model, cfg, plan, binding, info, keep_low_precision=keep_low_precision, split_master=split_master, fill=fill
+    )
 
 
 def _device(device: str | torch.device | None) -> torch.device:

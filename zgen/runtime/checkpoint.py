@@ -90,8 +90,8 @@ def save(engine: Engine, path: str) -> None:
     _quiesce(engine)
     sd: dict = {}
     for u in engine._all:
-        state = engine.optimizer.state.get(u.master, {})
-        flats = {"model": _full_flat(engine, u, u.master)}
+        state = engine.optimizer.state(u)
+        flats = {"model": _full_flat(engine, u, u.read_master())}
         for k in _STATES:
             if k in state:
                 flats[k] = _full_flat(engine, u, state[k])
@@ -142,27 +142,26 @@ def load(engine: Engine, path: str) -> None:
                     sd[f"optim.{s.name}.{k}"] = torch.empty(s.shape, dtype=torch.float32)
                 sd[f"optim.{s.name}.step"] = torch.zeros(())
         dcp.load(sd, checkpoint_id=path, **kw)
-        _scatter_into(u, u.master, {s.name: sd[f"model.{s.name}"] for s in u.layout.slots})
+        def shard() -> torch.Tensor:
+            return torch.zeros(u.layout.shard, dtype=torch.float32, device=engine.device)
+
+        master = shard()
+        _scatter_into(u, master, {s.name: sd[f"model.{s.name}"] for s in u.layout.slots})
+        u.write_master(master)
         if with_state:
-            state = engine.optimizer.state[u.master]
+            moments = []
             for k in _STATES:
-                if k not in state:
-                    state[k] = torch.zeros_like(u.master)
-                _scatter_into(u, state[k], {s.name: sd[f"optim.{s.name}.{k}"] for s in u.layout.slots})
-            state["step"] = sd[f"optim.{names[0]}.step"].to(dtype=torch.float32, device=engine.device)
+                moments.append(shard())
+                _scatter_into(u, moments[-1], {s.name: sd[f"optim.{s.name}.{k}"] for s in u.layout.slots})
+            engine.optimizer.set_state(u, *moments, float(sd[f"optim.{names[0]}.step"]))
         else:
-            engine.optimizer.state.pop(u.master, None)
-        if u.lp is not None:
-            u.lp.copy_(u.master)
-        elif u.static and u.full is not u.master:
-            u.write_target.copy_(u.master)
+            engine.optimizer.set_state(u, None, None, 0.0)
         if u.pinned:
             u.state = Gathered.FREE
 
 
 def _scatter_into(u: UnitState, shard: torch.Tensor, values: dict[str, torch.Tensor]) -> None:
     lo, _ = u.layout.shard_range(u.rank)
-    shard.zero_()
     for slot, a, b in u.layout.pieces(u.rank):
         src = values[slot.name].reshape(-1)[a - slot.offset : b - slot.offset]
         shard[a - lo : b - lo].copy_(src)
@@ -191,7 +190,7 @@ def full_state_dict(engine: Engine) -> dict[str, torch.Tensor]:
     _quiesce(engine)
     values: dict[str, torch.Tensor] = {}
     for u in engine._all:
-        flat = _full_flat(engine, u, u.master)
+        flat = _full_flat(engine, u, u.read_master())
         if engine.rank == 0:
             for s in u.layout.slots:
                 values[s.name] = flat[s.offset : s.end].view(s.shape).to("cpu", copy=True)

@@ -40,6 +40,7 @@ from zgen.schedule import Plan
 from . import comm
 from .config import RuntimeConfig
 from .layout import FlatLayout
+from .optim import build_optimizer
 from .partitioned import Partitioned
 from .plans import PERSISTENT, Binding
 from .unit import Gathered, UnitState, Views
@@ -61,6 +62,7 @@ class Engine:
         info: comm.DistInfo,
         *,
         keep_low_precision: bool,
+        split_master: bool = False,
         fill: Callable[[list[UnitState]], None],
     ) -> None:
         self.module = module
@@ -83,23 +85,22 @@ class Engine:
         self.units: list[UnitState] = []
         for b in binding.units:
             layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
-            self.units.append(UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, False))
+            self.units.append(
+                UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, False, split_master)
+            )
         self.persistent: UnitState | None = None
         if binding.persistent is not None:
             b = binding.persistent
             layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
-            self.persistent = UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, True)
+            self.persistent = UnitState(
+                b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, True, split_master
+            )
         self._all = ([self.persistent] if self.persistent else []) + self.units
         self._by_label = {u.label: u for u in self._all}
         self._by_module = {u.bound.module_name: u for u in self.units}
         self._slot_index = {n: (u, i) for u in self._all for i, n in enumerate(u.names)}
 
         fill(self._all)  # materialise the masters (from real weights or meta + init_fn)
-        for u in self._all:
-            if u.lp is not None:
-                u.lp.copy_(u.master)
-            elif u.static and u.full is not u.master:
-                u.write_target.copy_(u.master)
         context = weakref.WeakMethod(self._context)
         self._placeholders = {
             n: Partitioned(n, self._owner[n] if self._owner[n] != PERSISTENT else PERSISTENT, p, context)
@@ -112,7 +113,7 @@ class Engine:
         for b in binding.units + ([binding.persistent] if binding.persistent else []):
             b.params = [(n, None) for n, _ in b.params]  # drop the last references to the unsharded weights
         self._step_order = self._optimizer_order()
-        self.optimizer = self._build_optimizer()
+        self.optimizer = build_optimizer(self._step_order, config)
         self._loss_scale = self._initial_loss_scale()
         self._good_steps = 0
         self._last_norm: torch.Tensor | None = None
@@ -182,7 +183,7 @@ class Engine:
             return
         if self._needs_finalize and any(u.fired for u in self._all):
             self._finalize_backward()  # the caller ran loss.backward() itself
-        stepped = [u for u in self._step_order if u.grad is not None]
+        stepped = [u for u in self._step_order if u.has_grad]
         if not stepped:
             raise ZgenError(
                 "engine.step() at an accumulation boundary found no gradients",
@@ -191,15 +192,14 @@ class Engine:
         s = self.streams
         s.wait(s.optim, s.record(s.main))
         with s.on(s.optim):
-            skip = self._prepare_scale(stepped)
+            divisor, skip = self._prepare_scale(stepped)
             if not skip:
                 lr = self._lr_for_step(self.global_steps)
-                for group in self.optimizer.param_groups:
-                    group["lr"] = lr
                 for u in stepped:
-                    self._step_unit(u)
+                    self._step_unit(u, divisor, lr)
             for u in stepped:
-                u.stale_grad, u.grad, u.norm_sq = u.grad, None, None
+                u.stale_grad = (u.grad, u.held_grads)
+                u.grad = u.held_grads = u.norm_sq = None
                 if u.update_event is None:
                     u.update_event = s.record(s.optim)
         if skip:
@@ -208,12 +208,9 @@ class Engine:
             self.global_steps += 1
         self.micro_steps += 1
         # The next forward's first gathers start now, each behind its own unit's update.
-        if self.persistent is not None:
-            self._issue_gather(self.persistent)
-        if self.plan.forward_order:
-            first = self._by_module[self.plan.forward_order[0]]
-            if first.state is Gathered.FREE:
-                self._issue_gather(first)
+        for u in [self.persistent] + [self._by_module[m] for m in self.plan.forward_order[:1]]:
+            if u is not None and not u.static and u.state is Gathered.FREE:
+                self._issue_gather(u)
 
     def get_lr(self) -> list[float]:
         """The learning rate the next optimizer step will use (one entry, as DeepSpeed's list)."""
@@ -275,18 +272,6 @@ class Engine:
         order += [u for u in self.units if u.label not in seen]
         return order
 
-    def _build_optimizer(self) -> torch.optim.Optimizer:
-        c = self.config
-        cls = torch.optim.AdamW if c.optimizer == "adamw" else torch.optim.Adam
-        return cls(
-            [u.master for u in self._step_order],
-            lr=c.lr,
-            betas=c.betas,
-            eps=c.eps,
-            weight_decay=c.weight_decay,
-            fused=True,
-        )
-
     def _lr_for_step(self, step: int) -> float:
         # DeepSpeed steps its scheduler after the optimizer, so step k runs with the scheduler at k - 1.
         sched = self.config.scheduler
@@ -298,8 +283,8 @@ class Engine:
             return 1.0
         return ls.static if ls.static > 0 else float(2**ls.initial_scale_power)
 
-    def _prepare_scale(self, stepped: list[UnitState]) -> bool:
-        """Global norm, clipping and averaging folded into the optimizer's grad_scale; True to skip (fp16 overflow)."""
+    def _prepare_scale(self, stepped: list[UnitState]) -> tuple[torch.Tensor, bool]:
+        """The divisor folding averaging, clipping and loss scale into the update; and whether to skip (fp16 overflow)."""
         s = self.streams
         norms = [u.norm_sq for u in stepped if u.norm_sq is not None]
         total = torch.stack(norms).sum() if norms else torch.zeros((), device=self.device)
@@ -313,13 +298,12 @@ class Engine:
         if self.config.gradient_clipping > 0:
             coef = torch.clamp(self.config.gradient_clipping / (norm + 1e-6), max=1.0)
             divisor = divisor / coef
-        self.optimizer.grad_scale = divisor
         if self.config.precision != "fp16":
-            return False
+            return divisor, False
         overflow = not bool(torch.isfinite(total))  # fp16 only: a host sync, as DeepSpeed does
         ls = self.config.loss_scale
         if ls.static > 0:
-            return overflow
+            return divisor, overflow
         if overflow:
             self._loss_scale = max(self._loss_scale / 2, ls.min_scale)
             self._good_steps = 0
@@ -327,17 +311,12 @@ class Engine:
             self._good_steps += 1
             if self._good_steps % ls.window == 0:
                 self._loss_scale *= 2
-        return overflow
+        return divisor, overflow
 
-    def _step_unit(self, u: UnitState) -> None:
-        u.master.grad = u.grad
-        self.optimizer.step()
-        u.master.grad = None
-        if u.lp is not None:
-            u.lp.copy_(u.master)
-        elif u.static and u.full is not u.master:
-            u.write_target.copy_(u.master)
-        if u.pinned:
+    def _step_unit(self, u: UnitState, divisor: torch.Tensor, lr: float) -> None:
+        self.optimizer.step_unit(u, u.grad if u.grad is not None else u.held_grads, divisor, lr)
+        u.refresh_low_precision()
+        if u.pinned and not u.static:
             u.state = Gathered.FREE  # contents are last step's weights; storage stays
         u.update_event = self.streams.record(self.streams.optim)
 
@@ -353,7 +332,7 @@ class Engine:
             if self.world_size > 1:
                 comm.all_gather(u.write_target, u.gather_input)
             else:
-                u.write_target.copy_(u.master)
+                u.cast_into_full()
             u.gather_event = s.record(s.gather)
         u.state = Gathered.PENDING
 
@@ -576,10 +555,22 @@ class Engine:
 
     def _post_backward(self, u: UnitState, grads: tuple) -> None:
         """Fold one unit's parameter gradients into its fp32 shard (reduce-scattered across ranks)."""
-        s = self.streams
-        first = u.grad is None
         boundary = self.is_accumulation_boundary()
+        if self._can_hold(u, grads, boundary):
+            self._hold_grads(u, grads)
+            return
+        if u.held_grads is not None:  # a second backward through the unit (reentrant recomputation)
+            earlier, u.held_grads = u.held_grads, None
+            self._fold_grads(u, earlier, boundary)
+        self._fold_grads(u, grads, boundary)
+        u.fired = True
+        if not u.pinned:
+            self._free(u)
+
+    def _fold_grads(self, u: UnitState, grads: tuple, boundary: bool) -> None:
+        s = self.streams
         layout = u.layout
+        first = u.grad is None
         with s.on(s.main):
             if first:
                 u.grad = torch.empty(layout.shard, dtype=torch.float32, device=self.device)
@@ -602,10 +593,28 @@ class Engine:
             if boundary and not (first and self.world_size == 1):
                 u.norm_sq = torch.linalg.vector_norm(u.grad).square()
             done = s.record(s.reduce)
-        u.fired = True
         # Keep the autograd gradients alive until the main stream has waited for their reader.
         self._release_held(keep_last=True)
         self._held.append((done, grads))
+
+    def _can_hold(self, u: UnitState, grads: tuple, boundary: bool) -> bool:
+        """World size 1, split master, one micro-step per update: the optimizer reads autograd's gradients."""
+        return (
+            u.split and self.world_size == 1 and boundary and u.grad is None and u.held_grads is None
+            and self.config.gradient_accumulation_steps == 1 and all(g is not None for g in grads)
+        )
+
+    def _hold_grads(self, u: UnitState, grads: tuple) -> None:
+        s = self.streams
+        ready = s.record(s.main)
+        with s.on(s.reduce):
+            s.wait(s.reduce, ready)
+            u.norm_sq = _sq_norm(list(grads), self.device)
+            done = s.record(s.reduce)
+        u.held_grads = grads  # alive until the step has read them (then kept as stale_grad)
+        u.fired = True
+        self._release_held(keep_last=True)
+        self._held.append((done, ()))
         if not u.pinned:
             self._free(u)
 

@@ -39,9 +39,11 @@ def fill_from_weights(units: list[UnitState], binding: Binding) -> None:
     weights = {n: p for b in _bound(binding) for n, p in b.params}
     for u in units:
         lo, _ = u.layout.shard_range(u.rank)
+        shard = torch.zeros(u.layout.shard, dtype=torch.float32, device=u.anchor.device)
         for slot, a, b in u.layout.pieces(u.rank):
             src = weights[slot.name].detach().reshape(-1)[a - slot.offset : b - slot.offset]
-            u.master[a - lo : b - lo].copy_(src)
+            shard[a - lo : b - lo].copy_(src)
+        u.write_master(shard)
 
 
 def fill_from_meta(
@@ -87,7 +89,7 @@ def fill_from_meta(
         for label in [lbl for lbl, j in last.items() if j == i]:
             u = next(x for x in units if x.label == label)
             _check_initialised(u, full[label], init_fn)
-            u.master.copy_(u.shard_of(full.pop(label)))
+            u.write_master(u.shard_of(full.pop(label)))
     for name, buf in fresh_buffers:
         if buf.is_floating_point() and torch.isnan(buf).any():
             raise ZgenError(

@@ -25,6 +25,7 @@ import weakref
 
 import torch
 
+from . import split as split_codec
 from .layout import FlatLayout
 from .plans import BoundUnit
 
@@ -49,20 +50,30 @@ class UnitState:
         compute_dtype: torch.dtype,
         keep_low_precision: bool,
         pinned: bool,
+        split: bool = False,
     ) -> None:
         self.label = bound.label
         self.bound = bound
         self.layout = layout
         self.rank = rank
         self.pinned = pinned  # persistent pseudo-unit: gathered once per step, never freed
+        self.split = split  # master kept as bf16 `hi` + int16 `lo` (zgen.runtime.split)
         self.names = [s.name for s in layout.slots]
-        self.master = torch.zeros(layout.shard, dtype=torch.float32, device=device)
         world = layout.world_size
         low = compute_dtype != torch.float32
-        self.lp = torch.empty(layout.shard, dtype=compute_dtype, device=device) if world > 1 and low else None
+        self.master = self.lp = self.hi = self.lo = None
+        if split:
+            self.hi = torch.zeros(layout.shard, dtype=torch.bfloat16, device=device)
+            self.lo = torch.zeros(layout.shard, dtype=torch.int16, device=device)
+        else:
+            self.master = torch.zeros(layout.shard, dtype=torch.float32, device=device)
+            if world > 1 and low:
+                self.lp = torch.empty(layout.shard, dtype=compute_dtype, device=device)
         # `static`: `full` aliases a persistent tensor, so it is never freed and needs no gather.
-        self.static = world == 1 and (not low or keep_low_precision)
-        if world == 1 and not low:
+        self.static = world == 1 and (not low or keep_low_precision or split)
+        if world == 1 and split:
+            self.full = self.hi
+        elif world == 1 and not low:
             self.full = self.master
         elif self.static:
             self.full = torch.empty(layout.padded, dtype=compute_dtype, device=device)
@@ -77,7 +88,8 @@ class UnitState:
         self.gather_event = None
         self.update_event = None  # optimizer step of this unit, not yet ordered before the main stream
         self.grad: torch.Tensor | None = None
-        self.stale_grad: torch.Tensor | None = None  # last step's grad, kept until the main stream is past the step
+        self.held_grads: tuple | None = None  # per-parameter gradients handed straight to the optimizer
+        self.stale_grad = None  # last step's gradients, kept until the main stream is past the step
         self.norm_sq: torch.Tensor | None = None
         self.views: tuple[torch.Tensor, ...] | None = None
         self.views_epoch = -1
@@ -85,10 +97,40 @@ class UnitState:
         self.fired = False
         self.anchor = torch.empty(0, device=device, requires_grad=True)
 
+    # -- master weights ------------------------------------------------------
+    def read_master(self) -> torch.Tensor:
+        """This rank's fp32 master shard (decoded, i.e. a new tensor, for a split master)."""
+        return split_codec.decode(self.hi, self.lo) if self.split else self.master
+
+    def write_master(self, values: torch.Tensor) -> None:
+        """Set this rank's fp32 master shard and refresh every low-precision copy of it."""
+        if self.split:
+            split_codec.encode(values.to(torch.float32), self.hi, self.lo)
+        else:
+            self.master.copy_(values)
+        self.refresh_low_precision()
+
+    def refresh_low_precision(self) -> None:
+        """Bring the compute-dtype copies up to date after the master changed."""
+        if self.lp is not None:
+            self.lp.copy_(self.master)
+        elif self.static and not self.split and self.full is not self.master:
+            self._write.copy_(self.master)
+
+    @property
+    def has_grad(self) -> bool:
+        return self.grad is not None or self.held_grads is not None
+
     # -- storage -----------------------------------------------------------
     @property
     def gather_input(self) -> torch.Tensor:
+        if self.split:
+            return self.hi
         return self.lp if self.lp is not None else self.master
+
+    def cast_into_full(self) -> None:
+        """World size 1: the "gather" is a cast of the fp32 master into the gathered buffer."""
+        self._write.copy_(self.master)
 
     def allocate(self) -> None:
         nbytes = self.layout.padded * self.full.element_size()
