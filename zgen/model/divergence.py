@@ -79,12 +79,20 @@ def find_divergences(flat: Flat, make_calls: Callable[[], Calls], taint: Taint) 
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str) -> None:
         found.setdefault((id(node), kind), Divergence(kind, effect, node, source, callee))
 
+    rank_gated: dict[str, int] = {}  # callee text -> calls of it under some rank test
+    for _call, ctx, callee in sites:
+        if any(RANK in taint.of(test) for test in ctx.conds):
+            rank_gated[callee] = rank_gated.get(callee, 0) + 1
     for _call, ctx, callee in sites:
         if ctx.guarded:
             continue
         for test in ctx.conds:
             effect = WHILE if _is_while_test(flat, test) else GATE
             for kind, source in taint.of(test).items():
+                if kind == RANK and rank_gated.get(callee, 0) > 1:
+                    # The same call in another rank-dependent branch (`if main: ... barrier()` /
+                    # `else: barrier()`, "main process first"): every rank makes it once.
+                    continue
                 add(kind, effect, test, source, callee)
         for loop in ctx.loops:
             iterable = _loop_iter(loop)
@@ -94,9 +102,8 @@ def find_divergences(flat: Flat, make_calls: Callable[[], Calls], taint: Taint) 
             for kind, source in taint.of(iterable, direct=True).items():
                 add(kind, ITERATE, iterable, source, callee)
 
-    for node, ctx in flat.nodes:
-        if ctx.guarded or not isinstance(node, (cst.Continue, cst.Break, cst.Return)):
-            continue
+    exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Continue, cst.Break, cst.Return))]
+    for node, ctx in exits:
         position = flat.position[id(node)]
         if isinstance(node, cst.Return):
             later = [
@@ -120,6 +127,8 @@ def find_divergences(flat: Flat, make_calls: Callable[[], Calls], taint: Taint) 
             continue
         effect = SKIP if isinstance(node, cst.Continue) else EXIT
         for test in tests:
+            if _exits_both_ways(flat, test, type(node), exits):
+                continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
             for kind, source in taint.of(test).items():
                 add(kind, effect, test, source, later[0][2])
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
@@ -158,6 +167,30 @@ def _fixed_length(iterable: cst.BaseExpression, calls: Calls) -> bool:
     if isinstance(iterable, cst.Call) and call_name(iterable) in {"zip", "enumerate"}:
         return any(calls.is_module_sequence(arg.value) for arg in iterable.args)
     return calls.is_module_sequence(iterable)
+
+
+def _exits_both_ways(flat: Flat, test: cst.CSTNode, kind: type, exits: list) -> bool:
+    """Do both branches of the `if` whose test is `test` hold an exit of this kind?"""
+    branch = flat.parent.get(id(test))
+    if not isinstance(branch, cst.If) or branch.test is not test or branch.orelse is None:
+        return False
+    sides = set()
+    for node, _ctx in exits:
+        if type(node) is kind:
+            side = _side(flat, node, branch)
+            if side:
+                sides.add(side)
+    return sides == {"body", "orelse"}
+
+
+def _side(flat: Flat, node: cst.CSTNode, branch: cst.If) -> str | None:
+    """'body' or 'orelse' if `node` sits in that branch of `branch`, else None."""
+    child, parent = node, flat.parent.get(id(node))
+    while parent is not None:
+        if parent is branch:
+            return "body" if child is branch.body else "orelse" if child is branch.orelse else None
+        child, parent = parent, flat.parent.get(id(parent))
+    return None
 
 
 def _is_while_test(flat, test: cst.CSTNode) -> bool:

@@ -246,7 +246,8 @@ class Taint:
     A value is tainted by the rank (`dist.get_rank()`, `LOCAL_RANK`,
     `is_main_process`), by a random draw (torch's generator or the host's
     `random`/`numpy.random`), or by a data-dependent selection (`nonzero()`,
-    `unique()`, one-argument `torch.where`, `.any()`/`.all()`). Taint flows
+    `unique()`, one-argument `torch.where`, `.any()`/`.all()`). Indexing with
+    the rank (`shards[rank]`) is arithmetic, not a decision. Taint flows
     through assignments and through branches: a name assigned under a
     tainted condition is tainted too (`to_drop = True` inside
     `if torch.rand([]) < p:`). `direct` keeps only what flowed through values,
@@ -266,6 +267,8 @@ class Taint:
         self._done = False  # names still change while propagating: no memo until then
         for _ in range(2):  # a second pass carries taint around loops
             for node, ctx in flat.nodes:
+                if type(node) is cst.CompFor:
+                    continue  # a comprehension's variable lives in the comprehension only
                 targets, value = _targets(node)
                 if value is None:
                     continue
@@ -318,12 +321,35 @@ class Taint:
                 base = dotted(node.value) or ""
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
                     found.setdefault(RANK, code_of(node))
+                    continue
+                # `parts[rank]` picks this rank's share: the rank is arithmetic here, not a decision.
+                for element in node.slice:
+                    inner = self._of(element, names)
+                    inner.pop(RANK, None)
+                    _merge_into(found, inner)
+                stack.append(node.value)
+                continue
+            elif kind in _COMPREHENSIONS:
+                # Names bound by the comprehension's `for` shadow the function's names of the same spelling.
+                comp, local = node.for_in, set()
+                while comp is not None:
+                    local.update(bound_names(comp.target))
+                    comp = comp.inner_for_in
+                if local & names.keys():
+                    _merge_into(found, self._of_comprehension(node, {k: v for k, v in names.items() if k not in local}))
+                    continue
             elif kind is cst.Comparison and _is_none_test(node):
                 inner = self._of(node.left, names)
                 inner.pop(DATA, None)
                 _merge_into(found, inner)
                 continue
             stack.extend(children(node))
+        return found
+
+    def _of_comprehension(self, node: cst.CSTNode, names: dict[str, dict[str, str]]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for child in children(node):
+            _merge_into(found, self._of(child, names))
         return found
 
     def _call_kind(self, node: cst.Call) -> str | None:

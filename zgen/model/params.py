@@ -83,6 +83,10 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         for name, classes in ModuleCalls(index, cls, flat, method.name).aliases.items()
     }
     built_here: set[str] = set()
+    has_children = any(
+        m.kind in (Kind.MODULE, Kind.CONTAINER) and any(index.has_params(c) is not False for c in m.classes)
+        for m in members.values()
+    )
     for node, _ctx in flat.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             kind, classes = index.classify(node.value)
@@ -107,6 +111,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 continue
             if isinstance(parent, cst.Tuple):
                 continue
+            if not has_children:
+                continue  # the module's own parameters only: not partitioned in its `__init__`/forward
             use, detail = usage(index, flat, node)
             yield Access(node, ctx, "", node.value, None, use, detail, order.get(id(node), 0), True)
             continue

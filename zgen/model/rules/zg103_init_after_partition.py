@@ -86,6 +86,23 @@ class Net(nn.Module):
         with deepspeed.zero.GatheredParameters(self.proj.weight, modifier_rank=0):
             nn.init.zeros_(self.proj.weight)
 """,
+        # The module's own parameters (no submodules): not partitioned during its own __init__.
+        """
+import math
+import torch
+from torch import nn
+
+class Cell(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.weight_ih = nn.Parameter(torch.empty(n, n))
+        self.weight_hh = nn.Parameter(torch.empty(n, n))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        for weight in self.parameters():
+            nn.init.uniform_(weight, -1 / math.sqrt(4), 1 / math.sqrt(4))
+""",
     )
     INVALID = (
         """

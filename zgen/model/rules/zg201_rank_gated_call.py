@@ -122,6 +122,34 @@ def main(model, cfg):
     if dist.get_rank() == 0:
         print("saved")
 """,
+        # "Main process first": each rank reaches the barrier exactly once.
+        """
+import torch.distributed as dist
+from contextlib import contextmanager
+
+@contextmanager
+def main_process_first(local_rank):
+    if local_rank != 0:
+        dist.barrier()
+    yield
+    if local_rank == 0:
+        dist.barrier()
+""",
+        # Rank 0 and the others leave at the same test; the rank indexes this rank's shard.
+        """
+import torch.distributed as dist
+
+def broadcast_state(state, shards, group=None):
+    if dist.get_rank(group) == 0:
+        if state.dim() == 0:
+            return state
+    else:
+        if state.dim() == 0:
+            return state
+    for shard in range(len(shards[dist.get_rank(group)])):
+        dist.broadcast(state, src=0, group=group)
+    return state
+""",
     )
     INVALID = (
         """
