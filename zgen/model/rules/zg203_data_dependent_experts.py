@@ -33,9 +33,10 @@ class DataDependentSubmodules(Rule):
     indices a data-dependent selection returns: a loop over
     `mask.nonzero()`, `indices.unique()` or one-argument `torch.where`, a
     `continue` when an expert's token selection is empty, or an `if` on
-    `.any()`/`.item()` around a submodule call. Only submodules that own
-    parameters count, and a loop over slices of one fused expert parameter
-    (`self.gate_up_proj[expert_idx]`) is fine.
+    `.any()`/`.all()` around a submodule call. Only submodules whose call
+    gathers parameters count (not activations, dropout, or norm layers,
+    whose small weights stay gathered), and a loop over slices of one fused
+    expert parameter (`self.gate_up_proj[expert_idx]`) is fine.
 
     ## Why is this bad under ZeRO-3?
     Each expert call all-gathers that expert's parameters, a collective every
