@@ -178,7 +178,7 @@ def _run_model_checks(todo, enabled: frozenset[str], jobs: int | None):
     import concurrent.futures
     import multiprocessing
 
-    import zgen.model  # noqa: F401  (loaded before fork, so workers start warm)
+    import zgen.model.check  # noqa: F401  (libcst loaded before fork, so workers start warm)
 
     # Largest files first, so no worker is left with a big file at the end.
     work.sort(key=lambda w: -len(w[2]))

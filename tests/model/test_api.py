@@ -83,3 +83,18 @@ def test_rule_infos_have_documentation():
     infos = rule_infos()
     assert len(infos) == 16
     assert all(info.doc and info.summary for info in infos)
+
+
+def test_zgen_runtime_initialize_is_a_wrap_point():
+    from zgen.model import check_source
+
+    src = (
+        "import torch\n"
+        "import zgen.runtime as zr\n"
+        "model = build()\n"
+        "engine = zr.initialize(model, 'ds.json')\n"
+        "torch.save(model.state_dict(), 'x.pt')\n"
+    )
+    assert [f.code for f in check_source("train.py", src)] == ["ZG108"]
+    before = src.replace("engine = zr.initialize(model, 'ds.json')\n", "").replace("build()\n", "build()\n") + "engine = zr.initialize(model, 'ds.json')\n"
+    assert check_source("train.py", before) == []

@@ -66,7 +66,7 @@ class ScriptScope:
                 name = dotted(engine)
                 if name:
                     found.setdefault(name, position)
-            model = _model_arg(init)
+            model = _model_arg(init, self.index)
             name = dotted(model) if model is not None else None
             if name:
                 found.setdefault(name, position)
@@ -111,16 +111,26 @@ def _initialize_call(index: ModelIndex, value: cst.CSTNode) -> cst.Call | None:
     if name is None:
         return None
     qualified = index.qualify(name)
-    return value if qualified in {"deepspeed.initialize", "deepspeed.initialize.initialize"} else None
+    return value if qualified in _WRAP_CALLS else None
 
 
-def _model_arg(call: cst.Call) -> cst.BaseExpression | None:
+# Calls that partition a model, and the position of their positional `model` argument:
+# `deepspeed.initialize(args, model, ...)` and `zgen.runtime.initialize(model, config, ...)`.
+_WRAP_CALLS = {
+    "deepspeed.initialize": 1,
+    "deepspeed.initialize.initialize": 1,
+    "zgen.runtime.initialize": 0,
+    "zgen.runtime.engine.initialize": 0,
+}
+
+
+def _model_arg(call: cst.Call, index: ModelIndex) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "model":
             return arg.value
     positional = [a for a in call.args if a.keyword is None and not a.star]
-    # deepspeed.initialize(args, model, ...): the model is the second positional argument.
-    return positional[1].value if len(positional) > 1 else None
+    at = _WRAP_CALLS.get(index.qualify(call_name(call) or ""), 1)
+    return positional[at].value if len(positional) > at else None
 
 
 def _parse_script(index: ModelIndex) -> Snippet | None:
