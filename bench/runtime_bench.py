@@ -15,8 +15,11 @@ since the end of that system's setup.
 
 Systems: plain (fp32 weights, bf16 autocast, fused AdamW), fsdp2 (fully_shard
 per block and on the root without resharding it, bf16 parameters, fp32
-reduction, fused AdamW), zgen (zgen.runtime, default plan), zgen-keep
-(keep_low_precision=True: a persistent bf16 copy at world size 1),
+reduction, fused AdamW), zgen (zgen.runtime defaults: default plan, split
+master with its Triton AdamW pass), zgen-fp32master (split_master=False:
+fp32 shards stepped by torch's fused AdamW, units cast just in time at world
+size 1), zgen-keep (split_master=False, keep_low_precision=True: a
+persistent bf16 copy at world size 1),
 deepspeed (0.19.8 ZeRO-3 with examples/llama/ds_config.json; its optimizer is
 torch's fused AdamW via "torch_adam" so nothing is JIT-compiled, and its
 wall_clock_breakdown and flops_profiler are turned off because they add
@@ -153,8 +156,8 @@ def setup_fsdp2(model, args, world):
     return step, [opt]
 
 
-def setup_zgen(model, args, world, keep=False, split=False):
-    engine = zr.initialize(model, zgen_config(args.grad_accum), keep_low_precision=keep, split_master=split)
+def setup_zgen(model, args, world, **options):
+    engine = zr.initialize(model, zgen_config(args.grad_accum), **options)
 
     def step(batches, mark):
         losses = []
@@ -193,8 +196,8 @@ SYSTEMS = {
     "plain": setup_plain,
     "fsdp2": setup_fsdp2,
     "zgen": setup_zgen,
-    "zgen-split": lambda m, a, w: setup_zgen(m, a, w, split=True),
-    "zgen-keep": lambda m, a, w: setup_zgen(m, a, w, keep=True),
+    "zgen-fp32master": lambda m, a, w: setup_zgen(m, a, w, split_master=False),
+    "zgen-keep": lambda m, a, w: setup_zgen(m, a, w, keep_low_precision=True),
     "deepspeed": setup_deepspeed,
 }
 
@@ -284,6 +287,8 @@ def measure(name, args, cfg, world, rank, device, batches) -> dict:
     med = statistics.median(step_ms) / 1000
     tokens = args.micro_batch * args.seq * args.grad_accum * world
     alloc, reserved = clock.peaks()
+    if name in args.profile.split(","):
+        profile(step, batches[-2:], clock)
     out = {
         "system": name,
         "world_size": world,
@@ -309,6 +314,24 @@ def measure(name, args, cfg, world, rank, device, batches) -> dict:
     gc.collect()
     clock.reset_peak()
     return out
+
+
+def profile(step, batches, clock) -> None:
+    """Top kernels by GPU time over a few more steps (printed; the reply keeps only the output's tail)."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if clock.cuda else [])
+    with torch_profile(activities=acts) as prof:
+        for micro in batches:
+            step(micro, lambda label: None)
+        clock.sync()
+    for key in ("self_device_time_total", "self_cuda_time_total", "self_cpu_time_total"):
+        try:
+            print(prof.key_averages().table(sort_by=key, row_limit=18, max_name_column_width=60), flush=True)
+            return
+        except Exception:
+            continue
 
 
 # -- GPU correctness checks (tiny model) ------------------------------------------------------------
@@ -348,7 +371,8 @@ def check(device) -> list[str]:
     lines.append(f"check fp32 zgen vs plain AdamW (tiny, {steps} steps, accum 2): max |diff| {diff:.2e}")
     for accum in (1, 2):
         fsdp = _fsdp2_tiny(tiny, device, steps, accum, mb, lambda s: batches(s, accum))
-        for label, kw in (("bf16", {}), ("bf16 keep", {"keep_low_precision": True}), ("bf16 split", {"split_master": True})):
+        for label, kw in (("bf16 split (default)", {}), ("bf16 fp32-master", {"split_master": False}),
+                          ("bf16 keep", {"keep_low_precision": True})):
             full = run_zgen(zgen_config(accum), accum, **kw)
             diff = max((full[k] - fsdp[k]).abs().max().item() for k in fsdp)
             lines.append(f"check {label} zgen vs FSDP2 bf16 (tiny, {steps} steps, accum {accum}): max |diff| {diff:.2e}")
@@ -415,7 +439,7 @@ def _fsdp2_tiny(tiny, device, steps, accum, mb, batches):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--systems", default="plain,fsdp2,zgen,zgen-split,zgen-keep,deepspeed")
+    ap.add_argument("--systems", default="plain,fsdp2,zgen,zgen-fp32master,zgen-keep,deepspeed")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--seq", type=int, default=8192)
@@ -425,6 +449,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tiny", action="store_true", help="the tiny Llama (with --device cpu: a smoke test of this script)")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     ap.add_argument("--show-losses", type=int, default=4)
+    ap.add_argument("--profile", default="", help="comma-separated systems to profile for two extra steps")
     ap.add_argument("--check", action="store_true", help="run the GPU correctness checks first")
     ap.add_argument("--out", default=None, help="JSON lines file (default $OUT/runtime_bench.jsonl)")
     args = ap.parse_args(argv)
@@ -483,7 +508,7 @@ def print_table(results: list[dict], args, world: int) -> None:
         split = f"{r['fwd_ms']:.0f}/{r['bwd_ms']:.0f}/{r['opt_ms']:.0f}"
         print(f"{r['system']:<10} {r['step_s_median'] * 1000:8.1f} {split:>17} {r['tokens_per_s']:9.0f} {r['tflops_per_gpu']:8.1f} "
               f"{r['peak_alloc_gib']:10.2f} {r['peak_reserved_gib']:9.2f}  {r['losses']}")
-    for z in ("zgen", "zgen-split", "zgen-keep"):
+    for z in ("zgen", "zgen-fp32master", "zgen-keep"):
         if z not in ok:
             continue
         for other in ("fsdp2", "plain", "deepspeed"):

@@ -59,8 +59,8 @@ def main() -> None:
         "explicit": {"plan": T.explicit_plan()},
         "persistent": {"persistence": 20},
         "meta": {"model": T.Net, "init_fn": T.init_fn},
-        "bf16": {"precision": "bf16"},
-        "split": {"precision": "bf16", "split_master": True},
+        "bf16": {"precision": "bf16", "split_master": False},
+        "split": {"precision": "bf16"},  # the bf16 default
     }.items():
         if name == "meta":
             torch.manual_seed(0)  # make_model's seed: the meta path must draw the same numbers

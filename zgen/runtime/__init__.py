@@ -44,7 +44,7 @@ def initialize(
     init_fn: Callable[[nn.Module], None] | None = None,
     device: str | torch.device | None = None,
     keep_low_precision: bool = False,
-    split_master: bool = False,
+    split_master: bool | None = None,
 ) -> Engine:
     """Shard `model` over the job's ranks and return the engine that trains it.
 
@@ -56,9 +56,10 @@ def initialize(
     `keep_low_precision` keeps a persistent compute-dtype copy of the weights
     at world size 1 (faster, +2 bytes per parameter); by default each unit
     is cast from the fp32 master just before it runs. `split_master` (bf16
-    only) stores each fp32 master as its bf16 rounding plus a 16-bit
-    remainder (`zgen.runtime.split`): the bf16 copy costs no memory and no
-    cast, and the optimizer updates both halves in one pass.
+    only; the default there) stores each fp32 master as its bf16 rounding plus
+    a 16-bit remainder (`zgen.runtime.split`): the bf16 copy costs no memory
+    and no cast, and one fused pass updates both halves. `split_master=False`
+    keeps plain fp32 shards stepped by torch's fused AdamW.
     """
     if not isinstance(model, nn.Module):
         if not callable(model):
@@ -70,6 +71,8 @@ def initialize(
     rank, size = world()
     dev = _device(device)
     cfg = RuntimeConfig.load(config, size)
+    if split_master is None:
+        split_master = cfg.precision == "bf16" and not keep_low_precision
     if split_master and cfg.precision != "bf16":
         raise ZgenError(f"split_master needs bf16 compute; the config asks for {cfg.precision}")
     if plan is None:
