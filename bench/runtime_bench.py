@@ -22,8 +22,9 @@ size 1), zgen-keep (split_master=False, keep_low_precision=True: a
 persistent bf16 copy at world size 1),
 deepspeed (0.19.8 ZeRO-3 with examples/llama/ds_config.json; its optimizer is
 torch's fused AdamW via "torch_adam" so nothing is JIT-compiled, and its
-wall_clock_breakdown and flops_profiler are turned off because they add
-synchronisations).
+wall_clock_breakdown, flops_profiler and per-step printing are turned off
+because they add synchronisations), deepspeed-seed (the same with the seed
+config's wall_clock_breakdown, flops profiler and steps_per_print left on).
 
 Writes one JSON line per system to --out (default $OUT/runtime_bench.jsonl
 when $OUT is set) and prints a table last.
@@ -81,15 +82,16 @@ def build(cfg, device, seed: int = 0):
     return model
 
 
-def ds_config(accum: int, zero_overrides: dict | None = None) -> dict:
+def ds_config(accum: int, instrumented: bool = False) -> dict:
+    """The seed config with --grad-accum and torch's fused AdamW; its timers and profiler off unless `instrumented`."""
     cfg = json.loads(json.dumps(SEED_CONFIG))
     cfg["gradient_accumulation_steps"] = accum
-    cfg["wall_clock_breakdown"] = False
-    cfg["flops_profiler"] = {"enabled": False}
+    if not instrumented:
+        cfg["wall_clock_breakdown"] = False
+        cfg["flops_profiler"] = {"enabled": False}
+        cfg["steps_per_print"] = 10**9
     cfg["optimizer"]["params"].update({"torch_adam": True, "fused": True})
     cfg.pop("train_batch_size", None)
-    if zero_overrides:
-        cfg["zero_optimization"].update(zero_overrides)
     return cfg
 
 
@@ -173,10 +175,11 @@ def setup_zgen(model, args, world, **options):
     return step, [engine]
 
 
-def setup_deepspeed(model, args, world):
+def setup_deepspeed(model, args, world, instrumented=False):
     import deepspeed
 
-    engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=ds_config(args.grad_accum))
+    cfg = ds_config(args.grad_accum, instrumented)
+    engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
 
     def step(batches, mark):
         losses = []
@@ -199,6 +202,7 @@ SYSTEMS = {
     "zgen-fp32master": lambda m, a, w: setup_zgen(m, a, w, split_master=False),
     "zgen-keep": lambda m, a, w: setup_zgen(m, a, w, keep_low_precision=True),
     "deepspeed": setup_deepspeed,
+    "deepspeed-seed": lambda m, a, w: setup_deepspeed(m, a, w, instrumented=True),
 }
 
 
@@ -499,19 +503,19 @@ def print_table(results: list[dict], args, world: int) -> None:
     ok = {r["system"]: r for r in results if "error" not in r}
     print(f"\nLlama shape, seq {args.seq}, micro batch {args.micro_batch}, accum {args.grad_accum}, world {world}, "
           f"median of {args.steps} steps after {args.warmup} warm-up")
-    print(f"{'system':<10} {'step ms':>8} {'fwd/bwd/opt ms':>17} {'tok/s':>9} {'TFLOP/s':>8} {'alloc GiB':>10} "
+    print(f"{'system':<15} {'step ms':>8} {'fwd/bwd/opt ms':>17} {'tok/s':>9} {'TFLOP/s':>8} {'alloc GiB':>10} "
           f"{'resv GiB':>9}  first losses")
     for r in results:
         if "error" in r:
-            print(f"{r['system']:<10} error: {r['error'][:100]}")
+            print(f"{r['system']:<15} error: {r['error'][:100]}")
             continue
         split = f"{r['fwd_ms']:.0f}/{r['bwd_ms']:.0f}/{r['opt_ms']:.0f}"
-        print(f"{r['system']:<10} {r['step_s_median'] * 1000:8.1f} {split:>17} {r['tokens_per_s']:9.0f} {r['tflops_per_gpu']:8.1f} "
+        print(f"{r['system']:<15} {r['step_s_median'] * 1000:8.1f} {split:>17} {r['tokens_per_s']:9.0f} {r['tflops_per_gpu']:8.1f} "
               f"{r['peak_alloc_gib']:10.2f} {r['peak_reserved_gib']:9.2f}  {r['losses']}")
     for z in ("zgen", "zgen-fp32master", "zgen-keep"):
         if z not in ok:
             continue
-        for other in ("fsdp2", "plain", "deepspeed"):
+        for other in ("fsdp2", "plain", "deepspeed", "deepspeed-seed"):
             if other in ok:
                 mem = ok[z]["peak_alloc_gib"] / ok[other]["peak_alloc_gib"] if ok[other]["peak_alloc_gib"] else float("nan")
                 print(f"{z} / {other}: tokens/s x{ok[z]['tokens_per_s'] / ok[other]['tokens_per_s']:.3f}, "
