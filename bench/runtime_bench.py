@@ -340,46 +340,57 @@ def profile(step, batches, clock) -> None:
 
 # -- GPU correctness checks (tiny model) ------------------------------------------------------------
 
-def check(device) -> list[str]:
-    """On the tiny Llama: zgen fp32 vs plain AdamW on the global batch; zgen bf16 variants vs FSDP2 bf16."""
+def check(device, world: int, rank: int) -> list[str]:
+    """On the tiny Llama: zgen fp32 vs plain AdamW on the global batch; zgen bf16 variants vs FSDP2 bf16.
+
+    Every rank computes the plain reference on the whole global batch; the
+    sharded systems see their own micro batches. Lines are for rank 0.
+    """
     lines = []
     steps, mb, seq = 3, 2, 64
     tiny = L.build_tiny_model().config
 
-    def batches(step, accum):
+    def global_batch(step, accum):
         g = torch.Generator().manual_seed(500 + step)
-        return torch.randint(0, tiny.vocab_size, (accum * mb, seq), generator=g).to(device)
+        return torch.randint(0, tiny.vocab_size, (world * accum * mb, seq), generator=g).to(device)
+
+    def mine(ids, micro):
+        i = (micro * world + rank) * mb
+        return ids[i : i + mb]
 
     def run_zgen(cfg, accum, **kw):
         engine = zr.initialize(build(tiny, device), dict(cfg, train_micro_batch_size_per_gpu=mb), **kw)
         for s in range(steps):
-            ids = batches(s, accum)
+            ids = global_batch(s, accum)
             for m in range(accum):
-                part = ids[m * mb : (m + 1) * mb]
+                part = mine(ids, m)
                 engine.backward(engine(part, part))
                 engine.step()
         return engine.full_state_dict()
+
+    def worst(full, want):
+        return max((full[k] - want[k]).abs().max().item() for k in want) if rank == 0 else 0.0
 
     p = SEED_CONFIG["optimizer"]["params"]
     ref = build(tiny, device)
     opt = torch.optim.AdamW(ref.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"])
     for s in range(steps):
-        ids = batches(s, 2)
+        ids = global_batch(s, 2)
         ref(ids, ids).backward()
         torch.nn.utils.clip_grad_norm_(ref.parameters(), 1.0)
         opt.step()
         opt.zero_grad()
-    fp32 = dict(zgen_config(2), bf16={"enabled": False})
-    full = run_zgen(fp32, 2)
-    diff = max((full[k] - v.detach().cpu()).abs().max().item() for k, v in ref.state_dict().items())
-    lines.append(f"check fp32 zgen vs plain AdamW (tiny, {steps} steps, accum 2): max |diff| {diff:.2e}")
+    want = {k: v.detach().cpu() for k, v in ref.state_dict().items()}
+    full = run_zgen(dict(zgen_config(2), bf16={"enabled": False}), 2)
+    lines.append(f"check fp32 zgen vs plain AdamW (tiny, world {world}, {steps} steps, accum 2): "
+                 f"max |diff| {worst(full, want):.2e}")
     for accum in (1, 2):
-        fsdp = _fsdp2_tiny(tiny, device, steps, accum, mb, lambda s: batches(s, accum))
+        fsdp = _fsdp2_tiny(tiny, device, steps, accum, lambda s: [mine(global_batch(s, accum), m) for m in range(accum)])
         for label, kw in (("bf16 split (default)", {}), ("bf16 fp32-master", {"split_master": False}),
                           ("bf16 keep", {"keep_low_precision": True})):
             full = run_zgen(zgen_config(accum), accum, **kw)
-            diff = max((full[k] - fsdp[k]).abs().max().item() for k in fsdp)
-            lines.append(f"check {label} zgen vs FSDP2 bf16 (tiny, {steps} steps, accum {accum}): max |diff| {diff:.2e}")
+            lines.append(f"check {label} zgen vs FSDP2 bf16 (tiny, world {world}, {steps} steps, accum {accum}): "
+                         f"max |diff| {worst(full, fsdp):.2e}")
     lines.extend(check_split_kernel(device))
     return lines
 
@@ -418,7 +429,7 @@ def check_split_kernel(device) -> list[str]:
     return lines
 
 
-def _fsdp2_tiny(tiny, device, steps, accum, mb, batches):
+def _fsdp2_tiny(tiny, device, steps, accum, micro_batches):
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     model = build(tiny, device)
@@ -429,9 +440,7 @@ def _fsdp2_tiny(tiny, device, steps, accum, mb, batches):
     p = SEED_CONFIG["optimizer"]["params"]
     opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"])
     for s in range(steps):
-        ids = batches(s)
-        for m in range(accum):
-            part = ids[m * mb : (m + 1) * mb]
+        for part in micro_batches(s):
             (model(part, part) / accum).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -470,7 +479,7 @@ def main(argv=None) -> int:
         cfg.num_hidden_layers = args.layers
     out_path = args.out or (os.path.join(os.environ["OUT"], "runtime_bench.jsonl") if "OUT" in os.environ else None)
 
-    notes = check(device) if args.check else []
+    notes = check(device, world, rank) if args.check else []
     for line in notes:
         if rank == 0:
             print(line, flush=True)
