@@ -76,7 +76,13 @@ def main() -> None:
     engine.save_checkpoint(str(ckpt))
     T.train(engine, 2, world, rank, ACCUM, start=2)
     res["continued"] = {"state": engine.full_state_dict(), "steps": engine.global_steps}
+    engine, _ = run(precision="bf16", steps=1)  # split master: the checkpoint still holds fp32 values
+    engine.save_checkpoint(str(out / f"split_w{world}"))
+    res["split_saved"] = {"state": engine.full_state_dict()}
     if load_from:
+        engine = zr.initialize(T.Net, T.config(world, ACCUM), init_fn=T.init_fn)
+        engine.load_checkpoint(str(Path(load_from).parent / "split_w2"))
+        res["split_loaded"] = {"state": engine.full_state_dict()}
         engine = zr.initialize(T.Net, T.config(world, ACCUM), init_fn=T.init_fn)
         engine.load_checkpoint(load_from)
         steps_at_load = engine.global_steps

@@ -100,3 +100,7 @@ def test_resume_on_another_world_size(runs, reference):
     resumed = runs[3]["resumed"]
     assert resumed["steps_at_load"] == 2 and resumed["steps"] == 4
     _assert_close(resumed["state"], reference[4], FP32_TOL)
+
+
+def test_split_master_checkpoint_loads_as_fp32_on_another_world_size(runs):
+    _assert_close(runs[3]["split_loaded"]["state"], runs[2]["split_saved"]["state"], 0.0)

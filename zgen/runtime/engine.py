@@ -14,10 +14,11 @@ Control flow for one micro-step (CUDA; on CPU the same calls run in order):
   reduce-scatter when the world size is above 1) and frees the unit.
 * step: at the accumulation boundary the optimizer steps unit by unit, in
   forward order, on its own stream, and the next forward's first gather is
-  issued straight away, so the forward of unit k overlaps the update of
-  unit k+1. The 1/(world x accumulation) average and the clipping factor
-  reach the fused AdamW kernel as its `grad_scale`, so no pass over the
-  gradients is spent on scaling.
+  issued straight away, so the forward of unit k can start while later
+  units are still being updated. The 1/(world x accumulation) average, the
+  clipping factor and the fp16 loss scale reach the optimizer kernel as one
+  device-side divisor, so no pass over the gradients is spent on scaling and
+  the host never waits for the norm (except for fp16 overflow checks).
 
 Buffers that cross streams are kept alive by holding references until the
 main stream has waited on the event that ends their use, never by

@@ -2,18 +2,23 @@
 
 Per unit and rank:
 
-* `master` - fp32 shard, the optimizer's parameter;
-* `lp` - low-precision shard, the all-gather input (only when the world size
-  is above 1 and the compute dtype is not fp32; otherwise `master` or nothing);
+* the fp32 master shard: `master`, or with a split master (the bf16 default)
+  `hi` (bf16, the weights rounded) plus `lo` (int16, the remainder), which
+  together are the fp32 values bit for bit (`zgen.runtime.split`);
+* `lp` - a low-precision shard used as the all-gather input when the master is
+  plain fp32, the world size is above 1 and compute is not fp32 (with a split
+  master `hi` is that input);
 * `full` - the gathered flat buffer in the compute dtype. Its storage is
   resized to zero when the unit is freed and back when it is gathered again,
   so views that autograd saved in forward stay valid for backward (the same
-  trick FSDP uses). At world size 1 in fp32 `full` *is* `master`, and with
-  `keep_low_precision` it is a persistent bf16 copy: no gather, no copy;
+  trick FSDP uses). At world size 1 it is `hi` or the fp32 `master` itself
+  (nothing to gather), a persistent copy with `keep_low_precision`, or else
+  a buffer the master is cast into just before the unit runs;
 * `grad` - fp32 gradient shard, allocated at the first backward of an
-  accumulation window and dropped after the optimizer step.
+  accumulation window and dropped after the optimizer step (or `held_grads`,
+  autograd's own gradients handed to a split-master optimizer directly).
 
-The module sees per-parameter views of `full` produced by `_Views`, a custom
+The module sees per-parameter views of `full` produced by `Views`, a custom
 autograd function; its backward receives every parameter's gradient once all
 uses in the micro-step are done, which is the unit's post-backward moment.
 """
