@@ -21,8 +21,9 @@ compute dtype (2 for bf16/fp16, 4 for fp32).
   b·allgather_bucket_size.
 * Activations (no activation checkpointing, flash attention, SwiGLU MLP): per
   token and layer b·(6·h + 2·h_kv + 4·f) bytes, where h is the hidden size,
-  h_kv = h·kv_heads/heads and f the MLP width; plus the logits, tokens·V·(b + 4)
-  bytes (compute dtype and the fp32 copy the loss uses).
+  h_kv = h·kv_heads/heads and f the MLP width; plus the logits at the start of
+  backward, 2·tokens·V·(b + 4) bytes (the logits in the compute dtype and their
+  fp32 copy for the loss, and the gradients of both).
 
 DeepSpeed's own estimators stop at the model states; the other terms are what
 actually decides whether a step fits. The estimate ignores the CUDA context,
@@ -113,9 +114,10 @@ def _activation_terms(shape: ModelShape, micro_batch: int, seq_len: int, precisi
     tokens = micro_batch * seq_len
     per_token_layer = 6 * h + 2 * kv + 4 * f
     layers = (shape.layers or 0) * tokens * per_token_layer * b
-    logits = tokens * (shape.vocab or 0) * (b + 4)
+    logits = 2 * tokens * (shape.vocab or 0) * (b + 4)
     formula = (f"{shape.layers} layers x {_n(tokens)} tokens x (6x{h} + 2x{kv} + 4x{f}) x {b} B"
-               + (f" + {_n(tokens)} tokens x {shape.vocab} vocab x ({b} + 4) B logits" if shape.vocab else ""))
+               + (f" + 2 x {_n(tokens)} tokens x {shape.vocab} vocab x ({b} + 4) B logits and their gradients"
+                  if shape.vocab else ""))
     return layers + logits, formula
 
 

@@ -67,6 +67,7 @@ class Key:
     hf_default: object = None
     doc: str = ""
     fix_cost: int = 1
+    no_bool: bool = False  # a validator rejects true/false although pydantic would read them as 1/0
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,12 +265,12 @@ def _precision(v: Version) -> tuple[Section, ...]:
         keys=(
             _k("enabled", "bool", False, auto="HF Trainer fills it from `TrainingArguments.fp16`", hf_default=False, fix_cost=2),
             _k("auto_cast", "bool", False),
-            _k("loss_scale", "float", 0.0),
+            _k("loss_scale", "float", 0.0, no_bool=True),
             _k("initial_scale_power", "int", 16),
-            _k("loss_scale_window", "int", 1000),
+            _k("loss_scale_window", "int", 1000, no_bool=True),
             _k("hysteresis", "int", 2),
             _k("consecutive_hysteresis", "bool", False),
-            _k("min_loss_scale", "int", 1),
+            _k("min_loss_scale", "int", 1, no_bool=True),
             _k("fp16_master_weights_and_grads", "bool", False),
         ),
     )
@@ -280,7 +281,8 @@ def _precision(v: Version) -> tuple[Section, ...]:
         _k("bf16_master_weights_and_grads", "bool", False),
         _k("bf16_optimizer_states", "bool", False),
     )
-    bf16 = Section("bf16", "strict", keys=bf16_keys)
+    # DeepSpeed reads `bf16` with `.get(..., None)` and falls back to `bfloat16`, so `null` is accepted.
+    bf16 = Section("bf16", "strict", keys=bf16_keys, nullable=True)
     bfloat16 = Section("bfloat16", "strict", keys=bf16_keys, deprecated="rename the section to `bf16`", replaced_by="bf16")
     return fp16, bf16, bfloat16
 

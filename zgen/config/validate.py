@@ -185,6 +185,7 @@ class _Walker:
         self.problems: list[Problem] = []
         self.v2 = version >= PYDANTIC_V2
         self.all_paths = _all_paths(schema)
+        self.siblings: set[str] = set()  # keys written next to the one being checked
 
     def problem(self, code: str, message: str, span: Span, key: str, help: str | None = None,
                 severity: Severity | None = None) -> None:
@@ -192,6 +193,12 @@ class _Walker:
 
     # -- sections -------------------------------------------------------
     def section(self, node: Node, section: Section, path: str) -> None:
+        outer = self.siblings
+        self.siblings = {e.key for e in node.entries}
+        self._section(node, section, path)
+        self.siblings = outer
+
+    def _section(self, node: Node, section: Section, path: str) -> None:
         written_by_key: dict[str, str] = {}
         for entry in node.entries:
             dotted = f"{path}.{entry.key}" if path else entry.key
@@ -226,6 +233,10 @@ class _Walker:
                 self.problem("ZC020", f"`{dotted}` is \"auto\", which nothing fills: DeepSpeed drops it and the "
                              "section keeps its defaults", entry.key_span, dotted,
                              help=f"write the `{dotted}` settings explicitly or remove the key")
+            else:
+                self.problem("ZC020", f"`{dotted}` is \"auto\", which nothing fills: DeepSpeed reads the section "
+                             "as an object and fails on the string", entry.key_span, dotted,
+                             help=f"write the `{dotted}` settings as an object or remove the key")
             return
         if node.kind == "bool" and sub.bool_form:
             stage = 1 if node.value else 0
@@ -235,12 +246,9 @@ class _Walker:
             self.values.sections[dotted] = entry.key_span
             self.values.settings[f"{dotted}.stage"] = Setting(f"{dotted}.stage", dotted, stage, entry.key_span)
             return
-        if node.kind == "null" and (sub.nullable or sub.mode != "strict"):
+        if node.kind == "null" and sub.nullable:
             return
         if node.kind != "object":
-            if sub.mode == "opaque":
-                self.values.sections[dotted] = entry.key_span
-                return
             self.problem("ZC012", f"`{dotted}` must be an object, not {_describe(node)}", entry.key_span, dotted,
                          help=f"write `\"{entry.key}\": {{...}}`")
             return
@@ -294,7 +302,13 @@ class _Walker:
 
     def deprecated_value(self, key: Key, value: object, canonical: str, dotted: str, span: Span) -> None:
         target = key.replaced_by
-        if self.values.has(target) or any(k.startswith(target + ".") for k in self.values.settings):
+        # DeepSpeed refuses the pair whatever the order or value (even `null`) of the replacement.
+        names = {target.rpartition(".")[2]}
+        spec = self.values.schema.section_index.get("zero_optimization")
+        replacement = spec.key_index.get(target.rpartition(".")[2]) if spec else None
+        if replacement is not None:
+            names.update(replacement.aliases)
+        if names & self.siblings:
             self.problem("ZC017", f"`{dotted}` and its replacement `{target}` are both set", span, dotted,
                          help=f"keep only `{target}`")
             return
@@ -333,6 +347,8 @@ class _Walker:
         if node.kind in ("object", "array"):
             return self.bad_type(key, node, dotted, span)
         strict = section.mode == "strict"
+        if key.no_bool and isinstance(v, bool):
+            return self.bad_type(key, node, dotted, span)
         if key.kind == "bool":
             if not strict:
                 if isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)):
@@ -359,8 +375,6 @@ class _Walker:
             return self.in_range(key, value, dotted, span)
         if key.kind == "float":
             if not strict and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                return self.bad_type(key, node, dotted, span)
-            if dotted.endswith("fp16.loss_scale") and isinstance(v, bool):
                 return self.bad_type(key, node, dotted, span)
             ok, value = _as_float(v)
             return self.in_range(key, value, dotted, span) if ok else self.bad_type(key, node, dotted, span)
@@ -574,8 +588,6 @@ def validate(root: Node, schema: Section, version: Version) -> tuple[ConfigValue
             continue
         sub = schema.section_index[block]
         node = entry.value
-        if node.kind == "null":
-            continue
         if node.kind != "object":
             walker.problem("ZC012", f"`{block}` must be an object, not {_describe(node)}", entry.key_span, block,
                            help=f"write `\"{block}\": {{\"type\": ..., \"params\": {{...}}}}`")
