@@ -12,7 +12,9 @@ from zgen.config.parse import parse
 from zgen.config.schema import schema_for
 from zgen.config.validate import validate
 from zgen.solver import expr as E
-from zgen.solver.engine import LaunchValues, _Context, _Tracked
+from zgen.solver.context import Context
+from zgen.solver.engine import LaunchValues
+from zgen.solver.symbols import Tracked
 from zgen.solver.rules import key_table, load_rules
 
 VERSION = (0, 19, 8)
@@ -87,10 +89,10 @@ def test_direct_evaluation_agrees_with_z3(config, world, gpus_per_node):
     """For concrete configs the fast path and the solver must give every rule the same verdict."""
     values, _ = validate(parse(json.dumps(config)).root, schema_for(VERSION), VERSION)
     launch = LaunchValues(world_size=world, gpus_per_node=gpus_per_node)
-    ctx = _Context(load_rules(), values, launch, VERSION)
+    ctx = Context(load_rules(), values, launch, VERSION)
     env = ctx.env(ctx.derive(dict(ctx.base_values(), world_size=world)))
     direct = [ctx.result(i, env) for i in range(len(ctx.rules))]
-    tracked = _Tracked(ctx, list(range(len(ctx.rules))))
+    tracked = Tracked(ctx, list(range(len(ctx.rules))))
     for i, verdict in enumerate(direct):
         if verdict is None:  # e.g. a division by zero: the fast path leaves it to z3
             continue
