@@ -15,8 +15,10 @@ since the end of that system's setup.
 
 Systems: plain (fp32 weights, bf16 autocast, fused AdamW), fsdp2 (fully_shard
 per block and on the root without resharding it, bf16 parameters, fp32
-reduction, fused AdamW), zgen (zgen.runtime defaults: default plan, split
-master with its Triton AdamW pass), zgen-fp32master (split_master=False:
+reduction, fused AdamW), fsdp2-prefetch (the same with explicit prefetch: each
+block's forward prefetches the next block, each block's backward the previous
+one), zgen (zgen.runtime defaults: the default plan, or the `--plan` JSON from
+`zgen plan --json`, split master with its Triton AdamW pass), zgen-fp32master (split_master=False:
 fp32 shards stepped by torch's fused AdamW, units cast just in time at world
 size 1), zgen-keep (split_master=False, keep_low_precision=True: a
 persistent bf16 copy at world size 1),
@@ -25,6 +27,9 @@ torch's fused AdamW via "torch_adam" so nothing is JIT-compiled, and its
 wall_clock_breakdown, flops_profiler and per-step printing are turned off
 because they add synchronisations), deepspeed-seed (the same with the seed
 config's wall_clock_breakdown, flops profiler and steps_per_print left on).
+
+`--sync-each-step` also times each system the way a training script does:
+host wall time per step ending in a `.item()` of the step's loss.
 
 Writes one JSON line per system to --out (default $OUT/runtime_bench.jsonl
 when $OUT is set) and prints a table last.
@@ -130,13 +135,20 @@ def setup_plain(model, args, world):
     return step, [net, opt]
 
 
-def setup_fsdp2(model, args, world):
+def setup_fsdp2(model, args, world, prefetch: bool = False):
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     for layer in model.layers:
         fully_shard(layer, mp_policy=mp)
     fully_shard(model, mp_policy=mp, reshard_after_forward=False)
+    if prefetch:  # one block ahead in each direction, on top of FSDP2's implicit next-unshard
+        blocks = list(model.layers)
+        for i, block in enumerate(blocks):
+            if i + 1 < len(blocks):
+                block.set_modules_to_forward_prefetch([blocks[i + 1]])
+            if i > 0:
+                block.set_modules_to_backward_prefetch([blocks[i - 1]])
     p = SEED_CONFIG["optimizer"]["params"]
     opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"], fused=True)
 
@@ -158,8 +170,17 @@ def setup_fsdp2(model, args, world):
     return step, [opt]
 
 
+def load_plan(path: str | None):
+    """The `zgen plan --json` file given with --plan, or None for the runtime's default plan."""
+    if not path:
+        return None
+    from zgen.schedule import Plan
+
+    return Plan.from_json(Path(path).read_text())
+
+
 def setup_zgen(model, args, world, **options):
-    engine = zr.initialize(model, zgen_config(args.grad_accum), **options)
+    engine = zr.initialize(model, zgen_config(args.grad_accum), plan=load_plan(getattr(args, "plan", None)), **options)
 
     def step(batches, mark):
         losses = []
@@ -198,6 +219,7 @@ def setup_deepspeed(model, args, world, instrumented=False):
 SYSTEMS = {
     "plain": setup_plain,
     "fsdp2": setup_fsdp2,
+    "fsdp2-prefetch": lambda m, a, w: setup_fsdp2(m, a, w, prefetch=True),
     "zgen": setup_zgen,
     "zgen-fp32master": lambda m, a, w: setup_zgen(m, a, w, split_master=False),
     "zgen-keep": lambda m, a, w: setup_zgen(m, a, w, keep_low_precision=True),
@@ -291,6 +313,7 @@ def measure(name, args, cfg, world, rank, device, batches) -> dict:
     med = statistics.median(step_ms) / 1000
     tokens = args.micro_batch * args.seq * args.grad_accum * world
     alloc, reserved = clock.peaks()
+    sync_wall = sync_each_step(step, batches[args.warmup :], clock) if args.sync_each_step else None
     if name in args.profile.split(","):
         profile(step, batches[-2:], clock)
     out = {
@@ -310,14 +333,30 @@ def measure(name, args, cfg, world, rank, device, batches) -> dict:
         "peak_alloc_gib": alloc,
         "peak_reserved_gib": reserved,
         "losses": [round(float(x), 5) for x in losses[: args.show_losses]],
+        "plan": getattr(args, "plan", None) if name.startswith("zgen") else None,
         "setup_s": setup_s,
         "torch": torch.__version__,
         "gpu": torch.cuda.get_device_name() if clock.cuda else "cpu",
     }
+    if sync_wall is not None:
+        out["step_s_wall_sync_median"] = sync_wall
+        out["tokens_per_s_wall_sync"] = tokens / sync_wall
     del step, keep, model
     gc.collect()
     clock.reset_peak()
     return out
+
+
+def sync_each_step(step, batches, clock) -> float:
+    """Median host wall time of steps that each end by reading their loss (`.item()`), as a script's loop does."""
+    times = []
+    for micro in batches:
+        t0 = time.perf_counter()
+        losses = step(micro, lambda label: None)
+        float(sum(loss.float() for loss in losses))
+        times.append(time.perf_counter() - t0)
+    clock.sync()
+    return statistics.median(times)
 
 
 def profile(step, batches, clock) -> None:
@@ -462,6 +501,9 @@ def main(argv=None) -> int:
     ap.add_argument("--tiny", action="store_true", help="the tiny Llama (with --device cpu: a smoke test of this script)")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     ap.add_argument("--show-losses", type=int, default=4)
+    ap.add_argument("--plan", default=None, help="zgen systems run this `zgen plan --json` file (default: the runtime's plan)")
+    ap.add_argument("--sync-each-step", action="store_true",
+                    help="also time --steps more steps by host wall clock, each ending in a `.item()` of its loss")
     ap.add_argument("--profile", default="", help="comma-separated systems to profile for two extra steps")
     ap.add_argument("--check", action="store_true", help="run the GPU correctness checks first")
     ap.add_argument("--out", default=None, help="JSON lines file (default $OUT/runtime_bench.jsonl)")
@@ -521,6 +563,9 @@ def print_table(results: list[dict], args, world: int) -> None:
         split = f"{r['fwd_ms']:.0f}/{r['bwd_ms']:.0f}/{r['opt_ms']:.0f}"
         print(f"{r['system']:<15} {r['step_s_median'] * 1000:8.1f} {split:>17} {r['tokens_per_s']:9.0f} {r['tflops_per_gpu']:8.1f} "
               f"{r['peak_alloc_gib']:10.2f} {r['peak_reserved_gib']:9.2f}  {r['losses']}")
+        if "tokens_per_s_wall_sync" in r:
+            print(f"{'':<15} with a .item() per step, host wall clock: {r['step_s_wall_sync_median'] * 1000:.1f} ms, "
+                  f"{r['tokens_per_s_wall_sync']:.0f} tok/s")
     for z in ("zgen", "zgen-fp32master", "zgen-keep"):
         if z not in ok:
             continue
