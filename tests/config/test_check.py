@@ -269,3 +269,25 @@ def test_checking_a_config_never_imports_torch(repo):
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("hf_zero3_auto.json", set()),
+        ("clean_zero3_bf16.hjson", set()),
+        ("batch_mismatch.json", set()),
+        ("zero3_offload_typos.json", {"ZC010", "ZC403", "ZC308", "ZC310", "ZC018", "ZC019"}),
+        ("zero2_leftovers.json", {"ZC204", "ZC011", "ZC401", "ZC306", "ZC015"}),
+        ("precision_clash.json", {"ZC201", "ZC503", "ZC501", "ZC502", "ZC402"}),
+    ],
+)
+def test_example_configs_report_what_their_readme_says(repo, name, expected):
+    report = check((repo / "examples/configs" / name).read_bytes(), world_size=8)
+    assert set(codes(report)) == expected
+
+
+def test_batch_mismatch_example_fails_at_other_world_sizes(repo):
+    data = (repo / "examples/configs/batch_mismatch.json").read_bytes()
+    assert codes(check(data, world_size=4)) == ["ZC101"]
+    assert check(data).valid_world_sizes == (8,)

@@ -213,6 +213,8 @@ def _related(path: str, values: ConfigValues, keys, model_values: dict) -> tuple
             note = f"{k.replace('_', ' ')} {_show(model_values.get(k))} (launch fact)"
         elif values.has(k):
             note = f"`{k}` = {_show(model_values.get(k, _written(values, k)))}"
+        elif model_values.get(k) in (None, ""):
+            note = f"`{k}` is not written"
         else:
             note = f"`{k}` is not written (DeepSpeed uses {_show(model_values.get(k))})"
         out.append(Related(path=path, line=span.line, column=span.column, message=note + " takes part in this"))

@@ -90,6 +90,8 @@ class Rule:
     source: str
     keys: tuple[str, ...]
     examples: tuple[Example, ...] = ()
+    each: tuple[str, ...] = ()  # the keys `$key` ranged over, and the texts before substitution
+    raw: tuple[str, str] = ("", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,23 +122,35 @@ class RuleSet:
     docs: tuple[CodeDoc, ...]
 
     def infos(self) -> list[RuleInfo]:
-        """One `RuleInfo` per code (a rule repeated with `each` is one code)."""
+        """One `RuleInfo` per code (a rule repeated with `each` or variants is one code)."""
         seen: dict[str, RuleInfo] = {}
         for d in self.docs:
-            seen[d.code] = RuleInfo(code=d.code, name=d.name, summary=d.summary, doc=_doc(d.summary, d.doc),
+            seen[d.code] = RuleInfo(code=d.code, name=d.name, summary=d.summary, doc=_doc(d.summary, d.doc, ()),
                                     severity=d.severity, family="config")
+        by_code: dict[str, list[Rule]] = {}
         for r in self.rules:
-            if r.code not in seen:
-                doc = _doc(r.summary, r.doc, r.require_text, r.when)
-                seen[r.code] = RuleInfo(code=r.code, name=r.name, summary=r.summary, doc=doc, severity=r.severity,
-                                        family="config")
+            by_code.setdefault(r.code, []).append(r)
+        for code, rules in by_code.items():
+            if code in seen:
+                continue
+            first = rules[0]
+            seen[code] = RuleInfo(code=code, name=first.name, summary=first.summary,
+                                  doc=_doc(first.summary, first.doc, rules), severity=first.severity, family="config")
         return sorted(seen.values(), key=lambda i: i.code)
 
 
-def _doc(summary: str, body: str, require: str = "", when: E.Node | None = None) -> str:
+def _doc(summary: str, body: str, rules) -> str:
     parts = [summary.strip(), body.strip()]
-    if require:
-        parts.append(f"## Constraint\n\n```\n{require.strip()}\n```")
+    if rules:
+        shown = []
+        for r in rules:
+            when, require = r.raw
+            text = (f"when    {' '.join(when.split())}\n" if when else "") + f"require {' '.join(require.split())}"
+            if r.each:
+                text = "for each $key in: " + ", ".join(r.each) + "\n" + text
+            if text not in shown:
+                shown.append(text)
+        parts.append("## Constraint\n\n```\n" + "\n\n".join(shown) + "\n```")
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
@@ -435,6 +449,8 @@ class _Loader:
                 when=when, message=message, help=self.template(code, "help", help_text) if help_text else None,
                 anchor=self.table.resolve(anchor) if anchor else "", versions=versions, source=self.path,
                 keys=keys, examples=examples if key in (None, each[0]) else (),
+                each=tuple(k for k in each if k), raw=(self.text(entry, code, "when", required=False),
+                                                      self.text(entry, code, "require")),
             ))
         return out
 
