@@ -466,12 +466,11 @@ def _check_named_block(walker: _Walker, root: Node) -> None:
         type_entry = entry.value.get("type")
         params_entry = entry.value.get("params")
         name = type_entry.value.value if type_entry is not None and type_entry.value.kind == "string" else None
+        known = _check_type(walker, block, type_entry, name)
         if block == "optimizer":
-            known = _check_optimizer_type(walker, type_entry, name)
             table = OPTIMIZER_PARAMS.get(name.lower()) if known and name else None
             required: tuple[str, ...] = ()
         else:
-            known = _check_scheduler_type(walker, type_entry, name)
             spec = SCHEDULER_PARAMS.get(name) if known and name else None
             required, table = (spec[0], spec[0] + spec[1]) if spec else ((), None)
         if params_entry is None:
@@ -516,41 +515,36 @@ def _missing(walker: _Walker, block: str, name: str, required, span: Span, writt
                            "at start-up", span, f"{block}.params", help=f"add `\"{arg}\": ...` to `{block}.params`")
 
 
-def _check_optimizer_type(walker: _Walker, entry: Entry | None, name: object) -> bool:
+# What DeepSpeed can build for `optimizer.type` / `scheduler.type`: (is it known, names to suggest, what, example).
+_BUILDERS = {
+    "optimizer": (lambda n: n.lower() in DEEPSPEED_OPTIMIZERS or n in TORCH_OPTIMIZERS,
+                  [*TORCH_OPTIMIZERS, *DEEPSPEED_OPTIMIZERS], "a DeepSpeed optimizer nor a `torch.optim` class", "AdamW"),
+    "scheduler": (lambda n: n in SCHEDULER_PARAMS or n in TORCH_SCHEDULERS,
+                  [*SCHEDULER_PARAMS, *TORCH_SCHEDULERS],
+                  "a DeepSpeed scheduler nor a `torch.optim.lr_scheduler` class", "WarmupLR"),
+}
+
+
+def _check_type(walker: _Walker, block: str, entry: Entry | None, name: object) -> bool:
+    """Record `<block>.type` and whether DeepSpeed can build it (ZC012/ZC020/ZC021 otherwise)."""
     if entry is None or entry.value.kind == "null":
         return False
+    known, names, what, example = _BUILDERS[block]
+    key = f"{block}.type"
     if not isinstance(name, str):
-        walker.problem("ZC012", f"`optimizer.type` must be a string, not {_describe(entry.value)}", entry.key_span,
-                       "optimizer.type", help="write an optimizer name such as \"AdamW\"")
+        walker.problem("ZC012", f"`{key}` must be a string, not {_describe(entry.value)}", entry.key_span, key,
+                       help=f'write a name such as "{example}"')
         return False
     if name == "auto":
-        walker.problem("ZC020", "`optimizer.type` is \"auto\", which nothing fills", entry.key_span,
-                       "optimizer.type", help="write an optimizer name such as \"AdamW\"")
+        walker.problem("ZC020", f"`{key}` is \"auto\", which nothing fills", entry.key_span, key,
+                       help=f'write a name such as "{example}"')
         return False
-    walker.values.settings["optimizer.type"] = Setting("optimizer.type", "optimizer.type", name, entry.key_span)
-    if name.lower() in DEEPSPEED_OPTIMIZERS or name in TORCH_OPTIMIZERS:
+    walker.values.settings[key] = Setting(key, key, name, entry.key_span)
+    if known(name):
         return True
-    guess = _closest(name, [*TORCH_OPTIMIZERS, *DEEPSPEED_OPTIMIZERS]) or _closest(name.lower(), DEEPSPEED_OPTIMIZERS)
-    walker.problem("ZC021", f"`optimizer.type` \"{name}\" is neither a DeepSpeed optimizer nor a `torch.optim` "
-                   "class; the engine fails at start-up", entry.key_span, "optimizer.type",
-                   help=f'did you mean "{guess}"?' if guess else "use e.g. \"AdamW\"")
-    return False
-
-
-def _check_scheduler_type(walker: _Walker, entry: Entry | None, name: object) -> bool:
-    if entry is None or entry.value.kind == "null":
-        return False
-    if not isinstance(name, str):
-        walker.problem("ZC012", f"`scheduler.type` must be a string, not {_describe(entry.value)}", entry.key_span,
-                       "scheduler.type", help="write a scheduler name such as \"WarmupLR\"")
-        return False
-    walker.values.settings["scheduler.type"] = Setting("scheduler.type", "scheduler.type", name, entry.key_span)
-    if name in SCHEDULER_PARAMS or name in TORCH_SCHEDULERS:
-        return True
-    guess = _closest(name, [*SCHEDULER_PARAMS, *TORCH_SCHEDULERS])
-    walker.problem("ZC021", f"`scheduler.type` \"{name}\" is neither a DeepSpeed scheduler nor a "
-                   "`torch.optim.lr_scheduler` class; the engine fails at start-up", entry.key_span,
-                   "scheduler.type", help=f'did you mean "{guess}"?' if guess else "use e.g. \"WarmupLR\"")
+    guess = _closest(name, names) or _closest(name.lower(), [n.lower() for n in names])
+    walker.problem("ZC021", f"`{key}` \"{name}\" is neither {what}; the engine fails at start-up", entry.key_span,
+                   key, help=f'did you mean "{guess}"?' if guess else f'use e.g. "{example}"')
     return False
 
 
