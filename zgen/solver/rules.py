@@ -21,9 +21,7 @@ and modification time, so a process compiles each file once.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
 import re
 import sys
 from dataclasses import dataclass
@@ -253,43 +251,6 @@ def _mtime(path: str) -> float:
         raise ZgenError(f"{path}: cannot read rule file", help="check the path in `--rules` or `[tool.zgen] rules`") from None
 
 
-def _cache_file(path: str, raw: bytes) -> str | None:
-    """Where the compiled form of a rule file is kept between runs (None: no cache directory)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not base or base == ".cache":
-        return None
-    here = os.path.dirname(os.path.abspath(__file__))
-    # The compiled form depends on the rule text and on the code that compiles it.
-    stamp = [os.stat(os.path.join(here, n)).st_mtime_ns for n in ("expr.py", "rules.py")]
-    stamp.append(os.stat(os.path.join(here, os.pardir, "config", "schema.py")).st_mtime_ns)
-    digest = hashlib.sha256(raw + repr((path, stamp, sys.version_info[:2])).encode()).hexdigest()[:24]
-    return os.path.join(base, "zgen", f"rules-{digest}.pickle")
-
-
-def _read_cache(cache: str | None) -> RuleSet | None:
-    if cache is None:
-        return None
-    try:
-        with open(cache, "rb") as f:
-            value = pickle.load(f)
-        return value if isinstance(value, RuleSet) else None
-    except Exception:  # a missing, partial or stale cache file is simply rebuilt
-        return None
-
-
-def _write_cache(cache: str | None, value: RuleSet) -> None:
-    if cache is None:
-        return
-    try:
-        os.makedirs(os.path.dirname(cache), exist_ok=True)
-        tmp = f"{cache}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cache)
-    except OSError:
-        pass  # a read-only home only costs the compile time
-
-
 @lru_cache(maxsize=64)
 def _load_file_cached(path: str, mtime: float, builtin: bool) -> RuleSet:
     try:
@@ -297,13 +258,7 @@ def _load_file_cached(path: str, mtime: float, builtin: bool) -> RuleSet:
             raw = f.read()
     except OSError as e:
         raise ZgenError(f"{path}: cannot read rule file: {e.strerror}") from None
-    cache = _cache_file(path, raw)
-    cached = _read_cache(cache)
-    if cached is not None:
-        return cached
-    loaded = _compile_file(path, raw)
-    _write_cache(cache, loaded)
-    return loaded
+    return _compile_file(path, raw)
 
 
 def _compile_file(path: str, raw: bytes) -> RuleSet:
