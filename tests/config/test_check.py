@@ -291,3 +291,20 @@ def test_batch_mismatch_example_fails_at_other_world_sizes(repo):
     data = (repo / "examples/configs/batch_mismatch.json").read_bytes()
     assert codes(check(data, world_size=4)) == ["ZC101"]
     assert check(data).valid_world_sizes == (8,)
+
+
+def test_rules_that_hold_alone_but_not_together_are_a_conflict(tmp_path):
+    path = tmp_path / "policy.toml"
+    path.write_text("\n".join(
+        f'[[rule]]\ncode = "ZC86{i}"\nname = "r{i}"\nseverity = "error"\nsummary = "s"\nrequire = "{req}"\nmessage = "m"\n'
+        for i, req in enumerate(["train_micro_batch_size_per_gpu >= 4", "train_micro_batch_size_per_gpu <= 2"])))
+    report = check('{"train_batch_size": 64, "train_micro_batch_size_per_gpu": "auto"}', [str(path)], world_size=8)
+    f = finding(report, "ZC901")
+    assert "`train_micro_batch_size_per_gpu`" in f.message
+    assert "ZC860" not in codes(report) and "ZC861" not in codes(report)
+    assert report.resolved is None
+
+
+def test_world_size_must_be_positive():
+    with pytest.raises(ZgenError):
+        check('{"train_batch_size": 8}', world_size=0)

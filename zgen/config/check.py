@@ -15,6 +15,7 @@ from zgen.config.parse import Span, parse
 from zgen.config.resolved import Origin, ResolvedConfig
 from zgen.config.schema import parse_version, schema_for
 from zgen.config.validate import ConfigValues, Problem, validate
+from zgen.errors import ZgenError
 from zgen.findings import Finding, Related, Severity, sort_findings
 from zgen.launch import LaunchFacts
 from zgen.memory import MemoryBreakdown, cheapest_fit, estimate
@@ -74,6 +75,10 @@ def check_config(path: str, data: bytes, facts: LaunchFacts, rule_files: Sequenc
     from zgen.solver.rules import load_rules
 
     version = parse_version(facts.deepspeed_version)
+    for name in ("world_size", "gpus_per_node", "gpu_mem_bytes"):
+        value = getattr(facts, name)
+        if value is not None and value < 1:
+            raise ZgenError(f"{name.replace('_', ' ')} must be at least 1, not {value}")
     ruleset = load_rules(rule_files)
     text, bad = _decode(path, data)
     if text is None:
@@ -136,12 +141,13 @@ def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, ve
     if outcome.conflict is not None:
         code = "ZC902" if facts.world_size is None else "ZC901"
         keys = outcome.conflict
-        listed = ", ".join(f"`{k}` ({_show(outcome.values.get(k, _written(values, k)))})" for k in keys
+        listed = ", ".join(f"`{k}` ({_show_key(values, outcome.values, k)})" for k in keys
                            if values.has(k) or k == "world_size")
+        by = f" (rules {', '.join(outcome.conflict_rules)})" if outcome.conflict_rules else ""
         if code == "ZC902":
-            message = (f"no world size up to 1024 makes the config valid; these keys rule out every launch: {listed}")
+            message = f"no world size up to 1024 makes the config valid; these keys rule out every launch: {listed}{by}"
         else:
-            message = f"these keys cannot all hold together: {listed}"
+            message = f"these keys cannot all hold together: {listed}{by}"
         span = _span(values, keys[0]) if keys else _TOP
         findings.append(_finding(path, code, message, span, keys[0] if keys else "",
                                  help="change one of them; run with `--world-size` for a specific diagnosis",
@@ -189,6 +195,13 @@ def _resolve(values, model_values, forced, explain, world, facts, path, origin=N
 def _written(values: ConfigValues, key: str) -> object:
     s = values.settings.get(key)
     return s.value if s is not None else None
+
+
+def _show_key(values: ConfigValues, model_values: dict, key: str) -> str:
+    s = values.settings.get(key)
+    if s is not None and s.state == "auto":
+        return '"auto"'
+    return _show(model_values.get(key, _written(values, key)))
 
 
 def _show(value: object) -> str:

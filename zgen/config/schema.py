@@ -507,6 +507,8 @@ OPTIMIZER_PARAMS: dict[str, tuple[str, ...]] = {
 }
 # DeepSpeed's own optimizer names (matched case-insensitively) and the torch.optim classes it falls back to.
 DEEPSPEED_OPTIMIZERS = ("adagrad", "adam", "adamw", "lamb", "muadam", "muadamw", "musgd", "lion", "muon")
+# The 1-bit optimizers, removed in 0.19.8 (DeepSpeed issue #8489).
+REMOVED_OPTIMIZERS = ("onebitadam", "zerooneadam", "onebitlamb")
 TORCH_OPTIMIZERS = ("ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon", "NAdam",
                     "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam")
 # Scheduler parameters (positional ones without a default are required).

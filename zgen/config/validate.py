@@ -19,6 +19,8 @@ from zgen.config.schema import (
     HF_PARAM_FILL,
     OPTIMIZER_PARAMS,
     PYDANTIC_V2,
+    REMOVALS,
+    REMOVED_OPTIMIZERS,
     SCHEDULER_PARAMS,
     TORCH_OPTIMIZERS,
     TORCH_SCHEDULERS,
@@ -542,6 +544,13 @@ def _check_type(walker: _Walker, block: str, entry: Entry | None, name: object) 
     walker.values.settings[key] = Setting(key, key, name, entry.key_span)
     if known(name):
         return True
+    if block == "optimizer" and name.lower() in REMOVED_OPTIMIZERS:
+        if walker.values.version < REMOVALS:
+            return True
+        walker.problem("ZC021", f"`{key}` \"{name}\": DeepSpeed {_v(walker.values.version)} removed the 1-bit "
+                       "optimizers; the engine fails at start-up", entry.key_span, key,
+                       help='use "AdamW", or check against an older release with `--deepspeed-version`')
+        return False
     guess = _closest(name, names) or _closest(name.lower(), [n.lower() for n in names])
     walker.problem("ZC021", f"`{key}` \"{name}\" is neither {what}; the engine fails at start-up", entry.key_span,
                    key, help=f'did you mean "{guess}"?' if guess else f'use e.g. "{example}"')

@@ -72,6 +72,7 @@ class Outcome:
     valid_world_sizes: tuple[int, ...] | None = None
     world_size: int | None = None
     derived: dict = field(default_factory=dict)
+    conflict_rules: tuple[str, ...] = ()  # the codes of the rules in the conflict's unsat core
 
 
 def _render(template, env: Env, fix: str, autos: set[str] = frozenset()) -> str:
@@ -137,16 +138,17 @@ def _check_at(ctx: Context, base: dict, errors: list[int]) -> Outcome:
     shown = dict(now)
     shown.update({k: v for k, v in model_values.items() if now.get(k) is None})
     violations = [_violation(ctx, t, i, errors_holding, shown, every=False) for i in violated]
-    conflict = None
+    conflict, conflict_rules = None, ()
     error_lits = [t.rule_lit[i] for i in errors_holding if i in t.rule_lit]
     if t.check(error_lits) is False:
         conflict = t.core_keys(None)
+        conflict_rules = tuple(dict.fromkeys(ctx.rules[i].code for i in t.core_rules()))
     resolved, forced = dict(now), set()
     if conflict is None and ctx.autos:
         solved, forced = _resolve_autos(t, error_lits)
         resolved.update({k: v for k, v in solved.items() if resolved.get(k) is None or k in ctx.autos})
     return Outcome(tuple(violations), conflict, resolved, frozenset(forced), None, world,
-                   _explain_derived(ctx, resolved))
+                   _explain_derived(ctx, resolved), conflict_rules)
 
 
 def _nowhere(ctx: Context, base: dict, errors: list[int], ever: list) -> Outcome:
@@ -161,11 +163,12 @@ def _nowhere(ctx: Context, base: dict, errors: list[int], ever: list) -> Outcome
     violated = [i for i in failing if t.check([t.rule_lit[i]]) is False]
     errors_holding = [i for i in errors if i not in violated]
     violations = [_violation(ctx, t, i, errors_holding, now, every=ctx.depends_on_world(i)) for i in violated]
-    conflict = None
+    conflict, conflict_rules = None, ()
     if not any(ctx.rules[i].severity == Severity.ERROR for i in violated):
         if t.check([t.rule_lit[i] for i in errors]) is False:
             conflict = t.core_keys(None)
-    return Outcome(tuple(violations), conflict, now, frozenset(), (), None, _explain_derived(ctx, now))
+            conflict_rules = tuple(dict.fromkeys(ctx.rules[i].code for i in t.core_rules()))
+    return Outcome(tuple(violations), conflict, now, frozenset(), (), None, _explain_derived(ctx, now), conflict_rules)
 
 
 def _violation(ctx: Context, t, i: int, keep: list[int], shown: dict, every: bool) -> Violation:

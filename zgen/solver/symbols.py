@@ -158,6 +158,7 @@ class Tracked:
         s.set("core.minimize", True)
         s.set("rlimit", RLIMIT)
         self.last_sat = False
+        self.last_core: set[str] = set()
         self.rule_lit: dict[int, object] = {}
         for i in rule_indices:
             lit = z3.Bool(f"rule:{i}:{ctx.rules[i].code}")
@@ -206,11 +207,21 @@ class Tracked:
         """True (sat), False (unsat) or None (gave up within the effort limit)."""
         r = self.solver.check(self.lits() + extra)
         self.last_sat = r == self.z3.sat
+        # Read the core once: z3 does not promise it again after other calls on the solver.
+        self.last_core = {str(c) for c in self.solver.unsat_core()} if r == self.z3.unsat else set()
         return True if r == self.z3.sat else False if r == self.z3.unsat else None
 
+    def core_rules(self) -> list[int]:
+        """The rules in the last unsat core."""
+        return [i for i, lit in self.rule_lit.items() if str(lit) in self.last_core]
+
     def core_keys(self, rule: Rule | None) -> tuple[str, ...]:
-        names = {str(c) for c in self.solver.unsat_core()}
-        keys = [k for k, lit in self.assumptions.items() if str(lit) in names]
+        """The keys in the last unsat core, the rule's anchor first; with no rule given, the keys of the
+        rules in the core that are `"auto"` are added (they conflict through the rules alone)."""
+        keys = [k for k, lit in self.assumptions.items() if str(lit) in self.last_core]
+        if rule is None:
+            for i in self.core_rules():
+                keys += [k for k in sorted(self.ctx.rule_keys[i] & self.ctx.autos) if k not in keys]
         order = list(rule.keys) if rule else []
 
         def rank(k: str) -> tuple[int, int, str]:
