@@ -59,10 +59,12 @@ class MemoryBreakdown:
 
     @property
     def total(self) -> int:
+        """The sum of all items in bytes."""
         return sum(i.bytes for i in self.items)
 
     @property
     def fits(self) -> bool | None:
+        """Whether the total fits the GPU memory (None when that is unknown)."""
         return None if self.gpu_mem_bytes is None else self.total <= self.gpu_mem_bytes
 
 
@@ -170,6 +172,7 @@ def estimate(resolved, model: ModelShape) -> MemoryBreakdown:
 
 
 def fits_with(resolved, model: ModelShape, gpu_mem: int) -> bool:
+    """Whether the estimate for `resolved` fits in `gpu_mem` bytes."""
     return estimate(resolved, model).total <= gpu_mem
 
 

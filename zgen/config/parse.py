@@ -85,6 +85,7 @@ class Duplicate:
 
 @dataclass(frozen=True, slots=True)
 class SyntaxProblem:
+    """Why the text is not a config, and where (`too_deep`/`overflow` pick the finding code)."""
     message: str
     span: Span
     too_deep: bool = False
@@ -93,6 +94,7 @@ class SyntaxProblem:
 
 @dataclass(frozen=True, slots=True)
 class Parsed:
+    """The parse result: a tree, or the problem that stopped the parser; duplicates either way."""
     root: Node | None
     problem: SyntaxProblem | None = None
     duplicates: tuple[Duplicate, ...] = ()

@@ -19,6 +19,7 @@ __all__ = ["Symbols", "to_z3"]
 
 
 class Symbols(Protocol):
+    """What `to_z3` needs: a variable and a presence flag per key, `"auto"` flags, string domains."""
     def var(self, name: str) -> z3.ExprRef: ...
 
     def has(self, name: str) -> z3.BoolRef: ...

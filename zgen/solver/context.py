@@ -27,6 +27,7 @@ BATCH_KEYS = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_ac
 
 
 def schema_key(schema: Section, key: str) -> Key | Section | None:
+    """The schema entry of a canonical dotted key, or None."""
     node: Section = schema
     parts = key.split(".")
     for i, part in enumerate(parts):
@@ -101,10 +102,12 @@ class Context:
         return {k for n in E.names_in(node) if (k := self.table.resolve(n))}
 
     def default(self, key: str) -> object:
+        """DeepSpeed's default for `key` in this release (None: derived or none)."""
         spec = schema_key(self.schema, key)
         return spec.default if isinstance(spec, Key) else None
 
     def cost(self, key: str) -> int:
+        """How much a fix that changes `key` costs (see `zgen.solver.fix`)."""
         if key == "world_size":
             return WORLD_COST
         spec = schema_key(self.schema, key)
@@ -112,11 +115,13 @@ class Context:
         return spec.fix_cost if isinstance(spec, Key) else 3
 
     def written(self, key: str) -> bool:
+        """Whether the key is written (or the launch fact given)."""
         if key in LAUNCH_FACTS:
             return getattr(self.launch, key) is not None
         return self.values.has(key)
 
     def depends_on_world(self, i: int) -> bool:
+        """Whether rule `i` uses the world size, directly or through a derived key."""
         seen, todo = set(), list(self.rule_value_keys[i])
         while todo:
             k = todo.pop()
@@ -142,6 +147,7 @@ class Context:
 
     # -- the direct evaluation ----------------------------------------------
     def env(self, values: dict) -> Env:
+        """An evaluation environment over `values` with this config's presence and autos."""
         return Env(values, lambda name: self.written(self.table.resolve(name) or name), self.table.resolve,
                    lambda name: (self.table.resolve(name) or name) in self.autos)
 
@@ -162,6 +168,7 @@ class Context:
         return out
 
     def derive(self, values: dict) -> dict:
+        """Fill the keys DeepSpeed derives (in `[[derive]]` order) into `values`."""
         env = self.env(values)
         for d in self.derives:
             if self.written(d.key) or values.get(d.key) is not None:
@@ -171,6 +178,7 @@ class Context:
         return values
 
     def result(self, i: int, env: Env) -> bool | None:
+        """Rule `i` evaluated directly: True, False, or None when it cannot tell."""
         rule = self.rules[i]
         if rule.when is not None:
             cond = compiled(rule.when)(env)

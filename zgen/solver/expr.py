@@ -38,43 +38,51 @@ class ExprError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Node:
+    """Base of the expression AST; `col` is the 1-based column in the expression text."""
     col: int
 
 
 @dataclass(frozen=True, slots=True)
 class Num(Node):
+    """An int or float literal."""
     value: int | float
 
 
 @dataclass(frozen=True, slots=True)
 class Str(Node):
+    """A string literal."""
     value: str
 
 
 @dataclass(frozen=True, slots=True)
 class BoolLit(Node):
+    """`true` or `false`."""
     value: bool
 
 
 @dataclass(frozen=True, slots=True)
 class Name(Node):
+    """A dotted config key or a launch fact."""
     name: str
 
 
 @dataclass(frozen=True, slots=True)
 class Call(Node):
+    """A call of one of `FUNCTIONS`."""
     func: str
     args: tuple[Node, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Unary(Node):
+    """`not x` or `-x`."""
     op: str  # "-" or "not"
     operand: Node
 
 
 @dataclass(frozen=True, slots=True)
 class Binary(Node):
+    """A binary operator, comparison, `and`/`or` or `in`."""
     op: str
     left: Node
     right: Node
@@ -82,6 +90,7 @@ class Binary(Node):
 
 @dataclass(frozen=True, slots=True)
 class ListLit(Node):
+    """A list literal (only on the right of `in`)."""
     items: tuple[Node, ...]
 
 

@@ -99,6 +99,7 @@ def _try_fix(ctx: Context, rule_index: int, free: set[str], keep: list[int], val
 
 
 def fix_text(changes: tuple[Change, ...]) -> str:
+    """`set `a` to 2 and remove `b``: the help sentence for a fix."""
     words = []
     for c in changes:
         if c.action == "remove":

@@ -73,6 +73,7 @@ class Template:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One compiled `[[rule]]` (one per `$key` of `each`); `keys` are the canonical keys it mentions."""
     code: str
     name: str
     severity: Severity
@@ -94,6 +95,7 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Derive:
+    """How DeepSpeed fills `key` when it is not written: `value` when `when` holds."""
     key: str
     when: E.Node | None
     value: E.Node
@@ -103,6 +105,7 @@ class Derive:
 
 @dataclass(frozen=True, slots=True)
 class CodeDoc:
+    """A documented code without an expression (loader codes, memory, meta)."""
     code: str
     name: str
     severity: Severity
@@ -185,10 +188,12 @@ class KeyTable:
             self._add(sub, path + ".")
 
     def type_of(self, name: str) -> str | None:
+        """The type of a name (int, real, bool, str, key) or None when zgen does not know it."""
         canonical = self.resolve(name)
         return None if canonical is None else self.types.get(canonical)
 
     def resolve(self, name: str) -> str | None:
+        """The canonical key for any spelling, or None."""
         if name in self.canonical:
             return self.canonical[name]
         if name.startswith(("optimizer.params.", "scheduler.params.")) and name.count(".") == 2:
@@ -214,6 +219,7 @@ def _kind_type(key) -> str:
 
 @lru_cache(maxsize=1)
 def key_table() -> KeyTable:
+    """The one `KeyTable` of this process."""
     return KeyTable()
 
 

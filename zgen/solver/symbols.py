@@ -19,6 +19,7 @@ __all__ = ["Symbols", "Tracked", "literal", "RLIMIT"]
 
 
 def literal(z3, value: object, t: str):
+    """A z3 constant of type `t` (int, real, bool, str)."""
     if t == "int":
         return z3.IntVal(int(value))
     if t == "real":
@@ -29,6 +30,7 @@ def literal(z3, value: object, t: str):
 
 
 def to_python(z3, value) -> object:
+    """A z3 model value as a Python value."""
     if z3.is_true(value):
         return True
     if z3.is_false(value):
