@@ -466,7 +466,7 @@ def main(argv=None) -> int:
         runner.drop_system()
         if dist.is_initialized():
             dist.barrier()
-            dist.destroy_process_group()
+            zr.shutdown()
     return code
 
 

@@ -546,7 +546,7 @@ def main(argv=None) -> int:
     if rank == 0:
         print_table(results, args, world)
     dist.barrier()
-    dist.destroy_process_group()
+    zr.shutdown()
     return 0
 
 

@@ -493,5 +493,4 @@ for step in range(start_step, args.steps):
 
 if log_file:
     log_file.close()
-if dist.is_initialized():
-    dist.destroy_process_group()
+zr.shutdown()  # frees the engine's collective state, then leaves the process group

@@ -93,7 +93,7 @@ def main() -> None:
         torch.save(res, out / f"w{world}.pt")
     dist.barrier()
     (out / f"done_w{world}_r{rank}").write_text("ok")  # every scenario ran and every assert held on this rank
-    dist.destroy_process_group()
+    zr.shutdown()
 
 
 if __name__ == "__main__":

@@ -121,14 +121,13 @@ def _statistics(findings, rules) -> str:
 
 
 def _config_sections(result, args) -> str:
-    from zgen.config import render_memory, render_resolved
+    from zgen.config import format_world_sizes, render_memory, render_resolved
 
     out = []
     for path, report in sorted(result.configs.items()):
         sizes = getattr(report, "valid_world_sizes", None)
         if sizes is not None and not args.world_size:
-            listed = ", ".join(map(str, sizes)) if sizes else "none"
-            out.append(f"{path}: valid for world sizes: {listed}\n")
+            out.append(f"{path}: valid for world sizes: {format_world_sizes(sizes)}\n")
         if args.show_resolved:
             if report.resolved is None:
                 out.append(f"{path}: not resolved (fix the errors above first)\n")

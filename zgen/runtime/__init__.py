@@ -26,14 +26,14 @@ from torch import nn
 from zgen.errors import ZgenError
 from zgen.schedule import Plan
 
-from .comm import DistInfo, init_distributed, world
+from .comm import DistInfo, init_distributed, shutdown, world
 from .config import RuntimeConfig
 from .engine import Engine
 from .materialize import fill_from_meta, fill_from_weights, has_meta, move_buffers
 from .partitioned import Partitioned
 from .plans import bind, default_plan
 
-__all__ = ["initialize", "init_distributed", "default_plan", "Engine", "DistInfo", "Partitioned", "RuntimeConfig"]
+__all__ = ["initialize", "init_distributed", "shutdown", "default_plan", "Engine", "DistInfo", "Partitioned", "RuntimeConfig"]
 
 
 def initialize(

@@ -9,7 +9,9 @@ synchronous), so the engine has a single code path for both.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import gc
 import os
 from dataclasses import dataclass
 
@@ -18,7 +20,7 @@ import torch.distributed as dist
 
 from zgen.errors import ZgenError
 
-__all__ = ["DistInfo", "init_distributed", "world", "all_gather", "reduce_scatter", "all_reduce_sum", "Streams"]
+__all__ = ["DistInfo", "init_distributed", "shutdown", "world", "all_gather", "reduce_scatter", "all_reduce_sum", "Streams"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +61,23 @@ def init_distributed(device: str = "auto") -> DistInfo:
             dist.init_process_group("nccl", init_method="env://", device_id=dev)
         else:
             dist.init_process_group("gloo", init_method="env://")
+        atexit.register(shutdown)
     rank, size = world()
     return DistInfo(rank, size, local_rank, dev)
+
+
+def shutdown() -> None:
+    """Leave the job cleanly: free unreachable engine state, then destroy the process group.
+
+    The collection must come first. Left to interpreter exit, the autograd
+    cycles that still hold collective buffers are freed while Python is
+    finalizing; gloo's worker threads then abort the process ("terminate
+    called without an active exception") on some exits. Registered with
+    `atexit` by `init_distributed`, so a script that forgets it is safe too.
+    """
+    gc.collect()
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def world() -> tuple[int, int]:
