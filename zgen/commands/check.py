@@ -7,6 +7,7 @@ checked together, which is what the pre-commit hook relies on.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 from pathlib import Path
@@ -23,17 +24,21 @@ def _codes(text: str) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in text.split(",") if c.strip())
 
 
+# Flag converters raise ArgumentTypeError, so the error names the flag: `argument --world-size: ...`.
 def _size(text: str) -> int:
-    return parse_size(text)
+    try:
+        return parse_size(text)
+    except ZgenError as e:
+        raise argparse.ArgumentTypeError(f"{e.message} ({e.help})" if e.help else e.message) from None
 
 
 def _positive(text: str) -> int:
     try:
         v = int(text)
     except ValueError:
-        raise ZgenError(f"`{text}` is not an integer") from None
+        raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
     if v <= 0:
-        raise ZgenError(f"`{text}` must be positive")
+        raise argparse.ArgumentTypeError(f"`{text}` must be a positive integer")
     return v
 
 
