@@ -26,7 +26,8 @@ deepspeed (0.19.8 ZeRO-3 with examples/llama/ds_config.json; its optimizer is
 torch's fused AdamW via "torch_adam" so nothing is JIT-compiled, and its
 wall_clock_breakdown, flops_profiler and per-step printing are turned off
 because they add synchronisations), deepspeed-seed (the same with the seed
-config's wall_clock_breakdown, flops profiler and steps_per_print left on).
+config's wall_clock_breakdown, flops profiler and steps_per_print left on), deepspeed-asis (the
+seed config exactly as written: DeepSpeed's own FusedAdam, JIT-compiled at setup, timers on).
 
 `--sync-each-step` also times each system the way a training script does:
 host wall time per step ending in a `.item()` of the step's loss.
@@ -87,10 +88,17 @@ def build(cfg, device, seed: int = 0):
     return model
 
 
-def ds_config(accum: int, instrumented: bool = False) -> dict:
-    """The seed config with --grad-accum and torch's fused AdamW; its timers and profiler off unless `instrumented`."""
+def ds_config(accum: int, instrumented: bool = False, as_is: bool = False) -> dict:
+    """The seed config with --grad-accum and torch's fused AdamW; its timers and profiler off unless `instrumented`.
+
+    `as_is` keeps the seed config exactly as written (DeepSpeed's own FusedAdam, JIT-compiled on first
+    use, timers and profiler on): DeepSpeed the way a user launching the seed config runs it.
+    """
     cfg = json.loads(json.dumps(SEED_CONFIG))
     cfg["gradient_accumulation_steps"] = accum
+    if as_is:
+        cfg.pop("train_batch_size", None)
+        return cfg
     if not instrumented:
         cfg["wall_clock_breakdown"] = False
         cfg["flops_profiler"] = {"enabled": False}
@@ -196,10 +204,10 @@ def setup_zgen(model, args, world, **options):
     return step, [engine]
 
 
-def setup_deepspeed(model, args, world, instrumented=False):
+def setup_deepspeed(model, args, world, instrumented=False, as_is=False):
     import deepspeed
 
-    cfg = ds_config(args.grad_accum, instrumented)
+    cfg = ds_config(args.grad_accum, instrumented, as_is)
     engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
 
     def step(batches, mark):
@@ -225,6 +233,7 @@ SYSTEMS = {
     "zgen-keep": lambda m, a, w: setup_zgen(m, a, w, keep_low_precision=True),
     "deepspeed": setup_deepspeed,
     "deepspeed-seed": lambda m, a, w: setup_deepspeed(m, a, w, instrumented=True),
+    "deepspeed-asis": lambda m, a, w: setup_deepspeed(m, a, w, as_is=True),
 }
 
 
@@ -569,7 +578,7 @@ def print_table(results: list[dict], args, world: int) -> None:
     for z in ("zgen", "zgen-fp32master", "zgen-keep"):
         if z not in ok:
             continue
-        for other in ("fsdp2", "plain", "deepspeed", "deepspeed-seed"):
+        for other in ("fsdp2", "plain", "deepspeed", "deepspeed-seed", "deepspeed-asis"):
             if other in ok:
                 mem = ok[z]["peak_alloc_gib"] / ok[other]["peak_alloc_gib"] if ok[other]["peak_alloc_gib"] else float("nan")
                 print(f"{z} / {other}: tokens/s x{ok[z]['tokens_per_s'] / ok[other]['tokens_per_s']:.3f}, "
