@@ -187,8 +187,8 @@ def load_plan(path: str | None):
     return Plan.from_json(Path(path).read_text())
 
 
-def setup_zgen(model, args, world, **options):
-    engine = zr.initialize(model, zgen_config(args.grad_accum), plan=load_plan(getattr(args, "plan", None)), **options)
+def engine_step(engine):
+    """The step of a DeepSpeed-style engine (zgen's or DeepSpeed's): it accumulates and steps by itself."""
 
     def step(batches, mark):
         losses = []
@@ -201,7 +201,13 @@ def setup_zgen(model, args, world, **options):
             losses.append(loss.detach())
         return losses
 
-    return step, [engine]
+    return step
+
+
+def setup_zgen(model, args, world, **options):
+    engine = zr.initialize(model, zgen_config(args.grad_accum), plan=load_plan(getattr(args, "plan", None)), **options)
+
+    return engine_step(engine), [engine]
 
 
 def setup_deepspeed(model, args, world, instrumented=False, as_is=False):
@@ -210,18 +216,7 @@ def setup_deepspeed(model, args, world, instrumented=False, as_is=False):
     cfg = ds_config(args.grad_accum, instrumented, as_is)
     engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
 
-    def step(batches, mark):
-        losses = []
-        for ids, labels in batches:
-            loss = engine(ids, labels)
-            mark("fwd")
-            engine.backward(loss)
-            mark("bwd")
-            engine.step()
-            losses.append(loss.detach())
-        return losses
-
-    return step, [engine]
+    return engine_step(engine), [engine]
 
 
 SYSTEMS = {
