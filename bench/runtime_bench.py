@@ -47,6 +47,7 @@ import socket
 import statistics
 import sys
 import time
+import types
 from pathlib import Path
 
 import torch
@@ -116,8 +117,22 @@ def zgen_config(accum: int) -> dict:
 
 # -- systems: each returns (step_fn, cleanup_objects) -------------------------------------------
 
-def setup_plain(model, args, world):
+def compile_blocks(model) -> None:
+    """Regional compilation for the baselines, as `Engine.compile()` does it for zgen.
+
+    Each decoder layer's `forward` is compiled (one graph shared by all
+    layers); module hooks (FSDP2's unshard/reshard) stay eager around it.
+    """
+    compiled = torch.compile(type(model.layers[0]).forward)
+    for layer in model.layers:
+        layer.forward = types.MethodType(compiled, layer)
+
+
+def setup_plain(model, args, world, compiled: bool = False):
     from torch.nn.parallel import DistributedDataParallel as DDP
+
+    if compiled:
+        compile_blocks(model)
 
     p = SEED_CONFIG["optimizer"]["params"]
     net = DDP(model, gradient_as_bucket_view=True) if world > 1 else model
@@ -143,9 +158,11 @@ def setup_plain(model, args, world):
     return step, [net, opt]
 
 
-def setup_fsdp2(model, args, world, prefetch: bool = False):
+def setup_fsdp2(model, args, world, prefetch: bool = False, compiled: bool = False):
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+    if compiled:
+        compile_blocks(model)
     mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     for layer in model.layers:
         fully_shard(layer, mp_policy=mp)
@@ -204,17 +221,21 @@ def engine_step(engine):
     return step
 
 
-def setup_zgen(model, args, world, **options):
+def setup_zgen(model, args, world, compiled: bool = False, **options):
     engine = zr.initialize(model, zgen_config(args.grad_accum), plan=load_plan(getattr(args, "plan", None)), **options)
+    if compiled:
+        engine.compile()
 
     return engine_step(engine), [engine]
 
 
-def setup_deepspeed(model, args, world, instrumented=False, as_is=False):
+def setup_deepspeed(model, args, world, instrumented=False, as_is=False, compiled=False):
     import deepspeed
 
     cfg = ds_config(args.grad_accum, instrumented, as_is)
     engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
+    if compiled:
+        engine.compile()  # DeepSpeed's own entry point (whole module, its ZeRO-3 hooks made compile-aware)
 
     return engine_step(engine), [engine]
 
@@ -229,6 +250,11 @@ SYSTEMS = {
     "deepspeed": setup_deepspeed,
     "deepspeed-seed": lambda m, a, w: setup_deepspeed(m, a, w, instrumented=True),
     "deepspeed-asis": lambda m, a, w: setup_deepspeed(m, a, w, as_is=True),
+    # torch.compile variants: decoder layers compiled regionally, DeepSpeed through engine.compile()
+    "plain-compile": lambda m, a, w: setup_plain(m, a, w, compiled=True),
+    "fsdp2-compile": lambda m, a, w: setup_fsdp2(m, a, w, compiled=True),
+    "zgen-compile": lambda m, a, w: setup_zgen(m, a, w, compiled=True),
+    "deepspeed-compile": lambda m, a, w: setup_deepspeed(m, a, w, compiled=True),
 }
 
 
@@ -401,8 +427,10 @@ def check(device, world: int, rank: int) -> list[str]:
         i = (micro * world + rank) * mb
         return ids[i : i + mb]
 
-    def run_zgen(cfg, accum, **kw):
+    def run_zgen(cfg, accum, compiled=False, **kw):
         engine = zr.initialize(build(tiny, device), dict(cfg, train_micro_batch_size_per_gpu=mb), **kw)
+        if compiled:
+            engine.compile()
         for s in range(steps):
             ids = global_batch(s, accum)
             for m in range(accum):
@@ -430,7 +458,7 @@ def check(device, world: int, rank: int) -> list[str]:
     for accum in (1, 2):
         fsdp = _fsdp2_tiny(tiny, device, steps, accum, lambda s: [mine(global_batch(s, accum), m) for m in range(accum)])
         for label, kw in (("bf16 split (default)", {}), ("bf16 fp32-master", {"split_master": False}),
-                          ("bf16 keep", {"keep_low_precision": True})):
+                          ("bf16 keep", {"keep_low_precision": True}), ("bf16 split compiled", {"compiled": True})):
             full = run_zgen(zgen_config(accum), accum, **kw)
             lines.append(f"check {label} zgen vs FSDP2 bf16 (tiny, world {world}, {steps} steps, accum {accum}): "
                          f"max |diff| {worst(full, fsdp):.2e}")
@@ -570,14 +598,11 @@ def print_table(results: list[dict], args, world: int) -> None:
         if "tokens_per_s_wall_sync" in r:
             print(f"{'':<15} with a .item() per step, host wall clock: {r['step_s_wall_sync_median'] * 1000:.1f} ms, "
                   f"{r['tokens_per_s_wall_sync']:.0f} tok/s")
-    for z in ("zgen", "zgen-fp32master", "zgen-keep"):
-        if z not in ok:
-            continue
-        for other in ("fsdp2", "plain", "deepspeed", "deepspeed-seed", "deepspeed-asis"):
-            if other in ok:
-                mem = ok[z]["peak_alloc_gib"] / ok[other]["peak_alloc_gib"] if ok[other]["peak_alloc_gib"] else float("nan")
-                print(f"{z} / {other}: tokens/s x{ok[z]['tokens_per_s'] / ok[other]['tokens_per_s']:.3f}, "
-                      f"peak alloc x{mem:.3f}")
+    for z in [name for name in ok if name.startswith("zgen")]:
+        for other in [name for name in ok if not name.startswith("zgen")]:
+            mem = ok[z]["peak_alloc_gib"] / ok[other]["peak_alloc_gib"] if ok[other]["peak_alloc_gib"] else float("nan")
+            print(f"{z} / {other}: tokens/s x{ok[z]['tokens_per_s'] / ok[other]['tokens_per_s']:.3f}, "
+                  f"peak alloc x{mem:.3f}")
 
 
 if __name__ == "__main__":

@@ -21,9 +21,12 @@ STEPS = 3
 ACCUM = 2
 
 
-def run(plan=None, precision="fp32", persistence=0, steps=STEPS, model=None, **kw):
+def run(plan=None, precision="fp32", persistence=0, steps=STEPS, model=None, compiled=False, **kw):
     job = zr.init_distributed(device="cpu")
     engine = zr.initialize(model or T.make_model(), T.config(job.world_size, ACCUM, precision, persistence), plan=plan, **kw)
+    if compiled:  # dynamo + AOT autograd around the engine's gathers and frees (no C++ compiler needed)
+        torch._dynamo.reset()
+        engine.compile(backend="aot_eager")
     losses = T.train(engine, steps, job.world_size, job.rank, ACCUM)
     return engine, losses
 
@@ -61,6 +64,8 @@ def main() -> None:
         "meta": {"model": T.Net, "init_fn": T.init_fn},
         "bf16": {"precision": "bf16", "split_master": False},
         "split": {"precision": "bf16"},  # the bf16 default
+        "compiled": {"compiled": True},
+        "compiled_explicit": {"compiled": True, "plan": T.explicit_plan()},
     }.items():
         if name == "meta":
             torch.manual_seed(0)  # make_model's seed: the meta path must draw the same numbers

@@ -220,6 +220,26 @@ def test_init_fn_needs_a_meta_model():
         zr.initialize(T.make_model(), T.config(1, 2), init_fn=T.init_fn)
 
 
+@pytest.mark.parametrize("plan", [None, "explicit"], ids=["default-plan", "explicit-plan"])
+def test_compiled_units_equal_plain_adamw(ref, plan):
+    torch._dynamo.reset()
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    engine = _engine(2, T.explicit_plan() if plan else None)
+    compiled = engine.compile(backend="aot_eager")
+    if plan:  # blocks.1 encloses the unit blocks.1.up, so it stays eager; the root always does
+        assert compiled == ["embed", "blocks.0", "blocks.1.up", "blocks.2", "proj", "head"]
+    else:
+        assert compiled == ["blocks.0", "blocks.1", "blocks.2"]
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), ref["state"])
+    assert engine.last_grad_norm == pytest.approx(ref["norm"], rel=1e-5)
+    with torch.no_grad():  # evaluation through the same compiled units
+        assert torch.isfinite(engine(*T.micro_batch(0, 0, 0, 1, 1)))
+    if not plan:
+        # one graph for all three blocks with gradients, one without
+        assert torch._dynamo.utils.counters["stats"]["unique_graphs"] - graphs == 2
+
+
 def test_frozen_parameters_are_refused():
     model = T.make_model()
     model.blocks[0].gate.requires_grad_(False)

@@ -27,6 +27,7 @@ main stream has waited on the event that ends their use, never by
 
 from __future__ import annotations
 
+import types
 import weakref
 from typing import Any, Callable
 
@@ -153,6 +154,36 @@ class Engine:
 
     def eval(self) -> Engine:
         return self.train(False)
+
+    def compile(self, backend: str | Callable = "inductor", **compile_kwargs: Any) -> list[str]:
+        """Compile each unit's forward with `torch.compile`; returns the names of the compiled modules.
+
+        Regional compilation, as DeepSpeed's `engine.compile()` is called: the
+        engine's hooks (gathers, prefetches, gradient reduction) stay eager
+        around each unit, and only the unit's own `forward` is compiled, so
+        fusions (norms, rotary, activations) happen inside a unit while the
+        schedule stays the plan's. A unit that contains another unit, and the
+        root, stay eager: compiling them would trace the inner units' hooks.
+        Units of the same class share one compiled graph. Compilation happens
+        at the first forward; this call only wraps.
+        """
+        if getattr(self, "_compiled", None) is not None:
+            return self._compiled
+        names = [u.bound.module_name for u in self.units]
+        leaves = [
+            u.bound.module for u in self.units
+            if u.bound.module is not self.module
+            and not any(o != u.bound.module_name and o.startswith(u.bound.module_name + ".") for o in names)
+        ]
+        shared: dict[Callable, Callable] = {}  # one compiled function per forward implementation
+        for mod in leaves:
+            fn = type(mod).forward
+            if fn not in shared:
+                shared[fn] = torch.compile(fn, backend=backend, **compile_kwargs)
+            mod.forward = types.MethodType(shared[fn], mod)
+        ids = {id(m) for m in leaves}
+        self._compiled = [n for n, m in self.module.named_modules() if id(m) in ids]
+        return self._compiled
 
     def is_accumulation_boundary(self) -> bool:
         """True when the current micro-step is the last of its accumulation window."""
