@@ -9,39 +9,24 @@
 # Every stage has a time limit and the whole run stops starting stages after DEADLINE seconds.
 # SMOKE=1 bash bench/gpu_run.sh: the same stages on the CPU (tiny model, gloo, 2 ranks, no emitted script).
 set -u
-OUT=${OUT:-/tmp/zgen_out}
-DEADLINE=${DEADLINE:-470}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/log.txt") 2>&1
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export TORCH_NCCL_ASYNC_ERROR_HANDLING=3
+source "$(dirname "$0")/lib.sh"
 
 if [[ ${SMOKE:-0} == 1 ]]; then
     N=2; DEV=(--device cpu); TINY=(--tiny --seq 64); SEARCH=(--max-micro-batch 3 --loss-steps 6)
     PLAN1=$OUT/tiny_w1.json; PLANN=$OUT/tiny_w2.json
+    for w in 1 2; do  # the planner's plans for the tiny model (the GPU run uses the committed bench/plans/)
+        zgen plan --model examples/llama/model.py:build_tiny_model --config examples/llama/ds_config.json \
+            --seq-len 64 --world-size $w --json > "$OUT/tiny_w$w.json" || exit 1
+    done
 else
-    # DeepSpeed and its pure-Python needs (libcst and z3 are for the checker, not needed here)
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site \
-        $(ls .whl/*.whl | grep -v -e z3_solver -e libcst) || exit 1
-    export PYTHONPATH=/tmp/site:$PWD
+    install_wheels
     N=$(nvidia-smi -L | wc -l); DEV=(); TINY=(); SEARCH=()
     PLAN1=bench/plans/llama1b_w1_seq8192.json; PLANN=bench/plans/llama1b_w${N}_seq8192.json
-    nvidia-smi --query-gpu=index,name,memory.total,clocks.sm,clocks.mem,temperature.gpu --format=csv
     nvidia-smi topo -m
 fi
 python3 -c "import torch, deepspeed; print('torch', torch.__version__, 'gpus', torch.cuda.device_count(), \
-'nccl', torch.cuda.nccl.version(), 'deepspeed', deepspeed.__version__)"
+'nccl', torch.cuda.nccl.version() if torch.cuda.is_available() else None, 'deepspeed', deepspeed.__version__)"
 echo "setup done at ${SECONDS}s"
-
-left() {  # seconds a stage may take: its own limit, or what is left before DEADLINE
-    local t=$(( DEADLINE - SECONDS )); (( t > $1 )) && t=$1; echo $t
-}
-stage() {  # stage LIMIT COMMAND...: run unless too little time is left
-    local t; t=$(left "$1"); shift
-    if (( t < 30 )); then echo "SKIPPED (time): $*"; return; fi
-    echo "=== [${SECONDS}s] $* (limit ${t}s)"
-    timeout "$t" "$@"; echo "=== rc=$? at ${SECONDS}s"
-}
 
 # -- issue 5: the emitted script and the benchmark, same settings, GPU 0 -------------------------------
 export CUDA_VISIBLE_DEVICES=0

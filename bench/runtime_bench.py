@@ -46,6 +46,7 @@ import os
 import socket
 import statistics
 import sys
+import tempfile
 import time
 import types
 from pathlib import Path
@@ -427,11 +428,15 @@ def check(device, world: int, rank: int) -> list[str]:
         i = (micro * world + rank) * mb
         return ids[i : i + mb]
 
-    def run_zgen(cfg, accum, compiled=False, **kw):
+    def run_zgen(cfg, accum, compiled=False, save_at: tuple[int, str] | None = None, resume_from=None, **kw):
         engine = zr.initialize(build(tiny, device), dict(cfg, train_micro_batch_size_per_gpu=mb), **kw)
         if compiled:
             engine.compile()
-        for s in range(steps):
+        if resume_from:
+            engine.load_checkpoint(resume_from)
+        for s in range(engine.global_steps, steps):
+            if save_at and s == save_at[0]:
+                engine.save_checkpoint(save_at[1])
             ids = global_batch(s, accum)
             for m in range(accum):
                 part = mine(ids, m)
@@ -455,6 +460,14 @@ def check(device, world: int, rank: int) -> list[str]:
     full = run_zgen(dict(zgen_config(2), bf16={"enabled": False}), 2)
     lines.append(f"check fp32 zgen vs plain AdamW (tiny, world {world}, {steps} steps, accum 2): "
                  f"max |diff| {worst(full, want):.2e}")
+    # sharded checkpoint on the GPU: save after step 2 (while training on), resume in a new engine, finish
+    ckpt = os.path.join(tempfile.mkdtemp(prefix="zgen_check_") if rank == 0 else "", "ckpt")
+    holder = [ckpt]
+    dist.broadcast_object_list(holder)  # one directory for all ranks (one node)
+    whole = run_zgen(zgen_config(1), 1, save_at=(2, holder[0]))
+    resumed = run_zgen(zgen_config(1), 1, resume_from=holder[0])
+    lines.append(f"check bf16 checkpoint after step 2 -> new engine -> step 3 vs uninterrupted (tiny, world {world}): "
+                 f"max |diff| {worst(resumed, whole):.2e}")
     for accum in (1, 2):
         fsdp = _fsdp2_tiny(tiny, device, steps, accum, lambda s: [mine(global_batch(s, accum), m) for m in range(accum)])
         for label, kw in (("bf16 split (default)", {}), ("bf16 fp32-master", {"split_master": False}),
@@ -539,7 +552,12 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", default="", help="comma-separated systems to profile for two extra steps")
     ap.add_argument("--check", action="store_true", help="run the GPU correctness checks first")
     ap.add_argument("--out", default=None, help="JSON lines file (default $OUT/runtime_bench.jsonl)")
+    ap.add_argument("--summarize", metavar="JSONL", help="print the table and ratios of earlier runs' results, then exit")
     args = ap.parse_args(argv)
+    if args.summarize:
+        results = [json.loads(line) for line in Path(args.summarize).read_text().splitlines() if line.strip()]
+        print_table(results, args, max((r.get("world_size", 1) for r in results), default=1))
+        return 0
 
     if "RANK" not in os.environ:  # alone: a one-rank group so FSDP2 and DeepSpeed can run
         with socket.socket() as s:
@@ -559,7 +577,7 @@ def main(argv=None) -> int:
             print(line, flush=True)
     batches = data(args, cfg, rank, device)
     results = []
-    for name in args.systems.split(","):
+    for name in [n for n in args.systems.split(",") if n != "none"]:
         try:
             res = measure(name, args, cfg, world, rank, device, batches)
         except Exception as e:  # one system failing (e.g. DeepSpeed missing) must not lose the others
@@ -584,8 +602,12 @@ def main(argv=None) -> int:
 
 def print_table(results: list[dict], args, world: int) -> None:
     ok = {r["system"]: r for r in results if "error" not in r}
-    print(f"\nLlama shape, seq {args.seq}, micro batch {args.micro_batch}, accum {args.grad_accum}, world {world}, "
-          f"median of {args.steps} steps after {args.warmup} warm-up")
+    first = next(iter(ok.values()), None)
+    if first is None:
+        print("no system ran")
+        return
+    print(f"\nLlama shape, seq {first['seq']}, micro batch {first['micro_batch']}, accum {first['grad_accum']}, "
+          f"world {world}, median of {len(first['step_ms_all'])} steps after warm-up")
     print(f"{'system':<15} {'step ms':>8} {'fwd/bwd/opt ms':>17} {'tok/s':>9} {'TFLOP/s':>8} {'alloc GiB':>10} "
           f"{'resv GiB':>9}  first losses")
     for r in results:
