@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from zgen.schedule import Plan, Unit
 
@@ -70,6 +71,41 @@ class Net(nn.Module):
         return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
 
 
+class CheckpointedNet(Net):
+    """`Net` under activation checkpointing (the same arithmetic, so the same reference).
+
+    `where="units"` recomputes each block and `proj` whole (`proj` is in the root's part of
+    the default plan and reads the embedding); `where="inside"` recomputes only each
+    block's `up` projection, a part of a unit. `reentrant` picks torch's implementation.
+    """
+
+    def __init__(self, where: str = "units", reentrant: bool = False) -> None:
+        super().__init__()
+        self.where, self.reentrant = where, reentrant
+        if where == "inside":
+            for block in self.blocks:
+                block.__class__ = _PartlyRecomputedBlock  # same parameters and names, another forward
+                block.reentrant = reentrant
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        if self.where == "inside":
+            return super().forward(ids, labels)
+        h = self.embed(ids)
+        for block in self.blocks:
+            h = checkpoint(block, h, use_reentrant=self.reentrant)
+        h = checkpoint(self.proj, h, use_reentrant=self.reentrant)
+        logits = self.head(self.norm(h)) * self.scale[0] + self.scale[1] * self.ramp
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+class _PartlyRecomputedBlock(Block):
+    reentrant: bool
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        up = checkpoint(self.up, self.norm(x), use_reentrant=self.reentrant)
+        return x + self.gate * self.down(F.gelu(up))
+
+
 def init_fn(module: nn.Module) -> None:
     """Initialises every parameter (usable on a meta-built model)."""
     if isinstance(module, (nn.Linear, nn.Embedding)):
@@ -86,9 +122,9 @@ def init_fn(module: nn.Module) -> None:
         module.ramp.copy_(torch.linspace(-1.0, 1.0, VOCAB))
 
 
-def make_model(seed: int = 0) -> Net:
-    """The initial model every run starts from."""
-    model = Net()
+def make_model(seed: int = 0, model: Net | None = None) -> Net:
+    """The initial model every run starts from (`model`: a `Net` subclass instance to initialise instead)."""
+    model = model if model is not None else Net()
     torch.manual_seed(seed)
     model.apply(init_fn)
     return model

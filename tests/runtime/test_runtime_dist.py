@@ -68,7 +68,10 @@ def _assert_close(got: dict, want: dict, tol: float) -> None:
 
 
 @pytest.mark.parametrize("world", [2, 3])
-@pytest.mark.parametrize("scenario", ["default", "explicit", "persistent", "meta", "compiled", "compiled_explicit"])
+@pytest.mark.parametrize(
+    "scenario",
+    ["default", "explicit", "persistent", "meta", "compiled", "compiled_explicit", "recompute_inside", "recompute_units"],
+)
 def test_fp32_equals_plain_adamw(runs, reference, world, scenario):
     _assert_close(runs[world][scenario]["state"], reference[3], FP32_TOL)
 

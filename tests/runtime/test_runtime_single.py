@@ -240,6 +240,33 @@ def test_compiled_units_equal_plain_adamw(ref, plan):
         assert torch._dynamo.utils.counters["stats"]["unique_graphs"] - graphs == 2
 
 
+@pytest.mark.parametrize("where", ["units", "inside"])
+@pytest.mark.parametrize("reentrant", [False, True], ids=["non-reentrant", "reentrant"])
+@pytest.mark.parametrize("plan", [None, "explicit"], ids=["default-plan", "explicit-plan"])
+def test_activation_checkpointing_equals_plain_adamw(ref, where, reentrant, plan):
+    # Recomputation in backward reads weights outside the forward: whole units, part of a unit,
+    # and root code outside every unit that reads the tied embedding (`proj`).
+    model = T.make_model(model=T.CheckpointedNet(where, reentrant))
+    engine = _engine(2, T.explicit_plan() if plan else None, persistence=20, model=model)
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), ref["state"])
+
+
+def test_reentrant_checkpoint_inside_a_unit_changes_no_bit():
+    plain = _engine(1, precision="bf16")
+    recomputed = _engine(1, precision="bf16", model=T.make_model(model=T.CheckpointedNet("inside", reentrant=True)))
+    assert T.train(plain, 3, 1, 0, 1) == T.train(recomputed, 3, 1, 0, 1)
+    _close(recomputed.full_state_dict(), plain.full_state_dict(), 0.0)
+
+
+def test_checkpointed_and_compiled_units(ref):
+    torch._dynamo.reset()
+    engine = _engine(2, model=T.make_model(model=T.CheckpointedNet("units", reentrant=True)))
+    engine.compile(backend="aot_eager")
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), ref["state"])
+
+
 def test_frozen_parameters_are_refused():
     model = T.make_model()
     model.blocks[0].gate.requires_grad_(False)

@@ -12,6 +12,10 @@ Control flow for one micro-step (CUDA; on CPU the same calls run in order):
   gather and prefetches the next; its post-backward (`Views.backward`)
   folds the gradients into the fp32 shard on the reduce stream (a
   reduce-scatter when the world size is above 1) and frees the unit.
+  From its pre-backward to the end of the backward a unit's weights stay
+  installed, so activation checkpointing can recompute any part of it (or
+  root code outside every unit); a reentrant checkpoint's inner backward
+  delivers its gradients through those views (`Views`, partial).
 * step: at the accumulation boundary the optimizer steps unit by unit, in
   forward order, on its own stream, and the next forward's first gather is
   issued straight away, so the forward of unit k can start while later
@@ -110,6 +114,8 @@ class Engine:
             for n, p in u.params
         }
         self._installed: dict[str, list[list[tuple[nn.Module, str]]]] = {}
+        self._bwd_views: dict[str, tuple[torch.Tensor, ...]] = {}  # per unit, for the current backward
+        self._bwd_sites: list[tuple[nn.Module, str, str]] = []  # sites those views were installed at
         self._active: list[UnitState] = []
         self._reset_sites()
         for b in binding.units + ([binding.persistent] if binding.persistent else []):
@@ -449,6 +455,8 @@ class Engine:
             for mod, attr in sites:
                 mod._parameters[attr] = self._placeholders[name]
         self._installed.clear()
+        self._bwd_sites.clear()
+        self._bwd_views.clear()
         self._active.clear()
         for u in self._all:
             u.active = 0
@@ -471,8 +479,8 @@ class Engine:
         if self._in_backward:
             return
         self.streams.capture_main()
-        if self._active or any(self._installed.values()):
-            self._reset_sites()  # a previous forward raised half-way
+        if self._active or any(self._installed.values()) or self._bwd_sites:
+            self._reset_sites()  # a previous forward or backward raised half-way
         self._epoch += 1
         self._in_forward = True
         self._fwd_pos = 0
@@ -524,6 +532,11 @@ class Engine:
             self._ensure_ready(u)
             for o in self._owners(u):
                 self._ensure_ready(o)
+            # A unit recomputed whole (its forward ran under a checkpoint): fresh views, i.e. a
+            # fresh node whose gradients, under a reentrant checkpoint, are this unit's backward.
+            for x in [u] + self._owners(u):
+                x.views = None
+            self._install_backward(self.persistent)
             self._install(u)
             self._active.append(u)
             return
@@ -584,6 +597,44 @@ class Engine:
             self._ensure_ready(o)
         if pos is not None:
             self._prefetch(self._bwd_pre[pos])
+        self._install_backward(self.persistent)
+        self._install_backward(u)
+
+    def _install_backward(self, u: UnitState | None) -> None:
+        """Put `u`'s weights (and its externals) in place for the rest of the backward.
+
+        Nothing reads them in a plain backward; activation checkpointing does, when it
+        recomputes part of a unit, or code of the root outside every unit. The views are
+        made with gradients enabled (partial nodes, see `Views`) so that a reentrant
+        checkpoint's inner backward reaches the shards. Sites already holding a view keep it.
+        """
+        if u is None or u.label in self._bwd_views:
+            return
+        for owner in [u] + self._owners(u):
+            if owner.label not in self._bwd_views:
+                with torch.enable_grad():
+                    self._bwd_views[owner.label] = Views.apply(self, owner, owner.anchor, True) if owner.layout.slots else ()
+        for mod, attr, name in u.bound.sites:
+            if isinstance(mod._parameters[attr], Partitioned):
+                owner, i = self._slot_index[name]
+                mod._parameters[attr] = self._bwd_views[owner.label][i]
+                self._bwd_sites.append((mod, attr, name))
+
+    def _uninstall_backward(self) -> None:
+        for mod, attr, name in self._bwd_sites:
+            mod._parameters[attr] = self._placeholders[name]
+        self._bwd_sites.clear()
+        self._bwd_views.clear()
+
+    def _fold_partial(self, u: UnitState, grads: tuple) -> None:
+        """Gradients a reentrant checkpoint's inner backward delivered for part of `u`: fold, keep gathered."""
+        if all(g is None for g in grads):
+            return
+        boundary = self.is_accumulation_boundary()
+        if u.held_grads is not None:
+            earlier, u.held_grads = u.held_grads, None
+            self._fold_grads(u, earlier, boundary)
+        self._fold_grads(u, grads, boundary)
 
     def _post_backward(self, u: UnitState, grads: tuple) -> None:
         """Fold one unit's parameter gradients into its fp32 shard (reduce-scattered across ranks)."""
@@ -666,6 +717,7 @@ class Engine:
             for u in pending:
                 self._post_backward(u, (None,) * len(u.layout.slots))
         self._release_held(keep_last=False)
+        self._uninstall_backward()
         for u in self.units:
             self._free(u)
 

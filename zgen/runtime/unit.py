@@ -170,18 +170,27 @@ class UnitState:
 
 
 class Views(torch.autograd.Function):
-    """Hands the module one view per parameter of a gathered unit; collects their gradients."""
+    """Hands the module one view per parameter of a gathered unit; collects their gradients.
+
+    The forward's node fires once every use in the micro-step has its gradient: that is
+    the unit's post-backward. A `partial` node is made for a unit's backward window, for
+    code that a reentrant activation checkpoint recomputes inside it; each inner backward
+    through it delivers some of the unit's gradients, which are folded in on the spot.
+    """
 
     @staticmethod
-    def forward(ctx, engine, unit: UnitState, anchor: torch.Tensor):  # type: ignore[override]
+    def forward(ctx, engine, unit: UnitState, anchor: torch.Tensor, partial: bool = False):  # type: ignore[override]
         # Weak references: the unit keeps its views, the views keep this node, so strong ones
         # would form a cycle through autograd that Python's collector cannot see.
-        ctx.engine, ctx.unit = weakref.ref(engine), weakref.ref(unit)
+        ctx.engine, ctx.unit, ctx.partial = weakref.ref(engine), weakref.ref(unit), partial
         return unit.make_views()
 
     @staticmethod
     def backward(ctx, *grads):  # type: ignore[override]
         engine, unit = ctx.engine(), ctx.unit()
         if engine is not None and unit is not None:
-            engine._post_backward(unit, grads)
-        return None, None, None
+            if ctx.partial:
+                engine._fold_partial(unit, grads)
+            else:
+                engine._post_backward(unit, grads)
+        return None, None, None, None
