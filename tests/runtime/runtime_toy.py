@@ -159,15 +159,29 @@ def config(world: int, accum: int, precision: str = "fp32", persistence: int = 0
     return cfg
 
 
-def reference(steps: int, seed: int = 0) -> tuple[dict[str, torch.Tensor], list[float], list[float]]:
+# Frozen (requires_grad=False) in the frozen scenarios: part of a unit, a whole default-plan unit,
+# the tied embedding that `proj` reads as an external, and a persistent parameter.
+FROZEN = ("blocks.0.up.weight", "blocks.1.norm.weight", "blocks.1.norm.bias", "blocks.1.up.weight",
+          "blocks.1.up.bias", "blocks.1.down.weight", "blocks.1.gate", "embed.weight", "blocks.2.gate")
+
+
+def freeze(model: Net) -> Net:
+    for name, p in model.named_parameters():
+        if name in FROZEN:
+            p.requires_grad_(False)
+    return model
+
+
+def reference(steps: int, seed: int = 0, frozen: bool = False) -> tuple[dict[str, torch.Tensor], list[float], list[float]]:
     """Plain single-process training on the global batches: final state dict, per-step losses and grad norms."""
-    model = make_model(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, eps=1e-8, weight_decay=WD)
+    model = freeze(make_model(seed)) if frozen else make_model(seed)
+    trained = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trained, lr=LR, betas=BETAS, eps=1e-8, weight_decay=WD)
     losses, norms = [], []
     for step in range(steps):
         loss = model(*global_batch(step))
         loss.backward()
-        norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP).item())
+        norms.append(torch.nn.utils.clip_grad_norm_(trained, CLIP).item())
         opt.step()
         opt.zero_grad()
         losses.append(loss.item())

@@ -68,6 +68,8 @@ def main() -> None:
         "compiled_explicit": {"compiled": True, "plan": T.explicit_plan()},
         "recompute_inside": {"model": T.make_model(model=T.CheckpointedNet("inside", reentrant=True))},
         "recompute_units": {"model": T.make_model(model=T.CheckpointedNet("units")), "plan": T.explicit_plan()},
+        "frozen": {"model": T.freeze(T.make_model()), "persistence": 20},
+        "frozen_explicit": {"model": T.freeze(T.make_model()), "plan": T.explicit_plan()},
     }.items():
         if name == "meta":
             torch.manual_seed(0)  # make_model's seed: the meta path must draw the same numbers

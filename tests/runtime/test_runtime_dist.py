@@ -77,6 +77,14 @@ def test_fp32_equals_plain_adamw(runs, reference, world, scenario):
 
 
 @pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("scenario", ["frozen", "frozen_explicit"])
+def test_frozen_parameters_equal_plain_adamw_on_the_rest(runs, world, scenario):
+    three, _, norms = T.reference(3, frozen=True)
+    _assert_close(runs[world][scenario]["state"], three, FP32_TOL)
+    assert runs[world][scenario]["grad_norm"] == pytest.approx(norms[-1], rel=1e-5)
+
+
+@pytest.mark.parametrize("world", [2, 3])
 def test_grad_norm_is_the_global_norm(runs, reference, world):
     assert reference["norm"] > T.CLIP  # clipping was active in the last step
     for scenario in ("default", "explicit", "persistent", "meta"):

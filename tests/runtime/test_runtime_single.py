@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 import torch
+import torch.distributed.checkpoint as dcp
 from torch import nn
 
 import runtime_toy as T
@@ -267,11 +268,36 @@ def test_checkpointed_and_compiled_units(ref):
     _close(engine.full_state_dict(), ref["state"])
 
 
-def test_frozen_parameters_are_refused():
-    model = T.make_model()
-    model.blocks[0].gate.requires_grad_(False)
-    with pytest.raises(ZgenError, match=r"`blocks\.0\.gate` has requires_grad=False"):
-        zr.initialize(model, T.config(1, 2))
+@pytest.fixture(scope="module")
+def frozen_ref():
+    three, _, norms = T.reference(3, frozen=True)
+    return {"state": three, "norm": norms[-1], "four": T.reference(4, frozen=True)[0]}
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("plan", [None, "explicit"], ids=["default-plan", "explicit-plan"])
+def test_frozen_parameters_are_gathered_but_never_updated(frozen_ref, precision, plan):
+    engine = _engine(2, T.explicit_plan() if plan else None, precision, persistence=20, model=T.freeze(T.make_model()))
+    T.train(engine, 3, 1, 0, 2)
+    full = engine.full_state_dict()
+    start = T.make_model().state_dict()
+    assert all(torch.equal(full[n], start[n]) for n in T.FROZEN)  # bit for bit, weight decay included
+    if precision == "fp32":
+        _close(full, frozen_ref["state"])
+        assert engine.last_grad_norm == pytest.approx(frozen_ref["norm"], rel=1e-5)  # trainable parameters only
+
+
+def test_frozen_parameters_survive_a_checkpoint(frozen_ref, tmp_path):
+    engine = _engine(2, model=T.freeze(T.make_model()))
+    T.train(engine, 2, 1, 0, 2)
+    engine.save_checkpoint(str(tmp_path / "ckpt"))
+    saved = dcp.FileSystemReader(str(tmp_path / "ckpt")).read_metadata().state_dict_metadata
+    assert all(f"model.{n}" in saved and f"optim.{n}.exp_avg" not in saved for n in T.FROZEN)  # no Adam moments
+    assert "optim.blocks.0.down.weight.exp_avg" in saved
+    resumed = zr.initialize(lambda: T.freeze(T.Net()), T.config(1, 2), init_fn=T.init_fn)  # meta-built
+    resumed.load_checkpoint(str(tmp_path / "ckpt"))
+    T.train(resumed, 2, 1, 0, 2, start=2)
+    _close(resumed.full_state_dict(), frozen_ref["four"])
 
 
 def test_default_plan_shape():

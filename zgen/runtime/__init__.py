@@ -95,7 +95,7 @@ def initialize(
         move_buffers(model, dev)
 
         def fill(units):
-            fill_from_weights(units, binding)
+            fill_from_weights(units)
 
     return Engine(
         model, cfg, plan, binding, info, keep_low_precision=keep_low_precision, split_master=split_master, fill=fill

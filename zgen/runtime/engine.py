@@ -48,7 +48,7 @@ from .config import RuntimeConfig
 from .layout import FlatLayout
 from .optim import build_optimizer
 from .partitioned import Partitioned
-from .plans import PERSISTENT, Binding
+from .plans import Binding, BoundUnit
 from .unit import Gathered, UnitState, Views
 
 __all__ = ["Engine"]
@@ -82,44 +82,45 @@ class Engine:
         self.global_steps = 0
         self._binding = binding
         self._owner = binding.owner
-        frozen = [n for u in binding.units + [binding.persistent] if u for n, p in u.params if not p.requires_grad]
-        if frozen:
-            raise ZgenError(
-                f"parameter `{frozen[0]}` has requires_grad=False; zgen.runtime trains every parameter it shards",
-                help="register frozen tensors as buffers, or leave them out of the model given to the engine",
-            )
-        self.units: list[UnitState] = []
-        for b in binding.units:
+
+        def state(b: BoundUnit, pinned: bool) -> UnitState:
             layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
-            self.units.append(
-                UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, False, split_master)
-            )
+            return UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, pinned, split_master)
+
+        companions: list[UnitState] = []
+
+        def with_frozen(b: BoundUnit, pinned: bool) -> UnitState:
+            frozen = [(n, p) for n, p in b.params if not p.requires_grad]
+            b.params = [(n, p) for n, p in b.params if p.requires_grad]
+            u = state(b, pinned)
+            if frozen:
+                label = f"{b.label} (frozen)"
+                c = state(BoundUnit(label, b.module, None, frozen, [], b.reshard_after_forward), pinned)
+                c.frozen, c.main, u.companion = True, u, c
+                for n, _ in frozen:
+                    self._owner[n] = label
+                companions.append(c)
+            return u
+
+        self.units: list[UnitState] = [with_frozen(b, False) for b in binding.units]
         self.persistent: UnitState | None = None
         if binding.persistent is not None:
-            b = binding.persistent
-            layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
-            self.persistent = UnitState(
-                b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, True, split_master
-            )
-        self._all = ([self.persistent] if self.persistent else []) + self.units
+            self.persistent = with_frozen(binding.persistent, True)
+        self._all = ([self.persistent] if self.persistent else []) + self.units + companions
         self._by_label = {u.label: u for u in self._all}
         self._by_module = {u.bound.module_name: u for u in self.units}
         self._slot_index = {n: (u, i) for u in self._all for i, n in enumerate(u.names)}
 
         fill(self._all)  # materialise the masters (from real weights or meta + init_fn)
         context = weakref.WeakMethod(self._context)
-        self._placeholders = {
-            n: Partitioned(n, self._owner[n] if self._owner[n] != PERSISTENT else PERSISTENT, p, context)
-            for u in binding.units + ([binding.persistent] if binding.persistent else [])
-            for n, p in u.params
-        }
+        self._placeholders = {n: Partitioned(n, self._owner[n], p, context) for u in self._all for n, p in u.bound.params}
         self._installed: dict[str, list[list[tuple[nn.Module, str]]]] = {}
         self._bwd_views: dict[str, tuple[torch.Tensor, ...]] = {}  # per unit, for the current backward
         self._bwd_sites: list[tuple[nn.Module, str, str]] = []  # sites those views were installed at
         self._active: list[UnitState] = []
         self._reset_sites()
-        for b in binding.units + ([binding.persistent] if binding.persistent else []):
-            b.params = [(n, None) for n, _ in b.params]  # drop the last references to the unsharded weights
+        for u in self._all:
+            u.bound.params = [(n, None) for n, _ in u.bound.params]  # drop the last references to the unsharded weights
         self._step_order = self._optimizer_order()
         self.optimizer = build_optimizer(self._step_order, config)
         self._loss_scale = self._initial_loss_scale()
@@ -360,6 +361,8 @@ class Engine:
 
     # ------------------------------------------------------------------ gathering
     def _issue_gather(self, u: UnitState) -> None:
+        if u.companion is not None and not u.companion.static and u.companion.state is Gathered.FREE:
+            self._issue_gather(u.companion)
         s = self.streams
         with s.on(s.main):
             u.allocate()
@@ -375,6 +378,8 @@ class Engine:
         u.state = Gathered.PENDING
 
     def _ensure_ready(self, u: UnitState) -> None:
+        if u.companion is not None:
+            self._ensure_ready(u.companion)
         s = self.streams
         if u.static:
             if u.update_event is not None:
@@ -390,6 +395,8 @@ class Engine:
             u.update_event, u.stale_grad = None, None
 
     def _free(self, u: UnitState) -> None:
+        if u.companion is not None:
+            self._free(u.companion)
         if u.static or u.pinned or u.state is Gathered.FREE:
             return
         if u.state is Gathered.PENDING:
@@ -409,12 +416,18 @@ class Engine:
         return [(order[i + 1],) if i + 1 < len(order) and order[i + 1] != order[i] else () for i in range(len(order))]
 
     def _owners(self, u: UnitState) -> list[UnitState]:
-        labels = []
+        """The other units whose parameters `u` reads (a frozen parameter's unit, not its companion)."""
+        out: list[UnitState] = []
         for n in u.bound.external:
-            lbl = self._owner[n]
-            if lbl != u.label and lbl not in labels:
-                labels.append(lbl)
-        return [self._by_label[lbl] for lbl in labels]
+            o = self._by_label[self._owner[n]]
+            o = o.main or o
+            if o is not u and o not in out:
+                out.append(o)
+        return out
+
+    @staticmethod
+    def _with_companions(states: list[UnitState]) -> list[UnitState]:
+        return [x for s in states for x in ([s] if s.companion is None else [s, s.companion])]
 
     # ------------------------------------------------------------------ views
     def _views_for(self, u: UnitState) -> tuple[torch.Tensor, ...]:
@@ -425,14 +438,14 @@ class Engine:
             # reentrant checkpointing its gradients arrive through it and are folded like any other.
             if not u.layout.slots:
                 u.views = ()
-            elif torch.is_grad_enabled():
+            elif torch.is_grad_enabled() and not u.frozen:
                 u.views = Views.apply(self, u, u.anchor)
             else:
                 u.views = u.make_views()
         return u.views
 
     def _install(self, u: UnitState) -> None:
-        for owner in [u] + self._owners(u):
+        for owner in self._with_companions([u] + self._owners(u)):
             self._views_for(owner)
         done = []
         for mod, attr, name in u.bound.sites:
@@ -534,7 +547,7 @@ class Engine:
                 self._ensure_ready(o)
             # A unit recomputed whole (its forward ran under a checkpoint): fresh views, i.e. a
             # fresh node whose gradients, under a reentrant checkpoint, are this unit's backward.
-            for x in [u] + self._owners(u):
+            for x in self._with_companions([u] + self._owners(u)):
                 x.views = None
             self._install_backward(self.persistent)
             self._install(u)
@@ -610,10 +623,16 @@ class Engine:
         """
         if u is None or u.label in self._bwd_views:
             return
-        for owner in [u] + self._owners(u):
-            if owner.label not in self._bwd_views:
+        for owner in self._with_companions([u] + self._owners(u)):
+            if owner.label in self._bwd_views:
+                continue
+            if not owner.layout.slots:
+                self._bwd_views[owner.label] = ()
+            elif owner.frozen:
+                self._bwd_views[owner.label] = owner.make_views()
+            else:
                 with torch.enable_grad():
-                    self._bwd_views[owner.label] = Views.apply(self, owner, owner.anchor, True) if owner.layout.slots else ()
+                    self._bwd_views[owner.label] = Views.apply(self, owner, owner.anchor, True)
         for mod, attr, name in u.bound.sites:
             if isinstance(mod._parameters[attr], Partitioned):
                 owner, i = self._slot_index[name]
@@ -710,7 +729,7 @@ class Engine:
     def _finalize_backward(self) -> None:
         """After loss.backward(): reduce units whose backward never ran (zero gradients), release buffers."""
         self._needs_finalize = False
-        pending = [u for u in self._all if u.views_epoch == self._epoch and not u.fired and u.layout.slots]
+        pending = [u for u in self._all if u.views_epoch == self._epoch and not u.fired and u.layout.slots and not u.frozen]
         if self._grad_on:
             rank_of = {m: i for i, m in enumerate(self.plan.backward_order)}
             pending.sort(key=lambda u: rank_of.get(u.bound.module_name, -1))

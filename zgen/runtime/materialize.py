@@ -34,9 +34,9 @@ def has_meta(model: nn.Module) -> bool:
     return any(t.is_meta for t in list(model.parameters()) + list(model.buffers()))
 
 
-def fill_from_weights(units: list[UnitState], binding: Binding) -> None:
+def fill_from_weights(units: list[UnitState]) -> None:
     """Copy this rank's slice of every real parameter into its unit's master shard."""
-    weights = {n: p for b in _bound(binding) for n, p in b.params}
+    weights = {n: p for u in units for n, p in u.bound.params}
     for u in units:
         lo, _ = u.layout.shard_range(u.rank)
         shard = torch.zeros(u.layout.shard, dtype=torch.float32, device=u.anchor.device)
@@ -54,7 +54,7 @@ def fill_from_meta(
     device: torch.device,
 ) -> None:
     """Initialise a meta-built model unit by unit (see the module docstring)."""
-    weights = {n: p for b in _bound(binding) for n, p in b.params}
+    weights = {n: p for u in units for n, p in u.bound.params}
     name_of = {id(p): n for n, p in weights.items()}
     unit_of = {name: u for u in units for name in u.names}
     order = list(_apply_order(model))
@@ -96,10 +96,6 @@ def fill_from_meta(
                 f"buffer `{name}` was built on the meta device and nothing initialised it",
                 help="initialise it in `init_fn`, or build the model on a real device",
             )
-
-
-def _bound(binding: Binding):
-    return binding.units + ([binding.persistent] if binding.persistent else [])
 
 
 def _apply_order(module: nn.Module) -> Iterator[nn.Module]:

@@ -100,6 +100,11 @@ class UnitState:
         self.views_epoch = -1
         self.active = 0
         self.fired = False
+        # Parameters with requires_grad=False live in a frozen companion state of their unit:
+        # gathered, installed and freed with it, never given gradients or optimizer state.
+        self.frozen = False
+        self.companion: UnitState | None = None  # on a unit: its frozen parameters
+        self.main: UnitState | None = None  # on a frozen companion: the unit it belongs to
         self.anchor = torch.empty(0, device=device, requires_grad=True)
 
     # -- master weights ------------------------------------------------------
