@@ -39,6 +39,7 @@ when $OUT is set) and prints a table last.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import importlib.util
 import json
@@ -53,6 +54,7 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from torch.utils.checkpoint import checkpoint
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -117,6 +119,18 @@ def zgen_config(accum: int) -> dict:
 
 
 # -- systems: each returns (step_fn, cleanup_objects) -------------------------------------------
+
+def checkpoint_layers(model, reentrant: bool = False) -> None:
+    """Activation checkpointing per decoder layer: each layer's forward is recomputed in backward."""
+    for layer in model.layers:
+        layer.forward = functools.partial(checkpoint, layer.forward, use_reentrant=reentrant)
+
+
+def freeze_some(model) -> None:
+    """requires_grad=False on the (tied) embedding and on the first decoder layer."""
+    for p in list(model.embed_tokens.parameters()) + list(model.layers[0].parameters()):
+        p.requires_grad_(False)
+
 
 def compile_blocks(model) -> None:
     """Regional compilation for the baselines, as `Engine.compile()` does it for zgen.
@@ -318,6 +332,8 @@ def measure(name, args, cfg, world, rank, device, batches) -> dict:
     t0 = time.perf_counter()
     model = build(cfg, device)
     step, keep = SYSTEMS[name](model, args, world)
+    if args.activation_checkpointing:
+        checkpoint_layers(model)
     clock.sync()
     setup_s = time.perf_counter() - t0
     gc.collect()
@@ -348,7 +364,7 @@ def measure(name, args, cfg, world, rank, device, batches) -> dict:
     if name in args.profile.split(","):
         profile(step, batches[-2:], clock)
     out = {
-        "system": name,
+        "system": name + ("+ac" if args.activation_checkpointing else ""),
         "world_size": world,
         "seq": args.seq,
         "micro_batch": args.micro_batch,
@@ -428,10 +444,16 @@ def check(device, world: int, rank: int) -> list[str]:
         i = (micro * world + rank) * mb
         return ids[i : i + mb]
 
-    def run_zgen(cfg, accum, compiled=False, save_at: tuple[int, str] | None = None, resume_from=None, **kw):
-        engine = zr.initialize(build(tiny, device), dict(cfg, train_micro_batch_size_per_gpu=mb), **kw)
+    def run_zgen(cfg, accum, compiled=False, save_at: tuple[int, str] | None = None, resume_from=None,
+                 recompute=None, frozen=False, **kw):
+        model = build(tiny, device)
+        if frozen:
+            freeze_some(model)
+        engine = zr.initialize(model, dict(cfg, train_micro_batch_size_per_gpu=mb), **kw)
         if compiled:
             engine.compile()
+        if recompute:
+            checkpoint_layers(model, reentrant=recompute == "reentrant")
         if resume_from:
             engine.load_checkpoint(resume_from)
         for s in range(engine.global_steps, steps):
@@ -447,19 +469,31 @@ def check(device, world: int, rank: int) -> list[str]:
     def worst(full, want):
         return max((full[k] - want[k]).abs().max().item() for k in want) if rank == 0 else 0.0
 
-    p = SEED_CONFIG["optimizer"]["params"]
-    ref = build(tiny, device)
-    opt = torch.optim.AdamW(ref.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"])
-    for s in range(steps):
-        ids = global_batch(s, 2)
-        ref(ids, ids).backward()
-        torch.nn.utils.clip_grad_norm_(ref.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad()
-    want = {k: v.detach().cpu() for k, v in ref.state_dict().items()}
-    full = run_zgen(dict(zgen_config(2), bf16={"enabled": False}), 2)
-    lines.append(f"check fp32 zgen vs plain AdamW (tiny, world {world}, {steps} steps, accum 2): "
-                 f"max |diff| {worst(full, want):.2e}")
+    def plain_adamw(frozen=False):
+        p = SEED_CONFIG["optimizer"]["params"]
+        ref = build(tiny, device)
+        if frozen:
+            freeze_some(ref)
+        trained = [q for q in ref.parameters() if q.requires_grad]
+        opt = torch.optim.AdamW(trained, lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"])
+        for s in range(steps):
+            ids = global_batch(s, 2)
+            ref(ids, ids).backward()
+            torch.nn.utils.clip_grad_norm_(trained, 1.0)
+            opt.step()
+            opt.zero_grad()
+        return {k: v.detach().cpu() for k, v in ref.state_dict().items()}
+
+    fp32 = dict(zgen_config(2), bf16={"enabled": False})
+    for frozen in (False, True):
+        what = "with the embedding and layer 0 frozen " if frozen else ""
+        lines.append(f"check fp32 zgen vs plain AdamW {what}(tiny, world {world}, {steps} steps, accum 2): "
+                     f"max |diff| {worst(run_zgen(fp32, 2, frozen=frozen), plain_adamw(frozen)):.2e}")
+    plain = run_zgen(zgen_config(1), 1)
+    for recompute, compiled in (("non-reentrant", False), ("reentrant", False), ("non-reentrant", True)):
+        full = run_zgen(zgen_config(1), 1, recompute=recompute, compiled=compiled)
+        lines.append(f"check bf16 per-layer activation checkpointing ({recompute}{', compiled' if compiled else ''}) "
+                     f"vs none (tiny, world {world}): max |diff| {worst(full, plain):.2e}")
     # sharded checkpoint on the GPU: save after step 2 (while training on), resume in a new engine, finish
     ckpt = os.path.join(tempfile.mkdtemp(prefix="zgen_check_") if rank == 0 else "", "ckpt")
     holder = [ckpt]
@@ -551,6 +585,8 @@ def main(argv=None) -> int:
                     help="also time --steps more steps by host wall clock, each ending in a `.item()` of its loss")
     ap.add_argument("--profile", default="", help="comma-separated systems to profile for two extra steps")
     ap.add_argument("--check", action="store_true", help="run the GPU correctness checks first")
+    ap.add_argument("--activation-checkpointing", action="store_true",
+                    help="recompute each decoder layer in backward (non-reentrant torch.utils.checkpoint), every system")
     ap.add_argument("--out", default=None, help="JSON lines file (default $OUT/runtime_bench.jsonl)")
     ap.add_argument("--summarize", metavar="JSONL", help="print the table and ratios of earlier runs' results, then exit")
     args = ap.parse_args(argv)

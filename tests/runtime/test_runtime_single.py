@@ -253,6 +253,16 @@ def test_activation_checkpointing_equals_plain_adamw(ref, where, reentrant, plan
     _close(engine.full_state_dict(), ref["state"])
 
 
+@pytest.mark.parametrize("reentrant", [False, True], ids=["non-reentrant", "reentrant"])
+def test_activation_checkpointing_with_every_parameter_persistent(ref, reentrant):
+    # No unit has a backward of its own: only the root's output tells the engine that backward began.
+    model = T.make_model(model=T.CheckpointedNet("units", reentrant))
+    engine = _engine(2, persistence=10**9, model=model)
+    assert engine.persistent is not None and not any(u.layout.slots for u in engine.units)
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), ref["state"])
+
+
 def test_reentrant_checkpoint_inside_a_unit_changes_no_bit():
     plain = _engine(1, precision="bf16")
     recomputed = _engine(1, precision="bf16", model=T.make_model(model=T.CheckpointedNet("inside", reentrant=True)))

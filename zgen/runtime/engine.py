@@ -117,6 +117,7 @@ class Engine:
         self._installed: dict[str, list[list[tuple[nn.Module, str]]]] = {}
         self._bwd_views: dict[str, tuple[torch.Tensor, ...]] = {}  # per unit, for the current backward
         self._bwd_sites: list[tuple[nn.Module, str, str]] = []  # sites those views were installed at
+        self._bwd_installed: set[str] = set()  # units whose sites are installed for this backward
         self._active: list[UnitState] = []
         self._reset_sites()
         for u in self._all:
@@ -470,6 +471,7 @@ class Engine:
         self._installed.clear()
         self._bwd_sites.clear()
         self._bwd_views.clear()
+        self._bwd_installed.clear()
         self._active.clear()
         for u in self._all:
             u.active = 0
@@ -527,6 +529,8 @@ class Engine:
                 self._free(u)
         else:
             self._needs_finalize = True
+            if self.persistent is not None:  # for recomputation in backward (root code outside every unit)
+                _on_first_grad(output, lambda: self._install_backward(self.persistent))
 
     def _make_pre(self, u: UnitState):
         def hook(module, args):
@@ -584,11 +588,7 @@ class Engine:
             return
         u.active -= 1
         if self._grad_on:
-            tensors = [t for t in tree_flatten(output)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
-            if not tensors and hasattr(output, "loss") and isinstance(output.loss, torch.Tensor):
-                tensors = [output.loss] if output.loss.requires_grad else []
-            if tensors:
-                register_multi_grad_hook(tensors, lambda _grad, u=u: self._pre_backward(u), mode="any")
+            _on_first_grad(output, lambda u=u: self._pre_backward(u))
         if u.bound.reshard_after_forward and u.active == 0:
             self._free(u)
         for o in self._owners(u):
@@ -621,8 +621,9 @@ class Engine:
         made with gradients enabled (partial nodes, see `Views`) so that a reentrant
         checkpoint's inner backward reaches the shards. Sites already holding a view keep it.
         """
-        if u is None or u.label in self._bwd_views:
+        if u is None or u.label in self._bwd_installed:
             return
+        self._bwd_installed.add(u.label)
         for owner in self._with_companions([u] + self._owners(u)):
             if owner.label in self._bwd_views:
                 continue
@@ -644,6 +645,7 @@ class Engine:
             mod._parameters[attr] = self._placeholders[name]
         self._bwd_sites.clear()
         self._bwd_views.clear()
+        self._bwd_installed.clear()
 
     def _fold_partial(self, u: UnitState, grads: tuple) -> None:
         """Gradients a reentrant checkpoint's inner backward delivered for part of `u`: fold, keep gathered."""
@@ -739,6 +741,15 @@ class Engine:
         self._uninstall_backward()
         for u in self.units:
             self._free(u)
+
+
+def _on_first_grad(output: Any, fn: Callable[[], None]) -> None:
+    """Call `fn` when the backward first reaches any tensor of `output` (a structure, or an object with `.loss`)."""
+    tensors = [t for t in tree_flatten(output)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    if not tensors and isinstance(getattr(output, "loss", None), torch.Tensor) and output.loss.requires_grad:
+        tensors = [output.loss]
+    if tensors:
+        register_multi_grad_hook(tensors, lambda _grads: fn(), mode="any")
 
 
 def _fold(dst: list[torch.Tensor], gaps: list[torch.Tensor], grads: tuple, first: bool) -> None:
