@@ -236,6 +236,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return SIZE, "len()"
             if qualified.startswith(known.INIT_PREFIXES) or (name.startswith("init.") and last.endswith("_")):
                 return INIT, f"{qualified}()"
+            if _inplace_initialiser(index, call, parent, name, last):
+                return INIT, f"{qualified}()"
         return READ, data
     if isinstance(parent, cst.ComparisonTarget):
         if isinstance(parent.operator, (cst.Is, cst.IsNot)):
@@ -244,6 +246,24 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         if isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot)):
             return CHECK, " is None"
     return READ, data
+
+
+def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: str, last: str) -> bool:
+    """`trunc_normal_(p, ...)`: a function named with PyTorch's in-place underscore, taking `p` first.
+
+    A function means an imported name, a function of this file or a conventional alias
+    (`torch`, `nn`); `self.w.copy_(p)` is a method of another tensor and only reads `p`.
+    """
+    head = name.partition(".")[0]
+    return (
+        (head in index.imports or head in index.skeleton.functions or head in known.CONVENTIONAL_ALIASES)
+        and last.endswith("_")
+        and not last.startswith(("_", "clip_grad"))
+        and bool(call.args)
+        and call.args[0] is arg
+        and arg.keyword is None
+        and arg.star == ""
+    )
 
 
 def scoped_accesses(index: ModelIndex, scope: str):

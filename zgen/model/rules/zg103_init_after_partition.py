@@ -20,7 +20,9 @@ class InitAfterPartition(Rule):
 
     ## What it does
     Flags initialisation of parameters that are already partitioned: in a
-    module's `__init__` (or a helper it calls), `nn.init.*_(self.child.weight)`,
+    module's `__init__` (or a helper it calls), `nn.init.*_(self.child.weight)`
+    (or any in-place initialiser named with PyTorch's trailing underscore that
+    takes the parameter first, such as timm's `trunc_normal_`),
     `self.child.weight.data.normal_()` or `self.child.bias.zero_()` after
     `self.child` was built; in a training script, `model.apply(init_fn)` or
     `nn.init.*_` on the model after `deepspeed.initialize`. Sites inside
@@ -103,6 +105,19 @@ class Cell(nn.Module):
         for weight in self.parameters():
             nn.init.uniform_(weight, -1 / math.sqrt(4), 1 / math.sqrt(4))
 """,
+        # An underscore method of another tensor only reads the parameter it is given.
+        """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.register_buffer("start", torch.empty(4))
+        with torch.no_grad():
+            self.start.copy_(self.proj.bias)
+""",
     )
     INVALID = (
         """
@@ -136,6 +151,17 @@ import deepspeed
 def main(model, cfg, init_weights):
     engine, *_ = deepspeed.initialize(model=model, config=cfg)
     engine.module.apply(init_weights)
+""",
+        # A library's own in-place initialiser (trailing underscore, the parameter first), as timm's.
+        """
+from timm.layers import trunc_normal_
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+        trunc_normal_(self.head.weight, std=0.02)
 """,
     )
 
