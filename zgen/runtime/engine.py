@@ -172,8 +172,10 @@ class Engine:
         fusions (norms, rotary, activations) happen inside a unit while the
         schedule stays the plan's. A unit that contains another unit, and the
         root, stay eager: compiling them would trace the inner units' hooks.
-        Units of the same class share one compiled graph. Compilation happens
-        at the first forward; this call only wraps.
+        Units of the same class share one compiled function (and graph, unless
+        dynamo specialises on something that differs between them, such as an
+        int `layer_idx`; dynamo's recompile limit is raised to fit every unit).
+        Compilation happens at the first forward; this call only wraps.
         """
         if getattr(self, "_compiled", None) is not None:
             return self._compiled
@@ -183,6 +185,12 @@ class Engine:
             if u.bound.module is not self.module
             and not any(o != u.bound.module_name and o.startswith(u.bound.module_name + ".") for o in names)
         ]
+        # Dynamo specialises on a module's int attributes (a block's `layer_idx`), so same-class
+        # units can each need their own graph; past its recompile limit (8) the rest would
+        # silently run eager. Room for every unit, with and without gradients.
+        cfg = torch._dynamo.config
+        limit = "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"
+        setattr(cfg, limit, max(getattr(cfg, limit), 2 * len(leaves) + 8))
         shared: dict[Callable, Callable] = {}  # one compiled function per forward implementation
         for mod in leaves:
             fn = type(mod).forward
