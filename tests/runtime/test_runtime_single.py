@@ -241,7 +241,7 @@ def test_compiled_units_equal_plain_adamw(ref, plan):
         assert torch._dynamo.utils.counters["stats"]["unique_graphs"] - graphs == 2
 
 
-def test_compile_covers_units_that_differ_in_an_int_attribute(monkeypatch):
+def test_compile_covers_units_that_differ_in_an_int_attribute():
     # Like a transformer block's `layer_idx`: dynamo makes one graph per value, more than its
     # default recompile limit of 8, and without room the later blocks would run eager.
     class Block(nn.Module):
@@ -262,14 +262,14 @@ def test_compile_covers_units_that_differ_in_an_int_attribute(monkeypatch):
                 x = b(x)
             return x.pow(2).mean()
 
-    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 8)  # torch's default, whatever ran before
     torch._dynamo.reset()
     graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     cfg = {"train_batch_size": 2, "optimizer": {"type": "AdamW", "params": {"lr": 1e-3}},
            "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0}}
-    engine = zr.initialize(Deep(), cfg)
-    assert len(engine.compile(backend="aot_eager")) == 12
-    engine.backward(engine(torch.randn(2, 4)))
+    with torch._dynamo.config.patch(recompile_limit=8):  # torch's default, whatever ran before
+        engine = zr.initialize(Deep(), cfg)
+        assert len(engine.compile(backend="aot_eager")) == 12
+        engine.backward(engine(torch.randn(2, 4)))
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] - graphs == 12
 
 
