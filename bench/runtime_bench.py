@@ -76,6 +76,13 @@ L = load_llama()
 SEED_CONFIG = json.loads((REPO / "examples/llama/ds_config.json").read_text())
 
 
+# Llama-3.2 shapes (tied embeddings, vocabulary 128256, 8 KV heads, FFN 8192 in both).
+SHAPES = {
+    "1b": {},  # LlamaConfig's defaults: 16 layers, hidden 2048, 32 heads
+    "3b": {"hidden_size": 3072, "num_hidden_layers": 28, "num_attention_heads": 24},
+}
+
+
 def flops_per_token(c, seq: int) -> float:
     """6 x matmul parameters + 12 x layers x hidden x seq (attention, counted without the causal half)."""
     kv = c.num_key_value_heads * c.head_dim
@@ -577,6 +584,7 @@ def main(argv=None) -> int:
     ap.add_argument("--micro-batch", type=int, default=1)
     ap.add_argument("--grad-accum", type=int, default=1)
     ap.add_argument("--layers", type=int, default=None, help="override the layer count (smaller smoke runs)")
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="1b", help="Llama-3.2 shape of the model")
     ap.add_argument("--tiny", action="store_true", help="the tiny Llama (with --device cpu: a smoke test of this script)")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     ap.add_argument("--show-losses", type=int, default=4)
@@ -602,7 +610,7 @@ def main(argv=None) -> int:
         os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     job = zr.init_distributed(device=args.device)
     world, rank, device = job.world_size, job.rank, job.device
-    cfg = L.build_tiny_model().config if args.tiny else L.LlamaConfig()
+    cfg = L.build_tiny_model().config if args.tiny else L.LlamaConfig(**SHAPES[args.shape])
     if args.layers is not None:
         cfg.num_hidden_layers = args.layers
     out_path = args.out or (os.path.join(os.environ["OUT"], "runtime_bench.jsonl") if "OUT" in os.environ else None)
@@ -642,7 +650,7 @@ def print_table(results: list[dict], args, world: int) -> None:
     if first is None:
         print("no system ran")
         return
-    print(f"\nLlama shape, seq {first['seq']}, micro batch {first['micro_batch']}, accum {first['grad_accum']}, "
+    print(f"\nLlama shape ({first['params'] / 1e9:.2f}B parameters), seq {first['seq']}, micro batch {first['micro_batch']}, accum {first['grad_accum']}, "
           f"world {world}, median of {len(first['step_ms_all'])} steps after warm-up")
     print(f"{'system':<15} {'step ms':>8} {'fwd/bwd/opt ms':>17} {'tok/s':>9} {'TFLOP/s':>8} {'alloc GiB':>10} "
           f"{'resv GiB':>9}  first losses")
