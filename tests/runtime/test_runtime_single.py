@@ -241,6 +241,19 @@ def test_compiled_units_equal_plain_adamw(ref, plan):
         assert torch._dynamo.utils.counters["stats"]["unique_graphs"] - graphs == 2
 
 
+def test_compile_keeps_a_forward_wrapper_set_on_the_module():
+    def doubled(model):  # a library hook that wraps one block's forward on the instance
+        inner = model.blocks[1].forward
+        model.blocks[1].forward = lambda x: 2 * inner(x) - x
+        return model
+
+    eager = _engine(1, model=doubled(T.make_model()))
+    compiled = _engine(1, model=doubled(T.make_model()))
+    torch._dynamo.reset()
+    compiled.compile(backend="aot_eager")
+    assert T.train(compiled, 2, 1, 0, 1) == pytest.approx(T.train(eager, 2, 1, 0, 1), rel=1e-6)
+
+
 def test_compile_covers_units_that_differ_in_an_int_attribute():
     # Like a transformer block's `layer_idx`: dynamo makes one graph per value, more than its
     # default recompile limit of 8, and without room the later blocks would run eager.

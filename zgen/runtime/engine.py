@@ -193,6 +193,10 @@ class Engine:
         setattr(cfg, limit, max(getattr(cfg, limit), 2 * len(leaves) + 8))
         shared: dict[Callable, Callable] = {}  # one compiled function per forward implementation
         for mod in leaves:
+            own = mod.__dict__.get("forward")
+            if own is not None:  # a wrapper set on this module (a library hook): compiled as it is
+                mod.forward = torch.compile(own, backend=backend, **compile_kwargs)
+                continue
             fn = type(mod).forward
             if fn not in shared:
                 shared[fn] = torch.compile(fn, backend=backend, **compile_kwargs)
