@@ -45,6 +45,8 @@ if (( N >= 1 )); then
     run6 150 --system deepspeed
     run6 110 --system fsdp2-prefetch
     run6 110 --system zgen --label zgen-default
+    run6 150 --system zgen-compile --label zgen-plan-compile --plan "$PLANN"
+    run6 150 --system fsdp2-compile
     python3 bench/multi_gpu.py --summarize "$OUT/multi_gpu.jsonl"
 fi
 echo "all done at ${SECONDS}s"
