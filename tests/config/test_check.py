@@ -140,6 +140,16 @@ def test_bad_version_is_an_error():
         check('{"train_batch_size": 8}', deepspeed="banana")
 
 
+def test_autos_that_accelerate_fills_are_not_findings():
+    # accelerate's own ZeRO-3 offload template leaves these to its plugin settings
+    text = ('{"train_batch_size": 8, "zero_optimization": {"stage": 3, '
+            '"offload_param": {"device": "auto"}, "offload_optimizer": {"device": "auto"}, '
+            '"stage3_gather_16bit_weights_on_model_save": "auto"}}')
+    report = check(text, world_size=1)
+    assert "ZC020" not in codes(report)
+    assert report.resolved.zero.offload_param.device == "none"  # accelerate's default
+
+
 def test_stage_auto_means_zero_off():
     report = check('{"train_batch_size": 8, "zero_optimization": {"stage": "auto"}}', world_size=1)
     assert "ZeRO off" in finding(report, "ZC020").message

@@ -135,7 +135,8 @@ def _zero(v: Version) -> Section:
 
     def offload_common() -> tuple[Key, ...]:
         return (
-            _k("device", "enum", "none", choices=("none", "cpu", "nvme"), fix_cost=2),
+            _k("device", "enum", "none", choices=("none", "cpu", "nvme"), fix_cost=2, hf_default="none",
+               auto="accelerate (and HF Trainer through it) fills it from its offload device setting"),
             _k("nvme_path", "path", None, nullable=True),
             _k("pin_memory", "bool", pin_default),
         )
@@ -228,7 +229,8 @@ def _zero(v: Version) -> Section:
         _k("stage3_model_persistence_threshold", "int", 2**63 - 1, ge=0, aliases=("model_persistence_threshold",)),
         _k("stage3_max_live_parameters", "int", 1_000_000_000, ge=0, aliases=("max_live_parameters",)),
         _k("stage3_max_reuse_distance", "int", 1_000_000_000, ge=0, aliases=("max_reuse_distance",)),
-        _k("stage3_gather_16bit_weights_on_model_save", "bool", False, aliases=("gather_16bit_weights_on_model_save",)),
+        _k("stage3_gather_16bit_weights_on_model_save", "bool", False, aliases=("gather_16bit_weights_on_model_save",),
+           auto="accelerate (and HF Trainer through it) fills it from its `zero3_save_16bit_model` setting", hf_default=False),
         _k("stage3_module_granularity_threshold", "int", 0, aliases=("module_granularity_threshold",)),
         _k("stage3_use_all_reduce_for_fetch_params", "bool", False, aliases=("use_all_reduce_for_fetch_params",)),
         _k("stage3_allgather_sequential", "bool", False, aliases=("allgather_sequential",)),
