@@ -114,7 +114,7 @@ class Engine:
         fill(self._all)  # materialise the masters (from real weights or meta + init_fn)
         context = weakref.WeakMethod(self._context)
         self._placeholders = {n: Partitioned(n, self._owner[n], p, context) for u in self._all for n, p in u.bound.params}
-        self._installed: dict[str, list[list[tuple[nn.Module, str]]]] = {}
+        self._installed: dict[str, list[list[tuple[nn.Module, str, str]]]] = {}  # per unit, a stack of site lists
         self._bwd_views: dict[str, tuple[torch.Tensor, ...]] = {}  # per unit, for the current backward
         self._bwd_sites: list[tuple[nn.Module, str, str]] = []  # sites those views were installed at
         self._bwd_installed: set[str] = set()  # units whose sites are installed for this backward
@@ -141,6 +141,7 @@ class Engine:
         self._held: list[tuple[Any, tuple]] = []
         self._fwd_pre = self._prefetch_table(plan.forward_order, plan.forward_prefetch)
         self._bwd_pre = self._prefetch_table(plan.backward_order, plan.backward_prefetch)
+        self._compiled: list[str] | None = None  # set by compile()
         self._hooks = []
         for u in self.units:
             mod = u.bound.module
@@ -177,7 +178,7 @@ class Engine:
         int `layer_idx`; dynamo's recompile limit is raised to fit every unit).
         Compilation happens at the first forward; this call only wraps.
         """
-        if getattr(self, "_compiled", None) is not None:
+        if self._compiled is not None:
             return self._compiled
         names = [u.bound.module_name for u in self.units]
         leaves = [
@@ -449,32 +450,39 @@ class Engine:
         if u.views is None:
             # A recomputation in backward (activation checkpointing) gets a fresh node: with
             # reentrant checkpointing its gradients arrive through it and are folded like any other.
-            if not u.layout.slots:
-                u.views = ()
-            elif torch.is_grad_enabled() and not u.frozen:
-                u.views = Views.apply(self, u, u.anchor)
-            else:
-                u.views = u.make_views()
+            u.views = self._new_views(u, torch.is_grad_enabled())
         return u.views
 
-    def _install(self, u: UnitState) -> None:
-        for owner in self._with_companions([u] + self._owners(u)):
-            self._views_for(owner)
+    def _new_views(self, u: UnitState, grad: bool, partial: bool = False) -> tuple[torch.Tensor, ...]:
+        """`u`'s per-parameter views: through a `Views` node when gradients are wanted (never for frozen ones)."""
+        if not u.layout.slots:
+            return ()
+        if grad and not u.frozen:
+            return Views.apply(self, u, u.anchor, partial)
+        return u.make_views()
+
+    def _fill_sites(self, u: UnitState, views: dict[str, tuple[torch.Tensor, ...]]) -> list[tuple[nn.Module, str, str]]:
+        """Put the views (by unit label) at `u`'s sites that hold a placeholder; returns the sites filled."""
         done = []
         for mod, attr, name in u.bound.sites:
             if isinstance(mod._parameters[attr], Partitioned):
                 owner, i = self._slot_index[name]
-                mod._parameters[attr] = owner.views[i]
-                done.append((mod, attr))
-        self._installed.setdefault(u.label, []).append(done)
+                mod._parameters[attr] = views[owner.label][i]
+                done.append((mod, attr, name))
+        return done
+
+    def _restore(self, sites: list[tuple[nn.Module, str, str]]) -> None:
+        for mod, attr, name in sites:
+            mod._parameters[attr] = self._placeholders[name]
+
+    def _install(self, u: UnitState) -> None:
+        views = {o.label: self._views_for(o) for o in self._with_companions([u] + self._owners(u))}
+        self._installed.setdefault(u.label, []).append(self._fill_sites(u, views))
 
     def _uninstall(self, u: UnitState) -> None:
         stack = self._installed.get(u.label)
-        if not stack:
-            return
-        for mod, attr in stack.pop():
-            name = self._site_name(mod, attr, u)
-            mod._parameters[attr] = self._placeholders[name]
+        if stack:
+            self._restore(stack.pop())
 
     def _reset_sites(self) -> None:
         for name, sites in self._binding.sites.items():
@@ -487,12 +495,6 @@ class Engine:
         self._active.clear()
         for u in self._all:
             u.active = 0
-
-    def _site_name(self, mod: nn.Module, attr: str, u: UnitState) -> str:
-        for m, a, name in u.bound.sites:
-            if m is mod and a == attr:
-                return name
-        raise AssertionError("site not in unit")  # pragma: no cover - sites come from the same list
 
     def _context(self) -> str:
         if self._active:
@@ -637,24 +639,13 @@ class Engine:
             return
         self._bwd_installed.add(u.label)
         for owner in self._with_companions([u] + self._owners(u)):
-            if owner.label in self._bwd_views:
-                continue
-            if not owner.layout.slots:
-                self._bwd_views[owner.label] = ()
-            elif owner.frozen:
-                self._bwd_views[owner.label] = owner.make_views()
-            else:
+            if owner.label not in self._bwd_views:
                 with torch.enable_grad():
-                    self._bwd_views[owner.label] = Views.apply(self, owner, owner.anchor, True)
-        for mod, attr, name in u.bound.sites:
-            if isinstance(mod._parameters[attr], Partitioned):
-                owner, i = self._slot_index[name]
-                mod._parameters[attr] = self._bwd_views[owner.label][i]
-                self._bwd_sites.append((mod, attr, name))
+                    self._bwd_views[owner.label] = self._new_views(owner, True, partial=True)
+        self._bwd_sites.extend(self._fill_sites(u, self._bwd_views))
 
     def _uninstall_backward(self) -> None:
-        for mod, attr, name in self._bwd_sites:
-            mod._parameters[attr] = self._placeholders[name]
+        self._restore(self._bwd_sites)
         self._bwd_sites.clear()
         self._bwd_views.clear()
         self._bwd_installed.clear()
@@ -663,7 +654,10 @@ class Engine:
         """Gradients a reentrant checkpoint's inner backward delivered for part of `u`: fold, keep gathered."""
         if all(g is None for g in grads):
             return
-        boundary = self.is_accumulation_boundary()
+        self._fold_after_held(u, grads, self.is_accumulation_boundary())
+
+    def _fold_after_held(self, u: UnitState, grads: tuple, boundary: bool) -> None:
+        """Fold `grads`, first folding gradients held for the optimizer (a second backward through `u`)."""
         if u.held_grads is not None:
             earlier, u.held_grads = u.held_grads, None
             self._fold_grads(u, earlier, boundary)
@@ -675,10 +669,7 @@ class Engine:
         if self._can_hold(u, grads, boundary):
             self._hold_grads(u, grads)
             return
-        if u.held_grads is not None:  # a second backward through the unit (reentrant recomputation)
-            earlier, u.held_grads = u.held_grads, None
-            self._fold_grads(u, earlier, boundary)
-        self._fold_grads(u, grads, boundary)
+        self._fold_after_held(u, grads, boundary)
         u.fired = True
         if not u.pinned:
             self._free(u)
