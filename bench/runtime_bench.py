@@ -150,15 +150,37 @@ def compile_blocks(model) -> None:
         layer.forward = types.MethodType(compiled, layer)
 
 
+def seed_adamw(params, fused: bool = False) -> torch.optim.AdamW:
+    """torch's AdamW with the seed config's settings (every baseline and reference uses it)."""
+    p = SEED_CONFIG["optimizer"]["params"]
+    return torch.optim.AdamW(params, lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"], fused=fused)
+
+
+def clip_and_step(params, opt) -> None:
+    """The seed config's gradient clipping, the optimizer step, and clearing the gradients."""
+    torch.nn.utils.clip_grad_norm_(params, SEED_CONFIG["gradient_clipping"])
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
+def fsdp2_shard(model) -> None:
+    """`fully_shard` per decoder layer and on the root: bf16 parameters, fp32 reduction."""
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for layer in model.layers:
+        fully_shard(layer, mp_policy=mp)
+    fully_shard(model, mp_policy=mp, reshard_after_forward=False)
+
+
 def setup_plain(model, args, world, compiled: bool = False):
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     if compiled:
         compile_blocks(model)
 
-    p = SEED_CONFIG["optimizer"]["params"]
     net = DDP(model, gradient_as_bucket_view=True) if world > 1 else model
-    opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"], fused=True)
+    opt = seed_adamw(model.parameters(), fused=True)
 
     def step(batches, mark):
         losses = []
@@ -172,23 +194,16 @@ def setup_plain(model, args, world, compiled: bool = False):
                 (loss / len(batches)).backward()
             mark("bwd")
             losses.append(loss.detach())
-        torch.nn.utils.clip_grad_norm_(model.parameters(), SEED_CONFIG["gradient_clipping"])
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        clip_and_step(model.parameters(), opt)
         return losses
 
     return step, [net, opt]
 
 
 def setup_fsdp2(model, args, world, prefetch: bool = False, compiled: bool = False):
-    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-
     if compiled:
         compile_blocks(model)
-    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-    for layer in model.layers:
-        fully_shard(layer, mp_policy=mp)
-    fully_shard(model, mp_policy=mp, reshard_after_forward=False)
+    fsdp2_shard(model)
     if prefetch:  # one block ahead in each direction, on top of FSDP2's implicit next-unshard
         blocks = list(model.layers)
         for i, block in enumerate(blocks):
@@ -196,8 +211,7 @@ def setup_fsdp2(model, args, world, prefetch: bool = False, compiled: bool = Fal
                 block.set_modules_to_forward_prefetch([blocks[i + 1]])
             if i > 0:
                 block.set_modules_to_backward_prefetch([blocks[i - 1]])
-    p = SEED_CONFIG["optimizer"]["params"]
-    opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"], fused=True)
+    opt = seed_adamw(model.parameters(), fused=True)
 
     def step(batches, mark):
         losses = []
@@ -209,9 +223,7 @@ def setup_fsdp2(model, args, world, prefetch: bool = False, compiled: bool = Fal
             (loss / len(batches)).backward()
             mark("bwd")
             losses.append(loss.detach())
-        torch.nn.utils.clip_grad_norm_(model.parameters(), SEED_CONFIG["gradient_clipping"])
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        clip_and_step(model.parameters(), opt)
         return losses
 
     return step, [opt]
@@ -477,18 +489,15 @@ def check(device, world: int, rank: int) -> list[str]:
         return max((full[k] - want[k]).abs().max().item() for k in want) if rank == 0 else 0.0
 
     def plain_adamw(frozen=False):
-        p = SEED_CONFIG["optimizer"]["params"]
         ref = build(tiny, device)
         if frozen:
             freeze_some(ref)
         trained = [q for q in ref.parameters() if q.requires_grad]
-        opt = torch.optim.AdamW(trained, lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"])
+        opt = seed_adamw(trained)
         for s in range(steps):
             ids = global_batch(s, 2)
             ref(ids, ids).backward()
-            torch.nn.utils.clip_grad_norm_(trained, 1.0)
-            opt.step()
-            opt.zero_grad()
+            clip_and_step(trained, opt)
         return {k: v.detach().cpu() for k, v in ref.state_dict().items()}
 
     fp32 = dict(zgen_config(2), bf16={"enabled": False})
@@ -555,21 +564,13 @@ def check_split_kernel(device) -> list[str]:
 
 
 def _fsdp2_tiny(tiny, device, steps, accum, micro_batches):
-    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-
     model = build(tiny, device)
-    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-    for layer in model.layers:
-        fully_shard(layer, mp_policy=mp)
-    fully_shard(model, mp_policy=mp, reshard_after_forward=False)
-    p = SEED_CONFIG["optimizer"]["params"]
-    opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], betas=p["betas"], weight_decay=p["weight_decay"])
+    fsdp2_shard(model)
+    opt = seed_adamw(model.parameters())
     for s in range(steps):
         for part in micro_batches(s):
             (model(part, part) / accum).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad()
+        clip_and_step(model.parameters(), opt)
     return {k: v.full_tensor().detach().cpu() for k, v in model.state_dict().items()}
 
 
