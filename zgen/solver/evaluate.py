@@ -90,28 +90,19 @@ def _compile(node: E.Node) -> Fn:
         return lambda env: None if (v := inner(env)) is None else -v
     assert isinstance(node, E.Binary)
     left, right = compiled(node.left), compiled(node.right)
-    if node.op == "and":
-        def conj(env: Env) -> object:
-            a = left(env)
-            if a is False:
-                return False
-            b = right(env)
-            if b is False:
-                return False
-            return None if a is None or b is None else True
+    if node.op in ("and", "or"):
+        decides = node.op == "or"  # the operand value that settles the result alone (False for and)
 
-        return conj
-    if node.op == "or":
-        def disj(env: Env) -> object:
+        def junction(env: Env) -> object:
             a = left(env)
-            if a is True:
-                return True
+            if a is decides:
+                return decides
             b = right(env)
-            if b is True:
-                return True
-            return None if a is None or b is None else False
+            if b is decides:
+                return decides
+            return None if a is None or b is None else not decides
 
-        return disj
+        return junction
     op = _COMPARE.get(node.op) or _ARITH[node.op]
 
     def binary(env: Env) -> object:
