@@ -35,7 +35,7 @@ import torch
 import torch.distributed as dist
 
 import zgen.runtime as zr
-from zgen.schedule import Plan
+from zgen.plan.schedule import Plan
 
 # -----------------------------------------------------------------------------
 # settings, resolved by zgen from the config above (every "auto" is solved)

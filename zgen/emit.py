@@ -20,7 +20,7 @@ import jinja2
 from zgen import __version__
 from zgen.config.resolved import Origin, ResolvedConfig
 from zgen.errors import ZgenError
-from zgen.schedule import Plan
+from zgen.plan.schedule import Plan
 
 __all__ = ["CodeRef", "ScriptInputs", "render_script", "py_literal", "string_literal", "settings_rows", "TEMPLATE"]
 

@@ -104,7 +104,7 @@ def test_rule_command(zgen):
 
 
 def test_internal_errors_are_not_tracebacks(zgen, proj, monkeypatch):
-    import zgen.engine as engine
+    import zgen.checker as engine
 
     def boom(*a, **k):
         raise RuntimeError("kaboom")

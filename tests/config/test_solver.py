@@ -13,7 +13,7 @@ from zgen.config.schema import schema_for
 from zgen.config.validate import validate
 from zgen.solver import expr as E
 from zgen.solver.context import Context
-from zgen.solver.engine import LaunchValues
+from zgen.solver.solve import LaunchValues
 from zgen.solver.symbols import Tracked
 from zgen.solver.rules import key_table, load_rules
 

@@ -11,9 +11,9 @@ import pytest
 from zgen.config.resolved import OptimizerSpec, ResolvedConfig, SchedulerSpec, ZeroSpec
 from zgen.emit import CodeRef, ScriptInputs, py_literal, render_script
 from zgen.errors import ZgenError
-from zgen.plan import build_plan
-from zgen.schedule import Plan
-from zgen.trace import build_meta_model, load_callable, parse_target, trace_model
+from zgen.plan.planner import build_plan
+from zgen.plan.schedule import Plan
+from zgen.plan.trace import build_meta_model, load_callable, parse_target, trace_model
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from zgen.config.resolved import ZeroSpec
-from zgen.plan import build_plan
-from zgen.trace import build_meta_model, load_callable, parse_target, trace_model
+from zgen.plan.planner import build_plan
+from zgen.plan.trace import build_meta_model, load_callable, parse_target, trace_model
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = {

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from zgen.errors import ZgenError
-from zgen.trace import (
+from zgen.plan.trace import (
     DATA_DEPENDENT_CODE,
     DataDependentTrace,
     build_meta_model,

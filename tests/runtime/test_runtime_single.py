@@ -12,7 +12,7 @@ from torch import nn
 import runtime_toy as T
 import zgen.runtime as zr
 from zgen.errors import ZgenError
-from zgen.schedule import Plan
+from zgen.plan.schedule import Plan
 
 FP32_TOL = 1e-5
 

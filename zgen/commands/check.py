@@ -87,7 +87,7 @@ def facts_from(args, settings) -> LaunchFacts:
 
 
 def run(args, settings) -> int:
-    from zgen.engine import check_paths
+    from zgen.checker import check_paths
     from zgen.report import ReportContext, render
     from zgen.report.text import summary_line
 

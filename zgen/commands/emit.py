@@ -75,8 +75,8 @@ def _regenerate_args(args, forced: bool) -> list[str]:
 def run(args, settings) -> int:
     from zgen.commands.plan import _blocking, _cli_path, _display, _print_findings, prepare
     from zgen.emit import CodeRef, ScriptInputs, render_script
-    from zgen.plan import resolved_hazards
-    from zgen.trace import parse_target
+    from zgen.plan.planner import resolved_hazards
+    from zgen.plan.trace import parse_target
 
     s = settings.merged(out=args.out)
     if not s.out:
@@ -187,7 +187,7 @@ def _trace_failure(finding) -> str:
 
 
 def _vocab(model) -> int | None:
-    from zgen.trace import vocab_size
+    from zgen.plan.trace import vocab_size
 
     return vocab_size(model)
 
@@ -197,7 +197,7 @@ def _planned_peak(prep) -> int | None:
     if prep.plan is None:
         return None
     from zgen.commands.plan import model_shape
-    from zgen.plan import timeline
+    from zgen.plan.planner import timeline
 
     points = timeline(prep.plan, prep.trace, prep.report.resolved, model_shape(prep.model, prep.trace, prep.seq_len),
                       seq_len=prep.seq_len, world_size=prep.world_size)

@@ -92,11 +92,11 @@ class Prepared:
     """Everything between the settings and the schedule, shared by `plan` and `emit`."""
 
     settings: object
-    model_target: object  # zgen.trace.Target
+    model_target: object  # zgen.plan.trace.Target
     model: object  # the meta-device nn.Module
     trace: object | None  # ExecutionTrace, None when the trace failed (see trace_finding)
     trace_finding: object | None  # a ZG290 Finding
-    check: object  # zgen.engine.CheckResult
+    check: object  # zgen.checker.CheckResult
     config_path: str
     report: object | None  # ConfigReport of the config
     plan: object | None
@@ -136,7 +136,7 @@ def _cli_path(args, name: str, value: str, settings) -> Path:
 
 def prepare(args, settings) -> Prepared:
     """Merge settings, trace the model, check model and config, and plan (the shared front half)."""
-    from zgen import trace as tr
+    from zgen.plan import trace as tr
 
     s = merged_settings(args, settings)
     if not s.model:
@@ -172,7 +172,7 @@ def prepare(args, settings) -> Prepared:
     report = _config_report(check, config_file)
     plan = None
     if trace is not None and report is not None and report.resolved is not None:
-        from zgen.plan import build_plan
+        from zgen.plan.planner import build_plan
 
         plan = build_plan(model, trace, report.resolved.zero, patterns=s.units, world_size=world)
     return Prepared(
@@ -218,7 +218,7 @@ def model_shape(model, trace, seq_len: int):
 
     layers = None
     if trace is not None:
-        from zgen.units import largest_module_list
+        from zgen.plan.units import largest_module_list
 
         ml = largest_module_list(model)
         layers = len(model.get_submodule(ml)) if ml is not None else None
@@ -244,7 +244,7 @@ def _facts(s, world: int, model, trace, seq_len: int):
 
 def run_static_check(settings, files: list[Path], facts):
     """`zgen check` on the model, its config and the inputs file: the one place emit and plan call it."""
-    from zgen.engine import check_paths
+    from zgen.checker import check_paths
 
     cwd = Path.cwd()
     paths = []
@@ -267,11 +267,11 @@ def _config_report(check, config_file: Path):
 # -- the command ----------------------------------------------------------------------------
 
 def run(args, settings) -> int:
-    from zgen.plan import crosscheck_notes, timeline
-    from zgen.plot import render_timeline, render_unit_table
+    from zgen.plan.planner import crosscheck_notes, timeline
+    from zgen.plan.plot import render_timeline, render_unit_table
 
     if args.plot:
-        from zgen.plot import check_plot_path
+        from zgen.plan.plot import check_plot_path
 
         check_plot_path(args.plot)
     prep = prepare(args, settings)
@@ -279,7 +279,7 @@ def run(args, settings) -> int:
     if problems:
         _print_findings(problems, prep)
         if prep.trace_finding is not None:
-            from zgen.plan import trace_failure_note
+            from zgen.plan.planner import trace_failure_note
 
             print("trace vs static check:\n  " + trace_failure_note(prep.trace_finding, prep.check.findings,
                                                                     prep.settings.root, Path.cwd()))
@@ -298,7 +298,7 @@ def run(args, settings) -> int:
     out.append("trace vs static check:\n" + ("".join(f"  {n}\n" for n in cross) if cross else "  no disagreement\n"))
     sys.stdout.write("\n".join(out))
     if args.plot:
-        from zgen.plot import write_plot
+        from zgen.plan.plot import write_plot
 
         write_plot(points, args.plot, title=f"{prep.model_target} at world size {prep.world_size}",
                    gpu_mem=prep.settings.gpu_mem)

@@ -112,7 +112,7 @@ def _problem_finding(path: str, p: Problem) -> Finding:
 
 
 def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, version) -> ConfigReport:
-    from zgen.solver.engine import LaunchValues, solve
+    from zgen.solver.solve import LaunchValues, solve
 
     model = facts.model
     launch = LaunchValues(

@@ -41,7 +41,7 @@ from torch.autograd.graph import register_multi_grad_hook
 from torch.utils._pytree import tree_flatten
 
 from zgen.errors import ZgenError
-from zgen.schedule import Plan
+from zgen.plan.schedule import Plan
 
 from . import comm
 from .config import RuntimeConfig

@@ -1,7 +1,7 @@
 """The default plan, and checking a plan against the model it is applied to.
 
 `default_plan(model, config)` is what the engine uses when it is given no
-plan: the units of `zgen.units.default_units`, parameters at or below
+plan: the units of `zgen.plan.units.default_units`, parameters at or below
 `stage3_param_persistence_threshold` elements made persistent (as DeepSpeed
 does), the root unit kept gathered between forward and backward, and a
 prefetch of the next units up to `stage3_prefetch_bucket_size` elements.
@@ -25,8 +25,8 @@ from typing import Any
 from torch import nn
 
 from zgen.errors import ZgenError
-from zgen.schedule import Plan, PlanError, Unit
-from zgen.units import default_units
+from zgen.plan.schedule import Plan, PlanError, Unit
+from zgen.plan.units import default_units
 
 from .config import zero_settings
 

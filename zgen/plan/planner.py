@@ -7,7 +7,7 @@ Steps, each a small function:
    `ModuleList` holding at least a quarter of its parameters (so an
    encoder-decoder gets units for both stacks); `[tool.zgen] units` names
    them instead (fnmatch patterns over qualified module names).
-2. `zgen.units.default_units` groups the parameters; parameters at or below
+2. `zgen.plan.units.default_units` groups the parameters; parameters at or below
    `stage3_param_persistence_threshold` elements leave their unit and stay
    gathered (DeepSpeed's rule: `numel <= threshold`).
 3. Orders come from the trace: unit modules in the order their forward
@@ -37,9 +37,9 @@ from torch import nn
 
 from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
-from zgen.schedule import ROOT, Plan, Unit
-from zgen.trace import ExecutionTrace
-from zgen.units import default_units
+from zgen.plan.schedule import ROOT, Plan, Unit
+from zgen.plan.trace import ExecutionTrace
+from zgen.plan.units import default_units
 
 __all__ = ["block_modules", "build_plan", "Step", "simulate", "unit_numel", "crosscheck_notes", "resolved_hazards", "trace_failure_note",
            "MemoryPoint", "timeline"]

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zgen.errors import ZgenError
-from zgen.plan import MemoryPoint, simulate, unit_numel
-from zgen.schedule import Plan
+from zgen.plan.planner import MemoryPoint, simulate, unit_numel
+from zgen.plan.schedule import Plan
 
 __all__ = ["human_bytes", "render_unit_table", "render_timeline", "svg_timeline", "check_plot_path", "write_plot"]
 
