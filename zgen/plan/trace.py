@@ -44,6 +44,7 @@ from torch.utils import _pytree as pytree
 
 from zgen.errors import ZgenError
 from zgen.findings import Finding, Severity
+from zgen.runtime.meta_build import build_on_meta
 
 __all__ = [
     "DATA_DEPENDENT_CODE",
@@ -280,14 +281,18 @@ class DataDependentTrace(Exception):
 # -- building and inputs ---------------------------------------------------------------------
 
 def build_meta_model(factory: Callable[[], nn.Module], target: Target, dtype: torch.dtype | None = None) -> nn.Module:
-    """Call the model factory under the meta device; return the module (in `dtype` if given)."""
+    """Call the model factory with parameters on `meta` and real buffers; return the module (in `dtype` if given).
+
+    The same build as the runtime's (`zgen.runtime.meta_build`), so the trace
+    sees the buffers training will see.
+    """
     try:
-        with torch.device("meta"):
-            model = factory()
+        model = build_on_meta(factory)
     except Exception as e:
         raise ZgenError(
             f"{target.option} `{target}`: the factory raised {type(e).__name__}: {e}{_where(e.__traceback__)}",
-            help="the factory is called with no arguments under `torch.device(\"meta\")`; it must only build modules",
+            help="the factory is called with no arguments, its parameters placed on the meta device; "
+            "it must only build modules",
         ) from None
     if not isinstance(model, nn.Module):
         raise ZgenError(
@@ -458,6 +463,10 @@ def trace_model(
         nn.modules.module.register_module_forward_hook(rec.post),
     ]
     model.train()
+    # Buffers are real (the constructor's values); the trace computes on meta, so it sees meta copies.
+    saved = [(m, k, b) for m in model.modules() for k, b in m._buffers.items() if b is not None and not b.is_meta]
+    for m, k, b in saved:
+        m._buffers[k] = b.to("meta")
     try:
         with torch.device("meta"):
             with rec:
@@ -486,6 +495,8 @@ def trace_model(
     finally:
         for h in handles:
             h.remove()
+        for m, k, b in saved:
+            m._buffers[k] = b
 
     read_names = {name for name, _ in rec.reads}
     reads = tuple(

@@ -29,11 +29,13 @@ from zgen.plan.schedule import Plan
 from .comm import DistInfo, init_distributed, shutdown, world
 from .config import RuntimeConfig
 from .engine import Engine
+from .meta_build import build_on_meta
 from .materialize import fill_from_meta, fill_from_weights, has_meta, move_buffers
 from .partitioned import Partitioned
+from .own_init import apply_init
 from .plans import bind, default_plan
 
-__all__ = ["initialize", "init_distributed", "shutdown", "default_plan", "Engine", "DistInfo", "Partitioned", "RuntimeConfig"]
+__all__ = ["initialize", "apply_init", "build_on_meta", "init_distributed", "shutdown", "default_plan", "Engine", "DistInfo", "Partitioned", "RuntimeConfig"]
 
 
 def initialize(
@@ -49,9 +51,10 @@ def initialize(
     """Shard `model` over the job's ranks and return the engine that trains it.
 
     `model` is a module (on any device, or on `meta`) or a factory, which is
-    called under `torch.device("meta")` so no rank ever holds the full model.
-    For meta parameters `init_fn` is applied module by module in
-    `model.apply` order (without it, each module's `reset_parameters()`).
+    called with parameters on `meta` (`build_on_meta`) so no rank ever holds
+    the full model. Meta parameters get the model's own initialisation
+    (`zgen.runtime.own_init`), or `init_fn` applied module by module in
+    `model.apply` order; `apply_init` gives a real model the same weights.
     `device` defaults to the local GPU under NCCL, else the CPU.
     `keep_low_precision` keeps a persistent compute-dtype copy of the weights
     at world size 1 (faster, +2 bytes per parameter); by default each unit
@@ -64,8 +67,7 @@ def initialize(
     if not isinstance(model, nn.Module):
         if not callable(model):
             raise ZgenError(f"model must be an nn.Module or a factory returning one, not {type(model).__name__}")
-        with torch.device("meta"):
-            model = model()
+        model = build_on_meta(model)  # parameters on meta, buffers as the constructor made them
         if not isinstance(model, nn.Module):
             raise ZgenError(f"the model factory returned {type(model).__name__}, not an nn.Module")
     rank, size = world()

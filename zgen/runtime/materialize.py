@@ -3,27 +3,35 @@
 Real weights (on any device) are copied slice by slice into this rank's
 shards; the full model never has to fit on the device.
 
-For a model on the `meta` device there are no values to copy. The modules are
-visited in the order `model.apply(init_fn)` visits them (children first); a
-unit's full fp32 buffer exists only between the first and the last module
-that holds one of its parameters, and each parameter is handed to the
-module as a real `nn.Parameter` view of that buffer while `init_fn` (or, when
-none is given, the module's own `reset_parameters()`) runs. With the same
-seed this draws the same random numbers as the plain
-`model.apply(init_fn)`, so the sharded weights equal the unsharded ones.
-Anything left uninitialised is reported by name instead of training on
-garbage.
+For a model on `meta` (`zgen.runtime.meta_build`) the weights are made by the
+model's own initialisation (`zgen.runtime.own_init`: `reset_parameters()` and
+friends, Hugging Face `_init_weights`, or the user's `init_fn`), one step per
+module in `model.apply` order. A dry run of every step on the meta
+parameters first records which parameters each step writes; a unit's full
+fp32 buffer then exists from the first step that writes one of its
+parameters to the last (a parent's step that writes into a child's unit
+keeps that unit open until then), and its parameters are real views of that
+buffer meanwhile. With the same seed this draws the same random numbers in
+the same order as `own_init.apply_init` on a full model, whatever the plan,
+so the sharded weights equal the unsharded ones. A parameter no step writes
+starts from the value its constructor gave it (kept for small parameters);
+anything still unset is reported by name instead of training on garbage.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Callable
 
 import torch
 from torch import nn
 
+from torch.utils import _pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
+
 from zgen.errors import ZgenError
 
+from .meta_build import constructor_value
+from .own_init import METHODS, init_steps
 from .plans import Binding
 from .unit import UnitState
 
@@ -55,41 +63,61 @@ def fill_from_meta(
 ) -> None:
     """Initialise a meta-built model unit by unit (see the module docstring)."""
     weights = {n: p for u in units for n, p in u.bound.params}
-    name_of = {id(p): n for n, p in weights.items()}
     unit_of = {name: u for u in units for name in u.names}
-    order = list(_apply_order(model))
-    last = {}
-    for i, mod in enumerate(order):
-        for p in mod._parameters.values():
-            if p is not None:
-                last[unit_of[name_of[id(p)]].label] = i
-    full: dict[str, torch.Tensor] = {}
-    wrapped: dict[str, nn.Parameter] = {}
     fresh_buffers = _materialise_buffers(model, device)
-    for i, mod in enumerate(order):
-        for p in list(mod._parameters.values()):
-            if p is None:
-                continue
-            name = name_of[id(p)]
-            u = unit_of[name]
-            if u.label not in full:
-                full[u.label] = _new_full(u, weights, device)
-            if name not in wrapped:
-                slot = u.layout.slots[u.names.index(name)]
-                view = full[u.label][slot.offset : slot.end].view(slot.shape)
-                wrapped[name] = nn.Parameter(view, requires_grad=weights[name].requires_grad)
-                name_of[id(wrapped[name])] = name
-                for m, a in binding.sites[name]:
-                    m._parameters[a] = wrapped[name]
-        with torch.no_grad():
-            if init_fn is not None:
-                init_fn(mod)
-            elif hasattr(mod, "reset_parameters") and any(p is not None for p in mod._parameters.values()):
-                mod.reset_parameters()
-        for label in [lbl for lbl, j in last.items() if j == i]:
-            u = next(x for x in units if x.label == label)
-            _check_initialised(u, full[label], init_fn)
-            u.write_master(u.shard_of(full.pop(label)))
+    steps = init_steps(model, init_fn)
+    touched = _dry_run(model, steps, weights)
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for i, names in enumerate(touched):
+        for name in names:
+            label = unit_of[name].label
+            first.setdefault(label, i)
+            last[label] = i
+    live: dict[str, torch.Tensor] = {}  # unit label -> its full fp32 buffer, while steps still write it
+
+    def open_unit(u: UnitState) -> None:
+        live[u.label] = _new_full(u, weights, device, use_constructor=init_fn is None)
+        for name in u.names:
+            slot = u.layout.slots[u.names.index(name)]
+            view = nn.Parameter(live[u.label][slot.offset : slot.end].view(slot.shape),
+                                requires_grad=weights[name].requires_grad)
+            for m, a in binding.sites[name]:
+                m._parameters[a] = view
+
+    def close_unit(u: UnitState) -> None:
+        flat = live.pop(u.label)
+        _check_initialised(u, flat, init_fn, steps)
+        u.write_master(u.shard_of(flat))
+        for name in u.names:  # back to the meta parameter: the full buffer is freed now
+            for m, a in binding.sites[name]:
+                m._parameters[a] = weights[name]
+
+    by_label = {u.label: u for u in units}
+    meta_storages = {_storage(p): n for n, p in weights.items()}
+    for i, (mod_name, _, what, call) in enumerate(steps):
+        for label in sorted({unit_of[n].label for n in touched[i]} - set(live), key=lambda lbl: first[lbl]):
+            open_unit(by_label[label])
+        with torch.no_grad(), _Touches(meta_storages) as guard:
+            try:
+                call()
+            except Exception as e:
+                raise ZgenError(
+                    f"initialising module `{mod_name or '<root>'}` with `{what}` raised {type(e).__name__}: {e}",
+                    help="pass --init (init_fn) with a per-module initialisation that works on this model",
+                ) from None
+        if guard.names:  # the dry run on meta predicted other writes than the real run made
+            raise ZgenError(
+                f"initialising module `{mod_name or '<root>'}` with `{what}` wrote `{sorted(guard.names)[0]}`, "
+                "which the dry run on the meta device did not predict",
+                help="pass --init (init_fn) with a per-module initialisation that does not depend on tensor values",
+            )
+        for label in [lbl for lbl, j in last.items() if j == i and lbl in live]:
+            close_unit(by_label[label])
+    for u in units:
+        if u.label not in first:  # no step wrote it: the constructor's values, or an error
+            open_unit(u)
+            close_unit(u)
     for name, buf in fresh_buffers:
         if buf.is_floating_point() and torch.isnan(buf).any():
             raise ZgenError(
@@ -98,30 +126,76 @@ def fill_from_meta(
             )
 
 
-def _apply_order(module: nn.Module) -> Iterator[nn.Module]:
-    """Modules in the order `module.apply(fn)` calls `fn` on them."""
-    for child in module.children():
-        yield from _apply_order(child)
-    yield module
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage()._cdata
 
 
-def _new_full(u: UnitState, weights: dict[str, torch.Tensor], device: torch.device) -> torch.Tensor:
-    # NaN marks "never written", so an init_fn that misses a parameter is caught; padding is zero.
+class _Touches(TorchDispatchMode):
+    """Records which of the given (meta) parameters any op reads or writes, by storage (views count)."""
+
+    def __init__(self, storages: dict[int, str]) -> None:
+        super().__init__()
+        self.storages = storages
+        self.names: set[str] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        for leaf in pytree.tree_leaves((args, kwargs)):
+            if isinstance(leaf, torch.Tensor) and leaf.is_meta:
+                name = self.storages.get(_storage(leaf))
+                if name is not None:
+                    self.names.add(name)
+        return func(*args, **kwargs)
+
+
+def _dry_run(model: nn.Module, steps: list, weights: dict[str, torch.Tensor]) -> list[set[str]]:
+    """Run every step on the meta parameters and record which parameters each one touches.
+
+    Buffers are swapped for meta copies meanwhile, so the dry run changes no
+    real tensor and draws no random number. A step that fails on meta (it
+    needs tensor values) is taken to touch every parameter below its module.
+    """
+    storages = {_storage(p): n for n, p in weights.items()}
+    saved = [(m, k, b) for m in model.modules() for k, b in m._buffers.items() if b is not None]
+    for m, k, b in saved:
+        m._buffers[k] = b.to("meta")
+    out: list[set[str]] = []
+    try:
+        for _, module, _, call in steps:
+            with torch.no_grad(), _Touches(storages) as rec:
+                try:
+                    call()
+                except Exception:
+                    rec.names |= {storages[_storage(p)] for p in module.parameters() if _storage(p) in storages}
+            out.append(rec.names)
+    finally:
+        for m, k, b in saved:
+            m._buffers[k] = b
+    return out
+
+
+def _new_full(u: UnitState, weights: dict[str, torch.Tensor], device: torch.device, use_constructor: bool) -> torch.Tensor:
+    # NaN marks "never written", so an initialisation that misses a parameter is caught; padding is zero.
     flat = torch.zeros(u.layout.padded, dtype=torch.float32, device=device)
     for slot in u.layout.slots:
         w = weights[slot.name]
         target = flat[slot.offset : slot.end]
-        if w.is_meta:
-            target.fill_(float("nan"))
-        else:
+        start = constructor_value(w) if (w.is_meta and use_constructor) else None
+        if not w.is_meta:
             target.copy_(w.detach().reshape(-1))
+        elif start is not None:
+            target.copy_(start.reshape(-1))
+        else:
+            target.fill_(float("nan"))
     return flat
 
 
-def _check_initialised(u: UnitState, flat: torch.Tensor, init_fn) -> None:
+def _check_initialised(u: UnitState, flat: torch.Tensor, init_fn, steps) -> None:
     bad = [s.name for s in u.layout.slots if torch.isnan(flat[s.offset : s.end]).any()]
     if bad:
-        how = "`init_fn`" if init_fn is not None else "the modules' `reset_parameters()` (no `init_fn` was given)"
+        how = "`init_fn`" if init_fn is not None else (
+            "the model's own initialisation (" + ", ".join(f"`{m}`" for m in METHODS) + ", Hugging Face "
+            "`_init_weights`; no `init_fn` was given)")
         raise ZgenError(
             f"parameter `{bad[0]}` was built on the meta device and {how} left it uninitialised"
             + (f" ({len(bad) - 1} more)" if len(bad) > 1 else ""),
