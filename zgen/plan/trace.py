@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import logging
 import os
 import re
 import sys
@@ -45,6 +46,8 @@ from torch.utils import _pytree as pytree
 from zgen.errors import ZgenError
 from zgen.findings import Finding, Severity
 from zgen.runtime.meta_build import build_on_meta
+
+from .stand_ins import Decision, DecisionHazard, StandIns
 
 __all__ = [
     "DATA_DEPENDENT_CODE",
@@ -235,6 +238,8 @@ class ExecutionTrace:
     seq_len: int
     dtype: str
     vocab_size: int | None = None
+    mode: str = "meta float32"  # what the trace ran on: `meta` or `fake` tensors, and the compute dtype
+    decisions: tuple[str, ...] = ()  # value-dependent ops inside one module, where ranks cannot diverge
 
     @property
     def total_params(self) -> int:
@@ -414,14 +419,20 @@ def trace_model(
     batch_size: int,
     seq_len: int,
     inputs: tuple[Callable[..., Any], Target] | None = None,
+    dtype: torch.dtype | None = None,
 ) -> ExecutionTrace:
     """Run one forward and backward of a meta-device `model` and record what happened.
 
     `inputs` is the user's inputs function with its target (for messages);
     without it zgen synthesizes causal-LM `input_ids`/`labels` from the
-    model's vocabulary. Raises `DataDependentTrace` (carrying a ZG290 finding
-    at the user's line) when the model needs tensor values, and `ZgenError`
-    for everything else that stops the trace.
+    model's vocabulary. `dtype` is the compute dtype training will use (the
+    config's precision): floating parameters are traced in it, as the
+    runtime computes with them. Where `meta` cannot run the model (a meta
+    kernel stricter than the real one, `torch.autocast` on a meta device) the
+    trace is retried on fake CPU tensors, then in bf16 (see `_ATTEMPTS`).
+    Raises `DataDependentTrace` (carrying a ZG290 finding at the user's line)
+    when tensor values can change which modules run, and `ZgenError` for
+    everything else that stops the trace.
     """
     vocab = vocab_size(model)
     if inputs is not None:
@@ -435,19 +446,14 @@ def trace_model(
             )
         args, kwargs = (), synthetic_inputs(vocab, batch_size, seq_len, torch.Generator().manual_seed(0))
         where = "the synthesized `input_ids`/`labels`"
-    to_meta = lambda x: x.to("meta") if isinstance(x, torch.Tensor) else x  # noqa: E731
-    args, kwargs = pytree.tree_map(to_meta, (args, kwargs))
 
-    names = {id(m): n for n, m in model.named_modules()}
     params: list[ParamInfo] = []
-    param_names: dict[int, str] = {}
     aliases: dict[int, list[str]] = {}
     for mname, m in model.named_modules(remove_duplicate=False):
         for pname, p in m._parameters.items():
             if p is not None:
                 aliases.setdefault(id(p), []).append(f"{mname}.{pname}" if mname else pname)
     for name, p in model.named_parameters():
-        param_names[id(p)] = name
         params.append(
             ParamInfo(
                 name=name,
@@ -457,18 +463,109 @@ def trace_model(
             )
         )
 
+    compute = dtype or next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+    attempts = [(kind, compute) for kind in ("meta", "fake")]
+    if compute != torch.bfloat16:
+        attempts += [(kind, torch.bfloat16) for kind in ("meta", "fake")]
+    failures: list[tuple[str, BaseException, str | None]] = []
+    result = None
+    model.train()
+    for kind, dt in attempts:
+        try:
+            result = _run(model, kind, dt, args, kwargs, where)
+            break
+        except DecisionHazard as e:
+            raise DataDependentTrace(_decision_finding(e.decision, root)) from None
+        except _Failed as f:
+            e = f.error
+            site = _user_site_tb(e.__traceback__)
+            if _is_data_dependent(e) and site is not None:
+                raise DataDependentTrace(_data_dependent_finding(e, site, root)) from None
+            failures.append((f"{kind} {str(dt).removeprefix('torch.')}", e, f.op))
+            if not isinstance(e, (RuntimeError, NotImplementedError)):
+                break  # not a kernel that differs on meta: another attempt would fail the same way
+    if result is None:
+        # The fake trace at the compute dtype is the closest to the run: its error is the one shown.
+        shown = failures[1] if len(failures) > 1 else failures[0]
+        label, e, op = shown
+        also = [lbl for lbl, _, _ in failures if lbl != label]
+        on = "the meta device" if label.startswith("meta") else "fake tensors"
+        raise ZgenError(
+            f"tracing the model on {on} raised {type(e).__name__}" + (f" in `{op}`" if op else "")
+            + f": {_first_line(e)}{_where(e.__traceback__)}" + (f" (also failed: {', '.join(also)})" if also else ""),
+            help="the model must run a forward and backward on meta or fake tensors; fix the error above "
+            "or pass --inputs with arguments its forward accepts",
+        ) from None
+    rec, stand_ins = result
+
+    read_names = {name for name, _ in rec.reads}
+    reads = tuple(
+        ParamRead(param=name, stack=stack, path=_rel(site[0], root), line=site[1])
+        for (name, stack), site in rec.reads.items()
+    )
+    return ExecutionTrace(
+        params=tuple(params),
+        modules=tuple((n, f"{type(m).__module__}.{type(m).__qualname__}") for n, m in model.named_modules()),
+        forward_calls=tuple(rec.forward_calls),
+        backward_calls=tuple(rec.backward_calls),
+        reads=reads,
+        unused=tuple(p.name for p in params if p.name not in read_names),
+        batch_size=batch_size,
+        seq_len=seq_len,
+        dtype=str(dt).removeprefix("torch."),
+        vocab_size=vocab,
+        mode=f"{kind} {str(dt).removeprefix('torch.')}",
+        decisions=tuple(f"{d.op} at {_rel(d.site[0], root)}:{d.site[1]} in `{d.stack[-1] if d.stack else ''}`"
+                        for d in stand_ins.decisions if d.site is not None and not d.backward),
+    )
+
+
+class _Failed(Exception):
+    """One trace attempt failed with `error`; `op` is the last op that ran (the one that raised)."""
+
+    def __init__(self, error: BaseException, op: str | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.op = op
+
+
+def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: dict, where: str):
+    """One forward and backward on `kind` ("meta" or "fake") tensors, parameters in `dtype`."""
+    fake = None
+    if kind == "fake":
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        fake = FakeTensorMode(allow_non_fake_inputs=True)
+    else:
+        to_meta = lambda x: x.to("meta") if isinstance(x, torch.Tensor) else x  # noqa: E731
+        args, kwargs = pytree.tree_map(to_meta, (args, kwargs))
+    swapped = _swap_params(model, dtype, fake)
+    # Buffers are real (the constructor's values): a meta trace sees meta copies, a fake one fakes them itself.
+    saved = [] if fake is not None else [
+        (m, k, b) for m in model.modules() for k, b in m._buffers.items() if b is not None and not b.is_meta]
+    for m, k, b in saved:
+        m._buffers[k] = b.to("meta")
+    names = {id(m): n for n, m in model.named_modules()}
+    param_names = {id(p): n for n, p in model.named_parameters()}
+    holders = {n for n, m in model.named_modules() if any(p is not None for p in m._parameters.values())}
     rec = _Recorder(names, param_names)
+    stand_ins = StandIns(
+        stack=lambda: tuple(rec.stack),
+        in_backward=lambda: rec.in_backward,
+        holds_submodules=lambda name: any(h != name and (name == "" or h.startswith(name + ".")) for h in holders),
+        site=_user_site_stack,
+    )
     handles = [
         nn.modules.module.register_module_forward_pre_hook(rec.pre),
         nn.modules.module.register_module_forward_hook(rec.post),
     ]
-    model.train()
-    # Buffers are real (the constructor's values); the trace computes on meta, so it sees meta copies.
-    saved = [(m, k, b) for m in model.modules() for k, b in m._buffers.items() if b is not None and not b.is_meta]
-    for m, k, b in saved:
-        m._buffers[k] = b.to("meta")
+    device = fake if fake is not None else torch.device("meta")
+    # FakeTensorMode logs every kernel error it re-raises; the caller reports the one that matters.
+    log = logging.getLogger("torch._subclasses.fake_tensor")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
     try:
-        with torch.device("meta"):
+        with device, stand_ins:
             with rec:
                 out = model(*args, **kwargs)
             loss = _loss_of(out)
@@ -481,41 +578,42 @@ def trace_model(
             rec.in_backward = True
             with rec:
                 loss.backward()
-    except ZgenError:
+    except (ZgenError, DecisionHazard):
         raise
     except Exception as e:
-        site = _user_site_tb(e.__traceback__)
-        if _is_data_dependent(e) and site is not None:
-            raise DataDependentTrace(_data_dependent_finding(e, site, root)) from None
-        raise ZgenError(
-            f"tracing the model on the meta device raised {type(e).__name__}: {_first_line(e)}{_where(e.__traceback__)}",
-            help="the model must run a forward and backward on meta tensors; fix the error above "
-            "or pass --inputs with arguments its forward accepts",
-        ) from None
+        raise _Failed(e, stand_ins.last_op) from None
     finally:
+        log.setLevel(level)
         for h in handles:
             h.remove()
         for m, k, b in saved:
             m._buffers[k] = b
+        for m, k, p in swapped:
+            m._parameters[k] = p
+    return rec, stand_ins
 
-    read_names = {name for name, _ in rec.reads}
-    reads = tuple(
-        ParamRead(param=name, stack=stack, path=_rel(site[0], root), line=site[1])
-        for (name, stack), site in rec.reads.items()
-    )
-    dtype = next((str(p.dtype).removeprefix("torch.") for p in model.parameters() if p.is_floating_point()), "float32")
-    return ExecutionTrace(
-        params=tuple(params),
-        modules=tuple((n, f"{type(m).__module__}.{type(m).__qualname__}") for n, m in model.named_modules()),
-        forward_calls=tuple(rec.forward_calls),
-        backward_calls=tuple(rec.backward_calls),
-        reads=reads,
-        unused=tuple(p.name for p in params if p.name not in read_names),
-        batch_size=batch_size,
-        seq_len=seq_len,
-        dtype=dtype,
-        vocab_size=vocab,
-    )
+
+def _swap_params(model: nn.Module, dtype: torch.dtype, fake) -> list[tuple[nn.Module, str, nn.Parameter]]:
+    """Put stand-ins for the parameters in place (tied ones stay tied); returns what to put back."""
+    new: dict[int, nn.Parameter] = {}
+    saved = []
+    for m in model.modules():
+        for k, p in list(m._parameters.items()):
+            if p is None:
+                continue
+            dt = dtype if p.is_floating_point() else p.dtype
+            if fake is None and p.is_meta and p.dtype == dt:
+                continue
+            if id(p) not in new:
+                if fake is not None:
+                    with fake:
+                        t = torch.empty(p.shape, dtype=dt, device="cpu")
+                else:
+                    t = torch.empty(p.shape, dtype=dt, device="meta")
+                new[id(p)] = nn.Parameter(t, requires_grad=p.requires_grad)
+            saved.append((m, k, p))
+            m._parameters[k] = new[id(p)]
+    return saved
 
 
 def _describe(out: Any) -> str:
@@ -551,7 +649,16 @@ def _needs_values(e: BaseException) -> str:
     return f"`{type(e).__name__}`"
 
 
+def _decision_finding(d: Decision, root: Path) -> Finding:
+    """ZG290 at a value-dependent decision inside a module that may or may not run its submodules."""
+    return _finding(f"`{d.op}`", d.site or ("<unknown>", 1), root)
+
+
 def _data_dependent_finding(e: BaseException, site: tuple[str, int], root: Path) -> Finding:
+    return _finding(_needs_values(e), site, root)
+
+
+def _finding(needs: str, site: tuple[str, int], root: Path) -> Finding:
     path, line = site
     col, end = 1, 1
     try:
@@ -562,7 +669,7 @@ def _data_dependent_finding(e: BaseException, site: tuple[str, int], root: Path)
         pass
     return Finding(
         code=DATA_DEPENDENT_CODE,
-        message=f"control flow depends on tensor values: {_needs_values(e)} needs them (seen while tracing on "
+        message=f"control flow depends on tensor values: {needs} needs them (seen while tracing on "
         "the meta device); ranks whose data differ can run different modules",
         path=_rel(path, root),
         line=line,
