@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from torch.utils import _pytree as pytree
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from zgen.errors import ZgenError
@@ -127,51 +128,99 @@ def fill_from_meta(
 
 
 def _storage(t: torch.Tensor) -> int:
-    return t.untyped_storage()._cdata
+    try:
+        return t.untyped_storage()._cdata
+    except (RuntimeError, NotImplementedError):  # sparse and other storage-less layouts
+        return -1
 
 
-class _Touches(TorchDispatchMode):
-    """Records which of the given (meta) parameters any op reads or writes, by storage (views count)."""
+# Reads of a tensor's metadata: they neither need nor change its values.
+_METADATA = frozenset({"__get__", "size", "dim", "numel", "stride", "element_size", "is_contiguous",
+                       "is_floating_point", "is_complex", "nelement", "ndimension", "__len__", "__hash__",
+                       "__format__", "__repr__"})
+
+
+class _Touches(TorchFunctionMode):
+    """Records which of the given parameters any call reads or writes, by storage (views count).
+
+    A function mode, not a dispatch mode: torch's initialisers return early on
+    meta tensors (`trunc_normal_`), so the write never reaches the dispatcher,
+    while the call itself still comes through here.
+    """
 
     def __init__(self, storages: dict[int, str]) -> None:
         super().__init__()
         self.storages = storages
         self.names: set[str] = set()
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        for leaf in pytree.tree_leaves((args, kwargs)):
-            if isinstance(leaf, torch.Tensor) and leaf.is_meta:
-                name = self.storages.get(_storage(leaf))
-                if name is not None:
-                    self.names.add(name)
+        if getattr(func, "__name__", "") not in _METADATA:
+            for leaf in pytree.tree_leaves((args, kwargs)):
+                if isinstance(leaf, torch.Tensor):
+                    name = self.storages.get(_storage(leaf))
+                    if name is not None:
+                        self.names.add(name)
         return func(*args, **kwargs)
 
 
 def _dry_run(model: nn.Module, steps: list, weights: dict[str, torch.Tensor]) -> list[set[str]]:
-    """Run every step on the meta parameters and record which parameters each one touches.
+    """Run every step on fake stand-ins of the parameters and record which parameters each one touches.
 
-    Buffers are swapped for meta copies meanwhile, so the dry run changes no
-    real tensor and draws no random number. A step that fails on meta (it
-    needs tensor values) is taken to touch every parameter below its module.
+    Fake tensors, not the meta parameters themselves: torch's initialisers
+    return early on meta tensors. Buffers are faked too, so the dry run
+    changes no real tensor and draws no random number; a value the step asks
+    for (`trunc_normal_` resamples `while mask.any()`) is answered `0`/`False`.
+    A step that still fails is taken to touch every parameter below its module.
     """
-    storages = {_storage(p): n for n, p in weights.items()}
-    saved = [(m, k, b) for m in model.modules() for k, b in m._buffers.items() if b is not None]
-    for m, k, b in saved:
-        m._buffers[k] = b.to("meta")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    fakes: dict[int, torch.Tensor] = {}
+    storages: dict[int, str] = {}
+    name_of = {id(w): n for n, w in weights.items()}
+    saved = []
+    for m in model.modules():
+        for k, p in list(m._parameters.items()):
+            if p is None:
+                continue
+            if id(p) not in fakes:
+                with mode:
+                    fakes[id(p)] = nn.Parameter(torch.empty(p.shape, dtype=p.dtype, device="cpu"),
+                                                requires_grad=p.requires_grad)
+                storages[_storage(fakes[id(p)])] = name_of[id(p)]
+            saved.append((m._parameters, k, p))
+            m._parameters[k] = fakes[id(p)]
+        for k, b in list(m._buffers.items()):
+            if b is not None:
+                saved.append((m._buffers, k, b))
+                with mode:
+                    m._buffers[k] = torch.empty(b.shape, dtype=b.dtype, device="cpu")
+    subtree = {id(mod): {storages[_storage(fakes[id(p)])] for p in mod.parameters() if id(p) in fakes}
+               for _, mod, _, _ in steps}
     out: list[set[str]] = []
     try:
         for _, module, _, call in steps:
-            with torch.no_grad(), _Touches(storages) as rec:
+            with torch.no_grad(), mode, _NoValues(), _Touches(storages) as rec:
                 try:
                     call()
                 except Exception:
-                    rec.names |= {storages[_storage(p)] for p in module.parameters() if _storage(p) in storages}
+                    rec.names |= subtree[id(module)]
             out.append(rec.names)
     finally:
-        for m, k, b in saved:
-            m._buffers[k] = b
+        for table, k, t in saved:
+            table[k] = t
     return out
+
+
+class _NoValues(TorchDispatchMode):
+    """Answers `.item()` on a fake tensor with `0` / `False` (the dry run needs no real branch)."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func._overloadpacket is torch.ops.aten._local_scalar_dense:
+            x = args[0]
+            return False if x.dtype == torch.bool else (0.0 if x.is_floating_point() else 0)
+        return func(*args, **(kwargs or {}))
 
 
 def _new_full(u: UnitState, weights: dict[str, torch.Tensor], device: torch.device, use_constructor: bool) -> torch.Tensor:
