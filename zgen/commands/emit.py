@@ -19,7 +19,10 @@ import shlex
 import sys
 from pathlib import Path
 
+from zgen.commands.check import add_launch_arguments
 from zgen.errors import ZgenError
+from zgen.pipeline import (add_model_arguments, blocking_findings, cli_path, display_path, memory_timeline, prepare,
+                           print_findings)
 
 __all__ = ["add_parser", "run", "FORCED_MARK"]
 
@@ -27,17 +30,10 @@ __all__ = ["add_parser", "run", "FORCED_MARK"]
 FORCED_MARK = "# --force: emitted although"
 
 
-def _positive(text: str) -> int:
-    from zgen.commands.check import _positive as positive
-
-    return positive(text)
-
-
 def add_parser(sub) -> None:
-    from zgen.commands.plan import add_model_arguments
-
     p = sub.add_parser("emit", help="write the training script for the model and config", description=__doc__)
     add_model_arguments(p)
+    add_launch_arguments(p)
     g = p.add_argument_group("the generated script")
     g.add_argument("--out", metavar="PATH", help="where to write the script (default: [tool.zgen] out)")
     g.add_argument("--data", metavar="PATH:FUNCTION",
@@ -45,7 +41,7 @@ def add_parser(sub) -> None:
                         "(default: seeded synthetic data)")
     g.add_argument("--init", metavar="PATH:FUNCTION",
                    help="weight initialisation the runtime applies to each module (default: the runtime's)")
-    g.add_argument("--max-steps", type=_positive, default=1000, metavar="N", help="the script's default --steps")
+    g.add_argument("--max-steps", type=int, default=1000, metavar="N", help="the script's default --steps")
     g.add_argument("--force", action="store_true", help="write the script even though `zgen check` reports errors")
     g.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if the file on disk is not what emit would write")
@@ -73,22 +69,23 @@ def _regenerate_args(args, forced: bool) -> list[str]:
 
 
 def run(args, settings) -> int:
-    from zgen.commands.plan import _blocking, _cli_path, _display, _print_findings, prepare
     from zgen.emit import CodeRef, ScriptInputs, render_script
     from zgen.plan.planner import resolved_hazards
     from zgen.plan.trace import parse_target
 
+    if args.max_steps < 1:
+        raise ZgenError(f"--max-steps must be a positive integer, not {args.max_steps}")
     s = settings.merged(out=args.out)
     if not s.out:
         raise ZgenError("no output file given", help="pass --out train_gen.py or set `out` in [tool.zgen]")
-    out_path = _cli_path(args, "out", s.out, s)
+    out_path = cli_path(args, "out", s.out, s)
     existing = _read(out_path) if args.check else None
     forced = args.force or (existing is not None and FORCED_MARK in existing)
 
     prep = prepare(args, settings)
     s = prep.settings
     if prep.report is None or prep.report.resolved is None:
-        _print_findings(_blocking(prep), prep)
+        print_findings(blocking_findings(prep), prep)
         print(f"zgen: emit: the config `{prep.config_path}` does not resolve; nothing written", file=sys.stderr)
         return 1
     hazards, resolved_keys = ([], set()) if prep.trace is None else resolved_hazards(
@@ -97,7 +94,7 @@ def run(args, settings) -> int:
     if prep.trace_finding is not None:
         errors.append(prep.trace_finding)
     if errors and not forced:
-        _print_findings(errors, prep)
+        print_findings(errors, prep)
         print(f"zgen: emit refused: {len(errors)} error(s) remain; fix them, or pass --force to write anyway",
               file=sys.stderr)
         return 1
@@ -107,11 +104,11 @@ def run(args, settings) -> int:
         if not target_text:
             return None, None
         t = parse_target(target_text, option)
-        f = _cli_path(args, option.lstrip("-"), t.path, s) if option.startswith("--") else s.resolve(t.path)
+        f = cli_path(args, option.lstrip("-"), t.path, s) if option.startswith("--") else s.resolve(t.path)
         if not f.is_file():
             raise ZgenError(f"{option} `{target_text}`: file `{t.path}` does not exist")
         return CodeRef(path=os.path.relpath(os.path.abspath(f), out_dir).replace(os.sep, "/"), function=t.function), \
-            f"{_display(f, s.root)}:{t.function}"
+            f"{display_path(f, s.root)}:{t.function}"
 
     model_ref, _ = ref(s.model, "--model" if args.model else "model")
     inputs_ref, inputs_label = ref(s.inputs, "--inputs" if args.inputs else "inputs")
@@ -123,7 +120,7 @@ def run(args, settings) -> int:
     regen = ["zgen", "emit", *_regenerate_args(args, bool(errors))]
     check_cmd = ["zgen", "emit", "--check", *_regenerate_args(args, False)]
     text = render_script(ScriptInputs(
-        script=_display(out_path, s.root),
+        script=display_path(out_path, s.root),
         model_target=str(prep.model_target),
         model=model_ref,
         inputs=inputs_ref,
@@ -150,7 +147,7 @@ def run(args, settings) -> int:
         planned_peak=_planned_peak(prep),
         max_steps=args.max_steps,
     ))
-    shown = _display(out_path, s.root)
+    shown = display_path(out_path, s.root)
     if args.check:
         if existing == text:
             return 0
@@ -194,11 +191,4 @@ def _vocab(model) -> int | None:
 
 def _planned_peak(prep) -> int | None:
     """The plan's per-GPU peak over one step (the figure `zgen plan` prints), or None without a plan."""
-    if prep.plan is None:
-        return None
-    from zgen.commands.plan import model_shape
-    from zgen.plan.planner import timeline
-
-    points = timeline(prep.plan, prep.trace, prep.report.resolved, model_shape(prep.model, prep.trace, prep.seq_len),
-                      seq_len=prep.seq_len, world_size=prep.world_size)
-    return max((p.total for p in points), default=None)
+    return max((p.total for p in memory_timeline(prep)), default=None)
