@@ -1,13 +1,14 @@
 """`zgen emit --out train_gen.py`: write the training script for a checked model and config.
 
 Runs `zgen check` on the model, its config and the inputs file, traces the
-model on the meta device, plans the stage-3 schedule and renders the script.
-It refuses while errors remain (exit 1; `--force` writes anyway and says so in
+model on the meta device, plans the stage-3 schedule and renders the script,
+with the plan next to it as `<script>.plan.json` (what `zgen plan --json`
+prints; the script reads it at start). It refuses while errors remain (exit 1; `--force` writes anyway and says so in
 the banner). External and tied parameters that the plan attaches to the unit
 reading them do not block: the banner lists them.
 
-`--check` writes nothing: exit 1 when the file on disk differs from what would
-be written (stale or missing), 0 when it is current. A file emitted with
+`--check` writes nothing: exit 1 when the script or its plan file on disk
+differs from what would be written (stale or missing), 0 when both are current. A file emitted with
 `--force` is checked as if `--force` were given again.
 """
 
@@ -69,9 +70,10 @@ def _regenerate_args(args, forced: bool) -> list[str]:
 
 
 def run(args, settings) -> int:
-    from zgen.emit import CodeRef, ScriptInputs, render_script
+    from zgen.emit import CodeRef, ScriptInputs, render_plan, render_script
     from zgen.plan.planner import resolved_hazards
     from zgen.plan.trace import parse_target
+    from zgen.runtime.config import RuntimeConfig
 
     if args.max_steps < 1:
         raise ZgenError(f"--max-steps must be a positive integer, not {args.max_steps}")
@@ -84,7 +86,7 @@ def run(args, settings) -> int:
 
     prep = prepare(args, settings)
     s = prep.settings
-    if prep.report is None or prep.report.resolved is None:
+    if prep.resolved is None:
         print_findings(blocking_findings(prep), prep)
         print(f"zgen: emit: the config `{prep.config_path}` does not resolve; nothing written", file=sys.stderr)
         return 1
@@ -119,6 +121,11 @@ def run(args, settings) -> int:
         raise ZgenError("cannot synthesize data: the model has no `nn.Embedding`", help="pass --inputs or --data")
     regen = ["zgen", "emit", *_regenerate_args(args, bool(errors))]
     check_cmd = ["zgen", "emit", "--check", *_regenerate_args(args, False)]
+    # The runtime's own reading of the config: what it refuses (offload, stage 2) stops here, not at launch.
+    runtime = RuntimeConfig.load(prep.resolved, prep.world_size)
+    # The script runs at any world size that divides the global batch, so its plan names none.
+    plan = None if prep.plan is None else dataclasses.replace(prep.plan, world_size=None)
+    plan_path = None if plan is None else out_path.with_name(out_path.stem + ".plan.json")
     text = render_script(ScriptInputs(
         script=display_path(out_path, s.root),
         model_target=str(prep.model_target),
@@ -129,9 +136,10 @@ def run(args, settings) -> int:
         data_target=data_label,
         init=init_ref,
         config_label=prep.config_path,
-        resolved=prep.report.resolved,
-        # The script runs at any world size that divides the global batch, so its plan names none.
-        plan=None if prep.plan is None else dataclasses.replace(prep.plan, world_size=None),
+        resolved=prep.resolved,
+        runtime=runtime,
+        plan=plan,
+        plan_file=None if plan_path is None else plan_path.name,
         plan_failure=None if trace is not None else _trace_failure(prep.trace_finding),
         n_params=trace.total_params if trace is not None else sum(p.numel() for p in prep.model.parameters()),
         vocab_size=trace.vocab_size if trace is not None else _vocab(prep.model),
@@ -147,23 +155,37 @@ def run(args, settings) -> int:
         planned_peak=_planned_peak(prep),
         max_steps=args.max_steps,
     ))
-    shown = display_path(out_path, s.root)
+    files = [(out_path, text)] + ([] if plan is None else [(plan_path, render_plan(plan))])
     if args.check:
-        if existing == text:
-            return 0
-        why = "does not exist" if existing is None else "is stale"
-        print(f"{shown}: {why}; regenerate with: {shlex.join(regen)}")
-        return 1
-    try:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        out_path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise ZgenError(f"{shown}: cannot write: {e.strerror or e}") from None
-    units = len(prep.plan.units) if prep.plan is not None else 0
-    print(f"wrote {shown}: {units} units, world size {prep.world_size}"
+        return _check(files, s.root, shlex.join(regen))
+    for path, content in files:
+        _write(path, content, s.root)
+    units = len(plan.units) if plan is not None else 0
+    print(f"wrote {display_path(out_path, s.root)}"
+          + (f" and {display_path(plan_path, s.root)}" if plan is not None else "")
+          + f": {units} units, world size {prep.world_size}"
           + (f", {len(hazards)} hazard(s) resolved by the plan" if hazards else "")
           + (f"; FORCED past {len(errors)} error(s)" if errors else ""))
     return 0
+
+
+def _check(files: list[tuple[Path, str]], root: Path, regenerate: str) -> int:
+    """`--check`: 0 when every file on disk is what emit would write, else 1 naming the first that is not."""
+    for path, content in files:
+        existing = _read(path)
+        if existing != content:
+            why = "does not exist" if existing is None else "is stale"
+            print(f"{display_path(path, root)}: {why}; regenerate with: {regenerate}")
+            return 1
+    return 0
+
+
+def _write(path: Path, content: str, root: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    except OSError as e:
+        raise ZgenError(f"{display_path(path, root)}: cannot write: {e.strerror or e}") from None
 
 
 def _read(path: Path) -> str | None:
