@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zgen.errors import ZgenError
+from zgen.findings import Severity
 
 __all__ = ["add_model_arguments", "Prepared", "prepare", "merged_settings", "cli_path", "display_path",
-           "model_shape", "run_static_check", "blocking_findings", "print_findings", "memory_timeline"]
+           "model_shape", "run_static_check", "blocking_findings", "memory_findings", "print_findings",
+           "memory_timeline"]
 
 
 def _units(text: str) -> tuple[str, ...]:
@@ -225,18 +227,32 @@ def _config_report(check, config_file: Path):
     return None
 
 
+# The config finding that says the estimate exceeds --gpu-mem: `zgen plan` shows the timeline behind it.
+OUT_OF_MEMORY = "ZC601"
+
+
+def _config_findings(prep: Prepared) -> list:
+    return [f for f in prep.check.findings if f.key or f.path.endswith((".json", ".hjson"))]
+
+
 def blocking_findings(prep: Prepared) -> list:
-    """Problems that leave nothing to plan: a failed trace or a config that does not resolve."""
+    """Problems that leave nothing true to plan: a failed trace, or config errors (a wrong type, a batch
+    that does not divide...), which `zgen check` reports the same way. Running out of memory is not one."""
     problems = []
     if prep.trace_finding is not None:
         problems.append(prep.trace_finding)
+    errors = [f for f in _config_findings(prep) if f.severity is Severity.ERROR and f.code != OUT_OF_MEMORY]
     if prep.resolved is None:
-        cfg = [f for f in prep.check.findings if f.key or f.path.endswith((".json", ".hjson"))]
-        problems.extend(cfg)
-        if not cfg:
+        errors = _config_findings(prep)
+        if not errors:
             raise ZgenError(f"config `{prep.config_path}` could not be resolved",
                             help=f"run `zgen check {prep.config_path}` to see why")
-    return problems
+    return problems + errors
+
+
+def memory_findings(prep: Prepared) -> list:
+    """The config check's out-of-memory finding (with its cheapest fix), when --gpu-mem is exceeded."""
+    return [f for f in prep.check.findings if f.code == OUT_OF_MEMORY]
 
 
 def print_findings(findings: Sequence, prep: Prepared) -> None:
@@ -254,5 +270,4 @@ def memory_timeline(prep: Prepared) -> list:
         return []
     from zgen.plan.planner import timeline
 
-    return timeline(prep.plan, prep.trace, prep.resolved, model_shape(prep.model, prep.trace, prep.seq_len),
-                    seq_len=prep.seq_len, world_size=prep.world_size)
+    return timeline(prep.plan, prep.trace, prep.resolved, model_shape(prep.model, prep.trace, prep.seq_len))
