@@ -18,45 +18,40 @@ Steps, each a small function:
    next use comes within `stage3_max_reuse_distance` elements of other units'
    gathers (DeepSpeed's rule, traversing the units that run in between), as
    long as the gathered total stays within `stage3_max_live_parameters`.
-6. Prefetch: at each position the next units are issued while the elements
-   in flight are below `min(stage3_prefetch_bucket_size, max live - live now)`
-   -- DeepSpeed's rule, so the unit that fills the bucket is still issued and a
-   unit larger than the bucket is prefetched alone.
+6. Prefetch: `zgen.plan.prefetch`, DeepSpeed's bucket and max-live rule
+   (the runtime's default plan uses the same one).
 
-`simulate` replays a plan position by position (what is gathered, issued and
-freed) and feeds both the unit table and the memory timeline (`zgen.timeline`).
+`zgen.plan.replay.simulate` replays a plan position by position (what is
+gathered, issued and freed); `timeline` turns the replay into per-GPU memory
+for the unit table and the memory plot (`zgen.plan.plot`).
 """
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from torch import nn
 
 from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
+from zgen.memory import MemoryPoint, step_timeline
+from zgen.plan.prefetch import prefetch_lists
+from zgen.plan.replay import inside, spans
+from zgen.plan.retention import kept_units
 from zgen.plan.schedule import ROOT, Plan, Unit
 from zgen.plan.trace import ExecutionTrace
-from zgen.plan.units import default_units
+from zgen.plan.units import default_units, module_numel
 
-__all__ = ["block_modules", "build_plan", "Step", "simulate", "unit_numel", "crosscheck_notes", "resolved_hazards", "trace_failure_note",
-           "MemoryPoint", "timeline"]
+__all__ = ["block_modules", "build_plan", "unit_numel", "crosscheck_notes", "resolved_hazards", "trace_failure_note",
+           "timeline"]
 
 # Another ModuleList gets units too when it holds at least this share of the largest one's parameters.
 _SECOND_STACK_SHARE = 0.25
 
 
 # -- 1. which modules are units ------------------------------------------------------------
-
-def _numel(module: nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
-
-
-def _inside(name: str, outer: str) -> bool:
-    return outer == ROOT or name == outer or name.startswith(outer + ".")
-
 
 def block_modules(model: nn.Module, trace: ExecutionTrace, patterns: Sequence[str] = ()) -> list[str]:
     """Qualified names of the modules that get a unit, in the order their forward first ran."""
@@ -73,14 +68,14 @@ def block_modules(model: nn.Module, trace: ExecutionTrace, patterns: Sequence[st
             chosen.extend(h for h in hits if h not in chosen)
     else:
         lists = sorted(
-            ((n, _numel(m)) for n, m in model.named_modules() if isinstance(m, nn.ModuleList) and len(m) > 0),
+            ((n, module_numel(m)) for n, m in model.named_modules() if isinstance(m, nn.ModuleList) and len(m) > 0),
             key=lambda nm: -nm[1],
         )
         stacks: list[str] = []
         for name, n in lists:
             if not stacks or (
                 n >= _SECOND_STACK_SHARE * lists[0][1]
-                and not any(_inside(name, s) or _inside(s, name) for s in stacks)
+                and not any(inside(name, s) or inside(s, name) for s in stacks)
             ):
                 stacks.append(name)
         chosen = [f"{s}.{i}" if s else str(i) for s in stacks for i in range(len(model.get_submodule(s)))]
@@ -168,9 +163,11 @@ def build_plan(
         notes.append(f"{len(trace.unused)} parameter(s) were not read in the traced forward: "
                      + ", ".join(f"`{p}`" for p in trace.unused[:5]) + (" ..." if len(trace.unused) > 5 else ""))
 
+    if not specs and trace.params:
+        notes.append(_no_units_note(trace, zero))
     units = [Unit(module=m, params=ps, external=tuple(external[m])) for m, ps in specs]
     numel = {m: sum(sizes[p] for p in ps) for m, ps in specs}
-    keep = _kept_units(units, forward, backward, numel, zero)
+    keep = kept_units(units, forward, backward, numel, zero.max_reuse_distance, zero.max_live_parameters)
     for reader, owner_unit in _enclosing_reads(units, forward):
         if owner_unit not in keep:
             keep.add(owner_unit)
@@ -179,7 +176,7 @@ def build_plan(
     units = [Unit(module=u.module, params=u.params, external=u.external, reshard_after_forward=u.module not in keep)
              for u in units]
     draft = Plan(units=tuple(units), forward_order=forward, backward_order=backward, persistent=persistent)
-    fwd_pre, bwd_pre = _prefetch(draft, numel, zero)
+    fwd_pre, bwd_pre = prefetch_lists(draft, numel, zero.prefetch_bucket_size, zero.max_live_parameters)
     big = [m for m in forward if numel[m] > zero.max_live_parameters]
     for m in dict.fromkeys(big):
         notes.append(f"unit `{m or '<root>'}` alone gathers {numel[m]:,} elements, more than "
@@ -196,15 +193,13 @@ def build_plan(
     )
 
 
-def _spans(order: Sequence[str]) -> list[int]:
-    """For each position, the last position of that call: units nested in it run inside it."""
-    ends = []
-    for i, m in enumerate(order):
-        j = i
-        while j + 1 < len(order) and order[j + 1] != m and _inside(order[j + 1], m):
-            j += 1
-        ends.append(j)
-    return ends
+def _no_units_note(trace: ExecutionTrace, zero: ZeroSpec) -> str:
+    """Why a plan has no units, and what to change to get them."""
+    largest = max(p.numel for p in trace.params)
+    return (f"0 units: all {len(trace.params)} parameters (the largest has {largest:,} elements) are at or below "
+            f"`stage3_param_persistence_threshold` ({zero.param_persistence_threshold:,}), so each stays gathered "
+            "on every rank for the whole step and nothing is gathered or freed per unit; to shard them, set "
+            f"`zero_optimization.stage3_param_persistence_threshold` below {largest:,} (0 shards every parameter)")
 
 
 def _enclosing_reads(units: list[Unit], forward: Sequence[str]) -> list[tuple[str, str]]:
@@ -216,7 +211,7 @@ def _enclosing_reads(units: list[Unit], forward: Sequence[str]) -> list[tuple[st
     parameters out from under the running reader.
     """
     owner = {p: u.module for u in units for p in u.params}
-    ends = _spans(forward)
+    ends = spans(forward)
     out = []
     for u in units:
         for p in u.external:
@@ -228,202 +223,17 @@ def _enclosing_reads(units: list[Unit], forward: Sequence[str]) -> list[tuple[st
     return out
 
 
-def _kept_units(units: list[Unit], forward, backward, numel: dict[str, int], zero: ZeroSpec) -> set[str]:
-    """Units left gathered between their forward and backward (reuse distance, capped by max live)."""
-    sequence = list(forward) + list(backward)
-    ends = _spans(forward)
-    release = {m: ends[i] for i, m in enumerate(forward)}  # after its last forward call
-    distance: dict[str, int] = {}
-    for u in units:
-        m = u.module
-        if m not in release:
-            continue
-        traversed = 0
-        for other in sequence[release[m] + 1:]:
-            if traversed >= zero.max_reuse_distance:
-                break
-            if other == m:
-                distance[m] = traversed
-                break
-            traversed += numel[other]
-    keep: set[str] = set()
-    for m in sorted(distance, key=lambda k: (distance[k], sequence.index(k))):
-        trial = keep | {m}
-        if _peak_live(units, forward, backward, numel, trial) <= zero.max_live_parameters:
-            keep = trial
-    return keep
-
-
-def _peak_live(units, forward, backward, numel, keep: set[str]) -> int:
-    plan = Plan(
-        units=tuple(Unit(module=u.module, params=u.params, external=u.external,
-                         reshard_after_forward=u.module not in keep) for u in units),
-        forward_order=tuple(forward),
-        backward_order=tuple(backward),
-    )
-    return max((sum(numel[m] for m in s.gathered) for s in simulate(plan)), default=0)
-
-
-def _prefetch(plan: Plan, numel: dict[str, int], zero: ZeroSpec) -> tuple[tuple, tuple]:
-    """Forward and backward prefetch lists under the bucket and max-live rules (see module docstring)."""
-
-    def choose(order: Sequence[str], i: int, live: list[str]) -> list[str]:
-        budget = min(zero.prefetch_bucket_size, zero.max_live_parameters - sum(numel[m] for m in live))
-        picked: list[str] = []
-        inflight = 0
-        for j in range(i + 1, len(order)):
-            for m in (order[j], *_owners(plan, order[j])):
-                if inflight >= budget:
-                    return picked
-                if m not in live and m not in picked:
-                    picked.append(m)
-                    inflight += numel[m]
-        return picked
-
-    if zero.prefetch_bucket_size <= 0 or zero.max_live_parameters <= 0:
-        return tuple(() for _ in plan.forward_order), tuple(() for _ in plan.backward_order)
-    steps = simulate(plan, choose=choose)
-    return (tuple(s.issued for s in steps if s.phase == "forward"),
-            tuple(s.issued for s in steps if s.phase == "backward"))
-
-
-def _owners(plan: Plan, module: str) -> list[str]:
-    own = plan.owner_of()
-    return [own[p] for p in plan.unit(module).external if p in own]
-
-
-# -- replay -------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One position of a replayed plan: `unit` runs while the units in `gathered` hold full parameters."""
-
-    phase: str  # "forward" or "backward"
-    index: int
-    unit: str
-    gathered: tuple[str, ...]  # gathered or in flight while `unit` runs, in the order they were issued
-    on_demand: tuple[str, ...]  # gathered here without having been prefetched
-    issued: tuple[str, ...]  # all-gathers this position issues ahead of use
-    freed: tuple[str, ...]  # released when this position's call ends
-
-
-def simulate(plan: Plan, *, phase: str | None = None, choose=None) -> list[Step]:
-    """Replay a plan the way the runtime executes it; `phase` limits the result to one phase.
-
-    Forward: a unit is gathered when it starts (unless prefetched), the owners
-    of its external parameters with it; then the position's prefetch list is
-    issued. A unit is released when its call ends (nested units end inside
-    it) unless `reshard_after_forward` is False or it runs again later in the
-    phase. Backward: the same in `backward_order`; every unit is released
-    after its last backward call. `choose(order, i, live)`, when given,
-    decides the prefetch lists instead of the plan (how `build_plan` makes them).
-    """
-    steps: list[Step] = []
-    live: list[str] = []
-    for ph, order, pre in (
-        ("forward", plan.forward_order, plan.forward_prefetch),
-        ("backward", plan.backward_order, plan.backward_prefetch),
-    ):
-        ends = _spans(order)
-        last = {m: i for i, m in enumerate(order)}
-        running: list[tuple[str, int]] = []  # (unit, position where its call ends)
-        for i, m in enumerate(order):
-            demand = [u for u in dict.fromkeys([m, *_owners(plan, m)]) if u not in live]
-            live.extend(demand)
-            wanted = choose(order, i, live) if choose is not None else (pre[i] if pre else ())
-            issued = [u for u in wanted if u not in live]
-            live.extend(issued)
-            running.append((m, ends[i]))
-            gathered = tuple(live)
-            done = [u for u, e in running if e == i]
-            running = [(u, e) for u, e in running if e != i]
-            pinned = {x for u, _ in running for x in (u, *_owners(plan, u))}
-            freed: list[str] = []
-            for u in done:
-                for x in (u, *_owners(plan, u)):
-                    if x in pinned or x in freed or x not in live or last.get(x, -1) > i:
-                        continue
-                    if ph == "forward" and not plan.unit(x).reshard_after_forward:
-                        continue
-                    freed.append(x)
-            live = [x for x in live if x not in freed]
-            steps.append(Step(ph, i, m, gathered, tuple(demand), tuple(issued), tuple(freed)))
-        if ph == "forward":
-            # Gathers the forward left behind (prefetched but never run) do not carry into backward.
-            live = [x for x in live if not plan.unit(x).reshard_after_forward]
-    return [s for s in steps if phase is None or s.phase == phase]
-
-
 # -- memory timeline ----------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class MemoryPoint:
-    """Per-GPU bytes while one unit runs, split the way `zgen plan` prints and plots them."""
+def timeline(plan: Plan, trace: ExecutionTrace, resolved, shape) -> list[MemoryPoint]:
+    """Per-GPU memory at every position of one step under `plan`, by the memory model (`zgen.memory`).
 
-    label: str  # "fwd 3" / "bwd 3"
-    unit: str
-    states: int  # model states (sharded parameters, gradients, optimizer) from the memory model
-    persistent: int  # persistent parameters, gathered all step
-    gathered: int  # full parameters of units gathered and running or waiting
-    inflight: int  # full parameters of units whose all-gather this position issued ahead of use
-    activations: int  # saved activations at this point (the memory model's estimate, spread over the units)
-    gradients: int  # the running unit's full gradient before its reduce-scatter (backward only)
-
-    @property
-    def total(self) -> int:
-        return self.states + self.persistent + self.gathered + self.inflight + self.activations + self.gradients
-
-
-def timeline(plan: Plan, trace: ExecutionTrace, resolved, shape, *, seq_len: int, world_size: int) -> list[MemoryPoint]:
-    """Per-GPU memory at every position of one step, using the shared memory model (`zgen.memory`).
-
-    Model states and activations come from `zgen.memory` (the formulas
-    `zgen check` uses); the plan says when each part is live. Gathered and
-    in-flight units are their elements times the compute dtype's bytes. The
-    layers' activations grow evenly over the forward's unit positions after
-    the root's and shrink the same way in backward; the logits exist from the
-    end of the forward until the root's backward.
+    The same composition `zgen check` applies to a plan it draws from the
+    model's shape alone, so the two agree wherever the shape describes the model.
     """
-    from dataclasses import replace as _replace
-
-    from zgen import memory
-
-    z = resolved.zero
-    per = memory.compute_bytes(resolved.precision)
-    numel = unit_numel(plan, trace)
     sizes = {p.name: p.numel for p in trace.params}
-    states = sum(i.bytes for i in memory.model_states(
-        trace.total_params, world_size, z.stage, resolved.precision,
-        offload_param=z.offload_param.device != "none", offload_optimizer=z.offload_optimizer.device != "none",
-    ))
-    micro = resolved.train_micro_batch_size_per_gpu
-    act_total = memory.activation_bytes(shape, micro, seq_len, resolved.precision)
-    act_layers = memory.activation_bytes(_replace(shape, vocab=None), micro, seq_len, resolved.precision)
-    logits = act_total - act_layers
-    persistent = sum(sizes[p] for p in plan.persistent) * per
-    steps = simulate(plan)
-    n_fwd = sum(1 for s in steps if s.phase == "forward")
-    growing = max(1, n_fwd - 1)  # the root's position starts the forward; each later one adds activations
-    points = []
-    for s in steps:
-        ahead = set(s.issued)
-        if s.phase == "forward":
-            acts = act_layers * s.index // growing + (logits if s.index == n_fwd - 1 else 0)
-            grads = 0
-        else:
-            acts = act_layers * (growing - max(0, s.index - 1)) // growing + (logits if s.index == 0 else 0)
-            grads = numel[s.unit] * per
-        points.append(MemoryPoint(
-            label=f"{'fwd' if s.phase == 'forward' else 'bwd'} {s.index}",
-            unit=s.unit,
-            states=states,
-            persistent=persistent,
-            gathered=sum(numel[m] for m in s.gathered if m not in ahead) * per,
-            inflight=sum(numel[m] for m in ahead) * per,
-            activations=acts,
-            gradients=grads,
-        ))
-    return points
+    return step_timeline(plan, unit_numel(plan, trace), sum(sizes[p] for p in plan.persistent), resolved,
+                         replace(shape, params=trace.total_params))
 
 
 # -- cross-check with the static findings -----------------------------------------------------
