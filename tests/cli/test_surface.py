@@ -18,8 +18,8 @@ FLAGS = {
                               "--no-cache", "--output-file", "--output-format", "--select", "--show-memory",
                               "--show-resolved", "--statistics"]),
     "rule": ["--all", "--help", "--output-format", "--rules", "--settings"],
-    "plan": sorted(LAUNCH + ["--config", "--help", "--inputs", "--json", "--model", "--plot", "--units"]),
-    "emit": sorted(LAUNCH + ["--check", "--config", "--data", "--force", "--help", "--init", "--inputs", "--max-steps",
+    "plan": sorted(LAUNCH + ["--config", "--help", "--inputs", "--json", "--loss", "--model", "--plot", "--units"]),
+    "emit": sorted(LAUNCH + ["--check", "--config", "--data", "--force", "--help", "--init", "--inputs", "--loss", "--max-steps",
                              "--model", "--out", "--units"]),
 }
 SETTINGS = ["cache-dir", "config", "data", "deepspeed-version", "exclude", "extend-exclude", "extend-select",

@@ -420,15 +420,18 @@ def trace_model(
     batch_size: int,
     seq_len: int,
     inputs: tuple[Callable[..., Any], Target] | None = None,
-    dtype: torch.dtype | None = None,
+    dtype: torch.dtype | str | None = None,
+    loss: tuple[Callable[..., Any], Target] | None = None,
 ) -> ExecutionTrace:
     """Run one forward and backward of a meta-device `model` and record what happened.
 
     `inputs` is the user's inputs function with its target (for messages);
     without it zgen synthesizes causal-LM `input_ids`/`labels` from the
     model's vocabulary. `dtype` is the compute dtype training will use (the
-    config's precision): floating parameters are traced in it, as the
-    runtime computes with them. Where `meta` cannot run the model (a meta
+    config's precision, a dtype or its name): floating parameters are traced
+    in it, as the runtime computes with them. `loss` is the user's
+    `loss_fn(outputs, batch) -> scalar` with its target, for a forward that
+    returns logits, features or a dataclass rather than a loss. Where `meta` cannot run the model (a meta
     kernel stricter than the real one, `torch.autocast` on a meta device) the
     trace is retried on fake CPU tensors, then in bf16 (see `_ATTEMPTS`).
     Raises `DataDependentTrace` (carrying a ZG290 finding at the user's line)
@@ -464,6 +467,8 @@ def trace_model(
             )
         )
 
+    if isinstance(dtype, str):
+        dtype = getattr(torch, dtype)
     compute = dtype or next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
     attempts = [(kind, compute) for kind in ("meta", "fake")]
     if compute != torch.bfloat16:
@@ -473,7 +478,7 @@ def trace_model(
     model.train()
     for kind, dt in attempts:
         try:
-            result = _run(model, kind, dt, args, kwargs, where)
+            result = _run(model, kind, dt, args, kwargs, where, loss)
             break
         except DecisionHazard as e:
             raise DataDependentTrace(_decision_finding(e.decision, root)) from None
@@ -530,7 +535,7 @@ class _Failed(Exception):
         self.op = op
 
 
-def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: dict, where: str):
+def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: dict, where: str, loss_fn=None):
     """One forward and backward on `kind` ("meta" or "fake") tensors, parameters in `dtype`."""
     fake = None
     if kind == "fake":
@@ -569,12 +574,18 @@ def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: d
         with device, stand_ins:
             with rec:
                 out = model(*args, **kwargs)
-            loss = _loss_of(out)
+                if loss_fn is not None:
+                    out = loss_fn[0](out, kwargs if kwargs else args)
+                loss = _loss_of(out)
+            if loss is None and loss_fn is not None:
+                raise ZgenError(f"{loss_fn[1].option} `{loss_fn[1]}` returned {_describe(out)}, not a scalar loss",
+                                help="return a scalar tensor: loss_fn(outputs, batch) -> loss")
             if loss is None:
                 raise ZgenError(
                     f"the model's forward on {where} returned {_describe(out)}, not a loss",
-                    help="return the loss as a scalar tensor (or an object with `.loss`), "
-                    "or pass --inputs returning arguments that make the forward compute it (e.g. `labels`)",
+                    help="return the loss as a scalar tensor (or an object with `.loss`), pass --loss "
+                    "path/to/file.py:function computing it from (outputs, batch), or pass --inputs "
+                    "returning arguments that make the forward compute it (e.g. `labels`)",
                 )
             rec.in_backward = True
             with rec:
