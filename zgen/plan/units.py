@@ -127,9 +127,6 @@ def _regex(pattern: str) -> re.Pattern[str]:
         if pattern.startswith("**.", i):
             out.append(r"(?:.*\.)?")  # any number of leading parts, none included
             i += 3
-        elif pattern.startswith(".**", i) and i + 3 == len(pattern):
-            out.append(r"(?:\..*)?")
-            i += 3
         elif pattern.startswith("**", i):
             out.append(".*")
             i += 2
