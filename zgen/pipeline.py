@@ -221,6 +221,7 @@ def model_shape(model, trace, seq_len: int):
         ffn=dim("intermediate_size", "ffn_dim", "d_ff", "n_inner"),
         vocab=(trace.vocab_size if trace is not None else None) or dim("vocab_size"),
         seq_len=seq_len,
+        traced_activation_bytes=(trace.activation_bytes // trace.batch_size) if trace and trace.activation_bytes else None,
         source="zgen trace (meta device)",
     )
 

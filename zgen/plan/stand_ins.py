@@ -3,7 +3,8 @@
 A trace runs on `meta` (or fake) tensors, which have shapes but no values.
 A few ops need values: `nonzero()` (and `torch.where(cond)`, boolean-mask
 indexing, `masked_select`), whose output size depends on the data, and
-`.item()` (every `if tensor:`), which returns a Python number. `StandIns`
+`.item()` (every `if tensor:`), which returns a Python number, and
+`bincount()` (as long as `minlength`). `StandIns`
 answers them the way a rank might see them: every element selected, every
 scalar `0` / `False`, and records each such *decision* with the user's line
 and the modules running at the time.
@@ -37,7 +38,7 @@ _NONZERO = {_aten.nonzero, _aten.argwhere}
 _MASKED = {_aten.masked_select}
 _INDEX = {_aten.index, _aten.index_put, _aten.index_put_, _aten._index_put_impl_}
 _NAMES = {"nonzero": "torch.nonzero()", "argwhere": "torch.nonzero()", "_local_scalar_dense": "Tensor.item()",
-          "masked_select": "torch.masked_select()", "index": "boolean-mask indexing",
+          "masked_select": "torch.masked_select()", "bincount": "torch.bincount()", "index": "boolean-mask indexing",
           "index_put": "boolean-mask indexing", "index_put_": "boolean-mask indexing",
           "_index_put_impl_": "boolean-mask indexing"}
 
@@ -103,6 +104,12 @@ class StandIns(TorchDispatchMode):
             self._decide(func)
             x = args[0]
             return torch.zeros((x.numel(), x.dim()), dtype=torch.long, device=x.device)
+        if packet is _aten.bincount:
+            self._decide(func)
+            x, weights = args[0], (args[1] if len(args) > 1 else kwargs.get("weights"))
+            size = max(int(args[2] if len(args) > 2 else kwargs.get("minlength", 0)), 1)
+            dtype = weights.dtype if weights is not None else torch.long
+            return torch.zeros((size,), dtype=dtype, device=x.device)
         if packet in _MASKED:
             self._decide(func)
             x, mask = args[0], args[1]

@@ -13,9 +13,11 @@ model, which is enough to record:
 * every op that reads a parameter, with the stack of running modules, so the
   planner can tell when a unit reads a parameter another unit owns.
 
-Activation memory is not measured here: on meta, attention falls back to the
-math kernel, whose saved tensors have nothing to do with what flash attention
-keeps on a GPU. The planner takes activations from the shared memory model.
+* the bytes autograd saves for backward during the forward (each storage
+  once, parameters excluded): the activation estimate of the memory model for
+  any model, with or without an HF-style `model.config`. On meta, attention
+  runs the math kernel, which saves more than flash attention keeps on a GPU,
+  so this is an upper bound there.
 
 Control flow that depends on tensor values (`.item()`, `if t.sum() > 0`,
 `nonzero()`) cannot run on meta tensors. That is reported as a finding at the
@@ -241,6 +243,7 @@ class ExecutionTrace:
     vocab_size: int | None = None
     mode: str = "meta float32"  # what the trace ran on: `meta` or `fake` tensors, and the compute dtype
     decisions: tuple[str, ...] = ()  # value-dependent ops inside one module, where ranks cannot diverge
+    activation_bytes: int = 0  # saved for backward by one forward of `batch_size` samples, in the traced dtype
 
     @property
     def total_params(self) -> int:
@@ -363,6 +366,7 @@ class _Recorder(TorchFunctionMode):
         self.backward_calls: list[str] = []
         self.reads: dict[tuple[str, tuple[str, ...]], tuple[str, int]] = {}
         self.in_backward = False
+        self.activation_bytes = 0  # set after the forward: what autograd saved for backward
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -521,6 +525,7 @@ def trace_model(
         dtype=str(dt).removeprefix("torch."),
         vocab_size=vocab,
         mode=f"{kind} {str(dt).removeprefix('torch.')}",
+        activation_bytes=rec.activation_bytes,
         decisions=tuple(f"{d.op} at {_rel(d.site[0], root)}:{d.site[1]} in `{d.stack[-1] if d.stack else ''}`"
                         for d in stand_ins.decisions if d.site is not None and not d.backward),
     )
@@ -555,6 +560,7 @@ def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: d
     param_names = {id(p): n for n, p in model.named_parameters()}
     holders = {n for n, m in model.named_modules() if any(p is not None for p in m._parameters.values())}
     rec = _Recorder(names, param_names)
+    kept = _SavedBytes({_storage_key(p) for p in model.parameters()})
     stand_ins = StandIns(
         stack=lambda: tuple(rec.stack),
         in_backward=lambda: rec.in_backward,
@@ -572,7 +578,7 @@ def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: d
     log.setLevel(logging.CRITICAL)
     try:
         with device, stand_ins:
-            with rec:
+            with rec, torch.autograd.graph.saved_tensors_hooks(kept.pack, kept.unpack):
                 out = model(*args, **kwargs)
                 if loss_fn is not None:
                     out = loss_fn[0](out, kwargs if kwargs else args)
@@ -602,7 +608,38 @@ def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: d
             m._buffers[k] = b
         for m, k, p in swapped:
             m._parameters[k] = p
+    rec.activation_bytes = kept.total
     return rec, stand_ins
+
+
+def _storage_key(t: torch.Tensor) -> int:
+    try:
+        return t.untyped_storage()._cdata
+    except (RuntimeError, NotImplementedError):
+        return id(t)
+
+
+class _SavedBytes:
+    """Bytes of the tensors autograd saves for backward during the forward, each storage once, parameters not."""
+
+    def __init__(self, params: set[int]) -> None:
+        self.params = params
+        self.seen: set[int] = set()
+        self.total = 0
+
+    def pack(self, t: torch.Tensor) -> torch.Tensor:
+        key = _storage_key(t)
+        if key not in self.params and key not in self.seen:
+            self.seen.add(key)
+            try:
+                self.total += t.untyped_storage().nbytes()
+            except (RuntimeError, NotImplementedError):
+                self.total += t.numel() * t.element_size()
+        return t
+
+    @staticmethod
+    def unpack(t: torch.Tensor) -> torch.Tensor:
+        return t
 
 
 def _swap_params(model: nn.Module, dtype: torch.dtype, fake) -> list[tuple[nn.Module, str, nn.Parameter]]:
