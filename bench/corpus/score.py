@@ -19,7 +19,9 @@ not scored). Third-party sources live outside the repository, in
 folder); `--download` fetches missing ones with `pip download`.
 
 Exit status: 0 when it ran (whatever the scores), 2 on bad input (a malformed
-manifest, a missing source) or when zgen itself could not be run.
+manifest, a missing source). When zgen fails on a file (exit status 2, a traceback, no
+JSON), that file is named on stderr and its items are left out of the score and
+counted as unscored.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ class Score:
     clean: list[Item] = field(default_factory=list)
     flagged: list[tuple[Item, Hit]] = field(default_factory=list)
     unlabelled: list[Hit] = field(default_factory=list)
+    unscored: list[Item] = field(default_factory=list)
 
 
 def read_manifest(path: Path) -> list[Item]:
@@ -183,24 +186,49 @@ def locate(items: list[Item], src: Path, fetch: bool) -> dict[tuple[str, str, st
     return paths
 
 
-def run_zgen(python: str, files: list[Path]) -> tuple[list[Hit], str]:
-    """Run `python -m zgen check` once over `files` (no cache, in a scratch directory); findings and stderr.
+def run_zgen(python: str, files: list[Path]) -> tuple[list[Hit], dict[str, str]]:
+    """Findings of `python -m zgen check` over `files`, and the files zgen failed on with the reason.
 
-    Raises BadInput when zgen exits with 2 or prints something that is not its JSON report.
+    zgen runs once over all files (no cache, in a scratch directory). Only when that run
+    fails is each file rerun alone, so that one crashing file costs its own items, not
+    the whole score.
     """
+    probe = subprocess.run([python, "-c", "import importlib.util, sys; sys.exit(not importlib.util.find_spec('zgen'))"],
+                           capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        raise BadInput(f"{python} cannot import zgen (use --zgen-python with the interpreter zgen is installed in)")
+    hits, problem = _run_json(python, files)
+    if problem is None:
+        return hits, {}
+    hits, failed = [], {}
+    for f in files:
+        found, problem = _run_json(python, [f])
+        if problem is None:
+            hits += found
+        else:
+            failed[str(f)] = problem
+    if len(failed) == len(files):
+        raise BadInput(f"zgen failed on every file, e.g. {files[0]}: {failed[str(files[0])]}")
+    return hits, failed
+
+
+def _run_json(python: str, files: list[Path]) -> tuple[list[Hit], str | None]:
+    """One zgen run: its findings, or no findings and why the run failed (exit 2, traceback, no JSON)."""
     with tempfile.TemporaryDirectory(prefix="zgen-corpus-") as cwd:
         proc = subprocess.run(
             [python, "-m", "zgen", "check", "--output-format", "json", "--exit-zero", "--no-cache",
              *map(str, files)],
             cwd=cwd, capture_output=True, text=True, check=False,
         )
+    last = (proc.stderr.strip().splitlines() or [""])[-1][:300]
     if proc.returncode not in (0, 1):
-        raise BadInput(f"zgen exited with {proc.returncode}:\n{proc.stderr.strip()[-4000:]}")
+        return [], f"exit {proc.returncode}: {last}"
+    if "Traceback (most recent call last)" in proc.stderr:
+        return [], f"traceback: {last}"
     try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        raise BadInput(f"zgen printed no JSON report:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}") from None
-    return [to_hit(f) for f in report], proc.stderr
+        return [to_hit(f) for f in json.loads(proc.stdout)], None
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return [], f"no JSON report: {proc.stdout.strip()[:200]!r} {last}"
 
 
 def to_hit(finding: dict) -> Hit:
@@ -211,14 +239,21 @@ def to_hit(finding: dict) -> Hit:
                finding.get("message", ""))
 
 
-def match(items: list[Item], paths: dict[tuple[str, str, str], Path], hits: list[Hit]) -> Score:
-    """Decide for every item whether a finding of its family spans its line; collect the unlabelled findings."""
+def match(items: list[Item], paths: dict[tuple[str, str, str], Path], hits: list[Hit],
+          failed: dict[str, str] | None = None) -> Score:
+    """Decide for every item whether a finding of its family spans its line; collect the unlabelled findings.
+
+    Items in files zgen failed on (`failed`) are not scored but listed as unscored.
+    """
     by_place: dict[tuple[str, str], list[Hit]] = defaultdict(list)
     for hit in hits:
         by_place[(hit.path, hit.code[:3])].append(hit)
     score, used = Score(), set()
     for item in items:
         path = str(paths[(item.package, item.version, item.file)])
+        if failed and path in failed:
+            score.unscored.append(item)
+            continue
         hitting = [h for h in by_place[(path, item.family)] if h.line <= item.end and item.line <= h.end_line]
         used.update(hitting)
         if item.label == "hazard":
@@ -262,6 +297,7 @@ def summary(score: Score) -> dict:
         "package": {k: rates(v) for k, v in sorted(groups["package"].items())},
         "total": rates(total),
         "unlabelled_findings": dict(sorted(unlabelled.items())),
+        "unscored_items": len(score.unscored),
     }
 
 
@@ -278,6 +314,9 @@ def print_table(data: dict, title: str) -> None:
     print(f"{'total':{width}}  {ratio(t['found'], t['hazards']):>24}  {ratio(t['clean'], t['safe']):>22}")
     extra = ", ".join(f"{k} {v}" for k, v in data["unlabelled_findings"].items()) or "none"
     print(f"findings on unlabelled lines of the labelled files (not scored): {extra}")
+    if data["unscored_items"]:
+        print(f"NOT SCORED: {data['unscored_items']} items in {len(data['failed_files'])} files zgen failed on"
+              " (listed on stderr)")
 
 
 def print_misses(score: Score) -> None:
@@ -305,28 +344,16 @@ def crash_check(python: str, items: list[Item], paths: dict[tuple[str, str, str]
     for d in dirs:
         files = sorted(d.glob("*.py"))
         checked += len(files)
-        if _crashes(python, files) is None:
+        if _run_json(python, files)[1] is None:
             continue
         for f in files:
-            problem = _crashes(python, [f])
+            problem = _run_json(python, [f])[1]
             if problem is not None:
                 failures.append((f, problem))
     print(f"crash check: {checked} files in {len(dirs)} directories, {len(failures)} failed")
     for f, problem in failures:
         print(f"  {f}: {problem}")
     return len(failures)
-
-
-def _crashes(python: str, files: list[Path]) -> str | None:
-    """Why zgen fails on `files` (exit status other than 0/1, or a traceback), or None."""
-    with tempfile.TemporaryDirectory(prefix="zgen-crash-") as cwd:
-        proc = subprocess.run([python, "-m", "zgen", "check", "--output-format", "concise", "--no-cache",
-                               *map(str, files)], cwd=cwd, capture_output=True, text=True, check=False)
-    if proc.returncode not in (0, 1):
-        return f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] or ''}"
-    if "Traceback (most recent call last)" in proc.stderr + proc.stdout:
-        return "traceback: " + (proc.stderr.strip().splitlines() or [""])[-1]
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -350,12 +377,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.crash_check:
             crash_check(args.zgen_python, items, paths)
             return 0
-        hits, _ = run_zgen(args.zgen_python, sorted(set(paths.values())))
+        hits, failed = run_zgen(args.zgen_python, sorted(set(paths.values())))
     except BadInput as e:
         print(f"score.py: {e}", file=sys.stderr)
         return 2
-    score = match(items, paths, hits)
+    for path, problem in sorted(failed.items()):
+        print(f"score.py: zgen failed on {path}: {problem}", file=sys.stderr)
+    score = match(items, paths, hits, failed)
     data = summary(score)
+    data["failed_files"] = failed
     if args.json:
         print(json.dumps(data, indent=2))
     else:

@@ -130,11 +130,29 @@ def test_bad_rows_are_named(score, corpus, capsys, line, family, message):
     assert "manifest.tsv:3:" in err and message in err
 
 
-def test_zgen_failure_is_reported_not_scored(score, corpus, capsys):
-    python = _fake_zgen(corpus, [], fail_on="b.py")
+def test_a_file_zgen_fails_on_is_named_and_left_out(score, corpus, capsys):
+    python = _fake_zgen(corpus, _findings(corpus), fail_on="b.py")
+    argv = ["--src", str(corpus / "src"), "--manifest", str(corpus / "manifest.tsv"), "--zgen-python", python, "--json"]
+    assert score.main(argv) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert "zgen failed on" in captured.err and "toylib/b.py: exit 2" in captured.err
+    assert data["unscored_items"] == 2  # the two dev items of b.py
+    assert (data["total"]["found"], data["total"]["hazards"]) == (1, 2)  # a.py's hazards only
+    assert list(data["failed_files"]) == [str((corpus / "src/toylib-1.0/toylib/b.py").resolve())]
+
+
+def test_zgen_failing_everywhere_is_bad_input(score, corpus, capsys):
+    python = _fake_zgen(corpus, [], fail_on=".py")
     argv = ["--src", str(corpus / "src"), "--manifest", str(corpus / "manifest.tsv"), "--zgen-python", python]
     assert score.main(argv) == 2
-    assert "zgen exited with 2" in capsys.readouterr().err
+    assert "zgen failed on every file" in capsys.readouterr().err
+
+
+def test_an_interpreter_without_zgen_is_bad_input(score, corpus, capsys):
+    argv = ["--src", str(corpus / "src"), "--manifest", str(corpus / "manifest.tsv"), "--zgen-python", "/bin/false"]
+    assert score.main(argv) == 2
+    assert "cannot import zgen" in capsys.readouterr().err
 
 
 def test_crash_check_names_the_failing_file(score, corpus, capsys):
