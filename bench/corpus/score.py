@@ -171,6 +171,11 @@ def locate(items: list[Item], src: Path, fetch: bool) -> dict[tuple[str, str, st
         release = (item.package, item.version)
         if release not in roots:
             root = package_dir(src, *release)
+            if root is None and fetch and _is_commit(item.version):
+                raise BadInput(
+                    f"{item.package} is pinned to commit {item.version}, not a PyPI release: unpack that commit of its"
+                    f" GitHub repository into {src}/{item.package}-{item.version}/ (git archive), see README.md"
+                )
             if root is None and fetch:
                 root = download(src, *release)
             if root is None:
@@ -184,6 +189,12 @@ def locate(items: list[Item], src: Path, fetch: bool) -> dict[tuple[str, str, st
             raise BadInput(f"manifest row {item.row}: {item.file} is not in {roots[release]}")
         paths[(item.package, item.version, item.file)] = path.resolve()
     return paths
+
+
+def _is_commit(version: str) -> bool:
+    """Does `version` look like an abbreviated git commit rather than a release number?"""
+    hexdigits = set("0123456789abcdef")
+    return len(version) >= 7 and set(version) <= hexdigits and bool(set(version) & set("abcdef"))
 
 
 def run_zgen(python: str, files: list[Path]) -> tuple[list[Hit], dict[str, str]]:
