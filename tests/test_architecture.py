@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", (
         "zgen.errors", "zgen.findings", "zgen.launch", "zgen.config.defaults",
         "zgen.plan.schedule", "zgen.plan.prefetch", "zgen.plan.replay", "zgen.plan.units",
-        "zgen.plan.trace_rule",
+        "zgen.plan.trace_rule", "zgen.plan.retention",
         "zgen.commcost",
     )),
     ("plan", ("zgen.plan", "zgen.emit")),
