@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.resources
 import keyword
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import jinja2
 
@@ -250,11 +250,9 @@ def settings_rows(resolved: ResolvedConfig, runtime, seq_len: int, seq_len_origi
 
 def _scheduler_params(scheduler, resolved: ResolvedConfig) -> dict:
     """The scheduler's fields the config set or the runtime defaults differently from the field's own default."""
-    import dataclasses
-
     given = {k for k, _ in resolved.scheduler.params} if resolved.scheduler else set()
     out = {}
-    for f in dataclasses.fields(scheduler):
+    for f in fields(scheduler):
         value = getattr(scheduler, f.name)
         if f.name != "type" and (f.name in given or value != f.default):
             out[f.name] = value

@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import ceil
 
+from zgen.config.resolved import OffloadSpec
 from zgen.launch import ModelShape
 from zgen.plan.prefetch import prefetch_lists
 from zgen.plan.replay import simulate
@@ -340,12 +341,12 @@ def cheapest_fit(resolved, model: ModelShape, gpu_mem: int, max_world: int = 102
         if fits_with(cand, model, gpu_mem):
             return (f"set `train_micro_batch_size_per_gpu` to {smaller} and `gradient_accumulation_steps` to "
                     f"{mbs * gas // smaller} (same `train_batch_size`)", estimate(cand, model))
-    from zgen.config.resolved import OffloadSpec
-
     best = resolved
     if best.zero.stage == 0:
         best = replace(best, zero=replace(best.zero, stage=3))
-    cand = replace(best, zero=replace(best.zero, offload_optimizer=OffloadSpec(device="cpu")))
+    # The config's own offload type, replaced: the memory model imports nothing from zgen.config.
+    cpu = replace(best.zero.offload_optimizer, device="cpu")
+    cand = replace(best, zero=replace(best.zero, offload_optimizer=cpu))
     if fits_with(cand, model, gpu_mem):
         stage_note = "" if resolved.zero.stage else " with `zero_optimization.stage` 3"
         return f"offload the optimizer states to the CPU (`offload_optimizer.device` \"cpu\"){stage_note}", estimate(cand, model)
@@ -355,8 +356,8 @@ def cheapest_fit(resolved, model: ModelShape, gpu_mem: int, max_world: int = 102
         cand = replace(resolved, world_size=world, train_batch_size=resolved.train_batch_size * world // resolved.world_size)
         if fits_with(cand, model, gpu_mem):
             return f"run on {world} GPUs (world size {world})", estimate(cand, model)
-    cand = replace(best, zero=replace(best.zero, stage=3, offload_optimizer=OffloadSpec(device="cpu"),
-                                       offload_param=OffloadSpec(device="cpu")))
+    cand = replace(best, zero=replace(best.zero, stage=3, offload_optimizer=cpu,
+                                       offload_param=replace(best.zero.offload_param, device="cpu")))
     if fits_with(cand, model, gpu_mem):
         return "offload both parameters and optimizer states to the CPU (ZeRO-Infinity style, stage 3)", estimate(cand, model)
     return None

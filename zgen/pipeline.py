@@ -23,6 +23,7 @@ from pathlib import Path
 
 from zgen.errors import ZgenError
 from zgen.findings import Severity
+from zgen.launch import LaunchFacts, ModelShape
 
 __all__ = ["add_model_arguments", "Prepared", "prepare", "merged_settings", "cli_path", "display_path",
            "model_shape", "run_static_check", "blocking_findings", "memory_findings", "print_findings",
@@ -196,8 +197,6 @@ def _seq_len(args, s, model) -> tuple[int, str]:
 
 def model_shape(model, trace, seq_len: int):
     """A `ModelShape` for the memory model: counts from the trace, dimensions from `model.config`."""
-    from zgen.launch import ModelShape
-
     cfg = getattr(model, "config", None)
 
     def dim(*names):
@@ -227,8 +226,6 @@ def model_shape(model, trace, seq_len: int):
 
 
 def _facts(s, world: int, model, trace, seq_len: int):
-    from zgen.launch import LaunchFacts
-
     return LaunchFacts(world_size=world, gpus_per_node=s.gpus_per_node, gpu_mem_bytes=s.gpu_mem,
                        model=model_shape(model, trace, seq_len), deepspeed_version=s.deepspeed_version)
 

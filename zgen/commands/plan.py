@@ -14,7 +14,6 @@ from pathlib import Path
 from zgen.commands.check import add_launch_arguments
 from zgen.pipeline import (add_model_arguments, blocking_findings, memory_findings, memory_timeline, prepare,
                            print_findings)
-from zgen.plan.plot import human_bytes
 
 __all__ = ["add_parser", "run"]
 
@@ -69,6 +68,8 @@ def run(args, settings) -> int:
 
 def _fits(prep, points) -> int:
     """Exit 1, saying so, when the peak is more than --gpu-mem (the figure `zgen check` also reports)."""
+    from zgen.plan.plot import human_bytes
+
     gpu_mem = prep.settings.gpu_mem
     if gpu_mem is None:
         return 0

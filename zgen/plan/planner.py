@@ -28,6 +28,7 @@ for the unit table and the memory plot (`zgen.plan.plot`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from dataclasses import dataclass, replace
 
 from torch import nn
@@ -223,8 +224,6 @@ class _Match:
 
 
 def _matches(trace: ExecutionTrace, plan: Plan, static: Sequence, root, static_root) -> list[_Match]:
-    from pathlib import Path
-
     def key(path: str, line: int, base) -> tuple[str, int]:
         p = Path(path)
         return (str((p if p.is_absolute() else Path(base) / p).resolve()), line)
@@ -300,8 +299,6 @@ def resolved_hazards(trace: ExecutionTrace, plan: Plan, static: Sequence, root, 
 
 def trace_failure_note(finding, static: Sequence, root, static_root=None) -> str:
     """Whether the static check also flagged where the trace stopped: a ZG2xx on that line, or within 5 lines."""
-    from pathlib import Path
-
     def where(path: str, base) -> str:
         p = Path(path)
         return str((p if p.is_absolute() else Path(base) / p).resolve())

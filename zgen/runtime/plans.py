@@ -40,7 +40,7 @@ MAX_LIVE_PARAMETERS = 1_000_000_000
 
 def default_plan(model: nn.Module, config: Any = None) -> Plan:
     """The plan the engine derives when given none (see the module docstring)."""
-    threshold, bucket = zero_settings(config) if config is not None else (100_000, 50_000_000)
+    threshold, bucket = zero_settings(config)
     params = dict(model.named_parameters())
     persistent = tuple(n for n, p in params.items() if p.numel() <= threshold)
     specs = []
