@@ -120,7 +120,9 @@ def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, precisio
 
 
 def _activation_terms(shape: ModelShape, micro_batch: int, seq_len: int, precision: str) -> tuple[int, str]:
-    if shape.traced_activation_bytes:
+    # The formula knows flash attention; the trace (math attention on meta) is the fallback for models
+    # whose dimensions nothing states.
+    if shape.traced_activation_bytes and not (shape.layers and shape.hidden):
         return (shape.traced_activation_bytes * micro_batch,
                 f"{_n(shape.traced_activation_bytes)} B saved for backward per sample (traced) x {micro_batch} micro batch")
     b = compute_bytes(precision)

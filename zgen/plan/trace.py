@@ -14,10 +14,10 @@ model, which is enough to record:
   planner can tell when a unit reads a parameter another unit owns.
 
 * the bytes autograd saves for backward during the forward (each storage
-  once, parameters excluded): the activation estimate of the memory model for
-  any model, with or without an HF-style `model.config`. On meta, attention
-  runs the math kernel, which saves more than flash attention keeps on a GPU,
-  so this is an upper bound there.
+  once, parameters excluded): the memory model's activations for a model
+  whose dimensions nothing states (no HF-style `model.config`). On meta,
+  attention runs the math kernel, which saves more than flash attention keeps
+  on a GPU, so this is an upper bound there.
 
 Control flow that depends on tensor values (`.item()`, `if t.sum() > 0`,
 `nonzero()`) cannot run on meta tensors. That is reported as a finding at the
