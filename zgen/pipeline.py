@@ -147,10 +147,13 @@ def prepare(args, settings) -> Prepared:
     notes = [] if s.world_size else ["world size not given: planned for 1 (pass --world-size or set `world-size`)"]
     trace = finding = None
     try:
+        dtype = _compute_dtype(config_file)
         trace = tr.trace_model(model, root=s.root, batch_size=1, seq_len=seq_len, inputs=inputs, loss=loss,
-                               dtype=_compute_dtype(config_file))
+                               dtype=dtype)
     except tr.DataDependentTrace as e:
         finding = e.finding
+    if trace is not None:
+        notes.extend(tr.trace_notes(trace, dtype))
 
     check = run_static_check(s, [model_file, config_file] + ([Path(s.root) / inputs[1].path] if inputs else []),
                              _facts(s, world, model, trace, seq_len))

@@ -121,6 +121,18 @@ def test_meta_build_and_own_init_equal_plain_cpu_model(name, monkeypatch):
         assert not wrong, f"{name}: buffers {wrong} differ"
 
 
+@pytest.mark.parametrize("name", ["bert", "clip"])
+def test_small_parameters_start_from_their_constructor_values(name):
+    """With the default `KEEP_NUMEL` small parameters are real while the constructor runs; the result is the same."""
+    reference = MODELS[name]()
+    torch.manual_seed(4)
+    zr.apply_init(reference)
+    torch.manual_seed(4)
+    got = zr.initialize(MODELS[name], CONFIG, device="cpu").full_state_dict()
+    wrong = [k for k, v in reference.named_parameters() if not torch.equal(got[k], v.detach())]
+    assert not wrong, wrong[:5]
+
+
 def test_integer_buffers_keep_their_constructor_values():
     model = build_meta_model(bert, Target("models.py", "bert", "--model"))
     ids = model.bert.embeddings.position_ids

@@ -257,3 +257,12 @@ def test_memory_model_uses_traced_activations_without_a_model_config():
     shape = model_shape(model, tr, 16)
     assert shape.traced_activation_bytes == tr.activation_bytes > 0
     assert activation_bytes(shape, micro_batch=4, seq_len=16, precision="fp32") == 4 * tr.activation_bytes
+
+
+def test_plan_notes_say_how_the_trace_ran():
+    from zgen.plan.trace import trace_notes
+
+    _, tr = trace("examples/models/nested_layers.py:build_model")
+    assert any(n.startswith("traced on fake float32 tensors (`meta float32` could not run") for n in trace_notes(tr, None))
+    _, tr = trace("examples/llama/model.py:build_tiny_model")
+    assert trace_notes(tr, "float32") == []

@@ -65,6 +65,7 @@ __all__ = [
     "vocab_size",
     "synthetic_inputs",
     "trace_model",
+    "trace_notes",
 ]
 
 # The rule code for "data-dependent control flow seen while tracing" (a ZG2xx: ranks may diverge).
@@ -526,9 +527,18 @@ def trace_model(
         vocab_size=vocab,
         mode=f"{kind} {str(dt).removeprefix('torch.')}",
         activation_bytes=rec.activation_bytes,
-        decisions=tuple(f"{d.op} at {_rel(d.site[0], root)}:{d.site[1]} in `{d.stack[-1] if d.stack else ''}`"
-                        for d in stand_ins.decisions if d.site is not None and not d.backward),
+        decisions=_decision_lines(stand_ins.decisions, root),
     )
+
+
+def _decision_lines(decisions: list[Decision], root: Path) -> tuple[str, ...]:
+    """Each forward decision site once (a loop repeats them), with the module of its first occurrence."""
+    lines: dict[tuple, str] = {}
+    for d in decisions:
+        if d.site is not None and not d.backward:
+            where = d.stack[-1] if d.stack else ""
+            lines.setdefault((d.op, d.site), f"{d.op} at {_rel(d.site[0], root)}:{d.site[1]} in `{where}`")
+    return tuple(lines.values())
 
 
 class _Failed(Exception):
@@ -663,6 +673,20 @@ def _swap_params(model: nn.Module, dtype: torch.dtype, fake) -> list[tuple[nn.Mo
             saved.append((m, k, p))
             m._parameters[k] = new[id(p)]
     return saved
+
+
+def trace_notes(trace: ExecutionTrace, dtype: str | None) -> list[str]:
+    """What `zgen plan` says about how the trace ran: a fallback it took, value-dependent ops it let pass."""
+    notes = []
+    wanted = f"meta {dtype or 'float32'}"
+    if trace.mode != wanted:
+        notes.append(f"traced on {trace.mode} tensors (`{wanted}` could not run the model: a meta kernel or "
+                     "`torch.autocast` on a meta device); module order and shapes do not depend on it")
+    if trace.decisions:
+        shown = "; ".join(trace.decisions[:3]) + (f" and {len(trace.decisions) - 3} more" if len(trace.decisions) > 3 else "")
+        notes.append(f"value-dependent ops inside modules without submodules (every rank runs the same modules, "
+                     f"not ZG290): {shown}")
+    return notes
 
 
 def _describe(out: Any) -> str:
