@@ -24,9 +24,8 @@ from typing import Callable
 
 import torch
 from torch import nn
-
-from torch.utils import _pytree as pytree
 from torch.overrides import TorchFunctionMode
+from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from zgen.errors import ZgenError
@@ -107,10 +106,10 @@ def fill_from_meta(
                     f"initialising module `{mod_name or '<root>'}` with `{what}` raised {type(e).__name__}: {e}",
                     help="pass --init (init_fn) with a per-module initialisation that works on this model",
                 ) from None
-        if guard.names:  # the dry run on meta predicted other writes than the real run made
+        if guard.names:  # the dry run predicted other writes than the real run made
             raise ZgenError(
                 f"initialising module `{mod_name or '<root>'}` with `{what}` wrote `{sorted(guard.names)[0]}`, "
-                "which the dry run on the meta device did not predict",
+                "which the dry run on fake tensors did not predict",
                 help="pass --init (init_fn) with a per-module initialisation that does not depend on tensor values",
             )
         for label in [lbl for lbl, j in last.items() if j == i and lbl in live]:
@@ -179,6 +178,7 @@ def _dry_run(model: nn.Module, steps: list, weights: dict[str, torch.Tensor]) ->
     fakes: dict[int, torch.Tensor] = {}
     storages: dict[int, str] = {}
     name_of = {id(w): n for n, w in weights.items()}
+    subtree = {id(mod): {name_of[id(p)] for p in mod.parameters()} for _, mod, _, _ in steps}
     saved = []
     for m in model.modules():
         for k, p in list(m._parameters.items()):
@@ -196,8 +196,6 @@ def _dry_run(model: nn.Module, steps: list, weights: dict[str, torch.Tensor]) ->
                 saved.append((m._buffers, k, b))
                 with mode:
                     m._buffers[k] = torch.empty(b.shape, dtype=b.dtype, device="cpu")
-    subtree = {id(mod): {storages[_storage(fakes[id(p)])] for p in mod.parameters() if id(p) in fakes}
-               for _, mod, _, _ in steps}
     out: list[set[str]] = []
     try:
         for _, module, _, call in steps:
