@@ -61,7 +61,8 @@ checkpoint_every = 1000  # sharded checkpoint every N steps and after the last (
 #   stage3_param_persistence_threshold = 100_000
 #   stage3_max_live_parameters = 1_000_000_000
 #   stage3_max_reuse_distance = 1_000_000_000
-# set in the config, unused by zgen.runtime: `overlap_comm`, `contiguous_gradients`, `reduce_bucket_size`, `sub_group_size`
+# set in the config but unused by zgen.runtime:
+#   `overlap_comm`, `contiguous_gradients`, `reduce_bucket_size`, `sub_group_size`
 
 # -----------------------------------------------------------------------------
 # inputs, imported from their files (never copied: edit them there and regenerate)
