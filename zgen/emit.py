@@ -268,7 +268,7 @@ def zero_comments(resolved: ResolvedConfig, planned: bool) -> list[str]:
         lines += [f"  {key} = {_number(getattr(z, attr))}" for key, attr in _PLAN_KEYS]
     unused = [k.removeprefix(zk) for k in _UNUSED_KEYS if (o := resolved.origin(k)) is not None and o.kind == "config"]
     if unused:
-        lines.append("set in the config, unused by zgen.runtime: " + ", ".join(f"`{k}`" for k in unused))
+        lines += ["set in the config but unused by zgen.runtime:", "  " + ", ".join(f"`{k}`" for k in unused)]
     return lines
 
 

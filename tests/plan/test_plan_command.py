@@ -34,6 +34,12 @@ def test_every_parameter_persistent_plots_and_explains_zero_units(zgen, tmp_path
     assert svg.startswith("<svg") and "peak" in svg
 
 
+def test_emit_says_why_it_wrote_zero_units(zgen, tmp_path, config):
+    code, out, _ = zgen("emit", *TINY, "--config", config(), "--world-size", "2", "--out", "train.py", cwd=tmp_path)
+    assert code == 0 and ": 0 units, world size 2" in out
+    assert "\n0 units: all 29 parameters" in out
+
+
 def test_lowering_the_threshold_as_the_note_says_gives_units(zgen, tmp_path, config):
     zero = {**LLAMA_CONFIG["zero_optimization"], "stage3_param_persistence_threshold": 1000}
     code, out, _ = zgen("plan", *TINY, "--config", config(zero_optimization=zero), cwd=tmp_path)

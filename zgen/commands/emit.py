@@ -172,6 +172,9 @@ def run(args, settings) -> int:
           + f": {units} units, world size {prep.world_size}"
           + (f", {len(hazards)} hazard(s) resolved by the plan" if hazards else "")
           + (f"; FORCED past {len(errors)} error(s)" if errors else ""))
+    for note in plan.notes if plan is not None else ():
+        if note.startswith("0 units:"):
+            print(note)
     return 0
 
 
