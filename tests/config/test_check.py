@@ -150,10 +150,19 @@ def test_autos_that_accelerate_fills_are_not_findings():
     assert report.resolved.zero.offload_param.device == "none"  # accelerate's default
 
 
-def test_stage_auto_means_zero_off():
-    report = check('{"train_batch_size": 8, "zero_optimization": {"stage": "auto"}}', world_size=1)
-    assert "ZeRO off" in finding(report, "ZC020").message
+def test_stage_auto_means_zero_off_for_raw_deepspeed():
+    report = check('{"train_batch_size": 8, "zero_optimization": {"stage": "auto"}}', world_size=1,
+                   consumer="deepspeed")
+    f = finding(report, "ZC022")
+    assert "ZeRO off" in f.message and f.severity.value == "warning"
     assert report.resolved.zero.stage == 0
+
+
+def test_stage_auto_is_accelerates_zero_stage_under_hf():
+    report = check('{"train_batch_size": 8, "zero_optimization": {"stage": "auto"}}', world_size=1)
+    assert report.findings == ()
+    assert report.resolved.zero.stage == 2  # DeepSpeedPlugin's default `zero_stage`
+    assert "accelerate" in report.resolved.origin("zero_optimization.stage").detail
 
 
 def test_resolved_render_lists_every_value_with_an_origin(repo):

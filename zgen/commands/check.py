@@ -16,6 +16,7 @@ from zgen import __version__
 from zgen.errors import ZgenError
 from zgen.findings import Severity
 from zgen.launch import LaunchFacts, ModelShape
+from zgen.config.autofill import CONSUMERS
 from zgen.settings import OUTPUT_FORMATS, parse_size
 
 __all__ = ["add_parser", "run", "facts_from"]
@@ -71,6 +72,9 @@ def add_parser(sub) -> None:
     p.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the findings cache")
     p.add_argument("--jobs", type=_positive, metavar="N", help="worker processes (default: CPU count)")
+    p.add_argument("--consumer", choices=CONSUMERS,
+                   help="who reads the configs, which decides what \"auto\" means (default: inferred from the "
+                   "training scripts checked, else hf)")
     add_launch_arguments(p)
 
 
@@ -84,7 +88,17 @@ def facts_from(args, settings) -> LaunchFacts:
         gpu_mem_bytes=getattr(args, "gpu_mem", None) or settings.gpu_mem,
         model=ModelShape(params=params, seq_len=seq_len, source="--params") if params else None,
         deepspeed_version=getattr(args, "deepspeed_version", None) or settings.deepspeed_version,
+        consumer=getattr(args, "consumer", None) or settings.consumer,
+        consumer_reason=_consumer_reason(args, settings),
     )
+
+
+def _consumer_reason(args, settings) -> str:
+    if getattr(args, "consumer", None):
+        return "--consumer"
+    if settings.consumer:
+        return f"`consumer` in [tool.zgen] ({settings.pyproject})"
+    return ""
 
 
 def run(args, settings) -> int:

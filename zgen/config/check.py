@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from zgen.config.autofill import hf_fill
+from zgen.config.autofill import CONSUMERS, hf_fill
 from zgen.config.parse import Span, parse
 from zgen.config.resolve import resolve
 from zgen.config.resolved import Origin, ResolvedConfig
@@ -27,6 +27,11 @@ from zgen.solver.solve import LaunchValues, solve
 __all__ = ["ConfigReport", "check_config"]
 
 _TOP = Span(1, 1, 1, 1)
+
+# With no sign of who reads the config, `"auto"` is read the way HF/accelerate templates use it.
+_INFERRED_DEFAULT = "hf"
+_DEFAULT_REASON = ("no training script among the checked files shows who reads the config; `\"auto\"` is read "
+                   "as HF Trainer fills it (give `--consumer` to choose)")
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,9 @@ def _decode(path: str, data: bytes) -> tuple[str | None, Finding | None]:
 def check_config(path: str, data: bytes, facts: LaunchFacts, rule_files: Sequence[str] = ()) -> ConfigReport:
     """Check one config; see the module docstring. Raises ZgenError only for a bad rule file or version."""
     version = parse_version(facts.deepspeed_version)
+    if facts.consumer is not None and facts.consumer not in CONSUMERS:
+        raise ZgenError(f"`{facts.consumer}` is not a config reader zgen knows",
+                        help=f"use one of {', '.join(CONSUMERS)} (`--consumer`)")
     for name in ("world_size", "gpus_per_node", "gpu_mem_bytes"):
         value = getattr(facts, name)
         if value is not None and value < 1:
@@ -102,7 +110,7 @@ def check_config(path: str, data: bytes, facts: LaunchFacts, rule_files: Sequenc
                                  f"{'list' if parsed.root.kind == 'array' else parsed.root.kind}", parsed.root.span,
                                  help="wrap the settings in `{ ... }`"))
         return ConfigReport(tuple(sort_findings(findings)), None, None, None)
-    values, problems = validate(parsed.root, schema_for(version), version)
+    values, problems = validate(parsed.root, schema_for(version), version, facts.consumer or _INFERRED_DEFAULT)
     findings.extend(_problem_finding(path, p) for p in problems)
     return _solve(path, findings, values, facts, ruleset, version)
 
@@ -173,7 +181,12 @@ def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, ve
 
 def _resolve(values, model_values, forced, explain, world, facts, path, origin=None) -> ResolvedConfig:
     origin = origin or Origin(kind="config", detail="world size")
-    return resolve(values, model_values, forced, explain, world, origin, facts.model, path)
+    resolved = resolve(values, model_values, forced, explain, world, origin, facts.model, path)
+    given = facts.consumer is not None and facts.consumer_reason.startswith(("--consumer", "`consumer`", "given"))
+    consumer = Origin(kind="config" if given else "derived",
+                      detail=facts.consumer_reason or ("given" if facts.consumer else _DEFAULT_REASON))
+    origins = tuple(sorted((*resolved.origins, ("consumer", consumer))))
+    return replace(resolved, consumer=values.consumer, origins=origins)
 
 
 def _written(values: ConfigValues, key: str) -> object:

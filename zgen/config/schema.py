@@ -1,7 +1,8 @@
 """DeepSpeed's config key schema, keyed by DeepSpeed version.
 
 The defaults live in `zgen.config.defaults` (one table the runtime reads too);
-this module adds kinds, ranges, aliases and what fills an `"auto"`. Facts here
+this module adds kinds, ranges and aliases (`zgen.config.autofill` says what fills
+an `"auto"`). Facts here
 were read from DeepSpeed 0.19.8's sources (`runtime/config.py`,
 `runtime/constants.py`, `runtime/zero/config.py`, `runtime/zero/offload_config.py`,
 `runtime/precision_config.py`, `runtime/swap_tensor/aio_config.py`,
@@ -47,8 +48,8 @@ class Key:
     is DeepSpeed's default for the version the schema was built for (None when
     DeepSpeed derives the value, e.g. the batch sizes). `aliases` are other
     spellings DeepSpeed accepts for the same field (pydantic name vs alias);
-    giving two of them is an error. `auto` says what fills an `"auto"` value
-    (HF Trainer/accelerate); empty means nothing does.
+    giving two of them is an error. What fills an `"auto"` value depends on
+    who reads the config: see `zgen.config.autofill`.
     """
 
     name: str
@@ -63,8 +64,6 @@ class Key:
     deprecated: str = ""
     replaced_by: str = ""
     removed: str = ""
-    auto: str = ""
-    hf_default: object = None
     doc: str = ""
     fix_cost: int = 1
     no_bool: bool = False  # a validator rejects true/false although pydantic would read them as 1/0
@@ -127,16 +126,12 @@ def _bools(*names: str) -> tuple[Key, ...]:
     return tuple(_k(n, "bool") for n in names)
 
 
-_HF_BUCKET = "HF Trainer/accelerate fill it from the model's `hidden_size`"
-
-
 def _zero(v: Version) -> Section:
     removed_here = v >= REMOVALS
 
     def offload_common() -> tuple[Key, ...]:
         return (
-            _k("device", "enum", choices=("none", "cpu", "nvme"), fix_cost=2, hf_default="none",
-               auto="accelerate (and HF Trainer through it) fills it from its offload device setting"),
+            _k("device", "enum", choices=("none", "cpu", "nvme"), fix_cost=2),
             _k("nvme_path", "path", nullable=True),
             _k("pin_memory", "bool"),
         )
@@ -219,18 +214,15 @@ def _zero(v: Version) -> Section:
         ),
         # None means "true in stage 3, false below" (DeepSpeed decides after reading the stage).
         _k("overlap_comm", "bool", nullable=True),
-        _k("reduce_bucket_size", "int", gt=0, auto=_HF_BUCKET + " (hidden_size x hidden_size)"),
+        _k("reduce_bucket_size", "int", gt=0),
         _k("allgather_bucket_size", "int", ge=0),
         _k("sub_group_size", "int", ge=0),
-        _k("stage3_prefetch_bucket_size", "int", ge=0, aliases=("prefetch_bucket_size",),
-           auto=_HF_BUCKET + " (0.9 x hidden_size x hidden_size)"),
-        _k("stage3_param_persistence_threshold", "int", ge=0, aliases=("param_persistence_threshold",),
-           auto=_HF_BUCKET + " (10 x hidden_size)"),
+        _k("stage3_prefetch_bucket_size", "int", ge=0, aliases=("prefetch_bucket_size",)),
+        _k("stage3_param_persistence_threshold", "int", ge=0, aliases=("param_persistence_threshold",)),
         _k("stage3_model_persistence_threshold", "int", ge=0, aliases=("model_persistence_threshold",)),
         _k("stage3_max_live_parameters", "int", ge=0, aliases=("max_live_parameters",)),
         _k("stage3_max_reuse_distance", "int", ge=0, aliases=("max_reuse_distance",)),
-        _k("stage3_gather_16bit_weights_on_model_save", "bool", aliases=("gather_16bit_weights_on_model_save",),
-           auto="accelerate (and HF Trainer through it) fills it from its `zero3_save_16bit_model` setting", hf_default=False),
+        _k("stage3_gather_16bit_weights_on_model_save", "bool", aliases=("gather_16bit_weights_on_model_save",)),
         _k("stage3_module_granularity_threshold", "int", aliases=("module_granularity_threshold",)),
         _k("stage3_use_all_reduce_for_fetch_params", "bool", aliases=("use_all_reduce_for_fetch_params",)),
         _k("stage3_allgather_sequential", "bool", aliases=("allgather_sequential",)),
@@ -265,7 +257,7 @@ def _precision(v: Version) -> tuple[Section, ...]:
         "fp16",
         "strict",
         keys=(
-            _k("enabled", "bool", auto="HF Trainer fills it from `TrainingArguments.fp16`", hf_default=False, fix_cost=2),
+            _k("enabled", "bool", fix_cost=2),
             _k("auto_cast", "bool"),
             _k("loss_scale", "float", no_bool=True),
             _k("initial_scale_power", "int"),
@@ -277,7 +269,7 @@ def _precision(v: Version) -> tuple[Section, ...]:
         ),
     )
     bf16_keys = (
-        _k("enabled", "bool", auto="HF Trainer fills it from `TrainingArguments.bf16`", hf_default=False, fix_cost=2),
+        _k("enabled", "bool", fix_cost=2),
         _k("immediate_grad_update", "bool"),
         _k("check_grad_overflow", "bool"),
         _k("bf16_master_weights_and_grads", "bool"),
@@ -441,14 +433,10 @@ _REMOVED_TOP = {
 def _top(v: Version) -> Section:
     removed_here = v >= REMOVALS
     keys = (
-        _k("train_batch_size", "int", nullable=True, fix_cost=3,
-           auto="HF Trainer fills it as world size x `per_device_train_batch_size` x `gradient_accumulation_steps`"),
-        _k("train_micro_batch_size_per_gpu", "int", nullable=True, fix_cost=2, hf_default=8,
-           auto="HF Trainer fills it from `TrainingArguments.per_device_train_batch_size` (default 8)"),
-        _k("gradient_accumulation_steps", "int", nullable=True, fix_cost=1, hf_default=1,
-           auto="HF Trainer fills it from `TrainingArguments.gradient_accumulation_steps` (default 1)"),
-        _k("gradient_clipping", "float", hf_default=1.0,
-           auto="HF Trainer fills it from `TrainingArguments.max_grad_norm` (default 1.0)"),
+        _k("train_batch_size", "int", nullable=True, fix_cost=3),
+        _k("train_micro_batch_size_per_gpu", "int", nullable=True, fix_cost=2),
+        _k("gradient_accumulation_steps", "int", nullable=True, fix_cost=1),
+        _k("gradient_clipping", "float"),
         _k("steps_per_print", "int", nullable=True),
         _k("wall_clock_breakdown", "bool"),
         _k("memory_breakdown", "bool"),
@@ -479,7 +467,7 @@ def _top(v: Version) -> Section:
     amp = Section(
         "amp",
         "lenient",
-        keys=(_k("enabled", "bool", auto="HF Trainer fills it from `TrainingArguments.fp16` with apex"),
+        keys=(_k("enabled", "bool"),
               _k("opt_level", "any")),
         removed=_REMOVED_TOP["amp"] if removed_here else "",
     )
@@ -537,14 +525,3 @@ SCHEDULER_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 TORCH_SCHEDULERS = ("ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
                     "ExponentialLR", "LambdaLR", "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR",
                     "PolynomialLR", "ReduceLROnPlateau", "SequentialLR", "StepLR")
-# What HF Trainer writes into `"auto"` optimizer and scheduler parameters.
-HF_PARAM_FILL = {
-    "optimizer.params.lr": ("`TrainingArguments.learning_rate` (default 5e-5)", 5e-5),
-    "optimizer.params.betas": ("`TrainingArguments.adam_beta1`/`adam_beta2` (default [0.9, 0.999])", [0.9, 0.999]),
-    "optimizer.params.eps": ("`TrainingArguments.adam_epsilon` (default 1e-8)", 1e-8),
-    "optimizer.params.weight_decay": ("`TrainingArguments.weight_decay` (default 0.0)", 0.0),
-    "scheduler.params.warmup_min_lr": ("0", 0.0),
-    "scheduler.params.warmup_max_lr": ("`TrainingArguments.learning_rate` (default 5e-5)", 5e-5),
-    "scheduler.params.warmup_num_steps": ("`TrainingArguments.warmup_steps` / `warmup_ratio`", None),
-    "scheduler.params.total_num_steps": ("the number of training steps HF Trainer computes", None),
-}

@@ -29,7 +29,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
-from zgen.config.schema import HF_PARAM_FILL, REMOVALS, schema_for
+from zgen.config.autofill import PARAM_KEYS
+from zgen.config.schema import REMOVALS, schema_for
 from zgen.errors import ZgenError
 from zgen.findings import RuleInfo, Severity
 from zgen.solver import expr as E
@@ -168,7 +169,7 @@ class KeyTable:
         for name in LAUNCH_FACTS:
             self.canonical[name] = name
             self.types[name] = "int"
-        for name in HF_PARAM_FILL:
+        for name in PARAM_KEYS:
             self.canonical[name] = name
             self.types[name] = "key" if name.endswith("betas") else "real"
         for name in ("optimizer.type", "scheduler.type"):

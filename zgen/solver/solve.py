@@ -25,7 +25,7 @@ from zgen.config.schema import Version
 from zgen.config.validate import ConfigValues
 from zgen.findings import Severity
 from zgen.solver import expr as E
-from zgen.solver.context import WORLD_SIZE_BOUND, Context, schema_key
+from zgen.solver.context import WORLD_SIZE_BOUND, Context
 from zgen.solver.evaluate import Env, compiled
 from zgen.solver.fix import Change, fix_text, format_value, smallest_fix
 from zgen.solver.rules import Rule, RuleSet
@@ -182,15 +182,14 @@ def _violation(ctx: Context, t, i: int, keep: list[int], shown: dict, every: boo
 
 
 def _resolve_autos(t, assumptions: list) -> tuple[dict, set[str]]:
-    """A model of the config in which each `"auto"` key prefers the value HF Trainer uses by default."""
+    """A model of the config in which each `"auto"` key prefers the value its filler uses by default."""
     z3, ctx, sym = t.z3, t.ctx, t.sym
     opt = z3.Optimize()
     opt.add(t.solver.assertions())
     opt.add(t.lits() + assumptions)
     autos = sorted(k for k in ctx.autos if k in sym.vars)
     for key in autos:
-        spec = schema_key(ctx.schema, key)
-        want = ctx.prefer.get(key, getattr(spec, "hf_default", None))
+        want = ctx.prefer.get(key, ctx.values.settings[key].assumed)
         if want is None:
             want = ctx.default(key)
         if want is not None:
