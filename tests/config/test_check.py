@@ -338,3 +338,22 @@ def test_a_comment_key_in_a_strict_section_is_an_error_without_a_guess():
     f = finding(check('{"train_batch_size": 8, "zero_optimization": {"stage": 3, "_comet": "x"}}', world_size=1),
                 "ZC010")
     assert "did you mean" not in (f.help or "") and "`//` comment" in f.help
+
+
+def test_compile_is_checked_against_deepspeeds_model():
+    f = finding(check('{"train_batch_size": 8, "compile": {"disable": false, "backend": "inductor"}}', world_size=1),
+                "ZC010")
+    assert f.key in ("compile.disable", "compile.backend")
+    assert check('{"train_batch_size": 8, "compile": {"deepcompile": true}}', world_size=1).findings == ()
+
+
+def test_strict_sections_older_than_the_model_data_stay_opaque():
+    assert check('{"train_batch_size": 8, "compile": {"backend": "inductor"}}', world_size=1,
+                 deepspeed="0.16.0").findings == ()
+
+
+def test_timers_throughput_and_tensor_parallel_are_strict():
+    report = check('{"train_batch_size": 8, "timers": {"throughput": {"enabled": true, "sync": true}},'
+                   ' "tensor_parallel": {"autotp_size": 2, "tp": {"tp_size": 2, "tp_sise": 1}}}', world_size=1)
+    assert sorted(f.key for f in report.findings if f.code == "ZC010") == ["tensor_parallel.tp.tp_sise",
+                                                                           "timers.throughput.sync"]

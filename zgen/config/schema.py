@@ -14,6 +14,12 @@ release history for the few behaviours that changed:
   fractional part (`5.5`); earlier releases truncated it silently.
 * 0.19.8 rejects removed features (`amp`, `nebula`, MiCS, ...) with an error.
 
+The strict sections zgen does not spell out by hand (`compile`, `tensor_parallel`,
+`timers.throughput`, `weight_quantization`) are built from
+`zgen.config.deepspeed_models`, which `bench/configs/derive_models.py` generates
+from DeepSpeed's own pydantic models; a test keeps the hand-written strict
+sections equal to those models.
+
 A *strict* section is a pydantic model with `extra="forbid"`: an unknown key
 is an error, and DeepSpeed drops an `"auto"` value there (the default is used).
 A *lenient* section is read with `dict.get`: an unknown key is silently
@@ -29,6 +35,8 @@ from functools import lru_cache
 from typing import Mapping
 
 from zgen.config.defaults import OLDEST, Version, defaults
+from zgen.config.deepspeed_models import MODELS
+from zgen.config.deepspeed_models import VERSION as MODELS_VERSION
 from zgen.errors import ZgenError
 
 __all__ = ["Key", "Section", "schema_for", "parse_version", "OLDEST_VERSION", "Version"]
@@ -403,15 +411,45 @@ def _lenient_sections(v: Version) -> tuple[Section, ...]:
             _k("enable_cuda_graph", "bool"),
         ),
     )
-    opaque = tuple(
-        Section(name, "opaque")
-        for name in (
-            "autotuning", "data_efficiency", "datastates_ckpt", "tensor_parallel", "expert_parallel",
-            "weight_quantization", "timers", "compile",
-        )
-    )
+    # DeepSpeed reads these with `dict.get` and accepts any content.
+    opaque = tuple(Section(name, "opaque") for name in ("autotuning", "data_efficiency", "datastates_ckpt",
+                                                         "expert_parallel"))
     return (optimizer, scheduler, aio, activation_checkpointing, flops_profiler, pipeline, data_types, checkpoint,
-            torch_autocast, comms_logger, hybrid_engine, *monitors, *opaque)
+            torch_autocast, comms_logger, hybrid_engine, *monitors, *opaque, *_derived_sections(v))
+
+
+# Strict sections zgen's hand-written schema does not spell out: taken from the generated model data.
+_DERIVED = ("compile", "tensor_parallel", "timers.throughput", "weight_quantization")
+
+
+def _derived_sections(v: Version) -> tuple[Section, ...]:
+    """`compile`, `tensor_parallel`, `timers`, ...: strict as DeepSpeed's pydantic models (from the release the
+    data was generated for on); opaque before it, where zgen does not know their models."""
+    known = v >= parse_version(MODELS_VERSION)
+    out = []
+    for path in _DERIVED:
+        top, _, sub = path.partition(".")
+        if not known:
+            out.append(Section(top, "opaque"))
+        elif sub:
+            out.append(Section(top, "lenient", sections=(_model_section(sub, MODELS[path]["fields"]),)))
+        else:
+            out.append(_model_section(top, MODELS[path]["fields"]))
+    return tuple(out)
+
+
+def _model_section(name: str, fields: dict, nullable: bool = False) -> Section:
+    keys, subs = [], []
+    for field_name, f in sorted(fields.items()):
+        if f["kind"] == "model":
+            subs.extend(_model_section(n, f["fields"], f["nullable"]) for n in (field_name, *f["aliases"]))
+            continue
+        bounds = f.get("bounds", {})
+        choices = tuple(f.get("choices", ()))
+        kind = "enum" if choices else f["kind"]
+        keys.append(_k(field_name, kind, default=f["default"], aliases=tuple(f["aliases"]), choices=choices,
+                       nullable=f["nullable"], ge=bounds.get("ge"), gt=bounds.get("gt"), le=bounds.get("le")))
+    return Section(name, "strict", keys=tuple(keys), sections=tuple(subs), nullable=nullable)
 
 
 _REMOVED_TOP = {
@@ -484,7 +522,8 @@ def schema_for(version: Version) -> Section:
 def _with_defaults(section: Section, path: str, table: Mapping[str, object]) -> Section:
     """`section` with each key's default taken from `table` (a replaced section reads its replacement's)."""
     path = section.replaced_by or path
-    keys = tuple(replace(k, default=table.get(f"{path}.{k.name}" if path else k.name)) for k in section.keys)
+    # A key the table does not list keeps what it was built with (the derived sections carry their models' defaults).
+    keys = tuple(replace(k, default=table.get(f"{path}.{k.name}" if path else k.name, k.default)) for k in section.keys)
     subs = tuple(_with_defaults(s, f"{path}.{s.name}" if path else s.name, table) for s in section.sections)
     return replace(section, keys=keys, sections=subs, key_index={}, section_index={})
 
