@@ -55,7 +55,8 @@ class Context:
         self.launch = launch
         self.schema = values.schema
         self.table = key_table()
-        self.rules = [r for r in ruleset.rules if not r.versions or version_in_range(version, r.versions)]
+        self.rules = [r for r in ruleset.rules if (not r.versions or version_in_range(version, r.versions))
+                      and (not r.consumers or values.consumer in r.consumers)]
         self.derives = list(ruleset.derives)
         self.rule_keys: list[set[str]] = []
         self.rule_value_keys: list[set[str]] = []
