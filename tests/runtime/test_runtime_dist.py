@@ -7,7 +7,6 @@ scenario; world size 3 resumes from the checkpoint world size 2 wrote.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,23 +21,33 @@ FP32_TOL = 1e-5
 
 
 def _launch(world: int, out: Path, *extra: str) -> dict:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    # This process hosts the rendezvous store, as torchrun's agent does: the port is bound
+    # before any worker starts and stays bound, so no other process can take it in between.
+    from torch.distributed import TCPStore
+
+    store = TCPStore("127.0.0.1", 0, world + 1, is_master=True, wait_for_workers=False)
     procs = []
     for rank in range(world):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(store.port), TORCHELASTIC_USE_AGENT_STORE="True",
+                   OMP_NUM_THREADS="1")
         env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
         log = open(out / f"log_w{world}_r{rank}.txt", "w")
         procs.append((subprocess.Popen([sys.executable, str(HERE / "runtime_worker.py"), str(out), *extra],
                                        env=env, stdout=log, stderr=subprocess.STDOUT), log))
     codes = []
-    for p, log in procs:
-        try:
-            codes.append(p.wait(timeout=240))
-        finally:
-            log.close()
+    try:
+        for p, log in procs:
+            try:
+                codes.append(p.wait(timeout=240))
+            finally:
+                log.close()
+    finally:
+        for p, _ in procs:
+            if p.poll() is None:  # timed out: leave no worker behind
+                p.kill()
+                p.wait()
+        del store
     for rank, code in enumerate(codes):
         # gloo can abort while tearing down after the work is done; the marker says the work finished.
         if not (out / f"done_w{world}_r{rank}").exists():

@@ -70,7 +70,7 @@ def test_split_master_equals_fp32_master(accum, tmp_path):
     # Equal to 1e-6 because no weight here is an exact bf16 tie, where the split rounds away from zero.
     fp32_master = _engine(accum, precision="bf16", persistence=20, split_master=False)
     split = _engine(accum, precision="bf16", persistence=20)
-    assert split.units[0].split and not fp32_master.units[0].split
+    assert split.units[0].shards.split and not fp32_master.units[0].shards.split
     assert T.train(fp32_master, 3, 1, 0, accum) == T.train(split, 3, 1, 0, accum)
     _close(split.full_state_dict(), fp32_master.full_state_dict(), 1e-6)
     # checkpoints hold fp32 values whatever the master format: resume without the split

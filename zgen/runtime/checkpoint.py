@@ -2,8 +2,10 @@
 
 A checkpoint is keyed by parameter name, not by unit, so it survives a change
 of world size and of plan. Each parameter is saved as a `DTensor` split on
-dim 0 (torch.chunk's rule): `model.<name>` (fp32 master), `optim.<name>.exp_avg`,
-`optim.<name>.exp_avg_sq` and a replicated `optim.<name>.step`, plus the
+dim 0 (torch.chunk's rule): `model.<name>` (fp32 master), one
+`optim.<name>.<key>` per element-wise optimizer state (Adam's `exp_avg` and
+`exp_avg_sq`, SGD's `momentum_buffer`, ...), a replicated `optim.<name>.<key>`
+per scalar state (`step`), the kind of each key (`optim_kinds`) and the
 engine's counters. At world size 1 plain tensors are saved, without copies.
 DCP's metadata records global shapes, so `dcp_to_torch_save` turns a
 checkpoint into an ordinary state dict.
@@ -15,62 +17,100 @@ and keeps this rank's slice of the flat layout, so memory peaks at one unit.
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING
+import shutil
+from pathlib import Path
+from typing import Any, Protocol
 
 import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
+from torch import nn
 
 from zgen.errors import ZgenError
 
 from . import comm
 from .layout import dim0_chunk
-from .unit import Gathered, UnitState
+from .unit import UnitState
 
-if TYPE_CHECKING:
-    from .engine import Engine
+__all__ = ["Checkpointable", "save", "load", "full_state_dict", "save_full", "require_numpy"]
 
-__all__ = ["save", "load", "full_state_dict", "save_full"]
+_ADAM_STATES = ("exp_avg", "exp_avg_sq")  # the per-element states of checkpoints written before "kinds"
+_COUNTERS = {"global_steps": 0, "micro_steps": 0, "skipped": 0, "loss_scale": 0.0, "good_steps": 0}
 
-_STATES = ("exp_avg", "exp_avg_sq")
-_COUNTERS = ("global_steps", "micro_steps", "skipped")
+
+class Checkpointable(Protocol):
+    """The public surface of an engine that checkpoints read and write (`zgen.runtime.Engine`)."""
+
+    rank: int
+    world_size: int
+    device: torch.device
+    module: nn.Module
+    optimizer: Any  # `state(u)` -> {key: 1-D shard or 0-dim tensor}, `load_state(u, state or None)`
+
+    def shard_states(self) -> list[UnitState]: ...
+
+    def parameter_sites(self) -> dict[str, list[tuple[nn.Module, str]]]: ...
+
+    def counters(self) -> dict: ...
+
+    def load_counters(self, state: dict) -> None: ...
+
+
+def require_numpy(world_size: int) -> None:
+    """Stop before training when a checkpoint could not be saved: DCP needs numpy above world size 1.
+
+    torch.distributed's object collectives, which DCP uses to agree on the save plan,
+    turn tensors into bytes through numpy; without it `save_checkpoint` would fail
+    only after all the training steps.
+    """
+    if world_size <= 1:
+        return
+    try:
+        torch.zeros(1).numpy()
+    except (RuntimeError, ImportError):
+        raise ZgenError(
+            "zgen.runtime at world size above 1 needs numpy (torch.distributed.checkpoint uses it to save)",
+            help="pip install 'zgen[train]' (or pip install numpy)",
+        ) from None
 
 
 def _dist_kwargs(fn) -> dict:
     if "no_dist" in inspect.signature(fn).parameters:
-        return {"no_dist": not (dist.is_available() and dist.is_initialized())}
+        return {"no_dist": not _distributed()}
     return {}
 
 
-def _quiesce(engine: Engine) -> None:
-    """Finish all queued work and drop gathered units so only shards remain."""
-    engine.streams.synchronize()
-    for u in engine._all:
-        u.update_event, u.stale_grad = None, None
-        if u.state is Gathered.PENDING:
-            u.state = Gathered.READY
-        engine._free(u)
+def _distributed() -> bool:
+    return dist.is_available() and dist.is_initialized()
 
 
-def _full_flat(engine: Engine, u: UnitState, shard: torch.Tensor) -> torch.Tensor:
+def _barrier() -> None:
+    if _distributed():
+        dist.barrier()
+
+
+def _full_flat(engine: Checkpointable, u: UnitState, shard: torch.Tensor) -> torch.Tensor:
     if engine.world_size == 1:
         return shard
+    shard = shard.to(engine.device)  # an offloaded shard is gathered on the training device
     out = torch.empty(u.layout.padded, dtype=shard.dtype, device=shard.device)
     comm.all_gather(out, shard.contiguous())
     return out
 
 
-def _mesh(engine: Engine):
-    mesh = getattr(engine, "_mesh", None)
-    if mesh is None:
+_MESHES: dict[tuple[str, int], Any] = {}
+
+
+def _mesh(engine: Checkpointable):
+    key = (engine.device.type, engine.world_size)
+    if key not in _MESHES:
         from torch.distributed.device_mesh import init_device_mesh
 
-        mesh = init_device_mesh(engine.device.type, (engine.world_size,))
-        engine._mesh = mesh
-    return mesh
+        _MESHES[key] = init_device_mesh(engine.device.type, (engine.world_size,))
+    return _MESHES[key]
 
 
-def _sharded(engine: Engine, value: torch.Tensor):
+def _sharded(engine: Checkpointable, value: torch.Tensor):
     """This rank's dim-0 chunk of a full parameter, as a DTensor (plain tensor at world size 1)."""
     if engine.world_size == 1:
         return value
@@ -85,47 +125,70 @@ def _sharded(engine: Engine, value: torch.Tensor):
     )
 
 
-def save(engine: Engine, path: str) -> None:
-    """Write the sharded checkpoint (collective)."""
-    _quiesce(engine)
+def _kinds(state: dict[str, torch.Tensor]) -> dict[str, str]:
+    """Each optimizer state entry: "elementwise" (a flat shard like the master) or "scalar" (0-dim)."""
+    return {k: "scalar" if v.dim() == 0 else "elementwise" for k, v in state.items()}
+
+
+def save(engine: Checkpointable, path: str) -> None:
+    """Write the sharded checkpoint (collective; call on a quiesced engine).
+
+    DCP writes into `<path>.partial`; once every rank is done, rank 0 renames it to
+    `path` (replacing an older checkpoint there), so a crash never leaves a directory
+    at `path` that looks complete.
+    """
+    final = Path(path)
+    partial = final.with_name(final.name + ".partial")
+    if engine.rank == 0 and partial.exists():
+        shutil.rmtree(partial)
+    _barrier()
     sd: dict = {}
-    for u in engine._all:
+    kinds: dict[str, str] = {}
+    for u in engine.shard_states():
         state = engine.optimizer.state(u)
+        kinds.update(_kinds(state))
         flats = {"model": _full_flat(engine, u, u.read_master())}
-        for k in _STATES:
-            if k in state:
-                flats[k] = _full_flat(engine, u, state[k])
+        for k, v in state.items():
+            if v.dim() != 0:
+                flats[k] = _full_flat(engine, u, v)
         for slot in u.layout.slots:
             for k, flat in flats.items():
                 value = flat[slot.offset : slot.end].view(slot.shape)
                 key = f"model.{slot.name}" if k == "model" else f"optim.{slot.name}.{k}"
                 sd[key] = _sharded(engine, value)
-            if "step" in state:
-                sd[f"optim.{slot.name}.step"] = state["step"].detach().to("cpu", copy=True)
-    sd["engine"] = {
-        "global_steps": engine.global_steps,
-        "micro_steps": engine.micro_steps,
-        "skipped": engine._skipped,
-        "loss_scale": float(engine._loss_scale),
-        "good_steps": engine._good_steps,
-    }
-    dcp.save(sd, checkpoint_id=path, **_dist_kwargs(dcp.save))
+            for k, v in state.items():
+                if v.dim() == 0:
+                    sd[f"optim.{slot.name}.{k}"] = v.detach().to("cpu", copy=True)
+    sd["engine"] = engine.counters()
+    if kinds:
+        sd["optim_kinds"] = kinds
+    dcp.save(sd, checkpoint_id=str(partial), **_dist_kwargs(dcp.save))
+    _barrier()
+    if engine.rank == 0:
+        old = final.with_name(final.name + ".old")
+        if final.exists():
+            final.rename(old)
+        partial.rename(final)
+        if old.exists():
+            shutil.rmtree(old)
+    _barrier()
 
 
-def load(engine: Engine, path: str) -> None:
+def load(engine: Checkpointable, path: str) -> None:
     """Restore weights, optimizer state and counters from `path` (any world size; collective)."""
-    _quiesce(engine)
     try:
         meta = dcp.FileSystemReader(path).read_metadata().state_dict_metadata
     except (OSError, ValueError) as e:
         raise ZgenError(f"{path}: not a zgen.runtime checkpoint ({e})") from None
     kw = _dist_kwargs(dcp.load)
-    counters = {"engine": {"global_steps": 0, "micro_steps": 0, "skipped": 0, "loss_scale": 0.0, "good_steps": 0}}
-    dcp.load(counters, checkpoint_id=path, **kw)
-    c = counters["engine"]
-    engine.global_steps, engine.micro_steps, engine._skipped = c["global_steps"], c["micro_steps"], c["skipped"]
-    engine._loss_scale, engine._good_steps = c["loss_scale"], c["good_steps"]
-    for u in engine._all:
+    head: dict = {"engine": dict(_COUNTERS)}
+    kind_keys = [k.split(".", 1)[1] for k in meta if k.startswith("optim_kinds.")]
+    if kind_keys:
+        head["optim_kinds"] = {k: "" for k in kind_keys}
+    dcp.load(head, checkpoint_id=path, **kw)
+    engine.load_counters(head["engine"])
+    kinds = head.get("optim_kinds") or {**{k: "elementwise" for k in _ADAM_STATES}, "step": "scalar"}
+    for u in engine.shard_states():
         names = [s.name for s in u.layout.slots]
         missing = [n for n in names if f"model.{n}" not in meta]
         if missing:
@@ -133,31 +196,32 @@ def load(engine: Engine, path: str) -> None:
                 f"{path}: the checkpoint has no weights for parameter `{missing[0]}`",
                 help="it was saved from a different model; check the model factory and its arguments",
             )
-        with_state = all(f"optim.{n}.exp_avg" in meta for n in names) and bool(names)
+        present = [k for k in kinds if names and all(f"optim.{n}.{k}" in meta for n in names)]
         sd = {}
         for s in u.layout.slots:
             sd[f"model.{s.name}"] = torch.empty(s.shape, dtype=torch.float32)
-            if with_state:
-                for k in _STATES:
-                    sd[f"optim.{s.name}.{k}"] = torch.empty(s.shape, dtype=torch.float32)
-                sd[f"optim.{s.name}.step"] = torch.zeros(())
+            for k in present:
+                shape = () if kinds[k] == "scalar" else s.shape
+                sd[f"optim.{s.name}.{k}"] = torch.empty(shape, dtype=meta[f"optim.{s.name}.{k}"].properties.dtype)
         dcp.load(sd, checkpoint_id=path, **kw)
-        def shard() -> torch.Tensor:
-            return torch.zeros(u.layout.shard, dtype=torch.float32, device=engine.device)
+
+        def shard(dtype: torch.dtype = torch.float32) -> torch.Tensor:
+            return torch.zeros(u.layout.shard, dtype=dtype, device=engine.device)
 
         master = shard()
         _scatter_into(u, master, {s.name: sd[f"model.{s.name}"] for s in u.layout.slots})
         u.write_master(master)
-        if with_state:
-            moments = []
-            for k in _STATES:
-                moments.append(shard())
-                _scatter_into(u, moments[-1], {s.name: sd[f"optim.{s.name}.{k}"] for s in u.layout.slots})
-            engine.optimizer.set_state(u, *moments, float(sd[f"optim.{names[0]}.step"]))
-        else:
-            engine.optimizer.set_state(u, None, None, 0.0)
-        if u.pinned:
-            u.state = Gathered.FREE
+        if not present:
+            engine.optimizer.load_state(u, None)
+            continue
+        state = {}
+        for k in present:
+            if kinds[k] == "scalar":
+                state[k] = sd[f"optim.{names[0]}.{k}"]
+            else:
+                state[k] = shard(sd[f"optim.{names[0]}.{k}"].dtype)
+                _scatter_into(u, state[k], {s.name: sd[f"optim.{s.name}.{k}"] for s in u.layout.slots})
+        engine.optimizer.load_state(u, state)
 
 
 def _scatter_into(u: UnitState, shard: torch.Tensor, values: dict[str, torch.Tensor]) -> None:
@@ -167,10 +231,10 @@ def _scatter_into(u: UnitState, shard: torch.Tensor, values: dict[str, torch.Ten
         shard[a - lo : b - lo].copy_(src)
 
 
-def _state_dict_names(engine: Engine) -> list[tuple[str, str | None, torch.Tensor | None]]:
+def _state_dict_names(engine: Checkpointable) -> list[tuple[str, str | None, torch.Tensor | None]]:
     """(key, canonical parameter name or None, buffer or None) in `model.state_dict()` order."""
     canonical = {}
-    for name, sites in engine._binding.sites.items():
+    for name, sites in engine.parameter_sites().items():
         for mod, attr in sites:
             canonical[(id(mod), attr)] = name
     out = []
@@ -185,11 +249,10 @@ def _state_dict_names(engine: Engine) -> list[tuple[str, str | None, torch.Tenso
     return out
 
 
-def full_state_dict(engine: Engine) -> dict[str, torch.Tensor]:
-    """Consolidated fp32 parameters and persistent buffers on rank 0 (CPU tensors); `{}` elsewhere."""
-    _quiesce(engine)
+def full_state_dict(engine: Checkpointable) -> dict[str, torch.Tensor]:
+    """Consolidated fp32 parameters and persistent buffers on rank 0 (CPU tensors); `{}` elsewhere (quiesced engine)."""
     values: dict[str, torch.Tensor] = {}
-    for u in engine._all:
+    for u in engine.shard_states():
         flat = _full_flat(engine, u, u.read_master())
         if engine.rank == 0:
             for s in u.layout.slots:
@@ -203,7 +266,7 @@ def full_state_dict(engine: Engine) -> dict[str, torch.Tensor]:
     }
 
 
-def save_full(engine: Engine, path: str) -> None:
+def save_full(engine: Checkpointable, path: str) -> None:
     """`full_state_dict()` written by rank 0 (safetensors for `*.safetensors`, else torch.save); collective."""
     sd = full_state_dict(engine)
     if engine.rank != 0:

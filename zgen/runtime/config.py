@@ -139,20 +139,26 @@ class RuntimeConfig:
     train_batch_size: int
     gradient_clipping: float
     precision: Precision
-    loss_scale: LossScaleConfig
+    loss_scale: LossScaleConfig = LossScaleConfig()
     optimizer: str  # "adamw" (decoupled weight decay) or "adam" (L2 in the gradient)
     lr: float
     betas: tuple[float, float]
     eps: float
     weight_decay: float
-    scheduler: SchedulerConfig | None
-    reduce_dtype: Literal["fp32", "bf16", "fp16"]
-    persistence_threshold: int
-    prefetch_bucket_size: int
+    scheduler: SchedulerConfig | None = None
+    reduce_dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
+    # Only the default plan (no plan given) reads these two.
+    persistence_threshold: int = 100_000
+    prefetch_bucket_size: int = 50_000_000
 
     @classmethod
     def load(cls, config: Any, world_size: int) -> RuntimeConfig:
-        """Parse a ds_config dict, a path to one, or a `ResolvedConfig`."""
+        """Parse a ds_config dict, a path to one, or a `ResolvedConfig`; a `RuntimeConfig` is taken as it is."""
+        if isinstance(config, RuntimeConfig):
+            if config.world_size != world_size:
+                raise ZgenError(f"the config was built for world size {config.world_size} but this job has "
+                                f"{world_size} ranks")
+            return config
         return _parse(as_dict(config), world_size)
 
 

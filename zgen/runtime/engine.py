@@ -1,4 +1,14 @@
-"""The stage-3 engine: gathers units around their forward and backward, reduces gradients, steps.
+"""The stage-3 engine: the hooks that drive each unit's gathers, frees and gradient folding, and the step.
+
+The work is split the way FSDP2 splits it: a `group.UnitGroup` per unit does
+the gathers, frees and gradient folding (unshard / reshard / post-backward)
+on its `unit.UnitState` shards; `scaler.StepScaler` owns loss scale,
+clipping and the learning rate; `optim` steps the shards; `comm` holds the
+stateless collectives and streams; `TrainingState` says which phase of the
+step the hooks are in. The engine decides *when*: the plan's order and
+prefetches, installing the views into the modules, and the step.
+Checkpoints (`checkpoint`) go through the engine's public surface
+(`quiesce`, `shard_states`, `parameter_sites`, `counters`).
 
 Control flow for one micro-step (CUDA; on CPU the same calls run in order):
 
@@ -9,7 +19,7 @@ Control flow for one micro-step (CUDA; on CPU the same calls run in order):
   stand-ins back, hooks the outputs for the backward and frees the unit
   unless the plan keeps it.
 * backward: a unit's pre-backward (a grad hook on its outputs) waits for its
-  gather and prefetches the next; its post-backward (`Views.backward`)
+  gather and prefetches the next; its post-backward (`group.Views.backward`)
   folds the gradients into the fp32 shard on the reduce stream (a
   reduce-scatter when the world size is above 1) and frees the unit.
   From its pre-backward to the end of the backward a unit's weights stay
@@ -43,17 +53,22 @@ from torch.utils._pytree import tree_flatten
 from zgen.errors import ZgenError
 from zgen.plan.schedule import Plan
 
-from . import comm
+from . import checkpoint, comm
 from .config import RuntimeConfig
+from .group import Gathered, GroupContext, UnitGroup
 from .layout import FlatLayout
 from .optim import build_optimizer
 from .partitioned import Partitioned
 from .plans import Binding, BoundUnit
-from .unit import Gathered, UnitState, Views
+from .scaler import StepScaler
+from .training_state import TrainingState
+from .unit import UnitState
 
 __all__ = ["Engine"]
 
 _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+Site = tuple[nn.Module, str, str]  # (module, attribute, canonical parameter name)
 
 
 class Engine:
@@ -71,6 +86,7 @@ class Engine:
         split_master: bool = False,
         fill: Callable[[list[UnitState]], None],
     ) -> None:
+        checkpoint.require_numpy(info.world_size)
         self.module = module
         self.config = config
         self.plan = plan
@@ -78,75 +94,71 @@ class Engine:
         self.compute_dtype = _DTYPES[config.precision]
         self.reduce_dtype = _DTYPES[config.reduce_dtype]
         self.streams = comm.Streams(self.device)
-        self.micro_steps = 0
+        self._ctx = GroupContext(self.streams, self.world_size, self.device, self.reduce_dtype,
+                                 config.gradient_accumulation_steps)
         self.global_steps = 0
         self._binding = binding
         self._owner = binding.owner
 
-        def state(b: BoundUnit, pinned: bool) -> UnitState:
+        def group(b: BoundUnit, pinned: bool, frozen: bool = False) -> UnitGroup:
             layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
-            return UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, pinned, split_master)
+            shards = UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, pinned,
+                               split_master)
+            return UnitGroup(shards, self._ctx, frozen)
 
-        companions: list[UnitState] = []
+        companions: list[UnitGroup] = []
 
-        def with_frozen(b: BoundUnit, pinned: bool) -> UnitState:
+        def with_frozen(b: BoundUnit, pinned: bool) -> UnitGroup:
             frozen = [(n, p) for n, p in b.params if not p.requires_grad]
             b.params = [(n, p) for n, p in b.params if p.requires_grad]
-            u = state(b, pinned)
+            g = group(b, pinned)
             if frozen:
                 label = f"{b.label} (frozen)"
-                c = state(BoundUnit(label, b.module, None, frozen, [], b.reshard_after_forward), pinned)
-                c.frozen, c.main, u.companion = True, u, c
+                c = group(BoundUnit(label, b.module, None, frozen, [], b.reshard_after_forward), pinned, frozen=True)
+                c.main, g.companion = g, c
                 for n, _ in frozen:
                     self._owner[n] = label
                 companions.append(c)
-            return u
+            return g
 
-        self.units: list[UnitState] = [with_frozen(b, False) for b in binding.units]
-        self.persistent: UnitState | None = None
+        self.units: list[UnitGroup] = [with_frozen(b, False) for b in binding.units]
+        self.persistent: UnitGroup | None = None
         if binding.persistent is not None:
             self.persistent = with_frozen(binding.persistent, True)
         self._all = ([self.persistent] if self.persistent else []) + self.units + companions
-        self._by_label = {u.label: u for u in self._all}
-        self._by_module = {u.bound.module_name: u for u in self.units}
-        self._slot_index = {n: (u, i) for u in self._all for i, n in enumerate(u.names)}
+        self._by_label = {g.label: g for g in self._all}
+        self._by_module = {g.bound.module_name: g for g in self.units}
+        self._slot_index = {n: (g, i) for g in self._all for i, n in enumerate(g.shards.names)}
 
-        fill(self._all)  # materialise the masters (from real weights or meta + init_fn)
+        fill([g.shards for g in self._all])  # materialise the masters (from real weights or meta + init_fn)
         context = weakref.WeakMethod(self._context)
-        self._placeholders = {n: Partitioned(n, self._owner[n], p, context) for u in self._all for n, p in u.bound.params}
-        self._installed: dict[str, list[list[tuple[nn.Module, str, str]]]] = {}  # per unit, a stack of site lists
+        self._placeholders = {n: Partitioned(n, self._owner[n], p, context) for g in self._all for n, p in g.bound.params}
+        self._installed: dict[str, list[list[Site]]] = {}  # per unit, a stack of site lists
         self._bwd_views: dict[str, tuple[torch.Tensor, ...]] = {}  # per unit, for the current backward
-        self._bwd_sites: list[tuple[nn.Module, str, str]] = []  # sites those views were installed at
+        self._bwd_sites: list[Site] = []  # sites those views were installed at
         self._bwd_installed: set[str] = set()  # units whose sites are installed for this backward
-        self._active: list[UnitState] = []
+        self._active: list[UnitGroup] = []  # units whose forward is running, innermost last
         self._reset_sites()
-        for u in self._all:
-            u.bound.params = [(n, None) for n, _ in u.bound.params]  # drop the last references to the unsharded weights
+        for g in self._all:
+            g.bound.params = [(n, None) for n, _ in g.bound.params]  # drop the last references to the unsharded weights
         self._step_order = self._optimizer_order()
-        self.optimizer = build_optimizer(self._step_order, config)
-        self._loss_scale = self._initial_loss_scale()
-        self._good_steps = 0
-        self._last_norm: torch.Tensor | None = None
-        self._last_norm_event = None
-        self._skipped = 0
+        self.optimizer = build_optimizer([g.shards for g in self._step_order], config)
+        self.scaler = StepScaler(config, self.world_size, self.device, self.streams)
 
-        # forward / backward bookkeeping
-        self._epoch = 0
-        self._in_forward = False
-        self._in_backward = False
-        self._grad_on = False
+        self.training_state = TrainingState.IDLE
+        self._epoch = 0  # forwards so far
+        self._grad_epoch = 0  # the last forward that ran with gradients
+        self._finalized_epoch = 0  # the last forward whose backward was finalised
         self._fwd_pos = 0
         self._bwd_pos = 0
-        self._needs_finalize = False
-        self._held: list[tuple[Any, tuple]] = []
         self._fwd_pre = self._prefetch_table(plan.forward_order, plan.forward_prefetch)
         self._bwd_pre = self._prefetch_table(plan.backward_order, plan.backward_prefetch)
         self._compiled: list[str] | None = None  # set by compile()
         self._hooks = []
-        for u in self.units:
-            mod = u.bound.module
-            self._hooks.append(mod.register_forward_pre_hook(self._make_pre(u)))
-            self._hooks.append(mod.register_forward_hook(self._make_post(u)))
+        for g in self.units:
+            mod = g.bound.module
+            self._hooks.append(mod.register_forward_pre_hook(self._make_pre(g)))
+            self._hooks.append(mod.register_forward_hook(self._make_post(g)))
         self._hooks.append(module.register_forward_pre_hook(self._begin_forward, prepend=True))
         self._hooks.append(module.register_forward_hook(self._end_forward))
 
@@ -158,10 +170,12 @@ class Engine:
     forward = __call__
 
     def train(self, mode: bool = True) -> Engine:
+        """Set the module's training mode (as `nn.Module.train`)."""
         self.module.train(mode)
         return self
 
     def eval(self) -> Engine:
+        """Set the module to evaluation mode."""
         return self.train(False)
 
     def compile(self, backend: str | Callable = "inductor", **compile_kwargs: Any) -> list[str]:
@@ -180,11 +194,11 @@ class Engine:
         """
         if self._compiled is not None:
             return self._compiled
-        names = [u.bound.module_name for u in self.units]
+        names = [g.bound.module_name for g in self.units]
         leaves = [
-            u.bound.module for u in self.units
-            if u.bound.module is not self.module
-            and not any(o != u.bound.module_name and o.startswith(u.bound.module_name + ".") for o in names)
+            g.bound.module for g in self.units
+            if g.bound.module is not self.module
+            and not any(o != g.bound.module_name and o.startswith(g.bound.module_name + ".") for o in names)
         ]
         # Dynamo specialises on a module's int attributes (a block's `layer_idx`), so same-class
         # units can each need their own graph; past its recompile limit (8) the rest would
@@ -206,9 +220,18 @@ class Engine:
         self._compiled = [n for n, m in self.module.named_modules() if id(m) in ids]
         return self._compiled
 
+    @property
+    def micro_steps(self) -> int:
+        """Micro-steps (`engine.step()` calls) so far."""
+        return self._ctx.micro_steps
+
+    @micro_steps.setter
+    def micro_steps(self, value: int) -> None:
+        self._ctx.micro_steps = value
+
     def is_accumulation_boundary(self) -> bool:
         """True when the current micro-step is the last of its accumulation window."""
-        return (self.micro_steps + 1) % self.config.gradient_accumulation_steps == 0
+        return self._ctx.is_boundary()
 
     def backward(self, loss: Any) -> None:
         """Backpropagate `loss` (a tensor, or an output object with `.loss` / a `"loss"` key)."""
@@ -218,15 +241,12 @@ class Engine:
                 "engine.backward() got a loss that does not require grad",
                 help="run the forward with gradients enabled (not under torch.no_grad())",
             )
-        self._in_backward = True
+        self.training_state = TrainingState.BACKWARD
         self._bwd_pos = 0
         try:
-            if self.config.precision == "fp16":
-                (loss.float() * self._loss_scale).backward()
-            else:
-                loss.backward()
+            self.scaler.scale_loss(loss).backward()
         finally:
-            self._in_backward = False
+            self.training_state = TrainingState.IDLE
         self._finalize_backward()
 
     def step(self) -> None:
@@ -234,9 +254,9 @@ class Engine:
         if not self.is_accumulation_boundary():
             self.micro_steps += 1
             return
-        if self._needs_finalize and any(u.fired for u in self._all):
+        if self._grad_epoch > self._finalized_epoch and any(g.fired for g in self._all):
             self._finalize_backward()  # the caller ran loss.backward() itself
-        stepped = [u for u in self._step_order if u.has_grad]
+        stepped = [g for g in self._step_order if g.has_grad]
         if not stepped:
             raise ZgenError(
                 "engine.step() at an accumulation boundary found no gradients",
@@ -245,183 +265,107 @@ class Engine:
         s = self.streams
         s.wait(s.optim, s.record(s.main))
         with s.on(s.optim):
-            divisor, skip = self._prepare_scale(stepped)
+            divisor, skip = self.scaler.divisor([g.norm_sq for g in stepped if g.norm_sq is not None])
             if not skip:
-                lr = self._lr_for_step(self.global_steps)
-                for u in stepped:
-                    self._step_unit(u, divisor, lr)
-            for u in stepped:
-                u.stale_grad = (u.grad, u.held_grads)
-                u.grad = u.held_grads = u.norm_sq = None
-                if u.update_event is None:
-                    u.update_event = s.record(s.optim)
-        if skip:
-            self._skipped += 1
-        else:
+                lr = self.scaler.lr(self.global_steps)
+                for g in stepped:
+                    g.apply_update(self.optimizer, divisor, lr)
+            for g in stepped:
+                g.end_step()
+        if not skip:
             self.global_steps += 1
         self.micro_steps += 1
         # The next forward's first gathers start now, each behind its own unit's update.
-        for u in [self.persistent] + [self._by_module[m] for m in self.plan.forward_order[:1]]:
-            if u is not None and not u.static and u.state is Gathered.FREE:
-                self._issue_gather(u)
+        for g in [self.persistent] + [self._by_module[m] for m in self.plan.forward_order[:1]]:
+            if g is not None and not g.static:
+                g.prefetch()
 
     def get_lr(self) -> list[float]:
         """The learning rate the next optimizer step will use (one entry, as DeepSpeed's list)."""
-        return [self._lr_for_step(self.global_steps)]
+        return [self.scaler.lr(self.global_steps)]
 
     @property
     def last_grad_norm(self) -> float | None:
         """Global gradient norm (before clipping) of the last optimizer step; None before the first."""
-        if self._last_norm is None:
-            return None
-        if self._last_norm_event is not None:
-            self._last_norm_event.synchronize()
-        return float(self._last_norm)
+        return self.scaler.last_norm
 
     @property
     def skipped_steps(self) -> int:
         """fp16 steps skipped because the gradients overflowed."""
-        return self._skipped
+        return self.scaler.skipped
 
     @property
     def loss_scale(self) -> float:
-        return float(self._loss_scale)
+        """The current fp16 loss scale (1.0 without fp16)."""
+        return float(self.scaler.loss_scale)
 
+    # ------------------------------------------------------------------ checkpointing
     def save_checkpoint(self, path: str) -> None:
-        """Write a sharded checkpoint (torch.distributed.checkpoint) to directory `path`; collective."""
-        from .checkpoint import save
+        """Write a sharded checkpoint (torch.distributed.checkpoint) to directory `path`; collective.
 
-        save(self, path)
+        The directory appears complete or not at all: it is written beside `path` and
+        renamed into place once every rank has finished.
+        """
+        self.quiesce()
+        checkpoint.save(self, path)
 
     def load_checkpoint(self, path: str) -> None:
         """Resume from `save_checkpoint`'s directory, written at any world size; collective."""
-        from .checkpoint import load
-
-        load(self, path)
+        self.quiesce()
+        checkpoint.load(self, path)
+        for g in self._all:
+            g.invalidate()
 
     def full_state_dict(self) -> dict[str, torch.Tensor]:
         """Consolidated fp32 weights (and persistent buffers) by name on rank 0, `{}` elsewhere; collective."""
-        from .checkpoint import full_state_dict
-
-        return full_state_dict(self)
+        self.quiesce()
+        return checkpoint.full_state_dict(self)
 
     def save_full_state_dict(self, path: str) -> None:
         """Write `full_state_dict()` on rank 0: safetensors for a `.safetensors` path, else torch.save."""
-        from .checkpoint import save_full
+        self.quiesce()
+        checkpoint.save_full(self, path)
 
-        save_full(self, path)
+    def quiesce(self) -> None:
+        """Finish all queued work and free every gathered unit, so that only the shards remain."""
+        self.streams.synchronize()
+        for g in self._all:
+            g.quiesce()
 
-    # ------------------------------------------------------------------ optimizer
-    def _optimizer_order(self) -> list[UnitState]:
+    def shard_states(self) -> list[UnitState]:
+        """Every unit's shards (persistent first, then the units, then frozen parts): what a checkpoint holds."""
+        return [g.shards for g in self._all]
+
+    def parameter_sites(self) -> dict[str, list[tuple[nn.Module, str]]]:
+        """Canonical parameter name -> every (module, attribute) of the model that holds it."""
+        return self._binding.sites
+
+    def counters(self) -> dict:
+        """Step counters and scaler state, as plain numbers (saved with a checkpoint)."""
+        return {"global_steps": self.global_steps, "micro_steps": self.micro_steps, **self.scaler.state_dict()}
+
+    def load_counters(self, state: dict) -> None:
+        """Restore `counters()`'s values."""
+        self.global_steps, self.micro_steps = int(state["global_steps"]), int(state["micro_steps"])
+        self.scaler.load_state_dict(state)
+
+    # ------------------------------------------------------------------ plan helpers
+    def _optimizer_order(self) -> list[UnitGroup]:
         order, seen = [], set()
         if self.persistent is not None:
             order.append(self.persistent)
             seen.add(self.persistent.label)
         for m in self.plan.forward_order:
-            u = self._by_module[m]
-            if u.label not in seen:
-                order.append(u)
-                seen.add(u.label)
-        order += [u for u in self.units if u.label not in seen]
+            g = self._by_module[m]
+            if g.label not in seen:
+                order.append(g)
+                seen.add(g.label)
+        order += [g for g in self.units if g.label not in seen]
         return order
-
-    def _lr_for_step(self, step: int) -> float:
-        # DeepSpeed steps its scheduler after the optimizer, so step k runs with the scheduler at k - 1.
-        sched = self.config.scheduler
-        return self.config.lr if sched is None else sched.lr(step - 1, self.config.lr)
-
-    def _initial_loss_scale(self) -> float:
-        ls = self.config.loss_scale
-        if self.config.precision != "fp16":
-            return 1.0
-        return ls.static if ls.static > 0 else float(2**ls.initial_scale_power)
-
-    def _prepare_scale(self, stepped: list[UnitState]) -> tuple[torch.Tensor, bool]:
-        """The divisor folding averaging, clipping and loss scale into the update; and whether to skip (fp16 overflow)."""
-        s = self.streams
-        norms = [u.norm_sq for u in stepped if u.norm_sq is not None]
-        total = torch.stack(norms).sum() if norms else torch.zeros((), device=self.device)
-        if self.world_size > 1:
-            comm.all_reduce_sum(total)
-        denom = float(self.world_size * self.config.gradient_accumulation_steps) * self._loss_scale
-        norm = total.sqrt() / denom
-        self._last_norm = norm
-        self._last_norm_event = s.record(s.optim)
-        divisor = torch.full((), denom, dtype=torch.float32, device=self.device)
-        if self.config.gradient_clipping > 0:
-            coef = torch.clamp(self.config.gradient_clipping / (norm + 1e-6), max=1.0)
-            divisor = divisor / coef
-        if self.config.precision != "fp16":
-            return divisor, False
-        overflow = not bool(torch.isfinite(total))  # fp16 only: a host sync, as DeepSpeed does
-        ls = self.config.loss_scale
-        if ls.static > 0:
-            return divisor, overflow
-        if overflow:
-            self._loss_scale = max(self._loss_scale / 2, ls.min_scale)
-            self._good_steps = 0
-        else:
-            self._good_steps += 1
-            if self._good_steps % ls.window == 0:
-                self._loss_scale *= 2
-        return divisor, overflow
-
-    def _step_unit(self, u: UnitState, divisor: torch.Tensor, lr: float) -> None:
-        self.optimizer.step_unit(u, u.grad if u.grad is not None else u.held_grads, divisor, lr)
-        u.refresh_low_precision()
-        if u.pinned and not u.static:
-            u.state = Gathered.FREE  # contents are last step's weights; storage stays
-        u.update_event = self.streams.record(self.streams.optim)
-
-    # ------------------------------------------------------------------ gathering
-    def _issue_gather(self, u: UnitState) -> None:
-        if u.companion is not None and not u.companion.static and u.companion.state is Gathered.FREE:
-            self._issue_gather(u.companion)
-        s = self.streams
-        with s.on(s.main):
-            u.allocate()
-        ready = s.record(s.main)
-        with s.on(s.gather):
-            s.wait(s.gather, ready)
-            s.wait(s.gather, u.update_event)
-            if self.world_size > 1:
-                comm.all_gather(u.write_target, u.gather_input)
-            else:
-                u.cast_into_full()
-            u.gather_event = s.record(s.gather)
-        u.state = Gathered.PENDING
-
-    def _ensure_ready(self, u: UnitState) -> None:
-        if u.companion is not None:
-            self._ensure_ready(u.companion)
-        s = self.streams
-        if u.static:
-            if u.update_event is not None:
-                s.wait(s.main, u.update_event)
-                u.update_event, u.stale_grad = None, None
-            return
-        if u.state is Gathered.FREE:
-            self._issue_gather(u)
-        if u.state is Gathered.PENDING:
-            s.wait(s.main, u.gather_event)
-            u.state = Gathered.READY
-            # The gather waited for this unit's optimizer update, so the main stream is now past it.
-            u.update_event, u.stale_grad = None, None
-
-    def _free(self, u: UnitState) -> None:
-        if u.companion is not None:
-            self._free(u.companion)
-        if u.static or u.pinned or u.state is Gathered.FREE:
-            return
-        if u.state is Gathered.PENDING:
-            self.streams.wait(self.streams.main, u.gather_event)
-        u.release()
 
     def _prefetch(self, modules: tuple[str, ...]) -> None:
         for m in modules:
-            u = self._by_module[m]
-            if u.state is Gathered.FREE:
-                self._issue_gather(u)
+            self._by_module[m].prefetch()
 
     @staticmethod
     def _prefetch_table(order: tuple[str, ...], given: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
@@ -429,58 +373,48 @@ class Engine:
             return list(given)
         return [(order[i + 1],) if i + 1 < len(order) and order[i + 1] != order[i] else () for i in range(len(order))]
 
-    def _owners(self, u: UnitState) -> list[UnitState]:
-        """The other units whose parameters `u` reads (a frozen parameter's unit, not its companion)."""
-        out: list[UnitState] = []
-        for n in u.bound.external:
+    def _owners(self, g: UnitGroup) -> list[UnitGroup]:
+        """The other units whose parameters `g` reads (a frozen parameter's unit, not its companion)."""
+        out: list[UnitGroup] = []
+        for n in g.bound.external:
             o = self._by_label[self._owner[n]]
             o = o.main or o
-            if o is not u and o not in out:
+            if o is not g and o not in out:
                 out.append(o)
         return out
 
+    def _ready(self, g: UnitGroup) -> None:
+        """`g` and the units it reads, gathered and usable on the main stream."""
+        g.wait_unsharded()
+        for o in self._owners(g):
+            o.wait_unsharded()
+
     @staticmethod
-    def _with_companions(states: list[UnitState]) -> list[UnitState]:
-        return [x for s in states for x in ([s] if s.companion is None else [s, s.companion])]
+    def _with_companions(groups: list[UnitGroup]) -> list[UnitGroup]:
+        return [x for g in groups for x in ([g] if g.companion is None else [g, g.companion])]
 
-    # ------------------------------------------------------------------ views
-    def _views_for(self, u: UnitState) -> tuple[torch.Tensor, ...]:
-        if u.views_epoch != self._epoch:
-            u.views_epoch, u.fired, u.views = self._epoch, False, None
-        if u.views is None:
-            # A recomputation in backward (activation checkpointing) gets a fresh node: with
-            # reentrant checkpointing its gradients arrive through it and are folded like any other.
-            u.views = self._new_views(u, torch.is_grad_enabled())
-        return u.views
-
-    def _new_views(self, u: UnitState, grad: bool, partial: bool = False) -> tuple[torch.Tensor, ...]:
-        """`u`'s per-parameter views: through a `Views` node when gradients are wanted (never for frozen ones)."""
-        if not u.layout.slots:
-            return ()
-        if grad and not u.frozen:
-            return Views.apply(self, u, u.anchor, partial)
-        return u.make_views()
-
-    def _fill_sites(self, u: UnitState, views: dict[str, tuple[torch.Tensor, ...]]) -> list[tuple[nn.Module, str, str]]:
-        """Put the views (by unit label) at `u`'s sites that hold a placeholder; returns the sites filled."""
+    # ------------------------------------------------------------------ installing views
+    def _fill_sites(self, g: UnitGroup, views: dict[str, tuple[torch.Tensor, ...]]) -> list[Site]:
+        """Put the views (by unit label) at `g`'s sites that hold a placeholder; returns the sites filled."""
         done = []
-        for mod, attr, name in u.bound.sites:
+        for mod, attr, name in g.bound.sites:
             if isinstance(mod._parameters[attr], Partitioned):
                 owner, i = self._slot_index[name]
                 mod._parameters[attr] = views[owner.label][i]
                 done.append((mod, attr, name))
         return done
 
-    def _restore(self, sites: list[tuple[nn.Module, str, str]]) -> None:
+    def _restore(self, sites: list[Site]) -> None:
         for mod, attr, name in sites:
             mod._parameters[attr] = self._placeholders[name]
 
-    def _install(self, u: UnitState) -> None:
-        views = {o.label: self._views_for(o) for o in self._with_companions([u] + self._owners(u))}
-        self._installed.setdefault(u.label, []).append(self._fill_sites(u, views))
+    def _install(self, g: UnitGroup) -> None:
+        grad = torch.is_grad_enabled()
+        views = {o.label: o.views_for(self._epoch, grad) for o in self._with_companions([g] + self._owners(g))}
+        self._installed.setdefault(g.label, []).append(self._fill_sites(g, views))
 
-    def _uninstall(self, u: UnitState) -> None:
-        stack = self._installed.get(u.label)
+    def _uninstall(self, g: UnitGroup) -> None:
+        stack = self._installed.get(g.label)
         if stack:
             self._restore(stack.pop())
 
@@ -493,36 +427,39 @@ class Engine:
         self._bwd_views.clear()
         self._bwd_installed.clear()
         self._active.clear()
-        for u in self._all:
-            u.active = 0
+        for g in self._all:
+            g.active = 0
 
     def _context(self) -> str:
         if self._active:
             return f"inside the forward of unit `{self._active[-1].label}`"
-        if self._in_backward:
+        if self.training_state is TrainingState.BACKWARD:
             return "during the backward pass"
         return "outside the engine's forward"
 
     # ------------------------------------------------------------------ hooks
     def _begin_forward(self, module, args) -> None:
-        if self._in_backward:
+        if self.training_state is TrainingState.BACKWARD:
             return
         self.streams.capture_main()
         if self._active or any(self._installed.values()) or self._bwd_sites:
             self._reset_sites()  # a previous forward or backward raised half-way
         self._epoch += 1
-        self._in_forward = True
+        grad = torch.is_grad_enabled()
+        self.training_state = TrainingState.FORWARD if grad else TrainingState.FORWARD_NO_GRAD
+        if grad:
+            self._grad_epoch = self._epoch
         self._fwd_pos = 0
-        self._grad_on = torch.is_grad_enabled()
         if self.persistent is not None:
-            self._ensure_ready(self.persistent)
+            self._ready(self.persistent)
             self._install(self.persistent)
 
     def _end_forward(self, module, args, output) -> None:
-        if self._in_backward:
+        if self.training_state is TrainingState.BACKWARD:
             return
-        self._in_forward = False
         order = self.plan.forward_order
+        grad = self.training_state is TrainingState.FORWARD
+        self.training_state = TrainingState.PRE_BACKWARD if grad else TrainingState.IDLE
         if self._fwd_pos < len(order):
             raise ZgenError(
                 f"the forward ran {self._fwd_pos} of the plan's {len(order)} units; the plan expected "
@@ -531,118 +468,108 @@ class Engine:
             )
         if self.persistent is not None:
             self._uninstall(self.persistent)
-        for u in self._all:
-            u.views = None  # autograd holds what backward needs; a recomputation makes new views
-        s = self.streams
-        for u in self._all:
-            if u.update_event is not None and (u.static or u.state is Gathered.FREE):
-                s.wait(s.main, u.update_event)  # a unit this forward did not gather: still release last step's grad
-                u.update_event, u.stale_grad = None, None
-        if not self._grad_on:
-            for u in self.units:
-                self._free(u)
-        else:
-            self._needs_finalize = True
-            if self.persistent is not None:  # for recomputation in backward (root code outside every unit)
-                _on_first_grad(output, lambda: self._install_backward(self.persistent))
+        for g in self._all:
+            g.views = None  # autograd holds what backward needs; a recomputation makes new views
+            g.settle_update()  # a unit this forward did not gather: still release last step's grad
+        if not grad:
+            for g in self.units:
+                g.reshard()
+        elif self.persistent is not None:  # for recomputation in backward (root code outside every unit)
+            _on_first_grad(output, lambda: self._install_backward(self.persistent))
 
-    def _make_pre(self, u: UnitState):
+    def _make_pre(self, g: UnitGroup):
         def hook(module, args):
-            self._pre_forward(u)
+            self._pre_forward(g)
 
         return hook
 
-    def _make_post(self, u: UnitState):
+    def _make_post(self, g: UnitGroup):
         def hook(module, args, output):
-            self._post_forward(u, output)
+            self._post_forward(g, output)
 
         return hook
 
-    def _pre_forward(self, u: UnitState) -> None:
-        if self._in_backward:  # recomputation (activation checkpointing): same views, no schedule
-            self._ensure_ready(u)
-            for o in self._owners(u):
-                self._ensure_ready(o)
+    def _pre_forward(self, g: UnitGroup) -> None:
+        state = self.training_state
+        if state is TrainingState.BACKWARD:  # recomputation (activation checkpointing): same views, no schedule
+            self._ready(g)
             # A unit recomputed whole (its forward ran under a checkpoint): fresh views, i.e. a
             # fresh node whose gradients, under a reentrant checkpoint, are this unit's backward.
-            for x in self._with_companions([u] + self._owners(u)):
+            for x in self._with_companions([g] + self._owners(g)):
                 x.views = None
             self._install_backward(self.persistent)
-            self._install(u)
-            self._active.append(u)
+            self._install(g)
+            self._active.append(g)
             return
-        if not self._in_forward:
+        if state is not TrainingState.FORWARD and state is not TrainingState.FORWARD_NO_GRAD:
             raise ZgenError(
-                f"module `{u.label}` was called outside the engine's forward",
+                f"module `{g.label}` was called outside the engine's forward",
                 help="call the engine (or the whole model), not one of its units",
             )
         order = self.plan.forward_order
         pos = self._fwd_pos
         expected = order[pos] if pos < len(order) else None
-        if u.bound.module_name != expected:
+        if g.bound.module_name != expected:
             what = f"`{expected or '<root>'}`" if expected is not None else "no further unit"
             raise ZgenError(
-                f"the forward ran unit `{u.label}` where the plan expects {what} "
+                f"the forward ran unit `{g.label}` where the plan expects {what} "
                 f"(position {pos + 1} of {len(order)} in forward_order)",
                 help="the model's execution order differs from the plan; regenerate it with `zgen plan`",
             )
         self._fwd_pos += 1
-        u.active += 1
-        self._ensure_ready(u)
-        for o in self._owners(u):
-            self._ensure_ready(o)
+        g.active += 1
+        self._ready(g)
         self._prefetch(self._fwd_pre[pos])
-        self._install(u)
-        self._active.append(u)
+        self._install(g)
+        self._active.append(g)
 
-    def _post_forward(self, u: UnitState, output) -> None:
+    def _post_forward(self, g: UnitGroup, output) -> None:
         self._active.pop()
-        self._uninstall(u)
-        if self._in_backward:
+        self._uninstall(g)
+        state = self.training_state
+        if state is TrainingState.BACKWARD:
             return
-        u.active -= 1
-        if self._grad_on:
-            _on_first_grad(output, lambda u=u: self._pre_backward(u))
-        if u.bound.reshard_after_forward and u.active == 0:
-            self._free(u)
-        for o in self._owners(u):
+        g.active -= 1
+        if state is TrainingState.FORWARD:
+            _on_first_grad(output, lambda g=g: self._pre_backward(g))
+        if g.bound.reshard_after_forward and g.active == 0:
+            g.reshard()
+        for o in self._owners(g):
             if o.active == 0 and o.bound.reshard_after_forward:
-                self._free(o)
+                o.reshard()
 
-    def _pre_backward(self, u: UnitState) -> None:
+    def _pre_backward(self, g: UnitGroup) -> None:
         order = self.plan.backward_order
         pos = None
-        if self._bwd_pos < len(order) and order[self._bwd_pos] == u.bound.module_name:
+        if self._bwd_pos < len(order) and order[self._bwd_pos] == g.bound.module_name:
             pos = self._bwd_pos
-        elif u.state is not Gathered.READY:
-            nxt = [i for i in range(self._bwd_pos, len(order)) if order[i] == u.bound.module_name]
+        elif g.state is not Gathered.READY:
+            nxt = [i for i in range(self._bwd_pos, len(order)) if order[i] == g.bound.module_name]
             pos = nxt[0] if nxt else None
         if pos is not None:
             self._bwd_pos = pos + 1
-        self._ensure_ready(u)
-        for o in self._owners(u):
-            self._ensure_ready(o)
+        self._ready(g)
         if pos is not None:
             self._prefetch(self._bwd_pre[pos])
         self._install_backward(self.persistent)
-        self._install_backward(u)
+        self._install_backward(g)
 
-    def _install_backward(self, u: UnitState | None) -> None:
-        """Put `u`'s weights (and its externals) in place for the rest of the backward.
+    def _install_backward(self, g: UnitGroup | None) -> None:
+        """Put `g`'s weights (and its externals) in place for the rest of the backward.
 
         Nothing reads them in a plain backward; activation checkpointing does, when it
         recomputes part of a unit, or code of the root outside every unit. The views are
-        made with gradients enabled (partial nodes, see `Views`) so that a reentrant
+        made with gradients enabled (partial nodes, see `group.Views`) so that a reentrant
         checkpoint's inner backward reaches the shards. Sites already holding a view keep it.
         """
-        if u is None or u.label in self._bwd_installed:
+        if g is None or g.label in self._bwd_installed:
             return
-        self._bwd_installed.add(u.label)
-        for owner in self._with_companions([u] + self._owners(u)):
+        self._bwd_installed.add(g.label)
+        for owner in self._with_companions([g] + self._owners(g)):
             if owner.label not in self._bwd_views:
                 with torch.enable_grad():
-                    self._bwd_views[owner.label] = self._new_views(owner, True, partial=True)
-        self._bwd_sites.extend(self._fill_sites(u, self._bwd_views))
+                    self._bwd_views[owner.label] = owner.new_views(True, partial=True)
+        self._bwd_sites.extend(self._fill_sites(g, self._bwd_views))
 
     def _uninstall_backward(self) -> None:
         self._restore(self._bwd_sites)
@@ -650,100 +577,21 @@ class Engine:
         self._bwd_views.clear()
         self._bwd_installed.clear()
 
-    def _fold_partial(self, u: UnitState, grads: tuple) -> None:
-        """Gradients a reentrant checkpoint's inner backward delivered for part of `u`: fold, keep gathered."""
-        if all(g is None for g in grads):
-            return
-        self._fold_after_held(u, grads, self.is_accumulation_boundary())
-
-    def _fold_after_held(self, u: UnitState, grads: tuple, boundary: bool) -> None:
-        """Fold `grads`, first folding gradients held for the optimizer (a second backward through `u`)."""
-        if u.held_grads is not None:
-            earlier, u.held_grads = u.held_grads, None
-            self._fold_grads(u, earlier, boundary)
-        self._fold_grads(u, grads, boundary)
-
-    def _post_backward(self, u: UnitState, grads: tuple) -> None:
-        """Fold one unit's parameter gradients into its fp32 shard (reduce-scattered across ranks)."""
-        boundary = self.is_accumulation_boundary()
-        if self._can_hold(u, grads, boundary):
-            self._hold_grads(u, grads)
-            return
-        self._fold_after_held(u, grads, boundary)
-        u.fired = True
-        if not u.pinned:
-            self._free(u)
-
-    def _fold_grads(self, u: UnitState, grads: tuple, boundary: bool) -> None:
-        s = self.streams
-        layout = u.layout
-        first = u.grad is None
-        with s.on(s.main):
-            if first:
-                u.grad = torch.empty(layout.shard, dtype=torch.float32, device=self.device)
-        ready = s.record(s.main)
-        with s.on(s.reduce):
-            s.wait(s.reduce, ready)
-            if self.world_size == 1:
-                _fold(u.grad_layout_views(u.grad), u.gap_views(u.grad), grads, first)
-                if first and boundary:  # the fp32 shard holds exactly these values: read the smaller copies
-                    u.norm_sq = _sq_norm([g for g in grads if g is not None], self.device)
-            else:
-                buf = torch.empty(layout.padded, dtype=self.reduce_dtype, device=self.device)
-                _fold(u.grad_layout_views(buf), u.gap_views(buf), grads, True)
-                if first and self.reduce_dtype == torch.float32:
-                    comm.reduce_scatter(u.grad, buf)
-                else:
-                    part = torch.empty(layout.shard, dtype=self.reduce_dtype, device=self.device)
-                    comm.reduce_scatter(part, buf)
-                    u.grad.copy_(part) if first else u.grad.add_(part)
-            if boundary and not (first and self.world_size == 1):
-                u.norm_sq = torch.linalg.vector_norm(u.grad).square()
-            done = s.record(s.reduce)
-        # Keep the autograd gradients alive until the main stream has waited for their reader.
-        self._release_held(keep_last=True)
-        self._held.append((done, grads))
-
-    def _can_hold(self, u: UnitState, grads: tuple, boundary: bool) -> bool:
-        """World size 1, split master, one micro-step per update: the optimizer reads autograd's gradients."""
-        return (
-            u.split and self.world_size == 1 and boundary and u.grad is None and u.held_grads is None
-            and self.config.gradient_accumulation_steps == 1 and all(g is not None for g in grads)
-        )
-
-    def _hold_grads(self, u: UnitState, grads: tuple) -> None:
-        s = self.streams
-        ready = s.record(s.main)
-        with s.on(s.reduce):
-            s.wait(s.reduce, ready)
-            u.norm_sq = _sq_norm(list(grads), self.device)
-            done = s.record(s.reduce)
-        u.held_grads = grads  # alive until the step has read them (then kept as stale_grad)
-        u.fired = True
-        self._release_held(keep_last=True)
-        self._held.append((done, ()))
-        if not u.pinned:
-            self._free(u)
-
-    def _release_held(self, keep_last: bool) -> None:
-        keep = self._held[-1:] if keep_last else []
-        for ev, _ in self._held[: len(self._held) - len(keep)]:
-            self.streams.wait(self.streams.main, ev)
-        self._held = keep
-
     def _finalize_backward(self) -> None:
         """After loss.backward(): reduce units whose backward never ran (zero gradients), release buffers."""
-        self._needs_finalize = False
-        pending = [u for u in self._all if u.views_epoch == self._epoch and not u.fired and u.layout.slots and not u.frozen]
-        if self._grad_on:
+        self._finalized_epoch = self._epoch
+        if self._grad_epoch == self._epoch:
+            pending = [g for g in self._all if g.views_epoch == self._epoch and not g.fired and g.trainable]
             rank_of = {m: i for i, m in enumerate(self.plan.backward_order)}
-            pending.sort(key=lambda u: rank_of.get(u.bound.module_name, -1))
-            for u in pending:
-                self._post_backward(u, (None,) * len(u.layout.slots))
-        self._release_held(keep_last=False)
+            pending.sort(key=lambda g: rank_of.get(g.bound.module_name, -1))
+            for g in pending:
+                g.post_backward((None,) * len(g.layout.slots))
+        self._ctx.release_held(keep_last=False)
         self._uninstall_backward()
-        for u in self.units:
-            self._free(u)
+        for g in self.units:
+            g.reshard()
+        if self.training_state is TrainingState.PRE_BACKWARD:
+            self.training_state = TrainingState.IDLE
 
 
 def _on_first_grad(output: Any, fn: Callable[[], None]) -> None:
@@ -753,28 +601,6 @@ def _on_first_grad(output: Any, fn: Callable[[], None]) -> None:
         tensors = [output.loss]
     if tensors:
         register_multi_grad_hook(tensors, lambda _grads: fn(), mode="any")
-
-
-def _fold(dst: list[torch.Tensor], gaps: list[torch.Tensor], grads: tuple, first: bool) -> None:
-    """dst[i] (+)= grads[i]; when `first`, also zero what has no gradient so the buffer is fully written."""
-    have = [(d, g) for d, g in zip(dst, grads) if g is not None]
-    if have:
-        ds, gs = zip(*have)
-        if first:
-            torch._foreach_copy_(list(ds), list(gs))
-        else:
-            torch._foreach_add_(list(ds), list(gs))
-    if first:
-        zero = [d for d, g in zip(dst, grads) if g is None] + gaps
-        if zero:
-            torch._foreach_zero_(zero)
-
-
-def _sq_norm(tensors: list[torch.Tensor], device: torch.device) -> torch.Tensor:
-    """Sum of squares of all elements, accumulated in fp32."""
-    if not tensors:
-        return torch.zeros((), device=device)
-    return torch.stack(torch._foreach_norm(tensors, 2, dtype=torch.float32)).square().sum()
 
 
 def _loss_tensor(loss: Any) -> torch.Tensor:
@@ -787,4 +613,3 @@ def _loss_tensor(loss: Any) -> torch.Tensor:
     raise ZgenError(
         f"engine.backward() needs the loss tensor (or an output with `.loss`), not {type(loss).__name__}",
     )
-

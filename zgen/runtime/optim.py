@@ -39,14 +39,15 @@ class TorchAdamW:
     def state(self, u: UnitState) -> dict:
         return self.torch.state.get(u.master, {})
 
-    def set_state(self, u: UnitState, exp_avg: torch.Tensor | None, exp_avg_sq: torch.Tensor | None, step: float) -> None:
-        if exp_avg is None:
+    def load_state(self, u: UnitState, state: dict | None) -> None:
+        """Set `u`'s state from a checkpoint (`state()`'s keys), or clear it (None)."""
+        if state is None:
             self.torch.state.pop(u.master, None)
             return
         self.torch.state[u.master] = {
-            "step": torch.tensor(float(step), dtype=torch.float32, device=u.master.device),
-            "exp_avg": exp_avg,
-            "exp_avg_sq": exp_avg_sq,
+            "step": torch.tensor(float(state["step"]), dtype=torch.float32, device=u.master.device),
+            "exp_avg": state["exp_avg"],
+            "exp_avg_sq": state["exp_avg_sq"],
         }
 
 
@@ -86,11 +87,13 @@ class SplitAdamW:
         return {"exp_avg": st["exp_avg"], "exp_avg_sq": st["exp_avg_sq"],
                 "step": torch.tensor(float(st["step"]))}
 
-    def set_state(self, u: UnitState, exp_avg: torch.Tensor | None, exp_avg_sq: torch.Tensor | None, step: float) -> None:
-        if exp_avg is None:
+    def load_state(self, u: UnitState, state: dict | None) -> None:
+        """Set `u`'s state from a checkpoint (`state()`'s keys), or clear it (None)."""
+        if state is None:
             self._state.pop(u.label, None)
         else:
-            self._state[u.label] = {"exp_avg": exp_avg, "exp_avg_sq": exp_avg_sq, "step": int(step)}
+            self._state[u.label] = {"exp_avg": state["exp_avg"], "exp_avg_sq": state["exp_avg_sq"],
+                                    "step": int(float(state["step"]))}
 
 
 def build_optimizer(units: list[UnitState], config: RuntimeConfig):

@@ -18,15 +18,11 @@ Per unit and rank:
   accumulation window and dropped after the optimizer step (or `held_grads`,
   autograd's own gradients handed to a split-master optimizer directly).
 
-The module sees per-parameter views of `full` produced by `Views`, a custom
-autograd function; its backward receives every parameter's gradient once all
-uses in the micro-step are done, which is the unit's post-backward moment.
+This is storage only: when the buffer is gathered, freed or given gradients
+is the business of the unit's `zgen.runtime.group.UnitGroup`.
 """
 
 from __future__ import annotations
-
-import enum
-import weakref
 
 import torch
 
@@ -34,17 +30,11 @@ from . import split as split_codec
 from .layout import FlatLayout
 from .plans import BoundUnit
 
-__all__ = ["Gathered", "UnitState", "Views"]
-
-
-class Gathered(enum.Enum):
-    FREE = "free"  # `full` holds nothing valid
-    PENDING = "pending"  # a gather was issued on the side stream
-    READY = "ready"  # the main stream has waited for the gather
+__all__ = ["UnitState"]
 
 
 class UnitState:
-    """Runtime state of one unit (or of the persistent pseudo-unit)."""
+    """The shards and buffers of one unit (or of the persistent pseudo-unit, or a unit's frozen part)."""
 
     def __init__(
         self,
@@ -89,22 +79,6 @@ class UnitState:
         # must not bump the counter of the views autograd saved from `_read`.
         self._read = self.full.data
         self._write = self.full.data
-        self.state = Gathered.READY if self.static else Gathered.FREE
-        self.gather_event = None
-        self.update_event = None  # optimizer step of this unit, not yet ordered before the main stream
-        self.grad: torch.Tensor | None = None
-        self.held_grads: tuple | None = None  # per-parameter gradients handed straight to the optimizer
-        self.stale_grad = None  # last step's gradients, kept until the main stream is past the step
-        self.norm_sq: torch.Tensor | None = None
-        self.views: tuple[torch.Tensor, ...] | None = None
-        self.views_epoch = -1
-        self.active = 0
-        self.fired = False
-        # Parameters with requires_grad=False live in a frozen companion state of their unit:
-        # gathered, installed and freed with it, never given gradients or optimizer state.
-        self.frozen = False
-        self.companion: UnitState | None = None  # on a unit: its frozen parameters
-        self.main: UnitState | None = None  # on a frozen companion: the unit it belongs to
         self.anchor = torch.empty(0, device=device, requires_grad=True)
 
     # -- master weights ------------------------------------------------------
@@ -127,10 +101,6 @@ class UnitState:
         elif self.static and not self.split and self.full is not self.master:
             self._write.copy_(self.master)
 
-    @property
-    def has_grad(self) -> bool:
-        return self.grad is not None or self.held_grads is not None
-
     # -- storage -----------------------------------------------------------
     @property
     def gather_input(self) -> torch.Tensor:
@@ -143,15 +113,16 @@ class UnitState:
         self._write.copy_(self.master)
 
     def allocate(self) -> None:
+        """Give the gathered buffer its storage back (a no-op when it has it)."""
         nbytes = self.layout.padded * self.full.element_size()
         storage = self.full.untyped_storage()
         if storage.size() != nbytes:
             storage.resize_(nbytes)
 
     def release(self) -> None:
+        """Drop the gathered buffer's storage; views autograd saved stay valid for the next gather."""
         if not self.static and not self.pinned:
             self.full.untyped_storage().resize_(0)
-            self.state = Gathered.FREE
 
     @property
     def write_target(self) -> torch.Tensor:
@@ -172,30 +143,3 @@ class UnitState:
     def shard_of(self, flat_full: torch.Tensor) -> torch.Tensor:
         lo, hi = self.layout.shard_range(self.rank)
         return flat_full[lo:hi]
-
-
-class Views(torch.autograd.Function):
-    """Hands the module one view per parameter of a gathered unit; collects their gradients.
-
-    The forward's node fires once every use in the micro-step has its gradient: that is
-    the unit's post-backward. A `partial` node is made for a unit's backward window, for
-    code that a reentrant activation checkpoint recomputes inside it; each inner backward
-    through it delivers some of the unit's gradients, which are folded in on the spot.
-    """
-
-    @staticmethod
-    def forward(ctx, engine, unit: UnitState, anchor: torch.Tensor, partial: bool = False):  # type: ignore[override]
-        # Weak references: the unit keeps its views, the views keep this node, so strong ones
-        # would form a cycle through autograd that Python's collector cannot see.
-        ctx.engine, ctx.unit, ctx.partial = weakref.ref(engine), weakref.ref(unit), partial
-        return unit.make_views()
-
-    @staticmethod
-    def backward(ctx, *grads):  # type: ignore[override]
-        engine, unit = ctx.engine(), ctx.unit()
-        if engine is not None and unit is not None:
-            if ctx.partial:
-                engine._fold_partial(unit, grads)
-            else:
-                engine._post_backward(unit, grads)
-        return None, None, None, None
