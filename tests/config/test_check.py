@@ -357,3 +357,9 @@ def test_timers_throughput_and_tensor_parallel_are_strict():
                    ' "tensor_parallel": {"autotp_size": 2, "tp": {"tp_size": 2, "tp_sise": 1}}}', world_size=1)
     assert sorted(f.key for f in report.findings if f.code == "ZC010") == ["tensor_parallel.tp.tp_sise",
                                                                            "timers.throughput.sync"]
+
+
+def test_an_unknown_strict_key_set_to_auto_is_dropped_not_rejected():
+    f = finding(check('{"train_batch_size": 8, "zero_optimization": {"stage": 3, "reduce_bucket_siz": "auto"}}',
+                      world_size=1), "ZC011")
+    assert f.severity.value == "warning" and "reduce_bucket_size" in f.help

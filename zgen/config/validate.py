@@ -278,7 +278,12 @@ class _Walker:
         else:
             elsewhere = [p for p in self.all_paths if p.rpartition(".")[2] == entry.key and p != dotted]
             hint = f"it belongs at `{elsewhere[0]}`" if elsewhere else ""
-        if section.mode == "strict":
+        if section.mode == "strict" and entry.value.kind == "string" and entry.value.value == "auto":
+            # DeepSpeedConfigModel drops "auto" values before pydantic sees the keys: no rejection, no effect.
+            self.problem("ZC011", f"`{dotted}` is not a key DeepSpeed accepts in {where}; its value \"auto\" makes "
+                         "DeepSpeed drop it silently", entry.key_span, dotted, help=hint or f"remove `{dotted}`",
+                         severity=Severity.WARNING)
+        elif section.mode == "strict":
             self.problem("ZC010", f"`{dotted}` is not a key DeepSpeed accepts in {where}; it rejects the config",
                          entry.key_span, dotted, help=hint or f"remove `{dotted}`")
         else:
