@@ -14,8 +14,8 @@ from zgen.settings import _KEYS
 LAUNCH = ["--deepspeed-version", "--gpu-mem", "--gpus-per-node", "--params", "--rules", "--seq-len", "--settings",
           "--world-size"]
 FLAGS = {
-    "check": sorted(LAUNCH + ["--consumer", "--exit-zero", "--extend-select", "--force-exclude", "--help", "--ignore", "--jobs",
-                              "--no-cache", "--output-file", "--output-format", "--select", "--show-memory",
+    "check": sorted(LAUNCH + ["--consumer", "--diff", "--exit-zero", "--extend-select", "--fix", "--force-exclude",
+                              "--help", "--ignore", "--jobs", "--no-cache", "--output-file", "--output-format", "--select", "--show-memory",
                               "--show-resolved", "--statistics"]),
     "rule": ["--all", "--help", "--output-format", "--rules", "--settings"],
     "plan": sorted(LAUNCH + ["--config", "--help", "--inputs", "--json", "--model", "--plot", "--units"]),

@@ -61,6 +61,7 @@ class Violation:
     help: str | None
     fix: tuple[Change, ...] = ()
     every_world_size: bool = False
+    fix_unique: bool = False  # no other edit of the same cost works (so `--fix` may apply it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,14 +172,14 @@ def _violation(ctx: Context, t, i: int, keep: list[int], shown: dict, every: boo
     rule = ctx.rules[i]
     t.check([t.rule_lit[i]])
     core = t.core_keys(rule)
-    fix = smallest_fix(ctx, i, core, keep, shown)
+    fix, unique = smallest_fix(ctx, i, core, keep, shown)
     env = ctx.env(shown)
     message = _render(rule.message, env, "", ctx.autos)
     if every:
         message += f" (and at every other world size up to {WORLD_SIZE_BOUND})"
     words = fix_text(fix)
     help_text = _render(rule.help, env, words, ctx.autos) if rule.help else words
-    return Violation(rule, core, shown, message, help_text or None, fix, every)
+    return Violation(rule, core, shown, message, help_text or None, fix, every, unique)
 
 
 def _resolve_autos(t, assumptions: list) -> tuple[dict, set[str]]:
