@@ -32,3 +32,12 @@ def test_a_given_consumer_is_kept():
     assert with_consumer(facts, {"t.py": "from transformers import Trainer\n"}) is facts
     inferred = with_consumer(LaunchFacts(), {"t.py": "from accelerate import Accelerator\n"})
     assert inferred.consumer == "accelerate" and inferred.consumer_reason == "t.py:1 imports `accelerate`"
+
+
+def test_zgen_fills_stage_3_without_offload():
+    from zc_helpers import check
+
+    report = check('{"train_batch_size": 8, "zero_optimization": {"stage": "auto", "offload_param": {"device": "auto"}}}',
+                   world_size=1, consumer="zgen")
+    assert report.resolved.zero.stage == 3 and report.resolved.zero.offload_param.device == "none"
+    assert "`zgen emit` resolves it as 3" in report.resolved.origin("zero_optimization.stage").detail

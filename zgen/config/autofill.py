@@ -20,7 +20,8 @@ DeepSpeed sees the config, and `zgen emit` resolves it. Read from their sources:
 * raw DeepSpeed (`deepspeed.initialize` on the file) fills nothing: a pydantic
   section drops the key (`DeepSpeedConfigModel.__init__`) and uses its default;
   everything read with `dict.get` receives the string.
-* zgen (`zgen emit`) resolves every key HF Trainer or accelerate would fill.
+* zgen (`zgen plan`, `zgen emit`) resolves every key HF Trainer or accelerate
+  would fill, except that its runtime is always stage 3 without offload.
 """
 
 from __future__ import annotations
@@ -93,11 +94,19 @@ _ACCELERATE: dict[str, Fill] = {
     "scheduler.params.total_num_steps": Fill("from its `DummyScheduler`"),
 }
 
+# zgen's runtime is ZeRO stage 3 without offload, whatever accelerate's settings would say.
+_ZGEN_OWN: dict[str, Fill] = {
+    "zero_optimization.stage": Fill("as 3, the only stage zgen's runtime has", 3),
+    "zero_optimization.offload_optimizer.device": Fill("as none (zgen's runtime does not offload)", "none"),
+    "zero_optimization.offload_param.device": Fill("as none (zgen's runtime does not offload)", "none"),
+}
+_ZGEN: dict[str, Fill] = {**_ACCELERATE, **_HF, **_ZGEN_OWN}
+
 _FILLS: dict[str, dict[str, Fill]] = {
     "deepspeed": {},
     "hf": {**_ACCELERATE, **_HF},
     "accelerate": _ACCELERATE,
-    "zgen": {**_ACCELERATE, **_HF},
+    "zgen": _ZGEN,
 }
 
 # Optimizer and scheduler parameters some reader fills: the rule language knows them as keys.
@@ -110,7 +119,8 @@ def fill_for(consumer: str, key: str) -> Fill | None:
     if fill is None:
         return None
     if consumer == "zgen":
-        return Fill(f"`zgen emit` resolves it (HF Trainer and accelerate fill it {fill.source})", fill.value)
+        how = fill.source if key in _ZGEN_OWN else f"the way HF Trainer and accelerate fill it, {fill.source}"
+        return Fill(f"`zgen emit` resolves it {how}", fill.value)
     if consumer == "hf" and key not in _HF:
         return Fill(f"accelerate (under HF Trainer) fills it {fill.source}", fill.value)
     return Fill(f"{_NAMES[consumer]} fills it {fill.source}", fill.value)
