@@ -302,6 +302,7 @@ def test_checking_a_config_never_imports_torch(repo):
     ],
 )
 def test_example_configs_report_what_their_readme_says(repo, name, expected):
+    """Read as HF Trainer's (the default with no training script)."""
     report = check((repo / "examples/configs" / name).read_bytes(), world_size=8)
     assert set(codes(report)) == expected
 
@@ -363,3 +364,10 @@ def test_an_unknown_strict_key_set_to_auto_is_dropped_not_rejected():
     f = finding(check('{"train_batch_size": 8, "zero_optimization": {"stage": 3, "reduce_bucket_siz": "auto"}}',
                       world_size=1), "ZC011")
     assert f.severity.value == "warning" and "reduce_bucket_size" in f.help
+
+
+def test_raw_deepspeed_example_reports_what_its_readme_says(repo):
+    data = (repo / "examples/configs/raw_deepspeed_auto.json").read_bytes()
+    assert sorted(codes(check(data, world_size=8, consumer="deepspeed"))) == ["ZC020", "ZC020", "ZC022", "ZC405",
+                                                                              "ZC406"]
+    assert sorted(codes(check(data, world_size=8))) == ["ZC405", "ZC407"]
