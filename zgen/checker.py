@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from zgen.cache import FindingsCache, cache_key
+from zgen.config.consumer import with_consumer
 from zgen.discover import discover, display_path
 from zgen.errors import ZgenError
 from zgen.findings import Finding, RuleInfo, Severity, sort_findings
@@ -118,7 +119,7 @@ def check_paths(
     if inputs.configs:
         from zgen.config import check_config
 
-        facts = _with_model_shape(facts, settings, inputs.sources, sources, cwd)
+        facts = with_consumer(_with_model_shape(facts, settings, inputs.sources, sources, cwd), sources)
         for path in inputs.configs:
             report = check_config(path, _read(path), facts, rule_files=[str(settings.resolve(r)) for r in settings.rules])
             reports[path] = report
