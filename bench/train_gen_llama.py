@@ -5,6 +5,7 @@
 #   config:  examples/llama/ds_config.json
 #   launch:  world size 1, sequence length 8192
 #   units:   default (blocks of the largest ModuleLists, plus the root)
+#   plan:    train_gen_llama.plan.json (units, order and prefetch: what `zgen plan` shows)
 # Regenerate:      zgen emit --model examples/llama/model.py:build_model --init examples/llama/model.py:init_weights --config examples/llama/ds_config.json --seq-len 8192 --out bench/train_gen_llama.py
 # Check it is current: zgen emit --check --model examples/llama/model.py:build_model --init examples/llama/model.py:init_weights --config examples/llama/ds_config.json --seq-len 8192 --out bench/train_gen_llama.py
 """Train `examples/llama/model.py:build_model` with ZeRO stage 3 on zgen.runtime.
@@ -13,13 +14,16 @@ Launch on one node with 1 GPU:
 
     torchrun --standalone --nproc_per_node 1 bench/train_gen_llama.py
 
-A CPU smoke test, resuming from a checkpoint, and a per-step log:
+A CPU smoke test:
 
     torchrun --standalone --nproc_per_node 2 bench/train_gen_llama.py --device cpu --steps 5
+
+Resuming from a checkpoint, and a per-step log:
+
     torchrun --standalone --nproc_per_node 1 bench/train_gen_llama.py --resume checkpoints/step_000100
     python bench/train_gen_llama.py --steps 20 --log-jsonl train_log.jsonl
 
-The global batch stays 2 sequences at any world size: gradient
+The global batch stays 2 sequences at any world size that divides it: gradient
 accumulation is derived at launch as train_batch_size / (micro_batch_size x world size).
 """
 
@@ -31,12 +35,6 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-import torch.distributed as dist
-
-import zgen.runtime as zr
-from zgen.plan.schedule import Plan
-
 # -----------------------------------------------------------------------------
 # settings, resolved by zgen from the config above (every "auto" is solved)
 # batch
@@ -47,39 +45,59 @@ log_every = 1         # progress line every N steps (`steps_per_print` config li
 # precision, clipping, optimizer
 precision = "bf16"       # compute dtype; fp32 master weights (`bf16.enabled` config line 6)
 gradient_clipping = 1.0  # max global gradient norm (0: off) (config line 4)
-optimizer = "AdamW"      # over the flat fp32 shards (`optimizer.type` config line 7)
+optimizer = "adamw"      # Adam over the flat fp32 shards, decoupled weight decay (`optimizer.type` config line 7)
 lr = 0.0003              # learning rate (config line 7)
-betas = [0.9, 0.95]      # Adam betas (config line 7)
+betas = (0.9, 0.95)      # Adam betas (config line 7)
 eps = 1e-08              # Adam epsilon (DeepSpeed default)
-weight_decay = 0.1       # decoupled weight decay (config line 7)
-# ZeRO
-zero_stage = 3                         # params, grads and optimizer states partitioned (`stage` config line 9)
-overlap_comm = True                    # collectives overlap compute (config line 10)
-contiguous_gradients = True            # one flat gradient buffer per unit (config line 11)
-reduce_bucket_size = 50_000_000        # elements per reduce-scatter (config line 12)
-allgather_bucket_size = 500_000_000    # elements per all-gather, stages 1-2 (DeepSpeed default)
-prefetch_bucket_size = 50_000_000      # elements prefetched ahead (`stage3_prefetch_bucket_size` config line 13)
-param_persistence_threshold = 100_000  # smaller parameters stay gathered (`stage3_param_persistence_threshold` config line 14)
-max_live_parameters = 1_000_000_000    # elements gathered at once, at most (`stage3_max_live_parameters` config line 15)
-max_reuse_distance = 1_000_000_000     # keep a unit if reused within this (`stage3_max_reuse_distance` config line 16)
-sub_group_size = 1_000_000_000         # elements per optimizer group (config line 17)
-offload_param = "none"                 # where parameter shards live (`offload_param.device` not set)
-offload_optimizer = "none"             # where optimizer states live (`offload_optimizer.device` not set)
+weight_decay = 0.1       # weight decay (config line 7)
 # training loop (defaults of the command-line flags below)
 max_steps = 1000         # optimizer steps to train (--steps)
 seed = 1337              # seed of the data and of dropout (--seed)
 checkpoint_every = 1000  # sharded checkpoint every N steps and after the last (--checkpoint-every; 0: never)
+# ZeRO stage 3: the plan file was made from these; change them in the config and regenerate:
+#   stage3_prefetch_bucket_size = 50_000_000
+#   stage3_param_persistence_threshold = 100_000
+#   stage3_max_live_parameters = 1_000_000_000
+#   stage3_max_reuse_distance = 1_000_000_000
+# set in the config, unused by zgen.runtime: `overlap_comm`, `contiguous_gradients`, `reduce_bucket_size`, `sub_group_size`
 
 # -----------------------------------------------------------------------------
-# the model, imported from its file (never copied: edit it there and regenerate)
+# inputs, imported from their files (never copied: edit them there and regenerate)
 HERE = Path(__file__).resolve().parent
 MODEL_FILE = HERE / "../examples/llama/model.py"
 MODEL_FACTORY = "build_model"
 INIT_FILE = HERE / "../examples/llama/model.py"
 INIT_FUNCTION = "init_weights"
+PLAN_FILE = HERE / "train_gen_llama.plan.json"  # `zgen plan --json` prints the same plan
 N_PARAMS = 1_235_814_400  # parameters, tied ones counted once (from the trace)
 PLANNED_PEAK_BYTES = 46_484_590_592  # `zgen plan`'s per-GPU peak at world size 1 (zgen.memory's formulas)
 VOCAB_SIZE = 128256  # `num_embeddings` of the largest nn.Embedding: the synthetic data's vocabulary
+
+# -----------------------------------------------------------------------------
+# command line (read before torch is imported, so that --help answers at once)
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--steps", type=int, default=max_steps, help="train until this many optimizer steps")
+parser.add_argument("--seed", type=int, default=seed, help="seed for the data and for dropout")
+parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="auto: cuda when available")
+parser.add_argument("--resume", metavar="DIR", help="continue from this checkpoint directory")
+parser.add_argument("--log-jsonl", metavar="PATH",
+                    help="one JSON object per optimizer step (on --resume, the steps after the checkpoint are replaced)")
+parser.add_argument("--checkpoint-dir", default="checkpoints", help="where checkpoints go (step_NNNNNN/)")
+parser.add_argument("--checkpoint-every", type=int, default=checkpoint_every, metavar="N",
+                    help="checkpoint every N steps and after the last one (0: never)")
+parser.add_argument("--keep-low-precision", action="store_true",
+                    help="world size 1: keep a compute-dtype copy of the weights (+2 bytes/param, no cast per unit)")
+parser.add_argument("--compile", choices=("auto", "on", "off"), default="auto",
+                    help="torch.compile each unit's forward (auto: on CUDA); the first step then takes a minute longer")
+args = parser.parse_args()
+seed = args.seed
+
+import torch  # noqa: E402 -- after the command line: --help needs no torch
+import torch.distributed as dist  # noqa: E402
+
+import zgen.runtime as zr  # noqa: E402
+from zgen.plan.schedule import Plan  # noqa: E402
+from zgen.runtime.config import RuntimeConfig  # noqa: E402
 
 
 def load_function(path, name):
@@ -92,270 +110,6 @@ def load_function(path, name):
         sys.modules[module_name] = module  # dataclasses look their module up while it executes
         spec.loader.exec_module(module)
     return getattr(sys.modules[module_name], name)
-
-
-# -----------------------------------------------------------------------------
-# the prefetch schedule zgen planned for this model (`zgen plan` shows it with its memory timeline).
-# Units are gathered before their module runs and freed after; `forward_prefetch[i]` is issued when
-# `forward_order[i]` starts. Persistent parameters stay gathered for the whole step.
-PLAN = Plan.from_dict(
-    {
-        "format": 1,
-        "world_size": None,
-        "units": [
-            {
-                "module": "layers.0",
-                "params": [
-                    "layers.0.self_attn.q_proj.weight", "layers.0.self_attn.k_proj.weight",
-                    "layers.0.self_attn.v_proj.weight", "layers.0.self_attn.o_proj.weight",
-                    "layers.0.mlp.gate_proj.weight", "layers.0.mlp.up_proj.weight",
-                    "layers.0.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": True,
-            },
-            {
-                "module": "layers.1",
-                "params": [
-                    "layers.1.self_attn.q_proj.weight", "layers.1.self_attn.k_proj.weight",
-                    "layers.1.self_attn.v_proj.weight", "layers.1.self_attn.o_proj.weight",
-                    "layers.1.mlp.gate_proj.weight", "layers.1.mlp.up_proj.weight",
-                    "layers.1.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": True,
-            },
-            {
-                "module": "layers.2",
-                "params": [
-                    "layers.2.self_attn.q_proj.weight", "layers.2.self_attn.k_proj.weight",
-                    "layers.2.self_attn.v_proj.weight", "layers.2.self_attn.o_proj.weight",
-                    "layers.2.mlp.gate_proj.weight", "layers.2.mlp.up_proj.weight",
-                    "layers.2.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": True,
-            },
-            {
-                "module": "layers.3",
-                "params": [
-                    "layers.3.self_attn.q_proj.weight", "layers.3.self_attn.k_proj.weight",
-                    "layers.3.self_attn.v_proj.weight", "layers.3.self_attn.o_proj.weight",
-                    "layers.3.mlp.gate_proj.weight", "layers.3.mlp.up_proj.weight",
-                    "layers.3.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": True,
-            },
-            {
-                "module": "layers.4",
-                "params": [
-                    "layers.4.self_attn.q_proj.weight", "layers.4.self_attn.k_proj.weight",
-                    "layers.4.self_attn.v_proj.weight", "layers.4.self_attn.o_proj.weight",
-                    "layers.4.mlp.gate_proj.weight", "layers.4.mlp.up_proj.weight",
-                    "layers.4.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": True,
-            },
-            {
-                "module": "layers.5",
-                "params": [
-                    "layers.5.self_attn.q_proj.weight", "layers.5.self_attn.k_proj.weight",
-                    "layers.5.self_attn.v_proj.weight", "layers.5.self_attn.o_proj.weight",
-                    "layers.5.mlp.gate_proj.weight", "layers.5.mlp.up_proj.weight",
-                    "layers.5.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": True,
-            },
-            {
-                "module": "layers.6",
-                "params": [
-                    "layers.6.self_attn.q_proj.weight", "layers.6.self_attn.k_proj.weight",
-                    "layers.6.self_attn.v_proj.weight", "layers.6.self_attn.o_proj.weight",
-                    "layers.6.mlp.gate_proj.weight", "layers.6.mlp.up_proj.weight",
-                    "layers.6.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": True,
-            },
-            {
-                "module": "layers.7",
-                "params": [
-                    "layers.7.self_attn.q_proj.weight", "layers.7.self_attn.k_proj.weight",
-                    "layers.7.self_attn.v_proj.weight", "layers.7.self_attn.o_proj.weight",
-                    "layers.7.mlp.gate_proj.weight", "layers.7.mlp.up_proj.weight",
-                    "layers.7.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": True,
-            },
-            {
-                "module": "layers.8",
-                "params": [
-                    "layers.8.self_attn.q_proj.weight", "layers.8.self_attn.k_proj.weight",
-                    "layers.8.self_attn.v_proj.weight", "layers.8.self_attn.o_proj.weight",
-                    "layers.8.mlp.gate_proj.weight", "layers.8.mlp.up_proj.weight",
-                    "layers.8.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": True,
-            },
-            {
-                "module": "layers.9",
-                "params": [
-                    "layers.9.self_attn.q_proj.weight", "layers.9.self_attn.k_proj.weight",
-                    "layers.9.self_attn.v_proj.weight", "layers.9.self_attn.o_proj.weight",
-                    "layers.9.mlp.gate_proj.weight", "layers.9.mlp.up_proj.weight",
-                    "layers.9.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": False,
-            },
-            {
-                "module": "layers.10",
-                "params": [
-                    "layers.10.self_attn.q_proj.weight", "layers.10.self_attn.k_proj.weight",
-                    "layers.10.self_attn.v_proj.weight", "layers.10.self_attn.o_proj.weight",
-                    "layers.10.mlp.gate_proj.weight", "layers.10.mlp.up_proj.weight",
-                    "layers.10.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": False,
-            },
-            {
-                "module": "layers.11",
-                "params": [
-                    "layers.11.self_attn.q_proj.weight", "layers.11.self_attn.k_proj.weight",
-                    "layers.11.self_attn.v_proj.weight", "layers.11.self_attn.o_proj.weight",
-                    "layers.11.mlp.gate_proj.weight", "layers.11.mlp.up_proj.weight",
-                    "layers.11.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": False,
-            },
-            {
-                "module": "layers.12",
-                "params": [
-                    "layers.12.self_attn.q_proj.weight", "layers.12.self_attn.k_proj.weight",
-                    "layers.12.self_attn.v_proj.weight", "layers.12.self_attn.o_proj.weight",
-                    "layers.12.mlp.gate_proj.weight", "layers.12.mlp.up_proj.weight",
-                    "layers.12.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": False,
-            },
-            {
-                "module": "layers.13",
-                "params": [
-                    "layers.13.self_attn.q_proj.weight", "layers.13.self_attn.k_proj.weight",
-                    "layers.13.self_attn.v_proj.weight", "layers.13.self_attn.o_proj.weight",
-                    "layers.13.mlp.gate_proj.weight", "layers.13.mlp.up_proj.weight",
-                    "layers.13.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": False,
-            },
-            {
-                "module": "layers.14",
-                "params": [
-                    "layers.14.self_attn.q_proj.weight", "layers.14.self_attn.k_proj.weight",
-                    "layers.14.self_attn.v_proj.weight", "layers.14.self_attn.o_proj.weight",
-                    "layers.14.mlp.gate_proj.weight", "layers.14.mlp.up_proj.weight",
-                    "layers.14.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": False,
-            },
-            {
-                "module": "layers.15",
-                "params": [
-                    "layers.15.self_attn.q_proj.weight", "layers.15.self_attn.k_proj.weight",
-                    "layers.15.self_attn.v_proj.weight", "layers.15.self_attn.o_proj.weight",
-                    "layers.15.mlp.gate_proj.weight", "layers.15.mlp.up_proj.weight",
-                    "layers.15.mlp.down_proj.weight",
-                ],
-                "external": [],
-                "reshard_after_forward": False,
-            },
-            {
-                "module": "",
-                "params": ["embed_tokens.weight"],
-                "external": [],
-                "reshard_after_forward": False,
-            },
-        ],
-        "forward_order": [
-            "", "layers.0", "layers.1", "layers.2", "layers.3", "layers.4", "layers.5", "layers.6",
-            "layers.7", "layers.8", "layers.9", "layers.10", "layers.11", "layers.12", "layers.13",
-            "layers.14", "layers.15",
-        ],
-        "backward_order": [
-            "", "layers.15", "layers.14", "layers.13", "layers.12", "layers.11", "layers.10",
-            "layers.9", "layers.8", "layers.7", "layers.6", "layers.5", "layers.4", "layers.3",
-            "layers.2", "layers.1", "layers.0",
-        ],
-        "forward_prefetch": [
-            ["layers.0"], ["layers.1"], ["layers.2"], ["layers.3"], ["layers.4"], ["layers.5"],
-            ["layers.6"], ["layers.7"], ["layers.8"], ["layers.9"], ["layers.10"], ["layers.11"],
-            ["layers.12"], ["layers.13"], ["layers.14"], ["layers.15"], [],
-        ],
-        "backward_prefetch": [
-            ["layers.8"], ["layers.7"], ["layers.6"], ["layers.5"], ["layers.4"], ["layers.3"],
-            ["layers.2"], ["layers.1"], ["layers.0"], [], [], [], [], [], [], [], [],
-        ],
-        "persistent": [
-            "layers.0.input_layernorm.weight", "layers.0.post_attention_layernorm.weight",
-            "layers.1.input_layernorm.weight", "layers.1.post_attention_layernorm.weight",
-            "layers.2.input_layernorm.weight", "layers.2.post_attention_layernorm.weight",
-            "layers.3.input_layernorm.weight", "layers.3.post_attention_layernorm.weight",
-            "layers.4.input_layernorm.weight", "layers.4.post_attention_layernorm.weight",
-            "layers.5.input_layernorm.weight", "layers.5.post_attention_layernorm.weight",
-            "layers.6.input_layernorm.weight", "layers.6.post_attention_layernorm.weight",
-            "layers.7.input_layernorm.weight", "layers.7.post_attention_layernorm.weight",
-            "layers.8.input_layernorm.weight", "layers.8.post_attention_layernorm.weight",
-            "layers.9.input_layernorm.weight", "layers.9.post_attention_layernorm.weight",
-            "layers.10.input_layernorm.weight", "layers.10.post_attention_layernorm.weight",
-            "layers.11.input_layernorm.weight", "layers.11.post_attention_layernorm.weight",
-            "layers.12.input_layernorm.weight", "layers.12.post_attention_layernorm.weight",
-            "layers.13.input_layernorm.weight", "layers.13.post_attention_layernorm.weight",
-            "layers.14.input_layernorm.weight", "layers.14.post_attention_layernorm.weight",
-            "layers.15.input_layernorm.weight", "layers.15.post_attention_layernorm.weight",
-            "norm.weight",
-        ],
-        "notes": [],
-    }
-)
-
-
-def ds_config(accumulation):
-    """The DeepSpeed-style config zgen.runtime reads, built from the settings above."""
-    return {
-        "train_batch_size": train_batch_size,
-        "train_micro_batch_size_per_gpu": micro_batch_size,
-        "gradient_accumulation_steps": accumulation,
-        "gradient_clipping": gradient_clipping,
-        "steps_per_print": log_every,
-        "bf16": {"enabled": precision == "bf16"},
-        "fp16": {"enabled": False},
-        "optimizer": {
-            "type": optimizer,
-            "params": {"lr": lr, "betas": list(betas), "eps": eps, "weight_decay": weight_decay},
-        },
-        "zero_optimization": {
-            "stage": zero_stage,
-            "overlap_comm": overlap_comm,
-            "contiguous_gradients": contiguous_gradients,
-            "reduce_bucket_size": reduce_bucket_size,
-            "allgather_bucket_size": allgather_bucket_size,
-            "stage3_prefetch_bucket_size": prefetch_bucket_size,
-            "stage3_param_persistence_threshold": param_persistence_threshold,
-            "stage3_max_live_parameters": max_live_parameters,
-            "stage3_max_reuse_distance": max_reuse_distance,
-            "sub_group_size": sub_group_size,
-        },
-    }
 
 
 # -----------------------------------------------------------------------------
@@ -387,6 +141,16 @@ def to_device(batch, device):
     return tuple(move(v) for v in batch), {}
 
 
+def open_log(path, start_step):
+    """The per-step log; resuming keeps the records up to the checkpoint's step (later ones are trained again)."""
+    kept = []
+    if start_step and Path(path).exists():
+        kept = [line for line in Path(path).read_text().splitlines() if json.loads(line)["step"] <= start_step]
+    log = open(path, "w")
+    log.writelines(line + "\n" for line in kept)
+    return log
+
+
 def peak_memory(device):
     """Peak bytes this process held: CUDA allocations on a GPU, the resident set size on a CPU."""
     if device.type == "cuda":
@@ -395,40 +159,39 @@ def peak_memory(device):
 
 
 # -----------------------------------------------------------------------------
-# command line
-parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-parser.add_argument("--steps", type=int, default=max_steps, help="train until this many optimizer steps")
-parser.add_argument("--seed", type=int, default=seed, help="seed for the data and for dropout")
-parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="auto: cuda when available")
-parser.add_argument("--resume", metavar="DIR", help="continue from this checkpoint directory")
-parser.add_argument("--log-jsonl", metavar="PATH", help="append one JSON object per optimizer step")
-parser.add_argument("--checkpoint-dir", default="checkpoints", help="where checkpoints go (step_NNNNNN/)")
-parser.add_argument("--checkpoint-every", type=int, default=checkpoint_every, metavar="N",
-                    help="checkpoint every N steps and after the last one (0: never)")
-parser.add_argument("--keep-low-precision", action="store_true",
-                    help="world size 1: keep a compute-dtype copy of the weights (+2 bytes/param, no cast per unit)")
-parser.add_argument("--compile", choices=("auto", "on", "off"), default="auto",
-                    help="torch.compile each unit's forward (auto: on CUDA); the first step then takes a minute longer")
-args = parser.parse_args()
-seed = args.seed
-
-# -----------------------------------------------------------------------------
-# set up: process group, engine, derived values
+# set up: process group, gradient accumulation for this world size, engine
 job = zr.init_distributed(device=args.device)  # torchrun's env:// (NCCL on GPU, gloo on CPU); alone: world size 1
 world_size, rank = job.world_size, job.rank
 master = rank == 0
-assert train_batch_size % (micro_batch_size * world_size) == 0, (
-    f"train_batch_size ({train_batch_size}) is not a multiple of micro_batch_size ({micro_batch_size}) "
-    f"x world size ({world_size}); launch with a world size that divides it or regenerate for this one"
-)
+if train_batch_size % (micro_batch_size * world_size):
+    if master:
+        fits = [str(n) for n in range(1, train_batch_size + 1) if train_batch_size % (micro_batch_size * n) == 0]
+        print(f"error: train_batch_size ({train_batch_size}) is not a multiple of micro_batch_size ({micro_batch_size}) "
+              f"x world size ({world_size}); launch one of the world sizes {', '.join(fits)}, or change the "
+              f"config's batch sizes and regenerate with --world-size {world_size}", file=sys.stderr)
+    zr.shutdown()
+    sys.exit(2)
 accumulation = train_batch_size // (micro_batch_size * world_size)
 tokens_per_step = train_batch_size * seq_len
+config = RuntimeConfig(
+    world_size=world_size,
+    train_batch_size=train_batch_size,
+    micro_batch_size=micro_batch_size,
+    gradient_accumulation_steps=accumulation,
+    precision=precision,
+    gradient_clipping=gradient_clipping,
+    optimizer=optimizer,
+    lr=lr,
+    betas=betas,
+    eps=eps,
+    weight_decay=weight_decay,
+)
 
 torch.manual_seed(seed)  # the same initial weights on every rank and at every world size
 engine = zr.initialize(
     model=load_function(MODEL_FILE, MODEL_FACTORY),
-    config=ds_config(accumulation),
-    plan=PLAN,
+    config=config,
+    plan=Plan.from_json(PLAN_FILE.read_text()) if PLAN_FILE else None,
     device=job.device,
     keep_low_precision=args.keep_low_precision,
     init_fn=load_function(INIT_FILE, INIT_FUNCTION),
@@ -445,7 +208,7 @@ if args.resume:
     start_step = json.loads((Path(args.resume) / "train_state.json").read_text())["step"]
 
 if master:
-    print(f"world size {world_size}, device {device}, {precision}, ZeRO stage {zero_stage}")
+    print(f"world size {world_size}, device {device}, {precision}, ZeRO stage 3")
     print(f"global batch {train_batch_size} sequences = micro batch {micro_batch_size} x accumulation "
           f"{accumulation} x world {world_size}; {tokens_per_step:,} tokens per step")
     print(f"model {N_PARAMS:,} parameters in {len(engine.plan.units)} units (+{len(engine.plan.persistent)} "
@@ -453,7 +216,7 @@ if master:
     print(f"zgen plan estimated a peak of {PLANNED_PEAK_BYTES / 2**30:.2f} GiB per GPU at world size 1")
     if start_step:
         print(f"resuming from {args.resume} after step {start_step}")
-log_file = open(args.log_jsonl, "a" if args.resume else "w") if (master and args.log_jsonl) else None
+log_file = open_log(args.log_jsonl, start_step) if (master and args.log_jsonl) else None
 
 # -----------------------------------------------------------------------------
 # the training loop

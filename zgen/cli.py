@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -27,6 +28,8 @@ from zgen.errors import ZgenError
 __all__ = ["main", "build_parser", "COMMANDS"]
 
 COMMANDS = ("check", "rule", "plan", "emit")
+# Commands that import the model and torch; the rest run on the check's layer alone.
+TRAIN_COMMANDS = ("plan", "emit")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from zgen.settings import load_settings
 
         settings = load_settings(getattr(args, "settings", None))
+        if args.command in TRAIN_COMMANDS:
+            _require_train_extra(args.command)
         return importlib.import_module(f"zgen.commands.{args.command}").run(args, settings)
     except ZgenError as e:
         _print_error(e.message, e.help)
@@ -82,6 +87,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "this is a bug in zgen; rerun with ZGEN_DEBUG=1 for the traceback and report it",
         )
         return 2
+
+
+def _require_train_extra(command: str) -> None:
+    """Stop with one line when torch is missing: `zgen check` needs only the base install."""
+    if importlib.util.find_spec("torch") is None:
+        raise ZgenError(
+            f"`zgen {command}` needs torch, which is not installed",
+            help="install the training extra: pip install 'zgen[train]' (or the torch build you train with, then zgen)",
+        )
 
 
 def _print_error(message: str, help: str | None) -> None:

@@ -22,7 +22,8 @@ from zgen.config.resolved import Origin, ResolvedConfig
 from zgen.errors import ZgenError
 from zgen.plan.schedule import Plan
 
-__all__ = ["CodeRef", "ScriptInputs", "render_script", "py_literal", "string_literal", "settings_rows", "TEMPLATE"]
+__all__ = ["CodeRef", "ScriptInputs", "render_script", "render_plan", "py_literal", "string_literal", "settings_rows",
+           "zero_comments", "TEMPLATE"]
 
 TEMPLATE = "train.py.j2"
 _WIDTH = 100  # the generated code's line length
@@ -57,7 +58,9 @@ class ScriptInputs:
     init: CodeRef | None = None
     config_label: str
     resolved: ResolvedConfig
+    runtime: object  # the zgen.runtime.config.RuntimeConfig that `resolved` parses to (its values go in the script)
     plan: Plan | None
+    plan_file: str | None = None  # the plan's JSON file, relative to the script's folder (None without a plan)
     plan_failure: str | None = None  # why there is no plan (the trace failed and --force was given)
     n_params: int
     vocab_size: int | None
@@ -72,6 +75,7 @@ class ScriptInputs:
     hazards: tuple[str, ...] = ()
     planned_peak: int | None = None  # bytes per GPU at `world_size`, from the plan's memory timeline
     max_steps: int = 1000
+    smoke: str | None = None  # a CPU smoke-test command for the docstring (None: the script itself is small enough)
     seed: int = 1337
     checkpoint_every: int = 1000
 
@@ -107,6 +111,7 @@ def py_literal(value, indent: int = 0) -> str:
         items = [f"{inner}{string_literal(k)}: {py_literal(v, indent + 4).lstrip()}," for k, v in value.items()]
         return "{\n" + "\n".join(items) + f"\n{pad}}}"
     if isinstance(value, (list, tuple)):
+        opening, closing = ("(", ")") if isinstance(value, tuple) else ("[", "]")
         inner = " " * (indent + 4)
         # Pack short items several to a line, the way a person would write a long list of names.
         lines: list[str] = []
@@ -121,7 +126,7 @@ def py_literal(value, indent: int = 0) -> str:
                 current = f"{current} {text}" if current else text
         if current:
             lines.append(inner + current)
-        return "[\n" + "\n".join(lines) + f"\n{pad}]"
+        return opening + "\n" + "\n".join(lines) + f"\n{pad}{closing}"
     raise ZgenError(f"cannot write {type(value).__name__} {value!r} as a literal")
 
 
@@ -137,7 +142,11 @@ def _flat(value) -> str | None:
         return "{" + ", ".join(f"{string_literal(k)}: {p}" for k, p in parts.items()) + "}"
     if isinstance(value, (list, tuple)):
         items = [_flat(v) for v in value]
-        return None if any(p is None for p in items) else "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
+        if any(p is None for p in items):
+            return None
+        if isinstance(value, tuple):
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"  # type: ignore[arg-type]
+        return "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
     return None
 
 
@@ -167,73 +176,101 @@ def _origin(resolved: ResolvedConfig, *keys: str) -> tuple[Origin | None, str]:
     return None, keys[0]
 
 
-def settings_rows(resolved: ResolvedConfig, seq_len: int, seq_len_origin: str) -> list[tuple[str, list[str]]]:
-    """The flat settings block: sections of aligned `name = value  # what (where from)` lines."""
-    r, z = resolved, resolved.zero
+# DeepSpeed keys zgen.runtime reads nowhere: the banner says so when the config sets them.
+_UNUSED_KEYS = ("zero_optimization.overlap_comm", "zero_optimization.contiguous_gradients",
+                "zero_optimization.reduce_bucket_size", "zero_optimization.allgather_bucket_size",
+                "zero_optimization.sub_group_size", "fp16.hysteresis")
+# The ZeRO keys a plan is made from: with a plan file they are in it, not in the script.
+_PLAN_KEYS = (("stage3_prefetch_bucket_size", "prefetch_bucket_size"),
+              ("stage3_param_persistence_threshold", "param_persistence_threshold"),
+              ("stage3_max_live_parameters", "max_live_parameters"),
+              ("stage3_max_reuse_distance", "max_reuse_distance"))
+
+
+def settings_rows(resolved: ResolvedConfig, runtime, seq_len: int, seq_len_origin: str,
+                  planned: bool = True) -> list[tuple[str, list[str]]]:
+    """The flat settings block: sections of aligned `name = value  # what (where from)` lines.
+
+    Values are the runtime's (`runtime` is the `RuntimeConfig` the config
+    parses to), origins the resolved config's. Only settings the script or
+    the runtime reads are rows; ZeRO's schedule settings are comments when a
+    plan file carries them (`planned`).
+    """
+    r, c = resolved, runtime
 
     def row(name: str, value, what: str, *keys: str) -> tuple[str, str, str]:
         origin, key = _origin(r, *keys)
         return name, py_literal(value), f"{what} ({_origin_text(name, origin, key)})"
 
     zk = "zero_optimization."
+    optimizer_what = "decoupled weight decay" if c.optimizer == "adamw" else "L2 weight decay in the gradient"
     sections: list[tuple[str, list[tuple[str, str, str]]]] = [
         ("batch", [
-            row("train_batch_size", r.train_batch_size, "sequences per optimizer step, all ranks", "train_batch_size"),
-            row("micro_batch_size", r.train_micro_batch_size_per_gpu, "sequences per rank per forward",
+            row("train_batch_size", c.train_batch_size, "sequences per optimizer step, all ranks", "train_batch_size"),
+            row("micro_batch_size", c.micro_batch_size, "sequences per rank per forward",
                 "train_micro_batch_size_per_gpu"),
             ("seq_len", py_literal(seq_len), f"tokens per sequence ({seq_len_origin})"),
             row("log_every", r.steps_per_print, "progress line every N steps", "steps_per_print"),
         ]),
         ("precision, clipping, optimizer", [
-            row("precision", r.precision, "compute dtype; fp32 master weights", "bf16.enabled", "fp16.enabled",
+            row("precision", c.precision, "compute dtype; fp32 master weights", "bf16.enabled", "fp16.enabled",
                 "precision"),
-            row("gradient_clipping", float(r.gradient_clipping), "max global gradient norm (0: off)",
-                "gradient_clipping"),
-            row("optimizer", r.optimizer.type, "over the flat fp32 shards", "optimizer.type"),
-            row("lr", float(r.optimizer.lr), "learning rate", "optimizer.params.lr"),
-            row("betas", tuple(float(b) for b in r.optimizer.betas), "Adam betas", "optimizer.params.betas"),
-            row("eps", float(r.optimizer.eps), "Adam epsilon", "optimizer.params.eps"),
-            row("weight_decay", float(r.optimizer.weight_decay), "decoupled weight decay",
-                "optimizer.params.weight_decay"),
+            row("gradient_clipping", c.gradient_clipping, "max global gradient norm (0: off)", "gradient_clipping"),
+            row("optimizer", c.optimizer, f"Adam over the flat fp32 shards, {optimizer_what}", "optimizer.type"),
+            row("lr", c.lr, "learning rate", "optimizer.params.lr"),
+            row("betas", c.betas, "Adam betas", "optimizer.params.betas"),
+            row("eps", c.eps, "Adam epsilon", "optimizer.params.eps"),
+            row("weight_decay", c.weight_decay, "weight decay", "optimizer.params.weight_decay"),
         ]),
     ]
-    if r.scheduler is not None:
+    if c.scheduler is not None:
         sections[1][1].extend([
-            row("scheduler", r.scheduler.type, "learning-rate schedule", "scheduler.type"),
-            row("scheduler_params", {k: v for k, v in r.scheduler.params}, "its parameters", "scheduler.params"),
+            row("scheduler", c.scheduler.type, "learning-rate schedule", "scheduler.type"),
+            row("scheduler_params", _scheduler_params(c.scheduler, r), "its parameters", "scheduler.params"),
         ])
-    if r.precision == "fp16":
+    if c.precision == "fp16":
+        ls = c.loss_scale
         sections[1][1].extend([
-            row("loss_scale", float(r.loss_scale), "0: dynamic loss scaling", "fp16.loss_scale"),
-            row("initial_scale_power", r.initial_scale_power, "dynamic scale starts at 2**this",
+            row("loss_scale", ls.static, "0: dynamic loss scaling", "fp16.loss_scale"),
+            row("initial_scale_power", ls.initial_scale_power, "dynamic scale starts at 2**this",
                 "fp16.initial_scale_power"),
-            row("loss_scale_window", r.loss_scale_window, "steps without overflow before it grows",
-                "fp16.loss_scale_window"),
-            row("hysteresis", r.hysteresis, "overflows tolerated before it shrinks", "fp16.hysteresis"),
-            row("min_loss_scale", float(r.min_loss_scale), "floor of the scale", "fp16.min_loss_scale"),
+            row("loss_scale_window", ls.window, "steps without overflow before it grows", "fp16.loss_scale_window"),
+            row("min_loss_scale", ls.min_scale, "floor of the scale", "fp16.min_loss_scale"),
         ])
-    sections.append(("ZeRO", [
-        row("zero_stage", z.stage, "params, grads and optimizer states partitioned", zk + "stage"),
-        row("overlap_comm", z.overlap_comm, "collectives overlap compute", zk + "overlap_comm"),
-        row("contiguous_gradients", z.contiguous_gradients, "one flat gradient buffer per unit",
-            zk + "contiguous_gradients"),
-        row("reduce_bucket_size", z.reduce_bucket_size, "elements per reduce-scatter", zk + "reduce_bucket_size"),
-        row("allgather_bucket_size", z.allgather_bucket_size, "elements per all-gather, stages 1-2",
-            zk + "allgather_bucket_size"),
-        row("prefetch_bucket_size", z.prefetch_bucket_size, "elements prefetched ahead",
-            zk + "stage3_prefetch_bucket_size", zk + "prefetch_bucket_size"),
-        row("param_persistence_threshold", z.param_persistence_threshold, "smaller parameters stay gathered",
-            zk + "stage3_param_persistence_threshold", zk + "param_persistence_threshold"),
-        row("max_live_parameters", z.max_live_parameters, "elements gathered at once, at most",
-            zk + "stage3_max_live_parameters", zk + "max_live_parameters"),
-        row("max_reuse_distance", z.max_reuse_distance, "keep a unit if reused within this",
-            zk + "stage3_max_reuse_distance", zk + "max_reuse_distance"),
-        row("sub_group_size", z.sub_group_size, "elements per optimizer group", zk + "sub_group_size"),
-        row("offload_param", z.offload_param.device, "where parameter shards live", zk + "offload_param.device"),
-        row("offload_optimizer", z.offload_optimizer.device, "where optimizer states live",
-            zk + "offload_optimizer.device"),
-    ]))
+    if not planned:
+        sections.append(("ZeRO stage 3: the runtime's default plan reads these", [
+            row("prefetch_bucket_size", c.prefetch_bucket_size, "elements prefetched ahead",
+                zk + "stage3_prefetch_bucket_size", zk + "prefetch_bucket_size"),
+            row("param_persistence_threshold", c.persistence_threshold, "smaller parameters stay gathered",
+                zk + "stage3_param_persistence_threshold", zk + "param_persistence_threshold"),
+        ]))
     return [(title, _align(rows)) for title, rows in sections]
+
+
+def _scheduler_params(scheduler, resolved: ResolvedConfig) -> dict:
+    """The scheduler's fields the config set or the runtime defaults differently from the field's own default."""
+    import dataclasses
+
+    given = {k for k, _ in resolved.scheduler.params} if resolved.scheduler else set()
+    out = {}
+    for f in dataclasses.fields(scheduler):
+        value = getattr(scheduler, f.name)
+        if f.name != "type" and (f.name in given or value != f.default):
+            out[f.name] = value
+    return out
+
+
+def zero_comments(resolved: ResolvedConfig, planned: bool) -> list[str]:
+    """Comment lines for the ZeRO settings that are in the plan file, or that zgen.runtime does not use."""
+    z, zk = resolved.zero, "zero_optimization."
+    lines = []
+    if planned:
+        lines.append("the plan file was made from these; change them in the config and regenerate:")
+        lines += [f"  {key} = {_number(getattr(z, attr))}" for key, attr in _PLAN_KEYS]
+    unused = [k.removeprefix(zk) for k in _UNUSED_KEYS if (o := resolved.origin(k)) is not None and o.kind == "config"]
+    if unused:
+        lines.append("set in the config, unused by zgen.runtime: " + ", ".join(f"`{k}`" for k in unused))
+    return lines
 
 
 def _align(rows: Sequence[tuple[str, str, str]]) -> list[str]:
@@ -257,9 +294,16 @@ def _environment() -> jinja2.Environment:
     )
 
 
+def render_plan(plan: Plan) -> str:
+    """The plan file written next to the script: the same JSON `zgen plan --json` prints."""
+    return plan.to_json() + "\n"
+
+
 def render_script(inp: ScriptInputs) -> str:
     """The generated training script for `inp` (deterministic)."""
     r = inp.resolved
+    if (inp.plan is None) != (inp.plan_file is None):
+        raise ZgenError("internal: a plan needs a plan file and a plan file needs a plan")
     nproc = min(inp.world_size, inp.gpus_per_node) if inp.gpus_per_node else inp.world_size
     nnodes = -(-inp.world_size // nproc)
     loop = [
@@ -268,9 +312,9 @@ def render_script(inp: ScriptInputs) -> str:
         ("checkpoint_every", py_literal(inp.checkpoint_every),
          "sharded checkpoint every N steps and after the last (--checkpoint-every; 0: never)"),
     ]
-    settings = settings_rows(r, inp.seq_len, inp.seq_len_origin)
+    planned = inp.plan is not None
+    settings = settings_rows(r, inp.runtime, inp.seq_len, inp.seq_len_origin, planned=planned)
     settings.append(("training loop (defaults of the command-line flags below)", _align(loop)))
-    plan_literal = "None" if inp.plan is None else "    " + py_literal(inp.plan.to_dict(), 4)
     text = _environment().get_template(TEMPLATE).render(
         version=__version__,
         script=inp.script,
@@ -290,12 +334,12 @@ def render_script(inp: ScriptInputs) -> str:
         hazards=inp.hazards,
         nproc=nproc,
         nnodes=nnodes,
+        smoke=inp.smoke,
         train_batch_size=r.train_batch_size,
         settings=settings,
-        precision=r.precision,
-        scheduler=r.scheduler is not None,
-        offload_param=r.zero.offload_param.device,
-        offload_optimizer=r.zero.offload_optimizer.device,
+        zero_comments=zero_comments(r, planned),
+        precision=inp.runtime.precision,
+        scheduler=inp.runtime.scheduler is not None,
         model_file=string_literal(inp.model.path),
         model_factory=string_literal(inp.model.function),
         inputs_file=string_literal(inp.inputs.path) if inp.inputs else None,
@@ -306,7 +350,9 @@ def render_script(inp: ScriptInputs) -> str:
         init_function=string_literal(inp.init.function) if inp.init else None,
         n_params_literal=py_literal(inp.n_params),
         vocab_size=inp.vocab_size if (inp.inputs is None and inp.data is None) else None,
-        plan_literal=plan_literal,
+        plan_file=string_literal(inp.plan_file) if planned else None,
+        plan_label=inp.plan_file,
+        n_units=len(inp.plan.units) if planned else 0,
         plan_failure=inp.plan_failure,
         planned_peak=py_literal(inp.planned_peak) if inp.planned_peak else None,
     )

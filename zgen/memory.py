@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from math import ceil
 
+from zgen.config.resolved import OffloadSpec
 from zgen.launch import ModelShape
 
 __all__ = ["MemoryItem", "MemoryBreakdown", "model_states", "activation_bytes", "estimate", "fits_with",
@@ -196,8 +197,6 @@ def cheapest_fit(resolved, model: ModelShape, gpu_mem: int, max_world: int = 102
         if fits_with(cand, model, gpu_mem):
             return (f"set `train_micro_batch_size_per_gpu` to {smaller} and `gradient_accumulation_steps` to "
                     f"{mbs * gas // smaller} (same `train_batch_size`)", estimate(cand, model))
-    from zgen.config.resolved import OffloadSpec
-
     best = resolved
     if best.zero.stage == 0:
         best = replace(best, zero=replace(best.zero, stage=3))

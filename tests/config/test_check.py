@@ -318,3 +318,14 @@ def test_rules_that_hold_alone_but_not_together_are_a_conflict(tmp_path):
 def test_world_size_must_be_positive():
     with pytest.raises(ZgenError):
         check('{"train_batch_size": 8}', world_size=0)
+
+
+def test_a_comment_key_is_silent_where_deepspeed_ignores_it():
+    assert check('{"_comment": "7B run", "train_batch_size": 8, "optimizer": {"_note": "x", "type": "AdamW"}}',
+                 world_size=1).findings == ()
+
+
+def test_a_comment_key_in_a_strict_section_is_an_error_without_a_guess():
+    f = finding(check('{"train_batch_size": 8, "zero_optimization": {"stage": 3, "_comet": "x"}}', world_size=1),
+                "ZC010")
+    assert "did you mean" not in (f.help or "") and "`//` comment" in f.help

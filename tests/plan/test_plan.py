@@ -8,7 +8,8 @@ import pytest
 
 from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
-from zgen.plan.planner import build_plan, crosscheck_notes, resolved_hazards, simulate
+from zgen.plan.planner import build_plan, crosscheck_notes, resolved_hazards
+from zgen.plan.replay import simulate
 from zgen.plan.schedule import Plan
 from zgen.plan.trace import build_meta_model, load_callable, parse_target, trace_model
 from zgen.findings import Finding

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from zgen import __version__
 from zgen.errors import ZgenError
+from zgen.findings import Severity
 from zgen.launch import LaunchFacts, ModelShape
 from zgen.settings import OUTPUT_FORMATS, parse_size
 
@@ -129,9 +130,11 @@ def _config_sections(result, args) -> str:
     from zgen.config import format_world_sizes, render_memory, render_resolved
 
     out = []
+    failing = {f.path for f in result.findings if f.severity == Severity.ERROR}
     for path, report in sorted(result.configs.items()):
         sizes = getattr(report, "valid_world_sizes", None)
-        if sizes is not None and not args.world_size:
+        # The list is the world sizes the batch rules allow; a config with errors is valid for none.
+        if sizes is not None and not args.world_size and path not in failing:
             out.append(f"{path}: valid for world sizes: {format_world_sizes(sizes)}\n")
         if args.show_resolved:
             if report.resolved is None:

@@ -1,13 +1,14 @@
 """`zgen emit --out train_gen.py`: write the training script for a checked model and config.
 
 Runs `zgen check` on the model, its config and the inputs file, traces the
-model on the meta device, plans the stage-3 schedule and renders the script.
-It refuses while errors remain (exit 1; `--force` writes anyway and says so in
+model on the meta device, plans the stage-3 schedule and renders the script,
+with the plan next to it as `<script>.plan.json` (what `zgen plan --json`
+prints; the script reads it at start). It refuses while errors remain (exit 1; `--force` writes anyway and says so in
 the banner). External and tied parameters that the plan attaches to the unit
 reading them do not block: the banner lists them.
 
-`--check` writes nothing: exit 1 when the file on disk differs from what would
-be written (stale or missing), 0 when it is current. A file emitted with
+`--check` writes nothing: exit 1 when the script or its plan file on disk
+differs from what would be written (stale or missing), 0 when both are current. A file emitted with
 `--force` is checked as if `--force` were given again.
 """
 
@@ -19,7 +20,10 @@ import shlex
 import sys
 from pathlib import Path
 
+from zgen.commands.check import add_launch_arguments
 from zgen.errors import ZgenError
+from zgen.pipeline import (add_model_arguments, blocking_findings, cli_path, display_path, memory_timeline, prepare,
+                           print_findings)
 
 __all__ = ["add_parser", "run", "FORCED_MARK"]
 
@@ -27,17 +31,10 @@ __all__ = ["add_parser", "run", "FORCED_MARK"]
 FORCED_MARK = "# --force: emitted although"
 
 
-def _positive(text: str) -> int:
-    from zgen.commands.check import _positive as positive
-
-    return positive(text)
-
-
 def add_parser(sub) -> None:
-    from zgen.commands.plan import add_model_arguments
-
     p = sub.add_parser("emit", help="write the training script for the model and config", description=__doc__)
     add_model_arguments(p)
+    add_launch_arguments(p)
     g = p.add_argument_group("the generated script")
     g.add_argument("--out", metavar="PATH", help="where to write the script (default: [tool.zgen] out)")
     g.add_argument("--data", metavar="PATH:FUNCTION",
@@ -45,7 +42,7 @@ def add_parser(sub) -> None:
                         "(default: seeded synthetic data)")
     g.add_argument("--init", metavar="PATH:FUNCTION",
                    help="weight initialisation the runtime applies to each module (default: the runtime's)")
-    g.add_argument("--max-steps", type=_positive, default=1000, metavar="N", help="the script's default --steps")
+    g.add_argument("--max-steps", type=int, default=1000, metavar="N", help="the script's default --steps")
     g.add_argument("--force", action="store_true", help="write the script even though `zgen check` reports errors")
     g.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if the file on disk is not what emit would write")
@@ -73,22 +70,24 @@ def _regenerate_args(args, forced: bool) -> list[str]:
 
 
 def run(args, settings) -> int:
-    from zgen.commands.plan import _blocking, _cli_path, _display, _print_findings, prepare
-    from zgen.emit import CodeRef, ScriptInputs, render_script
+    from zgen.emit import CodeRef, ScriptInputs, render_plan, render_script
     from zgen.plan.planner import resolved_hazards
     from zgen.plan.trace import parse_target
+    from zgen.runtime.config import RuntimeConfig
 
+    if args.max_steps < 1:
+        raise ZgenError(f"--max-steps must be a positive integer, not {args.max_steps}")
     s = settings.merged(out=args.out)
     if not s.out:
         raise ZgenError("no output file given", help="pass --out train_gen.py or set `out` in [tool.zgen]")
-    out_path = _cli_path(args, "out", s.out, s)
+    out_path = cli_path(args, "out", s.out, s)
     existing = _read(out_path) if args.check else None
     forced = args.force or (existing is not None and FORCED_MARK in existing)
 
     prep = prepare(args, settings)
     s = prep.settings
-    if prep.report is None or prep.report.resolved is None:
-        _print_findings(_blocking(prep), prep)
+    if prep.resolved is None:
+        print_findings(blocking_findings(prep), prep)
         print(f"zgen: emit: the config `{prep.config_path}` does not resolve; nothing written", file=sys.stderr)
         return 1
     hazards, resolved_keys = ([], set()) if prep.trace is None else resolved_hazards(
@@ -97,7 +96,7 @@ def run(args, settings) -> int:
     if prep.trace_finding is not None:
         errors.append(prep.trace_finding)
     if errors and not forced:
-        _print_findings(errors, prep)
+        print_findings(errors, prep)
         print(f"zgen: emit refused: {len(errors)} error(s) remain; fix them, or pass --force to write anyway",
               file=sys.stderr)
         return 1
@@ -107,11 +106,11 @@ def run(args, settings) -> int:
         if not target_text:
             return None, None
         t = parse_target(target_text, option)
-        f = _cli_path(args, option.lstrip("-"), t.path, s) if option.startswith("--") else s.resolve(t.path)
+        f = cli_path(args, option.lstrip("-"), t.path, s) if option.startswith("--") else s.resolve(t.path)
         if not f.is_file():
             raise ZgenError(f"{option} `{target_text}`: file `{t.path}` does not exist")
         return CodeRef(path=os.path.relpath(os.path.abspath(f), out_dir).replace(os.sep, "/"), function=t.function), \
-            f"{_display(f, s.root)}:{t.function}"
+            f"{display_path(f, s.root)}:{t.function}"
 
     model_ref, _ = ref(s.model, "--model" if args.model else "model")
     inputs_ref, inputs_label = ref(s.inputs, "--inputs" if args.inputs else "inputs")
@@ -122,8 +121,13 @@ def run(args, settings) -> int:
         raise ZgenError("cannot synthesize data: the model has no `nn.Embedding`", help="pass --inputs or --data")
     regen = ["zgen", "emit", *_regenerate_args(args, bool(errors))]
     check_cmd = ["zgen", "emit", "--check", *_regenerate_args(args, False)]
+    # The runtime's own reading of the config: what it refuses (offload, stage 2) stops here, not at launch.
+    runtime = RuntimeConfig.load(prep.resolved, prep.world_size)
+    # The script runs at any world size that divides the global batch, so its plan names none.
+    plan = None if prep.plan is None else dataclasses.replace(prep.plan, world_size=None)
+    plan_path = None if plan is None else out_path.with_name(out_path.stem + ".plan.json")
     text = render_script(ScriptInputs(
-        script=_display(out_path, s.root),
+        script=display_path(out_path, s.root),
         model_target=str(prep.model_target),
         model=model_ref,
         inputs=inputs_ref,
@@ -132,9 +136,10 @@ def run(args, settings) -> int:
         data_target=data_label,
         init=init_ref,
         config_label=prep.config_path,
-        resolved=prep.report.resolved,
-        # The script runs at any world size that divides the global batch, so its plan names none.
-        plan=None if prep.plan is None else dataclasses.replace(prep.plan, world_size=None),
+        resolved=prep.resolved,
+        runtime=runtime,
+        plan=plan,
+        plan_file=None if plan_path is None else plan_path.name,
         plan_failure=None if trace is not None else _trace_failure(prep.trace_finding),
         n_params=trace.total_params if trace is not None else sum(p.numel() for p in prep.model.parameters()),
         vocab_size=trace.vocab_size if trace is not None else _vocab(prep.model),
@@ -150,23 +155,37 @@ def run(args, settings) -> int:
         planned_peak=_planned_peak(prep),
         max_steps=args.max_steps,
     ))
-    shown = _display(out_path, s.root)
+    files = [(out_path, text)] + ([] if plan is None else [(plan_path, render_plan(plan))])
     if args.check:
-        if existing == text:
-            return 0
-        why = "does not exist" if existing is None else "is stale"
-        print(f"{shown}: {why}; regenerate with: {shlex.join(regen)}")
-        return 1
-    try:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        out_path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise ZgenError(f"{shown}: cannot write: {e.strerror or e}") from None
-    units = len(prep.plan.units) if prep.plan is not None else 0
-    print(f"wrote {shown}: {units} units, world size {prep.world_size}"
+        return _check(files, s.root, shlex.join(regen))
+    for path, content in files:
+        _write(path, content, s.root)
+    units = len(plan.units) if plan is not None else 0
+    print(f"wrote {display_path(out_path, s.root)}"
+          + (f" and {display_path(plan_path, s.root)}" if plan is not None else "")
+          + f": {units} units, world size {prep.world_size}"
           + (f", {len(hazards)} hazard(s) resolved by the plan" if hazards else "")
           + (f"; FORCED past {len(errors)} error(s)" if errors else ""))
     return 0
+
+
+def _check(files: list[tuple[Path, str]], root: Path, regenerate: str) -> int:
+    """`--check`: 0 when every file on disk is what emit would write, else 1 naming the first that is not."""
+    for path, content in files:
+        existing = _read(path)
+        if existing != content:
+            why = "does not exist" if existing is None else "is stale"
+            print(f"{display_path(path, root)}: {why}; regenerate with: {regenerate}")
+            return 1
+    return 0
+
+
+def _write(path: Path, content: str, root: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    except OSError as e:
+        raise ZgenError(f"{display_path(path, root)}: cannot write: {e.strerror or e}") from None
 
 
 def _read(path: Path) -> str | None:
@@ -194,11 +213,4 @@ def _vocab(model) -> int | None:
 
 def _planned_peak(prep) -> int | None:
     """The plan's per-GPU peak over one step (the figure `zgen plan` prints), or None without a plan."""
-    if prep.plan is None:
-        return None
-    from zgen.commands.plan import model_shape
-    from zgen.plan.planner import timeline
-
-    points = timeline(prep.plan, prep.trace, prep.report.resolved, model_shape(prep.model, prep.trace, prep.seq_len),
-                      seq_len=prep.seq_len, world_size=prep.world_size)
-    return max((p.total for p in points), default=None)
+    return max((p.total for p in memory_timeline(prep)), default=None)

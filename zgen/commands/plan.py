@@ -4,270 +4,30 @@ Prints the unit table (what each unit holds, when it is gathered and freed)
 and the per-GPU memory timeline over one step, then where the trace and the
 static check disagree. `--json` prints the `Plan` the runtime consumes,
 `--plot memory.svg` (or `.png`, with matplotlib) draws the timeline.
-
-This module also holds `prepare`, the pipeline `zgen emit` shares: settings,
-static check, trace, resolved config, plan. Importing it is cheap; torch is
-imported only when a command runs.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from zgen.errors import ZgenError
-from zgen.findings import RuleInfo, Severity
+from zgen.commands.check import add_launch_arguments
+from zgen.pipeline import add_model_arguments, blocking_findings, memory_timeline, prepare, print_findings
 
-__all__ = ["add_parser", "run", "add_model_arguments", "prepare", "Prepared", "merged_settings", "model_shape",
-           "run_static_check", "TRACE_RULE"]
-
-# The finding `zgen plan` / `zgen emit` report when the meta-device trace needs tensor values.
-# Kept here (torch-free) so the rule registry can list it without importing the tracer.
-TRACE_RULE = RuleInfo(
-    code="ZG290",
-    name="data-dependent-trace",
-    severity=Severity.ERROR,
-    family="ZG2xx",
-    summary="The model's forward needs tensor values to decide what runs (seen while tracing).",
-    doc="""## What it does
-Reported by `zgen plan` and `zgen emit`, which run the model once on the `meta` device: the
-forward or backward stopped at this line because it needed the value of a tensor (`.item()`,
-`if t.sum() > 0`, `nonzero()`, one-argument `torch.where`, `unique()`, boolean-mask indexing).
-
-## Why is this bad under ZeRO-3?
-When the value decides which submodules run, ranks whose data differ run different modules and
-join different all-gathers: the job hangs. Even when every rank runs the same modules, zgen cannot
-plan an order ahead of time for a forward whose module sequence depends on the data.
-
-## Example
-```python
-for i, expert in enumerate(self.experts):
-    rows = torch.where(choice == i)      # ZG290 here
-    if rows[0].numel() == 0:
-        continue
-    out[rows] = expert(x[rows])
-```
-
-## Use instead
-Run every expert on a possibly empty selection, or route with dense gates
-(`sum(gate[..., i:i+1] * expert(x) for i, expert in enumerate(self.experts))`), so the
-sequence of modules is the same on every rank. The static check reports many of these sites as
-ZG203/ZG204; `zgen plan` says where the two disagree.
-""",
-)
-
-
-def _units(text: str) -> tuple[str, ...]:
-    return tuple(u.strip() for u in text.split(",") if u.strip())
-
-
-def add_model_arguments(p) -> None:
-    """The model/config inputs shared by `plan` and `emit` (each overrides [tool.zgen])."""
-    from zgen.commands.check import add_launch_arguments
-
-    g = p.add_argument_group("model and config (override [tool.zgen])")
-    g.add_argument("--model", metavar="PATH:FACTORY", help="file and function returning the nn.Module")
-    g.add_argument("--inputs", metavar="PATH:FUNCTION",
-                   help="fn(batch_size, seq_len, generator) -> micro batch (tuple or dict); "
-                        "default: causal-LM input_ids/labels")
-    g.add_argument("--config", metavar="PATH", help="DeepSpeed-style config (JSON)")
-    g.add_argument("--units", type=_units, metavar="PATTERNS",
-                   help="modules that get a unit, comma-separated fnmatch patterns (e.g. 'layers.*')")
-    add_launch_arguments(p)
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("plan", help="show the stage-3 schedule and per-GPU memory of a model",
-                       description=__doc__.split("\n\nThis module")[0])
+    p = sub.add_parser("plan", help="show the stage-3 schedule and per-GPU memory of a model", description=__doc__)
     add_model_arguments(p)
+    add_launch_arguments(p)
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print the plan as JSON (what zgen.runtime consumes)")
     out.add_argument("--plot", metavar="FILE", help="draw the memory timeline to FILE (.svg, or .png with matplotlib)")
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """Everything between the settings and the schedule, shared by `plan` and `emit`."""
-
-    settings: object
-    model_target: object  # zgen.plan.trace.Target
-    model: object  # the meta-device nn.Module
-    trace: object | None  # ExecutionTrace, None when the trace failed (see trace_finding)
-    trace_finding: object | None  # a ZG290 Finding
-    check: object  # zgen.checker.CheckResult
-    config_path: str
-    report: object | None  # ConfigReport of the config
-    plan: object | None
-    seq_len: int
-    seq_len_origin: str
-    world_size: int
-    notes: tuple[str, ...] = ()
-
-
-def _option(args, name: str) -> str:
-    return f"--{name.replace('_', '-')}" if getattr(args, name, None) else f"`{name.replace('_', '-')}` in [tool.zgen]"
-
-
-def merged_settings(args, settings):
-    """[tool.zgen] with this command's flags applied."""
-    return settings.merged(
-        model=args.model,
-        inputs=args.inputs,
-        data=getattr(args, "data", None),
-        config=args.config,
-        out=getattr(args, "out", None),
-        world_size=args.world_size,
-        gpus_per_node=args.gpus_per_node,
-        gpu_mem=args.gpu_mem,
-        params=args.params,
-        seq_len=args.seq_len,
-        deepspeed_version=args.deepspeed_version,
-        units=args.units,
-        rules=(settings.rules + tuple(args.rules)) if args.rules else None,
-    )
-
-
-def _cli_path(args, name: str, value: str, settings) -> Path:
-    """Flags are relative to the working directory, [tool.zgen] values to the project root."""
-    return (Path.cwd() / value) if getattr(args, name, None) else settings.resolve(value)
-
-
-def prepare(args, settings) -> Prepared:
-    """Merge settings, trace the model, check model and config, and plan (the shared front half)."""
-    from zgen.plan import trace as tr
-
-    s = merged_settings(args, settings)
-    if not s.model:
-        raise ZgenError("no model given", help="pass --model path/to/model.py:factory or set `model` in [tool.zgen]")
-    if not s.config:
-        raise ZgenError("no config given", help="pass --config ds_config.json or set `config` in [tool.zgen]")
-    target = tr.parse_target(s.model, _option(args, "model"))
-    model_file = _cli_path(args, "model", target.path, s)
-    target = tr.Target(_display(model_file, s.root), target.function, target.option)
-    config_file = _cli_path(args, "config", s.config, s)
-    if not config_file.is_file():
-        raise ZgenError(f"{_option(args, 'config')}: config `{s.config}` does not exist")
-    inputs = None
-    if s.inputs:
-        it = tr.parse_target(s.inputs, _option(args, "inputs"))
-        inputs_file = _cli_path(args, "inputs", it.path, s)
-        it = tr.Target(_display(inputs_file, s.root), it.function, it.option)
-        inputs = (tr.load_callable(it, s.root), it)
-
-    factory = tr.load_callable(target, s.root)
-    model = tr.build_meta_model(factory, target)
-    seq_len, seq_origin = _seq_len(args, s, model)
-    world = s.world_size or 1
-    notes = [] if s.world_size else ["world size not given: planned for 1 (pass --world-size or set `world-size`)"]
-    trace = finding = None
-    try:
-        trace = tr.trace_model(model, root=s.root, batch_size=1, seq_len=seq_len, inputs=inputs)
-    except tr.DataDependentTrace as e:
-        finding = e.finding
-
-    check = run_static_check(s, [model_file, config_file] + ([Path(s.root) / inputs[1].path] if inputs else []),
-                             _facts(s, world, model, trace, seq_len))
-    report = _config_report(check, config_file)
-    plan = None
-    if trace is not None and report is not None and report.resolved is not None:
-        from zgen.plan.planner import build_plan
-
-        plan = build_plan(model, trace, report.resolved.zero, patterns=s.units, world_size=world)
-    return Prepared(
-        settings=s, model_target=target, model=model, trace=trace, trace_finding=finding, check=check,
-        config_path=_display(config_file, s.root), report=report, plan=plan, seq_len=seq_len,
-        seq_len_origin=seq_origin, world_size=world, notes=tuple(notes),
-    )
-
-
-def _display(path: Path, root: Path) -> str:
-    """`path` relative to the project root (through symlinks as written, so output is machine-independent)."""
-    for p, r in ((Path(os.path.abspath(path)), Path(os.path.abspath(root))), (path.resolve(), Path(root).resolve())):
-        try:
-            return p.relative_to(r).as_posix()
-        except ValueError:
-            continue
-    return str(path)
-
-
-def _seq_len(args, s, model) -> tuple[int, str]:
-    if s.seq_len:
-        return s.seq_len, ("--seq-len" if args.seq_len else "[tool.zgen] seq-len")
-    cfg = getattr(model, "config", None)
-    for name in ("max_position_embeddings", "n_positions", "block_size", "max_seq_len"):
-        v = getattr(cfg, name, None)
-        if isinstance(v, int) and v > 0:
-            return v, f"model.config.{name}"
-    raise ZgenError("sequence length unknown", help="pass --seq-len N or set `seq-len` in [tool.zgen]")
-
-
-def model_shape(model, trace, seq_len: int):
-    """A `ModelShape` for the memory model: counts from the trace, dimensions from `model.config`."""
-    from zgen.launch import ModelShape
-
-    cfg = getattr(model, "config", None)
-
-    def dim(*names):
-        for n in names:
-            v = getattr(cfg, n, None)
-            if isinstance(v, int) and v > 0:
-                return v
-        return None
-
-    layers = None
-    if trace is not None:
-        from zgen.plan.units import largest_module_list
-
-        ml = largest_module_list(model)
-        layers = len(model.get_submodule(ml)) if ml is not None else None
-    return ModelShape(
-        params=trace.total_params if trace is not None else sum(p.numel() for p in model.parameters()),
-        layers=dim("num_hidden_layers", "n_layer", "num_layers") or layers,
-        hidden=dim("hidden_size", "n_embd", "d_model"),
-        heads=dim("num_attention_heads", "n_head", "num_heads"),
-        kv_heads=dim("num_key_value_heads", "n_kv_heads") or dim("num_attention_heads", "n_head", "num_heads"),
-        ffn=dim("intermediate_size", "ffn_dim", "d_ff", "n_inner"),
-        vocab=(trace.vocab_size if trace is not None else None) or dim("vocab_size"),
-        seq_len=seq_len,
-        source="zgen trace (meta device)",
-    )
-
-
-def _facts(s, world: int, model, trace, seq_len: int):
-    from zgen.launch import LaunchFacts
-
-    return LaunchFacts(world_size=world, gpus_per_node=s.gpus_per_node, gpu_mem_bytes=s.gpu_mem,
-                       model=model_shape(model, trace, seq_len), deepspeed_version=s.deepspeed_version)
-
-
-def run_static_check(settings, files: list[Path], facts):
-    """`zgen check` on the model, its config and the inputs file: the one place emit and plan call it."""
-    from zgen.checker import check_paths
-
-    cwd = Path.cwd()
-    paths = []
-    for f in files:
-        try:
-            paths.append(f.resolve().relative_to(cwd.resolve()).as_posix())
-        except ValueError:
-            paths.append(str(f))
-    return check_paths(paths, settings, facts)
-
-
-def _config_report(check, config_file: Path):
-    want = config_file.resolve()
-    for path, report in check.configs.items():
-        if Path(path).resolve() == want:
-            return report
-    return None
-
-
-# -- the command ----------------------------------------------------------------------------
-
 def run(args, settings) -> int:
-    from zgen.plan.planner import crosscheck_notes, timeline
+    from zgen.plan.planner import crosscheck_notes
     from zgen.plan.plot import render_timeline, render_unit_table
 
     if args.plot:
@@ -275,9 +35,9 @@ def run(args, settings) -> int:
 
         check_plot_path(args.plot)
     prep = prepare(args, settings)
-    problems = _blocking(prep)
+    problems = blocking_findings(prep)
     if problems:
-        _print_findings(problems, prep)
+        print_findings(problems, prep)
         if prep.trace_finding is not None:
             from zgen.plan.planner import trace_failure_note
 
@@ -288,8 +48,7 @@ def run(args, settings) -> int:
     if args.json:
         sys.stdout.write(plan.to_json() + "\n")
         return 0
-    points = timeline(plan, prep.trace, prep.report.resolved, model_shape(prep.model, prep.trace, prep.seq_len),
-                      seq_len=prep.seq_len, world_size=prep.world_size)
+    points = memory_timeline(prep)
     out = [_header(prep), render_unit_table(plan, prep.trace, prep.report.resolved), render_timeline(points)]
     notes = list(prep.notes) + list(plan.notes)
     if notes:
@@ -304,28 +63,6 @@ def run(args, settings) -> int:
                    gpu_mem=prep.settings.gpu_mem)
         print(f"wrote {args.plot}")
     return 0
-
-
-def _blocking(prep) -> list:
-    """Problems that leave nothing to plan: a failed trace or a config that does not resolve."""
-    problems = []
-    if prep.trace_finding is not None:
-        problems.append(prep.trace_finding)
-    if prep.report is None or prep.report.resolved is None:
-        cfg = [f for f in prep.check.findings if f.key or f.path.endswith((".json", ".hjson"))]
-        problems.extend(cfg)
-        if not cfg:
-            raise ZgenError(f"config `{prep.config_path}` could not be resolved",
-                            help=f"run `zgen check {prep.config_path}` to see why")
-    return problems
-
-
-def _print_findings(findings, prep) -> None:
-    from zgen import __version__
-    from zgen.report import ReportContext, render
-
-    ctx = ReportContext(rules=prep.check.rules, version=__version__, root=Path.cwd())
-    sys.stdout.write(render("concise", findings, ctx))
 
 
 def _header(prep) -> str:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from zgen.config.autofill import hf_fill
 from zgen.config.parse import Span, parse
+from zgen.config.resolve import resolve
 from zgen.config.resolved import Origin, ResolvedConfig
 from zgen.config.schema import parse_version, schema_for
 from zgen.config.validate import ConfigValues, Problem, validate
@@ -19,6 +21,8 @@ from zgen.errors import ZgenError
 from zgen.findings import Finding, Related, Severity, sort_findings
 from zgen.launch import LaunchFacts
 from zgen.memory import MemoryBreakdown, cheapest_fit, estimate
+from zgen.solver.rules import load_rules
+from zgen.solver.solve import LaunchValues, solve
 
 __all__ = ["ConfigReport", "check_config"]
 
@@ -50,8 +54,6 @@ def _finding(path: str, code: str, message: str, span: Span, key: str = "", help
 def _severity(code: str, override: Severity | None) -> Severity:
     if override is not None:
         return override
-    from zgen.solver.rules import load_rules
-
     for doc in load_rules().docs:
         if doc.code == code:
             return doc.severity
@@ -72,8 +74,6 @@ def _decode(path: str, data: bytes) -> tuple[str | None, Finding | None]:
 
 def check_config(path: str, data: bytes, facts: LaunchFacts, rule_files: Sequence[str] = ()) -> ConfigReport:
     """Check one config; see the module docstring. Raises ZgenError only for a bad rule file or version."""
-    from zgen.solver.rules import load_rules
-
     version = parse_version(facts.deepspeed_version)
     for name in ("world_size", "gpus_per_node", "gpu_mem_bytes"):
         value = getattr(facts, name)
@@ -112,8 +112,6 @@ def _problem_finding(path: str, p: Problem) -> Finding:
 
 
 def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, version) -> ConfigReport:
-    from zgen.solver.solve import LaunchValues, solve
-
     model = facts.model
     launch = LaunchValues(
         world_size=facts.world_size,
@@ -173,21 +171,7 @@ def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, ve
     return ConfigReport(tuple(sort_findings(findings)), resolved, memory, sizes)
 
 
-def hf_fill(model) -> dict:
-    """What HF Trainer writes into the `"auto"` ZeRO bucket sizes, given the model's hidden size."""
-    if model is None or not model.hidden:
-        return {}
-    h = model.hidden
-    return {
-        "zero_optimization.reduce_bucket_size": h * h,
-        "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * h * h),
-        "zero_optimization.stage3_param_persistence_threshold": 10 * h,
-    }
-
-
 def _resolve(values, model_values, forced, explain, world, facts, path, origin=None) -> ResolvedConfig:
-    from zgen.config.resolve import resolve
-
     origin = origin or Origin(kind="config", detail="world size")
     return resolve(values, model_values, forced, explain, world, origin, facts.model, path)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from zgen.config.autofill import hf_fill
+from zgen.config.defaults import default as ds_default
 from zgen.config.resolved import OffloadSpec, OptimizerSpec, Origin, ResolvedConfig, SchedulerSpec, ZeroSpec
 from zgen.config.schema import HF_PARAM_FILL, Key, Section
 from zgen.config.validate import AUTO, ConfigValues
@@ -56,20 +58,29 @@ class _Ctx:
             value = self.model_values[key]
             self.origins[key] = Origin(kind="derived", detail=f"{self.derive_explain[key]} = {value!r}")
             return value
-        default = spec.default if spec is not None else None
-        if default is None:
-            default = fallback
+        value = spec.default if spec is not None else ds_default(key, self.values.version)
+        known = value is not None
+        if not known:
+            value = fallback
         span = s.span if s is not None else None
-        self.origins[key] = Origin(kind="default", detail="DeepSpeed default" if spec and spec.default is not None
+        self.origins[key] = Origin(kind="default", detail="DeepSpeed default" if known
                                    else "zgen's default (DeepSpeed has none)",
                                    line=span.line if span else None, column=span.column if span else None)
-        return default
+        return value
+
+    def int(self, key: str) -> int:
+        """`get(key)` as an int; DeepSpeed's default when the value is not a number (e.g. unknown)."""
+        value = self.get(key)
+        return int(value) if _is_number(value) else int(ds_default(key, self.values.version))
+
+    def float(self, key: str) -> float:
+        """`get(key)` as a float; DeepSpeed's default when the value is not a number."""
+        value = self.get(key)
+        return float(value) if _is_number(value) else float(ds_default(key, self.values.version))
 
     def auto_value(self, key: str, spec: Key | None, fallback: object) -> object:
         if key in self.model_values and self.model_values[key] is not None:
             return self.model_values[key]
-        from zgen.config.check import hf_fill
-
         hf = hf_fill(self.model)
         if key in hf:
             return hf[key]
@@ -86,15 +97,19 @@ def _offload(ctx: _Ctx, block: str) -> OffloadSpec:
     prefix = f"zero_optimization.{block}"
     if prefix not in ctx.values.sections:
         return OffloadSpec()
-    device = ctx.get(f"{prefix}.device", "none")
+    device = ctx.get(f"{prefix}.device")
     path = ctx.get(f"{prefix}.nvme_path")
-    pin = ctx.get(f"{prefix}.pin_memory", True)
-    ratio = ctx.get(f"{prefix}.ratio", 1.0) if block == "offload_optimizer" else 1.0
+    pin = ctx.get(f"{prefix}.pin_memory")
+    ratio = ctx.float(f"{prefix}.ratio") if block == "offload_optimizer" else 1.0
     return OffloadSpec(device=device, nvme_path=str(path) if path else None, pin_memory=bool(pin), ratio=float(ratio))
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _as_int(value: object, fallback: int) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else fallback
+    return int(value) if _is_number(value) else fallback
 
 
 def resolve(values: ConfigValues, model_values: dict, forced: frozenset[str], derive_explain: dict[str, str],
@@ -102,10 +117,10 @@ def resolve(values: ConfigValues, model_values: dict, forced: frozenset[str], de
     """The resolved config for `world_size`; `model_values` are the solver's values by canonical key."""
     ctx = _Ctx(values, model_values, forced, derive_explain, model, {})
     batch = {k: _as_int(ctx.get(k, 1), 1) for k in _BATCH}
-    fp16 = bool(ctx.get("fp16.enabled", False))
-    bf16 = bool(ctx.get("bf16.enabled", False))
+    fp16 = bool(ctx.get("fp16.enabled"))
+    bf16 = bool(ctx.get("bf16.enabled"))
     precision = "fp16" if fp16 else "bf16" if bf16 else "fp32"
-    stage = _as_int(ctx.get("zero_optimization.stage", 0), 0)
+    stage = ctx.int("zero_optimization.stage")
     overlap = ctx.get("zero_optimization.overlap_comm")
     if overlap is None:
         overlap = stage == 3
@@ -123,21 +138,21 @@ def resolve(values: ConfigValues, model_values: dict, forced: frozenset[str], de
     zero = ZeroSpec(
         stage=stage,
         overlap_comm=bool(overlap),
-        contiguous_gradients=bool(ctx.get(z + "contiguous_gradients", True)),
-        reduce_bucket_size=_as_int(ctx.get(z + "reduce_bucket_size"), 500_000_000),
-        allgather_bucket_size=_as_int(ctx.get(z + "allgather_bucket_size"), 500_000_000),
-        prefetch_bucket_size=_as_int(ctx.get(z + "stage3_prefetch_bucket_size"), 50_000_000),
-        param_persistence_threshold=_as_int(ctx.get(z + "stage3_param_persistence_threshold"), 100_000),
-        max_live_parameters=_as_int(ctx.get(z + "stage3_max_live_parameters"), 1_000_000_000),
-        max_reuse_distance=_as_int(ctx.get(z + "stage3_max_reuse_distance"), 1_000_000_000),
-        sub_group_size=_as_int(ctx.get(z + "sub_group_size"), 1_000_000_000),
+        contiguous_gradients=bool(ctx.get(z + "contiguous_gradients")),
+        reduce_bucket_size=ctx.int(z + "reduce_bucket_size"),
+        allgather_bucket_size=ctx.int(z + "allgather_bucket_size"),
+        prefetch_bucket_size=ctx.int(z + "stage3_prefetch_bucket_size"),
+        param_persistence_threshold=ctx.int(z + "stage3_param_persistence_threshold"),
+        max_live_parameters=ctx.int(z + "stage3_max_live_parameters"),
+        max_reuse_distance=ctx.int(z + "stage3_max_reuse_distance"),
+        sub_group_size=ctx.int(z + "sub_group_size"),
         reduce_dtype=reduce_dtype,
         offload_param=_offload(ctx, "offload_param"),
         offload_optimizer=_offload(ctx, "offload_optimizer"),
     )
     optimizer = _optimizer(ctx)
     scheduler = _scheduler(ctx)
-    clip = ctx.get("gradient_clipping", 0.0)
+    clip = ctx.get("gradient_clipping")
     steps = ctx.get("steps_per_print", 10)
     resolved = ResolvedConfig(
         train_batch_size=batch["train_batch_size"],
@@ -149,11 +164,11 @@ def resolve(values: ConfigValues, model_values: dict, forced: frozenset[str], de
         zero=zero,
         optimizer=optimizer,
         scheduler=scheduler,
-        loss_scale=float(_num(ctx.get("fp16.loss_scale", 0.0), 0.0)),
-        initial_scale_power=_as_int(ctx.get("fp16.initial_scale_power", 16), 16),
-        loss_scale_window=_as_int(ctx.get("fp16.loss_scale_window", 1000), 1000),
-        hysteresis=_as_int(ctx.get("fp16.hysteresis", 2), 2),
-        min_loss_scale=float(_num(ctx.get("fp16.min_loss_scale", 1), 1)),
+        loss_scale=ctx.float("fp16.loss_scale"),
+        initial_scale_power=ctx.int("fp16.initial_scale_power"),
+        loss_scale_window=ctx.int("fp16.loss_scale_window"),
+        hysteresis=ctx.int("fp16.hysteresis"),
+        min_loss_scale=ctx.float("fp16.min_loss_scale"),
         steps_per_print=_as_int(steps, 10),
         source_path=source_path,
         origins=(),
@@ -163,21 +178,19 @@ def resolve(values: ConfigValues, model_values: dict, forced: frozenset[str], de
 
 
 def _num(value: object, fallback: float) -> float:
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else fallback
+    return value if _is_number(value) else fallback
 
 
 def _optimizer(ctx: _Ctx) -> OptimizerSpec:
     if "optimizer" not in ctx.values.sections and "optimizer.type" not in ctx.values.settings:
         ctx.origins["optimizer.type"] = Origin(kind="default", detail="no `optimizer` section; zgen's default AdamW")
         return OptimizerSpec()
-    default = OptimizerSpec()
-    name = ctx.get("optimizer.type", default.type)
-    lr = _num(ctx.get("optimizer.params.lr", default.lr), default.lr)
-    betas = ctx.get("optimizer.params.betas", list(default.betas))
-    if not (isinstance(betas, (list, tuple)) and len(betas) == 2 and all(isinstance(b, (int, float)) for b in betas)):
-        betas = default.betas
-    eps = _num(ctx.get("optimizer.params.eps", default.eps), default.eps)
-    wd = _num(ctx.get("optimizer.params.weight_decay", default.weight_decay), default.weight_decay)
+    # A written `optimizer` section gets DeepSpeed's Adam defaults for the parameters it leaves out.
+    name = ctx.get("optimizer.type", OptimizerSpec().type)
+    lr, eps, wd = (ctx.float(f"optimizer.params.{p}") for p in ("lr", "eps", "weight_decay"))
+    betas = ctx.get("optimizer.params.betas")
+    if not (isinstance(betas, (list, tuple)) and len(betas) == 2 and all(_is_number(b) for b in betas)):
+        betas = ds_default("optimizer.params.betas", ctx.values.version)
     return OptimizerSpec(type=str(name), lr=float(lr), betas=(float(betas[0]), float(betas[1])), eps=float(eps),
                          weight_decay=float(wd))
 

@@ -10,9 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from zgen.config.defaults import defaults
+
 __all__ = ["OptimizerSpec", "SchedulerSpec", "OffloadSpec", "ZeroSpec", "ResolvedConfig", "Origin"]
 
 Precision = Literal["bf16", "fp16", "fp32"]
+
+# Field defaults are DeepSpeed's (current release), so a spec built in code means what an empty config means.
+_DS = defaults()
+_Z = "zero_optimization."
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,24 +60,28 @@ class SchedulerSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OffloadSpec:
-    device: Literal["none", "cpu", "nvme"] = "none"
+    """Where ZeRO keeps offloaded parameters or optimizer state (`device` "none": on the GPU)."""
+
+    device: Literal["none", "cpu", "nvme"] = _DS[_Z + "offload_param.device"]
     nvme_path: str | None = None
-    pin_memory: bool = True
-    ratio: float = 1.0
+    pin_memory: bool = _DS[_Z + "offload_param.pin_memory"]
+    ratio: float = _DS[_Z + "offload_optimizer.ratio"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ZeroSpec:
-    stage: int = 0
+    """The `zero_optimization` settings zgen models; `overlap_comm` defaults to DeepSpeed's stage-3 value."""
+
+    stage: int = _DS[_Z + "stage"]
     overlap_comm: bool = True
-    contiguous_gradients: bool = True
-    reduce_bucket_size: int = 500_000_000
-    allgather_bucket_size: int = 500_000_000
-    prefetch_bucket_size: int = 50_000_000
-    param_persistence_threshold: int = 100_000
-    max_live_parameters: int = 1_000_000_000
-    max_reuse_distance: int = 1_000_000_000
-    sub_group_size: int = 1_000_000_000
+    contiguous_gradients: bool = _DS[_Z + "contiguous_gradients"]
+    reduce_bucket_size: int = _DS[_Z + "reduce_bucket_size"]
+    allgather_bucket_size: int = _DS[_Z + "allgather_bucket_size"]
+    prefetch_bucket_size: int = _DS[_Z + "stage3_prefetch_bucket_size"]
+    param_persistence_threshold: int = _DS[_Z + "stage3_param_persistence_threshold"]
+    max_live_parameters: int = _DS[_Z + "stage3_max_live_parameters"]
+    max_reuse_distance: int = _DS[_Z + "stage3_max_reuse_distance"]
+    sub_group_size: int = _DS[_Z + "sub_group_size"]
     reduce_dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
     offload_param: OffloadSpec = field(default_factory=OffloadSpec)
     offload_optimizer: OffloadSpec = field(default_factory=OffloadSpec)
@@ -95,11 +105,11 @@ class ResolvedConfig:
     zero: ZeroSpec
     optimizer: OptimizerSpec
     scheduler: SchedulerSpec | None = None
-    loss_scale: float = 0.0  # fp16 only; 0 = dynamic
-    initial_scale_power: int = 16
-    loss_scale_window: int = 1000
-    hysteresis: int = 2
-    min_loss_scale: float = 1.0
+    loss_scale: float = _DS["fp16.loss_scale"]  # fp16 only; 0 = dynamic
+    initial_scale_power: int = _DS["fp16.initial_scale_power"]
+    loss_scale_window: int = _DS["fp16.loss_scale_window"]
+    hysteresis: int = _DS["fp16.hysteresis"]
+    min_loss_scale: float = float(_DS["fp16.min_loss_scale"])
     steps_per_print: int = 10
     source_path: str = ""
     origins: tuple[tuple[str, Origin], ...] = ()

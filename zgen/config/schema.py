@@ -1,6 +1,8 @@
 """DeepSpeed's config key schema, keyed by DeepSpeed version.
 
-Facts here were read from DeepSpeed 0.19.8's sources (`runtime/config.py`,
+The defaults live in `zgen.config.defaults` (one table the runtime reads too);
+this module adds kinds, ranges, aliases and what fills an `"auto"`. Facts here
+were read from DeepSpeed 0.19.8's sources (`runtime/config.py`,
 `runtime/constants.py`, `runtime/zero/config.py`, `runtime/zero/offload_config.py`,
 `runtime/precision_config.py`, `runtime/swap_tensor/aio_config.py`,
 `runtime/activation_checkpointing/config.py`, `profiling/config.py`,
@@ -9,8 +11,6 @@ release history for the few behaviours that changed:
 
 * pydantic v2 (DeepSpeed 0.15.0): an int field rejects a float with a
   fractional part (`5.5`); earlier releases truncated it silently.
-* `gradient_clipping` defaults to 1.0 from 0.19.3 (0.0, i.e. off, before).
-* offload `pin_memory` defaults to true from 0.19.5 (false before).
 * 0.19.8 rejects removed features (`amp`, `nebula`, MiCS, ...) with an error.
 
 A *strict* section is a pydantic model with `extra="forbid"`: an unknown key
@@ -23,16 +23,16 @@ section is one zgen does not model (its content is not checked).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Mapping
 
+from zgen.config.defaults import OLDEST, Version, defaults
 from zgen.errors import ZgenError
 
 __all__ = ["Key", "Section", "schema_for", "parse_version", "OLDEST_VERSION", "Version"]
 
-Version = tuple[int, int, int]
-
-OLDEST_VERSION: Version = (0, 10, 0)
+OLDEST_VERSION: Version = OLDEST
 PYDANTIC_V2: Version = (0, 15, 0)
 REMOVALS: Version = (0, 19, 8)
 
@@ -118,27 +118,27 @@ def parse_version(text: str) -> Version:
     return version
 
 
-def _k(name: str, kind: str, default: object = None, **kw) -> Key:
-    return Key(name, kind, default, **kw)
+def _k(name: str, kind: str, **kw) -> Key:
+    # The default is filled in from `zgen.config.defaults` once the tree is built (`_with_defaults`).
+    return Key(name, kind, **kw)
 
 
-def _bools(*names_defaults: tuple[str, bool]) -> tuple[Key, ...]:
-    return tuple(_k(n, "bool", d) for n, d in names_defaults)
+def _bools(*names: str) -> tuple[Key, ...]:
+    return tuple(_k(n, "bool") for n in names)
 
 
 _HF_BUCKET = "HF Trainer/accelerate fill it from the model's `hidden_size`"
 
 
 def _zero(v: Version) -> Section:
-    pin_default = v >= (0, 19, 5)
     removed_here = v >= REMOVALS
 
     def offload_common() -> tuple[Key, ...]:
         return (
-            _k("device", "enum", "none", choices=("none", "cpu", "nvme"), fix_cost=2, hf_default="none",
+            _k("device", "enum", choices=("none", "cpu", "nvme"), fix_cost=2, hf_default="none",
                auto="accelerate (and HF Trainer through it) fills it from its offload device setting"),
-            _k("nvme_path", "path", None, nullable=True),
-            _k("pin_memory", "bool", pin_default),
+            _k("nvme_path", "path", nullable=True),
+            _k("pin_memory", "bool"),
         )
 
     offload_param = Section(
@@ -146,9 +146,9 @@ def _zero(v: Version) -> Section:
         "strict",
         keys=offload_common()
         + (
-            _k("buffer_count", "int", 5, ge=0),
-            _k("buffer_size", "int", 100_000_000, ge=0),
-            _k("max_in_cpu", "int", 1_000_000_000, ge=0),
+            _k("buffer_count", "int", ge=0),
+            _k("buffer_size", "int", ge=0),
+            _k("max_in_cpu", "int", ge=0),
         ),
         nullable=True,
         doc="parameter offload to CPU or NVMe (ZeRO stage 3 only)",
@@ -158,11 +158,11 @@ def _zero(v: Version) -> Section:
         "strict",
         keys=offload_common()
         + (
-            _k("buffer_count", "int", 4, ge=0),
-            _k("ratio", "float", 1.0, ge=0.0, le=1.0),
-            _k("cpuadam_cores_perc", "float", 0.8, ge=0.0, le=1.0),
+            _k("buffer_count", "int", ge=0),
+            _k("ratio", "float", ge=0.0, le=1.0),
+            _k("cpuadam_cores_perc", "float", ge=0.0, le=1.0),
         )
-        + _bools(("pipeline_read", False), ("pipeline_write", False), ("fast_init", False), ("super_offload", False)),
+        + _bools("pipeline_read", "pipeline_write", "fast_init", "super_offload"),
         nullable=True,
         doc="optimizer state offload to CPU or NVMe",
     )
@@ -170,16 +170,16 @@ def _zero(v: Version) -> Section:
         "zenflow",
         "strict",
         keys=(
-            _k("topk_ratio", "float", 0.1, gt=0.0),
-            _k("select_strategy", "str", "auto"),
-            _k("select_interval", "any", "auto"),
-            _k("update_interval", "any", "auto"),
-            _k("overlap_step", "bool", False),
-            _k("offload", "bool", False),
-            _k("auto_ratio", "float", 0.99, ge=0.0, le=1.0),
-            _k("full_warm_up_rounds", "int", 0),
-            _k("pt_reserved_cores_perc", "float", 0.5, ge=0.0, le=1.0),
-            _k("steps_per_epoch", "int", None, nullable=True),
+            _k("topk_ratio", "float", gt=0.0),
+            _k("select_strategy", "str"),
+            _k("select_interval", "any"),
+            _k("update_interval", "any"),
+            _k("overlap_step", "bool"),
+            _k("offload", "bool"),
+            _k("auto_ratio", "float", ge=0.0, le=1.0),
+            _k("full_warm_up_rounds", "int"),
+            _k("pt_reserved_cores_perc", "float", ge=0.0, le=1.0),
+            _k("steps_per_epoch", "int", nullable=True),
         ),
         nullable=True,
     )
@@ -194,60 +194,60 @@ def _zero(v: Version) -> Section:
         "zeropp_loco_param": "LoCo-Zero++ was removed; drop the key to keep plain ZeRO++ quantized gradients",
     }
     keys = [
-        _k("stage", "enum", 0, choices=(0, 1, 2, 3), fix_cost=2, doc="ZeRO stage: 0 off, 1 optimizer states, 2 +gradients, 3 +parameters"),
+        _k("stage", "enum", choices=(0, 1, 2, 3), fix_cost=2, doc="ZeRO stage: 0 off, 1 optimizer states, 2 +gradients, 3 +parameters"),
         *_bools(
-            ("contiguous_gradients", True),
-            ("reduce_scatter", True),
-            ("use_multi_rank_bucket_allreduce", True),
-            ("allgather_partitions", True),
-            ("compute_grad_norm", True),
-            ("load_from_fp32_weights", True),
-            ("elastic_checkpoint", False),
-            ("ignore_unused_parameters", True),
-            ("legacy_stage1", False),
-            ("round_robin_gradients", False),
-            ("parameter_alignment", False),
-            ("zero_quantized_weights", False),
-            ("zero_quantized_nontrainable_weights", False),
-            ("zero_quantized_gradients", False),
-            ("memory_efficient_linear", True),
-            ("pipeline_loading_checkpoint", False),
-            ("override_module_apply", True),
-            ("log_trace_cache_warnings", False),
-            ("enable_sanity_checks", False),
-            ("save_muon_momentum_buffer_in_memory", False),
+            "contiguous_gradients",
+            "reduce_scatter",
+            "use_multi_rank_bucket_allreduce",
+            "allgather_partitions",
+            "compute_grad_norm",
+            "load_from_fp32_weights",
+            "elastic_checkpoint",
+            "ignore_unused_parameters",
+            "legacy_stage1",
+            "round_robin_gradients",
+            "parameter_alignment",
+            "zero_quantized_weights",
+            "zero_quantized_nontrainable_weights",
+            "zero_quantized_gradients",
+            "memory_efficient_linear",
+            "pipeline_loading_checkpoint",
+            "override_module_apply",
+            "log_trace_cache_warnings",
+            "enable_sanity_checks",
+            "save_muon_momentum_buffer_in_memory",
         ),
         # None means "true in stage 3, false below" (DeepSpeed decides after reading the stage).
-        _k("overlap_comm", "bool", None, nullable=True),
-        _k("reduce_bucket_size", "int", 500_000_000, gt=0, auto=_HF_BUCKET + " (hidden_size x hidden_size)"),
-        _k("allgather_bucket_size", "int", 500_000_000, ge=0),
-        _k("sub_group_size", "int", 1_000_000_000, ge=0),
-        _k("stage3_prefetch_bucket_size", "int", 50_000_000, ge=0, aliases=("prefetch_bucket_size",),
+        _k("overlap_comm", "bool", nullable=True),
+        _k("reduce_bucket_size", "int", gt=0, auto=_HF_BUCKET + " (hidden_size x hidden_size)"),
+        _k("allgather_bucket_size", "int", ge=0),
+        _k("sub_group_size", "int", ge=0),
+        _k("stage3_prefetch_bucket_size", "int", ge=0, aliases=("prefetch_bucket_size",),
            auto=_HF_BUCKET + " (0.9 x hidden_size x hidden_size)"),
-        _k("stage3_param_persistence_threshold", "int", 100_000, ge=0, aliases=("param_persistence_threshold",),
+        _k("stage3_param_persistence_threshold", "int", ge=0, aliases=("param_persistence_threshold",),
            auto=_HF_BUCKET + " (10 x hidden_size)"),
-        _k("stage3_model_persistence_threshold", "int", 2**63 - 1, ge=0, aliases=("model_persistence_threshold",)),
-        _k("stage3_max_live_parameters", "int", 1_000_000_000, ge=0, aliases=("max_live_parameters",)),
-        _k("stage3_max_reuse_distance", "int", 1_000_000_000, ge=0, aliases=("max_reuse_distance",)),
-        _k("stage3_gather_16bit_weights_on_model_save", "bool", False, aliases=("gather_16bit_weights_on_model_save",),
+        _k("stage3_model_persistence_threshold", "int", ge=0, aliases=("model_persistence_threshold",)),
+        _k("stage3_max_live_parameters", "int", ge=0, aliases=("max_live_parameters",)),
+        _k("stage3_max_reuse_distance", "int", ge=0, aliases=("max_reuse_distance",)),
+        _k("stage3_gather_16bit_weights_on_model_save", "bool", aliases=("gather_16bit_weights_on_model_save",),
            auto="accelerate (and HF Trainer through it) fills it from its `zero3_save_16bit_model` setting", hf_default=False),
-        _k("stage3_module_granularity_threshold", "int", 0, aliases=("module_granularity_threshold",)),
-        _k("stage3_use_all_reduce_for_fetch_params", "bool", False, aliases=("use_all_reduce_for_fetch_params",)),
-        _k("stage3_allgather_sequential", "bool", False, aliases=("allgather_sequential",)),
-        _k("zero_hpz_partition_size", "int", 1, ge=0),
-        _k("cpu_offload", "bool", None, nullable=True, deprecated="use `offload_optimizer: {\"device\": \"cpu\"}`",
+        _k("stage3_module_granularity_threshold", "int", aliases=("module_granularity_threshold",)),
+        _k("stage3_use_all_reduce_for_fetch_params", "bool", aliases=("use_all_reduce_for_fetch_params",)),
+        _k("stage3_allgather_sequential", "bool", aliases=("allgather_sequential",)),
+        _k("zero_hpz_partition_size", "int", ge=0),
+        _k("cpu_offload", "bool", nullable=True, deprecated="use `offload_optimizer: {\"device\": \"cpu\"}`",
            replaced_by="zero_optimization.offload_optimizer"),
-        _k("cpu_offload_param", "bool", None, nullable=True, deprecated="use `offload_param: {\"device\": \"cpu\"}`",
+        _k("cpu_offload_param", "bool", nullable=True, deprecated="use `offload_param: {\"device\": \"cpu\"}`",
            replaced_by="zero_optimization.offload_param"),
-        _k("cpu_offload_use_pin_memory", "bool", None, nullable=True,
+        _k("cpu_offload_use_pin_memory", "bool", nullable=True,
            deprecated="use `pin_memory` inside `offload_param` or `offload_optimizer`"),
-        _k("stage3_gather_fp16_weights_on_model_save", "bool", False,
+        _k("stage3_gather_fp16_weights_on_model_save", "bool",
            deprecated="use `stage3_gather_16bit_weights_on_model_save`",
            replaced_by="zero_optimization.stage3_gather_16bit_weights_on_model_save"),
-        _k("mics_shard_size", "int", -1, removed=removed_msg["mics_shard_size"] if removed_here else ""),
-        _k("mics_hierarchical_params_gather", "bool", False,
+        _k("mics_shard_size", "int", removed=removed_msg["mics_shard_size"] if removed_here else ""),
+        _k("mics_hierarchical_params_gather", "bool",
            removed=removed_msg["mics_hierarchical_params_gather"] if removed_here else ""),
-        _k("zeropp_loco_param", "dict", None, nullable=True,
+        _k("zeropp_loco_param", "dict", nullable=True,
            removed=removed_msg["zeropp_loco_param"] if removed_here else ""),
     ]
     return Section(
@@ -265,23 +265,23 @@ def _precision(v: Version) -> tuple[Section, ...]:
         "fp16",
         "strict",
         keys=(
-            _k("enabled", "bool", False, auto="HF Trainer fills it from `TrainingArguments.fp16`", hf_default=False, fix_cost=2),
-            _k("auto_cast", "bool", False),
-            _k("loss_scale", "float", 0.0, no_bool=True),
-            _k("initial_scale_power", "int", 16),
-            _k("loss_scale_window", "int", 1000, no_bool=True),
-            _k("hysteresis", "int", 2),
-            _k("consecutive_hysteresis", "bool", False),
-            _k("min_loss_scale", "int", 1, no_bool=True),
-            _k("fp16_master_weights_and_grads", "bool", False),
+            _k("enabled", "bool", auto="HF Trainer fills it from `TrainingArguments.fp16`", hf_default=False, fix_cost=2),
+            _k("auto_cast", "bool"),
+            _k("loss_scale", "float", no_bool=True),
+            _k("initial_scale_power", "int"),
+            _k("loss_scale_window", "int", no_bool=True),
+            _k("hysteresis", "int"),
+            _k("consecutive_hysteresis", "bool"),
+            _k("min_loss_scale", "int", no_bool=True),
+            _k("fp16_master_weights_and_grads", "bool"),
         ),
     )
     bf16_keys = (
-        _k("enabled", "bool", False, auto="HF Trainer fills it from `TrainingArguments.bf16`", hf_default=False, fix_cost=2),
-        _k("immediate_grad_update", "bool", False),
-        _k("check_grad_overflow", "bool", True),
-        _k("bf16_master_weights_and_grads", "bool", False),
-        _k("bf16_optimizer_states", "bool", False),
+        _k("enabled", "bool", auto="HF Trainer fills it from `TrainingArguments.bf16`", hf_default=False, fix_cost=2),
+        _k("immediate_grad_update", "bool"),
+        _k("check_grad_overflow", "bool"),
+        _k("bf16_master_weights_and_grads", "bool"),
+        _k("bf16_optimizer_states", "bool"),
     )
     # DeepSpeed reads `bf16` with `.get(..., None)` and falls back to `bfloat16`, so `null` is accepted.
     bf16 = Section("bf16", "strict", keys=bf16_keys, nullable=True)
@@ -293,25 +293,25 @@ def _lenient_sections(v: Version) -> tuple[Section, ...]:
     optimizer = Section(
         "optimizer",
         "lenient",
-        keys=(_k("type", "str", None, nullable=True), _k("params", "dict", None, nullable=True),
-              _k("legacy_fusion", "bool", False)),
+        keys=(_k("type", "str", nullable=True), _k("params", "dict", nullable=True),
+              _k("legacy_fusion", "bool")),
         doc="optimizer DeepSpeed builds (params are checked per optimizer type)",
     )
     scheduler = Section(
         "scheduler",
         "lenient",
-        keys=(_k("type", "str", None, nullable=True), _k("params", "dict", None, nullable=True)),
+        keys=(_k("type", "str", nullable=True), _k("params", "dict", nullable=True)),
     )
     aio = Section(
         "aio",
         "lenient",
         keys=(
-            _k("block_size", "int", 1_048_576),
-            _k("queue_depth", "int", 8),
-            _k("intra_op_parallelism", "int", 1),
-            _k("single_submit", "bool", False),
-            _k("overlap_events", "bool", True),
-            _k("use_gds", "bool", False),
+            _k("block_size", "int"),
+            _k("queue_depth", "int"),
+            _k("intra_op_parallelism", "int"),
+            _k("single_submit", "bool"),
+            _k("overlap_events", "bool"),
+            _k("use_gds", "bool"),
         ),
         nullable=True,
     )
@@ -319,96 +319,96 @@ def _lenient_sections(v: Version) -> tuple[Section, ...]:
         "activation_checkpointing",
         "lenient",
         keys=(
-            _k("partition_activations", "bool", False),
-            _k("number_checkpoints", "int", None, nullable=True),
-            _k("contiguous_memory_optimization", "bool", False),
-            _k("synchronize_checkpoint_boundary", "bool", False),
-            _k("profile", "bool", False),
-            _k("cpu_checkpointing", "bool", False),
+            _k("partition_activations", "bool"),
+            _k("number_checkpoints", "int", nullable=True),
+            _k("contiguous_memory_optimization", "bool"),
+            _k("synchronize_checkpoint_boundary", "bool"),
+            _k("profile", "bool"),
+            _k("cpu_checkpointing", "bool"),
         ),
     )
     flops_profiler = Section(
         "flops_profiler",
         "lenient",
         keys=(
-            _k("enabled", "bool", False),
-            _k("recompute_fwd_factor", "float", 0.0),
-            _k("profile_step", "int", 1),
-            _k("module_depth", "int", -1),
-            _k("top_modules", "int", 1),
-            _k("detailed", "bool", True),
-            _k("output_file", "str", None, nullable=True),
+            _k("enabled", "bool"),
+            _k("recompute_fwd_factor", "float"),
+            _k("profile_step", "int"),
+            _k("module_depth", "int"),
+            _k("top_modules", "int"),
+            _k("detailed", "bool"),
+            _k("output_file", "str", nullable=True),
         ),
     )
     pipeline = Section(
         "pipeline",
         "lenient",
         keys=(
-            _k("stages", "any", "auto"),
-            _k("partition", "any", "best"),
-            _k("seed_layers", "bool", False),
-            _k("activation_checkpoint_interval", "int", 0),
-            _k("pipe_partitioned", "bool", True),
-            _k("grad_partitioned", "bool", True),
+            _k("stages", "any"),
+            _k("partition", "any"),
+            _k("seed_layers", "bool"),
+            _k("activation_checkpoint_interval", "int"),
+            _k("pipe_partitioned", "bool"),
+            _k("grad_partitioned", "bool"),
         ),
     )
     data_types = Section(
         "data_types",
         "lenient",
         keys=(
-            _k("grad_accum_dtype", "enum", None, nullable=True, choices=("fp32", "fp16", "bf16")),
-            _k("param_dtype", "str", None, nullable=True),
-            _k("buffer_dtype", "any", None, nullable=True),
-            _k("keep_in_fp32_modules", "any", "auto"),
+            _k("grad_accum_dtype", "enum", nullable=True, choices=("fp32", "fp16", "bf16")),
+            _k("param_dtype", "str", nullable=True),
+            _k("buffer_dtype", "any", nullable=True),
+            _k("keep_in_fp32_modules", "any"),
         ),
     )
     checkpoint = Section(
         "checkpoint",
         "lenient",
         keys=(
-            _k("tag_validation", "str", "Warn"),
-            _k("load_universal", "bool", False),
-            _k("use_node_local_storage", "bool", False),
-            _k("parallel_write", "any", None),
-            _k("writer", "any", None, nullable=True),
+            _k("tag_validation", "str"),
+            _k("load_universal", "bool"),
+            _k("use_node_local_storage", "bool"),
+            _k("parallel_write", "any"),
+            _k("writer", "any", nullable=True),
         ),
     )
     torch_autocast = Section(
         "torch_autocast",
         "lenient",
-        keys=(_k("enabled", "bool", False), _k("dtype", "str", None, nullable=True),
-              _k("lower_precision_safe_modules", "list", None, nullable=True)),
+        keys=(_k("enabled", "bool"), _k("dtype", "str", nullable=True),
+              _k("lower_precision_safe_modules", "list", nullable=True)),
     )
     monitors = tuple(
-        Section(name, "strict", keys=(_k("enabled", "bool", False),) + extra)
+        Section(name, "strict", keys=(_k("enabled", "bool"),) + extra)
         for name, extra in (
-            ("tensorboard", (_k("output_path", "str", ""), _k("job_name", "str", "DeepSpeedJobName"))),
-            ("csv_monitor", (_k("output_path", "str", ""), _k("job_name", "str", "DeepSpeedJobName"))),
-            ("wandb", (_k("group", "str", None, nullable=True), _k("team", "str", None, nullable=True),
-                       _k("project", "str", "deepspeed"))),
-            ("comet", (_k("samples_log_interval", "int", 100),) + tuple(
-                _k(n, "str", None, nullable=True)
+            ("tensorboard", (_k("output_path", "str"), _k("job_name", "str"))),
+            ("csv_monitor", (_k("output_path", "str"), _k("job_name", "str"))),
+            ("wandb", (_k("group", "str", nullable=True), _k("team", "str", nullable=True),
+                       _k("project", "str"))),
+            ("comet", (_k("samples_log_interval", "int"),) + tuple(
+                _k(n, "str", nullable=True)
                 for n in ("project", "workspace", "api_key", "experiment_name", "experiment_key", "mode"))
-             + (_k("online", "bool", None, nullable=True),)),
+             + (_k("online", "bool", nullable=True),)),
         )
     )
     comms_logger = Section(
         "comms_logger",
         "strict",
-        keys=(_k("enabled", "bool", False), _k("prof_all", "bool", True), _k("prof_ops", "list", None),
-              _k("verbose", "bool", False), _k("debug", "bool", False)),
+        keys=(_k("enabled", "bool"), _k("prof_all", "bool"), _k("prof_ops", "list"),
+              _k("verbose", "bool"), _k("debug", "bool")),
     )
     hybrid_engine = Section(
         "hybrid_engine",
         "strict",
         keys=(
-            _k("enabled", "bool", False),
-            _k("max_out_tokens", "int", 512, gt=0),
-            _k("inference_tp_size", "int", 1),
-            _k("release_inference_cache", "bool", False),
-            _k("pin_parameters", "bool", True),
-            _k("tp_gather_partition_size", "int", 8),
-            _k("enable_cuda_graph", "bool", False),
+            _k("enabled", "bool"),
+            _k("max_out_tokens", "int", gt=0),
+            _k("inference_tp_size", "int"),
+            _k("release_inference_cache", "bool"),
+            _k("pin_parameters", "bool"),
+            _k("tp_gather_partition_size", "int"),
+            _k("enable_cuda_graph", "bool"),
         ),
     )
     opaque = tuple(
@@ -439,38 +439,37 @@ _REMOVED_TOP = {
 
 
 def _top(v: Version) -> Section:
-    clip_default = 1.0 if v >= (0, 19, 3) else 0.0
     removed_here = v >= REMOVALS
     keys = (
-        _k("train_batch_size", "int", None, nullable=True, fix_cost=3,
+        _k("train_batch_size", "int", nullable=True, fix_cost=3,
            auto="HF Trainer fills it as world size x `per_device_train_batch_size` x `gradient_accumulation_steps`"),
-        _k("train_micro_batch_size_per_gpu", "int", None, nullable=True, fix_cost=2, hf_default=8,
+        _k("train_micro_batch_size_per_gpu", "int", nullable=True, fix_cost=2, hf_default=8,
            auto="HF Trainer fills it from `TrainingArguments.per_device_train_batch_size` (default 8)"),
-        _k("gradient_accumulation_steps", "int", None, nullable=True, fix_cost=1, hf_default=1,
+        _k("gradient_accumulation_steps", "int", nullable=True, fix_cost=1, hf_default=1,
            auto="HF Trainer fills it from `TrainingArguments.gradient_accumulation_steps` (default 1)"),
-        _k("gradient_clipping", "float", clip_default, hf_default=1.0,
+        _k("gradient_clipping", "float", hf_default=1.0,
            auto="HF Trainer fills it from `TrainingArguments.max_grad_norm` (default 1.0)"),
-        _k("steps_per_print", "int", None, nullable=True),
-        _k("wall_clock_breakdown", "bool", False),
-        _k("memory_breakdown", "bool", False),
-        _k("dump_state", "bool", False),
-        _k("disable_allgather", "bool", False),
-        _k("disable_python_gc", "any", False),
-        _k("prescale_gradients", "bool", False),
-        _k("gradient_predivide_factor", "float", 1.0),
-        _k("gradient_allreduce_op", "str", "mean"),
-        _k("communication_data_type", "str", None, nullable=True),
-        _k("seq_parallel_communication_data_type", "str", "fp32"),
-        _k("sequence_parallel_size", "int", 1),
-        _k("managed_gradient_accumulation", "bool", True),
-        _k("zero_allow_untested_optimizer", "bool", False),
-        _k("zero_force_ds_cpu_optimizer", "bool", True),
-        _k("dataloader_drop_last", "bool", False),
-        _k("vocabulary_size", "int", None, nullable=True),
-        _k("use_data_before_expert_parallelism", "bool", False),
-        _k("log_level", "any", None, nullable=True),
-        _k("sparse_attention", "any", None, removed=_REMOVED_TOP["sparse_attention"] if removed_here else ""),
-        _k("sparse_gradients", "bool", False, removed=_REMOVED_TOP["sparse_gradients"] if removed_here else ""),
+        _k("steps_per_print", "int", nullable=True),
+        _k("wall_clock_breakdown", "bool"),
+        _k("memory_breakdown", "bool"),
+        _k("dump_state", "bool"),
+        _k("disable_allgather", "bool"),
+        _k("disable_python_gc", "any"),
+        _k("prescale_gradients", "bool"),
+        _k("gradient_predivide_factor", "float"),
+        _k("gradient_allreduce_op", "str"),
+        _k("communication_data_type", "str", nullable=True),
+        _k("seq_parallel_communication_data_type", "str"),
+        _k("sequence_parallel_size", "int"),
+        _k("managed_gradient_accumulation", "bool"),
+        _k("zero_allow_untested_optimizer", "bool"),
+        _k("zero_force_ds_cpu_optimizer", "bool"),
+        _k("dataloader_drop_last", "bool"),
+        _k("vocabulary_size", "int", nullable=True),
+        _k("use_data_before_expert_parallelism", "bool"),
+        _k("log_level", "any", nullable=True),
+        _k("sparse_attention", "any", removed=_REMOVED_TOP["sparse_attention"] if removed_here else ""),
+        _k("sparse_gradients", "bool", removed=_REMOVED_TOP["sparse_gradients"] if removed_here else ""),
     )
     removed_sections = tuple(
         Section(name, "opaque", removed=_REMOVED_TOP[name] if removed_here else "")
@@ -480,8 +479,8 @@ def _top(v: Version) -> Section:
     amp = Section(
         "amp",
         "lenient",
-        keys=(_k("enabled", "bool", False, auto="HF Trainer fills it from `TrainingArguments.fp16` with apex"),
-              _k("opt_level", "any", "O1")),
+        keys=(_k("enabled", "bool", auto="HF Trainer fills it from `TrainingArguments.fp16` with apex"),
+              _k("opt_level", "any")),
         removed=_REMOVED_TOP["amp"] if removed_here else "",
     )
     sections = (_zero(v), *_precision(v), *_lenient_sections(v), amp, *removed_sections)
@@ -491,7 +490,15 @@ def _top(v: Version) -> Section:
 @lru_cache(maxsize=8)
 def schema_for(version: Version) -> Section:
     """The top-level section (and everything under it) as DeepSpeed `version` reads it."""
-    return _top(version)
+    return _with_defaults(_top(version), "", defaults(version))
+
+
+def _with_defaults(section: Section, path: str, table: Mapping[str, object]) -> Section:
+    """`section` with each key's default taken from `table` (a replaced section reads its replacement's)."""
+    path = section.replaced_by or path
+    keys = tuple(replace(k, default=table.get(f"{path}.{k.name}" if path else k.name)) for k in section.keys)
+    subs = tuple(_with_defaults(s, f"{path}.{s.name}" if path else s.name, table) for s in section.sections)
+    return replace(section, keys=keys, sections=subs, key_index={}, section_index={})
 
 
 # Parameters each optimizer DeepSpeed builds from the config accepts (DeepSpeed

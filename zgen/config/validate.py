@@ -266,6 +266,9 @@ class _Walker:
 
     def unknown(self, entry: Entry, section: Section, path: str, dotted: str) -> None:
         where = f"`{path}`" if path else "the top level"
+        if entry.key.startswith("_"):
+            self.comment_key(entry, section, dotted, where)
+            return
         guess = _closest(entry.key, section.names())
         if guess is not None:
             hint = f"did you mean `{_join(path, guess)}`?"
@@ -279,6 +282,18 @@ class _Walker:
             self.problem("ZC011", f"`{dotted}` is not a key DeepSpeed reads in {where}; it is silently ignored",
                          entry.key_span, dotted, help=hint or f"remove `{dotted}` or fix its name",
                          severity=Severity.WARNING)
+
+    def comment_key(self, entry: Entry, section: Section, dotted: str, where: str) -> None:
+        """`"_comment": ...` is the JSON comment idiom: silent where DeepSpeed ignores unknown keys.
+
+        No did-you-mean: the key was never meant as a setting. A strict section
+        still rejects it, so there it stays an error, with a help that says where
+        a comment can go instead.
+        """
+        if section.mode == "strict":
+            self.problem("ZC010", f"`{dotted}` is not a key DeepSpeed accepts in {where}; it rejects the config, "
+                         "comment keys included", entry.key_span, dotted,
+                         help="move the comment to the top level, or use a `//` comment (DeepSpeed reads hjson)")
 
     # -- scalars ---------------------------------------------------------
     def scalar(self, entry: Entry, key: Key, section: Section, canonical: str, dotted: str) -> None:

@@ -18,13 +18,12 @@ Steps, each a small function:
    next use comes within `stage3_max_reuse_distance` elements of other units'
    gathers (DeepSpeed's rule, traversing the units that run in between), as
    long as the gathered total stays within `stage3_max_live_parameters`.
-6. Prefetch: at each position the next units are issued while the elements
-   in flight are below `min(stage3_prefetch_bucket_size, max live - live now)`
-   -- DeepSpeed's rule, so the unit that fills the bucket is still issued and a
-   unit larger than the bucket is prefetched alone.
+6. Prefetch: `zgen.plan.prefetch`, DeepSpeed's bucket and max-live rule
+   (the runtime's default plan uses the same one).
 
-`simulate` replays a plan position by position (what is gathered, issued and
-freed) and feeds both the unit table and the memory timeline (`zgen.timeline`).
+`zgen.plan.replay.simulate` replays a plan position by position (what is
+gathered, issued and freed); `timeline` turns the replay into per-GPU memory
+for the unit table and the memory plot (`zgen.plan.plot`).
 """
 
 from __future__ import annotations
@@ -37,11 +36,13 @@ from torch import nn
 
 from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
+from zgen.plan.prefetch import prefetch_lists
+from zgen.plan.replay import inside, simulate, spans
 from zgen.plan.schedule import ROOT, Plan, Unit
 from zgen.plan.trace import ExecutionTrace
-from zgen.plan.units import default_units
+from zgen.plan.units import default_units, module_numel
 
-__all__ = ["block_modules", "build_plan", "Step", "simulate", "unit_numel", "crosscheck_notes", "resolved_hazards", "trace_failure_note",
+__all__ = ["block_modules", "build_plan", "unit_numel", "crosscheck_notes", "resolved_hazards", "trace_failure_note",
            "MemoryPoint", "timeline"]
 
 # Another ModuleList gets units too when it holds at least this share of the largest one's parameters.
@@ -49,14 +50,6 @@ _SECOND_STACK_SHARE = 0.25
 
 
 # -- 1. which modules are units ------------------------------------------------------------
-
-def _numel(module: nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
-
-
-def _inside(name: str, outer: str) -> bool:
-    return outer == ROOT or name == outer or name.startswith(outer + ".")
-
 
 def block_modules(model: nn.Module, trace: ExecutionTrace, patterns: Sequence[str] = ()) -> list[str]:
     """Qualified names of the modules that get a unit, in the order their forward first ran."""
@@ -73,14 +66,14 @@ def block_modules(model: nn.Module, trace: ExecutionTrace, patterns: Sequence[st
             chosen.extend(h for h in hits if h not in chosen)
     else:
         lists = sorted(
-            ((n, _numel(m)) for n, m in model.named_modules() if isinstance(m, nn.ModuleList) and len(m) > 0),
+            ((n, module_numel(m)) for n, m in model.named_modules() if isinstance(m, nn.ModuleList) and len(m) > 0),
             key=lambda nm: -nm[1],
         )
         stacks: list[str] = []
         for name, n in lists:
             if not stacks or (
                 n >= _SECOND_STACK_SHARE * lists[0][1]
-                and not any(_inside(name, s) or _inside(s, name) for s in stacks)
+                and not any(inside(name, s) or inside(s, name) for s in stacks)
             ):
                 stacks.append(name)
         chosen = [f"{s}.{i}" if s else str(i) for s in stacks for i in range(len(model.get_submodule(s)))]
@@ -179,7 +172,7 @@ def build_plan(
     units = [Unit(module=u.module, params=u.params, external=u.external, reshard_after_forward=u.module not in keep)
              for u in units]
     draft = Plan(units=tuple(units), forward_order=forward, backward_order=backward, persistent=persistent)
-    fwd_pre, bwd_pre = _prefetch(draft, numel, zero)
+    fwd_pre, bwd_pre = prefetch_lists(draft, numel, zero.prefetch_bucket_size, zero.max_live_parameters)
     big = [m for m in forward if numel[m] > zero.max_live_parameters]
     for m in dict.fromkeys(big):
         notes.append(f"unit `{m or '<root>'}` alone gathers {numel[m]:,} elements, more than "
@@ -196,17 +189,6 @@ def build_plan(
     )
 
 
-def _spans(order: Sequence[str]) -> list[int]:
-    """For each position, the last position of that call: units nested in it run inside it."""
-    ends = []
-    for i, m in enumerate(order):
-        j = i
-        while j + 1 < len(order) and order[j + 1] != m and _inside(order[j + 1], m):
-            j += 1
-        ends.append(j)
-    return ends
-
-
 def _enclosing_reads(units: list[Unit], forward: Sequence[str]) -> list[tuple[str, str]]:
     """(reader, owner) pairs where the reader's call encloses the owner's and reads the owner's parameters.
 
@@ -216,7 +198,7 @@ def _enclosing_reads(units: list[Unit], forward: Sequence[str]) -> list[tuple[st
     parameters out from under the running reader.
     """
     owner = {p: u.module for u in units for p in u.params}
-    ends = _spans(forward)
+    ends = spans(forward)
     out = []
     for u in units:
         for p in u.external:
@@ -231,7 +213,7 @@ def _enclosing_reads(units: list[Unit], forward: Sequence[str]) -> list[tuple[st
 def _kept_units(units: list[Unit], forward, backward, numel: dict[str, int], zero: ZeroSpec) -> set[str]:
     """Units left gathered between their forward and backward (reuse distance, capped by max live)."""
     sequence = list(forward) + list(backward)
-    ends = _spans(forward)
+    ends = spans(forward)
     release = {m: ends[i] for i, m in enumerate(forward)}  # after its last forward call
     distance: dict[str, int] = {}
     for u in units:
@@ -262,96 +244,6 @@ def _peak_live(units, forward, backward, numel, keep: set[str]) -> int:
         backward_order=tuple(backward),
     )
     return max((sum(numel[m] for m in s.gathered) for s in simulate(plan)), default=0)
-
-
-def _prefetch(plan: Plan, numel: dict[str, int], zero: ZeroSpec) -> tuple[tuple, tuple]:
-    """Forward and backward prefetch lists under the bucket and max-live rules (see module docstring)."""
-
-    def choose(order: Sequence[str], i: int, live: list[str]) -> list[str]:
-        budget = min(zero.prefetch_bucket_size, zero.max_live_parameters - sum(numel[m] for m in live))
-        picked: list[str] = []
-        inflight = 0
-        for j in range(i + 1, len(order)):
-            for m in (order[j], *_owners(plan, order[j])):
-                if inflight >= budget:
-                    return picked
-                if m not in live and m not in picked:
-                    picked.append(m)
-                    inflight += numel[m]
-        return picked
-
-    if zero.prefetch_bucket_size <= 0 or zero.max_live_parameters <= 0:
-        return tuple(() for _ in plan.forward_order), tuple(() for _ in plan.backward_order)
-    steps = simulate(plan, choose=choose)
-    return (tuple(s.issued for s in steps if s.phase == "forward"),
-            tuple(s.issued for s in steps if s.phase == "backward"))
-
-
-def _owners(plan: Plan, module: str) -> list[str]:
-    own = plan.owner_of()
-    return [own[p] for p in plan.unit(module).external if p in own]
-
-
-# -- replay -------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One position of a replayed plan: `unit` runs while the units in `gathered` hold full parameters."""
-
-    phase: str  # "forward" or "backward"
-    index: int
-    unit: str
-    gathered: tuple[str, ...]  # gathered or in flight while `unit` runs, in the order they were issued
-    on_demand: tuple[str, ...]  # gathered here without having been prefetched
-    issued: tuple[str, ...]  # all-gathers this position issues ahead of use
-    freed: tuple[str, ...]  # released when this position's call ends
-
-
-def simulate(plan: Plan, *, phase: str | None = None, choose=None) -> list[Step]:
-    """Replay a plan the way the runtime executes it; `phase` limits the result to one phase.
-
-    Forward: a unit is gathered when it starts (unless prefetched), the owners
-    of its external parameters with it; then the position's prefetch list is
-    issued. A unit is released when its call ends (nested units end inside
-    it) unless `reshard_after_forward` is False or it runs again later in the
-    phase. Backward: the same in `backward_order`; every unit is released
-    after its last backward call. `choose(order, i, live)`, when given,
-    decides the prefetch lists instead of the plan (how `build_plan` makes them).
-    """
-    steps: list[Step] = []
-    live: list[str] = []
-    for ph, order, pre in (
-        ("forward", plan.forward_order, plan.forward_prefetch),
-        ("backward", plan.backward_order, plan.backward_prefetch),
-    ):
-        ends = _spans(order)
-        last = {m: i for i, m in enumerate(order)}
-        running: list[tuple[str, int]] = []  # (unit, position where its call ends)
-        for i, m in enumerate(order):
-            demand = [u for u in dict.fromkeys([m, *_owners(plan, m)]) if u not in live]
-            live.extend(demand)
-            wanted = choose(order, i, live) if choose is not None else (pre[i] if pre else ())
-            issued = [u for u in wanted if u not in live]
-            live.extend(issued)
-            running.append((m, ends[i]))
-            gathered = tuple(live)
-            done = [u for u, e in running if e == i]
-            running = [(u, e) for u, e in running if e != i]
-            pinned = {x for u, _ in running for x in (u, *_owners(plan, u))}
-            freed: list[str] = []
-            for u in done:
-                for x in (u, *_owners(plan, u)):
-                    if x in pinned or x in freed or x not in live or last.get(x, -1) > i:
-                        continue
-                    if ph == "forward" and not plan.unit(x).reshard_after_forward:
-                        continue
-                    freed.append(x)
-            live = [x for x in live if x not in freed]
-            steps.append(Step(ph, i, m, gathered, tuple(demand), tuple(issued), tuple(freed)))
-        if ph == "forward":
-            # Gathers the forward left behind (prefetched but never run) do not carry into backward.
-            live = [x for x in live if not plan.unit(x).reshard_after_forward]
-    return [s for s in steps if phase is None or s.phase == phase]
 
 
 # -- memory timeline ----------------------------------------------------------------------------

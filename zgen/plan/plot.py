@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zgen.errors import ZgenError
-from zgen.plan.planner import MemoryPoint, simulate, unit_numel
+from zgen.plan.planner import MemoryPoint, unit_numel
+from zgen.plan.replay import simulate
 from zgen.plan.schedule import Plan
 
 __all__ = ["human_bytes", "render_unit_table", "render_timeline", "svg_timeline", "check_plot_path", "write_plot"]

@@ -44,6 +44,7 @@ from torch.utils import _pytree as pytree
 
 from zgen.errors import ZgenError
 from zgen.findings import Finding, Severity
+from zgen.plan.trace_rule import TRACE_RULE
 
 __all__ = [
     "DATA_DEPENDENT_CODE",
@@ -61,7 +62,7 @@ __all__ = [
 ]
 
 # The rule code for "data-dependent control flow seen while tracing" (a ZG2xx: ranks may diverge).
-DATA_DEPENDENT_CODE = "ZG290"
+DATA_DEPENDENT_CODE = TRACE_RULE.code
 
 # Reads of a parameter's metadata, not of its values: they do not need the parameter gathered.
 _METADATA_OPS = frozenset(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from torch import nn
 
-__all__ = ["UnitSpec", "largest_module_list", "default_units"]
+__all__ = ["UnitSpec", "module_numel", "largest_module_list", "default_units"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +26,8 @@ class UnitSpec:
     params: tuple[str, ...]
 
 
-def _numel(module: nn.Module) -> int:
+def module_numel(module: nn.Module) -> int:
+    """Elements of the module's parameters, tied ones counted once."""
     return sum(p.numel() for p in module.parameters())
 
 
@@ -35,7 +36,7 @@ def largest_module_list(model: nn.Module) -> str | None:
     best, best_n = None, 0
     for name, mod in model.named_modules():
         if isinstance(mod, nn.ModuleList) and len(mod) > 0:
-            n = _numel(mod)
+            n = module_numel(mod)
             if n > best_n:
                 best, best_n = name, n
     return best

@@ -17,11 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from zgen.config.defaults import defaults, scheduler_defaults
 from zgen.errors import ZgenError
 
 __all__ = ["RuntimeConfig", "LossScaleConfig", "SchedulerConfig", "as_dict", "zero_settings"]
 
 Precision = Literal["bf16", "fp16", "fp32"]
+
+# DeepSpeed's defaults (one table shared with `zgen check`); every default below is read from it.
+_DS = defaults()
+_Z = "zero_optimization."
 
 _FIX_HINT = "remove the key or change its value; `zgen check` lists what each key does"
 
@@ -70,7 +75,7 @@ _ZERO_REFUSED = {
 # Optimizer offload's keys: the device (cpu) and pinned host memory are honoured; the rest tune
 # DeepSpeed's own NVMe/CPU-Adam machinery and change no result.
 _OFFLOAD_KEYS = {"device", "pin_memory", "buffer_count", "fast_init", "ratio", "nvme_path", "pipeline_read",
-                 "pipeline_write"}
+                 "pipeline_write", "cpuadam_cores_perc"}
 # DeepSpeed's config optimizers the runtime steps besides Adam(W): its own Lion, and torch.optim classes
 # by their exact name (as DeepSpeed falls back to `getattr(torch.optim, type)`).
 _OWN_OPTIMIZERS = {"lion": "Lion"}
@@ -82,10 +87,10 @@ _DEEPSPEED_ONLY = {"lamb", "onebitadam", "zerooneadam", "onebitlamb", "muadam", 
 class LossScaleConfig:
     """fp16 loss scaling: `static` > 0 fixes the scale, otherwise it is dynamic."""
 
-    static: float = 0.0
-    initial_scale_power: int = 16
-    window: int = 1000
-    min_scale: float = 1.0
+    static: float = _DS["fp16.loss_scale"]
+    initial_scale_power: int = _DS["fp16.initial_scale_power"]
+    window: int = _DS["fp16.loss_scale_window"]
+    min_scale: float = float(_DS["fp16.min_loss_scale"])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,13 +98,13 @@ class SchedulerConfig:
     """One of DeepSpeed's warmup schedules (`WarmupLR`, `WarmupDecayLR`, `WarmupCosineLR`)."""
 
     type: str
-    warmup_min_lr: float = 0.0
-    warmup_max_lr: float | None = None
-    warmup_num_steps: int = 1000
-    warmup_type: str = "log"
+    warmup_min_lr: float = scheduler_defaults("WarmupLR")["warmup_min_lr"]
+    warmup_max_lr: float | None = scheduler_defaults("WarmupLR")["warmup_max_lr"]
+    warmup_num_steps: int = scheduler_defaults("WarmupLR")["warmup_num_steps"]
+    warmup_type: str = scheduler_defaults("WarmupLR")["warmup_type"]
     total_num_steps: int | None = None
-    warmup_min_ratio: float = 0.0
-    cos_min_ratio: float = 0.0001
+    warmup_min_ratio: float = scheduler_defaults("WarmupCosineLR")["warmup_min_ratio"]
+    cos_min_ratio: float = scheduler_defaults("WarmupCosineLR")["cos_min_ratio"]
 
     def lr(self, iteration: int, base_lr: float) -> float:
         """The learning rate DeepSpeed's scheduler reports at `iteration` (-1 before the first step)."""
@@ -143,16 +148,17 @@ class RuntimeConfig:
     train_batch_size: int
     gradient_clipping: float
     precision: Precision
-    loss_scale: LossScaleConfig
+    loss_scale: LossScaleConfig = LossScaleConfig()
     optimizer: str  # "adamw" (decoupled weight decay), "adam" (L2 in the gradient), "lion", "torch:<Name>", "client"
     lr: float
     betas: tuple[float, float]
     eps: float
     weight_decay: float
-    scheduler: SchedulerConfig | None
-    reduce_dtype: Literal["fp32", "bf16", "fp16"]
-    persistence_threshold: int
-    prefetch_bucket_size: int
+    scheduler: SchedulerConfig | None = None
+    reduce_dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
+    # Only the default plan (no plan given) reads these two.
+    persistence_threshold: int = 100_000
+    prefetch_bucket_size: int = 50_000_000
     optimizer_params: dict = field(default_factory=dict)  # for "lion" and "torch:<Name>": the params block
     offload_optimizer: bool = False  # fp32 master and optimizer state in host memory
     pin_memory: bool = False  # offloaded host buffers page-locked (CUDA only)
@@ -160,15 +166,25 @@ class RuntimeConfig:
 
     @classmethod
     def load(cls, config: Any, world_size: int, client_optimizer: bool = False) -> RuntimeConfig:
-        """Parse a ds_config dict, a path to one, or a `ResolvedConfig`.
+        """Parse a ds_config dict, a path to one, or a `ResolvedConfig`; a `RuntimeConfig` is taken as it is.
 
         `client_optimizer`: the caller passes its own optimizer, so the config must not name one.
         """
+        if isinstance(config, RuntimeConfig):
+            if config.world_size != world_size:
+                raise ZgenError(f"the config was built for world size {config.world_size} but this job has "
+                                f"{world_size} ranks")
+            if client_optimizer and config.optimizer != "client":
+                raise ZgenError("initialize() was given an optimizer and the config names one too",
+                                help="build the RuntimeConfig with optimizer=\"client\", or drop the optimizer argument")
+            return config
         return _parse(as_dict(config), world_size, client_optimizer)
 
 
 def zero_settings(config: Any) -> tuple[int, int]:
-    """(param persistence threshold, prefetch bucket size) from any accepted config form."""
+    """(param persistence threshold, prefetch bucket size) from any accepted config form (None: the defaults)."""
+    if config is None:
+        return _DS[_Z + "stage3_param_persistence_threshold"], _DS[_Z + "stage3_prefetch_bucket_size"]
     if isinstance(config, RuntimeConfig):
         return config.persistence_threshold, config.prefetch_bucket_size
     return _zero(as_dict(config))
@@ -228,7 +244,7 @@ def _enabled(d: dict, key: str) -> bool:
         return False
     if not isinstance(block, dict):
         raise ZgenError(f"`{key}` must be an object such as {{\"enabled\": true}}")
-    return bool(_get(block, "enabled", False, f"{key}."))
+    return bool(_get(block, "enabled", _DS.get(f"{key}.enabled", False), f"{key}."))
 
 
 def _parse(d: dict, world: int, client_optimizer: bool = False) -> RuntimeConfig:
@@ -243,14 +259,14 @@ def _parse(d: dict, world: int, client_optimizer: bool = False) -> RuntimeConfig
     if fp16:
         f = d["fp16"]
         loss_scale = LossScaleConfig(
-            static=_number(f, "loss_scale", 0.0, float, "fp16."),
-            initial_scale_power=_number(f, "initial_scale_power", 16, int, "fp16."),
-            window=_number(f, "loss_scale_window", 1000, int, "fp16."),
-            min_scale=_number(f, "min_loss_scale", 1.0, float, "fp16."),
+            static=_number(f, "loss_scale", _DS["fp16.loss_scale"], float, "fp16."),
+            initial_scale_power=_number(f, "initial_scale_power", _DS["fp16.initial_scale_power"], int, "fp16."),
+            window=_number(f, "loss_scale_window", _DS["fp16.loss_scale_window"], int, "fp16."),
+            min_scale=_number(f, "min_loss_scale", _DS["fp16.min_loss_scale"], float, "fp16."),
         )
 
     micro, accum, train = _batch(d, world)
-    clip = _number(d, "gradient_clipping", 0.0, float)
+    clip = _number(d, "gradient_clipping", _DS["gradient_clipping"], float)
     if clip < 0:
         raise ZgenError(f"`gradient_clipping` must be >= 0, not {clip}")
 
@@ -265,7 +281,7 @@ def _parse(d: dict, world: int, client_optimizer: bool = False) -> RuntimeConfig
         opt_name, lr, betas, eps, wd, opt_params = _optimizer(d)
     zero = _zero(d)
     offload, pin = _offload(d["zero_optimization"])
-    hpz = _number(d["zero_optimization"], "zero_hpz_partition_size", 1, int, "zero_optimization.")
+    hpz = _number(d["zero_optimization"], "zero_hpz_partition_size", _DS[_Z + "zero_hpz_partition_size"], int, _Z)
     if hpz < 1 or world % hpz:
         raise ZgenError(
             f"`zero_optimization.zero_hpz_partition_size` ({hpz}) must divide the world size ({world})",
@@ -312,12 +328,12 @@ def _offload(z: dict) -> tuple[bool, bool]:
     for key in block:
         if key not in _OFFLOAD_KEYS:
             raise ZgenError(f"`{w}{key}` is not an optimizer offload setting", help=_FIX_HINT)
-    device = str(_get(block, "device", "none", w)).lower()
+    device = str(_get(block, "device", _DS[w + "device"], w)).lower()
     if device == "nvme":
         raise ZgenError(f"`{w}device` nvme is not supported by zgen.runtime", help='use "cpu"')
     if device not in ("cpu", "none"):
         raise ZgenError(f"`{w}device` must be cpu or none, not {device!r}")
-    pin = _get(block, "pin_memory", False, w)
+    pin = _get(block, "pin_memory", _DS[w + "pin_memory"], w)
     if not isinstance(pin, bool):
         raise ZgenError(f"`{w}pin_memory` must be true or false, not {pin!r}")
     return device == "cpu", pin
@@ -382,19 +398,19 @@ def _optimizer(d: dict) -> tuple[str, float, tuple[float, float], float, float, 
                 f"`optimizer.type` {given!r} is not supported by zgen.runtime",
                 help="use AdamW, Adam, Lion, or a torch.optim class by its name (SGD, Adagrad, ...)",
             )
-        lr = _number(params, "lr", 1e-3, float, "optimizer.params.")
+        lr = _number(params, "lr", _DS["optimizer.params.lr"], float, "optimizer.params.")
         return name, lr, (0.9, 0.999), 1e-8, 0.0, dict(params)
     for key in ("amsgrad", "maximize", "capturable", "differentiable"):
         if params.get(key):
             raise ZgenError(f"`optimizer.params.{key}` is not supported by zgen.runtime", help=_FIX_HINT)
     # DeepSpeed's "Adam" decouples weight decay unless adam_w_mode is false.
     decoupled = kind == "adamw" or bool(params.get("adam_w_mode", True))
-    lr = _number(params, "lr", 1e-3, float, "optimizer.params.")
-    betas = params.get("betas", (0.9, 0.999))
+    lr = _number(params, "lr", _DS["optimizer.params.lr"], float, "optimizer.params.")
+    betas = params.get("betas", _DS["optimizer.params.betas"])
     if not (isinstance(betas, (list, tuple)) and len(betas) == 2):
         raise ZgenError(f"`optimizer.params.betas` must be a list of two numbers, not {betas!r}")
-    eps = _number(params, "eps", 1e-8, float, "optimizer.params.")
-    wd = _number(params, "weight_decay", 0.0, float, "optimizer.params.")
+    eps = _number(params, "eps", _DS["optimizer.params.eps"], float, "optimizer.params.")
+    wd = _number(params, "weight_decay", _DS["optimizer.params.weight_decay"], float, "optimizer.params.")
     return ("adamw" if decoupled else "adam"), lr, (float(betas[0]), float(betas[1])), eps, wd, {}
 
 
@@ -413,18 +429,20 @@ def _scheduler(d: dict) -> SchedulerConfig | None:
     total = _number(p, "total_num_steps", None, int, w)
     if kind != "WarmupLR" and total is None:
         raise ZgenError(f"`scheduler.params.total_num_steps` is required by {kind}")
-    warmup_type = _get(p, "warmup_type", "log", w)
+    # Fields the class does not take keep the other classes' defaults (they are not read for it).
+    sd = {**scheduler_defaults("WarmupLR"), **scheduler_defaults("WarmupCosineLR"), **scheduler_defaults(kind)}
+    warmup_type = _get(p, "warmup_type", sd["warmup_type"], w)
     if warmup_type not in ("log", "linear"):
         raise ZgenError(f"`scheduler.params.warmup_type` must be log or linear, not {warmup_type!r}")
     return SchedulerConfig(
         type=kind,
-        warmup_min_lr=_number(p, "warmup_min_lr", 0.0, float, w),
-        warmup_max_lr=_number(p, "warmup_max_lr", None if kind == "WarmupLR" else 0.001, float, w),
-        warmup_num_steps=_number(p, "warmup_num_steps", 1000, int, w),
+        warmup_min_lr=_number(p, "warmup_min_lr", sd["warmup_min_lr"], float, w),
+        warmup_max_lr=_number(p, "warmup_max_lr", sd["warmup_max_lr"], float, w),
+        warmup_num_steps=_number(p, "warmup_num_steps", sd["warmup_num_steps"], int, w),
         warmup_type=warmup_type,
         total_num_steps=total,
-        warmup_min_ratio=_number(p, "warmup_min_ratio", 0.0, float, w),
-        cos_min_ratio=_number(p, "cos_min_ratio", 0.0001, float, w),
+        warmup_min_ratio=_number(p, "warmup_min_ratio", sd["warmup_min_ratio"], float, w),
+        cos_min_ratio=_number(p, "cos_min_ratio", sd["cos_min_ratio"], float, w),
     )
 
 
@@ -432,7 +450,7 @@ def _zero(d: dict) -> tuple[int, int]:
     z = d.get("zero_optimization")
     if z is None:
         raise ZgenError("the config has no `zero_optimization` block", help='zgen.runtime is ZeRO stage 3: add `"zero_optimization": {"stage": 3}`')
-    stage = _get(z, "stage", 0, "zero_optimization.")
+    stage = _get(z, "stage", _DS[_Z + "stage"], "zero_optimization.")
     if stage != 3:
         raise ZgenError(
             f"`zero_optimization.stage` is {stage}; zgen.runtime implements stage 3 only",
@@ -450,8 +468,10 @@ def _zero(d: dict) -> tuple[int, int]:
                 f"`zero_optimization.{key}` is not a stage-3 setting zgen.runtime knows",
                 help="remove it (`zgen check` says whether DeepSpeed would read it)",
             )
-    persist = _number(z, "stage3_param_persistence_threshold", z.get("param_persistence_threshold", 100_000), int, "zero_optimization.")
-    prefetch = _number(z, "stage3_prefetch_bucket_size", z.get("prefetch_bucket_size", 50_000_000), int, "zero_optimization.")
+    persist = _number(z, "stage3_param_persistence_threshold",
+                      z.get("param_persistence_threshold", _DS[_Z + "stage3_param_persistence_threshold"]), int, _Z)
+    prefetch = _number(z, "stage3_prefetch_bucket_size",
+                       z.get("prefetch_bucket_size", _DS[_Z + "stage3_prefetch_bucket_size"]), int, _Z)
     return persist, prefetch
 
 

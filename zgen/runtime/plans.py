@@ -3,8 +3,8 @@
 `default_plan(model, config)` is what the engine uses when it is given no
 plan: the units of `zgen.plan.units.default_units`, parameters at or below
 `stage3_param_persistence_threshold` elements made persistent (as DeepSpeed
-does), the root unit kept gathered between forward and backward, and a
-prefetch of the next units up to `stage3_prefetch_bucket_size` elements.
+does), the root unit kept gathered between forward and backward, and the
+planner's prefetch rule (`zgen.plan.prefetch`) over `stage3_prefetch_bucket_size`.
 
 Order conventions (the planner follows the same ones):
 
@@ -25,6 +25,7 @@ from typing import Any
 from torch import nn
 
 from zgen.errors import ZgenError
+from zgen.plan.prefetch import prefetch_lists
 from zgen.plan.schedule import Plan, PlanError, Unit
 from zgen.plan.units import default_units
 
@@ -33,11 +34,13 @@ from .config import zero_settings
 __all__ = ["default_plan", "bind", "Binding", "BoundUnit", "PERSISTENT"]
 
 PERSISTENT = "<persistent>"  # label of the pseudo-unit holding the plan's persistent parameters
+# DeepSpeed's default `stage3_max_live_parameters`: the default plan's prefetch stays under it.
+MAX_LIVE_PARAMETERS = 1_000_000_000
 
 
 def default_plan(model: nn.Module, config: Any = None) -> Plan:
     """The plan the engine derives when given none (see the module docstring)."""
-    threshold, bucket = zero_settings(config) if config is not None else (100_000, 50_000_000)
+    threshold, bucket = zero_settings(config)
     params = dict(model.named_parameters())
     persistent = tuple(n for n, p in params.items() if p.numel() <= threshold)
     specs = []
@@ -57,7 +60,8 @@ def default_plan(model: nn.Module, config: Any = None) -> Plan:
     forward = tuple(u.module for u in units)
     backward = forward[:1] + tuple(reversed(forward[1:])) if forward and forward[0] == "" else tuple(reversed(forward))
     size = {u.module: sum(params[p].numel() for p in u.params) for u in units}
-    backward_prefetch = _prefetch(backward, size, bucket)
+    draft = Plan(units=units, forward_order=forward, backward_order=backward, persistent=persistent)
+    forward_prefetch, backward_prefetch = prefetch_lists(draft, size, bucket, MAX_LIVE_PARAMETERS)
     if backward and backward[0] == "":
         # The root's backward starts with the loss and output head, where activation memory peaks;
         # the next unit is gathered when its own backward starts instead.
@@ -66,27 +70,11 @@ def default_plan(model: nn.Module, config: Any = None) -> Plan:
         units=units,
         forward_order=forward,
         backward_order=backward,
-        forward_prefetch=_prefetch(forward, size, bucket),
+        forward_prefetch=forward_prefetch,
         backward_prefetch=backward_prefetch,
         persistent=persistent,
         notes=("default plan: one unit per block of the largest ModuleList, root first",),
     )
-
-
-def _prefetch(order: tuple[str, ...], size: dict[str, int], bucket: int) -> tuple[tuple[str, ...], ...]:
-    """At each position, the following units whose total size fits `bucket` (always at least one)."""
-    out = []
-    for i in range(len(order)):
-        chosen, total = [], 0
-        for m in order[i + 1 :]:
-            if m in chosen or m == order[i]:
-                continue
-            if chosen and total + size[m] > bucket:
-                break
-            chosen.append(m)
-            total += size[m]
-        out.append(tuple(chosen))
-    return tuple(out)
 
 
 def _alias_externals(model: nn.Module, owner: dict[str, str]) -> dict[str, tuple[str, ...]]:

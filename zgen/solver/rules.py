@@ -29,6 +29,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
+from zgen.config.schema import HF_PARAM_FILL, REMOVALS, schema_for
 from zgen.errors import ZgenError
 from zgen.findings import RuleInfo, Severity
 from zgen.solver import expr as E
@@ -159,8 +160,6 @@ class KeyTable:
     """Names a rule may use: every spelling of every schema key, sections, and launch facts."""
 
     def __init__(self) -> None:
-        from zgen.config.schema import HF_PARAM_FILL, REMOVALS, schema_for
-
         self.canonical: dict[str, str] = {}
         self.types: dict[str, str] = {}
         # The schema before the removals knows every key any supported release has.

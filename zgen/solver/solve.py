@@ -29,6 +29,8 @@ from zgen.solver.context import WORLD_SIZE_BOUND, Context, schema_key
 from zgen.solver.evaluate import Env, compiled
 from zgen.solver.fix import Change, fix_text, format_value, smallest_fix
 from zgen.solver.rules import Rule, RuleSet
+from zgen.solver.sweep import valid_world_sizes
+from zgen.solver.symbols import RLIMIT, Tracked, literal
 
 __all__ = ["LaunchValues", "Change", "Violation", "Outcome", "solve", "WORLD_SIZE_BOUND"]
 
@@ -106,8 +108,6 @@ def solve(ruleset: RuleSet, values: ConfigValues, launch: LaunchValues, version:
     base = ctx.base_values()
     if launch.world_size is not None:
         return _check_at(ctx, base, errors)
-    from zgen.solver.sweep import valid_world_sizes
-
     sizes, ever = valid_world_sizes(ctx, base, errors, extra_valid)
     if sizes:
         ctx.launch = replace(launch, world_size=sizes[0])
@@ -123,8 +123,6 @@ def _check_at(ctx: Context, base: dict, errors: list[int]) -> Outcome:
     undecided = [i for i in range(len(ctx.rules)) if ctx.result(i, env) is not True]
     if not undecided and not ctx.autos:
         return Outcome((), None, now, frozenset(), None, world, _explain_derived(ctx, now))
-    from zgen.solver.symbols import Tracked
-
     # The solver sees the rules that failed or could not be decided, and every error rule an "auto" reaches.
     reach = ctx.affected(ctx.autos | ctx.unknown)
     involved = sorted(set(undecided) | {i for i in errors if ctx.rule_keys[i] & reach})
@@ -153,8 +151,6 @@ def _check_at(ctx: Context, base: dict, errors: list[int]) -> Outcome:
 
 def _nowhere(ctx: Context, base: dict, errors: list[int], ever: list) -> Outcome:
     """No world size up to the bound works: report the rules that fail at every size, or the keys that clash."""
-    from zgen.solver.symbols import Tracked
-
     now = ctx.derive(dict(base, world_size=1))
     env = ctx.env(now)
     failing = [i for i in range(len(ctx.rules))
@@ -187,8 +183,6 @@ def _violation(ctx: Context, t, i: int, keep: list[int], shown: dict, every: boo
 
 def _resolve_autos(t, assumptions: list) -> tuple[dict, set[str]]:
     """A model of the config in which each `"auto"` key prefers the value HF Trainer uses by default."""
-    from zgen.solver.symbols import RLIMIT, literal
-
     z3, ctx, sym = t.z3, t.ctx, t.sym
     opt = z3.Optimize()
     opt.add(t.solver.assertions())
