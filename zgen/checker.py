@@ -5,6 +5,11 @@ and the pre-commit hook all go through it). It expands paths, pairs a model
 with its config from `[tool.zgen]`, runs uncached sources in worker
 processes, applies suppressions and selection, and returns every finding in
 the stable order. It never imports torch and never imports user code.
+
+A file that cannot be read or decoded does not stop the run: it becomes a
+ZG901 finding on that file (like ruff's E902) and the other files are
+checked as usual, so the exit code is 1 (findings), not 2. A directory that
+cannot be read becomes a note in `CheckResult.notes`, printed as a warning.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ from pathlib import Path
 
 from zgen.cache import FindingsCache, cache_key
 from zgen.discover import discover, display_path
-from zgen.errors import ZgenError
 from zgen.findings import Finding, RuleInfo, Severity, sort_findings
 from zgen.launch import LaunchFacts, ModelShape
 from zgen.noqa import apply_noqa
@@ -41,6 +45,8 @@ class CheckResult:
     sources: tuple[str, ...] = ()
     rules: dict[str, RuleInfo] = field(default_factory=dict)
     cached: int = 0
+    # Warnings that did not stop the run (unreadable directories, paths skipped by --force-exclude).
+    notes: tuple[str, ...] = ()
 
     @property
     def errors(self) -> list[Finding]:
@@ -87,6 +93,9 @@ def check_paths(
     cached = 0
     for path in inputs.sources:
         data = _read(path)
+        if isinstance(data, Finding):
+            findings.append(data)
+            continue
         text, decode_problem = _decode(path, data)
         sources[path] = text
         if decode_problem is not None:
@@ -120,10 +129,14 @@ def check_paths(
 
         facts = _with_model_shape(facts, settings, inputs.sources, sources, cwd)
         for path in inputs.configs:
-            report = check_config(path, _read(path), facts, rule_files=[str(settings.resolve(r)) for r in settings.rules])
+            data = _read(path)
+            if isinstance(data, Finding):
+                kept.append(data)
+                continue
+            report = check_config(path, data, facts, rule_files=[str(settings.resolve(r)) for r in settings.rules])
             reports[path] = report
             kept.extend(f for f in report.findings if selection.enabled_for(path, f.code))
-    return CheckResult(sort_findings(kept), reports, inputs.sources, rules, cached)
+    return CheckResult(sort_findings(kept), reports, inputs.sources, rules, cached, inputs.notes)
 
 
 def _with_pairing(paths: list[str], settings: Settings, cwd: Path) -> list[str]:
@@ -137,12 +150,17 @@ def _with_pairing(paths: list[str], settings: Settings, cwd: Path) -> list[str]:
     return paths
 
 
-def _read(path: str) -> bytes:
+def _read(path: str) -> bytes | Finding:
+    """The file's bytes, or a ZG901 finding saying why it cannot be read (the run goes on)."""
     try:
         with open(path, "rb") as f:
             return f.read()
     except OSError as e:
-        raise ZgenError(f"{path}: cannot read: {e.strerror or e}") from None
+        return Finding(
+            code="ZG901", message=f"file cannot be read: {e.strerror or e}", path=path,
+            line=1, column=1, end_line=1, end_column=1,
+            help="make the file readable, or exclude it with `extend-exclude` in `[tool.zgen]`",
+        )
 
 
 def _decode(path: str, data: bytes) -> tuple[str, Finding | None]:

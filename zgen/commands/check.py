@@ -102,6 +102,8 @@ def run(args, settings) -> int:
     fmt = args.output_format or settings.output_format
     result = check_paths(args.paths, settings, facts_from(args, settings), force_exclude=args.force_exclude,
                          jobs=args.jobs, use_cache=not args.no_cache)
+    for note in result.notes:
+        sys.stderr.write(f"warning: {note}\n")
     ctx = ReportContext(rules=result.rules, version=__version__, root=Path.cwd())
     if args.statistics and fmt in ("full", "concise"):
         text = _statistics(result.findings, result.rules) + summary_line(result.findings) + "\n"
