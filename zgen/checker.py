@@ -108,8 +108,8 @@ def check_paths(
         else:
             cached += 1
             findings.extend(hit)
-    for key, path, result in _run_model_checks(todo, enabled, jobs):
-        cache.put(key, result)
+    for key, path, result, deps in _run_model_checks(todo, enabled, jobs):
+        cache.put(key, result, deps)
         findings.extend(result)
     cache.save()
 
@@ -179,11 +179,12 @@ def _decode(path: str, data: bytes) -> tuple[str, Finding | None]:
         )
 
 
-def _check_one(args: tuple[str, str, str, frozenset[str]]) -> tuple[str, str, list[Finding]]:
+def _check_one(args: tuple[str, str, str, frozenset[str]]) -> tuple[str, str, list[Finding], dict[str, str]]:
     from zgen.model import check_source
 
     key, path, text, enabled = args
-    return key, path, check_source(path, text, enabled)
+    deps: dict[str, str] = {}
+    return key, path, check_source(path, text, enabled, deps), deps
 
 
 def _run_model_checks(todo, enabled: frozenset[str], jobs: int | None):

@@ -15,12 +15,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from . import known
 from .skeleton import ClassSpan, FunctionSpan, Skeleton
 from .tree import Snippet, access_path, call_name, const_str, dotted, parse_snippet, walk
+
+if TYPE_CHECKING:
+    from .project import Project
 
 __all__ = ["Kind", "Member", "ClassFacts", "ClassInfo", "MethodInfo", "ModelIndex", "ACTIVATION", "UNKNOWN_CLASS"]
 
@@ -135,6 +139,7 @@ class ClassInfo:
         self.span = span
         self.index = index
         self.name = span.name
+        self._resolving = False
 
     @cached_property
     def qualified_bases(self) -> tuple[str, ...]:
@@ -147,6 +152,18 @@ class ClassInfo:
             info = self.index.classes.get(base)
             if info is not None and info is not self:
                 found.append(info)
+        return tuple(found)
+
+    @cached_property
+    def external_bases(self) -> tuple[tuple[ModelIndex, ClassInfo], ...]:
+        """Bases defined in other files of the program, read from their source."""
+        found = []
+        for written, qualified in zip(self.span.bases, self.qualified_bases):
+            if written in self.index.classes:
+                continue
+            external = self.index.external(qualified)
+            if external is not None:
+                found.append(external)
         return tuple(found)
 
     @cached_property
@@ -164,7 +181,13 @@ class ClassInfo:
 
     @cached_property
     def is_module(self) -> bool:
-        return self.index.is_module_class(self, set())
+        if self._resolving:  # bases that name each other across files: no answer from the cycle
+            return False
+        self._resolving = True
+        try:
+            return self.index.is_module_class(self, set())
+        finally:
+            self._resolving = False
 
     @cached_property
     def container_kind(self) -> str | None:
@@ -174,6 +197,9 @@ class ClassInfo:
                 last = base.rsplit(".", 1)[-1]
                 if last in {"ModuleList", "ModuleDict", "Sequential"}:
                     return last
+            for _index, external in info.external_bases:
+                if external.container_kind:
+                    return external.container_kind
         return None
 
     def method(self, name: str) -> MethodInfo | None:
@@ -253,11 +279,23 @@ def _super_method(owner: ClassInfo, name: str) -> MethodInfo | None:
 class ModelIndex:
     """The index of one file. Cheap to create; everything is computed on first use."""
 
-    def __init__(self, path: str, source: str, skeleton: Skeleton) -> None:
+    def __init__(
+        self,
+        path: str,
+        source: str,
+        skeleton: Skeleton,
+        project: Project | None = None,
+        module: str = "",
+        is_package: bool = False,
+    ) -> None:
         self.path = path
         self.source = source
         self.skeleton = skeleton
         self.imports = skeleton.imports
+        # The other files of the program (None: this file alone), and this file's dotted module name.
+        self.project = project
+        self.module = module
+        self.is_package = is_package
         self.classes = {name: ClassInfo(span, self) for name, span in skeleton.classes.items()}
         self._snippets: dict[tuple[int, int], Snippet | None] = {}
         self._methods: dict[tuple[int, int], MethodInfo] = {}
@@ -280,7 +318,7 @@ class ModelIndex:
         return bool(names & self.param_names) or any(_RNN_PARAM.match(n) for n in names)
 
     def qualify(self, name: str) -> str:
-        """Replace the first component of a dotted name by what it was imported as."""
+        """Replace the first component of a dotted name by what it was imported as (absolute when known)."""
         head, _, rest = name.partition(".")
         target = self.imports.get(head)
         if target is None:
@@ -289,7 +327,38 @@ class ModelIndex:
             target = known.CONVENTIONAL_ALIASES.get(head)
             if target is None:
                 return name
+        elif target.startswith("."):
+            target = self.absolute(target)
         return f"{target}.{rest}" if rest else target
+
+    def absolute(self, name: str) -> str:
+        """`..layers.Mlp` written in this file as an absolute name, when this file's package is known."""
+        level = len(name) - len(name.lstrip("."))
+        if not level or not self.module:
+            return name
+        parts = self.module.split(".")
+        if not self.is_package:
+            parts = parts[:-1]
+        if level - 1 > len(parts) or (level - 1 == len(parts) and not name[level:]):
+            return name
+        base = parts[: len(parts) - (level - 1)]
+        rest = name[level:]
+        return ".".join(base + [rest]) if rest else ".".join(base)
+
+    def external(self, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
+        """The class of another file that a qualified class reference names, read from its source."""
+        if self.project is None or "." not in ref or ref.startswith((".", "torch.")) or ref in self.classes:
+            return None
+        key = ("external", ref)
+        if key not in self.cache:
+            self.cache[key] = self.project.lookup(ref)
+        return self.cache[key]  # type: ignore[return-value]
+
+    def global_name(self, ref: str) -> str:
+        """A class reference of this file as other files see it (`Mlp` -> `pkg.layers.Mlp`)."""
+        if ref in self.classes and self.module:
+            return f"{self.module}.{ref}"
+        return ref
 
     def qualified_call(self, node: cst.CSTNode) -> str | None:
         name = call_name(node)
@@ -343,6 +412,9 @@ class ModelIndex:
         last = qualified.rsplit(".", 1)[-1]
         if last in known.MODULE_BASE_NAMES or known.is_torch_module_class(qualified):
             return True
+        external = self.external(qualified)
+        if external is not None:
+            return external[1].is_module
         # Model classes imported from another model's modeling file (transformers' modular files).
         module = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
         return module.startswith("modeling_") and module not in _SHARED_MODELING and last[:1].isupper()
@@ -378,6 +450,8 @@ class ModelIndex:
         self._facts_stack.add(cls.name)
         try:
             facts = ClassFacts()
+            for base in reversed(cls.external_bases):
+                _merge(facts, _global_facts(*base))
             for base in reversed(cls.local_bases):
                 _merge(facts, base.facts)
             for rank, method in enumerate(cls.init_methods):
@@ -411,7 +485,12 @@ class ModelIndex:
                 self.cache[key] = False  # a class that builds itself: no answer from the cycle
                 self.cache[key] = self._local_has_params(local)
             return self.cache[key]  # type: ignore[return-value]
-        return _external_has_params(ref)
+        answer = _external_has_params(ref)
+        if answer is None:
+            external = self.external(ref)
+            if external is not None:
+                return external[0].has_params(external[1].name)
+        return answer
 
     def gathers(self, ref: str) -> bool:
         """Does calling a module of class `ref` (possibly) all-gather parameters?
@@ -423,6 +502,10 @@ class ModelIndex:
         if self.has_params(ref) is False:
             return False
         local = self.classes.get(ref)
+        if local is None:
+            external = self.external(ref)
+            if external is not None:
+                return external[0].gathers(external[1].name)
         if local is not None:
             text = "".join(method.text for method in local.init_methods)
             params = _PARAM_CALL.findall(text)
@@ -436,6 +519,9 @@ class ModelIndex:
         weight, a 1-D vector, a scalar)? Judged from how `__init__` creates it."""
         local = self.classes.get(ref)
         if local is None:
+            external = self.external(ref)
+            if external is not None:
+                return external[0].persistent_param(external[1].name, name)
             return ref.rsplit(".", 1)[-1] in known.NORMS
         if not self.gathers(ref):
             return True
@@ -455,6 +541,9 @@ class ModelIndex:
                 qualified = self.qualify(written)
                 if known.is_torch_module_class(qualified) and _external_has_params(qualified):
                     if qualified.rsplit(".", 1)[-1] not in known.NORMS:
+                        return True
+                elif self.external(qualified) is not None and self.is_module_base(qualified):
+                    if self.gathers(qualified):
                         return True
         return False
 
@@ -479,7 +568,7 @@ class ModelIndex:
                 if answer is not None:
                     answers.append(answer)
             elif self.is_module_base(qualified):
-                answers.append(None)
+                answers.append(self.has_params(qualified) if self.external(qualified) else None)
         if True in answers:
             return True
         return None if None in answers else False
@@ -490,6 +579,9 @@ class ModelIndex:
         if local is not None:
             member = local.facts.members.get(name)
             return member is not None and member.kind == Kind.PARAM
+        external = self.external(ref)
+        if external is not None:
+            return external[0].member_param(external[1].name, name)
         last = ref.rsplit(".", 1)[-1]
         if ref.startswith("torch.nn.") or last in known.TORCH_PARAMS:
             return known.torch_params(last, name)
@@ -502,6 +594,13 @@ class ModelIndex:
         local = self.classes.get(ref)
         if local is not None:
             return local.facts.members.get(name)
+        external = self.external(ref)
+        if external is not None:
+            found = external[0].member_of(external[1].name, name)
+            if found is None:
+                return None
+            classes = tuple(external[0].global_name(c) for c in found.classes)
+            return Member(found.name, found.kind, classes, (-1, 0))
         last = ref.rsplit(".", 1)[-1]
         if last == "MultiheadAttention" and name == "out_proj":
             return Member(name, Kind.MODULE, ("torch.nn.Linear",))
@@ -517,6 +616,16 @@ def _external_has_params(ref: str) -> bool | None:
     if ref.startswith("torch.nn.") or last in known.TORCH_PARAMS:
         return True
     return None
+
+
+def _global_facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
+    """The facts of another file's class, with its class references made absolute."""
+    facts = cls.facts
+    out = ClassFacts(elements=tuple(index.global_name(c) for c in facts.elements), external=facts.external,
+                     ties=facts.ties)
+    for name, member in facts.members.items():
+        out.members[name] = Member(name, member.kind, tuple(index.global_name(c) for c in member.classes), member.order)
+    return out
 
 
 def _merge(into: ClassFacts, base: ClassFacts) -> None:

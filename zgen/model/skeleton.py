@@ -116,7 +116,9 @@ def _record_import(stmt: ast.Import | ast.ImportFrom, imports: dict[str, str]) -
     base = "." * stmt.level + (stmt.module or "")
     for alias in stmt.names:
         if alias.name != "*":
-            imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+            # `from . import layers` is `.layers`; `from .a import b` is `.a.b`.
+            joined = f"{base}{alias.name}" if base.endswith(".") else f"{base}.{alias.name}"
+            imports[alias.asname or alias.name] = joined if base else alias.name
 
 
 def _walk_top(body: list[ast.stmt], skel: Skeleton) -> None:
