@@ -300,6 +300,7 @@ class ModelIndex:
         self._snippets: dict[tuple[int, int], Snippet | None] = {}
         self._methods: dict[tuple[int, int], MethodInfo] = {}
         self._facts_stack: set[str] = set()
+        self._facts_stack_returns: set[tuple[str, int, int]] = set()
         # Analyses built on the index (script scopes, ...) keep their results here.
         self.cache: dict[object, object] = {}
 
@@ -391,6 +392,71 @@ class ModelIndex:
             self._methods[key] = info
         return info
 
+    def function_info(self, name: str) -> MethodInfo | None:
+        """A module-level function of this file, parsed on demand like a method."""
+        span = self.skeleton.functions.get(name)
+        if span is None:
+            return None
+        key = (span.start, span.end)
+        info = self._methods.get(key)
+        if info is None:
+            info = self._methods[key] = MethodInfo(None, span, self)  # type: ignore[arg-type]
+        return info
+
+    def external_function(self, ref: str) -> tuple[ModelIndex, MethodInfo] | None:
+        """A module-level function of another file that a qualified name refers to."""
+        if self.project is None or "." not in ref or ref.startswith((".", "torch.")):
+            return None
+        key = ("external-function", ref)
+        if key not in self.cache:
+            found = self.project.resolve(ref)
+            info = found[0].function_info(found[1]) if found is not None else None
+            self.cache[key] = (found[0], info) if info is not None else None
+        return self.cache[key]  # type: ignore[return-value]
+
+    def returns(self, function: MethodInfo, call: cst.Call, caller: _FactsReader) -> tuple[Kind, tuple[str, ...]]:
+        """What `call` of a factory function or builder method returns: a module and its classes, or a value.
+
+        The function's `return` values are classified with what its body bound
+        (`m = nn.Linear(...); nn.init.normal_(m.weight); return m`); returning one of
+        its parameters returns the caller's argument (`quant_noise(module, p)`).
+        """
+        key = ("returns", function.span.start, function.span.end)
+        if key in self._facts_stack_returns:
+            return Kind.VALUE, ()
+        if key not in self.cache:
+            self._facts_stack_returns.add(key)
+            try:
+                self.cache[key] = self._returns(function)
+            finally:
+                self._facts_stack_returns.discard(key)
+        kind, classes, param = self.cache[key]  # type: ignore[misc]
+        if param is not None:
+            arg = _argument(call, *param)
+            return caller.classify(arg) if arg is not None else (Kind.VALUE, ())
+        return kind, tuple(self.global_name(c) for c in classes) if caller.index is not self else classes
+
+    def _returns(self, function: MethodInfo) -> tuple[Kind, tuple[str, ...], tuple[int, str] | None]:
+        node = function.node
+        if node is None or not function.text.count("return"):
+            return Kind.VALUE, (), None
+        reader = _FactsReader(self, ClassFacts(), function, 0, function.owner)
+        reader.read()
+        kind, classes = Kind.VALUE, ()
+        for stmt in walk(node.body):
+            if not isinstance(stmt, cst.Return) or stmt.value is None:
+                continue
+            value = stmt.value
+            if isinstance(value, cst.Name) and value.value in reader.params and value.value not in reader.locals:
+                position = reader.params.index(value.value)
+                if function.owner is not None:
+                    position -= 1  # `self`
+                return Kind.VALUE, (), (position, value.value)
+            k, c = reader.classify(value)
+            if k > kind or (k == kind and c):
+                kind, classes = max(k, kind), classes + tuple(x for x in c if x not in classes)
+        return kind, classes, None
+
     # --- classes -----------------------------------------------------------
 
     def is_module_class(self, cls: ClassInfo, seen: set[str]) -> bool:
@@ -456,7 +522,7 @@ class ModelIndex:
                 _merge(facts, base.facts)
             for rank, method in enumerate(cls.init_methods):
                 if method.owner is cls or method.owner not in cls.local_bases:
-                    _FactsReader(self, facts, method, rank).read()
+                    _FactsReader(self, facts, method, rank, cls).read()
             return facts
         finally:
             self._facts_stack.discard(cls.name)
@@ -618,6 +684,15 @@ def _external_has_params(ref: str) -> bool | None:
     return None
 
 
+def _argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+    """The argument a call passes for a parameter (by keyword, else by position)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position].value if 0 <= position < len(positional) else None
+
+
 def _global_facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
     """The facts of another file's class, with its class references made absolute."""
     facts = cls.facts
@@ -643,22 +718,45 @@ _PARAM_CONTAINERS = {"ParameterList", "ParameterDict"}
 class _FactsReader:
     """Reads one `__init__`-reachable method into `ClassFacts`."""
 
-    def __init__(self, index: ModelIndex, facts: ClassFacts, method: MethodInfo, rank: int) -> None:
+    def __init__(
+        self, index: ModelIndex, facts: ClassFacts, method: MethodInfo, rank: int, cls: ClassInfo | None = None
+    ) -> None:
         self.index = index
         self.rank = rank
         self.facts = facts
         self.method = method
+        self.cls = cls if cls is not None else getattr(method, "owner", None)
         # Locals bound to something we classified (`layer = Block(c)`, `layers.append(Block(c))`).
         self.locals: dict[str, tuple[Kind, tuple[str, ...]]] = {}
+        # Names that build a module when called: `linear = partial(nn.Linear, bias=False)`,
+        # a parameter with a class default (`norm_layer=nn.LayerNorm`).
+        self.callables: dict[str, cst.BaseExpression] = {}
+        # Parameters of the method, in order: a factory that returns one returns its argument.
+        self.params: list[str] = []
+        self.layer_params: set[str] = set()  # parameters named like layer factories (`norm_layer`)
 
     def read(self) -> None:
         node = self.method.node
         if node is None:
             return
+        self._parameters(node)
         order = self.method.order
         for stmt in walk(node.body):
             if isinstance(stmt, cst.BaseSmallStatement):
                 self._statement(stmt, (self.rank, order[id(stmt)]))
+
+    def _parameters(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name = param.name.value
+            self.params.append(name)
+            default = param.default
+            if isinstance(default, (cst.Name, cst.Attribute)) and dotted(default) not in (None, "None"):
+                self.callables[name] = default
+            elif isinstance(default, cst.Call) and _is_partial(default):
+                self.callables[name] = default
+            if _LAYER_PARAM.search(name):
+                self.layer_params.add(name)
 
     def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
         if isinstance(node, cst.Assign):
@@ -670,7 +768,24 @@ class _FactsReader:
             self._call(node.value, order)
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression, order: tuple[int, int]) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            # self.q, self.k = nn.Linear(d, d), nn.Linear(d, d) / = [nn.Linear(d, d) for _ in range(2)]
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
+                for t, v in zip(target.elements, value.elements):
+                    if not isinstance(t, cst.StarredElement) and not isinstance(v, cst.StarredElement):
+                        self._assign(t.value, v.value, order)
+            elif isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+                for t in target.elements:
+                    if not isinstance(t, cst.StarredElement):
+                        self._assign(t.value, value.elt, order)
+            return
         if isinstance(target, cst.Name):
+            if isinstance(value, cst.Call) and _is_partial(value):
+                self.callables[target.value] = value
+                self.locals[target.value] = (Kind.VALUE, ())  # the factory itself is not a module
+                return
+            if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in self.callables:
+                self.callables[target.value] = self.callables[dotted(value)]  # type: ignore[index]
             self.locals[target.value] = self.classify(value)
             return
         if isinstance(target, cst.Subscript) and _is_self(target.value):
@@ -715,6 +830,12 @@ class _FactsReader:
                 self._set(key, Kind.PARAM, (), order)
             elif len(args) > 1:
                 kind, classes = self.classify(args[1].value)
+                self._set(key, kind, classes, order)
+            return
+        if name == "setattr" and len(args) == 3 and _is_self(args[0].value):
+            key = const_str(args[1].value)
+            if key is not None:
+                kind, classes = self.classify(args[2].value)
                 self._set(key, kind, classes, order)
             return
         if name.endswith("register_external_parameter") and len(args) >= 2:
@@ -778,9 +899,18 @@ class _FactsReader:
         return Kind.VALUE, ()
 
     def _classify_call(self, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
+        func = call.func
+        if isinstance(func, cst.Call) and _is_partial(func) and func.args:
+            return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
         written = call_name(call)
         if written is None or written.startswith("."):
             return Kind.VALUE, ()
+        if written in self.callables:
+            return self._classify_callable(self.callables[written], call)
+        if written in self.layer_params:
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # norm_layer(dim): a layer class passed in
+        if written.startswith("self.") and written.count(".") == 1 and self.cls is not None:
+            return self._returned(self.cls.method(written[5:]), call)  # self.fc1 = self.build_fc1(...)
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
         if last == "Parameter":
@@ -807,7 +937,32 @@ class _FactsReader:
             return Kind.MODULE, (qualified,)
         if written in {"copy.deepcopy", "deepcopy"} and call.args:
             return self.classify(call.args[0].value)
+        if "." not in written and written in self.index.skeleton.functions:
+            return self._returned(self.index.function_info(written), call)  # def Linear(...): ...; return m
+        if not last[:1].isupper():
+            external = self.index.external_function(qualified)
+            if external is not None:
+                kind, classes = external[0].returns(external[1], call, self)
+                return kind, classes
+            if call.args and call.args[0].keyword is None:
+                # quant_noise(nn.Linear(...), p): a wrapper we cannot read returns the module it was given
+                kind, classes = self.classify(call.args[0].value)
+                if kind in (Kind.MODULE, Kind.CONTAINER):
+                    return kind, classes
         return Kind.VALUE, ()
+
+    def _classify_callable(self, target: cst.BaseExpression, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
+        """Calling `target` (a class, a `partial` of one) with the arguments of `call`."""
+        if isinstance(target, cst.Call) and _is_partial(target) and target.args:
+            target = target.args[0].value
+        if not isinstance(target, (cst.Name, cst.Attribute)):
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+        return self._classify_call(call.with_changes(func=target))
+
+    def _returned(self, method: MethodInfo | None, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
+        if method is None:
+            return Kind.VALUE, ()
+        return self.index.returns(method, call, self)
 
     def _elements(self, value: cst.BaseExpression) -> tuple[str, ...]:
         """Module classes inside a list/tuple/dict/comprehension/name given to a container."""
@@ -838,6 +993,13 @@ class _FactsReader:
             value = value.elements[1].value
         kind, classes = self.classify(value)
         return classes if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN) else ()
+
+
+_LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
+
+
+def _is_partial(call: cst.Call) -> bool:
+    return (call_name(call) or "") in {"partial", "functools.partial"} and bool(call.args)
 
 
 def _is_self(node: cst.CSTNode) -> bool:

@@ -174,20 +174,30 @@ class Project:
         return found
 
     def _lookup(self, qualified: str, hops: int) -> tuple[ModelIndex, ClassInfo] | None:
+        found = self._resolve(qualified, hops)
+        if found is None:
+            return None
+        info = found[0].classes.get(found[1])
+        return (found[0], info) if info is not None else None
+
+    def resolve(self, qualified: str) -> tuple[ModelIndex, str] | None:
+        """The file that defines a qualified name (a class or function) and the name there."""
+        return self._resolve(qualified, 0)
+
+    def _resolve(self, qualified: str, hops: int) -> tuple[ModelIndex, str] | None:
         if hops > _MAX_HOPS or "." not in qualified or qualified.startswith("."):
             return None
         module, _, name = qualified.rpartition(".")
         index = self.index(module)
         if index is None:
             return None
-        info = index.classes.get(name)
-        if info is not None:
-            return index, info
+        if name in index.classes or name in index.skeleton.functions:
+            return index, name
         target = index.imports.get(name)
         if target is None:
             return None
         target = index.absolute(target)
-        return self._lookup(target, hops + 1) if target != qualified else None
+        return self._resolve(target, hops + 1) if target != qualified else None
 
 
 _PROJECT: Project | None = None
