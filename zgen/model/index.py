@@ -255,6 +255,21 @@ class ClassInfo:
         return self.reachable("__init__")
 
     @cached_property
+    def entry_methods(self) -> list[MethodInfo]:
+        """Methods a training loop calls on the built, partitioned model (`fuse_lora`, `crop_block_size`).
+
+        Every method neither `forward` nor `__init__` reaches, leaving out
+        initialisation by convention (`init_weights`, `reset_parameters`,
+        `_init_weights`: they run before partitioning or through `apply`), the
+        methods those reach, dunders, and state-dict and gather helpers.
+        """
+        taken = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
+        for method in self.all_methods():
+            if _NOT_ENTRY.search(method.name):
+                taken.update(id(m) for m in self.reachable(method.name))
+        return [m for m in self.all_methods() if id(m) not in taken]
+
+    @cached_property
     def facts(self) -> ClassFacts:
         return self.index.class_facts(self)
 
@@ -500,6 +515,8 @@ class ModelIndex:
                 candidates = cls.forward_methods
             elif scope == "init":
                 candidates = cls.init_methods
+            elif scope == "entry":
+                candidates = cls.entry_methods
             else:
                 candidates = cls.all_methods()
             for method in candidates:
@@ -734,6 +751,7 @@ class _FactsReader:
         # Parameters of the method, in order: a factory that returns one returns its argument.
         self.params: list[str] = []
         self.layer_params: set[str] = set()  # parameters named like layer factories (`norm_layer`)
+        self._depth = 0  # nesting of callables followed (`a = partial(b)`, `b = partial(a)`)
 
     def read(self) -> None:
         node = self.method.node
@@ -781,7 +799,9 @@ class _FactsReader:
             return
         if isinstance(target, cst.Name):
             if isinstance(value, cst.Call) and _is_partial(value):
-                self.callables[target.value] = value
+                # `conv = partial(conv, ...)`: bind to what the inner name meant before, not to itself.
+                inner = dotted(value.args[0].value)
+                self.callables[target.value] = self.callables.get(inner, value) if inner else value
                 self.locals[target.value] = (Kind.VALUE, ())  # the factory itself is not a module
                 return
             if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in self.callables:
@@ -955,9 +975,13 @@ class _FactsReader:
         """Calling `target` (a class, a `partial` of one) with the arguments of `call`."""
         if isinstance(target, cst.Call) and _is_partial(target) and target.args:
             target = target.args[0].value
-        if not isinstance(target, (cst.Name, cst.Attribute)):
+        if not isinstance(target, (cst.Name, cst.Attribute)) or self._depth > 8:
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)
-        return self._classify_call(call.with_changes(func=target))
+        self._depth += 1
+        try:
+            return self._classify_call(call.with_changes(func=target))
+        finally:
+            self._depth -= 1
 
     def _returned(self, method: MethodInfo | None, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
         if method is None:
@@ -995,6 +1019,11 @@ class _FactsReader:
         return classes if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN) else ()
 
 
+# Methods that are not entry points on a partitioned model: initialisation, hooks, (de)serialisation.
+_NOT_ENTRY = re.compile(
+    r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero|deepspeed|^extra_repr$"
+    r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
+)
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
 
 

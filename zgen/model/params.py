@@ -88,6 +88,11 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         for m in members.values()
     )
     for node, _ctx in flat.nodes:
+        if type(node) is cst.For or type(node) is cst.CompFor:
+            name = _modules_loop(node)
+            if name is not None:  # for m in self.modules(): every submodule, of any class
+                module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+            continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             kind, classes = index.classify(node.value)
             if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
@@ -149,6 +154,22 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         )
 
 
+def _modules_loop(node: cst.For | cst.CompFor) -> str | None:
+    """The loop variable of `for m in self.modules()` / `for n, m in self.child.named_modules()`."""
+    iterable = node.iter
+    if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
+        return None
+    if iterable.func.attr.value not in {"modules", "named_modules", "children", "named_children"}:
+        return None
+    path = access_path(iterable.func.value)
+    if path is None or path.root != "self":
+        return None
+    target = node.target
+    if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        target = target.elements[1].value
+    return target.value if isinstance(target, cst.Name) else None
+
+
 def _parameters_source(iterable: cst.BaseExpression) -> str | None:
     """`self.parameters()` / `self.child.named_parameters()`: the text, if the loop walks a module's parameters."""
     if isinstance(iterable, cst.Call) and (call_name(iterable) or "") in {"enumerate", "list", "zip"} and iterable.args:
@@ -166,15 +187,18 @@ def _parameters_source(iterable: cst.BaseExpression) -> str | None:
     return "self" + "".join("." + p for p in path.parts) + "." + iterable.func.attr.value + "()"
 
 
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "keys", "values", "items", "get", "pop", "update"})
+
+
 def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tuple[str, ...] | None:
     """If `self.<first>.<rest...>` ends at a parameter of a submodule, the classes of that submodule."""
     kind, classes = first.kind, first.classes
     for i, part in enumerate(rest):
         last = i == len(rest) - 1
         if kind == Kind.CONTAINER:
-            if part != "[]":
+            if part != "[]" and (last or part in _CONTAINER_METHODS):
                 return None
-            kind = Kind.MODULE
+            kind = Kind.MODULE  # `layers[0]`, or a ModuleDict entry by attribute (`transformer.wpe`)
             continue
         if kind == Kind.UNKNOWN or classes == (UNKNOWN_CLASS,):
             if part == "[]":
@@ -267,7 +291,10 @@ def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: 
 
 
 def scoped_accesses(index: ModelIndex, scope: str):
-    """(class, method, access) for parameter accesses through submodules in `forward` or `init` scope.
+    """(class, method, access) for parameter accesses through submodules in `forward`, `init` or `entry` scope.
+
+    `entry` is the methods a training loop calls on the built model (`ClassInfo.entry_methods`),
+    where every parameter is partitioned just as outside a forward.
 
     In `init` scope only accesses after the submodule was built count: under
     `deepspeed.zero.Init` a submodule is partitioned as soon as its own
@@ -281,9 +308,9 @@ def scoped_accesses(index: ModelIndex, scope: str):
         if scope == "init":
             rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
         for access in accesses(index, cls, method):
-            if access.ctx.guarded or (access.local and scope == "forward"):
+            if access.ctx.guarded or (access.local and scope != "init"):
                 continue
-            if scope == "forward" and _persistent(index, access):
+            if scope != "init" and _persistent(index, access):
                 continue  # a norm weight or scalar: ZeRO-3 keeps it gathered at run time
             if scope == "init" and not _built_before(access, rank):
                 continue

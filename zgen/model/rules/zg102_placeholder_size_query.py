@@ -116,7 +116,7 @@ def main(model, cfg):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for scope in ("init", "forward"):
+        for scope in ("init", "forward", "entry"):
             for _cls, method, access in scoped_accesses(index, scope):
                 if access.use != SIZE:
                     continue
