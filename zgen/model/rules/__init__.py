@@ -15,6 +15,7 @@ from .zg201_rank_gated_call import RankGatedCall
 from .zg202_random_layer_skip import RandomLayerSkip
 from .zg203_data_dependent_experts import DataDependentSubmodules
 from .zg204_data_dependent_exit import DataDependentExit
+from .zg205_optional_input_skips_module import OptionalInputSkipsModule
 from .zg301_external_parameter_read import ExternalParameterRead
 from .zg302_forward_bypass import ForwardBypass
 from .zg303_child_method_bypass import ChildMethodBypass
@@ -33,6 +34,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     RandomLayerSkip,
     DataDependentSubmodules,
     DataDependentExit,
+    OptionalInputSkipsModule,
     ExternalParameterRead,
     ForwardBypass,
     ChildMethodBypass,
