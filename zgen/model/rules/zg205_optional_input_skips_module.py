@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import re
+
 import libcst as cst
 
 from zgen.findings import Severity
@@ -14,6 +16,15 @@ from ..rule import Report, Rule, Trigger
 from ..tree import walk
 
 TRIGGER = Trigger("None")
+# `name=None` in a signature, and `if [not] name [is [not] None]` in a body: the text pre-filter.
+_OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*None\b")
+_PRESENCE_IF = re.compile(r"\bif\s+(?:not\s+)?\(?\s*(\w+)(?:\.get\([^)]*\))?(?:\s+is(?:\s+not)?\s+None)?\s*(?:and\b|or\b|:)")
+# Optional inputs that are states, caches, masks, ids, labels or flags: they pick values or carry
+# what an earlier step computed, and gating on them is the model's calling convention, not a tower.
+_NOT_A_TOWER_INPUT = re.compile(
+    r"hidden_states|past|cache|mask|position|labels?$|_ids$|^ids$|embeds$|^output_|^return_|^use_|"
+    r"^encoder_outputs$|^head_mask$|^kwargs$|token_type|^timestep|^seq_len|^length"
+)
 
 
 class OptionalInputSkipsModule(Rule):
@@ -147,9 +158,11 @@ class Clip(nn.Module):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         for cls in index.module_classes():
             method = cls.method("forward")
-            if method is None or method.node is None or not TRIGGER.search(method.text):
+            if method is None or not _may_gate(method.text):
                 continue
-            optional = _optional_inputs(method.node)
+            if method.node is None:
+                continue
+            optional = {n for n in _optional_inputs(method.node) if not _NOT_A_TOWER_INPUT.search(n)}
             if optional:
                 yield from self._check_forward(index, cls, method, optional)
 
@@ -173,6 +186,16 @@ class Clip(nn.Module):
                     "this call was given; ranks whose batch differs skip its parameter all-gather"
                 )
                 yield self.finding(index, method.snippet, node.test, message, _HELP)
+
+
+def _may_gate(text: str) -> bool:
+    """Does the text have an `if` on a parameter that defaults to `None` (before parsing anything)?"""
+    if "None" not in text:
+        return False
+    header, _, body = text.partition(")")
+    optional = {m.group(1) for m in _OPTIONAL.finditer(text[: text.find(":\n") + 1] or header)}
+    optional = {n for n in optional if not _NOT_A_TOWER_INPUT.search(n)}
+    return bool(optional) and any(m.group(1) in optional for m in _PRESENCE_IF.finditer(text))
 
 
 def _optional_inputs(func: cst.FunctionDef) -> set[str]:
