@@ -233,7 +233,12 @@ def _runs(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, block: cst.CSTN
                 found.add(callee)
             continue
         func = node.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+            and func.attr.value not in ("forward", "__call__")  # the module itself: it already runs
+        ):
             if _method_runs_modules(index, cls, func.attr.value):
                 found.add(f"self.{func.attr.value}()")
     return found
