@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from . import known
-from .flow import Ctx, Flat, ModuleCalls, code_of, flat_of
+from .flow import Ctx, Flat, ModuleCalls, code_of, flat_of, flatten
 from .index import UNKNOWN_CLASS, ClassInfo, Kind, Member, MethodInfo, ModelIndex
 from .tree import access_path, call_name
 
@@ -83,16 +83,24 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         for name, classes in ModuleCalls(index, cls, flat, method.name).aliases.items()
     }
     built_here: set[str] = set()
-    has_children = any(
+    # In a method called on the built model its own parameters are partitioned too (a base class
+    # such as a ModelMixin registers none itself, but every subclass does).
+    has_children = any(m is method for m in cls.entry_methods) or any(
         m.kind in (Kind.MODULE, Kind.CONTAINER) and any(index.has_params(c) is not False for c in m.classes)
         for m in members.values()
     )
+    param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
     for node, _ctx in flat.nodes:
         if type(node) is cst.For or type(node) is cst.CompFor:
             name = _modules_loop(node)
             if name is not None:  # for m in self.modules(): every submodule, of any class
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
             continue
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            source = _parameter_list(node.value)
+            if source is not None:
+                param_lists[node.targets[0].target.value] = source
+                continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             kind, classes = index.classify(node.value)
             if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
@@ -103,6 +111,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         kind = type(node)
         if kind is cst.For or kind is cst.CompFor:
             source = _parameters_source(node.iter)
+            if source is None and isinstance(node.iter, cst.Name):
+                source = param_lists.get(node.iter.value)
             if source is not None:
                 target = node.target
                 if isinstance(target, cst.Tuple) and len(target.elements) == 2:  # named_parameters()
@@ -134,6 +144,9 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         else:
             first = module_aliases.get(path.root)
             rest = path.parts
+        if first is not None and first.kind == Kind.PARAM and first.classes:
+            # `self.proj = nn.Parameter(...) if raw else nn.Linear(...)`: `.weight` is the Linear's
+            first = Member(first.name, Kind.MODULE, first.classes, first.order)
         if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
             continue
         owner_classes = _param_owner(index, first, rest)
@@ -152,6 +165,19 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             owner_classes=owner_classes,
             local=path.root in built_here,
         )
+
+
+def _parameter_list(value: cst.BaseExpression) -> str | None:
+    """`list(self.parameters())` or `[p for n, p in self.named_parameters() if ...]`: what it lists."""
+    if isinstance(value, cst.Call) and call_name(value) in {"list", "tuple"} and value.args:
+        return _parameters_source(value.args[0].value)
+    if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name):
+        target = value.for_in.target
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            target = target.elements[1].value
+        if isinstance(target, cst.Name) and target.value == value.elt.value and value.for_in.inner_for_in is None:
+            return _parameters_source(value.for_in.iter)
+    return None
 
 
 def _modules_loop(node: cst.For | cst.CompFor) -> str | None:
@@ -245,6 +271,9 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         holder = flat.parent.get(id(parent))
         if isinstance(holder, (cst.AssignTarget, cst.AugAssign)) and holder.target is parent:
             return WRITE, f"{data}[...] = ..."
+        view_use, view_detail = usage(index, flat, parent)  # `p[a:b].data.zero_()` writes through a view
+        if view_use in (WRITE, INIT):
+            return view_use, f"{data}[...]{view_detail}"
         return READ, f"{data}[...]"
     if isinstance(parent, cst.Arg):
         call = flat.parent.get(id(parent))
@@ -262,6 +291,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return INIT, f"{qualified}()"
             if _inplace_initialiser(index, call, parent, name, last):
                 return INIT, f"{qualified}()"
+            if _callee_writes(index, flat, call, parent, name):
+                return WRITE, f"{data} passed to `{name}()`, which writes it in place"
         return READ, data
     if isinstance(parent, cst.ComparisonTarget):
         if isinstance(parent.operator, (cst.Is, cst.IsNot)):
@@ -270,6 +301,53 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         if isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot)):
             return CHECK, " is None"
     return READ, data
+
+
+def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
+    """Does the called function (nested in this method, or of this file) write that parameter in place?
+
+    `def rescale(param, i): param.div_(i)` then `rescale(layer.proj.weight.data, i)`.
+    """
+    if "." in name or arg.star:
+        return False
+    func = next((n for n, _ in flat.nodes if type(n) is cst.FunctionDef and n.name.value == name), None)
+    if func is None:
+        info = index.function_info(name)
+        func = info.node if info is not None else None
+    if func is None:
+        return False
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if arg.keyword is not None:
+        target = arg.keyword.value
+    else:
+        position = [a for a in call.args if a.keyword is None].index(arg)
+        if position >= len(params):
+            return False
+        target = params[position]
+    return target in _written_params(index, func)
+
+
+def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
+    """Names of `func`'s parameters that it writes in place (`p.div_()`, `p.data = `, `p[...] = `, `init.*_(p)`)."""
+    key = ("written-params", id(func))
+    cached = index.cache.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    index.cache[key] = frozenset()  # a function that passes its parameter to itself: no answer from the cycle
+    names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
+    inner = flatten(func)
+    written = set()
+    for node, _ctx in inner.nodes:
+        if type(node) is cst.Name and node.value in names:
+            parent = inner.parent.get(id(node))
+            if isinstance(parent, cst.Param):
+                continue
+            use, _detail = usage(index, inner, node)
+            if use in (WRITE, INIT):
+                written.add(node.value)
+    result = frozenset(written)
+    index.cache[key] = result
+    return result
 
 
 def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: str, last: str) -> bool:

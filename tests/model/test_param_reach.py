@@ -1,0 +1,157 @@
+"""Parameter accesses the rules see through: views, helpers, parameter lists, entry methods, modules() loops."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+HEAD = """
+import deepspeed
+import torch
+from torch import nn
+"""
+
+HAZARDS = {
+    "view-write-in-init": ("ZG103", """
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.qkv.bias[d : 2 * d].data.zero_()
+"""),
+    "nested-helper-writes-its-argument": ("ZG103", """
+class Vit(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(d, d) for _ in range(2)])
+        self.fix()
+
+    def fix(self):
+        def rescale(param, i):
+            param.div_(i)
+
+        for i, block in enumerate(self.blocks):
+            rescale(block.weight.data, i + 1)
+"""),
+    "module-function-writes-its-argument": ("ZG103", """
+def zero_(t):
+    t.data.zero_()
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.head = nn.Linear(d, d)
+        zero_(self.head.bias)
+"""),
+    "modules-loop-in-init": ("ZG103", """
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, d, 3), nn.BatchNorm2d(d))
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight)
+"""),
+    "parameter-or-linear-member": ("ZG103", """
+class Text(nn.Module):
+    def __init__(self, d, raw):
+        super().__init__()
+        if raw:
+            self.proj = nn.Parameter(torch.empty(d, d))
+        else:
+            self.proj = nn.Linear(d, d)
+        self.init_parameters()
+
+    def init_parameters(self):
+        if isinstance(self.proj, nn.Linear):
+            nn.init.normal_(self.proj.weight, std=0.02)
+"""),
+    "entry-method-writes-child": ("ZG101", """
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.conv = nn.Conv2d(d, d, 3)
+        self.fused = nn.Conv2d(d, d, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def reparameterize(self):
+        self.fused.weight.data = self.conv.weight.data.clone()
+"""),
+    "entry-method-size-of-parameter-list": ("ZG102", """
+class Mixin(nn.Module):
+    def num_parameters(self, only_trainable=False):
+        params = [p for n, p in self.named_parameters() if "emb" not in n]
+        return sum(p.numel() for p in params)
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HAZARDS))
+def test_hazard_is_found(case):
+    code, body = HAZARDS[case]
+    found = [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
+    assert code in found, (case, found)
+
+
+SAFE = {
+    "helper-that-only-reads": """
+class Vit(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(d, d) for _ in range(2)])
+        self.fix()
+
+    def fix(self):
+        def show(param):
+            return param.dtype
+
+        for block in self.blocks:
+            show(block.weight)
+""",
+    "entry-method-under-gathered-parameters": """
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.conv = nn.Conv2d(d, d, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def clamp(self):
+        with deepspeed.zero.GatheredParameters(self.conv.weight, modifier_rank=0):
+            self.conv.weight.data.clamp_(-1, 1)
+""",
+    "initialiser-by-name-is-not-an-entry": """
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.conv = nn.Conv2d(d, d, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def reset_parameters(self):
+        nn.init.zeros_(self.conv.bias)
+""",
+    "slice-read-in-forward-of-own-buffer": """
+class Rope(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.register_buffer("freqs", torch.ones(d))
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x) * self.freqs[: x.shape[-1]]
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAFE))
+def test_look_alike_is_clean(case):
+    assert check_source("m.py", HEAD + textwrap.dedent(SAFE[case])) == [], case
