@@ -25,6 +25,7 @@ from zgen.cache import FindingsCache, cache_key
 from zgen.discover import discover, display_path
 from zgen.findings import Finding, RuleInfo, Severity, sort_findings
 from zgen.launch import LaunchFacts, ModelShape
+from zgen.model.project import project
 from zgen.noqa import apply_noqa
 from zgen.registry import all_rules
 from zgen.selection import Selection, validate_selectors
@@ -87,6 +88,8 @@ def check_paths(
 
     enabled = selection.enabled_codes(rules)
     cache = FindingsCache(settings.resolve(settings.cache_dir) if use_cache else None)
+    if use_cache:  # skeletons of library files read for cross-file facts, kept beside the findings
+        project().summary_dir = str(settings.resolve(settings.cache_dir) / "summaries")
     findings: list[Finding] = []
     sources: dict[str, str] = {}
     todo: list[tuple[str, str, str]] = []

@@ -486,6 +486,10 @@ class ModuleCalls:
         kind, classes = resolved
         return classes if kind in (Kind.MODULE, Kind.UNKNOWN, Kind.CONTAINER) else None
 
+    def resolve(self, parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
+        """What `self.<parts>` holds (kind and classes), following members of this class and its children."""
+        return self._resolve("self", parts)
+
     def _resolve(self, root: str, parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
         """Follow `self.a[0].b` through the members of this class and its children."""
         if root != "self" or not parts or parts[0] == "[]":

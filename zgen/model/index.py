@@ -159,8 +159,8 @@ class ClassInfo:
         """Bases defined in other files of the program, read from their source."""
         found = []
         for written, qualified in zip(self.span.bases, self.qualified_bases):
-            if written in self.index.classes:
-                continue
+            if written in self.index.classes or _known_base(qualified):
+                continue  # a torch/transformers root class: nothing of it to merge, and its file is large
             external = self.index.external(qualified)
             if external is not None:
                 found.append(external)
@@ -699,6 +699,11 @@ def _external_has_params(ref: str) -> bool | None:
     if ref.startswith("torch.nn.") or last in known.TORCH_PARAMS:
         return True
     return None
+
+
+def _known_base(qualified: str) -> bool:
+    last = qualified.rsplit(".", 1)[-1]
+    return last in known.MODULE_BASE_NAMES or known.is_torch_module_class(qualified) or last in {"object", "Generic"}
 
 
 def _argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:

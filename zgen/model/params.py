@@ -10,6 +10,7 @@ ZG301 are filters over this list.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -382,6 +383,8 @@ def scoped_accesses(index: ModelIndex, scope: str):
     for cls, method in index.methods(scope):
         if not _may_access(index, method):
             continue
+        if scope == "entry" and not _ENTRY_USES.search(method.text):
+            continue  # only writes and size queries are checked there: no need to parse a plain reader
         rank = 0
         if scope == "init":
             rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
@@ -393,6 +396,11 @@ def scoped_accesses(index: ModelIndex, scope: str):
             if scope == "init" and not _built_before(access, rank):
                 continue
             yield cls, method, access
+
+
+# What a write or size query looks like in text: `.data`, an in-place call `x_(`, `.shape`, `.size(`,
+# `numel(`, `len(`, an item assignment `] =`.
+_ENTRY_USES = re.compile(r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\blen\(|\]\s*[-+*/]?=[^=]")
 
 
 def _may_access(index: ModelIndex, method: MethodInfo) -> bool:

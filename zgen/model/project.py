@@ -13,17 +13,23 @@ Every file read this way is recorded with its content hash in `deps`, so
 the findings cache can tell when a checked file's findings are stale because
 a file it depends on changed. Indexes are kept per process, keyed by path,
 size and modification time, so a worker checking many files of one library
-reads each shared base file once.
+reads each shared base file once; with `summary_dir` set, the skeleton of
+each library file (the `ast` pass, the costly part) is also kept on disk as
+JSON under its content hash, so later runs skip it. Files above 200 kB are
+not read: they are utility hubs (generation loops, the model base class),
+not layer definitions, and parsing them would cost more than they tell.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
+import tempfile
 from typing import TYPE_CHECKING
 
-from .skeleton import SourceError, build_skeleton
+from .skeleton import Skeleton, SourceError, build_skeleton, skeleton_from_dict, skeleton_to_dict
 
 if TYPE_CHECKING:
     from .index import ClassInfo, ModelIndex
@@ -55,7 +61,8 @@ _SKIPPED = frozenset(sys.stdlib_module_names) | {
     "triton",
 }
 # Files above this size are not indexed: generated tables, vendored bundles.
-_MAX_BYTES = 2_000_000
+_MAX_BYTES = 200_000
+_SUMMARY_FORMAT = 1
 _MAX_HOPS = 8  # re-export chains followed per name
 
 
@@ -93,6 +100,7 @@ class Project:
         self._indexes: dict[str, tuple[tuple[int, int], str, ModelIndex | None]] = {}
         self._classes: dict[str, tuple[ModelIndex, ClassInfo] | None] = {}
         self.deps: dict[str, str] = {}  # files read for the check in progress: path -> content hash
+        self.summary_dir: str | None = None  # where skeletons of library files are kept between runs
         self._system = [p for p in sys.path if p and os.path.isdir(p)]
 
     def begin(self, path: str) -> tuple[str, bool]:
@@ -139,7 +147,8 @@ class Project:
         if cached is None or cached[0] != stamp:
             cached = (stamp, *self._read(path, module, stat.st_size))
             self._indexes[path] = cached
-        self.deps[path] = cached[1]
+        if cached[1]:  # a file too large to read is not a dependency: nothing of it was used
+            self.deps[path] = cached[1]
         return cached[2]
 
     def _read(self, path: str, module: str, size: int) -> tuple[str, ModelIndex | None]:
@@ -154,10 +163,27 @@ class Project:
             return "", None
         digest = file_digest(data)
         source = data.decode("utf-8", errors="replace")
-        skeleton = build_skeleton(source)
-        if isinstance(skeleton, SourceError):
+        skeleton = self._skeleton(digest, source)
+        if skeleton is None:
             return digest, None
         return digest, ModelIndex(path, source, skeleton, self, module, path.endswith("__init__.py"))
+
+    def _skeleton(self, digest: str, source: str) -> Skeleton | None:
+        """The file's skeleton from the summary cache, else built (and stored); None if it does not parse."""
+        path = os.path.join(self.summary_dir, f"{digest}.json") if self.summary_dir else None
+        if path is not None:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    doc = json.load(f)
+                if doc.get("format") == _SUMMARY_FORMAT:
+                    return skeleton_from_dict(doc["skeleton"], source) if doc["skeleton"] else None
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                pass
+        skeleton = build_skeleton(source)
+        parsed = None if isinstance(skeleton, SourceError) else skeleton
+        if path is not None:
+            _write_json(path, {"format": _SUMMARY_FORMAT, "skeleton": skeleton_to_dict(parsed) if parsed else None})
+        return parsed
 
     # --- names -------------------------------------------------------------
 
@@ -198,6 +224,19 @@ class Project:
             return None
         target = index.absolute(target)
         return self._resolve(target, hops + 1) if target != qualified else None
+
+
+def _write_json(path: str, doc: dict) -> None:
+    """Write atomically; a cache that cannot be written only costs time."""
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".summary.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 _PROJECT: Project | None = None
