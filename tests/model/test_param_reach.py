@@ -155,3 +155,50 @@ class Rope(nn.Module):
 @pytest.mark.parametrize("case", sorted(SAFE))
 def test_look_alike_is_clean(case):
     assert check_source("m.py", HEAD + textwrap.dedent(SAFE[case])) == [], case
+
+
+ZERO_FACTS = {
+    "to-a-parameter": """
+class Cond(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x.to(self.proj.weight))
+""",
+    "new-from-a-parameter": """
+class Cond(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        pad = self.proj.weight.new_zeros(x.shape)
+        return self.proj(x + pad)
+""",
+    "zero3-detection-idiom": """
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.n = 0
+
+    def forward(self, x):
+        if self.proj.weight.numel() == 0 and hasattr(self.proj.weight, "ds_numel"):
+            self.n = self.proj.weight.ds_numel
+        return self.proj(x)
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(ZERO_FACTS))
+def test_dtype_device_uses_and_the_detection_idiom_are_clean(case):
+    assert check_source("m.py", HEAD + textwrap.dedent(ZERO_FACTS[case])) == [], case
+
+
+def test_size_query_next_to_the_idiom_is_still_a_size_query():
+    body = ZERO_FACTS["zero3-detection-idiom"].replace(
+        "self.n = self.proj.weight.ds_numel", "self.n = self.proj.weight.shape[0]"
+    )
+    assert "ZG102" in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]

@@ -18,7 +18,7 @@ import libcst as cst
 from . import known
 from .flow import Ctx, Flat, ModuleCalls, code_of, flat_of, flatten
 from .index import UNKNOWN_CLASS, ClassInfo, Kind, Member, MethodInfo, ModelIndex
-from .tree import access_path, call_name
+from .tree import access_path, call_name, walk
 
 __all__ = [
     "Access",
@@ -255,12 +255,14 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         attr = parent.attr.value
         grand = flat.parent.get(id(parent))
         called = isinstance(grand, cst.Call) and grand.func is parent
-        if attr in known.METADATA_ATTRS:
-            return META, f".{attr}"
+        if attr in known.METADATA_ATTRS or attr in _DS_ATTRS:
+            return META, f".{attr}"  # ZeRO-3's own attributes describe the full parameter
+        if called and (attr.startswith("new_") or attr in ("type", "get_device")):
+            return META, f".{attr}()"  # p.new_zeros(n): a fresh tensor of p's dtype and device
         if attr in known.SIZE_ATTRS:
-            return SIZE, f".{attr}"
+            return (CHECK, f".{attr}") if _zero3_probe(flat, parent) else (SIZE, f".{attr}")
         if attr in known.SIZE_METHODS and called:
-            return SIZE, f".{attr}()"
+            return (CHECK, f".{attr}()") if _zero3_probe(flat, grand) else (SIZE, f".{attr}()")
         if called and known.INPLACE_METHOD.match(attr):
             return WRITE, f"{data}.{attr}()"
         return READ, f"{data}.{attr}"
@@ -279,6 +281,9 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
     if isinstance(parent, cst.Arg):
         call = flat.parent.get(id(parent))
         name = call_name(call) if isinstance(call, cst.Call) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.args:
+            if call.func.attr.value in _DTYPE_DEVICE_OF_ARG and call.args[0] is parent:
+                return META, f" as `.{call.func.attr.value}()` argument"  # x.to(p): p's dtype and device only
         if name:
             qualified = name if name.startswith(".") else index.qualify(name)
             last = qualified.rsplit(".", 1)[-1]
@@ -302,6 +307,28 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         if isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot)):
             return CHECK, " is None"
     return READ, data
+
+
+# Methods that take only the dtype and device of a tensor argument: `x.to(p)`, `x.type_as(p)`.
+_DTYPE_DEVICE_OF_ARG = frozenset({"to", "type_as"})
+_DS_ATTRS = frozenset({"ds_numel", "ds_shape", "ds_id", "ds_status", "ds_tensor"})
+
+
+def _zero3_probe(flat: Flat, node: cst.CSTNode | None) -> bool:
+    """Is this size query part of the ZeRO-3 detection idiom (`p.numel() == 0 and hasattr(p, "ds_numel")`,
+    `getattr(p, "ds_numel", p.numel())`)? The enclosing expression statement or test mentions a `ds_*` name."""
+    current = node
+    for _ in range(8):
+        current = flat.parent.get(id(current)) if current is not None else None
+        if current is None or isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            break
+        if isinstance(current, (cst.BooleanOperation, cst.Call)):
+            for inner in walk(current):
+                if isinstance(inner, cst.SimpleString) and inner.evaluated_value in _DS_ATTRS:
+                    return True
+                if isinstance(inner, cst.Attribute) and inner.attr.value in _DS_ATTRS:
+                    return True
+    return False
 
 
 def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
