@@ -23,6 +23,7 @@ from pathlib import Path
 
 from zgen.cache import FindingsCache, cache_key
 from zgen.discover import discover, display_path
+from zgen.errors import ZgenError
 from zgen.findings import Finding, RuleInfo, Severity, sort_findings
 from zgen.launch import LaunchFacts, ModelShape
 from zgen.model.project import project
@@ -94,6 +95,8 @@ def check_paths(
     sources: dict[str, str] = {}
     todo: list[tuple[str, str, str]] = []
     cached = 0
+    threshold = _persistence_threshold(inputs.configs)
+    key_extra = selection.key() + (f"|persist={threshold}" if threshold is not None else "")
     for path in inputs.sources:
         data = _read(path)
         if isinstance(data, Finding):
@@ -104,14 +107,14 @@ def check_paths(
         if decode_problem is not None:
             findings.append(decode_problem)
             continue
-        key = cache_key(path, data, selection.key())
+        key = cache_key(path, data, key_extra)
         hit = cache.get(key)
         if hit is None:
             todo.append((key, path, text))
         else:
             cached += 1
             findings.extend(hit)
-    for key, path, result, deps in _run_model_checks(todo, enabled, jobs):
+    for key, path, result, deps in _run_model_checks(todo, enabled, jobs, threshold):
         cache.put(key, result, deps)
         findings.extend(result)
     cache.save()
@@ -182,18 +185,40 @@ def _decode(path: str, data: bytes) -> tuple[str, Finding | None]:
         )
 
 
-def _check_one(args: tuple[str, str, str, frozenset[str]]) -> tuple[str, str, list[Finding], dict[str, str]]:
+def _check_one(args: tuple[str, str, str, frozenset[str], int | None]) -> tuple[str, str, list[Finding], dict[str, str]]:
     from zgen.model import check_source
 
-    key, path, text, enabled = args
+    key, path, text, enabled, threshold = args
     deps: dict[str, str] = {}
-    return key, path, check_source(path, text, enabled, deps), deps
+    return key, path, check_source(path, text, enabled, deps, persistence_threshold=threshold), deps
 
 
-def _run_model_checks(todo, enabled: frozenset[str], jobs: int | None):
+def _persistence_threshold(configs: Sequence[str]) -> int | None:
+    """`stage3_param_persistence_threshold` of the configs checked with the models (the smallest when they
+    differ, so no parameter is taken as gathered that one of them partitions); None: DeepSpeed's default.
+
+    A config that cannot be read or holds no number here leaves the default: its own check reports why.
+    """
+    from zgen.config import load_config_dict
+
+    found: list[int] = []
+    for path in configs:
+        try:
+            zero = load_config_dict(path).get("zero_optimization")
+        except ZgenError:
+            continue
+        if not isinstance(zero, dict):
+            continue
+        value = zero.get("stage3_param_persistence_threshold", zero.get("param_persistence_threshold"))
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            found.append(int(value))
+    return min(found) if found else None
+
+
+def _run_model_checks(todo, enabled: frozenset[str], jobs: int | None, threshold: int | None = None):
     if not todo:
         return []
-    work = [(k, p, t, enabled) for k, p, t in todo]
+    work = [(k, p, t, enabled, threshold) for k, p, t in todo]
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(work) < _PARALLEL_MIN_FILES:
         return [_check_one(w) for w in work]

@@ -16,7 +16,12 @@ __all__ = ["check_source", "rule_infos", "model_shape"]
 
 
 def check_source(
-    path: str, source: str, enabled: frozenset[str] | None = None, deps: dict[str, str] | None = None
+    path: str,
+    source: str,
+    enabled: frozenset[str] | None = None,
+    deps: dict[str, str] | None = None,
+    *,
+    persistence_threshold: int | None = None,
 ) -> list[Finding]:
     """All findings for one .py file, sorted.
 
@@ -26,10 +31,12 @@ def check_source(
     the files that define the classes it imports (found from `path`'s package
     and `sys.path`); `deps`, when given, receives each such file with its
     content hash, so a cache can tell when the findings go stale.
+    `persistence_threshold` is the config's `stage3_param_persistence_threshold`
+    (None: DeepSpeed's default, 1e5): smaller parameters stay gathered.
     """
     from .check import check
 
-    return check(path, source, enabled, deps)
+    return check(path, source, enabled, deps, persistence_threshold)
 
 
 def rule_infos() -> list[RuleInfo]:

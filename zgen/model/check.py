@@ -13,7 +13,13 @@ from .skeleton import SourceError, build_skeleton
 __all__ = ["check"]
 
 
-def check(path: str, source: str, enabled: frozenset[str] | None, deps: dict[str, str] | None = None) -> list[Finding]:
+def check(
+    path: str,
+    source: str,
+    enabled: frozenset[str] | None,
+    deps: dict[str, str] | None = None,
+    persistence_threshold: int | None = None,
+) -> list[Finding]:
     """All findings of the enabled rules for one file, sorted, each reported once.
 
     Classes the file imports are read from their source files (never imported);
@@ -27,6 +33,8 @@ def check(path: str, source: str, enabled: frozenset[str] | None, deps: dict[str
     other_files = project()
     module, is_package = other_files.begin(path)
     index = ModelIndex(path, source, skeleton, other_files, module, is_package)
+    if persistence_threshold is not None:
+        index.persistence_threshold = persistence_threshold
     reports = []
     for rule in ALL_RULES:
         if enabled is None or rule.code in enabled:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from . import known
+from .size import DEFAULT_PERSISTENCE_THRESHOLD, upper_bound
 from .skeleton import ClassSpan, FunctionSpan, Skeleton
 from .tree import Snippet, access_path, call_name, const_str, dotted, parse_snippet, walk
 
@@ -85,6 +86,10 @@ class Member:
     kind: Kind
     classes: tuple[str, ...] = ()
     order: tuple[int, int] = (0, 0)
+    # The constructor call that built it (when built once, by a call) and the integers then known
+    # (`__init__` defaults, locals): what `size.param_numel` bounds its parameters' sizes with.
+    call: cst.Call | None = None
+    env: dict[str, int] | None = None
 
 
 @dataclass(slots=True)
@@ -311,6 +316,8 @@ class ModelIndex:
         self.project = project
         self.module = module
         self.is_package = is_package
+        # Parameters with fewer elements stay gathered under ZeRO-3 (the config's value when one is checked).
+        self.persistence_threshold = DEFAULT_PERSISTENCE_THRESHOLD
         self.classes = {name: ClassInfo(span, self) for name, span in skeleton.classes.items()}
         self._snippets: dict[tuple[int, int], Snippet | None] = {}
         self._methods: dict[tuple[int, int], MethodInfo] = {}
@@ -756,6 +763,8 @@ class _FactsReader:
         # Parameters of the method, in order: a factory that returns one returns its argument.
         self.params: list[str] = []
         self.layer_params: set[str] = set()  # parameters named like layer factories (`norm_layer`)
+        self.env: dict[str, int] = {}  # upper bounds of integer parameters and locals (`hd=256`)
+        self._unbounded: set[str] = set()
         self._depth = 0  # nesting of callables followed (`a = partial(b)`, `b = partial(a)`)
 
     def read(self) -> None:
@@ -780,6 +789,8 @@ class _FactsReader:
                 self.callables[name] = default
             if _LAYER_PARAM.search(name):
                 self.layer_params.add(name)
+            if isinstance(default, cst.Integer):
+                self.env[name] = int(default.evaluated_value)
 
     def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
         if isinstance(node, cst.Assign):
@@ -803,6 +814,12 @@ class _FactsReader:
                         self._assign(t.value, value.elt, order)
             return
         if isinstance(target, cst.Name):
+            bound = upper_bound(value, self.env)
+            if bound is None or target.value in self._unbounded:
+                self.env.pop(target.value, None)  # once unknown on some path, unknown from then on
+                self._unbounded.add(target.value)
+            else:
+                self.env[target.value] = max(self.env.get(target.value, bound), bound)
             if isinstance(value, cst.Call) and _is_partial(value):
                 # `conv = partial(conv, ...)`: bind to what the inner name meant before, not to itself.
                 inner = dotted(value.args[0].value)
@@ -825,6 +842,9 @@ class _FactsReader:
         if len(path.parts) == 1:
             kind, classes = self.classify(value)
             self._set(path.parts[0], kind, classes, order)
+            member = self.facts.members[path.parts[0]]
+            if member.order == order and isinstance(value, cst.Call):
+                member.call, member.env = value, dict(self.env)
             return
         source = access_path(value)
         if source is not None and source.root == "self" and "[]" not in path.parts:
@@ -839,6 +859,7 @@ class _FactsReader:
             old.kind = kind
         merged = old.classes + tuple(c for c in classes if c not in old.classes)
         old.classes = merged
+        old.call = old.env = None  # built more than once: no single call tells its size
 
     def _call(self, call: cst.Call, order: tuple[int, int]) -> None:
         name = call_name(call)

@@ -18,6 +18,7 @@ import libcst as cst
 from . import known
 from .flow import Ctx, Flat, ModuleCalls, code_of, flat_of, flatten
 from .index import UNKNOWN_CLASS, ClassInfo, Kind, Member, MethodInfo, ModelIndex
+from .size import param_numel
 from .tree import access_path, call_name, walk
 
 __all__ = [
@@ -418,8 +419,8 @@ def scoped_accesses(index: ModelIndex, scope: str):
         for access in accesses(index, cls, method):
             if access.ctx.guarded or (access.local and scope != "init"):
                 continue
-            if scope != "init" and _persistent(index, access):
-                continue  # a norm weight or scalar: ZeRO-3 keeps it gathered at run time
+            if scope != "init" and access.use not in (WRITE, INIT) and _persistent(index, access):
+                continue  # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
             if scope == "init" and not _built_before(access, rank):
                 continue
             yield cls, method, access
@@ -440,6 +441,17 @@ def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
 
 
 def _persistent(index: ModelIndex, access: Access) -> bool:
+    """Below the persistence threshold: a norm weight, a vector, or a layer whose built size is known small."""
+    first = access.first
+    if first is not None and first.call is not None and access.owner == f"self.{first.name}" and first.classes:
+        last = first.classes[0].rsplit(".", 1)[-1]
+        numel = param_numel(last, access.param, first.call, first.env or {})
+        if numel is not None and len(first.classes) == 1:
+            return numel < index.persistence_threshold
+    return _persistent_by_class(index, access)
+
+
+def _persistent_by_class(index: ModelIndex, access: Access) -> bool:
     # Only the classes that have the parameter (`nn.Identity()` in the other branch has none).
     classes = [ref for ref in access.owner_classes if index.member_param(ref, access.param) is not False]
     return bool(classes) and all(index.persistent_param(ref, access.param) for ref in classes)
