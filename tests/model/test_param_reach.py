@@ -202,3 +202,37 @@ def test_size_query_next_to_the_idiom_is_still_a_size_query():
         "self.n = self.proj.weight.ds_numel", "self.n = self.proj.weight.shape[0]"
     )
     assert "ZG102" in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
+
+
+def test_a_cast_of_a_parameter_is_a_read():
+    body = """
+class Router(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.classifier = nn.Linear(d, n)
+
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.classifier.weight.type(torch.float32))
+"""
+    assert "ZG301" in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
+
+
+def test_module_passed_as_an_argument_is_partitioned():
+    body = """
+class Head(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(d))
+
+    def forward(self, h, word_embeddings):
+        return torch.matmul(h, word_embeddings.weight.t()) + self.bias
+
+
+class Adapter(nn.Module):
+    def __init__(self, target, rank, config=None):
+        super().__init__()
+        self.target = target
+        self.down = nn.Linear(target.weight.shape[1], rank)
+"""
+    codes = [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
+    assert "ZG301" in codes and "ZG102" in codes

@@ -84,10 +84,19 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         name: Member(name, Kind.MODULE, classes, (-1, 0))
         for name, classes in ModuleCalls(index, cls, flat, method.name).aliases.items()
     }
+    # Modules passed in as arguments (an adapter's wrapped layer, a tied embedding handed to a head):
+    # built by the caller, so partitioned already. Config-like arguments are not modules.
+    node = method.node
+    if node is not None:
+        for param in (*node.params.params, *node.params.kwonly_params):
+            name = param.name.value
+            if name not in ("self", "cls") and name not in module_aliases and not _NOT_A_MODULE_ARG.search(name):
+                module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
     built_here: set[str] = set()
+    entry = any(m is method for m in cls.entry_methods)
     # In a method called on the built model its own parameters are partitioned too (a base class
     # such as a ModelMixin registers none itself, but every subclass does).
-    has_children = any(m is method for m in cls.entry_methods) or any(
+    has_children = entry or any(
         m.kind in (Kind.MODULE, Kind.CONTAINER) and any(index.has_params(c) is not False for c in m.classes)
         for m in members.values()
     )
@@ -140,6 +149,10 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             continue
         if path.root == "self":
             if len(path.parts) < 2:
+                own = members.get(path.parts[0]) if entry else None
+                if own is not None and own.kind == Kind.PARAM and not own.classes:
+                    use, detail = usage(index, flat, node)  # the module's own parameter, partitioned here
+                    yield Access(node, ctx, "self", path.parts[0], None, use, detail, order.get(id(node), 0))
                 continue
             first = members.get(path.parts[0])
             rest = path.parts[1:]
@@ -215,6 +228,7 @@ def _parameters_source(iterable: cst.BaseExpression) -> str | None:
     return "self" + "".join("." + p for p in path.parts) + "." + iterable.func.attr.value + "()"
 
 
+_NOT_A_MODULE_ARG = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "keys", "values", "items", "get", "pop", "update"})
 
 
@@ -258,8 +272,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         called = isinstance(grand, cst.Call) and grand.func is parent
         if attr in known.METADATA_ATTRS or attr in _DS_ATTRS:
             return META, f".{attr}"  # ZeRO-3's own attributes describe the full parameter
-        if called and (attr.startswith("new_") or attr in ("type", "get_device")):
-            return META, f".{attr}()"  # p.new_zeros(n): a fresh tensor of p's dtype and device
+        if called and (attr.startswith("new_") or attr == "get_device" or (attr == "type" and not grand.args)):
+            return META, f".{attr}()"  # p.new_zeros(n): a fresh tensor of p's dtype and device; p.type(): a name
         if attr in known.SIZE_ATTRS:
             return (CHECK, f".{attr}") if _zero3_probe(flat, parent) else (SIZE, f".{attr}")
         if attr in known.SIZE_METHODS and called:
