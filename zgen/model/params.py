@@ -315,6 +315,12 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
             if _callee_writes(index, flat, call, parent, name):
                 return WRITE, f"{data} passed to `{name}()`, which writes it in place"
         return READ, data
+    if isinstance(parent, cst.Element):  # GatheredParameters([p, q]): each element is gathered
+        holder = flat.parent.get(id(flat.parent.get(id(parent))))
+        call = flat.parent.get(id(holder)) if isinstance(holder, cst.Arg) else None
+        name = call_name(call) if isinstance(call, cst.Call) else None
+        if name and name.rsplit(".", 1)[-1] in _GUARD_CALLS:
+            return GUARD, f"{name.rsplit('.', 1)[-1]}()"
     if isinstance(parent, cst.ComparisonTarget):
         if isinstance(parent.operator, (cst.Is, cst.IsNot)):
             return CHECK, " is None"
@@ -442,7 +448,9 @@ def scoped_accesses(index: ModelIndex, scope: str):
 
 # What a write or size query looks like in text: `.data`, an in-place call `x_(`, `.shape`, `.size(`,
 # `numel(`, `len(`, an item assignment `] =`.
-_ENTRY_USES = re.compile(r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\blen\(|\]\s*[-+*/]?=[^=]")
+_ENTRY_USES = re.compile(
+    r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\blen\(|\]\s*[-+*/]?=[^=]|\.(?:weight|bias)\w*\s*[\[.]"
+)
 
 
 def _may_access(index: ModelIndex, method: MethodInfo) -> bool:

@@ -11,6 +11,7 @@ from .zg105_deepcopy_after_partition import DeepcopyAfterPartition
 from .zg106_created_in_forward import CreatedInForward
 from .zg107_clip_grad_partitioned import ClipGradPartitioned
 from .zg108_unconsolidated_state_dict import UnconsolidatedStateDict
+from .zg109_partitioned_data_read import PartitionedDataRead
 from .zg201_rank_gated_call import RankGatedCall
 from .zg202_random_layer_skip import RandomLayerSkip
 from .zg203_data_dependent_experts import DataDependentSubmodules
@@ -30,6 +31,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     CreatedInForward,
     ClipGradPartitioned,
     UnconsolidatedStateDict,
+    PartitionedDataRead,
     RankGatedCall,
     RandomLayerSkip,
     DataDependentSubmodules,
