@@ -236,3 +236,64 @@ class Adapter(nn.Module):
 """
     codes = [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
     assert "ZG301" in codes and "ZG102" in codes
+
+
+HELPERS = {
+    "free-function-initialises-its-module": """
+def init_layer(layer):
+    nn.init.xavier_uniform_(layer.weight)
+    if layer.bias is not None:
+        layer.bias.data.fill_(0.0)
+
+
+class Cnn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, d, 3)
+        init_layer(self.conv1)
+""",
+    "free-apply-walks-the-built-model": """
+def named_apply(fn, module, name=""):
+    for child_name, child in module.named_children():
+        named_apply(fn, child, child_name)
+    fn(module, name)
+
+
+class Vit(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(d, d) for _ in range(2)])
+        named_apply(self._init, self)
+
+    @staticmethod
+    def _init(module, name):
+        if isinstance(module, nn.Linear):
+            nn.init.zeros_(module.bias)
+""",
+    "init-callable-from-the-config": """
+class Embedding(nn.Module):
+    def __init__(self, config, vocab, d):
+        super().__init__()
+        self.position = nn.Embedding(vocab, d)
+        config.init_method(self.position.weight)
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(HELPERS))
+def test_initialisation_through_a_helper_is_found(case):
+    assert "ZG103" in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(HELPERS[case]))], case
+
+
+def test_helper_that_only_reads_the_module_is_clean():
+    body = HELPERS["free-function-initialises-its-module"].replace(
+        "    nn.init.xavier_uniform_(layer.weight)\n    if layer.bias is not None:\n        layer.bias.data.fill_(0.0)\n",
+        "    return layer.weight.dtype\n",
+    )
+    assert check_source("m.py", HEAD + textwrap.dedent(body)) == []
+
+
+def test_module_apply_in_init_is_gathered_by_zero_init():
+    body = HELPERS["free-apply-walks-the-built-model"].replace("named_apply(self._init, self)", "self.apply(self._init_all)")
+    body += "\n    def _init_all(self, module):\n        pass\n"
+    assert "ZG103" not in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]

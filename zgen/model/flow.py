@@ -372,6 +372,8 @@ class Taint:
             return RANDOM
         if qualified in known.DATA_SELECT_FUNCS:
             return DATA
+        if name in ("all", "any") and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
+            return DATA  # all(stopping_criteria(out)): a verdict over this rank's values
         if qualified == "torch.where" and len(node.args) == 1:
             return DATA
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):

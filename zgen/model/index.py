@@ -372,10 +372,17 @@ class ModelIndex:
         """The class of another file that a qualified class reference names, read from its source."""
         if self.project is None or "." not in ref or ref.startswith((".", "torch.")) or ref in self.classes:
             return None
+        if ref.partition(".")[0] not in self.import_roots:
+            return None  # `hidden.view`, `self.x`: not a name imported from another module
         key = ("external", ref)
         if key not in self.cache:
             self.cache[key] = self.project.lookup(ref)
         return self.cache[key]  # type: ignore[return-value]
+
+    @cached_property
+    def import_roots(self) -> frozenset[str]:
+        """Top-level packages this file's imports name (absolute), the only roots worth resolving."""
+        return frozenset(self.absolute(target).partition(".")[0] for target in self.imports.values())
 
     def global_name(self, ref: str) -> str:
         """A class reference of this file as other files see it (`Mlp` -> `pkg.layers.Mlp`)."""
@@ -428,6 +435,8 @@ class ModelIndex:
     def external_function(self, ref: str) -> tuple[ModelIndex, MethodInfo] | None:
         """A module-level function of another file that a qualified name refers to."""
         if self.project is None or "." not in ref or ref.startswith((".", "torch.")):
+            return None
+        if ref.partition(".")[0] not in self.import_roots:
             return None
         key = ("external-function", ref)
         if key not in self.cache:

@@ -142,6 +142,9 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             use, detail = usage(index, flat, node)
             yield Access(node, ctx, "", node.value, None, use, detail, order.get(id(node), 0), True)
             continue
+        if kind is cst.Call and has_children:
+            yield from _module_handed_to_writer(index, cls, flat, node, ctx, members, module_aliases, order)
+            continue
         if kind is not cst.Attribute:
             continue
         path = access_path(node)
@@ -310,7 +313,7 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return SIZE, "len()"
             if qualified.startswith(known.INIT_PREFIXES) or (name.startswith("init.") and last.endswith("_")):
                 return INIT, f"{qualified}()"
-            if _inplace_initialiser(index, call, parent, name, last):
+            if _inplace_initialiser(index, call, parent, name, last) or _init_callable(call, parent, last):
                 return INIT, f"{qualified}()"
             if _callee_writes(index, flat, call, parent, name):
                 return WRITE, f"{data} passed to `{name}()`, which writes it in place"
@@ -352,6 +355,126 @@ def _zero3_probe(flat: Flat, node: cst.CSTNode | None) -> bool:
     return False
 
 
+def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliases, order):
+    """A built module handed to a helper that initialises its parameters: `init_layer(self.conv1)`,
+    `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
+    name = call_name(call)
+    if not name or name.startswith("."):
+        return
+    last = name.rsplit(".", 1)[-1]
+    if _FREE_APPLY.search(last) and "." not in name:
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name) and arg.value.value == "self":
+                detail = f" passed to `{name}()`, which runs a function on every submodule without gathering them"
+                yield Access(arg.value, ctx, "self", "parameters", None, INIT, detail, order.get(id(call), 0))
+        return
+    func = _function_node(index, flat, name)
+    if func is None:
+        return
+    written = _module_writer_params(index, func)
+    if not written:
+        return
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if params[:1] == ["self"]:
+        params = params[1:]
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for arg in call.args:
+        target = arg.keyword.value if arg.keyword is not None else None
+        if target is None and arg in positional and positional.index(arg) < len(params):
+            target = params[positional.index(arg)]
+        if target not in written:
+            continue
+        path = access_path(arg.value)
+        if path is None:
+            continue
+        first = members.get(path.parts[0]) if path.root == "self" and path.parts else module_aliases.get(path.root)
+        if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+            continue
+        if not any(index.has_params(c) is not False for c in first.classes):
+            continue
+        detail = f" passed to `{name}()`, which initialises its parameters"
+        yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, INIT, detail, order.get(id(call), 0))
+
+
+_FREE_APPLY = re.compile(r"^(?:named_apply|\w+_apply|apply_\w+)$")
+
+
+def _function_node(index: ModelIndex, flat: Flat, name: str) -> cst.FunctionDef | None:
+    """The function a call names: nested in this method, of this file, or of another file (by import)."""
+    if "." not in name:
+        func = _nested_defs(index, flat).get(name)
+        if func is not None:
+            return func
+        info = index.function_info(name)
+        if info is not None:
+            return info.node
+    external = index.external_function(index.qualify(name))
+    return external[1].node if external is not None else None
+
+
+def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
+    """Functions defined inside a flattened function, by name (once per function)."""
+    key = ("nested-defs", id(flat))
+    found = index.cache.get(key)
+    if found is None or found[0] is not flat:
+        defs = {n.name.value: n for n, _ in flat.nodes if type(n) is cst.FunctionDef}
+        found = index.cache[key] = (flat, defs)
+    return found[1]  # type: ignore[index]
+
+
+def _module_writer_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
+    """Parameters of `func` whose own parameters it writes (`def init_layer(m): nn.init.xavier_(m.weight)`)."""
+    key = ("module-writer-params", id(func))
+    cached = index.cache.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    index.cache[key] = frozenset()
+    names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)} - {"self"}
+    inner = flatten(func)
+    aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
+    for node, _ctx in inner.nodes:
+        if type(node) is cst.For and isinstance(node.target, cst.Name):
+            it = node.iter
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(it.func.value, cst.Name):
+                if it.func.value.value in names and it.func.attr.value in ("modules", "parameters", "children"):
+                    aliases[node.target.value] = it.func.value.value
+    written = set()
+    for node, _ctx in inner.nodes:
+        if type(node) is not cst.Attribute:
+            continue
+        path = access_path(node)
+        if path is None or not path.parts:
+            continue
+        owner = path.root if path.root in names else aliases.get(path.root)
+        if owner is None or path.parts[-1] in ("data",):
+            continue
+        use, _detail = usage(index, inner, node)
+        if use in (WRITE, INIT):
+            written.add(owner)
+    for node, _ctx in inner.nodes:  # `for p in m.parameters(): nn.init.normal_(p)`
+        if type(node) is cst.Name and node.value in aliases and not isinstance(inner.parent.get(id(node)), cst.For):
+            use, _detail = usage(index, inner, node)
+            if use in (WRITE, INIT):
+                written.add(aliases[node.value])
+    result = frozenset(written)
+    index.cache[key] = result
+    return result
+
+
+def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:
+    """`config.init_method(p)`, `self.init_fn(p)`, `initializer(p)`: a callable named for initialising, given `p` first."""
+    return (
+        bool(_INIT_CALLABLE.search(last))
+        and bool(call.args)
+        and call.args[0] is arg
+        and arg.keyword is None
+        and not arg.star
+    )
+
+
+_INIT_CALLABLE = re.compile(r"^(?:init_method|output_layer_init_method|init_fn|init_func|initializer|weight_init|init_weight)$")
+
+
 def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
     """Does the called function (nested in this method, or of this file) write that parameter in place?
 
@@ -359,7 +482,7 @@ def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, 
     """
     if "." in name or arg.star:
         return False
-    func = next((n for n, _ in flat.nodes if type(n) is cst.FunctionDef and n.name.value == name), None)
+    func = _nested_defs(index, flat).get(name)
     if func is None:
         info = index.function_info(name)
         func = info.node if info is not None else None
@@ -429,7 +552,7 @@ def scoped_accesses(index: ModelIndex, scope: str):
     Guarded sites (inside `GatheredParameters`, or under a zero3/synced_gpus test) are left out.
     """
     for cls, method in index.methods(scope):
-        if not _may_access(index, method):
+        if not _may_access(index, method) and not (scope == "init" and _HANDS_SELF.search(method.text)):
             continue
         if scope == "entry" and not _ENTRY_USES.search(method.text):
             continue  # only writes and size queries are checked there: no need to parse a plain reader
@@ -450,6 +573,14 @@ def scoped_accesses(index: ModelIndex, scope: str):
 # `numel(`, `len(`, an item assignment `] =`.
 _ENTRY_USES = re.compile(
     r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\blen\(|\]\s*[-+*/]?=[^=]|\.(?:weight|bias)\w*\s*[\[.]"
+)
+
+
+# `init_layer(self.conv1)`, `named_apply(fn, self)`: a module of `self` handed to a function.
+_HANDS_SELF = re.compile(
+    r"(?<![\w.])(?<!def )(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
+    r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
+    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
 )
 
 
