@@ -552,7 +552,7 @@ def scoped_accesses(index: ModelIndex, scope: str):
     Guarded sites (inside `GatheredParameters`, or under a zero3/synced_gpus test) are left out.
     """
     for cls, method in index.methods(scope):
-        if not _may_access(index, method) and not (scope == "init" and _HANDS_SELF.search(method.text)):
+        if not _may_access(index, method) and not (scope == "init" and _hands_module(method.text)):
             continue
         if scope == "entry" and not _ENTRY_USES.search(method.text):
             continue  # only writes and size queries are checked there: no need to parse a plain reader
@@ -578,10 +578,18 @@ _ENTRY_USES = re.compile(
 
 # `init_layer(self.conv1)`, `named_apply(fn, self)`: a module of `self` handed to a function.
 _HANDS_SELF = re.compile(
-    r"(?<![\w.])(?<!def )(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
+    r"(?<![\w.])(?<!def )(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
     r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
     r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
 )
+
+
+# `for emb in self.emb: init_layer(emb, ...)`: a submodule, by its loop variable, handed to a function.
+_HANDS_ALIAS = re.compile(r"for (\w+) in self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\1\s*[,)]")
+
+
+def _hands_module(text: str) -> bool:
+    return bool(_HANDS_SELF.search(text) or ("for " in text and _HANDS_ALIAS.search(text)))
 
 
 def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
