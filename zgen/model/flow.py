@@ -343,6 +343,10 @@ class Taint:
                 inner.pop(DATA, None)
                 _merge_into(found, inner)
                 continue
+            elif kind is cst.Comparison:
+                reduction = _compared_reduction(node)
+                if reduction is not None:  # `x.sum() > 0`: a decision on this rank's tensor values
+                    found.setdefault(DATA, reduction)
             stack.extend(children(node))
         return found
 
@@ -379,6 +383,28 @@ class Taint:
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
+
+
+# Reductions of a tensor to a value that a comparison then tests.
+_VALUE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "norm", "count_nonzero", "std"})
+
+
+def _compared_reduction(node: cst.Comparison) -> str | None:
+    """`x.sum() > 0`, `h.norm().item() < eps`: the reduction of a local tensor a comparison tests, as text."""
+    for side in (node.left, *(t.comparator for t in node.comparisons)):
+        call = side
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "item":
+            call = call.func.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+            continue
+        if call.func.attr.value not in _VALUE_REDUCTIONS:
+            continue
+        root = call.func.value
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math"):
+            return f".{call.func.attr.value}()"
+    return None
 
 
 def _merge_into(into: dict[str, str], extra: dict[str, str]) -> None:
