@@ -2,7 +2,9 @@
 
 Every import of a zgen module counts, at module level or inside a function: a
 function-local import is still a dependency, and hiding a circle behind one is
-what this test exists to stop. Imports of third-party packages are not edges.
+what this test exists to stop. Imports under `if TYPE_CHECKING:` are for
+annotations only and never run, so they are not edges. Imports of third-party
+packages are not edges.
 """
 
 from __future__ import annotations
@@ -91,6 +93,14 @@ def _imports(path: Path, module: str) -> tuple[set[str], set[str], set[str], set
                 eager_nodes.add(id(node))
 
     collect_eager(tree.body)
+    # `if TYPE_CHECKING:` imports are for annotations: never executed, so never an edge.
+    type_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for stmt in block.body
+        for node in ast.walk(stmt)
+    }
     is_package = path.name == "__init__.py"
     found: tuple[set[str], set[str], set[str], set[str]] = (set(), set(), set(), set())
     for node in ast.walk(tree):
@@ -107,6 +117,8 @@ def _imports(path: Path, module: str) -> tuple[set[str], set[str], set[str], set
             # `from zgen.x import y`: y may be a module or a name in x; count the module if it exists.
             names = [f"{prefix}.{alias.name}" if _exists(f"{prefix}.{alias.name}") else prefix for alias in node.names]
         else:
+            continue
+        if id(node) in type_only:
             continue
         eager = id(node) in eager_nodes
         for name in names:
