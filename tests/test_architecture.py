@@ -10,6 +10,7 @@ packages are not edges.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -132,11 +133,13 @@ def _imports(path: Path, module: str) -> tuple[set[str], set[str], set[str], set
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def _exists(module: str) -> bool:
     rel = Path(*module.split("."))
     return (REPO / rel).with_suffix(".py").is_file() or (REPO / rel / "__init__.py").is_file()
 
 
+@functools.lru_cache(maxsize=None)
 def _graph(eager: bool = False) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """Edges between zgen modules and third-party packages per module: every import, or with
     `eager` only those that run when the module is imported."""
