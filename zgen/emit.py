@@ -56,6 +56,7 @@ class ScriptInputs:
     data: CodeRef | None = None
     data_target: str | None = None
     init: CodeRef | None = None
+    loss: CodeRef | None = None  # loss_fn(outputs, batch) -> scalar, when the forward returns no loss
     config_label: str
     resolved: ResolvedConfig
     runtime: object  # the zgen.runtime.config.RuntimeConfig that `resolved` parses to (its values go in the script)
@@ -346,6 +347,8 @@ def render_script(inp: ScriptInputs) -> str:
         data_function=string_literal(inp.data.function) if inp.data else None,
         init_file=string_literal(inp.init.path) if inp.init else None,
         init_function=string_literal(inp.init.function) if inp.init else None,
+        loss_file=string_literal(inp.loss.path) if inp.loss else None,
+        loss_function=string_literal(inp.loss.function) if inp.loss else None,
         n_params_literal=py_literal(inp.n_params),
         vocab_size=inp.vocab_size if (inp.inputs is None and inp.data is None) else None,
         plan_file=string_literal(inp.plan_file) if planned else None,

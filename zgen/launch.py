@@ -34,6 +34,8 @@ class ModelShape:
     vocab: int | None = None
     seq_len: int | None = None
     largest_layer_params: int | None = None
+    # Saved for backward per sample at `seq_len`, measured by the trace; used when `hidden` is unknown.
+    traced_activation_bytes: int | None = None
     source: str = ""
 
 
@@ -50,3 +52,6 @@ class LaunchFacts:
     gpu_mem_bytes: int | None = None
     model: ModelShape | None = None
     deepspeed_version: str = DEFAULT_DEEPSPEED_VERSION
+    # Who reads the config (`deepspeed`, `hf`, `accelerate`, `zgen`; None: infer) and why that one was chosen.
+    consumer: str | None = None
+    consumer_reason: str = ""

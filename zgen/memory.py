@@ -114,12 +114,17 @@ def model_states(params: int, world_size: int, stage: int, precision: str, *, of
 
 def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, precision: str) -> int:
     """Activations saved for backward for one micro batch (0 when the model's dimensions are unknown)."""
-    if not shape.layers or not shape.hidden or seq_len <= 0:
+    if not shape.traced_activation_bytes and (not shape.layers or not shape.hidden or seq_len <= 0):
         return 0
     return _activation_terms(shape, micro_batch, seq_len, precision)[0]
 
 
 def _activation_terms(shape: ModelShape, micro_batch: int, seq_len: int, precision: str) -> tuple[int, str]:
+    # The formula knows flash attention; the trace (math attention on meta) is the fallback for models
+    # whose dimensions nothing states.
+    if shape.traced_activation_bytes and not (shape.layers and shape.hidden):
+        return (shape.traced_activation_bytes * micro_batch,
+                f"{_n(shape.traced_activation_bytes)} B saved for backward per sample (traced) x {micro_batch} micro batch")
     b = compute_bytes(precision)
     h = shape.hidden or 0
     f = shape.ffn or 4 * h
@@ -307,7 +312,7 @@ def estimate(resolved, model: ModelShape) -> MemoryBreakdown:
         items.append(MemoryItem("all-gather bucket", b * z.allgather_bucket_size,
                                 f"{b} B x allgather_bucket_size {_n(z.allgather_bucket_size)}"))
     seq = model.seq_len or 0
-    if stage3 is None and model.layers and model.hidden and seq:
+    if stage3 is None and (model.traced_activation_bytes or (model.layers and model.hidden and seq)):
         act, formula = _activation_terms(model, resolved.train_micro_batch_size_per_gpu, seq, precision)
         items.append(MemoryItem("activations", act, formula))
     return MemoryBreakdown(tuple(items + gradient))

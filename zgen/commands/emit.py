@@ -42,7 +42,8 @@ def add_parser(sub) -> None:
                    help="fn(rank, world_size, micro_batch_size, seq_len, seed) yielding this rank's micro batches "
                         "(default: seeded synthetic data)")
     g.add_argument("--init", metavar="PATH:FUNCTION",
-                   help="weight initialisation the runtime applies to each module (default: the runtime's)")
+                   help="init_fn(module) the runtime applies to each module in model.apply order (default: the "
+                        "model's own: reset_parameters() and friends, Hugging Face _init_weights)")
     g.add_argument("--max-steps", type=int, default=1000, metavar="N", help="the script's default --steps")
     g.add_argument("--force", action="store_true", help="write the script even though `zgen check` reports errors")
     g.add_argument("--check", action="store_true",
@@ -54,6 +55,7 @@ def _regenerate_args(args, forced: bool) -> list[str]:
     out = []
     for flag, value in (
         ("--model", args.model), ("--inputs", args.inputs), ("--data", args.data), ("--init", args.init),
+        ("--loss", args.loss),
         ("--config", args.config), ("--units", ",".join(args.units) if args.units else None),
         ("--world-size", args.world_size), ("--gpus-per-node", args.gpus_per_node), ("--gpu-mem", args.gpu_mem),
         ("--params", args.params), ("--seq-len", args.seq_len), ("--deepspeed-version", args.deepspeed_version),
@@ -117,6 +119,7 @@ def run(args, settings) -> int:
     inputs_ref, inputs_label = ref(s.inputs, "--inputs" if args.inputs else "inputs")
     data_ref, data_label = ref(s.data, "--data" if args.data else "data")
     init_ref, _ = ref(args.init or getattr(s, "init", None), "--init" if args.init else "init")
+    loss_ref, _ = ref(args.loss, "--loss")
     trace = prep.trace
     if trace is None and data_ref is None and inputs_ref is None and _vocab(prep.model) is None:
         raise ZgenError("cannot synthesize data: the model has no `nn.Embedding`", help="pass --inputs or --data")
@@ -136,6 +139,7 @@ def run(args, settings) -> int:
         data=data_ref,
         data_target=data_label,
         init=init_ref,
+        loss=loss_ref,
         config_label=prep.config_path,
         resolved=prep.resolved,
         runtime=runtime,
@@ -148,7 +152,7 @@ def run(args, settings) -> int:
         gpus_per_node=s.gpus_per_node,
         seq_len=prep.seq_len,
         seq_len_origin=prep.seq_len_origin,
-        units_label=", ".join(s.units) if s.units else "default (blocks of the largest ModuleLists, plus the root)",
+        units_label=", ".join(s.units) if s.units else "default (the repeated blocks of the model's stacks, plus the root)",
         regenerate=shlex.join(regen),
         check_command=shlex.join(check_cmd),
         forced=tuple(_finding_line(f) for f in errors) if errors else (),

@@ -2,11 +2,10 @@
 
 Steps, each a small function:
 
-1. `block_modules`: which modules get a unit of their own. By default the
-   children of the largest `ModuleList` and of every other, non-nested
-   `ModuleList` holding at least a quarter of its parameters (so an
-   encoder-decoder gets units for both stacks); `[tool.zgen] units` names
-   them instead (fnmatch patterns over qualified module names).
+1. `block_modules`: which modules get a unit of their own: the repeated
+   blocks of the model's stacks (`zgen.plan.units`, the rule the runtime's
+   default plan uses too), or the modules `[tool.zgen] units` / `--units`
+   patterns name.
 2. `zgen.plan.units.default_units` groups the parameters; parameters at or below
    `stage3_param_persistence_threshold` elements leave their unit and stay
    gathered (DeepSpeed's rule: `numel <= threshold`).
@@ -28,7 +27,6 @@ for the unit table and the memory plot (`zgen.plan.plot`).
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
 from pathlib import Path
 from dataclasses import dataclass, replace
@@ -39,51 +37,26 @@ from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
 from zgen.memory import MemoryPoint, step_timeline
 from zgen.plan.prefetch import prefetch_lists
-from zgen.plan.replay import inside, spans
+from zgen.plan.replay import spans
 from zgen.plan.retention import kept_units
 from zgen.plan.schedule import ROOT, Plan, Unit
 from zgen.plan.trace import ExecutionTrace
-from zgen.plan.units import default_units, module_numel
+from zgen.plan import units as units_rule
+from zgen.plan.units import default_units
 
 __all__ = ["block_modules", "build_plan", "unit_numel", "crosscheck_notes", "resolved_hazards", "trace_failure_note",
            "timeline"]
-
-# Another ModuleList gets units too when it holds at least this share of the largest one's parameters.
-_SECOND_STACK_SHARE = 0.25
 
 
 # -- 1. which modules are units ------------------------------------------------------------
 
 def block_modules(model: nn.Module, trace: ExecutionTrace, patterns: Sequence[str] = ()) -> list[str]:
-    """Qualified names of the modules that get a unit, in the order their forward first ran."""
-    names = [n for n, _ in model.named_modules() if n]
-    if patterns:
-        chosen: list[str] = []
-        for pat in patterns:
-            hits = [n for n in names if fnmatch.fnmatchcase(n, pat)]
-            if not hits:
-                raise ZgenError(
-                    f"`units` pattern `{pat}` matches no module of the model",
-                    help="patterns match qualified module names, e.g. `layers.*` or `encoder.block.*`",
-                )
-            chosen.extend(h for h in hits if h not in chosen)
-    else:
-        lists = sorted(
-            ((n, module_numel(m)) for n, m in model.named_modules() if isinstance(m, nn.ModuleList) and len(m) > 0),
-            key=lambda nm: -nm[1],
-        )
-        stacks: list[str] = []
-        for name, n in lists:
-            if not stacks or (
-                n >= _SECOND_STACK_SHARE * lists[0][1]
-                and not any(inside(name, s) or inside(s, name) for s in stacks)
-            ):
-                stacks.append(name)
-        chosen = [f"{s}.{i}" if s else str(i) for s in stacks for i in range(len(model.get_submodule(s)))]
+    """Qualified names of the modules that get a unit (`zgen.plan.units`), in the order their forward first ran."""
+    chosen = units_rule.block_modules(model, patterns)
     first_run = {}
     for i, m in enumerate(trace.forward_calls):
         first_run.setdefault(m, i)
-    registration = {n: i for i, n in enumerate(names)}
+    registration = {n: i for i, (n, _) in enumerate(model.named_modules())}
     return sorted(chosen, key=lambda m: (first_run.get(m, len(trace.forward_calls)), registration.get(m, 0)))
 
 
