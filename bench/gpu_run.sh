@@ -3,6 +3,7 @@
 #
 #     PART=1 DEADLINE=330 bash bench/gpu_run.sh   # one GPU at a time: two lanes side by side
 #     PART=2 DEADLINE=540 bash bench/gpu_run.sh   # both GPUs: multi_gpu.py per system, then the memory peaks
+#     PART=3 DEADLINE=420 bash bench/gpu_run.sh   # both GPUs: optimizer offload, zgen against DeepSpeed
 #
 # Part 1 runs two lanes at once, each on its own GPU and half of the cores (taskset), one process per
 # system: lane A on GPU 0 is issue 14's regression check at world size 1 (zgen and FSDP2, compiled and
@@ -58,6 +59,16 @@ if [[ ${PART:-1} == 1 ]]; then
     for f in w1_regression w1_offload; do
         [[ -f $OUT/$f.jsonl ]] && python3 bench/runtime_bench.py --summarize "$OUT/$f.jsonl"
     done
+elif [[ ${PART} == 3 ]]; then
+    # Optimizer offload over both GPUs; the host update gets half of the cores per rank (torchrun's default
+    # OMP_NUM_THREADS=1 would make every system's CPU Adam single-threaded).
+    off() { OMP_NUM_THREADS=16 stage "$1" torchrun --standalone --nproc_per_node 2 bench/multi_gpu.py \
+        --nccl-timeout-s 120 --loss-steps 10 --warmup 3 --profile-steps 0 --steps-max 4 --warmup-max 2 \
+        --out "$OUT/multi_gpu_offload.jsonl" "${DEV[@]}" "${TINY[@]}" "${MG[@]}" "${@:2}"; }
+    off 150 --system zgen-offload
+    off 150 --system zgen-offload-compile
+    [[ ${SMOKE:-0} == 1 ]] || off 260 --system deepspeed-offload
+    python3 bench/multi_gpu.py --summarize "$OUT/multi_gpu_offload.jsonl"
 else
     run2() { stage "$1" torchrun --standalone --nproc_per_node 2 bench/multi_gpu.py --nccl-timeout-s 60 \
         --loss-steps 10 --warmup 3 --profile-steps 2 --steps-max 4 --warmup-max 2 \

@@ -3,8 +3,9 @@
 Usage: RANK=r WORLD_SIZE=w MASTER_ADDR=... MASTER_PORT=... python runtime_worker.py OUT_DIR SUITE [LOAD_DIR]
 
 SUITE is `main` (every scenario but the compiled ones, the checkpoints, and with
-LOAD_DIR the resumes from the checkpoints another world size wrote there) or
-`compiled` (dynamo's scenarios, slow). All scenarios of a suite share one
+LOAD_DIR the resumes from the checkpoints another world size wrote there),
+`compiled` (dynamo's scenarios, slow) or `hpz` (world size 4, hierarchical
+partitioning in groups of 2, slow). All scenarios of a suite share one
 process group; rank 0 writes the results to OUT_DIR/<suite>_w{world}.pt and the
 test module compares them with the plain references.
 """
@@ -26,8 +27,8 @@ ACCUM = 2
 
 
 def job_config(world: int, precision: str = "fp32", persistence: int = 0, offload: bool = False,
-               client: bool = False, hpz: int = 1) -> dict:
-    cfg = T.config(world, ACCUM, precision, persistence)
+               client: bool = False, hpz: int = 1, accum: int = ACCUM) -> dict:
+    cfg = T.config(world, accum, precision, persistence)
     if offload:
         cfg["zero_optimization"]["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
     if hpz > 1:
@@ -38,14 +39,15 @@ def job_config(world: int, precision: str = "fp32", persistence: int = 0, offloa
 
 
 def run(plan=None, precision="fp32", persistence=0, steps=STEPS, model=None, compiled=False, offload=False,
-        hpz=1, **kw):
+        hpz=1, accum=ACCUM, **kw):
     job = zr.init_distributed(device="cpu")
-    cfg = job_config(job.world_size, precision, persistence, offload, "optimizer" in kw, hpz)
+    hpz = job.world_size if hpz == "world" else hpz
+    cfg = job_config(job.world_size, precision, persistence, offload, "optimizer" in kw, hpz, accum)
     engine = zr.initialize(model or T.make_model(), cfg, plan=plan, **kw)
     if compiled:  # dynamo + AOT autograd around the engine's gathers and frees (no C++ compiler needed)
         torch._dynamo.reset()
         engine.compile(backend="aot_eager")
-    losses = T.train(engine, steps, job.world_size, job.rank, ACCUM)
+    losses = T.train(engine, steps, job.world_size, job.rank, accum)
     return engine, losses
 
 
@@ -84,6 +86,13 @@ MAIN = {
     "offload_bf16": {"offload": True, "precision": "bf16"},
     "sgd": {"optimizer": T.sgd},
     "sgd_offload": {"optimizer": T.sgd, "offload": True, "plan": T.explicit_plan()},
+    "hpz": {"hpz": "world"},  # secondary partitions over the whole world: the data path, not the saving
+    "hpz_explicit": {"hpz": "world", "plan": T.explicit_plan(), "model": T.freeze(T.make_model())},
+}
+HPZ = {  # world size 4 (accumulation 3): secondary partitions in two groups of 2 (two "nodes")
+    "hpz": {"hpz": 2, "accum": 3},
+    "hpz_explicit": {"hpz": 2, "accum": 3, "plan": T.explicit_plan()},
+    "hpz_recompute": {"hpz": 2, "accum": 3, "model": T.make_model(model=T.CheckpointedNet("inside", reentrant=True))},
 }
 COMPILED = {
     "compiled": {"compiled": True},
@@ -142,6 +151,8 @@ def main() -> None:
     res: dict = {"world": world}
     if suite == "compiled":
         scenarios(res, COMPILED, world, rank)
+    elif suite == "hpz":
+        scenarios(res, HPZ, world, rank)
     else:
         scenarios(res, MAIN, world, rank)
         res["fsdp2_bf16"] = {"state": fsdp2_bf16(world, rank)}

@@ -71,11 +71,33 @@ def test_path_and_adam_modes(tmp_path):
         ({"scheduler": {"type": "WarmupDecayLR", "params": {}}}, r"`scheduler\.params\.total_num_steps` is required"),
         ({"communication_data_type": "int8"}, r"`communication_data_type` must be one of"),
         ({"amp": {"enabled": True}}, r"`amp\.enabled`"),
+        ({"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 4}},
+         r"`zero_optimization\.zero_hpz_partition_size` \(4\) must divide the world size \(2\)"),
+        ({"zero_optimization": {"stage": 3, "mics_shard_size": 2}}, r"`zero_optimization\.mics_shard_size` asks for MiCS"),
     ],
 )
 def test_unsupported_config_names_the_key(change, message):
     with pytest.raises(ZgenError, match=message):
         RuntimeConfig.load({**BASE, **change}, world_size=2)
+
+
+def test_optimizers_beyond_adam_and_offload_settings():
+    def load(**change):
+        return RuntimeConfig.load({**BASE, **change}, 2)
+
+    assert load(optimizer={"type": "Lion", "params": {"lr": 1e-4}}).optimizer == "lion"
+    sgd = load(optimizer={"type": "SGD", "params": {"lr": 0.1, "momentum": 0.9}})
+    assert sgd.optimizer == "torch:SGD" and sgd.optimizer_params == {"lr": 0.1, "momentum": 0.9} and sgd.lr == 0.1
+    assert load(optimizer={"type": "Adagrad", "params": {}}).optimizer == "torch:Adagrad"
+    assert load(optimizer={"type": "NoSuchOptim", "params": {}}).optimizer == "torch:NoSuchOptim"  # checked when built
+    off = load(zero_optimization={"stage": 3, "offload_optimizer": {"device": "cpu"}})
+    assert off.offload_optimizer and off.pin_memory  # DeepSpeed pins by default
+    assert not load(zero_optimization={"stage": 3, "offload_optimizer": {"device": "none"}}).offload_optimizer
+    assert load(zero_optimization={"stage": 3, "zero_hpz_partition_size": 2}).hpz_partition_size == 2
+    client = {k: v for k, v in BASE.items() if k != "optimizer"}
+    assert RuntimeConfig.load(client, 2, client_optimizer=True).optimizer == "client"
+    with pytest.raises(ZgenError, match=r"has an `optimizer` block and initialize\(\) was given an optimizer"):
+        RuntimeConfig.load(BASE, 2, client_optimizer=True)
 
 
 def test_unreadable_config_file(tmp_path):

@@ -73,6 +73,11 @@ def compiled_runs(tmp_path_factory) -> dict[int, dict]:
 
 
 @pytest.fixture(scope="module")
+def hpz_runs(tmp_path_factory) -> dict:
+    return _launch(4, tmp_path_factory.mktemp("dist_hpz"), "hpz")
+
+
+@pytest.fixture(scope="module")
 def reference() -> dict:
     three, _, norms = T.reference(3)
     frozen, _, frozen_norms = T.reference(3, frozen=True)
@@ -117,6 +122,18 @@ def test_offload_bf16_tracks_fp32(runs, world):
     assert all(abs(a - b) <= 0.05 * abs(a) for a, b in zip(fp32, bf16))
     # the offloaded master is fp32: the same update as the in-device fp32 master with bf16 compute
     _assert_close(runs[world]["offload_bf16"]["state"], runs[world]["bf16"]["state"], 1e-6)
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_hpz_equals_plain_adamw(runs, reference, world):
+    _assert_close(runs[world]["hpz"]["state"], reference[3], FP32_TOL)
+    _assert_close(runs[world]["hpz_explicit"]["state"], reference["frozen"], FP32_TOL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", ["hpz", "hpz_explicit", "hpz_recompute"])
+def test_hpz_in_two_groups_equals_plain_adamw(hpz_runs, reference, scenario):
+    _assert_close(hpz_runs[scenario]["state"], reference[3], FP32_TOL)
 
 
 @pytest.mark.parametrize("world", [2, 3])

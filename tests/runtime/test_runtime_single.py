@@ -380,3 +380,145 @@ def test_engine_is_collected_after_use():
     del engine
     gc.collect()
     assert gone() is None and all(m() is None for m in masters)  # no autograd cycle keeps the shards alive
+
+
+# -- optimizers beyond Adam, offload, checkpoint safety ----------------------------------------
+
+def _no_optimizer(accum=2, **zero):
+    cfg = T.config(1, accum)
+    del cfg["optimizer"]
+    cfg["zero_optimization"].update(zero)
+    return cfg
+
+
+@pytest.mark.parametrize(
+    "ds_type, params, torch_factory",
+    [
+        ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.1, "nesterov": True},
+         lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.1, nesterov=True)),
+        ("Adagrad", {"lr": 0.05, "weight_decay": 0.01}, lambda p: torch.optim.Adagrad(p, lr=0.05, weight_decay=0.01)),
+        ("RMSprop", {"lr": 0.01, "momentum": 0.5}, lambda p: torch.optim.RMSprop(p, lr=0.01, momentum=0.5)),
+    ],
+)
+def test_config_torch_optimizers_equal_plain_training(ds_type, params, torch_factory):
+    cfg = T.config(1, 2)
+    cfg["optimizer"] = {"type": ds_type, "params": params}
+    engine = _engine(cfg=cfg)
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), T.reference(3, optimizer=torch_factory)[0])
+
+
+def test_lion_follows_its_update_rule():
+    from zgen.runtime.lion import Lion
+
+    torch.manual_seed(3)
+    p = torch.randn(50, requires_grad=True)
+    grads = [torch.randn(50) for _ in range(3)]
+    w, m = p.detach().clone(), torch.zeros(50)
+    opt = Lion([p], lr=0.01, betas=(0.9, 0.99), weight_decay=0.1)
+    for g in grads:
+        p.grad = g.clone()
+        opt.step()
+        c = 0.9 * m + 0.1 * g
+        w = w * (1 - 0.01 * 0.1) - 0.01 * torch.sign(c)
+        m = 0.99 * m + 0.01 * g
+    assert torch.allclose(p.detach(), w, atol=1e-7) and torch.allclose(opt.state[p]["exp_avg"], m, atol=1e-7)
+
+
+def test_config_lion_equals_plain_lion():
+    from zgen.runtime.lion import Lion
+
+    cfg = T.config(1, 2)
+    cfg["optimizer"] = {"type": "Lion", "params": {"lr": 1e-3, "betas": [0.9, 0.99], "weight_decay": 0.1}}
+    engine = _engine(cfg=cfg, plan=T.explicit_plan())
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), T.reference(3, optimizer=lambda p: Lion(p, lr=1e-3, betas=(0.9, 0.99), weight_decay=0.1))[0])
+
+
+def test_unknown_torch_optimizer_and_foreign_factory_are_errors():
+    cfg = T.config(1, 2)
+    cfg["optimizer"] = {"type": "NoSuchOptim", "params": {}}
+    with pytest.raises(ZgenError, match=r"'NoSuchOptim' is neither"):
+        zr.initialize(T.make_model(), cfg)
+    cfg["optimizer"] = {"type": "SGD", "params": {"lr": 0.1, "momentun": 0.9}}
+    with pytest.raises(ZgenError, match=r"`optimizer\.params` do not fit SGD"):
+        zr.initialize(T.make_model(), cfg)
+    stray = torch.zeros(3, requires_grad=True)
+    with pytest.raises(ZgenError, match="over exactly the tensors it is given"):
+        zr.initialize(T.make_model(), _no_optimizer(), optimizer=lambda params: torch.optim.SGD([stray], lr=0.1))
+    with pytest.raises(ZgenError, match="has an `optimizer` block"):
+        zr.initialize(T.make_model(), T.config(1, 2), optimizer=T.sgd)
+
+
+@pytest.mark.parametrize("offload", [False, True])
+def test_client_optimizer_trains_and_survives_a_checkpoint(offload, tmp_path):
+    zero = {"offload_optimizer": {"device": "cpu"}} if offload else {}
+    engine = zr.initialize(T.make_model(), _no_optimizer(**zero), optimizer=T.sgd)
+    assert engine.get_lr() == [T.SGD_LR]  # the client's own learning rate (no config scheduler)
+    T.train(engine, 2, 1, 0, 2)
+    engine.save_checkpoint(str(tmp_path / "ckpt"))
+    resumed = zr.initialize(T.Net(), _no_optimizer(**zero), optimizer=T.sgd)
+    resumed.load_checkpoint(str(tmp_path / "ckpt"))
+    T.train(resumed, 2, 1, 0, 2, start=2)
+    _close(resumed.full_state_dict(), T.reference(4, optimizer=T.sgd)[0])
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_offload_equals_the_in_device_optimizer(ref, precision, tmp_path):
+    cfg = T.config(1, 2, precision)
+    cfg["zero_optimization"]["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    engine = _engine(cfg=cfg)
+    assert engine.units[0].shards.master.device.type == "cpu" and not engine.units[0].shards.split
+    T.train(engine, 2, 1, 0, 2)
+    engine.save_checkpoint(str(tmp_path / "ckpt"))
+    T.train(engine, 1, 1, 0, 2, start=2)
+    if precision == "fp32":
+        _close(engine.full_state_dict(), ref["state"])
+    else:  # the same fp32-master update as split_master=False, in host memory
+        inside = _engine(precision="bf16", split_master=False)
+        T.train(inside, 3, 1, 0, 2)
+        _close(engine.full_state_dict(), inside.full_state_dict(), 1e-6)
+    resumed = _engine(cfg=cfg, model=T.Net())
+    resumed.load_checkpoint(str(tmp_path / "ckpt"))
+    T.train(resumed, 1, 1, 0, 2, start=2)
+    _close(resumed.full_state_dict(), engine.full_state_dict(), 1e-6)
+
+
+def test_a_failed_save_leaves_no_checkpoint_behind(tmp_path, monkeypatch):
+    engine = _engine()
+    T.train(engine, 1, 1, 0, 2)
+    engine.save_checkpoint(str(tmp_path / "ckpt"))  # an older, complete checkpoint
+    real_save = dcp.save
+
+    def crash(state_dict, checkpoint_id, **kw):
+        real_save(state_dict, checkpoint_id=checkpoint_id, **kw)
+        (tmp_path / "ckpt.partial" / ".metadata").unlink()  # as if killed before the end
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(dcp, "save", crash)
+    T.train(engine, 1, 1, 0, 2, start=1)
+    with pytest.raises(RuntimeError, match="disk full"):
+        engine.save_checkpoint(str(tmp_path / "ckpt"))
+    monkeypatch.undo()
+    resumed = _engine(model=T.Net())
+    resumed.load_checkpoint(str(tmp_path / "ckpt"))  # still the complete older one
+    assert resumed.global_steps == 1
+    engine.save_checkpoint(str(tmp_path / "ckpt"))  # a later save replaces it and clears the partial one
+    assert not (tmp_path / "ckpt.partial").exists() and not (tmp_path / "ckpt.old").exists()
+    resumed.load_checkpoint(str(tmp_path / "ckpt"))
+    assert resumed.global_steps == 2
+
+
+def test_world_size_above_one_without_numpy_stops_before_training(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from zgen.errors import ZgenError\n"
+        "from zgen.runtime.checkpoint import require_numpy\n"
+        "require_numpy(1)\n"
+        "try:\n    require_numpy(2)\nexcept ZgenError as e:\n    print('ERR', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "ERR zgen.runtime at world size above 1 needs numpy" in out.stdout, out.stderr[-2000:]

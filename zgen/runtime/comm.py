@@ -20,7 +20,8 @@ import torch.distributed as dist
 
 from zgen.errors import ZgenError
 
-__all__ = ["DistInfo", "init_distributed", "shutdown", "world", "all_gather", "reduce_scatter", "all_reduce_sum", "Streams"]
+__all__ = ["DistInfo", "init_distributed", "shutdown", "world", "all_gather", "reduce_scatter", "all_reduce_sum",
+           "node_group", "Streams"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +92,9 @@ _ALL_GATHER = getattr(dist, "all_gather_single", None) or dist.all_gather_into_t
 _REDUCE_SCATTER = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
 
 
-def all_gather(out: torch.Tensor, shard: torch.Tensor) -> None:
-    """`out` (world x shard) <- every rank's `shard`, in rank order."""
-    _ALL_GATHER(out, shard)
+def all_gather(out: torch.Tensor, shard: torch.Tensor, group=None) -> None:
+    """`out` (size x shard) <- every rank's `shard` in `group` (default: the world), in rank order."""
+    _ALL_GATHER(out, shard, group=group)
 
 
 def reduce_scatter(out: torch.Tensor, full: torch.Tensor) -> None:
@@ -102,7 +103,15 @@ def reduce_scatter(out: torch.Tensor, full: torch.Tensor) -> None:
 
 
 def all_reduce_sum(t: torch.Tensor) -> None:
+    """`t` <- the elementwise sum of every rank's `t`."""
     dist.all_reduce(t, op=dist.ReduceOp.SUM)
+
+
+def node_group(size: int) -> tuple[object, int]:
+    """The process group of `size` consecutive ranks holding this one (a node, when `size` is the GPUs per node),
+    and this rank's index in it. Collective: every rank calls it with the same size."""
+    group, _ = dist.new_subgroups(group_size=size)
+    return group, dist.get_rank() % size
 
 
 class Streams:

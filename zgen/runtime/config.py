@@ -61,6 +61,7 @@ _ZERO_ACCEPTED = {
     "use_multi_rank_bucket_allreduce",
     "offload_optimizer",  # read by _offload
     "cpu_offload",
+    "zero_hpz_partition_size",  # read by _parse
 }
 # zero_optimization features the runtime does not implement: refused unless off.
 _ZERO_REFUSED = {
@@ -68,7 +69,6 @@ _ZERO_REFUSED = {
     "zero_quantized_weights": "quantized weights",
     "zero_quantized_nontrainable_weights": "quantized weights",
     "zero_quantized_gradients": "quantized gradients",
-    "zero_hpz_partition_size": "hierarchical partitioning",
     "mics_shard_size": "MiCS sharding",
     "cpu_offload_params": "parameter offload",
 }

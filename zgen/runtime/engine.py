@@ -98,6 +98,9 @@ class Engine:
         self.streams = comm.Streams(self.device)
         self._ctx = GroupContext(self.streams, self.world_size, self.device, self.reduce_dtype,
                                  config.gradient_accumulation_steps)
+        hpz = config.hpz_partition_size
+        if hpz > 1 and self.world_size > 1:
+            self._ctx.node, self._ctx.node_rank = comm.node_group(hpz)
         self.global_steps = 0
         self._binding = binding
         self._owner = binding.owner
@@ -105,7 +108,8 @@ class Engine:
         def group(b: BoundUnit, pinned: bool, frozen: bool = False) -> UnitGroup:
             layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
             shards = UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, pinned,
-                               split_master, config.offload_optimizer, config.pin_memory)
+                               split_master, config.offload_optimizer, config.pin_memory,
+                               config.hpz_partition_size if self.world_size > 1 else 1)
             return UnitGroup(shards, self._ctx, frozen)
 
         companions: list[UnitGroup] = []
@@ -539,13 +543,14 @@ class Engine:
         if state is TrainingState.BACKWARD:
             return
         g.active -= 1
-        if state is TrainingState.FORWARD:
+        grad = state is TrainingState.FORWARD
+        if grad:
             _on_first_grad(output, lambda g=g: self._pre_backward(g))
         if g.bound.reshard_after_forward and g.active == 0:
-            g.reshard()
+            g.reshard(keep_secondary=grad)
         for o in self._owners(g):
             if o.active == 0 and o.bound.reshard_after_forward:
-                o.reshard()
+                o.reshard(keep_secondary=grad)
 
     def _pre_backward(self, g: UnitGroup) -> None:
         order = self.plan.backward_order

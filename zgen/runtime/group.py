@@ -58,6 +58,8 @@ class GroupContext:
     reduce_dtype: torch.dtype
     accumulation: int  # micro-steps per optimizer step
     micro_steps: int = 0  # micro-steps counted so far (the engine's counter)
+    node: Any = None  # hpZ: the process group the secondary partitions are gathered in (None: off)
+    node_rank: int = 0  # this rank's index in `node`
     # Gradient buffers being read on the reduce stream, with the event that ends the read:
     # kept alive until the main stream has waited on it (instead of `record_stream`).
     held: list[tuple[Any, tuple]] = field(default_factory=list)
@@ -104,6 +106,7 @@ class UnitGroup:
         self.views_epoch = -1  # the forward those views (and `fired`) belong to
         self.active = 0  # forward calls of this unit under way (a unit may run nested in itself)
         self.fired = False  # its post-backward ran for the current forward
+        self.secondary_valid = False  # hpZ: the secondary partition holds the current weights
 
     @property
     def has_grad(self) -> bool:
@@ -127,7 +130,9 @@ class UnitGroup:
         with s.on(s.gather):
             s.wait(s.gather, ready)
             s.wait(s.gather, self._update_done())
-            if self.ctx.world_size > 1:
+            if self.secondary_valid:  # hpZ: inside the node, from the secondary partitions
+                comm.all_gather(self.shards.write_target, self.shards.secondary, group=self.ctx.node)
+            elif self.ctx.world_size > 1:
                 comm.all_gather(self.shards.write_target, self.shards.gather_input)
             else:
                 self.shards.cast_into_full()
@@ -157,14 +162,21 @@ class UnitGroup:
         if self.state is Gathered.FREE:
             self.unshard()
 
-    def reshard(self) -> None:
-        """Free the gathered buffer (never for persistent or aliasing buffers)."""
+    def reshard(self, keep_secondary: bool = False) -> None:
+        """Free the gathered buffer (never for persistent or aliasing buffers).
+
+        `keep_secondary` (after a forward with gradients, hpZ on): first keep this rank's
+        slice for the node-local re-gather.
+        """
         if self.companion is not None:
-            self.companion.reshard()
+            self.companion.reshard(keep_secondary)
         if self.static or self.pinned or self.state is Gathered.FREE:
             return
         if self.state is Gathered.PENDING:
             self.ctx.streams.wait(self.ctx.streams.main, self.gather_event)
+        if keep_secondary and self.shards.secondary is not None and not self.secondary_valid:
+            self.shards.keep_secondary(self.ctx.node_rank)
+            self.secondary_valid = True
         self.shards.release()
         self.state = Gathered.FREE
 
@@ -189,8 +201,14 @@ class UnitGroup:
 
     def invalidate(self) -> None:
         """The master changed outside a step (a checkpoint load): gather again before the next use."""
+        self._drop_secondary()
         if self.pinned and not self.static:
             self.state = Gathered.FREE
+
+    def _drop_secondary(self) -> None:
+        if self.secondary_valid:
+            self.secondary_valid = False
+            self.shards.drop_secondary()
 
     # ------------------------------------------------------------------ views
     def views_for(self, epoch: int, grad: bool) -> tuple[torch.Tensor, ...]:
@@ -220,6 +238,8 @@ class UnitGroup:
         else:
             self._fold_after_held(grads, boundary)
         self.fired = True
+        if boundary:
+            self._drop_secondary()  # its last gather of the window is done; the step changes the weights
         if not self.pinned:
             self.reshard()
 
@@ -284,6 +304,7 @@ class UnitGroup:
     # ------------------------------------------------------------------ optimizer step
     def apply_update(self, optimizer, divisor: torch.Tensor, lr: float) -> None:
         """Step `optimizer` on this unit's shard (on the current stream, the optimizer's)."""
+        self._drop_secondary()  # the weights change: later gathers start from the new shards
         pending = optimizer.step_unit(self.shards, self.grad if self.grad is not None else self.held_grads, divisor, lr)
         if self.pinned and not self.static:
             self.state = Gathered.FREE  # contents are last step's weights; storage stays

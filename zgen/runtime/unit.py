@@ -16,6 +16,9 @@ Per unit and rank:
   trick FSDP uses). At world size 1 it is `hi` or the fp32 `master` itself
   (nothing to gather), a persistent copy with `keep_low_precision`, or else
   a buffer the master is cast into just before the unit runs;
+* `secondary` - with hpZ (`zero_hpz_partition_size` G > 1) this rank's 1/G of
+  `full`, copied when a unit is freed after its forward so that its gathers
+  until the next optimizer step run inside the rank's group of G (a node);
 * `grad` - fp32 gradient shard, allocated at the first backward of an
   accumulation window and dropped after the optimizer step (or `held_grads`,
   autograd's own gradients handed to a split-master optimizer directly).
@@ -50,6 +53,7 @@ class UnitState:
         split: bool = False,
         offload: bool = False,
         pin_memory: bool = False,
+        secondary: int = 1,
     ) -> None:
         self.label = bound.label
         self.bound = bound
@@ -90,6 +94,12 @@ class UnitState:
         # must not bump the counter of the views autograd saved from `_read`.
         self._read = self.full.data
         self._write = self.full.data
+        # hpZ's secondary partition: this rank's 1/`secondary` of the gathered buffer, kept from a forward to
+        # the backward so the re-gather stays inside the node (storage only while it holds something).
+        self.secondary = None
+        if secondary > 1 and not self.static:
+            self.secondary = torch.empty(layout.padded // secondary, dtype=compute_dtype, device=device)
+            self.secondary.untyped_storage().resize_(0)
         self.anchor = torch.empty(0, device=device, requires_grad=True)
 
     # -- master weights ------------------------------------------------------
@@ -134,6 +144,20 @@ class UnitState:
         """Drop the gathered buffer's storage; views autograd saved stay valid for the next gather."""
         if not self.static and not self.pinned:
             self.full.untyped_storage().resize_(0)
+
+    def keep_secondary(self, index: int) -> None:
+        """Copy slice `index` of the gathered buffer into the secondary partition (hpZ)."""
+        sec = self.secondary
+        n = sec.numel()
+        storage = sec.untyped_storage()
+        if storage.size() == 0:
+            storage.resize_(n * sec.element_size())
+        sec.copy_(self._read[index * n : (index + 1) * n])
+
+    def drop_secondary(self) -> None:
+        """Free the secondary partition's storage."""
+        if self.secondary is not None:
+            self.secondary.untyped_storage().resize_(0)
 
     @property
     def write_target(self) -> torch.Tensor:
