@@ -4,7 +4,7 @@
 #   inputs:  synthesized `input_ids`/`labels` over the model's vocabulary (128256)
 #   config:  examples/llama/ds_config.json
 #   launch:  world size 1, sequence length 8192
-#   units:   default (blocks of the largest ModuleLists, plus the root)
+#   units:   default (the repeated blocks of the model's stacks, plus the root)
 #   plan:    train_gen_llama.plan.json (units, order and prefetch: what `zgen plan` shows)
 # Regenerate:      zgen emit --model examples/llama/model.py:build_model --init examples/llama/model.py:init_weights --config examples/llama/ds_config.json --seq-len 8192 --out bench/train_gen_llama.py
 # Check it is current: zgen emit --check --model examples/llama/model.py:build_model --init examples/llama/model.py:init_weights --config examples/llama/ds_config.json --seq-len 8192 --out bench/train_gen_llama.py
@@ -226,9 +226,11 @@ log_file = open_log(args.log_jsonl, start_step) if (master and args.log_jsonl) e
 for step in range(start_step, args.steps):
     t0 = time.perf_counter()
     lr_used = engine.get_lr()[0]  # what this step's optimizer update uses (the schedule's value)
-    torch.manual_seed(seed * 1_000_003 + step * 1_009 + rank)  # dropout: same stream whether resumed or not
     loss_sum = torch.zeros((), device=device)
-    for batch in micro_batches(step, rank, world_size, accumulation):
+    for k, batch in enumerate(micro_batches(step, rank, world_size, accumulation)):
+        # dropout: seeded by the rows' block (k * world_size + rank), so the same rows get the same mask
+        # at any world size, resumed or not
+        torch.manual_seed(seed * 1_000_003 + step * 1_009 + k * world_size + rank)
         inputs, kwargs = to_device(batch, device)
         out = engine(*inputs, **kwargs)
         loss = out["loss"] if isinstance(out, dict) else getattr(out, "loss", out)  # a tensor, or HF-style output

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-__all__ = ["Severity", "Related", "Finding", "RuleInfo", "sort_findings"]
+__all__ = ["Severity", "Related", "Edit", "Fix", "Finding", "RuleInfo", "sort_findings"]
 
 
 class Severity(str, enum.Enum):
@@ -32,6 +32,41 @@ class Related:
     line: int
     column: int
     message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Edit:
+    """Replace the text from (`line`, `column`) to (`end_line`, `end_column`) (1-based, end exclusive) by `content`."""
+
+    content: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fix:
+    """Edits that resolve a finding. `applicability` is `safe` (`--fix` applies it) or `unsafe` (shown only)."""
+
+    message: str
+    edits: tuple[Edit, ...]
+    applicability: str = "safe"
+
+    def to_dict(self) -> dict:
+        """The ruff-style JSON shape: applicability, message, edits with location/end_location/content."""
+        return {
+            "applicability": self.applicability,
+            "message": self.message,
+            "edits": [{"content": e.content, "location": {"row": e.line, "column": e.column},
+                       "end_location": {"row": e.end_line, "column": e.end_column}} for e in self.edits],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Fix:
+        return cls(message=d["message"], applicability=d["applicability"], edits=tuple(
+            Edit(content=e["content"], line=e["location"]["row"], column=e["location"]["column"],
+                 end_line=e["end_location"]["row"], end_column=e["end_location"]["column"]) for e in d["edits"]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +90,7 @@ class Finding:
     help: str | None = None
     key: str = ""
     related: tuple[Related, ...] = field(default=())
+    fix: Fix | None = None
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.path, self.line, self.column, self.code, self.message)
@@ -76,6 +112,7 @@ class Finding:
                 {"path": r.path, "line": r.line, "column": r.column, "message": r.message}
                 for r in self.related
             ],
+            "fix": self.fix.to_dict() if self.fix else None,
         }
 
     @classmethod
@@ -92,6 +129,7 @@ class Finding:
             help=d.get("help"),
             key=d.get("key", ""),
             related=tuple(Related(**r) for r in d.get("related", ())),
+            fix=Fix.from_dict(d["fix"]) if d.get("fix") else None,
         )
 
 

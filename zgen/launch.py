@@ -52,3 +52,6 @@ class LaunchFacts:
     gpu_mem_bytes: int | None = None
     model: ModelShape | None = None
     deepspeed_version: str = DEFAULT_DEEPSPEED_VERSION
+    # Who reads the config (`deepspeed`, `hf`, `accelerate`, `zgen`; None: infer) and why that one was chosen.
+    consumer: str | None = None
+    consumer_reason: str = ""

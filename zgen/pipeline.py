@@ -230,7 +230,8 @@ def model_shape(model, trace, seq_len: int):
 
 def _facts(s, world: int, model, trace, seq_len: int):
     return LaunchFacts(world_size=world, gpus_per_node=s.gpus_per_node, gpu_mem_bytes=s.gpu_mem,
-                       model=model_shape(model, trace, seq_len), deepspeed_version=s.deepspeed_version)
+                       model=model_shape(model, trace, seq_len), deepspeed_version=s.deepspeed_version,
+                       consumer="zgen", consumer_reason="`zgen plan`/`zgen emit` build zgen's runtime config")
 
 
 def run_static_check(settings, files: list[Path], facts):

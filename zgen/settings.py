@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from zgen.config.autofill import CONSUMERS
 from zgen.errors import ZgenError
 from zgen.launch import DEFAULT_DEEPSPEED_VERSION
 
@@ -67,6 +68,7 @@ class Settings:
     params: int | None = None
     seq_len: int | None = None
     deepspeed_version: str = DEFAULT_DEEPSPEED_VERSION
+    consumer: str | None = None
     rules: tuple[str, ...] = ()
     units: tuple[str, ...] = ()
     extra: tuple[tuple[str, Any], ...] = field(default=())
@@ -136,6 +138,13 @@ def _format(v: Any) -> str:
     return s
 
 
+def _consumer(v: Any) -> str:
+    s = _str(v)
+    if s not in CONSUMERS:
+        raise TypeError("one of " + ", ".join(CONSUMERS) + suggest(s, CONSUMERS))
+    return s
+
+
 def _per_file(v: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(v, dict):
         raise TypeError('a table of glob = ["CODE", ...]')
@@ -167,6 +176,7 @@ _KEYS: dict[str, Any] = {
     "params": _size,
     "seq-len": _pos_int,
     "deepspeed-version": _str,
+    "consumer": _consumer,
     "rules": _str_list,
     "units": _str_list,
 }

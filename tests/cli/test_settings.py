@@ -51,3 +51,11 @@ def test_parse_size(text, value):
 def test_parse_size_rejects(text):
     with pytest.raises(ZgenError):
         parse_size(text)
+
+
+def test_consumer_is_read_and_an_unknown_one_gets_a_suggestion(tmp_path):
+    assert load_settings(_write(tmp_path, 'consumer = "deepspeed"\n')).consumer == "deepspeed"
+    with pytest.raises(ZgenError) as e:
+        load_settings(_write(tmp_path, 'consumer = "accelerat"\n'))
+    assert "`consumer` must be one of deepspeed, hf, accelerate, zgen" in e.value.message
+    assert "did you mean `accelerate`" in e.value.message

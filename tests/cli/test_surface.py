@@ -14,28 +14,28 @@ from zgen.settings import _KEYS
 LAUNCH = ["--deepspeed-version", "--gpu-mem", "--gpus-per-node", "--params", "--rules", "--seq-len", "--settings",
           "--world-size"]
 FLAGS = {
-    "check": sorted(LAUNCH + ["--exit-zero", "--extend-select", "--force-exclude", "--help", "--ignore", "--jobs",
-                              "--no-cache", "--output-file", "--output-format", "--select", "--show-memory",
+    "check": sorted(LAUNCH + ["--consumer", "--diff", "--exit-zero", "--extend-select", "--fix", "--force-exclude",
+                              "--help", "--ignore", "--jobs", "--no-cache", "--output-file", "--output-format", "--select", "--show-memory",
                               "--show-resolved", "--statistics"]),
     "rule": ["--all", "--help", "--output-format", "--rules", "--settings"],
     "plan": sorted(LAUNCH + ["--config", "--help", "--inputs", "--json", "--loss", "--model", "--plot", "--units"]),
     "emit": sorted(LAUNCH + ["--check", "--config", "--data", "--force", "--help", "--init", "--inputs", "--loss", "--max-steps",
                              "--model", "--out", "--units"]),
 }
-SETTINGS = ["cache-dir", "config", "data", "deepspeed-version", "exclude", "extend-exclude", "extend-select",
+SETTINGS = ["cache-dir", "config", "consumer", "data", "deepspeed-version", "exclude", "extend-exclude", "extend-select",
             "gpu-mem", "gpus-per-node", "ignore", "init", "inputs", "model", "out", "output-format", "params",
             "per-file-ignores", "rules", "select", "seq-len", "src", "units", "world-size"]
 CODES = {
-    "ZC0": "001 002 003 004 005 006 010 011 012 013 014 015 016 017 018 019 020 021",
+    "ZC0": "001 002 003 004 005 006 010 011 012 013 014 015 016 017 018 019 020 021 022",
     "ZC1": "101 102 103 104",
     "ZC2": "201 202 203 204 205 206 207",
     "ZC3": "301 302 303 304 305 306 307 308 309 310 311 312 313 314",
-    "ZC4": "401 402 403 404",
+    "ZC4": "401 402 403 404 405 406 407",
     "ZC5": "501 502 503",
     "ZC6": "601",
     "ZC9": "901 902",
-    "ZG1": "101 102 103 104 105 106 107 108",
-    "ZG2": "201 202 203 204 290",
+    "ZG1": "101 102 103 104 105 106 107 108 109",
+    "ZG2": "201 202 203 204 205 290",
     "ZG3": "301 302 303",
     "ZG9": "901 902 903",
 }

@@ -150,10 +150,19 @@ def test_autos_that_accelerate_fills_are_not_findings():
     assert report.resolved.zero.offload_param.device == "none"  # accelerate's default
 
 
-def test_stage_auto_means_zero_off():
-    report = check('{"train_batch_size": 8, "zero_optimization": {"stage": "auto"}}', world_size=1)
-    assert "ZeRO off" in finding(report, "ZC020").message
+def test_stage_auto_means_zero_off_for_raw_deepspeed():
+    report = check('{"train_batch_size": 8, "zero_optimization": {"stage": "auto"}}', world_size=1,
+                   consumer="deepspeed")
+    f = finding(report, "ZC022")
+    assert "ZeRO off" in f.message and f.severity.value == "warning"
     assert report.resolved.zero.stage == 0
+
+
+def test_stage_auto_is_accelerates_zero_stage_under_hf():
+    report = check('{"train_batch_size": 8, "zero_optimization": {"stage": "auto"}}', world_size=1)
+    assert report.findings == ()
+    assert report.resolved.zero.stage == 2  # DeepSpeedPlugin's default `zero_stage`
+    assert "accelerate" in report.resolved.origin("zero_optimization.stage").detail
 
 
 def test_resolved_render_lists_every_value_with_an_origin(repo):
@@ -287,12 +296,13 @@ def test_checking_a_config_never_imports_torch(repo):
         ("hf_zero3_auto.json", set()),
         ("clean_zero3_bf16.hjson", set()),
         ("batch_mismatch.json", set()),
-        ("zero3_offload_typos.json", {"ZC010", "ZC403", "ZC308", "ZC310", "ZC018", "ZC019"}),
-        ("zero2_leftovers.json", {"ZC204", "ZC011", "ZC401", "ZC306", "ZC015"}),
+        ("zero3_offload_typos.json", {"ZC010", "ZC403", "ZC308", "ZC310", "ZC018", "ZC019", "ZC407"}),
+        ("zero2_leftovers.json", {"ZC204", "ZC011", "ZC401", "ZC306", "ZC015", "ZC407"}),
         ("precision_clash.json", {"ZC201", "ZC503", "ZC501", "ZC502", "ZC402"}),
     ],
 )
 def test_example_configs_report_what_their_readme_says(repo, name, expected):
+    """Read as HF Trainer's (the default with no training script)."""
     report = check((repo / "examples/configs" / name).read_bytes(), world_size=8)
     assert set(codes(report)) == expected
 
@@ -329,3 +339,35 @@ def test_a_comment_key_in_a_strict_section_is_an_error_without_a_guess():
     f = finding(check('{"train_batch_size": 8, "zero_optimization": {"stage": 3, "_comet": "x"}}', world_size=1),
                 "ZC010")
     assert "did you mean" not in (f.help or "") and "`//` comment" in f.help
+
+
+def test_compile_is_checked_against_deepspeeds_model():
+    f = finding(check('{"train_batch_size": 8, "compile": {"disable": false, "backend": "inductor"}}', world_size=1),
+                "ZC010")
+    assert f.key in ("compile.disable", "compile.backend")
+    assert check('{"train_batch_size": 8, "compile": {"deepcompile": true}}', world_size=1).findings == ()
+
+
+def test_strict_sections_older_than_the_model_data_stay_opaque():
+    assert check('{"train_batch_size": 8, "compile": {"backend": "inductor"}}', world_size=1,
+                 deepspeed="0.16.0").findings == ()
+
+
+def test_timers_throughput_and_tensor_parallel_are_strict():
+    report = check('{"train_batch_size": 8, "timers": {"throughput": {"enabled": true, "sync": true}},'
+                   ' "tensor_parallel": {"autotp_size": 2, "tp": {"tp_size": 2, "tp_sise": 1}}}', world_size=1)
+    assert sorted(f.key for f in report.findings if f.code == "ZC010") == ["tensor_parallel.tp.tp_sise",
+                                                                           "timers.throughput.sync"]
+
+
+def test_an_unknown_strict_key_set_to_auto_is_dropped_not_rejected():
+    f = finding(check('{"train_batch_size": 8, "zero_optimization": {"stage": 3, "reduce_bucket_siz": "auto"}}',
+                      world_size=1), "ZC011")
+    assert f.severity.value == "warning" and "reduce_bucket_size" in f.help
+
+
+def test_raw_deepspeed_example_reports_what_its_readme_says(repo):
+    data = (repo / "examples/configs/raw_deepspeed_auto.json").read_bytes()
+    assert sorted(codes(check(data, world_size=8, consumer="deepspeed"))) == ["ZC020", "ZC020", "ZC022", "ZC405",
+                                                                              "ZC406"]
+    assert sorted(codes(check(data, world_size=8))) == ["ZC405", "ZC407"]

@@ -6,6 +6,11 @@ damage). DeepSpeed 0.19.8's `DeepSpeedConfig` parses each one on the CPU with
 `deepspeed.comm` patched to report the world size; any exception it raises is a
 rejection. The reverse direction (zgen reports errors DeepSpeed only finds when
 the engine starts, e.g. an untested ZeRO optimizer) is expected and not asserted.
+
+Two readers are covered: HF Trainer (the keys it and accelerate fill with
+`"auto"` never reach DeepSpeed, so those configs are skipped) and raw
+`deepspeed.initialize` (every `"auto"` reaches the parser as written). The fast
+run checks 300 configs per reader; the slow one 2000.
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ import re
 import pytest
 
 from zgen.config import check_config
+from zgen.config.autofill import fill_for
 from zgen.launch import LaunchFacts
 
 deepspeed = pytest.importorskip("deepspeed", reason="the differential test needs DeepSpeed's config parser")
 
-N_CONFIGS = 2000
+N_FAST = 300
+N_SLOW = 2000
 SEED = 20261129
 
 BASES = [
@@ -175,40 +182,50 @@ def deepspeed_parse():
     dist.get_rank, dist.get_world_size = saved
 
 
-# Keys HF Trainer/accelerate fill when they are "auto"; DeepSpeed never sees the placeholder there.
-_HF_FILLED = [("train_batch_size",), ("train_micro_batch_size_per_gpu",), ("gradient_accumulation_steps",),
-              ("gradient_clipping",), ("fp16", "enabled"), ("bf16", "enabled"), ("zero_optimization", "reduce_bucket_size"),
-              ("zero_optimization", "stage3_prefetch_bucket_size"), ("zero_optimization", "stage3_param_persistence_threshold")]
-
-
 def _hf_auto(cfg: dict) -> bool:
-    for path in _HF_FILLED:
-        node = cfg
-        for p in path:
-            node = node.get(p) if isinstance(node, dict) else None
-        if node == "auto":
-            return True
-    return False
+    """Whether HF Trainer (or accelerate under it) fills an `"auto"` in `cfg` before DeepSpeed parses it."""
+    def walk(node, prefix):
+        for k, v in node.items():
+            key = f"{prefix}{k}"
+            if v == "auto" and fill_for("hf", key) is not None:
+                return True
+            if isinstance(v, dict) and walk(v, key + "."):
+                return True
+        return False
+
+    return walk(cfg, "")
 
 
-def test_zgen_reports_every_config_deepspeed_rejects(deepspeed_parse, tmp_path):
-    rng = random.Random(SEED)
+def _run(deepspeed_parse, tmp_path, consumer: str, n: int) -> None:
+    rng = random.Random(SEED + n + len(consumer))
     missed = []
-    rejected = 0
-    for i in range(N_CONFIGS):
+    rejected = checked = 0
+    for i in range(n):
         cfg = mutate(rng.choice(BASES), rng)
-        if _hf_auto(cfg):
-            continue  # HF Trainer fills these before DeepSpeed parses the config (zgen solves them instead)
         text = _text(cfg, rng)
         world = rng.choice([1, 2, 3, 4, 6, 8, 12, 16])
+        if consumer == "hf" and _hf_auto(cfg):
+            continue  # HF Trainer fills these before DeepSpeed parses the config (zgen solves them instead)
+        checked += 1
         path = tmp_path / f"c{i % 7}.json"
         path.write_text(text)
         error = deepspeed_parse(str(path), world)
-        report = check_config(str(path), text.encode(), LaunchFacts(world_size=world))
+        report = check_config(str(path), text.encode(), LaunchFacts(world_size=world, consumer=consumer))
         zgen_error = any(f.severity.value == "error" for f in report.findings)
         if error is not None:
             rejected += 1
             if not zgen_error:
                 missed.append((world, text, f"{type(error).__name__}: {str(error)[:200]}"))
-    assert rejected > N_CONFIGS // 4, "the generator should produce plenty of configs DeepSpeed rejects"
+    assert rejected > checked // 4, "the generator should produce plenty of configs DeepSpeed rejects"
     assert not missed, "\n\n".join(f"world {w}: {e}\n{t}" for w, t, e in missed[:5]) + f"\n({len(missed)} missed)"
+
+
+@pytest.mark.parametrize("consumer", ["hf", "deepspeed"])
+def test_zgen_reports_every_config_deepspeed_rejects(deepspeed_parse, tmp_path, consumer):
+    _run(deepspeed_parse, tmp_path, consumer, N_FAST)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("consumer", ["hf", "deepspeed"])
+def test_zgen_reports_every_config_deepspeed_rejects_long(deepspeed_parse, tmp_path, consumer):
+    _run(deepspeed_parse, tmp_path, consumer, N_SLOW)

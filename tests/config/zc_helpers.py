@@ -22,6 +22,7 @@ def facts(**kw) -> LaunchFacts:
         gpu_mem_bytes=parse_size(gpu_mem) if isinstance(gpu_mem, str) else gpu_mem,
         model=model,
         deepspeed_version=kw.get("deepspeed", "0.19.8"),
+        consumer=kw.get("consumer"),
     )
 
 

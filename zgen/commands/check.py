@@ -16,6 +16,7 @@ from zgen import __version__
 from zgen.errors import ZgenError
 from zgen.findings import Severity
 from zgen.launch import LaunchFacts, ModelShape
+from zgen.config.autofill import CONSUMERS
 from zgen.settings import OUTPUT_FORMATS, parse_size
 
 __all__ = ["add_parser", "run", "facts_from"]
@@ -71,6 +72,12 @@ def add_parser(sub) -> None:
     p.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the findings cache")
     p.add_argument("--jobs", type=_positive, metavar="N", help="worker processes (default: CPU count)")
+    p.add_argument("--fix", action="store_true", help="apply the fixes zgen is sure of (unique smallest fixes), "
+                   "keeping the file's formatting and comments")
+    p.add_argument("--diff", action="store_true", help="print the fixes --fix would apply as a diff; change nothing")
+    p.add_argument("--consumer", choices=CONSUMERS,
+                   help="who reads the configs, which decides what \"auto\" means (default: inferred from the "
+                   "training scripts checked, else hf)")
     add_launch_arguments(p)
 
 
@@ -84,7 +91,17 @@ def facts_from(args, settings) -> LaunchFacts:
         gpu_mem_bytes=getattr(args, "gpu_mem", None) or settings.gpu_mem,
         model=ModelShape(params=params, seq_len=seq_len, source="--params") if params else None,
         deepspeed_version=getattr(args, "deepspeed_version", None) or settings.deepspeed_version,
+        consumer=getattr(args, "consumer", None) or settings.consumer,
+        consumer_reason=_consumer_reason(args, settings),
     )
+
+
+def _consumer_reason(args, settings) -> str:
+    if getattr(args, "consumer", None):
+        return "--consumer"
+    if settings.consumer:
+        return f"`consumer` in [tool.zgen] ({settings.pyproject})"
+    return ""
 
 
 def run(args, settings) -> int:
@@ -101,8 +118,30 @@ def run(args, settings) -> int:
         params=args.params,
     )
     fmt = args.output_format or settings.output_format
-    result = check_paths(args.paths, settings, facts_from(args, settings), force_exclude=args.force_exclude,
-                         jobs=args.jobs, use_cache=not args.no_cache)
+
+    def check():
+        return check_paths(args.paths, settings, facts_from(args, settings), force_exclude=args.force_exclude,
+                           jobs=args.jobs, use_cache=not args.no_cache)
+
+    result = check()
+    for note in result.notes:
+        sys.stderr.write(f"warning: {note}\n")
+    if args.diff:
+        diff = "".join(_diff(path, old, new) for path, (old, new, _) in sorted(_fixed_texts(result.findings).items()))
+        sys.stdout.write(diff)
+        return 1 if diff and not args.exit_zero else 0
+    if args.fix:
+        fixed = 0
+        # A fix can uncover or settle others (ruff iterates the same way); a few passes reach a fixed point.
+        for _ in range(_FIX_PASSES):
+            changed = _fixed_texts(result.findings)
+            if not changed:
+                break
+            for path, (_old, new, applied) in changed.items():
+                _write_back(path, new)
+                fixed += applied
+            result = check()
+        sys.stderr.write(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.\n" if fixed else "")
     ctx = ReportContext(rules=result.rules, version=__version__, root=Path.cwd())
     if args.statistics and fmt in ("full", "concise"):
         text = _statistics(result.findings, result.rules) + summary_line(result.findings) + "\n"
@@ -115,6 +154,43 @@ def run(args, settings) -> int:
         stream = sys.stdout if fmt in ("full", "concise") and not args.output_file else sys.stderr
         stream.write(extra)
     return 0 if args.exit_zero or not result.findings else 1
+
+
+_FIX_PASSES = 3
+
+
+def _fixed_texts(findings) -> dict[str, tuple[str, str, int]]:
+    """path -> (text now, text with the safe fixes applied, fixes applied), for files that change."""
+    from zgen.config.edit import apply_edits
+
+    by_path: dict[str, list] = {}
+    for f in findings:
+        if f.fix is not None and f.fix.applicability == "safe":
+            by_path.setdefault(f.path, []).append(f.fix)
+    out = {}
+    for path, fixes in by_path.items():
+        try:
+            old = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ZgenError(f"{path}: cannot read the file to fix it: {e}") from None
+        new, applied = apply_edits(old, [fix.edits for fix in fixes])
+        if new != old:
+            out[path] = (old, new, applied)
+    return out
+
+
+def _write_back(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ZgenError(f"{path}: cannot write the fixed file: {e.strerror or e}") from None
+
+
+def _diff(path: str, old: str, new: str) -> str:
+    import difflib
+
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
 
 
 def _statistics(findings, rules) -> str:

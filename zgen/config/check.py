@@ -11,22 +11,29 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from zgen.config.autofill import hf_fill
-from zgen.config.parse import Span, parse
+from zgen.config.autofill import CONSUMERS, hf_fill
+from zgen.config.edit import edits_for
+from zgen.config.parse import Node, Span, parse
 from zgen.config.resolve import resolve
 from zgen.config.resolved import Origin, ResolvedConfig
 from zgen.config.schema import parse_version, schema_for
 from zgen.config.validate import ConfigValues, Problem, validate
 from zgen.errors import ZgenError
-from zgen.findings import Finding, Related, Severity, sort_findings
+from zgen.findings import Finding, Fix, Related, Severity, sort_findings
 from zgen.launch import LaunchFacts
 from zgen.memory import MemoryBreakdown, cheapest_fit, estimate
 from zgen.solver.rules import load_rules
+from zgen.solver.fix import fix_text
 from zgen.solver.solve import LaunchValues, solve
 
 __all__ = ["ConfigReport", "check_config"]
 
 _TOP = Span(1, 1, 1, 1)
+
+# With no sign of who reads the config, `"auto"` is read the way HF/accelerate templates use it.
+_INFERRED_DEFAULT = "hf"
+_DEFAULT_REASON = ("no training script among the checked files shows who reads the config; `\"auto\"` is read "
+                   "as HF Trainer fills it (give `--consumer` to choose)")
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,9 @@ def _decode(path: str, data: bytes) -> tuple[str | None, Finding | None]:
 def check_config(path: str, data: bytes, facts: LaunchFacts, rule_files: Sequence[str] = ()) -> ConfigReport:
     """Check one config; see the module docstring. Raises ZgenError only for a bad rule file or version."""
     version = parse_version(facts.deepspeed_version)
+    if facts.consumer is not None and facts.consumer not in CONSUMERS:
+        raise ZgenError(f"`{facts.consumer}` is not a config reader zgen knows",
+                        help=f"use one of {', '.join(CONSUMERS)} (`--consumer`)")
     for name in ("world_size", "gpus_per_node", "gpu_mem_bytes"):
         value = getattr(facts, name)
         if value is not None and value < 1:
@@ -102,16 +112,24 @@ def check_config(path: str, data: bytes, facts: LaunchFacts, rule_files: Sequenc
                                  f"{'list' if parsed.root.kind == 'array' else parsed.root.kind}", parsed.root.span,
                                  help="wrap the settings in `{ ... }`"))
         return ConfigReport(tuple(sort_findings(findings)), None, None, None)
-    values, problems = validate(parsed.root, schema_for(version), version)
+    values, problems = validate(parsed.root, schema_for(version), version, facts.consumer or _INFERRED_DEFAULT)
     findings.extend(_problem_finding(path, p) for p in problems)
-    return _solve(path, findings, values, facts, ruleset, version)
+    return _solve(path, findings, values, facts, ruleset, version, _Source(parsed.root, text))
 
 
 def _problem_finding(path: str, p: Problem) -> Finding:
     return _finding(path, p.code, p.message, p.span, p.key, p.help, _severity(p.code, p.severity))
 
 
-def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, version) -> ConfigReport:
+@dataclass(frozen=True)
+class _Source:
+    """The parsed tree and the text it came from, for turning a fix into text edits."""
+
+    root: Node
+    text: str
+
+
+def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, version, source: _Source) -> ConfigReport:
     model = facts.model
     launch = LaunchValues(
         world_size=facts.world_size,
@@ -135,7 +153,7 @@ def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, ve
 
     outcome = solve(ruleset, values, launch, version, memory_ok, hf_fill(model))
     for v in outcome.violations:
-        findings.append(_violation_finding(path, values, v))
+        findings.append(_violation_finding(path, values, v, source))
     if outcome.conflict is not None:
         code = "ZC902" if facts.world_size is None else "ZC901"
         keys = outcome.conflict
@@ -173,7 +191,12 @@ def _solve(path, findings, values: ConfigValues, facts: LaunchFacts, ruleset, ve
 
 def _resolve(values, model_values, forced, explain, world, facts, path, origin=None) -> ResolvedConfig:
     origin = origin or Origin(kind="config", detail="world size")
-    return resolve(values, model_values, forced, explain, world, origin, facts.model, path)
+    resolved = resolve(values, model_values, forced, explain, world, origin, facts.model, path)
+    given = facts.consumer is not None and facts.consumer_reason.startswith(("--consumer", "`consumer`", "given"))
+    consumer = Origin(kind="config" if given else "derived",
+                      detail=facts.consumer_reason or ("given" if facts.consumer else _DEFAULT_REASON))
+    origins = tuple(sorted((*resolved.origins, ("consumer", consumer))))
+    return replace(resolved, consumer=values.consumer, origins=origins)
 
 
 def _written(values: ConfigValues, key: str) -> object:
@@ -218,15 +241,27 @@ def _related(path: str, values: ConfigValues, keys, model_values: dict) -> tuple
     return tuple(out)
 
 
-def _violation_finding(path: str, values: ConfigValues, v) -> Finding:
+def _fix(values: ConfigValues, v, source: _Source, words: str | None) -> Fix | None:
+    """The violation's smallest fix as text edits; `safe` (applied by `--fix`) only when it is the only one."""
+    if not v.fix:
+        return None
+    written = {k: s.written for k, s in values.settings.items()}
+    edits = edits_for(source.root, source.text, v.fix, written)
+    if not edits:
+        return None
+    return Fix(message=words or fix_text(v.fix), edits=edits, applicability="safe" if v.fix_unique else "unsafe")
+
+
+def _violation_finding(path: str, values: ConfigValues, v, source: _Source) -> Finding:
     keys = list(v.keys)
     written = [k for k in keys if values.has(k)]
     anchor = v.rule.anchor if v.rule.anchor and values.has(v.rule.anchor) else (written[0] if written else
                                                                                (v.rule.anchor or (keys[0] if keys else "")))
     span = _span(values, anchor) if anchor else _TOP
     others = [k for k in keys if k != anchor]
-    return _finding(path, v.rule.code, v.message, span, anchor, v.help, v.rule.severity,
-                    _related(path, values, others, v.values))
+    finding = _finding(path, v.rule.code, v.message, span, anchor, v.help, v.rule.severity,
+                       _related(path, values, others, v.values))
+    return replace(finding, fix=_fix(values, v, source, fix_text(v.fix) if v.fix else None))
 
 
 def _gib(n: int) -> str:

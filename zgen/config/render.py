@@ -23,6 +23,7 @@ def _value(v: object) -> str:
 def _flat(resolved: ResolvedConfig) -> list[tuple[str, object]]:
     z = resolved.zero
     rows: list[tuple[str, object]] = [
+        ("consumer", resolved.consumer),
         ("world_size", resolved.world_size),
         ("train_batch_size", resolved.train_batch_size),
         ("train_micro_batch_size_per_gpu", resolved.train_micro_batch_size_per_gpu),

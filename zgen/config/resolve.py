@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from zgen.config.autofill import hf_fill
 from zgen.config.defaults import default as ds_default
 from zgen.config.resolved import OffloadSpec, OptimizerSpec, Origin, ResolvedConfig, SchedulerSpec, ZeroSpec
-from zgen.config.schema import HF_PARAM_FILL, Key, Section
+from zgen.config.schema import Key, Section
 from zgen.config.validate import AUTO, ConfigValues
 from zgen.launch import ModelShape
 
@@ -84,10 +84,9 @@ class _Ctx:
         hf = hf_fill(self.model)
         if key in hf:
             return hf[key]
-        if key in HF_PARAM_FILL and HF_PARAM_FILL[key][1] is not None:
-            return HF_PARAM_FILL[key][1]
-        if spec is not None and spec.hf_default is not None:
-            return spec.hf_default
+        assumed = self.values.settings[key].assumed
+        if assumed is not None:
+            return assumed
         if spec is not None and spec.default is not None:
             return spec.default
         return fallback

@@ -111,6 +111,7 @@ class ResolvedConfig:
     hysteresis: int = _DS["fp16.hysteresis"]
     min_loss_scale: float = float(_DS["fp16.min_loss_scale"])
     steps_per_print: int = 10
+    consumer: str = "hf"  # who reads the config: deepspeed, hf, accelerate or zgen (zgen.config.autofill)
     source_path: str = ""
     origins: tuple[tuple[str, Origin], ...] = ()
 

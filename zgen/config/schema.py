@@ -1,7 +1,8 @@
 """DeepSpeed's config key schema, keyed by DeepSpeed version.
 
 The defaults live in `zgen.config.defaults` (one table the runtime reads too);
-this module adds kinds, ranges, aliases and what fills an `"auto"`. Facts here
+this module adds kinds, ranges and aliases (`zgen.config.autofill` says what fills
+an `"auto"`). Facts here
 were read from DeepSpeed 0.19.8's sources (`runtime/config.py`,
 `runtime/constants.py`, `runtime/zero/config.py`, `runtime/zero/offload_config.py`,
 `runtime/precision_config.py`, `runtime/swap_tensor/aio_config.py`,
@@ -12,6 +13,12 @@ release history for the few behaviours that changed:
 * pydantic v2 (DeepSpeed 0.15.0): an int field rejects a float with a
   fractional part (`5.5`); earlier releases truncated it silently.
 * 0.19.8 rejects removed features (`amp`, `nebula`, MiCS, ...) with an error.
+
+The strict sections zgen does not spell out by hand (`compile`, `tensor_parallel`,
+`timers.throughput`, `weight_quantization`) are built from
+`zgen.config.deepspeed_models`, which `bench/configs/derive_models.py` generates
+from DeepSpeed's own pydantic models; a test keeps the hand-written strict
+sections equal to those models.
 
 A *strict* section is a pydantic model with `extra="forbid"`: an unknown key
 is an error, and DeepSpeed drops an `"auto"` value there (the default is used).
@@ -28,6 +35,8 @@ from functools import lru_cache
 from typing import Mapping
 
 from zgen.config.defaults import OLDEST, Version, defaults
+from zgen.config.deepspeed_models import MODELS
+from zgen.config.deepspeed_models import VERSION as MODELS_VERSION
 from zgen.errors import ZgenError
 
 __all__ = ["Key", "Section", "schema_for", "parse_version", "OLDEST_VERSION", "Version"]
@@ -47,8 +56,8 @@ class Key:
     is DeepSpeed's default for the version the schema was built for (None when
     DeepSpeed derives the value, e.g. the batch sizes). `aliases` are other
     spellings DeepSpeed accepts for the same field (pydantic name vs alias);
-    giving two of them is an error. `auto` says what fills an `"auto"` value
-    (HF Trainer/accelerate); empty means nothing does.
+    giving two of them is an error. What fills an `"auto"` value depends on
+    who reads the config: see `zgen.config.autofill`.
     """
 
     name: str
@@ -63,8 +72,6 @@ class Key:
     deprecated: str = ""
     replaced_by: str = ""
     removed: str = ""
-    auto: str = ""
-    hf_default: object = None
     doc: str = ""
     fix_cost: int = 1
     no_bool: bool = False  # a validator rejects true/false although pydantic would read them as 1/0
@@ -127,16 +134,12 @@ def _bools(*names: str) -> tuple[Key, ...]:
     return tuple(_k(n, "bool") for n in names)
 
 
-_HF_BUCKET = "HF Trainer/accelerate fill it from the model's `hidden_size`"
-
-
 def _zero(v: Version) -> Section:
     removed_here = v >= REMOVALS
 
     def offload_common() -> tuple[Key, ...]:
         return (
-            _k("device", "enum", choices=("none", "cpu", "nvme"), fix_cost=2, hf_default="none",
-               auto="accelerate (and HF Trainer through it) fills it from its offload device setting"),
+            _k("device", "enum", choices=("none", "cpu", "nvme"), fix_cost=2),
             _k("nvme_path", "path", nullable=True),
             _k("pin_memory", "bool"),
         )
@@ -219,18 +222,15 @@ def _zero(v: Version) -> Section:
         ),
         # None means "true in stage 3, false below" (DeepSpeed decides after reading the stage).
         _k("overlap_comm", "bool", nullable=True),
-        _k("reduce_bucket_size", "int", gt=0, auto=_HF_BUCKET + " (hidden_size x hidden_size)"),
+        _k("reduce_bucket_size", "int", gt=0),
         _k("allgather_bucket_size", "int", ge=0),
         _k("sub_group_size", "int", ge=0),
-        _k("stage3_prefetch_bucket_size", "int", ge=0, aliases=("prefetch_bucket_size",),
-           auto=_HF_BUCKET + " (0.9 x hidden_size x hidden_size)"),
-        _k("stage3_param_persistence_threshold", "int", ge=0, aliases=("param_persistence_threshold",),
-           auto=_HF_BUCKET + " (10 x hidden_size)"),
+        _k("stage3_prefetch_bucket_size", "int", ge=0, aliases=("prefetch_bucket_size",)),
+        _k("stage3_param_persistence_threshold", "int", ge=0, aliases=("param_persistence_threshold",)),
         _k("stage3_model_persistence_threshold", "int", ge=0, aliases=("model_persistence_threshold",)),
         _k("stage3_max_live_parameters", "int", ge=0, aliases=("max_live_parameters",)),
         _k("stage3_max_reuse_distance", "int", ge=0, aliases=("max_reuse_distance",)),
-        _k("stage3_gather_16bit_weights_on_model_save", "bool", aliases=("gather_16bit_weights_on_model_save",),
-           auto="accelerate (and HF Trainer through it) fills it from its `zero3_save_16bit_model` setting", hf_default=False),
+        _k("stage3_gather_16bit_weights_on_model_save", "bool", aliases=("gather_16bit_weights_on_model_save",)),
         _k("stage3_module_granularity_threshold", "int", aliases=("module_granularity_threshold",)),
         _k("stage3_use_all_reduce_for_fetch_params", "bool", aliases=("use_all_reduce_for_fetch_params",)),
         _k("stage3_allgather_sequential", "bool", aliases=("allgather_sequential",)),
@@ -265,7 +265,7 @@ def _precision(v: Version) -> tuple[Section, ...]:
         "fp16",
         "strict",
         keys=(
-            _k("enabled", "bool", auto="HF Trainer fills it from `TrainingArguments.fp16`", hf_default=False, fix_cost=2),
+            _k("enabled", "bool", fix_cost=2),
             _k("auto_cast", "bool"),
             _k("loss_scale", "float", no_bool=True),
             _k("initial_scale_power", "int"),
@@ -277,7 +277,7 @@ def _precision(v: Version) -> tuple[Section, ...]:
         ),
     )
     bf16_keys = (
-        _k("enabled", "bool", auto="HF Trainer fills it from `TrainingArguments.bf16`", hf_default=False, fix_cost=2),
+        _k("enabled", "bool", fix_cost=2),
         _k("immediate_grad_update", "bool"),
         _k("check_grad_overflow", "bool"),
         _k("bf16_master_weights_and_grads", "bool"),
@@ -411,15 +411,45 @@ def _lenient_sections(v: Version) -> tuple[Section, ...]:
             _k("enable_cuda_graph", "bool"),
         ),
     )
-    opaque = tuple(
-        Section(name, "opaque")
-        for name in (
-            "autotuning", "data_efficiency", "datastates_ckpt", "tensor_parallel", "expert_parallel",
-            "weight_quantization", "timers", "compile",
-        )
-    )
+    # DeepSpeed reads these with `dict.get` and accepts any content.
+    opaque = tuple(Section(name, "opaque") for name in ("autotuning", "data_efficiency", "datastates_ckpt",
+                                                         "expert_parallel"))
     return (optimizer, scheduler, aio, activation_checkpointing, flops_profiler, pipeline, data_types, checkpoint,
-            torch_autocast, comms_logger, hybrid_engine, *monitors, *opaque)
+            torch_autocast, comms_logger, hybrid_engine, *monitors, *opaque, *_derived_sections(v))
+
+
+# Strict sections zgen's hand-written schema does not spell out: taken from the generated model data.
+_DERIVED = ("compile", "tensor_parallel", "timers.throughput", "weight_quantization")
+
+
+def _derived_sections(v: Version) -> tuple[Section, ...]:
+    """`compile`, `tensor_parallel`, `timers`, ...: strict as DeepSpeed's pydantic models (from the release the
+    data was generated for on); opaque before it, where zgen does not know their models."""
+    known = v >= parse_version(MODELS_VERSION)
+    out = []
+    for path in _DERIVED:
+        top, _, sub = path.partition(".")
+        if not known:
+            out.append(Section(top, "opaque"))
+        elif sub:
+            out.append(Section(top, "lenient", sections=(_model_section(sub, MODELS[path]["fields"]),)))
+        else:
+            out.append(_model_section(top, MODELS[path]["fields"]))
+    return tuple(out)
+
+
+def _model_section(name: str, fields: dict, nullable: bool = False) -> Section:
+    keys, subs = [], []
+    for field_name, f in sorted(fields.items()):
+        if f["kind"] == "model":
+            subs.extend(_model_section(n, f["fields"], f["nullable"]) for n in (field_name, *f["aliases"]))
+            continue
+        bounds = f.get("bounds", {})
+        choices = tuple(f.get("choices", ()))
+        kind = "enum" if choices else f["kind"]
+        keys.append(_k(field_name, kind, default=f["default"], aliases=tuple(f["aliases"]), choices=choices,
+                       nullable=f["nullable"], ge=bounds.get("ge"), gt=bounds.get("gt"), le=bounds.get("le")))
+    return Section(name, "strict", keys=tuple(keys), sections=tuple(subs), nullable=nullable)
 
 
 _REMOVED_TOP = {
@@ -441,14 +471,10 @@ _REMOVED_TOP = {
 def _top(v: Version) -> Section:
     removed_here = v >= REMOVALS
     keys = (
-        _k("train_batch_size", "int", nullable=True, fix_cost=3,
-           auto="HF Trainer fills it as world size x `per_device_train_batch_size` x `gradient_accumulation_steps`"),
-        _k("train_micro_batch_size_per_gpu", "int", nullable=True, fix_cost=2, hf_default=8,
-           auto="HF Trainer fills it from `TrainingArguments.per_device_train_batch_size` (default 8)"),
-        _k("gradient_accumulation_steps", "int", nullable=True, fix_cost=1, hf_default=1,
-           auto="HF Trainer fills it from `TrainingArguments.gradient_accumulation_steps` (default 1)"),
-        _k("gradient_clipping", "float", hf_default=1.0,
-           auto="HF Trainer fills it from `TrainingArguments.max_grad_norm` (default 1.0)"),
+        _k("train_batch_size", "int", nullable=True, fix_cost=3),
+        _k("train_micro_batch_size_per_gpu", "int", nullable=True, fix_cost=2),
+        _k("gradient_accumulation_steps", "int", nullable=True, fix_cost=1),
+        _k("gradient_clipping", "float"),
         _k("steps_per_print", "int", nullable=True),
         _k("wall_clock_breakdown", "bool"),
         _k("memory_breakdown", "bool"),
@@ -479,7 +505,7 @@ def _top(v: Version) -> Section:
     amp = Section(
         "amp",
         "lenient",
-        keys=(_k("enabled", "bool", auto="HF Trainer fills it from `TrainingArguments.fp16` with apex"),
+        keys=(_k("enabled", "bool"),
               _k("opt_level", "any")),
         removed=_REMOVED_TOP["amp"] if removed_here else "",
     )
@@ -496,7 +522,8 @@ def schema_for(version: Version) -> Section:
 def _with_defaults(section: Section, path: str, table: Mapping[str, object]) -> Section:
     """`section` with each key's default taken from `table` (a replaced section reads its replacement's)."""
     path = section.replaced_by or path
-    keys = tuple(replace(k, default=table.get(f"{path}.{k.name}" if path else k.name)) for k in section.keys)
+    # A key the table does not list keeps what it was built with (the derived sections carry their models' defaults).
+    keys = tuple(replace(k, default=table.get(f"{path}.{k.name}" if path else k.name, k.default)) for k in section.keys)
     subs = tuple(_with_defaults(s, f"{path}.{s.name}" if path else s.name, table) for s in section.sections)
     return replace(section, keys=keys, sections=subs, key_index={}, section_index={})
 
@@ -537,14 +564,3 @@ SCHEDULER_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 TORCH_SCHEDULERS = ("ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
                     "ExponentialLR", "LambdaLR", "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR",
                     "PolynomialLR", "ReduceLROnPlateau", "SequentialLR", "StepLR")
-# What HF Trainer writes into `"auto"` optimizer and scheduler parameters.
-HF_PARAM_FILL = {
-    "optimizer.params.lr": ("`TrainingArguments.learning_rate` (default 5e-5)", 5e-5),
-    "optimizer.params.betas": ("`TrainingArguments.adam_beta1`/`adam_beta2` (default [0.9, 0.999])", [0.9, 0.999]),
-    "optimizer.params.eps": ("`TrainingArguments.adam_epsilon` (default 1e-8)", 1e-8),
-    "optimizer.params.weight_decay": ("`TrainingArguments.weight_decay` (default 0.0)", 0.0),
-    "scheduler.params.warmup_min_lr": ("0", 0.0),
-    "scheduler.params.warmup_max_lr": ("`TrainingArguments.learning_rate` (default 5e-5)", 5e-5),
-    "scheduler.params.warmup_num_steps": ("`TrainingArguments.warmup_steps` / `warmup_ratio`", None),
-    "scheduler.params.total_num_steps": ("the number of training steps HF Trainer computes", None),
-}

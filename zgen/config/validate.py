@@ -13,10 +13,10 @@ import difflib
 import math
 from dataclasses import dataclass, field
 
+from zgen.config.autofill import describe, fill_for
 from zgen.config.parse import Entry, Node, Span
 from zgen.config.schema import (
     DEEPSPEED_OPTIMIZERS,
-    HF_PARAM_FILL,
     OPTIMIZER_PARAMS,
     PYDANTIC_V2,
     REMOVALS,
@@ -34,7 +34,7 @@ __all__ = ["AUTO", "Setting", "Problem", "ConfigValues", "validate"]
 
 
 class _Auto:
-    """The `"auto"` placeholder: a value HF Trainer/accelerate fills in before DeepSpeed sees it."""
+    """The `"auto"` placeholder: a value the config's reader fills in before DeepSpeed sees it."""
 
     def __repr__(self) -> str:
         return '"auto"'
@@ -48,7 +48,8 @@ class Setting:
     """A value the user wrote. `key` is canonical, `written` is the path as spelled in the file.
 
     `state` is `user` (a usable value), `auto` (to be solved; `fill` says what
-    fills it) or `invalid` (reported already; its value is unknown).
+    fills it and `assumed` is the filler's default, None when it depends on the
+    run) or `invalid` (reported already; its value is unknown).
     """
 
     key: str
@@ -57,6 +58,7 @@ class Setting:
     span: Span
     state: str = "user"
     fill: str = ""
+    assumed: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +75,11 @@ class Problem:
 
 @dataclass
 class ConfigValues:
-    """The written values by canonical key, the sections present, and the schema they were read with."""
+    """The written values by canonical key, the sections present, the schema and the reader they were read for."""
 
     version: Version
     schema: Section
+    consumer: str = "hf"
     settings: dict[str, Setting] = field(default_factory=dict)
     sections: dict[str, Span] = field(default_factory=dict)
 
@@ -182,8 +185,8 @@ _KIND_WORDS = {
 
 
 class _Walker:
-    def __init__(self, schema: Section, version: Version) -> None:
-        self.values = ConfigValues(version, schema)
+    def __init__(self, schema: Section, version: Version, consumer: str) -> None:
+        self.values = ConfigValues(version, schema, consumer=consumer)
         self.problems: list[Problem] = []
         self.v2 = version >= PYDANTIC_V2
         self.all_paths = _all_paths(schema)
@@ -232,8 +235,8 @@ class _Walker:
                          severity=Severity.WARNING)
         if node.kind == "string" and node.value == "auto":
             if sub.mode == "strict":
-                self.problem("ZC020", f"`{dotted}` is \"auto\", which nothing fills: DeepSpeed drops it and the "
-                             "section keeps its defaults", entry.key_span, dotted,
+                self.problem("ZC022", f"`{dotted}` is \"auto\", which {self.nobody()} fills: DeepSpeed drops it and "
+                             "the section keeps its defaults", entry.key_span, dotted,
                              help=f"write the `{dotted}` settings explicitly or remove the key")
             else:
                 self.problem("ZC020", f"`{dotted}` is \"auto\", which nothing fills: DeepSpeed reads the section "
@@ -275,7 +278,12 @@ class _Walker:
         else:
             elsewhere = [p for p in self.all_paths if p.rpartition(".")[2] == entry.key and p != dotted]
             hint = f"it belongs at `{elsewhere[0]}`" if elsewhere else ""
-        if section.mode == "strict":
+        if section.mode == "strict" and entry.value.kind == "string" and entry.value.value == "auto":
+            # DeepSpeedConfigModel drops "auto" values before pydantic sees the keys: no rejection, no effect.
+            self.problem("ZC011", f"`{dotted}` is not a key DeepSpeed accepts in {where}; its value \"auto\" makes "
+                         "DeepSpeed drop it silently", entry.key_span, dotted, help=hint or f"remove `{dotted}`",
+                         severity=Severity.WARNING)
+        elif section.mode == "strict":
             self.problem("ZC010", f"`{dotted}` is not a key DeepSpeed accepts in {where}; it rejects the config",
                          entry.key_span, dotted, help=hint or f"remove `{dotted}`")
         else:
@@ -336,18 +344,26 @@ class _Walker:
             return
         self.values.settings[target] = Setting(target, dotted, value, span)
 
+    def nobody(self) -> str:
+        """Who leaves an `"auto"` in place, for messages: `nothing` or `nothing under HF Trainer`."""
+        consumer = self.values.consumer
+        return "nothing" if consumer == "deepspeed" else f"nothing under {describe(consumer)}"
+
     def auto(self, entry: Entry, key: Key, section: Section, canonical: str, dotted: str) -> None:
         span = entry.key_span
-        if key.auto:
-            self.values.settings[canonical] = Setting(canonical, dotted, AUTO, span, "auto", key.auto)
+        fill = fill_for(self.values.consumer, canonical)
+        if fill is not None:
+            self.values.settings[canonical] = Setting(canonical, dotted, AUTO, span, "auto", fill.source, fill.value)
             return
         if section.mode == "strict":
-            self.problem("ZC020", f"`{dotted}` is \"auto\", which nothing fills: DeepSpeed drops it and uses the "
-                         f"default {_fmt(key.default)}{_default_note(canonical, key.default)}", span, dotted,
-                         help=f"write the value you want for `{dotted}`")
+            # pydantic's DeepSpeedConfigModel drops "auto" before validating: the default applies, silently.
+            self.problem("ZC022", f"`{dotted}` is \"auto\", which {self.nobody()} fills: DeepSpeed drops it and "
+                         f"uses the default {_fmt(key.default)}{_default_note(canonical, key.default)}", span, dotted,
+                         help=f"write the value you want for `{dotted}`, or `{_fmt(key.default)}` to keep the default")
         else:
-            self.problem("ZC020", f"`{dotted}` is \"auto\", which nothing fills: DeepSpeed reads the string "
-                         "\"auto\" as the value", span, dotted, help=f"write the value you want for `{dotted}`")
+            self.problem("ZC020", f"`{dotted}` is \"auto\", which {self.nobody()} fills: DeepSpeed reads the string "
+                         f"\"auto\" as the value{_string_failure(canonical)}", span, dotted,
+                         help=f"write the value you want for `{dotted}`")
             self.values.settings[canonical] = Setting(canonical, dotted, None, span, "invalid")
 
     def coerce(self, node: Node, key: Key, section: Section, dotted: str, span: Span) -> tuple[bool, object]:
@@ -444,7 +460,25 @@ def _v(version: Version) -> str:
 def _default_note(canonical: str, default: object) -> str:
     if canonical == "zero_optimization.stage":
         return " (ZeRO off)"
+    if canonical in ("fp16.enabled", "bf16.enabled"):
+        return " (the run trains in fp32 unless the other precision is on)"
+    if canonical.endswith(".device"):
+        return " (no offload)"
     return ""
+
+
+# What DeepSpeed does with the string "auto" in a key it reads with `dict.get` (runtime/config.py, engine.py).
+_STRING_FAILURES = {
+    "train_batch_size": "; `_batch_assertion` compares it with 0 and fails with a TypeError before training",
+    "train_micro_batch_size_per_gpu": "; `_batch_assertion` compares it with 0 and fails with a TypeError before "
+    "training",
+    "gradient_accumulation_steps": "; `_batch_assertion` compares it with 0 and fails with a TypeError before training",
+    "gradient_clipping": "; the first optimizer step compares it with 0 and fails with a TypeError",
+}
+
+
+def _string_failure(canonical: str) -> str:
+    return _STRING_FAILURES.get(canonical, "")
 
 
 def _describe(node: Node) -> str:
@@ -510,13 +544,14 @@ def _check_named_block(walker: _Walker, root: Node) -> None:
                                help=f"did you mean `{block}.params.{guess}`?" if guess else f"remove `{dotted}`")
             value = p.value.value if p.value.kind not in ("object", "array") else None
             if p.value.kind == "string" and value == "auto":
-                fill = HF_PARAM_FILL.get(dotted)
+                fill = fill_for(walker.values.consumer, dotted)
                 if fill is None:
-                    walker.problem("ZC020", f"`{dotted}` is \"auto\", which nothing fills: the {block} receives "
-                                   "the string \"auto\"", p.key_span, dotted, help=f"write the value for `{dotted}`")
+                    walker.problem("ZC020", f"`{dotted}` is \"auto\", which {walker.nobody()} fills: the {block} "
+                                   "receives the string \"auto\" and fails when the engine starts", p.key_span,
+                                   dotted, help=f"write the value for `{dotted}`")
                 else:
-                    walker.values.settings[dotted] = Setting(dotted, dotted, AUTO, p.key_span, "auto",
-                                                             f"HF Trainer fills it from {fill[0]}")
+                    walker.values.settings[dotted] = Setting(dotted, dotted, AUTO, p.key_span, "auto", fill.source,
+                                                             fill.value)
             elif p.value.kind in ("number", "bool", "string"):
                 walker.values.settings[dotted] = Setting(dotted, dotted, value, p.key_span)
             elif p.value.kind == "array":
@@ -593,9 +628,9 @@ def _check_choices(walker: _Walker) -> None:
             walker.values.settings[key] = Setting(key, s.written, norm(s.value), s.span)
 
 
-def validate(root: Node, schema: Section, version: Version) -> tuple[ConfigValues, list[Problem]]:
-    """Walk `root` (an object node) against `schema`; see the module docstring."""
-    walker = _Walker(schema, version)
+def validate(root: Node, schema: Section, version: Version, consumer: str = "hf") -> tuple[ConfigValues, list[Problem]]:
+    """Walk `root` (an object node) against `schema` as `consumer` hands it to DeepSpeed; see the module docstring."""
+    walker = _Walker(schema, version, consumer)
     top = Node("object", root.span, entries=tuple(e for e in root.entries if e.key not in ("optimizer", "scheduler")))
     # The precision sections first so `bfloat16` knows whether `bf16` is present.
     ordered = sorted(top.entries, key=lambda e: e.key != "bf16")

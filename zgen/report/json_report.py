@@ -18,7 +18,7 @@ def finding_json(f: Finding, ctx: ReportContext) -> dict:
         "code": f.code,
         "end_location": {"column": f.end_column, "row": f.end_line},
         "filename": str(Path(f.path).absolute()),
-        "fix": None,
+        "fix": f.fix.to_dict() if f.fix else None,
         "help": f.help,
         "key": f.key or None,
         "location": {"column": f.column, "row": f.line},

@@ -87,6 +87,18 @@ def render_sarif(findings: list[Finding], ctx: ReportContext) -> str:
                 }
                 for i, r in enumerate(f.related, 1)
             ]
+        if f.fix is not None:
+            # SARIF's fix object: one artifactChange per file, a replacement per edit (regions are 1-based).
+            result["fixes"] = [{
+                "description": {"text": f.fix.message},
+                "artifactChanges": [{
+                    "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
+                    "replacements": [{"deletedRegion": {"startLine": e.line, "startColumn": e.column,
+                                                        "endLine": e.end_line, "endColumn": e.end_column},
+                                      "insertedContent": {"text": e.content}} for e in f.fix.edits],
+                }],
+            }]
+            result["properties"] = {"fixApplicability": f.fix.applicability}
         results.append(result)
     root = (ctx.root or Path.cwd()).resolve().as_uri().rstrip("/") + "/"
     doc = {

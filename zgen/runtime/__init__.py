@@ -47,6 +47,7 @@ def initialize(
     device: str | torch.device | None = None,
     keep_low_precision: bool = False,
     split_master: bool | None = None,
+    optimizer: Callable[[list[torch.Tensor]], torch.optim.Optimizer] | None = None,
 ) -> Engine:
     """Shard `model` over the job's ranks and return the engine that trains it.
 
@@ -63,6 +64,16 @@ def initialize(
     a 16-bit remainder (`zgen.runtime.split`): the bf16 copy costs no memory
     and no cast, and one fused pass updates both halves. `split_master=False`
     keeps plain fp32 shards stepped by torch's fused AdamW.
+
+    `optimizer` is a factory `lambda params: torch.optim.X(params, ...)`: it is
+    called once with the flat fp32 master shards (one tensor per unit) and the
+    optimizer it returns is stepped one unit at a time, in forward order, on
+    gradients already averaged and clipped; its state goes into checkpoints.
+    The config must then have no `optimizer` block (its `scheduler`, if any,
+    sets the learning rate). Without it the config's optimizer is used:
+    Adam/AdamW (the fast default), Lion, or a torch.optim class by name.
+    `zero_optimization.offload_optimizer.device: "cpu"` keeps masters and
+    optimizer state in host memory (`zgen.runtime.offload`).
     """
     if not isinstance(model, nn.Module):
         if not callable(model):
@@ -72,11 +83,20 @@ def initialize(
             raise ZgenError(f"the model factory returned {type(model).__name__}, not an nn.Module")
     rank, size = world()
     dev = _device(device)
-    cfg = RuntimeConfig.load(config, size)
+    if optimizer is not None and not callable(optimizer):
+        raise ZgenError(
+            f"optimizer must be a factory such as `lambda params: torch.optim.SGD(params, lr=0.1)`, not {type(optimizer).__name__}"
+        )
+    cfg = RuntimeConfig.load(config, size, client_optimizer=optimizer is not None)
+    adam = cfg.optimizer in ("adam", "adamw")
     if split_master is None:
-        split_master = cfg.precision == "bf16" and not keep_low_precision
+        split_master = cfg.precision == "bf16" and not keep_low_precision and adam and not cfg.offload_optimizer
     if split_master and cfg.precision != "bf16":
         raise ZgenError(f"split_master needs bf16 compute; the config asks for {cfg.precision}")
+    if split_master and not adam:
+        raise ZgenError("split_master is an Adam(W) update; this job steps another optimizer", help="drop split_master=True")
+    if split_master and cfg.offload_optimizer:
+        raise ZgenError("split_master and offload_optimizer exclude each other (the offloaded master is plain fp32)")
     if plan is None:
         plan = default_plan(model, cfg)
     elif not isinstance(plan, Plan):
@@ -100,7 +120,8 @@ def initialize(
             fill_from_weights(units)
 
     return Engine(
-        model, cfg, plan, binding, info, keep_low_precision=keep_low_precision, split_master=split_master, fill=fill
+        model, cfg, plan, binding, info, keep_low_precision=keep_low_precision, split_master=split_master, fill=fill,
+        optimizer=optimizer,
     )
 
 

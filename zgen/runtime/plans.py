@@ -24,6 +24,7 @@ from typing import Any
 
 from torch import nn
 
+from zgen.config.defaults import defaults
 from zgen.errors import ZgenError
 from zgen.plan.prefetch import prefetch_lists
 from zgen.plan.schedule import Plan, PlanError, Unit
@@ -35,7 +36,7 @@ __all__ = ["default_plan", "bind", "Binding", "BoundUnit", "PERSISTENT"]
 
 PERSISTENT = "<persistent>"  # label of the pseudo-unit holding the plan's persistent parameters
 # DeepSpeed's default `stage3_max_live_parameters`: the default plan's prefetch stays under it.
-MAX_LIVE_PARAMETERS = 1_000_000_000
+MAX_LIVE_PARAMETERS = defaults()["zero_optimization.stage3_max_live_parameters"]
 
 
 def default_plan(model: nn.Module, config: Any = None) -> Plan:

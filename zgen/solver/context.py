@@ -53,9 +53,11 @@ class Context:
     def __init__(self, ruleset: RuleSet, values: ConfigValues, launch, version: Version) -> None:
         self.values = values
         self.launch = launch
+        self._has: dict[str, bool] = {}
         self.schema = values.schema
         self.table = key_table()
-        self.rules = [r for r in ruleset.rules if not r.versions or version_in_range(version, r.versions)]
+        self.rules = [r for r in ruleset.rules if (not r.versions or version_in_range(version, r.versions))
+                      and (not r.consumers or values.consumer in r.consumers)]
         self.derives = list(ruleset.derives)
         self.rule_keys: list[set[str]] = []
         self.rule_value_keys: list[set[str]] = []
@@ -118,7 +120,11 @@ class Context:
         """Whether the key is written (or the launch fact given)."""
         if key in LAUNCH_FACTS:
             return getattr(self.launch, key) is not None
-        return self.values.has(key)
+        # The written values never change while a config is solved; the world-size sweep asks often.
+        hit = self._has.get(key)
+        if hit is None:
+            hit = self._has[key] = self.values.has(key)
+        return hit
 
     def depends_on_world(self, i: int) -> bool:
         """Whether rule `i` uses the world size, directly or through a derived key."""

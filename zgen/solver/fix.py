@@ -6,6 +6,9 @@ For each candidate z3 looks for values of just those keys (every other key
 fixed at its current value, keys DeepSpeed derives from them following) that
 satisfy the rule and every error rule that held, moving numbers as little as
 possible. A written key is first kept and changed, then removed.
+
+A fix is unique when no other candidate of the same cost and size also
+works; only a unique fix is applied by `zgen check --fix`.
 """
 
 from __future__ import annotations
@@ -29,21 +32,30 @@ class Change:
     value: object = None
 
 
-def smallest_fix(ctx: Context, rule_index: int, core: tuple[str, ...], keep: list[int], values: dict) -> tuple[Change, ...]:
-    """The cheapest edit of the core's keys that makes the rule and the kept rules hold (see module doc)."""
+def smallest_fix(ctx: Context, rule_index: int, core: tuple[str, ...], keep: list[int],
+                 values: dict) -> tuple[tuple[Change, ...], bool]:
+    """The cheapest edit of the core's keys that makes the rule and the kept rules hold, and whether it is unique."""
     changeable = [k for k in core if k not in LAUNCH_FACTS or (k == "world_size" and ctx.world_from_user)]
     options: list[tuple[int, tuple[str, ...]]] = [(ctx.cost(k), (k,)) for k in changeable]
     if len(changeable) <= 5:
         options += [(ctx.cost(a) + ctx.cost(b), (a, b)) for a, b in combinations(changeable, 2)]
     options.sort(key=lambda o: (o[0], len(o[1]), [changeable.index(k) for k in o[1]]))
-    for _, free in options:
+    found: tuple[Change, ...] = ()
+    rank = None
+    for cost, free in options:
+        if rank is not None and (cost, len(free)) != rank:
+            break
         for keep_written in (True, False):
             if not keep_written and not any(ctx.written(k) and k not in LAUNCH_FACTS for k in free):
                 continue
             changes = _try_fix(ctx, rule_index, set(free), keep, values, keep_written)
-            if changes:
-                return changes
-    return ()
+            if not changes:
+                continue
+            if found:
+                return found, False  # another edit of the same cost works too
+            found, rank = changes, (cost, len(free))
+            break
+    return found, bool(found)
 
 
 def _try_fix(ctx: Context, rule_index: int, free: set[str], keep: list[int], values: dict,

@@ -8,6 +8,7 @@ A rule file holds three kinds of tables:
   `{fix}`, the smallest change the solver found), `anchor` (the key the
   finding points at), `deepspeed` (a version range such as `">=0.15,<0.19.8"`),
   `each` (a list of keys; the rule is repeated with `$key` replaced by each),
+  `consumer` (the config readers it applies to: `deepspeed`, `hf`, `accelerate`, `zgen`),
   `doc` (markdown), and `[[rule.example]]` tables with `bad` or `good` config
   text plus launch facts, which the test suite runs.
 * `[[derive]]`: how DeepSpeed fills a key the user left out (`key`, `when`,
@@ -29,7 +30,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
-from zgen.config.schema import HF_PARAM_FILL, REMOVALS, schema_for
+from zgen.config.autofill import CONSUMERS, PARAM_KEYS
+from zgen.config.schema import REMOVALS, schema_for
 from zgen.errors import ZgenError
 from zgen.findings import RuleInfo, Severity
 from zgen.solver import expr as E
@@ -92,6 +94,7 @@ class Rule:
     examples: tuple[Example, ...] = ()
     each: tuple[str, ...] = ()  # the keys `$key` ranged over, and the texts before substitution
     raw: tuple[str, str] = ("", "")
+    consumers: tuple[str, ...] = ()  # the config readers the rule applies to; empty: all of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +171,7 @@ class KeyTable:
         for name in LAUNCH_FACTS:
             self.canonical[name] = name
             self.types[name] = "int"
-        for name in HF_PARAM_FILL:
+        for name in PARAM_KEYS:
             self.canonical[name] = name
             self.types[name] = "key" if name.endswith("betas") else "real"
         for name in ("optimizer.type", "scheduler.type"):
@@ -372,7 +375,7 @@ class _Loader:
 
     def rule(self, entry: dict) -> list[Rule]:
         known = {"code", "name", "severity", "summary", "doc", "require", "when", "message", "help", "anchor",
-                 "deepspeed", "each", "example"}
+                 "deepspeed", "each", "example", "consumer"}
         code, name, severity, summary = self.header(entry, "rule")
         extra = set(entry) - known
         if extra:
@@ -383,6 +386,9 @@ class _Loader:
                 version_in_range((0, 19, 8), versions)
             except ValueError as e:
                 raise self.fail(code, str(e), "deepspeed") from None
+        consumers = entry.get("consumer", [])
+        if not isinstance(consumers, list) or not set(consumers) <= set(CONSUMERS):
+            raise self.fail(code, f"must be a list of config readers ({', '.join(CONSUMERS)})", "consumer")
         each = entry.get("each", [None])
         if not isinstance(each, list) or not all(isinstance(k, str) or k is None for k in each):
             raise self.fail(code, "must be a list of config keys", "each")
@@ -411,6 +417,7 @@ class _Loader:
                 keys=keys, examples=examples if key in (None, each[0]) else (),
                 each=tuple(k for k in each if k), raw=(self.text(entry, code, "when", required=False),
                                                       self.text(entry, code, "require")),
+                consumers=tuple(consumers),
             ))
         return out
 

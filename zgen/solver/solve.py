@@ -25,7 +25,7 @@ from zgen.config.schema import Version
 from zgen.config.validate import ConfigValues
 from zgen.findings import Severity
 from zgen.solver import expr as E
-from zgen.solver.context import WORLD_SIZE_BOUND, Context, schema_key
+from zgen.solver.context import WORLD_SIZE_BOUND, Context
 from zgen.solver.evaluate import Env, compiled
 from zgen.solver.fix import Change, fix_text, format_value, smallest_fix
 from zgen.solver.rules import Rule, RuleSet
@@ -61,6 +61,7 @@ class Violation:
     help: str | None
     fix: tuple[Change, ...] = ()
     every_world_size: bool = False
+    fix_unique: bool = False  # no other edit of the same cost works (so `--fix` may apply it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,26 +172,25 @@ def _violation(ctx: Context, t, i: int, keep: list[int], shown: dict, every: boo
     rule = ctx.rules[i]
     t.check([t.rule_lit[i]])
     core = t.core_keys(rule)
-    fix = smallest_fix(ctx, i, core, keep, shown)
+    fix, unique = smallest_fix(ctx, i, core, keep, shown)
     env = ctx.env(shown)
     message = _render(rule.message, env, "", ctx.autos)
     if every:
         message += f" (and at every other world size up to {WORLD_SIZE_BOUND})"
     words = fix_text(fix)
     help_text = _render(rule.help, env, words, ctx.autos) if rule.help else words
-    return Violation(rule, core, shown, message, help_text or None, fix, every)
+    return Violation(rule, core, shown, message, help_text or None, fix, every, unique)
 
 
 def _resolve_autos(t, assumptions: list) -> tuple[dict, set[str]]:
-    """A model of the config in which each `"auto"` key prefers the value HF Trainer uses by default."""
+    """A model of the config in which each `"auto"` key prefers the value its filler uses by default."""
     z3, ctx, sym = t.z3, t.ctx, t.sym
     opt = z3.Optimize()
     opt.add(t.solver.assertions())
     opt.add(t.lits() + assumptions)
     autos = sorted(k for k in ctx.autos if k in sym.vars)
     for key in autos:
-        spec = schema_key(ctx.schema, key)
-        want = ctx.prefer.get(key, getattr(spec, "hf_default", None))
+        want = ctx.prefer.get(key, ctx.values.settings[key].assumed)
         if want is None:
             want = ctx.default(key)
         if want is not None:

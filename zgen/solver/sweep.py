@@ -93,7 +93,8 @@ def _auto_witness(ctx: Context, base: dict, world: int, rules: list[int]) -> tup
             for key in sorted(ctx.autos - {"train_batch_size"}):
                 spec = schema_key(ctx.schema, key)
                 if values.get(key) is None and isinstance(spec, Key):
-                    values[key] = spec.hf_default if spec.hf_default is not None else spec.default
+                    assumed = ctx.values.settings[key].assumed
+                    values[key] = assumed if assumed is not None else spec.default
 
         if hf_first:
             hf_fill()
