@@ -46,6 +46,13 @@ def t5():
     return transformers.T5ForConditionalGeneration(cfg)
 
 
+def bart():
+    cfg = transformers.BartConfig(vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2,
+                                  encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=48,
+                                  decoder_ffn_dim=48, max_position_embeddings=32)
+    return transformers.BartForConditionalGeneration(cfg)
+
+
 def mixtral(experts: str | None = None):
     cfg = transformers.MixtralConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=40, num_hidden_layers=2,
                                      num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
@@ -78,7 +85,7 @@ def _inputs(name: str):
     return {"input_ids": ids, "labels": ids}
 
 
-MODELS = {"bert": bert, "t5": t5, "mixtral": mixtral, "vit": vit, "clip": clip}
+MODELS = {"bert": bert, "t5": t5, "bart": bart, "mixtral": mixtral, "vit": vit, "clip": clip}
 # Parameters only a constructor sets (CLIP's `logit_scale = nn.Parameter(torch.tensor(init_value))`).
 CONSTRUCTOR_ONLY = {"clip": "logit_scale"}
 
@@ -163,3 +170,10 @@ def test_grouped_mm_fp32_falls_back_to_a_dtype_meta_accepts():
     assert trace.mode.endswith("bfloat16") and trace.backward_calls
     bf16 = trace_model(model, root=Path.cwd(), batch_size=1, seq_len=8, dtype=torch.bfloat16)
     assert bf16.mode == "meta bfloat16" and bf16.forward_calls == trace.forward_calls
+
+
+def test_a_mask_fast_path_reading_values_is_traced_on_fake_tensors():
+    """BART's mask helper reads `q_offset == 0` on meta; on fake tensors transformers skips that fast path."""
+    model = build_meta_model(bart, Target("models.py", "bart", "--model"))
+    trace = trace_model(model, root=Path.cwd(), batch_size=1, seq_len=8)
+    assert trace.mode == "fake float32" and "model.decoder.layers.1" in trace.forward_calls

@@ -70,7 +70,7 @@ class _Untouched(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.lin = nn.Linear(4, 4)
-        self.big = nn.Parameter(torch.empty(300, 300))  # above KEEP_NUMEL and no method sets it
+        self.big = nn.Parameter(torch.empty(1100, 1000))  # above KEEP_NUMEL and no method sets it
 
 
 def test_an_init_step_that_raises_is_named():
@@ -83,3 +83,20 @@ def test_a_parameter_no_step_sets_is_named():
     with pytest.raises(ZgenError, match=r"parameter `big` was built on the meta device and the model's own "
                                         r"initialisation \(`reset_parameters`.*\) left it uninitialised"):
         zr.initialize(_Untouched, CONFIG, device="cpu")
+
+
+def test_constructor_values_are_released_after_filling():
+    from zgen.runtime.meta_build import build_on_meta, constructor_value
+
+    class Tokens(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cls = nn.Parameter(torch.randn(1, 8) * 0.02)  # drawn in __init__, no method redraws it
+
+    model = build_on_meta(Tokens)
+    meta = model.cls
+    kept = constructor_value(meta)
+    assert meta.is_meta and kept is not None and kept.shape == (1, 8)
+    engine = zr.initialize(model, CONFIG, device="cpu")
+    assert torch.equal(engine.full_state_dict()["cls"], kept)
+    assert constructor_value(meta) is None

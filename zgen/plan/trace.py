@@ -438,7 +438,9 @@ def trace_model(
     `loss_fn(outputs, batch) -> scalar` with its target, for a forward that
     returns logits, features or a dataclass rather than a loss. Where `meta` cannot run the model (a meta
     kernel stricter than the real one, `torch.autocast` on a meta device) the
-    trace is retried on fake CPU tensors, then in bf16 (see `_ATTEMPTS`).
+    trace is retried on fake CPU tensors, then in bf16; so is a value-dependent
+    decision inside a module with submodules, which libraries that recognise
+    fake tensors (transformers' `is_tracing`) skip as under `torch.compile`.
     Raises `DataDependentTrace` (carrying a ZG290 finding at the user's line)
     when tensor values can change which modules run, and `ZgenError` for
     everything else that stops the trace.
@@ -479,6 +481,7 @@ def trace_model(
     if compute != torch.bfloat16:
         attempts += [(kind, torch.bfloat16) for kind in ("meta", "fake")]
     failures: list[tuple[str, BaseException, str | None]] = []
+    hazards: list[Decision] = []
     result = None
     model.train()
     for kind, dt in attempts:
@@ -486,7 +489,10 @@ def trace_model(
             result = _run(model, kind, dt, args, kwargs, where, loss)
             break
         except DecisionHazard as e:
-            raise DataDependentTrace(_decision_finding(e.decision, root)) from None
+            # Libraries that know fake tensors (transformers' `is_tracing`) skip value-dependent fast
+            # paths on them, as under torch.compile: the next attempt may get through.
+            hazards.append(e.decision)
+            continue
         except _Failed as f:
             e = f.error
             site = _user_site_tb(e.__traceback__)
@@ -495,6 +501,8 @@ def trace_model(
             failures.append((f"{kind} {str(dt).removeprefix('torch.')}", e, f.op))
             if not isinstance(e, (RuntimeError, NotImplementedError)):
                 break  # not a kernel that differs on meta: another attempt would fail the same way
+    if result is None and hazards:
+        raise DataDependentTrace(_decision_finding(hazards[0], root))
     if result is None:
         # The fake trace at the compute dtype is the closest to the run: its error is the one shown.
         shown = failures[1] if len(failures) > 1 else failures[0]
@@ -680,8 +688,9 @@ def trace_notes(trace: ExecutionTrace, dtype: str | None) -> list[str]:
     notes = []
     wanted = f"meta {dtype or 'float32'}"
     if trace.mode != wanted:
-        notes.append(f"traced on {trace.mode} tensors (`{wanted}` could not run the model: a meta kernel or "
-                     "`torch.autocast` on a meta device); module order and shapes do not depend on it")
+        notes.append(f"traced on {trace.mode} tensors (`{wanted}` could not run the model: a stricter meta kernel, "
+                     "`torch.autocast` on a meta device, or a value-dependent path the library skips on fake "
+                     "tensors); module order and shapes do not depend on it")
     if trace.decisions:
         shown = "; ".join(trace.decisions[:3]) + (f" and {len(trace.decisions) - 3} more" if len(trace.decisions) > 3 else "")
         notes.append(f"value-dependent ops inside modules without submodules (every rank runs the same modules, "

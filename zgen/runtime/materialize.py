@@ -30,7 +30,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from zgen.errors import ZgenError
 
-from .meta_build import constructor_value
+from .meta_build import constructor_value, drop_constructor_value
 from .own_init import METHODS, init_steps
 from .plans import Binding
 from .unit import UnitState
@@ -118,6 +118,8 @@ def fill_from_meta(
         if u.label not in first:  # no step wrote it: the constructor's values, or an error
             open_unit(u)
             close_unit(u)
+    for w in weights.values():
+        drop_constructor_value(w)
     for name, buf in fresh_buffers:
         if buf.is_floating_point() and torch.isnan(buf).any():
             raise ZgenError(

@@ -28,10 +28,11 @@ from typing import Any, Callable, Iterator
 import torch
 from torch import nn
 
-__all__ = ["KEEP_NUMEL", "build_on_meta", "constructor_value", "params_on_meta"]
+__all__ = ["KEEP_NUMEL", "build_on_meta", "constructor_value", "drop_constructor_value", "params_on_meta"]
 
-# Parameters up to this many elements keep their constructor values (at most 256 KiB each in fp32).
-KEEP_NUMEL = 65_536
+# Parameters up to this many elements keep their constructor values (at most 4 MiB each in fp32): class
+# tokens, position tables and projections that libraries draw in `__init__` with no method to redo it.
+KEEP_NUMEL = 1 << 20
 
 _VALUE_ATTR = "_zgen_constructor_value"
 _TWIN_ATTR = "_zgen_meta_twin"
@@ -40,6 +41,11 @@ _TWIN_ATTR = "_zgen_meta_twin"
 def constructor_value(param: torch.Tensor) -> torch.Tensor | None:
     """The value the constructor gave a meta parameter built by `build_on_meta`, or None (too large to keep)."""
     return getattr(param, _VALUE_ATTR, None)
+
+
+def drop_constructor_value(param: torch.Tensor) -> None:
+    """Release the kept value once the shards are filled (the meta parameter itself lives on)."""
+    param.__dict__.pop(_VALUE_ATTR, None)
 
 
 def _to_meta(param: nn.Parameter) -> nn.Parameter:
