@@ -96,3 +96,10 @@ def test_json_output_carries_the_edit(zgen, tmp_path):
     _, out, _ = zgen("check", "ds.json", "--world-size", "4", "--output-format", "sarif", cwd=tmp_path)
     (result,) = json.loads(out)["runs"][0]["results"]
     assert result["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] == "16"
+
+
+def test_a_warnings_fix_is_offered_not_applied():
+    report = check('{"train_batch_size": 8, "zero_optimization": {"stage": 3, "stage3_max_live_parameters": 0}}',
+                   world_size=1)
+    (f,) = [f for f in report.findings if f.code == "ZC309"]
+    assert f.severity.value == "warning" and f.fix is not None and f.fix.applicability == "unsafe"

@@ -242,14 +242,19 @@ def _related(path: str, values: ConfigValues, keys, model_values: dict) -> tuple
 
 
 def _fix(values: ConfigValues, v, source: _Source, words: str | None) -> Fix | None:
-    """The violation's smallest fix as text edits; `safe` (applied by `--fix`) only when it is the only one."""
+    """The violation's smallest fix as text edits.
+
+    `safe` (applied by `--fix`) only for an error, whose config fails as written, and only when no other
+    edit of the same cost works; a warning's fix changes a run that works, so it is offered, not applied.
+    """
     if not v.fix:
         return None
     written = {k: s.written for k, s in values.settings.items()}
     edits = edits_for(source.root, source.text, v.fix, written)
     if not edits:
         return None
-    return Fix(message=words or fix_text(v.fix), edits=edits, applicability="safe" if v.fix_unique else "unsafe")
+    safe = v.fix_unique and v.rule.severity == Severity.ERROR
+    return Fix(message=words or fix_text(v.fix), edits=edits, applicability="safe" if safe else "unsafe")
 
 
 def _violation_finding(path: str, values: ConfigValues, v, source: _Source) -> Finding:
