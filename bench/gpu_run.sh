@@ -1,52 +1,79 @@
 #!/usr/bin/env bash
-# The GPU measurements for issues 5 and 6 in one device call, from the repository root:
+# Issues 14 and 15 on a two-GPU machine, in two device calls, from the repository root:
 #
-#     bash bench/gpu_run.sh            # results and log.txt under $OUT (default /tmp/zgen_out)
+#     PART=1 DEADLINE=330 bash bench/gpu_run.sh   # one GPU at a time: two lanes side by side
+#     PART=2 DEADLINE=540 bash bench/gpu_run.sh   # both GPUs: multi_gpu.py per system, then the memory peaks
 #
-# Issue 5 (GPU 0 alone): the emitted bench/train_gen_llama.py against runtime_bench's zgen figure with the
-# same plan, micro batch 1 and accumulation 2. Issue 6 (all GPUs): bench/multi_gpu.py per system under
-# torchrun. Needs DeepSpeed's wheels in .whl/ (../shared/scripts/gpu-wheels.sh .whl --with-deepspeed).
-# Every stage has a time limit and the whole run stops starting stages after DEADLINE seconds.
-# SMOKE=1 bash bench/gpu_run.sh: the same stages on the CPU (tiny model, gloo, 2 ranks, no emitted script).
+# Part 1 runs two lanes at once, each on its own GPU and half of the cores (taskset), one process per
+# system: lane A on GPU 0 is issue 14's regression check at world size 1 (zgen and FSDP2, compiled and
+# eager, DeepSpeed; README's 161.2/194.5/179.2/213.6/301.8 ms); lane B on GPU 1 is the GPU correctness
+# checks (offload among them) and optimizer offload against DeepSpeed's own (its CPU Adam, JIT-built).
+# Part 2: one torchrun per system over both GPUs (bench/multi_gpu.py: micro batch 1, then the largest
+# that fits, starting at 5, the largest issue 15 saw), then bench/memory_peak.py for zgen (default plan
+# and the planner's plan) and FSDP2 at micro batch 1. Needs DeepSpeed's wheels in .whl/
+# (../shared/scripts/gpu-wheels.sh .whl --with-deepspeed). Stages stop starting after DEADLINE seconds.
+# SMOKE=1: the same stages on the CPU (tiny model, gloo), without DeepSpeed's offload and the lanes' GPUs.
 set -u
 source "$(dirname "$0")/lib.sh"
+export TORCH_CUDA_ARCH_LIST=9.0  # DeepSpeed 0.19.8's op builder cannot parse torch's "9.0a"
 
 if [[ ${SMOKE:-0} == 1 ]]; then
-    N=2; DEV=(--device cpu); TINY=(--tiny --seq 64); SEARCH=(--max-micro-batch 3 --loss-steps 6)
-    PLAN1=$OUT/tiny_w1.json; PLANN=$OUT/tiny_w2.json
-    for w in 1 2; do  # the planner's plans for the tiny model (the GPU run uses the committed bench/plans/)
-        zgen plan --model examples/llama/model.py:build_tiny_model --config examples/llama/ds_config.json \
-            --seq-len 64 --world-size $w --json > "$OUT/tiny_w$w.json" || exit 1
-    done
+    DEV=(--device cpu); TINY=(--tiny --seq 64); MG=(--max-micro-batch 3 --start-micro-batch 2 --fake-oom-above 2)
+    PLANN=""; GPU0=""; GPU1=""; CORES_A=0; CORES_B=0
 else
     install_wheels
-    N=$(nvidia-smi -L | wc -l); DEV=(); TINY=(); SEARCH=()
-    PLAN1=bench/plans/llama1b_w1_seq8192.json; PLANN=bench/plans/llama1b_w${N}_seq8192.json
+    DEV=(); TINY=(); MG=(--start-micro-batch 5)
+    PLANN=bench/plans/llama1b_w2_seq8192.json; GPU0=0; GPU1=1; CORES_A=0-15; CORES_B=16-31
     nvidia-smi topo -m
 fi
-python3 -c "import torch, deepspeed; print('torch', torch.__version__, 'gpus', torch.cuda.device_count(), \
-'nccl', torch.cuda.nccl.version() if torch.cuda.is_available() else None, 'deepspeed', deepspeed.__version__)"
+python3 -c "import torch; print('torch', torch.__version__, 'gpus', torch.cuda.device_count(), \
+'nccl', torch.cuda.nccl.version() if torch.cuda.is_available() else None)"
 echo "setup done at ${SECONDS}s"
 
-# -- issue 5: the emitted script and the benchmark, same settings, GPU 0 -------------------------------
-export CUDA_VISIBLE_DEVICES=0
-[[ ${SMOKE:-0} == 1 ]] || stage 100 python3 bench/train_gen_llama.py --steps 24 --device cuda --checkpoint-every 0 \
-    --log-jsonl "$OUT/issue5_script.jsonl"
-stage 120 python3 bench/runtime_bench.py --systems zgen --grad-accum 2 --steps 20 --warmup 4 \
-    --plan "$PLAN1" --sync-each-step --out "$OUT/issue5_bench.jsonl" "${DEV[@]}" "${TINY[@]}"
-unset CUDA_VISIBLE_DEVICES
+bench1() {  # bench1 GPU CORES LIMIT ARGS...: one runtime_bench process on one GPU
+    local gpu=$1 cores=$2; shift 2
+    CUDA_VISIBLE_DEVICES=$gpu stage "$1" taskset -c "$cores" python3 bench/runtime_bench.py --steps 12 --warmup 3 \
+        "${DEV[@]}" "${TINY[@]}" "${@:2}"
+}
 
-# -- issue 6: one torchrun per system, all GPUs (on a one-GPU machine: the world-size-1 part of it) -----------
-if (( N >= 1 )); then
-    run6() { stage "$1" torchrun --standalone --nproc_per_node "$N" bench/multi_gpu.py --nccl-timeout-s 60 \
-        --out "$OUT/multi_gpu.jsonl" "${DEV[@]}" "${TINY[@]}" "${SEARCH[@]}" "${@:2}"; }
-    run6 110 --system zgen --label zgen-plan --plan "$PLANN"
-    run6 110 --system fsdp2
-    run6 150 --system deepspeed
-    run6 110 --system fsdp2-prefetch
-    run6 110 --system zgen --label zgen-default
-    run6 150 --system zgen-compile --label zgen-plan-compile --plan "$PLANN"
-    run6 150 --system fsdp2-compile
+if [[ ${PART:-1} == 1 ]]; then
+    lane_a() {
+        for s in zgen-compile zgen fsdp2-compile fsdp2 deepspeed; do
+            bench1 "$GPU0" "$CORES_A" 150 --systems "$s" --out "$OUT/w1_regression.jsonl"
+        done
+    }
+    lane_b() {
+        bench1 "$GPU1" "$CORES_B" 120 --check --systems none
+        local systems=(zgen-offload zgen-offload-compile deepspeed-offload)
+        [[ ${SMOKE:-0} == 1 ]] && systems=(zgen-offload)
+        for s in "${systems[@]}"; do
+            bench1 "$GPU1" "$CORES_B" 240 --systems "$s" --out "$OUT/w1_offload.jsonl"
+        done
+    }
+    lane_a > "$OUT/lane_a.txt" 2>&1 &
+    pid_a=$!
+    lane_b > "$OUT/lane_b.txt" 2>&1 &
+    wait $pid_a $!  # not a bare `wait`: that would also wait for lib.sh's tee
+    grep -h "^===\|^check\|SKIPPED\|Error" "$OUT/lane_a.txt" "$OUT/lane_b.txt"
+    for f in w1_regression w1_offload; do
+        [[ -f $OUT/$f.jsonl ]] && python3 bench/runtime_bench.py --summarize "$OUT/$f.jsonl"
+    done
+else
+    run2() { stage "$1" torchrun --standalone --nproc_per_node 2 bench/multi_gpu.py --nccl-timeout-s 60 \
+        --loss-steps 10 --warmup 3 --profile-steps 2 --steps-max 4 --warmup-max 2 \
+        --out "$OUT/multi_gpu.jsonl" "${DEV[@]}" "${TINY[@]}" "${MG[@]}" "${@:2}"; }
+    run2 100 --system zgen-compile --label zgen-compile
+    run2 100 --system fsdp2-compile
+    run2 90 --system zgen --label zgen
+    run2 90 --system fsdp2
+    run2 100 --system deepspeed
+    [[ -n $PLANN ]] && run2 100 --system zgen-compile --label zgen-plan-compile --plan "$PLANN"
     python3 bench/multi_gpu.py --summarize "$OUT/multi_gpu.jsonl"
+    if [[ ${SMOKE:-0} != 1 ]]; then
+        peak() { stage 60 torchrun --standalone --nproc_per_node 2 bench/memory_peak.py --out "$OUT/memory_peak.jsonl" "$@"; }
+        peak --system zgen
+        peak --system fsdp2
+        peak --system zgen --plan "$PLANN"
+    fi
 fi
 echo "all done at ${SECONDS}s"

@@ -336,19 +336,14 @@ class Runner:
         self.emit({"phase": "mb1", **r1})
         if args.no_search:
             return 0
-        # Phase 2: micro batch 2 predicts the largest micro batch from the reserved peak.
-        r2 = self.timed(2, 1 + args.probe_steps, 1, 0)
-        if r2 is None:
-            return 0
-        r2.pop("losses_local")
-        per_seq = max(r2["peak_reserved_gib"] - r1["peak_reserved_gib"], 1e-3)
-        target = args.mem_target * self.total_gib
-        predicted = max(2, 2 + math.floor((target - r2["peak_reserved_gib"]) / per_seq))
-        predicted = min(predicted, args.max_micro_batch)
-        self.emit({"phase": "probe", **r2, "reserved_gib_per_sequence": per_seq, "target_gib": target,
-                   "predicted_max_micro_batch": predicted})
+        if args.start_micro_batch:  # the largest size known from earlier runs: check it and the next one
+            r2, predicted = {"micro_batch": 1}, args.start_micro_batch
+        else:
+            r2, predicted = self.probe(r1)
+            if r2 is None:
+                return 0
         # Phase 3: upwards from the prediction until out of memory; downwards if the prediction fails.
-        best, mb, failed_at = r2, max(predicted, 3), None
+        best, mb, failed_at = r2, max(predicted, 2 if args.start_micro_batch else 3), None
         while best["micro_batch"] < mb <= args.max_micro_batch:
             res = self.timed(mb, args.warmup_max + args.steps_max, args.warmup_max, args.profile_steps)
             if res is None:
@@ -360,8 +355,24 @@ class Runner:
             if failed_at is not None:  # came down from a failure: nothing larger fits
                 break
             mb += 1
-        self.emit({"phase": "max", **best, "first_oom_micro_batch": failed_at})
+        if best["micro_batch"] > 1:
+            self.emit({"phase": "max", **best, "first_oom_micro_batch": failed_at})
         return 0
+
+    def probe(self, r1: dict) -> tuple[dict | None, int]:
+        """Phase 2: micro batch 2, whose reserved peak predicts the largest micro batch (None if 2 fails)."""
+        args = self.args
+        r2 = self.timed(2, 1 + args.probe_steps, 1, 0)
+        if r2 is None:
+            return None, 0
+        r2.pop("losses_local")
+        per_seq = max(r2["peak_reserved_gib"] - r1["peak_reserved_gib"], 1e-3)
+        target = args.mem_target * self.total_gib
+        predicted = max(2, 2 + math.floor((target - r2["peak_reserved_gib"]) / per_seq))
+        predicted = min(predicted, args.max_micro_batch)
+        self.emit({"phase": "probe", **r2, "reserved_gib_per_sequence": per_seq, "target_gib": target,
+                   "predicted_max_micro_batch": predicted})
+        return r2, predicted
 
 
 def summarize(path: str) -> int:
@@ -434,6 +445,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mem-target", type=float, default=0.94, help="predicted reserved peak as a share of the GPU")
     ap.add_argument("--max-micro-batch", type=int, default=16)
     ap.add_argument("--no-search", action="store_true", help="micro batch 1 only")
+    ap.add_argument("--start-micro-batch", type=int, default=0,
+                    help="skip the probe: time this micro batch, then larger ones until out of memory (smaller if it fails)")
     ap.add_argument("--layers", type=int, default=None)
     ap.add_argument("--tiny", action="store_true")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")

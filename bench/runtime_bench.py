@@ -99,7 +99,10 @@ def build(cfg, device, seed: int = 0):
     return model
 
 
-def ds_config(accum: int, instrumented: bool = False, as_is: bool = False) -> dict:
+OFFLOAD = {"device": "cpu", "pin_memory": True}
+
+
+def ds_config(accum: int, instrumented: bool = False, as_is: bool = False, offload: bool = False) -> dict:
     """The seed config with --grad-accum and torch's fused AdamW; its timers and profiler off unless `instrumented`.
 
     `as_is` keeps the seed config exactly as written (DeepSpeed's own FusedAdam, JIT-compiled on first
@@ -114,14 +117,19 @@ def ds_config(accum: int, instrumented: bool = False, as_is: bool = False) -> di
         cfg["wall_clock_breakdown"] = False
         cfg["flops_profiler"] = {"enabled": False}
         cfg["steps_per_print"] = 10**9
-    cfg["optimizer"]["params"].update({"torch_adam": True, "fused": True})
     cfg.pop("train_batch_size", None)
+    if offload:  # DeepSpeed's own offload path: its AVX CPU Adam (JIT-built at setup)
+        cfg["zero_optimization"]["offload_optimizer"] = dict(OFFLOAD)
+        return cfg
+    cfg["optimizer"]["params"].update({"torch_adam": True, "fused": True})
     return cfg
 
 
-def zgen_config(accum: int) -> dict:
+def zgen_config(accum: int, offload: bool = False) -> dict:
     cfg = ds_config(accum)
     cfg["optimizer"]["params"] = {k: v for k, v in cfg["optimizer"]["params"].items() if k not in ("torch_adam", "fused")}
+    if offload:
+        cfg["zero_optimization"]["offload_optimizer"] = dict(OFFLOAD)
     return cfg
 
 
@@ -255,18 +263,19 @@ def engine_step(engine):
     return step
 
 
-def setup_zgen(model, args, world, compiled: bool = False, **options):
-    engine = zr.initialize(model, zgen_config(args.grad_accum), plan=load_plan(getattr(args, "plan", None)), **options)
+def setup_zgen(model, args, world, compiled: bool = False, offload: bool = False, **options):
+    cfg = zgen_config(getattr(args, "grad_accum", 1), offload)
+    engine = zr.initialize(model, cfg, plan=load_plan(getattr(args, "plan", None)), **options)
     if compiled:
         engine.compile()
 
     return engine_step(engine), [engine]
 
 
-def setup_deepspeed(model, args, world, instrumented=False, as_is=False, compiled=False):
+def setup_deepspeed(model, args, world, instrumented=False, as_is=False, compiled=False, offload=False):
     import deepspeed
 
-    cfg = ds_config(args.grad_accum, instrumented, as_is)
+    cfg = ds_config(getattr(args, "grad_accum", 1), instrumented, as_is, offload)
     engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
     if compiled:
         engine.compile()  # DeepSpeed's own entry point (whole module, its ZeRO-3 hooks made compile-aware)
@@ -284,6 +293,10 @@ SYSTEMS = {
     "deepspeed": setup_deepspeed,
     "deepspeed-seed": lambda m, a, w: setup_deepspeed(m, a, w, instrumented=True),
     "deepspeed-asis": lambda m, a, w: setup_deepspeed(m, a, w, as_is=True),
+    # optimizer offload to the host (offload_optimizer: cpu, pinned)
+    "zgen-offload": lambda m, a, w: setup_zgen(m, a, w, offload=True),
+    "zgen-offload-compile": lambda m, a, w: setup_zgen(m, a, w, compiled=True, offload=True),
+    "deepspeed-offload": lambda m, a, w: setup_deepspeed(m, a, w, offload=True),
     # torch.compile variants: decoder layers compiled regionally, DeepSpeed through engine.compile()
     "plain-compile": lambda m, a, w: setup_plain(m, a, w, compiled=True),
     "fsdp2-compile": lambda m, a, w: setup_fsdp2(m, a, w, compiled=True),
@@ -505,6 +518,9 @@ def check(device, world: int, rank: int) -> list[str]:
         what = "with the embedding and layer 0 frozen " if frozen else ""
         lines.append(f"check fp32 zgen vs plain AdamW {what}(tiny, world {world}, {steps} steps, accum 2): "
                      f"max |diff| {worst(run_zgen(fp32, 2, frozen=frozen), plain_adamw(frozen)):.2e}")
+    fp32_offload = dict(zgen_config(2, offload=True), bf16={"enabled": False})
+    lines.append(f"check fp32 zgen offload_optimizer (pinned host, CPU fused AdamW) vs plain AdamW (tiny, world {world}, "
+                 f"{steps} steps, accum 2): max |diff| {worst(run_zgen(fp32_offload, 2), plain_adamw()):.2e}")
     plain = run_zgen(zgen_config(1), 1)
     for recompute, compiled in (("non-reentrant", False), ("reentrant", False), ("non-reentrant", True)):
         full = run_zgen(zgen_config(1), 1, recompute=recompute, compiled=compiled)

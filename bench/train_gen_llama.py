@@ -14,9 +14,11 @@ Launch on one node with 1 GPU:
 
     torchrun --standalone --nproc_per_node 1 bench/train_gen_llama.py
 
-A CPU smoke test:
+A CPU smoke test: this model (1,235,814,400 parameters) is too big for a quick run on a CPU; try the
+pipeline on a small build of it, `build_tiny_model` from the same file:
 
-    torchrun --standalone --nproc_per_node 2 bench/train_gen_llama.py --device cpu --steps 5
+    zgen emit --model examples/llama/model.py:build_tiny_model --config examples/llama/ds_config.json --init examples/llama/model.py:init_weights --world-size 2 --seq-len 128 --out train_smoke.py
+    torchrun --standalone --nproc_per_node 2 train_smoke.py --device cpu --steps 5
 
 Resuming from a checkpoint, and a per-step log:
 
@@ -59,7 +61,8 @@ checkpoint_every = 1000  # sharded checkpoint every N steps and after the last (
 #   stage3_param_persistence_threshold = 100_000
 #   stage3_max_live_parameters = 1_000_000_000
 #   stage3_max_reuse_distance = 1_000_000_000
-# set in the config, unused by zgen.runtime: `overlap_comm`, `contiguous_gradients`, `reduce_bucket_size`, `sub_group_size`
+# set in the config but unused by zgen.runtime:
+#   `overlap_comm`, `contiguous_gradients`, `reduce_bucket_size`, `sub_group_size`
 
 # -----------------------------------------------------------------------------
 # inputs, imported from their files (never copied: edit them there and regenerate)
@@ -68,9 +71,9 @@ MODEL_FILE = HERE / "../examples/llama/model.py"
 MODEL_FACTORY = "build_model"
 INIT_FILE = HERE / "../examples/llama/model.py"
 INIT_FUNCTION = "init_weights"
-PLAN_FILE = HERE / "train_gen_llama.plan.json"  # `zgen plan --json` prints the same plan
+PLAN_FILE = HERE / "train_gen_llama.plan.json"  # units, their order and prefetch (`zgen plan` shows them, `--json` as data)
 N_PARAMS = 1_235_814_400  # parameters, tied ones counted once (from the trace)
-PLANNED_PEAK_BYTES = 46_484_590_592  # `zgen plan`'s per-GPU peak at world size 1 (zgen.memory's formulas)
+PLANNED_PEAK_BYTES = 46_684_590_592  # `zgen plan`'s per-GPU peak at world size 1 (zgen.memory's formulas)
 VOCAB_SIZE = 128256  # `num_embeddings` of the largest nn.Embedding: the synthetic data's vocabulary
 
 # -----------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Content-hash cache of per-file findings, so an unchanged file is never parsed twice.
 
 The key covers zgen's version, the selected rules, the display path and the
-file's bytes; any change to one of them is a miss. The cache is one JSON file
+file's bytes; any change to one of them is a miss. An entry also records the
+other files the check read (the source of imported base classes and layers)
+with their content hashes; when one of them changed, the entry is a miss too. The cache is one JSON file
 under `cache-dir` (default `.zgen_cache/` in the project root), rewritten
 atomically with only the entries the last run used plus recent others, so it
 does not grow without bound. A cache that cannot be read or written is
@@ -18,10 +20,11 @@ from pathlib import Path
 
 from zgen import __version__
 from zgen.findings import Finding
+from zgen.model.project import file_digest
 
 __all__ = ["FindingsCache", "cache_key"]
 
-_FORMAT = 1
+_FORMAT = 2
 _MAX_ENTRIES = 20_000
 
 
@@ -37,8 +40,9 @@ class FindingsCache:
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
-        self._old: dict[str, list[dict]] = {}
-        self._new: dict[str, list[dict]] = {}
+        self._old: dict[str, dict] = {}
+        self._new: dict[str, dict] = {}
+        self._digests: dict[str, str | None] = {}  # dependency path -> its content hash now
         if directory is not None:
             try:
                 doc = json.loads((directory / "findings.json").read_text(encoding="utf-8"))
@@ -48,20 +52,34 @@ class FindingsCache:
                 self._old = {}
 
     def get(self, key: str) -> list[Finding] | None:
+        """The findings stored under `key`, or None when absent or when a file it read has changed."""
         entry = self._new.get(key)
         if entry is None:
             entry = self._old.get(key)
             if entry is None:
                 return None
-            self._new[key] = entry
         try:
-            return [Finding.from_dict(d) for d in entry]
-        except (KeyError, TypeError, ValueError):
+            if any(self._digest(path) != digest for path, digest in entry["deps"].items()):
+                return None
+            findings = [Finding.from_dict(d) for d in entry["findings"]]
+        except (KeyError, TypeError, ValueError, AttributeError):
             self._new.pop(key, None)
             return None
+        self._new[key] = entry
+        return findings
 
-    def put(self, key: str, findings: list[Finding]) -> None:
-        self._new[key] = [f.to_dict() for f in findings]
+    def put(self, key: str, findings: list[Finding], deps: dict[str, str] | None = None) -> None:
+        """Store a file's findings with the other files (path -> content hash) they depend on."""
+        self._new[key] = {"findings": [f.to_dict() for f in findings], "deps": dict(deps or {})}
+
+    def _digest(self, path: str) -> str | None:
+        if path not in self._digests:
+            try:
+                with open(path, "rb") as f:
+                    self._digests[path] = file_digest(f.read())
+            except OSError:
+                self._digests[path] = None
+        return self._digests[path]
 
     def save(self) -> None:
         if self.directory is None or not self._new:

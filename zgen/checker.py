@@ -5,6 +5,11 @@ and the pre-commit hook all go through it). It expands paths, pairs a model
 with its config from `[tool.zgen]`, runs uncached sources in worker
 processes, applies suppressions and selection, and returns every finding in
 the stable order. It never imports torch and never imports user code.
+
+A file that cannot be read or decoded does not stop the run: it becomes a
+ZG901 finding on that file (like ruff's E902) and the other files are
+checked as usual, so the exit code is 1 (findings), not 2. A directory that
+cannot be read becomes a note in `CheckResult.notes`, printed as a warning.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from zgen.discover import discover, display_path
 from zgen.errors import ZgenError
 from zgen.findings import Finding, RuleInfo, Severity, sort_findings
 from zgen.launch import LaunchFacts, ModelShape
+from zgen.model.project import project
 from zgen.noqa import apply_noqa
 from zgen.registry import all_rules
 from zgen.selection import Selection, validate_selectors
@@ -42,6 +48,8 @@ class CheckResult:
     sources: tuple[str, ...] = ()
     rules: dict[str, RuleInfo] = field(default_factory=dict)
     cached: int = 0
+    # Warnings that did not stop the run (unreadable directories, paths skipped by --force-exclude).
+    notes: tuple[str, ...] = ()
 
     @property
     def errors(self) -> list[Finding]:
@@ -82,26 +90,33 @@ def check_paths(
 
     enabled = selection.enabled_codes(rules)
     cache = FindingsCache(settings.resolve(settings.cache_dir) if use_cache else None)
+    if use_cache:  # skeletons of library files read for cross-file facts, kept beside the findings
+        project().summary_dir = str(settings.resolve(settings.cache_dir) / "summaries")
     findings: list[Finding] = []
     sources: dict[str, str] = {}
     todo: list[tuple[str, str, str]] = []
     cached = 0
+    threshold = _persistence_threshold(inputs.configs)
+    key_extra = selection.key() + (f"|persist={threshold}" if threshold is not None else "")
     for path in inputs.sources:
         data = _read(path)
+        if isinstance(data, Finding):
+            findings.append(data)
+            continue
         text, decode_problem = _decode(path, data)
         sources[path] = text
         if decode_problem is not None:
             findings.append(decode_problem)
             continue
-        key = cache_key(path, data, selection.key())
+        key = cache_key(path, data, key_extra)
         hit = cache.get(key)
         if hit is None:
             todo.append((key, path, text))
         else:
             cached += 1
             findings.extend(hit)
-    for key, path, result in _run_model_checks(todo, enabled, jobs):
-        cache.put(key, result)
+    for key, path, result, deps in _run_model_checks(todo, enabled, jobs, threshold):
+        cache.put(key, result, deps)
         findings.extend(result)
     cache.save()
 
@@ -121,10 +136,14 @@ def check_paths(
 
         facts = with_consumer(_with_model_shape(facts, settings, inputs.sources, sources, cwd), sources)
         for path in inputs.configs:
-            report = check_config(path, _read(path), facts, rule_files=[str(settings.resolve(r)) for r in settings.rules])
+            data = _read(path)
+            if isinstance(data, Finding):
+                kept.append(data)
+                continue
+            report = check_config(path, data, facts, rule_files=[str(settings.resolve(r)) for r in settings.rules])
             reports[path] = report
             kept.extend(f for f in report.findings if selection.enabled_for(path, f.code))
-    return CheckResult(sort_findings(kept), reports, inputs.sources, rules, cached)
+    return CheckResult(sort_findings(kept), reports, inputs.sources, rules, cached, inputs.notes)
 
 
 def _with_pairing(paths: list[str], settings: Settings, cwd: Path) -> list[str]:
@@ -138,12 +157,17 @@ def _with_pairing(paths: list[str], settings: Settings, cwd: Path) -> list[str]:
     return paths
 
 
-def _read(path: str) -> bytes:
+def _read(path: str) -> bytes | Finding:
+    """The file's bytes, or a ZG901 finding saying why it cannot be read (the run goes on)."""
     try:
         with open(path, "rb") as f:
             return f.read()
     except OSError as e:
-        raise ZgenError(f"{path}: cannot read: {e.strerror or e}") from None
+        return Finding(
+            code="ZG901", message=f"file cannot be read: {e.strerror or e}", path=path,
+            line=1, column=1, end_line=1, end_column=1,
+            help="make the file readable, or exclude it with `extend-exclude` in `[tool.zgen]`",
+        )
 
 
 def _decode(path: str, data: bytes) -> tuple[str, Finding | None]:
@@ -162,17 +186,40 @@ def _decode(path: str, data: bytes) -> tuple[str, Finding | None]:
         )
 
 
-def _check_one(args: tuple[str, str, str, frozenset[str]]) -> tuple[str, str, list[Finding]]:
+def _check_one(args: tuple[str, str, str, frozenset[str], int | None]) -> tuple[str, str, list[Finding], dict[str, str]]:
     from zgen.model import check_source
 
-    key, path, text, enabled = args
-    return key, path, check_source(path, text, enabled)
+    key, path, text, enabled, threshold = args
+    deps: dict[str, str] = {}
+    return key, path, check_source(path, text, enabled, deps, persistence_threshold=threshold), deps
 
 
-def _run_model_checks(todo, enabled: frozenset[str], jobs: int | None):
+def _persistence_threshold(configs: Sequence[str]) -> int | None:
+    """`stage3_param_persistence_threshold` of the configs checked with the models (the smallest when they
+    differ, so no parameter is taken as gathered that one of them partitions); None: DeepSpeed's default.
+
+    A config that cannot be read or holds no number here leaves the default: its own check reports why.
+    """
+    from zgen.config import load_config_dict
+
+    found: list[int] = []
+    for path in configs:
+        try:
+            zero = load_config_dict(path).get("zero_optimization")
+        except ZgenError:
+            continue
+        if not isinstance(zero, dict):
+            continue
+        value = zero.get("stage3_param_persistence_threshold", zero.get("param_persistence_threshold"))
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            found.append(int(value))
+    return min(found) if found else None
+
+
+def _run_model_checks(todo, enabled: frozenset[str], jobs: int | None, threshold: int | None = None):
     if not todo:
         return []
-    work = [(k, p, t, enabled) for k, p, t in todo]
+    work = [(k, p, t, enabled, threshold) for k, p, t in todo]
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(work) < _PARALLEL_MIN_FILES:
         return [_check_one(w) for w in work]

@@ -1,7 +1,9 @@
 """Turn command-line paths into the files to check: model sources and DeepSpeed configs.
 
-A file named on the command line is always checked (unless `force_exclude`).
-A directory is walked recursively, skipping excluded names and globs; in it,
+A file or directory named on the command line is always checked, even when
+its name matches an exclude such as `venv` (unless `force_exclude`; then the
+run notes how many files it skipped). A directory is walked recursively,
+skipping excluded names and globs below it; in it,
 `.py` files are model sources and `.json`/`.hjson` files are checked only
 when they look like DeepSpeed configs (a cheap sniff for DeepSpeed's
 top-level keys), so a repository's other JSON files stay out of the way.
@@ -27,10 +29,15 @@ _DS_MARKERS = (
 
 @dataclass(frozen=True, slots=True)
 class Inputs:
-    """The files one run checks, in a stable order, as display paths (relative to the cwd when possible)."""
+    """The files one run checks, in a stable order, as display paths (relative to the cwd when possible).
+
+    `notes` are warnings for the user that do not stop the run: a directory
+    that could not be read, a named path skipped by `--force-exclude`.
+    """
 
     sources: tuple[str, ...]
     configs: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
 
 def display_path(path: Path | str, cwd: Path | None = None) -> str:
@@ -44,10 +51,18 @@ def display_path(path: Path | str, cwd: Path | None = None) -> str:
         return Path(os.path.normpath(p.absolute())).as_posix()
 
 
-def _excluded(rel: str, name: str, patterns: tuple[str, ...]) -> bool:
+def _excluded(rel: str, name: str, patterns: tuple[str, ...], *, inside: bool = True) -> bool:
+    """Does an exclude match this entry? `inside`: also when it matches a directory above it.
+
+    A directory walk prunes excluded directories as it meets them, so it asks
+    with `inside=False`: a tree the user named (`venv/lib/.../pkg`) is not
+    excluded by the `venv` above it.
+    """
     for pat in patterns:
         pat = pat.rstrip("/")
-        if name == pat or fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*"):
+        if name == pat or fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat):
+            return True
+        if inside and fnmatch.fnmatch(rel, pat + "/*"):
             return True
     return False
 
@@ -66,14 +81,17 @@ def discover(paths: list[str], exclude: tuple[str, ...], *, force_exclude: bool 
     cwd = cwd or Path.cwd()
     sources: dict[str, None] = {}
     configs: dict[str, None] = {}
+    notes: list[str] = []
     for raw in paths:
         p = Path(raw)
         if not p.is_absolute():
             p = cwd / p
         rel = display_path(p, cwd)
+        if force_exclude and p.exists() and _excluded(rel, p.name, exclude):
+            count = _count_files(p)
+            notes.append(f"{rel}: excluded (--force-exclude), skipped {count} file{'s' if count != 1 else ''}")
+            continue
         if p.is_file():
-            if force_exclude and _excluded(rel, p.name, exclude):
-                continue
             if p.suffix == ".py":
                 sources[rel] = None
             elif p.suffix in CONFIG_SUFFIXES:
@@ -84,15 +102,20 @@ def discover(paths: list[str], exclude: tuple[str, ...], *, force_exclude: bool 
                     help="pass model sources, config files, or directories that contain them",
                 )
         elif p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
+            def unreadable(error: OSError) -> None:
+                where = display_path(error.filename or p, cwd)
+                notes.append(f"{where}: cannot read directory: {error.strerror or error}; its files are not checked")
+
+            for dirpath, dirnames, filenames in os.walk(p, onerror=unreadable):
                 d = Path(dirpath)
                 drel = display_path(d, cwd)
                 dirnames[:] = sorted(
-                    n for n in dirnames if not _excluded(f"{drel}/{n}" if drel != "." else n, n, exclude)
+                    n for n in dirnames
+                    if not _excluded(f"{drel}/{n}" if drel != "." else n, n, exclude, inside=False)
                 )
                 for name in sorted(filenames):
                     frel = f"{drel}/{name}" if drel != "." else name
-                    if _excluded(frel, name, exclude):
+                    if _excluded(frel, name, exclude, inside=False):
                         continue
                     if name.endswith(".py"):
                         sources[frel] = None
@@ -102,4 +125,12 @@ def discover(paths: list[str], exclude: tuple[str, ...], *, force_exclude: bool 
             raise ZgenError(f"{raw}: not a regular file or directory")
         else:
             raise ZgenError(f"{raw}: no such file or directory", help="check the path; zgen resolves it against the current directory")
-    return Inputs(tuple(sorted(sources)), tuple(sorted(configs)))
+    return Inputs(tuple(sorted(sources)), tuple(sorted(configs)), tuple(notes))
+
+
+def _count_files(path: Path) -> int:
+    """Files under `path` that a check would have looked at (.py and config suffixes)."""
+    if path.is_file():
+        return 1
+    suffixes = (".py",) + CONFIG_SUFFIXES
+    return sum(1 for _d, _n, files in os.walk(path) for name in files if name.endswith(suffixes))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.resources
 import keyword
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import jinja2
 
@@ -56,6 +56,7 @@ class ScriptInputs:
     data: CodeRef | None = None
     data_target: str | None = None
     init: CodeRef | None = None
+    loss: CodeRef | None = None  # loss_fn(outputs, batch) -> scalar, when the forward returns no loss
     config_label: str
     resolved: ResolvedConfig
     runtime: object  # the zgen.runtime.config.RuntimeConfig that `resolved` parses to (its values go in the script)
@@ -249,11 +250,9 @@ def settings_rows(resolved: ResolvedConfig, runtime, seq_len: int, seq_len_origi
 
 def _scheduler_params(scheduler, resolved: ResolvedConfig) -> dict:
     """The scheduler's fields the config set or the runtime defaults differently from the field's own default."""
-    import dataclasses
-
     given = {k for k, _ in resolved.scheduler.params} if resolved.scheduler else set()
     out = {}
-    for f in dataclasses.fields(scheduler):
+    for f in fields(scheduler):
         value = getattr(scheduler, f.name)
         if f.name != "type" and (f.name in given or value != f.default):
             out[f.name] = value
@@ -269,7 +268,7 @@ def zero_comments(resolved: ResolvedConfig, planned: bool) -> list[str]:
         lines += [f"  {key} = {_number(getattr(z, attr))}" for key, attr in _PLAN_KEYS]
     unused = [k.removeprefix(zk) for k in _UNUSED_KEYS if (o := resolved.origin(k)) is not None and o.kind == "config"]
     if unused:
-        lines.append("set in the config, unused by zgen.runtime: " + ", ".join(f"`{k}`" for k in unused))
+        lines += ["set in the config but unused by zgen.runtime:", "  " + ", ".join(f"`{k}`" for k in unused)]
     return lines
 
 
@@ -348,6 +347,8 @@ def render_script(inp: ScriptInputs) -> str:
         data_function=string_literal(inp.data.function) if inp.data else None,
         init_file=string_literal(inp.init.path) if inp.init else None,
         init_function=string_literal(inp.init.function) if inp.init else None,
+        loss_file=string_literal(inp.loss.path) if inp.loss else None,
+        loss_function=string_literal(inp.loss.function) if inp.loss else None,
         n_params_literal=py_literal(inp.n_params),
         vocab_size=inp.vocab_size if (inp.inputs is None and inp.data is None) else None,
         plan_file=string_literal(inp.plan_file) if planned else None,

@@ -34,6 +34,8 @@ class ModelShape:
     vocab: int | None = None
     seq_len: int | None = None
     largest_layer_params: int | None = None
+    # Saved for backward per sample at `seq_len`, measured by the trace; used when `hidden` is unknown.
+    traced_activation_bytes: int | None = None
     source: str = ""
 
 

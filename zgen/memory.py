@@ -10,12 +10,17 @@ compute dtype (2 for bf16/fp16, 4 for fp32).
   (ceil division). Optimizer offload moves optimizer states and the gradient
   partition to the CPU; parameter offload (stage 3) moves the parameter
   partition.
-* Gathered parameters (stage 3): the unit being computed plus what the
-  coordinator prefetches, b·min(P, L + min(prefetch, max(0, max_live - L)))
-  with L the largest unit (a transformer block or the embedding).
-* Persistent parameters (stage 3): parameters smaller than
-  `stage3_param_persistence_threshold` stay whole on every rank (norm weights:
-  (2·layers + 1)·hidden elements for a Llama-style model).
+* Stage 3, per position of the step (`step_timeline`): the units gathered
+  (the running one, the root unit whose forward encloses every block, units
+  kept from forward to backward by the reuse distance), the all-gathers in
+  flight (the prefetch rule), the running unit's full gradient before its
+  reduce-scatter, and the activations saved so far. `zgen plan` replays the
+  traced plan; `estimate` replays the plan the same rules draw for the
+  model's shape (the root unit, then `layers` equal blocks) and reports its
+  peak position, so both give one figure for one model.
+* Persistent parameters (stage 3): parameters at or below
+  `stage3_param_persistence_threshold` elements stay whole on every rank
+  (norm weights: (2·layers + 1)·hidden elements for a Llama-style model).
 * Buckets: the gradient reduce bucket, b·reduce_bucket_size, twice with
   `overlap_comm` (double buffering); in stage 1/2 also the all-gather bucket
   b·allgather_bucket_size.
@@ -32,14 +37,19 @@ allocator fragmentation and temporary buffers of individual kernels.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import ceil
 
 from zgen.config.resolved import OffloadSpec
 from zgen.launch import ModelShape
+from zgen.plan.prefetch import prefetch_lists
+from zgen.plan.replay import simulate
+from zgen.plan.retention import kept_units
+from zgen.plan.schedule import ROOT, Plan, Unit
 
-__all__ = ["MemoryItem", "MemoryBreakdown", "model_states", "activation_bytes", "estimate", "fits_with",
-           "cheapest_fit", "compute_bytes"]
+__all__ = ["MemoryItem", "MemoryBreakdown", "MemoryPoint", "model_states", "activation_bytes", "estimate",
+           "step_timeline", "shape_plan", "fits_with", "cheapest_fit", "compute_bytes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +114,17 @@ def model_states(params: int, world_size: int, stage: int, precision: str, *, of
 
 def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, precision: str) -> int:
     """Activations saved for backward for one micro batch (0 when the model's dimensions are unknown)."""
-    if not shape.layers or not shape.hidden or seq_len <= 0:
+    if not shape.traced_activation_bytes and (not shape.layers or not shape.hidden or seq_len <= 0):
         return 0
     return _activation_terms(shape, micro_batch, seq_len, precision)[0]
 
 
 def _activation_terms(shape: ModelShape, micro_batch: int, seq_len: int, precision: str) -> tuple[int, str]:
+    # The formula knows flash attention; the trace (math attention on meta) is the fallback for models
+    # whose dimensions nothing states.
+    if shape.traced_activation_bytes and not (shape.layers and shape.hidden):
+        return (shape.traced_activation_bytes * micro_batch,
+                f"{_n(shape.traced_activation_bytes)} B saved for backward per sample (traced) x {micro_batch} micro batch")
     b = compute_bytes(precision)
     h = shape.hidden or 0
     f = shape.ffn or 4 * h
@@ -124,16 +139,157 @@ def _activation_terms(shape: ModelShape, micro_batch: int, seq_len: int, precisi
     return layers + logits, formula
 
 
-def _largest_unit(model: ModelShape) -> int | None:
-    if model.largest_layer_params:
-        return model.largest_layer_params
-    if model.hidden and model.layers:
-        h = model.hidden
-        f = model.ffn or 4 * h
-        kv = h * model.kv_heads // model.heads if model.kv_heads and model.heads else h
-        block = 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h
-        return max(block, (model.vocab or 0) * h)
+def _block_parts(shape: ModelShape) -> list[int] | None:
+    """Elements of each parameter of one transformer block (None when the shape does not say)."""
+    h = shape.hidden
+    if shape.largest_layer_params:
+        return [shape.largest_layer_params - 2 * h, h, h] if h and shape.largest_layer_params > 2 * h \
+            else [shape.largest_layer_params]
+    if h and shape.layers:
+        f = shape.ffn or 4 * h
+        kv = h * shape.kv_heads // shape.heads if shape.kv_heads and shape.heads else h
+        return [h * h, h * kv, h * kv, h * h, h * f, h * f, h * f, h, h]  # q k v o, gate up down, two norms
     return None
+
+
+def shape_plan(shape: ModelShape, zero) -> tuple[Plan, dict[str, int], int] | None:
+    """The plan the planner's rules draw for `shape`: the root unit, then `layers` equal blocks.
+
+    Returns the plan, elements per unit and persistent elements, or None
+    when the shape has no layer dimensions. Parameters at or below the
+    persistence threshold leave their unit, units left empty are dropped,
+    and the root unit holds what the blocks do not (embeddings, head, final norm).
+    """
+    parts = _block_parts(shape)
+    if parts is None or not shape.layers:
+        return None
+    threshold = zero.param_persistence_threshold
+    final_norm = shape.hidden or 0
+    root = max(0, shape.params - shape.layers * sum(parts) - final_norm)
+    persistent = shape.layers * sum(x for x in parts if x <= threshold)
+    persistent += sum(x for x in (root, final_norm) if 0 < x <= threshold)
+    block = sum(x for x in parts if x > threshold)
+    blocks = [f"layers.{i}" for i in range(shape.layers)] if block else []
+    numel = {m: block for m in blocks}
+    if root > threshold:
+        numel[ROOT] = root
+    units = [Unit(module=m, params=(f"{m or 'root'}.parameters",)) for m in numel]
+    forward = tuple(m for m in [ROOT, *blocks] if m in numel)
+    backward = tuple(m for m in [ROOT, *reversed(blocks)] if m in numel)
+    keep = kept_units(units, forward, backward, numel, zero.max_reuse_distance, zero.max_live_parameters)
+    units = [replace(u, reshard_after_forward=u.module not in keep) for u in units]
+    draft = Plan(units=tuple(units), forward_order=forward, backward_order=backward)
+    fwd, bwd = prefetch_lists(draft, numel, zero.prefetch_bucket_size, zero.max_live_parameters)
+    return replace(draft, forward_prefetch=fwd, backward_prefetch=bwd), numel, persistent
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPoint:
+    """Per-GPU bytes while one unit runs, split the way `zgen plan` prints and plots them."""
+
+    label: str  # "fwd 3" / "bwd 3"
+    unit: str
+    states: int  # model states (sharded parameters, gradients, optimizer)
+    persistent: int  # persistent parameters, gathered all step
+    gathered: int  # full parameters of units gathered and running or waiting
+    inflight: int  # full parameters of units whose all-gather this position issued ahead of use
+    activations: int  # saved activations at this point (spread evenly over the units)
+    gradients: int  # the running unit's full gradient before its reduce-scatter (backward only)
+    buckets: int  # gradient reduce buckets
+
+    @property
+    def total(self) -> int:
+        return (self.states + self.persistent + self.gathered + self.inflight + self.activations + self.gradients
+                + self.buckets)
+
+
+def step_timeline(plan: Plan, numel: Mapping[str, int], persistent: int, resolved, shape: ModelShape) -> list[MemoryPoint]:
+    """Per-GPU memory at every position of one stage-3 step under `plan`.
+
+    `numel` gives each unit's elements, `persistent` the persistent
+    elements; `shape.params` and `shape.seq_len` the model's parameters and
+    sequence length. The layers' activations grow evenly over the forward's
+    unit positions after the root's and shrink the same way in backward; the
+    logits exist from the end of the forward until the root's backward.
+    """
+    z = resolved.zero
+    per = compute_bytes(resolved.precision)
+    states = sum(i.bytes for i in model_states(
+        shape.params, resolved.world_size, z.stage, resolved.precision,
+        offload_param=z.offload_param.device != "none", offload_optimizer=z.offload_optimizer.device != "none",
+    ))
+    buckets = _reduce_buckets(z, per).bytes
+    micro, seq = resolved.train_micro_batch_size_per_gpu, shape.seq_len or 0
+    act_total = activation_bytes(shape, micro, seq, resolved.precision)
+    act_layers = activation_bytes(replace(shape, vocab=None), micro, seq, resolved.precision)
+    logits = act_total - act_layers
+    steps = simulate(plan)
+    if not steps:
+        # No unit is ever gathered (every parameter persistent): the step's one level is its peak.
+        return [MemoryPoint(label="step", unit="all persistent", states=states, persistent=persistent * per,
+                            gathered=0, inflight=0, activations=act_total, gradients=0, buckets=buckets)]
+    n_fwd = sum(1 for s in steps if s.phase == "forward")
+    growing = max(1, n_fwd - 1)  # the root's position starts the forward; each later one adds activations
+    points = []
+    for s in steps:
+        ahead = set(s.issued)
+        if s.phase == "forward":
+            acts = act_layers * s.index // growing + (logits if s.index == n_fwd - 1 else 0)
+            grads = 0
+        else:
+            acts = act_layers * (growing - max(0, s.index - 1)) // growing + (logits if s.index == 0 else 0)
+            grads = numel[s.unit] * per
+        points.append(MemoryPoint(
+            label=f"{'fwd' if s.phase == 'forward' else 'bwd'} {s.index}",
+            unit=s.unit,
+            states=states,
+            persistent=persistent * per,
+            gathered=sum(numel[m] for m in s.gathered if m not in ahead) * per,
+            inflight=sum(numel[m] for m in ahead) * per,
+            activations=acts,
+            gradients=grads,
+            buckets=buckets,
+        ))
+    return points
+
+
+def _reduce_buckets(z, b: int) -> MemoryItem:
+    copies = 2 if z.overlap_comm else 1
+    return MemoryItem("reduce buckets", copies * b * z.reduce_bucket_size,
+                      f"{copies} x {b} B x reduce_bucket_size {_n(z.reduce_bucket_size)}")
+
+
+def _stage3_items(resolved, model: ModelShape) -> list[MemoryItem] | None:
+    """Gathered, persistent, gradient and activation terms at the peak of the plan drawn for `model`'s shape."""
+    z = resolved.zero
+    drawn = shape_plan(model, z)
+    if drawn is None:
+        return None
+    plan, numel, persistent = drawn
+    b = compute_bytes(resolved.precision)
+    points = step_timeline(plan, numel, persistent, resolved, model)
+    peak = max(points, key=lambda p: p.total)
+    root = numel.get(ROOT, 0)
+    block = max((n for m, n in numel.items() if m != ROOT), default=0)
+    live = (peak.gathered + peak.inflight) // b
+    kept = sum(1 for u in plan.units if not u.reshard_after_forward and u.module != ROOT)
+    where = f"at {peak.label}, the step's peak"
+    items = [MemoryItem("gathered parameters", peak.gathered + peak.inflight,
+                        f"{b} B x {_n(live)} {where}: root unit {_n(root)}"
+                        + (f" + blocks of {_n(block)} running, prefetched or kept ({kept} kept for backward)"
+                           if block else ""))]
+    if persistent:
+        items.append(MemoryItem("persistent parameters", peak.persistent,
+                                f"{b} B x {_n(persistent)} (parameters of at most {_n(z.param_persistence_threshold)})"))
+    if peak.gradients:
+        items.append(MemoryItem("unit gradient", peak.gradients,
+                                f"{b} B x {_n(peak.gradients // b)}: the running unit's gradient before its reduce-scatter"))
+    if peak.activations:
+        act, formula = _activation_terms(model, resolved.train_micro_batch_size_per_gpu, model.seq_len or 0,
+                                         resolved.precision)
+        items.append(MemoryItem("activations", peak.activations,
+                                formula if peak.activations == act else f"{where}, part of: {formula}"))
+    return items
 
 
 def estimate(resolved, model: ModelShape) -> MemoryBreakdown:
@@ -143,33 +299,23 @@ def estimate(resolved, model: ModelShape) -> MemoryBreakdown:
     b = compute_bytes(precision)
     items = list(model_states(model.params, n, stage, precision, offload_param=z.offload_param.device != "none",
                               offload_optimizer=z.offload_optimizer.device != "none"))
-    if stage == 3:
-        unit = _largest_unit(model)
-        if unit is None:
-            live = min(model.params, z.prefetch_bucket_size)
-            items.append(MemoryItem("gathered parameters", b * live,
-                                    f"{b} B x prefetch bucket {_n(z.prefetch_bucket_size)} (largest unit unknown)"))
-        else:
-            prefetch = min(z.prefetch_bucket_size, max(0, z.max_live_parameters - unit))
-            live = min(model.params, unit + prefetch)
-            items.append(MemoryItem("gathered parameters", b * live,
-                                    f"{b} B x min({_n(model.params)}, largest unit {_n(unit)} + prefetch {_n(prefetch)})"))
-        if model.hidden and model.layers and model.hidden < z.param_persistence_threshold:
-            persistent = (2 * model.layers + 1) * model.hidden
-            items.append(MemoryItem("persistent parameters", b * persistent,
-                                    f"{b} B x (2 x {model.layers} + 1) x {model.hidden} norm weights"))
+    stage3 = _stage3_items(resolved, model) if stage == 3 else None
+    if stage == 3 and stage3 is None:
+        live = min(model.params, z.prefetch_bucket_size)
+        items.append(MemoryItem("gathered parameters", b * live,
+                                f"{b} B x prefetch bucket {_n(z.prefetch_bucket_size)} (largest unit unknown)"))
+    gradient = [i for i in stage3 or () if i.name == "unit gradient"]
+    items.extend(i for i in stage3 or () if i.name != "unit gradient")
     if stage >= 1:
-        copies = 2 if z.overlap_comm else 1
-        items.append(MemoryItem("reduce buckets", copies * b * z.reduce_bucket_size,
-                                f"{copies} x {b} B x reduce_bucket_size {_n(z.reduce_bucket_size)}"))
+        items.append(_reduce_buckets(z, b))
     if stage in (1, 2):
         items.append(MemoryItem("all-gather bucket", b * z.allgather_bucket_size,
                                 f"{b} B x allgather_bucket_size {_n(z.allgather_bucket_size)}"))
     seq = model.seq_len or 0
-    if model.layers and model.hidden and seq:
+    if stage3 is None and (model.traced_activation_bytes or (model.layers and model.hidden and seq)):
         act, formula = _activation_terms(model, resolved.train_micro_batch_size_per_gpu, seq, precision)
         items.append(MemoryItem("activations", act, formula))
-    return MemoryBreakdown(tuple(items))
+    return MemoryBreakdown(tuple(items + gradient))
 
 
 def fits_with(resolved, model: ModelShape, gpu_mem: int) -> bool:
@@ -200,7 +346,9 @@ def cheapest_fit(resolved, model: ModelShape, gpu_mem: int, max_world: int = 102
     best = resolved
     if best.zero.stage == 0:
         best = replace(best, zero=replace(best.zero, stage=3))
-    cand = replace(best, zero=replace(best.zero, offload_optimizer=OffloadSpec(device="cpu")))
+    # The config's own offload type, replaced: the memory model imports nothing from zgen.config.
+    cpu = replace(best.zero.offload_optimizer, device="cpu")
+    cand = replace(best, zero=replace(best.zero, offload_optimizer=cpu))
     if fits_with(cand, model, gpu_mem):
         stage_note = "" if resolved.zero.stage else " with `zero_optimization.stage` 3"
         return f"offload the optimizer states to the CPU (`offload_optimizer.device` \"cpu\"){stage_note}", estimate(cand, model)
@@ -210,8 +358,8 @@ def cheapest_fit(resolved, model: ModelShape, gpu_mem: int, max_world: int = 102
         cand = replace(resolved, world_size=world, train_batch_size=resolved.train_batch_size * world // resolved.world_size)
         if fits_with(cand, model, gpu_mem):
             return f"run on {world} GPUs (world size {world})", estimate(cand, model)
-    cand = replace(best, zero=replace(best.zero, stage=3, offload_optimizer=OffloadSpec(device="cpu"),
-                                       offload_param=OffloadSpec(device="cpu")))
+    cand = replace(best, zero=replace(best.zero, stage=3, offload_optimizer=cpu,
+                                       offload_param=replace(best.zero.offload_param, device="cpu")))
     if fits_with(cand, model, gpu_mem):
         return "offload both parameters and optimizer states to the CPU (ZeRO-Infinity style, stage 3)", estimate(cand, model)
     return None

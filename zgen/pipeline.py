@@ -22,9 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zgen.errors import ZgenError
+from zgen.findings import Severity
+from zgen.launch import LaunchFacts, ModelShape
 
 __all__ = ["add_model_arguments", "Prepared", "prepare", "merged_settings", "cli_path", "display_path",
-           "model_shape", "run_static_check", "blocking_findings", "print_findings", "memory_timeline"]
+           "model_shape", "run_static_check", "blocking_findings", "memory_findings", "print_findings",
+           "memory_timeline"]
 
 
 def _units(text: str) -> tuple[str, ...]:
@@ -39,8 +42,12 @@ def add_model_arguments(p) -> None:
                    help="fn(batch_size, seq_len, generator) -> micro batch (tuple or dict); "
                         "default: causal-LM input_ids/labels")
     g.add_argument("--config", metavar="PATH", help="DeepSpeed-style config (JSON)")
+    g.add_argument("--loss", metavar="PATH:FUNCTION",
+                   help="loss_fn(outputs, batch) -> scalar, for a forward that returns logits, features or a "
+                        "dataclass (default: the forward's scalar or its `.loss`)")
     g.add_argument("--units", type=_units, metavar="PATTERNS",
-                   help="modules that get a unit, comma-separated fnmatch patterns (e.g. 'layers.*')")
+                   help="modules that get a unit, comma-separated patterns over qualified names: `*` stays within "
+                        "one part, `**` crosses dots (e.g. 'layers.*', 'encoder.**.attn')")
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,12 @@ def prepare(args, settings) -> Prepared:
         it = tr.Target(display_path(inputs_file, s.root), it.function, it.option)
         inputs = (tr.load_callable(it, s.root), it)
 
+    loss = None
+    if getattr(args, "loss", None):
+        lt = tr.parse_target(args.loss, "--loss")
+        lt = tr.Target(display_path(cli_path(args, "loss", lt.path, s), s.root), lt.function, lt.option)
+        loss = (tr.load_callable(lt, s.root), lt)
+
     factory = tr.load_callable(target, s.root)
     model = tr.build_meta_model(factory, target)
     seq_len, seq_origin = _seq_len(args, s, model)
@@ -134,9 +147,13 @@ def prepare(args, settings) -> Prepared:
     notes = [] if s.world_size else ["world size not given: planned for 1 (pass --world-size or set `world-size`)"]
     trace = finding = None
     try:
-        trace = tr.trace_model(model, root=s.root, batch_size=1, seq_len=seq_len, inputs=inputs)
+        dtype = _compute_dtype(config_file)
+        trace = tr.trace_model(model, root=s.root, batch_size=1, seq_len=seq_len, inputs=inputs, loss=loss,
+                               dtype=dtype)
     except tr.DataDependentTrace as e:
         finding = e.finding
+    if trace is not None:
+        notes.extend(tr.trace_notes(trace, dtype))
 
     check = run_static_check(s, [model_file, config_file] + ([Path(s.root) / inputs[1].path] if inputs else []),
                              _facts(s, world, model, trace, seq_len))
@@ -153,6 +170,23 @@ def prepare(args, settings) -> Prepared:
     )
 
 
+def _compute_dtype(config_file: Path) -> str | None:
+    """The dtype training computes in (`bf16` / `fp16` enabled), read before the full check; None if unreadable."""
+    from zgen.config.parse import parse, to_plain
+
+    try:
+        cfg = to_plain(parse(config_file.read_text(encoding="utf-8")).root)
+    except Exception:  # the static check reports what is wrong with the file
+        return None
+    if not isinstance(cfg, dict):
+        return None
+    for key, dtype in (("bf16", "bfloat16"), ("fp16", "float16")):
+        section = cfg.get(key)
+        if isinstance(section, dict) and section.get("enabled") is True:
+            return dtype
+    return "float32"
+
+
 def _seq_len(args, s, model) -> tuple[int, str]:
     if s.seq_len:
         return s.seq_len, ("--seq-len" if args.seq_len else "[tool.zgen] seq-len")
@@ -166,8 +200,6 @@ def _seq_len(args, s, model) -> tuple[int, str]:
 
 def model_shape(model, trace, seq_len: int):
     """A `ModelShape` for the memory model: counts from the trace, dimensions from `model.config`."""
-    from zgen.launch import ModelShape
-
     cfg = getattr(model, "config", None)
 
     def dim(*names):
@@ -179,10 +211,9 @@ def model_shape(model, trace, seq_len: int):
 
     layers = None
     if trace is not None:
-        from zgen.plan.units import largest_module_list
+        from zgen.plan.units import block_modules
 
-        ml = largest_module_list(model)
-        layers = len(model.get_submodule(ml)) if ml is not None else None
+        layers = len(block_modules(model)) or None
     return ModelShape(
         params=trace.total_params if trace is not None else sum(p.numel() for p in model.parameters()),
         layers=dim("num_hidden_layers", "n_layer", "num_layers") or layers,
@@ -192,13 +223,12 @@ def model_shape(model, trace, seq_len: int):
         ffn=dim("intermediate_size", "ffn_dim", "d_ff", "n_inner"),
         vocab=(trace.vocab_size if trace is not None else None) or dim("vocab_size"),
         seq_len=seq_len,
+        traced_activation_bytes=(trace.activation_bytes // trace.batch_size) if trace and trace.activation_bytes else None,
         source="zgen trace (meta device)",
     )
 
 
 def _facts(s, world: int, model, trace, seq_len: int):
-    from zgen.launch import LaunchFacts
-
     return LaunchFacts(world_size=world, gpus_per_node=s.gpus_per_node, gpu_mem_bytes=s.gpu_mem,
                        model=model_shape(model, trace, seq_len), deepspeed_version=s.deepspeed_version,
                        consumer="zgen", consumer_reason="`zgen plan`/`zgen emit` build zgen's runtime config")
@@ -226,18 +256,32 @@ def _config_report(check, config_file: Path):
     return None
 
 
+# The config finding that says the estimate exceeds --gpu-mem: `zgen plan` shows the timeline behind it.
+OUT_OF_MEMORY = "ZC601"
+
+
+def _config_findings(prep: Prepared) -> list:
+    return [f for f in prep.check.findings if f.key or f.path.endswith((".json", ".hjson"))]
+
+
 def blocking_findings(prep: Prepared) -> list:
-    """Problems that leave nothing to plan: a failed trace or a config that does not resolve."""
+    """Problems that leave nothing true to plan: a failed trace, or config errors (a wrong type, a batch
+    that does not divide...), which `zgen check` reports the same way. Running out of memory is not one."""
     problems = []
     if prep.trace_finding is not None:
         problems.append(prep.trace_finding)
+    errors = [f for f in _config_findings(prep) if f.severity is Severity.ERROR and f.code != OUT_OF_MEMORY]
     if prep.resolved is None:
-        cfg = [f for f in prep.check.findings if f.key or f.path.endswith((".json", ".hjson"))]
-        problems.extend(cfg)
-        if not cfg:
+        errors = _config_findings(prep)
+        if not errors:
             raise ZgenError(f"config `{prep.config_path}` could not be resolved",
                             help=f"run `zgen check {prep.config_path}` to see why")
-    return problems
+    return problems + errors
+
+
+def memory_findings(prep: Prepared) -> list:
+    """The config check's out-of-memory finding (with its cheapest fix), when --gpu-mem is exceeded."""
+    return [f for f in prep.check.findings if f.code == OUT_OF_MEMORY]
 
 
 def print_findings(findings: Sequence, prep: Prepared) -> None:
@@ -255,5 +299,4 @@ def memory_timeline(prep: Prepared) -> list:
         return []
     from zgen.plan.planner import timeline
 
-    return timeline(prep.plan, prep.trace, prep.resolved, model_shape(prep.model, prep.trace, prep.seq_len),
-                    seq_len=prep.seq_len, world_size=prep.world_size)
+    return timeline(prep.plan, prep.trace, prep.resolved, model_shape(prep.model, prep.trace, prep.seq_len))

@@ -18,8 +18,8 @@ FLAGS = {
                               "--help", "--ignore", "--jobs", "--no-cache", "--output-file", "--output-format", "--select", "--show-memory",
                               "--show-resolved", "--statistics"]),
     "rule": ["--all", "--help", "--output-format", "--rules", "--settings"],
-    "plan": sorted(LAUNCH + ["--config", "--help", "--inputs", "--json", "--model", "--plot", "--units"]),
-    "emit": sorted(LAUNCH + ["--check", "--config", "--data", "--force", "--help", "--init", "--inputs", "--max-steps",
+    "plan": sorted(LAUNCH + ["--config", "--help", "--inputs", "--json", "--loss", "--model", "--plot", "--units"]),
+    "emit": sorted(LAUNCH + ["--check", "--config", "--data", "--force", "--help", "--init", "--inputs", "--loss", "--max-steps",
                              "--model", "--out", "--units"]),
 }
 SETTINGS = ["cache-dir", "config", "consumer", "data", "deepspeed-version", "exclude", "extend-exclude", "extend-select",
@@ -34,8 +34,8 @@ CODES = {
     "ZC5": "501 502 503",
     "ZC6": "601",
     "ZC9": "901 902",
-    "ZG1": "101 102 103 104 105 106 107 108",
-    "ZG2": "201 202 203 204 290",
+    "ZG1": "101 102 103 104 105 106 107 108 109",
+    "ZG2": "201 202 203 204 205 290",
     "ZG3": "301 302 303",
     "ZG9": "901 902 903",
 }

@@ -48,6 +48,21 @@ def test_emit_then_check_is_clean_and_a_config_edit_makes_it_stale(zgen, project
     assert code == 1 and "does not exist" in out
 
 
+def test_check_covers_the_plan_file_beside_the_script(zgen, project):
+    assert emit(zgen, project)[0] == 0
+    plan_file = project / "train_gen.plan.json"
+    assert 'PLAN_FILE = HERE / "train_gen.plan.json"' in (project / "train_gen.py").read_text()
+    plan = json.loads(plan_file.read_text())
+    plan["forward_prefetch"] = [[] for _ in plan["forward_prefetch"]]
+    plan_file.write_text(json.dumps(plan))
+    code, out, _ = emit(zgen, project, "--check")
+    assert code == 1 and out.startswith("train_gen.plan.json: is stale; regenerate with: zgen emit")
+    plan_file.unlink()
+    code, out, _ = emit(zgen, project, "--check")
+    assert code == 1 and out.startswith("train_gen.plan.json: does not exist")
+    assert emit(zgen, project)[0] == 0 and emit(zgen, project, "--check")[0] == 0
+
+
 def test_banner_records_inputs_and_the_regenerate_command(zgen, project):
     assert emit(zgen, project)[0] == 0
     head = (project / "train_gen.py").read_text().split('"""')[0]

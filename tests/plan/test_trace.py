@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 
 from zgen.errors import ZgenError
 from zgen.plan.trace import (
@@ -164,3 +165,104 @@ def test_forward_returning_logits_is_not_a_loss(tmp_path):
     """))
     with pytest.raises(ZgenError, match=r"returned a tensor of shape \(1, 8, 8\), not a loss"):
         trace("lm.py:build", root=tmp_path)
+
+
+def test_autocast_on_the_input_device_falls_back_to_fake_tensors():
+    """`torch.autocast(device_type=x.device.type)` rejects `meta`; fake CPU tensors run it."""
+    _, tr = trace("examples/models/nested_layers.py:build_model")
+    assert tr.mode == "fake float32"
+    assert [m for m in tr.forward_calls if m.count(".") == 2 and m.endswith(".1")] == [f"layers.{i}.1" for i in range(4)]
+
+
+def test_compute_dtype_from_the_config_is_traced(tmp_path):
+    t = parse_target("examples/llama/model.py:build_tiny_model", "--model")
+    model = build_meta_model(load_callable(t, REPO), t)
+    tr = trace_model(model, root=REPO, batch_size=1, seq_len=8, dtype="bfloat16")
+    assert tr.mode == "meta bfloat16" and tr.dtype == "bfloat16"
+    assert all(p.dtype == torch.float32 for p in model.parameters())  # the stand-ins are put back
+
+
+def test_a_failure_names_the_op_and_the_users_line(tmp_path):
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+
+            def forward(self, input_ids, labels):
+                x = self.embed(input_ids)
+                return (x @ torch.ones(5, 3)).mean()
+
+        def build():
+            return M()
+    """))
+    with pytest.raises(ZgenError, match=r"raised RuntimeError in `aten\.\w*mm\w*`: .* \(at .*m\.py:12\)"):
+        trace("m.py:build", root=tmp_path)
+
+
+def test_value_dependent_indexing_inside_one_module_is_no_finding(tmp_path):
+    """Mixtral's eager expert loop over one stacked parameter: every rank runs the same modules."""
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Experts(nn.Module):
+            def __init__(self, n, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(n, d, d))
+
+            def forward(self, x, choice):
+                out = torch.zeros_like(x)
+                for e in (torch.bincount(choice, minlength=len(self.w)) > 0).nonzero():
+                    rows = torch.where(choice == e[0])[0]
+                    out[rows] = x[rows] @ self.w[e[0]]
+                return out
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+                self.router = nn.Linear(4, 3)
+                self.experts = Experts(3, 4)
+
+            def forward(self, input_ids, labels):
+                x = self.embed(input_ids).flatten(0, 1)
+                return self.experts(x, self.router(x).argmax(-1)).mean()
+
+        def build():
+            return M()
+    """))
+    _, tr = trace("m.py:build", root=tmp_path)
+    assert tr.decisions and all("in `experts`" in d for d in tr.decisions)
+    assert "torch.nonzero() at m.py:13 in `experts`" in tr.decisions
+
+
+def test_activation_bytes_are_recorded_and_grow_with_the_batch():
+    t = parse_target("examples/llama/model.py:build_tiny_model", "--model")
+    model = build_meta_model(load_callable(t, REPO), t)
+    one = trace_model(model, root=REPO, batch_size=1, seq_len=16).activation_bytes
+    two = trace_model(model, root=REPO, batch_size=2, seq_len=16).activation_bytes
+    assert one > 0 and 1.9 * one <= two <= 2.1 * one
+
+
+def test_memory_model_uses_traced_activations_without_a_model_config():
+    from zgen.memory import activation_bytes
+    from zgen.pipeline import model_shape
+
+    model, tr = trace("examples/models/nested_layers.py:build_model", seq_len=16)
+    assert getattr(model, "config", None) is None
+    shape = model_shape(model, tr, 16)
+    assert shape.traced_activation_bytes == tr.activation_bytes > 0
+    assert activation_bytes(shape, micro_batch=4, seq_len=16, precision="fp32") == 4 * tr.activation_bytes
+
+
+def test_plan_notes_say_how_the_trace_ran():
+    from zgen.plan.trace import trace_notes
+
+    _, tr = trace("examples/models/nested_layers.py:build_model")
+    assert any(n.startswith("traced on fake float32 tensors (`meta float32` could not run") for n in trace_notes(tr, None))
+    _, tr = trace("examples/llama/model.py:build_tiny_model")
+    assert trace_notes(tr, "float32") == []

@@ -146,6 +146,7 @@ def micro_batch(step: int, micro: int, rank: int, world: int, accum: int) -> tup
 
 
 def config(world: int, accum: int, precision: str = "fp32", persistence: int = 0, **extra) -> dict:
+    """The DeepSpeed config of a run at `world` ranks and `accum` micro-steps; `extra` replaces top-level keys."""
     cfg = {
         "train_batch_size": GLOBAL,
         "train_micro_batch_size_per_gpu": GLOBAL // (world * accum),
@@ -172,11 +173,22 @@ def freeze(model: Net) -> Net:
     return model
 
 
-def reference(steps: int, seed: int = 0, frozen: bool = False) -> tuple[dict[str, torch.Tensor], list[float], list[float]]:
-    """Plain single-process training on the global batches: final state dict, per-step losses and grad norms."""
+SGD_LR, SGD_MOMENTUM = 0.1, 0.9
+
+
+def sgd(params) -> torch.optim.Optimizer:
+    """The client optimizer of the SGD scenarios (momentum and weight decay)."""
+    return torch.optim.SGD(params, lr=SGD_LR, momentum=SGD_MOMENTUM, weight_decay=WD)
+
+
+def reference(steps: int, seed: int = 0, frozen: bool = False, optimizer=None) -> tuple[dict[str, torch.Tensor], list[float], list[float]]:
+    """Plain single-process training on the global batches: final state dict, per-step losses and grad norms.
+
+    `optimizer`: a factory over the parameters (default: the config's AdamW).
+    """
     model = freeze(make_model(seed)) if frozen else make_model(seed)
     trained = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(trained, lr=LR, betas=BETAS, eps=1e-8, weight_decay=WD)
+    opt = optimizer(trained) if optimizer else torch.optim.AdamW(trained, lr=LR, betas=BETAS, eps=1e-8, weight_decay=WD)
     losses, norms = [], []
     for step in range(steps):
         loss = model(*global_batch(step))

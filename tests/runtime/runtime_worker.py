@@ -1,14 +1,18 @@
 """One rank of a multi-process runtime test, launched the way torchrun launches (env://, gloo).
 
-Usage: RANK=r WORLD_SIZE=w MASTER_ADDR=... MASTER_PORT=... python runtime_worker.py OUT_DIR [LOAD_CKPT]
+Usage: RANK=r WORLD_SIZE=w MASTER_ADDR=... MASTER_PORT=... python runtime_worker.py OUT_DIR SUITE [LOAD_DIR]
 
-Runs every scenario in one process group and has rank 0 write the results to
-OUT_DIR/w{world}.pt; the test module compares them with the plain reference.
+SUITE is `main` (every scenario but the compiled ones, the checkpoints, and with
+LOAD_DIR the resumes from the checkpoints another world size wrote there) or
+`compiled` (dynamo's scenarios, slow). All scenarios of a suite share one
+process group; rank 0 writes the results to OUT_DIR/<suite>_w{world}.pt and the
+test module compares them with the plain references.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -21,9 +25,23 @@ STEPS = 3
 ACCUM = 2
 
 
-def run(plan=None, precision="fp32", persistence=0, steps=STEPS, model=None, compiled=False, **kw):
+def job_config(world: int, precision: str = "fp32", persistence: int = 0, offload: bool = False,
+               client: bool = False, hpz: int = 1) -> dict:
+    cfg = T.config(world, ACCUM, precision, persistence)
+    if offload:
+        cfg["zero_optimization"]["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if hpz > 1:
+        cfg["zero_optimization"]["zero_hpz_partition_size"] = hpz
+    if client:
+        del cfg["optimizer"]
+    return cfg
+
+
+def run(plan=None, precision="fp32", persistence=0, steps=STEPS, model=None, compiled=False, offload=False,
+        hpz=1, **kw):
     job = zr.init_distributed(device="cpu")
-    engine = zr.initialize(model or T.make_model(), T.config(job.world_size, ACCUM, precision, persistence), plan=plan, **kw)
+    cfg = job_config(job.world_size, precision, persistence, offload, "optimizer" in kw, hpz)
+    engine = zr.initialize(model or T.make_model(), cfg, plan=plan, **kw)
     if compiled:  # dynamo + AOT autograd around the engine's gathers and frees (no C++ compiler needed)
         torch._dynamo.reset()
         engine.compile(backend="aot_eager")
@@ -50,58 +68,88 @@ def fsdp2_bf16(world: int, rank: int) -> dict[str, torch.Tensor]:
     return {k: v.full_tensor().detach().clone() if hasattr(v, "full_tensor") else v for k, v in model.state_dict().items()}
 
 
-def main() -> None:
-    out = Path(sys.argv[1])
-    load_from = sys.argv[2] if len(sys.argv) > 2 else None
-    job = zr.init_distributed(device="cpu")
-    world, rank = job.world_size, job.rank
-    res: dict = {"world": world}
+MAIN = {
+    "default": {},
+    "explicit": {"plan": T.explicit_plan()},
+    "persistent": {"persistence": 20},
+    "meta": {"model": T.Net, "init_fn": T.init_fn},
+    "bf16": {"precision": "bf16", "split_master": False},
+    "split": {"precision": "bf16"},  # the bf16 default
+    "recompute_inside": {"model": T.make_model(model=T.CheckpointedNet("inside", reentrant=True))},
+    "recompute_units": {"model": T.make_model(model=T.CheckpointedNet("units")), "plan": T.explicit_plan()},
+    "frozen": {"model": T.freeze(T.make_model()), "persistence": 20},
+    "frozen_explicit": {"model": T.freeze(T.make_model()), "plan": T.explicit_plan()},
+    "offload": {"offload": True},
+    "offload_explicit": {"offload": True, "plan": T.explicit_plan(), "persistence": 20},
+    "offload_bf16": {"offload": True, "precision": "bf16"},
+    "sgd": {"optimizer": T.sgd},
+    "sgd_offload": {"optimizer": T.sgd, "offload": True, "plan": T.explicit_plan()},
+}
+COMPILED = {
+    "compiled": {"compiled": True},
+    "compiled_explicit": {"compiled": True, "plan": T.explicit_plan()},
+}
+# Checkpointed runs: saved after 2 steps, continued in the same process and (LOAD_DIR) at another world size.
+RESUMABLE = {
+    "adamw": {},
+    "offload": {"offload": True},
+    "sgd": {"optimizer": T.sgd},
+}
 
-    for name, kwargs in {
-        "default": {},
-        "explicit": {"plan": T.explicit_plan()},
-        "persistent": {"persistence": 20},
-        "meta": {"model": T.Net, "init_fn": T.init_fn},
-        "bf16": {"precision": "bf16", "split_master": False},
-        "split": {"precision": "bf16"},  # the bf16 default
-        "compiled": {"compiled": True},
-        "compiled_explicit": {"compiled": True, "plan": T.explicit_plan()},
-        "recompute_inside": {"model": T.make_model(model=T.CheckpointedNet("inside", reentrant=True))},
-        "recompute_units": {"model": T.make_model(model=T.CheckpointedNet("units")), "plan": T.explicit_plan()},
-        "frozen": {"model": T.freeze(T.make_model()), "persistence": 20},
-        "frozen_explicit": {"model": T.freeze(T.make_model()), "plan": T.explicit_plan()},
-    }.items():
+
+def scenarios(res: dict, table: dict, world: int, rank: int) -> None:
+    for name, kwargs in table.items():
         if name == "meta":
             torch.manual_seed(0)  # make_model's seed: the meta path must draw the same numbers
+        t0 = time.perf_counter()
         engine, losses = run(**kwargs)
         full = engine.full_state_dict()
         if rank != 0:
             assert full == {}, "full_state_dict must be empty off rank 0"
         res[name] = {"state": full, "losses": losses, "grad_norm": engine.last_grad_norm}
-    res["fsdp2_bf16"] = {"state": fsdp2_bf16(world, rank)}
+        print(f"{name}: {time.perf_counter() - t0:.2f}s", flush=True)
 
-    ckpt = out / f"ckpt_w{world}"
-    engine, _ = run(steps=2)
-    engine.save_checkpoint(str(ckpt))
-    T.train(engine, 2, world, rank, ACCUM, start=2)
-    res["continued"] = {"state": engine.full_state_dict(), "steps": engine.global_steps}
+
+def checkpoints(res: dict, out: Path, world: int, rank: int, load_from: Path | None) -> None:
+    for name, kwargs in RESUMABLE.items():
+        engine, _ = run(steps=2, **kwargs)
+        engine.save_checkpoint(str(out / f"ckpt_{name}_w{world}"))
+        T.train(engine, 2, world, rank, ACCUM, start=2)
+        res[f"continued_{name}"] = {"state": engine.full_state_dict(), "steps": engine.global_steps}
+        if load_from is not None:
+            cfg = job_config(world, offload=kwargs.get("offload", False), client="optimizer" in kwargs)
+            extra = {"optimizer": kwargs["optimizer"]} if "optimizer" in kwargs else {}
+            engine = zr.initialize(T.Net, cfg, init_fn=T.init_fn, **extra)
+            engine.load_checkpoint(str(load_from / f"ckpt_{name}_w2"))
+            steps_at_load = engine.global_steps
+            T.train(engine, 2, world, rank, ACCUM, start=2)
+            res[f"resumed_{name}"] = {"state": engine.full_state_dict(), "steps_at_load": steps_at_load,
+                                      "steps": engine.global_steps}
     engine, _ = run(precision="bf16", steps=1)  # split master: the checkpoint still holds fp32 values
     engine.save_checkpoint(str(out / f"split_w{world}"))
     res["split_saved"] = {"state": engine.full_state_dict()}
-    if load_from:
+    if load_from is not None:
         engine = zr.initialize(T.Net, T.config(world, ACCUM), init_fn=T.init_fn)
-        engine.load_checkpoint(str(Path(load_from).parent / "split_w2"))
+        engine.load_checkpoint(str(load_from / "split_w2"))
         res["split_loaded"] = {"state": engine.full_state_dict()}
-        engine = zr.initialize(T.Net, T.config(world, ACCUM), init_fn=T.init_fn)
-        engine.load_checkpoint(load_from)
-        steps_at_load = engine.global_steps
-        T.train(engine, 2, world, rank, ACCUM, start=2)
-        res["resumed"] = {"state": engine.full_state_dict(), "steps_at_load": steps_at_load, "steps": engine.global_steps}
 
+
+def main() -> None:
+    out, suite = Path(sys.argv[1]), sys.argv[2]
+    load_from = Path(sys.argv[3]) if len(sys.argv) > 3 else None
+    job = zr.init_distributed(device="cpu")
+    world, rank = job.world_size, job.rank
+    res: dict = {"world": world}
+    if suite == "compiled":
+        scenarios(res, COMPILED, world, rank)
+    else:
+        scenarios(res, MAIN, world, rank)
+        res["fsdp2_bf16"] = {"state": fsdp2_bf16(world, rank)}
+        checkpoints(res, out, world, rank, load_from)
     if rank == 0:
-        torch.save(res, out / f"w{world}.pt")
+        torch.save(res, out / f"{suite}_w{world}.pt")
     dist.barrier()
-    (out / f"done_w{world}_r{rank}").write_text("ok")  # every scenario ran and every assert held on this rank
+    (out / f"done_{suite}_w{world}_r{rank}").write_text("ok")  # every scenario ran and every assert held on this rank
     zr.shutdown()
 
 

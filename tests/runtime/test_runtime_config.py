@@ -55,8 +55,10 @@ def test_path_and_adam_modes(tmp_path):
     "change, message",
     [
         ({"zero_optimization": {"stage": 2}}, r"`zero_optimization\.stage` is 2; zgen\.runtime implements stage 3 only"),
-        ({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}},
-         r"`zero_optimization\.offload_optimizer` asks for optimizer offload"),
+        ({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme"}}},
+         r"`zero_optimization\.offload_optimizer\.device` nvme is not supported"),
+        ({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin": True}}},
+         r"`zero_optimization\.offload_optimizer\.pin` is not an optimizer offload setting"),
         ({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}}, r"`zero_optimization\.offload_param`"),
         ({"zero_optimization": {"stage": 3, "stage3_prefetch_bucket": 5}}, r"`zero_optimization\.stage3_prefetch_bucket` is not"),
         ({"optimizer": {"type": "Lamb", "params": {}}}, r"`optimizer\.type` 'Lamb' is not supported"),

@@ -1,7 +1,9 @@
 """World sizes 2 and 3 on CPU (gloo): the engine equals plain training, FSDP2, and itself after a resume.
 
 Each world size is one torchrun-style launch (env://) that runs every
-scenario; world size 3 resumes from the checkpoint world size 2 wrote.
+scenario (process start-up dominates the cost, so scenarios share it); world
+size 3 resumes from the checkpoints world size 2 wrote. The compiled
+scenarios run in their own launches, marked slow.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 FP32_TOL = 1e-5
 
 
-def _launch(world: int, out: Path, *extra: str) -> dict:
+def _launch(world: int, out: Path, suite: str, *extra: str) -> dict:
     # This process hosts the rendezvous store, as torchrun's agent does: the port is bound
     # before any worker starts and stays bound, so no other process can take it in between.
     from torch.distributed import TCPStore
@@ -32,8 +34,8 @@ def _launch(world: int, out: Path, *extra: str) -> dict:
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(store.port), TORCHELASTIC_USE_AGENT_STORE="True",
                    OMP_NUM_THREADS="1")
         env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
-        log = open(out / f"log_w{world}_r{rank}.txt", "w")
-        procs.append((subprocess.Popen([sys.executable, str(HERE / "runtime_worker.py"), str(out), *extra],
+        log = open(out / f"log_{suite}_w{world}_r{rank}.txt", "w")
+        procs.append((subprocess.Popen([sys.executable, str(HERE / "runtime_worker.py"), str(out), suite, *extra],
                                        env=env, stdout=log, stderr=subprocess.STDOUT), log))
     codes = []
     try:
@@ -50,25 +52,33 @@ def _launch(world: int, out: Path, *extra: str) -> dict:
         del store
     for rank, code in enumerate(codes):
         # gloo can abort while tearing down after the work is done; the marker says the work finished.
-        if not (out / f"done_w{world}_r{rank}").exists():
-            text = (out / f"log_w{world}_r{rank}.txt").read_text()[-4000:]
+        if not (out / f"done_{suite}_w{world}_r{rank}").exists():
+            text = (out / f"log_{suite}_w{world}_r{rank}.txt").read_text()[-4000:]
             pytest.fail(f"rank {rank} of {world} exited with {code} before finishing:\n{text}")
-    return torch.load(out / f"w{world}.pt")
+    return torch.load(out / f"{suite}_w{world}.pt")
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[int, dict]:
     out = tmp_path_factory.mktemp("dist")
-    w2 = _launch(2, out)
-    w3 = _launch(3, out, str(out / "ckpt_w2"))
+    w2 = _launch(2, out, "main")
+    w3 = _launch(3, out, "main", str(out))
     return {2: w2, 3: w3}
+
+
+@pytest.fixture(scope="module")
+def compiled_runs(tmp_path_factory) -> dict[int, dict]:
+    out = tmp_path_factory.mktemp("dist_compiled")
+    return {w: _launch(w, out, "compiled") for w in (2, 3)}
 
 
 @pytest.fixture(scope="module")
 def reference() -> dict:
     three, _, norms = T.reference(3)
     frozen, _, frozen_norms = T.reference(3, frozen=True)
-    return {3: three, 4: T.reference(4)[0], "norm": norms[-1], "frozen": frozen, "frozen_norm": frozen_norms[-1]}
+    sgd3, _, sgd_norms = T.reference(3, optimizer=T.sgd)
+    return {3: three, 4: T.reference(4)[0], "norm": norms[-1], "frozen": frozen, "frozen_norm": frozen_norms[-1],
+            "sgd": sgd3, "sgd4": T.reference(4, optimizer=T.sgd)[0], "sgd_norm": sgd_norms[-1]}
 
 
 def _assert_close(got: dict, want: dict, tol: float) -> None:
@@ -80,10 +90,33 @@ def _assert_close(got: dict, want: dict, tol: float) -> None:
 @pytest.mark.parametrize("world", [2, 3])
 @pytest.mark.parametrize(
     "scenario",
-    ["default", "explicit", "persistent", "meta", "compiled", "compiled_explicit", "recompute_inside", "recompute_units"],
+    ["default", "explicit", "persistent", "meta", "recompute_inside", "recompute_units", "offload", "offload_explicit"],
 )
 def test_fp32_equals_plain_adamw(runs, reference, world, scenario):
     _assert_close(runs[world][scenario]["state"], reference[3], FP32_TOL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("scenario", ["compiled", "compiled_explicit"])
+def test_compiled_fp32_equals_plain_adamw(compiled_runs, reference, world, scenario):
+    _assert_close(compiled_runs[world][scenario]["state"], reference[3], FP32_TOL)
+
+
+@pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("scenario", ["sgd", "sgd_offload"])
+def test_client_sgd_equals_plain_sgd(runs, reference, world, scenario):
+    assert reference["sgd_norm"] > T.CLIP  # clipping was active in the last step
+    _assert_close(runs[world][scenario]["state"], reference["sgd"], FP32_TOL)
+    assert runs[world][scenario]["grad_norm"] == pytest.approx(reference["sgd_norm"], rel=1e-5)
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_offload_bf16_tracks_fp32(runs, world):
+    fp32, bf16 = runs[world]["default"]["losses"], runs[world]["offload_bf16"]["losses"]
+    assert all(abs(a - b) <= 0.05 * abs(a) for a, b in zip(fp32, bf16))
+    # the offloaded master is fp32: the same update as the in-device fp32 master with bf16 compute
+    _assert_close(runs[world]["offload_bf16"]["state"], runs[world]["bf16"]["state"], 1e-6)
 
 
 @pytest.mark.parametrize("world", [2, 3])
@@ -111,15 +144,18 @@ def test_bf16_matches_fsdp2_and_tracks_fp32(runs, reference, world, scenario):
 
 
 @pytest.mark.parametrize("world", [2, 3])
-def test_checkpoint_then_continue_equals_uninterrupted(runs, reference, world):
-    assert runs[world]["continued"]["steps"] == 4
-    _assert_close(runs[world]["continued"]["state"], reference[4], FP32_TOL)
+@pytest.mark.parametrize("name", ["adamw", "offload", "sgd"])
+def test_checkpoint_then_continue_equals_uninterrupted(runs, reference, world, name):
+    continued = runs[world][f"continued_{name}"]
+    assert continued["steps"] == 4
+    _assert_close(continued["state"], reference["sgd4" if name == "sgd" else 4], FP32_TOL)
 
 
-def test_resume_on_another_world_size(runs, reference):
-    resumed = runs[3]["resumed"]
+@pytest.mark.parametrize("name", ["adamw", "offload", "sgd"])
+def test_resume_on_another_world_size(runs, reference, name):
+    resumed = runs[3][f"resumed_{name}"]
     assert resumed["steps_at_load"] == 2 and resumed["steps"] == 4
-    _assert_close(resumed["state"], reference[4], FP32_TOL)
+    _assert_close(resumed["state"], reference["sgd4" if name == "sgd" else 4], FP32_TOL)
 
 
 def test_split_master_checkpoint_loads_as_fp32_on_another_world_size(runs):

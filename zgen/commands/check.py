@@ -124,6 +124,8 @@ def run(args, settings) -> int:
                            jobs=args.jobs, use_cache=not args.no_cache)
 
     result = check()
+    for note in result.notes:
+        sys.stderr.write(f"warning: {note}\n")
     if args.diff:
         diff = "".join(_diff(path, old, new) for path, (old, new, _) in sorted(_fixed_texts(result.findings).items()))
         sys.stdout.write(diff)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -41,7 +42,8 @@ def add_parser(sub) -> None:
                    help="fn(rank, world_size, micro_batch_size, seq_len, seed) yielding this rank's micro batches "
                         "(default: seeded synthetic data)")
     g.add_argument("--init", metavar="PATH:FUNCTION",
-                   help="weight initialisation the runtime applies to each module (default: the runtime's)")
+                   help="init_fn(module) the runtime applies to each module in model.apply order (default: the "
+                        "model's own: reset_parameters() and friends, Hugging Face _init_weights)")
     g.add_argument("--max-steps", type=int, default=1000, metavar="N", help="the script's default --steps")
     g.add_argument("--force", action="store_true", help="write the script even though `zgen check` reports errors")
     g.add_argument("--check", action="store_true",
@@ -53,6 +55,7 @@ def _regenerate_args(args, forced: bool) -> list[str]:
     out = []
     for flag, value in (
         ("--model", args.model), ("--inputs", args.inputs), ("--data", args.data), ("--init", args.init),
+        ("--loss", args.loss),
         ("--config", args.config), ("--units", ",".join(args.units) if args.units else None),
         ("--world-size", args.world_size), ("--gpus-per-node", args.gpus_per_node), ("--gpu-mem", args.gpu_mem),
         ("--params", args.params), ("--seq-len", args.seq_len), ("--deepspeed-version", args.deepspeed_version),
@@ -116,6 +119,7 @@ def run(args, settings) -> int:
     inputs_ref, inputs_label = ref(s.inputs, "--inputs" if args.inputs else "inputs")
     data_ref, data_label = ref(s.data, "--data" if args.data else "data")
     init_ref, _ = ref(args.init or getattr(s, "init", None), "--init" if args.init else "init")
+    loss_ref, _ = ref(args.loss, "--loss")
     trace = prep.trace
     if trace is None and data_ref is None and inputs_ref is None and _vocab(prep.model) is None:
         raise ZgenError("cannot synthesize data: the model has no `nn.Embedding`", help="pass --inputs or --data")
@@ -135,6 +139,7 @@ def run(args, settings) -> int:
         data=data_ref,
         data_target=data_label,
         init=init_ref,
+        loss=loss_ref,
         config_label=prep.config_path,
         resolved=prep.resolved,
         runtime=runtime,
@@ -147,13 +152,14 @@ def run(args, settings) -> int:
         gpus_per_node=s.gpus_per_node,
         seq_len=prep.seq_len,
         seq_len_origin=prep.seq_len_origin,
-        units_label=", ".join(s.units) if s.units else "default (blocks of the largest ModuleLists, plus the root)",
+        units_label=", ".join(s.units) if s.units else "default (the repeated blocks of the model's stacks, plus the root)",
         regenerate=shlex.join(regen),
         check_command=shlex.join(check_cmd),
         forced=tuple(_finding_line(f) for f in errors) if errors else (),
         hazards=tuple(hazards),
         planned_peak=_planned_peak(prep),
         max_steps=args.max_steps,
+        smoke=_smoke_test(args, s, prep),
     ))
     files = [(out_path, text)] + ([] if plan is None else [(plan_path, render_plan(plan))])
     if args.check:
@@ -166,6 +172,9 @@ def run(args, settings) -> int:
           + f": {units} units, world size {prep.world_size}"
           + (f", {len(hazards)} hazard(s) resolved by the plan" if hazards else "")
           + (f"; FORCED past {len(errors)} error(s)" if errors else ""))
+    for note in plan.notes if plan is not None else ():
+        if note.startswith("0 units:"):
+            print(note)
     return 0
 
 
@@ -186,6 +195,55 @@ def _write(path: Path, content: str, root: Path) -> None:
         path.write_text(content, encoding="utf-8")
     except OSError as e:
         raise ZgenError(f"{display_path(path, root)}: cannot write: {e.strerror or e}") from None
+
+
+# A CPU smoke test of 5 steps stays within about a minute below this many FLOPs (6 x parameters x tokens each).
+_CPU_SMOKE_FLOP = 1e12
+# Names of factories that build a model small: `build_tiny_model`, `small_config`, `make_debug_model`...
+_SMALL = re.compile(r"tiny|small|mini|toy|debug", re.IGNORECASE)
+
+
+def _smoke_test(args, s, prep) -> str | None:
+    """The docstring's CPU smoke test when the model itself is too big for one (None: run the script itself)."""
+    n = prep.trace.total_params if prep.trace is not None else sum(p.numel() for p in prep.model.parameters())
+    if 5 * 6 * n * prep.resolved.train_batch_size * prep.seq_len <= _CPU_SMOKE_FLOP:
+        return None
+    from zgen.plan.trace import parse_target
+
+    target = parse_target(s.model, "--model")
+    small = _small_factories(cli_path(args, "model", target.path, s), target.function)
+    head = (f"A CPU smoke test: this model ({n:,} parameters) is too big for a quick run on a CPU; try the\n"
+            "pipeline on a small build of it")
+    if not small:
+        return (head + ": add a factory to the model's file that builds it with few, narrow layers and emit\n"
+                f"a script for it (--model {target.path}:your_factory --out train_smoke.py), then run that with\n"
+                "`torchrun --standalone --nproc_per_node 2 train_smoke.py --device cpu --steps 5`.")
+    flags = ["--model", f"{target.path}:{small[0]}", "--config", s.config]
+    for flag, value in (("--init", args.init or getattr(s, "init", None)), ("--inputs", s.inputs), ("--data", s.data)):
+        if value:
+            flags += [flag, value]
+    flags += ["--world-size", "2", "--seq-len", str(min(prep.seq_len, 128)), "--out", "train_smoke.py"]
+    return (head + f", `{small[0]}` from the same file:\n\n"
+            f"    {shlex.join(['zgen', 'emit', *flags])}\n"
+            "    torchrun --standalone --nproc_per_node 2 train_smoke.py --device cpu --steps 5")
+
+
+def _small_factories(model_file: Path, factory: str) -> list[str]:
+    """Functions of the model's file that look like small builds of it and take no arguments (read, not run)."""
+    import ast
+
+    try:
+        tree = ast.parse(model_file.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return []
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name != factory and _SMALL.search(node.name):
+            a = node.args
+            if len(a.args) - len(a.defaults) <= 0 and not a.posonlyargs and all(
+                    d is not None for d in a.kw_defaults):
+                out.append(node.name)
+    return sorted(out)
 
 
 def _read(path: Path) -> str | None:

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from zgen.commands.check import add_launch_arguments
-from zgen.pipeline import add_model_arguments, blocking_findings, memory_timeline, prepare, print_findings
+from zgen.pipeline import (add_model_arguments, blocking_findings, memory_findings, memory_timeline, prepare,
+                           print_findings)
 
 __all__ = ["add_parser", "run"]
 
@@ -62,7 +63,24 @@ def run(args, settings) -> int:
         write_plot(points, args.plot, title=f"{prep.model_target} at world size {prep.world_size}",
                    gpu_mem=prep.settings.gpu_mem)
         print(f"wrote {args.plot}")
-    return 0
+    return _fits(prep, points)
+
+
+def _fits(prep, points) -> int:
+    """Exit 1, saying so, when the peak is more than --gpu-mem (the figure `zgen check` also reports)."""
+    from zgen.plan.plot import human_bytes
+
+    gpu_mem = prep.settings.gpu_mem
+    if gpu_mem is None:
+        return 0
+    peak = max(points, key=lambda p: p.total)
+    if peak.total <= gpu_mem:
+        print(f"fits: the peak of {human_bytes(peak.total)} per GPU is within {human_bytes(gpu_mem)}")
+        return 0
+    print(f"does not fit: the peak of {human_bytes(peak.total)} per GPU (at {peak.label}) is more than the "
+          f"{human_bytes(gpu_mem)} given by --gpu-mem")
+    print_findings(memory_findings(prep), prep)
+    return 1
 
 
 def _header(prep) -> str:

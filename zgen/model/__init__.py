@@ -15,16 +15,28 @@ if TYPE_CHECKING:
 __all__ = ["check_source", "rule_infos", "model_shape"]
 
 
-def check_source(path: str, source: str, enabled: frozenset[str] | None = None) -> list[Finding]:
+def check_source(
+    path: str,
+    source: str,
+    enabled: frozenset[str] | None = None,
+    deps: dict[str, str] | None = None,
+    *,
+    persistence_threshold: int | None = None,
+) -> list[Finding]:
     """All findings for one .py file, sorted.
 
     `enabled` is the set of rule codes to run (None: all). Never raises on
     bad input: a file that does not parse gives one ZG901 finding at the
-    error. A pure function of its arguments; it never imports the checked code.
+    error. It never imports or runs the checked code, but reads the source of
+    the files that define the classes it imports (found from `path`'s package
+    and `sys.path`); `deps`, when given, receives each such file with its
+    content hash, so a cache can tell when the findings go stale.
+    `persistence_threshold` is the config's `stage3_param_persistence_threshold`
+    (None: DeepSpeed's default, 1e5): smaller parameters stay gathered.
     """
     from .check import check
 
-    return check(path, source, enabled)
+    return check(path, source, enabled, deps, persistence_threshold)
 
 
 def rule_infos() -> list[RuleInfo]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from zgen.findings import Finding, sort_findings
 
 from .index import ModelIndex
+from .project import project
 from .rules import ALL_RULES
 from .rules.zg901_unparsable import Unparsable
 from .skeleton import SourceError, build_skeleton
@@ -12,14 +13,28 @@ from .skeleton import SourceError, build_skeleton
 __all__ = ["check"]
 
 
-def check(path: str, source: str, enabled: frozenset[str] | None) -> list[Finding]:
-    """All findings of the enabled rules for one file, sorted, each reported once."""
+def check(
+    path: str,
+    source: str,
+    enabled: frozenset[str] | None,
+    deps: dict[str, str] | None = None,
+    persistence_threshold: int | None = None,
+) -> list[Finding]:
+    """All findings of the enabled rules for one file, sorted, each reported once.
+
+    Classes the file imports are read from their source files (never imported);
+    `deps`, when given, receives each file read that way with its content hash.
+    """
     skeleton = build_skeleton(source)
     if isinstance(skeleton, SourceError):
         if enabled is not None and Unparsable.code not in enabled:
             return []
         return [Unparsable.from_error(path, skeleton)]
-    index = ModelIndex(path, source, skeleton)
+    other_files = project()
+    module, is_package = other_files.begin(path)
+    index = ModelIndex(path, source, skeleton, other_files, module, is_package)
+    if persistence_threshold is not None:
+        index.persistence_threshold = persistence_threshold
     reports = []
     for rule in ALL_RULES:
         if enabled is None or rule.code in enabled:
@@ -34,4 +49,6 @@ def check(path: str, source: str, enabled: frozenset[str] | None) -> list[Findin
         finding = report.to_finding()
         # An inherited method is checked once per subclass; report each site once.
         seen.setdefault((finding.code, finding.line, finding.column), finding)
+    if deps is not None:
+        deps.update(other_files.deps)
     return sort_findings(seen.values())

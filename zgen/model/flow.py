@@ -343,6 +343,10 @@ class Taint:
                 inner.pop(DATA, None)
                 _merge_into(found, inner)
                 continue
+            elif kind is cst.Comparison:
+                reduction = _compared_reduction(node)
+                if reduction is not None:  # `x.sum() > 0`: a decision on this rank's tensor values
+                    found.setdefault(DATA, reduction)
             stack.extend(children(node))
         return found
 
@@ -372,11 +376,35 @@ class Taint:
             return RANDOM
         if qualified in known.DATA_SELECT_FUNCS:
             return DATA
+        if name in ("all", "any") and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
+            return DATA  # all(stopping_criteria(out)): a verdict over this rank's values
         if qualified == "torch.where" and len(node.args) == 1:
             return DATA
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
+
+
+# Reductions of a tensor to a value that a comparison then tests.
+_VALUE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "norm", "count_nonzero", "std"})
+
+
+def _compared_reduction(node: cst.Comparison) -> str | None:
+    """`x.sum() > 0`, `h.norm().item() < eps`: the reduction of a local tensor a comparison tests, as text."""
+    for side in (node.left, *(t.comparator for t in node.comparisons)):
+        call = side
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "item":
+            call = call.func.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+            continue
+        if call.func.attr.value not in _VALUE_REDUCTIONS:
+            continue
+        root = call.func.value
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math"):
+            return f".{call.func.attr.value}()"
+    return None
 
 
 def _merge_into(into: dict[str, str], extra: dict[str, str]) -> None:
@@ -485,6 +513,10 @@ class ModuleCalls:
             return None
         kind, classes = resolved
         return classes if kind in (Kind.MODULE, Kind.UNKNOWN, Kind.CONTAINER) else None
+
+    def resolve(self, parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
+        """What `self.<parts>` holds (kind and classes), following members of this class and its children."""
+        return self._resolve("self", parts)
 
     def _resolve(self, root: str, parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
         """Follow `self.a[0].b` through the members of this class and its children."""

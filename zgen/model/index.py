@@ -15,12 +15,17 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from . import known
+from .size import DEFAULT_PERSISTENCE_THRESHOLD, upper_bound
 from .skeleton import ClassSpan, FunctionSpan, Skeleton
 from .tree import Snippet, access_path, call_name, const_str, dotted, parse_snippet, walk
+
+if TYPE_CHECKING:
+    from .project import Project
 
 __all__ = ["Kind", "Member", "ClassFacts", "ClassInfo", "MethodInfo", "ModelIndex", "ACTIVATION", "UNKNOWN_CLASS"]
 
@@ -81,6 +86,10 @@ class Member:
     kind: Kind
     classes: tuple[str, ...] = ()
     order: tuple[int, int] = (0, 0)
+    # The constructor call that built it (when built once, by a call) and the integers then known
+    # (`__init__` defaults, locals): what `size.param_numel` bounds its parameters' sizes with.
+    call: cst.Call | None = None
+    env: dict[str, int] | None = None
 
 
 @dataclass(slots=True)
@@ -135,6 +144,7 @@ class ClassInfo:
         self.span = span
         self.index = index
         self.name = span.name
+        self._resolving = False
 
     @cached_property
     def qualified_bases(self) -> tuple[str, ...]:
@@ -147,6 +157,18 @@ class ClassInfo:
             info = self.index.classes.get(base)
             if info is not None and info is not self:
                 found.append(info)
+        return tuple(found)
+
+    @cached_property
+    def external_bases(self) -> tuple[tuple[ModelIndex, ClassInfo], ...]:
+        """Bases defined in other files of the program, read from their source."""
+        found = []
+        for written, qualified in zip(self.span.bases, self.qualified_bases):
+            if written in self.index.classes or _known_base(qualified):
+                continue  # a torch/transformers root class: nothing of it to merge, and its file is large
+            external = self.index.external(qualified)
+            if external is not None:
+                found.append(external)
         return tuple(found)
 
     @cached_property
@@ -164,7 +186,13 @@ class ClassInfo:
 
     @cached_property
     def is_module(self) -> bool:
-        return self.index.is_module_class(self, set())
+        if self._resolving:  # bases that name each other across files: no answer from the cycle
+            return False
+        self._resolving = True
+        try:
+            return self.index.is_module_class(self, set())
+        finally:
+            self._resolving = False
 
     @cached_property
     def container_kind(self) -> str | None:
@@ -174,6 +202,9 @@ class ClassInfo:
                 last = base.rsplit(".", 1)[-1]
                 if last in {"ModuleList", "ModuleDict", "Sequential"}:
                     return last
+            for _index, external in info.external_bases:
+                if external.container_kind:
+                    return external.container_kind
         return None
 
     def method(self, name: str) -> MethodInfo | None:
@@ -229,6 +260,21 @@ class ClassInfo:
         return self.reachable("__init__")
 
     @cached_property
+    def entry_methods(self) -> list[MethodInfo]:
+        """Methods a training loop calls on the built, partitioned model (`fuse_lora`, `crop_block_size`).
+
+        Every method neither `forward` nor `__init__` reaches, leaving out
+        initialisation by convention (`init_weights`, `reset_parameters`,
+        `_init_weights`: they run before partitioning or through `apply`), the
+        methods those reach, dunders, and state-dict and gather helpers.
+        """
+        taken = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
+        for method in self.all_methods():
+            if _NOT_ENTRY.search(method.name):
+                taken.update(id(m) for m in self.reachable(method.name))
+        return [m for m in self.all_methods() if id(m) not in taken]
+
+    @cached_property
     def facts(self) -> ClassFacts:
         return self.index.class_facts(self)
 
@@ -253,15 +299,30 @@ def _super_method(owner: ClassInfo, name: str) -> MethodInfo | None:
 class ModelIndex:
     """The index of one file. Cheap to create; everything is computed on first use."""
 
-    def __init__(self, path: str, source: str, skeleton: Skeleton) -> None:
+    def __init__(
+        self,
+        path: str,
+        source: str,
+        skeleton: Skeleton,
+        project: Project | None = None,
+        module: str = "",
+        is_package: bool = False,
+    ) -> None:
         self.path = path
         self.source = source
         self.skeleton = skeleton
         self.imports = skeleton.imports
+        # The other files of the program (None: this file alone), and this file's dotted module name.
+        self.project = project
+        self.module = module
+        self.is_package = is_package
+        # Parameters with fewer elements stay gathered under ZeRO-3 (the config's value when one is checked).
+        self.persistence_threshold = DEFAULT_PERSISTENCE_THRESHOLD
         self.classes = {name: ClassInfo(span, self) for name, span in skeleton.classes.items()}
         self._snippets: dict[tuple[int, int], Snippet | None] = {}
         self._methods: dict[tuple[int, int], MethodInfo] = {}
         self._facts_stack: set[str] = set()
+        self._facts_stack_returns: set[tuple[str, int, int]] = set()
         # Analyses built on the index (script scopes, ...) keep their results here.
         self.cache: dict[object, object] = {}
 
@@ -280,7 +341,7 @@ class ModelIndex:
         return bool(names & self.param_names) or any(_RNN_PARAM.match(n) for n in names)
 
     def qualify(self, name: str) -> str:
-        """Replace the first component of a dotted name by what it was imported as."""
+        """Replace the first component of a dotted name by what it was imported as (absolute when known)."""
         head, _, rest = name.partition(".")
         target = self.imports.get(head)
         if target is None:
@@ -289,7 +350,45 @@ class ModelIndex:
             target = known.CONVENTIONAL_ALIASES.get(head)
             if target is None:
                 return name
+        elif target.startswith("."):
+            target = self.absolute(target)
         return f"{target}.{rest}" if rest else target
+
+    def absolute(self, name: str) -> str:
+        """`..layers.Mlp` written in this file as an absolute name, when this file's package is known."""
+        level = len(name) - len(name.lstrip("."))
+        if not level or not self.module:
+            return name
+        parts = self.module.split(".")
+        if not self.is_package:
+            parts = parts[:-1]
+        if level - 1 > len(parts) or (level - 1 == len(parts) and not name[level:]):
+            return name
+        base = parts[: len(parts) - (level - 1)]
+        rest = name[level:]
+        return ".".join(base + [rest]) if rest else ".".join(base)
+
+    def external(self, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
+        """The class of another file that a qualified class reference names, read from its source."""
+        if self.project is None or "." not in ref or ref.startswith((".", "torch.")) or ref in self.classes:
+            return None
+        if ref.partition(".")[0] not in self.import_roots:
+            return None  # `hidden.view`, `self.x`: not a name imported from another module
+        key = ("external", ref)
+        if key not in self.cache:
+            self.cache[key] = self.project.lookup(ref)
+        return self.cache[key]  # type: ignore[return-value]
+
+    @cached_property
+    def import_roots(self) -> frozenset[str]:
+        """Top-level packages this file's imports name (absolute), the only roots worth resolving."""
+        return frozenset(self.absolute(target).partition(".")[0] for target in self.imports.values())
+
+    def global_name(self, ref: str) -> str:
+        """A class reference of this file as other files see it (`Mlp` -> `pkg.layers.Mlp`)."""
+        if ref in self.classes and self.module:
+            return f"{self.module}.{ref}"
+        return ref
 
     def qualified_call(self, node: cst.CSTNode) -> str | None:
         name = call_name(node)
@@ -322,6 +421,73 @@ class ModelIndex:
             self._methods[key] = info
         return info
 
+    def function_info(self, name: str) -> MethodInfo | None:
+        """A module-level function of this file, parsed on demand like a method."""
+        span = self.skeleton.functions.get(name)
+        if span is None:
+            return None
+        key = (span.start, span.end)
+        info = self._methods.get(key)
+        if info is None:
+            info = self._methods[key] = MethodInfo(None, span, self)  # type: ignore[arg-type]
+        return info
+
+    def external_function(self, ref: str) -> tuple[ModelIndex, MethodInfo] | None:
+        """A module-level function of another file that a qualified name refers to."""
+        if self.project is None or "." not in ref or ref.startswith((".", "torch.")):
+            return None
+        if ref.partition(".")[0] not in self.import_roots:
+            return None
+        key = ("external-function", ref)
+        if key not in self.cache:
+            found = self.project.resolve(ref)
+            info = found[0].function_info(found[1]) if found is not None else None
+            self.cache[key] = (found[0], info) if info is not None else None
+        return self.cache[key]  # type: ignore[return-value]
+
+    def returns(self, function: MethodInfo, call: cst.Call, caller: _FactsReader) -> tuple[Kind, tuple[str, ...]]:
+        """What `call` of a factory function or builder method returns: a module and its classes, or a value.
+
+        The function's `return` values are classified with what its body bound
+        (`m = nn.Linear(...); nn.init.normal_(m.weight); return m`); returning one of
+        its parameters returns the caller's argument (`quant_noise(module, p)`).
+        """
+        key = ("returns", function.span.start, function.span.end)
+        if key in self._facts_stack_returns:
+            return Kind.VALUE, ()
+        if key not in self.cache:
+            self._facts_stack_returns.add(key)
+            try:
+                self.cache[key] = self._returns(function)
+            finally:
+                self._facts_stack_returns.discard(key)
+        kind, classes, param = self.cache[key]  # type: ignore[misc]
+        if param is not None:
+            arg = _argument(call, *param)
+            return caller.classify(arg) if arg is not None else (Kind.VALUE, ())
+        return kind, tuple(self.global_name(c) for c in classes) if caller.index is not self else classes
+
+    def _returns(self, function: MethodInfo) -> tuple[Kind, tuple[str, ...], tuple[int, str] | None]:
+        node = function.node
+        if node is None or not function.text.count("return"):
+            return Kind.VALUE, (), None
+        reader = _FactsReader(self, ClassFacts(), function, 0, function.owner)
+        reader.read()
+        kind, classes = Kind.VALUE, ()
+        for stmt in walk(node.body):
+            if not isinstance(stmt, cst.Return) or stmt.value is None:
+                continue
+            value = stmt.value
+            if isinstance(value, cst.Name) and value.value in reader.params and value.value not in reader.locals:
+                position = reader.params.index(value.value)
+                if function.owner is not None:
+                    position -= 1  # `self`
+                return Kind.VALUE, (), (position, value.value)
+            k, c = reader.classify(value)
+            if k > kind or (k == kind and c):
+                kind, classes = max(k, kind), classes + tuple(x for x in c if x not in classes)
+        return kind, classes, None
+
     # --- classes -----------------------------------------------------------
 
     def is_module_class(self, cls: ClassInfo, seen: set[str]) -> bool:
@@ -343,6 +509,9 @@ class ModelIndex:
         last = qualified.rsplit(".", 1)[-1]
         if last in known.MODULE_BASE_NAMES or known.is_torch_module_class(qualified):
             return True
+        external = self.external(qualified)
+        if external is not None:
+            return external[1].is_module
         # Model classes imported from another model's modeling file (transformers' modular files).
         module = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
         return module.startswith("modeling_") and module not in _SHARED_MODELING and last[:1].isupper()
@@ -362,6 +531,8 @@ class ModelIndex:
                 candidates = cls.forward_methods
             elif scope == "init":
                 candidates = cls.init_methods
+            elif scope == "entry":
+                candidates = cls.entry_methods
             else:
                 candidates = cls.all_methods()
             for method in candidates:
@@ -378,11 +549,13 @@ class ModelIndex:
         self._facts_stack.add(cls.name)
         try:
             facts = ClassFacts()
+            for base in reversed(cls.external_bases):
+                _merge(facts, _global_facts(*base))
             for base in reversed(cls.local_bases):
                 _merge(facts, base.facts)
             for rank, method in enumerate(cls.init_methods):
                 if method.owner is cls or method.owner not in cls.local_bases:
-                    _FactsReader(self, facts, method, rank).read()
+                    _FactsReader(self, facts, method, rank, cls).read()
             return facts
         finally:
             self._facts_stack.discard(cls.name)
@@ -411,7 +584,12 @@ class ModelIndex:
                 self.cache[key] = False  # a class that builds itself: no answer from the cycle
                 self.cache[key] = self._local_has_params(local)
             return self.cache[key]  # type: ignore[return-value]
-        return _external_has_params(ref)
+        answer = _external_has_params(ref)
+        if answer is None:
+            external = self.external(ref)
+            if external is not None:
+                return external[0].has_params(external[1].name)
+        return answer
 
     def gathers(self, ref: str) -> bool:
         """Does calling a module of class `ref` (possibly) all-gather parameters?
@@ -423,6 +601,10 @@ class ModelIndex:
         if self.has_params(ref) is False:
             return False
         local = self.classes.get(ref)
+        if local is None:
+            external = self.external(ref)
+            if external is not None:
+                return external[0].gathers(external[1].name)
         if local is not None:
             text = "".join(method.text for method in local.init_methods)
             params = _PARAM_CALL.findall(text)
@@ -436,6 +618,9 @@ class ModelIndex:
         weight, a 1-D vector, a scalar)? Judged from how `__init__` creates it."""
         local = self.classes.get(ref)
         if local is None:
+            external = self.external(ref)
+            if external is not None:
+                return external[0].persistent_param(external[1].name, name)
             return ref.rsplit(".", 1)[-1] in known.NORMS
         if not self.gathers(ref):
             return True
@@ -455,6 +640,9 @@ class ModelIndex:
                 qualified = self.qualify(written)
                 if known.is_torch_module_class(qualified) and _external_has_params(qualified):
                     if qualified.rsplit(".", 1)[-1] not in known.NORMS:
+                        return True
+                elif self.external(qualified) is not None and self.is_module_base(qualified):
+                    if self.gathers(qualified):
                         return True
         return False
 
@@ -479,7 +667,7 @@ class ModelIndex:
                 if answer is not None:
                     answers.append(answer)
             elif self.is_module_base(qualified):
-                answers.append(None)
+                answers.append(self.has_params(qualified) if self.external(qualified) else None)
         if True in answers:
             return True
         return None if None in answers else False
@@ -490,6 +678,9 @@ class ModelIndex:
         if local is not None:
             member = local.facts.members.get(name)
             return member is not None and member.kind == Kind.PARAM
+        external = self.external(ref)
+        if external is not None:
+            return external[0].member_param(external[1].name, name)
         last = ref.rsplit(".", 1)[-1]
         if ref.startswith("torch.nn.") or last in known.TORCH_PARAMS:
             return known.torch_params(last, name)
@@ -502,6 +693,13 @@ class ModelIndex:
         local = self.classes.get(ref)
         if local is not None:
             return local.facts.members.get(name)
+        external = self.external(ref)
+        if external is not None:
+            found = external[0].member_of(external[1].name, name)
+            if found is None:
+                return None
+            classes = tuple(external[0].global_name(c) for c in found.classes)
+            return Member(found.name, found.kind, classes, (-1, 0))
         last = ref.rsplit(".", 1)[-1]
         if last == "MultiheadAttention" and name == "out_proj":
             return Member(name, Kind.MODULE, ("torch.nn.Linear",))
@@ -519,6 +717,30 @@ def _external_has_params(ref: str) -> bool | None:
     return None
 
 
+def _known_base(qualified: str) -> bool:
+    last = qualified.rsplit(".", 1)[-1]
+    return last in known.MODULE_BASE_NAMES or known.is_torch_module_class(qualified) or last in {"object", "Generic"}
+
+
+def _argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+    """The argument a call passes for a parameter (by keyword, else by position)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position].value if 0 <= position < len(positional) else None
+
+
+def _global_facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
+    """The facts of another file's class, with its class references made absolute."""
+    facts = cls.facts
+    out = ClassFacts(elements=tuple(index.global_name(c) for c in facts.elements), external=facts.external,
+                     ties=facts.ties)
+    for name, member in facts.members.items():
+        out.members[name] = Member(name, member.kind, tuple(index.global_name(c) for c in member.classes), member.order)
+    return out
+
+
 def _merge(into: ClassFacts, base: ClassFacts) -> None:
     for name, member in base.members.items():
         into.members[name] = Member(member.name, member.kind, member.classes, (-1, member.order[1]))
@@ -534,22 +756,50 @@ _PARAM_CONTAINERS = {"ParameterList", "ParameterDict"}
 class _FactsReader:
     """Reads one `__init__`-reachable method into `ClassFacts`."""
 
-    def __init__(self, index: ModelIndex, facts: ClassFacts, method: MethodInfo, rank: int) -> None:
+    def __init__(
+        self, index: ModelIndex, facts: ClassFacts, method: MethodInfo, rank: int, cls: ClassInfo | None = None
+    ) -> None:
         self.index = index
         self.rank = rank
         self.facts = facts
         self.method = method
+        self.cls = cls if cls is not None else getattr(method, "owner", None)
         # Locals bound to something we classified (`layer = Block(c)`, `layers.append(Block(c))`).
         self.locals: dict[str, tuple[Kind, tuple[str, ...]]] = {}
+        # Names that build a module when called: `linear = partial(nn.Linear, bias=False)`,
+        # a parameter with a class default (`norm_layer=nn.LayerNorm`).
+        self.callables: dict[str, cst.BaseExpression] = {}
+        # Parameters of the method, in order: a factory that returns one returns its argument.
+        self.params: list[str] = []
+        self.layer_params: set[str] = set()  # parameters named like layer factories (`norm_layer`)
+        self.env: dict[str, int] = {}  # upper bounds of integer parameters and locals (`hd=256`)
+        self._unbounded: set[str] = set()
+        self._depth = 0  # nesting of callables followed (`a = partial(b)`, `b = partial(a)`)
 
     def read(self) -> None:
         node = self.method.node
         if node is None:
             return
+        self._parameters(node)
         order = self.method.order
         for stmt in walk(node.body):
             if isinstance(stmt, cst.BaseSmallStatement):
                 self._statement(stmt, (self.rank, order[id(stmt)]))
+
+    def _parameters(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name = param.name.value
+            self.params.append(name)
+            default = param.default
+            if isinstance(default, (cst.Name, cst.Attribute)) and dotted(default) not in (None, "None"):
+                self.callables[name] = default
+            elif isinstance(default, cst.Call) and _is_partial(default):
+                self.callables[name] = default
+            if _LAYER_PARAM.search(name):
+                self.layer_params.add(name)
+            if isinstance(default, cst.Integer):
+                self.env[name] = int(default.evaluated_value)
 
     def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
         if isinstance(node, cst.Assign):
@@ -561,7 +811,32 @@ class _FactsReader:
             self._call(node.value, order)
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression, order: tuple[int, int]) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            # self.q, self.k = nn.Linear(d, d), nn.Linear(d, d) / = [nn.Linear(d, d) for _ in range(2)]
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
+                for t, v in zip(target.elements, value.elements):
+                    if not isinstance(t, cst.StarredElement) and not isinstance(v, cst.StarredElement):
+                        self._assign(t.value, v.value, order)
+            elif isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+                for t in target.elements:
+                    if not isinstance(t, cst.StarredElement):
+                        self._assign(t.value, value.elt, order)
+            return
         if isinstance(target, cst.Name):
+            bound = upper_bound(value, self.env)
+            if bound is None or target.value in self._unbounded:
+                self.env.pop(target.value, None)  # once unknown on some path, unknown from then on
+                self._unbounded.add(target.value)
+            else:
+                self.env[target.value] = max(self.env.get(target.value, bound), bound)
+            if isinstance(value, cst.Call) and _is_partial(value):
+                # `conv = partial(conv, ...)`: bind to what the inner name meant before, not to itself.
+                inner = dotted(value.args[0].value)
+                self.callables[target.value] = self.callables.get(inner, value) if inner else value
+                self.locals[target.value] = (Kind.VALUE, ())  # the factory itself is not a module
+                return
+            if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in self.callables:
+                self.callables[target.value] = self.callables[dotted(value)]  # type: ignore[index]
             self.locals[target.value] = self.classify(value)
             return
         if isinstance(target, cst.Subscript) and _is_self(target.value):
@@ -576,6 +851,9 @@ class _FactsReader:
         if len(path.parts) == 1:
             kind, classes = self.classify(value)
             self._set(path.parts[0], kind, classes, order)
+            member = self.facts.members[path.parts[0]]
+            if member.order == order and isinstance(value, cst.Call):
+                member.call, member.env = value, dict(self.env)
             return
         source = access_path(value)
         if source is not None and source.root == "self" and "[]" not in path.parts:
@@ -590,6 +868,7 @@ class _FactsReader:
             old.kind = kind
         merged = old.classes + tuple(c for c in classes if c not in old.classes)
         old.classes = merged
+        old.call = old.env = None  # built more than once: no single call tells its size
 
     def _call(self, call: cst.Call, order: tuple[int, int]) -> None:
         name = call_name(call)
@@ -606,6 +885,12 @@ class _FactsReader:
                 self._set(key, Kind.PARAM, (), order)
             elif len(args) > 1:
                 kind, classes = self.classify(args[1].value)
+                self._set(key, kind, classes, order)
+            return
+        if name == "setattr" and len(args) == 3 and _is_self(args[0].value):
+            key = const_str(args[1].value)
+            if key is not None:
+                kind, classes = self.classify(args[2].value)
                 self._set(key, kind, classes, order)
             return
         if name.endswith("register_external_parameter") and len(args) >= 2:
@@ -669,9 +954,18 @@ class _FactsReader:
         return Kind.VALUE, ()
 
     def _classify_call(self, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
+        func = call.func
+        if isinstance(func, cst.Call) and _is_partial(func) and func.args:
+            return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
         written = call_name(call)
         if written is None or written.startswith("."):
             return Kind.VALUE, ()
+        if written in self.callables:
+            return self._classify_callable(self.callables[written], call)
+        if written in self.layer_params:
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # norm_layer(dim): a layer class passed in
+        if written.startswith("self.") and written.count(".") == 1 and self.cls is not None:
+            return self._returned(self.cls.method(written[5:]), call)  # self.fc1 = self.build_fc1(...)
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
         if last == "Parameter":
@@ -698,7 +992,36 @@ class _FactsReader:
             return Kind.MODULE, (qualified,)
         if written in {"copy.deepcopy", "deepcopy"} and call.args:
             return self.classify(call.args[0].value)
+        if "." not in written and written in self.index.skeleton.functions:
+            return self._returned(self.index.function_info(written), call)  # def Linear(...): ...; return m
+        if not last[:1].isupper():
+            external = self.index.external_function(qualified)
+            if external is not None:
+                kind, classes = external[0].returns(external[1], call, self)
+                return kind, classes
+            if call.args and call.args[0].keyword is None:
+                # quant_noise(nn.Linear(...), p): a wrapper we cannot read returns the module it was given
+                kind, classes = self.classify(call.args[0].value)
+                if kind in (Kind.MODULE, Kind.CONTAINER):
+                    return kind, classes
         return Kind.VALUE, ()
+
+    def _classify_callable(self, target: cst.BaseExpression, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
+        """Calling `target` (a class, a `partial` of one) with the arguments of `call`."""
+        if isinstance(target, cst.Call) and _is_partial(target) and target.args:
+            target = target.args[0].value
+        if not isinstance(target, (cst.Name, cst.Attribute)) or self._depth > 8:
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+        self._depth += 1
+        try:
+            return self._classify_call(call.with_changes(func=target))
+        finally:
+            self._depth -= 1
+
+    def _returned(self, method: MethodInfo | None, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
+        if method is None:
+            return Kind.VALUE, ()
+        return self.index.returns(method, call, self)
 
     def _elements(self, value: cst.BaseExpression) -> tuple[str, ...]:
         """Module classes inside a list/tuple/dict/comprehension/name given to a container."""
@@ -729,6 +1052,18 @@ class _FactsReader:
             value = value.elements[1].value
         kind, classes = self.classify(value)
         return classes if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN) else ()
+
+
+# Methods that are not entry points on a partitioned model: initialisation, hooks, (de)serialisation.
+_NOT_ENTRY = re.compile(
+    r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero|deepspeed|^extra_repr$"
+    r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
+)
+_LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
+
+
+def _is_partial(call: cst.Call) -> bool:
+    return (call_name(call) or "") in {"partial", "functools.partial"} and bool(call.args)
 
 
 def _is_self(node: cst.CSTNode) -> bool:

@@ -10,14 +10,16 @@ ZG301 are filters over this list.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
 
 from . import known
-from .flow import Ctx, Flat, ModuleCalls, code_of, flat_of
+from .flow import Ctx, Flat, ModuleCalls, code_of, flat_of, flatten
 from .index import UNKNOWN_CLASS, ClassInfo, Kind, Member, MethodInfo, ModelIndex
-from .tree import access_path, call_name
+from .size import param_numel
+from .tree import access_path, call_name, walk
 
 __all__ = [
     "Access",
@@ -82,12 +84,34 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         name: Member(name, Kind.MODULE, classes, (-1, 0))
         for name, classes in ModuleCalls(index, cls, flat, method.name).aliases.items()
     }
+    # Modules passed in as arguments (an adapter's wrapped layer, a tied embedding handed to a head):
+    # built by the caller, so partitioned already. Config-like arguments are not modules.
+    node = method.node
+    if node is not None:
+        for param in (*node.params.params, *node.params.kwonly_params):
+            name = param.name.value
+            if name not in ("self", "cls") and name not in module_aliases and not _NOT_A_MODULE_ARG.search(name):
+                module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
     built_here: set[str] = set()
-    has_children = any(
+    entry = any(m is method for m in cls.entry_methods)
+    # In a method called on the built model its own parameters are partitioned too (a base class
+    # such as a ModelMixin registers none itself, but every subclass does).
+    has_children = entry or any(
         m.kind in (Kind.MODULE, Kind.CONTAINER) and any(index.has_params(c) is not False for c in m.classes)
         for m in members.values()
     )
+    param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
     for node, _ctx in flat.nodes:
+        if type(node) is cst.For or type(node) is cst.CompFor:
+            name = _modules_loop(node)
+            if name is not None:  # for m in self.modules(): every submodule, of any class
+                module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+            continue
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            source = _parameter_list(node.value)
+            if source is not None:
+                param_lists[node.targets[0].target.value] = source
+                continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             kind, classes = index.classify(node.value)
             if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
@@ -98,6 +122,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         kind = type(node)
         if kind is cst.For or kind is cst.CompFor:
             source = _parameters_source(node.iter)
+            if source is None and isinstance(node.iter, cst.Name):
+                source = param_lists.get(node.iter.value)
             if source is not None:
                 target = node.target
                 if isinstance(target, cst.Tuple) and len(target.elements) == 2:  # named_parameters()
@@ -116,6 +142,9 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             use, detail = usage(index, flat, node)
             yield Access(node, ctx, "", node.value, None, use, detail, order.get(id(node), 0), True)
             continue
+        if kind is cst.Call and has_children:
+            yield from _module_handed_to_writer(index, cls, flat, node, ctx, members, module_aliases, order)
+            continue
         if kind is not cst.Attribute:
             continue
         path = access_path(node)
@@ -123,12 +152,19 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             continue
         if path.root == "self":
             if len(path.parts) < 2:
+                own = members.get(path.parts[0]) if entry else None
+                if own is not None and own.kind == Kind.PARAM and not own.classes:
+                    use, detail = usage(index, flat, node)  # the module's own parameter, partitioned here
+                    yield Access(node, ctx, "self", path.parts[0], None, use, detail, order.get(id(node), 0))
                 continue
             first = members.get(path.parts[0])
             rest = path.parts[1:]
         else:
             first = module_aliases.get(path.root)
             rest = path.parts
+        if first is not None and first.kind == Kind.PARAM and first.classes:
+            # `self.proj = nn.Parameter(...) if raw else nn.Linear(...)`: `.weight` is the Linear's
+            first = Member(first.name, Kind.MODULE, first.classes, first.order)
         if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
             continue
         owner_classes = _param_owner(index, first, rest)
@@ -149,6 +185,35 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         )
 
 
+def _parameter_list(value: cst.BaseExpression) -> str | None:
+    """`list(self.parameters())` or `[p for n, p in self.named_parameters() if ...]`: what it lists."""
+    if isinstance(value, cst.Call) and call_name(value) in {"list", "tuple"} and value.args:
+        return _parameters_source(value.args[0].value)
+    if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name):
+        target = value.for_in.target
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            target = target.elements[1].value
+        if isinstance(target, cst.Name) and target.value == value.elt.value and value.for_in.inner_for_in is None:
+            return _parameters_source(value.for_in.iter)
+    return None
+
+
+def _modules_loop(node: cst.For | cst.CompFor) -> str | None:
+    """The loop variable of `for m in self.modules()` / `for n, m in self.child.named_modules()`."""
+    iterable = node.iter
+    if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
+        return None
+    if iterable.func.attr.value not in {"modules", "named_modules", "children", "named_children"}:
+        return None
+    path = access_path(iterable.func.value)
+    if path is None or path.root != "self":
+        return None
+    target = node.target
+    if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        target = target.elements[1].value
+    return target.value if isinstance(target, cst.Name) else None
+
+
 def _parameters_source(iterable: cst.BaseExpression) -> str | None:
     """`self.parameters()` / `self.child.named_parameters()`: the text, if the loop walks a module's parameters."""
     if isinstance(iterable, cst.Call) and (call_name(iterable) or "") in {"enumerate", "list", "zip"} and iterable.args:
@@ -166,15 +231,19 @@ def _parameters_source(iterable: cst.BaseExpression) -> str | None:
     return "self" + "".join("." + p for p in path.parts) + "." + iterable.func.attr.value + "()"
 
 
+_NOT_A_MODULE_ARG = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "keys", "values", "items", "get", "pop", "update"})
+
+
 def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tuple[str, ...] | None:
     """If `self.<first>.<rest...>` ends at a parameter of a submodule, the classes of that submodule."""
     kind, classes = first.kind, first.classes
     for i, part in enumerate(rest):
         last = i == len(rest) - 1
         if kind == Kind.CONTAINER:
-            if part != "[]":
+            if part != "[]" and (last or part in _CONTAINER_METHODS):
                 return None
-            kind = Kind.MODULE
+            kind = Kind.MODULE  # `layers[0]`, or a ModuleDict entry by attribute (`transformer.wpe`)
             continue
         if kind == Kind.UNKNOWN or classes == (UNKNOWN_CLASS,):
             if part == "[]":
@@ -204,12 +273,14 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         attr = parent.attr.value
         grand = flat.parent.get(id(parent))
         called = isinstance(grand, cst.Call) and grand.func is parent
-        if attr in known.METADATA_ATTRS:
-            return META, f".{attr}"
+        if attr in known.METADATA_ATTRS or attr in _DS_ATTRS:
+            return META, f".{attr}"  # ZeRO-3's own attributes describe the full parameter
+        if called and (attr.startswith("new_") or attr == "get_device" or (attr == "type" and not grand.args)):
+            return META, f".{attr}()"  # p.new_zeros(n): a fresh tensor of p's dtype and device; p.type(): a name
         if attr in known.SIZE_ATTRS:
-            return SIZE, f".{attr}"
+            return (CHECK, f".{attr}") if _zero3_probe(flat, parent) else (SIZE, f".{attr}")
         if attr in known.SIZE_METHODS and called:
-            return SIZE, f".{attr}()"
+            return (CHECK, f".{attr}()") if _zero3_probe(flat, grand) else (SIZE, f".{attr}()")
         if called and known.INPLACE_METHOD.match(attr):
             return WRITE, f"{data}.{attr}()"
         return READ, f"{data}.{attr}"
@@ -221,10 +292,16 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         holder = flat.parent.get(id(parent))
         if isinstance(holder, (cst.AssignTarget, cst.AugAssign)) and holder.target is parent:
             return WRITE, f"{data}[...] = ..."
+        view_use, view_detail = usage(index, flat, parent)  # `p[a:b].data.zero_()` writes through a view
+        if view_use in (WRITE, INIT):
+            return view_use, f"{data}[...]{view_detail}"
         return READ, f"{data}[...]"
     if isinstance(parent, cst.Arg):
         call = flat.parent.get(id(parent))
         name = call_name(call) if isinstance(call, cst.Call) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.args:
+            if call.func.attr.value in _DTYPE_DEVICE_OF_ARG and call.args[0] is parent:
+                return META, f" as `.{call.func.attr.value}()` argument"  # x.to(p): p's dtype and device only
         if name:
             qualified = name if name.startswith(".") else index.qualify(name)
             last = qualified.rsplit(".", 1)[-1]
@@ -236,9 +313,17 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return SIZE, "len()"
             if qualified.startswith(known.INIT_PREFIXES) or (name.startswith("init.") and last.endswith("_")):
                 return INIT, f"{qualified}()"
-            if _inplace_initialiser(index, call, parent, name, last):
+            if _inplace_initialiser(index, call, parent, name, last) or _init_callable(call, parent, last):
                 return INIT, f"{qualified}()"
+            if _callee_writes(index, flat, call, parent, name):
+                return WRITE, f"{data} passed to `{name}()`, which writes it in place"
         return READ, data
+    if isinstance(parent, cst.Element):  # GatheredParameters([p, q]): each element is gathered
+        holder = flat.parent.get(id(flat.parent.get(id(parent))))
+        call = flat.parent.get(id(holder)) if isinstance(holder, cst.Arg) else None
+        name = call_name(call) if isinstance(call, cst.Call) else None
+        if name and name.rsplit(".", 1)[-1] in _GUARD_CALLS:
+            return GUARD, f"{name.rsplit('.', 1)[-1]}()"
     if isinstance(parent, cst.ComparisonTarget):
         if isinstance(parent.operator, (cst.Is, cst.IsNot)):
             return CHECK, " is None"
@@ -246,6 +331,195 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         if isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot)):
             return CHECK, " is None"
     return READ, data
+
+
+# Methods that take only the dtype and device of a tensor argument: `x.to(p)`, `x.type_as(p)`.
+_DTYPE_DEVICE_OF_ARG = frozenset({"to", "type_as"})
+_DS_ATTRS = frozenset({"ds_numel", "ds_shape", "ds_id", "ds_status", "ds_tensor"})
+
+
+def _zero3_probe(flat: Flat, node: cst.CSTNode | None) -> bool:
+    """Is this size query part of the ZeRO-3 detection idiom (`p.numel() == 0 and hasattr(p, "ds_numel")`,
+    `getattr(p, "ds_numel", p.numel())`)? The enclosing expression statement or test mentions a `ds_*` name."""
+    current = node
+    for _ in range(8):
+        current = flat.parent.get(id(current)) if current is not None else None
+        if current is None or isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            break
+        if isinstance(current, (cst.BooleanOperation, cst.Call)):
+            for inner in walk(current):
+                if isinstance(inner, cst.SimpleString) and inner.evaluated_value in _DS_ATTRS:
+                    return True
+                if isinstance(inner, cst.Attribute) and inner.attr.value in _DS_ATTRS:
+                    return True
+    return False
+
+
+def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliases, order):
+    """A built module handed to a helper that initialises its parameters: `init_layer(self.conv1)`,
+    `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
+    name = call_name(call)
+    if not name or name.startswith("."):
+        return
+    last = name.rsplit(".", 1)[-1]
+    if _FREE_APPLY.search(last) and "." not in name:
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name) and arg.value.value == "self":
+                detail = f" passed to `{name}()`, which runs a function on every submodule without gathering them"
+                yield Access(arg.value, ctx, "self", "parameters", None, INIT, detail, order.get(id(call), 0))
+        return
+    func = _function_node(index, flat, name)
+    if func is None:
+        return
+    written = _module_writer_params(index, func)
+    if not written:
+        return
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if params[:1] == ["self"]:
+        params = params[1:]
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for arg in call.args:
+        target = arg.keyword.value if arg.keyword is not None else None
+        if target is None and arg in positional and positional.index(arg) < len(params):
+            target = params[positional.index(arg)]
+        if target not in written:
+            continue
+        path = access_path(arg.value)
+        if path is None:
+            continue
+        first = members.get(path.parts[0]) if path.root == "self" and path.parts else module_aliases.get(path.root)
+        if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+            continue
+        if not any(index.has_params(c) is not False for c in first.classes):
+            continue
+        detail = f" passed to `{name}()`, which initialises its parameters"
+        yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, INIT, detail, order.get(id(call), 0))
+
+
+_FREE_APPLY = re.compile(r"^(?:named_apply|\w+_apply|apply_\w+)$")
+
+
+def _function_node(index: ModelIndex, flat: Flat, name: str) -> cst.FunctionDef | None:
+    """The function a call names: nested in this method, of this file, or of another file (by import)."""
+    if "." not in name:
+        func = _nested_defs(index, flat).get(name)
+        if func is not None:
+            return func
+        info = index.function_info(name)
+        if info is not None:
+            return info.node
+    external = index.external_function(index.qualify(name))
+    return external[1].node if external is not None else None
+
+
+def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
+    """Functions defined inside a flattened function, by name (once per function)."""
+    key = ("nested-defs", id(flat))
+    found = index.cache.get(key)
+    if found is None or found[0] is not flat:
+        defs = {n.name.value: n for n, _ in flat.nodes if type(n) is cst.FunctionDef}
+        found = index.cache[key] = (flat, defs)
+    return found[1]  # type: ignore[index]
+
+
+def _module_writer_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
+    """Parameters of `func` whose own parameters it writes (`def init_layer(m): nn.init.xavier_(m.weight)`)."""
+    key = ("module-writer-params", id(func))
+    cached = index.cache.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    index.cache[key] = frozenset()
+    names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)} - {"self"}
+    inner = flatten(func)
+    aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
+    for node, _ctx in inner.nodes:
+        if type(node) is cst.For and isinstance(node.target, cst.Name):
+            it = node.iter
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(it.func.value, cst.Name):
+                if it.func.value.value in names and it.func.attr.value in ("modules", "parameters", "children"):
+                    aliases[node.target.value] = it.func.value.value
+    written = set()
+    for node, _ctx in inner.nodes:
+        if type(node) is not cst.Attribute:
+            continue
+        path = access_path(node)
+        if path is None or not path.parts:
+            continue
+        owner = path.root if path.root in names else aliases.get(path.root)
+        if owner is None or path.parts[-1] in ("data",):
+            continue
+        use, _detail = usage(index, inner, node)
+        if use in (WRITE, INIT):
+            written.add(owner)
+    for node, _ctx in inner.nodes:  # `for p in m.parameters(): nn.init.normal_(p)`
+        if type(node) is cst.Name and node.value in aliases and not isinstance(inner.parent.get(id(node)), cst.For):
+            use, _detail = usage(index, inner, node)
+            if use in (WRITE, INIT):
+                written.add(aliases[node.value])
+    result = frozenset(written)
+    index.cache[key] = result
+    return result
+
+
+def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:
+    """`config.init_method(p)`, `self.init_fn(p)`, `initializer(p)`: a callable named for initialising, given `p` first."""
+    return (
+        bool(_INIT_CALLABLE.search(last))
+        and bool(call.args)
+        and call.args[0] is arg
+        and arg.keyword is None
+        and not arg.star
+    )
+
+
+_INIT_CALLABLE = re.compile(r"^(?:init_method|output_layer_init_method|init_fn|init_func|initializer|weight_init|init_weight)$")
+
+
+def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
+    """Does the called function (nested in this method, or of this file) write that parameter in place?
+
+    `def rescale(param, i): param.div_(i)` then `rescale(layer.proj.weight.data, i)`.
+    """
+    if "." in name or arg.star:
+        return False
+    func = _nested_defs(index, flat).get(name)
+    if func is None:
+        info = index.function_info(name)
+        func = info.node if info is not None else None
+    if func is None:
+        return False
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if arg.keyword is not None:
+        target = arg.keyword.value
+    else:
+        position = [a for a in call.args if a.keyword is None].index(arg)
+        if position >= len(params):
+            return False
+        target = params[position]
+    return target in _written_params(index, func)
+
+
+def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
+    """Names of `func`'s parameters that it writes in place (`p.div_()`, `p.data = `, `p[...] = `, `init.*_(p)`)."""
+    key = ("written-params", id(func))
+    cached = index.cache.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    index.cache[key] = frozenset()  # a function that passes its parameter to itself: no answer from the cycle
+    names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
+    inner = flatten(func)
+    written = set()
+    for node, _ctx in inner.nodes:
+        if type(node) is cst.Name and node.value in names:
+            parent = inner.parent.get(id(node))
+            if isinstance(parent, cst.Param):
+                continue
+            use, _detail = usage(index, inner, node)
+            if use in (WRITE, INIT):
+                written.add(node.value)
+    result = frozenset(written)
+    index.cache[key] = result
+    return result
 
 
 def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: str, last: str) -> bool:
@@ -267,7 +541,10 @@ def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: 
 
 
 def scoped_accesses(index: ModelIndex, scope: str):
-    """(class, method, access) for parameter accesses through submodules in `forward` or `init` scope.
+    """(class, method, access) for parameter accesses through submodules in `forward`, `init` or `entry` scope.
+
+    `entry` is the methods a training loop calls on the built model (`ClassInfo.entry_methods`),
+    where every parameter is partitioned just as outside a forward.
 
     In `init` scope only accesses after the submodule was built count: under
     `deepspeed.zero.Init` a submodule is partitioned as soon as its own
@@ -275,19 +552,44 @@ def scoped_accesses(index: ModelIndex, scope: str):
     Guarded sites (inside `GatheredParameters`, or under a zero3/synced_gpus test) are left out.
     """
     for cls, method in index.methods(scope):
-        if not _may_access(index, method):
+        if not _may_access(index, method) and not (scope == "init" and _hands_module(method.text)):
             continue
+        if scope == "entry" and not _ENTRY_USES.search(method.text):
+            continue  # only writes and size queries are checked there: no need to parse a plain reader
         rank = 0
         if scope == "init":
             rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
         for access in accesses(index, cls, method):
-            if access.ctx.guarded or (access.local and scope == "forward"):
+            if access.ctx.guarded or (access.local and scope != "init"):
                 continue
-            if scope == "forward" and _persistent(index, access):
-                continue  # a norm weight or scalar: ZeRO-3 keeps it gathered at run time
+            if scope != "init" and access.use not in (WRITE, INIT) and _persistent(index, access):
+                continue  # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
             if scope == "init" and not _built_before(access, rank):
                 continue
             yield cls, method, access
+
+
+# What a write or size query looks like in text: `.data`, an in-place call `x_(`, `.shape`, `.size(`,
+# `numel(`, `len(`, an item assignment `] =`.
+_ENTRY_USES = re.compile(
+    r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\blen\(|\]\s*[-+*/]?=[^=]|\.(?:weight|bias)\w*\s*[\[.]"
+)
+
+
+# `init_layer(self.conv1)`, `named_apply(fn, self)`: a module of `self` handed to a function.
+_HANDS_SELF = re.compile(
+    r"(?<![\w.])(?<!def )(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
+    r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
+    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
+)
+
+
+# `for emb in self.emb: init_layer(emb, ...)`: a submodule, by its loop variable, handed to a function.
+_HANDS_ALIAS = re.compile(r"for (\w+) in self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\1\s*[,)]")
+
+
+def _hands_module(text: str) -> bool:
+    return bool(_HANDS_SELF.search(text) or ("for " in text and _HANDS_ALIAS.search(text)))
 
 
 def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
@@ -300,6 +602,17 @@ def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
 
 
 def _persistent(index: ModelIndex, access: Access) -> bool:
+    """Below the persistence threshold: a norm weight, a vector, or a layer whose built size is known small."""
+    first = access.first
+    if first is not None and first.call is not None and access.owner == f"self.{first.name}" and first.classes:
+        last = first.classes[0].rsplit(".", 1)[-1]
+        numel = param_numel(last, access.param, first.call, first.env or {})
+        if numel is not None and len(first.classes) == 1:
+            return numel < index.persistence_threshold
+    return _persistent_by_class(index, access)
+
+
+def _persistent_by_class(index: ModelIndex, access: Access) -> bool:
     # Only the classes that have the parameter (`nn.Identity()` in the other branch has none).
     classes = [ref for ref in access.owner_classes if index.member_param(ref, access.param) is not False]
     return bool(classes) and all(index.persistent_param(ref, access.param) for ref in classes)

@@ -16,7 +16,10 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["FunctionSpan", "ClassSpan", "Skeleton", "SourceError", "build_skeleton", "split_lines"]
+__all__ = [
+    "FunctionSpan", "ClassSpan", "Skeleton", "SourceError", "build_skeleton", "split_lines",
+    "skeleton_to_dict", "skeleton_from_dict",
+]
 
 # Python ends a line only at \n, \r\n or \r; str.splitlines would also split at
 # form feeds and other separators and shift every line number after them.
@@ -116,7 +119,9 @@ def _record_import(stmt: ast.Import | ast.ImportFrom, imports: dict[str, str]) -
     base = "." * stmt.level + (stmt.module or "")
     for alias in stmt.names:
         if alias.name != "*":
-            imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+            # `from . import layers` is `.layers`; `from .a import b` is `.a.b`.
+            joined = f"{base}{alias.name}" if base.endswith(".") else f"{base}.{alias.name}"
+            imports[alias.asname or alias.name] = joined if base else alias.name
 
 
 def _walk_top(body: list[ast.stmt], skel: Skeleton) -> None:
@@ -161,3 +166,28 @@ def build_skeleton(source: str) -> Skeleton | SourceError:
     skel = Skeleton(split_lines(source), {}, {}, {})
     _walk_top(tree.body, skel)
     return skel
+
+
+def skeleton_to_dict(skel: Skeleton) -> dict:
+    """A JSON-ready form of a skeleton without its lines (they come back from the source)."""
+    return {
+        "imports": skel.imports,
+        "classes": [
+            [c.name, list(c.bases), c.start, c.end, c.indent, [[m.name, m.start, m.end, m.indent] for m in c.methods.values()]]
+            for c in skel.classes.values()
+        ],
+        "functions": [[f.name, f.start, f.end, f.indent] for f in skel.functions.values()],
+        "script": [list(span) for span in skel.script],
+    }
+
+
+def skeleton_from_dict(doc: dict, source: str) -> Skeleton:
+    """The skeleton `skeleton_to_dict` stored, for `source` (KeyError/TypeError/ValueError on a bad document)."""
+    classes = {}
+    for name, bases, start, end, indent, methods in doc["classes"]:
+        spans = {m[0]: FunctionSpan(str(m[0]), int(m[1]), int(m[2]), int(m[3])) for m in methods}
+        classes[name] = ClassSpan(str(name), tuple(map(str, bases)), int(start), int(end), int(indent), spans)
+    functions = {f[0]: FunctionSpan(str(f[0]), int(f[1]), int(f[2]), int(f[3])) for f in doc["functions"]}
+    imports = {str(k): str(v) for k, v in dict(doc["imports"]).items()}
+    script = [(int(a), int(b)) for a, b in doc["script"]]
+    return Skeleton(split_lines(source), imports, classes, functions, script)

@@ -2,11 +2,10 @@
 
 Steps, each a small function:
 
-1. `block_modules`: which modules get a unit of their own. By default the
-   children of the largest `ModuleList` and of every other, non-nested
-   `ModuleList` holding at least a quarter of its parameters (so an
-   encoder-decoder gets units for both stacks); `[tool.zgen] units` names
-   them instead (fnmatch patterns over qualified module names).
+1. `block_modules`: which modules get a unit of their own: the repeated
+   blocks of the model's stacks (`zgen.plan.units`, the rule the runtime's
+   default plan uses too), or the modules `[tool.zgen] units` / `--units`
+   patterns name.
 2. `zgen.plan.units.default_units` groups the parameters; parameters at or below
    `stage3_param_persistence_threshold` elements leave their unit and stay
    gathered (DeepSpeed's rule: `numel <= threshold`).
@@ -28,59 +27,36 @@ for the unit table and the memory plot (`zgen.plan.plot`).
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
-from dataclasses import dataclass
+from pathlib import Path
+from dataclasses import dataclass, replace
 
 from torch import nn
 
 from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
+from zgen.memory import MemoryPoint, step_timeline
 from zgen.plan.prefetch import prefetch_lists
-from zgen.plan.replay import inside, simulate, spans
+from zgen.plan.replay import spans
+from zgen.plan.retention import kept_units
 from zgen.plan.schedule import ROOT, Plan, Unit
 from zgen.plan.trace import ExecutionTrace
-from zgen.plan.units import default_units, module_numel
+from zgen.plan import units as units_rule
+from zgen.plan.units import default_units
 
 __all__ = ["block_modules", "build_plan", "unit_numel", "crosscheck_notes", "resolved_hazards", "trace_failure_note",
-           "MemoryPoint", "timeline"]
-
-# Another ModuleList gets units too when it holds at least this share of the largest one's parameters.
-_SECOND_STACK_SHARE = 0.25
+           "timeline"]
 
 
 # -- 1. which modules are units ------------------------------------------------------------
 
 def block_modules(model: nn.Module, trace: ExecutionTrace, patterns: Sequence[str] = ()) -> list[str]:
-    """Qualified names of the modules that get a unit, in the order their forward first ran."""
-    names = [n for n, _ in model.named_modules() if n]
-    if patterns:
-        chosen: list[str] = []
-        for pat in patterns:
-            hits = [n for n in names if fnmatch.fnmatchcase(n, pat)]
-            if not hits:
-                raise ZgenError(
-                    f"`units` pattern `{pat}` matches no module of the model",
-                    help="patterns match qualified module names, e.g. `layers.*` or `encoder.block.*`",
-                )
-            chosen.extend(h for h in hits if h not in chosen)
-    else:
-        lists = sorted(
-            ((n, module_numel(m)) for n, m in model.named_modules() if isinstance(m, nn.ModuleList) and len(m) > 0),
-            key=lambda nm: -nm[1],
-        )
-        stacks: list[str] = []
-        for name, n in lists:
-            if not stacks or (
-                n >= _SECOND_STACK_SHARE * lists[0][1]
-                and not any(inside(name, s) or inside(s, name) for s in stacks)
-            ):
-                stacks.append(name)
-        chosen = [f"{s}.{i}" if s else str(i) for s in stacks for i in range(len(model.get_submodule(s)))]
+    """Qualified names of the modules that get a unit (`zgen.plan.units`), in the order their forward first ran."""
+    chosen = units_rule.block_modules(model, patterns)
     first_run = {}
     for i, m in enumerate(trace.forward_calls):
         first_run.setdefault(m, i)
-    registration = {n: i for i, n in enumerate(names)}
+    registration = {n: i for i, (n, _) in enumerate(model.named_modules())}
     return sorted(chosen, key=lambda m: (first_run.get(m, len(trace.forward_calls)), registration.get(m, 0)))
 
 
@@ -161,9 +137,11 @@ def build_plan(
         notes.append(f"{len(trace.unused)} parameter(s) were not read in the traced forward: "
                      + ", ".join(f"`{p}`" for p in trace.unused[:5]) + (" ..." if len(trace.unused) > 5 else ""))
 
+    if not specs and trace.params:
+        notes.append(_no_units_note(trace, zero))
     units = [Unit(module=m, params=ps, external=tuple(external[m])) for m, ps in specs]
     numel = {m: sum(sizes[p] for p in ps) for m, ps in specs}
-    keep = _kept_units(units, forward, backward, numel, zero)
+    keep = kept_units(units, forward, backward, numel, zero.max_reuse_distance, zero.max_live_parameters)
     for reader, owner_unit in _enclosing_reads(units, forward):
         if owner_unit not in keep:
             keep.add(owner_unit)
@@ -189,6 +167,15 @@ def build_plan(
     )
 
 
+def _no_units_note(trace: ExecutionTrace, zero: ZeroSpec) -> str:
+    """Why a plan has no units, and what to change to get them."""
+    largest = max(p.numel for p in trace.params)
+    return (f"0 units: all {len(trace.params)} parameters (the largest has {largest:,} elements) are at or below "
+            f"`stage3_param_persistence_threshold` ({zero.param_persistence_threshold:,}), so each stays gathered "
+            "on every rank for the whole step and nothing is gathered or freed per unit; to shard them, set "
+            f"`zero_optimization.stage3_param_persistence_threshold` below {largest:,} (0 shards every parameter)")
+
+
 def _enclosing_reads(units: list[Unit], forward: Sequence[str]) -> list[tuple[str, str]]:
     """(reader, owner) pairs where the reader's call encloses the owner's and reads the owner's parameters.
 
@@ -210,112 +197,17 @@ def _enclosing_reads(units: list[Unit], forward: Sequence[str]) -> list[tuple[st
     return out
 
 
-def _kept_units(units: list[Unit], forward, backward, numel: dict[str, int], zero: ZeroSpec) -> set[str]:
-    """Units left gathered between their forward and backward (reuse distance, capped by max live)."""
-    sequence = list(forward) + list(backward)
-    ends = spans(forward)
-    release = {m: ends[i] for i, m in enumerate(forward)}  # after its last forward call
-    distance: dict[str, int] = {}
-    for u in units:
-        m = u.module
-        if m not in release:
-            continue
-        traversed = 0
-        for other in sequence[release[m] + 1:]:
-            if traversed >= zero.max_reuse_distance:
-                break
-            if other == m:
-                distance[m] = traversed
-                break
-            traversed += numel[other]
-    keep: set[str] = set()
-    for m in sorted(distance, key=lambda k: (distance[k], sequence.index(k))):
-        trial = keep | {m}
-        if _peak_live(units, forward, backward, numel, trial) <= zero.max_live_parameters:
-            keep = trial
-    return keep
-
-
-def _peak_live(units, forward, backward, numel, keep: set[str]) -> int:
-    plan = Plan(
-        units=tuple(Unit(module=u.module, params=u.params, external=u.external,
-                         reshard_after_forward=u.module not in keep) for u in units),
-        forward_order=tuple(forward),
-        backward_order=tuple(backward),
-    )
-    return max((sum(numel[m] for m in s.gathered) for s in simulate(plan)), default=0)
-
-
 # -- memory timeline ----------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class MemoryPoint:
-    """Per-GPU bytes while one unit runs, split the way `zgen plan` prints and plots them."""
+def timeline(plan: Plan, trace: ExecutionTrace, resolved, shape) -> list[MemoryPoint]:
+    """Per-GPU memory at every position of one step under `plan`, by the memory model (`zgen.memory`).
 
-    label: str  # "fwd 3" / "bwd 3"
-    unit: str
-    states: int  # model states (sharded parameters, gradients, optimizer) from the memory model
-    persistent: int  # persistent parameters, gathered all step
-    gathered: int  # full parameters of units gathered and running or waiting
-    inflight: int  # full parameters of units whose all-gather this position issued ahead of use
-    activations: int  # saved activations at this point (the memory model's estimate, spread over the units)
-    gradients: int  # the running unit's full gradient before its reduce-scatter (backward only)
-
-    @property
-    def total(self) -> int:
-        return self.states + self.persistent + self.gathered + self.inflight + self.activations + self.gradients
-
-
-def timeline(plan: Plan, trace: ExecutionTrace, resolved, shape, *, seq_len: int, world_size: int) -> list[MemoryPoint]:
-    """Per-GPU memory at every position of one step, using the shared memory model (`zgen.memory`).
-
-    Model states and activations come from `zgen.memory` (the formulas
-    `zgen check` uses); the plan says when each part is live. Gathered and
-    in-flight units are their elements times the compute dtype's bytes. The
-    layers' activations grow evenly over the forward's unit positions after
-    the root's and shrink the same way in backward; the logits exist from the
-    end of the forward until the root's backward.
+    The same composition `zgen check` applies to a plan it draws from the
+    model's shape alone, so the two agree wherever the shape describes the model.
     """
-    from dataclasses import replace as _replace
-
-    from zgen import memory
-
-    z = resolved.zero
-    per = memory.compute_bytes(resolved.precision)
-    numel = unit_numel(plan, trace)
     sizes = {p.name: p.numel for p in trace.params}
-    states = sum(i.bytes for i in memory.model_states(
-        trace.total_params, world_size, z.stage, resolved.precision,
-        offload_param=z.offload_param.device != "none", offload_optimizer=z.offload_optimizer.device != "none",
-    ))
-    micro = resolved.train_micro_batch_size_per_gpu
-    act_total = memory.activation_bytes(shape, micro, seq_len, resolved.precision)
-    act_layers = memory.activation_bytes(_replace(shape, vocab=None), micro, seq_len, resolved.precision)
-    logits = act_total - act_layers
-    persistent = sum(sizes[p] for p in plan.persistent) * per
-    steps = simulate(plan)
-    n_fwd = sum(1 for s in steps if s.phase == "forward")
-    growing = max(1, n_fwd - 1)  # the root's position starts the forward; each later one adds activations
-    points = []
-    for s in steps:
-        ahead = set(s.issued)
-        if s.phase == "forward":
-            acts = act_layers * s.index // growing + (logits if s.index == n_fwd - 1 else 0)
-            grads = 0
-        else:
-            acts = act_layers * (growing - max(0, s.index - 1)) // growing + (logits if s.index == 0 else 0)
-            grads = numel[s.unit] * per
-        points.append(MemoryPoint(
-            label=f"{'fwd' if s.phase == 'forward' else 'bwd'} {s.index}",
-            unit=s.unit,
-            states=states,
-            persistent=persistent,
-            gathered=sum(numel[m] for m in s.gathered if m not in ahead) * per,
-            inflight=sum(numel[m] for m in ahead) * per,
-            activations=acts,
-            gradients=grads,
-        ))
-    return points
+    return step_timeline(plan, unit_numel(plan, trace), sum(sizes[p] for p in plan.persistent), resolved,
+                         replace(shape, params=trace.total_params))
 
 
 # -- cross-check with the static findings -----------------------------------------------------
@@ -332,8 +224,6 @@ class _Match:
 
 
 def _matches(trace: ExecutionTrace, plan: Plan, static: Sequence, root, static_root) -> list[_Match]:
-    from pathlib import Path
-
     def key(path: str, line: int, base) -> tuple[str, int]:
         p = Path(path)
         return (str((p if p.is_absolute() else Path(base) / p).resolve()), line)
@@ -409,8 +299,6 @@ def resolved_hazards(trace: ExecutionTrace, plan: Plan, static: Sequence, root, 
 
 def trace_failure_note(finding, static: Sequence, root, static_root=None) -> str:
     """Whether the static check also flagged where the trace stopped: a ZG2xx on that line, or within 5 lines."""
-    from pathlib import Path
-
     def where(path: str, base) -> str:
         p = Path(path)
         return str((p if p.is_absolute() else Path(base) / p).resolve())

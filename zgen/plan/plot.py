@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zgen.errors import ZgenError
-from zgen.plan.planner import MemoryPoint, unit_numel
+from zgen.memory import MemoryPoint
+from zgen.plan.planner import unit_numel
 from zgen.plan.replay import simulate
 from zgen.plan.schedule import Plan
 
@@ -25,6 +26,7 @@ LAYERS = (
     ("inflight", "prefetch in flight", "#a6d96a"),
     ("activations", "activations", "#dd8452"),
     ("gradients", "unit gradient (before reduce-scatter)", "#c44e52"),
+    ("buckets", "reduce buckets", "#937860"),
 )
 
 
@@ -99,19 +101,21 @@ def render_timeline(points: Sequence[MemoryPoint]) -> str:
         return "memory per GPU: no positions\n"
     peak = max(points, key=lambda p: p.total)
     rows = [(p.label, p.unit or "<root>", human_bytes(p.states), human_bytes(p.persistent), human_bytes(p.gathered),
-             human_bytes(p.inflight), human_bytes(p.activations), human_bytes(p.gradients), human_bytes(p.total),
-             "<- peak" if p is peak else "") for p in points]
+             human_bytes(p.inflight), human_bytes(p.activations), human_bytes(p.gradients), human_bytes(p.buckets),
+             human_bytes(p.total), "<- peak" if p is peak else "") for p in points]
     header = ("position", "unit", "states", "persistent", "gathered", "in flight", "activations", "gradient",
-              "total", "")
+              "buckets", "total", "")
     return "\n".join([
-        "memory per GPU over one step",
-        *_table(header, rows, {2, 3, 4, 5, 6, 7, 8}),
+        "memory per GPU over one step (zgen.memory's model, the one `zgen check --show-memory` uses)",
+        *_table(header, rows, {2, 3, 4, 5, 6, 7, 8, 9}),
         f"  peak {human_bytes(peak.total)} at {peak.label} ({peak.unit or '<root>'})",
     ]) + "\n"
 
 
 def svg_timeline(points: Sequence[MemoryPoint], *, title: str, gpu_mem: int | None = None) -> str:
     """A stacked-bar SVG of the timeline (deterministic text, no dependency)."""
+    if not points:
+        raise ZgenError("there is no memory timeline to draw")
     width, height = 960, 420
     left, right, top, bottom = 70, 240, 40, 60
     plot_w, plot_h = width - left - right, height - top - bottom

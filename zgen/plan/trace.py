@@ -13,9 +13,11 @@ model, which is enough to record:
 * every op that reads a parameter, with the stack of running modules, so the
   planner can tell when a unit reads a parameter another unit owns.
 
-Activation memory is not measured here: on meta, attention falls back to the
-math kernel, whose saved tensors have nothing to do with what flash attention
-keeps on a GPU. The planner takes activations from the shared memory model.
+* the bytes autograd saves for backward during the forward (each storage
+  once, parameters excluded): the memory model's activations for a model
+  whose dimensions nothing states (no HF-style `model.config`). On meta,
+  attention runs the math kernel, which saves more than flash attention keeps
+  on a GPU, so this is an upper bound there.
 
 Control flow that depends on tensor values (`.item()`, `if t.sum() > 0`,
 `nonzero()`) cannot run on meta tensors. That is reported as a finding at the
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import logging
 import os
 import re
 import sys
@@ -45,6 +48,9 @@ from torch.utils import _pytree as pytree
 from zgen.errors import ZgenError
 from zgen.findings import Finding, Severity
 from zgen.plan.trace_rule import TRACE_RULE
+from zgen.runtime.meta_build import build_on_meta
+
+from .stand_ins import Decision, DecisionHazard, StandIns
 
 __all__ = [
     "DATA_DEPENDENT_CODE",
@@ -59,6 +65,7 @@ __all__ = [
     "vocab_size",
     "synthetic_inputs",
     "trace_model",
+    "trace_notes",
 ]
 
 # The rule code for "data-dependent control flow seen while tracing" (a ZG2xx: ranks may diverge).
@@ -235,6 +242,9 @@ class ExecutionTrace:
     seq_len: int
     dtype: str
     vocab_size: int | None = None
+    mode: str = "meta float32"  # what the trace ran on: `meta` or `fake` tensors, and the compute dtype
+    decisions: tuple[str, ...] = ()  # value-dependent ops inside one module, where ranks cannot diverge
+    activation_bytes: int = 0  # saved for backward by one forward of `batch_size` samples, in the traced dtype
 
     @property
     def total_params(self) -> int:
@@ -281,14 +291,18 @@ class DataDependentTrace(Exception):
 # -- building and inputs ---------------------------------------------------------------------
 
 def build_meta_model(factory: Callable[[], nn.Module], target: Target, dtype: torch.dtype | None = None) -> nn.Module:
-    """Call the model factory under the meta device; return the module (in `dtype` if given)."""
+    """Call the model factory with parameters on `meta` and real buffers; return the module (in `dtype` if given).
+
+    The same build as the runtime's (`zgen.runtime.meta_build`), so the trace
+    sees the buffers training will see.
+    """
     try:
-        with torch.device("meta"):
-            model = factory()
+        model = build_on_meta(factory)
     except Exception as e:
         raise ZgenError(
             f"{target.option} `{target}`: the factory raised {type(e).__name__}: {e}{_where(e.__traceback__)}",
-            help="the factory is called with no arguments under `torch.device(\"meta\")`; it must only build modules",
+            help="the factory is called with no arguments, its parameters placed on the meta device; "
+            "it must only build modules",
         ) from None
     if not isinstance(model, nn.Module):
         raise ZgenError(
@@ -353,6 +367,7 @@ class _Recorder(TorchFunctionMode):
         self.backward_calls: list[str] = []
         self.reads: dict[tuple[str, tuple[str, ...]], tuple[str, int]] = {}
         self.in_backward = False
+        self.activation_bytes = 0  # set after the forward: what autograd saved for backward
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -410,14 +425,23 @@ def trace_model(
     batch_size: int,
     seq_len: int,
     inputs: tuple[Callable[..., Any], Target] | None = None,
+    dtype: torch.dtype | str | None = None,
+    loss: tuple[Callable[..., Any], Target] | None = None,
 ) -> ExecutionTrace:
     """Run one forward and backward of a meta-device `model` and record what happened.
 
     `inputs` is the user's inputs function with its target (for messages);
     without it zgen synthesizes causal-LM `input_ids`/`labels` from the
-    model's vocabulary. Raises `DataDependentTrace` (carrying a ZG290 finding
-    at the user's line) when the model needs tensor values, and `ZgenError`
-    for everything else that stops the trace.
+    model's vocabulary. `dtype` is the compute dtype training will use (the
+    config's precision, a dtype or its name): floating parameters are traced
+    in it, as the runtime computes with them. `loss` is the user's
+    `loss_fn(outputs, batch) -> scalar` with its target, for a forward that
+    returns logits, features or a dataclass rather than a loss. Where `meta` cannot run the model (a meta
+    kernel stricter than the real one, `torch.autocast` on a meta device) the
+    trace is retried on fake CPU tensors, then in bf16 (see `_ATTEMPTS`).
+    Raises `DataDependentTrace` (carrying a ZG290 finding at the user's line)
+    when tensor values can change which modules run, and `ZgenError` for
+    everything else that stops the trace.
     """
     vocab = vocab_size(model)
     if inputs is not None:
@@ -431,19 +455,14 @@ def trace_model(
             )
         args, kwargs = (), synthetic_inputs(vocab, batch_size, seq_len, torch.Generator().manual_seed(0))
         where = "the synthesized `input_ids`/`labels`"
-    to_meta = lambda x: x.to("meta") if isinstance(x, torch.Tensor) else x  # noqa: E731
-    args, kwargs = pytree.tree_map(to_meta, (args, kwargs))
 
-    names = {id(m): n for n, m in model.named_modules()}
     params: list[ParamInfo] = []
-    param_names: dict[int, str] = {}
     aliases: dict[int, list[str]] = {}
     for mname, m in model.named_modules(remove_duplicate=False):
         for pname, p in m._parameters.items():
             if p is not None:
                 aliases.setdefault(id(p), []).append(f"{mname}.{pname}" if mname else pname)
     for name, p in model.named_parameters():
-        param_names[id(p)] = name
         params.append(
             ParamInfo(
                 name=name,
@@ -453,47 +472,48 @@ def trace_model(
             )
         )
 
-    rec = _Recorder(names, param_names)
-    handles = [
-        nn.modules.module.register_module_forward_pre_hook(rec.pre),
-        nn.modules.module.register_module_forward_hook(rec.post),
-    ]
+    if isinstance(dtype, str):
+        dtype = getattr(torch, dtype)
+    compute = dtype or next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+    attempts = [(kind, compute) for kind in ("meta", "fake")]
+    if compute != torch.bfloat16:
+        attempts += [(kind, torch.bfloat16) for kind in ("meta", "fake")]
+    failures: list[tuple[str, BaseException, str | None]] = []
+    result = None
     model.train()
-    try:
-        with torch.device("meta"):
-            with rec:
-                out = model(*args, **kwargs)
-            loss = _loss_of(out)
-            if loss is None:
-                raise ZgenError(
-                    f"the model's forward on {where} returned {_describe(out)}, not a loss",
-                    help="return the loss as a scalar tensor (or an object with `.loss`), "
-                    "or pass --inputs returning arguments that make the forward compute it (e.g. `labels`)",
-                )
-            rec.in_backward = True
-            with rec:
-                loss.backward()
-    except ZgenError:
-        raise
-    except Exception as e:
-        site = _user_site_tb(e.__traceback__)
-        if _is_data_dependent(e) and site is not None:
-            raise DataDependentTrace(_data_dependent_finding(e, site, root)) from None
+    for kind, dt in attempts:
+        try:
+            result = _run(model, kind, dt, args, kwargs, where, loss)
+            break
+        except DecisionHazard as e:
+            raise DataDependentTrace(_decision_finding(e.decision, root)) from None
+        except _Failed as f:
+            e = f.error
+            site = _user_site_tb(e.__traceback__)
+            if _is_data_dependent(e) and site is not None:
+                raise DataDependentTrace(_data_dependent_finding(e, site, root)) from None
+            failures.append((f"{kind} {str(dt).removeprefix('torch.')}", e, f.op))
+            if not isinstance(e, (RuntimeError, NotImplementedError)):
+                break  # not a kernel that differs on meta: another attempt would fail the same way
+    if result is None:
+        # The fake trace at the compute dtype is the closest to the run: its error is the one shown.
+        shown = failures[1] if len(failures) > 1 else failures[0]
+        label, e, op = shown
+        also = [lbl for lbl, _, _ in failures if lbl != label]
+        on = "the meta device" if label.startswith("meta") else "fake tensors"
         raise ZgenError(
-            f"tracing the model on the meta device raised {type(e).__name__}: {_first_line(e)}{_where(e.__traceback__)}",
-            help="the model must run a forward and backward on meta tensors; fix the error above "
+            f"tracing the model on {on} raised {type(e).__name__}" + (f" in `{op}`" if op else "")
+            + f": {_first_line(e)}{_where(e.__traceback__)}" + (f" (also failed: {', '.join(also)})" if also else ""),
+            help="the model must run a forward and backward on meta or fake tensors; fix the error above "
             "or pass --inputs with arguments its forward accepts",
         ) from None
-    finally:
-        for h in handles:
-            h.remove()
+    rec, stand_ins = result
 
     read_names = {name for name, _ in rec.reads}
     reads = tuple(
         ParamRead(param=name, stack=stack, path=_rel(site[0], root), line=site[1])
         for (name, stack), site in rec.reads.items()
     )
-    dtype = next((str(p.dtype).removeprefix("torch.") for p in model.parameters() if p.is_floating_point()), "float32")
     return ExecutionTrace(
         params=tuple(params),
         modules=tuple((n, f"{type(m).__module__}.{type(m).__qualname__}") for n, m in model.named_modules()),
@@ -503,9 +523,170 @@ def trace_model(
         unused=tuple(p.name for p in params if p.name not in read_names),
         batch_size=batch_size,
         seq_len=seq_len,
-        dtype=dtype,
+        dtype=str(dt).removeprefix("torch."),
         vocab_size=vocab,
+        mode=f"{kind} {str(dt).removeprefix('torch.')}",
+        activation_bytes=rec.activation_bytes,
+        decisions=_decision_lines(stand_ins.decisions, root),
     )
+
+
+def _decision_lines(decisions: list[Decision], root: Path) -> tuple[str, ...]:
+    """Each forward decision site once (a loop repeats them), with the module of its first occurrence."""
+    lines: dict[tuple, str] = {}
+    for d in decisions:
+        if d.site is not None and not d.backward:
+            where = d.stack[-1] if d.stack else ""
+            lines.setdefault((d.op, d.site), f"{d.op} at {_rel(d.site[0], root)}:{d.site[1]} in `{where}`")
+    return tuple(lines.values())
+
+
+class _Failed(Exception):
+    """One trace attempt failed with `error`; `op` is the last op that ran (the one that raised)."""
+
+    def __init__(self, error: BaseException, op: str | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.op = op
+
+
+def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: dict, where: str, loss_fn=None):
+    """One forward and backward on `kind` ("meta" or "fake") tensors, parameters in `dtype`."""
+    fake = None
+    if kind == "fake":
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        fake = FakeTensorMode(allow_non_fake_inputs=True)
+    else:
+        to_meta = lambda x: x.to("meta") if isinstance(x, torch.Tensor) else x  # noqa: E731
+        args, kwargs = pytree.tree_map(to_meta, (args, kwargs))
+    swapped = _swap_params(model, dtype, fake)
+    # Buffers are real (the constructor's values): a meta trace sees meta copies, a fake one fakes them itself.
+    saved = [] if fake is not None else [
+        (m, k, b) for m in model.modules() for k, b in m._buffers.items() if b is not None and not b.is_meta]
+    for m, k, b in saved:
+        m._buffers[k] = b.to("meta")
+    names = {id(m): n for n, m in model.named_modules()}
+    param_names = {id(p): n for n, p in model.named_parameters()}
+    holders = {n for n, m in model.named_modules() if any(p is not None for p in m._parameters.values())}
+    rec = _Recorder(names, param_names)
+    kept = _SavedBytes({_storage_key(p) for p in model.parameters()})
+    stand_ins = StandIns(
+        stack=lambda: tuple(rec.stack),
+        in_backward=lambda: rec.in_backward,
+        holds_submodules=lambda name: any(h != name and (name == "" or h.startswith(name + ".")) for h in holders),
+        site=_user_site_stack,
+    )
+    handles = [
+        nn.modules.module.register_module_forward_pre_hook(rec.pre),
+        nn.modules.module.register_module_forward_hook(rec.post),
+    ]
+    device = fake if fake is not None else torch.device("meta")
+    # FakeTensorMode logs every kernel error it re-raises; the caller reports the one that matters.
+    log = logging.getLogger("torch._subclasses.fake_tensor")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        with device, stand_ins:
+            with rec, torch.autograd.graph.saved_tensors_hooks(kept.pack, kept.unpack):
+                out = model(*args, **kwargs)
+                if loss_fn is not None:
+                    out = loss_fn[0](out, kwargs if kwargs else args)
+                loss = _loss_of(out)
+            if loss is None and loss_fn is not None:
+                raise ZgenError(f"{loss_fn[1].option} `{loss_fn[1]}` returned {_describe(out)}, not a scalar loss",
+                                help="return a scalar tensor: loss_fn(outputs, batch) -> loss")
+            if loss is None:
+                raise ZgenError(
+                    f"the model's forward on {where} returned {_describe(out)}, not a loss",
+                    help="return the loss as a scalar tensor (or an object with `.loss`), pass --loss "
+                    "path/to/file.py:function computing it from (outputs, batch), or pass --inputs "
+                    "returning arguments that make the forward compute it (e.g. `labels`)",
+                )
+            rec.in_backward = True
+            with rec:
+                loss.backward()
+    except (ZgenError, DecisionHazard):
+        raise
+    except Exception as e:
+        raise _Failed(e, stand_ins.last_op) from None
+    finally:
+        log.setLevel(level)
+        for h in handles:
+            h.remove()
+        for m, k, b in saved:
+            m._buffers[k] = b
+        for m, k, p in swapped:
+            m._parameters[k] = p
+    rec.activation_bytes = kept.total
+    return rec, stand_ins
+
+
+def _storage_key(t: torch.Tensor) -> int:
+    try:
+        return t.untyped_storage()._cdata
+    except (RuntimeError, NotImplementedError):
+        return id(t)
+
+
+class _SavedBytes:
+    """Bytes of the tensors autograd saves for backward during the forward, each storage once, parameters not."""
+
+    def __init__(self, params: set[int]) -> None:
+        self.params = params
+        self.seen: set[int] = set()
+        self.total = 0
+
+    def pack(self, t: torch.Tensor) -> torch.Tensor:
+        key = _storage_key(t)
+        if key not in self.params and key not in self.seen:
+            self.seen.add(key)
+            try:
+                self.total += t.untyped_storage().nbytes()
+            except (RuntimeError, NotImplementedError):
+                self.total += t.numel() * t.element_size()
+        return t
+
+    @staticmethod
+    def unpack(t: torch.Tensor) -> torch.Tensor:
+        return t
+
+
+def _swap_params(model: nn.Module, dtype: torch.dtype, fake) -> list[tuple[nn.Module, str, nn.Parameter]]:
+    """Put stand-ins for the parameters in place (tied ones stay tied); returns what to put back."""
+    new: dict[int, nn.Parameter] = {}
+    saved = []
+    for m in model.modules():
+        for k, p in list(m._parameters.items()):
+            if p is None:
+                continue
+            dt = dtype if p.is_floating_point() else p.dtype
+            if fake is None and p.is_meta and p.dtype == dt:
+                continue
+            if id(p) not in new:
+                if fake is not None:
+                    with fake:
+                        t = torch.empty(p.shape, dtype=dt, device="cpu")
+                else:
+                    t = torch.empty(p.shape, dtype=dt, device="meta")
+                new[id(p)] = nn.Parameter(t, requires_grad=p.requires_grad)
+            saved.append((m, k, p))
+            m._parameters[k] = new[id(p)]
+    return saved
+
+
+def trace_notes(trace: ExecutionTrace, dtype: str | None) -> list[str]:
+    """What `zgen plan` says about how the trace ran: a fallback it took, value-dependent ops it let pass."""
+    notes = []
+    wanted = f"meta {dtype or 'float32'}"
+    if trace.mode != wanted:
+        notes.append(f"traced on {trace.mode} tensors (`{wanted}` could not run the model: a meta kernel or "
+                     "`torch.autocast` on a meta device); module order and shapes do not depend on it")
+    if trace.decisions:
+        shown = "; ".join(trace.decisions[:3]) + (f" and {len(trace.decisions) - 3} more" if len(trace.decisions) > 3 else "")
+        notes.append(f"value-dependent ops inside modules without submodules (every rank runs the same modules, "
+                     f"not ZG290): {shown}")
+    return notes
 
 
 def _describe(out: Any) -> str:
@@ -541,7 +722,16 @@ def _needs_values(e: BaseException) -> str:
     return f"`{type(e).__name__}`"
 
 
+def _decision_finding(d: Decision, root: Path) -> Finding:
+    """ZG290 at a value-dependent decision inside a module that may or may not run its submodules."""
+    return _finding(f"`{d.op}`", d.site or ("<unknown>", 1), root)
+
+
 def _data_dependent_finding(e: BaseException, site: tuple[str, int], root: Path) -> Finding:
+    return _finding(_needs_values(e), site, root)
+
+
+def _finding(needs: str, site: tuple[str, int], root: Path) -> Finding:
     path, line = site
     col, end = 1, 1
     try:
@@ -552,7 +742,7 @@ def _data_dependent_finding(e: BaseException, site: tuple[str, int], root: Path)
         pass
     return Finding(
         code=DATA_DEPENDENT_CODE,
-        message=f"control flow depends on tensor values: {_needs_values(e)} needs them (seen while tracing on "
+        message=f"control flow depends on tensor values: {needs} needs them (seen while tracing on "
         "the meta device); ranks whose data differ can run different modules",
         path=_rel(path, root),
         line=line,

@@ -29,11 +29,13 @@ from zgen.plan.schedule import Plan
 from .comm import DistInfo, init_distributed, shutdown, world
 from .config import RuntimeConfig
 from .engine import Engine
+from .meta_build import build_on_meta
 from .materialize import fill_from_meta, fill_from_weights, has_meta, move_buffers
 from .partitioned import Partitioned
+from .own_init import apply_init
 from .plans import bind, default_plan
 
-__all__ = ["initialize", "init_distributed", "shutdown", "default_plan", "Engine", "DistInfo", "Partitioned", "RuntimeConfig"]
+__all__ = ["initialize", "apply_init", "build_on_meta", "init_distributed", "shutdown", "default_plan", "Engine", "DistInfo", "Partitioned", "RuntimeConfig"]
 
 
 def initialize(
@@ -45,13 +47,15 @@ def initialize(
     device: str | torch.device | None = None,
     keep_low_precision: bool = False,
     split_master: bool | None = None,
+    optimizer: Callable[[list[torch.Tensor]], torch.optim.Optimizer] | None = None,
 ) -> Engine:
     """Shard `model` over the job's ranks and return the engine that trains it.
 
     `model` is a module (on any device, or on `meta`) or a factory, which is
-    called under `torch.device("meta")` so no rank ever holds the full model.
-    For meta parameters `init_fn` is applied module by module in
-    `model.apply` order (without it, each module's `reset_parameters()`).
+    called with parameters on `meta` (`build_on_meta`) so no rank ever holds
+    the full model. Meta parameters get the model's own initialisation
+    (`zgen.runtime.own_init`), or `init_fn` applied module by module in
+    `model.apply` order; `apply_init` gives a real model the same weights.
     `device` defaults to the local GPU under NCCL, else the CPU.
     `keep_low_precision` keeps a persistent compute-dtype copy of the weights
     at world size 1 (faster, +2 bytes per parameter); by default each unit
@@ -60,21 +64,39 @@ def initialize(
     a 16-bit remainder (`zgen.runtime.split`): the bf16 copy costs no memory
     and no cast, and one fused pass updates both halves. `split_master=False`
     keeps plain fp32 shards stepped by torch's fused AdamW.
+
+    `optimizer` is a factory `lambda params: torch.optim.X(params, ...)`: it is
+    called once with the flat fp32 master shards (one tensor per unit) and the
+    optimizer it returns is stepped one unit at a time, in forward order, on
+    gradients already averaged and clipped; its state goes into checkpoints.
+    The config must then have no `optimizer` block (its `scheduler`, if any,
+    sets the learning rate). Without it the config's optimizer is used:
+    Adam/AdamW (the fast default), Lion, or a torch.optim class by name.
+    `zero_optimization.offload_optimizer.device: "cpu"` keeps masters and
+    optimizer state in host memory (`zgen.runtime.offload`).
     """
     if not isinstance(model, nn.Module):
         if not callable(model):
             raise ZgenError(f"model must be an nn.Module or a factory returning one, not {type(model).__name__}")
-        with torch.device("meta"):
-            model = model()
+        model = build_on_meta(model)  # parameters on meta, buffers as the constructor made them
         if not isinstance(model, nn.Module):
             raise ZgenError(f"the model factory returned {type(model).__name__}, not an nn.Module")
     rank, size = world()
     dev = _device(device)
-    cfg = RuntimeConfig.load(config, size)
+    if optimizer is not None and not callable(optimizer):
+        raise ZgenError(
+            f"optimizer must be a factory such as `lambda params: torch.optim.SGD(params, lr=0.1)`, not {type(optimizer).__name__}"
+        )
+    cfg = RuntimeConfig.load(config, size, client_optimizer=optimizer is not None)
+    adam = cfg.optimizer in ("adam", "adamw")
     if split_master is None:
-        split_master = cfg.precision == "bf16" and not keep_low_precision
+        split_master = cfg.precision == "bf16" and not keep_low_precision and adam and not cfg.offload_optimizer
     if split_master and cfg.precision != "bf16":
         raise ZgenError(f"split_master needs bf16 compute; the config asks for {cfg.precision}")
+    if split_master and not adam:
+        raise ZgenError("split_master is an Adam(W) update; this job steps another optimizer", help="drop split_master=True")
+    if split_master and cfg.offload_optimizer:
+        raise ZgenError("split_master and offload_optimizer exclude each other (the offloaded master is plain fp32)")
     if plan is None:
         plan = default_plan(model, cfg)
     elif not isinstance(plan, Plan):
@@ -98,7 +120,8 @@ def initialize(
             fill_from_weights(units)
 
     return Engine(
-        model, cfg, plan, binding, info, keep_low_precision=keep_low_precision, split_master=split_master, fill=fill
+        model, cfg, plan, binding, info, keep_low_precision=keep_low_precision, split_master=split_master, fill=fill,
+        optimizer=optimizer,
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,19 +59,28 @@ _ZERO_ACCEPTED = {
     "stage3_model_persistence_threshold",
     "model_persistence_threshold",
     "use_multi_rank_bucket_allreduce",
+    "offload_optimizer",  # read by _offload
+    "cpu_offload",
 }
 # zero_optimization features the runtime does not implement: refused unless off.
 _ZERO_REFUSED = {
     "offload_param": "parameter offload",
-    "offload_optimizer": "optimizer offload",
     "zero_quantized_weights": "quantized weights",
     "zero_quantized_nontrainable_weights": "quantized weights",
     "zero_quantized_gradients": "quantized gradients",
     "zero_hpz_partition_size": "hierarchical partitioning",
     "mics_shard_size": "MiCS sharding",
-    "cpu_offload": "optimizer offload",
     "cpu_offload_params": "parameter offload",
 }
+# Optimizer offload's keys: the device (cpu) and pinned host memory are honoured; the rest tune
+# DeepSpeed's own NVMe/CPU-Adam machinery and change no result.
+_OFFLOAD_KEYS = {"device", "pin_memory", "buffer_count", "fast_init", "ratio", "nvme_path", "pipeline_read",
+                 "pipeline_write", "cpuadam_cores_perc"}
+# DeepSpeed's config optimizers the runtime steps besides Adam(W): its own Lion, and torch.optim classes
+# by their exact name (as DeepSpeed falls back to `getattr(torch.optim, type)`).
+_OWN_OPTIMIZERS = {"lion": "Lion"}
+# DeepSpeed's own optimizers with no torch.optim counterpart of that name: refused, not looked up.
+_DEEPSPEED_ONLY = {"lamb", "onebitadam", "zerooneadam", "onebitlamb", "muadam", "muadamw", "musgd", "muon"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,7 +149,7 @@ class RuntimeConfig:
     gradient_clipping: float
     precision: Precision
     loss_scale: LossScaleConfig = LossScaleConfig()
-    optimizer: str  # "adamw" (decoupled weight decay) or "adam" (L2 in the gradient)
+    optimizer: str  # "adamw" (decoupled weight decay), "adam" (L2 in the gradient), "lion", "torch:<Name>", "client"
     lr: float
     betas: tuple[float, float]
     eps: float
@@ -150,16 +159,26 @@ class RuntimeConfig:
     # Only the default plan (no plan given) reads these two.
     persistence_threshold: int = 100_000
     prefetch_bucket_size: int = 50_000_000
+    optimizer_params: dict = field(default_factory=dict)  # for "lion" and "torch:<Name>": the params block
+    offload_optimizer: bool = False  # fp32 master and optimizer state in host memory
+    pin_memory: bool = False  # offloaded host buffers page-locked (CUDA only)
+    hpz_partition_size: int = 1  # zero_hpz_partition_size: secondary partition for the gathers (1: off)
 
     @classmethod
-    def load(cls, config: Any, world_size: int) -> RuntimeConfig:
-        """Parse a ds_config dict, a path to one, or a `ResolvedConfig`; a `RuntimeConfig` is taken as it is."""
+    def load(cls, config: Any, world_size: int, client_optimizer: bool = False) -> RuntimeConfig:
+        """Parse a ds_config dict, a path to one, or a `ResolvedConfig`; a `RuntimeConfig` is taken as it is.
+
+        `client_optimizer`: the caller passes its own optimizer, so the config must not name one.
+        """
         if isinstance(config, RuntimeConfig):
             if config.world_size != world_size:
                 raise ZgenError(f"the config was built for world size {config.world_size} but this job has "
                                 f"{world_size} ranks")
+            if client_optimizer and config.optimizer != "client":
+                raise ZgenError("initialize() was given an optimizer and the config names one too",
+                                help="build the RuntimeConfig with optimizer=\"client\", or drop the optimizer argument")
             return config
-        return _parse(as_dict(config), world_size)
+        return _parse(as_dict(config), world_size, client_optimizer)
 
 
 def zero_settings(config: Any) -> tuple[int, int]:
@@ -228,7 +247,7 @@ def _enabled(d: dict, key: str) -> bool:
     return bool(_get(block, "enabled", _DS.get(f"{key}.enabled", False), f"{key}."))
 
 
-def _parse(d: dict, world: int) -> RuntimeConfig:
+def _parse(d: dict, world: int, client_optimizer: bool = False) -> RuntimeConfig:
     if _enabled(d, "amp"):
         raise ZgenError("`amp.enabled` (NVIDIA apex AMP) is not supported by zgen.runtime", help="use `bf16` or `fp16`")
     bf16 = _enabled(d, "bf16") or _enabled(d, "bfloat16")
@@ -251,8 +270,23 @@ def _parse(d: dict, world: int) -> RuntimeConfig:
     if clip < 0:
         raise ZgenError(f"`gradient_clipping` must be >= 0, not {clip}")
 
-    opt_name, lr, betas, eps, wd = _optimizer(d)
+    if client_optimizer:
+        if d.get("optimizer") is not None:
+            raise ZgenError(
+                "the config has an `optimizer` block and initialize() was given an optimizer too",
+                help="remove the config's `optimizer` block, or drop the optimizer argument",
+            )
+        opt_name, lr, betas, eps, wd, opt_params = "client", 0.0, (0.9, 0.999), 1e-8, 0.0, {}
+    else:
+        opt_name, lr, betas, eps, wd, opt_params = _optimizer(d)
     zero = _zero(d)
+    offload, pin = _offload(d["zero_optimization"])
+    hpz = _number(d["zero_optimization"], "zero_hpz_partition_size", _DS[_Z + "zero_hpz_partition_size"], int, _Z)
+    if hpz < 1 or world % hpz:
+        raise ZgenError(
+            f"`zero_optimization.zero_hpz_partition_size` ({hpz}) must divide the world size ({world})",
+            help="use the number of GPUs per node, or 1 to turn it off",
+        )
     comm = _get(d, "communication_data_type", None)
     reduce_dtype = {None: "fp32", "fp32": "fp32", "bf16": "bf16", "bfp16": "bf16", "fp16": "fp16"}.get(comm)
     if reduce_dtype is None:
@@ -274,7 +308,35 @@ def _parse(d: dict, world: int) -> RuntimeConfig:
         reduce_dtype=reduce_dtype,
         persistence_threshold=zero[0],
         prefetch_bucket_size=zero[1],
+        optimizer_params=opt_params,
+        offload_optimizer=offload,
+        pin_memory=pin,
+        hpz_partition_size=hpz,
     )
+
+
+def _offload(z: dict) -> tuple[bool, bool]:
+    """(offload the optimizer to the host, pin its memory) from `zero_optimization.offload_optimizer`."""
+    block = z.get("offload_optimizer")
+    if block is None and z.get("cpu_offload"):  # DeepSpeed's older spelling
+        block = {"device": "cpu"}
+    if block is None:
+        return False, False
+    w = "zero_optimization.offload_optimizer."
+    if not isinstance(block, dict):
+        raise ZgenError('`zero_optimization.offload_optimizer` must be an object such as {"device": "cpu"}')
+    for key in block:
+        if key not in _OFFLOAD_KEYS:
+            raise ZgenError(f"`{w}{key}` is not an optimizer offload setting", help=_FIX_HINT)
+    device = str(_get(block, "device", _DS[w + "device"], w)).lower()
+    if device == "nvme":
+        raise ZgenError(f"`{w}device` nvme is not supported by zgen.runtime", help='use "cpu"')
+    if device not in ("cpu", "none"):
+        raise ZgenError(f"`{w}device` must be cpu or none, not {device!r}")
+    pin = _get(block, "pin_memory", _DS[w + "pin_memory"], w)
+    if not isinstance(pin, bool):
+        raise ZgenError(f"`{w}pin_memory` must be true or false, not {pin!r}")
+    return device == "cpu", pin
 
 
 def _batch(d: dict, world: int) -> tuple[int, int, int]:
@@ -317,17 +379,27 @@ def _batch(d: dict, world: int) -> tuple[int, int, int]:
     return micro, accum, train
 
 
-def _optimizer(d: dict) -> tuple[str, float, tuple[float, float], float, float]:
+def _optimizer(d: dict) -> tuple[str, float, tuple[float, float], float, float, dict]:
     block = d.get("optimizer")
     if block is None:
         raise ZgenError("the config has no `optimizer`", help='add `"optimizer": {"type": "AdamW", "params": {"lr": ...}}`')
-    kind = str(_get(block, "type", "", "optimizer.")).lower()
+    given = str(_get(block, "type", "", "optimizer."))
+    kind = given.lower()
     params = block.get("params", {}) or {}
+    if not isinstance(params, dict):
+        raise ZgenError("`optimizer.params` must be an object")
     if kind not in ("adam", "adamw"):
-        raise ZgenError(
-            f"`optimizer.type` {block.get('type')!r} is not supported by zgen.runtime",
-            help="use `AdamW` (or `Adam`); the runtime steps torch.optim.AdamW over the flat fp32 shards",
-        )
+        if kind in _OWN_OPTIMIZERS:
+            name = kind
+        elif kind not in _DEEPSPEED_ONLY and given.isidentifier() and given[0].isupper() and given != "Optimizer":
+            name = f"torch:{given}"  # checked against torch.optim when the engine builds it
+        else:
+            raise ZgenError(
+                f"`optimizer.type` {given!r} is not supported by zgen.runtime",
+                help="use AdamW, Adam, Lion, or a torch.optim class by its name (SGD, Adagrad, ...)",
+            )
+        lr = _number(params, "lr", _DS["optimizer.params.lr"], float, "optimizer.params.")
+        return name, lr, (0.9, 0.999), 1e-8, 0.0, dict(params)
     for key in ("amsgrad", "maximize", "capturable", "differentiable"):
         if params.get(key):
             raise ZgenError(f"`optimizer.params.{key}` is not supported by zgen.runtime", help=_FIX_HINT)
@@ -339,7 +411,7 @@ def _optimizer(d: dict) -> tuple[str, float, tuple[float, float], float, float]:
         raise ZgenError(f"`optimizer.params.betas` must be a list of two numbers, not {betas!r}")
     eps = _number(params, "eps", _DS["optimizer.params.eps"], float, "optimizer.params.")
     wd = _number(params, "weight_decay", _DS["optimizer.params.weight_decay"], float, "optimizer.params.")
-    return ("adamw" if decoupled else "adam"), lr, (float(betas[0]), float(betas[1])), eps, wd
+    return ("adamw" if decoupled else "adam"), lr, (float(betas[0]), float(betas[1])), eps, wd, {}
 
 
 def _scheduler(d: dict) -> SchedulerConfig | None:

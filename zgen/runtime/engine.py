@@ -57,7 +57,8 @@ from . import checkpoint, comm
 from .config import RuntimeConfig
 from .group import Gathered, GroupContext, UnitGroup
 from .layout import FlatLayout
-from .optim import build_optimizer
+from .offload import OffloadedOptimizer
+from .optim import OptimizerFactory, TorchOptimizer, build_optimizer
 from .partitioned import Partitioned
 from .plans import Binding, BoundUnit
 from .scaler import StepScaler
@@ -85,6 +86,7 @@ class Engine:
         keep_low_precision: bool,
         split_master: bool = False,
         fill: Callable[[list[UnitState]], None],
+        optimizer: OptimizerFactory | None = None,
     ) -> None:
         checkpoint.require_numpy(info.world_size)
         self.module = module
@@ -103,7 +105,7 @@ class Engine:
         def group(b: BoundUnit, pinned: bool, frozen: bool = False) -> UnitGroup:
             layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
             shards = UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, pinned,
-                               split_master)
+                               split_master, config.offload_optimizer, config.pin_memory)
             return UnitGroup(shards, self._ctx, frozen)
 
         companions: list[UnitGroup] = []
@@ -142,7 +144,9 @@ class Engine:
         for g in self._all:
             g.bound.params = [(n, None) for n, _ in g.bound.params]  # drop the last references to the unsharded weights
         self._step_order = self._optimizer_order()
-        self.optimizer = build_optimizer([g.shards for g in self._step_order], config)
+        self.optimizer = build_optimizer([g.shards for g in self._step_order], config, optimizer)
+        if config.offload_optimizer:
+            self.optimizer = OffloadedOptimizer(self.optimizer, self.device, config.pin_memory)
         self.scaler = StepScaler(config, self.world_size, self.device, self.streams)
 
         self.training_state = TrainingState.IDLE
@@ -282,6 +286,9 @@ class Engine:
 
     def get_lr(self) -> list[float]:
         """The learning rate the next optimizer step will use (one entry, as DeepSpeed's list)."""
+        inner = getattr(self.optimizer, "inner", self.optimizer)
+        if isinstance(inner, TorchOptimizer) and not inner.scheduled:  # a client's optimizer keeps its own
+            return [float(inner.torch.param_groups[0]["lr"])]
         return [self.scaler.lr(self.global_steps)]
 
     @property
@@ -328,6 +335,8 @@ class Engine:
 
     def quiesce(self) -> None:
         """Finish all queued work and free every gathered unit, so that only the shards remain."""
+        if isinstance(self.optimizer, OffloadedOptimizer):
+            self.optimizer.synchronize()
         self.streams.synchronize()
         for g in self._all:
             g.quiesce()

@@ -34,6 +34,7 @@ from typing import Any
 import torch
 
 from . import comm
+from .offload import PendingUpdate
 from .unit import UnitState
 
 __all__ = ["Gathered", "GroupContext", "UnitGroup", "Views"]
@@ -125,7 +126,7 @@ class UnitGroup:
         ready = s.record(s.main)
         with s.on(s.gather):
             s.wait(s.gather, ready)
-            s.wait(s.gather, self.update_event)
+            s.wait(s.gather, self._update_done())
             if self.ctx.world_size > 1:
                 comm.all_gather(self.shards.write_target, self.shards.gather_input)
             else:
@@ -140,7 +141,7 @@ class UnitGroup:
         s = self.ctx.streams
         if self.static:
             if self.update_event is not None:
-                s.wait(s.main, self.update_event)
+                s.wait(s.main, self._update_done())
                 self.update_event, self.stale_grad = None, None
             return
         if self.state is Gathered.FREE:
@@ -170,11 +171,17 @@ class UnitGroup:
     def settle_update(self) -> None:
         """After a forward that did not gather this unit: order the main stream after its last update."""
         if self.update_event is not None and (self.static or self.state is Gathered.FREE):
-            self.ctx.streams.wait(self.ctx.streams.main, self.update_event)
+            self.ctx.streams.wait(self.ctx.streams.main, self._update_done())
             self.update_event, self.stale_grad = None, None
 
+    def _update_done(self):
+        """The event that ends this unit's last update (waiting for the host first when it is offloaded)."""
+        if isinstance(self.update_event, PendingUpdate):
+            self.update_event = self.update_event.wait()
+        return self.update_event
+
     def quiesce(self) -> None:
-        """With every stream synchronised: forget events and free the gathered buffer."""
+        """Forget events (after the caller synchronised every stream and waited for the host updates)."""
         self.update_event, self.stale_grad = None, None
         if self.state is Gathered.PENDING:
             self.state = Gathered.READY
@@ -277,10 +284,13 @@ class UnitGroup:
     # ------------------------------------------------------------------ optimizer step
     def apply_update(self, optimizer, divisor: torch.Tensor, lr: float) -> None:
         """Step `optimizer` on this unit's shard (on the current stream, the optimizer's)."""
-        optimizer.step_unit(self.shards, self.grad if self.grad is not None else self.held_grads, divisor, lr)
-        self.shards.refresh_low_precision()
+        pending = optimizer.step_unit(self.shards, self.grad if self.grad is not None else self.held_grads, divisor, lr)
         if self.pinned and not self.static:
             self.state = Gathered.FREE  # contents are last step's weights; storage stays
+        if pending is not None:  # offloaded: the host copies the weights up when it is done
+            self.update_event = pending
+            return
+        self.shards.refresh_low_precision()
         self.update_event = self.ctx.streams.record(self.ctx.streams.optim)
 
     def end_step(self) -> None:

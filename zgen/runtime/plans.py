@@ -73,7 +73,7 @@ def default_plan(model: nn.Module, config: Any = None) -> Plan:
         forward_prefetch=forward_prefetch,
         backward_prefetch=backward_prefetch,
         persistent=persistent,
-        notes=("default plan: one unit per block of the largest ModuleList, root first",),
+        notes=("default plan: one unit per repeated block of the model's stacks (zgen.plan.units), root first",),
     )
 
 

@@ -7,7 +7,9 @@ Per unit and rank:
   together are the fp32 values bit for bit (`zgen.runtime.split`);
 * `lp` - a low-precision shard used as the all-gather input when the master is
   plain fp32, the world size is above 1 and compute is not fp32 (with a split
-  master `hi` is that input);
+  master `hi` is that input); with optimizer offload the master is in host
+  memory and `lp` (compute dtype, on the device) is always there: the gather
+  input, or at world size 1 the gathered buffer itself;
 * `full` - the gathered flat buffer in the compute dtype. Its storage is
   resized to zero when the unit is freed and back when it is gathered again,
   so views that autograd saved in forward stay valid for backward (the same
@@ -46,6 +48,8 @@ class UnitState:
         keep_low_precision: bool,
         pinned: bool,
         split: bool = False,
+        offload: bool = False,
+        pin_memory: bool = False,
     ) -> None:
         self.label = bound.label
         self.bound = bound
@@ -53,11 +57,16 @@ class UnitState:
         self.rank = rank
         self.pinned = pinned  # persistent pseudo-unit: gathered once per step, never freed
         self.split = split  # master kept as bf16 `hi` + int16 `lo` (zgen.runtime.split)
+        self.offload = offload  # fp32 master in host memory; `lp` is the device copy the unit computes from
         self.names = [s.name for s in layout.slots]
         world = layout.world_size
         low = compute_dtype != torch.float32
         self.master = self.lp = self.hi = self.lo = None
-        if split:
+        if offload:
+            pin = pin_memory and torch.cuda.is_available() and device.type == "cuda"
+            self.master = torch.zeros(layout.shard, dtype=torch.float32, device="cpu", pin_memory=pin)
+            self.lp = torch.empty(layout.shard, dtype=compute_dtype, device=device)
+        elif split:
             self.hi = torch.zeros(layout.shard, dtype=torch.bfloat16, device=device)
             self.lo = torch.zeros(layout.shard, dtype=torch.int16, device=device)
         else:
@@ -65,8 +74,10 @@ class UnitState:
             if world > 1 and low:
                 self.lp = torch.empty(layout.shard, dtype=compute_dtype, device=device)
         # `static`: `full` aliases a persistent tensor, so it is never freed and needs no gather.
-        self.static = world == 1 and (not low or keep_low_precision or split)
-        if world == 1 and split:
+        self.static = world == 1 and (not low or keep_low_precision or split or offload)
+        if world == 1 and offload:
+            self.full = self.lp
+        elif world == 1 and split:
             self.full = self.hi
         elif world == 1 and not low:
             self.full = self.master

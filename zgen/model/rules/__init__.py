@@ -11,10 +11,12 @@ from .zg105_deepcopy_after_partition import DeepcopyAfterPartition
 from .zg106_created_in_forward import CreatedInForward
 from .zg107_clip_grad_partitioned import ClipGradPartitioned
 from .zg108_unconsolidated_state_dict import UnconsolidatedStateDict
+from .zg109_partitioned_data_read import PartitionedDataRead
 from .zg201_rank_gated_call import RankGatedCall
 from .zg202_random_layer_skip import RandomLayerSkip
 from .zg203_data_dependent_experts import DataDependentSubmodules
 from .zg204_data_dependent_exit import DataDependentExit
+from .zg205_optional_input_skips_module import OptionalInputSkipsModule
 from .zg301_external_parameter_read import ExternalParameterRead
 from .zg302_forward_bypass import ForwardBypass
 from .zg303_child_method_bypass import ChildMethodBypass
@@ -29,10 +31,12 @@ ALL_RULES: tuple[type[Rule], ...] = (
     CreatedInForward,
     ClipGradPartitioned,
     UnconsolidatedStateDict,
+    PartitionedDataRead,
     RankGatedCall,
     RandomLayerSkip,
     DataDependentSubmodules,
     DataDependentExit,
+    OptionalInputSkipsModule,
     ExternalParameterRead,
     ForwardBypass,
     ChildMethodBypass,

@@ -120,7 +120,7 @@ def main(model, cfg, table):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for _cls, method, access in scoped_accesses(index, "forward"):
+        for _cls, method, access in (*scoped_accesses(index, "forward"), *scoped_accesses(index, "entry")):
             if access.use in (WRITE, INIT):
                 what = code_of(access.node)
                 message = (

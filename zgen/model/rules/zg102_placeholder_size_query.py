@@ -101,7 +101,7 @@ from torch import nn
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
-        self.proj = nn.Linear(4, 8)
+        self.proj = nn.Linear(4096, 4096)
 
     def forward(self, x):
         return self.proj(x).view(-1, self.proj.weight.shape[0])
@@ -116,7 +116,7 @@ def main(model, cfg):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for scope in ("init", "forward"):
+        for scope in ("init", "forward", "entry"):
             for _cls, method, access in scoped_accesses(index, scope):
                 if access.use != SIZE:
                     continue

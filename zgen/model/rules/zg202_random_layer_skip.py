@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+
+import libcst as cst
 
 from ..divergence import divergences, message
 from ..flow import HOST_RANDOM, RANDOM, code_of
 from ..index import ModelIndex
 from ..rule import Report, Rule, Trigger
+from ..tree import access_path, walk
 
 # Random sources that make decisions; `nn.init.normal_(w, ...)`-style initialisers take arguments.
 _TRIGGER = Trigger(
@@ -41,6 +45,8 @@ class RandomLayerSkip(Rule):
 
     Randomness that masks a module's output but still runs the module
     (dropout, drop-path multiplying by a mask) is fine and not flagged.
+    Iterating a layer container whose `__iter__` draws random numbers to
+    drop layers (a LayerDrop module list) is flagged at the loop.
 
     ## Example
     ```python
@@ -63,6 +69,24 @@ class RandomLayerSkip(Rule):
     name = "random-layer-skip"
 
     VALID = (
+        # A module list whose `__iter__` is deterministic.
+        """
+from torch import nn
+
+class Stack(nn.ModuleList):
+    def __iter__(self):
+        return iter(list(super().__iter__())[::-1])
+
+class Encoder(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.layers = Stack([nn.Linear(d, d) for _ in range(4)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+""",
         # drop-path: the random mask scales the output, the block always runs.
         """
 import torch
@@ -111,6 +135,32 @@ class Net(nn.Module):
 """,
     )
     INVALID = (
+        # A module list that drops layers while it is iterated.
+        """
+import torch
+from torch import nn
+
+class DropList(nn.ModuleList):
+    def __init__(self, p, modules=None):
+        super().__init__(modules)
+        self.p = p
+
+    def __iter__(self):
+        dropout_probs = torch.empty(len(self)).uniform_()
+        for i, m in enumerate(super().__iter__()):
+            if not self.training or dropout_probs[i] > self.p:
+                yield m
+
+class Encoder(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.layers = DropList(0.1, [nn.Linear(d, d) for _ in range(4)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+""",
         """
 import torch
 from torch import nn
@@ -150,6 +200,7 @@ class Adapter(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
+        yield from self._random_iterables(index)
         for cls, method in index.methods("all", _TRIGGER):
             for d in divergences(index, cls, method):
                 if d.kind not in (RANDOM, HOST_RANDOM):
@@ -159,6 +210,36 @@ class Adapter(nn.Module):
                     text += " (the host `random`/`numpy` stream is also consumed by data loading)"
                 yield self.finding(index, method.snippet, d.node, text, _HELP)
 
+
+    def _random_iterables(self, index: ModelIndex) -> Iterator[Report]:
+        """`for layer in self.layers:` where the class of `self.layers` drops layers at random in `__iter__`."""
+        random_lists = {name for name, info in index.classes.items() if _iterates_at_random(info)}
+        if not random_lists:
+            return
+        for cls, method in index.methods("forward"):
+            members = [m for m in cls.facts.members.values() if any(c in random_lists for c in m.classes)]
+            if not members or method.node is None:
+                continue
+            names = {m.name for m in members}
+            for node in walk(method.node):
+                if isinstance(node, (cst.For, cst.CompFor)):
+                    path = access_path(node.iter)
+                    if path is not None and path.root == "self" and path.parts[:1] and path.parts[0] in names:
+                        message = (
+                            f"iterating `{code_of(node.iter)}` skips layers at random: its class draws a random "
+                            "number per layer in `__iter__`, so ranks run different layers and hang in their "
+                            "parameter all-gathers"
+                        )
+                        yield self.finding(index, method.snippet, node.iter, message, _HELP)
+
+
+def _iterates_at_random(info) -> bool:
+    """A container class (of this file) whose `__iter__` makes a random draw."""
+    iterate = info.method("__iter__")
+    return iterate is not None and bool(_RANDOM_DRAW.search(iterate.text))
+
+
+_RANDOM_DRAW = re.compile(r"\btorch\.(?:rand|randn|bernoulli|multinomial)\b|\brandom\.\w+\(|\.uniform_\(")
 
 _HELP = (
     "make the decision identical on every rank (draw it on one rank and broadcast it), "

@@ -20,8 +20,17 @@ TRIGGER = Trigger(
     ".all(",
     "torch.equal",
     "where(",
+    "all(",
+    "any(",
+    "sum(",
+    "mean(",
+    "max(",
+    "min(",
+    "norm(",
+    "std(",
     pattern=r"nonzero|unique|argwhere|masked_select|bincount|\.any\(|\.all\(|torch\.equal"
-    r"|\bwhere\((?:[^,()]|\([^()]*\))*\)",
+    r"|\bwhere\((?:[^,()]|\([^()]*\))*\)|(?<![\w.])(?:all|any)\(\w"
+    r"|\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)",
 )
 
 

@@ -33,8 +33,12 @@ class ExternalParameterRead(Rule):
     whole tensor on the spot, blocking, outside any prefetch (and registers
     it for later steps); a runtime without that fallback computes with an
     empty tensor. Either way the schedule does not know about the fetch.
-    Norm weights are not flagged: they stay gathered below the default
-    `stage3_param_persistence_threshold`.
+    Parameters below `stage3_param_persistence_threshold` (the config's value
+    when one is checked with the model, DeepSpeed's default 1e5 otherwise)
+    are not flagged, since ZeRO-3 keeps them gathered: norm weights, 1-D
+    vectors, and layers whose size `__init__` shows (literals and defaults,
+    `nn.Embedding(nq, hd)` with `nq=300, hd=256`). Using only a parameter's
+    dtype and device (`x.to(p)`, `p.new_zeros(...)`) is not a read.
 
     ## Example
     ```python
@@ -109,6 +113,20 @@ class LM(nn.Module):
     def forward(self, ids):
         return F.linear(self.embed(ids), self.embed.weight)
 """,
+        # Below the persistence threshold (300 x 256 elements with the constructor's defaults):
+        # ZeRO-3 keeps the table gathered, so reading it anywhere is free.
+        """
+from torch import nn
+
+class Decoder(nn.Module):
+    def __init__(self, nq=300, hd=256):
+        super().__init__()
+        self.query = nn.Embedding(nq, hd)
+        self.proj = nn.Linear(hd, hd)
+
+    def forward(self, x):
+        return self.proj(x + self.query.weight)
+""",
     )
     INVALID = (
         """
@@ -118,7 +136,7 @@ from torch import nn
 class LM(nn.Module):
     def __init__(self):
         super().__init__()
-        self.embed = nn.Embedding(10, 8)
+        self.embed = nn.Embedding(32000, 512)
 
     def forward(self, ids):
         return F.linear(self.embed(ids), self.embed.weight)

@@ -19,6 +19,10 @@ class Unparsable(Rule):
     Reports a Python file that does not parse, at the position of the
     syntax error, instead of stopping the whole run. zgen parses with the
     Python it runs on, so syntax newer than that interpreter also lands here.
+    A file that cannot be read (permissions, a broken link) or decoded is
+    reported the same way, at line 1; the other files are still checked
+    and the run exits 1, as for any finding (exit 2 is kept for runs zgen
+    could not do at all: a bad setting, a path that does not exist).
 
     ## Why is this bad under ZeRO-3?
     It is not a ZeRO-3 hazard itself, but every other check of the file is

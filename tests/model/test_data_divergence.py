@@ -1,0 +1,55 @@
+"""Decisions on a tensor's values choose which submodules run: ZG203/ZG204 see them; shapes and flags do not count."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+TEMPLATE = """
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x, stop=None):
+        if {test}:
+            return self.a(x)
+        return self.b(x)
+
+
+class Generator(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.step = nn.Linear(d, d)
+
+    def generate(self, x, criteria):
+        for _ in range(16):
+            x = self.step(x)
+            if {stop}:
+                break
+        return x
+"""
+
+
+@pytest.mark.parametrize("test", ["x.sum() > 0", "x.norm().item() < 1e-3", "x.max() == x.min()"])
+def test_branch_on_a_reduction_of_the_input(test):
+    codes = [f.code for f in check_source("m.py", TEMPLATE.format(test=test, stop="False"))]
+    assert "ZG203" in codes or "ZG204" in codes, codes
+
+
+def test_builtin_all_over_a_stopping_verdict_is_a_data_exit():
+    codes = [f.code for f in check_source("m.py", TEMPLATE.format(test="False", stop="all(criteria(x))"))]
+    assert "ZG204" in codes, codes
+
+
+@pytest.mark.parametrize("test", ["x.size(0) > 1", "self.training", "x.dim() == 3", "stop is not None and stop > 0"])
+def test_shapes_flags_and_arguments_are_not_data(test):
+    assert check_source("m.py", textwrap.dedent(TEMPLATE.format(test=test, stop="False"))) == []

@@ -1,0 +1,116 @@
+"""Classes from other files: found through the package and the import path, read and never imported."""
+
+from __future__ import annotations
+
+import textwrap
+
+from zgen.model import check_source
+from zgen.model.project import module_name_of
+
+LAYERS = """
+import torch
+from torch import nn
+
+class Base(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+
+class Mlp(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, 4 * dim)
+        self.fc2 = nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x))
+
+class Config:
+    def __init__(self):
+        self.dim = 8
+"""
+
+MODEL = """
+import torch.distributed as dist
+from .layers import Base, Config
+from . import layers
+
+class Block(Base):
+    def __init__(self, dim):
+        super().__init__(dim)
+        self.mlp = layers.Mlp(dim)
+        self.cfg = Config()
+
+    def forward(self, x):
+        if dist.get_rank() == 0:
+            x = self.mlp(x)
+        return x + self.mlp.fc1.bias.sum() + self.norm.weight.sum()
+"""
+
+SAFE = """
+import torch.distributed as dist
+from .layers import Base, Config
+
+class Head(Base):
+    def __init__(self, dim):
+        super().__init__(dim)
+        self.cfg = Config()
+
+    def forward(self, x):
+        if dist.get_rank() == 0:
+            self.cfg(x)  # not a module: nothing to gather
+        return self.norm(x)
+"""
+
+
+def _package(tmp_path, **files):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .layers import Mlp\n")
+    for name, code in files.items():
+        (pkg / f"{name}.py").write_text(textwrap.dedent(code))
+    return pkg
+
+
+def test_module_name_of_walks_up_packages(tmp_path):
+    pkg = _package(tmp_path, layers=LAYERS)
+    assert module_name_of(str(pkg / "layers.py")) == ("pkg.layers", str(tmp_path), False)
+    assert module_name_of(str(pkg / "__init__.py")) == ("pkg", str(tmp_path), True)
+
+
+def test_bases_and_members_from_another_file(tmp_path):
+    pkg = _package(tmp_path, layers=LAYERS, model=MODEL)
+    deps: dict[str, str] = {}
+    findings = check_source(str(pkg / "model.py"), (pkg / "model.py").read_text(), deps=deps)
+    codes = {(f.code, f.line) for f in findings}
+    assert ("ZG201", 13) in codes  # Mlp is a module with parameters, defined in layers.py
+    assert ("ZG301", 15) in codes  # self.mlp.fc1.bias: a parameter of a submodule of another file
+    assert str(pkg / "layers.py") in deps
+    # The LayerNorm weight that `Base` builds stays gathered (persistent): not flagged.
+    assert not any(f.code == "ZG301" and "norm" in f.message for f in findings)
+
+
+def test_non_module_class_from_another_file_stays_clean(tmp_path):
+    pkg = _package(tmp_path, layers=LAYERS, head=SAFE)
+    assert check_source(str(pkg / "head.py"), (pkg / "head.py").read_text()) == []
+
+
+def test_reexport_through_package_init(tmp_path):
+    pkg = _package(tmp_path, layers=LAYERS)
+    (tmp_path / "user.py").write_text(textwrap.dedent("""
+        import torch.distributed as dist
+        from torch import nn
+        from pkg import Mlp
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mlp = Mlp(8)
+
+            def forward(self, x):
+                if dist.get_rank() == 0:
+                    x = self.mlp(x)
+                return x
+    """))
+    findings = check_source(str(tmp_path / "user.py"), (tmp_path / "user.py").read_text())
+    assert [f.code for f in findings] == ["ZG201"]

@@ -1,0 +1,250 @@
+"""The rest of the program: classes a checked file imports, read from their source files.
+
+A file's `class Encoder(BaseEncoder)` or `self.mlp = Mlp(dim)` is only
+understood once `BaseEncoder` and `Mlp` are: are they `nn.Module`s, what do
+they build, which parameters do they own? `Project` answers by finding the
+file that defines the name, through the checked file's package (relative
+imports) and the directories of the import path (`sys.path`, the way
+`importlib` would, but without importing or executing anything), and
+indexing it with the same lazy `ModelIndex` as a checked file. Re-exports
+through a package's `__init__.py` are followed.
+
+Every file read this way is recorded with its content hash in `deps`, so
+the findings cache can tell when a checked file's findings are stale because
+a file it depends on changed. Indexes are kept per process, keyed by path,
+size and modification time, so a worker checking many files of one library
+reads each shared base file once; with `summary_dir` set, the skeleton of
+each library file (the `ast` pass, the costly part) is also kept on disk as
+JSON under its content hash, so later runs skip it. Files above 200 kB are
+not read: they are utility hubs (generation loops, the model base class),
+not layer definitions, and parsing them would cost more than they tell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from typing import TYPE_CHECKING
+
+from .skeleton import Skeleton, SourceError, build_skeleton, skeleton_from_dict, skeleton_to_dict
+
+if TYPE_CHECKING:
+    from .index import ClassInfo, ModelIndex
+
+__all__ = ["Project", "module_name_of", "file_digest"]
+
+# Packages never read: torch is described by known.py, the rest define no model classes.
+_SKIPPED = frozenset(sys.stdlib_module_names) | {
+    "torch",
+    "numpy",
+    "deepspeed",
+    "typing_extensions",
+    "einops",
+    "scipy",
+    "pandas",
+    "PIL",
+    "cv2",
+    "tqdm",
+    "yaml",
+    "omegaconf",
+    "hydra",
+    "safetensors",
+    "huggingface_hub",
+    "tokenizers",
+    "packaging",
+    "jax",
+    "flax",
+    "tensorflow",
+    "triton",
+}
+# Files above this size are not indexed: generated tables, vendored bundles.
+_MAX_BYTES = 200_000
+_SUMMARY_FORMAT = 1
+_MAX_HOPS = 8  # re-export chains followed per name
+
+
+def file_digest(data: bytes) -> str:
+    """The content hash the findings cache stores for a dependency."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def module_name_of(path: str) -> tuple[str, str, bool]:
+    """(dotted module name, directory its top package lives in, is a package `__init__`) for a file path.
+
+    The package is found by walking up while directories hold an `__init__.py`,
+    as the import system would see the file from that directory.
+    """
+    full = os.path.abspath(path)
+    directory, filename = os.path.split(full)
+    stem = filename[:-3] if filename.endswith(".py") else filename
+    is_package = stem == "__init__"
+    parts = [] if is_package else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, name = os.path.split(directory)
+        parts.insert(0, name)
+        if not name:
+            break
+    return ".".join(parts), directory, is_package
+
+
+class Project:
+    """Finds, reads and indexes the source files that define imported names. One per process."""
+
+    def __init__(self) -> None:
+        self.roots: list[str] = []
+        self._seen_roots: set[str] = set()
+        self._files: dict[str, str | None] = {}  # module name -> file path
+        self._indexes: dict[str, tuple[tuple[int, int], str, ModelIndex | None]] = {}
+        self._classes: dict[str, tuple[ModelIndex, ClassInfo] | None] = {}
+        self.deps: dict[str, str] = {}  # files read for the check in progress: path -> content hash
+        self.summary_dir: str | None = None  # where skeletons of library files are kept between runs
+        self._system = [p for p in sys.path if p and os.path.isdir(p)]
+
+    def begin(self, path: str) -> tuple[str, bool]:
+        """Start checking `path`: reset `deps`, add its package's directory to the roots; its module name."""
+        self.deps = {}
+        name, root, is_package = module_name_of(path)
+        if root not in self._seen_roots:
+            self._seen_roots.add(root)
+            self.roots.insert(0, root)
+            self._files.clear()
+            self._classes.clear()
+        return name, is_package
+
+    # --- files -------------------------------------------------------------
+
+    def module_file(self, module: str) -> str | None:
+        """The source file of a dotted module name, searched like the import system, or None."""
+        if module in self._files:
+            return self._files[module]
+        found = None
+        if module and module.split(".", 1)[0] not in _SKIPPED:
+            rel = module.replace(".", os.sep)
+            for root in self.roots + self._system:
+                for candidate in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
+                    if os.path.isfile(candidate):
+                        found = candidate
+                        break
+                if found:
+                    break
+        self._files[module] = found
+        return found
+
+    def index(self, module: str) -> ModelIndex | None:
+        """The lazily built index of a module's source file; records it in `deps`."""
+        path = self.module_file(module)
+        if path is None:
+            return None
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        cached = self._indexes.get(path)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, *self._read(path, module, stat.st_size))
+            self._indexes[path] = cached
+        if cached[1]:  # a file too large to read is not a dependency: nothing of it was used
+            self.deps[path] = cached[1]
+        return cached[2]
+
+    def _read(self, path: str, module: str, size: int) -> tuple[str, ModelIndex | None]:
+        from .index import ModelIndex
+
+        if size > _MAX_BYTES:
+            return "", None
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return "", None
+        digest = file_digest(data)
+        source = data.decode("utf-8", errors="replace")
+        skeleton = self._skeleton(digest, source)
+        if skeleton is None:
+            return digest, None
+        return digest, ModelIndex(path, source, skeleton, self, module, path.endswith("__init__.py"))
+
+    def _skeleton(self, digest: str, source: str) -> Skeleton | None:
+        """The file's skeleton from the summary cache, else built (and stored); None if it does not parse."""
+        path = os.path.join(self.summary_dir, f"{digest}.json") if self.summary_dir else None
+        if path is not None:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    doc = json.load(f)
+                if doc.get("format") == _SUMMARY_FORMAT:
+                    return skeleton_from_dict(doc["skeleton"], source) if doc["skeleton"] else None
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                pass
+        skeleton = build_skeleton(source)
+        parsed = None if isinstance(skeleton, SourceError) else skeleton
+        if path is not None:
+            _write_json(path, {"format": _SUMMARY_FORMAT, "skeleton": skeleton_to_dict(parsed) if parsed else None})
+        return parsed
+
+    # --- names -------------------------------------------------------------
+
+    def lookup(self, qualified: str) -> tuple[ModelIndex, ClassInfo] | None:
+        """The class a fully qualified name (`pkg.layers.Mlp`) refers to, through re-exports."""
+        if qualified in self._classes:
+            found = self._classes[qualified]
+            # Still the index of the file as it is now (this records it in `deps`)? Else look again.
+            if found is None or self.index(found[0].module) is found[0]:
+                return found
+        self._classes[qualified] = None  # a re-export cycle ends here
+        found = self._lookup(qualified, 0)
+        self._classes[qualified] = found
+        return found
+
+    def _lookup(self, qualified: str, hops: int) -> tuple[ModelIndex, ClassInfo] | None:
+        found = self._resolve(qualified, hops)
+        if found is None:
+            return None
+        info = found[0].classes.get(found[1])
+        return (found[0], info) if info is not None else None
+
+    def resolve(self, qualified: str) -> tuple[ModelIndex, str] | None:
+        """The file that defines a qualified name (a class or function) and the name there."""
+        return self._resolve(qualified, 0)
+
+    def _resolve(self, qualified: str, hops: int) -> tuple[ModelIndex, str] | None:
+        if hops > _MAX_HOPS or "." not in qualified or qualified.startswith("."):
+            return None
+        module, _, name = qualified.rpartition(".")
+        index = self.index(module)
+        if index is None:
+            return None
+        if name in index.classes or name in index.skeleton.functions:
+            return index, name
+        target = index.imports.get(name)
+        if target is None:
+            return None
+        target = index.absolute(target)
+        return self._resolve(target, hops + 1) if target != qualified else None
+
+
+def _write_json(path: str, doc: dict) -> None:
+    """Write atomically; a cache that cannot be written only costs time."""
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".summary.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+_PROJECT: Project | None = None
+
+
+def project() -> Project:
+    """The process's project (one per worker, so library files are indexed once per process)."""
+    global _PROJECT
+    if _PROJECT is None:
+        _PROJECT = Project()
+    return _PROJECT

@@ -1,0 +1,168 @@
+"""ZG109: the values of a partitioned parameter are read where no hook gathers them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..flow import code_of, flat_of
+from ..index import ModelIndex
+from ..params import READ, scoped_accesses
+from ..rule import Report, Rule
+
+
+class PartitionedDataRead(Rule):
+    """The values of a partitioned parameter are read where no hook gathers them.
+
+    ## What it does
+    Flags reads of a parameter's values (`.data`, slicing, `.clone()`,
+    `.float()`, arithmetic, passing it to a tensor function) in two places
+    where ZeRO-3 has partitioned it and nothing gathers it: methods a
+    training loop calls on the built model (neither `forward` nor `__init__`
+    reaches them: `fuse_lora`, `crop_block_size`, `set_input_size`,
+    re-parameterisation helpers), and `__init__` after the owning submodule
+    was built (or for a module passed in, built by the caller). Reads inside
+    `GatheredParameters`, of small parameters ZeRO-3 keeps gathered, and of
+    only dtype, device or `requires_grad` are not flagged. Writes are ZG101
+    and ZG103, size queries ZG102; reads inside `forward` are ZG301.
+
+    ## Why is this bad under ZeRO-3?
+    Outside a module's forward, ZeRO-3 holds only this rank's slice of each
+    parameter and leaves an empty placeholder in its place. No hook fetches
+    it on access there: the read returns an empty tensor, and whatever is
+    computed from it (a fused kernel, a cropped embedding, statistics for an
+    initialisation) is silently wrong or fails with a shape error.
+
+    ## Example
+    ```python
+    def fuse(self):
+        w = torch.cat([self.q.weight.data, self.k.weight.data])  # two empty placeholders
+        self.qk = nn.Linear(self.dim, 2 * self.dim)
+        self.qk.weight.data.copy_(w)
+    ```
+
+    ## Use instead
+    ```python
+    def fuse(self):
+        with deepspeed.zero.GatheredParameters([self.q.weight, self.k.weight]):
+            w = torch.cat([self.q.weight.data, self.k.weight.data])
+        ...
+    ```
+    or do it before the model is partitioned (before `deepspeed.initialize`, outside `zero.Init`).
+    """
+
+    code = "ZG109"
+    name = "partitioned-data-read"
+
+    VALID = (
+        # Gathered first; and only the dtype in another helper.
+        """
+import deepspeed
+import torch
+from torch import nn
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.q(x) + self.k(x)
+
+    def fused(self):
+        with deepspeed.zero.GatheredParameters([self.q.weight, self.k.weight]):
+            return torch.cat([self.q.weight.data, self.k.weight.data])
+
+    def dtype(self):
+        return self.q.weight.dtype
+""",
+        # Tying in __init__ binds the parameter object; no values are read.
+        """
+from torch import nn
+
+class LM(nn.Module):
+    def __init__(self, vocab, d):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.embed.weight
+""",
+    )
+    INVALID = (
+        """
+import torch
+from torch import nn
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.q(x) + self.k(x)
+
+    def fuse(self):
+        return torch.cat([self.q.weight.data, self.k.weight.data])
+""",
+        # Statistics of an embedding passed in, in __init__.
+        """
+from torch import nn
+
+class Expanded(nn.Module):
+    def __init__(self, orig, extra):
+        super().__init__()
+        self.orig = orig
+        mean = orig.weight.mean(dim=0)
+        self.extra = nn.Embedding(extra, mean.numel())
+""",
+        # Slicing a child's parameter in a method called on the built model.
+        """
+from torch import nn
+
+class GPT(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.wpe = nn.Embedding(n, d)
+
+    def forward(self, pos):
+        return self.wpe(pos)
+
+    def crop(self, n):
+        self.wpe.weight = nn.Parameter(self.wpe.weight[:n])
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for scope in ("entry", "init"):
+            for _cls, method, access in scoped_accesses(index, scope):
+                if access.use != READ or access.via_parameters:
+                    continue
+                if not access.detail and (scope == "init" or not _computed_with(method, access.node)):
+                    continue
+                what = code_of(access.node) + access.detail
+                where = (
+                    f"`{method.name}`, which runs on the built model outside any forward"
+                    if scope == "entry"
+                    else f"`__init__` after `{access.owner}` was built"
+                )
+                message = (
+                    f"`{what}` reads the values of a parameter of `{access.owner}` in {where}; "
+                    "ZeRO-3 keeps it partitioned there, so this reads an empty placeholder"
+                )
+                yield self.finding(index, method.snippet, access.node, message, _HELP)
+
+
+def _computed_with(method, node: cst.CSTNode) -> bool:
+    """Is the bare parameter an operand or an argument of a computation (not just bound to a name)?"""
+    flat = flat_of(method)
+    parent = flat.parent.get(id(node)) if flat is not None else None
+    return isinstance(parent, (cst.Arg, cst.Element, cst.BinaryOperation, cst.UnaryOperation))
+
+
+_HELP = (
+    "read it inside `with deepspeed.zero.GatheredParameters(<params>):`, "
+    "or do this before the model is partitioned"
+)

@@ -1,0 +1,353 @@
+"""ZG205: whether a submodule runs depends on whether an optional input was passed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import ast
+import re
+
+import libcst as cst
+
+from zgen.findings import Severity
+
+from ..flow import Flat, ModuleCalls, code_of
+from ..index import ClassInfo, Kind, MethodInfo, ModelIndex
+from ..rule import Report, Rule
+from ..skeleton import FunctionSpan
+from ..tree import walk
+
+# `name=None` in a signature, and `if [not] name [is [not] None]` in a body: the text pre-filter.
+_OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*None\b")
+_PRESENCE_IF = re.compile(r"\bif\s+(?:not\s+)?\(?\s*(\w+)(?:\.get\([^)]*\))?(?:\s+is(?:\s+not)?\s+None)?\s*(?:and\b|or\b|:)")
+# Optional inputs that are states, caches, masks, ids, labels or flags: they pick values or carry
+# what an earlier step computed, and gating on them is the model's calling convention, not a tower.
+_NOT_A_TOWER_INPUT = re.compile(
+    r"hidden_states|past|cache|mask|position|labels?$|_ids$|^ids$|embeds$|^output_|^return_|^use_|"
+    r"^encoder_outputs$|^head_mask$|^kwargs$|token_type|^timestep|^seq_len|^length"
+)
+
+
+class OptionalInputSkipsModule(Rule):
+    """A submodule runs only when an optional input of `forward` was given.
+
+    ## What it does
+    Flags, in `forward`, an `if` that tests only whether optional inputs
+    (parameters defaulting to `None`) were passed, when one branch runs a
+    whole tower (a submodule built of submodules with parameters) that the
+    other branch does not run, or returns before the towers that follow:
+    `if pixel_values is not None: feats = self.vision_tower(pixel_values)`.
+    A helper method that runs submodules (`self.encode_text(text)`) counts
+    as a tower. A single layer gated on an optional input (an expert
+    projection given routing indices) is left alone: that is usually the
+    caller's fixed convention. Tests on `self` attributes
+    (fixed by the configuration) and branches that run the same submodule
+    both ways are not flagged. It is a warning: when every rank always gets
+    the same inputs, nothing diverges.
+
+    ## Why is this bad under ZeRO-3?
+    Each submodule's forward all-gathers its parameters, a collective every
+    rank must join. If the batches of some ranks carry the input (images,
+    a text batch, control signals) and others do not, only some ranks enter
+    the gather and the job hangs or mixes up later collectives.
+
+    ## Example
+    ```python
+    def forward(self, input_ids, pixel_values=None):
+        h = self.embed(input_ids)
+        if pixel_values is not None:
+            h = h + self.vision_tower(pixel_values)
+        return self.decoder(h)
+    ```
+
+    ## Use instead
+    ```python
+    def forward(self, input_ids, pixel_values=None):
+        h = self.embed(input_ids)
+        if pixel_values is None:
+            pixel_values = self.empty_images(input_ids)  # run the tower on a dummy batch
+        image = self.vision_tower(pixel_values)
+        h = h + image * has_images
+        return self.decoder(h)
+    ```
+    or make sure every rank's batch carries the same optional inputs.
+    """
+
+    code = "ZG205"
+    name = "optional-input-skips-module"
+    severity = Severity.WARNING
+
+    VALID = (
+        # Both branches run the same submodule.
+        """
+from torch import nn
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+
+    def forward(self, x, targets=None):
+        if targets is not None:
+            logits = self.head(x)
+        else:
+            logits = self.head(x[:, -1:])
+        return logits
+""",
+        # A test on the configuration (`self`), and an optional input that only picks a value.
+        """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, extra):
+        super().__init__()
+        self.extra = nn.Linear(4, 4) if extra else None
+        self.body = nn.Linear(4, 4)
+
+    def forward(self, x, mask=None):
+        if self.extra is not None:
+            x = self.extra(x)
+        if mask is not None:
+            x = x * mask
+        return self.body(x)
+""",
+    )
+    INVALID = (
+        """
+from torch import nn
+
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.out = nn.Linear(4, 4)
+
+
+class VLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.vision = Tower()
+        self.text = nn.Linear(4, 4)
+
+    def forward(self, ids, pixels=None):
+        h = self.text(ids)
+        if pixels is not None:
+            h = h + self.vision(pixels)
+        return h
+""",
+        # An early return before the text tower, through a helper method.
+        """
+from torch import nn
+
+class Clip(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.visual = nn.Linear(4, 4)
+        self.text = nn.Linear(4, 4)
+
+    def encode_text(self, t):
+        return self.text(t)
+
+    def forward(self, image, text=None):
+        feats = self.visual(image)
+        if text is None:
+            return feats
+        return feats, self.encode_text(text)
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for cls in index.module_classes():
+            method = cls.method("forward")
+            if method is None or not _may_gate(method.text):
+                continue
+            func = _ast_function(method)
+            if func is None:
+                continue
+            optional = {n for n in _optional_inputs(func) if not _NOT_A_TOWER_INPUT.search(n)}
+            if not optional:
+                continue
+            runs = _Runs(index, cls)
+            for position, (stmt, later) in enumerate(_ifs(func)):
+                if not _presence_test(stmt.test, optional):
+                    continue
+                skipped = runs.of(stmt.body) - runs.of(stmt.orelse)
+                if not skipped and _returns(stmt.body):
+                    skipped = runs.of(later) - runs.of(stmt.orelse)
+                if skipped:
+                    yield self._report(index, method, stmt, position, skipped)
+
+    def _report(self, index: ModelIndex, method: MethodInfo, stmt: ast.If, position: int, skipped: set[str]) -> Report:
+        """Parse only the `if` statement with libcst (the whole method for an `elif`) to place the finding."""
+        snippet = index.parse(FunctionSpan("if", stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.col_offset))
+        node = snippet.node if snippet is not None else None
+        if not isinstance(node, cst.If):
+            snippet = method.snippet
+            ifs = [n for n in walk(snippet.node) if isinstance(n, cst.If)] if snippet is not None else []
+            node = ifs[position] if position < len(ifs) else None
+        target = node.test if isinstance(node, cst.If) else (snippet.node if snippet else None)
+        names = ", ".join(f"`{s}`" for s in sorted(skipped)[:3])
+        message = (
+            f"whether {names} runs depends on `{code_of(target)}`, i.e. on which optional inputs "
+            "this call was given; ranks whose batch differs skip its parameter all-gather"
+        )
+        return self.finding(index, snippet, target, message, _HELP)
+
+
+def _may_gate(text: str) -> bool:
+    """Does the text have an `if` on a parameter that defaults to `None` (before parsing anything)?"""
+    if "None" not in text:
+        return False
+    end = text.find(":\n")
+    optional = {m.group(1) for m in _OPTIONAL.finditer(text[: end + 1] if end >= 0 else text)}
+    optional = {n for n in optional if not _NOT_A_TOWER_INPUT.search(n)}
+    return bool(optional) and any(m.group(1) in optional for m in _PRESENCE_IF.finditer(text))
+
+
+def _ast_function(method: MethodInfo) -> ast.FunctionDef | None:
+    """The method parsed with Python's `ast` (ten times faster than libcst), file line numbers kept."""
+    text = method.text
+    try:
+        tree = ast.parse("if 1:\n" + text if method.span.indent else text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    ast.increment_lineno(tree, method.span.start - 1 - (1 if method.span.indent else 0))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node  # type: ignore[return-value]
+    return None
+
+
+def _optional_inputs(func: ast.FunctionDef) -> set[str]:
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
+
+
+def _ifs(func: ast.FunctionDef) -> Iterator[tuple[ast.If, list[ast.stmt]]]:
+    """Every `if` in source pre-order (as libcst walks them), with the statements after it in its block."""
+    stack: list[list[ast.stmt]] = [func.body]
+    order: list[tuple[ast.If, list[ast.stmt]]] = []
+
+    def visit(block: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(block):
+            if isinstance(stmt, ast.If):
+                order.append((stmt, block[i + 1 :]))
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    visit(inner)
+            for handler in getattr(stmt, "handlers", ()):
+                visit(handler.body)
+            for case in getattr(stmt, "cases", ()):
+                visit(case.body)
+
+    visit(stack[0])
+    yield from order
+
+
+def _presence_test(test: ast.expr, optional: set[str]) -> bool:
+    """A test made only of `x is None` / `x is not None` / `x` / `x.get(k) is not None` on optional inputs."""
+    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    if not names or not names <= optional:
+        return False
+    return any(isinstance(n, ast.Compare) for n in ast.walk(test)) or isinstance(test, (ast.Name, ast.UnaryOp))
+
+
+class _Runs:
+    """Which towers (and helper methods that run submodules) a list of statements calls, read from `ast`."""
+
+    def __init__(self, index: ModelIndex, cls: ClassInfo) -> None:
+        self.index = index
+        self.cls = cls
+        self.resolver = ModuleCalls(index, cls, Flat(), "forward")
+        self._helpers: dict[str, bool] = {}
+
+    def of(self, stmts: list[ast.stmt]) -> set[str]:
+        found: set[str] = set()
+        for stmt in stmts:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call):
+                    found |= self._call(node)
+        return found
+
+    def _call(self, call: ast.Call) -> set[str]:
+        parts = _self_path(call.func)
+        if not parts:
+            return set()
+        if len(parts) == 1 and parts[0] not in self.cls.facts.members:
+            name = parts[0]
+            if name not in ("forward", "__call__") and self._helper_runs_modules(name):
+                return {f"self.{name}()"}
+            return set()
+        if parts[-1] in ("forward", "__call__"):
+            parts = parts[:-1]
+        resolved = self.resolver.resolve(parts)
+        if resolved is None or resolved[0] not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+            return set()
+        classes = resolved[1]
+        if not any(self.index.gathers(c) for c in classes) or not _is_tower(self.index, classes):
+            return set()
+        return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
+
+    def _helper_runs_modules(self, name: str) -> bool:
+        """Does `self.<name>()` (or what it calls on `self`) run a submodule with parameters?"""
+        if name not in self._helpers:
+            self._helpers[name] = False  # a helper that calls itself: no answer from the cycle
+            answer = False
+            for helper in self.cls.reachable(name):
+                func = _ast_function(helper)
+                if func is None:
+                    continue
+                for node in ast.walk(func):
+                    parts = _self_path(node.func) if isinstance(node, ast.Call) else None
+                    if parts and parts[0] in self.cls.facts.members:
+                        resolved = self.resolver.resolve(parts)
+                        if resolved and any(self.index.gathers(c) for c in resolved[1]):
+                            answer = True
+                            break
+                if answer:
+                    break
+            self._helpers[name] = answer
+        return self._helpers[name]
+
+
+def _self_path(node: ast.expr) -> tuple[str, ...] | None:
+    """`self.a[0].b` as ("a", "[]", "b"); None when not rooted at `self`."""
+    parts: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            parts.append("[]")
+            node = node.value
+        else:
+            break
+    if not (isinstance(node, ast.Name) and node.id == "self") or not parts:
+        return None
+    return tuple(reversed(parts))
+
+
+def _is_tower(index: ModelIndex, classes: tuple[str, ...]) -> bool:
+    """A module built of submodules with parameters (an encoder, a tower), not a single layer."""
+    for ref in classes:
+        local = index.classes.get(ref)
+        external = index.external(ref) if local is None else None
+        info = local or (external[1] if external else None)
+        if info is None:
+            continue
+        owner = info.index
+        for member in info.facts.members.values():
+            if member.kind in (Kind.MODULE, Kind.CONTAINER) and any(owner.gathers(c) for c in member.classes):
+                return True
+    return False
+
+
+def _returns(block: list[ast.stmt]) -> bool:
+    return bool(block) and isinstance(block[-1], ast.Return)
+
+
+_HELP = "run the submodule on every rank (on a dummy input when this batch lacks it), or give every rank the same inputs"
