@@ -71,6 +71,7 @@ class Problem:
     key: str
     help: str | None = None
     severity: Severity | None = None
+    rename: str = ""  # the one key the written one is a typo of, when renaming it is the fix
 
 
 @dataclass
@@ -114,6 +115,11 @@ def _fmt(value: object) -> str:
 def _closest(word: str, choices) -> str | None:
     match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
     return match[0] if match else None
+
+
+def _unique_close(word: str, choices) -> bool:
+    """Whether exactly one of `choices` is close to `word` (a typo with one reading)."""
+    return len(difflib.get_close_matches(word, list(choices), n=2, cutoff=0.75)) == 1
 
 
 # -- pydantic v2 lax-mode coercions (strict sections) ---------------------------------------------
@@ -193,8 +199,8 @@ class _Walker:
         self.siblings: set[str] = set()  # keys written next to the one being checked
 
     def problem(self, code: str, message: str, span: Span, key: str, help: str | None = None,
-                severity: Severity | None = None) -> None:
-        self.problems.append(Problem(code, message, span, key, help, severity))
+                severity: Severity | None = None, rename: str = "") -> None:
+        self.problems.append(Problem(code, message, span, key, help, severity, rename))
 
     # -- sections -------------------------------------------------------
     def section(self, node: Node, section: Section, path: str) -> None:
@@ -273,6 +279,9 @@ class _Walker:
             self.comment_key(entry, section, dotted, where)
             return
         guess = _closest(entry.key, section.names())
+        # Renaming is the fix only when one name is close and it is not written already.
+        rename = guess if guess is not None and _unique_close(entry.key, section.names()) and \
+            guess not in self.siblings else ""
         if guess is not None:
             hint = f"did you mean `{_join(path, guess)}`?"
         else:
@@ -282,14 +291,14 @@ class _Walker:
             # DeepSpeedConfigModel drops "auto" values before pydantic sees the keys: no rejection, no effect.
             self.problem("ZC011", f"`{dotted}` is not a key DeepSpeed accepts in {where}; its value \"auto\" makes "
                          "DeepSpeed drop it silently", entry.key_span, dotted, help=hint or f"remove `{dotted}`",
-                         severity=Severity.WARNING)
+                         severity=Severity.WARNING, rename=rename)
         elif section.mode == "strict":
             self.problem("ZC010", f"`{dotted}` is not a key DeepSpeed accepts in {where}; it rejects the config",
-                         entry.key_span, dotted, help=hint or f"remove `{dotted}`")
+                         entry.key_span, dotted, help=hint or f"remove `{dotted}`", rename=rename)
         else:
             self.problem("ZC011", f"`{dotted}` is not a key DeepSpeed reads in {where}; it is silently ignored",
                          entry.key_span, dotted, help=hint or f"remove `{dotted}` or fix its name",
-                         severity=Severity.WARNING)
+                         severity=Severity.WARNING, rename=rename)
 
     def comment_key(self, entry: Entry, section: Section, dotted: str, where: str) -> None:
         """`"_comment": ...` is the JSON comment idiom: silent where DeepSpeed ignores unknown keys.
