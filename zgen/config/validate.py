@@ -215,7 +215,7 @@ class _Walker:
             dotted = f"{path}.{entry.key}" if path else entry.key
             if entry.key in section.section_index:
                 sub = section.section_index[entry.key]
-                self.subsection(entry, sub, dotted)
+                self.subsection(entry, sub, dotted, section)
                 continue
             key = section.key_index.get(entry.key)
             if key is None:
@@ -230,7 +230,7 @@ class _Walker:
             written_by_key[key.name] = entry.key
             self.scalar(entry, key, section, canonical, dotted)
 
-    def subsection(self, entry: Entry, sub: Section, dotted: str) -> None:
+    def subsection(self, entry: Entry, sub: Section, dotted: str, parent: Section) -> None:
         node = entry.value
         if sub.removed:
             self.problem("ZC016", f"`{dotted}` is no longer supported: {sub.removed}", entry.key_span, dotted,
@@ -240,13 +240,15 @@ class _Walker:
             self.problem("ZC015", f"`{dotted}` is deprecated", entry.key_span, dotted, help=sub.deprecated,
                          severity=Severity.WARNING)
         if node.kind == "string" and node.value == "auto":
-            if sub.mode == "strict":
+            # Inside a pydantic model the key is dropped; a section DeepSpeed unpacks itself (`Model(**value)`)
+            # fails on the string.
+            if parent.mode == "strict" or dotted in _MONITORS:
                 self.problem("ZC022", f"`{dotted}` is \"auto\", which {self.nobody()} fills: DeepSpeed drops it and "
                              "the section keeps its defaults", entry.key_span, dotted,
                              help=f"write the `{dotted}` settings explicitly or remove the key")
             else:
-                self.problem("ZC020", f"`{dotted}` is \"auto\", which nothing fills: DeepSpeed reads the section "
-                             "as an object and fails on the string", entry.key_span, dotted,
+                self.problem("ZC020", f"`{dotted}` is \"auto\", which {self.nobody()} fills: DeepSpeed reads the "
+                             "section as an object and fails on the string", entry.key_span, dotted,
                              help=f"write the `{dotted}` settings as an object or remove the key")
             return
         if node.kind == "bool" and sub.bool_form:
@@ -475,6 +477,9 @@ def _default_note(canonical: str, default: object) -> str:
         return " (no offload)"
     return ""
 
+
+# Top-level sections DeepSpeed hands to one pydantic model together (`DeepSpeedMonitorConfig`), which drops "auto".
+_MONITORS = {"tensorboard", "wandb", "csv_monitor", "comet"}
 
 # What DeepSpeed does with the string "auto" in a key it reads with `dict.get` (runtime/config.py, engine.py).
 _STRING_FAILURES = {
