@@ -13,7 +13,7 @@ import ast
 import functools
 from pathlib import Path
 
-from tests.conftest import REPO
+REPO = Path(__file__).resolve().parents[1]
 
 PACKAGE = REPO / "zgen"
 

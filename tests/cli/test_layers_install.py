@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+from pathlib import Path
 
 from zgen.cli import main
 
-from tests.conftest import REPO
+REPO = Path(__file__).resolve().parents[2]
 
 if sys.version_info >= (3, 11):
     import tomllib
