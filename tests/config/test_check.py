@@ -371,3 +371,12 @@ def test_raw_deepspeed_example_reports_what_its_readme_says(repo):
     assert sorted(codes(check(data, world_size=8, consumer="deepspeed"))) == ["ZC020", "ZC020", "ZC022", "ZC405",
                                                                               "ZC406"]
     assert sorted(codes(check(data, world_size=8))) == ["ZC405", "ZC407"]
+
+
+def test_a_section_set_to_auto_fails_where_deepspeed_unpacks_it_and_is_dropped_inside_a_model():
+    assert "ZC020" in codes(check('{"train_batch_size": 8, "zero_optimization": "auto"}', world_size=1))
+    assert "ZC020" in codes(check('{"train_batch_size": 8, "fp16": "auto"}', world_size=1))
+    nested = check('{"train_batch_size": 8, "zero_optimization": {"stage": 3, "offload_optimizer": "auto"}}',
+                   world_size=1)
+    assert codes(nested) == ["ZC022"]
+    assert codes(check('{"train_batch_size": 8, "tensorboard": "auto"}', world_size=1)) == ["ZC022"]

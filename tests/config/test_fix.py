@@ -96,3 +96,26 @@ def test_json_output_carries_the_edit(zgen, tmp_path):
     _, out, _ = zgen("check", "ds.json", "--world-size", "4", "--output-format", "sarif", cwd=tmp_path)
     (result,) = json.loads(out)["runs"][0]["results"]
     assert result["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] == "16"
+
+
+def test_a_warnings_fix_is_offered_not_applied():
+    report = check('{"train_batch_size": 8, "zero_optimization": {"stage": 3, "stage3_max_live_parameters": 0}}',
+                   world_size=1)
+    (f,) = [f for f in report.findings if f.code == "ZC309"]
+    assert f.severity.value == "warning" and f.fix is not None and f.fix.applicability == "unsafe"
+
+
+def test_a_typo_in_a_strict_section_is_renamed_by_fix():
+    text = '{\n  "train_batch_size": 8,\n  "zero_optimization": {"stage": 3, "overlap_com": true}\n}\n'
+    (f,) = [f for f in check(text, world_size=1).findings if f.code == "ZC010"]
+    assert f.fix.applicability == "safe" and f.fix.message == "rename `overlap_com` to `overlap_comm`"
+    fixed, _ = apply_edits(text, [f.fix.edits])
+    assert '"overlap_comm": true' in fixed and check(fixed, world_size=1).findings == ()
+
+
+def test_renaming_an_ignored_key_is_offered_only_and_never_onto_a_written_key():
+    (f,) = [f for f in check('{"train_batch_size": 8, "gradient_clippin": 1.0}', world_size=1).findings
+            if f.code == "ZC011"]
+    assert f.fix.applicability == "unsafe"
+    both = check('{"train_batch_size": 8, "zero_optimization": {"stage": 3, "stag": 2}}', world_size=1)
+    assert [f.fix for f in both.findings if f.code == "ZC010"] == [None]

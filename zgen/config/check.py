@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from zgen.config.autofill import CONSUMERS, hf_fill
-from zgen.config.edit import edits_for
+from zgen.config.edit import edits_for, rename_key
 from zgen.config.parse import Node, Span, parse
 from zgen.config.resolve import resolve
 from zgen.config.resolved import Origin, ResolvedConfig
@@ -113,12 +113,20 @@ def check_config(path: str, data: bytes, facts: LaunchFacts, rule_files: Sequenc
                                  help="wrap the settings in `{ ... }`"))
         return ConfigReport(tuple(sort_findings(findings)), None, None, None)
     values, problems = validate(parsed.root, schema_for(version), version, facts.consumer or _INFERRED_DEFAULT)
-    findings.extend(_problem_finding(path, p) for p in problems)
+    findings.extend(_problem_finding(path, p, text) for p in problems)
     return _solve(path, findings, values, facts, ruleset, version, _Source(parsed.root, text))
 
 
-def _problem_finding(path: str, p: Problem) -> Finding:
-    return _finding(path, p.code, p.message, p.span, p.key, p.help, _severity(p.code, p.severity))
+def _problem_finding(path: str, p: Problem, text: str) -> Finding:
+    finding = _finding(path, p.code, p.message, p.span, p.key, p.help, _severity(p.code, p.severity))
+    if not p.rename:
+        return finding
+    old = p.key.rpartition(".")[2]
+    # A key DeepSpeed rejects fails the run as written: renaming it is safe. Renaming an ignored key
+    # turns on a setting that was off, so that is offered only.
+    fix = Fix(message=f"rename `{old}` to `{p.rename}`", edits=(rename_key(text, p.span, p.rename),),
+              applicability="safe" if finding.severity == Severity.ERROR else "unsafe")
+    return replace(finding, fix=fix)
 
 
 @dataclass(frozen=True)
@@ -242,14 +250,19 @@ def _related(path: str, values: ConfigValues, keys, model_values: dict) -> tuple
 
 
 def _fix(values: ConfigValues, v, source: _Source, words: str | None) -> Fix | None:
-    """The violation's smallest fix as text edits; `safe` (applied by `--fix`) only when it is the only one."""
+    """The violation's smallest fix as text edits.
+
+    `safe` (applied by `--fix`) only for an error, whose config fails as written, and only when no other
+    edit of the same cost works; a warning's fix changes a run that works, so it is offered, not applied.
+    """
     if not v.fix:
         return None
     written = {k: s.written for k, s in values.settings.items()}
     edits = edits_for(source.root, source.text, v.fix, written)
     if not edits:
         return None
-    return Fix(message=words or fix_text(v.fix), edits=edits, applicability="safe" if v.fix_unique else "unsafe")
+    safe = v.fix_unique and v.rule.severity == Severity.ERROR
+    return Fix(message=words or fix_text(v.fix), edits=edits, applicability="safe" if safe else "unsafe")
 
 
 def _violation_finding(path: str, values: ConfigValues, v, source: _Source) -> Finding:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from zgen.config.parse import Entry, Node, Span
 from zgen.findings import Edit
 
-__all__ = ["edits_for", "apply_edits", "Lines"]
+__all__ = ["edits_for", "rename_key", "apply_edits", "Lines"]
 
 
 @dataclass
@@ -101,6 +101,15 @@ def edits_for(root: Node, text: str, changes, written: dict[str, str]) -> tuple[
         else:
             return None
     return tuple(out)
+
+
+def rename_key(text: str, key_span: Span, new: str) -> Edit:
+    """Replace the key token at `key_span` by `new`, keeping its quoting (double, single or bare)."""
+    lines = Lines(text)
+    start, end = lines.offset(key_span.line, key_span.column), lines.offset(key_span.end_line, key_span.end_column)
+    quote = text[start] if text[start] in "\"'" else ""
+    token = json.dumps(new) if quote == '"' else f"{quote}{new}{quote}"
+    return _edit(lines, start, end, token)
 
 
 def _end_of(lines: Lines, span: Span) -> int:

@@ -71,6 +71,7 @@ class Problem:
     key: str
     help: str | None = None
     severity: Severity | None = None
+    rename: str = ""  # the one key the written one is a typo of, when renaming it is the fix
 
 
 @dataclass
@@ -114,6 +115,11 @@ def _fmt(value: object) -> str:
 def _closest(word: str, choices) -> str | None:
     match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
     return match[0] if match else None
+
+
+def _unique_close(word: str, choices) -> bool:
+    """Whether exactly one of `choices` is close to `word` (a typo with one reading)."""
+    return len(difflib.get_close_matches(word, list(choices), n=2, cutoff=0.75)) == 1
 
 
 # -- pydantic v2 lax-mode coercions (strict sections) ---------------------------------------------
@@ -193,8 +199,8 @@ class _Walker:
         self.siblings: set[str] = set()  # keys written next to the one being checked
 
     def problem(self, code: str, message: str, span: Span, key: str, help: str | None = None,
-                severity: Severity | None = None) -> None:
-        self.problems.append(Problem(code, message, span, key, help, severity))
+                severity: Severity | None = None, rename: str = "") -> None:
+        self.problems.append(Problem(code, message, span, key, help, severity, rename))
 
     # -- sections -------------------------------------------------------
     def section(self, node: Node, section: Section, path: str) -> None:
@@ -209,7 +215,7 @@ class _Walker:
             dotted = f"{path}.{entry.key}" if path else entry.key
             if entry.key in section.section_index:
                 sub = section.section_index[entry.key]
-                self.subsection(entry, sub, dotted)
+                self.subsection(entry, sub, dotted, section)
                 continue
             key = section.key_index.get(entry.key)
             if key is None:
@@ -224,7 +230,7 @@ class _Walker:
             written_by_key[key.name] = entry.key
             self.scalar(entry, key, section, canonical, dotted)
 
-    def subsection(self, entry: Entry, sub: Section, dotted: str) -> None:
+    def subsection(self, entry: Entry, sub: Section, dotted: str, parent: Section) -> None:
         node = entry.value
         if sub.removed:
             self.problem("ZC016", f"`{dotted}` is no longer supported: {sub.removed}", entry.key_span, dotted,
@@ -234,13 +240,15 @@ class _Walker:
             self.problem("ZC015", f"`{dotted}` is deprecated", entry.key_span, dotted, help=sub.deprecated,
                          severity=Severity.WARNING)
         if node.kind == "string" and node.value == "auto":
-            if sub.mode == "strict":
+            # Inside a pydantic model the key is dropped; a section DeepSpeed unpacks itself (`Model(**value)`)
+            # fails on the string.
+            if parent.mode == "strict" or dotted in _MONITORS:
                 self.problem("ZC022", f"`{dotted}` is \"auto\", which {self.nobody()} fills: DeepSpeed drops it and "
                              "the section keeps its defaults", entry.key_span, dotted,
                              help=f"write the `{dotted}` settings explicitly or remove the key")
             else:
-                self.problem("ZC020", f"`{dotted}` is \"auto\", which nothing fills: DeepSpeed reads the section "
-                             "as an object and fails on the string", entry.key_span, dotted,
+                self.problem("ZC020", f"`{dotted}` is \"auto\", which {self.nobody()} fills: DeepSpeed reads the "
+                             "section as an object and fails on the string", entry.key_span, dotted,
                              help=f"write the `{dotted}` settings as an object or remove the key")
             return
         if node.kind == "bool" and sub.bool_form:
@@ -273,6 +281,9 @@ class _Walker:
             self.comment_key(entry, section, dotted, where)
             return
         guess = _closest(entry.key, section.names())
+        # Renaming is the fix only when one name is close and it is not written already.
+        rename = guess if guess is not None and _unique_close(entry.key, section.names()) and \
+            guess not in self.siblings else ""
         if guess is not None:
             hint = f"did you mean `{_join(path, guess)}`?"
         else:
@@ -282,14 +293,14 @@ class _Walker:
             # DeepSpeedConfigModel drops "auto" values before pydantic sees the keys: no rejection, no effect.
             self.problem("ZC011", f"`{dotted}` is not a key DeepSpeed accepts in {where}; its value \"auto\" makes "
                          "DeepSpeed drop it silently", entry.key_span, dotted, help=hint or f"remove `{dotted}`",
-                         severity=Severity.WARNING)
+                         severity=Severity.WARNING, rename=rename)
         elif section.mode == "strict":
             self.problem("ZC010", f"`{dotted}` is not a key DeepSpeed accepts in {where}; it rejects the config",
-                         entry.key_span, dotted, help=hint or f"remove `{dotted}`")
+                         entry.key_span, dotted, help=hint or f"remove `{dotted}`", rename=rename)
         else:
             self.problem("ZC011", f"`{dotted}` is not a key DeepSpeed reads in {where}; it is silently ignored",
                          entry.key_span, dotted, help=hint or f"remove `{dotted}` or fix its name",
-                         severity=Severity.WARNING)
+                         severity=Severity.WARNING, rename=rename)
 
     def comment_key(self, entry: Entry, section: Section, dotted: str, where: str) -> None:
         """`"_comment": ...` is the JSON comment idiom: silent where DeepSpeed ignores unknown keys.
@@ -466,6 +477,9 @@ def _default_note(canonical: str, default: object) -> str:
         return " (no offload)"
     return ""
 
+
+# Top-level sections DeepSpeed hands to one pydantic model together (`DeepSpeedMonitorConfig`), which drops "auto".
+_MONITORS = {"tensorboard", "wandb", "csv_monitor", "comet"}
 
 # What DeepSpeed does with the string "auto" in a key it reads with `dict.get` (runtime/config.py, engine.py).
 _STRING_FAILURES = {
