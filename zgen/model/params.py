@@ -144,6 +144,9 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             continue
         if kind is cst.Call and has_children:
             yield from _module_handed_to_writer(index, cls, flat, node, ctx, members, module_aliases, order)
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                yield from _through_helper(index, cls, flat, node, func.attr.value, ctx, order)
             continue
         if kind is not cst.Attribute:
             continue
@@ -151,6 +154,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         if path is None or not path.parts:
             continue
         if path.root == "self":
+            if len(path.parts) == 1 and has_children and not isinstance(flat.parent.get(id(node)), cst.Call):
+                yield from _through_helper(index, cls, flat, node, path.parts[0], ctx, order, prop=True)
             if len(path.parts) < 2:
                 own = members.get(path.parts[0]) if entry else None
                 if own is not None and own.kind == Kind.PARAM and not own.classes:
@@ -355,6 +360,60 @@ def _zero3_probe(flat: Flat, node: cst.CSTNode | None) -> bool:
     return False
 
 
+def _through_helper(index, cls, flat, node, name, ctx, order, prop=False):
+    """`self.helper()`, a property `self.weight`, or a stored lambda `self.to_logits(h)` whose body reads a
+    submodule's parameter: the read happens here. Helpers `forward` reaches in this file are checked in
+    their own body instead."""
+    for parts in _helper_reads(index, cls, name, prop):
+        member = cls.facts.members.get(parts[0])
+        if member is None:
+            continue
+        owner_classes = _param_owner(index, member, parts[1:])
+        if owner_classes is None:
+            continue
+        use, detail = usage(index, flat, node)
+        owner = "self." + ".".join(parts[:-1])
+        detail = f" (through `{name}`, which reads `{owner}.{parts[-1]}`){detail}"
+        yield Access(node, ctx, owner, parts[-1], member, use, detail, order.get(id(node), 0),
+                     owner_classes=owner_classes)
+
+
+def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> tuple[tuple[str, ...], ...]:
+    """Paths `self.a.b.weight` that a helper method, property or stored lambda of `cls` returns or computes with."""
+    key = ("helper-reads", cls.name, name, prop)
+    if key in index.cache:
+        return index.cache[key]  # type: ignore[return-value]
+    index.cache[key] = ()
+    body: cst.CSTNode | None = None
+    if not prop and name in cls.facts.lambdas:
+        body = cls.facts.lambdas[name].body
+    else:
+        method = cls.inherited_method(name)
+        is_property = method is not None and method.text.lstrip().startswith("@property")
+        reached = method is not None and any(m is method for m in cls.forward_methods)
+        if method is not None and is_property == prop and not reached and method.node is not None:
+            body = method.node
+    found: list[tuple[str, ...]] = []
+    if body is not None:
+        values = [body] if isinstance(body, cst.BaseExpression) else [
+            stmt.value for stmt in walk(body) if isinstance(stmt, cst.Return) and stmt.value is not None
+        ]
+        for value in values:
+            described = {
+                id(e.value) for e in walk(value)
+                if isinstance(e, cst.Attribute) and (e.attr.value in known.METADATA_ATTRS or e.attr.value in known.SIZE_ATTRS)
+            }
+            for expr in walk(value):
+                if isinstance(expr, cst.Attribute) and id(expr) not in described:
+                    path = access_path(expr)
+                    if path and path.root == "self" and len(path.parts) >= 2 and "[]" not in path.parts:
+                        if path.parts[-1] in index.param_names and path.parts not in found:
+                            found.append(path.parts)
+    result = tuple(found)
+    index.cache[key] = result
+    return result
+
+
 def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliases, order):
     """A built module handed to a helper that initialises its parameters: `init_layer(self.conv1)`,
     `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
@@ -553,7 +612,8 @@ def scoped_accesses(index: ModelIndex, scope: str):
     """
     for cls, method in index.methods(scope):
         if not _may_access(index, method) and not (scope == "init" and _hands_module(method.text)):
-            continue
+            if scope != "forward" or not _mentions_helper(index, cls, method.text):
+                continue
         if scope == "entry" and not _ENTRY_USES.search(method.text):
             continue  # only writes and size queries are checked there: no need to parse a plain reader
         rank = 0
@@ -586,6 +646,24 @@ _HANDS_SELF = re.compile(
 
 # `for emb in self.emb: init_layer(emb, ...)`: a submodule, by its loop variable, handed to a function.
 _HANDS_ALIAS = re.compile(r"for (\w+) in self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\1\s*[,)]")
+
+
+def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    """Does `text` use a stored lambda, a property or a base-class helper of `cls` that mentions a parameter?"""
+    key = ("helper-names", cls.name)
+    names = index.cache.get(key)
+    if names is None:
+        found = set(cls.facts.lambdas) if "lambda" in index.class_text(cls) else set()
+        for method in cls.all_methods():
+            if method.text.lstrip().startswith("@property") and index.mentions_param(method.text):
+                found.add(method.name)
+        for info in cls.mro:
+            for base_index, base in info.external_bases:
+                for method in base.all_methods():
+                    if method.name not in found and base_index.mentions_param(method.text):
+                        found.add(method.name)
+        names = index.cache[key] = frozenset(found)
+    return any(f"self.{name}" in text for name in names)  # type: ignore[union-attr]
 
 
 def _hands_module(text: str) -> bool:
