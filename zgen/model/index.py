@@ -984,6 +984,12 @@ class _FactsReader:
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # norm_layer(dim): a layer class passed in
         if written.startswith("self.") and written.count(".") == 1 and self.cls is not None:
             return self._returned(self.cls.method(written[5:]), call)  # self.fc1 = self.build_fc1(...)
+        owner, _, constructor = written.rpartition(".")
+        if owner and _ALT_CONSTRUCTOR.match(constructor):
+            # Vision._from_config(cfg), Encoder.from_pretrained(path): an instance of that class
+            kind, classes = self._classify_call(call.with_changes(func=call.func.value))  # type: ignore[attr-defined]
+            if kind == Kind.MODULE:
+                return kind, classes
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
         if last == "Parameter":
@@ -1077,6 +1083,7 @@ _NOT_ENTRY = re.compile(
     r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero|deepspeed|^extra_repr$"
     r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
 )
+_ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
 
 
