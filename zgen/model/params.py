@@ -114,10 +114,14 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             kind, classes = index.classify(node.value)
+            name = node.targets[0].target.value
             if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
-                name = node.targets[0].target.value
                 module_aliases[name] = Member(name, kind, classes, (-1, 0))
                 built_here.add(name)
+            elif name not in module_aliases and _from_self(node.value):
+                # `emb = self.get_input_embeddings()`, `new = super().resize_token_embeddings(n)`: a module of
+                # the model when its `.weight` is used (only `weight`/`bias` count on an unknown module)
+                module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
     for node, ctx in flat.nodes:
         kind = type(node)
         if kind is cst.For or kind is cst.CompFor:
@@ -188,6 +192,16 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             owner_classes=owner_classes,
             local=path.root in built_here,
         )
+
+
+def _from_self(value: cst.BaseExpression) -> bool:
+    """A call of a method of `self` or `super()` (`self.get_input_embeddings()`)."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    root = value.func.value
+    if isinstance(root, cst.Call) and call_name(root) == "super":
+        return True
+    return isinstance(root, cst.Name) and root.value == "self"
 
 
 def _parameter_list(value: cst.BaseExpression) -> str | None:
