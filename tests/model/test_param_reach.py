@@ -337,3 +337,19 @@ def test_property_that_returns_only_metadata_is_clean():
         "return torch.cat([self.embed.weight, self.extra.weight])", "return self.embed.weight.dtype"
     ).replace("return h @ self.weight.t()", "return self.embed(h).to(self.weight)")
     assert "ZG301" not in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
+
+
+def test_helper_that_gathers_before_writing_is_clean():
+    body = """
+def fill_(out):
+    with deepspeed.zero.GatheredParameters(out, modifier_rank=0):
+        out.data.zero_()
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.head = nn.Linear(d, d)
+        fill_(self.head.weight)
+"""
+    assert check_source("m.py", HEAD + textwrap.dedent(body)) == []

@@ -260,11 +260,15 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
     for i, part in enumerate(rest):
         last = i == len(rest) - 1
         if kind == Kind.CONTAINER:
-            if part != "[]" and (last or part in _CONTAINER_METHODS):
+            if last and part != "[]":
+                # a member built as a container on one path and as a layer on another (`nn.Conv2d` or a stem)
+                layers = tuple(c for c in classes if index.member_param(c, part))
+                return layers or None
+            if part != "[]" and part in _CONTAINER_METHODS:
                 return None
             kind = Kind.MODULE  # `layers[0]`, or a ModuleDict entry by attribute (`transformer.wpe`)
             continue
-        if kind == Kind.UNKNOWN or classes == (UNKNOWN_CLASS,):
+        if kind == Kind.UNKNOWN or classes in ((UNKNOWN_CLASS,), ()):
             if part == "[]":
                 continue
             return (UNKNOWN_CLASS,) if last and part in {"weight", "bias"} else None
@@ -332,10 +336,13 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return SIZE, "len()"
             if qualified.startswith(known.INIT_PREFIXES) or (name.startswith("init.") and last.endswith("_")):
                 return INIT, f"{qualified}()"
+            if "." not in name and (name in _nested_defs(index, flat) or name in index.skeleton.functions):
+                # A function we can read: its body decides, not its name.
+                if _callee_writes(index, flat, call, parent, name):
+                    return WRITE, f"{data} passed to `{name}()`, which writes it in place"
+                return READ, data
             if _inplace_initialiser(index, call, parent, name, last) or _init_callable(call, parent, last):
                 return INIT, f"{qualified}()"
-            if _callee_writes(index, flat, call, parent, name):
-                return WRITE, f"{data} passed to `{name}()`, which writes it in place"
         return READ, data
     if isinstance(parent, cst.Element):  # GatheredParameters([p, q]): each element is gathered
         holder = flat.parent.get(id(flat.parent.get(id(parent))))
@@ -512,8 +519,8 @@ def _module_writer_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset
                 if it.func.value.value in names and it.func.attr.value in ("modules", "parameters", "children"):
                     aliases[node.target.value] = it.func.value.value
     written = set()
-    for node, _ctx in inner.nodes:
-        if type(node) is not cst.Attribute:
+    for node, ctx in inner.nodes:
+        if type(node) is not cst.Attribute or ctx.guarded:
             continue
         path = access_path(node)
         if path is None or not path.parts:
@@ -582,7 +589,9 @@ def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
     names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
     inner = flatten(func)
     written = set()
-    for node, _ctx in inner.nodes:
+    for node, ctx in inner.nodes:
+        if ctx.guarded:
+            continue  # the helper gathers first (`GatheredParameters(out, modifier_rank=0)`)
         if type(node) is cst.Name and node.value in names:
             parent = inner.parent.get(id(node))
             if isinstance(parent, cst.Param):
