@@ -28,6 +28,18 @@ def quant_noise(module, p, block_size):
 
 def make_table(n):
     return {"n": n}
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.inner = nn.Linear(d, d)
+
+
+class Table:
+    @classmethod
+    def from_config(cls, d):
+        return cls()
 """
 
 BUILT = {
@@ -42,6 +54,7 @@ BUILT = {
     "setattr-constant": ('setattr(self, "fc", nn.Linear(d, d))', ""),
     "class-default-argument": ("self.fc = layer(d, d)", ""),
     "layer-argument": ("self.fc = norm_layer(d)", ""),
+    "alternative-constructor": ("self.fc = Block._from_config(d)", ""),
 }
 
 TEMPLATE = """
@@ -75,7 +88,8 @@ SAFE = {
     "builder-returning-a-number": ("self.fc = self.build_fc(d)", "    def build_fc(self, d):\n        return d * 2\n"),
     "wrapper-of-a-value": ("self.fc = some_wrapper(d)", ""),
     "partial-of-a-function": ("act = partial(torch.relu)\n        self.fc = act", ""),
-    "paramless-default": ("self.fc = act(d)", "") ,
+    "paramless-default": ("self.fc = act(d)", ""),
+    "alternative-constructor-of-a-value": ("self.fc = Table.from_config(d)", ""),
 }
 
 

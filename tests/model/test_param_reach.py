@@ -297,3 +297,59 @@ def test_module_apply_in_init_is_gathered_by_zero_init():
     body = HELPERS["free-apply-walks-the-built-model"].replace("named_apply(self._init, self)", "self.apply(self._init_all)")
     body += "\n    def _init_all(self, module):\n        pass\n"
     assert "ZG103" not in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
+
+
+THROUGH = {
+    "property": """
+class Decoder(nn.Module):
+    def __init__(self, vocab, extra, d):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.extra = nn.Embedding(extra, d)
+
+    @property
+    def weight(self):
+        return torch.cat([self.embed.weight, self.extra.weight])
+
+    def forward(self, h):
+        return h @ self.weight.t()
+""",
+    "stored-lambda": """
+class LM(nn.Module):
+    def __init__(self, vocab, d):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.to_logits = lambda t: t @ self.emb.weight.t()
+
+    def forward(self, ids):
+        return self.to_logits(self.emb(ids))
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(THROUGH))
+def test_read_through_a_property_or_lambda(case):
+    assert "ZG301" in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(THROUGH[case]))], case
+
+
+def test_property_that_returns_only_metadata_is_clean():
+    body = THROUGH["property"].replace(
+        "return torch.cat([self.embed.weight, self.extra.weight])", "return self.embed.weight.dtype"
+    ).replace("return h @ self.weight.t()", "return self.embed(h).to(self.weight)")
+    assert "ZG301" not in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
+
+
+def test_helper_that_gathers_before_writing_is_clean():
+    body = """
+def fill_(out):
+    with deepspeed.zero.GatheredParameters(out, modifier_rank=0):
+        out.data.zero_()
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.head = nn.Linear(d, d)
+        fill_(self.head.weight)
+"""
+    assert check_source("m.py", HEAD + textwrap.dedent(body)) == []

@@ -103,6 +103,8 @@ class ClassFacts:
     external: frozenset[str] = frozenset()
     # `self.a.weight = self.b.weight`: (target path, source path).
     ties: tuple[tuple[str, str], ...] = ()
+    # `self.to_logits = lambda t: t @ self.emb.weight.t()`: callables whose body reads members.
+    lambdas: dict[str, cst.Lambda] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -213,6 +215,18 @@ class ClassInfo:
             span = info.span.methods.get(name)
             if span is not None:
                 return info._method_info(span)
+        return None
+
+    def inherited_method(self, name: str) -> MethodInfo | None:
+        """`method(name)`, else the method of a base class defined in another file (read there)."""
+        found = self.method(name)
+        if found is not None:
+            return found
+        for info in self.mro:
+            for _index, base in info.external_bases:
+                found = base.inherited_method(name)
+                if found is not None:
+                    return found
         return None
 
     def _method_info(self, span: FunctionSpan) -> MethodInfo:
@@ -735,7 +749,7 @@ def _global_facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
     """The facts of another file's class, with its class references made absolute."""
     facts = cls.facts
     out = ClassFacts(elements=tuple(index.global_name(c) for c in facts.elements), external=facts.external,
-                     ties=facts.ties)
+                     ties=facts.ties, lambdas=dict(facts.lambdas))
     for name, member in facts.members.items():
         out.members[name] = Member(name, member.kind, tuple(index.global_name(c) for c in member.classes), member.order)
     return out
@@ -747,6 +761,8 @@ def _merge(into: ClassFacts, base: ClassFacts) -> None:
     into.elements += base.elements
     into.external |= base.external
     into.ties += base.ties
+    for name, body in base.lambdas.items():
+        into.lambdas.setdefault(name, body)
 
 
 _CONTAINERS = {"ModuleList", "ModuleDict", "Sequential"}
@@ -849,6 +865,8 @@ class _FactsReader:
         if path is None or path.root != "self" or not path.parts:
             return
         if len(path.parts) == 1:
+            if isinstance(value, cst.Lambda):
+                self.facts.lambdas[path.parts[0]] = value
             kind, classes = self.classify(value)
             self._set(path.parts[0], kind, classes, order)
             member = self.facts.members[path.parts[0]]
@@ -966,6 +984,12 @@ class _FactsReader:
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # norm_layer(dim): a layer class passed in
         if written.startswith("self.") and written.count(".") == 1 and self.cls is not None:
             return self._returned(self.cls.method(written[5:]), call)  # self.fc1 = self.build_fc1(...)
+        owner, _, constructor = written.rpartition(".")
+        if owner and _ALT_CONSTRUCTOR.match(constructor):
+            # Vision._from_config(cfg), Encoder.from_pretrained(path): an instance of that class
+            kind, classes = self._classify_call(call.with_changes(func=call.func.value))  # type: ignore[attr-defined]
+            if kind == Kind.MODULE:
+                return kind, classes
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
         if last == "Parameter":
@@ -1059,6 +1083,7 @@ _NOT_ENTRY = re.compile(
     r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero|deepspeed|^extra_repr$"
     r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
 )
+_ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
 
 

@@ -114,10 +114,14 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             kind, classes = index.classify(node.value)
+            name = node.targets[0].target.value
             if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
-                name = node.targets[0].target.value
                 module_aliases[name] = Member(name, kind, classes, (-1, 0))
                 built_here.add(name)
+            elif name not in module_aliases and _from_self(node.value):
+                # `emb = self.get_input_embeddings()`, `new = super().resize_token_embeddings(n)`: a module of
+                # the model when its `.weight` is used (only `weight`/`bias` count on an unknown module)
+                module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
     for node, ctx in flat.nodes:
         kind = type(node)
         if kind is cst.For or kind is cst.CompFor:
@@ -144,6 +148,9 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             continue
         if kind is cst.Call and has_children:
             yield from _module_handed_to_writer(index, cls, flat, node, ctx, members, module_aliases, order)
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                yield from _through_helper(index, cls, flat, node, func.attr.value, ctx, order)
             continue
         if kind is not cst.Attribute:
             continue
@@ -151,6 +158,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         if path is None or not path.parts:
             continue
         if path.root == "self":
+            if len(path.parts) == 1 and has_children and not isinstance(flat.parent.get(id(node)), cst.Call):
+                yield from _through_helper(index, cls, flat, node, path.parts[0], ctx, order, prop=True)
             if len(path.parts) < 2:
                 own = members.get(path.parts[0]) if entry else None
                 if own is not None and own.kind == Kind.PARAM and not own.classes:
@@ -183,6 +192,16 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             owner_classes=owner_classes,
             local=path.root in built_here,
         )
+
+
+def _from_self(value: cst.BaseExpression) -> bool:
+    """A call of a method of `self` or `super()` (`self.get_input_embeddings()`)."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    root = value.func.value
+    if isinstance(root, cst.Call) and call_name(root) == "super":
+        return True
+    return isinstance(root, cst.Name) and root.value == "self"
 
 
 def _parameter_list(value: cst.BaseExpression) -> str | None:
@@ -241,11 +260,15 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
     for i, part in enumerate(rest):
         last = i == len(rest) - 1
         if kind == Kind.CONTAINER:
-            if part != "[]" and (last or part in _CONTAINER_METHODS):
+            if last and part != "[]":
+                # a member built as a container on one path and as a layer on another (`nn.Conv2d` or a stem)
+                layers = tuple(c for c in classes if index.member_param(c, part))
+                return layers or None
+            if part != "[]" and part in _CONTAINER_METHODS:
                 return None
             kind = Kind.MODULE  # `layers[0]`, or a ModuleDict entry by attribute (`transformer.wpe`)
             continue
-        if kind == Kind.UNKNOWN or classes == (UNKNOWN_CLASS,):
+        if kind == Kind.UNKNOWN or classes in ((UNKNOWN_CLASS,), ()):
             if part == "[]":
                 continue
             return (UNKNOWN_CLASS,) if last and part in {"weight", "bias"} else None
@@ -313,10 +336,13 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return SIZE, "len()"
             if qualified.startswith(known.INIT_PREFIXES) or (name.startswith("init.") and last.endswith("_")):
                 return INIT, f"{qualified}()"
+            if "." not in name and (name in _nested_defs(index, flat) or name in index.skeleton.functions):
+                # A function we can read: its body decides, not its name.
+                if _callee_writes(index, flat, call, parent, name):
+                    return WRITE, f"{data} passed to `{name}()`, which writes it in place"
+                return READ, data
             if _inplace_initialiser(index, call, parent, name, last) or _init_callable(call, parent, last):
                 return INIT, f"{qualified}()"
-            if _callee_writes(index, flat, call, parent, name):
-                return WRITE, f"{data} passed to `{name}()`, which writes it in place"
         return READ, data
     if isinstance(parent, cst.Element):  # GatheredParameters([p, q]): each element is gathered
         holder = flat.parent.get(id(flat.parent.get(id(parent))))
@@ -353,6 +379,60 @@ def _zero3_probe(flat: Flat, node: cst.CSTNode | None) -> bool:
                 if isinstance(inner, cst.Attribute) and inner.attr.value in _DS_ATTRS:
                     return True
     return False
+
+
+def _through_helper(index, cls, flat, node, name, ctx, order, prop=False):
+    """`self.helper()`, a property `self.weight`, or a stored lambda `self.to_logits(h)` whose body reads a
+    submodule's parameter: the read happens here. Helpers `forward` reaches in this file are checked in
+    their own body instead."""
+    for parts in _helper_reads(index, cls, name, prop):
+        member = cls.facts.members.get(parts[0])
+        if member is None:
+            continue
+        owner_classes = _param_owner(index, member, parts[1:])
+        if owner_classes is None:
+            continue
+        use, detail = usage(index, flat, node)
+        owner = "self." + ".".join(parts[:-1])
+        detail = f" (through `{name}`, which reads `{owner}.{parts[-1]}`){detail}"
+        yield Access(node, ctx, owner, parts[-1], member, use, detail, order.get(id(node), 0),
+                     owner_classes=owner_classes)
+
+
+def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> tuple[tuple[str, ...], ...]:
+    """Paths `self.a.b.weight` that a helper method, property or stored lambda of `cls` returns or computes with."""
+    key = ("helper-reads", cls.name, name, prop)
+    if key in index.cache:
+        return index.cache[key]  # type: ignore[return-value]
+    index.cache[key] = ()
+    body: cst.CSTNode | None = None
+    if not prop and name in cls.facts.lambdas:
+        body = cls.facts.lambdas[name].body
+    else:
+        method = cls.inherited_method(name)
+        is_property = method is not None and method.text.lstrip().startswith("@property")
+        reached = method is not None and any(m is method for m in cls.forward_methods)
+        if method is not None and is_property == prop and not reached and method.node is not None:
+            body = method.node
+    found: list[tuple[str, ...]] = []
+    if body is not None:
+        values = [body] if isinstance(body, cst.BaseExpression) else [
+            stmt.value for stmt in walk(body) if isinstance(stmt, cst.Return) and stmt.value is not None
+        ]
+        for value in values:
+            described = {
+                id(e.value) for e in walk(value)
+                if isinstance(e, cst.Attribute) and (e.attr.value in known.METADATA_ATTRS or e.attr.value in known.SIZE_ATTRS)
+            }
+            for expr in walk(value):
+                if isinstance(expr, cst.Attribute) and id(expr) not in described:
+                    path = access_path(expr)
+                    if path and path.root == "self" and len(path.parts) >= 2 and "[]" not in path.parts:
+                        if path.parts[-1] in index.param_names and path.parts not in found:
+                            found.append(path.parts)
+    result = tuple(found)
+    index.cache[key] = result
+    return result
 
 
 def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliases, order):
@@ -439,8 +519,8 @@ def _module_writer_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset
                 if it.func.value.value in names and it.func.attr.value in ("modules", "parameters", "children"):
                     aliases[node.target.value] = it.func.value.value
     written = set()
-    for node, _ctx in inner.nodes:
-        if type(node) is not cst.Attribute:
+    for node, ctx in inner.nodes:
+        if type(node) is not cst.Attribute or ctx.guarded:
             continue
         path = access_path(node)
         if path is None or not path.parts:
@@ -509,7 +589,9 @@ def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
     names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
     inner = flatten(func)
     written = set()
-    for node, _ctx in inner.nodes:
+    for node, ctx in inner.nodes:
+        if ctx.guarded:
+            continue  # the helper gathers first (`GatheredParameters(out, modifier_rank=0)`)
         if type(node) is cst.Name and node.value in names:
             parent = inner.parent.get(id(node))
             if isinstance(parent, cst.Param):
@@ -553,7 +635,8 @@ def scoped_accesses(index: ModelIndex, scope: str):
     """
     for cls, method in index.methods(scope):
         if not _may_access(index, method) and not (scope == "init" and _hands_module(method.text)):
-            continue
+            if scope != "forward" or not _mentions_helper(index, cls, method.text):
+                continue
         if scope == "entry" and not _ENTRY_USES.search(method.text):
             continue  # only writes and size queries are checked there: no need to parse a plain reader
         rank = 0
@@ -586,6 +669,24 @@ _HANDS_SELF = re.compile(
 
 # `for emb in self.emb: init_layer(emb, ...)`: a submodule, by its loop variable, handed to a function.
 _HANDS_ALIAS = re.compile(r"for (\w+) in self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\1\s*[,)]")
+
+
+def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    """Does `text` use a stored lambda, a property or a base-class helper of `cls` that mentions a parameter?"""
+    key = ("helper-names", cls.name)
+    names = index.cache.get(key)
+    if names is None:
+        found = set(cls.facts.lambdas) if "lambda" in index.class_text(cls) else set()
+        for method in cls.all_methods():
+            if method.text.lstrip().startswith("@property") and index.mentions_param(method.text):
+                found.add(method.name)
+        for info in cls.mro:
+            for base_index, base in info.external_bases:
+                for method in base.all_methods():
+                    if method.name not in found and base_index.mentions_param(method.text):
+                        found.add(method.name)
+        names = index.cache[key] = frozenset(found)
+    return any(f"self.{name}" in text for name in names)  # type: ignore[union-attr]
 
 
 def _hands_module(text: str) -> bool:

@@ -109,7 +109,10 @@ class Project:
         name, root, is_package = module_name_of(path)
         if root not in self._seen_roots:
             self._seen_roots.add(root)
-            self.roots.insert(0, root)
+            # The directory above too: a namespace package (`megatron/` without `__init__.py`) lives there.
+            for directory in (os.path.dirname(root), root):
+                if directory not in self.roots:
+                    self.roots.insert(0, directory)
             self._files.clear()
             self._classes.clear()
         return name, is_package

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -9,10 +10,11 @@ import libcst as cst
 from .. import known
 from ..flow import code_of
 from ..index import ModelIndex
-from ..params import INIT, WRITE, scoped_accesses
+from ..flow import flat_of
+from ..params import INIT, WRITE, scoped_accesses, usage
 from ..rule import Report, Rule
 from ..script import WRAP_TRIGGER, script_scopes
-from ..tree import call_name
+from ..tree import access_path, call_name
 
 
 class InitAfterPartition(Rule):
@@ -29,7 +31,10 @@ class InitAfterPartition(Rule):
     `GatheredParameters(..., modifier_rank=0)` or an
     `is_deepspeed_zero3_enabled()` branch are not flagged, nor is
     `self.apply(fn)` in `__init__`, which `deepspeed.zero.Init` wraps to
-    gather each module's parameters.
+    gather each module's parameters; but a function run by `apply` that
+    writes a *child* of the visited module (`module.q_proj.weight` when
+    visiting the attention block) is flagged: `apply` gathers only the
+    visited module's own parameters.
 
     ## Why is this bad under ZeRO-3?
     Under `deepspeed.zero.Init` each submodule is partitioned as soon as its
@@ -61,6 +66,21 @@ class InitAfterPartition(Rule):
     name = "init-after-partition"
 
     VALID = (
+        # Through apply, the visited module's own parameters: gathered by zero.Init's apply.
+        """
+from torch import nn
+
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module):
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=0.02)
+            module.bias.data.zero_()
+""",
         """
 import torch
 from torch import nn
@@ -120,6 +140,25 @@ class Net(nn.Module):
 """,
     )
     INVALID = (
+        # Through apply: the visited module's child is not gathered.
+        """
+from torch import nn
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q_proj = nn.Linear(d, d)
+
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.attn = Attn(d)
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module):
+        if isinstance(module, Attn):
+            nn.init.normal_(module.q_proj.weight, std=0.02)
+""",
         """
 from torch import nn
 
@@ -166,6 +205,7 @@ class Net(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
+        yield from self._applied_to_children(index)
         for _cls, method, access in scoped_accesses(index, "init"):
             if access.use not in (INIT, WRITE):
                 continue
@@ -205,6 +245,42 @@ class Net(nn.Module):
                         )
                         yield self.finding(index, scope.snippet, node, message, _HELP)
 
+
+    def _applied_to_children(self, index: ModelIndex) -> Iterator[Report]:
+        """`def _init_weights(self, module): module.child.weight.normal_()`, run through `apply`: zero.Init's
+        `apply` gathers only the visited module's own parameters, not its children's."""
+        applied = set(_APPLIED.findall(index.source)) | {"_init_weights"}
+        for cls in index.module_classes():
+            for name in applied:
+                method = cls.method(name)
+                if method is None or method.owner is not cls or not _CHILD_WRITE.search(method.text):
+                    continue
+                node, flat = method.node, flat_of(method)
+                params = [p.name.value for p in node.params.params] if node is not None else []
+                if flat is None or len(params) < 2:
+                    continue
+                visited = params[1]
+                for n, ctx in flat.nodes:
+                    if type(n) is not cst.Attribute or ctx.guarded:
+                        continue
+                    path = access_path(n)
+                    if path is None or path.root != visited or len(path.parts) < 2 or "[]" in path.parts:
+                        continue
+                    if path.parts[-1] not in index.param_names:
+                        continue
+                    use, _detail = usage(index, flat, n)
+                    if use in (INIT, WRITE):
+                        message = (
+                            f"`{code_of(n)}` is initialised through `apply`, which under `deepspeed.zero.Init` "
+                            f"gathers only the parameters of the visited `{visited}`, not those of its child "
+                            f"`{visited}.{'.'.join(path.parts[:-1])}`: the write goes to a placeholder and is lost"
+                        )
+                        yield self.finding(index, method.snippet, n, message, _HELP)
+
+
+# `self.apply(self._init)`, `model.apply(self._init)`: methods run on every submodule.
+_APPLIED = re.compile(r"\bapply\(\s*self\.(\w+)")
+_CHILD_WRITE = re.compile(r"\b\w+\.\w+\.(?:weight|bias)\b")
 
 _HELP = (
     "initialise inside `with deepspeed.zero.GatheredParameters(params, modifier_rank=0):`, "

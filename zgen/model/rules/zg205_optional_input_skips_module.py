@@ -35,7 +35,8 @@ class OptionalInputSkipsModule(Rule):
     Flags, in `forward`, an `if` that tests only whether optional inputs
     (parameters defaulting to `None`) were passed, when one branch runs a
     whole tower (a submodule built of submodules with parameters) that the
-    other branch does not run, or returns before the towers that follow:
+    other branch does not run (either way round: a caller-supplied input
+    that replaces a tower's output skips it too), or returns before the towers that follow:
     `if pixel_values is not None: feats = self.vision_tower(pixel_values)`.
     A helper method that runs submodules (`self.encode_text(text)`) counts
     as a tower. A single layer gated on an optional input (an expert
@@ -135,6 +136,29 @@ class VLM(nn.Module):
             h = h + self.vision(pixels)
         return h
 """,
+        # A caller-supplied input replaces the embedding tower's output.
+        """
+from torch import nn
+
+class Embedding(nn.Module):
+    def __init__(self, v, d):
+        super().__init__()
+        self.words = nn.Embedding(v, d)
+        self.positions = nn.Embedding(v, d)
+
+class GPT(nn.Module):
+    def __init__(self, v, d):
+        super().__init__()
+        self.embedding = Embedding(v, d)
+        self.decoder = nn.Linear(d, d)
+
+    def forward(self, ids, decoder_input=None):
+        if decoder_input is not None:
+            pass
+        else:
+            decoder_input = self.embedding(ids)
+        return self.decoder(decoder_input)
+""",
         # An early return before the text tower, through a helper method.
         """
 from torch import nn
@@ -171,7 +195,8 @@ class Clip(nn.Module):
             for position, (stmt, later) in enumerate(_ifs(func)):
                 if not _presence_test(stmt.test, optional):
                     continue
-                skipped = runs.of(stmt.body) - runs.of(stmt.orelse)
+                body, other = runs.of(stmt.body), runs.of(stmt.orelse)
+                skipped = (body - other) | (other - body)  # a given input may also skip a tower
                 if not skipped and _returns(stmt.body):
                     skipped = runs.of(later) - runs.of(stmt.orelse)
                 if skipped:

@@ -24,7 +24,11 @@ class ExternalParameterRead(Rule):
     checking `is None`, a module's own parameters, buffers, and parameters
     registered with `deepspeed.zero.register_external_parameter` or read
     inside `GatheredParameters` are not flagged. Tied weights are fine as
-    long as the module holding them is called (`self.lm_head(h)`).
+    long as the module holding them is called (`self.lm_head(h)`). Reads
+    through a property, a stored lambda (`self.to_logits = lambda t: t @
+    self.emb.weight.t()`) or a helper of a base class in another file are
+    reported where `forward` uses them; modules passed in as arguments
+    count as submodules.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters just before that module's forward
@@ -173,6 +177,12 @@ class Vit(nn.Module):
                 message = (
                     f"`{what}` iterates parameters that include submodules'; they are partitioned here, "
                     "since ZeRO-3 gathers each only while its own module runs"
+                )
+            elif access.detail.startswith(" (through"):
+                message = (
+                    f"`{what}` reads `{access.owner}.{access.param}`, a parameter of submodule `{access.owner}`, "
+                    f"outside `{access.owner}`'s forward; ZeRO-3 must fetch it on access, blocking and outside "
+                    "the prefetch schedule"
                 )
             else:
                 message = (
