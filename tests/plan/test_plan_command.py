@@ -80,3 +80,15 @@ def test_gpu_mem_is_checked_and_check_and_plan_give_one_figure(zgen, tmp_path, c
     assert f"{total} GiB" == peak, out
     gathered = re.search(r"gathered parameters .*", out).group(0)
     assert "root unit 262,668,288" in gathered  # the tied embedding: gathered whenever a block runs
+
+
+def test_plan_shows_when_hierarchical_sharding_pays(zgen, tmp_path, config):
+    code, out, _ = zgen("plan", *TINY, "--config", config(), "--world-size", "2", cwd=tmp_path)
+    assert code == 0
+    section = out[out.index("communication per step"):]
+    rows = {int(line.split()[0]): line.split() for line in section.splitlines()[2:10]}
+    assert sorted(rows) == [8, 16, 32, 64, 128, 256, 512, 1024]
+    flat, hpz = float(rows[16][1]), float(rows[16][2])
+    assert float(rows[8][1]) == float(rows[8][2])  # one node: hpZ changes nothing
+    assert hpz < flat  # two nodes: the backward gather stays on NVLink
+    assert "zero_hpz_partition_size" in section

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from zgen.commands.check import add_launch_arguments
+from zgen.commcost import summary_lines
 from zgen.pipeline import (add_model_arguments, blocking_findings, memory_findings, memory_timeline, prepare,
                            print_findings)
 
@@ -50,7 +51,8 @@ def run(args, settings) -> int:
         sys.stdout.write(plan.to_json() + "\n")
         return 0
     points = memory_timeline(prep)
-    out = [_header(prep), render_unit_table(plan, prep.trace, prep.report.resolved), render_timeline(points)]
+    out = [_header(prep), render_unit_table(plan, prep.trace, prep.report.resolved), render_timeline(points),
+           _communication(prep)]
     notes = list(prep.notes) + list(plan.notes)
     if notes:
         out.append("notes:\n" + "".join(f"  {n}\n" for n in notes))
@@ -81,6 +83,21 @@ def _fits(prep, points) -> int:
           f"{human_bytes(gpu_mem)} given by --gpu-mem")
     print_findings(memory_findings(prep), prep)
     return 1
+
+
+def _communication(prep) -> str:
+    """The step's communication at 8-1024 GPUs, flat against hierarchical sharding (zgen.commcost's model)."""
+    r = prep.resolved
+    lines = summary_lines(
+        prep.trace.total_params,
+        units=max(1, len(prep.plan.units)),
+        micro_steps=r.gradient_accumulation_steps,
+        param_bytes=4 if r.precision == "fp32" else 2,
+        grad_bytes={"fp32": 4, "bf16": 2, "fp16": 2}[r.zero.reduce_dtype],
+    )
+    lines.append("  hpZ: set `zero_optimization.zero_hpz_partition_size` to the GPUs per node; it pays once the "
+                 "world spans nodes (HSDP is not a DeepSpeed setting)")
+    return "\n".join(lines) + "\n"
 
 
 def _header(prep) -> str:
