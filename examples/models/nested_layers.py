@@ -1,4 +1,4 @@
-"""A language model laid out as x-transformers lays one out: nested layer lists and `autocast`.
+"""A language model with nested layer lists (each layer a `ModuleList` of norm, block and residual) and `autocast`.
 
 * `self.layers` is a `ModuleList` of `ModuleList([norm, block, residual])`; the inner lists are
   never called (the forward unpacks them), so their norm and block each become a unit.
