@@ -101,11 +101,18 @@ NAMES = ["embed", "layers", "layers.0", "layers.0.attn", "layers.0.attn.q", "lay
         ("layers.*.attn", ["layers.0.attn", "layers.1.attn"]),
         ("encoder.block.*", ["encoder.block.0"]),
         ("layers.[0]", ["layers.0"]),
+        ("layers.[0-1]", ["layers.0", "layers.1"]),  # a range, not the characters 0, - and 1
+        ("layers.[!0]", ["layers.1"]),
+        ("layers[!0]0", None),  # a negated set never matches the dot between parts
         ("head", ["head"]),
     ],
 )
 def test_unit_patterns(pattern, expected):
-    assert match_units([pattern], NAMES) == expected
+    if expected is None:
+        with pytest.raises(ZgenError, match="matches no module"):
+            match_units([pattern], NAMES)
+    else:
+        assert match_units([pattern], NAMES) == expected
 
 
 def test_flag_help_examples_match_llama_blocks_only():

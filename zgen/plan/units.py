@@ -139,7 +139,11 @@ def _regex(pattern: str) -> re.Pattern[str]:
         elif pattern[i] == "[" and "]" in pattern[i + 2:]:
             end = pattern.index("]", i + 2)
             body = pattern[i + 1 : end]
-            out.append("[" + ("^" + re.escape(body[1:]) if body.startswith("!") else re.escape(body)) + "]")
+            # Ranges (`0-3`) keep their meaning: only a backslash, and a leading `^`, are escaped.
+            # A set never matches the dot between parts, negated (`[!0]`) or not.
+            negated = body.startswith("!")
+            body = (body[1:] if negated else body).replace("\\", "\\\\")
+            out.append(f"[^.{body}]" if negated else "[" + ("\\" + body if body.startswith("^") else body) + "]")
             i = end + 1
         else:
             out.append(re.escape(pattern[i]))
