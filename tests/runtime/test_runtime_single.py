@@ -509,16 +509,14 @@ def test_a_failed_save_leaves_no_checkpoint_behind(tmp_path, monkeypatch):
     assert resumed.global_steps == 2
 
 
-def test_world_size_above_one_without_numpy_stops_before_training(tmp_path):
-    import subprocess
-    import sys
+def test_world_size_above_one_without_numpy_stops_before_training(monkeypatch):
+    from zgen.runtime.checkpoint import require_numpy
 
-    code = (
-        "import sys; sys.modules['numpy'] = None\n"
-        "from zgen.errors import ZgenError\n"
-        "from zgen.runtime.checkpoint import require_numpy\n"
-        "require_numpy(1)\n"
-        "try:\n    require_numpy(2)\nexcept ZgenError as e:\n    print('ERR', e)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert "ERR zgen.runtime at world size above 1 needs numpy" in out.stdout, out.stderr[-2000:]
+    def no_numpy(self):
+        raise RuntimeError("Numpy is not available")  # what torch raises when numpy is not installed
+
+    monkeypatch.setattr(torch.Tensor, "numpy", no_numpy)
+    require_numpy(1)  # one process: DCP saves without object collectives
+    with pytest.raises(ZgenError, match=r"world size above 1 needs numpy") as e:
+        require_numpy(2)
+    assert "zgen[train]" in e.value.help

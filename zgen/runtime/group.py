@@ -110,6 +110,7 @@ class UnitGroup:
 
     @property
     def has_grad(self) -> bool:
+        """Gradients are waiting for the optimizer (folded into `grad`, or held as autograd gave them)."""
         return self.grad is not None or self.held_grads is not None
 
     @property
@@ -238,8 +239,8 @@ class UnitGroup:
         else:
             self._fold_after_held(grads, boundary)
         self.fired = True
-        if boundary:
-            self._drop_secondary()  # its last gather of the window is done; the step changes the weights
+        if boundary and self.secondary_valid:  # its last gather of the window is done; the step changes the weights
+            self._drop_secondary()
         if not self.pinned:
             self.reshard()
 
@@ -304,7 +305,8 @@ class UnitGroup:
     # ------------------------------------------------------------------ optimizer step
     def apply_update(self, optimizer, divisor: torch.Tensor, lr: float) -> None:
         """Step `optimizer` on this unit's shard (on the current stream, the optimizer's)."""
-        self._drop_secondary()  # the weights change: later gathers start from the new shards
+        if self.secondary_valid:  # the weights change: later gathers start from the new shards
+            self._drop_secondary()
         pending = optimizer.step_unit(self.shards, self.grad if self.grad is not None else self.held_grads, divisor, lr)
         if self.pinned and not self.static:
             self.state = Gathered.FREE  # contents are last step's weights; storage stays

@@ -13,7 +13,7 @@ is what lets a checkpoint written on one world size load on another.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["ALIGN", "Slot", "FlatLayout", "dim0_chunk"]
 
@@ -27,14 +27,13 @@ class Slot:
     name: str
     shape: tuple[int, ...]
     offset: int
+    # Derived once: the hooks read them for every parameter of every unit at every step.
+    numel: int = field(init=False)
+    end: int = field(init=False)
 
-    @property
-    def numel(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def end(self) -> int:
-        return self.offset + self.numel
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "numel", math.prod(self.shape))
+        object.__setattr__(self, "end", self.offset + self.numel)
 
 
 @dataclass(frozen=True, slots=True)
