@@ -258,3 +258,18 @@ def test_dropout_seeds_are_unique_across_steps_and_blocks(inputs):
     assert [dropout_seed(7, 3, k * 2 + r, 2 * 4) for k in range(4) for r in range(2)] == \
         [dropout_seed(7, 3, k * 4 + r, 4 * 2) for k in range(2) for r in range(4)]
     assert dropout_seed(1, 0, 0, 4) != dropout_seed(2, 0, 0, 4)
+
+
+def test_the_runtime_reads_the_file_with_the_resolved_values_written_over_it(inputs):
+    """"auto" gets the resolver's value; keys the resolver does not model keep the file's; SGD gets no Adam betas."""
+    from zgen.emit import runtime_ds_config
+
+    resolved = replace(inputs.resolved, optimizer=OptimizerSpec(type="SGD", lr=0.02))
+    raw = {"train_batch_size": "auto", "optimizer": {"type": "SGD", "params": {"lr": "auto", "momentum": 0.9}},
+           "communication_data_type": "bf16", "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 2}}
+    merged = runtime_ds_config(resolved, raw)
+    assert merged["optimizer"]["params"] == {"lr": 0.02, "momentum": 0.9}
+    assert merged["train_batch_size"] == 4 and merged["communication_data_type"] == "bf16"
+    runtime = RuntimeConfig.load(merged, 2)
+    assert (runtime.optimizer, runtime.lr, runtime.hpz_partition_size, runtime.reduce_dtype) == (
+        "torch:SGD", 0.02, 2, "bf16")
