@@ -47,7 +47,7 @@ log_every = 1         # progress line every N steps (`steps_per_print` config li
 # precision, clipping, optimizer
 precision = "bf16"       # compute dtype; fp32 master weights (`bf16.enabled` config line 6)
 gradient_clipping = 1.0  # max global gradient norm (0: off) (config line 4)
-optimizer = "adamw"      # Adam over the flat fp32 shards, decoupled weight decay (`optimizer.type` config line 7)
+optimizer = "adamw"      # AdamW over the flat fp32 shards, decoupled weight decay (`optimizer.type` config line 7)
 lr = 0.0003              # learning rate (config line 7)
 betas = (0.9, 0.95)      # Adam betas (config line 7)
 eps = 1e-08              # Adam epsilon (DeepSpeed default)
@@ -132,6 +132,16 @@ def micro_batches(step, rank, world_size, accumulation):
         ids = (start[rows] + stride[rows] * torch.arange(seq_len)) % VOCAB_SIZE
         out.append({"input_ids": ids, "labels": ids})
     return out
+
+
+def dropout_seed(seed, step, block, blocks_per_step):
+    """The dropout seed of micro-batch block `block` (k * world_size + rank) of optimizer step `step`.
+
+    Numbered by the block's place in the whole run, so no two micro batches share a mask and the same
+    rows get the same one at any world size, resumed or not; seeds of different --seed values are 2**40
+    micro batches apart.
+    """
+    return seed * 2**40 + step * blocks_per_step + block
 
 
 def to_device(batch, device):
@@ -228,9 +238,7 @@ for step in range(start_step, args.steps):
     lr_used = engine.get_lr()[0]  # what this step's optimizer update uses (the schedule's value)
     loss_sum = torch.zeros((), device=device)
     for k, batch in enumerate(micro_batches(step, rank, world_size, accumulation)):
-        # dropout: seeded by the rows' block (k * world_size + rank), so the same rows get the same mask
-        # at any world size, resumed or not
-        torch.manual_seed(seed * 1_000_003 + step * 1_009 + k * world_size + rank)
+        torch.manual_seed(dropout_seed(seed, step, k * world_size + rank, accumulation * world_size))
         inputs, kwargs = to_device(batch, device)
         out = engine(*inputs, **kwargs)
         loss = out["loss"] if isinstance(out, dict) else getattr(out, "loss", out)  # a tensor, or HF-style output

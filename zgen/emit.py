@@ -23,7 +23,7 @@ from zgen.errors import ZgenError
 from zgen.plan.schedule import Plan
 
 __all__ = ["CodeRef", "ScriptInputs", "render_script", "render_plan", "py_literal", "string_literal", "settings_rows",
-           "zero_comments", "TEMPLATE"]
+           "zero_comments", "runtime_arguments", "runtime_ds_config", "optimizer_label", "TEMPLATE"]
 
 TEMPLATE = "train.py.j2"
 _WIDTH = 100  # the generated code's line length
@@ -151,6 +151,35 @@ def _flat(value) -> str | None:
     return None
 
 
+# -- the runtime's config ---------------------------------------------------------------------------
+
+def runtime_ds_config(resolved: ResolvedConfig, raw: dict) -> dict:
+    """The ds_config the runtime is to read: the user's file with every value zgen resolved written over it.
+
+    `ResolvedConfig` holds what `zgen check` reasons about; the runtime also
+    reads keys it does not model (an optimizer's own params, `communication_data_type`,
+    `zero_hpz_partition_size`), so those keep the file's values. A non-Adam
+    optimizer's params are the file's alone: Adam's betas and eps filled in
+    by the resolver would be arguments SGD or Adagrad refuse.
+    """
+    decided = resolved.to_ds_config()
+    merged = _overlay(raw, decided)
+    given = raw.get("optimizer")
+    if isinstance(given, dict) and str(given.get("type", "")).lower() not in ("adam", "adamw", "auto"):
+        params = given.get("params") or {}
+        if isinstance(params, dict):
+            solved = decided["optimizer"]["params"]
+            merged["optimizer"]["params"] = {k: solved.get(k, v) if v == "auto" else v for k, v in params.items()}
+    return merged
+
+
+def _overlay(base, top):
+    """`base` with `top`'s values written over it, object by object."""
+    if not (isinstance(base, dict) and isinstance(top, dict)):
+        return top
+    return {**base, **{k: _overlay(base.get(k), v) for k, v in top.items()}}
+
+
 # -- settings -----------------------------------------------------------------------------------
 
 def _origin_text(name: str, o: Origin | None, key: str) -> str:
@@ -199,12 +228,16 @@ def settings_rows(resolved: ResolvedConfig, runtime, seq_len: int, seq_len_origi
     """
     r, c = resolved, runtime
 
-    def row(name: str, value, what: str, *keys: str) -> tuple[str, str, str]:
+    def row(name: str, value, what: str, *keys: str, unmodelled: bool = False) -> tuple[str, str, str]:
         origin, key = _origin(r, *keys)
-        return name, py_literal(value), f"{what} ({_origin_text(name, origin, key)})"
+        # Keys only the runtime reads have no origin in the resolved config: they are the file's own values.
+        if unmodelled and origin is None:
+            where = f"`{key.removeprefix(zk)}` in the config"
+        else:
+            where = _origin_text(name, origin, key)
+        return name, py_literal(value), f"{what} ({where})"
 
     zk = "zero_optimization."
-    optimizer_what = "decoupled weight decay" if c.optimizer == "adamw" else "L2 weight decay in the gradient"
     sections: list[tuple[str, list[tuple[str, str, str]]]] = [
         ("batch", [
             row("train_batch_size", c.train_batch_size, "sequences per optimizer step, all ranks", "train_batch_size"),
@@ -217,13 +250,38 @@ def settings_rows(resolved: ResolvedConfig, runtime, seq_len: int, seq_len_origi
             row("precision", c.precision, "compute dtype; fp32 master weights", "bf16.enabled", "fp16.enabled",
                 "precision"),
             row("gradient_clipping", c.gradient_clipping, "max global gradient norm (0: off)", "gradient_clipping"),
-            row("optimizer", c.optimizer, f"Adam over the flat fp32 shards, {optimizer_what}", "optimizer.type"),
+            row("optimizer", c.optimizer, f"{optimizer_label(c.optimizer)} over the flat fp32 shards"
+                f"{_ADAM_DECAY.get(c.optimizer, '')}", "optimizer.type"),
             row("lr", c.lr, "learning rate", "optimizer.params.lr"),
+        ]),
+    ]
+    if c.optimizer in _ADAM_DECAY:
+        sections[1][1].extend([
             row("betas", c.betas, "Adam betas", "optimizer.params.betas"),
             row("eps", c.eps, "Adam epsilon", "optimizer.params.eps"),
             row("weight_decay", c.weight_decay, "weight decay", "optimizer.params.weight_decay"),
-        ]),
-    ]
+        ])
+    elif _other_params(c):
+        sections[1][1].append(row("optimizer_params", _other_params(c),
+                                  f"{optimizer_label(c.optimizer)}'s other arguments", "optimizer.params",
+                                  unmodelled=True))
+    if c.reduce_dtype != _default(c, "reduce_dtype"):
+        sections[1][1].append(row("reduce_dtype", c.reduce_dtype, "dtype gradients are reduce-scattered in",
+                                  "communication_data_type", unmodelled=True))
+    if c.offload_optimizer != _default(c, "offload_optimizer") or c.pin_memory != _default(c, "pin_memory"):
+        sections.append(("optimizer offload", [
+            row("offload_optimizer", c.offload_optimizer,
+                "fp32 master weights and optimizer state in host memory, stepped on the CPU",
+                zk + "offload_optimizer.device", unmodelled=True),
+            row("pin_memory", c.pin_memory, "page-locked host buffers: faster copies (CUDA only)",
+                zk + "offload_optimizer.pin_memory", unmodelled=True),
+        ]))
+    if c.hpz_partition_size != _default(c, "hpz_partition_size"):
+        sections.append(("ZeRO stage 3 hierarchical partitioning", [
+            row("hpz_partition_size", c.hpz_partition_size,
+                "ranks per secondary partition: gathers after the forward stay inside the group",
+                zk + "zero_hpz_partition_size", unmodelled=True),
+        ]))
     if c.scheduler is not None:
         sections[1][1].extend([
             row("scheduler", c.scheduler.type, "learning-rate schedule", "scheduler.type"),
@@ -246,6 +304,62 @@ def settings_rows(resolved: ResolvedConfig, runtime, seq_len: int, seq_len_origi
                 zk + "stage3_param_persistence_threshold", zk + "param_persistence_threshold"),
         ]))
     return [(title, _align(rows)) for title, rows in sections]
+
+
+# The Adam variants' own rows (betas, eps, weight_decay) and what their weight decay does.
+_ADAM_DECAY = {"adamw": ", decoupled weight decay", "adam": ", L2 weight decay in the gradient"}
+
+
+def optimizer_label(name: str) -> str:
+    """The optimizer a `RuntimeConfig.optimizer` value names, as a person would write it."""
+    if name.startswith("torch:"):
+        return f"torch.optim.{name.removeprefix('torch:')}"
+    return {"adamw": "AdamW", "adam": "Adam", "lion": "Lion (zgen.runtime's own)"}.get(name, name)
+
+
+def _default(runtime, name: str):
+    """The `RuntimeConfig` field's default (the runtime's, which the script leaves out when it is unchanged)."""
+    return next(f.default for f in fields(runtime) if f.name == name)
+
+
+def _other_params(runtime) -> dict:
+    """The non-Adam optimizer's params besides `lr` (which has its own row and is passed back in)."""
+    return {k: v for k, v in runtime.optimizer_params.items() if k != "lr"}
+
+
+def runtime_arguments(runtime, planned: bool) -> list[str]:
+    """The `RuntimeConfig(...)` keyword arguments, one per line, in the names of the settings rows.
+
+    Every field that differs from its default is passed, so the script's
+    config equals the one `RuntimeConfig.load` makes of the file; Adam's
+    betas, eps and weight decay are literals for other optimizers, whose
+    arguments are all in `optimizer_params`.
+    """
+    c = runtime
+    out = ["world_size=world_size,", "train_batch_size=train_batch_size,", "micro_batch_size=micro_batch_size,",
+           "gradient_accumulation_steps=accumulation,", "precision=precision,",
+           "gradient_clipping=gradient_clipping,", "optimizer=optimizer,", "lr=lr,"]
+    if c.optimizer in _ADAM_DECAY:
+        out += ["betas=betas,", "eps=eps,", "weight_decay=weight_decay,"]
+    else:
+        out.append(f"betas={py_literal(c.betas)}, eps={py_literal(c.eps)}, weight_decay={py_literal(c.weight_decay)},"
+                   f"  # unused by {optimizer_label(c.optimizer)}")
+    if c.optimizer_params:
+        if "lr" not in c.optimizer_params:
+            out.append("optimizer_params=optimizer_params,")
+        else:  # one learning rate: the `lr` row is also the optimizer's
+            out.append('optimizer_params={"lr": lr, **optimizer_params},' if _other_params(c)
+                       else 'optimizer_params={"lr": lr},')
+    if c.scheduler is not None:
+        out.append("scheduler=SchedulerConfig(type=scheduler, **scheduler_params),")
+    if c.precision == "fp16":
+        out.append("loss_scale=LossScaleConfig(static=loss_scale, initial_scale_power=initial_scale_power, "
+                   "window=loss_scale_window,\n                               min_scale=min_loss_scale),")
+    out += [f"{name}={name}," for name in ("reduce_dtype", "offload_optimizer", "pin_memory", "hpz_partition_size")
+            if getattr(c, name) != _default(c, name)]
+    if not planned:
+        out += ["persistence_threshold=param_persistence_threshold,", "prefetch_bucket_size=prefetch_bucket_size,"]
+    return out
 
 
 def _scheduler_params(scheduler, resolved: ResolvedConfig) -> dict:
@@ -338,6 +452,7 @@ def render_script(inp: ScriptInputs) -> str:
         settings=settings,
         zero_comments=zero_comments(r, planned),
         precision=inp.runtime.precision,
+        config_arguments=runtime_arguments(inp.runtime, planned),
         scheduler=inp.runtime.scheduler is not None,
         model_file=string_literal(inp.model.path),
         model_factory=string_literal(inp.model.function),

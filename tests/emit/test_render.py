@@ -168,3 +168,108 @@ def test_string_literal(s):
     from zgen.emit import string_literal
 
     assert ast.literal_eval(string_literal(s)) == s
+
+
+def _base_config(**extra) -> dict:
+    config = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 2, "gradient_clipping": 1.0,
+              "optimizer": {"type": "AdamW", "params": {"lr": 1e-2, "betas": [0.9, 0.95]}},
+              "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0}}
+    for key, value in extra.items():
+        if key == "zero":
+            config["zero_optimization"] = {**config["zero_optimization"], **value}
+        else:
+            config[key] = value
+    return config
+
+
+# What a user writes; each case's script must build the config the runtime parses from the file.
+_CONFIGS = {
+    "adamw default": (_base_config(), "AdamW over the flat fp32 shards, decoupled weight decay"),
+    "adam l2": (_base_config(optimizer={"type": "Adam", "params": {"lr": 1e-3, "adam_w_mode": False,
+                                                                    "weight_decay": 0.1}}),
+                "Adam over the flat fp32 shards, L2 weight decay"),
+    "sgd momentum": (_base_config(optimizer={"type": "SGD", "params": {"lr": 0.1, "momentum": 0.9,
+                                                                        "weight_decay": 1e-4}}),
+                     "torch.optim.SGD over the flat fp32 shards"),
+    "adagrad lr_decay offload": (_base_config(optimizer={"type": "Adagrad", "params": {"lr": 0.05, "lr_decay": 0.01}},
+                                              zero={"offload_optimizer": {"device": "cpu"}}),
+                                 "torch.optim.Adagrad over the flat fp32 shards"),
+    "lion": (_base_config(optimizer={"type": "Lion", "params": {"lr": 1e-4, "betas": [0.95, 0.98],
+                                                                 "weight_decay": 0.1}}),
+             "Lion (zgen.runtime's own) over the flat fp32 shards"),
+    "sgd without lr": (_base_config(optimizer={"type": "SGD", "params": {"momentum": 0.5}}),
+                       "torch.optim.SGD over the flat fp32 shards"),
+    "offload pinned": (_base_config(zero={"offload_optimizer": {"device": "cpu", "pin_memory": True}}),
+                       "fp32 master weights and optimizer state in host memory"),
+    "hpz": (_base_config(zero={"zero_hpz_partition_size": 2}), "ranks per secondary partition"),
+    "communication fp32": (_base_config(communication_data_type="fp32", bf16={"enabled": True}),
+                           "AdamW over the flat fp32 shards"),
+    "communication bf16": (_base_config(communication_data_type="bf16", bf16={"enabled": True}),
+                           "dtype gradients are reduce-scattered in"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CONFIGS))
+def test_every_runtime_setting_of_the_file_reaches_the_script(inputs, name):
+    """Through the command's own path (check, resolve, overlay): nothing the runtime reads is dropped."""
+    import json
+
+    from zgen.config import check_config
+    from zgen.emit import runtime_ds_config
+    from zgen.launch import LaunchFacts
+
+    raw, comment = _CONFIGS[name]
+    report = check_config("ds.json", json.dumps(raw).encode(), LaunchFacts(world_size=2, consumer="deepspeed"))
+    assert report.resolved is not None, [f.message for f in report.findings]
+    runtime = RuntimeConfig.load(runtime_ds_config(report.resolved, raw), 2)
+    for planned in (True, False):
+        case = replace(inputs, resolved=report.resolved, runtime=runtime)
+        if not planned:
+            case = replace(case, plan=None, plan_file=None, plan_failure="tracing stopped")
+        text = render_script(case)
+        expected = RuntimeConfig.load(raw, 2)
+        if planned:  # the plan file carries these two; the script leaves the runtime's defaults
+            default = RuntimeConfig(world_size=2, micro_batch_size=1, gradient_accumulation_steps=1,
+                                    train_batch_size=2, gradient_clipping=0.0, precision="fp32", optimizer="adamw",
+                                    lr=0.1, betas=(0.9, 0.9), eps=0.1, weight_decay=0.0)
+            expected = replace(expected, persistence_threshold=default.persistence_threshold,
+                               prefetch_bucket_size=default.prefetch_bucket_size)
+        assert _runtime_config_of(text, 2, 2) == expected
+        block = text.split("# settings, resolved by zgen")[1].split("# ---")[0]
+        assert comment in block
+        assert all("  # " in line for line in block.splitlines()[1:] if line and not line.startswith(("#", " ")))
+        if expected.optimizer not in ("adam", "adamw"):  # Adam's own knobs would do nothing here
+            assert not {"betas", "eps", "weight_decay"} & set(_assignments(text))
+
+
+def test_dropout_seeds_are_unique_across_steps_and_blocks(inputs):
+    """Every micro batch of a run gets its own dropout seed, even with more blocks per step than 1009."""
+    tree = ast.parse(render_script(inputs))
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "dropout_seed")
+    scope: dict = {}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), "dropout_seed", "exec"), scope)
+    dropout_seed = scope["dropout_seed"]
+    for world_size, accumulation in ((1, 1), (2, 3), (4, 300), (8, 256)):
+        blocks = world_size * accumulation
+        seeds = {dropout_seed(1337, step, k * world_size + rank, blocks)
+                 for step in range(6) for k in range(accumulation) for rank in range(world_size)}
+        assert len(seeds) == 6 * blocks
+    # the same global batch split 2 x 4 or 4 x 2 (world x accumulation) draws the same masks
+    assert [dropout_seed(7, 3, k * 2 + r, 2 * 4) for k in range(4) for r in range(2)] == \
+        [dropout_seed(7, 3, k * 4 + r, 4 * 2) for k in range(2) for r in range(4)]
+    assert dropout_seed(1, 0, 0, 4) != dropout_seed(2, 0, 0, 4)
+
+
+def test_the_runtime_reads_the_file_with_the_resolved_values_written_over_it(inputs):
+    """"auto" gets the resolver's value; keys the resolver does not model keep the file's; SGD gets no Adam betas."""
+    from zgen.emit import runtime_ds_config
+
+    resolved = replace(inputs.resolved, optimizer=OptimizerSpec(type="SGD", lr=0.02))
+    raw = {"train_batch_size": "auto", "optimizer": {"type": "SGD", "params": {"lr": "auto", "momentum": 0.9}},
+           "communication_data_type": "bf16", "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 2}}
+    merged = runtime_ds_config(resolved, raw)
+    assert merged["optimizer"]["params"] == {"lr": 0.02, "momentum": 0.9}
+    assert merged["train_batch_size"] == 4 and merged["communication_data_type"] == "bf16"
+    runtime = RuntimeConfig.load(merged, 2)
+    assert (runtime.optimizer, runtime.lr, runtime.hpz_partition_size, runtime.reduce_dtype) == (
+        "torch:SGD", 0.02, 2, "bf16")

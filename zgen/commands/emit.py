@@ -73,7 +73,8 @@ def _regenerate_args(args, forced: bool) -> list[str]:
 
 
 def run(args, settings) -> int:
-    from zgen.emit import CodeRef, ScriptInputs, render_plan, render_script
+    from zgen.config import load_config_dict
+    from zgen.emit import CodeRef, ScriptInputs, render_plan, render_script, runtime_ds_config
     from zgen.plan.planner import honoured_init_writes, resolved_hazards
     from zgen.plan.trace import parse_target
     from zgen.runtime.config import RuntimeConfig
@@ -129,7 +130,8 @@ def run(args, settings) -> int:
     regen = ["zgen", "emit", *_regenerate_args(args, bool(errors))]
     check_cmd = ["zgen", "emit", "--check", *_regenerate_args(args, False)]
     # The runtime's own reading of the config: what it refuses (offload, stage 2) stops here, not at launch.
-    runtime = RuntimeConfig.load(prep.resolved, prep.world_size)
+    raw = load_config_dict(str(Path(s.root) / prep.config_path))
+    runtime = RuntimeConfig.load(runtime_ds_config(prep.resolved, raw), prep.world_size)
     # The script runs at any world size that divides the global batch, so its plan names none.
     plan = None if prep.plan is None else dataclasses.replace(prep.plan, world_size=None)
     plan_path = None if plan is None else out_path.with_name(out_path.stem + ".plan.json")
