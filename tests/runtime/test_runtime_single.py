@@ -509,6 +509,20 @@ def test_a_failed_save_leaves_no_checkpoint_behind(tmp_path, monkeypatch):
     assert resumed.global_steps == 2
 
 
+def test_a_save_that_died_between_its_renames_does_not_block_the_next(tmp_path):
+    engine = _engine()
+    T.train(engine, 1, 1, 0, 2)
+    engine.save_checkpoint(str(tmp_path / "ckpt"))
+    (tmp_path / "ckpt.old").mkdir()  # left by a save killed after moving the previous checkpoint aside
+    (tmp_path / "ckpt.old" / "stale").write_text("x")
+    T.train(engine, 1, 1, 0, 2, start=1)
+    engine.save_checkpoint(str(tmp_path / "ckpt"))
+    assert not (tmp_path / "ckpt.old").exists()
+    resumed = _engine(model=T.Net())
+    resumed.load_checkpoint(str(tmp_path / "ckpt"))
+    assert resumed.global_steps == 2
+
+
 def test_world_size_above_one_without_numpy_stops_before_training(monkeypatch):
     from zgen.runtime.checkpoint import require_numpy
 

@@ -166,6 +166,8 @@ def save(engine: Checkpointable, path: str) -> None:
     _barrier()
     if engine.rank == 0:
         old = final.with_name(final.name + ".old")
+        if old.exists():  # left by a save that died between its two renames; `final` is the newer one
+            shutil.rmtree(old)
         if final.exists():
             final.rename(old)
         partial.rename(final)
