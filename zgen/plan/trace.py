@@ -690,7 +690,10 @@ def trace_notes(trace: ExecutionTrace, dtype: str | None) -> list[str]:
     if trace.mode != wanted:
         notes.append(f"traced on {trace.mode} tensors (`{wanted}` could not run the model: a stricter meta kernel, "
                      "`torch.autocast` on a meta device, or a value-dependent path the library skips on fake "
-                     "tensors); module order and shapes do not depend on it")
+                     "tensors); module order and shapes do not depend on it"
+                     + ("" if trace.mode.endswith(dtype or "float32") else
+                        f", but activation bytes recorded in {trace.mode.split()[-1]} may differ from a "
+                        f"{dtype or 'float32'} run"))
     if trace.decisions:
         shown = "; ".join(trace.decisions[:3]) + (f" and {len(trace.decisions) - 3} more" if len(trace.decisions) > 3 else "")
         notes.append(f"value-dependent ops inside modules without submodules (every rank runs the same modules, "
