@@ -9,7 +9,6 @@ does when it builds the engine (the parser alone accepts all these configs).
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 
@@ -21,7 +20,8 @@ pytest.importorskip("deepspeed", reason="the engine differential needs DeepSpeed
 
 _PROBE = r"""
 import json, logging, os, sys
-os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[2], RANK="0", WORLD_SIZE="1", LOCAL_RANK="0")
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[2], RANK="0", WORLD_SIZE="1", LOCAL_RANK="0",
+                  TORCHELASTIC_USE_AGENT_STORE="True")
 import torch, deepspeed
 logging.getLogger("DeepSpeed").setLevel(logging.CRITICAL)
 out = []
@@ -47,15 +47,13 @@ CONFIGS = [
 ]
 
 
-def _free_port() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def engine_results():
-    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(CONFIGS), _free_port()], capture_output=True,
+    # This process hosts the rendezvous store (as torchrun's agent does), so the port stays bound throughout.
+    from torch.distributed import TCPStore
+
+    store = TCPStore("127.0.0.1", 0, 2, is_master=True, wait_for_workers=False)
+    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(CONFIGS), str(store.port)], capture_output=True,
                           text=True, timeout=540)
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")), None)
     assert line is not None, done.stdout[-2000:] + done.stderr[-2000:]
