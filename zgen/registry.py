@@ -4,23 +4,63 @@ Model rules document themselves in their class docstrings, config rules in
 their TOML entries, the trace's ZG290 in `zgen.plan.trace_rule`, meta rules in
 `zgen.noqa`. `zgen rule`, selection validation and the SARIF rule table all
 read this one registry.
+
+The model rules' classes are built on libcst, which costs a third of a second
+to import; a check of configs alone needs only their codes (selection and
+`# noqa` validation), so those come from the rule files' names and the
+documentation is loaded on first use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
+import zgen.model
+from zgen.config import rule_infos as config_rules
 from zgen.findings import RuleInfo
+from zgen.noqa import META_RULES
 from zgen.plan.trace_rule import TRACE_RULE
 
-__all__ = ["all_rules"]
+__all__ = ["all_rules", "Rules"]
+
+_RULE_FILE = re.compile(r"^zg(\d{3})_\w+\.py$")
 
 
-def all_rules(rule_files: Sequence[str] = ()) -> dict[str, RuleInfo]:
-    """Rule infos by code, sorted by code. Loads no torch and runs no solver."""
-    from zgen.config import rule_infos as config_rules
-    from zgen.model import rule_infos as model_rules
-    from zgen.noqa import META_RULES
+class Rules(Mapping[str, RuleInfo]):
+    """Rule infos by code, in code order; the model rules' infos are loaded when one is first read."""
 
-    infos = [*model_rules(), *config_rules(rule_files), TRACE_RULE, *META_RULES]
-    return {r.code: r for r in sorted(infos, key=lambda r: r.code)}
+    def __init__(self, eager: Sequence[RuleInfo]) -> None:
+        self._infos = {r.code: r for r in eager}
+        self._model_loaded = False
+        rules_dir = Path(zgen.model.__file__).parent / "rules"
+        self._model_codes = {f"ZG{m.group(1)}" for p in rules_dir.iterdir() if (m := _RULE_FILE.match(p.name))}
+        self._codes = sorted(set(self._infos) | self._model_codes)
+
+    def __getitem__(self, code: str) -> RuleInfo:
+        if code in self._model_codes and not self._model_loaded:
+            self._load_model_rules()
+        return self._infos[code]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._codes)
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def __contains__(self, code: object) -> bool:
+        return code in self._model_codes or code in self._infos
+
+    def _load_model_rules(self) -> None:
+        loaded = {r.code: r for r in zgen.model.rule_infos()}
+        if set(loaded) != self._model_codes:  # a rule file named for one code holding another
+            raise RuntimeError(f"model rule files name {sorted(self._model_codes)} but define {sorted(loaded)}")
+        self._infos.update(loaded)
+        self._model_loaded = True
+
+
+def all_rules(rule_files: Sequence[str] = ()) -> Rules:
+    """Every rule by code, sorted by code. Loads no torch, runs no solver, and imports libcst only when a
+    model rule's documentation is read."""
+    return Rules([*config_rules(rule_files), TRACE_RULE, *META_RULES])
