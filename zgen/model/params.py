@@ -661,9 +661,9 @@ _ENTRY_USES = re.compile(
 
 # `init_layer(self.conv1)`, `named_apply(fn, self)`: a module of `self` handed to a function.
 _HANDS_SELF = re.compile(
-    r"(?<![\w.])(?<!def )(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
+    r"(?<![\w.])(?<!def )(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
     r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
-    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
+    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
 )
 
 
