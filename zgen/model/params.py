@@ -652,10 +652,11 @@ def scoped_accesses(index: ModelIndex, scope: str):
             yield cls, method, access
 
 
-# What a write or size query looks like in text: `.data`, an in-place call `x_(`, `.shape`, `.size(`,
-# `numel(`, `len(`, an item assignment `] =`.
+# What a write, size query or value read looks like in text: `.data`, an in-place call `x_(`, `.shape`,
+# `.size(`, `numel(`, an item assignment `] =`, `.weight[...]` / `.weight.float()`.
 _ENTRY_USES = re.compile(
-    r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\blen\(|\]\s*[-+*/]?=[^=]|\.(?:weight|bias)\w*\s*[\[.]"
+    r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\]\s*[-+*/]?=[^=]"
+    r"|\.(?:weight|bias)\w*\s*(?:\[|\.(?!dtype\b|device\b|requires_grad\b|is_\w))"
 )
 
 
