@@ -53,6 +53,10 @@ _SHARED_MODELING = frozenset(
         "modeling_flax_utils",
     }
 )
+# transformers' modules of outputs, caches, configs and masks (not layers).
+_NOT_MODULES = frozenset(
+    {"cache_utils", "configuration_utils", "masking_utils", "modeling_outputs", "generic", "import_utils", "hub"}
+)
 _CONSTRUCTOR = re.compile(r"\b([A-Za-z_][\w.]*)\s*\(")
 _RANK_ASSIGN = re.compile(
     r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*(?:get_rank|get_local_rank|local_rank|global_rank"
@@ -388,6 +392,9 @@ class ModelIndex:
             return None
         if ref.partition(".")[0] not in self.import_roots:
             return None  # `hidden.view`, `self.x`: not a name imported from another module
+        module = ref.rsplit(".", 2)[-2]
+        if module in _SHARED_MODELING or module in _NOT_MODULES:
+            return None  # outputs, caches, configs, masks: large files that define no layers
         key = ("external", ref)
         if key not in self.cache:
             self.cache[key] = self.project.lookup(ref)
@@ -450,7 +457,7 @@ class ModelIndex:
         """A module-level function of another file that a qualified name refers to."""
         if self.project is None or "." not in ref or ref.startswith((".", "torch.")):
             return None
-        if ref.partition(".")[0] not in self.import_roots:
+        if ref.partition(".")[0] not in self.import_roots or ref.rsplit(".", 2)[-2] in _NOT_MODULES:
             return None
         key = ("external-function", ref)
         if key not in self.cache:
@@ -518,12 +525,15 @@ class ModelIndex:
                 return True
         return False
 
-    def is_module_base(self, qualified: str) -> bool:
-        """A base class from outside the file that is an `nn.Module`."""
+    def is_module_base(self, qualified: str, resolve: bool = True) -> bool:
+        """A base class from outside the file that is an `nn.Module` (`resolve`: read other files to tell)."""
         last = qualified.rsplit(".", 1)[-1]
         if last in known.MODULE_BASE_NAMES or known.is_torch_module_class(qualified):
             return True
-        external = self.external(qualified)
+        module = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
+        if module in _SHARED_MODELING or module in _NOT_MODULES:
+            return False  # outputs, caches, configs, masks: known not to be layers
+        external = self.external(qualified) if resolve else None
         if external is not None:
             return external[1].is_module
         # Model classes imported from another model's modeling file (transformers' modular files).
@@ -555,7 +565,9 @@ class ModelIndex:
 
     def classify(self, expr: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]]:
         """What an expression would make if assigned to `self.x` in `__init__` (module, parameter, ...)."""
-        return _FactsReader(self, ClassFacts(), None, 0).classify(expr)  # type: ignore[arg-type]
+        reader = _FactsReader(self, ClassFacts(), None, 0)  # type: ignore[arg-type]
+        reader.resolve = False  # a local in any method: only what this file and torch tell, no other files
+        return reader.classify(expr)
 
     def class_facts(self, cls: ClassInfo) -> ClassFacts:
         if cls.name in self._facts_stack:  # a class whose __init__ builds itself
@@ -791,6 +803,7 @@ class _FactsReader:
         self.env: dict[str, int] = {}  # upper bounds of integer parameters and locals (`hd=256`)
         self._unbounded: set[str] = set()
         self._depth = 0  # nesting of callables followed (`a = partial(b)`, `b = partial(a)`)
+        self.resolve = True  # read other files for imported classes and factory functions
 
     def read(self) -> None:
         node = self.method.node
@@ -1012,14 +1025,14 @@ class _FactsReader:
             return Kind.MODULE, (qualified,)
         if last in known.TORCH_PARAMS:
             return Kind.MODULE, (last,)
-        if last[:1].isupper() and self.index.is_module_base(qualified):
+        if last[:1].isupper() and self.index.is_module_base(qualified, self.resolve):
             return Kind.MODULE, (qualified,)
         if written in {"copy.deepcopy", "deepcopy"} and call.args:
             return self.classify(call.args[0].value)
         if "." not in written and written in self.index.skeleton.functions:
             return self._returned(self.index.function_info(written), call)  # def Linear(...): ...; return m
         if not last[:1].isupper():
-            external = self.index.external_function(qualified)
+            external = self.index.external_function(qualified) if self.resolve else None
             if external is not None:
                 kind, classes = external[0].returns(external[1], call, self)
                 return kind, classes

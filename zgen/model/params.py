@@ -87,11 +87,13 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
     # Modules passed in as arguments (an adapter's wrapped layer, a tied embedding handed to a head):
     # built by the caller, so partitioned already. Config-like arguments are not modules.
     node = method.node
+    passed_in: set[str] = set()  # arguments taken as modules only when their `.weight` is used
     if node is not None:
         for param in (*node.params.params, *node.params.kwonly_params):
             name = param.name.value
             if name not in ("self", "cls") and name not in module_aliases and not _NOT_A_MODULE_ARG.search(name):
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+                passed_in.add(name)
     built_here: set[str] = set()
     entry = any(m is method for m in cls.entry_methods)
     # In a method called on the built model its own parameters are partitioned too (a base class
@@ -122,6 +124,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 # `emb = self.get_input_embeddings()`, `new = super().resize_token_embeddings(n)`: a module of
                 # the model when its `.weight` is used (only `weight`/`bias` count on an unknown module)
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+    handed = {k: v for k, v in module_aliases.items() if k not in passed_in}  # modules a helper may be given
     for node, ctx in flat.nodes:
         kind = type(node)
         if kind is cst.For or kind is cst.CompFor:
@@ -147,7 +150,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             yield Access(node, ctx, "", node.value, None, use, detail, order.get(id(node), 0), True)
             continue
         if kind is cst.Call and has_children:
-            yield from _module_handed_to_writer(index, cls, flat, node, ctx, members, module_aliases, order)
+            yield from _module_handed_to_writer(index, cls, flat, node, ctx, members, handed, order)
             func = node.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
                 yield from _through_helper(index, cls, flat, node, func.attr.value, ctx, order)
@@ -448,6 +451,8 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
                 detail = f" passed to `{name}()`, which runs a function on every submodule without gathering them"
                 yield Access(arg.value, ctx, "self", "parameters", None, INIT, detail, order.get(id(call), 0))
         return
+    if not any(_module_arg(arg.value, members, module_aliases) for arg in call.args):
+        return  # no module handed over: do not read the function at all
     func = _function_node(index, flat, name)
     if func is None:
         return
@@ -474,6 +479,17 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
             continue
         detail = f" passed to `{name}()`, which initialises its parameters"
         yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, INIT, detail, order.get(id(call), 0))
+
+
+def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:
+    """Is `expr` a submodule of `self` or a local bound to a module (by its first name only)?"""
+    path = access_path(expr)
+    if path is None:
+        return False
+    if path.root == "self":
+        member = members.get(path.parts[0]) if path.parts else None
+        return member is not None and member.kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN)
+    return path.root in module_aliases
 
 
 _FREE_APPLY = re.compile(r"^(?:named_apply|\w+_apply|apply_\w+)$")
@@ -652,18 +668,19 @@ def scoped_accesses(index: ModelIndex, scope: str):
             yield cls, method, access
 
 
-# What a write or size query looks like in text: `.data`, an in-place call `x_(`, `.shape`, `.size(`,
-# `numel(`, `len(`, an item assignment `] =`.
+# What a write, size query or value read looks like in text: `.data`, an in-place call `x_(`, `.shape`,
+# `.size(`, `numel(`, an item assignment `] =`, `.weight[...]` / `.weight.float()`.
 _ENTRY_USES = re.compile(
-    r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\blen\(|\]\s*[-+*/]?=[^=]|\.(?:weight|bias)\w*\s*[\[.]"
+    r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\]\s*[-+*/]?=[^=]"
+    r"|\.(?:weight|bias)\w*\s*(?:\[|\.(?!dtype\b|device\b|requires_grad\b|is_\w))"
 )
 
 
 # `init_layer(self.conv1)`, `named_apply(fn, self)`: a module of `self` handed to a function.
 _HANDS_SELF = re.compile(
-    r"(?<![\w.])(?<!def )(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
+    r"(?<![\w.])(?<!def )(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
     r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
-    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
+    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
 )
 
 

@@ -72,6 +72,8 @@ class Skeleton:
     functions: dict[str, FunctionSpan]
     # Line spans of module-level statements that are neither classes nor functions.
     script: list[tuple[int, int]] = field(default_factory=list)
+    # The `ast` tree itself, for rules that read a method with `ast` (None when loaded from a summary).
+    tree: ast.Module | None = None
 
     def text(self, start: int, end: int) -> str:
         """Source lines `start`..`end` (1-based, inclusive)."""
@@ -163,7 +165,7 @@ def build_skeleton(source: str) -> Skeleton | SourceError:
         return SourceError(exc.msg, exc.lineno or 1, exc.offset or 1)
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
         return SourceError(str(exc) or type(exc).__name__, 1, 1)
-    skel = Skeleton(split_lines(source), {}, {}, {})
+    skel = Skeleton(split_lines(source), {}, {}, {}, tree=tree)
     _walk_top(tree.body, skel)
     return skel
 

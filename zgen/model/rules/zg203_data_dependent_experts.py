@@ -29,7 +29,7 @@ TRIGGER = Trigger(
     "norm(",
     "std(",
     pattern=r"nonzero|unique|argwhere|masked_select|bincount|\.any\(|\.all\(|torch\.equal"
-    r"|\bwhere\((?:[^,()]|\([^()]*\))*\)|(?<![\w.])(?:all|any)\(\w"
+    r"|\bwhere\((?:[^,()]|\([^()]*\))*\)|(?<![\w.])(?:all|any)\([\w.]+\("
     r"|\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)",
 )
 

@@ -230,7 +230,21 @@ def _may_gate(text: str) -> bool:
 
 
 def _ast_function(method: MethodInfo) -> ast.FunctionDef | None:
-    """The method parsed with Python's `ast` (ten times faster than libcst), file line numbers kept."""
+    """The method as Python's `ast` read it (the skeleton's tree, else parsed again), file line numbers kept."""
+    index = method.index
+    tree = index.skeleton.tree
+    if tree is not None:
+        key = ("ast-functions",)
+        by_line = index.cache.get(key)
+        if by_line is None:
+            by_line = index.cache[key] = {
+                (n.decorator_list[0].lineno if n.decorator_list else n.lineno): n
+                for n in ast.walk(tree)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+        found = by_line.get(method.span.start)  # type: ignore[union-attr]
+        if found is not None:
+            return found
     text = method.text
     try:
         tree = ast.parse("if 1:\n" + text if method.span.indent else text)
