@@ -53,3 +53,13 @@ def test_builtin_all_over_a_stopping_verdict_is_a_data_exit():
 @pytest.mark.parametrize("test", ["x.size(0) > 1", "self.training", "x.dim() == 3", "stop is not None and stop > 0"])
 def test_shapes_flags_and_arguments_are_not_data(test):
     assert check_source("m.py", textwrap.dedent(TEMPLATE.format(test=test, stop="False"))) == []
+
+
+def test_a_random_layer_list_is_seen_through_enumerate_and_zip():
+    from zgen.model.rules.zg202_random_layer_skip import RandomLayerSkip
+
+    src = next(s for s in RandomLayerSkip.INVALID if "SkippingStack" in s)
+    for loop in ("for i, layer in enumerate(self.layers):", "for layer, _ in zip(self.layers, range(4)):"):
+        variant = src.replace("for layer in self.layers:", loop)
+        assert variant != src
+        assert [f.code for f in check_source("m.py", variant)] == ["ZG202"], loop

@@ -140,21 +140,22 @@ class Net(nn.Module):
 import torch
 from torch import nn
 
-class DropList(nn.ModuleList):
-    def __init__(self, p, modules=None):
-        super().__init__(modules)
-        self.p = p
+class SkippingStack(nn.ModuleList):
+    def __init__(self, blocks, skip_rate):
+        super().__init__(blocks)
+        self.skip_rate = skip_rate
 
     def __iter__(self):
-        dropout_probs = torch.empty(len(self)).uniform_()
-        for i, m in enumerate(super().__iter__()):
-            if not self.training or dropout_probs[i] > self.p:
-                yield m
+        blocks = list(super().__iter__())
+        if self.training:
+            keep = torch.rand(len(blocks)) >= self.skip_rate
+            blocks = [b for b, k in zip(blocks, keep.tolist()) if k]
+        return iter(blocks)
 
 class Encoder(nn.Module):
     def __init__(self, d):
         super().__init__()
-        self.layers = DropList(0.1, [nn.Linear(d, d) for _ in range(4)])
+        self.layers = SkippingStack([nn.Linear(d, d) for _ in range(4)], 0.1)
 
     def forward(self, x):
         for layer in self.layers:
@@ -223,14 +224,25 @@ class Adapter(nn.Module):
             names = {m.name for m in members}
             for node in walk(method.node):
                 if isinstance(node, (cst.For, cst.CompFor)):
-                    path = access_path(node.iter)
-                    if path is not None and path.root == "self" and path.parts[:1] and path.parts[0] in names:
+                    paths = [access_path(it) for it in _iterated(node.iter)]
+                    if any(p is not None and p.root == "self" and p.parts[:1] and p.parts[0] in names for p in paths):
                         message = (
                             f"iterating `{code_of(node.iter)}` skips layers at random: its class draws a random "
                             "number per layer in `__iter__`, so ranks run different layers and hang in their "
                             "parameter all-gathers"
                         )
                         yield self.finding(index, method.snippet, node.iter, message, _HELP)
+
+
+# Builtins that iterate their argument once, in order: the container's `__iter__` still runs.
+_PASS_THROUGH = frozenset({"enumerate", "zip", "list", "tuple", "iter"})  # not reversed(): it indexes
+
+
+def _iterated(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The expressions whose `__iter__` a loop over `expr` runs: `enumerate(self.layers)` iterates `self.layers`."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _PASS_THROUGH:
+        return [inner for arg in expr.args for inner in _iterated(arg.value)]
+    return [expr]
 
 
 def _iterates_at_random(info) -> bool:
