@@ -114,3 +114,25 @@ def test_reexport_through_package_init(tmp_path):
     """))
     findings = check_source(str(tmp_path / "user.py"), (tmp_path / "user.py").read_text())
     assert [f.code for f in findings] == ["ZG201"]
+
+
+def test_namespace_package_resolves_but_a_sibling_project_does_not(tmp_path):
+    # ns/ has no __init__.py: `from ns.core.layers import Mlp` is found from the directory above it.
+    core = tmp_path / "repo" / "ns" / "core"
+    core.mkdir(parents=True)
+    (core / "__init__.py").write_text("")
+    (core / "layers.py").write_text(textwrap.dedent(LAYERS))
+    model = core / "model.py"
+    model.write_text(textwrap.dedent(MODEL).replace("from .layers import", "from ns.core.layers import"))
+    deps: dict[str, str] = {}
+    assert ("ZG201", 13) in {(f.code, f.line) for f in check_source(str(model), model.read_text(), deps=deps)}
+    assert str(core / "layers.py") in deps
+    # A plain file's directory is a root, but the folder above it (a sibling project's home) is not.
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "layers.py").write_text(textwrap.dedent(LAYERS))
+    user = tmp_path / "mine" / "user.py"
+    user.parent.mkdir()
+    user.write_text(textwrap.dedent(MODEL).replace("from .layers import", "from other.layers import"))
+    deps = {}
+    check_source(str(user), user.read_text(), deps=deps)
+    assert str(tmp_path / "other" / "layers.py") not in deps

@@ -102,6 +102,7 @@ class Project:
         self.deps: dict[str, str] = {}  # files read for the check in progress: path -> content hash
         self.summary_dir: str | None = None  # where skeletons of library files are kept between runs
         self._system = [p for p in sys.path if p and os.path.isdir(p)]
+        self._namespace_parents: dict[str, str] = {}  # a checked root's name -> the directory above it
 
     def begin(self, path: str) -> tuple[str, bool]:
         """Start checking `path`: reset `deps`, add its package's directory to the roots; its module name."""
@@ -109,10 +110,11 @@ class Project:
         name, root, is_package = module_name_of(path)
         if root not in self._seen_roots:
             self._seen_roots.add(root)
-            # The directory above too: a namespace package (`megatron/` without `__init__.py`) lives there.
-            for directory in (os.path.dirname(root), root):
-                if directory not in self.roots:
-                    self.roots.insert(0, directory)
+            if root not in self.roots:
+                self.roots.insert(0, root)
+            # A namespace package (`megatron/` without `__init__.py`) is imported by its own name from
+            # the directory above; only that name is looked up there, never a sibling project's files.
+            self._namespace_parents[os.path.basename(root)] = os.path.dirname(root)
             self._files.clear()
             self._classes.clear()
         return name, is_package
@@ -126,7 +128,8 @@ class Project:
         found = None
         if module and module.split(".", 1)[0] not in _SKIPPED:
             rel = module.replace(".", os.sep)
-            for root in self.roots + self._system:
+            parent = self._namespace_parents.get(module.split(".", 1)[0])
+            for root in self.roots + ([parent] if parent else []) + self._system:
                 for candidate in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
                     if os.path.isfile(candidate):
                         found = candidate
