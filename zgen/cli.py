@@ -4,7 +4,7 @@
 Exit codes are decided here and nowhere else:
 
 * 0 - the command did its job and found nothing (or `--exit-zero`),
-* 1 - findings (or a stale generated file for `emit --check`),
+* 1 - errors or warnings (info notes alone do not fail), or a stale generated file for `emit --check`,
 * 2 - zgen could not do its job: bad arguments, bad settings, unreadable
   input. Printed as `zgen: error: ...` with a `help:` line, never a traceback.
 

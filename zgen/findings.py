@@ -17,7 +17,8 @@ __all__ = ["Severity", "Related", "Edit", "Fix", "Finding", "RuleInfo", "sort_fi
 
 
 class Severity(str, enum.Enum):
-    """How bad a finding is. Every severity counts towards exit code 1."""
+    """How bad a finding is. Errors and warnings make `zgen check` exit 1; an info finding is a note that
+    is reported but never fails the run (a pre-commit hook must not fail on something that is not wrong)."""
 
     ERROR = "error"
     WARNING = "warning"

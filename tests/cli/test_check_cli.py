@@ -125,3 +125,18 @@ def test_check_never_imports_torch(proj):
                          env={**os.environ, "PYTHONPATH": str(REPO)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "1"
+
+
+def test_an_info_note_is_shown_but_does_not_fail(zgen, tmp_path):
+    # HF Trainer's usual ZeRO-3 offload config: accelerate swaps the optimizer (ZC407, info). A pre-commit
+    # hook must not fail on it; a real problem added to the same config still does.
+    cfg = {"train_micro_batch_size_per_gpu": "auto", "train_batch_size": "auto",
+           "gradient_accumulation_steps": "auto", "bf16": {"enabled": "auto"},
+           "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
+    (tmp_path / "ds.json").write_text(json.dumps(cfg, indent=1))
+    code, out, _ = zgen("check", "ds.json", "--output-format", "concise", cwd=tmp_path)
+    assert code == 0 and "ZC407" in out and "1 info" in out
+    cfg["zero_optimization"]["stage"] = 5
+    (tmp_path / "ds.json").write_text(json.dumps(cfg, indent=1))
+    code, out, _ = zgen("check", "ds.json", "--output-format", "concise", cwd=tmp_path)
+    assert code == 1

@@ -153,7 +153,9 @@ def run(args, settings) -> int:
         # Machine-readable formats keep stdout parseable; the tables go to stderr there.
         stream = sys.stdout if fmt in ("full", "concise") and not args.output_file else sys.stderr
         stream.write(extra)
-    return 0 if args.exit_zero or not result.findings else 1
+    # An info finding is a note (SARIF "note", a GitHub "notice"): shown, never failing a commit.
+    failing = [f for f in result.findings if f.severity is not Severity.INFO]
+    return 0 if args.exit_zero or not failing else 1
 
 
 _FIX_PASSES = 3
