@@ -91,4 +91,7 @@ def test_plan_shows_when_hierarchical_sharding_pays(zgen, tmp_path, config):
     flat, hpz = float(rows[16][1]), float(rows[16][2])
     assert float(rows[8][1]) == float(rows[8][2])  # one node: hpZ changes nothing
     assert hpz < flat  # two nodes: the backward gather stays on NVLink
-    assert "zero_hpz_partition_size" in section
+    assert "this config: flat" in section
+    zero = {**LLAMA_CONFIG["zero_optimization"], "zero_hpz_partition_size": 2}
+    code, out, _ = zgen("plan", *TINY, "--config", config(zero_optimization=zero), "--world-size", "2", cwd=tmp_path)
+    assert code == 0 and "this config: hpZ over 2 GPUs" in out

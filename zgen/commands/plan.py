@@ -95,9 +95,19 @@ def _communication(prep) -> str:
         param_bytes=4 if r.precision == "fp32" else 2,
         grad_bytes={"fp32": 4, "bf16": 2, "fp16": 2}[r.zero.reduce_dtype],
     )
-    lines.append("  hpZ: set `zero_optimization.zero_hpz_partition_size` to the GPUs per node; it pays once the "
-                 "world spans nodes (HSDP is not a DeepSpeed setting)")
+    hpz = _hpz_partition_size(prep.config_path)
+    lines.append(f"  this config: hpZ over {hpz} GPUs (`zero_optimization.zero_hpz_partition_size`)" if hpz > 1 else
+                 "  this config: flat; set `zero_optimization.zero_hpz_partition_size` to the GPUs per node for hpZ, "
+                 "which pays once the world spans nodes")
     return "\n".join(lines) + "\n"
+
+
+def _hpz_partition_size(config_path: str) -> int:
+    """`zero_optimization.zero_hpz_partition_size` as written (1 when absent: DeepSpeed's default)."""
+    from zgen.config import load_config_dict
+
+    value = (load_config_dict(config_path).get("zero_optimization") or {}).get("zero_hpz_partition_size", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
 def _header(prep) -> str:
