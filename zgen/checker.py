@@ -14,6 +14,7 @@ cannot be read becomes a note in `CheckResult.notes`, printed as a warning.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import tokenize
@@ -98,6 +99,9 @@ def check_paths(
     cached = 0
     threshold = _persistence_threshold(inputs.configs)
     key_extra = selection.key() + (f"|persist={threshold}" if threshold is not None else "")
+    # Library classes are resolved on the interpreter's import path: another environment (a package
+    # installed since, a pre-commit hook's venv) can resolve a base class that was unknown before.
+    key_extra += "|path=" + hashlib.sha1("\0".join(p for p in sys.path if p).encode()).hexdigest()[:16]
     for path in inputs.sources:
         data = _read(path)
         if isinstance(data, Finding):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 
 LAYERS = """
@@ -43,3 +46,22 @@ def test_changed_dependency_invalidates_the_entry(zgen, tmp_path):
     (pkg / "layers.py").write_text(textwrap.dedent(LAYERS).replace("nn.Linear(4, 4)", "nn.ReLU()"))
     code, out, _ = zgen("check", "pkg/model.py", "--output-format", "concise", cwd=tmp_path)
     assert code == 0, out
+
+
+def test_a_library_installed_after_a_check_is_seen(tmp_path):
+    # The base class lives in a package that is not on the import path at first: the module is unknown.
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "model.py").write_text(textwrap.dedent(MODEL).replace("from .layers import", "from extlib import"))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "extlib.py").write_text(textwrap.dedent(LAYERS))
+
+    def check(pythonpath: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PYTHONPATH": pythonpath}
+        return subprocess.run([sys.executable, "-m", "zgen", "check", "proj/model.py", "--output-format", "concise"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    assert check("").returncode == 0
+    # "Installing" it puts it on the import path; the cached result of the unchanged file must not be reused.
+    done = check(str(site))
+    assert done.returncode == 1 and " ZG201 " in done.stdout, done.stdout + done.stderr
