@@ -16,9 +16,25 @@ from typing import Protocol
 
 import libcst as cst
 
-from .flow import DATA, HOST_RANDOM, RANDOM, RANK, Ctx, Flat, ModuleCalls, Taint, flat_of
+from .flow import (
+    DATA,
+    HOST_RANDOM,
+    RANDOM,
+    RANK,
+    Ctx,
+    Flat,
+    ModuleCalls,
+    Taint,
+    bound_names,
+    code_of,
+    flat_of,
+    is_none_test as _is_none_test,
+    mentions_guard,
+    targets_of,
+)
 from .index import ClassInfo, MethodInfo, ModelIndex
-from .tree import call_name
+from .runs import HelperRuns
+from .tree import call_name, children
 
 __all__ = ["Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE"]
 
@@ -53,16 +69,67 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Diverge
     flat = flat_of(method)
     if flat is None:
         return []
-    return find_divergences(flat, lambda: ModuleCalls(index, cls, flat, method.name), Taint(index, cls, flat))
+    return find_divergences(
+        flat,
+        lambda: ModuleCalls(index, cls, flat, method.name),
+        Taint(index, cls, flat),
+        lambda calls: _indirect_calls(index, cls, calls),  # type: ignore[arg-type]
+    )
 
 
-def find_divergences(flat: Flat, make_calls: Callable[[], Calls], taint: Taint) -> list[Divergence]:
+# Methods of a module that do not run its forward (so gather nothing through hooks).
+_NOT_RUNS = frozenset(
+    {
+        "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+        "children", "named_children", "state_dict", "load_state_dict", "train", "eval", "to", "cuda",
+        "cpu", "half", "float", "bfloat16", "requires_grad_", "zero_grad", "extra_repr", "apply",
+        "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
+        "register_full_backward_hook", "add_module", "get_submodule", "get_parameter",
+    }
+)  # fmt: skip
+
+
+def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Callable[[cst.Call], str | None]:
+    """Calls that run submodules other than through a child's forward: helpers, child methods."""
+    helpers = HelperRuns(index, cls, calls)
+    members = cls.facts.members
+
+    def indirect(call: cst.Call) -> str | None:
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        name, base = func.attr.value, func.value
+        if isinstance(base, cst.Name) and base.value == "self":
+            if name not in members and helpers.helper_runs_modules(name):
+                return f"self.{name}()"
+            return None
+        if name in _NOT_RUNS:
+            return None
+        classes = calls.classes_of(base)
+        if classes and any(index.gathers(c) for c in classes):
+            return f"{code_of(func)}()"
+        return None
+
+    return indirect
+
+
+def find_divergences(
+    flat: Flat,
+    make_calls: Callable[[], Calls],
+    taint: Taint,
+    make_indirect: Callable[[Calls], Callable[[cst.Call], str | None]] | None = None,
+) -> list[Divergence]:
     """Divergent decisions in a flattened function, given what counts as a synchronising call.
 
     Tainted decisions are looked for first: most methods have none, and then
     the (costlier) question of which calls run submodules is never asked.
+    With `make_indirect` (calls that run submodules through helpers: a
+    decoding step, a search method), a loop that calls them and leaves on a
+    value computed from what they returned is a data-dependent exit too.
     """
-    if not any(taint.of(test) for test in _decisions(flat)):
+    tainted = any(taint.of(test) for test in _decisions(flat))
+    loop_exits = make_indirect is not None and _has_loop_exit(flat)
+    if not tainted and not loop_exits:
         return []
     calls = make_calls()
     callee_of = calls.callee
@@ -72,13 +139,28 @@ def find_divergences(flat: Flat, make_calls: Callable[[], Calls], taint: Taint) 
             callee = callee_of(node)
             if callee is not None:
                 sites.append((node, ctx, callee))
-    if not sites:
-        return []
     found: dict[tuple[int, str], Divergence] = {}
 
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str) -> None:
         found.setdefault((id(node), kind), Divergence(kind, effect, node, source, callee))
 
+    if tainted and sites:
+        _tainted_decisions(flat, calls, taint, sites, add)
+    if loop_exits and make_indirect is not None:
+        indirect = make_indirect(calls)
+        direct = {id(call) for call, _ctx, _callee in sites}
+        extra = [
+            (node, ctx, callee)
+            for node, ctx in flat.nodes
+            if type(node) is cst.Call and id(node) not in direct and (callee := indirect(node)) is not None
+        ]
+        if sites or extra:
+            _output_exits(flat, sites + extra, taint, add)
+    return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
+
+
+def _tainted_decisions(flat: Flat, calls: Calls, taint: Taint, sites: list, add: Callable[..., None]) -> None:
+    """Calls gated, iterated, skipped or cut short by a rank-, random- or data-tainted decision."""
     rank_gated: dict[str, int] = {}  # callee text -> calls of it under some rank test
     for _call, ctx, callee in sites:
         if any(RANK in taint.of(test) for test in ctx.conds):
@@ -131,7 +213,124 @@ def find_divergences(flat: Flat, make_calls: Callable[[], Calls], taint: Taint) 
                 continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
             for kind, source in taint.of(test).items():
                 add(kind, effect, test, source, later[0][2])
-    return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
+
+
+def _has_loop_exit(flat: Flat) -> bool:
+    """Is there a `while` loop, or a `break`/`return` inside a loop (before anything is resolved)?"""
+    for node, ctx in flat.nodes:
+        kind = type(node)
+        if kind is cst.While or (ctx.loops and (kind is cst.Break or kind is cst.Return)):
+            return True
+    return False
+
+
+def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None]) -> None:
+    """Loops that run submodules and leave on a value derived from this rank's data or their own outputs.
+
+    A decoding loop (`for step in range(max_len): out = self.step(...);
+    if finished(out): break`) stops when *this rank's* hypotheses end, while
+    other ranks keep calling the decoder and wait in its all-gather.
+    """
+    outputs = {id(call): callee for call, _ctx, callee in sites}
+    derived = _derived_names(flat, outputs)
+    exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]
+
+    def source_of(test: cst.CSTNode) -> str | None:
+        return _derived_source(test, derived, outputs) or taint.of(test).get(DATA)
+
+    for node, ctx in exits:
+        if not ctx.loops:
+            continue
+        loop = ctx.loops[-1]
+        later = [site for site in sites if loop in site[1].loops]
+        if not later:
+            continue
+        depth = len(ctx.loops)
+        for test in (t for t, d in zip(ctx.conds, ctx.depths) if d == depth):
+            if _exits_both_ways(flat, test, type(node), exits):
+                continue
+            source = source_of(test)
+            if source is not None:
+                add(DATA, EXIT, test, source, later[0][2])
+    for node, ctx in flat.nodes:
+        if type(node) is cst.While and not ctx.guarded and not mentions_guard(node.test):
+            later = [site for site in sites if node in site[1].loops]
+            source = source_of(node.test) if later else None
+            if source is not None:
+                add(DATA, WHILE, node.test, source, later[0][2])
+
+
+# What a value's metadata says is the same on every rank for one model: not a data decision.
+_META_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout"})
+_META_CALLS = frozenset({"size", "dim", "ndimension", "type", "get_device", "is_contiguous", "is_floating_point"})
+_META_FUNCS = frozenset({"isinstance", "type", "hasattr", "callable", "getattr"})
+# Methods that put a value into the container they are called on.
+_FILLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "put"})
+
+
+def _derived_names(flat: Flat, outputs: dict[int, str]) -> dict[str, str]:
+    """Local names whose value comes from what a submodule-running call returned (or was filled from it)."""
+    names: dict[str, str] = {}
+    containers = set()  # names bound to a list/dict/set the function builds itself
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and isinstance(node.value, (cst.List, cst.Dict, cst.Set)):
+            for target in node.targets:
+                containers.update(bound_names(target.target))
+    for _ in range(2):  # a second pass carries values around loops
+        for node, _ctx in flat.nodes:
+            kind = type(node)
+            if kind is cst.CompFor:
+                continue
+            targets, value = targets_of(node)
+            if value is not None:
+                source = _derived_source(value, names, outputs)
+                if source is not None:
+                    for target in targets:
+                        for name in bound_names(target):
+                            names.setdefault(name, source)
+            if kind is cst.Call and containers:
+                # `hyps.append(out)` / `self.post_process(best, ended)`: a container of this function
+                # that a call fills with derived values becomes derived itself.
+                source = next((s for a in node.args if (s := _derived_source(a.value, names, outputs))), None)
+                if source is None:
+                    continue
+                receivers = [a.value for a in node.args]
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _FILLS:
+                    receivers.append(func.value)
+                for expr in receivers:
+                    if isinstance(expr, cst.Name) and expr.value in containers:
+                        names.setdefault(expr.value, source)
+    return names
+
+
+def _derived_source(expr: cst.CSTNode, names: dict[str, str], outputs: dict[int, str]) -> str | None:
+    """The submodule call whose output `expr` uses as a value (not only its shape or type), if any."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Call:
+            callee = outputs.get(id(node))
+            if callee is not None:
+                return callee
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _META_CALLS:
+                continue
+            if isinstance(func, cst.Name) and func.value in _META_FUNCS:
+                continue
+        elif kind is cst.Name:
+            if node.value in names:
+                return names[node.value]
+            continue
+        elif kind is cst.Attribute and node.attr.value in _META_ATTRS:
+            continue
+        elif kind is cst.Comparison and _is_none_test(node):
+            continue
+        elif kind is cst.Lambda:
+            continue
+        stack.extend(children(node))
+    return None
 
 
 def _decisions(flat: Flat) -> list[cst.CSTNode]:

@@ -226,7 +226,7 @@ def bound_names(target: cst.CSTNode) -> Iterator[str]:
         yield from bound_names(target.value)
 
 
-def _targets(node: cst.CSTNode) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
+def targets_of(node: cst.CSTNode) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
     """(targets, value) of an assignment-like node, or ([], None)."""
     kind = type(node)
     if kind is cst.Assign:
@@ -269,7 +269,7 @@ class Taint:
             for node, ctx in flat.nodes:
                 if type(node) is cst.CompFor:
                     continue  # a comprehension's variable lives in the comprehension only
-                targets, value = _targets(node)
+                targets, value = targets_of(node)
                 if value is None:
                     continue
                 direct = self.of(value, direct=True)
@@ -338,7 +338,7 @@ class Taint:
                 if local & names.keys():
                     _merge_into(found, self._of_comprehension(node, {k: v for k, v in names.items() if k not in local}))
                     continue
-            elif kind is cst.Comparison and _is_none_test(node):
+            elif kind is cst.Comparison and is_none_test(node):
                 inner = self._of(node.left, names)
                 inner.pop(DATA, None)
                 _merge_into(found, inner)
@@ -412,7 +412,8 @@ def _merge_into(into: dict[str, str], extra: dict[str, str]) -> None:
         into.setdefault(kind, why)
 
 
-def _is_none_test(node: cst.Comparison) -> bool:
+def is_none_test(node: cst.Comparison) -> bool:
+    """`x is None` / `x is not None` (every comparison of the chain against `None`)."""
     return all(
         isinstance(t.operator, (cst.Is, cst.IsNot))
         and isinstance(t.comparator, cst.Name)
@@ -452,7 +453,7 @@ class ModuleCalls:
         self.method_name = method_name
         self.aliases: dict[str, tuple[str, ...]] = {}
         for node, _ctx in flat.nodes:
-            targets, value = _targets(node)
+            targets, value = targets_of(node)
             if value is None:
                 continue
             loop = isinstance(node, (cst.For, cst.CompFor))

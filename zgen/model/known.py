@@ -283,8 +283,14 @@ DATA_SELECT_FUNCS = frozenset(
 )
 
 RANK_CALLS = frozenset(
-    {"get_rank", "get_local_rank", "get_global_rank", "get_node_local_rank", "is_main_process", "is_world_process_zero"}
-)
+    {
+        "get_rank", "get_local_rank", "get_global_rank", "get_node_local_rank", "is_main_process",
+        "is_world_process_zero",
+        # Training loops' own "am I rank 0?" helpers (`is_master(args)`, `is_primary(args)`).
+        "is_master", "is_global_master", "is_local_master", "is_primary", "is_global_primary",
+        "is_local_primary", "is_rank_zero", "is_rank_0", "is_main",
+    }
+)  # fmt: skip
 # Attribute or variable names that hold this process's rank (not "rank" alone: low-rank adapters use it).
 RANK_NAMES = frozenset(
     {

@@ -72,6 +72,28 @@ class ScriptScope:
                 found.setdefault(name, position)
         return found
 
+    @cached_property
+    def model_args(self) -> frozenset[str]:
+        """Parameters of this function used as a model (`model.eval()`, `model.parameters()`).
+
+        A function handed a model (an `evaluate(model, data, args)`) cannot
+        tell whether it was partitioned; under ZeRO-3 it was, so a call of it
+        is an all-gather every rank must join.
+        """
+        node = self.node
+        if not isinstance(node, cst.FunctionDef):
+            return frozenset()
+        params = node.params
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        names.discard("self")
+        found = set()
+        for inner, _ctx in self.flat.nodes:
+            if type(inner) is cst.Call and isinstance(inner.func, cst.Attribute):
+                base = inner.func.value
+                if inner.func.attr.value in _MODULE_ONLY_METHODS and isinstance(base, cst.Name) and base.value in names:
+                    found.add(base.value)
+        return frozenset(found)
+
     def wrapped_name(self, expr: cst.CSTNode, at: cst.CSTNode) -> str | None:
         """The wrapped model `expr` names (`engine`, `engine.module`) at node `at`, else None."""
         name = dotted(expr)
@@ -83,6 +105,10 @@ class ScriptScope:
         if start is None or self.flat.position.get(id(at), -1) <= start:
             return None
         return name
+
+
+# Methods only an `nn.Module` has (not `train`/`state_dict`: trainers and optimizers have those too).
+_MODULE_ONLY_METHODS = frozenset({"eval", "parameters", "named_parameters", "modules", "named_modules", "requires_grad_"})
 
 
 def _assigned_in(body: cst.CSTNode) -> Iterator[cst.Assign]:
@@ -195,10 +221,11 @@ class _ScriptCalls:
         if known.is_gather_context(qualified):
             return code_of(call.func)
         func = call.func
-        if scope.wrapped_name(func, call):
+        if scope.wrapped_name(func, call) or (isinstance(func, cst.Name) and func.value in scope.model_args):
             return code_of(func)
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
-            if scope.wrapped_name(func.value, call):
+            target = func.value
+            if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
                 return code_of(func)
         return None
 

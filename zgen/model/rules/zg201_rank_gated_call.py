@@ -17,8 +17,16 @@ _TRIGGER = Trigger(
     "process_zero",
     "process_index",
     "SLURM_",
+    "is_master",
+    "is_global_master",
+    "is_local_master",
+    "is_primary",
+    "is_global_primary",
+    "is_local_primary",
+    "is_main",
     pattern=r"get_rank|get_local_rank|get_global_rank|local_rank|global_rank|node_rank|process_index"
     r"|is_main_process|is_local_main_process|is_world_process_zero|is_local_process_zero"
+    r"|\bis_(?:global_|local_)?(?:master|primary)\b|\bis_main\b|is_rank_(?:zero|0)\b"
     r"|\bRANK\b|LOCAL_RANK|SLURM_PROCID|SLURM_LOCALID|OMPI_COMM_WORLD_RANK",
 )
 
@@ -122,6 +130,15 @@ def main(model, cfg):
     if dist.get_rank() == 0:
         print("saved")
 """,
+        # Script: every rank evaluates the model handed in; only the main process logs.
+        """
+def evaluate(model, loader, args):
+    model.eval()
+    losses = [model(batch) for batch in loader]
+    if is_master(args):
+        print(sum(losses))
+    return losses
+""",
         # "Main process first": each rank reaches the barrier exactly once.
         """
 import torch.distributed as dist
@@ -183,6 +200,14 @@ class Net(nn.Module):
                 return x
             x = layer(x)
         return x
+""",
+        # Script: evaluation that only the main process runs, on a model handed in.
+        """
+def evaluate(model, loader, args):
+    if not is_master(args):
+        return {}
+    model.eval()
+    return [model(batch) for batch in loader]
 """,
         # Script: a ZeRO-3 checkpoint saved only by rank 0.
         """

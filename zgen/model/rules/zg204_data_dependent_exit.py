@@ -7,8 +7,17 @@ from collections.abc import Iterator
 from ..divergence import EXIT, WHILE, divergences, message
 from ..flow import DATA, code_of
 from ..index import ModelIndex
-from ..rule import Report, Rule
-from .zg203_data_dependent_experts import TRIGGER
+from ..rule import Report, Rule, Trigger
+from .zg203_data_dependent_experts import TRIGGER as _SELECTION
+
+# A data-dependent selection, or a loop that can end early (`break`, `while`): a decoding loop
+# that stops on what its own steps returned needs no selection call to be data-dependent.
+TRIGGER = Trigger(
+    *_SELECTION.literals,
+    "break",
+    "while",
+    pattern=rf"{_SELECTION.pattern.pattern}|(?m:^[ \t]*(?:break|while)\b)" if _SELECTION.pattern else None,
+)
 
 
 class DataDependentExit(Rule):
@@ -18,8 +27,12 @@ class DataDependentExit(Rule):
     Flags a `break` or `return` inside (or a `while` test around) a loop
     that calls submodules with parameters, when the condition depends on the
     data this rank holds: `if finished.all(): break`, `while not done.any():`,
-    `if (logits.max() > t).item(): return x`. A condition that also holds
-    when `synced_gpus` is set is not flagged.
+    `if (logits.max() > t).item(): return x`, or on what the loop's own
+    submodule calls returned: a decoding loop that calls a step method
+    (`best = self.search(hyps)`) and stops when this rank's hypotheses
+    end (`if len(running) == 0: break`). Shapes, dtypes and `is None`
+    tests of those outputs do not count. A condition that also holds when
+    `synced_gpus` is set is not flagged.
 
     ## Why is this bad under ZeRO-3?
     Every submodule call all-gathers its parameters with all ranks. A rank
@@ -51,6 +64,26 @@ class DataDependentExit(Rule):
     name = "data-dependent-exit"
 
     VALID = (
+        # A loop over decoding steps that stops on the step count or on an output's shape.
+        """
+from torch import nn
+
+class Search(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.decoder = nn.Linear(8, 8)
+
+    def step(self, x):
+        return self.decoder(x)
+
+    def decode(self, x, max_len):
+        out = x
+        for i in range(100):
+            out = self.step(out)
+            if out.shape[1] >= max_len or i == max_len:
+                break
+        return out
+""",
         # Config-driven early exit: the same on every rank.
         """
 from torch import nn
@@ -86,6 +119,26 @@ class Decoder(nn.Module):
 """,
     )
     INVALID = (
+        # A decoding loop that stops when this rank's hypotheses end, through helper methods.
+        """
+from torch import nn
+
+class Search(nn.Module):
+    def __init__(self, decoder):
+        super().__init__()
+        self.decoder = nn.Linear(8, 8)
+
+    def step(self, hyps):
+        return [h for h in self.decoder(hyps) if h.max() < 0.5]
+
+    def decode(self, x, max_len):
+        running = [x]
+        for _ in range(max_len):
+            running = self.step(running)
+            if len(running) == 0:
+                break
+        return running
+""",
         """
 from torch import nn
 

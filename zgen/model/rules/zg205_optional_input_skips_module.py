@@ -14,6 +14,7 @@ from zgen.findings import Severity
 from ..flow import Flat, ModuleCalls, code_of
 from ..index import ClassInfo, Kind, MethodInfo, ModelIndex
 from ..rule import Report, Rule
+from ..runs import HelperRuns, ast_function, self_path
 from ..skeleton import FunctionSpan
 from ..tree import walk
 
@@ -95,6 +96,29 @@ class LM(nn.Module):
             logits = self.head(x[:, -1:])
         return logits
 """,
+        # Internal inputs a parent passes by its own convention, tested together with the configuration.
+        """
+from torch import nn
+
+class Bias(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos_proj = nn.Linear(4, 4)
+        self.pos_out = nn.Linear(4, 4)
+
+class Attention(nn.Module):
+    def __init__(self, relative):
+        super().__init__()
+        self.relative = relative
+        self.bias = Bias()
+        self.qkv = nn.Linear(4, 12)
+
+    def forward(self, x, rel_embeddings=None, relative_pos=None):
+        scores = self.qkv(x)
+        if self.relative and rel_embeddings is not None and relative_pos is not None:
+            scores = scores + self.bias(rel_embeddings)
+        return scores
+""",
         # A test on the configuration (`self`), and an optional input that only picks a value.
         """
 from torch import nn
@@ -159,6 +183,31 @@ class GPT(nn.Module):
             decoder_input = self.embedding(ids)
         return self.decoder(decoder_input)
 """,
+        # A flag recording whether this batch has images (a required input that may be None or empty).
+        """
+from torch import nn
+
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.out = nn.Linear(4, 4)
+
+
+class VLM(nn.Module):
+    def __init__(self, add_encoder):
+        super().__init__()
+        self.add_encoder = add_encoder
+        self.vision = Tower()
+        self.text = nn.Linear(4, 4)
+
+    def forward(self, images, ids):
+        has_images = images is not None and images.shape[0] > 0
+        image_embeddings = None
+        if self.add_encoder and has_images:
+            image_embeddings = self.vision(images)
+        return self.text(ids), image_embeddings
+""",
         # An early return before the text tower, through a helper method.
         """
 from torch import nn
@@ -185,17 +234,21 @@ class Clip(nn.Module):
             method = cls.method("forward")
             if method is None or not _may_gate(method.text):
                 continue
-            func = _ast_function(method)
+            func = ast_function(method)
             if func is None:
                 continue
-            optional = {n for n in _optional_inputs(func) if not _NOT_A_TOWER_INPUT.search(n)}
+            optional = {n for n in _optional_inputs(func) | _none_tested(func) if not _NOT_A_TOWER_INPUT.search(n)}
             if not optional:
                 continue
+            optional |= _presence_aliases(func, optional)
             runs = _Runs(index, cls)
             for position, (stmt, later) in enumerate(_ifs(func)):
                 if not _presence_test(stmt.test, optional):
                     continue
                 body, other = runs.of(stmt.body), runs.of(stmt.orelse)
+                elif_ = stmt.orelse[0] if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) else None
+                if not body and elif_ is not None and _presence_test(elif_.test, optional):
+                    continue  # `if not has_x: ... elif has_x: tower(x)`: the `elif` is the decision to report
                 skipped = (body - other) | (other - body)  # a given input may also skip a tower
                 if not skipped and _returns(stmt.body):
                     skipped = runs.of(later) - runs.of(stmt.orelse)
@@ -220,41 +273,37 @@ class Clip(nn.Module):
 
 
 def _may_gate(text: str) -> bool:
-    """Does the text have an `if` on a parameter that defaults to `None` (before parsing anything)?"""
+    """Does the text have an `if` on a parameter that defaults to `None` or is tested against `None`?"""
     if "None" not in text:
         return False
     end = text.find(":\n")
     optional = {m.group(1) for m in _OPTIONAL.finditer(text[: end + 1] if end >= 0 else text)}
     optional = {n for n in optional if not _NOT_A_TOWER_INPUT.search(n)}
-    return bool(optional) and any(m.group(1) in optional for m in _PRESENCE_IF.finditer(text))
+    if optional and any(m.group(1) in optional for m in _PRESENCE_IF.finditer(text)):
+        return True
+    signature = text[: end + 1] if end >= 0 else text
+    return any(
+        re.search(rf"\b{m.group(1)}\b", signature) and not _NOT_A_TOWER_INPUT.search(m.group(1))
+        for m in _NONE_TEST.finditer(text, len(signature))
+    )
 
 
-def _ast_function(method: MethodInfo) -> ast.FunctionDef | None:
-    """The method as Python's `ast` read it (the skeleton's tree, else parsed again), file line numbers kept."""
-    index = method.index
-    tree = index.skeleton.tree
-    if tree is not None:
-        key = ("ast-functions",)
-        by_line = index.cache.get(key)
-        if by_line is None:
-            by_line = index.cache[key] = {
-                (n.decorator_list[0].lineno if n.decorator_list else n.lineno): n
-                for n in ast.walk(tree)
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-            }
-        found = by_line.get(method.span.start)  # type: ignore[union-attr]
-        if found is not None:
-            return found
-    text = method.text
-    try:
-        tree = ast.parse("if 1:\n" + text if method.span.indent else text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    ast.increment_lineno(tree, method.span.start - 1 - (1 if method.span.indent else 0))
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return node  # type: ignore[return-value]
-    return None
+# `x is None` / `x is not None` on a plain name: a required input that may still be left out.
+_NONE_TEST = re.compile(r"(?<![.\w])(\w+)\s+is\s+(?:not\s+)?None\b")
+
+
+def _none_tested(func: ast.FunctionDef) -> set[str]:
+    """Parameters (with or without a default) that the body tests against `None`: effectively optional."""
+    args = func.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - {"self"}
+    found: set[str] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            right = node.comparators[0]
+            if isinstance(node.left, ast.Name) and isinstance(right, ast.Constant) and right.value is None:
+                if node.left.id in params:
+                    found.add(node.left.id)
+    return found
 
 
 def _optional_inputs(func: ast.FunctionDef) -> set[str]:
@@ -288,11 +337,68 @@ def _ifs(func: ast.FunctionDef) -> Iterator[tuple[ast.If, list[ast.stmt]]]:
 
 
 def _presence_test(test: ast.expr, optional: set[str]) -> bool:
-    """A test made only of `x is None` / `x is not None` / `x` / `x.get(k) is not None` on optional inputs."""
+    """A test made only of `x is None` / `x is not None` / `x` / `x.get(k) is not None` on optional inputs.
+
+    A flag that records presence may be combined with the configuration
+    (`self.add_encoder and has_images`): the flag is what differs per rank.
+    """
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        parts = [v for v in test.values if not _is_config(v)]
+        if len(parts) == 1 and len(test.values) > 1:
+            flag = parts[0].operand if isinstance(parts[0], ast.UnaryOp) else parts[0]
+            return isinstance(flag, ast.Name) and flag.id in optional
     names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
     if not names or not names <= optional:
         return False
     return any(isinstance(n, ast.Compare) for n in ast.walk(test)) or isinstance(test, (ast.Name, ast.UnaryOp))
+
+
+def _is_config(expr: ast.expr) -> bool:
+    """`self.flag` / `not self.flag`: a setting fixed when the model was built."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        expr = expr.operand
+    path = self_path(expr)
+    return path is not None and "[]" not in path
+
+
+def _presence_aliases(func: ast.FunctionDef, optional: set[str]) -> set[str]:
+    """Locals that only record whether optional inputs were given: `has_images = images is not None and ...`.
+
+    The value may also test the given input's size (`images.shape[0] > 0`,
+    `len(images) > 0`): a batch without images is the same as none.
+    """
+    found: set[str] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if _records_presence(node.value, optional | found):
+                found.add(node.targets[0].id)
+    return found
+
+
+def _records_presence(expr: ast.expr, optional: set[str]) -> bool:
+    if isinstance(expr, ast.BoolOp):
+        return any(_records_presence(v, optional) for v in expr.values) and all(
+            _records_presence(v, optional) or _size_test(v, optional) for v in expr.values
+        )
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        return _records_presence(expr.operand, optional)
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], (ast.Is, ast.IsNot)):
+        right = expr.comparators[0]
+        return (
+            isinstance(expr.left, ast.Name)
+            and expr.left.id in optional
+            and isinstance(right, ast.Constant)
+            and right.value is None
+        )
+    return False
+
+
+def _size_test(expr: ast.expr, optional: set[str]) -> bool:
+    """`x.shape[0] > 0`, `len(x) > 0`, `x.numel() > 0` on an optional input."""
+    if not (isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.comparators[0], ast.Constant)):
+        return False
+    names = {n.id for n in ast.walk(expr.left) if isinstance(n, ast.Name)} - {"len"}
+    return bool(names) and names <= optional
 
 
 class _Runs:
@@ -302,7 +408,7 @@ class _Runs:
         self.index = index
         self.cls = cls
         self.resolver = ModuleCalls(index, cls, Flat(), "forward")
-        self._helpers: dict[str, bool] = {}
+        self.helpers = HelperRuns(index, cls, self.resolver)
 
     def of(self, stmts: list[ast.stmt]) -> set[str]:
         found: set[str] = set()
@@ -313,12 +419,12 @@ class _Runs:
         return found
 
     def _call(self, call: ast.Call) -> set[str]:
-        parts = _self_path(call.func)
+        parts = self_path(call.func)
         if not parts:
             return set()
         if len(parts) == 1 and parts[0] not in self.cls.facts.members:
             name = parts[0]
-            if name not in ("forward", "__call__") and self._helper_runs_modules(name):
+            if name not in ("forward", "__call__") and self.helpers.helper_runs_modules(name):
                 return {f"self.{name}()"}
             return set()
         if parts[-1] in ("forward", "__call__"):
@@ -330,45 +436,6 @@ class _Runs:
         if not any(self.index.gathers(c) for c in classes) or not _is_tower(self.index, classes):
             return set()
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
-
-    def _helper_runs_modules(self, name: str) -> bool:
-        """Does `self.<name>()` (or what it calls on `self`) run a submodule with parameters?"""
-        if name not in self._helpers:
-            self._helpers[name] = False  # a helper that calls itself: no answer from the cycle
-            answer = False
-            for helper in self.cls.reachable(name):
-                func = _ast_function(helper)
-                if func is None:
-                    continue
-                for node in ast.walk(func):
-                    parts = _self_path(node.func) if isinstance(node, ast.Call) else None
-                    if parts and parts[0] in self.cls.facts.members:
-                        resolved = self.resolver.resolve(parts)
-                        if resolved and any(self.index.gathers(c) for c in resolved[1]):
-                            answer = True
-                            break
-                if answer:
-                    break
-            self._helpers[name] = answer
-        return self._helpers[name]
-
-
-def _self_path(node: ast.expr) -> tuple[str, ...] | None:
-    """`self.a[0].b` as ("a", "[]", "b"); None when not rooted at `self`."""
-    parts: list[str] = []
-    while True:
-        if isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        elif isinstance(node, ast.Subscript):
-            parts.append("[]")
-            node = node.value
-        else:
-            break
-    if not (isinstance(node, ast.Name) and node.id == "self") or not parts:
-        return None
-    return tuple(reversed(parts))
-
 
 def _is_tower(index: ModelIndex, classes: tuple[str, ...]) -> bool:
     """A module built of submodules with parameters (an encoder, a tower), not a single layer."""

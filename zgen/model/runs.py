@@ -1,0 +1,171 @@
+"""Which calls in a module's methods run submodules, directly or through helper methods.
+
+A rank-divergence rule needs to know whether skipping a call skips an
+all-gather. A direct call of a child (`self.decoder(x)`) is answered by
+`flow.ModuleCalls`; this module answers the indirect ones, read with
+Python's `ast` (cheap) and only when a rule asks:
+
+* `self.search(...)`: a helper method that (through the helpers it calls)
+  runs a submodule. A step method a subclass in the same file overrides
+  (`forward_step`, abstract in the base) counts when any override runs one.
+* `self.model.decode(...)`: a method other than `forward` of a child that
+  gathers parameters; it runs the child's own submodules.
+* `for name, scorer in self.scorers.items(): scorer.score(...)`: a call on
+  the items of a collection the module holds, when the module owns
+  submodules (the collection usually holds the same modules).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .flow import Flat, ModuleCalls
+from .index import ClassInfo, Kind, MethodInfo, ModelIndex
+
+__all__ = ["HelperRuns", "ast_function", "self_path"]
+
+
+def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
+    """The method as Python's `ast` read it (the skeleton's tree, else parsed again), file line numbers kept."""
+    index = method.index
+    tree = index.skeleton.tree
+    if tree is not None:
+        key = ("ast-functions",)
+        by_line = index.cache.get(key)
+        if by_line is None:
+            by_line = index.cache[key] = _functions_by_line(tree)
+        found = by_line.get(method.span.start)  # type: ignore[union-attr]
+        if found is not None:
+            return found
+    text = method.text
+    try:
+        tree = ast.parse("if 1:\n" + text if method.span.indent else text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    ast.increment_lineno(tree, method.span.start - 1 - (1 if method.span.indent else 0))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node  # type: ignore[return-value]
+    return None
+
+
+def _functions_by_line(tree: ast.AST) -> dict[int, ast.FunctionDef]:
+    """Functions and methods by first line (of their first decorator), not descending into function bodies."""
+    found: dict[int, ast.FunctionDef] = {}
+    stack = list(getattr(tree, "body", ()))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[node.decorator_list[0].lineno if node.decorator_list else node.lineno] = node  # type: ignore[assignment]
+        elif isinstance(node, ast.ClassDef):
+            stack.extend(node.body)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):  # `if TYPE_CHECKING:` / `try: ... except ImportError:`
+            stack.extend(node.body)
+            stack.extend(getattr(node, "orelse", ()))
+            for handler in getattr(node, "handlers", ()):
+                stack.extend(handler.body)
+    return found
+
+
+def self_path(node: ast.expr) -> tuple[str, ...] | None:
+    """`self.a[0].b` as ("a", "[]", "b"); None when not rooted at `self`."""
+    parts: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            parts.append("[]")
+            node = node.value
+        else:
+            break
+    if not (isinstance(node, ast.Name) and node.id == "self") or not parts:
+        return None
+    return tuple(reversed(parts))
+
+
+class HelperRuns:
+    """Answers "does this call run a submodule with parameters?" for calls that are not a child's forward."""
+
+    def __init__(self, index: ModelIndex, cls: ClassInfo, resolver: ModuleCalls | None = None) -> None:
+        self.index = index
+        self.cls = cls
+        self.resolver = resolver or ModuleCalls(index, cls, Flat(), "forward")
+        self._helpers: dict[str, bool] = {}
+
+    def gathers_at(self, parts: tuple[str, ...]) -> bool:
+        """Does `self.<parts>` hold a submodule (or container of them) whose call gathers parameters?"""
+        resolved = self.resolver.resolve(parts)
+        if resolved is None or resolved[0] not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+            return False
+        return any(self.index.gathers(c) for c in resolved[1])
+
+    def owns_modules(self) -> bool:
+        """Does the class hold a child that gathers parameters (so its collections likely hold modules)?"""
+        for member in self.cls.facts.members.values():
+            if member.kind == Kind.CONTAINER and not member.classes:
+                return True  # a ModuleList/ModuleDict filled from arguments at run time
+            if member.kind in (Kind.MODULE, Kind.CONTAINER) and any(self.index.gathers(c) for c in member.classes):
+                return True
+        return False
+
+    def helper_runs_modules(self, name: str) -> bool:
+        """Does `self.<name>()` (or what it calls on `self`, or an override in this file) run a submodule?"""
+        if name in ("forward", "__call__"):
+            return False
+        if name not in self._helpers:
+            self._helpers[name] = False  # a helper that calls itself: no answer from the cycle
+            methods = list(self.cls.reachable(name))
+            for sub in self._subclasses():
+                override = sub.span.methods.get(name)
+                if override is not None:
+                    methods.extend(sub.reachable(name))
+            self._helpers[name] = any(self._body_runs_modules(m) for m in methods)
+        return self._helpers[name]
+
+    def _subclasses(self) -> list[ClassInfo]:
+        return [c for c in self.index.classes.values() if c is not self.cls and self.cls in c.mro]
+
+    def _body_runs_modules(self, method: MethodInfo) -> bool:
+        func = ast_function(method)
+        if func is None:
+            return False
+        owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else self.cls
+        runs = self if owner is self.cls else HelperRuns(self.index, owner)
+        collections: set[str] = set()  # loop variables over a collection the module holds
+        for node in ast.walk(func):
+            if isinstance(node, (ast.For, ast.comprehension)) and _over_self_collection(node.iter):
+                collections.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        for node in ast.walk(func):
+            if not isinstance(node, ast.Call):
+                continue
+            parts = self_path(node.func)
+            if parts:
+                if parts[0] in runs.cls.facts.members:
+                    called = parts[:-1] if parts[-1] in ("forward", "__call__") else parts
+                    if runs.gathers_at(called):  # self.child(...)
+                        return True
+                    if len(parts) > 1 and runs.gathers_at(parts[:-1]):  # self.child.decode(...)
+                        return True
+                continue
+            root = node.func
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in collections and runs.owns_modules():
+                return True
+        return False
+
+
+def _over_self_collection(iterable: ast.expr) -> bool:
+    """`self.scorers`, `self.scorers.items()` / `.values()`, `chain(self.a.items(), ...)`."""
+    if isinstance(iterable, ast.Call):
+        func = iterable.func
+        if isinstance(func, ast.Attribute) and func.attr in ("items", "values") and not iterable.args:
+            return self_path(func.value) is not None
+        if isinstance(func, ast.Name) and func.id in ("chain", "zip", "enumerate", "reversed", "list"):
+            return any(_over_self_collection(a) for a in iterable.args)
+        if isinstance(func, ast.Attribute) and func.attr == "chain":
+            return any(_over_self_collection(a) for a in iterable.args)
+        return False
+    parts = self_path(iterable)
+    return parts is not None and len(parts) == 1
