@@ -250,7 +250,8 @@ class Taint:
     the rank (`shards[rank]`) is arithmetic, not a decision. Taint flows
     through assignments and through branches: a name assigned under a
     tainted condition is tainted too (`to_drop = True` inside
-    `if torch.rand([]) < p:`). `direct` keeps only what flowed through values,
+    `if torch.rand([]) < p:`), from that assignment on (or around a loop
+    that encloses both). `direct` keeps only what flowed through values,
     which is what decides how often a loop runs.
 
     A `x is None` test does not carry data taint: whether an optional input
@@ -264,6 +265,10 @@ class Taint:
         self.direct: dict[str, dict[str, str]] = {}
         self.rank_attrs = cls.rank_attrs if cls is not None else frozenset()
         self._memo: dict[tuple[int, bool], dict[str, str]] = {}
+        self._flat = flat
+        # Where each tainted name was assigned (position, enclosing loops): a use before that
+        # assignment sees the taint only when a loop around both carries it back.
+        self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
         self._done = False  # names still change while propagating: no memo until then
         for _ in range(2):  # a second pass carries taint around loops
             for node, ctx in flat.nodes:
@@ -279,12 +284,28 @@ class Taint:
                         kinds.setdefault(kind, why)
                 if not kinds:
                     continue
+                site = (flat.position.get(id(node), -1), ctx.loops)
                 for target in targets:
                     for name in bound_names(target):
                         _merge_into(self.names.setdefault(name, {}), kinds)
                         if direct:
                             _merge_into(self.direct.setdefault(name, {}), direct)
+                        sites = self._where.setdefault(name, [])
+                        if site not in sites:
+                            sites.append(site)
         self._done = True
+
+    def _reaches(self, use: cst.Name) -> bool:
+        """Can a tainted assignment of this name reach `use` (earlier in the code, or around a loop)?"""
+        position = self._flat.position.get(id(use))
+        sites = self._where.get(use.value)
+        if position is None or not sites:
+            return True
+        loops = self._flat.nodes[position][1].loops
+        for at, around in sites:
+            if at < position or any(loop is other for loop in around for other in loops):
+                return True
+        return False
 
     def of(self, expr: cst.CSTNode, direct: bool = False) -> dict[str, str]:
         """The taint kinds of an expression, each with the source it came from (for messages)."""
@@ -307,7 +328,7 @@ class Taint:
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
             elif kind is cst.Name:
-                if node.value in names:
+                if node.value in names and self._reaches(node):
                     _merge_into(found, names[node.value])
                 elif node.value in known.RANK_NAMES:
                     found.setdefault(RANK, node.value)
