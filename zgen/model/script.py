@@ -14,15 +14,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Protocol
 
 import libcst as cst
 
 from . import known
 from .divergence import Divergence, find_divergences
-from .flow import Flat, Taint, code_of, flatten
+from .flow import DATA, RANK, Flat, Taint, code_of, flatten
 from .index import ModelIndex
 from .skeleton import FunctionSpan
-from .tree import Snippet, call_name, dotted, parse_snippet
+from .tree import Snippet, call_name, dotted, parse_snippet, walk
 
 __all__ = ["ScriptScope", "script_scopes", "script_divergences", "WRAP_TRIGGER"]
 
@@ -88,10 +89,31 @@ class ScriptScope:
         names.discard("self")
         found = set()
         for inner, _ctx in self.flat.nodes:
-            if type(inner) is cst.Call and isinstance(inner.func, cst.Attribute):
-                base = inner.func.value
-                if inner.func.attr.value in _MODULE_ONLY_METHODS and isinstance(base, cst.Name) and base.value in names:
-                    found.add(base.value)
+            if type(inner) is not cst.Call:
+                continue
+            func = inner.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_METHODS:
+                if isinstance(func.value, cst.Name) and func.value.value in names:
+                    found.add(func.value.value)
+            elif isinstance(func, cst.Name) and func.value in names and _MODEL_NAME.fullmatch(func.value):
+                found.add(func.value)  # `model(x)` on a parameter called `model`
+            for arg in inner.args:  # `step(model, x)`: handed on to what runs it
+                value = arg.value
+                if isinstance(value, cst.Name) and value.value in names and _MODEL_NAME.fullmatch(value.value):
+                    found.add(value.value)
+        return frozenset(found)
+
+    @cached_property
+    def model_runners(self) -> frozenset[str]:
+        """Functions defined in this scope whose body calls a model argument (`def step(x): return model(x)`)."""
+        found = set()
+        for inner, _ctx in self.flat.nodes:
+            if isinstance(inner, cst.FunctionDef) and inner is not self.node:
+                for call in walk(inner.body):
+                    if isinstance(call, cst.Call) and isinstance(call.func, cst.Name):
+                        if call.func.value in self.model_args:
+                            found.add(inner.name.value)
+                            break
         return frozenset(found)
 
     def wrapped_name(self, expr: cst.CSTNode, at: cst.CSTNode) -> str | None:
@@ -107,6 +129,8 @@ class ScriptScope:
         return name
 
 
+# What a function calls the model it is handed (`model`, `net`, `engine`, `draft_model`).
+_MODEL_NAME = re.compile(r"(?:\w+_)?(?:model|module|net|engine)")
 # Methods only an `nn.Module` has (not `train`/`state_dict`: trainers and optimizers have those too).
 _MODULE_ONLY_METHODS = frozenset({"eval", "parameters", "named_parameters", "modules", "named_modules", "requires_grad_"})
 
@@ -172,7 +196,13 @@ def _parse_script(index: ModelIndex) -> Snippet | None:
     return parse_snippet("".join(lines), 1, 0)
 
 
-def script_scopes(index: ModelIndex, trigger: re.Pattern[str]) -> Iterator[ScriptScope]:
+class _Search(Protocol):
+    """A text pre-filter: a compiled pattern or a rule's `Trigger`."""
+
+    def search(self, text: str) -> object: ...
+
+
+def script_scopes(index: ModelIndex, trigger: _Search) -> Iterator[ScriptScope]:
     """Script scopes whose text matches `trigger`, parsed on first use and cached."""
     spans: list[FunctionSpan] = list(index.skeleton.functions.values())
     for cls in index.classes.values():
@@ -230,13 +260,63 @@ class _ScriptCalls:
         return None
 
 
-def script_divergences(index: ModelIndex, trigger: re.Pattern[str]) -> Iterator[tuple[Snippet, Divergence]]:
-    """Rank-divergent collectives and model calls in script code (used by ZG201)."""
+def script_divergences(
+    index: ModelIndex, trigger: _Search, kind: str = RANK
+) -> Iterator[tuple[Snippet, Divergence]]:
+    """Divergent collectives and model calls of one kind in script code (rank: ZG201; data: ZG204).
+
+    For data, a loop that calls the model through a helper (`step(model, x)`,
+    a local closure around `model(...)`) and stops on what it returned is a
+    data-dependent exit too.
+    """
     for scope in script_scopes(index, trigger):
         taint = Taint(index, None, scope.flat)
-        for d in find_divergences(scope.flat, lambda s=scope: _ScriptCalls(index, s), taint):
-            if d.kind == "rank":
+        indirect = None
+        if kind == DATA:
+            indirect = lambda _calls, s=scope: _script_indirect(s)  # noqa: E731
+        for d in find_divergences(scope.flat, lambda s=scope: _ScriptCalls(index, s), taint, indirect):
+            if d.kind == kind:
                 yield scope.snippet, d
+
+
+def _script_indirect(scope: ScriptScope):
+    """Calls that run a model argument through a helper: `generate_next_token(model, x)`, a local closure.
+
+    A function of this file handed the model counts when its body calls the
+    parameter that receives it; a constructor or `hasattr(model, ...)` does not.
+    """
+    functions = scope.index.skeleton.functions
+
+    def indirect(call: cst.Call) -> str | None:
+        func = call.func
+        if not isinstance(func, cst.Name):
+            return None
+        if func.value in scope.model_runners:
+            return f"{func.value}()"
+        span = functions.get(func.value)
+        if span is None:
+            return None
+        for position, arg in enumerate(call.args):
+            if isinstance(arg.value, cst.Name) and arg.value.value in scope.model_args:
+                param = arg.keyword.value if arg.keyword is not None else _positional(scope.index, span, position)
+                body = scope.index.skeleton.text(span.start, span.end)
+                if param and re.search(rf"\b{re.escape(param)}\s*\(", body):
+                    return f"{func.value}()"
+        return None
+
+    return indirect
+
+
+def _positional(index: ModelIndex, span: FunctionSpan, position: int) -> str | None:
+    """The name of a function's positional parameter, read from its `def` line(s)."""
+    header = index.skeleton.text(span.start, min(span.end, span.start + 10))
+    match = re.search(rf"def\s+{re.escape(span.name)}\s*\(([^)]*)\)", header, re.S)
+    if match is None:
+        return None
+    names = [p.split(":")[0].split("=")[0].strip().lstrip("*") for p in match.group(1).split(",")]
+    names = [n for n in names if n and n != "/"]
+    return names[position] if position < len(names) else None
+
 
 
 def script_param_accesses(index: ModelIndex, scope: ScriptScope):

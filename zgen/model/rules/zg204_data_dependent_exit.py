@@ -8,6 +8,7 @@ from ..divergence import EXIT, WHILE, divergences, message
 from ..flow import DATA, code_of
 from ..index import ModelIndex
 from ..rule import Report, Rule, Trigger
+from ..script import script_divergences
 from .zg203_data_dependent_experts import TRIGGER as _SELECTION
 
 # A data-dependent selection, or a loop that can end early (`break`, `while`): a decoding loop
@@ -118,6 +119,21 @@ class Decoder(nn.Module):
         return x
 """,
     )
+    VALID += (
+        # Every rank runs all steps and only trims the result; the step count is the same everywhere.
+        """
+import torch
+
+def generate(model, prompt, max_new):
+    tokens = prompt
+    for step in range(max_new):
+        logits = model(tokens)
+        tokens = torch.cat([tokens, logits[:, -1:].argmax(-1)], dim=1)
+        if step + 1 == max_new:
+            break
+    return tokens
+""",
+    )
     INVALID = (
         # A decoding loop that stops when this rank's hypotheses end, through helper methods.
         """
@@ -154,6 +170,36 @@ class Net(nn.Module):
                 break
         return x
 """,
+        # Decoding through a closure around the model, until this rank's sequences end.
+        """
+def decode(input_ids, model, max_length, eos_token_id=None):
+    def get_logits(ids):
+        return model(ids).logits[:, -1]
+
+    def should_stop(token):
+        return eos_token_id is not None and bool((token == eos_token_id).all())
+
+    sequences = [input_ids]
+    while not should_stop(sequences[-1]) and len(sequences) < max_length:
+        sequences.append(get_logits(sequences[-1]).argmax(-1))
+    return sequences
+""",
+        # A generation function handed the model: the step helper runs it, the loop stops at this rank's EOS.
+        """
+import torch
+
+def next_token(model, x):
+    return model(x)[:, -1].argmax(-1, keepdim=True)
+
+def generate(model, prompt, max_new, eos_id):
+    tokens = prompt
+    for _ in range(max_new):
+        token = next_token(model, tokens)
+        tokens = torch.cat([tokens, token], dim=1)
+        if (token == eos_id).all():
+            break
+    return tokens
+""",
         """
 from torch import nn
 
@@ -175,6 +221,9 @@ class Decoder(nn.Module):
             for d in divergences(index, cls, method):
                 if d.kind == DATA and d.effect in (EXIT, WHILE):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
+        for snippet, d in script_divergences(index, TRIGGER, DATA):
+            if d.effect in (EXIT, WHILE):
+                yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
 
 
 _HELP = (
