@@ -74,6 +74,15 @@ class ScriptScope:
         return found
 
     @cached_property
+    def parameters(self) -> frozenset[str]:
+        """The parameter names of this function (empty for module-level code)."""
+        node = self.node
+        if not isinstance(node, cst.FunctionDef):
+            return frozenset()
+        params = node.params
+        return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+    @cached_property
     def model_args(self) -> frozenset[str]:
         """Parameters of this function used as a model (`model.eval()`, `model.parameters()`).
 
@@ -81,12 +90,7 @@ class ScriptScope:
         tell whether it was partitioned; under ZeRO-3 it was, so a call of it
         is an all-gather every rank must join.
         """
-        node = self.node
-        if not isinstance(node, cst.FunctionDef):
-            return frozenset()
-        params = node.params
-        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-        names.discard("self")
+        names = self.parameters - {"self"}
         found = set()
         for inner, _ctx in self.flat.nodes:
             if type(inner) is not cst.Call:
@@ -294,14 +298,18 @@ def _script_indirect(scope: ScriptScope):
         if func.value in scope.model_runners:
             return f"{func.value}()"
         span = functions.get(func.value)
+        handed = [
+            (i, a) for i, a in enumerate(call.args) if isinstance(a.value, cst.Name) and a.value.value in scope.model_args
+        ]
+        if handed and func.value in scope.parameters:
+            return f"{func.value}()"  # a step function the caller passed in (`custom_next_token(model, x)`)
         if span is None:
             return None
-        for position, arg in enumerate(call.args):
-            if isinstance(arg.value, cst.Name) and arg.value.value in scope.model_args:
-                param = arg.keyword.value if arg.keyword is not None else _positional(scope.index, span, position)
-                body = scope.index.skeleton.text(span.start, span.end)
-                if param and re.search(rf"\b{re.escape(param)}\s*\(", body):
-                    return f"{func.value}()"
+        body = scope.index.skeleton.text(span.start, span.end)
+        for position, arg in handed:
+            param = arg.keyword.value if arg.keyword is not None else _positional(scope.index, span, position)
+            if param and re.search(rf"\b{re.escape(param)}\s*\(", body):
+                return f"{func.value}()"
         return None
 
     return indirect

@@ -170,6 +170,20 @@ class Net(nn.Module):
                 break
         return x
 """,
+        # The step function comes from the caller; the loop stops once this rank's rows all hit a stop token.
+        """
+def generate(model, prompt, max_new, stop_tokens, next_token=None):
+    if next_token is None:
+        next_token = default_next_token
+    tokens = next_token(model, prompt)
+    done = torch.isin(tokens, stop_tokens)
+    for _ in range(max_new - 1):
+        if done.all().item():
+            break
+        tokens = next_token(model, tokens)
+        done = done | torch.isin(tokens, stop_tokens)
+    return tokens
+""",
         # Decoding through a closure around the model, until this rank's sequences end.
         """
 def decode(input_ids, model, max_length, eos_token_id=None):

@@ -183,6 +183,31 @@ class GPT(nn.Module):
             decoder_input = self.embedding(ids)
         return self.decoder(decoder_input)
 """,
+        # The presence test written with a helper (`exists(x)` is `x is not None`).
+        """
+from torch import nn
+
+def exists(val):
+    return val is not None
+
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.out = nn.Linear(4, 4)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.audio = Tower()
+        self.text = nn.Linear(4, 4)
+
+    def forward(self, ids, audio=None):
+        h = self.text(ids)
+        if exists(audio):
+            h = h + self.audio(audio)
+        return h
+""",
         # A flag recording whether this batch has images (a required input that may be None or empty).
         """
 from torch import nn
@@ -232,7 +257,7 @@ class Clip(nn.Module):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         for cls in index.module_classes():
             method = cls.method("forward")
-            if method is None or not _may_gate(method.text):
+            if method is None or not _may_gate(method.text, helpers := _presence_helpers(index)):
                 continue
             func = ast_function(method)
             if func is None:
@@ -243,11 +268,11 @@ class Clip(nn.Module):
             optional |= _presence_aliases(func, optional)
             runs = _Runs(index, cls)
             for position, (stmt, later) in enumerate(_ifs(func)):
-                if not _presence_test(stmt.test, optional):
+                if not _presence_test(stmt.test, optional, helpers):
                     continue
                 body, other = runs.of(stmt.body), runs.of(stmt.orelse)
                 elif_ = stmt.orelse[0] if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) else None
-                if not body and elif_ is not None and _presence_test(elif_.test, optional):
+                if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers):
                     continue  # `if not has_x: ... elif has_x: tower(x)`: the `elif` is the decision to report
                 skipped = (body - other) | (other - body)  # a given input may also skip a tower
                 if not skipped and _returns(stmt.body):
@@ -272,8 +297,32 @@ class Clip(nn.Module):
         return self.finding(index, snippet, target, message, _HELP)
 
 
-def _may_gate(text: str) -> bool:
+def _presence_helpers(index: ModelIndex) -> frozenset[str]:
+    """Functions that only say whether a value was given: `def exists(v): return v is not None`.
+
+    Those defined in the checked file, and the common spellings of the idiom
+    imported from elsewhere (`exists`, `is_not_none`, `not_none`).
+    """
+    key = ("presence-helpers",)
+    found = index.cache.get(key)
+    if found is None:
+        names = set(_KNOWN_PRESENCE_HELPERS)
+        skeleton = index.skeleton
+        for span in skeleton.functions.values():
+            if span.end - span.start <= 3 and _PRESENCE_DEF.search(skeleton.text(span.start, span.end)):
+                names.add(span.name)
+        found = index.cache[key] = frozenset(names)
+    return found  # type: ignore[return-value]
+
+
+_KNOWN_PRESENCE_HELPERS = ("exists", "is_not_none", "not_none")
+_PRESENCE_DEF = re.compile(r"def\s+\w+\(\s*(\w+)[^)]*\)[^:]*:\s*(?:\"\"\"[^\n]*\"\"\"\s*)?return\s+\1\s+is\s+not\s+None\s*$")
+
+
+def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
     """Does the text have an `if` on a parameter that defaults to `None` or is tested against `None`?"""
+    if helpers and any(f"{h}(" in text for h in helpers):
+        return True
     if "None" not in text:
         return False
     end = text.find(":\n")
@@ -336,7 +385,7 @@ def _ifs(func: ast.FunctionDef) -> Iterator[tuple[ast.If, list[ast.stmt]]]:
     yield from order
 
 
-def _presence_test(test: ast.expr, optional: set[str]) -> bool:
+def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] = frozenset()) -> bool:
     """A test made only of `x is None` / `x is not None` / `x` / `x.get(k) is not None` on optional inputs.
 
     A flag that records presence may be combined with the configuration
@@ -347,10 +396,18 @@ def _presence_test(test: ast.expr, optional: set[str]) -> bool:
         if len(parts) == 1 and len(test.values) > 1:
             flag = parts[0].operand if isinstance(parts[0], ast.UnaryOp) else parts[0]
             return isinstance(flag, ast.Name) and flag.id in optional
-    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    calls = [
+        n for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers
+    ]  # `exists(x)`: a presence test written as a call
+    callees = {id(c.func) for c in calls}
+    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in callees}
     if not names or not names <= optional:
         return False
-    return any(isinstance(n, ast.Compare) for n in ast.walk(test)) or isinstance(test, (ast.Name, ast.UnaryOp))
+    return (
+        bool(calls)
+        or any(isinstance(n, ast.Compare) for n in ast.walk(test))
+        or isinstance(test, (ast.Name, ast.UnaryOp))
+    )
 
 
 def _is_config(expr: ast.expr) -> bool:
