@@ -178,7 +178,7 @@ def _tainted_decisions(flat: Flat, calls: Calls, taint: Taint, sites: list, add:
                 add(kind, effect, test, source, callee)
         for loop in ctx.loops:
             iterable = _loop_iter(loop)
-            if iterable is None or _fixed_length(iterable, calls):
+            if iterable is None or (_fixed_length(iterable, calls) and not _cut_by(iterable, taint)):
                 continue
             # How often a loop runs follows the values it iterates, not the branches they were built in.
             for kind, source in taint.of(iterable, direct=True).items():
@@ -366,6 +366,11 @@ def _fixed_length(iterable: cst.BaseExpression, calls: Calls) -> bool:
     if isinstance(iterable, cst.Call) and call_name(iterable) in {"zip", "enumerate"}:
         return any(calls.is_module_sequence(arg.value) for arg in iterable.args)
     return calls.is_module_sequence(iterable)
+
+
+def _cut_by(iterable: cst.BaseExpression, taint: Taint) -> bool:
+    """`self.layers[:n]` with a tainted `n`: a module list cut to a length that differs per rank."""
+    return isinstance(iterable, cst.Subscript) and any(taint.of(element) for element in iterable.slice)
 
 
 def _exits_both_ways(flat: Flat, test: cst.CSTNode, kind: type, exits: list) -> bool:

@@ -473,12 +473,33 @@ class ModuleCalls:
         self.cls = cls
         self.method_name = method_name
         self.aliases: dict[str, tuple[str, ...]] = {}
+        self.sequences: set[str] = set()  # locals holding a list of submodules (`layers = [l for l in self.layers]`)
+        self.filtered: set[str] = set()  # ... chosen by a condition: its length is not fixed by the model
         for node, _ctx in flat.nodes:
             targets, value = targets_of(node)
             if value is None:
                 continue
             loop = isinstance(node, (cst.For, cst.CompFor))
+            if loop and isinstance(value, cst.Call) and call_name(value) == "zip":
+                # for layer, keep in zip(self.layers, keeps): each target takes its own argument's items
+                for target in targets:
+                    if isinstance(target, cst.Tuple):
+                        for element, arg in zip(target.elements, value.args):
+                            classes = self._elements_of(arg.value)
+                            if classes is not None:
+                                for name in bound_names(element.value):
+                                    self.aliases[name] = classes
+                continue
             classes = self._loop_classes(value) if loop else self.classes_of(value)
+            if classes is None and not loop and self._filtered_sequence(value) is not None:
+                filtered = bool(value.for_in.ifs)  # type: ignore[attr-defined]
+                for target in targets:
+                    for name in bound_names(target):
+                        self.aliases[name] = self._filtered_sequence(value)  # type: ignore[assignment]
+                        self.sequences.add(name)
+                        if filtered:
+                            self.filtered.add(name)
+                continue
             if classes is None:
                 continue
             for target in targets:
@@ -487,6 +508,14 @@ class ModuleCalls:
                     target = target.elements[1].value
                 for name in bound_names(target):
                     self.aliases[name] = classes
+
+    def _filtered_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
+        """`[l for l in self.layers if ...]` / `list(self.layers)`: a local list of the same submodules."""
+        if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name):
+            comp = value.for_in
+            if comp.inner_for_in is None and isinstance(comp.target, cst.Name) and comp.target.value == value.elt.value:
+                return self._loop_classes(comp.iter)
+        return None
 
     def _loop_classes(self, iterable: cst.BaseExpression) -> tuple[str, ...] | None:
         if isinstance(iterable, cst.Call) and (call_name(iterable) or "") in {"enumerate", "reversed", "zip", "list"}:
@@ -526,7 +555,7 @@ class ModuleCalls:
             return (self.cls.facts.elements or (UNKNOWN,)) if not rest else None
         if path.root in self.aliases:
             if not path.parts:
-                return self.aliases[path.root]
+                return None if path.root in self.sequences else self.aliases[path.root]
             if path.parts == ("[]",):
                 return (UNKNOWN,)
             return None
@@ -570,7 +599,9 @@ class ModuleCalls:
         return kind, classes
 
     def is_module_sequence(self, expr: cst.BaseExpression) -> bool:
-        """Is `expr` a container of submodules (`self.layers`, `self.layers[:n]`)?"""
+        """Is `expr` a container of submodules (`self.layers`, `self.layers[:n]`), all of them run?"""
+        if isinstance(expr, cst.Name) and expr.value in self.filtered:
+            return False
         return self._elements_of(expr) is not None
 
     def callee(self, call: cst.Call) -> str | None:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from .. import known
 from ..divergence import divergences, message
 from ..flow import HOST_RANDOM, RANDOM, code_of
 from ..index import ModelIndex
@@ -69,6 +70,24 @@ class RandomLayerSkip(Rule):
     name = "random-layer-skip"
 
     VALID = (
+        # Per-layer switches from the configuration, zipped with the layers; a filter on the modules themselves.
+        """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, n, active):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(512, 512) for _ in range(n)])
+        self.active = active
+
+    def forward(self, x):
+        for layer, on in zip(self.layers, self.active):
+            if on:
+                x = layer(x)
+        for layer in [l for l in self.layers if l.out_features == 512]:
+            x = layer(x)
+        return x
+""",
         # A module list whose `__iter__` is deterministic.
         """
 from torch import nn
@@ -135,6 +154,31 @@ class Net(nn.Module):
 """,
     )
     INVALID = (
+        # The draws made up front: zipped with the layers, a filtered list, a random depth, an aliased import.
+        """
+import random
+from random import random as draw
+import numpy as np
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, n, p):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(512, 512) for _ in range(n)])
+        self.p = p
+
+    def forward(self, x):
+        keep = np.random.rand(len(self.layers)) > self.p
+        for layer, k in zip(self.layers, keep):
+            if k:
+                x = layer(x)
+        kept = [l for l in self.layers if draw() > self.p]
+        for layer in kept:
+            x = layer(x)
+        for layer in self.layers[: random.randint(1, len(self.layers))]:
+            x = layer(x)
+        return x
+""",
         # A module list that drops layers while it is iterated.
         """
 import torch
@@ -202,7 +246,7 @@ class Adapter(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         yield from self._random_iterables(index)
-        for cls, method in index.methods("all", _TRIGGER):
+        for cls, method in index.methods("all", _random_trigger(index)):
             for d in divergences(index, cls, method):
                 if d.kind not in (RANDOM, HOST_RANDOM):
                     continue
@@ -236,6 +280,18 @@ class Adapter(nn.Module):
 
 # Builtins that iterate their argument once, in order: the container's `__iter__` still runs.
 _PASS_THROUGH = frozenset({"enumerate", "zip", "list", "tuple", "iter"})  # not reversed(): it indexes
+
+
+def _random_trigger(index: ModelIndex) -> Trigger:
+    """The pre-filter, plus what this file imported a random source as (`from random import random as rnd`)."""
+    aliases = [
+        f"{alias}("
+        for alias, target in index.imports.items()
+        if target.startswith(known.RANDOM_HOST_PREFIXES) or target in known.RANDOM_TORCH
+    ]
+    if not aliases:
+        return _TRIGGER
+    return Trigger(*_TRIGGER.literals, *aliases)
 
 
 def _iterated(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
