@@ -288,7 +288,7 @@ RANK_CALLS = frozenset(
         "is_world_process_zero",
         # Training loops' own "am I rank 0?" helpers (`is_master(args)`, `is_primary(args)`).
         "is_master", "is_global_master", "is_local_master", "is_primary", "is_global_primary",
-        "is_local_primary", "is_rank_zero", "is_rank_0", "is_main",
+        "is_local_primary", "is_rank_zero", "is_rank_0", "is_main", "if_main_process",
     }
 )  # fmt: skip
 # Attribute or variable names that hold this process's rank (not "rank" alone: low-rank adapters use it).
@@ -303,6 +303,9 @@ RANK_NAMES = frozenset(
         "is_local_main_process",
         "is_world_process_zero",
         "is_local_process_zero",
+        "is_global_zero",  # Lightning's trainer
+        "world_rank",
+        "is_rank_zero",
     }
 )
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "NODE_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "SLURM_LOCALID"})

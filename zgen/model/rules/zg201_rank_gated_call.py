@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
+import libcst as cst
+
 from ..divergence import divergences, message
-from ..flow import RANK, code_of
+from ..flow import RANK, ModuleCalls, code_of, flat_of
 from ..index import ModelIndex
 from ..rule import Report, Rule, Trigger
+from ..runs import HelperRuns
 from ..script import script_divergences
 
 _TRIGGER = Trigger(
@@ -24,9 +28,10 @@ _TRIGGER = Trigger(
     "is_global_primary",
     "is_local_primary",
     "is_main",
+    "if_main_process",
     pattern=r"get_rank|get_local_rank|get_global_rank|local_rank|global_rank|node_rank|process_index"
     r"|is_main_process|is_local_main_process|is_world_process_zero|is_local_process_zero"
-    r"|\bis_(?:global_|local_)?(?:master|primary)\b|\bis_main\b|is_rank_(?:zero|0)\b"
+    r"|\bis_(?:global_|local_)?(?:master|primary)\b|\bis_main\b|is_rank_(?:zero|0)\b|if_main_process"
     r"|\bRANK\b|LOCAL_RANK|SLURM_PROCID|SLURM_LOCALID|OMPI_COMM_WORLD_RANK",
 )
 
@@ -40,7 +45,12 @@ class RankGatedCall(Rule):
     such as `save_checkpoint`) that runs only when a test on the process
     rank holds: `if dist.get_rank() == 0:`, `if args.local_rank == 0:`,
     `if accelerator.is_main_process:`, or an early `return`/`continue` on such
-    a test. Values computed from the rank count too (`rank = dist.get_rank()`).
+    a test. Values computed from the rank count too (`rank = dist.get_rank()`),
+    and so do the usual "am I the main process?" helpers (`is_master(args)`).
+    A method decorated to run on the main process only (`@rank_zero_only`)
+    that runs a submodule is flagged at the decorator. In a function handed
+    a model (`def evaluate(model, ...)` that calls `model.eval()`), calls of
+    that model count as well.
 
     ## Why is this bad under ZeRO-3?
     Each rank holds only a slice of every parameter. Running a submodule
@@ -139,6 +149,25 @@ def evaluate(model, loader, args):
         print(sum(losses))
     return losses
 """,
+        # A rank-0-only method that only logs what every rank computed.
+        """
+from pytorch_lightning.utilities import rank_zero_only
+from torch import nn
+
+class Module(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(512, 512)
+
+    def forward(self, x):
+        out = self.net(x)
+        self.log_stats(out)
+        return out
+
+    @rank_zero_only
+    def log_stats(self, out):
+        print(out.mean())
+""",
         # "Main process first": each rank reaches the barrier exactly once.
         """
 import torch.distributed as dist
@@ -209,6 +238,24 @@ def evaluate(model, loader, args):
     model.eval()
     return [model(batch) for batch in loader]
 """,
+        # A method that a decorator runs on rank 0 only, which runs the model.
+        """
+from pytorch_lightning.utilities import rank_zero_only
+from torch import nn
+
+class Module(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(512, 512)
+
+    def forward(self, x):
+        return self.net(x)
+
+    @rank_zero_only
+    def log_samples(self, batch):
+        samples = self.net(batch)
+        print(samples.mean())
+""",
         # Script: a ZeRO-3 checkpoint saved only by rank 0.
         """
 import deepspeed
@@ -232,6 +279,49 @@ def main(args, model, cfg):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
         for snippet, d in script_divergences(index, _TRIGGER):
             yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
+        yield from self._rank_zero_functions(index)
+
+    def _rank_zero_functions(self, index: ModelIndex) -> Iterator[Report]:
+        """Methods and functions decorated to run on rank 0 only (`@rank_zero_only`) that run a model."""
+        if "rank_zero_only" not in index.source and "main_process_only" not in index.source:
+            return
+        for cls, method in index.methods("all"):
+            if not _RANK_ZERO_DECORATOR.search(method.text):
+                continue
+            snippet = method.snippet
+            flat = flat_of(method)
+            if snippet is None or flat is None or not isinstance(snippet.node, cst.FunctionDef):
+                continue
+            calls = ModuleCalls(index, cls, flat, method.name)
+            indirect = HelperRuns(index, cls, calls)
+            for node, _ctx in flat.nodes:
+                if type(node) is not cst.Call:
+                    continue
+                callee = calls.callee(node)
+                func = node.func
+                if callee is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                    if func.value.value == "self" and func.attr.value not in cls.facts.members:
+                        if indirect.helper_runs_modules(func.attr.value):
+                            callee = f"self.{func.attr.value}()"
+                if callee is not None:
+                    decorator = _rank_zero_decorator(snippet.node)
+                    text = (
+                        f"`{method.name}` runs only on rank 0 (`@{code_of(decorator.decorator)}`) and calls "
+                        f"`{callee}`; the other ranks never join its parameter all-gather and rank 0 hangs"
+                    )
+                    yield self.finding(index, snippet, decorator, text, _HELP)
+                    break
+
+
+# Decorators that run the function on the main process only (Lightning's, speechbrain's).
+_RANK_ZERO_DECORATOR = re.compile(r"^\s*@(?:[\w.]+\.)?(?:rank_zero_only|main_process_only)\b", re.M)
+
+
+def _rank_zero_decorator(func: cst.FunctionDef) -> cst.Decorator:
+    for decorator in func.decorators:
+        if _RANK_ZERO_DECORATOR.search("@" + code_of(decorator.decorator)):
+            return decorator
+    return func.decorators[0]
 
 
 _HELP = "run the call on every rank and make only its side effects (logging, writing files) rank-specific"
