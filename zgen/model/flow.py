@@ -226,6 +226,21 @@ def bound_names(target: cst.CSTNode) -> Iterator[str]:
         yield from bound_names(target.value)
 
 
+# Methods that put their arguments into the container they are called on.
+FILLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "put", "appendleft"})
+
+
+def _filled(node: cst.CSTNode) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
+    """`xs.append(v)` as the binding ([xs], v); else ([], None)."""
+    if type(node) is cst.Call:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in FILLS and isinstance(func.value, cst.Name):
+            if node.args:
+                return [func.value], node.args[-1].value
+    return [], None
+
+
+
 def targets_of(node: cst.CSTNode) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
     """(targets, value) of an assignment-like node, or ([], None)."""
     kind = type(node)
@@ -275,6 +290,8 @@ class Taint:
                 if type(node) is cst.CompFor:
                     continue  # a comprehension's variable lives in the comprehension only
                 targets, value = targets_of(node)
+                if value is None:
+                    targets, value = _filled(node)  # `offsets.append(n)`: the list holds what was put in
                 if value is None:
                     continue
                 direct = self.of(value, direct=True)

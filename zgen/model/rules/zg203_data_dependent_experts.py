@@ -112,6 +112,32 @@ class Moe(nn.Module):
 """,
     )
     INVALID = (
+        # Token counts per expert turned into offsets in a list; an expert with no tokens is skipped.
+        """
+import torch
+from torch import nn
+
+class Moe(nn.Module):
+    def __init__(self, n=8):
+        super().__init__()
+        self.n = n
+        self.experts = nn.ModuleList([nn.Linear(512, 512) for _ in range(n)])
+
+    def forward(self, x, selected):
+        counts = torch.bincount(selected.flatten(), minlength=self.n).tolist()
+        offsets = [0]
+        for c in counts:
+            offsets.append(offsets[-1] + c)
+        order = selected.flatten().argsort()
+        out = torch.zeros_like(x)
+        for i in range(self.n):
+            start, end = offsets[i], offsets[i + 1]
+            if start == end:
+                continue
+            rows = order[start:end]
+            out[rows] += self.experts[i](x[rows])
+        return out
+""",
         """
 import torch
 from torch import nn
