@@ -18,6 +18,7 @@ import libcst as cst
 
 from .flow import (
     DATA,
+    FILLS,
     HOST_RANDOM,
     RANDOM,
     RANK,
@@ -264,8 +265,6 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
 _META_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout"})
 _META_CALLS = frozenset({"size", "dim", "ndimension", "type", "get_device", "is_contiguous", "is_floating_point"})
 _META_FUNCS = frozenset({"isinstance", "type", "hasattr", "callable", "getattr"})
-# Methods that put a value into the container they are called on.
-_FILLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "put"})
 
 
 def _derived_names(flat: Flat, outputs: dict[int, str]) -> dict[str, str]:
@@ -296,7 +295,7 @@ def _derived_names(flat: Flat, outputs: dict[int, str]) -> dict[str, str]:
                     continue
                 receivers = [a.value for a in node.args]
                 func = node.func
-                if isinstance(func, cst.Attribute) and func.attr.value in _FILLS:
+                if isinstance(func, cst.Attribute) and func.attr.value in FILLS:
                     receivers.append(func.value)
                 for expr in receivers:
                     if isinstance(expr, cst.Name) and expr.value in containers:
