@@ -32,7 +32,7 @@ from zgen.model.project import project
 from zgen.noqa import apply_noqa
 from zgen.registry import all_rules
 from zgen.selection import Selection, validate_selectors
-from zgen.settings import Settings
+from zgen.settings import DEFAULT_EXCLUDE, Settings
 
 __all__ = ["CheckResult", "check_paths", "selection_from"]
 
@@ -86,8 +86,9 @@ def check_paths(
     rules = all_rules(settings.rules)
     selection = selection_from(settings, rules)
     cwd = Path.cwd()
+    configured = tuple(p for p in settings.exclude if p not in DEFAULT_EXCLUDE) + settings.extend_exclude
     inputs = discover(_with_pairing(list(paths), settings, cwd), settings.exclude + settings.extend_exclude,
-                      force_exclude=force_exclude, cwd=cwd)
+                      force_exclude=force_exclude, cwd=cwd, explicit=configured)
 
     enabled = selection.enabled_codes(rules)
     cache = FindingsCache(settings.resolve(settings.cache_dir) if use_cache else None)

@@ -76,8 +76,20 @@ def _looks_like_ds_config(path: Path) -> bool:
     return any(m in head for m in _DS_MARKERS)
 
 
-def discover(paths: list[str], exclude: tuple[str, ...], *, force_exclude: bool = False, cwd: Path | None = None) -> Inputs:
-    """Expand files and directories into model sources and configs; ZgenError for a path that does not exist."""
+def discover(
+    paths: list[str],
+    exclude: tuple[str, ...],
+    *,
+    force_exclude: bool = False,
+    cwd: Path | None = None,
+    explicit: tuple[str, ...] = (),
+) -> Inputs:
+    """Expand files and directories into model sources and configs; ZgenError for a path that does not exist.
+
+    `explicit` are the excludes the user configured (not the defaults such as
+    `venv`): a directory a walk skips because of one is named in a note with
+    the number of files skipped, so a check never looks clean by omission.
+    """
     cwd = cwd or Path.cwd()
     sources: dict[str, None] = {}
     configs: dict[str, None] = {}
@@ -109,13 +121,20 @@ def discover(paths: list[str], exclude: tuple[str, ...], *, force_exclude: bool 
             for dirpath, dirnames, filenames in os.walk(p, onerror=unreadable):
                 d = Path(dirpath)
                 drel = display_path(d, cwd)
-                dirnames[:] = sorted(
-                    n for n in dirnames
-                    if not _excluded(f"{drel}/{n}" if drel != "." else n, n, exclude, inside=False)
-                )
+                kept = []
+                for n in sorted(dirnames):
+                    nrel = f"{drel}/{n}" if drel != "." else n
+                    if not _excluded(nrel, n, exclude, inside=False):
+                        kept.append(n)
+                    elif explicit and _excluded(nrel, n, explicit, inside=False):
+                        _note_skipped(notes, nrel, d / n)
+                dirnames[:] = kept
                 for name in sorted(filenames):
                     frel = f"{drel}/{name}" if drel != "." else name
                     if _excluded(frel, name, exclude, inside=False):
+                        if explicit and name.endswith((".py",) + CONFIG_SUFFIXES):
+                            if _excluded(frel, name, explicit, inside=False):
+                                _note_skipped(notes, frel, d / name)
                         continue
                     if name.endswith(".py"):
                         sources[frel] = None
@@ -126,6 +145,12 @@ def discover(paths: list[str], exclude: tuple[str, ...], *, force_exclude: bool 
         else:
             raise ZgenError(f"{raw}: no such file or directory", help="check the path; zgen resolves it against the current directory")
     return Inputs(tuple(sorted(sources)), tuple(sorted(configs)), tuple(notes))
+
+
+def _note_skipped(notes: list[str], rel: str, path: Path) -> None:
+    count = _count_files(path)
+    if count:
+        notes.append(f"{rel}: excluded by the configured `exclude`, skipped {count} file{'s' if count != 1 else ''}")
 
 
 def _count_files(path: Path) -> int:

@@ -66,6 +66,17 @@ def test_force_exclude_says_how_many_files_it_skipped(tmp_path):
     assert got.notes == ("venv: excluded (--force-exclude), skipped 2 files",)
 
 
+def test_configured_exclude_says_how_many_files_a_walk_skipped(tmp_path):
+    for folder in ("src", "generated", "venv"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "model.py").write_text("")
+    (tmp_path / "generated" / "more.py").write_text("")
+    got = discover(["."], (*DEFAULT_EXCLUDE, "generated"), cwd=tmp_path, explicit=("generated",))
+    assert got.sources == ("src/model.py",)
+    # The user's own exclude is reported; the default `venv` stays quiet.
+    assert got.notes == ("generated: excluded by the configured `exclude`, skipped 2 files",)
+
+
 def test_unreadable_directory_is_a_note(tmp_path, monkeypatch):
     (tmp_path / "ok").mkdir()
     (tmp_path / "ok" / "a.py").write_text("")
