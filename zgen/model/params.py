@@ -727,7 +727,18 @@ def _persistent(index: ModelIndex, access: Access) -> bool:
         numel = param_numel(last, access.param, first.call, first.env or {})
         if numel is not None and len(first.classes) == 1:
             return numel < index.persistence_threshold
-    return _persistent_by_class(index, access)
+    return _layer_bias(index, access) or _persistent_by_class(index, access)
+
+
+def _layer_bias(index: ModelIndex, access: Access) -> bool:
+    """A bias of a torch layer, or of a module we cannot see: one element per output feature.
+
+    Like `nn.Parameter(torch.zeros(n))` (see `ModelIndex.persistent_param`), a vector of unknown
+    length counts as below the threshold; a size known from the constructor call was decided before.
+    """
+    if not access.param.endswith("bias") or not access.owner_classes:
+        return False
+    return all(ref == UNKNOWN_CLASS or known.is_torch_module_class(ref) for ref in access.owner_classes)
 
 
 def _persistent_by_class(index: ModelIndex, access: Access) -> bool:
