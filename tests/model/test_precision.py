@@ -85,6 +85,51 @@ class Head(nn.Module):
         new.bias.data[:n] = layer.bias.data[:n]
         return new
 """),
+    "detach-in-place-is-no-write": ("ZG101", """
+class Rep(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.conv1 = nn.Conv2d(d, d, 3)
+        self.conv2 = nn.Conv2d(d, d, 1)
+
+    def forward(self, x):
+        return self.conv1(x) + self.conv2(x)
+
+    def fuse(self):
+        for p in self.parameters():
+            p.zero_()
+""", """
+class Rep(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.conv1 = nn.Conv2d(d, d, 3)
+        self.conv2 = nn.Conv2d(d, d, 1)
+
+    def forward(self, x):
+        return self.conv1(x) + self.conv2(x)
+
+    def fuse(self):
+        for p in self.parameters():
+            p.detach_()
+"""),
+    "member-named-like-a-class-is-called-not-built": ("ZG106", """
+class Embedding(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.n, self.d = n, d
+
+    def forward(self, x):
+        return nn.Embedding(self.n, self.d)(x.long())
+""", """
+class Embedding(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.Embedding = nn.Embedding(n, d)
+        self.Linear = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.Linear(self.Embedding(x.long()))
+"""),
 }
 
 

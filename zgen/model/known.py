@@ -321,6 +321,7 @@ METADATA_ATTRS = frozenset(
         "is_floating_point",
         "element_size",
         "requires_grad_",
+        "detach_",  # on a leaf parameter only drops it from autograd, like requires_grad_(False)
     }
 )
 # Size queries that read 0 on a partitioned placeholder.
