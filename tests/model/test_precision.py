@@ -130,6 +130,36 @@ class Embedding(nn.Module):
     def forward(self, x):
         return self.Linear(self.Embedding(x.long()))
 """),
+    "helper-writes-a-copy-of-its-argument": ("ZG101", """
+def attention(x, w, b=None):
+    if b is not None:
+        b[:4].zero_()
+    return F.linear(x, w, b)
+
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        return attention(x, self.qkv.weight.t().t(), b=self.qkv.bias)
+""", """
+def attention(x, w, b=None):
+    if b is not None:
+        b = b.clone()
+        b[:4].zero_()
+    return F.linear(x, w, b)
+
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        return self.qkv(x) + attention(x, x, b=self.qkv.bias)
+"""),
 }
 
 
@@ -159,3 +189,23 @@ class Head(nn.Module):
 """
     found = [f.message for f in check_source("m.py", HEAD + textwrap.dedent(body)) if f.code == "ZG301"]
     assert any("self.out.bias" in m for m in found), found
+
+
+def test_a_copy_made_in_one_branch_does_not_cover_a_write_after_it():
+    body = """
+def attention(x, b, clone):
+    if clone:
+        b = b.clone()
+    b.zero_()
+    return x + b
+
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        return self.qkv(x) + attention(x, self.qkv.bias, False)
+"""
+    assert "ZG101" in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]

@@ -604,6 +604,7 @@ def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
     index.cache[key] = frozenset()  # a function that passes its parameter to itself: no answer from the cycle
     names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
     inner = flatten(func)
+    copies = _rebound_to_copies(inner, names)
     written = set()
     for node, ctx in inner.nodes:
         if ctx.guarded:
@@ -613,11 +614,61 @@ def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
             if isinstance(parent, cst.Param):
                 continue
             use, _detail = usage(index, inner, node)
-            if use in (WRITE, INIT):
+            if use in (WRITE, INIT) and not _after_copy(inner, node, copies.get(node.value, ())):
                 written.add(node.value)
     result = frozenset(written)
     index.cache[key] = result
     return result
+
+
+# Calls that return a new tensor, never a view of their input: `b = b.clone()` ends the alias.
+_COPIES = frozenset(
+    {"clone", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "cat", "stack", "tensor"}
+)
+
+
+def _rebound_to_copies(flat: Flat, names: set[str]) -> dict[str, list[tuple[cst.CSTNode, int]]]:
+    """For each argument name rebound to a copy (`b = b.clone()`, `b = b * 2`): the block and position of that."""
+    found: dict[str, list[tuple[cst.CSTNode, int]]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Assign or len(node.targets) != 1:
+            continue
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Name) and target.value in names and _makes_copy(node.value)):
+            continue
+        block = flat.parent.get(id(node))
+        while block is not None and not isinstance(block, (cst.IndentedBlock, cst.FunctionDef)):
+            block = flat.parent.get(id(block))
+        if block is not None:
+            found.setdefault(target.value, []).append((block, flat.position[id(node)]))
+    return found
+
+
+def _makes_copy(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.BinaryOperation):
+        return True  # arithmetic makes a new tensor
+    while isinstance(value, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(value, cst.Call):
+            name = call_name(value) or ""
+            if name.rsplit(".", 1)[-1] in _COPIES:
+                return True
+            value = value.func
+        value = value.value if isinstance(value, (cst.Attribute, cst.Subscript)) else value
+    return False
+
+
+def _after_copy(flat: Flat, node: cst.CSTNode, copies) -> bool:
+    """Is `node` after a rebinding to a copy, in that rebinding's block (so it names the copy, not the argument)?"""
+    position = flat.position[id(node)]
+    for block, where in copies:
+        if position <= where:
+            continue
+        ancestor = flat.parent.get(id(node))
+        while ancestor is not None and ancestor is not block:
+            ancestor = flat.parent.get(id(ancestor))
+        if ancestor is block:
+            return True
+    return False
 
 
 def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: str, last: str) -> bool:
