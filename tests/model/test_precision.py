@@ -160,6 +160,49 @@ class Attn(nn.Module):
     def forward(self, x):
         return self.qkv(x) + attention(x, x, b=self.qkv.bias)
 """),
+    "private-helper-called-only-where-gathered": ("ZG101", """
+class Model(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.head = nn.Linear(d, n)
+
+    def forward(self, x):
+        return self.head(x)
+
+    def resize(self, n):
+        new = nn.Linear(4, n)
+        with deepspeed.zero.GatheredParameters([self.head.weight], modifier_rank=0):
+            self._copy(new, self.head, n)
+        self._copy(new, self.head, n)
+        self.head = new
+
+    def _copy(self, new, old, n):
+        old.weight.data[:n, :] = new.weight.data[:n, :]
+""", """
+def is_deepspeed_zero3_enabled():
+    return False
+
+
+class Model(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.head = nn.Linear(d, n)
+
+    def forward(self, x):
+        return self.head(x)
+
+    def resize(self, n):
+        new = nn.Linear(4, n)
+        if is_deepspeed_zero3_enabled():
+            with deepspeed.zero.GatheredParameters([self.head.weight], modifier_rank=0):
+                self._copy(new, self.head, n)
+        else:
+            self._copy(new, self.head, n)
+        self.head = new
+
+    def _copy(self, new, old, n):
+        old.weight.data[:n, :] = new.weight.data[:n, :]
+"""),
 }
 
 
@@ -207,5 +250,25 @@ class Attn(nn.Module):
 
     def forward(self, x):
         return self.qkv(x) + attention(x, self.qkv.bias, False)
+"""
+    assert "ZG101" in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
+
+
+def test_a_public_method_called_where_gathered_may_still_be_called_by_the_training_loop():
+    body = """
+class Model(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.head = nn.Linear(d, n)
+
+    def forward(self, x):
+        return self.head(x)
+
+    def resize(self, n):
+        with deepspeed.zero.GatheredParameters([self.head.weight], modifier_rank=0):
+            self.clamp(n)
+
+    def clamp(self, n):
+        self.head.weight.data[:n, :] = 0.0
 """
     assert "ZG101" in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
