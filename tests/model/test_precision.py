@@ -203,6 +203,49 @@ class Model(nn.Module):
     def _copy(self, new, old, n):
         old.weight.data[:n, :] = new.weight.data[:n, :]
 """),
+    "vector-parameter-sized-by-a-call": ("ZG109", """
+class Head(nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        self.decoder = nn.Linear(w.size(1), w.size(0), bias=False)
+        self.table = nn.Parameter(torch.zeros(w.size()))
+
+    def forward(self, x):
+        return self.decoder(x) + self.table.sum()
+
+
+class Model(nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        self.head = Head(w)
+
+    def forward(self, x):
+        return self.head(x)
+
+    def resize(self, n):
+        return self.head.table.data[:n].clone()
+""", """
+class Head(nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        self.decoder = nn.Linear(w.size(1), w.size(0), bias=False)
+        self.bias = nn.Parameter(torch.zeros(w.size(0)))
+
+    def forward(self, x):
+        return self.decoder(x) + self.bias
+
+
+class Model(nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        self.head = Head(w)
+
+    def forward(self, x):
+        return self.head(x)
+
+    def resize(self, n):
+        return self.head.bias.data[:n].clone()
+"""),
 }
 
 

@@ -37,8 +37,11 @@ _PARAM_DEF = re.compile(
 )
 _TORCH_PARAM_NAMES = frozenset(name for names in known.TORCH_PARAMS.values() for name in names)
 # `nn.Parameter(torch.ones(dim))`: the argument of each Parameter(...) call, one level of parentheses.
-_PARAM_CALL = re.compile(r"Parameter\(((?:[^()]|\([^()]*\))*)\)")
-_VECTOR_PARAM = re.compile(r"\s*torch\.(?:ones|zeros|empty|full)\(\s*[\w.]+\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$")
+_PARAM_CALL = re.compile(r"Parameter\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)")  # two levels: zeros(w.size(0))
+# A 1-D length may be a name, `len(x)` or `w.size(0)`; `w.size()` (a whole shape) is not one.
+_VECTOR_PARAM = re.compile(
+    r"\s*torch\.(?:ones|zeros|empty|full)\(\s*[\w.]+(?:\([\w.]+\))?\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$"
+)
 _SCALAR_PARAM = re.compile(r"\s*torch\.tensor\((?:[^(),\[]|\([^()]*\))*\)\s*$")
 # transformers' shared modules: their classes are outputs and utilities, not models of another file.
 _SHARED_MODELING = frozenset(
