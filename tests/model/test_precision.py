@@ -246,6 +246,51 @@ class Model(nn.Module):
     def resize(self, n):
         return self.head.bias.data[:n].clone()
 """),
+    "write-into-a-module-this-method-rebuilt": ("ZG101", """
+class Emb(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.pos = nn.Embedding(n, d)
+
+    def forward(self, x):
+        return self.pos(x)
+
+
+class Model(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.emb = Emb(n, d)
+
+    def forward(self, x):
+        return self.emb(x)
+
+    def resize(self, rows):
+        with torch.no_grad():
+            self.emb.pos.weight[:4] = rows
+        self.emb.pos = nn.Embedding(8, 4)
+""", """
+class Emb(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.pos = nn.Embedding(n, d)
+
+    def forward(self, x):
+        return self.pos(x)
+
+
+class Model(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.emb = Emb(n, d)
+
+    def forward(self, x):
+        return self.emb(x)
+
+    def resize(self, rows):
+        self.emb.pos = nn.Embedding(8, 4)
+        with torch.no_grad():
+            self.emb.pos.weight[:4] = rows
+"""),
 }
 
 

@@ -95,6 +95,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
                 passed_in.add(name)
     built_here: set[str] = set()
+    rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
     entry = any(m is method for m in cls.entry_methods)
     # In a method called on the built model its own parameters are partitioned too (a base class
     # such as a ModelMixin registers none itself, but every subclass does).
@@ -124,6 +125,12 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 # `emb = self.get_input_embeddings()`, `new = super().resize_token_embeddings(n)`: a module of
                 # the model when its `.weight` is used (only `weight`/`bias` count on an unknown module)
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+        elif type(node) is cst.Assign and len(node.targets) == 1 and type(node.value) is cst.Call:
+            # `self.emb.pos = nn.Embedding(n, d)` outside `__init__`: a new module, not partitioned, from here on
+            target = node.targets[0].target
+            path = access_path(target)
+            if path is not None and path.root == "self" and path.parts and index.classify(node.value)[0] == Kind.MODULE:
+                rebuilt.setdefault(code_of(target), flat.position[id(node)])
     handed = {k: v for k, v in module_aliases.items() if k not in passed_in}  # modules a helper may be given
     for node, ctx in flat.nodes:
         kind = type(node)
@@ -183,17 +190,19 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         if owner_classes is None:
             continue
         use, detail = usage(index, flat, node)
+        owner = code_of(node.value)
+        fresh = rebuilt.get(owner, len(flat.nodes)) < flat.position[id(node)]
         yield Access(
             node,
             ctx,
-            code_of(node.value),
+            owner,
             path.parts[-1],
             first,
             use,
             detail,
             order.get(id(node), 0),
             owner_classes=owner_classes,
-            local=path.root in built_here,
+            local=path.root in built_here or fresh,
         )
 
 
