@@ -291,6 +291,51 @@ class Model(nn.Module):
         with torch.no_grad():
             self.emb.pos.weight[:4] = rows
 """),
+    "optional-input-asserted-by-configuration": ("ZG205", """
+class Tower(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.kv = nn.Linear(d, d)
+
+
+class Layer(nn.Module):
+    def __init__(self, d, cross):
+        super().__init__()
+        self.attn = nn.Linear(d, d)
+        self.cross = Tower(d) if cross else None
+
+    def forward(self, x, src=None):
+        if self.training:
+            assert src is not None
+        x = self.attn(x)
+        if src is not None:
+            x = x + self.cross(src)
+        return x
+""", """
+class Tower(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.kv = nn.Linear(d, d)
+
+
+class Layer(nn.Module):
+    def __init__(self, d, cross):
+        super().__init__()
+        self.attn = nn.Linear(d, d)
+        self.cross = Tower(d) if cross else None
+
+    def forward(self, x, src=None):
+        if self.cross is not None:
+            assert src is not None, "cross attention needs a source"
+        else:
+            assert src is None
+        x = self.attn(x)
+        if src is not None:
+            x = x + self.cross(src)
+        return x
+"""),
 }
 
 
