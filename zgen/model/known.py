@@ -307,6 +307,7 @@ METADATA_ATTRS = frozenset(
         "dtype",
         "device",
         "requires_grad",
+        "detach_",  # on a leaf parameter only drops it from autograd, like requires_grad_(False)
         "is_cuda",
         "is_meta",
         "is_leaf",
@@ -321,7 +322,6 @@ METADATA_ATTRS = frozenset(
         "is_floating_point",
         "element_size",
         "requires_grad_",
-        "detach_",  # on a leaf parameter only drops it from autograd, like requires_grad_(False)
     }
 )
 # Size queries that read 0 on a partitioned placeholder.

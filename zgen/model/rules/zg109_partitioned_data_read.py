@@ -23,8 +23,7 @@ class PartitionedDataRead(Rule):
     reaches them: `fuse_lora`, `crop_block_size`, `set_input_size`,
     re-parameterisation helpers), and `__init__` after the owning submodule
     was built (or for a module passed in, built by the caller). Reads inside
-    `GatheredParameters`, of small parameters ZeRO-3 keeps gathered (norm
-    weights, biases, 1-D vectors), and of
+    `GatheredParameters`, of small parameters ZeRO-3 keeps gathered, and of
     only dtype, device or `requires_grad` are not flagged. Writes are ZG101
     and ZG103, size queries ZG102; reads inside `forward` are ZG301.
 
