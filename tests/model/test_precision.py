@@ -405,3 +405,39 @@ class Model(nn.Module):
         self.head.weight.data[:n, :] = 0.0
 """
     assert "ZG101" in [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
+
+
+def test_a_module_rebuilt_by_a_factory_of_another_file_is_fresh(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(textwrap.dedent("""
+        from torch import nn
+
+        def create_conv2d(cin, cout, k, bias=True):
+            return nn.Conv2d(cin, cout, k, bias=bias)
+        """))
+    model = textwrap.dedent("""
+        from torch import nn
+        from .layers import create_conv2d
+
+        class Rep(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.conv = create_conv2d(c, c, 3)
+                self.c = c
+
+            def forward(self, x):
+                return self.conv(x)
+
+            def fuse(self, kernel, bias):
+                {first}
+                self.conv.weight.data = kernel
+                {second}
+        """)
+    rebuilt = model.format(first="self.conv = create_conv2d(self.c, self.c, 3)", second="pass")
+    (pkg / "model.py").write_text(rebuilt)
+    assert [f.code for f in check_source(str(pkg / "model.py"), rebuilt)] == []
+    written_first = model.format(first="pass", second="self.conv = create_conv2d(self.c, self.c, 3)")
+    (pkg / "model.py").write_text(written_first)
+    assert "ZG101" in [f.code for f in check_source(str(pkg / "model.py"), written_first)]

@@ -566,10 +566,12 @@ class ModelIndex:
                 if trigger is None or trigger.search(method.text):
                     yield cls, method
 
-    def classify(self, expr: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]]:
-        """What an expression would make if assigned to `self.x` in `__init__` (module, parameter, ...)."""
+    def classify(self, expr: cst.BaseExpression, resolve: bool = False) -> tuple[Kind, tuple[str, ...]]:
+        """What an expression would make if assigned to `self.x` in `__init__` (module, parameter, ...).
+
+        Only this file and torch are read unless `resolve` (factory functions of other files too)."""
         reader = _FactsReader(self, ClassFacts(), None, 0)  # type: ignore[arg-type]
-        reader.resolve = False  # a local in any method: only what this file and torch tell, no other files
+        reader.resolve = resolve  # a local in any method: by default no other files
         return reader.classify(expr)
 
     def class_facts(self, cls: ClassInfo) -> ClassFacts:

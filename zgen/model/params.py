@@ -129,7 +129,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             # `self.emb.pos = nn.Embedding(n, d)` outside `__init__`: a new module, not partitioned, from here on
             target = node.targets[0].target
             path = access_path(target)
-            if path is not None and path.root == "self" and path.parts and index.classify(node.value)[0] == Kind.MODULE:
+            built = path is not None and path.root == "self" and bool(path.parts)
+            if built and index.classify(node.value, resolve=True)[0] == Kind.MODULE:
                 rebuilt.setdefault(code_of(target), flat.position[id(node)])
     handed = {k: v for k, v in module_aliases.items() if k not in passed_in}  # modules a helper may be given
     for node, ctx in flat.nodes:
