@@ -37,6 +37,7 @@ import tarfile
 import tempfile
 import zipfile
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,22 +95,30 @@ class Score:
     unscored: list[Item] = field(default_factory=list)
 
 
-def read_manifest(path: Path) -> list[Item]:
-    """Parse and validate the manifest; any bad row raises BadInput naming the row and the column."""
+def tsv_rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, values by column) of each non-blank row of a TSV file with header `columns`.
+
+    An unreadable file, a wrong header or a row with the wrong number of fields raises BadInput.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror or e}") from None
     rows = list(csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
-    if not rows or tuple(rows[0]) != COLUMNS:
-        raise BadInput(f"{path}:1: header must be the tab-separated columns {', '.join(COLUMNS)}")
-    items, seen = [], {}
+    if not rows or tuple(rows[0]) != columns:
+        raise BadInput(f"{path}:1: header must be the tab-separated columns {', '.join(columns)}")
     for number, row in enumerate(rows[1:], start=2):
         if not row or not "".join(row).strip():
             continue
-        if len(row) != len(COLUMNS):
-            raise BadInput(f"{path}:{number}: expected {len(COLUMNS)} tab-separated fields, got {len(row)}")
-        values = dict(zip(COLUMNS, (v.strip() for v in row)))
+        if len(row) != len(columns):
+            raise BadInput(f"{path}:{number}: expected {len(columns)} tab-separated fields, got {len(row)}")
+        yield number, dict(zip(columns, (v.strip() for v in row)))
+
+
+def read_manifest(path: Path) -> list[Item]:
+    """Parse and validate the manifest; any bad row raises BadInput naming the row and the column."""
+    items, seen = [], {}
+    for number, values in tsv_rows(path, COLUMNS):
         for key, allowed in (("set", SETS), ("family", FAMILIES), ("label", LABELS)):
             if values[key] not in allowed:
                 raise BadInput(f"{path}:{number}: {key} {values[key]!r} is not one of {', '.join(allowed)}")
@@ -144,20 +153,8 @@ ReviewKey = tuple[str, str, str, int, str]  # package, version, file, line, code
 
 def read_reviewed(path: Path) -> dict[ReviewKey, Verdict]:
     """Parse reviewed.tsv (judged unlabelled findings); a bad row raises BadInput naming the row and the column."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise BadInput(f"{path}: cannot read: {e.strerror or e}") from None
-    rows = list(csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
-    if not rows or tuple(rows[0]) != REVIEW_COLUMNS:
-        raise BadInput(f"{path}:1: header must be the tab-separated columns {', '.join(REVIEW_COLUMNS)}")
     judged: dict[ReviewKey, Verdict] = {}
-    for number, row in enumerate(rows[1:], start=2):
-        if not row or not "".join(row).strip():
-            continue
-        if len(row) != len(REVIEW_COLUMNS):
-            raise BadInput(f"{path}:{number}: expected {len(REVIEW_COLUMNS)} tab-separated fields, got {len(row)}")
-        values = dict(zip(REVIEW_COLUMNS, (v.strip() for v in row)))
+    for number, values in tsv_rows(path, REVIEW_COLUMNS):
         if values["verdict"] not in VERDICTS:
             raise BadInput(f"{path}:{number}: verdict {values['verdict']!r} is not one of {', '.join(VERDICTS)}")
         if not values["line"].isdigit():
