@@ -731,32 +731,6 @@ def scoped_accesses(index: ModelIndex, scope: str):
             yield cls, method, access
 
 
-def _runs_gathered(cls: ClassInfo, method: MethodInfo) -> bool:
-    """Is `method` a private helper that its class calls only where parameters are gathered?
-
-    `with GatheredParameters(params): self._copy(new, old)` and the `else` of an
-    `is_deepspeed_zero3_enabled()` test: a name with a leading underscore is not called
-    by a training loop, so those call sites are the only ones.
-    """
-    name = method.name
-    if not name.startswith("_") or name.startswith("__"):
-        return False
-    pattern = re.compile(r"\bself\." + re.escape(name) + r"\s*\(")
-    guarded = []
-    for caller in cls.all_methods():
-        if caller is method or not pattern.search(caller.text):
-            continue
-        flat = flat_of(caller)
-        if flat is None:
-            return False
-        for node, ctx in flat.nodes:
-            if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
-                target = node.func.value
-                if isinstance(target, cst.Name) and target.value == "self":
-                    guarded.append(ctx.guarded)
-    return bool(guarded) and all(guarded)
-
-
 # What a write, size query or value read looks like in text: `.data`, an in-place call `x_(`, `.shape`,
 # `.size(`, `numel(`, an item assignment `] =`, `.weight[...]` / `.weight.float()`.
 _ENTRY_USES = re.compile(
@@ -841,3 +815,29 @@ def _built_before(access: Access, rank: int) -> bool:
     if first is None or first.kind == Kind.UNKNOWN:
         return True  # passed in, or reached through .parameters(): built earlier
     return first.order < (rank, access.order)
+
+
+def _runs_gathered(cls: ClassInfo, method: MethodInfo) -> bool:
+    """Is `method` a private helper that its class calls only where parameters are gathered?
+
+    `with GatheredParameters(params): self._copy(new, old)` and the `else` of an
+    `is_deepspeed_zero3_enabled()` test: a name with a leading underscore is not called
+    by a training loop, so those call sites are the only ones.
+    """
+    name = method.name
+    if not name.startswith("_") or name.startswith("__"):
+        return False
+    pattern = re.compile(r"\bself\." + re.escape(name) + r"\s*\(")
+    guarded = []
+    for caller in cls.all_methods():
+        if caller is method or not pattern.search(caller.text):
+            continue
+        flat = flat_of(caller)
+        if flat is None:
+            return False
+        for node, ctx in flat.nodes:
+            if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
+                target = node.func.value
+                if isinstance(target, cst.Name) and target.value == "self":
+                    guarded.append(ctx.guarded)
+    return bool(guarded) and all(guarded)

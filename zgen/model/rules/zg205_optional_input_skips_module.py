@@ -219,10 +219,10 @@ class Clip(nn.Module):
             if func is None:
                 continue
             optional = {n for n in _optional_inputs(func) if not _NOT_A_TOWER_INPUT.search(n)}
-            optional -= _asserted(func.body, optional)
             if not optional:
                 continue
             runs = _Runs(index, cls)
+            optional -= _asserted(func.body, optional)
             for position, (stmt, later) in enumerate(_ifs(func)):
                 if not _presence_test(stmt.test, optional):
                     continue
