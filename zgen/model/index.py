@@ -37,11 +37,8 @@ _PARAM_DEF = re.compile(
 )
 _TORCH_PARAM_NAMES = frozenset(name for names in known.TORCH_PARAMS.values() for name in names)
 # `nn.Parameter(torch.ones(dim))`: the argument of each Parameter(...) call, one level of parentheses.
-_PARAM_CALL = re.compile(r"Parameter\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)")  # two levels: zeros(w.size(0))
-# A 1-D length may be a name, `len(x)` or `w.size(0)`; `w.size()` (a whole shape) is not one.
-_VECTOR_PARAM = re.compile(
-    r"\s*torch\.(?:ones|zeros|empty|full)\(\s*[\w.]+(?:\([\w.]+\))?\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$"
-)
+_PARAM_CALL = re.compile(r"Parameter\(((?:[^()]|\([^()]*\))*)\)")
+_VECTOR_PARAM = re.compile(r"\s*torch\.(?:ones|zeros|empty|full)\(\s*[\w.]+\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$")
 _SCALAR_PARAM = re.compile(r"\s*torch\.tensor\((?:[^(),\[]|\([^()]*\))*\)\s*$")
 # transformers' shared modules: their classes are outputs and utilities, not models of another file.
 _SHARED_MODELING = frozenset(
@@ -660,7 +657,8 @@ class ModelIndex:
         if match is None:
             return False
         inner = _PARAM_CALL.match(text, match.end() - len("Parameter("))
-        return bool(inner) and bool(_VECTOR_PARAM.match(inner.group(1)) or _SCALAR_PARAM.match(inner.group(1)))
+        vector = bool(inner) and bool(_VECTOR_PARAM.match(inner.group(1)) or _SCALAR_PARAM.match(inner.group(1)))
+        return vector or bool(_SIZED_VECTOR.match(text, match.end()))
 
     def _builds_gathering(self, cls: ClassInfo, text: str) -> bool:
         for written in set(_CONSTRUCTOR.findall(text)):
@@ -1111,3 +1109,7 @@ def _is_partial(call: cst.Call) -> bool:
 
 def _is_self(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
+
+
+# A vector whose length is a call's value: `Parameter(torch.zeros(w.size(0)))`, `len(vocab)`; not `w.size()`.
+_SIZED_VECTOR = re.compile(r"\s*torch\.(?:ones|zeros|empty|full)\(\s*[\w.]+\([\w.]+\)\s*\)\s*\)")

@@ -95,7 +95,6 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
                 passed_in.add(name)
     built_here: set[str] = set()
-    rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
     entry = any(m is method for m in cls.entry_methods)
     # In a method called on the built model its own parameters are partitioned too (a base class
     # such as a ModelMixin registers none itself, but every subclass does).
@@ -104,6 +103,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         for m in members.values()
     )
     param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
+    rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
     for node, _ctx in flat.nodes:
         if type(node) is cst.For or type(node) is cst.CompFor:
             name = _modules_loop(node)
