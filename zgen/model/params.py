@@ -79,6 +79,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
     members = cls.facts.members
     order = method.order
     param_aliases: dict[str, str] = {}  # name -> what it iterates ("self.parameters()")
+    rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
     # Locals bound to submodules (`for layer in self.layers`) or to modules built here (`lin = nn.Linear(...)`).
     module_aliases = {
         name: Member(name, Kind.MODULE, classes, (-1, 0))
@@ -103,7 +104,6 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         for m in members.values()
     )
     param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
-    rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
     for node, _ctx in flat.nodes:
         if type(node) is cst.For or type(node) is cst.CompFor:
             name = _modules_loop(node)
