@@ -336,6 +336,47 @@ class Layer(nn.Module):
             x = x + self.cross(src)
         return x
 """),
+    "scaled-vector-parameter-read-on-the-built-model": ("ZG109", """
+class Mix(nn.Module):
+    def __init__(self, dim, init_values=1e-5):
+        super().__init__()
+        self.mix = nn.Parameter(init_values * torch.randn(dim, dim))
+
+    def forward(self, x):
+        return x @ self.mix
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.scale = Mix(dim)
+
+    def forward(self, x):
+        return self.scale(x)
+
+    def fuse(self):
+        return self.scale.mix.data.clone()
+""", """
+class LayerScale(nn.Module):
+    def __init__(self, dim, init_values=1e-5):
+        super().__init__()
+        self.gamma = nn.Parameter(init_values * torch.ones(dim, 1, 1))
+
+    def forward(self, x):
+        return x * self.gamma
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.scale = LayerScale(dim)
+
+    def forward(self, x):
+        return self.scale(x)
+
+    def fuse(self):
+        return self.scale.gamma.data.clone()
+"""),
 }
 
 

@@ -1111,5 +1111,9 @@ def _is_self(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
 
 
-# A vector whose length is a call's value: `Parameter(torch.zeros(w.size(0)))`, `len(vocab)`; not `w.size()`.
-_SIZED_VECTOR = re.compile(r"\s*torch\.(?:ones|zeros|empty|full)\(\s*[\w.]+\([\w.]+\)\s*\)\s*\)")
+# More vectors: a length that is a call's value (`torch.zeros(w.size(0))`, `len(vocab)`; not `w.size()`), singleton
+# dimensions around it (`torch.ones(dim, 1, 1)`), and a scale in front (`init_values * torch.ones(dim)`, a layer scale).
+_SIZED_VECTOR = re.compile(
+    r"\s*(?:[\w.+-]+\s*\*\s*)?torch\.(?:ones|zeros|empty|full|randn|rand)\(\s*(?:1\s*,\s*)*"
+    r"[\w.]+(?:\([\w.]+\))?\s*(?:,\s*1\s*)*\)\s*\)"
+)
