@@ -482,3 +482,43 @@ def test_a_module_rebuilt_by_a_factory_of_another_file_is_fresh(tmp_path):
     written_first = model.format(first="pass", second="self.conv = create_conv2d(self.c, self.c, 3)")
     (pkg / "model.py").write_text(written_first)
     assert "ZG101" in [f.code for f in check_source(str(pkg / "model.py"), written_first)]
+
+
+def test_a_bias_inherited_from_a_torch_layer_in_another_file_is_a_vector(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Conv2dSame(nn.Conv2d):
+            def __init__(self, c):
+                super().__init__(c, c, 3)
+
+        class BiasTable(nn.Conv2d):
+            def __init__(self, c):
+                super().__init__(c, c, 3)
+                self.bias = nn.Parameter(torch.randn(c, c))
+        """))
+    model = textwrap.dedent("""
+        from torch import nn
+        from .layers import {layer}
+
+        class Block(nn.Module):
+            def __init__(self, c, same=True):
+                super().__init__()
+                self.conv = {layer}(c) if same else nn.Conv2d(c, c, 3)
+
+            def forward(self, x):
+                return self.conv(x)
+
+            def fuse(self):
+                return self.conv.bias.data.clone()
+        """)
+    inherited = model.format(layer="Conv2dSame")
+    (pkg / "model.py").write_text(inherited)
+    assert [f.code for f in check_source(str(pkg / "model.py"), inherited)] == []
+    own = model.format(layer="BiasTable")
+    (pkg / "model.py").write_text(own)
+    assert "ZG109" in [f.code for f in check_source(str(pkg / "model.py"), own)]

@@ -801,7 +801,10 @@ def _layer_bias(index: ModelIndex, access: Access) -> bool:
     """
     if not access.param.endswith("bias") or not access.owner_classes:
         return False
-    return all(ref == UNKNOWN_CLASS or known.is_torch_module_class(ref) for ref in access.owner_classes)
+    return all(
+        ref == UNKNOWN_CLASS or known.is_torch_module_class(ref) or _inherits_torch_param(index, ref, access.param)
+        for ref in access.owner_classes
+    )
 
 
 def _persistent_by_class(index: ModelIndex, access: Access) -> bool:
@@ -841,3 +844,24 @@ def _runs_gathered(cls: ClassInfo, method: MethodInfo) -> bool:
                 if isinstance(target, cst.Name) and target.value == "self":
                     guarded.append(ctx.guarded)
     return bool(guarded) and all(guarded)
+
+
+def _inherits_torch_param(index: ModelIndex, ref: str, name: str, depth: int = 0) -> bool:
+    """Does class `ref` (this file or another) get parameter `name` from a torch layer base, unchanged?
+
+    `class Conv2dSame(nn.Conv2d)` has nn.Conv2d's `bias` unless its own `__init__` assigns `self.bias`.
+    """
+    found = (index, index.classes[ref]) if ref in index.classes else index.external(ref)
+    if found is None or depth > 4:
+        return False
+    owner, info = found
+    if re.search(r"\bself\." + re.escape(name) + r"\s*=", "".join(m.text for m in info.init_methods)):
+        return False
+    for cls in info.mro:
+        for base in cls.qualified_bases:
+            if known.is_torch_module_class(base) and known.torch_params(base.rsplit(".", 1)[-1], name):
+                return True
+        for base_index, base_info in cls.external_bases:
+            if _inherits_torch_param(base_index, base_info.name, name, depth + 1):
+                return True
+    return False
