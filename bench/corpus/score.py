@@ -37,6 +37,7 @@ import tarfile
 import tempfile
 import zipfile
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,9 @@ COLUMNS = ("set", "package", "version", "file", "line", "family", "code", "label
 FAMILIES = ("ZG1", "ZG2", "ZG3")
 LABELS = ("hazard", "safe")
 SETS = ("dev", "transformers")
+REVIEW_COLUMNS = ("package", "version", "file", "line", "code", "verdict", "why")
+VERDICTS = ("tp", "fp", "unsure")
+DUMP_COLUMNS = ("package", "version", "file", "line", "code", "message")
 
 
 class BadInput(Exception):
@@ -91,22 +95,30 @@ class Score:
     unscored: list[Item] = field(default_factory=list)
 
 
-def read_manifest(path: Path) -> list[Item]:
-    """Parse and validate the manifest; any bad row raises BadInput naming the row and the column."""
+def tsv_rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, values by column) of each non-blank row of a TSV file with header `columns`.
+
+    An unreadable file, a wrong header or a row with the wrong number of fields raises BadInput.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror or e}") from None
     rows = list(csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
-    if not rows or tuple(rows[0]) != COLUMNS:
-        raise BadInput(f"{path}:1: header must be the tab-separated columns {', '.join(COLUMNS)}")
-    items, seen = [], {}
+    if not rows or tuple(rows[0]) != columns:
+        raise BadInput(f"{path}:1: header must be the tab-separated columns {', '.join(columns)}")
     for number, row in enumerate(rows[1:], start=2):
         if not row or not "".join(row).strip():
             continue
-        if len(row) != len(COLUMNS):
-            raise BadInput(f"{path}:{number}: expected {len(COLUMNS)} tab-separated fields, got {len(row)}")
-        values = dict(zip(COLUMNS, (v.strip() for v in row)))
+        if len(row) != len(columns):
+            raise BadInput(f"{path}:{number}: expected {len(columns)} tab-separated fields, got {len(row)}")
+        yield number, dict(zip(columns, (v.strip() for v in row)))
+
+
+def read_manifest(path: Path) -> list[Item]:
+    """Parse and validate the manifest; any bad row raises BadInput naming the row and the column."""
+    items, seen = [], {}
+    for number, values in tsv_rows(path, COLUMNS):
         for key, allowed in (("set", SETS), ("family", FAMILIES), ("label", LABELS)):
             if values[key] not in allowed:
                 raise BadInput(f"{path}:{number}: {key} {values[key]!r} is not one of {', '.join(allowed)}")
@@ -126,6 +138,37 @@ def read_manifest(path: Path) -> list[Item]:
         seen[where] = number
         items.append(item)
     return items
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judgement of one unlabelled finding, made by reading the code after zgen reported it."""
+
+    verdict: str  # tp, fp or unsure
+    why: str
+
+
+ReviewKey = tuple[str, str, str, int, str]  # package, version, file, line, code
+
+
+def read_reviewed(path: Path) -> dict[ReviewKey, Verdict]:
+    """Parse reviewed.tsv (judged unlabelled findings); a bad row raises BadInput naming the row and the column."""
+    judged: dict[ReviewKey, Verdict] = {}
+    for number, values in tsv_rows(path, REVIEW_COLUMNS):
+        if values["verdict"] not in VERDICTS:
+            raise BadInput(f"{path}:{number}: verdict {values['verdict']!r} is not one of {', '.join(VERDICTS)}")
+        if not values["line"].isdigit():
+            raise BadInput(f"{path}:{number}: line {values['line']!r} is not a line number")
+        if values["code"][:3] not in FAMILIES:
+            raise BadInput(f"{path}:{number}: code {values['code']!r} is not in a family {', '.join(FAMILIES)}")
+        for key in ("package", "version", "file", "why"):
+            if not values[key]:
+                raise BadInput(f"{path}:{number}: {key} is empty")
+        key = (values["package"], values["version"], values["file"], int(values["line"]), values["code"])
+        if key in judged:
+            raise BadInput(f"{path}:{number}: the same finding (file, line, code) is judged twice")
+        judged[key] = Verdict(values["verdict"], values["why"])
+    return judged
 
 
 def package_dir(src: Path, package: str, version: str) -> Path | None:
@@ -278,6 +321,42 @@ def match(items: list[Item], paths: dict[tuple[str, str, str], Path], hits: list
     return score
 
 
+def dump_unlabelled(score: Score, paths: dict[tuple[str, str, str], Path], out: Path) -> None:
+    """Write the unlabelled findings as TSV (DUMP_COLUMNS), sorted, one per line, for judging."""
+    by_path = {str(p): key for key, p in paths.items()}
+    rows = sorted({(*by_path[h.path], h.line, h.code, " ".join(h.message.split())) for h in score.unlabelled})
+    lines = ["\t".join(DUMP_COLUMNS)] + ["\t".join(map(str, row)) for row in rows]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def precision(score: Score, paths: dict[tuple[str, str, str], Path], judged: dict[ReviewKey, Verdict]) -> dict:
+    """Precision per family over judged findings: found hazards and reviewed `tp` against flagged safe items and
+    reviewed `fp`. The reviewed verdicts were made after seeing zgen's output, unlike the manifest labels."""
+    counts: dict[str, dict[str, int]] = {f: defaultdict(int) for f in FAMILIES}
+    for item in score.found:
+        counts[item.family]["tp"] += 1
+    for item, _ in score.flagged:
+        counts[item.family]["fp"] += 1
+    by_path = {str(p): key for key, p in paths.items()}
+    for hit in set(score.unlabelled):
+        verdict = judged.get((*by_path[hit.path], hit.line, hit.code))
+        counts[hit.code[:3]][verdict.verdict if verdict else "unjudged"] += 1
+    result = {}
+    for family, c in counts.items():
+        decided = c["tp"] + c["fp"]
+        result[family] = {"tp": c["tp"], "fp": c["fp"], "unsure": c["unsure"], "unjudged": c["unjudged"],
+                          "precision": c["tp"] / decided if decided else None}
+    return result
+
+
+def print_precision(data: dict) -> None:
+    """The precision table, marked as judged after seeing zgen's output."""
+    print("precision per family (JUDGED AFTER SEEING zgen's OUTPUT: labelled items + reviewed.tsv):")
+    for family, r in data.items():
+        print(f"  {family}  {ratio(r['tp'], r['tp'] + r['fp']):>16}  tp {r['tp']}, fp {r['fp']},"
+              f" unsure {r['unsure']}, not judged {r['unjudged']}")
+
+
 def ratio(a: int, b: int) -> str:
     """`a/b = r` with two decimals, or `-` when there is nothing to divide."""
     return f"{a}/{b} = {a / b:.2f}" if b else "-"
@@ -377,6 +456,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-misses", action="store_true", help="list missed hazards and flagged safe items")
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
     parser.add_argument("--download", action="store_true", help="pip download releases missing under --src")
+    parser.add_argument("--reviewed", type=Path, default=HERE / "reviewed.tsv",
+                        help="judged unlabelled findings, for the precision table (skipped when the file is absent)")
+    parser.add_argument("--dump-unlabelled", type=Path, metavar="FILE",
+                        help="write the findings on unlabelled lines as TSV to FILE, for judging")
     parser.add_argument("--crash-check", action="store_true",
                         help="run zgen on every file of the labelled directories and list crashes")
     args = parser.parse_args(argv)
@@ -388,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.crash_check:
             crash_check(args.zgen_python, items, paths)
             return 0
+        judged = read_reviewed(args.reviewed) if args.reviewed.exists() else {}
         hits, failed = run_zgen(args.zgen_python, sorted(set(paths.values())))
     except BadInput as e:
         print(f"score.py: {e}", file=sys.stderr)
@@ -397,10 +481,14 @@ def main(argv: list[str] | None = None) -> int:
     score = match(items, paths, hits, failed)
     data = summary(score)
     data["failed_files"] = failed
+    data["precision_judged_after_output"] = precision(score, paths, judged)
+    if args.dump_unlabelled:
+        dump_unlabelled(score, paths, args.dump_unlabelled)
     if args.json:
         print(json.dumps(data, indent=2))
     else:
         print_table(data, f"set {args.set}: {len(items)} items, {len(set(paths.values()))} files")
+        print_precision(data["precision_judged_after_output"])
     if args.show_misses:
         print_misses(score)
     return 0

@@ -163,3 +163,52 @@ def test_crash_check_names_the_failing_file(score, corpus, capsys):
     out = capsys.readouterr().out
     assert "2 files in 1 directories, 1 failed" in out
     assert "toylib/b.py: exit 2" in out and "a.py:" not in out
+
+
+REVIEW_HEADER = "package\tversion\tfile\tline\tcode\tverdict\twhy\n"
+
+
+def test_dump_unlabelled_writes_the_unscored_findings(score, corpus, capsys):
+    python = _fake_zgen(corpus, _findings(corpus))
+    out = corpus / "unlabelled.tsv"
+    argv = ["--src", str(corpus / "src"), "--manifest", str(corpus / "manifest.tsv"), "--zgen-python", python,
+            "--dump-unlabelled", str(out), "--reviewed", str(corpus / "absent.tsv")]
+    assert score.main(argv) == 0
+    rows = out.read_text().splitlines()
+    assert rows[0] == "package\tversion\tfile\tline\tcode\tmessage"
+    assert rows[1:] == ["toylib\t1.0\ttoylib/a.py\t24\tZG201\tZG201 here",
+                        "toylib\t1.0\ttoylib/a.py\t28\tZG102\tZG102 here",
+                        "toylib\t1.0\ttoylib/b.py\t10\tZG302\tZG302 here"]
+
+
+def test_precision_counts_labelled_items_and_reviewed_findings(score, corpus, capsys):
+    python = _fake_zgen(corpus, _findings(corpus))
+    reviewed = corpus / "reviewed.tsv"
+    reviewed.write_text(REVIEW_HEADER + "toylib\t1.0\ttoylib/a.py\t28\tZG102\tfp\tmetadata only\n"
+                        + "toylib\t1.0\ttoylib/b.py\t10\tZG302\ttp\treal\n")
+    argv = ["--src", str(corpus / "src"), "--manifest", str(corpus / "manifest.tsv"), "--zgen-python", python,
+            "--json", "--reviewed", str(reviewed)]
+    assert score.main(argv) == 0
+    precision = json.loads(capsys.readouterr().out)["precision_judged_after_output"]
+    # ZG1: found hazard a.py:10 (tp) + reviewed fp on 28; ZG2: found b.py:5-7, ZG201 on 24 not judged;
+    # ZG3: flagged safe a.py:20 (fp) + reviewed tp on b.py:10
+    assert (precision["ZG1"]["tp"], precision["ZG1"]["fp"], precision["ZG1"]["precision"]) == (1, 1, 0.5)
+    assert (precision["ZG2"]["tp"], precision["ZG2"]["fp"], precision["ZG2"]["unjudged"]) == (1, 0, 1)
+    assert (precision["ZG3"]["tp"], precision["ZG3"]["fp"]) == (1, 1)
+    argv.remove("--json")
+    assert score.main(argv) == 0
+    assert "JUDGED AFTER SEEING zgen's OUTPUT" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ("toylib\t1.0\ttoylib/a.py\t28\tZG102\tmaybe\twhy\n", "verdict 'maybe'"),
+    ("toylib\t1.0\ttoylib/a.py\tx\tZG102\ttp\twhy\n", "line 'x'"),
+    ("toylib\t1.0\ttoylib/a.py\t28\tZG102\ttp\n", "expected 7"),
+])
+def test_bad_reviewed_rows_are_named(score, corpus, capsys, row, message):
+    reviewed = corpus / "reviewed.tsv"
+    reviewed.write_text(REVIEW_HEADER + row)
+    argv = ["--src", str(corpus / "src"), "--manifest", str(corpus / "manifest.tsv"), "--reviewed", str(reviewed)]
+    assert score.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "reviewed.tsv:2:" in err and message in err

@@ -563,10 +563,12 @@ class ModelIndex:
                 if trigger is None or trigger.search(method.text):
                     yield cls, method
 
-    def classify(self, expr: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]]:
-        """What an expression would make if assigned to `self.x` in `__init__` (module, parameter, ...)."""
+    def classify(self, expr: cst.BaseExpression, resolve: bool = False) -> tuple[Kind, tuple[str, ...]]:
+        """What an expression would make if assigned to `self.x` in `__init__` (module, parameter, ...).
+
+        Only this file and torch are read unless `resolve` (factory functions of other files too)."""
         reader = _FactsReader(self, ClassFacts(), None, 0)  # type: ignore[arg-type]
-        reader.resolve = False  # a local in any method: only what this file and torch tell, no other files
+        reader.resolve = resolve  # a local in any method: by default no other files
         return reader.classify(expr)
 
     def class_facts(self, cls: ClassInfo) -> ClassFacts:
@@ -655,7 +657,8 @@ class ModelIndex:
         if match is None:
             return False
         inner = _PARAM_CALL.match(text, match.end() - len("Parameter("))
-        return bool(inner) and bool(_VECTOR_PARAM.match(inner.group(1)) or _SCALAR_PARAM.match(inner.group(1)))
+        vector = bool(inner) and bool(_VECTOR_PARAM.match(inner.group(1)) or _SCALAR_PARAM.match(inner.group(1)))
+        return vector or bool(_SIZED_VECTOR.match(text, match.end()))
 
     def _builds_gathering(self, cls: ClassInfo, text: str) -> bool:
         for written in set(_CONSTRUCTOR.findall(text)):
@@ -1106,3 +1109,11 @@ def _is_partial(call: cst.Call) -> bool:
 
 def _is_self(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
+
+
+# More vectors: a length that is a call's value (`torch.zeros(w.size(0))`, `len(vocab)`; not `w.size()`), singleton
+# dimensions around it (`torch.ones(dim, 1, 1)`), and a scale in front (`init_values * torch.ones(dim)`, a layer scale).
+_SIZED_VECTOR = re.compile(
+    r"\s*(?:[\w.+-]+\s*\*\s*)?torch\.(?:ones|zeros|empty|full|randn|rand)\(\s*(?:1\s*,\s*)*"
+    r"[\w.]+(?:\([\w.]+\))?\s*(?:,\s*1\s*)*\)\s*\)"
+)

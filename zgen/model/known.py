@@ -316,6 +316,7 @@ METADATA_ATTRS = frozenset(
         "dtype",
         "device",
         "requires_grad",
+        "detach_",  # on a leaf parameter only drops it from autograd, like requires_grad_(False)
         "is_cuda",
         "is_meta",
         "is_leaf",

@@ -79,6 +79,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
     members = cls.facts.members
     order = method.order
     param_aliases: dict[str, str] = {}  # name -> what it iterates ("self.parameters()")
+    rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
     # Locals bound to submodules (`for layer in self.layers`) or to modules built here (`lin = nn.Linear(...)`).
     module_aliases = {
         name: Member(name, Kind.MODULE, classes, (-1, 0))
@@ -124,6 +125,13 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 # `emb = self.get_input_embeddings()`, `new = super().resize_token_embeddings(n)`: a module of
                 # the model when its `.weight` is used (only `weight`/`bias` count on an unknown module)
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+        elif type(node) is cst.Assign and len(node.targets) == 1 and type(node.value) is cst.Call:
+            # `self.emb.pos = nn.Embedding(n, d)` outside `__init__`: a new module, not partitioned, from here on
+            target = node.targets[0].target
+            path = access_path(target)
+            built = path is not None and path.root == "self" and bool(path.parts)
+            if built and index.classify(node.value, resolve=True)[0] == Kind.MODULE:
+                rebuilt.setdefault(code_of(target), flat.position[id(node)])
     handed = {k: v for k, v in module_aliases.items() if k not in passed_in}  # modules a helper may be given
     for node, ctx in flat.nodes:
         kind = type(node)
@@ -183,17 +191,19 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         if owner_classes is None:
             continue
         use, detail = usage(index, flat, node)
+        owner = code_of(node.value)
+        fresh = rebuilt.get(owner, len(flat.nodes)) < flat.position[id(node)]
         yield Access(
             node,
             ctx,
-            code_of(node.value),
+            owner,
             path.parts[-1],
             first,
             use,
             detail,
             order.get(id(node), 0),
             owner_classes=owner_classes,
-            local=path.root in built_here,
+            local=path.root in built_here or fresh,
         )
 
 
@@ -604,6 +614,7 @@ def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
     index.cache[key] = frozenset()  # a function that passes its parameter to itself: no answer from the cycle
     names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
     inner = flatten(func)
+    copies = _rebound_to_copies(inner, names)
     written = set()
     for node, ctx in inner.nodes:
         if ctx.guarded:
@@ -613,11 +624,61 @@ def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
             if isinstance(parent, cst.Param):
                 continue
             use, _detail = usage(index, inner, node)
-            if use in (WRITE, INIT):
+            if use in (WRITE, INIT) and not _after_copy(inner, node, copies.get(node.value, ())):
                 written.add(node.value)
     result = frozenset(written)
     index.cache[key] = result
     return result
+
+
+# Calls that return a new tensor, never a view of their input: `b = b.clone()` ends the alias.
+_COPIES = frozenset(
+    {"clone", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "cat", "stack", "tensor"}
+)
+
+
+def _rebound_to_copies(flat: Flat, names: set[str]) -> dict[str, list[tuple[cst.CSTNode, int]]]:
+    """For each argument name rebound to a copy (`b = b.clone()`, `b = b * 2`): the block and position of that."""
+    found: dict[str, list[tuple[cst.CSTNode, int]]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Assign or len(node.targets) != 1:
+            continue
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Name) and target.value in names and _makes_copy(node.value)):
+            continue
+        block = flat.parent.get(id(node))
+        while block is not None and not isinstance(block, (cst.IndentedBlock, cst.FunctionDef)):
+            block = flat.parent.get(id(block))
+        if block is not None:
+            found.setdefault(target.value, []).append((block, flat.position[id(node)]))
+    return found
+
+
+def _makes_copy(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.BinaryOperation):
+        return True  # arithmetic makes a new tensor
+    while isinstance(value, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(value, cst.Call):
+            name = call_name(value) or ""
+            if name.rsplit(".", 1)[-1] in _COPIES:
+                return True
+            value = value.func
+        value = value.value if isinstance(value, (cst.Attribute, cst.Subscript)) else value
+    return False
+
+
+def _after_copy(flat: Flat, node: cst.CSTNode, copies) -> bool:
+    """Is `node` after a rebinding to a copy, in that rebinding's block (so it names the copy, not the argument)?"""
+    position = flat.position[id(node)]
+    for block, where in copies:
+        if position <= where:
+            continue
+        ancestor = flat.parent.get(id(node))
+        while ancestor is not None and ancestor is not block:
+            ancestor = flat.parent.get(id(ancestor))
+        if ancestor is block:
+            return True
+    return False
 
 
 def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: str, last: str) -> bool:
@@ -655,6 +716,8 @@ def scoped_accesses(index: ModelIndex, scope: str):
                 continue
         if scope == "entry" and not _ENTRY_USES.search(method.text):
             continue  # only writes and size queries are checked there: no need to parse a plain reader
+        if scope == "entry" and _runs_gathered(cls, method):
+            continue
         rank = 0
         if scope == "init":
             rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
@@ -727,7 +790,21 @@ def _persistent(index: ModelIndex, access: Access) -> bool:
         numel = param_numel(last, access.param, first.call, first.env or {})
         if numel is not None and len(first.classes) == 1:
             return numel < index.persistence_threshold
-    return _persistent_by_class(index, access)
+    return _layer_bias(index, access) or _persistent_by_class(index, access)
+
+
+def _layer_bias(index: ModelIndex, access: Access) -> bool:
+    """A bias of a torch layer, or of a module we cannot see: one element per output feature.
+
+    Like `nn.Parameter(torch.zeros(n))` (see `ModelIndex.persistent_param`), a vector of unknown
+    length counts as below the threshold; a size known from the constructor call was decided before.
+    """
+    if not access.param.endswith("bias") or not access.owner_classes:
+        return False
+    return all(
+        ref == UNKNOWN_CLASS or known.is_torch_module_class(ref) or _inherits_torch_param(index, ref, access.param)
+        for ref in access.owner_classes
+    )
 
 
 def _persistent_by_class(index: ModelIndex, access: Access) -> bool:
@@ -741,3 +818,50 @@ def _built_before(access: Access, rank: int) -> bool:
     if first is None or first.kind == Kind.UNKNOWN:
         return True  # passed in, or reached through .parameters(): built earlier
     return first.order < (rank, access.order)
+
+
+def _runs_gathered(cls: ClassInfo, method: MethodInfo) -> bool:
+    """Is `method` a private helper that its class calls only where parameters are gathered?
+
+    `with GatheredParameters(params): self._copy(new, old)` and the `else` of an
+    `is_deepspeed_zero3_enabled()` test: a name with a leading underscore is not called
+    by a training loop, so those call sites are the only ones.
+    """
+    name = method.name
+    if not name.startswith("_") or name.startswith("__"):
+        return False
+    pattern = re.compile(r"\bself\." + re.escape(name) + r"\s*\(")
+    guarded = []
+    for caller in cls.all_methods():
+        if caller is method or not pattern.search(caller.text):
+            continue
+        flat = flat_of(caller)
+        if flat is None:
+            return False
+        for node, ctx in flat.nodes:
+            if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
+                target = node.func.value
+                if isinstance(target, cst.Name) and target.value == "self":
+                    guarded.append(ctx.guarded)
+    return bool(guarded) and all(guarded)
+
+
+def _inherits_torch_param(index: ModelIndex, ref: str, name: str, depth: int = 0) -> bool:
+    """Does class `ref` (this file or another) get parameter `name` from a torch layer base, unchanged?
+
+    `class Conv2dSame(nn.Conv2d)` has nn.Conv2d's `bias` unless its own `__init__` assigns `self.bias`.
+    """
+    found = (index, index.classes[ref]) if ref in index.classes else index.external(ref)
+    if found is None or depth > 4:
+        return False
+    owner, info = found
+    if re.search(r"\bself\." + re.escape(name) + r"\s*=", "".join(m.text for m in info.init_methods)):
+        return False
+    for cls in info.mro:
+        for base in cls.qualified_bases:
+            if known.is_torch_module_class(base) and known.torch_params(base.rsplit(".", 1)[-1], name):
+                return True
+        for base_index, base_info in cls.external_bases:
+            if _inherits_torch_param(base_index, base_info.name, name, depth + 1):
+                return True
+    return False

@@ -21,7 +21,10 @@ class PartitionedDataWrite(Rule):
     method it calls), or a parameter of the model in a training script
     after `deepspeed.initialize` (or built under `deepspeed.zero.Init`).
     Writes inside `with deepspeed.zero.GatheredParameters(..., modifier_rank=0)`
-    are fine and not flagged. Initialisation in `__init__` is ZG103.
+    are fine and not flagged, and so are writes into a module the same method
+    has just rebuilt (`self.conv = nn.Conv2d(...)`), into a copy a helper made
+    of its argument (`b = b.clone()`), and `detach_()`. Initialisation in
+    `__init__` is ZG103.
 
     ## Why is this bad under ZeRO-3?
     Each rank holds only a slice of the parameter. Outside the module's own
@@ -85,6 +88,25 @@ def main(model, cfg):
     for p in model.parameters():
         p.data.mul_(0.5)
     engine, *_ = deepspeed.initialize(model=model, config=cfg)
+""",
+        # Re-parameterisation that first rebuilds the conv: the write goes to the new, unpartitioned module.
+        """
+from torch import nn
+
+class Rep(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3)
+        self.c = c
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def fuse(self, kernel):
+        self.conv = nn.Conv2d(self.c, self.c, 3)
+        self.conv.weight.data = kernel
+        for p in self.parameters():
+            p.detach_()
 """,
     )
     INVALID = (

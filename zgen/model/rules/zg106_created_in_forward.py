@@ -112,7 +112,7 @@ class Net(nn.Module):
             for node, _ctx in flat.nodes:
                 kind = type(node)
                 if kind is cst.Call:
-                    message = _creation(index, node)
+                    message = _creation(index, cls, node)
                     if message:
                         yield self.finding(index, method.snippet, node, message, _HELP)
                 elif kind is cst.AssignTarget:
@@ -144,12 +144,14 @@ def _same_object(target: cst.AssignTarget, name: str, flat) -> bool:
     return False
 
 
-def _creation(index: ModelIndex, call: cst.Call) -> str | None:
+def _creation(index: ModelIndex, cls: ClassInfo, call: cst.Call) -> str | None:
     written = call_name(call) or ""
     if written in _REGISTER:
         return f"`{written}(...)` registers a new parameter or submodule during forward"
     if written.startswith("."):
         return None
+    if written.startswith("self.") and written.count(".") == 1 and written[5:] in cls.facts.members:
+        return None  # `self.Embedding(x)`: calls the member `__init__` built, whatever class its name spells
     qualified = index.qualify(written)
     if qualified.rsplit(".", 1)[-1] == "Parameter":
         return f"`{written}(...)` creates a parameter during forward"

@@ -42,7 +42,10 @@ class OptionalInputSkipsModule(Rule):
     A helper method that runs submodules (`self.encode_text(text)`) counts
     as a tower. A single layer gated on an optional input (an expert
     projection given routing indices) is left alone: that is usually the
-    caller's fixed convention. Tests on `self` attributes
+    caller's fixed convention. Inputs whose presence `forward` asserts
+    (outright, or in every branch of a test on `self`: `if self.cross is
+    None: assert src is None else: assert src is not None`) are fixed by
+    the configuration. Tests on `self` attributes
     (fixed by the configuration) and branches that run the same submodule
     both ways are not flagged. It is a warning: when every rank always gets
     the same inputs, nothing diverges.
@@ -135,6 +138,33 @@ class Net(nn.Module):
         if mask is not None:
             x = x * mask
         return self.body(x)
+""",
+        # The optional input is asserted present exactly when the configuration built its tower.
+        """
+from torch import nn
+
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.kv = nn.Linear(4, 4)
+
+
+class Layer(nn.Module):
+    def __init__(self, cross):
+        super().__init__()
+        self.attn = nn.Linear(4, 4)
+        self.cross = Tower() if cross else None
+
+    def forward(self, x, src=None):
+        if self.cross is None:
+            assert src is None
+        else:
+            assert src is not None
+        x = self.attn(x)
+        if src is not None:
+            x = x + self.cross(src)
+        return x
 """,
     )
     INVALID = (
@@ -267,6 +297,7 @@ class Clip(nn.Module):
                 continue
             optional |= _presence_aliases(func, optional)
             runs = _Runs(index, cls)
+            optional -= _asserted(func.body, optional)
             for position, (stmt, later) in enumerate(_ifs(func)):
                 if not _presence_test(stmt.test, optional, helpers):
                     continue
@@ -361,6 +392,42 @@ def _optional_inputs(func: ast.FunctionDef) -> set[str]:
     pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
+
+
+def _asserted(block: list[ast.stmt], optional: set[str]) -> set[str]:
+    """Inputs whose presence `block` asserts outright, or in every branch of a test on `self` alone.
+
+    `if self.cross is None: assert src is None` / `else: assert src is not None`: whether
+    `src` is given is then fixed by the configuration, the same on every rank.
+    """
+    found: set[str] = set()
+    for stmt in block:
+        if isinstance(stmt, ast.Assert):
+            found |= {n for n in optional if _presence_of(stmt.test, n)}
+        elif isinstance(stmt, ast.If) and stmt.orelse and _only_self(stmt.test):
+            found |= _asserted(stmt.body, optional) & _asserted(stmt.orelse, optional)
+    return found
+
+
+def _presence_of(test: ast.expr, name: str) -> bool:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Name):
+        return test.id == name
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == name
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
+
+
+def _only_self(test: ast.expr) -> bool:
+    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    return names == {"self"}
 
 
 def _ifs(func: ast.FunctionDef) -> Iterator[tuple[ast.If, list[ast.stmt]]]:
