@@ -152,10 +152,15 @@ def compile_blocks(model) -> None:
 
     Each decoder layer's `forward` is compiled (one graph shared by all
     layers); module hooks (FSDP2's unshard/reshard) stay eager around it.
+    The root's `forward` is compiled too, as `Engine.compile(root=True)`
+    does: dynamo gives up on its frame at the first layer call (a graph
+    break in a loop), and compiles the functions and modules it calls that
+    are not layers (the final norm, the rotary tables) frame by frame.
     """
     compiled = torch.compile(type(model.layers[0]).forward)
     for layer in model.layers:
         layer.forward = types.MethodType(compiled, layer)
+    model.forward = types.MethodType(torch.compile(type(model).forward), model)
 
 
 def seed_adamw(params, fused: bool = False) -> torch.optim.AdamW:

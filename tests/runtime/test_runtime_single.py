@@ -221,24 +221,59 @@ def test_init_fn_needs_a_meta_model():
         zr.initialize(T.make_model(), T.config(1, 2), init_fn=T.init_fn)
 
 
+@pytest.mark.parametrize("root", [True, False], ids=["root", "units-only"])
 @pytest.mark.parametrize("plan", [None, "explicit"], ids=["default-plan", "explicit-plan"])
-def test_compiled_units_equal_plain_adamw(ref, plan):
+def test_compiled_units_equal_plain_adamw(ref, plan, root):
     torch._dynamo.reset()
     graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     engine = _engine(2, T.explicit_plan() if plan else None)
-    compiled = engine.compile(backend="aot_eager")
-    if plan:  # blocks.1 encloses the unit blocks.1.up, so it stays eager; the root always does
-        assert compiled == ["embed", "blocks.0", "blocks.1.up", "blocks.2", "proj", "head"]
+    compiled = engine.compile(backend="aot_eager", root=root)
+    head = [""] if root else []
+    if plan:  # blocks.1 encloses the unit blocks.1.up, so it stays eager
+        assert compiled == head + ["embed", "blocks.0", "blocks.1.up", "blocks.2", "proj", "head"]
     else:
-        assert compiled == ["blocks.0", "blocks.1", "blocks.2"]
+        assert compiled == head + ["blocks.0", "blocks.1", "blocks.2"]
     T.train(engine, 3, 1, 0, 2)
     _close(engine.full_state_dict(), ref["state"])
     assert engine.last_grad_norm == pytest.approx(ref["norm"], rel=1e-5)
     with torch.no_grad():  # evaluation through the same compiled units
         assert torch.isfinite(engine(*T.micro_batch(0, 0, 0, 1, 1)))
-    if not plan:
+    if not plan and not root:
         # one graph for all three blocks with gradients, one without
         assert torch._dynamo.utils.counters["stats"]["unique_graphs"] - graphs == 2
+
+
+class _LossInItsOwnFunction(T.Net):
+    """`Net` with its loss in a function of its own, as transformers' models call `self.loss_function`."""
+
+    def forward(self, ids, labels):
+        h = self.embed(ids)
+        for block in self.blocks:
+            h = block(h)
+        return self.loss(self.head(self.norm(self.proj(h))) * self.scale[0] + self.scale[1] * self.ramp, labels)
+
+    def loss(self, logits, labels):
+        return torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), labels.flatten())
+
+
+def test_compiled_root_reaches_the_loss_and_no_unit_hook():
+    # Dynamo gives up on the root's frame at the loop over units (a graph break in a loop), then
+    # compiles the root's callees frame by frame: the loss function and `proj` get graphs of their
+    # own, the blocks theirs; the engine's hooks are in none (they are opaque to dynamo).
+    seen: list[set[str]] = []
+
+    def record(gm, example_inputs):
+        seen.append({str(n.target) for n in gm.graph.nodes if n.op == "call_function"})
+        return gm.forward
+
+    torch._dynamo.reset()
+    engine = _engine(1, model=T.make_model(model=_LossInItsOwnFunction()))
+    assert engine.compile(backend=record)[0] == ""
+    eager = _engine(1, model=T.make_model(model=_LossInItsOwnFunction()))
+    assert T.train(engine, 2, 1, 0, 1) == pytest.approx(T.train(eager, 2, 1, 0, 1), rel=1e-6)
+    assert sum(any("cross_entropy" in o for o in ops) for ops in seen) == 1
+    blocks = [ops for ops in seen if any("gelu" in o for o in ops)]
+    assert len(blocks) == 1 and not any("cross_entropy" in o for o in blocks[0])
 
 
 def test_compile_keeps_a_forward_wrapper_set_on_the_module():
@@ -281,7 +316,7 @@ def test_compile_covers_units_that_differ_in_an_int_attribute():
            "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0}}
     with torch._dynamo.config.patch(recompile_limit=8):  # torch's default, whatever ran before
         engine = zr.initialize(Deep(), cfg)
-        assert len(engine.compile(backend="aot_eager")) == 12
+        assert len(engine.compile(backend="aot_eager")) == 13  # the root and 12 blocks
         engine.backward(engine(torch.randn(2, 4)))
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] - graphs == 12
 
