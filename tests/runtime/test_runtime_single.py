@@ -276,6 +276,62 @@ def test_compiled_root_reaches_the_loss_and_no_unit_hook():
     assert len(blocks) == 1 and not any("cross_entropy" in o for o in blocks[0])
 
 
+class _Stack(nn.Module):
+    """The embedding, the loop over the blocks and the final norm, as transformers' `LlamaModel`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(T.VOCAB, T.DIM)
+        self.blocks = nn.ModuleList(T.Block() for _ in range(T.LAYERS))
+        self.norm = nn.LayerNorm(T.DIM)
+
+    def forward(self, ids):
+        h = self.embed(ids)
+        for block in self.blocks:
+            h = block(h)
+        return self.norm(h)
+
+
+class _CausalLM(nn.Module):
+    """A stack, an output head and the loss inline, as transformers' `LlamaForCausalLM`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = _Stack()
+        self.head = nn.Linear(T.DIM, T.VOCAB, bias=False)
+
+    def forward(self, ids, labels):
+        logits = self.head(self.model(ids))
+        return torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), labels.flatten())
+
+
+def test_compiled_root_puts_the_head_and_the_loss_in_one_graph():
+    # The stack's loop is in a child frame, so the root's frame breaks once at the stack's call
+    # and compiles the rest whole: the head's matmul and the cross-entropy (fp32 upcast fused).
+    seen: list[set[str]] = []
+
+    def record(gm, example_inputs):
+        seen.append({str(n.target) for n in gm.graph.nodes if n.op == "call_function"})
+        return gm.forward
+
+    def build():
+        torch.manual_seed(0)
+        return zr.initialize(_CausalLM(), T.config(1, 1))
+
+    torch._dynamo.reset()
+    engine, eager = build(), build()
+    engine.compile(backend=record)
+    ids = torch.randint(0, T.VOCAB, (2, T.SEQ), generator=torch.Generator().manual_seed(0))
+    for e in (engine, eager):
+        for _ in range(2):
+            loss = e(ids, ids)
+            e.backward(loss)
+            e.step()
+    _close(engine.full_state_dict(), eager.full_state_dict(), 1e-6)
+    tails = [ops for ops in seen if any("cross_entropy" in o for o in ops)]
+    assert len(tails) == 1 and any("linear" in o for o in tails[0])
+
+
 def test_compile_keeps_a_forward_wrapper_set_on_the_module():
     def doubled(model):  # a library hook that wraps one block's forward on the instance
         inner = model.blocks[1].forward
