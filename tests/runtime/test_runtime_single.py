@@ -554,12 +554,18 @@ def test_client_optimizer_trains_and_survives_a_checkpoint(offload, tmp_path):
     _close(resumed.full_state_dict(), T.reference(4, optimizer=T.sgd)[0])
 
 
+@pytest.mark.parametrize("params", [False, True], ids=["optimizer", "optimizer+params"])
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_offload_equals_the_in_device_optimizer(ref, precision, tmp_path):
+def test_offload_equals_the_in_device_optimizer(ref, precision, params, tmp_path):
     cfg = T.config(1, 2, precision)
     cfg["zero_optimization"]["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if params:
+        cfg["zero_optimization"]["offload_param"] = {"device": "cpu"}
     engine = _engine(cfg=cfg)
-    assert engine.units[0].shards.master.device.type == "cpu" and not engine.units[0].shards.split
+    shards = engine.units[0].shards
+    assert shards.master.device.type == "cpu" and not shards.split
+    # with parameter offload the unit computes from a gathered copy that is freed after use
+    assert (shards.lp.device.type == "cpu" and not shards.static) if params else shards.static
     T.train(engine, 2, 1, 0, 2)
     engine.save_checkpoint(str(tmp_path / "ckpt"))
     T.train(engine, 1, 1, 0, 2, start=2)

@@ -109,7 +109,7 @@ class Engine:
             layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
             shards = UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, pinned,
                                split_master, config.offload_optimizer, config.pin_memory,
-                               config.hpz_partition_size if self.world_size > 1 else 1)
+                               config.hpz_partition_size if self.world_size > 1 else 1, config.offload_param)
             return UnitGroup(shards, self._ctx, frozen)
 
         companions: list[UnitGroup] = []
@@ -136,6 +136,9 @@ class Engine:
         self._by_module = {g.bound.module_name: g for g in self.units}
         self._slot_index = {n: (g, i) for g in self._all for i, n in enumerate(g.shards.names)}
 
+        if config.offload_param and self.world_size > 1:
+            shard = max(g.layout.shard for g in self._all)
+            self._ctx.staging = torch.empty(shard, dtype=self.compute_dtype, device=self.device)
         fill([g.shards for g in self._all])  # materialise the masters (from real weights or meta + init_fn)
         context = weakref.WeakMethod(self._context)
         self._placeholders = {n: Partitioned(n, self._owner[n], p, context) for g in self._all for n, p in g.bound.params}
