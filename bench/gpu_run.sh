@@ -85,6 +85,7 @@ elif [[ ${PART} == 3 ]]; then
         --out "$OUT/multi_gpu_offload.jsonl" "${DEV[@]}" "${TINY[@]}" "${MG[@]}" "${@:2}"; }
     off 150 --system zgen-offload
     off 150 --system zgen-offload-compile
+    off 150 --system zgen-offload-param
     [[ ${SMOKE:-0} == 1 ]] || off 260 --system deepspeed-offload
     python3 bench/multi_gpu.py --summarize "$OUT/multi_gpu_offload.jsonl"
 else
