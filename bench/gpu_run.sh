@@ -15,6 +15,9 @@
 # and the planner's plan) and FSDP2 at micro batch 1. Needs DeepSpeed's wheels in .whl/
 # (../shared/scripts/gpu-wheels.sh .whl --with-deepspeed). Stages stop starting after DEADLINE seconds.
 # SMOKE=1: the same stages on the CPU (tiny model, gloo), without DeepSpeed's offload and the lanes' GPUs.
+# The device tool sends the session's checkout (/work/main), not a helper's worktree: from a helper, put
+# `git archive <branch>` as .whl/rt.tar there (ignored) and start the command with
+#     mkdir -p /tmp/rt && tar -xf .whl/rt.tar -C /tmp/rt && mkdir /tmp/rt/.whl && cp .whl/*.whl /tmp/rt/.whl && cd /tmp/rt
 set -u
 source "$(dirname "$0")/lib.sh"
 export TORCH_CUDA_ARCH_LIST=9.0  # DeepSpeed 0.19.8's op builder cannot parse torch's "9.0a"
