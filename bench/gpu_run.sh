@@ -4,6 +4,7 @@
 #     PART=1 DEADLINE=330 bash bench/gpu_run.sh   # one GPU at a time: two lanes side by side
 #     PART=2 DEADLINE=540 bash bench/gpu_run.sh   # both GPUs: multi_gpu.py per system, then the memory peaks
 #     PART=3 DEADLINE=420 bash bench/gpu_run.sh   # both GPUs: optimizer offload, zgen against DeepSpeed
+#     PART=4 DEADLINE=420 bash bench/gpu_run.sh   # both GPUs: kernel tables at micro batch 1 and 5 (issue 15)
 #
 # Part 1 runs two lanes at once, each on its own GPU and half of the cores (taskset), one process per
 # system: lane A on GPU 0 is issue 14's regression check at world size 1 (zgen and FSDP2, compiled and
@@ -14,6 +15,9 @@
 # and the planner's plan) and FSDP2 at micro batch 1. Needs DeepSpeed's wheels in .whl/
 # (../shared/scripts/gpu-wheels.sh .whl --with-deepspeed). Stages stop starting after DEADLINE seconds.
 # SMOKE=1: the same stages on the CPU (tiny model, gloo), without DeepSpeed's offload and the lanes' GPUs.
+# The device tool sends the session's checkout (/work/main), not a helper's worktree: from a helper, put
+# `git archive <branch>` as .whl/rt.tar there (ignored) and start the command with
+#     mkdir -p /tmp/rt && tar -xf .whl/rt.tar -C /tmp/rt && mkdir /tmp/rt/.whl && cp .whl/*.whl /tmp/rt/.whl && cd /tmp/rt
 set -u
 source "$(dirname "$0")/lib.sh"
 export TORCH_CUDA_ARCH_LIST=9.0  # DeepSpeed 0.19.8's op builder cannot parse torch's "9.0a"
@@ -59,6 +63,23 @@ if [[ ${PART:-1} == 1 ]]; then
     for f in w1_regression w1_offload; do
         [[ -f $OUT/$f.jsonl ]] && python3 bench/runtime_bench.py --summarize "$OUT/$f.jsonl"
     done
+elif [[ ${PART} == 4 ]]; then
+    # Where the step goes at the largest micro batch: zgen and FSDP2 (compiled, then eager), each with
+    # torch's default caching allocator and with expandable segments, micro batch 1 and 5 (and 6 if it
+    # fits), two steps of each profiled: GPU ms per kernel category and the allocator's retry counters.
+    [[ ${SMOKE:-0} == 1 ]] && MG=(--max-micro-batch 3 --start-micro-batch 2 --fake-oom-above 2) \
+        || MG=(--start-micro-batch 5 --max-micro-batch 7)
+    prof() { stage "$1" torchrun --standalone --nproc_per_node 2 bench/multi_gpu.py --nccl-timeout-s 60 \
+        --loss-steps 5 --warmup 2 --profile-steps 2 --steps-max 4 --warmup-max 2 \
+        --out "$OUT/profile.jsonl" "${DEV[@]}" "${TINY[@]}" "${MG[@]}" "${@:2}"; }
+    prof 100 --system zgen-compile
+    prof 100 --system fsdp2-compile
+    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True prof 100 --system zgen-compile --label zgen-compile-xseg
+    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True prof 100 --system fsdp2-compile --label fsdp2-compile-xseg
+    [[ ${SMOKE:-0} == 1 ]] || MG=(--start-micro-batch 4 --max-micro-batch 5)
+    prof 90 --system zgen
+    prof 90 --system fsdp2
+    python3 bench/multi_gpu.py --summarize "$OUT/profile.jsonl"
 elif [[ ${PART} == 3 ]]; then
     # Optimizer offload over both GPUs; the host update gets half of the cores per rank (torchrun's default
     # OMP_NUM_THREADS=1 would make every system's CPU Adam single-threaded).
@@ -67,6 +88,7 @@ elif [[ ${PART} == 3 ]]; then
         --out "$OUT/multi_gpu_offload.jsonl" "${DEV[@]}" "${TINY[@]}" "${MG[@]}" "${@:2}"; }
     off 150 --system zgen-offload
     off 150 --system zgen-offload-compile
+    off 150 --system zgen-offload-param
     [[ ${SMOKE:-0} == 1 ]] || off 260 --system deepspeed-offload
     python3 bench/multi_gpu.py --summarize "$OUT/multi_gpu_offload.jsonl"
 else

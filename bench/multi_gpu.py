@@ -92,6 +92,7 @@ class System:
         clock = self.clock
         gc.collect()
         clock.reset_peak()
+        before = allocator_counters(self.device)
         marks, losses = [], []
         wall0 = None
         for i, micro in enumerate(data):
@@ -114,6 +115,7 @@ class System:
             "losses_local": [float(x) for x in torch.stack([t.float() for t in losses]).cpu()],
             "peak_alloc_gib": alloc,
             "peak_reserved_gib": reserved,
+            "allocator": {k: v - before.get(k, 0) for k, v in allocator_counters(self.device).items()},
         }
 
     def profile(self, data) -> dict:
@@ -135,7 +137,9 @@ class System:
             prof.export_chrome_trace(path)
             with open(path) as f:
                 events = json.load(f).get("traceEvents", [])
-        return exposed_comm(events, len(data))
+        out = exposed_comm(events, len(data))
+        out["kernel_table"] = kernel_table(events, len(data))
+        return out
 
     def close(self) -> None:
         del self.step, self.keep, self.model
@@ -215,6 +219,66 @@ def exposed_comm(events: list[dict], steps: int) -> dict:
         "comm_share": _length(comm_u) / window,
         "idle_share": 1 - _length(gpu_u) / window,
     }
+
+
+# -- where the GPU time goes ----------------------------------------------------------------------------
+
+# First match wins; names are lower-cased kernel names from the trace.
+CATEGORIES = (
+    ("comm (nccl)", ("nccl",)),
+    ("attention", ("flash", "fmha", "attention", "attn")),
+    ("gemm", ("gemm", "cutlass", "xmma", "nvjet", "cublas", "wgmma", "sm90_", "splitk")),
+    ("loss (softmax/nll)", ("softmax", "nll_loss", "cross_entropy")),
+    ("optimizer (zgen triton)", ("_adamw", "adam", "split_step", "_step_kernel")),
+    ("inductor triton", ("triton_",)),
+    ("copy/cast", ("copy", "cast", "direct_copy", "cat_", "catarray")),
+    ("reduction", ("reduce",)),
+    ("elementwise", ("elementwise", "vectorized", "unrolled", "fill", "index")),
+)
+
+
+def _category(name: str, cat: str) -> str:
+    if cat == "gpu_memcpy":
+        return "memcpy"
+    if cat == "gpu_memset":
+        return "memset"
+    low = name.lower()
+    if low == "kernel":  # zgen.runtime.split's Triton AdamW pass (its function is named `kernel`)
+        return "optimizer (zgen triton)"
+    for label, keys in CATEGORIES:
+        if any(k in low for k in keys):
+            return label
+    return "other"
+
+
+def kernel_table(events: list[dict], steps: int, top: int = 25) -> dict:
+    """GPU time per step by kernel category, and the `top` kernels by total time (ms per step)."""
+    by_cat: dict[str, float] = {}
+    by_name: dict[str, list[float]] = {}
+    for e in events:
+        cat = str(e.get("cat", "")).lower()
+        if e.get("ph") != "X" or cat not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        name = e.get("name", "")
+        c = _category(name, cat)
+        d = float(e.get("dur", 0)) / 1000 / steps
+        by_cat[c] = by_cat.get(c, 0.0) + d
+        rec = by_name.setdefault(f"{c} | {name[:110]}", [0.0, 0])
+        rec[0] += d
+        rec[1] += 1
+    kernels = sorted(by_name.items(), key=lambda kv: -kv[1][0])[:top]
+    return {"ms_per_step_by_category": {k: round(v, 2) for k, v in sorted(by_cat.items(), key=lambda kv: -kv[1])},
+            "total_ms_per_step": round(sum(by_cat.values()), 2),
+            "top_kernels": [[n, round(v[0], 2), v[1] // steps] for n, v in kernels]}
+
+
+def allocator_counters(device) -> dict:
+    """The caching allocator's cumulative counters that show fragmentation trouble (CUDA only)."""
+    if device.type != "cuda":
+        return {}
+    st = torch.cuda.memory_stats(device)
+    keys = ("num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free", "num_sync_all_streams")
+    return {k: int(st.get(k, 0)) for k in keys}
 
 
 # -- phases --------------------------------------------------------------------------------------------
@@ -427,7 +491,27 @@ def summarize(path: str) -> int:
                     continue
                 print(f"{z} / {other} ({ph}): tokens/s/GPU x{zr_['tokens_per_s_per_gpu'] / o['tokens_per_s_per_gpu']:.3f}, "
                       f"peak alloc {zr_['peak_alloc_gib']:.2f} vs {o['peak_alloc_gib']:.2f} GiB")
+    print_kernel_tables(by, systems)
     return 0
+
+
+def print_kernel_tables(by: dict, systems: list[str]) -> None:
+    """GPU ms per step by kernel category (rank 0's profile), one column per system and phase."""
+    cols = [(s, ph) for s in systems for ph in ("mb1", "max")
+            if (s, ph) in by and (by[(s, ph)].get("profile_per_rank") or [{}])[0].get("kernel_table")]
+    if not cols:
+        return
+    tables = {c: by[c]["profile_per_rank"][0]["kernel_table"] for c in cols}
+    cats = list(dict.fromkeys(k for t in tables.values() for k in t["ms_per_step_by_category"]))
+    print("\nGPU ms per step by kernel category (rank 0, profiled steps):")
+    print(f"{'category':<26}" + "".join(f"{s[:14] + ' ' + str(by[(s, ph)]['micro_batch']):>18}" for s, ph in cols))
+    for k in cats + ["total_ms_per_step"]:
+        vals = [t["ms_per_step_by_category"].get(k, 0.0) if k != "total_ms_per_step" else t[k] for t in tables.values()]
+        print(f"{k:<26}" + "".join(f"{v:18.2f}" for v in vals))
+    for c in cols:
+        alloc = by[c].get("allocator")
+        if alloc:
+            print(f"{c[0]} mb {by[c]['micro_batch']} allocator: {alloc}")
 
 
 def main(argv=None) -> int:

@@ -125,11 +125,14 @@ def ds_config(accum: int, instrumented: bool = False, as_is: bool = False, offlo
     return cfg
 
 
-def zgen_config(accum: int, offload: bool = False) -> dict:
+def zgen_config(accum: int, offload: bool | str = False) -> dict:
+    """zgen's config: the seed's; `offload` True offloads the optimizer, "param" the parameters as well."""
     cfg = ds_config(accum)
     cfg["optimizer"]["params"] = {k: v for k, v in cfg["optimizer"]["params"].items() if k not in ("torch_adam", "fused")}
     if offload:
         cfg["zero_optimization"]["offload_optimizer"] = dict(OFFLOAD)
+    if offload == "param":
+        cfg["zero_optimization"]["offload_param"] = dict(OFFLOAD)
     return cfg
 
 
@@ -152,10 +155,15 @@ def compile_blocks(model) -> None:
 
     Each decoder layer's `forward` is compiled (one graph shared by all
     layers); module hooks (FSDP2's unshard/reshard) stay eager around it.
+    The root's `forward` is compiled too, as `Engine.compile(root=True)`
+    does: dynamo gives up on its frame at the first layer call (a graph
+    break in a loop), and compiles the functions and modules it calls that
+    are not layers (the final norm, the rotary tables) frame by frame.
     """
     compiled = torch.compile(type(model.layers[0]).forward)
     for layer in model.layers:
         layer.forward = types.MethodType(compiled, layer)
+    model.forward = types.MethodType(torch.compile(type(model).forward), model)
 
 
 def seed_adamw(params, fused: bool = False) -> torch.optim.AdamW:
@@ -263,7 +271,7 @@ def engine_step(engine):
     return step
 
 
-def setup_zgen(model, args, world, compiled: bool = False, offload: bool = False, **options):
+def setup_zgen(model, args, world, compiled: bool = False, offload: bool | str = False, **options):
     cfg = zgen_config(getattr(args, "grad_accum", 1), offload)
     engine = zr.initialize(model, cfg, plan=load_plan(getattr(args, "plan", None)), **options)
     if compiled:
@@ -296,6 +304,7 @@ SYSTEMS = {
     # optimizer offload to the host (offload_optimizer: cpu, pinned)
     "zgen-offload": lambda m, a, w: setup_zgen(m, a, w, offload=True),
     "zgen-offload-compile": lambda m, a, w: setup_zgen(m, a, w, compiled=True, offload=True),
+    "zgen-offload-param": lambda m, a, w: setup_zgen(m, a, w, offload="param"),
     "deepspeed-offload": lambda m, a, w: setup_deepspeed(m, a, w, offload=True),
     # torch.compile variants: decoder layers compiled regionally, DeepSpeed through engine.compile()
     "plain-compile": lambda m, a, w: setup_plain(m, a, w, compiled=True),

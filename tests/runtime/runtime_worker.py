@@ -26,11 +26,14 @@ STEPS = 3
 ACCUM = 2
 
 
-def job_config(world: int, precision: str = "fp32", persistence: int = 0, offload: bool = False,
+def job_config(world: int, precision: str = "fp32", persistence: int = 0, offload: bool | str = False,
                client: bool = False, hpz: int = 1, accum: int = ACCUM) -> dict:
+    """The job's DeepSpeed config; `offload` True puts the optimizer in host memory, "param" the parameters too."""
     cfg = T.config(world, accum, precision, persistence)
     if offload:
         cfg["zero_optimization"]["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if offload == "param":
+        cfg["zero_optimization"]["offload_param"] = {"device": "cpu", "pin_memory": True}
     if hpz > 1:
         cfg["zero_optimization"]["zero_hpz_partition_size"] = hpz
     if client:
@@ -84,6 +87,10 @@ MAIN = {
     "offload": {"offload": True},
     "offload_explicit": {"offload": True, "plan": T.explicit_plan(), "persistence": 20},
     "offload_bf16": {"offload": True, "precision": "bf16"},
+    "offload_param": {"offload": "param"},
+    "offload_param_explicit": {"offload": "param", "plan": T.explicit_plan(), "persistence": 20,
+                               "model": T.freeze(T.make_model())},
+    "offload_param_bf16": {"offload": "param", "precision": "bf16"},
     "sgd": {"optimizer": T.sgd},
     "sgd_offload": {"optimizer": T.sgd, "offload": True, "plan": T.explicit_plan()},
     "hpz": {"hpz": "world"},  # secondary partitions over the whole world: the data path, not the saving
@@ -102,6 +109,7 @@ COMPILED = {
 RESUMABLE = {
     "adamw": {},
     "offload": {"offload": True},
+    "offload_param": {"offload": "param"},
     "sgd": {"optimizer": T.sgd},
 }
 

@@ -59,7 +59,12 @@ def test_path_and_adam_modes(tmp_path):
          r"`zero_optimization\.offload_optimizer\.device` nvme is not supported"),
         ({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin": True}}},
          r"`zero_optimization\.offload_optimizer\.pin` is not an optimizer offload setting"),
-        ({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}}, r"`zero_optimization\.offload_param`"),
+        ({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}},
+         r"`zero_optimization\.offload_param\.device` nvme is not supported"),
+        ({"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}},
+         r"`zero_optimization\.offload_param\.device` cpu needs the optimizer in host memory too"),
+        ({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "gpu"}}},
+         r"`zero_optimization\.offload_param\.device` must be cpu or none"),
         ({"zero_optimization": {"stage": 3, "stage3_prefetch_bucket": 5}}, r"`zero_optimization\.stage3_prefetch_bucket` is not"),
         ({"optimizer": {"type": "Lamb", "params": {}}}, r"`optimizer\.type` 'Lamb' is not supported"),
         ({"optimizer": {"type": "AdamW", "params": {"amsgrad": True}}}, r"`optimizer\.params\.amsgrad`"),
@@ -94,6 +99,11 @@ def test_optimizers_beyond_adam_and_offload_settings():
     assert off.offload_optimizer and off.pin_memory  # DeepSpeed pins by default
     assert not load(zero_optimization={"stage": 3, "offload_optimizer": {"device": "none"}}).offload_optimizer
     assert load(zero_optimization={"stage": 3, "zero_hpz_partition_size": 2}).hpz_partition_size == 2
+    both = load(zero_optimization={"stage": 3, "offload_optimizer": {"device": "cpu"},
+                                   "offload_param": {"device": "cpu", "pin_memory": True, "buffer_count": 4}})
+    assert both.offload_param and both.offload_optimizer
+    assert not off.offload_param
+    assert not load(zero_optimization={"stage": 3, "offload_param": {"device": "none"}}).offload_param
     client = {k: v for k, v in BASE.items() if k != "optimizer"}
     assert RuntimeConfig.load(client, 2, client_optimizer=True).optimizer == "client"
     with pytest.raises(ZgenError, match=r"has an `optimizer` block and initialize\(\) was given an optimizer"):

@@ -95,7 +95,8 @@ def _assert_close(got: dict, want: dict, tol: float) -> None:
 @pytest.mark.parametrize("world", [2, 3])
 @pytest.mark.parametrize(
     "scenario",
-    ["default", "explicit", "persistent", "meta", "recompute_inside", "recompute_units", "offload", "offload_explicit"],
+    ["default", "explicit", "persistent", "meta", "recompute_inside", "recompute_units", "offload", "offload_explicit",
+     "offload_param"],
 )
 def test_fp32_equals_plain_adamw(runs, reference, world, scenario):
     _assert_close(runs[world][scenario]["state"], reference[3], FP32_TOL)
@@ -122,6 +123,13 @@ def test_offload_bf16_tracks_fp32(runs, world):
     assert all(abs(a - b) <= 0.05 * abs(a) for a, b in zip(fp32, bf16))
     # the offloaded master is fp32: the same update as the in-device fp32 master with bf16 compute
     _assert_close(runs[world]["offload_bf16"]["state"], runs[world]["bf16"]["state"], 1e-6)
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_parameter_offload_equals_plain_training(runs, reference, world):
+    # bf16 shards in host memory, copied up before each gather: the same update as without them
+    _assert_close(runs[world]["offload_param_explicit"]["state"], reference["frozen"], FP32_TOL)
+    _assert_close(runs[world]["offload_param_bf16"]["state"], runs[world]["offload_bf16"]["state"], 0.0)
 
 
 @pytest.mark.parametrize("world", [2, 3])
@@ -161,14 +169,14 @@ def test_bf16_matches_fsdp2_and_tracks_fp32(runs, reference, world, scenario):
 
 
 @pytest.mark.parametrize("world", [2, 3])
-@pytest.mark.parametrize("name", ["adamw", "offload", "sgd"])
+@pytest.mark.parametrize("name", ["adamw", "offload", "offload_param", "sgd"])
 def test_checkpoint_then_continue_equals_uninterrupted(runs, reference, world, name):
     continued = runs[world][f"continued_{name}"]
     assert continued["steps"] == 4
     _assert_close(continued["state"], reference["sgd4" if name == "sgd" else 4], FP32_TOL)
 
 
-@pytest.mark.parametrize("name", ["adamw", "offload", "sgd"])
+@pytest.mark.parametrize("name", ["adamw", "offload", "offload_param", "sgd"])
 def test_resume_on_another_world_size(runs, reference, name):
     resumed = runs[3][f"resumed_{name}"]
     assert resumed["steps_at_load"] == 2 and resumed["steps"] == 4

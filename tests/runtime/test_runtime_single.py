@@ -221,24 +221,115 @@ def test_init_fn_needs_a_meta_model():
         zr.initialize(T.make_model(), T.config(1, 2), init_fn=T.init_fn)
 
 
+@pytest.mark.parametrize("root", [True, False], ids=["root", "units-only"])
 @pytest.mark.parametrize("plan", [None, "explicit"], ids=["default-plan", "explicit-plan"])
-def test_compiled_units_equal_plain_adamw(ref, plan):
+def test_compiled_units_equal_plain_adamw(ref, plan, root):
     torch._dynamo.reset()
     graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     engine = _engine(2, T.explicit_plan() if plan else None)
-    compiled = engine.compile(backend="aot_eager")
-    if plan:  # blocks.1 encloses the unit blocks.1.up, so it stays eager; the root always does
-        assert compiled == ["embed", "blocks.0", "blocks.1.up", "blocks.2", "proj", "head"]
+    compiled = engine.compile(backend="aot_eager", root=root)
+    head = [""] if root else []
+    if plan:  # blocks.1 encloses the unit blocks.1.up, so it stays eager
+        assert compiled == head + ["embed", "blocks.0", "blocks.1.up", "blocks.2", "proj", "head"]
     else:
-        assert compiled == ["blocks.0", "blocks.1", "blocks.2"]
+        assert compiled == head + ["blocks.0", "blocks.1", "blocks.2"]
     T.train(engine, 3, 1, 0, 2)
     _close(engine.full_state_dict(), ref["state"])
     assert engine.last_grad_norm == pytest.approx(ref["norm"], rel=1e-5)
     with torch.no_grad():  # evaluation through the same compiled units
         assert torch.isfinite(engine(*T.micro_batch(0, 0, 0, 1, 1)))
-    if not plan:
+    if not plan and not root:
         # one graph for all three blocks with gradients, one without
         assert torch._dynamo.utils.counters["stats"]["unique_graphs"] - graphs == 2
+
+
+class _LossInItsOwnFunction(T.Net):
+    """`Net` with its loss in a function of its own, as transformers' models call `self.loss_function`."""
+
+    def forward(self, ids, labels):
+        h = self.embed(ids)
+        for block in self.blocks:
+            h = block(h)
+        return self.loss(self.head(self.norm(self.proj(h))) * self.scale[0] + self.scale[1] * self.ramp, labels)
+
+    def loss(self, logits, labels):
+        return torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), labels.flatten())
+
+
+def test_compiled_root_reaches_the_loss_and_no_unit_hook():
+    # Dynamo gives up on the root's frame at the loop over units (a graph break in a loop), then
+    # compiles the root's callees frame by frame: the loss function and `proj` get graphs of their
+    # own, the blocks theirs; the engine's hooks are in none (they are opaque to dynamo).
+    seen: list[set[str]] = []
+
+    def record(gm, example_inputs):
+        seen.append({str(n.target) for n in gm.graph.nodes if n.op == "call_function"})
+        return gm.forward
+
+    torch._dynamo.reset()
+    engine = _engine(1, model=T.make_model(model=_LossInItsOwnFunction()))
+    assert engine.compile(backend=record)[0] == ""
+    eager = _engine(1, model=T.make_model(model=_LossInItsOwnFunction()))
+    assert T.train(engine, 2, 1, 0, 1) == pytest.approx(T.train(eager, 2, 1, 0, 1), rel=1e-6)
+    assert sum(any("cross_entropy" in o for o in ops) for ops in seen) == 1
+    blocks = [ops for ops in seen if any("gelu" in o for o in ops)]
+    assert len(blocks) == 1 and not any("cross_entropy" in o for o in blocks[0])
+
+
+class _Stack(nn.Module):
+    """The embedding, the loop over the blocks and the final norm, as transformers' `LlamaModel`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(T.VOCAB, T.DIM)
+        self.blocks = nn.ModuleList(T.Block() for _ in range(T.LAYERS))
+        self.norm = nn.LayerNorm(T.DIM)
+
+    def forward(self, ids):
+        h = self.embed(ids)
+        for block in self.blocks:
+            h = block(h)
+        return self.norm(h)
+
+
+class _CausalLM(nn.Module):
+    """A stack, an output head and the loss inline, as transformers' `LlamaForCausalLM`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = _Stack()
+        self.head = nn.Linear(T.DIM, T.VOCAB, bias=False)
+
+    def forward(self, ids, labels):
+        logits = self.head(self.model(ids))
+        return torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), labels.flatten())
+
+
+def test_compiled_root_puts_the_head_and_the_loss_in_one_graph():
+    # The stack's loop is in a child frame, so the root's frame breaks once at the stack's call
+    # and compiles the rest whole: the head's matmul and the cross-entropy (fp32 upcast fused).
+    seen: list[set[str]] = []
+
+    def record(gm, example_inputs):
+        seen.append({str(n.target) for n in gm.graph.nodes if n.op == "call_function"})
+        return gm.forward
+
+    def build():
+        torch.manual_seed(0)
+        return zr.initialize(_CausalLM(), T.config(1, 1))
+
+    torch._dynamo.reset()
+    engine, eager = build(), build()
+    engine.compile(backend=record)
+    ids = torch.randint(0, T.VOCAB, (2, T.SEQ), generator=torch.Generator().manual_seed(0))
+    for e in (engine, eager):
+        for _ in range(2):
+            loss = e(ids, ids)
+            e.backward(loss)
+            e.step()
+    _close(engine.full_state_dict(), eager.full_state_dict(), 1e-6)
+    tails = [ops for ops in seen if any("cross_entropy" in o for o in ops)]
+    assert len(tails) == 1 and any("linear" in o for o in tails[0])
 
 
 def test_compile_keeps_a_forward_wrapper_set_on_the_module():
@@ -281,7 +372,7 @@ def test_compile_covers_units_that_differ_in_an_int_attribute():
            "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0}}
     with torch._dynamo.config.patch(recompile_limit=8):  # torch's default, whatever ran before
         engine = zr.initialize(Deep(), cfg)
-        assert len(engine.compile(backend="aot_eager")) == 12
+        assert len(engine.compile(backend="aot_eager")) == 13  # the root and 12 blocks
         engine.backward(engine(torch.randn(2, 4)))
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] - graphs == 12
 
@@ -463,12 +554,18 @@ def test_client_optimizer_trains_and_survives_a_checkpoint(offload, tmp_path):
     _close(resumed.full_state_dict(), T.reference(4, optimizer=T.sgd)[0])
 
 
+@pytest.mark.parametrize("params", [False, True], ids=["optimizer", "optimizer+params"])
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_offload_equals_the_in_device_optimizer(ref, precision, tmp_path):
+def test_offload_equals_the_in_device_optimizer(ref, precision, params, tmp_path):
     cfg = T.config(1, 2, precision)
     cfg["zero_optimization"]["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if params:
+        cfg["zero_optimization"]["offload_param"] = {"device": "cpu"}
     engine = _engine(cfg=cfg)
-    assert engine.units[0].shards.master.device.type == "cpu" and not engine.units[0].shards.split
+    shards = engine.units[0].shards
+    assert shards.master.device.type == "cpu" and not shards.split
+    # with parameter offload the unit computes from a gathered copy that is freed after use
+    assert (shards.lp.device.type == "cpu" and not shards.static) if params else shards.static
     T.train(engine, 2, 1, 0, 2)
     engine.save_checkpoint(str(tmp_path / "ckpt"))
     T.train(engine, 1, 1, 0, 2, start=2)

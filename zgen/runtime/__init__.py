@@ -73,7 +73,9 @@ def initialize(
     sets the learning rate). Without it the config's optimizer is used:
     Adam/AdamW (the fast default), Lion, or a torch.optim class by name.
     `zero_optimization.offload_optimizer.device: "cpu"` keeps masters and
-    optimizer state in host memory (`zgen.runtime.offload`).
+    optimizer state in host memory (`zgen.runtime.offload`); with it,
+    `offload_param.device: "cpu"` keeps the compute-dtype shards there too,
+    each copied up just before its unit's gather.
     """
     if not isinstance(model, nn.Module):
         if not callable(model):

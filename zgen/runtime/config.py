@@ -61,21 +61,24 @@ _ZERO_ACCEPTED = {
     "use_multi_rank_bucket_allreduce",
     "offload_optimizer",  # read by _offload
     "cpu_offload",
+    "offload_param",  # read by _offload_param
+    "cpu_offload_params",
     "zero_hpz_partition_size",  # read by _parse
 }
 # zero_optimization features the runtime does not implement: refused unless off.
 _ZERO_REFUSED = {
-    "offload_param": "parameter offload",
     "zero_quantized_weights": "quantized weights",
     "zero_quantized_nontrainable_weights": "quantized weights",
     "zero_quantized_gradients": "quantized gradients",
     "mics_shard_size": "MiCS sharding",
-    "cpu_offload_params": "parameter offload",
 }
 # Optimizer offload's keys: the device (cpu) and pinned host memory are honoured; the rest tune
 # DeepSpeed's own NVMe/CPU-Adam machinery and change no result.
 _OFFLOAD_KEYS = {"device", "pin_memory", "buffer_count", "fast_init", "ratio", "nvme_path", "pipeline_read",
                  "pipeline_write", "cpuadam_cores_perc"}
+# Parameter offload's keys: the device is honoured (pinning follows offload_optimizer's); the rest size
+# DeepSpeed's own host buffers and change no result.
+_OFFLOAD_PARAM_KEYS = {"device", "pin_memory", "buffer_count", "buffer_size", "max_in_cpu", "nvme_path"}
 # DeepSpeed's config optimizers the runtime steps besides Adam(W): its own Lion, and torch.optim classes
 # by their exact name (as DeepSpeed falls back to `getattr(torch.optim, type)`).
 _OWN_OPTIMIZERS = {"lion": "Lion"}
@@ -162,6 +165,7 @@ class RuntimeConfig:
     optimizer_params: dict = field(default_factory=dict)  # for "lion" and "torch:<Name>": the params block
     offload_optimizer: bool = False  # fp32 master and optimizer state in host memory
     pin_memory: bool = False  # offloaded host buffers page-locked (CUDA only)
+    offload_param: bool = False  # compute-dtype shards in host memory too, copied up at each gather
     hpz_partition_size: int = 1  # zero_hpz_partition_size: secondary partition for the gathers (1: off)
 
     @classmethod
@@ -281,6 +285,7 @@ def _parse(d: dict, world: int, client_optimizer: bool = False) -> RuntimeConfig
         opt_name, lr, betas, eps, wd, opt_params = _optimizer(d)
     zero = _zero(d)
     offload, pin = _offload(d["zero_optimization"])
+    offload_param = _offload_param(d["zero_optimization"], offload)
     hpz = _number(d["zero_optimization"], "zero_hpz_partition_size", _DS[_Z + "zero_hpz_partition_size"], int, _Z)
     if hpz < 1 or world % hpz:
         raise ZgenError(
@@ -311,6 +316,7 @@ def _parse(d: dict, world: int, client_optimizer: bool = False) -> RuntimeConfig
         optimizer_params=opt_params,
         offload_optimizer=offload,
         pin_memory=pin,
+        offload_param=offload_param,
         hpz_partition_size=hpz,
     )
 
@@ -337,6 +343,32 @@ def _offload(z: dict) -> tuple[bool, bool]:
     if not isinstance(pin, bool):
         raise ZgenError(f"`{w}pin_memory` must be true or false, not {pin!r}")
     return device == "cpu", pin
+
+
+def _offload_param(z: dict, offload_optimizer: bool) -> bool:
+    """Whether `zero_optimization.offload_param` puts the parameters' shards in host memory (needs the optimizer there)."""
+    block = z.get("offload_param")
+    if block is None and z.get("cpu_offload_params"):  # DeepSpeed's older spelling
+        block = {"device": "cpu"}
+    if block is None:
+        return False
+    w = "zero_optimization.offload_param."
+    if not isinstance(block, dict):
+        raise ZgenError('`zero_optimization.offload_param` must be an object such as {"device": "cpu"}')
+    for key in block:
+        if key not in _OFFLOAD_PARAM_KEYS:
+            raise ZgenError(f"`{w}{key}` is not a parameter offload setting", help=_FIX_HINT)
+    device = str(_get(block, "device", _DS[w + "device"], w)).lower()
+    if device == "nvme":
+        raise ZgenError(f"`{w}device` nvme is not supported by zgen.runtime", help='use "cpu"')
+    if device not in ("cpu", "none"):
+        raise ZgenError(f"`{w}device` must be cpu or none, not {device!r}")
+    if device == "cpu" and not offload_optimizer:
+        raise ZgenError(
+            f"`{w}device` cpu needs the optimizer in host memory too in zgen.runtime",
+            help='add `"offload_optimizer": {"device": "cpu"}` to zero_optimization',
+        )
+    return device == "cpu"
 
 
 def _batch(d: dict, world: int) -> tuple[int, int, int]:

@@ -109,7 +109,7 @@ class Engine:
             layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
             shards = UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, pinned,
                                split_master, config.offload_optimizer, config.pin_memory,
-                               config.hpz_partition_size if self.world_size > 1 else 1)
+                               config.hpz_partition_size if self.world_size > 1 else 1, config.offload_param)
             return UnitGroup(shards, self._ctx, frozen)
 
         companions: list[UnitGroup] = []
@@ -136,6 +136,9 @@ class Engine:
         self._by_module = {g.bound.module_name: g for g in self.units}
         self._slot_index = {n: (g, i) for g in self._all for i, n in enumerate(g.shards.names)}
 
+        if config.offload_param and self.world_size > 1:
+            shard = max(g.layout.shard for g in self._all)
+            self._ctx.staging = torch.empty(shard, dtype=self.compute_dtype, device=self.device)
         fill([g.shards for g in self._all])  # materialise the masters (from real weights or meta + init_fn)
         context = weakref.WeakMethod(self._context)
         self._placeholders = {n: Partitioned(n, self._owner[n], p, context) for g in self._all for n, p in g.bound.params}
@@ -186,18 +189,28 @@ class Engine:
         """Set the module to evaluation mode."""
         return self.train(False)
 
-    def compile(self, backend: str | Callable = "inductor", **compile_kwargs: Any) -> list[str]:
-        """Compile each unit's forward with `torch.compile`; returns the names of the compiled modules.
+    def compile(self, backend: str | Callable = "inductor", *, root: bool = True, **compile_kwargs: Any) -> list[str]:
+        """Compile each unit's forward, and the root's own code, with `torch.compile`; returns the modules compiled.
 
         Regional compilation, as DeepSpeed's `engine.compile()` is called: the
         engine's hooks (gathers, prefetches, gradient reduction) stay eager
         around each unit, and only the unit's own `forward` is compiled, so
         fusions (norms, rotary, activations) happen inside a unit while the
-        schedule stays the plan's. A unit that contains another unit, and the
-        root, stay eager: compiling them would trace the inner units' hooks.
-        Units of the same class share one compiled function (and graph, unless
-        dynamo specialises on something that differs between them, such as an
-        int `layer_idx`; dynamo's recompile limit is raised to fit every unit).
+        schedule stays the plan's. A unit that contains another unit stays
+        eager. Units of the same class share one compiled function (and
+        graph, unless dynamo specialises on something that differs between
+        them, such as an int `layer_idx`; dynamo's recompile limit is raised
+        to fit every unit).
+
+        With `root` (the default) the root module's `forward` is compiled too:
+        every call into a unit is a graph break (the engine's unit hooks are
+        opaque to dynamo, see `_opaque`), so what gets compiled is the code
+        around the units — typically the embedding, the final norm, the output
+        head and the loss. That is where a causal LM spends its memory
+        bandwidth: inductor fuses the fp32 upcast of the logits into the
+        cross-entropy and its backward, so the fp32 logits, their log-softmax
+        and its gradient (3 x 4 bytes x tokens x vocabulary) are never
+        materialised. The root's name in the returned list is "".
         Compilation happens at the first forward; this call only wraps.
         """
         if self._compiled is not None:
@@ -210,12 +223,14 @@ class Engine:
         ]
         # Dynamo specialises on a module's int attributes (a block's `layer_idx`), so same-class
         # units can each need their own graph; past its recompile limit (8) the rest would
-        # silently run eager. Room for every unit, with and without gradients.
+        # silently run eager. Room for every unit, with and without gradients; the root's
+        # resume functions (one per unit call it breaks at) need as many again.
         cfg = torch._dynamo.config
         limit = "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"
-        setattr(cfg, limit, max(getattr(cfg, limit), 2 * len(leaves) + 8))
+        setattr(cfg, limit, max(getattr(cfg, limit), 4 * len(self.units) + 8))
         shared: dict[Callable, Callable] = {}  # one compiled function per forward implementation
-        for mod in leaves:
+        targets = leaves + ([self.module] if root else [])
+        for mod in targets:
             own = mod.__dict__.get("forward")
             if own is not None:  # a wrapper set on this module (a library hook): compiled as it is
                 mod.forward = torch.compile(own, backend=backend, **compile_kwargs)
@@ -224,7 +239,7 @@ class Engine:
             if fn not in shared:
                 shared[fn] = torch.compile(fn, backend=backend, **compile_kwargs)
             mod.forward = types.MethodType(shared[fn], mod)
-        ids = {id(m) for m in leaves}
+        ids = {id(m) for m in targets}
         self._compiled = [n for n, m in self.module.named_modules() if id(m) in ids]
         return self._compiled
 
@@ -494,13 +509,13 @@ class Engine:
         def hook(module, args):
             self._pre_forward(g)
 
-        return hook
+        return _opaque(hook)
 
     def _make_post(self, g: UnitGroup):
         def hook(module, args, output):
             self._post_forward(g, output)
 
-        return hook
+        return _opaque(hook)
 
     def _pre_forward(self, g: UnitGroup) -> None:
         state = self.training_state
@@ -606,6 +621,18 @@ class Engine:
             g.reshard()
         if self.training_state is TrainingState.PRE_BACKWARD:
             self.training_state = TrainingState.IDLE
+
+
+def _opaque(hook: Callable) -> Callable:
+    """`hook`, run eagerly whenever dynamo meets it (a compiled root calling a unit).
+
+    The unit hooks wait on streams, install views and mutate the engine's
+    schedule; traced into a root's graph they would be replayed as guards and
+    side effects. Disabled, dynamo breaks the root's graph at the unit's call
+    and runs the call (hooks and the unit's own compiled forward) as it runs
+    in eager mode.
+    """
+    return torch.compiler.disable(hook, recursive=True)
 
 
 def _on_first_grad(output: Any, fn: Callable[[], None]) -> None:

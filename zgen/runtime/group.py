@@ -59,6 +59,9 @@ class GroupContext:
     accumulation: int  # micro-steps per optimizer step
     micro_steps: int = 0  # micro-steps counted so far (the engine's counter)
     node: Any = None  # hpZ: the process group the secondary partitions are gathered in (None: off)
+    # Parameter offload above world size 1: the device buffer each host shard is copied up into before
+    # its all-gather. One for all units: gathers run one after another on the gather stream.
+    staging: torch.Tensor | None = None
     node_rank: int = 0  # this rank's index in `node`
     # Gradient buffers being read on the reduce stream, with the event that ends the read:
     # kept alive until the main stream has waited on it (instead of `record_stream`).
@@ -133,6 +136,8 @@ class UnitGroup:
             s.wait(s.gather, self._update_done())
             if self.secondary_valid:  # hpZ: inside the node, from the secondary partitions
                 comm.all_gather(self.shards.write_target, self.shards.secondary, group=self.ctx.node)
+            elif self.ctx.world_size > 1 and self.shards.offload_param:
+                comm.all_gather(self.shards.write_target, self.shards.upload(self.ctx.staging))
             elif self.ctx.world_size > 1:
                 comm.all_gather(self.shards.write_target, self.shards.gather_input)
             else:

@@ -13,7 +13,10 @@ next forward.
 
 Device memory per parameter: the compute-dtype shard (2 bytes in bf16)
 instead of 16 (fp32 master and Adam's two moments) - plus, transiently, the
-fp32 gradient shard of the accumulation window.
+fp32 gradient shard of the accumulation window. With parameter offload
+(`offload_param`) the compute-dtype shard stays in host memory as well: the
+update casts into it on the host, and each gather copies it up first
+(`UnitGroup.unshard`), so only gathered units occupy the device.
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ class OffloadedOptimizer:
         if copied is not None:
             copied.synchronize()
         self.inner.step_unit(u, grad, divisor, lr)
-        if not self.cuda:
+        if not self.cuda or u.offload_param:  # `lp` is in host memory: the next gather copies it up
             u.lp.copy_(u.master)
             return None
         up = self._buffer(self._up, u, u.lp.dtype)

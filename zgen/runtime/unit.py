@@ -10,6 +10,8 @@ Per unit and rank:
   master `hi` is that input); with optimizer offload the master is in host
   memory and `lp` (compute dtype, on the device) is always there: the gather
   input, or at world size 1 the gathered buffer itself;
+  With parameter offload (`offload_param`) `lp` lives in (pinned) host
+  memory too, and each gather starts by copying it up (`UnitGroup.unshard`);
 * `full` - the gathered flat buffer in the compute dtype. Its storage is
   resized to zero when the unit is freed and back when it is gathered again,
   so views that autograd saved in forward stay valid for backward (the same
@@ -54,6 +56,7 @@ class UnitState:
         offload: bool = False,
         pin_memory: bool = False,
         secondary: int = 1,
+        offload_param: bool = False,
     ) -> None:
         self.label = bound.label
         self.bound = bound
@@ -62,6 +65,7 @@ class UnitState:
         self.pinned = pinned  # persistent pseudo-unit: gathered once per step, never freed
         self.split = split  # master kept as bf16 `hi` + int16 `lo` (zgen.runtime.split)
         self.offload = offload  # fp32 master in host memory; `lp` is the device copy the unit computes from
+        self.offload_param = offload_param  # `lp` in host memory as well, copied up at each gather
         self.names = [s.name for s in layout.slots]
         world = layout.world_size
         low = compute_dtype != torch.float32
@@ -69,7 +73,10 @@ class UnitState:
         if offload:
             pin = pin_memory and torch.cuda.is_available() and device.type == "cuda"
             self.master = torch.zeros(layout.shard, dtype=torch.float32, device="cpu", pin_memory=pin)
-            self.lp = torch.empty(layout.shard, dtype=compute_dtype, device=device)
+            if offload_param:
+                self.lp = torch.empty(layout.shard, dtype=compute_dtype, device="cpu", pin_memory=pin)
+            else:
+                self.lp = torch.empty(layout.shard, dtype=compute_dtype, device=device)
         elif split:
             self.hi = torch.zeros(layout.shard, dtype=torch.bfloat16, device=device)
             self.lo = torch.zeros(layout.shard, dtype=torch.int16, device=device)
@@ -78,12 +85,12 @@ class UnitState:
             if world > 1 and low:
                 self.lp = torch.empty(layout.shard, dtype=compute_dtype, device=device)
         # `static`: `full` aliases a persistent tensor, so it is never freed and needs no gather.
-        self.static = world == 1 and (not low or keep_low_precision or split or offload)
-        if world == 1 and offload:
+        self.static = world == 1 and not offload_param and (not low or keep_low_precision or split or offload)
+        if self.static and offload:
             self.full = self.lp
         elif world == 1 and split:
             self.full = self.hi
-        elif world == 1 and not low:
+        elif world == 1 and not low and not offload:
             self.full = self.master
         elif self.static:
             self.full = torch.empty(layout.padded, dtype=compute_dtype, device=device)
@@ -130,8 +137,20 @@ class UnitState:
         return self.lp if self.lp is not None else self.master
 
     def cast_into_full(self) -> None:
-        """World size 1: the "gather" is a cast of the fp32 master into the gathered buffer."""
-        self._write.copy_(self.master)
+        """World size 1: the "gather" is a cast of the fp32 master into the gathered buffer.
+
+        With parameter offload it is the copy up of the host's compute-dtype shard.
+        """
+        if self.offload_param:
+            self._write.copy_(self.lp, non_blocking=self.lp.is_pinned())
+        else:
+            self._write.copy_(self.master)
+
+    def upload(self, staging: torch.Tensor) -> torch.Tensor:
+        """Parameter offload: copy the host shard up into `staging` (a device buffer); returns it."""
+        dev = staging[: self.layout.shard]
+        dev.copy_(self.lp, non_blocking=self.lp.is_pinned())
+        return dev
 
     def allocate(self) -> None:
         """Give the gathered buffer its storage back (a no-op when it has it)."""
