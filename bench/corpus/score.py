@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 COLUMNS = ("set", "package", "version", "file", "line", "family", "code", "label", "why")
 FAMILIES = ("ZG1", "ZG2", "ZG3")
 LABELS = ("hazard", "safe")
-SETS = ("dev", "transformers")
+SETS = ("dev", "transformers", "fresh")
 
 
 class BadInput(Exception):
