@@ -86,6 +86,8 @@ _NOT_RUNS = frozenset(
         "cpu", "half", "float", "bfloat16", "requires_grad_", "zero_grad", "extra_repr", "apply",
         "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
         "register_full_backward_hook", "add_module", "get_submodule", "get_parameter",
+        # a container's own methods (ModuleList / ModuleDict)
+        "keys", "values", "items", "get", "pop", "append", "extend", "insert", "index", "update",
     }
 )  # fmt: skip
 
@@ -145,9 +147,8 @@ def find_divergences(
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str) -> None:
         found.setdefault((id(node), kind), Divergence(kind, effect, node, source, callee))
 
-    if tainted and sites:
-        _tainted_decisions(flat, calls, taint, sites, add)
-    if loop_exits and make_indirect is not None:
+    extra: list[tuple[cst.Call, Ctx, str]] = []
+    if make_indirect is not None:
         indirect = make_indirect(calls)
         direct = {id(call) for call, _ctx, _callee in sites}
         extra = [
@@ -155,18 +156,34 @@ def find_divergences(
             for node, ctx in flat.nodes
             if type(node) is cst.Call and id(node) not in direct and (callee := indirect(node)) is not None
         ]
-        if sites or extra:
-            _output_exits(flat, sites + extra, taint, add)
+    if tainted and (sites or extra):
+        # Helpers count for rank and random decisions (`if random() < 0.5: self.predict(x)`); for data
+        # decisions a helper on the other branch often runs the same layers, so only direct calls do.
+        _tainted_decisions(flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra})
+    if loop_exits and (sites or extra):
+        _output_exits(flat, sites + extra, taint, add)
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
 
 
-def _tainted_decisions(flat: Flat, calls: Calls, taint: Taint, sites: list, add: Callable[..., None]) -> None:
-    """Calls gated, iterated, skipped or cut short by a rank-, random- or data-tainted decision."""
+def _tainted_decisions(
+    flat: Flat, calls: Calls, taint: Taint, sites: list, add: Callable[..., None], helpers: set[int] = frozenset()
+) -> None:
+    """Calls gated, iterated, skipped or cut short by a rank-, random- or data-tainted decision.
+
+    `helpers` are the sites that run submodules through a helper: data decisions about them are left out.
+    """
+    add_all = add
+
+    def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
+        if kind == DATA and id(site) in helpers:
+            return
+        add_all(kind, effect, node, source, callee)
+
     rank_gated: dict[str, int] = {}  # callee text -> calls of it under some rank test
     for _call, ctx, callee in sites:
         if any(RANK in taint.of(test) for test in ctx.conds):
             rank_gated[callee] = rank_gated.get(callee, 0) + 1
-    for _call, ctx, callee in sites:
+    for call, ctx, callee in sites:
         if ctx.guarded:
             continue
         for test in ctx.conds:
@@ -176,14 +193,14 @@ def _tainted_decisions(flat: Flat, calls: Calls, taint: Taint, sites: list, add:
                     # The same call in another rank-dependent branch (`if main: ... barrier()` /
                     # `else: barrier()`, "main process first"): every rank makes it once.
                     continue
-                add(kind, effect, test, source, callee)
+                add(kind, effect, test, source, callee, call)
         for loop in ctx.loops:
             iterable = _loop_iter(loop)
             if iterable is None or (_fixed_length(iterable, calls) and not _cut_by(iterable, taint)):
                 continue
             # How often a loop runs follows the values it iterates, not the branches they were built in.
             for kind, source in taint.of(iterable, direct=True).items():
-                add(kind, ITERATE, iterable, source, callee)
+                add(kind, ITERATE, iterable, source, callee, call)
 
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Continue, cst.Break, cst.Return))]
     for node, ctx in exits:
@@ -213,7 +230,7 @@ def _tainted_decisions(flat: Flat, calls: Calls, taint: Taint, sites: list, add:
             if _exits_both_ways(flat, test, type(node), exits):
                 continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
             for kind, source in taint.of(test).items():
-                add(kind, effect, test, source, later[0][2])
+                add(kind, effect, test, source, later[0][2], later[0][0])
 
 
 def _has_loop_exit(flat: Flat) -> bool:
@@ -242,12 +259,14 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     for node, ctx in exits:
         if not ctx.loops:
             continue
-        loop = ctx.loops[-1]
+        if isinstance(node, cst.Return):  # leaves every loop around it: the outermost one decides
+            loop, inside = ctx.loops[0], 1
+        else:
+            loop, inside = ctx.loops[-1], len(ctx.loops)
         later = [site for site in sites if loop in site[1].loops]
         if not later:
             continue
-        depth = len(ctx.loops)
-        for test in (t for t, d in zip(ctx.conds, ctx.depths) if d == depth):
+        for test in (t for t, d in zip(ctx.conds, ctx.depths) if d >= inside):
             if _exits_both_ways(flat, test, type(node), exits):
                 continue
             source = source_of(test)

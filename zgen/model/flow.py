@@ -11,6 +11,7 @@ parameters. The ZG1xx-ZG3xx rules are written on top of these three.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -418,9 +419,35 @@ class Taint:
             return DATA  # all(stopping_criteria(out)): a verdict over this rank's values
         if qualified == "torch.where" and len(node.args) == 1:
             return DATA
+        if isinstance(node.func, cst.Name):
+            return random_function(self.index, node.func.value)
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
+
+
+# A random draw in a function's text (torch's generator, or the host's `random` / `numpy.random`).
+_TORCH_DRAW = re.compile(r"\btorch\.(?:rand|randn|randint|randperm|bernoulli|multinomial)\b|\.(?:uniform_|bernoulli_)\(")
+_HOST_DRAW = re.compile(r"\b(?:random|np\.random|numpy\.random)\.\w+\(|\brandrange\(|\brandom\(\)")
+
+
+def random_function(index: ModelIndex, name: str) -> str | None:
+    """RANDOM / HOST_RANDOM when `name` is a function of this file that draws a random number and returns.
+
+    `layers = dropout_layers(self.layers, p)`: what such a helper returns
+    differs per rank as much as the draw inside it.
+    """
+    key = ("random-function", name)
+    if key in index.cache:
+        return index.cache[key]  # type: ignore[return-value]
+    span = index.skeleton.functions.get(name)
+    kind = None
+    if span is not None:
+        text = index.skeleton.text(span.start, span.end)
+        if "return" in text:
+            kind = RANDOM if _TORCH_DRAW.search(text) else HOST_RANDOM if _HOST_DRAW.search(text) else None
+    index.cache[key] = kind
+    return kind
 
 
 # Reductions of a tensor to a value that a comparison then tests.
@@ -508,6 +535,14 @@ class ModuleCalls:
                                     self.aliases[name] = classes
                 continue
             classes = self._loop_classes(value) if loop else self.classes_of(value)
+            if classes is None and not loop and self._returned_sequence(value) is not None:
+                # `layers = dropout_layers(self.layers, p)`: some of the same submodules, how many not fixed
+                for target in targets:
+                    for name in bound_names(target):
+                        self.aliases[name] = self._returned_sequence(value)  # type: ignore[assignment]
+                        self.sequences.add(name)
+                        self.filtered.add(name)
+                continue
             if classes is None and not loop and self._filtered_sequence(value) is not None:
                 filtered = bool(value.for_in.ifs)  # type: ignore[attr-defined]
                 for target in targets:
@@ -525,6 +560,14 @@ class ModuleCalls:
                     target = target.elements[1].value
                 for name in bound_names(target):
                     self.aliases[name] = classes
+
+    def _returned_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
+        """A function of this file handed a list of submodules: what it returns may be some of them."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+            return None
+        if value.func.value not in self.index.skeleton.functions or not value.args:
+            return None
+        return self._elements_of(value.args[0].value)
 
     def _filtered_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
         """`[l for l in self.layers if ...]` / `list(self.layers)`: a local list of the same submodules."""

@@ -19,6 +19,9 @@ __all__ = [
     "is_torch_module_class",
     "ACTIVATION_FACTORIES",
     "COLLECTIVES",
+    "ENGINE_COLLECTIVES",
+    "WRAPPER_COLLECTIVES",
+    "WRAPPER_NAMES",
     "GUARD_NAMES",
     "is_gather_context",
     "RANDOM_TORCH",
@@ -231,6 +234,10 @@ COLLECTIVES = frozenset(
 )
 # Engine methods that are collective under ZeRO-3.
 ENGINE_COLLECTIVES = frozenset({"save_checkpoint", "load_checkpoint", "save_16bit_model", "backward", "step"})
+# Methods of a training loop's wrapper (accelerate's `Accelerator`, Lightning's `Fabric`) that gather
+# or save a ZeRO-3 model collectively: every rank must call them.
+WRAPPER_COLLECTIVES = frozenset({"get_state_dict", "save_state", "load_state", "save_model", "save", "load"})
+WRAPPER_NAMES = frozenset({"accelerator", "fabric"})
 
 # A condition that mentions one of these routes ZeRO-3 runs around the hazard.
 GUARD_NAMES = frozenset(

@@ -255,6 +255,10 @@ class _ScriptCalls:
         if known.is_gather_context(qualified):
             return code_of(call.func)
         func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in known.WRAPPER_COLLECTIVES:
+            owner = dotted(func.value) or ""
+            if owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:  # `self.accelerator.get_state_dict(model)`
+                return code_of(func)
         if scope.wrapped_name(func, call) or (isinstance(func, cst.Name) and func.value in scope.model_args):
             return code_of(func)
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:

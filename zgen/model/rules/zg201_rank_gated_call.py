@@ -256,6 +256,15 @@ class Module(nn.Module):
         samples = self.net(batch)
         print(samples.mean())
 """,
+        # A trainer that leaves on all but the main process before the accelerator gathers the state.
+        """
+class Trainer:
+    def save(self, path):
+        if not self.accelerator.is_main_process:
+            return
+        state = self.accelerator.get_state_dict(self.model)
+        torch.save(state, path)
+""",
         # Script: a ZeRO-3 checkpoint saved only by rank 0.
         """
 import deepspeed

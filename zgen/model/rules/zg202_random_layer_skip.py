@@ -9,7 +9,7 @@ import libcst as cst
 
 from .. import known
 from ..divergence import divergences, message
-from ..flow import HOST_RANDOM, RANDOM, code_of
+from ..flow import DATA, HOST_RANDOM, RANDOM, code_of, random_function
 from ..index import ModelIndex
 from ..rule import Report, Rule, Trigger
 from ..tree import access_path, walk
@@ -154,6 +154,34 @@ class Net(nn.Module):
 """,
     )
     INVALID = (
+        # A helper of the same file drops layers at random; an extra forward through a helper method, half the time.
+        """
+import random
+import torch
+from torch import nn
+
+def drop_some(layers, p):
+    keep = torch.rand(len(layers)) >= p
+    return [layer for layer, k in zip(layers, keep) if k]
+
+class Net(nn.Module):
+    def __init__(self, n, p):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(512, 512) for _ in range(n)])
+        self.head = nn.Linear(512, 512)
+        self.p = p
+
+    def predict(self, x):
+        return self.head(x)
+
+    def forward(self, x):
+        for layer in drop_some(self.layers, self.p):
+            x = layer(x)
+        cond = None
+        if random.random() < 0.5:
+            cond = self.predict(x).detach()
+        return x, cond
+""",
         # The draws made up front: zipped with the layers, a filtered list, a random depth, an aliased import.
         """
 import random
@@ -247,9 +275,11 @@ class Adapter(nn.Module):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         yield from self._random_iterables(index)
         for cls, method in index.methods("all", _random_trigger(index)):
-            for d in divergences(index, cls, method):
-                if d.kind not in (RANDOM, HOST_RANDOM):
-                    continue
+            found = divergences(index, cls, method)
+            data_nodes = {id(d.node) for d in found if d.kind == DATA}
+            for d in found:
+                if d.kind not in (RANDOM, HOST_RANDOM) or id(d.node) in data_nodes:
+                    continue  # a decision on this rank's data as well: ZG203/ZG204 report it
                 text = message(d, code_of(d.node))
                 if d.kind == HOST_RANDOM:
                     text += " (the host `random`/`numpy` stream is also consumed by data loading)"
@@ -289,6 +319,7 @@ def _random_trigger(index: ModelIndex) -> Trigger:
         for alias, target in index.imports.items()
         if target.startswith(known.RANDOM_HOST_PREFIXES) or target in known.RANDOM_TORCH
     ]
+    aliases += [f"{name}(" for name in index.skeleton.functions if random_function(index, name)]
     if not aliases:
         return _TRIGGER
     return Trigger(*_TRIGGER.literals, *aliases)

@@ -2,23 +2,51 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..divergence import EXIT, WHILE, divergences, message
 from ..flow import DATA, code_of
 from ..index import ModelIndex
-from ..rule import Report, Rule, Trigger
+from ..rule import Report, Rule
 from ..script import script_divergences
 from .zg203_data_dependent_experts import TRIGGER as _SELECTION
 
-# A data-dependent selection, or a loop that can end early (`break`, `while`): a decoding loop
-# that stops on what its own steps returned needs no selection call to be data-dependent.
-TRIGGER = Trigger(
-    *_SELECTION.literals,
-    "break",
-    "while",
-    pattern=rf"{_SELECTION.pattern.pattern}|(?m:^[ \t]*(?:break|while)\b)" if _SELECTION.pattern else None,
-)
+class _LoopExit:
+    """Text pre-filter: a data-dependent selection, or a loop that can end early.
+
+    A decoding loop that stops on what its own steps returned needs no
+    selection call to be data-dependent: `break`, `while`, or a `return`
+    indented inside a `for` (read from the lines' indentation, no parsing).
+    """
+
+    _LOOP = re.compile(r"^([ \t]*)(?:async\s+)?(for|while)\b")
+    _EXIT = re.compile(r"^([ \t]*)(?:break|return)\b")
+
+    def search(self, text: str) -> bool:
+        if _SELECTION.search(text):
+            return True
+        if "break" in text or "while" in text:
+            if re.search(r"(?m)^[ \t]*(?:break|while)\b", text):
+                return True
+        if "return" not in text or "for" not in text:
+            return False
+        loops: list[int] = []  # indentation of the loops open at this line
+        for line in text.splitlines():
+            stripped = line.lstrip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            indent = len(line) - len(stripped)
+            while loops and indent <= loops[-1]:
+                loops.pop()
+            if self._LOOP.match(line):
+                loops.append(indent)
+            elif loops and self._EXIT.match(line):
+                return True
+        return False
+
+
+TRIGGER = _LoopExit()
 
 
 class DataDependentExit(Rule):
@@ -169,6 +197,26 @@ class Net(nn.Module):
             if (x.abs() < 1e-3).all():
                 break
         return x
+""",
+        # A stop sequence matched token by token: the `return` in the inner loop leaves the generation loop.
+        """
+def next_token(model, x):
+    return model(x)[:, -1].argmax(-1)
+
+def generate(model, prompt, max_new, stop_sequences):
+    progress = [0] * len(stop_sequences)
+    token = prompt
+    for _ in range(max_new):
+        token = next_token(model, token)
+        value = token.item()
+        for i, seq in enumerate(stop_sequences):
+            if value == seq[progress[i]]:
+                progress[i] += 1
+                if progress[i] == len(seq):
+                    return
+            else:
+                progress[i] = 0
+        yield token
 """,
         # The step function comes from the caller; the loop stops once this rank's rows all hit a stop token.
         """
