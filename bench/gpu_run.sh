@@ -5,6 +5,7 @@
 #     PART=2 DEADLINE=540 bash bench/gpu_run.sh   # both GPUs: multi_gpu.py per system, then the memory peaks
 #     PART=3 DEADLINE=420 bash bench/gpu_run.sh   # both GPUs: optimizer offload, zgen against DeepSpeed
 #     PART=4 DEADLINE=420 bash bench/gpu_run.sh   # both GPUs: kernel tables at micro batch 1 and 5 (issue 15)
+#     PART=5 DEADLINE=480 bash bench/gpu_run.sh   # GPU 0: correctness checks; both GPUs: parameter offload vs DeepSpeed's
 #
 # Part 1 runs two lanes at once, each on its own GPU and half of the cores (taskset), one process per
 # system: lane A on GPU 0 is issue 14's regression check at world size 1 (zgen and FSDP2, compiled and
@@ -80,6 +81,17 @@ elif [[ ${PART} == 4 ]]; then
     prof 90 --system zgen
     prof 90 --system fsdp2
     python3 bench/multi_gpu.py --summarize "$OUT/profile.jsonl"
+elif [[ ${PART} == 5 ]]; then
+    # The GPU checks (parameter offload among them), then parameter + optimizer offload against DeepSpeed's
+    # own, over both GPUs at micro batch 1 and the largest that fits (no profile steps).
+    CUDA_VISIBLE_DEVICES=${GPU0:-0} stage 150 python3 bench/runtime_bench.py --check --systems none "${DEV[@]}" "${TINY[@]}"
+    offp() { OMP_NUM_THREADS=16 stage "$1" torchrun --standalone --nproc_per_node 2 bench/multi_gpu.py \
+        --nccl-timeout-s 120 --loss-steps 10 --warmup 3 --profile-steps 0 --steps-max 4 --warmup-max 2 \
+        --out "$OUT/multi_gpu_offload_param.jsonl" "${DEV[@]}" "${TINY[@]}" "${MG[@]}" "${@:2}"; }
+    offp 120 --system zgen-offload
+    offp 120 --system zgen-offload-param
+    [[ ${SMOKE:-0} == 1 ]] || offp 200 --system deepspeed-offload-param
+    python3 bench/multi_gpu.py --summarize "$OUT/multi_gpu_offload_param.jsonl"
 elif [[ ${PART} == 3 ]]; then
     # Optimizer offload over both GPUs; the host update gets half of the cores per rank (torchrun's default
     # OMP_NUM_THREADS=1 would make every system's CPU Adam single-threaded).

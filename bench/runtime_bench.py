@@ -102,7 +102,7 @@ def build(cfg, device, seed: int = 0):
 OFFLOAD = {"device": "cpu", "pin_memory": True}
 
 
-def ds_config(accum: int, instrumented: bool = False, as_is: bool = False, offload: bool = False) -> dict:
+def ds_config(accum: int, instrumented: bool = False, as_is: bool = False, offload: bool | str = False) -> dict:
     """The seed config with --grad-accum and torch's fused AdamW; its timers and profiler off unless `instrumented`.
 
     `as_is` keeps the seed config exactly as written (DeepSpeed's own FusedAdam, JIT-compiled on first
@@ -120,6 +120,8 @@ def ds_config(accum: int, instrumented: bool = False, as_is: bool = False, offlo
     cfg.pop("train_batch_size", None)
     if offload:  # DeepSpeed's own offload path: its AVX CPU Adam (JIT-built at setup)
         cfg["zero_optimization"]["offload_optimizer"] = dict(OFFLOAD)
+        if offload == "param":
+            cfg["zero_optimization"]["offload_param"] = dict(OFFLOAD)
         return cfg
     cfg["optimizer"]["params"].update({"torch_adam": True, "fused": True})
     return cfg
@@ -280,7 +282,7 @@ def setup_zgen(model, args, world, compiled: bool = False, offload: bool | str =
     return engine_step(engine), [engine]
 
 
-def setup_deepspeed(model, args, world, instrumented=False, as_is=False, compiled=False, offload=False):
+def setup_deepspeed(model, args, world, instrumented=False, as_is=False, compiled=False, offload: bool | str = False):
     import deepspeed
 
     cfg = ds_config(getattr(args, "grad_accum", 1), instrumented, as_is, offload)
@@ -306,6 +308,7 @@ SYSTEMS = {
     "zgen-offload-compile": lambda m, a, w: setup_zgen(m, a, w, compiled=True, offload=True),
     "zgen-offload-param": lambda m, a, w: setup_zgen(m, a, w, offload="param"),
     "deepspeed-offload": lambda m, a, w: setup_deepspeed(m, a, w, offload=True),
+    "deepspeed-offload-param": lambda m, a, w: setup_deepspeed(m, a, w, offload="param"),
     # torch.compile variants: decoder layers compiled regionally, DeepSpeed through engine.compile()
     "plain-compile": lambda m, a, w: setup_plain(m, a, w, compiled=True),
     "fsdp2-compile": lambda m, a, w: setup_fsdp2(m, a, w, compiled=True),
@@ -530,6 +533,14 @@ def check(device, world: int, rank: int) -> list[str]:
     fp32_offload = dict(zgen_config(2, offload=True), bf16={"enabled": False})
     lines.append(f"check fp32 zgen offload_optimizer (pinned host, CPU fused AdamW) vs plain AdamW (tiny, world {world}, "
                  f"{steps} steps, accum 2): max |diff| {worst(run_zgen(fp32_offload, 2), plain_adamw()):.2e}")
+    fp32_param = dict(zgen_config(2, offload="param"), bf16={"enabled": False})
+    lines.append(f"check fp32 zgen offload_param + offload_optimizer (bf16 shards on the host, copied up per unit) "
+                 f"vs plain AdamW (tiny, world {world}, {steps} steps, accum 2): "
+                 f"max |diff| {worst(run_zgen(fp32_param, 2), plain_adamw()):.2e}")
+    bf16_param = run_zgen(zgen_config(1, offload="param"), 1)
+    bf16_opt = run_zgen(zgen_config(1, offload=True), 1)
+    lines.append(f"check bf16 zgen offload_param vs offload_optimizer alone (tiny, world {world}): "
+                 f"max |diff| {worst(bf16_param, bf16_opt):.2e}")
     plain = run_zgen(zgen_config(1), 1)
     for recompute, compiled in (("non-reentrant", False), ("reentrant", False), ("non-reentrant", True)):
         full = run_zgen(zgen_config(1), 1, recompute=recompute, compiled=compiled)
