@@ -64,6 +64,7 @@ _RANK_ASSIGN = re.compile(
 )
 _ATTR_NOT_ON_SELF = re.compile(r"(?<!\bself)\.(\w+)")
 _RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
+_OTHER_CALL = re.compile(r"(?<!\bself)(?<!\(\))\.(\w+)\s*\(")  # `<not self>.name(`
 _SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(|\bsuper\(\)\s*\.\s*(\w+)\s*\(")
 
 
@@ -290,7 +291,21 @@ class ClassInfo:
         for method in self.all_methods():
             if _NOT_ENTRY.search(method.name):
                 taken.update(id(m) for m in self.reachable(method.name))
-        return [m for m in self.all_methods() if id(m) not in taken]
+        for sub in self.index.classes.values():  # a base class's helper that a subclass's forward calls
+            if sub is not self and self in sub.mro:
+                taken.update(id(m) for m in sub.forward_methods)
+        called = self.index.called_from_forward()  # `self.decoder.decoder_query(x)`: part of another forward
+        roots = [m for m in self.all_methods() if id(m) not in taken and m.name not in called]
+        # A helper an initialiser shares with an entry point (`tie_weights` from `init_weights` and from
+        # `resize_token_embeddings`) runs on the built model too, when the entry point calls it.
+        found = {id(m) for m in roots}
+        gathered = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
+        for root in roots:
+            for method in self.reachable(root.name):
+                if id(method) not in found and id(method) not in gathered and not _NOT_ENTRY.search(method.name):
+                    found.add(id(method))
+                    roots.append(method)
+        return roots
 
     @cached_property
     def facts(self) -> ClassFacts:
@@ -539,6 +554,18 @@ class ModelIndex:
         # Model classes imported from another model's modeling file (transformers' modular files).
         module = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
         return module.startswith("modeling_") and module not in _SHARED_MODELING and last[:1].isupper()
+
+    def called_from_forward(self) -> frozenset[str]:
+        """Names of methods that some module's forward calls on another object (`self.codebook.lookup(x)`)."""
+        key = "called-from-forward"
+        found = self.cache.get(key)
+        if found is None:
+            names: set[str] = set()
+            for cls in self.module_classes():
+                for method in cls.forward_methods:
+                    names.update(_OTHER_CALL.findall(method.text))
+            found = self.cache[key] = frozenset(names)
+        return found  # type: ignore[return-value]
 
     def module_classes(self) -> list[ClassInfo]:
         return [c for c in self.classes.values() if c.is_module]
@@ -1095,6 +1122,7 @@ class _FactsReader:
 _NOT_ENTRY = re.compile(
     r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero|deepspeed|^extra_repr$"
     r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
+    r"|^forward_?\w"  # forward variants (`forward_features`, `forward_intermediates`) compute like forward
 )
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")

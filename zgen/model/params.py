@@ -24,6 +24,7 @@ from .tree import access_path, call_name, walk
 __all__ = [
     "Access",
     "accesses",
+    "is_persistent",
     "usage",
     "READ",
     "SIZE",
@@ -651,7 +652,9 @@ def scoped_accesses(index: ModelIndex, scope: str):
     """
     for cls, method in index.methods(scope):
         if not _may_access(index, method) and not (scope == "init" and _hands_module(method.text)):
-            if scope != "forward" or not _mentions_helper(index, cls, method.text):
+            if scope == "forward" and _mentions_helper(index, cls, method.text):
+                pass
+            elif scope != "entry" or not _mentions_own_param(cls, method.text):
                 continue
         if scope == "entry" and not _ENTRY_USES.search(method.text):
             continue  # only writes and size queries are checked there: no need to parse a plain reader
@@ -706,6 +709,14 @@ def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
     return any(f"self.{name}" in text for name in names)  # type: ignore[union-attr]
 
 
+def _mentions_own_param(cls: ClassInfo, text: str) -> bool:
+    """Does `text` name `self.<p>` for a parameter `p` the class registers itself (partitioned in an entry method)?"""
+    return any(
+        member.kind == Kind.PARAM and not member.classes and f"self.{name}" in text
+        for name, member in cls.facts.members.items()
+    )
+
+
 def _hands_module(text: str) -> bool:
     return bool(_HANDS_SELF.search(text) or ("for " in text and _HANDS_ALIAS.search(text)))
 
@@ -717,6 +728,11 @@ def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
         text = method.text
         cache["_may_access"] = index.mentions_param(text) or "parameters(" in text
     return cache["_may_access"]
+
+
+def is_persistent(index: ModelIndex, access: Access) -> bool:
+    """Is the accessed parameter below the persistence threshold, so ZeRO-3 keeps it gathered everywhere?"""
+    return _persistent(index, access)
 
 
 def _persistent(index: ModelIndex, access: Access) -> bool:

@@ -124,7 +124,10 @@ def main(model, cfg, table):
             if access.use in (WRITE, INIT):
                 what = code_of(access.node)
                 message = (
-                    f"`{what}{access.detail}` writes to a parameter of submodule `{access.owner}` outside "
+                    f"`{what}{access.detail}` writes to this module's own parameter in `{method.name}`, which runs "
+                    "on the built model outside its forward, where ZeRO-3 keeps it partitioned; the write is lost"
+                    if access.owner == "self"
+                    else f"`{what}{access.detail}` writes to a parameter of submodule `{access.owner}` outside "
                     f"`{access.owner}`'s forward, where ZeRO-3 keeps it partitioned; the write is lost"
                     if not access.via_parameters
                     else f"`{what}{access.detail}` writes to parameters that include submodules', "

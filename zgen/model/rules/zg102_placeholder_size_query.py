@@ -126,6 +126,11 @@ def main(model, cfg):
                         f"`{what}{access.detail}` reads the size of parameters that include submodules', "
                         "which ZeRO-3 has partitioned here: placeholders have size 0"
                     )
+                elif access.owner == "self":
+                    message = (
+                        f"`{what}{access.detail}` reads the size of this module's own parameter in `{method.name}`, "
+                        "which runs on the built model outside its forward; ZeRO-3 keeps it partitioned there"
+                    )
                 elif scope == "init":
                     message = (
                         f"`{what}{access.detail}` reads the size of a parameter of `{access.owner}` after "

@@ -11,7 +11,7 @@ from zgen.findings import Severity
 
 from ..flow import ModuleCalls, code_of, flat_of
 from ..index import ClassInfo, Kind, ModelIndex
-from ..params import READ, SIZE, WRITE, usage
+from ..params import READ, SIZE, WRITE, accesses, is_persistent, usage
 from ..rule import Report, Rule
 
 # `<something other than self>.name(`: a method called on another object.
@@ -162,10 +162,18 @@ def _own_params_used(index: ModelIndex, child: ClassInfo, name: str) -> str | No
     index.cache[key] = None
     params = {n for n, m in child.facts.members.items() if m.kind == Kind.PARAM}
     found = None
-    if params:
-        for method in child.reachable(name):
-            if method.name in ("forward", "__init__") or not any(f"self.{p}" in method.text for p in params):
-                continue
+    for method in child.reachable(name):
+        if method.name in ("forward", "__init__"):
+            continue
+        # The child's own submodules are not called either: their parameters are partitioned here too.
+        for access in accesses(index, child, method) if index.mentions_param(method.text) else ():
+            if access.use in (READ, SIZE, WRITE) and not access.via_parameters and not access.ctx.guarded:
+                if access.owner.startswith("self.") and not access.local and not is_persistent(index, access):
+                    found = code_of(access.node)
+                    break
+        if found:
+            break
+        if params and any(f"self.{p}" in method.text for p in params):
             flat = flat_of(method)
             for node, _ctx in flat.nodes if flat else ():
                 if type(node) is cst.Attribute and node.attr.value in params:
@@ -174,7 +182,7 @@ def _own_params_used(index: ModelIndex, child: ClassInfo, name: str) -> str | No
                         if use in (READ, SIZE, WRITE) and not index.persistent_param(child.name, node.attr.value):
                             found = f"self.{node.attr.value}"
                             break
-            if found:
-                break
+        if found:
+            break
     index.cache[key] = found
     return found

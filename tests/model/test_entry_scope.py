@@ -1,0 +1,166 @@
+"""Methods and helpers that run on the built, partitioned model outside forward: what counts as an entry point."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+HEAD = """
+import deepspeed
+import torch
+from torch import nn
+"""
+
+
+def codes(source: str) -> list[str]:
+    """The codes zgen reports for a file made of `HEAD` and `source`."""
+    return [f.code for f in check_source("m.py", HEAD + textwrap.dedent(source))]
+
+
+HAZARDS = {
+    # Its own weight, read in a method neither forward nor __init__ reaches.
+    "own-parameter-in-entry-method": ("ZG109", """
+class ColumnLinear(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n, d))
+
+    def forward(self, x):
+        return x @ self.weight.t()
+
+    def master_weight(self):
+        return self.weight.data.transpose(0, 1)
+"""),
+    # A helper shared by an initialiser and an entry point runs on the built model when the entry calls it.
+    "helper-shared-by-initialiser-and-entry": ("ZG102", """
+class LM(nn.Module):
+    def __init__(self, v, d):
+        super().__init__()
+        self.embed = nn.Embedding(v, d)
+        self.head = nn.Linear(d, v)
+
+    def forward(self, ids):
+        return self.head(self.embed(ids))
+
+    def init_weights(self):
+        self.tie(self.head, self.embed)
+
+    def resize(self, n):
+        self.embed = nn.Embedding(n, 8)
+        self.tie(self.head, self.embed)
+
+    def tie(self, out, inp):
+        out.weight = inp.weight
+        pad = out.weight.shape[0] - 4
+        return pad
+"""),
+    # The child's method computes with the child's own submodule's weight: no hook of either runs.
+    "child-method-reads-grandchild": ("ZG303", """
+class Codebook(nn.Module):
+    def __init__(self, k, d):
+        super().__init__()
+        self.embedding = nn.Embedding(k, d)
+
+    def forward(self, z):
+        return self.embedding(z)
+
+    def straight_through(self, z):
+        return torch.index_select(self.embedding.weight, 0, z)
+
+
+class Quantiser(nn.Module):
+    def __init__(self, k, d):
+        super().__init__()
+        self.codebook = Codebook(k, d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, z):
+        return self.proj(self.codebook.straight_through(z))
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HAZARDS))
+def test_hazard_is_found(case):
+    code, source = HAZARDS[case]
+    assert code in codes(source), case
+
+
+SAFE = {
+    # A base class's helper that the subclass's forward calls: gathered there.
+    "base-helper-called-by-subclass-forward": """
+class Router(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n, d))
+
+    def gating(self, x):
+        return x @ self.weight.data.t()
+
+    def forward(self, x):
+        raise NotImplementedError
+
+
+class TopK(Router):
+    def forward(self, x):
+        return self.gating(x).topk(2)
+""",
+    # A forward variant computes with the module's own parameters the way forward does.
+    "forward-variant": """
+class Vit(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, d))
+        self.blocks = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.blocks(x)
+
+    def forward_intermediates(self, x):
+        return self.blocks(torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1))
+""",
+    # Another module's forward calls this method (`self.decoder.query(x)`): ZG303's business, not an entry.
+    "method-called-from-another-forward": """
+class Decoder(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.padding = nn.Parameter(torch.empty(n, d))
+
+    def forward(self, x):
+        return x
+
+    def query(self, x):
+        return x + self.padding[0]
+
+
+class Model(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.decoder = Decoder(n, d)
+
+    def forward(self, x):
+        return self.decoder.query(x)
+""",
+    # The own parameter is only described (dtype), not read.
+    "own-parameter-dtype": """
+class Head(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n, d))
+
+    def forward(self, x):
+        return x @ self.weight
+
+    def cast_input(self, x):
+        return x.to(self.weight.dtype)
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAFE))
+def test_look_alike_is_clean(case):
+    found = [c for c in codes(SAFE[case]) if c[:3] == "ZG1"]
+    assert found == [], (case, found)
