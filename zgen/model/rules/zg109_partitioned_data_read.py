@@ -21,7 +21,8 @@ class PartitionedDataRead(Rule):
     where ZeRO-3 has partitioned it and nothing gathers it: methods a
     training loop calls on the built model (neither `forward` nor `__init__`
     reaches them: `fuse_lora`, `crop_block_size`, `set_input_size`,
-    re-parameterisation helpers), and `__init__` after the owning submodule
+    re-parameterisation helpers, and what they share with initialisers;
+    the module's own parameters count there too), and `__init__` after the owning submodule
     was built (or for a module passed in, built by the caller). Reads inside
     `GatheredParameters`, of small parameters ZeRO-3 keeps gathered, and of
     only dtype, device or `requires_grad` are not flagged. Writes are ZG101

@@ -28,8 +28,10 @@ class ChildMethodBypass(Rule):
     calls) computes with `child`'s own parameters, for example
     `self.embeddings.interpolate_pos_encoding(x)` reading
     `self.position_embeddings`, or `self.tok.attend(h)` returning
-    `h @ self.weight.T`. Methods that only call the child's submodules,
-    or read buffers, are fine.
+    `h @ self.weight.T`, or `self.codebook.lookup(z)` indexing the weight
+    of the codebook's own `nn.Embedding` (no hook of either module runs).
+    Methods that only call the child's submodules, or read buffers or
+    parameters small enough to stay gathered, are fine.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers `child`'s parameters only when `child` itself is called.
@@ -105,6 +107,30 @@ class LM(nn.Module):
 
     def forward(self, ids):
         return self.embed.attend(self.embed(ids))
+""",
+        # The child's method indexes its own submodule's weight without calling it.
+        """
+import torch
+from torch import nn
+
+class Codebook(nn.Module):
+    def __init__(self, k, d):
+        super().__init__()
+        self.embedding = nn.Embedding(k, d)
+
+    def forward(self, z):
+        return self.embedding(z)
+
+    def lookup(self, idx):
+        return torch.index_select(self.embedding.weight, 0, idx)
+
+class Quantiser(nn.Module):
+    def __init__(self, k, d):
+        super().__init__()
+        self.codebook = Codebook(k, d)
+
+    def forward(self, idx):
+        return self.codebook.lookup(idx)
 """,
     )
 
