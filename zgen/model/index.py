@@ -27,7 +27,7 @@ from .tree import Snippet, access_path, call_name, const_str, dotted, parse_snip
 if TYPE_CHECKING:
     from .project import Project
 
-__all__ = ["Kind", "Member", "ClassFacts", "ClassInfo", "MethodInfo", "ModelIndex", "ACTIVATION", "UNKNOWN_CLASS"]
+__all__ = ["Kind", "Member", "ClassFacts", "ClassInfo", "MethodInfo", "ModelIndex", "ACTIVATION", "UNKNOWN_CLASS", "entry_name"]
 
 ACTIVATION = "<activation>"  # class of a module from an activation registry (no parameters)
 UNKNOWN_CLASS = "<unknown>"  # a member assigned from something we cannot see (an argument)
@@ -1124,6 +1124,13 @@ _NOT_ENTRY = re.compile(
     r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
     r"|^forward_?\w"  # forward variants (`forward_features`, `forward_intermediates`) compute like forward
 )
+
+
+def entry_name(name: str) -> bool:
+    """Could a method or function of this name be called on a built model (not an initialiser, hook, loader)?"""
+    return not _NOT_ENTRY.search(name)
+
+
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
 

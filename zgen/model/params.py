@@ -25,6 +25,7 @@ __all__ = [
     "Access",
     "accesses",
     "is_persistent",
+    "writes_module_params",
     "usage",
     "READ",
     "SIZE",
@@ -480,6 +481,12 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
             continue
         detail = f" passed to `{name}()`, which initialises its parameters"
         yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, INIT, detail, order.get(id(call), 0))
+
+
+def writes_module_params(index: ModelIndex, flat: Flat, name: str) -> bool:
+    """Does the function `name` (nested in `flat`, of this file or imported) write its module argument's parameters?"""
+    func = _function_node(index, flat, name)
+    return func is not None and bool(_module_writer_params(index, func))
 
 
 def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:

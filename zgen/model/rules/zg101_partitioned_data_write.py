@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from ..flow import code_of
+from ..handed import handed_accesses
 from ..index import ModelIndex
 from ..params import INIT, WRITE, scoped_accesses
 from ..rule import Report, Rule
@@ -19,7 +22,10 @@ class PartitionedDataWrite(Rule):
     `p.fill_(0)`, `p[:, 0] = 1`, `p.data.mul_(s)`) when the parameter is
     partitioned there: a parameter of a submodule written in `forward` (or a
     method it calls), or a parameter of the model in a training script
-    after `deepspeed.initialize` (or built under `deepspeed.zero.Init`).
+    after `deepspeed.initialize` (or built under `deepspeed.zero.Init`),
+    and in helpers a training loop hands the built model or its parameters
+    to (`ema.copy_to(model.parameters())`, `convert_to_fp16(model)` running
+    `model.apply(fn)` outside `zero.Init`, where `apply` gathers nothing).
     Writes inside `with deepspeed.zero.GatheredParameters(..., modifier_rank=0)`
     are fine and not flagged. Initialisation in `__init__` is ZG103.
 
@@ -88,6 +94,17 @@ def main(model, cfg):
 """,
     )
     INVALID = (
+        # An EMA helper copies into the parameters it is handed.
+        """
+from typing import Iterable
+
+import torch
+
+class Ema:
+    def copy_to(self, parameters: Iterable[torch.nn.Parameter]):
+        for shadow, param in zip(self.shadow, parameters):
+            param.data.copy_(shadow)
+""",
         """
 import torch
 from torch import nn
@@ -134,6 +151,18 @@ def main(model, cfg, table):
                     "partitioned here by ZeRO-3; the write is lost"
                 )
                 yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for handed in handed_accesses(index):
+            if handed.use in (WRITE, INIT):
+                message = (
+                    f"`{code_of(handed.node)}`{handed.detail} on the built model handed to `{handed.function}`; "
+                    "outside `zero.Init`, `apply` gathers nothing, so each write goes to a partitioned "
+                    "placeholder and is lost"
+                    if isinstance(handed.node, cst.Call)
+                    else f"`{code_of(handed.node)}{handed.detail}` writes to a parameter of a built model handed to "
+                    f"`{handed.function}` (from `{handed.source}`), outside any forward and any gather; "
+                    "ZeRO-3 keeps it partitioned there, so the write is lost"
+                )
+                yield self.finding(index, handed.snippet, handed.node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, use, detail, _via in script_param_accesses(index, scope):
                 if use in (WRITE,) and not _guarded(scope, node):

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ..flow import code_of, flat_of
+from ..handed import handed_accesses
 from ..index import ModelIndex
 from ..params import READ, scoped_accesses
 from ..rule import Report, Rule
@@ -23,7 +24,9 @@ class PartitionedDataRead(Rule):
     reaches them: `fuse_lora`, `crop_block_size`, `set_input_size`,
     re-parameterisation helpers, and what they share with initialisers;
     the module's own parameters count there too), and `__init__` after the owning submodule
-    was built (or for a module passed in, built by the caller). Reads inside
+    was built (or for a module passed in, built by the caller); and helpers
+    a training loop hands the built model's parameters to (an EMA's
+    `store(model.parameters())` cloning them). Reads inside
     `GatheredParameters`, of small parameters ZeRO-3 keeps gathered, and of
     only dtype, device or `requires_grad` are not flagged. Writes are ZG101
     and ZG103, size queries ZG102; reads inside `forward` are ZG301.
@@ -92,6 +95,12 @@ class LM(nn.Module):
 """,
     )
     INVALID = (
+        # Snapshot of the parameters handed in, taken outside any gather.
+        """
+class Ema:
+    def store(self, parameters):
+        self.saved = [p.detach().cpu().clone() for p in parameters]
+""",
         """
 import torch
 from torch import nn
@@ -154,6 +163,14 @@ class GPT(nn.Module):
                     "ZeRO-3 keeps it partitioned there, so this reads an empty placeholder"
                 )
                 yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for handed in handed_accesses(index):
+            if handed.use == READ:
+                message = (
+                    f"`{code_of(handed.node)}{handed.detail}` reads the values of a parameter of a built model "
+                    f"handed to `{handed.function}` (from `{handed.source}`), outside any forward and any gather; "
+                    "ZeRO-3 keeps it partitioned there, so this reads an empty placeholder"
+                )
+                yield self.finding(index, handed.snippet, handed.node, message, _HELP)
 
 
 def _computed_with(method, node: cst.CSTNode) -> bool:
