@@ -829,6 +829,7 @@ class _FactsReader:
         self.layer_params: set[str] = set()  # parameters named like layer factories (`norm_layer`)
         self.env: dict[str, int] = {}  # upper bounds of integer parameters and locals (`hd=256`)
         self._unbounded: set[str] = set()
+        self._clamps: set[int] = set()  # targets of `if n > limit: n = limit`
         self._depth = 0  # nesting of callables followed (`a = partial(b)`, `b = partial(a)`)
         self.resolve = True  # read other files for imported classes and factory functions
 
@@ -839,7 +840,9 @@ class _FactsReader:
         self._parameters(node)
         order = self.method.order
         for stmt in walk(node.body):
-            if isinstance(stmt, cst.BaseSmallStatement):
+            if isinstance(stmt, cst.If):
+                self._clamps.update(_clamp_assigns(stmt))
+            elif isinstance(stmt, cst.BaseSmallStatement):
                 self._statement(stmt, (self.rank, order[id(stmt)]))
 
     def _parameters(self, node: cst.FunctionDef) -> None:
@@ -856,6 +859,8 @@ class _FactsReader:
                 self.layer_params.add(name)
             if isinstance(default, cst.Integer):
                 self.env[name] = int(default.evaluated_value)
+            elif _negative_literal(default):  # `groups=-1`: a sentinel meaning "choose for me"
+                self.env[name] = -int(default.expression.evaluated_value)  # type: ignore[union-attr]
 
     def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
         if isinstance(node, cst.Assign):
@@ -880,6 +885,8 @@ class _FactsReader:
             return
         if isinstance(target, cst.Name):
             bound = upper_bound(value, self.env)
+            if id(target) in self._clamps and target.value in self.env:
+                bound = self.env[target.value]  # `if n > limit: n = limit` only lowers n
             if bound is None or target.value in self._unbounded:
                 self.env.pop(target.value, None)  # once unknown on some path, unknown from then on
                 self._unbounded.add(target.value)
@@ -1133,6 +1140,36 @@ def entry_name(name: str) -> bool:
 
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
+
+
+def _negative_literal(node: cst.CSTNode | None) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+    )
+
+
+def _clamp_assigns(node: cst.If) -> set[int]:
+    """The target of `if n > limit: n = limit` (or `if limit < n:`): an assignment that only lowers `n`."""
+    test = node.test
+    if node.orelse is not None or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return set()
+    body = node.body.body
+    line = body[0] if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) else None
+    assign = line.body[0] if line is not None and len(line.body) == 1 else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return set()
+    target = assign.targets[0].target
+    operator = test.comparisons[0].operator
+    right = test.comparisons[0].comparator
+    if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        big, small = test.left, right
+    elif isinstance(operator, (cst.LessThan, cst.LessThanEqual)):
+        big, small = right, test.left
+    else:
+        return set()
+    same = isinstance(target, cst.Name) and isinstance(big, cst.Name) and big.value == target.value
+    return {id(target)} if same and small.deep_equals(assign.value) else set()
 
 
 def _is_partial(call: cst.Call) -> bool:
