@@ -80,6 +80,41 @@ class Quantiser(nn.Module):
     def forward(self, z):
         return self.proj(self.codebook.straight_through(z))
 """),
+    # The branch's class comes from an isinstance test; the weight is computed with through a local.
+    "fuse-helper-reads-branch-conv": ("ZG109", """
+class ConvBn(nn.Module):
+    def __init__(self, c1, c2, k):
+        super().__init__()
+        self.conv = nn.Conv2d(c1, c2, k)
+        self.bn = nn.BatchNorm2d(c2)
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+
+class RepBlock(nn.Module):
+    def __init__(self, c1, c2):
+        super().__init__()
+        self.branch3 = ConvBn(c1, c2, 3)
+        self.branch1 = ConvBn(c1, c2, 1)
+
+    def forward(self, x):
+        return self.branch3(x) + self.branch1(x)
+
+    def fuse(self):
+        k3, b3 = self._fuse_branch(self.branch3)
+        k1, b1 = self._fuse_branch(self.branch1)
+        return k3 + k1, b3 + b1
+
+    def _fuse_branch(self, branch):
+        if isinstance(branch, ConvBn):
+            kernel = branch.conv.weight
+            std = (branch.bn.running_var + branch.bn.eps).sqrt()
+            gamma = branch.bn.weight
+        else:
+            kernel = 0
+        return kernel * (gamma / std).reshape(-1, 1, 1, 1), gamma
+"""),
 }
 
 
@@ -156,6 +191,52 @@ class Head(nn.Module):
 
     def cast_input(self, x):
         return x.to(self.weight.dtype)
+""",
+    # A module read for its running statistics is a batch norm: its weight and bias stay gathered.
+    "batch-norm-by-its-statistics": """
+class RepBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.conv = nn.Conv2d(c, c, 3)
+
+    def forward(self, x):
+        return self.conv(x) + self.bn(x)
+
+    def fuse(self):
+        return self._fuse_bn(self.bn)
+
+    def _fuse_bn(self, branch):
+        std = (branch.running_var + branch.eps).sqrt()
+        gamma = branch.weight
+        return gamma / std, branch.bias - branch.running_mean * gamma / std
+""",
+    # A class token shaped (1, 1, dim) is a vector: small enough to stay gathered.
+    "class-token-is-a-vector": """
+class Vit(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, d))
+        self.blocks = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.blocks(x)
+
+    def prepend(self, x):
+        return torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1)
+""",
+    # A private forward variant is part of a forward too.
+    "private-forward-variant": """
+class Head(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n, d))
+
+    def forward(self, x):
+        return x
+
+    def _forward_logits(self, x):
+        return x @ self.weight.t()
 """,
 }
 

@@ -38,7 +38,10 @@ _PARAM_DEF = re.compile(
 _TORCH_PARAM_NAMES = frozenset(name for names in known.TORCH_PARAMS.values() for name in names)
 # `nn.Parameter(torch.ones(dim))`: the argument of each Parameter(...) call, one level of parentheses.
 _PARAM_CALL = re.compile(r"Parameter\(((?:[^()]|\([^()]*\))*)\)")
-_VECTOR_PARAM = re.compile(r"\s*torch\.(?:ones|zeros|empty|full)\(\s*[\w.]+\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$")
+# A vector, also shaped with leading singleton dimensions (`torch.zeros(1, 1, dim)`, a class token).
+_VECTOR_PARAM = re.compile(
+    r"\s*torch\.(?:ones|zeros|empty|full|randn|rand)\(\s*(?:1\s*,\s*)*[\w.]+\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$"
+)
 _SCALAR_PARAM = re.compile(r"\s*torch\.tensor\((?:[^(),\[]|\([^()]*\))*\)\s*$")
 # transformers' shared modules: their classes are outputs and utilities, not models of another file.
 _SHARED_MODELING = frozenset(
@@ -291,6 +294,9 @@ class ClassInfo:
         for method in self.all_methods():
             if _NOT_ENTRY.search(method.name):
                 taken.update(id(m) for m in self.reachable(method.name))
+        if self.method("forward") is None:  # forward inherited from another file calls this class's overrides
+            names = self._inherited_forward_names()
+            taken.update(id(m) for m in self.all_methods() if m.name in names)
         for sub in self.index.classes.values():  # a base class's helper that a subclass's forward calls
             if sub is not self and self in sub.mro:
                 taken.update(id(m) for m in sub.forward_methods)
@@ -306,6 +312,19 @@ class ClassInfo:
                     found.add(id(method))
                     roots.append(method)
         return roots
+
+    def _inherited_forward_names(self) -> set[str]:
+        """Names of the methods an inherited `forward` of another file reaches through `self.m(...)` calls."""
+        names: set[str] = set()
+        todo = ["forward"]
+        while todo and len(names) < 200:
+            name = todo.pop()
+            method = self.inherited_method(name)
+            if method is None or name in names:
+                continue
+            names.add(name)
+            todo.extend(m.group(1) or m.group(2) for m in _SELF_CALL.finditer(method.text))
+        return names
 
     @cached_property
     def facts(self) -> ClassFacts:
@@ -1129,7 +1148,7 @@ class _FactsReader:
 _NOT_ENTRY = re.compile(
     r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero|deepspeed|^extra_repr$"
     r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
-    r"|^forward_?\w"  # forward variants (`forward_features`, `forward_intermediates`) compute like forward
+    r"|^_?forward_?\w"  # forward variants (`forward_features`, `forward_intermediates`) compute like forward
 )
 
 

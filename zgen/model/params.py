@@ -169,13 +169,18 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 own = members.get(path.parts[0]) if entry else None
                 if own is not None and own.kind == Kind.PARAM and not own.classes:
                     use, detail = usage(index, flat, node)  # the module's own parameter, partitioned here
-                    yield Access(node, ctx, "self", path.parts[0], None, use, detail, order.get(id(node), 0))
+                    yield Access(node, ctx, "self", path.parts[0], None, use, detail, order.get(id(node), 0),
+                                 owner_classes=(cls.name,))
                 continue
             first = members.get(path.parts[0])
             rest = path.parts[1:]
         else:
             first = module_aliases.get(path.root)
             rest = path.parts
+            if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:
+                first = _narrowed(index, first, ctx) or first
+            if first is not None and first.kind == Kind.UNKNOWN and len(rest) == 1 and _batch_norm(method, path.root):
+                first = Member(first.name, Kind.MODULE, ("torch.nn.BatchNorm2d",), first.order)
         if first is not None and first.kind == Kind.PARAM and first.classes:
             # `self.proj = nn.Parameter(...) if raw else nn.Linear(...)`: `.weight` is the Linear's
             first = Member(first.name, Kind.MODULE, first.classes, first.order)
@@ -197,6 +202,29 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             owner_classes=owner_classes,
             local=path.root in built_here,
         )
+
+
+def _batch_norm(method: MethodInfo, name: str) -> bool:
+    """Does the method read `<name>.running_var` / `.running_mean`? Then `<name>` is a batch norm."""
+    return f"{name}.running_var" in method.text or f"{name}.running_mean" in method.text
+
+
+def _narrowed(index: ModelIndex, alias: Member, ctx: Ctx) -> Member | None:
+    """`if isinstance(branch, Conv):`: inside, an argument of unknown class has that module class."""
+    for test in reversed(ctx.conds):
+        if not isinstance(test, cst.Call) or call_name(test) != "isinstance" or len(test.args) != 2:
+            continue
+        subject, classes = test.args[0].value, test.args[1].value
+        if not isinstance(subject, cst.Name) or subject.value != alias.name:
+            continue
+        found: tuple[str, ...] = ()
+        for option in classes.elements if isinstance(classes, cst.Tuple) else [cst.Element(classes)]:
+            kind, refs = index.classify(cst.Call(func=option.value))
+            if kind != Kind.MODULE:
+                return None  # a class we cannot read: keep the argument unknown
+            found += refs
+        return Member(alias.name, Kind.MODULE, found, alias.order)
+    return None
 
 
 def _from_self(value: cst.BaseExpression) -> bool:
@@ -683,6 +711,8 @@ def scoped_accesses(index: ModelIndex, scope: str):
 _ENTRY_USES = re.compile(
     r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\]\s*[-+*/]?=[^=]"
     r"|\.(?:weight|bias)\w*\s*(?:\[|\.(?!dtype\b|device\b|requires_grad\b|is_\w))"
+    r"|=\s*[\w.]+\.(?:weight|bias)\w*\s*$",  # bound to a local (`kernel = branch.conv.weight`)
+    re.MULTILINE,
 )
 
 

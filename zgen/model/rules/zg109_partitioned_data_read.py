@@ -174,10 +174,42 @@ class GPT(nn.Module):
 
 
 def _computed_with(method, node: cst.CSTNode) -> bool:
-    """Is the bare parameter an operand or an argument of a computation (not just bound to a name)?"""
+    """Is the bare parameter an operand or an argument of a computation, directly or through the local
+    it is bound to (`kernel = branch.conv.weight` ... `kernel * t`)?"""
     flat = flat_of(method)
     parent = flat.parent.get(id(node)) if flat is not None else None
-    return isinstance(parent, (cst.Arg, cst.Element, cst.BinaryOperation, cst.UnaryOperation))
+    if isinstance(parent, _COMPUTING):
+        return True
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or flat is None:
+        return False
+    target = parent.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    after = flat.position.get(id(parent), 0)
+    block = _block(flat, parent)
+    for other, _ctx in flat.nodes[after + 1 :]:
+        if type(other) is cst.Name and other.value == target.value:
+            holder = flat.parent.get(id(other))
+            if isinstance(holder, cst.AssignTarget):
+                if holder is parent.targets[0]:
+                    continue  # this very assignment
+                if _block(flat, holder) is block:
+                    return False  # surely rebound before any computation (not in another branch)
+                continue
+            if isinstance(holder, _COMPUTING):
+                return True
+    return False
+
+
+_COMPUTING = (cst.Arg, cst.Element, cst.BinaryOperation, cst.UnaryOperation)
+
+
+def _block(flat, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The block of statements holding `node`."""
+    current = flat.parent.get(id(node))
+    while current is not None and not isinstance(current, (cst.IndentedBlock, cst.Module)):
+        current = flat.parent.get(id(current))
+    return current
 
 
 _HELP = (
