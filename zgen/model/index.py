@@ -1018,6 +1018,8 @@ class _FactsReader:
             base = dotted(value.value)
             if base is not None and base.rsplit(".", 1)[-1] in known.ACTIVATION_FACTORIES:
                 return Kind.MODULE, (ACTIVATION,)
+            if base in self.params and _MODULES_ARG.search(base):
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # `self.model = modules[0]`: one of the modules passed in
             return Kind.VALUE, ()
         if isinstance(value, cst.Name):
             if value.value in {"None", "True", "False"}:
@@ -1056,6 +1058,8 @@ class _FactsReader:
             kind, classes = self._classify_call(call.with_changes(func=call.func.value))  # type: ignore[attr-defined]
             if kind == Kind.MODULE:
                 return kind, classes
+            if not _NOT_A_MODEL_FACTORY.search(owner):
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # `self.auto_class.from_pretrained(path)`: a model, unread
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
         if last == "Parameter":
@@ -1157,6 +1161,8 @@ def entry_name(name: str) -> bool:
     return not _NOT_ENTRY.search(name)
 
 
+_NOT_A_MODEL_FACTORY = re.compile(r"Token|Config|config|Processor|Extractor|Scheduler|Dataset|Pipeline")
+_MODULES_ARG = re.compile(r"module|model|layer|block|net|encoder|decoder")
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
 

@@ -179,8 +179,6 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             rest = path.parts
             if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:
                 first = _narrowed(index, first, ctx) or first
-            if first is not None and first.kind == Kind.UNKNOWN and len(rest) == 1 and _batch_norm(method, path.root):
-                first = Member(first.name, Kind.MODULE, ("torch.nn.BatchNorm2d",), first.order)
         if first is not None and first.kind == Kind.PARAM and first.classes:
             # `self.proj = nn.Parameter(...) if raw else nn.Linear(...)`: `.weight` is the Linear's
             first = Member(first.name, Kind.MODULE, first.classes, first.order)
@@ -189,6 +187,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         owner_classes = _param_owner(index, first, rest)
         if owner_classes is None:
             continue
+        if owner_classes == (UNKNOWN_CLASS,) and _batch_norm(method, code_of(node.value, limit=200)):
+            owner_classes = ("torch.nn.BatchNorm2d",)
         use, detail = usage(index, flat, node)
         yield Access(
             node,
@@ -205,7 +205,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
 
 
 def _batch_norm(method: MethodInfo, name: str) -> bool:
-    """Does the method read `<name>.running_var` / `.running_mean`? Then `<name>` is a batch norm."""
+    """Does the method read `<name>.running_var` / `.running_mean`? Then `<name>` is a batch norm, whose
+    per-channel weight and bias stay gathered."""
     return f"{name}.running_var" in method.text or f"{name}.running_mean" in method.text
 
 
@@ -284,6 +285,8 @@ def _parameters_source(iterable: cst.BaseExpression) -> str | None:
 
 
 _NOT_A_MODULE_ARG = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
+# Attributes of an unknown object that hold settings or state, not submodules.
+_NOT_A_SUBMODULE = re.compile(r"conf|cfg|args|opt|hparams|kwargs|setting|state|stats|cache|data|grad")
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "keys", "values", "items", "get", "pop", "update"})
 
 
@@ -302,8 +305,8 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
             kind = Kind.MODULE  # `layers[0]`, or a ModuleDict entry by attribute (`transformer.wpe`)
             continue
         if kind == Kind.UNKNOWN or classes in ((UNKNOWN_CLASS,), ()):
-            if part == "[]":
-                continue
+            if part == "[]" or (not last and not _NOT_A_SUBMODULE.search(part)):
+                continue  # `self.model.decoder.embed_tokens.weight` of a wrapped model we cannot read
             return (UNKNOWN_CLASS,) if last and part in {"weight", "bias"} else None
         if kind != Kind.MODULE or part == "[]":
             return None
