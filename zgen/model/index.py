@@ -1058,8 +1058,9 @@ class _FactsReader:
             kind, classes = self._classify_call(call.with_changes(func=call.func.value))  # type: ignore[attr-defined]
             if kind == Kind.MODULE:
                 return kind, classes
-            if not _NOT_A_MODEL_FACTORY.search(owner):
-                return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # `self.auto_class.from_pretrained(path)`: a model, unread
+            if not owner.rsplit(".", 1)[-1][:1].isupper() and not _NOT_A_MODEL_FACTORY.search(owner):
+                # `self.auto_class.from_pretrained(path)`: a class held in a variable, so a model we cannot read
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
         if last == "Parameter":
