@@ -285,3 +285,37 @@ class Wrapper(nn.Module):
 def test_look_alike_is_clean(case):
     found = [c for c in codes(SAFE[case]) if c[:3] == "ZG1" or c == "ZG301"]
     assert found == [], (case, found)
+
+
+def test_weight_returned_by_a_forward_helper_is_reported_where_it_is_used():
+    source = HEAD + textwrap.dedent("""
+    class T5(nn.Module):
+        def __init__(self, v, d):
+            super().__init__()
+            self.embedding = nn.Embedding(v, d)
+            self.head = Head()
+
+        def forward(self, ids):
+            h = self.embedding(ids)
+            return self.head(h, self.shared_weight())
+
+        def shared_weight(self):
+            return self.embedding.weight
+    """)
+    found = [(f.code, f.line) for f in check_source("m.py", source) if f.code == "ZG301"]
+    call_line = next(i for i, line in enumerate(source.splitlines(), 1) if "self.shared_weight()" in line)
+    assert found == [("ZG301", call_line)]
+
+
+def test_a_lambda_member_that_reads_a_weight_is_still_seen():
+    source = """
+    class LM(nn.Module):
+        def __init__(self, v, d):
+            super().__init__()
+            self.emb = nn.Embedding(v, d)
+            self.to_logits = lambda t: t @ self.emb.weight.t()
+
+        def forward(self, ids):
+            return self.to_logits(self.emb(ids))
+    """
+    assert "ZG301" in codes(source)

@@ -98,6 +98,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 passed_in.add(name)
     built_here: set[str] = set()
     entry = any(m is method for m in cls.entry_methods)
+    returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
     # In a method called on the built model its own parameters are partitioned too (a base class
     # such as a ModelMixin registers none itself, but every subclass does).
     has_children = entry or any(
@@ -187,6 +188,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         owner_classes = _param_owner(index, first, rest)
         if owner_classes is None:
             continue
+        if returned_as_is and path.root == "self" and isinstance(flat.parent.get(id(node)), cst.Return):
+            continue  # `return self.embed.weight` from a helper forward calls: reported where it is used
         if owner_classes == (UNKNOWN_CLASS,) and _batch_norm(method, code_of(node.value, limit=200)):
             owner_classes = ("torch.nn.BatchNorm2d",)
         use, detail = usage(index, flat, node)
@@ -442,19 +445,22 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
         return index.cache[key]  # type: ignore[return-value]
     index.cache[key] = ()
     body: cst.CSTNode | None = None
+    reached = False
     if not prop and name in cls.facts.lambdas:
         body = cls.facts.lambdas[name].body
     else:
         method = cls.inherited_method(name)
         is_property = method is not None and method.text.lstrip().startswith("@property")
         reached = method is not None and any(m is method for m in cls.forward_methods)
-        if method is not None and is_property == prop and not reached and method.node is not None:
+        if method is not None and is_property == prop and method.node is not None:
             body = method.node
     found: list[tuple[str, ...]] = []
     if body is not None:
         values = [body] if isinstance(body, cst.BaseExpression) else [
             stmt.value for stmt in walk(body) if isinstance(stmt, cst.Return) and stmt.value is not None
         ]
+        if reached:  # checked in its own body, except a parameter it returns as is: the caller uses that
+            values = [v for v in values if isinstance(v, cst.Attribute)]
         for value in values:
             described = {
                 id(e.value) for e in walk(value)
@@ -740,6 +746,8 @@ def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
         for method in cls.all_methods():
             if method.text.lstrip().startswith("@property") and index.mentions_param(method.text):
                 found.add(method.name)
+            elif "return self." in method.text and index.mentions_param(method.text):
+                found.add(method.name)  # may return a submodule's parameter as is (`shared_embedding_weight()`)
         for info in cls.mro:
             for base_index, base in info.external_bases:
                 for method in base.all_methods():
