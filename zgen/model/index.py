@@ -67,7 +67,6 @@ _RANK_ASSIGN = re.compile(
 )
 _ATTR_NOT_ON_SELF = re.compile(r"(?<!\bself)\.(\w+)")
 _RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
-_OTHER_CALL = re.compile(r"(?<!\bself)(?<!\(\))\.(\w+)\s*\(")  # `<not self>.name(`
 _SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(|\bsuper\(\)\s*\.\s*(\w+)\s*\(")
 
 
@@ -300,8 +299,8 @@ class ClassInfo:
         for sub in self.index.classes.values():  # a base class's helper that a subclass's forward calls
             if sub is not self and self in sub.mro:
                 taken.update(id(m) for m in sub.forward_methods)
-        called = self.index.called_from_forward()  # `self.decoder.decoder_query(x)`: part of another forward
-        roots = [m for m in self.all_methods() if id(m) not in taken and m.name not in called]
+        called = self.index.forward_text()  # `self.decoder.decoder_query(x)`: part of another forward
+        roots = [m for m in self.all_methods() if id(m) not in taken and f".{m.name}(" not in called]
         # A helper an initialiser shares with an entry point (`tie_weights` from `init_weights` and from
         # `resize_token_embeddings`) runs on the built model too, when the entry point calls it.
         found = {id(m) for m in roots}
@@ -574,16 +573,20 @@ class ModelIndex:
         module = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
         return module.startswith("modeling_") and module not in _SHARED_MODELING and last[:1].isupper()
 
-    def called_from_forward(self) -> frozenset[str]:
-        """Names of methods that some module's forward calls on another object (`self.codebook.lookup(x)`)."""
-        key = "called-from-forward"
+    def forward_text(self) -> str:
+        """The text of every method run in a forward, with `self.` calls masked: `.name(` in it is a call
+        of `name` on another object (`self.codebook.lookup(x)`)."""
+        key = "forward-text"
         found = self.cache.get(key)
         if found is None:
-            names: set[str] = set()
+            seen: set[int] = set()
+            texts = []
             for cls in self.module_classes():
                 for method in cls.forward_methods:
-                    names.update(_OTHER_CALL.findall(method.text))
-            found = self.cache[key] = frozenset(names)
+                    if id(method) not in seen:
+                        seen.add(id(method))
+                        texts.append(method.text)
+            found = self.cache[key] = re.sub(r"\bself\.(?=\w+\s*\()|\(\)\.", "~", "\n".join(texts))
         return found  # type: ignore[return-value]
 
     def module_classes(self) -> list[ClassInfo]:

@@ -452,6 +452,8 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
         method = cls.inherited_method(name)
         is_property = method is not None and method.text.lstrip().startswith("@property")
         reached = method is not None and any(m is method for m in cls.forward_methods)
+        if reached and "return self." not in method.text:  # type: ignore[union-attr]
+            method = None  # checked in its own body; only a parameter it returns as is concerns the caller
         if method is not None and is_property == prop and method.node is not None:
             body = method.node
     found: list[tuple[str, ...]] = []
@@ -698,7 +700,7 @@ def scoped_accesses(index: ModelIndex, scope: str):
         if not _may_access(index, method) and not (scope == "init" and _hands_module(method.text)):
             if scope == "forward" and _mentions_helper(index, cls, method.text):
                 pass
-            elif scope != "entry" or not _mentions_own_param(cls, method.text):
+            elif scope != "entry" or not _mentions_own_param(index, cls, method.text):
                 continue
         if scope == "entry" and not _ENTRY_USES.search(method.text):
             continue  # only writes and size queries are checked there: no need to parse a plain reader
@@ -757,12 +759,24 @@ def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
     return any(f"self.{name}" in text for name in names)  # type: ignore[union-attr]
 
 
-def _mentions_own_param(cls: ClassInfo, text: str) -> bool:
+def _mentions_own_param(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
     """Does `text` name `self.<p>` for a parameter `p` the class registers itself (partitioned in an entry method)?"""
+    key = ("own-param-names", cls.name)
+    names = index.cache.get(key)
+    if names is None:  # from the text first: most classes register none, and their `__init__` stays unparsed
+        written = {m.group(1) or m.group(2) for info in cls.mro for m in _OWN_PARAM_DEF.finditer(index.class_text(info))}
+        names = index.cache[key] = frozenset(n for n in written if n)
+    if not any(f"self.{name}" in text for name in names):  # type: ignore[union-attr]
+        return False
     return any(
         member.kind == Kind.PARAM and not member.classes and f"self.{name}" in text
         for name, member in cls.facts.members.items()
     )
+
+
+_OWN_PARAM_DEF = re.compile(
+    r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
+)
 
 
 def _hands_module(text: str) -> bool:
