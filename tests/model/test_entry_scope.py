@@ -141,6 +141,20 @@ class Whisper(nn.Module):
         h = self.model.decoder(tokens, x)
         return h @ self.model.decoder.embed_tokens.weight.t()
 """),
+    # Named for zeroing, not for ZeRO: a method that fills a child's weight on the built model.
+    "zero-parameters-method": ("ZG101", """
+class Embedding(nn.Module):
+    def __init__(self, v, d):
+        super().__init__()
+        self.word = nn.Embedding(v, d)
+
+    def forward(self, ids):
+        return self.word(ids)
+
+    def zero_parameters(self):
+        self.word.weight.data.fill_(0)
+        self.word.weight.shared = True
+"""),
 }
 
 
@@ -277,6 +291,19 @@ class Wrapper(nn.Module):
 
     def scale(self):
         return self.tok.embeddings.weight.shape[0]
+""",
+    # Tagging the parameter object with a Python attribute reads nothing.
+    "tag-on-the-parameter": """
+class Embedding(nn.Module):
+    def __init__(self, v, d):
+        super().__init__()
+        self.word = nn.Embedding(v, d)
+
+    def forward(self, ids):
+        return self.word(ids)
+
+    def mark_shared(self):
+        self.word.weight.shared = True
 """,
 }
 

@@ -177,8 +177,6 @@ def _uses(index, snippet, func, flat: Flat, models: set[str], iterables: set[str
         if isinstance(parent, (cst.Tuple, cst.Param, cst.AssignTarget)):
             continue
         use, detail = usage(index, flat, node)
-        if use == READ and _tagged(flat, node, parent):
-            continue  # `p.expert = True`: a Python attribute on the parameter object
         if use == READ:
             use, detail = _written_in_bulk(flat, node, detail)
         if detail.startswith(".grad") or use == CHECK:
@@ -212,13 +210,6 @@ def _selects(value: cst.BaseExpression, source_of) -> bool:
         and target.value == value.elt.value
         and source_of(comp.iter) is not None
     )
-
-
-def _tagged(flat: Flat, node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
-    if not isinstance(parent, cst.Attribute) or parent.value is not node or parent.attr.value == "data":
-        return False
-    holder = flat.parent.get(id(parent))
-    return isinstance(holder, cst.AssignTarget) and holder.target is parent
 
 
 def _written_in_bulk(flat: Flat, node: cst.CSTNode, detail: str) -> tuple[str, str]:

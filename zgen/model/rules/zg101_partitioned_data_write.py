@@ -158,7 +158,7 @@ def main(model, cfg, table):
                     "outside `zero.Init`, `apply` gathers nothing, so each write goes to a partitioned "
                     "placeholder and is lost"
                     if isinstance(handed.node, cst.Call)
-                    else f"`{code_of(handed.node)}{handed.detail}` writes to a parameter of a built model handed to "
+                    else f"`{_written(handed)}` writes to a parameter of a built model handed to "
                     f"`{handed.function}` (from `{handed.source}`), outside any forward and any gather; "
                     "ZeRO-3 keeps it partitioned there, so the write is lost"
                 )
@@ -171,6 +171,14 @@ def main(model, cfg, table):
                         "partitioned it; the write changes an empty placeholder and is lost"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)
+
+
+def _written(handed) -> str:
+    """`p.data.copy_()` for a write, `torch.nn.init.zeros_(p)` for an initialiser given the parameter."""
+    what = code_of(handed.node)
+    if handed.use == INIT and handed.detail.endswith("()"):
+        return f"{handed.detail[:-2]}({what})"
+    return what + handed.detail
 
 
 def _guarded(scope, node) -> bool:
