@@ -44,6 +44,7 @@ _TRIGGER = re.compile(r"parameters\b|Parameter\b|\.apply\(")
 _MODEL_NAME = re.compile(r"^(?:\w+_)?model$")
 _PARAMS_NAME = re.compile(r"^(?:\w+_)?parameters$")
 _MODEL_TYPE = re.compile(r"\bModule\b|Model\b")
+_NOT_AN_INSTANCE = re.compile(r"Config|Type|Callable|type\[")  # a class, a config or a factory, not a model
 _OWNS_STORAGE = re.compile(r"(?:Parameter|Tensor|Optimizer)$")
 _ITERATING = frozenset({"list", "tuple", "iter", "sorted", "reversed", "filter"})
 
@@ -102,7 +103,7 @@ def _seeds(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
         note = _annotation(param)
         if "Parameter" in note or (not note and _PARAMS_NAME.match(name)):
             iterables.add(name)
-        elif _MODEL_NAME.match(name) or (_MODEL_TYPE.search(note) and "Config" not in note and "Type" not in note):
+        elif _MODEL_NAME.match(name) or (_MODEL_TYPE.search(note) and not _NOT_AN_INSTANCE.search(note)):
             if name not in ("self", "cls"):
                 models.add(name)
     return models, iterables
