@@ -40,7 +40,7 @@ from .tree import Snippet, access_path, call_name, dotted
 __all__ = ["Handed", "handed_accesses"]
 
 # Text without which a function cannot reach a handed model's parameters.
-_TRIGGER = re.compile(r"parameters\b|Parameter\b|\.apply\(")
+_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|\bparameters\s*[:,)=]")
 _MODEL_NAME = re.compile(r"^(?:\w+_)?model$")
 _PARAMS_NAME = re.compile(r"^(?:\w+_)?parameters$")
 _MODEL_TYPE = re.compile(r"\bModule\b|Model\b")
