@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 import libcst as cst
 
@@ -106,6 +107,7 @@ def flatten(func: cst.CSTNode) -> Flat:
     stack: list[tuple[cst.CSTNode, Ctx, cst.CSTNode | None]] = [(func, Ctx(), None)]
     # Children of each comprehension's `for` clauses, with the contexts the comprehension computed.
     pending: dict[int, list[tuple[cst.CSTNode, Ctx]]] = {}
+    gathering: set[str] = set()  # `cm = deepspeed.zero.GatheredParameters(p) if zero3 else nullcontext()`
     while stack:
         node, ctx, parent = stack.pop()
         positions[id(node)] = len(nodes)
@@ -123,7 +125,11 @@ def flatten(func: cst.CSTNode) -> Flat:
             for child, child_ctx in reversed(pushes):
                 stack.append((child, child_ctx, node))
             continue
+        if kind is cst.Assign and _gathers(node.value):
+            gathering.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
         special = _SPECIAL.get(kind)
+        if kind is cst.With and gathering:
+            special = partial(_with, gathering=gathering)
         if special is None:
             kids = list(children(node))
             for child in reversed(kids):
@@ -159,10 +165,21 @@ def _for(node: cst.For, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
     return pushes
 
 
-def _with(node: cst.With, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
-    gathered = any(known.is_gather_context(call_name(item.item)) for item in node.items)
+def _with(node: cst.With, ctx: Ctx, gathering: set[str] | frozenset[str] = frozenset()) -> list[tuple[cst.CSTNode, Ctx]]:
+    gathered = any(
+        known.is_gather_context(call_name(item.item))
+        or (isinstance(item.item, cst.Name) and item.item.value in gathering)
+        for item in node.items
+    )
     inner = ctx.guard() if gathered else ctx
     return [(item, ctx) for item in node.items] + [(node.body, inner)]
+
+
+def _gathers(value: cst.BaseExpression) -> bool:
+    """A gather context, possibly chosen by a test (`GatheredParameters(p) if zero3 else nullcontext()`)."""
+    if isinstance(value, cst.IfExp):
+        return _gathers(value.body) or _gathers(value.orelse)
+    return isinstance(value, cst.Call) and known.is_gather_context(call_name(value))
 
 
 def _ifexp(node: cst.IfExp, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:

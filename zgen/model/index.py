@@ -27,7 +27,7 @@ from .tree import Snippet, access_path, call_name, const_str, dotted, parse_snip
 if TYPE_CHECKING:
     from .project import Project
 
-__all__ = ["Kind", "Member", "ClassFacts", "ClassInfo", "MethodInfo", "ModelIndex", "ACTIVATION", "UNKNOWN_CLASS"]
+__all__ = ["Kind", "Member", "ClassFacts", "ClassInfo", "MethodInfo", "ModelIndex", "ACTIVATION", "UNKNOWN_CLASS", "entry_name"]
 
 ACTIVATION = "<activation>"  # class of a module from an activation registry (no parameters)
 UNKNOWN_CLASS = "<unknown>"  # a member assigned from something we cannot see (an argument)
@@ -38,7 +38,10 @@ _PARAM_DEF = re.compile(
 _TORCH_PARAM_NAMES = frozenset(name for names in known.TORCH_PARAMS.values() for name in names)
 # `nn.Parameter(torch.ones(dim))`: the argument of each Parameter(...) call, one level of parentheses.
 _PARAM_CALL = re.compile(r"Parameter\(((?:[^()]|\([^()]*\))*)\)")
-_VECTOR_PARAM = re.compile(r"\s*torch\.(?:ones|zeros|empty|full)\(\s*[\w.]+\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$")
+# A vector, also shaped with leading singleton dimensions (`torch.zeros(1, 1, dim)`, a class token).
+_VECTOR_PARAM = re.compile(
+    r"\s*torch\.(?:ones|zeros|empty|full|randn|rand)\(\s*(?:1\s*,\s*)*[\w.]+\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$"
+)
 _SCALAR_PARAM = re.compile(r"\s*torch\.tensor\((?:[^(),\[]|\([^()]*\))*\)\s*$")
 # transformers' shared modules: their classes are outputs and utilities, not models of another file.
 _SHARED_MODELING = frozenset(
@@ -290,7 +293,37 @@ class ClassInfo:
         for method in self.all_methods():
             if _NOT_ENTRY.search(method.name):
                 taken.update(id(m) for m in self.reachable(method.name))
-        return [m for m in self.all_methods() if id(m) not in taken]
+        if self.method("forward") is None:  # forward inherited from another file calls this class's overrides
+            names = self._inherited_forward_names()
+            taken.update(id(m) for m in self.all_methods() if m.name in names)
+        for sub in self.index.classes.values():  # a base class's helper that a subclass's forward calls
+            if sub is not self and self in sub.mro:
+                taken.update(id(m) for m in sub.forward_methods)
+        called = self.index.forward_text()  # `self.decoder.decoder_query(x)`: part of another forward
+        roots = [m for m in self.all_methods() if id(m) not in taken and f".{m.name}(" not in called]
+        # A helper an initialiser shares with an entry point (`tie_weights` from `init_weights` and from
+        # `resize_token_embeddings`) runs on the built model too, when the entry point calls it.
+        found = {id(m) for m in roots}
+        gathered = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
+        for root in roots:
+            for method in self.reachable(root.name):
+                if id(method) not in found and id(method) not in gathered and not _NOT_ENTRY.search(method.name):
+                    found.add(id(method))
+                    roots.append(method)
+        return roots
+
+    def _inherited_forward_names(self) -> set[str]:
+        """Names of the methods an inherited `forward` of another file reaches through `self.m(...)` calls."""
+        names: set[str] = set()
+        todo = ["forward"]
+        while todo and len(names) < 200:
+            name = todo.pop()
+            method = self.inherited_method(name)
+            if method is None or name in names:
+                continue
+            names.add(name)
+            todo.extend(m.group(1) or m.group(2) for m in _SELF_CALL.finditer(method.text))
+        return names
 
     @cached_property
     def facts(self) -> ClassFacts:
@@ -539,6 +572,22 @@ class ModelIndex:
         # Model classes imported from another model's modeling file (transformers' modular files).
         module = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
         return module.startswith("modeling_") and module not in _SHARED_MODELING and last[:1].isupper()
+
+    def forward_text(self) -> str:
+        """The text of every method run in a forward, with `self.` calls masked: `.name(` in it is a call
+        of `name` on another object (`self.codebook.lookup(x)`)."""
+        key = "forward-text"
+        found = self.cache.get(key)
+        if found is None:
+            seen: set[int] = set()
+            texts = []
+            for cls in self.module_classes():
+                for method in cls.forward_methods:
+                    if id(method) not in seen:
+                        seen.add(id(method))
+                        texts.append(method.text)
+            found = self.cache[key] = re.sub(r"\bself\.(?=\w+\s*\()|\(\)\.", "~", "\n".join(texts))
+        return found  # type: ignore[return-value]
 
     def module_classes(self) -> list[ClassInfo]:
         return [c for c in self.classes.values() if c.is_module]
@@ -805,6 +854,7 @@ class _FactsReader:
         self.layer_params: set[str] = set()  # parameters named like layer factories (`norm_layer`)
         self.env: dict[str, int] = {}  # upper bounds of integer parameters and locals (`hd=256`)
         self._unbounded: set[str] = set()
+        self._clamps: set[int] = set()  # targets of `if n > limit: n = limit`
         self._depth = 0  # nesting of callables followed (`a = partial(b)`, `b = partial(a)`)
         self.resolve = True  # read other files for imported classes and factory functions
 
@@ -815,7 +865,9 @@ class _FactsReader:
         self._parameters(node)
         order = self.method.order
         for stmt in walk(node.body):
-            if isinstance(stmt, cst.BaseSmallStatement):
+            if isinstance(stmt, cst.If):
+                self._clamps.update(_clamp_assigns(stmt))
+            elif isinstance(stmt, cst.BaseSmallStatement):
                 self._statement(stmt, (self.rank, order[id(stmt)]))
 
     def _parameters(self, node: cst.FunctionDef) -> None:
@@ -832,6 +884,8 @@ class _FactsReader:
                 self.layer_params.add(name)
             if isinstance(default, cst.Integer):
                 self.env[name] = int(default.evaluated_value)
+            elif _negative_literal(default):  # `groups=-1`: a sentinel meaning "choose for me"
+                self.env[name] = -int(default.expression.evaluated_value)  # type: ignore[union-attr]
 
     def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
         if isinstance(node, cst.Assign):
@@ -856,6 +910,8 @@ class _FactsReader:
             return
         if isinstance(target, cst.Name):
             bound = upper_bound(value, self.env)
+            if id(target) in self._clamps and target.value in self.env:
+                bound = self.env[target.value]  # `if n > limit: n = limit` only lowers n
             if bound is None or target.value in self._unbounded:
                 self.env.pop(target.value, None)  # once unknown on some path, unknown from then on
                 self._unbounded.add(target.value)
@@ -968,6 +1024,8 @@ class _FactsReader:
             base = dotted(value.value)
             if base is not None and base.rsplit(".", 1)[-1] in known.ACTIVATION_FACTORIES:
                 return Kind.MODULE, (ACTIVATION,)
+            if base in self.params and _MODULES_ARG.search(base):
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # `self.model = modules[0]`: one of the modules passed in
             return Kind.VALUE, ()
         if isinstance(value, cst.Name):
             if value.value in {"None", "True", "False"}:
@@ -1006,6 +1064,9 @@ class _FactsReader:
             kind, classes = self._classify_call(call.with_changes(func=call.func.value))  # type: ignore[attr-defined]
             if kind == Kind.MODULE:
                 return kind, classes
+            if not owner.rsplit(".", 1)[-1][:1].isupper() and not _NOT_A_MODEL_FACTORY.search(owner):
+                # `self.auto_class.from_pretrained(path)`: a class held in a variable, so a model we cannot read
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
         if last == "Parameter":
@@ -1096,11 +1157,51 @@ class _FactsReader:
 
 # Methods that are not entry points on a partitioned model: initialisation, hooks, (de)serialisation.
 _NOT_ENTRY = re.compile(
-    r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero|deepspeed|^extra_repr$"
+    r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero_?\d|zero_grad|is_zero|zero_?init|deepspeed|^extra_repr$"
     r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
+    r"|^_?forward_?\w"  # forward variants (`forward_features`, `forward_intermediates`) compute like forward
 )
+
+
+def entry_name(name: str) -> bool:
+    """Could a method or function of this name be called on a built model (not an initialiser, hook, loader)?"""
+    return not _NOT_ENTRY.search(name)
+
+
+_NOT_A_MODEL_FACTORY = re.compile(r"Token|Config|config|Processor|Extractor|Scheduler|Dataset|Pipeline")
+_MODULES_ARG = re.compile(r"module|model|layer|block|net|encoder|decoder")
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
+
+
+def _negative_literal(node: cst.CSTNode | None) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+    )
+
+
+def _clamp_assigns(node: cst.If) -> set[int]:
+    """The target of `if n > limit: n = limit` (or `if limit < n:`): an assignment that only lowers `n`."""
+    test = node.test
+    if node.orelse is not None or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return set()
+    body = node.body.body
+    line = body[0] if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) else None
+    assign = line.body[0] if line is not None and len(line.body) == 1 else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return set()
+    target = assign.targets[0].target
+    operator = test.comparisons[0].operator
+    right = test.comparisons[0].comparator
+    if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        big, small = test.left, right
+    elif isinstance(operator, (cst.LessThan, cst.LessThanEqual)):
+        big, small = right, test.left
+    else:
+        return set()
+    same = isinstance(target, cst.Name) and isinstance(big, cst.Name) and big.value == target.value
+    return {id(target)} if same and small.deep_equals(assign.value) else set()
 
 
 def _is_partial(call: cst.Call) -> bool:

@@ -338,6 +338,10 @@ METADATA_ATTRS = frozenset(
         "is_floating_point",
         "element_size",
         "requires_grad_",
+        # Hooks on the parameter object: registering one reads no values.
+        "register_hook",
+        "register_post_accumulate_grad_hook",
+        "retain_grad",
     }
 )
 # Size queries that read 0 on a partitioned placeholder.

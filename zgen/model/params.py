@@ -24,6 +24,8 @@ from .tree import access_path, call_name, walk
 __all__ = [
     "Access",
     "accesses",
+    "is_persistent",
+    "writes_module_params",
     "usage",
     "READ",
     "SIZE",
@@ -97,6 +99,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 passed_in.add(name)
     built_here: set[str] = set()
     entry = any(m is method for m in cls.entry_methods)
+    returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
     # In a method called on the built model its own parameters are partitioned too (a base class
     # such as a ModelMixin registers none itself, but every subclass does).
     has_children = entry or any(
@@ -175,13 +178,16 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 own = members.get(path.parts[0]) if entry else None
                 if own is not None and own.kind == Kind.PARAM and not own.classes:
                     use, detail = usage(index, flat, node)  # the module's own parameter, partitioned here
-                    yield Access(node, ctx, "self", path.parts[0], None, use, detail, order.get(id(node), 0))
+                    yield Access(node, ctx, "self", path.parts[0], None, use, detail, order.get(id(node), 0),
+                                 owner_classes=(cls.name,))
                 continue
             first = members.get(path.parts[0])
             rest = path.parts[1:]
         else:
             first = module_aliases.get(path.root)
             rest = path.parts
+            if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:
+                first = _narrowed(index, first, ctx) or first
         if first is not None and first.kind == Kind.PARAM and first.classes:
             # `self.proj = nn.Parameter(...) if raw else nn.Linear(...)`: `.weight` is the Linear's
             first = Member(first.name, Kind.MODULE, first.classes, first.order)
@@ -190,6 +196,10 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         owner_classes = _param_owner(index, first, rest)
         if owner_classes is None:
             continue
+        if returned_as_is and path.root == "self" and isinstance(flat.parent.get(id(node)), cst.Return):
+            continue  # `return self.embed.weight` from a helper forward calls: reported where it is used
+        if owner_classes == (UNKNOWN_CLASS,) and _batch_norm(method, code_of(node.value, limit=200)):
+            owner_classes = ("torch.nn.BatchNorm2d",)
         use, detail = usage(index, flat, node)
         owner = code_of(node.value)
         fresh = rebuilt.get(owner, len(flat.nodes)) < flat.position[id(node)]
@@ -205,6 +215,30 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             owner_classes=owner_classes,
             local=path.root in built_here or fresh,
         )
+
+
+def _batch_norm(method: MethodInfo, name: str) -> bool:
+    """Does the method read `<name>.running_var` / `.running_mean`? Then `<name>` is a batch norm, whose
+    per-channel weight and bias stay gathered."""
+    return f"{name}.running_var" in method.text or f"{name}.running_mean" in method.text
+
+
+def _narrowed(index: ModelIndex, alias: Member, ctx: Ctx) -> Member | None:
+    """`if isinstance(branch, Conv):`: inside, an argument of unknown class has that module class."""
+    for test in reversed(ctx.conds):
+        if not isinstance(test, cst.Call) or call_name(test) != "isinstance" or len(test.args) != 2:
+            continue
+        subject, classes = test.args[0].value, test.args[1].value
+        if not isinstance(subject, cst.Name) or subject.value != alias.name:
+            continue
+        found: tuple[str, ...] = ()
+        for option in classes.elements if isinstance(classes, cst.Tuple) else [cst.Element(classes)]:
+            kind, refs = index.classify(cst.Call(func=option.value))
+            if kind != Kind.MODULE:
+                return None  # a class we cannot read: keep the argument unknown
+            found += refs
+        return Member(alias.name, Kind.MODULE, found, alias.order)
+    return None
 
 
 def _from_self(value: cst.BaseExpression) -> bool:
@@ -264,6 +298,8 @@ def _parameters_source(iterable: cst.BaseExpression) -> str | None:
 
 
 _NOT_A_MODULE_ARG = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
+# Attributes of an unknown object that hold settings or state, not submodules.
+_NOT_A_SUBMODULE = re.compile(r"conf|cfg|args|opt|hparams|kwargs|setting|state|stats|cache|data|grad")
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "keys", "values", "items", "get", "pop", "update"})
 
 
@@ -282,8 +318,8 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
             kind = Kind.MODULE  # `layers[0]`, or a ModuleDict entry by attribute (`transformer.wpe`)
             continue
         if kind == Kind.UNKNOWN or classes in ((UNKNOWN_CLASS,), ()):
-            if part == "[]":
-                continue
+            if part == "[]" or (not last and not _NOT_A_SUBMODULE.search(part)):
+                continue  # `self.model.decoder.embed_tokens.weight` of a wrapped model we cannot read
             return (UNKNOWN_CLASS,) if last and part in {"weight", "bias"} else None
         if kind != Kind.MODULE or part == "[]":
             return None
@@ -311,6 +347,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         called = isinstance(grand, cst.Call) and grand.func is parent
         if attr in known.METADATA_ATTRS or attr in _DS_ATTRS:
             return META, f".{attr}"  # ZeRO-3's own attributes describe the full parameter
+        if not data and isinstance(grand, cst.AssignTarget) and grand.target is parent:
+            return META, f".{attr} = ..."  # `p.shared = True`: a Python attribute on the parameter object
         if called and (attr.startswith("new_") or attr == "get_device" or (attr == "type" and not grand.args)):
             return META, f".{attr}()"  # p.new_zeros(n): a fresh tensor of p's dtype and device; p.type(): a name
         if attr in known.SIZE_ATTRS:
@@ -419,19 +457,24 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
         return index.cache[key]  # type: ignore[return-value]
     index.cache[key] = ()
     body: cst.CSTNode | None = None
+    reached = False
     if not prop and name in cls.facts.lambdas:
         body = cls.facts.lambdas[name].body
     else:
         method = cls.inherited_method(name)
         is_property = method is not None and method.text.lstrip().startswith("@property")
         reached = method is not None and any(m is method for m in cls.forward_methods)
-        if method is not None and is_property == prop and not reached and method.node is not None:
+        if reached and "return self." not in method.text:  # type: ignore[union-attr]
+            method = None  # checked in its own body; only a parameter it returns as is concerns the caller
+        if method is not None and is_property == prop and method.node is not None:
             body = method.node
     found: list[tuple[str, ...]] = []
     if body is not None:
         values = [body] if isinstance(body, cst.BaseExpression) else [
             stmt.value for stmt in walk(body) if isinstance(stmt, cst.Return) and stmt.value is not None
         ]
+        if reached:  # checked in its own body, except a parameter it returns as is: the caller uses that
+            values = [v for v in values if isinstance(v, cst.Attribute)]
         for value in values:
             described = {
                 id(e.value) for e in walk(value)
@@ -489,6 +532,12 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
             continue
         detail = f" passed to `{name}()`, which initialises its parameters"
         yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, INIT, detail, order.get(id(call), 0))
+
+
+def writes_module_params(index: ModelIndex, flat: Flat, name: str) -> bool:
+    """Does the function `name` (nested in `flat`, of this file or imported) write its module argument's parameters?"""
+    func = _function_node(index, flat, name)
+    return func is not None and bool(_module_writer_params(index, func))
 
 
 def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:
@@ -712,7 +761,9 @@ def scoped_accesses(index: ModelIndex, scope: str):
     """
     for cls, method in index.methods(scope):
         if not _may_access(index, method) and not (scope == "init" and _hands_module(method.text)):
-            if scope != "forward" or not _mentions_helper(index, cls, method.text):
+            if scope == "forward" and _mentions_helper(index, cls, method.text):
+                pass
+            elif scope != "entry" or not _mentions_own_param(index, cls, method.text):
                 continue
         if scope == "entry" and not _ENTRY_USES.search(method.text):
             continue  # only writes and size queries are checked there: no need to parse a plain reader
@@ -736,6 +787,8 @@ def scoped_accesses(index: ModelIndex, scope: str):
 _ENTRY_USES = re.compile(
     r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\]\s*[-+*/]?=[^=]"
     r"|\.(?:weight|bias)\w*\s*(?:\[|\.(?!dtype\b|device\b|requires_grad\b|is_\w))"
+    r"|=\s*[\w.]+\.(?:weight|bias)\w*\s*$",  # bound to a local (`kernel = branch.conv.weight`)
+    re.MULTILINE,
 )
 
 
@@ -760,6 +813,8 @@ def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
         for method in cls.all_methods():
             if method.text.lstrip().startswith("@property") and index.mentions_param(method.text):
                 found.add(method.name)
+            elif "return self." in method.text and index.mentions_param(method.text):
+                found.add(method.name)  # may return a submodule's parameter as is (`shared_embedding_weight()`)
         for info in cls.mro:
             for base_index, base in info.external_bases:
                 for method in base.all_methods():
@@ -767,6 +822,26 @@ def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
                         found.add(method.name)
         names = index.cache[key] = frozenset(found)
     return any(f"self.{name}" in text for name in names)  # type: ignore[union-attr]
+
+
+def _mentions_own_param(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    """Does `text` name `self.<p>` for a parameter `p` the class registers itself (partitioned in an entry method)?"""
+    key = ("own-param-names", cls.name)
+    names = index.cache.get(key)
+    if names is None:  # from the text first: most classes register none, and their `__init__` stays unparsed
+        written = {m.group(1) or m.group(2) for info in cls.mro for m in _OWN_PARAM_DEF.finditer(index.class_text(info))}
+        names = index.cache[key] = frozenset(n for n in written if n)
+    if not any(f"self.{name}" in text for name in names):  # type: ignore[union-attr]
+        return False
+    return any(
+        member.kind == Kind.PARAM and not member.classes and f"self.{name}" in text
+        for name, member in cls.facts.members.items()
+    )
+
+
+_OWN_PARAM_DEF = re.compile(
+    r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
+)
 
 
 def _hands_module(text: str) -> bool:
@@ -780,6 +855,11 @@ def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
         text = method.text
         cache["_may_access"] = index.mentions_param(text) or "parameters(" in text
     return cache["_may_access"]
+
+
+def is_persistent(index: ModelIndex, access: Access) -> bool:
+    """Is the accessed parameter below the persistence threshold, so ZeRO-3 keeps it gathered everywhere?"""
+    return _persistent(index, access)
 
 
 def _persistent(index: ModelIndex, access: Access) -> bool:

@@ -7,7 +7,10 @@ hazard. `param_numel` answers from the constructor call as written in
 `__init__` (`nn.Embedding(nq, hd)`), with the numbers it can see: literals,
 `__init__` parameters with literal defaults (`hd=256`) and locals computed
 from them. An upper bound is enough, so `a if c else b` counts as the larger
-side. Anything else gives None, which the rules read as "large".
+side. A depthwise convolution (`groups` equal to its channels) holds one
+small filter per channel, like a norm's per-channel weight: an unknown
+channel count is taken as `DEPTHWISE_WIDTH`. Anything else gives None,
+which the rules read as "large".
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ import libcst as cst
 __all__ = ["DEFAULT_PERSISTENCE_THRESHOLD", "param_numel", "upper_bound"]
 
 DEFAULT_PERSISTENCE_THRESHOLD = 100_000
+# Channels of a depthwise convolution whose width `__init__` does not show: the model widths such
+# layers are used at (Conformer, ConvNeXt, Mamba blocks) stay at or below this.
+DEPTHWISE_WIDTH = 2048
 _BIG = 1 << 62  # anything larger is not a size
 
 # (positional names of the constructor, how each parameter's shape is made from them)
@@ -76,13 +82,28 @@ def param_numel(layer: str, param: str, call: cst.Call, env: dict[str, int]) -> 
         args = _arguments(call, _CONV)
         out = upper_bound(args["out_channels"], env) if "out_channels" in args else None
         if param == "bias":
-            return out
+            if out is None and _depthwise(args):
+                return DEPTHWISE_WIDTH
+            return out if out is None or out >= 0 else None
         inner = upper_bound(args["in_channels"], env) if "in_channels" in args else None
         kernel = _kernel(args.get("kernel_size"), int(layer[-2]), env)
-        if out is None or inner is None or kernel is None:
+        if _depthwise(args) and kernel is not None and kernel >= 0:
+            # One small filter per channel (channels x 1 x kernel): a per-channel parameter like a norm's
+            # weight, so an unknown channel count is taken at the width of common models.
+            return (out if out is not None and out >= 0 else DEPTHWISE_WIDTH) * kernel
+        if out is None or inner is None or kernel is None or min(out, inner, kernel) < 0:
             return None
         return out * inner * kernel  # groups only divide this: the ungrouped count is an upper bound
     return None
+
+
+def _depthwise(args: dict[str, cst.BaseExpression]) -> bool:
+    """`Conv1d(c, c, k, groups=c)`: the same expression for input channels, output channels and groups."""
+    names = ("in_channels", "out_channels", "groups")
+    if any(n not in args for n in names):
+        return False
+    first = args["in_channels"]
+    return all(args[n].deep_equals(first) for n in names[1:])
 
 
 def _arguments(call: cst.Call, names: tuple[str, ...]) -> dict[str, cst.BaseExpression]:
@@ -101,8 +122,8 @@ def _arguments(call: cst.Call, names: tuple[str, ...]) -> dict[str, cst.BaseExpr
 
 def _product(dims: list[cst.BaseExpression | None], env: dict[str, int]) -> int | None:
     values = [upper_bound(d, env) if d is not None else None for d in dims]
-    if None in values:
-        return None
+    if None in values or any(v < 0 for v in values):  # type: ignore[operator]
+        return None  # a negative sentinel (`-1`: "infer") is no size
     return math.prod(values)  # type: ignore[arg-type]
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from ..flow import code_of
+from ..handed import handed_accesses
 from ..index import ModelIndex
 from ..params import INIT, WRITE, scoped_accesses
 from ..rule import Report, Rule
@@ -19,7 +22,10 @@ class PartitionedDataWrite(Rule):
     `p.fill_(0)`, `p[:, 0] = 1`, `p.data.mul_(s)`) when the parameter is
     partitioned there: a parameter of a submodule written in `forward` (or a
     method it calls), or a parameter of the model in a training script
-    after `deepspeed.initialize` (or built under `deepspeed.zero.Init`).
+    after `deepspeed.initialize` (or built under `deepspeed.zero.Init`),
+    and in helpers a training loop hands the built model or its parameters
+    to (`ema.copy_to(model.parameters())`, `convert_to_fp16(model)` running
+    `model.apply(fn)` outside `zero.Init`, where `apply` gathers nothing).
     Writes inside `with deepspeed.zero.GatheredParameters(..., modifier_rank=0)`
     are fine and not flagged, and so are writes into a module the same method
     has just rebuilt (`self.conv = nn.Conv2d(...)`), into a copy a helper made
@@ -110,6 +116,17 @@ class Rep(nn.Module):
 """,
     )
     INVALID = (
+        # An EMA helper copies into the parameters it is handed.
+        """
+from typing import Iterable
+
+import torch
+
+class Ema:
+    def copy_to(self, parameters: Iterable[torch.nn.Parameter]):
+        for shadow, param in zip(self.shadow, parameters):
+            param.data.copy_(shadow)
+""",
         """
 import torch
 from torch import nn
@@ -146,13 +163,28 @@ def main(model, cfg, table):
             if access.use in (WRITE, INIT):
                 what = code_of(access.node)
                 message = (
-                    f"`{what}{access.detail}` writes to a parameter of submodule `{access.owner}` outside "
+                    f"`{what}{access.detail}` writes to this module's own parameter in `{method.name}`, which runs "
+                    "on the built model outside its forward, where ZeRO-3 keeps it partitioned; the write is lost"
+                    if access.owner == "self"
+                    else f"`{what}{access.detail}` writes to a parameter of submodule `{access.owner}` outside "
                     f"`{access.owner}`'s forward, where ZeRO-3 keeps it partitioned; the write is lost"
                     if not access.via_parameters
                     else f"`{what}{access.detail}` writes to parameters that include submodules', "
                     "partitioned here by ZeRO-3; the write is lost"
                 )
                 yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for handed in handed_accesses(index):
+            if handed.use in (WRITE, INIT):
+                message = (
+                    f"`{code_of(handed.node)}`{handed.detail} on the built model handed to `{handed.function}`; "
+                    "outside `zero.Init`, `apply` gathers nothing, so each write goes to a partitioned "
+                    "placeholder and is lost"
+                    if isinstance(handed.node, cst.Call)
+                    else f"`{_written(handed)}` writes to a parameter of a built model handed to "
+                    f"`{handed.function}` (from `{handed.source}`), outside any forward and any gather; "
+                    "ZeRO-3 keeps it partitioned there, so the write is lost"
+                )
+                yield self.finding(index, handed.snippet, handed.node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, use, detail, _via in script_param_accesses(index, scope):
                 if use in (WRITE,) and not _guarded(scope, node):
@@ -161,6 +193,14 @@ def main(model, cfg, table):
                         "partitioned it; the write changes an empty placeholder and is lost"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)
+
+
+def _written(handed) -> str:
+    """`p.data.copy_()` for a write, `torch.nn.init.zeros_(p)` for an initialiser given the parameter."""
+    what = code_of(handed.node)
+    if handed.use == INIT and handed.detail.endswith("()"):
+        return f"{handed.detail[:-2]}({what})"
+    return what + handed.detail
 
 
 def _guarded(scope, node) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..flow import code_of
+from ..handed import handed_accesses
 from ..index import ModelIndex
 from ..params import SIZE, scoped_accesses
 from ..rule import Report, Rule
@@ -21,7 +22,8 @@ class PlaceholderSizeQuery(Rule):
     built, or in `forward`; parameters from iterating `self.parameters()`
     (which include every submodule's); and the model's parameters in a
     script after `deepspeed.initialize` (`sum(p.numel() for p in
-    model.parameters())`). Reading `.dtype`, `.device` or `.requires_grad`
+    model.parameters())`), also in helpers handed the built model (a
+    trainer's `self.model`, a function's `model` argument). Reading `.dtype`, `.device` or `.requires_grad`
     is fine and not flagged.
 
     ## Why is this bad under ZeRO-3?
@@ -85,6 +87,17 @@ class Net(nn.Module):
 """,
     )
     INVALID = (
+        # A trainer counts the parameters of the model it holds.
+        """
+from torch import nn
+
+class Trainer:
+    def __init__(self, model: nn.Module):
+        self.model = model
+
+    def trainable(self):
+        return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
+""",
         # The child was just built (and partitioned under zero.Init).
         """
 from torch import nn
@@ -126,6 +139,11 @@ def main(model, cfg):
                         f"`{what}{access.detail}` reads the size of parameters that include submodules', "
                         "which ZeRO-3 has partitioned here: placeholders have size 0"
                     )
+                elif access.owner == "self":
+                    message = (
+                        f"`{what}{access.detail}` reads the size of this module's own parameter in `{method.name}`, "
+                        "which runs on the built model outside its forward; ZeRO-3 keeps it partitioned there"
+                    )
                 elif scope == "init":
                     message = (
                         f"`{what}{access.detail}` reads the size of a parameter of `{access.owner}` after "
@@ -137,6 +155,14 @@ def main(model, cfg):
                         f"outside `{access.owner}`'s forward, where ZeRO-3 keeps it partitioned"
                     )
                 yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for handed in handed_accesses(index):
+            if handed.use == SIZE:
+                message = (
+                    f"`{code_of(handed.node)}{handed.detail}` reads the size of a parameter of a built model handed "
+                    f"to `{handed.function}` (from `{handed.source}`); ZeRO-3 keeps it partitioned there: "
+                    "placeholders have size 0"
+                )
+                yield self.finding(index, handed.snippet, handed.node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, use, detail, _via in script_param_accesses(index, scope):
                 if use == SIZE:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ..flow import code_of, flat_of
+from ..handed import handed_accesses
 from ..index import ModelIndex
 from ..params import READ, scoped_accesses
 from ..rule import Report, Rule
@@ -21,8 +22,11 @@ class PartitionedDataRead(Rule):
     where ZeRO-3 has partitioned it and nothing gathers it: methods a
     training loop calls on the built model (neither `forward` nor `__init__`
     reaches them: `fuse_lora`, `crop_block_size`, `set_input_size`,
-    re-parameterisation helpers), and `__init__` after the owning submodule
-    was built (or for a module passed in, built by the caller). Reads inside
+    re-parameterisation helpers, and what they share with initialisers;
+    the module's own parameters count there too), and `__init__` after the owning submodule
+    was built (or for a module passed in, built by the caller); and helpers
+    a training loop hands the built model's parameters to (an EMA's
+    `store(model.parameters())` cloning them). Reads inside
     `GatheredParameters`, of small parameters ZeRO-3 keeps gathered, and of
     only dtype, device or `requires_grad` are not flagged. Writes are ZG101
     and ZG103, size queries ZG102; reads inside `forward` are ZG301.
@@ -91,6 +95,12 @@ class LM(nn.Module):
 """,
     )
     INVALID = (
+        # Snapshot of the parameters handed in, taken outside any gather.
+        """
+class Ema:
+    def store(self, parameters):
+        self.saved = [p.detach().cpu().clone() for p in parameters]
+""",
         """
 import torch
 from torch import nn
@@ -153,13 +163,53 @@ class GPT(nn.Module):
                     "ZeRO-3 keeps it partitioned there, so this reads an empty placeholder"
                 )
                 yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for handed in handed_accesses(index):
+            if handed.use == READ:
+                message = (
+                    f"`{code_of(handed.node)}{handed.detail}` reads the values of a parameter of a built model "
+                    f"handed to `{handed.function}` (from `{handed.source}`), outside any forward and any gather; "
+                    "ZeRO-3 keeps it partitioned there, so this reads an empty placeholder"
+                )
+                yield self.finding(index, handed.snippet, handed.node, message, _HELP)
 
 
 def _computed_with(method, node: cst.CSTNode) -> bool:
-    """Is the bare parameter an operand or an argument of a computation (not just bound to a name)?"""
+    """Is the bare parameter an operand or an argument of a computation, directly or through the local
+    it is bound to (`kernel = branch.conv.weight` ... `kernel * t`)?"""
     flat = flat_of(method)
     parent = flat.parent.get(id(node)) if flat is not None else None
-    return isinstance(parent, (cst.Arg, cst.Element, cst.BinaryOperation, cst.UnaryOperation))
+    if isinstance(parent, _COMPUTING):
+        return True
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or flat is None:
+        return False
+    target = parent.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    after = flat.position.get(id(parent), 0)
+    block = _block(flat, parent)
+    for other, _ctx in flat.nodes[after + 1 :]:
+        if type(other) is cst.Name and other.value == target.value:
+            holder = flat.parent.get(id(other))
+            if isinstance(holder, cst.AssignTarget):
+                if holder is parent.targets[0]:
+                    continue  # this very assignment
+                if _block(flat, holder) is block:
+                    return False  # surely rebound before any computation (not in another branch)
+                continue
+            if isinstance(holder, _COMPUTING):
+                return True
+    return False
+
+
+_COMPUTING = (cst.Arg, cst.Element, cst.BinaryOperation, cst.UnaryOperation)
+
+
+def _block(flat, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The block of statements holding `node`."""
+    current = flat.parent.get(id(node))
+    while current is not None and not isinstance(current, (cst.IndentedBlock, cst.Module)):
+        current = flat.parent.get(id(current))
+    return current
 
 
 _HELP = (

@@ -40,8 +40,10 @@ class ExternalParameterRead(Rule):
     Parameters below `stage3_param_persistence_threshold` (the config's value
     when one is checked with the model, DeepSpeed's default 1e5 otherwise)
     are not flagged, since ZeRO-3 keeps them gathered: norm weights, 1-D
-    vectors, and layers whose size `__init__` shows (literals and defaults,
-    `nn.Embedding(nq, hd)` with `nq=300, hd=256`). Using only a parameter's
+    vectors, depthwise convolutions (one small filter per channel), and
+    layers whose size `__init__` shows (literals and defaults,
+    `nn.Embedding(nq, hd)` with `nq=300, hd=256`, also after a clamp such
+    as `if nq > n: nq = n`). Using only a parameter's
     dtype and device (`x.to(p)`, `p.new_zeros(...)`) is not a read.
 
     ## Example

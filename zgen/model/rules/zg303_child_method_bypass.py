@@ -11,7 +11,7 @@ from zgen.findings import Severity
 
 from ..flow import ModuleCalls, code_of, flat_of
 from ..index import ClassInfo, Kind, ModelIndex
-from ..params import READ, SIZE, WRITE, usage
+from ..params import READ, SIZE, WRITE, accesses, is_persistent, usage
 from ..rule import Report, Rule
 
 # `<something other than self>.name(`: a method called on another object.
@@ -28,8 +28,10 @@ class ChildMethodBypass(Rule):
     calls) computes with `child`'s own parameters, for example
     `self.embeddings.interpolate_pos_encoding(x)` reading
     `self.position_embeddings`, or `self.tok.attend(h)` returning
-    `h @ self.weight.T`. Methods that only call the child's submodules,
-    or read buffers, are fine.
+    `h @ self.weight.T`, or `self.codebook.lookup(z)` indexing the weight
+    of the codebook's own `nn.Embedding` (no hook of either module runs).
+    Methods that only call the child's submodules, or read buffers or
+    parameters small enough to stay gathered, are fine.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers `child`'s parameters only when `child` itself is called.
@@ -106,6 +108,30 @@ class LM(nn.Module):
     def forward(self, ids):
         return self.embed.attend(self.embed(ids))
 """,
+        # The child's method indexes its own submodule's weight without calling it.
+        """
+import torch
+from torch import nn
+
+class Codebook(nn.Module):
+    def __init__(self, k, d):
+        super().__init__()
+        self.embedding = nn.Embedding(k, d)
+
+    def forward(self, z):
+        return self.embedding(z)
+
+    def lookup(self, idx):
+        return torch.index_select(self.embedding.weight, 0, idx)
+
+class Quantiser(nn.Module):
+    def __init__(self, k, d):
+        super().__init__()
+        self.codebook = Codebook(k, d)
+
+    def forward(self, idx):
+        return self.codebook.lookup(idx)
+""",
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
@@ -162,10 +188,18 @@ def _own_params_used(index: ModelIndex, child: ClassInfo, name: str) -> str | No
     index.cache[key] = None
     params = {n for n, m in child.facts.members.items() if m.kind == Kind.PARAM}
     found = None
-    if params:
-        for method in child.reachable(name):
-            if method.name in ("forward", "__init__") or not any(f"self.{p}" in method.text for p in params):
-                continue
+    for method in child.reachable(name):
+        if method.name in ("forward", "__init__"):
+            continue
+        # The child's own submodules are not called either: their parameters are partitioned here too.
+        for access in accesses(index, child, method) if index.mentions_param(method.text) else ():
+            if access.use in (READ, SIZE, WRITE) and not access.via_parameters and not access.ctx.guarded:
+                if access.owner.startswith("self.") and not access.local and not is_persistent(index, access):
+                    found = code_of(access.node)
+                    break
+        if found:
+            break
+        if params and any(f"self.{p}" in method.text for p in params):
             flat = flat_of(method)
             for node, _ctx in flat.nodes if flat else ():
                 if type(node) is cst.Attribute and node.attr.value in params:
@@ -174,7 +208,7 @@ def _own_params_used(index: ModelIndex, child: ClassInfo, name: str) -> str | No
                         if use in (READ, SIZE, WRITE) and not index.persistent_param(child.name, node.attr.value):
                             found = f"self.{node.attr.value}"
                             break
-            if found:
-                break
+        if found:
+            break
     index.cache[key] = found
     return found

@@ -1,0 +1,131 @@
+"""A built model, or its parameters, handed to helpers outside the model classes (`zgen.model.handed`)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+HEAD = """
+import contextlib
+from typing import Iterable
+
+import deepspeed
+import torch
+from torch import nn
+"""
+
+
+def codes(source: str) -> list[str]:
+    """The ZG1 codes zgen reports for a file made of `HEAD` and `source`."""
+    return [f.code for f in check_source("m.py", HEAD + textwrap.dedent(source)) if f.code.startswith("ZG1")]
+
+
+HAZARDS = {
+    "ema-copy-into-parameter-iterable": ("ZG101", """
+class Ema:
+    def __init__(self, decay):
+        self.decay = decay
+        self.shadow = []
+
+    def copy_to(self, parameters: Iterable[torch.nn.Parameter]) -> None:
+        parameters = list(parameters)
+        for s, param in zip(self.shadow, parameters):
+            param.data.copy_(s)
+"""),
+    "ema-store-clones-by-argument-name": ("ZG109", """
+class Ema:
+    def store(self, parameters):
+        self.saved = [p.detach().cpu().clone() for p in parameters]
+"""),
+    "bulk-copy-into-parameter-data": ("ZG101", """
+def restore_into(parameters: Iterable[nn.Parameter], tensors):
+    torch._foreach_copy_([p.data for p in parameters], tensors)
+"""),
+    "holder-counts-its-model-parameters": ("ZG102", """
+class Trainer:
+    def __init__(self, model: nn.Module, args):
+        self.model = model
+        self.args = args
+
+    def trainable(self):
+        return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
+"""),
+    "apply-outside-zero-init-writes": ("ZG101", """
+def to_half(model):
+    def cast(layer):
+        if isinstance(layer, nn.Linear):
+            layer.weight.data = layer.weight.data.half()
+
+    model.apply(cast)
+"""),
+    "decay-groups-by-dimension": ("ZG102", """
+def param_groups(model: nn.Module, wd):
+    decay, no_decay = [], []
+    for name, param in model.named_parameters():
+        if param.ndim <= 1:
+            no_decay.append(param)
+        else:
+            decay.append(param)
+    return [{"params": no_decay, "weight_decay": 0.0}, {"params": decay, "weight_decay": wd}]
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HAZARDS))
+def test_hazard_is_found(case):
+    code, source = HAZARDS[case]
+    assert code in codes(source), case
+
+
+SAFE = {
+    # Gathered through a context manager chosen by a ZeRO-3 test.
+    "gathered-through-a-chosen-context": """
+class Ema:
+    def step(self, parameters: Iterable[torch.nn.Parameter], zero3: bool):
+        for s, param in zip(self.shadow, parameters):
+            cm = deepspeed.zero.GatheredParameters(param) if zero3 else contextlib.nullcontext()
+            with cm:
+                s.sub_(0.1 * (s - param))
+""",
+    # Only the objects are collected, tagged and checked: no values, no sizes.
+    "collect-tag-and-check": """
+def groups(model, extra):
+    seen, other = set(), []
+    for p in model.parameters():
+        p.expert = True
+        if p.requires_grad and p not in seen:
+            other.append(p)
+            seen.add(id(p))
+    for p in extra:
+        print(p.exists())
+    return other
+""",
+    # An initialiser by name runs before partitioning (or through `apply` under zero.Init).
+    "initialiser-by-name": """
+def initialize(model, init):
+    for p in model.parameters():
+        if p.dim() > 1:
+            nn.init.xavier_uniform_(p.data)
+""",
+    # Configuration arguments are not models.
+    "model-config-is-not-a-model": """
+def describe(model_config: dict, parameters_count: int):
+    return {k: v for k, v in model_config.items()}
+""",
+    # An optimizer is handed the storage it updates by design.
+    "optimizer-subclass": """
+class Sgd(torch.optim.Optimizer):
+    def __init__(self, params: Iterable[nn.Parameter], lr):
+        super().__init__(params, {"lr": lr})
+        for p in params:
+            p.numel()
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAFE))
+def test_look_alike_is_clean(case):
+    assert codes(SAFE[case]) == [], case

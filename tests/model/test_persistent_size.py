@@ -1,0 +1,81 @@
+"""Parameters small enough that ZeRO-3 keeps them gathered: sizes bounded from `__init__` (`zgen.model.size`)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from zgen.model import check_source
+from zgen.model.size import DEFAULT_PERSISTENCE_THRESHOLD, DEPTHWISE_WIDTH, param_numel
+
+HEAD = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+"""
+
+
+def zg3(source: str) -> list[str]:
+    return [f.code for f in check_source("m.py", HEAD + textwrap.dedent(source)) if f.code.startswith("ZG3")]
+
+
+def numel(layer: str, param: str, call: str, env: dict[str, int] | None = None) -> int | None:
+    return param_numel(layer, param, cst.parse_expression(call), env or {})  # type: ignore[arg-type]
+
+
+# A depthwise convolution's per-channel filters, read outside the conv's forward (a chunked path).
+DEPTHWISE = """
+class ConvModule(nn.Module):
+    def __init__(self, channels, kernel_size={k}):
+        super().__init__()
+        self.conv = nn.Conv1d(channels, channels, kernel_size, groups={groups})
+        self.norm = nn.LayerNorm(channels)
+
+    def forward(self, x):
+        return F.conv1d(self.norm(x), weight=self.conv.weight, bias=self.conv.bias, groups=self.conv.groups)
+"""
+
+
+def test_depthwise_filters_stay_gathered():
+    assert zg3(DEPTHWISE.format(k=31, groups="channels")) == []
+
+
+def test_a_full_convolution_of_unknown_width_is_still_large():
+    assert "ZG301" in zg3(DEPTHWISE.format(k=31, groups=1))
+
+
+def test_a_wide_depthwise_kernel_is_still_large():
+    assert numel("Conv1d", "weight", "nn.Conv1d(c, c, 101, groups=c)") == DEPTHWISE_WIDTH * 101
+    assert "ZG301" in zg3(DEPTHWISE.format(k=101, groups="channels"))
+
+
+# timm's ML-Decoder: `-1` means "100 groups", then clamped to the class count.
+QUERIES = """
+class Decoder(nn.Module):
+    def __init__(self, num_classes, num_groups=-1, dim=768):
+        super().__init__()
+        n = 100 if num_groups < 0 else num_groups
+        if {test}:
+            n = num_classes
+        self.query = nn.Embedding(n, dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x + self.query.weight.unsqueeze(0))
+"""
+
+
+@pytest.mark.parametrize("test", ["n > num_classes", "num_classes < n"])
+def test_a_clamp_keeps_the_default_bound(test):
+    assert zg3(QUERIES.format(test=test)) == []
+
+
+def test_an_assignment_that_can_raise_the_size_is_unbounded():
+    assert "ZG301" in zg3(QUERIES.format(test="n < num_classes"))
+
+
+def test_a_negative_sentinel_is_no_size():
+    assert numel("Linear", "weight", "nn.Linear(d, n)", {"d": 8, "n": -1}) is None
+    assert numel("Embedding", "weight", "nn.Embedding(n, 8)", {"n": 12}) == 96 < DEFAULT_PERSISTENCE_THRESHOLD
