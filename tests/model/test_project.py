@@ -136,3 +136,44 @@ def test_namespace_package_resolves_but_a_sibling_project_does_not(tmp_path):
     deps = {}
     check_source(str(user), user.read_text(), deps=deps)
     assert str(tmp_path / "other" / "layers.py") not in deps
+
+
+VIT = """
+import torch
+from torch import nn
+
+class ViT(nn.Module):
+    def __init__(self, n, dim):
+        super().__init__()
+        self.pos_embedding = nn.Parameter(torch.randn(1, n + 1, dim))
+        self.temperature = nn.Parameter(torch.ones(1))
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x + self.pos_embedding)
+"""
+
+WRAPPER = """
+from torch import nn
+from pkg.vit import ViT
+
+class Pretrainer(nn.Module):
+    def __init__(self, encoder, dim):
+        super().__init__()
+        self.encoder = encoder
+        self.head = nn.Linear(dim, dim)
+
+    def forward(self, tokens):
+        tokens = tokens + self.encoder.pos_embedding[:, 1:]
+        return self.head(tokens) * self.encoder.temperature
+"""
+
+
+def test_a_parameter_name_of_the_package_on_a_module_handed_in(tmp_path):
+    # The encoder's class is unknown (it arrives as an argument), but the package registers
+    # `pos_embedding` as a table-sized parameter: reading it is a read outside the encoder's forward.
+    # `temperature` is a one-element parameter, which stays gathered: no finding.
+    pkg = _package(tmp_path, layers=LAYERS, vit=VIT, wrapper=WRAPPER)
+    path = str(pkg / "wrapper.py")
+    found = check_source(path, (pkg / "wrapper.py").read_text())
+    assert [(f.code, f.line) for f in found] == [("ZG301", 12)]

@@ -35,6 +35,11 @@ UNKNOWN_CLASS = "<unknown>"  # a member assigned from something we cannot see (a
 _PARAM_DEF = re.compile(
     r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
 )
+# `self.name = nn.Parameter(<args>)` with what it is built from (to tell a scalar from a table).
+_LARGE_PARAM_DEF = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter\(([^\n]*)")
+_SCALAR_PARAM_ARGS = re.compile(
+    r"\s*(?:torch\.)?(?:tensor|scalar_tensor)\(|\s*(?:torch\.)?(?:ones|zeros|randn|rand|empty)\(\s*(?:1|\[\s*\]|\(\s*\)|\[\s*1\s*\]|\(\s*1\s*,\s*\))\s*\)"
+)
 _TORCH_PARAM_NAMES = frozenset(name for names in known.TORCH_PARAMS.values() for name in names)
 # `nn.Parameter(torch.ones(dim))`: the argument of each Parameter(...) call, one level of parentheses.
 _PARAM_CALL = re.compile(r"Parameter\(((?:[^()]|\([^()]*\))*)\)")
@@ -385,6 +390,32 @@ class ModelIndex:
         names = set(_TORCH_PARAM_NAMES)
         names.update(m.group(1) or m.group(2) for m in _PARAM_DEF.finditer(self.source))
         return frozenset(names)
+
+    @cached_property
+    def related_param_names(self) -> frozenset[str]:
+        """Parameter names of this file and of the files of its own package that it imports.
+
+        `self.encoder.pos_embedding` on an encoder handed to the constructor:
+        no class to look in, but the package registers `pos_embedding` as an
+        `nn.Parameter`. Scalars (`nn.Parameter(torch.ones(1))`, a
+        `torch.tensor(...)`) are left out: they stay gathered.
+        """
+        names = {m.group(1) for m in _LARGE_PARAM_DEF.finditer(self.source) if not _SCALAR_PARAM_ARGS.match(m.group(2))}
+        if self.project is not None and self.module:
+            own = self.module.partition(".")[0]
+            for target in sorted(set(self.imports.values())):
+                target = self.absolute(target) if target.startswith(".") else target
+                if target.partition(".")[0] != own:
+                    continue
+                for module in (target, target.rsplit(".", 1)[0]):
+                    other = self.project.index(module)
+                    if other is not None and other is not self:
+                        names.update(
+                            m.group(1) for m in _LARGE_PARAM_DEF.finditer(other.source)
+                            if not _SCALAR_PARAM_ARGS.match(m.group(2))
+                        )
+                        break
+        return frozenset(names - _TORCH_PARAM_NAMES)
 
     def mentions_param(self, text: str) -> bool:
         """Does `text` access `<x>.<param>` for some `x` other than `self` (a possible submodule parameter)?"""

@@ -320,7 +320,11 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
         if kind == Kind.UNKNOWN or classes in ((UNKNOWN_CLASS,), ()):
             if part == "[]" or (not last and not _NOT_A_SUBMODULE.search(part)):
                 continue  # `self.model.decoder.embed_tokens.weight` of a wrapped model we cannot read
-            return (UNKNOWN_CLASS,) if last and part in {"weight", "bias"} else None
+            if last and part in {"weight", "bias"}:
+                return (UNKNOWN_CLASS,)
+            if last and i == 0 and not _NOT_A_SUBMODULE.search(first.name) and part in index.related_param_names:
+                return (UNKNOWN_CLASS,)  # `self.encoder.pos_embedding`: a parameter name of this package
+            return None
         if kind != Kind.MODULE or part == "[]":
             return None
         next_member = None
@@ -853,8 +857,23 @@ def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
     cache = method.__dict__
     if "_may_access" not in cache:
         text = method.text
-        cache["_may_access"] = index.mentions_param(text) or "parameters(" in text
+        cache["_may_access"] = index.mentions_param(text) or "parameters(" in text or _reads_related(index, method)
     return cache["_may_access"]
+
+
+def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
+    """`self.encoder.pos_embedding` in a class holding a module it cannot read: a package parameter name?"""
+    owner = getattr(method, "owner", None)
+    members = owner.facts.members if isinstance(owner, ClassInfo) else {}
+    unknown = [n for n, m in members.items() if m.kind == Kind.UNKNOWN and not _NOT_A_SUBMODULE.search(n)]
+    if not unknown:
+        return False
+    names = "|".join(map(re.escape, unknown))
+    # `transformer = self.transformer` then `transformer.pos_embedding`: a local alias of the member
+    aliases = re.findall(rf"^\s*(\w+)\s*=\s*self\.(?:{names})\s*$", method.text, re.M)
+    roots = "|".join([rf"self\.(?:{names})", *map(re.escape, aliases)])
+    used = set(re.findall(rf"(?<![\w.])(?:{roots})\.(\w+)", method.text))
+    return bool(used) and bool(used & index.related_param_names)
 
 
 def is_persistent(index: ModelIndex, access: Access) -> bool:
