@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+import re
+
 from .flow import Flat, flat_of
 from .index import ClassInfo, Kind, MethodInfo, ModelIndex
-from .tree import access_path
+from .params import config_like, module_arg_effects, parameter_for, resolve_function
+from .tree import access_path, call_name
 
 
 def built_module(
@@ -20,6 +23,7 @@ def built_module(
     expr: cst.BaseExpression,
     rank: int,
     at: cst.CSTNode,
+    passed_in: bool = False,
 ) -> bool:
     """True if `expr`, used at node `at` of an `__init__`-reachable method, is a module built before `at`.
 
@@ -43,6 +47,8 @@ def built_module(
         return member.order < (rank, position)
     if path.parts:
         return False
+    if passed_in and _module_argument(method, path.root):
+        return True
     for node, _ctx in flat.nodes:  # `conv = nn.Conv1d(...)` earlier in the method
         if type(node) is cst.Assign and method.order.get(id(node), 0) < position:
             for target in node.targets:
@@ -53,10 +59,32 @@ def built_module(
     return False
 
 
-def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str]):
-    """(method, call) for unguarded calls in `__init__` and its helpers whose function's last name is
-    in `names` and whose first argument is a module built before the call."""
-    for cls, method in index.methods("init", trigger):
+def _module_argument(method: MethodInfo, name: str) -> bool:
+    """Is `name` an argument of `method` that may be a module the caller built (not a config, a size, a
+    layer class it calls)? Such a module was partitioned under zero.Init before this method ran."""
+    node = method.node
+    if node is None or name in ("self", "cls") or config_like(name):
+        return False
+    params = node.params
+    if name not in {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}:
+        return False
+    return re.search(r"(?<![\w.])" + re.escape(name) + r"\s*\(", method.text) is None  # `layer_cls(d)`: a factory
+
+
+def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str], effect: str | None = None):
+    """(method, call, module argument, through a helper?) for unguarded calls in `__init__` and its
+    helpers whose function's last name is in `names` and whose first argument is a module built before
+    the call (or passed in, so built by the caller).
+
+    With `effect` (`REPARAMETRIZES`, `DEEPCOPIES`), also calls of a function of this or another
+    file whose summary says it does that to a built module it is given
+    (`apply_parametrization_norm(nn.Conv1d(...), norm)`, `_get_clones(layer, n)`).
+    """
+    helpers = _helper_call(index) if effect is not None else None
+    for cls, method in index.methods("init"):
+        direct = bool(trigger.search(method.text))
+        if not direct and (helpers is None or not helpers.search(method.text)):
+            continue
         flat = flat_of(method)
         if flat is None:
             continue
@@ -65,7 +93,46 @@ def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str]):
             if type(node) is not cst.Call or ctx.guarded or not node.args:
                 continue
             name = index.qualified_call(node) or ""
-            if name.rsplit(".", 1)[-1] in names and built_module(
-                index, cls, method, flat, node.args[0].value, rank, node
-            ):
-                yield method, node
+            if direct and name.rsplit(".", 1)[-1] in names:
+                if built_module(index, cls, method, flat, node.args[0].value, rank, node, passed_in=True):
+                    yield method, node, node.args[0].value, False
+                continue
+            if effect is None:
+                continue
+            arg = _handed_built(index, cls, method, flat, node, rank, effect)
+            if arg is not None:
+                yield method, node, arg.value, True
+
+
+def _handed_built(index, cls, method, flat, call: cst.Call, rank: int, effect: str) -> cst.Arg | None:
+    """The argument of `call` that is a built module the called helper does `effect` to, if any."""
+    name = call_name(call)
+    if not name or name.startswith(".") or name.partition(".")[0] in ("self", "super"):
+        return None
+    candidates = [
+        i for i, arg in enumerate(call.args)
+        if not arg.star and built_module(index, cls, method, flat, arg.value, rank, call, passed_in=True)
+    ]
+    if not candidates:
+        return None
+    target = resolve_function(index, flat, name)
+    if target is None:
+        return None
+    effects = module_arg_effects(*target)
+    for position in candidates:
+        parameter = parameter_for(target[1], call, position)
+        if effect in effects.get(parameter or "", ()):
+            return call.args[position]
+    return None
+
+
+def _helper_call(index: ModelIndex) -> re.Pattern[str] | None:
+    """A pattern for a call of a function of this file or an imported name (lowercase: not a class)."""
+    key = ("helper-call-pattern",)
+    if key not in index.cache:
+        names = {n for n in (*index.skeleton.functions, *index.imports) if n[:1].islower() or n[:1] == "_"}
+        index.cache[key] = (
+            re.compile(r"(?<![\w.])(?:" + "|".join(sorted(map(re.escape, names))) + r")(?:\.\w+)*\s*\(")
+            if names else None
+        )
+    return index.cache[key]  # type: ignore[return-value]

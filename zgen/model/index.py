@@ -109,6 +109,9 @@ class ClassFacts:
     ties: tuple[tuple[str, str], ...] = ()
     # `self.to_logits = lambda t: t @ self.emb.weight.t()`: callables whose body reads members.
     lambdas: dict[str, cst.Lambda] = field(default_factory=dict)
+    # `lin = nn.Linear(...); self.w = lin.weight`: a parameter taken from a module built in `__init__`
+    # (partitioned under zero.Init once built) -> (the module's local name, its classes, the parameter).
+    borrowed: dict[str, tuple[str, tuple[str, ...], str]] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -672,9 +675,20 @@ class ModelIndex:
                         return True
         return False
 
+    def torch_base(self, cls: ClassInfo) -> str | None:
+        """The last name of a torch.nn layer class that `cls` (or an in-file base) derives from (`Embedding`)."""
+        for info in cls.mro:
+            for base in info.qualified_bases:
+                last = base.rsplit(".", 1)[-1]
+                if known.is_torch_module_class(base) and last in known.TORCH_PARAMS:
+                    return last
+        return None
+
     def _local_has_params(self, cls: ClassInfo) -> bool | None:
         if not cls.is_module:
             return False
+        if self.torch_base(cls) is not None:
+            return True  # `class ScaledEmbedding(nn.Embedding)`: the base registers the weight
         text = "".join(method.text for method in cls.init_methods)
         if "Parameter(" in text or "ParameterList(" in text or "register_parameter" in text:
             return True
@@ -703,7 +717,10 @@ class ModelIndex:
         local = self.classes.get(ref)
         if local is not None:
             member = local.facts.members.get(name)
-            return member is not None and member.kind == Kind.PARAM
+            if member is None:
+                base = self.torch_base(local)
+                return base is not None and known.torch_params(base, name)
+            return member.kind == Kind.PARAM
         external = self.external(ref)
         if external is not None:
             return external[0].member_param(external[1].name, name)
@@ -880,6 +897,11 @@ class _FactsReader:
         if len(path.parts) == 1:
             if isinstance(value, cst.Lambda):
                 self.facts.lambdas[path.parts[0]] = value
+            source = access_path(value) if isinstance(value, cst.Attribute) else None
+            if source is not None and len(source.parts) == 1 and source.root in self.locals:
+                kind, classes = self.locals[source.root]
+                if kind == Kind.MODULE and value.attr.value in self.index.param_names:  # type: ignore[union-attr]
+                    self.facts.borrowed[path.parts[0]] = (source.root, classes, source.parts[0])
             kind, classes = self.classify(value)
             self._set(path.parts[0], kind, classes, order)
             member = self.facts.members[path.parts[0]]
@@ -988,6 +1010,10 @@ class _FactsReader:
         func = call.func
         if isinstance(func, cst.Call) and _is_partial(func) and func.args:
             return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
+        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, cst.Call):
+            kind, classes = self._classify_call(func.value)  # nn.Conv2d(...).requires_grad_(False): the module
+            if kind in (Kind.MODULE, Kind.CONTAINER):
+                return kind, classes
         written = call_name(call)
         if written is None or written.startswith("."):
             return Kind.VALUE, ()
@@ -1095,6 +1121,11 @@ class _FactsReader:
 _NOT_ENTRY = re.compile(
     r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero|deepspeed|^extra_repr$"
     r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
+)
+# nn.Module methods that return the module itself, so `nn.Linear(...).to(device)` is still that Linear.
+_RETURNS_SELF = frozenset(
+    {"requires_grad_", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "train", "eval", "apply",
+     "share_memory", "to_empty"}
 )
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")

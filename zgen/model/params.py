@@ -163,6 +163,15 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         if path.root == "self":
             if len(path.parts) == 1 and has_children and not isinstance(flat.parent.get(id(node)), cst.Call):
                 yield from _through_helper(index, cls, flat, node, path.parts[0], ctx, order, prop=True)
+            borrowed = cls.facts.borrowed.get(path.parts[0])
+            if borrowed is not None and len(path.parts) == 1 and members.get(path.parts[0]) is not None:
+                # `self.w = lin.weight` with `lin = nn.Linear(...)` built here: `lin`'s partitioned parameter
+                local, classes, param = borrowed
+                first = Member(local, Kind.MODULE, classes, members[path.parts[0]].order)
+                use, detail = usage(index, flat, node)
+                yield Access(node, ctx, local, param, first, use, detail, order.get(id(node), 0),
+                             owner_classes=classes, local=True)
+                continue
             if len(path.parts) < 2:
                 own = members.get(path.parts[0]) if entry else None
                 if own is not None and own.kind == Kind.PARAM and not own.classes:
@@ -251,6 +260,11 @@ def _parameters_source(iterable: cst.BaseExpression) -> str | None:
     if path is None or path.root != "self":
         return None
     return "self" + "".join("." + p for p in path.parts) + "." + iterable.func.attr.value + "()"
+
+
+def config_like(name: str) -> bool:
+    """Is an argument named like a config, a size or a tensor rather than a module (`cfg`, `x`, `weight`)?"""
+    return bool(_NOT_A_MODULE_ARG.search(name))
 
 
 _NOT_A_MODULE_ARG = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
@@ -453,10 +467,11 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
         return
     if not any(_module_arg(arg.value, members, module_aliases) for arg in call.args):
         return  # no module handed over: do not read the function at all
-    func = _function_node(index, flat, name)
-    if func is None:
+    found = resolve_function(index, flat, name)
+    if found is None:
         return
-    written = _module_writer_params(index, func)
+    func = found[1]
+    written = _module_writer_params(found[0], func)
     if not written:
         return
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
@@ -495,17 +510,19 @@ def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:
 _FREE_APPLY = re.compile(r"^(?:named_apply|\w+_apply|apply_\w+)$")
 
 
-def _function_node(index: ModelIndex, flat: Flat, name: str) -> cst.FunctionDef | None:
-    """The function a call names: nested in this method, of this file, or of another file (by import)."""
+def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The function a call names, with the index of its file: nested in `flat`, of this file, or imported."""
     if "." not in name:
-        func = _nested_defs(index, flat).get(name)
+        func = _nested_defs(index, flat).get(name) if flat is not None else None
         if func is not None:
-            return func
+            return index, func
         info = index.function_info(name)
-        if info is not None:
-            return info.node
+        if info is not None and info.node is not None:
+            return index, info.node
     external = index.external_function(index.qualify(name))
-    return external[1].node if external is not None else None
+    if external is None or external[1].node is None:
+        return None
+    return external[0], external[1].node
 
 
 def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
@@ -518,43 +535,126 @@ def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
     return found[1]  # type: ignore[index]
 
 
+# What a function may do to a module it is given, besides writing (WRITE/INIT) and sizing (SIZE) its parameters.
+REPARAMETRIZES = "reparametrize"  # weight_norm(module): new parameters derived from the current weights
+DEEPCOPIES = "deepcopy"  # copy.deepcopy(module): a copy of whatever the module holds now
+
+
 def _module_writer_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
     """Parameters of `func` whose own parameters it writes (`def init_layer(m): nn.init.xavier_(m.weight)`)."""
-    key = ("module-writer-params", id(func))
+    effects = module_arg_effects(index, func)
+    return frozenset(name for name, done in effects.items() if done & {WRITE, INIT})
+
+
+def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, frozenset[str]]:
+    """What `func` does to each module it is given, by parameter name: a summary read once per function.
+
+    The effects are WRITE/INIT (`nn.init.xavier_(m.weight)`, `init_fn(m.weight)`, `p.data.zero_()` for
+    `p` in `m.parameters()`), SIZE (`m.weight.shape[0]`, `p.numel()`), REPARAMETRIZES (`weight_norm(m)`)
+    and DEEPCOPIES (`copy.deepcopy(m)`), also through the functions it hands the module on to
+    (`return weight_norm(module)` two helpers down). `index` is the index of the file `func` is in.
+    """
+    key = ("module-arg-effects", id(func))
     cached = index.cache.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
-    index.cache[key] = frozenset()
-    names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)} - {"self"}
+    index.cache[key] = {}  # a function that hands its argument to itself: no answer from the cycle
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
+    names = set(params) - {"self", "cls"}
     inner = flatten(func)
     aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
     for node, _ctx in inner.nodes:
-        if type(node) is cst.For and isinstance(node.target, cst.Name):
+        if type(node) is cst.For or type(node) is cst.CompFor:
             it = node.iter
-            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(it.func.value, cst.Name):
-                if it.func.value.value in names and it.func.attr.value in ("modules", "parameters", "children"):
-                    aliases[node.target.value] = it.func.value.value
-    written = set()
+            if isinstance(it, cst.Call) and (call_name(it) or "") in {"enumerate", "list"} and it.args:
+                it = it.args[0].value
+            target = node.target
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2:  # named_parameters()
+                target = target.elements[1].value
+            if not isinstance(target, cst.Name) or not isinstance(it, cst.Call) or not isinstance(it.func, cst.Attribute):
+                continue
+            owner = it.func.value
+            if isinstance(owner, cst.Name) and owner.value in names and it.func.attr.value in _WALKS:
+                aliases[target.value] = owner.value
+    found: dict[str, set[str]] = {}
     for node, ctx in inner.nodes:
-        if type(node) is not cst.Attribute or ctx.guarded:
-            continue
-        path = access_path(node)
-        if path is None or not path.parts:
-            continue
-        owner = path.root if path.root in names else aliases.get(path.root)
-        if owner is None or path.parts[-1] in ("data",):
-            continue
-        use, _detail = usage(index, inner, node)
-        if use in (WRITE, INIT):
-            written.add(owner)
-    for node, _ctx in inner.nodes:  # `for p in m.parameters(): nn.init.normal_(p)`
-        if type(node) is cst.Name and node.value in aliases and not isinstance(inner.parent.get(id(node)), cst.For):
+        if ctx.guarded:
+            continue  # the helper gathers first
+        kind = type(node)
+        if kind is cst.Attribute:
+            path = access_path(node)
+            if path is None or not path.parts or path.parts[-1] == "data":
+                continue
+            owner = path.root if path.root in names else aliases.get(path.root)
+            if owner is None or path.parts[-1] not in index.param_names:
+                continue
             use, _detail = usage(index, inner, node)
-            if use in (WRITE, INIT):
-                written.add(aliases[node.value])
-    result = frozenset(written)
+            if use in (WRITE, INIT, SIZE):
+                found.setdefault(owner, set()).add(use)
+        elif kind is cst.Name and node.value in aliases:
+            if isinstance(inner.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):
+                continue
+            use, _detail = usage(index, inner, node)
+            if use in (WRITE, INIT, SIZE):
+                found.setdefault(aliases[node.value], set()).add(use)
+        elif kind is cst.Call and node.args:
+            _call_effects(index, inner, node, names, found)
+    result = {name: frozenset(done) for name, done in found.items()}
     index.cache[key] = result
     return result
+
+
+# Iterations over a module that reach its parameters (or its submodules' parameters).
+_WALKS = frozenset({"modules", "parameters", "children", "named_modules", "named_parameters", "named_children"})
+
+
+def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:
+    """Effects on the function's module arguments of one call it makes: a re-parametrisation, a deep copy,
+    or a helper whose own summary says what it does to the argument handed on."""
+    name = call_name(call)
+    if not name or name.startswith("."):
+        return
+    handed = [
+        (i, arg) for i, arg in enumerate(call.args)
+        if isinstance(arg.value, cst.Name) and arg.value.value in names and not arg.star
+    ]
+    if not handed:
+        return
+    qualified = index.qualify(name)
+    last = qualified.rsplit(".", 1)[-1]
+    first = call.args[0]
+    if first.keyword is None and isinstance(first.value, cst.Name) and first.value.value in names:
+        if last in known.REPARAMETRIZE:
+            found.setdefault(first.value.value, set()).add(REPARAMETRIZES)
+            return
+        if qualified in ("copy.deepcopy", "deepcopy"):
+            found.setdefault(first.value.value, set()).add(DEEPCOPIES)
+            return
+    if "." in name and name.partition(".")[0] in ("self", "super"):
+        return
+    target = resolve_function(index, flat, name)
+    if target is None:
+        return
+    callee_index, callee = target
+    effects = module_arg_effects(callee_index, callee)
+    if not effects:
+        return
+    for position, arg in handed:
+        parameter = parameter_for(callee, call, position)
+        if parameter in effects:
+            found.setdefault(arg.value.value, set()).update(effects[parameter])  # type: ignore[union-attr]
+
+
+def parameter_for(func: cst.FunctionDef, call: cst.Call, position: int) -> str | None:
+    """The parameter of `func` that argument number `position` of `call` binds (by keyword or position)."""
+    arg = call.args[position]
+    if arg.keyword is not None:
+        return arg.keyword.value
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    at = sum(1 for a in call.args[:position] if a.keyword is None and not a.star)
+    return params[at] if at < len(params) else None
 
 
 def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:

@@ -1,0 +1,146 @@
+"""Modules that are already built when code touches them: under `zero.Init` a child is partitioned once its
+constructor returns, and a module passed in or handed to a helper was built (and partitioned) by the caller."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+HEAD = """
+import copy
+import deepspeed
+import torch
+from torch import nn
+from torch.nn.utils import weight_norm
+"""
+
+
+def codes(body: str) -> list[str]:
+    return [f.code for f in check_source("m.py", HEAD + textwrap.dedent(body))]
+
+
+HAZARDS = {
+    # A subclass of a torch layer registers the layer's parameters through its base.
+    "torch-layer-subclass-in-a-list": ("ZG103", """
+class ScaledEmbedding(nn.Embedding):
+    def __init__(self, *args, lr=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lr = lr
+
+
+def init_layer(m, method):
+    init_fn = get_init_fn(method)
+    init_fn(m.weight)
+
+
+class LM(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.emb = nn.ModuleList([ScaledEmbedding(1000, d) for _ in range(n)])
+        for emb in self.emb:
+            init_layer(emb, method="gaussian")
+"""),
+    # A module method that returns the module keeps it a module.
+    "module-returned-by-requires-grad": ("ZG103", """
+class DFL(nn.Module):
+    def __init__(self, c1=16):
+        super().__init__()
+        self.conv = nn.Conv2d(c1, 1, 1, bias=False).requires_grad_(False)
+        self.conv.weight.data[:] = torch.arange(c1).view(1, c1, 1, 1)
+"""),
+    # A member holding a parameter of a module built into a local.
+    "parameter-of-a-local-module": ("ZG103", """
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        in_proj = nn.Linear(d, 3 * d)
+        self.in_proj_weight = in_proj.weight
+        self.in_proj_bias = in_proj.bias
+        self.in_proj_bias.data.zero_()
+"""),
+    # A helper that re-parametrises its argument, two functions deep.
+    "helper-applies-weight-norm": ("ZG104", """
+def _norm(module, kind):
+    if kind == "weight_norm":
+        return weight_norm(module)
+    return module
+
+
+def apply_norm(module, kind="none"):
+    return _norm(module, kind)
+
+
+class NormConv(nn.Module):
+    def __init__(self, *args, norm="none", **kwargs):
+        super().__init__()
+        self.conv = apply_norm(nn.Conv1d(*args, **kwargs), norm)
+"""),
+    # A helper that deep-copies a module passed into the constructor.
+    "helper-clones-a-module-passed-in": ("ZG105", """
+def _get_clones(module, n):
+    return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+class Decoder(nn.Module):
+    def __init__(self, decoder_layer, num_layers):
+        super().__init__()
+        self.layers = _get_clones(decoder_layer, num_layers)
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HAZARDS))
+def test_hazard_is_found(case):
+    code, body = HAZARDS[case]
+    assert code in codes(body), case
+
+
+SAFE = {
+    # The subclass's own parameter, read in its own forward.
+    "torch-layer-subclass-own-forward": """
+class ScaledEmbedding(nn.Embedding):
+    def forward(self, x):
+        return super().forward(x) * self.weight.shape[1]
+""",
+    "parameter-of-a-local-module-read-in-forward": """
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        in_proj = nn.Linear(d, 3 * d)
+        self.in_proj_weight = in_proj.weight
+
+    def forward(self, x):
+        return x @ self.in_proj_weight[: self.in_proj_weight.shape[0] // 3].t()
+""",
+    # The helper re-parametrises only the module it builds itself.
+    "helper-builds-then-normalises": """
+def make_conv(c):
+    return weight_norm(nn.Conv1d(c, c, 3))
+
+
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = make_conv(c)
+""",
+    # The helper deep-copies a config, not a module; a layer class passed in is called, not copied.
+    "helper-copies-a-config": """
+def _clones(cfg, n):
+    return [copy.deepcopy(cfg) for _ in range(n)]
+
+
+class Net(nn.Module):
+    def __init__(self, layer_cfg, block, n):
+        super().__init__()
+        self.cfgs = _clones(layer_cfg, n)
+        self.blocks = nn.ModuleList([block(4) for _ in range(n)])
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAFE))
+def test_look_alike_is_clean(case):
+    assert [c for c in codes(SAFE[case]) if c.startswith("ZG1")] == [], case
