@@ -144,3 +144,91 @@ class Net(nn.Module):
 @pytest.mark.parametrize("case", sorted(SAFE))
 def test_look_alike_is_clean(case):
     assert [c for c in codes(SAFE[case]) if c.startswith("ZG1")] == [], case
+
+
+FUNCTIONS = {
+    # A function that walks the parameters of the model it is given.
+    "function-initialises-the-model-it-is-given": ("ZG103", """
+def initialize(model, init):
+    for p in model.parameters():
+        if p.dim() > 1:
+            nn.init.xavier_uniform_(p.data)
+"""),
+    "function-branches-on-the-dim-of-model-parameters": ("ZG102", """
+def initialize(model):
+    for p in model.parameters():
+        if p.dim() == 1:
+            p.data.zero_()
+"""),
+    "function-writes-through-the-model-modules": ("ZG101", """
+def initialize(model):
+    for mod in model.modules():
+        if isinstance(mod, nn.Embedding):
+            mod.weight.data.normal_(0, 1)
+"""),
+    # A construction helper (called from a module's __init__) counts a module it built.
+    "construction-helper-counts-a-module-it-built": ("ZG102", """
+def parse_model(spec):
+    layers = []
+    for n in spec:
+        m = nn.Linear(n, n)
+        m.np = sum(x.numel() for x in m.parameters())
+        layers.append(m)
+    return nn.Sequential(*layers)
+
+
+class Model(nn.Module):
+    def __init__(self, spec):
+        super().__init__()
+        self.model = parse_model(spec)
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FUNCTIONS))
+def test_function_given_or_building_a_model(case):
+    code, body = FUNCTIONS[case]
+    assert code in codes(body), case
+
+
+FUNCTIONS_SAFE = {
+    # A callback handed to `apply`: judged where it is applied, not in its body.
+    "apply-callback": """
+def init_weights(m):
+    for p in m.parameters():
+        nn.init.normal_(p)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.apply(init_weights)
+""",
+    # Only metadata of the model's parameters.
+    "metadata-only": """
+def freeze(model):
+    for p in model.parameters():
+        p.requires_grad = False
+    return next(model.parameters()).dtype
+""",
+    # A script that builds a model outside zero.Init and counts it before deepspeed.initialize.
+    "script-counts-before-wrapping": """
+def main(cfg):
+    model = nn.Linear(4096, 4096)
+    n = sum(p.numel() for p in model.parameters())
+    return n
+""",
+    # A converter that copies weights into a module it puts in place itself.
+    "replacing-a-child-module": """
+def replace_linear(model, cls):
+    for name, module in model.named_children():
+        model._modules[name] = cls(module.in_features, module.out_features)
+        model._modules[name].weight.data.fill_(0.0)
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(FUNCTIONS_SAFE))
+def test_function_look_alike_is_clean(case):
+    assert [c for c in codes(FUNCTIONS_SAFE[case]) if c.startswith("ZG1")] == [], case

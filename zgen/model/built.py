@@ -9,7 +9,7 @@ import libcst as cst
 
 import re
 
-from .flow import Flat, flat_of
+from .flow import Flat, code_of, flat_of
 from .index import ClassInfo, Kind, MethodInfo, ModelIndex
 from .params import config_like, module_arg_effects, parameter_for, resolve_function
 from .tree import access_path, call_name
@@ -59,15 +59,26 @@ def built_module(
     return False
 
 
+# How a module argument is usually named (`decoder_layer`, `seg_model`, `backbone`), as opposed to
+# the dicts, lists and names a constructor also takes.
+_MODULE_WORD = re.compile(
+    r"(?:layer|block|module|model|encoder|decoder|net|cell|head|backbone|embed|embedding|conv|linear|attn|attention"
+    r"|mlp|ffn|proj|stem|tower|trunk)s?$"
+)
+
+
 def _module_argument(method: MethodInfo, name: str) -> bool:
     """Is `name` an argument of `method` that may be a module the caller built (not a config, a size, a
     layer class it calls)? Such a module was partitioned under zero.Init before this method ran."""
     node = method.node
-    if node is None or name in ("self", "cls") or config_like(name):
+    if node is None or name in ("self", "cls") or config_like(name) or not _MODULE_WORD.search(name):
         return False
     params = node.params
-    if name not in {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}:
+    param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == name), None)
+    if param is None:
         return False
+    if param.annotation is not None and "Module" not in code_of(param.annotation.annotation, limit=1000):
+        return False  # `nodes: Dict[str, str]`
     return re.search(r"(?<![\w.])" + re.escape(name) + r"\s*\(", method.text) is None  # `layer_cls(d)`: a factory
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..built_model import built_model_accesses, where
 from ..flow import code_of
 from ..index import ModelIndex
 from ..params import INIT, WRITE, scoped_accesses
@@ -19,7 +20,9 @@ class PartitionedDataWrite(Rule):
     `p.fill_(0)`, `p[:, 0] = 1`, `p.data.mul_(s)`) when the parameter is
     partitioned there: a parameter of a submodule written in `forward` (or a
     method it calls), or a parameter of the model in a training script
-    after `deepspeed.initialize` (or built under `deepspeed.zero.Init`).
+    after `deepspeed.initialize` (or built under `deepspeed.zero.Init`), or
+    a parameter of a built model a function is given and walks
+    (`for m in model.modules(): m.weight.data.normal_()`).
     Writes inside `with deepspeed.zero.GatheredParameters(..., modifier_rank=0)`
     are fine and not flagged. Initialisation in `__init__` is ZG103.
 
@@ -131,6 +134,13 @@ def main(model, cfg, table):
                     "partitioned here by ZeRO-3; the write is lost"
                 )
                 yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for access in built_model_accesses(index):
+            if access.use == WRITE:
+                message = (
+                    f"`{code_of(access.node)}{access.detail}` writes to a parameter of {where(access)}; under "
+                    "`deepspeed.zero.Init` it is partitioned already, so the write changes a placeholder and is lost"
+                )
+                yield self.finding(index, access.scope.snippet, access.node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, use, detail, _via in script_param_accesses(index, scope):
                 if use in (WRITE,) and not _guarded(scope, node):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..built_model import built_model_accesses, where
 from ..flow import code_of
 from ..index import ModelIndex
 from ..params import SIZE, scoped_accesses
@@ -21,7 +22,10 @@ class PlaceholderSizeQuery(Rule):
     built, or in `forward`; parameters from iterating `self.parameters()`
     (which include every submodule's); and the model's parameters in a
     script after `deepspeed.initialize` (`sum(p.numel() for p in
-    model.parameters())`). Reading `.dtype`, `.device` or `.requires_grad`
+    model.parameters())`); the parameters of a model a function is given
+    and walks (`def initialize(model): if p.dim() > 1: ...`), and of a module
+    a construction helper (called from a module's `__init__`) built.
+    Reading `.dtype`, `.device` or `.requires_grad`
     is fine and not flagged.
 
     ## Why is this bad under ZeRO-3?
@@ -113,6 +117,20 @@ def main(model, cfg):
     engine, *_ = deepspeed.initialize(model=model, config=cfg)
     print(sum(p.numel() for p in engine.parameters()))
 """,
+        # A construction helper, called from a module's `__init__`, counts a module it built.
+        """
+from torch import nn
+
+def make_stage(d):
+    m = nn.Linear(d, d)
+    m.np = sum(x.numel() for x in m.parameters())
+    return m
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.stage = make_stage(d)
+""",
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
@@ -137,6 +155,13 @@ def main(model, cfg):
                         f"outside `{access.owner}`'s forward, where ZeRO-3 keeps it partitioned"
                     )
                 yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for access in built_model_accesses(index):
+            if access.use == SIZE:
+                message = (
+                    f"`{code_of(access.node)}{access.detail}` reads the size of a parameter of {where(access)}; "
+                    "under `deepspeed.zero.Init` it is a placeholder of size 0"
+                )
+                yield self.finding(index, access.scope.snippet, access.node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, use, detail, _via in script_param_accesses(index, scope):
                 if use == SIZE:
