@@ -75,7 +75,8 @@ def _held(index: ModelIndex, scope: ScriptScope) -> dict[str, tuple[int, bool]]:
                 owner = inner.func.value
                 walk = inner.func.attr.value
                 if isinstance(owner, cst.Name) and owner.value in names and walk in _PARAM_WALKS | _MODULE_WALKS:
-                    held.setdefault(owner.value, (-1, True))
+                    if owner.value not in scope.wrapped:  # a script that wraps it later built it plain
+                        held.setdefault(owner.value, (-1, True))
     if not isinstance(node, cst.FunctionDef) or not _construction_helper(index, node.name.value):
         return held
     for inner, _ctx in scope.flat.nodes:
