@@ -232,3 +232,79 @@ def replace_linear(model, cls):
 @pytest.mark.parametrize("case", sorted(FUNCTIONS_SAFE))
 def test_function_look_alike_is_clean(case):
     assert [c for c in codes(FUNCTIONS_SAFE[case]) if c.startswith("ZG1")] == [], case
+
+
+LATE = {
+    # An initialiser a parent's __init__ runs on this built module (`self.model[-1].bias_init()`).
+    "initialiser-run-by-the-parent": ("ZG103", """
+class Detect(nn.Module):
+    def __init__(self, nc, ch):
+        super().__init__()
+        self.cv2 = nn.ModuleList(nn.Sequential(nn.Conv2d(x, 64, 3), nn.Conv2d(64, 64, 1)) for x in ch)
+        self.cv3 = nn.ModuleList(nn.Sequential(nn.Conv2d(x, nc, 3), nn.Conv2d(nc, nc, 1)) for x in ch)
+
+    def forward(self, x):
+        return [a(t) + b(t) for a, b, t in zip(self.cv2, self.cv3, x)]
+
+    def bias_init(self):
+        m = self
+        for a, b in zip(m.cv2, m.cv3):
+            a[-1].bias.data[:] = 1.0
+"""),
+    # A base class's setup helper writes a child that only its subclasses build.
+    "setup-helper-of-a-base-class": ("ZG103", """
+class LanguageModule(nn.Module):
+    def setup_output_layer(self):
+        if self.share:
+            self.output_layer.weight.data.fill_(0)
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LATE))
+def test_initialiser_run_on_the_built_module(case):
+    code, body = LATE[case]
+    assert code in codes(body), case
+
+
+LATE_SAFE = {
+    # Called from its own __init__ before the child exists: nothing is partitioned yet.
+    "initialiser-called-before-the-child-is-built": """
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(d, d))
+        self.reset_parameters()
+        self.proj = nn.Linear(d, d)
+
+    def reset_parameters(self):
+        nn.init.xavier_uniform_(self.weight)
+""",
+    # An `apply` callback: the visited module's own parameters, gathered by zero.Init's apply.
+    "apply-callback-method": """
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def init_weights(self, module):
+        if isinstance(module, nn.Linear):
+            nn.init.zeros_(module.bias)
+""",
+    # The module's own parameter only.
+    "initialiser-of-own-parameter": """
+class Scale(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.ones(d))
+        self.proj = nn.Linear(d, d)
+
+    def reset_parameters(self):
+        self.alpha.data = torch.ones(1)
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(LATE_SAFE))
+def test_initialiser_look_alike_is_clean(case):
+    assert [c for c in codes(LATE_SAFE[case]) if c.startswith("ZG1")] == [], case

@@ -296,6 +296,36 @@ class ClassInfo:
         return [m for m in self.all_methods() if id(m) not in taken]
 
     @cached_property
+    def late_init_methods(self) -> list[MethodInfo]:
+        """Initialisers by name that neither this class's `__init__` nor `forward` reaches and no `apply` runs
+        (`bias_init`, `setup_embeddings_and_output_layer`, `zero_parameters`), and what they call.
+
+        Someone else runs them on the built module: a parent's or subclass's `__init__`
+        (`self.model[-1].bias_init()`) or the training code. Either way its children are built,
+        and partitioned under `deepspeed.zero.Init`. A method taking a module to visit
+        (`_init_weights(self, module)`) is an `apply` callback, not one of these.
+        """
+        taken = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
+        applied = set(_APPLIED_METHOD.findall(self.index.source))
+        found: list[MethodInfo] = []
+        for method in self.all_methods():
+            if id(method) in taken or not _LATE_INIT.search(method.name) or _NOT_LATE_INIT.search(method.name):
+                continue
+            node = method.node
+            params = [p.name.value for p in node.params.params] if node is not None else []
+            if method.name in applied or any(p in _VISITED_ARGS for p in params[:2]):
+                continue
+            if re.search(r"\bself\." + re.escape(method.name) + r"\b(?!\s*\()", self.index.source):
+                continue  # handed over as a callback (`named_apply(self._init, self)`)
+            for reached in self.reachable(method.name):
+                node = reached.node
+                params = [p.name.value for p in node.params.params] if node is not None else []
+                if id(reached) not in taken and not any(p in _VISITED_ARGS for p in params[:2]):
+                    taken.add(id(reached))
+                    found.append(reached)
+        return found
+
+    @cached_property
     def facts(self) -> ClassFacts:
         return self.index.class_facts(self)
 
@@ -560,6 +590,8 @@ class ModelIndex:
                 candidates = cls.init_methods
             elif scope == "entry":
                 candidates = cls.entry_methods
+            elif scope == "late":
+                candidates = cls.late_init_methods
             else:
                 candidates = cls.all_methods()
             for method in candidates:
@@ -1127,6 +1159,14 @@ _RETURNS_SELF = frozenset(
     {"requires_grad_", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "train", "eval", "apply",
      "share_memory", "to_empty"}
 )
+# Initialisers and builders by name (the part of `_NOT_ENTRY` that is about setting weights up) ...
+_LATE_INIT = re.compile(r"init|reset|^_?build|^_?make|^_?create|^_?setup|^_?zero_")
+# ... less dunders, state-dict, hook, load/save and gather helpers.
+_NOT_LATE_INIT = re.compile(
+    r"^__\w+__$|state_dict|^_?(?:load|save)_?|^_?(?:pre_)?hook|gather|deepspeed|zero3|^_?apply$|_fn$|_func$"
+)
+_APPLIED_METHOD = re.compile(r"\bapply\(\s*(?:partial\(\s*)?self\.(\w+)")
+_VISITED_ARGS = frozenset({"module", "m", "mod", "layer", "submodule", "cell", "model"})
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
 

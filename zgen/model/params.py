@@ -96,6 +96,9 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 passed_in.add(name)
     built_here: set[str] = set()
     entry = any(m is method for m in cls.entry_methods)
+    # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
+    late = any(m is method for m in cls.late_init_methods)
+    entry = entry or late
     # In a method called on the built model its own parameters are partitioned too (a base class
     # such as a ModelMixin registers none itself, but every subclass does).
     has_children = entry or any(
@@ -103,11 +106,18 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         for m in members.values()
     )
     param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
+    self_names = {"self"} | {  # `m = self`
+        n.targets[0].target.value for n, _ in flat.nodes
+        if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+        and isinstance(n.value, cst.Name) and n.value.value == "self"
+    }
     for node, _ctx in flat.nodes:
         if type(node) is cst.For or type(node) is cst.CompFor:
             name = _modules_loop(node)
             if name is not None:  # for m in self.modules(): every submodule, of any class
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+            for name in _zipped_elements(node, members, self_names):  # for a, b in zip(self.cv2, self.cv3)
+                module_aliases.setdefault(name, Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0)))
             continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             source = _parameter_list(node.value)
@@ -160,6 +170,8 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         path = access_path(node)
         if path is None or not path.parts:
             continue
+        if path.root in self_names and path.root != "self":
+            path = path.__class__("self", path.parts, path.keys)
         if path.root == "self":
             if len(path.parts) == 1 and has_children and not isinstance(flat.parent.get(id(node)), cst.Call):
                 yield from _through_helper(index, cls, flat, node, path.parts[0], ctx, order, prop=True)
@@ -180,6 +192,9 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 continue
             first = members.get(path.parts[0])
             rest = path.parts[1:]
+            if first is None and late and _set_elsewhere(cls, path.parts[0]):
+                # `self.output_layer.weight` in a base class whose subclasses build `output_layer`
+                first = Member(path.parts[0], Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
         else:
             first = module_aliases.get(path.root)
             rest = path.parts
@@ -204,6 +219,30 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             owner_classes=owner_classes,
             local=path.root in built_here,
         )
+
+
+def _zipped_elements(node: cst.For | cst.CompFor, members: dict[str, Member], self_names: set[str]) -> list[str]:
+    """Loop variables bound to elements of module containers of `self` by `for a, b in zip(self.xs, self.ys)`."""
+    it, target = node.iter, node.target
+    if not isinstance(it, cst.Call) or call_name(it) != "zip" or not isinstance(target, cst.Tuple):
+        return []
+    found = []
+    for element, arg in zip(target.elements, it.args):
+        path = access_path(arg.value)
+        if path is None or path.root not in self_names or len(path.parts) != 1 or not isinstance(element.value, cst.Name):
+            continue
+        member = members.get(path.parts[0])
+        if member is not None and member.kind == Kind.CONTAINER:
+            found.append(element.value.value)
+    return found
+
+
+def _set_elsewhere(cls: ClassInfo, name: str) -> bool:
+    """Is `self.<name>` neither a method, a property nor assigned in any method of `cls` (so a subclass sets it)?"""
+    if cls.inherited_method(name) is not None:
+        return False
+    assigned = re.compile(r"\bself\." + re.escape(name) + r"\s*(?::[^=\n]*)?=[^=]|[\"']" + re.escape(name) + r"[\"']")
+    return not any(assigned.search(m.text) for m in cls.all_methods())
 
 
 def _from_self(value: cst.BaseExpression) -> bool:
@@ -742,7 +781,9 @@ def scoped_accesses(index: ModelIndex, scope: str):
     """(class, method, access) for parameter accesses through submodules in `forward`, `init` or `entry` scope.
 
     `entry` is the methods a training loop calls on the built model (`ClassInfo.entry_methods`),
-    where every parameter is partitioned just as outside a forward.
+    where every parameter is partitioned just as outside a forward; `late` is the initialisers
+    that someone else runs on the built module (`ClassInfo.late_init_methods`), where every
+    child is built.
 
     In `init` scope only accesses after the submodule was built count: under
     `deepspeed.zero.Init` a submodule is partitioned as soon as its own
@@ -750,22 +791,34 @@ def scoped_accesses(index: ModelIndex, scope: str):
     Guarded sites (inside `GatheredParameters`, or under a zero3/synced_gpus test) are left out.
     """
     for cls, method in index.methods(scope):
-        if not _may_access(index, method) and not (scope == "init" and _hands_module(method.text)):
+        hands = scope in ("init", "late") and _hands_module(method.text)
+        if not _may_access(index, method) and not hands:
             if scope != "forward" or not _mentions_helper(index, cls, method.text):
                 continue
-        if scope == "entry" and not _ENTRY_USES.search(method.text):
+        if scope in ("entry", "late") and not _ENTRY_USES.search(method.text) and not hands:
             continue  # only writes and size queries are checked there: no need to parse a plain reader
         rank = 0
         if scope == "init":
             rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+        given = _arguments(method) if scope == "late" else ()
         for access in accesses(index, cls, method):
             if access.ctx.guarded or (access.local and scope != "init"):
                 continue
+            if access.first is not None and access.first.name in given:
+                continue  # a module the caller hands over (and may have gathered): judged at that call
             if scope != "init" and access.use not in (WRITE, INIT) and _persistent(index, access):
                 continue  # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
             if scope == "init" and not _built_before(access, rank):
                 continue
             yield cls, method, access
+
+
+def _arguments(method: MethodInfo) -> frozenset[str]:
+    node = method.node
+    if node is None:
+        return frozenset()
+    params = node.params
+    return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 # What a write, size query or value read looks like in text: `.data`, an in-place call `x_(`, `.shape`,

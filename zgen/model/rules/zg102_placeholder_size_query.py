@@ -134,7 +134,7 @@ class Net(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for scope in ("init", "forward", "entry"):
+        for scope in ("init", "forward", "entry", "late"):
             for _cls, method, access in scoped_accesses(index, scope):
                 if access.use != SIZE:
                     continue

@@ -239,6 +239,18 @@ def initialize(model):
                     "`deepspeed.zero.Init` it is partitioned already and the write is lost"
                 )
                 yield self.finding(index, access.scope.snippet, access.node, message, _HELP)
+        for _cls, method, access in scoped_accesses(index, "late"):
+            if access.use in (INIT, WRITE) and access.owner not in ("", "self"):
+                called = access.use == INIT and access.detail.endswith("()") and not access.detail.startswith(" ")
+                what = f"`{access.detail[:-2]}({code_of(access.node)})`" if called else (
+                    f"`{code_of(access.node)}{access.detail}`"
+                )
+                message = (
+                    f"{what} initialises a parameter of child `{access.owner}` in `{method.name}`, which runs on the "
+                    f"built module (its own `__init__` does not call it); under `deepspeed.zero.Init` "
+                    f"`{access.owner}` is partitioned by then and the write is lost"
+                )
+                yield self.finding(index, method.snippet, access.node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, ctx in scope.flat.nodes:
                 if type(node) is not cst.Call or ctx.guarded:
