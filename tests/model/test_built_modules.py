@@ -308,3 +308,68 @@ class Scale(nn.Module):
 @pytest.mark.parametrize("case", sorted(LATE_SAFE))
 def test_initialiser_look_alike_is_clean(case):
     assert [c for c in codes(LATE_SAFE[case]) if c.startswith("ZG1")] == [], case
+
+
+GIVEN = {
+    # A head sized from a parameter of the backbone, handed through two constructors.
+    "parameter-handed-through-constructors": ("ZG102", """
+class PredictionHead(nn.Module):
+    def __init__(self, config, embedding_weights):
+        super().__init__()
+        self.decoder = nn.Linear(embedding_weights.size(1), embedding_weights.size(0), bias=False)
+        self.decoder.weight = embedding_weights
+
+
+class Heads(nn.Module):
+    def __init__(self, config, embedding_weights):
+        super().__init__()
+        self.predictions = PredictionHead(config, embedding_weights)
+
+
+class Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.embed = nn.Embedding(config.vocab, config.d)
+        self.cls = Heads(config, self.embed.weight)
+"""),
+    # An argument annotated as a parameter.
+    "annotated-parameter": ("ZG102", """
+class Softmax(nn.Module):
+    def __init__(self, proj_weight: nn.Parameter):
+        super().__init__()
+        out_dim, in_dim = proj_weight.shape
+        self.fc = nn.Linear(in_dim, out_dim, bias=False)
+        self.fc.weight = proj_weight
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GIVEN))
+def test_parameter_handed_to_a_constructor(case):
+    code, body = GIVEN[case]
+    assert code in codes(body), case
+
+
+def test_parameter_handed_in_used_only_for_tying_and_dtype_is_clean():
+    body = GIVEN["parameter-handed-through-constructors"][1].replace(
+        "nn.Linear(embedding_weights.size(1), embedding_weights.size(0), bias=False)",
+        "nn.Linear(config.d, config.vocab, bias=embedding_weights.dtype is None)",
+    )
+    assert [c for c in codes(body) if c.startswith("ZG1")] == []
+
+
+def test_a_tensor_handed_to_a_constructor_is_not_a_parameter():
+    body = """
+class Loss(nn.Module):
+    def __init__(self, weight):
+        super().__init__()
+        self.n = weight.shape[0]
+
+
+class Model(nn.Module):
+    def __init__(self, weights):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.loss = Loss(torch.tensor(weights))
+"""
+    assert [c for c in codes(body) if c.startswith("ZG1")] == []

@@ -63,6 +63,7 @@ class Access:
     via_parameters: bool = False
     owner_classes: tuple[str, ...] = ()  # classes the owning submodule may have
     local: bool = False  # owned by a module built in this method (`lin = nn.Linear(...)`)
+    given: bool = False  # the parameter itself was handed to this constructor (`Head(cfg, self.embed.weight)`)
 
 
 def accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Access]:
@@ -95,6 +96,12 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
                 passed_in.add(name)
     built_here: set[str] = set()
+    # Parameters handed into this constructor (`Head(cfg, self.embed.weight)`, `w: nn.Parameter`): a caller's
+    # module built them, so they are partitioned placeholders under zero.Init.
+    given_params = parameters_passed_in(index).get(cls.name, frozenset()) if method.name == "__init__" else ()
+    for name in given_params:
+        module_aliases.pop(name, None)
+        passed_in.discard(name)
     entry = any(m is method for m in cls.entry_methods)
     # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
     late = any(m is method for m in cls.late_init_methods)
@@ -147,6 +154,15 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                     target = target.elements[1].value
                 if isinstance(target, cst.Name):
                     param_aliases[target.value] = source
+            continue
+        if kind is cst.Name and node.value in given_params:
+            parent = flat.parent.get(id(node))
+            if isinstance(parent, (cst.Param, cst.Arg)) or (isinstance(parent, cst.Tuple)):
+                continue  # its definition, or handed on (followed at the callee)
+            use, detail = usage(index, flat, node)
+            first = Member(node.value, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+            yield Access(node, ctx, node.value, node.value, first, use, detail, order.get(id(node), 0),
+                         owner_classes=(UNKNOWN_CLASS,), given=True)
             continue
         if kind is cst.Name and node.value in param_aliases:
             parent = flat.parent.get(id(node))
@@ -235,6 +251,84 @@ def _zipped_elements(node: cst.For | cst.CompFor, members: dict[str, Member], se
         if member is not None and member.kind == Kind.CONTAINER:
             found.append(element.value.value)
     return found
+
+
+def parameters_passed_in(index: ModelIndex) -> dict[str, frozenset[str]]:
+    """Module classes of this file -> names of `__init__` arguments that receive a parameter of a built module.
+
+    An argument annotated `nn.Parameter`, or one that a constructor call in this file fills with a
+    submodule's parameter (`LMHead(config, self.embeddings.word_embeddings.weight)`) or with such an
+    argument of its own, handed on (followed to a fixed point). Computed once per file.
+    """
+    key = ("parameters-passed-in",)
+    cached = index.cache.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    found: dict[str, set[str]] = {}
+    classes = [c for c in index.module_classes() if c.method("__init__") is not None]
+    for cls in classes:
+        node = cls.method("__init__").node  # type: ignore[union-attr]
+        if node is None:
+            continue
+        for param in (*node.params.params, *node.params.kwonly_params):
+            if param.annotation is not None and _PARAMETER_TYPE.search(code_of(param.annotation.annotation, 200)):
+                found.setdefault(cls.name, set()).add(param.name.value)
+    names = "|".join(re.escape(c.name) for c in classes)
+    constructs = re.compile(r"(?<![\w.])(?:" + names + r")\s*\(") if names else None
+    for _round in range(4):  # a parameter handed through a few constructors
+        grew = False
+        for cls in classes:
+            for method in cls.init_methods:
+                handed = found.get(cls.name, set()) if method.name == "__init__" else set()
+                if constructs is None or not constructs.search(method.text):
+                    continue
+                if not _PASSES_PARAMETER.search(method.text) and not any(n in method.text for n in handed):
+                    continue
+                grew |= _constructor_params(index, cls, method, handed, found)
+        if not grew:
+            break
+    result = {name: frozenset(args) for name, args in found.items()}
+    index.cache[key] = result
+    return result
+
+
+_PARAMETER_TYPE = re.compile(r"(?<![\w])(?:nn\.|torch\.nn\.)?Parameter\b")
+_PASSES_PARAMETER = re.compile(r"\.(?:weight|bias)\s*[,)]")
+
+
+def _constructor_params(index: ModelIndex, cls: ClassInfo, method: MethodInfo, handed: set[str],
+                        found: dict[str, set[str]]) -> bool:
+    """Record the constructor arguments that calls in `method` fill with a partitioned parameter."""
+    flat = flat_of(method)
+    if flat is None:
+        return False
+    grew = False
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Call:
+            continue
+        name = call_name(node)
+        callee = index.classes.get(name or "")
+        init = callee.method("__init__") if callee is not None and callee.is_module else None
+        if init is None or init.node is None:
+            continue
+        for position, arg in enumerate(node.args):
+            value = arg.value
+            path = access_path(value)
+            if path is None or arg.star:
+                continue
+            if path.parts:
+                member = cls.facts.members.get(path.parts[0]) if path.root == "self" else None
+                if member is None or member.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+                    continue
+                if len(path.parts) < 2 or path.parts[-1] not in ("weight", "bias") or "[]" in path.parts:
+                    continue
+            elif path.root not in handed:
+                continue
+            target = parameter_for(init.node, node, position)
+            if target is not None and target not in found.get(callee.name, set()):  # type: ignore[union-attr]
+                found.setdefault(callee.name, set()).add(target)  # type: ignore[union-attr]
+                grew = True
+    return grew
 
 
 def _set_elsewhere(cls: ClassInfo, name: str) -> bool:

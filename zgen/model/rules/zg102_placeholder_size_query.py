@@ -24,7 +24,9 @@ class PlaceholderSizeQuery(Rule):
     script after `deepspeed.initialize` (`sum(p.numel() for p in
     model.parameters())`); the parameters of a model a function is given
     and walks (`def initialize(model): if p.dim() > 1: ...`), and of a module
-    a construction helper (called from a module's `__init__`) built.
+    a construction helper (called from a module's `__init__`) built; and a
+    parameter handed into a constructor (`Head(cfg, self.embed.weight)`, or
+    an argument annotated `nn.Parameter`), sized in that `__init__`.
     Reading `.dtype`, `.device` or `.requires_grad`
     is fine and not flagged.
 
@@ -143,6 +145,11 @@ class Net(nn.Module):
                     message = (
                         f"`{what}{access.detail}` reads the size of parameters that include submodules', "
                         "which ZeRO-3 has partitioned here: placeholders have size 0"
+                    )
+                elif access.given:
+                    message = (
+                        f"`{what}{access.detail}` reads the size of `{access.owner}`, a parameter of a module the "
+                        "caller built and handed in; under `deepspeed.zero.Init` it is a placeholder of size 0"
                     )
                 elif scope == "init":
                     message = (
