@@ -373,3 +373,53 @@ class Model(nn.Module):
         self.loss = Loss(torch.tensor(weights))
 """
     assert [c for c in codes(body) if c.startswith("ZG1")] == []
+
+
+LOADED = {
+    # Statistics of an embedding passed in, by a torch function.
+    "statistics-of-a-module-passed-in": ("ZG109", """
+class Expanded(nn.Module):
+    def __init__(self, orig, extra):
+        super().__init__()
+        self.orig = orig
+        std, mean = torch.std_mean(orig.weight)
+        self.add = nn.Embedding(extra, orig.embedding_dim)
+"""),
+    # A child of a module we cannot see (loaded, copied), re-initialised after a new child is put in.
+    "child-of-a-loaded-module": ("ZG103", """
+class Decoder(nn.Module):
+    def __init__(self, vocab, name):
+        super().__init__()
+        loaded = load_model(name)
+        self.decoders = copy.deepcopy(loaded.decoder)
+        d = self.decoders.token_embedding.embedding_dim
+        self.decoders.token_embedding = nn.Embedding(vocab, d)
+        nn.init.normal_(self.decoders.token_embedding.weight, 0.0, 0.02)
+"""),
+    # A weight from a local module, converted by a torch function.
+    "local-module-weight-through-a-torch-function": ("ZG109", """
+class ComplexConv(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        conv = nn.Conv2d(c, c, 3, dtype=torch.complex64)
+        self.weight = nn.Parameter(torch.view_as_real(conv.weight))
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOADED))
+def test_modules_built_elsewhere(case):
+    code, body = LOADED[case]
+    assert code in codes(body), case
+
+
+def test_tying_a_weight_passed_in_is_clean():
+    body = """
+class Head(nn.Module):
+    def __init__(self, embed, d):
+        super().__init__()
+        self.decoder = nn.Linear(d, embed.num_embeddings, bias=False)
+        self.decoder.weight = embed.weight
+        self.tied = nn.Parameter(embed.weight) if d else None
+"""
+    assert [c for c in codes(body) if c.startswith("ZG1")] == []

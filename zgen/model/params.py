@@ -421,7 +421,13 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
         if kind == Kind.UNKNOWN or classes in ((UNKNOWN_CLASS,), ()):
             if part == "[]":
                 continue
-            return (UNKNOWN_CLASS,) if last and part in {"weight", "bias"} else None
+            if last:
+                return (UNKNOWN_CLASS,) if part in {"weight", "bias"} else None
+            if i == 0 and kind == Kind.UNKNOWN and not config_like(first.name) and rest[-1] in {"weight", "bias"}:
+                # `self.decoders.token_embedding.weight` of a module loaded or passed in: we cannot see its
+                # children, but a `.weight` two levels down is a child's parameter
+                return (UNKNOWN_CLASS,) if "[]" not in rest and len(rest) <= 3 else None
+            return None
         if kind != Kind.MODULE or part == "[]":
             return None
         next_member = None
