@@ -423,3 +423,58 @@ class Head(nn.Module):
         self.tied = nn.Parameter(embed.weight) if d else None
 """
     assert [c for c in codes(body) if c.startswith("ZG1")] == []
+
+
+FORWARD = {
+    # A module handed in, run on a probe input by a helper of __init__.
+    "probe-forward-of-a-backbone-handed-in": """
+class HybridEmbed(nn.Module):
+    def __init__(self, backbone, img_size=224):
+        super().__init__()
+        self.backbone = backbone
+        self.feature_size = self._probe(img_size)
+
+    def _probe(self, img_size):
+        with torch.no_grad():
+            o = self.backbone(torch.zeros(1, 3, img_size, img_size))
+        return o.shape[-2:]
+""",
+    # The whole model, through a lambda, after a tuple-returning builder made its layers.
+    "forward-of-the-whole-model-through-a-lambda": """
+def parse_model(spec):
+    layers = [nn.Conv2d(3, c, 3) for c in spec]
+    return nn.Sequential(*layers), [0]
+
+
+class Detector(nn.Module):
+    def __init__(self, spec):
+        super().__init__()
+        self.model, self.save = parse_model(spec)
+        run = lambda x: self.forward(x)[0]
+        self.stride = torch.tensor([256 / x.shape[-2] for x in run(torch.zeros(1, 3, 256, 256))])
+
+    def forward(self, x):
+        return self.model(x)
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORWARD))
+def test_forward_in_init(case):
+    assert "ZG110" in codes(FORWARD[case]), case
+
+
+def test_forward_of_an_activation_or_a_config_callable_is_clean():
+    body = """
+class Net(nn.Module):
+    def __init__(self, act_fn, d):
+        super().__init__()
+        self.act_fn = act_fn
+        self.norm = nn.Identity()
+        self.gain = self.act_fn(torch.ones(1)) / self.norm(torch.ones(1))
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x) * self.gain
+"""
+    assert "ZG110" not in codes(body)

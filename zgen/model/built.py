@@ -67,6 +67,11 @@ _MODULE_WORD = re.compile(
 )
 
 
+def module_like_name(name: str) -> bool:
+    """Is `name` how a module is usually named (`decoder_layer`, `backbone`), not a config or a size?"""
+    return bool(_MODULE_WORD.search(name)) and not config_like(name)
+
+
 def _module_argument(method: MethodInfo, name: str) -> bool:
     """Is `name` an argument of `method` that may be a module the caller built (not a config, a size, a
     layer class it calls)? Such a module was partitioned under zero.Init before this method ran."""

@@ -521,6 +521,34 @@ class ModelIndex:
             return caller.classify(arg) if arg is not None else (Kind.VALUE, ())
         return kind, tuple(self.global_name(c) for c in classes) if caller.index is not self else classes
 
+    def returns_tuple(self, function: MethodInfo, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
+        """Kinds and classes of the elements of `return a, b` in `function`, if it returns an n-tuple."""
+        key = ("returns-tuple", function.span.start, function.span.end, n)
+        if key in self._facts_stack_returns:
+            return []
+        if key not in self.cache:
+            self._facts_stack_returns.add(key)
+            try:
+                self.cache[key] = self._returns_tuple(function, n)
+            finally:
+                self._facts_stack_returns.discard(key)
+        return self.cache[key]  # type: ignore[return-value]
+
+    def _returns_tuple(self, function: MethodInfo, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
+        node = function.node
+        if node is None or "return" not in function.text:
+            return []
+        reader = _FactsReader(self, ClassFacts(), function, 0, function.owner)
+        reader.read()
+        for stmt in walk(node.body):
+            if isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Tuple) and len(stmt.value.elements) == n:
+                out = []
+                for element in stmt.value.elements:
+                    kind, classes = reader.classify(element.value)
+                    out.append((kind, classes))
+                return out
+        return []
+
     def _returns(self, function: MethodInfo) -> tuple[Kind, tuple[str, ...], tuple[int, str] | None]:
         node = function.node
         if node is None or not function.text.count("return"):
@@ -899,6 +927,13 @@ class _FactsReader:
                 for t in target.elements:
                     if not isinstance(t, cst.StarredElement):
                         self._assign(t.value, value.elt, order)
+            elif isinstance(value, cst.Call) and self.resolve:
+                # self.model, self.save = parse_model(cfg): what the function returns, position by position
+                returned = self._returned_tuple(value, len(target.elements))
+                for t, (kind, classes) in zip(target.elements, returned):
+                    path = access_path(t.value)
+                    if path is not None and path.root == "self" and len(path.parts) == 1 and kind > Kind.VALUE:
+                        self._set(path.parts[0], kind, classes, order)
             return
         if isinstance(target, cst.Name):
             bound = upper_bound(value, self.env)
@@ -1112,6 +1147,24 @@ class _FactsReader:
             return self._classify_call(call.with_changes(func=target))
         finally:
             self._depth -= 1
+
+    def _returned_tuple(self, call: cst.Call, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
+        """What a function of this or another file returns as an `n`-tuple, element by element (else [])."""
+        written = call_name(call)
+        if not written or written.startswith(".") or "." in written and written.partition(".")[0] == "self":
+            return []
+        found = None
+        if "." not in written and written in self.index.skeleton.functions:
+            found = (self.index, self.index.function_info(written))
+        else:
+            found = self.index.external_function(self.index.qualify(written))
+        if found is None or found[1] is None:
+            return []
+        owner, function = found
+        returned = owner.returns_tuple(function, n)
+        if owner is self.index:
+            return returned
+        return [(kind, tuple(owner.global_name(c) for c in classes)) for kind, classes in returned]
 
     def _returned(self, method: MethodInfo | None, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
         if method is None:
