@@ -99,7 +99,7 @@ def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str], ef
     helpers = _helper_call(index) if effect is not None else None
     for cls, method in index.methods("init"):
         direct = bool(trigger.search(method.text))
-        if not direct and (helpers is None or not helpers.search(method.text)):
+        if not direct and (helpers is None or not _calls_effect_helper(index, helpers, method.text, trigger.literals)):
             continue
         flat = flat_of(method)
         if flat is None:
@@ -125,21 +125,50 @@ def _handed_built(index, cls, method, flat, call: cst.Call, rank: int, effect: s
     name = call_name(call)
     if not name or name.startswith(".") or name.partition(".")[0] in ("self", "super"):
         return None
-    candidates = [
-        i for i, arg in enumerate(call.args)
-        if not arg.star and built_module(index, cls, method, flat, arg.value, rank, call, passed_in=True)
-    ]
-    if not candidates:
-        return None
     target = resolve_function(index, flat, name)
     if target is None:
         return None
     effects = module_arg_effects(*target)
-    for position in candidates:
+    if not any(effect in done for done in effects.values()):
+        return None
+    for position, arg in enumerate(call.args):
         parameter = parameter_for(target[1], call, position)
-        if effect in effects.get(parameter or "", ()):
-            return call.args[position]
+        if arg.star or effect not in effects.get(parameter or "", ()):
+            continue
+        if built_module(index, cls, method, flat, arg.value, rank, call, passed_in=True):
+            return arg
     return None
+
+
+def _calls_effect_helper(index: ModelIndex, helpers: re.Pattern[str], text: str, tokens: tuple[str, ...]) -> bool:
+    """Text test before parsing: does `text` call a helper whose text (or a helper it calls) has `tokens`?"""
+    return any(_helper_has(index, m.group(1), tokens, 2) for m in helpers.finditer(text))
+
+
+def _helper_has(index: ModelIndex, name: str, tokens: tuple[str, ...], depth: int) -> bool:
+    key = ("helper-has", name, tokens, depth)
+    if key in index.cache:
+        return index.cache[key]  # type: ignore[return-value]
+    index.cache[key] = False
+    found = None
+    if "." not in name and name in index.skeleton.functions:
+        found = (index, index.function_info(name))
+    elif name.partition(".")[0] in index.imports:
+        found = index.external_function(index.qualify(name))
+    answer = False
+    if found is not None and found[1] is not None:
+        owner, function = found
+        text = function.text
+        answer = any(t in text for t in tokens) or depth > 0 and any(
+            _helper_has(owner, called, tokens, depth - 1)
+            for called in set(_CALLED.findall(text))
+            if called in owner.skeleton.functions or called.partition(".")[0] in owner.imports
+        )
+    index.cache[key] = answer
+    return answer
+
+
+_CALLED = re.compile(r"(?<![\w.])([a-z_]\w*(?:\.\w+)*)\s*\(")
 
 
 def _helper_call(index: ModelIndex) -> re.Pattern[str] | None:
@@ -148,7 +177,7 @@ def _helper_call(index: ModelIndex) -> re.Pattern[str] | None:
     if key not in index.cache:
         names = {n for n in (*index.skeleton.functions, *index.imports) if n[:1].islower() or n[:1] == "_"}
         index.cache[key] = (
-            re.compile(r"(?<![\w.])(?:" + "|".join(sorted(map(re.escape, names))) + r")(?:\.\w+)*\s*\(")
+            re.compile(r"(?<![\w.])((?:" + "|".join(sorted(map(re.escape, names))) + r")(?:\.\w+)*)\s*\(")
             if names else None
         )
     return index.cache[key]  # type: ignore[return-value]

@@ -22,13 +22,17 @@ import libcst as cst
 from .flow import code_of
 from .index import Kind, ModelIndex
 from .params import usage
+from .rule import Trigger
 from .script import ScriptScope, script_scopes
 from .tree import access_path, call_name
 
 __all__ = ["BuiltAccess", "built_model_accesses", "where"]
 
 # A function that walks a module's parameters or submodules.
-_TRIGGER = re.compile(r"\.(?:modules|parameters|named_parameters|named_modules|children|named_children)\(")
+_TRIGGER = Trigger(
+    "parameters(", "modules(", "children(",
+    pattern=r"\.(?:modules|parameters|named_parameters|named_modules|children|named_children)\(",
+)
 _PARAM_WALKS = frozenset({"parameters", "named_parameters"})
 _MODULE_WALKS = frozenset({"modules", "named_modules", "children", "named_children"})
 

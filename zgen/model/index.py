@@ -305,22 +305,16 @@ class ClassInfo:
         and partitioned under `deepspeed.zero.Init`. A method taking a module to visit
         (`_init_weights(self, module)`) is an `apply` callback, not one of these.
         """
+        candidates = [m for m in self.all_methods() if _LATE_INIT.search(m.name) and not _NOT_LATE_INIT.search(m.name)]
+        if not candidates:
+            return []
         taken = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
-        applied = set(_APPLIED_METHOD.findall(self.index.source))
         found: list[MethodInfo] = []
-        for method in self.all_methods():
-            if id(method) in taken or not _LATE_INIT.search(method.name) or _NOT_LATE_INIT.search(method.name):
-                continue
-            node = method.node
-            params = [p.name.value for p in node.params.params] if node is not None else []
-            if method.name in applied or any(p in _VISITED_ARGS for p in params[:2]):
-                continue
-            if re.search(r"\bself\." + re.escape(method.name) + r"\b(?!\s*\()", self.index.source):
-                continue  # handed over as a callback (`named_apply(self._init, self)`)
+        for method in candidates:
+            if id(method) in taken or _visits_a_module(method.text) or self.index.handed_over(method.name):
+                continue  # a callback (`self.apply(self._init)`, `named_apply(self._init, self)`)
             for reached in self.reachable(method.name):
-                node = reached.node
-                params = [p.name.value for p in node.params.params] if node is not None else []
-                if id(reached) not in taken and not any(p in _VISITED_ARGS for p in params[:2]):
+                if id(reached) not in taken and not _visits_a_module(reached.text):
                     taken.add(id(reached))
                     found.append(reached)
         return found
@@ -458,6 +452,20 @@ class ModelIndex:
             text = self.skeleton.text(span.start, span.end)
             self._snippets[key] = parse_snippet(text, span.start, span.indent)
         return self._snippets[key]
+
+    def handed_over(self, name: str) -> bool:
+        """Is `self.<name>` used as a value, not called (`self.apply(self._init)`): a method passed as a callback?"""
+        needle, source = "self." + name, self.source
+        at = source.find(needle)
+        while at >= 0:
+            end = at + len(needle)
+            rest = source[end:end + 40].lstrip(" ")
+            if (at == 0 or not (source[at - 1].isalnum() or source[at - 1] in "_.")) and not (
+                rest[:1].isalnum() or rest[:1] in "_(.[" or rest[:1] == "=" and rest[1:2] != "="
+            ):
+                return True
+            at = source.find(needle, end)
+        return False
 
     def class_text(self, cls: ClassInfo) -> str:
         """The source of a class statement."""
@@ -1218,8 +1226,12 @@ _LATE_INIT = re.compile(r"init|reset|^_?build|^_?make|^_?create|^_?setup|^_?zero
 _NOT_LATE_INIT = re.compile(
     r"^__\w+__$|state_dict|^_?(?:load|save)_?|^_?(?:pre_)?hook|gather|deepspeed|zero3|^_?apply$|_fn$|_func$"
 )
-_APPLIED_METHOD = re.compile(r"\bapply\(\s*(?:partial\(\s*)?self\.(\w+)")
-_VISITED_ARGS = frozenset({"module", "m", "mod", "layer", "submodule", "cell", "model"})
+# `def _init_weights(self, module)` / a static `def _init(module, name)`: called on each module a walk visits.
+_VISITS_A_MODULE = re.compile(r"^\s*(?:@[^\n]*\n\s*)*def \w+\(\s*(?:self\s*,\s*)?(?:module|m|mod|layer|submodule|cell|model)\b")
+
+
+def _visits_a_module(text: str) -> bool:
+    return _VISITS_A_MODULE.match(text) is not None
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
 

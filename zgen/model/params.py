@@ -267,9 +267,10 @@ def parameters_passed_in(index: ModelIndex) -> dict[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
     classes = [c for c in index.module_classes() if c.method("__init__") is not None]
     for cls in classes:
-        node = cls.method("__init__").node  # type: ignore[union-attr]
-        if node is None:
-            continue
+        init = cls.method("__init__")
+        if init is None or "Parameter" not in init.text.split(":\n", 1)[0] or init.node is None:
+            continue  # no `x: nn.Parameter` in the signature: no need to parse it
+        node = init.node
         for param in (*node.params.params, *node.params.kwonly_params):
             if param.annotation is not None and _PARAMETER_TYPE.search(code_of(param.annotation.annotation, 200)):
                 found.setdefault(cls.name, set()).add(param.name.value)
@@ -891,11 +892,12 @@ def scoped_accesses(index: ModelIndex, scope: str):
     Guarded sites (inside `GatheredParameters`, or under a zero3/synced_gpus test) are left out.
     """
     for cls, method in index.methods(scope):
-        hands = scope in ("init", "late") and _hands_module(method.text)
-        if not _may_access(index, method) and not hands:
+        may = _may_access(index, method)
+        hands = scope in ("init", "late") and (not may or scope == "late") and _hands_module(method.text)
+        if not may and not hands:
             if scope != "forward" or not _mentions_helper(index, cls, method.text):
                 continue
-        if scope in ("entry", "late") and not _ENTRY_USES.search(method.text) and not hands:
+        if scope in ("entry", "late") and not hands and not _ENTRY_USES.search(method.text):
             continue  # only writes and size queries are checked there: no need to parse a plain reader
         rank = 0
         if scope == "init":

@@ -14,7 +14,28 @@ from ..rule import Report, Rule
 from ..tree import access_path
 
 # `self(`, `self.forward(`, `self.<child>(`, `self.<child>[i](`, `self.<child>.forward(`.
-_CALLS_SELF = re.compile(r"\bself(?:\.\w+(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
+_CALLS_SELF = re.compile(r"\bself(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
+# nn.Module's own API, called on `self` in `__init__` without running a forward.
+_MODULE_API = frozenset(
+    {"add_module", "apply", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "modules",
+     "children", "parameters", "buffers", "named_parameters", "named_modules", "named_children", "named_buffers",
+     "state_dict", "load_state_dict", "requires_grad_", "zero_grad", "get_submodule", "get_parameter", "type",
+     "extra_repr", "share_memory", "post_init", "__init__"}
+)
+
+
+def _may_run_forward(cls: ClassInfo, text: str) -> bool:
+    """Text test before parsing: a call of `self`, `self.forward` or an attribute that is no method of the class."""
+    for match in _CALLS_SELF.finditer(text):
+        name = match.group(1)
+        if name is None or name == "forward":
+            return True
+        if name in _MODULE_API or name.startswith(("register_", "_register")) or name.endswith(("_fn", "_func")):
+            continue  # the module API, or a stored function (`self.rope_init_fn(config)`)
+        if "init" in name or cls.inherited_method(name):
+            continue  # a method (`self.init_weights()` of a base class in a file not read)
+        return True
+    return False
 
 
 class ForwardInInit(Rule):
@@ -120,7 +141,7 @@ class Detector(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         for cls, method in index.methods("init"):
-            if not _CALLS_SELF.search(method.text) or any(m is method for m in cls.forward_methods):
+            if not _may_run_forward(cls, method.text) or any(m is method for m in cls.forward_methods):
                 continue  # a method forward runs too: its calls are the forward, judged once, there
             flat = flat_of(method)
             if flat is None:
