@@ -478,3 +478,37 @@ class Net(nn.Module):
         return self.proj(x) * self.gain
 """
     assert "ZG110" not in codes(body)
+
+
+def test_bias_of_a_torch_layer_subclass_stays_gathered():
+    # A 1-D bias is below the persistence threshold: reading its size in forward is free.
+    body = """
+class Linear(nn.Linear):
+    def __init__(self, d_in, d_out, init="default"):
+        super().__init__(d_in, d_out)
+        self.init = init
+
+
+class Gate(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.linear_g = Linear(d, d, init="gating")
+
+    def forward(self, x):
+        return x[..., : self.linear_g.bias.shape[-1]] * self.linear_g(x)
+"""
+    assert [c for c in codes(body) if c.startswith("ZG1")] == []
+
+
+def test_calling_a_stored_layer_factory_is_not_a_forward():
+    body = """
+import functools
+
+
+class Head(nn.Module):
+    def __init__(self, d, n, layers):
+        super().__init__()
+        self.class_embed = functools.partial(nn.Linear, d, n)
+        self.class_embed = nn.ModuleList([self.class_embed() for _ in range(layers)])
+"""
+    assert "ZG110" not in codes(body)

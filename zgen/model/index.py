@@ -721,6 +721,10 @@ class ModelIndex:
             return ref.rsplit(".", 1)[-1] in known.NORMS
         if not self.gathers(ref):
             return True
+        base = self.torch_base(local)
+        if base is not None and name not in local.facts.members:
+            # a torch layer's own parameter (`class Linear(nn.Linear)`): its bias and a norm's weight are vectors
+            return base in known.NORMS or name.startswith("bias")
         text = "".join(method.text for method in local.init_methods)
         match = re.search(r"self\." + re.escape(name) + r"\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter\(", text)
         if match is None:

@@ -167,6 +167,8 @@ class Detector(nn.Module):
 def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, call: cst.Call,
                   rank: int) -> str | None:
     """`self(...)`, `self.forward(...)` after a child was built, or a built child called: its text."""
+    if not call.args:
+        return None  # a forward takes an input; `self.class_embed()` calls a stored layer factory
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "forward":
         func = func.value
