@@ -177,7 +177,11 @@ def _helper_call(index: ModelIndex) -> re.Pattern[str] | None:
     if key not in index.cache:
         names = {n for n in (*index.skeleton.functions, *index.imports) if n[:1].islower() or n[:1] == "_"}
         index.cache[key] = (
-            re.compile(r"(?<![\w.])((?:" + "|".join(sorted(map(re.escape, names))) + r")(?:\.\w+)*)\s*\(")
+            # the first argument may be a module: `self.conv`, a construction `nn.Conv1d(...)`, or a bare name
+            re.compile(
+                r"(?<![\w.])((?:" + "|".join(sorted(map(re.escape, names))) + r")(?:\.\w+)*)\s*\("
+                r"\s*(?:self\.\w+|[\w.]*[A-Z]\w*\(|\w+\s*[,)])"
+            )
             if names else None
         )
     return index.cache[key]  # type: ignore[return-value]
