@@ -512,3 +512,19 @@ class Head(nn.Module):
         self.class_embed = nn.ModuleList([self.class_embed() for _ in range(layers)])
 """
     assert "ZG110" not in codes(body)
+
+
+def test_helper_that_sizes_a_built_child_is_a_size_query():
+    body = """
+def fan_in(module):
+    return module.weight.shape[1]
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.scale = fan_in(self.proj) ** -0.5
+"""
+    assert "ZG102" in codes(body)
+    assert "ZG102" not in codes(body.replace("module.weight.shape[1]", "module.in_features"))

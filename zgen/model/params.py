@@ -611,8 +611,10 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
     if found is None:
         return
     func = found[1]
-    written = _module_writer_params(found[0], func)
-    if not written:
+    effects = module_arg_effects(found[0], func)
+    written = frozenset(n for n, done in effects.items() if done & {WRITE, INIT})
+    sized = frozenset(n for n, done in effects.items() if SIZE in done) - written
+    if not written and not sized:
         return
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if params[:1] == ["self"]:
@@ -622,7 +624,7 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
         target = arg.keyword.value if arg.keyword is not None else None
         if target is None and arg in positional and positional.index(arg) < len(params):
             target = params[positional.index(arg)]
-        if target not in written:
+        if target not in written and target not in sized:
             continue
         path = access_path(arg.value)
         if path is None:
@@ -632,8 +634,12 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
             continue
         if not any(index.has_params(c) is not False for c in first.classes):
             continue
-        detail = f" passed to `{name}()`, which initialises its parameters"
-        yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, INIT, detail, order.get(id(call), 0))
+        if target in written:
+            detail = f" passed to `{name}()`, which initialises its parameters"
+            yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, INIT, detail, order.get(id(call), 0))
+        else:
+            detail = f" passed to `{name}()`, which reads the sizes of its parameters"
+            yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, SIZE, detail, order.get(id(call), 0))
 
 
 def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:
@@ -678,12 +684,6 @@ def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
 # What a function may do to a module it is given, besides writing (WRITE/INIT) and sizing (SIZE) its parameters.
 REPARAMETRIZES = "reparametrize"  # weight_norm(module): new parameters derived from the current weights
 DEEPCOPIES = "deepcopy"  # copy.deepcopy(module): a copy of whatever the module holds now
-
-
-def _module_writer_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
-    """Parameters of `func` whose own parameters it writes (`def init_layer(m): nn.init.xavier_(m.weight)`)."""
-    effects = module_arg_effects(index, func)
-    return frozenset(name for name, done in effects.items() if done & {WRITE, INIT})
 
 
 def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, frozenset[str]]:

@@ -141,7 +141,11 @@ class Net(nn.Module):
                 if access.use != SIZE:
                     continue
                 what = code_of(access.node)
-                if access.via_parameters:
+                if access.detail.startswith(" "):  # handed to a helper: ` passed to `fan_in()`, which reads ...`
+                    message = (
+                        f"`{what}`{access.detail}, and ZeRO-3 has partitioned them there: placeholders have size 0"
+                    )
+                elif access.via_parameters:
                     message = (
                         f"`{what}{access.detail}` reads the size of parameters that include submodules', "
                         "which ZeRO-3 has partitioned here: placeholders have size 0"
