@@ -528,3 +528,20 @@ class Net(nn.Module):
 """
     assert "ZG102" in codes(body)
     assert "ZG102" not in codes(body.replace("module.weight.shape[1]", "module.in_features"))
+
+
+def test_helper_applying_a_callable_it_is_given_to_the_weight_initialises_it():
+    body = """
+def init_with(layer, fn):
+    fn(layer.weight)
+    return layer
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        init_with(self.proj, nn.init.orthogonal_)
+"""
+    assert "ZG103" in codes(body)
+    assert "ZG103" not in codes(body.replace("fn(layer.weight)", "fn(layer.in_features)"))

@@ -729,6 +729,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             if owner is None or path.parts[-1] not in index.param_names:
                 continue
             use, _detail = usage(index, inner, node)
+            if use == READ and _given_callable(inner, node, names):
+                use = INIT  # `def init_layer(m, init_fn): init_fn(m.weight)`: an initialiser handed in
             if use in (WRITE, INIT, SIZE):
                 found.setdefault(owner, set()).add(use)
         elif kind is cst.Name and node.value in aliases:
@@ -742,6 +744,16 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     result = {name: frozenset(done) for name, done in found.items()}
     index.cache[key] = result
     return result
+
+
+def _given_callable(flat: Flat, node: cst.CSTNode, names: set[str]) -> bool:
+    """Is `node` the first argument of a call of one of the function's own arguments (`fn(m.weight, std)`)?"""
+    arg = flat.parent.get(id(node))
+    call = flat.parent.get(id(arg)) if isinstance(arg, cst.Arg) else None
+    return (
+        isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in names
+        and bool(call.args) and call.args[0] is arg and arg.keyword is None
+    )
 
 
 # Iterations over a module that reach its parameters (or its submodules' parameters).
