@@ -81,7 +81,7 @@ def test_inherited_method_is_reported_once():
 
 def test_rule_infos_have_documentation():
     infos = rule_infos()
-    assert len(infos) == 18
+    assert len(infos) == 19
     assert all(info.doc and info.summary for info in infos)
 
 

@@ -103,13 +103,6 @@ def groups(model, extra):
         print(p.exists())
     return other
 """,
-    # An initialiser by name runs before partitioning (or through `apply` under zero.Init).
-    "initialiser-by-name": """
-def initialize(model, init):
-    for p in model.parameters():
-        if p.dim() > 1:
-            nn.init.xavier_uniform_(p.data)
-""",
     # Configuration arguments are not models.
     "model-config-is-not-a-model": """
 def describe(model_config: dict, parameters_count: int):

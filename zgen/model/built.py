@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .flow import Flat, flat_of
+import re
+
+from .flow import Flat, code_of, flat_of
 from .index import ClassInfo, Kind, MethodInfo, ModelIndex
-from .tree import access_path
+from .params import config_like, module_arg_effects, parameter_for, resolve_function
+from .tree import access_path, call_name
 
 
 def built_module(
@@ -20,6 +23,7 @@ def built_module(
     expr: cst.BaseExpression,
     rank: int,
     at: cst.CSTNode,
+    passed_in: bool = False,
 ) -> bool:
     """True if `expr`, used at node `at` of an `__init__`-reachable method, is a module built before `at`.
 
@@ -43,6 +47,8 @@ def built_module(
         return member.order < (rank, position)
     if path.parts:
         return False
+    if passed_in and _module_argument(method, path.root):
+        return True
     for node, _ctx in flat.nodes:  # `conv = nn.Conv1d(...)` earlier in the method
         if type(node) is cst.Assign and method.order.get(id(node), 0) < position:
             for target in node.targets:
@@ -53,10 +59,48 @@ def built_module(
     return False
 
 
-def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str]):
-    """(method, call) for unguarded calls in `__init__` and its helpers whose function's last name is
-    in `names` and whose first argument is a module built before the call."""
-    for cls, method in index.methods("init", trigger):
+# How a module argument is usually named (`decoder_layer`, `seg_model`, `backbone`), as opposed to
+# the dicts, lists and names a constructor also takes.
+_MODULE_WORD = re.compile(
+    r"(?:layer|block|module|model|encoder|decoder|net|cell|head|backbone|embed|embedding|conv|linear|attn|attention"
+    r"|mlp|ffn|proj|stem|tower|trunk)s?$"
+)
+
+
+def module_like_name(name: str) -> bool:
+    """Is `name` how a module is usually named (`decoder_layer`, `backbone`), not a config or a size?"""
+    return bool(_MODULE_WORD.search(name)) and not config_like(name)
+
+
+def _module_argument(method: MethodInfo, name: str) -> bool:
+    """Is `name` an argument of `method` that may be a module the caller built (not a config, a size, a
+    layer class it calls)? Such a module was partitioned under zero.Init before this method ran."""
+    node = method.node
+    if node is None or name in ("self", "cls") or config_like(name) or not _MODULE_WORD.search(name):
+        return False
+    params = node.params
+    param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == name), None)
+    if param is None:
+        return False
+    if param.annotation is not None and "Module" not in code_of(param.annotation.annotation, limit=1000):
+        return False  # `nodes: Dict[str, str]`
+    return re.search(r"(?<![\w.])" + re.escape(name) + r"\s*\(", method.text) is None  # `layer_cls(d)`: a factory
+
+
+def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str], effect: str | None = None):
+    """(method, call, module argument, through a helper?) for unguarded calls in `__init__` and its
+    helpers whose function's last name is in `names` and whose first argument is a module built before
+    the call (or passed in, so built by the caller).
+
+    With `effect` (`REPARAMETRIZES`, `DEEPCOPIES`), also calls of a function of this or another
+    file whose summary says it does that to a built module it is given
+    (`apply_parametrization_norm(nn.Conv1d(...), norm)`, `_get_clones(layer, n)`).
+    """
+    helpers = _helper_call(index) if effect is not None else None
+    for cls, method in index.methods("init"):
+        direct = bool(trigger.search(method.text))
+        if not direct and (helpers is None or not _calls_effect_helper(index, helpers, method.text, trigger.literals)):
+            continue
         flat = flat_of(method)
         if flat is None:
             continue
@@ -65,7 +109,79 @@ def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str]):
             if type(node) is not cst.Call or ctx.guarded or not node.args:
                 continue
             name = index.qualified_call(node) or ""
-            if name.rsplit(".", 1)[-1] in names and built_module(
-                index, cls, method, flat, node.args[0].value, rank, node
-            ):
-                yield method, node
+            if direct and name.rsplit(".", 1)[-1] in names:
+                if built_module(index, cls, method, flat, node.args[0].value, rank, node, passed_in=True):
+                    yield method, node, node.args[0].value, False
+                continue
+            if effect is None:
+                continue
+            arg = _handed_built(index, cls, method, flat, node, rank, effect)
+            if arg is not None:
+                yield method, node, arg.value, True
+
+
+def _handed_built(index, cls, method, flat, call: cst.Call, rank: int, effect: str) -> cst.Arg | None:
+    """The argument of `call` that is a built module the called helper does `effect` to, if any."""
+    name = call_name(call)
+    if not name or name.startswith(".") or name.partition(".")[0] in ("self", "super"):
+        return None
+    target = resolve_function(index, flat, name)
+    if target is None:
+        return None
+    effects = module_arg_effects(*target)
+    if not any(effect in done for done in effects.values()):
+        return None
+    for position, arg in enumerate(call.args):
+        parameter = parameter_for(target[1], call, position)
+        if arg.star or effect not in effects.get(parameter or "", ()):
+            continue
+        if built_module(index, cls, method, flat, arg.value, rank, call, passed_in=True):
+            return arg
+    return None
+
+
+def _calls_effect_helper(index: ModelIndex, helpers: re.Pattern[str], text: str, tokens: tuple[str, ...]) -> bool:
+    """Text test before parsing: does `text` call a helper whose text (or a helper it calls) has `tokens`?"""
+    return any(_helper_has(index, m.group(1), tokens, 2) for m in helpers.finditer(text))
+
+
+def _helper_has(index: ModelIndex, name: str, tokens: tuple[str, ...], depth: int) -> bool:
+    key = ("helper-has", name, tokens, depth)
+    if key in index.cache:
+        return index.cache[key]  # type: ignore[return-value]
+    index.cache[key] = False
+    found = None
+    if "." not in name and name in index.skeleton.functions:
+        found = (index, index.function_info(name))
+    elif name.partition(".")[0] in index.imports:
+        found = index.external_function(index.qualify(name))
+    answer = False
+    if found is not None and found[1] is not None:
+        owner, function = found
+        text = function.text
+        answer = any(t in text for t in tokens) or depth > 0 and any(
+            _helper_has(owner, called, tokens, depth - 1)
+            for called in set(_CALLED.findall(text))
+            if called in owner.skeleton.functions or called.partition(".")[0] in owner.imports
+        )
+    index.cache[key] = answer
+    return answer
+
+
+_CALLED = re.compile(r"(?<![\w.])([a-z_]\w*(?:\.\w+)*)\s*\(")
+
+
+def _helper_call(index: ModelIndex) -> re.Pattern[str] | None:
+    """A pattern for a call of a function of this file or an imported name (lowercase: not a class)."""
+    key = ("helper-call-pattern",)
+    if key not in index.cache:
+        names = {n for n in (*index.skeleton.functions, *index.imports) if n[:1].islower() or n[:1] == "_"}
+        index.cache[key] = (
+            # the first argument may be a module: `self.conv`, a construction `nn.Conv1d(...)`, or a bare name
+            re.compile(
+                r"(?<![\w.])((?:" + "|".join(sorted(map(re.escape, names))) + r")(?:\.\w+)*)\s*\("
+                r"\s*(?:self\.\w+|[\w.]*[A-Z]\w*\(|\w+\s*[,)])"
+            )
+            if names else None
+        )
+    return index.cache[key]  # type: ignore[return-value]

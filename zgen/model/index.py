@@ -117,6 +117,9 @@ class ClassFacts:
     ties: tuple[tuple[str, str], ...] = ()
     # `self.to_logits = lambda t: t @ self.emb.weight.t()`: callables whose body reads members.
     lambdas: dict[str, cst.Lambda] = field(default_factory=dict)
+    # `lin = nn.Linear(...); self.w = lin.weight`: a parameter taken from a module built in `__init__`
+    # (partitioned under zero.Init once built) -> (the module's local name, its classes, the parameter).
+    borrowed: dict[str, tuple[str, tuple[str, ...], str]] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -331,6 +334,30 @@ class ClassInfo:
         return names
 
     @cached_property
+    def late_init_methods(self) -> list[MethodInfo]:
+        """Initialisers by name that neither this class's `__init__` nor `forward` reaches and no `apply` runs
+        (`bias_init`, `setup_embeddings_and_output_layer`, `zero_parameters`), and what they call.
+
+        Someone else runs them on the built module: a parent's or subclass's `__init__`
+        (`self.model[-1].bias_init()`) or the training code. Either way its children are built,
+        and partitioned under `deepspeed.zero.Init`. A method taking a module to visit
+        (`_init_weights(self, module)`) is an `apply` callback, not one of these.
+        """
+        candidates = [m for m in self.all_methods() if _LATE_INIT.search(m.name) and not _NOT_LATE_INIT.search(m.name)]
+        if not candidates:
+            return []
+        taken = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
+        found: list[MethodInfo] = []
+        for method in candidates:
+            if id(method) in taken or _visits_a_module(method.text) or self.index.handed_over(method.name):
+                continue  # a callback (`self.apply(self._init)`, `named_apply(self._init, self)`)
+            for reached in self.reachable(method.name):
+                if id(reached) not in taken and not _visits_a_module(reached.text):
+                    taken.add(id(reached))
+                    found.append(reached)
+        return found
+
+    @cached_property
     def facts(self) -> ClassFacts:
         return self.index.class_facts(self)
 
@@ -490,6 +517,20 @@ class ModelIndex:
             self._snippets[key] = parse_snippet(text, span.start, span.indent)
         return self._snippets[key]
 
+    def handed_over(self, name: str) -> bool:
+        """Is `self.<name>` used as a value, not called (`self.apply(self._init)`): a method passed as a callback?"""
+        needle, source = "self." + name, self.source
+        at = source.find(needle)
+        while at >= 0:
+            end = at + len(needle)
+            rest = source[end:end + 40].lstrip(" ")
+            if (at == 0 or not (source[at - 1].isalnum() or source[at - 1] in "_.")) and not (
+                rest[:1].isalnum() or rest[:1] in "_(.[" or rest[:1] == "=" and rest[1:2] != "="
+            ):
+                return True
+            at = source.find(needle, end)
+        return False
+
     def class_text(self, cls: ClassInfo) -> str:
         """The source of a class statement."""
         key = ("text", cls.name)
@@ -551,6 +592,34 @@ class ModelIndex:
             arg = _argument(call, *param)
             return caller.classify(arg) if arg is not None else (Kind.VALUE, ())
         return kind, tuple(self.global_name(c) for c in classes) if caller.index is not self else classes
+
+    def returns_tuple(self, function: MethodInfo, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
+        """Kinds and classes of the elements of `return a, b` in `function`, if it returns an n-tuple."""
+        key = ("returns-tuple", function.span.start, function.span.end, n)
+        if key in self._facts_stack_returns:
+            return []
+        if key not in self.cache:
+            self._facts_stack_returns.add(key)
+            try:
+                self.cache[key] = self._returns_tuple(function, n)
+            finally:
+                self._facts_stack_returns.discard(key)
+        return self.cache[key]  # type: ignore[return-value]
+
+    def _returns_tuple(self, function: MethodInfo, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
+        node = function.node
+        if node is None or "return" not in function.text:
+            return []
+        reader = _FactsReader(self, ClassFacts(), function, 0, function.owner)
+        reader.read()
+        for stmt in walk(node.body):
+            if isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Tuple) and len(stmt.value.elements) == n:
+                out = []
+                for element in stmt.value.elements:
+                    kind, classes = reader.classify(element.value)
+                    out.append((kind, classes))
+                return out
+        return []
 
     def _returns(self, function: MethodInfo) -> tuple[Kind, tuple[str, ...], tuple[int, str] | None]:
         node = function.node
@@ -637,6 +706,8 @@ class ModelIndex:
                 candidates = cls.init_methods
             elif scope == "entry":
                 candidates = cls.entry_methods
+            elif scope == "late":
+                candidates = cls.late_init_methods
             else:
                 candidates = cls.all_methods()
             for method in candidates:
@@ -732,6 +803,10 @@ class ModelIndex:
             return ref.rsplit(".", 1)[-1] in known.NORMS
         if not self.gathers(ref):
             return True
+        base = self.torch_base(local)
+        if base is not None and name not in local.facts.members:
+            # a torch layer's own parameter (`class Linear(nn.Linear)`): its bias and a norm's weight are vectors
+            return base in known.NORMS or name.startswith("bias")
         text = "".join(method.text for method in local.init_methods)
         match = re.search(r"self\." + re.escape(name) + r"\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter\(", text)
         if match is None:
@@ -755,9 +830,20 @@ class ModelIndex:
                         return True
         return False
 
+    def torch_base(self, cls: ClassInfo) -> str | None:
+        """The last name of a torch.nn layer class that `cls` (or an in-file base) derives from (`Embedding`)."""
+        for info in cls.mro:
+            for base in info.qualified_bases:
+                last = base.rsplit(".", 1)[-1]
+                if known.is_torch_module_class(base) and last in known.TORCH_PARAMS:
+                    return last
+        return None
+
     def _local_has_params(self, cls: ClassInfo) -> bool | None:
         if not cls.is_module:
             return False
+        if self.torch_base(cls) is not None:
+            return True  # `class ScaledEmbedding(nn.Embedding)`: the base registers the weight
         text = "".join(method.text for method in cls.init_methods)
         if "Parameter(" in text or "ParameterList(" in text or "register_parameter" in text:
             return True
@@ -786,7 +872,10 @@ class ModelIndex:
         local = self.classes.get(ref)
         if local is not None:
             member = local.facts.members.get(name)
-            return member is not None and member.kind == Kind.PARAM
+            if member is None:
+                base = self.torch_base(local)
+                return base is not None and known.torch_params(base, name)
+            return member.kind == Kind.PARAM
         external = self.external(ref)
         if external is not None:
             return external[0].member_param(external[1].name, name)
@@ -938,6 +1027,13 @@ class _FactsReader:
                 for t in target.elements:
                     if not isinstance(t, cst.StarredElement):
                         self._assign(t.value, value.elt, order)
+            elif isinstance(value, cst.Call) and self.resolve:
+                # self.model, self.save = parse_model(cfg): what the function returns, position by position
+                returned = self._returned_tuple(value, len(target.elements))
+                for t, (kind, classes) in zip(target.elements, returned):
+                    path = access_path(t.value)
+                    if path is not None and path.root == "self" and len(path.parts) == 1 and kind > Kind.VALUE:
+                        self._set(path.parts[0], kind, classes, order)
             return
         if isinstance(target, cst.Name):
             bound = upper_bound(value, self.env)
@@ -970,6 +1066,11 @@ class _FactsReader:
         if len(path.parts) == 1:
             if isinstance(value, cst.Lambda):
                 self.facts.lambdas[path.parts[0]] = value
+            source = access_path(value) if isinstance(value, cst.Attribute) else None
+            if source is not None and len(source.parts) == 1 and source.root in self.locals:
+                kind, classes = self.locals[source.root]
+                if kind == Kind.MODULE and value.attr.value in self.index.param_names:  # type: ignore[union-attr]
+                    self.facts.borrowed[path.parts[0]] = (source.root, classes, source.parts[0])
             kind, classes = self.classify(value)
             self._set(path.parts[0], kind, classes, order)
             member = self.facts.members[path.parts[0]]
@@ -1080,6 +1181,10 @@ class _FactsReader:
         func = call.func
         if isinstance(func, cst.Call) and _is_partial(func) and func.args:
             return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
+        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, cst.Call):
+            kind, classes = self._classify_call(func.value)  # nn.Conv2d(...).requires_grad_(False): the module
+            if kind in (Kind.MODULE, Kind.CONTAINER):
+                return kind, classes
         written = call_name(call)
         if written is None or written.startswith("."):
             return Kind.VALUE, ()
@@ -1150,6 +1255,24 @@ class _FactsReader:
         finally:
             self._depth -= 1
 
+    def _returned_tuple(self, call: cst.Call, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
+        """What a function of this or another file returns as an `n`-tuple, element by element (else [])."""
+        written = call_name(call)
+        if not written or written.startswith(".") or "." in written and written.partition(".")[0] == "self":
+            return []
+        found = None
+        if "." not in written and written in self.index.skeleton.functions:
+            found = (self.index, self.index.function_info(written))
+        else:
+            found = self.index.external_function(self.index.qualify(written))
+        if found is None or found[1] is None:
+            return []
+        owner, function = found
+        returned = owner.returns_tuple(function, n)
+        if owner is self.index:
+            return returned
+        return [(kind, tuple(owner.global_name(c) for c in classes)) for kind, classes in returned]
+
     def _returned(self, method: MethodInfo | None, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
         if method is None:
             return Kind.VALUE, ()
@@ -1201,6 +1324,23 @@ def entry_name(name: str) -> bool:
 
 _NOT_A_MODEL_FACTORY = re.compile(r"Token|Config|config|Processor|Extractor|Scheduler|Dataset|Pipeline")
 _MODULES_ARG = re.compile(r"module|model|layer|block|net|encoder|decoder")
+# nn.Module methods that return the module itself, so `nn.Linear(...).to(device)` is still that Linear.
+_RETURNS_SELF = frozenset(
+    {"requires_grad_", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "train", "eval", "apply",
+     "share_memory", "to_empty"}
+)
+# Initialisers and builders by name (the part of `_NOT_ENTRY` that is about setting weights up) ...
+_LATE_INIT = re.compile(r"init|reset|^_?build|^_?make|^_?create|^_?setup|^_?zero_")
+# ... less dunders, state-dict, hook, load/save and gather helpers.
+_NOT_LATE_INIT = re.compile(
+    r"^__\w+__$|state_dict|^_?(?:load|save)_?|^_?(?:pre_)?hook|gather|deepspeed|zero3|^_?apply$|_fn$|_func$"
+)
+# `def _init_weights(self, module)` / a static `def _init(module, name)`: called on each module a walk visits.
+_VISITS_A_MODULE = re.compile(r"^\s*(?:@[^\n]*\n\s*)*def \w+\(\s*(?:self\s*,\s*)?(?:module|m|mod|layer|submodule|cell|model)\b")
+
+
+def _visits_a_module(text: str) -> bool:
+    return _VISITS_A_MODULE.match(text) is not None
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
 

@@ -65,6 +65,7 @@ class Access:
     via_parameters: bool = False
     owner_classes: tuple[str, ...] = ()  # classes the owning submodule may have
     local: bool = False  # owned by a module built in this method (`lin = nn.Linear(...)`)
+    given: bool = False  # the parameter itself was handed to this constructor (`Head(cfg, self.embed.weight)`)
 
 
 def accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Access]:
@@ -98,8 +99,17 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
                 passed_in.add(name)
     built_here: set[str] = set()
+    # Parameters handed into this constructor (`Head(cfg, self.embed.weight)`, `w: nn.Parameter`): a caller's
+    # module built them, so they are partitioned placeholders under zero.Init.
+    given_params = parameters_passed_in(index).get(cls.name, frozenset()) if method.name == "__init__" else ()
+    for name in given_params:
+        module_aliases.pop(name, None)
+        passed_in.discard(name)
     entry = any(m is method for m in cls.entry_methods)
     returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
+    # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
+    late = any(m is method for m in cls.late_init_methods)
+    entry = entry or late
     # In a method called on the built model its own parameters are partitioned too (a base class
     # such as a ModelMixin registers none itself, but every subclass does).
     has_children = entry or any(
@@ -107,11 +117,18 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         for m in members.values()
     )
     param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
+    self_names = {"self"} | {  # `m = self`
+        n.targets[0].target.value for n, _ in flat.nodes
+        if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+        and isinstance(n.value, cst.Name) and n.value.value == "self"
+    }
     for node, _ctx in flat.nodes:
         if type(node) is cst.For or type(node) is cst.CompFor:
             name = _modules_loop(node)
             if name is not None:  # for m in self.modules(): every submodule, of any class
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+            for name in _zipped_elements(node, members, self_names):  # for a, b in zip(self.cv2, self.cv3)
+                module_aliases.setdefault(name, Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0)))
             continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             source = _parameter_list(node.value)
@@ -149,6 +166,15 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 if isinstance(target, cst.Name):
                     param_aliases[target.value] = source
             continue
+        if kind is cst.Name and node.value in given_params:
+            parent = flat.parent.get(id(node))
+            if isinstance(parent, (cst.Param, cst.Arg)) or (isinstance(parent, cst.Tuple)):
+                continue  # its definition, or handed on (followed at the callee)
+            use, detail = usage(index, flat, node)
+            first = Member(node.value, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+            yield Access(node, ctx, node.value, node.value, first, use, detail, order.get(id(node), 0),
+                         owner_classes=(UNKNOWN_CLASS,), given=True)
+            continue
         if kind is cst.Name and node.value in param_aliases:
             parent = flat.parent.get(id(node))
             if isinstance(parent, (cst.CompFor, cst.For)) and parent.target is node:
@@ -171,9 +197,20 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
         path = access_path(node)
         if path is None or not path.parts:
             continue
+        if path.root in self_names and path.root != "self":
+            path = path.__class__("self", path.parts, path.keys)
         if path.root == "self":
             if len(path.parts) == 1 and has_children and not isinstance(flat.parent.get(id(node)), cst.Call):
                 yield from _through_helper(index, cls, flat, node, path.parts[0], ctx, order, prop=True)
+            borrowed = cls.facts.borrowed.get(path.parts[0])
+            if borrowed is not None and len(path.parts) == 1 and members.get(path.parts[0]) is not None:
+                # `self.w = lin.weight` with `lin = nn.Linear(...)` built here: `lin`'s partitioned parameter
+                local, classes, param = borrowed
+                first = Member(local, Kind.MODULE, classes, members[path.parts[0]].order)
+                use, detail = usage(index, flat, node)
+                yield Access(node, ctx, local, param, first, use, detail, order.get(id(node), 0),
+                             owner_classes=classes, local=True)
+                continue
             if len(path.parts) < 2:
                 own = members.get(path.parts[0]) if entry else None
                 if own is not None and own.kind == Kind.PARAM and not own.classes:
@@ -183,6 +220,9 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
                 continue
             first = members.get(path.parts[0])
             rest = path.parts[1:]
+            if first is None and late and _set_elsewhere(cls, path.parts[0]):
+                # `self.output_layer.weight` in a base class whose subclasses build `output_layer`
+                first = Member(path.parts[0], Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
         else:
             first = module_aliases.get(path.root)
             rest = path.parts
@@ -239,6 +279,107 @@ def _narrowed(index: ModelIndex, alias: Member, ctx: Ctx) -> Member | None:
             found += refs
         return Member(alias.name, Kind.MODULE, found, alias.order)
     return None
+def _zipped_elements(node: cst.For | cst.CompFor, members: dict[str, Member], self_names: set[str]) -> list[str]:
+    """Loop variables bound to elements of module containers of `self` by `for a, b in zip(self.xs, self.ys)`."""
+    it, target = node.iter, node.target
+    if not isinstance(it, cst.Call) or call_name(it) != "zip" or not isinstance(target, cst.Tuple):
+        return []
+    found = []
+    for element, arg in zip(target.elements, it.args):
+        path = access_path(arg.value)
+        if path is None or path.root not in self_names or len(path.parts) != 1 or not isinstance(element.value, cst.Name):
+            continue
+        member = members.get(path.parts[0])
+        if member is not None and member.kind == Kind.CONTAINER:
+            found.append(element.value.value)
+    return found
+
+
+def parameters_passed_in(index: ModelIndex) -> dict[str, frozenset[str]]:
+    """Module classes of this file -> names of `__init__` arguments that receive a parameter of a built module.
+
+    An argument annotated `nn.Parameter`, or one that a constructor call in this file fills with a
+    submodule's parameter (`LMHead(config, self.embeddings.word_embeddings.weight)`) or with such an
+    argument of its own, handed on (followed to a fixed point). Computed once per file.
+    """
+    key = ("parameters-passed-in",)
+    cached = index.cache.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    found: dict[str, set[str]] = {}
+    classes = [c for c in index.module_classes() if c.method("__init__") is not None]
+    for cls in classes:
+        init = cls.method("__init__")
+        if init is None or "Parameter" not in init.text.split(":\n", 1)[0] or init.node is None:
+            continue  # no `x: nn.Parameter` in the signature: no need to parse it
+        node = init.node
+        for param in (*node.params.params, *node.params.kwonly_params):
+            if param.annotation is not None and _PARAMETER_TYPE.search(code_of(param.annotation.annotation, 200)):
+                found.setdefault(cls.name, set()).add(param.name.value)
+    names = "|".join(re.escape(c.name) for c in classes)
+    constructs = re.compile(r"(?<![\w.])(?:" + names + r")\s*\(") if names else None
+    for _round in range(4):  # a parameter handed through a few constructors
+        grew = False
+        for cls in classes:
+            for method in cls.init_methods:
+                handed = found.get(cls.name, set()) if method.name == "__init__" else set()
+                if constructs is None or not constructs.search(method.text):
+                    continue
+                if not _PASSES_PARAMETER.search(method.text) and not any(n in method.text for n in handed):
+                    continue
+                grew |= _constructor_params(index, cls, method, handed, found)
+        if not grew:
+            break
+    result = {name: frozenset(args) for name, args in found.items()}
+    index.cache[key] = result
+    return result
+
+
+_PARAMETER_TYPE = re.compile(r"(?<![\w])(?:nn\.|torch\.nn\.)?Parameter\b")
+_PASSES_PARAMETER = re.compile(r"\.(?:weight|bias)\s*[,)]")
+
+
+def _constructor_params(index: ModelIndex, cls: ClassInfo, method: MethodInfo, handed: set[str],
+                        found: dict[str, set[str]]) -> bool:
+    """Record the constructor arguments that calls in `method` fill with a partitioned parameter."""
+    flat = flat_of(method)
+    if flat is None:
+        return False
+    grew = False
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Call:
+            continue
+        name = call_name(node)
+        callee = index.classes.get(name or "")
+        init = callee.method("__init__") if callee is not None and callee.is_module else None
+        if init is None or init.node is None:
+            continue
+        for position, arg in enumerate(node.args):
+            value = arg.value
+            path = access_path(value)
+            if path is None or arg.star:
+                continue
+            if path.parts:
+                member = cls.facts.members.get(path.parts[0]) if path.root == "self" else None
+                if member is None or member.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+                    continue
+                if len(path.parts) < 2 or path.parts[-1] not in ("weight", "bias") or "[]" in path.parts:
+                    continue
+            elif path.root not in handed:
+                continue
+            target = parameter_for(init.node, node, position)
+            if target is not None and target not in found.get(callee.name, set()):  # type: ignore[union-attr]
+                found.setdefault(callee.name, set()).add(target)  # type: ignore[union-attr]
+                grew = True
+    return grew
+
+
+def _set_elsewhere(cls: ClassInfo, name: str) -> bool:
+    """Is `self.<name>` neither a method, a property nor assigned in any method of `cls` (so a subclass sets it)?"""
+    if cls.inherited_method(name) is not None:
+        return False
+    assigned = re.compile(r"\bself\." + re.escape(name) + r"\s*(?::[^=\n]*)?=[^=]|[\"']" + re.escape(name) + r"[\"']")
+    return not any(assigned.search(m.text) for m in cls.all_methods())
 
 
 def _from_self(value: cst.BaseExpression) -> bool:
@@ -297,6 +438,11 @@ def _parameters_source(iterable: cst.BaseExpression) -> str | None:
     return "self" + "".join("." + p for p in path.parts) + "." + iterable.func.attr.value + "()"
 
 
+def config_like(name: str) -> bool:
+    """Is an argument named like a config, a size or a tensor rather than a module (`cfg`, `x`, `weight`)?"""
+    return bool(_NOT_A_MODULE_ARG.search(name))
+
+
 _NOT_A_MODULE_ARG = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
 # Attributes of an unknown object that hold settings or state, not submodules.
 _NOT_A_SUBMODULE = re.compile(r"conf|cfg|args|opt|hparams|kwargs|setting|state|stats|cache|data|grad")
@@ -324,6 +470,16 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
                 return (UNKNOWN_CLASS,)
             if last and i == 0 and not _NOT_A_SUBMODULE.search(first.name) and part in index.related_param_names:
                 return (UNKNOWN_CLASS,)  # `self.encoder.pos_embedding`: a parameter name of this package
+            if part == "[]":
+                continue
+            if last:
+                return (UNKNOWN_CLASS,) if part in {"weight", "bias"} else None
+            settings = any(_NOT_A_SUBMODULE.search(p) for p in rest[:-1])  # `self.model.config.loss.weight`
+            if i == 0 and kind == Kind.UNKNOWN and not config_like(first.name) and rest[-1] in {"weight", "bias"} \
+                    and not settings:
+                # `self.decoders.token_embedding.weight` of a module loaded or passed in: we cannot see its
+                # children, but a `.weight` two levels down is a child's parameter
+                return (UNKNOWN_CLASS,) if "[]" not in rest and len(rest) <= 3 else None
             return None
         if kind != Kind.MODULE or part == "[]":
             return None
@@ -510,11 +666,14 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
         return
     if not any(_module_arg(arg.value, members, module_aliases) for arg in call.args):
         return  # no module handed over: do not read the function at all
-    func = _function_node(index, flat, name)
-    if func is None:
+    found = resolve_function(index, flat, name)
+    if found is None:
         return
-    written = _module_writer_params(index, func)
-    if not written:
+    func = found[1]
+    effects = module_arg_effects(found[0], func)
+    written = frozenset(n for n, done in effects.items() if done & {WRITE, INIT})
+    sized = frozenset(n for n, done in effects.items() if SIZE in done) - written
+    if not written and not sized:
         return
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if params[:1] == ["self"]:
@@ -524,7 +683,7 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
         target = arg.keyword.value if arg.keyword is not None else None
         if target is None and arg in positional and positional.index(arg) < len(params):
             target = params[positional.index(arg)]
-        if target not in written:
+        if target not in written and target not in sized:
             continue
         path = access_path(arg.value)
         if path is None:
@@ -534,14 +693,21 @@ def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliase
             continue
         if not any(index.has_params(c) is not False for c in first.classes):
             continue
-        detail = f" passed to `{name}()`, which initialises its parameters"
-        yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, INIT, detail, order.get(id(call), 0))
+        if target in written:
+            detail = f" passed to `{name}()`, which initialises its parameters"
+            yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, INIT, detail, order.get(id(call), 0))
+        else:
+            detail = f" passed to `{name}()`, which reads the sizes of its parameters"
+            yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, SIZE, detail, order.get(id(call), 0))
 
 
 def writes_module_params(index: ModelIndex, flat: Flat, name: str) -> bool:
     """Does the function `name` (nested in `flat`, of this file or imported) write its module argument's parameters?"""
-    func = _function_node(index, flat, name)
-    return func is not None and bool(_module_writer_params(index, func))
+    found = resolve_function(index, flat, name)
+    if found is None:
+        return False
+    owner, func = found
+    return any(effects & {WRITE, INIT} for effects in module_arg_effects(owner, func).values())
 
 
 def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:
@@ -558,17 +724,19 @@ def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:
 _FREE_APPLY = re.compile(r"^(?:named_apply|\w+_apply|apply_\w+)$")
 
 
-def _function_node(index: ModelIndex, flat: Flat, name: str) -> cst.FunctionDef | None:
-    """The function a call names: nested in this method, of this file, or of another file (by import)."""
+def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The function a call names, with the index of its file: nested in `flat`, of this file, or imported."""
     if "." not in name:
-        func = _nested_defs(index, flat).get(name)
+        func = _nested_defs(index, flat).get(name) if flat is not None else None
         if func is not None:
-            return func
+            return index, func
         info = index.function_info(name)
-        if info is not None:
-            return info.node
+        if info is not None and info.node is not None:
+            return index, info.node
     external = index.external_function(index.qualify(name))
-    return external[1].node if external is not None else None
+    if external is None or external[1].node is None:
+        return None
+    return external[0], external[1].node
 
 
 def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
@@ -581,43 +749,132 @@ def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
     return found[1]  # type: ignore[index]
 
 
-def _module_writer_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
-    """Parameters of `func` whose own parameters it writes (`def init_layer(m): nn.init.xavier_(m.weight)`)."""
-    key = ("module-writer-params", id(func))
+# What a function may do to a module it is given, besides writing (WRITE/INIT) and sizing (SIZE) its parameters.
+REPARAMETRIZES = "reparametrize"  # weight_norm(module): new parameters derived from the current weights
+DEEPCOPIES = "deepcopy"  # copy.deepcopy(module): a copy of whatever the module holds now
+
+
+def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, frozenset[str]]:
+    """What `func` does to each module it is given, by parameter name: a summary read once per function.
+
+    The effects are WRITE/INIT (`nn.init.xavier_(m.weight)`, `init_fn(m.weight)`, `p.data.zero_()` for
+    `p` in `m.parameters()`), SIZE (`m.weight.shape[0]`, `p.numel()`), REPARAMETRIZES (`weight_norm(m)`)
+    and DEEPCOPIES (`copy.deepcopy(m)`), also through the functions it hands the module on to
+    (`return weight_norm(module)` two helpers down). `index` is the index of the file `func` is in.
+    """
+    key = ("module-arg-effects", id(func))
     cached = index.cache.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
-    index.cache[key] = frozenset()
-    names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)} - {"self"}
+    index.cache[key] = {}  # a function that hands its argument to itself: no answer from the cycle
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
+    names = set(params) - {"self", "cls"}
     inner = flatten(func)
     aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
     for node, _ctx in inner.nodes:
-        if type(node) is cst.For and isinstance(node.target, cst.Name):
+        if type(node) is cst.For or type(node) is cst.CompFor:
             it = node.iter
-            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(it.func.value, cst.Name):
-                if it.func.value.value in names and it.func.attr.value in ("modules", "parameters", "children"):
-                    aliases[node.target.value] = it.func.value.value
-    written = set()
+            if isinstance(it, cst.Call) and (call_name(it) or "") in {"enumerate", "list"} and it.args:
+                it = it.args[0].value
+            target = node.target
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2:  # named_parameters()
+                target = target.elements[1].value
+            if not isinstance(target, cst.Name) or not isinstance(it, cst.Call) or not isinstance(it.func, cst.Attribute):
+                continue
+            owner = it.func.value
+            if isinstance(owner, cst.Name) and owner.value in names and it.func.attr.value in _WALKS:
+                aliases[target.value] = owner.value
+    found: dict[str, set[str]] = {}
     for node, ctx in inner.nodes:
-        if type(node) is not cst.Attribute or ctx.guarded:
-            continue
-        path = access_path(node)
-        if path is None or not path.parts:
-            continue
-        owner = path.root if path.root in names else aliases.get(path.root)
-        if owner is None or path.parts[-1] in ("data",):
-            continue
-        use, _detail = usage(index, inner, node)
-        if use in (WRITE, INIT):
-            written.add(owner)
-    for node, _ctx in inner.nodes:  # `for p in m.parameters(): nn.init.normal_(p)`
-        if type(node) is cst.Name and node.value in aliases and not isinstance(inner.parent.get(id(node)), cst.For):
+        if ctx.guarded:
+            continue  # the helper gathers first
+        kind = type(node)
+        if kind is cst.Attribute:
+            path = access_path(node)
+            if path is None or not path.parts or path.parts[-1] == "data":
+                continue
+            owner = path.root if path.root in names else aliases.get(path.root)
+            if owner is None or path.parts[-1] not in index.param_names:
+                continue
             use, _detail = usage(index, inner, node)
-            if use in (WRITE, INIT):
-                written.add(aliases[node.value])
-    result = frozenset(written)
+            if use == READ and _given_callable(inner, node, names):
+                use = INIT  # `def init_layer(m, init_fn): init_fn(m.weight)`: an initialiser handed in
+            if use in (WRITE, INIT, SIZE):
+                found.setdefault(owner, set()).add(use)
+        elif kind is cst.Name and node.value in aliases:
+            if isinstance(inner.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):
+                continue
+            use, _detail = usage(index, inner, node)
+            if use in (WRITE, INIT, SIZE):
+                found.setdefault(aliases[node.value], set()).add(use)
+        elif kind is cst.Call and node.args:
+            _call_effects(index, inner, node, names, found)
+    result = {name: frozenset(done) for name, done in found.items()}
     index.cache[key] = result
     return result
+
+
+def _given_callable(flat: Flat, node: cst.CSTNode, names: set[str]) -> bool:
+    """Is `node` the first argument of a call of one of the function's own arguments (`fn(m.weight, std)`)?"""
+    arg = flat.parent.get(id(node))
+    call = flat.parent.get(id(arg)) if isinstance(arg, cst.Arg) else None
+    return (
+        isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in names
+        and bool(call.args) and call.args[0] is arg and arg.keyword is None
+    )
+
+
+# Iterations over a module that reach its parameters (or its submodules' parameters).
+_WALKS = frozenset({"modules", "parameters", "children", "named_modules", "named_parameters", "named_children"})
+
+
+def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:
+    """Effects on the function's module arguments of one call it makes: a re-parametrisation, a deep copy,
+    or a helper whose own summary says what it does to the argument handed on."""
+    name = call_name(call)
+    if not name or name.startswith("."):
+        return
+    handed = [
+        (i, arg) for i, arg in enumerate(call.args)
+        if isinstance(arg.value, cst.Name) and arg.value.value in names and not arg.star
+    ]
+    if not handed:
+        return
+    qualified = index.qualify(name)
+    last = qualified.rsplit(".", 1)[-1]
+    first = call.args[0]
+    if first.keyword is None and isinstance(first.value, cst.Name) and first.value.value in names:
+        if last in known.REPARAMETRIZE:
+            found.setdefault(first.value.value, set()).add(REPARAMETRIZES)
+            return
+        if qualified in ("copy.deepcopy", "deepcopy"):
+            found.setdefault(first.value.value, set()).add(DEEPCOPIES)
+            return
+    if "." in name and name.partition(".")[0] in ("self", "super"):
+        return
+    target = resolve_function(index, flat, name)
+    if target is None:
+        return
+    callee_index, callee = target
+    effects = module_arg_effects(callee_index, callee)
+    if not effects:
+        return
+    for position, arg in handed:
+        parameter = parameter_for(callee, call, position)
+        if parameter in effects:
+            found.setdefault(arg.value.value, set()).update(effects[parameter])  # type: ignore[union-attr]
+
+
+def parameter_for(func: cst.FunctionDef, call: cst.Call, position: int) -> str | None:
+    """The parameter of `func` that argument number `position` of `call` binds (by keyword or position)."""
+    arg = call.args[position]
+    if arg.keyword is not None:
+        return arg.keyword.value
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    at = sum(1 for a in call.args[:position] if a.keyword is None and not a.star)
+    return params[at] if at < len(params) else None
 
 
 def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:
@@ -756,7 +1013,9 @@ def scoped_accesses(index: ModelIndex, scope: str):
     """(class, method, access) for parameter accesses through submodules in `forward`, `init` or `entry` scope.
 
     `entry` is the methods a training loop calls on the built model (`ClassInfo.entry_methods`),
-    where every parameter is partitioned just as outside a forward.
+    where every parameter is partitioned just as outside a forward; `late` is the initialisers
+    that someone else runs on the built module (`ClassInfo.late_init_methods`), where every
+    child is built.
 
     In `init` scope only accesses after the submodule was built count: under
     `deepspeed.zero.Init` a submodule is partitioned as soon as its own
@@ -764,26 +1023,39 @@ def scoped_accesses(index: ModelIndex, scope: str):
     Guarded sites (inside `GatheredParameters`, or under a zero3/synced_gpus test) are left out.
     """
     for cls, method in index.methods(scope):
-        if not _may_access(index, method) and not (scope == "init" and _hands_module(method.text)):
+        may = _may_access(index, method)
+        hands = scope in ("init", "late") and (not may or scope == "late") and _hands_module(method.text)
+        if not may and not hands:
             if scope == "forward" and _mentions_helper(index, cls, method.text):
                 pass
             elif scope != "entry" or not _mentions_own_param(index, cls, method.text):
                 continue
-        if scope == "entry" and not _ENTRY_USES.search(method.text):
+        if scope in ("entry", "late") and not hands and not _ENTRY_USES.search(method.text):
             continue  # only writes and size queries are checked there: no need to parse a plain reader
         if scope == "entry" and _runs_gathered(cls, method):
             continue
         rank = 0
         if scope == "init":
             rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+        given = _arguments(method) if scope == "late" else ()
         for access in accesses(index, cls, method):
             if access.ctx.guarded or (access.local and scope != "init"):
                 continue
+            if access.first is not None and access.first.name in given:
+                continue  # a module the caller hands over (and may have gathered): judged at that call
             if scope != "init" and access.use not in (WRITE, INIT) and _persistent(index, access):
                 continue  # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
             if scope == "init" and not _built_before(access, rank):
                 continue
             yield cls, method, access
+
+
+def _arguments(method: MethodInfo) -> frozenset[str]:
+    node = method.node
+    if node is None:
+        return frozenset()
+    params = node.params
+    return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 # What a write, size query or value read looks like in text: `.data`, an in-place call `x_(`, `.shape`,

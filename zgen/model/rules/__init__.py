@@ -12,6 +12,7 @@ from .zg106_created_in_forward import CreatedInForward
 from .zg107_clip_grad_partitioned import ClipGradPartitioned
 from .zg108_unconsolidated_state_dict import UnconsolidatedStateDict
 from .zg109_partitioned_data_read import PartitionedDataRead
+from .zg110_forward_in_init import ForwardInInit
 from .zg201_rank_gated_call import RankGatedCall
 from .zg202_random_layer_skip import RandomLayerSkip
 from .zg203_data_dependent_experts import DataDependentSubmodules
@@ -32,6 +33,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     ClipGradPartitioned,
     UnconsolidatedStateDict,
     PartitionedDataRead,
+    ForwardInInit,
     RankGatedCall,
     RandomLayerSkip,
     DataDependentSubmodules,

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ..built_model import built_model_accesses, where
 from ..flow import code_of
 from ..handed import handed_accesses
 from ..index import ModelIndex
@@ -23,9 +24,11 @@ class PartitionedDataWrite(Rule):
     partitioned there: a parameter of a submodule written in `forward` (or a
     method it calls), or a parameter of the model in a training script
     after `deepspeed.initialize` (or built under `deepspeed.zero.Init`),
-    and in helpers a training loop hands the built model or its parameters
+    in helpers a training loop hands the built model or its parameters
     to (`ema.copy_to(model.parameters())`, `convert_to_fp16(model)` running
-    `model.apply(fn)` outside `zero.Init`, where `apply` gathers nothing).
+    `model.apply(fn)` outside `zero.Init`, where `apply` gathers nothing),
+    and a parameter of a built model a function is given and walks
+    (`for m in model.modules(): m.weight.data.normal_()`).
     Writes inside `with deepspeed.zero.GatheredParameters(..., modifier_rank=0)`
     are fine and not flagged, and so are writes into a module the same method
     has just rebuilt (`self.conv = nn.Conv2d(...)`), into a copy a helper made
@@ -185,6 +188,13 @@ def main(model, cfg, table):
                     "ZeRO-3 keeps it partitioned there, so the write is lost"
                 )
                 yield self.finding(index, handed.snippet, handed.node, message, _HELP)
+        for access in built_model_accesses(index):
+            if access.use == WRITE:
+                message = (
+                    f"`{code_of(access.node)}{access.detail}` writes to a parameter of {where(access)}; under "
+                    "`deepspeed.zero.Init` it is partitioned already, so the write changes a placeholder and is lost"
+                )
+                yield self.finding(index, access.scope.snippet, access.node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, use, detail, _via in script_param_accesses(index, scope):
                 if use in (WRITE,) and not _guarded(scope, node):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..built_model import built_model_accesses, where
 from ..flow import code_of
 from ..handed import handed_accesses
 from ..index import ModelIndex
@@ -23,7 +24,12 @@ class PlaceholderSizeQuery(Rule):
     (which include every submodule's); and the model's parameters in a
     script after `deepspeed.initialize` (`sum(p.numel() for p in
     model.parameters())`), also in helpers handed the built model (a
-    trainer's `self.model`, a function's `model` argument). Reading `.dtype`, `.device` or `.requires_grad`
+    trainer's `self.model`, a function's `model` argument); the parameters of a model a function is given
+    and walks (`def initialize(model): if p.dim() > 1: ...`), and of a module
+    a construction helper (called from a module's `__init__`) built; and a
+    parameter handed into a constructor (`Head(cfg, self.embed.weight)`, or
+    an argument annotated `nn.Parameter`), sized in that `__init__`.
+    Reading `.dtype`, `.device` or `.requires_grad`
     is fine and not flagged.
 
     ## Why is this bad under ZeRO-3?
@@ -126,15 +132,33 @@ def main(model, cfg):
     engine, *_ = deepspeed.initialize(model=model, config=cfg)
     print(sum(p.numel() for p in engine.parameters()))
 """,
+        # A construction helper, called from a module's `__init__`, counts a module it built.
+        """
+from torch import nn
+
+def make_stage(d):
+    m = nn.Linear(d, d)
+    m.np = sum(x.numel() for x in m.parameters())
+    return m
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.stage = make_stage(d)
+""",
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for scope in ("init", "forward", "entry"):
+        for scope in ("init", "forward", "entry", "late"):
             for _cls, method, access in scoped_accesses(index, scope):
                 if access.use != SIZE:
                     continue
                 what = code_of(access.node)
-                if access.via_parameters:
+                if access.detail.startswith(" "):  # handed to a helper: ` passed to `fan_in()`, which reads ...`
+                    message = (
+                        f"`{what}`{access.detail}, and ZeRO-3 has partitioned them there: placeholders have size 0"
+                    )
+                elif access.via_parameters:
                     message = (
                         f"`{what}{access.detail}` reads the size of parameters that include submodules', "
                         "which ZeRO-3 has partitioned here: placeholders have size 0"
@@ -143,6 +167,11 @@ def main(model, cfg):
                     message = (
                         f"`{what}{access.detail}` reads the size of this module's own parameter in `{method.name}`, "
                         "which runs on the built model outside its forward; ZeRO-3 keeps it partitioned there"
+                    )
+                elif access.given:
+                    message = (
+                        f"`{what}{access.detail}` reads the size of `{access.owner}`, a parameter of a module the "
+                        "caller built and handed in; under `deepspeed.zero.Init` it is a placeholder of size 0"
                     )
                 elif scope == "init":
                     message = (
@@ -163,6 +192,13 @@ def main(model, cfg):
                     "placeholders have size 0"
                 )
                 yield self.finding(index, handed.snippet, handed.node, message, _HELP)
+        for access in built_model_accesses(index):
+            if access.use == SIZE:
+                message = (
+                    f"`{code_of(access.node)}{access.detail}` reads the size of a parameter of {where(access)}; "
+                    "under `deepspeed.zero.Init` it is a placeholder of size 0"
+                )
+                yield self.finding(index, access.scope.snippet, access.node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, use, detail, _via in script_param_accesses(index, scope):
                 if use == SIZE:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from .. import known
+from ..built_model import built_model_accesses, where
 from ..flow import code_of
 from ..index import ModelIndex
 from ..flow import flat_of
@@ -34,7 +35,9 @@ class InitAfterPartition(Rule):
     gather each module's parameters; but a function run by `apply` that
     writes a *child* of the visited module (`module.q_proj.weight` when
     visiting the attention block) is flagged: `apply` gathers only the
-    visited module's own parameters.
+    visited module's own parameters. A function that is given a built model
+    and walks it (`def initialize(model): for p in model.parameters(): ...`)
+    initialises partitioned parameters too.
 
     ## Why is this bad under ZeRO-3?
     Under `deepspeed.zero.Init` each submodule is partitioned as soon as its
@@ -202,6 +205,14 @@ class Net(nn.Module):
         self.head = nn.Linear(4, 4)
         trunc_normal_(self.head.weight, std=0.02)
 """,
+        # A function given the built model (it walks its parameters) initialises them.
+        """
+from torch import nn
+
+def initialize(model):
+    for p in model.parameters():
+        nn.init.xavier_uniform_(p.data)
+""",
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
@@ -221,6 +232,25 @@ class Net(nn.Module):
                     f"`deepspeed.zero.Init` `{access.owner}` is already partitioned and the write is lost"
                 )
             yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for access in built_model_accesses(index):
+            if access.use == INIT:
+                message = (
+                    f"`{code_of(access.node)}` is initialised as a parameter of {where(access)}; under "
+                    "`deepspeed.zero.Init` it is partitioned already and the write is lost"
+                )
+                yield self.finding(index, access.scope.snippet, access.node, message, _HELP)
+        for _cls, method, access in scoped_accesses(index, "late"):
+            if access.use in (INIT, WRITE) and access.owner not in ("", "self"):
+                called = access.use == INIT and access.detail.endswith("()") and not access.detail.startswith(" ")
+                what = f"`{access.detail[:-2]}({code_of(access.node)})`" if called else (
+                    f"`{code_of(access.node)}{access.detail}`"
+                )
+                message = (
+                    f"{what} initialises a parameter of child `{access.owner}` in `{method.name}`, which runs on the "
+                    f"built module (its own `__init__` does not call it); under `deepspeed.zero.Init` "
+                    f"`{access.owner}` is partitioned by then and the write is lost"
+                )
+                yield self.finding(index, method.snippet, access.node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, ctx in scope.flat.nodes:
                 if type(node) is not cst.Call or ctx.guarded:

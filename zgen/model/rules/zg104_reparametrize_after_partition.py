@@ -8,6 +8,7 @@ from .. import known
 from ..built import calls_on_built_modules
 from ..flow import code_of
 from ..index import ModelIndex
+from ..params import REPARAMETRIZES
 from ..rule import Report, Rule, Trigger
 
 _TRIGGER = Trigger("weight_norm", "spectral_norm", "parametriz", "orthogonal")
@@ -98,12 +99,28 @@ class Disc(nn.Module):
         super().__init__()
         self.convs = nn.ModuleList([parametrizations.spectral_norm(nn.Conv2d(c, c, 3)) for _ in range(3)])
 """,
+        # Through a helper whose body re-parametrises the module it is given.
+        """
+from torch import nn
+from torch.nn.utils import weight_norm
+
+def apply_norm(module, norm):
+    return weight_norm(module) if norm == "weight_norm" else module
+
+class NormConv(nn.Module):
+    def __init__(self, c, norm="none"):
+        super().__init__()
+        self.conv = apply_norm(nn.Conv1d(c, c, 3), norm)
+""",
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for method, node in calls_on_built_modules(index, _TRIGGER, known.REPARAMETRIZE):
+        for method, node, module, helper in calls_on_built_modules(index, _TRIGGER, known.REPARAMETRIZE, REPARAMETRIZES):
+            how = f"`{code_of(node.func)}` re-parametrises (`weight_norm`/`spectral_norm`) and so" if helper else (
+                f"`{code_of(node.func)}`"
+            )
             message = (
-                f"`{code_of(node.func)}` derives new parameters from the weights of `{code_of(node.args[0].value)}`, "
+                f"{how} derives new parameters from the weights of `{code_of(module)}`, "
                 "which is already built; under `deepspeed.zero.Init` those weights are an empty placeholder"
             )
             yield self.finding(index, method.snippet, node, message, _HELP)

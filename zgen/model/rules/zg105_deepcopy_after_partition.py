@@ -9,6 +9,7 @@ import libcst as cst
 from ..built import calls_on_built_modules
 from ..flow import code_of
 from ..index import ModelIndex
+from ..params import DEEPCOPIES
 from ..rule import Report, Rule, Trigger
 from ..script import WRAP_TRIGGER, script_scopes
 
@@ -21,7 +22,10 @@ class DeepcopyAfterPartition(Rule):
     ## What it does
     Flags `copy.deepcopy(m)` where `m` is a module that is already built in
     `__init__` (`copy.deepcopy(self.class_embed)`, `[copy.deepcopy(layer) for _ in
-    range(n)]` after `layer = Block(cfg)`), or the model in a training script
+    range(n)]` after `layer = Block(cfg)`), a module passed into the
+    constructor (built by the caller), also through a helper of this or
+    another file that deep-copies what it is given (`_get_clones(layer, n)`),
+    or the model in a training script
     after `deepspeed.initialize` (the usual way to start an EMA copy).
     Copying configs and other values is fine.
 
@@ -79,14 +83,30 @@ def main(model, cfg):
     engine, *_ = deepspeed.initialize(model=model, config=cfg)
     ema = copy.deepcopy(engine.module)
 """,
+        # A module passed in, cloned by a helper.
+        """
+import copy
+from torch import nn
+
+def clones(module, n):
+    return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+class Decoder(nn.Module):
+    def __init__(self, decoder_layer, n):
+        super().__init__()
+        self.layers = clones(decoder_layer, n)
+""",
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for method, node in calls_on_built_modules(index, _TRIGGER, frozenset({"deepcopy"})):
-            if not _is_deepcopy(index, node):
+        for method, node, module, helper in calls_on_built_modules(index, _TRIGGER, frozenset({"deepcopy"}), DEEPCOPIES):
+            if not helper and not _is_deepcopy(index, node):
                 continue
+            how = f"`{code_of(node.func)}(...)` deep-copies `{code_of(module)}`, so it" if helper else (
+                f"`copy.deepcopy({code_of(module)})`"
+            )
             message = (
-                f"`copy.deepcopy({code_of(node.args[0].value)})` copies a module that is already built; under "
+                f"{how} copies a module that is already built; under "
                 "`deepspeed.zero.Init` it holds partitioned placeholders, which the copy duplicates"
             )
             yield self.finding(index, method.snippet, node, message, _HELP)

@@ -11,6 +11,7 @@ from ..handed import handed_accesses
 from ..index import ModelIndex
 from ..params import READ, scoped_accesses
 from ..rule import Report, Rule
+from ..tree import call_name
 
 
 class PartitionedDataRead(Rule):
@@ -150,7 +151,10 @@ class GPT(nn.Module):
             for _cls, method, access in scoped_accesses(index, scope):
                 if access.use != READ or access.via_parameters:
                     continue
-                if not access.detail and (scope == "init" or not _computed_with(method, access.node)):
+                if not access.detail and not (
+                    _tensor_function_arg(index, method, access.node)
+                    if scope == "init" else _computed_with(method, access.node)
+                ):
                     continue
                 what = code_of(access.node) + access.detail
                 where = (
@@ -171,6 +175,20 @@ class GPT(nn.Module):
                     "ZeRO-3 keeps it partitioned there, so this reads an empty placeholder"
                 )
                 yield self.finding(index, handed.snippet, handed.node, message, _HELP)
+
+
+def _tensor_function_arg(index: ModelIndex, method, node: cst.CSTNode) -> bool:
+    """Is the bare parameter an argument of a torch tensor function (`torch.std_mean(w)`), which reads its
+    values? Handing it to a constructor or a module (tying it) does not."""
+    flat = flat_of(method)
+    parent = flat.parent.get(id(node)) if flat is not None else None
+    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    name = call_name(call) if isinstance(call, cst.Call) else None
+    if not name:
+        return False
+    qualified = index.qualify(name)
+    last = qualified.rsplit(".", 1)[-1]
+    return qualified.startswith("torch.") and not qualified.startswith("torch.nn.") and last[:1].islower()
 
 
 def _computed_with(method, node: cst.CSTNode) -> bool:

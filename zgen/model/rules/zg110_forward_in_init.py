@@ -1,0 +1,250 @@
+"""ZG110: a forward pass run inside `__init__`, after submodules were built."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..built import built_module, module_like_name
+from ..flow import Flat, code_of, flat_of
+from ..index import ClassInfo, Kind, MethodInfo, ModelIndex
+from ..rule import Report, Rule
+from ..tree import access_path
+
+# `self(`, `self.forward(`, `self.<child>(`, `self.<child>[i](`, `self.<child>.forward(`.
+_CALLS_SELF = re.compile(r"\bself(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
+# nn.Module's own API, called on `self` in `__init__` without running a forward.
+_MODULE_API = frozenset(
+    {"add_module", "apply", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "modules",
+     "children", "parameters", "buffers", "named_parameters", "named_modules", "named_children", "named_buffers",
+     "state_dict", "load_state_dict", "requires_grad_", "zero_grad", "get_submodule", "get_parameter", "type",
+     "extra_repr", "share_memory", "post_init", "__init__"}
+)
+
+
+def _may_run_forward(cls: ClassInfo, text: str) -> bool:
+    """Text test before parsing: a call of `self`, `self.forward` or an attribute that is no method of the class."""
+    for match in _CALLS_SELF.finditer(text):
+        name = match.group(1)
+        if name is None or name == "forward":
+            return True
+        if name in _MODULE_API or name.startswith(("register_", "_register")) or name.endswith(("_fn", "_func")):
+            continue  # the module API, or a stored function (`self.rope_init_fn(config)`)
+        if "init" in name or cls.inherited_method(name):
+            continue  # a method (`self.init_weights()` of a base class in a file not read)
+        return True
+    return False
+
+
+class ForwardInInit(Rule):
+    """A forward pass runs in `__init__` after submodules with parameters were built.
+
+    ## What it does
+    Flags, in a module's `__init__` (or a helper it calls), a call that runs
+    a forward: `self(x)`, `self.forward(x)`, or a child module built earlier
+    (`self.backbone(torch.zeros(1, 3, 224, 224))`, `self.layers[0](x)`),
+    also through a function or lambda defined there that does it
+    (`_forward = lambda x: self.forward(x)[0]; strides = _forward(probe)`).
+    The usual purpose is to measure an output shape or stride with a dummy
+    input. Calls inside `GatheredParameters` or a zero3 branch are fine.
+
+    ## Why is this bad under ZeRO-3?
+    Under `deepspeed.zero.Init` each submodule is partitioned as soon as its
+    own `__init__` returns, and the hooks that gather parameters around a
+    forward are installed later, by `deepspeed.initialize`. A forward in
+    `__init__` therefore computes with empty placeholders: it fails on a
+    shape mismatch, or produces sizes (strides, feature dims) from tensors
+    of size 0.
+
+    ## Example
+    ```python
+    self.backbone = Backbone(cfg)
+    feat = self.backbone(torch.zeros(1, 3, 224, 224))
+    self.head = nn.Linear(feat.shape[1], n_classes)
+    ```
+
+    ## Use instead
+    ```python
+    self.backbone = Backbone(cfg)
+    self.head = nn.Linear(self.backbone.num_features, n_classes)  # from the config
+    ```
+    or run the probe inside `with deepspeed.zero.GatheredParameters(list(self.parameters())):`.
+    """
+
+    code = "ZG110"
+    name = "forward-in-init"
+
+    VALID = (
+        # The forward runs before any submodule exists; an activation has no parameters.
+        """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.act = nn.GELU()
+        scale = self.act(torch.ones(1))
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x)
+""",
+        # Gathered first.
+        """
+import deepspeed
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, backbone, n):
+        super().__init__()
+        self.backbone = nn.Conv2d(3, 64, 3)
+        with deepspeed.zero.GatheredParameters(list(self.backbone.parameters())):
+            feat = self.backbone(torch.zeros(1, 3, 32, 32))
+        self.head = nn.Linear(feat.shape[1], n)
+""",
+    )
+    INVALID = (
+        """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.backbone = nn.Conv2d(3, 64, 3)
+        feat = self.backbone(torch.zeros(1, 3, 32, 32))
+        self.head = nn.Linear(feat.shape[1], n)
+""",
+        # Through a nested function that runs the whole model.
+        """
+import torch
+from torch import nn
+
+class Detector(nn.Module):
+    def __init__(self, ch):
+        super().__init__()
+        self.model = nn.Sequential(nn.Conv2d(ch, 16, 3), nn.Conv2d(16, 16, 3, stride=2))
+
+        def _forward(x):
+            return self.forward(x)
+
+        self.stride = torch.tensor([256 / x.shape[-2] for x in [_forward(torch.zeros(1, ch, 256, 256))]])
+
+    def forward(self, x):
+        return self.model(x)
+""",
+    )
+
+    def check(self, index: ModelIndex) -> Iterator[Report]:
+        for cls, method in index.methods("init"):
+            if not _may_run_forward(cls, method.text) or any(m is method for m in cls.forward_methods):
+                continue  # a method forward runs too: its calls are the forward, judged once, there
+            flat = flat_of(method)
+            if flat is None:
+                continue
+            rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+            runners = _forward_runners(index, cls, method, flat, rank)
+            for node, ctx in flat.nodes:
+                if type(node) is not cst.Call or ctx.guarded or _inside_def(flat, node, method):
+                    continue
+                what = _runs_forward(index, cls, method, flat, node, rank)
+                if what is None and isinstance(node.func, cst.Name) and node.func.value in runners:
+                    what = f"`{node.func.value}`, which runs `{runners[node.func.value]}`,"
+                if what is None:
+                    continue
+                message = (
+                    f"{what} runs a forward pass in `__init__` after submodules were built; under "
+                    "`deepspeed.zero.Init` they are partitioned and nothing gathers them yet, so it computes "
+                    "with empty placeholders"
+                )
+                yield self.finding(index, method.snippet, node, message, _HELP)
+
+
+def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, call: cst.Call,
+                  rank: int) -> str | None:
+    """`self(...)`, `self.forward(...)` after a child was built, or a built child called: its text."""
+    if not call.args:
+        return None  # a forward takes an input; `self.class_embed()` calls a stored layer factory
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        func = func.value
+    path = access_path(func)
+    if path is None or path.root != "self" or "[]" in path.parts[1:]:
+        return None
+    if not path.parts or path.parts == ("forward",):
+        position = method.order.get(id(call), 0)
+        for member in cls.facts.members.values():
+            if member.kind in (Kind.MODULE, Kind.CONTAINER) and member.order < (rank, position):
+                # a container of layers we cannot name (`nn.Sequential(*layers)`) may hold parameters
+                if not member.classes or any(index.has_params(ref) is not False for ref in member.classes):
+                    return f"`{code_of(call.func)}(...)`"
+        return None
+    member = cls.facts.members.get(path.parts[0])
+    if member is None or len(path.parts) > 2 or (len(path.parts) == 2 and path.parts[1] != "[]"):
+        return None
+    if member.kind == Kind.UNKNOWN and member.order < (rank, method.order.get(id(call), 0)):
+        # a module handed to the constructor (`self.backbone = backbone`), called on a probe input
+        return f"`{code_of(call.func)}(...)`" if _handed_module(cls, member.name) else None
+    if built_module(index, cls, method, flat, func, rank, call):
+        return f"`{code_of(call.func)}(...)`"
+    return None
+
+
+def _handed_module(cls: ClassInfo, name: str) -> bool:
+    """`self.<name> = <name>` in `__init__`, from an argument named like a module (`backbone`, `encoder`)."""
+    assigned = re.compile(rf"self\.{name}\s*=\s*{name}\b")
+    return module_like_name(name) and any(assigned.search(m.text) for m in cls.init_methods)
+
+
+def _forward_runners(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, rank: int) -> dict[str, str]:
+    """Functions and lambdas defined in `method` whose body runs a forward: name -> what they run."""
+    found: dict[str, str] = {}
+    for node, _ctx in flat.nodes:
+        body: cst.CSTNode | None = None
+        name = None
+        if type(node) is cst.FunctionDef:
+            name, body = node.name.value, node
+        elif type(node) is cst.Assign and isinstance(node.value, cst.Lambda) and len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name):
+                name, body = target.value, node.value
+        if name is None or body is None:
+            continue
+        for inner, inner_ctx in flat.nodes[flat.position[id(body)]:]:
+            if inner is not body and not _within(flat, inner, body):
+                break
+            if type(inner) is cst.Call and not inner_ctx.guarded:
+                what = _runs_forward(index, cls, method, flat, inner, rank)
+                if what is not None:
+                    found[name] = code_of(inner.func)
+                    break
+    return found
+
+
+def _within(flat: Flat, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+    current = flat.parent.get(id(node))
+    while current is not None:
+        if current is ancestor:
+            return True
+        current = flat.parent.get(id(current))
+    return False
+
+
+def _inside_def(flat: Flat, node: cst.CSTNode, method: MethodInfo) -> bool:
+    """Is `node` inside a function or lambda defined in the method (it runs when that is called)?"""
+    current = flat.parent.get(id(node))
+    while current is not None and current is not method.node:
+        if isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            return True
+        current = flat.parent.get(id(current))
+    return False
+
+
+_HELP = (
+    "take the shape from the config, or run the probe inside "
+    "`with deepspeed.zero.GatheredParameters(list(self.parameters())):`"
+)
