@@ -21,7 +21,8 @@ DeepSpeed sees the config, and `zgen emit` resolves it. Read from their sources:
   section drops the key (`DeepSpeedConfigModel.__init__`) and uses its default;
   everything read with `dict.get` receives the string.
 * zgen (`zgen plan`, `zgen emit`) resolves every key HF Trainer or accelerate
-  would fill, except that its runtime is always stage 3 without offload.
+  would fill, except that its runtime is always stage 3 and offloads only
+  to a device the config names (an `"auto"` device means none).
 """
 
 from __future__ import annotations
@@ -94,11 +95,12 @@ _ACCELERATE: dict[str, Fill] = {
     "scheduler.params.total_num_steps": Fill("from its `DummyScheduler`"),
 }
 
-# zgen's runtime is ZeRO stage 3 without offload, whatever accelerate's settings would say.
+# zgen's runtime is ZeRO stage 3, and it offloads only to a device the config names, whatever accelerate's
+# settings would say: "auto" is not a request to offload.
 _ZGEN_OWN: dict[str, Fill] = {
     "zero_optimization.stage": Fill("as 3, the only stage zgen's runtime has", 3),
-    "zero_optimization.offload_optimizer.device": Fill("as none (zgen's runtime does not offload)", "none"),
-    "zero_optimization.offload_param.device": Fill("as none (zgen's runtime does not offload)", "none"),
+    "zero_optimization.offload_optimizer.device": Fill("as none (zgen offloads only to a device the config names)", "none"),
+    "zero_optimization.offload_param.device": Fill("as none (zgen offloads only to a device the config names)", "none"),
 }
 _ZGEN: dict[str, Fill] = {**_ACCELERATE, **_HF, **_ZGEN_OWN}
 

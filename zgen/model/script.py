@@ -28,7 +28,9 @@ from .tree import Snippet, call_name, dotted, parse_snippet, walk
 __all__ = ["ScriptScope", "script_scopes", "script_divergences", "WRAP_TRIGGER"]
 
 # Text without which no model in a scope can be partitioned.
-WRAP_TRIGGER = re.compile(r"initialize\s*\(|\bInit\s*\(")
+WRAP_TRIGGER = re.compile(
+    r"initialize\s*\(|\bInit\s*\(|(?:accelerator|fabric)\.(?:prepare|prepare_model|setup|setup_module|init_module)\s*\("
+)
 
 
 @dataclass(eq=False)
@@ -48,7 +50,8 @@ class ScriptScope:
         """Dotted names holding a partitioned model -> flat position from which they do."""
         found: dict[str, int] = {}
         for node, _ctx in self.flat.nodes:
-            if isinstance(node, cst.With) and any(_is_zero_init(self.index, i.item) for i in node.items):
+            if isinstance(node, cst.With) and any(_is_zero_init(self.index, i.item) for i in node.items) \
+                    and not any(_on_meta(i.item) for i in node.items):
                 for inner in _assigned_in(node.body):
                     for target in inner.targets:
                         name = dotted(target.target)
@@ -151,9 +154,22 @@ def _assigned_in(body: cst.CSTNode) -> Iterator[cst.Assign]:
             stack.extend(node.body)
 
 
+def _on_meta(item: cst.CSTNode) -> bool:
+    """`torch.device("meta")` beside it: the model is built without storage, not partitioned."""
+    return isinstance(item, cst.Call) and call_name(item) in ("torch.device", "device") and any(
+        isinstance(a.value, cst.SimpleString) and "meta" in a.value.value for a in item.args
+    )
+
+
 def _is_zero_init(index: ModelIndex, item: cst.CSTNode) -> bool:
     name = call_name(item) if isinstance(item, cst.Call) else None
-    return bool(name) and index.qualify(name).endswith("zero.Init")
+    if not name:
+        return False
+    if index.qualify(name).endswith("zero.Init"):
+        return True
+    # `with fabric.init_module():` builds the model under zero.Init when the strategy is DeepSpeed stage 3
+    owner, _, method = name.rpartition(".")
+    return method == "init_module" and owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES
 
 
 def _initialize_call(index: ModelIndex, value: cst.CSTNode) -> cst.Call | None:
@@ -165,7 +181,17 @@ def _initialize_call(index: ModelIndex, value: cst.CSTNode) -> cst.Call | None:
     if name is None:
         return None
     qualified = index.qualify(name)
-    return value if qualified in _WRAP_CALLS else None
+    if qualified in _WRAP_CALLS:
+        return value
+    # `model, opt = accelerator.prepare(model, opt)`, `model = fabric.setup(model)`: under a DeepSpeed
+    # ZeRO-3 plugin or strategy these hand the model to `deepspeed.initialize`
+    owner, _, method = name.rpartition(".")
+    if method in _WRAPPER_PREPARE and owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
+        return value
+    return None
+
+
+_WRAPPER_PREPARE = frozenset({"prepare", "prepare_model", "setup", "setup_module"})
 
 
 # Calls that partition a model, and the position of their positional `model` argument:
@@ -183,7 +209,7 @@ def _model_arg(call: cst.Call, index: ModelIndex) -> cst.BaseExpression | None:
         if arg.keyword is not None and arg.keyword.value == "model":
             return arg.value
     positional = [a for a in call.args if a.keyword is None and not a.star]
-    at = _WRAP_CALLS.get(index.qualify(call_name(call) or ""), 1)
+    at = _WRAP_CALLS.get(index.qualify(call_name(call) or ""), 0)
     return positional[at].value if len(positional) > at else None
 
 
@@ -369,3 +395,34 @@ def script_param_accesses(index: ModelIndex, scope: ScriptScope):
             if isinstance(root, cst.Name) and scope.wrapped_name(root, node):
                 use, detail = usage(index, flat, node)
                 yield node, use, detail, False
+        elif kind is cst.Call:
+            yield from _handed_model(index, scope, node)
+
+
+def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
+    """The partitioned model handed to a function (of this file or imported) that writes or sizes its parameters.
+
+    `print(count_parameters(model))`, `init_weights(model)` after `deepspeed.initialize` or under
+    `zero.Init`: the function's summary (what it does to each module argument) says what happens.
+    """
+    from .params import INIT, SIZE, WRITE, module_arg_effects, resolve_function
+
+    handed = [(i, a) for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
+    name = call_name(call)
+    if not handed or not name or name.startswith("."):
+        return
+    found = resolve_function(index, scope.flat, name)
+    if found is None:
+        return
+    owner, func = found
+    effects = module_arg_effects(owner, func)
+    if not effects:
+        return
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    for position, arg in handed:
+        target = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
+        done = effects.get(target or "", frozenset())
+        if done & {WRITE, INIT}:
+            yield arg.value, WRITE, f" passed to `{name}()`, which writes its parameters", False
+        elif SIZE in done:
+            yield arg.value, SIZE, f" passed to `{name}()`, which reads the sizes of its parameters", False

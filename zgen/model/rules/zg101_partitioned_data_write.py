@@ -199,7 +199,10 @@ def main(model, cfg, table):
             for node, use, detail, _via in script_param_accesses(index, scope):
                 if use in (WRITE,) and not _guarded(scope, node):
                     message = (
-                        f"`{code_of(node)}{detail}` writes to a parameter of the model after ZeRO-3 "
+                        f"`{code_of(node)}`{detail}, after ZeRO-3 partitioned the model; each write changes an "
+                        "empty placeholder and is lost"
+                        if detail.startswith(" passed to")
+                        else f"`{code_of(node)}{detail}` writes to a parameter of the model after ZeRO-3 "
                         "partitioned it; the write changes an empty placeholder and is lost"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)

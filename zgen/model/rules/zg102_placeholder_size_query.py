@@ -57,6 +57,15 @@ class PlaceholderSizeQuery(Rule):
     name = "placeholder-size-query"
 
     VALID = (
+        # Script: a model built on the meta device has shapes but no storage; nothing is partitioned.
+        """
+import torch
+
+def merge(fabric, config, GPT):
+    with fabric.init_module(), torch.device("meta"):
+        model = GPT(config)
+    print(sum(p.numel() for p in model.parameters()))
+""",
         # Own parameter, and dtype of a submodule's parameter.
         """
 import torch
@@ -93,6 +102,23 @@ class Net(nn.Module):
 """,
     )
     INVALID = (
+        # Script: accelerate's `prepare` hands the model to DeepSpeed (ZeRO-3 plugin).
+        """
+def main(accelerator, model, optimizer):
+    model, optimizer = accelerator.prepare(model, optimizer)
+    print(sum(p.numel() for p in model.parameters()))
+""",
+        # Script: the partitioned model handed to a helper that counts its parameters.
+        """
+import deepspeed
+
+def count(module):
+    return sum(p.numel() for p in module.parameters())
+
+def main(model, cfg):
+    engine, _, _, _ = deepspeed.initialize(model=model, config=cfg)
+    print(f"{count(engine):,} parameters")
+""",
         # A trainer counts the parameters of the model it holds.
         """
 from torch import nn
@@ -203,7 +229,9 @@ class Net(nn.Module):
             for node, use, detail, _via in script_param_accesses(index, scope):
                 if use == SIZE:
                     message = (
-                        f"`{code_of(node)}{detail}` reads the size of a parameter after ZeRO-3 partitioned "
+                        f"`{code_of(node)}`{detail}, after ZeRO-3 partitioned the model: placeholders have size 0"
+                        if detail.startswith(" passed to")
+                        else f"`{code_of(node)}{detail}` reads the size of a parameter after ZeRO-3 partitioned "
                         "the model: placeholders have size 0"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)

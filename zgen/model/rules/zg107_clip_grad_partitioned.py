@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from .. import known
 from ..flow import code_of
 from ..index import ModelIndex
 from ..rule import Report, Rule
@@ -48,6 +49,13 @@ class ClipGradPartitioned(Rule):
     name = "clip-grad-partitioned"
 
     VALID = (
+        # accelerate's clip_grad_norm_ hands clipping to the DeepSpeed engine when it wraps one.
+        """
+def step(accelerator, model, optimizer, loss):
+    model, optimizer = accelerator.prepare(model, optimizer)
+    accelerator.backward(loss)
+    accelerator.clip_grad_norm_(model.parameters(), 1.0)
+""",
         """
 import torch
 
@@ -81,6 +89,9 @@ def train(model, cfg, loader):
                 name = index.qualified_call(node) or ""
                 if name.rsplit(".", 1)[-1] not in _CLIP:
                     continue
+                owner = name.rsplit(".", 1)[0] if "." in name else ""
+                if owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
+                    continue  # `accelerator.clip_grad_norm_`: the wrapper hands clipping to the DeepSpeed engine
                 params = node.args[0].value
                 if isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute):
                     if params.func.attr.value == "parameters" and scope.wrapped_name(params.func.value, node):
