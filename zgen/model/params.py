@@ -1135,17 +1135,29 @@ def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
 
 def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
     """`self.encoder.pos_embedding` in a class holding a module it cannot read: a package parameter name?"""
+    text = method.text
+    reads = _CHILD_ATTR.findall(text)  # (root, member or "", attr): `self.a.b` or `alias.b`
+    if not reads:
+        return False
+    aliases = dict(_SELF_ALIAS.findall(text))  # `transformer = self.transformer`
+    candidates = [(aliases.get(root, member) if root != "self" else member, attr) for root, member, attr in reads
+                  if (root == "self" or root in aliases) and not attr.startswith("_")]
+    if not candidates:
+        return False
+    related = index.related_param_names  # read once per file, only now
+    candidates = [(m, a) for m, a in candidates if a in related]
+    if not candidates:
+        return False
     owner = getattr(method, "owner", None)
     members = owner.facts.members if isinstance(owner, ClassInfo) else {}
-    unknown = [n for n, m in members.items() if m.kind == Kind.UNKNOWN and not _NOT_A_SUBMODULE.search(n)]
-    if not unknown:
-        return False
-    names = "|".join(map(re.escape, unknown))
-    # `transformer = self.transformer` then `transformer.pos_embedding`: a local alias of the member
-    aliases = re.findall(rf"^\s*(\w+)\s*=\s*self\.(?:{names})\s*$", method.text, re.M)
-    roots = "|".join([rf"self\.(?:{names})", *map(re.escape, aliases)])
-    used = set(re.findall(rf"(?<![\w.])(?:{roots})\.(\w+)", method.text))
-    return bool(used) and bool(used & index.related_param_names)
+    return any(
+        (member := members.get(m)) is not None and member.kind == Kind.UNKNOWN and not _NOT_A_SUBMODULE.search(m)
+        for m, _a in candidates
+    )
+
+
+_CHILD_ATTR = re.compile(r"(?<![\w.])(self|\w+)\.(?:(\w+)\.)?(\w+)")
+_SELF_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*self\.(\w+)\s*$", re.M)
 
 
 def is_persistent(index: ModelIndex, access: Access) -> bool:
