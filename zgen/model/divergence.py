@@ -109,9 +109,14 @@ def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Ca
         if name in _NOT_RUNS:
             return None
         classes = calls.classes_of(base)
-        if classes and any(index.gathers(c) for c in classes):
-            return f"{code_of(func)}()"
-        return None
+        if not classes or not any(index.gathers(c) for c in classes):
+            return None
+        for ref in classes:  # a child class we can read says whether that method runs its submodules
+            info = index.classes.get(ref)
+            if info is not None and info.method(name) is not None:
+                if not HelperRuns(index, info).helper_runs_modules(name):
+                    return None
+        return f"{code_of(func)}()"
 
     return indirect
 

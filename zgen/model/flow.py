@@ -248,12 +248,12 @@ def bound_names(target: cst.CSTNode) -> Iterator[str]:
 FILLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "put", "appendleft"})
 
 
-def _filled(node: cst.CSTNode) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
-    """`xs.append(v)` as the binding ([xs], v); else ([], None)."""
+def _filled(node: cst.CSTNode, local: set[str]) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
+    """`xs.append(v)` as the binding ([xs], v) when `xs` is a local of this function; else ([], None)."""
     if type(node) is cst.Call:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in FILLS and isinstance(func.value, cst.Name):
-            if node.args:
+            if node.args and func.value.value in local:
                 return [func.value], node.args[-1].value
     return [], None
 
@@ -303,13 +303,16 @@ class Taint:
         # assignment sees the taint only when a loop around both carries it back.
         self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
         self._done = False  # names still change while propagating: no memo until then
+        local = {  # names this function binds itself (not `self`, not an imported module)
+            name for node, _ctx in flat.nodes for target in targets_of(node)[0] for name in bound_names(target)
+        } - {"self", "cls"}
         for _ in range(2):  # a second pass carries taint around loops
             for node, ctx in flat.nodes:
                 if type(node) is cst.CompFor:
                     continue  # a comprehension's variable lives in the comprehension only
                 targets, value = targets_of(node)
                 if value is None:
-                    targets, value = _filled(node)  # `offsets.append(n)`: the list holds what was put in
+                    targets, value = _filled(node, local)  # `offsets.append(n)`: the list holds what was put in
                 if value is None:
                     continue
                 direct = self.of(value, direct=True)
@@ -337,10 +340,26 @@ class Taint:
         if position is None or not sites:
             return True
         loops = self._flat.nodes[position][1].loops
+        guard = self._enclosing_while_test(use)
+        if guard is not None:  # `while go:` with `go = ...` in the body: the loop carries it back
+            loops = (*loops, guard)
         for at, around in sites:
             if at < position or any(loop is other for loop in around for other in loops):
                 return True
         return False
+
+    def _enclosing_while_test(self, use: cst.CSTNode) -> cst.While | None:
+        """The `while` whose test holds `use` (a test is flattened outside its own loop)."""
+        child, parent = use, self._flat.parent.get(id(use))
+        for _ in range(12):
+            if parent is None:
+                return None
+            if isinstance(parent, cst.While):
+                return parent if parent.test is child else None
+            if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                return None
+            child, parent = parent, self._flat.parent.get(id(parent))
+        return None
 
     def of(self, expr: cst.CSTNode, direct: bool = False) -> dict[str, str]:
         """The taint kinds of an expression, each with the source it came from (for messages)."""
@@ -367,6 +386,13 @@ class Taint:
                     _merge_into(found, names[node.value])
                 elif node.value in known.RANK_NAMES:
                     found.setdefault(RANK, node.value)
+            elif kind is cst.Attribute and node.attr.value in _SHAPE_ATTRS:
+                # `x.ndim` of a value that went through a random helper (`drop_path`): the shape is not random
+                inner = self._of(node.value, names)
+                inner.pop(RANDOM, None)
+                inner.pop(HOST_RANDOM, None)
+                _merge_into(found, inner)
+                continue
             elif kind is cst.Attribute:
                 if node.attr.value in known.RANK_NAMES:
                     found.setdefault(RANK, code_of(node))
@@ -465,6 +491,10 @@ def random_function(index: ModelIndex, name: str) -> str | None:
             kind = RANDOM if _TORCH_DRAW.search(text) else HOST_RANDOM if _HOST_DRAW.search(text) else None
     index.cache[key] = kind
     return kind
+
+
+# Metadata that a random draw on the values does not change.
+_SHAPE_ATTRS = frozenset({"shape", "ndim", "dtype", "device"})
 
 
 # Reductions of a tensor to a value that a comparison then tests.
@@ -587,7 +617,7 @@ class ModuleCalls:
         return self._elements_of(value.args[0].value)
 
     def _filtered_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
-        """`[l for l in self.layers if ...]` / `list(self.layers)`: a local list of the same submodules."""
+        """`[l for l in self.layers if ...]`: a local list of (some of) the same submodules."""
         if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name):
             comp = value.for_in
             if comp.inner_for_in is None and isinstance(comp.target, cst.Name) and comp.target.value == value.elt.value:

@@ -22,6 +22,7 @@ __all__ = [
     "ENGINE_COLLECTIVES",
     "WRAPPER_COLLECTIVES",
     "WRAPPER_NAMES",
+    "FABRIC_COLLECTIVES",
     "GUARD_NAMES",
     "is_gather_context",
     "RANDOM_TORCH",
@@ -236,8 +237,10 @@ COLLECTIVES = frozenset(
 ENGINE_COLLECTIVES = frozenset({"save_checkpoint", "load_checkpoint", "save_16bit_model", "backward", "step"})
 # Methods of a training loop's wrapper (accelerate's `Accelerator`, Lightning's `Fabric`) that gather
 # or save a ZeRO-3 model collectively: every rank must call them.
-WRAPPER_COLLECTIVES = frozenset({"get_state_dict", "save_state", "load_state", "save_model", "save", "load"})
+WRAPPER_COLLECTIVES = frozenset({"get_state_dict", "save_state", "load_state", "save_model"})
 WRAPPER_NAMES = frozenset({"accelerator", "fabric"})
+# Fabric's `save`/`load` are collectives too; accelerate's `save` is `torch.save` on the main process.
+FABRIC_COLLECTIVES = frozenset({"save", "load"})
 
 # A condition that mentions one of these routes ZeRO-3 runs around the hazard.
 GUARD_NAMES = frozenset(

@@ -464,6 +464,8 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
             kind = Kind.MODULE  # `layers[0]`, or a ModuleDict entry by attribute (`transformer.wpe`)
             continue
         if kind == Kind.UNKNOWN or classes in ((UNKNOWN_CLASS,), ()):
+            if i == 0 and kind == Kind.UNKNOWN and config_like(first.name):
+                return None  # `self.cfg.loss.weight`: a settings object, not a module
             if part == "[]" or (not last and not _NOT_A_SUBMODULE.search(part)):
                 continue  # `self.model.decoder.embed_tokens.weight` of a wrapped model we cannot read
             if last and part in {"weight", "bias"}:

@@ -63,14 +63,17 @@ class ScriptScope:
             if init is None:
                 continue
             position = self.flat.position[id(node)]
+            at = _wrapper_model_position(init)
+            if at is None:
+                continue  # `loader = accelerator.prepare(loader)`: no model handed over
             for target in node.targets:
                 engine = target.target
                 if isinstance(engine, (cst.Tuple, cst.List)) and engine.elements:
-                    engine = engine.elements[0].value
+                    engine = engine.elements[min(at, len(engine.elements) - 1)].value
                 name = dotted(engine)
                 if name:
                     found.setdefault(name, position)
-            model = _model_arg(init, self.index)
+            model = _model_arg(init, self.index) if at == 0 or not _is_wrapper_call(init) else init.args[at].value
             name = dotted(model) if model is not None else None
             if name:
                 found.setdefault(name, position)
@@ -194,6 +197,24 @@ def _initialize_call(index: ModelIndex, value: cst.CSTNode) -> cst.Call | None:
 _WRAPPER_PREPARE = frozenset({"prepare", "prepare_model", "setup", "setup_module"})
 
 
+def _is_wrapper_call(call: cst.Call) -> bool:
+    name = call_name(call) or ""
+    owner, _, method = name.rpartition(".")
+    return method in _WRAPPER_PREPARE and owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES
+
+
+def _wrapper_model_position(call: cst.Call) -> int | None:
+    """Which argument of `accelerator.prepare(loader, model, opt)` is the model: by name; 0 for initialize."""
+    if not _is_wrapper_call(call):
+        return 0
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for i, arg in enumerate(positional):
+        name = dotted(arg.value) or ""
+        if _MODEL_NAME.fullmatch(name.rsplit(".", 1)[-1]):
+            return i
+    return None
+
+
 # Calls that partition a model, and the position of their positional `model` argument:
 # `deepspeed.initialize(args, model, ...)` and `zgen.runtime.initialize(model, config, ...)`.
 _WRAP_CALLS = {
@@ -281,10 +302,13 @@ class _ScriptCalls:
         if known.is_gather_context(qualified):
             return code_of(call.func)
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in known.WRAPPER_COLLECTIVES:
-            owner = dotted(func.value) or ""
-            if owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:  # `self.accelerator.get_state_dict(model)`
-                return code_of(func)
+        if isinstance(func, cst.Attribute):
+            owner = (dotted(func.value) or "").rsplit(".", 1)[-1]
+            method = func.attr.value
+            if (method in known.WRAPPER_COLLECTIVES and owner in known.WRAPPER_NAMES) or (
+                method in known.FABRIC_COLLECTIVES and owner == "fabric"
+            ):
+                return code_of(func)  # `self.accelerator.get_state_dict(model)`, `fabric.save(path, state)`
         if scope.wrapped_name(func, call) or (isinstance(func, cst.Name) and func.value in scope.model_args):
             return code_of(func)
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:

@@ -180,7 +180,7 @@ class Net(nn.Module):
                 if access.use != SIZE:
                     continue
                 what = code_of(access.node)
-                if access.detail.startswith(" "):  # handed to a helper: ` passed to `fan_in()`, which reads ...`
+                if access.detail.startswith(" passed to"):  # handed to a helper: ` passed to `fan_in()`, ...`
                     message = (
                         f"`{what}`{access.detail}, and ZeRO-3 has partitioned them there: placeholders have size 0"
                     )
