@@ -132,3 +132,22 @@ def test_safe_lookalikes_stay_clean():
 def test_hazards_are_found():
     for case, (code, source) in HAZARDS.items():
         assert code in _codes(source), case
+
+
+def test_a_stored_lambda_reads_nothing_in_init():
+    # The lambda's body runs when forward calls it (a ZG301 read there), not while __init__ runs.
+    source = """
+from torch import nn
+
+class Lm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(32000, 512)
+        self.to_logits = lambda t: t @ self.emb.weight.t()
+
+    def forward(self, ids):
+        return self.to_logits(self.emb(ids))
+"""
+    codes = _codes(source)
+    assert not [c for c in codes if c.startswith("ZG1")], codes
+    assert "ZG301" in codes

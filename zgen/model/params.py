@@ -1049,7 +1049,30 @@ def scoped_accesses(index: ModelIndex, scope: str):
                 continue  # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
             if scope == "init" and not _built_before(access, rank):
                 continue
+            if scope == "init" and _deferred(method, access.node):
+                continue  # `self.to_logits = lambda t: t @ self.emb.weight.t()`: runs later, in forward
             yield cls, method, access
+
+
+def _deferred(method: MethodInfo, node: cst.CSTNode) -> bool:
+    """Is `node` inside a lambda stored by `method` (run later, not when `method` runs)?
+
+    Only lambdas: a function nested in `__init__` is usually called right there (`init(self.conv)`).
+    A lambda handed straight to a call (`self.apply(lambda m: ...)`) does run now, so only one
+    assigned to something counts as deferred.
+    """
+    flat = flat_of(method)
+    if flat is None:
+        return False
+    child, parent = node, flat.parent.get(id(node))
+    while parent is not None:
+        if isinstance(parent, cst.Lambda):
+            holder = flat.parent.get(id(parent))
+            return isinstance(holder, (cst.Assign, cst.AnnAssign))
+        if isinstance(parent, cst.FunctionDef):
+            return False
+        child, parent = parent, flat.parent.get(id(parent))
+    return False
 
 
 def _arguments(method: MethodInfo) -> frozenset[str]:
