@@ -16,9 +16,11 @@ from typing import Protocol
 
 import libcst as cst
 
+from . import known
 from .flow import (
     DATA,
     FILLS,
+    VALUE_FREE_ATTRS,
     HOST_RANDOM,
     RANDOM,
     RANK,
@@ -86,10 +88,8 @@ _NOT_RUNS = frozenset(
         "cpu", "half", "float", "bfloat16", "requires_grad_", "zero_grad", "extra_repr", "apply",
         "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
         "register_full_backward_hook", "add_module", "get_submodule", "get_parameter",
-        # a container's own methods (ModuleList / ModuleDict)
-        "keys", "values", "items", "get", "pop", "append", "extend", "insert", "index", "update",
     }
-)  # fmt: skip
+) | known.CONTAINER_METHODS  # fmt: skip
 
 
 def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Callable[[cst.Call], str | None]:
@@ -286,7 +286,6 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
 
 
 # What a value's metadata says is the same on every rank for one model: not a data decision.
-_META_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout"})
 _META_CALLS = frozenset({"size", "dim", "ndimension", "type", "get_device", "is_contiguous", "is_floating_point"})
 _META_FUNCS = frozenset({"isinstance", "type", "hasattr", "callable", "getattr"})
 
@@ -346,7 +345,7 @@ def _derived_source(expr: cst.CSTNode, names: dict[str, str], outputs: dict[int,
             if node.value in names:
                 return names[node.value]
             continue
-        elif kind is cst.Attribute and node.attr.value in _META_ATTRS:
+        elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
             continue
         elif kind is cst.Comparison and _is_none_test(node):
             continue

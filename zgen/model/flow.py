@@ -386,7 +386,7 @@ class Taint:
                     _merge_into(found, names[node.value])
                 elif node.value in known.RANK_NAMES:
                     found.setdefault(RANK, node.value)
-            elif kind is cst.Attribute and node.attr.value in _SHAPE_ATTRS:
+            elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
                 # `x.ndim` of a value that went through a random helper (`drop_path`): the shape is not random
                 inner = self._of(node.value, names)
                 inner.pop(RANDOM, None)
@@ -470,7 +470,9 @@ class Taint:
 
 
 # A random draw in a function's text (torch's generator, or the host's `random` / `numpy.random`).
-_TORCH_DRAW = re.compile(r"\btorch\.(?:rand|randn|randint|randperm|bernoulli|multinomial)\b|\.(?:uniform_|bernoulli_)\(")
+_TORCH_DRAW = re.compile(
+    r"\btorch\.(?:rand|randn|randint|randperm|bernoulli|multinomial)\b|\.(?:uniform_|bernoulli_)\("
+)
 _HOST_DRAW = re.compile(r"\b(?:random|np\.random|numpy\.random)\.\w+\(|\brandrange\(|\brandom\(\)")
 
 
@@ -493,8 +495,8 @@ def random_function(index: ModelIndex, name: str) -> str | None:
     return kind
 
 
-# Metadata that a random draw on the values does not change.
-_SHAPE_ATTRS = frozenset({"shape", "ndim", "dtype", "device"})
+# What a tensor is rather than what it holds: the same whatever values a random draw or a rank's data put in.
+VALUE_FREE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad", "layout"})
 
 
 # Reductions of a tensor to a value that a comparison then tests.

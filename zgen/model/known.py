@@ -31,6 +31,7 @@ __all__ = [
     "RANK_CALLS",
     "RANK_NAMES",
     "METADATA_ATTRS",
+    "CONTAINER_METHODS",
     "SIZE_ATTRS",
     "SIZE_METHODS",
     "INPLACE_METHOD",
@@ -346,6 +347,10 @@ METADATA_ATTRS = frozenset(
         "register_post_accumulate_grad_hook",
         "retain_grad",
     }
+)
+# Methods of a list/dict (and of ModuleList/ModuleDict): calling one neither runs nor reaches a submodule.
+CONTAINER_METHODS = frozenset(
+    {"append", "extend", "insert", "keys", "values", "items", "get", "pop", "update", "index"}
 )
 # Size queries that read 0 on a partitioned placeholder.
 SIZE_ATTRS = frozenset({"shape", "ndim"})

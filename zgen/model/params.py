@@ -446,7 +446,6 @@ def config_like(name: str) -> bool:
 _NOT_A_MODULE_ARG = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
 # Attributes of an unknown object that hold settings or state, not submodules.
 _NOT_A_SUBMODULE = re.compile(r"conf|cfg|args|opt|hparams|kwargs|setting|state|stats|cache|data|grad")
-_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "keys", "values", "items", "get", "pop", "update"})
 
 
 def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -459,7 +458,7 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
                 # a member built as a container on one path and as a layer on another (`nn.Conv2d` or a stem)
                 layers = tuple(c for c in classes if index.member_param(c, part))
                 return layers or None
-            if part != "[]" and part in _CONTAINER_METHODS:
+            if part != "[]" and part in known.CONTAINER_METHODS:
                 return None
             kind = Kind.MODULE  # `layers[0]`, or a ModuleDict entry by attribute (`transformer.wpe`)
             continue

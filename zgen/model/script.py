@@ -142,7 +142,9 @@ class ScriptScope:
 # What a function calls the model it is handed (`model`, `net`, `engine`, `draft_model`).
 _MODEL_NAME = re.compile(r"(?:\w+_)?(?:model|module|net|engine)")
 # Methods only an `nn.Module` has (not `train`/`state_dict`: trainers and optimizers have those too).
-_MODULE_ONLY_METHODS = frozenset({"eval", "parameters", "named_parameters", "modules", "named_modules", "requires_grad_"})
+_MODULE_ONLY_METHODS = frozenset(
+    {"eval", "parameters", "named_parameters", "modules", "named_modules", "requires_grad_"}
+)
 
 
 def _assigned_in(body: cst.CSTNode) -> Iterator[cst.Assign]:
@@ -343,7 +345,7 @@ def _script_indirect(scope: ScriptScope):
     A function of this file handed the model counts when its body calls the
     parameter that receives it; a constructor or `hasattr(model, ...)` does not.
     """
-    functions = scope.index.skeleton.functions
+    from .params import parameter_for  # params imports flow; keep script importable on its own
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
@@ -351,33 +353,21 @@ def _script_indirect(scope: ScriptScope):
             return None
         if func.value in scope.model_runners:
             return f"{func.value}()"
-        span = functions.get(func.value)
         handed = [
-            (i, a) for i, a in enumerate(call.args) if isinstance(a.value, cst.Name) and a.value.value in scope.model_args
+            i for i, a in enumerate(call.args) if isinstance(a.value, cst.Name) and a.value.value in scope.model_args
         ]
         if handed and func.value in scope.parameters:
             return f"{func.value}()"  # a step function the caller passed in (`custom_next_token(model, x)`)
-        if span is None:
+        info = scope.index.function_info(func.value) if handed else None
+        if info is None or info.node is None:
             return None
-        body = scope.index.skeleton.text(span.start, span.end)
-        for position, arg in handed:
-            param = arg.keyword.value if arg.keyword is not None else _positional(scope.index, span, position)
-            if param and re.search(rf"\b{re.escape(param)}\s*\(", body):
+        for position in handed:
+            param = parameter_for(info.node, call, position)
+            if param and re.search(rf"\b{re.escape(param)}\s*\(", info.text):
                 return f"{func.value}()"
         return None
 
     return indirect
-
-
-def _positional(index: ModelIndex, span: FunctionSpan, position: int) -> str | None:
-    """The name of a function's positional parameter, read from its `def` line(s)."""
-    header = index.skeleton.text(span.start, min(span.end, span.start + 10))
-    match = re.search(rf"def\s+{re.escape(span.name)}\s*\(([^)]*)\)", header, re.S)
-    if match is None:
-        return None
-    names = [p.split(":")[0].split("=")[0].strip().lstrip("*") for p in match.group(1).split(",")]
-    names = [n for n in names if n and n != "/"]
-    return names[position] if position < len(names) else None
 
 
 
@@ -429,7 +419,7 @@ def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
     `print(count_parameters(model))`, `init_weights(model)` after `deepspeed.initialize` or under
     `zero.Init`: the function's summary (what it does to each module argument) says what happens.
     """
-    from .params import INIT, SIZE, WRITE, module_arg_effects, resolve_function
+    from .params import INIT, SIZE, WRITE, module_arg_effects, parameter_for, resolve_function
 
     handed = [(i, a) for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
     name = call_name(call)
@@ -442,10 +432,8 @@ def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
     effects = module_arg_effects(owner, func)
     if not effects:
         return
-    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     for position, arg in handed:
-        target = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
-        done = effects.get(target or "", frozenset())
+        done = effects.get(parameter_for(func, call, position) or "", frozenset())
         if done & {WRITE, INIT}:
             yield arg.value, WRITE, f" passed to `{name}()`, which writes its parameters", False
         elif SIZE in done:
