@@ -26,7 +26,7 @@ from zgen.cache import FindingsCache, cache_key
 from zgen.config.consumer import with_consumer
 from zgen.discover import discover, display_path
 from zgen.errors import ZgenError
-from zgen.findings import Finding, RuleInfo, Severity, sort_findings
+from zgen.findings import Finding, RuleInfo, Severity, merge_trace_findings, sort_findings
 from zgen.launch import LaunchFacts, ModelShape
 from zgen.model.project import project
 from zgen.noqa import apply_noqa
@@ -81,8 +81,14 @@ def check_paths(
     force_exclude: bool = False,
     jobs: int | None = None,
     use_cache: bool = True,
+    trace_findings: Sequence[Finding] = (),
 ) -> CheckResult:
-    """Check `paths` (files or directories; empty means `settings.src` plus the configured model and config)."""
+    """Check `paths` (files or directories; empty means `settings.src` plus the configured model and config).
+
+    `trace_findings` are what `zgen check --trace` saw while the model ran: they are merged with the
+    static findings (one finding per hazard, see `merge_trace_findings`) before suppressions and
+    selection, which apply to them exactly as to static findings, in whatever file they point at.
+    """
     rules = all_rules(settings.rules)
     selection = selection_from(settings, rules)
     cwd = Path.cwd()
@@ -124,6 +130,8 @@ def check_paths(
         cache.put(key, result, deps)
         findings.extend(result)
     cache.save()
+    if trace_findings:
+        findings = merge_trace_findings(findings, list(trace_findings))
 
     # Suppressions and per-file ignores apply after caching, so editing them needs no re-parse.
     by_path: dict[str, list[Finding]] = {}
@@ -133,6 +141,11 @@ def check_paths(
     for path, fs in by_path.items():
         if path in sources:
             fs = apply_noqa(path, sources[path], fs, set(rules), lambda c, p=path: selection.enabled_for(p, c))
+        elif (text := _text_for_noqa(path)) is not None:
+            # A file only the trace reached (a library's): its `# noqa` hides findings; the static rules
+            # did not run on it, so its directives are not reported as unused.
+            fs = [f for f in apply_noqa(path, text, fs, set(rules), lambda c, p=path: selection.enabled_for(p, c))
+                  if f.code not in _NOQA_META or f in fs]
         kept.extend(f for f in fs if selection.enabled_for(path, f.code))
 
     reports = {}
@@ -149,6 +162,19 @@ def check_paths(
             reports[path] = report
             kept.extend(f for f in report.findings if selection.enabled_for(path, f.code))
     return CheckResult(sort_findings(kept), reports, inputs.sources, rules, cached, inputs.notes)
+
+
+# What `apply_noqa` adds about the directives themselves (unused, unknown code).
+_NOQA_META = frozenset({"ZG902", "ZG903"})
+
+
+def _text_for_noqa(path: str) -> str | None:
+    """A source file's text for its `# noqa` directives, or None when it cannot be read as text."""
+    data = _read(path)
+    if isinstance(data, Finding):
+        return None
+    text, problem = _decode(path, data)
+    return None if problem is not None else text
 
 
 def _with_pairing(paths: list[str], settings: Settings, cwd: Path) -> list[str]:

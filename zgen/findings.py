@@ -13,7 +13,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-__all__ = ["Severity", "Related", "Edit", "Fix", "Finding", "RuleInfo", "sort_findings"]
+__all__ = ["Severity", "Source", "Related", "Edit", "Fix", "Finding", "RuleInfo", "sort_findings",
+           "merge_trace_findings"]
 
 
 class Severity(str, enum.Enum):
@@ -23,6 +24,15 @@ class Severity(str, enum.Enum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
+
+
+class Source(str, enum.Enum):
+    """Which check saw a finding: the static check read it, the trace check (`zgen check --trace`) saw it
+    happen while the model ran, or both did (the static finding, confirmed by the trace)."""
+
+    STATIC = "static"
+    TRACE = "trace"
+    BOTH = "static+trace"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,6 +102,13 @@ class Finding:
     key: str = ""
     related: tuple[Related, ...] = field(default=())
     fix: Fix | None = None
+    source: Source = Source.STATIC
+
+    @property
+    def family(self) -> str:
+        """`ZG1`, `ZG2`, `ZG3`, `ZG9` or `ZC`: the group a code belongs to (trace and static findings
+        of one family at one statement are the same hazard)."""
+        return self.code[:2] if self.code.startswith("ZC") else self.code[:3]
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.path, self.line, self.column, self.code, self.message)
@@ -114,6 +131,7 @@ class Finding:
                 for r in self.related
             ],
             "fix": self.fix.to_dict() if self.fix else None,
+            "source": self.source.value,
         }
 
     @classmethod
@@ -131,6 +149,7 @@ class Finding:
             key=d.get("key", ""),
             related=tuple(Related(**r) for r in d.get("related", ())),
             fix=Fix.from_dict(d["fix"]) if d.get("fix") else None,
+            source=Source(d.get("source", Source.STATIC.value)),
         )
 
 
@@ -154,3 +173,49 @@ class RuleInfo:
 def sort_findings(findings) -> list[Finding]:
     """Findings in the one stable order every reporter prints."""
     return sorted(findings, key=Finding.sort_key)
+
+
+# Trace findings name the line a frame was executing; the static check may name another line of the same
+# statement (a call split over lines). Within this many lines, one family's findings are one hazard.
+_SAME_STATEMENT_LINES = 3
+
+TRACE_CONFIRMED = " (confirmed by the trace)"
+TRACE_SEEN = " (seen by the trace)"
+
+
+def merge_trace_findings(static: list[Finding], trace: list[Finding]) -> list[Finding]:
+    """One report from both checks: a hazard found by both is reported once, as the static finding (its
+    code, span and help) marked confirmed; one only the trace saw is kept and says so.
+
+    Two findings are the same hazard when they are in one family, in one file, and the trace's line lies
+    within the static finding's span (widened by a few lines, as a multi-line call is one statement).
+    """
+    confirmed: set[int] = set()
+    extra: list[Finding] = []
+    for t in trace:
+        match = None
+        for i, s in enumerate(static):
+            if (s.family == t.family and s.path == t.path
+                    and s.line - _SAME_STATEMENT_LINES <= t.line <= max(s.end_line, s.line) + _SAME_STATEMENT_LINES):
+                if match is None or abs(s.line - t.line) < abs(static[match].line - t.line):
+                    match = i
+        if match is None:
+            extra.append(_replace(t, message=t.message + TRACE_SEEN, source=Source.TRACE))
+        else:
+            confirmed.add(match)
+    merged = [(_replace(s, message=s.message + TRACE_CONFIRMED, source=Source.BOTH) if i in confirmed else s)
+              for i, s in enumerate(static)]
+    # Several trace observations of one statement (a loop runs it many times) are one finding.
+    seen: set[tuple[str, str, int]] = set()
+    for f in extra:
+        key = (f.family, f.path, f.line)
+        if key not in seen:
+            seen.add(key)
+            merged.append(f)
+    return sort_findings(merged)
+
+
+def _replace(f: Finding, **changes) -> Finding:
+    from dataclasses import replace
+
+    return replace(f, **changes)

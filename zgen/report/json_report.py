@@ -12,7 +12,7 @@ __all__ = ["render_json", "finding_json"]
 
 
 def finding_json(f: Finding, ctx: ReportContext) -> dict:
-    """One finding in ruff's JSON shape, plus zgen's `severity`, `help` and `key`."""
+    """One finding in ruff's JSON shape, plus zgen's `severity`, `help`, `key` and `source`."""
     return {
         "cell": None,
         "code": f.code,
@@ -25,6 +25,7 @@ def finding_json(f: Finding, ctx: ReportContext) -> dict:
         "message": f.message,
         "noqa_row": f.line,
         "severity": f.severity.value,
+        "source": f.source.value,
         "url": None,
     }
 

@@ -4,7 +4,9 @@ Every rule zgen knows is listed with its short and full description (from the
 one docstring or TOML entry that documents it). Each result carries a full
 region and a `partialFingerprints` entry that survives lines moving: it hashes
 the code, the file, the message and the stripped text of the line, plus an
-occurrence counter for identical tuples.
+occurrence counter for identical tuples. Whether the trace saw or confirmed a
+finding is a result property, kept out of the fingerprint, so a finding keeps
+its identity between `zgen check` and `zgen check --trace`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import quote
 
-from zgen.findings import Finding, Severity
+from zgen.findings import TRACE_CONFIRMED, TRACE_SEEN, Finding, Severity, Source
 from zgen.report.context import ReportContext
 
 __all__ = ["render_sarif"]
@@ -37,7 +39,8 @@ def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
 
 def _fingerprint(f: Finding, ctx: ReportContext, seen: Counter) -> str:
     text = " ".join(ctx.line(f.path, f.line).split())
-    base = f"{f.code}\0{f.path}\0{f.message}\0{text}"
+    message = f.message.removesuffix(TRACE_CONFIRMED).removesuffix(TRACE_SEEN)
+    base = f"{f.code}\0{f.path}\0{message}\0{text}"
     seen[base] += 1
     return hashlib.sha256(f"{base}\0{seen[base]}".encode()).hexdigest()[:32] + ":" + str(seen[base])
 
@@ -75,6 +78,8 @@ def render_sarif(findings: list[Finding], ctx: ReportContext) -> str:
         }
         if f.code in index:
             result["ruleIndex"] = index[f.code]
+        if f.source is not Source.STATIC:
+            result["properties"] = {"source": f.source.value}
         if f.related:
             result["relatedLocations"] = [
                 {
