@@ -1,4 +1,5 @@
-"""The model's own initialisation steps, applied unit by unit to a meta build (no third-party packages)."""
+"""Initialisation on zgen's runtime: the constructor's own writes, `init_fn`, and a model's init methods for
+modules built on meta by their author (no third-party packages)."""
 
 from __future__ import annotations
 
@@ -47,9 +48,8 @@ def test_a_parents_init_lands_in_every_childs_unit(monkeypatch):
     modules = [n for n, m in model.named_modules() if n and any(True for _ in m.parameters(recurse=False))]
     plan = build_plan(model, trace, ZeroSpec(stage=3, param_persistence_threshold=0), patterns=modules)
     assert len(plan.units) > 10
-    reference = factory()
     torch.manual_seed(7)
-    zr.apply_init(reference)
+    reference = factory()
     torch.manual_seed(7)
     got = zr.initialize(factory, CONFIG, plan=plan, device="cpu").full_state_dict()
     for name, p in reference.named_parameters():
@@ -74,29 +74,46 @@ class _Untouched(nn.Module):
 
 
 def test_an_init_step_that_raises_is_named():
+    """A model its author built on meta gets its own init methods; one that raises is named."""
+    with torch.device("meta"):
+        model = _Raises()
     with pytest.raises(ZgenError, match=r"initialising module `<root>` with `reset_parameters` raised ValueError: "
                                         r"needs a checkpoint file"):
-        zr.initialize(_Raises, CONFIG, device="cpu")
+        zr.initialize(model, CONFIG, device="cpu")
 
 
-def test_a_parameter_no_step_sets_is_named():
-    with pytest.raises(ZgenError, match=r"parameter `big` was built on the meta device and the model's own "
-                                        r"initialisation \(`reset_parameters`.*\) left it uninitialised"):
+def test_a_parameter_nothing_initialises_is_named():
+    with pytest.raises(ZgenError, match=r"parameter `big` is uninitialised memory: it is made with `torch.empty` "
+                                        r"\(or on the meta device\) and the constructor never writes it"):
         zr.initialize(_Untouched, CONFIG, device="cpu")
 
 
-def test_constructor_values_are_released_after_filling():
-    from zgen.runtime.meta_build import build_on_meta, constructor_value
+class _Tokens(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.cls = nn.Parameter(torch.randn(1, 8) * 0.02)  # drawn in __init__, no method redraws it
+        self.table = nn.Parameter(torch.randn(1100, 1000) * 0.02)  # the same, above KEEP_NUMEL
 
-    class Tokens(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.cls = nn.Parameter(torch.randn(1, 8) * 0.02)  # drawn in __init__, no method redraws it
 
-    model = build_on_meta(Tokens)
-    meta = model.cls
-    kept = constructor_value(meta)
-    assert meta.is_meta and kept is not None and kept.shape == (1, 8)
-    engine = zr.initialize(model, CONFIG, device="cpu")
-    assert torch.equal(engine.full_state_dict()["cls"], kept)
-    assert constructor_value(meta) is None
+def test_values_only_the_constructor_draws_are_the_plain_builds():
+    torch.manual_seed(3)
+    reference = _Tokens()
+    torch.manual_seed(3)
+    got = zr.initialize(_Tokens, CONFIG, device="cpu").full_state_dict()
+    for name, p in reference.named_parameters():
+        assert torch.equal(got[name], p.detach()), name
+
+
+def test_init_fn_runs_after_the_constructor_as_apply_would():
+    def init_fn(m):
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, std=0.5)
+
+    torch.manual_seed(4)
+    reference = _Tokens()
+    reference.apply(init_fn)
+    torch.manual_seed(4)
+    got = zr.initialize(_Tokens, CONFIG, device="cpu", init_fn=init_fn).full_state_dict()
+    for name, p in reference.named_parameters():
+        assert torch.equal(got[name], p.detach()), name

@@ -13,6 +13,8 @@ takes the whole global batch at once.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -122,10 +124,14 @@ def init_fn(module: nn.Module) -> None:
         module.ramp.copy_(torch.linspace(-1.0, 1.0, VOCAB))
 
 
-def make_model(seed: int = 0, model: Net | None = None) -> Net:
-    """The initial model every run starts from (`model`: a `Net` subclass instance to initialise instead)."""
-    model = model if model is not None else Net()
+def make_model(seed: int = 0, model: Callable[[], Net] | None = None) -> Net:
+    """The initial model every run starts from (`model`: a factory of a `Net` subclass to build instead).
+
+    Seeded before the constructor, as `torch.manual_seed(seed); zr.initialize(Net, init_fn=init_fn)` is: the
+    runtime's weights are those of `Net().apply(init_fn)` from that seed.
+    """
     torch.manual_seed(seed)
+    model = model() if model is not None else Net()
     model.apply(init_fn)
     return model
 

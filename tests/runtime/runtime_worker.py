@@ -80,8 +80,8 @@ MAIN = {
     "meta": {"model": T.Net, "init_fn": T.init_fn},
     "bf16": {"precision": "bf16", "split_master": False},
     "split": {"precision": "bf16"},  # the bf16 default
-    "recompute_inside": {"model": T.make_model(model=T.CheckpointedNet("inside", reentrant=True))},
-    "recompute_units": {"model": T.make_model(model=T.CheckpointedNet("units")), "plan": T.explicit_plan()},
+    "recompute_inside": {"model": T.make_model(model=lambda: T.CheckpointedNet("inside", reentrant=True))},
+    "recompute_units": {"model": T.make_model(model=lambda: T.CheckpointedNet("units")), "plan": T.explicit_plan()},
     "frozen": {"model": T.freeze(T.make_model()), "persistence": 20},
     "frozen_explicit": {"model": T.freeze(T.make_model()), "plan": T.explicit_plan()},
     "offload": {"offload": True},
@@ -99,7 +99,7 @@ MAIN = {
 HPZ = {  # world size 4 (accumulation 3): secondary partitions in two groups of 2 (two "nodes")
     "hpz": {"hpz": 2, "accum": 3},
     "hpz_explicit": {"hpz": 2, "accum": 3, "plan": T.explicit_plan()},
-    "hpz_recompute": {"hpz": 2, "accum": 3, "model": T.make_model(model=T.CheckpointedNet("inside", reentrant=True))},
+    "hpz_recompute": {"hpz": 2, "accum": 3, "model": T.make_model(model=lambda: T.CheckpointedNet("inside", reentrant=True))},
 }
 COMPILED = {
     "compiled": {"compiled": True},

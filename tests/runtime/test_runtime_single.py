@@ -212,8 +212,20 @@ def test_meta_parameter_left_uninitialised():
         if isinstance(module, nn.Linear):
             T.init_fn(module)
 
-    with pytest.raises(ZgenError, match=r"parameter `blocks\.0\.gate` was built on the meta device and `init_fn` left it uninitialised \(2 more\)"):
-        zr.initialize(T.Net, T.config(1, 2), init_fn=partial_init)
+    with torch.device("meta"):  # built on meta by its author: only init_fn can give it values
+        model = T.Net()
+    with pytest.raises(ZgenError, match=r"parameter `blocks\.0\.gate` is uninitialised memory: .* and `init_fn` "
+                                        r"never writes it \(\d+ more\)"):
+        zr.initialize(model, T.config(1, 2), init_fn=partial_init)
+
+
+def test_a_constructor_value_init_fn_leaves_alone_is_kept():
+    def partial_init(module):
+        if isinstance(module, nn.Linear):
+            T.init_fn(module)
+
+    engine = zr.initialize(T.Net, T.config(1, 2), init_fn=partial_init)
+    assert torch.equal(engine.full_state_dict()["blocks.0.gate"], torch.tensor([0.7]))
 
 
 def test_init_fn_needs_a_meta_model():
@@ -267,9 +279,9 @@ def test_compiled_root_reaches_the_loss_and_no_unit_hook():
         return gm.forward
 
     torch._dynamo.reset()
-    engine = _engine(1, model=T.make_model(model=_LossInItsOwnFunction()))
+    engine = _engine(1, model=T.make_model(model=lambda: _LossInItsOwnFunction()))
     assert engine.compile(backend=record)[0] == ""
-    eager = _engine(1, model=T.make_model(model=_LossInItsOwnFunction()))
+    eager = _engine(1, model=T.make_model(model=lambda: _LossInItsOwnFunction()))
     assert T.train(engine, 2, 1, 0, 1) == pytest.approx(T.train(eager, 2, 1, 0, 1), rel=1e-6)
     assert sum(any("cross_entropy" in o for o in ops) for ops in seen) == 1
     blocks = [ops for ops in seen if any("gelu" in o for o in ops)]
@@ -383,7 +395,7 @@ def test_compile_covers_units_that_differ_in_an_int_attribute():
 def test_activation_checkpointing_equals_plain_adamw(ref, where, reentrant, plan):
     # Recomputation in backward reads weights outside the forward: whole units, part of a unit,
     # and root code outside every unit that reads the tied embedding (`proj`).
-    model = T.make_model(model=T.CheckpointedNet(where, reentrant))
+    model = T.make_model(model=lambda: T.CheckpointedNet(where, reentrant))
     engine = _engine(2, T.explicit_plan() if plan else None, persistence=20, model=model)
     T.train(engine, 3, 1, 0, 2)
     _close(engine.full_state_dict(), ref["state"])
@@ -392,23 +404,25 @@ def test_activation_checkpointing_equals_plain_adamw(ref, where, reentrant, plan
 @pytest.mark.parametrize("reentrant", [False, True], ids=["non-reentrant", "reentrant"])
 def test_activation_checkpointing_with_every_parameter_persistent(ref, reentrant):
     # No unit has a backward of its own: only the root's output tells the engine that backward began.
-    model = T.make_model(model=T.CheckpointedNet("units", reentrant))
+    model = T.make_model(model=lambda: T.CheckpointedNet("units", reentrant))
     engine = _engine(2, persistence=10**9, model=model)
     assert engine.persistent is not None and not any(u.layout.slots for u in engine.units)
     T.train(engine, 3, 1, 0, 2)
     _close(engine.full_state_dict(), ref["state"])
 
 
-def test_reentrant_checkpoint_inside_a_unit_changes_no_bit():
+def test_reentrant_checkpoint_inside_a_unit_changes_no_loss():
+    """The recomputation gives the same forward; its nested backward adds the gradients reaching a block's
+    input in another order, which can move a weight by one fp32 ulp after a step (seen at some seeds)."""
     plain = _engine(1, precision="bf16")
-    recomputed = _engine(1, precision="bf16", model=T.make_model(model=T.CheckpointedNet("inside", reentrant=True)))
+    recomputed = _engine(1, precision="bf16", model=T.make_model(model=lambda: T.CheckpointedNet("inside", reentrant=True)))
     assert T.train(plain, 3, 1, 0, 1) == T.train(recomputed, 3, 1, 0, 1)
-    _close(recomputed.full_state_dict(), plain.full_state_dict(), 0.0)
+    _close(recomputed.full_state_dict(), plain.full_state_dict(), 1e-6)
 
 
 def test_checkpointed_and_compiled_units(ref):
     torch._dynamo.reset()
-    engine = _engine(2, model=T.make_model(model=T.CheckpointedNet("units", reentrant=True)))
+    engine = _engine(2, model=T.make_model(model=lambda: T.CheckpointedNet("units", reentrant=True)))
     engine.compile(backend="aot_eager")
     T.train(engine, 3, 1, 0, 2)
     _close(engine.full_state_dict(), ref["state"])

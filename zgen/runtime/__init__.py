@@ -29,7 +29,7 @@ from zgen.plan.schedule import Plan
 from .comm import DistInfo, init_distributed, shutdown, world
 from .config import RuntimeConfig
 from .engine import Engine
-from .meta_build import build_on_meta
+from .meta_build import RECORD_MODES, build_on_meta
 from .materialize import fill_from_meta, fill_from_weights, has_meta, move_buffers
 from .partitioned import Partitioned
 from .own_init import apply_init
@@ -48,14 +48,26 @@ def initialize(
     keep_low_precision: bool = False,
     split_master: bool | None = None,
     optimizer: Callable[[list[torch.Tensor]], torch.optim.Optimizer] | None = None,
+    init_rng: str | None = None,
 ) -> Engine:
     """Shard `model` over the job's ranks and return the engine that trains it.
 
-    `model` is a module (on any device, or on `meta`) or a factory, which is
-    called with parameters on `meta` (`build_on_meta`) so no rank ever holds
-    the full model. Meta parameters get the model's own initialisation
-    (`zgen.runtime.own_init`), or `init_fn` applied module by module in
-    `model.apply` order; `apply_init` gives a real model the same weights.
+    `model` is a module (on any device, or on `meta`) or a factory. A factory
+    is called with its large tensors deferred (`build_on_meta`,
+    `zgen.runtime.deferred`): no rank ever holds the full model, and each
+    rank's weights are those `factory()` gives, everything its constructor
+    does to them included (its `self.apply(init)`, a scaled init over
+    `named_parameters()`, tying). `init_fn`, when given, then runs module by
+    module in `model.apply` order, as `factory().apply(init_fn)` would. A
+    module its author built on `meta` gets its own initialisation methods
+    (`zgen.runtime.own_init`; `apply_init` gives a real model the same).
+    `init_rng` says how random numbers of that initialisation are drawn:
+    "exact" draws the plain build's numbers (the same bits as `factory()` on
+    the CPU after the same `torch.manual_seed`, at the cost of drawing every
+    number of the plain build on the CPU), "seeded" seeds each random call
+    from the build's seed and draws on `device` (fast on a GPU; same
+    distributions, not the same bits). Default: "exact" on the CPU, "seeded"
+    on a GPU.
     `device` defaults to the local GPU under NCCL, else the CPU.
     `keep_low_precision` keeps a persistent compute-dtype copy of the weights
     at world size 1 (faster, +2 bytes per parameter); by default each unit
@@ -77,14 +89,18 @@ def initialize(
     `offload_param.device: "cpu"` keeps the compute-dtype shards there too,
     each copied up just before its unit's gather.
     """
+    rank, size = world()
+    dev = _device(device)
+    if init_rng is None:
+        init_rng = "exact" if dev.type == "cpu" else "seeded"
+    if init_rng not in RECORD_MODES:
+        raise ZgenError(f"init_rng must be one of {', '.join(RECORD_MODES)}, not {init_rng!r}")
     if not isinstance(model, nn.Module):
         if not callable(model):
             raise ZgenError(f"model must be an nn.Module or a factory returning one, not {type(model).__name__}")
-        model = build_on_meta(model)  # parameters on meta, buffers as the constructor made them
+        model = build_on_meta(model, record=init_rng)  # parameters on meta, their constructor recorded
         if not isinstance(model, nn.Module):
             raise ZgenError(f"the model factory returned {type(model).__name__}, not an nn.Module")
-    rank, size = world()
-    dev = _device(device)
     if optimizer is not None and not callable(optimizer):
         raise ZgenError(
             f"optimizer must be a factory such as `lambda params: torch.optim.SGD(params, lr=0.1)`, not {type(optimizer).__name__}"
@@ -108,7 +124,7 @@ def initialize(
     if has_meta(model):
 
         def fill(units):
-            fill_from_meta(model, units, binding, init_fn, dev)
+            fill_from_meta(model, units, binding, init_fn, dev, seeded=init_rng == "seeded")
 
     else:
         if init_fn is not None:

@@ -1,5 +1,11 @@
 """Building a model with its parameters on `meta` and its buffers as the constructor made them.
 
+Two builds share this module. The runtime's (`build_on_meta(factory,
+record="exact"|"seeded")`) records what the constructor does to every large
+tensor (`zgen.runtime.deferred`) so the weights can later be made exactly as
+`factory()` makes them, shard by shard. The tracer's (`record=None`) needs
+shapes only and keeps nothing; it is described below.
+
 Under `with torch.device("meta")` every tensor the constructor creates is
 empty, buffers included: a BERT's `position_ids` would come out as whatever
 fills fresh memory later (zeros), and training would run on. Here the
@@ -23,12 +29,23 @@ numbers the initialisation draws next.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from typing import Any, Callable, Iterator
 
 import torch
 from torch import nn
 
-__all__ = ["KEEP_NUMEL", "build_on_meta", "constructor_value", "drop_constructor_value", "params_on_meta"]
+from .deferred import Program, Recorder, Ref, deferred_tensors, is_deferred, user_attrs
+
+__all__ = ["KEEP_NUMEL", "build_on_meta", "constructor_value", "drop_constructor_value", "params_on_meta",
+           "program_of", "RECORD_MODES"]
+
+# How the runtime's build records the constructor: "exact" draws every random number of the plain build
+# while recording (same bits as `factory()` on the CPU); "seeded" draws nothing then and seeds each random
+# call at replay (same distributions, fast on a GPU).
+RECORD_MODES = ("exact", "seeded")
+
+_PROGRAMS: "weakref.WeakKeyDictionary[nn.Module, Program]" = weakref.WeakKeyDictionary()
 
 # Parameters up to this many elements keep their constructor values (at most 4 MiB each in fp32): class
 # tokens, position tables and projections that libraries draw in `__init__` with no method to redo it.
@@ -108,13 +125,76 @@ def _move_small(modules: list[nn.Module]) -> None:
                 mod._parameters[name] = _meta_twin(p, keep_value=True)
 
 
-def build_on_meta(factory: Callable[[], Any]) -> Any:
+def build_on_meta(factory: Callable[[], Any], *, record: str | None = None) -> Any:
     """Call `factory()` with parameters on `meta` and real buffers (see the module docstring).
 
-    Returns what the factory returned; the caller checks that it is a module.
+    With `record` ("exact" or "seeded") the constructor is recorded for
+    `program_of(model)` and the random stream advances as the plain build's
+    would; without it the random state is left as it was. Returns what the
+    factory returned; the caller checks that it is a module.
     """
-    with torch.random.fork_rng(devices=[]), params_on_meta() as owners:
+    if record is None:
+        with torch.random.fork_rng(devices=[]), params_on_meta() as owners:
+            model = factory()
+        if isinstance(model, nn.Module):
+            _move_small(owners + list(model.modules()))
+        return model
+    if record not in RECORD_MODES:
+        raise ValueError(f"record must be one of {RECORD_MODES}, not {record!r}")
+    program = Program(seeded=record == "seeded", base_seed=torch.initial_seed() % (2**31))
+    recorder = Recorder(program, KEEP_NUMEL)
+    with recorder, _large_real_params_deferred(recorder):
         model = factory()
     if isinstance(model, nn.Module):
-        _move_small(owners + list(model.modules()))
+        _finish(model, program, recorder)
+        _PROGRAMS[model] = program
     return model
+
+
+def program_of(model: nn.Module) -> Program | None:
+    """What the constructor of a model built with `build_on_meta(..., record=...)` did, or None."""
+    return _PROGRAMS.get(model)
+
+
+@contextlib.contextmanager
+def _large_real_params_deferred(recorder: Recorder) -> Iterator[None]:
+    """A real parameter above `KEEP_NUMEL` made without a tensor factory (`torch.tensor(table)`) is deferred as
+    a constant when it is registered (its value is kept until the replay, which may find it overwritten)."""
+    original = nn.Module.register_parameter
+
+    def register_parameter(self: nn.Module, name: str, param: nn.Parameter | None) -> None:
+        if (param is not None and not param.is_meta and not is_deferred(param, recorder.program)
+                and param.numel() > recorder.threshold):
+            param = nn.Parameter(recorder.defer(param), requires_grad=param.requires_grad)
+        original(self, name, param)
+
+    nn.Module.register_parameter = register_parameter  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        nn.Module.register_parameter = original  # type: ignore[method-assign]
+
+
+def _finish(model: nn.Module, program: Program, recorder: Recorder) -> None:
+    """After the constructor: every parameter becomes a meta parameter the program knows (small real ones as
+    constants), and every deferred buffer or tensor attribute gets its real value now."""
+    twins: dict[int, nn.Parameter] = {}
+    for mod in model.modules():
+        for name, p in list(mod._parameters.items()):
+            if p is None or (p.is_meta and not is_deferred(p, program)):
+                continue  # absent, or put on meta by the model itself: nothing to replay
+            if id(p) not in twins:
+                fake = p if is_deferred(p, program) else recorder.defer(p)
+                meta = nn.Parameter(torch.empty(p.shape, dtype=p.dtype, device="meta"), requires_grad=p.requires_grad)
+                meta.__dict__.update(user_attrs(p))
+                program.params[id(meta)] = Ref.of(fake)
+                program.fakes[id(meta)] = fake
+                program.keep.append(meta)
+                twins[id(p)] = meta
+            mod._parameters[name] = twins[id(p)]
+    for _name, owner, attr, value in list(deferred_tensors(model, program)):
+        real = program.value(value)
+        if attr in owner._buffers:
+            owner._buffers[attr] = real
+        else:
+            object.__setattr__(owner, attr, real)
