@@ -67,6 +67,9 @@ class Prepared:
     seq_len_origin: str
     world_size: int
     notes: tuple[str, ...] = ()
+    # (absolute file, line) of model code that ran while the factory built the model: zgen's runtime
+    # replays what it did to the weights (`zgen.runtime.deferred`).
+    build_lines: frozenset = frozenset()
 
     @property
     def resolved(self):
@@ -141,7 +144,8 @@ def prepare(args, settings) -> Prepared:
         loss = (tr.load_callable(lt, s.root), lt)
 
     factory = tr.load_callable(target, s.root)
-    model = tr.build_meta_model(factory, target)
+    build_lines: set[tuple[str, int]] = set()
+    model = tr.build_meta_model(factory, target, lines=build_lines)
     seq_len, seq_origin = _seq_len(args, s, model)
     world = s.world_size or 1
     notes = [] if s.world_size else ["world size not given: planned for 1 (pass --world-size or set `world-size`)"]
@@ -167,6 +171,7 @@ def prepare(args, settings) -> Prepared:
         settings=s, model_target=target, model=model, trace=trace, trace_finding=finding, check=check,
         config_path=display_path(config_file, s.root), report=report, plan=plan, seq_len=seq_len,
         seq_len_origin=seq_origin, world_size=world, notes=tuple(notes),
+        build_lines=frozenset((os.path.realpath(f), n) for f, n in build_lines),
     )
 
 

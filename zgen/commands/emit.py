@@ -75,7 +75,7 @@ def _regenerate_args(args, forced: bool) -> list[str]:
 def run(args, settings) -> int:
     from zgen.config import load_config_dict
     from zgen.emit import CodeRef, ScriptInputs, render_plan, render_script, runtime_ds_config
-    from zgen.plan.planner import honoured_init_writes, resolved_hazards
+    from zgen.plan.planner import honoured_build_findings, resolved_hazards
     from zgen.plan.trace import parse_target
     from zgen.runtime.config import RuntimeConfig
 
@@ -96,8 +96,7 @@ def run(args, settings) -> int:
         return 1
     hazards, resolved_keys = ([], set()) if prep.trace is None else resolved_hazards(
         prep.trace, prep.plan, prep.check.findings, s.root, Path.cwd())
-    init_lines, init_keys = honoured_init_writes(prep.check.findings, Path.cwd(),
-                                                 custom_init=bool(args.init or getattr(s, "init", None)))
+    init_lines, init_keys = honoured_build_findings(prep.check.findings, prep.build_lines, Path.cwd())
     hazards, resolved_keys = hazards + init_lines, resolved_keys | init_keys
     errors = [f for f in prep.check.errors if (f.path, f.line, f.code) not in resolved_keys]
     if prep.trace_finding is not None:

@@ -28,6 +28,7 @@ for the unit table and the memory plot (`zgen.plan.plot`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+import os
 from pathlib import Path
 from dataclasses import dataclass, replace
 
@@ -44,7 +45,7 @@ from zgen.plan.trace import ExecutionTrace
 from zgen.plan import units as units_rule
 from zgen.plan.units import default_units
 
-__all__ = ["block_modules", "build_plan", "unit_numel", "crosscheck_notes", "resolved_hazards", "honoured_init_writes",
+__all__ = ["block_modules", "build_plan", "unit_numel", "crosscheck_notes", "resolved_hazards", "honoured_build_findings", "BUILD_TIME_CODES",
            "trace_failure_note",
            "timeline"]
 
@@ -298,49 +299,32 @@ def resolved_hazards(trace: ExecutionTrace, plan: Plan, static: Sequence, root, 
     return lines, keys
 
 
-def honoured_init_writes(static: Sequence, root, custom_init: bool) -> tuple[list[str], set]:
-    """Static ZG103 findings that zgen's runtime makes safe: writes inside an init method it runs itself.
+# Build-time parameter accesses: hazards under DeepSpeed's `zero.Init`, which partitions each module as its
+# constructor returns; zgen's runtime replays the whole constructor on the real weights instead.
+BUILD_TIME_CODES = frozenset({"ZG101", "ZG102", "ZG103", "ZG104", "ZG105", "ZG109", "ZG110"})
 
-    ZG103 is about DeepSpeed's `zero.Init`, which partitions each child as its
-    constructor returns, so a parent's later write into it is lost. zgen's
-    runtime builds the model on `meta` and then runs the model's own init
-    methods (`zgen.runtime.own_init`), keeping each unit open until its last
-    write, so such a write lands when it sits in one of those methods. Without
-    them (a write inline in `__init__`), or with `--init` replacing them, it is
-    lost here too and stays an error. Returns banner lines and finding keys, like
-    `resolved_hazards`.
+
+def honoured_build_findings(static: Sequence, build_lines: frozenset, root) -> tuple[list[str], set]:
+    """Static ZG1xx findings on code that ran while the factory built the model: zgen's runtime gets them right.
+
+    Under DeepSpeed's `zero.Init` a parent that initialises, sizes, copies or
+    re-parametrises a child its constructor already built works on an empty
+    placeholder. zgen's runtime records the whole constructor on deferred
+    tensors and replays it on the real weights (`zgen.runtime.deferred`), so
+    each such write lands exactly as in a plain build. `build_lines` are the
+    (real path, line) pairs that ran during the build (`Prepared.build_lines`).
+    Returns banner lines and finding keys, like `resolved_hazards`.
     """
-    from zgen.runtime.own_init import METHODS
-
-    if custom_init:
-        return [], set()
-    honoured = set(METHODS) | {"_init_weights"}
-    lines, keys, enclosing = [], set(), {}
+    lines, keys = [], set()
     for f in static:
-        if f.code != "ZG103":
+        if f.code not in BUILD_TIME_CODES:
             continue
-        path = Path(f.path) if Path(f.path).is_absolute() else Path(root) / f.path
-        if path not in enclosing:
-            enclosing[path] = _function_spans(path)
-        names = [name for name, first, last in enclosing[path] if first <= f.line <= last]
-        if names and names[-1] in honoured:
-            lines.append(f"{f.path}:{f.line}: {f.code} {f.message} -> zgen's runtime runs `{names[-1]}` after "
-                         "building on meta and keeps the written units open, so the write lands")
+        path = os.path.realpath(f.path if os.path.isabs(f.path) else os.path.join(root, f.path))
+        if any((path, n) in build_lines for n in range(f.line, max(f.line, f.end_line) + 1)):
+            lines.append(f"{f.path}:{f.line}: {f.code} {f.message} -> runs while the model is built; zgen's runtime "
+                         "replays the constructor on the real weights, so it takes effect as in a plain build")
             keys.add((f.path, f.line, f.code))
     return lines, keys
-
-
-def _function_spans(path: Path) -> list[tuple[str, int, int]]:
-    """(name, first line, last line) of every function in the file, outer before inner."""
-    import ast
-
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        return []
-    spans = [(n.name, n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
-             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return sorted(spans, key=lambda s: (s[1], -s[2]))
 
 
 def trace_failure_note(finding, static: Sequence, root, static_root=None) -> str:

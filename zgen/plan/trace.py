@@ -290,14 +290,16 @@ class DataDependentTrace(Exception):
 
 # -- building and inputs ---------------------------------------------------------------------
 
-def build_meta_model(factory: Callable[[], nn.Module], target: Target, dtype: torch.dtype | None = None) -> nn.Module:
+def build_meta_model(factory: Callable[[], nn.Module], target: Target, dtype: torch.dtype | None = None,
+                     lines: set[tuple[str, int]] | None = None) -> nn.Module:
     """Call the model factory with parameters on `meta` and real buffers; return the module (in `dtype` if given).
 
     The same build as the runtime's (`zgen.runtime.meta_build`), so the trace
-    sees the buffers training will see.
+    sees the buffers training will see. `lines` receives the model code's
+    lines that ran while the factory did (`build_on_meta`).
     """
     try:
-        model = build_on_meta(factory)
+        model = build_on_meta(factory, lines=lines)
     except Exception as e:
         raise ZgenError(
             f"{target.option} `{target}`: the factory raised {type(e).__name__}: {e}{_where(e.__traceback__)}",

@@ -29,6 +29,9 @@ numbers the initialisation draws next.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
+import warnings
 import weakref
 from typing import Any, Callable, Iterator
 
@@ -125,14 +128,20 @@ def _move_small(modules: list[nn.Module]) -> None:
                 mod._parameters[name] = _meta_twin(p, keep_value=True)
 
 
-def build_on_meta(factory: Callable[[], Any], *, record: str | None = None) -> Any:
+def build_on_meta(factory: Callable[[], Any], *, record: str | None = None,
+                  lines: set[tuple[str, int]] | None = None) -> Any:
     """Call `factory()` with parameters on `meta` and real buffers (see the module docstring).
 
     With `record` ("exact" or "seeded") the constructor is recorded for
     `program_of(model)` and the random stream advances as the plain build's
-    would; without it the random state is left as it was. Returns what the
-    factory returned; the caller checks that it is a module.
+    would; without it the random state is left as it was. `lines`, when
+    given, receives every (file, line) of code outside torch and the standard
+    library that ran while the factory did: what the runtime's build replays.
+    Returns what the factory returned; the caller checks that it is a module.
     """
+    if lines is not None:
+        with _lines_run(lines):
+            return build_on_meta(factory, record=record)
     if record is None:
         with torch.random.fork_rng(devices=[]), params_on_meta() as owners:
             model = factory()
@@ -143,12 +152,42 @@ def build_on_meta(factory: Callable[[], Any], *, record: str | None = None) -> A
         raise ValueError(f"record must be one of {RECORD_MODES}, not {record!r}")
     program = Program(seeded=record == "seeded", base_seed=torch.initial_seed() % (2**31))
     recorder = Recorder(program, KEEP_NUMEL)
-    with recorder, _large_real_params_deferred(recorder):
+    with recorder, _large_real_params_deferred(recorder), warnings.catch_warnings():
+        # `copy.deepcopy` of a parameter asks a deferred (fake) tensor for its data pointer: torch warns.
+        warnings.filterwarnings("ignore", message="Accessing the data pointer of FakeTensor")
         model = factory()
     if isinstance(model, nn.Module):
         _finish(model, program, recorder)
         _PROGRAMS[model] = program
     return model
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_STDLIB_DIR = os.path.dirname(os.__file__)
+_ZGEN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@contextlib.contextmanager
+def _lines_run(lines: set[tuple[str, int]]) -> Iterator[None]:
+    """Collect the lines run in model code (a frame of torch, zgen or the standard library is not traced)."""
+    def model_code(filename: str) -> bool:
+        return not (filename.startswith("<") or filename.startswith(_TORCH_DIR) or filename.startswith(_ZGEN_DIR)
+                    or (filename.startswith(_STDLIB_DIR) and "site-packages" not in filename))
+
+    def local(frame, event, arg):
+        if event == "line":
+            lines.add((frame.f_code.co_filename, frame.f_lineno))
+        return local
+
+    def scope(frame, event, arg):
+        return local if model_code(frame.f_code.co_filename) else None
+
+    previous = sys.gettrace()
+    sys.settrace(scope)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
 
 
 def program_of(model: nn.Module) -> Program | None:
