@@ -76,6 +76,10 @@ class ScriptInputs:
     hazards: tuple[str, ...] = ()
     planned_peak: int | None = None  # bytes per GPU at `world_size`, from the plan's memory timeline
     max_steps: int = 1000
+    # Where the compute dtype came from when the config leaves it open (`"auto"`) or a flag set it; with
+    # `precision_at_launch` the script picks bf16 on a GPU that supports it, else fp32.
+    precision_note: str | None = None
+    precision_at_launch: bool = False
     smoke: str | None = None  # a CPU smoke-test command for the docstring (None: the script itself is small enough)
     seed: int = 1337
     checkpoint_every: int = 1000
@@ -218,7 +222,7 @@ _PLAN_KEYS = (("stage3_prefetch_bucket_size", "prefetch_bucket_size"),
 
 
 def settings_rows(resolved: ResolvedConfig, runtime, seq_len: int, seq_len_origin: str,
-                  planned: bool = True) -> list[tuple[str, list[str]]]:
+                  planned: bool = True, precision: tuple[str, str] | None = None) -> list[tuple[str, list[str]]]:
     """The flat settings block: sections of aligned `name = value  # what (where from)` lines.
 
     Values are the runtime's (`runtime` is the `RuntimeConfig` the config
@@ -247,8 +251,9 @@ def settings_rows(resolved: ResolvedConfig, runtime, seq_len: int, seq_len_origi
             row("log_every", r.steps_per_print, "progress line every N steps", "steps_per_print"),
         ]),
         ("precision, clipping, optimizer", [
-            row("precision", c.precision, "compute dtype; fp32 master weights", "bf16.enabled", "fp16.enabled",
-                "precision"),
+            ("precision", py_literal(precision[0]), f"compute dtype; fp32 master weights ({precision[1]})")
+            if precision else row("precision", c.precision, "compute dtype; fp32 master weights", "bf16.enabled",
+                                  "fp16.enabled", "precision"),
             row("gradient_clipping", c.gradient_clipping, "max global gradient norm (0: off)", "gradient_clipping"),
             row("optimizer", c.optimizer, f"{optimizer_label(c.optimizer)} over the flat fp32 shards"
                 f"{_ADAM_DECAY.get(c.optimizer, '')}", "optimizer.type"),
@@ -285,7 +290,7 @@ def settings_rows(resolved: ResolvedConfig, runtime, seq_len: int, seq_len_origi
     if c.scheduler is not None:
         sections[1][1].extend([
             row("scheduler", c.scheduler.type, "learning-rate schedule", "scheduler.type"),
-            row("scheduler_params", _scheduler_params(c.scheduler, r), "its parameters", "scheduler.params"),
+            ("scheduler_params", py_literal(_scheduler_params(c.scheduler, r)), f"its parameters ({_params_origin(r)})"),
         ])
     if c.precision == "fp16":
         ls = c.loss_scale
@@ -362,6 +367,20 @@ def runtime_arguments(runtime, planned: bool) -> list[str]:
     return out
 
 
+def _params_origin(r: ResolvedConfig) -> str:
+    """Where the scheduler's parameters came from: the lines written, and those an "auto" left to zgen."""
+    keys = [k for k, _ in r.scheduler.params] if r.scheduler else []
+    origins = [(k, r.origin(f"scheduler.params.{k}")) for k in keys]
+    written = sorted(o.line for _, o in origins if o is not None and o.kind == "config" and o.line)
+    solved = [k for k, o in origins if o is not None and o.kind == "auto"]
+    parts = []
+    if written:
+        parts.append(f"config lines {written[0]}-{written[-1]}" if len(written) > 1 else f"config line {written[0]}")
+    if solved:
+        parts.append("\"auto\" solved for " + ", ".join(f"`{k}`" for k in solved))
+    return "; ".join(parts) or "the runtime's defaults"
+
+
 def _scheduler_params(scheduler, resolved: ResolvedConfig) -> dict:
     """The scheduler's fields the config set or the runtime defaults differently from the field's own default."""
     given = {k for k, _ in resolved.scheduler.params} if resolved.scheduler else set()
@@ -426,7 +445,9 @@ def render_script(inp: ScriptInputs) -> str:
          "sharded checkpoint every N steps and after the last (--checkpoint-every; 0: never)"),
     ]
     planned = inp.plan is not None
-    settings = settings_rows(r, inp.runtime, inp.seq_len, inp.seq_len_origin, planned=planned)
+    settings = settings_rows(r, inp.runtime, inp.seq_len, inp.seq_len_origin, planned=planned,
+                             precision=("auto" if inp.precision_at_launch else inp.runtime.precision,
+                                        inp.precision_note) if inp.precision_note else None)
     settings.append(("training loop (defaults of the command-line flags below)", _align(loop)))
     text = _environment().get_template(TEMPLATE).render(
         version=__version__,
@@ -452,6 +473,8 @@ def render_script(inp: ScriptInputs) -> str:
         settings=settings,
         zero_comments=zero_comments(r, planned),
         precision=inp.runtime.precision,
+        precision_note=inp.precision_note,
+        precision_at_launch=inp.precision_at_launch,
         config_arguments=runtime_arguments(inp.runtime, planned),
         scheduler=inp.runtime.scheduler is not None,
         model_file=string_literal(inp.model.path),

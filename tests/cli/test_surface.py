@@ -20,7 +20,7 @@ FLAGS = {
     "rule": ["--all", "--help", "--output-format", "--rules", "--settings"],
     "plan": sorted(LAUNCH + ["--config", "--help", "--inputs", "--json", "--loss", "--model", "--plot", "--units"]),
     "emit": sorted(LAUNCH + ["--check", "--config", "--data", "--force", "--help", "--init", "--inputs", "--loss", "--max-steps",
-                             "--model", "--out", "--units"]),
+                             "--model", "--out", "--precision", "--units", "--warmup-steps"]),
 }
 SETTINGS = ["cache-dir", "config", "consumer", "data", "deepspeed-version", "exclude", "extend-exclude", "extend-select",
             "gpu-mem", "gpus-per-node", "ignore", "init", "inputs", "model", "out", "output-format", "params",

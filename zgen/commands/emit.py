@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from zgen.commands.check import add_launch_arguments
+from zgen.config.autofill import EMIT_MAX_STEPS, EMIT_WARMUP_STEPS
 from zgen.errors import ZgenError
 from zgen.pipeline import (add_model_arguments, blocking_findings, cli_path, display_path, memory_timeline, prepare,
                            print_findings)
@@ -44,7 +45,15 @@ def add_parser(sub) -> None:
     g.add_argument("--init", metavar="PATH:FUNCTION",
                    help="init_fn(module) the runtime applies to each module in model.apply order (default: the "
                         "model's own: reset_parameters() and friends, Hugging Face _init_weights)")
-    g.add_argument("--max-steps", type=int, default=1000, metavar="N", help="the script's default --steps")
+    g.add_argument("--max-steps", type=int, default=EMIT_MAX_STEPS, metavar="N",
+                   help="the script's default --steps; also the scheduler's `total_num_steps` where the config says "
+                        f"\"auto\" (default {EMIT_MAX_STEPS})")
+    g.add_argument("--precision", choices=("bf16", "fp16", "fp32"),
+                   help="the compute dtype, over the config's fp16/bf16 sections (needed to fix it when the config "
+                        "says \"auto\": the script then takes bf16 on a GPU that supports it, else fp32)")
+    g.add_argument("--warmup-steps", type=int, default=None, metavar="N",
+                   help="the scheduler's `warmup_num_steps` where the config says \"auto\" "
+                        f"(default {EMIT_WARMUP_STEPS}, as HF Trainer's `warmup_steps`)")
     g.add_argument("--force", action="store_true", help="write the script even though `zgen check` reports errors")
     g.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if the file on disk is not what emit would write")
@@ -59,7 +68,8 @@ def _regenerate_args(args, forced: bool) -> list[str]:
         ("--config", args.config), ("--units", ",".join(args.units) if args.units else None),
         ("--world-size", args.world_size), ("--gpus-per-node", args.gpus_per_node), ("--gpu-mem", args.gpu_mem),
         ("--params", args.params), ("--seq-len", args.seq_len), ("--deepspeed-version", args.deepspeed_version),
-        ("--settings", args.settings), ("--max-steps", args.max_steps if args.max_steps != 1000 else None),
+        ("--settings", args.settings), ("--max-steps", args.max_steps if args.max_steps != EMIT_MAX_STEPS else None),
+        ("--warmup-steps", args.warmup_steps), ("--precision", args.precision),
     ):
         if value is not None:
             out += [flag, str(value)]
@@ -81,6 +91,8 @@ def run(args, settings) -> int:
 
     if args.max_steps < 1:
         raise ZgenError(f"--max-steps must be a positive integer, not {args.max_steps}")
+    if args.warmup_steps is not None and args.warmup_steps < 0:
+        raise ZgenError(f"--warmup-steps must be 0 or more, not {args.warmup_steps}")
     s = settings.merged(out=args.out)
     if not s.out:
         raise ZgenError("no output file given", help="pass --out train_gen.py or set `out` in [tool.zgen]")
@@ -130,7 +142,11 @@ def run(args, settings) -> int:
     check_cmd = ["zgen", "emit", "--check", *_regenerate_args(args, False)]
     # The runtime's own reading of the config: what it refuses (offload, stage 2) stops here, not at launch.
     raw = load_config_dict(str(Path(s.root) / prep.config_path))
-    runtime = RuntimeConfig.load(runtime_ds_config(prep.resolved, raw), prep.world_size)
+    resolved = _run_length(prep.resolved, raw, args)
+    resolved, raw, precision_note, at_launch = _precision(resolved, raw, args.precision)
+    ds_config = runtime_ds_config(resolved, raw)
+    _no_auto_left(ds_config, prep.config_path)
+    runtime = RuntimeConfig.load(ds_config, prep.world_size)
     # The script runs at any world size that divides the global batch, so its plan names none.
     plan = None if prep.plan is None else dataclasses.replace(prep.plan, world_size=None)
     plan_path = None if plan is None else out_path.with_name(out_path.stem + ".plan.json")
@@ -145,7 +161,7 @@ def run(args, settings) -> int:
         init=init_ref,
         loss=loss_ref,
         config_label=prep.config_path,
-        resolved=prep.resolved,
+        resolved=resolved,
         runtime=runtime,
         plan=plan,
         plan_file=None if plan_path is None else plan_path.name,
@@ -163,6 +179,8 @@ def run(args, settings) -> int:
         hazards=tuple(hazards),
         planned_peak=_planned_peak(prep),
         max_steps=args.max_steps,
+        precision_note=precision_note,
+        precision_at_launch=at_launch,
         smoke=_smoke_test(args, s, prep),
     ))
     files = [(out_path, text)] + ([] if plan is None else [(plan_path, render_plan(plan))])
@@ -170,6 +188,8 @@ def run(args, settings) -> int:
         return _check(files, s.root, shlex.join(regen))
     for path, content in files:
         _write(path, content, s.root)
+    if precision_note:
+        print(f"precision: {precision_note}")
     units = len(plan.units) if plan is not None else 0
     print(f"wrote {display_path(out_path, s.root)}"
           + (f" and {display_path(plan_path, s.root)}" if plan is not None else "")
@@ -180,6 +200,75 @@ def run(args, settings) -> int:
         if note.startswith("0 units:"):
             print(note)
     return 0
+
+
+def _run_length(resolved, raw: dict, args):
+    """The resolved config with the scheduler's "auto" step counts taken from --max-steps / --warmup-steps."""
+    from zgen.config.resolved import Origin
+
+    sched = raw.get("scheduler")
+    params = sched.get("params") if isinstance(sched, dict) else None
+    if resolved.scheduler is None or not isinstance(params, dict):
+        return resolved
+    warmup = EMIT_WARMUP_STEPS if args.warmup_steps is None else args.warmup_steps
+    given = {"total_num_steps": (args.max_steps, f"--max-steps {args.max_steps}"),
+             "warmup_num_steps": (warmup, f"--warmup-steps {warmup}" if args.warmup_steps is not None
+                                  else f"--warmup-steps not given: {warmup}, as HF Trainer's `warmup_steps`")}
+    filled = dict(resolved.scheduler.params)
+    origins = dict(resolved.origins)
+    for name, (value, how) in given.items():
+        if params.get(name) == "auto":
+            filled[name] = float(value)
+            old = origins.get(f"scheduler.params.{name}")
+            origins[f"scheduler.params.{name}"] = Origin(kind="auto", detail=f"\"auto\" -> {value}: from {how}",
+                                                         line=old.line if old else None,
+                                                         column=old.column if old else None)
+    scheduler = dataclasses.replace(resolved.scheduler, params=tuple(sorted(filled.items())))
+    return dataclasses.replace(resolved, scheduler=scheduler, origins=tuple(sorted(origins.items())))
+
+
+def _precision(resolved, raw: dict, flag: str | None):
+    """(resolved, raw, note, decided at launch): the compute dtype under --precision, or an "auto" one.
+
+    HF Trainer fills `bf16.enabled: "auto"` from its own `--bf16`; zgen has no such flag to read, so
+    unless --precision says, the script takes bf16 on a GPU that supports it and fp32 elsewhere, and
+    says so in its banner and on the command line.
+    """
+    def enabled(section: str):
+        block = raw.get(section)
+        return block.get("enabled") if isinstance(block, dict) else None
+
+    if flag is not None:
+        raw = {**raw, "fp16": {**(raw.get("fp16") or {}), "enabled": flag == "fp16"},
+               "bf16": {**(raw.get("bf16") or {}), "enabled": flag == "bf16"}}
+        return dataclasses.replace(resolved, precision=flag), raw, f"{flag} (--precision)", False
+    written = {enabled("fp16"), enabled("bf16")}
+    if "auto" in written and True not in written:
+        raw = {**raw, "fp16": {**(raw.get("fp16") or {}), "enabled": False},
+               "bf16": {**(raw.get("bf16") or {}), "enabled": False}}
+        note = ("\"auto\" in the config -> bf16 on a GPU that supports it, else fp32, decided when the script "
+                "starts; pass --precision to fix it")
+        return dataclasses.replace(resolved, precision="fp32"), raw, note, True
+    return resolved, raw, None, False
+
+
+def _no_auto_left(ds_config: dict, config_path: str) -> None:
+    """Every "auto" the runtime would read and nothing filled, named in one message."""
+    left: list[str] = []
+
+    def walk(node, prefix: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, f"{prefix}{k}.")
+        elif node == "auto":
+            left.append(prefix.rstrip("."))
+
+    walk(ds_config, "")
+    if left:
+        keys = ", ".join(f"`{k}`" for k in left)
+        raise ZgenError(f"{config_path}: {len(left)} value(s) are \"auto\" and nothing zgen knows fills them: {keys}",
+                        help="write the numbers in the config; `zgen check --consumer zgen --show-resolved` lists how "
+                             "zgen fills every other \"auto\"")
 
 
 def _check(files: list[tuple[Path, str]], root: Path, regenerate: str) -> int:

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 from zgen.launch import ModelShape
 
-__all__ = ["CONSUMERS", "Fill", "fill_for", "hf_fill", "PARAM_KEYS", "describe"]
+__all__ = ["CONSUMERS", "Fill", "fill_for", "hf_fill", "PARAM_KEYS", "describe", "EMIT_MAX_STEPS",
+           "EMIT_WARMUP_STEPS", "MODEL_FILLED"]
 
 CONSUMERS = ("deepspeed", "hf", "accelerate", "zgen")
 
@@ -95,9 +96,18 @@ _ACCELERATE: dict[str, Fill] = {
     "scheduler.params.total_num_steps": Fill("from its `DummyScheduler`"),
 }
 
+# What `zgen emit` uses for a run length the config leaves to the trainer: its `--max-steps` (the script's
+# default `--steps`) and `--warmup-steps` (HF Trainer's `warmup_steps` default, 0).
+EMIT_MAX_STEPS = 1000
+EMIT_WARMUP_STEPS = 0
+
 # zgen's runtime is ZeRO stage 3, and it offloads only to a device the config names, whatever accelerate's
 # settings would say: "auto" is not a request to offload.
 _ZGEN_OWN: dict[str, Fill] = {
+    "scheduler.params.total_num_steps": Fill(f"from its `--max-steps` (default {EMIT_MAX_STEPS})",
+                                             EMIT_MAX_STEPS),
+    "scheduler.params.warmup_num_steps": Fill(f"from its `--warmup-steps` (default {EMIT_WARMUP_STEPS}, as "
+                                              "HF Trainer's `warmup_steps`)", EMIT_WARMUP_STEPS),
     "zero_optimization.stage": Fill("as 3, the only stage zgen's runtime has", 3),
     "zero_optimization.offload_optimizer.device": Fill("as none (zgen offloads only to a device the config names)", "none"),
     "zero_optimization.offload_param.device": Fill("as none (zgen offloads only to a device the config names)", "none"),
@@ -131,6 +141,11 @@ def fill_for(consumer: str, key: str) -> Fill | None:
 def describe(consumer: str) -> str:
     """The reader's name for messages (`HF Trainer`, `` `deepspeed.initialize` (raw DeepSpeed) ``)."""
     return _NAMES[consumer]
+
+
+# "auto" keys HF Trainer, accelerate and zgen fill from the model's hidden size.
+MODEL_FILLED = ("zero_optimization.reduce_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
+                "zero_optimization.stage3_param_persistence_threshold")
 
 
 def hf_fill(model: ModelShape | None) -> dict[str, int]:

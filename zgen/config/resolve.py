@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from zgen.config.autofill import hf_fill
+from zgen.config.autofill import MODEL_FILLED, hf_fill
 from zgen.config.defaults import default as ds_default
 from zgen.config.resolved import OffloadSpec, OptimizerSpec, Origin, ResolvedConfig, SchedulerSpec, ZeroSpec
 from zgen.config.schema import Key, Section
@@ -51,6 +51,10 @@ class _Ctx:
         if s is not None and s.state == "auto":
             value = self.auto_value(key, spec, fallback)
             how = "forced by the other keys" if key in self.forced else "not determined by the config; zgen assumed the value shown"
+            if key in MODEL_FILLED and not hf_fill(self.model):
+                how = ("the model's `hidden_size` is not known to this check (a model built in code, or no model "
+                       "file given), so DeepSpeed's default stands in here; `zgen plan`/`zgen emit` read it from the "
+                       "model and use the formula")
             self.origins[key] = Origin(kind="auto", detail=f"\"auto\" -> {value!r}: {s.fill}; {how}",
                                        line=s.span.line, column=s.span.column)
             return value
