@@ -1,5 +1,5 @@
-"""DeBERTa (transformers) masked LM with the non-legacy head (legacy=False): the LM head multiplies by the weight of
-handed, without calling that module."""
+"""DeBERTa (transformers) masked LM with the non-legacy head (legacy=False): the LM head multiplies by the weight
+of the word-embedding module it is handed, without calling that module."""
 import torch
 from transformers import DebertaConfig, DebertaForMaskedLM
 
