@@ -1,0 +1,23 @@
+"""torchvision ResNet: ResNet.__init__ initialises every conv and norm of its built children in a
+`self.modules()` loop."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torchvision.models.resnet import BasicBlock, ResNet
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = ResNet(BasicBlock, [1, 1, 1, 1], num_classes=5, width_per_group=64)
+
+    def forward(self, images, labels):
+        return F.cross_entropy(self.net(images), labels)
+
+
+def build_model():
+    return Classifier()
+
+
+def inputs(batch_size, seq_len, generator):
+    return torch.randn(batch_size, 3, 32, 32, generator=generator), torch.randint(0, 5, (batch_size,), generator=generator)
