@@ -7,6 +7,8 @@ Exit codes are decided here and nowhere else:
 * 1 - errors or warnings (info notes alone do not fail), or a stale generated file for `emit --check`,
 * 2 - zgen could not do its job: bad arguments, bad settings, unreadable
   input. Printed as `zgen: error: ...` with a `help:` line, never a traceback.
+  A file `check` cannot read, decode or parse (`findings.UNREADABLE`) is
+  reported as a finding beside the other files' findings, then the run exits 2.
 
 Each subcommand lives in `zgen/commands/<name>.py` with `add_parser` and
 `run(args, settings)`. Modules are imported only when needed, so `zgen

@@ -13,8 +13,13 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-__all__ = ["Severity", "Source", "Related", "Edit", "Fix", "Finding", "RuleInfo", "sort_findings",
+__all__ = ["UNREADABLE", "Severity", "Source", "Related", "Edit", "Fix", "Finding", "RuleInfo", "sort_findings",
            "merge_trace_findings"]
+
+
+# Findings that say a file could not be read as what it is (unreadable, not UTF-8, not parsable): the
+# run reports them with everything else, then exits 2, since zgen could not check that file.
+UNREADABLE = frozenset({"ZG901", "ZC001", "ZC002", "ZC004", "ZC005"})
 
 
 class Severity(str, enum.Enum):

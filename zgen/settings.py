@@ -24,7 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-__all__ = ["Settings", "load_settings", "find_pyproject", "parse_size", "suggest"]
+__all__ = ["Settings", "load_settings", "find_pyproject", "parse_size", "parse_memory", "suggest"]
 
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github")
 
@@ -118,6 +118,19 @@ def _pos_int(v: Any) -> int:
     return v
 
 
+def _memory(v: Any) -> int:
+    if isinstance(v, bool):
+        raise TypeError("a memory size such as \"80GiB\"")
+    if isinstance(v, (int, float)) and float(v).is_integer() and v >= _MIN_MEMORY:
+        return int(v)
+    if isinstance(v, str):
+        try:
+            return parse_memory(v)
+        except ZgenError:
+            pass
+    raise TypeError(f"a memory size with a unit, such as \"80GiB\" ({_MEMORY_UNITS_TEXT}), or bytes (at least 1 MiB)")
+
+
 def _size(v: Any) -> int:
     if isinstance(v, bool):
         raise TypeError("a size such as 80 or \"80GiB\"")
@@ -172,7 +185,7 @@ _KEYS: dict[str, Any] = {
     "out": _str,
     "world-size": _pos_int,
     "gpus-per-node": _pos_int,
-    "gpu-mem": _size,
+    "gpu-mem": _memory,
     "params": _size,
     "seq-len": _pos_int,
     "deepspeed-version": _str,
@@ -212,6 +225,33 @@ def parse_size(text: str) -> int:
     value = number * scale
     if value < 1 or value > 2**62:
         raise ZgenError(f"`{text}` is out of range", help="give a positive size below 4 EiB")
+    return int(round(value))
+
+
+_MEMORY_UNITS = {u: _UNITS[u] for u in ("k", "kb", "m", "mb", "g", "gb", "t", "tb", "kib", "mib", "gib", "tib")}
+_MEMORY_UNITS_TEXT = "units: KB, MB, GB, TB, KiB, MiB, GiB, TiB"
+_MIN_MEMORY = 2**20
+
+
+def parse_memory(text: str) -> int:
+    """Parse a memory size that names its unit (`80GiB`, `141GB`) into bytes; ZgenError otherwise.
+
+    A bare number is refused rather than read as bytes: `--gpu-mem 80` means 80 GiB to a person and
+    80 bytes to a parser. `B` alone is refused too (elsewhere it means billion).
+    """
+    m = _SIZE_RE.match(str(text))
+    if not m:
+        raise ZgenError(f"`{text}` is not a memory size", help=f"write a number and a unit, e.g. 80GiB ({_MEMORY_UNITS_TEXT})")
+    unit = m.group(2).lower()
+    if not unit:
+        raise ZgenError(f"`{text}` has no unit", help=f"write the unit, e.g. {m.group(1)}GiB ({_MEMORY_UNITS_TEXT})")
+    scale = _MEMORY_UNITS.get(unit)
+    if scale is None:
+        raise ZgenError(f"`{text}` has a unit `{m.group(2)}` that is not a memory unit", help=_MEMORY_UNITS_TEXT)
+    value = float(m.group(1)) * scale
+    if value < _MIN_MEMORY or value > 2**62:
+        raise ZgenError(f"`{text}` is not a GPU memory size (below 1 MiB or above 4 EiB)",
+                        help=f"e.g. 80GiB ({_MEMORY_UNITS_TEXT})")
     return int(round(value))
 
 

@@ -1,4 +1,4 @@
-"""A file or directory zgen cannot read is reported and the run goes on (exit 1, like ruff's E902)."""
+"""A file or directory zgen cannot read is reported and the run goes on; an unreadable file exits 2."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_unreadable_file_is_a_finding_and_the_others_are_checked(zgen, tmp_path)
     (tmp_path / "model.py").write_text(BAD)
     os.symlink(tmp_path / "gone.py", tmp_path / "broken.py")  # listed by the walk, fails to open
     code, out, err = zgen("check", ".", "--output-format", "concise", "--no-cache", cwd=tmp_path)
-    assert code == 1, err
+    assert code == 2, err
     assert "broken.py:1:1: ZG901 file cannot be read: No such file or directory" in out
     assert "model.py:" in out and " ZG201 " in out
 

@@ -217,12 +217,25 @@ def test_random_configs_never_raise(config, world):
     assert all(f.code.startswith("ZC") for f in report.findings)
 
 
+def test_json_is_parsed_as_its_reader_parses_it():
+    """hjson's leniency (a trailing comma, comments) is DeepSpeed's own reader's; HF Trainer, accelerate and zgen
+    call `json.load`, which stops on it."""
+    text = '{"train_batch_size": 8,\n "zero_optimization": {"stage": 3,},\n}'
+    for reader in ("hf", "accelerate", "zgen"):
+        report = check(text, consumer=reader)
+        f = finding(report, "ZC002")
+        assert (f.line, f.column) == (2, 35) and "`json.load`" in f.message and report.resolved is None
+    assert "ZC002" not in codes(check(text, consumer="deepspeed"))
+    assert "ZC002" not in codes(check(text, path="ds.hjson"))  # an .hjson file without a named reader: DeepSpeed's
+    assert "ZC002" in codes(check(text, path="ds.hjson", consumer="hf"))
+
+
 def test_user_rule_file_adds_codes_and_runs(repo):
     policy = str(repo / "examples/configs/org_policy.toml")
     report = check('{"train_batch_size": 8, "fp16": {"enabled": true}}', [policy], world_size=12)
     assert {"ZC801", "ZC802", "ZC803"} <= set(codes(report))
     assert {"ZC801", "ZC802", "ZC803"} <= {i.code for i in rule_infos([policy])}
-    clean = check((repo / "examples/configs/clean_zero3_bf16.hjson").read_bytes(), [policy])
+    clean = check((repo / "examples/configs/clean_zero3_bf16.hjson").read_bytes(), [policy], path="clean.hjson")
     assert clean.valid_world_sizes == (8, 16, 32) and clean.findings == ()
 
 
@@ -302,8 +315,8 @@ def test_checking_a_config_never_imports_torch(repo):
     ],
 )
 def test_example_configs_report_what_their_readme_says(repo, name, expected):
-    """Read as HF Trainer's (the default with no training script)."""
-    report = check((repo / "examples/configs" / name).read_bytes(), world_size=8)
+    """Read as HF Trainer's (the default with no training script); an .hjson file as DeepSpeed's own."""
+    report = check((repo / "examples/configs" / name).read_bytes(), world_size=8, path=name)
     assert set(codes(report)) == expected
 
 

@@ -49,13 +49,13 @@ def test_add_follows_the_section_style():
 
 
 def test_hjson_fix_keeps_comments_and_rechecks_clean():
-    report = check(_HJSON, world_size=4)
+    report = check(_HJSON, world_size=4, path="ds.hjson")
     (f,) = [f for f in report.findings if f.code == "ZC101"]
     assert f.fix is not None and f.fix.applicability == "safe"
     fixed, applied = apply_edits(_HJSON, [f.fix.edits])
     assert applied == 1
     assert fixed.count("//") == _HJSON.count("//") and "# the global batch" in fixed
-    assert check(fixed, world_size=4).findings == ()
+    assert check(fixed, world_size=4, path="ds.hjson").findings == ()
 
 
 def test_an_ambiguous_fix_is_offered_but_not_safe():

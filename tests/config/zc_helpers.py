@@ -26,9 +26,9 @@ def facts(**kw) -> LaunchFacts:
     )
 
 
-def check(text: str | bytes, rule_files=(), **kw):
+def check(text: str | bytes, rule_files=(), path: str = "ds_config.json", **kw):
     data = text.encode() if isinstance(text, str) else text
-    return check_config("ds_config.json", data, facts(**kw), rule_files)
+    return check_config(path, data, facts(**kw), rule_files)
 
 
 def codes(report) -> list[str]:

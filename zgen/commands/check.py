@@ -14,10 +14,10 @@ from pathlib import Path
 
 from zgen import __version__
 from zgen.errors import ZgenError
-from zgen.findings import Severity
+from zgen.findings import UNREADABLE, Severity
 from zgen.launch import LaunchFacts, ModelShape
 from zgen.config.autofill import CONSUMERS
-from zgen.settings import OUTPUT_FORMATS, parse_size
+from zgen.settings import OUTPUT_FORMATS, parse_memory, parse_size
 
 __all__ = ["add_parser", "run", "facts_from"]
 
@@ -30,6 +30,13 @@ def _codes(text: str) -> tuple[str, ...]:
 def _size(text: str) -> int:
     try:
         return parse_size(text)
+    except ZgenError as e:
+        raise argparse.ArgumentTypeError(f"{e.message} ({e.help})" if e.help else e.message) from None
+
+
+def _memory(text: str) -> int:
+    try:
+        return parse_memory(text)
     except ZgenError as e:
         raise argparse.ArgumentTypeError(f"{e.message} ({e.help})" if e.help else e.message) from None
 
@@ -49,7 +56,7 @@ def add_launch_arguments(p) -> None:
     g = p.add_argument_group("launch facts (override [tool.zgen])")
     g.add_argument("--world-size", type=_positive, metavar="N", help="number of ranks (GPUs) the job runs on")
     g.add_argument("--gpus-per-node", type=_positive, metavar="N")
-    g.add_argument("--gpu-mem", type=_size, metavar="SIZE", help="memory per GPU, e.g. 80GiB")
+    g.add_argument("--gpu-mem", type=_memory, metavar="SIZE", help="memory per GPU with its unit, e.g. 80GiB")
     g.add_argument("--params", type=_size, metavar="COUNT", help="model parameter count, e.g. 1.2B")
     g.add_argument("--seq-len", type=_positive, metavar="N", help="sequence length for the activation estimate")
     g.add_argument("--deepspeed-version", metavar="X.Y.Z", help="DeepSpeed release whose schema applies")
@@ -153,6 +160,9 @@ def run(args, settings) -> int:
         # Machine-readable formats keep stdout parseable; the tables go to stderr there.
         stream = sys.stdout if fmt in ("full", "concise") and not args.output_file else sys.stderr
         stream.write(extra)
+    # A file zgen could not read as source or config: reported above, and the run could not do its job.
+    if any(f.code in UNREADABLE for f in result.findings):
+        return 2
     # An info finding is a note (SARIF "note", a GitHub "notice"): shown, never failing a commit.
     failing = [f for f in result.findings if f.severity is not Severity.INFO]
     return 0 if args.exit_zero or not failing else 1

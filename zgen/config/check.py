@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from zgen.config.autofill import CONSUMERS, hf_fill
+from zgen.config.autofill import CONSUMERS, describe, hf_fill
 from zgen.config.edit import edits_for, rename_key
 from zgen.config.parse import Node, Span, parse
 from zgen.config.resolve import resolve
@@ -112,9 +112,37 @@ def check_config(path: str, data: bytes, facts: LaunchFacts, rule_files: Sequenc
                                  f"{'list' if parsed.root.kind == 'array' else parsed.root.kind}", parsed.root.span,
                                  help="wrap the settings in `{ ... }`"))
         return ConfigReport(tuple(sort_findings(findings)), None, None, None)
-    values, problems = validate(parsed.root, schema_for(version), version, facts.consumer or _INFERRED_DEFAULT)
+    consumer = facts.consumer or _INFERRED_DEFAULT
+    # A `.hjson` file with no sign of its reader is taken as meant for DeepSpeed's own reader.
+    lenient = path.endswith(".hjson") and facts.consumer is None
+    strict = None if lenient else _strict_json_problem(path, text, consumer)
+    if strict is not None:
+        findings.append(strict)
+        return ConfigReport(tuple(sort_findings(findings)), None, None, None)
+    values, problems = validate(parsed.root, schema_for(version), version, consumer)
     findings.extend(_problem_finding(path, p, text) for p in problems)
     return _solve(path, findings, values, facts, ruleset, version, _Source(parsed.root, text))
+
+
+def _strict_json_problem(path: str, text: str, consumer: str) -> Finding | None:
+    """ZC002 where the reader parses with `json` (HF Trainer, accelerate, zgen) and the text is not JSON.
+
+    DeepSpeed itself reads the file with hjson (comments, unquoted keys, optional commas); the others
+    call `json.load` and stop with `JSONDecodeError` on what hjson forgives.
+    """
+    import json
+
+    if consumer == "deepspeed":
+        return None
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        line, col = e.lineno, e.colno
+        return _finding(path, "ZC002", f"invalid config: {e.msg}; {describe(consumer)} reads it with `json.load`, "
+                        "which rejects it (only DeepSpeed's own hjson reader forgives it)", Span(line, col, line, col + 1),
+                        help="make it plain JSON (no trailing or missing commas, no comments), or say that DeepSpeed "
+                        "reads it directly with `--consumer deepspeed`")
+    return None
 
 
 def _problem_finding(path: str, p: Problem, text: str) -> Finding:
