@@ -178,10 +178,18 @@ def _text_for_noqa(path: str) -> str | None:
 
 
 def _with_pairing(paths: list[str], settings: Settings, cwd: Path) -> list[str]:
-    """Add the configured model/config partner of any given file; with no paths, check the project."""
+    """Add the configured model/config partner of any given file; with no paths, check the project.
+
+    A `pyproject.toml` among the paths (the pre-commit hook names it when `[tool.zgen]` changed) stands for
+    what its settings decide: the configured model and config are checked under the new settings.
+    """
     pair = [settings.resolve(p) for p in (settings.model_path, settings.config) if p]
     if not paths:
         return [str(settings.resolve(s)) for s in settings.src] + [str(p) for p in pair if p.exists()]
+    if any(Path(p).name == "pyproject.toml" for p in paths):
+        paths = [p for p in paths if Path(p).name != "pyproject.toml"] + [str(p) for p in pair if p.exists()]
+        if not paths:
+            return []
     given = {Path(os.path.normpath(cwd / p)) for p in paths}
     if any(p in given for p in pair):
         paths = paths + [str(p) for p in pair if p not in given and p.exists()]

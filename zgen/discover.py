@@ -7,6 +7,9 @@ skipping excluded names and globs below it; in it,
 `.py` files are model sources and `.json`/`.hjson` files are checked only
 when they look like DeepSpeed configs (a cheap sniff for DeepSpeed's
 top-level keys), so a repository's other JSON files stay out of the way.
+zgen's own files are never configs: the plan `zgen emit` writes beside its
+script (`train_gen.plan.json`) is skipped, also when named on the command line
+(the pre-commit hook names every staged file).
 """
 
 from __future__ import annotations
@@ -67,13 +70,25 @@ def _excluded(rel: str, name: str, patterns: tuple[str, ...], *, inside: bool = 
     return False
 
 
-def _looks_like_ds_config(path: Path) -> bool:
+# Keys of the plan file `zgen emit` writes (`zgen.plan.schedule.Plan.to_dict`) that no DeepSpeed config has.
+_PLAN_MARKERS = (b'"forward_order"', b'"forward_prefetch"', b'"backward_prefetch"', b'"units"')
+
+
+def _head(path: Path) -> bytes:
     try:
         with open(path, "rb") as f:
-            head = f.read(1 << 16)
+            return f.read(1 << 16)
     except OSError:
-        return False
-    return any(m in head for m in _DS_MARKERS)
+        return b""
+
+
+def _looks_like_ds_config(path: Path) -> bool:
+    head = _head(path)
+    return any(m in head for m in _DS_MARKERS) and not _is_zgen_plan(head)
+
+
+def _is_zgen_plan(head: bytes) -> bool:
+    return all(m in head for m in _PLAN_MARKERS)
 
 
 def discover(
@@ -107,7 +122,8 @@ def discover(
             if p.suffix == ".py":
                 sources[rel] = None
             elif p.suffix in CONFIG_SUFFIXES:
-                configs[rel] = None
+                if not _is_zgen_plan(_head(p)):
+                    configs[rel] = None
             else:
                 raise ZgenError(
                     f"{raw}: zgen checks Python model files (.py) and DeepSpeed configs (.json, .hjson), not `{p.suffix or p.name}`",

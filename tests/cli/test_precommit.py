@@ -73,3 +73,39 @@ def test_emit_check_hook_is_declared():
     hook = _hooks()["zgen-emit-check"]
     assert hook["entry"] == "zgen emit --check"
     assert hook["pass_filenames"] == "false"
+
+
+def test_check_hook_runs_on_every_input_zgen_reads():
+    files = re.compile(_hooks()["zgen-check"]["files"])
+    for name in ("model.py", "configs/ds.json", "configs/ds_z3.hjson", "pyproject.toml", "sub/pyproject.toml"):
+        assert files.search(name), name
+    for name in ("README.md", "setup.cfg", "notes.toml"):
+        assert not files.search(name), name
+
+
+def test_a_settings_change_that_changes_the_verdict_fails_the_hook(zgen, project):
+    cfg = json.loads((project / "ds_config.json").read_text())
+    cfg["train_batch_size"] = 16  # 1 x 2 x 8: right for world size 8 only among 3 and 8
+    (project / "ds_config.json").write_text(json.dumps(cfg, indent=1))
+    entry = shlex.split(_hooks()["zgen-check"]["entry"])[1:]
+    assert zgen(*entry, "pyproject.toml", cwd=project)[0] == 0
+    text = (project / "pyproject.toml").read_text().replace("world-size = 8", "world-size = 3")
+    (project / "pyproject.toml").write_text(text)
+    code, out, _ = zgen(*entry, "pyproject.toml", cwd=project)  # only pyproject.toml is staged
+    assert code == 1 and "ds_config.json" in out and "ZC1" in out
+
+
+def test_an_hjson_config_is_checked(zgen, project):
+    (project / "ds.hjson").write_text("{\n  train_batch_size: 30  // not a multiple of 8\n  zero_optimization: {stage: 3}\n}\n")
+    entry = shlex.split(_hooks()["zgen-check"]["entry"])[1:]
+    code, out, _ = zgen(*entry, "ds.hjson", cwd=project)
+    assert code == 1 and "ds.hjson:2:" in out
+
+
+def test_zgens_own_plan_file_is_not_a_config(zgen, project):
+    shutil.copy(REPO / "bench/train_gen_llama.plan.json", project / "train_gen.plan.json")
+    entry = shlex.split(_hooks()["zgen-check"]["entry"])[1:]
+    code, out, _ = zgen(*entry, "train_gen.plan.json", cwd=project)
+    assert code == 0 and "ZC" not in out
+    code, out, _ = zgen("check", ".", "--output-format", "concise", cwd=project)
+    assert "train_gen.plan.json" not in out

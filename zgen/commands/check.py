@@ -231,7 +231,9 @@ def _config_sections(result, args) -> str:
                 out.append(f"\n{path}: resolved\n{render_resolved(report.resolved)}")
         if args.show_memory:
             if report.memory is None:
-                out.append(f"{path}: no memory estimate (give --params or a model file with literal shapes)\n")
+                out.append(f"{path}: no memory estimate: the static check could not size the model (give --params, "
+                           "e.g. --params 1.2B; it sizes a module class whose layer sizes are literals or come from "
+                           "a config class in the same file)\n")
             else:
                 out.append(f"\n{path}: memory per GPU\n{render_memory(report.memory)}")
     return "".join(s if s.endswith("\n") else s + "\n" for s in out)

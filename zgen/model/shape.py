@@ -63,6 +63,15 @@ _FFN = ("intermediate_size", "ffn_dim", "d_ff", "ffn_hidden_size", "n_inner")
 _VOCAB = ("vocab_size", "n_vocab")
 
 
+def _defaults_only(init: ast.FunctionDef | None) -> bool:
+    """Whether `__init__` can be called with no arguments (every parameter after `self` has a default)."""
+    if init is None:
+        return False
+    a = init.args
+    required = len(a.posonlyargs) + len(a.args) - 1 - len(a.defaults)
+    return required <= 0 and all(d is not None for d in a.kw_defaults)
+
+
 def model_shape(path: str, source: str) -> ModelShape | None:
     """Parameter count and dimensions of the largest module class in `source`, or None if unsure."""
     skeleton = build_skeleton(source)
@@ -79,10 +88,13 @@ def model_shape(path: str, source: str) -> ModelShape | None:
     for name in _roots(classes, module_names):
         try:
             config = evaluator.default_config(classes[name])
-            if config is None:
-                continue  # without the file's own config the sizes would be guesses
             evaluator.steps = 0
-            obj = evaluator.instantiate(name, [config], {})
+            if config is not None:
+                obj = evaluator.instantiate(name, [config], {})
+            elif _defaults_only(evaluator._find_init(classes[name])):
+                obj = evaluator.instantiate(name, [], {})  # `Net()`: the sizes are the literals it is written with
+            else:
+                continue  # without the file's own config the sizes would be guesses
             count = _count(obj)
         except (_Unknown, RecursionError, ZeroDivisionError, TypeError, ValueError, OverflowError, KeyError):
             continue  # not statically evaluable: no answer rather than a wrong one

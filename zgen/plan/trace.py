@@ -125,6 +125,13 @@ def _import_file(path: Path, option: str) -> ModuleType:
     sys.path.insert(0, added)
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as e:  # the file's own line, not the import machinery's frame
+        del sys.modules[name]
+        where = f"{e.filename or path}:{e.lineno or 1}" + (f":{e.offset}" if e.offset else "")
+        raise ZgenError(
+            f"{option}: `{path}` is not valid Python: {type(e).__name__}: {e.msg} (at {where})",
+            help="fix the syntax error above; zgen imports the file as `python path/to/file.py` would",
+        ) from None
     except Exception as e:
         del sys.modules[name]
         raise ZgenError(
@@ -166,9 +173,9 @@ def load_callable(target: Target, root: Path) -> Callable[..., Any]:
 # -- user frames -----------------------------------------------------------------------------
 
 def _is_user_file(filename: str) -> bool:
-    f = os.path.abspath(filename)
-    if f.startswith("<"):
+    if filename.startswith("<"):  # <frozen importlib._bootstrap>, <string>: no file of the user's
         return False
+    f = os.path.abspath(filename)
     return not (f.startswith(_TORCH_DIR) or f.startswith(_ZGEN_DIR) or (f.startswith(_STDLIB_DIR) and "site-packages" not in f))
 
 
