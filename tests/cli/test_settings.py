@@ -59,3 +59,11 @@ def test_consumer_is_read_and_an_unknown_one_gets_a_suggestion(tmp_path):
         load_settings(_write(tmp_path, 'consumer = "accelerat"\n'))
     assert "`consumer` must be one of deepspeed, hf, accelerate, zgen" in e.value.message
     assert "did you mean `accelerate`" in e.value.message
+
+
+@pytest.mark.parametrize("value", ["80", '"80"', '"80B"'])
+def test_gpu_mem_without_a_memory_unit_is_an_error(tmp_path, value):
+    p = _write(tmp_path, f"gpu-mem = {value}\n")
+    with pytest.raises(ZgenError) as e:
+        load_settings(p)
+    assert f"{p}:5:" in e.value.message and "`gpu-mem` must be a memory size with a unit" in e.value.message
