@@ -12,6 +12,10 @@ def test_each_reader_is_recognised():
     assert infer_consumer({"t.py": "from trl import SFTTrainer\n"}).consumer == "hf"
     assert infer_consumer({"t.py": "from accelerate import Accelerator\n"}).consumer == "accelerate"
     assert infer_consumer({"t.py": "import deepspeed\ndeepspeed.initialize(model=m)\n"}).consumer == "deepspeed"
+    # A script `zgen emit` wrote: its config is read by zgen's runtime.
+    assert infer_consumer({"train_gen.py": "import zgen.runtime as zr\n"}).consumer == "zgen"
+    assert infer_consumer({"t.py": "from zgen.runtime.config import RuntimeConfig\n"}).consumer == "zgen"
+    assert infer_consumer({"t.py": "import zgen.runtime as zr\nfrom transformers import Trainer\n"}).consumer == "hf"
 
 
 def test_no_evidence_and_unparsable_files_give_none():

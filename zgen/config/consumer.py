@@ -6,7 +6,8 @@ The signs, strongest reader first:
 * `transformers.Trainer` / `TrainingArguments` (or a Trainer subclass from
   `trl`): HF Trainer fills the `"auto"` values (`hf`);
 * `accelerate` (`Accelerator`, `DeepSpeedPlugin`): accelerate fills its list (`accelerate`);
-* a call of `deepspeed.initialize`: DeepSpeed reads the file as written (`deepspeed`).
+* a call of `deepspeed.initialize`: DeepSpeed reads the file as written (`deepspeed`);
+* an import of `zgen.runtime` (a script `zgen emit` wrote): zgen's runtime reads it (`zgen`).
 
 HF Trainer itself calls accelerate and `deepspeed.initialize`, and a script using
 it often imports accelerate helpers too, so the first sign found in that order wins.
@@ -25,7 +26,7 @@ __all__ = ["Evidence", "infer_consumer", "with_consumer"]
 _HF_NAMES = {"Trainer", "TrainingArguments", "Seq2SeqTrainer", "Seq2SeqTrainingArguments"}
 _TRL_NAMES = {"SFTTrainer", "DPOTrainer", "GRPOTrainer", "PPOTrainer", "RewardTrainer", "SFTConfig", "DPOConfig",
               "GRPOConfig"}
-_ORDER = ("hf", "accelerate", "deepspeed")
+_ORDER = ("hf", "accelerate", "deepspeed", "zgen")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +44,7 @@ def infer_consumer(sources: Mapping[str, str]) -> Evidence | None:
     found: list[Evidence] = []
     for path in sorted(sources):
         text = sources[path]
-        if text is None or not any(w in text for w in ("transformers", "trl", "accelerate", "deepspeed")):
+        if text is None or not any(w in text for w in ("transformers", "trl", "accelerate", "deepspeed", "zgen")):
             continue
         try:
             tree = ast.parse(text, filename=path)
@@ -80,10 +81,14 @@ def _signs(path: str, tree: ast.AST) -> list[Evidence]:
                 out.append(Evidence("accelerate", path, node.lineno, f"imports `{node.module}`"))
             elif root == "deepspeed" and "initialize" in names:
                 out.append(Evidence("deepspeed", path, node.lineno, "imports `deepspeed.initialize`"))
+            elif node.module.startswith("zgen.runtime") or (node.module == "zgen" and "runtime" in names):
+                out.append(Evidence("zgen", path, node.lineno, f"imports `{node.module}` (zgen's runtime)"))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "accelerate":
                     out.append(Evidence("accelerate", path, node.lineno, "imports `accelerate`"))
+                elif alias.name.startswith("zgen.runtime"):
+                    out.append(Evidence("zgen", path, node.lineno, f"imports `{alias.name}` (zgen's runtime)"))
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if node.value.id == "transformers" and node.attr in _HF_NAMES:
                 out.append(Evidence("hf", path, node.lineno, f"uses `transformers.{node.attr}`"))
