@@ -14,6 +14,7 @@ check then reads the model, config, inputs and entry files. Without
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections import Counter
 from pathlib import Path
@@ -194,7 +195,9 @@ def _trace(args, settings, paths: list[str]) -> tuple[list[str], tuple, list[str
     from zgen.trace_check import trace_check
 
     request, files, notes = trace_request(args, settings)
-    result = trace_check(request)
+    # The user's prints go to stderr: stdout carries the report (JSON, SARIF) and must stay parseable.
+    with contextlib.redirect_stdout(sys.stderr):
+        result = trace_check(request)
     notes = notes + list(result.notes)
     given = {str(Path(p).resolve()) for p in paths}
     extra = [p for p in cwd_paths(files) if str(Path(p).resolve()) not in given]

@@ -34,6 +34,7 @@ __all__ = ["Access", "kind_of", "AccessWatch"]
 
 class Access(enum.Enum):
     META = "metadata"
+    GRAD = "gradient"  # `p.grad`: metadata, except to a gradient clipper (ZG107)
     SIZE = "size query"
     INIT = "initialisation"
     WRITE = "write"
@@ -75,7 +76,7 @@ def kind_of(func: Any, position: int, kwargs: dict, param: Any) -> Access:
     name = op_name(func)
     if name.endswith((".__get__", ".__delete__")):
         prop = name.partition(".")[0]
-        return Access.SIZE if prop in _SIZE else Access.META
+        return Access.SIZE if prop in _SIZE else Access.GRAD if prop in ("grad", "_grad") else Access.META
     if name.endswith(".__set__"):
         return Access.WRITE if name.startswith("data.") and position == 0 else Access.META
     if getattr(func, "__module__", "") == "torch.nn.init":

@@ -30,6 +30,7 @@ registry, at the statement as `zgen check` prints it.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,8 @@ def trace_check(request: TraceRequest) -> TraceResult:
     """Run the checks of the module docstring; a factory, inputs or entry that raises is a `ZgenError`."""
     from zgen.registry import all_rules
 
-    with stub_package(), preserved_random_state():
+    with stub_package(), preserved_random_state(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the user's code warns once per run; the report says what matters
         program = _program(request)
         collectives = Collectives()
         hazards = Hazards(Partitions(program.persistence_threshold), phase=lambda: "build")

@@ -19,21 +19,24 @@ parameter is gathered (`Partitions.gathered`, and during the build
   (ZG108), `torch.nn.init` or a random fill (ZG103), another write (ZG101), a size
   query (ZG102), a read (ZG109).
 
-torch's own modules that compute with their submodules' parameters inside
-their forward (`nn.MultiheadAttention` passes `out_proj.weight` to a
-functional) are left alone: that is torch's code, and DeepSpeed fetches
-those parameters for it.
+torch's own module classes that use another module's parameters in their
+own methods (`nn.MultiheadAttention` initialising `out_proj.bias` in
+`__init__` and passing `out_proj.weight` to a functional in `forward`,
+`nn.TransformerEncoder` cloning the layer it is given) are left alone: that is
+torch's code, not the user's to change, and DeepSpeed fetches those parameters for it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import FrameType
 
 import torch
 from torch import nn
+
+from zgen.plan.frames import is_user_file
 
 from .access import Access
 from .partitions import Partitions
@@ -43,6 +46,7 @@ from .zero_init import gathered_in_build
 __all__ = ["Hazard", "Hazards"]
 
 _TORCH = os.path.dirname(torch.__file__) + os.sep
+_PARAMETRIZE = ("parametrize.py", "weight_norm.py", "spectral_norm.py", "parametrizations.py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,29 +73,45 @@ class Hazards:
         self.phase = phase
         self.build_call = build_call
         self.found: dict[tuple[str, str, int], Hazard] = {}
+        self._unnamed: list[tuple[tuple[str, str, int], torch.Tensor, str]] = []
 
-    def add(self, hazard: Hazard) -> None:
-        self.found.setdefault((hazard.code, hazard.site.file, hazard.site.line), hazard)
+    def add(self, hazard: Hazard, param: torch.Tensor | None = None) -> None:
+        key = (hazard.code, hazard.site.file, hazard.site.line)
+        if key not in self.found:
+            self.found[key] = hazard
+            if param is not None and self.phase() == "build":
+                self._unnamed.append((key, param, self.partitions.name(param)))
+
+    def name_build_hazards(self) -> None:
+        """Once the model is built, name the parameters of build hazards by their place in it (`embed.weight`
+        rather than `Embedding.weight`)."""
+        for key, param, provisional in self._unnamed:
+            name = self.partitions.names.get(id(param))
+            hazard = self.found.get(key)
+            if name and hazard is not None:
+                self.found[key] = replace(hazard, message=hazard.message.replace(f"`{provisional}`", f"`{name}`"))
+        self._unnamed = []
 
     def access(self, kind: Access, param: torch.Tensor, op: str, frame: FrameType) -> None:
         """A use of a partitioned parameter at `frame` (the frame that called the op)."""
         parts = self.partitions
         phase = self.phase()
-        clipping = _within(frame, ("clip_grad.py",))
-        if clipping is not None and phase != "build":
-            return self._zg1("ZG107", param, op, frame, phase)
+        if kind is Access.GRAD:
+            if phase != "build" and _within(frame, ("clip_grad.py",)) is not None:
+                self._zg1("ZG107", param, op, frame, phase)
+            return None
         if parts.gathered(param):
             return None
         owners = parts.owners(param)
+        if _within(frame, _PARAMETRIZE) is None and _torch_module_code(frame, owners):
+            return None
         if phase == "build":
             if gathered_in_build(frame, owners):
                 return None
             call = self.build_call()
             if call is not None:
-                return self.add(Hazard("ZG110", call, _message("ZG110", parts, param, op), _HELP["ZG110"]))
+                return self.add(Hazard("ZG110", call, _message("ZG110", parts, param, op), _HELP["ZG110"]), param)
             return self._zg1(_zg1_code(kind, frame, phase), param, op, frame, phase)
-        if _torch_module_reads_its_child(parts, owners):
-            return None
         entered = _owner_method(frame, owners)
         if entered is not None:
             method, owner = entered
@@ -130,7 +150,7 @@ class Hazards:
     def _zg1(self, code: str, param: torch.Tensor, op: str, frame: FrameType, phase: str) -> None:
         site = _here(frame)
         if site is not None:
-            self.add(Hazard(code, site, _message(code, self.partitions, param, op, phase), _HELP[code]))
+            self.add(Hazard(code, site, _message(code, self.partitions, param, op, phase), _HELP[code]), param)
 
 
 def _here(frame: FrameType | None) -> Site | None:
@@ -151,7 +171,7 @@ def _within(frame: FrameType | None, files: tuple[str, ...], names: tuple[str, .
 def _zg1_code(kind: Access, frame: FrameType, phase: str) -> str:
     if _within(frame, ("copy.py",), ("__deepcopy__",)) is not None or _deepcopy_on_stack(frame):
         return "ZG105"
-    if _within(frame, ("parametrize.py", "weight_norm.py", "spectral_norm.py", "parametrizations.py")) is not None:
+    if _within(frame, _PARAMETRIZE) is not None:
         return "ZG104"
     if phase != "build" and _within(frame, (), ("state_dict", "load_state_dict", "_save_to_state_dict",
                                                 "_load_from_state_dict")) is not None:
@@ -187,14 +207,21 @@ def _owner_method(frame: FrameType | None, owners: list[nn.Module]) -> tuple[Fra
     return found
 
 
-def _torch_module_reads_its_child(parts: Partitions, owners: list[nn.Module]) -> bool:
-    if not parts.running:
-        return False
-    running = parts.running[-1]
-    if not type(running).__module__.startswith("torch."):
-        return False
-    children = set(map(id, running.modules()))
-    return any(id(o) in children for o in owners)
+def _torch_module_code(frame: FrameType | None, owners: list[nn.Module]) -> bool:
+    """Whether the use happens in a method of one of torch's own module classes on another module than the
+    owner (`nn.MultiheadAttention` initialising or reading its `out_proj`, `nn.TransformerEncoder` cloning
+    the layer it is given), before the user's code is reached: torch's code, not the user's to change."""
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        code = frame.f_code
+        if code.co_argcount >= 1 and code.co_varnames[0] == "self":
+            obj = frame.f_locals.get("self")
+            if isinstance(obj, nn.Module):
+                if any(obj is o for o in owners):
+                    return False
+                if type(obj).__module__.startswith("torch."):
+                    return True
+        frame = frame.f_back
+    return False
 
 
 def _message(code: str, parts: Partitions, param: torch.Tensor, op: str, phase: str = "build") -> str:

@@ -127,6 +127,8 @@ def run(program: Program, factors: Factors, collectives: Collectives, *, hazards
         with _on_meta(model, not program.real) as meta_batch:
             batch = meta_batch(batch)
             parts.partition_model(model)
+            if hazards is not None and watch_build:
+                hazards.name_build_hazards()
             for leaf in pytree.tree_leaves(batch):
                 mark(leaf, frozenset({"data"}))
             args, kwargs = call_arguments(batch)

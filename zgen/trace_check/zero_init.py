@@ -99,7 +99,7 @@ def gathered_in_build(frame: FrameType | None, owners: list[nn.Module]) -> bool:
         code = frame.f_code
         if applying is None and code.co_name in _APPLY_LIKE:
             local = frame.f_locals
-            for key in ("module", "self", "mod", "m"):
+            for key in code.co_varnames[:code.co_argcount]:  # the module `fn` is called on: an argument
                 value = local.get(key)
                 if isinstance(value, nn.Module):
                     applying = value
