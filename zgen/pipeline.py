@@ -156,8 +156,12 @@ def resolve_targets(args, settings) -> Targets:
     return Targets(settings=s, model=target, model_file=model_file, config_file=config_file, inputs=inputs, loss=loss)
 
 
-def prepare(args, settings) -> Prepared:
-    """Merge settings, trace the model, check model and config, and plan (the shared front half)."""
+def prepare(args, settings, *, trace_check: bool = False) -> Prepared:
+    """Merge settings, trace the model, check model and config, and plan (the shared front half).
+
+    With `trace_check` (`emit`), the model also runs as simulated ZeRO-3 ranks (`zgen.trace_check`) and
+    what that finds is part of the check's findings, merged, suppressed and selected like its own.
+    """
     from zgen.plan import trace as tr
 
     t = resolve_targets(args, settings)
@@ -180,8 +184,17 @@ def prepare(args, settings) -> Prepared:
     if trace is not None:
         notes.extend(tr.trace_notes(trace, dtype))
 
-    check = run_static_check(s, [model_file, config_file] + ([Path(s.root) / inputs[1].path] if inputs else []),
-                             _facts(s, world, model, trace, seq_len))
+    files = [model_file, config_file] + ([Path(s.root) / inputs[1].path] if inputs else [])
+    trace_findings = ()
+    if trace_check:
+        from zgen.trace_check import trace_check as run_trace_check
+
+        request, files_read, trace_notes = trace_request(args, settings, t)
+        result = run_trace_check(request)
+        trace_findings = result.findings
+        files = list(dict.fromkeys(files + files_read))
+        notes.extend(result.notes)
+    check = run_static_check(s, files, _facts(s, world, model, trace, seq_len), trace_findings)
     report = _config_report(check, config_file)
     plan = None
     if trace is not None and report is not None and report.resolved is not None:
@@ -259,11 +272,11 @@ def _facts(s, world: int, model, trace, seq_len: int):
                        consumer="zgen", consumer_reason="`zgen plan`/`zgen emit` build zgen's runtime config")
 
 
-def run_static_check(settings, files: list[Path], facts):
+def run_static_check(settings, files: list[Path], facts, trace_findings=()):
     """`zgen check` on the model, its config and the inputs file: the one place emit and plan call it."""
     from zgen.checker import check_paths
 
-    return check_paths(cwd_paths(files), settings, facts)
+    return check_paths(cwd_paths(files), settings, facts, trace_findings=trace_findings)
 
 
 def _config_report(check, config_file: Path):

@@ -91,18 +91,16 @@ def trace_check(request: TraceRequest) -> TraceResult:
         hazards = Hazards(Partitions(program.persistence_threshold), phase=lambda: "build")
         full = run(program, Factors(0, 0, 0), collectives, hazards=hazards, watch_build=True)
         raise_failure(full, program)
-        reference = run(program, Factors(0, 0, 0), collectives, hazards=hazards)
+        reference = run(program, Factors(0, 0, 0), collectives, hazards=hazards, backward=program.real)
         notes = []
         unsteady = first_divergence(full.phases, reference.phases, reference.error is None)
         if unsteady is not None:
             notes.append(f"the second run of rank 0 called `{unsteady.theirs}` where the first called "
                          f"`{unsteady.ours}`: state kept between runs (a cache, a counter); divergences there are "
                          "not reported")
-        variants = [Factors(r, 0, 0) for r in simulated_ranks(program.world_size)[1:]]
-        variants += [Factors(0, 1, 0), Factors(0, 0, 1)]
         records = []
-        for factors in variants:
-            rec = run(program, factors, collectives, hazards=hazards)
+        for factors in _variants(program):
+            rec = run(program, factors, collectives, hazards=hazards, backward=program.real)
             records.append(rec)
             parting = first_divergence(reference.phases, rec.phases, rec.error is None)
             if parting is not None and not _same(parting, unsteady):
@@ -128,15 +126,32 @@ def _program(request: TraceRequest) -> Program:
 
 def _fits(factory, request: TraceRequest) -> bool:
     """Whether the model runs on real CPU tensors: small parameters and a small batch (`runs.REAL_PARAM_BYTES`)."""
-    from zgen.plan.trace import build_meta_model
-
     from .runs import REAL_PARAM_BYTES, REAL_TOKENS
 
     if request.batch_size * request.seq_len > REAL_TOKENS:
         return False
-    model = build_meta_model(factory, request.model)
+    model = _probe(factory, request.model)
     size = sum(p.numel() * 4 for p in model.parameters())
     return size <= REAL_PARAM_BYTES
+
+
+def _variants(program: Program) -> list[Factors]:
+    """The runs that vary one factor each. On `meta` tensors there are no data to vary, and each run costs
+    seconds: the last rank (a decision on the rank compares with 0 or the last) and another random state."""
+    if not program.real:
+        return [Factors(program.world_size - 1, 0, 0), Factors(0, 0, 1)]
+    return [Factors(r, 0, 0) for r in simulated_ranks(program.world_size)[1:]] + [Factors(0, 1, 0), Factors(0, 0, 1)]
+
+
+def _probe(factory, target: Target):
+    """The model built on `meta`, to count its parameters; a factory that raises is the user's error."""
+    from .runs import checked_module, factory_failed, meta_build
+
+    try:
+        model = meta_build(factory)
+    except Exception as e:
+        raise factory_failed(target, e) from None
+    return checked_module(target, model)
 
 
 def _factor(factors: Factors) -> str:
@@ -185,7 +200,7 @@ def _forced_decisions(program: Program, collectives: Collectives, hazards: Hazar
             break
         tried += 1
         force = Force(decision.op, decision.site, decision.occurrence)
-        rec = run(program, Factors(0, 0, 0), collectives, force=force, expect=expect)
+        rec = run(program, Factors(0, 0, 0), collectives, force=force, expect=expect, backward=program.real)
         if not rec.forced:
             continue
         parting = first_divergence(reference.phases, rec.phases, rec.error is None)

@@ -31,8 +31,13 @@ __all__ = ["Partitions", "storage_key"]
 
 def storage_key(t: torch.Tensor) -> int | None:
     """The identity of a tensor's storage (shared by its views, `.data` and `.detach()`), or None."""
+    storage = _storage(t)
+    return None if storage is None else storage._cdata
+
+
+def _storage(t: torch.Tensor):
     try:
-        return t.untyped_storage()._cdata
+        return t.untyped_storage()
     except (RuntimeError, NotImplementedError, AttributeError, TypeError):
         return None
 
@@ -50,6 +55,7 @@ class Partitions:
         self._params: dict[int, nn.Parameter] = {}
         self._owners: dict[int, list[nn.Module]] = {}
         self._by_storage: dict[int, int] = {}
+        self._storages: list[object] = []
         self._explicit: Counter[int] = Counter()  # GatheredParameters depth per parameter
         self.running: list[nn.Module] = []
         self.hooks_installed = False
@@ -79,11 +85,17 @@ class Partitions:
         if key not in self._params:
             self._params[key] = p  # kept alive, so ids stay unique
             self._owners[key] = []
-            skey = storage_key(p)
-            if skey is not None:
-                self._by_storage[skey] = key
+        self._know_storage(p)
         if not any(o is owner for o in self._owners[key]):
             self._owners[key].append(owner)
+
+    def _know_storage(self, p: torch.Tensor) -> None:
+        """Map `p`'s current storage to it. The storage is kept alive, so its address is never reused by
+        another tensor while the map holds it (`p.data = t` gives `p` a new storage: mapped when seen)."""
+        storage = _storage(p)
+        if storage is not None and storage._cdata not in self._by_storage:
+            self._by_storage[storage._cdata] = id(p)
+            self._storages.append(storage)
 
     # -- lookups -----------------------------------------------------------------------------
 
@@ -93,6 +105,7 @@ class Partitions:
             return None
         same = self._params.get(id(t))
         if same is not None:
+            self._know_storage(same)
             return same
         skey = storage_key(t)
         pid = self._by_storage.get(skey) if skey is not None else None

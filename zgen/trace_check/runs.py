@@ -100,13 +100,15 @@ class RunRecord:
 
 
 def run(program: Program, factors: Factors, collectives: Collectives, *, hazards: Hazards | None = None,
-        watch_build: bool = False, force: Force | None = None,
-        expect: dict[str, list[str]] | None = None) -> RunRecord:
+        watch_build: bool = False, force: Force | None = None, expect: dict[str, list[str]] | None = None,
+        backward: bool = True) -> RunRecord:
     """Run `program` as the rank `factors` describe (see the module docstring).
 
     With `hazards`, uses of partitioned parameters in the step and entries are checked, and with
     `watch_build` the build runs under the simulated `zero.Init` and is checked too. With `force`, that
-    decision is answered the other way; with `expect`, the run stops at its first call not in it.
+    decision is answered the other way; with `expect`, the run stops at its first call not in it. Without
+    `backward`, the step is the forward and the loss (the module calls; what a rank gathers for backward
+    follows from them).
     """
     record = RunRecord(factors)
     parts = Partitions(program.persistence_threshold)
@@ -139,7 +141,8 @@ def run(program: Program, factors: Factors, collectives: Collectives, *, hazards
                     tracker.begin("step")
                     out = model(*args, **kwargs)
                     loss = step_loss(out, program.loss, kwargs if kwargs else args, where_from)
-                    loss.backward()
+                    if backward:
+                        loss.backward()
                     for fn, target in program.entries:
                         tracker.begin(f"entry {target}")
                         fn(model, batch)
@@ -187,21 +190,41 @@ def _build(program: Program, parts: Partitions, tracker: Tracker, watch: AccessW
             return program.factory()
 
     try:
-        model = build() if program.real else build_on_meta(build)
+        model = build() if program.real else meta_build(build)
     except ZgenError:
         raise
     except Exception as e:
-        raise ZgenError(
-            f"{target.option} `{target}`: the factory raised {type(e).__name__}: {_first_line(e)}"
-            f"{where(e.__traceback__)}",
-            help="the factory is called with no arguments and returns the model",
-        ) from None
+        raise factory_failed(target, e) from None
     finally:
         tracker.inits = lambda: 0
+    return checked_module(target, model)
+
+
+def factory_failed(target: Target, e: BaseException) -> ZgenError:
+    """The error for a factory that raised: one line naming the user's statement."""
+    return ZgenError(f"{target.option} `{target}`: the factory raised {type(e).__name__}: {_first_line(e)}"
+                     f"{where(e.__traceback__)}", help="the factory is called with no arguments and returns the model")
+
+
+def checked_module(target: Target, model: Any) -> nn.Module:
+    """`model` if the factory returned a module, else the error saying what it returned."""
     if not isinstance(model, nn.Module):
         raise ZgenError(f"{target.option} `{target}`: the factory returned a {type(model).__name__}, "
                         "not an `nn.Module`", help="return the model instance from the factory")
     return model
+
+
+def meta_build(factory: Callable[[], Any]) -> Any:
+    """The factory under `torch.device("meta")`: nothing allocated, nothing initialised. A factory that needs
+    values while it builds (`torch.linspace(0, p, n).tolist()` for drop-path rates) is built as `zgen plan`
+    builds it instead (`zgen.runtime.meta_build`: small parameters and buffers real while it runs)."""
+    try:
+        with torch.random.fork_rng(devices=[]), torch.device("meta"):
+            return factory()
+    except ZgenError:
+        raise
+    except Exception:
+        return build_on_meta(factory)
 
 
 def _batch(program: Program, model: nn.Module, factors: Factors) -> tuple[Any, str]:
