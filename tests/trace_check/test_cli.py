@@ -100,3 +100,19 @@ def test_the_model_flags_need_trace(zgen, tmp_path):
     (tmp_path / "m.py").write_text("x = 1\n")
     code, _, err = zgen("check", "m.py", "--model", "m.py:f", "--no-cache", cwd=tmp_path)
     assert code == 2 and "--trace" in err
+
+
+def test_the_trace_hook_runs_the_configured_model(zgen, tmp_path):
+    import re
+    import shlex
+    from pathlib import Path
+
+    hooks = (Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text()
+    block = hooks[hooks.index("- id: zgen-check-trace"):]
+    entry = re.search(r"^  entry: (.*)$", block, re.M).group(1)
+    assert "torch" in re.search(r"^  additional_dependencies: (.*)$", block, re.M).group(1)
+    _case(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.zgen]\nmodel = "case.py:build_model"\ninputs = "case.py:inputs"\n'
+                                             'config = "ds.json"\nworld-size = 2\nseq-len = 8\n')
+    code, out, _ = zgen(*shlex.split(entry)[1:], "--no-cache", cwd=tmp_path)
+    assert code == 1 and "ZG301" in out and "(seen by the trace)" in out
