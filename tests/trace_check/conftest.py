@@ -23,7 +23,7 @@ def inputs(batch_size, seq_len, generator):
 
 @pytest.fixture
 def trace(tmp_path, monkeypatch):
-    """`trace(source, entries=(), threshold=0, world=2)`: write `case.py` (the header above, then `source`)
+    """`trace(source, entries=(), threshold=0, world=2, real=None)`: write `case.py` (the header above, then `source`)
     and return the trace check's findings as (code, line) pairs sorted, plus the findings themselves."""
     from zgen.plan.trace import Target
     from zgen.trace_check import TraceRequest, trace_check
@@ -31,14 +31,14 @@ def trace(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
     def run(source: str, *, entries: tuple[str, ...] = (), threshold: int = 0, world: int = 2,
-            factory: str = "build_model"):
+            factory: str = "build_model", real: bool | None = None):
         path = tmp_path / "case.py"
         path.write_text(HEADER + textwrap.dedent(source))
         request = TraceRequest(
             model=Target("case.py", factory, "--model"), root=Path(tmp_path),
             inputs=Target("case.py", "inputs", "--inputs"),
             entries=tuple(Target("case.py", e, "--entry") for e in entries),
-            world_size=world, seq_len=8, persistence_threshold=threshold)
+            world_size=world, seq_len=8, persistence_threshold=threshold, real=real)
         result = trace_check(request)
         return sorted((f.code, f.line) for f in result.findings), result
 

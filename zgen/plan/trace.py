@@ -72,6 +72,7 @@ __all__ = [
     "describe",
     "trace_model",
     "trace_notes",
+    "swap_params",
 ]
 
 # The rule code for "data-dependent control flow seen while tracing" (a ZG2xx: ranks may diverge).
@@ -570,7 +571,7 @@ def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: d
     else:
         to_meta = lambda x: x.to("meta") if isinstance(x, torch.Tensor) else x  # noqa: E731
         args, kwargs = pytree.tree_map(to_meta, (args, kwargs))
-    swapped = _swap_params(model, dtype, fake)
+    swapped = swap_params(model, dtype, fake)
     # Buffers are real (the constructor's values): a meta trace sees meta copies, a fake one fakes them itself.
     saved = [] if fake is not None else [
         (m, k, b) for m in model.modules() for k, b in m._buffers.items() if b is not None and not b.is_meta]
@@ -650,7 +651,7 @@ class _SavedBytes:
         return t
 
 
-def _swap_params(model: nn.Module, dtype: torch.dtype, fake) -> list[tuple[nn.Module, str, nn.Parameter]]:
+def swap_params(model: nn.Module, dtype: torch.dtype, fake) -> list[tuple[nn.Module, str, nn.Parameter]]:
     """Put stand-ins for the parameters in place (tied ones stay tied); returns what to put back."""
     new: dict[int, nn.Parameter] = {}
     saved = []

@@ -31,7 +31,8 @@ from torch.utils import _pytree as pytree
 
 from zgen.errors import ZgenError
 from zgen.plan.frames import where
-from zgen.plan.trace import Target, call_arguments, inputs_batch, step_loss, synthetic_inputs, vocab_size
+from zgen.plan.trace import (Target, call_arguments, inputs_batch, step_loss, swap_params, synthetic_inputs,
+                             vocab_size)
 from zgen.runtime.meta_build import build_on_meta
 
 from .access import AccessWatch
@@ -70,7 +71,8 @@ class Program:
     world_size: int
     gpus_per_node: int | None
     persistence_threshold: int
-    real: bool  # real CPU tensors (else meta)
+    real: bool  # real CPU tensors (else meta, or fake with `fake`)
+    fake: bool = False  # fake tensors where a meta kernel cannot run the model (autocast on meta)
 
 
 @dataclass(frozen=True)
@@ -126,8 +128,8 @@ def run(program: Program, factors: Factors, collectives: Collectives, *, hazards
         seeded(STEP_SEED + factors.random)
         batch, where_from = _batch(program, model, factors)
         tracker.name_modules(model)
-        with _on_meta(model, not program.real) as meta_batch:
-            batch = meta_batch(batch)
+        with _without_values(model, program) as (device, prepared):
+            batch = prepared(batch)
             parts.partition_model(model)
             if hazards is not None and watch_build:
                 hazards.name_build_hazards()
@@ -136,8 +138,7 @@ def run(program: Program, factors: Factors, collectives: Collectives, *, hazards
             args, kwargs = call_arguments(batch)
             model.train()
             try:
-                with tracker, watch, decisions, _created_watch(hazards, tracker), \
-                        (torch.device("meta") if not program.real else contextlib.nullcontext()):
+                with tracker, watch, device, decisions, _created_watch(hazards, tracker):
                     tracker.begin("step")
                     out = model(*args, **kwargs)
                     loss = step_loss(out, program.loss, kwargs if kwargs else args, where_from)
@@ -169,7 +170,7 @@ def raise_failure(record: RunRecord, program: Program) -> None:
     else:
         what = "the training step (forward, loss, backward) raised"
         helptext = ("the model runs one training step on the micro batch of --inputs"
-                    + ("" if program.real else " on the meta device"))
+                    + ("" if program.real else " on fake tensors" if program.fake else " on the meta device"))
     raise ZgenError(f"{what} {type(e).__name__}: {_first_line(e)}{where(e.__traceback__)}", help=helptext)
 
 
@@ -240,10 +241,30 @@ def _batch(program: Program, model: nn.Module, factors: Factors) -> tuple[Any, s
 
 
 @contextlib.contextmanager
-def _on_meta(model: nn.Module, meta: bool):
-    """With `meta`, buffers (and, by the returned function, the batch) on `meta` for the run, put back after."""
-    if not meta:
-        yield lambda batch: batch
+def _without_values(model: nn.Module, program: Program):
+    """Yields the context the step runs in and a function preparing the batch for it: nothing for real
+    tensors; on `meta`, buffers and batch moved there; on fake tensors, parameters swapped for fake ones
+    (buffers and batch are faked by the mode as they are used). Put back afterwards."""
+    if program.real:
+        yield contextlib.nullcontext(), lambda batch: batch
+        return
+    if program.fake:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        fake = FakeTensorMode(allow_non_fake_inputs=True)
+        swapped = swap_params(model, torch.float32, fake)
+        buffers = [(m, k, b) for m in model.modules() for k, b in m._buffers.items()
+                   if isinstance(b, torch.Tensor) and b.is_meta]
+        with fake:
+            for m, k, b in buffers:
+                m._buffers[k] = torch.empty(b.shape, dtype=b.dtype, device="cpu")
+        try:
+            yield fake, lambda batch: batch
+        finally:
+            for m, k, p in swapped:
+                m._parameters[k] = p
+            for m, k, b in buffers:
+                m._buffers[k] = b
         return
     saved = [(m, k, b) for m in model.modules() for k, b in m._buffers.items()
              if isinstance(b, torch.Tensor) and not b.is_meta]
@@ -254,7 +275,7 @@ def _on_meta(model: nn.Module, meta: bool):
         return pytree.tree_map(lambda x: x.to("meta") if isinstance(x, torch.Tensor) else x, batch)
 
     try:
-        yield to_meta
+        yield torch.device("meta"), to_meta
     finally:
         for m, k, b in saved:
             m._buffers[k] = b
