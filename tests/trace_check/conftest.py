@@ -21,6 +21,26 @@ def inputs(batch_size, seq_len, generator):
 '''
 
 
+# Experts called only for the tokens routed to them: which ones run depends on the data (ZG203).
+EXPERTS = '''
+class Experts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(8, 2)
+        self.experts = nn.ModuleList(nn.Linear(8, 8) for _ in range(2))
+
+    def forward(self, x):
+        choice = self.gate(x).argmax(-1)
+        out = torch.zeros_like(x)
+        for i, expert in enumerate(self.experts):
+            rows = torch.where(choice == i)
+            if rows[0].numel() == 0:  # hit
+                continue
+            out[rows] = expert(x[rows])
+        return out
+'''
+
+
 @pytest.fixture
 def trace(tmp_path, monkeypatch):
     """`trace(source, entries=(), threshold=0, world=2, real=None)`: write `case.py` (the header above, then `source`)

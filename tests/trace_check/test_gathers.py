@@ -175,3 +175,21 @@ def test_a_parameter_created_in_forward_is_zg106(trace):
             return F.cross_entropy(self.head(h).flatten(0, 1), labels.flatten())
     ''' + BUILD
     assert ("ZG106", line_of(src, "# lazy")) in trace(src)[0]
+
+
+def test_a_write_or_size_query_inside_a_forward_is_zg1_not_zg3(trace):
+    src = '''
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.proj = nn.Linear(8, 8)
+            self.head = nn.Linear(8, 32)
+
+        def forward(self, input_ids, labels):
+            with torch.no_grad():
+                self.proj.weight.data.clamp_(-1.0, 1.0)  # write
+            h = self.proj(self.embed(input_ids)).view(-1, self.proj.weight.shape[0])  # size
+            return F.cross_entropy(self.head(h), labels.flatten())
+    ''' + BUILD
+    assert trace(src)[0] == [("ZG101", line_of(src, "# write")), ("ZG102", line_of(src, "# size"))]

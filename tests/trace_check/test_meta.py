@@ -3,25 +3,9 @@ without values; a decision on values gets a stand-in and is tried both ways."""
 
 from __future__ import annotations
 
-from tests.trace_check.conftest import line_of
+from tests.trace_check.conftest import EXPERTS, line_of
 
-MODEL = '''
-class Experts(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.gate = nn.Linear(8, 2)
-        self.experts = nn.ModuleList(nn.Linear(8, 8) for _ in range(2))
-
-    def forward(self, x):
-        choice = self.gate(x).argmax(-1)
-        out = torch.zeros_like(x)
-        for i, expert in enumerate(self.experts):
-            rows = torch.where(choice == i)
-            if rows[0].numel() == 0:  # hit
-                continue
-            out[rows] = expert(x[rows])
-        return out
-
+MODEL = EXPERTS + '''
 
 class LM(nn.Module):
     def __init__(self):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.trace_check.conftest import line_of
+import textwrap
+
+from tests.trace_check.conftest import EXPERTS, line_of
 
 LOOP = '''
 class LM(nn.Module):
@@ -60,29 +62,12 @@ if flag.item() == 1:
 
 
 def test_experts_that_happen_to_run_on_every_rank_are_still_zg203(trace):
-    src = '''
-    class MoE(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.gate = nn.Linear(8, 2)
-            self.experts = nn.ModuleList(nn.Linear(8, 8) for _ in range(2))
-
-        def forward(self, x):
-            choice = self.gate(x).argmax(-1)
-            out = torch.zeros_like(x)
-            for i, expert in enumerate(self.experts):
-                rows = torch.where(choice == i)
-                if rows[0].numel() == 0:  # hit
-                    continue
-                out[rows] = expert(x[rows])
-            return out
-
-
+    src = EXPERTS + textwrap.dedent('''
     class LM(nn.Module):
         def __init__(self):
             super().__init__()
             self.embed = nn.Embedding(32, 8)
-            self.moe = MoE()
+            self.moe = Experts()
             self.head = nn.Linear(8, 32)
 
         def forward(self, input_ids, labels):
@@ -93,7 +78,7 @@ def test_experts_that_happen_to_run_on_every_rank_are_still_zg203(trace):
 
     def build_model():
         return LM()
-    '''
+    ''')
     found, result = trace(src)
     assert found == [("ZG203", line_of(src, "# hit"))]
     assert "answered the other way" in result.findings[0].message

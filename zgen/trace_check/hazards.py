@@ -6,15 +6,15 @@ parameter is gathered (`Partitions.gathered`, and during the build
 
 * during the build, a module called while an `__init__` runs is a forward in
   `__init__` (ZG110, at that call);
-* the owner's `forward` on the stack, entered without `__call__` (`child.forward(x)`,
+* a plain read with the owner's `forward` on the stack, entered without `__call__` (`child.forward(x)`,
   `self.forward` from `generate`, a bound `forward` handed to a callback): ZG302 at
   the call that bypassed the hooks;
 * another method of the owner called from outside while some forward runs:
   ZG303 at that call;
 * some other module's forward runs (a tied weight read through another module,
   a lambda, a helper): ZG301 at the read;
-* no forward runs: ZG1xx at the statement, by what the op does and where it
-  happens: `copy.deepcopy` (ZG105), a parametrization (ZG104),
+* otherwise, and for anything but a plain read, ZG1xx at the statement, by what
+  the op does and where it happens: `copy.deepcopy` (ZG105), a parametrization (ZG104),
   `clip_grad_norm_` (ZG107), `state_dict`/`load_state_dict` after the build
   (ZG108), `torch.nn.init` or a random fill (ZG103), another write (ZG101), a size
   query (ZG102), a read (ZG109).
@@ -112,6 +112,9 @@ class Hazards:
             if call is not None:
                 return self.add(Hazard("ZG110", call, _message("ZG110", parts, param, op), _HELP["ZG110"]), param)
             return self._zg1(_zg1_code(kind, frame, phase), param, op, frame, phase)
+        code = _zg1_code(kind, frame, phase)
+        if code != "ZG109":  # a write, an initialisation, a size query, a copy: the same under any forward
+            return self._zg1(code, param, op, frame, phase)
         entered = _owner_method(frame, owners)
         if entered is not None:
             method, owner = entered
@@ -134,7 +137,7 @@ class Hazards:
                                        f"call `{parts.module_name(owners[0]) if owners else 'the owner'}` instead, "
                                        "or register the parameter in `__init__` with `deepspeed.zero."
                                        f"register_external_parameter(self, <param>)` on `{type(running).__name__}`"))
-        return self._zg1(_zg1_code(kind, frame, phase), param, op, frame, phase)
+        return self._zg1(code, param, op, frame, phase)
 
     def created_in_forward(self, param: torch.Tensor, frame: FrameType) -> None:
         """A parameter registered while a forward runs, after the model was partitioned (ZG106)."""
