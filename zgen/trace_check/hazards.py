@@ -106,7 +106,7 @@ class Hazards:
         if _within(frame, _PARAMETRIZE) is None and _torch_module_code(frame, owners):
             return None
         if phase == "build":
-            if gathered_in_build(frame, owners):
+            if gathered_in_build(frame, param):
                 return None
             call = self.build_call()
             if call is not None:

@@ -92,8 +92,9 @@ class InitWatcher:
         sys.settrace(self._previous)
 
 
-def gathered_in_build(frame: FrameType | None, owners: list[nn.Module]) -> bool:
-    """Whether a parameter held by `owners` is gathered at `frame` of the build by `apply` or a library's init."""
+def gathered_in_build(frame: FrameType | None, param: object) -> bool:
+    """Whether `param` is gathered at `frame` of the build by `apply` (on a module holding it now: a weight
+    tied after it was partitioned counts for its new holder too) or by a library's init."""
     applying = None
     while frame is not None:
         code = frame.f_code
@@ -104,7 +105,7 @@ def gathered_in_build(frame: FrameType | None, owners: list[nn.Module]) -> bool:
                 if isinstance(value, nn.Module):
                     applying = value
                     break
-            if applying is not None and any(applying is o for o in owners):
+            if applying is not None and any(p is param for p in applying._parameters.values()):
                 return True
         if code.co_name in _LIBRARY_INIT and _TRANSFORMERS in code.co_filename:
             return True
