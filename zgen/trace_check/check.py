@@ -111,7 +111,7 @@ def trace_check(request: TraceRequest) -> TraceResult:
             records.append(rec)
             parting = first_divergence(reference.phases, rec.phases, rec.error is None)
             if parting is not None and not _same(parting, unsteady):
-                _divergence(hazards, parting, _factor(factors), full_phase=reference)
+                _divergence(hazards, parting, _factor(factors))
         _forced_decisions(program, collectives, hazards, reference, records, unsteady, notes)
     rules = all_rules()
     findings = tuple(_finding(h, rules) for h in hazards.found.values())
@@ -171,8 +171,8 @@ def _same(a: Parting | None, b: Parting | None) -> bool:
     return a is not None and b is not None and a.phase == b.phase and a.site == b.site
 
 
-def _divergence(hazards: Hazards, parting: Parting, factor: str, full_phase: RunRecord | None = None,
-                forced: Decision | None = None) -> None:
+def _divergence(hazards: Hazards, parting: Parting, factor: str, forced: Decision | None = None) -> None:
+    """A ZG2xx hazard where two runs part: by the factor that differed (or the forced decision's taint)."""
     site = parting.site or (forced.site if forced is not None else None)
     if site is None:
         return

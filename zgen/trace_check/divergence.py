@@ -51,7 +51,7 @@ def first_divergence(ours: list[Phase], theirs: list[Phase], theirs_complete: bo
     for a in ours:
         b = others.get(a.name)
         if b is None:
-            return None  # it stopped before this phase
+            continue  # it stopped before this phase, or skipped it (a forward-only run has no backward)
         ca, cb = a.call_names(), b.call_names()
         k = next((i for i, (x, y) in enumerate(zip(ca, cb)) if x != y), min(len(ca), len(cb)))
         if k == len(ca) == len(cb):

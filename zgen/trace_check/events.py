@@ -1,6 +1,6 @@
 """What a run did, as events: the user's lines it executed and the calls that gather, in order, per phase.
 
-Two kinds of event, in one list per phase (`step`, then each entry):
+Two kinds of event, in one list per phase (`step`, `backward`, then each entry):
 
 * `(file, line)`: a line of the user's code ran (`sys.settrace`, for files
   outside torch, zgen and the standard library only; other frames get no

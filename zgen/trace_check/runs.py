@@ -142,7 +142,8 @@ def run(program: Program, factors: Factors, collectives: Collectives, *, hazards
                     tracker.begin("step")
                     out = model(*args, **kwargs)
                     loss = step_loss(out, program.loss, kwargs if kwargs else args, where_from)
-                    if backward:
+                    if backward and loss.requires_grad:
+                        tracker.begin("backward")
                         loss.backward()
                     for fn, target in program.entries:
                         tracker.begin(f"entry {target}")
