@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.trace_check.conftest import EXPERTS, line_of
 
 LOOP = '''
@@ -34,9 +36,16 @@ def _loop(body: str) -> str:
     return LOOP.replace("{body}", body.replace("\n", "\n            "))
 
 
-def test_a_call_only_rank_0_makes_is_zg201_at_the_if(trace):
-    src = _loop("x = layer(x)\nif dist.get_rank() == 0:  # rank\n    x = self.probe(x)")
-    assert trace(src)[0] == [("ZG201", line_of(src, "# rank"))]
+@pytest.mark.parametrize("rank", ["dist.get_rank() == 0", "int(__import__('os').environ['RANK']) == 7"])
+def test_a_call_only_one_rank_makes_is_zg201_at_the_if(trace, rank):
+    src = _loop(f"x = layer(x)\nif {rank}:  # rank\n    x = self.probe(x)")
+    assert trace(src, world=8)[0] == [("ZG201", line_of(src, "# rank"))]
+
+
+def test_a_submodule_picked_by_the_data_is_zg203_at_the_lookup(trace):
+    src = _loop("x = layer(x)\nx = self.acts[0](x)\nx = [self.probe, self.exit][int(input_ids[0, 0]) % 2](x)  # pick\nbreak")
+    src = src.replace("return F.cross_entropy(self.head(x)", "return F.cross_entropy(self.head(x[..., :1].expand(-1, -1, 8))")
+    assert trace(src)[0] == [("ZG203", line_of(src, "# pick"))]
 
 
 def test_a_random_layer_skip_is_zg202(trace):

@@ -127,3 +127,10 @@ def test_own_parameters_before_init_returns_and_gathered_parameters_are_fine(tra
         return LM()
     '''
     assert trace(src)[0] == []
+
+
+def test_weight_norm_and_load_state_dict_on_a_built_child(trace):
+    src = LM.format(init="self.embed.load_state_dict({'weight': torch.zeros(32, 8)})  # load\n"
+                         "        nn.utils.parametrizations.weight_norm(self.embed)  # reparam")
+    found, _ = trace(src)
+    assert found == [("ZG101", line_of(src, "# load")), ("ZG104", line_of(src, "# reparam"))]

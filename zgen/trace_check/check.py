@@ -39,7 +39,7 @@ from pathlib import Path
 from zgen.findings import Finding, Source
 from zgen.plan.trace import Target, load_callable
 
-from .decisions import Decision, Force
+from .decisions import Decision, Force, variants
 from .deepspeed_api import stub_package
 from .divergence import Parting, data_code, first_divergence
 from .events import calls_of
@@ -200,13 +200,13 @@ def _forced_decisions(program: Program, collectives: Collectives, hazards: Hazar
     started = time.monotonic()
     candidates = list(_candidates(reference, records))
     tried = 0
-    for decision, factor in candidates:
+    for decision, factor, variant in candidates:
         if tried >= MAX_FORCED or time.monotonic() - started > FORCED_SECONDS:
             notes.append(f"{len(candidates) - tried} decision(s) on tensor values not tried the other way "
                          f"(limit: {MAX_FORCED} runs or {FORCED_SECONDS:.0f} s)")
             break
         tried += 1
-        force = Force(decision.op, decision.site, decision.occurrence)
+        force = Force(decision.op, decision.site, decision.occurrence, variant)
         rec = run(program, Factors(0, 0, 0), collectives, force=force, expect=expect, backward=program.real)
         if not rec.forced:
             continue
@@ -215,7 +215,7 @@ def _forced_decisions(program: Program, collectives: Collectives, hazards: Hazar
             _divergence(hazards, parting, factor, forced=decision)
 
 
-def _candidates(reference: RunRecord, records: list[RunRecord]) -> Iterator[tuple[Decision, str]]:
+def _candidates(reference: RunRecord, records: list[RunRecord]) -> Iterator[tuple[Decision, str, int]]:
     """Decisions of the reference whose answer could differ on another rank, first occurrence of each line,
     with what they depend on: `data` or `random` (taint, else the variant run whose values differed)."""
     values: dict[tuple, list] = {}
@@ -237,7 +237,8 @@ def _candidates(reference: RunRecord, records: list[RunRecord]) -> Iterator[tupl
         seen.add(key)
         factor = "data" if "data" in d.taint else "random" if "random" in d.taint else differs.get(key)
         if factor is not None:
-            yield d, factor
+            for variant in range(variants(d.value)):
+                yield d, factor, variant
 
 
 def _finding(h: Hazard, rules) -> Finding:

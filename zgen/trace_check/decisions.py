@@ -34,7 +34,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from zgen.plan.frames import user_site_stack
 from zgen.plan.stand_ins import needs_values, stand_in
 
-__all__ = ["Decision", "Force", "Decisions", "TAINT_ATTR", "taint", "mark"]
+__all__ = ["Decision", "Force", "variants", "Decisions", "TAINT_ATTR", "taint", "mark"]
 
 _aten = torch.ops.aten
 
@@ -66,11 +66,18 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class Force:
-    """Answer the `occurrence`-th decision by `op` at `site` the other way."""
+    """Answer the `occurrence`-th decision by `op` at `site` the other way. An integer has two other ways
+    (`variant`): zero (or one, for a zero), and its neighbour (another parity, key or index)."""
 
     op: str
     site: tuple[str, int]
     occurrence: int
+    variant: int = 0
+
+
+def variants(value: Any) -> int:
+    """How many other answers `Force` tries for a decision that answered `value`."""
+    return 2 if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 else 1
 
 
 def taint(t: Any) -> frozenset[str]:
@@ -166,6 +173,8 @@ class Decisions(TorchDispatchMode):
             if isinstance(actual, bool):
                 return not actual
             if isinstance(actual, int):
+                if self.force is not None and self.force.variant == 1:
+                    return actual - 1 if actual > 0 else actual + 1
                 return 0 if actual else 1
             return 0.0 if actual > 0.5 else 1.0
         if packet in (_aten.nonzero, _aten.argwhere):

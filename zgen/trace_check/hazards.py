@@ -60,7 +60,7 @@ class Hazard:
 
 
 class Hazards:
-    """Collects hazards of one check, once per (code, statement).
+    """Collects hazards of one check, once per (family, statement).
 
     `phase()` names what runs: `build`, `step`, or an entry. `build_call()`
     gives the site of the module call running during the build while an
@@ -72,11 +72,12 @@ class Hazards:
         self.partitions = partitions
         self.phase = phase
         self.build_call = build_call
-        self.found: dict[tuple[str, str, int], Hazard] = {}
+        self.found: dict[tuple[str, str, int], Hazard] = {}  # (family, file, line)
         self._unnamed: list[tuple[tuple[str, str, int], torch.Tensor, str]] = []
 
     def add(self, hazard: Hazard, param: torch.Tensor | None = None) -> None:
-        key = (hazard.code, hazard.site.file, hazard.site.line)
+        """Keep the first hazard of a family at a statement (a loop, or one call doing several things)."""
+        key = (hazard.code[:3], hazard.site.file, hazard.site.line)
         if key not in self.found:
             self.found[key] = hazard
             if param is not None and self.phase() == "build":
@@ -176,8 +177,9 @@ def _zg1_code(kind: Access, frame: FrameType, phase: str) -> str:
         return "ZG105"
     if _within(frame, _PARAMETRIZE) is not None:
         return "ZG104"
-    if phase != "build" and _within(frame, (), ("state_dict", "load_state_dict", "_save_to_state_dict",
-                                                "_load_from_state_dict")) is not None:
+    if _within(frame, (), ("load_state_dict", "_load_from_state_dict")) is not None:
+        return "ZG101" if phase == "build" else "ZG108"  # loaded into placeholders: lost
+    if phase != "build" and _within(frame, (), ("state_dict", "_save_to_state_dict")) is not None:
         return "ZG108"
     if kind is Access.INIT or _within(frame, ("init.py",)) is not None:
         return "ZG103"
