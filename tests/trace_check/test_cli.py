@@ -116,3 +116,30 @@ def test_the_trace_hook_runs_the_configured_model(zgen, tmp_path):
                                              'config = "ds.json"\nworld-size = 2\nseq-len = 8\n')
     code, out, _ = zgen(*shlex.split(entry)[1:], "--no-cache", cwd=tmp_path)
     assert code == 1 and "ZG301" in out and "(seen by the trace)" in out
+
+
+def test_emit_refuses_on_what_the_trace_check_sees(zgen, tmp_path):
+    (tmp_path / "case.py").write_text(HEADER + textwrap.dedent('''
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.probe = nn.Linear(8, 8)
+            self.head = nn.Linear(8, 32)
+
+        def forward(self, input_ids, labels):
+            x = self.embed(input_ids)
+            if int(__import__("os").environ.get("RANK", "0")) == 0:  # rank
+                x = self.probe(x)
+            return F.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    '''))
+    (tmp_path / "ds.json").write_text(json.dumps(CONFIG))
+    code, out, err = zgen("emit", "--model", "case.py:build_model", "--config", "ds.json", "--world-size", "2",
+                          "--seq-len", "8", "--out", "train.py", cwd=tmp_path)
+    assert code == 1 and "emit refused" in err
+    assert "ZG201" in out and "(seen by the trace)" in out
+    assert not (tmp_path / "train.py").exists()
