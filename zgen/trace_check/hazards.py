@@ -19,7 +19,9 @@ parameter is gathered (`Partitions.gathered`, and during the build
   (ZG108), `torch.nn.init` or a random fill (ZG103), another write (ZG101), a size
   query (ZG102), a read (ZG109).
 
-torch's own module classes that use another module's parameters in their
+A conversion of the whole module (`model.to(torch.bfloat16)`, `.half()`,
+`.cpu()`, torch's `Module._apply`) is not a use: ZeRO-3 converts the
+partitions. torch's own module classes that use another module's parameters in their
 own methods (`nn.MultiheadAttention` initialising `out_proj.bias` in
 `__init__` and passing `out_proj.weight` to a functional in `forward`,
 `nn.TransformerEncoder` cloning the layer it is given) are left alone: that is
@@ -104,6 +106,8 @@ class Hazards:
         if parts.gathered(param):
             return None
         owners = parts.owners(param)
+        if _within(frame, (), ("_apply",)) is not None:
+            return None  # `model.to(dtype)`, `.half()`, `.cpu()`: a conversion ZeRO-3 applies to the partitions
         if _within(frame, _PARAMETRIZE) is None and _torch_module_code(frame, owners):
             return None
         if phase == "build":

@@ -126,9 +126,6 @@ class Partitions:
     def owners(self, p: torch.Tensor) -> list[nn.Module]:
         return self._owners.get(id(p), [])
 
-    def is_partitioned(self, p: torch.Tensor) -> bool:
-        return id(p) in self._params
-
     def is_persistent(self, p: torch.Tensor) -> bool:
         """Kept gathered after the build: at most `threshold` elements (DeepSpeed's `numel <= threshold`)."""
         return self.hooks_installed and p.numel() <= self.threshold

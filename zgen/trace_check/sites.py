@@ -1,7 +1,7 @@
 """Where a trace finding points: the statement a frame was executing, as `path:line:col` like a static finding.
 
 A frame knows the line it executes, which may be the third line of a call
-split over five; a static finding names the statement. `statement_at` finds
+split over five; a static finding names the statement. `statement_node` finds
 the innermost statement whose *own* lines hold that line: a simple statement
 (all its lines), or the header of a compound one (`if`, `for`, `while`,
 `with`: up to its body). The finding names that statement's first line and
@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import ast
 import functools
-import sys
 from dataclasses import dataclass
 from types import FrameType
 
 from zgen.discover import display_path
 from zgen.plan.frames import is_user_file
 
-__all__ = ["Site", "site_of", "user_frame", "caller_site", "statement_at", "statement_node"]
+__all__ = ["Site", "site_of", "user_frame", "caller_site", "statement_node"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,18 +58,6 @@ def caller_site(frame: FrameType) -> Site | None:
     """The statement in the user's code that called `frame` (the first user frame above it)."""
     caller = user_frame(frame.f_back)
     return None if caller is None else site_of(caller.f_code.co_filename, caller.f_lineno)
-
-
-def current_site(depth: int = 1) -> Site | None:
-    """The user's statement running now, seen from the caller `depth` frames up."""
-    frame = user_frame(sys._getframe(depth))
-    return None if frame is None else site_of(frame.f_code.co_filename, frame.f_lineno)
-
-
-def statement_at(file: str, line: int) -> tuple[int, int]:
-    """(first line, first column) of the statement holding `line`."""
-    site = site_of(file, line)
-    return site.line, site.column
 
 
 def statement_node(file: str, line: int) -> ast.stmt | None:
