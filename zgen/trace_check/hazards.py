@@ -6,18 +6,20 @@ parameter is gathered (`Partitions.gathered`, and during the build
 
 * during the build, a module called while an `__init__` runs is a forward in
   `__init__` (ZG110, at that call);
-* a plain read with the owner's `forward` on the stack, entered without `__call__` (`child.forward(x)`,
-  `self.forward` from `generate`, a bound `forward` handed to a callback): ZG302 at
-  the call that bypassed the hooks;
-* another method of the owner called from outside while some forward runs:
-  ZG303 at that call;
-* some other module's forward runs (a tied weight read through another module,
-  a lambda, a helper): ZG301 at the read;
-* otherwise, and for anything but a plain read, ZG1xx at the statement, by what
-  the op does and where it happens: `copy.deepcopy` (ZG105), a parametrization (ZG104),
-  `clip_grad_norm_` (ZG107), `state_dict`/`load_state_dict` after the build
-  (ZG108), `torch.nn.init` or a random fill (ZG103), another write (ZG101), a size
-  query (ZG102), a read (ZG109).
+* a plain read with the owner's `forward` on the stack, entered without
+  `__call__` (`child.forward(x)`, `self.forward` from `generate`, a bound
+  `forward` handed to a callback): ZG302 at the call that bypassed the hooks;
+* a plain read in another method of the owner called from outside while some
+  forward runs: ZG303 at that call;
+* a plain read while some other module's forward runs (a tied weight read
+  through another module, a lambda, a helper): ZG301 at the read;
+* otherwise, ZG1xx at the statement, by what the op does and where it
+  happens: `copy.deepcopy` (ZG105), a parametrization (ZG104), `state_dict`
+  or `load_state_dict` after the build (ZG108; loading during the build is a
+  lost write, ZG101), `torch.nn.init` or a random fill (ZG103), another write
+  (ZG101), a size query (ZG102), a read (ZG109). A gradient read by
+  `clip_grad_norm_` is ZG107 whatever the parameter's size: ZeRO-3 keeps every
+  gradient partitioned.
 
 A conversion of the whole module (`model.to(torch.bfloat16)`, `.half()`,
 `.cpu()`, torch's `Module._apply`) is not a use: ZeRO-3 converts the
