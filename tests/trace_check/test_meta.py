@@ -3,7 +3,7 @@ without values; a decision on values gets a stand-in and is tried both ways."""
 
 from __future__ import annotations
 
-from tests.trace_check.conftest import EXPERTS, line_of
+from trace_helpers import EXPERTS, line_of
 
 MODEL = EXPERTS + '''
 

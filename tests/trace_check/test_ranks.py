@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from tests.trace_check.conftest import EXPERTS, line_of
+from trace_helpers import EXPERTS, line_of
 
 LOOP = '''
 class LM(nn.Module):

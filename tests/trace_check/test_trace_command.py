@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 
-from tests.trace_check.conftest import HEADER, line_of
+from trace_helpers import HEADER, line_of
 
 CONFIG = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
           "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0}}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.trace_check.conftest import line_of
+from trace_helpers import line_of
 
 LM = '''
 class LM(nn.Module):

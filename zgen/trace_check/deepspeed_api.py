@@ -125,19 +125,15 @@ def honoured(partitions: Partitions) -> Iterator[None]:
                      else getattr(owner, name, _MISSING)))
         setattr(owner, name, value)
 
-    pp = sys.modules.get("deepspeed.runtime.zero.partition_parameters")
-    if pp is not None and not getattr(pp, "_zgen_stub", False):
-        gp = getattr(pp, "GatheredParameters", None)
-        if isinstance(gp, type):
-            patch(gp, "__init__", _init)
-            patch(gp, "__enter__", _enter)
-            patch(gp, "__exit__", _exit)
-        init = getattr(pp, "Init", None)
-        if isinstance(init, type):
-            patch(init, "__init__", _NoInit.__init__)
-            patch(init, "__enter__", _NoInit.__enter__)
-            patch(init, "__exit__", _NoInit.__exit__)
-            patch(init, "__del__", lambda self: None)
+    for gp in _real_classes("GatheredParameters"):
+        patch(gp, "__init__", _init)
+        patch(gp, "__enter__", _enter)
+        patch(gp, "__exit__", _exit)
+    for init in _real_classes("Init"):
+        patch(init, "__init__", _NoInit.__init__)
+        patch(init, "__enter__", _NoInit.__enter__)
+        patch(init, "__exit__", _NoInit.__exit__)
+        patch(init, "__del__", lambda self: None)
     for name in ("deepspeed.comm", "deepspeed.comm.comm"):
         comm = sys.modules.get(name)
         if comm is not None and not getattr(comm, "_zgen_stub", False):
@@ -158,6 +154,19 @@ def honoured(partitions: Partitions) -> Iterator[None]:
 _MISSING = object()
 
 
+def _real_classes(name: str) -> list[type]:
+    """DeepSpeed's class `name` of `deepspeed.zero`, wherever the imported package exposes it (once each)."""
+    found: list[type] = []
+    ds = sys.modules.get("deepspeed")
+    places = [getattr(ds, "zero", None), sys.modules.get("deepspeed.zero"),
+              sys.modules.get("deepspeed.runtime.zero.partition_parameters")]
+    for place in places:
+        cls = getattr(place, name, None) if place is not None and not getattr(place, "_zgen_stub", False) else None
+        if isinstance(cls, type) and cls not in found:
+            found.append(cls)
+    return found
+
+
 @contextlib.contextmanager
 def stub_package() -> Iterator[bool]:
     """Provide a `deepspeed` package with the ZeRO-3 API above when DeepSpeed is not installed; yields whether it did."""
@@ -175,6 +184,7 @@ def stub_package() -> Iterator[bool]:
         "deepspeed.runtime.zero.partition_parameters": zero,
     }
     made = {}
+    saved = {name: sys.modules[name] for name in modules if name in sys.modules}
     for name, attrs in modules.items():
         m = types.ModuleType(name, "zgen's stand-in for DeepSpeed's ZeRO-3 API while `zgen check --trace` runs")
         m.__dict__.update(attrs)
@@ -192,6 +202,7 @@ def stub_package() -> Iterator[bool]:
         for name in made:
             if sys.modules.get(name) is made[name]:
                 del sys.modules[name]
+        sys.modules.update(saved)
 
 
 def _missing(module: str):
