@@ -156,9 +156,10 @@ class Collectives:
 
     def _agree(self, name: str, index: int, args: tuple, kwargs: dict) -> None:
         """Give the tensors or objects a collective writes the value the first run fixed for this call."""
-        targets = _outputs(name, args, kwargs)
+        targets = [t for t in _outputs(name, args, kwargs)
+                   if not (isinstance(t, torch.Tensor) and t.requires_grad and not t.is_leaf)]
         if not targets:
-            return
+            return  # nothing written, or a tensor autograd saved: changing it in place would break backward
         fixed = self._results.get(index)
         if fixed is None or fixed[0] != name or len(fixed[1]) != len(targets):
             values = [self._first(name, t, args, kwargs) for t in targets]
