@@ -110,14 +110,15 @@ class Hazards:
         owners = parts.owners(param)
         if _within(frame, (), ("_apply",)) is not None:
             return None  # `model.to(dtype)`, `.half()`, `.cpu()`: a conversion ZeRO-3 applies to the partitions
-        if _within(frame, _PARAMETRIZE) is None and _torch_module_code(frame, owners):
-            return None
         if phase == "build":
             if gathered_in_build(frame, param):
                 return None
             call = self.build_call()
             if call is not None:
                 return self.add(Hazard("ZG110", call, _message("ZG110", parts, param, op), _HELP["ZG110"]), param)
+        if _within(frame, _PARAMETRIZE) is None and _torch_module_code(frame, owners):
+            return None
+        if phase == "build":
             return self._zg1(_zg1_code(kind, frame, phase), param, op, frame, phase)
         code = _zg1_code(kind, frame, phase)
         if code != "ZG109":  # a write, an initialisation, a size query, a copy: the same under any forward
