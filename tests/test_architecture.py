@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "zgen.plan.trace_rule", "zgen.plan.retention",
         "zgen.commcost",
     )),
-    ("plan", ("zgen.plan", "zgen.emit")),
+    ("plan", ("zgen.plan", "zgen.emit", "zgen.trace_check")),
     ("runtime", ("zgen.runtime",)),
     ("check", (
         "zgen.model", "zgen.config", "zgen.solver", "zgen.memory", "zgen.report", "zgen.checker",

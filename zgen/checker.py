@@ -34,7 +34,7 @@ from zgen.registry import all_rules
 from zgen.selection import Selection, validate_selectors
 from zgen.settings import DEFAULT_EXCLUDE, Settings
 
-__all__ = ["CheckResult", "check_paths", "selection_from"]
+__all__ = ["CheckResult", "check_paths", "selection_from", "persistence_threshold"]
 
 # Below this many uncached files, worker start-up costs more than it saves.
 _PARALLEL_MIN_FILES = 8
@@ -104,7 +104,7 @@ def check_paths(
     sources: dict[str, str] = {}
     todo: list[tuple[str, str, str]] = []
     cached = 0
-    threshold = _persistence_threshold(inputs.configs)
+    threshold = persistence_threshold(inputs.configs)
     key_extra = selection.key() + (f"|persist={threshold}" if threshold is not None else "")
     # Library classes are resolved on the interpreter's import path: another environment (a package
     # installed since, a pre-commit hook's venv) can resolve a base class that was unknown before.
@@ -233,7 +233,7 @@ def _check_one(args: tuple[str, str, str, frozenset[str], int | None]) -> tuple[
     return key, path, check_source(path, text, enabled, deps, persistence_threshold=threshold), deps
 
 
-def _persistence_threshold(configs: Sequence[str]) -> int | None:
+def persistence_threshold(configs: Sequence[str]) -> int | None:
     """`stage3_param_persistence_threshold` of the configs checked with the models (the smallest when they
     differ, so no parameter is taken as gathered that one of them partitions); None: DeepSpeed's default.
 

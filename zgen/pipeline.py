@@ -25,17 +25,17 @@ from zgen.errors import ZgenError
 from zgen.findings import Severity
 from zgen.launch import LaunchFacts, ModelShape
 
-__all__ = ["add_model_arguments", "Prepared", "prepare", "merged_settings", "cli_path", "display_path",
+__all__ = ["add_model_arguments", "Targets", "resolve_targets", "Prepared", "prepare", "merged_settings", "cli_path", "display_path",
            "model_shape", "run_static_check", "blocking_findings", "memory_findings", "print_findings",
-           "memory_timeline"]
+           "memory_timeline", "trace_request", "cwd_paths"]
 
 
 def _units(text: str) -> tuple[str, ...]:
     return tuple(u.strip() for u in text.split(",") if u.strip())
 
 
-def add_model_arguments(p) -> None:
-    """The model/config inputs shared by `plan` and `emit` (each overrides [tool.zgen])."""
+def add_model_arguments(p, *, units: bool = True) -> None:
+    """The model/config inputs shared by `plan`, `emit` and `check --trace` (each overrides [tool.zgen])."""
     g = p.add_argument_group("model and config (override [tool.zgen])")
     g.add_argument("--model", metavar="PATH:FACTORY", help="file and function returning the nn.Module")
     g.add_argument("--inputs", metavar="PATH:FUNCTION",
@@ -45,9 +45,10 @@ def add_model_arguments(p) -> None:
     g.add_argument("--loss", metavar="PATH:FUNCTION",
                    help="loss_fn(outputs, batch) -> scalar, for a forward that returns logits, features or a "
                         "dataclass (default: the forward's scalar or its `.loss`)")
-    g.add_argument("--units", type=_units, metavar="PATTERNS",
-                   help="modules that get a unit, comma-separated patterns over qualified names: `*` stays within "
-                        "one part, `**` crosses dots (e.g. 'layers.*', 'encoder.**.attn')")
+    if units:
+        g.add_argument("--units", type=_units, metavar="PATTERNS",
+                       help="modules that get a unit, comma-separated patterns over qualified names: `*` stays "
+                            "within one part, `**` crosses dots (e.g. 'layers.*', 'encoder.**.attn')")
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def merged_settings(args, settings):
         params=args.params,
         seq_len=args.seq_len,
         deepspeed_version=args.deepspeed_version,
-        units=args.units,
+        units=getattr(args, "units", None),
         rules=(settings.rules + tuple(args.rules)) if args.rules else None,
     )
 
@@ -115,33 +116,61 @@ def display_path(path: Path, root: Path) -> str:
     return str(path)
 
 
-def prepare(args, settings) -> Prepared:
-    """Merge settings, trace the model, check model and config, and plan (the shared front half)."""
-    from zgen.plan import trace as tr
+@dataclass(frozen=True)
+class Targets:
+    """The user's files and functions named by flags or `[tool.zgen]`, resolved against the project root."""
+
+    settings: object  # the merged settings
+    model: object  # zgen.plan.trace.Target, path relative to the root
+    model_file: Path
+    config_file: Path
+    inputs: object | None  # Target
+    loss: object | None  # Target
+
+    @property
+    def inputs_file(self) -> Path | None:
+        return None if self.inputs is None else Path(self.settings.root) / self.inputs.path
+
+
+def resolve_targets(args, settings) -> Targets:
+    """Merge `[tool.zgen]` with the flags and resolve --model, --config, --inputs and --loss (shared by `plan`,
+    `emit` and `check --trace`); a missing or misspelt one is a `ZgenError`."""
+    from zgen.plan.trace import Target, parse_target
 
     s = merged_settings(args, settings)
     if not s.model:
         raise ZgenError("no model given", help="pass --model path/to/model.py:factory or set `model` in [tool.zgen]")
     if not s.config:
         raise ZgenError("no config given", help="pass --config ds_config.json or set `config` in [tool.zgen]")
-    target = tr.parse_target(s.model, _option(args, "model"))
+    target = parse_target(s.model, _option(args, "model"))
     model_file = cli_path(args, "model", target.path, s)
-    target = tr.Target(display_path(model_file, s.root), target.function, target.option)
+    target = Target(display_path(model_file, s.root), target.function, target.option)
     config_file = cli_path(args, "config", s.config, s)
     if not config_file.is_file():
         raise ZgenError(f"{_option(args, 'config')}: config `{s.config}` does not exist")
     inputs = None
     if s.inputs:
-        it = tr.parse_target(s.inputs, _option(args, "inputs"))
-        inputs_file = cli_path(args, "inputs", it.path, s)
-        it = tr.Target(display_path(inputs_file, s.root), it.function, it.option)
-        inputs = (tr.load_callable(it, s.root), it)
-
+        it = parse_target(s.inputs, _option(args, "inputs"))
+        inputs = Target(display_path(cli_path(args, "inputs", it.path, s), s.root), it.function, it.option)
     loss = None
     if getattr(args, "loss", None):
-        lt = tr.parse_target(args.loss, "--loss")
-        lt = tr.Target(display_path(cli_path(args, "loss", lt.path, s), s.root), lt.function, lt.option)
-        loss = (tr.load_callable(lt, s.root), lt)
+        lt = parse_target(args.loss, "--loss")
+        loss = Target(display_path(cli_path(args, "loss", lt.path, s), s.root), lt.function, lt.option)
+    return Targets(settings=s, model=target, model_file=model_file, config_file=config_file, inputs=inputs, loss=loss)
+
+
+def prepare(args, settings, *, trace_check: bool = False) -> Prepared:
+    """Merge settings, trace the model, check model and config, and plan (the shared front half).
+
+    With `trace_check` (`emit`), the model also runs as simulated ZeRO-3 ranks (`zgen.trace_check`) and
+    what that finds is part of the check's findings, merged, suppressed and selected like its own.
+    """
+    from zgen.plan import trace as tr
+
+    t = resolve_targets(args, settings)
+    s, target, model_file, config_file = t.settings, t.model, t.model_file, t.config_file
+    inputs = (tr.load_callable(t.inputs, s.root), t.inputs) if t.inputs is not None else None
+    loss = (tr.load_callable(t.loss, s.root), t.loss) if t.loss is not None else None
 
     factory = tr.load_callable(target, s.root)
     build_lines: set[tuple[str, int]] = set()
@@ -159,8 +188,17 @@ def prepare(args, settings) -> Prepared:
     if trace is not None:
         notes.extend(tr.trace_notes(trace, dtype))
 
-    check = run_static_check(s, [model_file, config_file] + ([Path(s.root) / inputs[1].path] if inputs else []),
-                             _facts(s, world, model, trace, seq_len))
+    files = [model_file, config_file] + ([Path(s.root) / inputs[1].path] if inputs else [])
+    trace_findings = ()
+    if trace_check:
+        from zgen.trace_check import trace_check as run_trace_check
+
+        request, files_read, trace_notes = trace_request(args, settings, t)
+        result = run_trace_check(request)
+        trace_findings = result.findings
+        files = list(dict.fromkeys(files + files_read))
+        notes.extend(result.notes)
+    check = run_static_check(s, files, _facts(s, world, model, trace, seq_len), trace_findings)
     report = _config_report(check, config_file)
     plan = None
     if trace is not None and report is not None and report.resolved is not None:
@@ -239,18 +277,11 @@ def _facts(s, world: int, model, trace, seq_len: int):
                        consumer="zgen", consumer_reason="`zgen plan`/`zgen emit` build zgen's runtime config")
 
 
-def run_static_check(settings, files: list[Path], facts):
+def run_static_check(settings, files: list[Path], facts, trace_findings=()):
     """`zgen check` on the model, its config and the inputs file: the one place emit and plan call it."""
     from zgen.checker import check_paths
 
-    cwd = Path.cwd()
-    paths = []
-    for f in files:
-        try:
-            paths.append(f.resolve().relative_to(cwd.resolve()).as_posix())
-        except ValueError:
-            paths.append(str(f))
-    return check_paths(paths, settings, facts)
+    return check_paths(cwd_paths(files), settings, facts, trace_findings=trace_findings)
 
 
 def _config_report(check, config_file: Path):
@@ -305,3 +336,65 @@ def memory_timeline(prep: Prepared) -> list:
     from zgen.plan.planner import timeline
 
     return timeline(prep.plan, prep.trace, prep.resolved, model_shape(prep.model, prep.trace, prep.seq_len))
+
+
+def trace_request(args, settings, targets: Targets | None = None):
+    """What `zgen check --trace` (and `emit`'s trace check) runs: a `TraceRequest` from the flags and
+    `[tool.zgen]`, the files the static check reads with it, and notes on defaults taken."""
+    from zgen.plan.trace import Target, parse_target
+    from zgen.trace_check import TraceRequest
+
+    t = targets or resolve_targets(args, settings)
+    s = t.settings
+    entries = []
+    for text in getattr(args, "entry", None) or ():
+        e = parse_target(text, "--entry")
+        entries.append(Target(display_path(cli_path(args, "entry", e.path, s), s.root), e.function, e.option))
+    notes = []
+    if not s.world_size:
+        notes.append("world size not given: ranks simulated for 2 (pass --world-size or set `world-size`)")
+    if not s.seq_len:
+        notes.append(f"sequence length not given: traced with {_TRACE_SEQ_LEN} (pass --seq-len or set `seq-len`)")
+    threshold, micro = _zero_settings(t.config_file)
+    request = TraceRequest(model=t.model, root=Path(s.root), inputs=t.inputs, loss=t.loss, entries=tuple(entries),
+                           world_size=s.world_size or 2, seq_len=s.seq_len or _TRACE_SEQ_LEN, batch_size=micro,
+                           gpus_per_node=s.gpus_per_node, persistence_threshold=threshold)
+    files = [t.model_file, t.config_file] + [Path(s.root) / x.path for x in (t.inputs, t.loss, *entries) if x]
+    return request, list(dict.fromkeys(files)), notes
+
+
+# The sequence length of a trace check when none is given: short, as only the control flow matters.
+_TRACE_SEQ_LEN = 16
+# The micro batch a trace check runs at most: values decide control flow, not memory.
+_TRACE_MAX_MICRO_BATCH = 8
+
+
+def _zero_settings(config_file: Path) -> tuple[int, int]:
+    """`stage3_param_persistence_threshold` (DeepSpeed's default when not a number) and the micro batch
+    size (1 when not a number) of the config; the static check reports what is wrong with it."""
+    from zgen.checker import persistence_threshold
+    from zgen.config import load_config_dict
+    from zgen.config.defaults import default
+
+    threshold = persistence_threshold([str(config_file)])
+    if threshold is None:
+        threshold = int(default("zero_optimization.stage3_param_persistence_threshold"))
+    try:
+        micro = load_config_dict(str(config_file)).get("train_micro_batch_size_per_gpu")
+    except ZgenError:
+        micro = None
+    if not isinstance(micro, int) or isinstance(micro, bool) or micro < 1:
+        micro = 1
+    return threshold, min(micro, _TRACE_MAX_MICRO_BATCH)
+
+
+def cwd_paths(files: Sequence[Path]) -> list[str]:
+    """Files as `zgen check` takes them: relative to the cwd when under it, else absolute."""
+    cwd = Path.cwd().resolve()
+    out = []
+    for f in files:
+        try:
+            out.append(f.resolve().relative_to(cwd).as_posix())
+        except ValueError:
+            out.append(str(f))
+    return out

@@ -14,9 +14,10 @@ from zgen.settings import _KEYS
 LAUNCH = ["--deepspeed-version", "--gpu-mem", "--gpus-per-node", "--params", "--rules", "--seq-len", "--settings",
           "--world-size"]
 FLAGS = {
-    "check": sorted(LAUNCH + ["--consumer", "--diff", "--exit-zero", "--extend-select", "--fix", "--force-exclude",
-                              "--help", "--ignore", "--jobs", "--no-cache", "--output-file", "--output-format", "--select", "--show-memory",
-                              "--show-resolved", "--statistics"]),
+    "check": sorted(LAUNCH + ["--config", "--consumer", "--diff", "--entry", "--exit-zero", "--extend-select", "--fix",
+                              "--force-exclude", "--help", "--ignore", "--inputs", "--jobs", "--loss", "--model",
+                              "--no-cache", "--output-file", "--output-format", "--select", "--show-memory",
+                              "--show-resolved", "--statistics", "--trace"]),
     "rule": ["--all", "--help", "--output-format", "--rules", "--settings"],
     "plan": sorted(LAUNCH + ["--config", "--help", "--inputs", "--json", "--loss", "--model", "--plot", "--units"]),
     "emit": sorted(LAUNCH + ["--check", "--config", "--data", "--force", "--help", "--init", "--inputs", "--loss", "--max-steps",

@@ -3,11 +3,18 @@
 With no paths, checks `[tool.zgen] src` (default `.`) plus the configured
 `model` and `config`. A model file and its configured config are always
 checked together, which is what the pre-commit hook relies on.
+
+`--trace` also runs the model (`--model`, `--inputs`, `--loss`, `--config`,
+`--entry`, as for `zgen plan`) as simulated ZeRO-3 ranks on the CPU
+(`zgen.trace_check`) and reports what it saw in the same report; the static
+check then reads the model, config, inputs and entry files. Without
+`--trace`, `zgen check` never imports torch or the user's code.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections import Counter
 from pathlib import Path
@@ -86,6 +93,15 @@ def add_parser(sub) -> None:
                    help="who reads the configs, which decides what \"auto\" means (default: inferred from the "
                    "training scripts checked, else hf)")
     add_launch_arguments(p)
+    from zgen.pipeline import add_model_arguments
+
+    g = p.add_argument_group("trace (zgen check --trace; needs torch)")
+    g.add_argument("--trace", action="store_true",
+                   help="also run the model as simulated ZeRO-3 ranks on the CPU and report what it does")
+    g.add_argument("--entry", action="append", metavar="PATH:FUNCTION",
+                   help="fn(model, batch) run after the training step, e.g. generation or an EMA update "
+                        "(repeatable; with --trace)")
+    add_model_arguments(p, units=False)
 
 
 def facts_from(args, settings) -> LaunchFacts:
@@ -125,13 +141,19 @@ def run(args, settings) -> int:
         params=args.params,
     )
     fmt = args.output_format or settings.output_format
+    paths, trace_findings, trace_notes = list(args.paths), (), []
+    if args.trace:
+        paths, trace_findings, trace_notes = _trace(args, settings, paths)
+    elif args.entry or args.model or args.inputs or args.loss:
+        raise ZgenError("--model, --inputs, --loss and --entry run the model: they need --trace",
+                        help="add --trace, or check the files themselves: zgen check path/to/model.py")
 
     def check():
-        return check_paths(args.paths, settings, facts_from(args, settings), force_exclude=args.force_exclude,
-                           jobs=args.jobs, use_cache=not args.no_cache)
+        return check_paths(paths, settings, facts_from(args, settings), force_exclude=args.force_exclude,
+                           jobs=args.jobs, use_cache=not args.no_cache, trace_findings=trace_findings)
 
     result = check()
-    for note in result.notes:
+    for note in (*trace_notes, *result.notes):
         sys.stderr.write(f"warning: {note}\n")
     if args.diff:
         diff = "".join(_diff(path, old, new) for path, (old, new, _) in sorted(_fixed_texts(result.findings).items()))
@@ -169,6 +191,27 @@ def run(args, settings) -> int:
 
 
 _FIX_PASSES = 3
+
+
+def _trace(args, settings, paths: list[str]) -> tuple[list[str], tuple, list[str]]:
+    """Run the trace check; returns the paths the static check reads with it, the findings and notes."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise ZgenError("`zgen check --trace` needs torch, which is not installed",
+                        help="install the training extra: pip install 'zgen[train]' (or the torch build you train "
+                             "with), or run `zgen check` without --trace")
+    from zgen.pipeline import cwd_paths, trace_request
+    from zgen.trace_check import trace_check
+
+    request, files, notes = trace_request(args, settings)
+    # The user's prints go to stderr: stdout carries the report (JSON, SARIF) and must stay parseable.
+    with contextlib.redirect_stdout(sys.stderr):
+        result = trace_check(request)
+    notes = notes + list(result.notes)
+    given = {str(Path(p).resolve()) for p in paths}
+    extra = [p for p in cwd_paths(files) if str(Path(p).resolve()) not in given]
+    return paths + extra, result.findings, notes
 
 
 def _fixed_texts(findings) -> dict[str, tuple[str, str, int]]:

@@ -1,7 +1,8 @@
 """`zgen emit --out train_gen.py`: write the training script for a checked model and config.
 
-Runs `zgen check` on the model, its config and the inputs file, traces the
-model on the meta device, plans the stage-3 schedule and renders the script,
+Runs `zgen check --trace` on the model, its config and the inputs file (the
+model run as simulated ZeRO-3 ranks, `zgen.trace_check`), traces the model on
+the meta device, plans the stage-3 schedule and renders the script,
 with the plan next to it as `<script>.plan.json` (what `zgen plan --json`
 prints; the script reads it at start). It refuses while errors remain (exit 1; `--force` writes anyway and says so in
 the banner). External and tied parameters that the plan attaches to the unit
@@ -100,7 +101,7 @@ def run(args, settings) -> int:
     existing = _read(out_path) if args.check else None
     forced = args.force or (existing is not None and FORCED_MARK in existing)
 
-    prep = prepare(args, settings)
+    prep = prepare(args, settings, trace_check=True)
     s = prep.settings
     if prep.resolved is None:
         print_findings(blocking_findings(prep), prep)

@@ -29,7 +29,7 @@ import torch
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
-__all__ = ["Decision", "DecisionHazard", "StandIns"]
+__all__ = ["Decision", "DecisionHazard", "StandIns", "needs_values", "stand_in"]
 
 _aten = torch.ops.aten
 
@@ -94,31 +94,45 @@ class StandIns(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        packet = func._overloadpacket
-        self.last_op = f"aten.{packet.__name__}"
-        if packet is _aten._local_scalar_dense:
-            self._decide(func)
-            x = args[0]
-            return False if x.dtype == torch.bool else (0.0 if x.is_floating_point() else 0)
-        if packet in _NONZERO:
-            self._decide(func)
-            x = args[0]
-            return torch.zeros((x.numel(), x.dim()), dtype=torch.long, device=x.device)
-        if packet is _aten.bincount:
-            self._decide(func)
-            x, weights = args[0], (args[1] if len(args) > 1 else kwargs.get("weights"))
-            size = max(int(args[2] if len(args) > 2 else kwargs.get("minlength", 0)), 1)
-            dtype = weights.dtype if weights is not None else torch.long
-            return torch.zeros((size,), dtype=dtype, device=x.device)
-        if packet in _MASKED:
-            self._decide(func)
-            x, mask = args[0], args[1]
-            n = torch.broadcast_shapes(x.shape, mask.shape).numel()
-            return torch.empty((n,), dtype=x.dtype, device=x.device)
-        if packet in _INDEX and _has_mask(args[1]):
-            self._decide(func)
-            args = (args[0], _mask_to_positions(args[1]), *args[2:])
-        return func(*args, **kwargs)
+        self.last_op = f"aten.{func._overloadpacket.__name__}"
+        if needs_values(func, args) is None:
+            return func(*args, **kwargs)
+        self._decide(func)
+        return stand_in(func, args, kwargs)
+
+
+def needs_values(func, args: tuple) -> str | None:
+    """The user-facing name of an op whose result depends on tensor values (`Tensor.item()`,
+    `torch.nonzero()`, boolean-mask indexing...), or None for any other op."""
+    packet = func._overloadpacket
+    if packet is _aten._local_scalar_dense or packet in _NONZERO or packet is _aten.bincount or packet in _MASKED:
+        return _NAMES.get(packet.__name__, f"aten.{packet.__name__}")
+    if packet in _INDEX and len(args) > 1 and _has_mask(args[1]):
+        return _NAMES.get(packet.__name__, f"aten.{packet.__name__}")
+    return None
+
+
+def stand_in(func, args: tuple, kwargs: dict) -> Any:
+    """The answer to a value op (see `needs_values`) on tensors without values: every element selected,
+    every scalar `0` / `False`, `bincount` as long as `minlength`."""
+    packet = func._overloadpacket
+    if packet is _aten._local_scalar_dense:
+        x = args[0]
+        return False if x.dtype == torch.bool else (0.0 if x.is_floating_point() else 0)
+    if packet in _NONZERO:
+        x = args[0]
+        return torch.zeros((x.numel(), x.dim()), dtype=torch.long, device=x.device)
+    if packet is _aten.bincount:
+        x, weights = args[0], (args[1] if len(args) > 1 else kwargs.get("weights"))
+        size = max(int(args[2] if len(args) > 2 else kwargs.get("minlength", 0)), 1)
+        dtype = weights.dtype if weights is not None else torch.long
+        return torch.zeros((size,), dtype=dtype, device=x.device)
+    if packet in _MASKED:
+        x, mask = args[0], args[1]
+        n = torch.broadcast_shapes(x.shape, mask.shape).numel()
+        return torch.empty((n,), dtype=x.dtype, device=x.device)
+    args = (args[0], _mask_to_positions(args[1]), *args[2:])
+    return func(*args, **kwargs)
 
 
 def _has_mask(indices: Any) -> bool:

@@ -30,14 +30,12 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import logging
-import os
 import re
 import sys
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType, ModuleType, TracebackType
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -47,6 +45,9 @@ from torch.utils import _pytree as pytree
 
 from zgen.errors import ZgenError
 from zgen.findings import Finding, Severity
+from zgen.plan.frames import user_site_stack as _user_site_stack
+from zgen.plan.frames import user_site_tb as _user_site_tb
+from zgen.plan.frames import where as _where
 from zgen.plan.trace_rule import TRACE_RULE
 from zgen.runtime.meta_build import build_on_meta
 
@@ -64,8 +65,14 @@ __all__ = [
     "build_meta_model",
     "vocab_size",
     "synthetic_inputs",
+    "inputs_batch",
+    "call_arguments",
+    "loss_of",
+    "step_loss",
+    "describe",
     "trace_model",
     "trace_notes",
+    "swap_params",
 ]
 
 # The rule code for "data-dependent control flow seen while tracing" (a ZG2xx: ranks may diverge).
@@ -76,11 +83,6 @@ _METADATA_OPS = frozenset(
     {"__get__", "size", "dim", "numel", "stride", "element_size", "is_contiguous", "is_floating_point",
      "is_complex", "nelement", "ndimension", "data_ptr", "__len__", "__hash__", "__format__", "__repr__"}
 )
-
-_TORCH_DIR = os.path.dirname(torch.__file__)
-_ZGEN_DIR = os.path.dirname(os.path.abspath(__file__))
-_STDLIB_DIR = os.path.dirname(os.__file__)
-
 
 # -- loading user code -----------------------------------------------------------------------
 
@@ -168,37 +170,6 @@ def load_callable(target: Target, root: Path) -> Callable[..., Any]:
     if not callable(obj):
         raise ZgenError(f"{target.option} `{target}`: `{target.function}` is a {type(obj).__name__}, not a function")
     return obj
-
-
-# -- user frames -----------------------------------------------------------------------------
-
-def _is_user_file(filename: str) -> bool:
-    if filename.startswith("<"):  # <frozen importlib._bootstrap>, <string>: no file of the user's
-        return False
-    f = os.path.abspath(filename)
-    return not (f.startswith(_TORCH_DIR) or f.startswith(_ZGEN_DIR) or (f.startswith(_STDLIB_DIR) and "site-packages" not in f))
-
-
-def _user_site_tb(tb: TracebackType | None) -> tuple[str, int] | None:
-    """The innermost frame of a traceback that is user code (not torch, zgen or the stdlib)."""
-    site = None
-    for fs in traceback.extract_tb(tb):
-        if _is_user_file(fs.filename):
-            site = (fs.filename, fs.lineno or 1)
-    return site
-
-
-def _user_site_stack(frame: FrameType | None) -> tuple[str, int] | None:
-    while frame is not None:
-        if _is_user_file(frame.f_code.co_filename):
-            return frame.f_code.co_filename, frame.f_lineno
-        frame = frame.f_back
-    return None
-
-
-def _where(tb: TracebackType | None) -> str:
-    site = _user_site_tb(tb)
-    return f" (at {site[0]}:{site[1]})" if site else ""
 
 
 # -- the trace value -------------------------------------------------------------------------
@@ -335,8 +306,13 @@ def synthetic_inputs(vocab: int, batch_size: int, seq_len: int, generator: torch
     return {"input_ids": ids, "labels": ids}
 
 
-def _call_inputs(fn: Callable[..., Any], target: Target, batch_size: int, seq_len: int) -> tuple[tuple, dict]:
-    gen = torch.Generator().manual_seed(0)
+def inputs_batch(fn: Callable[..., Any], target: Target, batch_size: int, seq_len: int,
+                 generator: torch.Generator | None = None) -> tuple | dict:
+    """Call the user's `inputs(batch_size, seq_len, generator)`; its micro batch (a tuple or a dict), checked.
+
+    A function that raises or returns something else is a `ZgenError` naming the user's line.
+    """
+    gen = generator if generator is not None else torch.Generator().manual_seed(0)
     try:
         batch = fn(batch_size, seq_len, gen)
     except Exception as e:
@@ -345,21 +321,48 @@ def _call_inputs(fn: Callable[..., Any], target: Target, batch_size: int, seq_le
             f"raised {type(e).__name__}: {e}{_where(e.__traceback__)}",
             help="the inputs function takes (batch_size, seq_len, generator) and returns a tuple or a dict",
         ) from None
-    if isinstance(batch, dict):
-        return (), dict(batch)
-    if isinstance(batch, (tuple, list)):
-        return tuple(batch), {}
+    if isinstance(batch, (dict, tuple, list)):
+        return batch
     raise ZgenError(
         f"{target.option} `{target}` returned a {type(batch).__name__}; expected a tuple of positional "
         "arguments or a dict of keyword arguments for the model's forward",
     )
 
 
-def _loss_of(out: Any) -> torch.Tensor | None:
+def call_arguments(batch: tuple | list | dict) -> tuple[tuple, dict]:
+    """A micro batch as the forward's (args, kwargs)."""
+    return ((), dict(batch)) if isinstance(batch, dict) else (tuple(batch), {})
+
+
+def _call_inputs(fn: Callable[..., Any], target: Target, batch_size: int, seq_len: int) -> tuple[tuple, dict]:
+    return call_arguments(inputs_batch(fn, target, batch_size, seq_len))
+
+
+def loss_of(out: Any) -> torch.Tensor | None:
+    """The scalar loss of a forward's output: the tensor itself, or its `loss` (key or attribute)."""
     if isinstance(out, torch.Tensor):
         return out if out.numel() == 1 else None
     loss = out.get("loss") if isinstance(out, dict) else getattr(out, "loss", None)
     return loss if isinstance(loss, torch.Tensor) and loss.numel() == 1 else None
+
+
+def step_loss(out: Any, loss_fn: tuple[Callable[..., Any], Target] | None, batch: tuple | dict,
+              where: str) -> torch.Tensor:
+    """The loss of one training step: `loss_fn(out, batch)` when given, else the forward's own; else a `ZgenError`."""
+    if loss_fn is not None:
+        out = loss_fn[0](out, batch)
+    loss = loss_of(out)
+    if loss is None and loss_fn is not None:
+        raise ZgenError(f"{loss_fn[1].option} `{loss_fn[1]}` returned {describe(out)}, not a scalar loss",
+                        help="return a scalar tensor: loss_fn(outputs, batch) -> loss")
+    if loss is None:
+        raise ZgenError(
+            f"the model's forward on {where} returned {describe(out)}, not a loss",
+            help="return the loss as a scalar tensor (or an object with `.loss`), pass --loss "
+            "path/to/file.py:function computing it from (outputs, batch), or pass --inputs "
+            "returning arguments that make the forward compute it (e.g. `labels`)",
+        )
+    return loss
 
 
 # -- the tracer ------------------------------------------------------------------------------
@@ -577,7 +580,7 @@ def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: d
     else:
         to_meta = lambda x: x.to("meta") if isinstance(x, torch.Tensor) else x  # noqa: E731
         args, kwargs = pytree.tree_map(to_meta, (args, kwargs))
-    swapped = _swap_params(model, dtype, fake)
+    swapped = swap_params(model, dtype, fake)
     # Buffers are real (the constructor's values): a meta trace sees meta copies, a fake one fakes them itself.
     saved = [] if fake is not None else [
         (m, k, b) for m in model.modules() for k, b in m._buffers.items() if b is not None and not b.is_meta]
@@ -607,19 +610,7 @@ def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: d
         with device, stand_ins:
             with rec, torch.autograd.graph.saved_tensors_hooks(kept.pack, kept.unpack):
                 out = model(*args, **kwargs)
-                if loss_fn is not None:
-                    out = loss_fn[0](out, kwargs if kwargs else args)
-                loss = _loss_of(out)
-            if loss is None and loss_fn is not None:
-                raise ZgenError(f"{loss_fn[1].option} `{loss_fn[1]}` returned {_describe(out)}, not a scalar loss",
-                                help="return a scalar tensor: loss_fn(outputs, batch) -> loss")
-            if loss is None:
-                raise ZgenError(
-                    f"the model's forward on {where} returned {_describe(out)}, not a loss",
-                    help="return the loss as a scalar tensor (or an object with `.loss`), pass --loss "
-                    "path/to/file.py:function computing it from (outputs, batch), or pass --inputs "
-                    "returning arguments that make the forward compute it (e.g. `labels`)",
-                )
+                loss = step_loss(out, loss_fn, kwargs if kwargs else args, where)
             rec.in_backward = True
             with rec:
                 loss.backward()
@@ -669,7 +660,7 @@ class _SavedBytes:
         return t
 
 
-def _swap_params(model: nn.Module, dtype: torch.dtype, fake) -> list[tuple[nn.Module, str, nn.Parameter]]:
+def swap_params(model: nn.Module, dtype: torch.dtype, fake) -> list[tuple[nn.Module, str, nn.Parameter]]:
     """Put stand-ins for the parameters in place (tied ones stay tied); returns what to put back."""
     new: dict[int, nn.Parameter] = {}
     saved = []
@@ -710,7 +701,8 @@ def trace_notes(trace: ExecutionTrace, dtype: str | None) -> list[str]:
     return notes
 
 
-def _describe(out: Any) -> str:
+def describe(out: Any) -> str:
+    """A forward's output in a few words, for messages."""
     if isinstance(out, torch.Tensor):
         return f"a tensor of shape {tuple(out.shape)}"
     return f"a `{type(out).__name__}`" + (" without a scalar `loss`" if hasattr(out, "loss") or isinstance(out, dict) else "")

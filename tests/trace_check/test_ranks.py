@@ -1,0 +1,174 @@
+"""Simulated ranks: different rank, data and random state; a different sequence of gathering calls is ZG2xx."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from trace_helpers import EXPERTS, line_of
+
+LOOP = '''
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(32, 8)
+        self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(4))
+        self.exit = nn.Linear(8, 2)
+        self.probe = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 32)
+        self.drop = nn.Dropout(0.5)
+        self.acts = nn.ModuleList([nn.GELU(), nn.ReLU()])
+
+    def forward(self, input_ids, labels):
+        x = self.embed(input_ids)
+        for layer in self.layers:
+            {body}
+        return F.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+def build_model():
+    return LM()
+'''
+
+
+def _loop(body: str) -> str:
+    return LOOP.replace("{body}", body.replace("\n", "\n            "))
+
+
+@pytest.mark.parametrize("rank", ["dist.get_rank() == 0", "int(__import__('os').environ['RANK']) == 7"])
+def test_a_call_only_one_rank_makes_is_zg201_at_the_if(trace, rank):
+    src = _loop(f"x = layer(x)\nif {rank}:  # rank\n    x = self.probe(x)")
+    assert trace(src, world=8)[0] == [("ZG201", line_of(src, "# rank"))]
+
+
+def test_a_submodule_picked_by_the_data_is_zg203_at_the_lookup(trace):
+    src = _loop("x = layer(x)\nx = self.acts[0](x)\nx = [self.probe, self.exit][int(input_ids[0, 0]) % 2](x)  # pick\nbreak")
+    src = src.replace("return F.cross_entropy(self.head(x)", "return F.cross_entropy(self.head(x[..., :1].expand(-1, -1, 8))")
+    assert trace(src)[0] == [("ZG203", line_of(src, "# pick"))]
+
+
+def test_a_random_layer_skip_is_zg202(trace):
+    src = _loop("if self.training and torch.rand(()) < 0.5:  # draw\n    continue\nx = layer(x)")
+    assert trace(src)[0] == [("ZG202", line_of(src, "# draw"))]
+
+
+def test_an_early_exit_on_the_data_is_zg204(trace):
+    src = _loop("x = layer(x)\nif (self.exit(x).softmax(-1)[..., 0] > 0.0).all():  # exit\n    break")
+    assert trace(src)[0] == [("ZG204", line_of(src, "# exit"))]
+
+
+def test_lookalikes_logging_parameter_free_modules_dropout_and_synced_exit(trace):
+    body = """x = self.drop(layer(x))
+x = self.acts[dist.get_rank() % 2](x)
+if dist.get_rank() == 0:
+    print(float(x.mean()), random.random())
+flag = (self.exit(x).softmax(-1)[..., 0] > 0.0).all().float()
+dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+if flag.item() == 1:
+    break"""
+    assert trace(_loop(body))[0] == []
+
+
+def test_experts_that_happen_to_run_on_every_rank_are_still_zg203(trace):
+    src = EXPERTS + textwrap.dedent('''
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.moe = Experts()
+            self.head = nn.Linear(8, 32)
+
+        def forward(self, input_ids, labels):
+            x = torch.ones_like(self.embed(input_ids))  # every token routes alike on every rank
+            x = x.index_put((torch.tensor([0]), torch.tensor([0])), -x[0, 0])
+            return F.cross_entropy(self.head(self.moe(x)).flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    ''')
+    found, result = trace(src)
+    assert found == [("ZG203", line_of(src, "# hit"))]
+    assert "answered the other way" in result.findings[0].message
+
+
+def test_value_decisions_that_cannot_change_what_gathers(trace):
+    src = '''
+    class StackedExperts(nn.Module):
+        """One module holding every expert: its loop over hit experts gathers nothing more."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(2, 8, 8))
+
+        def forward(self, x, choice):
+            out = torch.zeros_like(x)
+            for i in choice.unique():
+                rows = torch.where(choice == i)
+                out[rows] = x[rows] @ self.w[i]
+            return out
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.gate = nn.Linear(8, 2)
+            self.experts = StackedExperts()
+            self.fc = nn.Linear(8, 8)
+            self.head = nn.Linear(8, 32)
+
+        def forward(self, input_ids, labels):
+            x = self.embed(input_ids)
+            x = self.experts(x, self.gate(x).argmax(-1))
+            if (x > 0).any():
+                x = self.fc(x)
+            else:
+                x = self.fc(-x)
+            return F.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    '''
+    assert trace(src)[0] == []
+
+
+def test_an_entry_that_decodes_until_this_rank_is_done_is_zg204_unless_synced(trace):
+    src = '''
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.head = nn.Linear(8, 32)
+
+        def forward(self, input_ids, labels=None):
+            logits = self.head(self.embed(input_ids))
+            if labels is None:
+                return logits
+            return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+
+
+    def generate(model, batch, synced=False):
+        ids = batch["input_ids"]
+        for _ in range(6):
+            nxt = model(ids)[:, -1].argmax(-1, keepdim=True)
+            ids = torch.cat([ids, nxt], dim=1)
+            done = (nxt == 3).all().float()
+            if synced:
+                dist.all_reduce(done)
+            if done.item() > 0:  # done
+                break
+
+
+    def generate_synced(model, batch):
+        generate(model, batch, synced=True)
+    '''
+    found, _ = trace(src, entries=("generate",))
+    assert found == [("ZG204", line_of(src, "# done"))]
+    assert trace(src, entries=("generate_synced",))[0] == []

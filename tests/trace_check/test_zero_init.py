@@ -1,0 +1,136 @@
+"""The simulated `zero.Init`: a module's own parameters are partitioned when its `__init__` returns."""
+
+from __future__ import annotations
+
+from trace_helpers import line_of
+
+LM = '''
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(32, 8)
+        {init}
+        self.head = nn.Linear(8, 32)
+
+    def forward(self, input_ids, labels):
+        logits = self.head(self.embed(input_ids))
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+def build_model():
+    return LM()
+'''
+
+
+def test_a_parent_initialising_a_child_it_built_is_zg103(trace):
+    src = LM.format(init="nn.init.normal_(self.embed.weight, std=0.02)  # here")
+    found, result = trace(src)
+    assert found == [("ZG103", line_of(src, "# here"))]
+    assert "`embed.weight`" in result.findings[0].message  # named by its place in the built model
+
+
+def test_a_size_query_and_a_write_after_the_child_returned(trace):
+    src = LM.format(init="self.width = self.embed.weight.shape[1]  # size\n"
+                         "        self.embed.weight.data.zero_()  # write")
+    found, _ = trace(src)
+    assert found == [("ZG101", line_of(src, "# write")), ("ZG102", line_of(src, "# size"))]
+
+
+def test_a_forward_in_init_is_zg110_at_the_call(trace):
+    src = LM.format(init="self.dim = self.embed(torch.zeros(1, dtype=torch.long)).shape[-1]  # probe")
+    found, _ = trace(src)
+    assert found == [("ZG110", line_of(src, "# probe"))]
+
+
+def test_deepcopy_of_a_built_child_is_zg105(trace):
+    src = LM.format(init="self.embed2 = __import__('copy').deepcopy(self.embed)  # copy")
+    found, _ = trace(src)
+    assert found == [("ZG105", line_of(src, "# copy"))]
+
+
+def test_apply_gathers_each_module_for_the_function(trace):
+    src = '''
+    def init_weights(m):
+        if isinstance(m, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(m.weight, std=0.02)
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.head = nn.Linear(8, 32)
+            self.apply(init_weights)
+
+        def forward(self, input_ids, labels):
+            return F.cross_entropy(self.head(self.embed(input_ids)).flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    '''
+    assert trace(src)[0] == []
+
+
+def test_apply_does_not_gather_a_child_for_its_parent(trace):
+    src = '''
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.head = nn.Linear(8, 32)
+            self.apply(self._init)
+
+        def _init(self, m):
+            if m is self:
+                nn.init.zeros_(m.head.bias)  # child
+
+        def forward(self, input_ids, labels):
+            return F.cross_entropy(self.head(self.embed(input_ids)).flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    '''
+    assert trace(src)[0] == [("ZG103", line_of(src, "# child"))]
+
+
+def test_own_parameters_before_init_returns_and_gathered_parameters_are_fine(trace):
+    src = '''
+    import deepspeed
+
+
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.empty(8))
+            nn.init.ones_(self.w)  # its own, before __init__ returns
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.scale = Scale()
+            self.head = nn.Linear(8, 32)
+            with deepspeed.zero.GatheredParameters([self.head.weight], modifier_rank=0):
+                nn.init.zeros_(self.head.weight)
+            self.attn = nn.MultiheadAttention(8, 2, batch_first=True)  # torch initialises its out_proj itself
+
+        def forward(self, input_ids, labels):
+            h = self.embed(input_ids) * self.scale.w.dtype.itemsize
+            h = self.attn(h, h, h, need_weights=False)[0]
+            return F.cross_entropy(self.head(h).flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    '''
+    assert trace(src)[0] == []
+
+
+def test_weight_norm_and_load_state_dict_on_a_built_child(trace):
+    src = LM.format(init="self.embed.load_state_dict({'weight': torch.zeros(32, 8)})  # load\n"
+                         "        nn.utils.parametrizations.weight_norm(self.embed)  # reparam")
+    found, _ = trace(src)
+    assert found == [("ZG101", line_of(src, "# load")), ("ZG104", line_of(src, "# reparam"))]

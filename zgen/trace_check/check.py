@@ -1,0 +1,262 @@
+"""`zgen check --trace`: run the model as simulated ZeRO-3 ranks and report what would hang or train wrong.
+
+The runs, in order (each builds a fresh model, see `runs`):
+
+1. the *full* run as rank 0: the build under the simulated `zero.Init`, then
+   the step and the entries, every use of a partitioned parameter checked
+   (ZG1xx, ZG3xx). Its failure is the user's error (exit 2);
+2. the reference run, the same again: whatever differs between 1 and 2
+   (a first-call cache, a global counter) is not a rank's doing, and a later
+   divergence at that statement is not reported;
+3. one run per factor that differs between ranks, each varied alone: other
+   ranks (`ranks.simulated_ranks`), other data, another random state. The
+   first call where one parts from the reference is ZG201 (rank), ZG202
+   (random) or ZG203/204/205 (data, by the statement, `divergence.data_code`),
+   at the statement that decided it. These runs are checked for ZG1xx/ZG3xx too;
+4. one run per decision on values that could differ between ranks (its input
+   came from the data or a random draw and not through a collective, or its
+   value differed between the runs above), with that decision answered the
+   other way (`decisions.Force`). If the modules that run change, the decision
+   is a hazard even though the ranks above happened to agree (the experts
+   every rank happened to route to): reported at the statement where the
+   runs part. A decision whose answer changes nothing that gathers (inside a
+   module without submodules that hold parameters, branches that call the same
+   modules, a logging line) is not.
+
+Each hazard becomes a `Finding` with the rule's code and severity from the
+registry, at the statement as `zgen check` prints it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from zgen.findings import Finding, Source
+from zgen.plan.trace import Target, load_callable
+
+from .decisions import Decision, Force, variants
+from .deepspeed_api import stub_package
+from .divergence import Parting, data_code, first_divergence
+from .events import calls_of
+from .hazards import Hazard, Hazards
+from .partitions import Partitions
+from .ranks import Collectives, preserved_random_state, simulated_ranks
+from .runs import Factors, Program, RunRecord, raise_failure, run
+from .sites import site_of
+
+__all__ = ["TraceRequest", "TraceResult", "trace_check", "MAX_FORCED", "FORCED_SECONDS"]
+
+# Decisions answered the other way, at most, and the time they may take; the first ones are the likeliest.
+MAX_FORCED = 24
+FORCED_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    """What `zgen check --trace` runs: the user's functions (resolved targets) and the job's shape."""
+
+    model: Target
+    root: Path
+    inputs: Target | None = None
+    loss: Target | None = None
+    entries: tuple[Target, ...] = ()
+    world_size: int = 2
+    seq_len: int = 16
+    batch_size: int = 1
+    gpus_per_node: int | None = None
+    persistence_threshold: int = 100_000
+    real: bool | None = None  # real CPU tensors or `meta`; None: by the model's size (`runs.REAL_PARAM_BYTES`)
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """The trace's findings, and notes on how it ran (printed as warnings by the CLI)."""
+
+    findings: tuple[Finding, ...]
+    notes: tuple[str, ...] = ()
+    real: bool = True  # ran on real CPU tensors (else meta)
+
+
+def trace_check(request: TraceRequest) -> TraceResult:
+    """Run the checks of the module docstring; a factory, inputs or entry that raises is a `ZgenError`."""
+    from zgen.registry import all_rules
+
+    with stub_package(), preserved_random_state(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the user's code warns once per run; the report says what matters
+        program = _program(request)
+        collectives = Collectives()
+        hazards = Hazards(Partitions(program.persistence_threshold), phase=lambda: "build")
+        full = run(program, Factors(0, 0, 0), collectives, hazards=hazards, watch_build=True)
+        if full.error is not None and not program.real and isinstance(full.error, (RuntimeError, NotImplementedError)):
+            # A meta kernel stricter than the CPU's, or `torch.autocast` on a meta device: fake tensors run it.
+            program = dataclasses.replace(program, fake=True)
+            collectives, hazards = Collectives(), Hazards(Partitions(program.persistence_threshold), phase=lambda: "build")
+            full = run(program, Factors(0, 0, 0), collectives, hazards=hazards, watch_build=True)
+        raise_failure(full, program)
+        reference = run(program, Factors(0, 0, 0), collectives, hazards=hazards, backward=program.real)
+        notes = []
+        unsteady = first_divergence(full.phases, reference.phases, reference.error is None)
+        if unsteady is not None:
+            notes.append(f"the second run of rank 0 called `{unsteady.theirs}` where the first called "
+                         f"`{unsteady.ours}`: state kept between runs (a cache, a counter); divergences there are "
+                         "not reported")
+        records = []
+        for factors in _variants(program):
+            rec = run(program, factors, collectives, hazards=hazards, backward=program.real)
+            records.append(rec)
+            parting = first_divergence(reference.phases, rec.phases, rec.error is None)
+            if parting is not None and not _same(parting, unsteady):
+                _divergence(hazards, parting, _factor(factors))
+        _forced_decisions(program, collectives, hazards, reference, records, unsteady, notes)
+    rules = all_rules()
+    findings = tuple(_finding(h, rules) for h in hazards.found.values())
+    return TraceResult(findings, tuple(notes), program.real)
+
+
+def _program(request: TraceRequest) -> Program:
+    root = request.root
+    factory = load_callable(request.model, root)
+    inputs = (load_callable(request.inputs, root), request.inputs) if request.inputs else None
+    loss = (load_callable(request.loss, root), request.loss) if request.loss else None
+    entries = tuple((load_callable(t, root), t) for t in request.entries)
+    real = _fits(factory, request) if request.real is None else request.real
+    return Program(factory=factory, factory_target=request.model, inputs=inputs, loss=loss, entries=entries,
+                   batch_size=request.batch_size, seq_len=request.seq_len, world_size=max(request.world_size, 2),
+                   gpus_per_node=request.gpus_per_node, persistence_threshold=request.persistence_threshold,
+                   real=real)
+
+
+def _fits(factory, request: TraceRequest) -> bool:
+    """Whether the model runs on real CPU tensors: small parameters and a small batch (`runs.REAL_PARAM_BYTES`)."""
+    from .runs import REAL_PARAM_BYTES, REAL_TOKENS
+
+    if request.batch_size * request.seq_len > REAL_TOKENS:
+        return False
+    model = _probe(factory, request.model)
+    size = sum(p.numel() * 4 for p in model.parameters())
+    return size <= REAL_PARAM_BYTES
+
+
+def _variants(program: Program) -> list[Factors]:
+    """The runs that vary one factor each. On `meta` tensors there are no data to vary, and each run costs
+    seconds: the last rank (a decision on the rank compares with 0 or the last) and another random state."""
+    if not program.real:
+        return [Factors(program.world_size - 1, 0, 0), Factors(0, 0, 1)]
+    return [Factors(r, 0, 0) for r in simulated_ranks(program.world_size)[1:]] + [Factors(0, 1, 0), Factors(0, 0, 1)]
+
+
+def _probe(factory, target: Target):
+    """The model built on `meta`, to count its parameters; a factory that raises is the user's error."""
+    from .runs import checked_module, factory_failed, meta_build
+
+    try:
+        model = meta_build(factory)
+    except Exception as e:
+        raise factory_failed(target, e) from None
+    return checked_module(target, model)
+
+
+def _factor(factors: Factors) -> str:
+    if factors.rank:
+        return "rank"
+    return "data" if factors.data else "random"
+
+
+def _same(a: Parting | None, b: Parting | None) -> bool:
+    return a is not None and b is not None and a.phase == b.phase and a.site == b.site
+
+
+def _divergence(hazards: Hazards, parting: Parting, factor: str, forced: Decision | None = None) -> None:
+    """A ZG2xx hazard where two runs part: by the factor that differed (or the forced decision's taint)."""
+    site = parting.site or (forced.site if forced is not None else None)
+    if site is None:
+        return
+    code = {"rank": "ZG201", "random": "ZG202"}.get(factor) or data_code(site)
+    cause = {"rank": "the process rank", "random": "the random state"}.get(factor, "this rank's data")
+    nxt = f"`{parting.ours}`" if parting.ours else "nothing more"
+    other = f"`{parting.theirs}`" if parting.theirs else "nothing more"
+    where = "" if parting.phase == "step" else f" in `{parting.phase.removeprefix('entry ')}`"
+    if forced is None:
+        message = (f"ranks run different modules after this statement{where}: one rank calls {nxt} next, another "
+                   f"calls {other}; the decision depends on {cause}, and ranks that skip a call hang in its "
+                   "parameter all-gather")
+    else:
+        fs = forced.site
+        at = f" (line {fs[1]})" if fs is not None and fs[0] == site[0] and fs[1] != site[1] else ""
+        message = (f"a decision on tensor values{at} changes which modules run here{where}: answered the other way, "
+                   f"`{forced.op}` makes the next call {other} instead of {nxt}; it depends on {cause}, so ranks "
+                   "can run different modules and hang in their parameter all-gathers")
+    hazards.add(Hazard(code, site_of(*site), message, _HELP[code]))
+
+
+def _forced_decisions(program: Program, collectives: Collectives, hazards: Hazards, reference: RunRecord,
+                      records: list[RunRecord], unsteady: Parting | None, notes: list[str]) -> None:
+    expect = calls_of(reference.phases)
+    started = time.monotonic()
+    candidates = list(_candidates(reference, records))
+    tried = 0
+    for decision, factor, variant in candidates:
+        if tried >= MAX_FORCED or time.monotonic() - started > FORCED_SECONDS:
+            notes.append(f"{len(candidates) - tried} decision(s) on tensor values not tried the other way "
+                         f"(limit: {MAX_FORCED} runs or {FORCED_SECONDS:.0f} s)")
+            break
+        tried += 1
+        force = Force(decision.op, decision.site, decision.occurrence, variant)
+        rec = run(program, Factors(0, 0, 0), collectives, force=force, expect=expect, backward=program.real)
+        if not rec.forced:
+            continue
+        parting = first_divergence(reference.phases, rec.phases, rec.error is None)
+        if parting is not None and not _same(parting, unsteady):
+            _divergence(hazards, parting, factor, forced=decision)
+
+
+def _candidates(reference: RunRecord, records: list[RunRecord]) -> Iterator[tuple[Decision, str, int]]:
+    """Decisions of the reference whose answer could differ on another rank, first occurrence of each line,
+    with what they depend on: `data` or `random` (taint, else the variant run whose values differed)."""
+    values: dict[tuple, list] = {}
+    for d in reference.decisions:
+        values.setdefault((d.op, d.site), []).append(d.value)
+    differs: dict[tuple, str] = {}
+    for rec in records:
+        mine: dict[tuple, list] = {}
+        for d in rec.decisions:
+            mine.setdefault((d.op, d.site), []).append(d.value)
+        for key, vals in mine.items():
+            if key in values and values[key] != vals and key not in differs:
+                differs[key] = _factor(rec.factors)
+    seen = set()
+    for d in reference.decisions:
+        key = (d.op, d.site)
+        if key in seen or d.site is None:
+            continue
+        seen.add(key)
+        factor = "data" if "data" in d.taint else "random" if "random" in d.taint else differs.get(key)
+        if factor is not None:
+            for variant in range(variants(d.value)):
+                yield d, factor, variant
+
+
+def _finding(h: Hazard, rules) -> Finding:
+    info = rules.get(h.code) if hasattr(rules, "get") else None
+    kwargs = {"severity": info.severity} if info is not None else {}
+    return Finding(code=h.code, message=h.message, path=h.site.path, line=h.site.line, column=h.site.column,
+                   end_line=h.site.end_line, end_column=max(h.site.end_column, h.site.column + 1), help=h.help,
+                   source=Source.TRACE, **kwargs)
+
+
+_HELP = {
+    "ZG201": "run the call on every rank and make only its side effects (logging, writing files) rank-specific",
+    "ZG202": "take the decision on one rank and broadcast it (or draw it from a generator seeded alike on every "
+             "rank), or disable the random skip under ZeRO-3",
+    "ZG203": "call every submodule on every rank (an empty selection is a valid input), or weight every "
+             "expert's output by its gate",
+    "ZG204": "decide the exit on a value every rank shares: `all_reduce` the flag before leaving the loop (as "
+             "`generate(synced_gpus=True)` does)",
+    "ZG205": "run the submodule on every rank (on a dummy input when this batch lacks it), or give every rank "
+             "the same inputs",
+}

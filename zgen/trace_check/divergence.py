@@ -1,0 +1,141 @@
+"""Where two runs part: the first call one makes and the other does not, and the statement that decided it.
+
+Two runs of the same program (two simulated ranks, or one run and the same
+with one decision answered the other way) are compared phase by phase. The
+first index where their calls differ is the divergence; a run that stopped
+with an error before it shows nothing (a crash is not a hang). The statement
+that decided it is found in the events between the last common call and the
+divergent one: walking both from the start, the last common line before they
+part. A detour both runs come back from (rank 0 logs a line, then both go on)
+is skipped when it returns to a line neither had run in this stretch; a detour
+through a line already run (a `continue` back to the loop head) is the decision.
+
+`data_code` names the rule for a decision that depends on the data, from the
+statement: a `while`, or an `if` that leaves the loop or the function, is an
+exit (ZG204); an `if` that only tests inputs for `None` is an optional input
+(ZG205); a loop over a selection, an `if` around a call, or a lookup that
+picks the submodule is a data-dependent selection (ZG203).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .events import CALL, Phase
+from .sites import statement_node
+
+__all__ = ["Parting", "first_divergence", "parting_line", "data_code"]
+
+# Events searched for a detour's way back; a longer stretch without a common line is not a detour.
+_WINDOW = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class Parting:
+    """Where two runs part: the phase, the deciding line (file, line) or None, and each run's next call."""
+
+    phase: str
+    site: tuple[str, int] | None
+    ours: str | None  # the reference's call there (None: its phase ended)
+    theirs: str | None
+
+
+def first_divergence(ours: list[Phase], theirs: list[Phase], theirs_complete: bool) -> Parting | None:
+    """The first place the calls of `theirs` differ from `ours`, phase by phase.
+
+    `theirs_complete` is False when the other run stopped early (an error): then
+    only a call it made that `ours` did not make counts, not one it did not reach.
+    """
+    others = {p.name: p for p in theirs}
+    for a in ours:
+        b = others.get(a.name)
+        if b is None:
+            continue  # it stopped before this phase, or skipped it (a forward-only run has no backward)
+        ca, cb = a.call_names(), b.call_names()
+        k = next((i for i, (x, y) in enumerate(zip(ca, cb)) if x != y), min(len(ca), len(cb)))
+        if k == len(ca) == len(cb):
+            continue
+        if k == len(cb) and not theirs_complete and b is theirs[-1]:
+            return None  # it stopped before making the call: no evidence
+        start_a = a.calls[k - 1] + 1 if k else 0
+        start_b = b.calls[k - 1] + 1 if k else 0
+        end_a = a.calls[k] + 1 if k < len(ca) else len(a.events)
+        end_b = b.calls[k] + 1 if k < len(cb) else len(b.events)
+        site = parting_line(a.events[start_a:end_a], b.events[start_b:end_b])
+        return Parting(a.name, site, ca[k] if k < len(ca) else None, cb[k] if k < len(cb) else None)
+    return None
+
+
+def parting_line(a: list[tuple], b: list[tuple]) -> tuple[str, int] | None:
+    """The last line both event lists ran before they part for good (see the module docstring)."""
+    i = j = 0
+    last = None
+    seen: set[tuple] = set()
+    while True:
+        while i < len(a) and j < len(b) and a[i] == b[j]:
+            if a[i][0] is not CALL:
+                last = a[i]
+                seen.add(a[i])
+            i += 1
+            j += 1
+        if i >= len(a) or j >= len(b):
+            return last
+        back = _way_back(a, b, i, j, seen)
+        if back is None:
+            return last
+        i, j = back
+
+
+def _way_back(a: list[tuple], b: list[tuple], i: int, j: int, seen: set[tuple]) -> tuple[int, int] | None:
+    """The first line both lists reach again after a detour through new lines only, or None."""
+    where_b: dict[tuple, int] = {}
+    for q in range(j, min(len(b), j + _WINDOW)):
+        e = b[q]
+        if e[0] is CALL or e in seen:
+            break
+        where_b.setdefault(e, q)
+    for p in range(i, min(len(a), i + _WINDOW)):
+        e = a[p]
+        if e[0] is CALL or e in seen:
+            return None
+        q = where_b.get(e)
+        if q is not None:
+            return p, q
+    return None
+
+
+def data_code(site: tuple[str, int]) -> str:
+    """ZG203, ZG204 or ZG205 for a data-dependent decision at `site`, by the statement there."""
+    node = statement_node(*site)
+    if isinstance(node, ast.While) or isinstance(node, (ast.Break, ast.Return)):
+        return "ZG204"
+    if isinstance(node, ast.If):
+        if _leaves(node):
+            return "ZG204"
+        if _tests_none(node.test):
+            return "ZG205"
+    return "ZG203"
+
+
+def _leaves(node: ast.If) -> bool:
+    """Whether a branch of the `if` breaks out of its loop or returns (not counting nested loops or functions)."""
+    todo: list[ast.AST] = [*node.body, *node.orelse]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.Break, ast.Return)):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.For, ast.While)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _tests_none(test: ast.expr) -> bool:
+    """`x is None`, `x is not None`, and `and`/`or`/`not` of them only."""
+    if isinstance(test, ast.BoolOp):
+        return all(_tests_none(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _tests_none(test.operand)
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
