@@ -40,7 +40,6 @@ from zgen.findings import Finding, Source
 from zgen.plan.trace import Target, load_callable
 
 from .decisions import Decision, Force, variants
-from .deepspeed_api import stub_package
 from .divergence import Parting, data_code, first_divergence
 from .events import calls_of
 from .hazards import Hazard, Hazards
@@ -86,7 +85,7 @@ def trace_check(request: TraceRequest) -> TraceResult:
     """Run the checks of the module docstring; a factory, inputs or entry that raises is a `ZgenError`."""
     from zgen.registry import all_rules
 
-    with stub_package(), preserved_random_state(), warnings.catch_warnings():
+    with preserved_random_state(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the user's code warns once per run; the report says what matters
         program = _program(request)
         collectives = Collectives()

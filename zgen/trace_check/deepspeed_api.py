@@ -15,17 +15,16 @@ User code talks to ZeRO-3 through a few calls, and the trace honours them:
 
 Where DeepSpeed is installed and imported by the user's code, its classes are
 patched for the duration of a run and restored after. Where it is not
-installed, `stub_package()` puts a small `deepspeed` package with exactly these
-names in `sys.modules` while the user's files are imported and run, so code
-that calls them works and is honoured (any other name raises `AttributeError`).
+installed nothing stands in for it: code that imports it fails as it would
+under plain Python (a stand-in in `sys.modules` has no import spec and no
+package metadata, and libraries that probe for DeepSpeed, transformers and
+diffusers among them, fail on it or take it for installed).
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import sys
-import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,8 +33,7 @@ import torch.distributed as dist
 
 from .partitions import Partitions
 
-__all__ = ["GatheredParameters", "register_external_parameter", "unregister_external_parameter", "honoured",
-           "stub_package"]
+__all__ = ["GatheredParameters", "register_external_parameter", "unregister_external_parameter", "honoured"]
 
 _active: list[Partitions] = []
 
@@ -165,48 +163,3 @@ def _real_classes(name: str) -> list[type]:
         if isinstance(cls, type) and cls not in found:
             found.append(cls)
     return found
-
-
-@contextlib.contextmanager
-def stub_package() -> Iterator[bool]:
-    """Provide a `deepspeed` package with the ZeRO-3 API above when DeepSpeed is not installed; yields whether it did."""
-    if "deepspeed" in sys.modules or importlib.util.find_spec("deepspeed") is not None:
-        yield False
-        return
-    zero = {"GatheredParameters": GatheredParameters, "register_external_parameter": register_external_parameter,
-            "unregister_external_parameter": unregister_external_parameter, "Init": _NoInit}
-    modules = {
-        "deepspeed": {},
-        "deepspeed.zero": zero,
-        "deepspeed.comm": _comm_functions(),
-        "deepspeed.runtime": {},
-        "deepspeed.runtime.zero": zero,
-        "deepspeed.runtime.zero.partition_parameters": zero,
-    }
-    made = {}
-    saved = {name: sys.modules[name] for name in modules if name in sys.modules}
-    for name, attrs in modules.items():
-        m = types.ModuleType(name, "zgen's stand-in for DeepSpeed's ZeRO-3 API while `zgen check --trace` runs")
-        m.__dict__.update(attrs)
-        m._zgen_stub = True
-        m.__getattr__ = _missing(name)
-        made[name] = m
-    for name, m in made.items():
-        parent, _, child = name.rpartition(".")
-        if parent:
-            setattr(made[parent], child, m)
-    sys.modules.update(made)
-    try:
-        yield True
-    finally:
-        for name in made:
-            if sys.modules.get(name) is made[name]:
-                del sys.modules[name]
-        sys.modules.update(saved)
-
-
-def _missing(module: str):
-    def __getattr__(name: str) -> Any:
-        raise AttributeError(f"`{module}.{name}`: DeepSpeed is not installed; `zgen check --trace` provides only "
-                             "GatheredParameters, register_external_parameter, zero.Init and comm ranks")
-    return __getattr__
