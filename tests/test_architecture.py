@@ -47,6 +47,16 @@ MAY_IMPORT = {
     "top": {"base", "check", "runtime", "plan"},
 }
 
+# Parts of one layer in order, lowest first: a module of one part may import the parts listed
+# before its own, never one after it (the model checker's three floors: the program, the
+# analyses over it, the rules that ask them). A module belongs to the first part naming it.
+ORDERED_PARTS: list[tuple[str, ...]] = [
+    ("zgen.model.program",),
+    ("zgen.model.analysis",),
+    ("zgen.model.rules",),
+    ("zgen.model.check", "zgen.model"),
+]
+
 # Third-party packages a layer must never reach, directly or through the zgen modules it
 # imports, lazily or not: the check runs in a hook environment without torch, and the
 # runtime in a training job without libcst or z3.
@@ -173,6 +183,25 @@ def test_no_import_runs_up_a_layer():
             target_layer = _layer(target)
             if target_layer != layer and target_layer not in MAY_IMPORT[layer]:
                 wrong.append(f"{module} ({layer}) imports {target} ({target_layer})")
+    assert not wrong, "\n".join(wrong)
+
+
+def _part(module: str) -> int | None:
+    for rank, prefixes in enumerate(ORDERED_PARTS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return rank
+    return None
+
+
+def test_no_import_runs_up_the_parts_of_a_layer():
+    edges, _ = _graph()
+    wrong = []
+    for module, targets in edges.items():
+        rank = _part(module)
+        for target in sorted(targets):
+            target_rank = _part(target)
+            if rank is not None and target_rank is not None and target_rank > rank:
+                wrong.append(f"{module} imports {target}, a part above it ({ORDERED_PARTS[target_rank][0]})")
     assert not wrong, "\n".join(wrong)
 
 

@@ -28,7 +28,7 @@ from zgen.discover import discover, display_path
 from zgen.errors import ZgenError
 from zgen.findings import Finding, RuleInfo, Severity, merge_trace_findings, sort_findings
 from zgen.launch import LaunchFacts, ModelShape
-from zgen.model.project import project
+from zgen.model.program.project import project
 from zgen.noqa import apply_noqa
 from zgen.registry import all_rules
 from zgen.selection import Selection, validate_selectors

@@ -1,4 +1,4 @@
-"""A built model, or its parameters, handed to helpers outside the model classes (`zgen.model.handed`)."""
+"""A built model, or its parameters, handed to helpers outside the model classes (`zgen.model.analysis.handed`)."""
 
 from __future__ import annotations
 

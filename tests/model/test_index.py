@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from zgen.model.index import ACTIVATION, Kind, ModelIndex
-from zgen.model.skeleton import build_skeleton
+from zgen.model.program.index import ACTIVATION, Kind, ModelIndex
+from zgen.model.program.skeleton import build_skeleton
 
 
 def index_of(code: str) -> ModelIndex:

@@ -1,4 +1,4 @@
-"""Parameters small enough that ZeRO-3 keeps them gathered: sizes bounded from `__init__` (`zgen.model.size`)."""
+"""Parameters small enough that ZeRO-3 keeps them gathered: sizes bounded from `__init__` (`zgen.model.program.size`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 
 from zgen.model import check_source
-from zgen.model.size import DEFAULT_PERSISTENCE_THRESHOLD, DEPTHWISE_WIDTH, param_numel
+from zgen.model.program.size import DEFAULT_PERSISTENCE_THRESHOLD, DEPTHWISE_WIDTH, param_numel
 
 HEAD = """
 import torch

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..built_model import built_model_accesses, where
-from ..flow import code_of
-from ..handed import handed_accesses
-from ..index import ModelIndex
-from ..params import SIZE, scoped_accesses
-from ..rule import Report, Rule
-from ..script import WRAP_TRIGGER, script_param_accesses, script_scopes
+from ..analysis.built_model import built_model_accesses, where
+from ..analysis.flow import code_of
+from ..analysis.handed import handed_accesses
+from ..program.index import ModelIndex
+from ..analysis.params import SIZE, scoped_accesses
+from .rule import Report, Rule
+from ..analysis.script import WRAP_TRIGGER, script_param_accesses, script_scopes
 
 
 class PlaceholderSizeQuery(Rule):

@@ -7,15 +7,15 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from .. import known
-from ..built_model import built_model_accesses, where
-from ..flow import code_of
-from ..index import ModelIndex
-from ..flow import flat_of
-from ..params import INIT, WRITE, scoped_accesses, usage
-from ..rule import Report, Rule
-from ..script import WRAP_TRIGGER, script_scopes
-from ..tree import access_path, call_name
+from ..program import known
+from ..analysis.built_model import built_model_accesses, where
+from ..analysis.flow import code_of
+from ..program.index import ModelIndex
+from ..analysis.flow import flat_of
+from ..analysis.params import INIT, WRITE, scoped_accesses, usage
+from .rule import Report, Rule
+from ..analysis.script import WRAP_TRIGGER, script_scopes
+from ..program.tree import access_path, call_name
 
 
 class InitAfterPartition(Rule):

@@ -6,12 +6,13 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..built import calls_on_built_modules
-from ..flow import code_of
-from ..index import ModelIndex
-from ..params import DEEPCOPIES
-from ..rule import Report, Rule, Trigger
-from ..script import WRAP_TRIGGER, script_scopes
+from ..analysis.built import calls_on_built_modules
+from ..analysis.flow import code_of
+from ..program.index import ModelIndex
+from ..analysis.params import DEEPCOPIES
+from ..program.trigger import Trigger
+from .rule import Report, Rule
+from ..analysis.script import WRAP_TRIGGER, script_scopes
 
 _TRIGGER = Trigger("deepcopy")
 

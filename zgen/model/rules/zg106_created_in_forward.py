@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from .. import known
-from ..flow import code_of, flat_of
-from ..index import ClassInfo, Kind, ModelIndex
-from ..rule import Report, Rule
-from ..tree import access_path, call_name
+from ..program import known
+from ..analysis.flow import code_of, flat_of
+from ..program.index import ClassInfo, Kind, ModelIndex
+from .rule import Report, Rule
+from ..program.tree import access_path, call_name
 
 _REGISTER = {"self.register_parameter", "self.add_module", "self.register_module"}
 

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from .. import known
-from ..flow import code_of
-from ..index import ModelIndex
-from ..rule import Report, Rule
-from ..script import WRAP_TRIGGER, script_scopes
+from ..program import known
+from ..analysis.flow import code_of
+from ..program.index import ModelIndex
+from .rule import Report, Rule
+from ..analysis.script import WRAP_TRIGGER, script_scopes
 
 _CLIP = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm"}
 

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..flow import code_of
-from ..index import ModelIndex
-from ..rule import Report, Rule
-from ..script import WRAP_TRIGGER, script_scopes
+from ..analysis.flow import code_of
+from ..program.index import ModelIndex
+from .rule import Report, Rule
+from ..analysis.script import WRAP_TRIGGER, script_scopes
 
 _METHODS = {"state_dict", "load_state_dict", "save_pretrained"}
 

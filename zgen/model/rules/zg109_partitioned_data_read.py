@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..flow import code_of, flat_of
-from ..handed import handed_accesses
-from ..index import ModelIndex
-from ..params import READ, scoped_accesses
-from ..rule import Report, Rule
-from ..tree import call_name
+from ..analysis.flow import code_of, flat_of
+from ..analysis.handed import handed_accesses
+from ..program.index import ModelIndex
+from ..analysis.params import READ, scoped_accesses
+from .rule import Report, Rule
+from ..program.tree import call_name
 
 
 class PartitionedDataRead(Rule):

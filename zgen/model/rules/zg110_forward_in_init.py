@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..built import built_module, module_like_name
-from ..flow import Flat, code_of, flat_of
-from ..index import ClassInfo, Kind, MethodInfo, ModelIndex
-from ..rule import Report, Rule
-from ..tree import access_path
+from ..analysis.built import built_module, module_like_name
+from ..analysis.flow import Flat, code_of, flat_of
+from ..program.index import ClassInfo, Kind, MethodInfo, ModelIndex
+from .rule import Report, Rule
+from ..program.tree import access_path
 
 # `self(`, `self.forward(`, `self.<child>(`, `self.<child>[i](`, `self.<child>.forward(`.
 _CALLS_SELF = re.compile(r"\bself(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")

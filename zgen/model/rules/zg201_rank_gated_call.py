@@ -7,12 +7,13 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..divergence import divergences, message
-from ..flow import RANK, ModuleCalls, code_of, flat_of
-from ..index import ModelIndex
-from ..rule import Report, Rule, Trigger
-from ..runs import HelperRuns
-from ..script import script_divergences
+from ..analysis.divergence import divergences, message
+from ..analysis.flow import RANK, ModuleCalls, code_of, flat_of
+from ..program.index import ModelIndex
+from ..program.trigger import Trigger
+from .rule import Report, Rule
+from ..analysis.runs import HelperRuns
+from ..analysis.script import script_divergences
 
 _TRIGGER = Trigger(
     "rank",

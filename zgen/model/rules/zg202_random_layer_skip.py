@@ -7,12 +7,13 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from .. import known
-from ..divergence import divergences, message
-from ..flow import DATA, HOST_RANDOM, RANDOM, code_of, random_function
-from ..index import ModelIndex
-from ..rule import Report, Rule, Trigger
-from ..tree import access_path, walk
+from ..program import known
+from ..analysis.divergence import divergences, message
+from ..analysis.flow import DATA, HOST_RANDOM, RANDOM, code_of, random_function
+from ..program.index import ModelIndex
+from ..program.trigger import Trigger
+from .rule import Report, Rule
+from ..program.tree import access_path, walk
 
 # Random sources that make decisions; `nn.init.normal_(w, ...)`-style initialisers take arguments.
 _TRIGGER = Trigger(

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..divergence import EXIT, WHILE, divergences, message
-from ..flow import DATA, code_of
-from ..index import ModelIndex
-from ..rule import Report, Rule
-from ..script import script_divergences
+from ..analysis.divergence import EXIT, WHILE, divergences, message
+from ..analysis.flow import DATA, code_of
+from ..program.index import ModelIndex
+from .rule import Report, Rule
+from ..analysis.script import script_divergences
 from .zg203_data_dependent_experts import TRIGGER as _SELECTION
 
 class _LoopExit:

@@ -11,12 +11,12 @@ import libcst as cst
 
 from zgen.findings import Severity
 
-from ..flow import Flat, ModuleCalls, code_of
-from ..index import ClassInfo, Kind, MethodInfo, ModelIndex
-from ..rule import Report, Rule
-from ..runs import HelperRuns, ast_function, self_path
-from ..skeleton import FunctionSpan
-from ..tree import walk
+from ..analysis.flow import Flat, ModuleCalls, code_of
+from ..program.index import ClassInfo, Kind, MethodInfo, ModelIndex
+from .rule import Report, Rule
+from ..analysis.runs import HelperRuns, ast_function, self_path
+from ..program.skeleton import FunctionSpan
+from ..program.tree import walk
 
 # `name=None` in a signature, and `if [not] name [is [not] None]` in a body: the text pre-filter.
 _OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*None\b")

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 from zgen.findings import Severity
 
-from ..flow import code_of
-from ..index import ModelIndex
-from ..params import GUARD, READ, accesses, scoped_accesses
-from ..rule import Report, Rule
+from ..analysis.flow import code_of
+from ..program.index import ModelIndex
+from ..analysis.params import GUARD, READ, accesses, scoped_accesses
+from .rule import Report, Rule
 
 
 class ExternalParameterRead(Rule):

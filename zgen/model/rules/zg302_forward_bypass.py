@@ -8,9 +8,10 @@ import libcst as cst
 
 from zgen.findings import Severity
 
-from ..flow import ModuleCalls, code_of, flat_of
-from ..index import Kind, ModelIndex
-from ..rule import Report, Rule, Trigger
+from ..analysis.flow import ModuleCalls, code_of, flat_of
+from ..program.index import Kind, ModelIndex
+from ..program.trigger import Trigger
+from .rule import Report, Rule
 
 _TRIGGER = Trigger(".forward(")
 

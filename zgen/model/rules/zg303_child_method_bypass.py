@@ -9,10 +9,10 @@ import libcst as cst
 
 from zgen.findings import Severity
 
-from ..flow import ModuleCalls, code_of, flat_of
-from ..index import ClassInfo, Kind, ModelIndex
-from ..params import READ, SIZE, WRITE, accesses, is_persistent, usage
-from ..rule import Report, Rule
+from ..analysis.flow import ModuleCalls, code_of, flat_of
+from ..program.index import ClassInfo, Kind, ModelIndex
+from ..analysis.params import READ, SIZE, WRITE, accesses, is_persistent, usage
+from .rule import Report, Rule
 
 # `<something other than self>.name(`: a method called on another object.
 _OTHER_CALL = re.compile(r"(?<!\bself)(?<!\(\))\.(\w+)\s*\(")

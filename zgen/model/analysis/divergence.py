@@ -16,7 +16,7 @@ from typing import Protocol
 
 import libcst as cst
 
-from . import known
+from ..program import known
 from .flow import (
     DATA,
     FILLS,
@@ -35,9 +35,9 @@ from .flow import (
     mentions_guard,
     targets_of,
 )
-from .index import ClassInfo, MethodInfo, ModelIndex
+from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from .runs import HelperRuns
-from .tree import call_name, children
+from ..program.tree import call_name, children
 
 __all__ = ["Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE"]
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from . import known
+from ..program import known
 from .flow import Ctx, Flat, ModuleCalls, code_of, flat_of, flatten
-from .index import UNKNOWN_CLASS, ClassInfo, Kind, Member, MethodInfo, ModelIndex
-from .size import param_numel
-from .tree import access_path, call_name, walk
+from ..program.index import UNKNOWN_CLASS, ClassInfo, Kind, Member, MethodInfo, ModelIndex
+from ..program.size import param_numel
+from ..program.tree import access_path, call_name, walk
 
 __all__ = [
     "Access",

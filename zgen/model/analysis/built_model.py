@@ -20,11 +20,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .flow import code_of
-from .index import Kind, ModelIndex
+from ..program.index import Kind, ModelIndex
 from .params import usage
-from .rule import Trigger
+from ..program.trigger import Trigger
 from .script import ScriptScope, script_scopes
-from .tree import access_path, call_name
+from ..program.tree import access_path, call_name
 
 __all__ = ["BuiltAccess", "built_model_accesses", "where"]
 

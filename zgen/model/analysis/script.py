@@ -18,12 +18,12 @@ from typing import Protocol
 
 import libcst as cst
 
-from . import known
+from ..program import known
 from .divergence import Divergence, find_divergences
 from .flow import DATA, RANK, Flat, Taint, code_of, flatten
-from .index import ModelIndex
-from .skeleton import FunctionSpan
-from .tree import Snippet, call_name, dotted, parse_snippet, walk
+from ..program.index import ModelIndex
+from ..program.skeleton import FunctionSpan
+from ..program.tree import Snippet, call_name, dotted, parse_snippet, walk
 
 __all__ = ["ScriptScope", "script_scopes", "script_divergences", "WRAP_TRIGGER"]
 

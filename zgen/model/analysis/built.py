@@ -10,9 +10,9 @@ import libcst as cst
 import re
 
 from .flow import Flat, code_of, flat_of
-from .index import ClassInfo, Kind, MethodInfo, ModelIndex
+from ..program.index import ClassInfo, Kind, MethodInfo, ModelIndex
 from .params import config_like, module_arg_effects, parameter_for, resolve_function
-from .tree import access_path, call_name
+from ..program.tree import access_path, call_name
 
 
 def built_module(

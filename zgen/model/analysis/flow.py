@@ -18,10 +18,10 @@ from functools import partial
 
 import libcst as cst
 
-from . import known
-from .index import UNKNOWN_CLASS as UNKNOWN
-from .index import ClassInfo, Kind, MethodInfo, ModelIndex
-from .tree import access_path, call_name, children, const_str, deep_recursion, dotted, walk
+from ..program import known
+from ..program.index import UNKNOWN_CLASS as UNKNOWN
+from ..program.index import ClassInfo, Kind, MethodInfo, ModelIndex
+from ..program.tree import access_path, call_name, children, const_str, deep_recursion, dotted, walk
 
 __all__ = [
     "Ctx",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 
 from .flow import Flat, ModuleCalls
-from .index import ClassInfo, Kind, MethodInfo, ModelIndex
+from ..program.index import ClassInfo, Kind, MethodInfo, ModelIndex
 
 __all__ = ["HelperRuns", "ast_function", "self_path"]
 

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .flow import Flat, flatten
-from .index import ModelIndex, entry_name
+from ..program.index import ModelIndex, entry_name
 from .params import CHECK, INIT, READ, SIZE, WRITE, usage, writes_module_params
 from .script import WRAP_TRIGGER
-from .skeleton import FunctionSpan
-from .tree import Snippet, access_path, call_name, dotted
+from ..program.skeleton import FunctionSpan
+from ..program.tree import Snippet, access_path, call_name, dotted
 
 __all__ = ["Handed", "handed_accesses"]
 
