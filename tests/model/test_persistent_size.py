@@ -8,7 +8,8 @@ import libcst as cst
 import pytest
 
 from zgen.model import check_source
-from zgen.model.program.size import DEFAULT_PERSISTENCE_THRESHOLD, DEPTHWISE_WIDTH, param_numel
+from zgen.model.program.size import DEPTHWISE_WIDTH, param_numel
+from zgen.zero_policy import DEFAULT_PERSISTENCE_THRESHOLD
 
 HEAD = """
 import torch

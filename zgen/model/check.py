@@ -6,9 +6,9 @@ from zgen.findings import Finding, sort_findings
 
 from .program.index import ModelIndex
 from .program.project import project
+from .program.skeleton import SourceError, build_skeleton
 from .rules import ALL_RULES
 from .rules.zg901_unparsable import Unparsable
-from .program.skeleton import SourceError, build_skeleton
 
 __all__ = ["check"]
 

@@ -17,14 +17,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import libcst as cst
-
-from .flow import code_of
-from ..program.index import Kind, ModelIndex
-from .params import usage
+from ..program.index import ModelIndex, memoised
+from ..program.members import Kind, classify, has_params
+from ..program.tree import access_path, call_name, code_of, cst
 from ..program.trigger import Trigger
+from .effects import usage
 from .script import ScriptScope, script_scopes
-from ..program.tree import access_path, call_name
 
 __all__ = ["BuiltAccess", "built_model_accesses", "where"]
 
@@ -49,13 +47,10 @@ class BuiltAccess:
     passed_in: bool  # the function's argument (built by the caller), not a module it built itself
 
 
-def built_model_accesses(index: ModelIndex) -> Iterator[BuiltAccess]:
+@memoised
+def built_model_accesses(index: ModelIndex) -> list[BuiltAccess]:
     """Parameter accesses of built modules in the functions of this file (computed once per file)."""
-    key = ("built-model-accesses",)
-    found = index.cache.get(key)
-    if found is None:
-        found = index.cache[key] = [a for scope in script_scopes(index, _TRIGGER) for a in _accesses(index, scope)]
-    yield from found  # type: ignore[misc]
+    return [a for scope in script_scopes(index, _TRIGGER) for a in _accesses(index, scope)]
 
 
 def _held(index: ModelIndex, scope: ScriptScope) -> dict[str, tuple[int, bool]]:
@@ -88,8 +83,8 @@ def _held(index: ModelIndex, scope: ScriptScope) -> dict[str, tuple[int, bool]]:
             name = inner.targets[0].target.value
             if name in held or name in scope.wrapped:
                 continue
-            kind, classes = index.classify(inner.value)
-            if kind in (Kind.MODULE, Kind.CONTAINER) and any(index.has_params(c) is not False for c in classes or ("",)):
+            kind, classes = classify(index, inner.value)
+            if kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes or ("",)):
                 held[name] = (scope.flat.position[id(inner)], False)
     return held
 

@@ -28,14 +28,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import libcst as cst
-
-from .flow import Flat, flatten
-from ..program.index import ModelIndex, entry_name
-from .params import CHECK, INIT, READ, SIZE, WRITE, usage, writes_module_params
-from .script import WRAP_TRIGGER
+from ..program.index import ModelIndex, entry_name, memoised
 from ..program.skeleton import FunctionSpan
-from ..program.tree import Snippet, access_path, call_name, dotted
+from ..program.tree import Snippet, access_path, call_name, cst, dotted
+from .access import CHECK, INIT, READ, SIZE, WRITE
+from .effects import usage, writes_module_params
+from .flow import Flat, flatten
+from .script import WRAP_TRIGGER
 
 __all__ = ["Handed", "handed_accesses"]
 
@@ -61,13 +60,10 @@ class Handed:
     source: str  # what the parameters came from, as written (`parameters`, `self.model.parameters()`)
 
 
+@memoised
 def handed_accesses(index: ModelIndex) -> list[Handed]:
     """Every unguarded use of a handed model's parameters in the file (computed once per file)."""
-    key = "handed-accesses"
-    found = index.cache.get(key)
-    if found is None:
-        found = index.cache[key] = list(_find(index))
-    return found  # type: ignore[return-value]
+    return list(_find(index))
 
 
 def _find(index: ModelIndex) -> Iterator[Handed]:
@@ -75,7 +71,7 @@ def _find(index: ModelIndex) -> Iterator[Handed]:
     for cls in index.classes.values():
         if cls.is_module or any(_OWNS_STORAGE.search(base) for base in cls.span.bases):
             continue  # a parameter or tensor subclass, an optimizer: handed the storage itself by design
-        text = index.class_text(cls)
+        text = cls.text
         holders = _holders(index, cls) if ".parameters()" in text or "named_parameters(" in text else frozenset()
         spans.extend((span, holders) for span in cls.span.methods.values())
     for span, holders in spans:

@@ -16,14 +16,15 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Protocol
 
-import libcst as cst
-
 from ..program import known
-from .divergence import Divergence, find_divergences
-from .flow import DATA, RANK, Flat, Taint, code_of, flatten
-from ..program.index import ModelIndex
+from ..program.index import ModelIndex, memoised
 from ..program.skeleton import FunctionSpan
-from ..program.tree import Snippet, call_name, dotted, parse_snippet, walk
+from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
+from .access import INIT, SIZE, WRITE
+from .divergence import Divergence, find_divergences
+from .effects import module_arg_effects, resolve_function, usage
+from .flow import Flat, flatten
+from .taint import DATA, RANK, Taint
 
 __all__ = ["ScriptScope", "script_scopes", "script_divergences", "WRAP_TRIGGER"]
 
@@ -264,22 +265,26 @@ def script_scopes(index: ModelIndex, trigger: _Search) -> Iterator[ScriptScope]:
     for span in spans:
         if not trigger.search(index.skeleton.text(span.start, span.end)):
             continue
-        key = ("script", span.start)
-        if key not in index.cache:
-            snippet = index.parse(span)
-            index.cache[key] = None if snippet is None else ScriptScope(index, snippet, snippet.node)
-        scope = index.cache[key]
+        scope = _function_scope(index, span)
         if scope is not None:
-            yield scope  # type: ignore[misc]
+            yield scope
     script_text = "".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)
     if script_text and trigger.search(script_text):
-        key = ("script", 0)
-        if key not in index.cache:
-            snippet = _parse_script(index)
-            index.cache[key] = None if snippet is None else ScriptScope(index, snippet, snippet.module)
-        scope = index.cache[key]
+        scope = _module_scope(index)
         if scope is not None:
-            yield scope  # type: ignore[misc]
+            yield scope
+
+
+@memoised
+def _function_scope(index: ModelIndex, span: FunctionSpan) -> ScriptScope | None:
+    snippet = index.parse(span)
+    return None if snippet is None else ScriptScope(index, snippet, snippet.node)
+
+
+@memoised
+def _module_scope(index: ModelIndex) -> ScriptScope | None:
+    snippet = _parse_script(index)
+    return None if snippet is None else ScriptScope(index, snippet, snippet.module)
 
 
 class _ScriptCalls:
@@ -345,7 +350,6 @@ def _script_indirect(scope: ScriptScope):
     A function of this file handed the model counts when its body calls the
     parameter that receives it; a constructor or `hasattr(model, ...)` does not.
     """
-    from .params import parameter_for  # params imports flow; keep script importable on its own
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
@@ -377,7 +381,6 @@ def script_param_accesses(index: ModelIndex, scope: ScriptScope):
     `model.lm_head.weight.data.copy_(...)` after `deepspeed.initialize(model=model)`,
     or `p.numel()` for `p` in `engine.parameters()`.
     """
-    from .params import usage  # params imports flow; keep script importable on its own
 
     flat = scope.flat
     aliases: dict[str, str] = {}
@@ -419,7 +422,6 @@ def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
     `print(count_parameters(model))`, `init_weights(model)` after `deepspeed.initialize` or under
     `zero.Init`: the function's summary (what it does to each module argument) says what happens.
     """
-    from .params import INIT, SIZE, WRITE, module_arg_effects, parameter_for, resolve_function
 
     handed = [(i, a) for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
     name = call_name(call)

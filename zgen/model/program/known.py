@@ -16,6 +16,7 @@ __all__ = [
     "TORCH_PARAMS",
     "PARAMLESS",
     "torch_params",
+    "torch_has_params",
     "is_torch_module_class",
     "ACTIVATION_FACTORIES",
     "COLLECTIVES",
@@ -201,6 +202,18 @@ def torch_params(cls: str, name: str) -> bool:
     if name in TORCH_PARAMS.get(cls, ()):
         return True
     return cls in {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"} and bool(_RNN.match(name))
+
+
+def torch_has_params(ref: str) -> bool | None:
+    """Does a module of this class own parameters, judged by name alone (torch.nn and its look-alikes)? None: cannot tell."""
+    last = ref.rsplit(".", 1)[-1]
+    if last in PARAMLESS:
+        return False
+    if last in {"ModuleList", "ModuleDict", "Sequential"}:
+        return None
+    if ref.startswith("torch.nn.") or last in TORCH_PARAMS:
+        return True
+    return None
 
 
 def is_torch_module_class(qualified: str) -> bool:

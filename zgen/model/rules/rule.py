@@ -14,12 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-import libcst as cst
-
 from zgen.findings import Finding, RuleInfo, Severity
 
 from ..program.index import ModelIndex
-from ..program.tree import Snippet
+from ..program.tree import Snippet, cst
 
 __all__ = ["Rule", "Report"]
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..analysis.access import SIZE
 from ..analysis.built_model import built_model_accesses, where
-from ..analysis.flow import code_of
 from ..analysis.handed import handed_accesses
-from ..program.index import ModelIndex
-from ..analysis.params import SIZE, scoped_accesses
-from .rule import Report, Rule
+from ..analysis.scopes import scoped_accesses
 from ..analysis.script import WRAP_TRIGGER, script_param_accesses, script_scopes
+from ..program.index import ModelIndex
+from ..program.tree import code_of
+from .rule import Report, Rule
 
 
 class PlaceholderSizeQuery(Rule):

@@ -5,17 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import libcst as cst
-
-from ..program import known
+from ..analysis.access import INIT, WRITE
 from ..analysis.built_model import built_model_accesses, where
-from ..analysis.flow import code_of
-from ..program.index import ModelIndex
+from ..analysis.effects import usage
 from ..analysis.flow import flat_of
-from ..analysis.params import INIT, WRITE, scoped_accesses, usage
-from .rule import Report, Rule
+from ..analysis.scopes import scoped_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
-from ..program.tree import access_path, call_name
+from ..program import known
+from ..program.index import ModelIndex
+from ..program.tree import access_path, call_name, code_of, cst
+from .rule import Report, Rule
 
 
 class InitAfterPartition(Rule):

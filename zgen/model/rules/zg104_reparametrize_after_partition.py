@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..program import known
 from ..analysis.built import calls_on_built_modules
-from ..analysis.flow import code_of
+from ..analysis.effects import REPARAMETRIZES
+from ..program import known
 from ..program.index import ModelIndex
-from ..analysis.params import REPARAMETRIZES
+from ..program.tree import code_of
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 

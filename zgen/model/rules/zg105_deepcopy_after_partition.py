@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
 from ..analysis.built import calls_on_built_modules
-from ..analysis.flow import code_of
+from ..analysis.effects import DEEPCOPIES
+from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program.index import ModelIndex
-from ..analysis.params import DEEPCOPIES
+from ..program.tree import code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
-from ..analysis.script import WRAP_TRIGGER, script_scopes
 
 _TRIGGER = Trigger("deepcopy")
 

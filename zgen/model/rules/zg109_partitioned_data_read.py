@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
-from ..analysis.flow import code_of, flat_of
+from ..analysis.access import READ
+from ..analysis.flow import flat_of
 from ..analysis.handed import handed_accesses
+from ..analysis.scopes import scoped_accesses
 from ..program.index import ModelIndex
-from ..analysis.params import READ, scoped_accesses
+from ..program.tree import call_name, code_of, cst
 from .rule import Report, Rule
-from ..program.tree import call_name
 
 
 class PartitionedDataRead(Rule):
@@ -196,7 +195,7 @@ def _computed_with(method, node: cst.CSTNode) -> bool:
     it is bound to (`kernel = branch.conv.weight` ... `kernel * t`)?"""
     flat = flat_of(method)
     parent = flat.parent.get(id(node)) if flat is not None else None
-    if isinstance(parent, _COMPUTING):
+    if _computing(parent):
         return True
     if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or flat is None:
         return False
@@ -214,12 +213,14 @@ def _computed_with(method, node: cst.CSTNode) -> bool:
                 if _block(flat, holder) is block:
                     return False  # surely rebound before any computation (not in another branch)
                 continue
-            if isinstance(holder, _COMPUTING):
+            if _computing(holder):
                 return True
     return False
 
 
-_COMPUTING = (cst.Arg, cst.Element, cst.BinaryOperation, cst.UnaryOperation)
+def _computing(node: cst.CSTNode | None) -> bool:
+    """Is `node` an operand, an argument or a list element: a place where a value is computed with?"""
+    return isinstance(node, (cst.Arg, cst.Element, cst.BinaryOperation, cst.UnaryOperation))
 
 
 def _block(flat, node: cst.CSTNode) -> cst.CSTNode | None:

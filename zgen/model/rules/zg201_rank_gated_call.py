@@ -5,15 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import libcst as cst
-
+from ..analysis.calls import ModuleCalls
 from ..analysis.divergence import divergences, message
-from ..analysis.flow import RANK, ModuleCalls, code_of, flat_of
-from ..program.index import ModelIndex
-from ..program.trigger import Trigger
-from .rule import Report, Rule
+from ..analysis.flow import flat_of
 from ..analysis.runs import HelperRuns
 from ..analysis.script import script_divergences
+from ..analysis.taint import RANK
+from ..program.index import ModelIndex
+from ..program.members import facts_of
+from ..program.tree import code_of, cst
+from ..program.trigger import Trigger
+from .rule import Report, Rule
 
 _TRIGGER = Trigger(
     "rank",
@@ -281,7 +283,7 @@ def main(args, model, cfg):
         class_hits: dict[str, bool] = {}
         for cls, method in index.methods("all"):
             if cls.name not in class_hits:  # `self.rank = dist.get_rank()` in __init__ taints every method
-                class_hits[cls.name] = bool(_TRIGGER.search(index.class_text(cls)))
+                class_hits[cls.name] = bool(_TRIGGER.search(cls.text))
             if not (class_hits[cls.name] or _TRIGGER.search(method.text)):
                 continue
             for d in divergences(index, cls, method):
@@ -310,7 +312,7 @@ def main(args, model, cfg):
                 callee = calls.callee(node)
                 func = node.func
                 if callee is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-                    if func.value.value == "self" and func.attr.value not in cls.facts.members:
+                    if func.value.value == "self" and func.attr.value not in facts_of(cls).members:
                         if indirect.helper_runs_modules(func.attr.value):
                             callee = f"self.{func.attr.value}()"
                 if callee is not None:

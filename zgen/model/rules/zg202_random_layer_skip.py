@@ -5,15 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import libcst as cst
-
-from ..program import known
 from ..analysis.divergence import divergences, message
-from ..analysis.flow import DATA, HOST_RANDOM, RANDOM, code_of, random_function
+from ..analysis.taint import DATA, HOST_RANDOM, RANDOM, random_function
+from ..program import known
 from ..program.index import ModelIndex
+from ..program.members import facts_of
+from ..program.tree import access_path, code_of, cst, walk
 from ..program.trigger import Trigger
 from .rule import Report, Rule
-from ..program.tree import access_path, walk
 
 # Random sources that make decisions; `nn.init.normal_(w, ...)`-style initialisers take arguments.
 _TRIGGER = Trigger(
@@ -293,7 +292,7 @@ class Adapter(nn.Module):
         if not random_lists:
             return
         for cls, method in index.methods("forward"):
-            members = [m for m in cls.facts.members.values() if any(c in random_lists for c in m.classes)]
+            members = [m for m in facts_of(cls).members.values() if any(c in random_lists for c in m.classes)]
             if not members or method.node is None:
                 continue
             names = {m.name for m in members}

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.divergence import GATE, ITERATE, SKIP, divergences, message
-from ..analysis.flow import DATA, code_of
+from ..analysis.taint import DATA
 from ..program.index import ModelIndex
+from ..program.tree import code_of
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 

@@ -6,10 +6,11 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.divergence import EXIT, WHILE, divergences, message
-from ..analysis.flow import DATA, code_of
-from ..program.index import ModelIndex
-from .rule import Report, Rule
 from ..analysis.script import script_divergences
+from ..analysis.taint import DATA
+from ..program.index import ModelIndex
+from ..program.tree import code_of
+from .rule import Report, Rule
 from .zg203_data_dependent_experts import TRIGGER as _SELECTION
 
 class _LoopExit:

@@ -6,9 +6,12 @@ from collections.abc import Iterator
 
 from zgen.findings import Severity
 
-from ..analysis.flow import code_of
+from ..analysis.access import GUARD, READ
+from ..analysis.params import accesses
+from ..analysis.scopes import scoped_accesses
 from ..program.index import ModelIndex
-from ..analysis.params import GUARD, READ, accesses, scoped_accesses
+from ..program.members import facts_of
+from ..program.tree import code_of
 from .rule import Report, Rule
 
 
@@ -196,7 +199,7 @@ class Vit(nn.Module):
 
 def _registered(index: ModelIndex, cls, method, access) -> bool:
     path = code_of(access.node, limit=200).removeprefix("self.")
-    if path in cls.facts.external:
+    if path in facts_of(cls).external:
         return True
     return any(
         a.use == GUARD and code_of(a.node, limit=200) == code_of(access.node, limit=200)

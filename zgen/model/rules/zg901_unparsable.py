@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from zgen.findings import Finding
 
 from ..program.index import ModelIndex
-from .rule import Report, Rule
 from ..program.skeleton import SourceError
+from .rule import Report, Rule
 
 
 class Unparsable(Rule):
