@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from zgen.zero_policy import stays_gathered
+
 from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, constructors_in, facts_of, has_params, member_param, torch_base
@@ -110,7 +112,7 @@ def _persistent(index: ModelIndex, access: Access) -> bool:
         last = first.classes[0].rsplit(".", 1)[-1]
         numel = param_numel(last, access.param, first.call, first.env or {})
         if numel is not None and len(first.classes) == 1:
-            return numel < index.persistence_threshold
+            return stays_gathered(numel, index.persistence_threshold)
     return _layer_bias(index, access) or _persistent_by_class(index, access)
 
 

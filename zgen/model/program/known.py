@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from zgen.zero_policy import GATHER_CONTEXTS
+
 __all__ = [
     "CONVENTIONAL_ALIASES",
     "MODULE_BASE_NAMES",
@@ -264,7 +266,7 @@ GUARD_NAMES = frozenset(
 
 def is_gather_context(name: str | None) -> bool:
     """Does a `with` item with this call name gather partitioned parameters?"""
-    return bool(name) and name.rsplit(".", 1)[-1] in {"GatheredParameters", "gather_params", "summon_full_params"}
+    return bool(name) and name.rsplit(".", 1)[-1] in GATHER_CONTEXTS
 
 
 RANDOM_TORCH = frozenset(
