@@ -13,7 +13,7 @@ from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, targets_of
 
-__all__ = ["RANK", "RANDOM", "HOST_RANDOM", "DATA", "Taint", "random_function", "VALUE_FREE_ATTRS", "is_none_test"]
+__all__ = ["RANK", "RANDOM", "HOST_RANDOM", "DATA", "Taint", "rank_attrs", "random_function", "VALUE_FREE_ATTRS", "is_none_test"]
 
 RANK = "rank"
 RANDOM = "random"
@@ -54,7 +54,7 @@ class Taint:
         self.cls = cls
         self.names: dict[str, dict[str, str]] = {}
         self.direct: dict[str, dict[str, str]] = {}
-        self.rank_attrs = cls.rank_attrs if cls is not None else frozenset()
+        self.rank_attrs = rank_attrs(index, cls) if cls is not None else frozenset()
         self._memo: dict[tuple[int, bool], dict[str, str]] = {}
         self._flat = flat
         # Where each tainted name was assigned (position, enclosing loops): a use before that
@@ -232,6 +232,17 @@ _TORCH_DRAW = re.compile(
     r"\btorch\.(?:rand|randn|randint|randperm|bernoulli|multinomial)\b|\.(?:uniform_|bernoulli_)\("
 )
 _HOST_DRAW = re.compile(r"\b(?:random|np\.random|numpy\.random)\.\w+\(|\brandrange\(|\brandom\(\)")
+
+
+# `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
+_RANK_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*" + known.RANK_TEXT)
+
+
+@memoised
+def rank_attrs(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Attributes `__init__` (and the helpers it calls) sets from the process rank, read from the text."""
+    text = "".join(method.text for method in cls.init_methods)
+    return frozenset(m.group(1) for m in _RANK_ASSIGN.finditer(text))
 
 
 @memoised

@@ -98,10 +98,6 @@ _SHARED_MODELING = frozenset(
 _NOT_MODULES = frozenset(
     {"cache_utils", "configuration_utils", "masking_utils", "modeling_outputs", "generic", "import_utils", "hub"}
 )
-_RANK_ASSIGN = re.compile(
-    r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*(?:get_rank|get_local_rank|local_rank|global_rank"
-    r"|\bRANK\b|is_main_process|process_index)"
-)
 _ATTR_NOT_ON_SELF = re.compile(r"(?<!\bself)\.(\w+)")
 _RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
 _SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(|\bsuper\(\)\s*\.\s*(\w+)\s*\(")
@@ -346,12 +342,6 @@ class ClassInfo:
                     taken.add(id(reached))
                     found.append(reached)
         return found
-
-    @cached_property
-    def rank_attrs(self) -> frozenset[str]:
-        """Attributes `__init__` sets from the process rank (`self.rank = dist.get_rank()`), read from text."""
-        text = "".join(method.text for method in self.init_methods)
-        return frozenset(m.group(1) for m in _RANK_ASSIGN.finditer(text))
 
     def __repr__(self) -> str:
         return f"ClassInfo({self.name})"

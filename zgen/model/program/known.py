@@ -33,6 +33,9 @@ __all__ = [
     "DATA_SELECT_METHODS",
     "RANK_CALLS",
     "RANK_NAMES",
+    "RANK_ENV",
+    "RANK_WORDS",
+    "RANK_TEXT",
     "METADATA_ATTRS",
     "CONTAINER_METHODS",
     "SIZE_ATTRS",
@@ -335,6 +338,10 @@ RANK_NAMES = frozenset(
     }
 )
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "NODE_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "SLURM_LOCALID"})
+# Every spelling of "this process's rank" above, as a whole word in source text: the text pre-filter of the
+# rank rules and of the attributes `__init__` sets from the rank. `Taint` reads the same three sets.
+RANK_WORDS = RANK_CALLS | RANK_NAMES | RANK_ENV
+RANK_TEXT = r"(?<!\w)(?:" + "|".join(sorted(RANK_WORDS, key=lambda w: (-len(w), w))) + r")(?!\w)"
 
 # Reading these from a partitioned placeholder is correct: they survive partitioning.
 METADATA_ATTRS = frozenset(

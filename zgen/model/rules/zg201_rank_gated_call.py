@@ -11,32 +11,15 @@ from ..analysis.flow import flat_of
 from ..analysis.runs import HelperRuns
 from ..analysis.script import script_divergences
 from ..analysis.taint import RANK
+from ..program import known
 from ..program.index import ModelIndex
 from ..program.members import facts_of
 from ..program.tree import code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
-_TRIGGER = Trigger(
-    "rank",
-    "RANK",
-    "main_process",
-    "process_zero",
-    "process_index",
-    "SLURM_",
-    "is_master",
-    "is_global_master",
-    "is_local_master",
-    "is_primary",
-    "is_global_primary",
-    "is_local_primary",
-    "is_main",
-    "if_main_process",
-    pattern=r"get_rank|get_local_rank|get_global_rank|local_rank|global_rank|node_rank|process_index"
-    r"|is_main_process|is_local_main_process|is_world_process_zero|is_local_process_zero"
-    r"|\bis_(?:global_|local_)?(?:master|primary)\b|\bis_main\b|is_rank_(?:zero|0)\b|if_main_process"
-    r"|\bRANK\b|LOCAL_RANK|SLURM_PROCID|SLURM_LOCALID|OMPI_COMM_WORLD_RANK",
-)
+# Any spelling of the rank (`known.RANK_WORDS`) as a whole word.
+_TRIGGER = Trigger(*sorted(known.RANK_WORDS), pattern=known.RANK_TEXT)
 
 
 class RankGatedCall(Rule):
