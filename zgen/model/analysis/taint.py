@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 
 from ..program import known
-from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.tree import call_name, children, code_of, const_str, cst, dotted
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
+from ..program.trigger import Trigger
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, targets_of
 
-__all__ = ["RANK", "RANDOM", "HOST_RANDOM", "DATA", "Taint", "rank_attrs", "random_function", "VALUE_FREE_ATTRS", "is_none_test"]
+__all__ = ["RANK", "RANDOM", "HOST_RANDOM", "DATA", "Taint", "rank_attrs", "random_function", "draw_kind", "draw_trigger", "draws_in", "VALUE_FREE_ATTRS", "is_none_test"]
 
 RANK = "rank"
 RANDOM = "random"
@@ -207,13 +208,9 @@ class Taint:
         if qualified.endswith(("environ.get", "getenv")) and node.args:
             if const_str(node.args[0].value) in known.RANK_ENV:
                 return RANK
-        if qualified in known.RANDOM_TORCH:
-            return RANDOM
-        if qualified.startswith(known.RANDOM_HOST_PREFIXES):
-            return HOST_RANDOM
-        method = isinstance(node.func, cst.Attribute)
-        if method and last in known.RANDOM_TORCH_METHODS and not qualified.startswith("torch.nn.init"):
-            return RANDOM
+        draw = _draw(qualified, node)
+        if draw is not None:
+            return draw
         if qualified in known.DATA_SELECT_FUNCS:
             return DATA
         if name in ("all", "any") and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
@@ -222,16 +219,53 @@ class Taint:
             return DATA
         if isinstance(node.func, cst.Name):
             return random_function(self.index, node.func.value)
+        method = isinstance(node.func, cst.Attribute)
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
 
 
-# A random draw in a function's text (torch's generator, or the host's `random` / `numpy.random`).
-_TORCH_DRAW = re.compile(
-    r"\btorch\.(?:rand|randn|randint|randperm|bernoulli|multinomial)\b|\.(?:uniform_|bernoulli_)\("
-)
-_HOST_DRAW = re.compile(r"\b(?:random|np\.random|numpy\.random)\.\w+\(|\brandrange\(|\brandom\(\)")
+def draw_kind(index: ModelIndex, call: cst.Call) -> str | None:
+    """RANDOM / HOST_RANDOM when `call` draws a random number (torch's generator or the host's), else None."""
+    name = call_name(call)
+    if name is None:
+        return None
+    return _draw(name if name.startswith(".") else index.qualify(name), call)
+
+
+def _draw(qualified: str, call: cst.Call) -> str | None:
+    if qualified in known.RANDOM_TORCH:
+        return RANDOM
+    if qualified.startswith(known.RANDOM_HOST_PREFIXES):
+        return HOST_RANDOM
+    method = isinstance(call.func, cst.Attribute)
+    if method and qualified.rsplit(".", 1)[-1] in known.RANDOM_TORCH_METHODS and not qualified.startswith("torch.nn.init"):
+        return RANDOM  # `torch.empty(n).uniform_()`; `nn.init.uniform_(w)` initialises
+    return None
+
+
+@memoised
+def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
+    """Text without which code of this file makes no random draw: `known.RANDOM_HINT`, the names this file
+    imported a draw as (`from random import random as rnd`), and (with `helpers`) its functions that return one."""
+    names = [
+        alias for alias, target in index.imports.items()
+        if target.startswith(known.RANDOM_HOST_PREFIXES) or target in known.RANDOM_TORCH
+    ]
+    if helpers:
+        names += [name for name in index.skeleton.functions if random_function(index, name)]
+    calls = [f"{name}(" for name in names]
+    pattern = known.RANDOM_HINT + "".join(f"|(?<![\\w.]){re.escape(call)}" for call in calls)
+    return Trigger("rand", "bernoulli", "multinomial", "poisson", "uniform_(", *calls, pattern=pattern)
+
+
+def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:
+    """RANDOM / HOST_RANDOM when `method` (or a function of this file) makes a random draw somewhere, else None."""
+    if not draw_trigger(index, False).search(method.text):
+        return None
+    node = method.node
+    kinds = {draw_kind(index, call) for call in walk(node) if isinstance(call, cst.Call)} if node is not None else set()
+    return RANDOM if RANDOM in kinds else HOST_RANDOM if HOST_RANDOM in kinds else None
 
 
 # `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
@@ -252,13 +286,10 @@ def random_function(index: ModelIndex, name: str) -> str | None:
     `layers = dropout_layers(self.layers, p)`: what such a helper returns
     differs per rank as much as the draw inside it.
     """
-    span = index.skeleton.functions.get(name)
-    kind = None
-    if span is not None:
-        text = index.skeleton.text(span.start, span.end)
-        if "return" in text:
-            kind = RANDOM if _TORCH_DRAW.search(text) else HOST_RANDOM if _HOST_DRAW.search(text) else None
-    return kind
+    function = index.function_info(name)
+    if function is None or "return" not in function.text:
+        return None
+    return draws_in(index, function)
 
 
 # What a tensor is rather than what it holds: the same whatever values a random draw or a rank's data put in.

@@ -30,6 +30,8 @@ __all__ = [
     "is_gather_context",
     "RANDOM_TORCH",
     "RANDOM_HOST_PREFIXES",
+    "RANDOM_TORCH_METHODS",
+    "RANDOM_HINT",
     "DATA_SELECT_METHODS",
     "RANK_CALLS",
     "RANK_NAMES",
@@ -289,6 +291,10 @@ RANDOM_TORCH = frozenset(
 )
 RANDOM_TORCH_METHODS = frozenset({"uniform_", "bernoulli_", "normal_", "random_", "exponential_", "geometric_"})
 RANDOM_HOST_PREFIXES = ("random.", "numpy.random.")
+# Text without which code makes none of these draws as commonly written (`torch.rand`, `random.random()`,
+# `np.random.rand`, `randn`, `x.bernoulli_(p)`, `torch.empty(n).uniform_(0, 1)`): a pre-filter, refined by
+# parsing. Fills with arguments other than `uniform_` (`normal_(0, 0.02)`) are initialisers in practice.
+RANDOM_HINT = r"\brand|bernoulli|multinomial|poisson|\.uniform_\("
 
 # Tensor methods / torch functions whose result depends on the data a rank holds.
 # `.item()`/`.tolist()` are not sources by themselves: they convert, and what they convert
