@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 from ..program.index import ModelIndex, memoised
 from ..program.members import Kind, classify, has_params
-from ..program.tree import access_path, call_name, code_of, cst
+from ..program.tree import access_path, code_of, cst
 from ..program.trigger import Trigger
 from .effects import usage
+from .flow import loop_items
 from .script import ScriptScope, script_scopes
 
 __all__ = ["BuiltAccess", "built_model_accesses", "where"]
@@ -121,19 +122,14 @@ def _accesses(index: ModelIndex, scope: ScriptScope) -> Iterator[BuiltAccess]:
         if ctx.guarded:
             continue
         if kind is cst.For or kind is cst.CompFor:
-            it = node.iter
-            if isinstance(it, cst.Call) and (call_name(it) or "") in {"enumerate", "list"} and it.args:
-                it = it.args[0].value
-            target = node.target
-            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                target = target.elements[1].value
-            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(target, cst.Name):
-                path = access_path(it.func.value)
-                owner = holder(path.root, node) if path is not None and not path.parts else None
-                if owner is not None and it.func.attr.value in _PARAM_WALKS:
-                    params[target.value] = owner
-                elif owner is not None and it.func.attr.value in _MODULE_WALKS:
-                    modules[target.value] = owner
+            for target, it in loop_items(node.target, node.iter):
+                if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(target, cst.Name):
+                    path = access_path(it.func.value)
+                    owner = holder(path.root, node) if path is not None and not path.parts else None
+                    if owner is not None and it.func.attr.value in _PARAM_WALKS:
+                        params[target.value] = owner
+                    elif owner is not None and it.func.attr.value in _MODULE_WALKS:
+                        modules[target.value] = owner
             continue
         if kind is cst.Name and node.value in params:
             if isinstance(flat.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):

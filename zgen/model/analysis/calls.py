@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..program.index import ClassInfo, ModelIndex
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
 from ..program.tree import access_path, call_name, code_of, cst
-from .flow import Flat, bound_names, targets_of
+from .flow import Flat, bound_names, loop_items, same_items, targets_of
 from .persistence import gathers
 
 __all__ = ["ModuleCalls"]
@@ -38,19 +38,16 @@ class ModuleCalls:
             targets, value = targets_of(node)
             if value is None:
                 continue
-            loop = isinstance(node, (cst.For, cst.CompFor))
-            if loop and isinstance(value, cst.Call) and call_name(value) == "zip":
-                # for layer, keep in zip(self.layers, keeps): each target takes its own argument's items
-                for target in targets:
-                    if isinstance(target, cst.Tuple):
-                        for element, arg in zip(target.elements, value.args):
-                            classes = self._elements_of(arg.value)
-                            if classes is not None:
-                                for name in bound_names(element.value):
-                                    self.aliases[name] = classes
+            if isinstance(node, (cst.For, cst.CompFor)):
+                # for layer in self.layers / enumerate(self.layers) / zip(self.layers, keeps): its items
+                for part, items in loop_items(node.target, node.iter):
+                    classes = self._elements_of(items)
+                    if classes is not None:
+                        for name in bound_names(part):
+                            self.aliases[name] = classes
                 continue
-            classes = self._loop_classes(value) if loop else self.classes_of(value)
-            if classes is None and not loop and self._returned_sequence(value) is not None:
+            classes = self.classes_of(value)
+            if classes is None and self._returned_sequence(value) is not None:
                 # `layers = dropout_layers(self.layers, p)`: some of the same submodules, how many not fixed
                 for target in targets:
                     for name in bound_names(target):
@@ -58,7 +55,7 @@ class ModuleCalls:
                         self.sequences.add(name)
                         self.filtered.add(name)
                 continue
-            if classes is None and not loop and self._filtered_sequence(value) is not None:
+            if classes is None and self._filtered_sequence(value) is not None:
                 filtered = bool(value.for_in.ifs)  # type: ignore[attr-defined]
                 for target in targets:
                     for name in bound_names(target):
@@ -70,9 +67,6 @@ class ModuleCalls:
             if classes is None:
                 continue
             for target in targets:
-                if loop and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                    # for i, layer in enumerate(self.layers)
-                    target = target.elements[1].value
                 for name in bound_names(target):
                     self.aliases[name] = classes
 
@@ -89,14 +83,8 @@ class ModuleCalls:
         if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name):
             comp = value.for_in
             if comp.inner_for_in is None and isinstance(comp.target, cst.Name) and comp.target.value == value.elt.value:
-                return self._loop_classes(comp.iter)
+                return self._elements_of(same_items(comp.iter))
         return None
-
-    def _loop_classes(self, iterable: cst.BaseExpression) -> tuple[str, ...] | None:
-        if isinstance(iterable, cst.Call) and (call_name(iterable) or "") in {"enumerate", "reversed", "zip", "list"}:
-            if iterable.args:
-                iterable = iterable.args[0].value
-        return self._elements_of(iterable)
 
     def _elements_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
         """Classes of the modules that iterating over `expr` yields, if it is a module container."""

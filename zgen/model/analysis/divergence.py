@@ -19,7 +19,7 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import facts_of
 from ..program.tree import call_name, children, code_of, cst
 from .calls import ModuleCalls
-from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, targets_of
+from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
 from .persistence import gathers
 from .runs import HelperRuns
 from .taint import DATA, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test
@@ -367,8 +367,9 @@ class Calls(Protocol):
 
 def _fixed_length(iterable: cst.BaseExpression, calls: Calls) -> bool:
     """`zip(self.layers, xs)` / `enumerate(self.layers)`: the module list fixes the trip count."""
+    iterable = same_items(iterable)
     if isinstance(iterable, cst.Call) and call_name(iterable) in {"zip", "enumerate"}:
-        return any(calls.is_module_sequence(arg.value) for arg in iterable.args)
+        return any(calls.is_module_sequence(same_items(arg.value)) for arg in iterable.args)
     return calls.is_module_sequence(iterable)
 
 

@@ -17,7 +17,7 @@ from ..program import known
 from ..program.index import ModelIndex, memoised
 from ..program.tree import access_path, call_name, cst, parameter_for, walk
 from .access import ASSIGN, CHECK, GUARD, INIT, META, READ, SIZE, WRITE
-from .flow import Flat, flatten
+from .flow import Flat, flatten, loop_items
 
 __all__ = [
     "usage", "module_arg_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES", "DEEPCOPIES",
@@ -174,17 +174,12 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
     for node, _ctx in inner.nodes:
         if type(node) is cst.For or type(node) is cst.CompFor:
-            it = node.iter
-            if isinstance(it, cst.Call) and (call_name(it) or "") in {"enumerate", "list"} and it.args:
-                it = it.args[0].value
-            target = node.target
-            if isinstance(target, cst.Tuple) and len(target.elements) == 2:  # named_parameters()
-                target = target.elements[1].value
-            if not isinstance(target, cst.Name) or not isinstance(it, cst.Call) or not isinstance(it.func, cst.Attribute):
-                continue
-            owner = it.func.value
-            if isinstance(owner, cst.Name) and owner.value in names and it.func.attr.value in _WALKS:
-                aliases[target.value] = owner.value
+            for target, it in loop_items(node.target, node.iter):
+                if not isinstance(target, cst.Name) or not isinstance(it, cst.Call) or not isinstance(it.func, cst.Attribute):
+                    continue
+                owner = it.func.value
+                if isinstance(owner, cst.Name) and owner.value in names and it.func.attr.value in _WALKS:
+                    aliases[target.value] = owner.value
     found: dict[str, set[str]] = {}
     for node, ctx in inner.nodes:
         if ctx.guarded:

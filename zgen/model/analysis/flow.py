@@ -19,7 +19,10 @@ from ..program import known
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, cst, walk
 
-__all__ = ["Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS"]
+__all__ = [
+    "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
+    "SAME_ITEMS", "same_items", "loop_items",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +223,43 @@ def bound_names(target: cst.CSTNode) -> Iterator[str]:
 
 # Methods that put their arguments into the container they are called on.
 FILLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "put", "appendleft"})
+
+
+# Builtins whose items are their argument's items (some of them, in some order): `list(x)`, `reversed(x)`.
+SAME_ITEMS = frozenset({"list", "tuple", "iter", "sorted", "reversed", "filter"})
+
+
+def same_items(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """What `iterable` takes its items from, through `list(...)`, `sorted(...)`, `filter(f, ...)` and the like."""
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in SAME_ITEMS:
+        args = [a for a in iterable.args if a.keyword is None and not a.star]
+        at = 1 if iterable.func.value == "filter" else 0
+        if len(args) <= at:
+            break
+        iterable = args[at].value
+    return iterable
+
+
+def loop_items(target: cst.BaseExpression, iterable: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """Each part of a loop target with the iterable whose items it takes.
+
+    `for x in list(xs)`: (x, xs); `for i, x in enumerate(xs)`: (x, xs); `for a, b in zip(xs, ys)`:
+    (a, xs) and (b, ys); a pair otherwise takes the second of each item (`for name, p in
+    m.named_parameters()`: (p, the call)). Anything else binds the whole target to the iterable.
+    """
+    iterable = same_items(iterable)
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return [(target, iterable)]
+    parts = [e.value for e in target.elements]
+    name = call_name(iterable) if isinstance(iterable, cst.Call) else None
+    if name == "zip":
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]  # type: ignore[union-attr]
+        return [pair for part, arg in zip(parts, args) for pair in loop_items(part, arg)]
+    if name == "enumerate" and len(parts) == 2 and iterable.args:  # type: ignore[union-attr]
+        return loop_items(parts[1], iterable.args[0].value)  # type: ignore[union-attr]
+    if len(parts) == 2:
+        return [(parts[1], iterable)]
+    return [(target, iterable)]
 
 
 def targets_of(node: cst.CSTNode) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:

@@ -33,7 +33,7 @@ from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, access_path, call_name, cst, dotted
 from .access import CHECK, INIT, READ, SIZE, WRITE
 from .effects import usage, writes_module_params
-from .flow import Flat, flatten
+from .flow import Flat, bound_names, flatten, loop_items, same_items
 from .script import WRAP_TRIGGER
 
 __all__ = ["Handed", "handed_accesses"]
@@ -45,7 +45,6 @@ _PARAMS_NAME = re.compile(r"^(?:\w+_)?parameters$")
 _MODEL_TYPE = re.compile(r"\bModule\b|Model\b")
 _NOT_AN_INSTANCE = re.compile(r"Config|Type|Callable|type\[")  # a class, a config or a factory, not a model
 _OWNS_STORAGE = re.compile(r"(?:Parameter|Tensor|Optimizer)$")
-_ITERATING = frozenset({"list", "tuple", "iter", "sorted", "reversed", "filter"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,21 +134,20 @@ def _uses(index, snippet, func, flat: Flat, models: set[str], iterables: set[str
 
     def source_of(expr: cst.BaseExpression) -> str | None:
         """What `expr` iterates, when it yields the handed model's parameters."""
+        expr = same_items(expr)
         if isinstance(expr, cst.Name) and expr.value in iterables:
             return expr.value
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters") and dotted(expr.func.value) in models:
                 if not any(a.keyword is not None and a.keyword.value == "recurse" for a in expr.args):
                     return cst.Module([]).code_for_node(expr)
-        if isinstance(expr, cst.Call) and call_name(expr) in _ITERATING and expr.args:
-            return source_of(expr.args[0].value)
         return None
 
     for node, ctx in flat.nodes:
         kind = type(node)
         if kind is cst.Assign:
             for target in node.targets:
-                for bound in _names(target.target):
+                for bound in bound_names(target.target):
                     aliases.pop(bound, None)  # `p = output_dir / name`: no longer a parameter
             if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
                 name = node.targets[0].target.value
@@ -198,14 +196,9 @@ def _selects(value: cst.BaseExpression, source_of) -> bool:
     if not isinstance(value, cst.ListComp) or not isinstance(value.elt, cst.Name):
         return False
     comp = value.for_in
-    target = comp.target
-    if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-        target = target.elements[1].value
-    return (
-        comp.inner_for_in is None
-        and isinstance(target, cst.Name)
-        and target.value == value.elt.value
-        and source_of(comp.iter) is not None
+    return comp.inner_for_in is None and any(
+        isinstance(part, cst.Name) and part.value == value.elt.value and source_of(items) is not None
+        for part, items in loop_items(comp.target, comp.iter)
     )
 
 
@@ -226,30 +219,9 @@ def _written_in_bulk(flat: Flat, node: cst.CSTNode, detail: str) -> tuple[str, s
 
 def _bind_loop(target, iterable, source_of, aliases: dict[str, str]) -> None:
     """`for p in parameters`, `for n, p in model.named_parameters()`, `for s, p in zip(shadow, parameters)`."""
-    source = source_of(iterable)
-    if source is not None:
-        if isinstance(target, cst.Tuple) and len(target.elements) == 2:  # named_parameters() / enumerate
-            target = target.elements[1].value
-        if isinstance(target, cst.Name):
-            aliases[target.value] = source
-        return
-    for bound in _names(target):
+    for bound in bound_names(target):
         aliases.pop(bound, None)  # the name now walks something else
-    name = call_name(iterable) if isinstance(iterable, cst.Call) else None
-    if name not in ("zip", "enumerate") or not isinstance(target, cst.Tuple):
-        return
-    values = [a.value for a in iterable.args]
-    if name == "enumerate":
-        values = [None, *values[:1]]
-    for element, value in zip(target.elements, values):
-        source = source_of(value) if value is not None else None
-        if source is not None and isinstance(element.value, cst.Name):
-            aliases[element.value.value] = source
-
-
-def _names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _names(e.value)]
-    return []
+    for part, items in loop_items(target, iterable):
+        source = source_of(items)
+        if source is not None and isinstance(part, cst.Name):
+            aliases[part.value] = source

@@ -19,7 +19,7 @@ from ..program.tree import access_path, call_name, code_of, cst, parameter_for, 
 from .access import INIT, SIZE, WRITE, Access
 from .calls import ModuleCalls
 from .effects import module_arg_effects, resolve_function, usage
-from .flow import Ctx, Flat, flat_of
+from .flow import Ctx, Flat, flat_of, loop_items, same_items
 
 __all__ = ["accesses", "parameters_passed_in", "config_like", "NOT_A_SUBMODULE"]
 
@@ -80,7 +80,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
             name = _modules_loop(node)
             if name is not None:  # for m in self.modules(): every submodule, of any class
                 module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
-            for name in _zipped_elements(node, members, self_names):  # for a, b in zip(self.cv2, self.cv3)
+            for name in _container_items(node, members, self_names):  # for a, b in zip(self.cv2, self.cv3)
                 module_aliases.setdefault(name, Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0)))
             continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -109,15 +109,12 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
     for node, ctx in flat.nodes:
         kind = type(node)
         if kind is cst.For or kind is cst.CompFor:
-            source = _parameters_source(node.iter)
-            if source is None and isinstance(node.iter, cst.Name):
-                source = param_lists.get(node.iter.value)
-            if source is not None:
-                target = node.target
-                if isinstance(target, cst.Tuple) and len(target.elements) == 2:  # named_parameters()
-                    target = target.elements[1].value
-                if isinstance(target, cst.Name):
-                    param_aliases[target.value] = source
+            for part, items in loop_items(node.target, node.iter):
+                source = _parameters_source(items)
+                if source is None and isinstance(items, cst.Name):
+                    source = param_lists.get(items.value)
+                if source is not None and isinstance(part, cst.Name):
+                    param_aliases[part.value] = source
             continue
         if kind is cst.Name and node.value in given_params:
             parent = flat.parent.get(id(node))
@@ -234,19 +231,17 @@ def _narrowed(index: ModelIndex, alias: Member, ctx: Ctx) -> Member | None:
     return None
 
 
-def _zipped_elements(node: cst.For | cst.CompFor, members: dict[str, Member], self_names: set[str]) -> list[str]:
-    """Loop variables bound to elements of module containers of `self` by `for a, b in zip(self.xs, self.ys)`."""
-    it, target = node.iter, node.target
-    if not isinstance(it, cst.Call) or call_name(it) != "zip" or not isinstance(target, cst.Tuple):
-        return []
+def _container_items(node: cst.For | cst.CompFor, members: dict[str, Member], self_names: set[str]) -> list[str]:
+    """Loop variables bound to elements of module containers of `self` (or of a local bound to `self`):
+    `for a, b in zip(self.xs, self.ys)`, `for layer in m.layers` after `m = self`."""
     found = []
-    for element, arg in zip(target.elements, it.args):
-        path = access_path(arg.value)
-        if path is None or path.root not in self_names or len(path.parts) != 1 or not isinstance(element.value, cst.Name):
+    for part, items in loop_items(node.target, node.iter):
+        path = access_path(items)
+        if path is None or path.root not in self_names or len(path.parts) != 1 or not isinstance(part, cst.Name):
             continue
         member = members.get(path.parts[0])
         if member is not None and member.kind == Kind.CONTAINER:
-            found.append(element.value.value)
+            found.append(part.value)
     return found
 
 
@@ -346,35 +341,29 @@ def _parameter_list(value: cst.BaseExpression) -> str | None:
     """`list(self.parameters())` or `[p for n, p in self.named_parameters() if ...]`: what it lists."""
     if isinstance(value, cst.Call) and call_name(value) in {"list", "tuple"} and value.args:
         return _parameters_source(value.args[0].value)
-    if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name):
-        target = value.for_in.target
-        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-            target = target.elements[1].value
-        if isinstance(target, cst.Name) and target.value == value.elt.value and value.for_in.inner_for_in is None:
-            return _parameters_source(value.for_in.iter)
+    if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name) and value.for_in.inner_for_in is None:
+        for part, items in loop_items(value.for_in.target, value.for_in.iter):
+            if isinstance(part, cst.Name) and part.value == value.elt.value:
+                return _parameters_source(items)
     return None
 
 
 def _modules_loop(node: cst.For | cst.CompFor) -> str | None:
     """The loop variable of `for m in self.modules()` / `for n, m in self.child.named_modules()`."""
-    iterable = node.iter
-    if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
-        return None
-    if iterable.func.attr.value not in {"modules", "named_modules", "children", "named_children"}:
-        return None
-    path = access_path(iterable.func.value)
-    if path is None or path.root != "self":
-        return None
-    target = node.target
-    if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-        target = target.elements[1].value
-    return target.value if isinstance(target, cst.Name) else None
+    for part, items in loop_items(node.target, node.iter):
+        if not isinstance(items, cst.Call) or not isinstance(items.func, cst.Attribute) or not isinstance(part, cst.Name):
+            continue
+        if items.func.attr.value not in {"modules", "named_modules", "children", "named_children"}:
+            continue
+        path = access_path(items.func.value)
+        if path is not None and path.root == "self":
+            return part.value
+    return None
 
 
 def _parameters_source(iterable: cst.BaseExpression) -> str | None:
     """`self.parameters()` / `self.child.named_parameters()`: the text, if the loop walks a module's parameters."""
-    if isinstance(iterable, cst.Call) and (call_name(iterable) or "") in {"enumerate", "list", "zip"} and iterable.args:
-        iterable = iterable.args[0].value
+    iterable = same_items(iterable)
     if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
         return None
     if iterable.func.attr.value not in {"parameters", "named_parameters"}:

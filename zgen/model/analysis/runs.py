@@ -22,7 +22,7 @@ import ast
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from .calls import ModuleCalls
-from .flow import Flat
+from .flow import SAME_ITEMS, Flat
 from .persistence import gathers
 
 __all__ = ["HelperRuns", "ast_function", "self_path"]
@@ -162,7 +162,7 @@ def _over_self_collection(iterable: ast.expr) -> bool:
         func = iterable.func
         if isinstance(func, ast.Attribute) and func.attr in ("items", "values") and not iterable.args:
             return self_path(func.value) is not None
-        if isinstance(func, ast.Name) and func.id in ("chain", "zip", "enumerate", "reversed", "list"):
+        if isinstance(func, ast.Name) and (func.id in SAME_ITEMS or func.id in ("chain", "zip", "enumerate")):
             return any(_over_self_collection(a) for a in iterable.args)
         if isinstance(func, ast.Attribute) and func.attr == "chain":
             return any(_over_self_collection(a) for a in iterable.args)

@@ -23,7 +23,7 @@ from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_f
 from .access import INIT, SIZE, WRITE
 from .divergence import Divergence, find_divergences
 from .effects import module_arg_effects, resolve_function, usage
-from .flow import Flat, flatten
+from .flow import Flat, flatten, loop_items
 from .taint import DATA, RANK, Taint
 
 __all__ = ["ScriptScope", "script_scopes", "script_divergences", "WRAP_TRIGGER"]
@@ -387,14 +387,10 @@ def script_param_accesses(index: ModelIndex, scope: ScriptScope):
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind in (cst.For, cst.CompFor):
-            iterable = node.iter
-            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
-                if iterable.func.attr.value in {"parameters", "named_parameters"}:
-                    if scope.wrapped_name(iterable.func.value, node):
-                        target = node.target
-                        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                            target = target.elements[1].value
-                        if isinstance(target, cst.Name):
+            for target, iterable in loop_items(node.target, node.iter):
+                if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and isinstance(target, cst.Name):
+                    if iterable.func.attr.value in {"parameters", "named_parameters"}:
+                        if scope.wrapped_name(iterable.func.value, node):
                             aliases[target.value] = code_of(iterable)
             continue
         if kind is cst.Name and node.value in aliases:

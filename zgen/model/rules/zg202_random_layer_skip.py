@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.divergence import divergences, message
+from ..analysis.flow import SAME_ITEMS
 from ..analysis.taint import DATA, HOST_RANDOM, RANDOM, draw_trigger, draws_in
 from ..program.index import ClassInfo, ModelIndex
 from ..program.members import facts_of
@@ -295,8 +296,8 @@ class Adapter(nn.Module):
                         yield self.finding(index, method.snippet, node.iter, message, _HELP)
 
 
-# Builtins that iterate their argument once, in order: the container's `__iter__` still runs.
-_PASS_THROUGH = frozenset({"enumerate", "zip", "list", "tuple", "iter"})  # not reversed(): it indexes
+# Builtins that iterate their argument, so the container's `__iter__` still runs (not reversed(): it indexes).
+_PASS_THROUGH = (SAME_ITEMS - {"reversed"}) | {"enumerate", "zip"}
 
 
 def _iterated(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
