@@ -15,8 +15,8 @@ import re
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param
-from ..program.tree import access_path, call_name, code_of, cst, parameter_for, walk
-from .access import INIT, SIZE, WRITE, Access
+from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
+from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
 from .effects import module_arg_effects, resolve_function, usage
 from .flow import Ctx, Flat, flat_of, loop_items, same_items
@@ -25,186 +25,258 @@ __all__ = ["accesses", "parameters_passed_in", "config_like", "NOT_A_SUBMODULE"]
 
 
 @memoised
-def accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Access]:
-    """Parameter accesses through submodules in `method`, read with the members of `cls`."""
+def accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[ParamAccess]:
+    """Parameter accesses through submodules in `method`, read with the members of `cls` (not placed in a scope)."""
     flat = flat_of(method)
-    return [] if flat is None else list(_find(index, cls, method, flat))
+    return [] if flat is None else _Finder(index, cls, method, flat).accesses()
 
 
-def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
-    members = facts_of(cls).members
-    order = method.order
-    param_aliases: dict[str, str] = {}  # name -> what it iterates ("self.parameters()")
-    rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
-    # Locals bound to submodules (`for layer in self.layers`) or to modules built here (`lin = nn.Linear(...)`).
-    module_aliases = {
-        name: Member(name, Kind.MODULE, classes, (-1, 0))
-        for name, classes in ModuleCalls(index, cls, flat, method.name).aliases.items()
-    }
-    # Modules passed in as arguments (an adapter's wrapped layer, a tied embedding handed to a head):
-    # built by the caller, so partitioned already. Config-like arguments are not modules.
-    node = method.node
-    passed_in: set[str] = set()  # arguments taken as modules only when their `.weight` is used
-    if node is not None:
-        for param in (*node.params.params, *node.params.kwonly_params):
-            name = param.name.value
-            if name not in ("self", "cls") and name not in module_aliases and not _NOT_A_MODULE_ARG.search(name):
-                module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
-                passed_in.add(name)
-    built_here: set[str] = set()
-    # Parameters handed into this constructor (`Head(cfg, self.embed.weight)`, `w: nn.Parameter`): a caller's
-    # module built them, so they are partitioned placeholders under zero.Init.
-    given_params = parameters_passed_in(index).get(cls.name, frozenset()) if method.name == "__init__" else ()
-    for name in given_params:
-        module_aliases.pop(name, None)
-        passed_in.discard(name)
-    entry = any(m is method for m in cls.entry_methods)
-    returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
-    # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
-    late = any(m is method for m in cls.late_init_methods)
-    entry = entry or late
-    # In a method called on the built model its own parameters are partitioned too (a base class
-    # such as a ModelMixin registers none itself, but every subclass does).
-    has_children = entry or any(
-        m.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in m.classes)
-        for m in members.values()
-    )
-    param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
-    self_names = {"self"} | {  # `m = self`
-        n.targets[0].target.value for n, _ in flat.nodes
-        if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
-        and isinstance(n.value, cst.Name) and n.value.value == "self"
-    }
-    for node, _ctx in flat.nodes:
-        if type(node) is cst.For or type(node) is cst.CompFor:
-            name = _modules_loop(node)
-            if name is not None:  # for m in self.modules(): every submodule, of any class
-                module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
-            for name in _container_items(node, members, self_names):  # for a, b in zip(self.cv2, self.cv3)
-                module_aliases.setdefault(name, Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0)))
-            continue
-        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+def _unknown(name: str) -> Member:
+    """A local or argument that may hold a module of a class we cannot tell (`for m in self.modules()`)."""
+    return Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+
+
+class _Bindings:
+    """What the names of one method hold, read in a first pass: modules, parameter lists, `self` itself."""
+
+    def __init__(self, index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat) -> None:
+        members = facts_of(cls).members
+        # Locals bound to submodules (`for layer in self.layers`) or to modules built here (`lin = nn.Linear(...)`).
+        self.modules = {
+            name: Member(name, Kind.MODULE, classes, (-1, 0))
+            for name, classes in ModuleCalls(index, cls, flat, method.name).aliases.items()
+        }
+        # Modules passed in as arguments (an adapter's wrapped layer, a tied embedding handed to a head): built by
+        # the caller, so partitioned already; taken as modules only when their `.weight` is used.
+        self.passed_in: set[str] = set()
+        node = method.node
+        for name in [a.name.value for a in (*node.params.params, *node.params.kwonly_params)] if node else ():
+            if name not in ("self", "cls") and name not in self.modules and not _NOT_A_MODULE_ARG.search(name):
+                self.modules[name] = _unknown(name)
+                self.passed_in.add(name)
+        # Parameters handed into this constructor (`Head(cfg, self.embed.weight)`, `w: nn.Parameter`): a caller's
+        # module built them, so they are partitioned placeholders under zero.Init.
+        self.given = parameters_passed_in(index).get(cls.name, frozenset()) if method.name == "__init__" else frozenset()
+        for name in self.given:
+            self.modules.pop(name, None)
+            self.passed_in.discard(name)
+        self.built_here: set[str] = set()  # locals assigned a module construction
+        self.rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
+        self.param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
+        self.selves = {"self"} | {  # `m = self`
+            n.targets[0].target.value for n, _ in flat.nodes
+            if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+            and isinstance(n.value, cst.Name) and n.value.value == "self"
+        }
+        for node, _ctx in flat.nodes:
+            if type(node) is cst.For or type(node) is cst.CompFor:
+                self._loop(node, members)
+            elif type(node) is cst.Assign and len(node.targets) == 1:
+                self._assign(index, flat, node)
+        self.handed = {k: v for k, v in self.modules.items() if k not in self.passed_in}  # modules a helper may get
+
+    def _loop(self, node: cst.For | cst.CompFor, members: dict[str, Member]) -> None:
+        name = _modules_loop(node)
+        if name is not None:  # for m in self.modules(): every submodule, of any class
+            self.modules[name] = _unknown(name)
+        for name in _container_items(node, members, self.selves):  # for a, b in zip(self.cv2, self.cv3)
+            self.modules.setdefault(name, _unknown(name))
+
+    def _assign(self, index: ModelIndex, flat: Flat, node: cst.Assign) -> None:
+        target = node.targets[0].target
+        if isinstance(target, cst.Name):
             source = _parameter_list(node.value)
             if source is not None:
-                param_lists[node.targets[0].target.value] = source
-                continue
-        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                self.param_lists[target.value] = source
+                return
             kind, classes = classify(index, node.value)
-            name = node.targets[0].target.value
             if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
-                module_aliases[name] = Member(name, kind, classes, (-1, 0))
-                built_here.add(name)
-            elif name not in module_aliases and _from_self(node.value):
+                self.modules[target.value] = Member(target.value, kind, classes, (-1, 0))
+                self.built_here.add(target.value)
+            elif target.value not in self.modules and _from_self(node.value):
                 # `emb = self.get_input_embeddings()`, `new = super().resize_token_embeddings(n)`: a module of
                 # the model when its `.weight` is used (only `weight`/`bias` count on an unknown module)
-                module_aliases[name] = Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
-        elif type(node) is cst.Assign and len(node.targets) == 1 and type(node.value) is cst.Call:
+                self.modules[target.value] = _unknown(target.value)
+        elif type(node.value) is cst.Call:
             # `self.emb.pos = nn.Embedding(n, d)` outside `__init__`: a new module, not partitioned, from here on
-            target = node.targets[0].target
             path = access_path(target)
             built = path is not None and path.root == "self" and bool(path.parts)
             if built and classify(index, node.value, resolve=True)[0] == Kind.MODULE:
-                rebuilt.setdefault(code_of(target), flat.position[id(node)])
-    handed = {k: v for k, v in module_aliases.items() if k not in passed_in}  # modules a helper may be given
-    for node, ctx in flat.nodes:
-        kind = type(node)
-        if kind is cst.For or kind is cst.CompFor:
-            for part, items in loop_items(node.target, node.iter):
-                source = _parameters_source(items)
-                if source is None and isinstance(items, cst.Name):
-                    source = param_lists.get(items.value)
-                if source is not None and isinstance(part, cst.Name):
-                    param_aliases[part.value] = source
-            continue
-        if kind is cst.Name and node.value in given_params:
-            parent = flat.parent.get(id(node))
-            if isinstance(parent, (cst.Param, cst.Arg)) or (isinstance(parent, cst.Tuple)):
-                continue  # its definition, or handed on (followed at the callee)
-            use, detail = usage(index, flat, node)
-            first = Member(node.value, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
-            yield Access(node, ctx, node.value, node.value, first, use, detail, order.get(id(node), 0),
-                         owner_classes=(UNKNOWN_CLASS,), given=True)
-            continue
-        if kind is cst.Name and node.value in param_aliases:
-            parent = flat.parent.get(id(node))
-            if isinstance(parent, (cst.CompFor, cst.For)) and parent.target is node:
-                continue
-            if isinstance(parent, cst.Tuple):
-                continue
-            if not has_children:
-                continue  # the module's own parameters only: not partitioned in its `__init__`/forward
-            use, detail = usage(index, flat, node)
-            yield Access(node, ctx, "", node.value, None, use, detail, order.get(id(node), 0), True)
-            continue
-        if kind is cst.Call and has_children:
-            yield from _module_handed_to_writer(index, cls, flat, node, ctx, members, handed, order)
-            func = node.func
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-                yield from _through_helper(index, cls, flat, node, func.attr.value, ctx, order)
-            continue
-        if kind is not cst.Attribute:
-            continue
+                self.rebuilt.setdefault(code_of(target), flat.position[id(node)])
+
+
+class _Finder:
+    """The parameter accesses of one method: a second pass over its nodes with what `_Bindings` read."""
+
+    def __init__(self, index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat) -> None:
+        self.index, self.cls, self.method, self.flat = index, cls, method, flat
+        self.members = facts_of(cls).members
+        self.bound = _Bindings(index, cls, method, flat)
+        self.param_aliases: dict[str, str] = {}  # name -> what it iterates ("self.parameters()")
+        # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
+        self.late = any(m is method for m in cls.late_init_methods)
+        self.entry = self.late or any(m is method for m in cls.entry_methods)
+        self.returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
+        # In a method called on the built model its own parameters are partitioned too (a base class
+        # such as a ModelMixin registers none itself, but every subclass does).
+        self.has_children = self.entry or any(
+            m.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in m.classes)
+            for m in self.members.values()
+        )
+
+    def accesses(self) -> list[ParamAccess]:
+        found: list[ParamAccess] = []
+        for node, ctx in self.flat.nodes:
+            kind = type(node)
+            if kind is cst.For or kind is cst.CompFor:
+                self._loop(node)
+            elif kind is cst.Name:
+                found.extend(self._name(node, ctx))
+            elif kind is cst.Call:
+                if self.has_children:
+                    found.extend(self._call(node, ctx))
+            elif kind is cst.Attribute:
+                found.extend(self._attribute(node, ctx))
+        return found
+
+    def access(self, node: cst.CSTNode, ctx: Ctx, **fields) -> ParamAccess:
+        """A record of `node` in this method; its use read from where it sits unless given."""
+        if "use" not in fields:
+            fields["use"], fields["op"] = usage(self.index, self.flat, node)
+        fields.setdefault("order", self.method.order.get(id(node), 0))
+        fields.setdefault("op", "")
+        return ParamAccess(
+            node, ctx, where=self.method.name, snippet=self.method.snippet, cls=self.cls, method=self.method, **fields
+        )
+
+    def _loop(self, node: cst.For | cst.CompFor) -> None:
+        for part, items in loop_items(node.target, node.iter):
+            source = _parameters_source(items)
+            if source is None and isinstance(items, cst.Name):
+                source = self.bound.param_lists.get(items.value)
+            if source is not None and isinstance(part, cst.Name):
+                self.param_aliases[part.value] = source
+
+    def _name(self, node: cst.Name, ctx: Ctx) -> list[ParamAccess]:
+        parent = self.flat.parent.get(id(node))
+        if node.value in self.bound.given:
+            if isinstance(parent, (cst.Param, cst.Arg, cst.Tuple)):
+                return []  # its definition, or handed on (followed at the callee)
+            return [self.access(node, ctx, owner=node.value, param=node.value, first=_unknown(node.value),
+                                owner_classes=(UNKNOWN_CLASS,), given=True)]
+        if node.value in self.param_aliases:
+            if isinstance(parent, (cst.CompFor, cst.For)) and parent.target is node or isinstance(parent, cst.Tuple):
+                return []
+            if not self.has_children:
+                return []  # the module's own parameters only: not partitioned in its `__init__`/forward
+            return [self.access(node, ctx, via=Via(Reach.PARAMETERS), param=node.value)]
+        return []
+
+    def _call(self, node: cst.Call, ctx: Ctx) -> list[ParamAccess]:
+        found = self._module_handed_to_writer(node, ctx)
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            found += self._through_helper(node, func.attr.value, ctx)
+        return found
+
+    def _attribute(self, node: cst.Attribute, ctx: Ctx) -> list[ParamAccess]:
         path = access_path(node)
         if path is None or not path.parts:
-            continue
-        if path.root in self_names and path.root != "self":
+            return []
+        if path.root in self.bound.selves and path.root != "self":
             path = path.__class__("self", path.parts, path.keys)
-        if path.root == "self":
-            if len(path.parts) == 1 and has_children and not isinstance(flat.parent.get(id(node)), cst.Call):
-                yield from _through_helper(index, cls, flat, node, path.parts[0], ctx, order, prop=True)
-            borrowed = facts_of(cls).borrowed.get(path.parts[0])
-            if borrowed is not None and len(path.parts) == 1 and members.get(path.parts[0]) is not None:
-                # `self.w = lin.weight` with `lin = nn.Linear(...)` built here: `lin`'s partitioned parameter
-                local, classes, param = borrowed
-                first = Member(local, Kind.MODULE, classes, members[path.parts[0]].order)
-                use, detail = usage(index, flat, node)
-                yield Access(node, ctx, local, param, first, use, detail, order.get(id(node), 0),
-                             owner_classes=classes, local=True)
-                continue
-            if len(path.parts) < 2:
-                own = members.get(path.parts[0]) if entry else None
-                if own is not None and own.kind == Kind.PARAM and not own.classes:
-                    use, detail = usage(index, flat, node)  # the module's own parameter, partitioned here
-                    yield Access(node, ctx, "self", path.parts[0], None, use, detail, order.get(id(node), 0),
-                                 owner_classes=(cls.name,))
-                continue
-            first = members.get(path.parts[0])
-            rest = path.parts[1:]
-            if first is None and late and _set_elsewhere(cls, path.parts[0]):
-                # `self.output_layer.weight` in a base class whose subclasses build `output_layer`
-                first = Member(path.parts[0], Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
-        else:
-            first = module_aliases.get(path.root)
-            rest = path.parts
+        if path.root != "self":
+            first = self.bound.modules.get(path.root)
             if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:
-                first = _narrowed(index, first, ctx) or first
+                first = _narrowed(self.index, first, ctx) or first
+            return self._owned(node, ctx, path, first, path.parts)
+        found: list[ParamAccess] = []
+        if len(path.parts) == 1 and self.has_children and not isinstance(self.flat.parent.get(id(node)), cst.Call):
+            found += self._through_helper(node, path.parts[0], ctx, prop=True)
+        borrowed = facts_of(self.cls).borrowed.get(path.parts[0])
+        if borrowed is not None and len(path.parts) == 1 and self.members.get(path.parts[0]) is not None:
+            # `self.w = lin.weight` with `lin = nn.Linear(...)` built here: `lin`'s partitioned parameter
+            local, classes, param = borrowed
+            first = Member(local, Kind.MODULE, classes, self.members[path.parts[0]].order)
+            return found + [self.access(node, ctx, owner=local, param=param, first=first, owner_classes=classes,
+                                        local=True)]
+        if len(path.parts) < 2:
+            own = self.members.get(path.parts[0]) if self.entry else None
+            if own is not None and own.kind == Kind.PARAM and not own.classes:  # the module's own, partitioned here
+                found.append(self.access(node, ctx, via=Via(Reach.OWN), owner="self", param=path.parts[0],
+                                         owner_classes=(self.cls.name,)))
+            return found
+        first = self.members.get(path.parts[0])
+        if first is None and self.late and _set_elsewhere(self.cls, path.parts[0]):
+            first = _unknown(path.parts[0])  # `self.output_layer.weight` in a base class whose subclasses build it
+        return found + self._owned(node, ctx, path, first, path.parts[1:])
+
+    def _owned(self, node: cst.Attribute, ctx: Ctx, path: Path, first: Member | None,
+               rest: tuple[str, ...]) -> list[ParamAccess]:
+        """`<first>.<rest>` when it ends at a parameter of a submodule (or of a module a local holds)."""
         if first is not None and first.kind == Kind.PARAM and first.classes:
             # `self.proj = nn.Parameter(...) if raw else nn.Linear(...)`: `.weight` is the Linear's
             first = Member(first.name, Kind.MODULE, first.classes, first.order)
         if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
-            continue
-        owner_classes = _param_owner(index, first, rest)
+            return []
+        owner_classes = _param_owner(self.index, first, rest)
         if owner_classes is None:
-            continue
-        if returned_as_is and path.root == "self" and isinstance(flat.parent.get(id(node)), cst.Return):
-            continue  # `return self.embed.weight` from a helper forward calls: reported where it is used
-        if owner_classes == (UNKNOWN_CLASS,) and _batch_norm(method, code_of(node.value, limit=200)):
+            return []
+        if self.returned_as_is and path.root == "self" and isinstance(self.flat.parent.get(id(node)), cst.Return):
+            return []  # `return self.embed.weight` from a helper forward calls: reported where it is used
+        if owner_classes == (UNKNOWN_CLASS,) and _batch_norm(self.method, code_of(node.value, limit=200)):
             owner_classes = ("torch.nn.BatchNorm2d",)
-        use, detail = usage(index, flat, node)
         owner = code_of(node.value)
-        fresh = rebuilt.get(owner, len(flat.nodes)) < flat.position[id(node)]
-        yield Access(
-            node,
-            ctx,
-            owner,
-            path.parts[-1],
-            first,
-            use,
-            detail,
-            order.get(id(node), 0),
-            owner_classes=owner_classes,
-            local=path.root in built_here or fresh,
-        )
+        fresh = self.bound.rebuilt.get(owner, len(self.flat.nodes)) < self.flat.position[id(node)]
+        return [self.access(node, ctx, owner=owner, param=path.parts[-1], first=first, owner_classes=owner_classes,
+                            local=path.root in self.bound.built_here or fresh)]
+
+    def _through_helper(self, node: cst.CSTNode, name: str, ctx: Ctx, prop: bool = False) -> list[ParamAccess]:
+        """`self.helper()`, a property `self.weight`, or a stored lambda `self.to_logits(h)` whose body reads a
+        submodule's parameter: the read happens here. Helpers `forward` reaches in this file are checked in
+        their own body instead."""
+        found = []
+        for parts in _helper_reads(self.index, self.cls, name, prop):
+            member = self.members.get(parts[0])
+            owner_classes = _param_owner(self.index, member, parts[1:]) if member is not None else None
+            if owner_classes is not None:
+                found.append(self.access(node, ctx, via=Via(Reach.HELPER, name), owner="self." + ".".join(parts[:-1]),
+                                         param=parts[-1], first=member, owner_classes=owner_classes))
+        return found
+
+    def _module_handed_to_writer(self, call: cst.Call, ctx: Ctx) -> list[ParamAccess]:
+        """A built module handed to a helper that initialises or sizes its parameters: `init_layer(self.conv1)`,
+        `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
+        name = call_name(call)
+        if not name or name.startswith("."):
+            return []
+        order = self.method.order.get(id(call), 0)
+        if _FREE_APPLY.search(name.rsplit(".", 1)[-1]) and "." not in name:
+            return [
+                self.access(arg.value, ctx, use=INIT, via=Via(Reach.WALK, name), owner="self", param="parameters",
+                            order=order)
+                for arg in call.args if isinstance(arg.value, cst.Name) and arg.value.value == "self"
+            ]
+        if not any(_module_arg(arg.value, self.members, self.bound.handed) for arg in call.args):
+            return []  # no module handed over: do not read the function at all
+        found = resolve_function(self.index, self.flat, name)
+        if found is None:
+            return []
+        effects = module_arg_effects(*found)
+        out = []
+        for position, arg in enumerate(call.args):
+            done = effects.get(parameter_for(found[1], call, position) or "", frozenset()) if not arg.star else ()
+            use = INIT if done and done & {WRITE, INIT} else SIZE if done and SIZE in done else None
+            path = access_path(arg.value)
+            if use is None or path is None:
+                continue
+            first = self.members.get(path.parts[0]) if path.root == "self" and path.parts else self.bound.handed.get(path.root)
+            if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+                continue
+            if any(has_params(self.index, c) is not False for c in first.classes):
+                out.append(self.access(arg.value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(arg.value),
+                                       param="parameters", first=first, order=order))
+        return out
 
 
 def _batch_norm(method: MethodInfo, name: str) -> bool:
@@ -435,24 +507,6 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
     return None
 
 
-def _through_helper(index, cls, flat, node, name, ctx, order, prop=False):
-    """`self.helper()`, a property `self.weight`, or a stored lambda `self.to_logits(h)` whose body reads a
-    submodule's parameter: the read happens here. Helpers `forward` reaches in this file are checked in
-    their own body instead."""
-    for parts in _helper_reads(index, cls, name, prop):
-        member = facts_of(cls).members.get(parts[0])
-        if member is None:
-            continue
-        owner_classes = _param_owner(index, member, parts[1:])
-        if owner_classes is None:
-            continue
-        use, detail = usage(index, flat, node)
-        owner = "self." + ".".join(parts[:-1])
-        detail = f" (through `{name}`, which reads `{owner}.{parts[-1]}`){detail}"
-        yield Access(node, ctx, owner, parts[-1], member, use, detail, order.get(id(node), 0),
-                     owner_classes=owner_classes)
-
-
 @memoised(cycle=())
 def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> tuple[tuple[str, ...], ...]:
     """Paths `self.a.b.weight` that a helper method, property or stored lambda of `cls` returns or computes with."""
@@ -487,56 +541,6 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
                         if path.parts[-1] in index.param_names and path.parts not in found:
                             found.append(path.parts)
     return tuple(found)
-
-
-def _module_handed_to_writer(index, cls, flat, call, ctx, members, module_aliases, order):
-    """A built module handed to a helper that initialises its parameters: `init_layer(self.conv1)`,
-    `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
-    name = call_name(call)
-    if not name or name.startswith("."):
-        return
-    last = name.rsplit(".", 1)[-1]
-    if _FREE_APPLY.search(last) and "." not in name:
-        for arg in call.args:
-            if isinstance(arg.value, cst.Name) and arg.value.value == "self":
-                detail = f" passed to `{name}()`, which runs a function on every submodule without gathering them"
-                yield Access(arg.value, ctx, "self", "parameters", None, INIT, detail, order.get(id(call), 0))
-        return
-    if not any(_module_arg(arg.value, members, module_aliases) for arg in call.args):
-        return  # no module handed over: do not read the function at all
-    found = resolve_function(index, flat, name)
-    if found is None:
-        return
-    func = found[1]
-    effects = module_arg_effects(found[0], func)
-    written = frozenset(n for n, done in effects.items() if done & {WRITE, INIT})
-    sized = frozenset(n for n, done in effects.items() if SIZE in done) - written
-    if not written and not sized:
-        return
-    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    if params[:1] == ["self"]:
-        params = params[1:]
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    for arg in call.args:
-        target = arg.keyword.value if arg.keyword is not None else None
-        if target is None and arg in positional and positional.index(arg) < len(params):
-            target = params[positional.index(arg)]
-        if target not in written and target not in sized:
-            continue
-        path = access_path(arg.value)
-        if path is None:
-            continue
-        first = members.get(path.parts[0]) if path.root == "self" and path.parts else module_aliases.get(path.root)
-        if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
-            continue
-        if not any(has_params(index, c) is not False for c in first.classes):
-            continue
-        if target in written:
-            detail = f" passed to `{name}()`, which initialises its parameters"
-            yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, INIT, detail, order.get(id(call), 0))
-        else:
-            detail = f" passed to `{name}()`, which reads the sizes of its parameters"
-            yield Access(arg.value, ctx, code_of(arg.value), "parameters", first, SIZE, detail, order.get(id(call), 0))
 
 
 def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:

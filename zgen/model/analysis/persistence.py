@@ -19,7 +19,7 @@ from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, constructors_in, facts_of, has_params, member_param, torch_base
 from ..program.size import param_numel
-from .access import Access
+from .access import ParamAccess
 
 __all__ = ["gathers", "persistent_param", "is_persistent"]
 
@@ -100,12 +100,12 @@ def _builds_gathering(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
     return False
 
 
-def is_persistent(index: ModelIndex, access: Access) -> bool:
+def is_persistent(index: ModelIndex, access: ParamAccess) -> bool:
     """Is the accessed parameter below the persistence threshold, so ZeRO-3 keeps it gathered everywhere?"""
     return _persistent(index, access)
 
 
-def _persistent(index: ModelIndex, access: Access) -> bool:
+def _persistent(index: ModelIndex, access: ParamAccess) -> bool:
     """Below the persistence threshold: a norm weight, a vector, or a layer whose built size is known small."""
     first = access.first
     if first is not None and first.call is not None and access.owner == f"self.{first.name}" and first.classes:
@@ -116,7 +116,7 @@ def _persistent(index: ModelIndex, access: Access) -> bool:
     return _layer_bias(index, access) or _persistent_by_class(index, access)
 
 
-def _layer_bias(index: ModelIndex, access: Access) -> bool:
+def _layer_bias(index: ModelIndex, access: ParamAccess) -> bool:
     """A bias of a torch layer, or of a module we cannot see: one element per output feature.
 
     Like `nn.Parameter(torch.zeros(n))` (see `ModelIndex.persistent_param`), a vector of unknown
@@ -130,7 +130,7 @@ def _layer_bias(index: ModelIndex, access: Access) -> bool:
     )
 
 
-def _persistent_by_class(index: ModelIndex, access: Access) -> bool:
+def _persistent_by_class(index: ModelIndex, access: ParamAccess) -> bool:
     # Only the classes that have the parameter (`nn.Identity()` in the other branch has none).
     classes = [ref for ref in access.owner_classes if member_param(index, ref, access.param) is not False]
     return bool(classes) and all(persistent_param(index, ref, access.param) for ref in classes)

@@ -1,67 +1,99 @@
-"""Parameter accesses by scope: where in a module class's life each method runs, and what is partitioned there.
+"""Parameter accesses by scope: where each runs, and so what ZeRO-3 has partitioned there.
 
-`scoped_accesses(index, scope)` filters `params.accesses` for the methods
-of one scope (`forward`, `init`, `entry`, `late`): guarded sites, modules
-built in the method itself, parameters ZeRO-3 keeps gathered, and in
-`__init__` submodules not built yet are left out.
+`param_accesses(index, *scopes)` is what the ZG1xx rules filter: the
+accesses of module methods placed in their class's life (`scoped_accesses`:
+`FORWARD`, `INIT`, `ENTRY`, `LATE`, leaving out guarded sites, modules built
+in the method itself, parameters ZeRO-3 keeps gathered, and in `__init__`
+submodules not built yet), of code a built model is handed to (`HANDED`,
+`BUILT`, from `handed.py`) and of training scripts (`SCRIPT`, `script.py`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.tree import cst
-from .access import INIT, WRITE, Access
+from .access import INIT, WRITE, ParamAccess, Scope
 from .flow import flat_of
+from .handed import built_accesses, handed_accesses
 from .params import NOT_A_SUBMODULE, accesses
 from .persistence import is_persistent
+from .script import script_accesses
 
-__all__ = ["scoped_accesses"]
+__all__ = ["param_accesses", "scoped_accesses"]
 
 
-def scoped_accesses(index: ModelIndex, scope: str):
-    """(class, method, access) for parameter accesses through submodules in `forward`, `init` or `entry` scope.
+def param_accesses(index: ModelIndex, *scopes: Scope) -> Iterator[ParamAccess]:
+    """Every parameter access of the file in `scopes`, scope by scope in the order given."""
+    for scope in scopes:
+        if scope is Scope.HANDED:
+            yield from handed_accesses(index)
+        elif scope is Scope.BUILT:
+            yield from built_accesses(index)
+        elif scope is Scope.SCRIPT:
+            yield from script_accesses(index)
+        else:
+            yield from scoped_accesses(index, scope)
 
-    `entry` is the methods a training loop calls on the built model (`ClassInfo.entry_methods`),
-    where every parameter is partitioned just as outside a forward; `late` is the initialisers
+
+@memoised
+def scoped_accesses(index: ModelIndex, scope: Scope) -> list[ParamAccess]:
+    """The parameter accesses of module methods in `scope` (`FORWARD`, `INIT`, `ENTRY` or `LATE`) that touch a
+    parameter partitioned there.
+
+    `ENTRY` is the methods a training loop calls on the built model (`ClassInfo.entry_methods`),
+    where every parameter is partitioned just as outside a forward; `LATE` is the initialisers
     that someone else runs on the built module (`ClassInfo.late_init_methods`), where every
-    child is built.
-
-    In `init` scope only accesses after the submodule was built count: under
-    `deepspeed.zero.Init` a submodule is partitioned as soon as its own
-    `__init__` returns, so the parent's `__init__` sees placeholders from then on.
-    Guarded sites (inside `GatheredParameters`, or under a zero3/synced_gpus test) are left out.
+    child is built. In `INIT` only accesses after the submodule was built count: under
+    `deepspeed.zero.Init` a submodule is partitioned as soon as its own `__init__` returns, so
+    the parent's `__init__` sees placeholders from then on. Guarded sites (inside
+    `GatheredParameters`, or under a zero3/synced_gpus test) are left out everywhere.
     """
-    for cls, method in index.methods(scope):
-        may = _may_access(index, method)
-        hands = scope in ("init", "late") and (not may or scope == "late") and _hands_module(method.text)
-        if not may and not hands:
-            if scope == "forward" and _mentions_helper(index, cls, method.text):
-                pass
-            elif scope != "entry" or not _mentions_own_param(index, cls, method.text):
-                continue
-        if scope in ("entry", "late") and not hands and not _ENTRY_USES.search(method.text):
-            continue  # only writes and size queries are checked there: no need to parse a plain reader
-        if scope == "entry" and _runs_gathered(cls, method):
-            continue
-        rank = 0
-        if scope == "init":
-            rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
-        given = _arguments(method) if scope == "late" else ()
-        for access in accesses(index, cls, method):
-            if access.ctx.guarded or (access.local and scope != "init"):
-                continue
-            if access.first is not None and access.first.name in given:
-                continue  # a module the caller hands over (and may have gathered): judged at that call
-            if scope != "init" and access.use not in (WRITE, INIT) and is_persistent(index, access):
-                continue  # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
-            if scope == "init" and not _built_before(access, rank):
-                continue
-            if scope == "init" and _deferred(method, access.node):
-                continue  # `self.to_logits = lambda t: t @ self.emb.weight.t()`: runs later, in forward
-            yield cls, method, access
+    found = []
+    for cls, method in index.methods(scope.value):
+        if _worth_reading(index, scope, cls, method):
+            counts = _counts_in(index, scope, cls, method)
+            found += [replace(a, scope=scope) for a in accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
+    return found
+
+
+def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodInfo) -> bool:
+    """The text pre-filter: can `method` touch a partitioned parameter in `scope`? (Decides what is parsed.)"""
+    text = method.text
+    may = _may_access(index, method)
+    if scope is Scope.FORWARD:
+        return may or _mentions_helper(index, cls, text)
+    if scope is Scope.INIT:
+        return may or _hands_module(text)
+    hands = scope is Scope.LATE and _hands_module(text)
+    if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
+        return False
+    if not hands and not _ENTRY_USES.search(text):
+        return False  # only writes and size queries are checked there: no need to parse a plain reader
+    return scope is Scope.LATE or not _runs_gathered(cls, method)
+
+
+def _counts_in(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodInfo) -> Callable[[ParamAccess], bool]:
+    """Which accesses of `method` touch a parameter that is partitioned there."""
+    if scope is Scope.INIT:
+        rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+        # `self.to_logits = lambda t: t @ self.emb.weight.t()` runs later, in forward
+        return lambda a: _built_before(a, rank) and not _deferred(method, a.node)
+    given = _arguments(method) if scope is Scope.LATE else frozenset()
+
+    def counts(a: ParamAccess) -> bool:
+        if a.local:
+            return False  # a module the method built itself: not partitioned
+        if a.first is not None and a.first.name in given:
+            return False  # a module the caller hands over (and may have gathered): judged at that call
+        # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
+        return a.use in (WRITE, INIT) or not is_persistent(index, a)
+
+    return counts
 
 
 def _deferred(method: MethodInfo, node: cst.CSTNode) -> bool:
@@ -197,7 +229,7 @@ _CHILD_ATTR = re.compile(r"(?<![\w.])(self|\w+)\.(?:(\w+)\.)?(\w+)")
 _SELF_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*self\.(\w+)\s*$", re.M)
 
 
-def _built_before(access: Access, rank: int) -> bool:
+def _built_before(access: ParamAccess, rank: int) -> bool:
     first = access.first
     if first is None or first.kind == Kind.UNKNOWN:
         return True  # passed in, or reached through .parameters(): built earlier

@@ -20,13 +20,13 @@ from ..program import known
 from ..program.index import ModelIndex, memoised
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
-from .access import INIT, SIZE, WRITE
+from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .divergence import Divergence, find_divergences
 from .effects import module_arg_effects, resolve_function, usage
-from .flow import Flat, flatten, loop_items
+from .flow import Ctx, Flat, flatten, loop_items
 from .taint import DATA, RANK, Taint
 
-__all__ = ["ScriptScope", "script_scopes", "script_divergences", "WRAP_TRIGGER"]
+__all__ = ["ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "WRAP_TRIGGER"]
 
 # Text without which no model in a scope can be partitioned.
 WRAP_TRIGGER = re.compile(
@@ -265,7 +265,7 @@ def script_scopes(index: ModelIndex, trigger: _Search) -> Iterator[ScriptScope]:
     for span in spans:
         if not trigger.search(index.skeleton.text(span.start, span.end)):
             continue
-        scope = _function_scope(index, span)
+        scope = function_scope(index, span)
         if scope is not None:
             yield scope
     script_text = "".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)
@@ -276,7 +276,7 @@ def script_scopes(index: ModelIndex, trigger: _Search) -> Iterator[ScriptScope]:
 
 
 @memoised
-def _function_scope(index: ModelIndex, span: FunctionSpan) -> ScriptScope | None:
+def function_scope(index: ModelIndex, span: FunctionSpan) -> ScriptScope | None:
     snippet = index.parse(span)
     return None if snippet is None else ScriptScope(index, snippet, snippet.node)
 
@@ -375,15 +375,27 @@ def _script_indirect(scope: ScriptScope):
 
 
 
-def script_param_accesses(index: ModelIndex, scope: ScriptScope):
-    """Parameter accesses of a partitioned model in script code: (node, use, detail, via .parameters()).
+@memoised
+def script_accesses(index: ModelIndex) -> list[ParamAccess]:
+    """Parameter accesses of a partitioned model in script code (`Scope.SCRIPT`), guarded or not.
 
-    `model.lm_head.weight.data.copy_(...)` after `deepspeed.initialize(model=model)`,
-    or `p.numel()` for `p` in `engine.parameters()`.
+    `model.lm_head.weight.data.copy_(...)` after `deepspeed.initialize(model=model)`, `p.numel()`
+    for `p` in `engine.parameters()`, or the model handed to a function that writes or sizes its
+    parameters (`init_weights(model)`).
     """
+    return [access for scope in script_scopes(index, WRAP_TRIGGER) for access in _scope_accesses(index, scope)]
 
+
+def _scope_accesses(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]:
     flat = scope.flat
+
+    def access(node: cst.CSTNode, use: str, op: str, via: Via) -> ParamAccess:
+        position = flat.position.get(id(node))
+        ctx = flat.nodes[position][1] if position is not None else Ctx()
+        return ParamAccess(node, ctx, use, op, via, scope=Scope.SCRIPT, snippet=scope.snippet)
+
     aliases: dict[str, str] = {}
+    found = []
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind in (cst.For, cst.CompFor):
@@ -395,10 +407,8 @@ def script_param_accesses(index: ModelIndex, scope: ScriptScope):
             continue
         if kind is cst.Name and node.value in aliases:
             parent = flat.parent.get(id(node))
-            if isinstance(parent, (cst.For, cst.CompFor, cst.Tuple)):
-                continue
-            use, detail = usage(index, flat, node)
-            yield node, use, detail, True
+            if not isinstance(parent, (cst.For, cst.CompFor, cst.Tuple)):
+                found.append(access(node, *usage(index, flat, node), Via(Reach.PARAMETERS)))
         elif kind is cst.Attribute and node.attr.value in index.param_names:
             root = node.value
             while isinstance(root, (cst.Attribute, cst.Subscript)):
@@ -406,19 +416,20 @@ def script_param_accesses(index: ModelIndex, scope: ScriptScope):
             if node.value is root:  # `model.weight`: too little to tell a parameter
                 continue
             if isinstance(root, cst.Name) and scope.wrapped_name(root, node):
-                use, detail = usage(index, flat, node)
-                yield node, use, detail, False
+                found.append(access(node, *usage(index, flat, node), Via(Reach.PATH)))
         elif kind is cst.Call:
-            yield from _handed_model(index, scope, node)
+            for arg, use, name in _handed_model(index, scope, node):
+                found.append(access(arg, use, "", Via(Reach.PASSED, name)))
+    return found
 
 
 def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
-    """The partitioned model handed to a function (of this file or imported) that writes or sizes its parameters.
+    """The partitioned model handed to a function (of this file or imported) that writes or sizes its parameters:
+    (the argument, WRITE or SIZE, the function's name).
 
     `print(count_parameters(model))`, `init_weights(model)` after `deepspeed.initialize` or under
     `zero.Init`: the function's summary (what it does to each module argument) says what happens.
     """
-
     handed = [(i, a) for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
     name = call_name(call)
     if not handed or not name or name.startswith("."):
@@ -433,6 +444,6 @@ def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
     for position, arg in handed:
         done = effects.get(parameter_for(func, call, position) or "", frozenset())
         if done & {WRITE, INIT}:
-            yield arg.value, WRITE, f" passed to `{name}()`, which writes its parameters", False
+            yield arg.value, WRITE, name
         elif SIZE in done:
-            yield arg.value, SIZE, f" passed to `{name}()`, which reads the sizes of its parameters", False
+            yield arg.value, SIZE, name
