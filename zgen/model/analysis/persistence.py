@@ -19,24 +19,11 @@ from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, constructors_in, facts_of, has_params, member_param, torch_base
 from ..program.size import param_numel
+from ..program.tree import access_path, call_name, cst, dotted
 from .access import ParamAccess
+from .flow import Flat, flat_of
 
 __all__ = ["gathers", "persistent_param", "is_persistent"]
-
-# `nn.Parameter(torch.ones(dim))`: the argument of each Parameter(...) call, one level of parentheses.
-_PARAM_CALL = re.compile(r"Parameter\(((?:[^()]|\([^()]*\))*)\)")
-# A vector, also shaped with leading singleton dimensions (`torch.zeros(1, 1, dim)`, a class token).
-_VECTOR_PARAM = re.compile(
-    r"\s*torch\.(?:ones|zeros|empty|full|randn|rand)\(\s*(?:1\s*,\s*)*[\w.]+\s*(?:,\s*\w+\s*=\s*[\w.]+\s*)*\)\s*$"
-)
-_SCALAR_PARAM = re.compile(r"\s*torch\.tensor\((?:[^(),\[]|\([^()]*\))*\)\s*$")
-# More vectors: a length that is a call's value (`torch.zeros(w.size(0))`, `len(vocab)`; not `w.size()`), singleton
-# dimensions around it (`torch.ones(dim, 1, 1)`), and a scale in front (`init_values * torch.ones(dim)`, a layer scale).
-_SIZED_VECTOR = re.compile(
-    r"\s*(?:[\w.+-]+\s*\*\s*)?torch\.(?:ones|zeros|empty|full|randn|rand)\(\s*(?:1\s*,\s*)*"
-    r"[\w.]+(?:\([\w.]+\))?\s*(?:,\s*1\s*)*\)\s*\)"
-)
-
 
 @memoised(cycle=True)
 def gathers(index: ModelIndex, ref: str) -> bool:
@@ -54,9 +41,10 @@ def gathers(index: ModelIndex, ref: str) -> bool:
         if external is not None:
             return gathers(external[0], external[1].name)
     if local is not None:
-        text = "".join(method.text for method in local.init_methods)
-        params = _PARAM_CALL.findall(text)
-        return not (params and all(_VECTOR_PARAM.match(p) for p in params) and not _builds_gathering(index, local, text))
+        calls = _parameter_calls(index, local)
+        if not calls or not all(_vector(call) for call, _name in calls):
+            return True
+        return _builds_gathering(index, local, "".join(method.text for method in local.init_methods))
     return ref.rsplit(".", 1)[-1] not in known.NORMS
 
 
@@ -75,13 +63,110 @@ def persistent_param(index: ModelIndex, ref: str, name: str) -> bool:
     if base is not None and name not in facts_of(local).members:
         # a torch layer's own parameter (`class Linear(nn.Linear)`): its bias and a norm's weight are vectors
         return base in known.NORMS or name.startswith("bias")
-    text = "".join(method.text for method in local.init_methods)
-    match = re.search(r"self\." + re.escape(name) + r"\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter\(", text)
-    if match is None:
+    call = next((call for call, assigned in _parameter_calls(index, local) if assigned == name), None)
+    return call is not None and (_vector(call) or _scalar(call) or _sized_vector(call))
+
+
+@memoised
+def _parameter_calls(index: ModelIndex, cls: ClassInfo) -> list[tuple[cst.Call, str | None]]:
+    """The `nn.Parameter(...)` calls of `cls`'s `__init__` and its helpers, in source order, each with the
+    attribute it is assigned to (`self.<name> = nn.Parameter(...)`, else None). Text without `Parameter(`
+    is not parsed."""
+    found: list[tuple[cst.Call, str | None]] = []
+    for method in cls.init_methods:
+        flat = flat_of(method) if "Parameter(" in method.text else None
+        for node, _ctx in flat.nodes if flat is not None else ():
+            if type(node) is cst.Call and (call_name(node) or "").endswith("Parameter"):
+                found.append((node, _assigned_to(flat, node)))
+    return found
+
+
+def _assigned_to(flat: Flat, call: cst.Call) -> str | None:
+    """`name` when `call` begins the value of `self.<name> = ...` (`nn.Parameter(...) if c else None` too)."""
+    child, parent = call, flat.parent.get(id(call))
+    while isinstance(parent, (cst.IfExp, cst.BinaryOperation, cst.Attribute, cst.Call, cst.Subscript)):
+        leading = {cst.IfExp: "body", cst.BinaryOperation: "left", cst.Attribute: "value", cst.Call: "func",
+                   cst.Subscript: "value"}[type(parent)]
+        if getattr(parent, leading) is not child:
+            return None
+        child, parent = parent, flat.parent.get(id(parent))
+    if isinstance(parent, cst.AnnAssign) and parent.value is child:
+        target = parent.target
+    elif isinstance(parent, cst.Assign) and parent.value is child:
+        target = parent.targets[-1].target
+    else:
+        return None
+    path = access_path(target)
+    return path.parts[0] if path is not None and path.root == "self" and len(path.parts) == 1 else None
+
+
+_FILLS = frozenset({"ones", "zeros", "empty", "full", "randn", "rand"})
+
+
+def _only_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The one argument of `nn.Parameter(x)`, given by position (else None)."""
+    args = call.args
+    return args[0].value if len(args) == 1 and args[0].keyword is None and not args[0].star else None
+
+
+def _fill(expr: cst.BaseExpression | None) -> cst.Call | None:
+    """`torch.ones(...)`, `torch.zeros(...)`, ...: a tensor made of one value (or of random ones)."""
+    if isinstance(expr, cst.Call) and (dotted(expr.func) or "").rpartition(".")[::2] in {("torch", f) for f in _FILLS}:
+        return expr
+    return None
+
+
+def _plain(expr: cst.BaseExpression) -> bool:
+    """A name, a dotted name or a number (`dim`, `config.hidden_size`, `512`)."""
+    return isinstance(expr, (cst.Integer, cst.Float)) or dotted(expr) is not None
+
+
+def _one(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Integer) and expr.value == "1"
+
+
+def _vector(call: cst.Call) -> bool:
+    """`nn.Parameter(torch.ones(dim))`, also with leading singleton dimensions (`torch.zeros(1, 1, dim)`, a class
+    token) and keyword options (`dtype=...`): one element per channel."""
+    fill = _fill(_only_argument(call))
+    if fill is None or any(arg.star for arg in fill.args):
         return False
-    inner = _PARAM_CALL.match(text, match.end() - len("Parameter("))
-    vector = bool(inner) and bool(_VECTOR_PARAM.match(inner.group(1)) or _SCALAR_PARAM.match(inner.group(1)))
-    return vector or bool(_SIZED_VECTOR.match(text, match.end()))
+    dims = [arg.value for arg in fill.args if arg.keyword is None]
+    options = [arg.value for arg in fill.args if arg.keyword is not None]
+    return bool(dims) and all(_one(d) for d in dims[:-1]) and _plain(dims[-1]) and all(_plain(o) for o in options)
+
+
+def _scalar(call: cst.Call) -> bool:
+    """`nn.Parameter(torch.tensor(0.5))`: one number."""
+    value = _only_argument(call)
+    if not isinstance(value, cst.Call) or dotted(value.func) != "torch.tensor":
+        return False
+    inner = _only_argument(value)
+    return inner is not None and not isinstance(inner, (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.Subscript))
+
+
+def _sized_vector(call: cst.Call) -> bool:
+    """More vectors: a length that is a call's value (`torch.zeros(w.size(0))`, `len(vocab)`; not `w.size()`),
+    singleton dimensions around it (`torch.ones(dim, 1, 1)`), and a scale in front (`init_values * torch.ones(dim)`,
+    a layer scale)."""
+    value = _only_argument(call)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        scale = value.left.expression if isinstance(value.left, cst.UnaryOperation) else value.left
+        if not _plain(scale):
+            return False
+        value = value.right
+    fill = _fill(value)
+    if fill is None or any(arg.star or arg.keyword is not None for arg in fill.args):
+        return False
+    dims = [arg.value for arg in fill.args]
+    sized = [d for d in dims if not _one(d)]
+    if len(sized) > 1 or not dims:
+        return False
+    length = sized[0] if sized else dims[-1]
+    if isinstance(length, cst.Call):  # `w.size(0)`, `len(vocab)`: one plain argument
+        inner = _only_argument(length)
+        return dotted(length.func) is not None and inner is not None and _plain(inner)
+    return _plain(length)
 
 
 def _builds_gathering(index: ModelIndex, cls: ClassInfo, text: str) -> bool:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import Kind, facts_of
 from ..program.tree import cst
 from .access import INIT, WRITE, ParamAccess, Scope
@@ -182,13 +182,7 @@ def _mentions_own_param(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
 
 @memoised
 def _own_param_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    written = {m.group(1) or m.group(2) for info in cls.mro for m in _OWN_PARAM_DEF.finditer(info.text)}
-    return frozenset(n for n in written if n)
-
-
-_OWN_PARAM_DEF = re.compile(
-    r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
-)
+    return frozenset(name for info in cls.mro for name in registered_names(info.text) if name)
 
 
 def _hands_module(text: str) -> bool:

@@ -32,7 +32,7 @@ from .tree import Snippet, call_name, parse_snippet, walk
 if TYPE_CHECKING:
     import libcst as cst
 
-__all__ = ["ClassInfo", "MethodInfo", "ModelIndex", "entry_name", "memoised"]
+__all__ = ["ClassInfo", "MethodInfo", "ModelIndex", "entry_name", "memoised", "registered_names"]
 
 T = TypeVar("T")
 Query = Callable[..., T]
@@ -398,7 +398,7 @@ class ModelIndex:
     def param_names(self) -> frozenset[str]:
         """Every name this file registers as a parameter, plus those torch.nn classes register."""
         names = set(_TORCH_PARAM_NAMES)
-        names.update(m.group(1) or m.group(2) for m in _PARAM_DEF.finditer(self.source))
+        names.update(registered_names(self.source))
         return frozenset(names)
 
     @cached_property
@@ -628,6 +628,12 @@ def _external_function(index: ModelIndex, ref: str) -> tuple[ModelIndex, MethodI
     owner = ModelIndex.of(found[0], index.project)  # type: ignore[arg-type]
     info = owner.function_info(found[1])
     return (owner, info) if info is not None else None
+
+
+def registered_names(text: str) -> set[str]:
+    """Names `text` registers as parameters (`self.x = nn.Parameter(...)`, `register_parameter("x", ...)`),
+    read from the text: the pre-filter for what to parse (`members.facts` says what a class registers)."""
+    return {m.group(1) or m.group(2) for m in _PARAM_DEF.finditer(text)}
 
 
 # Methods that are not entry points on a partitioned model: initialisation, hooks, (de)serialisation.

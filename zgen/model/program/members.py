@@ -25,7 +25,7 @@ from .tree import access_path, call_name, const_str, cst, dotted, walk
 
 __all__ = [
     "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "has_params",
-    "member_param", "member_of", "torch_base", "constructors_in",
+    "member_param", "member_of", "torch_base", "constructors_in", "creates_parameters",
 ]
 
 ACTIVATION = "<activation>"  # class of a module from an activation registry (no parameters)
@@ -173,12 +173,28 @@ def _local_has_params_memo(index: ModelIndex, ref: str) -> bool | None:
     return _local_has_params(index, index.classes[ref])
 
 
+@memoised
+def creates_parameters(index: ModelIndex, cls: ClassInfo) -> bool:
+    """Does `cls`'s `__init__` (or a helper it calls) create a parameter (`nn.Parameter(...)`, a `ParameterList`,
+    `register_parameter`), however it is stored? Methods whose text names none are not parsed."""
+    for method in cls.init_methods:
+        node = method.node if "Parameter" in method.text or "register_parameter" in method.text else None
+        if node is not None and any(isinstance(n, cst.Call) and _creates_parameter(call_name(n)) for n in walk(node)):
+            return True
+    return False
+
+
+def _creates_parameter(name: str | None) -> bool:
+    last = (name or "").rsplit(".", 1)[-1]
+    return last.endswith("Parameter") or last in {"ParameterList", "ParameterDict", "register_parameter"}
+
+
 def has_params(index: ModelIndex, ref: str) -> bool | None:
     """Does a module of class `ref` own parameters (itself or below)? None: cannot tell.
 
-    Answered from the text of the class's `__init__` (and what it calls),
-    following constructor calls of classes in the file, so asking about a
-    child class does not parse it.
+    A class's own parameters are read from its `__init__` (and what it calls),
+    parsed only when its text creates one; its children from the constructor
+    calls in that text, following classes of this file and of others.
     """
     if ref == ACTIVATION:
         return False
@@ -209,9 +225,9 @@ def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
         return False
     if torch_base(cls) is not None:
         return True  # `class ScaledEmbedding(nn.Embedding)`: the base registers the weight
-    text = "".join(method.text for method in cls.init_methods)
-    if "Parameter(" in text or "ParameterList(" in text or "register_parameter" in text:
+    if creates_parameters(index, cls):
         return True
+    text = "".join(method.text for method in cls.init_methods)
     answers: list[bool | None] = []
     for written in constructors_in(text):
         if written in index.classes:
