@@ -41,7 +41,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import ceil
 
-from zgen.config.resolved import OffloadSpec
 from zgen.launch import ModelShape
 from zgen.plan.prefetch import prefetch_lists
 from zgen.plan.replay import simulate

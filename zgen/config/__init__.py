@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from zgen.memory import MemoryBreakdown
 
 __all__ = ["ConfigReport", "check_config", "rule_infos", "render_resolved", "render_memory", "load_config_dict",
-           "parse_size", "format_world_sizes"]
+           "format_world_sizes"]
 
 
 def __getattr__(name: str):
@@ -97,10 +97,3 @@ def load_config_dict(path: str) -> dict:
     if not isinstance(value, dict):
         raise ZgenError(f"{path}: the config must be an object of settings")
     return value
-
-
-def parse_size(text: str) -> int:
-    """`80GiB`, `1.2B`, `5e7` -> int; ZgenError otherwise (the same parser `[tool.zgen]` uses)."""
-    from zgen.settings import parse_size as run
-
-    return run(text)
