@@ -63,7 +63,7 @@ ORDERED_PARTS: dict[str, list[tuple[str, ...]]] = {
     "config checker": [
         ("zgen.config.parse", "zgen.config.schema", "zgen.config.deepspeed_models", "zgen.config.validate",
          "zgen.config.autofill", "zgen.config.resolve", "zgen.config.resolved", "zgen.config.edit",
-         "zgen.config.consumer", "zgen.config.defaults"),
+         "zgen.config.consumer", "zgen.config.defaults", "zgen.config.rule_files"),
         ("zgen.memory",),
         ("zgen.solver",),
         ("zgen.config",),

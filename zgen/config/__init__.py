@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from zgen.launch import LaunchFacts
     from zgen.memory import MemoryBreakdown
 
-__all__ = ["ConfigReport", "check_config", "rule_infos", "render_resolved", "render_memory", "load_config_dict",
+__all__ = ["ConfigReport", "check_config", "rule_codes", "rule_infos", "render_resolved", "render_memory", "load_config_dict",
            "format_world_sizes"]
 
 
@@ -43,6 +43,13 @@ def check_config(path: str, data: bytes, facts: LaunchFacts, rule_files: Sequenc
     from zgen.config.check import check_config as run
 
     return run(path, data, facts, rule_files)
+
+
+def rule_codes() -> frozenset[str]:
+    """Every built-in ZC code (loader codes included), read from the rule files without compiling a rule."""
+    from zgen.config.rule_files import builtin_codes
+
+    return builtin_codes()
 
 
 def rule_infos(rule_files: Sequence[str] = ()) -> list[RuleInfo]:
