@@ -16,7 +16,9 @@ from zgen.config.defaults import default
 __all__ = ["DEFAULT_PERSISTENCE_THRESHOLD", "GATHER_CONTEXTS", "stays_gathered"]
 
 # DeepSpeed's default `stage3_param_persistence_threshold` (1e5 elements).
-DEFAULT_PERSISTENCE_THRESHOLD: int = default("zero_optimization.stage3_param_persistence_threshold")  # type: ignore[assignment]
+DEFAULT_PERSISTENCE_THRESHOLD: int = default(  # type: ignore[assignment]
+    "zero_optimization.stage3_param_persistence_threshold"
+)
 
 # Context managers that gather partitioned parameters for their body (DeepSpeed's, and FSDP's counterpart).
 GATHER_CONTEXTS = frozenset({"GatheredParameters", "gather_params", "summon_full_params"})

@@ -68,7 +68,9 @@ class Via:
 
 
 # What a function a module is passed to does with its parameters, by use.
-_PASSED = {INIT: "initialises its parameters", WRITE: "writes its parameters", SIZE: "reads the sizes of its parameters"}
+_PASSED = {
+    INIT: "initialises its parameters", WRITE: "writes its parameters", SIZE: "reads the sizes of its parameters",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,7 +175,7 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     for node, _ctx in inner.nodes:
         if type(node) is cst.For or type(node) is cst.CompFor:
             for target, it in loop_items(node.target, node.iter):
-                if not isinstance(target, cst.Name) or not isinstance(it, cst.Call) or not isinstance(it.func, cst.Attribute):
+                if not (isinstance(target, cst.Name) and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)):
                     continue
                 owner = it.func.value
                 if isinstance(owner, cst.Name) and owner.value in names and it.func.attr.value in _WALKS:

@@ -240,7 +240,9 @@ def same_items(iterable: cst.BaseExpression) -> cst.BaseExpression:
     return iterable
 
 
-def loop_items(target: cst.BaseExpression, iterable: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+def loop_items(
+    target: cst.BaseExpression, iterable: cst.BaseExpression
+) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
     """Each part of a loop target with the iterable whose items it takes.
 
     `for x in list(xs)`: (x, xs); `for i, x in enumerate(xs)`: (x, xs); `for a, b in zip(xs, ys)`:

@@ -200,7 +200,8 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
     for inner, _ctx in scope.flat.nodes:
         if type(inner) is cst.Call and isinstance(inner.func, cst.Attribute):
             owner = inner.func.value
-            if isinstance(owner, cst.Name) and owner.value in names and inner.func.attr.value in _PARAM_WALKS | _MODULE_WALKS:
+            walks = inner.func.attr.value in _PARAM_WALKS | _MODULE_WALKS
+            if isinstance(owner, cst.Name) and owner.value in names and walks:
                 if owner.value not in scope.wrapped:  # a script that wraps it later built it plain
                     held.setdefault(owner.value, (-1, True))
     if not _construction_helper(index, node.name.value):
@@ -211,7 +212,8 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
             if name in held or name in scope.wrapped:
                 continue
             kind, classes = classify(index, inner.value)
-            if kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes or ("",)):
+            owns = any(has_params(index, c) is not False for c in classes or ("",))
+            if kind in (Kind.MODULE, Kind.CONTAINER) and owns:
                 held[name] = (scope.flat.position[id(inner)], False)
     return held
 
@@ -244,8 +246,8 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
         return None
 
     def access(node: cst.CSTNode, ctx, use: str, op: str, source: str, via: Via) -> ParamAccess:
-        return ParamAccess(node, ctx, use, op, via, owner=source, scope=Scope.HANDED, where=func.name.value,  # type: ignore[union-attr]
-                           snippet=scope.snippet)
+        where = func.name.value  # type: ignore[union-attr]
+        return ParamAccess(node, ctx, use, op, via, owner=source, scope=Scope.HANDED, where=where, snippet=scope.snippet)
 
     found = []
     for node, ctx in flat.nodes:
@@ -346,8 +348,9 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
 
     def access(node: cst.CSTNode, ctx, owner: str, via: Via) -> ParamAccess:
         use, op = usage(index, flat, node)
-        return ParamAccess(node, ctx, use, op, via, owner=owner, scope=Scope.BUILT, where=scope.node.name.value,  # type: ignore[union-attr]
-                           snippet=scope.snippet, given=held[owner][1])
+        where = scope.node.name.value  # type: ignore[union-attr]
+        return ParamAccess(node, ctx, use, op, via, owner=owner, scope=Scope.BUILT, where=where, snippet=scope.snippet,
+                           given=held[owner][1])
 
     # `model._modules[name] = Linear(...)`: a module the function puts in place itself, after construction.
     replaced = {code_of(t.target, limit=1000) for n, _ in flat.nodes if type(n) is cst.Assign for t in n.targets}

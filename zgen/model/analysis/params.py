@@ -56,7 +56,9 @@ class _Bindings:
                 self.passed_in.add(name)
         # Parameters handed into this constructor (`Head(cfg, self.embed.weight)`, `w: nn.Parameter`): a caller's
         # module built them, so they are partitioned placeholders under zero.Init.
-        self.given = parameters_passed_in(index).get(cls.name, frozenset()) if method.name == "__init__" else frozenset()
+        self.given = frozenset()
+        if method.name == "__init__":
+            self.given = parameters_passed_in(index).get(cls.name, frozenset())
         for name in self.given:
             self.modules.pop(name, None)
             self.passed_in.discard(name)
@@ -270,7 +272,10 @@ class _Finder:
             path = access_path(arg.value)
             if use is None or path is None:
                 continue
-            first = self.members.get(path.parts[0]) if path.root == "self" and path.parts else self.bound.handed.get(path.root)
+            if path.root == "self" and path.parts:
+                first = self.members.get(path.parts[0])
+            else:
+                first = self.bound.handed.get(path.root)
             if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
                 continue
             if any(has_params(self.index, c) is not False for c in first.classes):

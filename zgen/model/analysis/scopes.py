@@ -154,7 +154,8 @@ def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
 
 @memoised
 def _helper_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """Stored lambdas, properties, helpers returning `self.<...>` and base-class methods of `cls` that mention a parameter."""
+    """Stored lambdas, properties, helpers returning `self.<...>` and base-class methods of `cls` that mention a
+    parameter."""
     found = set(facts_of(cls).lambdas) if "lambda" in cls.text else set()
     for method in cls.all_methods():
         if method.text.lstrip().startswith("@property") and index.mentions_param(method.text):

@@ -400,10 +400,11 @@ def _scope_accesses(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]:
         kind = type(node)
         if kind in (cst.For, cst.CompFor):
             for target, iterable in loop_items(node.target, node.iter):
-                if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and isinstance(target, cst.Name):
-                    if iterable.func.attr.value in {"parameters", "named_parameters"}:
-                        if scope.wrapped_name(iterable.func.value, node):
-                            aliases[target.value] = code_of(iterable)
+                if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
+                    continue
+                walks_parameters = iterable.func.attr.value in {"parameters", "named_parameters"}
+                if walks_parameters and isinstance(target, cst.Name) and scope.wrapped_name(iterable.func.value, node):
+                    aliases[target.value] = code_of(iterable)
             continue
         if kind is cst.Name and node.value in aliases:
             parent = flat.parent.get(id(node))

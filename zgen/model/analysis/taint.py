@@ -14,7 +14,10 @@ from ..program.tree import call_name, children, code_of, const_str, cst, dotted,
 from ..program.trigger import Trigger
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, targets_of
 
-__all__ = ["RANK", "RANDOM", "HOST_RANDOM", "DATA", "Taint", "rank_attrs", "random_function", "draw_kind", "draw_trigger", "draws_in", "VALUE_FREE_ATTRS", "is_none_test"]
+__all__ = [
+    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "Taint", "rank_attrs", "random_function", "draw_kind", "draw_trigger",
+    "draws_in", "VALUE_FREE_ATTRS", "is_none_test",
+]
 
 RANK = "rank"
 RANDOM = "random"
@@ -239,8 +242,8 @@ def _draw(qualified: str, call: cst.Call) -> str | None:
     if qualified.startswith(known.RANDOM_HOST_PREFIXES):
         return HOST_RANDOM
     method = isinstance(call.func, cst.Attribute)
-    if method and qualified.rsplit(".", 1)[-1] in known.RANDOM_TORCH_METHODS and not qualified.startswith("torch.nn.init"):
-        return RANDOM  # `torch.empty(n).uniform_()`; `nn.init.uniform_(w)` initialises
+    if method and qualified.rsplit(".", 1)[-1] in known.RANDOM_TORCH_METHODS:
+        return None if qualified.startswith("torch.nn.init") else RANDOM  # `nn.init.uniform_(w)` initialises
     return None
 
 

@@ -389,7 +389,8 @@ class ModelIndex:
         """The index of another file of the program, built once per version of that file."""
         index = _INDEXES.get(file)
         if index is None:
-            index = _INDEXES[file] = cls(file.path, file.source, file.skeleton, project, file.module, file.is_package, file)
+            index = cls(file.path, file.source, file.skeleton, project, file.module, file.is_package, file)
+            _INDEXES[file] = index
         return index
 
     # --- names -------------------------------------------------------------

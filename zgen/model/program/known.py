@@ -212,7 +212,7 @@ def torch_params(cls: str, name: str) -> bool:
 
 
 def torch_has_params(ref: str) -> bool | None:
-    """Does a module of this class own parameters, judged by name alone (torch.nn and its look-alikes)? None: cannot tell."""
+    """Does a module of this class own parameters, judged by its name (torch.nn and look-alikes)? None: cannot tell."""
     last = ref.rsplit(".", 1)[-1]
     if last in PARAMLESS:
         return False

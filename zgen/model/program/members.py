@@ -113,7 +113,9 @@ def classify(index: ModelIndex, expr: cst.BaseExpression, resolve: bool = False)
     return reader.classify(expr)
 
 
-def returns(index: ModelIndex, function: MethodInfo, call: cst.Call, caller: _FactsReader) -> tuple[Kind, tuple[str, ...]]:
+def returns(
+    index: ModelIndex, function: MethodInfo, call: cst.Call, caller: _FactsReader
+) -> tuple[Kind, tuple[str, ...]]:
     """What `call` of a factory function or builder method returns: a module and its classes, or a value.
 
     The function's `return` values are classified with what its body bound

@@ -192,7 +192,10 @@ def _message(access: ParamAccess) -> str:
         )
     if access.scope is Scope.SCRIPT:
         if access.via.reach is Reach.PASSED:
-            return f"`{what}`{detail}, after ZeRO-3 partitioned the model; each write changes an empty placeholder and is lost"
+            return (
+                f"`{what}`{detail}, after ZeRO-3 partitioned the model; each write changes an empty placeholder and "
+                "is lost"
+            )
         return (
             f"`{what}{detail}` writes to a parameter of the model after ZeRO-3 partitioned it; the write changes "
             "an empty placeholder and is lost"
@@ -203,7 +206,10 @@ def _message(access: ParamAccess) -> str:
             "model outside its forward, where ZeRO-3 keeps it partitioned; the write is lost"
         )
     if access.via_parameters:
-        return f"`{what}{detail}` writes to parameters that include submodules', partitioned here by ZeRO-3; the write is lost"
+        return (
+            f"`{what}{detail}` writes to parameters that include submodules', partitioned here by ZeRO-3; the write "
+            "is lost"
+        )
     return (
         f"`{what}{detail}` writes to a parameter of submodule `{access.owner}` outside `{access.owner}`'s forward, "
         "where ZeRO-3 keeps it partitioned; the write is lost"

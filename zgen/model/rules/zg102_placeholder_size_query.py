@@ -195,7 +195,10 @@ def _message(access: ParamAccess) -> str:
     if access.scope is Scope.SCRIPT:
         if access.via.reach is Reach.PASSED:
             return f"`{what}`{detail}, after ZeRO-3 partitioned the model: placeholders have size 0"
-        return f"`{what}{detail}` reads the size of a parameter after ZeRO-3 partitioned the model: placeholders have size 0"
+        return (
+            f"`{what}{detail}` reads the size of a parameter after ZeRO-3 partitioned the model: placeholders have "
+            "size 0"
+        )
     if access.via.reach is Reach.PASSED:  # handed to a helper: ` passed to `fan_in()`, ...`
         return f"`{what}`{detail}, and ZeRO-3 has partitioned them there: placeholders have size 0"
     if access.via_parameters:

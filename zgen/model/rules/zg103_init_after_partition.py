@@ -217,7 +217,8 @@ def initialize(model):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         yield from self._applied_to_children(index)
         for access in param_accesses(index, Scope.INIT, Scope.BUILT, Scope.LATE):
-            if access.use in _WRITES[access.scope] and (access.scope is not Scope.LATE or access.owner not in ("", "self")):
+            child = access.scope is not Scope.LATE or access.owner not in ("", "self")  # late: a child's, not its own
+            if access.use in _WRITES[access.scope] and child:
                 yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, ctx in scope.flat.nodes:
