@@ -20,7 +20,8 @@ from .access import ASSIGN, CHECK, GUARD, INIT, META, READ, SIZE, WRITE
 from .flow import Flat, flatten, loop_items
 
 __all__ = [
-    "usage", "module_arg_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES", "DEEPCOPIES",
+    "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
+    "DEEPCOPIES",
 ]
 
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
@@ -246,17 +247,25 @@ def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, names: set[str]
             return
     if "." in name and name.partition(".")[0] in ("self", "super"):
         return
-    target = resolve_function(index, flat, name)
-    if target is None:
-        return
-    callee_index, callee = target
-    effects = module_arg_effects(callee_index, callee)
-    if not effects:
-        return
+    done = dict(argument_effects(index, flat, call))
     for position, arg in handed:
-        parameter = parameter_for(callee, call, position)
-        if parameter in effects:
-            found.setdefault(arg.value.value, set()).update(effects[parameter])  # type: ignore[union-attr]
+        if position in done:
+            found.setdefault(arg.value.value, set()).update(done[position])  # type: ignore[union-attr]
+
+
+def argument_effects(index: ModelIndex, flat: Flat | None, call: cst.Call) -> list[tuple[int, frozenset[str]]]:
+    """(argument position, what the called function does to it) for each argument of `call` that the
+    function's summary (`module_arg_effects`) says it writes, initialises, sizes, re-parametrises or copies;
+    empty when the function cannot be read."""
+    name = call_name(call)
+    found = resolve_function(index, flat, name) if name and not name.startswith(".") else None
+    if found is None:
+        return []
+    effects = module_arg_effects(*found)
+    if not effects:
+        return []
+    done = ((i, effects.get(parameter_for(found[1], call, i) or "")) for i, arg in enumerate(call.args) if not arg.star)
+    return [(i, effect) for i, effect in done if effect]
 
 
 def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:

@@ -18,7 +18,7 @@ from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, h
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import module_arg_effects, resolve_function, usage
+from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flat_of, loop_items, same_items
 
 __all__ = ["accesses", "parameters_passed_in", "config_like", "NOT_A_SUBMODULE"]
@@ -261,14 +261,10 @@ class _Finder:
             ]
         if not any(_module_arg(arg.value, self.members, self.bound.handed) for arg in call.args):
             return []  # no module handed over: do not read the function at all
-        found = resolve_function(self.index, self.flat, name)
-        if found is None:
-            return []
-        effects = module_arg_effects(*found)
         out = []
-        for position, arg in enumerate(call.args):
-            done = effects.get(parameter_for(found[1], call, position) or "", frozenset()) if not arg.star else ()
-            use = INIT if done and done & {WRITE, INIT} else SIZE if done and SIZE in done else None
+        for position, done in argument_effects(self.index, self.flat, call):
+            arg = call.args[position]
+            use = INIT if done & {WRITE, INIT} else SIZE if SIZE in done else None
             path = access_path(arg.value)
             if use is None or path is None:
                 continue

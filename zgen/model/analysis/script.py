@@ -22,7 +22,7 @@ from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .divergence import Divergence, find_divergences
-from .effects import module_arg_effects, resolve_function, usage
+from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flatten, loop_items
 from .taint import DATA, RANK, Taint
 
@@ -431,20 +431,11 @@ def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
     `print(count_parameters(model))`, `init_weights(model)` after `deepspeed.initialize` or under
     `zero.Init`: the function's summary (what it does to each module argument) says what happens.
     """
-    handed = [(i, a) for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
-    name = call_name(call)
-    if not handed or not name or name.startswith("."):
+    handed = [i for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
+    if not handed:
         return
-    found = resolve_function(index, scope.flat, name)
-    if found is None:
-        return
-    owner, func = found
-    effects = module_arg_effects(owner, func)
-    if not effects:
-        return
-    for position, arg in handed:
-        done = effects.get(parameter_for(func, call, position) or "", frozenset())
-        if done & {WRITE, INIT}:
-            yield arg.value, WRITE, name
-        elif SIZE in done:
-            yield arg.value, SIZE, name
+    for position, done in argument_effects(index, scope.flat, call):
+        if position in handed and done & {WRITE, INIT}:
+            yield call.args[position].value, WRITE, call_name(call)
+        elif position in handed and SIZE in done:
+            yield call.args[position].value, SIZE, call_name(call)
