@@ -389,7 +389,7 @@ class ModelIndex:
         """The index of another file of the program, built once per version of that file."""
         index = _INDEXES.get(file)
         if index is None:
-            index = cls(file.path, file.source, file.skeleton, project, file.module, file.is_package, file)
+            index = cls(file.path, file.source, file.skeleton, project, file.module, file.is_package, file)  # type: ignore[arg-type]
             _INDEXES[file] = index
         return index
 
@@ -615,7 +615,7 @@ _INDEXES: weakref.WeakKeyDictionary[SourceFile, ModelIndex] = weakref.WeakKeyDic
 @memoised
 def _external_class(index: ModelIndex, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
     found = index.project.resolve(ref) if index.project is not None else None
-    if found is None or found[1] not in found[0].skeleton.classes:
+    if found is None or found[1] not in found[0].skeleton.classes:  # type: ignore[union-attr]
         return None
     owner = ModelIndex.of(found[0], index.project)  # type: ignore[arg-type]
     return owner, owner.classes[found[1]]

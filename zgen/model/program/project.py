@@ -29,6 +29,7 @@ import os
 import sys
 import tempfile
 from dataclasses import dataclass
+from functools import cached_property
 
 from .skeleton import Skeleton, SourceError, build_skeleton, skeleton_from_dict, skeleton_to_dict
 
@@ -105,14 +106,20 @@ def absolute_name(name: str, module: str, is_package: bool) -> str:
 
 @dataclass(eq=False)
 class SourceFile:
-    """One file of the program read from disk: where it is, its module name, text, content hash and skeleton."""
+    """One file of the program read from disk: where it is, its module name, text and content hash; its
+    skeleton is built when first asked for (a file read for its text alone is never parsed)."""
 
     path: str
     module: str
     is_package: bool
     digest: str
     source: str
-    skeleton: Skeleton
+    project: Project
+
+    @cached_property
+    def skeleton(self) -> Skeleton | None:
+        """The file's skeleton, None if it does not parse."""
+        return self.project.skeleton_of(self.digest, self.source)
 
     def absolute(self, name: str) -> str:
         return absolute_name(name, self.module, self.is_package)
@@ -196,12 +203,9 @@ class Project:
             return "", None
         digest = file_digest(data)
         source = data.decode("utf-8", errors="replace")
-        skeleton = self._skeleton(digest, source)
-        if skeleton is None:
-            return digest, None
-        return digest, SourceFile(path, module, path.endswith("__init__.py"), digest, source, skeleton)
+        return digest, SourceFile(path, module, path.endswith("__init__.py"), digest, source, self)
 
-    def _skeleton(self, digest: str, source: str) -> Skeleton | None:
+    def skeleton_of(self, digest: str, source: str) -> Skeleton | None:
         """The file's skeleton from the summary cache, else built (and stored); None if it does not parse."""
         path = os.path.join(self.summary_dir, f"{digest}.json") if self.summary_dir else None
         if path is not None:
@@ -241,6 +245,8 @@ class Project:
             return None
         visited.append(file)
         skeleton = file.skeleton
+        if skeleton is None:
+            return None
         if name in skeleton.classes or name in skeleton.functions:
             return file, name
         target = skeleton.imports.get(name)
