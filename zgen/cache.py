@@ -20,7 +20,7 @@ from pathlib import Path
 
 from zgen import __version__
 from zgen.findings import Finding
-from zgen.model.project import file_digest
+from zgen.model.program.project import file_digest
 
 __all__ = ["FindingsCache", "cache_key"]
 

@@ -28,7 +28,7 @@ from zgen.discover import discover, display_path
 from zgen.errors import ZgenError
 from zgen.findings import Finding, RuleInfo, Severity, merge_trace_findings, sort_findings
 from zgen.launch import LaunchFacts, ModelShape
-from zgen.model.project import project
+from zgen.model.program.project import project
 from zgen.noqa import apply_noqa
 from zgen.registry import all_rules
 from zgen.selection import Selection, validate_selectors
@@ -265,7 +265,10 @@ def _run_model_checks(todo, enabled: frozenset[str], jobs: int | None, threshold
     import concurrent.futures
     import multiprocessing
 
-    import zgen.model.check  # noqa: F401  (libcst loaded before fork, so workers start warm)
+    import zgen.model.check  # noqa: F401  (the checker's modules loaded before fork, so workers start warm)
+    from zgen.model.program.tree import load_libcst
+
+    load_libcst()
 
     # Largest files first, so no worker is left with a big file at the end.
     work.sort(key=lambda w: -len(w[2]))

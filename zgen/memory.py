@@ -41,12 +41,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import ceil
 
-from zgen.config.resolved import OffloadSpec
 from zgen.launch import ModelShape
 from zgen.plan.prefetch import prefetch_lists
 from zgen.plan.replay import simulate
 from zgen.plan.retention import kept_units
 from zgen.plan.schedule import ROOT, Plan, Unit
+from zgen.zero_policy import stays_gathered
 
 __all__ = ["MemoryItem", "MemoryBreakdown", "MemoryPoint", "model_states", "activation_bytes", "estimate",
            "step_timeline", "shape_plan", "fits_with", "cheapest_fit", "compute_bytes"]
@@ -166,12 +166,12 @@ def shape_plan(shape: ModelShape, zero) -> tuple[Plan, dict[str, int], int] | No
     threshold = zero.param_persistence_threshold
     final_norm = shape.hidden or 0
     root = max(0, shape.params - shape.layers * sum(parts) - final_norm)
-    persistent = shape.layers * sum(x for x in parts if x <= threshold)
-    persistent += sum(x for x in (root, final_norm) if 0 < x <= threshold)
-    block = sum(x for x in parts if x > threshold)
+    persistent = shape.layers * sum(x for x in parts if stays_gathered(x, threshold))
+    persistent += sum(x for x in (root, final_norm) if x > 0 and stays_gathered(x, threshold))
+    block = sum(x for x in parts if not stays_gathered(x, threshold))
     blocks = [f"layers.{i}" for i in range(shape.layers)] if block else []
     numel = {m: block for m in blocks}
-    if root > threshold:
+    if not stays_gathered(root, threshold):
         numel[ROOT] = root
     units = [Unit(module=m, params=(f"{m or 'root'}.parameters",)) for m in numel]
     forward = tuple(m for m in [ROOT, *blocks] if m in numel)

@@ -30,3 +30,21 @@ def test_a_config_check_imports_neither_libcst_nor_torch(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "0 False False", out.stdout + out.stderr
+
+
+def test_every_config_code_is_known_before_the_config_rules_are_compiled():
+    rules = all_rules()
+    assert "ZC101" in rules and "ZC101" in list(rules)
+    assert rules["ZC101"].code == "ZC101"  # compiles the built-in rules on first read
+
+
+def test_a_python_file_with_nothing_to_parse_loads_neither_libcst_nor_the_solver(tmp_path):
+    (tmp_path / "util.py").write_text("import os\n\ndef path(*parts):\n    return os.path.join(*parts)\n")
+    probe = (
+        "import sys\n"
+        "from zgen.cli import main\n"
+        "code = main(['check', 'util.py', '--no-cache'])\n"
+        "print(code, 'libcst._nodes' in sys.modules, any(m.startswith('zgen.solver') for m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "0 False False", out.stdout + out.stderr

@@ -1,4 +1,4 @@
-"""A built model, or its parameters, handed to helpers outside the model classes (`zgen.model.handed`)."""
+"""A built model, or its parameters, handed to helpers outside the model classes (`zgen.model.analysis.handed`)."""
 
 from __future__ import annotations
 
@@ -122,3 +122,20 @@ class Sgd(torch.optim.Optimizer):
 @pytest.mark.parametrize("case", sorted(SAFE))
 def test_look_alike_is_clean(case):
     assert codes(SAFE[case]) == [], case
+
+
+# Script code after `deepspeed.initialize`: a size read inside `GatheredParameters` sees the whole parameter. ZG101
+# and ZG102 filter the same `ParamAccess` records now; ZG102 used to report the gathered read too.
+GATHERED_SIZE = """
+def main(model, cfg):
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    params = list(engine.module.parameters())
+    with deepspeed.zero.GatheredParameters(params):
+        total = sum(p.numel() for p in engine.module.parameters())
+    return total, sum(p.numel() for p in engine.module.parameters())
+"""
+
+
+def test_a_size_read_inside_gathered_parameters_in_a_script_is_not_flagged():
+    found = [f for f in check_source("m.py", HEAD + textwrap.dedent(GATHERED_SIZE)) if f.code == "ZG102"]
+    assert [f.line for f in found] == [HEAD.count("\n") + 7]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from zgen.model.index import ACTIVATION, Kind, ModelIndex
-from zgen.model.skeleton import build_skeleton
+from zgen.model.program.index import ModelIndex
+from zgen.model.program.members import ACTIVATION, Kind, facts_of, has_params, member_param
+from zgen.model.program.skeleton import build_skeleton
 
 
 def index_of(code: str) -> ModelIndex:
@@ -71,7 +72,7 @@ def test_members_children_params_buffers_and_containers():
                 self.lm_head.weight = self.embed_tokens.weight
         """
     )
-    facts = index.classes["Net"].facts
+    facts = facts_of(index.classes["Net"])
     kinds = {name: m.kind for name, m in facts.members.items()}
     assert kinds["config"] == Kind.UNKNOWN and kinds["embed_tokens"] == Kind.UNKNOWN
     assert kinds["scale"] == kinds["bias"] == Kind.PARAM
@@ -81,8 +82,8 @@ def test_members_children_params_buffers_and_containers():
     assert facts.members["act"].classes == (ACTIVATION,)
     assert facts.members["norm"].classes == ("torch.nn.LayerNorm", "torch.nn.Identity")
     assert facts.ties == (("lm_head.weight", "embed_tokens.weight"),)
-    assert index.has_params("Block") is True
-    assert index.member_param("Block", "fc") is False and index.member_param("torch.nn.Linear", "bias")
+    assert has_params(index, "Block") is True
+    assert member_param(index, "Block", "fc") is False and member_param(index, "torch.nn.Linear", "bias")
 
 
 def test_module_dict_subclass_elements_and_inherited_members():
@@ -112,8 +113,8 @@ def test_module_dict_subclass_elements_and_inherited_members():
                 self.own = nn.Linear(4, 4)
         """
     )
-    assert index.classes["Experts"].facts.elements == ("Expert",)
-    assert set(index.classes["Child"].facts.members) == {"shared", "own"}
+    assert facts_of(index.classes["Experts"]).elements == ("Expert",)
+    assert set(facts_of(index.classes["Child"]).members) == {"shared", "own"}
 
 
 def test_forward_reaches_helpers_through_self_and_super():

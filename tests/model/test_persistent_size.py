@@ -1,4 +1,4 @@
-"""Parameters small enough that ZeRO-3 keeps them gathered: sizes bounded from `__init__` (`zgen.model.size`)."""
+"""Parameters small enough that ZeRO-3 keeps them gathered: sizes bounded from `__init__` (`zgen.model.program.size`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import libcst as cst
 import pytest
 
 from zgen.model import check_source
-from zgen.model.size import DEFAULT_PERSISTENCE_THRESHOLD, DEPTHWISE_WIDTH, param_numel
+from zgen.model.program.size import DEPTHWISE_WIDTH, param_numel
+from zgen.zero_policy import DEFAULT_PERSISTENCE_THRESHOLD
 
 HEAD = """
 import torch
@@ -79,3 +80,24 @@ def test_an_assignment_that_can_raise_the_size_is_unbounded():
 def test_a_negative_sentinel_is_no_size():
     assert numel("Linear", "weight", "nn.Linear(d, n)", {"d": 8, "n": -1}) is None
     assert numel("Embedding", "weight", "nn.Embedding(n, 8)", {"n": 12}) == 96 < DEFAULT_PERSISTENCE_THRESHOLD
+
+
+# A head read outside its forward whose weight has exactly `stage3_param_persistence_threshold` elements:
+# DeepSpeed keeps a parameter of at most that many elements gathered (`ds_numel <= param_threshold`), so the
+# read fetches nothing; one element more and it is partitioned.
+AT_THRESHOLD = """
+class Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear({n}, 1000, bias=False)
+        self.body = nn.Linear(1000, 1000)
+
+    def forward(self, x):
+        return self.body(x) @ self.head.weight
+"""
+
+
+def test_a_parameter_of_exactly_the_threshold_stays_gathered():
+    assert numel("Linear", "weight", "nn.Linear(100, 1000, bias=False)") == DEFAULT_PERSISTENCE_THRESHOLD
+    assert zg3(AT_THRESHOLD.format(n=100)) == []
+    assert zg3(AT_THRESHOLD.format(n=101)) == ["ZG301"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from zgen.model import check_source
-from zgen.model.project import module_name_of
+from zgen.model.program.project import module_name_of
 
 LAYERS = """
 import torch

@@ -7,7 +7,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from zgen.model import check_source
-from zgen.model.tree import parse_snippet, walk
+from zgen.model.program.tree import parse_snippet, walk
 
 _MODEL = """\
 import torch.nn.functional as F

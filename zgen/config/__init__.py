@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from zgen.launch import LaunchFacts
     from zgen.memory import MemoryBreakdown
 
-__all__ = ["ConfigReport", "check_config", "rule_infos", "render_resolved", "render_memory", "load_config_dict",
-           "parse_size", "format_world_sizes"]
+__all__ = ["ConfigReport", "check_config", "rule_codes", "rule_infos", "render_resolved", "render_memory", "load_config_dict",
+           "format_world_sizes"]
 
 
 def __getattr__(name: str):
@@ -43,6 +43,13 @@ def check_config(path: str, data: bytes, facts: LaunchFacts, rule_files: Sequenc
     from zgen.config.check import check_config as run
 
     return run(path, data, facts, rule_files)
+
+
+def rule_codes() -> frozenset[str]:
+    """Every built-in ZC code (loader codes included), read from the rule files without compiling a rule."""
+    from zgen.config.rule_files import builtin_codes
+
+    return builtin_codes()
 
 
 def rule_infos(rule_files: Sequence[str] = ()) -> list[RuleInfo]:
@@ -97,10 +104,3 @@ def load_config_dict(path: str) -> dict:
     if not isinstance(value, dict):
         raise ZgenError(f"{path}: the config must be an object of settings")
     return value
-
-
-def parse_size(text: str) -> int:
-    """`80GiB`, `1.2B`, `5e7` -> int; ZgenError otherwise (the same parser `[tool.zgen]` uses)."""
-    from zgen.settings import parse_size as run
-
-    return run(text)

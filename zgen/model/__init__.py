@@ -48,6 +48,6 @@ def rule_infos() -> list[RuleInfo]:
 
 def model_shape(path: str, source: str) -> ModelShape | None:
     """Best-effort parameter count and dimensions from literal shapes in the source; None if unsure."""
-    from .shape import model_shape as compute
+    from .analysis.shape import model_shape as compute
 
     return compute(path, source)

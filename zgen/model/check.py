@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from zgen.findings import Finding, sort_findings
 
-from .index import ModelIndex
-from .project import project
+from .program.index import ModelIndex
+from .program.project import project
+from .program.skeleton import SourceError, build_skeleton
 from .rules import ALL_RULES
 from .rules.zg901_unparsable import Unparsable
-from .skeleton import SourceError, build_skeleton
 
 __all__ = ["check"]
 

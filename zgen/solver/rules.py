@@ -27,10 +27,10 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Sequence
 
 from zgen.config.autofill import CONSUMERS, PARAM_KEYS
+from zgen.config.rule_files import builtin_rule_files
 from zgen.config.schema import REMOVALS, schema_for
 from zgen.errors import ZgenError
 from zgen.findings import RuleInfo, Severity
@@ -223,12 +223,6 @@ def _kind_type(key) -> str:
 def key_table() -> KeyTable:
     """The one `KeyTable` of this process."""
     return KeyTable()
-
-
-def builtin_rule_files() -> list[str]:
-    """The rule files shipped in the `zgen.rules` package, sorted by name."""
-    folder = resources.files("zgen.rules")
-    return sorted(str(p) for p in folder.iterdir() if p.name.endswith(".toml"))
 
 
 def load_rules(user_files: Sequence[str] = ()) -> RuleSet:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..rule import Rule
+from .rule import Rule
 from .zg101_partitioned_data_write import PartitionedDataWrite
 from .zg102_placeholder_size_query import PlaceholderSizeQuery
 from .zg103_init_after_partition import InitAfterPartition

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
-from ..built_model import built_model_accesses, where
-from ..flow import code_of
-from ..handed import handed_accesses
-from ..index import ModelIndex
-from ..params import INIT, WRITE, scoped_accesses
-from ..rule import Report, Rule
-from ..script import WRAP_TRIGGER, script_param_accesses, script_scopes
+from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
+from ..analysis.handed import built_holder
+from ..analysis.scopes import param_accesses
+from ..program.index import ModelIndex
+from ..program.tree import code_of
+from .rule import Report, Rule
 
 
 class PartitionedDataWrite(Rule):
@@ -162,63 +159,69 @@ def main(model, cfg, table):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for _cls, method, access in (*scoped_accesses(index, "forward"), *scoped_accesses(index, "entry")):
-            if access.use in (WRITE, INIT):
-                what = code_of(access.node)
-                message = (
-                    f"`{what}{access.detail}` writes to this module's own parameter in `{method.name}`, which runs "
-                    "on the built model outside its forward, where ZeRO-3 keeps it partitioned; the write is lost"
-                    if access.owner == "self"
-                    else f"`{what}{access.detail}` writes to a parameter of submodule `{access.owner}` outside "
-                    f"`{access.owner}`'s forward, where ZeRO-3 keeps it partitioned; the write is lost"
-                    if not access.via_parameters
-                    else f"`{what}{access.detail}` writes to parameters that include submodules', "
-                    "partitioned here by ZeRO-3; the write is lost"
-                )
-                yield self.finding(index, method.snippet, access.node, message, _HELP)
-        for handed in handed_accesses(index):
-            if handed.use in (WRITE, INIT):
-                message = (
-                    f"`{code_of(handed.node)}`{handed.detail} on the built model handed to `{handed.function}`; "
-                    "outside `zero.Init`, `apply` gathers nothing, so each write goes to a partitioned "
-                    "placeholder and is lost"
-                    if isinstance(handed.node, cst.Call)
-                    else f"`{_written(handed)}` writes to a parameter of a built model handed to "
-                    f"`{handed.function}` (from `{handed.source}`), outside any forward and any gather; "
-                    "ZeRO-3 keeps it partitioned there, so the write is lost"
-                )
-                yield self.finding(index, handed.snippet, handed.node, message, _HELP)
-        for access in built_model_accesses(index):
-            if access.use == WRITE:
-                message = (
-                    f"`{code_of(access.node)}{access.detail}` writes to a parameter of {where(access)}; under "
-                    "`deepspeed.zero.Init` it is partitioned already, so the write changes a placeholder and is lost"
-                )
-                yield self.finding(index, access.scope.snippet, access.node, message, _HELP)
-        for scope in script_scopes(index, WRAP_TRIGGER):
-            for node, use, detail, _via in script_param_accesses(index, scope):
-                if use in (WRITE,) and not _guarded(scope, node):
-                    message = (
-                        f"`{code_of(node)}`{detail}, after ZeRO-3 partitioned the model; each write changes an "
-                        "empty placeholder and is lost"
-                        if detail.startswith(" passed to")
-                        else f"`{code_of(node)}{detail}` writes to a parameter of the model after ZeRO-3 "
-                        "partitioned it; the write changes an empty placeholder and is lost"
-                    )
-                    yield self.finding(index, scope.snippet, node, message, _HELP)
+        for access in param_accesses(index, Scope.FORWARD, Scope.ENTRY, Scope.HANDED, Scope.BUILT, Scope.SCRIPT):
+            if access.use in _WRITES[access.scope] and not access.ctx.guarded:
+                yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
 
 
-def _written(handed) -> str:
+# What counts as a write where: an initialiser given the parameter too, except in code that walks a module it
+# built or was handed (ZG103 reports initialisation there) and in training scripts.
+_WRITES = {
+    Scope.FORWARD: (WRITE, INIT), Scope.ENTRY: (WRITE, INIT), Scope.HANDED: (WRITE, INIT),
+    Scope.BUILT: (WRITE,), Scope.SCRIPT: (WRITE,),
+}
+
+
+def _message(access: ParamAccess) -> str:
+    what, detail = code_of(access.node), access.detail
+    if access.scope is Scope.HANDED:
+        if access.via.reach is Reach.APPLY:
+            return (
+                f"`{what}`{detail} on the built model handed to `{access.where}`; outside `zero.Init`, `apply` "
+                "gathers nothing, so each write goes to a partitioned placeholder and is lost"
+            )
+        return (
+            f"`{_written(access)}` writes to a parameter of a built model handed to `{access.where}` (from "
+            f"`{access.owner}`), outside any forward and any gather; ZeRO-3 keeps it partitioned there, so the "
+            "write is lost"
+        )
+    if access.scope is Scope.BUILT:
+        return (
+            f"`{what}{detail}` writes to a parameter of {built_holder(access)}; under `deepspeed.zero.Init` it is "
+            "partitioned already, so the write changes a placeholder and is lost"
+        )
+    if access.scope is Scope.SCRIPT:
+        if access.via.reach is Reach.PASSED:
+            return (
+                f"`{what}`{detail}, after ZeRO-3 partitioned the model; each write changes an empty placeholder and "
+                "is lost"
+            )
+        return (
+            f"`{what}{detail}` writes to a parameter of the model after ZeRO-3 partitioned it; the write changes "
+            "an empty placeholder and is lost"
+        )
+    if access.owner == "self":
+        return (
+            f"`{what}{detail}` writes to this module's own parameter in `{access.where}`, which runs on the built "
+            "model outside its forward, where ZeRO-3 keeps it partitioned; the write is lost"
+        )
+    if access.via_parameters:
+        return (
+            f"`{what}{detail}` writes to parameters that include submodules', partitioned here by ZeRO-3; the write "
+            "is lost"
+        )
+    return (
+        f"`{what}{detail}` writes to a parameter of submodule `{access.owner}` outside `{access.owner}`'s forward, "
+        "where ZeRO-3 keeps it partitioned; the write is lost"
+    )
+
+
+def _written(access: ParamAccess) -> str:
     """`p.data.copy_()` for a write, `torch.nn.init.zeros_(p)` for an initialiser given the parameter."""
-    what = code_of(handed.node)
-    if handed.use == INIT and handed.detail.endswith("()"):
-        return f"{handed.detail[:-2]}({what})"
-    return what + handed.detail
-
-
-def _guarded(scope, node) -> bool:
-    position = scope.flat.position.get(id(node))
-    return position is not None and scope.flat.nodes[position][1].guarded
+    what = code_of(access.node)
+    if access.use == INIT and access.detail.endswith("()"):
+        return f"{access.detail[:-2]}({what})"
+    return what + access.detail
 
 
 _HELP = (

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..built_model import built_model_accesses, where
-from ..flow import code_of
-from ..handed import handed_accesses
-from ..index import ModelIndex
-from ..params import SIZE, scoped_accesses
-from ..rule import Report, Rule
-from ..script import WRAP_TRIGGER, script_param_accesses, script_scopes
+from ..analysis.access import SIZE, ParamAccess, Reach, Scope
+from ..analysis.handed import built_holder
+from ..analysis.scopes import param_accesses
+from ..program.index import ModelIndex
+from ..program.tree import code_of
+from .rule import Report, Rule
 
 
 class PlaceholderSizeQuery(Rule):
@@ -175,66 +174,57 @@ class Net(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for scope in ("init", "forward", "entry", "late"):
-            for _cls, method, access in scoped_accesses(index, scope):
-                if access.use != SIZE:
-                    continue
-                what = code_of(access.node)
-                if access.detail.startswith(" passed to"):  # handed to a helper: ` passed to `fan_in()`, ...`
-                    message = (
-                        f"`{what}`{access.detail}, and ZeRO-3 has partitioned them there: placeholders have size 0"
-                    )
-                elif access.via_parameters:
-                    message = (
-                        f"`{what}{access.detail}` reads the size of parameters that include submodules', "
-                        "which ZeRO-3 has partitioned here: placeholders have size 0"
-                    )
-                elif access.owner == "self":
-                    message = (
-                        f"`{what}{access.detail}` reads the size of this module's own parameter in `{method.name}`, "
-                        "which runs on the built model outside its forward; ZeRO-3 keeps it partitioned there"
-                    )
-                elif access.given:
-                    message = (
-                        f"`{what}{access.detail}` reads the size of `{access.owner}`, a parameter of a module the "
-                        "caller built and handed in; under `deepspeed.zero.Init` it is a placeholder of size 0"
-                    )
-                elif scope == "init":
-                    message = (
-                        f"`{what}{access.detail}` reads the size of a parameter of `{access.owner}` after "
-                        f"`{access.owner}` was built; under `deepspeed.zero.Init` it is a placeholder of size 0"
-                    )
-                else:
-                    message = (
-                        f"`{what}{access.detail}` reads the size of a parameter of submodule `{access.owner}` "
-                        f"outside `{access.owner}`'s forward, where ZeRO-3 keeps it partitioned"
-                    )
-                yield self.finding(index, method.snippet, access.node, message, _HELP)
-        for handed in handed_accesses(index):
-            if handed.use == SIZE:
-                message = (
-                    f"`{code_of(handed.node)}{handed.detail}` reads the size of a parameter of a built model handed "
-                    f"to `{handed.function}` (from `{handed.source}`); ZeRO-3 keeps it partitioned there: "
-                    "placeholders have size 0"
-                )
-                yield self.finding(index, handed.snippet, handed.node, message, _HELP)
-        for access in built_model_accesses(index):
-            if access.use == SIZE:
-                message = (
-                    f"`{code_of(access.node)}{access.detail}` reads the size of a parameter of {where(access)}; "
-                    "under `deepspeed.zero.Init` it is a placeholder of size 0"
-                )
-                yield self.finding(index, access.scope.snippet, access.node, message, _HELP)
-        for scope in script_scopes(index, WRAP_TRIGGER):
-            for node, use, detail, _via in script_param_accesses(index, scope):
-                if use == SIZE:
-                    message = (
-                        f"`{code_of(node)}`{detail}, after ZeRO-3 partitioned the model: placeholders have size 0"
-                        if detail.startswith(" passed to")
-                        else f"`{code_of(node)}{detail}` reads the size of a parameter after ZeRO-3 partitioned "
-                        "the model: placeholders have size 0"
-                    )
-                    yield self.finding(index, scope.snippet, node, message, _HELP)
+        scopes = (Scope.INIT, Scope.FORWARD, Scope.ENTRY, Scope.LATE, Scope.HANDED, Scope.BUILT, Scope.SCRIPT)
+        for access in param_accesses(index, *scopes):
+            if access.use == SIZE and not access.ctx.guarded:
+                yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
+
+
+def _message(access: ParamAccess) -> str:
+    what, detail = code_of(access.node), access.detail
+    if access.scope is Scope.HANDED:
+        return (
+            f"`{what}{detail}` reads the size of a parameter of a built model handed to `{access.where}` (from "
+            f"`{access.owner}`); ZeRO-3 keeps it partitioned there: placeholders have size 0"
+        )
+    if access.scope is Scope.BUILT:
+        return (
+            f"`{what}{detail}` reads the size of a parameter of {built_holder(access)}; under `deepspeed.zero.Init` "
+            "it is a placeholder of size 0"
+        )
+    if access.scope is Scope.SCRIPT:
+        if access.via.reach is Reach.PASSED:
+            return f"`{what}`{detail}, after ZeRO-3 partitioned the model: placeholders have size 0"
+        return (
+            f"`{what}{detail}` reads the size of a parameter after ZeRO-3 partitioned the model: placeholders have "
+            "size 0"
+        )
+    if access.via.reach is Reach.PASSED:  # handed to a helper: ` passed to `fan_in()`, ...`
+        return f"`{what}`{detail}, and ZeRO-3 has partitioned them there: placeholders have size 0"
+    if access.via_parameters:
+        return (
+            f"`{what}{detail}` reads the size of parameters that include submodules', which ZeRO-3 has partitioned "
+            "here: placeholders have size 0"
+        )
+    if access.owner == "self":
+        return (
+            f"`{what}{detail}` reads the size of this module's own parameter in `{access.where}`, which runs on the "
+            "built model outside its forward; ZeRO-3 keeps it partitioned there"
+        )
+    if access.given:
+        return (
+            f"`{what}{detail}` reads the size of `{access.owner}`, a parameter of a module the caller built and "
+            "handed in; under `deepspeed.zero.Init` it is a placeholder of size 0"
+        )
+    if access.scope is Scope.INIT:
+        return (
+            f"`{what}{detail}` reads the size of a parameter of `{access.owner}` after `{access.owner}` was built; "
+            "under `deepspeed.zero.Init` it is a placeholder of size 0"
+        )
+    return (
+        f"`{what}{detail}` reads the size of a parameter of submodule `{access.owner}` outside `{access.owner}`'s "
+        "forward, where ZeRO-3 keeps it partitioned"
+    )
 
 
 _HELP = "take the size from the config, or use `ds_shape`/`ds_numel` when present (`getattr(p, 'ds_numel', p.numel())`)"

@@ -5,17 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import libcst as cst
-
-from .. import known
-from ..built_model import built_model_accesses, where
-from ..flow import code_of
-from ..index import ModelIndex
-from ..flow import flat_of
-from ..params import INIT, WRITE, scoped_accesses, usage
-from ..rule import Report, Rule
-from ..script import WRAP_TRIGGER, script_scopes
-from ..tree import access_path, call_name
+from ..analysis.access import INIT, WRITE, ParamAccess, Scope
+from ..analysis.effects import usage
+from ..analysis.flow import flat_of
+from ..analysis.handed import built_holder
+from ..analysis.scopes import param_accesses
+from ..analysis.script import WRAP_TRIGGER, script_scopes
+from ..program import known
+from ..program.index import ModelIndex
+from ..program.tree import access_path, call_name, code_of, cst
+from .rule import Report, Rule
 
 
 class InitAfterPartition(Rule):
@@ -217,40 +216,10 @@ def initialize(model):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         yield from self._applied_to_children(index)
-        for _cls, method, access in scoped_accesses(index, "init"):
-            if access.use not in (INIT, WRITE):
-                continue
-            what = code_of(access.node)
-            if access.via_parameters:
-                message = (
-                    f"`{what}` is initialised in `__init__` while iterating parameters that include "
-                    "submodules'; under `deepspeed.zero.Init` those are already partitioned and the write is lost"
-                )
-            else:
-                message = (
-                    f"`{what}` is initialised in `__init__` after `{access.owner}` was built; under "
-                    f"`deepspeed.zero.Init` `{access.owner}` is already partitioned and the write is lost"
-                )
-            yield self.finding(index, method.snippet, access.node, message, _HELP)
-        for access in built_model_accesses(index):
-            if access.use == INIT:
-                message = (
-                    f"`{code_of(access.node)}` is initialised as a parameter of {where(access)}; under "
-                    "`deepspeed.zero.Init` it is partitioned already and the write is lost"
-                )
-                yield self.finding(index, access.scope.snippet, access.node, message, _HELP)
-        for _cls, method, access in scoped_accesses(index, "late"):
-            if access.use in (INIT, WRITE) and access.owner not in ("", "self"):
-                called = access.use == INIT and access.detail.endswith("()") and not access.detail.startswith(" ")
-                what = f"`{access.detail[:-2]}({code_of(access.node)})`" if called else (
-                    f"`{code_of(access.node)}{access.detail}`"
-                )
-                message = (
-                    f"{what} initialises a parameter of child `{access.owner}` in `{method.name}`, which runs on the "
-                    f"built module (its own `__init__` does not call it); under `deepspeed.zero.Init` "
-                    f"`{access.owner}` is partitioned by then and the write is lost"
-                )
-                yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for access in param_accesses(index, Scope.INIT, Scope.BUILT, Scope.LATE):
+            child = access.scope is not Scope.LATE or access.owner not in ("", "self")  # late: a child's, not its own
+            if access.use in _WRITES[access.scope] and child:
+                yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, ctx in scope.flat.nodes:
                 if type(node) is not cst.Call or ctx.guarded:
@@ -306,6 +275,37 @@ def initialize(model):
                             f"`{visited}.{'.'.join(path.parts[:-1])}`: the write goes to a placeholder and is lost"
                         )
                         yield self.finding(index, method.snippet, n, message, _HELP)
+
+
+# What initialises where: in code walking a module it was handed or built, writes are ZG101's.
+_WRITES = {Scope.INIT: (INIT, WRITE), Scope.BUILT: (INIT,), Scope.LATE: (INIT, WRITE)}
+
+
+def _message(access: ParamAccess) -> str:
+    what = code_of(access.node)
+    if access.scope is Scope.BUILT:
+        return (
+            f"`{what}` is initialised as a parameter of {built_holder(access)}; under `deepspeed.zero.Init` it is "
+            "partitioned already and the write is lost"
+        )
+    if access.scope is Scope.LATE:
+        detail = access.detail
+        called = access.use == INIT and detail.endswith("()") and not detail.startswith(" ")
+        written = f"`{detail[:-2]}({what})`" if called else f"`{what}{detail}`"
+        return (
+            f"{written} initialises a parameter of child `{access.owner}` in `{access.where}`, which runs on the "
+            f"built module (its own `__init__` does not call it); under `deepspeed.zero.Init` `{access.owner}` is "
+            "partitioned by then and the write is lost"
+        )
+    if access.via_parameters:
+        return (
+            f"`{what}` is initialised in `__init__` while iterating parameters that include submodules'; under "
+            "`deepspeed.zero.Init` those are already partitioned and the write is lost"
+        )
+    return (
+        f"`{what}` is initialised in `__init__` after `{access.owner}` was built; under `deepspeed.zero.Init` "
+        f"`{access.owner}` is already partitioned and the write is lost"
+    )
 
 
 # `self.apply(self._init)`, `model.apply(self._init)`: methods run on every submodule.

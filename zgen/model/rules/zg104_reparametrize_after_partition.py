@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import known
-from ..built import calls_on_built_modules
-from ..flow import code_of
-from ..index import ModelIndex
-from ..params import REPARAMETRIZES
-from ..rule import Report, Rule, Trigger
+from ..analysis.built import calls_on_built_modules
+from ..analysis.effects import REPARAMETRIZES
+from ..program import known
+from ..program.index import ModelIndex
+from ..program.tree import code_of
+from ..program.trigger import Trigger
+from .rule import Report, Rule
 
 _TRIGGER = Trigger("weight_norm", "spectral_norm", "parametriz", "orthogonal")
 

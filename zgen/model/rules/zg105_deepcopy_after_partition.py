@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
-from ..built import calls_on_built_modules
-from ..flow import code_of
-from ..index import ModelIndex
-from ..params import DEEPCOPIES
-from ..rule import Report, Rule, Trigger
-from ..script import WRAP_TRIGGER, script_scopes
+from ..analysis.built import calls_on_built_modules
+from ..analysis.effects import DEEPCOPIES
+from ..analysis.script import WRAP_TRIGGER, script_scopes
+from ..program.index import ModelIndex
+from ..program.tree import code_of, cst
+from ..program.trigger import Trigger
+from .rule import Report, Rule
 
 _TRIGGER = Trigger("deepcopy")
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import libcst as cst
-
-from .. import known
-from ..flow import code_of, flat_of
-from ..index import ClassInfo, Kind, ModelIndex
-from ..rule import Report, Rule
-from ..tree import access_path, call_name
+from ..analysis.flow import flat_of
+from ..program import known
+from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.members import Kind, classify, facts_of, has_params
+from ..program.tree import access_path, call_name, code_of, cst
+from .rule import Report, Rule
 
 _REGISTER = {"self.register_parameter", "self.add_module", "self.register_module"}
 
@@ -119,7 +118,7 @@ class Net(nn.Module):
                     path = access_path(node.target)
                     if path is None or path.root != "self" or not path.parts or not _replaces(index, cls, method.text):
                         continue
-                    member = cls.facts.members.get(path.parts[0])
+                    member = facts_of(cls).members.get(path.parts[0])
                     if member is None:
                         continue
                     if _same_object(node, path.parts[0], flat):
@@ -150,13 +149,13 @@ def _creation(index: ModelIndex, cls: ClassInfo, call: cst.Call) -> str | None:
         return f"`{written}(...)` registers a new parameter or submodule during forward"
     if written.startswith("."):
         return None
-    if written.startswith("self.") and written.count(".") == 1 and written[5:] in cls.facts.members:
+    if written.startswith("self.") and written.count(".") == 1 and written[5:] in facts_of(cls).members:
         return None  # `self.Embedding(x)`: calls the member `__init__` built, whatever class its name spells
     qualified = index.qualify(written)
     if qualified.rsplit(".", 1)[-1] == "Parameter":
         return f"`{written}(...)` creates a parameter during forward"
-    kind, classes = index.classify(call)
-    if kind == Kind.MODULE and classes and all(index.has_params(ref) for ref in classes):
+    kind, classes = classify(index, call)
+    if kind == Kind.MODULE and classes and all(has_params(index, ref) for ref in classes):
         return f"`{written}(...)` builds a module with parameters during forward"
     return None
 
@@ -188,11 +187,12 @@ def _replaces(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
     assigned = set(_SELF_ASSIGN.findall(text))
     if not assigned:
         return False
-    key = ("ZG106", "members", cls.name)
-    if key not in index.cache:
-        init_text = "".join(m.text for m in cls.init_methods)
-        index.cache[key] = set(_MEMBER_DEF.findall(init_text))
-    return bool(assigned & index.cache[key])  # type: ignore[operator]
+    return bool(assigned & _built_in_init(index, cls))
+
+
+@memoised
+def _built_in_init(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    return frozenset(_MEMBER_DEF.findall("".join(m.text for m in cls.init_methods)))
 
 
 _HELP = "create every parameter and submodule in `__init__`, before the model is partitioned"

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
-from .. import known
-from ..flow import code_of
-from ..index import ModelIndex
-from ..rule import Report, Rule
-from ..script import WRAP_TRIGGER, script_scopes
+from ..analysis.script import WRAP_TRIGGER, script_scopes
+from ..program import known
+from ..program.index import ModelIndex
+from ..program.tree import code_of, cst
+from .rule import Report, Rule
 
 _CLIP = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm"}
 

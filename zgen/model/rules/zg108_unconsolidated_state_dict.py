@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
-from ..flow import code_of
-from ..index import ModelIndex
-from ..rule import Report, Rule
-from ..script import WRAP_TRIGGER, script_scopes
+from ..analysis.script import WRAP_TRIGGER, script_scopes
+from ..program.index import ModelIndex
+from ..program.tree import code_of, cst
+from .rule import Report, Rule
 
 _METHODS = {"state_dict", "load_state_dict", "save_pretrained"}
 

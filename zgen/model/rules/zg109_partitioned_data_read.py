@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
-from ..flow import code_of, flat_of
-from ..handed import handed_accesses
-from ..index import ModelIndex
-from ..params import READ, scoped_accesses
-from ..rule import Report, Rule
-from ..tree import call_name
+from ..analysis.access import READ, ParamAccess, Scope
+from ..analysis.flow import flat_of
+from ..analysis.scopes import param_accesses
+from ..program.index import ModelIndex
+from ..program.tree import call_name, code_of, cst
+from .rule import Report, Rule
 
 
 class PartitionedDataRead(Rule):
@@ -147,34 +145,43 @@ class GPT(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for scope in ("entry", "init"):
-            for _cls, method, access in scoped_accesses(index, scope):
-                if access.use != READ or access.via_parameters:
-                    continue
-                if not access.detail and not (
-                    _tensor_function_arg(index, method, access.node)
-                    if scope == "init" else _computed_with(method, access.node)
-                ):
-                    continue
-                what = code_of(access.node) + access.detail
-                where = (
-                    f"`{method.name}`, which runs on the built model outside any forward"
-                    if scope == "entry"
-                    else f"`__init__` after `{access.owner}` was built"
-                )
-                message = (
-                    f"`{what}` reads the values of a parameter of `{access.owner}` in {where}; "
-                    "ZeRO-3 keeps it partitioned there, so this reads an empty placeholder"
-                )
-                yield self.finding(index, method.snippet, access.node, message, _HELP)
-        for handed in handed_accesses(index):
-            if handed.use == READ:
-                message = (
-                    f"`{code_of(handed.node)}{handed.detail}` reads the values of a parameter of a built model "
-                    f"handed to `{handed.function}` (from `{handed.source}`), outside any forward and any gather; "
-                    "ZeRO-3 keeps it partitioned there, so this reads an empty placeholder"
-                )
-                yield self.finding(index, handed.snippet, handed.node, message, _HELP)
+        for access in param_accesses(index, Scope.ENTRY, Scope.INIT, Scope.HANDED):
+            if access.use == READ and _reads_values(index, access):
+                yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
+
+
+def _reads_values(index: ModelIndex, access: ParamAccess) -> bool:
+    """A read of one parameter's values (handed helpers' reads are judged where they are found): an operation on
+    it (`.data`, `[...]`, `.float()`), or the bare parameter computed with (in `__init__`: handed to a torch
+    tensor function). Iterating `self.parameters()` in a method is not: it is ZG301's in forward."""
+    if access.scope is Scope.HANDED:
+        return True
+    if access.via_parameters:
+        return False
+    if access.detail:
+        return True
+    if access.scope is Scope.INIT:
+        return _tensor_function_arg(index, access.method, access.node)
+    return _computed_with(access.method, access.node)
+
+
+def _message(access: ParamAccess) -> str:
+    what = code_of(access.node) + access.detail
+    if access.scope is Scope.HANDED:
+        return (
+            f"`{what}` reads the values of a parameter of a built model handed to `{access.where}` (from "
+            f"`{access.owner}`), outside any forward and any gather; ZeRO-3 keeps it partitioned there, so this "
+            "reads an empty placeholder"
+        )
+    where = (
+        f"`{access.where}`, which runs on the built model outside any forward"
+        if access.scope is Scope.ENTRY
+        else f"`__init__` after `{access.owner}` was built"
+    )
+    return (
+        f"`{what}` reads the values of a parameter of `{access.owner}` in {where}; "
+        "ZeRO-3 keeps it partitioned there, so this reads an empty placeholder"
+    )
 
 
 def _tensor_function_arg(index: ModelIndex, method, node: cst.CSTNode) -> bool:
@@ -196,7 +203,7 @@ def _computed_with(method, node: cst.CSTNode) -> bool:
     it is bound to (`kernel = branch.conv.weight` ... `kernel * t`)?"""
     flat = flat_of(method)
     parent = flat.parent.get(id(node)) if flat is not None else None
-    if isinstance(parent, _COMPUTING):
+    if _computing(parent):
         return True
     if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or flat is None:
         return False
@@ -214,12 +221,14 @@ def _computed_with(method, node: cst.CSTNode) -> bool:
                 if _block(flat, holder) is block:
                     return False  # surely rebound before any computation (not in another branch)
                 continue
-            if isinstance(holder, _COMPUTING):
+            if _computing(holder):
                 return True
     return False
 
 
-_COMPUTING = (cst.Arg, cst.Element, cst.BinaryOperation, cst.UnaryOperation)
+def _computing(node: cst.CSTNode | None) -> bool:
+    """Is `node` an operand, an argument or a list element: a place where a value is computed with?"""
+    return isinstance(node, (cst.Arg, cst.Element, cst.BinaryOperation, cst.UnaryOperation))
 
 
 def _block(flat, node: cst.CSTNode) -> cst.CSTNode | None:

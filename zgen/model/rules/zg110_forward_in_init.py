@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import libcst as cst
-
-from ..built import built_module, module_like_name
-from ..flow import Flat, code_of, flat_of
-from ..index import ClassInfo, Kind, MethodInfo, ModelIndex
-from ..rule import Report, Rule
-from ..tree import access_path
+from ..analysis.built import built_module, module_like_name
+from ..analysis.flow import Flat, flat_of
+from ..program.index import ClassInfo, MethodInfo, ModelIndex
+from ..program.members import Kind, facts_of, has_params
+from ..program.tree import access_path, code_of, cst
+from .rule import Report, Rule
 
 # `self(`, `self.forward(`, `self.<child>(`, `self.<child>[i](`, `self.<child>.forward(`.
 _CALLS_SELF = re.compile(r"\bself(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
@@ -177,13 +176,13 @@ def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
         return None
     if not path.parts or path.parts == ("forward",):
         position = method.order.get(id(call), 0)
-        for member in cls.facts.members.values():
+        for member in facts_of(cls).members.values():
             if member.kind in (Kind.MODULE, Kind.CONTAINER) and member.order < (rank, position):
                 # a container of layers we cannot name (`nn.Sequential(*layers)`) may hold parameters
-                if not member.classes or any(index.has_params(ref) is not False for ref in member.classes):
+                if not member.classes or any(has_params(index, ref) is not False for ref in member.classes):
                     return f"`{code_of(call.func)}(...)`"
         return None
-    member = cls.facts.members.get(path.parts[0])
+    member = facts_of(cls).members.get(path.parts[0])
     if member is None or len(path.parts) > 2 or (len(path.parts) == 2 and path.parts[1] != "[]"):
         return None
     if member.kind == Kind.UNKNOWN and member.order < (rank, method.order.get(id(call), 0)):

@@ -5,35 +5,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import libcst as cst
+from ..analysis.calls import ModuleCalls
+from ..analysis.divergence import divergences, message
+from ..analysis.flow import flat_of
+from ..analysis.runs import HelperRuns
+from ..analysis.script import script_divergences
+from ..analysis.taint import RANK
+from ..program import known
+from ..program.index import ModelIndex
+from ..program.members import facts_of
+from ..program.tree import code_of, cst
+from ..program.trigger import Trigger
+from .rule import Report, Rule
 
-from ..divergence import divergences, message
-from ..flow import RANK, ModuleCalls, code_of, flat_of
-from ..index import ModelIndex
-from ..rule import Report, Rule, Trigger
-from ..runs import HelperRuns
-from ..script import script_divergences
-
-_TRIGGER = Trigger(
-    "rank",
-    "RANK",
-    "main_process",
-    "process_zero",
-    "process_index",
-    "SLURM_",
-    "is_master",
-    "is_global_master",
-    "is_local_master",
-    "is_primary",
-    "is_global_primary",
-    "is_local_primary",
-    "is_main",
-    "if_main_process",
-    pattern=r"get_rank|get_local_rank|get_global_rank|local_rank|global_rank|node_rank|process_index"
-    r"|is_main_process|is_local_main_process|is_world_process_zero|is_local_process_zero"
-    r"|\bis_(?:global_|local_)?(?:master|primary)\b|\bis_main\b|is_rank_(?:zero|0)\b|if_main_process"
-    r"|\bRANK\b|LOCAL_RANK|SLURM_PROCID|SLURM_LOCALID|OMPI_COMM_WORLD_RANK",
-)
+# Any spelling of the rank (`known.RANK_WORDS`) as a whole word.
+_TRIGGER = Trigger(*sorted(known.RANK_WORDS), pattern=known.RANK_TEXT)
 
 
 class RankGatedCall(Rule):
@@ -280,7 +266,7 @@ def main(args, model, cfg):
         class_hits: dict[str, bool] = {}
         for cls, method in index.methods("all"):
             if cls.name not in class_hits:  # `self.rank = dist.get_rank()` in __init__ taints every method
-                class_hits[cls.name] = bool(_TRIGGER.search(index.class_text(cls)))
+                class_hits[cls.name] = bool(_TRIGGER.search(cls.text))
             if not (class_hits[cls.name] or _TRIGGER.search(method.text)):
                 continue
             for d in divergences(index, cls, method):
@@ -309,7 +295,7 @@ def main(args, model, cfg):
                 callee = calls.callee(node)
                 func = node.func
                 if callee is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-                    if func.value.value == "self" and func.attr.value not in cls.facts.members:
+                    if func.value.value == "self" and func.attr.value not in facts_of(cls).members:
                         if indirect.helper_runs_modules(func.attr.value):
                             callee = f"self.{func.attr.value}()"
                 if callee is not None:

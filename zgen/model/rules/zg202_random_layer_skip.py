@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
-import libcst as cst
-
-from .. import known
-from ..divergence import divergences, message
-from ..flow import DATA, HOST_RANDOM, RANDOM, code_of, random_function
-from ..index import ModelIndex
-from ..rule import Report, Rule, Trigger
-from ..tree import access_path, walk
-
-# Random sources that make decisions; `nn.init.normal_(w, ...)`-style initialisers take arguments.
-_TRIGGER = Trigger(
-    "rand",
-    "bernoulli",
-    "multinomial",
-    "poisson",
-    "uniform_",
-    pattern=r"\brand|bernoulli|multinomial|poisson|uniform_\(\s*\)",
-)
+from ..analysis.divergence import divergences, message
+from ..analysis.flow import SAME_ITEMS
+from ..analysis.taint import DATA, HOST_RANDOM, RANDOM, draw_trigger, draws_in
+from ..program.index import ClassInfo, ModelIndex
+from ..program.members import facts_of
+from ..program.tree import access_path, code_of, cst, walk
+from .rule import Report, Rule
 
 
 class RandomLayerSkip(Rule):
@@ -274,7 +262,7 @@ class Adapter(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         yield from self._random_iterables(index)
-        for cls, method in index.methods("all", _random_trigger(index)):
+        for cls, method in index.methods("all", draw_trigger(index)):
             found = divergences(index, cls, method)
             data_nodes = {id(d.node) for d in found if d.kind == DATA}
             for d in found:
@@ -288,11 +276,11 @@ class Adapter(nn.Module):
 
     def _random_iterables(self, index: ModelIndex) -> Iterator[Report]:
         """`for layer in self.layers:` where the class of `self.layers` drops layers at random in `__iter__`."""
-        random_lists = {name for name, info in index.classes.items() if _iterates_at_random(info)}
+        random_lists = {name for name, info in index.classes.items() if _iterates_at_random(index, info)}
         if not random_lists:
             return
         for cls, method in index.methods("forward"):
-            members = [m for m in cls.facts.members.values() if any(c in random_lists for c in m.classes)]
+            members = [m for m in facts_of(cls).members.values() if any(c in random_lists for c in m.classes)]
             if not members or method.node is None:
                 continue
             names = {m.name for m in members}
@@ -308,21 +296,8 @@ class Adapter(nn.Module):
                         yield self.finding(index, method.snippet, node.iter, message, _HELP)
 
 
-# Builtins that iterate their argument once, in order: the container's `__iter__` still runs.
-_PASS_THROUGH = frozenset({"enumerate", "zip", "list", "tuple", "iter"})  # not reversed(): it indexes
-
-
-def _random_trigger(index: ModelIndex) -> Trigger:
-    """The pre-filter, plus what this file imported a random source as (`from random import random as rnd`)."""
-    aliases = [
-        f"{alias}("
-        for alias, target in index.imports.items()
-        if target.startswith(known.RANDOM_HOST_PREFIXES) or target in known.RANDOM_TORCH
-    ]
-    aliases += [f"{name}(" for name in index.skeleton.functions if random_function(index, name)]
-    if not aliases:
-        return _TRIGGER
-    return Trigger(*_TRIGGER.literals, *aliases)
+# Builtins that iterate their argument, so the container's `__iter__` still runs (not reversed(): it indexes).
+_PASS_THROUGH = (SAME_ITEMS - {"reversed"}) | {"enumerate", "zip"}
 
 
 def _iterated(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -332,13 +307,10 @@ def _iterated(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [expr]
 
 
-def _iterates_at_random(info) -> bool:
+def _iterates_at_random(index: ModelIndex, info: ClassInfo) -> bool:
     """A container class (of this file) whose `__iter__` makes a random draw."""
     iterate = info.method("__iter__")
-    return iterate is not None and bool(_RANDOM_DRAW.search(iterate.text))
-
-
-_RANDOM_DRAW = re.compile(r"\btorch\.(?:rand|randn|bernoulli|multinomial)\b|\brandom\.\w+\(|\.uniform_\(")
+    return iterate is not None and draws_in(index, iterate) is not None
 
 _HELP = (
     "make the decision identical on every rank (draw it on one rank and broadcast it), "

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..divergence import GATE, ITERATE, SKIP, divergences, message
-from ..flow import DATA, code_of
-from ..index import ModelIndex
-from ..rule import Report, Rule, Trigger
+from ..analysis.divergence import GATE, ITERATE, SKIP, divergences, message
+from ..analysis.taint import DATA
+from ..program.index import ModelIndex
+from ..program.tree import code_of
+from ..program.trigger import Trigger
+from .rule import Report, Rule
 
 # Data-dependent selections; `where` only with one argument (the index form).
 TRIGGER = Trigger(

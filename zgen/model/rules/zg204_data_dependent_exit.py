@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..divergence import EXIT, WHILE, divergences, message
-from ..flow import DATA, code_of
-from ..index import ModelIndex
-from ..rule import Report, Rule
-from ..script import script_divergences
+from ..analysis.divergence import EXIT, WHILE, divergences, message
+from ..analysis.script import script_divergences
+from ..analysis.taint import DATA
+from ..program.index import ModelIndex
+from ..program.tree import code_of
+from .rule import Report, Rule
 from .zg203_data_dependent_experts import TRIGGER as _SELECTION
 
 class _LoopExit:

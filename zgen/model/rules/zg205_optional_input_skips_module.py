@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import ast
 import re
-
-import libcst as cst
+from collections.abc import Iterator
 
 from zgen.findings import Severity
 
-from ..flow import Flat, ModuleCalls, code_of
-from ..index import ClassInfo, Kind, MethodInfo, ModelIndex
-from ..rule import Report, Rule
-from ..runs import HelperRuns, ast_function, self_path
-from ..skeleton import FunctionSpan
-from ..tree import walk
+from ..analysis.calls import ModuleCalls
+from ..analysis.flow import Flat
+from ..analysis.persistence import gathers
+from ..analysis.runs import HelperRuns, ast_function, self_path
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.members import Kind, facts_of
+from ..program.skeleton import FunctionSpan
+from ..program.tree import code_of, cst, walk
+from .rule import Report, Rule
 
 # `name=None` in a signature, and `if [not] name [is [not] None]` in a body: the text pre-filter.
 _OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*None\b")
@@ -328,22 +328,19 @@ class Clip(nn.Module):
         return self.finding(index, snippet, target, message, _HELP)
 
 
+@memoised
 def _presence_helpers(index: ModelIndex) -> frozenset[str]:
     """Functions that only say whether a value was given: `def exists(v): return v is not None`.
 
     Those defined in the checked file, and the common spellings of the idiom
     imported from elsewhere (`exists`, `is_not_none`, `not_none`).
     """
-    key = ("presence-helpers",)
-    found = index.cache.get(key)
-    if found is None:
-        names = set(_KNOWN_PRESENCE_HELPERS)
-        skeleton = index.skeleton
-        for span in skeleton.functions.values():
-            if span.end - span.start <= 3 and _PRESENCE_DEF.search(skeleton.text(span.start, span.end)):
-                names.add(span.name)
-        found = index.cache[key] = frozenset(names)
-    return found  # type: ignore[return-value]
+    names = set(_KNOWN_PRESENCE_HELPERS)
+    skeleton = index.skeleton
+    for span in skeleton.functions.values():
+        if span.end - span.start <= 3 and _PRESENCE_DEF.search(skeleton.text(span.start, span.end)):
+            names.add(span.name)
+    return frozenset(names)
 
 
 _KNOWN_PRESENCE_HELPERS = ("exists", "is_not_none", "not_none")
@@ -546,7 +543,7 @@ class _Runs:
         parts = self_path(call.func)
         if not parts:
             return set()
-        if len(parts) == 1 and parts[0] not in self.cls.facts.members:
+        if len(parts) == 1 and parts[0] not in facts_of(self.cls).members:
             name = parts[0]
             if name not in ("forward", "__call__") and self.helpers.helper_runs_modules(name):
                 return {f"self.{name}()"}
@@ -557,7 +554,7 @@ class _Runs:
         if resolved is None or resolved[0] not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
             return set()
         classes = resolved[1]
-        if not any(self.index.gathers(c) for c in classes) or not _is_tower(self.index, classes):
+        if not any(gathers(self.index, c) for c in classes) or not _is_tower(self.index, classes):
             return set()
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
 
@@ -570,8 +567,8 @@ def _is_tower(index: ModelIndex, classes: tuple[str, ...]) -> bool:
         if info is None:
             continue
         owner = info.index
-        for member in info.facts.members.values():
-            if member.kind in (Kind.MODULE, Kind.CONTAINER) and any(owner.gathers(c) for c in member.classes):
+        for member in facts_of(info).members.values():
+            if member.kind in (Kind.MODULE, Kind.CONTAINER) and any(gathers(owner, c) for c in member.classes):
                 return True
     return False
 

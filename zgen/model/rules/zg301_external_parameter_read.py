@@ -6,10 +6,13 @@ from collections.abc import Iterator
 
 from zgen.findings import Severity
 
-from ..flow import code_of
-from ..index import ModelIndex
-from ..params import GUARD, READ, accesses, scoped_accesses
-from ..rule import Report, Rule
+from ..analysis.access import GUARD, READ, ParamAccess, Reach, Scope
+from ..analysis.params import accesses
+from ..analysis.scopes import param_accesses
+from ..program.index import ModelIndex
+from ..program.members import facts_of
+from ..program.tree import code_of
+from .rule import Report, Rule
 
 
 class ExternalParameterRead(Rule):
@@ -171,36 +174,37 @@ class Vit(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method, access in scoped_accesses(index, "forward"):
-            if access.use != READ or _registered(index, cls, method, access):
-                continue
-            what = code_of(access.node)
-            if access.via_parameters:
-                message = (
-                    f"`{what}` iterates parameters that include submodules'; they are partitioned here, "
-                    "since ZeRO-3 gathers each only while its own module runs"
-                )
-            elif access.detail.startswith(" (through"):
-                message = (
-                    f"`{what}` reads `{access.owner}.{access.param}`, a parameter of submodule `{access.owner}`, "
-                    f"outside `{access.owner}`'s forward; ZeRO-3 must fetch it on access, blocking and outside "
-                    "the prefetch schedule"
-                )
-            else:
-                message = (
-                    f"`{what}` is a parameter of submodule `{access.owner}`, read outside `{access.owner}`'s "
-                    "forward; ZeRO-3 must fetch it on access, blocking and outside the prefetch schedule"
-                )
-            yield self.finding(index, method.snippet, access.node, message, _HELP)
+        for access in param_accesses(index, Scope.FORWARD):
+            if access.use == READ and not _registered(index, access):
+                yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
 
 
-def _registered(index: ModelIndex, cls, method, access) -> bool:
-    path = code_of(access.node, limit=200).removeprefix("self.")
-    if path in cls.facts.external:
+def _message(access: ParamAccess) -> str:
+    what = code_of(access.node)
+    if access.via_parameters:
+        return (
+            f"`{what}` iterates parameters that include submodules'; they are partitioned here, "
+            "since ZeRO-3 gathers each only while its own module runs"
+        )
+    if access.via.reach is Reach.HELPER:
+        return (
+            f"`{what}` reads `{access.owner}.{access.param}`, a parameter of submodule `{access.owner}`, outside "
+            f"`{access.owner}`'s forward; ZeRO-3 must fetch it on access, blocking and outside the prefetch schedule"
+        )
+    return (
+        f"`{what}` is a parameter of submodule `{access.owner}`, read outside `{access.owner}`'s forward; ZeRO-3 "
+        "must fetch it on access, blocking and outside the prefetch schedule"
+    )
+
+
+def _registered(index: ModelIndex, access: ParamAccess) -> bool:
+    """Registered with `register_external_parameter` in `__init__`, or handed to it (or to a gather) in the method."""
+    cls, method = access.cls, access.method  # a forward access: of a module's method
+    if code_of(access.node, limit=200).removeprefix("self.") in facts_of(cls).external:  # type: ignore[arg-type]
         return True
     return any(
         a.use == GUARD and code_of(a.node, limit=200) == code_of(access.node, limit=200)
-        for a in accesses(index, cls, method)
+        for a in accesses(index, cls, method)  # type: ignore[arg-type]
     )
 
 

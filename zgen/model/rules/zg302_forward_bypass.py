@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
 from zgen.findings import Severity
 
-from ..flow import ModuleCalls, code_of, flat_of
-from ..index import Kind, ModelIndex
-from ..rule import Report, Rule, Trigger
+from ..analysis.calls import ModuleCalls
+from ..analysis.flow import flat_of
+from ..program.index import ModelIndex
+from ..program.members import Kind, facts_of, has_params
+from ..program.tree import code_of, cst
+from ..program.trigger import Trigger
+from .rule import Report, Rule
 
 _TRIGGER = Trigger(".forward(")
 
@@ -124,5 +126,5 @@ def _owns_params(index: ModelIndex, ref: str) -> bool:
     """Does the module own parameters itself (not only through children, whose hooks still run)?"""
     local = index.class_of(ref)
     if local is not None:
-        return any(m.kind == Kind.PARAM for m in local.facts.members.values())
-    return index.has_params(ref) is not False
+        return any(m.kind == Kind.PARAM for m in facts_of(local).members.values())
+    return has_params(index, ref) is not False

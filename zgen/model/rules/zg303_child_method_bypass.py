@@ -5,14 +5,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import libcst as cst
-
 from zgen.findings import Severity
 
-from ..flow import ModuleCalls, code_of, flat_of
-from ..index import ClassInfo, Kind, ModelIndex
-from ..params import READ, SIZE, WRITE, accesses, is_persistent, usage
-from ..rule import Report, Rule
+from ..analysis.access import READ, SIZE, WRITE
+from ..analysis.calls import ModuleCalls
+from ..analysis.effects import usage
+from ..analysis.flow import flat_of
+from ..analysis.params import accesses
+from ..analysis.persistence import is_persistent, persistent_param
+from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.members import Kind, facts_of
+from ..program.tree import code_of, cst
+from .rule import Report, Rule
 
 # `<something other than self>.name(`: a method called on another object.
 _OTHER_CALL = re.compile(r"(?<!\bself)(?<!\(\))\.(\w+)\s*\(")
@@ -180,13 +184,10 @@ def _candidate_methods(index: ModelIndex) -> set[str]:
     return names
 
 
+@memoised(cycle=None)
 def _own_params_used(index: ModelIndex, child: ClassInfo, name: str) -> str | None:
     """The first own parameter `child.<name>()` (or a method it calls) computes with, as `self.<p>`."""
-    key = ("ZG303", child.name, name)
-    if key in index.cache:
-        return index.cache[key]  # type: ignore[return-value]
-    index.cache[key] = None
-    params = {n for n, m in child.facts.members.items() if m.kind == Kind.PARAM}
+    params = {n for n, m in facts_of(child).members.items() if m.kind == Kind.PARAM}
     found = None
     for method in child.reachable(name):
         if method.name in ("forward", "__init__"):
@@ -205,10 +206,9 @@ def _own_params_used(index: ModelIndex, child: ClassInfo, name: str) -> str | No
                 if type(node) is cst.Attribute and node.attr.value in params:
                     if isinstance(node.value, cst.Name) and node.value.value == "self":
                         use, _detail = usage(index, flat, node)
-                        if use in (READ, SIZE, WRITE) and not index.persistent_param(child.name, node.attr.value):
+                        if use in (READ, SIZE, WRITE) and not persistent_param(index, child.name, node.attr.value):
                             found = f"self.{node.attr.value}"
                             break
         if found:
             break
-    index.cache[key] = found
     return found

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from zgen.findings import Finding
 
-from ..index import ModelIndex
-from ..rule import Report, Rule
-from ..skeleton import SourceError
+from ..program.index import ModelIndex
+from ..program.skeleton import SourceError
+from .rule import Report, Rule
 
 
 class Unparsable(Rule):

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import re
 
+from zgen.zero_policy import GATHER_CONTEXTS
+
 __all__ = [
     "CONVENTIONAL_ALIASES",
     "MODULE_BASE_NAMES",
     "TORCH_PARAMS",
     "PARAMLESS",
     "torch_params",
+    "torch_has_params",
     "is_torch_module_class",
     "ACTIVATION_FACTORIES",
     "COLLECTIVES",
@@ -27,9 +30,14 @@ __all__ = [
     "is_gather_context",
     "RANDOM_TORCH",
     "RANDOM_HOST_PREFIXES",
+    "RANDOM_TORCH_METHODS",
+    "RANDOM_HINT",
     "DATA_SELECT_METHODS",
     "RANK_CALLS",
     "RANK_NAMES",
+    "RANK_ENV",
+    "RANK_WORDS",
+    "RANK_TEXT",
     "METADATA_ATTRS",
     "CONTAINER_METHODS",
     "SIZE_ATTRS",
@@ -203,6 +211,18 @@ def torch_params(cls: str, name: str) -> bool:
     return cls in {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"} and bool(_RNN.match(name))
 
 
+def torch_has_params(ref: str) -> bool | None:
+    """Does a module of this class own parameters, judged by its name (torch.nn and look-alikes)? None: cannot tell."""
+    last = ref.rsplit(".", 1)[-1]
+    if last in PARAMLESS:
+        return False
+    if last in {"ModuleList", "ModuleDict", "Sequential"}:
+        return None
+    if ref.startswith("torch.nn.") or last in TORCH_PARAMS:
+        return True
+    return None
+
+
 def is_torch_module_class(qualified: str) -> bool:
     """`torch.nn.Linear`, `torch.nn.modules.conv.Conv1d`, ...: a capitalised name under torch.nn."""
     if not qualified.startswith("torch.nn."):
@@ -251,7 +271,7 @@ GUARD_NAMES = frozenset(
 
 def is_gather_context(name: str | None) -> bool:
     """Does a `with` item with this call name gather partitioned parameters?"""
-    return bool(name) and name.rsplit(".", 1)[-1] in {"GatheredParameters", "gather_params", "summon_full_params"}
+    return bool(name) and name.rsplit(".", 1)[-1] in GATHER_CONTEXTS
 
 
 RANDOM_TORCH = frozenset(
@@ -271,6 +291,10 @@ RANDOM_TORCH = frozenset(
 )
 RANDOM_TORCH_METHODS = frozenset({"uniform_", "bernoulli_", "normal_", "random_", "exponential_", "geometric_"})
 RANDOM_HOST_PREFIXES = ("random.", "numpy.random.")
+# Text without which code makes none of these draws as commonly written (`torch.rand`, `random.random()`,
+# `np.random.rand`, `randn`, `x.bernoulli_(p)`, `torch.empty(n).uniform_(0, 1)`): a pre-filter, refined by
+# parsing. Fills with arguments other than `uniform_` (`normal_(0, 0.02)`) are initialisers in practice.
+RANDOM_HINT = r"\brand|bernoulli|multinomial|poisson|\.uniform_\("
 
 # Tensor methods / torch functions whose result depends on the data a rank holds.
 # `.item()`/`.tolist()` are not sources by themselves: they convert, and what they convert
@@ -320,6 +344,10 @@ RANK_NAMES = frozenset(
     }
 )
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "NODE_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "SLURM_LOCALID"})
+# Every spelling of "this process's rank" above, as a whole word in source text: the text pre-filter of the
+# rank rules and of the attributes `__init__` sets from the rank. `Taint` reads the same three sets.
+RANK_WORDS = RANK_CALLS | RANK_NAMES | RANK_ENV
+RANK_TEXT = r"(?<!\w)(?:" + "|".join(sorted(RANK_WORDS, key=lambda w: (-len(w), w))) + r")(?!\w)"
 
 # Reading these from a partitioned placeholder is correct: they survive partitioning.
 METADATA_ATTRS = frozenset(

@@ -5,13 +5,14 @@ understood once `BaseEncoder` and `Mlp` are: are they `nn.Module`s, what do
 they build, which parameters do they own? `Project` answers by finding the
 file that defines the name, through the checked file's package (relative
 imports) and the directories of the import path (`sys.path`, the way
-`importlib` would, but without importing or executing anything), and
-indexing it with the same lazy `ModelIndex` as a checked file. Re-exports
-through a package's `__init__.py` are followed.
+`importlib` would, but without importing or executing anything). A file
+found is a `SourceFile`: its text and skeleton; `index.ModelIndex` builds
+the same lazy model of it as of a checked file. Re-exports through a
+package's `__init__.py` are followed.
 
 Every file read this way is recorded with its content hash in `deps`, so
 the findings cache can tell when a checked file's findings are stale because
-a file it depends on changed. Indexes are kept per process, keyed by path,
+a file it depends on changed. Files are kept per process, keyed by path,
 size and modification time, so a worker checking many files of one library
 reads each shared base file once; with `summary_dir` set, the skeleton of
 each library file (the `ast` pass, the costly part) is also kept on disk as
@@ -27,14 +28,12 @@ import json
 import os
 import sys
 import tempfile
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from functools import cached_property
 
 from .skeleton import Skeleton, SourceError, build_skeleton, skeleton_from_dict, skeleton_to_dict
 
-if TYPE_CHECKING:
-    from .index import ClassInfo, ModelIndex
-
-__all__ = ["Project", "module_name_of", "file_digest"]
+__all__ = ["Project", "SourceFile", "absolute_name", "module_name_of", "file_digest", "project"]
 
 # Packages never read: torch is described by known.py, the rest define no model classes.
 _SKIPPED = frozenset(sys.stdlib_module_names) | {
@@ -90,15 +89,52 @@ def module_name_of(path: str) -> tuple[str, str, bool]:
     return ".".join(parts), directory, is_package
 
 
+def absolute_name(name: str, module: str, is_package: bool) -> str:
+    """`..layers.Mlp` written in `module` as an absolute name (unchanged when `module` is not known)."""
+    level = len(name) - len(name.lstrip("."))
+    if not level or not module:
+        return name
+    parts = module.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not name[level:]):
+        return name
+    base = parts[: len(parts) - (level - 1)]
+    rest = name[level:]
+    return ".".join(base + [rest]) if rest else ".".join(base)
+
+
+@dataclass(eq=False)
+class SourceFile:
+    """One file of the program read from disk: where it is, its module name, text and content hash; its
+    skeleton is built when first asked for (a file read for its text alone is never parsed)."""
+
+    path: str
+    module: str
+    is_package: bool
+    digest: str
+    source: str
+    project: Project
+
+    @cached_property
+    def skeleton(self) -> Skeleton | None:
+        """The file's skeleton, None if it does not parse."""
+        return self.project.skeleton_of(self.digest, self.source)
+
+    def absolute(self, name: str) -> str:
+        return absolute_name(name, self.module, self.is_package)
+
+
 class Project:
-    """Finds, reads and indexes the source files that define imported names. One per process."""
+    """Finds and reads the source files that define imported names. One per process."""
 
     def __init__(self) -> None:
         self.roots: list[str] = []
         self._seen_roots: set[str] = set()
-        self._files: dict[str, str | None] = {}  # module name -> file path
-        self._indexes: dict[str, tuple[tuple[int, int], str, ModelIndex | None]] = {}
-        self._classes: dict[str, tuple[ModelIndex, ClassInfo] | None] = {}
+        self._paths: dict[str, str | None] = {}  # module name -> file path
+        self._files: dict[str, tuple[tuple[int, int], str, SourceFile | None]] = {}  # path -> (stamp, digest, file)
+        # qualified name -> where it is defined, and the files the answer was read from
+        self._names: dict[str, tuple[tuple[SourceFile, str] | None, tuple[SourceFile, ...]]] = {}
         self.deps: dict[str, str] = {}  # files read for the check in progress: path -> content hash
         self.summary_dir: str | None = None  # where skeletons of library files are kept between runs
         self._system = [p for p in sys.path if p and os.path.isdir(p)]
@@ -115,16 +151,16 @@ class Project:
             # A namespace package (`megatron/` without `__init__.py`) is imported by its own name from
             # the directory above; only that name is looked up there, never a sibling project's files.
             self._namespace_parents[os.path.basename(root)] = os.path.dirname(root)
-            self._files.clear()
-            self._classes.clear()
+            self._paths.clear()
+            self._names.clear()
         return name, is_package
 
     # --- files -------------------------------------------------------------
 
     def module_file(self, module: str) -> str | None:
         """The source file of a dotted module name, searched like the import system, or None."""
-        if module in self._files:
-            return self._files[module]
+        if module in self._paths:
+            return self._paths[module]
         found = None
         if module and module.split(".", 1)[0] not in _SKIPPED:
             rel = module.replace(".", os.sep)
@@ -136,11 +172,11 @@ class Project:
                         break
                 if found:
                     break
-        self._files[module] = found
+        self._paths[module] = found
         return found
 
-    def index(self, module: str) -> ModelIndex | None:
-        """The lazily built index of a module's source file; records it in `deps`."""
+    def file(self, module: str) -> SourceFile | None:
+        """A module's source file as it is now (read again when it changed); records it in `deps`."""
         path = self.module_file(module)
         if path is None:
             return None
@@ -149,17 +185,15 @@ class Project:
         except OSError:
             return None
         stamp = (stat.st_size, stat.st_mtime_ns)
-        cached = self._indexes.get(path)
+        cached = self._files.get(path)
         if cached is None or cached[0] != stamp:
             cached = (stamp, *self._read(path, module, stat.st_size))
-            self._indexes[path] = cached
+            self._files[path] = cached
         if cached[1]:  # a file too large to read is not a dependency: nothing of it was used
             self.deps[path] = cached[1]
         return cached[2]
 
-    def _read(self, path: str, module: str, size: int) -> tuple[str, ModelIndex | None]:
-        from .index import ModelIndex
-
+    def _read(self, path: str, module: str, size: int) -> tuple[str, SourceFile | None]:
         if size > _MAX_BYTES:
             return "", None
         try:
@@ -169,12 +203,9 @@ class Project:
             return "", None
         digest = file_digest(data)
         source = data.decode("utf-8", errors="replace")
-        skeleton = self._skeleton(digest, source)
-        if skeleton is None:
-            return digest, None
-        return digest, ModelIndex(path, source, skeleton, self, module, path.endswith("__init__.py"))
+        return digest, SourceFile(path, module, path.endswith("__init__.py"), digest, source, self)
 
-    def _skeleton(self, digest: str, source: str) -> Skeleton | None:
+    def skeleton_of(self, digest: str, source: str) -> Skeleton | None:
         """The file's skeleton from the summary cache, else built (and stored); None if it does not parse."""
         path = os.path.join(self.summary_dir, f"{digest}.json") if self.summary_dir else None
         if path is not None:
@@ -193,43 +224,36 @@ class Project:
 
     # --- names -------------------------------------------------------------
 
-    def lookup(self, qualified: str) -> tuple[ModelIndex, ClassInfo] | None:
-        """The class a fully qualified name (`pkg.layers.Mlp`) refers to, through re-exports."""
-        if qualified in self._classes:
-            found = self._classes[qualified]
-            # Still the index of the file as it is now (this records it in `deps`)? Else look again.
-            if found is None or self.index(found[0].module) is found[0]:
-                return found
-        self._classes[qualified] = None  # a re-export cycle ends here
-        found = self._lookup(qualified, 0)
-        self._classes[qualified] = found
+    def resolve(self, qualified: str) -> tuple[SourceFile, str] | None:
+        """The file that defines a qualified name (a class or function, through re-exports) and the name there."""
+        cached = self._names.get(qualified)
+        # Every file the answer passed through still as it is now (this records each in `deps`)? Else look again.
+        if cached is not None and all(self.file(f.module) is f for f in cached[1]):
+            return cached[0]
+        self._names[qualified] = (None, ())  # a re-export cycle ends here
+        visited: list[SourceFile] = []
+        found = self._resolve(qualified, 0, visited)
+        self._names[qualified] = (found, tuple(visited))
         return found
 
-    def _lookup(self, qualified: str, hops: int) -> tuple[ModelIndex, ClassInfo] | None:
-        found = self._resolve(qualified, hops)
-        if found is None:
-            return None
-        info = found[0].classes.get(found[1])
-        return (found[0], info) if info is not None else None
-
-    def resolve(self, qualified: str) -> tuple[ModelIndex, str] | None:
-        """The file that defines a qualified name (a class or function) and the name there."""
-        return self._resolve(qualified, 0)
-
-    def _resolve(self, qualified: str, hops: int) -> tuple[ModelIndex, str] | None:
+    def _resolve(self, qualified: str, hops: int, visited: list[SourceFile]) -> tuple[SourceFile, str] | None:
         if hops > _MAX_HOPS or "." not in qualified or qualified.startswith("."):
             return None
         module, _, name = qualified.rpartition(".")
-        index = self.index(module)
-        if index is None:
+        file = self.file(module)
+        if file is None:
             return None
-        if name in index.classes or name in index.skeleton.functions:
-            return index, name
-        target = index.imports.get(name)
+        visited.append(file)
+        skeleton = file.skeleton
+        if skeleton is None:
+            return None
+        if name in skeleton.classes or name in skeleton.functions:
+            return file, name
+        target = skeleton.imports.get(name)
         if target is None:
             return None
-        target = index.absolute(target)
-        return self._resolve(target, hops + 1) if target != qualified else None
+        target = file.absolute(target)
+        return self._resolve(target, hops + 1, visited) if target != qualified else None
 
 
 def _write_json(path: str, doc: dict) -> None:

@@ -5,14 +5,14 @@ Shared by ZG104 and ZG105.
 
 from __future__ import annotations
 
-import libcst as cst
-
 import re
 
-from .flow import Flat, code_of, flat_of
-from .index import ClassInfo, Kind, MethodInfo, ModelIndex
-from .params import config_like, module_arg_effects, parameter_for, resolve_function
-from .tree import access_path, call_name
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.members import Kind, classify, facts_of, has_params
+from ..program.tree import access_path, call_name, code_of, cst, parameter_for
+from .effects import module_arg_effects, resolve_function
+from .flow import Flat, flat_of
+from .params import config_like
 
 
 def built_module(
@@ -32,17 +32,17 @@ def built_module(
     local assigned from such a construction earlier in the method.
     """
     if isinstance(expr, cst.Call):
-        kind, classes = index.classify(expr)
-        return kind == Kind.MODULE and any(index.has_params(ref) for ref in classes)
+        kind, classes = classify(index, expr)
+        return kind == Kind.MODULE and any(has_params(index, ref) for ref in classes)
     path = access_path(expr)
     if path is None:
         return False
     position = method.order.get(id(at), 0)
     if path.root == "self" and path.parts:
-        member = cls.facts.members.get(path.parts[0])
+        member = facts_of(cls).members.get(path.parts[0])
         if member is None or member.kind not in (Kind.MODULE, Kind.CONTAINER):
             return False
-        if not any(index.has_params(ref) is not False for ref in member.classes):
+        if not any(has_params(index, ref) is not False for ref in member.classes):
             return False
         return member.order < (rank, position)
     if path.parts:
@@ -53,9 +53,9 @@ def built_module(
         if type(node) is cst.Assign and method.order.get(id(node), 0) < position:
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and target.target.value == path.root:
-                    kind, classes = index.classify(node.value)
+                    kind, classes = classify(index, node.value)
                     if kind == Kind.MODULE and isinstance(node.value, cst.Call):
-                        return any(index.has_params(ref) for ref in classes)
+                        return any(has_params(index, ref) for ref in classes)
     return False
 
 
@@ -145,11 +145,8 @@ def _calls_effect_helper(index: ModelIndex, helpers: re.Pattern[str], text: str,
     return any(_helper_has(index, m.group(1), tokens, 2) for m in helpers.finditer(text))
 
 
+@memoised(cycle=False)
 def _helper_has(index: ModelIndex, name: str, tokens: tuple[str, ...], depth: int) -> bool:
-    key = ("helper-has", name, tokens, depth)
-    if key in index.cache:
-        return index.cache[key]  # type: ignore[return-value]
-    index.cache[key] = False
     found = None
     if "." not in name and name in index.skeleton.functions:
         found = (index, index.function_info(name))
@@ -164,24 +161,20 @@ def _helper_has(index: ModelIndex, name: str, tokens: tuple[str, ...], depth: in
             for called in set(_CALLED.findall(text))
             if called in owner.skeleton.functions or called.partition(".")[0] in owner.imports
         )
-    index.cache[key] = answer
     return answer
 
 
 _CALLED = re.compile(r"(?<![\w.])([a-z_]\w*(?:\.\w+)*)\s*\(")
 
 
+@memoised
 def _helper_call(index: ModelIndex) -> re.Pattern[str] | None:
     """A pattern for a call of a function of this file or an imported name (lowercase: not a class)."""
-    key = ("helper-call-pattern",)
-    if key not in index.cache:
-        names = {n for n in (*index.skeleton.functions, *index.imports) if n[:1].islower() or n[:1] == "_"}
-        index.cache[key] = (
-            # the first argument may be a module: `self.conv`, a construction `nn.Conv1d(...)`, or a bare name
-            re.compile(
-                r"(?<![\w.])((?:" + "|".join(sorted(map(re.escape, names))) + r")(?:\.\w+)*)\s*\("
-                r"\s*(?:self\.\w+|[\w.]*[A-Z]\w*\(|\w+\s*[,)])"
-            )
-            if names else None
-        )
-    return index.cache[key]  # type: ignore[return-value]
+    names = {n for n in (*index.skeleton.functions, *index.imports) if n[:1].islower() or n[:1] == "_"}
+    if not names:
+        return None
+    # the first argument may be a module: `self.conv`, a construction `nn.Conv1d(...)`, or a bare name
+    return re.compile(
+        r"(?<![\w.])((?:" + "|".join(sorted(map(re.escape, names))) + r")(?:\.\w+)*)\s*\("
+        r"\s*(?:self\.\w+|[\w.]*[A-Z]\w*\(|\w+\s*[,)])"
+    )

@@ -12,18 +12,50 @@ than libcst's visitor machinery, which rebuilds every node it visits.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.util
 import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import libcst as cst
-from libcst._nodes.internal import CodegenState
+
+def _lazy(name: str) -> ModuleType:
+    """The module `name`, executed on first attribute access (importlib's `LazyLoader`), or already loaded."""
+    found = sys.modules.get(name)
+    if found is not None:
+        return found
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# libcst, loaded when code is first parsed or a node inspected: importing it costs about 0.2 s, which a
+# file with nothing to parse (and a check of configs alone) never pays. Every module of the model checker
+# takes `cst` from here; `import libcst` itself would load it at once.
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = _lazy("libcst")
+
+
+def load_libcst() -> None:
+    """Load libcst now (before worker processes fork, so that each starts with it)."""
+    cst.CSTNode  # noqa: B018  (the first attribute read runs the lazy import)
 
 __all__ = [
+    "cst",
+    "load_libcst",
     "Snippet",
     "parse_snippet",
+    "code_of",
     "walk",
     "children",
     "dotted",
@@ -31,6 +63,7 @@ __all__ = [
     "access_path",
     "Path",
     "const_str",
+    "parameter_for",
 ]
 
 # Fields that never hold an expression or statement worth visiting.
@@ -115,6 +148,11 @@ class Snippet:
     first: int = 1  # the snippet line of the statement itself (2 under a dummy class header)
     _positions: Any = None
 
+    @property
+    def function(self) -> cst.FunctionDef | None:
+        """The parsed statement when it is a `def` (a method or function), else None."""
+        return self.node if isinstance(self.node, cst.FunctionDef) else None
+
     def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
         """(line, column, end_line, end_column) of `node` in the file, 1-based, end exclusive."""
         self.locate([node])
@@ -129,7 +167,7 @@ class Snippet:
         targets = {id(n) for n in nodes} - self._positions.keys()
         if not targets:
             return
-        state = _PositionState(default_indent=self.module.default_indent, default_newline=self.module.default_newline)
+        state = _position_state()(default_indent=self.module.default_indent, default_newline=self.module.default_newline)
         state.targets = targets
         try:
             with deep_recursion():
@@ -165,48 +203,55 @@ class _AllFound(Exception):
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
-class _PositionState(CodegenState):
-    """Codegen that tracks line/column and records the syntactic span of a few target nodes.
+@functools.cache
+def _position_state() -> type:
+    """The code generator that records positions, made on first use (libcst loads when a finding is placed)."""
+    from libcst._nodes.internal import CodegenState
 
-    libcst's PositionProvider records every node of the tree; rules need the
-    position of one node per finding, so this does the same walk with almost
-    no bookkeeping (several times faster).
-    """
+    class _PositionState(CodegenState):
+        """Codegen that tracks line/column and records the syntactic span of a few target nodes.
 
-    def __init__(self, default_indent: str, default_newline: str) -> None:
-        super().__init__(default_indent=default_indent, default_newline=default_newline)
-        self.line = 1
-        self.column = 0
-        self.targets: set[int] = set()
-        self.found: dict[int, tuple[tuple[int, int], tuple[int, int]]] = {}
+        libcst's PositionProvider records every node of the tree; rules need the
+        position of one node per finding, so this does the same walk with almost
+        no bookkeeping (several times faster).
+        """
 
-    def add_indent_tokens(self) -> None:
-        self.tokens.extend(self.indent_tokens)
-        for token in self.indent_tokens:
-            self._advance(token)
+        def __init__(self, default_indent: str, default_newline: str) -> None:
+            super().__init__(default_indent=default_indent, default_newline=default_newline)
+            self.line = 1
+            self.column = 0
+            self.targets: set[int] = set()
+            self.found: dict[int, tuple[tuple[int, int], tuple[int, int]]] = {}
 
-    def add_token(self, value: str) -> None:
-        self.tokens.append(value)
-        self._advance(value)
+        def add_indent_tokens(self) -> None:
+            self.tokens.extend(self.indent_tokens)
+            for token in self.indent_tokens:
+                self._advance(token)
 
-    def _advance(self, value: str) -> None:
-        if "\n" not in value and "\r" not in value:
-            self.column += len(value)
-            return
-        segments = _NEWLINE.split(value)
-        self.line += len(segments) - 1
-        self.column = len(segments[-1])
+        def add_token(self, value: str) -> None:
+            self.tokens.append(value)
+            self._advance(value)
 
-    @contextmanager
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
-        if id(node) not in self.targets:
+        def _advance(self, value: str) -> None:
+            if "\n" not in value and "\r" not in value:
+                self.column += len(value)
+                return
+            segments = _NEWLINE.split(value)
+            self.line += len(segments) - 1
+            self.column = len(segments[-1])
+
+        @contextmanager
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
+            if id(node) not in self.targets:
+                yield
+                return
+            start = (self.line, self.column)
             yield
-            return
-        start = (self.line, self.column)
-        yield
-        self.found.setdefault(id(node), (start, (self.line, self.column)))
-        if len(self.found) == len(self.targets):
-            raise _AllFound
+            self.found.setdefault(id(node), (start, (self.line, self.column)))
+            if len(self.found) == len(self.targets):
+                raise _AllFound
+
+    return _PositionState
 
 
 def parse_snippet(text: str, first_line: int, indent: int) -> Snippet | None:
@@ -235,6 +280,21 @@ def parse_snippet(text: str, first_line: int, indent: int) -> Snippet | None:
     elif module.body:
         node = module.body[0] if len(module.body) == 1 else module
     return Snippet(module, node, offset, 2 if indent else 1)
+
+
+@functools.cache
+def _empty_module() -> cst.Module:
+    return cst.Module(body=[])
+
+
+def code_of(node: cst.CSTNode, limit: int = 60) -> str:
+    """Source text of a node on one line, shortened for a message."""
+    try:
+        with deep_recursion():
+            text = " ".join(_empty_module().code_for_node(node).split())
+    except RecursionError:
+        return "<expression>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def dotted(node: cst.CSTNode | None) -> str | None:
@@ -297,3 +357,15 @@ def access_path(node: cst.CSTNode) -> Path | None:
             return Path(node.value, tuple(reversed(parts)), tuple(reversed(keys)))
         else:
             return None
+
+
+def parameter_for(func: cst.FunctionDef, call: cst.Call, position: int) -> str | None:
+    """The parameter of `func` that argument number `position` of `call` binds (by keyword or position)."""
+    arg = call.args[position]
+    if arg.keyword is not None:
+        return arg.keyword.value
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    at = sum(1 for a in call.args[:position] if a.keyword is None and not a.star)
+    return params[at] if at < len(params) else None

@@ -10,37 +10,16 @@ findings; it never prints, imports user code or raises on odd input.
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-import libcst as cst
-
 from zgen.findings import Finding, RuleInfo, Severity
 
-from .index import ModelIndex
-from .tree import Snippet
+from ..program.index import ModelIndex
+from ..program.tree import Snippet, cst
 
-__all__ = ["Rule", "Report", "Trigger"]
-
-
-class Trigger:
-    """Text without which a rule cannot fire in a piece of code: the pre-filter before parsing.
-
-    `literals` are plain substrings (fast C search); the optional `pattern`
-    refines a hit. `search(text)` is true when some literal occurs and the
-    pattern (if any) matches.
-    """
-
-    def __init__(self, *literals: str, pattern: str | None = None) -> None:
-        self.literals = literals
-        self.pattern = re.compile(pattern) if pattern else None
-
-    def search(self, text: str) -> bool:
-        if not any(literal in text for literal in self.literals):
-            return False
-        return self.pattern is None or self.pattern.search(text) is not None
+__all__ = ["Rule", "Report"]
 
 
 @dataclass(frozen=True, slots=True)

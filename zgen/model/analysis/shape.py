@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 from zgen.launch import ModelShape
 
-from . import known
-from .index import ModelIndex
-from .skeleton import SourceError, build_skeleton
+from ..program import known
+from ..program.index import ModelIndex
+from ..program.skeleton import SourceError, build_skeleton
 
 __all__ = ["model_shape"]
 

@@ -16,16 +16,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Protocol
 
-import libcst as cst
-
-from . import known
+from ..program import known
+from ..program.index import ModelIndex, memoised
+from ..program.skeleton import FunctionSpan
+from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
+from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .divergence import Divergence, find_divergences
-from .flow import DATA, RANK, Flat, Taint, code_of, flatten
-from .index import ModelIndex
-from .skeleton import FunctionSpan
-from .tree import Snippet, call_name, dotted, parse_snippet, walk
+from .effects import argument_effects, usage
+from .flow import Ctx, Flat, flatten, loop_items
+from .taint import DATA, RANK, Taint
 
-__all__ = ["ScriptScope", "script_scopes", "script_divergences", "WRAP_TRIGGER"]
+__all__ = ["ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "WRAP_TRIGGER"]
 
 # Text without which no model in a scope can be partitioned.
 WRAP_TRIGGER = re.compile(
@@ -264,22 +265,26 @@ def script_scopes(index: ModelIndex, trigger: _Search) -> Iterator[ScriptScope]:
     for span in spans:
         if not trigger.search(index.skeleton.text(span.start, span.end)):
             continue
-        key = ("script", span.start)
-        if key not in index.cache:
-            snippet = index.parse(span)
-            index.cache[key] = None if snippet is None else ScriptScope(index, snippet, snippet.node)
-        scope = index.cache[key]
+        scope = function_scope(index, span)
         if scope is not None:
-            yield scope  # type: ignore[misc]
+            yield scope
     script_text = "".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)
     if script_text and trigger.search(script_text):
-        key = ("script", 0)
-        if key not in index.cache:
-            snippet = _parse_script(index)
-            index.cache[key] = None if snippet is None else ScriptScope(index, snippet, snippet.module)
-        scope = index.cache[key]
+        scope = _module_scope(index)
         if scope is not None:
-            yield scope  # type: ignore[misc]
+            yield scope
+
+
+@memoised
+def function_scope(index: ModelIndex, span: FunctionSpan) -> ScriptScope | None:
+    snippet = index.parse(span)
+    return None if snippet is None else ScriptScope(index, snippet, snippet.node)
+
+
+@memoised
+def _module_scope(index: ModelIndex) -> ScriptScope | None:
+    snippet = _parse_script(index)
+    return None if snippet is None else ScriptScope(index, snippet, snippet.module)
 
 
 class _ScriptCalls:
@@ -345,7 +350,6 @@ def _script_indirect(scope: ScriptScope):
     A function of this file handed the model counts when its body calls the
     parameter that receives it; a constructor or `hasattr(model, ...)` does not.
     """
-    from .params import parameter_for  # params imports flow; keep script importable on its own
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
@@ -371,35 +375,41 @@ def _script_indirect(scope: ScriptScope):
 
 
 
-def script_param_accesses(index: ModelIndex, scope: ScriptScope):
-    """Parameter accesses of a partitioned model in script code: (node, use, detail, via .parameters()).
+@memoised
+def script_accesses(index: ModelIndex) -> list[ParamAccess]:
+    """Parameter accesses of a partitioned model in script code (`Scope.SCRIPT`), guarded or not.
 
-    `model.lm_head.weight.data.copy_(...)` after `deepspeed.initialize(model=model)`,
-    or `p.numel()` for `p` in `engine.parameters()`.
+    `model.lm_head.weight.data.copy_(...)` after `deepspeed.initialize(model=model)`, `p.numel()`
+    for `p` in `engine.parameters()`, or the model handed to a function that writes or sizes its
+    parameters (`init_weights(model)`).
     """
-    from .params import usage  # params imports flow; keep script importable on its own
+    return [access for scope in script_scopes(index, WRAP_TRIGGER) for access in _scope_accesses(index, scope)]
 
+
+def _scope_accesses(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]:
     flat = scope.flat
+
+    def access(node: cst.CSTNode, use: str, op: str, via: Via) -> ParamAccess:
+        position = flat.position.get(id(node))
+        ctx = flat.nodes[position][1] if position is not None else Ctx()
+        return ParamAccess(node, ctx, use, op, via, scope=Scope.SCRIPT, snippet=scope.snippet)
+
     aliases: dict[str, str] = {}
+    found = []
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind in (cst.For, cst.CompFor):
-            iterable = node.iter
-            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
-                if iterable.func.attr.value in {"parameters", "named_parameters"}:
-                    if scope.wrapped_name(iterable.func.value, node):
-                        target = node.target
-                        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                            target = target.elements[1].value
-                        if isinstance(target, cst.Name):
-                            aliases[target.value] = code_of(iterable)
+            for target, iterable in loop_items(node.target, node.iter):
+                if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
+                    continue
+                walks_parameters = iterable.func.attr.value in {"parameters", "named_parameters"}
+                if walks_parameters and isinstance(target, cst.Name) and scope.wrapped_name(iterable.func.value, node):
+                    aliases[target.value] = code_of(iterable)
             continue
         if kind is cst.Name and node.value in aliases:
             parent = flat.parent.get(id(node))
-            if isinstance(parent, (cst.For, cst.CompFor, cst.Tuple)):
-                continue
-            use, detail = usage(index, flat, node)
-            yield node, use, detail, True
+            if not isinstance(parent, (cst.For, cst.CompFor, cst.Tuple)):
+                found.append(access(node, *usage(index, flat, node), Via(Reach.PARAMETERS)))
         elif kind is cst.Attribute and node.attr.value in index.param_names:
             root = node.value
             while isinstance(root, (cst.Attribute, cst.Subscript)):
@@ -407,34 +417,25 @@ def script_param_accesses(index: ModelIndex, scope: ScriptScope):
             if node.value is root:  # `model.weight`: too little to tell a parameter
                 continue
             if isinstance(root, cst.Name) and scope.wrapped_name(root, node):
-                use, detail = usage(index, flat, node)
-                yield node, use, detail, False
+                found.append(access(node, *usage(index, flat, node), Via(Reach.PATH)))
         elif kind is cst.Call:
-            yield from _handed_model(index, scope, node)
+            for arg, use, name in _handed_model(index, scope, node):
+                found.append(access(arg, use, "", Via(Reach.PASSED, name)))
+    return found
 
 
 def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
-    """The partitioned model handed to a function (of this file or imported) that writes or sizes its parameters.
+    """The partitioned model handed to a function (of this file or imported) that writes or sizes its parameters:
+    (the argument, WRITE or SIZE, the function's name).
 
     `print(count_parameters(model))`, `init_weights(model)` after `deepspeed.initialize` or under
     `zero.Init`: the function's summary (what it does to each module argument) says what happens.
     """
-    from .params import INIT, SIZE, WRITE, module_arg_effects, parameter_for, resolve_function
-
-    handed = [(i, a) for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
-    name = call_name(call)
-    if not handed or not name or name.startswith("."):
+    handed = [i for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
+    if not handed:
         return
-    found = resolve_function(index, scope.flat, name)
-    if found is None:
-        return
-    owner, func = found
-    effects = module_arg_effects(owner, func)
-    if not effects:
-        return
-    for position, arg in handed:
-        done = effects.get(parameter_for(func, call, position) or "", frozenset())
-        if done & {WRITE, INIT}:
-            yield arg.value, WRITE, f" passed to `{name}()`, which writes its parameters", False
-        elif SIZE in done:
-            yield arg.value, SIZE, f" passed to `{name}()`, which reads the sizes of its parameters", False
+    for position, done in argument_effects(index, scope.flat, call):
+        if position in handed and done & {WRITE, INIT}:
+            yield call.args[position].value, WRITE, call_name(call)
+        elif position in handed and SIZE in done:
+            yield call.args[position].value, SIZE, call_name(call)

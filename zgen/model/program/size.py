@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import math
 
-import libcst as cst
+from .tree import cst
 
-__all__ = ["DEFAULT_PERSISTENCE_THRESHOLD", "param_numel", "upper_bound"]
+__all__ = ["param_numel", "upper_bound"]
 
-DEFAULT_PERSISTENCE_THRESHOLD = 100_000
 # Channels of a depthwise convolution whose width `__init__` does not show: the model widths such
 # layers are used at (Conformer, ConvNeXt, Mamba blocks) stay at or below this.
 DEPTHWISE_WIDTH = 2048

@@ -14,30 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import libcst as cst
-
-from . import known
-from .flow import (
-    DATA,
-    FILLS,
-    VALUE_FREE_ATTRS,
-    HOST_RANDOM,
-    RANDOM,
-    RANK,
-    Ctx,
-    Flat,
-    ModuleCalls,
-    Taint,
-    bound_names,
-    code_of,
-    flat_of,
-    is_none_test as _is_none_test,
-    mentions_guard,
-    targets_of,
-)
-from .index import ClassInfo, MethodInfo, ModelIndex
+from ..program import known
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.members import facts_of
+from ..program.tree import call_name, children, code_of, cst
+from .calls import ModuleCalls
+from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
+from .persistence import gathers
 from .runs import HelperRuns
-from .tree import call_name, children
+from .taint import DATA, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test
 
 __all__ = ["Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE"]
 
@@ -59,13 +44,10 @@ class Divergence:
     callee: str  # the submodule whose call it decides, e.g. `self.layers[i]`
 
 
+@memoised
 def divergences(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Divergence]:
-    """The divergent decisions in one method of a module class (cached per class and method)."""
-    key = ("_divergences", cls.name)
-    cache = method.__dict__
-    if key not in cache:
-        cache[key] = _find(index, cls, method)
-    return cache[key]
+    """The divergent decisions in one method of a module class (once per class and method)."""
+    return _find(index, cls, method)
 
 
 def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Divergence]:
@@ -95,7 +77,7 @@ _NOT_RUNS = frozenset(
 def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Callable[[cst.Call], str | None]:
     """Calls that run submodules other than through a child's forward: helpers, child methods."""
     helpers = HelperRuns(index, cls, calls)
-    members = cls.facts.members
+    members = facts_of(cls).members
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
@@ -109,7 +91,7 @@ def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Ca
         if name in _NOT_RUNS:
             return None
         classes = calls.classes_of(base)
-        if not classes or not any(index.gathers(c) for c in classes):
+        if not classes or not any(gathers(index, c) for c in classes):
             return None
         for ref in classes:  # a child class we can read says whether that method runs its submodules
             info = index.classes.get(ref)
@@ -385,8 +367,9 @@ class Calls(Protocol):
 
 def _fixed_length(iterable: cst.BaseExpression, calls: Calls) -> bool:
     """`zip(self.layers, xs)` / `enumerate(self.layers)`: the module list fixes the trip count."""
+    iterable = same_items(iterable)
     if isinstance(iterable, cst.Call) and call_name(iterable) in {"zip", "enumerate"}:
-        return any(calls.is_module_sequence(arg.value) for arg in iterable.args)
+        return any(calls.is_module_sequence(same_items(arg.value)) for arg in iterable.args)
     return calls.is_module_sequence(iterable)
 
 

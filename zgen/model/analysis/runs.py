@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import ast
 
-from .flow import Flat, ModuleCalls
-from .index import ClassInfo, Kind, MethodInfo, ModelIndex
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.members import Kind, facts_of
+from .calls import ModuleCalls
+from .flow import SAME_ITEMS, Flat
+from .persistence import gathers
 
 __all__ = ["HelperRuns", "ast_function", "self_path"]
 
@@ -30,11 +33,7 @@ def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
     index = method.index
     tree = index.skeleton.tree
     if tree is not None:
-        key = ("ast-functions",)
-        by_line = index.cache.get(key)
-        if by_line is None:
-            by_line = index.cache[key] = _functions_by_line(tree)
-        found = by_line.get(method.span.start)  # type: ignore[union-attr]
+        found = _functions_by_line(index).get(method.span.start)
         if found is not None:
             return found
     text = method.text
@@ -49,10 +48,11 @@ def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
     return None
 
 
-def _functions_by_line(tree: ast.AST) -> dict[int, ast.FunctionDef]:
+@memoised
+def _functions_by_line(index: ModelIndex) -> dict[int, ast.FunctionDef]:
     """Functions and methods by first line (of their first decorator), not descending into function bodies."""
     found: dict[int, ast.FunctionDef] = {}
-    stack = list(getattr(tree, "body", ()))
+    stack = list(getattr(index.skeleton.tree, "body", ()))
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -98,14 +98,14 @@ class HelperRuns:
         resolved = self.resolver.resolve(parts)
         if resolved is None or resolved[0] not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
             return False
-        return any(self.index.gathers(c) for c in resolved[1])
+        return any(gathers(self.index, c) for c in resolved[1])
 
     def owns_modules(self) -> bool:
         """Does the class hold a child that gathers parameters (so its collections likely hold modules)?"""
-        for member in self.cls.facts.members.values():
+        for member in facts_of(self.cls).members.values():
             if member.kind == Kind.CONTAINER and not member.classes:
                 return True  # a ModuleList/ModuleDict filled from arguments at run time
-            if member.kind in (Kind.MODULE, Kind.CONTAINER) and any(self.index.gathers(c) for c in member.classes):
+            if member.kind in (Kind.MODULE, Kind.CONTAINER) and any(gathers(self.index, c) for c in member.classes):
                 return True
         return False
 
@@ -141,7 +141,7 @@ class HelperRuns:
                 continue
             parts = self_path(node.func)
             if parts:
-                if parts[0] in runs.cls.facts.members:
+                if parts[0] in facts_of(runs.cls).members:
                     called = parts[:-1] if parts[-1] in ("forward", "__call__") else parts
                     if runs.gathers_at(called):  # self.child(...)
                         return True
@@ -162,7 +162,7 @@ def _over_self_collection(iterable: ast.expr) -> bool:
         func = iterable.func
         if isinstance(func, ast.Attribute) and func.attr in ("items", "values") and not iterable.args:
             return self_path(func.value) is not None
-        if isinstance(func, ast.Name) and func.id in ("chain", "zip", "enumerate", "reversed", "list"):
+        if isinstance(func, ast.Name) and (func.id in SAME_ITEMS or func.id in ("chain", "zip", "enumerate")):
             return any(_over_self_collection(a) for a in iterable.args)
         if isinstance(func, ast.Attribute) and func.attr == "chain":
             return any(_over_self_collection(a) for a in iterable.args)

@@ -1,0 +1,187 @@
+"""Which calls in a method of a module class run a submodule that owns parameters (and so all-gather them).
+
+`ModuleCalls` resolves a call's callee through the class's members and the
+locals bound to them (`for layer in self.layers`, `expert = self.experts[i]`);
+`runs.py` adds the calls that run submodules through helper methods.
+"""
+
+from __future__ import annotations
+
+from ..program.index import ClassInfo, ModelIndex
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
+from ..program.tree import access_path, call_name, code_of, cst
+from .flow import Flat, bound_names, loop_items, same_items, targets_of
+from .persistence import gathers
+
+__all__ = ["ModuleCalls"]
+
+
+class ModuleCalls:
+    """Finds the calls in a method of `cls` that run a submodule owning parameters.
+
+    A call counts when its callee resolves to a child module whose class has
+    (or may have) parameters: `self.block(x)`, `self.layers[i](x)`, a local
+    bound to one (`for layer in self.layers`, `expert = self.experts[i]`),
+    `self[...]` in a ModuleList/ModuleDict subclass, `getattr(self, name)`,
+    or the module itself (`self(...)`, `self.forward(...)`). Activation and
+    dropout modules do not count: they gather nothing.
+    """
+
+    def __init__(self, index: ModelIndex, cls: ClassInfo, flat: Flat, method_name: str) -> None:
+        self.index = index
+        self.cls = cls
+        self.method_name = method_name
+        self.aliases: dict[str, tuple[str, ...]] = {}
+        self.sequences: set[str] = set()  # locals holding a list of submodules (`layers = [l for l in self.layers]`)
+        self.filtered: set[str] = set()  # ... chosen by a condition: its length is not fixed by the model
+        for node, _ctx in flat.nodes:
+            targets, value = targets_of(node)
+            if value is None:
+                continue
+            if isinstance(node, (cst.For, cst.CompFor)):
+                # for layer in self.layers / enumerate(self.layers) / zip(self.layers, keeps): its items
+                for part, items in loop_items(node.target, node.iter):
+                    classes = self._elements_of(items)
+                    if classes is not None:
+                        for name in bound_names(part):
+                            self.aliases[name] = classes
+                continue
+            classes = self.classes_of(value)
+            if classes is None and self._returned_sequence(value) is not None:
+                # `layers = dropout_layers(self.layers, p)`: some of the same submodules, how many not fixed
+                for target in targets:
+                    for name in bound_names(target):
+                        self.aliases[name] = self._returned_sequence(value)  # type: ignore[assignment]
+                        self.sequences.add(name)
+                        self.filtered.add(name)
+                continue
+            if classes is None and self._filtered_sequence(value) is not None:
+                filtered = bool(value.for_in.ifs)  # type: ignore[attr-defined]
+                for target in targets:
+                    for name in bound_names(target):
+                        self.aliases[name] = self._filtered_sequence(value)  # type: ignore[assignment]
+                        self.sequences.add(name)
+                        if filtered:
+                            self.filtered.add(name)
+                continue
+            if classes is None:
+                continue
+            for target in targets:
+                for name in bound_names(target):
+                    self.aliases[name] = classes
+
+    def _returned_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
+        """A function of this file handed a list of submodules: what it returns may be some of them."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+            return None
+        if value.func.value not in self.index.skeleton.functions or not value.args:
+            return None
+        return self._elements_of(value.args[0].value)
+
+    def _filtered_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
+        """`[l for l in self.layers if ...]`: a local list of (some of) the same submodules."""
+        if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name):
+            comp = value.for_in
+            if comp.inner_for_in is None and isinstance(comp.target, cst.Name) and comp.target.value == value.elt.value:
+                return self._elements_of(same_items(comp.iter))
+        return None
+
+    def _elements_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
+        """Classes of the modules that iterating over `expr` yields, if it is a module container."""
+        if isinstance(expr, cst.Subscript):  # self.layers[:n]
+            return self._elements_of(expr.value)
+        path = access_path(expr)
+        if path is None:
+            return None
+        if path.root == "self" and not path.parts and self.cls.container_kind:
+            return facts_of(self.cls).elements or (UNKNOWN,)
+        if path.root in self.aliases and not path.parts:
+            return self.aliases[path.root]
+        resolved = self._resolve(path.root, path.parts)
+        if resolved is None:
+            return None
+        kind, classes = resolved
+        return classes if kind == Kind.CONTAINER else None
+
+    def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
+        """Classes of the module an expression evaluates to, or None if it is not a submodule."""
+        if isinstance(expr, cst.Call) and call_name(expr) == "getattr" and expr.args:
+            first = expr.args[0].value
+            if isinstance(first, cst.Name) and first.value == "self":
+                return (UNKNOWN,)
+            return None
+        path = access_path(expr)
+        if path is None:
+            return None
+        if path.root == "self" and path.parts[:1] == ("[]",) and self.cls.container_kind:
+            rest = path.parts[1:]
+            return (facts_of(self.cls).elements or (UNKNOWN,)) if not rest else None
+        if path.root in self.aliases:
+            if not path.parts:
+                return None if path.root in self.sequences else self.aliases[path.root]
+            if path.parts == ("[]",):
+                return (UNKNOWN,)
+            return None
+        resolved = self._resolve(path.root, path.parts)
+        if resolved is None:
+            return None
+        kind, classes = resolved
+        return classes if kind in (Kind.MODULE, Kind.UNKNOWN, Kind.CONTAINER) else None
+
+    def resolve(self, parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
+        """What `self.<parts>` holds (kind and classes), following members of this class and its children."""
+        return self._resolve("self", parts)
+
+    def _resolve(self, root: str, parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
+        """Follow `self.a[0].b` through the members of this class and its children."""
+        if root != "self" or not parts or parts[0] == "[]":
+            return None
+        member = facts_of(self.cls).members.get(parts[0])
+        if member is None:
+            return None
+        kind, classes = member.kind, member.classes
+        for part in parts[1:]:
+            if kind == Kind.CONTAINER:
+                kind = Kind.MODULE
+                if part == "[]":
+                    continue
+                # ModuleDict attribute access (`self.experts.expert_0`) or a method of the list.
+                return None
+            if kind == Kind.UNKNOWN:
+                return (Kind.UNKNOWN, (UNKNOWN,)) if part == "[]" else None
+            if kind != Kind.MODULE or part == "[]":
+                return None
+            nxt = None
+            for ref in classes:
+                nxt = member_of(self.index, ref, part)
+                if nxt is not None:
+                    break
+            if nxt is None:
+                return None
+            kind, classes = nxt.kind, nxt.classes
+        return kind, classes
+
+    def is_module_sequence(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` a container of submodules (`self.layers`, `self.layers[:n]`), all of them run?"""
+        if isinstance(expr, cst.Name) and expr.value in self.filtered:
+            return False
+        return self._elements_of(expr) is not None
+
+    def callee(self, call: cst.Call) -> str | None:
+        """A description of the submodule this call runs (`self.layers[i]`), or None."""
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "self":
+            return "self" if self.method_name != "forward" else None
+        if isinstance(func, cst.Attribute) and func.attr.value in {"forward", "__call__"}:
+            target = func.value
+            if isinstance(target, cst.Name) and target.value == "self":
+                return "self.forward" if self.method_name != "forward" else None
+            if isinstance(target, cst.Call) and call_name(target) == "super":
+                return None  # the parent class's forward on the same module: no other module runs
+            func = target
+        classes = self.classes_of(func)
+        if classes is None:
+            return None
+        if not any(gathers(self.index, ref) for ref in classes):
+            return None
+        return code_of(func)

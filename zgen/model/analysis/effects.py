@@ -1,0 +1,394 @@
+"""What code does with a parameter or a module it is given.
+
+`usage` reads how one expression naming a parameter is used (read, sized,
+written, initialised, only its metadata read, checked, guarded), following
+the functions it is handed to when their bodies can be read.
+`module_arg_effects` summarises, once per function, what the function does
+to each module argument (writes or initialises its parameters, reads their
+sizes, re-parametrises or deep-copies it), transitively and across files;
+`resolve_function` finds the function a call names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..program import known
+from ..program.index import ModelIndex, memoised
+from ..program.tree import access_path, call_name, cst, parameter_for, walk
+from .access import ASSIGN, CHECK, GUARD, INIT, META, READ, SIZE, WRITE
+from .flow import Flat, flatten, loop_items
+
+__all__ = [
+    "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
+    "DEEPCOPIES",
+]
+
+_GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
+_CHECK_CALLS = {"isinstance", "hasattr", "getattr", "id", "type", "callable", "setattr", "delattr"}
+
+
+def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
+    """How the parameter expression `node` is used, and the operation as text."""
+    parent = flat.parent.get(id(node))
+    data = ""
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "data":
+        node, parent, data = parent, flat.parent.get(id(parent)), ".data"
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        attr = parent.attr.value
+        grand = flat.parent.get(id(parent))
+        called = isinstance(grand, cst.Call) and grand.func is parent
+        if attr in known.METADATA_ATTRS or attr in _DS_ATTRS:
+            return META, f".{attr}"  # ZeRO-3's own attributes describe the full parameter
+        if not data and isinstance(grand, cst.AssignTarget) and grand.target is parent:
+            return META, f".{attr} = ..."  # `p.shared = True`: a Python attribute on the parameter object
+        if called and (attr.startswith("new_") or attr == "get_device" or (attr == "type" and not grand.args)):
+            return META, f".{attr}()"  # p.new_zeros(n): a fresh tensor of p's dtype and device; p.type(): a name
+        if attr in known.SIZE_ATTRS:
+            return (CHECK, f".{attr}") if _zero3_probe(flat, parent) else (SIZE, f".{attr}")
+        if attr in known.SIZE_METHODS and called:
+            return (CHECK, f".{attr}()") if _zero3_probe(flat, grand) else (SIZE, f".{attr}()")
+        if called and known.INPLACE_METHOD.match(attr):
+            return WRITE, f"{data}.{attr}()"
+        return READ, f"{data}.{attr}"
+    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        return (WRITE, f"{data} = ...") if data else (ASSIGN, " = ...")
+    if isinstance(parent, cst.AugAssign) and parent.target is node:
+        return WRITE, f"{data} {parent.operator.__class__.__name__} ..."
+    if isinstance(parent, cst.Subscript) and parent.value is node:
+        holder = flat.parent.get(id(parent))
+        if isinstance(holder, (cst.AssignTarget, cst.AugAssign)) and holder.target is parent:
+            return WRITE, f"{data}[...] = ..."
+        view_use, view_detail = usage(index, flat, parent)  # `p[a:b].data.zero_()` writes through a view
+        if view_use in (WRITE, INIT):
+            return view_use, f"{data}[...]{view_detail}"
+        return READ, f"{data}[...]"
+    if isinstance(parent, cst.Arg):
+        call = flat.parent.get(id(parent))
+        name = call_name(call) if isinstance(call, cst.Call) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.args:
+            if call.func.attr.value in _DTYPE_DEVICE_OF_ARG and call.args[0] is parent:
+                return META, f" as `.{call.func.attr.value}()` argument"  # x.to(p): p's dtype and device only
+        if name:
+            qualified = name if name.startswith(".") else index.qualify(name)
+            last = qualified.rsplit(".", 1)[-1]
+            if last in _GUARD_CALLS:
+                return GUARD, f"{last}()"
+            if last in _CHECK_CALLS:
+                return CHECK, f"{last}()"
+            if last == "len":
+                return SIZE, "len()"
+            if qualified.startswith(known.INIT_PREFIXES) or (name.startswith("init.") and last.endswith("_")):
+                return INIT, f"{qualified}()"
+            if "." not in name and (name in _nested_defs(index, flat) or name in index.skeleton.functions):
+                # A function we can read: its body decides, not its name.
+                if _callee_writes(index, flat, call, parent, name):
+                    return WRITE, f"{data} passed to `{name}()`, which writes it in place"
+                return READ, data
+            if _inplace_initialiser(index, call, parent, name, last) or _init_callable(call, parent, last):
+                return INIT, f"{qualified}()"
+        return READ, data
+    if isinstance(parent, cst.Element):  # GatheredParameters([p, q]): each element is gathered
+        holder = flat.parent.get(id(flat.parent.get(id(parent))))
+        call = flat.parent.get(id(holder)) if isinstance(holder, cst.Arg) else None
+        name = call_name(call) if isinstance(call, cst.Call) else None
+        if name and name.rsplit(".", 1)[-1] in _GUARD_CALLS:
+            return GUARD, f"{name.rsplit('.', 1)[-1]}()"
+    if isinstance(parent, cst.ComparisonTarget):
+        if isinstance(parent.operator, (cst.Is, cst.IsNot)):
+            return CHECK, " is None"
+    if isinstance(parent, cst.Comparison) and parent.comparisons:
+        if isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot)):
+            return CHECK, " is None"
+    return READ, data
+
+
+# Methods that take only the dtype and device of a tensor argument: `x.to(p)`, `x.type_as(p)`.
+_DTYPE_DEVICE_OF_ARG = frozenset({"to", "type_as"})
+_DS_ATTRS = frozenset({"ds_numel", "ds_shape", "ds_id", "ds_status", "ds_tensor"})
+
+
+def _zero3_probe(flat: Flat, node: cst.CSTNode | None) -> bool:
+    """Is this size query part of the ZeRO-3 detection idiom (`p.numel() == 0 and hasattr(p, "ds_numel")`,
+    `getattr(p, "ds_numel", p.numel())`)? The enclosing expression statement or test mentions a `ds_*` name."""
+    current = node
+    for _ in range(8):
+        current = flat.parent.get(id(current)) if current is not None else None
+        if current is None or isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            break
+        if isinstance(current, (cst.BooleanOperation, cst.Call)):
+            for inner in walk(current):
+                if isinstance(inner, cst.SimpleString) and inner.evaluated_value in _DS_ATTRS:
+                    return True
+                if isinstance(inner, cst.Attribute) and inner.attr.value in _DS_ATTRS:
+                    return True
+    return False
+
+
+def writes_module_params(index: ModelIndex, flat: Flat, name: str) -> bool:
+    """Does the function `name` (nested in `flat`, of this file or imported) write its module argument's parameters?"""
+    found = resolve_function(index, flat, name)
+    if found is None:
+        return False
+    owner, func = found
+    return any(effects & {WRITE, INIT} for effects in module_arg_effects(owner, func).values())
+
+
+def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The function a call names, with the index of its file: nested in `flat`, of this file, or imported."""
+    if "." not in name:
+        func = _nested_defs(index, flat).get(name) if flat is not None else None
+        if func is not None:
+            return index, func
+        info = index.function_info(name)
+        if info is not None and info.node is not None:
+            return index, info.node
+    external = index.external_function(index.qualify(name))
+    if external is None or external[1].node is None:
+        return None
+    return external[0], external[1].node
+
+
+@memoised
+def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
+    """Functions defined inside a flattened function, by name (once per function)."""
+    return {n.name.value: n for n, _ in flat.nodes if type(n) is cst.FunctionDef}
+
+
+# What a function may do to a module it is given, besides writing (WRITE/INIT) and sizing (SIZE) its parameters.
+REPARAMETRIZES = "reparametrize"  # weight_norm(module): new parameters derived from the current weights
+DEEPCOPIES = "deepcopy"  # copy.deepcopy(module): a copy of whatever the module holds now
+
+
+@memoised(cycle={})  # a function that hands its argument to itself: no answer from the cycle
+def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, frozenset[str]]:
+    """What `func` does to each module it is given, by parameter name: a summary read once per function.
+
+    The effects are WRITE/INIT (`nn.init.xavier_(m.weight)`, `init_fn(m.weight)`, `p.data.zero_()` for
+    `p` in `m.parameters()`), SIZE (`m.weight.shape[0]`, `p.numel()`), REPARAMETRIZES (`weight_norm(m)`)
+    and DEEPCOPIES (`copy.deepcopy(m)`), also through the functions it hands the module on to
+    (`return weight_norm(module)` two helpers down). `index` is the index of the file `func` is in.
+    """
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
+    names = set(params) - {"self", "cls"}
+    inner = flatten(func)
+    aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
+    for node, _ctx in inner.nodes:
+        if type(node) is cst.For or type(node) is cst.CompFor:
+            for target, it in loop_items(node.target, node.iter):
+                if not (isinstance(target, cst.Name) and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)):
+                    continue
+                owner = it.func.value
+                if isinstance(owner, cst.Name) and owner.value in names and it.func.attr.value in _WALKS:
+                    aliases[target.value] = owner.value
+    found: dict[str, set[str]] = {}
+    for node, ctx in inner.nodes:
+        if ctx.guarded:
+            continue  # the helper gathers first
+        kind = type(node)
+        if kind is cst.Attribute:
+            path = access_path(node)
+            if path is None or not path.parts or path.parts[-1] == "data":
+                continue
+            owner = path.root if path.root in names else aliases.get(path.root)
+            if owner is None or path.parts[-1] not in index.param_names:
+                continue
+            use, _detail = usage(index, inner, node)
+            if use == READ and _given_callable(inner, node, names):
+                use = INIT  # `def init_layer(m, init_fn): init_fn(m.weight)`: an initialiser handed in
+            if use in (WRITE, INIT, SIZE):
+                found.setdefault(owner, set()).add(use)
+        elif kind is cst.Name and node.value in aliases:
+            if isinstance(inner.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):
+                continue
+            use, _detail = usage(index, inner, node)
+            if use in (WRITE, INIT, SIZE):
+                found.setdefault(aliases[node.value], set()).add(use)
+        elif kind is cst.Call and node.args:
+            _call_effects(index, inner, node, names, found)
+    return {name: frozenset(done) for name, done in found.items()}
+
+
+def _given_callable(flat: Flat, node: cst.CSTNode, names: set[str]) -> bool:
+    """Is `node` the first argument of a call of one of the function's own arguments (`fn(m.weight, std)`)?"""
+    arg = flat.parent.get(id(node))
+    call = flat.parent.get(id(arg)) if isinstance(arg, cst.Arg) else None
+    return (
+        isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in names
+        and bool(call.args) and call.args[0] is arg and arg.keyword is None
+    )
+
+
+# Iterations over a module that reach its parameters (or its submodules' parameters).
+_WALKS = frozenset({"modules", "parameters", "children", "named_modules", "named_parameters", "named_children"})
+
+
+def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:
+    """Effects on the function's module arguments of one call it makes: a re-parametrisation, a deep copy,
+    or a helper whose own summary says what it does to the argument handed on."""
+    name = call_name(call)
+    if not name or name.startswith("."):
+        return
+    handed = [
+        (i, arg) for i, arg in enumerate(call.args)
+        if isinstance(arg.value, cst.Name) and arg.value.value in names and not arg.star
+    ]
+    if not handed:
+        return
+    qualified = index.qualify(name)
+    last = qualified.rsplit(".", 1)[-1]
+    first = call.args[0]
+    if first.keyword is None and isinstance(first.value, cst.Name) and first.value.value in names:
+        if last in known.REPARAMETRIZE:
+            found.setdefault(first.value.value, set()).add(REPARAMETRIZES)
+            return
+        if qualified in ("copy.deepcopy", "deepcopy"):
+            found.setdefault(first.value.value, set()).add(DEEPCOPIES)
+            return
+    if "." in name and name.partition(".")[0] in ("self", "super"):
+        return
+    done = dict(argument_effects(index, flat, call))
+    for position, arg in handed:
+        if position in done:
+            found.setdefault(arg.value.value, set()).update(done[position])  # type: ignore[union-attr]
+
+
+def argument_effects(index: ModelIndex, flat: Flat | None, call: cst.Call) -> list[tuple[int, frozenset[str]]]:
+    """(argument position, what the called function does to it) for each argument of `call` that the
+    function's summary (`module_arg_effects`) says it writes, initialises, sizes, re-parametrises or copies;
+    empty when the function cannot be read."""
+    name = call_name(call)
+    found = resolve_function(index, flat, name) if name and not name.startswith(".") else None
+    if found is None:
+        return []
+    effects = module_arg_effects(*found)
+    if not effects:
+        return []
+    done = ((i, effects.get(parameter_for(found[1], call, i) or "")) for i, arg in enumerate(call.args) if not arg.star)
+    return [(i, effect) for i, effect in done if effect]
+
+
+def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:
+    """`config.init_method(p)`, `self.init_fn(p)`, `initializer(p)`: a callable named for initialising, given `p` first."""
+    return (
+        bool(_INIT_CALLABLE.search(last))
+        and bool(call.args)
+        and call.args[0] is arg
+        and arg.keyword is None
+        and not arg.star
+    )
+
+
+_INIT_CALLABLE = re.compile(r"^(?:init_method|output_layer_init_method|init_fn|init_func|initializer|weight_init|init_weight)$")
+
+
+def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
+    """Does the called function (nested in this method, or of this file) write that parameter in place?
+
+    `def rescale(param, i): param.div_(i)` then `rescale(layer.proj.weight.data, i)`.
+    """
+    if "." in name or arg.star:
+        return False
+    func = _nested_defs(index, flat).get(name)
+    if func is None:
+        info = index.function_info(name)
+        func = info.node if info is not None else None
+    if func is None:
+        return False
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if arg.keyword is not None:
+        target = arg.keyword.value
+    else:
+        position = [a for a in call.args if a.keyword is None].index(arg)
+        if position >= len(params):
+            return False
+        target = params[position]
+    return target in _written_params(index, func)
+
+
+@memoised(cycle=frozenset())  # a function that passes its parameter to itself: no answer from the cycle
+def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
+    """Names of `func`'s parameters that it writes in place (`p.div_()`, `p.data = `, `p[...] = `, `init.*_(p)`)."""
+    names = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
+    inner = flatten(func)
+    copies = _rebound_to_copies(inner, names)
+    written = set()
+    for node, ctx in inner.nodes:
+        if ctx.guarded:
+            continue  # the helper gathers first (`GatheredParameters(out, modifier_rank=0)`)
+        if type(node) is cst.Name and node.value in names:
+            parent = inner.parent.get(id(node))
+            if isinstance(parent, cst.Param):
+                continue
+            use, _detail = usage(index, inner, node)
+            if use in (WRITE, INIT) and not _after_copy(inner, node, copies.get(node.value, ())):
+                written.add(node.value)
+    return frozenset(written)
+
+
+# Calls that return a new tensor, never a view of their input: `b = b.clone()` ends the alias.
+_COPIES = frozenset(
+    {"clone", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "cat", "stack", "tensor"}
+)
+
+
+def _rebound_to_copies(flat: Flat, names: set[str]) -> dict[str, list[tuple[cst.CSTNode, int]]]:
+    """For each argument name rebound to a copy (`b = b.clone()`, `b = b * 2`): the block and position of that."""
+    found: dict[str, list[tuple[cst.CSTNode, int]]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Assign or len(node.targets) != 1:
+            continue
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Name) and target.value in names and _makes_copy(node.value)):
+            continue
+        block = flat.parent.get(id(node))
+        while block is not None and not isinstance(block, (cst.IndentedBlock, cst.FunctionDef)):
+            block = flat.parent.get(id(block))
+        if block is not None:
+            found.setdefault(target.value, []).append((block, flat.position[id(node)]))
+    return found
+
+
+def _makes_copy(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.BinaryOperation):
+        return True  # arithmetic makes a new tensor
+    while isinstance(value, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(value, cst.Call):
+            name = call_name(value) or ""
+            if name.rsplit(".", 1)[-1] in _COPIES:
+                return True
+            value = value.func
+        value = value.value if isinstance(value, (cst.Attribute, cst.Subscript)) else value
+    return False
+
+
+def _after_copy(flat: Flat, node: cst.CSTNode, copies) -> bool:
+    """Is `node` after a rebinding to a copy, in that rebinding's block (so it names the copy, not the argument)?"""
+    position = flat.position[id(node)]
+    for block, where in copies:
+        if position <= where:
+            continue
+        ancestor = flat.parent.get(id(node))
+        while ancestor is not None and ancestor is not block:
+            ancestor = flat.parent.get(id(ancestor))
+        if ancestor is block:
+            return True
+    return False
+
+
+def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: str, last: str) -> bool:
+    """`trunc_normal_(p, ...)`: a function named with PyTorch's in-place underscore, taking `p` first.
+
+    A function means an imported name, a function of this file or a conventional alias
+    (`torch`, `nn`); `self.w.copy_(p)` is a method of another tensor and only reads `p`.
+    """
+    head = name.partition(".")[0]
+    return (
+        (head in index.imports or head in index.skeleton.functions or head in known.CONVENTIONAL_ALIASES)
+        and last.endswith("_")
+        and not last.startswith(("_", "clip_grad"))
+        and bool(call.args)
+        and call.args[0] is arg
+        and arg.keyword is None
+        and arg.star == ""
+    )

@@ -1,0 +1,278 @@
+"""What runs under which condition inside one function.
+
+`flatten` lists every node of a function with its context: the tests of the
+`if`/`while`/conditional expressions around it, the loops around it, and
+whether a ZeRO-3 guard (`GatheredParameters`, `synced_gpus`,
+`is_deepspeed_zero3_enabled()`) covers it, with each node's parent.
+`taint.py` says which values differ between ranks and `calls.py` which
+calls run a submodule; the rules are written on top of these three.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache, partial
+from typing import Any
+
+from ..program import known
+from ..program.index import MethodInfo, ModelIndex, memoised
+from ..program.tree import call_name, children, cst, walk
+
+__all__ = [
+    "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
+    "SAME_ITEMS", "same_items", "loop_items",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    """Where a node sits: enclosing tests (innermost last), enclosing loops, guarded or not."""
+
+    conds: tuple[cst.BaseExpression, ...] = ()
+    loops: tuple[cst.CSTNode, ...] = ()
+    guarded: bool = False
+    # For each test in `conds`, how many loops enclosed it (tells a test inside a loop from one outside).
+    depths: tuple[int, ...] = ()
+
+    def cond(self, test: cst.BaseExpression) -> Ctx:
+        guarded = self.guarded or mentions_guard(test)
+        return Ctx(self.conds + (test,), self.loops, guarded, self.depths + (len(self.loops),))
+
+    def loop(self, node: cst.CSTNode) -> Ctx:
+        return Ctx(self.conds, self.loops + (node,), self.guarded, self.depths)
+
+    def guard(self) -> Ctx:
+        return Ctx(self.conds, self.loops, True, self.depths)
+
+
+@dataclass(eq=False, slots=True)
+class Flat:
+    """A function's nodes in source order with their context, and each node's parent."""
+
+    nodes: list[tuple[cst.CSTNode, Ctx]] = field(default_factory=list)
+    parent: dict[int, cst.CSTNode] = field(default_factory=dict)
+    position: dict[int, int] = field(default_factory=dict)
+
+
+def mentions_guard(test: cst.CSTNode) -> bool:
+    """Does a condition mention `synced_gpus`, `is_deepspeed_zero3_enabled()` or a similar guard?"""
+    for node in walk(test):
+        if isinstance(node, cst.Name) and node.value in known.GUARD_NAMES:
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value in known.GUARD_NAMES:
+            return True
+    return False
+
+
+@cache
+def COMPREHENSIONS() -> tuple[type, ...]:  # noqa: N802  (a constant, made when libcst is first needed)
+    """The comprehension node types: their `for` clauses are loops, their element runs inside them."""
+    return (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def flatten(func: cst.CSTNode) -> Flat:
+    """Every node under `func` in source order, with its `Ctx` (iterative: no recursion limit)."""
+    flat = Flat()
+    nodes, parents, positions = flat.nodes, flat.parent, flat.position
+    stack: list[tuple[cst.CSTNode, Ctx, cst.CSTNode | None]] = [(func, Ctx(), None)]
+    # Children of each comprehension's `for` clauses, with the contexts the comprehension computed.
+    pending: dict[int, list[tuple[cst.CSTNode, Ctx]]] = {}
+    gathering: set[str] = set()  # `cm = deepspeed.zero.GatheredParameters(p) if zero3 else nullcontext()`
+    comprehensions, specials = COMPREHENSIONS(), _special()
+    while stack:
+        node, ctx, parent = stack.pop()
+        positions[id(node)] = len(nodes)
+        nodes.append((node, ctx))
+        if parent is not None:
+            parents[id(node)] = parent
+        kind = type(node)
+        if kind is cst.CompFor:
+            pushes = pending.pop(id(node), [])
+            for child, child_ctx in reversed(pushes):
+                stack.append((child, child_ctx, node))
+            continue
+        if kind in comprehensions:
+            pushes = _comprehension(node, ctx, pending)
+            for child, child_ctx in reversed(pushes):
+                stack.append((child, child_ctx, node))
+            continue
+        if kind is cst.Assign and _gathers(node.value):
+            gathering.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        special = specials.get(kind)
+        if kind is cst.With and gathering:
+            special = partial(_with, gathering=gathering)
+        if special is None:
+            kids = list(children(node))
+            for child in reversed(kids):
+                stack.append((child, ctx, node))
+            continue
+        pushes = special(node, ctx)
+        for child, child_ctx in reversed(pushes):
+            stack.append((child, child_ctx, node))
+    return flat
+
+
+def _if(node: cst.If, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    inner = ctx.cond(node.test)
+    pushes = [(node.test, ctx), (node.body, inner)]
+    if node.orelse is not None:
+        pushes.append((node.orelse, inner))
+    return pushes
+
+
+def _while(node: cst.While, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    inner = ctx.cond(node.test).loop(node)
+    pushes = [(node.test, ctx), (node.body, inner)]
+    if node.orelse is not None:
+        pushes.append((node.orelse, ctx))
+    return pushes
+
+
+def _for(node: cst.For, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    inner = ctx.loop(node)
+    pushes = [(node.target, inner), (node.iter, ctx), (node.body, inner)]
+    if node.orelse is not None:
+        pushes.append((node.orelse, ctx))
+    return pushes
+
+
+def _with(node: cst.With, ctx: Ctx, gathering: set[str] | frozenset[str] = frozenset()) -> list[tuple[cst.CSTNode, Ctx]]:
+    gathered = any(
+        known.is_gather_context(call_name(item.item))
+        or (isinstance(item.item, cst.Name) and item.item.value in gathering)
+        for item in node.items
+    )
+    inner = ctx.guard() if gathered else ctx
+    return [(item, ctx) for item in node.items] + [(node.body, inner)]
+
+
+def _gathers(value: cst.BaseExpression) -> bool:
+    """A gather context, possibly chosen by a test (`GatheredParameters(p) if zero3 else nullcontext()`)."""
+    if isinstance(value, cst.IfExp):
+        return _gathers(value.body) or _gathers(value.orelse)
+    return isinstance(value, cst.Call) and known.is_gather_context(call_name(value))
+
+
+def _ifexp(node: cst.IfExp, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    inner = ctx.cond(node.test)
+    return [(node.body, inner), (node.test, ctx), (node.orelse, inner)]
+
+
+def _boolop(node: cst.BooleanOperation, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    # `a and self.block(x)`: the right side runs only depending on the left.
+    return [(node.left, ctx), (node.right, ctx.cond(node.left))]
+
+
+def _comprehension(node, ctx: Ctx, pending: dict) -> list[tuple[cst.CSTNode, Ctx]]:
+    """Push each `for` clause (its iterable evaluated outside, later ones inside) and the element."""
+    inner = ctx.loop(node)
+    comp = node.for_in
+    pushes: list[tuple[cst.CSTNode, Ctx]] = []
+    first = True
+    while comp is not None:
+        clause = [(comp.target, inner), (comp.iter, ctx if first else inner)]
+        for test in comp.ifs:
+            clause.append((test.test, inner))
+            inner = inner.cond(test.test)
+        pending[id(comp)] = clause
+        pushes.append((comp, inner))
+        first = False
+        comp = comp.inner_for_in
+    if type(node) is cst.DictComp:
+        pushes += [(node.key, inner), (node.value, inner)]
+    else:
+        pushes.append((node.elt, inner))
+    return pushes
+
+
+@cache
+def _special() -> dict[type, Any]:
+    """The statements and expressions whose children run in another context than their own."""
+    return {
+        cst.If: _if,
+        cst.While: _while,
+        cst.For: _for,
+        cst.With: _with,
+        cst.IfExp: _ifexp,
+        cst.BooleanOperation: _boolop,
+    }
+
+
+def flat_of(method: MethodInfo) -> Flat | None:
+    """The flattened method, computed once per method."""
+    return _flat(method.index, method)
+
+
+@memoised
+def _flat(index: ModelIndex, method: MethodInfo) -> Flat | None:
+    node = method.node
+    return flatten(node) if node is not None else None
+
+
+def bound_names(target: cst.CSTNode) -> Iterator[str]:
+    """Names bound by an assignment or loop target (`a`, `a, (b, c)`, `*rest`)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from bound_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from bound_names(target.value)
+
+
+# Methods that put their arguments into the container they are called on.
+FILLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "put", "appendleft"})
+
+
+# Builtins whose items are their argument's items (some of them, in some order): `list(x)`, `reversed(x)`.
+SAME_ITEMS = frozenset({"list", "tuple", "iter", "sorted", "reversed", "filter"})
+
+
+def same_items(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """What `iterable` takes its items from, through `list(...)`, `sorted(...)`, `filter(f, ...)` and the like."""
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in SAME_ITEMS:
+        args = [a for a in iterable.args if a.keyword is None and not a.star]
+        at = 1 if iterable.func.value == "filter" else 0
+        if len(args) <= at:
+            break
+        iterable = args[at].value
+    return iterable
+
+
+def loop_items(
+    target: cst.BaseExpression, iterable: cst.BaseExpression
+) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """Each part of a loop target with the iterable whose items it takes.
+
+    `for x in list(xs)`: (x, xs); `for i, x in enumerate(xs)`: (x, xs); `for a, b in zip(xs, ys)`:
+    (a, xs) and (b, ys); a pair otherwise takes the second of each item (`for name, p in
+    m.named_parameters()`: (p, the call)). Anything else binds the whole target to the iterable.
+    """
+    iterable = same_items(iterable)
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return [(target, iterable)]
+    parts = [e.value for e in target.elements]
+    name = call_name(iterable) if isinstance(iterable, cst.Call) else None
+    if name == "zip":
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]  # type: ignore[union-attr]
+        return [pair for part, arg in zip(parts, args) for pair in loop_items(part, arg)]
+    if name == "enumerate" and len(parts) == 2 and iterable.args:  # type: ignore[union-attr]
+        return loop_items(parts[1], iterable.args[0].value)  # type: ignore[union-attr]
+    if len(parts) == 2:
+        return [(parts[1], iterable)]
+    return [(target, iterable)]
+
+
+def targets_of(node: cst.CSTNode) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
+    """(targets, value) of an assignment-like node, or ([], None)."""
+    kind = type(node)
+    if kind is cst.Assign:
+        return [t.target for t in node.targets], node.value
+    if kind is cst.AnnAssign or kind is cst.AugAssign:
+        return ([node.target], node.value) if node.value is not None else ([], None)
+    if kind is cst.For or kind is cst.CompFor:
+        return [node.target], node.iter
+    if kind is cst.NamedExpr:
+        return [node.target], node.value
+    return [], None

@@ -1,0 +1,382 @@
+"""Code outside the model classes that is handed a built model, or walks or builds modules itself.
+
+A training loop hands a built model, or its parameters, to helpers that are
+not modules themselves: an EMA object's `copy_to(model.parameters())`, a
+trainer holding `self.model`, a function `convert_to_fp16(model)`, an
+initialiser `def initialize(model): for p in model.parameters(): ...`. A
+construction helper that a module's `__init__` calls (`parse_model(cfg)`)
+builds modules and may count or initialise them. Under ZeRO-3 those modules
+are partitioned by then (by `deepspeed.initialize`, or by `zero.Init` once
+their constructor returned), and nothing gathers their parameters there: no
+module's forward runs, and `nn.Module.apply` gathers only inside `zero.Init`.
+
+`holders` is the one finder of the names that hold such a module, in
+module-level functions and in methods of classes that are not modules:
+
+* handed (`Scope.HANDED`): an argument named or annotated as a model
+  (`model`, `ema_model`, `nn.Module`), `self.X` that `__init__` set from one
+  (a trainer), or a parameter iterable (annotated with `Parameter`, or named
+  `parameters`), in functions a training loop calls (not initialisers,
+  hooks or loaders by name, not functions that partition the model
+  themselves);
+* built (`Scope.BUILT`): an argument the function walks like a model
+  (`.parameters()`, `.modules()`, `.children()`) unless the function is
+  passed around as a callback, and, in construction helpers, a local
+  assigned a module construction, from that assignment on.
+
+`handed_accesses` follows handed parameters through parameter iterables and
+`X.apply(fn)` (where `fn` writes its module's parameters); `built_accesses`
+follows built modules through parameter and module walks and attribute
+paths. Uses inside `GatheredParameters` (or under a ZeRO-3 test) are left
+out. A node both reach is reported once per code, with the handed story (the
+checker keeps a code's first finding on a node, and rules read HANDED first).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
+from ..program.members import Kind, classify, has_params
+from ..program.skeleton import FunctionSpan
+from ..program.tree import access_path, call_name, code_of, cst, dotted
+from ..program.trigger import Trigger
+from .access import CHECK, INIT, READ, SIZE, WRITE, ParamAccess, Reach, Scope, Via
+from .effects import usage, writes_module_params
+from .flow import Flat, bound_names, loop_items, same_items
+from .script import WRAP_TRIGGER, ScriptScope, function_scope
+
+__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder"]
+
+# Text without which a function cannot reach a handed model's parameters.
+_HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|\bparameters\s*[:,)=]")
+# Text without which a function walks no module's parameters or submodules.
+_WALK_TRIGGER = Trigger(
+    "parameters(", "modules(", "children(",
+    pattern=r"\.(?:modules|parameters|named_parameters|named_modules|children|named_children)\(",
+)
+_MODEL_NAME = re.compile(r"^(?:\w+_)?model$")
+_PARAMS_NAME = re.compile(r"^(?:\w+_)?parameters$")
+_MODEL_TYPE = re.compile(r"\bModule\b|Model\b")
+_NOT_AN_INSTANCE = re.compile(r"Config|Type|Callable|type\[")  # a class, a config or a factory, not a model
+_OWNS_STORAGE = re.compile(r"(?:Parameter|Tensor|Optimizer)$")
+_PARAM_WALKS = frozenset({"parameters", "named_parameters"})
+_MODULE_WALKS = frozenset({"modules", "named_modules", "children", "named_children"})
+
+
+@dataclass
+class Holders:
+    """What holds a built module, or its parameters, in one function (see the module docstring)."""
+
+    models: set[str] = field(default_factory=set)  # handed: a model argument, or `self.X` set from one (dotted)
+    iterables: set[str] = field(default_factory=set)  # handed: arguments that are parameter iterables
+    walked: dict[str, tuple[int, bool]] = field(default_factory=dict)  # built: name -> (from flat position, passed in)
+
+
+def handed_accesses(index: ModelIndex) -> list[ParamAccess]:
+    """Unguarded uses of the parameters of a model handed to code outside the model classes (`Scope.HANDED`)."""
+    return _outside(index)[0]
+
+
+def built_accesses(index: ModelIndex) -> list[ParamAccess]:
+    """Unguarded uses of the parameters of a module a function walks or built itself (`Scope.BUILT`)."""
+    return _outside(index)[1]
+
+
+def built_holder(access: ParamAccess) -> str:
+    """How a message names the module of a `Scope.BUILT` access: handed in built, or built earlier in the function."""
+    if access.given:
+        return f"`{access.owner}`, a module this function is given after it was built"
+    return f"`{access.owner}`, a module built earlier in this function"
+
+
+@memoised
+def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
+    """The handed and the built accesses of the file, from one pass over its functions, in source order."""
+    handed: list[ParamAccess] = []
+    built: list[ParamAccess] = []
+    for span, cls in _functions(index):
+        text = index.skeleton.text(span.start, span.end)
+        may_be_handed, walks = _may_be_handed(span, cls, text), _WALK_TRIGGER.search(text)
+        if not may_be_handed and not walks:
+            continue
+        scope = function_scope(index, span)
+        if scope is None or not isinstance(scope.node, cst.FunctionDef):
+            continue
+        held = holders(index, scope, cls if may_be_handed else None, may_be_handed, walks)
+        if held.models or held.iterables:
+            handed += _handed_uses(index, scope, held.models, held.iterables)
+        if held.walked:
+            built += _walked_uses(index, scope, held.walked)
+    return handed, built
+
+
+def _functions(index: ModelIndex):
+    """Module-level functions, then the methods of each class that is not a module, with that class."""
+    for span in index.skeleton.functions.values():
+        yield span, None
+    for cls in index.classes.values():
+        if not cls.is_module:
+            for span in cls.span.methods.values():
+                yield span, cls
+
+
+def _may_be_handed(span: FunctionSpan, cls: ClassInfo | None, text: str) -> bool:
+    """Could a training loop hand this function a built model (judged from its name and text)?"""
+    if cls is not None and any(_OWNS_STORAGE.search(base) for base in cls.span.bases):
+        return False  # a parameter or tensor subclass, an optimizer: handed the storage itself by design
+    if span.name != "__init__" and not entry_name(span.name):
+        return False  # an initialiser, a hook, a loader: judged as a walk of what it is given, if at all
+    # A function that partitions the model itself: the script rules know what runs before.
+    return bool(_HANDED_TRIGGER.search(text)) and not WRAP_TRIGGER.search(text)
+
+
+def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed: bool, walks: bool) -> Holders:
+    """The names holding a built module, or its parameters, in the function of `scope`."""
+    node = scope.node
+    found = Holders()
+    if not isinstance(node, cst.FunctionDef):
+        return found
+    if handed:
+        found.models, found.iterables = _seeds(node)
+        if cls is not None:
+            found.models |= {f"self.{h}" for h in _class_holders(index, cls)}
+    if walks:
+        found.walked = _walked(index, scope, node)
+    return found
+
+
+def _seeds(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    """Arguments holding a built model, and arguments that are parameter iterables."""
+    models: set[str] = set()
+    iterables: set[str] = set()
+    for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+        name = param.name.value
+        note = cst.Module([]).code_for_node(param.annotation.annotation) if param.annotation is not None else ""
+        if "Parameter" in note or (not note and _PARAMS_NAME.match(name)):
+            iterables.add(name)
+        elif _MODEL_NAME.match(name) or (_MODEL_TYPE.search(note) and not _NOT_AN_INSTANCE.search(note)):
+            if name not in ("self", "cls"):
+                models.add(name)
+    return models, iterables
+
+
+@memoised
+def _class_holders(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Attributes `__init__` of a non-module class sets from a model argument (`self.model = model`)."""
+    if ".parameters()" not in cls.text and "named_parameters(" not in cls.text:
+        return frozenset()  # nothing of the class walks a held model's parameters
+    span = cls.span.methods.get("__init__")
+    snippet = index.parse(span) if span is not None else None
+    node = snippet.function if snippet is not None else None
+    if node is None:
+        return frozenset()
+    models, _ = _seeds(node)
+    found = set()
+    for stmt in node.body.body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in models:
+                for target in small.targets:
+                    path = access_path(target.target)
+                    if path is not None and path.root == "self" and len(path.parts) == 1:
+                        found.add(path.parts[0])
+    return frozenset(found)
+
+
+def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dict[str, tuple[int, bool]]:
+    """Names that hold a built module -> (flat position from which they do, passed in?).
+
+    A function passed around as a value (`model.apply(init_fn)`, `named_apply(partial(_init, ...), self)`)
+    is a callback: what it is given depends on the walk that calls it, judged at that call instead.
+    Modules a function builds are partitioned only when it runs during construction: when a
+    module's `__init__` in this file calls it (`self.model = parse_model(cfg)`).
+    """
+    held: dict[str, tuple[int, bool]] = {}
+    if _callback(index, node.name.value):
+        return held
+    params = node.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {"self", "cls"}
+    for inner, _ctx in scope.flat.nodes:
+        if type(inner) is cst.Call and isinstance(inner.func, cst.Attribute):
+            owner = inner.func.value
+            walks = inner.func.attr.value in _PARAM_WALKS | _MODULE_WALKS
+            if isinstance(owner, cst.Name) and owner.value in names and walks:
+                if owner.value not in scope.wrapped:  # a script that wraps it later built it plain
+                    held.setdefault(owner.value, (-1, True))
+    if not _construction_helper(index, node.name.value):
+        return held
+    for inner, _ctx in scope.flat.nodes:
+        if type(inner) is cst.Assign and len(inner.targets) == 1 and isinstance(inner.targets[0].target, cst.Name):
+            name = inner.targets[0].target.value
+            if name in held or name in scope.wrapped:
+                continue
+            kind, classes = classify(index, inner.value)
+            owns = any(has_params(index, c) is not False for c in classes or ("",))
+            if kind in (Kind.MODULE, Kind.CONTAINER) and owns:
+                held[name] = (scope.flat.position[id(inner)], False)
+    return held
+
+
+def _callback(index: ModelIndex, name: str) -> bool:
+    """Is the function `name` referenced as a value somewhere in its file (not only called or defined)?"""
+    return re.search(r"(?<![\w.])(?<!def )" + re.escape(name) + r"\b(?!\s*\()", index.source) is not None
+
+
+def _construction_helper(index: ModelIndex, name: str) -> bool:
+    """Does the `__init__` of a module class of this file (or a helper it calls) call the function `name`?"""
+    call = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\(")
+    return any(call.search(method.text) for cls in index.module_classes() for method in cls.init_methods)
+
+
+def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterables: set[str]) -> list[ParamAccess]:
+    """Uses of a handed model's parameters: through parameter iterables, and `X.apply(fn)` writing them."""
+    func, flat = scope.node, scope.flat
+    aliases: dict[str, str] = {}  # loop variable -> the parameters it walks
+
+    def source_of(expr: cst.BaseExpression) -> str | None:
+        """What `expr` iterates, when it yields the handed model's parameters."""
+        expr = same_items(expr)
+        if isinstance(expr, cst.Name) and expr.value in iterables:
+            return expr.value
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value in ("parameters", "named_parameters") and dotted(expr.func.value) in models:
+                if not any(a.keyword is not None and a.keyword.value == "recurse" for a in expr.args):
+                    return cst.Module([]).code_for_node(expr)
+        return None
+
+    def access(node: cst.CSTNode, ctx, use: str, op: str, source: str, via: Via) -> ParamAccess:
+        where = func.name.value  # type: ignore[union-attr]
+        return ParamAccess(node, ctx, use, op, via, owner=source, scope=Scope.HANDED, where=where, snippet=scope.snippet)
+
+    found = []
+    for node, ctx in flat.nodes:
+        kind = type(node)
+        if kind is cst.Assign:
+            for target in node.targets:
+                for bound in bound_names(target.target):
+                    aliases.pop(bound, None)  # `p = output_dir / name`: no longer a parameter
+            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                name = node.targets[0].target.value
+                if source_of(node.value) is not None or _selects(node.value, source_of):
+                    iterables.add(name)  # `parameters = list(parameters)`, `[p for p in ps if p.requires_grad]`
+            continue
+        if kind is cst.For or kind is cst.CompFor:
+            _bind_loop(node.target, node.iter, source_of, aliases)
+            continue
+        if kind is cst.Call and not ctx.guarded and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value == "apply" and dotted(node.func.value) in models and node.args:
+                fn = dotted(node.args[0].value)
+                if fn and writes_module_params(index, flat, fn):
+                    found.append(access(node, ctx, WRITE, "", dotted(node.func.value) or "", Via(Reach.APPLY, fn)))
+            continue
+        if kind is not cst.Name or node.value not in aliases or ctx.guarded:
+            continue
+        parent = flat.parent.get(id(node))
+        if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
+            continue
+        if isinstance(parent, (cst.Tuple, cst.Param, cst.AssignTarget)):
+            continue
+        use, op = usage(index, flat, node)
+        if use == READ:
+            use, op = _written_in_bulk(flat, node, op)
+        if op.startswith(".grad") or use == CHECK:
+            continue  # gradients are ZG107's concern; `is None` and isinstance only look at the object
+        if use == READ and not op and not _computed(index, flat, parent):
+            continue  # bound, collected or handed on (`groups.append(p)`), not computed with
+        if use in (READ, SIZE, WRITE, INIT):
+            found.append(access(node, ctx, use, op, aliases[node.value], Via(Reach.PARAMETERS)))
+    return found
+
+
+def _computed(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None) -> bool:
+    """An operand, or an argument of a torch function (`torch.allclose(p, q)`), not of a container method."""
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    name = call_name(call) if isinstance(call, cst.Call) else None
+    return bool(name) and index.qualify(name).startswith("torch.") and ".utils." not in name
+
+
+def _selects(value: cst.BaseExpression, source_of) -> bool:
+    """`[p for p in parameters if ...]`: a list of the parameters themselves."""
+    if not isinstance(value, cst.ListComp) or not isinstance(value.elt, cst.Name):
+        return False
+    comp = value.for_in
+    return comp.inner_for_in is None and any(
+        isinstance(part, cst.Name) and part.value == value.elt.value and source_of(items) is not None
+        for part, items in loop_items(comp.target, comp.iter)
+    )
+
+
+def _written_in_bulk(flat: Flat, node: cst.CSTNode, op: str) -> tuple[str, str]:
+    """`torch._foreach_copy_([p.data for p in params], src)`: the listed tensors are the in-place call's target."""
+    current = flat.parent.get(id(node))
+    if isinstance(current, cst.Attribute) and current.value is node and current.attr.value == "data":
+        node, current = current, flat.parent.get(id(current))
+    if not isinstance(current, (cst.ListComp, cst.GeneratorExp)) or current.elt is not node:
+        return READ, op
+    arg = flat.parent.get(id(current))
+    call = flat.parent.get(id(arg)) if isinstance(arg, cst.Arg) else None
+    name = call_name(call) if isinstance(call, cst.Call) else None
+    if name and call.args[0] is arg and re.match(r"^[a-z_]\w*[a-z0-9]_$", name.rsplit(".", 1)[-1]):
+        return WRITE, f"{op} (the target of `{name}()`)"
+    return READ, op
+
+
+def _bind_loop(target, iterable, source_of, aliases: dict[str, str]) -> None:
+    """`for p in parameters`, `for n, p in model.named_parameters()`, `for s, p in zip(shadow, parameters)`."""
+    for bound in bound_names(target):
+        aliases.pop(bound, None)  # the name now walks something else
+    for part, items in loop_items(target, iterable):
+        source = source_of(items)
+        if source is not None and isinstance(part, cst.Name):
+            aliases[part.value] = source
+
+
+def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[int, bool]]) -> list[ParamAccess]:
+    """Uses of a built module's parameters: through its parameter and module walks, and attribute paths."""
+    flat = scope.flat
+    params: dict[str, str] = {}  # for p in model.parameters(): p -> model
+    modules: dict[str, str] = {}  # for m in model.modules(): m -> model
+
+    def holder(name: str, at: cst.CSTNode) -> str | None:
+        start = held.get(name)
+        if start is not None and flat.position.get(id(at), -1) > start[0]:
+            return name
+        return modules.get(name)
+
+    def access(node: cst.CSTNode, ctx, owner: str, via: Via) -> ParamAccess:
+        use, op = usage(index, flat, node)
+        where = scope.node.name.value  # type: ignore[union-attr]
+        return ParamAccess(node, ctx, use, op, via, owner=owner, scope=Scope.BUILT, where=where, snippet=scope.snippet,
+                           given=held[owner][1])
+
+    # `model._modules[name] = Linear(...)`: a module the function puts in place itself, after construction.
+    replaced = {code_of(t.target, limit=1000) for n, _ in flat.nodes if type(n) is cst.Assign for t in n.targets}
+    found = []
+    for node, ctx in flat.nodes:
+        kind = type(node)
+        if ctx.guarded:
+            continue
+        if kind is cst.For or kind is cst.CompFor:
+            for target, it in loop_items(node.target, node.iter):
+                if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(target, cst.Name):
+                    path = access_path(it.func.value)
+                    owner = holder(path.root, node) if path is not None and not path.parts else None
+                    if owner is not None and it.func.attr.value in _PARAM_WALKS:
+                        params[target.value] = owner
+                    elif owner is not None and it.func.attr.value in _MODULE_WALKS:
+                        modules[target.value] = owner
+            continue
+        if kind is cst.Name and node.value in params:
+            if not isinstance(flat.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):
+                found.append(access(node, ctx, params[node.value], Via(Reach.PARAMETERS)))
+        elif kind is cst.Attribute and node.attr.value in index.param_names:
+            path = access_path(node)
+            if path is None or not path.parts:
+                continue
+            owner = holder(path.root, node)
+            if owner is not None and code_of(node.value, limit=1000) not in replaced:
+                found.append(access(node, ctx, owner, Via(Reach.PATH)))
+    return found

@@ -1,0 +1,558 @@
+"""Accesses to parameters owned by submodules, and what the code does with them.
+
+`accesses` lists, for one method of a module class, every expression that
+names a parameter of a submodule (`self.embed.weight`, `self.layers[0].attn.q.bias`),
+or a parameter obtained by iterating `self.parameters()` / `self.child.parameters()`,
+together with how it is used: read for computation, size queried, written
+in place, initialised, only its metadata read, or checked. ZG101-ZG103 and
+ZG301 are filters over this list.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..program import known
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param
+from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
+from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Via
+from .calls import ModuleCalls
+from .effects import argument_effects, usage
+from .flow import Ctx, Flat, flat_of, loop_items, same_items
+
+__all__ = ["accesses", "parameters_passed_in", "config_like", "NOT_A_SUBMODULE"]
+
+
+@memoised
+def accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[ParamAccess]:
+    """Parameter accesses through submodules in `method`, read with the members of `cls` (not placed in a scope)."""
+    flat = flat_of(method)
+    return [] if flat is None else _Finder(index, cls, method, flat).accesses()
+
+
+def _unknown(name: str) -> Member:
+    """A local or argument that may hold a module of a class we cannot tell (`for m in self.modules()`)."""
+    return Member(name, Kind.UNKNOWN, (UNKNOWN_CLASS,), (-1, 0))
+
+
+class _Bindings:
+    """What the names of one method hold, read in a first pass: modules, parameter lists, `self` itself."""
+
+    def __init__(self, index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat) -> None:
+        members = facts_of(cls).members
+        # Locals bound to submodules (`for layer in self.layers`) or to modules built here (`lin = nn.Linear(...)`).
+        self.modules = {
+            name: Member(name, Kind.MODULE, classes, (-1, 0))
+            for name, classes in ModuleCalls(index, cls, flat, method.name).aliases.items()
+        }
+        # Modules passed in as arguments (an adapter's wrapped layer, a tied embedding handed to a head): built by
+        # the caller, so partitioned already; taken as modules only when their `.weight` is used.
+        self.passed_in: set[str] = set()
+        node = method.node
+        for name in [a.name.value for a in (*node.params.params, *node.params.kwonly_params)] if node else ():
+            if name not in ("self", "cls") and name not in self.modules and not _NOT_A_MODULE_ARG.search(name):
+                self.modules[name] = _unknown(name)
+                self.passed_in.add(name)
+        # Parameters handed into this constructor (`Head(cfg, self.embed.weight)`, `w: nn.Parameter`): a caller's
+        # module built them, so they are partitioned placeholders under zero.Init.
+        self.given = frozenset()
+        if method.name == "__init__":
+            self.given = parameters_passed_in(index).get(cls.name, frozenset())
+        for name in self.given:
+            self.modules.pop(name, None)
+            self.passed_in.discard(name)
+        self.built_here: set[str] = set()  # locals assigned a module construction
+        self.rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
+        self.param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
+        self.selves = {"self"} | {  # `m = self`
+            n.targets[0].target.value for n, _ in flat.nodes
+            if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+            and isinstance(n.value, cst.Name) and n.value.value == "self"
+        }
+        for node, _ctx in flat.nodes:
+            if type(node) is cst.For or type(node) is cst.CompFor:
+                self._loop(node, members)
+            elif type(node) is cst.Assign and len(node.targets) == 1:
+                self._assign(index, flat, node)
+        self.handed = {k: v for k, v in self.modules.items() if k not in self.passed_in}  # modules a helper may get
+
+    def _loop(self, node: cst.For | cst.CompFor, members: dict[str, Member]) -> None:
+        name = _modules_loop(node)
+        if name is not None:  # for m in self.modules(): every submodule, of any class
+            self.modules[name] = _unknown(name)
+        for name in _container_items(node, members, self.selves):  # for a, b in zip(self.cv2, self.cv3)
+            self.modules.setdefault(name, _unknown(name))
+
+    def _assign(self, index: ModelIndex, flat: Flat, node: cst.Assign) -> None:
+        target = node.targets[0].target
+        if isinstance(target, cst.Name):
+            source = _parameter_list(node.value)
+            if source is not None:
+                self.param_lists[target.value] = source
+                return
+            kind, classes = classify(index, node.value)
+            if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
+                self.modules[target.value] = Member(target.value, kind, classes, (-1, 0))
+                self.built_here.add(target.value)
+            elif target.value not in self.modules and _from_self(node.value):
+                # `emb = self.get_input_embeddings()`, `new = super().resize_token_embeddings(n)`: a module of
+                # the model when its `.weight` is used (only `weight`/`bias` count on an unknown module)
+                self.modules[target.value] = _unknown(target.value)
+        elif type(node.value) is cst.Call:
+            # `self.emb.pos = nn.Embedding(n, d)` outside `__init__`: a new module, not partitioned, from here on
+            path = access_path(target)
+            built = path is not None and path.root == "self" and bool(path.parts)
+            if built and classify(index, node.value, resolve=True)[0] == Kind.MODULE:
+                self.rebuilt.setdefault(code_of(target), flat.position[id(node)])
+
+
+class _Finder:
+    """The parameter accesses of one method: a second pass over its nodes with what `_Bindings` read."""
+
+    def __init__(self, index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat) -> None:
+        self.index, self.cls, self.method, self.flat = index, cls, method, flat
+        self.members = facts_of(cls).members
+        self.bound = _Bindings(index, cls, method, flat)
+        self.param_aliases: dict[str, str] = {}  # name -> what it iterates ("self.parameters()")
+        # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
+        self.late = any(m is method for m in cls.late_init_methods)
+        self.entry = self.late or any(m is method for m in cls.entry_methods)
+        self.returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
+        # In a method called on the built model its own parameters are partitioned too (a base class
+        # such as a ModelMixin registers none itself, but every subclass does).
+        self.has_children = self.entry or any(
+            m.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in m.classes)
+            for m in self.members.values()
+        )
+
+    def accesses(self) -> list[ParamAccess]:
+        found: list[ParamAccess] = []
+        for node, ctx in self.flat.nodes:
+            kind = type(node)
+            if kind is cst.For or kind is cst.CompFor:
+                self._loop(node)
+            elif kind is cst.Name:
+                found.extend(self._name(node, ctx))
+            elif kind is cst.Call:
+                if self.has_children:
+                    found.extend(self._call(node, ctx))
+            elif kind is cst.Attribute:
+                found.extend(self._attribute(node, ctx))
+        return found
+
+    def access(self, node: cst.CSTNode, ctx: Ctx, **fields) -> ParamAccess:
+        """A record of `node` in this method; its use read from where it sits unless given."""
+        if "use" not in fields:
+            fields["use"], fields["op"] = usage(self.index, self.flat, node)
+        fields.setdefault("order", self.method.order.get(id(node), 0))
+        fields.setdefault("op", "")
+        return ParamAccess(
+            node, ctx, where=self.method.name, snippet=self.method.snippet, cls=self.cls, method=self.method, **fields
+        )
+
+    def _loop(self, node: cst.For | cst.CompFor) -> None:
+        for part, items in loop_items(node.target, node.iter):
+            source = _parameters_source(items)
+            if source is None and isinstance(items, cst.Name):
+                source = self.bound.param_lists.get(items.value)
+            if source is not None and isinstance(part, cst.Name):
+                self.param_aliases[part.value] = source
+
+    def _name(self, node: cst.Name, ctx: Ctx) -> list[ParamAccess]:
+        parent = self.flat.parent.get(id(node))
+        if node.value in self.bound.given:
+            if isinstance(parent, (cst.Param, cst.Arg, cst.Tuple)):
+                return []  # its definition, or handed on (followed at the callee)
+            return [self.access(node, ctx, owner=node.value, param=node.value, first=_unknown(node.value),
+                                owner_classes=(UNKNOWN_CLASS,), given=True)]
+        if node.value in self.param_aliases:
+            if isinstance(parent, (cst.CompFor, cst.For)) and parent.target is node or isinstance(parent, cst.Tuple):
+                return []
+            if not self.has_children:
+                return []  # the module's own parameters only: not partitioned in its `__init__`/forward
+            return [self.access(node, ctx, via=Via(Reach.PARAMETERS), param=node.value)]
+        return []
+
+    def _call(self, node: cst.Call, ctx: Ctx) -> list[ParamAccess]:
+        found = self._module_handed_to_writer(node, ctx)
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            found += self._through_helper(node, func.attr.value, ctx)
+        return found
+
+    def _attribute(self, node: cst.Attribute, ctx: Ctx) -> list[ParamAccess]:
+        path = access_path(node)
+        if path is None or not path.parts:
+            return []
+        if path.root in self.bound.selves and path.root != "self":
+            path = path.__class__("self", path.parts, path.keys)
+        if path.root != "self":
+            first = self.bound.modules.get(path.root)
+            if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:
+                first = _narrowed(self.index, first, ctx) or first
+            return self._owned(node, ctx, path, first, path.parts)
+        found: list[ParamAccess] = []
+        if len(path.parts) == 1 and self.has_children and not isinstance(self.flat.parent.get(id(node)), cst.Call):
+            found += self._through_helper(node, path.parts[0], ctx, prop=True)
+        borrowed = facts_of(self.cls).borrowed.get(path.parts[0])
+        if borrowed is not None and len(path.parts) == 1 and self.members.get(path.parts[0]) is not None:
+            # `self.w = lin.weight` with `lin = nn.Linear(...)` built here: `lin`'s partitioned parameter
+            local, classes, param = borrowed
+            first = Member(local, Kind.MODULE, classes, self.members[path.parts[0]].order)
+            return found + [self.access(node, ctx, owner=local, param=param, first=first, owner_classes=classes,
+                                        local=True)]
+        if len(path.parts) < 2:
+            own = self.members.get(path.parts[0]) if self.entry else None
+            if own is not None and own.kind == Kind.PARAM and not own.classes:  # the module's own, partitioned here
+                found.append(self.access(node, ctx, via=Via(Reach.OWN), owner="self", param=path.parts[0],
+                                         owner_classes=(self.cls.name,)))
+            return found
+        first = self.members.get(path.parts[0])
+        if first is None and self.late and _set_elsewhere(self.cls, path.parts[0]):
+            first = _unknown(path.parts[0])  # `self.output_layer.weight` in a base class whose subclasses build it
+        return found + self._owned(node, ctx, path, first, path.parts[1:])
+
+    def _owned(self, node: cst.Attribute, ctx: Ctx, path: Path, first: Member | None,
+               rest: tuple[str, ...]) -> list[ParamAccess]:
+        """`<first>.<rest>` when it ends at a parameter of a submodule (or of a module a local holds)."""
+        if first is not None and first.kind == Kind.PARAM and first.classes:
+            # `self.proj = nn.Parameter(...) if raw else nn.Linear(...)`: `.weight` is the Linear's
+            first = Member(first.name, Kind.MODULE, first.classes, first.order)
+        if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+            return []
+        owner_classes = _param_owner(self.index, first, rest)
+        if owner_classes is None:
+            return []
+        if self.returned_as_is and path.root == "self" and isinstance(self.flat.parent.get(id(node)), cst.Return):
+            return []  # `return self.embed.weight` from a helper forward calls: reported where it is used
+        if owner_classes == (UNKNOWN_CLASS,) and _batch_norm(self.method, code_of(node.value, limit=200)):
+            owner_classes = ("torch.nn.BatchNorm2d",)
+        owner = code_of(node.value)
+        fresh = self.bound.rebuilt.get(owner, len(self.flat.nodes)) < self.flat.position[id(node)]
+        return [self.access(node, ctx, owner=owner, param=path.parts[-1], first=first, owner_classes=owner_classes,
+                            local=path.root in self.bound.built_here or fresh)]
+
+    def _through_helper(self, node: cst.CSTNode, name: str, ctx: Ctx, prop: bool = False) -> list[ParamAccess]:
+        """`self.helper()`, a property `self.weight`, or a stored lambda `self.to_logits(h)` whose body reads a
+        submodule's parameter: the read happens here. Helpers `forward` reaches in this file are checked in
+        their own body instead."""
+        found = []
+        for parts in _helper_reads(self.index, self.cls, name, prop):
+            member = self.members.get(parts[0])
+            owner_classes = _param_owner(self.index, member, parts[1:]) if member is not None else None
+            if owner_classes is not None:
+                found.append(self.access(node, ctx, via=Via(Reach.HELPER, name), owner="self." + ".".join(parts[:-1]),
+                                         param=parts[-1], first=member, owner_classes=owner_classes))
+        return found
+
+    def _module_handed_to_writer(self, call: cst.Call, ctx: Ctx) -> list[ParamAccess]:
+        """A built module handed to a helper that initialises or sizes its parameters: `init_layer(self.conv1)`,
+        `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
+        name = call_name(call)
+        if not name or name.startswith("."):
+            return []
+        order = self.method.order.get(id(call), 0)
+        if _FREE_APPLY.search(name.rsplit(".", 1)[-1]) and "." not in name:
+            return [
+                self.access(arg.value, ctx, use=INIT, via=Via(Reach.WALK, name), owner="self", param="parameters",
+                            order=order)
+                for arg in call.args if isinstance(arg.value, cst.Name) and arg.value.value == "self"
+            ]
+        if not any(_module_arg(arg.value, self.members, self.bound.handed) for arg in call.args):
+            return []  # no module handed over: do not read the function at all
+        out = []
+        for position, done in argument_effects(self.index, self.flat, call):
+            arg = call.args[position]
+            use = INIT if done & {WRITE, INIT} else SIZE if SIZE in done else None
+            path = access_path(arg.value)
+            if use is None or path is None:
+                continue
+            if path.root == "self" and path.parts:
+                first = self.members.get(path.parts[0])
+            else:
+                first = self.bound.handed.get(path.root)
+            if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+                continue
+            if any(has_params(self.index, c) is not False for c in first.classes):
+                out.append(self.access(arg.value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(arg.value),
+                                       param="parameters", first=first, order=order))
+        return out
+
+
+def _batch_norm(method: MethodInfo, name: str) -> bool:
+    """Does the method read `<name>.running_var` / `.running_mean`? Then `<name>` is a batch norm, whose
+    per-channel weight and bias stay gathered."""
+    return f"{name}.running_var" in method.text or f"{name}.running_mean" in method.text
+
+
+def _narrowed(index: ModelIndex, alias: Member, ctx: Ctx) -> Member | None:
+    """`if isinstance(branch, Conv):`: inside, an argument of unknown class has that module class."""
+    for test in reversed(ctx.conds):
+        if not isinstance(test, cst.Call) or call_name(test) != "isinstance" or len(test.args) != 2:
+            continue
+        subject, classes = test.args[0].value, test.args[1].value
+        if not isinstance(subject, cst.Name) or subject.value != alias.name:
+            continue
+        found: tuple[str, ...] = ()
+        for option in classes.elements if isinstance(classes, cst.Tuple) else [cst.Element(classes)]:
+            kind, refs = classify(index, cst.Call(func=option.value))
+            if kind != Kind.MODULE:
+                return None  # a class we cannot read: keep the argument unknown
+            found += refs
+        return Member(alias.name, Kind.MODULE, found, alias.order)
+    return None
+
+
+def _container_items(node: cst.For | cst.CompFor, members: dict[str, Member], self_names: set[str]) -> list[str]:
+    """Loop variables bound to elements of module containers of `self` (or of a local bound to `self`):
+    `for a, b in zip(self.xs, self.ys)`, `for layer in m.layers` after `m = self`."""
+    found = []
+    for part, items in loop_items(node.target, node.iter):
+        path = access_path(items)
+        if path is None or path.root not in self_names or len(path.parts) != 1 or not isinstance(part, cst.Name):
+            continue
+        member = members.get(path.parts[0])
+        if member is not None and member.kind == Kind.CONTAINER:
+            found.append(part.value)
+    return found
+
+
+@memoised
+def parameters_passed_in(index: ModelIndex) -> dict[str, frozenset[str]]:
+    """Module classes of this file -> names of `__init__` arguments that receive a parameter of a built module.
+
+    An argument annotated `nn.Parameter`, or one that a constructor call in this file fills with a
+    submodule's parameter (`LMHead(config, self.embeddings.word_embeddings.weight)`) or with such an
+    argument of its own, handed on (followed to a fixed point). Computed once per file.
+    """
+    found: dict[str, set[str]] = {}
+    classes = [c for c in index.module_classes() if c.method("__init__") is not None]
+    for cls in classes:
+        init = cls.method("__init__")
+        if init is None or "Parameter" not in init.text.split(":\n", 1)[0] or init.node is None:
+            continue  # no `x: nn.Parameter` in the signature: no need to parse it
+        node = init.node
+        for param in (*node.params.params, *node.params.kwonly_params):
+            if param.annotation is not None and _PARAMETER_TYPE.search(code_of(param.annotation.annotation, 200)):
+                found.setdefault(cls.name, set()).add(param.name.value)
+    names = "|".join(re.escape(c.name) for c in classes)
+    constructs = re.compile(r"(?<![\w.])(?:" + names + r")\s*\(") if names else None
+    for _round in range(4):  # a parameter handed through a few constructors
+        grew = False
+        for cls in classes:
+            for method in cls.init_methods:
+                handed = found.get(cls.name, set()) if method.name == "__init__" else set()
+                if constructs is None or not constructs.search(method.text):
+                    continue
+                if not _PASSES_PARAMETER.search(method.text) and not any(n in method.text for n in handed):
+                    continue
+                grew |= _constructor_params(index, cls, method, handed, found)
+        if not grew:
+            break
+    return {name: frozenset(args) for name, args in found.items()}
+
+
+_PARAMETER_TYPE = re.compile(r"(?<![\w])(?:nn\.|torch\.nn\.)?Parameter\b")
+_PASSES_PARAMETER = re.compile(r"\.(?:weight|bias)\s*[,)]")
+
+
+def _constructor_params(index: ModelIndex, cls: ClassInfo, method: MethodInfo, handed: set[str],
+                        found: dict[str, set[str]]) -> bool:
+    """Record the constructor arguments that calls in `method` fill with a partitioned parameter."""
+    flat = flat_of(method)
+    if flat is None:
+        return False
+    grew = False
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Call:
+            continue
+        name = call_name(node)
+        callee = index.classes.get(name or "")
+        init = callee.method("__init__") if callee is not None and callee.is_module else None
+        if init is None or init.node is None:
+            continue
+        for position, arg in enumerate(node.args):
+            value = arg.value
+            path = access_path(value)
+            if path is None or arg.star:
+                continue
+            if path.parts:
+                member = facts_of(cls).members.get(path.parts[0]) if path.root == "self" else None
+                if member is None or member.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+                    continue
+                if len(path.parts) < 2 or path.parts[-1] not in ("weight", "bias") or "[]" in path.parts:
+                    continue
+            elif path.root not in handed:
+                continue
+            target = parameter_for(init.node, node, position)
+            if target is not None and target not in found.get(callee.name, set()):  # type: ignore[union-attr]
+                found.setdefault(callee.name, set()).add(target)  # type: ignore[union-attr]
+                grew = True
+    return grew
+
+
+def _set_elsewhere(cls: ClassInfo, name: str) -> bool:
+    """Is `self.<name>` neither a method, a property nor assigned in any method of `cls` (so a subclass sets it)?"""
+    if cls.inherited_method(name) is not None:
+        return False
+    assigned = re.compile(r"\bself\." + re.escape(name) + r"\s*(?::[^=\n]*)?=[^=]|[\"']" + re.escape(name) + r"[\"']")
+    return not any(assigned.search(m.text) for m in cls.all_methods())
+
+
+def _from_self(value: cst.BaseExpression) -> bool:
+    """A call of a method of `self` or `super()` (`self.get_input_embeddings()`)."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    root = value.func.value
+    if isinstance(root, cst.Call) and call_name(root) == "super":
+        return True
+    return isinstance(root, cst.Name) and root.value == "self"
+
+
+def _parameter_list(value: cst.BaseExpression) -> str | None:
+    """`list(self.parameters())` or `[p for n, p in self.named_parameters() if ...]`: what it lists."""
+    if isinstance(value, cst.Call) and call_name(value) in {"list", "tuple"} and value.args:
+        return _parameters_source(value.args[0].value)
+    if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name) and value.for_in.inner_for_in is None:
+        for part, items in loop_items(value.for_in.target, value.for_in.iter):
+            if isinstance(part, cst.Name) and part.value == value.elt.value:
+                return _parameters_source(items)
+    return None
+
+
+def _modules_loop(node: cst.For | cst.CompFor) -> str | None:
+    """The loop variable of `for m in self.modules()` / `for n, m in self.child.named_modules()`."""
+    for part, items in loop_items(node.target, node.iter):
+        if not isinstance(items, cst.Call) or not isinstance(items.func, cst.Attribute) or not isinstance(part, cst.Name):
+            continue
+        if items.func.attr.value not in {"modules", "named_modules", "children", "named_children"}:
+            continue
+        path = access_path(items.func.value)
+        if path is not None and path.root == "self":
+            return part.value
+    return None
+
+
+def _parameters_source(iterable: cst.BaseExpression) -> str | None:
+    """`self.parameters()` / `self.child.named_parameters()`: the text, if the loop walks a module's parameters."""
+    iterable = same_items(iterable)
+    if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
+        return None
+    if iterable.func.attr.value not in {"parameters", "named_parameters"}:
+        return None
+    for arg in iterable.args:  # parameters(recurse=False): only the module's own, gathered in its forward
+        if arg.keyword is not None and arg.keyword.value == "recurse":
+            return None
+    path = access_path(iterable.func.value)
+    if path is None or path.root != "self":
+        return None
+    return "self" + "".join("." + p for p in path.parts) + "." + iterable.func.attr.value + "()"
+
+
+def config_like(name: str) -> bool:
+    """Is an argument named like a config, a size or a tensor rather than a module (`cfg`, `x`, `weight`)?"""
+    return bool(_NOT_A_MODULE_ARG.search(name))
+
+
+_NOT_A_MODULE_ARG = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
+# Attributes of an unknown object that hold settings or state, not submodules.
+NOT_A_SUBMODULE = re.compile(r"conf|cfg|args|opt|hparams|kwargs|setting|state|stats|cache|data|grad")
+
+
+def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tuple[str, ...] | None:
+    """If `self.<first>.<rest...>` ends at a parameter of a submodule, the classes of that submodule."""
+    kind, classes = first.kind, first.classes
+    for i, part in enumerate(rest):
+        last = i == len(rest) - 1
+        if kind == Kind.CONTAINER:
+            if last and part != "[]":
+                # a member built as a container on one path and as a layer on another (`nn.Conv2d` or a stem)
+                layers = tuple(c for c in classes if member_param(index, c, part))
+                return layers or None
+            if part != "[]" and part in known.CONTAINER_METHODS:
+                return None
+            kind = Kind.MODULE  # `layers[0]`, or a ModuleDict entry by attribute (`transformer.wpe`)
+            continue
+        if kind == Kind.UNKNOWN or classes in ((UNKNOWN_CLASS,), ()):
+            if i == 0 and kind == Kind.UNKNOWN and config_like(first.name):
+                return None  # `self.cfg.loss.weight`: a settings object, not a module
+            if part == "[]" or (not last and not NOT_A_SUBMODULE.search(part)):
+                continue  # `self.model.decoder.embed_tokens.weight` of a wrapped model we cannot read
+            if last and part in {"weight", "bias"}:
+                return (UNKNOWN_CLASS,)
+            if last and i == 0 and not NOT_A_SUBMODULE.search(first.name) and part in index.related_param_names:
+                return (UNKNOWN_CLASS,)  # `self.encoder.pos_embedding`: a parameter name of this package
+            if part == "[]":
+                continue
+            if last:
+                return (UNKNOWN_CLASS,) if part in {"weight", "bias"} else None
+            settings = any(NOT_A_SUBMODULE.search(p) for p in rest[:-1])  # `self.model.config.loss.weight`
+            if i == 0 and kind == Kind.UNKNOWN and not config_like(first.name) and rest[-1] in {"weight", "bias"} \
+                    and not settings:
+                # `self.decoders.token_embedding.weight` of a module loaded or passed in: we cannot see its
+                # children, but a `.weight` two levels down is a child's parameter
+                return (UNKNOWN_CLASS,) if "[]" not in rest and len(rest) <= 3 else None
+            return None
+        if kind != Kind.MODULE or part == "[]":
+            return None
+        next_member = None
+        for ref in classes:
+            answer = member_param(index, ref, part)
+            if answer or (answer is None and last and part in {"weight", "bias"}):
+                return classes if last else None
+            next_member = next_member or member_of(index, ref, part)
+        if next_member is None:
+            return None
+        kind, classes = next_member.kind, next_member.classes
+    return None
+
+
+@memoised(cycle=())
+def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> tuple[tuple[str, ...], ...]:
+    """Paths `self.a.b.weight` that a helper method, property or stored lambda of `cls` returns or computes with."""
+    body: cst.CSTNode | None = None
+    reached = False
+    if not prop and name in facts_of(cls).lambdas:
+        body = facts_of(cls).lambdas[name].body
+    else:
+        method = cls.inherited_method(name)
+        is_property = method is not None and method.text.lstrip().startswith("@property")
+        reached = method is not None and any(m is method for m in cls.forward_methods)
+        if reached and "return self." not in method.text:  # type: ignore[union-attr]
+            method = None  # checked in its own body; only a parameter it returns as is concerns the caller
+        if method is not None and is_property == prop and method.node is not None:
+            body = method.node
+    found: list[tuple[str, ...]] = []
+    if body is not None:
+        values = [body] if isinstance(body, cst.BaseExpression) else [
+            stmt.value for stmt in walk(body) if isinstance(stmt, cst.Return) and stmt.value is not None
+        ]
+        if reached:  # checked in its own body, except a parameter it returns as is: the caller uses that
+            values = [v for v in values if isinstance(v, cst.Attribute)]
+        for value in values:
+            described = {
+                id(e.value) for e in walk(value)
+                if isinstance(e, cst.Attribute) and (e.attr.value in known.METADATA_ATTRS or e.attr.value in known.SIZE_ATTRS)
+            }
+            for expr in walk(value):
+                if isinstance(expr, cst.Attribute) and id(expr) not in described:
+                    path = access_path(expr)
+                    if path and path.root == "self" and len(path.parts) >= 2 and "[]" not in path.parts:
+                        if path.parts[-1] in index.param_names and path.parts not in found:
+                            found.append(path.parts)
+    return tuple(found)
+
+
+def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:
+    """Is `expr` a submodule of `self` or a local bound to a module (by its first name only)?"""
+    path = access_path(expr)
+    if path is None:
+        return False
+    if path.root == "self":
+        member = members.get(path.parts[0]) if path.parts else None
+        return member is not None and member.kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN)
+    return path.root in module_aliases
+
+
+_FREE_APPLY = re.compile(r"^(?:named_apply|\w+_apply|apply_\w+)$")

@@ -1,0 +1,242 @@
+"""Which parameters ZeRO-3 keeps gathered, and which module calls gather any.
+
+`zgen.zero_policy` states the rule (a parameter of at most
+`stage3_param_persistence_threshold` elements stays gathered everywhere);
+this module applies it to the checked code, where sizes are rarely known:
+a layer's size from its constructor call (`program/size.py`), a norm's
+weight, a bias (one element per output feature), a 1-D or scalar
+`nn.Parameter`, a batch norm recognised by its running statistics. A call
+of a module whose parameters all stay gathered gathers nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from zgen.zero_policy import stays_gathered
+
+from ..program import known
+from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.members import UNKNOWN_CLASS, constructors_in, facts_of, has_params, member_param, torch_base
+from ..program.size import param_numel
+from ..program.tree import access_path, call_name, cst, dotted
+from .access import ParamAccess
+from .flow import Flat, flat_of
+
+__all__ = ["gathers", "persistent_param", "is_persistent"]
+
+@memoised(cycle=True)
+def gathers(index: ModelIndex, ref: str) -> bool:
+    """Does calling a module of class `ref` (possibly) all-gather parameters?
+
+    False for modules without parameters and for norm layers, whose 1-D
+    parameters stay gathered under ZeRO-3's default persistence threshold
+    (`stage3_param_persistence_threshold`, 1e5 elements).
+    """
+    if has_params(index, ref) is False:
+        return False
+    local = index.classes.get(ref)
+    if local is None:
+        external = index.external(ref)
+        if external is not None:
+            return gathers(external[0], external[1].name)
+    if local is not None:
+        calls = _parameter_calls(index, local)
+        if not calls or not all(_vector(call) for call, _name in calls):
+            return True
+        return _builds_gathering(index, local, "".join(method.text for method in local.init_methods))
+    return ref.rsplit(".", 1)[-1] not in known.NORMS
+
+
+def persistent_param(index: ModelIndex, ref: str, name: str) -> bool:
+    """Is parameter `name` of class `ref` small enough that ZeRO-3 keeps it gathered (a norm
+    weight, a 1-D vector, a scalar)? Judged from how `__init__` creates it."""
+    local = index.classes.get(ref)
+    if local is None:
+        external = index.external(ref)
+        if external is not None:
+            return persistent_param(external[0], external[1].name, name)
+        return ref.rsplit(".", 1)[-1] in known.NORMS
+    if not gathers(index, ref):
+        return True
+    base = torch_base(local)
+    if base is not None and name not in facts_of(local).members:
+        # a torch layer's own parameter (`class Linear(nn.Linear)`): its bias and a norm's weight are vectors
+        return base in known.NORMS or name.startswith("bias")
+    call = next((call for call, assigned in _parameter_calls(index, local) if assigned == name), None)
+    return call is not None and (_vector(call) or _scalar(call) or _sized_vector(call))
+
+
+@memoised
+def _parameter_calls(index: ModelIndex, cls: ClassInfo) -> list[tuple[cst.Call, str | None]]:
+    """The `nn.Parameter(...)` calls of `cls`'s `__init__` and its helpers, in source order, each with the
+    attribute it is assigned to (`self.<name> = nn.Parameter(...)`, else None). Text without `Parameter(`
+    is not parsed."""
+    found: list[tuple[cst.Call, str | None]] = []
+    for method in cls.init_methods:
+        flat = flat_of(method) if "Parameter(" in method.text else None
+        for node, _ctx in flat.nodes if flat is not None else ():
+            if type(node) is cst.Call and (call_name(node) or "").endswith("Parameter"):
+                found.append((node, _assigned_to(flat, node)))
+    return found
+
+
+def _assigned_to(flat: Flat, call: cst.Call) -> str | None:
+    """`name` when `call` begins the value of `self.<name> = ...` (`nn.Parameter(...) if c else None` too)."""
+    child, parent = call, flat.parent.get(id(call))
+    while isinstance(parent, (cst.IfExp, cst.BinaryOperation, cst.Attribute, cst.Call, cst.Subscript)):
+        leading = {cst.IfExp: "body", cst.BinaryOperation: "left", cst.Attribute: "value", cst.Call: "func",
+                   cst.Subscript: "value"}[type(parent)]
+        if getattr(parent, leading) is not child:
+            return None
+        child, parent = parent, flat.parent.get(id(parent))
+    if isinstance(parent, cst.AnnAssign) and parent.value is child:
+        target = parent.target
+    elif isinstance(parent, cst.Assign) and parent.value is child:
+        target = parent.targets[-1].target
+    else:
+        return None
+    path = access_path(target)
+    return path.parts[0] if path is not None and path.root == "self" and len(path.parts) == 1 else None
+
+
+_FILLS = frozenset({"ones", "zeros", "empty", "full", "randn", "rand"})
+
+
+def _only_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The one argument of `nn.Parameter(x)`, given by position (else None)."""
+    args = call.args
+    return args[0].value if len(args) == 1 and args[0].keyword is None and not args[0].star else None
+
+
+def _fill(expr: cst.BaseExpression | None) -> cst.Call | None:
+    """`torch.ones(...)`, `torch.zeros(...)`, ...: a tensor made of one value (or of random ones)."""
+    if isinstance(expr, cst.Call) and (dotted(expr.func) or "").rpartition(".")[::2] in {("torch", f) for f in _FILLS}:
+        return expr
+    return None
+
+
+def _plain(expr: cst.BaseExpression) -> bool:
+    """A name, a dotted name or a number (`dim`, `config.hidden_size`, `512`)."""
+    return isinstance(expr, (cst.Integer, cst.Float)) or dotted(expr) is not None
+
+
+def _one(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Integer) and expr.value == "1"
+
+
+def _vector(call: cst.Call) -> bool:
+    """`nn.Parameter(torch.ones(dim))`, also with leading singleton dimensions (`torch.zeros(1, 1, dim)`, a class
+    token) and keyword options (`dtype=...`): one element per channel."""
+    fill = _fill(_only_argument(call))
+    if fill is None or any(arg.star for arg in fill.args):
+        return False
+    dims = [arg.value for arg in fill.args if arg.keyword is None]
+    options = [arg.value for arg in fill.args if arg.keyword is not None]
+    return bool(dims) and all(_one(d) for d in dims[:-1]) and _plain(dims[-1]) and all(_plain(o) for o in options)
+
+
+def _scalar(call: cst.Call) -> bool:
+    """`nn.Parameter(torch.tensor(0.5))`: one number."""
+    value = _only_argument(call)
+    if not isinstance(value, cst.Call) or dotted(value.func) != "torch.tensor":
+        return False
+    inner = _only_argument(value)
+    return inner is not None and not isinstance(inner, (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.Subscript))
+
+
+def _sized_vector(call: cst.Call) -> bool:
+    """More vectors: a length that is a call's value (`torch.zeros(w.size(0))`, `len(vocab)`; not `w.size()`),
+    singleton dimensions around it (`torch.ones(dim, 1, 1)`), and a scale in front (`init_values * torch.ones(dim)`,
+    a layer scale)."""
+    value = _only_argument(call)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        scale = value.left.expression if isinstance(value.left, cst.UnaryOperation) else value.left
+        if not _plain(scale):
+            return False
+        value = value.right
+    fill = _fill(value)
+    if fill is None or any(arg.star or arg.keyword is not None for arg in fill.args):
+        return False
+    dims = [arg.value for arg in fill.args]
+    sized = [d for d in dims if not _one(d)]
+    if len(sized) > 1 or not dims:
+        return False
+    length = sized[0] if sized else dims[-1]
+    if isinstance(length, cst.Call):  # `w.size(0)`, `len(vocab)`: one plain argument
+        inner = _only_argument(length)
+        return dotted(length.func) is not None and inner is not None and _plain(inner)
+    return _plain(length)
+
+
+def _builds_gathering(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    for written in constructors_in(text):
+        if written in index.classes and written != cls.name and index.classes[written].is_module:
+            if gathers(index, written):
+                return True
+        elif written[:1].isupper() or "." in written:
+            qualified = index.qualify(written)
+            if known.is_torch_module_class(qualified) and known.torch_has_params(qualified):
+                if qualified.rsplit(".", 1)[-1] not in known.NORMS:
+                    return True
+            elif index.external(qualified) is not None and index.is_module_base(qualified):
+                if gathers(index, qualified):
+                    return True
+    return False
+
+
+def is_persistent(index: ModelIndex, access: ParamAccess) -> bool:
+    """Is the accessed parameter below the persistence threshold, so ZeRO-3 keeps it gathered everywhere?"""
+    return _persistent(index, access)
+
+
+def _persistent(index: ModelIndex, access: ParamAccess) -> bool:
+    """Below the persistence threshold: a norm weight, a vector, or a layer whose built size is known small."""
+    first = access.first
+    if first is not None and first.call is not None and access.owner == f"self.{first.name}" and first.classes:
+        last = first.classes[0].rsplit(".", 1)[-1]
+        numel = param_numel(last, access.param, first.call, first.env or {})
+        if numel is not None and len(first.classes) == 1:
+            return stays_gathered(numel, index.persistence_threshold)
+    return _layer_bias(index, access) or _persistent_by_class(index, access)
+
+
+def _layer_bias(index: ModelIndex, access: ParamAccess) -> bool:
+    """A bias of a torch layer, or of a module we cannot see: one element per output feature.
+
+    Like `nn.Parameter(torch.zeros(n))` (see `ModelIndex.persistent_param`), a vector of unknown
+    length counts as below the threshold; a size known from the constructor call was decided before.
+    """
+    if not access.param.endswith("bias") or not access.owner_classes:
+        return False
+    return all(
+        ref == UNKNOWN_CLASS or known.is_torch_module_class(ref) or _inherits_torch_param(index, ref, access.param)
+        for ref in access.owner_classes
+    )
+
+
+def _persistent_by_class(index: ModelIndex, access: ParamAccess) -> bool:
+    # Only the classes that have the parameter (`nn.Identity()` in the other branch has none).
+    classes = [ref for ref in access.owner_classes if member_param(index, ref, access.param) is not False]
+    return bool(classes) and all(persistent_param(index, ref, access.param) for ref in classes)
+
+
+def _inherits_torch_param(index: ModelIndex, ref: str, name: str, depth: int = 0) -> bool:
+    """Does class `ref` (this file or another) get parameter `name` from a torch layer base, unchanged?
+
+    `class Conv2dSame(nn.Conv2d)` has nn.Conv2d's `bias` unless its own `__init__` assigns `self.bias`.
+    """
+    found = (index, index.classes[ref]) if ref in index.classes else index.external(ref)
+    if found is None or depth > 4:
+        return False
+    owner, info = found
+    if re.search(r"\bself\." + re.escape(name) + r"\s*=", "".join(m.text for m in info.init_methods)):
+        return False
+    for cls in info.mro:
+        for base in cls.qualified_bases:
+            if known.is_torch_module_class(base) and known.torch_params(base.rsplit(".", 1)[-1], name):
+                return True
+        for base_index, base_info in cls.external_bases:
+            if _inherits_torch_param(base_index, base_info.name, name, depth + 1):
+                return True
+    return False

@@ -1,0 +1,257 @@
+"""Parameter accesses by scope: where each runs, and so what ZeRO-3 has partitioned there.
+
+`param_accesses(index, *scopes)` is what the ZG1xx rules filter: the
+accesses of module methods placed in their class's life (`scoped_accesses`:
+`FORWARD`, `INIT`, `ENTRY`, `LATE`, leaving out guarded sites, modules built
+in the method itself, parameters ZeRO-3 keeps gathered, and in `__init__`
+submodules not built yet), of code a built model is handed to (`HANDED`,
+`BUILT`, from `handed.py`) and of training scripts (`SCRIPT`, `script.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
+from ..program.members import Kind, facts_of
+from ..program.tree import cst
+from .access import INIT, WRITE, ParamAccess, Scope
+from .flow import flat_of
+from .handed import built_accesses, handed_accesses
+from .params import NOT_A_SUBMODULE, accesses
+from .persistence import is_persistent
+from .script import script_accesses
+
+__all__ = ["param_accesses", "scoped_accesses"]
+
+
+def param_accesses(index: ModelIndex, *scopes: Scope) -> Iterator[ParamAccess]:
+    """Every parameter access of the file in `scopes`, scope by scope in the order given."""
+    for scope in scopes:
+        if scope is Scope.HANDED:
+            yield from handed_accesses(index)
+        elif scope is Scope.BUILT:
+            yield from built_accesses(index)
+        elif scope is Scope.SCRIPT:
+            yield from script_accesses(index)
+        else:
+            yield from scoped_accesses(index, scope)
+
+
+@memoised
+def scoped_accesses(index: ModelIndex, scope: Scope) -> list[ParamAccess]:
+    """The parameter accesses of module methods in `scope` (`FORWARD`, `INIT`, `ENTRY` or `LATE`) that touch a
+    parameter partitioned there.
+
+    `ENTRY` is the methods a training loop calls on the built model (`ClassInfo.entry_methods`),
+    where every parameter is partitioned just as outside a forward; `LATE` is the initialisers
+    that someone else runs on the built module (`ClassInfo.late_init_methods`), where every
+    child is built. In `INIT` only accesses after the submodule was built count: under
+    `deepspeed.zero.Init` a submodule is partitioned as soon as its own `__init__` returns, so
+    the parent's `__init__` sees placeholders from then on. Guarded sites (inside
+    `GatheredParameters`, or under a zero3/synced_gpus test) are left out everywhere.
+    """
+    found = []
+    for cls, method in index.methods(scope.value):
+        if _worth_reading(index, scope, cls, method):
+            counts = _counts_in(index, scope, cls, method)
+            found += [replace(a, scope=scope) for a in accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
+    return found
+
+
+def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodInfo) -> bool:
+    """The text pre-filter: can `method` touch a partitioned parameter in `scope`? (Decides what is parsed.)"""
+    text = method.text
+    may = _may_access(index, method)
+    if scope is Scope.FORWARD:
+        return may or _mentions_helper(index, cls, text)
+    if scope is Scope.INIT:
+        return may or _hands_module(text)
+    hands = scope is Scope.LATE and _hands_module(text)
+    if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
+        return False
+    if not hands and not _ENTRY_USES.search(text):
+        return False  # only writes and size queries are checked there: no need to parse a plain reader
+    return scope is Scope.LATE or not _runs_gathered(cls, method)
+
+
+def _counts_in(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodInfo) -> Callable[[ParamAccess], bool]:
+    """Which accesses of `method` touch a parameter that is partitioned there."""
+    if scope is Scope.INIT:
+        rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+        # `self.to_logits = lambda t: t @ self.emb.weight.t()` runs later, in forward
+        return lambda a: _built_before(a, rank) and not _deferred(method, a.node)
+    given = _arguments(method) if scope is Scope.LATE else frozenset()
+
+    def counts(a: ParamAccess) -> bool:
+        if a.local:
+            return False  # a module the method built itself: not partitioned
+        if a.first is not None and a.first.name in given:
+            return False  # a module the caller hands over (and may have gathered): judged at that call
+        # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
+        return a.use in (WRITE, INIT) or not is_persistent(index, a)
+
+    return counts
+
+
+def _deferred(method: MethodInfo, node: cst.CSTNode) -> bool:
+    """Is `node` inside a lambda stored by `method` (run later, not when `method` runs)?
+
+    Only lambdas: a function nested in `__init__` is usually called right there (`init(self.conv)`).
+    A lambda handed straight to a call (`self.apply(lambda m: ...)`) does run now, so only one
+    assigned to something counts as deferred.
+    """
+    flat = flat_of(method)
+    if flat is None:
+        return False
+    parent = flat.parent.get(id(node))
+    while parent is not None:
+        if isinstance(parent, cst.Lambda):
+            holder = flat.parent.get(id(parent))
+            return isinstance(holder, (cst.Assign, cst.AnnAssign))
+        if isinstance(parent, cst.FunctionDef):
+            return False
+        parent = flat.parent.get(id(parent))
+    return False
+
+
+def _arguments(method: MethodInfo) -> frozenset[str]:
+    node = method.node
+    if node is None:
+        return frozenset()
+    params = node.params
+    return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+
+# What a write, size query or value read looks like in text: `.data`, an in-place call `x_(`, `.shape`,
+# `.size(`, `numel(`, an item assignment `] =`, `.weight[...]` / `.weight.float()`.
+_ENTRY_USES = re.compile(
+    r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\]\s*[-+*/]?=[^=]"
+    r"|\.(?:weight|bias)\w*\s*(?:\[|\.(?!dtype\b|device\b|requires_grad\b|is_\w))"
+    r"|=\s*[\w.]+\.(?:weight|bias)\w*\s*$",  # bound to a local (`kernel = branch.conv.weight`)
+    re.MULTILINE,
+)
+
+
+# `init_layer(self.conv1)`, `named_apply(fn, self)`: a module of `self` handed to a function.
+_HANDS_SELF = re.compile(
+    r"(?<![\w.])(?<!def )(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
+    r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
+    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
+)
+
+
+# `for emb in self.emb: init_layer(emb, ...)`: a submodule, by its loop variable, handed to a function.
+_HANDS_ALIAS = re.compile(r"for (\w+) in self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\1\s*[,)]")
+
+
+def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    """Does `text` use a stored lambda, a property or a base-class helper of `cls` that mentions a parameter?"""
+    return any(f"self.{name}" in text for name in _helper_names(index, cls))
+
+
+@memoised
+def _helper_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Stored lambdas, properties, helpers returning `self.<...>` and base-class methods of `cls` that mention a
+    parameter."""
+    found = set(facts_of(cls).lambdas) if "lambda" in cls.text else set()
+    for method in cls.all_methods():
+        if method.text.lstrip().startswith("@property") and index.mentions_param(method.text):
+            found.add(method.name)
+        elif "return self." in method.text and index.mentions_param(method.text):
+            found.add(method.name)  # may return a submodule's parameter as is (`shared_embedding_weight()`)
+    for info in cls.mro:
+        for base_index, base in info.external_bases:
+            for method in base.all_methods():
+                if method.name not in found and base_index.mentions_param(method.text):
+                    found.add(method.name)
+    return frozenset(found)
+
+
+def _mentions_own_param(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    """Does `text` name `self.<p>` for a parameter `p` the class registers itself (partitioned in an entry method)?"""
+    # From the text first: most classes register none, and their `__init__` stays unparsed.
+    if not any(f"self.{name}" in text for name in _own_param_names(index, cls)):
+        return False
+    return any(
+        member.kind == Kind.PARAM and not member.classes and f"self.{name}" in text
+        for name, member in facts_of(cls).members.items()
+    )
+
+
+@memoised
+def _own_param_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    return frozenset(name for info in cls.mro for name in registered_names(info.text) if name)
+
+
+def _hands_module(text: str) -> bool:
+    return bool(_HANDS_SELF.search(text) or ("for " in text and _HANDS_ALIAS.search(text)))
+
+
+@memoised
+def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
+    """The text pre-filter, once per method for all the rules that share these accesses."""
+    text = method.text
+    return index.mentions_param(text) or "parameters(" in text or _reads_related(index, method)
+
+
+def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
+    """`self.encoder.pos_embedding` in a class holding a module it cannot read: a package parameter name?"""
+    text = method.text
+    reads = _CHILD_ATTR.findall(text)  # (root, member or "", attr): `self.a.b` or `alias.b`
+    if not reads:
+        return False
+    aliases = dict(_SELF_ALIAS.findall(text))  # `transformer = self.transformer`
+    candidates = [(aliases.get(root, member) if root != "self" else member, attr) for root, member, attr in reads
+                  if (root == "self" or root in aliases) and not attr.startswith("_")]
+    if not candidates:
+        return False
+    related = index.related_param_names  # read once per file, only now
+    candidates = [(m, a) for m, a in candidates if a in related]
+    if not candidates:
+        return False
+    owner = getattr(method, "owner", None)
+    members = facts_of(owner).members if isinstance(owner, ClassInfo) else {}
+    return any(
+        (member := members.get(m)) is not None and member.kind == Kind.UNKNOWN and not NOT_A_SUBMODULE.search(m)
+        for m, _a in candidates
+    )
+
+
+_CHILD_ATTR = re.compile(r"(?<![\w.])(self|\w+)\.(?:(\w+)\.)?(\w+)")
+_SELF_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*self\.(\w+)\s*$", re.M)
+
+
+def _built_before(access: ParamAccess, rank: int) -> bool:
+    first = access.first
+    if first is None or first.kind == Kind.UNKNOWN:
+        return True  # passed in, or reached through .parameters(): built earlier
+    return first.order < (rank, access.order)
+
+
+def _runs_gathered(cls: ClassInfo, method: MethodInfo) -> bool:
+    """Is `method` a private helper that its class calls only where parameters are gathered?
+
+    `with GatheredParameters(params): self._copy(new, old)` and the `else` of an
+    `is_deepspeed_zero3_enabled()` test: a name with a leading underscore is not called
+    by a training loop, so those call sites are the only ones.
+    """
+    name = method.name
+    if not name.startswith("_") or name.startswith("__"):
+        return False
+    pattern = re.compile(r"\bself\." + re.escape(name) + r"\s*\(")
+    guarded = []
+    for caller in cls.all_methods():
+        if caller is method or not pattern.search(caller.text):
+            continue
+        flat = flat_of(caller)
+        if flat is None:
+            return False
+        for node, ctx in flat.nodes:
+            if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
+                target = node.func.value
+                if isinstance(target, cst.Name) and target.value == "self":
+                    guarded.append(ctx.guarded)
+    return bool(guarded) and all(guarded)

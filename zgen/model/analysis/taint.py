@@ -1,0 +1,350 @@
+"""Which values in a function can differ between ranks, and why: the rank, a random draw, this rank's data.
+
+`Taint` follows them through assignments, branches and loops;
+`random_function` says when a helper of the file returns a random draw.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..program import known
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
+from ..program.trigger import Trigger
+from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, targets_of
+
+__all__ = [
+    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "Taint", "rank_attrs", "random_function", "draw_kind", "draw_trigger",
+    "draws_in", "VALUE_FREE_ATTRS", "is_none_test",
+]
+
+RANK = "rank"
+RANDOM = "random"
+HOST_RANDOM = "host-random"
+DATA = "data"
+
+
+def _filled(node: cst.CSTNode, local: set[str]) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
+    """`xs.append(v)` as the binding ([xs], v) when `xs` is a local of this function; else ([], None)."""
+    if type(node) is cst.Call:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in FILLS and isinstance(func.value, cst.Name):
+            if node.args and func.value.value in local:
+                return [func.value], node.args[-1].value
+    return [], None
+
+
+class Taint:
+    """Which values in a function can differ between ranks, and why.
+
+    A value is tainted by the rank (`dist.get_rank()`, `LOCAL_RANK`,
+    `is_main_process`), by a random draw (torch's generator or the host's
+    `random`/`numpy.random`), or by a data-dependent selection (`nonzero()`,
+    `unique()`, one-argument `torch.where`, `.any()`/`.all()`). Indexing with
+    the rank (`shards[rank]`) is arithmetic, not a decision. Taint flows
+    through assignments and through branches: a name assigned under a
+    tainted condition is tainted too (`to_drop = True` inside
+    `if torch.rand([]) < p:`), from that assignment on (or around a loop
+    that encloses both). `direct` keeps only what flowed through values,
+    which is what decides how often a loop runs.
+
+    A `x is None` test does not carry data taint: whether an optional input
+    was given is the caller's convention (`labels is not None`), not data.
+    """
+
+    def __init__(self, index: ModelIndex, cls: ClassInfo | None, flat: Flat) -> None:
+        self.index = index
+        self.cls = cls
+        self.names: dict[str, dict[str, str]] = {}
+        self.direct: dict[str, dict[str, str]] = {}
+        self.rank_attrs = rank_attrs(index, cls) if cls is not None else frozenset()
+        self._memo: dict[tuple[int, bool], dict[str, str]] = {}
+        self._flat = flat
+        # Where each tainted name was assigned (position, enclosing loops): a use before that
+        # assignment sees the taint only when a loop around both carries it back.
+        self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
+        self._done = False  # names still change while propagating: no memo until then
+        local = {  # names this function binds itself (not `self`, not an imported module)
+            name for node, _ctx in flat.nodes for target in targets_of(node)[0] for name in bound_names(target)
+        } - {"self", "cls"}
+        for _ in range(2):  # a second pass carries taint around loops
+            for node, ctx in flat.nodes:
+                if type(node) is cst.CompFor:
+                    continue  # a comprehension's variable lives in the comprehension only
+                targets, value = targets_of(node)
+                if value is None:
+                    targets, value = _filled(node, local)  # `offsets.append(n)`: the list holds what was put in
+                if value is None:
+                    continue
+                direct = self.of(value, direct=True)
+                kinds = dict(self.of(value))
+                for test in ctx.conds:
+                    for kind, why in self.of(test).items():
+                        kinds.setdefault(kind, why)
+                if not kinds:
+                    continue
+                site = (flat.position.get(id(node), -1), ctx.loops)
+                for target in targets:
+                    for name in bound_names(target):
+                        _merge_into(self.names.setdefault(name, {}), kinds)
+                        if direct:
+                            _merge_into(self.direct.setdefault(name, {}), direct)
+                        sites = self._where.setdefault(name, [])
+                        if site not in sites:
+                            sites.append(site)
+        self._done = True
+
+    def _reaches(self, use: cst.Name) -> bool:
+        """Can a tainted assignment of this name reach `use` (earlier in the code, or around a loop)?"""
+        position = self._flat.position.get(id(use))
+        sites = self._where.get(use.value)
+        if position is None or not sites:
+            return True
+        loops = self._flat.nodes[position][1].loops
+        guard = self._enclosing_while_test(use)
+        if guard is not None:  # `while go:` with `go = ...` in the body: the loop carries it back
+            loops = (*loops, guard)
+        for at, around in sites:
+            if at < position or any(loop is other for loop in around for other in loops):
+                return True
+        return False
+
+    def _enclosing_while_test(self, use: cst.CSTNode) -> cst.While | None:
+        """The `while` whose test holds `use` (a test is flattened outside its own loop)."""
+        child, parent = use, self._flat.parent.get(id(use))
+        for _ in range(12):
+            if parent is None:
+                return None
+            if isinstance(parent, cst.While):
+                return parent if parent.test is child else None
+            if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                return None
+            child, parent = parent, self._flat.parent.get(id(parent))
+        return None
+
+    def of(self, expr: cst.CSTNode, direct: bool = False) -> dict[str, str]:
+        """The taint kinds of an expression, each with the source it came from (for messages)."""
+        key = (id(expr), direct)
+        if self._done and key in self._memo:
+            return self._memo[key]
+        found = self._of(expr, self.direct if direct else self.names)
+        if self._done:
+            self._memo[key] = found
+        return found
+
+    def _of(self, expr: cst.CSTNode, names: dict[str, dict[str, str]]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is cst.Call:
+                taint = self._call_kind(node)
+                if taint is not None:
+                    found.setdefault(taint, _call_text(node))
+            elif kind is cst.Name:
+                if node.value in names and self._reaches(node):
+                    _merge_into(found, names[node.value])
+                elif node.value in known.RANK_NAMES:
+                    found.setdefault(RANK, node.value)
+            elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
+                # `x.ndim` of a value that went through a random helper (`drop_path`): the shape is not random
+                inner = self._of(node.value, names)
+                inner.pop(RANDOM, None)
+                inner.pop(HOST_RANDOM, None)
+                _merge_into(found, inner)
+                continue
+            elif kind is cst.Attribute:
+                if node.attr.value in known.RANK_NAMES:
+                    found.setdefault(RANK, code_of(node))
+                elif node.attr.value in self.rank_attrs and isinstance(node.value, cst.Name):
+                    if node.value.value == "self":
+                        found.setdefault(RANK, code_of(node))
+            elif kind is cst.Subscript:
+                base = dotted(node.value) or ""
+                if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
+                    found.setdefault(RANK, code_of(node))
+                    continue
+                # `parts[rank]` picks this rank's share: the rank is arithmetic here, not a decision.
+                for element in node.slice:
+                    inner = self._of(element, names)
+                    inner.pop(RANK, None)
+                    _merge_into(found, inner)
+                stack.append(node.value)
+                continue
+            elif kind in COMPREHENSIONS():
+                # Names bound by the comprehension's `for` shadow the function's names of the same spelling.
+                comp, local = node.for_in, set()
+                while comp is not None:
+                    local.update(bound_names(comp.target))
+                    comp = comp.inner_for_in
+                if local & names.keys():
+                    _merge_into(found, self._of_comprehension(node, {k: v for k, v in names.items() if k not in local}))
+                    continue
+            elif kind is cst.Comparison and is_none_test(node):
+                inner = self._of(node.left, names)
+                inner.pop(DATA, None)
+                _merge_into(found, inner)
+                continue
+            elif kind is cst.Comparison:
+                reduction = _compared_reduction(node)
+                if reduction is not None:  # `x.sum() > 0`: a decision on this rank's tensor values
+                    found.setdefault(DATA, reduction)
+            stack.extend(children(node))
+        return found
+
+    def _of_comprehension(self, node: cst.CSTNode, names: dict[str, dict[str, str]]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for child in children(node):
+            _merge_into(found, self._of(child, names))
+        return found
+
+    def _call_kind(self, node: cst.Call) -> str | None:
+        name = call_name(node)
+        if name is None:
+            return None
+        qualified = name if name.startswith(".") else self.index.qualify(name)
+        last = qualified.rsplit(".", 1)[-1]
+        if last in known.RANK_CALLS:
+            return RANK
+        if qualified.endswith(("environ.get", "getenv")) and node.args:
+            if const_str(node.args[0].value) in known.RANK_ENV:
+                return RANK
+        draw = _draw(qualified, node)
+        if draw is not None:
+            return draw
+        if qualified in known.DATA_SELECT_FUNCS:
+            return DATA
+        if name in ("all", "any") and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
+            return DATA  # all(stopping_criteria(out)): a verdict over this rank's values
+        if qualified == "torch.where" and len(node.args) == 1:
+            return DATA
+        if isinstance(node.func, cst.Name):
+            return random_function(self.index, node.func.value)
+        method = isinstance(node.func, cst.Attribute)
+        if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
+            return DATA
+        return None
+
+
+def draw_kind(index: ModelIndex, call: cst.Call) -> str | None:
+    """RANDOM / HOST_RANDOM when `call` draws a random number (torch's generator or the host's), else None."""
+    name = call_name(call)
+    if name is None:
+        return None
+    return _draw(name if name.startswith(".") else index.qualify(name), call)
+
+
+def _draw(qualified: str, call: cst.Call) -> str | None:
+    if qualified in known.RANDOM_TORCH:
+        return RANDOM
+    if qualified.startswith(known.RANDOM_HOST_PREFIXES):
+        return HOST_RANDOM
+    method = isinstance(call.func, cst.Attribute)
+    if method and qualified.rsplit(".", 1)[-1] in known.RANDOM_TORCH_METHODS:
+        return None if qualified.startswith("torch.nn.init") else RANDOM  # `nn.init.uniform_(w)` initialises
+    return None
+
+
+@memoised
+def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
+    """Text without which code of this file makes no random draw: `known.RANDOM_HINT`, the names this file
+    imported a draw as (`from random import random as rnd`), and (with `helpers`) its functions that return one."""
+    names = [
+        alias for alias, target in index.imports.items()
+        if target.startswith(known.RANDOM_HOST_PREFIXES) or target in known.RANDOM_TORCH
+    ]
+    if helpers:
+        names += [name for name in index.skeleton.functions if random_function(index, name)]
+    calls = [f"{name}(" for name in names]
+    pattern = known.RANDOM_HINT + "".join(f"|(?<![\\w.]){re.escape(call)}" for call in calls)
+    return Trigger("rand", "bernoulli", "multinomial", "poisson", "uniform_(", *calls, pattern=pattern)
+
+
+def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:
+    """RANDOM / HOST_RANDOM when `method` (or a function of this file) makes a random draw somewhere, else None."""
+    if not draw_trigger(index, False).search(method.text):
+        return None
+    node = method.node
+    kinds = {draw_kind(index, call) for call in walk(node) if isinstance(call, cst.Call)} if node is not None else set()
+    return RANDOM if RANDOM in kinds else HOST_RANDOM if HOST_RANDOM in kinds else None
+
+
+# `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
+_RANK_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*" + known.RANK_TEXT)
+
+
+@memoised
+def rank_attrs(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Attributes `__init__` (and the helpers it calls) sets from the process rank, read from the text."""
+    text = "".join(method.text for method in cls.init_methods)
+    return frozenset(m.group(1) for m in _RANK_ASSIGN.finditer(text))
+
+
+@memoised
+def random_function(index: ModelIndex, name: str) -> str | None:
+    """RANDOM / HOST_RANDOM when `name` is a function of this file that draws a random number and returns.
+
+    `layers = dropout_layers(self.layers, p)`: what such a helper returns
+    differs per rank as much as the draw inside it.
+    """
+    function = index.function_info(name)
+    if function is None or "return" not in function.text:
+        return None
+    return draws_in(index, function)
+
+
+# What a tensor is rather than what it holds: the same whatever values a random draw or a rank's data put in.
+VALUE_FREE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad", "layout"})
+
+
+# Reductions of a tensor to a value that a comparison then tests.
+_VALUE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "norm", "count_nonzero", "std"})
+
+
+def _compared_reduction(node: cst.Comparison) -> str | None:
+    """`x.sum() > 0`, `h.norm().item() < eps`: the reduction of a local tensor a comparison tests, as text."""
+    for side in (node.left, *(t.comparator for t in node.comparisons)):
+        call = side
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "item":
+            call = call.func.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+            continue
+        if call.func.attr.value not in _VALUE_REDUCTIONS:
+            continue
+        root = call.func.value
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math"):
+            return f".{call.func.attr.value}()"
+    return None
+
+
+def _merge_into(into: dict[str, str], extra: dict[str, str]) -> None:
+    for kind, why in extra.items():
+        into.setdefault(kind, why)
+
+
+def is_none_test(node: cst.Comparison) -> bool:
+    """`x is None` / `x is not None` (every comparison of the chain against `None`)."""
+    return all(
+        isinstance(t.operator, (cst.Is, cst.IsNot))
+        and isinstance(t.comparator, cst.Name)
+        and t.comparator.value == "None"
+        for t in node.comparisons
+    )
+
+
+def _call_text(node: cst.Call) -> str:
+    """`torch.rand()` for a function, `.nonzero()` for a method of a computed value."""
+    name = dotted(node.func)
+    if name is None and isinstance(node.func, cst.Attribute):
+        return f".{node.func.attr.value}()"
+    return f"{name or code_of(node.func)}()"
+
+
+def _env_key(node: cst.Subscript) -> str | None:
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return const_str(node.slice[0].slice.value)
+    return None

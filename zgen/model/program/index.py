@@ -1,0 +1,664 @@
+"""The model index: a file's classes and methods, which classes are `nn.Module`s, what `forward` reaches.
+
+Built lazily per file. The skeleton (`ast`) gives every class, base and
+method span up front; a method is parsed with libcst only when something asks
+for it. Rules ask for methods through `ModelIndex.methods(...)` with the
+regular expression of the tokens they cannot fire without, so most methods of
+a large file are never parsed at all. What a class's `__init__` builds is
+`members.py`'s question; other files come from `project.py`, read never
+imported, and are indexed the same way.
+
+Questions other modules ask of a file are `memoised` on its index: each is a
+typed function computed once per index and arguments.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from zgen.zero_policy import DEFAULT_PERSISTENCE_THRESHOLD
+
+from . import known
+from .project import Project, SourceFile, absolute_name
+from .skeleton import ClassSpan, FunctionSpan, Skeleton
+from .tree import Snippet, call_name, parse_snippet, walk
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+__all__ = ["ClassInfo", "MethodInfo", "ModelIndex", "entry_name", "memoised", "registered_names"]
+
+T = TypeVar("T")
+Query = Callable[..., T]
+_UNSET: Any = object()
+_COMPUTING: Any = object()
+
+
+def memoised(query: Query[T] | None = None, *, cycle: Any = _UNSET) -> Any:
+    """A query over one file, computed once per index and arguments (kept with the index).
+
+    `cycle` is the answer while the same question is being computed (a class
+    whose `__init__` builds itself, a function handing its argument to
+    itself); without it a question may not depend on itself. Arguments are
+    keys, passed by position: names, infos and nodes (which hash by identity).
+    """
+
+    def wrap(fn: Query[T]) -> Query[T]:
+        @functools.wraps(fn)
+        def cached(index: ModelIndex, *args: Any) -> T:
+            key = (fn, *args)
+            memo = index._memo
+            if key in memo:
+                value = memo[key]
+                if value is _COMPUTING:
+                    raise RuntimeError(f"{fn.__qualname__}{args!r} depends on itself; give it a `cycle` answer")
+                return value
+            memo[key] = _COMPUTING if cycle is _UNSET else cycle
+            try:
+                value = memo[key] = fn(index, *args)
+            except BaseException:
+                del memo[key]
+                raise
+            return value
+
+        return cached
+
+    return wrap if query is None else wrap(query)
+
+
+_PARAM_DEF = re.compile(
+    r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
+)
+# `self.name = nn.Parameter(<args>)` with what it is built from (to tell a scalar from a table).
+_LARGE_PARAM_DEF = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter\(([^\n]*)")
+_SCALAR_PARAM_ARGS = re.compile(
+    r"\s*(?:torch\.)?(?:tensor|scalar_tensor)\(|\s*(?:torch\.)?(?:ones|zeros|randn|rand|empty)\(\s*(?:1|\[\s*\]|\(\s*\)|\[\s*1\s*\]|\(\s*1\s*,\s*\))\s*\)"
+)
+_TORCH_PARAM_NAMES = frozenset(name for names in known.TORCH_PARAMS.values() for name in names)
+# transformers' shared modules: their classes are outputs and utilities, not models of another file.
+_SHARED_MODELING = frozenset(
+    {
+        "modeling_outputs",
+        "modeling_utils",
+        "modeling_layers",
+        "modeling_rope_utils",
+        "modeling_attn_mask_utils",
+        "modeling_flash_attention_utils",
+        "modeling_tf_utils",
+        "modeling_flax_utils",
+    }
+)
+# transformers' modules of outputs, caches, configs and masks (not layers).
+_NOT_MODULES = frozenset(
+    {"cache_utils", "configuration_utils", "masking_utils", "modeling_outputs", "generic", "import_utils", "hub"}
+)
+_ATTR_NOT_ON_SELF = re.compile(r"(?<!\bself)\.(\w+)")
+_RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
+_SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(|\bsuper\(\)\s*\.\s*(\w+)\s*\(")
+
+
+@dataclass(eq=False)
+class MethodInfo:
+    """A method of a class in this file, parsed on demand."""
+
+    owner: ClassInfo
+    span: FunctionSpan
+    index: ModelIndex
+
+    @cached_property
+    def text(self) -> str:
+        return self.index.skeleton.text(self.span.start, self.span.end)
+
+    @cached_property
+    def snippet(self) -> Snippet | None:
+        return self.index.parse(self.span)
+
+    @property
+    def node(self) -> cst.FunctionDef | None:
+        snip = self.snippet
+        return snip.function if snip is not None else None
+
+    @property
+    def name(self) -> str:
+        return self.span.name
+
+    @cached_property
+    def order(self) -> dict[int, int]:
+        """Pre-order index of every node of the method, by `id(node)`: what runs before what."""
+        node = self.node
+        return {} if node is None else {id(n): i for i, n in enumerate(walk(node))}
+
+
+class ClassInfo:
+    """A class of this file, with its in-file bases resolved."""
+
+    def __init__(self, span: ClassSpan, index: ModelIndex) -> None:
+        self.span = span
+        self.index = index
+        self.name = span.name
+        self._resolving = False
+
+    @cached_property
+    def text(self) -> str:
+        """The source of the class statement."""
+        return self.index.skeleton.text(self.span.start, self.span.end)
+
+    @cached_property
+    def qualified_bases(self) -> tuple[str, ...]:
+        return tuple(self.index.qualify(b) for b in self.span.bases)
+
+    @cached_property
+    def local_bases(self) -> tuple[ClassInfo, ...]:
+        found = []
+        for base in self.span.bases:
+            info = self.index.classes.get(base)
+            if info is not None and info is not self:
+                found.append(info)
+        return tuple(found)
+
+    @cached_property
+    def external_bases(self) -> tuple[tuple[ModelIndex, ClassInfo], ...]:
+        """Bases defined in other files of the program, read from their source."""
+        found = []
+        for written, qualified in zip(self.span.bases, self.qualified_bases):
+            if written in self.index.classes or _known_base(qualified):
+                continue  # a torch/transformers root class: nothing of it to merge, and its file is large
+            external = self.index.external(qualified)
+            if external is not None:
+                found.append(external)
+        return tuple(found)
+
+    @cached_property
+    def mro(self) -> tuple[ClassInfo, ...]:
+        """This class and its in-file bases, depth first (enough for method lookup here)."""
+        order: list[ClassInfo] = []
+        stack = [self]
+        while stack:
+            info = stack.pop(0)
+            if info in order:
+                continue
+            order.append(info)
+            stack.extend(info.local_bases)
+        return tuple(order)
+
+    @cached_property
+    def is_module(self) -> bool:
+        if self._resolving:  # bases that name each other across files: no answer from the cycle
+            return False
+        self._resolving = True
+        try:
+            return self.index.is_module_class(self, set())
+        finally:
+            self._resolving = False
+
+    @cached_property
+    def container_kind(self) -> str | None:
+        """`ModuleList`/`ModuleDict`/`Sequential` when this class derives from one."""
+        for info in self.mro:
+            for base in info.qualified_bases:
+                last = base.rsplit(".", 1)[-1]
+                if last in {"ModuleList", "ModuleDict", "Sequential"}:
+                    return last
+            for _index, external in info.external_bases:
+                if external.container_kind:
+                    return external.container_kind
+        return None
+
+    def method(self, name: str) -> MethodInfo | None:
+        """The method `name` as Python would find it through the in-file bases."""
+        for info in self.mro:
+            span = info.span.methods.get(name)
+            if span is not None:
+                return info._method_info(span)
+        return None
+
+    def inherited_method(self, name: str) -> MethodInfo | None:
+        """`method(name)`, else the method of a base class defined in another file (read there)."""
+        found = self.method(name)
+        if found is not None:
+            return found
+        for info in self.mro:
+            for _index, base in info.external_bases:
+                found = base.inherited_method(name)
+                if found is not None:
+                    return found
+        return None
+
+    def _method_info(self, span: FunctionSpan) -> MethodInfo:
+        return self.index.method_info(self, span)
+
+    def all_methods(self) -> list[MethodInfo]:
+        """Every method this class has, own definitions first, each name once."""
+        seen: dict[str, MethodInfo] = {}
+        for info in self.mro:
+            for name, span in info.span.methods.items():
+                if name not in seen:
+                    seen[name] = info._method_info(span)
+        return list(seen.values())
+
+    def reachable(self, root: str) -> list[MethodInfo]:
+        """`root` and every method it reaches through `self.m(...)` / `super().m(...)` calls."""
+        first = self.method(root)
+        if first is None:
+            return []
+        found = [first]
+        seen = {id(first)}
+        i = 0
+        while i < len(found):
+            current = found[i]
+            i += 1
+            for match in _SELF_CALL.finditer(current.text):
+                name = match.group(1) or match.group(2)
+                if match.group(2):
+                    target = _super_method(current.owner, name)
+                else:
+                    target = self.method(name)
+                if target is not None and id(target) not in seen:
+                    seen.add(id(target))
+                    found.append(target)
+        return found
+
+    @cached_property
+    def forward_methods(self) -> list[MethodInfo]:
+        """The methods that run inside this module's forward (where its own parameters are gathered)."""
+        return self.reachable("forward")
+
+    @cached_property
+    def init_methods(self) -> list[MethodInfo]:
+        """`__init__` and the helpers it calls (`self._build_layers()`)."""
+        return self.reachable("__init__")
+
+    @cached_property
+    def entry_methods(self) -> list[MethodInfo]:
+        """Methods a training loop calls on the built, partitioned model (`fuse_lora`, `crop_block_size`).
+
+        Every method neither `forward` nor `__init__` reaches, leaving out
+        initialisation by convention (`init_weights`, `reset_parameters`,
+        `_init_weights`: they run before partitioning or through `apply`), the
+        methods those reach, dunders, and state-dict and gather helpers.
+        """
+        taken = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
+        for method in self.all_methods():
+            if _NOT_ENTRY.search(method.name):
+                taken.update(id(m) for m in self.reachable(method.name))
+        if self.method("forward") is None:  # forward inherited from another file calls this class's overrides
+            names = self._inherited_forward_names()
+            taken.update(id(m) for m in self.all_methods() if m.name in names)
+        for sub in self.index.classes.values():  # a base class's helper that a subclass's forward calls
+            if sub is not self and self in sub.mro:
+                taken.update(id(m) for m in sub.forward_methods)
+        called = self.index.forward_text  # `self.decoder.decoder_query(x)`: part of another forward
+        roots = [m for m in self.all_methods() if id(m) not in taken and f".{m.name}(" not in called]
+        # A helper an initialiser shares with an entry point (`tie_weights` from `init_weights` and from
+        # `resize_token_embeddings`) runs on the built model too, when the entry point calls it.
+        found = {id(m) for m in roots}
+        gathered = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
+        for root in roots:
+            for method in self.reachable(root.name):
+                if id(method) not in found and id(method) not in gathered and not _NOT_ENTRY.search(method.name):
+                    found.add(id(method))
+                    roots.append(method)
+        return roots
+
+    def _inherited_forward_names(self) -> set[str]:
+        """Names of the methods an inherited `forward` of another file reaches through `self.m(...)` calls."""
+        names: set[str] = set()
+        todo = ["forward"]
+        while todo and len(names) < 200:
+            name = todo.pop()
+            method = self.inherited_method(name)
+            if method is None or name in names:
+                continue
+            names.add(name)
+            todo.extend(m.group(1) or m.group(2) for m in _SELF_CALL.finditer(method.text))
+        return names
+
+    @cached_property
+    def late_init_methods(self) -> list[MethodInfo]:
+        """Initialisers by name that neither this class's `__init__` nor `forward` reaches and no `apply` runs
+        (`bias_init`, `setup_embeddings_and_output_layer`, `zero_parameters`), and what they call.
+
+        Someone else runs them on the built module: a parent's or subclass's `__init__`
+        (`self.model[-1].bias_init()`) or the training code. Either way its children are built,
+        and partitioned under `deepspeed.zero.Init`. A method taking a module to visit
+        (`_init_weights(self, module)`) is an `apply` callback, not one of these.
+        """
+        candidates = [m for m in self.all_methods() if _LATE_INIT.search(m.name) and not _NOT_LATE_INIT.search(m.name)]
+        if not candidates:
+            return []
+        taken = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
+        found: list[MethodInfo] = []
+        for method in candidates:
+            if id(method) in taken or _visits_a_module(method.text) or self.index.handed_over(method.name):
+                continue  # a callback (`self.apply(self._init)`, `named_apply(self._init, self)`)
+            for reached in self.reachable(method.name):
+                if id(reached) not in taken and not _visits_a_module(reached.text):
+                    taken.add(id(reached))
+                    found.append(reached)
+        return found
+
+    def __repr__(self) -> str:
+        return f"ClassInfo({self.name})"
+
+
+def _super_method(owner: ClassInfo, name: str) -> MethodInfo | None:
+    for base in owner.local_bases:
+        found = base.method(name)
+        if found is not None:
+            return found
+    return None
+
+
+class ModelIndex:
+    """The index of one file. Cheap to create; everything is computed on first use."""
+
+    def __init__(
+        self,
+        path: str,
+        source: str,
+        skeleton: Skeleton,
+        project: Project | None = None,
+        module: str = "",
+        is_package: bool = False,
+        file: SourceFile | None = None,
+    ) -> None:
+        self.path = path
+        self.source = source
+        self.skeleton = skeleton
+        self.imports = skeleton.imports
+        # The other files of the program (None: this file alone), and this file's dotted module name.
+        self.project = project
+        self.module = module
+        self.is_package = is_package
+        self.file = file  # the project's record of this file, when it was read as another file's dependency
+        # Parameters with fewer elements stay gathered under ZeRO-3 (the config's value when one is checked).
+        self.persistence_threshold = DEFAULT_PERSISTENCE_THRESHOLD
+        self.classes = {name: ClassInfo(span, self) for name, span in skeleton.classes.items()}
+        self._snippets: dict[tuple[int, int], Snippet | None] = {}
+        self._methods: dict[tuple[int, int], MethodInfo] = {}
+        self._memo: dict[tuple[Any, ...], Any] = {}  # answers of `memoised` queries
+
+    @classmethod
+    def of(cls, file: SourceFile, project: Project) -> ModelIndex:
+        """The index of another file of the program, built once per version of that file."""
+        index = _INDEXES.get(file)
+        if index is None:
+            index = cls(file.path, file.source, file.skeleton, project, file.module, file.is_package, file)  # type: ignore[arg-type]
+            _INDEXES[file] = index
+        return index
+
+    # --- names -------------------------------------------------------------
+
+    @cached_property
+    def param_names(self) -> frozenset[str]:
+        """Every name this file registers as a parameter, plus those torch.nn classes register."""
+        names = set(_TORCH_PARAM_NAMES)
+        names.update(registered_names(self.source))
+        return frozenset(names)
+
+    @cached_property
+    def related_param_names(self) -> frozenset[str]:
+        """Parameter names of this file and of the files of its own package that it imports.
+
+        `self.encoder.pos_embedding` on an encoder handed to the constructor:
+        no class to look in, but the package registers `pos_embedding` as an
+        `nn.Parameter`. Scalars (`nn.Parameter(torch.ones(1))`, a
+        `torch.tensor(...)`) are left out: they stay gathered.
+        """
+        names = {m.group(1) for m in _LARGE_PARAM_DEF.finditer(self.source) if not _SCALAR_PARAM_ARGS.match(m.group(2))}
+        if self.project is not None and self.module:
+            own = self.module.partition(".")[0]
+            for target in sorted(set(self.imports.values())):
+                target = self.absolute(target) if target.startswith(".") else target
+                if target.partition(".")[0] != own:
+                    continue
+                for module in (target, target.rsplit(".", 1)[0]):
+                    other = self.project.file(module)
+                    if other is not None and other is not self.file:
+                        names.update(
+                            m.group(1) for m in _LARGE_PARAM_DEF.finditer(other.source)
+                            if not _SCALAR_PARAM_ARGS.match(m.group(2))
+                        )
+                        break
+        return frozenset(names - _TORCH_PARAM_NAMES)
+
+    def mentions_param(self, text: str) -> bool:
+        """Does `text` access `<x>.<param>` for some `x` other than `self` (a possible submodule parameter)?"""
+        names = set(_ATTR_NOT_ON_SELF.findall(text))
+        return bool(names & self.param_names) or any(_RNN_PARAM.match(n) for n in names)
+
+    def qualify(self, name: str) -> str:
+        """Replace the first component of a dotted name by what it was imported as (absolute when known)."""
+        head, _, rest = name.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            if head in self.classes or head in self.skeleton.functions:
+                return name
+            target = known.CONVENTIONAL_ALIASES.get(head)
+            if target is None:
+                return name
+        elif target.startswith("."):
+            target = self.absolute(target)
+        return f"{target}.{rest}" if rest else target
+
+    def absolute(self, name: str) -> str:
+        """`..layers.Mlp` written in this file as an absolute name, when this file's package is known."""
+        return absolute_name(name, self.module, self.is_package)
+
+    def external(self, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
+        """The class of another file that a qualified class reference names, read from its source."""
+        if self.project is None or "." not in ref or ref.startswith((".", "torch.")) or ref in self.classes:
+            return None
+        if ref.partition(".")[0] not in self.import_roots:
+            return None  # `hidden.view`, `self.x`: not a name imported from another module
+        module = ref.rsplit(".", 2)[-2]
+        if module in _SHARED_MODELING or module in _NOT_MODULES:
+            return None  # outputs, caches, configs, masks: large files that define no layers
+        return _external_class(self, ref)
+
+    @cached_property
+    def import_roots(self) -> frozenset[str]:
+        """Top-level packages this file's imports name (absolute), the only roots worth resolving."""
+        return frozenset(self.absolute(target).partition(".")[0] for target in self.imports.values())
+
+    def global_name(self, ref: str) -> str:
+        """A class reference of this file as other files see it (`Mlp` -> `pkg.layers.Mlp`)."""
+        if ref in self.classes and self.module:
+            return f"{self.module}.{ref}"
+        return ref
+
+    def qualified_call(self, node: cst.CSTNode) -> str | None:
+        name = call_name(node)
+        if name is None or name.startswith("."):
+            return name
+        return self.qualify(name)
+
+    # --- parsing -----------------------------------------------------------
+
+    def parse(self, span: FunctionSpan | ClassSpan) -> Snippet | None:
+        key = (span.start, span.end)
+        if key not in self._snippets:
+            text = self.skeleton.text(span.start, span.end)
+            self._snippets[key] = parse_snippet(text, span.start, span.indent)
+        return self._snippets[key]
+
+    def handed_over(self, name: str) -> bool:
+        """Is `self.<name>` used as a value, not called (`self.apply(self._init)`): a method passed as a callback?"""
+        needle, source = "self." + name, self.source
+        at = source.find(needle)
+        while at >= 0:
+            end = at + len(needle)
+            rest = source[end:end + 40].lstrip(" ")
+            if (at == 0 or not (source[at - 1].isalnum() or source[at - 1] in "_.")) and not (
+                rest[:1].isalnum() or rest[:1] in "_(.[" or rest[:1] == "=" and rest[1:2] != "="
+            ):
+                return True
+            at = source.find(needle, end)
+        return False
+
+    def method_info(self, cls: ClassInfo, span: FunctionSpan) -> MethodInfo:
+        key = (span.start, span.end)
+        info = self._methods.get(key)
+        if info is None:
+            owner = next((c for c in cls.mro if c.span.methods.get(span.name) is span), cls)
+            info = MethodInfo(owner, span, self)
+            self._methods[key] = info
+        return info
+
+    def function_info(self, name: str) -> MethodInfo | None:
+        """A module-level function of this file, parsed on demand like a method."""
+        span = self.skeleton.functions.get(name)
+        if span is None:
+            return None
+        key = (span.start, span.end)
+        info = self._methods.get(key)
+        if info is None:
+            info = self._methods[key] = MethodInfo(None, span, self)  # type: ignore[arg-type]
+        return info
+
+    def external_function(self, ref: str) -> tuple[ModelIndex, MethodInfo] | None:
+        """A module-level function of another file that a qualified name refers to."""
+        if self.project is None or "." not in ref or ref.startswith((".", "torch.")):
+            return None
+        if ref.partition(".")[0] not in self.import_roots or ref.rsplit(".", 2)[-2] in _NOT_MODULES:
+            return None
+        return _external_function(self, ref)
+
+    def is_module_class(self, cls: ClassInfo, seen: set[str]) -> bool:
+        if cls.name in seen:
+            return False
+        seen.add(cls.name)
+        for written, qualified in zip(cls.span.bases, cls.qualified_bases):
+            local = self.classes.get(written)
+            if local is not None and local is not cls:
+                if self.is_module_class(local, seen):
+                    return True
+                continue
+            if self.is_module_base(qualified):
+                return True
+        return False
+
+    def is_module_base(self, qualified: str, resolve: bool = True) -> bool:
+        """A base class from outside the file that is an `nn.Module` (`resolve`: read other files to tell)."""
+        last = qualified.rsplit(".", 1)[-1]
+        if last in known.MODULE_BASE_NAMES or known.is_torch_module_class(qualified):
+            return True
+        module = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
+        if module in _SHARED_MODELING or module in _NOT_MODULES:
+            return False  # outputs, caches, configs, masks: known not to be layers
+        external = self.external(qualified) if resolve else None
+        if external is not None:
+            return external[1].is_module
+        # Model classes imported from another model's modeling file (transformers' modular files).
+        module = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
+        return module.startswith("modeling_") and module not in _SHARED_MODELING and last[:1].isupper()
+
+    @cached_property
+    def forward_text(self) -> str:
+        """The text of every method run in a forward, with `self.` calls masked: `.name(` in it is a call
+        of `name` on another object (`self.codebook.lookup(x)`)."""
+        seen: set[int] = set()
+        texts = []
+        for cls in self.module_classes():
+            for method in cls.forward_methods:
+                if id(method) not in seen:
+                    seen.add(id(method))
+                    texts.append(method.text)
+        return re.sub(r"\bself\.(?=\w+\s*\()|\(\)\.", "~", "\n".join(texts))
+
+    def module_classes(self) -> list[ClassInfo]:
+        return [c for c in self.classes.values() if c.is_module]
+
+    def methods(self, scope: str, trigger=None) -> Iterator[tuple[ClassInfo, MethodInfo]]:
+        """(class, method) pairs of module classes whose text matches `trigger`.
+
+        `scope` is `forward` (methods run inside forward), `init` (`__init__`
+        and its helpers) or `all` (every method). A method inherited by several
+        classes is yielded once per class, since members can differ.
+        """
+        for cls in self.module_classes():
+            if scope == "forward":
+                candidates = cls.forward_methods
+            elif scope == "init":
+                candidates = cls.init_methods
+            elif scope == "entry":
+                candidates = cls.entry_methods
+            elif scope == "late":
+                candidates = cls.late_init_methods
+            else:
+                candidates = cls.all_methods()
+            for method in candidates:
+                if trigger is None or trigger.search(method.text):
+                    yield cls, method
+
+
+    def class_of(self, ref: str) -> ClassInfo | None:
+        """The in-file class a member's class reference names, if any."""
+        return self.classes.get(ref)
+
+
+def _known_base(qualified: str) -> bool:
+    last = qualified.rsplit(".", 1)[-1]
+    return last in known.MODULE_BASE_NAMES or known.is_torch_module_class(qualified) or last in {"object", "Generic"}
+
+
+# Indexes of other files, one per version of a file (dropped with the project's record of it).
+_INDEXES: weakref.WeakKeyDictionary[SourceFile, ModelIndex] = weakref.WeakKeyDictionary()
+
+
+@memoised
+def _external_class(index: ModelIndex, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
+    found = index.project.resolve(ref) if index.project is not None else None
+    if found is None or found[1] not in found[0].skeleton.classes:  # type: ignore[union-attr]
+        return None
+    owner = ModelIndex.of(found[0], index.project)  # type: ignore[arg-type]
+    return owner, owner.classes[found[1]]
+
+
+@memoised
+def _external_function(index: ModelIndex, ref: str) -> tuple[ModelIndex, MethodInfo] | None:
+    found = index.project.resolve(ref) if index.project is not None else None
+    if found is None:
+        return None
+    owner = ModelIndex.of(found[0], index.project)  # type: ignore[arg-type]
+    info = owner.function_info(found[1])
+    return (owner, info) if info is not None else None
+
+
+def registered_names(text: str) -> set[str]:
+    """Names `text` registers as parameters (`self.x = nn.Parameter(...)`, `register_parameter("x", ...)`),
+    read from the text: the pre-filter for what to parse (`members.facts` says what a class registers)."""
+    return {m.group(1) or m.group(2) for m in _PARAM_DEF.finditer(text)}
+
+
+# Methods that are not entry points on a partitioned model: initialisation, hooks, (de)serialisation.
+_NOT_ENTRY = re.compile(
+    r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero_?\d|zero_grad|is_zero|zero_?init|deepspeed|^extra_repr$"
+    r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
+    r"|^_?forward_?\w"  # forward variants (`forward_features`, `forward_intermediates`) compute like forward
+)
+
+
+def entry_name(name: str) -> bool:
+    """Could a method or function of this name be called on a built model (not an initialiser, hook, loader)?"""
+    return not _NOT_ENTRY.search(name)
+
+
+# Initialisers and builders by name (the part of `_NOT_ENTRY` that is about setting weights up) ...
+_LATE_INIT = re.compile(r"init|reset|^_?build|^_?make|^_?create|^_?setup|^_?zero_")
+# ... less dunders, state-dict, hook, load/save and gather helpers.
+_NOT_LATE_INIT = re.compile(
+    r"^__\w+__$|state_dict|^_?(?:load|save)_?|^_?(?:pre_)?hook|gather|deepspeed|zero3|^_?apply$|_fn$|_func$"
+)
+# `def _init_weights(self, module)` / a static `def _init(module, name)`: called on each module a walk visits.
+_VISITS_A_MODULE = re.compile(r"^\s*(?:@[^\n]*\n\s*)*def \w+\(\s*(?:self\s*,\s*)?(?:module|m|mod|layer|submodule|cell|model)\b")
+
+
+def _visits_a_module(text: str) -> bool:
+    return _VISITS_A_MODULE.match(text) is not None

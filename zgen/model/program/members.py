@@ -1,0 +1,732 @@
+"""What a module class's `__init__` builds on `self`: its members, read with libcst.
+
+`facts(cls)` reads `__init__` and the helpers it calls into `ClassFacts`:
+each `self.x = ...` classified as a module, container, parameter, buffer or
+value, with the classes it may hold (`nn.X(...)`, classes of this and other
+files, builder methods, factory functions, wrappers that return their
+argument, `functools.partial`, layer-factory arguments, `Class.from_config()`,
+tuple unpacking, `setattr`, containers and their subclasses, modules passed
+in). `classify` answers the same question for any expression. Base classes'
+members, of this file or another, are merged in. `has_params`,
+`member_param` and `member_of` answer about a class by name, following other
+files.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+
+from . import known
+from .index import ClassInfo, MethodInfo, ModelIndex, memoised
+from .size import upper_bound
+from .tree import access_path, call_name, const_str, cst, dotted, walk
+
+__all__ = [
+    "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "has_params",
+    "member_param", "member_of", "torch_base", "constructors_in", "creates_parameters",
+]
+
+ACTIVATION = "<activation>"  # class of a module from an activation registry (no parameters)
+UNKNOWN_CLASS = "<unknown>"  # a member assigned from something we cannot see (an argument)
+_CONSTRUCTOR = re.compile(r"\b([A-Za-z_][\w.]*)\s*\(")
+
+
+def constructors_in(text: str) -> set[str]:
+    """Names called in `text` as written (`nn.Linear`, `Block`, `build`): the candidates for the modules it builds."""
+    return set(_CONSTRUCTOR.findall(text))
+
+
+class Kind(enum.IntEnum):
+    """What a `self.<name>` assignment in `__init__` made; higher wins when a name is assigned twice."""
+
+    VALUE = 0  # a plain value: config, int, tensor
+    UNKNOWN = 1  # from an argument or expression we cannot classify; may be a module
+    BUFFER = 2
+    MODULE = 3
+    CONTAINER = 4  # ModuleList / ModuleDict / Sequential of `classes`
+    PARAM = 5
+
+
+@dataclass(slots=True)
+class Member:
+    """One attribute set in `__init__`: what it is, which classes it may hold, and when it was first assigned.
+
+    `order` is (method rank in `init_methods`, pre-order node index): it orders
+    an assignment against a use in the same `__init__`; base-class members get rank -1.
+    """
+
+    name: str
+    kind: Kind
+    classes: tuple[str, ...] = ()
+    order: tuple[int, int] = (0, 0)
+    # The constructor call that built it (when built once, by a call) and the integers then known
+    # (`__init__` defaults, locals): what `size.param_numel` bounds its parameters' sizes with.
+    call: cst.Call | None = None
+    env: dict[str, int] | None = None
+
+
+@dataclass(slots=True)
+class ClassFacts:
+    """What a module class's `__init__` (and those of its in-file bases) registers."""
+
+    members: dict[str, Member] = field(default_factory=dict)
+    # For ModuleList/ModuleDict subclasses: classes of the modules added to `self`.
+    elements: tuple[str, ...] = ()
+    # Access paths (`layer1.weight`) passed to `register_external_parameter(self, ...)`.
+    external: frozenset[str] = frozenset()
+    # `self.a.weight = self.b.weight`: (target path, source path).
+    ties: tuple[tuple[str, str], ...] = ()
+    # `self.to_logits = lambda t: t @ self.emb.weight.t()`: callables whose body reads members.
+    lambdas: dict[str, cst.Lambda] = field(default_factory=dict)
+    # `lin = nn.Linear(...); self.w = lin.weight`: a parameter taken from a module built in `__init__`
+    # (partitioned under zero.Init once built) -> (the module's local name, its classes, the parameter).
+    borrowed: dict[str, tuple[str, tuple[str, ...], str]] = field(default_factory=dict)
+
+
+@memoised(cycle=ClassFacts())
+def facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
+    """What `cls`'s `__init__` (and the helpers it calls, and its bases') registers on `self`."""
+    out = ClassFacts()
+    for base in reversed(cls.external_bases):
+        _merge(out, _global_facts(*base))
+    for base in reversed(cls.local_bases):
+        _merge(out, facts_of(base))
+    for rank, method in enumerate(cls.init_methods):
+        if method.owner is cls or method.owner not in cls.local_bases:
+            _FactsReader(index, out, method, rank, cls).read()
+    return out
+
+
+def facts_of(cls: ClassInfo) -> ClassFacts:
+    """`facts` of a class, in its own file's index."""
+    return facts(cls.index, cls)
+
+
+def classify(index: ModelIndex, expr: cst.BaseExpression, resolve: bool = False) -> tuple[Kind, tuple[str, ...]]:
+    """What an expression would make if assigned to `self.x` in `__init__` (module, parameter, ...).
+
+    Only this file and torch are read unless `resolve` (factory functions of other files too)."""
+    reader = _FactsReader(index, ClassFacts(), None, 0)  # type: ignore[arg-type]
+    reader.resolve = resolve  # a local in any method: by default no other files
+    return reader.classify(expr)
+
+
+def returns(
+    index: ModelIndex, function: MethodInfo, call: cst.Call, caller: _FactsReader
+) -> tuple[Kind, tuple[str, ...]]:
+    """What `call` of a factory function or builder method returns: a module and its classes, or a value.
+
+    The function's `return` values are classified with what its body bound
+    (`m = nn.Linear(...); nn.init.normal_(m.weight); return m`); returning one of
+    its parameters returns the caller's argument (`quant_noise(module, p)`).
+    """
+    kind, classes, param = _returned_by(index, function)
+    if param is not None:
+        arg = _argument(call, *param)
+        return caller.classify(arg) if arg is not None else (Kind.VALUE, ())
+    return kind, tuple(index.global_name(c) for c in classes) if caller.index is not index else classes
+
+
+@memoised(cycle=[])
+def returns_tuple(index: ModelIndex, function: MethodInfo, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
+    """Kinds and classes of the elements of `return a, b` in `function`, if it returns an n-tuple."""
+    node = function.node
+    if node is None or "return" not in function.text:
+        return []
+    reader = _FactsReader(index, ClassFacts(), function, 0, function.owner)
+    reader.read()
+    for stmt in walk(node.body):
+        if isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Tuple) and len(stmt.value.elements) == n:
+            out = []
+            for element in stmt.value.elements:
+                kind, classes = reader.classify(element.value)
+                out.append((kind, classes))
+            return out
+    return []
+
+
+@memoised(cycle=(Kind.VALUE, (), None))
+def _returned_by(index: ModelIndex, function: MethodInfo) -> tuple[Kind, tuple[str, ...], tuple[int, str] | None]:
+    node = function.node
+    if node is None or not function.text.count("return"):
+        return Kind.VALUE, (), None
+    reader = _FactsReader(index, ClassFacts(), function, 0, function.owner)
+    reader.read()
+    kind, classes = Kind.VALUE, ()
+    for stmt in walk(node.body):
+        if not isinstance(stmt, cst.Return) or stmt.value is None:
+            continue
+        value = stmt.value
+        if isinstance(value, cst.Name) and value.value in reader.params and value.value not in reader.locals:
+            position = reader.params.index(value.value)
+            if function.owner is not None:
+                position -= 1  # `self`
+            return Kind.VALUE, (), (position, value.value)
+        k, c = reader.classify(value)
+        if k > kind or (k == kind and c):
+            kind, classes = max(k, kind), classes + tuple(x for x in c if x not in classes)
+    return kind, classes, None
+
+
+@memoised(cycle=False)
+def _local_has_params_memo(index: ModelIndex, ref: str) -> bool | None:
+    return _local_has_params(index, index.classes[ref])
+
+
+@memoised
+def creates_parameters(index: ModelIndex, cls: ClassInfo) -> bool:
+    """Does `cls`'s `__init__` (or a helper it calls) create a parameter (`nn.Parameter(...)`, a `ParameterList`,
+    `register_parameter`), however it is stored? Methods whose text names none are not parsed."""
+    for method in cls.init_methods:
+        node = method.node if "Parameter" in method.text or "register_parameter" in method.text else None
+        if node is not None and any(isinstance(n, cst.Call) and _creates_parameter(call_name(n)) for n in walk(node)):
+            return True
+    return False
+
+
+def _creates_parameter(name: str | None) -> bool:
+    last = (name or "").rsplit(".", 1)[-1]
+    return last.endswith("Parameter") or last in {"ParameterList", "ParameterDict", "register_parameter"}
+
+
+def has_params(index: ModelIndex, ref: str) -> bool | None:
+    """Does a module of class `ref` own parameters (itself or below)? None: cannot tell.
+
+    A class's own parameters are read from its `__init__` (and what it calls),
+    parsed only when its text creates one; its children from the constructor
+    calls in that text, following classes of this file and of others.
+    """
+    if ref == ACTIVATION:
+        return False
+    if ref == UNKNOWN_CLASS:
+        return None
+    if ref in index.classes:
+        return _local_has_params_memo(index, ref)
+    answer = known.torch_has_params(ref)
+    if answer is None:
+        external = index.external(ref)
+        if external is not None:
+            return has_params(external[0], external[1].name)
+    return answer
+
+
+def torch_base(cls: ClassInfo) -> str | None:
+    """The last name of a torch.nn layer class that `cls` (or an in-file base) derives from (`Embedding`)."""
+    for info in cls.mro:
+        for base in info.qualified_bases:
+            last = base.rsplit(".", 1)[-1]
+            if known.is_torch_module_class(base) and last in known.TORCH_PARAMS:
+                return last
+    return None
+
+
+def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
+    if not cls.is_module:
+        return False
+    if torch_base(cls) is not None:
+        return True  # `class ScaledEmbedding(nn.Embedding)`: the base registers the weight
+    if creates_parameters(index, cls):
+        return True
+    text = "".join(method.text for method in cls.init_methods)
+    answers: list[bool | None] = []
+    for written in constructors_in(text):
+        if written in index.classes:
+            if index.classes[written].is_module:
+                answers.append(has_params(index, written))
+            continue
+        qualified = index.qualify(written)
+        last = qualified.rsplit(".", 1)[-1]
+        if last in known.ACTIVATION_FACTORIES or not last[:1].isupper():
+            continue
+        if known.is_torch_module_class(qualified) or last in known.TORCH_PARAMS:
+            answer = known.torch_has_params(qualified)
+            if answer is not None:
+                answers.append(answer)
+        elif index.is_module_base(qualified):
+            answers.append(has_params(index, qualified) if index.external(qualified) else None)
+    if True in answers:
+        return True
+    return None if None in answers else False
+
+
+def member_param(index: ModelIndex, ref: str, name: str) -> bool | None:
+    """Is `name` a parameter registered directly on a module of class `ref`? None: cannot tell."""
+    local = index.classes.get(ref)
+    if local is not None:
+        member = facts(index, local).members.get(name)
+        if member is None:
+            base = torch_base(local)
+            return base is not None and known.torch_params(base, name)
+        return member.kind == Kind.PARAM
+    external = index.external(ref)
+    if external is not None:
+        return member_param(external[0], external[1].name, name)
+    last = ref.rsplit(".", 1)[-1]
+    if ref.startswith("torch.nn.") or last in known.TORCH_PARAMS:
+        return known.torch_params(last, name)
+    if ref == ACTIVATION:
+        return False
+    return None
+
+
+def member_of(index: ModelIndex, ref: str, name: str) -> Member | None:
+    """The member `name` of class `ref` when the class is in this file (or a known torch child)."""
+    local = index.classes.get(ref)
+    if local is not None:
+        return facts(index, local).members.get(name)
+    external = index.external(ref)
+    if external is not None:
+        found = member_of(external[0], external[1].name, name)
+        if found is None:
+            return None
+        classes = tuple(external[0].global_name(c) for c in found.classes)
+        return Member(found.name, found.kind, classes, (-1, 0))
+    last = ref.rsplit(".", 1)[-1]
+    if last == "MultiheadAttention" and name == "out_proj":
+        return Member(name, Kind.MODULE, ("torch.nn.Linear",))
+    return None
+
+
+
+def _argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+    """The argument a call passes for a parameter (by keyword, else by position)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position].value if 0 <= position < len(positional) else None
+
+
+def _global_facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
+    """The facts of another file's class, with its class references made absolute."""
+    read = facts(index, cls)
+    out = ClassFacts(elements=tuple(index.global_name(c) for c in read.elements), external=read.external,
+                     ties=read.ties, lambdas=dict(read.lambdas))
+    for name, member in read.members.items():
+        out.members[name] = Member(name, member.kind, tuple(index.global_name(c) for c in member.classes), member.order)
+    return out
+
+
+def _merge(into: ClassFacts, base: ClassFacts) -> None:
+    for name, member in base.members.items():
+        into.members[name] = Member(member.name, member.kind, member.classes, (-1, member.order[1]))
+    into.elements += base.elements
+    into.external |= base.external
+    into.ties += base.ties
+    for name, body in base.lambdas.items():
+        into.lambdas.setdefault(name, body)
+
+
+_CONTAINERS = {"ModuleList", "ModuleDict", "Sequential"}
+_PARAM_CONTAINERS = {"ParameterList", "ParameterDict"}
+
+
+class _FactsReader:
+    """Reads one `__init__`-reachable method into `ClassFacts`."""
+
+    def __init__(
+        self, index: ModelIndex, facts: ClassFacts, method: MethodInfo, rank: int, cls: ClassInfo | None = None
+    ) -> None:
+        self.index = index
+        self.rank = rank
+        self.facts = facts
+        self.method = method
+        self.cls = cls if cls is not None else getattr(method, "owner", None)
+        # Locals bound to something we classified (`layer = Block(c)`, `layers.append(Block(c))`).
+        self.locals: dict[str, tuple[Kind, tuple[str, ...]]] = {}
+        # Names that build a module when called: `linear = partial(nn.Linear, bias=False)`,
+        # a parameter with a class default (`norm_layer=nn.LayerNorm`).
+        self.callables: dict[str, cst.BaseExpression] = {}
+        # Parameters of the method, in order: a factory that returns one returns its argument.
+        self.params: list[str] = []
+        self.layer_params: set[str] = set()  # parameters named like layer factories (`norm_layer`)
+        self.env: dict[str, int] = {}  # upper bounds of integer parameters and locals (`hd=256`)
+        self._unbounded: set[str] = set()
+        self._clamps: set[int] = set()  # targets of `if n > limit: n = limit`
+        self._depth = 0  # nesting of callables followed (`a = partial(b)`, `b = partial(a)`)
+        self.resolve = True  # read other files for imported classes and factory functions
+
+    def read(self) -> None:
+        node = self.method.node
+        if node is None:
+            return
+        self._parameters(node)
+        order = self.method.order
+        for stmt in walk(node.body):
+            if isinstance(stmt, cst.If):
+                self._clamps.update(_clamp_assigns(stmt))
+            elif isinstance(stmt, cst.BaseSmallStatement):
+                self._statement(stmt, (self.rank, order[id(stmt)]))
+
+    def _parameters(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name = param.name.value
+            self.params.append(name)
+            default = param.default
+            if isinstance(default, (cst.Name, cst.Attribute)) and dotted(default) not in (None, "None"):
+                self.callables[name] = default
+            elif isinstance(default, cst.Call) and _is_partial(default):
+                self.callables[name] = default
+            if _LAYER_PARAM.search(name):
+                self.layer_params.add(name)
+            if isinstance(default, cst.Integer):
+                self.env[name] = int(default.evaluated_value)
+            elif _negative_literal(default):  # `groups=-1`: a sentinel meaning "choose for me"
+                self.env[name] = -int(default.expression.evaluated_value)  # type: ignore[union-attr]
+
+    def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._assign(target.target, node.value, order)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self._assign(node.target, node.value, order)
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            self._call(node.value, order)
+
+    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression, order: tuple[int, int]) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            # self.q, self.k = nn.Linear(d, d), nn.Linear(d, d) / = [nn.Linear(d, d) for _ in range(2)]
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
+                for t, v in zip(target.elements, value.elements):
+                    if not isinstance(t, cst.StarredElement) and not isinstance(v, cst.StarredElement):
+                        self._assign(t.value, v.value, order)
+            elif isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+                for t in target.elements:
+                    if not isinstance(t, cst.StarredElement):
+                        self._assign(t.value, value.elt, order)
+            elif isinstance(value, cst.Call) and self.resolve:
+                # self.model, self.save = parse_model(cfg): what the function returns, position by position
+                returned = self._returned_tuple(value, len(target.elements))
+                for t, (kind, classes) in zip(target.elements, returned):
+                    path = access_path(t.value)
+                    if path is not None and path.root == "self" and len(path.parts) == 1 and kind > Kind.VALUE:
+                        self._set(path.parts[0], kind, classes, order)
+            return
+        if isinstance(target, cst.Name):
+            bound = upper_bound(value, self.env)
+            if id(target) in self._clamps and target.value in self.env:
+                bound = self.env[target.value]  # `if n > limit: n = limit` only lowers n
+            if bound is None or target.value in self._unbounded:
+                self.env.pop(target.value, None)  # once unknown on some path, unknown from then on
+                self._unbounded.add(target.value)
+            else:
+                self.env[target.value] = max(self.env.get(target.value, bound), bound)
+            if isinstance(value, cst.Call) and _is_partial(value):
+                # `conv = partial(conv, ...)`: bind to what the inner name meant before, not to itself.
+                inner = dotted(value.args[0].value)
+                self.callables[target.value] = self.callables.get(inner, value) if inner else value
+                self.locals[target.value] = (Kind.VALUE, ())  # the factory itself is not a module
+                return
+            if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in self.callables:
+                self.callables[target.value] = self.callables[dotted(value)]  # type: ignore[index]
+            self.locals[target.value] = self.classify(value)
+            return
+        if isinstance(target, cst.Subscript) and _is_self(target.value):
+            # ModuleDict subclass: self["expert_0"] = Expert()
+            kind, classes = self.classify(value)
+            if kind in (Kind.MODULE, Kind.CONTAINER):
+                self.facts.elements += classes
+            return
+        path = access_path(target)
+        if path is None or path.root != "self" or not path.parts:
+            return
+        if len(path.parts) == 1:
+            if isinstance(value, cst.Lambda):
+                self.facts.lambdas[path.parts[0]] = value
+            source = access_path(value) if isinstance(value, cst.Attribute) else None
+            if source is not None and len(source.parts) == 1 and source.root in self.locals:
+                kind, classes = self.locals[source.root]
+                if kind == Kind.MODULE and value.attr.value in self.index.param_names:  # type: ignore[union-attr]
+                    self.facts.borrowed[path.parts[0]] = (source.root, classes, source.parts[0])
+            kind, classes = self.classify(value)
+            self._set(path.parts[0], kind, classes, order)
+            member = self.facts.members[path.parts[0]]
+            if member.order == order and isinstance(value, cst.Call):
+                member.call, member.env = value, dict(self.env)
+            return
+        source = access_path(value)
+        if source is not None and source.root == "self" and "[]" not in path.parts:
+            self.facts.ties += ((".".join(path.parts), ".".join(source.parts)),)
+
+    def _set(self, name: str, kind: Kind, classes: tuple[str, ...], order: tuple[int, int]) -> None:
+        old = self.facts.members.get(name)
+        if old is None:
+            self.facts.members[name] = Member(name, kind, classes, order)
+            return
+        if kind > old.kind:
+            old.kind = kind
+        merged = old.classes + tuple(c for c in classes if c not in old.classes)
+        old.classes = merged
+        old.call = old.env = None  # built more than once: no single call tells its size
+
+    def _call(self, call: cst.Call, order: tuple[int, int]) -> None:
+        name = call_name(call)
+        if name is None:
+            return
+        args = call.args
+        if name in {"self.register_buffer", "self.register_parameter", "self.add_module", "self.register_module"}:
+            key = const_str(args[0].value) if args else None
+            if key is None:
+                return
+            if name == "self.register_buffer":
+                self._set(key, Kind.BUFFER, (), order)
+            elif name == "self.register_parameter":
+                self._set(key, Kind.PARAM, (), order)
+            elif len(args) > 1:
+                kind, classes = self.classify(args[1].value)
+                self._set(key, kind, classes, order)
+            return
+        if name == "setattr" and len(args) == 3 and _is_self(args[0].value):
+            key = const_str(args[1].value)
+            if key is not None:
+                kind, classes = self.classify(args[2].value)
+                self._set(key, kind, classes, order)
+            return
+        if name.endswith("register_external_parameter") and len(args) >= 2:
+            path = access_path(args[1].value)
+            if path is not None and path.root == "self":
+                self.facts.external |= {".".join(path.parts)}
+            return
+        if name in {"self.append", "self.extend", "self.add_module"} or name.endswith("__init__"):
+            # ModuleList/Sequential subclasses filling themselves; super().__init__(*layers)
+            for arg in args:
+                kind, classes = self.classify(arg.value)
+                if kind in (Kind.MODULE, Kind.CONTAINER):
+                    self.facts.elements += classes
+            return
+        path = access_path(call.func)
+        if path is not None and path.root == "self" and len(path.parts) == 2:
+            # self.layers = nn.ModuleList(); self.layers.append(Block(c))
+            if path.parts[1] in {"append", "extend", "insert", "add_module", "update"} and args:
+                kind, classes = self.classify(args[-1].value)
+                if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+                    self._set(path.parts[0], Kind.CONTAINER, classes, order)
+            return
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+            local = call.func.value.value
+            method = call.func.attr.value
+            if method in {"append", "extend", "insert"} and args:
+                kind, classes = self.classify(args[-1].value)
+                old_kind, old_classes = self.locals.get(local, (Kind.VALUE, ()))
+                if kind in (Kind.MODULE, Kind.CONTAINER):
+                    self.locals[local] = (max(old_kind, Kind.CONTAINER), old_classes + classes)
+
+    def classify(self, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]]:
+        """What kind of member an expression assigned to `self.x` makes."""
+        if isinstance(value, cst.Call):
+            return self._classify_call(value)
+        if isinstance(value, cst.IfExp):
+            a = self.classify(value.body)
+            b = self.classify(value.orelse)
+            return max(a[0], b[0]), a[1] + tuple(c for c in b[1] if c not in a[1])
+        if isinstance(value, cst.Subscript):
+            base = dotted(value.value)
+            if base is not None and base.rsplit(".", 1)[-1] in known.ACTIVATION_FACTORIES:
+                return Kind.MODULE, (ACTIVATION,)
+            if base in self.params and _MODULES_ARG.search(base):
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # `self.model = modules[0]`: one of the modules passed in
+            return Kind.VALUE, ()
+        if isinstance(value, cst.Name):
+            if value.value in {"None", "True", "False"}:
+                return Kind.VALUE, ()
+            if value.value in self.locals:
+                return self.locals[value.value]
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+            classes = self._elements(value)
+            return (Kind.CONTAINER, classes) if classes else (Kind.VALUE, ())
+        if isinstance(value, cst.Attribute):
+            path = access_path(value)
+            if path is not None and path.root != "self" and path.root in self.locals:
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+            if path is not None and path.root != "self" and value.attr.value in {"weight", "bias"}:
+                return Kind.PARAM, ()
+            return Kind.VALUE, ()
+        return Kind.VALUE, ()
+
+    def _classify_call(self, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
+        func = call.func
+        if isinstance(func, cst.Call) and _is_partial(func) and func.args:
+            return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
+        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, cst.Call):
+            kind, classes = self._classify_call(func.value)  # nn.Conv2d(...).requires_grad_(False): the module
+            if kind in (Kind.MODULE, Kind.CONTAINER):
+                return kind, classes
+        written = call_name(call)
+        if written is None or written.startswith("."):
+            return Kind.VALUE, ()
+        if written in self.callables:
+            return self._classify_callable(self.callables[written], call)
+        if written in self.layer_params:
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # norm_layer(dim): a layer class passed in
+        if written.startswith("self.") and written.count(".") == 1 and self.cls is not None:
+            return self._returned(self.cls.method(written[5:]), call)  # self.fc1 = self.build_fc1(...)
+        owner, _, constructor = written.rpartition(".")
+        if owner and _ALT_CONSTRUCTOR.match(constructor):
+            # Vision._from_config(cfg), Encoder.from_pretrained(path): an instance of that class
+            kind, classes = self._classify_call(call.with_changes(func=call.func.value))  # type: ignore[attr-defined]
+            if kind == Kind.MODULE:
+                return kind, classes
+            if not owner.rsplit(".", 1)[-1][:1].isupper() and not _NOT_A_MODEL_FACTORY.search(owner):
+                # `self.auto_class.from_pretrained(path)`: a class held in a variable, so a model we cannot read
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+        qualified = self.index.qualify(written)
+        last = qualified.rsplit(".", 1)[-1]
+        if last == "Parameter":
+            return Kind.PARAM, ()
+        if last in _PARAM_CONTAINERS:
+            return Kind.PARAM, ()
+        if last in _CONTAINERS and (known.is_torch_module_class(qualified) or written == last):
+            classes: tuple[str, ...] = ()
+            for arg in call.args:
+                classes += self._elements(arg.value)
+            return Kind.CONTAINER, classes
+        if last in known.REPARAMETRIZE and call.args:
+            return self.classify(call.args[0].value)
+        if last in known.ACTIVATION_FACTORIES:
+            return Kind.MODULE, (ACTIVATION,)
+        local = self.index.classes.get(written)
+        if local is not None:
+            return (Kind.MODULE, (written,)) if local.is_module else (Kind.VALUE, ())
+        if known.is_torch_module_class(qualified):
+            return Kind.MODULE, (qualified,)
+        if last in known.TORCH_PARAMS:
+            return Kind.MODULE, (last,)
+        if last[:1].isupper() and self.index.is_module_base(qualified, self.resolve):
+            return Kind.MODULE, (qualified,)
+        if written in {"copy.deepcopy", "deepcopy"} and call.args:
+            return self.classify(call.args[0].value)
+        if "." not in written and written in self.index.skeleton.functions:
+            return self._returned(self.index.function_info(written), call)  # def Linear(...): ...; return m
+        if not last[:1].isupper():
+            external = self.index.external_function(qualified) if self.resolve else None
+            if external is not None:
+                kind, classes = returns(external[0], external[1], call, self)
+                return kind, classes
+            if call.args and call.args[0].keyword is None:
+                # quant_noise(nn.Linear(...), p): a wrapper we cannot read returns the module it was given
+                kind, classes = self.classify(call.args[0].value)
+                if kind in (Kind.MODULE, Kind.CONTAINER):
+                    return kind, classes
+        return Kind.VALUE, ()
+
+    def _classify_callable(self, target: cst.BaseExpression, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
+        """Calling `target` (a class, a `partial` of one) with the arguments of `call`."""
+        if isinstance(target, cst.Call) and _is_partial(target) and target.args:
+            target = target.args[0].value
+        if not isinstance(target, (cst.Name, cst.Attribute)) or self._depth > 8:
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+        self._depth += 1
+        try:
+            return self._classify_call(call.with_changes(func=target))
+        finally:
+            self._depth -= 1
+
+    def _returned_tuple(self, call: cst.Call, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
+        """What a function of this or another file returns as an `n`-tuple, element by element (else [])."""
+        written = call_name(call)
+        if not written or written.startswith(".") or "." in written and written.partition(".")[0] == "self":
+            return []
+        found = None
+        if "." not in written and written in self.index.skeleton.functions:
+            found = (self.index, self.index.function_info(written))
+        else:
+            found = self.index.external_function(self.index.qualify(written))
+        if found is None or found[1] is None:
+            return []
+        owner, function = found
+        returned = returns_tuple(owner, function, n)
+        if owner is self.index:
+            return returned
+        return [(kind, tuple(owner.global_name(c) for c in classes)) for kind, classes in returned]
+
+    def _returned(self, method: MethodInfo | None, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
+        if method is None:
+            return Kind.VALUE, ()
+        return returns(self.index, method, call, self)
+
+    def _elements(self, value: cst.BaseExpression) -> tuple[str, ...]:
+        """Module classes inside a list/tuple/dict/comprehension/name given to a container."""
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return self._module_classes(value.elt)
+        if isinstance(value, cst.DictComp):
+            return self._module_classes(value.value)
+        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            out: tuple[str, ...] = ()
+            for element in value.elements:
+                out += tuple(c for c in self._module_classes(element.value) if c not in out)
+            return out
+        if isinstance(value, cst.Dict):
+            out = ()
+            for element in value.elements:
+                if isinstance(element, cst.DictElement):
+                    out += tuple(c for c in self._module_classes(element.value) if c not in out)
+            return out
+        if isinstance(value, cst.Call) and (call_name(value) or "").endswith(("OrderedDict", "dict")) and value.args:
+            return self._elements(value.args[0].value)
+        if isinstance(value, cst.Name) and value.value in self.locals:
+            kind, classes = self.locals[value.value]
+            return classes if kind in (Kind.MODULE, Kind.CONTAINER) else ()
+        return self._module_classes(value)
+
+    def _module_classes(self, value: cst.BaseExpression) -> tuple[str, ...]:
+        if isinstance(value, cst.Tuple) and len(value.elements) == 2:  # OrderedDict([("name", Mod())])
+            value = value.elements[1].value
+        kind, classes = self.classify(value)
+        return classes if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN) else ()
+
+
+
+
+_NOT_A_MODEL_FACTORY = re.compile(r"Token|Config|config|Processor|Extractor|Scheduler|Dataset|Pipeline")
+_MODULES_ARG = re.compile(r"module|model|layer|block|net|encoder|decoder")
+# nn.Module methods that return the module itself, so `nn.Linear(...).to(device)` is still that Linear.
+_RETURNS_SELF = frozenset(
+    {"requires_grad_", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "train", "eval", "apply",
+     "share_memory", "to_empty"}
+)
+_ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
+_LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
+
+
+def _negative_literal(node: cst.CSTNode | None) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+    )
+
+
+def _clamp_assigns(node: cst.If) -> set[int]:
+    """The target of `if n > limit: n = limit` (or `if limit < n:`): an assignment that only lowers `n`."""
+    test = node.test
+    if node.orelse is not None or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return set()
+    body = node.body.body
+    line = body[0] if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) else None
+    assign = line.body[0] if line is not None and len(line.body) == 1 else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return set()
+    target = assign.targets[0].target
+    operator = test.comparisons[0].operator
+    right = test.comparisons[0].comparator
+    if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        big, small = test.left, right
+    elif isinstance(operator, (cst.LessThan, cst.LessThanEqual)):
+        big, small = right, test.left
+    else:
+        return set()
+    same = isinstance(target, cst.Name) and isinstance(big, cst.Name) and big.value == target.value
+    return {id(target)} if same and small.deep_equals(assign.value) else set()
+
+
+def _is_partial(call: cst.Call) -> bool:
+    return (call_name(call) or "") in {"partial", "functools.partial"} and bool(call.args)
+
+
+def _is_self(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
