@@ -37,14 +37,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..program import known
+from ..program.holds import averaged_attributes, held_attributes, module_arguments
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import access_path, call_name, code_of, cst, dotted
 from ..program.trigger import Trigger
-from .access import CHECK, INIT, READ, SIZE, WRITE, ParamAccess, Reach, Scope, Via
-from .effects import usage, writes_module_params
-from .flow import Flat, bound_names, loop_items, same_items
+from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
+from .effects import resolve_function, usage, writes_module_params
+from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .script import WRAP_TRIGGER, ScriptScope, function_scope
 
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder"]
@@ -56,10 +58,7 @@ _WALK_TRIGGER = Trigger(
     "parameters(", "modules(", "children(",
     pattern=r"\.(?:modules|parameters|named_parameters|named_modules|children|named_children)\(",
 )
-_MODEL_NAME = re.compile(r"^(?:\w+_)?model$")
 _PARAMS_NAME = re.compile(r"^(?:\w+_)?parameters$")
-_MODEL_TYPE = re.compile(r"\bModule\b|Model\b")
-_NOT_AN_INSTANCE = re.compile(r"Config|Type|Callable|type\[")  # a class, a config or a factory, not a model
 _OWNS_STORAGE = re.compile(r"(?:Parameter|Tensor|Optimizer)$")
 _PARAM_WALKS = frozenset({"parameters", "named_parameters"})
 _MODULE_WALKS = frozenset({"modules", "named_modules", "children", "named_children"})
@@ -99,17 +98,138 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
     for span, cls in _functions(index):
         text = index.skeleton.text(span.start, span.end)
         may_be_handed, walks = _may_be_handed(span, cls, text), _WALK_TRIGGER.search(text)
-        if not may_be_handed and not walks:
+        whole = _whole_trigger(index, cls).search(text) and not WRAP_TRIGGER.search(text)
+        if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
+            whole = None  # called only where ZeRO-3 is off or handled; or at construction (judged at the call)
+        if not may_be_handed and not walks and not whole:
             continue
         scope = function_scope(index, span)
         if scope is None or not isinstance(scope.node, cst.FunctionDef):
             continue
-        held = holders(index, scope, cls if may_be_handed else None, may_be_handed, walks)
-        if held.models or held.iterables:
-            handed += _handed_uses(index, scope, held.models, held.iterables)
+        held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
+        if may_be_handed:
+            handed += _handed_uses(index, scope, set(held.models), held.iterables)
+        if whole and held.models:
+            handed += _whole_uses(index, scope, cls, held.models)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
     return handed, built
+
+
+@memoised
+def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
+    """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
+    words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\("]
+    words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
+    if cls is not None:
+        words += [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
+    return re.compile("|".join(words))
+
+
+def _runs_guarded(cls: ClassInfo | None, span: FunctionSpan) -> bool:
+    """A private method its class calls only under a ZeRO-3 test or inside a gather (`flow.runs_gathered`)."""
+    method = cls.method(span.name) if cls is not None else None
+    return method is not None and runs_gathered(cls, method)
+
+
+def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str]) -> list[ParamAccess]:
+    """Uses of a held module as a whole: deep-copied, its state dict read or loaded, its gradients clipped, its
+    parameters flattened into or out of a vector, or handed to a library's weight-averaging helper (and that
+    helper updated)."""
+    func, flat = scope.node, scope.flat
+    held = set(models)  # plus locals bound to one (`model = self.accelerator.unwrap_model(self.model)`)
+    averaged = set(averaged_attributes(index, cls)) if cls is not None else set()
+
+    def holds(expr: cst.BaseExpression) -> str | None:
+        name = dotted(expr)
+        if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value in ("parameters", "named_parameters"):
+                return holds(expr.func.value)
+        if name is not None and name not in held and name.endswith(".module"):
+            name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
+        return name if name in held else None
+
+    def access(node: cst.CSTNode, ctx, use: str, owner: str, name: str) -> ParamAccess:
+        where = func.name.value  # type: ignore[union-attr]
+        return ParamAccess(node, ctx, use, "", Via(Reach.MODULE, name), owner=owner, scope=Scope.HANDED, where=where,
+                           snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True)
+
+    found = []
+    for node, ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            target = node.targets[0].target.value
+            if _passes_on(index, flat, node.value, holds):
+                held.add(target)
+            else:
+                held.discard(target)
+            continue
+        if type(node) is not cst.Call or ctx.guarded:
+            continue
+        name = call_name(node) or ""
+        qualified = index.qualify(name) if name and not name.startswith(".") else name
+        last = qualified.rsplit(".", 1)[-1]
+        func_node = node.func
+        if isinstance(func_node, cst.Attribute) and func_node.attr.value in _STATE_METHODS:
+            owner = holds(func_node.value)
+            if owner is not None:
+                found.append(access(node, ctx, STATE, owner, func_node.attr.value))
+            continue
+        args = [a for a in node.args if a.keyword is None and not a.star]
+        if qualified in ("copy.deepcopy", "deepcopy") and args:
+            owner = holds(args[0].value)
+            if owner is not None:
+                found.append(access(node, ctx, COPY, owner, "copy.deepcopy"))
+        elif last in known.CLIP_GRAD and args and not _wrapper_method(name):
+            owner = holds(args[0].value)
+            if owner is not None:
+                found.append(access(node, ctx, GRAD, owner, last))
+        elif qualified in known.PARAMETER_VECTORS:
+            position, use = known.PARAMETER_VECTORS[qualified]
+            owner = holds(args[position].value) if len(args) > position else None
+            if owner is not None:
+                found.append(access(node, ctx, WRITE if use == "write" else READ, owner, last))
+        elif qualified in known.AVERAGERS and args:
+            owner = holds(args[0].value)
+            if owner is not None:
+                found.append(access(node, ctx, COPY, owner, last))
+        elif isinstance(func_node, cst.Attribute) and func_node.attr.value in known.AVERAGER_UPDATES:
+            path = access_path(func_node.value)
+            if path is not None and path.root == "self" and len(path.parts) == 1 and path.parts[0] in averaged:
+                found.append(access(node, ctx, WRITE, f"self.{path.parts[0]}", code_of(func_node)))
+    return found
+
+
+# Module methods that read or load the whole state: under ZeRO-3 the tensors are empty placeholders.
+_STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
+# Calls that return something other than the module they are given.
+_NOT_PASSED_ON = frozenset(
+    {"len", "list", "tuple", "print", "str", "repr", "isinstance", "id", "type", "sum", "hasattr", "getattr",
+     "sorted", "dict", "set", "iter", "next", "vars", "callable"}
+)  # fmt: skip
+
+
+def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) -> bool:
+    """Does `value` evaluate to a held module: the module itself, its wrapper's `.module`, or what an unreadable
+    function returns when given it (`accelerator.unwrap_model(model)`, `getattr(model, "module", model)`)?"""
+    if holds(value) is not None:
+        return True
+    if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+        return False
+    name = call_name(value) or ""
+    last = name.rsplit(".", 1)[-1]
+    if not last or last in _NOT_PASSED_ON and last != "getattr" or not last[:1].islower():
+        return False
+    if last == "getattr":
+        return len(value.args) == 3 and holds(value.args[2].value) is not None
+    if holds(value.args[0].value) is None:
+        return False
+    return resolve_function(index, flat, name) is None and index.qualify(name) not in ("copy.deepcopy", "deepcopy")
+
+
+def _wrapper_method(name: str) -> bool:
+    """`accelerator.clip_grad_norm_(...)`: the training wrapper hands clipping to the DeepSpeed engine."""
+    owner = name.rsplit(".", 1)[0] if "." in name else ""
+    return owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES
 
 
 def _functions(index: ModelIndex):
@@ -139,49 +259,25 @@ def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed
     if not isinstance(node, cst.FunctionDef):
         return found
     if handed:
-        found.models, found.iterables = _seeds(node)
+        found.models, found.iterables = _seeds(index, node)
         if cls is not None:
-            found.models |= {f"self.{h}" for h in _class_holders(index, cls)}
+            found.models |= {f"self.{h}" for h in held_attributes(index, cls)}
     if walks:
         found.walked = _walked(index, scope, node)
     return found
 
 
-def _seeds(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
-    """Arguments holding a built model, and arguments that are parameter iterables."""
-    models: set[str] = set()
+def _seeds(index: ModelIndex, node: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    """Arguments holding a built model (`holds.module_arguments`), and arguments that are parameter iterables."""
+    models = set(module_arguments(index, node))
     iterables: set[str] = set()
     for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
         name = param.name.value
         note = cst.Module([]).code_for_node(param.annotation.annotation) if param.annotation is not None else ""
         if "Parameter" in note or (not note and _PARAMS_NAME.match(name)):
             iterables.add(name)
-        elif _MODEL_NAME.match(name) or (_MODEL_TYPE.search(note) and not _NOT_AN_INSTANCE.search(note)):
-            if name not in ("self", "cls"):
-                models.add(name)
+            models.discard(name)
     return models, iterables
-
-
-@memoised
-def _class_holders(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """Attributes `__init__` of a non-module class sets from a model argument (`self.model = model`)."""
-    if ".parameters()" not in cls.text and "named_parameters(" not in cls.text:
-        return frozenset()  # nothing of the class walks a held model's parameters
-    span = cls.span.methods.get("__init__")
-    snippet = index.parse(span) if span is not None else None
-    node = snippet.function if snippet is not None else None
-    if node is None:
-        return frozenset()
-    models, _ = _seeds(node)
-    found = set()
-    for stmt in node.body.body:
-        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in models:
-                for target in small.targets:
-                    path = access_path(target.target)
-                    if path is not None and path.root == "self" and len(path.parts) == 1:
-                        found.add(path.parts[0])
-    return frozenset(found)
 
 
 def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dict[str, tuple[int, bool]]:
@@ -233,6 +329,13 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
     """Uses of a handed model's parameters: through parameter iterables, and `X.apply(fn)` writing them."""
     func, flat = scope.node, scope.flat
     aliases: dict[str, str] = {}  # loop variable -> the parameters it walks
+    built_here = _built_locals(index, flat)
+
+    def holds_model(expr: cst.BaseExpression) -> bool:
+        """A model handed in or held; or anything else whose parameters the code walks (`pair.target`), unless
+        this function built it (a plain module)."""
+        name = dotted(expr)
+        return name is not None and (name in models or name.partition(".")[0] not in built_here)
 
     def source_of(expr: cst.BaseExpression) -> str | None:
         """What `expr` iterates, when it yields the handed model's parameters."""
@@ -240,7 +343,7 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
         if isinstance(expr, cst.Name) and expr.value in iterables:
             return expr.value
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            if expr.func.attr.value in ("parameters", "named_parameters") and dotted(expr.func.value) in models:
+            if expr.func.attr.value in ("parameters", "named_parameters") and holds_model(expr.func.value):
                 if not any(a.keyword is not None and a.keyword.value == "recurse" for a in expr.args):
                     return cst.Module([]).code_for_node(expr)
         return None
@@ -286,6 +389,17 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
             continue  # bound, collected or handed on (`groups.append(p)`), not computed with
         if use in (READ, SIZE, WRITE, INIT):
             found.append(access(node, ctx, use, op, aliases[node.value], Via(Reach.PARAMETERS)))
+    return found
+
+
+def _built_locals(index: ModelIndex, flat: Flat) -> set[str]:
+    """Names a function assigns a module construction (`probe = nn.Linear(4, 4)`): plain modules it built."""
+    found = set()
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and isinstance(node.value, cst.Call):
+            if classify(index, node.value)[0] in (Kind.MODULE, Kind.CONTAINER):
+                for target in node.targets:
+                    found.update(bound_names(target.target))
     return found
 
 

@@ -385,6 +385,19 @@ class _FactsReader:
             self._assign(node.target, node.value, order)
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
             self._call(node.value, order)
+        elif isinstance(node, cst.Assert):
+            self._asserted(node.test)
+
+    def _asserted(self, test: cst.BaseExpression) -> None:
+        """`assert isinstance(vit, ViT)`: from here on the argument is a module of that class."""
+        if not (isinstance(test, cst.Call) and call_name(test) == "isinstance" and len(test.args) == 2):
+            return
+        subject, cls = test.args[0].value, test.args[1].value
+        if not isinstance(subject, cst.Name) or subject.value not in self.params or subject.value in self.locals:
+            return
+        kind, classes = self.classify(cst.Call(func=cls)) if isinstance(cls, (cst.Name, cst.Attribute)) else (Kind.VALUE, ())
+        if kind == Kind.MODULE:
+            self.locals[subject.value] = (kind, classes)
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression, order: tuple[int, int]) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):

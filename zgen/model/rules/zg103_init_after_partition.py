@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.access import INIT, WRITE, ParamAccess, Scope
+from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
 from ..analysis.effects import usage
 from ..analysis.flow import flat_of
 from ..analysis.handed import built_holder
@@ -283,6 +283,15 @@ _WRITES = {Scope.INIT: (INIT, WRITE), Scope.BUILT: (INIT,), Scope.LATE: (INIT, W
 
 def _message(access: ParamAccess) -> str:
     what = code_of(access.node)
+    if access.via.reach is Reach.METHOD:
+        where = (
+            f"`{access.where}`, which runs on the built module (its own `__init__` does not call it)"
+            if access.scope is Scope.LATE else "`__init__`"
+        )
+        return (
+            f"`{what}.{access.via.name}()` initialises the parameters of `{what}` in {where}, after `{what}` was "
+            "built; under `deepspeed.zero.Init` they are partitioned by then and the writes are lost"
+        )
     if access.scope is Scope.BUILT:
         return (
             f"`{what}` is initialised as a parameter of {built_holder(access)}; under `deepspeed.zero.Init` it is "
@@ -296,6 +305,12 @@ def _message(access: ParamAccess) -> str:
             f"{written} initialises a parameter of child `{access.owner}` in `{access.where}`, which runs on the "
             f"built module (its own `__init__` does not call it); under `deepspeed.zero.Init` `{access.owner}` is "
             "partitioned by then and the write is lost"
+        )
+    if access.via.reach is Reach.PASSED and isinstance(access.node, cst.Call):  # `zero_init(nn.Linear(d, d))`
+        return (
+            f"`{access.via.name}()` initialises the parameters of `{what}` right after it was built in `__init__`; "
+            f"under `deepspeed.zero.Init` `{what}` is partitioned as soon as its own `__init__` returns, so the "
+            "write is lost"
         )
     if access.via_parameters:
         return (

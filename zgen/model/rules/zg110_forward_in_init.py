@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.built import built_module, module_like_name
+from ..analysis.built import built_module
+from ..program.holds import module_like_name
 from ..analysis.flow import Flat, flat_of
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from ..program.members import Kind, facts_of, has_params

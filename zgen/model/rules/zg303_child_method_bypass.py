@@ -9,10 +9,8 @@ from zgen.findings import Severity
 
 from ..analysis.access import READ, SIZE, WRITE
 from ..analysis.calls import ModuleCalls
-from ..analysis.effects import usage
 from ..analysis.flow import flat_of
-from ..analysis.params import accesses
-from ..analysis.persistence import is_persistent, persistent_param
+from ..analysis.own import method_uses
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.tree import code_of, cst
@@ -140,11 +138,9 @@ class Quantiser(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         names = _candidate_methods(index)
-        if not names:
-            return
         for cls, method in index.methods("forward", None):
-            called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)}
-            if not called & names:
+            called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
+            if not called & (names | _external_methods(index, cls)):
                 continue
             flat = flat_of(method)
             if flat is None:
@@ -154,22 +150,25 @@ class Quantiser(nn.Module):
                 if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute):
                     continue
                 name = node.func.attr.value
-                if name not in names:
+                if name not in called:
                     continue
                 calls = calls or ModuleCalls(index, cls, flat, method.name)
                 target = node.func.value
                 if isinstance(target, cst.Name) and target.value == "self":
                     continue
                 for ref in calls.classes_of(target) or ():
-                    child = index.class_of(ref)
-                    used = _own_params_used(index, child, name) if child is not None else None
+                    used = next(
+                        (u.param for u in method_uses(index, ref, name)
+                         if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")),
+                        None,
+                    )
                     if used:
                         message = (
                             f"`{code_of(node.func)}(...)` computes with `{used}`, a parameter of "
                             f"`{code_of(target)}`, outside `{code_of(target)}`'s forward; ZeRO-3 has not "
                             "gathered it and must fetch it on access"
                         )
-                        help = f"compute it in `{ref}.forward`, or register the parameter as external"
+                        help = f"compute it in `{ref.rsplit('.', 1)[-1]}.forward`, or register the parameter as external"
                         yield self.finding(index, method.snippet, node, message, help)
                         break
 
@@ -184,31 +183,15 @@ def _candidate_methods(index: ModelIndex) -> set[str]:
     return names
 
 
-@memoised(cycle=None)
-def _own_params_used(index: ModelIndex, child: ClassInfo, name: str) -> str | None:
-    """The first own parameter `child.<name>()` (or a method it calls) computes with, as `self.<p>`."""
-    params = {n for n, m in facts_of(child).members.items() if m.kind == Kind.PARAM}
-    found = None
-    for method in child.reachable(name):
-        if method.name in ("forward", "__init__"):
+@memoised
+def _external_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Names of the non-forward methods of the classes of `cls`'s children that other files define."""
+    names: set[str] = set()
+    for member in facts_of(cls).members.values():
+        if member.kind != Kind.MODULE:
             continue
-        # The child's own submodules are not called either: their parameters are partitioned here too.
-        for access in accesses(index, child, method) if index.mentions_param(method.text) else ():
-            if access.use in (READ, SIZE, WRITE) and not access.via_parameters and not access.ctx.guarded:
-                if access.owner.startswith("self.") and not access.local and not is_persistent(index, access):
-                    found = code_of(access.node)
-                    break
-        if found:
-            break
-        if params and any(f"self.{p}" in method.text for p in params):
-            flat = flat_of(method)
-            for node, _ctx in flat.nodes if flat else ():
-                if type(node) is cst.Attribute and node.attr.value in params:
-                    if isinstance(node.value, cst.Name) and node.value.value == "self":
-                        use, _detail = usage(index, flat, node)
-                        if use in (READ, SIZE, WRITE) and not persistent_param(index, child.name, node.attr.value):
-                            found = f"self.{node.attr.value}"
-                            break
-        if found:
-            break
-    return found
+        for ref in member.classes:
+            external = index.external(ref) if ref not in index.classes and "." in ref else None
+            if external is not None:
+                names.update(m.name for m in external[1].all_methods() if not m.name.startswith("__"))
+    return frozenset(names - _SKIP)
