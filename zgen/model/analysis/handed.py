@@ -95,6 +95,8 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
     """The handed and the built accesses of the file, from one pass over its functions, in source order."""
     handed: list[ParamAccess] = []
     built: list[ParamAccess] = []
+    if index.other_framework:
+        return handed, built
     for span, cls in _functions(index):
         text = index.skeleton.text(span.start, span.end)
         may_be_handed, walks = _may_be_handed(span, cls, text), _WALK_TRIGGER.search(text)

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from ..program import known
-from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, torch_base
 from ..program.tree import access_path, call_name, code_of, cst
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
@@ -34,7 +34,7 @@ from .flow import Flat, flat_of, loop_items
 from .params import accesses, narrowed
 from .persistence import is_persistent, persistent_param
 
-__all__ = ["OwnUse", "method_uses", "method_call_accesses", "child_method_trigger", "TORCH_INITIALISERS"]
+__all__ = ["OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "TORCH_INITIALISERS"]
 
 # torch.nn layers' methods that set every parameter of the layer afresh.
 TORCH_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters"})
@@ -57,7 +57,8 @@ class OwnUse:
 
 
 def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
-    """What calling `<module of class ref>.<name>()` does to the parameters the module owns, first use of each kind."""
+    """What calling `<module of class ref>.<name>()` does to the parameters the module owns: the first use of each
+    kind of a parameter that stays gathered and of one that does not."""
     if name in _NOT_USES or name.startswith("__"):
         return ()
     local = index.classes.get(ref)
@@ -84,24 +85,30 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
         if base is not None and name in TORCH_INITIALISERS:
             return (OwnUse(INIT, "self.weight", False),)
         return ()
-    found: dict[str, OwnUse] = {}
+    found: dict[tuple[str, bool], OwnUse] = {}  # the first use of each kind, of a small and of a large parameter
     owner = method.owner if isinstance(method.owner, ClassInfo) else cls
     for reached in owner.reachable(name) if owner.index is index else [method]:
         if reached.name in ("forward", "__init__"):
             continue
         for use in _uses_in(index, cls, reached):
-            found.setdefault(use.use, use)
+            found.setdefault((use.use, use.persistent), use)
     return tuple(found.values())
 
 
 def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnUse]:
     """Parameter uses in one method of `cls`: its own parameters, its children's, and child methods it calls."""
+    text = method.text
+    reads_own = any(f"self.{name}" in text for name in registered_names(cls.text))
+    reads_children = index.mentions_param(text) or "parameters(" in text
+    calls_children = calls_child_method(index, text)
+    if not (reads_own or reads_children or calls_children):
+        return []  # nothing to parse for
     flat = flat_of(method)
     if flat is None:
         return []
     found: list[OwnUse] = []
     members = facts_of(cls).members
-    own = {n for n, m in members.items() if m.kind == Kind.PARAM and not m.classes}
+    own = {n for n, m in members.items() if m.kind == Kind.PARAM and not m.classes} if reads_own else set()
     if own:
         for node, ctx in flat.nodes:
             if type(node) is cst.Attribute and node.attr.value in own and not ctx.guarded:
@@ -109,12 +116,12 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
                     use, _op = usage(index, flat, node)
                     if use in (READ, SIZE, WRITE, INIT):
                         found.append(OwnUse(use, f"self.{node.attr.value}", persistent_param(index, cls.name, node.attr.value)))
-    if index.mentions_param(method.text) or "parameters(" in method.text:
+    if reads_children:
         for access in accesses(index, cls, method):
             if access.use in (READ, SIZE, WRITE, INIT) and not access.ctx.guarded and not access.local:
                 if access.owner.startswith("self.") or access.via_parameters:
                     found.append(OwnUse(access.use, code_of(access.node), is_persistent(index, access)))
-    for call, ctx, classes, target in _module_method_calls(index, cls, method, flat):
+    for call, ctx, classes, target in _module_method_calls(index, cls, method, flat) if calls_children else ():
         if ctx.guarded:
             continue
         for ref in classes:
@@ -160,24 +167,30 @@ def _walks_modules(items: cst.BaseExpression) -> bool:
     )
 
 
-# What a write, an initialisation or a size query looks like in text (`.data`, `x.clamp_(`, `.shape`, `] =`).
-_WRITES_OR_SIZES = re.compile(r"\.data\b|[a-z0-9]_\(|\.shape\b|\.size\(|numel\(|\]\s*[-+*/]?=[^=]|reset_parameters\(")
+# What a write or an initialisation looks like in text (`.data`, `x.clamp_(`, `reset_parameters(`).
+_WRITES = re.compile(r"\.data\b|[a-z0-9]_\(|reset_parameters\(")
 
 
 @memoised
 def child_method_trigger(index: ModelIndex) -> re.Pattern[str]:
     """Text without which a method calls no submodule method that could write or size its parameters: a call of
-    torch's `reset_parameters()`, of a method of a module class of this file, or of a method named for setting
-    weights (`init`, `reset`) or named in place (`proj_()`)."""
+    torch's `reset_parameters()`, of a method of a module class of this file that writes or sizes (`proj_()`), or
+    of a method named for setting weights (`init`, `reset`)."""
     names = set(TORCH_INITIALISERS)
     for cls in index.module_classes():
         for name in cls.span.methods:
             if name not in _NOT_USES and not name.startswith("__"):
-                if any(_WRITES_OR_SIZES.search(m.text) for m in cls.reachable(name)):
+                if any(_WRITES.search(m.text) for m in cls.reachable(name)):
                     names.add(name)
     alternatives = "|".join(sorted(map(re.escape, names)))
     # not on `self` itself (`self.init_weights()` is the class's own helper) nor a dunder (`super().__init__()`)
-    return re.compile(r"(?<!\bself)(?<!\(\))\.(?:" + alternatives + r"|(?!__)\w*(?:init|reset)\w*|[a-z]\w*[a-z0-9]_)\(")
+    return re.compile(r"(?<!\bself)(?<!\(\))\.(?:" + alternatives + r"|(?!__)\w*(?:init|reset)\w*)\(")
+
+
+def calls_child_method(index: ModelIndex, text: str) -> bool:
+    """The pre-filter of `method_call_accesses`: a call of a method that may write a submodule's parameters, or a
+    walk over modules narrowed by class (`for m in model.modules(): if isinstance(m, Noisy): m.sample()`)."""
+    return bool(child_method_trigger(index).search(text)) or ("modules()" in text and "isinstance(" in text)
 
 
 @memoised

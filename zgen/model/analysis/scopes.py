@@ -20,7 +20,7 @@ from ..program.tree import cst
 from .access import INIT, WRITE, ParamAccess, Scope
 from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
-from .own import child_method_trigger, method_call_accesses
+from .own import calls_child_method, method_call_accesses
 from .params import NOT_A_SUBMODULE, accesses
 from .persistence import is_persistent
 from .script import script_accesses
@@ -60,7 +60,7 @@ def scoped_accesses(index: ModelIndex, scope: Scope) -> list[ParamAccess]:
         if _worth_reading(index, scope, cls, method):
             counts = _counts_in(index, scope, cls, method)
             found += [replace(a, scope=scope) for a in accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
-        if scope is not Scope.FORWARD and _calls_child_method(index, method.text):
+        if scope is not Scope.FORWARD and calls_child_method(index, method.text):
             # `self.gru.reset_parameters()`, `m.sample()`: a submodule's own method that writes or sizes its parameters
             counts = counts or _counts_in(index, scope, cls, method)
             found += [replace(a, scope=scope) for a in method_call_accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
@@ -102,12 +102,6 @@ def _counts_in(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodIn
         return a.use in (WRITE, INIT) or not is_persistent(index, a)
 
     return counts
-
-
-def _calls_child_method(index: ModelIndex, text: str) -> bool:
-    """The pre-filter of `method_call_accesses`: a call of a method that may write a submodule's parameters, or a
-    walk over modules narrowed by class (`for m in model.modules(): if isinstance(m, Noisy): m.sample()`)."""
-    return bool(child_method_trigger(index).search(text)) or ("modules()" in text and "isinstance(" in text)
 
 
 def _deferred(method: MethodInfo, node: cst.CSTNode) -> bool:

@@ -17,11 +17,12 @@ from functools import cached_property
 from typing import Protocol
 
 from ..program import known
-from ..program.index import ModelIndex, memoised
+from ..program.holds import held_attributes, module_arguments
+from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
-from .divergence import Divergence, find_divergences
+from .divergence import NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flatten, loop_items
 from .taint import DATA, RANK, Taint
@@ -41,10 +42,20 @@ class ScriptScope:
     index: ModelIndex
     snippet: Snippet
     node: cst.CSTNode
+    owner: ClassInfo | None = None  # the class (not a module) whose method this is
 
     @cached_property
     def flat(self) -> Flat:
         return flatten(self.node)
+
+    @cached_property
+    def held(self) -> frozenset[str]:
+        """Dotted names holding a model here: module arguments, and the attributes of the class that hold one."""
+        node = self.node
+        found = set(module_arguments(self.index, node)) if isinstance(node, cst.FunctionDef) else set()
+        if self.owner is not None:
+            found |= {f"self.{name}" for name in held_attributes(self.index, self.owner)}
+        return frozenset(found)
 
     @cached_property
     def wrapped(self) -> dict[str, int]:
@@ -258,6 +269,8 @@ class _Search(Protocol):
 
 def script_scopes(index: ModelIndex, trigger: _Search) -> Iterator[ScriptScope]:
     """Script scopes whose text matches `trigger`, parsed on first use and cached."""
+    if index.other_framework:
+        return
     spans: list[FunctionSpan] = list(index.skeleton.functions.values())
     for cls in index.classes.values():
         if not cls.is_module:
@@ -278,7 +291,10 @@ def script_scopes(index: ModelIndex, trigger: _Search) -> Iterator[ScriptScope]:
 @memoised
 def function_scope(index: ModelIndex, span: FunctionSpan) -> ScriptScope | None:
     snippet = index.parse(span)
-    return None if snippet is None else ScriptScope(index, snippet, snippet.node)
+    if snippet is None:
+        return None
+    owner = next((c for c in index.classes.values() if span in c.span.methods.values()), None)
+    return ScriptScope(index, snippet, snippet.node, owner if owner is not None and not owner.is_module else None)
 
 
 @memoised
@@ -318,6 +334,10 @@ class _ScriptCalls:
                 return code_of(func)  # `self.accelerator.get_state_dict(model)`, `fabric.save(path, state)`
         if scope.wrapped_name(func, call) or (isinstance(func, cst.Name) and func.value in scope.model_args):
             return code_of(func)
+        if dotted(func) in scope.held:
+            return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
+        if isinstance(func, cst.Attribute) and dotted(func.value) in scope.held and func.attr.value not in NOT_RUNS:
+            return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
             target = func.value
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
@@ -335,13 +355,18 @@ def script_divergences(
     data-dependent exit too.
     """
     for scope in script_scopes(index, trigger):
-        taint = Taint(index, None, scope.flat)
-        indirect = None
-        if kind == DATA:
-            indirect = lambda _calls, s=scope: _script_indirect(s)  # noqa: E731
-        for d in find_divergences(scope.flat, lambda s=scope: _ScriptCalls(index, s), taint, indirect):
+        if kind != RANK and not (scope.held or scope.model_args or scope.wrapped):
+            continue  # runs no model (only a rank test can also gate a collective)
+        for d in _scope_divergences(index, scope, kind != RANK):
             if d.kind == kind:
                 yield scope.snippet, d
+
+
+@memoised
+def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> list[Divergence]:
+    """The divergent decisions of one script scope, once for every rule (`helpers`: model calls through helpers)."""
+    indirect = (lambda _calls: _script_indirect(scope)) if helpers else None
+    return find_divergences(scope.flat, lambda: _ScriptCalls(index, scope), Taint(index, None, scope.flat), indirect)
 
 
 def _script_indirect(scope: ScriptScope):
@@ -353,6 +378,8 @@ def _script_indirect(scope: ScriptScope):
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            return f"self.{func.attr.value}()" if _runs_held(scope, func.attr.value) else None
         if not isinstance(func, cst.Name):
             return None
         if func.value in scope.model_runners:
@@ -373,6 +400,20 @@ def _script_indirect(scope: ScriptScope):
 
     return indirect
 
+
+
+def _runs_held(scope: ScriptScope, name: str) -> bool:
+    """Does `self.<name>()`, a method of the (non-module) class of `scope`, call a model the class holds?"""
+    owner = scope.owner
+    held = held_attributes(scope.index, owner) if owner is not None else {}
+    if not held:
+        return False
+    calls = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, held)) + r")\b(?:\.(\w+))?\s*\(")
+    for method in owner.reachable(name):
+        for match in calls.finditer(method.text):
+            if match.group(1) is None or match.group(1) not in NOT_RUNS:
+                return True
+    return False
 
 
 @memoised

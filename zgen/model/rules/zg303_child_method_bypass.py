@@ -140,7 +140,8 @@ class Quantiser(nn.Module):
         names = _candidate_methods(index)
         for cls, method in index.methods("forward", None):
             called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
-            if not called & (names | _external_methods(index, cls)):
+            called &= names | _external_methods(index, cls)
+            if not called:
                 continue
             flat = flat_of(method)
             if flat is None:
@@ -185,13 +186,18 @@ def _candidate_methods(index: ModelIndex) -> set[str]:
 
 @memoised
 def _external_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """Names of the non-forward methods of the classes of `cls`'s children that other files define."""
+    """Names of the non-forward methods of classes of other files that `cls`'s `__init__` builds children of
+    (`self.encoder = Encoder(...)`, read from the text: the class's members are parsed only if one is called)."""
     names: set[str] = set()
-    for member in facts_of(cls).members.values():
-        if member.kind != Kind.MODULE:
+    text = "".join(method.text for method in cls.init_methods)
+    for written in set(_BUILT_CHILD.findall(text)):
+        if written in index.classes:
             continue
-        for ref in member.classes:
-            external = index.external(ref) if ref not in index.classes and "." in ref else None
-            if external is not None:
-                names.update(m.name for m in external[1].all_methods() if not m.name.startswith("__"))
+        external = index.external(index.qualify(written))
+        if external is not None and external[1].is_module:
+            names.update(m.name for m in external[1].all_methods() if not m.name.startswith("__"))
     return frozenset(names - _SKIP)
+
+
+# `self.encoder = Encoder(...)`, `self.encoder = layers.Encoder(...)`: a child built from a named class.
+_BUILT_CHILD = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=\s*((?:[a-z_]\w*\.)*[A-Z]\w*)\(")
