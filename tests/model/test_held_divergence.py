@@ -83,9 +83,37 @@ HAZARDS = {
                     out[key] = self._get_module(key)(inputs[key])
                 return out
         """),
+    "an agent's policy skipped when this rank's batch has none of its samples": ("ZG203", """
+        class MultiAgent(nn.Module):
+            def __init__(self, policies: dict[str, nn.Module]):
+                super().__init__()
+                self.policies = policies
+
+            def forward(self, batch):
+                results = []
+                for agent_id, policy in self.policies.items():
+                    index = np.nonzero(batch.agent_id == agent_id)[0]
+                    if len(index) == 0:
+                        continue
+                    results.append(policy(batch[index]))
+                return results
+        """),
 }
 
 SAFE = {
+    "every agent's policy runs, on an empty batch too": """
+        class MultiAgent(nn.Module):
+            def __init__(self, policies: dict[str, nn.Module]):
+                super().__init__()
+                self.policies = policies
+
+            def forward(self, batch):
+                results = []
+                for agent_id, policy in self.policies.items():
+                    index = np.nonzero(batch.agent_id == agent_id)[0]
+                    results.append(policy(batch[index]))
+                return results
+        """,
     "a random perturbation of the policy's output": """
         class Agent:
             def __init__(self, policy: nn.Module, eps):

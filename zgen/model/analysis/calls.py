@@ -90,6 +90,10 @@ class ModuleCalls:
         """Classes of the modules that iterating over `expr` yields, if it is a module container."""
         if isinstance(expr, cst.Subscript):  # self.layers[:n]
             return self._elements_of(expr.value)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+            if expr.func.attr.value in ("values", "items"):  # a ModuleDict's modules (`items()`: its pairs' second)
+                return self._elements_of(expr.func.value)
+            return None
         path = access_path(expr)
         if path is None:
             return None

@@ -265,7 +265,7 @@ class Taint:
             return DATA
         if name in ("all", "any") and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
             return DATA  # all(stopping_criteria(out)): a verdict over this rank's values
-        if qualified == "torch.where" and len(node.args) == 1:
+        if qualified in ("torch.where", "numpy.where") and len(node.args) == 1:
             return DATA
         if isinstance(node.func, cst.Name):
             return random_function(self.index, node.func.value)

@@ -321,6 +321,16 @@ DATA_SELECT_FUNCS = frozenset(
         "torch.all",
         "torch.equal",
         "torch.count_nonzero",
+        # the same selections of a host array (`np.nonzero(batch.agent_id == i)`: which samples this rank holds)
+        "numpy.nonzero",
+        "numpy.flatnonzero",
+        "numpy.unique",
+        "numpy.argwhere",
+        "numpy.bincount",
+        "numpy.any",
+        "numpy.all",
+        "numpy.array_equal",
+        "numpy.count_nonzero",
     }
 )
 
