@@ -73,6 +73,31 @@ class Head(nn.Module):
         super().__init__()
         self.out = zero_init(nn.Linear(d, 4 * d))
 """),
+    # a method of the top model reaches each block's child through the loop variable and resamples it in place
+    "loop-variable-child-resampled": ("ZG101", """
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.noisy = Noisy(d)
+
+    def forward(self, x):
+        return self.noisy(x)
+
+
+class Top(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d) for _ in range(4)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+    def resample_all(self):
+        for block in self.blocks:
+            block.noisy.resample()
+"""),
 }
 
 
@@ -108,6 +133,31 @@ class Cell(nn.Linear):
     def __init__(self, d):
         super().__init__(d, d)
         self.reset_parameters()
+""",
+    # the same walk through a loop variable's child, calling a method that only counts in a buffer
+    "loop-variable-child-counts-in-a-buffer": """
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.noisy = Noisy(d)
+
+    def forward(self, x):
+        return self.noisy(x)
+
+
+class Top(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d) for _ in range(4)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+    def count_all(self):
+        for block in self.blocks:
+            block.noisy.count()
 """,
 }
 

@@ -131,7 +131,11 @@ class ModuleCalls:
                 return None if path.root in self.sequences else self.aliases[path.root]
             if path.parts == ("[]",):
                 return (UNKNOWN,)
-            return None
+            if path.root in self.sequences or "[]" in path.parts:
+                return None
+            # `block.attn.norm` for `block` in `self.blocks`: a child of the submodule the local holds
+            resolved = self._follow(Kind.MODULE, self.aliases[path.root], path.parts)
+            return resolved[1] if resolved is not None and resolved[0] == Kind.MODULE else None
         resolved = self._resolve(path.root, path.parts)
         if resolved is None:
             return None
@@ -156,8 +160,11 @@ class ModuleCalls:
         member = facts_of(self.cls).members.get(parts[0])
         if member is None:
             return None
-        kind, classes = member.kind, member.classes
-        for part in parts[1:]:
+        return self._follow(member.kind, member.classes, parts[1:])
+
+    def _follow(self, kind: Kind, classes: tuple[str, ...], parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
+        """What `<a module of kind and classes>.<parts>` holds, following the members of its classes."""
+        for part in parts:
             if kind == Kind.CONTAINER:
                 kind = Kind.MODULE
                 classes = classes or (UNKNOWN,)  # `self.linears = nn.ModuleDict()` filled later: any module
