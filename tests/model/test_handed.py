@@ -135,6 +135,15 @@ class Pairs:
             for t, s in zip(target.parameters(), source.parameters()):
                 t.data.copy_(s.data)
 """),
+    # the averaged model's parameters looked up by name in a dict of them, and lerped into in place
+    "ema-update-through-a-name-to-parameter-dict": ("ZG101", """
+@torch.no_grad()
+def ema_update(model, averaged_model, decay):
+    model_params = dict(model.named_parameters())
+    averaged_params = dict(averaged_model.named_parameters())
+    for name, param in model_params.items():
+        averaged_params[name].lerp_(param, 1 - decay)
+"""),
 }
 
 
@@ -199,6 +208,16 @@ class Sgd(torch.optim.Optimizer):
         super().__init__(params, {"lr": lr})
         for p in params:
             p.numel()
+""",
+    # the same dicts, compared by their names and flags only
+    "name-to-parameter-dicts-compared-by-name": """
+def check_same(model, averaged_model):
+    model_params = dict(model.named_parameters())
+    averaged_params = dict(averaged_model.named_parameters())
+    assert model_params.keys() == averaged_params.keys()
+    for name, param in model_params.items():
+        averaged_params[name].requires_grad_(False)
+        assert param.dtype == averaged_params[name].dtype
 """,
 }
 

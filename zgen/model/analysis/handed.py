@@ -331,6 +331,7 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
     """Uses of a handed model's parameters: through parameter iterables, and `X.apply(fn)` writing them."""
     func, flat = scope.node, scope.flat
     aliases: dict[str, str] = {}  # loop variable -> the parameters it walks
+    maps: dict[str, str] = {}  # `params = dict(model.named_parameters())` -> the parameters it maps names to
     built_here = _built_locals(index, flat)
 
     def holds_model(expr: cst.BaseExpression) -> bool:
@@ -344,6 +345,10 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
         expr = same_items(expr)
         if isinstance(expr, cst.Name) and expr.value in iterables:
             return expr.value
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+            mapping = expr.func.value  # `params.items()`, `params.values()` of a name -> parameter mapping
+            if expr.func.attr.value in ("items", "values") and isinstance(mapping, cst.Name) and mapping.value in maps:
+                return maps[mapping.value]
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters") and holds_model(expr.func.value):
                 if not any(a.keyword is not None and a.keyword.value == "recurse" for a in expr.args):
@@ -363,8 +368,11 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
                     aliases.pop(bound, None)  # `p = output_dir / name`: no longer a parameter
             if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
                 name = node.targets[0].target.value
+                maps.pop(name, None)
                 if source_of(node.value) is not None or _selects(node.value, source_of):
                     iterables.add(name)  # `parameters = list(parameters)`, `[p for p in ps if p.requires_grad]`
+                elif (mapped := _mapped(node.value, source_of)) is not None:
+                    maps[name] = mapped  # `averaged = dict(ema_model.named_parameters())`
             continue
         if kind is cst.For or kind is cst.CompFor:
             _bind_loop(node.target, node.iter, source_of, aliases)
@@ -375,8 +383,12 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
                 if fn and writes_module_params(index, flat, fn):
                     found.append(access(node, ctx, WRITE, "", dotted(node.func.value) or "", Via(Reach.APPLY, fn)))
             continue
-        if kind is not cst.Name or node.value not in aliases or ctx.guarded:
+        if kind is cst.Subscript and not ctx.guarded and isinstance(node.value, cst.Name) and node.value.value in maps:
+            source = maps[node.value.value]  # `averaged[name]`: one parameter of the mapping
+        elif kind is not cst.Name or node.value not in aliases or ctx.guarded:
             continue
+        else:
+            source = aliases[node.value]
         parent = flat.parent.get(id(node))
         if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
             continue
@@ -390,8 +402,15 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
         if use == READ and not op and not _computed(index, flat, parent):
             continue  # bound, collected or handed on (`groups.append(p)`), not computed with
         if use in (READ, SIZE, WRITE, INIT):
-            found.append(access(node, ctx, use, op, aliases[node.value], Via(Reach.PARAMETERS)))
+            found.append(access(node, ctx, use, op, source, Via(Reach.PARAMETERS)))
     return found
+
+
+def _mapped(value: cst.BaseExpression, source_of) -> str | None:
+    """`dict(model.named_parameters())`: a mapping from names to the parameters `source_of` recognises."""
+    if isinstance(value, cst.Call) and call_name(value) == "dict" and len(value.args) == 1 and not value.args[0].keyword:
+        return source_of(value.args[0].value)
+    return None
 
 
 def _built_locals(index: ModelIndex, flat: Flat) -> set[str]:
