@@ -456,7 +456,35 @@ class Detector(nn.Module):
     def forward(self, x):
         return self.model(x)
 """,
+    # A local conv stack built in __init__ and run on a dummy input to size the head.
+    "probe-forward-of-a-local-conv-stack": """
+class Atari(nn.Module):
+    def __init__(self, c, h, w, n):
+        super().__init__()
+        net = nn.Sequential(nn.Conv2d(c, 32, 8, stride=4), nn.ReLU(), nn.Flatten())
+        with torch.no_grad():
+            dim = net(torch.zeros(1, c, h, w)).shape[1]
+        self.net = nn.Sequential(net, nn.Linear(dim, n))
+
+    def forward(self, x):
+        return self.net(x)
+""",
 }
+
+
+def test_probe_of_a_local_module_without_parameters_is_clean():
+    body = """
+class Atari(nn.Module):
+    def __init__(self, c, h, w, n):
+        super().__init__()
+        pool = nn.Sequential(nn.AvgPool2d(4), nn.Flatten())
+        dim = pool(torch.zeros(1, c, h, w)).shape[1]
+        self.net = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), pool, nn.Linear(dim, n))
+
+    def forward(self, x):
+        return self.net(x)
+"""
+    assert "ZG110" not in codes(body)
 
 
 @pytest.mark.parametrize("case", sorted(FORWARD))
