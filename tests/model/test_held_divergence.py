@@ -98,6 +98,41 @@ HAZARDS = {
                     results.append(policy(batch[index]))
                 return results
         """),
+    "a trainer's epoch stops on a flag its training step returned": ("ZG204", """
+        from typing import TypeVar
+
+
+        class Algorithm(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.net = nn.Linear(d, d)
+
+
+        TAlgorithm = TypeVar("TAlgorithm", bound=Algorithm)
+
+
+        class Trainer:
+            def __init__(self, algorithm: TAlgorithm, steps):
+                self.algorithm = algorithm
+                self.steps = steps
+                self.stop = False
+
+            def _training_step(self, batch):
+                raise NotImplementedError
+
+            def epoch(self, batches):
+                done = 0
+                while done < self.steps and not self.stop:
+                    result = self._training_step(next(batches))
+                    done += 1
+                    self.stop = result.is_done()
+                return done
+
+
+        class OnPolicyTrainer(Trainer):
+            def _training_step(self, batch):
+                return self.algorithm.update(batch)
+        """),
 }
 
 SAFE = {
@@ -183,6 +218,41 @@ SAFE = {
                         if i == max(keep):
                             return found
                 return x
+        """,
+    "a trainer's epoch of a fixed number of steps": """
+        from typing import TypeVar
+
+
+        class Algorithm(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.net = nn.Linear(d, d)
+
+
+        TAlgorithm = TypeVar("TAlgorithm", bound=Algorithm)
+
+
+        class Trainer:
+            def __init__(self, algorithm: TAlgorithm, steps):
+                self.algorithm = algorithm
+                self.steps = steps
+                self.stop = False
+
+            def _training_step(self, batch):
+                raise NotImplementedError
+
+            def epoch(self, batches):
+                done = 0
+                while done < self.steps and not self.stop:
+                    result = self._training_step(next(batches))
+                    done += 1
+                    self.log(result)
+                return done
+
+
+        class OnPolicyTrainer(Trainer):
+            def _training_step(self, batch):
+                return self.algorithm.update(batch)
         """,
 }
 

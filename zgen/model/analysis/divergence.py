@@ -299,6 +299,9 @@ def _derived_names(flat: Flat, outputs: dict[int, str]) -> dict[str, str]:
                     for target in targets:
                         for name in bound_names(target):
                             names.setdefault(name, source)
+                        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+                            if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
+                                names.setdefault(f"self.{target.attr.value}", source)
             if kind is cst.Call and containers:
                 # `hyps.append(out)` / `self.post_process(best, ended)`: a container of this function
                 # that a call fills with derived values becomes derived itself.
@@ -335,6 +338,11 @@ def _derived_source(expr: cst.CSTNode, names: dict[str, str], outputs: dict[int,
                 return names[node.value]
             continue
         elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
+            continue
+        elif kind is cst.Attribute and isinstance(node.value, cst.Name) and node.value.value == "self":
+            source = names.get(f"self.{node.attr.value}")
+            if source is not None:
+                return source
             continue
         elif kind is cst.Comparison and _is_none_test(node):
             continue

@@ -408,11 +408,26 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
     held = held_attributes(scope.index, owner) if owner is not None else {}
     if not held:
         return False
-    calls = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, held)) + r")\b(?:\.(\w+))?\s*\(")
-    for method in owner.reachable(name):
+    calls = re.compile(r"\bself\.(" + "|".join(map(re.escape, held)) + r")\b(?:\.(\w+))?\s*\(")
+    # the class's own method and what it calls, and the overrides of subclasses of the file (an abstract step)
+    classes = [owner, *(c for c in scope.index.classes.values() if c is not owner and owner in c.mro)]
+    for method in (m for cls in classes for m in cls.reachable(name)):
         for match in calls.finditer(method.text):
-            if match.group(1) is None or match.group(1) not in NOT_RUNS:
+            called = match.group(2)
+            if called is None or called not in NOT_RUNS:
                 return True
+            if called in known.CONTAINER_METHODS and _plain_module(scope.index, held[match.group(1)]):
+                return True  # `self.algorithm.update(batch)`: no container API on a plain module, its own method
+    return False
+
+
+def _plain_module(index: ModelIndex, classes: tuple[str, ...]) -> bool:
+    """Is one of the classes a module class that is no container (`ModuleDict.update` is not a method of its own)?"""
+    for ref in classes:
+        local = index.classes.get(ref)
+        found = (index, local) if local is not None else index.external(ref)
+        if found is not None and found[1].is_module and not found[1].container_kind:
+            return True
     return False
 
 

@@ -20,11 +20,13 @@ that uses such a module sees it as ZeRO-3 left it: partitioned.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from . import known
 from .index import ClassInfo, ModelIndex, memoised
 from .members import Kind, classify, has_params
+from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, walk
 
 __all__ = [
@@ -71,9 +73,11 @@ def annotated_module(index: ModelIndex, annotation: cst.BaseExpression) -> tuple
     if _NOT_AN_INSTANCE.search(text):
         return ()
     found = []
+    bounds = type_var_bounds(index)
     for name in _ANNOTATION_NAME.findall(text):
         if name in _TYPING_WORDS or name.startswith("typing."):
             continue
+        name = bounds.get(name, name)  # `algorithm: TAlgorithm`, `TAlgorithm = TypeVar(..., bound=Algorithm)`
         local = index.classes.get(name)
         if local is not None:
             if local.is_module:
@@ -84,6 +88,25 @@ def annotated_module(index: ModelIndex, annotation: cst.BaseExpression) -> tuple
             if index.is_module_base(qualified):
                 found.append(qualified)
     return tuple(found)
+
+
+@memoised
+def type_var_bounds(index: ModelIndex) -> dict[str, str]:
+    """Module-level type variables of the file and the class each is bound to (`T = TypeVar("T", bound=Policy)`)."""
+    tree = index.skeleton.tree
+    if tree is None or "TypeVar" not in index.source:
+        return {}
+    found = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            if isinstance(value, ast.Call) and skeleton_dotted(value.func) in ("TypeVar", "typing.TypeVar"):
+                bound = next((k.value for k in value.keywords if k.arg == "bound"), None)
+                if isinstance(bound, ast.Constant) and isinstance(bound.value, str):
+                    found[stmt.targets[0].id] = bound.value.strip()
+                elif bound is not None and skeleton_dotted(bound):
+                    found[stmt.targets[0].id] = skeleton_dotted(bound)
+    return found
 
 
 @memoised
