@@ -57,7 +57,9 @@ def test_builtin_all_over_a_stopping_verdict_is_a_data_exit():
     assert "ZG204" in codes, codes
 
 
-@pytest.mark.parametrize("test", ["x.size(-1) > 1", "self.training", "x.dim() == 3", "stop is not None and stop > 0"])
+@pytest.mark.parametrize(
+    "test", ["x.size(-1) > 1", "self.training", "x.dim() == 3", "stop is not None and stop > 0", "x.shape[0] == self.k"]
+)
 def test_shapes_flags_and_arguments_are_not_data(test):
     assert check_source("m.py", textwrap.dedent(TEMPLATE.format(test=test, stop="False"))) == []
 

@@ -144,6 +144,25 @@ def ema_update(model, averaged_model, decay):
     for name, param in model_params.items():
         averaged_params[name].lerp_(param, 1 - decay)
 """),
+    # a factory (of any class) builds the model it returns, then initialises one of its parameters: under zero.Init
+    # the actor is partitioned as soon as its constructor returns
+    "factory-initialises-the-module-it-returns": ("ZG103", """
+class Actor(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.mu = nn.Linear(d, n)
+        self.sigma_param = nn.Parameter(torch.zeros(n, 1))
+
+
+class ActorFactory:
+    def __init__(self, d, n):
+        self.d, self.n = d, n
+
+    def create_module(self, device):
+        actor = Actor(self.d, self.n).to(device)
+        torch.nn.init.constant_(actor.sigma_param, -0.5)
+        return actor
+"""),
 }
 
 
@@ -218,6 +237,29 @@ def check_same(model, averaged_model):
     for name, param in model_params.items():
         averaged_params[name].requires_grad_(False)
         assert param.dtype == averaged_params[name].dtype
+""",
+    # the same factory initialises through `apply`, which zero.Init gathers module by module
+    "factory-initialises-through-apply": """
+class Actor(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.mu = nn.Linear(d, n)
+        self.sigma_param = nn.Parameter(torch.zeros(n, 1))
+
+
+def init_orthogonal(module):
+    if isinstance(module, nn.Linear):
+        nn.init.orthogonal_(module.weight)
+
+
+class ActorFactory:
+    def __init__(self, d, n):
+        self.d, self.n = d, n
+
+    def create_module(self, device):
+        actor = Actor(self.d, self.n).to(device)
+        actor.apply(init_orthogonal)
+        return actor
 """,
 }
 

@@ -42,7 +42,7 @@ from ..program.holds import averaged_attributes, held_attributes, module_argumen
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, has_params
 from ..program.skeleton import FunctionSpan
-from ..program.tree import access_path, call_name, code_of, cst, dotted
+from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .effects import resolve_function, usage, writes_module_params
@@ -99,7 +99,8 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         return handed, built
     for span, cls in _functions(index):
         text = index.skeleton.text(span.start, span.end)
-        may_be_handed, walks = _may_be_handed(span, cls, text), _WALK_TRIGGER.search(text)
+        may_be_handed = _may_be_handed(span, cls, text)
+        walks = _WALK_TRIGGER.search(text) or cls is not None and _factory_text(text)
         whole = _whole_trigger(index, cls).search(text) and not WRAP_TRIGGER.search(text)
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
             whole = None  # called only where ZeRO-3 is off or handled; or at construction (judged at the call)
@@ -302,18 +303,51 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
             if isinstance(owner, cst.Name) and owner.value in names and walks:
                 if owner.value not in scope.wrapped:  # a script that wraps it later built it plain
                     held.setdefault(owner.value, (-1, True))
-    if not _construction_helper(index, node.name.value):
+    # a method of a class that builds models (not a module itself): what it returns is the model being built
+    factory = _returned_local(node) if scope.owner is not None else None
+    if factory is None and not _construction_helper(index, node.name.value):
         return held
     for inner, _ctx in scope.flat.nodes:
         if type(inner) is cst.Assign and len(inner.targets) == 1 and isinstance(inner.targets[0].target, cst.Name):
             name = inner.targets[0].target.value
-            if name in held or name in scope.wrapped:
-                continue
-            kind, classes = classify(index, inner.value)
+            if name in held or name in scope.wrapped or factory is not None and name != factory:
+                continue  # a factory: only the module it returns is the model someone builds under zero.Init
+            kind, classes = classify(index, inner.value, resolve=factory is not None)
             owns = any(has_params(index, c) is not False for c in classes or ("",))
             if kind in (Kind.MODULE, Kind.CONTAINER) and owns:
                 held[name] = (scope.flat.position[id(inner)], False)
     return held
+
+
+# `actor = Actor(...)` ... `return actor`: a function that builds a module and returns it.
+_FACTORY = re.compile(r"^[ \t]+return[ \t]+([a-z_]\w*)[ \t]*$", re.MULTILINE)
+
+
+def _factory_text(text: str) -> bool:
+    """Text pre-filter of `_returned_local`: a local bound to a class construction and returned."""
+    return any(
+        re.search(r"^[ \t]+" + name + r"[ \t]*(?::[^=\n]*)?=[ \t]*(?:[\w.]+\.)?[A-Z]\w*\(", text, re.MULTILINE)
+        for name in set(_FACTORY.findall(text))
+    )
+
+
+def _returned_local(node: cst.FunctionDef) -> str | None:
+    """The local a factory method returns (`return actor`), when every `return` of it returns that one name.
+
+    A method of a factory object (`ActorFactory.create_module`) that builds a module and hands it to its caller
+    is part of building the model: run under `zero.Init`, the module is partitioned as soon as its constructor
+    returns, before the factory goes on. (A free function that builds a layer is judged where a module's
+    `__init__` calls it, `_construction_helper`.)"""
+    returned = {
+        stmt.value.value if isinstance(stmt.value, cst.Name) else None
+        for stmt in walk(node.body) if isinstance(stmt, cst.Return)
+    }
+    return next(iter(returned)) if len(returned) == 1 else None
+
+
+def _param_name(index: ModelIndex, name: str) -> bool:
+    """A name the file, torch or the package's own files register as a parameter (`weight`, `sigma_param`)."""
+    return name in index.param_names or name in index.related_param_names
 
 
 def _callback(index: ModelIndex, name: str) -> bool:
@@ -488,7 +522,11 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
                            given=held[owner][1])
 
     # `model._modules[name] = Linear(...)`: a module the function puts in place itself, after construction.
-    replaced = {code_of(t.target, limit=1000) for n, _ in flat.nodes if type(n) is cst.Assign for t in n.targets}
+    replaced: dict[str, int] = {}  # target -> the last position it is assigned at
+    for n, _ in flat.nodes:
+        if type(n) is cst.Assign:
+            for t in n.targets:
+                replaced[code_of(t.target, limit=1000)] = flat.position[id(n)]
     found = []
     for node, ctx in flat.nodes:
         kind = type(node)
@@ -507,11 +545,14 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
         if kind is cst.Name and node.value in params:
             if not isinstance(flat.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):
                 found.append(access(node, ctx, params[node.value], Via(Reach.PARAMETERS)))
-        elif kind is cst.Attribute and node.attr.value in index.param_names:
+        elif kind is cst.Attribute and isinstance(node.value, (cst.Name, cst.Attribute)):
             path = access_path(node)
             if path is None or not path.parts:
                 continue
             owner = holder(path.root, node)
-            if owner is not None and code_of(node.value, limit=1000) not in replaced:
+            if owner is None or not _param_name(index, node.attr.value):
+                continue
+            # not a module put in place after the holder was built (the holder's own binding is no replacement)
+            if replaced.get(code_of(node.value, limit=1000), -1) <= held.get(owner, (-1,))[0]:
                 found.append(access(node, ctx, owner, Via(Reach.PATH)))
     return found

@@ -25,6 +25,7 @@ from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .divergence import NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flatten, loop_items
+from .runs import HelperRuns
 from .taint import DATA, RANK, Taint
 
 __all__ = ["ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "WRAP_TRIGGER"]
@@ -49,13 +50,14 @@ class ScriptScope:
         return flatten(self.node)
 
     @cached_property
-    def held(self) -> frozenset[str]:
-        """Dotted names holding a model here: module arguments, and the attributes of the class that hold one."""
+    def held(self) -> dict[str, tuple[str, ...]]:
+        """Dotted names holding a model here -> its classes: module arguments, and the attributes of the class that
+        hold one."""
         node = self.node
-        found = set(module_arguments(self.index, node)) if isinstance(node, cst.FunctionDef) else set()
+        found = dict(module_arguments(self.index, node)) if isinstance(node, cst.FunctionDef) else {}
         if self.owner is not None:
-            found |= {f"self.{name}" for name in held_attributes(self.index, self.owner)}
-        return frozenset(found)
+            found |= {f"self.{name}": classes for name, classes in held_attributes(self.index, self.owner).items()}
+        return found
 
     @cached_property
     def wrapped(self) -> dict[str, int]:
@@ -336,8 +338,10 @@ class _ScriptCalls:
             return code_of(func)
         if dotted(func) in scope.held:
             return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
-        if isinstance(func, cst.Attribute) and dotted(func.value) in scope.held and func.attr.value not in NOT_RUNS:
-            return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
+        holder = dotted(func.value) if isinstance(func, cst.Attribute) else None
+        if holder in scope.held and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
+            if method_runs(index, scope.held[holder], func.attr.value):  # type: ignore[union-attr]
+                return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
             target = func.value
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
@@ -413,12 +417,43 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
     classes = [owner, *(c for c in scope.index.classes.values() if c is not owner and owner in c.mro)]
     for method in (m for cls in classes for m in cls.reachable(name)):
         for match in calls.finditer(method.text):
-            called = match.group(2)
-            if called is None or called not in NOT_RUNS:
+            called, classes = match.group(2), held[match.group(1)]
+            if called is None:
                 return True
-            if called in known.CONTAINER_METHODS and _plain_module(scope.index, held[match.group(1)]):
-                return True  # `self.algorithm.update(batch)`: no container API on a plain module, its own method
+            if called in NOT_RUNS and not (called in known.CONTAINER_METHODS and _plain_module(scope.index, classes)):
+                continue  # `self.model.train()`; but `self.algorithm.update(batch)` is a method of a plain module
+            if method_runs(scope.index, classes, called, False):
+                return True  # through a helper: only a class we read (or a method its subclasses add) counts
     return False
+
+
+@memoised
+def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadable: bool = True) -> bool:
+    """Does `<module of one of classes>.<name>(...)` run it (its forward, or submodules)? A method we can read
+    answers for itself (`get_base_model()` runs nothing; `generate()` calls `self(...)`); one a class we read
+    does not define is a subclass's own (`algorithm.update(batch)`) and may; `unreadable` answers for classes we
+    cannot read (unknown, or too large)."""
+    if name in ("forward", "__call__"):
+        return True
+    readable = False
+    for ref in classes:
+        local = index.classes.get(ref)
+        found = (index, local) if local is not None else index.external(ref)
+        if found is None:
+            continue
+        if found[1].method(name) is None:
+            return True  # not nn.Module's API (NOT_RUNS names that), nor this class's: a subclass's method
+        readable = True
+        owner_index, cls = found
+        if HelperRuns(owner_index, cls).helper_runs_modules(name):
+            return True
+        if any(_RUNS_SELF.search(m.text) for m in cls.reachable(name)):
+            return True
+    return not readable and unreadable
+
+
+# `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
+_RUNS_SELF = re.compile(r"\bself(?:\.forward|\.__call__)?\s*\(")
 
 
 def _plain_module(index: ModelIndex, classes: tuple[str, ...]) -> bool:

@@ -91,9 +91,6 @@ class Taint:
                     continue
                 direct = self.of(value, direct=True)
                 kinds = dict(self.of(value))
-                if any(_batch_of_shape(t, value) for t in targets):
-                    kinds.setdefault(DATA, _BATCH)
-                    direct.setdefault(DATA, _BATCH)
                 for test in ctx.conds:
                     for kind, why in self.of(test).items():
                         kinds.setdefault(kind, why)
@@ -101,10 +98,7 @@ class Taint:
                     continue
                 site = (flat.position.get(id(node), -1), ctx.loops)
                 for target in targets:
-                    batch = _batch_of_shape(target, value)  # `b, n, d = x.shape`: only `b` is the batch size
                     for name in bound_names(target):
-                        if batch is not None and name != batch and kinds.get(DATA) == _BATCH:
-                            continue
                         _merge_into(self.names.setdefault(name, {}), kinds)
                         if direct:
                             _merge_into(self.direct.setdefault(name, {}), direct)
@@ -161,7 +155,7 @@ class Taint:
                 taint = self._call_kind(node)
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
-                elif self._input_keys(node) or _batch_size_call(node):
+                elif self._input_keys(node):
                     found.setdefault(DATA, _call_text(node))
             elif kind is cst.Name:
                 if node.value in names and self._reaches(node):
@@ -181,9 +175,6 @@ class Taint:
                 elif node.attr.value in self.rank_attrs and isinstance(node.value, cst.Name):
                     if node.value.value == "self":
                         found.setdefault(RANK, code_of(node))
-            elif kind is cst.Subscript and _batch_size_index(node):
-                found.setdefault(DATA, code_of(node))  # `x.shape[0]`: this rank's batch size
-                continue
             elif kind is cst.Subscript:
                 base = dotted(node.value) or ""
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
@@ -205,6 +196,8 @@ class Taint:
                 if local & names.keys():
                     _merge_into(found, self._of_comprehension(node, {k: v for k, v in names.items() if k not in local}))
                     continue
+            elif kind is cst.Comparison and _batch_size_test(node):
+                found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
             elif kind is cst.Comparison and self._key_presence(node):
                 found.setdefault(DATA, code_of(node))  # `key not in feats`: which keys this call's input has
             elif kind is cst.Comparison and is_none_test(node):
@@ -265,7 +258,7 @@ class Taint:
             return DATA
         if name in ("all", "any") and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
             return DATA  # all(stopping_criteria(out)): a verdict over this rank's values
-        if qualified in ("torch.where", "numpy.where") and len(node.args) == 1:
+        if qualified == "torch.where" and len(node.args) == 1:
             return DATA
         if isinstance(node.func, cst.Name):
             return random_function(self.index, node.func.value)
@@ -344,16 +337,21 @@ def random_function(index: ModelIndex, name: str) -> str | None:
 
 # A mapping's views: iterating one given as an input walks the keys this call's batch has.
 _MAPPING_VIEWS = frozenset({"items", "keys", "values"})
-# The source text of a batch size unpacked from a shape (`b, n, d = x.shape`).
-_BATCH = "the batch size"
 
 
-def _batch_of_shape(target: cst.BaseExpression, value: cst.BaseExpression) -> str | None:
-    """`b, n, d = x.shape` / `= x.size()`: the name bound to the batch dimension, `b`."""
-    if not isinstance(target, (cst.Tuple, cst.List)) or not target.elements or not _shape_of_local(value):
-        return None
-    first = target.elements[0].value
-    return first.value if isinstance(first, cst.Name) and first.value != "_" else None
+def _batch_size_test(node: cst.Comparison) -> bool:
+    """`x.shape[0] > 1`, `x.size(0) == 0`: the batch size (of a tensor the function holds) tested against a small
+    literal: this rank's last, uneven batch or an empty share. (Not `cache.shape[0] == self.kernel_size`.)"""
+    if len(node.comparisons) != 1:
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    if isinstance(left, cst.Integer):
+        left, right = right, left
+    if not (isinstance(right, cst.Integer) and right.value in ("0", "1")):
+        return False
+    if isinstance(left, cst.Subscript):
+        return _batch_size_index(left)
+    return isinstance(left, cst.Call) and _batch_size_call(left)
 
 
 def _shape_of_local(value: cst.BaseExpression) -> bool:

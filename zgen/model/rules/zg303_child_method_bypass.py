@@ -10,7 +10,9 @@ from zgen.findings import Severity
 from ..analysis.access import READ, SIZE, WRITE
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
+from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import method_uses
+from ..program.holds import held_attributes
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.tree import code_of, cst
@@ -32,7 +34,8 @@ class ChildMethodBypass(Rule):
     `self.position_embeddings`, or `self.tok.attend(h)` returning
     `h @ self.weight.T`, or `self.codebook.lookup(z)` indexing the weight
     of the codebook's own `nn.Embedding` (no hook of either module runs).
-    Methods that only call the child's submodules, or read buffers or
+    The same call from a class that holds a model without being one (a
+    trainer's `self.unet.sample(x)`) is flagged too. Methods that only call the child's submodules, or read buffers or
     parameters small enough to stay gathered, are fine.
 
     ## Why is this bad under ZeRO-3?
@@ -172,6 +175,50 @@ class Quantiser(nn.Module):
                         help = f"compute it in `{ref.rsplit('.', 1)[-1]}.forward`, or register the parameter as external"
                         yield self.finding(index, method.snippet, node, message, help)
                         break
+        yield from self._held(index)
+
+    def _held(self, index: ModelIndex) -> Iterator[Report]:
+        """A class that is not a module (a trainer, an agent, a sampler) calling a method other than forward on a
+        model it holds (`self.unet.sample(x)`): no forward of that model runs, so no hook gathers what it reads."""
+        for cls in index.classes.values():
+            if cls.is_module:
+                continue
+            held = held_attributes(index, cls) if "self." in cls.text else {}
+            if not held:
+                continue
+            calls = re.compile(r"\bself\.(" + "|".join(map(re.escape, held)) + r")\.(\w+)\s*\(")
+            for method in cls.all_methods():
+                if method.owner is not cls:
+                    continue
+                for match in calls.finditer(method.text):
+                    attr, name = match.groups()
+                    if name in _SKIP or name in NOT_RUNS or name.startswith("__"):
+                        continue
+                    used = next((
+                        u.param for ref in held[attr] for u in method_uses(index, ref, name)
+                        if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")
+                    ), None)
+                    if used is None:
+                        continue
+                    node = _call_at(method, attr, name)
+                    if node is None:
+                        continue
+                    message = (
+                        f"`self.{attr}.{name}(...)` computes with `{used}`, a parameter of `self.{attr}`, outside "
+                        f"`self.{attr}`'s forward; ZeRO-3 has not gathered it and must fetch it on access"
+                    )
+                    help = f"call `self.{attr}(...)` (its forward), or gather its parameters around the call"
+                    yield self.finding(index, method.snippet, node, message, help)
+
+
+def _call_at(method, attr: str, name: str) -> cst.Call | None:
+    """The first call `self.<attr>.<name>(...)` in `method`."""
+    flat = flat_of(method)
+    for node, ctx in flat.nodes if flat is not None else ():
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
+            if code_of(node.func.value) == f"self.{attr}" and not ctx.guarded:
+                return node
+    return None
 
 
 def _candidate_methods(index: ModelIndex) -> set[str]:
