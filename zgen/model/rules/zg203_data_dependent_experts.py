@@ -16,8 +16,8 @@ from .rule import Report, Rule
 # Data-dependent selections; `where` only with one argument (the index form).
 _SELECTIONS = Trigger(
     " not in ",
-    ".shape",
-    ".size(",
+    ".shape[0]",
+    ".size(0)",
     "nonzero",
     "unique",
     "argwhere",
@@ -38,10 +38,9 @@ _SELECTIONS = Trigger(
     pattern=r"nonzero|unique|argwhere|masked_select|bincount|\.any\(|\.all\(|torch\.equal"
     r"|\bwhere\((?:[^,()]|\([^()]*\))*\)|(?<![\w.])(?:all|any)\([\w.]+\("
     r"|\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)"
-    # a key missing from an input mapping (`if key not in feats`), the batch size
+    # a key missing from an input mapping (`if key not in feats`), the batch size tested against 0 or 1
     r"|\bif\b[^\n]*\bnot\s+in\s+\w+\s*:"
-    r"|\b(?:if|while)\b[^\n]*(?:\.shape\[0\]|\.size\(0\))\s*(?:[<>]=?|[=!]=)"
-    r"|(?ms:^[ \t]*(\w+)\s*,[^=\n]*=[^\n]*\.(?:shape|size\(\))[ \t]*$.*?\b(?:if|while|and|or)\s+(?:not\s+)?\1\s*(?:[<>]=?|[=!]=))",
+    r"|(?:\.shape\[0\]|\.size\(0\))\s*(?:[<>]=?|[=!]=)\s*[01]\b|\b[01]\s*(?:[<>]=?|[=!]=)\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))",
 )
 
 

@@ -15,7 +15,7 @@ from ..program.trigger import Trigger
 from .rule import Report, Rule
 
 # `.forward(` called, or `.forward` handed on as a callback (`fn=unet.forward`).
-_TRIGGER = Trigger(".forward", pattern=r"\.forward\b(?!_)")
+_TRIGGER = Trigger(".forward", pattern=r"(?<!super\(\))\.forward(?:\s*\(|\s*[,)\n])")
 
 
 class ForwardBypass(Rule):

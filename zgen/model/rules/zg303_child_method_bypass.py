@@ -20,6 +20,8 @@ from .rule import Report, Rule
 
 # `<something other than self>.name(`: a method called on another object.
 _OTHER_CALL = re.compile(r"(?<!\bself)(?<!\(\))\.(\w+)\s*\(")
+# `self.unet.sample(`: a method called on an attribute (the method's name).
+_HELD_CALL = re.compile(r"\bself\.\w+\.(\w+)\s*\(")
 _SKIP = {"forward", "__call__", "extra_repr", "__repr__", "_init_weights", "reset_parameters"}
 
 
@@ -180,10 +182,17 @@ class Quantiser(nn.Module):
     def _held(self, index: ModelIndex) -> Iterator[Report]:
         """A class that is not a module (a trainer, an agent, a sampler) calling a method other than forward on a
         model it holds (`self.unet.sample(x)`): no forward of that model runs, so no hook gathers what it reads."""
+        if index.other_framework:
+            return  # a TensorFlow/JAX file: its layers are no torch modules
         for cls in index.classes.values():
             if cls.is_module:
                 continue
-            held = held_attributes(index, cls) if "self." in cls.text else {}
+            if not any(
+                name not in _SKIP and name not in NOT_RUNS and not name.startswith("__")
+                for name in _HELD_CALL.findall(cls.text)
+            ):
+                continue  # no `self.<attribute>.<method>(...)` that could be a model's own method
+            held = held_attributes(index, cls)
             if not held:
                 continue
             calls = re.compile(r"\bself\.(" + "|".join(map(re.escape, held)) + r")\.(\w+)\s*\(")
