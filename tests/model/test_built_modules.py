@@ -573,3 +573,41 @@ class Net(nn.Module):
 """
     assert "ZG103" in codes(body)
     assert "ZG103" not in codes(body.replace("fn(layer.weight)", "fn(layer.in_features)"))
+
+
+APPLIED = """
+from functools import partial
+
+
+def {name}(m{extra}):
+    if isinstance(m, Block):
+        nn.init.normal_({target}, std=0.02)
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, 4096)
+        self.weight = nn.Parameter(torch.empty(4096, d))
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d) for _ in range(4)])
+        self.apply({callback})
+"""
+
+
+@pytest.mark.parametrize(
+    "name, extra, callback", [("init_fn", "", "init_fn"), ("init_std", ", std", "partial(init_std, std=0.02)")]
+)
+def test_module_level_function_applied_writes_a_child_of_the_visited_module(name, extra, callback):
+    # zero.Init's `apply` gathers the visited module's own parameters only: `m.fc.weight` stays partitioned
+    body = APPLIED.format(name=name, extra=extra, callback=callback, target="m.fc.weight")
+    assert "ZG103" in codes(body)
+
+
+def test_module_level_function_applied_writes_the_visited_modules_own_weight():
+    body = APPLIED.format(name="init_fn", extra="", callback="partial(init_fn)", target="m.weight")
+    assert [c for c in codes(body) if c.startswith("ZG1")] == []

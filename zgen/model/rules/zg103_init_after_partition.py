@@ -248,33 +248,38 @@ def initialize(model):
     def _applied_to_children(self, index: ModelIndex) -> Iterator[Report]:
         """`def _init_weights(self, module): module.child.weight.normal_()`, run through `apply`: zero.Init's
         `apply` gathers only the visited module's own parameters, not its children's."""
-        applied = set(_APPLIED.findall(index.source)) | {"_init_weights"}
+        found = _APPLIED.findall(index.source)
+        applied = {name for own, name in found if own} | {"_init_weights"}
+        # `self.apply(init_fn)`, `model.apply(partial(init_fn, std=0.02))`: a function of this file as the callback
+        functions = [index.function_info(name) for own, name in found if not own]
+        targets = [(m, 0) for m in dict.fromkeys(functions) if m is not None and _CHILD_WRITE.search(m.text)]
         for cls in index.module_classes():
             for name in applied:
                 method = cls.method(name)
-                if method is None or method.owner is not cls or not _CHILD_WRITE.search(method.text):
+                if method is not None and method.owner is cls and _CHILD_WRITE.search(method.text):
+                    targets.append((method, 1))
+        for method, first in targets:
+            node, flat = method.node, flat_of(method)
+            params = [p.name.value for p in node.params.params] if node is not None else []
+            if flat is None or len(params) <= first:
+                continue
+            visited = params[first]
+            for n, ctx in flat.nodes:
+                if type(n) is not cst.Attribute or ctx.guarded:
                     continue
-                node, flat = method.node, flat_of(method)
-                params = [p.name.value for p in node.params.params] if node is not None else []
-                if flat is None or len(params) < 2:
+                path = access_path(n)
+                if path is None or path.root != visited or len(path.parts) < 2 or "[]" in path.parts:
                     continue
-                visited = params[1]
-                for n, ctx in flat.nodes:
-                    if type(n) is not cst.Attribute or ctx.guarded:
-                        continue
-                    path = access_path(n)
-                    if path is None or path.root != visited or len(path.parts) < 2 or "[]" in path.parts:
-                        continue
-                    if path.parts[-1] not in index.param_names:
-                        continue
-                    use, _detail = usage(index, flat, n)
-                    if use in (INIT, WRITE):
-                        message = (
-                            f"`{code_of(n)}` is initialised through `apply`, which under `deepspeed.zero.Init` "
-                            f"gathers only the parameters of the visited `{visited}`, not those of its child "
-                            f"`{visited}.{'.'.join(path.parts[:-1])}`: the write goes to a placeholder and is lost"
-                        )
-                        yield self.finding(index, method.snippet, n, message, _HELP)
+                if path.parts[-1] not in index.param_names:
+                    continue
+                use, _detail = usage(index, flat, n)
+                if use in (INIT, WRITE):
+                    message = (
+                        f"`{code_of(n)}` is initialised through `apply`, which under `deepspeed.zero.Init` "
+                        f"gathers only the parameters of the visited `{visited}`, not those of its child "
+                        f"`{visited}.{'.'.join(path.parts[:-1])}`: the write goes to a placeholder and is lost"
+                    )
+                    yield self.finding(index, method.snippet, n, message, _HELP)
 
 
 # What initialises where: in code walking a module it was handed or built, writes are ZG101's.
@@ -324,7 +329,8 @@ def _message(access: ParamAccess) -> str:
 
 
 # `self.apply(self._init)`, `model.apply(self._init)`: methods run on every submodule.
-_APPLIED = re.compile(r"\bapply\(\s*self\.(\w+)")
+# The callback `apply` is given: `self.apply(self._init)`, `apply(init_fn)`, `apply(partial(self._init, ...))`.
+_APPLIED = re.compile(r"\bapply\(\s*(?:(?:functools\.)?partial\(\s*)?(self\.)?(\w+)\s*[,)]")
 _CHILD_WRITE = re.compile(r"\b\w+\.\w+\.(?:weight|bias)\b")
 
 _HELP = (
