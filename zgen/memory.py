@@ -43,10 +43,10 @@ from math import ceil
 
 from zgen.config.resolved import OffloadSpec
 from zgen.launch import ModelShape
-from zgen.plan.prefetch import prefetch_lists
-from zgen.plan.replay import simulate
-from zgen.plan.retention import kept_units
-from zgen.plan.schedule import ROOT, Plan, Unit
+from zgen.schedule.prefetch import prefetch_lists
+from zgen.schedule.replay import simulate
+from zgen.schedule.retention import kept_units
+from zgen.schedule.plan import ROOT, Plan, Unit
 
 __all__ = ["MemoryItem", "MemoryBreakdown", "MemoryPoint", "model_states", "activation_bytes", "estimate",
            "step_timeline", "shape_plan", "fits_with", "cheapest_fit", "compute_bytes"]

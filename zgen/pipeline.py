@@ -211,7 +211,7 @@ def model_shape(model, trace, seq_len: int):
 
     layers = None
     if trace is not None:
-        from zgen.plan.units import block_modules
+        from zgen.schedule.units import block_modules
 
         layers = len(block_modules(model)) or None
     return ModelShape(

@@ -9,8 +9,8 @@ import pytest
 from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
 from zgen.plan.planner import build_plan, crosscheck_notes, resolved_hazards
-from zgen.plan.replay import simulate
-from zgen.plan.schedule import Plan
+from zgen.schedule.replay import simulate
+from zgen.schedule.plan import Plan
 from zgen.plan.trace import build_meta_model, load_callable, parse_target, trace_model
 from zgen.findings import Finding
 
@@ -94,7 +94,7 @@ def test_forward_reading_a_childs_weight():
 
 
 def test_default_plan_of_llama_matches_default_units():
-    from zgen.plan.units import default_units
+    from zgen.schedule.units import default_units
 
     model, _, plan = plan_for("examples/llama/model.py:build_tiny_model", ZeroSpec(stage=3, param_persistence_threshold=0))
     assert units(plan) == {u.module: u.params for u in default_units(model)}

@@ -12,7 +12,7 @@ from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
 from zgen.plan.planner import build_plan
 from zgen.plan.trace import Target, build_meta_model, load_callable, parse_target, trace_model
-from zgen.plan.units import block_modules, match_units, stacks
+from zgen.schedule.units import block_modules, match_units, stacks
 from zgen.runtime.plans import default_plan
 
 REPO = Path(__file__).resolve().parents[2]

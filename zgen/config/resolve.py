@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from zgen.config.autofill import hf_fill
-from zgen.config.defaults import default as ds_default
+from zgen.deepspeed_defaults import default as ds_default
 from zgen.config.resolved import OffloadSpec, OptimizerSpec, Origin, ResolvedConfig, SchedulerSpec, ZeroSpec
 from zgen.config.schema import Key, Section
 from zgen.config.validate import AUTO, ConfigValues

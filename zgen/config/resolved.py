@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from zgen.config.defaults import defaults
+from zgen.deepspeed_defaults import defaults
 
 __all__ = ["OptimizerSpec", "SchedulerSpec", "OffloadSpec", "ZeroSpec", "ResolvedConfig", "Origin"]
 

@@ -3,10 +3,10 @@
 Steps, each a small function:
 
 1. `block_modules`: which modules get a unit of their own: the repeated
-   blocks of the model's stacks (`zgen.plan.units`, the rule the runtime's
+   blocks of the model's stacks (`zgen.schedule.units`, the rule the runtime's
    default plan uses too), or the modules `[tool.zgen] units` / `--units`
    patterns name.
-2. `zgen.plan.units.default_units` groups the parameters; parameters at or below
+2. `zgen.schedule.units.default_units` groups the parameters; parameters at or below
    `stage3_param_persistence_threshold` elements leave their unit and stay
    gathered (DeepSpeed's rule: `numel <= threshold`).
 3. Orders come from the trace: unit modules in the order their forward
@@ -17,10 +17,10 @@ Steps, each a small function:
    next use comes within `stage3_max_reuse_distance` elements of other units'
    gathers (DeepSpeed's rule, traversing the units that run in between), as
    long as the gathered total stays within `stage3_max_live_parameters`.
-6. Prefetch: `zgen.plan.prefetch`, DeepSpeed's bucket and max-live rule
+6. Prefetch: `zgen.schedule.prefetch`, DeepSpeed's bucket and max-live rule
    (the runtime's default plan uses the same one).
 
-`zgen.plan.replay.simulate` replays a plan position by position (what is
+`zgen.schedule.replay.simulate` replays a plan position by position (what is
 gathered, issued and freed); `timeline` turns the replay into per-GPU memory
 for the unit table and the memory plot (`zgen.plan.plot`).
 """
@@ -36,13 +36,13 @@ from torch import nn
 from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
 from zgen.memory import MemoryPoint, step_timeline
-from zgen.plan.prefetch import prefetch_lists
-from zgen.plan.replay import spans
-from zgen.plan.retention import kept_units
-from zgen.plan.schedule import ROOT, Plan, Unit
+from zgen.schedule.prefetch import prefetch_lists
+from zgen.schedule.replay import spans
+from zgen.schedule.retention import kept_units
+from zgen.schedule.plan import ROOT, Plan, Unit
 from zgen.plan.trace import ExecutionTrace
-from zgen.plan import units as units_rule
-from zgen.plan.units import default_units
+from zgen.schedule import units as units_rule
+from zgen.schedule.units import default_units
 
 __all__ = ["block_modules", "build_plan", "unit_numel", "crosscheck_notes", "resolved_hazards", "honoured_init_writes",
            "trace_failure_note",
@@ -52,7 +52,7 @@ __all__ = ["block_modules", "build_plan", "unit_numel", "crosscheck_notes", "res
 # -- 1. which modules are units ------------------------------------------------------------
 
 def block_modules(model: nn.Module, trace: ExecutionTrace, patterns: Sequence[str] = ()) -> list[str]:
-    """Qualified names of the modules that get a unit (`zgen.plan.units`), in the order their forward first ran."""
+    """Qualified names of the modules that get a unit (`zgen.schedule.units`), in the order their forward first ran."""
     chosen = units_rule.block_modules(model, patterns)
     first_run = {}
     for i, m in enumerate(trace.forward_calls):

@@ -47,7 +47,7 @@ from torch.utils import _pytree as pytree
 
 from zgen.errors import ZgenError
 from zgen.findings import Finding, Severity
-from zgen.plan.trace_rule import TRACE_RULE
+from zgen.trace_rule import TRACE_RULE
 from zgen.runtime.meta_build import build_on_meta
 
 from .stand_ins import Decision, DecisionHazard, StandIns

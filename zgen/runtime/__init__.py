@@ -13,7 +13,7 @@ engine.save_checkpoint("ckpt/step100")      # sharded; loads on any world size
 
 The engine needs torch only (no libcst, no z3). `config` is a DeepSpeed-style
 dict, a path to one, or a `zgen.config.resolved.ResolvedConfig`; `plan` is a
-`zgen.plan.schedule.Plan` from `zgen plan`, or None for `default_plan(model, config)`.
+`zgen.schedule.plan.Plan` from `zgen plan`, or None for `default_plan(model, config)`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from zgen.errors import ZgenError
-from zgen.plan.schedule import Plan
+from zgen.schedule.plan import Plan
 
 from .comm import DistInfo, init_distributed, shutdown, world
 from .config import RuntimeConfig
@@ -102,7 +102,7 @@ def initialize(
     if plan is None:
         plan = default_plan(model, cfg)
     elif not isinstance(plan, Plan):
-        raise ZgenError(f"plan must be a zgen.plan.schedule.Plan or None, not {type(plan).__name__}")
+        raise ZgenError(f"plan must be a zgen.schedule.plan.Plan or None, not {type(plan).__name__}")
     binding = bind(model, plan, size)
     info = DistInfo(rank, size, dev.index or 0, dev)
     if has_meta(model):

@@ -1,10 +1,10 @@
 """The default plan, and checking a plan against the model it is applied to.
 
 `default_plan(model, config)` is what the engine uses when it is given no
-plan: the units of `zgen.plan.units.default_units`, parameters at or below
+plan: the units of `zgen.schedule.units.default_units`, parameters at or below
 `stage3_param_persistence_threshold` elements made persistent (as DeepSpeed
 does), the root unit kept gathered between forward and backward, and the
-planner's prefetch rule (`zgen.plan.prefetch`) over `stage3_prefetch_bucket_size`.
+planner's prefetch rule (`zgen.schedule.prefetch`) over `stage3_prefetch_bucket_size`.
 
 Order conventions (the planner follows the same ones):
 
@@ -24,11 +24,11 @@ from typing import Any
 
 from torch import nn
 
-from zgen.config.defaults import defaults
+from zgen.deepspeed_defaults import defaults
 from zgen.errors import ZgenError
-from zgen.plan.prefetch import prefetch_lists
-from zgen.plan.schedule import Plan, PlanError, Unit
-from zgen.plan.units import default_units
+from zgen.schedule.prefetch import prefetch_lists
+from zgen.schedule.plan import Plan, PlanError, Unit
+from zgen.schedule.units import default_units
 
 from .config import zero_settings
 
@@ -74,7 +74,7 @@ def default_plan(model: nn.Module, config: Any = None) -> Plan:
         forward_prefetch=forward_prefetch,
         backward_prefetch=backward_prefetch,
         persistent=persistent,
-        notes=("default plan: one unit per repeated block of the model's stacks (zgen.plan.units), root first",),
+        notes=("default plan: one unit per repeated block of the model's stacks (zgen.schedule.units), root first",),
     )
 
 
