@@ -93,11 +93,13 @@ def test_forward_reading_a_childs_weight():
     assert any("trace only" in n and "blocks.0.proj.weight" in n and "harmless" in n for n in notes)
 
 
-def test_default_plan_of_llama_matches_default_units():
-    from zgen.schedule.units import default_units
+def test_plan_of_llama_has_the_default_grouping():
+    from zgen.schedule.grouping import group, param_infos
+    from zgen.schedule.units import block_modules
 
     model, _, plan = plan_for("examples/llama/model.py:build_tiny_model", ZeroSpec(stage=3, param_persistence_threshold=0))
-    assert units(plan) == {u.module: u.params for u in default_units(model)}
+    assert units(plan) == {u.module: u.params for u in group(param_infos(model), block_modules(model), 0).units}
+    assert len(plan.units) > 2 and all(u.params for u in plan.units)
 
 
 @pytest.mark.parametrize(

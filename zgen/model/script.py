@@ -421,6 +421,8 @@ def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
     """
     from .params import INIT, SIZE, WRITE, module_arg_effects, parameter_for, resolve_function
 
+    if _initialize_call(index, call) is not None:
+        return  # the call that partitions the model reads it as ZeRO-3 means it to (its body sizes every parameter)
     handed = [(i, a) for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
     name = call_name(call)
     if not handed or not name or name.startswith("."):

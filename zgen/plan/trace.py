@@ -49,6 +49,7 @@ from zgen.errors import ZgenError
 from zgen.findings import Finding, Severity
 from zgen.trace_rule import TRACE_RULE
 from zgen.runtime.meta_build import build_on_meta
+from zgen.schedule.grouping import ParamInfo, param_infos
 
 from .stand_ins import Decision, DecisionHazard, StandIns
 
@@ -195,16 +196,6 @@ def _where(tb: TracebackType | None) -> str:
 
 
 # -- the trace value -------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ParamInfo:
-    """One parameter: its canonical name (first in `named_parameters()`), shape and aliases."""
-
-    name: str
-    shape: tuple[int, ...]
-    numel: int
-    aliases: tuple[str, ...] = ()  # other qualified names of the same tensor (tied weights)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParamRead:
@@ -458,21 +449,7 @@ def trace_model(
         args, kwargs = (), synthetic_inputs(vocab, batch_size, seq_len, torch.Generator().manual_seed(0))
         where = "the synthesized `input_ids`/`labels`"
 
-    params: list[ParamInfo] = []
-    aliases: dict[int, list[str]] = {}
-    for mname, m in model.named_modules(remove_duplicate=False):
-        for pname, p in m._parameters.items():
-            if p is not None:
-                aliases.setdefault(id(p), []).append(f"{mname}.{pname}" if mname else pname)
-    for name, p in model.named_parameters():
-        params.append(
-            ParamInfo(
-                name=name,
-                shape=tuple(p.shape),
-                numel=p.numel(),
-                aliases=tuple(a for a in dict.fromkeys(aliases.get(id(p), ())) if a != name),
-            )
-        )
+    params = param_infos(model)
 
     if isinstance(dtype, str):
         dtype = getattr(torch, dtype)

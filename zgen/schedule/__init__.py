@@ -6,6 +6,8 @@ and the memory model (`zgen.memory`):
 * `plan`: the `Plan` and `Unit` types the runtime consumes (JSON round-trip);
 * `units`: which modules get a unit (the repeated blocks of a model's stacks,
   or `--units` patterns);
+* `grouping`: parameters into units, persistent parameters, tied parameters as
+  externals: the pure core the planner and the runtime's default plan both call;
 * `prefetch`: which all-gathers a position issues;
 * `retention`: which units stay gathered from forward to backward;
 * `replay`: a plan position by position.
