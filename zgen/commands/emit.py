@@ -23,8 +23,8 @@ from pathlib import Path
 
 from zgen.commands.check import add_launch_arguments
 from zgen.errors import ZgenError
-from zgen.pipeline import (add_model_arguments, blocking_findings, cli_path, display_path, memory_timeline, prepare,
-                           print_findings)
+from zgen.pipeline import (Prepared, add_model_arguments, blocking_findings, cli_path, display_path, memory_timeline,
+                           prepare, print_findings, request_from_args)
 
 __all__ = ["add_parser", "run", "FORCED_MARK"]
 
@@ -73,10 +73,9 @@ def _regenerate_args(args, forced: bool) -> list[str]:
 
 
 def run(args, settings) -> int:
-    from zgen.config import load_config_dict
     from zgen.emit import CodeRef, ScriptInputs, render_plan, render_script, runtime_ds_config
     from zgen.plan.planner import honoured_init_writes, resolved_hazards
-    from zgen.plan.trace import parse_target
+    from zgen.plan.target import parse_target
     from zgen.runtime.config import RuntimeConfig
 
     if args.max_steps < 1:
@@ -88,7 +87,7 @@ def run(args, settings) -> int:
     existing = _read(out_path) if args.check else None
     forced = args.force or (existing is not None and FORCED_MARK in existing)
 
-    prep = prepare(args, settings)
+    prep = prepare(request_from_args(args, settings))
     s = prep.settings
     if prep.resolved is None:
         print_findings(blocking_findings(prep), prep)
@@ -130,8 +129,7 @@ def run(args, settings) -> int:
     regen = ["zgen", "emit", *_regenerate_args(args, bool(errors))]
     check_cmd = ["zgen", "emit", "--check", *_regenerate_args(args, False)]
     # The runtime's own reading of the config: what it refuses (offload, stage 2) stops here, not at launch.
-    raw = load_config_dict(str(Path(s.root) / prep.config_path))
-    runtime = RuntimeConfig.load(runtime_ds_config(prep.resolved, raw), prep.world_size)
+    runtime = RuntimeConfig.load(runtime_ds_config(prep.resolved, prep.config or {}), prep.world_size)
     # The script runs at any world size that divides the global batch, so its plan names none.
     plan = None if prep.plan is None else dataclasses.replace(prep.plan, world_size=None)
     plan_path = None if plan is None else out_path.with_name(out_path.stem + ".plan.json")
@@ -213,7 +211,7 @@ def _smoke_test(args, s, prep) -> str | None:
     n = prep.trace.total_params if prep.trace is not None else sum(p.numel() for p in prep.model.parameters())
     if 5 * 6 * n * prep.resolved.train_batch_size * prep.seq_len <= _CPU_SMOKE_FLOP:
         return None
-    from zgen.plan.trace import parse_target
+    from zgen.plan.target import parse_target
 
     target = parse_target(s.model, "--model")
     small = _small_factories(cli_path(args, "model", target.path, s), target.function)
@@ -274,6 +272,6 @@ def _vocab(model) -> int | None:
     return vocab_size(model)
 
 
-def _planned_peak(prep) -> int | None:
+def _planned_peak(prep: Prepared) -> int | None:
     """The plan's per-GPU peak over one step (the figure `zgen plan` prints), or None without a plan."""
     return max((p.total for p in memory_timeline(prep)), default=None)

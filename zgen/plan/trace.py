@@ -52,6 +52,7 @@ from zgen.runtime.meta_build import build_on_meta
 from zgen.schedule.grouping import ParamInfo, param_infos
 
 from .stand_ins import Decision, DecisionHazard, StandIns
+from .target import Target, parse_target
 
 __all__ = [
     "DATA_DEPENDENT_CODE",
@@ -84,33 +85,6 @@ _STDLIB_DIR = os.path.dirname(os.__file__)
 
 
 # -- loading user code -----------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A `path/to/file.py:function` reference as written by the user, split and validated."""
-
-    path: str
-    function: str
-    option: str  # the flag or [tool.zgen] key it came from, for messages
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.function}"
-
-
-def parse_target(text: str, option: str) -> Target:
-    """Split and validate `path/to/file.py:function`; a bad spelling is a `ZgenError`."""
-    path, sep, func = text.rpartition(":")
-    if not sep or not path or not func:
-        raise ZgenError(
-            f"{option} `{text}` is not `path/to/file.py:function`",
-            help=f"write it as {option} path/to/model.py:build_model",
-        )
-    if not path.endswith(".py"):
-        raise ZgenError(f"{option} `{text}`: `{path}` is not a Python file", help="name a .py file before the `:`")
-    if not all(part.isidentifier() for part in func.split(".")):
-        raise ZgenError(f"{option} `{text}`: `{func}` is not a Python identifier", help="name a module-level function")
-    return Target(path, func, option)
-
 
 def _import_file(path: Path, option: str) -> ModuleType:
     """Import a Python file by path; its directory and the project are importable from it."""
