@@ -36,7 +36,6 @@ from dataclasses import dataclass, replace
 from torch import nn
 
 from zgen.config.resolved import ZeroSpec
-from zgen.errors import ZgenError
 from zgen.memory import MemoryPoint, step_timeline
 from zgen.plan.trace import ExecutionTrace
 from zgen.schedule import units as units_rule
