@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_model_arguments", "Request", "request_from_args", "Prepared", "prepare", "cli_path", "display_path",
            "model_shape", "run_static_check", "blocking_findings", "memory_findings", "print_findings",
-           "memory_timeline", "trace_request", "cwd_paths"]
+           "memory_timeline", "trace_request", "cwd_paths", "add_auto_arguments", "auto_search"]
 
 
 def _units(text: str) -> tuple[str, ...]:
@@ -86,6 +86,7 @@ class Request:
     seq_len_origin: str = ""
     world_size: int | None = None
     entries: tuple[Target, ...] = ()  # `check --trace --entry`: fn(model, batch) run after the training step
+    auto: bool = False  # search the fastest setting that fits `gpu_mem` (`--auto`, `[tool.zgen] auto`)
 
     def file(self, target: Target) -> Path:
         """The file a target names."""
@@ -118,7 +119,7 @@ def request_from_args(args: argparse.Namespace, settings: Settings) -> Request:
         settings=s, model=model, config_file=config_file, inputs=target("inputs", s.inputs),
         loss=target("loss", getattr(args, "loss", None)), seq_len=s.seq_len,
         seq_len_origin=("--seq-len" if args.seq_len else "[tool.zgen] seq-len") if s.seq_len else "",
-        world_size=s.world_size, entries=tuple(entries),
+        world_size=s.world_size, entries=tuple(entries), auto=bool(getattr(args, "auto", False) or s.auto),
     )
 
 
@@ -142,6 +143,8 @@ class Prepared:
     # (real path, line) of model code that ran while the factory built the model: zgen's runtime replays
     # what it did to the weights (`zgen.runtime.deferred`), so build-time ZG1 findings there are taken care of.
     build_lines: frozenset[tuple[str, int]] = frozenset()
+    # `--auto`: the output projections whose logits the loss reads the way the runtime fuses (the trace's probe).
+    heads: tuple[str, ...] = ()
 
     @property
     def settings(self) -> Settings:
@@ -226,8 +229,11 @@ def prepare(request: Request, *, trace_check: bool = False) -> Prepared:
                                dtype=dtype)
     except tr.DataDependentTrace as e:
         finding = e.finding
+    heads: tuple[str, ...] = ()
     if trace is not None:
         notes.extend(tr.trace_notes(trace, dtype))
+        if request.auto:
+            heads = tr.fused_heads(model, trace, inputs=inputs, loss=loss)
 
     files = [request.file(request.model), request.config_file] + ([request.file(request.inputs)] if inputs else [])
     trace_findings: Sequence[Finding] = ()
@@ -250,7 +256,7 @@ def prepare(request: Request, *, trace_check: bool = False) -> Prepared:
         request=request, model=model, trace=trace, trace_finding=finding, check=check, config=config,
         config_path=display_path(request.config_file, s.root), report=report, plan=plan, seq_len=seq_len,
         seq_len_origin=seq_origin, world_size=world, notes=tuple(notes),
-        build_lines=frozenset((os.path.realpath(f), n) for f, n in build_lines),
+        build_lines=frozenset((os.path.realpath(f), n) for f, n in build_lines), heads=heads,
     )
 
 
@@ -424,3 +430,59 @@ def _zero_settings(config_file: Path) -> tuple[int, int]:
     if not isinstance(micro, int) or isinstance(micro, bool) or micro < 1:
         micro = 1
     return threshold, min(micro, _TRACE_MAX_MICRO_BATCH)
+
+
+def add_auto_arguments(p: argparse.ArgumentParser) -> None:
+    """`--auto` and what steers it (shared by `plan` and `emit`)."""
+    g = p.add_argument_group("the fastest setting that fits (--auto)")
+    g.add_argument("--auto", action="store_true", default=None,
+                   help="search micro batch, recomputed units, the fused loss and offload for the fastest setting "
+                        "whose peak fits --gpu-mem (also `auto = true` in [tool.zgen])")
+    g.add_argument("--margin", type=float, metavar="FRACTION",
+                   help="share of --gpu-mem left free (default 0.10)")
+    g.add_argument("--gemm-tflops", type=float, metavar="R", help="the GPU's matmul rate (default: the H200's, measured)")
+    g.add_argument("--attention-tflops", type=float, metavar="R", help="its attention rate, causal half counted")
+    g.add_argument("--hbm-gbps", type=float, metavar="R", help="its memory bandwidth in GB/s")
+
+
+def auto_search(prep: Prepared, args: argparse.Namespace):
+    """`zgen plan --auto`'s search over the prepared trace and plan (`zgen.plan.auto`); the device rates from the flags."""
+    from dataclasses import replace
+
+    from zgen.plan import auto
+    from zgen.plan.planner import unit_numel
+    from zgen.steptime import H200
+
+    s = prep.settings
+    if s.gpu_mem is None:
+        raise ZgenError("--auto needs the memory budget per GPU", help="pass --gpu-mem 80GiB or set `gpu-mem` in [tool.zgen]")
+    margin = auto.DEFAULT_MARGIN if getattr(args, "margin", None) is None else args.margin
+    if not 0 <= margin < 1:
+        raise ZgenError(f"--margin must be at least 0 and below 1, not {margin}")
+    rates = H200
+    for flag, field, scale in (("gemm_tflops", "gemm_flops", 1e12), ("attention_tflops", "attention_flops", 1e12),
+                               ("hbm_gbps", "hbm_bytes", 1e9)):
+        value = getattr(args, flag, None)
+        if value is not None:
+            if value <= 0:
+                raise ZgenError(f"--{flag.replace('_', '-')} must be positive, not {value}")
+            rates = replace(rates, name="stated", **{field: value * scale})
+    trace, plan, r = prep.trace, prep.plan, prep.resolved
+    sizes = {p.name: p.numel for p in trace.params}
+    return auto.search(
+        plan, trace.costs, unit_numel(plan, trace), trace_batch=trace.batch_size, params=trace.total_params,
+        persistent=sum(sizes[p] for p in plan.persistent), train_batch_size=r.train_batch_size,
+        world_size=prep.world_size, seq_len=prep.seq_len, precision=r.precision,
+        adam=r.optimizer.type.lower() in ("adam", "adamw"), budget=s.gpu_mem, margin=margin, rates=rates,
+        heads=prep.heads, vocab_hidden=_head_dims(prep.model, trace))
+
+
+def _head_dims(model: nn.Module, trace: ExecutionTrace) -> tuple[int, int] | None:
+    """(vocabulary, hidden) of the output projection: the first vocabulary-sized linear layer the forward ran."""
+    from torch import nn as tnn
+
+    called = set(trace.forward_calls)
+    for name, m in model.named_modules():
+        if isinstance(m, tnn.Linear) and name in called and trace.vocab_size and m.out_features == trace.vocab_size:
+            return m.out_features, m.in_features
+    return None

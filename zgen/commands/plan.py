@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from zgen.commands.check import add_launch_arguments
 from zgen.commcost import summary_lines
-from zgen.pipeline import (Prepared, add_model_arguments, blocking_findings, memory_findings, memory_timeline,
-                           prepare, print_findings, request_from_args)
+from zgen.pipeline import (Prepared, add_auto_arguments, add_model_arguments, auto_search, blocking_findings,
+                           memory_findings, memory_timeline, prepare, print_findings, request_from_args)
 
 if TYPE_CHECKING:
     from zgen.memory import MemoryPoint
@@ -28,6 +28,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("plan", help="show the stage-3 schedule and per-GPU memory of a model", description=__doc__)
     add_model_arguments(p)
     add_launch_arguments(p)
+    add_auto_arguments(p)
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print the plan as JSON (what zgen.runtime consumes)")
     out.add_argument("--plot", metavar="FILE", help="draw the memory timeline to FILE (.svg, or .png with matplotlib)")
@@ -52,12 +53,22 @@ def run(args, settings) -> int:
                                                                     prep.settings.root, Path.cwd()))
         return 1
     plan = prep.plan
+    found = None
+    if prep.request.auto:
+        from zgen.plan import auto
+
+        found = auto_search(prep, args)
+        plan = auto.apply(plan, found)
     if args.json:
         sys.stdout.write(plan.to_json() + "\n")
         return 0
-    points = memory_timeline(prep)
-    out = [_header(prep), render_unit_table(plan, prep.trace, prep.report.resolved), render_timeline(points),
-           _communication(prep)]
+    points = memory_timeline(prep) if found is None else list(found.best.points)
+    out = [_header(prep), render_unit_table(plan, prep.trace, prep.report.resolved)]
+    if found is not None:
+        from zgen.plan import auto
+
+        out.append("\n".join(auto.lines(found)) + "\n")
+    out += [render_timeline(points), _communication(prep)]
     notes = list(prep.notes) + list(plan.notes)
     if notes:
         out.append("notes:\n" + "".join(f"  {n}\n" for n in notes))
@@ -70,6 +81,12 @@ def run(args, settings) -> int:
         write_plot(points, args.plot, title=f"{prep.model_target} at world size {prep.world_size}",
                    gpu_mem=prep.settings.gpu_mem)
         print(f"wrote {args.plot}")
+    if found is not None:
+        from zgen.plan.plot import human_bytes
+
+        print(f"fits: the chosen setting's predicted peak of {human_bytes(found.best.peak.total)} per GPU is within "
+              f"{human_bytes(found.budget)} less the {found.margin:.0%} margin")
+        return 0
     return _fits(prep, points)
 
 

@@ -56,13 +56,14 @@ from torch.utils._pytree import tree_flatten
 from zgen.errors import ZgenError
 from zgen.schedule.plan import Plan
 
-from . import checkpoint, comm
+from . import checkpoint, comm, head_loss
 from .config import RuntimeConfig
 from .group import Gathered, GroupContext, UnitGroup
 from .layout import FlatLayout
 from .optim import OptimizerFactory
 from .partitioned import Partitioned
 from .plans import Binding, BoundUnit
+from .recompute import Recomputed, recompute_module
 from .scaler import StepScaler
 from .sharding import Strategy
 from .step import Stepper, step_order
@@ -166,6 +167,13 @@ class Engine:
             self._hooks.append(mod.register_forward_hook(self._make_post(g)))
         self._hooks.append(module.register_forward_pre_hook(self._begin_forward, prepend=True))
         self._hooks.append(module.register_forward_hook(self._end_forward))
+        # The plan's memory choices, applied to the module instances (the model's code is unchanged).
+        for g in self.units:
+            if g.bound.recompute:
+                recompute_module(g.bound.module)
+        self.head_loss: head_loss.HeadLoss | None = None
+        if plan.head_loss is not None:
+            self.head_loss = head_loss.install(module.get_submodule(plan.head_loss))
 
     # ------------------------------------------------------------------ public API
     def __call__(self, *args, **kwargs):
@@ -205,6 +213,10 @@ class Engine:
         cross-entropy and its backward, so the fp32 logits, their log-softmax
         and its gradient (3 x 4 bytes x tokens x vocabulary) are never
         materialised. The root's name in the returned list is "".
+        A unit the plan recomputes keeps its checkpoint eager around the compiled
+        forward. With the plan's `head_loss` the root is not compiled: the fused
+        projection and loss (`zgen.runtime.head_loss`) already do what compiling
+        it would do for the loss, and its logits stand-in must stay out of dynamo.
         Compilation happens at the first forward; this call only wraps.
         """
         if self._compiled is not None:
@@ -223,16 +235,23 @@ class Engine:
         limit = "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"
         setattr(cfg, limit, max(getattr(cfg, limit), 4 * len(self.units) + 8))
         shared: dict[Callable, Callable] = {}  # one compiled function per forward implementation
-        targets = leaves + ([self.module] if root else [])
-        for mod in targets:
-            own = mod.__dict__.get("forward")
-            if own is not None:  # a wrapper set on this module (a library hook): compiled as it is
-                mod.forward = torch.compile(own, backend=backend, **compile_kwargs)
-                continue
+        targets = leaves + ([self.module] if root and self.head_loss is None else [])
+        targets = [m for m in targets if not isinstance(m.__dict__.get("forward"), head_loss.HeadLoss)]
+
+        def compiled(mod: nn.Module, own: Callable | None) -> Callable:
+            if own is not None and getattr(own, "__func__", None) is not type(mod).forward:
+                return torch.compile(own, backend=backend, **compile_kwargs)  # a wrapper of its own (a library hook)
             fn = type(mod).forward
             if fn not in shared:
                 shared[fn] = torch.compile(fn, backend=backend, **compile_kwargs)
-            mod.forward = types.MethodType(shared[fn], mod)
+            return types.MethodType(shared[fn], mod)
+
+        for mod in targets:
+            own = mod.__dict__.get("forward")
+            if isinstance(own, Recomputed):  # the checkpoint stays eager around the compiled forward
+                own.inner = compiled(mod, own.inner)
+            else:
+                mod.forward = compiled(mod, own)
         ids = {id(m) for m in targets}
         self._compiled = [n for n, m in self.module.named_modules() if id(m) in ids]
         return self._compiled

@@ -88,6 +88,7 @@ class BoundUnit:
     external: list[str]
     reshard_after_forward: bool
     sites: list[tuple[nn.Module, str, str]] = field(default_factory=list)  # (module, attr, canonical) to install
+    recompute: bool = False  # the plan's activation checkpointing of this unit (`zgen.runtime.recompute`)
 
 
 @dataclass(slots=True)
@@ -141,6 +142,7 @@ def bind(model: nn.Module, plan: Plan, world_size: int) -> Binding:
                 params=[(c, params[c]) for c in names],
                 external=[resolve(n, f"unit `{u.label}` external") for n in u.external],
                 reshard_after_forward=u.reshard_after_forward,
+                recompute=u.recompute,
             )
         )
     pers_names = []
@@ -150,6 +152,12 @@ def bind(model: nn.Module, plan: Plan, world_size: int) -> Binding:
             raise ZgenError(f"parameter `{c}` is persistent and also in unit `{owner[c]}`")
         owner[c] = PERSISTENT
         pers_names.append(c)
+    if plan.head_loss is not None and plan.head_loss not in modules:
+        raise ZgenError(f"the plan's head_loss names module `{plan.head_loss}`, which the model does not have")
+    for u in plan.units:
+        if u.recompute and u.module == ROOT:
+            raise ZgenError("the plan recomputes the root unit, whose forward is the whole model",
+                            help="recompute the blocks instead (set `recompute` on their units)")
     missing = [n for n in params if n not in owner]
     if missing:
         shown = ", ".join(f"`{n}`" for n in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
