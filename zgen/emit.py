@@ -20,7 +20,7 @@ import jinja2
 from zgen import __version__
 from zgen.config.resolved import Origin, ResolvedConfig
 from zgen.errors import ZgenError
-from zgen.plan.schedule import Plan
+from zgen.schedule.plan import Plan
 
 __all__ = ["CodeRef", "ScriptInputs", "render_script", "render_plan", "py_literal", "string_literal", "settings_rows",
            "zero_comments", "runtime_arguments", "runtime_ds_config", "optimizer_label", "TEMPLATE"]
@@ -75,6 +75,7 @@ class ScriptInputs:
     forced: tuple[str, ...] = ()
     hazards: tuple[str, ...] = ()
     planned_peak: int | None = None  # bytes per GPU at `world_size`, from the plan's memory timeline
+    auto: str | None = None  # what `--auto` chose, in one line (its micro batch, recomputation, loss, offload)
     max_steps: int = 1000
     # Where the compute dtype came from when the config leaves it open (`"auto"`) or a flag set it; with
     # `precision_at_launch` the script picks bf16 on a GPU that supports it, else fp32.
@@ -494,5 +495,7 @@ def render_script(inp: ScriptInputs) -> str:
         n_units=len(inp.plan.units) if planned else 0,
         plan_failure=inp.plan_failure,
         planned_peak=py_literal(inp.planned_peak) if inp.planned_peak else None,
+        auto=inp.auto,
+        auto_literal=string_literal("zgen plan --auto chose " + inp.auto) if inp.auto else None,
     )
     return text

@@ -42,14 +42,15 @@ from dataclasses import dataclass, replace
 from math import ceil
 
 from zgen.launch import ModelShape
-from zgen.plan.prefetch import prefetch_lists
-from zgen.plan.replay import simulate
-from zgen.plan.retention import kept_units
-from zgen.plan.schedule import ROOT, Plan, Unit
+from zgen.schedule.prefetch import prefetch_lists
+from zgen.schedule.replay import simulate
+from zgen.schedule.retention import kept_units
+from zgen.schedule.plan import ROOT, Plan, Unit
 from zgen.zero_policy import stays_gathered
 
 __all__ = ["MemoryItem", "MemoryBreakdown", "MemoryPoint", "model_states", "activation_bytes", "estimate",
-           "step_timeline", "shape_plan", "fits_with", "cheapest_fit", "compute_bytes"]
+           "step_timeline", "shape_plan", "fits_with", "cheapest_fit", "compute_bytes", "UnitMemory",
+           "Setting", "setting_timeline"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,3 +364,113 @@ def cheapest_fit(resolved, model: ModelShape, gpu_mem: int, max_world: int = 102
     if fits_with(cand, model, gpu_mem):
         return "offload both parameters and optimizer states to the CPU (ZeRO-Infinity style, stage 3)", estimate(cand, model)
     return None
+
+
+# -- one setting of the search (`zgen plan --auto`) ------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class UnitMemory:
+    """One unit under a setting: what it gathers and what it keeps for backward (bytes per GPU, micro batch applied).
+
+    `activations`: what the unit keeps from its forward to its backward (its
+    inputs alone when it is recomputed); `recompute`: what its recomputation
+    holds again while its backward runs (0 when it is not recomputed).
+    """
+
+    module: str
+    params: int
+    activations: int
+    recompute: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """How the runtime stores a model for one candidate of the search (see `setting_timeline`)."""
+
+    world_size: int
+    precision: str
+    accumulation: int
+    split_master: bool
+    offload_optimizer: bool = False
+    offload_param: bool = False
+    loss_peak: int = 0  # bytes the loss holds at the start of backward, beyond the saved activations
+    head_grad: int = 0  # the output projection's weight gradient, held from the loss to the root's backward
+
+
+def setting_timeline(plan: Plan, units: Mapping[str, UnitMemory], params: int, persistent: int,
+                     s: Setting) -> list[MemoryPoint]:
+    """Per-GPU bytes at every position of the last micro-step of an optimizer step under setting `s`.
+
+    The terms are the runtime's own storage (`zgen.runtime.unit`): model states
+    (a split master's 12 bytes per parameter, or an fp32 master and Adam's two
+    moments plus a compute-dtype shard for gathering, or with optimizer offload
+    only the compute-dtype shard, none with parameter offload), gradients (at
+    world size 1 with a split master and no accumulation the bf16 gradients
+    autograd makes, held as each unit's backward ends; otherwise the fp32 shard,
+    allocated at a unit's first backward of the window and kept until the step,
+    so it is whole throughout the window's last micro-step when gradients
+    accumulate), the units gathered (the plan's replay; none at world size 1,
+    where the master's compute-dtype half is the unit's weights, except with
+    parameter offload), and the activations: each unit's as it runs forward,
+    the loss's extra at the start of backward, then freed unit by unit in
+    backward while a recomputed unit holds its activations again during its own.
+    """
+    b = compute_bytes(s.precision)
+    n = max(1, s.world_size)
+    shard = ceil(params / n)
+    if s.offload_optimizer:
+        states = 0 if s.offload_param else b * shard
+    elif s.split_master:
+        states = 12 * shard
+    else:
+        low = s.precision != "fp32"
+        states = (12 if low else 8 + 4) * shard + (b * shard if (n > 1 and low) else 0)
+    held = n == 1 and s.split_master and s.accumulation == 1 and not s.offload_optimizer
+    per_grad = 2 if held else 4
+    gathers = n > 1 or s.offload_param or (not s.split_master and not s.offload_optimizer and s.precision != "fp32")
+    window = 4 * shard if (s.accumulation > 1 and not held) else 0
+    pers = persistent * b if n > 1 else 0
+    order = [m for m in plan.forward_order if m in units]
+    root_acts = sum(u.activations for m, u in units.items() if m == ROOT)
+    steps = simulate(plan) if gathers else []
+    by_pos = {(st.phase, st.index): st for st in steps}
+
+    def gathered(phase: str, i: int) -> tuple[int, int]:
+        st = by_pos.get((phase, i))
+        if st is None:
+            return 0, 0
+        ahead = set(st.issued)
+        return (sum(units[m].params for m in st.gathered if m not in ahead and m in units) * b,
+                sum(units[m].params for m in ahead if m in units) * b)
+
+    def point(label: str, unit: str, acts: int, grads: int, g: tuple[int, int]) -> MemoryPoint:
+        return MemoryPoint(label=label, unit=unit, states=states, persistent=pers, gathered=g[0], inflight=g[1],
+                           activations=acts, gradients=grads, buckets=0)
+
+    points = []
+    acts = 0
+    seen: set[str] = set()
+    for i, m in enumerate(plan.forward_order):
+        if m not in seen and m != ROOT and m in units:
+            seen.add(m)
+            acts += units[m].activations
+        points.append(point(f"fwd {i}", m, acts, window, gathered("forward", i)))
+    acts += root_acts
+    points.append(point("loss", ROOT, acts + s.loss_peak + s.head_grad, window, gathered("backward", 0)))
+    grads = 0
+    done: set[str] = set()
+    for j, m in enumerate(plan.backward_order):
+        if m == ROOT or m not in units or m in done:
+            points.append(point(f"bwd {j}", m, acts + s.head_grad, window or grads, gathered("backward", j)))
+            continue
+        u = units[m]
+        running = u.recompute + (0 if held else u.params * b * (0 if n == 1 else 2))  # reduce-scatter input
+        points.append(point(f"bwd {j}", m, acts + running + s.head_grad, window or grads, gathered("backward", j)))
+        done.add(m)
+        acts -= u.activations
+        grads += per_grad * (u.params if held else ceil(u.params / n))
+    root = units.get(ROOT)
+    if root is not None:
+        grads += per_grad * (root.params if held else ceil(root.params / n))
+    points.append(point("step", "", 0, max(window, grads) if not held else grads, (0, 0)))
+    return points

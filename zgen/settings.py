@@ -71,6 +71,7 @@ class Settings:
     consumer: str | None = None
     rules: tuple[str, ...] = ()
     units: tuple[str, ...] = ()
+    auto: bool = False  # `zgen plan`/`emit` search the fastest setting that fits gpu-mem (`--auto`)
     extra: tuple[tuple[str, Any], ...] = field(default=())
 
     def resolve(self, path: str) -> Path:
@@ -144,6 +145,12 @@ def _size(v: Any) -> int:
     raise TypeError("a size such as 80000000000 or \"80GiB\"")
 
 
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError("true or false")
+    return v
+
+
 def _format(v: Any) -> str:
     s = _str(v)
     if s not in OUTPUT_FORMATS:
@@ -192,6 +199,7 @@ _KEYS: dict[str, Any] = {
     "consumer": _consumer,
     "rules": _str_list,
     "units": _str_list,
+    "auto": _bool,
 }
 
 

@@ -13,17 +13,18 @@ from zgen.settings import _KEYS
 
 LAUNCH = ["--deepspeed-version", "--gpu-mem", "--gpus-per-node", "--params", "--rules", "--seq-len", "--settings",
           "--world-size"]
+AUTO = ["--attention-tflops", "--auto", "--gemm-tflops", "--hbm-gbps", "--margin"]  # `zgen plan --auto` (issue 21)
 FLAGS = {
     "check": sorted(LAUNCH + ["--config", "--consumer", "--diff", "--entry", "--exit-zero", "--extend-select", "--fix",
                               "--force-exclude", "--help", "--ignore", "--inputs", "--jobs", "--loss", "--model",
                               "--no-cache", "--output-file", "--output-format", "--select", "--show-memory",
                               "--show-resolved", "--statistics", "--trace"]),
     "rule": ["--all", "--help", "--output-format", "--rules", "--settings"],
-    "plan": sorted(LAUNCH + ["--config", "--help", "--inputs", "--json", "--loss", "--model", "--plot", "--units"]),
-    "emit": sorted(LAUNCH + ["--check", "--config", "--data", "--force", "--help", "--init", "--inputs", "--loss", "--max-steps",
+    "plan": sorted(LAUNCH + AUTO + ["--config", "--help", "--inputs", "--json", "--loss", "--model", "--plot", "--units"]),
+    "emit": sorted(LAUNCH + AUTO + ["--check", "--config", "--data", "--force", "--help", "--init", "--inputs", "--loss", "--max-steps",
                              "--model", "--out", "--precision", "--units", "--warmup-steps"]),
 }
-SETTINGS = ["cache-dir", "config", "consumer", "data", "deepspeed-version", "exclude", "extend-exclude", "extend-select",
+SETTINGS = ["auto", "cache-dir", "config", "consumer", "data", "deepspeed-version", "exclude", "extend-exclude", "extend-select",
             "gpu-mem", "gpus-per-node", "ignore", "init", "inputs", "model", "out", "output-format", "params",
             "per-file-ignores", "rules", "select", "seq-len", "src", "units", "world-size"]
 CODES = {

@@ -13,6 +13,7 @@ takes the whole global batch at once.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 import torch
@@ -20,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from zgen.plan.schedule import Plan, Unit
+from zgen.schedule.plan import Plan, Unit
 
 VOCAB, DIM, FFN, LAYERS, SEQ = 11, 13, 17, 3, 5
 GLOBAL = 12  # sequences per optimizer step: divisible by 1, 2, 3, 4, 6
@@ -71,6 +72,18 @@ class Net(nn.Module):
         h = self.proj(h)
         logits = self.head(self.norm(h)) * self.scale[0] + self.scale[1] * self.ramp
         return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+class LMNet(Net):
+    """`Net` whose output head feeds the cross-entropy directly (a row selection, as a causal LM shifts), the
+    shape `head_loss` fuses; `scale` still takes part, so every parameter gets a gradient."""
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        h = self.embed(ids) * self.scale[0] + self.scale[1]
+        for block in self.blocks:
+            h = block(h)
+        logits = self.head(self.norm(self.proj(h)))
+        return F.cross_entropy(logits[:, 1:].flatten(0, 1), labels[:, :-1].flatten())
 
 
 class CheckpointedNet(Net):
@@ -187,12 +200,13 @@ def sgd(params) -> torch.optim.Optimizer:
     return torch.optim.SGD(params, lr=SGD_LR, momentum=SGD_MOMENTUM, weight_decay=WD)
 
 
-def reference(steps: int, seed: int = 0, frozen: bool = False, optimizer=None) -> tuple[dict[str, torch.Tensor], list[float], list[float]]:
+def reference(steps: int, seed: int = 0, frozen: bool = False, optimizer=None,
+              model: Callable[[], Net] | None = None) -> tuple[dict[str, torch.Tensor], list[float], list[float]]:
     """Plain single-process training on the global batches: final state dict, per-step losses and grad norms.
 
-    `optimizer`: a factory over the parameters (default: the config's AdamW).
+    `optimizer`: a factory over the parameters (default: the config's AdamW); `model`: a `Net` subclass to train.
     """
-    model = freeze(make_model(seed)) if frozen else make_model(seed)
+    model = freeze(make_model(seed, model)) if frozen else make_model(seed, model)
     trained = [p for p in model.parameters() if p.requires_grad]
     opt = optimizer(trained) if optimizer else torch.optim.AdamW(trained, lr=LR, betas=BETAS, eps=1e-8, weight_decay=WD)
     losses, norms = [], []
@@ -232,6 +246,12 @@ def explicit_plan() -> Plan:
         backward_prefetch=bwd_pre,
         persistent=tuple(f"blocks.{i}.gate" for i in range(LAYERS)),
     )
+
+
+def planned(plan: Plan, recompute: tuple[str, ...] = (), head_loss: str | None = None) -> Plan:
+    """`plan` with the units of `recompute` recomputed in backward and `head_loss` fused (the auto plan's choices)."""
+    units = tuple(dataclasses.replace(u, recompute=u.module in recompute) for u in plan.units)
+    return dataclasses.replace(plan, units=units, head_loss=head_loss)
 
 
 def train(engine, steps: int, world: int, rank: int, accum: int, start: int = 0) -> list[float]:

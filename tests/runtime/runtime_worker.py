@@ -93,6 +93,10 @@ MAIN = {
     "offload_param_bf16": {"offload": "param", "precision": "bf16"},
     "sgd": {"optimizer": T.sgd},
     "sgd_offload": {"optimizer": T.sgd, "offload": True, "plan": T.explicit_plan()},
+    # the plan's memory choices: every other block recomputed; the head and the loss fused (LMNet's loss)
+    "recompute_plan": {"plan": T.planned(zr.default_plan(T.make_model(), T.config(1, 2)), ("blocks.0", "blocks.2"))},
+    "head_loss": {"model": T.make_model(model=T.LMNet),
+                  "plan": T.planned(zr.default_plan(T.make_model(), T.config(1, 2)), ("blocks.1",), head_loss="head")},
     "hpz": {"hpz": "world"},  # secondary partitions over the whole world: the data path, not the saving
     "hpz_explicit": {"hpz": "world", "plan": T.explicit_plan(), "model": T.freeze(T.make_model())},
 }

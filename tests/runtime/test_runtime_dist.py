@@ -96,10 +96,15 @@ def _assert_close(got: dict, want: dict, tol: float) -> None:
 @pytest.mark.parametrize(
     "scenario",
     ["default", "explicit", "persistent", "meta", "recompute_inside", "recompute_units", "offload", "offload_explicit",
-     "offload_param"],
+     "offload_param", "recompute_plan"],
 )
 def test_fp32_equals_plain_adamw(runs, reference, world, scenario):
     _assert_close(runs[world][scenario]["state"], reference[3], FP32_TOL)
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_fused_head_loss_equals_plain_adamw(runs, world):
+    _assert_close(runs[world]["head_loss"]["state"], T.reference(3, model=T.LMNet)[0], FP32_TOL)
 
 
 @pytest.mark.slow

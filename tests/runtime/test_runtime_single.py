@@ -12,7 +12,7 @@ from torch import nn
 import runtime_toy as T
 import zgen.runtime as zr
 from zgen.errors import ZgenError
-from zgen.plan.schedule import Plan
+from zgen.schedule.plan import Plan
 
 FP32_TOL = 1e-5
 
@@ -645,3 +645,87 @@ def test_world_size_above_one_without_numpy_stops_before_training(monkeypatch):
     with pytest.raises(ZgenError, match=r"world size above 1 needs numpy") as e:
         require_numpy(2)
     assert "zgen[train]" in e.value.help
+
+
+# -- the plan's memory choices: units recomputed in backward, the head and loss fused ------------------------
+
+def _every_other(cfg=None) -> Plan:
+    return T.planned(zr.default_plan(T.make_model(), cfg or T.config(1, 2)), recompute=("blocks.0", "blocks.2"))
+
+
+@pytest.mark.parametrize("which", ["every", "every-other"])
+def test_planned_recomputation_equals_plain_adamw(ref, which, monkeypatch):
+    base = zr.default_plan(T.make_model(), T.config(1, 2))
+    blocks = tuple(u.module for u in base.units if u.module.startswith("blocks."))
+    plan = T.planned(base, recompute=blocks if which == "every" else blocks[::2])
+    recomputed = []
+    real = zr.recompute.checkpoint
+    monkeypatch.setattr(zr.recompute, "checkpoint", lambda fn, *a, **k: recomputed.append(fn) or real(fn, *a, **k))
+    engine = _engine(2, plan)
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), ref["state"])
+    assert len(recomputed) == 3 * 2 * len(plan and [u for u in plan.units if u.recompute])
+    assert isinstance(engine.module.blocks[0].forward, zr.recompute.Recomputed)
+    assert not isinstance(engine.module.blocks[1].__dict__.get("forward"), zr.recompute.Recomputed) or which == "every"
+
+
+def test_planned_recomputation_composes_with_compile_offload_and_checkpoints(ref, tmp_path):
+    torch._dynamo.reset()
+    cfg = T.config(1, 2)
+    cfg["zero_optimization"]["offload_optimizer"] = {"device": "cpu"}
+    engine = _engine(2, _every_other(), cfg=cfg)
+    engine.compile(backend="aot_eager")
+    assert isinstance(engine.module.blocks[0].forward, zr.recompute.Recomputed)  # still eager around the graph
+    T.train(engine, 2, 1, 0, 2)
+    engine.save_checkpoint(str(tmp_path / "ckpt"))
+    resumed = _engine(2, _every_other(), cfg=cfg, model=T.Net())
+    resumed.load_checkpoint(str(tmp_path / "ckpt"))
+    T.train(resumed, 1, 1, 0, 2, start=2)
+    _close(resumed.full_state_dict(), ref["state"])
+
+
+@pytest.fixture(scope="module")
+def lm_ref():
+    return T.reference(3, model=T.LMNet)[0]
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 7], ids=["one-chunk", "chunks-of-7-rows"])
+@pytest.mark.parametrize("recompute", [False, True], ids=["", "recompute"])
+def test_fused_head_loss_equals_plain_adamw(lm_ref, chunk_rows, recompute):
+    plan = T.planned(zr.default_plan(T.make_model(), T.config(1, 2)), head_loss="head",
+                     recompute=("blocks.1",) if recompute else ())
+    engine = _engine(2, plan, model=T.make_model(model=T.LMNet))
+    if chunk_rows:
+        engine.head_loss.chunk_bytes = chunk_rows * 4 * T.VOCAB
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), lm_ref)
+    assert engine.head_loss.fused == 6 and engine.head_loss.materialized == 0
+
+
+def test_fused_head_loss_compiled_with_offload(lm_ref):
+    torch._dynamo.reset()
+    cfg = T.config(1, 2)
+    cfg["zero_optimization"]["offload_optimizer"] = {"device": "cpu"}
+    plan = T.planned(zr.default_plan(T.make_model(), cfg), head_loss="head", recompute=("blocks.0",))
+    engine = _engine(2, plan, model=T.make_model(model=T.LMNet), cfg=cfg)
+    assert "" not in engine.compile(backend="aot_eager")  # the root stays eager with a fused head
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), lm_ref)
+    assert engine.head_loss.fused == 6
+
+
+def test_head_loss_computes_the_logits_where_the_model_uses_them(ref):
+    # Net scales its logits and adds a ramp before the loss: the stand-in computes them, the result is plain.
+    engine = _engine(2, T.planned(zr.default_plan(T.make_model(), T.config(1, 2)), head_loss="head"))
+    T.train(engine, 3, 1, 0, 2)
+    _close(engine.full_state_dict(), ref["state"])
+    assert engine.head_loss.fused == 0 and engine.head_loss.materialized == 6
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda p: dataclasses.replace(p, head_loss="nohead"), "head_loss names module `nohead`"),
+    (lambda p: T.planned(p, recompute=("",)), "recomputes the root unit"),
+])
+def test_plan_memory_choices_that_do_not_fit_the_model(edit, message):
+    with pytest.raises(ZgenError, match=message):
+        _engine(2, edit(zr.default_plan(T.make_model(), T.config(1, 2))))

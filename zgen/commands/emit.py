@@ -25,8 +25,8 @@ from pathlib import Path
 from zgen.commands.check import add_launch_arguments
 from zgen.config.autofill import EMIT_MAX_STEPS, EMIT_WARMUP_STEPS
 from zgen.errors import ZgenError
-from zgen.pipeline import (add_model_arguments, blocking_findings, cli_path, display_path, memory_timeline, prepare,
-                           print_findings)
+from zgen.pipeline import (OUT_OF_MEMORY, Prepared, add_auto_arguments, add_model_arguments, auto_search, blocking_findings, cli_path,
+                           display_path, memory_timeline, prepare, print_findings, request_from_args)
 
 __all__ = ["add_parser", "run", "FORCED_MARK"]
 
@@ -38,6 +38,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("emit", help="write the training script for the model and config", description=__doc__)
     add_model_arguments(p)
     add_launch_arguments(p)
+    add_auto_arguments(p)
     g = p.add_argument_group("the generated script")
     g.add_argument("--out", metavar="PATH", help="where to write the script (default: [tool.zgen] out)")
     g.add_argument("--data", metavar="PATH:FUNCTION",
@@ -70,12 +71,15 @@ def _regenerate_args(args, forced: bool) -> list[str]:
         ("--world-size", args.world_size), ("--gpus-per-node", args.gpus_per_node), ("--gpu-mem", args.gpu_mem),
         ("--params", args.params), ("--seq-len", args.seq_len), ("--deepspeed-version", args.deepspeed_version),
         ("--settings", args.settings), ("--max-steps", args.max_steps if args.max_steps != EMIT_MAX_STEPS else None),
-        ("--warmup-steps", args.warmup_steps), ("--precision", args.precision),
+        ("--warmup-steps", args.warmup_steps), ("--precision", args.precision), ("--margin", args.margin),
+        ("--gemm-tflops", args.gemm_tflops), ("--attention-tflops", args.attention_tflops), ("--hbm-gbps", args.hbm_gbps),
     ):
         if value is not None:
             out += [flag, str(value)]
     for r in args.rules or ():
         out += ["--rules", r]
+    if args.auto:
+        out.append("--auto")
     if args.out:
         out += ["--out", args.out]
     if forced:
@@ -84,10 +88,9 @@ def _regenerate_args(args, forced: bool) -> list[str]:
 
 
 def run(args, settings) -> int:
-    from zgen.config import load_config_dict
     from zgen.emit import CodeRef, ScriptInputs, render_plan, render_script, runtime_ds_config
     from zgen.plan.planner import honoured_build_findings, resolved_hazards
-    from zgen.plan.trace import parse_target
+    from zgen.plan.target import parse_target
     from zgen.runtime.config import RuntimeConfig
 
     if args.max_steps < 1:
@@ -101,7 +104,7 @@ def run(args, settings) -> int:
     existing = _read(out_path) if args.check else None
     forced = args.force or (existing is not None and FORCED_MARK in existing)
 
-    prep = prepare(args, settings, trace_check=True)
+    prep = prepare(request_from_args(args, settings), trace_check=True)
     s = prep.settings
     if prep.resolved is None:
         print_findings(blocking_findings(prep), prep)
@@ -111,7 +114,8 @@ def run(args, settings) -> int:
         prep.trace, prep.plan, prep.check.findings, s.root, Path.cwd())
     init_lines, init_keys = honoured_build_findings(prep.check.findings, prep.build_lines, Path.cwd())
     hazards, resolved_keys = hazards + init_lines, resolved_keys | init_keys
-    errors = [f for f in prep.check.errors if (f.path, f.line, f.code) not in resolved_keys]
+    errors = [f for f in prep.check.errors if (f.path, f.line, f.code) not in resolved_keys
+              and not (prep.request.auto and f.code == OUT_OF_MEMORY)]  # --auto picks a setting that fits
     if prep.trace_finding is not None:
         errors.append(prep.trace_finding)
     if errors and not forced:
@@ -142,14 +146,21 @@ def run(args, settings) -> int:
     regen = ["zgen", "emit", *_regenerate_args(args, bool(errors))]
     check_cmd = ["zgen", "emit", "--check", *_regenerate_args(args, False)]
     # The runtime's own reading of the config: what it refuses (offload, stage 2) stops here, not at launch.
-    raw = load_config_dict(str(Path(s.root) / prep.config_path))
+    raw = dict(prep.config or {})
     resolved = _run_length(prep.resolved, raw, args)
+    plan, found = prep.plan, None
+    if prep.request.auto and plan is not None:
+        from zgen.plan import auto
+
+        found = auto_search(prep, args)
+        plan = auto.apply(plan, found)
+        resolved, raw = _auto_config(resolved, raw, found.best.candidate)
     resolved, raw, precision_note, at_launch = _precision(resolved, raw, args.precision)
     ds_config = runtime_ds_config(resolved, raw)
     _no_auto_left(ds_config, prep.config_path)
     runtime = RuntimeConfig.load(ds_config, prep.world_size)
     # The script runs at any world size that divides the global batch, so its plan names none.
-    plan = None if prep.plan is None else dataclasses.replace(prep.plan, world_size=None)
+    plan = None if plan is None else dataclasses.replace(plan, world_size=None)
     plan_path = None if plan is None else out_path.with_name(out_path.stem + ".plan.json")
     text = render_script(ScriptInputs(
         script=display_path(out_path, s.root),
@@ -178,7 +189,8 @@ def run(args, settings) -> int:
         check_command=shlex.join(check_cmd),
         forced=tuple(_finding_line(f) for f in errors) if errors else (),
         hazards=tuple(hazards),
-        planned_peak=_planned_peak(prep),
+        planned_peak=_planned_peak(prep) if found is None else found.best.peak.total,
+        auto=None if found is None else auto.summary(found.best, found),
         max_steps=args.max_steps,
         precision_note=precision_note,
         precision_at_launch=at_launch,
@@ -226,6 +238,32 @@ def _run_length(resolved, raw: dict, args):
                                                          column=old.column if old else None)
     scheduler = dataclasses.replace(resolved.scheduler, params=tuple(sorted(filled.items())))
     return dataclasses.replace(resolved, scheduler=scheduler, origins=tuple(sorted(origins.items())))
+
+
+def _auto_config(resolved, raw: dict, c):
+    """The resolved config and the raw one with `--auto`'s micro batch, accumulation and offload written in."""
+    from zgen.config.resolved import Origin
+
+    z = resolved.zero
+    why = Origin(kind="derived", detail="zgen plan --auto")
+
+    def device(spec, on: bool):
+        return dataclasses.replace(spec, device="cpu" if on else "none", pin_memory=on or spec.pin_memory)
+
+    zero = dataclasses.replace(z, offload_optimizer=device(z.offload_optimizer, c.offload_optimizer),
+                               offload_param=device(z.offload_param, c.offload_param))
+    origins = dict(resolved.origins)
+    for key in ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                "zero_optimization.offload_optimizer.device", "zero_optimization.offload_param.device"):
+        origins[key] = why
+    resolved = dataclasses.replace(resolved, train_micro_batch_size_per_gpu=c.micro_batch,
+                                   gradient_accumulation_steps=c.accumulation, zero=zero,
+                                   origins=tuple(sorted(origins.items())))
+    zero_raw = dict(raw.get("zero_optimization") or {})
+    for key, on in (("offload_optimizer", c.offload_optimizer), ("offload_param", c.offload_param)):
+        if not on:
+            zero_raw.pop(key, None)
+    return resolved, {**raw, "zero_optimization": zero_raw}
 
 
 def _precision(resolved, raw: dict, flag: str | None):
@@ -302,7 +340,7 @@ def _smoke_test(args, s, prep) -> str | None:
     n = prep.trace.total_params if prep.trace is not None else sum(p.numel() for p in prep.model.parameters())
     if 5 * 6 * n * prep.resolved.train_batch_size * prep.seq_len <= _CPU_SMOKE_FLOP:
         return None
-    from zgen.plan.trace import parse_target
+    from zgen.plan.target import parse_target
 
     target = parse_target(s.model, "--model")
     small = _small_factories(cli_path(args, "model", target.path, s), target.function)
@@ -363,6 +401,6 @@ def _vocab(model) -> int | None:
     return vocab_size(model)
 
 
-def _planned_peak(prep) -> int | None:
+def _planned_peak(prep: Prepared) -> int | None:
     """The plan's per-GPU peak over one step (the figure `zgen plan` prints), or None without a plan."""
     return max((p.total for p in memory_timeline(prep)), default=None)

@@ -9,12 +9,17 @@ static check disagree. `--json` prints the `Plan` the runtime consumes,
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from zgen.commands.check import add_launch_arguments
 from zgen.commcost import summary_lines
-from zgen.pipeline import (add_model_arguments, blocking_findings, memory_findings, memory_timeline, prepare,
-                           print_findings)
+from zgen.pipeline import (Prepared, add_auto_arguments, add_model_arguments, auto_search, blocking_findings,
+                           memory_findings, memory_timeline, prepare, print_findings, request_from_args)
+
+if TYPE_CHECKING:
+    from zgen.memory import MemoryPoint
 
 __all__ = ["add_parser", "run"]
 
@@ -23,6 +28,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("plan", help="show the stage-3 schedule and per-GPU memory of a model", description=__doc__)
     add_model_arguments(p)
     add_launch_arguments(p)
+    add_auto_arguments(p)
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print the plan as JSON (what zgen.runtime consumes)")
     out.add_argument("--plot", metavar="FILE", help="draw the memory timeline to FILE (.svg, or .png with matplotlib)")
@@ -36,7 +42,7 @@ def run(args, settings) -> int:
         from zgen.plan.plot import check_plot_path
 
         check_plot_path(args.plot)
-    prep = prepare(args, settings)
+    prep = prepare(request_from_args(args, settings))
     problems = blocking_findings(prep)
     if problems:
         print_findings(problems, prep)
@@ -47,12 +53,22 @@ def run(args, settings) -> int:
                                                                     prep.settings.root, Path.cwd()))
         return 1
     plan = prep.plan
+    found = None
+    if prep.request.auto:
+        from zgen.plan import auto
+
+        found = auto_search(prep, args)
+        plan = auto.apply(plan, found)
     if args.json:
         sys.stdout.write(plan.to_json() + "\n")
         return 0
-    points = memory_timeline(prep)
-    out = [_header(prep), render_unit_table(plan, prep.trace, prep.report.resolved), render_timeline(points),
-           _communication(prep)]
+    points = memory_timeline(prep) if found is None else list(found.best.points)
+    out = [_header(prep), render_unit_table(plan, prep.trace, prep.report.resolved)]
+    if found is not None:
+        from zgen.plan import auto
+
+        out.append("\n".join(auto.lines(found)) + "\n")
+    out += [render_timeline(points), _communication(prep)]
     notes = list(prep.notes) + list(plan.notes)
     if notes:
         out.append("notes:\n" + "".join(f"  {n}\n" for n in notes))
@@ -65,10 +81,16 @@ def run(args, settings) -> int:
         write_plot(points, args.plot, title=f"{prep.model_target} at world size {prep.world_size}",
                    gpu_mem=prep.settings.gpu_mem)
         print(f"wrote {args.plot}")
+    if found is not None:
+        from zgen.plan.plot import human_bytes
+
+        print(f"fits: the chosen setting's predicted peak of {human_bytes(found.best.peak.total)} per GPU is within "
+              f"{human_bytes(found.budget)} less the {found.margin:.0%} margin")
+        return 0
     return _fits(prep, points)
 
 
-def _fits(prep, points) -> int:
+def _fits(prep: Prepared, points: list[MemoryPoint]) -> int:
     """Exit 1, saying so, when the peak is more than --gpu-mem (the figure `zgen check` also reports)."""
     from zgen.plan.plot import human_bytes
 
@@ -85,7 +107,7 @@ def _fits(prep, points) -> int:
     return 1
 
 
-def _communication(prep) -> str:
+def _communication(prep: Prepared) -> str:
     """The step's communication at 8-1024 GPUs, flat against hierarchical sharding (zgen.commcost's model)."""
     r = prep.resolved
     lines = summary_lines(
@@ -95,22 +117,20 @@ def _communication(prep) -> str:
         param_bytes=4 if r.precision == "fp32" else 2,
         grad_bytes={"fp32": 4, "bf16": 2, "fp16": 2}[r.zero.reduce_dtype],
     )
-    hpz = _hpz_partition_size(prep.config_path)
+    hpz = _hpz_partition_size(prep.config or {})
     lines.append(f"  this config: hpZ over {hpz} GPUs (`zero_optimization.zero_hpz_partition_size`)" if hpz > 1 else
                  "  this config: flat; set `zero_optimization.zero_hpz_partition_size` to the GPUs per node for hpZ, "
                  "which pays once the world spans nodes")
     return "\n".join(lines) + "\n"
 
 
-def _hpz_partition_size(config_path: str) -> int:
+def _hpz_partition_size(config: Mapping[str, Any]) -> int:
     """`zero_optimization.zero_hpz_partition_size` as written (1 when absent: DeepSpeed's default)."""
-    from zgen.config import load_config_dict
-
-    value = (load_config_dict(config_path).get("zero_optimization") or {}).get("zero_hpz_partition_size", 1)
+    value = (config.get("zero_optimization") or {}).get("zero_hpz_partition_size", 1)
     return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
-def _header(prep) -> str:
+def _header(prep: Prepared) -> str:
     r = prep.report.resolved
     t = prep.trace
     return (f"plan for {prep.model_target} ({t.total_params:,} parameters) with {prep.config_path}\n"

@@ -48,10 +48,13 @@ from zgen.findings import Finding, Severity
 from zgen.plan.frames import user_site_stack as _user_site_stack
 from zgen.plan.frames import user_site_tb as _user_site_tb
 from zgen.plan.frames import where as _where
-from zgen.plan.trace_rule import TRACE_RULE
+from zgen.trace_rule import TRACE_RULE
 from zgen.runtime.meta_build import build_on_meta
+from zgen.schedule.grouping import ParamInfo, param_infos
 
+from .costs import CostRecorder, ModuleCost, stand_in_attention
 from .stand_ins import Decision, DecisionHazard, StandIns
+from .target import Target, parse_target
 
 __all__ = [
     "DATA_DEPENDENT_CODE",
@@ -73,6 +76,7 @@ __all__ = [
     "trace_model",
     "trace_notes",
     "swap_params",
+    "fused_heads",
 ]
 
 # The rule code for "data-dependent control flow seen while tracing" (a ZG2xx: ranks may diverge).
@@ -85,33 +89,6 @@ _METADATA_OPS = frozenset(
 )
 
 # -- loading user code -----------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A `path/to/file.py:function` reference as written by the user, split and validated."""
-
-    path: str
-    function: str
-    option: str  # the flag or [tool.zgen] key it came from, for messages
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.function}"
-
-
-def parse_target(text: str, option: str) -> Target:
-    """Split and validate `path/to/file.py:function`; a bad spelling is a `ZgenError`."""
-    path, sep, func = text.rpartition(":")
-    if not sep or not path or not func:
-        raise ZgenError(
-            f"{option} `{text}` is not `path/to/file.py:function`",
-            help=f"write it as {option} path/to/model.py:build_model",
-        )
-    if not path.endswith(".py"):
-        raise ZgenError(f"{option} `{text}`: `{path}` is not a Python file", help="name a .py file before the `:`")
-    if not all(part.isidentifier() for part in func.split(".")):
-        raise ZgenError(f"{option} `{text}`: `{func}` is not a Python identifier", help="name a module-level function")
-    return Target(path, func, option)
-
 
 def _import_file(path: Path, option: str) -> ModuleType:
     """Import a Python file by path; its directory and the project are importable from it."""
@@ -175,16 +152,6 @@ def load_callable(target: Target, root: Path) -> Callable[..., Any]:
 # -- the trace value -------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ParamInfo:
-    """One parameter: its canonical name (first in `named_parameters()`), shape and aliases."""
-
-    name: str
-    shape: tuple[int, ...]
-    numel: int
-    aliases: tuple[str, ...] = ()  # other qualified names of the same tensor (tied weights)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ParamRead:
     """A parameter read by an op while `stack` (outermost first) was running; `site` is user code."""
 
@@ -223,6 +190,7 @@ class ExecutionTrace:
     mode: str = "meta float32"  # what the trace ran on: `meta` or `fake` tensors, and the compute dtype
     decisions: tuple[str, ...] = ()  # value-dependent ops inside one module, where ranks cannot diverge
     activation_bytes: int = 0  # saved for backward by one forward of `batch_size` samples, in the traced dtype
+    costs: tuple[ModuleCost, ...] = ()  # per module: FLOPs, bytes moved and saved (`zgen.plan.costs`)
 
     @property
     def total_params(self) -> int:
@@ -370,10 +338,11 @@ def step_loss(out: Any, loss_fn: tuple[Callable[..., Any], Target] | None, batch
 class _Recorder(TorchFunctionMode):
     """Sees every torch op; records which parameters each one reads and which modules were running."""
 
-    def __init__(self, names: dict[int, str], param_names: dict[int, str]) -> None:
+    def __init__(self, names: dict[int, str], param_names: dict[int, str], costs: CostRecorder | None = None) -> None:
         super().__init__()
         self.names = names
         self.param_names = param_names
+        self.costs = costs if costs is not None else CostRecorder()
         self.stack: list[str] = []
         self.forward_calls: list[str] = []
         self.backward_calls: list[str] = []
@@ -391,7 +360,15 @@ class _Recorder(TorchFunctionMode):
                         key = (name, tuple(self.stack))
                         if key not in self.reads:
                             self.reads[key] = _user_site_stack(sys._getframe(1)) or ("<unknown>", 1)
-        return func(*args, **kwargs)
+        if self.in_backward:
+            return func(*args, **kwargs)
+        module = self.stack[-1] if self.stack else ""
+        kind = self.costs.begin(func, module)
+        out = stand_in_attention(args, kwargs) if kind == "attention" else None
+        if out is None:
+            out = func(*args, **kwargs)
+        self.costs.end(func, args, kwargs, out, kind, module)
+        return out
 
     # module hooks
     def pre(self, module: nn.Module, args: Any) -> None:
@@ -401,6 +378,8 @@ class _Recorder(TorchFunctionMode):
         self.stack.append(name)
         if not self.in_backward:
             self.forward_calls.append(name)
+            if torch.is_grad_enabled():
+                self.costs.unit_inputs(name, args, {})
 
     def post(self, module: nn.Module, args: Any, output: Any) -> None:
         name = self.names.get(id(module))
@@ -470,21 +449,7 @@ def trace_model(
         args, kwargs = (), synthetic_inputs(vocab, batch_size, seq_len, torch.Generator().manual_seed(0))
         where = "the synthesized `input_ids`/`labels`"
 
-    params: list[ParamInfo] = []
-    aliases: dict[int, list[str]] = {}
-    for mname, m in model.named_modules(remove_duplicate=False):
-        for pname, p in m._parameters.items():
-            if p is not None:
-                aliases.setdefault(id(p), []).append(f"{mname}.{pname}" if mname else pname)
-    for name, p in model.named_parameters():
-        params.append(
-            ParamInfo(
-                name=name,
-                shape=tuple(p.shape),
-                numel=p.numel(),
-                aliases=tuple(a for a in dict.fromkeys(aliases.get(id(p), ())) if a != name),
-            )
-        )
+    params = param_infos(model)
 
     if isinstance(dtype, str):
         dtype = getattr(torch, dtype)
@@ -548,6 +513,7 @@ def trace_model(
         mode=f"{kind} {str(dt).removeprefix('torch.')}",
         activation_bytes=rec.activation_bytes,
         decisions=_decision_lines(stand_ins.decisions, root),
+        costs=rec.costs.costs(),
     )
 
 
@@ -582,15 +548,13 @@ def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: d
         args, kwargs = pytree.tree_map(to_meta, (args, kwargs))
     swapped = swap_params(model, dtype, fake)
     # Buffers are real (the constructor's values): a meta trace sees meta copies, a fake one fakes them itself.
-    saved = [] if fake is not None else [
-        (m, k, b) for m in model.modules() for k, b in m._buffers.items() if b is not None and not b.is_meta]
-    for m, k, b in saved:
-        m._buffers[k] = b.to("meta")
+    saved = [] if fake is not None else _meta_buffers(model)
     names = {id(m): n for n, m in model.named_modules()}
     param_names = {id(p): n for n, p in model.named_parameters()}
     holders = {n for n, m in model.named_modules() if any(p is not None for p in m._parameters.values())}
-    rec = _Recorder(names, param_names)
-    kept = _SavedBytes({_storage_key(p) for p in model.parameters()})
+    params = {_storage_key(p) for p in model.parameters()}
+    rec = _Recorder(names, param_names, CostRecorder(vocab=vocab_size(model), params=params))
+    kept = _SavedBytes(params, rec.costs)
     stand_ins = StandIns(
         stack=lambda: tuple(rec.stack),
         in_backward=lambda: rec.in_backward,
@@ -630,6 +594,59 @@ def _run(model: nn.Module, kind: str, dtype: torch.dtype, args: tuple, kwargs: d
     return rec, stand_ins
 
 
+def _meta_buffers(model: nn.Module) -> list[tuple[nn.Module, str, torch.Tensor]]:
+    """Put meta copies of the model's real buffers in place; returns what to put back."""
+    saved = [(m, k, b) for m in model.modules() for k, b in m._buffers.items() if b is not None and not b.is_meta]
+    for m, k, b in saved:
+        m._buffers[k] = b.to("meta")
+    return saved
+
+
+def fused_heads(model: nn.Module, trace: ExecutionTrace, *, inputs: tuple[Callable[..., Any], Target] | None = None,
+                loss: tuple[Callable[..., Any], Target] | None = None) -> tuple[str, ...]:
+    """Output projections whose logits the loss reads the way the runtime fuses them (`zgen.runtime.head_loss`).
+
+    The candidates are the `nn.Linear` modules with the vocabulary as their
+    output that ran in the trace; one forward on the meta device (no
+    gradients), each candidate's forward replaced by the runtime's
+    `HeadLoss`, shows which of them a cross-entropy read without the logits
+    being computed for anything else. A forward that fails this way proves
+    nothing: no candidate then.
+    """
+    from zgen.runtime import head_loss
+
+    called = set(trace.forward_calls)
+    candidates = [(n, m) for n, m in model.named_modules()
+                  if isinstance(m, nn.Linear) and trace.vocab_size and m.out_features == trace.vocab_size and n in called]
+    if not candidates or trace.mode.split()[0] != "meta":
+        return ()
+    if inputs is not None:
+        args, kwargs = _call_inputs(inputs[0], inputs[1], 1, trace.seq_len)
+    else:
+        args, kwargs = (), synthetic_inputs(trace.vocab_size, 1, trace.seq_len, torch.Generator().manual_seed(0))
+    to_meta = lambda x: x.to("meta") if isinstance(x, torch.Tensor) else x  # noqa: E731
+    args, kwargs = pytree.tree_map(to_meta, (args, kwargs))
+    swapped = swap_params(model, getattr(torch, trace.dtype), None)
+    buffers = _meta_buffers(model)
+    heads = {}
+    try:
+        for name, m in candidates:
+            heads[name] = head_loss.install(m)
+        with torch.device("meta"), torch.no_grad():
+            out = model(*args, **kwargs)
+            step_loss(out, loss, kwargs if kwargs else args, "the probe")
+    except Exception:
+        return ()
+    finally:
+        for _, m in candidates:
+            m.__dict__.pop("forward", None)
+        for m, k, b in buffers:
+            m._buffers[k] = b
+        for m, k, p in swapped:
+            m._parameters[k] = p
+    return tuple(n for n, h in heads.items() if h.fused and not h.materialized)
+
+
 def _storage_key(t: torch.Tensor) -> int:
     try:
         return t.untyped_storage()._cdata
@@ -640,12 +657,15 @@ def _storage_key(t: torch.Tensor) -> int:
 class _SavedBytes:
     """Bytes of the tensors autograd saves for backward during the forward, each storage once, parameters not."""
 
-    def __init__(self, params: set[int]) -> None:
+    def __init__(self, params: set[int], costs: CostRecorder | None = None) -> None:
         self.params = params
+        self.costs = costs
         self.seen: set[int] = set()
         self.total = 0
 
     def pack(self, t: torch.Tensor) -> torch.Tensor:
+        if self.costs is not None:
+            self.costs.saved(t)
         key = _storage_key(t)
         if key not in self.params and key not in self.seen:
             self.seen.add(key)

@@ -21,6 +21,15 @@ Vocabulary
 * `forward_prefetch[i]` lists the units whose all-gather is issued when
   `forward_order[i]` starts (likewise for backward); it is how prefetch bucket
   size and max live parameters are enforced ahead of time.
+* `recompute` on a unit: its forward runs under activation checkpointing
+  (non-reentrant): only its inputs are saved, and backward runs its forward
+  again first. The model's code is not changed (`zgen.runtime.recompute`).
+* `head_loss` names the module whose output is the logits a cross-entropy
+  loss reads (an output projection); the runtime then computes projection
+  and loss together in chunks of rows, never holding the logits
+  (`zgen.runtime.head_loss`). None: the model's own code runs as written.
+* `setting` is what `zgen plan --auto` chose, in words (micro batch,
+  recomputation, offload, predicted step and peak), for messages and banners.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ class Unit:
     params: tuple[str, ...]
     external: tuple[str, ...] = ()
     reshard_after_forward: bool = True
+    recompute: bool = False
 
     @property
     def label(self) -> str:
@@ -65,6 +75,8 @@ class Plan:
     persistent: tuple[str, ...] = ()
     world_size: int | None = None
     notes: tuple[str, ...] = field(default=())
+    head_loss: str | None = None
+    setting: str | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -115,6 +127,8 @@ class Plan:
             for p in u.external:
                 if p not in seen and p not in self.persistent:
                     raise PlanError(f"unit `{u.label}` lists external parameter `{p}`, which no unit owns")
+        if self.head_loss is not None and not isinstance(self.head_loss, str):
+            raise PlanError(f"head_loss must be a module name or null, not {self.head_loss!r}")
 
     # -- serialisation ---------------------------------------------------
     def to_dict(self) -> dict:
@@ -127,6 +141,7 @@ class Plan:
                     "params": list(u.params),
                     "external": list(u.external),
                     "reshard_after_forward": u.reshard_after_forward,
+                    **({"recompute": True} if u.recompute else {}),
                 }
                 for u in self.units
             ],
@@ -136,6 +151,8 @@ class Plan:
             "backward_prefetch": [list(x) for x in self.backward_prefetch],
             "persistent": list(self.persistent),
             "notes": list(self.notes),
+            **({"head_loss": self.head_loss} if self.head_loss is not None else {}),
+            **({"setting": self.setting} if self.setting is not None else {}),
         }
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -154,6 +171,7 @@ class Plan:
                         params=tuple(u["params"]),
                         external=tuple(u.get("external", ())),
                         reshard_after_forward=bool(u.get("reshard_after_forward", True)),
+                        recompute=bool(u.get("recompute", False)),
                     )
                     for u in d["units"]
                 ),
@@ -164,6 +182,8 @@ class Plan:
                 persistent=tuple(d.get("persistent", ())),
                 world_size=d.get("world_size"),
                 notes=tuple(d.get("notes", ())),
+                head_loss=d.get("head_loss"),
+                setting=d.get("setting"),
             )
         except (KeyError, TypeError) as e:
             raise PlanError(f"malformed plan: missing or wrong field {e}") from None
