@@ -163,6 +163,13 @@ class ActorFactory:
         torch.nn.init.constant_(actor.sigma_param, -0.5)
         return actor
 """),
+    # a helper given the built actor walks one of its children's modules and scales their weights in place
+    "walk-of-a-childs-modules-writes": ("ZG101", """
+def scale_last_layer(actor: nn.Module) -> None:
+    for m in actor.mu.modules():
+        if isinstance(m, nn.Linear):
+            m.weight.data.copy_(0.01 * m.weight.data)
+"""),
 }
 
 
@@ -260,6 +267,15 @@ class ActorFactory:
         actor = Actor(self.d, self.n).to(device)
         actor.apply(init_orthogonal)
         return actor
+""",
+    # the same walk of a child's modules, reading only flags and dtypes
+    "walk-of-a-childs-modules-reads-flags": """
+def frozen_layers(actor: nn.Module) -> list:
+    found = []
+    for m in actor.mu.modules():
+        if isinstance(m, nn.Linear) and not m.weight.requires_grad:
+            found.append((m, m.weight.dtype))
+    return found
 """,
 }
 

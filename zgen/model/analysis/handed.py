@@ -298,11 +298,11 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {"self", "cls"}
     for inner, _ctx in scope.flat.nodes:
         if type(inner) is cst.Call and isinstance(inner.func, cst.Attribute):
-            owner = inner.func.value
+            path = access_path(inner.func.value)  # `model.modules()`, or a child's: `actor.mu.modules()`
             walks = inner.func.attr.value in _PARAM_WALKS | _MODULE_WALKS
-            if isinstance(owner, cst.Name) and owner.value in names and walks:
-                if owner.value not in scope.wrapped:  # a script that wraps it later built it plain
-                    held.setdefault(owner.value, (-1, True))
+            if path is not None and "[]" not in path.parts and path.root in names and walks:
+                if path.root not in scope.wrapped:  # a script that wraps it later built it plain
+                    held.setdefault(path.root, (-1, True))
     # a method of a class that builds models (not a module itself): what it returns is the model being built
     factory = _returned_local(node) if scope.owner is not None else None
     if factory is None and not _construction_helper(index, node.name.value):
@@ -536,7 +536,7 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
             for target, it in loop_items(node.target, node.iter):
                 if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(target, cst.Name):
                     path = access_path(it.func.value)
-                    owner = holder(path.root, node) if path is not None and not path.parts else None
+                    owner = holder(path.root, node) if path is not None and "[]" not in path.parts else None
                     if owner is not None and it.func.attr.value in _PARAM_WALKS:
                         params[target.value] = owner
                     elif owner is not None and it.func.attr.value in _MODULE_WALKS:
