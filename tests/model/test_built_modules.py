@@ -456,7 +456,35 @@ class Detector(nn.Module):
     def forward(self, x):
         return self.model(x)
 """,
+    # A local conv stack built in __init__ and run on a dummy input to size the head.
+    "probe-forward-of-a-local-conv-stack": """
+class Atari(nn.Module):
+    def __init__(self, c, h, w, n):
+        super().__init__()
+        net = nn.Sequential(nn.Conv2d(c, 32, 8, stride=4), nn.ReLU(), nn.Flatten())
+        with torch.no_grad():
+            dim = net(torch.zeros(1, c, h, w)).shape[1]
+        self.net = nn.Sequential(net, nn.Linear(dim, n))
+
+    def forward(self, x):
+        return self.net(x)
+""",
 }
+
+
+def test_probe_of_a_local_module_without_parameters_is_clean():
+    body = """
+class Atari(nn.Module):
+    def __init__(self, c, h, w, n):
+        super().__init__()
+        pool = nn.Sequential(nn.AvgPool2d(4), nn.Flatten())
+        dim = pool(torch.zeros(1, c, h, w)).shape[1]
+        self.net = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), pool, nn.Linear(dim, n))
+
+    def forward(self, x):
+        return self.net(x)
+"""
+    assert "ZG110" not in codes(body)
 
 
 @pytest.mark.parametrize("case", sorted(FORWARD))
@@ -545,3 +573,41 @@ class Net(nn.Module):
 """
     assert "ZG103" in codes(body)
     assert "ZG103" not in codes(body.replace("fn(layer.weight)", "fn(layer.in_features)"))
+
+
+APPLIED = """
+from functools import partial
+
+
+def {name}(m{extra}):
+    if isinstance(m, Block):
+        nn.init.normal_({target}, std=0.02)
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, 4096)
+        self.weight = nn.Parameter(torch.empty(4096, d))
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d) for _ in range(4)])
+        self.apply({callback})
+"""
+
+
+@pytest.mark.parametrize(
+    "name, extra, callback", [("init_fn", "", "init_fn"), ("init_std", ", std", "partial(init_std, std=0.02)")]
+)
+def test_module_level_function_applied_writes_a_child_of_the_visited_module(name, extra, callback):
+    # zero.Init's `apply` gathers the visited module's own parameters only: `m.fc.weight` stays partitioned
+    body = APPLIED.format(name=name, extra=extra, callback=callback, target="m.fc.weight")
+    assert "ZG103" in codes(body)
+
+
+def test_module_level_function_applied_writes_the_visited_modules_own_weight():
+    body = APPLIED.format(name="init_fn", extra="", callback="partial(init_fn)", target="m.weight")
+    assert [c for c in codes(body) if c.startswith("ZG1")] == []

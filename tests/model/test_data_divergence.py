@@ -45,12 +45,21 @@ def test_branch_on_a_reduction_of_the_input(test):
     assert "ZG203" in codes or "ZG204" in codes, codes
 
 
+# The batch size differs per rank (the last, uneven batch; batches packed by length): a branch on it is data.
+@pytest.mark.parametrize("test", ["x.size(0) > 1", "x.shape[0] == 1"])
+def test_branch_on_the_batch_size(test):
+    codes = [f.code for f in check_source("m.py", TEMPLATE.format(test=test, stop="False"))]
+    assert "ZG203" in codes, codes
+
+
 def test_builtin_all_over_a_stopping_verdict_is_a_data_exit():
     codes = [f.code for f in check_source("m.py", TEMPLATE.format(test="False", stop="all(criteria(x))"))]
     assert "ZG204" in codes, codes
 
 
-@pytest.mark.parametrize("test", ["x.size(0) > 1", "self.training", "x.dim() == 3", "stop is not None and stop > 0"])
+@pytest.mark.parametrize(
+    "test", ["x.size(-1) > 1", "self.training", "x.dim() == 3", "stop is not None and stop > 0", "x.shape[0] == self.k"]
+)
 def test_shapes_flags_and_arguments_are_not_data(test):
     assert check_source("m.py", textwrap.dedent(TEMPLATE.format(test=test, stop="False"))) == []
 

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from ..program.tree import Snippet
 
 __all__ = [
-    "ParamAccess", "Scope", "Reach", "Via", "READ", "SIZE", "WRITE", "INIT", "META", "CHECK", "ASSIGN", "GUARD",
+    "ParamAccess", "Scope", "Reach", "Via", "READ", "SIZE", "WRITE", "INIT", "META", "CHECK", "ASSIGN", "GUARD", "COPY",
+    "STATE", "GRAD",
 ]
 
 READ = "read"  # used for computation
@@ -33,6 +34,9 @@ META = "meta"  # .dtype / .device / .requires_grad
 CHECK = "check"  # `p is None`, isinstance(p, ...), hasattr
 ASSIGN = "assign"  # `self.child.weight = ...` (replacing or tying the parameter object)
 GUARD = "guard"  # passed to register_external_parameter / GatheredParameters
+COPY = "copy"  # the module deep-copied (`copy.deepcopy(model)`, an averaging helper's copy of it)
+STATE = "state"  # its state dict read or loaded (`model.state_dict()`, `model.load_state_dict(sd)`)
+GRAD = "grad"  # the gradients of its parameters clipped or measured (`clip_grad_norm_(model.parameters())`)
 
 
 class Scope(enum.Enum):
@@ -57,6 +61,8 @@ class Reach(enum.Enum):
     PASSED = "passed"  # a module handed to the function `name`, which writes or sizes its parameters
     WALK = "walk"  # `self` handed to `name`, which runs a function on every submodule without gathering
     APPLY = "apply"  # `model.apply(name)` outside zero.Init, `name` writing each module's parameters
+    METHOD = "method"  # the module's own method `name` (`reset_parameters()`), which writes or sizes its parameters
+    MODULE = "module"  # the module as a whole, used by `name` (`state_dict`, `copy.deepcopy`, `clip_grad_norm_`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,4 +117,8 @@ class ParamAccess:
             return f" passed to `{name}()`, which runs a function on every submodule without gathering them"
         if reach is Reach.APPLY:
             return f" runs `{name}`, which writes each module's parameters,"
+        if reach is Reach.METHOD:
+            return f".{name}(), which {_PASSED[self.use]}"
+        if reach is Reach.MODULE:
+            return f" (`{name}`)"
         return self.op

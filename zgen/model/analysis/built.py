@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 
+from ..program.holds import module_arguments
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of, has_params
-from ..program.tree import access_path, call_name, code_of, cst, parameter_for
+from ..program.tree import access_path, call_name, cst, parameter_for, walk
 from .effects import module_arg_effects, resolve_function
 from .flow import Flat, flat_of
-from .params import config_like
 
 
 def built_module(
@@ -47,7 +47,7 @@ def built_module(
         return member.order < (rank, position)
     if path.parts:
         return False
-    if passed_in and _module_argument(method, path.root):
+    if passed_in and _module_argument(index, method, path.root):
         return True
     for node, _ctx in flat.nodes:  # `conv = nn.Conv1d(...)` earlier in the method
         if type(node) is cst.Assign and method.order.get(id(node), 0) < position:
@@ -59,32 +59,16 @@ def built_module(
     return False
 
 
-# How a module argument is usually named (`decoder_layer`, `seg_model`, `backbone`), as opposed to
-# the dicts, lists and names a constructor also takes.
-_MODULE_WORD = re.compile(
-    r"(?:layer|block|module|model|encoder|decoder|net|cell|head|backbone|embed|embedding|conv|linear|attn|attention"
-    r"|mlp|ffn|proj|stem|tower|trunk)s?$"
-)
-
-
-def module_like_name(name: str) -> bool:
-    """Is `name` how a module is usually named (`decoder_layer`, `backbone`), not a config or a size?"""
-    return bool(_MODULE_WORD.search(name)) and not config_like(name)
-
-
-def _module_argument(method: MethodInfo, name: str) -> bool:
-    """Is `name` an argument of `method` that may be a module the caller built (not a config, a size, a
-    layer class it calls)? Such a module was partitioned under zero.Init before this method ran."""
+def _module_argument(index: ModelIndex, method: MethodInfo, name: str) -> bool:
+    """Is `name` an argument of `method` that holds a module the caller built (`holds.module_arguments`), and
+    not a layer class it calls (`layer_cls(d)`)? Such a module was partitioned under zero.Init before this
+    method ran."""
     node = method.node
-    if node is None or name in ("self", "cls") or config_like(name) or not _MODULE_WORD.search(name):
+    if node is None or name not in module_arguments(index, node):
         return False
-    params = node.params
-    param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == name), None)
-    if param is None:
-        return False
-    if param.annotation is not None and "Module" not in code_of(param.annotation.annotation, limit=1000):
-        return False  # `nodes: Dict[str, str]`
-    return re.search(r"(?<![\w.])" + re.escape(name) + r"\s*\(", method.text) is None  # `layer_cls(d)`: a factory
+    return not any(  # `layer_cls(d)`: a factory
+        isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == name for call in walk(node)
+    )
 
 
 def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str], effect: str | None = None):

@@ -7,10 +7,10 @@ locals bound to them (`for layer in self.layers`, `expert = self.experts[i]`);
 
 from __future__ import annotations
 
-from ..program.index import ClassInfo, ModelIndex
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
-from ..program.tree import access_path, call_name, code_of, cst
-from .flow import Flat, bound_names, loop_items, same_items, targets_of
+from ..program.tree import access_path, call_name, code_of, cst, walk
+from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
 from .persistence import gathers
 
 __all__ = ["ModuleCalls"]
@@ -90,6 +90,10 @@ class ModuleCalls:
         """Classes of the modules that iterating over `expr` yields, if it is a module container."""
         if isinstance(expr, cst.Subscript):  # self.layers[:n]
             return self._elements_of(expr.value)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+            if expr.func.attr.value in ("values", "items"):  # a ModuleDict's modules (`items()`: its pairs' second)
+                return self._elements_of(expr.func.value)
+            return None
         path = access_path(expr)
         if path is None:
             return None
@@ -110,6 +114,12 @@ class ModuleCalls:
             if isinstance(first, cst.Name) and first.value == "self":
                 return (UNKNOWN,)
             return None
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            # `self._get_module(etype)(x)`: a method of the class that returns one of its submodules
+            owner = expr.func.value
+            if isinstance(owner, cst.Name) and owner.value == "self":
+                return self.returned_submodule(expr.func.attr.value)
+            return None
         path = access_path(expr)
         if path is None:
             return None
@@ -121,12 +131,23 @@ class ModuleCalls:
                 return None if path.root in self.sequences else self.aliases[path.root]
             if path.parts == ("[]",):
                 return (UNKNOWN,)
-            return None
+            if path.root in self.sequences or "[]" in path.parts:
+                return None
+            # `block.attn.norm` for `block` in `self.blocks`: a child of the submodule the local holds
+            resolved = self._follow(Kind.MODULE, self.aliases[path.root], path.parts)
+            return resolved[1] if resolved is not None and resolved[0] == Kind.MODULE else None
         resolved = self._resolve(path.root, path.parts)
         if resolved is None:
             return None
         kind, classes = resolved
         return classes if kind in (Kind.MODULE, Kind.UNKNOWN, Kind.CONTAINER) else None
+
+    def returned_submodule(self, name: str) -> tuple[str, ...] | None:
+        """Classes of the submodule `self.<name>(...)` returns (`return self.mods[key]`), or None."""
+        method = self.cls.method(name)
+        if method is None or "return self." not in method.text or name in facts_of(self.cls).members:
+            return None
+        return _returned_submodule(self.index, self.cls, method)
 
     def resolve(self, parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
         """What `self.<parts>` holds (kind and classes), following members of this class and its children."""
@@ -139,10 +160,14 @@ class ModuleCalls:
         member = facts_of(self.cls).members.get(parts[0])
         if member is None:
             return None
-        kind, classes = member.kind, member.classes
-        for part in parts[1:]:
+        return self._follow(member.kind, member.classes, parts[1:])
+
+    def _follow(self, kind: Kind, classes: tuple[str, ...], parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
+        """What `<a module of kind and classes>.<parts>` holds, following the members of its classes."""
+        for part in parts:
             if kind == Kind.CONTAINER:
                 kind = Kind.MODULE
+                classes = classes or (UNKNOWN,)  # `self.linears = nn.ModuleDict()` filled later: any module
                 if part == "[]":
                     continue
                 # ModuleDict attribute access (`self.experts.expert_0`) or a method of the list.
@@ -185,3 +210,34 @@ class ModuleCalls:
         if not any(gathers(self.index, ref) for ref in classes):
             return None
         return code_of(func)
+
+
+@memoised(cycle=None)
+def _returned_submodule(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> tuple[str, ...] | None:
+    """What `method` returns when every value it returns is a submodule of `cls` (through locals and `.get()`)."""
+    node = method.node
+    if node is None:
+        return None
+    calls = ModuleCalls(index, cls, flat_of(method) or Flat(), method.name)
+    locals_: dict[str, tuple[str, ...] | None] = {}
+    found: tuple[str, ...] = ()
+    for stmt in walk(node.body):
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
+            locals_[stmt.targets[0].target.value] = _submodule_of(calls, stmt.value)
+        elif isinstance(stmt, cst.Return) and stmt.value is not None:
+            value = stmt.value
+            classes = locals_.get(value.value) if isinstance(value, cst.Name) else _submodule_of(calls, value)
+            if not classes:
+                return None
+            found += tuple(c for c in classes if c not in found)
+    return found or None
+
+
+def _submodule_of(calls: ModuleCalls, value: cst.BaseExpression) -> tuple[str, ...] | None:
+    """`self.mods[key]`, `self.mods.get(key)`: the submodule a container member holds."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get":
+        container = calls.classes_of(value.func.value)
+        return (UNKNOWN,) if container is not None else None
+    if isinstance(value, cst.Call):
+        return None
+    return calls.classes_of(value)

@@ -24,7 +24,9 @@ from .persistence import gathers
 from .runs import HelperRuns
 from .taint import DATA, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test
 
-__all__ = ["Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE"]
+__all__ = [
+    "Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "NOT_RUNS",
+]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
 ITERATE = "iterate"  # the call sits in a loop over the value
@@ -63,13 +65,15 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Diverge
 
 
 # Methods of a module that do not run its forward (so gather nothing through hooks).
-_NOT_RUNS = frozenset(
+NOT_RUNS = frozenset(
     {
         "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
         "children", "named_children", "state_dict", "load_state_dict", "train", "eval", "to", "cuda",
         "cpu", "half", "float", "bfloat16", "requires_grad_", "zero_grad", "extra_repr", "apply",
         "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
-        "register_full_backward_hook", "add_module", "get_submodule", "get_parameter",
+        "register_full_backward_hook", "add_module", "get_submodule", "get_parameter", "save_pretrained",
+        "push_to_hub", "num_parameters", "get_input_embeddings", "get_output_embeddings", "tie_weights",
+        "resize_token_embeddings", "gradient_checkpointing_enable", "print_trainable_parameters",
     }
 ) | known.CONTAINER_METHODS  # fmt: skip
 
@@ -88,7 +92,7 @@ def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Ca
             if name not in members and helpers.helper_runs_modules(name):
                 return f"self.{name}()"
             return None
-        if name in _NOT_RUNS:
+        if name in NOT_RUNS:
             return None
         classes = calls.classes_of(base)
         if not classes or not any(gathers(index, c) for c in classes):
@@ -281,17 +285,23 @@ def _derived_names(flat: Flat, outputs: dict[int, str]) -> dict[str, str]:
             for target in node.targets:
                 containers.update(bound_names(target.target))
     for _ in range(2):  # a second pass carries values around loops
-        for node, _ctx in flat.nodes:
+        for node, ctx in flat.nodes:
             kind = type(node)
             if kind is cst.CompFor:
                 continue
             targets, value = targets_of(node)
             if value is not None:
                 source = _derived_source(value, names, outputs)
+                if source is None and kind in (cst.Assign, cst.AugAssign) and ctx.conds:
+                    # `if done: episodes += 1`: a counter or flag set under a test on what the calls returned
+                    source = next((s for t in ctx.conds if (s := _derived_source(t, names, outputs))), None)
                 if source is not None:
                     for target in targets:
                         for name in bound_names(target):
                             names.setdefault(name, source)
+                        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+                            if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
+                                names.setdefault(f"self.{target.attr.value}", source)
             if kind is cst.Call and containers:
                 # `hyps.append(out)` / `self.post_process(best, ended)`: a container of this function
                 # that a call fills with derived values becomes derived itself.
@@ -328,6 +338,11 @@ def _derived_source(expr: cst.CSTNode, names: dict[str, str], outputs: dict[int,
                 return names[node.value]
             continue
         elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
+            continue
+        elif kind is cst.Attribute and isinstance(node.value, cst.Name) and node.value.value == "self":
+            source = names.get(f"self.{node.attr.value}")
+            if source is not None:
+                return source
             continue
         elif kind is cst.Comparison and _is_none_test(node):
             continue

@@ -10,18 +10,19 @@ calls run a submodule; the rules are written on top of these three.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache, partial
 from typing import Any
 
 from ..program import known
-from ..program.index import MethodInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, cst, walk
 
 __all__ = [
     "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
-    "SAME_ITEMS", "same_items", "loop_items",
+    "SAME_ITEMS", "same_items", "loop_items", "runs_gathered",
 ]
 
 
@@ -208,6 +209,32 @@ def flat_of(method: MethodInfo) -> Flat | None:
 def _flat(index: ModelIndex, method: MethodInfo) -> Flat | None:
     node = method.node
     return flatten(node) if node is not None else None
+
+
+def runs_gathered(cls: ClassInfo, method: MethodInfo) -> bool:
+    """Is `method` a private helper that its class calls only where parameters are gathered?
+
+    `with GatheredParameters(params): self._copy(new, old)` and the `else` of an
+    `is_deepspeed_zero3_enabled()` test: a name with a leading underscore is not called
+    by a training loop, so those call sites are the only ones.
+    """
+    name = method.name
+    if not name.startswith("_") or name.startswith("__"):
+        return False
+    pattern = re.compile(r"\bself\." + re.escape(name) + r"\s*\(")
+    guarded = []
+    for caller in cls.all_methods():
+        if caller is method or not pattern.search(caller.text):
+            continue
+        flat = flat_of(caller)
+        if flat is None:
+            return False
+        for node, ctx in flat.nodes:
+            if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
+                target = node.func.value
+                if isinstance(target, cst.Name) and target.value == "self":
+                    guarded.append(ctx.guarded)
+    return bool(guarded) and all(guarded)
 
 
 def bound_names(target: cst.CSTNode) -> Iterator[str]:

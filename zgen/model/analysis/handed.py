@@ -37,14 +37,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..program import known
+from ..program.holds import averaged_attributes, held_attributes, module_arguments
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, has_params
 from ..program.skeleton import FunctionSpan
-from ..program.tree import access_path, call_name, code_of, cst, dotted
+from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
-from .access import CHECK, INIT, READ, SIZE, WRITE, ParamAccess, Reach, Scope, Via
-from .effects import usage, writes_module_params
-from .flow import Flat, bound_names, loop_items, same_items
+from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
+from .effects import resolve_function, usage, writes_module_params
+from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .script import WRAP_TRIGGER, ScriptScope, function_scope
 
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder"]
@@ -56,10 +58,7 @@ _WALK_TRIGGER = Trigger(
     "parameters(", "modules(", "children(",
     pattern=r"\.(?:modules|parameters|named_parameters|named_modules|children|named_children)\(",
 )
-_MODEL_NAME = re.compile(r"^(?:\w+_)?model$")
 _PARAMS_NAME = re.compile(r"^(?:\w+_)?parameters$")
-_MODEL_TYPE = re.compile(r"\bModule\b|Model\b")
-_NOT_AN_INSTANCE = re.compile(r"Config|Type|Callable|type\[")  # a class, a config or a factory, not a model
 _OWNS_STORAGE = re.compile(r"(?:Parameter|Tensor|Optimizer)$")
 _PARAM_WALKS = frozenset({"parameters", "named_parameters"})
 _MODULE_WALKS = frozenset({"modules", "named_modules", "children", "named_children"})
@@ -96,20 +95,144 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
     """The handed and the built accesses of the file, from one pass over its functions, in source order."""
     handed: list[ParamAccess] = []
     built: list[ParamAccess] = []
+    if index.other_framework:
+        return handed, built
     for span, cls in _functions(index):
         text = index.skeleton.text(span.start, span.end)
-        may_be_handed, walks = _may_be_handed(span, cls, text), _WALK_TRIGGER.search(text)
-        if not may_be_handed and not walks:
+        may_be_handed = _may_be_handed(span, cls, text)
+        walks = _WALK_TRIGGER.search(text) or cls is not None and _factory_text(text)
+        whole = _whole_trigger(index, cls).search(text) and not WRAP_TRIGGER.search(text)
+        if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
+            whole = None  # called only where ZeRO-3 is off or handled; or at construction (judged at the call)
+        if not may_be_handed and not walks and not whole:
             continue
         scope = function_scope(index, span)
         if scope is None or not isinstance(scope.node, cst.FunctionDef):
             continue
-        held = holders(index, scope, cls if may_be_handed else None, may_be_handed, walks)
-        if held.models or held.iterables:
-            handed += _handed_uses(index, scope, held.models, held.iterables)
+        held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
+        if may_be_handed:
+            handed += _handed_uses(index, scope, set(held.models), held.iterables)
+        if whole and held.models:
+            handed += _whole_uses(index, scope, cls, held.models)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
     return handed, built
+
+
+@memoised
+def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
+    """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
+    words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\("]
+    words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
+    if cls is not None:
+        words += [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
+    return re.compile("|".join(words))
+
+
+def _runs_guarded(cls: ClassInfo | None, span: FunctionSpan) -> bool:
+    """A private method its class calls only under a ZeRO-3 test or inside a gather (`flow.runs_gathered`)."""
+    method = cls.method(span.name) if cls is not None else None
+    return method is not None and runs_gathered(cls, method)
+
+
+def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str]) -> list[ParamAccess]:
+    """Uses of a held module as a whole: deep-copied, its state dict read or loaded, its gradients clipped, its
+    parameters flattened into or out of a vector, or handed to a library's weight-averaging helper (and that
+    helper updated)."""
+    func, flat = scope.node, scope.flat
+    held = set(models)  # plus locals bound to one (`model = self.accelerator.unwrap_model(self.model)`)
+    averaged = set(averaged_attributes(index, cls)) if cls is not None else set()
+
+    def holds(expr: cst.BaseExpression) -> str | None:
+        name = dotted(expr)
+        if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value in ("parameters", "named_parameters"):
+                return holds(expr.func.value)
+        if name is not None and name not in held and name.endswith(".module"):
+            name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
+        return name if name in held else None
+
+    def access(node: cst.CSTNode, ctx, use: str, owner: str, name: str) -> ParamAccess:
+        where = func.name.value  # type: ignore[union-attr]
+        return ParamAccess(node, ctx, use, "", Via(Reach.MODULE, name), owner=owner, scope=Scope.HANDED, where=where,
+                           snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True)
+
+    found = []
+    for node, ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            target = node.targets[0].target.value
+            if _passes_on(index, flat, node.value, holds):
+                held.add(target)
+            else:
+                held.discard(target)
+            continue
+        if type(node) is not cst.Call or ctx.guarded:
+            continue
+        name = call_name(node) or ""
+        qualified = index.qualify(name) if name and not name.startswith(".") else name
+        last = qualified.rsplit(".", 1)[-1]
+        func_node = node.func
+        if isinstance(func_node, cst.Attribute) and func_node.attr.value in _STATE_METHODS:
+            owner = holds(func_node.value)
+            if owner is not None:
+                found.append(access(node, ctx, STATE, owner, func_node.attr.value))
+            continue
+        args = [a for a in node.args if a.keyword is None and not a.star]
+        if qualified in ("copy.deepcopy", "deepcopy") and args:
+            owner = holds(args[0].value)
+            if owner is not None:
+                found.append(access(node, ctx, COPY, owner, "copy.deepcopy"))
+        elif last in known.CLIP_GRAD and args and not _wrapper_method(name):
+            owner = holds(args[0].value)
+            if owner is not None:
+                found.append(access(node, ctx, GRAD, owner, last))
+        elif qualified in known.PARAMETER_VECTORS:
+            position, use = known.PARAMETER_VECTORS[qualified]
+            owner = holds(args[position].value) if len(args) > position else None
+            if owner is not None:
+                found.append(access(node, ctx, WRITE if use == "write" else READ, owner, last))
+        elif qualified in known.AVERAGERS and args:
+            owner = holds(args[0].value)
+            if owner is not None:
+                found.append(access(node, ctx, COPY, owner, last))
+        elif isinstance(func_node, cst.Attribute) and func_node.attr.value in known.AVERAGER_UPDATES:
+            path = access_path(func_node.value)
+            if path is not None and path.root == "self" and len(path.parts) == 1 and path.parts[0] in averaged:
+                found.append(access(node, ctx, WRITE, f"self.{path.parts[0]}", code_of(func_node)))
+    return found
+
+
+# Module methods that read or load the whole state: under ZeRO-3 the tensors are empty placeholders.
+_STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
+# Calls that return something other than the module they are given.
+_NOT_PASSED_ON = frozenset(
+    {"len", "list", "tuple", "print", "str", "repr", "isinstance", "id", "type", "sum", "hasattr", "getattr",
+     "sorted", "dict", "set", "iter", "next", "vars", "callable"}
+)  # fmt: skip
+
+
+def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) -> bool:
+    """Does `value` evaluate to a held module: the module itself, its wrapper's `.module`, or what an unreadable
+    function returns when given it (`accelerator.unwrap_model(model)`, `getattr(model, "module", model)`)?"""
+    if holds(value) is not None:
+        return True
+    if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+        return False
+    name = call_name(value) or ""
+    last = name.rsplit(".", 1)[-1]
+    if not last or last in _NOT_PASSED_ON and last != "getattr" or not last[:1].islower():
+        return False
+    if last == "getattr":
+        return len(value.args) == 3 and holds(value.args[2].value) is not None
+    if holds(value.args[0].value) is None:
+        return False
+    return resolve_function(index, flat, name) is None and index.qualify(name) not in ("copy.deepcopy", "deepcopy")
+
+
+def _wrapper_method(name: str) -> bool:
+    """`accelerator.clip_grad_norm_(...)`: the training wrapper hands clipping to the DeepSpeed engine."""
+    owner = name.rsplit(".", 1)[0] if "." in name else ""
+    return owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES
 
 
 def _functions(index: ModelIndex):
@@ -139,49 +262,25 @@ def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed
     if not isinstance(node, cst.FunctionDef):
         return found
     if handed:
-        found.models, found.iterables = _seeds(node)
+        found.models, found.iterables = _seeds(index, node)
         if cls is not None:
-            found.models |= {f"self.{h}" for h in _class_holders(index, cls)}
+            found.models |= {f"self.{h}" for h in held_attributes(index, cls)}
     if walks:
         found.walked = _walked(index, scope, node)
     return found
 
 
-def _seeds(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
-    """Arguments holding a built model, and arguments that are parameter iterables."""
-    models: set[str] = set()
+def _seeds(index: ModelIndex, node: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    """Arguments holding a built model (`holds.module_arguments`), and arguments that are parameter iterables."""
+    models = set(module_arguments(index, node))
     iterables: set[str] = set()
     for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
         name = param.name.value
         note = cst.Module([]).code_for_node(param.annotation.annotation) if param.annotation is not None else ""
         if "Parameter" in note or (not note and _PARAMS_NAME.match(name)):
             iterables.add(name)
-        elif _MODEL_NAME.match(name) or (_MODEL_TYPE.search(note) and not _NOT_AN_INSTANCE.search(note)):
-            if name not in ("self", "cls"):
-                models.add(name)
+            models.discard(name)
     return models, iterables
-
-
-@memoised
-def _class_holders(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """Attributes `__init__` of a non-module class sets from a model argument (`self.model = model`)."""
-    if ".parameters()" not in cls.text and "named_parameters(" not in cls.text:
-        return frozenset()  # nothing of the class walks a held model's parameters
-    span = cls.span.methods.get("__init__")
-    snippet = index.parse(span) if span is not None else None
-    node = snippet.function if snippet is not None else None
-    if node is None:
-        return frozenset()
-    models, _ = _seeds(node)
-    found = set()
-    for stmt in node.body.body:
-        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in models:
-                for target in small.targets:
-                    path = access_path(target.target)
-                    if path is not None and path.root == "self" and len(path.parts) == 1:
-                        found.add(path.parts[0])
-    return frozenset(found)
 
 
 def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dict[str, tuple[int, bool]]:
@@ -199,23 +298,56 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {"self", "cls"}
     for inner, _ctx in scope.flat.nodes:
         if type(inner) is cst.Call and isinstance(inner.func, cst.Attribute):
-            owner = inner.func.value
+            path = access_path(inner.func.value)  # `model.modules()`, or a child's: `actor.mu.modules()`
             walks = inner.func.attr.value in _PARAM_WALKS | _MODULE_WALKS
-            if isinstance(owner, cst.Name) and owner.value in names and walks:
-                if owner.value not in scope.wrapped:  # a script that wraps it later built it plain
-                    held.setdefault(owner.value, (-1, True))
-    if not _construction_helper(index, node.name.value):
+            if path is not None and "[]" not in path.parts and path.root in names and walks:
+                if path.root not in scope.wrapped:  # a script that wraps it later built it plain
+                    held.setdefault(path.root, (-1, True))
+    # a method of a class that builds models (not a module itself): what it returns is the model being built
+    factory = _returned_local(node) if scope.owner is not None else None
+    if factory is None and not _construction_helper(index, node.name.value):
         return held
     for inner, _ctx in scope.flat.nodes:
         if type(inner) is cst.Assign and len(inner.targets) == 1 and isinstance(inner.targets[0].target, cst.Name):
             name = inner.targets[0].target.value
-            if name in held or name in scope.wrapped:
-                continue
-            kind, classes = classify(index, inner.value)
+            if name in held or name in scope.wrapped or factory is not None and name != factory:
+                continue  # a factory: only the module it returns is the model someone builds under zero.Init
+            kind, classes = classify(index, inner.value, resolve=factory is not None)
             owns = any(has_params(index, c) is not False for c in classes or ("",))
             if kind in (Kind.MODULE, Kind.CONTAINER) and owns:
                 held[name] = (scope.flat.position[id(inner)], False)
     return held
+
+
+# `actor = Actor(...)` ... `return actor`: a function that builds a module and returns it.
+_FACTORY = re.compile(r"^[ \t]+return[ \t]+([a-z_]\w*)[ \t]*$", re.MULTILINE)
+
+
+def _factory_text(text: str) -> bool:
+    """Text pre-filter of `_returned_local`: a local bound to a class construction and returned."""
+    return any(
+        re.search(r"^[ \t]+" + name + r"[ \t]*(?::[^=\n]*)?=[ \t]*(?:[\w.]+\.)?[A-Z]\w*\(", text, re.MULTILINE)
+        for name in set(_FACTORY.findall(text))
+    )
+
+
+def _returned_local(node: cst.FunctionDef) -> str | None:
+    """The local a factory method returns (`return actor`), when every `return` of it returns that one name.
+
+    A method of a factory object (`ActorFactory.create_module`) that builds a module and hands it to its caller
+    is part of building the model: run under `zero.Init`, the module is partitioned as soon as its constructor
+    returns, before the factory goes on. (A free function that builds a layer is judged where a module's
+    `__init__` calls it, `_construction_helper`.)"""
+    returned = {
+        stmt.value.value if isinstance(stmt.value, cst.Name) else None
+        for stmt in walk(node.body) if isinstance(stmt, cst.Return)
+    }
+    return next(iter(returned)) if len(returned) == 1 else None
+
+
+def _param_name(index: ModelIndex, name: str) -> bool:
+    """A name the file, torch or the package's own files register as a parameter (`weight`, `sigma_param`)."""
+    return name in index.param_names or name in index.related_param_names
 
 
 def _callback(index: ModelIndex, name: str) -> bool:
@@ -233,14 +365,26 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
     """Uses of a handed model's parameters: through parameter iterables, and `X.apply(fn)` writing them."""
     func, flat = scope.node, scope.flat
     aliases: dict[str, str] = {}  # loop variable -> the parameters it walks
+    maps: dict[str, str] = {}  # `params = dict(model.named_parameters())` -> the parameters it maps names to
+    built_here = _built_locals(index, flat)
+
+    def holds_model(expr: cst.BaseExpression) -> bool:
+        """A model handed in or held; or anything else whose parameters the code walks (`pair.target`), unless
+        this function built it (a plain module)."""
+        name = dotted(expr)
+        return name is not None and (name in models or name.partition(".")[0] not in built_here)
 
     def source_of(expr: cst.BaseExpression) -> str | None:
         """What `expr` iterates, when it yields the handed model's parameters."""
         expr = same_items(expr)
         if isinstance(expr, cst.Name) and expr.value in iterables:
             return expr.value
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+            mapping = expr.func.value  # `params.items()`, `params.values()` of a name -> parameter mapping
+            if expr.func.attr.value in ("items", "values") and isinstance(mapping, cst.Name) and mapping.value in maps:
+                return maps[mapping.value]
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            if expr.func.attr.value in ("parameters", "named_parameters") and dotted(expr.func.value) in models:
+            if expr.func.attr.value in ("parameters", "named_parameters") and holds_model(expr.func.value):
                 if not any(a.keyword is not None and a.keyword.value == "recurse" for a in expr.args):
                     return cst.Module([]).code_for_node(expr)
         return None
@@ -258,8 +402,11 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
                     aliases.pop(bound, None)  # `p = output_dir / name`: no longer a parameter
             if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
                 name = node.targets[0].target.value
+                maps.pop(name, None)
                 if source_of(node.value) is not None or _selects(node.value, source_of):
                     iterables.add(name)  # `parameters = list(parameters)`, `[p for p in ps if p.requires_grad]`
+                elif (mapped := _mapped(node.value, source_of)) is not None:
+                    maps[name] = mapped  # `averaged = dict(ema_model.named_parameters())`
             continue
         if kind is cst.For or kind is cst.CompFor:
             _bind_loop(node.target, node.iter, source_of, aliases)
@@ -270,8 +417,12 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
                 if fn and writes_module_params(index, flat, fn):
                     found.append(access(node, ctx, WRITE, "", dotted(node.func.value) or "", Via(Reach.APPLY, fn)))
             continue
-        if kind is not cst.Name or node.value not in aliases or ctx.guarded:
+        if kind is cst.Subscript and not ctx.guarded and isinstance(node.value, cst.Name) and node.value.value in maps:
+            source = maps[node.value.value]  # `averaged[name]`: one parameter of the mapping
+        elif kind is not cst.Name or node.value not in aliases or ctx.guarded:
             continue
+        else:
+            source = aliases[node.value]
         parent = flat.parent.get(id(node))
         if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
             continue
@@ -285,7 +436,25 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
         if use == READ and not op and not _computed(index, flat, parent):
             continue  # bound, collected or handed on (`groups.append(p)`), not computed with
         if use in (READ, SIZE, WRITE, INIT):
-            found.append(access(node, ctx, use, op, aliases[node.value], Via(Reach.PARAMETERS)))
+            found.append(access(node, ctx, use, op, source, Via(Reach.PARAMETERS)))
+    return found
+
+
+def _mapped(value: cst.BaseExpression, source_of) -> str | None:
+    """`dict(model.named_parameters())`: a mapping from names to the parameters `source_of` recognises."""
+    if isinstance(value, cst.Call) and call_name(value) == "dict" and len(value.args) == 1 and not value.args[0].keyword:
+        return source_of(value.args[0].value)
+    return None
+
+
+def _built_locals(index: ModelIndex, flat: Flat) -> set[str]:
+    """Names a function assigns a module construction (`probe = nn.Linear(4, 4)`): plain modules it built."""
+    found = set()
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and isinstance(node.value, cst.Call):
+            if classify(index, node.value)[0] in (Kind.MODULE, Kind.CONTAINER):
+                for target in node.targets:
+                    found.update(bound_names(target.target))
     return found
 
 
@@ -353,7 +522,11 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
                            given=held[owner][1])
 
     # `model._modules[name] = Linear(...)`: a module the function puts in place itself, after construction.
-    replaced = {code_of(t.target, limit=1000) for n, _ in flat.nodes if type(n) is cst.Assign for t in n.targets}
+    replaced: dict[str, int] = {}  # target -> the last position it is assigned at
+    for n, _ in flat.nodes:
+        if type(n) is cst.Assign:
+            for t in n.targets:
+                replaced[code_of(t.target, limit=1000)] = flat.position[id(n)]
     found = []
     for node, ctx in flat.nodes:
         kind = type(node)
@@ -363,7 +536,7 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
             for target, it in loop_items(node.target, node.iter):
                 if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(target, cst.Name):
                     path = access_path(it.func.value)
-                    owner = holder(path.root, node) if path is not None and not path.parts else None
+                    owner = holder(path.root, node) if path is not None and "[]" not in path.parts else None
                     if owner is not None and it.func.attr.value in _PARAM_WALKS:
                         params[target.value] = owner
                     elif owner is not None and it.func.attr.value in _MODULE_WALKS:
@@ -372,11 +545,14 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
         if kind is cst.Name and node.value in params:
             if not isinstance(flat.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):
                 found.append(access(node, ctx, params[node.value], Via(Reach.PARAMETERS)))
-        elif kind is cst.Attribute and node.attr.value in index.param_names:
+        elif kind is cst.Attribute and isinstance(node.value, (cst.Name, cst.Attribute)):
             path = access_path(node)
             if path is None or not path.parts:
                 continue
             owner = holder(path.root, node)
-            if owner is not None and code_of(node.value, limit=1000) not in replaced:
+            if owner is None or not _param_name(index, node.attr.value):
+                continue
+            # not a module put in place after the holder was built (the holder's own binding is no replacement)
+            if replaced.get(code_of(node.value, limit=1000), -1) <= held.get(owner, (-1,))[0]:
                 found.append(access(node, ctx, owner, Via(Reach.PATH)))
     return found

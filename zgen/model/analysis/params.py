@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ..program import known
+from ..program.holds import config_like
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
@@ -21,7 +22,7 @@ from .calls import ModuleCalls
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flat_of, loop_items, same_items
 
-__all__ = ["accesses", "parameters_passed_in", "config_like", "NOT_A_SUBMODULE"]
+__all__ = ["accesses", "parameters_passed_in", "narrowed", "NOT_A_SUBMODULE"]
 
 
 @memoised
@@ -51,7 +52,7 @@ class _Bindings:
         self.passed_in: set[str] = set()
         node = method.node
         for name in [a.name.value for a in (*node.params.params, *node.params.kwonly_params)] if node else ():
-            if name not in ("self", "cls") and name not in self.modules and not _NOT_A_MODULE_ARG.search(name):
+            if name not in ("self", "cls") and name not in self.modules and not config_like(name):
                 self.modules[name] = _unknown(name)
                 self.passed_in.add(name)
         # Parameters handed into this constructor (`Head(cfg, self.embed.weight)`, `w: nn.Parameter`): a caller's
@@ -87,7 +88,7 @@ class _Bindings:
     def _assign(self, index: ModelIndex, flat: Flat, node: cst.Assign) -> None:
         target = node.targets[0].target
         if isinstance(target, cst.Name):
-            source = _parameter_list(node.value)
+            source = _parameter_list(node.value, self.passed_in)
             if source is not None:
                 self.param_lists[target.value] = source
                 return
@@ -121,7 +122,7 @@ class _Finder:
         self.returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
         # In a method called on the built model its own parameters are partitioned too (a base class
         # such as a ModelMixin registers none itself, but every subclass does).
-        self.has_children = self.entry or any(
+        self.has_children = self.entry or bool(cls.container_kind) or any(
             m.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in m.classes)
             for m in self.members.values()
         )
@@ -153,7 +154,7 @@ class _Finder:
 
     def _loop(self, node: cst.For | cst.CompFor) -> None:
         for part, items in loop_items(node.target, node.iter):
-            source = _parameters_source(items)
+            source = _parameters_source(items, self.bound.passed_in)
             if source is None and isinstance(items, cst.Name):
                 source = self.bound.param_lists.get(items.value)
             if source is not None and isinstance(part, cst.Name):
@@ -169,7 +170,7 @@ class _Finder:
         if node.value in self.param_aliases:
             if isinstance(parent, (cst.CompFor, cst.For)) and parent.target is node or isinstance(parent, cst.Tuple):
                 return []
-            if not self.has_children:
+            if not self.has_children and self.param_aliases[node.value].startswith("self"):
                 return []  # the module's own parameters only: not partitioned in its `__init__`/forward
             return [self.access(node, ctx, via=Via(Reach.PARAMETERS), param=node.value)]
         return []
@@ -190,7 +191,7 @@ class _Finder:
         if path.root != "self":
             first = self.bound.modules.get(path.root)
             if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:
-                first = _narrowed(self.index, first, ctx) or first
+                first = narrowed(self.index, first, ctx) or first
             return self._owned(node, ctx, path, first, path.parts)
         found: list[ParamAccess] = []
         if len(path.parts) == 1 and self.has_children and not isinstance(self.flat.parent.get(id(node)), cst.Call):
@@ -246,6 +247,15 @@ class _Finder:
                                          param=parts[-1], first=member, owner_classes=owner_classes))
         return found
 
+    def _built_inline(self, expr: cst.BaseExpression) -> Member | None:
+        """`nn.Linear(d, d)` written as an argument: a module with parameters, built right there."""
+        if not isinstance(expr, cst.Call):
+            return None
+        kind, classes = classify(self.index, expr)
+        if kind != Kind.MODULE or not any(has_params(self.index, c) for c in classes):
+            return None
+        return Member(code_of(expr), kind, classes, (-1, 0))
+
     def _module_handed_to_writer(self, call: cst.Call, ctx: Ctx) -> list[ParamAccess]:
         """A built module handed to a helper that initialises or sizes its parameters: `init_layer(self.conv1)`,
         `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
@@ -259,16 +269,19 @@ class _Finder:
                             order=order)
                 for arg in call.args if isinstance(arg.value, cst.Name) and arg.value.value == "self"
             ]
-        if not any(_module_arg(arg.value, self.members, self.bound.handed) for arg in call.args):
+        inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
+        if not inline and not any(_module_arg(arg.value, self.members, self.bound.handed) for arg in call.args):
             return []  # no module handed over: do not read the function at all
         out = []
         for position, done in argument_effects(self.index, self.flat, call):
             arg = call.args[position]
             use = INIT if done & {WRITE, INIT} else SIZE if SIZE in done else None
             path = access_path(arg.value)
-            if use is None or path is None:
+            if use is None or (path is None and position not in inline):
                 continue
-            if path.root == "self" and path.parts:
+            if position in inline:
+                first = inline[position]  # `zero_init(nn.Linear(d, d))`: built (and partitioned) before it is handed
+            elif path.root == "self" and path.parts:
                 first = self.members.get(path.parts[0])
             else:
                 first = self.bound.handed.get(path.root)
@@ -286,7 +299,7 @@ def _batch_norm(method: MethodInfo, name: str) -> bool:
     return f"{name}.running_var" in method.text or f"{name}.running_mean" in method.text
 
 
-def _narrowed(index: ModelIndex, alias: Member, ctx: Ctx) -> Member | None:
+def narrowed(index: ModelIndex, alias: Member, ctx: Ctx) -> Member | None:
     """`if isinstance(branch, Conv):`: inside, an argument of unknown class has that module class."""
     for test in reversed(ctx.conds):
         if not isinstance(test, cst.Call) or call_name(test) != "isinstance" or len(test.args) != 2:
@@ -296,7 +309,7 @@ def _narrowed(index: ModelIndex, alias: Member, ctx: Ctx) -> Member | None:
             continue
         found: tuple[str, ...] = ()
         for option in classes.elements if isinstance(classes, cst.Tuple) else [cst.Element(classes)]:
-            kind, refs = classify(index, cst.Call(func=option.value))
+            kind, refs = classify(index, cst.Call(func=option.value), resolve=True)
             if kind != Kind.MODULE:
                 return None  # a class we cannot read: keep the argument unknown
             found += refs
@@ -410,14 +423,14 @@ def _from_self(value: cst.BaseExpression) -> bool:
     return isinstance(root, cst.Name) and root.value == "self"
 
 
-def _parameter_list(value: cst.BaseExpression) -> str | None:
+def _parameter_list(value: cst.BaseExpression, passed_in: set[str]) -> str | None:
     """`list(self.parameters())` or `[p for n, p in self.named_parameters() if ...]`: what it lists."""
     if isinstance(value, cst.Call) and call_name(value) in {"list", "tuple"} and value.args:
-        return _parameters_source(value.args[0].value)
+        return _parameters_source(value.args[0].value, passed_in)
     if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name) and value.for_in.inner_for_in is None:
         for part, items in loop_items(value.for_in.target, value.for_in.iter):
             if isinstance(part, cst.Name) and part.value == value.elt.value:
-                return _parameters_source(items)
+                return _parameters_source(items, passed_in)
     return None
 
 
@@ -434,8 +447,9 @@ def _modules_loop(node: cst.For | cst.CompFor) -> str | None:
     return None
 
 
-def _parameters_source(iterable: cst.BaseExpression) -> str | None:
-    """`self.parameters()` / `self.child.named_parameters()`: the text, if the loop walks a module's parameters."""
+def _parameters_source(iterable: cst.BaseExpression, passed_in: set[str]) -> str | None:
+    """`self.parameters()` / `self.child.named_parameters()` / `model.parameters()` of a module handed in: the
+    text, if the loop walks a module's parameters."""
     iterable = same_items(iterable)
     if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
         return None
@@ -445,17 +459,11 @@ def _parameters_source(iterable: cst.BaseExpression) -> str | None:
         if arg.keyword is not None and arg.keyword.value == "recurse":
             return None
     path = access_path(iterable.func.value)
-    if path is None or path.root != "self":
+    if path is None or (path.root != "self" and path.root not in passed_in):
         return None
-    return "self" + "".join("." + p for p in path.parts) + "." + iterable.func.attr.value + "()"
+    return path.root + "".join("." + p for p in path.parts) + "." + iterable.func.attr.value + "()"
 
 
-def config_like(name: str) -> bool:
-    """Is an argument named like a config, a size or a tensor rather than a module (`cfg`, `x`, `weight`)?"""
-    return bool(_NOT_A_MODULE_ARG.search(name))
-
-
-_NOT_A_MODULE_ARG = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
 # Attributes of an unknown object that hold settings or state, not submodules.
 NOT_A_SUBMODULE = re.compile(r"conf|cfg|args|opt|hparams|kwargs|setting|state|stats|cache|data|grad")
 
@@ -494,6 +502,9 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
                 # children, but a `.weight` two levels down is a child's parameter
                 return (UNKNOWN_CLASS,) if "[]" not in rest and len(rest) <= 3 else None
             return None
+        if kind == Kind.MODULE and part == "[]" and any(_container_class(index, c) for c in classes):
+            kind, classes = Kind.UNKNOWN, (UNKNOWN_CLASS,)  # `self.main[-2]` of a Sequential subclass: an element
+            continue
         if kind != Kind.MODULE or part == "[]":
             return None
         next_member = None
@@ -506,6 +517,17 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
             return None
         kind, classes = next_member.kind, next_member.classes
     return None
+
+
+def _container_class(index: ModelIndex, ref: str) -> bool:
+    """Is `ref` a ModuleList/ModuleDict/Sequential, or a class of this or another file deriving from one?"""
+    if ref.rsplit(".", 1)[-1] in ("ModuleList", "ModuleDict", "Sequential"):
+        return True
+    local = index.classes.get(ref)
+    if local is not None:
+        return bool(local.container_kind)
+    external = index.external(ref) if ref != UNKNOWN_CLASS else None
+    return external is not None and bool(external[1].container_kind)
 
 
 @memoised(cycle=())

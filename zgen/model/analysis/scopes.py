@@ -18,8 +18,9 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registe
 from ..program.members import Kind, facts_of
 from ..program.tree import cst
 from .access import INIT, WRITE, ParamAccess, Scope
-from .flow import flat_of
+from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
+from .own import calls_child_method, method_call_accesses
 from .params import NOT_A_SUBMODULE, accesses
 from .persistence import is_persistent
 from .script import script_accesses
@@ -55,10 +56,17 @@ def scoped_accesses(index: ModelIndex, scope: Scope) -> list[ParamAccess]:
     """
     found = []
     for cls, method in index.methods(scope.value):
+        counts = None
         if _worth_reading(index, scope, cls, method):
             counts = _counts_in(index, scope, cls, method)
             found += [replace(a, scope=scope) for a in accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
+        if scope is not Scope.FORWARD and calls_child_method(index, method.text):
+            # `self.gru.reset_parameters()`, `m.sample()`: a submodule's own method that writes or sizes its parameters
+            counts = counts or _counts_in(index, scope, cls, method)
+            found += [replace(a, scope=scope) for a in method_call_accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
     return found
+
+
 
 
 def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodInfo) -> bool:
@@ -74,7 +82,7 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
         return False
     if not hands and not _ENTRY_USES.search(text):
         return False  # only writes and size queries are checked there: no need to parse a plain reader
-    return scope is Scope.LATE or not _runs_gathered(cls, method)
+    return scope is Scope.LATE or not runs_gathered(cls, method)
 
 
 def _counts_in(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodInfo) -> Callable[[ParamAccess], bool]:
@@ -186,8 +194,12 @@ def _own_param_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     return frozenset(name for info in cls.mro for name in registered_names(info.text) if name)
 
 
+# `zero_init(nn.Linear(d, d))`: a module built inline and handed straight to a function.
+_HANDS_NEW = re.compile(r"(?<![\w.])[a-z_]\w*\(\s*(?:[a-z_]\w*\.)*[A-Z]\w*\(")
+
+
 def _hands_module(text: str) -> bool:
-    return bool(_HANDS_SELF.search(text) or ("for " in text and _HANDS_ALIAS.search(text)))
+    return bool(_HANDS_SELF.search(text) or ("for " in text and _HANDS_ALIAS.search(text)) or _HANDS_NEW.search(text))
 
 
 @memoised
@@ -229,29 +241,3 @@ def _built_before(access: ParamAccess, rank: int) -> bool:
     if first is None or first.kind == Kind.UNKNOWN:
         return True  # passed in, or reached through .parameters(): built earlier
     return first.order < (rank, access.order)
-
-
-def _runs_gathered(cls: ClassInfo, method: MethodInfo) -> bool:
-    """Is `method` a private helper that its class calls only where parameters are gathered?
-
-    `with GatheredParameters(params): self._copy(new, old)` and the `else` of an
-    `is_deepspeed_zero3_enabled()` test: a name with a leading underscore is not called
-    by a training loop, so those call sites are the only ones.
-    """
-    name = method.name
-    if not name.startswith("_") or name.startswith("__"):
-        return False
-    pattern = re.compile(r"\bself\." + re.escape(name) + r"\s*\(")
-    guarded = []
-    for caller in cls.all_methods():
-        if caller is method or not pattern.search(caller.text):
-            continue
-        flat = flat_of(caller)
-        if flat is None:
-            return False
-        for node, ctx in flat.nodes:
-            if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
-                target = node.func.value
-                if isinstance(target, cst.Name) and target.value == "self":
-                    guarded.append(ctx.guarded)
-    return bool(guarded) and all(guarded)

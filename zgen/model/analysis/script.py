@@ -17,13 +17,15 @@ from functools import cached_property
 from typing import Protocol
 
 from ..program import known
-from ..program.index import ModelIndex, memoised
+from ..program.holds import held_attributes, module_arguments
+from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
-from .divergence import Divergence, find_divergences
+from .divergence import NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flatten, loop_items
+from .runs import HelperRuns
 from .taint import DATA, RANK, Taint
 
 __all__ = ["ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "WRAP_TRIGGER"]
@@ -41,10 +43,21 @@ class ScriptScope:
     index: ModelIndex
     snippet: Snippet
     node: cst.CSTNode
+    owner: ClassInfo | None = None  # the class (not a module) whose method this is
 
     @cached_property
     def flat(self) -> Flat:
         return flatten(self.node)
+
+    @cached_property
+    def held(self) -> dict[str, tuple[str, ...]]:
+        """Dotted names holding a model here -> its classes: module arguments, and the attributes of the class that
+        hold one."""
+        node = self.node
+        found = dict(module_arguments(self.index, node)) if isinstance(node, cst.FunctionDef) else {}
+        if self.owner is not None:
+            found |= {f"self.{name}": classes for name, classes in held_attributes(self.index, self.owner).items()}
+        return found
 
     @cached_property
     def wrapped(self) -> dict[str, int]:
@@ -258,6 +271,8 @@ class _Search(Protocol):
 
 def script_scopes(index: ModelIndex, trigger: _Search) -> Iterator[ScriptScope]:
     """Script scopes whose text matches `trigger`, parsed on first use and cached."""
+    if index.other_framework:
+        return
     spans: list[FunctionSpan] = list(index.skeleton.functions.values())
     for cls in index.classes.values():
         if not cls.is_module:
@@ -278,7 +293,10 @@ def script_scopes(index: ModelIndex, trigger: _Search) -> Iterator[ScriptScope]:
 @memoised
 def function_scope(index: ModelIndex, span: FunctionSpan) -> ScriptScope | None:
     snippet = index.parse(span)
-    return None if snippet is None else ScriptScope(index, snippet, snippet.node)
+    if snippet is None:
+        return None
+    owner = next((c for c in index.classes.values() if span in c.span.methods.values()), None)
+    return ScriptScope(index, snippet, snippet.node, owner if owner is not None and not owner.is_module else None)
 
 
 @memoised
@@ -318,6 +336,12 @@ class _ScriptCalls:
                 return code_of(func)  # `self.accelerator.get_state_dict(model)`, `fabric.save(path, state)`
         if scope.wrapped_name(func, call) or (isinstance(func, cst.Name) and func.value in scope.model_args):
             return code_of(func)
+        if dotted(func) in scope.held:
+            return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
+        holder = dotted(func.value) if isinstance(func, cst.Attribute) else None
+        if holder in scope.held and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
+            if method_runs(index, scope.held[holder], func.attr.value):  # type: ignore[union-attr]
+                return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
             target = func.value
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
@@ -335,13 +359,18 @@ def script_divergences(
     data-dependent exit too.
     """
     for scope in script_scopes(index, trigger):
-        taint = Taint(index, None, scope.flat)
-        indirect = None
-        if kind == DATA:
-            indirect = lambda _calls, s=scope: _script_indirect(s)  # noqa: E731
-        for d in find_divergences(scope.flat, lambda s=scope: _ScriptCalls(index, s), taint, indirect):
+        if kind != RANK and not (scope.held or scope.model_args or scope.wrapped):
+            continue  # runs no model (only a rank test can also gate a collective)
+        for d in _scope_divergences(index, scope, kind != RANK):
             if d.kind == kind:
                 yield scope.snippet, d
+
+
+@memoised
+def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> list[Divergence]:
+    """The divergent decisions of one script scope, once for every rule (`helpers`: model calls through helpers)."""
+    indirect = (lambda _calls: _script_indirect(scope)) if helpers else None
+    return find_divergences(scope.flat, lambda: _ScriptCalls(index, scope), Taint(index, None, scope.flat), indirect)
 
 
 def _script_indirect(scope: ScriptScope):
@@ -353,6 +382,8 @@ def _script_indirect(scope: ScriptScope):
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            return f"self.{func.attr.value}()" if _runs_held(scope, func.attr.value) else None
         if not isinstance(func, cst.Name):
             return None
         if func.value in scope.model_runners:
@@ -373,6 +404,66 @@ def _script_indirect(scope: ScriptScope):
 
     return indirect
 
+
+
+def _runs_held(scope: ScriptScope, name: str) -> bool:
+    """Does `self.<name>()`, a method of the (non-module) class of `scope`, call a model the class holds?"""
+    owner = scope.owner
+    held = held_attributes(scope.index, owner) if owner is not None else {}
+    if not held:
+        return False
+    calls = re.compile(r"\bself\.(" + "|".join(map(re.escape, held)) + r")\b(?:\.(\w+))?\s*\(")
+    # the class's own method and what it calls, and the overrides of subclasses of the file (an abstract step)
+    classes = [owner, *(c for c in scope.index.classes.values() if c is not owner and owner in c.mro)]
+    for method in (m for cls in classes for m in cls.reachable(name)):
+        for match in calls.finditer(method.text):
+            called, classes = match.group(2), held[match.group(1)]
+            if called is None:
+                return True
+            if called in NOT_RUNS and not (called in known.CONTAINER_METHODS and _plain_module(scope.index, classes)):
+                continue  # `self.model.train()`; but `self.algorithm.update(batch)` is a method of a plain module
+            if method_runs(scope.index, classes, called, False):
+                return True  # through a helper: only a class we read (or a method its subclasses add) counts
+    return False
+
+
+@memoised
+def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadable: bool = True) -> bool:
+    """Does `<module of one of classes>.<name>(...)` run it (its forward, or submodules)? A method we can read
+    answers for itself (`get_base_model()` runs nothing; `generate()` calls `self(...)`); one a class we read
+    does not define is a subclass's own (`algorithm.update(batch)`) and may; `unreadable` answers for classes we
+    cannot read (unknown, or too large)."""
+    if name in ("forward", "__call__"):
+        return True
+    readable = False
+    for ref in classes:
+        local = index.classes.get(ref)
+        found = (index, local) if local is not None else index.external(ref)
+        if found is None:
+            continue
+        if found[1].method(name) is None:
+            return True  # not nn.Module's API (NOT_RUNS names that), nor this class's: a subclass's method
+        readable = True
+        owner_index, cls = found
+        if HelperRuns(owner_index, cls).helper_runs_modules(name):
+            return True
+        if any(_RUNS_SELF.search(m.text) for m in cls.reachable(name)):
+            return True
+    return not readable and unreadable
+
+
+# `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
+_RUNS_SELF = re.compile(r"\bself(?:\.forward|\.__call__)?\s*\(")
+
+
+def _plain_module(index: ModelIndex, classes: tuple[str, ...]) -> bool:
+    """Is one of the classes a module class that is no container (`ModuleDict.update` is not a method of its own)?"""
+    for ref in classes:
+        local = index.classes.get(ref)
+        found = (index, local) if local is not None else index.external(ref)
+        if found is not None and found[1].is_module and not found[1].container_kind:
+            return True
+    return False
 
 
 @memoised

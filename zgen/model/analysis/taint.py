@@ -68,6 +68,18 @@ class Taint:
         local = {  # names this function binds itself (not `self`, not an imported module)
             name for node, _ctx in flat.nodes for target in targets_of(node)[0] for name in bound_names(target)
         } - {"self", "cls"}
+        # The function's arguments: what this call was given (a dict of inputs whose keys differ per rank).
+        root = flat.nodes[0][0] if flat.nodes else None
+        self.inputs = frozenset(
+            p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params)
+        ) - {"self", "cls"} if isinstance(root, cst.FunctionDef) else frozenset()
+        # `feats[key]` for an argument: (argument, key text), a mapping the call was given, read by a key
+        self.keyed = frozenset(
+            (node.value.value, code_of(node.slice[0].slice.value))
+            for node, _ctx in flat.nodes
+            if type(node) is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in self.inputs
+            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+        )
         for _ in range(2):  # a second pass carries taint around loops
             for node, ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -143,6 +155,8 @@ class Taint:
                 taint = self._call_kind(node)
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
+                elif self._input_keys(node):
+                    found.setdefault(DATA, _call_text(node))
             elif kind is cst.Name:
                 if node.value in names and self._reaches(node):
                     _merge_into(found, names[node.value])
@@ -182,6 +196,10 @@ class Taint:
                 if local & names.keys():
                     _merge_into(found, self._of_comprehension(node, {k: v for k, v in names.items() if k not in local}))
                     continue
+            elif kind is cst.Comparison and _batch_size_test(node):
+                found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
+            elif kind is cst.Comparison and self._key_presence(node):
+                found.setdefault(DATA, code_of(node))  # `key not in feats`: which keys this call's input has
             elif kind is cst.Comparison and is_none_test(node):
                 inner = self._of(node.left, names)
                 inner.pop(DATA, None)
@@ -193,6 +211,28 @@ class Taint:
                     found.setdefault(DATA, reduction)
             stack.extend(children(node))
         return found
+
+    def _input_keys(self, node: cst.Call) -> bool:
+        """`feats.items()` / `.keys()` / `.values()` of a mapping this call was given: the keys its batch has."""
+        func = node.func
+        return (
+            isinstance(func, cst.Attribute) and func.attr.value in _MAPPING_VIEWS and not node.args
+            and isinstance(func.value, cst.Name) and func.value.value in self.inputs
+        )
+
+    def _key_presence(self, node: cst.Comparison) -> bool:
+        """`key in feats` / `key not in feats` for a mapping this call was given and reads by that key
+        (`feats[key]`); not a fixed name (`"x" in kwargs`), nor a list of options (`m.i in embed`)."""
+        if isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.Integer)):
+            return False
+        for target in node.comparisons:
+            if isinstance(target.operator, (cst.In, cst.NotIn)):
+                container = target.comparator
+                if isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute):
+                    container = container.func.value if container.func.attr.value in _MAPPING_VIEWS else container
+                if isinstance(container, cst.Name) and (container.value, code_of(node.left)) in self.keyed:
+                    return True
+        return False
 
     def _of_comprehension(self, node: cst.CSTNode, names: dict[str, dict[str, str]]) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -293,6 +333,56 @@ def random_function(index: ModelIndex, name: str) -> str | None:
     if function is None or "return" not in function.text:
         return None
     return draws_in(index, function)
+
+
+# A mapping's views: iterating one given as an input walks the keys this call's batch has.
+_MAPPING_VIEWS = frozenset({"items", "keys", "values"})
+
+
+def _batch_size_test(node: cst.Comparison) -> bool:
+    """`x.shape[0] > 1`, `x.size(0) == 0`: the batch size (of a tensor the function holds) tested against a small
+    literal: this rank's last, uneven batch or an empty share. (Not `cache.shape[0] == self.kernel_size`.)"""
+    if len(node.comparisons) != 1:
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    if isinstance(left, cst.Integer):
+        left, right = right, left
+    if not (isinstance(right, cst.Integer) and right.value in ("0", "1")):
+        return False
+    if isinstance(left, cst.Subscript):
+        return _batch_size_index(left)
+    return isinstance(left, cst.Call) and _batch_size_call(left)
+
+
+def _shape_of_local(value: cst.BaseExpression) -> bool:
+    """`x.shape` / `x.size()` of a tensor the function holds (not of `self.weight`: a fixed size)."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "size":
+        if value.args:
+            return False
+        value = value.func
+    elif not (isinstance(value, cst.Attribute) and value.attr.value == "shape"):
+        return False
+    root = value.value  # type: ignore[union-attr]
+    while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    return isinstance(root, cst.Name) and root.value not in ("self", "cls")
+
+
+def _batch_size_index(node: cst.Subscript) -> bool:
+    """`x.shape[0]` of a tensor the function holds."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    index = node.slice[0].slice.value
+    return isinstance(index, cst.Integer) and index.value == "0" and _shape_of_local(node.value)
+
+
+def _batch_size_call(node: cst.Call) -> bool:
+    """`x.size(0)` of a tensor the function holds."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "size" and len(node.args) == 1):
+        return False
+    arg = node.args[0].value
+    return isinstance(arg, cst.Integer) and arg.value == "0" and _shape_of_local(cst.Call(func=func))
 
 
 # What a tensor is rather than what it holds: the same whatever values a random draw or a rank's data put in.

@@ -467,6 +467,12 @@ class ModelIndex:
         """Top-level packages this file's imports name (absolute), the only roots worth resolving."""
         return frozenset(self.absolute(target).partition(".")[0] for target in self.imports.values())
 
+    @cached_property
+    def other_framework(self) -> bool:
+        """Does the file import TensorFlow, Keras, JAX or Flax and not torch (no PyTorch model code in it)?"""
+        roots = self.import_roots
+        return "torch" not in roots and bool(roots & {"tensorflow", "keras", "tf_keras", "jax", "flax"})
+
     def global_name(self, ref: str) -> str:
         """A class reference of this file as other files see it (`Mlp` -> `pkg.layers.Mlp`)."""
         if ref in self.classes and self.module:

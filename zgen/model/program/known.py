@@ -45,6 +45,10 @@ __all__ = [
     "INPLACE_METHOD",
     "REPARAMETRIZE",
     "INIT_PREFIXES",
+    "CLIP_GRAD",
+    "PARAMETER_VECTORS",
+    "AVERAGERS",
+    "AVERAGER_UPDATES",
 ]
 
 CONVENTIONAL_ALIASES = {
@@ -264,9 +268,12 @@ WRAPPER_NAMES = frozenset({"accelerator", "fabric"})
 FABRIC_COLLECTIVES = frozenset({"save", "load"})
 
 # A condition that mentions one of these routes ZeRO-3 runs around the hazard.
+# (`is_deepspeed_enabled`: a trainer's DeepSpeed branch consolidates through the engine, its other branches run
+# without ZeRO; `is_sagemaker_mp_enabled`, `is_torch_xla_available`: another distributed backend than ZeRO-3.)
 GUARD_NAMES = frozenset(
-    {"synced_gpus", "is_deepspeed_zero3_enabled", "is_fsdp_managed_module", "is_zero3", "zero3_enabled"}
-)
+    {"synced_gpus", "is_deepspeed_zero3_enabled", "is_fsdp_managed_module", "is_zero3", "zero3_enabled",
+     "is_deepspeed_enabled", "is_sagemaker_mp_enabled", "is_torch_xla_available"}
+)  # fmt: skip
 
 
 def is_gather_context(name: str | None) -> bool:
@@ -314,6 +321,16 @@ DATA_SELECT_FUNCS = frozenset(
         "torch.all",
         "torch.equal",
         "torch.count_nonzero",
+        # the same selections of a host array (`np.nonzero(batch.agent_id == i)`: which samples this rank holds)
+        "numpy.nonzero",
+        "numpy.flatnonzero",
+        "numpy.unique",
+        "numpy.argwhere",
+        "numpy.bincount",
+        "numpy.any",
+        "numpy.all",
+        "numpy.array_equal",
+        "numpy.count_nonzero",
     }
 )
 
@@ -369,6 +386,7 @@ METADATA_ATTRS = frozenset(
         "_is_hf_initialized",
         "is_floating_point",
         "element_size",
+        "quant_storage",  # bitsandbytes' 4-bit parameters: the dtype of the packed storage
         "requires_grad_",
         # Hooks on the parameter object: registering one reads no values.
         "register_hook",
@@ -392,3 +410,33 @@ REPARAMETRIZE = frozenset(
     {"weight_norm", "spectral_norm", "register_parametrization", "orthogonal", "remove_weight_norm"}
 )
 INIT_PREFIXES = ("torch.nn.init.",)
+
+# torch's gradient clipping over a parameter iterable (its first argument).
+CLIP_GRAD = frozenset({"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm"})
+# torch functions over a parameter iterable: which argument it is, and whether its values are read or written.
+PARAMETER_VECTORS = {
+    "torch.nn.utils.parameters_to_vector": (0, "read"),
+    "torch.nn.utils.convert_parameters.parameters_to_vector": (0, "read"),
+    "torch.nn.utils.vector_to_parameters": (1, "write"),
+    "torch.nn.utils.convert_parameters.vector_to_parameters": (1, "write"),
+}
+# Weight-averaging helpers of libraries (not read: they are installed, not part of the program) that keep a
+# copy of the model they are given (`EMA(model)`, `AveragedModel(model)`) and update it from the model's
+# parameters when one of `AVERAGER_UPDATES` is called.
+AVERAGERS = frozenset(
+    {
+        "ema_pytorch.EMA",
+        "ema_pytorch.ema_pytorch.EMA",
+        "ema_pytorch.PostHocEMA",
+        "torch.optim.swa_utils.AveragedModel",
+        "timm.utils.ModelEma",
+        "timm.utils.ModelEmaV2",
+        "timm.utils.ModelEmaV3",
+        "timm.utils.model_ema.ModelEma",
+        "timm.utils.model_ema.ModelEmaV2",
+        "timm.utils.model_ema.ModelEmaV3",
+        "diffusers.training_utils.EMAModel",
+        "torch_ema.ExponentialMovingAverage",
+    }
+)
+AVERAGER_UPDATES = frozenset({"update", "update_parameters", "step", "copy_to", "restore", "store", "update_moving_average"})

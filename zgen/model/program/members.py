@@ -372,10 +372,25 @@ class _FactsReader:
                 self.callables[name] = default
             if _LAYER_PARAM.search(name):
                 self.layer_params.add(name)
+            elif param.annotation is not None:
+                self._annotated_container(name, param.annotation.annotation)
             if isinstance(default, cst.Integer):
                 self.env[name] = int(default.evaluated_value)
             elif _negative_literal(default):  # `groups=-1`: a sentinel meaning "choose for me"
                 self.env[name] = -int(default.expression.evaluated_value)  # type: ignore[union-attr]
+
+    def _annotated_container(self, name: str, annotation: cst.BaseExpression) -> None:
+        """`policies: dict[str, Policy]`, `List[nn.Module]`: an argument holding modules of a module class."""
+        if not (isinstance(annotation, cst.Subscript) and (dotted(annotation.value) or "").rsplit(".", 1)[-1] in _CONTAINER_TYPES):
+            return
+        element = annotation.slice[-1].slice
+        if not isinstance(element, cst.Index) or not isinstance(element.value, (cst.Name, cst.Attribute)):
+            return
+        kind, classes = self.classify(cst.Call(func=element.value))
+        if kind == Kind.MODULE:
+            # an annotation names a base class: the modules passed may be subclasses that own parameters
+            known_params = all(has_params(self.index, ref) for ref in classes)
+            self.locals[name] = (Kind.CONTAINER, classes if known_params else (UNKNOWN_CLASS,))
 
     def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
         if isinstance(node, cst.Assign):
@@ -385,6 +400,19 @@ class _FactsReader:
             self._assign(node.target, node.value, order)
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
             self._call(node.value, order)
+        elif isinstance(node, cst.Assert):
+            self._asserted(node.test)
+
+    def _asserted(self, test: cst.BaseExpression) -> None:
+        """`assert isinstance(vit, ViT)`: from here on the argument is a module of that class."""
+        if not (isinstance(test, cst.Call) and call_name(test) == "isinstance" and len(test.args) == 2):
+            return
+        subject, cls = test.args[0].value, test.args[1].value
+        if not isinstance(subject, cst.Name) or subject.value not in self.params or subject.value in self.locals:
+            return
+        kind, classes = self.classify(cst.Call(func=cls)) if isinstance(cls, (cst.Name, cst.Attribute)) else (Kind.VALUE, ())
+        if kind == Kind.MODULE:
+            self.locals[subject.value] = (kind, classes)
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression, order: tuple[int, int]) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -682,6 +710,10 @@ class _FactsReader:
 
 
 _NOT_A_MODEL_FACTORY = re.compile(r"Token|Config|config|Processor|Extractor|Scheduler|Dataset|Pipeline")
+# Annotations of an argument that holds several values (`dict[str, Policy]`, `Sequence[nn.Module]`).
+_CONTAINER_TYPES = frozenset(
+    {"dict", "Dict", "Mapping", "MutableMapping", "list", "List", "Sequence", "tuple", "Tuple", "Iterable"}
+)
 _MODULES_ARG = re.compile(r"module|model|layer|block|net|encoder|decoder")
 # nn.Module methods that return the module itself, so `nn.Linear(...).to(device)` is still that Linear.
 _RETURNS_SELF = frozenset(

@@ -61,7 +61,7 @@ _SKIPPED = frozenset(sys.stdlib_module_names) | {
 }
 # Files above this size are not indexed: generated tables, vendored bundles.
 _MAX_BYTES = 200_000
-_SUMMARY_FORMAT = 1
+_SUMMARY_FORMAT = 2  # 2: nested classes are classes of their own
 _MAX_HOPS = 8  # re-export chains followed per name
 
 

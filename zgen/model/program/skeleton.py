@@ -131,6 +131,9 @@ def _walk_top(body: list[ast.stmt], skel: Skeleton) -> None:
     for stmt in body:
         if isinstance(stmt, ast.ClassDef):
             skel.classes[stmt.name] = _class(stmt)
+            for inner in stmt.body:  # `class Algorithm: class Optimizer: ...`: a class of its own
+                if isinstance(inner, ast.ClassDef):
+                    skel.classes.setdefault(inner.name, _class(inner))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             skel.functions[stmt.name] = _function(stmt)
         else:

@@ -175,6 +175,11 @@ _WRITES = {
 def _message(access: ParamAccess) -> str:
     what, detail = code_of(access.node), access.detail
     if access.scope is Scope.HANDED:
+        if access.via.reach is Reach.MODULE:
+            return (
+                f"`{what}` writes every parameter of `{access.owner}`, a built model used in `{access.where}`, "
+                "outside any forward and any gather; ZeRO-3 keeps them partitioned there, so the writes are lost"
+            )
         if access.via.reach is Reach.APPLY:
             return (
                 f"`{what}`{detail} on the built model handed to `{access.where}`; outside `zero.Init`, `apply` "
@@ -199,6 +204,11 @@ def _message(access: ParamAccess) -> str:
         return (
             f"`{what}{detail}` writes to a parameter of the model after ZeRO-3 partitioned it; the write changes "
             "an empty placeholder and is lost"
+        )
+    if access.via.reach is Reach.METHOD:
+        return (
+            f"`{what}.{access.via.name}()` writes the parameters of submodule `{what}` in `{access.where}`, outside "
+            f"`{what}`'s forward, where ZeRO-3 keeps them partitioned; the writes are lost"
         )
     if access.owner == "self":
         return (

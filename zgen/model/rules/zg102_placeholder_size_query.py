@@ -199,6 +199,11 @@ def _message(access: ParamAccess) -> str:
             f"`{what}{detail}` reads the size of a parameter after ZeRO-3 partitioned the model: placeholders have "
             "size 0"
         )
+    if access.via.reach is Reach.METHOD:
+        return (
+            f"`{what}.{access.via.name}()` reads the sizes of the parameters of `{what}` outside its forward, where "
+            "ZeRO-3 has partitioned them: placeholders have size 0"
+        )
     if access.via.reach is Reach.PASSED:  # handed to a helper: ` passed to `fan_in()`, ...`
         return f"`{what}`{detail}, and ZeRO-3 has partitioned them there: placeholders have size 0"
     if access.via_parameters:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.access import INIT, WRITE, ParamAccess, Scope
+from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
 from ..analysis.effects import usage
 from ..analysis.flow import flat_of
 from ..analysis.handed import built_holder
@@ -248,33 +248,38 @@ def initialize(model):
     def _applied_to_children(self, index: ModelIndex) -> Iterator[Report]:
         """`def _init_weights(self, module): module.child.weight.normal_()`, run through `apply`: zero.Init's
         `apply` gathers only the visited module's own parameters, not its children's."""
-        applied = set(_APPLIED.findall(index.source)) | {"_init_weights"}
+        found = _APPLIED.findall(index.source)
+        applied = {name for own, name in found if own} | {"_init_weights"}
+        # `self.apply(init_fn)`, `model.apply(partial(init_fn, std=0.02))`: a function of this file as the callback
+        functions = [index.function_info(name) for own, name in found if not own]
+        targets = [(m, 0) for m in dict.fromkeys(functions) if m is not None and _CHILD_WRITE.search(m.text)]
         for cls in index.module_classes():
             for name in applied:
                 method = cls.method(name)
-                if method is None or method.owner is not cls or not _CHILD_WRITE.search(method.text):
+                if method is not None and method.owner is cls and _CHILD_WRITE.search(method.text):
+                    targets.append((method, 1))
+        for method, first in targets:
+            node, flat = method.node, flat_of(method)
+            params = [p.name.value for p in node.params.params] if node is not None else []
+            if flat is None or len(params) <= first:
+                continue
+            visited = params[first]
+            for n, ctx in flat.nodes:
+                if type(n) is not cst.Attribute or ctx.guarded:
                     continue
-                node, flat = method.node, flat_of(method)
-                params = [p.name.value for p in node.params.params] if node is not None else []
-                if flat is None or len(params) < 2:
+                path = access_path(n)
+                if path is None or path.root != visited or len(path.parts) < 2 or "[]" in path.parts:
                     continue
-                visited = params[1]
-                for n, ctx in flat.nodes:
-                    if type(n) is not cst.Attribute or ctx.guarded:
-                        continue
-                    path = access_path(n)
-                    if path is None or path.root != visited or len(path.parts) < 2 or "[]" in path.parts:
-                        continue
-                    if path.parts[-1] not in index.param_names:
-                        continue
-                    use, _detail = usage(index, flat, n)
-                    if use in (INIT, WRITE):
-                        message = (
-                            f"`{code_of(n)}` is initialised through `apply`, which under `deepspeed.zero.Init` "
-                            f"gathers only the parameters of the visited `{visited}`, not those of its child "
-                            f"`{visited}.{'.'.join(path.parts[:-1])}`: the write goes to a placeholder and is lost"
-                        )
-                        yield self.finding(index, method.snippet, n, message, _HELP)
+                if path.parts[-1] not in index.param_names:
+                    continue
+                use, _detail = usage(index, flat, n)
+                if use in (INIT, WRITE):
+                    message = (
+                        f"`{code_of(n)}` is initialised through `apply`, which under `deepspeed.zero.Init` "
+                        f"gathers only the parameters of the visited `{visited}`, not those of its child "
+                        f"`{visited}.{'.'.join(path.parts[:-1])}`: the write goes to a placeholder and is lost"
+                    )
+                    yield self.finding(index, method.snippet, n, message, _HELP)
 
 
 # What initialises where: in code walking a module it was handed or built, writes are ZG101's.
@@ -283,6 +288,15 @@ _WRITES = {Scope.INIT: (INIT, WRITE), Scope.BUILT: (INIT,), Scope.LATE: (INIT, W
 
 def _message(access: ParamAccess) -> str:
     what = code_of(access.node)
+    if access.via.reach is Reach.METHOD:
+        where = (
+            f"`{access.where}`, which runs on the built module (its own `__init__` does not call it)"
+            if access.scope is Scope.LATE else "`__init__`"
+        )
+        return (
+            f"`{what}.{access.via.name}()` initialises the parameters of `{what}` in {where}, after `{what}` was "
+            "built; under `deepspeed.zero.Init` they are partitioned by then and the writes are lost"
+        )
     if access.scope is Scope.BUILT:
         return (
             f"`{what}` is initialised as a parameter of {built_holder(access)}; under `deepspeed.zero.Init` it is "
@@ -297,6 +311,12 @@ def _message(access: ParamAccess) -> str:
             f"built module (its own `__init__` does not call it); under `deepspeed.zero.Init` `{access.owner}` is "
             "partitioned by then and the write is lost"
         )
+    if access.via.reach is Reach.PASSED and isinstance(access.node, cst.Call):  # `zero_init(nn.Linear(d, d))`
+        return (
+            f"`{access.via.name}()` initialises the parameters of `{what}` right after it was built in `__init__`; "
+            f"under `deepspeed.zero.Init` `{what}` is partitioned as soon as its own `__init__` returns, so the "
+            "write is lost"
+        )
     if access.via_parameters:
         return (
             f"`{what}` is initialised in `__init__` while iterating parameters that include submodules'; under "
@@ -309,7 +329,8 @@ def _message(access: ParamAccess) -> str:
 
 
 # `self.apply(self._init)`, `model.apply(self._init)`: methods run on every submodule.
-_APPLIED = re.compile(r"\bapply\(\s*self\.(\w+)")
+# The callback `apply` is given: `self.apply(self._init)`, `apply(init_fn)`, `apply(partial(self._init, ...))`.
+_APPLIED = re.compile(r"\bapply\(\s*(?:(?:functools\.)?partial\(\s*)?(self\.)?(\w+)\s*[,)]")
 _CHILD_WRITE = re.compile(r"\b\w+\.\w+\.(?:weight|bias)\b")
 
 _HELP = (

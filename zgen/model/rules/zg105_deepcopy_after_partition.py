@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..analysis.access import COPY, Scope
 from ..analysis.built import calls_on_built_modules
 from ..analysis.effects import DEEPCOPIES
+from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program.index import ModelIndex
 from ..program.tree import code_of, cst
@@ -24,9 +26,11 @@ class DeepcopyAfterPartition(Rule):
     range(n)]` after `layer = Block(cfg)`), a module passed into the
     constructor (built by the caller), also through a helper of this or
     another file that deep-copies what it is given (`_get_clones(layer, n)`),
-    or the model in a training script
-    after `deepspeed.initialize` (the usual way to start an EMA copy).
-    Copying configs and other values is fine.
+    the model in a training script after `deepspeed.initialize` (the usual
+    way to start an EMA copy), or a model that code outside the model holds
+    (an RL agent's `self.target = deepcopy(policy)`, a trainer handing its
+    model to a weight-averaging helper such as `EMA(model)`, which keeps a
+    deep copy). Copying configs and other values is fine.
 
     ## Why is this bad under ZeRO-3?
     A partitioned parameter is an empty placeholder plus ZeRO-3 bookkeeping
@@ -64,6 +68,16 @@ class Net(nn.Module):
 """,
     )
     INVALID = (
+        # An agent (not a module) copies the policy it is handed to make its target network.
+        """
+import copy
+from torch import nn
+
+class Agent:
+    def __init__(self, policy: nn.Module, tau: float = 0.005):
+        self.policy = policy
+        self.target = copy.deepcopy(policy)
+""",
         """
 import copy
 from torch import nn
@@ -117,6 +131,14 @@ class Decoder(nn.Module):
                         "partitioned it: the copy holds placeholders, not weights"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)
+        for access in param_accesses(index, Scope.HANDED):
+            if access.use == COPY:
+                how = "copies" if access.via.name == "copy.deepcopy" else f"hands to `{access.via.name}`, which copies"
+                message = (
+                    f"`{code_of(access.node)}` {how} `{access.owner}`, a built model `{access.where}` is handed or "
+                    "holds; under ZeRO-3 it holds partitioned placeholders, which the copy duplicates"
+                )
+                yield self.finding(index, access.snippet, access.node, message, _HELP)
 
 
 def _is_deepcopy(index: ModelIndex, node: cst.CSTNode) -> bool:

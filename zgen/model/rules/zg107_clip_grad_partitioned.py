@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..analysis.access import GRAD, Scope
+from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
 from ..program.index import ModelIndex
 from ..program.tree import code_of, cst
 from .rule import Report, Rule
-
-_CLIP = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm"}
-
 
 class ClipGradPartitioned(Rule):
     """`torch.nn.utils.clip_grad_norm_` is called on the parameters of a ZeRO-3 model.
@@ -19,7 +18,9 @@ class ClipGradPartitioned(Rule):
     ## What it does
     Flags `clip_grad_norm_(model.parameters(), ...)` (and `clip_grad_value_`)
     in a training script after `deepspeed.initialize`, where `model` is the
-    engine or the module it wraps.
+    engine or the module it wraps, and in code outside the model that is
+    handed the model or holds it (a trainer, an RL algorithm, an optimizer
+    wrapper: `clip_grad_norm_(self.policy.parameters(), 1.0)`).
 
     ## Why is this bad under ZeRO-3?
     After backward, ZeRO-3 reduce-scatters gradients into per-rank
@@ -54,18 +55,35 @@ def step(accelerator, model, optimizer, loss):
     accelerator.backward(loss)
     accelerator.clip_grad_norm_(model.parameters(), 1.0)
 """,
+        # A model the function builds itself, without `zero.Init`: a plain module with whole gradients.
         """
 import torch
 
-def train(model, loader, opt):
+def train(loader, lr):
+    model = torch.nn.Linear(16, 16)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
     for batch in loader:
-        loss = model(batch)
-        loss.backward()
+        model(batch).sum().backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
 """,
     )
     INVALID = (
+        # An optimizer wrapper (not a module) holding the model it steps.
+        """
+from torch import nn
+
+class ClippedStep:
+    def __init__(self, optim, module: nn.Module, max_norm: float = 1.0):
+        self.optim = optim
+        self.module = module
+        self.max_norm = max_norm
+
+    def step(self, loss):
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.module.parameters(), self.max_norm)
+        self.optim.step()
+""",
         """
 import deepspeed
 import torch
@@ -85,7 +103,7 @@ def train(model, cfg, loader):
                 if type(node) is not cst.Call or not node.args or ctx.guarded:
                     continue
                 name = index.qualified_call(node) or ""
-                if name.rsplit(".", 1)[-1] not in _CLIP:
+                if name.rsplit(".", 1)[-1] not in known.CLIP_GRAD:
                     continue
                 owner = name.rsplit(".", 1)[0] if "." in name else ""
                 if owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
@@ -98,6 +116,14 @@ def train(model, cfg, loader):
                             "reduce-scattered into partitions; it clips nothing and reports a wrong norm"
                         )
                         yield self.finding(index, scope.snippet, node, message, _HELP)
+        for access in param_accesses(index, Scope.HANDED):
+            if access.use == GRAD:
+                message = (
+                    f"`{code_of(access.node)}` clips the gradients of `{access.owner}`, a built model "
+                    f"`{access.where}` is handed or holds, which ZeRO-3 has reduce-scattered into partitions; it "
+                    "clips nothing and reports a wrong norm"
+                )
+                yield self.finding(index, access.snippet, access.node, message, _HELP)
 
 
 _HELP = (

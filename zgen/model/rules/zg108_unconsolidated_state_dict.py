@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..analysis.access import STATE, Scope
+from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program.index import ModelIndex
 from ..program.tree import code_of, cst
@@ -54,6 +56,19 @@ def main(model, cfg):
 """,
     )
     INVALID = (
+        # A trainer (not a module) saves the model it holds.
+        """
+import torch
+from torch import nn
+
+class Trainer:
+    def __init__(self, model: nn.Module, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "opt": self.optimizer.state_dict()}, path)
+""",
         """
 import deepspeed
 import torch
@@ -76,6 +91,17 @@ def main(model, cfg):
                         "partitioned: it sees empty placeholders, not the weights"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)
+        for access in param_accesses(index, Scope.HANDED):
+            if access.use == STATE:
+                message = (
+                    f"`{code_of(access.node)}` {_VERB[access.via.name]} the state of `{access.owner}`, a built model "
+                    f"`{access.where}` is handed or holds, whose parameters ZeRO-3 partitioned: it sees empty "
+                    "placeholders, not the weights"
+                )
+                yield self.finding(index, access.snippet, access.node, message, _HELP)
+
+
+_VERB = {"state_dict": "reads", "load_state_dict": "loads into"}
 
 
 _HELP = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analysis.access import READ, ParamAccess, Scope
+from ..analysis.access import READ, ParamAccess, Reach, Scope
 from ..analysis.flow import flat_of
 from ..analysis.scopes import param_accesses
 from ..program.index import ModelIndex
@@ -157,7 +157,9 @@ def _reads_values(index: ModelIndex, access: ParamAccess) -> bool:
     if access.scope is Scope.HANDED:
         return True
     if access.via_parameters:
-        return False
+        # `torch.cat([p.data.view(-1) for p in self.actor.parameters()])` on the built model: the values; a bare
+        # item handed on or its gradient (ZG107's) is not
+        return access.scope is Scope.ENTRY and access.op.startswith(".data")
     if access.detail:
         return True
     if access.scope is Scope.INIT:
@@ -167,6 +169,12 @@ def _reads_values(index: ModelIndex, access: ParamAccess) -> bool:
 
 def _message(access: ParamAccess) -> str:
     what = code_of(access.node) + access.detail
+    if access.scope is Scope.HANDED and access.via.reach is Reach.MODULE:
+        return (
+            f"`{code_of(access.node)}` reads every parameter of `{access.owner}`, a built model used in "
+            f"`{access.where}` outside any forward and any gather; ZeRO-3 keeps them partitioned there, so "
+            "it reads empty placeholders"
+        )
     if access.scope is Scope.HANDED:
         return (
             f"`{what}` reads the values of a parameter of a built model handed to `{access.where}` (from "
@@ -178,8 +186,9 @@ def _message(access: ParamAccess) -> str:
         if access.scope is Scope.ENTRY
         else f"`__init__` after `{access.owner}` was built"
     )
+    owner = "parameters that include submodules'" if access.via_parameters else f"a parameter of `{access.owner}`"
     return (
-        f"`{what}` reads the values of a parameter of `{access.owner}` in {where}; "
+        f"`{what}` reads the values of {owner} in {where}; "
         "ZeRO-3 keeps it partitioned there, so this reads an empty placeholder"
     )
 

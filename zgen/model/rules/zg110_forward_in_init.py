@@ -5,13 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.built import built_module, module_like_name
+from ..analysis.built import built_module
+from ..program.holds import module_like_name
 from ..analysis.flow import Flat, flat_of
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
-from ..program.members import Kind, facts_of, has_params
+from ..program.members import Kind, classify, facts_of, has_params
 from ..program.tree import access_path, code_of, cst
 from .rule import Report, Rule
 
+# `net = nn.Sequential(`, `trunk = Encoder(`: a local bound to what may be a module construction.
+_LOCAL_BUILT = re.compile(r"^[ \t]*([a-z_]\w*)\s*=\s*(?:[a-z_]\w*\.)*[A-Z]\w*\(", re.MULTILINE)
 # `self(`, `self.forward(`, `self.<child>(`, `self.<child>[i](`, `self.<child>.forward(`.
 _CALLS_SELF = re.compile(r"\bself(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
 # nn.Module's own API, called on `self` in `__init__` without running a forward.
@@ -24,7 +27,11 @@ _MODULE_API = frozenset(
 
 
 def _may_run_forward(cls: ClassInfo, text: str) -> bool:
-    """Text test before parsing: a call of `self`, `self.forward` or an attribute that is no method of the class."""
+    """Text test before parsing: a call of `self`, `self.forward` or an attribute that is no method of the class,
+    or of a local bound to a construction (`net = nn.Sequential(...)` ... `net(probe)`)."""
+    for match in _LOCAL_BUILT.finditer(text):
+        if re.search(r"(?<![\w.])" + match.group(1) + r"\s*\(", text[match.end():]):
+            return True
     for match in _CALLS_SELF.finditer(text):
         name = match.group(1)
         if name is None or name == "forward":
@@ -172,6 +179,9 @@ def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
     if isinstance(func, cst.Attribute) and func.attr.value == "forward":
         func = func.value
     path = access_path(func)
+    if path is not None and path.root != "self" and not path.parts:
+        # `net = nn.Sequential(nn.Conv2d(...), ...)` then `net(probe)`: a local module, partitioned once built
+        return f"`{code_of(call.func)}(...)`" if _local_module(index, method, flat, path.root, call) else None
     if path is None or path.root != "self" or "[]" in path.parts[1:]:
         return None
     if not path.parts or path.parts == ("forward",):
@@ -191,6 +201,18 @@ def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
     if built_module(index, cls, method, flat, func, rank, call):
         return f"`{code_of(call.func)}(...)`"
     return None
+
+
+def _local_module(index: ModelIndex, method: MethodInfo, flat: Flat, name: str, at: cst.CSTNode) -> bool:
+    """Is `name` bound, before `at`, to a module or layer container built there that owns parameters?"""
+    position = method.order.get(id(at), 0)
+    built = False
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and method.order.get(id(node), 0) < position:
+            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+                kind, classes = classify(index, node.value) if isinstance(node.value, cst.Call) else (Kind.VALUE, ())
+                built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) for c in classes)
+    return built
 
 
 def _handed_module(cls: ClassInfo, name: str) -> bool:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analysis.divergence import divergences, message
+from ..analysis.divergence import Divergence, divergences, message
+from ..analysis.script import script_divergences
 from ..analysis.flow import SAME_ITEMS
 from ..analysis.taint import DATA, HOST_RANDOM, RANDOM, draw_trigger, draws_in
 from ..program.index import ClassInfo, ModelIndex
@@ -268,10 +269,10 @@ class Adapter(nn.Module):
             for d in found:
                 if d.kind not in (RANDOM, HOST_RANDOM) or id(d.node) in data_nodes:
                     continue  # a decision on this rank's data as well: ZG203/ZG204 report it
-                text = message(d, code_of(d.node))
-                if d.kind == HOST_RANDOM:
-                    text += " (the host `random`/`numpy` stream is also consumed by data loading)"
-                yield self.finding(index, method.snippet, d.node, text, _HELP)
+                yield self.finding(index, method.snippet, d.node, _text(d), _HELP)
+        for kind in (RANDOM, HOST_RANDOM):  # code outside the model that runs a model it is handed or holds
+            for snippet, d in script_divergences(index, draw_trigger(index), kind):
+                yield self.finding(index, snippet, d.node, _text(d), _HELP)
 
 
     def _random_iterables(self, index: ModelIndex) -> Iterator[Report]:
@@ -294,6 +295,13 @@ class Adapter(nn.Module):
                             "parameter all-gathers"
                         )
                         yield self.finding(index, method.snippet, node.iter, message, _HELP)
+
+
+def _text(d: Divergence) -> str:
+    text = message(d, code_of(d.node))
+    if d.kind == HOST_RANDOM:
+        text += " (the host `random`/`numpy` stream is also consumed by data loading)"
+    return text
 
 
 # Builtins that iterate their argument, so the container's `__iter__` still runs (not reversed(): it indexes).

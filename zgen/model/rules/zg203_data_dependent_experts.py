@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..analysis.divergence import GATE, ITERATE, SKIP, divergences, message
+from ..analysis.script import script_divergences
 from ..analysis.taint import DATA
 from ..program.index import ModelIndex
 from ..program.tree import code_of
@@ -12,7 +14,10 @@ from ..program.trigger import Trigger
 from .rule import Report, Rule
 
 # Data-dependent selections; `where` only with one argument (the index form).
-TRIGGER = Trigger(
+_SELECTIONS = Trigger(
+    " not in ",
+    ".shape[0]",
+    ".size(0)",
     "nonzero",
     "unique",
     "argwhere",
@@ -32,8 +37,34 @@ TRIGGER = Trigger(
     "std(",
     pattern=r"nonzero|unique|argwhere|masked_select|bincount|\.any\(|\.all\(|torch\.equal"
     r"|\bwhere\((?:[^,()]|\([^()]*\))*\)|(?<![\w.])(?:all|any)\([\w.]+\("
-    r"|\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)",
+    r"|\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)"
+    # a key missing from an input mapping (`if key not in feats`), the batch size tested against 0 or 1
+    r"|\bif\b[^\n]*\bnot\s+in\s+\w+\s*:"
+    r"|(?:\.shape\[0\]|\.size\(0\))\s*(?:[<>]=?|[=!]=)\s*[01]\b|\b[01]\s*(?:[<>]=?|[=!]=)\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))",
 )
+
+
+
+
+class _Selections:
+    """Text pre-filter: a data-dependent selection, or a loop over an input mapping's keys that picks a submodule
+    from a container by the key (`for k, v in feats.items(): out[k] = self.proj[k](v)`)."""
+
+    _BY_KEY = re.compile(r"\bfor\s+(\w+)\b[^\n]*\bin\s+\w+\.(?:items|keys)\(\)")
+
+    def search(self, text: str) -> bool:
+        if _SELECTIONS.search(text):
+            return True
+        if ".items()" not in text and ".keys()" not in text:
+            return False
+        for match in self._BY_KEY.finditer(text):
+            key = re.escape(match.group(1))
+            if re.search(r"self(?:\.\w+)+\[[^\]\n]*\b" + key + r"\b[^\]\n]*\]\s*\(", text):
+                return True
+        return False
+
+
+TRIGGER = _Selections()
 
 
 class DataDependentSubmodules(Rule):
@@ -182,6 +213,9 @@ class Moe(nn.Module):
             for d in divergences(index, cls, method):
                 if d.kind == DATA and d.effect in (GATE, ITERATE, SKIP):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
+        for snippet, d in script_divergences(index, TRIGGER, DATA):  # code outside the model, running one it holds
+            if d.effect in (GATE, ITERATE, SKIP):
+                yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
 
 
 _HELP = (

@@ -14,7 +14,8 @@ from ..program.tree import code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
-_TRIGGER = Trigger(".forward(")
+# `.forward(` called, or `.forward` handed on as a callback (`fn=unet.forward`).
+_TRIGGER = Trigger(".forward", pattern=r"(?<!super\(\))\.forward(?:\s*\(|\s*[,)\n])")
 
 
 class ForwardBypass(Rule):
@@ -23,8 +24,12 @@ class ForwardBypass(Rule):
     ## What it does
     Flags `self.child.forward(x)` (or `layer.forward(x)` for a layer taken
     from a `ModuleList`) in a model's methods when the submodule owns
-    parameters directly. `super().forward(x)` and calling the module itself,
-    `self.child(x)`, are fine.
+    parameters directly; the same `.forward` handed on as a callback
+    (`sample(fn=self.unet.forward)`); and `self.forward(x)` in a method that
+    runs outside the module's forward (`def denoise(self, x):
+    self.forward(...)`) when the module owns parameters itself.
+    `super().forward(x)` and calling the module itself, `self.child(x)`, are
+    fine.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters in a hook that runs when the
@@ -101,24 +106,40 @@ class Stack(nn.Module):
             if flat is None:
                 continue
             calls = None
+            in_forward = any(m is method for m in cls.forward_methods)
             for node, _ctx in flat.nodes:
-                if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute):
+                if type(node) is not cst.Attribute or node.attr.value != "forward":
                     continue
-                if node.func.attr.value != "forward":
-                    continue
-                target = node.func.value
+                parent = flat.parent.get(id(node))
+                called = isinstance(parent, cst.Call) and parent.func is node
+                handed = isinstance(parent, cst.Arg) or isinstance(parent, cst.Assign) and parent.value is node
+                if not (called or handed):
+                    continue  # `self.forward = self.forward_train`, `hasattr(m, "forward")`: no call
+                target = node.value
                 if isinstance(target, cst.Name) and target.value == "self":
-                    continue
-                calls = calls or ModuleCalls(index, cls, flat, method.name)
-                classes = calls.classes_of(target)
-                if classes is None or not any(_owns_params(index, ref) for ref in classes):
-                    continue
-                message = (
-                    f"`{code_of(node.func)}(...)` skips the hooks of `{code_of(target)}`; ZeRO-3 does not "
-                    "gather its parameters for this call and must fetch them on access"
-                )
+                    # the module's own forward from a method run outside it (`def sample(self): self.forward(x)`):
+                    # inside a forward the hooks already ran
+                    if in_forward or not _owns_params(index, cls.name):
+                        continue
+                else:
+                    calls = calls or ModuleCalls(index, cls, flat, method.name)
+                    classes = calls.classes_of(target)
+                    if classes is None or not any(_owns_params(index, ref) for ref in classes):
+                        continue
+                if called:
+                    message = (
+                        f"`{code_of(node)}(...)` skips the hooks of `{code_of(target)}`; ZeRO-3 does not "
+                        "gather its parameters for this call and must fetch them on access"
+                    )
+                    site = parent
+                else:
+                    message = (
+                        f"`{code_of(node)}` is handed on as a function: whoever calls it skips the hooks of "
+                        f"`{code_of(target)}`, so ZeRO-3 does not gather its parameters for those calls"
+                    )
+                    site = node
                 yield self.finding(
-                    index, method.snippet, node, message, f"call the module itself: `{code_of(target)}(...)`"
+                    index, method.snippet, site, message, f"call the module itself: `{code_of(target)}(...)`"
                 )
 
 

@@ -9,10 +9,10 @@ from zgen.findings import Severity
 
 from ..analysis.access import READ, SIZE, WRITE
 from ..analysis.calls import ModuleCalls
-from ..analysis.effects import usage
 from ..analysis.flow import flat_of
-from ..analysis.params import accesses
-from ..analysis.persistence import is_persistent, persistent_param
+from ..analysis.divergence import NOT_RUNS
+from ..analysis.own import method_uses
+from ..program.holds import held_attributes
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.tree import code_of, cst
@@ -20,6 +20,8 @@ from .rule import Report, Rule
 
 # `<something other than self>.name(`: a method called on another object.
 _OTHER_CALL = re.compile(r"(?<!\bself)(?<!\(\))\.(\w+)\s*\(")
+# `self.unet.sample(`: a method called on an attribute (the method's name).
+_HELD_CALL = re.compile(r"\bself\.\w+\.(\w+)\s*\(")
 _SKIP = {"forward", "__call__", "extra_repr", "__repr__", "_init_weights", "reset_parameters"}
 
 
@@ -34,7 +36,8 @@ class ChildMethodBypass(Rule):
     `self.position_embeddings`, or `self.tok.attend(h)` returning
     `h @ self.weight.T`, or `self.codebook.lookup(z)` indexing the weight
     of the codebook's own `nn.Embedding` (no hook of either module runs).
-    Methods that only call the child's submodules, or read buffers or
+    The same call from a class that holds a model without being one (a
+    trainer's `self.unet.sample(x)`) is flagged too. Methods that only call the child's submodules, or read buffers or
     parameters small enough to stay gathered, are fine.
 
     ## Why is this bad under ZeRO-3?
@@ -140,11 +143,10 @@ class Quantiser(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         names = _candidate_methods(index)
-        if not names:
-            return
         for cls, method in index.methods("forward", None):
-            called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)}
-            if not called & names:
+            called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
+            called &= names | _external_methods(index, cls)
+            if not called:
                 continue
             flat = flat_of(method)
             if flat is None:
@@ -154,24 +156,78 @@ class Quantiser(nn.Module):
                 if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute):
                     continue
                 name = node.func.attr.value
-                if name not in names:
+                if name not in called:
                     continue
                 calls = calls or ModuleCalls(index, cls, flat, method.name)
                 target = node.func.value
                 if isinstance(target, cst.Name) and target.value == "self":
                     continue
                 for ref in calls.classes_of(target) or ():
-                    child = index.class_of(ref)
-                    used = _own_params_used(index, child, name) if child is not None else None
+                    used = next(
+                        (u.param for u in method_uses(index, ref, name)
+                         if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")),
+                        None,
+                    )
                     if used:
                         message = (
                             f"`{code_of(node.func)}(...)` computes with `{used}`, a parameter of "
                             f"`{code_of(target)}`, outside `{code_of(target)}`'s forward; ZeRO-3 has not "
                             "gathered it and must fetch it on access"
                         )
-                        help = f"compute it in `{ref}.forward`, or register the parameter as external"
+                        help = f"compute it in `{ref.rsplit('.', 1)[-1]}.forward`, or register the parameter as external"
                         yield self.finding(index, method.snippet, node, message, help)
                         break
+        yield from self._held(index)
+
+    def _held(self, index: ModelIndex) -> Iterator[Report]:
+        """A class that is not a module (a trainer, an agent, a sampler) calling a method other than forward on a
+        model it holds (`self.unet.sample(x)`): no forward of that model runs, so no hook gathers what it reads."""
+        if index.other_framework:
+            return  # a TensorFlow/JAX file: its layers are no torch modules
+        for cls in index.classes.values():
+            if cls.is_module:
+                continue
+            if not any(
+                name not in _SKIP and name not in NOT_RUNS and not name.startswith("__")
+                for name in _HELD_CALL.findall(cls.text)
+            ):
+                continue  # no `self.<attribute>.<method>(...)` that could be a model's own method
+            held = held_attributes(index, cls)
+            if not held:
+                continue
+            calls = re.compile(r"\bself\.(" + "|".join(map(re.escape, held)) + r")\.(\w+)\s*\(")
+            for method in cls.all_methods():
+                if method.owner is not cls:
+                    continue
+                for match in calls.finditer(method.text):
+                    attr, name = match.groups()
+                    if name in _SKIP or name in NOT_RUNS or name.startswith("__"):
+                        continue
+                    used = next((
+                        u.param for ref in held[attr] for u in method_uses(index, ref, name)
+                        if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")
+                    ), None)
+                    if used is None:
+                        continue
+                    node = _call_at(method, attr, name)
+                    if node is None:
+                        continue
+                    message = (
+                        f"`self.{attr}.{name}(...)` computes with `{used}`, a parameter of `self.{attr}`, outside "
+                        f"`self.{attr}`'s forward; ZeRO-3 has not gathered it and must fetch it on access"
+                    )
+                    help = f"call `self.{attr}(...)` (its forward), or gather its parameters around the call"
+                    yield self.finding(index, method.snippet, node, message, help)
+
+
+def _call_at(method, attr: str, name: str) -> cst.Call | None:
+    """The first call `self.<attr>.<name>(...)` in `method`."""
+    flat = flat_of(method)
+    for node, ctx in flat.nodes if flat is not None else ():
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
+            if code_of(node.func.value) == f"self.{attr}" and not ctx.guarded:
+                return node
+    return None
 
 
 def _candidate_methods(index: ModelIndex) -> set[str]:
@@ -184,31 +240,20 @@ def _candidate_methods(index: ModelIndex) -> set[str]:
     return names
 
 
-@memoised(cycle=None)
-def _own_params_used(index: ModelIndex, child: ClassInfo, name: str) -> str | None:
-    """The first own parameter `child.<name>()` (or a method it calls) computes with, as `self.<p>`."""
-    params = {n for n, m in facts_of(child).members.items() if m.kind == Kind.PARAM}
-    found = None
-    for method in child.reachable(name):
-        if method.name in ("forward", "__init__"):
+@memoised
+def _external_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Names of the non-forward methods of classes of other files that `cls`'s `__init__` builds children of
+    (`self.encoder = Encoder(...)`, read from the text: the class's members are parsed only if one is called)."""
+    names: set[str] = set()
+    text = "".join(method.text for method in cls.init_methods)
+    for written in set(_BUILT_CHILD.findall(text)):
+        if written in index.classes:
             continue
-        # The child's own submodules are not called either: their parameters are partitioned here too.
-        for access in accesses(index, child, method) if index.mentions_param(method.text) else ():
-            if access.use in (READ, SIZE, WRITE) and not access.via_parameters and not access.ctx.guarded:
-                if access.owner.startswith("self.") and not access.local and not is_persistent(index, access):
-                    found = code_of(access.node)
-                    break
-        if found:
-            break
-        if params and any(f"self.{p}" in method.text for p in params):
-            flat = flat_of(method)
-            for node, _ctx in flat.nodes if flat else ():
-                if type(node) is cst.Attribute and node.attr.value in params:
-                    if isinstance(node.value, cst.Name) and node.value.value == "self":
-                        use, _detail = usage(index, flat, node)
-                        if use in (READ, SIZE, WRITE) and not persistent_param(index, child.name, node.attr.value):
-                            found = f"self.{node.attr.value}"
-                            break
-        if found:
-            break
-    return found
+        external = index.external(index.qualify(written))
+        if external is not None and external[1].is_module:
+            names.update(m.name for m in external[1].all_methods() if not m.name.startswith("__"))
+    return frozenset(names - _SKIP)
+
+
+# `self.encoder = Encoder(...)`, `self.encoder = layers.Encoder(...)`: a child built from a named class.
+_BUILT_CHILD = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=\s*((?:[a-z_]\w*\.)*[A-Z]\w*)\(")

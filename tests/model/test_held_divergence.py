@@ -1,0 +1,270 @@
+"""Ranks that run a model a different number of times, outside the model too: code of any class that holds a
+model (an RL agent, a sampler, a collector; `nn.Module` or not) gated by a random draw or by this rank's data, and
+modules picked by the keys of an input mapping. Each hazard has a safe look-alike that must stay clean."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+HEADER = """
+import numpy as np
+import torch
+from torch import nn
+"""
+
+HAZARDS = {
+    "epsilon-greedy skips the policy": ("ZG202", """
+        class Agent:
+            def __init__(self, policy: nn.Module, eps):
+                self.policy = policy
+                self.eps = eps
+
+            def act(self, obs):
+                if np.random.rand() < self.eps:
+                    return np.random.randint(4)
+                return self.policy(obs).argmax()
+        """),
+    "guidance dropout runs an extra forward": ("ZG202", """
+        class Sampler:
+            def __init__(self, unet: nn.Module, p):
+                self.unet = unet
+                self.p = p
+
+            def loss(self, x, cond):
+                out = self.unet.forward(x, cond)
+                if torch.rand(()) < self.p:
+                    out = out + self.unet.forward(x, None)
+                return out
+        """),
+    "an episode count ends the collection loop": ("ZG204", """
+        class Collector:
+            def __init__(self, policy: nn.Module, env):
+                self.policy = policy
+                self.env = env
+
+            def collect(self, n_episode):
+                episodes = 0
+                obs = self.env.reset()
+                while True:
+                    obs, rew, done = self.env.step(self.policy(obs))
+                    if done:
+                        episodes += 1
+                    if episodes >= n_episode:
+                        break
+                return episodes
+        """),
+    "towers picked by the keys of the input": ("ZG203", """
+        class Towers(nn.Module):
+            def __init__(self, dims):
+                super().__init__()
+                self.proj = nn.ModuleDict({k: nn.Linear(d, 4096) for k, d in dims.items()})
+
+            def forward(self, feats):
+                return {key: self.proj[key](value) for key, value in feats.items()}
+        """),
+    "a key missing from the input skips a module a method returns": ("ZG203", """
+        class Hetero(nn.Module):
+            def __init__(self, dims):
+                super().__init__()
+                self.mods = nn.ModuleDict({k: nn.Linear(d, 4096) for k, d in dims.items()})
+
+            def _get_module(self, key):
+                return self.mods[key]
+
+            def forward(self, inputs):
+                out = {}
+                for key in self.mods:
+                    if key not in inputs:
+                        continue
+                    out[key] = self._get_module(key)(inputs[key])
+                return out
+        """),
+    "an agent's policy skipped when this rank's batch has none of its samples": ("ZG203", """
+        class MultiAgent(nn.Module):
+            def __init__(self, policies: dict[str, nn.Module]):
+                super().__init__()
+                self.policies = policies
+
+            def forward(self, batch):
+                results = []
+                for agent_id, policy in self.policies.items():
+                    index = np.nonzero(batch.agent_id == agent_id)[0]
+                    if len(index) == 0:
+                        continue
+                    results.append(policy(batch[index]))
+                return results
+        """),
+    "a trainer's epoch stops on a flag its training step returned": ("ZG204", """
+        from typing import TypeVar
+
+
+        class Algorithm(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.net = nn.Linear(d, d)
+
+
+        TAlgorithm = TypeVar("TAlgorithm", bound=Algorithm)
+
+
+        class Trainer:
+            def __init__(self, algorithm: TAlgorithm, steps):
+                self.algorithm = algorithm
+                self.steps = steps
+                self.stop = False
+
+            def _training_step(self, batch):
+                raise NotImplementedError
+
+            def epoch(self, batches):
+                done = 0
+                while done < self.steps and not self.stop:
+                    result = self._training_step(next(batches))
+                    done += 1
+                    self.stop = result.is_done()
+                return done
+
+
+        class OnPolicyTrainer(Trainer):
+            def _training_step(self, batch):
+                return self.algorithm.update(batch)
+        """),
+}
+
+SAFE = {
+    "every agent's policy runs, on an empty batch too": """
+        class MultiAgent(nn.Module):
+            def __init__(self, policies: dict[str, nn.Module]):
+                super().__init__()
+                self.policies = policies
+
+            def forward(self, batch):
+                results = []
+                for agent_id, policy in self.policies.items():
+                    index = np.nonzero(batch.agent_id == agent_id)[0]
+                    results.append(policy(batch[index]))
+                return results
+        """,
+    "a random perturbation of the policy's output": """
+        class Agent:
+            def __init__(self, policy: nn.Module, eps):
+                self.policy = policy
+                self.eps = eps
+
+            def act(self, obs):
+                q = self.policy(obs)
+                return (q + torch.rand_like(q) * self.eps).argmax()
+        """,
+    "guidance dropout as a mask, one forward": """
+        class Sampler:
+            def __init__(self, unet: nn.Module, p):
+                self.unet = unet
+                self.p = p
+
+            def loss(self, x, cond, null):
+                drop = torch.rand(x.shape[0]) < self.p
+                return self.unet.forward(x, torch.where(drop[:, None], null, cond))
+        """,
+    "a fixed number of steps, episodes reset inside": """
+        class Collector:
+            def __init__(self, policy: nn.Module, env):
+                self.policy = policy
+                self.env = env
+
+            def collect(self, n_step):
+                obs = self.env.reset()
+                for _ in range(n_step):
+                    obs, rew, done = self.env.step(self.policy(obs))
+                    if done:
+                        obs = self.env.reset()
+                return obs
+        """,
+    "a random draw in a class that holds no model": """
+        class Explorer:
+            def __init__(self, eps, actions):
+                self.eps = eps
+                self.actions = actions
+
+            def act(self, q):
+                if np.random.rand() < self.eps:
+                    return np.random.randint(self.actions)
+                return q.argmax()
+        """,
+    "towers walked by the model's own keys": """
+        class Towers(nn.Module):
+            def __init__(self, dims):
+                super().__init__()
+                self.proj = nn.ModuleDict({k: nn.Linear(d, 4096) for k, d in dims.items()})
+
+            def forward(self, feats):
+                return {key: layer(feats[key]) for key, layer in self.proj.items()}
+        """,
+    "a list of layer indices to return, not keys of the input": """
+        class Layers(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(4096, 4096) for _ in range(4)])
+
+            def forward(self, x, keep=()):
+                found = []
+                for i, layer in enumerate(self.layers):
+                    x = layer(x)
+                    if i in keep:
+                        found.append(x)
+                        if i == max(keep):
+                            return found
+                return x
+        """,
+    "a trainer's epoch of a fixed number of steps": """
+        from typing import TypeVar
+
+
+        class Algorithm(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.net = nn.Linear(d, d)
+
+
+        TAlgorithm = TypeVar("TAlgorithm", bound=Algorithm)
+
+
+        class Trainer:
+            def __init__(self, algorithm: TAlgorithm, steps):
+                self.algorithm = algorithm
+                self.steps = steps
+                self.stop = False
+
+            def _training_step(self, batch):
+                raise NotImplementedError
+
+            def epoch(self, batches):
+                done = 0
+                while done < self.steps and not self.stop:
+                    result = self._training_step(next(batches))
+                    done += 1
+                    self.log(result)
+                return done
+
+
+        class OnPolicyTrainer(Trainer):
+            def _training_step(self, batch):
+                return self.algorithm.update(batch)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAZARDS))
+def test_hazard(name):
+    code, body = HAZARDS[name]
+    codes = [f.code for f in check_source("m.py", HEADER + textwrap.dedent(body))]
+    assert code in codes, codes
+
+
+@pytest.mark.parametrize("name", sorted(SAFE))
+def test_safe_lookalike(name):
+    findings = check_source("m.py", HEADER + textwrap.dedent(SAFE[name]))
+    assert not [f for f in findings if f.code.startswith("ZG2")], [(f.code, f.message) for f in findings]

@@ -1,0 +1,224 @@
+"""What a module's own methods do to its parameters, and calls of such methods on a built module.
+
+A module's parameters are gathered only around its own forward. A method
+other than forward that uses them (`reset_parameters()`, `sample()`
+resampling noise parameters, `proj_()` clamping a scale in place, a helper
+reading `self.weight`) touches partitioned placeholders when someone calls it
+on a built module: a parent's `__init__` after the child was built
+(`self.gru.reset_parameters()`), a method run on the built model
+(`block.attn.norm.proj_()`), a walk over `model.modules()`.
+
+* `method_uses(index, ref, name)`: calling `m.<name>()` on a module of class
+  `ref` reads, sizes, writes or initialises which of its own parameters (or
+  its children's), read from the method and what it calls on `self` and on
+  its children, in this file or another; for torch layers, what torch does
+  (`reset_parameters()` initialises every parameter).
+* `method_call_accesses(index, cls, method)`: the calls in a method of a module
+  class of a submodule's method that writes, initialises or sizes that
+  submodule's parameters, one `ParamAccess` each (`Via(Reach.METHOD, name)`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..program import known
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
+from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, torch_base
+from ..program.tree import access_path, call_name, code_of, cst
+from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
+from .calls import ModuleCalls
+from .effects import usage
+from .flow import Flat, flat_of, loop_items
+from .params import accesses, narrowed
+from .persistence import is_persistent, persistent_param
+
+__all__ = ["OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "TORCH_INITIALISERS"]
+
+# torch.nn layers' methods that set every parameter of the layer afresh.
+TORCH_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters"})
+# Methods that never touch parameter values (they run forward, move, or list).
+_NOT_USES = frozenset(
+    {"forward", "__call__", "__init__", "parameters", "named_parameters", "modules", "named_modules", "children",
+     "named_children", "state_dict", "load_state_dict", "train", "eval", "to", "cuda", "cpu", "half", "float",
+     "bfloat16", "requires_grad_", "zero_grad", "apply", "register_buffer", "register_parameter", "extra_repr",
+     "__repr__", "register_forward_hook", "register_forward_pre_hook"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class OwnUse:
+    """One use a method makes of a parameter its module owns (or a child of it owns)."""
+
+    use: str  # READ, SIZE, WRITE or INIT
+    param: str  # as written in the method (`self.weight`, `self.proj.weight`)
+    persistent: bool  # small enough that ZeRO-3 keeps it gathered (reading it is free, writing is not)
+
+
+def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
+    """What calling `<module of class ref>.<name>()` does to the parameters the module owns: the first use of each
+    kind of a parameter that stays gathered and of one that does not."""
+    if name in _NOT_USES or name.startswith("__"):
+        return ()
+    local = index.classes.get(ref)
+    if local is not None:
+        return _class_uses(index, local, name)
+    external = index.external(ref) if ref != UNKNOWN_CLASS else None
+    if external is not None:
+        return _class_uses(external[0], external[1], name)
+    last = ref.rsplit(".", 1)[-1]
+    if name in TORCH_INITIALISERS and (ref.startswith("torch.nn.") or last in known.TORCH_PARAMS) and last in _TORCH_LAYERS:
+        return (OwnUse(INIT, "self.weight", False),)
+    return ()
+
+
+# torch layers whose `reset_parameters()` initialises parameters.
+_TORCH_LAYERS = frozenset(known.TORCH_PARAMS) | {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"}
+
+
+@memoised(cycle=())
+def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, ...]:
+    method = cls.inherited_method(name)
+    if method is None:
+        base = torch_base(cls)
+        if base is not None and name in TORCH_INITIALISERS:
+            return (OwnUse(INIT, "self.weight", False),)
+        return ()
+    found: dict[tuple[str, bool], OwnUse] = {}  # the first use of each kind, of a small and of a large parameter
+    owner = method.owner if isinstance(method.owner, ClassInfo) else cls
+    for reached in owner.reachable(name) if owner.index is index else [method]:
+        if reached.name in ("forward", "__init__"):
+            continue
+        for use in _uses_in(index, cls, reached):
+            found.setdefault((use.use, use.persistent), use)
+    return tuple(found.values())
+
+
+def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnUse]:
+    """Parameter uses in one method of `cls`: its own parameters, its children's, and child methods it calls."""
+    text = method.text
+    reads_own = any(f"self.{name}" in text for name in registered_names(cls.text))
+    reads_children = index.mentions_param(text) or "parameters(" in text
+    calls_children = calls_child_method(index, text)
+    if not (reads_own or reads_children or calls_children):
+        return []  # nothing to parse for
+    flat = flat_of(method)
+    if flat is None:
+        return []
+    found: list[OwnUse] = []
+    members = facts_of(cls).members
+    own = {n for n, m in members.items() if m.kind == Kind.PARAM and not m.classes} if reads_own else set()
+    if own:
+        for node, ctx in flat.nodes:
+            if type(node) is cst.Attribute and node.attr.value in own and not ctx.guarded:
+                if isinstance(node.value, cst.Name) and node.value.value == "self":
+                    use, _op = usage(index, flat, node)
+                    if use in (READ, SIZE, WRITE, INIT):
+                        found.append(OwnUse(use, f"self.{node.attr.value}", persistent_param(index, cls.name, node.attr.value)))
+    if reads_children:
+        for access in accesses(index, cls, method):
+            if access.use in (READ, SIZE, WRITE, INIT) and not access.ctx.guarded and not access.local:
+                if access.owner.startswith("self.") or access.via_parameters:
+                    found.append(OwnUse(access.use, code_of(access.node), is_persistent(index, access)))
+    for call, ctx, classes, target in _module_method_calls(index, cls, method, flat) if calls_children else ():
+        if ctx.guarded:
+            continue
+        for ref in classes:
+            for use in method_uses(index, ref, call.func.attr.value):  # type: ignore[union-attr]
+                found.append(OwnUse(use.use, f"{code_of(target)}.{call.func.attr.value}()", use.persistent))  # type: ignore[union-attr]
+    return found
+
+
+def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
+    """(call, ctx, classes, module expression) for each `<submodule>.<method>(...)` call other than its forward."""
+    calls = None
+    loops: dict[str, tuple[str, ...]] = {}  # `for m in self.modules()`: any submodule
+    for node, ctx in flat.nodes:
+        kind = type(node)
+        if kind is cst.For or kind is cst.CompFor:
+            for part, items in loop_items(node.target, node.iter):
+                if isinstance(part, cst.Name) and _walks_modules(items):
+                    loops[part.value] = (UNKNOWN_CLASS,)
+            continue
+        if kind is not cst.Call or not isinstance(node.func, cst.Attribute):
+            continue
+        name = node.func.attr.value
+        if name in _NOT_USES or name in known.CONTAINER_METHODS or name.startswith("__"):
+            continue
+        target = node.func.value
+        if isinstance(target, cst.Name) and target.value == "self":
+            continue  # the class's own helper: `reachable` follows it
+        if isinstance(target, cst.Name) and target.value in loops:
+            alias = narrowed(index, Member(target.value, Kind.UNKNOWN, loops[target.value]), ctx)
+            if alias is not None:
+                yield node, ctx, alias.classes, target
+            continue
+        calls = calls or ModuleCalls(index, cls, flat, method.name)
+        classes = calls.classes_of(target)
+        if classes:
+            yield node, ctx, classes, target
+
+
+def _walks_modules(items: cst.BaseExpression) -> bool:
+    return (
+        isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute)
+        and items.func.attr.value in ("modules", "named_modules", "children", "named_children")
+    )
+
+
+# What a write or an initialisation looks like in text (`.data`, `x.clamp_(`, `reset_parameters(`).
+_WRITES = re.compile(r"\.data\b|[a-z0-9]_\(|reset_parameters\(")
+
+
+@memoised
+def child_method_trigger(index: ModelIndex) -> re.Pattern[str]:
+    """Text without which a method calls no submodule method that could write or size its parameters: a call of
+    torch's `reset_parameters()`, of a method of a module class of this file that writes or sizes (`proj_()`), or
+    of a method named for setting weights (`init`, `reset`)."""
+    names = set(TORCH_INITIALISERS)
+    for cls in index.module_classes():
+        for name in cls.span.methods:
+            if name not in _NOT_USES and not name.startswith("__"):
+                if any(_WRITES.search(m.text) for m in cls.reachable(name)):
+                    names.add(name)
+    alternatives = "|".join(sorted(map(re.escape, names)))
+    # not on `self` itself (`self.init_weights()` is the class's own helper) nor a dunder (`super().__init__()`)
+    return re.compile(r"(?<!\bself)(?<!\(\))\.(?:" + alternatives + r"|(?!__)\w*(?:init|reset)\w*)\(")
+
+
+def calls_child_method(index: ModelIndex, text: str) -> bool:
+    """The pre-filter of `method_call_accesses`: a call of a method that may write a submodule's parameters, or a
+    walk over modules narrowed by class (`for m in model.modules(): if isinstance(m, Noisy): m.sample()`)."""
+    return bool(child_method_trigger(index).search(text)) or ("modules()" in text and "isinstance(" in text)
+
+
+@memoised
+def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[ParamAccess]:
+    """Calls in `method` of a submodule's own method that writes, initialises or sizes its parameters.
+
+    `self.gru.reset_parameters()` in `__init__` after `self.gru` was built, `block.attn.norm.proj_()` in a
+    method run on the built model, `m.sample()` for `m` in `self.modules()` narrowed to a noisy layer: the
+    access is the module the method is called on, its use what the method does (WRITE/INIT before SIZE).
+    """
+    flat = flat_of(method)
+    if flat is None:
+        return []
+    members = facts_of(cls).members
+    found = []
+    for call, ctx, classes, target in _module_method_calls(index, cls, method, flat):
+        name = call.func.attr.value  # type: ignore[union-attr]
+        uses = {u.use for ref in classes for u in method_uses(index, ref, name) if u.use in (WRITE, INIT, SIZE)}
+        if not uses:
+            continue
+        use = WRITE if WRITE in uses else INIT if INIT in uses else SIZE
+        path = access_path(target)
+        first = members.get(path.parts[0]) if path is not None and path.root == "self" and path.parts else None
+        if first is None:
+            first = Member(code_of(target), Kind.MODULE, classes, (-1, 0))
+        found.append(ParamAccess(
+            target, ctx, use, f".{name}()", Via(Reach.METHOD, name), owner=code_of(target), param="parameters",
+            where=method.name, snippet=method.snippet, cls=cls, method=method, first=first, owner_classes=classes,
+            order=method.order.get(id(target), 0),
+        ))
+    return found

@@ -1,0 +1,264 @@
+"""What holds a module: the arguments of a function and the attributes of any class that hold one.
+
+A trainer, an RL agent, an optimizer wrapper or a sampler is usually not an
+`nn.Module`, yet it holds one: handed in (`def __init__(self, policy:
+nn.Module)`), built (`self.model = Unet(...)`) or copied from one
+(`self.target = deepcopy(policy)`). Code outside the model's own forward
+that uses such a module sees it as ZeRO-3 left it: partitioned.
+
+* `module_arguments(index, function)`: the arguments of a function that hold
+  a module, because their annotation names a module class (`nn.Module`, a
+  module class of this or another file, inside `Optional[...]` or `X | None`),
+  because they are named the way modules are (`model`, `policy`, `backbone`),
+  or because the function uses them as only a module is used
+  (`x.parameters()`, `x.eval()`, `x.state_dict()` with `x.train()`).
+* `held_attributes(index, cls)`: the attributes `self.X` of a class (module
+  or not) that hold a module: assigned in `__init__` (and what it calls) from
+  a module argument, a module construction or a copy of either, or used as a
+  module in any method.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from . import known
+from .index import ClassInfo, ModelIndex, memoised
+from .members import Kind, classify, has_params
+from .skeleton import dotted as skeleton_dotted
+from .tree import access_path, call_name, code_of, cst, walk
+
+__all__ = [
+    "module_arguments", "held_attributes", "averaged_attributes", "module_like_name", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+]
+
+# How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
+# dicts, lists, sizes and configs a function also takes.
+_MODULE_WORD = re.compile(
+    r"(?:layer|block|module|model|encoder|decoder|net|cell|head|backbone|embed|embedding|conv|linear|attn|attention"
+    r"|mlp|ffn|proj|stem|tower|trunk|policy|actor|critic|unet|transformer|teacher|student|generator|discriminator)s?$"
+)
+# Names of configs, tensors and state, never a module (`layer_cfg`, `x`, `weight`).
+_NOT_A_MODULE = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
+# ... nor a count or a factory (`num_layers`, `block_fn`).
+_COUNT_OR_FACTORY = re.compile(r"^n_|num_|_fn$|_cls$|_class$|_type$")
+# Methods only an `nn.Module` has: calling one on a name says it holds a module.
+# (Not `eval`/`train`/`state_dict`: schedule-free optimizers have the first two, every optimizer the last.)
+MODULE_ONLY_METHODS = frozenset(
+    {"parameters", "named_parameters", "modules", "named_modules", "children", "named_children"}
+)  # fmt: skip
+# Annotations that name a class, a factory or a container rather than one module instance.
+_NOT_AN_INSTANCE = re.compile(
+    r"\b(?:type|Type|Callable|Iterable|Iterator|Sequence|list|List|tuple|Tuple|dict|Dict|Mapping|set|Set)\s*\["
+    r"|Config\b|Factory\b"
+)
+_ANNOTATION_NAME = re.compile(r"[A-Za-z_][\w.]*")
+_TYPING_WORDS = frozenset({"Optional", "Union", "None", "typing", "Any", "Annotated", "Literal", "Final"})
+
+
+def config_like(name: str) -> bool:
+    """Is a name that of a config, a tensor or state rather than a module (`cfg`, `x`, `weight`)?"""
+    return bool(_NOT_A_MODULE.search(name))
+
+
+def module_like_name(name: str) -> bool:
+    """Is `name` how a module is usually named (`decoder_layer`, `backbone`, `policy`), not a config or a size?"""
+    return bool(_MODULE_WORD.search(name)) and not _NOT_A_MODULE.search(name) and not _COUNT_OR_FACTORY.search(name)
+
+
+def annotated_module(index: ModelIndex, annotation: cst.BaseExpression) -> tuple[str, ...]:
+    """The module classes an annotation names as the type of one instance (`nn.Module`, `Optional[Unet]`)."""
+    text = code_of(annotation, limit=400).replace('"', " ").replace("'", " ")
+    if _NOT_AN_INSTANCE.search(text):
+        return ()
+    found = []
+    bounds = type_var_bounds(index)
+    for name in _ANNOTATION_NAME.findall(text):
+        if name in _TYPING_WORDS or name.startswith("typing."):
+            continue
+        name = bounds.get(name, name)  # `algorithm: TAlgorithm`, `TAlgorithm = TypeVar(..., bound=Algorithm)`
+        local = index.classes.get(name)
+        if local is not None:
+            if local.is_module:
+                found.append(name)
+            continue
+        qualified = index.qualify(name)
+        if qualified[:1].isupper() or "." in qualified:
+            if index.is_module_base(qualified):
+                found.append(qualified)
+    return tuple(found)
+
+
+@memoised
+def type_var_bounds(index: ModelIndex) -> dict[str, str]:
+    """Module-level type variables of the file and the class each is bound to (`T = TypeVar("T", bound=Policy)`)."""
+    tree = index.skeleton.tree
+    if tree is None or "TypeVar" not in index.source:
+        return {}
+    found = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            if isinstance(value, ast.Call) and skeleton_dotted(value.func) in ("TypeVar", "typing.TypeVar"):
+                bound = next((k.value for k in value.keywords if k.arg == "bound"), None)
+                if isinstance(bound, ast.Constant) and isinstance(bound.value, str):
+                    found[stmt.targets[0].id] = bound.value.strip()
+                elif bound is not None and skeleton_dotted(bound):
+                    found[stmt.targets[0].id] = skeleton_dotted(bound)
+    return found
+
+
+@memoised
+def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, tuple[str, ...]]:
+    """Arguments of `function` that hold a module -> the classes it may have (`("<unknown>",)` when not known).
+
+    An argument annotated with a module class holds one of those classes; an
+    unannotated one named as modules are (`model`, `ema_model`, `critic`) or
+    used as only a module is (`x.parameters()`, `x.eval()`) holds a module of
+    a class we cannot tell. `self` and `cls` never count.
+    """
+    params = function.params
+    found: dict[str, tuple[str, ...]] = {}
+    unannotated = []
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        name = param.name.value
+        if name in ("self", "cls"):
+            continue
+        if param.annotation is not None:
+            classes = annotated_module(index, param.annotation.annotation)
+            if classes:
+                found[name] = classes
+            continue
+        if isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Dict, cst.Tuple)):
+            continue  # `layers=2`, `head="linear"`: a setting
+        if module_like_name(name):
+            found[name] = ("<unknown>",)
+        else:
+            unannotated.append(name)
+    if unannotated:
+        used = _used_as_module(function)
+        for name in unannotated:
+            if name in used:
+                found[name] = ("<unknown>",)
+    return found
+
+
+def _used_as_module(node: cst.CSTNode) -> set[str]:
+    """Names on which the code calls a method only a module has (`x.parameters()`, `x.eval()`)."""
+    found = set()
+    for call in walk(node):
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+            if call.func.attr.value in MODULE_ONLY_METHODS and isinstance(call.func.value, cst.Name):
+                found.add(call.func.value.value)
+    return found
+
+
+@memoised
+def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+    """Attributes `self.X` of `cls` that hold a module -> the classes it may have.
+
+    Assigned in `__init__` (or a helper it calls) from a module argument, a
+    construction of a module class with parameters, or a copy of either
+    (`deepcopy(policy)`, `critic2 or deepcopy(critic)`); or used in any method
+    as only a module is used (`self.target.parameters()`).
+    """
+    found: dict[str, tuple[str, ...]] = {}
+    for method in cls.init_methods:
+        node = method.node if "self." in method.text else None
+        if node is None:
+            continue
+        arguments = module_arguments(index, node)
+        for stmt in walk(node.body):
+            if isinstance(stmt, cst.Assign):
+                targets, value = [t.target for t in stmt.targets], stmt.value
+            elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+                targets, value = [stmt.target], stmt.value
+            else:
+                continue
+            for target, part in _pairs(targets, value):
+                path = access_path(target)
+                if path is None or path.root != "self" or len(path.parts) != 1:
+                    continue
+                classes = _holds(index, part, arguments, found)
+                if classes:
+                    found.setdefault(path.parts[0], classes)
+    for method in cls.all_methods():
+        if not any(f".{m}(" in method.text for m in MODULE_ONLY_METHODS):
+            continue
+        node = method.node
+        for call in walk(node) if node is not None else ():
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+                if call.func.attr.value not in MODULE_ONLY_METHODS:
+                    continue
+                path = access_path(call.func.value)
+                if path is not None and path.root == "self" and len(path.parts) == 1:
+                    found.setdefault(path.parts[0], ("<unknown>",))
+    return found
+
+
+@memoised
+def averaged_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Attributes `self.X` of `cls` set in `__init__` to a library's weight-averaging helper built over a module
+    it holds (`self.ema = EMA(self.model)`): updating it reads every parameter of that module."""
+    if not any(name.rsplit(".", 1)[-1] + "(" in cls.text for name in known.AVERAGERS):
+        return frozenset()
+    held = held_attributes(index, cls)
+    found = set()
+    for method in cls.init_methods:
+        node = method.node
+        arguments = module_arguments(index, node) if node is not None else {}
+        for stmt in walk(node.body) if node is not None else ():
+            if not isinstance(stmt, cst.Assign) or not isinstance(stmt.value, cst.Call) or not stmt.value.args:
+                continue
+            if index.qualify(call_name(stmt.value) or "") not in known.AVERAGERS:
+                continue
+            if not _holds(index, stmt.value.args[0].value, arguments, held):
+                continue
+            for target in stmt.targets:
+                path = access_path(target.target)
+                if path is not None and path.root == "self" and len(path.parts) == 1:
+                    found.add(path.parts[0])
+    return frozenset(found)
+
+
+def _pairs(targets: list[cst.BaseExpression], value: cst.BaseExpression):
+    """(target, value) pairs of an assignment, element by element for `self.a, self.b = a, b`."""
+    for target in targets:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            if len(target.elements) == len(value.elements):
+                yield from ((t.value, v.value) for t, v in zip(target.elements, value.elements))
+        else:
+            yield target, value
+
+
+def _holds(
+    index: ModelIndex, value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]], held: dict[str, tuple[str, ...]]
+) -> tuple[str, ...]:
+    """The module classes `value` holds: a module argument, an attribute holding one, a construction, a copy."""
+    if isinstance(value, cst.Name):
+        return arguments.get(value.value, ())
+    if isinstance(value, cst.BooleanOperation):  # `critic2 or deepcopy(critic)`
+        return _holds(index, value.left, arguments, held) + _holds(index, value.right, arguments, held)
+    if isinstance(value, cst.IfExp):
+        return _holds(index, value.body, arguments, held) + _holds(index, value.orelse, arguments, held)
+    path = access_path(value)
+    if path is not None and path.root == "self" and len(path.parts) == 1:
+        return held.get(path.parts[0], ())
+    if not isinstance(value, cst.Call):
+        return ()
+    name = call_name(value) or ""
+    if index.qualify(name) in ("copy.deepcopy", "deepcopy") and value.args:
+        return _holds(index, value.args[0].value, arguments, held)
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value in _RETURNS_MODULE:
+        inner = _holds(index, value.func.value, arguments, held)  # `policy.to(device)`
+        if inner:
+            return inner
+    kind, classes = classify(index, value)
+    if kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes or ("",)):
+        return classes or ("<unknown>",)
+    return ()
+
+
+# Module methods that return the module itself.
+_RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "train", "eval", "requires_grad_"})
