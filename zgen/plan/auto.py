@@ -75,6 +75,7 @@ def unit_work(plan: Plan, costs: Sequence[ModuleCost], numel: Mapping[str, int],
             s[i] += v
         if c.module == m:
             s[5] += c.inputs
+            s[4] += c.compiled_inputs  # a compiled unit keeps what it cannot recompute (zgen.plan.costs)
         logits += c.loss_elements
         loss_saved += c.loss_saved
     units = [u.module for u in plan.units]
@@ -234,13 +235,16 @@ def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, 
     head_grad = vocab * hidden * b if vocab else 0
     if c.head_loss and vocab:
         rows = logits * mb // vocab
-        # zgen.runtime.head_loss: chunks of rows whose fp32 logits take 1 GiB (its CHUNK_BYTES). While one chunk
-        # runs: the hidden states' gradient (all rows) and the head's fp32 weight gradient, and per chunk the
-        # logits, the fp32 upcast inductor materialises (the 1 GiB) and the logits' gradient.
+        # zgen.runtime.head_loss: chunks of rows whose fp32 logits take 1 GiB (its CHUNK_BYTES). It holds the hidden
+        # states' gradient (all rows) and the head's fp32 weight gradient throughout; in its forward, per chunk, the
+        # logits, the fp32 upcast inductor materialises (the 1 GiB) and the logits' gradient; in its backward, once
+        # the chunks are gone, the weight gradient cast to the compute dtype (the head's gradient from then on)
+        # and the hidden gradient's fp32 scaling and its cast back.
         chunk = min(rows, max(1, (1 << 30) // (4 * vocab)))
-        loss_peak = rows * hidden * b + vocab * hidden * 4 + chunk * vocab * (2 * b + 4)
-    else:
-        loss_peak = 3 * loss_saved * mb
+        loss_peak = (rows * hidden * b + vocab * hidden * 4
+                     + max(chunk * vocab * (2 * b + 4), head_grad + rows * hidden * (4 + b)))
+    else:  # the logits' gradients, then the projection's weight gradient beside them
+        loss_peak = 3 * loss_saved * mb + head_grad
     setting = Setting(world_size=world, precision=precision, accumulation=c.accumulation, split_master=split,
                       offload_optimizer=c.offload_optimizer, offload_param=c.offload_param, loss_peak=loss_peak,
                       head_grad=head_grad)
@@ -280,6 +284,8 @@ def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, 
         offload_optimizer=c.offload_optimizer,
         split_master=split,
         grad_copy_bytes=4 * shard if c.offload_optimizer else 0.0,
+        weight_copy_bytes=b * shard if c.offload_optimizer and not c.offload_param else 0.0,
+        largest_unit=max((x.params for x in ws), default=0) / max(1, params),
     )
     tokens = mb * c.accumulation * world * seq_len
     return Scored(c, step_time(w, rates), peak, tokens, peak.total <= limit, tuple(points))
