@@ -5,7 +5,7 @@
     python bench/auto_bench.py --tiny --device cpu --seq 64 --budgets 1 --batch 2   # smoke test of this script
     python bench/auto_bench.py --summarize results.jsonl
     python bench/auto_bench.py --shape 8b --layers 16 --budgets 40 --batch 2 --rank 2 --baselines none \
-        --rates rates.json --memory-history snap.pickle.gz   # one setting per process, measured host rates
+        --rates rates.json   # one setting per process, bench/offload_rates.py's host rates
 
 For each budget the search runs in this process exactly as `zgen plan --auto`
 does (`zgen.plan.auto.search` over the meta-device trace of
@@ -30,10 +30,8 @@ parameter) offload (its CPU Adam), at each micro batch under the budget's cap;
 Every configuration runs in this one process in turn; dynamo's caches are
 reset between them (`--rank K` runs only the K-th setting, so that each can
 have a fresh process). `--rates` takes `bench/offload_rates.py`'s measured
-host update and host-link rates in place of the H200 defaults;
-`--memory-history` records the allocator's history over one more step of
-each zgen setting (`torch.cuda.memory._record_memory_history`) and writes
-the snapshot there (gzip). One JSON line per run to --out.
+host update and host-link rates in place of the H200 defaults. One JSON line
+per run to --out.
 """
 
 from __future__ import annotations
@@ -172,7 +170,6 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=3, help="how many of the best fitting settings to measure")
     ap.add_argument("--rank", type=int, default=0, help="measure only this one of the best fitting settings")
     ap.add_argument("--rates", default="", help="bench/offload_rates.py's JSON: measured host rates")
-    ap.add_argument("--memory-history", default="", help="write the allocator's history of one more step here")
     ap.add_argument("--baselines", default="fsdp2", help="fsdp2, deepspeed-offload, deepspeed-offload-param, none")
     ap.add_argument("--baseline-micro-batches", default="", help="only these micro batches for the baselines")
     ap.add_argument("--steps", type=int, default=3)
@@ -188,7 +185,6 @@ def main(argv=None) -> int:
     args.out = args.out or (os.path.join(os.environ["OUT"], "auto_bench.jsonl") if "OUT" in os.environ else None)
     # runtime_bench.measure's other knobs
     args.activation_checkpointing, args.profile, args.sync_each_step, args.show_losses = False, "", False, 3
-    args.memory_history_for = "zgen" if args.memory_history else ""
     if "RANK" not in os.environ:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

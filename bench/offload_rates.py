@@ -12,7 +12,7 @@
 * `d2h_bytes`: a fp32 gradient shard copied into pinned host memory on a side
   stream (`non_blocking`), CUDA events; `h2d_bytes`: a bf16 shard copied up
   from pinned memory. Also both at once (`concurrent_*`), as the pipeline
-  overlaps them, and the host update while the copies run.
+  overlaps them.
 
 One JSON object to --out (and stdout). Median of --repeat runs.
 """
@@ -107,16 +107,6 @@ def main(argv=None) -> int:
            "host_update_params": args.params / both, "adam_params": args.params / adam}
     if torch.cuda.is_available():
         out.update(copies(args.params, args.repeat))
-        # the host update while both copies run (the pipeline's steady state)
-        dev32 = torch.randn(args.params, device="cuda")
-        host32 = torch.empty(args.params, dtype=torch.float32, pin_memory=True)
-        stream = torch.cuda.Stream()
-        with torch.cuda.stream(stream):
-            for _ in range(3):
-                host32.copy_(dev32, non_blocking=True)
-        _, _, loaded = host_update(args.params, 1, pool)
-        torch.cuda.synchronize()
-        out["host_update_params_while_copying"] = args.params / loaded
         out["gpu"] = torch.cuda.get_device_name()
     out["torch"] = torch.__version__
     print(json.dumps(out), flush=True)

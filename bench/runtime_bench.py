@@ -407,8 +407,6 @@ def measure(name, args, cfg, world, rank, device, batches) -> dict:
     sync_wall = sync_each_step(step, batches[args.warmup :], clock) if args.sync_each_step else None
     if name in args.profile.split(","):
         profile(step, batches[-2:], clock)
-    if clock.cuda and getattr(args, "memory_history_for", "") and name.startswith(args.memory_history_for):
-        memory_history(step, batches[-1], clock, args.memory_history)
     out = {
         "system": name + ("+ac" if args.activation_checkpointing else ""),
         "world_size": world,
@@ -450,21 +448,6 @@ def sync_each_step(step, batches, clock) -> float:
         times.append(time.perf_counter() - t0)
     clock.sync()
     return statistics.median(times)
-
-
-def memory_history(step, micro, clock, path: str) -> None:
-    """The caching allocator's history over one more step, written to `path` (a gzipped pickle, Python frames)."""
-    import gzip
-    import pickle
-
-    clock.sync()
-    torch.cuda.memory._record_memory_history(max_entries=200_000, stacks="python")
-    step(micro, lambda label: None)
-    clock.sync()
-    snap = torch.cuda.memory._snapshot()
-    torch.cuda.memory._record_memory_history(enabled=None)
-    with gzip.open(path, "wb") as f:
-        pickle.dump(snap, f)
 
 
 def profile(step, batches, clock) -> None:

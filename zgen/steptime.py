@@ -75,16 +75,19 @@ class Rates:
 # for 41.1 GB of traced forward elementwise bytes (0.88 of them at 4.3 TB/s); the eager loss (softmax/NLL,
 # logits copies, fills) 17.6 ms per sequence for 1.05e9 logits (72 bytes each at 4.3 TB/s). Copy bandwidth
 # 4.3 TB/s (KINDS.md, a device-to-device copy on an H200). Eager elementwise: run 7's eager step exceeds the
-# compiled one by 33 ms at micro batch 1 (about 4x the forward's bytes). Host update and host link:
-# HOST_RATES below. Memory: nvidia-smi's 143,771 MiB.
-HOST_RATES = dict(d2h_bytes=50e9, h2d_bytes=50e9, host_update_params=2.5e9)
+# compiled one by 33 ms at micro batch 1 (about 4x the forward's bytes). Host update and host link: issue 21's
+# run d (`bench/offload_rates.py`, one H200 with 16 host cores, bench/results/issue21_d_rates.json): torch's fused
+# CPU AdamW 3.29e9 parameters/s and the cast to bf16 9.6e9/s on one unit's shard of 218M, together 2.45e9/s;
+# pinned copies 52.3 GB/s down (fp32) and 50.9 GB/s up (bf16) on their own, 50.3 and 36.4 GB/s at once. Memory: nvidia-smi's 143,771 MiB.
 H200 = Rates(
     name="H200",
     memory_bytes=143_771 * 2**20,
     gemm_flops=700e12,
     attention_flops=360e12,
     hbm_bytes=4.3e12,
-    **HOST_RATES,
+    d2h_bytes=52.3e9,
+    h2d_bytes=50.9e9,
+    host_update_params=2.45e9,
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import sys
 from pathlib import Path
 
@@ -150,6 +151,33 @@ def test_step_time_adds_what_each_choice_costs():
     stages = [4e9 / H200.d2h_bytes, 10**9 / H200.host_update_params, 2e9 / H200.h2d_bytes]
     assert offload.optimizer == 0 and offload.exposed == pytest.approx(
         max(stages) + 0.25 * (sum(stages) - max(stages)) - plain.forward)
+
+
+def test_the_timeline_holds_what_the_runtime_keeps_beside_the_activations():
+    """World size 1, optimizer offload, one micro-step per update: a root of 100 parameters and two blocks of 1000.
+
+    The runtime (zgen.runtime.group) keeps last step's fp32 gradient shards until each unit's next forward, a unit's
+    bf16 gradients from autograd until its fold has read them and the previous unit's until the next fold, and
+    allocates the fp32 shard at the fold.
+    """
+    from zgen.memory import Setting, UnitMemory, setting_timeline
+    from zgen.schedule.plan import Unit
+
+    plan = Plan(units=(Unit(module="", params=("r",)), Unit(module="a", params=("a",)), Unit(module="b", params=("b",))),
+                forward_order=("", "a", "b"), backward_order=("", "b", "a"))
+    units = {"": UnitMemory("", 100, 0), "a": UnitMemory("a", 1000, 500), "b": UnitMemory("b", 1000, 500)}
+    setting = Setting(world_size=1, precision="bf16", accumulation=1, split_master=False, offload_optimizer=True)
+    points = {p.label: p.total - 2 * 2100 for p in setting_timeline(plan, units, 2100, 0, setting)}  # less the bf16 weights
+    assert points["fwd 0"] == 8000  # both blocks' fp32 shards from the last step
+    assert points["fwd 1"] == 4000 + 500  # a's dropped as a runs
+    assert points["fwd 2"] == points["loss"] == 1000
+    assert points["bwd 1"] == 500 + 2000 + 4000  # b's fold: a's activations, b's bf16 gradients, b's new shard
+    assert points["bwd 2"] == 4000 + 2000 + 2000 + 4000  # a's fold: b's shard, both blocks' bf16 gradients, a's shard
+    assert points["bwd root"] == 8000 + 200 + 2000 + 400
+    assert points["step"] == 8400
+    # with accumulation the window's shards are whole all through the last micro-step: nothing is allocated at a fold
+    window = {p.label: p.total - 2 * 2100 for p in setting_timeline(plan, units, 2100, 0, replace(setting, accumulation=2))}
+    assert window["fwd 0"] == 8400 and window["bwd 2"] == 8400 + 500 + 2000 + 2000  # during a's backward
 
 
 # -- the command line ---------------------------------------------------------------------------------------

@@ -44,7 +44,9 @@ __all__ = ["UnitWork", "Candidate", "Scored", "AutoResult", "unit_work", "search
 # The share of the budget left free. On one H200 (bench/NOTES.md, issue 21) the memory model's peaks came out
 # 2-4% under the measured allocated peak for the 1B shape at seq 8192 (more at larger micro batches), and the
 # allocator's reserve, which a budget caps, was 0.5-1.6 GiB above that: with 5% two settings predicted to
-# fit 40 GiB ran out of memory there (run a), so the default leaves 10%.
+# fit 40 GiB ran out of memory there (run a), so the default leaves 10%. For the 8B-shaped settings with offload
+# (run d) the model is 2.3% under and the reserve 2.4-4.3 GiB above the allocated peak: at 40 GiB that leaves
+# 0.3-0.6 GiB of the cap unused.
 DEFAULT_MARGIN = 0.10
 
 
