@@ -4,6 +4,8 @@
     python bench/auto_bench.py --shape 8b --layers 16 --budgets 40 --batch 2 --top 0 --baselines deepspeed-offload-ac1
     python bench/auto_bench.py --tiny --device cpu --seq 64 --budgets 1 --batch 2   # smoke test of this script
     python bench/auto_bench.py --summarize results.jsonl
+    python bench/auto_bench.py --shape 8b --layers 16 --budgets 40 --batch 2 --rank 2 --baselines none \
+        --rates rates.json   # one setting per process, bench/offload_rates.py's host rates
 
 For each budget the search runs in this process exactly as `zgen plan --auto`
 does (`zgen.plan.auto.search` over the meta-device trace of
@@ -26,12 +28,16 @@ parameter) offload (its CPU Adam), at each micro batch under the budget's cap;
 `-ac1` adds activation checkpointing on every block.
 
 Every configuration runs in this one process in turn; dynamo's caches are
-reset between them. One JSON line per run to --out.
+reset between them (`--rank K` runs only the K-th setting, so that each can
+have a fresh process). `--rates` takes `bench/offload_rates.py`'s measured
+host update and host-link rates in place of the H200 defaults. One JSON line
+per run to --out.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import os
@@ -60,6 +66,15 @@ rb.SHAPES.setdefault("8b", {"hidden_size": 4096, "num_hidden_layers": 32, "num_a
                             "num_key_value_heads": 8, "intermediate_size": 14336, "tie_word_embeddings": False})
 
 
+def rates(args):
+    """The H200 rates, with --rates' measured host update and copy rates in place of the defaults."""
+    if not args.rates:
+        return auto.H200
+    m = json.loads(Path(args.rates).read_text())
+    return dataclasses.replace(auto.H200, name="H200 (host rates measured)", d2h_bytes=m["d2h_bytes"],
+                               h2d_bytes=m["h2d_bytes"], host_update_params=m["host_update_params"])
+
+
 def search(cfg, args, budget: int):
     """`zgen plan --auto`'s search for this model shape and budget (world size 1)."""
     model = tr.build_meta_model(lambda: rb.L.LlamaForCausalLM(cfg), Target("examples/llama/model.py", "LlamaForCausalLM", "--model"))
@@ -70,7 +85,7 @@ def search(cfg, args, budget: int):
     result = auto.search(plan, trace.costs, unit_numel(plan, trace), trace_batch=1, params=trace.total_params,
                          persistent=sum(sizes[p] for p in plan.persistent), train_batch_size=args.batch, world_size=1,
                          seq_len=args.seq, precision="bf16", adam=True, budget=budget, heads=heads,
-                         vocab_hidden=(cfg.vocab_size, cfg.hidden_size))
+                         vocab_hidden=(cfg.vocab_size, cfg.hidden_size), rates=rates(args))
     return plan, result
 
 
@@ -153,6 +168,8 @@ def main(argv=None) -> int:
     ap.add_argument("--budgets", default="40,80", help="GiB per GPU, comma-separated")
     ap.add_argument("--batch", type=int, default=4, help="sequences per optimizer step (the global batch at world 1)")
     ap.add_argument("--top", type=int, default=3, help="how many of the best fitting settings to measure")
+    ap.add_argument("--rank", type=int, default=0, help="measure only this one of the best fitting settings")
+    ap.add_argument("--rates", default="", help="bench/offload_rates.py's JSON: measured host rates")
     ap.add_argument("--baselines", default="fsdp2", help="fsdp2, deepspeed-offload, deepspeed-offload-param, none")
     ap.add_argument("--baseline-micro-batches", default="", help="only these micro batches for the baselines")
     ap.add_argument("--steps", type=int, default=3)
@@ -188,7 +205,9 @@ def main(argv=None) -> int:
     for budget in budgets:
         plan, result = search(cfg, args, budget)
         print("\n".join(auto.lines(result)), flush=True)
-        for rank, s in enumerate(result.fitting[: args.top], 1):
+        for rank, s in enumerate(result.fitting[: max(args.top, args.rank)], 1):
+            if args.rank and rank != args.rank:
+                continue
             c = s.candidate
             path = tmp / f"plan_{budget}_{rank}.json"
             path.write_text(auto.apply(plan, result, s).to_json())

@@ -195,7 +195,7 @@ class MemoryPoint:
     gathered: int  # full parameters of units gathered and running or waiting
     inflight: int  # full parameters of units whose all-gather this position issued ahead of use
     activations: int  # saved activations at this point (spread evenly over the units)
-    gradients: int  # the running unit's full gradient before its reduce-scatter (backward only)
+    gradients: int  # gradient buffers: the running unit's before its reduction, the shards (`setting_timeline`)
     buckets: int  # gradient reduce buckets
 
     @property
@@ -393,7 +393,7 @@ class Setting:
     split_master: bool
     offload_optimizer: bool = False
     offload_param: bool = False
-    loss_peak: int = 0  # bytes the loss holds at the start of backward, beyond the saved activations
+    loss_peak: int = 0  # bytes the loss holds at its peak (its temporaries and its gradients), beyond the activations
     head_grad: int = 0  # the output projection's weight gradient, held from the loss to the root's backward
 
 
@@ -412,8 +412,18 @@ def setting_timeline(plan: Plan, units: Mapping[str, UnitMemory], params: int, p
     accumulate), the units gathered (the plan's replay; none at world size 1,
     where the master's compute-dtype half is the unit's weights, except with
     parameter offload), and the activations: each unit's as it runs forward,
-    the loss's extra at the start of backward, then freed unit by unit in
-    backward while a recomputed unit holds its activations again during its own.
+    the loss's peak, then freed unit by unit in backward while a recomputed unit
+    holds its activations again during its own.
+
+    What the runtime holds beside those (`zgen.runtime.group`): last step's
+    gradients stay until each unit's next gather waits for its update, so
+    with one micro-step per update the forward starts with all of them and
+    drops each as its unit runs; in backward a unit's gradients from autograd
+    (compute dtype, the whole unit) live until its fold has read them and the
+    previous unit's until the next fold (`GroupContext.keep_until_read`), and
+    the fold allocates the unit's fp32 shard while they do; the root's
+    gradients (the output projection's from the loss on, the embedding's at
+    the end) are one such set.
     """
     b = compute_bytes(s.precision)
     n = max(1, s.world_size)
@@ -447,30 +457,49 @@ def setting_timeline(plan: Plan, units: Mapping[str, UnitMemory], params: int, p
         return MemoryPoint(label=label, unit=unit, states=states, persistent=pers, gathered=g[0], inflight=g[1],
                            activations=acts, gradients=grads, buckets=0)
 
+    def grad_of(u: UnitMemory) -> int:
+        return per_grad * (u.params if held else ceil(u.params / n))
+
     points = []
     acts = 0
     seen: set[str] = set()
+    # Last step's gradients, each dropped when its unit's forward waits for its update (the root's first).
+    stale = 0 if s.accumulation > 1 else sum(grad_of(u) for m, u in units.items() if m != ROOT)
     for i, m in enumerate(plan.forward_order):
         if m not in seen and m != ROOT and m in units:
             seen.add(m)
             acts += units[m].activations
-        points.append(point(f"fwd {i}", m, acts, window, gathered("forward", i)))
+            stale -= 0 if s.accumulation > 1 else grad_of(units[m])
+        points.append(point(f"fwd {i}", m, acts, window or stale, gathered("forward", i)))
     acts += root_acts
-    points.append(point("loss", ROOT, acts + s.loss_peak + s.head_grad, window, gathered("backward", 0)))
+    points.append(point("loss", ROOT, acts + s.loss_peak, window, gathered("backward", 0)))
     grads = 0
+    previous = 0  # the last folded unit's autograd gradients, alive until the next fold
     done: set[str] = set()
     for j, m in enumerate(plan.backward_order):
-        if m == ROOT or m not in units or m in done:
+        if m == ROOT or m not in units or m in done:  # the root's backward starts first and folds last
             points.append(point(f"bwd {j}", m, acts + s.head_grad, window or grads, gathered("backward", j)))
             continue
         u = units[m]
-        running = u.recompute + (0 if held else u.params * b * (0 if n == 1 else 2))  # reduce-scatter input
-        points.append(point(f"bwd {j}", m, acts + running + s.head_grad, window or grads, gathered("backward", j)))
         done.add(m)
+        own = u.params * b  # its gradients from autograd: the whole unit, in the compute dtype
+        reduce = 0 if n == 1 else u.params * b * 2  # the reduce-scatter's fp32 input
+        new = 0 if (held or window) else grad_of(u)  # the fold allocates its fp32 shard
+        base = (window or grads) + own + previous
+        during = (acts + u.recompute, base)
         acts -= u.activations
-        grads += per_grad * (u.params if held else ceil(u.params / n))
+        at_fold = (acts, base + reduce + new)
+        a, g = max(during, at_fold, key=sum)
+        points.append(point(f"bwd {j}", m, a + s.head_grad, g, gathered("backward", j)))
+        grads += grad_of(u)
+        previous = 0 if held else own
     root = units.get(ROOT)
-    if root is not None:
-        grads += per_grad * (root.params if held else ceil(root.params / n))
+    if root is not None:  # its gradients (the output projection's among them) and its fp32 shard at its fold
+        own = max(root.params * b, s.head_grad)
+        reduce = 0 if n == 1 else root.params * b * 2
+        new = 0 if (held or window) else grad_of(root)
+        points.append(point("bwd root", ROOT, acts, (window or grads) + own + previous + reduce + new,
+                            gathered("backward", 0)))
+        grads += grad_of(root)
     points.append(point("step", "", 0, max(window, grads) if not held else grads, (0, 0)))
     return points

@@ -25,9 +25,16 @@ candidate setting's step with `step_time(work, rates)`. Per micro-step:
   compute they overlap.
 
 Per optimizer step: the optimizer's pass over its state at the memory
-bandwidth, or with optimizer offload the host's update (`host_update_params_per_s`),
-which overlaps the next forward's first micro-step and is counted where it
-outlasts it, plus the gradients' copy down.
+bandwidth, or with optimizer offload the pipeline `zgen.runtime.offload`
+runs unit by unit: each unit's fp32 gradient copied down (`d2h_bytes`), its
+update on the host (`host_update_params`: torch's fused AdamW on the fp32
+master and the cast to the compute dtype), and without parameter offload its
+compute-dtype weights copied up (`h2d_bytes`). The three stages overlap
+across units, so the pipeline takes its slowest stage over the whole shard
+plus the other stages of one unit (filling and draining it, the largest unit
+counted); it starts when the backward ends and overlaps the next forward,
+whose units wait for their own updates, so it counts where it outlasts that
+forward.
 
 `H200` holds rates measured on one H200 by `bench/` (`bench/NOTES.md`,
 run 11's kernel table and runs 7 and 10); `--gemm-tflops`, `--attention-tflops`
@@ -51,8 +58,9 @@ class Rates:
     gemm_flops: float
     attention_flops: float
     hbm_bytes: float
-    pcie_bytes: float
-    host_update_params: float
+    d2h_bytes: float  # device to pinned host memory, one stream
+    h2d_bytes: float  # pinned host memory to device, one stream
+    host_update_params: float  # fused AdamW on the fp32 master and the cast to the compute dtype, on the host
     eager_pointwise: float = 4.0
     compiled_pointwise: float = 0.88
     plain_loss_bytes: float = 72.0
@@ -67,17 +75,19 @@ class Rates:
 # for 41.1 GB of traced forward elementwise bytes (0.88 of them at 4.3 TB/s); the eager loss (softmax/NLL,
 # logits copies, fills) 17.6 ms per sequence for 1.05e9 logits (72 bytes each at 4.3 TB/s). Copy bandwidth
 # 4.3 TB/s (KINDS.md, a device-to-device copy on an H200). Eager elementwise: run 7's eager step exceeds the
-# compiled one by 33 ms at micro batch 1 (about 4x the forward's bytes). Host AdamW: run 10, 1.24e9 fp32
-# parameters in about 0.5 s on 16 cores. PCIe: 50 GB/s per direction assumed for the host link (not measured).
-# Memory: nvidia-smi's 143,771 MiB.
+# compiled one by 33 ms at micro batch 1 (about 4x the forward's bytes). Host update and host link: issue 21's
+# run d (`bench/offload_rates.py`, one H200 with 16 host cores, bench/results/issue21_d_rates.json): torch's fused
+# CPU AdamW 3.29e9 parameters/s and the cast to bf16 9.6e9/s on one unit's shard of 218M, together 2.45e9/s;
+# pinned copies 52.3 GB/s down (fp32) and 50.9 GB/s up (bf16) on their own, 50.3 and 36.4 GB/s at once. Memory: nvidia-smi's 143,771 MiB.
 H200 = Rates(
     name="H200",
     memory_bytes=143_771 * 2**20,
     gemm_flops=700e12,
     attention_flops=360e12,
     hbm_bytes=4.3e12,
-    pcie_bytes=50e9,
-    host_update_params=2.5e9,
+    d2h_bytes=52.3e9,
+    h2d_bytes=50.9e9,
+    host_update_params=2.45e9,
 )
 
 
@@ -103,6 +113,8 @@ class Work:
     offload_optimizer: bool = False
     split_master: bool = True
     grad_copy_bytes: float = 0.0  # per optimizer step, gradients down to the host (optimizer offload)
+    weight_copy_bytes: float = 0.0  # per optimizer step, updated weights up to the device (optimizer offload only)
+    largest_unit: float = 0.0  # the largest unit's share of the parameters (the offload pipeline's fill)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +144,12 @@ def step_time(w: Work, r: Rates) -> StepTime:
                    + recompute_pw + w.fold_bytes) / r.hbm_bytes
     loss = w.logits * (r.fused_loss_bytes if w.fused_loss else r.plain_loss_bytes) / r.hbm_bytes
     compute = matmul + attention + elementwise + loss
-    exposed = max(0.0, w.comm_seconds - compute) + max(0.0, w.param_copy_bytes / r.pcie_bytes - compute)
+    exposed = max(0.0, w.comm_seconds - compute) + max(0.0, w.param_copy_bytes / r.h2d_bytes - compute)
     forward = (w.gemm_flops / r.gemm_flops + w.attention_flops / r.attention_flops
                + (w.eager_pointwise_bytes + w.compiled_pointwise_bytes * r.compiled_pointwise / 3) / r.hbm_bytes)
     if w.offload_optimizer:
-        host = w.params / r.host_update_params + w.grad_copy_bytes / r.pcie_bytes
+        stages = (w.grad_copy_bytes / r.d2h_bytes, w.params / r.host_update_params, w.weight_copy_bytes / r.h2d_bytes)
+        host = max(stages) + w.largest_unit * (sum(stages) - max(stages))
         optimizer = 0.0
         step_exposed = max(0.0, host - forward)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import sys
 from pathlib import Path
 
@@ -142,10 +143,41 @@ def test_step_time_adds_what_each_choice_costs():
     assert plain.total == pytest.approx(plain.matmul + plain.attention + plain.elementwise + plain.loss + plain.optimizer)
     recomputed = step_time(Work(**{**base, "recompute_gemm_flops": 5e13, "recompute_attention_flops": 1e13}), H200)
     fused = step_time(Work(**{**base, "fused_loss": True}), H200)
-    offload = step_time(Work(**{**base, "offload_optimizer": True, "grad_copy_bytes": 4e9}), H200)
+    offload = step_time(Work(**{**base, "offload_optimizer": True, "grad_copy_bytes": 4e9, "weight_copy_bytes": 2e9,
+                                "largest_unit": 0.25}), H200)
     assert recomputed.total > plain.total > fused.total
+    # the copy down, the host's update and the copy up overlap unit by unit: the slowest over the whole shard, the
+    # other two for the largest unit (a quarter of it here)
+    stages = [4e9 / H200.d2h_bytes, 10**9 / H200.host_update_params, 2e9 / H200.h2d_bytes]
     assert offload.optimizer == 0 and offload.exposed == pytest.approx(
-        10**9 / H200.host_update_params + 4e9 / H200.pcie_bytes - plain.forward)
+        max(stages) + 0.25 * (sum(stages) - max(stages)) - plain.forward)
+
+
+def test_the_timeline_holds_what_the_runtime_keeps_beside_the_activations():
+    """World size 1, optimizer offload, one micro-step per update: a root of 100 parameters and two blocks of 1000.
+
+    The runtime (zgen.runtime.group) keeps last step's fp32 gradient shards until each unit's next forward, a unit's
+    bf16 gradients from autograd until its fold has read them and the previous unit's until the next fold, and
+    allocates the fp32 shard at the fold.
+    """
+    from zgen.memory import Setting, UnitMemory, setting_timeline
+    from zgen.schedule.plan import Unit
+
+    plan = Plan(units=(Unit(module="", params=("r",)), Unit(module="a", params=("a",)), Unit(module="b", params=("b",))),
+                forward_order=("", "a", "b"), backward_order=("", "b", "a"))
+    units = {"": UnitMemory("", 100, 0), "a": UnitMemory("a", 1000, 500), "b": UnitMemory("b", 1000, 500)}
+    setting = Setting(world_size=1, precision="bf16", accumulation=1, split_master=False, offload_optimizer=True)
+    points = {p.label: p.total - 2 * 2100 for p in setting_timeline(plan, units, 2100, 0, setting)}  # less the bf16 weights
+    assert points["fwd 0"] == 8000  # both blocks' fp32 shards from the last step
+    assert points["fwd 1"] == 4000 + 500  # a's dropped as a runs
+    assert points["fwd 2"] == points["loss"] == 1000
+    assert points["bwd 1"] == 500 + 2000 + 4000  # b's fold: a's activations, b's bf16 gradients, b's new shard
+    assert points["bwd 2"] == 4000 + 2000 + 2000 + 4000  # a's fold: b's shard, both blocks' bf16 gradients, a's shard
+    assert points["bwd root"] == 8000 + 200 + 2000 + 400
+    assert points["step"] == 8400
+    # with accumulation the window's shards are whole all through the last micro-step: nothing is allocated at a fold
+    window = {p.label: p.total - 2 * 2100 for p in setting_timeline(plan, units, 2100, 0, replace(setting, accumulation=2))}
+    assert window["fwd 0"] == 8400 and window["bwd 2"] == 8400 + 500 + 2000 + 2000  # during a's backward
 
 
 # -- the command line ---------------------------------------------------------------------------------------

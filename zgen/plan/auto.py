@@ -44,7 +44,9 @@ __all__ = ["UnitWork", "Candidate", "Scored", "AutoResult", "unit_work", "search
 # The share of the budget left free. On one H200 (bench/NOTES.md, issue 21) the memory model's peaks came out
 # 2-4% under the measured allocated peak for the 1B shape at seq 8192 (more at larger micro batches), and the
 # allocator's reserve, which a budget caps, was 0.5-1.6 GiB above that: with 5% two settings predicted to
-# fit 40 GiB ran out of memory there (run a), so the default leaves 10%.
+# fit 40 GiB ran out of memory there (run a), so the default leaves 10%. For the 8B-shaped settings with offload
+# (run d) the model is 2.3% under and the reserve 2.4-4.3 GiB above the allocated peak: at 40 GiB that leaves
+# 0.3-0.6 GiB of the cap unused.
 DEFAULT_MARGIN = 0.10
 
 
@@ -75,6 +77,7 @@ def unit_work(plan: Plan, costs: Sequence[ModuleCost], numel: Mapping[str, int],
             s[i] += v
         if c.module == m:
             s[5] += c.inputs
+            s[4] += c.compiled_inputs  # a compiled unit keeps what it cannot recompute (zgen.plan.costs)
         logits += c.loss_elements
         loss_saved += c.loss_saved
     units = [u.module for u in plan.units]
@@ -234,13 +237,16 @@ def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, 
     head_grad = vocab * hidden * b if vocab else 0
     if c.head_loss and vocab:
         rows = logits * mb // vocab
-        # zgen.runtime.head_loss: chunks of rows whose fp32 logits take 1 GiB (its CHUNK_BYTES). While one chunk
-        # runs: the hidden states' gradient (all rows) and the head's fp32 weight gradient, and per chunk the
-        # logits, the fp32 upcast inductor materialises (the 1 GiB) and the logits' gradient.
+        # zgen.runtime.head_loss: chunks of rows whose fp32 logits take 1 GiB (its CHUNK_BYTES). It holds the hidden
+        # states' gradient (all rows) and the head's fp32 weight gradient throughout; in its forward, per chunk, the
+        # logits, the fp32 upcast inductor materialises (the 1 GiB) and the logits' gradient; in its backward, once
+        # the chunks are gone, the weight gradient cast to the compute dtype (the head's gradient from then on)
+        # and the hidden gradient's fp32 scaling and its cast back.
         chunk = min(rows, max(1, (1 << 30) // (4 * vocab)))
-        loss_peak = rows * hidden * b + vocab * hidden * 4 + chunk * vocab * (2 * b + 4)
-    else:
-        loss_peak = 3 * loss_saved * mb
+        loss_peak = (rows * hidden * b + vocab * hidden * 4
+                     + max(chunk * vocab * (2 * b + 4), head_grad + rows * hidden * (4 + b)))
+    else:  # the logits' gradients, then the projection's weight gradient beside them
+        loss_peak = 3 * loss_saved * mb + head_grad
     setting = Setting(world_size=world, precision=precision, accumulation=c.accumulation, split_master=split,
                       offload_optimizer=c.offload_optimizer, offload_param=c.offload_param, loss_peak=loss_peak,
                       head_grad=head_grad)
@@ -280,6 +286,8 @@ def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, 
         offload_optimizer=c.offload_optimizer,
         split_master=split,
         grad_copy_bytes=4 * shard if c.offload_optimizer else 0.0,
+        weight_copy_bytes=b * shard if c.offload_optimizer and not c.offload_param else 0.0,
+        largest_unit=max((x.params for x in ws), default=0) / max(1, params),
     )
     tokens = mb * c.accumulation * world * seq_len
     return Scored(c, step_time(w, rates), peak, tokens, peak.total <= limit, tuple(points))

@@ -25,8 +25,17 @@ attributed to the module running when autograd saves them, and counted twice:
 keeps under inductor's recomputation of elementwise chains: a tensor both made
 and saved only by elementwise calls is recomputed in backward from the tensors
 around it, so it is left out; what a matmul or attention saves, and what
-matmuls and attention produce, stays. `inputs` are the bytes of each unit
-call's tensor arguments: what activation checkpointing keeps instead.
+matmuls and attention produce, stays. A compiled unit cannot recompute what
+was made outside it, though: the sources its recomputed chains start from
+(the residual stream entering a decoder block, whose first norm saves an fp32
+copy of it in eager mode) are kept by the compiled graph. `compiled_inputs`,
+on the module a compiled unit would start at, counts them: the storages
+reached by walking back from its elementwise-saved tensors through
+elementwise calls made inside that module, to tensors made outside it (not
+by a matmul or attention, whose outputs the chain may keep instead; torch's
+min-cut partitioner keeps one hidden-sized tensor per Llama block that the
+rule above leaves out, `tests/plan/test_trace.py`). `inputs` are the bytes of
+each unit call's tensor arguments: what activation checkpointing keeps instead.
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ class ModuleCost:
     inputs: int = 0  # tensor arguments of its calls, new storages only (what a checkpoint of it saves)
     loss_elements: int = 0
     loss_saved: int = 0
+    compiled_inputs: int = 0  # compiled from this module: what it keeps of tensors made outside it (see above)
 
 
 _MATMUL = {"linear", "matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "__matmul__", "__rmatmul__",
@@ -120,6 +130,9 @@ class CostRecorder:
     heavy_out: set[int] = field(default_factory=set)  # storages matmuls and attention produced
     saved_by: dict[int, tuple[str, int, bool, str]] = field(default_factory=dict)  # storage -> (module, bytes, heavy, kind)
     seen_inputs: set[int] = field(default_factory=set)
+    made_in: dict[int, str] = field(default_factory=dict)  # storage -> the module whose call wrote it
+    parents: dict[int, tuple[int, ...]] = field(default_factory=dict)  # storage an elementwise call wrote -> its inputs
+    sizes: dict[int, int] = field(default_factory=dict)  # bytes of the storages above
     # Every tensor whose storage is keyed above, kept alive until the trace ends: a freed storage's address
     # can come back for a new tensor, which would then count as one already seen.
     alive: list[torch.Tensor] = field(default_factory=list)
@@ -146,6 +159,18 @@ class CostRecorder:
         if not outs:
             return
         a = self._at(module)
+        ins = [t for t in _tensors((args, kwargs)) if t.is_floating_point()]
+        keys = {_key(t) for t in ins}
+        for t in outs:
+            k = _key(t)
+            if k not in keys and k not in self.made_in:  # a new storage (a view keeps its base's maker)
+                self.made_in[k], self.sizes[k] = module, _nbytes(t)
+                self.alive.append(t)
+                if kind == "other":
+                    self.parents[k] = tuple(_key(i) for i in ins if _key(i) not in self.params)
+                    for i in ins:
+                        self.sizes.setdefault(_key(i), _nbytes(i))
+                        self.alive.append(i)
         if kind == "matmul":
             a.gemm += _matmul_flops(name, args, outs[0])
             self.heavy_out.update(_key(t) for t in outs)
@@ -161,8 +186,6 @@ class CostRecorder:
             if x is not None and name != "nll_loss":
                 a.loss_elements += x.numel()
         else:
-            ins = [t for t in _tensors((args, kwargs)) if t.is_floating_point()]
-            keys = {_key(t) for t in ins}
             new = [t for t in outs if _key(t) not in keys]
             if not new:
                 return  # a view: nothing written
@@ -207,15 +230,41 @@ class CostRecorder:
             s[0] += nbytes
             if heavy or k in self.heavy_out:
                 s[1] += nbytes
-        names = sorted(set(self.acc) | set(saved))
+        sources = self._compiled_sources()
+        names = sorted(set(self.acc) | set(saved) | set(sources))
         out = []
         for m in names:
             a = self.acc.get(m, _Acc())
             s = saved.get(m, [0, 0, 0])
             out.append(ModuleCost(module=m, gemm_flops=a.gemm, attention_flops=a.attention, pointwise_bytes=a.pointwise,
                                   saved=s[0], saved_compiled=s[1], inputs=a.inputs, loss_elements=a.loss_elements,
-                                  loss_saved=s[2]))
+                                  loss_saved=s[2], compiled_inputs=sum(self.sizes.get(k, 0) for k in sources.get(m, ()))))
         return tuple(out)
+
+    def _compiled_sources(self) -> dict[str, set[int]]:
+        """Per module (not the root): the storages made outside it that its elementwise-saved tensors derive from."""
+        counted = {k for k, (_, _, heavy, kind) in self.saved_by.items() if kind != "loss" and (heavy or k in self.heavy_out)}
+        out: dict[str, set[int]] = {}
+        for k, (module, _, heavy, kind) in self.saved_by.items():
+            if kind == "loss" or heavy or k in self.heavy_out:
+                continue
+            parts = module.split(".")
+            for depth in range(1, len(parts) + 1):
+                scope = ".".join(parts[:depth])
+                found = out.setdefault(scope, set())
+                stack, seen = [k], set()
+                while stack:
+                    x = stack.pop()
+                    if x in seen or x in self.heavy_out:
+                        continue
+                    seen.add(x)
+                    maker = self.made_in.get(x)
+                    if maker is None or not (maker == scope or maker.startswith(scope + ".")):
+                        if x not in counted:
+                            found.add(x)
+                    else:
+                        stack.extend(self.parents.get(x, ()))
+        return {m: v for m, v in out.items() if v}
 
 
 class FlashAttention(torch.autograd.Function):

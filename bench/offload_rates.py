@@ -1,0 +1,120 @@
+"""The rates `zgen.steptime` uses for offload, measured the way `zgen.runtime.offload` works.
+
+    python bench/offload_rates.py --params 218103808 --out rates.json   # one Llama-3.1-8B block's shard
+
+* `host_update_params`: parameters per second of the host thread's work per
+  unit (`OffloadedOptimizer._update`): torch's fused CPU AdamW
+  (`zgen.runtime.optim.TorchAdamW`) on a pinned fp32 master with a pinned
+  fp32 gradient and a device-side divisor's host copy as `grad_scale`, then
+  the cast of the master into a pinned compute-dtype buffer. Timed on the
+  thread pool's one worker, as the runtime runs it, after one warm-up step
+  (Adam's state is allocated then).
+* `d2h_bytes`: a fp32 gradient shard copied into pinned host memory on a side
+  stream (`non_blocking`), CUDA events; `h2d_bytes`: a bf16 shard copied up
+  from pinned memory. Also both at once (`concurrent_*`), as the pipeline
+  overlaps them.
+
+One JSON object to --out (and stdout). Median of --repeat runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+
+def host_update(n: int, repeat: int, pool: ThreadPoolExecutor) -> tuple[float, float, float]:
+    """Seconds of one fused AdamW step, one fp32-to-bf16 cast, and both together, over `n` parameters."""
+    pin = torch.cuda.is_available()
+    master = torch.randn(n, dtype=torch.float32).pin_memory() if pin else torch.randn(n)
+    grad = torch.randn(n, dtype=torch.float32).pin_memory() if pin else torch.randn(n)
+    low = torch.empty(n, dtype=torch.bfloat16, pin_memory=pin)
+    scale = torch.tensor(1.0)
+    opt = torch.optim.AdamW([master], lr=1e-4, weight_decay=0.1, fused=True)
+
+    def adam() -> float:
+        t = time.perf_counter()
+        opt.grad_scale = scale
+        master.grad = grad
+        opt.step()
+        master.grad = None
+        return time.perf_counter() - t
+
+    def cast() -> float:
+        t = time.perf_counter()
+        low.copy_(master)
+        return time.perf_counter() - t
+
+    pool.submit(adam).result()
+    a = statistics.median(pool.submit(adam).result() for _ in range(repeat))
+    c = statistics.median(pool.submit(cast).result() for _ in range(repeat))
+    return a, c, a + c
+
+
+def copies(n: int, repeat: int) -> dict:
+    """Device-to-host fp32 and host-to-device bf16 bytes per second, alone and at once (pinned, side streams)."""
+    dev32 = torch.randn(n, device="cuda")
+    host32 = torch.empty(n, dtype=torch.float32, pin_memory=True)
+    host16 = torch.randn(n).to(torch.bfloat16).pin_memory()
+    dev16 = torch.empty(n, dtype=torch.bfloat16, device="cuda")
+    down, up = torch.cuda.Stream(), torch.cuda.Stream()
+
+    def timed(stream, fn) -> float:
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(stream):
+            a.record()
+            fn()
+            b.record()
+        torch.cuda.synchronize()
+        return a.elapsed_time(b) / 1e3
+
+    d = statistics.median(timed(down, lambda: host32.copy_(dev32, non_blocking=True)) for _ in range(repeat))
+    u = statistics.median(timed(up, lambda: dev16.copy_(host16, non_blocking=True)) for _ in range(repeat))
+    both = []
+    for _ in range(repeat):
+        torch.cuda.synchronize()
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
+        with torch.cuda.stream(down):
+            ev[0].record()
+            host32.copy_(dev32, non_blocking=True)
+            ev[1].record()
+        with torch.cuda.stream(up):
+            ev[2].record()
+            dev16.copy_(host16, non_blocking=True)
+            ev[3].record()
+        torch.cuda.synchronize()
+        both.append((ev[0].elapsed_time(ev[1]) / 1e3, ev[2].elapsed_time(ev[3]) / 1e3))
+    return {"d2h_bytes": 4 * n / d, "h2d_bytes": 2 * n / u,
+            "concurrent_d2h_bytes": 4 * n / statistics.median(b[0] for b in both),
+            "concurrent_h2d_bytes": 2 * n / statistics.median(b[1] for b in both)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--params", type=int, default=218_103_808, help="parameters of one unit's shard")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    pool = ThreadPoolExecutor(max_workers=1)
+    adam, cast, both = host_update(args.params, args.repeat, pool)
+    out = {"params": args.params, "threads": torch.get_num_threads(), "adam_s": adam, "cast_s": cast,
+           "host_update_params": args.params / both, "adam_params": args.params / adam}
+    if torch.cuda.is_available():
+        out.update(copies(args.params, args.repeat))
+        out["gpu"] = torch.cuda.get_device_name()
+    out["torch"] = torch.__version__
+    print(json.dumps(out), flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(json.dumps(out) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
