@@ -5,8 +5,8 @@ from __future__ import annotations
 from zgen.trace_check.divergence import data_code, parting_line
 
 
-def _lines(*numbers: int, call: str | None = None) -> list[tuple]:
-    return [("m.py", n) for n in numbers] + ([(None, call)] if call else [])
+def _lines(*numbers: int, call: str | None = None, depth: int = 1) -> list[tuple]:
+    return [("m.py", n, depth) for n in numbers] + ([(None, call, depth)] if call else [])
 
 
 def test_a_detour_both_runs_come_back_from_is_skipped():
@@ -25,6 +25,39 @@ def test_a_detour_back_through_a_line_already_run_is_the_decision():
 
 def test_the_same_lines_calling_different_modules_part_at_the_call():
     assert parting_line(_lines(20, call="experts.0"), _lines(20, call="experts.1")) == ("m.py", 20)
+
+
+def test_the_deciding_statement_is_in_the_frame_where_the_runs_part():
+    # `if cfg.flag:` at line 10 calls a property (h.py 3, one frame deeper) before the runs part; both runs call
+    # it again on their own paths (line 11 on one, 14 on the other): the `if` decides, not the property.
+    prop = [("h.py", 3, 2)]
+    ours = _lines(9, 10) + prop + _lines(11) + prop + _lines(12, call="tower")
+    theirs = _lines(9, 10) + prop + _lines(14) + prop + _lines(15, call="head")
+    assert parting_line(ours, theirs) == ("m.py", 10)
+
+
+def test_a_helper_both_runs_returned_from_is_not_the_decision():
+    # `if should_skip():` at 20; the helper's body (line 5, one deeper) ran on both; the runs part in the caller.
+    ours = _lines(20) + [("h.py", 5, 2)] + _lines(21, call="layer")
+    theirs = _lines(20) + [("h.py", 5, 2)] + _lines(23, call="head")
+    assert parting_line(ours, theirs) == ("m.py", 20)
+
+
+def test_an_extra_pass_of_the_same_module_parts_before_it():
+    """One run calls the same module first from a helper (one frame deeper): the calls agree by name until the
+    helper's pass ends, and the decision (line 810) comes before the first of them."""
+    from zgen.trace_check.events import Phase
+    from zgen.trace_check.divergence import first_divergence
+
+    def phase(events):
+        p = Phase("step", events=events)
+        p.calls = [i for i, e in enumerate(events) if e[0] is None]
+        return p
+
+    ours = phase(_lines(809, 810, 815, call="unet") + _lines(817, call="loss"))
+    theirs = phase(_lines(809, 810, 811) + [("m.py", 830, 2), (None, "unet", 2)] + _lines(815, call="unet"))
+    parting = first_divergence([ours], [theirs], True)
+    assert parting.site == ("m.py", 810) and (parting.ours, parting.theirs) == ("loss", "unet")
 
 
 def test_data_code_by_statement(tmp_path):

@@ -172,3 +172,119 @@ def test_an_entry_that_decodes_until_this_rank_is_done_is_zg204_unless_synced(tr
     found, _ = trace(src, entries=("generate",))
     assert found == [("ZG204", line_of(src, "# done"))]
     assert trace(src, entries=("generate_synced",))[0] == []
+
+
+@pytest.mark.parametrize("p, hazard", [(0.0, False), (0.02, True)])
+def test_a_layer_drop_is_a_hazard_exactly_when_its_draw_can_skip(trace, p, hazard):
+    """`torch.rand([]) < p` skips a layer on some rank iff p > 0: the draw is forced to either end of [0, 1),
+    never the comparison to an answer the draw cannot give (p = 0 never skips; p = 0.02 rarely does, and the
+    ranks simulated happen not to)."""
+    src = _loop(f"drop = torch.rand([])\nif self.training and drop < {p}:  # draw\n    continue\nx = layer(x)")
+    assert trace(src)[0] == ([("ZG202", line_of(src, "# draw"))] if hazard else [])
+
+
+@pytest.mark.parametrize("draw, hazard", [("random.random() < 0.03", True), ("random.random() < 0.0", False),
+                                          ("rand() < 0.03", True), ("random.randint(0, 9) == 10", False),
+                                          ("__import__('numpy').random.rand() < 0.03", True)])
+def test_an_extra_pass_on_a_python_draw_is_zg202_at_the_if(trace, draw, hazard):
+    """Self-conditioning: on a draw of Python's `random` (or numpy's), the model runs an extra pass of the same
+    network from a helper; the `if` decides, not the last line of the network's forward."""
+    src = '''
+    from random import random as rand
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+            self.out = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return self.out(self.fc(x))
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.net = Net()
+            self.head = nn.Linear(8, 32)
+
+        def predict(self, x):
+            return self.net(x)
+
+        def forward(self, input_ids, labels):
+            x = self.embed(input_ids)
+            cond = torch.zeros_like(x)
+            if DRAW:  # draw
+                with torch.no_grad():
+                    cond = self.predict(x)
+            x = self.net(x + cond)
+            return F.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    '''.replace("DRAW", draw)
+    assert trace(src)[0] == ([("ZG202", line_of(src, "# draw"))] if hazard else [])
+
+
+TOWERS = '''
+class Settings:
+    @property
+    def scale(self):
+        return 1.0
+
+
+class Towers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.settings = Settings()
+        self.towers = nn.ModuleDict({"text": nn.Embedding(32, 8), "image": nn.Linear(4, 8)})
+        self.vision = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 1)
+
+    def forward(self, **batch):
+        {body}
+
+
+def build_model():
+    return Towers()
+
+
+def inputs(batch_size, seq_len, generator):
+    kind = int(torch.randint(0, 3, (1,), generator=generator)) if {mixed} else 2
+    batch = {"text": torch.randint(0, 32, (batch_size, seq_len), generator=generator)}
+    if kind != 0:
+        batch["image"] = torch.randn(batch_size, seq_len, 4, generator=generator)
+    return batch
+'''
+
+PICK = '''loss = 0.0
+        for name, value in batch.items():
+            tower = self.towers[name]  # pick
+            loss = loss + self.head(tower(value)).mean() * self.settings.scale
+        return loss'''
+
+OPTIONAL = '''x = self.towers["text"](batch["text"]).mean(1)
+        image = batch.get("image")
+        s = self.settings.scale
+        if image is not None:  # optional
+            x = x * s + self.vision(image).mean(1) * self.settings.scale
+        return self.head(x * self.settings.scale).mean()'''
+
+
+@pytest.mark.parametrize("mixed", [True, False])
+@pytest.mark.parametrize("body, marker, code", [(PICK, "# pick", "ZG203"), (OPTIONAL, "# optional", "ZG205")])
+def test_towers_picked_by_the_keys_of_the_batch(trace, body, marker, code, mixed):
+    """Micro batches of several kinds (the inputs function's structure varies by seed): a rank that got another
+    kind runs other towers. Reported at the decision in the frame where the runs part (not in the property
+    both paths read). The same model fed batches of one kind is clean."""
+    src = TOWERS.replace("{body}", body).replace("{mixed}", str(mixed))
+    found = trace(src)[0]
+    if not mixed:
+        assert found == []
+    elif code == "ZG205":
+        assert found == [(code, line_of(src, marker))]
+    else:  # the loop over the batch's keys, or the call of the tower it picked
+        assert [c for c, _ in found] == [code] and line_of(src, "batch.items()") <= found[0][1] <= line_of(src, marker) + 1

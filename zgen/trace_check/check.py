@@ -9,19 +9,24 @@ The runs, in order (each builds a fresh model, see `runs`):
    (a first-call cache, a global counter) is not a rank's doing, and a later
    divergence at that statement is not reported;
 3. one run per factor that differs between ranks, each varied alone: other
-   ranks (`ranks.simulated_ranks`), other data, another random state. The
+   ranks (`ranks.simulated_ranks`), other data (and, when the inputs function
+   makes micro batches of several structures, one of another structure),
+   another random state. The
    first call where one parts from the reference is ZG201 (rank), ZG202
    (random) or ZG203/204/205 (data, by the statement, `divergence.data_code`),
    at the statement that decided it. These runs are checked for ZG1xx/ZG3xx too;
 4. one run per decision on values that could differ between ranks (its input
    came from the data or a random draw and not through a collective, or its
    value differed between the runs above), with that decision answered the
-   other way (`decisions.Force`). If the modules that run change, the decision
-   is a hazard even though the ranks above happened to agree (the experts
-   every rank happened to route to): reported at the statement where the
-   runs part. A decision whose answer changes nothing that gathers (inside a
-   module without submodules that hold parameters, branches that call the same
-   modules, a logging line) is not.
+   other way (`decisions.Force`), or, when it depends on known random draws
+   only, two runs with those draws at the low and the high end of what they
+   can be (`decisions.ForceDraws`; a decision its draws cannot turn is never
+   turned). If the modules that run change, the decision is a hazard even
+   though the ranks above happened to agree (the experts every rank happened
+   to route to, the coin every rank happened to win): reported at the
+   statement where the runs part. A decision whose answer changes nothing that
+   gathers (inside a module without submodules that hold parameters, branches
+   that call the same modules, a logging line) is not.
 
 Each hazard becomes a `Finding` with the rule's code and severity from the
 registry, at the statement as `zgen check` prints it.
@@ -39,7 +44,7 @@ from pathlib import Path
 from zgen.findings import Finding, Source
 from zgen.plan.trace import Target, load_callable
 
-from .decisions import Decision, Force, variants
+from .decisions import Decision, Force, ForceDraws, draws_of, variants
 from .divergence import Parting, data_code, first_divergence
 from .events import calls_of
 from .hazards import Hazard, Hazards
@@ -50,6 +55,8 @@ from .sites import site_of
 
 __all__ = ["TraceRequest", "TraceResult", "trace_check", "MAX_FORCED", "FORCED_SECONDS"]
 
+# Data seeds tried for a micro batch of another structure (calling the inputs function only).
+STRUCTURE_SEEDS = 16
 # Decisions answered the other way, at most, and the time they may take; the first ones are the likeliest.
 MAX_FORCED = 24
 FORCED_SECONDS = 60.0
@@ -142,11 +149,30 @@ def _fits(factory, request: TraceRequest) -> bool:
 
 
 def _variants(program: Program) -> list[Factors]:
-    """The runs that vary one factor each. On `meta` tensors there are no data to vary, and each run costs
-    seconds: the last rank (a decision on the rank compares with 0 or the last) and another random state."""
+    """The runs that vary one factor each. On `meta` tensors there are no values to vary, and each run costs
+    seconds: the last rank (a decision on the rank compares with 0 or the last) and another random state.
+    Either way, when the inputs function gives micro batches of another structure for other seeds (a key only
+    some batches carry, an optional input that is sometimes None), one run gets such a batch: a forward that
+    picks towers by the keys it is given runs other modules on a rank that got another kind of batch."""
+    other = _other_structure(program)
+    extra = [Factors(0, other, 0)] if other is not None else []
     if not program.real:
-        return [Factors(program.world_size - 1, 0, 0), Factors(0, 0, 1)]
-    return [Factors(r, 0, 0) for r in simulated_ranks(program.world_size)[1:]] + [Factors(0, 1, 0), Factors(0, 0, 1)]
+        return [Factors(program.world_size - 1, 0, 0), Factors(0, 0, 1)] + extra
+    data = [Factors(0, 1, 0)] + [f for f in extra if f.data != 1]
+    return [Factors(r, 0, 0) for r in simulated_ranks(program.world_size)[1:]] + data + [Factors(0, 0, 1)]
+
+
+def _other_structure(program: Program) -> int | None:
+    """The first data seed (of `STRUCTURE_SEEDS`) whose micro batch differs in structure from seed 0's."""
+    from .runs import batch_structure
+
+    reference = batch_structure(program, 0)
+    if reference is None:
+        return None
+    for data in range(1, STRUCTURE_SEEDS + 1):
+        if batch_structure(program, data) != reference:
+            return data
+    return None
 
 
 def _probe(factory, target: Target):
@@ -170,7 +196,8 @@ def _same(a: Parting | None, b: Parting | None) -> bool:
     return a is not None and b is not None and a.phase == b.phase and a.site == b.site
 
 
-def _divergence(hazards: Hazards, parting: Parting, factor: str, forced: Decision | None = None) -> None:
+def _divergence(hazards: Hazards, parting: Parting, factor: str, forced: Decision | None = None,
+                force: Force | ForceDraws | None = None) -> None:
     """A ZG2xx hazard where two runs part: by the factor that differed (or the forced decision's taint)."""
     site = parting.site or (forced.site if forced is not None else None)
     if site is None:
@@ -187,9 +214,15 @@ def _divergence(hazards: Hazards, parting: Parting, factor: str, forced: Decisio
     else:
         fs = forced.site
         at = f" (line {fs[1]})" if fs is not None and fs[0] == site[0] and fs[1] != site[1] else ""
-        message = (f"a decision on tensor values{at} changes which modules run here{where}: answered the other way, "
-                   f"`{forced.op}` makes the next call {other} instead of {nxt}; it depends on {cause}, so ranks "
-                   "can run different modules and hang in their parameter all-gathers")
+        if isinstance(force, ForceDraws):
+            end = "high" if force.high else "low"
+            what = (f"a random draw{at} decides which modules run here{where}: with `{forced.op}` at the {end} end "
+                    f"of its range, the next call is {other} instead of {nxt}")
+        else:
+            what = (f"a decision on tensor values{at} changes which modules run here{where}: answered the other "
+                    f"way, `{forced.op}` makes the next call {other} instead of {nxt}")
+        message = (f"{what}; it depends on {cause}, so ranks can run different modules and hang in their parameter "
+                   "all-gathers")
     hazards.add(Hazard(code, site_of(*site), message, _HELP[code]))
 
 
@@ -199,24 +232,24 @@ def _forced_decisions(program: Program, collectives: Collectives, hazards: Hazar
     started = time.monotonic()
     candidates = list(_candidates(reference, records))
     tried = 0
-    for decision, factor, variant in candidates:
+    for decision, factor, force in candidates:
         if tried >= MAX_FORCED or time.monotonic() - started > FORCED_SECONDS:
             notes.append(f"{len(candidates) - tried} decision(s) on tensor values not tried the other way "
                          f"(limit: {MAX_FORCED} runs or {FORCED_SECONDS:.0f} s)")
             break
         tried += 1
-        force = Force(decision.op, decision.site, decision.occurrence, variant)
         rec = run(program, Factors(0, 0, 0), collectives, force=force, expect=expect, backward=program.real)
         if not rec.forced:
             continue
         parting = first_divergence(reference.phases, rec.phases, rec.error is None)
         if parting is not None and not _same(parting, unsteady):
-            _divergence(hazards, parting, factor, forced=decision)
+            _divergence(hazards, parting, factor, forced=decision, force=force)
 
 
-def _candidates(reference: RunRecord, records: list[RunRecord]) -> Iterator[tuple[Decision, str, int]]:
+def _candidates(reference: RunRecord, records: list[RunRecord]) -> Iterator[tuple[Decision, str, Force | ForceDraws]]:
     """Decisions of the reference whose answer could differ on another rank, first occurrence of each line,
-    with what they depend on: `data` or `random` (taint, else the variant run whose values differed)."""
+    with what they depend on (`data` or `random`: taint, else the variant run whose values differed) and how
+    to force them: the draws of a decision on draws alone, else the decision itself."""
     values: dict[tuple, list] = {}
     for d in reference.decisions:
         values.setdefault((d.op, d.site), []).append(d.value)
@@ -228,16 +261,24 @@ def _candidates(reference: RunRecord, records: list[RunRecord]) -> Iterator[tupl
         for key, vals in mine.items():
             if key in values and values[key] != vals and key not in differs:
                 differs[key] = _factor(rec.factors)
-    seen = set()
+    seen: set = set()
     for d in reference.decisions:
         key = (d.op, d.site)
         if key in seen or d.site is None:
             continue
         seen.add(key)
         factor = "data" if "data" in d.taint else "random" if "random" in d.taint else differs.get(key)
-        if factor is not None:
-            for variant in range(variants(d.value)):
-                yield d, factor, variant
+        if factor is None:
+            continue
+        draws = draws_of(d.taint) if factor == "random" else None
+        if draws is not None:
+            if draws not in seen:
+                seen.add(draws)
+                yield d, factor, ForceDraws(draws, high=False)
+                yield d, factor, ForceDraws(draws, high=True)
+            continue
+        for variant in range(variants(d.value)):
+            yield d, factor, Force(d.op, d.site, d.occurrence, variant)
 
 
 def _finding(h: Hazard, rules) -> Finding:

@@ -6,9 +6,16 @@ first index where their calls differ is the divergence; a run that stopped
 with an error before it shows nothing (a crash is not a hang). The statement
 that decided it is found in the events between the last common call and the
 divergent one: walking both from the start, the last common line before they
-part. A detour both runs come back from (rank 0 logs a line, then both go on)
-is skipped when it returns to a line neither had run in this stretch; a detour
-through a line already run (a `continue` back to the loop head) is the decision.
+part, *in the frame where they part*. Lines carry their frame's depth: when
+the runs part, the deciding frame is the deepest one both were still in
+(the last common line's, or, when both runs' next lines are shallower, the
+frame they both returned to), and the statement is the last common line at
+that depth or above: an `if` whose test called a helper (a config lookup, a
+property) is named, not the helper's last line. A detour both runs come back
+from (rank 0 logs a line, then both go on) is skipped when it returns, in the
+deciding frame or above, to a line neither had run in this stretch; a detour
+through a line already run (a `continue` back to the loop head) is the
+decision. Lines of callees never count as the way back.
 
 `data_code` names the rule for a decision that depends on the data, from the
 statement: a `while`, or an `if` that leaves the loop or the function, is an
@@ -58,8 +65,7 @@ def first_divergence(ours: list[Phase], theirs: list[Phase], theirs_complete: bo
             continue
         if k == len(cb) and not theirs_complete and b is theirs[-1]:
             return None  # it stopped before making the call: no evidence
-        start_a = a.calls[k - 1] + 1 if k else 0
-        start_b = b.calls[k - 1] + 1 if k else 0
+        start_a, start_b = _in_step(a, b, k)
         end_a = a.calls[k] + 1 if k < len(ca) else len(a.events)
         end_b = b.calls[k] + 1 if k < len(cb) else len(b.events)
         site = parting_line(a.events[start_a:end_a], b.events[start_b:end_b])
@@ -67,37 +73,76 @@ def first_divergence(ours: list[Phase], theirs: list[Phase], theirs_complete: bo
     return None
 
 
+def _in_step(a: Phase, b: Phase, k: int) -> tuple[int, int]:
+    """Where to look for the decision before the k-th calls differ: after the last call before it that both
+    runs made from the same depth and left in step (the same next event). Usually the (k-1)-th; earlier when
+    the runs were apart already while making the same calls (one made them from a helper the other did not
+    run: an extra pass of the same module)."""
+    for m in range(k - 1, -1, -1):
+        ia, ib = a.calls[m], b.calls[m]
+        if a.events[ia] == b.events[ib] and (ia + 1 < len(a.events)) == (ib + 1 < len(b.events)) and (
+                ia + 1 >= len(a.events) or a.events[ia + 1] == b.events[ib + 1]):
+            return ia + 1, ib + 1
+    return 0, 0
+
+
 def parting_line(a: list[tuple], b: list[tuple]) -> tuple[str, int] | None:
-    """The last line both event lists ran before they part for good (see the module docstring)."""
+    """The deciding line (file, line) of two event lists that part (see the module docstring)."""
     i = j = 0
-    last = None
+    common: list[tuple] = []
     seen: set[tuple] = set()
     while True:
         while i < len(a) and j < len(b) and a[i] == b[j]:
             if a[i][0] is not CALL:
-                last = a[i]
+                common.append(a[i])
                 seen.add(a[i])
             i += 1
             j += 1
         if i >= len(a) or j >= len(b):
-            return last
-        back = _way_back(a, b, i, j, seen)
+            break
+        deciding = _deciding_depth(common, a, b, i, j)
+        back = _way_back(a, b, i, j, seen, deciding)
         if back is None:
-            return last
+            break
         i, j = back
+    if not common:
+        return None
+    deciding = _deciding_depth(common, a, b, i, j)
+    for e in reversed(common):
+        if e[2] <= deciding:
+            return e[0], e[1]
+    return common[-1][0], common[-1][1]
 
 
-def _way_back(a: list[tuple], b: list[tuple], i: int, j: int, seen: set[tuple]) -> tuple[int, int] | None:
-    """The first line both lists reach again after a detour through new lines only, or None."""
+def _deciding_depth(common: list[tuple], a: list[tuple], b: list[tuple], i: int, j: int) -> int:
+    """The depth of the frame the runs part in: the last common line's, or shallower when both go on above it."""
+    last = common[-1][2] if common else 0
+    da = a[i][2] if i < len(a) else 0
+    db = b[j][2] if j < len(b) else 0
+    return min(last, max(da, db))
+
+
+def _way_back(a: list[tuple], b: list[tuple], i: int, j: int, seen: set[tuple],
+              deciding: int) -> tuple[int, int] | None:
+    """The first line both lists reach again, in the deciding frame or above, after a detour through new
+    lines only, or None."""
     where_b: dict[tuple, int] = {}
     for q in range(j, min(len(b), j + _WINDOW)):
         e = b[q]
-        if e[0] is CALL or e in seen:
+        if e[0] is CALL:
+            break
+        if e[2] > deciding:
+            continue
+        if e in seen:
             break
         where_b.setdefault(e, q)
     for p in range(i, min(len(a), i + _WINDOW)):
         e = a[p]
-        if e[0] is CALL or e in seen:
+        if e[0] is CALL:
+            return None
+        if e[2] > deciding:
+            continue
+        if e in seen:
             return None
         q = where_b.get(e)
         if q is not None:

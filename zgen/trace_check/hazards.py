@@ -44,7 +44,7 @@ from zgen.plan.frames import is_user_file
 
 from .access import Access
 from .partitions import Partitions
-from .sites import Site, caller_site, site_of, user_frame
+from .sites import Site, caller_site, site_of, use_frame, user_frame
 from .zero_init import gathered_in_build
 
 __all__ = ["Hazard", "Hazards"]
@@ -101,6 +101,7 @@ class Hazards:
         """A use of a partitioned parameter at `frame` (the frame that called the op)."""
         parts = self.partitions
         phase = self.phase()
+        op = _user_op(frame, op)
         if kind is Access.GRAD:
             if phase != "build" and _within(frame, ("clip_grad.py",)) is not None:
                 self._zg1("ZG107", param, op, frame, phase)
@@ -118,10 +119,9 @@ class Hazards:
                 return self.add(Hazard("ZG110", call, _message("ZG110", parts, param, op), _HELP["ZG110"]), param)
         if _within(frame, _PARAMETRIZE) is None and _torch_module_code(frame, owners):
             return None
-        if phase == "build":
-            return self._zg1(_zg1_code(kind, frame, phase), param, op, frame, phase)
         code = _zg1_code(kind, frame, phase)
-        if code != "ZG109":  # a write, an initialisation, a size query, a copy: the same under any forward
+        if phase == "build" or code not in ("ZG109", "ZG102"):
+            # a write, an initialisation, a copy: the same under any forward
             return self._zg1(code, param, op, frame, phase)
         entered = _owner_method(frame, owners)
         if entered is not None:
@@ -132,13 +132,13 @@ class Hazards:
                     return self.add(Hazard("ZG302", site, _bypass_message(parts, owner, param),
                                            f"call the module itself (`{parts.module_name(owner)}(...)`), so its "
                                            "hooks gather its parameters"))
-                if parts.running:
+                if parts.running and code == "ZG109":
                     return self.add(Hazard("ZG303", site, _method_message(parts, owner, method, param),
                                            f"compute it in `{type(owner).__name__}.forward`, or register the "
                                            "parameter with `deepspeed.zero.register_external_parameter"
                                            f"({parts.module_name(parts.running[-1])}, <param>)` in `__init__`"))
-        if parts.running:
-            site = _here(frame)
+        if parts.running and code == "ZG109":
+            site = self._here(frame, param)
             if site is not None:
                 running = parts.running[-1]
                 return self.add(Hazard("ZG301", site, _external_message(parts, owners, running, param),
@@ -149,7 +149,8 @@ class Hazards:
 
     def created_in_forward(self, param: torch.Tensor, frame: FrameType) -> None:
         """A parameter registered while a forward runs, after the model was partitioned (ZG106)."""
-        site = _here(frame)
+        f = user_frame(frame)
+        site = None if f is None else site_of(f.f_code.co_filename, f.f_lineno)
         if site is None or not self.partitions.running:
             return
         running = self.partitions.running[-1]
@@ -159,14 +160,32 @@ class Hazards:
                         "before and neither partitions nor gathers it", _HELP["ZG106"]))
 
     def _zg1(self, code: str, param: torch.Tensor, op: str, frame: FrameType, phase: str) -> None:
-        site = _here(frame)
+        site = self._here(frame, param)
         if site is not None:
             self.add(Hazard(code, site, _message(code, self.partitions, param, op, phase), _HELP[code]), param)
 
+    def _here(self, frame: FrameType | None, param: torch.Tensor) -> Site | None:
+        """The statement of a use of `param` (`sites.use_frame`: out of helpers of other packages handed it)."""
+        parts = self.partitions
 
-def _here(frame: FrameType | None) -> Site | None:
-    f = user_frame(frame)
-    return None if f is None else site_of(f.f_code.co_filename, f.f_lineno)
+        def handed(value: object) -> bool:
+            return isinstance(value, torch.Tensor) and parts.param_of(value) is param
+
+        f = use_frame(frame, handed)
+        return None if f is None else site_of(f.f_code.co_filename, f.f_lineno)
+
+
+def _user_op(frame: FrameType | None, op: str) -> str:
+    """The op as the user's statement called it: the outermost public torch function between the statement and
+    the op (`kaiming_normal_`, not the `shape` it reads first; `state_dict`), else the op itself."""
+    name = op
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        code = frame.f_code
+        if code.co_filename.startswith(_TORCH) and not code.co_name.startswith(("_", "<")) \
+                and code.co_name != "forward":
+            name = code.co_name
+        frame = frame.f_back
+    return name
 
 
 def _within(frame: FrameType | None, files: tuple[str, ...], names: tuple[str, ...] = ()) -> FrameType | None:
@@ -206,7 +225,8 @@ def _deepcopy_on_stack(frame: FrameType | None) -> bool:
 
 
 def _owner_method(frame: FrameType | None, owners: list[nn.Module]) -> tuple[FrameType, nn.Module] | None:
-    """The outermost frame of a method of an owner (`self` is it) on the stack, and that owner."""
+    """The method of an owner (`self` is it) on the stack that the use happens in, and that owner: its innermost
+    `forward` (entered without the hooks, or its owner would be gathered), else its outermost method."""
     found = None
     while frame is not None:
         code = frame.f_code
@@ -214,6 +234,8 @@ def _owner_method(frame: FrameType | None, owners: list[nn.Module]) -> tuple[Fra
             obj = frame.f_locals.get("self")
             for o in owners:
                 if obj is o:
+                    if code.co_name == "forward":
+                        return frame, o
                     found = (frame, o)
         frame = frame.f_back
     return found
