@@ -64,3 +64,13 @@ def test_data_code_by_statement(tmp_path):
     src = tmp_path / "m.py"
     src.write_text("while x:\n    pass\nif x is None:\n    y()\nif x.any():\n    break\nif x.any():\n    y()\n")
     assert [data_code((str(src), n)) for n in (1, 3, 5, 7)] == ["ZG204", "ZG205", "ZG204", "ZG203"]
+
+
+def test_a_helper_that_only_returns_its_answer_leaves_the_decision_to_its_caller():
+    # `while unfinished():` at line 40 (depth 1); the helper parts at its `if done:` (line 7, depth 2) and both
+    # runs return from it at once: the loop decides. A helper that calls a module after parting keeps it.
+    ours = _lines(40) + [("h.py", 7, 2), ("h.py", 8, 2)] + _lines(41, call="layer")
+    theirs = _lines(40) + [("h.py", 7, 2), ("h.py", 9, 2)] + _lines(50, call="head")
+    assert parting_line(ours, theirs) == ("m.py", 40)
+    ours = _lines(40) + [("h.py", 7, 2), ("h.py", 8, 2), (None, "layer", 2)]
+    assert parting_line(ours, theirs) == ("h.py", 7)

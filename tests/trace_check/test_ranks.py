@@ -186,9 +186,22 @@ def test_a_layer_drop_is_a_hazard_exactly_when_its_draw_can_skip(trace, p, hazar
 @pytest.mark.parametrize("draw, hazard", [("random.random() < 0.03", True), ("random.random() < 0.0", False),
                                           ("rand() < 0.03", True), ("random.randint(0, 9) == 10", False),
                                           ("__import__('numpy').random.rand() < 0.03", True)])
-def test_an_extra_pass_on_a_python_draw_is_zg202_at_the_if(trace, draw, hazard):
+def test_an_extra_pass_on_a_python_draw_is_zg202_at_the_if(trace, monkeypatch, draw, hazard):
     """Self-conditioning: on a draw of Python's `random` (or numpy's), the model runs an extra pass of the same
-    network from a helper; the `if` decides, not the last line of the network's forward."""
+    network from a helper; the `if` decides, not the last line of the network's forward. (A lazily imported
+    module in `sys.modules` is not imported by looking for names taken from `random`.)"""
+    import sys
+    import types
+
+    class Lazy(types.ModuleType):
+        """Imports on first attribute access, and fails (as speechbrain's do); only `inspect` is told no."""
+
+        def __getattr__(self, name):
+            if sys._getframe(1).f_code.co_filename.endswith("inspect.py"):
+                raise AttributeError(name)
+            raise ImportError(f"lazy import of {name} failed")
+
+    monkeypatch.setitem(sys.modules, "zgen_test_lazy", Lazy("zgen_test_lazy"))
     src = '''
     from random import random as rand
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from trace_helpers import line_of
 
 LM = '''
@@ -206,3 +207,49 @@ def test_libraries_beside_torch_are_libraries():
     base = os.path.dirname(torch.__file__)
     assert is_user_file(base + "vision" + os.sep + "models" + os.sep + "resnet.py")
     assert not is_user_file(os.path.join(base, "nn", "init.py"))
+
+
+@pytest.mark.parametrize("scale, severity", [(1, "info"), (2, "error")])
+def test_a_rewrite_of_a_parameter_from_its_own_unchanged_values_is_a_note(trace, scale, severity):
+    """Tying a head to the embedding and padding the head's bias to the tied weight's size: the bias is
+    rewritten from its own values, unchanged (both sizes agree), so nothing is lost: a note, not an error.
+    Scaling it too, or copying equal values from another parameter, is an error."""
+    src = '''
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.decoder = nn.Linear(8, 32)
+
+
+    class Zeros(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.b = nn.Parameter(torch.zeros(32))
+
+        def forward(self, x):
+            return x + self.b
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.head = Head()
+            self.z1, self.z2 = Zeros(), Zeros()
+            self.head.decoder.weight = self.embed.weight
+            dec = self.head.decoder
+            dec.bias.data = F.pad(dec.bias.data, (0, dec.weight.shape[0] - dec.bias.shape[0])) * SCALE  # pad
+            with torch.no_grad():
+                self.z2.b.copy_(self.z1.b)  # same values, taken elsewhere
+
+        def forward(self, input_ids, labels):
+            logits = self.z2(self.z1(self.head.decoder(self.embed(input_ids))))
+            return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    '''.replace("SCALE", str(scale))
+    _, result = trace(src)
+    by_line = {f.line: f.severity.value for f in result.findings}
+    assert by_line == {line_of(src, "# pad"): severity, line_of(src, "# same values"): "error"}

@@ -282,8 +282,12 @@ def _candidates(reference: RunRecord, records: list[RunRecord]) -> Iterator[tupl
 
 
 def _finding(h: Hazard, rules) -> Finding:
+    from zgen.findings import Severity
+
     info = rules.get(h.code) if hasattr(rules, "get") else None
     kwargs = {"severity": info.severity} if info is not None else {}
+    if h.severity is not None:
+        kwargs["severity"] = Severity(h.severity)
     return Finding(code=h.code, message=h.message, path=h.site.path, line=h.site.line, column=h.site.column,
                    end_line=h.site.end_line, end_column=max(h.site.end_column, h.site.column + 1), help=h.help,
                    source=Source.TRACE, **kwargs)

@@ -11,7 +11,9 @@ the runs part, the deciding frame is the deepest one both were still in
 (the last common line's, or, when both runs' next lines are shallower, the
 frame they both returned to), and the statement is the last common line at
 that depth or above: an `if` whose test called a helper (a config lookup, a
-property) is named, not the helper's last line. A detour both runs come back
+property) is named, not the helper's last line. When both runs then leave
+that frame before calling anything (a helper that only returns `True` or
+`False`: `while has_unfinished(...)`), the caller's statement decides. A detour both runs come back
 from (rank 0 logs a line, then both go on) is skipped when it returns, in the
 deciding frame or above, to a line neither had run in this stretch; a detour
 through a line already run (a `continue` back to the loop head) is the
@@ -108,6 +110,8 @@ def parting_line(a: list[tuple], b: list[tuple]) -> tuple[str, int] | None:
     if not common:
         return None
     deciding = _deciding_depth(common, a, b, i, j)
+    while deciding > 1 and _returns_first(a, i, deciding) and _returns_first(b, j, deciding):
+        deciding -= 1  # both left the frame before any call: its caller acts on what it returned
     for e in reversed(common):
         if e[2] <= deciding:
             return e[0], e[1]
@@ -120,6 +124,16 @@ def _deciding_depth(common: list[tuple], a: list[tuple], b: list[tuple], i: int,
     da = a[i][2] if i < len(a) else 0
     db = b[j][2] if j < len(b) else 0
     return min(last, max(da, db))
+
+
+def _returns_first(events: list[tuple], start: int, depth: int) -> bool:
+    """Whether the run returns from the frame at `depth` before its next call (or its phase ends)."""
+    for e in events[start:]:
+        if e[0] is CALL:
+            return False
+        if e[2] < depth:
+            return True
+    return True
 
 
 def _way_back(a: list[tuple], b: list[tuple], i: int, j: int, seen: set[tuple],

@@ -233,9 +233,12 @@ def python_draws(on_draw: OnDraw) -> Iterator[None]:
     if np_random is not None:
         wrap(np_random, _NP_NAMES, _np_bounds, "numpy.random")
     for module in list(sys.modules.values()):
-        space = getattr(module, "__dict__", None)
-        file = getattr(module, "__file__", None)
-        if not isinstance(space, dict) or not isinstance(file, str) or not is_user_file(file):
+        try:
+            space = object.__getattribute__(module, "__dict__")  # no module `__getattr__` (lazy imports)
+        except AttributeError:
+            continue
+        file = space.get("__file__") if isinstance(space, dict) else None
+        if not isinstance(file, str) or not is_user_file(file):
             continue
         for key, value in list(space.items()):
             if id(value) in wrappers and originals[id(value)] is value:

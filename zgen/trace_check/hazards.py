@@ -21,6 +21,12 @@ parameter is gathered (`Partitions.gathered`, and during the build
   `clip_grad_norm_` is ZG107 whatever the parameter's size: ZeRO-3 keeps every
   gradient partitioned.
 
+A statement that rewrites a parameter from its own values and leaves them
+as they were (`p.data = F.pad(p.data, (0, n - m))` with `n == m`, a cast to
+the dtype it has) loses nothing, whatever sizes it read to do so: its ZG1
+finding is kept as a note (severity info). A write of equal values taken from
+elsewhere (an EMA copy of a model it was copied from) is not such a rewrite.
+
 A conversion of the whole module (`model.to(torch.bfloat16)`, `.half()`,
 `.cpu()`, torch's `Module._apply`) is not a use: ZeRO-3 converts the
 partitions. torch's own module classes that use another module's parameters in their
@@ -61,6 +67,7 @@ class Hazard:
     site: Site
     message: str
     help: str
+    severity: str | None = None  # the rule's, unless set (a note: "info")
 
 
 class Hazards:
@@ -78,6 +85,7 @@ class Hazards:
         self.build_call = build_call
         self.found: dict[tuple[str, str, int], Hazard] = {}  # (family, file, line)
         self._unnamed: list[tuple[tuple[str, str, int], torch.Tensor, str]] = []
+        self._read: dict[tuple[str, int], set[int]] = {}  # statement -> partitioned parameters it read
 
     def add(self, hazard: Hazard, param: torch.Tensor | None = None) -> None:
         """Keep the first hazard of a family at a statement (a loop, or one call doing several things)."""
@@ -97,8 +105,10 @@ class Hazards:
                 self.found[key] = replace(hazard, message=hazard.message.replace(f"`{provisional}`", f"`{name}`"))
         self._unnamed = []
 
-    def access(self, kind: Access, param: torch.Tensor, op: str, frame: FrameType) -> None:
-        """A use of a partitioned parameter at `frame` (the frame that called the op)."""
+    def access(self, kind: Access, param: torch.Tensor, op: str, frame: FrameType,
+               new: torch.Tensor | None = None) -> None:
+        """A use of a partitioned parameter at `frame` (the frame that called the op); `new`: what a write of
+        the whole tensor puts there."""
         parts = self.partitions
         phase = self.phase()
         op = _user_op(frame, op)
@@ -122,7 +132,7 @@ class Hazards:
         code = _zg1_code(kind, frame, phase)
         if phase == "build" or code not in ("ZG109", "ZG102"):
             # a write, an initialisation, a copy: the same under any forward
-            return self._zg1(code, param, op, frame, phase)
+            return self._zg1(code, param, op, frame, phase, kind, new)
         entered = _owner_method(frame, owners)
         if entered is not None:
             method, owner = entered
@@ -159,10 +169,22 @@ class Hazards:
                         f"`{self.partitions.module_name(running)}` runs its forward; ZeRO-3 partitioned the model "
                         "before and neither partitions nor gathers it", _HELP["ZG106"]))
 
-    def _zg1(self, code: str, param: torch.Tensor, op: str, frame: FrameType, phase: str) -> None:
+    def _zg1(self, code: str, param: torch.Tensor, op: str, frame: FrameType, phase: str,
+             kind: Access | None = None, new: torch.Tensor | None = None) -> None:
         site = self._here(frame, param)
-        if site is not None:
-            self.add(Hazard(code, site, _message(code, self.partitions, param, op, phase), _HELP[code]), param)
+        if site is None:
+            return
+        statement = (site.file, site.line)
+        if kind is Access.READ:
+            self._read.setdefault(statement, set()).add(id(param))
+        self.add(Hazard(code, site, _message(code, self.partitions, param, op, phase), _HELP[code]), param)
+        if new is not None and id(param) in self._read.get(statement, ()) and _unchanged(param, new):
+            key = ("ZG1", site.file, site.line)
+            hazard = self.found[key]
+            if hazard.severity is None:
+                self.found[key] = replace(hazard, severity="info", message=hazard.message + (
+                    f"; here the statement only rewrites `{self.partitions.name(param)}` from its own values, "
+                    "unchanged, so nothing is lost in this run"))
 
     def _here(self, frame: FrameType | None, param: torch.Tensor) -> Site | None:
         """The statement of a use of `param` (`sites.use_frame`: out of helpers of other packages handed it)."""
@@ -173,6 +195,15 @@ class Hazards:
 
         f = use_frame(frame, handed)
         return None if f is None else site_of(f.f_code.co_filename, f.f_lineno)
+
+
+def _unchanged(param: torch.Tensor, new: torch.Tensor) -> bool:
+    """Whether writing `new` over `param` leaves its values as they are (real tensors of one shape only)."""
+    try:
+        return (isinstance(new, torch.Tensor) and new.shape == param.shape and new.dtype == param.dtype
+                and not new.is_meta and not param.is_meta and bool(torch.equal(new.detach(), param.detach())))
+    except (RuntimeError, TypeError):
+        return False
 
 
 def _user_op(frame: FrameType | None, op: str) -> str:
