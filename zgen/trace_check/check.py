@@ -97,31 +97,71 @@ def trace_check(request: TraceRequest) -> TraceResult:
         program = _program(request)
         collectives = Collectives()
         hazards = Hazards(Partitions(program.persistence_threshold), phase=lambda: "build")
-        full = run(program, Factors(0, 0, 0), collectives, hazards=hazards, watch_build=True)
+        full = run(program, Factors(0, 0, 0), collectives, hazards=hazards, watch_build=True, lines=False)
         if full.error is not None and not program.real and isinstance(full.error, (RuntimeError, NotImplementedError)):
             # A meta kernel stricter than the CPU's, or `torch.autocast` on a meta device: fake tensors run it.
             program = dataclasses.replace(program, fake=True)
             collectives, hazards = Collectives(), Hazards(Partitions(program.persistence_threshold), phase=lambda: "build")
-            full = run(program, Factors(0, 0, 0), collectives, hazards=hazards, watch_build=True)
+            full = run(program, Factors(0, 0, 0), collectives, hazards=hazards, watch_build=True, lines=False)
         raise_failure(full, program)
-        reference = run(program, Factors(0, 0, 0), collectives, hazards=hazards, backward=program.real)
+        runs = _Runs(program, collectives, hazards)
+        reference = runs.run(Factors(0, 0, 0))
         notes = []
         unsteady = first_divergence(full.phases, reference.phases, reference.error is None)
         if unsteady is not None:
             notes.append(f"the second run of rank 0 called `{unsteady.theirs}` where the first called "
                          f"`{unsteady.ours}`: state kept between runs (a cache, a counter); divergences there are "
                          "not reported")
+            reference, unsteady = runs.unsteady(unsteady)
         records = []
         for factors in _variants(program):
-            rec = run(program, factors, collectives, hazards=hazards, backward=program.real)
+            rec = runs.run(factors)
             records.append(rec)
-            parting = first_divergence(reference.phases, rec.phases, rec.error is None)
+            parting = runs.parting(reference, rec, lambda f=factors: runs.run(f, lines=True))
             if parting is not None and not _same(parting, unsteady):
                 _divergence(hazards, parting, _factor(factors))
-        _forced_decisions(program, collectives, hazards, reference, records, unsteady, notes)
+        _forced_decisions(runs, reference, records, unsteady, notes)
     rules = all_rules()
     findings = tuple(_finding(h, rules) for h in hazards.found.values())
     return TraceResult(findings, tuple(notes), program.real)
+
+
+class _Runs:
+    """The runs of one check after the full one. Line tracing costs ten times the run, so runs go without it,
+    and a run whose calls part from the reference's is run again with it (with the reference, once), to find
+    the statement that decided: the runs are seeded, so the second comes out as the first."""
+
+    def __init__(self, program: Program, collectives: Collectives, hazards: Hazards) -> None:
+        self.program = program
+        self.collectives = collectives
+        self.hazards = hazards
+        self.always = False  # every run traced (state kept between runs: a second run may not repeat the first)
+        self._lined: RunRecord | None = None
+
+    def run(self, factors: Factors, *, lines: bool = False, checked: bool = True, **kwargs) -> RunRecord:
+        return run(self.program, factors, self.collectives, hazards=self.hazards if checked else None,
+                   backward=self.program.real, lines=lines or self.always, **kwargs)
+
+    def parting(self, reference: RunRecord, rec: RunRecord, again) -> Parting | None:
+        """Where `rec` parts from the reference, with the deciding statement (`again()`: `rec` traced)."""
+        parting = first_divergence(reference.phases, rec.phases, rec.error is None)
+        if parting is None or parting.site is not None:
+            return parting
+        if self._lined is None:
+            self._lined = self.run(Factors(0, 0, 0), lines=True)
+        traced = again()
+        lined = first_divergence(self._lined.phases, traced.phases, traced.error is None)
+        return lined if lined is not None else parting
+
+    def unsteady(self, calls_only: Parting) -> tuple[RunRecord, Parting]:
+        """Runs that do not repeat themselves: trace every run from here, and find where two traced ones part
+        (the statement whose later divergences are not reported). Returns the reference and that parting."""
+        self.always = True
+        first = self.run(Factors(0, 0, 0))
+        reference = self.run(Factors(0, 0, 0))
+        again = first_divergence(first.phases, reference.phases, reference.error is None)
+        self._lined = reference
+        return reference, again if again is not None else calls_only
 
 
 def _program(request: TraceRequest) -> Program:
@@ -202,6 +242,10 @@ def _divergence(hazards: Hazards, parting: Parting, factor: str, forced: Decisio
     site = parting.site or (forced.site if forced is not None else None)
     if site is None:
         return
+    if forced is not None and forced.site is not None:
+        decided = site_of(*forced.site)
+        if ("ZG2", decided.file, decided.line) in hazards.found:
+            return  # the ranks parted at the forced decision itself already: one finding per decision
     code = {"rank": "ZG201", "random": "ZG202"}.get(factor) or data_code(site)
     cause = {"rank": "the process rank", "random": "the random state"}.get(factor, "this rank's data")
     nxt = f"`{parting.ours}`" if parting.ours else "nothing more"
@@ -226,8 +270,8 @@ def _divergence(hazards: Hazards, parting: Parting, factor: str, forced: Decisio
     hazards.add(Hazard(code, site_of(*site), message, _HELP[code]))
 
 
-def _forced_decisions(program: Program, collectives: Collectives, hazards: Hazards, reference: RunRecord,
-                      records: list[RunRecord], unsteady: Parting | None, notes: list[str]) -> None:
+def _forced_decisions(runs: _Runs, reference: RunRecord, records: list[RunRecord], unsteady: Parting | None,
+                      notes: list[str]) -> None:
     expect = calls_of(reference.phases)
     started = time.monotonic()
     candidates = list(_candidates(reference, records))
@@ -238,12 +282,13 @@ def _forced_decisions(program: Program, collectives: Collectives, hazards: Hazar
                          f"(limit: {MAX_FORCED} runs or {FORCED_SECONDS:.0f} s)")
             break
         tried += 1
-        rec = run(program, Factors(0, 0, 0), collectives, force=force, expect=expect, backward=program.real)
+        rec = runs.run(Factors(0, 0, 0), checked=False, force=force, expect=expect)
         if not rec.forced:
             continue
-        parting = first_divergence(reference.phases, rec.phases, rec.error is None)
+        parting = runs.parting(reference, rec, lambda f=force: runs.run(Factors(0, 0, 0), lines=True, checked=False,
+                                                                          force=f, expect=expect))
         if parting is not None and not _same(parting, unsteady):
-            _divergence(hazards, parting, factor, forced=decision, force=force)
+            _divergence(hazards=runs.hazards, parting=parting, factor=factor, forced=decision, force=force)
 
 
 def _candidates(reference: RunRecord, records: list[RunRecord]) -> Iterator[tuple[Decision, str, Force | ForceDraws]]:

@@ -104,18 +104,19 @@ class RunRecord:
 
 def run(program: Program, factors: Factors, collectives: Collectives, *, hazards: Hazards | None = None,
         watch_build: bool = False, force: Force | ForceDraws | None = None, expect: dict[str, list[str]] | None = None,
-        backward: bool = True) -> RunRecord:
+        backward: bool = True, lines: bool = True) -> RunRecord:
     """Run `program` as the rank `factors` describe (see the module docstring).
 
     With `hazards`, uses of partitioned parameters in the step and entries are checked, and with
     `watch_build` the build runs under the simulated `zero.Init` and is checked too. With `force`, that
     decision is answered the other way (or those draws forced to one end); with `expect`, the run stops at
     its first call not in it. Without `backward`, the step is the forward and the loss (the module calls;
-    what a rank gathers for backward follows from them).
+    what a rank gathers for backward follows from them). Without `lines`, the user's lines are not traced (the
+    calls are still recorded; a tenth of the cost).
     """
     record = RunRecord(factors)
     parts = Partitions(program.persistence_threshold)
-    tracker = Tracker(parts, expect=expect)
+    tracker = Tracker(parts, expect=expect, lines=lines)
     if hazards is not None:
         hazards.partitions = parts
         hazards.phase = lambda: tracker.phase
