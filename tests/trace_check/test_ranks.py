@@ -301,3 +301,14 @@ def test_towers_picked_by_the_keys_of_the_batch(trace, body, marker, code, mixed
         assert found == [(code, line_of(src, marker))]
     else:  # the loop over the batch's keys, or the call of the tower it picked
         assert [c for c, _ in found] == [code] and line_of(src, "batch.items()") <= found[0][1] <= line_of(src, marker) + 1
+
+
+def test_state_kept_between_runs_is_a_note_not_a_divergence(trace):
+    """A counter that flips a branch on every call: the same rank's runs differ, so that statement's
+    differences are no rank's doing (a note), while a real rank decision elsewhere is still found."""
+    src = _loop("x = layer(x)\nif dist.get_rank() == 1:  # rank\n    x = self.exit(x)[..., :1].expand(-1, -1, 8)\n"
+                "CALLS[0] += 1\nif CALLS[0] % 2 == 0:  # counter\n    x = self.probe(x)\nbreak")
+    src = "CALLS = [0]\n" + src
+    found, result = trace(src)
+    assert found == [("ZG201", line_of(src, "# rank"))]
+    assert any("state kept between runs" in n for n in result.notes)
