@@ -253,3 +253,10 @@ def test_a_rewrite_of_a_parameter_from_its_own_unchanged_values_is_a_note(trace,
     _, result = trace(src)
     by_line = {f.line: f.severity.value for f in result.findings}
     assert by_line == {line_of(src, "# pad"): severity, line_of(src, "# same values"): "error"}
+
+
+def test_a_statement_that_sizes_then_writes_a_parameter_is_named_by_the_write(trace):
+    src = LM.format(init="self.embed.weight.data.copy_(torch.zeros(*self.embed.weight.shape))  # both")
+    found, result = trace(src)
+    assert found == [("ZG101", line_of(src, "# both"))]
+    assert "is written (`copy_`)" in result.findings[0].message

@@ -57,6 +57,7 @@ __all__ = ["TraceRequest", "TraceResult", "trace_check", "MAX_FORCED", "FORCED_S
 
 # Data seeds tried for a micro batch of another structure (calling the inputs function only).
 STRUCTURE_SEEDS = 16
+STRUCTURE_SECONDS = 5.0
 # Decisions answered the other way, at most, and the time they may take; the first ones are the likeliest.
 MAX_FORCED = 24
 FORCED_SECONDS = 60.0
@@ -206,12 +207,15 @@ def _other_structure(program: Program) -> int | None:
     """The first data seed (of `STRUCTURE_SEEDS`) whose micro batch differs in structure from seed 0's."""
     from .runs import batch_structure
 
+    started = time.monotonic()
     reference = batch_structure(program, 0)
     if reference is None:
         return None
     for data in range(1, STRUCTURE_SEEDS + 1):
         if batch_structure(program, data) != reference:
             return data
+        if time.monotonic() - started > STRUCTURE_SECONDS:
+            break  # an inputs function that is slow to call (it reads files, builds a tokenizer)
     return None
 
 

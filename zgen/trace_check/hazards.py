@@ -88,9 +88,11 @@ class Hazards:
         self._read: dict[tuple[str, int], set[int]] = {}  # statement -> partitioned parameters it read
 
     def add(self, hazard: Hazard, param: torch.Tensor | None = None) -> None:
-        """Keep the first hazard of a family at a statement (a loop, or one call doing several things)."""
+        """Keep one hazard of a family at a statement (a loop, or one call doing several things): the first,
+        unless a later one says more of what the statement does (it writes what it first sized)."""
         key = (hazard.code[:3], hazard.site.file, hazard.site.line)
-        if key not in self.found:
+        old = self.found.get(key)
+        if old is None or _EFFECT.get(hazard.code, 99) < _EFFECT.get(old.code, 99):
             self.found[key] = hazard
             if param is not None and self.phase() == "build":
                 self._unnamed.append((key, param, self.partitions.name(param)))
@@ -327,6 +329,10 @@ def _method_message(parts: Partitions, owner: nn.Module, method: FrameType, para
     return (f"`{name}.{method.f_code.co_name}(...)` computes with `{parts.name(param)}`, a parameter of `{name}`, "
             f"outside `{name}`'s forward; ZeRO-3 has not gathered it and must fetch it on access")
 
+
+# Of the ZG1 uses one statement makes, the one its finding names: what it does to the parameter (a copy, a
+# re-parametrisation, a save or load, an initialisation, a write) before what it reads to do so.
+_EFFECT = {"ZG105": 0, "ZG104": 1, "ZG108": 2, "ZG103": 3, "ZG101": 4, "ZG102": 5, "ZG109": 6}
 
 _HELP = {
     "ZG101": "write it in the owning module's `__init__` before it returns, in a function passed to `model.apply`, "
