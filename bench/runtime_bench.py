@@ -251,7 +251,7 @@ def load_plan(path: str | None):
     """The `zgen plan --json` file given with --plan, or None for the runtime's default plan."""
     if not path:
         return None
-    from zgen.plan.schedule import Plan
+    from zgen.schedule.plan import Plan
 
     return Plan.from_json(Path(path).read_text())
 

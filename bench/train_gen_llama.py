@@ -99,7 +99,7 @@ import torch  # noqa: E402 -- after the command line: --help needs no torch
 import torch.distributed as dist  # noqa: E402
 
 import zgen.runtime as zr  # noqa: E402
-from zgen.plan.schedule import Plan  # noqa: E402
+from zgen.schedule.plan import Plan  # noqa: E402
 from zgen.runtime.config import RuntimeConfig  # noqa: E402
 
 

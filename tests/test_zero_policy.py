@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zgen.config.defaults import default
+from zgen.deepspeed_defaults import default
 from zgen.zero_policy import DEFAULT_PERSISTENCE_THRESHOLD, stays_gathered
 
 

@@ -70,7 +70,7 @@ def _excluded(rel: str, name: str, patterns: tuple[str, ...], *, inside: bool = 
     return False
 
 
-# Keys of the plan file `zgen emit` writes (`zgen.plan.schedule.Plan.to_dict`) that no DeepSpeed config has.
+# Keys of the plan file `zgen emit` writes (`zgen.schedule.plan.Plan.to_dict`) that no DeepSpeed config has.
 _PLAN_MARKERS = (b'"forward_order"', b'"forward_prefetch"', b'"backward_prefetch"', b'"units"')
 
 

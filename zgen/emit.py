@@ -20,7 +20,7 @@ import jinja2
 from zgen import __version__
 from zgen.config.resolved import Origin, ResolvedConfig
 from zgen.errors import ZgenError
-from zgen.plan.schedule import Plan
+from zgen.schedule.plan import Plan
 
 __all__ = ["CodeRef", "ScriptInputs", "render_script", "render_plan", "py_literal", "string_literal", "settings_rows",
            "zero_comments", "runtime_arguments", "runtime_ds_config", "optimizer_label", "TEMPLATE"]

@@ -7,12 +7,35 @@ solver and the memory model; `ModelShape` comes from the static model index
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["ModelShape", "LaunchFacts", "DEFAULT_DEEPSPEED_VERSION"]
+__all__ = ["ModelShape", "LaunchFacts", "DEFAULT_DEEPSPEED_VERSION", "CONFIG_FIELDS", "config_field"]
 
 # The DeepSpeed release whose schema and defaults zgen assumes unless told otherwise.
 DEFAULT_DEEPSPEED_VERSION = "0.19.8"
+
+# Where a model's config states each dimension: attribute names in the order they are tried (transformers,
+# GPT-2 and nanoGPT, Megatron- and llama-style configs). The static count (`zgen.model.shape`, on the config
+# class's defaults) and `zgen plan` (on the built model's `config`) read the same names.
+CONFIG_FIELDS: dict[str, tuple[str, ...]] = {
+    "layers": ("num_hidden_layers", "n_layer", "n_layers", "num_layers"),
+    "hidden": ("hidden_size", "d_model", "n_embd", "dim", "embed_dim", "hidden_dim"),
+    "heads": ("num_attention_heads", "n_head", "n_heads", "num_heads"),
+    "kv_heads": ("num_key_value_heads", "n_kv_heads", "num_kv_heads"),
+    "ffn": ("intermediate_size", "ffn_dim", "d_ff", "ffn_hidden_size", "n_inner"),
+    "vocab": ("vocab_size", "n_vocab"),
+    "seq_len": ("max_position_embeddings", "n_positions", "block_size", "max_seq_len"),
+}
+
+
+def config_field(lookup: Callable[[str], object], dimension: str) -> tuple[str, int] | None:
+    """The first name of `dimension` in `CONFIG_FIELDS` for which `lookup(name)` is a positive int, with that int."""
+    for name in CONFIG_FIELDS[dimension]:
+        value = lookup(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return name, value
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -42,10 +42,10 @@ from dataclasses import dataclass, replace
 from math import ceil
 
 from zgen.launch import ModelShape
-from zgen.plan.prefetch import prefetch_lists
-from zgen.plan.replay import simulate
-from zgen.plan.retention import kept_units
-from zgen.plan.schedule import ROOT, Plan, Unit
+from zgen.schedule.prefetch import prefetch_lists
+from zgen.schedule.replay import simulate
+from zgen.schedule.retention import kept_units
+from zgen.schedule.plan import ROOT, Plan, Unit
 from zgen.zero_policy import stays_gathered
 
 __all__ = ["MemoryItem", "MemoryBreakdown", "MemoryPoint", "model_states", "activation_bytes", "estimate",

@@ -1,9 +1,12 @@
-"""What `zgen plan` and `zgen emit` share: settings, static check, trace, resolved config, plan.
+"""What `zgen plan` and `zgen emit` share: the request, static check, trace, resolved config, plan.
 
-`prepare(args, settings)` is the front half of both commands, one plain
-function from the command line to a frozen `Prepared`:
+`request_from_args(args, settings)` is the command line's edge: the flags
+over `[tool.zgen]`, paths resolved and targets parsed once, in a frozen
+`Request`. `prepare(request)` is the front half of both commands, one plain
+function from the request to a frozen `Prepared`:
 
-1. merge `[tool.zgen]` with the flags and resolve the input files;
+1. read the config once: its precision is the dtype the model is traced in,
+   and the commands read their settings from the same values;
 2. build the model on the `meta` device and trace one forward and backward;
 3. run `zgen check` on the model, its config and the inputs file (with the
    traced model's shape as launch facts, so both use one memory model);
@@ -15,17 +18,31 @@ cheap; torch is imported only when `prepare` runs.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from zgen.errors import ZgenError
-from zgen.findings import Severity
-from zgen.launch import LaunchFacts, ModelShape
+from zgen.findings import Finding, Severity
+from zgen.launch import LaunchFacts, ModelShape, config_field
+from zgen.plan.target import Target, parse_target
+from zgen.settings import Settings
 
-__all__ = ["add_model_arguments", "Targets", "resolve_targets", "Prepared", "prepare", "merged_settings", "cli_path", "display_path",
+if TYPE_CHECKING:
+    from torch import nn
+
+    from zgen.checker import CheckResult
+    from zgen.config.check import ConfigReport
+    from zgen.config.resolved import ResolvedConfig
+    from zgen.memory import MemoryPoint
+    from zgen.plan.trace import ExecutionTrace
+    from zgen.schedule.plan import Plan
+
+__all__ = ["add_model_arguments", "Request", "request_from_args", "Prepared", "prepare", "cli_path", "display_path",
            "model_shape", "run_static_check", "blocking_findings", "memory_findings", "print_findings",
            "memory_timeline", "trace_request", "cwd_paths"]
 
@@ -34,7 +51,7 @@ def _units(text: str) -> tuple[str, ...]:
     return tuple(u.strip() for u in text.split(",") if u.strip())
 
 
-def add_model_arguments(p, *, units: bool = True) -> None:
+def add_model_arguments(p: argparse.ArgumentParser, *, units: bool = True) -> None:
     """The model/config inputs shared by `plan`, `emit` and `check --trace` (each overrides [tool.zgen])."""
     g = p.add_argument_group("model and config (override [tool.zgen])")
     g.add_argument("--model", metavar="PATH:FACTORY", help="file and function returning the nn.Module")
@@ -47,42 +64,106 @@ def add_model_arguments(p, *, units: bool = True) -> None:
                         "dataclass (default: the forward's scalar or its `.loss`)")
     if units:
         g.add_argument("--units", type=_units, metavar="PATTERNS",
-                       help="modules that get a unit, comma-separated patterns over qualified names: `*` stays "
-                            "within one part, `**` crosses dots (e.g. 'layers.*', 'encoder.**.attn')")
+                       help="modules that get a unit, comma-separated patterns over qualified names: `*` stays within "
+                            "one part, `**` crosses dots (e.g. 'layers.*', 'encoder.**.attn')")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    """What `plan` and `emit` are asked to plan: the flags over `[tool.zgen]`, checked once.
+
+    Targets' paths are relative to the project root (as messages and the
+    script's banner show them; `file` makes them paths again). `seq_len` None:
+    read it from the model's config. `world_size` None: not given, planned for 1.
+    """
+
+    settings: Settings  # [tool.zgen] with the flags applied
+    model: Target
+    config_file: Path
+    inputs: Target | None = None
+    loss: Target | None = None
+    seq_len: int | None = None
+    seq_len_origin: str = ""
+    world_size: int | None = None
+    entries: tuple[Target, ...] = ()  # `check --trace --entry`: fn(model, batch) run after the training step
+
+    def file(self, target: Target) -> Path:
+        """The file a target names."""
+        return Path(self.settings.root) / target.path
+
+
+def request_from_args(args: argparse.Namespace, settings: Settings) -> Request:
+    """The command line's edge: merge the flags into `[tool.zgen]`, resolve paths, parse targets."""
+    s = _merged_settings(args, settings)
+    if not s.model:
+        raise ZgenError("no model given", help="pass --model path/to/model.py:factory or set `model` in [tool.zgen]")
+    if not s.config:
+        raise ZgenError("no config given", help="pass --config ds_config.json or set `config` in [tool.zgen]")
+
+    def target(name: str, text: str | None) -> Target | None:
+        if not text:
+            return None
+        t = parse_target(text, _option(args, name))
+        return Target(display_path(cli_path(args, name, t.path, s), s.root), t.function, t.option)
+
+    model = target("model", s.model)
+    config_file = cli_path(args, "config", s.config, s)
+    if not config_file.is_file():
+        raise ZgenError(f"{_option(args, 'config')}: config `{s.config}` does not exist")
+    entries = []
+    for text in getattr(args, "entry", None) or ():
+        e = parse_target(text, "--entry")
+        entries.append(Target(display_path(cli_path(args, "entry", e.path, s), s.root), e.function, e.option))
+    return Request(
+        settings=s, model=model, config_file=config_file, inputs=target("inputs", s.inputs),
+        loss=target("loss", getattr(args, "loss", None)), seq_len=s.seq_len,
+        seq_len_origin=("--seq-len" if args.seq_len else "[tool.zgen] seq-len") if s.seq_len else "",
+        world_size=s.world_size, entries=tuple(entries),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Prepared:
-    """Everything between the settings and the schedule, shared by `plan` and `emit`."""
+    """Everything between the request and the schedule, shared by `plan` and `emit`."""
 
-    settings: object
-    model_target: object  # zgen.plan.trace.Target
-    model: object  # the meta-device nn.Module
-    trace: object | None  # ExecutionTrace, None when the trace failed (see trace_finding)
-    trace_finding: object | None  # a ZG290 Finding
-    check: object  # zgen.checker.CheckResult
+    request: Request
+    model: nn.Module  # built on the meta device
+    trace: ExecutionTrace | None  # None when the trace failed (see trace_finding)
+    trace_finding: Finding | None  # a ZG290 finding
+    check: CheckResult
+    config: Mapping[str, Any] | None  # the config as DeepSpeed reads it; None when unreadable (the check says why)
     config_path: str
-    report: object | None  # ConfigReport of the config
-    plan: object | None
+    report: ConfigReport | None  # the config's report in `check`
+    plan: Plan | None
     seq_len: int
     seq_len_origin: str
     world_size: int
     notes: tuple[str, ...] = ()
-    # (absolute file, line) of model code that ran while the factory built the model: zgen's runtime
-    # replays what it did to the weights (`zgen.runtime.deferred`).
-    build_lines: frozenset = frozenset()
+    # (real path, line) of model code that ran while the factory built the model: zgen's runtime replays
+    # what it did to the weights (`zgen.runtime.deferred`), so build-time ZG1 findings there are taken care of.
+    build_lines: frozenset[tuple[str, int]] = frozenset()
 
     @property
-    def resolved(self):
+    def settings(self) -> Settings:
+        """`[tool.zgen]` with the flags applied."""
+        return self.request.settings
+
+    @property
+    def model_target(self) -> Target:
+        """The model factory, its path relative to the project root."""
+        return self.request.model
+
+    @property
+    def resolved(self) -> ResolvedConfig | None:
         """The resolved config, or None when it does not resolve."""
         return None if self.report is None else self.report.resolved
 
 
-def _option(args, name: str) -> str:
+def _option(args: argparse.Namespace, name: str) -> str:
     return f"--{name.replace('_', '-')}" if getattr(args, name, None) else f"`{name.replace('_', '-')}` in [tool.zgen]"
 
 
-def merged_settings(args, settings):
+def _merged_settings(args: argparse.Namespace, settings: Settings) -> Settings:
     """[tool.zgen] with this command's flags applied."""
     return settings.merged(
         model=args.model,
@@ -101,7 +182,7 @@ def merged_settings(args, settings):
     )
 
 
-def cli_path(args, name: str, value: str, settings) -> Path:
+def cli_path(args: argparse.Namespace, name: str, value: str, settings: Settings) -> Path:
     """Flags are relative to the working directory, [tool.zgen] values to the project root."""
     return (Path.cwd() / value) if getattr(args, name, None) else settings.resolve(value)
 
@@ -116,71 +197,31 @@ def display_path(path: Path, root: Path) -> str:
     return str(path)
 
 
-@dataclass(frozen=True)
-class Targets:
-    """The user's files and functions named by flags or `[tool.zgen]`, resolved against the project root."""
-
-    settings: object  # the merged settings
-    model: object  # zgen.plan.trace.Target, path relative to the root
-    model_file: Path
-    config_file: Path
-    inputs: object | None  # Target
-    loss: object | None  # Target
-
-    @property
-    def inputs_file(self) -> Path | None:
-        return None if self.inputs is None else Path(self.settings.root) / self.inputs.path
+# The dtype the model is traced in, by the config's precision.
+_TRACE_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
-def resolve_targets(args, settings) -> Targets:
-    """Merge `[tool.zgen]` with the flags and resolve --model, --config, --inputs and --loss (shared by `plan`,
-    `emit` and `check --trace`); a missing or misspelt one is a `ZgenError`."""
-    from zgen.plan.trace import Target, parse_target
-
-    s = merged_settings(args, settings)
-    if not s.model:
-        raise ZgenError("no model given", help="pass --model path/to/model.py:factory or set `model` in [tool.zgen]")
-    if not s.config:
-        raise ZgenError("no config given", help="pass --config ds_config.json or set `config` in [tool.zgen]")
-    target = parse_target(s.model, _option(args, "model"))
-    model_file = cli_path(args, "model", target.path, s)
-    target = Target(display_path(model_file, s.root), target.function, target.option)
-    config_file = cli_path(args, "config", s.config, s)
-    if not config_file.is_file():
-        raise ZgenError(f"{_option(args, 'config')}: config `{s.config}` does not exist")
-    inputs = None
-    if s.inputs:
-        it = parse_target(s.inputs, _option(args, "inputs"))
-        inputs = Target(display_path(cli_path(args, "inputs", it.path, s), s.root), it.function, it.option)
-    loss = None
-    if getattr(args, "loss", None):
-        lt = parse_target(args.loss, "--loss")
-        loss = Target(display_path(cli_path(args, "loss", lt.path, s), s.root), lt.function, lt.option)
-    return Targets(settings=s, model=target, model_file=model_file, config_file=config_file, inputs=inputs, loss=loss)
-
-
-def prepare(args, settings, *, trace_check: bool = False) -> Prepared:
-    """Merge settings, trace the model, check model and config, and plan (the shared front half).
+def prepare(request: Request, *, trace_check: bool = False) -> Prepared:
+    """Read the config, trace the model, check model and config, and plan (the shared front half).
 
     With `trace_check` (`emit`), the model also runs as simulated ZeRO-3 ranks (`zgen.trace_check`) and
     what that finds is part of the check's findings, merged, suppressed and selected like its own.
     """
+    from zgen.config.resolved import written_precision
     from zgen.plan import trace as tr
 
-    t = resolve_targets(args, settings)
-    s, target, model_file, config_file = t.settings, t.model, t.model_file, t.config_file
-    inputs = (tr.load_callable(t.inputs, s.root), t.inputs) if t.inputs is not None else None
-    loss = (tr.load_callable(t.loss, s.root), t.loss) if t.loss is not None else None
-
-    factory = tr.load_callable(target, s.root)
+    s = request.settings
+    config = _read_config(request.config_file)
+    inputs = None if request.inputs is None else (tr.load_callable(request.inputs, s.root), request.inputs)
+    loss = None if request.loss is None else (tr.load_callable(request.loss, s.root), request.loss)
     build_lines: set[tuple[str, int]] = set()
-    model = tr.build_meta_model(factory, target, lines=build_lines)
-    seq_len, seq_origin = _seq_len(args, s, model)
-    world = s.world_size or 1
-    notes = [] if s.world_size else ["world size not given: planned for 1 (pass --world-size or set `world-size`)"]
+    model = tr.build_meta_model(tr.load_callable(request.model, s.root), request.model, lines=build_lines)
+    seq_len, seq_origin = _seq_len(request, model)
+    world = request.world_size or 1
+    notes = [] if request.world_size else ["world size not given: planned for 1 (pass --world-size or set `world-size`)"]
     trace = finding = None
+    dtype = None if config is None else _TRACE_DTYPES[written_precision(config)]
     try:
-        dtype = _compute_dtype(config_file)
         trace = tr.trace_model(model, root=s.root, batch_size=1, seq_len=seq_len, inputs=inputs, loss=loss,
                                dtype=dtype)
     except tr.DataDependentTrace as e:
@@ -188,103 +229,105 @@ def prepare(args, settings, *, trace_check: bool = False) -> Prepared:
     if trace is not None:
         notes.extend(tr.trace_notes(trace, dtype))
 
-    files = [model_file, config_file] + ([Path(s.root) / inputs[1].path] if inputs else [])
-    trace_findings = ()
+    files = [request.file(request.model), request.config_file] + ([request.file(request.inputs)] if inputs else [])
+    trace_findings: Sequence[Finding] = ()
     if trace_check:
         from zgen.trace_check import trace_check as run_trace_check
 
-        request, files_read, trace_notes = trace_request(args, settings, t)
-        result = run_trace_check(request)
+        trace_req, files_read, _ = trace_request(request)
+        result = run_trace_check(trace_req)
         trace_findings = result.findings
         files = list(dict.fromkeys(files + files_read))
         notes.extend(result.notes)
     check = run_static_check(s, files, _facts(s, world, model, trace, seq_len), trace_findings)
-    report = _config_report(check, config_file)
+    report = _config_report(check, request.config_file)
     plan = None
     if trace is not None and report is not None and report.resolved is not None:
         from zgen.plan.planner import build_plan
 
         plan = build_plan(model, trace, report.resolved.zero, patterns=s.units, world_size=world)
     return Prepared(
-        settings=s, model_target=target, model=model, trace=trace, trace_finding=finding, check=check,
-        config_path=display_path(config_file, s.root), report=report, plan=plan, seq_len=seq_len,
+        request=request, model=model, trace=trace, trace_finding=finding, check=check, config=config,
+        config_path=display_path(request.config_file, s.root), report=report, plan=plan, seq_len=seq_len,
         seq_len_origin=seq_origin, world_size=world, notes=tuple(notes),
         build_lines=frozenset((os.path.realpath(f), n) for f, n in build_lines),
     )
 
 
-def _compute_dtype(config_file: Path) -> str | None:
-    """The dtype training computes in (`bf16` / `fp16` enabled), read before the full check; None if unreadable."""
-    from zgen.config.parse import parse, to_plain
+def _read_config(path: Path) -> dict[str, Any] | None:
+    """The config as DeepSpeed reads it (the pipeline's one read); None when unreadable: the check says why."""
+    from zgen.config import load_config_dict
 
     try:
-        cfg = to_plain(parse(config_file.read_text(encoding="utf-8")).root)
-    except Exception:  # the static check reports what is wrong with the file
+        return load_config_dict(str(path))
+    except ZgenError:
         return None
-    if not isinstance(cfg, dict):
-        return None
-    for key, dtype in (("bf16", "bfloat16"), ("fp16", "float16")):
-        section = cfg.get(key)
-        if isinstance(section, dict) and section.get("enabled") is True:
-            return dtype
-    return "float32"
 
 
-def _seq_len(args, s, model) -> tuple[int, str]:
-    if s.seq_len:
-        return s.seq_len, ("--seq-len" if args.seq_len else "[tool.zgen] seq-len")
+def _seq_len(request: Request, model: nn.Module) -> tuple[int, str]:
+    if request.seq_len:
+        return request.seq_len, request.seq_len_origin
     cfg = getattr(model, "config", None)
-    for name in ("max_position_embeddings", "n_positions", "block_size", "max_seq_len"):
-        v = getattr(cfg, name, None)
-        if isinstance(v, int) and v > 0:
-            return v, f"model.config.{name}"
+    found = config_field(lambda name: getattr(cfg, name, None), "seq_len")
+    if found is not None:
+        return found[1], f"model.config.{found[0]}"
     raise ZgenError("sequence length unknown", help="pass --seq-len N or set `seq-len` in [tool.zgen]")
 
 
-def model_shape(model, trace, seq_len: int):
+def model_shape(model: nn.Module, trace: ExecutionTrace | None, seq_len: int) -> ModelShape:
     """A `ModelShape` for the memory model: counts from the trace, dimensions from `model.config`."""
     cfg = getattr(model, "config", None)
 
-    def dim(*names):
-        for n in names:
-            v = getattr(cfg, n, None)
-            if isinstance(v, int) and v > 0:
-                return v
-        return None
+    def dim(dimension: str) -> int | None:
+        found = config_field(lambda name: getattr(cfg, name, None), dimension)
+        return None if found is None else found[1]
 
     layers = None
     if trace is not None:
-        from zgen.plan.units import block_modules
+        from zgen.schedule.units import block_modules
 
         layers = len(block_modules(model)) or None
     return ModelShape(
         params=trace.total_params if trace is not None else sum(p.numel() for p in model.parameters()),
-        layers=dim("num_hidden_layers", "n_layer", "num_layers") or layers,
-        hidden=dim("hidden_size", "n_embd", "d_model"),
-        heads=dim("num_attention_heads", "n_head", "num_heads"),
-        kv_heads=dim("num_key_value_heads", "n_kv_heads") or dim("num_attention_heads", "n_head", "num_heads"),
-        ffn=dim("intermediate_size", "ffn_dim", "d_ff", "n_inner"),
-        vocab=(trace.vocab_size if trace is not None else None) or dim("vocab_size"),
+        layers=dim("layers") or layers,
+        hidden=dim("hidden"),
+        heads=dim("heads"),
+        kv_heads=dim("kv_heads") or dim("heads"),
+        ffn=dim("ffn"),
+        vocab=(trace.vocab_size if trace is not None else None) or dim("vocab"),
         seq_len=seq_len,
         traced_activation_bytes=(trace.activation_bytes // trace.batch_size) if trace and trace.activation_bytes else None,
         source="zgen trace (meta device)",
     )
 
 
-def _facts(s, world: int, model, trace, seq_len: int):
+def _facts(s: Settings, world: int, model: nn.Module, trace: ExecutionTrace | None, seq_len: int) -> LaunchFacts:
     return LaunchFacts(world_size=world, gpus_per_node=s.gpus_per_node, gpu_mem_bytes=s.gpu_mem,
                        model=model_shape(model, trace, seq_len), deepspeed_version=s.deepspeed_version,
                        consumer="zgen", consumer_reason="`zgen plan`/`zgen emit` build zgen's runtime config")
 
 
-def run_static_check(settings, files: list[Path], facts, trace_findings=()):
+def run_static_check(settings: Settings, files: list[Path], facts: LaunchFacts,
+                     trace_findings: Sequence[Finding] = ()) -> CheckResult:
     """`zgen check` on the model, its config and the inputs file: the one place emit and plan call it."""
     from zgen.checker import check_paths
 
     return check_paths(cwd_paths(files), settings, facts, trace_findings=trace_findings)
 
 
-def _config_report(check, config_file: Path):
+def cwd_paths(files: Sequence[Path]) -> list[str]:
+    """Files as `zgen check` takes them: relative to the cwd when under it, else absolute."""
+    cwd = Path.cwd().resolve()
+    out = []
+    for f in files:
+        try:
+            out.append(f.resolve().relative_to(cwd).as_posix())
+        except ValueError:
+            out.append(str(f))
+    return out
+
+
+def _config_report(check: CheckResult, config_file: Path) -> ConfigReport | None:
     want = config_file.resolve()
     for path, report in check.configs.items():
         if Path(path).resolve() == want:
@@ -296,11 +339,11 @@ def _config_report(check, config_file: Path):
 OUT_OF_MEMORY = "ZC601"
 
 
-def _config_findings(prep: Prepared) -> list:
+def _config_findings(prep: Prepared) -> list[Finding]:
     return [f for f in prep.check.findings if f.key or f.path.endswith((".json", ".hjson"))]
 
 
-def blocking_findings(prep: Prepared) -> list:
+def blocking_findings(prep: Prepared) -> list[Finding]:
     """Problems that leave nothing true to plan: a failed trace, or config errors (a wrong type, a batch
     that does not divide...), which `zgen check` reports the same way. Running out of memory is not one."""
     problems = []
@@ -315,12 +358,12 @@ def blocking_findings(prep: Prepared) -> list:
     return problems + errors
 
 
-def memory_findings(prep: Prepared) -> list:
+def memory_findings(prep: Prepared) -> list[Finding]:
     """The config check's out-of-memory finding (with its cheapest fix), when --gpu-mem is exceeded."""
     return [f for f in prep.check.findings if f.code == OUT_OF_MEMORY]
 
 
-def print_findings(findings: Sequence, prep: Prepared) -> None:
+def print_findings(findings: Sequence[Finding], prep: Prepared) -> None:
     """The findings in `zgen check`'s concise format, on stdout."""
     from zgen import __version__
     from zgen.report import ReportContext, render
@@ -329,7 +372,7 @@ def print_findings(findings: Sequence, prep: Prepared) -> None:
     sys.stdout.write(render("concise", findings, ctx))
 
 
-def memory_timeline(prep: Prepared) -> list:
+def memory_timeline(prep: Prepared) -> list[MemoryPoint]:
     """Per-GPU memory at every position of one step under the plan (empty without a plan)."""
     if prep.plan is None:
         return []
@@ -338,29 +381,24 @@ def memory_timeline(prep: Prepared) -> list:
     return timeline(prep.plan, prep.trace, prep.resolved, model_shape(prep.model, prep.trace, prep.seq_len))
 
 
-def trace_request(args, settings, targets: Targets | None = None):
-    """What `zgen check --trace` (and `emit`'s trace check) runs: a `TraceRequest` from the flags and
-    `[tool.zgen]`, the files the static check reads with it, and notes on defaults taken."""
-    from zgen.plan.trace import Target, parse_target
+def trace_request(request: Request):
+    """What `zgen check --trace` (and `emit`'s trace check) runs: a `TraceRequest` from the request, the files
+    the static check reads with it, and notes on defaults taken."""
     from zgen.trace_check import TraceRequest
 
-    t = targets or resolve_targets(args, settings)
-    s = t.settings
-    entries = []
-    for text in getattr(args, "entry", None) or ():
-        e = parse_target(text, "--entry")
-        entries.append(Target(display_path(cli_path(args, "entry", e.path, s), s.root), e.function, e.option))
+    s = request.settings
     notes = []
     if not s.world_size:
         notes.append("world size not given: ranks simulated for 2 (pass --world-size or set `world-size`)")
     if not s.seq_len:
         notes.append(f"sequence length not given: traced with {_TRACE_SEQ_LEN} (pass --seq-len or set `seq-len`)")
-    threshold, micro = _zero_settings(t.config_file)
-    request = TraceRequest(model=t.model, root=Path(s.root), inputs=t.inputs, loss=t.loss, entries=tuple(entries),
-                           world_size=s.world_size or 2, seq_len=s.seq_len or _TRACE_SEQ_LEN, batch_size=micro,
-                           gpus_per_node=s.gpus_per_node, persistence_threshold=threshold)
-    files = [t.model_file, t.config_file] + [Path(s.root) / x.path for x in (t.inputs, t.loss, *entries) if x]
-    return request, list(dict.fromkeys(files)), notes
+    threshold, micro = _zero_settings(request.config_file)
+    trace = TraceRequest(model=request.model, root=Path(s.root), inputs=request.inputs, loss=request.loss,
+                         entries=request.entries, world_size=s.world_size or 2, seq_len=s.seq_len or _TRACE_SEQ_LEN,
+                         batch_size=micro, gpus_per_node=s.gpus_per_node, persistence_threshold=threshold)
+    files = [request.file(request.model), request.config_file] + [
+        request.file(x) for x in (request.inputs, request.loss, *request.entries) if x]
+    return trace, list(dict.fromkeys(files)), notes
 
 
 # The sequence length of a trace check when none is given: short, as only the control flow matters.
@@ -374,7 +412,7 @@ def _zero_settings(config_file: Path) -> tuple[int, int]:
     size (1 when not a number) of the config; the static check reports what is wrong with it."""
     from zgen.checker import persistence_threshold
     from zgen.config import load_config_dict
-    from zgen.config.defaults import default
+    from zgen.deepspeed_defaults import default
 
     threshold = persistence_threshold([str(config_file)])
     if threshold is None:
@@ -386,15 +424,3 @@ def _zero_settings(config_file: Path) -> tuple[int, int]:
     if not isinstance(micro, int) or isinstance(micro, bool) or micro < 1:
         micro = 1
     return threshold, min(micro, _TRACE_MAX_MICRO_BATCH)
-
-
-def cwd_paths(files: Sequence[Path]) -> list[str]:
-    """Files as `zgen check` takes them: relative to the cwd when under it, else absolute."""
-    cwd = Path.cwd().resolve()
-    out = []
-    for f in files:
-        try:
-            out.append(f.resolve().relative_to(cwd).as_posix())
-        except ValueError:
-            out.append(str(f))
-    return out

@@ -1,7 +1,7 @@
 """Every rule zgen knows, from all checkers, by code.
 
 Model rules document themselves in their class docstrings, config rules in
-their TOML entries, the trace's ZG290 in `zgen.plan.trace_rule`, meta rules in
+their TOML entries, the trace's ZG290 in `zgen.trace_rule`, meta rules in
 `zgen.noqa`. `zgen rule`, selection validation and the SARIF rule table all
 read this one registry.
 
@@ -24,7 +24,7 @@ from zgen.config import rule_codes as config_codes
 from zgen.config import rule_infos as config_rules
 from zgen.findings import RuleInfo
 from zgen.noqa import META_RULES
-from zgen.plan.trace_rule import TRACE_RULE
+from zgen.trace_rule import TRACE_RULE
 
 __all__ = ["all_rules", "Rules"]
 

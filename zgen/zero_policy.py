@@ -11,7 +11,7 @@ emitted training script imports the runtime, which imports this.
 
 from __future__ import annotations
 
-from zgen.config.defaults import default
+from zgen.deepspeed_defaults import default
 
 __all__ = ["DEFAULT_PERSISTENCE_THRESHOLD", "GATHER_CONTEXTS", "stays_gathered"]
 

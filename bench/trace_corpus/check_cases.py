@@ -8,7 +8,8 @@ It checks that
 * a case with a ZG2 hazard called different sequences of parameter-owning modules on the two ranks at least
   once, and a clean case never did (except where the labelled fix needs a real process group, see SYNC_WORLD).
 
-Usage: python check_cases.py [CASE_NAME ...] [--pairs N]. Needs ZGEN_NANOGPT for the nanoGPT cases.
+Usage: python check_cases.py [CASE_NAME ...] [--pairs N] [--set NAME]. Needs ZGEN_NANOGPT for the nanoGPT cases.
+`--set blind2` checks the set in blind2/ (its cases/ and manifest.tsv) instead of this directory's.
 Exit status 1 when a check fails.
 """
 from __future__ import annotations
@@ -28,14 +29,23 @@ import torch
 import torch.distributed as dist
 
 HERE = Path(__file__).resolve().parent
-CASES = HERE / "cases"
 # clean cases whose divergence guard is a collective: with independent simulated ranks (a world of one) their
 # call sequences may differ, so only their execution is checked here
-SYNC_WORLD = {"transformers_llama_generate_synced"}
+SYNC_WORLD = {"transformers_llama_generate_synced", "transformers_marian_beam_synced"}
+# what `torch.distributed.get_world_size()` answers inside a case (the evaluation's --world-size)
+WORLD_SIZE = 2
 
 
-def load_manifest():
-    with open(HERE / "manifest.tsv", newline="") as f:
+def set_root(name):
+    """The directory of a case set: this one (the first set) or a named set beside its cases/ (e.g. blind2)."""
+    root = HERE / name if name else HERE
+    if not (root / "manifest.tsv").is_file() or not (root / "cases").is_dir():
+        raise SystemExit(f"{root}: not a case set (needs manifest.tsv and cases/)")
+    return root
+
+
+def load_manifest(root):
+    with open(root / "manifest.tsv", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     cases = {}
     for row in rows:
@@ -43,8 +53,8 @@ def load_manifest():
     return cases
 
 
-def load_case(name):
-    spec = importlib.util.spec_from_file_location(f"case_{name}", CASES / f"{name}.py")
+def load_case(root, name):
+    spec = importlib.util.spec_from_file_location(f"case_{name}", root / "cases" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -88,10 +98,16 @@ def run_rank(case, rank, pair, calls):
     np.random.seed(seed % (2**32))
     batch = case.inputs(2, 16, torch.Generator().manual_seed(seed))
     dist.get_rank = lambda group=None: rank
+    dist.get_world_size = lambda group=None: WORLD_SIZE
+
+    # a module is named by its path in the built model (the same on both simulated ranks), so two different
+    # modules of one class (two experts, two task heads) count as different calls; modules made later (in an
+    # entry) are named by their class
+    names = {id(m): name or "<root>" for name, m in model.named_modules()}
 
     def hook(module, args):
         if any(True for _ in module.parameters(recurse=False)):
-            calls.append(type(module).__name__ + ":" + str(id(module) % 100000))
+            calls.append(names.get(id(module), type(module).__name__))
 
     handle = torch.nn.modules.module.register_module_forward_pre_hook(hook)
     try:
@@ -102,12 +118,11 @@ def run_rank(case, rank, pair, calls):
             case.entry(model, batch)
     finally:
         handle.remove()
-    # module ids differ between builds: compare by position-independent names
-    return [c.split(":")[0] for c in calls]
+    return calls
 
 
-def check(name, rows, pairs):
-    case = load_case(name)
+def check(root, name, rows, pairs):
+    case = load_case(root, name)
     hazards = [r for r in rows if r["label"] == "hazard"]
     targets = {}
     for r in hazards:
@@ -141,8 +156,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*")
     parser.add_argument("--pairs", type=int, default=4, help="simulated rank pairs per case (default 4)")
+    parser.add_argument("--set", dest="case_set", metavar="NAME", help="check the case set in NAME/ (e.g. blind2)")
     args = parser.parse_args(argv)
-    manifest = load_manifest()
+    root = set_root(args.case_set)
+    manifest = load_manifest(root)
     names = args.cases or sorted(manifest)
     if not dist.is_initialized():
         store = tempfile.mktemp(prefix="trace_corpus_store")
@@ -151,7 +168,7 @@ def main(argv=None):
     total = time.perf_counter()
     for name in names:
         try:
-            problems, diverged, seconds = check(name, manifest[name], args.pairs)
+            problems, diverged, seconds = check(root, name, manifest[name], args.pairs)
         except Exception as error:  # report and go on
             problems, diverged, seconds = [f"raised {type(error).__name__}: {error}"], 0, 0.0
         status = "ok" if not problems else "FAIL"

@@ -15,6 +15,7 @@ A clean case is clean when none of its findings is a ZG1/ZG2/ZG3 error or warnin
     python score.py --zgen "python -m zgen" --timeout 120
     python score.py --from-json DIR         # read DIR/CASE.json instead of running zgen (for testing)
     python score.py --save-json DIR         # keep each case's JSON output
+    python score.py --set blind2            # another set: blind2/{cases,manifest.tsv,ds.json}, run from blind2/
 """
 from __future__ import annotations
 
@@ -128,15 +129,25 @@ def case_command(zgen: list[str], case: str, has_entry: bool) -> list[str]:
     return cmd + ["--config", "ds.json", "--world-size", "2", "--seq-len", "16", "--output-format", "json"]
 
 
-def has_entry(case: str) -> bool:
-    text = (HERE / "cases" / f"{case}.py").read_text()
+def set_root(name: str | None) -> Path:
+    """The directory of a case set: this one (the first set) or a named set beside its cases/ (e.g. blind2)."""
+    if not name:
+        return HERE
+    root = HERE / name
+    if not (root / "manifest.tsv").is_file() or not (root / "cases").is_dir():
+        raise SystemExit(f"{root}: not a case set (needs manifest.tsv and cases/)")
+    return root
+
+
+def has_entry(case: str, root: Path = HERE) -> bool:
+    text = (root / "cases" / f"{case}.py").read_text()
     return "\ndef entry(" in text
 
 
-def run_case(zgen: list[str], case: str, timeout: float, save: Path | None) -> Outcome:
-    cmd = case_command(zgen, case, has_entry(case))
+def run_case(zgen: list[str], case: str, timeout: float, save: Path | None, root: Path = HERE) -> Outcome:
+    cmd = case_command(zgen, case, has_entry(case, root))
     try:
-        proc = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return Outcome(case, None, error=f"timed out after {timeout:.0f}s")
     if save:
@@ -230,7 +241,9 @@ def print_report(result: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", help="case names (default: all in the manifest)")
-    parser.add_argument("--manifest", type=Path, default=HERE / "manifest.tsv")
+    parser.add_argument("--set", dest="case_set", metavar="NAME",
+                        help="score the case set in NAME/ (e.g. blind2) instead of this directory's")
+    parser.add_argument("--manifest", type=Path, help="manifest (default: the set's manifest.tsv)")
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--zgen", default="zgen", help="zgen command line (default: zgen)")
     how.add_argument("--python", help="run PYTHON -m zgen")
@@ -240,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
 
-    rows = load_manifest(args.manifest)
+    root = set_root(args.case_set)
+    rows = load_manifest(args.manifest or root / "manifest.tsv")
     known = sorted({r.case for r in rows})
     cases = args.cases or known
     unknown = [c for c in cases if c not in known]
@@ -255,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.from_json:
             outcomes[case] = read_case(args.from_json, case)
         else:
-            outcomes[case] = run_case(zgen, case, args.timeout, args.save_json)
+            outcomes[case] = run_case(zgen, case, args.timeout, args.save_json, root)
             print(f"ran {case}: rc {outcomes[case].rc} {outcomes[case].error}", file=sys.stderr)
     result = score(rows, outcomes)
     if args.json:

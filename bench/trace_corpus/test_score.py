@@ -57,3 +57,21 @@ def test_command_is_the_evaluation_command():
                    "--entry", "cases/x.py:entry", "--config", "ds.json", "--world-size", "2", "--seq-len", "16",
                    "--output-format", "json"]
     assert "--entry" not in score.case_command(["zgen"], "x", False)
+
+
+def test_case_sets(tmp_path, monkeypatch):
+    assert score.set_root(None) == score.HERE
+    (tmp_path / "other" / "cases").mkdir(parents=True)
+    (tmp_path / "other" / "manifest.tsv").write_text(MANIFEST)
+    (tmp_path / "other" / "cases" / "a.py").write_text("def build_model():\n    pass\n\ndef entry(model, batch):\n    pass\n")
+    (tmp_path / "bare").mkdir()
+    monkeypatch.setattr(score, "HERE", tmp_path)
+    root = score.set_root("other")
+    assert root == tmp_path / "other"
+    assert score.has_entry("a", root)
+    try:
+        score.set_root("bare")
+    except SystemExit as e:
+        assert "not a case set" in str(e)
+    else:
+        raise AssertionError("a directory without manifest.tsv and cases/ is not a case set")

@@ -36,6 +36,13 @@ def test_the_train_extra_brings_torch_and_numpy():
     assert {"torch", "numpy"} <= train  # numpy: torch.distributed.checkpoint saves through it
 
 
+def test_every_package_ships():
+    # A package missing from pyproject's list is left out of a wheel: the emitted script would not import.
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "zgen").rglob("__init__.py")}
+    assert found - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
+
+
 def test_plan_without_torch_stops_with_one_line(capsys, monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))

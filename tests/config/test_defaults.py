@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from zgen.config.defaults import LATEST, default, defaults, scheduler_defaults
+from zgen.deepspeed_defaults import LATEST, default, defaults, scheduler_defaults
 from zgen.config.resolved import ZeroSpec
 from zgen.config.schema import schema_for
 
@@ -49,7 +49,7 @@ def test_scheduler_defaults_differ_per_class():
 
 
 def test_the_runtime_imports_neither_libcst_nor_z3():
-    code = ("import sys, zgen.runtime, zgen.config.defaults; "
+    code = ("import sys, zgen.runtime, zgen.deepspeed_defaults; "
             "print('libcst' in sys.modules, 'z3' in sys.modules, 'zgen.config.schema' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "False"]

@@ -157,7 +157,7 @@ def test_plan_prints_units_timeline_and_crosscheck(zgen, project):
 
 
 def test_plan_json_is_the_plan_and_plot_writes_svg(zgen, project):
-    from zgen.plan.schedule import Plan
+    from zgen.schedule.plan import Plan
 
     code, out, _ = zgen("plan", "--model", "models/encdec.py:build_model", "--config", "ds.json", "--seq-len", "16",
                         "--json", cwd=project)

@@ -12,7 +12,7 @@ from zgen.config.resolved import OptimizerSpec, ResolvedConfig, SchedulerSpec, Z
 from zgen.emit import CodeRef, ScriptInputs, py_literal, render_plan, render_script
 from zgen.errors import ZgenError
 from zgen.plan.planner import build_plan
-from zgen.plan.schedule import Plan
+from zgen.schedule.plan import Plan
 from zgen.plan.trace import build_meta_model, load_callable, parse_target, trace_model
 from zgen.runtime.config import RuntimeConfig
 

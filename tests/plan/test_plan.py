@@ -9,8 +9,8 @@ import pytest
 from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
 from zgen.plan.planner import build_plan, crosscheck_notes, resolved_hazards
-from zgen.plan.replay import simulate
-from zgen.plan.schedule import Plan
+from zgen.schedule.replay import simulate
+from zgen.schedule.plan import Plan
 from zgen.plan.trace import build_meta_model, load_callable, parse_target, trace_model
 from zgen.findings import Finding
 
@@ -93,11 +93,13 @@ def test_forward_reading_a_childs_weight():
     assert any("trace only" in n and "blocks.0.proj.weight" in n and "harmless" in n for n in notes)
 
 
-def test_default_plan_of_llama_matches_default_units():
-    from zgen.plan.units import default_units
+def test_plan_of_llama_has_the_default_grouping():
+    from zgen.schedule.grouping import group, param_infos
+    from zgen.schedule.units import block_modules
 
     model, _, plan = plan_for("examples/llama/model.py:build_tiny_model", ZeroSpec(stage=3, param_persistence_threshold=0))
-    assert units(plan) == {u.module: u.params for u in default_units(model)}
+    assert units(plan) == {u.module: u.params for u in group(param_infos(model), block_modules(model), 0).units}
+    assert len(plan.units) > 2 and all(u.params for u in plan.units)
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,11 @@
-"""The one prefetch rule (`zgen.plan.prefetch`), on hand-made plans, and its use by the runtime's default plan."""
+"""The one prefetch rule (`zgen.schedule.prefetch`), on hand-made plans, and its use by the runtime's default plan."""
 
 from __future__ import annotations
 
 import pytest
 
-from zgen.plan.prefetch import prefetch_lists
-from zgen.plan.schedule import Plan, Unit
+from zgen.schedule.prefetch import prefetch_lists
+from zgen.schedule.plan import Plan, Unit
 
 
 def chain(sizes: dict[str, int], keep_root: bool = True) -> tuple[Plan, dict[str, int]]:

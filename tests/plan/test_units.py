@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from zgen.config.resolved import ZeroSpec
 from zgen.errors import ZgenError
 from zgen.plan.planner import build_plan
 from zgen.plan.trace import Target, build_meta_model, load_callable, parse_target, trace_model
-from zgen.plan.units import block_modules, match_units, stacks
+from zgen.schedule.units import block_modules, match_units, stacks
 from zgen.runtime.plans import default_plan
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,3 +125,65 @@ def test_flag_help_examples_match_llama_blocks_only():
 def test_pattern_matching_nothing_is_an_error():
     with pytest.raises(ZgenError, match=r"`units` pattern `blocks\.\*` matches no module"):
         match_units(["blocks.*"], NAMES)
+
+
+class _Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return x + self.b(torch.tanh(self.a(x)))
+
+
+class _SharedBlocks(torch.nn.Module):
+    """Block 1's weights are block 0's (a universal-transformer style tie); its biases are tiny."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(16, 8)
+        self.layers = torch.nn.ModuleList([_Block(), _Block()])
+        self.layers[1].a.weight, self.layers[1].b.weight = self.layers[0].a.weight, self.layers[0].b.weight
+
+    def forward(self, ids):
+        h = self.emb(ids)
+        for layer in self.layers:
+            h = layer(h)
+        return h.square().mean()
+
+
+def test_a_block_of_tied_weights_gets_a_unit_of_externals_in_both_plans():
+    # With the biases persistent, block 1 gathers nothing of its own: it reads block 0's weights,
+    # so its unit keeps block 0 gathered while it runs (not the root for the whole forward).
+    config = {**NO_PERSISTENCE, "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 8}}
+    plan = default_plan(_SharedBlocks(), config)
+    assert plan.unit("layers.1").params == () and plan.unit("layers.1").external == ("layers.0.a.weight",
+                                                                                      "layers.0.b.weight")
+    assert plan.unit("").external == ()
+    model = build_meta_model(_SharedBlocks, Target("shared.py", "build", "--model"))
+    inputs = (lambda batch, seq, gen: (torch.randint(0, 16, (batch, seq), generator=gen),), Target("shared.py", "inputs",
+                                                                                                  "--inputs"))
+    planned = build_plan(model, trace_model(model, root=REPO, batch_size=2, seq_len=4, inputs=inputs),
+                         ZeroSpec(stage=3, param_persistence_threshold=8))
+    assert {u.module: (u.params, u.external) for u in planned.units} == \
+        {u.module: (u.params, u.external) for u in plan.units}
+
+    # The default plan trains it as plain AdamW does.
+    torch.manual_seed(0)
+    reference = _SharedBlocks()
+    engine = zr.initialize(copy.deepcopy(reference), config, device="cpu")
+    assert engine.plan.unit("layers.1").external == plan.unit("layers.1").external
+    c = engine.config
+    opt = torch.optim.AdamW(reference.parameters(), lr=c.lr, betas=c.betas, eps=c.eps, weight_decay=c.weight_decay)
+    for step in range(3):
+        ids = torch.randint(0, 16, (1, 4), generator=torch.Generator().manual_seed(step))
+        loss = engine(ids)
+        engine.backward(loss)
+        engine.step()
+        reference(ids).backward()
+        torch.nn.utils.clip_grad_norm_(reference.parameters(), c.gradient_clipping)
+        opt.step()
+        opt.zero_grad()
+    trained = engine.full_state_dict()
+    for name, value in reference.state_dict().items():
+        torch.testing.assert_close(trained[name], value, rtol=0, atol=1e-6)

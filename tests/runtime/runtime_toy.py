@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from zgen.plan.schedule import Plan, Unit
+from zgen.schedule.plan import Plan, Unit
 
 VOCAB, DIM, FFN, LAYERS, SEQ = 11, 13, 17, 3, 5
 GLOBAL = 12  # sequences per optimizer step: divisible by 1, 2, 3, 4, 6

@@ -12,7 +12,7 @@ from torch import nn
 import runtime_toy as T
 import zgen.runtime as zr
 from zgen.errors import ZgenError
-from zgen.plan.schedule import Plan
+from zgen.schedule.plan import Plan
 
 FP32_TOL = 1e-5
 

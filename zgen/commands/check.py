@@ -201,10 +201,10 @@ def _trace(args, settings, paths: list[str]) -> tuple[list[str], tuple, list[str
         raise ZgenError("`zgen check --trace` needs torch, which is not installed",
                         help="install the training extra: pip install 'zgen[train]' (or the torch build you train "
                              "with), or run `zgen check` without --trace")
-    from zgen.pipeline import cwd_paths, trace_request
+    from zgen.pipeline import cwd_paths, request_from_args, trace_request
     from zgen.trace_check import trace_check
 
-    request, files, notes = trace_request(args, settings)
+    request, files, notes = trace_request(request_from_args(args, settings))
     # The user's prints go to stderr: stdout carries the report (JSON, SARIF) and must stay parseable.
     with contextlib.redirect_stdout(sys.stderr):
         result = trace_check(request)

@@ -25,8 +25,8 @@ from pathlib import Path
 from zgen.commands.check import add_launch_arguments
 from zgen.config.autofill import EMIT_MAX_STEPS, EMIT_WARMUP_STEPS
 from zgen.errors import ZgenError
-from zgen.pipeline import (add_model_arguments, blocking_findings, cli_path, display_path, memory_timeline, prepare,
-                           print_findings)
+from zgen.pipeline import (Prepared, add_model_arguments, blocking_findings, cli_path, display_path, memory_timeline,
+                           prepare, print_findings, request_from_args)
 
 __all__ = ["add_parser", "run", "FORCED_MARK"]
 
@@ -84,10 +84,9 @@ def _regenerate_args(args, forced: bool) -> list[str]:
 
 
 def run(args, settings) -> int:
-    from zgen.config import load_config_dict
     from zgen.emit import CodeRef, ScriptInputs, render_plan, render_script, runtime_ds_config
     from zgen.plan.planner import honoured_build_findings, resolved_hazards
-    from zgen.plan.trace import parse_target
+    from zgen.plan.target import parse_target
     from zgen.runtime.config import RuntimeConfig
 
     if args.max_steps < 1:
@@ -101,7 +100,7 @@ def run(args, settings) -> int:
     existing = _read(out_path) if args.check else None
     forced = args.force or (existing is not None and FORCED_MARK in existing)
 
-    prep = prepare(args, settings, trace_check=True)
+    prep = prepare(request_from_args(args, settings), trace_check=True)
     s = prep.settings
     if prep.resolved is None:
         print_findings(blocking_findings(prep), prep)
@@ -142,7 +141,7 @@ def run(args, settings) -> int:
     regen = ["zgen", "emit", *_regenerate_args(args, bool(errors))]
     check_cmd = ["zgen", "emit", "--check", *_regenerate_args(args, False)]
     # The runtime's own reading of the config: what it refuses (offload, stage 2) stops here, not at launch.
-    raw = load_config_dict(str(Path(s.root) / prep.config_path))
+    raw = dict(prep.config or {})
     resolved = _run_length(prep.resolved, raw, args)
     resolved, raw, precision_note, at_launch = _precision(resolved, raw, args.precision)
     ds_config = runtime_ds_config(resolved, raw)
@@ -302,7 +301,7 @@ def _smoke_test(args, s, prep) -> str | None:
     n = prep.trace.total_params if prep.trace is not None else sum(p.numel() for p in prep.model.parameters())
     if 5 * 6 * n * prep.resolved.train_batch_size * prep.seq_len <= _CPU_SMOKE_FLOP:
         return None
-    from zgen.plan.trace import parse_target
+    from zgen.plan.target import parse_target
 
     target = parse_target(s.model, "--model")
     small = _small_factories(cli_path(args, "model", target.path, s), target.function)
@@ -363,6 +362,6 @@ def _vocab(model) -> int | None:
     return vocab_size(model)
 
 
-def _planned_peak(prep) -> int | None:
+def _planned_peak(prep: Prepared) -> int | None:
     """The plan's per-GPU peak over one step (the figure `zgen plan` prints), or None without a plan."""
     return max((p.total for p in memory_timeline(prep)), default=None)

@@ -9,12 +9,17 @@ static check disagree. `--json` prints the `Plan` the runtime consumes,
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from zgen.commands.check import add_launch_arguments
 from zgen.commcost import summary_lines
-from zgen.pipeline import (add_model_arguments, blocking_findings, memory_findings, memory_timeline, prepare,
-                           print_findings)
+from zgen.pipeline import (Prepared, add_model_arguments, blocking_findings, memory_findings, memory_timeline,
+                           prepare, print_findings, request_from_args)
+
+if TYPE_CHECKING:
+    from zgen.memory import MemoryPoint
 
 __all__ = ["add_parser", "run"]
 
@@ -36,7 +41,7 @@ def run(args, settings) -> int:
         from zgen.plan.plot import check_plot_path
 
         check_plot_path(args.plot)
-    prep = prepare(args, settings)
+    prep = prepare(request_from_args(args, settings))
     problems = blocking_findings(prep)
     if problems:
         print_findings(problems, prep)
@@ -68,7 +73,7 @@ def run(args, settings) -> int:
     return _fits(prep, points)
 
 
-def _fits(prep, points) -> int:
+def _fits(prep: Prepared, points: list[MemoryPoint]) -> int:
     """Exit 1, saying so, when the peak is more than --gpu-mem (the figure `zgen check` also reports)."""
     from zgen.plan.plot import human_bytes
 
@@ -85,7 +90,7 @@ def _fits(prep, points) -> int:
     return 1
 
 
-def _communication(prep) -> str:
+def _communication(prep: Prepared) -> str:
     """The step's communication at 8-1024 GPUs, flat against hierarchical sharding (zgen.commcost's model)."""
     r = prep.resolved
     lines = summary_lines(
@@ -95,22 +100,20 @@ def _communication(prep) -> str:
         param_bytes=4 if r.precision == "fp32" else 2,
         grad_bytes={"fp32": 4, "bf16": 2, "fp16": 2}[r.zero.reduce_dtype],
     )
-    hpz = _hpz_partition_size(prep.config_path)
+    hpz = _hpz_partition_size(prep.config or {})
     lines.append(f"  this config: hpZ over {hpz} GPUs (`zero_optimization.zero_hpz_partition_size`)" if hpz > 1 else
                  "  this config: flat; set `zero_optimization.zero_hpz_partition_size` to the GPUs per node for hpZ, "
                  "which pays once the world spans nodes")
     return "\n".join(lines) + "\n"
 
 
-def _hpz_partition_size(config_path: str) -> int:
+def _hpz_partition_size(config: Mapping[str, Any]) -> int:
     """`zero_optimization.zero_hpz_partition_size` as written (1 when absent: DeepSpeed's default)."""
-    from zgen.config import load_config_dict
-
-    value = (load_config_dict(config_path).get("zero_optimization") or {}).get("zero_hpz_partition_size", 1)
+    value = (config.get("zero_optimization") or {}).get("zero_hpz_partition_size", 1)
     return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
-def _header(prep) -> str:
+def _header(prep: Prepared) -> str:
     r = prep.report.resolved
     t = prep.trace
     return (f"plan for {prep.model_target} ({t.total_params:,} parameters) with {prep.config_path}\n"

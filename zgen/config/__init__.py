@@ -2,9 +2,8 @@
 
 The public surface the CLI, the runtime and the emitter use. Importing this
 package is cheap: it never imports torch, and z3 is imported only when a config
-is actually solved. The functions below import their modules when called
-because the runtime imports `zgen.config.defaults`, which runs this file first:
-it must stay free of the checker's modules.
+is actually solved. The functions below import their modules when called, so
+that importing the package stays cheap.
 """
 
 from __future__ import annotations

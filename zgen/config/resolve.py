@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from zgen.config.autofill import MODEL_FILLED, hf_fill
-from zgen.config.defaults import default as ds_default
-from zgen.config.resolved import OffloadSpec, OptimizerSpec, Origin, ResolvedConfig, SchedulerSpec, ZeroSpec
+from zgen.deepspeed_defaults import default as ds_default
+from zgen.config.resolved import (OffloadSpec, OptimizerSpec, Origin, ResolvedConfig, SchedulerSpec, ZeroSpec,
+                                  precision_of)
 from zgen.config.schema import Key, Section
 from zgen.config.validate import AUTO, ConfigValues
 from zgen.launch import ModelShape
@@ -120,9 +121,7 @@ def resolve(values: ConfigValues, model_values: dict, forced: frozenset[str], de
     """The resolved config for `world_size`; `model_values` are the solver's values by canonical key."""
     ctx = _Ctx(values, model_values, forced, derive_explain, model, {})
     batch = {k: _as_int(ctx.get(k, 1), 1) for k in _BATCH}
-    fp16 = bool(ctx.get("fp16.enabled"))
-    bf16 = bool(ctx.get("bf16.enabled"))
-    precision = "fp16" if fp16 else "bf16" if bf16 else "fp32"
+    precision = precision_of(bool(ctx.get("fp16.enabled")), bool(ctx.get("bf16.enabled")))
     stage = ctx.int("zero_optimization.stage")
     overlap = ctx.get("zero_optimization.overlap_comm")
     if overlap is None:

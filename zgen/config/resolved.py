@@ -7,14 +7,34 @@ generated script, and `zgen.runtime` accepts it (or the plain dict from
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from zgen.config.defaults import defaults
+from zgen.deepspeed_defaults import defaults
 
-__all__ = ["OptimizerSpec", "SchedulerSpec", "OffloadSpec", "ZeroSpec", "ResolvedConfig", "Origin"]
+__all__ = ["OptimizerSpec", "SchedulerSpec", "OffloadSpec", "ZeroSpec", "ResolvedConfig", "Origin", "precision_of",
+           "written_precision"]
 
 Precision = Literal["bf16", "fp16", "fp32"]
+
+
+def precision_of(fp16: bool, bf16: bool) -> Precision:
+    """The training precision from its two switches; fp16 first (DeepSpeed refuses both, ZC rules say so)."""
+    return "fp16" if fp16 else "bf16" if bf16 else "fp32"
+
+
+def written_precision(config: Mapping[str, object]) -> Precision:
+    """The precision a plain config (the dict DeepSpeed reads) asks for, before it is checked.
+
+    A switch is on when its `enabled` is `true`: an `"auto"` one is off, as zgen fills
+    it. DeepSpeed reads `bf16` and, when that is absent or null, the old name `bfloat16`.
+    """
+    def enabled(section: object) -> bool:
+        return isinstance(section, Mapping) and section.get("enabled") is True
+
+    bf16 = config.get("bf16")
+    return precision_of(enabled(config.get("fp16")), enabled(config.get("bfloat16") if bf16 is None else bf16))
 
 # Field defaults are DeepSpeed's (current release), so a spec built in code means what an empty config means.
 _DS = defaults()

@@ -1,6 +1,6 @@
 """DeepSpeed's config key schema, keyed by DeepSpeed version.
 
-The defaults live in `zgen.config.defaults` (one table the runtime reads too);
+The defaults live in `zgen.deepspeed_defaults` (one table the runtime reads too);
 this module adds kinds, ranges and aliases (`zgen.config.autofill` says what fills
 an `"auto"`). Facts here
 were read from DeepSpeed 0.19.8's sources (`runtime/config.py`,
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Mapping
 
-from zgen.config.defaults import OLDEST, Version, defaults
+from zgen.deepspeed_defaults import OLDEST, Version, defaults
 from zgen.config.deepspeed_models import MODELS
 from zgen.config.deepspeed_models import VERSION as MODELS_VERSION
 from zgen.errors import ZgenError
@@ -126,7 +126,7 @@ def parse_version(text: str) -> Version:
 
 
 def _k(name: str, kind: str, **kw) -> Key:
-    # The default is filled in from `zgen.config.defaults` once the tree is built (`_with_defaults`).
+    # The default is filled in from `zgen.deepspeed_defaults` once the tree is built (`_with_defaults`).
     return Key(name, kind, **kw)
 
 

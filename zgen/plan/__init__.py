@@ -1,10 +1,9 @@
-"""The plan: what the runtime gathers, when, and in which groups.
+"""Planning from a trace: what `zgen plan` and `zgen emit` run with torch.
 
-Torch-free rules the runtime and the memory model share: `schedule` (the `Plan`
-type the runtime consumes), `replay` (a plan position by position), `prefetch`
-(which all-gathers a position issues), `retention` (which units stay gathered
-from forward to backward), `trace_rule` (ZG290's documentation). With torch:
-`units` groups a module tree into units, `trace` runs the model on the meta
-device, `planner` builds a `Plan` from a trace and the resolved config, `plot`
-draws it. This file imports nothing so that the light modules stay light.
+`trace` runs the model once on the meta device (`stand_ins` gives values to
+value-dependent ops inside one module), `planner` turns the trace and the
+resolved config into a `zgen.schedule.plan.Plan`, `plot` draws it. The
+torch-free rules they share with the runtime and the memory model live in
+`zgen.schedule`. This file imports nothing so that `zgen.plan.trace` loads
+only what it needs.
 """

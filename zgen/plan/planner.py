@@ -3,12 +3,14 @@
 Steps, each a small function:
 
 1. `block_modules`: which modules get a unit of their own: the repeated
-   blocks of the model's stacks (`zgen.plan.units`, the rule the runtime's
+   blocks of the model's stacks (`zgen.schedule.units`, the rule the runtime's
    default plan uses too), or the modules `[tool.zgen] units` / `--units`
    patterns name.
-2. `zgen.plan.units.default_units` groups the parameters; parameters at or below
-   `stage3_param_persistence_threshold` elements leave their unit and stay
-   gathered (DeepSpeed's rule: `numel <= threshold`).
+2. `zgen.schedule.grouping.group` (the core the runtime's default plan calls
+   too) groups the parameters: parameters at or below
+   `stage3_param_persistence_threshold` elements stay gathered (DeepSpeed's
+   rule: `numel <= threshold`), a tied parameter registered inside another
+   unit is external there.
 3. Orders come from the trace: unit modules in the order their forward
    started, and in the order their backward started.
 4. External parameters: a parameter read while a unit runs (the innermost
@@ -17,10 +19,10 @@ Steps, each a small function:
    next use comes within `stage3_max_reuse_distance` elements of other units'
    gathers (DeepSpeed's rule, traversing the units that run in between), as
    long as the gathered total stays within `stage3_max_live_parameters`.
-6. Prefetch: `zgen.plan.prefetch`, DeepSpeed's bucket and max-live rule
+6. Prefetch: `zgen.schedule.prefetch`, DeepSpeed's bucket and max-live rule
    (the runtime's default plan uses the same one).
 
-`zgen.plan.replay.simulate` replays a plan position by position (what is
+`zgen.schedule.replay.simulate` replays a plan position by position (what is
 gathered, issued and freed); `timeline` turns the replay into per-GPU memory
 for the unit table and the memory plot (`zgen.plan.plot`).
 """
@@ -35,15 +37,14 @@ from dataclasses import dataclass, replace
 from torch import nn
 
 from zgen.config.resolved import ZeroSpec
-from zgen.errors import ZgenError
 from zgen.memory import MemoryPoint, step_timeline
-from zgen.plan.prefetch import prefetch_lists
-from zgen.plan.replay import spans
-from zgen.plan.retention import kept_units
-from zgen.plan.schedule import ROOT, Plan, Unit
 from zgen.plan.trace import ExecutionTrace
-from zgen.plan import units as units_rule
-from zgen.plan.units import default_units
+from zgen.schedule import units as units_rule
+from zgen.schedule.grouping import group
+from zgen.schedule.plan import Plan, Unit
+from zgen.schedule.prefetch import prefetch_lists
+from zgen.schedule.replay import spans
+from zgen.schedule.retention import kept_units
 
 __all__ = ["block_modules", "build_plan", "unit_numel", "crosscheck_notes", "resolved_hazards", "honoured_build_findings", "BUILD_TIME_CODES",
            "trace_failure_note",
@@ -53,7 +54,7 @@ __all__ = ["block_modules", "build_plan", "unit_numel", "crosscheck_notes", "res
 # -- 1. which modules are units ------------------------------------------------------------
 
 def block_modules(model: nn.Module, trace: ExecutionTrace, patterns: Sequence[str] = ()) -> list[str]:
-    """Qualified names of the modules that get a unit (`zgen.plan.units`), in the order their forward first ran."""
+    """Qualified names of the modules that get a unit (`zgen.schedule.units`), in the order their forward first ran."""
     chosen = units_rule.block_modules(model, patterns)
     first_run = {}
     for i, m in enumerate(trace.forward_calls):
@@ -68,15 +69,6 @@ def unit_numel(plan: Plan, trace: ExecutionTrace) -> dict[str, int]:
     """Elements each unit gathers (its own parameters)."""
     sizes = {p.name: p.numel for p in trace.params}
     return {u.module: sum(sizes[p] for p in u.params) for u in plan.units}
-
-
-def _innermost_by_name(module: str, units: set[str]) -> str | None:
-    """The unit whose module encloses `module` most closely, by qualified name (None if none)."""
-    parts = module.split(".") if module else []
-    for i in range(len(parts), -1, -1):
-        if ".".join(parts[:i]) in units:
-            return ".".join(parts[:i])
-    return None
 
 
 def _innermost_unit(stack: Sequence[str], units: set[str]) -> str | None:
@@ -95,26 +87,14 @@ def build_plan(
     world_size: int | None = None,
 ) -> Plan:
     """Compute the stage-3 schedule for a traced meta-device `model` under the ZeRO settings `zero`."""
-    blocks = block_modules(model, trace, patterns)
     sizes = {p.name: p.numel for p in trace.params}
-    persistent = tuple(p.name for p in trace.params if p.numel <= zero.param_persistence_threshold)
+    grouping = group(trace.params, block_modules(model, trace, patterns), zero.param_persistence_threshold)
+    persistent = grouping.persistent
     keep_out = set(persistent)
-    grouped = {s.module: s.params for s in default_units(model, blocks)}
-    # Blocks without parameters of their own stay candidates: a tied parameter may make them need a unit.
-    specs = [(m, tuple(p for p in grouped.get(m, ()) if p not in keep_out)) for m in [*blocks, ROOT]]
+    specs = [(u.module, u.params) for u in grouping.units]
     owner = {p: m for m, ps in specs for p in ps}
-    external: dict[str, list[str]] = {m: [] for m, _ in specs}
+    external = {u.module: list(u.external) for u in grouping.units}  # tied parameters; the trace's reads follow
     notes: list[str] = []
-    # A tied parameter registered under a module of another unit is external there (the runtime installs it there).
-    for info in trace.params:
-        for alias in info.aliases:
-            holder = _innermost_by_name(alias.rpartition(".")[0], set(external))
-            if info.name in owner and holder is not None and holder != owner[info.name] \
-                    and info.name not in external[holder]:
-                external[holder].append(info.name)
-    # A unit that gathers nothing (all its parameters persistent) is not needed -- the root included, as in
-    # the runtime's default plan.
-    specs = [(m, ps) for m, ps in specs if ps or external[m]]
     unit_names = {m for m, _ in specs}
 
     forward = tuple(m for m in trace.forward_calls if m in unit_names)

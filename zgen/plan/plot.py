@@ -13,8 +13,8 @@ from pathlib import Path
 from zgen.errors import ZgenError
 from zgen.memory import MemoryPoint
 from zgen.plan.planner import unit_numel
-from zgen.plan.replay import simulate
-from zgen.plan.schedule import Plan
+from zgen.schedule.replay import simulate
+from zgen.schedule.plan import Plan
 
 __all__ = ["human_bytes", "render_unit_table", "render_timeline", "svg_timeline", "check_plot_path", "write_plot"]
 

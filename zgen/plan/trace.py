@@ -48,10 +48,12 @@ from zgen.findings import Finding, Severity
 from zgen.plan.frames import user_site_stack as _user_site_stack
 from zgen.plan.frames import user_site_tb as _user_site_tb
 from zgen.plan.frames import where as _where
-from zgen.plan.trace_rule import TRACE_RULE
+from zgen.trace_rule import TRACE_RULE
 from zgen.runtime.meta_build import build_on_meta
+from zgen.schedule.grouping import ParamInfo, param_infos
 
 from .stand_ins import Decision, DecisionHazard, StandIns
+from .target import Target, parse_target
 
 __all__ = [
     "DATA_DEPENDENT_CODE",
@@ -85,33 +87,6 @@ _METADATA_OPS = frozenset(
 )
 
 # -- loading user code -----------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A `path/to/file.py:function` reference as written by the user, split and validated."""
-
-    path: str
-    function: str
-    option: str  # the flag or [tool.zgen] key it came from, for messages
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.function}"
-
-
-def parse_target(text: str, option: str) -> Target:
-    """Split and validate `path/to/file.py:function`; a bad spelling is a `ZgenError`."""
-    path, sep, func = text.rpartition(":")
-    if not sep or not path or not func:
-        raise ZgenError(
-            f"{option} `{text}` is not `path/to/file.py:function`",
-            help=f"write it as {option} path/to/model.py:build_model",
-        )
-    if not path.endswith(".py"):
-        raise ZgenError(f"{option} `{text}`: `{path}` is not a Python file", help="name a .py file before the `:`")
-    if not all(part.isidentifier() for part in func.split(".")):
-        raise ZgenError(f"{option} `{text}`: `{func}` is not a Python identifier", help="name a module-level function")
-    return Target(path, func, option)
-
 
 def _import_file(path: Path, option: str) -> ModuleType:
     """Import a Python file by path; its directory and the project are importable from it."""
@@ -173,16 +148,6 @@ def load_callable(target: Target, root: Path) -> Callable[..., Any]:
 
 
 # -- the trace value -------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ParamInfo:
-    """One parameter: its canonical name (first in `named_parameters()`), shape and aliases."""
-
-    name: str
-    shape: tuple[int, ...]
-    numel: int
-    aliases: tuple[str, ...] = ()  # other qualified names of the same tensor (tied weights)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParamRead:
@@ -470,21 +435,7 @@ def trace_model(
         args, kwargs = (), synthetic_inputs(vocab, batch_size, seq_len, torch.Generator().manual_seed(0))
         where = "the synthesized `input_ids`/`labels`"
 
-    params: list[ParamInfo] = []
-    aliases: dict[int, list[str]] = {}
-    for mname, m in model.named_modules(remove_duplicate=False):
-        for pname, p in m._parameters.items():
-            if p is not None:
-                aliases.setdefault(id(p), []).append(f"{mname}.{pname}" if mname else pname)
-    for name, p in model.named_parameters():
-        params.append(
-            ParamInfo(
-                name=name,
-                shape=tuple(p.shape),
-                numel=p.numel(),
-                aliases=tuple(a for a in dict.fromkeys(aliases.get(id(p), ())) if a != name),
-            )
-        )
+    params = param_infos(model)
 
     if isinstance(dtype, str):
         dtype = getattr(torch, dtype)

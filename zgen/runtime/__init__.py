@@ -13,7 +13,7 @@ engine.save_checkpoint("ckpt/step100")      # sharded; loads on any world size
 
 The engine needs torch only (no libcst, no z3). `config` is a DeepSpeed-style
 dict, a path to one, or a `zgen.config.resolved.ResolvedConfig`; `plan` is a
-`zgen.plan.schedule.Plan` from `zgen plan`, or None for `default_plan(model, config)`.
+`zgen.schedule.plan.Plan` from `zgen plan`, or None for `default_plan(model, config)`.
 """
 
 from __future__ import annotations
@@ -24,16 +24,17 @@ import torch
 from torch import nn
 
 from zgen.errors import ZgenError
-from zgen.plan.schedule import Plan
+from zgen.schedule.plan import Plan
 
 from .comm import DistInfo, init_distributed, shutdown, world
 from .config import RuntimeConfig
-from .engine import Engine
+from .engine import DTYPES, Engine
 from .meta_build import RECORD_MODES, build_on_meta
 from .materialize import fill_from_meta, fill_from_weights, has_meta, move_buffers
 from .partitioned import Partitioned
 from .own_init import apply_init
 from .plans import bind, default_plan
+from . import sharding
 
 __all__ = ["initialize", "apply_init", "build_on_meta", "init_distributed", "shutdown", "default_plan", "Engine", "DistInfo", "Partitioned", "RuntimeConfig"]
 
@@ -118,9 +119,11 @@ def initialize(
     if plan is None:
         plan = default_plan(model, cfg)
     elif not isinstance(plan, Plan):
-        raise ZgenError(f"plan must be a zgen.plan.schedule.Plan or None, not {type(plan).__name__}")
+        raise ZgenError(f"plan must be a zgen.schedule.plan.Plan or None, not {type(plan).__name__}")
     binding = bind(model, plan, size)
     info = DistInfo(rank, size, dev.index or 0, dev)
+    # How units are gathered and reduced across ranks: one rank, flat, parameter offload or hpZ, chosen here once.
+    strategy = sharding.choose(cfg, size, DTYPES[cfg.reduce_dtype])
     if has_meta(model):
 
         def fill(units):
@@ -138,8 +141,8 @@ def initialize(
             fill_from_weights(units)
 
     return Engine(
-        model, cfg, plan, binding, info, keep_low_precision=keep_low_precision, split_master=split_master, fill=fill,
-        optimizer=optimizer,
+        model, cfg, plan, binding, info, sharding=strategy, keep_low_precision=keep_low_precision,
+        split_master=split_master, fill=fill, optimizer=optimizer,
     )
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import inspect
 import shutil
 from pathlib import Path
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import torch
 import torch.distributed as dist
@@ -38,22 +39,19 @@ _ADAM_STATES = ("exp_avg", "exp_avg_sq")  # the per-element states of checkpoint
 _COUNTERS = {"global_steps": 0, "micro_steps": 0, "skipped": 0, "loss_scale": 0.0, "good_steps": 0}
 
 
-class Checkpointable(Protocol):
-    """The public surface of an engine that checkpoints read and write (`zgen.runtime.Engine`)."""
+@dataclass(frozen=True, slots=True)
+class Checkpointable:
+    """What a checkpoint reads and writes, handed over by the engine (quiesced: only the shards hold weights)."""
 
     rank: int
     world_size: int
     device: torch.device
     module: nn.Module
+    shards: list[UnitState]  # persistent pseudo-unit first, then the units, then frozen parts
+    sites: dict[str, list[tuple[nn.Module, str]]]  # canonical parameter name -> every (module, attribute) holding it
     optimizer: Any  # `state(u)` -> {key: 1-D shard or 0-dim tensor}, `load_state(u, state or None)`
-
-    def shard_states(self) -> list[UnitState]: ...
-
-    def parameter_sites(self) -> dict[str, list[tuple[nn.Module, str]]]: ...
-
-    def counters(self) -> dict: ...
-
-    def load_counters(self, state: dict) -> None: ...
+    counters: Callable[[], dict]  # step counters and scaler state, plain numbers
+    load_counters: Callable[[dict], None]
 
 
 def require_numpy(world_size: int) -> None:
@@ -144,7 +142,7 @@ def save(engine: Checkpointable, path: str) -> None:
     _barrier()
     sd: dict = {}
     kinds: dict[str, str] = {}
-    for u in engine.shard_states():
+    for u in engine.shards:
         state = engine.optimizer.state(u)
         kinds.update(_kinds(state))
         flats = {"model": _full_flat(engine, u, u.read_master())}
@@ -190,7 +188,7 @@ def load(engine: Checkpointable, path: str) -> None:
     dcp.load(head, checkpoint_id=path, **kw)
     engine.load_counters(head["engine"])
     kinds = head.get("optim_kinds") or {**{k: "elementwise" for k in _ADAM_STATES}, "step": "scalar"}
-    for u in engine.shard_states():
+    for u in engine.shards:
         names = [s.name for s in u.layout.slots]
         missing = [n for n in names if f"model.{n}" not in meta]
         if missing:
@@ -236,7 +234,7 @@ def _scatter_into(u: UnitState, shard: torch.Tensor, values: dict[str, torch.Ten
 def _state_dict_names(engine: Checkpointable) -> list[tuple[str, str | None, torch.Tensor | None]]:
     """(key, canonical parameter name or None, buffer or None) in `model.state_dict()` order."""
     canonical = {}
-    for name, sites in engine.parameter_sites().items():
+    for name, sites in engine.sites.items():
         for mod, attr in sites:
             canonical[(id(mod), attr)] = name
     out = []
@@ -254,7 +252,7 @@ def _state_dict_names(engine: Checkpointable) -> list[tuple[str, str | None, tor
 def full_state_dict(engine: Checkpointable) -> dict[str, torch.Tensor]:
     """Consolidated fp32 parameters and persistent buffers on rank 0 (CPU tensors); `{}` elsewhere (quiesced engine)."""
     values: dict[str, torch.Tensor] = {}
-    for u in engine.shard_states():
+    for u in engine.shards:
         flat = _full_flat(engine, u, u.read_master())
         if engine.rank == 0:
             for s in u.layout.slots:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from zgen.config.defaults import defaults, scheduler_defaults
+from zgen.deepspeed_defaults import defaults, scheduler_defaults
 from zgen.errors import ZgenError
 
 __all__ = ["RuntimeConfig", "LossScaleConfig", "SchedulerConfig", "as_dict", "zero_settings"]

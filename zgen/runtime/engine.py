@@ -2,13 +2,16 @@
 
 The work is split the way FSDP2 splits it: a `group.UnitGroup` per unit does
 the gathers, frees and gradient folding (unshard / reshard / post-backward)
-on its `unit.UnitState` shards; `scaler.StepScaler` owns loss scale,
-clipping and the learning rate; `optim` steps the shards; `comm` holds the
-stateless collectives and streams; `TrainingState` says which phase of the
-step the hooks are in. The engine decides *when*: the plan's order and
-prefetches, installing the views into the modules, and the step.
-Checkpoints (`checkpoint`) go through the engine's public surface
-(`quiesce`, `shard_states`, `parameter_sites`, `counters`).
+on its `unit.UnitState` shards, through the unit's `sharding` object (one
+rank, flat, parameter offload or hpZ, chosen once in `initialize`);
+`step.Stepper` runs the optimizer step (`scaler.StepScaler`: loss scale,
+clipping, learning rate; `optim`: the update of each shard); `comm` holds
+the stateless collectives and streams; `TrainingState` says which phase of
+the step the hooks are in. The engine is the hooks: it decides *when*, by
+the plan's order and prefetches, and installs the views into the modules.
+Checkpoints (`checkpoint`) read and write what the engine hands them
+(`checkpoint.Checkpointable`: the shards, the parameters' sites, the
+optimizer and the counters).
 
 Control flow for one micro-step (CUDA; on CPU the same calls run in order):
 
@@ -51,23 +54,24 @@ from torch.autograd.graph import register_multi_grad_hook
 from torch.utils._pytree import tree_flatten
 
 from zgen.errors import ZgenError
-from zgen.plan.schedule import Plan
+from zgen.schedule.plan import Plan
 
 from . import checkpoint, comm
 from .config import RuntimeConfig
 from .group import Gathered, GroupContext, UnitGroup
 from .layout import FlatLayout
-from .offload import OffloadedOptimizer
-from .optim import OptimizerFactory, TorchOptimizer, build_optimizer
+from .optim import OptimizerFactory
 from .partitioned import Partitioned
 from .plans import Binding, BoundUnit
 from .scaler import StepScaler
+from .sharding import Strategy
+from .step import Stepper, step_order
 from .training_state import TrainingState
 from .unit import UnitState
 
 __all__ = ["Engine"]
 
-_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 Site = tuple[nn.Module, str, str]  # (module, attribute, canonical parameter name)
 
@@ -83,6 +87,7 @@ class Engine:
         binding: Binding,
         info: comm.DistInfo,
         *,
+        sharding: Strategy,
         keep_low_precision: bool,
         split_master: bool = False,
         fill: Callable[[list[UnitState]], None],
@@ -93,24 +98,18 @@ class Engine:
         self.config = config
         self.plan = plan
         self.rank, self.world_size, self.device = info.rank, info.world_size, info.device
-        self.compute_dtype = _DTYPES[config.precision]
-        self.reduce_dtype = _DTYPES[config.reduce_dtype]
+        self.compute_dtype = DTYPES[config.precision]
         self.streams = comm.Streams(self.device)
-        self._ctx = GroupContext(self.streams, self.world_size, self.device, self.reduce_dtype,
-                                 config.gradient_accumulation_steps)
-        hpz = config.hpz_partition_size
-        if hpz > 1 and self.world_size > 1:
-            self._ctx.node, self._ctx.node_rank = comm.node_group(hpz)
-        self.global_steps = 0
+        self.sharding = sharding
+        self._ctx = GroupContext(self.streams, self.device, config.gradient_accumulation_steps)
         self._binding = binding
         self._owner = binding.owner
 
         def group(b: BoundUnit, pinned: bool, frozen: bool = False) -> UnitGroup:
             layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
             shards = UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, pinned,
-                               split_master, config.offload_optimizer, config.pin_memory,
-                               config.hpz_partition_size if self.world_size > 1 else 1, config.offload_param)
-            return UnitGroup(shards, self._ctx, frozen)
+                               split_master, config.offload_optimizer, config.pin_memory, config.offload_param)
+            return UnitGroup(shards, self._ctx, sharding.unit(shards), frozen)
 
         companions: list[UnitGroup] = []
 
@@ -136,9 +135,7 @@ class Engine:
         self._by_module = {g.bound.module_name: g for g in self.units}
         self._slot_index = {n: (g, i) for g in self._all for i, n in enumerate(g.shards.names)}
 
-        if config.offload_param and self.world_size > 1:
-            shard = max(g.layout.shard for g in self._all)
-            self._ctx.staging = torch.empty(shard, dtype=self.compute_dtype, device=self.device)
+        sharding.finish([g.shards for g in self._all], self.device, self.compute_dtype)
         fill([g.shards for g in self._all])  # materialise the masters (from real weights or meta + init_fn)
         context = weakref.WeakMethod(self._context)
         self._placeholders = {n: Partitioned(n, self._owner[n], p, context) for g in self._all for n, p in g.bound.params}
@@ -150,11 +147,8 @@ class Engine:
         self._reset_sites()
         for g in self._all:
             g.bound.params = [(n, None) for n, _ in g.bound.params]  # drop the last references to the unsharded weights
-        self._step_order = self._optimizer_order()
-        self.optimizer = build_optimizer([g.shards for g in self._step_order], config, optimizer)
-        if config.offload_optimizer:
-            self.optimizer = OffloadedOptimizer(self.optimizer, self.device, config.pin_memory)
-        self.scaler = StepScaler(config, self.world_size, self.device, self.streams)
+        self._stepper = Stepper(step_order(self.persistent, self.units, plan.forward_order), config,
+                                self.world_size, self.device, self._ctx, optimizer)
 
         self.training_state = TrainingState.IDLE
         self._epoch = 0  # forwards so far
@@ -267,48 +261,43 @@ class Engine:
         self.training_state = TrainingState.BACKWARD
         self._bwd_pos = 0
         try:
-            self.scaler.scale_loss(loss).backward()
+            self._stepper.scaler.scale_loss(loss).backward()
         finally:
             self.training_state = TrainingState.IDLE
         self._finalize_backward()
 
     def step(self) -> None:
-        """Count a micro-step; at the accumulation boundary, clip and apply the optimizer."""
+        """Count a micro-step; at the accumulation boundary, clip and apply the optimizer (`step.Stepper`)."""
         if not self.is_accumulation_boundary():
             self.micro_steps += 1
             return
         if self._grad_epoch > self._finalized_epoch and any(g.fired for g in self._all):
             self._finalize_backward()  # the caller ran loss.backward() itself
-        stepped = [g for g in self._step_order if g.has_grad]
-        if not stepped:
-            raise ZgenError(
-                "engine.step() at an accumulation boundary found no gradients",
-                help="call engine.backward(loss) after each forward and before engine.step()",
-            )
-        s = self.streams
-        s.wait(s.optim, s.record(s.main))
-        with s.on(s.optim):
-            divisor, skip = self.scaler.divisor([g.norm_sq for g in stepped if g.norm_sq is not None])
-            if not skip:
-                lr = self.scaler.lr(self.global_steps)
-                for g in stepped:
-                    g.apply_update(self.optimizer, divisor, lr)
-            for g in stepped:
-                g.end_step()
-        if not skip:
-            self.global_steps += 1
+        self._stepper.step()
         self.micro_steps += 1
         # The next forward's first gathers start now, each behind its own unit's update.
         for g in [self.persistent] + [self._by_module[m] for m in self.plan.forward_order[:1]]:
             if g is not None and not g.static:
                 g.prefetch()
 
+    @property
+    def optimizer(self):
+        """The optimizer over the units' shards (`zgen.runtime.optim`, wrapped for optimizer offload)."""
+        return self._stepper.optimizer
+
+    @property
+    def scaler(self) -> StepScaler:
+        """Loss scale, clipping and learning rate."""
+        return self._stepper.scaler
+
+    @property
+    def global_steps(self) -> int:
+        """Optimizer steps taken (skipped fp16 steps not counted)."""
+        return self._stepper.global_steps
+
     def get_lr(self) -> list[float]:
         """The learning rate the next optimizer step will use (one entry, as DeepSpeed's list)."""
-        inner = getattr(self.optimizer, "inner", self.optimizer)
-        if isinstance(inner, TorchOptimizer) and not inner.scheduled:  # a client's optimizer keeps its own
-            return [float(inner.torch.param_groups[0]["lr"])]
-        return [self.scaler.lr(self.global_steps)]
+        return self._stepper.lr()
 
     @property
     def last_grad_norm(self) -> float | None:
@@ -333,64 +322,42 @@ class Engine:
         renamed into place once every rank has finished.
         """
         self.quiesce()
-        checkpoint.save(self, path)
+        checkpoint.save(self._checkpointable(), path)
 
     def load_checkpoint(self, path: str) -> None:
         """Resume from `save_checkpoint`'s directory, written at any world size; collective."""
         self.quiesce()
-        checkpoint.load(self, path)
+        checkpoint.load(self._checkpointable(), path)
         for g in self._all:
             g.invalidate()
 
     def full_state_dict(self) -> dict[str, torch.Tensor]:
         """Consolidated fp32 weights (and persistent buffers) by name on rank 0, `{}` elsewhere; collective."""
         self.quiesce()
-        return checkpoint.full_state_dict(self)
+        return checkpoint.full_state_dict(self._checkpointable())
 
     def save_full_state_dict(self, path: str) -> None:
         """Write `full_state_dict()` on rank 0: safetensors for a `.safetensors` path, else torch.save."""
         self.quiesce()
-        checkpoint.save_full(self, path)
+        checkpoint.save_full(self._checkpointable(), path)
 
     def quiesce(self) -> None:
         """Finish all queued work and free every gathered unit, so that only the shards remain."""
-        if isinstance(self.optimizer, OffloadedOptimizer):
-            self.optimizer.synchronize()
+        self._stepper.synchronize()
         self.streams.synchronize()
         for g in self._all:
             g.quiesce()
 
-    def shard_states(self) -> list[UnitState]:
-        """Every unit's shards (persistent first, then the units, then frozen parts): what a checkpoint holds."""
-        return [g.shards for g in self._all]
-
-    def parameter_sites(self) -> dict[str, list[tuple[nn.Module, str]]]:
-        """Canonical parameter name -> every (module, attribute) of the model that holds it."""
-        return self._binding.sites
-
-    def counters(self) -> dict:
-        """Step counters and scaler state, as plain numbers (saved with a checkpoint)."""
-        return {"global_steps": self.global_steps, "micro_steps": self.micro_steps, **self.scaler.state_dict()}
-
-    def load_counters(self, state: dict) -> None:
-        """Restore `counters()`'s values."""
-        self.global_steps, self.micro_steps = int(state["global_steps"]), int(state["micro_steps"])
-        self.scaler.load_state_dict(state)
+    def _checkpointable(self) -> checkpoint.Checkpointable:
+        """What a checkpoint reads and writes: every unit's shards (persistent first, then the units, then
+        frozen parts), where each parameter sits in the module, the optimizer and the counters."""
+        return checkpoint.Checkpointable(
+            rank=self.rank, world_size=self.world_size, device=self.device, module=self.module,
+            shards=[g.shards for g in self._all], sites=self._binding.sites, optimizer=self.optimizer,
+            counters=self._stepper.counters, load_counters=self._stepper.load_counters,
+        )
 
     # ------------------------------------------------------------------ plan helpers
-    def _optimizer_order(self) -> list[UnitGroup]:
-        order, seen = [], set()
-        if self.persistent is not None:
-            order.append(self.persistent)
-            seen.add(self.persistent.label)
-        for m in self.plan.forward_order:
-            g = self._by_module[m]
-            if g.label not in seen:
-                order.append(g)
-                seen.add(g.label)
-        order += [g for g in self.units if g.label not in seen]
-        return order
-
     def _prefetch(self, modules: tuple[str, ...]) -> None:
         for m in modules:
             self._by_module[m].prefetch()

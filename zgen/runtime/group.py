@@ -3,25 +3,28 @@
 The engine's hooks decide *when* (the plan's order, prefetches, the phase of
 the step); a `UnitGroup` does *what* happens to its unit at those moments:
 
-* `unshard()` issues the all-gather (a cast at world size 1) into the
-  unit's gathered buffer on the gather stream, behind the unit's last
-  optimizer update; `wait_unsharded()` orders the main stream after it;
+* `unshard()` issues the unit's gather into its gathered buffer on the
+  gather stream, behind the unit's last optimizer update;
+  `wait_unsharded()` orders the main stream after it;
 * `reshard()` frees the gathered buffer (the persistent pseudo-unit and
   buffers that alias a persistent tensor are never freed);
 * `post_backward(grads)` folds the unit's gradients into its fp32 gradient
-  shard on the reduce stream (a reduce-scatter above world size 1), or at
-  world size 1 with a split master hands autograd's gradients to the
-  optimizer as they are; `fold_partial(grads)` takes the gradients a
-  reentrant checkpoint delivers for part of the unit;
+  shard on the reduce stream, or, where a split master may hold them,
+  hands autograd's gradients to the optimizer as they are;
+  `fold_partial(grads)` takes the gradients a reentrant checkpoint delivers
+  for part of the unit;
 * `apply_update(...)` / `end_step()` run the optimizer on the shard and
   keep last step's gradient buffers alive until the main stream is past it.
 
-A group's storage (fp32 master, gathered buffer, views) is its `UnitState`.
+How a gather and a reduction cross the ranks (one rank, flat, parameter
+offload, hpZ) is the group's `sharding` object, chosen once for the engine
+(`zgen.runtime.sharding`). A group's storage (fp32 master, gathered buffer,
+views) is its `UnitState`.
 Parameters with `requires_grad=False` live in a frozen companion group that
 is gathered, installed and freed with its unit and never folds gradients.
-Groups of one engine share a `GroupContext`: the streams, the world size,
-the gradient-reduction dtype, the accumulation window and the list of
-gradient buffers still being read on the reduce stream.
+Groups of one engine share a `GroupContext`: the streams, the device, the
+accumulation window and the list of gradient buffers still being read on
+the reduce stream.
 """
 
 from __future__ import annotations
@@ -35,9 +38,12 @@ import torch
 
 from . import comm
 from .offload import PendingUpdate
+from .sharding import Flat, HpZ, OneRank, sq_norm
 from .unit import UnitState
 
 __all__ = ["Gathered", "GroupContext", "UnitGroup", "Views"]
+
+Sharding = OneRank | Flat | HpZ
 
 
 class Gathered(enum.Enum):
@@ -53,16 +59,9 @@ class GroupContext:
     """What every group of one engine shares."""
 
     streams: comm.Streams
-    world_size: int
     device: torch.device
-    reduce_dtype: torch.dtype
     accumulation: int  # micro-steps per optimizer step
     micro_steps: int = 0  # micro-steps counted so far (the engine's counter)
-    node: Any = None  # hpZ: the process group the secondary partitions are gathered in (None: off)
-    # Parameter offload above world size 1: the device buffer each host shard is copied up into before
-    # its all-gather. One for all units: gathers run one after another on the gather stream.
-    staging: torch.Tensor | None = None
-    node_rank: int = 0  # this rank's index in `node`
     # Gradient buffers being read on the reduce stream, with the event that ends the read:
     # kept alive until the main stream has waited on it (instead of `record_stream`).
     held: list[tuple[Any, tuple]] = field(default_factory=list)
@@ -87,9 +86,10 @@ class GroupContext:
 class UnitGroup:
     """One unit (or the persistent pseudo-unit, or a unit's frozen part) and its gather/free/grad lifecycle."""
 
-    def __init__(self, shards: UnitState, ctx: GroupContext, frozen: bool = False) -> None:
+    def __init__(self, shards: UnitState, ctx: GroupContext, sharding: Sharding, frozen: bool = False) -> None:
         self.shards = shards
         self.ctx = ctx
+        self.sharding = sharding  # how its gathers and reductions cross the ranks
         self.label = shards.label
         self.bound = shards.bound
         self.layout = shards.layout
@@ -109,7 +109,6 @@ class UnitGroup:
         self.views_epoch = -1  # the forward those views (and `fired`) belong to
         self.active = 0  # forward calls of this unit under way (a unit may run nested in itself)
         self.fired = False  # its post-backward ran for the current forward
-        self.secondary_valid = False  # hpZ: the secondary partition holds the current weights
 
     @property
     def has_grad(self) -> bool:
@@ -134,14 +133,7 @@ class UnitGroup:
         with s.on(s.gather):
             s.wait(s.gather, ready)
             s.wait(s.gather, self._update_done())
-            if self.secondary_valid:  # hpZ: inside the node, from the secondary partitions
-                comm.all_gather(self.shards.write_target, self.shards.secondary, group=self.ctx.node)
-            elif self.ctx.world_size > 1 and self.shards.offload_param:
-                comm.all_gather(self.shards.write_target, self.shards.upload(self.ctx.staging))
-            elif self.ctx.world_size > 1:
-                comm.all_gather(self.shards.write_target, self.shards.gather_input)
-            else:
-                self.shards.cast_into_full()
+            self.sharding.gather()
             self.gather_event = s.record(s.gather)
         self.state = Gathered.PENDING
 
@@ -171,8 +163,8 @@ class UnitGroup:
     def reshard(self, keep_secondary: bool = False) -> None:
         """Free the gathered buffer (never for persistent or aliasing buffers).
 
-        `keep_secondary` (after a forward with gradients, hpZ on): first keep this rank's
-        slice for the node-local re-gather.
+        `keep_secondary` (after a forward with gradients): the sharding may first keep
+        what it re-gathers from until the next update (hpZ's slice for the node).
         """
         if self.companion is not None:
             self.companion.reshard(keep_secondary)
@@ -180,9 +172,8 @@ class UnitGroup:
             return
         if self.state is Gathered.PENDING:
             self.ctx.streams.wait(self.ctx.streams.main, self.gather_event)
-        if keep_secondary and self.shards.secondary is not None and not self.secondary_valid:
-            self.shards.keep_secondary(self.ctx.node_rank)
-            self.secondary_valid = True
+        if keep_secondary and self.sharding.keeps:
+            self.sharding.keep()
         self.shards.release()
         self.state = Gathered.FREE
 
@@ -207,14 +198,9 @@ class UnitGroup:
 
     def invalidate(self) -> None:
         """The master changed outside a step (a checkpoint load): gather again before the next use."""
-        self._drop_secondary()
+        self.sharding.forget()
         if self.pinned and not self.static:
             self.state = Gathered.FREE
-
-    def _drop_secondary(self) -> None:
-        if self.secondary_valid:
-            self.secondary_valid = False
-            self.shards.drop_secondary()
 
     # ------------------------------------------------------------------ views
     def views_for(self, epoch: int, grad: bool) -> tuple[torch.Tensor, ...]:
@@ -244,8 +230,8 @@ class UnitGroup:
         else:
             self._fold_after_held(grads, boundary)
         self.fired = True
-        if boundary and self.secondary_valid:  # its last gather of the window is done; the step changes the weights
-            self._drop_secondary()
+        if boundary and self.sharding.kept:  # its last gather of the window is done; the step changes the weights
+            self.sharding.forget()
         if not self.pinned:
             self.reshard()
 
@@ -263,29 +249,15 @@ class UnitGroup:
         self._fold(grads, boundary)
 
     def _fold(self, grads: tuple, boundary: bool) -> None:
-        ctx, s, layout, u = self.ctx, self.ctx.streams, self.layout, self.shards
+        ctx, s = self.ctx, self.ctx.streams
         first = self.grad is None
         with s.on(s.main):
             if first:
-                self.grad = torch.empty(layout.shard, dtype=torch.float32, device=ctx.device)
+                self.grad = torch.empty(self.layout.shard, dtype=torch.float32, device=ctx.device)
         ready = s.record(s.main)
         with s.on(s.reduce):
             s.wait(s.reduce, ready)
-            if ctx.world_size == 1:
-                _fold(u.grad_layout_views(self.grad), u.gap_views(self.grad), grads, first)
-                if first and boundary:  # the fp32 shard holds exactly these values: read the smaller copies
-                    self.norm_sq = sq_norm([g for g in grads if g is not None], ctx.device)
-            else:
-                buf = torch.empty(layout.padded, dtype=ctx.reduce_dtype, device=ctx.device)
-                _fold(u.grad_layout_views(buf), u.gap_views(buf), grads, True)
-                if first and ctx.reduce_dtype == torch.float32:
-                    comm.reduce_scatter(self.grad, buf)
-                else:
-                    part = torch.empty(layout.shard, dtype=ctx.reduce_dtype, device=ctx.device)
-                    comm.reduce_scatter(part, buf)
-                    self.grad.copy_(part) if first else self.grad.add_(part)
-            if boundary and not (first and ctx.world_size == 1):
-                self.norm_sq = torch.linalg.vector_norm(self.grad).square()
+            self.sharding.reduce(self, grads, first, boundary)  # sets norm_sq at the boundary
             done = s.record(s.reduce)
         # Keep the autograd gradients alive until the main stream has waited for their reader.
         ctx.keep_until_read(done, grads)
@@ -293,7 +265,7 @@ class UnitGroup:
     def _can_hold(self, grads: tuple, boundary: bool) -> bool:
         """World size 1, split master, one micro-step per update: the optimizer reads autograd's gradients."""
         return (
-            self.shards.split and self.ctx.world_size == 1 and boundary and self.grad is None
+            self.shards.split and self.sharding.holds and boundary and self.grad is None
             and self.held_grads is None and self.ctx.accumulation == 1 and all(g is not None for g in grads)
         )
 
@@ -310,8 +282,8 @@ class UnitGroup:
     # ------------------------------------------------------------------ optimizer step
     def apply_update(self, optimizer, divisor: torch.Tensor, lr: float) -> None:
         """Step `optimizer` on this unit's shard (on the current stream, the optimizer's)."""
-        if self.secondary_valid:  # the weights change: later gathers start from the new shards
-            self._drop_secondary()
+        if self.sharding.kept:  # the weights change: later gathers start from the new shards
+            self.sharding.forget()
         pending = optimizer.step_unit(self.shards, self.grad if self.grad is not None else self.held_grads, divisor, lr)
         if self.pinned and not self.static:
             self.state = Gathered.FREE  # contents are last step's weights; storage stays
@@ -354,25 +326,3 @@ class Views(torch.autograd.Function):
             else:
                 group.post_backward(grads)
         return None, None, None
-
-
-def _fold(dst: list[torch.Tensor], gaps: list[torch.Tensor], grads: tuple, first: bool) -> None:
-    """dst[i] (+)= grads[i]; when `first`, also zero what has no gradient so the buffer is fully written."""
-    have = [(d, g) for d, g in zip(dst, grads) if g is not None]
-    if have:
-        ds, gs = zip(*have)
-        if first:
-            torch._foreach_copy_(list(ds), list(gs))
-        else:
-            torch._foreach_add_(list(ds), list(gs))
-    if first:
-        zero = [d for d, g in zip(dst, grads) if g is None] + gaps
-        if zero:
-            torch._foreach_zero_(zero)
-
-
-def sq_norm(tensors: list[torch.Tensor], device: torch.device) -> torch.Tensor:
-    """Sum of squares of all elements, accumulated in fp32."""
-    if not tensors:
-        return torch.zeros((), device=device)
-    return torch.stack(torch._foreach_norm(tensors, 2, dtype=torch.float32)).square().sum()

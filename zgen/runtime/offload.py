@@ -16,7 +16,7 @@ instead of 16 (fp32 master and Adam's two moments) - plus, transiently, the
 fp32 gradient shard of the accumulation window. With parameter offload
 (`offload_param`) the compute-dtype shard stays in host memory as well: the
 update casts into it on the host, and each gather copies it up first
-(`UnitGroup.unshard`), so only gathered units occupy the device.
+(`zgen.runtime.sharding`), so only gathered units occupy the device.
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
 """The default plan, and checking a plan against the model it is applied to.
 
 `default_plan(model, config)` is what the engine uses when it is given no
-plan: the units of `zgen.plan.units.default_units`, parameters at or below
-`stage3_param_persistence_threshold` elements made persistent (as DeepSpeed
-does), the root unit kept gathered between forward and backward, and the
-planner's prefetch rule (`zgen.plan.prefetch`) over `stage3_prefetch_bucket_size`.
+plan: the planner's own grouping (`zgen.schedule.grouping.group` over the
+block modules of `zgen.schedule.units`: parameters at or below
+`stage3_param_persistence_threshold` elements persistent, as DeepSpeed does,
+tied parameters external where they are registered), the root unit kept
+gathered between forward and backward, and the planner's prefetch rule
+(`zgen.schedule.prefetch`) over `stage3_prefetch_bucket_size`. Without a trace
+the orders are assumed: the blocks run in module order.
 
 Order conventions (the planner follows the same ones):
 
@@ -19,16 +22,17 @@ returns the `Binding` the engine works from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from torch import nn
 
-from zgen.config.defaults import defaults
+from zgen.deepspeed_defaults import defaults
 from zgen.errors import ZgenError
-from zgen.plan.prefetch import prefetch_lists
-from zgen.plan.schedule import Plan, PlanError, Unit
-from zgen.plan.units import default_units
+from zgen.schedule.grouping import group, param_infos
+from zgen.schedule.plan import ROOT, Plan, PlanError
+from zgen.schedule.prefetch import prefetch_lists
+from zgen.schedule.units import block_modules, innermost
 
 from .config import zero_settings
 
@@ -42,28 +46,19 @@ MAX_LIVE_PARAMETERS = defaults()["zero_optimization.stage3_max_live_parameters"]
 def default_plan(model: nn.Module, config: Any = None) -> Plan:
     """The plan the engine derives when given none (see the module docstring)."""
     threshold, bucket = zero_settings(config)
-    params = dict(model.named_parameters())
-    persistent = tuple(n for n, p in params.items() if p.numel() <= threshold)
-    specs = []
-    for spec in default_units(model):
-        owned = tuple(n for n in spec.params if n not in persistent)
-        if owned or spec.module == "":
-            specs.append((spec.module, owned))
-    blocks = [(m, ps) for m, ps in specs if m != ""]
-    root = [(m, ps) for m, ps in specs if m == ""]
-    ordered = root + blocks  # forward start order: the root's forward encloses the blocks
-    externals = _alias_externals(model, {p: m for m, ps in ordered for p in ps})
-    units = tuple(
-        Unit(module=m, params=ps, external=externals.get(m, ()), reshard_after_forward=m != "")
-        for m, ps in ordered
-        if ps or externals.get(m)
-    )
+    params = param_infos(model)
+    grouping = group(params, block_modules(model), threshold)
+    # Forward start order: the root's forward encloses the blocks. The root stays gathered between its
+    # forward and backward (its backward starts first).
+    units = tuple(replace(u, reshard_after_forward=False) for u in grouping.units if u.module == ROOT) \
+        + tuple(u for u in grouping.units if u.module != ROOT)
     forward = tuple(u.module for u in units)
-    backward = forward[:1] + tuple(reversed(forward[1:])) if forward and forward[0] == "" else tuple(reversed(forward))
-    size = {u.module: sum(params[p].numel() for p in u.params) for u in units}
-    draft = Plan(units=units, forward_order=forward, backward_order=backward, persistent=persistent)
+    backward = forward[:1] + tuple(reversed(forward[1:])) if forward and forward[0] == ROOT else tuple(reversed(forward))
+    numel = {p.name: p.numel for p in params}
+    size = {u.module: sum(numel[p] for p in u.params) for u in units}
+    draft = Plan(units=units, forward_order=forward, backward_order=backward, persistent=grouping.persistent)
     forward_prefetch, backward_prefetch = prefetch_lists(draft, size, bucket, MAX_LIVE_PARAMETERS)
-    if backward and backward[0] == "":
+    if backward and backward[0] == ROOT:
         # The root's backward starts with the loss and output head, where activation memory peaks;
         # the next unit is gathered when its own backward starts instead.
         backward_prefetch = ((),) + backward_prefetch[1:]
@@ -73,39 +68,13 @@ def default_plan(model: nn.Module, config: Any = None) -> Plan:
         backward_order=backward,
         forward_prefetch=forward_prefetch,
         backward_prefetch=backward_prefetch,
-        persistent=persistent,
-        notes=("default plan: one unit per repeated block of the model's stacks (zgen.plan.units), root first",),
+        persistent=grouping.persistent,
+        notes=("default plan: one unit per repeated block of the model's stacks (zgen.schedule.units), root first",),
     )
-
-
-def _alias_externals(model: nn.Module, owner: dict[str, str]) -> dict[str, tuple[str, ...]]:
-    """Tied parameters registered under a module of another unit become externals of that unit."""
-    units = set(owner.values()) | {""}
-    canonical = _canonical_names(model)
-    ext: dict[str, list[str]] = {}
-    for mod_name, mod in model.named_modules(remove_duplicate=False):
-        terr = _innermost(mod_name, units)
-        for attr, p in mod._parameters.items():
-            if p is None:
-                continue
-            name = canonical[id(p)]
-            if name in owner and owner[name] != terr and name not in ext.get(terr, []):
-                ext.setdefault(terr, []).append(name)
-    return {m: tuple(v) for m, v in ext.items()}
 
 
 def _canonical_names(model: nn.Module) -> dict[int, str]:
     return {id(p): n for n, p in model.named_parameters()}
-
-
-def _innermost(module_name: str, units: set[str]) -> str | None:
-    """The unit module enclosing `module_name` most closely ("" is the root; None if none)."""
-    parts = module_name.split(".") if module_name else []
-    for i in range(len(parts), -1, -1):
-        prefix = ".".join(parts[:i])
-        if prefix in units:
-            return prefix
-    return None
 
 
 @dataclass(slots=True)
@@ -225,7 +194,7 @@ def _assign_sites(
     by_module = {u.module_name: u for u in units}
     seen = set()
     for mod_name, mod in model.named_modules(remove_duplicate=False):
-        terr = _innermost(mod_name, set(by_module))
+        terr = innermost(mod_name, by_module)
         for attr, p in mod._parameters.items():
             if p is None or (id(mod), attr) in seen:
                 continue

@@ -11,22 +11,20 @@ Per unit and rank:
   memory and `lp` (compute dtype, on the device) is always there: the gather
   input, or at world size 1 the gathered buffer itself;
   With parameter offload (`offload_param`) `lp` lives in (pinned) host
-  memory too, and each gather starts by copying it up (`UnitGroup.unshard`);
+  memory too, and each gather starts by copying it up (`zgen.runtime.sharding`);
 * `full` - the gathered flat buffer in the compute dtype. Its storage is
   resized to zero when the unit is freed and back when it is gathered again,
   so views that autograd saved in forward stay valid for backward (the same
   trick FSDP uses). At world size 1 it is `hi` or the fp32 `master` itself
   (nothing to gather), a persistent copy with `keep_low_precision`, or else
   a buffer the master is cast into just before the unit runs;
-* `secondary` - with hpZ (`zero_hpz_partition_size` G > 1) this rank's 1/G of
-  `full`, copied when a unit is freed after its forward so that its gathers
-  until the next optimizer step run inside the rank's group of G (a node);
 * `grad` - fp32 gradient shard, allocated at the first backward of an
   accumulation window and dropped after the optimizer step (or `held_grads`,
   autograd's own gradients handed to a split-master optimizer directly).
 
-This is storage only: when the buffer is gathered, freed or given gradients
-is the business of the unit's `zgen.runtime.group.UnitGroup`.
+This is storage only: how the buffer is gathered and the gradients reduced
+is the unit's sharding strategy (`zgen.runtime.sharding`, which also owns
+hpZ's secondary partitions), when is its `zgen.runtime.group.UnitGroup`'s.
 """
 
 from __future__ import annotations
@@ -55,7 +53,6 @@ class UnitState:
         split: bool = False,
         offload: bool = False,
         pin_memory: bool = False,
-        secondary: int = 1,
         offload_param: bool = False,
     ) -> None:
         self.label = bound.label
@@ -101,12 +98,6 @@ class UnitState:
         # must not bump the counter of the views autograd saved from `_read`.
         self._read = self.full.data
         self._write = self.full.data
-        # hpZ's secondary partition: this rank's 1/`secondary` of the gathered buffer, kept from a forward to
-        # the backward so the re-gather stays inside the node (storage only while it holds something).
-        self.secondary = None
-        if secondary > 1 and not self.static:
-            self.secondary = torch.empty(layout.padded // secondary, dtype=compute_dtype, device=device)
-            self.secondary.untyped_storage().resize_(0)
         self.anchor = torch.empty(0, device=device, requires_grad=True)
 
     # -- master weights ------------------------------------------------------
@@ -136,22 +127,6 @@ class UnitState:
             return self.hi
         return self.lp if self.lp is not None else self.master
 
-    def cast_into_full(self) -> None:
-        """World size 1: the "gather" is a cast of the fp32 master into the gathered buffer.
-
-        With parameter offload it is the copy up of the host's compute-dtype shard.
-        """
-        if self.offload_param:
-            self._write.copy_(self.lp, non_blocking=self.lp.is_pinned())
-        else:
-            self._write.copy_(self.master)
-
-    def upload(self, staging: torch.Tensor) -> torch.Tensor:
-        """Parameter offload: copy the host shard up into `staging` (a device buffer); returns it."""
-        dev = staging[: self.layout.shard]
-        dev.copy_(self.lp, non_blocking=self.lp.is_pinned())
-        return dev
-
     def allocate(self) -> None:
         """Give the gathered buffer its storage back (a no-op when it has it)."""
         nbytes = self.layout.padded * self.full.element_size()
@@ -164,23 +139,15 @@ class UnitState:
         if not self.static and not self.pinned:
             self.full.untyped_storage().resize_(0)
 
-    def keep_secondary(self, index: int) -> None:
-        """Copy slice `index` of the gathered buffer into the secondary partition (hpZ)."""
-        sec = self.secondary
-        n = sec.numel()
-        storage = sec.untyped_storage()
-        if storage.size() == 0:
-            storage.resize_(n * sec.element_size())
-        sec.copy_(self._read[index * n : (index + 1) * n])
-
-    def drop_secondary(self) -> None:
-        """Free the secondary partition's storage."""
-        if self.secondary is not None:
-            self.secondary.untyped_storage().resize_(0)
-
     @property
     def write_target(self) -> torch.Tensor:
+        """The gathered buffer, to write into (a gather, a cast)."""
         return self._write
+
+    @property
+    def read_target(self) -> torch.Tensor:
+        """The gathered buffer, to read from (the views, hpZ's secondary slice)."""
+        return self._read
 
     def make_views(self) -> tuple[torch.Tensor, ...]:
         base = self._read

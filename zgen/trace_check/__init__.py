@@ -11,8 +11,8 @@ One concept per module:
 
 * `partitions`: which parameters are partitioned, who owns them, what gathers them now;
 * `zero_init`: the simulated `zero.Init` during the factory (and what `apply` gathers);
-* `deepspeed_api`: `GatheredParameters`, `register_external_parameter`, `zero.Init`, honoured
-  (and provided when DeepSpeed is not installed);
+* `deepspeed_api`: DeepSpeed's `GatheredParameters`, `register_external_parameter`, `zero.Init`,
+  honoured when the user's code uses them;
 * `access`: what an op does to a parameter (metadata, size, init, write, read);
 * `hazards`: which rule an ungathered use is, and which statement did it;
 * `decisions`: decisions on tensor values, their taint (data, random draws), forcing one the other way;

@@ -431,6 +431,8 @@ def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
     `print(count_parameters(model))`, `init_weights(model)` after `deepspeed.initialize` or under
     `zero.Init`: the function's summary (what it does to each module argument) says what happens.
     """
+    if _initialize_call(index, call) is not None:
+        return  # the call that partitions the model reads it as ZeRO-3 means it to (its body sizes every parameter)
     handed = [i for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
     if not handed:
         return

@@ -19,7 +19,7 @@ import ast
 import math
 from dataclasses import dataclass, field
 
-from zgen.launch import ModelShape
+from zgen.launch import CONFIG_FIELDS, ModelShape
 
 from ..program import known
 from ..program.index import ModelIndex
@@ -55,12 +55,8 @@ class _Obj:
 
 
 _LINEAR_ARGS = ("in_features", "out_features", "bias")
-_HIDDEN = ("hidden_size", "d_model", "n_embd", "dim", "embed_dim", "hidden_dim")
-_LAYERS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
-_HEADS = ("num_attention_heads", "n_head", "n_heads", "num_heads")
-_KV_HEADS = ("num_key_value_heads", "n_kv_heads", "num_kv_heads")
-_FFN = ("intermediate_size", "ffn_dim", "d_ff", "ffn_hidden_size", "n_inner")
-_VOCAB = ("vocab_size", "n_vocab")
+_HIDDEN, _LAYERS, _HEADS = CONFIG_FIELDS["hidden"], CONFIG_FIELDS["layers"], CONFIG_FIELDS["heads"]
+_KV_HEADS, _FFN, _VOCAB = CONFIG_FIELDS["kv_heads"], CONFIG_FIELDS["ffn"], CONFIG_FIELDS["vocab"]
 
 
 def _defaults_only(init: ast.FunctionDef | None) -> bool:

@@ -16,8 +16,9 @@ The default rule reads the module tree, whatever container holds the blocks:
   nested layer lists) gives way to its own children, recursively;
 * the root unit holds everything else (embeddings, final norm, output head).
 
-The runtime's default plan and the planner both start from `block_modules`,
-so a model trains with the same units with or without `zgen plan`.
+The runtime's default plan and the planner both start from `block_modules`
+and `assign` (through `zgen.schedule.grouping`), so a model trains with the
+same units with or without `zgen plan`.
 
 `--units` patterns name modules by qualified name: `*` matches within one
 dot-separated part (`layers.*` is `layers.0`, `layers.1`, ..., not
@@ -31,13 +32,15 @@ does not import torch: it reads the module tree through its methods.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from zgen.errors import ZgenError
+from zgen.schedule.plan import ROOT
+from zgen.schedule.replay import inside
 
-__all__ = ["UnitSpec", "STACK_SHARE", "module_numel", "stacks", "block_modules", "match_units", "default_units"]
+__all__ = ["UnitSpec", "STACK_SHARE", "module_numel", "stacks", "block_modules", "match_units", "assign", "innermost"]
 
 # A second stack gets units only if it holds at least this share of the largest stack's parameters.
 STACK_SHARE = 0.25
@@ -71,10 +74,6 @@ def _join(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
-def _inside(name: str, outer: str) -> bool:
-    return outer == "" or name == outer or name.startswith(outer + ".")
-
-
 def stacks(model: Any) -> list[str]:
     """Qualified names of the stacks whose children become units (see the module docstring)."""
     found = []
@@ -88,7 +87,7 @@ def stacks(model: Any) -> list[str]:
     largest = max(n for _, n in found)
     chosen: list[str] = []
     for name, numel in sorted(found, key=lambda f: -f[1]):
-        if numel >= STACK_SHARE * largest and not any(_inside(name, s) or _inside(s, name) for s in chosen):
+        if numel >= STACK_SHARE * largest and not any(inside(name, s) or inside(s, name) for s in chosen):
             chosen.append(name)
     order = {n: i for i, (n, _) in enumerate(model.named_modules())}
     return sorted(chosen, key=order.__getitem__)
@@ -167,32 +166,26 @@ def match_units(patterns: Sequence[str], names: Sequence[str]) -> list[str]:
     return chosen
 
 
-def default_units(model: Any, blocks: list[str] | None = None) -> list[UnitSpec]:
-    """Group parameters into units: one per block module, then the root with the rest.
+def assign(names: Sequence[str], blocks: Sequence[str]) -> list[UnitSpec]:
+    """Group parameter names into units: one per block module, then the root with the rest.
 
-    `blocks` overrides the block modules (qualified names); by default they
-    are `block_modules(model)`. Parameters are named as
-    `model.named_parameters()` names them, so a tied parameter appears once,
-    under its first name, in the unit that reaches it first in that order.
-    Blocks are listed in the order given, with the root last.
+    A parameter belongs to the innermost block module above it (by qualified
+    name), else to the root. Pass canonical names (as `named_parameters()`
+    yields them), so a tied parameter is placed once. Blocks without
+    parameters are left out; blocks are listed in the order given, the root last.
     """
-    if blocks is None:
-        blocks = block_modules(model)
-    block_set = set(blocks)
-    owned: dict[str, list[str]] = {m: [] for m in blocks}
-    root: list[str] = []
-    for pname, _ in model.named_parameters():
-        owner = _deepest_block(pname, block_set)
-        (owned[owner] if owner is not None else root).append(pname)
-    units = [UnitSpec(m, tuple(owned[m])) for m in blocks if owned[m]]
-    units.append(UnitSpec("", tuple(root)))
-    return units
+    units = {*blocks, ROOT}
+    owned: dict[str, list[str]] = {m: [] for m in [*blocks, ROOT]}
+    for name in names:
+        owned[innermost(name.rpartition(".")[0], units)].append(name)
+    return [UnitSpec(m, tuple(owned[m])) for m in blocks if owned[m] and m != ROOT] + [UnitSpec(ROOT, tuple(owned[ROOT]))]
 
 
-def _deepest_block(param_name: str, blocks: set[str]) -> str | None:
-    parts = param_name.split(".")[:-1]
-    for i in range(len(parts), 0, -1):
+def innermost(module: str, units: Collection[str]) -> str | None:
+    """The unit module enclosing `module` most closely, by qualified name (`""` is the root; None if none)."""
+    parts = module.split(".") if module else []
+    for i in range(len(parts), -1, -1):
         prefix = ".".join(parts[:i])
-        if prefix in blocks:
+        if prefix in units:
             return prefix
     return None

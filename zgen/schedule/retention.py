@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from zgen.plan.replay import simulate, spans
-from zgen.plan.schedule import Plan, Unit
+from zgen.schedule.replay import simulate, spans
+from zgen.schedule.plan import Plan, Unit
 
 __all__ = ["kept_units"]
 

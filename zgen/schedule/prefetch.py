@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from zgen.plan.replay import owners, simulate
-from zgen.plan.schedule import Plan
+from zgen.schedule.replay import owners, simulate
+from zgen.schedule.plan import Plan
 
 __all__ = ["prefetch_lists"]
 

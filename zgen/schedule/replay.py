@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from zgen.plan.schedule import ROOT, Plan
+from zgen.schedule.plan import ROOT, Plan
 
 __all__ = ["Step", "simulate", "spans", "inside", "owners"]
 
