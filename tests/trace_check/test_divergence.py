@@ -74,3 +74,23 @@ def test_a_helper_that_only_returns_its_answer_leaves_the_decision_to_its_caller
     assert parting_line(ours, theirs) == ("m.py", 40)
     ours = _lines(40) + [("h.py", 7, 2), ("h.py", 8, 2), (None, "layer", 2)]
     assert parting_line(ours, theirs) == ("h.py", 7)
+
+
+def test_a_call_of_a_name_bound_before_parts_at_the_binding(tmp_path):
+    """The same lines, a different module called: the statement that bound the called name picked it (line 2),
+    in the same frame; a loop variable is the loop's decision (the call stays the site), as is a name bound
+    before the frame was entered (an argument)."""
+    src = tmp_path / "m.py"
+    src.write_text("def f(heads, x, k):\n    head = heads[k]\n    y = x + 1\n    return head(y)\n"
+                   "def g(layers, x):\n    for layer in layers:\n        x = layer(x)\n")
+    m = str(src)
+
+    def lines(*numbers, call, depth=1):
+        return [(m, n, depth) for n in numbers] + [(None, call, depth)]
+
+    assert parting_line(lines(2, 3, 4, call="heads.a"), lines(2, 3, 4, call="heads.b")) == (m, 2)
+    assert parting_line(lines(6, 7, call="layers.0"), lines(6, 7, call="layers.1")) == (m, 7)
+    bound = [(m, 2, 1), (None, "embed", 1)]  # bound before the last call both runs made alike
+    assert parting_line(lines(3, 4, call="heads.a"), lines(3, 4, call="heads.b"), bound) == (m, 2)
+    caller = [("c.py", 9, 0)]
+    assert parting_line(caller + lines(3, 4, call="heads.a"), caller + lines(3, 4, call="heads.b")) == (m, 4)

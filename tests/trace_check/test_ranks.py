@@ -312,3 +312,29 @@ def test_state_kept_between_runs_is_a_note_not_a_divergence(trace):
     found, result = trace(src)
     assert found == [("ZG201", line_of(src, "# rank"))]
     assert any("state kept between runs" in n for n in result.notes)
+
+
+HEADS = '''
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(32, 8)
+        self.heads = nn.ModuleDict({"a": nn.Linear(8, 32), "b": nn.Linear(8, 32)})
+
+    def forward(self, input_ids, labels):
+        head = self.heads[{key}]  # pick
+        h = self.embed(input_ids)
+        h = h * 2.0
+        h = h + 1.0
+        return F.cross_entropy(head(h).flatten(0, 1), labels.flatten())
+
+
+def build_model():
+    return LM()
+'''
+
+
+@pytest.mark.parametrize("key, hazard", [("random.choice(['a', 'b'])", True), ("'a'", False)])
+def test_a_head_picked_at_random_lines_before_its_call_is_zg202_at_the_pick(trace, key, hazard):
+    src = HEADS.replace("{key}", key)
+    assert trace(src)[0] == ([("ZG202", line_of(src, "# pick"))] if hazard else [])

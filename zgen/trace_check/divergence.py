@@ -17,7 +17,11 @@ that frame before calling anything (a helper that only returns `True` or
 from (rank 0 logs a line, then both go on) is skipped when it returns, in the
 deciding frame or above, to a line neither had run in this stretch; a detour
 through a line already run (a `continue` back to the loop head) is the
-decision. Lines of callees never count as the way back.
+decision. Lines of callees never count as the way back. When the runs
+run the same lines to one statement and it calls different modules, the
+module was picked before: the statement that bound the name it calls
+(`head = random.choice(heads)`, then `head(x)`) in the same frame decides,
+unless that name is a loop variable (the loop decides, at the call).
 
 `data_code` names the rule for a decision that depends on the data, from the
 statement: a `while`, or an `if` that leaves the loop or the function, is an
@@ -70,7 +74,7 @@ def first_divergence(ours: list[Phase], theirs: list[Phase], theirs_complete: bo
         start_a, start_b = _in_step(a, b, k)
         end_a = a.calls[k] + 1 if k < len(ca) else len(a.events)
         end_b = b.calls[k] + 1 if k < len(cb) else len(b.events)
-        site = parting_line(a.events[start_a:end_a], b.events[start_b:end_b])
+        site = parting_line(a.events[start_a:end_a], b.events[start_b:end_b], a.events[:start_a])
         return Parting(a.name, site, ca[k] if k < len(ca) else None, cb[k] if k < len(cb) else None)
     return None
 
@@ -88,8 +92,9 @@ def _in_step(a: Phase, b: Phase, k: int) -> tuple[int, int]:
     return 0, 0
 
 
-def parting_line(a: list[tuple], b: list[tuple]) -> tuple[str, int] | None:
-    """The deciding line (file, line) of two event lists that part (see the module docstring)."""
+def parting_line(a: list[tuple], b: list[tuple], before: list[tuple] = ()) -> tuple[str, int] | None:
+    """The deciding line (file, line) of two event lists that part (see the module docstring); `before`: the
+    events both runs had in step before these (where a name the parting statement calls may have been bound)."""
     i = j = 0
     common: list[tuple] = []
     seen: set[tuple] = set()
@@ -112,10 +117,50 @@ def parting_line(a: list[tuple], b: list[tuple]) -> tuple[str, int] | None:
     deciding = _deciding_depth(common, a, b, i, j)
     while deciding > 1 and _returns_first(a, i, deciding) and _returns_first(b, j, deciding):
         deciding -= 1  # both left the frame before any call: its caller acts on what it returned
+    last = common[-1]
+    if i < len(a) and j < len(b) and a[i][0] is CALL and b[j][0] is CALL and last[2] == deciding:
+        # One statement, the same lines to it, a different module called: what it calls was picked before.
+        return _picked([*before, *common]) or (last[0], last[1])
     for e in reversed(common):
         if e[2] <= deciding:
             return e[0], e[1]
-    return common[-1][0], common[-1][1]
+    return last[0], last[1]
+
+
+def _picked(common: list[tuple]) -> tuple[str, int] | None:
+    """The statement that bound the name the last line of `common` calls (`head = random.choice(heads)` before
+    `head(x)`), run in the same frame since it was entered, or None (a loop variable: the loop decides)."""
+    file, line, depth = common[-1]
+    node = statement_node(file, line)
+    if node is None:
+        return None
+    called = {c.func.id for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+    if not called:
+        return None
+    for e in reversed(common[:-1]):
+        if e[0] is CALL:
+            continue
+        if e[2] < depth:
+            return None  # the frame's start: the name came from elsewhere (an argument, a global)
+        if e[2] > depth or e[0] != file or e[1] == line:
+            continue
+        stmt = statement_node(file, e[1])
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)) and _binds(stmt, called):
+            return None
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _binds(stmt, called):
+            return file, e[1]
+    return None
+
+
+def _binds(stmt: ast.stmt, names: set[str]) -> bool:
+    """Whether the statement's own targets (not its body's) bind one of `names`."""
+    if isinstance(stmt, ast.Assign):
+        targets: list[ast.AST] = list(stmt.targets)
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [stmt.target]
+    else:
+        targets = [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    return any(isinstance(n, ast.Name) and n.id in names for t in targets for n in ast.walk(t))
 
 
 def _deciding_depth(common: list[tuple], a: list[tuple], b: list[tuple], i: int, j: int) -> int:
