@@ -82,7 +82,9 @@ def test_a_call_of_a_name_bound_before_parts_at_the_binding(tmp_path):
     before the frame was entered (an argument)."""
     src = tmp_path / "m.py"
     src.write_text("def f(heads, x, k):\n    head = heads[k]\n    y = x + 1\n    return head(y)\n"
-                   "def g(layers, x):\n    for layer in layers:\n        x = layer(x)\n")
+                   "def g(layers, x):\n    for layer in layers:\n        x = layer(x)\n"
+                   "def h(self, x):\n    kept = drop(self.layers)\n    for i, layer in enumerate(kept):\n"
+                   "        x = layer(x)\n")
     m = str(src)
 
     def lines(*numbers, call, depth=1):
@@ -92,5 +94,7 @@ def test_a_call_of_a_name_bound_before_parts_at_the_binding(tmp_path):
     assert parting_line(lines(6, 7, call="layers.0"), lines(6, 7, call="layers.1")) == (m, 7)
     bound = [(m, 2, 1), (None, "embed", 1)]  # bound before the last call both runs made alike
     assert parting_line(lines(3, 4, call="heads.a"), lines(3, 4, call="heads.b"), bound) == (m, 2)
+    # a loop over a list picked in the frame (line 9): the pick; over an argument (line 6): the call
+    assert parting_line(lines(9, 10, 11, 10, 11, call="layers.1"), lines(9, 10, 11, 10, 11, call="layers.2")) == (m, 9)
     caller = [("c.py", 9, 0)]
     assert parting_line(caller + lines(3, 4, call="heads.a"), caller + lines(3, 4, call="heads.b")) == (m, 4)

@@ -322,7 +322,7 @@ class LM(nn.Module):
         self.heads = nn.ModuleDict({"a": nn.Linear(8, 32), "b": nn.Linear(8, 32)})
 
     def forward(self, input_ids, labels):
-        head = self.heads[{key}]  # pick
+        head = self.heads[{pick}]  # pick
         h = self.embed(input_ids)
         h = h * 2.0
         h = h + 1.0
@@ -334,7 +334,34 @@ def build_model():
 '''
 
 
-@pytest.mark.parametrize("key, hazard", [("random.choice(['a', 'b'])", True), ("'a'", False)])
-def test_a_head_picked_at_random_lines_before_its_call_is_zg202_at_the_pick(trace, key, hazard):
-    src = HEADS.replace("{key}", key)
+KEPT = '''
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(32, 8)
+        self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(4))
+        self.head = nn.Linear(8, 32)
+
+    def forward(self, input_ids, labels):
+        kept = [layer for layer in self.layers if {pick}] or [self.layers[0]]  # pick
+        x = self.embed(input_ids)
+        x = x * 2.0
+        x = x + 1.0
+        for layer in kept:
+            x = layer(x)
+        return F.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+def build_model():
+    return LM()
+'''
+
+
+@pytest.mark.parametrize("template, pick, hazard", [
+    (HEADS, "random.choice(['a', 'b'])", True), (HEADS, "'a'", False),
+    (KEPT, "random.random() > 0.5", True), (KEPT, "layer.in_features > 4", False)])
+def test_modules_picked_at_random_lines_before_their_call_are_zg202_at_the_pick(trace, template, pick, hazard):
+    """A head, or the layers a loop runs, picked some lines before the call: named at the pick (a fixed pick
+    is clean)."""
+    src = template.replace("{pick}", pick)
     assert trace(src)[0] == ([("ZG202", line_of(src, "# pick"))] if hazard else [])

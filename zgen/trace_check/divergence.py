@@ -20,8 +20,9 @@ through a line already run (a `continue` back to the loop head) is the
 decision. Lines of callees never count as the way back. When the runs
 run the same lines to one statement and it calls different modules, the
 module was picked before: the statement that bound the name it calls
-(`head = random.choice(heads)`, then `head(x)`) in the same frame decides,
-unless that name is a loop variable (the loop decides, at the call).
+(`head = random.choice(heads)`, then `head(x)`) in the same frame decides;
+for a loop variable, the statement that bound the list it iterates
+(`layers = drop(self.layers)`), and a loop over anything else decides at the call.
 
 `data_code` names the rule for a decision that depends on the data, from the
 statement: a `while`, or an `if` that leaves the loop or the function, is an
@@ -145,11 +146,26 @@ def _picked(common: list[tuple]) -> tuple[str, int] | None:
         if e[2] > depth or e[0] != file or e[1] == line:
             continue
         stmt = statement_node(file, e[1])
-        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)) and _binds(stmt, called):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt, called):
+            picked = _iterated_names(stmt.iter)
+            if not picked:
+                return None  # a loop over a fixed collection (`self.layers`): the loop decides
+            called = picked  # a loop over a list picked in this frame (`layers = drop(self.layers)`)
+            continue
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and _binds(stmt, called):
             return None
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _binds(stmt, called):
             return file, e[1]
     return None
+
+
+def _iterated_names(it: ast.expr) -> set[str]:
+    """The local names a loop iterates: `xs`, `enumerate(xs)`, `zip(xs, ys)`; empty for anything else."""
+    if isinstance(it, ast.Name):
+        return {it.id}
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("enumerate", "zip", "reversed"):
+        return {a.id for a in it.args if isinstance(a, ast.Name)}
+    return set()
 
 
 def _binds(stmt: ast.stmt, names: set[str]) -> bool:
