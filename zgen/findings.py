@@ -192,8 +192,9 @@ def merge_trace_findings(static: list[Finding], trace: list[Finding]) -> list[Fi
     """One report from both checks: a hazard found by both is reported once, as the static finding (its
     code, span and help) marked confirmed; one only the trace saw is kept and says so.
 
-    Two findings are the same hazard when they are in one family, in one file, and the trace's line lies
-    within the static finding's span (widened by a few lines, as a multi-line call is one statement).
+    Two findings are the same hazard when they are in one family, in one file, and the trace's statement
+    (its span: a trace finding names a whole statement, which may run over several lines) meets the static
+    finding's span widened by a few lines (a multi-line call is one statement).
     """
     confirmed: set[int] = set()
     extra: list[Finding] = []
@@ -201,7 +202,8 @@ def merge_trace_findings(static: list[Finding], trace: list[Finding]) -> list[Fi
         match = None
         for i, s in enumerate(static):
             if (s.family == t.family and s.path == t.path
-                    and s.line - _SAME_STATEMENT_LINES <= t.line <= max(s.end_line, s.line) + _SAME_STATEMENT_LINES):
+                    and s.line - _SAME_STATEMENT_LINES <= max(t.end_line, t.line)
+                    and t.line <= max(s.end_line, s.line) + _SAME_STATEMENT_LINES):
                 if match is None or abs(s.line - t.line) < abs(static[match].line - t.line):
                     match = i
         if match is None:

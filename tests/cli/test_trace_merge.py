@@ -25,6 +25,15 @@ def test_same_family_same_statement_is_one_finding_marked_confirmed():
     assert merged[0].message.endswith("(confirmed by the trace)")
 
 
+def test_a_trace_statement_over_many_lines_confirms_a_static_finding_on_an_inner_line():
+    static = [_f("ZG102", 15)]  # the `.shape` in the fifth line of a call
+    trace = [_f("ZG102", 10, end_line=18)]  # the statement, from its first line
+    merged = merge_trace_findings(static, trace)
+    assert [(f.line, f.source) for f in merged] == [(15, Source.BOTH)]
+    apart = merge_trace_findings(static, [_f("ZG102", 3, end_line=8)])  # ends more than 3 lines before
+    assert [(f.line, f.source) for f in apart] == [(3, Source.TRACE), (15, Source.STATIC)]
+
+
 def test_other_family_or_file_or_line_stays_separate_and_says_trace():
     static = [_f("ZG103", 10)]
     trace = [_f("ZG201", 10), _f("ZG101", 10, path="other.py"), _f("ZG101", 40)]

@@ -194,3 +194,92 @@ def test_a_write_or_size_query_inside_a_forward_is_zg1_not_zg3(trace):
             return F.cross_entropy(self.head(h), labels.flatten())
     ''' + BUILD
     assert trace(src)[0] == [("ZG101", line_of(src, "# write")), ("ZG102", line_of(src, "# size"))]
+
+
+NOTATION = '''
+def repeat(t, n):
+    """A tensor-notation helper of another package: handed a tensor, it sizes and expands it."""
+    return _expand(t, n)
+
+
+def _expand(t, n):
+    shape = t.shape
+    return t.unsqueeze(0).expand(n, *shape)
+'''
+
+
+def test_a_helper_of_another_package_handed_the_parameter_is_not_the_statement(trace, tmp_path, monkeypatch):
+    """The read happens inside `notation.repeat`; the statement to change is the one that handed it the
+    parameter. A helper of the model's own package that reads it (`inplace_copy`) is the statement."""
+    (tmp_path / "notation").mkdir()
+    (tmp_path / "notation" / "__init__.py").write_text(NOTATION)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    src = '''
+    import notation
+
+
+    def inplace_copy(tgt, src):
+        tgt.copy_(src)  # own helper
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.pos = nn.Parameter(torch.zeros(8))
+            self.head = nn.Linear(8, 32)
+
+        def forward(self, input_ids, labels):
+            h = self.embed(input_ids) + self.pos
+            return F.cross_entropy(self.head(h).flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+
+
+    def entry(model, batch):
+        rows = notation.repeat(model.pos, 2)  # handed
+        with torch.no_grad():
+            inplace_copy(model.head.bias, torch.zeros(32))
+    '''
+    found, _ = trace(src, entries=("entry",))
+    assert found == [("ZG101", line_of(src, "# own helper")), ("ZG102", line_of(src, "# handed"))]
+
+
+def test_forward_called_directly_from_another_method_is_zg302_even_for_a_size_query(trace):
+    """`self.forward(...)` from `sample` (an entry's call) skips the hooks: the owner's own parameters it
+    sizes and reads are ungathered, reported once at the direct call. `self(...)` gathers."""
+    src = '''
+    class Denoiser(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.null = nn.Parameter(torch.zeros(8))
+            self.head = nn.Linear(8, 32)
+
+        def forward(self, input_ids, labels=None, drop=False):
+            h = self.embed(input_ids)
+            if drop:
+                h = self.null.expand(*h.shape[:-1], self.null.shape[0])
+            logits = self.head(h)
+            if labels is None:
+                return logits
+            return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+        def guided(self, ids):
+            cond = self(ids, drop=True)  # through the hooks
+            null = self.forward(ids, drop=True)  # direct
+            return cond + null
+
+
+    def build_model():
+        return Denoiser()
+
+
+    def entry(model, batch):
+        model.guided(batch["input_ids"])
+    '''
+    found, result = trace(src, entries=("entry",))
+    assert found == [("ZG302", line_of(src, "# direct"))]
+    assert "call the module itself" in result.findings[0].help

@@ -172,3 +172,196 @@ def test_an_entry_that_decodes_until_this_rank_is_done_is_zg204_unless_synced(tr
     found, _ = trace(src, entries=("generate",))
     assert found == [("ZG204", line_of(src, "# done"))]
     assert trace(src, entries=("generate_synced",))[0] == []
+
+
+@pytest.mark.parametrize("p, hazard", [(0.0, False), (0.02, True)])
+def test_a_layer_drop_is_a_hazard_exactly_when_its_draw_can_skip(trace, p, hazard):
+    """`torch.rand([]) < p` skips a layer on some rank iff p > 0: the draw is forced to either end of [0, 1),
+    never the comparison to an answer the draw cannot give (p = 0 never skips; p = 0.02 rarely does, and the
+    ranks simulated happen not to)."""
+    src = _loop(f"drop = torch.rand([])\nif self.training and drop < {p}:  # draw\n    continue\nx = layer(x)")
+    assert trace(src)[0] == ([("ZG202", line_of(src, "# draw"))] if hazard else [])
+
+
+@pytest.mark.parametrize("draw, hazard", [("random.random() < 0.03", True), ("random.random() < 0.0", False),
+                                          ("rand() < 0.03", True), ("random.randint(0, 9) == 10", False),
+                                          ("__import__('numpy').random.rand() < 0.03", True)])
+def test_an_extra_pass_on_a_python_draw_is_zg202_at_the_if(trace, monkeypatch, draw, hazard):
+    """Self-conditioning: on a draw of Python's `random` (or numpy's), the model runs an extra pass of the same
+    network from a helper; the `if` decides, not the last line of the network's forward. (A lazily imported
+    module in `sys.modules` is not imported by looking for names taken from `random`.)"""
+    import sys
+    import types
+
+    class Lazy(types.ModuleType):
+        """Imports on first attribute access, and fails (as speechbrain's do); only `inspect` is told no."""
+
+        def __getattr__(self, name):
+            if sys._getframe(1).f_code.co_filename.endswith("inspect.py"):
+                raise AttributeError(name)
+            raise ImportError(f"lazy import of {name} failed")
+
+    monkeypatch.setitem(sys.modules, "zgen_test_lazy", Lazy("zgen_test_lazy"))
+    src = '''
+    from random import random as rand
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+            self.out = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return self.out(self.fc(x))
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.net = Net()
+            self.head = nn.Linear(8, 32)
+
+        def predict(self, x):
+            return self.net(x)
+
+        def forward(self, input_ids, labels):
+            x = self.embed(input_ids)
+            cond = torch.zeros_like(x)
+            if DRAW:  # draw
+                with torch.no_grad():
+                    cond = self.predict(x)
+            x = self.net(x + cond)
+            return F.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    '''.replace("DRAW", draw)
+    assert trace(src)[0] == ([("ZG202", line_of(src, "# draw"))] if hazard else [])
+
+
+TOWERS = '''
+class Settings:
+    @property
+    def scale(self):
+        return 1.0
+
+
+class Towers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.settings = Settings()
+        self.towers = nn.ModuleDict({"text": nn.Embedding(32, 8), "image": nn.Linear(4, 8)})
+        self.vision = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 1)
+
+    def forward(self, **batch):
+        {body}
+
+
+def build_model():
+    return Towers()
+
+
+def inputs(batch_size, seq_len, generator):
+    kind = int(torch.randint(0, 3, (1,), generator=generator)) if {mixed} else 2
+    batch = {"text": torch.randint(0, 32, (batch_size, seq_len), generator=generator)}
+    if kind != 0:
+        batch["image"] = torch.randn(batch_size, seq_len, 4, generator=generator)
+    return batch
+'''
+
+PICK = '''loss = 0.0
+        for name, value in batch.items():
+            tower = self.towers[name]  # pick
+            loss = loss + self.head(tower(value)).mean() * self.settings.scale
+        return loss'''
+
+OPTIONAL = '''x = self.towers["text"](batch["text"]).mean(1)
+        image = batch.get("image")
+        s = self.settings.scale
+        if image is not None:  # optional
+            x = x * s + self.vision(image).mean(1) * self.settings.scale
+        return self.head(x * self.settings.scale).mean()'''
+
+
+@pytest.mark.parametrize("mixed", [True, False])
+@pytest.mark.parametrize("body, marker, code", [(PICK, "# pick", "ZG203"), (OPTIONAL, "# optional", "ZG205")])
+def test_towers_picked_by_the_keys_of_the_batch(trace, body, marker, code, mixed):
+    """Micro batches of several kinds (the inputs function's structure varies by seed): a rank that got another
+    kind runs other towers. Reported at the decision in the frame where the runs part (not in the property
+    both paths read). The same model fed batches of one kind is clean."""
+    src = TOWERS.replace("{body}", body).replace("{mixed}", str(mixed))
+    found = trace(src)[0]
+    if not mixed:
+        assert found == []
+    elif code == "ZG205":
+        assert found == [(code, line_of(src, marker))]
+    else:  # the loop over the batch's keys, or the call of the tower it picked
+        assert [c for c, _ in found] == [code] and line_of(src, "batch.items()") <= found[0][1] <= line_of(src, marker) + 1
+
+
+def test_state_kept_between_runs_is_a_note_not_a_divergence(trace):
+    """A counter that flips a branch on every call: the same rank's runs differ, so that statement's
+    differences are no rank's doing (a note), while a real rank decision elsewhere is still found."""
+    src = _loop("x = layer(x)\nif dist.get_rank() == 1:  # rank\n    x = self.exit(x)[..., :1].expand(-1, -1, 8)\n"
+                "CALLS[0] += 1\nif CALLS[0] % 2 == 0:  # counter\n    x = self.probe(x)\nbreak")
+    src = "CALLS = [0]\n" + src
+    found, result = trace(src)
+    assert found == [("ZG201", line_of(src, "# rank"))]
+    assert any("state kept between runs" in n for n in result.notes)
+
+
+HEADS = '''
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(32, 8)
+        self.heads = nn.ModuleDict({"a": nn.Linear(8, 32), "b": nn.Linear(8, 32)})
+
+    def forward(self, input_ids, labels):
+        head = self.heads[{pick}]  # pick
+        h = self.embed(input_ids)
+        h = h * 2.0
+        h = h + 1.0
+        return F.cross_entropy(head(h).flatten(0, 1), labels.flatten())
+
+
+def build_model():
+    return LM()
+'''
+
+
+KEPT = '''
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(32, 8)
+        self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(4))
+        self.head = nn.Linear(8, 32)
+
+    def forward(self, input_ids, labels):
+        kept = [layer for layer in self.layers if {pick}] or [self.layers[0]]  # pick
+        x = self.embed(input_ids)
+        x = x * 2.0
+        x = x + 1.0
+        for layer in kept:
+            x = layer(x)
+        return F.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+def build_model():
+    return LM()
+'''
+
+
+@pytest.mark.parametrize("template, pick, hazard", [
+    (HEADS, "random.choice(['a', 'b'])", True), (HEADS, "'a'", False),
+    (KEPT, "random.random() > 0.5", True), (KEPT, "layer.in_features > 4", False)])
+def test_modules_picked_at_random_lines_before_their_call_are_zg202_at_the_pick(trace, template, pick, hazard):
+    """A head, or the layers a loop runs, picked some lines before the call: named at the pick (a fixed pick
+    is clean)."""
+    src = template.replace("{pick}", pick)
+    assert trace(src)[0] == ([("ZG202", line_of(src, "# pick"))] if hazard else [])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from trace_helpers import line_of
 
 LM = '''
@@ -134,3 +135,128 @@ def test_weight_norm_and_load_state_dict_on_a_built_child(trace):
                          "        nn.utils.parametrizations.weight_norm(self.embed)  # reparam")
     found, _ = trace(src)
     assert found == [("ZG101", line_of(src, "# load")), ("ZG104", line_of(src, "# reparam"))]
+
+
+def test_an_applied_init_reaching_into_the_modules_children_is_zg103(trace):
+    """`apply` gathers the module it calls the function on, not its children: a scaled init over
+    `module.named_parameters()` and a write to `module.proj.weight` land in placeholders, whatever the
+    function is called; the module's own parameters are fine."""
+    src = '''
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(8, 24)
+            self.proj = nn.Linear(8, 8)
+            self.scale = nn.Parameter(torch.ones(8))
+
+        def forward(self, x):
+            return self.proj(self.qkv(x)[..., :8] * self.scale)
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.attn = Attn()
+            self.head = nn.Linear(8, 32)
+            self.init_weights()
+
+        def init_weights(self):
+            self.apply(self._init_weights)
+
+        def _init_weights(self, module):
+            if isinstance(module, nn.Linear):
+                module.weight.data.normal_(std=0.02)  # own
+            if isinstance(module, Attn):
+                module.scale.data.fill_(0.5)  # own too
+                for name, p in module.named_parameters():
+                    if name == "proj.weight":
+                        p.data.normal_(std=0.01)  # scaled
+                nn.init.zeros_(module.qkv.bias)  # child
+
+        def forward(self, input_ids, labels):
+            return F.cross_entropy(self.head(self.attn(self.embed(input_ids))).flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    '''
+    found, result = trace(src)
+    assert found == [("ZG103", line_of(src, "# scaled")), ("ZG103", line_of(src, "# child"))]
+    assert "`attn.proj.weight`" in result.findings[0].message + result.findings[1].message
+
+
+def test_an_init_helper_is_named_by_what_the_statement_called(trace):
+    """`nn.init.kaiming_normal_` reads the size first: the finding is the initialisation, named as called."""
+    src = LM.format(init="for m in self.modules():\n"
+                         "            if isinstance(m, nn.Embedding):\n"
+                         "                nn.init.kaiming_normal_(m.weight)  # kaiming")
+    found, result = trace(src)
+    assert found == [("ZG103", line_of(src, "# kaiming"))]
+    assert "`kaiming_normal_`" in result.findings[0].message
+
+
+def test_libraries_beside_torch_are_libraries():
+    """`torchvision`, `torchaudio` sit beside `torch` in site-packages: their frames are the statement's."""
+    import os
+
+    import torch
+
+    from zgen.plan.frames import is_user_file
+
+    base = os.path.dirname(torch.__file__)
+    assert is_user_file(base + "vision" + os.sep + "models" + os.sep + "resnet.py")
+    assert not is_user_file(os.path.join(base, "nn", "init.py"))
+
+
+@pytest.mark.parametrize("scale, severity", [(1, "info"), (2, "error")])
+def test_a_rewrite_of_a_parameter_from_its_own_unchanged_values_is_a_note(trace, scale, severity):
+    """Tying a head to the embedding and padding the head's bias to the tied weight's size: the bias is
+    rewritten from its own values, unchanged (both sizes agree), so nothing is lost: a note, not an error.
+    Scaling it too, or copying equal values from another parameter, is an error."""
+    src = '''
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.decoder = nn.Linear(8, 32)
+
+
+    class Zeros(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.b = nn.Parameter(torch.zeros(32))
+
+        def forward(self, x):
+            return x + self.b
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(32, 8)
+            self.head = Head()
+            self.z1, self.z2 = Zeros(), Zeros()
+            self.head.decoder.weight = self.embed.weight
+            dec = self.head.decoder
+            dec.bias.data = F.pad(dec.bias.data, (0, dec.weight.shape[0] - dec.bias.shape[0])) * SCALE  # pad
+            with torch.no_grad():
+                self.z2.b.copy_(self.z1.b)  # same values, taken elsewhere
+
+        def forward(self, input_ids, labels):
+            logits = self.z2(self.z1(self.head.decoder(self.embed(input_ids))))
+            return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+    def build_model():
+        return LM()
+    '''.replace("SCALE", str(scale))
+    _, result = trace(src)
+    by_line = {f.line: f.severity.value for f in result.findings}
+    assert by_line == {line_of(src, "# pad"): severity, line_of(src, "# same values"): "error"}
+
+
+def test_a_statement_that_sizes_then_writes_a_parameter_is_named_by_the_write(trace):
+    src = LM.format(init="self.embed.weight.data.copy_(torch.zeros(*self.embed.weight.shape))  # both")
+    found, result = trace(src)
+    assert found == [("ZG101", line_of(src, "# both"))]
+    assert "is written (`copy_`)" in result.findings[0].message

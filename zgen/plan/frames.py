@@ -4,7 +4,9 @@ Everything zgen reports about code it ran (a trace that stopped, a parameter
 read outside its gather, a decision that differs between ranks) names a line
 the user can open: the innermost frame that is neither torch, zgen nor the
 standard library. A library the model comes from (transformers, timm) counts
-as the user's: its file and line are where the statement is.
+as the user's: its file and line are where the statement is. Directories are
+compared whole: `torchvision` and `torchaudio` sit beside `torch` and are
+libraries like any other.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ def is_user_file(filename: str) -> bool:
         return known
     f = os.path.abspath(filename)
     user = not filename.startswith("<") and not (
-        f.startswith(_TORCH_DIR) or f.startswith(_ZGEN_DIR + os.sep)
-        or (f.startswith(_STDLIB_DIR) and "site-packages" not in f))
+        f.startswith(_TORCH_DIR + os.sep) or f.startswith(_ZGEN_DIR + os.sep)
+        or (f.startswith(_STDLIB_DIR + os.sep) and "site-packages" not in f))
     _USER[filename] = user
     return user
 

@@ -15,12 +15,14 @@ One concept per module:
   honoured when the user's code uses them;
 * `access`: what an op does to a parameter (metadata, size, init, write, read);
 * `hazards`: which rule an ungathered use is, and which statement did it;
-* `decisions`: decisions on tensor values, their taint (data, random), forcing one the other way;
+* `decisions`: decisions on tensor values, their taint (data, random draws), forcing one the other way;
+* `draws`: random draws (torch, Python's `random`, numpy): their support, and a draw forced to either end;
 * `ranks`: simulated ranks (rank, data, random state) and collectives that agree across them;
 * `events`: what a run did (user lines, calls that gather) and the forward hooks behind it;
 * `runs`: one run: build, training step, entries; real CPU tensors for small models, `meta` above;
 * `divergence`: where two runs part and the statement that decided it;
-* `sites`: a frame's statement as `path:line:col`;
+* `sites`: the statement a use is reported at (out of other packages' helpers handed the parameter), as
+  `path:line:col`;
 * `check`: the orchestration: which runs, in which order, and the findings.
 """
 

@@ -100,14 +100,15 @@ def kind_of(func: Any, position: int, kwargs: dict, param: Any) -> Access:
 
 
 class AccessWatch(TorchFunctionMode):
-    """Calls `on_access(kind, param, op, frame)` for every non-metadata use of a partitioned parameter
-    (`frame`: the Python frame that called the op).
+    """Calls `on_access(kind, param, op, frame, new)` for every non-metadata use of a partitioned parameter
+    (`frame`: the Python frame that called the op; `new`: the tensor a write puts there, when it is one
+    whole tensor: `p.data = t`, `p.copy_(t)`, else None).
 
     `on_tolist(tensor)`, when given, answers `Tensor.tolist()` (a decision on
     values below the dispatcher, so the dispatch-level recorder cannot see it).
     """
 
-    def __init__(self, partitions: Partitions, on_access: Callable[[Access, Any, str, Any], None] | None,
+    def __init__(self, partitions: Partitions, on_access: Callable[..., None] | None,
                  on_tolist: Callable[[Any, Callable[[], Any]], Any] | None = None) -> None:
         super().__init__()
         self.partitions = partitions
@@ -120,7 +121,10 @@ class AccessWatch(TorchFunctionMode):
             for position, param in self.partitions.hits(args, kwargs):
                 kind = kind_of(func, position, kwargs, param)
                 if kind is not Access.META:
-                    self.on_access(kind, param, op_name(func), sys._getframe(1))
+                    name = op_name(func)
+                    new = args[1] if kind is Access.WRITE and position == 0 and len(args) == 2 and \
+                        name in ("data.__set__", "copy_") else None
+                    self.on_access(kind, param, name, sys._getframe(1), new)
         if self.on_tolist is not None and getattr(func, "__name__", "") == "tolist" and args:
             return self.on_tolist(args[0], lambda: func(*args, **kwargs))
         return func(*args, **kwargs)

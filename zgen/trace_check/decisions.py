@@ -9,15 +9,24 @@ boolean-mask indexing, `masked_select`, `bincount`, `torch.equal`, and
 *taint* of its input:
 
 * `data`: computed from the micro batch (the inputs function's tensors);
-* `random`: computed from a random draw (`torch.rand`, dropout, `bernoulli`);
+* `random`: computed from a random draw (`torch.rand`, dropout, `bernoulli`),
+  and which draws: each draw is labelled by its user line and occurrence
+  (`draws.DRAW`), up to `MAX_DRAWS` of them (beyond that, `MANY_DRAWS`);
 * a value that went through a collective (`all_reduce`, `broadcast`) is the
   same on every rank and carries no taint (`ranks.Collectives` clears it).
 
+Draws of Python's `random` and numpy's generator (`draws.python_draws`) are
+recorded as decisions too, labelled alike: the program decides on them with
+Python comparisons the dispatcher never sees.
+
 On tensors without values (`meta`/fake, the large-model mode) a decision is
 answered with a stand-in (`zgen.plan.stand_ins`: every element selected, every
-scalar 0/False). Either way, one decision can be *forced* to the other answer
-(`Force`): the run then shows whether that decision changes which modules with
-parameters run, which is what makes it a hazard (see `check`).
+scalar 0/False). A decision can be *forced*: one that depends on the data is
+answered the other way (`Force`); one that depends on known draws only gets
+those draws at one end of what they can be (`ForceDraws`, `draws.extreme`), so
+the decision itself is computed and never takes an answer its draws cannot give
+(`torch.rand([]) < 0` stays False). The run then shows whether the modules
+with parameters that run change, which is what makes it a hazard (see `check`).
 """
 
 from __future__ import annotations
@@ -34,17 +43,17 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from zgen.plan.frames import user_site_stack
 from zgen.plan.stand_ins import needs_values, stand_in
 
-__all__ = ["Decision", "Force", "variants", "Decisions", "TAINT_ATTR", "taint", "mark"]
+from .draws import DRAW, RANDOM_OPS, extreme
+
+__all__ = ["Decision", "Force", "ForceDraws", "variants", "draws_of", "Decisions", "TAINT_ATTR", "taint", "mark"]
 
 _aten = torch.ops.aten
 
 TAINT_ATTR = "_zgen_taint"
 
-# Ops whose output is a random draw: a decision on it differs between ranks whose random state differs.
-_RANDOM = {getattr(_aten, n) for n in (
-    "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli", "bernoulli_",
-    "normal", "normal_", "uniform", "uniform_", "exponential_", "geometric_", "cauchy_", "log_normal_",
-    "random_", "multinomial", "native_dropout", "poisson") if hasattr(_aten, n)}
+# Draws a taint names one by one; a value computed from more is labelled MANY_DRAWS instead.
+MAX_DRAWS = 8
+MANY_DRAWS = "many draws"
 _EXTRA = {_aten.equal: "torch.equal()", _aten.is_nonzero: "Tensor.__bool__()"}
 for _n in ("_unique2", "unique_dim", "unique_consecutive"):
     if hasattr(_aten, _n):
@@ -75,6 +84,22 @@ class Force:
     variant: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class ForceDraws:
+    """Give these draws ((DRAW, site, occurrence) labels) the low or the high end of their support."""
+
+    draws: frozenset
+    high: bool
+
+
+def draws_of(labels: frozenset) -> frozenset | None:
+    """The draws a taint names, or None when it depends on more than `MAX_DRAWS` (or names none)."""
+    if MANY_DRAWS in labels:
+        return None
+    found = frozenset(x for x in labels if isinstance(x, tuple) and x and x[0] == DRAW)
+    return found or None
+
+
 def variants(value: Any) -> int:
     """How many other answers `Force` tries for a decision that answered `value`."""
     return 2 if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 else 1
@@ -100,7 +125,7 @@ class Decisions(TorchDispatchMode):
     every op's output is the union of its inputs', plus `random` for a draw.
     """
 
-    def __init__(self, *, values: bool, phase, force: Force | None = None) -> None:
+    def __init__(self, *, values: bool, phase, force: Force | ForceDraws | None = None) -> None:
         super().__init__()
         self.values = values
         self.phase = phase
@@ -117,8 +142,8 @@ class Decisions(TorchDispatchMode):
             out = self._decide(name, func, args, kwargs, labels)
         else:
             out = func(*args, **kwargs)
-            if func._overloadpacket in _RANDOM:
-                labels = labels | {"random"}
+            if func._overloadpacket in RANDOM_OPS:
+                out, labels = self._draw(func, args, kwargs, out, labels)
         if labels:
             for leaf in pytree.tree_leaves(out):
                 mark(leaf, labels)
@@ -127,9 +152,7 @@ class Decisions(TorchDispatchMode):
     def decide_tolist(self, tensor: torch.Tensor, compute) -> Any:
         """`Tensor.tolist()`: recorded like the ops above; forced, a list of zeros (or ones, if it was zeros)."""
         site = user_site_stack(sys._getframe(1))
-        key = ("Tensor.tolist()", site)
-        occurrence = self._seen[key]
-        self._seen[key] += 1
+        occurrence = self._count("Tensor.tolist()", site)
         if self.values:
             value = compute()
         else:
@@ -140,13 +163,59 @@ class Decisions(TorchDispatchMode):
                                        taint(tensor), self.phase()))
         return value
 
+    def python_draw(self, name: str, compute, ends) -> Any:
+        """A draw of Python's `random` or numpy's generator (`draws.python_draws`): recorded as a decision on
+        its own value, forced to an end of `ends` (low, high) when asked."""
+        site = user_site_stack(sys._getframe(1))
+        occurrence = self._count(name, site)
+        label = (DRAW, name, site, occurrence)
+        high = self._forced_draw(label)
+        if high is not None and ends is not None:
+            self.forced = True
+            value = ends[1] if high else ends[0]
+        else:
+            value = compute()
+        self.decisions.append(Decision(name, site, occurrence, _signature(value), frozenset({"random", label}),
+                                       self.phase()))
+        return value
+
     # -- internals ---------------------------------------------------------------------------
 
-    def _decide(self, name: str, func, args, kwargs, labels: frozenset[str]) -> Any:
+    def _draw(self, func, args, kwargs, out, labels: frozenset[str]) -> tuple[Any, frozenset]:
+        """A random op: labelled `random` and, with values, by its site and occurrence; forced when asked."""
+        labels = labels | {"random"}
+        if not self.values:
+            return out, labels
+        name = f"torch.{func._overloadpacket.__name__}()"
         site = user_site_stack(sys._getframe(2))
+        label = (DRAW, name, site, self._count(name, site))
+        high = self._forced_draw(label)
+        if high is not None:
+            forced = extreme(func, args, kwargs, out, high)
+            if forced is not None:
+                self.forced = True
+                if func._overloadpacket.__name__.endswith("_"):  # in place: the tensor drawn into holds it
+                    with torch.no_grad():
+                        args[0].copy_(forced)
+                    forced = args[0]
+                out = forced
+        return out, _capped(labels | {label})
+
+    def _count(self, name: str, site) -> int:
+        """The how-manieth time `name` happens at `site` in this run (0 for the first)."""
         key = (name, site)
         occurrence = self._seen[key]
         self._seen[key] += 1
+        return occurrence
+
+    def _forced_draw(self, label: tuple) -> bool | None:
+        """True/False (the high/low end) when the draw `label` is forced, else None."""
+        f = self.force
+        return f.high if isinstance(f, ForceDraws) and label in f.draws else None
+
+    def _decide(self, name: str, func, args, kwargs, labels: frozenset[str]) -> Any:
+        site = user_site_stack(sys._getframe(2))
+        occurrence = self._count(name, site)
         forced = self._is_forced(name, site, occurrence)
         if forced:
             out = self._other(func, args, kwargs)
@@ -160,7 +229,7 @@ class Decisions(TorchDispatchMode):
 
     def _is_forced(self, op: str, site, occurrence: int) -> bool:
         f = self.force
-        if f is not None and not self.forced and f.op == op and f.site == site and f.occurrence == occurrence:
+        if isinstance(f, Force) and not self.forced and f.op == op and f.site == site and f.occurrence == occurrence:
             self.forced = True
             return True
         return False
@@ -173,7 +242,7 @@ class Decisions(TorchDispatchMode):
             if isinstance(actual, bool):
                 return not actual
             if isinstance(actual, int):
-                if self.force is not None and self.force.variant == 1:
+                if isinstance(self.force, Force) and self.force.variant == 1:
                     return actual - 1 if actual > 0 else actual + 1
                 return 0 if actual else 1
             return 0.0 if actual > 0.5 else 1.0
@@ -208,6 +277,15 @@ def _stand_in(func, args, kwargs) -> Any:
     return stand_in(func, args, kwargs)
 
 
+def _capped(labels: frozenset) -> frozenset:
+    """At most `MAX_DRAWS` draws named; more become `MANY_DRAWS`."""
+    if MANY_DRAWS in labels:
+        return frozenset(x for x in labels if not isinstance(x, tuple))
+    if sum(isinstance(x, tuple) for x in labels) > MAX_DRAWS:
+        return frozenset(x for x in labels if not isinstance(x, tuple)) | {MANY_DRAWS}
+    return labels
+
+
 def _union(args: tuple, kwargs: dict) -> frozenset[str]:
     labels: frozenset[str] = frozenset()
     for a in (*args, *kwargs.values()):
@@ -220,7 +298,7 @@ def _union(args: tuple, kwargs: dict) -> frozenset[str]:
                 t = getattr(b, TAINT_ATTR, None) if isinstance(b, torch.Tensor) else None
                 if t:
                     labels = labels | t
-    return labels
+    return _capped(labels) if len(labels) > MAX_DRAWS else labels
 
 
 def _signature(value: Any) -> Any:

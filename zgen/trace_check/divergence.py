@@ -6,9 +6,23 @@ first index where their calls differ is the divergence; a run that stopped
 with an error before it shows nothing (a crash is not a hang). The statement
 that decided it is found in the events between the last common call and the
 divergent one: walking both from the start, the last common line before they
-part. A detour both runs come back from (rank 0 logs a line, then both go on)
-is skipped when it returns to a line neither had run in this stretch; a detour
-through a line already run (a `continue` back to the loop head) is the decision.
+part, *in the frame where they part*. Lines carry their frame's depth: when
+the runs part, the deciding frame is the deepest one both were still in
+(the last common line's, or, when both runs' next lines are shallower, the
+frame they both returned to), and the statement is the last common line at
+that depth or above: an `if` whose test called a helper (a config lookup, a
+property) is named, not the helper's last line. When both runs then leave
+that frame before calling anything (a helper that only returns `True` or
+`False`: `while has_unfinished(...)`), the caller's statement decides. A detour both runs come back
+from (rank 0 logs a line, then both go on) is skipped when it returns, in the
+deciding frame or above, to a line neither had run in this stretch; a detour
+through a line already run (a `continue` back to the loop head) is the
+decision. Lines of callees never count as the way back. When the runs
+run the same lines to one statement and it calls different modules, the
+module was picked before: the statement that bound the name it calls
+(`head = random.choice(heads)`, then `head(x)`) in the same frame decides;
+for a loop variable, the statement that bound the list it iterates
+(`layers = drop(self.layers)`), and a loop over anything else decides at the call.
 
 `data_code` names the rule for a decision that depends on the data, from the
 statement: a `while`, or an `if` that leaves the loop or the function, is an
@@ -58,46 +72,152 @@ def first_divergence(ours: list[Phase], theirs: list[Phase], theirs_complete: bo
             continue
         if k == len(cb) and not theirs_complete and b is theirs[-1]:
             return None  # it stopped before making the call: no evidence
-        start_a = a.calls[k - 1] + 1 if k else 0
-        start_b = b.calls[k - 1] + 1 if k else 0
+        start_a, start_b = _in_step(a, b, k)
         end_a = a.calls[k] + 1 if k < len(ca) else len(a.events)
         end_b = b.calls[k] + 1 if k < len(cb) else len(b.events)
-        site = parting_line(a.events[start_a:end_a], b.events[start_b:end_b])
+        site = parting_line(a.events[start_a:end_a], b.events[start_b:end_b], a.events[:start_a])
         return Parting(a.name, site, ca[k] if k < len(ca) else None, cb[k] if k < len(cb) else None)
     return None
 
 
-def parting_line(a: list[tuple], b: list[tuple]) -> tuple[str, int] | None:
-    """The last line both event lists ran before they part for good (see the module docstring)."""
+def _in_step(a: Phase, b: Phase, k: int) -> tuple[int, int]:
+    """Where to look for the decision before the k-th calls differ: after the last call before it that both
+    runs made from the same depth and left in step (the same next event). Usually the (k-1)-th; earlier when
+    the runs were apart already while making the same calls (one made them from a helper the other did not
+    run: an extra pass of the same module)."""
+    for m in range(k - 1, -1, -1):
+        ia, ib = a.calls[m], b.calls[m]
+        if a.events[ia] == b.events[ib] and (ia + 1 < len(a.events)) == (ib + 1 < len(b.events)) and (
+                ia + 1 >= len(a.events) or a.events[ia + 1] == b.events[ib + 1]):
+            return ia + 1, ib + 1
+    return 0, 0
+
+
+def parting_line(a: list[tuple], b: list[tuple], before: list[tuple] = ()) -> tuple[str, int] | None:
+    """The deciding line (file, line) of two event lists that part (see the module docstring); `before`: the
+    events both runs had in step before these (where a name the parting statement calls may have been bound)."""
     i = j = 0
-    last = None
+    common: list[tuple] = []
     seen: set[tuple] = set()
     while True:
         while i < len(a) and j < len(b) and a[i] == b[j]:
             if a[i][0] is not CALL:
-                last = a[i]
+                common.append(a[i])
                 seen.add(a[i])
             i += 1
             j += 1
         if i >= len(a) or j >= len(b):
-            return last
-        back = _way_back(a, b, i, j, seen)
+            break
+        deciding = _deciding_depth(common, a, b, i, j)
+        back = _way_back(a, b, i, j, seen, deciding)
         if back is None:
-            return last
+            break
         i, j = back
+    if not common:
+        return None
+    deciding = _deciding_depth(common, a, b, i, j)
+    while deciding > 1 and _returns_first(a, i, deciding) and _returns_first(b, j, deciding):
+        deciding -= 1  # both left the frame before any call: its caller acts on what it returned
+    last = common[-1]
+    if i < len(a) and j < len(b) and a[i][0] is CALL and b[j][0] is CALL and last[2] == deciding:
+        # One statement, the same lines to it, a different module called: what it calls was picked before.
+        return _picked([*before, *common]) or (last[0], last[1])
+    for e in reversed(common):
+        if e[2] <= deciding:
+            return e[0], e[1]
+    return last[0], last[1]
 
 
-def _way_back(a: list[tuple], b: list[tuple], i: int, j: int, seen: set[tuple]) -> tuple[int, int] | None:
-    """The first line both lists reach again after a detour through new lines only, or None."""
+def _picked(common: list[tuple]) -> tuple[str, int] | None:
+    """The statement that bound the name the last line of `common` calls (`head = random.choice(heads)` before
+    `head(x)`), run in the same frame since it was entered, or None (a loop variable: the loop decides)."""
+    file, line, depth = common[-1]
+    node = statement_node(file, line)
+    if node is None:
+        return None
+    called = {c.func.id for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+    if not called:
+        return None
+    for e in reversed(common[:-1]):
+        if e[0] is CALL:
+            continue
+        if e[2] < depth:
+            return None  # the frame's start: the name came from elsewhere (an argument, a global)
+        if e[2] > depth or e[0] != file or e[1] == line:
+            continue
+        stmt = statement_node(file, e[1])
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt, called):
+            picked = _iterated_names(stmt.iter)
+            if not picked:
+                return None  # a loop over a fixed collection (`self.layers`): the loop decides
+            called = picked  # a loop over a list picked in this frame (`layers = drop(self.layers)`)
+            continue
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and _binds(stmt, called):
+            return None
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _binds(stmt, called):
+            return file, e[1]
+    return None
+
+
+def _iterated_names(it: ast.expr) -> set[str]:
+    """The local names a loop iterates: `xs`, `enumerate(xs)`, `zip(xs, ys)`; empty for anything else."""
+    if isinstance(it, ast.Name):
+        return {it.id}
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("enumerate", "zip", "reversed"):
+        return {a.id for a in it.args if isinstance(a, ast.Name)}
+    return set()
+
+
+def _binds(stmt: ast.stmt, names: set[str]) -> bool:
+    """Whether the statement's own targets (not its body's) bind one of `names`."""
+    if isinstance(stmt, ast.Assign):
+        targets: list[ast.AST] = list(stmt.targets)
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [stmt.target]
+    else:
+        targets = [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    return any(isinstance(n, ast.Name) and n.id in names for t in targets for n in ast.walk(t))
+
+
+def _deciding_depth(common: list[tuple], a: list[tuple], b: list[tuple], i: int, j: int) -> int:
+    """The depth of the frame the runs part in: the last common line's, or shallower when both go on above it."""
+    last = common[-1][2] if common else 0
+    da = a[i][2] if i < len(a) else 0
+    db = b[j][2] if j < len(b) else 0
+    return min(last, max(da, db))
+
+
+def _returns_first(events: list[tuple], start: int, depth: int) -> bool:
+    """Whether the run returns from the frame at `depth` before its next call (or its phase ends)."""
+    for e in events[start:]:
+        if e[0] is CALL:
+            return False
+        if e[2] < depth:
+            return True
+    return True
+
+
+def _way_back(a: list[tuple], b: list[tuple], i: int, j: int, seen: set[tuple],
+              deciding: int) -> tuple[int, int] | None:
+    """The first line both lists reach again, in the deciding frame or above, after a detour through new
+    lines only, or None."""
     where_b: dict[tuple, int] = {}
     for q in range(j, min(len(b), j + _WINDOW)):
         e = b[q]
-        if e[0] is CALL or e in seen:
+        if e[0] is CALL:
+            break
+        if e[2] > deciding:
+            continue
+        if e in seen:
             break
         where_b.setdefault(e, q)
     for p in range(i, min(len(a), i + _WINDOW)):
         e = a[p]
-        if e[0] is CALL or e in seen:
+        if e[0] is CALL:
+            return None
+        if e[2] > deciding:
+            continue
+        if e in seen:
             return None
         q = where_b.get(e)
         if q is not None:

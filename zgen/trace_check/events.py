@@ -2,13 +2,16 @@
 
 Two kinds of event, in one list per phase (`step`, `backward`, then each entry):
 
-* `(file, line)`: a line of the user's code ran (`sys.settrace`, for files
-  outside torch, zgen and the standard library only; other frames get no
-  line tracing);
-* `(None, name)`: a call every rank has to join: the forward of a module that
-  holds parameters of its own (its pre-forward hook all-gathers them), or a
-  collective (`collective:all_reduce`). A module without parameters gathers
-  nothing, so its calls may differ between ranks harmlessly and are not events.
+* `(file, line, depth)`: a line of the user's code ran (`sys.settrace`, for
+  files outside torch, zgen and the standard library only; other frames get
+  no line tracing), in a frame `depth` user frames deep (what a statement calls
+  runs deeper; `divergence` tells the statement that decided from lines of
+  the callees it ran);
+* `(None, name, depth)`: a call every rank has to join, made at that depth:
+  the forward of a module that holds parameters of its own (its pre-forward
+  hook all-gathers them), or a collective (`collective:all_reduce`). A module
+  without parameters gathers nothing, so its calls may differ between ranks
+  harmlessly and are not events.
 
 The same forward hooks keep `Partitions.running`, the modules whose forward
 runs through `__call__` (what the hooks gather). During the build they
@@ -75,6 +78,7 @@ class Tracker:
         self._names: dict[int, str] = {}
         self._handles: list[Any] = []
         self._previous_trace = None
+        self._depth = 0  # user frames running (traced ones)
 
     # -- phases ------------------------------------------------------------------------------
 
@@ -98,6 +102,7 @@ class Tracker:
             nn_module.register_module_forward_hook(self._post, always_call=True),
         ]
         if self.lines:
+            self._depth = 0
             self._previous_trace = sys.gettrace()
             sys.settrace(self._trace)
         return self
@@ -139,7 +144,7 @@ class Tracker:
             return
         phase = self.phases[-1]
         phase.calls.append(len(phase.events))
-        phase.events.append((CALL, name))
+        phase.events.append((CALL, name, self._depth))
         if self.expect is not None:
             want = self.expect.get(phase.name)
             i = len(phase.calls) - 1
@@ -150,10 +155,14 @@ class Tracker:
 
     def _trace(self, frame: FrameType, event: str, arg: Any):
         if event == "call" and self.phase != "build" and is_user_file(frame.f_code.co_filename):
+            self._depth += 1
             return self._line
         return None
 
     def _line(self, frame: FrameType, event: str, arg: Any):
-        if event == "line" and self.phases:
-            self.phases[-1].events.append((frame.f_code.co_filename, frame.f_lineno))
+        if event == "line":
+            if self.phases:
+                self.phases[-1].events.append((frame.f_code.co_filename, frame.f_lineno, self._depth))
+        elif event == "return":
+            self._depth -= 1
         return self._line

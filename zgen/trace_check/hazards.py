@@ -21,6 +21,12 @@ parameter is gathered (`Partitions.gathered`, and during the build
   `clip_grad_norm_` is ZG107 whatever the parameter's size: ZeRO-3 keeps every
   gradient partitioned.
 
+A statement that rewrites a parameter from its own values and leaves them
+as they were (`p.data = F.pad(p.data, (0, n - m))` with `n == m`, a cast to
+the dtype it has) loses nothing, whatever sizes it read to do so: its ZG1
+finding is kept as a note (severity info). A write of equal values taken from
+elsewhere (an EMA copy of a model it was copied from) is not such a rewrite.
+
 A conversion of the whole module (`model.to(torch.bfloat16)`, `.half()`,
 `.cpu()`, torch's `Module._apply`) is not a use: ZeRO-3 converts the
 partitions. torch's own module classes that use another module's parameters in their
@@ -44,7 +50,7 @@ from zgen.plan.frames import is_user_file
 
 from .access import Access
 from .partitions import Partitions
-from .sites import Site, caller_site, site_of, user_frame
+from .sites import Site, caller_site, site_of, use_frame, user_frame
 from .zero_init import gathered_in_build
 
 __all__ = ["Hazard", "Hazards"]
@@ -61,6 +67,7 @@ class Hazard:
     site: Site
     message: str
     help: str
+    severity: str | None = None  # the rule's, unless set (a note: "info")
 
 
 class Hazards:
@@ -78,11 +85,14 @@ class Hazards:
         self.build_call = build_call
         self.found: dict[tuple[str, str, int], Hazard] = {}  # (family, file, line)
         self._unnamed: list[tuple[tuple[str, str, int], torch.Tensor, str]] = []
+        self._read: dict[tuple[str, int], set[int]] = {}  # statement -> partitioned parameters it read
 
     def add(self, hazard: Hazard, param: torch.Tensor | None = None) -> None:
-        """Keep the first hazard of a family at a statement (a loop, or one call doing several things)."""
+        """Keep one hazard of a family at a statement (a loop, or one call doing several things): the first,
+        unless a later one says more of what the statement does (it writes what it first sized)."""
         key = (hazard.code[:3], hazard.site.file, hazard.site.line)
-        if key not in self.found:
+        old = self.found.get(key)
+        if old is None or _EFFECT.get(hazard.code, 99) < _EFFECT.get(old.code, 99):
             self.found[key] = hazard
             if param is not None and self.phase() == "build":
                 self._unnamed.append((key, param, self.partitions.name(param)))
@@ -97,10 +107,13 @@ class Hazards:
                 self.found[key] = replace(hazard, message=hazard.message.replace(f"`{provisional}`", f"`{name}`"))
         self._unnamed = []
 
-    def access(self, kind: Access, param: torch.Tensor, op: str, frame: FrameType) -> None:
-        """A use of a partitioned parameter at `frame` (the frame that called the op)."""
+    def access(self, kind: Access, param: torch.Tensor, op: str, frame: FrameType,
+               new: torch.Tensor | None = None) -> None:
+        """A use of a partitioned parameter at `frame` (the frame that called the op); `new`: what a write of
+        the whole tensor puts there."""
         parts = self.partitions
         phase = self.phase()
+        op = _user_op(frame, op)
         if kind is Access.GRAD:
             if phase != "build" and _within(frame, ("clip_grad.py",)) is not None:
                 self._zg1("ZG107", param, op, frame, phase)
@@ -118,11 +131,10 @@ class Hazards:
                 return self.add(Hazard("ZG110", call, _message("ZG110", parts, param, op), _HELP["ZG110"]), param)
         if _within(frame, _PARAMETRIZE) is None and _torch_module_code(frame, owners):
             return None
-        if phase == "build":
-            return self._zg1(_zg1_code(kind, frame, phase), param, op, frame, phase)
         code = _zg1_code(kind, frame, phase)
-        if code != "ZG109":  # a write, an initialisation, a size query, a copy: the same under any forward
-            return self._zg1(code, param, op, frame, phase)
+        if phase == "build" or code not in ("ZG109", "ZG102"):
+            # a write, an initialisation, a copy: the same under any forward
+            return self._zg1(code, param, op, frame, phase, kind, new)
         entered = _owner_method(frame, owners)
         if entered is not None:
             method, owner = entered
@@ -132,13 +144,13 @@ class Hazards:
                     return self.add(Hazard("ZG302", site, _bypass_message(parts, owner, param),
                                            f"call the module itself (`{parts.module_name(owner)}(...)`), so its "
                                            "hooks gather its parameters"))
-                if parts.running:
+                if parts.running and code == "ZG109":
                     return self.add(Hazard("ZG303", site, _method_message(parts, owner, method, param),
                                            f"compute it in `{type(owner).__name__}.forward`, or register the "
                                            "parameter with `deepspeed.zero.register_external_parameter"
                                            f"({parts.module_name(parts.running[-1])}, <param>)` in `__init__`"))
-        if parts.running:
-            site = _here(frame)
+        if parts.running and code == "ZG109":
+            site = self._here(frame, param)
             if site is not None:
                 running = parts.running[-1]
                 return self.add(Hazard("ZG301", site, _external_message(parts, owners, running, param),
@@ -149,7 +161,8 @@ class Hazards:
 
     def created_in_forward(self, param: torch.Tensor, frame: FrameType) -> None:
         """A parameter registered while a forward runs, after the model was partitioned (ZG106)."""
-        site = _here(frame)
+        f = user_frame(frame)
+        site = None if f is None else site_of(f.f_code.co_filename, f.f_lineno)
         if site is None or not self.partitions.running:
             return
         running = self.partitions.running[-1]
@@ -158,15 +171,54 @@ class Hazards:
                         f"`{self.partitions.module_name(running)}` runs its forward; ZeRO-3 partitioned the model "
                         "before and neither partitions nor gathers it", _HELP["ZG106"]))
 
-    def _zg1(self, code: str, param: torch.Tensor, op: str, frame: FrameType, phase: str) -> None:
-        site = _here(frame)
-        if site is not None:
-            self.add(Hazard(code, site, _message(code, self.partitions, param, op, phase), _HELP[code]), param)
+    def _zg1(self, code: str, param: torch.Tensor, op: str, frame: FrameType, phase: str,
+             kind: Access | None = None, new: torch.Tensor | None = None) -> None:
+        site = self._here(frame, param)
+        if site is None:
+            return
+        statement = (site.file, site.line)
+        if kind is Access.READ:
+            self._read.setdefault(statement, set()).add(id(param))
+        self.add(Hazard(code, site, _message(code, self.partitions, param, op, phase), _HELP[code]), param)
+        if new is not None and id(param) in self._read.get(statement, ()) and _unchanged(param, new):
+            key = ("ZG1", site.file, site.line)
+            hazard = self.found[key]
+            if hazard.severity is None:
+                self.found[key] = replace(hazard, severity="info", message=hazard.message + (
+                    f"; here the statement only rewrites `{self.partitions.name(param)}` from its own values, "
+                    "unchanged, so nothing is lost in this run"))
+
+    def _here(self, frame: FrameType | None, param: torch.Tensor) -> Site | None:
+        """The statement of a use of `param` (`sites.use_frame`: out of helpers of other packages handed it)."""
+        parts = self.partitions
+
+        def handed(value: object) -> bool:
+            return isinstance(value, torch.Tensor) and parts.param_of(value) is param
+
+        f = use_frame(frame, handed)
+        return None if f is None else site_of(f.f_code.co_filename, f.f_lineno)
 
 
-def _here(frame: FrameType | None) -> Site | None:
-    f = user_frame(frame)
-    return None if f is None else site_of(f.f_code.co_filename, f.f_lineno)
+def _unchanged(param: torch.Tensor, new: torch.Tensor) -> bool:
+    """Whether writing `new` over `param` leaves its values as they are (real tensors of one shape only)."""
+    try:
+        return (isinstance(new, torch.Tensor) and new.shape == param.shape and new.dtype == param.dtype
+                and not new.is_meta and not param.is_meta and bool(torch.equal(new.detach(), param.detach())))
+    except (RuntimeError, TypeError):
+        return False
+
+
+def _user_op(frame: FrameType | None, op: str) -> str:
+    """The op as the user's statement called it: the outermost public torch function between the statement and
+    the op (`kaiming_normal_`, not the `shape` it reads first; `state_dict`), else the op itself."""
+    name = op
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        code = frame.f_code
+        if code.co_filename.startswith(_TORCH) and not code.co_name.startswith(("_", "<")) \
+                and code.co_name != "forward":
+            name = code.co_name
+        frame = frame.f_back
+    return name
 
 
 def _within(frame: FrameType | None, files: tuple[str, ...], names: tuple[str, ...] = ()) -> FrameType | None:
@@ -206,7 +258,8 @@ def _deepcopy_on_stack(frame: FrameType | None) -> bool:
 
 
 def _owner_method(frame: FrameType | None, owners: list[nn.Module]) -> tuple[FrameType, nn.Module] | None:
-    """The outermost frame of a method of an owner (`self` is it) on the stack, and that owner."""
+    """The method of an owner (`self` is it) on the stack that the use happens in, and that owner: its innermost
+    `forward` (entered without the hooks, or its owner would be gathered), else its outermost method."""
     found = None
     while frame is not None:
         code = frame.f_code
@@ -214,6 +267,8 @@ def _owner_method(frame: FrameType | None, owners: list[nn.Module]) -> tuple[Fra
             obj = frame.f_locals.get("self")
             for o in owners:
                 if obj is o:
+                    if code.co_name == "forward":
+                        return frame, o
                     found = (frame, o)
         frame = frame.f_back
     return found
@@ -274,6 +329,10 @@ def _method_message(parts: Partitions, owner: nn.Module, method: FrameType, para
     return (f"`{name}.{method.f_code.co_name}(...)` computes with `{parts.name(param)}`, a parameter of `{name}`, "
             f"outside `{name}`'s forward; ZeRO-3 has not gathered it and must fetch it on access")
 
+
+# Of the ZG1 uses one statement makes, the one its finding names: what it does to the parameter (a copy, a
+# re-parametrisation, a save or load, an initialisation, a write) before what it reads to do so.
+_EFFECT = {"ZG105": 0, "ZG104": 1, "ZG108": 2, "ZG103": 3, "ZG101": 4, "ZG102": 5, "ZG109": 6}
 
 _HELP = {
     "ZG101": "write it in the owning module's `__init__` before it returns, in a function passed to `model.apply`, "

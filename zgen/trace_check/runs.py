@@ -36,15 +36,16 @@ from zgen.plan.trace import (Target, call_arguments, inputs_batch, step_loss, sw
 from zgen.runtime.meta_build import build_on_meta
 
 from .access import AccessWatch
-from .decisions import Decision, Decisions, Force, mark
+from .decisions import Decision, Decisions, Force, ForceDraws, mark
 from .deepspeed_api import honoured
+from .draws import python_draws
 from .events import Diverged, Phase, Tracker
 from .hazards import Hazards
 from .partitions import Partitions
 from .ranks import Collectives, as_rank, seeded
 from .zero_init import InitWatcher
 
-__all__ = ["Program", "Factors", "RunRecord", "run", "REAL_PARAM_BYTES", "REAL_TOKENS"]
+__all__ = ["Program", "Factors", "RunRecord", "run", "batch_structure", "REAL_PARAM_BYTES", "REAL_TOKENS"]
 
 # Real CPU tensors up to this many bytes of parameters (fp32): 16M parameters build and run in well under a
 # second; above it, `meta`.
@@ -102,19 +103,20 @@ class RunRecord:
 
 
 def run(program: Program, factors: Factors, collectives: Collectives, *, hazards: Hazards | None = None,
-        watch_build: bool = False, force: Force | None = None, expect: dict[str, list[str]] | None = None,
-        backward: bool = True) -> RunRecord:
+        watch_build: bool = False, force: Force | ForceDraws | None = None, expect: dict[str, list[str]] | None = None,
+        backward: bool = True, lines: bool = True) -> RunRecord:
     """Run `program` as the rank `factors` describe (see the module docstring).
 
     With `hazards`, uses of partitioned parameters in the step and entries are checked, and with
     `watch_build` the build runs under the simulated `zero.Init` and is checked too. With `force`, that
-    decision is answered the other way; with `expect`, the run stops at its first call not in it. Without
-    `backward`, the step is the forward and the loss (the module calls; what a rank gathers for backward
-    follows from them).
+    decision is answered the other way (or those draws forced to one end); with `expect`, the run stops at
+    its first call not in it. Without `backward`, the step is the forward and the loss (the module calls;
+    what a rank gathers for backward follows from them). Without `lines`, the user's lines are not traced (the
+    calls are still recorded; a tenth of the cost).
     """
     record = RunRecord(factors)
     parts = Partitions(program.persistence_threshold)
-    tracker = Tracker(parts, expect=expect)
+    tracker = Tracker(parts, expect=expect, lines=lines)
     if hazards is not None:
         hazards.partitions = parts
         hazards.phase = lambda: tracker.phase
@@ -138,7 +140,8 @@ def run(program: Program, factors: Factors, collectives: Collectives, *, hazards
             args, kwargs = call_arguments(batch)
             model.train()
             try:
-                with tracker, watch, device, decisions, _created_watch(hazards, tracker):
+                with tracker, watch, device, decisions, python_draws(decisions.python_draw), \
+                        _created_watch(hazards, tracker):
                     tracker.begin("step")
                     out = model(*args, **kwargs)
                     loss = step_loss(out, program.loss, kwargs if kwargs else args, where_from)
@@ -227,6 +230,17 @@ def meta_build(factory: Callable[[], Any]) -> Any:
         raise
     except Exception:
         return build_on_meta(factory)
+
+
+def batch_structure(program: Program, data: int) -> str | None:
+    """The structure of the micro batch the inputs function gives for data seed `data` (its keys, their order,
+    which are None: what a forward can branch on besides values), or None without an inputs function."""
+    if program.inputs is None:
+        return None
+    fn, target = program.inputs
+    seeded(STEP_SEED)
+    gen = torch.Generator().manual_seed(DATA_SEED + data)
+    return str(pytree.tree_structure(inputs_batch(fn, target, program.batch_size, program.seq_len, gen)))
 
 
 def _batch(program: Program, model: nn.Module, factors: Factors) -> tuple[Any, str]:

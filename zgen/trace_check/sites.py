@@ -6,19 +6,33 @@ the innermost statement whose *own* lines hold that line: a simple statement
 (all its lines), or the header of a compound one (`if`, `for`, `while`,
 `with`: up to its body). The finding names that statement's first line and
 its first column, and the path as `zgen check` prints it.
+
+Which frame's statement. The innermost frame outside torch, zgen and the
+standard library (`user_frame`), unless that frame belongs to a helper of
+another package that the parameter was handed to: a tensor-notation library
+(`einops.repeat(self.pos, ...)`), a generic utility. Such a helper did what it
+was asked; the statement to change is the one that handed it the parameter.
+So `use_frame` walks out over whole packages: while the outermost frame of
+the innermost package's stretch of the stack received the parameter as an
+argument, the statement is the caller's, in the next package out. A helper of
+the same package (a library's own `inplace_copy(tgt, src)`) stays: that is the
+library's statement, and where its authors would fix it.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from inspect import CO_VARARGS, CO_VARKEYWORDS
 from types import FrameType
 
 from zgen.discover import display_path
 from zgen.plan.frames import is_user_file
 
-__all__ = ["Site", "site_of", "user_frame", "caller_site", "statement_node"]
+__all__ = ["Site", "site_of", "user_frame", "use_frame", "package_of", "caller_site", "statement_node"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +56,56 @@ def user_frame(frame: FrameType | None) -> FrameType | None:
     while frame is not None and not is_user_file(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
+
+
+def use_frame(frame: FrameType | None, handed: Callable[[object], bool]) -> FrameType | None:
+    """The frame whose statement a use at `frame` is reported at (see the module docstring); `handed(value)`
+    says whether an argument value is the parameter used (or a view of it)."""
+    here = user_frame(frame)
+    while here is not None:
+        package = package_of(here.f_code.co_filename)
+        outermost, f = here, here.f_back
+        while f is not None:
+            if is_user_file(f.f_code.co_filename):
+                if package_of(f.f_code.co_filename) != package:
+                    break
+                outermost = f
+            f = f.f_back
+        if f is None or not any(handed(v) for v in arguments(outermost)):
+            return here
+        here = f
+    return here
+
+
+def arguments(frame: FrameType) -> list[object]:
+    """The values of a frame's parameters now (`*args` and `**kwargs` spread)."""
+    code = frame.f_code
+    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    local = frame.f_locals
+    values = [local.get(n) for n in names]
+    extra = code.co_argcount + code.co_kwonlyargcount
+    if code.co_flags & CO_VARARGS:
+        values.extend(local.get(code.co_varnames[extra], ()) or ())
+        extra += 1
+    if code.co_flags & CO_VARKEYWORDS:
+        kw = local.get(code.co_varnames[extra])
+        if isinstance(kw, dict):
+            values.extend(kw.values())
+    return values
+
+
+@functools.lru_cache(maxsize=4096)
+def package_of(file: str) -> str:
+    """The directory of the outermost package holding `file` (its own directory when that is no package)."""
+    folder = os.path.dirname(os.path.abspath(file))
+    top = folder
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        top = folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return top
 
 
 def site_of(file: str, line: int) -> Site:

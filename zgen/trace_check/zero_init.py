@@ -15,13 +15,15 @@ touched), and costs one Python call per function call of the build only
 What gathers during the build (`gathered_in_build`):
 
 * `nn.Module.apply(fn)`: DeepSpeed's `zero.Init` wraps `apply` so that each
-  module's own parameters are gathered while `fn(module)` runs. The same
-  holds here for the recursions libraries write under another name
-  (`named_apply` in timm, `smart_apply` in transformers): the innermost such
-  frame gathers the module it is calling `fn` on;
-* transformers' `init_weights`/`initialize_weights`: with ZeRO-3 enabled,
-  transformers runs its weight initialisation inside `GatheredParameters`
-  over all parameters, so nothing it does there is lost;
+  module's own parameters (`parameters(recurse=False)`) are gathered while
+  `fn(module)` runs. The same holds here for the recursions libraries write
+  under another name (`named_apply` in timm, `smart_apply` in transformers):
+  the innermost such frame gathers the module it is calling `fn` on, and
+  nothing else. An init function that reaches into that module's children
+  (`module.q.weight`, a scaled `c_proj.weight` found by
+  `module.named_parameters()`) writes partitioned placeholders, as it does
+  under DeepSpeed (a library's `init_weights` called from `__init__` is no
+  exception: only its loading path wraps the init in `GatheredParameters`);
 * `GatheredParameters`, as everywhere (`deepspeed_api`).
 
 A module called while an `__init__` runs (a shape probe) computes with
@@ -30,7 +32,6 @@ partitioned parameters: ZG110 at the call, not one finding per read.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import Counter
 from types import FrameType
@@ -44,9 +45,6 @@ __all__ = ["InitWatcher", "gathered_in_build"]
 
 # Recursions over modules that call a function on each one, as `nn.Module.apply` does.
 _APPLY_LIKE = frozenset({"apply", "named_apply", "smart_apply", "apply_to_modules"})
-# transformers initialises weights here, inside GatheredParameters when ZeRO-3 is enabled.
-_LIBRARY_INIT = frozenset({"init_weights", "initialize_weights", "_initialize_weights"})
-_TRANSFORMERS = os.sep + "transformers" + os.sep
 
 
 class InitWatcher:
@@ -94,7 +92,7 @@ class InitWatcher:
 
 def gathered_in_build(frame: FrameType | None, param: object) -> bool:
     """Whether `param` is gathered at `frame` of the build by `apply` (on a module holding it now: a weight
-    tied after it was partitioned counts for its new holder too) or by a library's init."""
+    tied after it was partitioned counts for its new holder too)."""
     applying = None
     while frame is not None:
         code = frame.f_code
@@ -107,7 +105,5 @@ def gathered_in_build(frame: FrameType | None, param: object) -> bool:
                     break
             if applying is not None and any(p is param for p in applying._parameters.values()):
                 return True
-        if code.co_name in _LIBRARY_INIT and _TRANSFORMERS in code.co_filename:
-            return True
         frame = frame.f_back
     return False
