@@ -83,4 +83,5 @@ def _check(
         seen.setdefault((finding.code, finding.line, finding.column), finding)
     if deps is not None:
         deps.update(other_files.deps)
+    index.release()
     return sort_findings(seen.values())
