@@ -14,6 +14,7 @@ cannot be read becomes a note in `CheckResult.notes`, printed as a warning.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import sys
@@ -269,13 +270,17 @@ def _run_model_checks(todo, enabled: frozenset[str], jobs: int | None, threshold
     from zgen.model.program.tree import load_libcst
 
     load_libcst()
-
     # Largest files first, so no worker is left with a big file at the end.
     work.sort(key=lambda w: -len(w[2]))
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(work)),
-                                                mp_context=multiprocessing.get_context(method)) as pool:
-        return list(pool.map(_check_one, work, chunksize=1))
+    # What is loaded now lives as long as the workers: their cycle collector need not walk it again.
+    gc.freeze()
+    try:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(work)),
+                                                    mp_context=multiprocessing.get_context(method)) as pool:
+            return list(pool.map(_check_one, work, chunksize=1))
+    finally:
+        gc.unfreeze()
 
 
 def _with_model_shape(facts: LaunchFacts, settings: Settings, model_files: Sequence[str],

@@ -107,3 +107,43 @@ def test_fast_positions_equal_libcst_positions():
             rng.end.column + 1,
         )
         assert snippet.span(node) == want, cst.Module([]).code_for_node(node)
+
+
+_HAZARD = """\
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4096, 4096)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.block.proj.weight.data.normal_()
+"""
+
+
+@pytest.mark.parametrize("collector_on", [True, False])
+def test_check_leaves_the_cycle_collector_as_it_found_it(collector_on: bool) -> None:
+    """The check pauses Python's cycle collector per file; the caller's setting comes back, even after a raise."""
+    import gc
+
+    was = gc.isenabled()
+    try:
+        gc.enable() if collector_on else gc.disable()
+        assert check_source("m.py", _HAZARD)
+        assert gc.isenabled() is collector_on
+        with pytest.raises(TypeError):
+            check_source("m.py", None)  # type: ignore[arg-type]
+        assert gc.isenabled() is collector_on
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_a_released_index_leaves_the_next_check_of_the_same_text_unchanged() -> None:
+    first = check_source("m.py", _HAZARD)
+    assert [f.code for f in first] == ["ZG103"]
+    assert check_source("m.py", _HAZARD) == first

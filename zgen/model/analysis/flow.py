@@ -104,8 +104,7 @@ def flatten(func: cst.CSTNode) -> Flat:
         if kind is cst.With and gathering:
             special = partial(_with, gathering=gathering)
         if special is None:
-            kids = list(children(node))
-            for child in reversed(kids):
+            for child in reversed(children(node)):
                 stack.append((child, ctx, node))
             continue
         pushes = special(node, ctx)

@@ -393,6 +393,19 @@ class ModelIndex:
             _INDEXES[file] = index
         return index
 
+    def release(self) -> None:
+        """Forget the parses, infos and answers kept for this file, once it will not be asked again.
+
+        The infos and the index refer to each other, so without this their parse
+        trees would wait for Python's cycle collector; released, they are freed at once.
+        """
+        self._memo.clear()
+        self._snippets.clear()
+        self._methods.clear()
+        self.classes = {}
+        for name in [k for k, v in vars(type(self)).items() if isinstance(v, cached_property)]:
+            self.__dict__.pop(name, None)
+
     # --- names -------------------------------------------------------------
 
     @cached_property

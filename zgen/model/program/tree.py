@@ -116,17 +116,30 @@ def _is_node_type(kind: type) -> bool:
 _NODE_TYPES: dict[type, bool] = {}
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The direct child nodes of `node` that can hold code, in field order."""
-    for name in _fields(type(node)):
+    kind = type(node)
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _fields(kind)
+    kids = []
+    for name in names:
         value = getattr(node, name)
         kind = type(value)
         if kind is tuple or kind is list:
             for item in value:
-                if _is_node_type(type(item)):
-                    yield item
-        elif _is_node_type(kind):
-            yield value
+                is_node = _NODE_TYPES.get(type(item))
+                if is_node is None:
+                    is_node = _is_node_type(type(item))
+                if is_node:
+                    kids.append(item)
+        else:
+            is_node = _NODE_TYPES.get(kind)
+            if is_node is None:
+                is_node = _is_node_type(kind)
+            if is_node:
+                kids.append(value)
+    return kids
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -135,7 +148,10 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(list(children(current))))
+        kids = children(current)
+        if kids:
+            kids.reverse()
+            stack.extend(kids)
 
 
 @dataclasses.dataclass(eq=False)

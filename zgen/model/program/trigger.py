@@ -24,6 +24,7 @@ class Trigger:
         self.pattern = re.compile(pattern) if pattern else None
 
     def search(self, text: str) -> bool:
-        if not any(literal in text for literal in self.literals):
-            return False
-        return self.pattern is None or self.pattern.search(text) is not None
+        for literal in self.literals:
+            if literal in text:
+                return self.pattern is None or self.pattern.search(text) is not None
+        return False

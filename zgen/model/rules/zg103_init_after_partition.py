@@ -248,7 +248,7 @@ def initialize(model):
     def _applied_to_children(self, index: ModelIndex) -> Iterator[Report]:
         """`def _init_weights(self, module): module.child.weight.normal_()`, run through `apply`: zero.Init's
         `apply` gathers only the visited module's own parameters, not its children's."""
-        found = _APPLIED.findall(index.source)
+        found = _APPLIED.findall(index.source) if "apply(" in index.source else []
         applied = {name for own, name in found if own} | {"_init_weights"}
         # `self.apply(init_fn)`, `model.apply(partial(init_fn, std=0.02))`: a function of this file as the callback
         functions = [index.function_info(name) for own, name in found if not own]

@@ -10,40 +10,36 @@ from ..analysis.script import script_divergences
 from ..analysis.taint import DATA
 from ..program.index import ModelIndex
 from ..program.tree import code_of
-from ..program.trigger import Trigger
 from .rule import Report, Rule
 
 # Data-dependent selections; `where` only with one argument (the index form).
-_SELECTIONS = Trigger(
-    " not in ",
-    ".shape[0]",
-    ".size(0)",
-    "nonzero",
-    "unique",
-    "argwhere",
-    "masked_select",
-    "bincount",
-    ".any(",
-    ".all(",
-    "torch.equal",
-    "where(",
-    "all(",
-    "any(",
-    "sum(",
-    "mean(",
-    "max(",
-    "min(",
-    "norm(",
-    "std(",
-    pattern=r"nonzero|unique|argwhere|masked_select|bincount|\.any\(|\.all\(|torch\.equal"
-    r"|\bwhere\((?:[^,()]|\([^()]*\))*\)|(?<![\w.])(?:all|any)\([\w.]+\("
-    r"|\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)"
+_SELECTION_WORDS = (" not in ", ".shape[0]", ".size(0)", "nonzero", "unique", "argwhere", "masked_select", "bincount",
+                    ".any(", ".all(", "torch.equal", "where(", "all(", "any(", "sum(", "mean(", "max(", "min(", "norm(",
+                    "std(")
+# Names that are a selection wherever they occur.
+_SELECTION_NAMES = ("nonzero", "unique", "argwhere", "masked_select", "bincount", ".any(", ".all(", "torch.equal")
+# The selections that need a pattern, each after the text it cannot match without (one alternation over
+# all of them tried every pattern at every position of every method).
+_SELECTION_PATTERNS = (
+    (("where(",), re.compile(r"\bwhere\((?:[^,()]|\([^()]*\))*\)")),
+    (("all(", "any("), re.compile(r"(?<![\w.])(?:all|any)\([\w.]+\(")),
+    (("sum(", "mean(", "max(", "min(", "norm(", "std("),
+     re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)")),
     # a key missing from an input mapping (`if key not in feats`), the batch size tested against 0 or 1
-    r"|\bif\b[^\n]*\bnot\s+in\s+\w+\s*:"
-    r"|(?:\.shape\[0\]|\.size\(0\))\s*(?:[<>]=?|[=!]=)\s*[01]\b|\b[01]\s*(?:[<>]=?|[=!]=)\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))",
+    (("not",), re.compile(r"\bif\b[^\n]*\bnot\s+in\s+\w+\s*:")),
+    ((".shape[0]", ".size(0)"), re.compile(
+        r"(?:\.shape\[0\]|\.size\(0\))\s*(?:[<>]=?|[=!]=)\s*[01]\b|\b[01]\s*(?:[<>]=?|[=!]=)\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))"
+    )),
 )
 
 
+def _has_selection(text: str) -> bool:
+    """A data-dependent selection in `text`: one of the words, then a name or a pattern it needs."""
+    if not any(word in text for word in _SELECTION_WORDS):
+        return False
+    if any(name in text for name in _SELECTION_NAMES):
+        return True
+    return any(any(w in text for w in words) and pattern.search(text) for words, pattern in _SELECTION_PATTERNS)
 
 
 class _Selections:
@@ -53,7 +49,7 @@ class _Selections:
     _BY_KEY = re.compile(r"\bfor\s+(\w+)\b[^\n]*\bin\s+\w+\.(?:items|keys)\(\)")
 
     def search(self, text: str) -> bool:
-        if _SELECTIONS.search(text):
+        if _has_selection(text):
             return True
         if ".items()" not in text and ".keys()" not in text:
             return False
