@@ -9,6 +9,7 @@ frozen result that the rest of zgen reads.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -261,6 +262,17 @@ def parse_memory(text: str) -> int:
         raise ZgenError(f"`{text}` is not a GPU memory size (below 1 MiB or above 4 EiB)",
                         help=f"e.g. 80GiB ({_MEMORY_UNITS_TEXT})")
     return int(round(value))
+
+
+def format_memory(n: int, *, round_up: bool = False) -> str:
+    """A byte count as a size `parse_memory` reads back: exact (`80GiB`, `1536MiB`, `0.5KiB`) by default;
+    with `round_up`, in GiB to two decimals and never below `n` (for advice a person types)."""
+    if round_up:
+        return f"{math.ceil(n * 100 / 2**30) / 100:g}GiB"
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n % scale == 0:
+            return f"{n // scale}{unit}"
+    return f"{n / 2**10!r}KiB"  # a division by a power of two is exact in a float
 
 
 def find_pyproject(start: Path) -> Path | None:

@@ -1,7 +1,7 @@
 import pytest
 
 from zgen.errors import ZgenError
-from zgen.settings import load_settings, parse_size
+from zgen.settings import format_memory, load_settings, parse_memory, parse_size
 
 
 def _write(tmp_path, body):
@@ -67,3 +67,10 @@ def test_gpu_mem_without_a_memory_unit_is_an_error(tmp_path, value):
     with pytest.raises(ZgenError) as e:
         load_settings(p)
     assert f"{p}:5:" in e.value.message and "`gpu-mem` must be a memory size with a unit" in e.value.message
+
+
+@pytest.mark.parametrize("n", [80 * 2**30, 1536 * 2**20, 2**40, 3 * 2**20 + 512, 6_874_000_123, 2**20 + 1])
+def test_a_size_zgen_writes_into_a_command_reads_back_as_the_same_bytes(n):
+    assert parse_memory(format_memory(n)) == n
+    rounded = parse_memory(format_memory(n, round_up=True))
+    assert n <= rounded < n + 0.011 * 2**30  # advice never names less than is needed

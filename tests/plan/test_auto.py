@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import replace
 import sys
 from pathlib import Path
@@ -129,7 +130,7 @@ def test_the_chosen_plan_carries_recomputation_fused_loss_and_the_setting(traced
 def test_bad_budgets_say_what_would_do(traced):
     with pytest.raises(ZgenError, match=r"no setting fits in 4.00 GiB per GPU: the smallest peak is") as e:
         _search(traced, budget=4 * GiB)
-    need = float(e.value.help.split("--gpu-mem ")[1].split(" GiB")[0])
+    need = float(e.value.help.split("--gpu-mem ")[1].split("GiB ")[0])  # typed as one argument
     assert _search(traced, budget=int(need * GiB) + GiB).best  # the budget it names does fit
     with pytest.raises(ZgenError, match=r"is more than the H200's 140.40 GiB"):
         _search(traced, budget=200 * GiB)
@@ -217,8 +218,15 @@ def test_emit_auto_writes_the_choice_into_the_script_and_its_plan(zgen, tmp_path
     (tmp_path / "pyproject.toml").write_text("[tool.zgen]\nauto = true\n")
     code, out, err = zgen("emit", *TINY, "--config", config, "--gpu-mem", "8GiB", "--out", "train.py", cwd=tmp_path)
     assert code == 0, err
+    assert "auto: mb 2 x1, no recompute, fused loss: predicted" in out
     script = (tmp_path / "train.py").read_text()
     assert "#   auto:    mb 2 x1, no recompute, fused loss: predicted" in script
+    # the banner's own command, as a user copies it, says the file is current
+    check_line = next(ln for ln in script.splitlines() if ln.startswith("# Check it is current: zgen emit "))
+    banner_args = shlex.split(check_line.split("zgen emit ", 1)[1])
+    assert "8GiB" in banner_args
+    code, _, err = zgen("emit", *banner_args, cwd=tmp_path)
+    assert code == 0, err
     assert "micro_batch_size = 2  #" in script and "zgen plan --auto" in script
     plan = Plan.from_json((tmp_path / "train.plan.json").read_text())
     assert plan.head_loss == "lm_head"

@@ -27,6 +27,7 @@ from zgen.config.autofill import EMIT_MAX_STEPS, EMIT_WARMUP_STEPS
 from zgen.errors import ZgenError
 from zgen.pipeline import (OUT_OF_MEMORY, Prepared, add_auto_arguments, add_model_arguments, auto_search, blocking_findings, cli_path,
                            display_path, memory_timeline, prepare, print_findings, request_from_args)
+from zgen.settings import format_memory
 
 __all__ = ["add_parser", "run", "FORCED_MARK"]
 
@@ -68,7 +69,7 @@ def _regenerate_args(args, forced: bool) -> list[str]:
         ("--model", args.model), ("--inputs", args.inputs), ("--data", args.data), ("--init", args.init),
         ("--loss", args.loss),
         ("--config", args.config), ("--units", ",".join(args.units) if args.units else None),
-        ("--world-size", args.world_size), ("--gpus-per-node", args.gpus_per_node), ("--gpu-mem", args.gpu_mem),
+        ("--world-size", args.world_size), ("--gpus-per-node", args.gpus_per_node), ("--gpu-mem", format_memory(args.gpu_mem) if args.gpu_mem is not None else None),
         ("--params", args.params), ("--seq-len", args.seq_len), ("--deepspeed-version", args.deepspeed_version),
         ("--settings", args.settings), ("--max-steps", args.max_steps if args.max_steps != EMIT_MAX_STEPS else None),
         ("--warmup-steps", args.warmup_steps), ("--precision", args.precision), ("--margin", args.margin),
@@ -203,6 +204,8 @@ def run(args, settings) -> int:
         _write(path, content, s.root)
     if precision_note:
         print(f"precision: {precision_note}")
+    if found is not None:
+        print(f"auto: {auto.summary(found.best, found)}")
     units = len(plan.units) if plan is not None else 0
     print(f"wrote {display_path(out_path, s.root)}"
           + (f" and {display_path(plan_path, s.root)}" if plan is not None else "")

@@ -35,6 +35,7 @@ from zgen.memory import MemoryPoint, Setting, UnitMemory, compute_bytes, setting
 from zgen.plan.costs import ModuleCost
 from zgen.plan.plot import human_bytes
 from zgen.schedule.plan import ROOT, Plan, Unit
+from zgen.settings import format_memory
 from zgen.schedule.units import innermost
 from zgen.steptime import H200, Rates, StepTime, Work, step_time
 
@@ -314,7 +315,7 @@ def no_fit_error(result: AutoResult) -> ZgenError:
     need = low.peak.total / (1 - result.margin)
     return ZgenError(f"no setting fits in {human_bytes(result.budget)} per GPU: the smallest peak is "
                      f"{human_bytes(low.peak.total)} ({low.candidate.describe(result.blocks)})",
-                     help=f"give --gpu-mem {human_bytes(need)} or more ({result.margin:.0%} margin), or more GPUs")
+                     help=f"give --gpu-mem {format_memory(ceil(need), round_up=True)} or more ({result.margin:.0%} margin), or more GPUs")
 
 
 def lines(result: AutoResult, top: int = 5) -> list[str]:
