@@ -80,15 +80,10 @@ def test_a_call_of_a_name_bound_before_parts_at_the_binding(tmp_path):
     """The same lines, a different module called: the statement that bound the called name picked it (line 2),
     in the same frame; a loop variable is the loop's decision (the call stays the site), as is a name bound
     before the frame was entered (an argument)."""
-    src = tmp_path / "m.py"
-    src.write_text("def f(heads, x, k):\n    head = heads[k]\n    y = x + 1\n    return head(y)\n"
-                   "def g(layers, x):\n    for layer in layers:\n        x = layer(x)\n"
-                   "def h(self, x):\n    kept = drop(self.layers)\n    for i, layer in enumerate(kept):\n"
-                   "        x = layer(x)\n")
-    m = str(src)
-
-    def lines(*numbers, call, depth=1):
-        return [(m, n, depth) for n in numbers] + [(None, call, depth)]
+    m, lines = _written(tmp_path, "def f(heads, x, k):\n    head = heads[k]\n    y = x + 1\n    return head(y)\n"
+                                  "def g(layers, x):\n    for layer in layers:\n        x = layer(x)\n"
+                                  "def h(self, x):\n    kept = drop(self.layers)\n"
+                                  "    for i, layer in enumerate(kept):\n        x = layer(x)\n")
 
     assert parting_line(lines(2, 3, 4, call="heads.a"), lines(2, 3, 4, call="heads.b")) == (m, 2)
     assert parting_line(lines(6, 7, call="layers.0"), lines(6, 7, call="layers.1")) == (m, 7)
@@ -98,3 +93,34 @@ def test_a_call_of_a_name_bound_before_parts_at_the_binding(tmp_path):
     assert parting_line(lines(9, 10, 11, 10, 11, call="layers.1"), lines(9, 10, 11, 10, 11, call="layers.2")) == (m, 9)
     caller = [("c.py", 9, 0)]
     assert parting_line(caller + lines(3, 4, call="heads.a"), caller + lines(3, 4, call="heads.b")) == (m, 4)
+
+
+def test_an_attribute_or_an_index_called_parts_where_it_was_bound(tmp_path):
+    """`self.current(x)` parts at the line that set the attribute, in this frame or in a method run before
+    (another frame); `self.blocks[i](x)` at the line that bound the index; a local name set in another frame,
+    or an attribute never set in the phase, leaves the call as the site."""
+    m, lines = _written(tmp_path, "def pick(self):\n    self.current = choose(self.branches)\n"
+                                  "def f(self, x):\n    y = x + 1\n    return self.current(y)\n"
+                                  "def g(self, x):\n    i = draw()\n    y = x + 1\n    return self.blocks[i](y)\n"
+                                  "def h(self, x):\n    y = x + 1\n    return self.blocks[0](y)\n"
+                                  "def k(self, x):\n    i = 0\n")
+
+    assert parting_line(lines(2, 4, 5, call="branches.0"), lines(2, 4, 5, call="branches.1")) == (m, 2)
+    picked = [(m, 2, 2), (None, "embed", 1)]  # a method the caller ran before this frame was entered
+    assert parting_line(lines(4, 5, call="branches.0"), lines(4, 5, call="branches.1"), picked) == (m, 2)
+    assert parting_line(lines(7, 8, 9, call="blocks.0"), lines(7, 8, 9, call="blocks.2")) == (m, 7)
+    assert parting_line(lines(11, 12, call="blocks.0"), lines(11, 12, call="blocks.1")) == (m, 12)
+    other = [(m, 14, 1), ("c.py", 3, 0)]  # `i` bound in another frame, then this one entered
+    assert parting_line(other + lines(8, 9, call="blocks.0"), other + lines(8, 9, call="blocks.1")) == (m, 9)
+
+
+def _written(tmp_path, text: str):
+    """Write `text` as m.py; its path, and `lines(*numbers, call, depth=1)`: lines of it run at `depth`, then a
+    call made there."""
+    src = tmp_path / "m.py"
+    src.write_text(text)
+    m = str(src)
+
+    def lines(*numbers, call, depth=1):
+        return [(m, n, depth) for n in numbers] + [(None, call, depth)]
+    return m, lines

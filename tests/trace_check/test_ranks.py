@@ -357,11 +357,89 @@ def build_model():
 '''
 
 
+INDEX = '''
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(32, 8)
+        self.blocks = nn.ModuleList(nn.Linear(8, 8) for _ in range(3))
+        self.head = nn.Linear(8, 32)
+
+    def forward(self, input_ids, labels):
+        i = {pick}  # pick
+        x = self.embed(input_ids)
+        x = x * 2.0
+        x = x + 1.0
+        x = self.blocks[i](x)
+        return F.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+def build_model():
+    return LM()
+'''
+
+
 @pytest.mark.parametrize("template, pick, hazard", [
     (HEADS, "random.choice(['a', 'b'])", True), (HEADS, "'a'", False),
-    (KEPT, "random.random() > 0.5", True), (KEPT, "layer.in_features > 4", False)])
+    (KEPT, "random.random() > 0.5", True), (KEPT, "layer.in_features > 4", False),
+    (INDEX, "int(torch.randint(0, 3, ()).item())", True), (INDEX, "1", False)])
 def test_modules_picked_at_random_lines_before_their_call_are_zg202_at_the_pick(trace, template, pick, hazard):
-    """A head, or the layers a loop runs, picked some lines before the call: named at the pick (a fixed pick
-    is clean)."""
+    """A head, the layers a loop runs, or the index of the block called (`self.blocks[i](x)`), picked some
+    lines before the call: named at the pick (a fixed pick is clean)."""
     src = template.replace("{pick}", pick)
+    assert trace(src)[0] == ([("ZG202", line_of(src, "# pick"))] if hazard else [])
+
+
+CURRENT = '''
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.branches = nn.ModuleList(nn.Linear(8, 8) for _ in range(3))
+        self.current = self.branches[0]
+
+    def pick(self):
+        self.current = {pick}
+
+    def forward(self, x):
+        {inline}
+        x = x * 2.0
+        x = x + 1.0
+        return self.current(x)
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(32, 8)
+        self.block = Block()
+        self.head = nn.Linear(8, 32)
+
+    def forward(self, input_ids, labels):
+        {outer}
+        x = self.embed(input_ids)
+        x = self.block(x)
+        return F.cross_entropy(self.head(x).flatten(0, 1), labels.flatten())
+
+
+def build_model():
+    return LM()
+'''
+
+
+def _current(pick: str, where: str) -> str:
+    """CURRENT with the attribute set by a method the parent's forward calls before the block (`outer`), or
+    by an assignment early in the block's own forward (`inline`)."""
+    if where == "outer":
+        src = CURRENT.replace("{outer}", "self.block.pick()").replace("{inline}", "pass")
+        return src.replace("{pick}", pick + "  # pick")
+    src = CURRENT.replace("{outer}", "pass").replace("{inline}", "self.current = {pick}  # pick")
+    return src.replace("{pick}", pick)
+
+
+@pytest.mark.parametrize("where", ["outer", "inline"])
+@pytest.mark.parametrize("pick, hazard", [("random.choice(self.branches)", True), ("self.branches[1]", False)])
+def test_a_module_held_in_an_attribute_picked_at_random_is_zg202_where_it_was_set(trace, where, pick, hazard):
+    """`self.current = random.choice(self.branches)` in a method another module's forward runs first, or early
+    in the forward that calls `self.current(x)`: named where the attribute was set (a fixed pick is clean)."""
+    src = _current(pick, where)
     assert trace(src)[0] == ([("ZG202", line_of(src, "# pick"))] if hazard else [])

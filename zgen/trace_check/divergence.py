@@ -23,6 +23,11 @@ module was picked before: the statement that bound the name it calls
 (`head = random.choice(heads)`, then `head(x)`) in the same frame decides;
 for a loop variable, the statement that bound the list it iterates
 (`layers = drop(self.layers)`), and a loop over anything else decides at the call.
+An attribute called (`self.current(x)`) parts where a line run before in the
+phase set it, in any frame (`self.current = random.choice(self.branches)` in a
+method called earlier); a subscript called (`self.blocks[i](x)`) where its
+index or container was bound (`i = torch.randint(...).item()`). Only lines
+that ran are searched, for statements whose targets bind the name.
 
 `data_code` names the rule for a decision that depends on the data, from the
 statement: a `while`, or an `if` that leaves the loop or the function, is an
@@ -129,34 +134,66 @@ def parting_line(a: list[tuple], b: list[tuple], before: list[tuple] = ()) -> tu
 
 
 def _picked(common: list[tuple]) -> tuple[str, int] | None:
-    """The statement that bound the name the last line of `common` calls (`head = random.choice(heads)` before
-    `head(x)`), run in the same frame since it was entered, or None (a loop variable: the loop decides)."""
+    """The statement that bound what the last line of `common` calls, or None (the call decides).
+
+    What it calls is a local name (`head(x)` after `head = random.choice(heads)`), an attribute
+    (`self.current(x)` after `self.current = random.choice(self.branches)`), or a subscript whose index or
+    container is one of those (`self.blocks[i](x)` after `i = torch.randint(...).item()`). A local name is
+    looked for in the same frame since it was entered; an attribute in any line run before in the phase (a
+    method called earlier, or another module's forward, may have set it). A loop variable follows to the local
+    list the loop iterates; a loop over anything else, or a `with` target, is the loop's decision."""
     file, line, depth = common[-1]
     node = statement_node(file, line)
     if node is None:
         return None
-    called = {c.func.id for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
-    if not called:
-        return None
+    wanted: set[tuple[str, str]] = set()
+    for c in ast.walk(node):
+        if isinstance(c, ast.Call):
+            wanted |= _callee_keys(c.func)
     for e in reversed(common[:-1]):
-        if e[0] is CALL:
+        if not wanted:
+            return None
+        if e[0] is CALL or (e[0] == file and e[1] == line):
             continue
         if e[2] < depth:
-            return None  # the frame's start: the name came from elsewhere (an argument, a global)
-        if e[2] > depth or e[0] != file or e[1] == line:
+            # Out of the frame's start: a local name came from elsewhere (an argument, a global).
+            wanted = {k for k in wanted if k[0] == "attr"}
+            depth = e[2]
+        local = e[2] == depth and e[0] == file
+        stmt = statement_node(e[0], e[1])
+        if stmt is None:
             continue
-        stmt = statement_node(file, e[1])
-        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt, called):
-            picked = _iterated_names(stmt.iter)
-            if not picked:
+        keys = wanted if local else {k for k in wanted if k[0] == "attr"}
+        if not keys or not _binds(stmt, keys):
+            continue
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            followed = _iterated_names(stmt.iter)
+            if not followed:
                 return None  # a loop over a fixed collection (`self.layers`): the loop decides
-            called = picked  # a loop over a list picked in this frame (`layers = drop(self.layers)`)
+            wanted = {("name", n) for n in followed}  # a loop over a list picked in this frame
             continue
-        if isinstance(stmt, (ast.With, ast.AsyncWith)) and _binds(stmt, called):
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
             return None
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _binds(stmt, called):
-            return file, e[1]
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            return e[0], e[1]
     return None
+
+
+def _callee_keys(func: ast.expr) -> set[tuple[str, str]]:
+    """What a call's callee is picked by: ("name", id) for a local name, ("attr", attr) for an attribute of a
+    name (`self.current`), and for a subscript (`self.blocks[i]`) those of its index and its container."""
+    if isinstance(func, ast.Name):
+        return {("name", func.id)}
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return {("attr", func.attr)}
+    if isinstance(func, ast.Subscript):
+        index = func.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        keys = _callee_keys(func.value)
+        for part in parts:
+            keys |= _callee_keys(part)
+        return keys
+    return set()
 
 
 def _iterated_names(it: ast.expr) -> set[str]:
@@ -168,15 +205,24 @@ def _iterated_names(it: ast.expr) -> set[str]:
     return set()
 
 
-def _binds(stmt: ast.stmt, names: set[str]) -> bool:
-    """Whether the statement's own targets (not its body's) bind one of `names`."""
+def _binds(stmt: ast.stmt, keys: set[tuple[str, str]]) -> bool:
+    """Whether the statement's own targets (not its body's) bind one of `keys` (see `_callee_keys`)."""
     if isinstance(stmt, ast.Assign):
         targets: list[ast.AST] = list(stmt.targets)
     elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
         targets = [stmt.target]
-    else:
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
         targets = [item.optional_vars for item in stmt.items if item.optional_vars is not None]
-    return any(isinstance(n, ast.Name) and n.id in names for t in targets for n in ast.walk(t))
+    else:
+        return False
+    for t in targets:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and ("name", n.id) in keys:
+                return True
+            if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
+                    and ("attr", n.attr) in keys):
+                return True
+    return False
 
 
 def _deciding_depth(common: list[tuple], a: list[tuple], b: list[tuple], i: int, j: int) -> int:
