@@ -191,7 +191,7 @@ def run(args, settings) -> int:
         forced=tuple(_finding_line(f) for f in errors) if errors else (),
         hazards=tuple(hazards),
         planned_peak=_planned_peak(prep) if found is None else found.best.peak.total,
-        auto=None if found is None else auto.summary(found.best, found),
+        auto=None if found is None else plan.setting,
         max_steps=args.max_steps,
         precision_note=precision_note,
         precision_at_launch=at_launch,
@@ -205,7 +205,7 @@ def run(args, settings) -> int:
     if precision_note:
         print(f"precision: {precision_note}")
     if found is not None:
-        print(f"auto: {auto.summary(found.best, found)}")
+        print(f"auto: {plan.setting}")
     units = len(plan.units) if plan is not None else 0
     print(f"wrote {display_path(out_path, s.root)}"
           + (f" and {display_path(plan_path, s.root)}" if plan is not None else "")
