@@ -19,11 +19,14 @@ from zc_helpers import check, codes
 pytest.importorskip("deepspeed", reason="the engine differential needs DeepSpeed")
 
 _PROBE = r"""
-import json, logging, os, sys
+import importlib, json, logging, os, sys
 os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[2], RANK="0", WORLD_SIZE="1", LOCAL_RANK="0",
                   TORCHELASTIC_USE_AGENT_STORE="True")
 import torch, deepspeed
 logging.getLogger("DeepSpeed").setLevel(logging.CRITICAL)
+# One process on the CPU: DeepSpeed's shared-memory all-reduce kernel is never used here, and building it
+# compiles C++ for a minute on a fresh machine. The engine's offload decisions do not depend on it.
+importlib.import_module("deepspeed.comm.torch").build_shm_op = lambda: None  # the module; the package's `torch` is torch
 out = []
 for cfg in json.loads(sys.argv[1]):
     model = torch.nn.Linear(4, 4)
