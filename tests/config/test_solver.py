@@ -83,7 +83,7 @@ _config = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(_config, st.integers(1, 12), st.sampled_from([None, 4, 8]))
 def test_direct_evaluation_agrees_with_z3(config, world, gpus_per_node):
     """For concrete configs the fast path and the solver must give every rule the same verdict."""
