@@ -223,3 +223,51 @@ class TRPO:
 @pytest.mark.parametrize("case", sorted(LOOK_ALIKES))
 def test_look_alike_is_clean(case):
     assert codes(LOOK_ALIKES[case]) == [], case
+
+
+INITIALISERS = """
+import numpy as np
+import torch
+
+
+def init_lecun_normal(tensor, scale=1.0):
+    std = scale * np.sqrt(1.0 / tensor.shape[1])
+    with torch.no_grad():
+        return tensor.normal_(0, std)
+
+
+def fan_in(tensor):
+    return tensor.shape[1]
+"""
+
+MLP = """
+import torch.nn as nn
+
+from .initializers import {name}
+
+
+class MLP(nn.Module):
+    def __init__(self, in_size, out_size):
+        super().__init__()
+        self.output = nn.Linear(in_size, out_size)
+        self.scale = {name}(self.output.weight)
+
+    def forward(self, x):
+        return self.output(x) * self.scale
+"""
+
+
+@pytest.mark.parametrize(("name", "expected"), [("init_lecun_normal", ["ZG103"]), ("fan_in", [])])
+def test_an_imported_helper_that_writes_its_argument_initialises_the_child(tmp_path, name, expected):
+    """`init_lecun_normal(self.output.weight)` from the package's initialisers ends in `tensor.normal_()`: the
+    built child's weight is written in `__init__` (ZG103); a helper of the same file that only reads the size is
+    no write."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "initializers.py").write_text(INITIALISERS)
+    path = package / "mlp.py"
+    source = MLP.format(name=name)
+    path.write_text(source)
+    found = sorted(f.code for f in check_source(str(path), source) if f.code.startswith("ZG1"))
+    assert found == expected

@@ -85,6 +85,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 if _callee_writes(index, flat, call, parent, name):
                     return WRITE, f"{data} passed to `{name}()`, which writes it in place"
                 return READ, data
+            if not name.startswith(".") and _callee_writes(index, flat, call, parent, name):
+                return WRITE, f"{data} passed to `{name}()`, which writes it in place"  # imported, read from its file
             if _inplace_initialiser(index, call, parent, name, last) or _init_callable(call, parent, last):
                 return INIT, f"{qualified}()"
         return READ, data
@@ -335,18 +337,18 @@ _INIT_CALLABLE = re.compile(r"^(?:init_method|output_layer_init_method|init_fn|i
 
 
 def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
-    """Does the called function (nested in this method, or of this file) write that parameter in place?
+    """Does the called function (nested in this method, of this file, or imported from another) write that
+    parameter in place?
 
-    `def rescale(param, i): param.div_(i)` then `rescale(layer.proj.weight.data, i)`.
+    `def rescale(param, i): param.div_(i)` then `rescale(layer.proj.weight.data, i)`; `init_lecun_normal(w)`
+    from a package's initialisers, which ends in `tensor.normal_(0, std)`.
     """
-    if "." in name or arg.star:
+    if arg.star or name.partition(".")[0] in ("self", "cls", "super"):
         return False
-    func = _nested_defs(index, flat).get(name)
-    if func is None:
-        info = index.function_info(name)
-        func = info.node if info is not None else None
-    if func is None:
+    found = resolve_function(index, flat, name)
+    if found is None:
         return False
+    index, func = found
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if arg.keyword is not None:
         target = arg.keyword.value
