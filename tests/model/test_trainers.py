@@ -238,6 +238,7 @@ def init_lecun_normal(tensor, scale=1.0):
 
 def fan_in(tensor):
     return tensor.shape[1]
+
 """
 
 MLP = """
@@ -257,11 +258,12 @@ class MLP(nn.Module):
 """
 
 
-@pytest.mark.parametrize(("name", "expected"), [("init_lecun_normal", ["ZG103"]), ("fan_in", [])])
+@pytest.mark.parametrize(
+    ("name", "expected"), [("init_lecun_normal", ["ZG103"]), ("fan_in", [])]
+)
 def test_an_imported_helper_that_writes_its_argument_initialises_the_child(tmp_path, name, expected):
     """`init_lecun_normal(self.output.weight)` from the package's initialisers ends in `tensor.normal_()`: the
-    built child's weight is written in `__init__` (ZG103); a helper of the same file that only reads the size is
-    no write."""
+    built child's weight is written in `__init__` (ZG103); a helper that only reads the size writes nothing."""
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("")

@@ -382,8 +382,11 @@ def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
 
 # Calls that return a new tensor, never a view of their input: `b = b.clone()` ends the alias.
 _COPIES = frozenset(
-    {"clone", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "cat", "stack", "tensor"}
+    {"clone", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "cat", "stack", "tensor",
+     "deepcopy", "copy"}
 )
+# Classes whose construction shares the storage it is given (every other class called builds a new object).
+_SHARES_STORAGE = frozenset({"Parameter", "Tensor", "Buffer"})
 
 
 def _rebound_to_copies(flat: Flat, names: set[str]) -> dict[str, list[tuple[cst.CSTNode, int]]]:
@@ -406,11 +409,14 @@ def _rebound_to_copies(flat: Flat, names: set[str]) -> dict[str, list[tuple[cst.
 def _makes_copy(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.BinaryOperation):
         return True  # arithmetic makes a new tensor
+    if isinstance(value, cst.IfExp):  # `Batch(x, copy=True) if isinstance(x, dict) else deepcopy(x)`
+        return _makes_copy(value.body) and _makes_copy(value.orelse)
     while isinstance(value, (cst.Call, cst.Attribute, cst.Subscript)):
         if isinstance(value, cst.Call):
             name = call_name(value) or ""
-            if name.rsplit(".", 1)[-1] in _COPIES:
-                return True
+            last = name.rsplit(".", 1)[-1]
+            if last in _COPIES or last[:1].isupper() and last not in _SHARES_STORAGE:
+                return True  # a copy, or a new object of a class (`Batch(x, copy=True)`)
             value = value.func
         value = value.value if isinstance(value, (cst.Attribute, cst.Subscript)) else value
     return False

@@ -12,7 +12,8 @@ on a built module: a parent's `__init__` after the child was built
   `ref` reads, sizes, writes or initialises which of its own parameters (or
   its children's), read from the method and what it calls on `self` and on
   its children, in this file or another; for torch layers, what torch does
-  (`reset_parameters()` initialises every parameter).
+  (`reset_parameters()` initialises every parameter) and `nn.Module`'s own
+  (`load_state_dict()` copies into every parameter, for any module).
 * `method_call_accesses(index, cls, method)`: the calls in a method of a module
   class of a submodule's method that writes, initialises or sizes that
   submodule's parameters, one `ParamAccess` each (`Via(Reach.METHOD, name)`).
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
-from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, torch_base
+from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, has_params, torch_base
 from ..program.tree import access_path, call_name, code_of, cst
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
@@ -38,10 +39,12 @@ __all__ = ["OwnUse", "method_uses", "method_call_accesses", "calls_child_method"
 
 # torch.nn layers' methods that set every parameter of the layer afresh.
 TORCH_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters"})
+# `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
+TORCH_LOADERS = frozenset({"load_state_dict"})
 # Methods that never touch parameter values (they run forward, move, or list).
 _NOT_USES = frozenset(
     {"forward", "__call__", "__init__", "parameters", "named_parameters", "modules", "named_modules", "children",
-     "named_children", "state_dict", "load_state_dict", "train", "eval", "to", "cuda", "cpu", "half", "float",
+     "named_children", "state_dict", "train", "eval", "to", "cuda", "cpu", "half", "float",
      "bfloat16", "requires_grad_", "zero_grad", "apply", "register_buffer", "register_parameter", "extra_repr",
      "__repr__", "register_forward_hook", "register_forward_pre_hook"}
 )  # fmt: skip
@@ -67,6 +70,8 @@ def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
     external = index.external(ref) if ref != UNKNOWN_CLASS else None
     if external is not None:
         return _class_uses(external[0], external[1], name)
+    if name in TORCH_LOADERS:
+        return (OwnUse(WRITE, "self.weight", False),)  # any module, of a class we cannot read
     last = ref.rsplit(".", 1)[-1]
     if name in TORCH_INITIALISERS and (ref.startswith("torch.nn.") or last in known.TORCH_PARAMS) and last in _TORCH_LAYERS:
         return (OwnUse(INIT, "self.weight", False),)
@@ -84,6 +89,8 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
         base = torch_base(cls)
         if base is not None and name in TORCH_INITIALISERS:
             return (OwnUse(INIT, "self.weight", False),)
+        if name in TORCH_LOADERS and has_params(index, cls.name) is not False:
+            return (OwnUse(WRITE, "self.weight", False),)  # `nn.Module.load_state_dict`: copies into every parameter
         return ()
     found: dict[tuple[str, bool], OwnUse] = {}  # the first use of each kind, of a small and of a large parameter
     owner = method.owner if isinstance(method.owner, ClassInfo) else cls
@@ -176,7 +183,7 @@ def child_method_trigger(index: ModelIndex) -> re.Pattern[str]:
     """Text without which a method calls no submodule method that could write or size its parameters: a call of
     torch's `reset_parameters()`, of a method of a module class of this file that writes or sizes (`proj_()`), or
     of a method named for setting weights (`init`, `reset`)."""
-    names = set(TORCH_INITIALISERS)
+    names = set(TORCH_INITIALISERS) | TORCH_LOADERS
     for cls in index.module_classes():
         for name in cls.span.methods:
             if name not in _NOT_USES and not name.startswith("__"):
