@@ -35,7 +35,10 @@ from .flow import Flat, flat_of, loop_items
 from .params import accesses, narrowed
 from .persistence import is_persistent, persistent_param
 
-__all__ = ["OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "TORCH_INITIALISERS"]
+__all__ = [
+    "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
+    "TORCH_LOADERS",
+]
 
 # torch.nn layers' methods that set every parameter of the layer afresh.
 TORCH_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters"})
@@ -95,11 +98,20 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
     found: dict[tuple[str, bool], OwnUse] = {}  # the first use of each kind, of a small and of a large parameter
     owner = method.owner if isinstance(method.owner, ClassInfo) else cls
     for reached in owner.reachable(name) if owner.index is index else [method]:
-        if reached.name in ("forward", "__init__"):
+        if reached.name == "__init__":
+            continue
+        bypassed = reached.name == "forward"
+        if bypassed and (name == "forward" or not _FORWARD_CALL.search(owner.text)):
             continue
         for use in _uses_in(index, cls, reached):
+            if bypassed and use.param.count(".") != 1:
+                continue  # `self.forward(x)` from another method skips only this module's hooks: its own parameters
             found.setdefault((use.use, use.persistent), use)
     return tuple(found.values())
+
+
+# `self.forward(...)` called by name: forward runs without the module's hooks.
+_FORWARD_CALL = re.compile(r"\bself\.forward\s*\(")
 
 
 def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnUse]:
@@ -107,7 +119,7 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
     text = method.text
     reads_own = any(f"self.{name}" in text for name in registered_names(cls.text))
     reads_children = index.mentions_param(text) or "parameters(" in text
-    calls_children = calls_child_method(index, text)
+    calls_children = calls_child_method(index, text) or bool(_module_method_call(index).search(text))
     if not (reads_own or reads_children or calls_children):
         return []  # nothing to parse for
     flat = flat_of(method)
@@ -162,9 +174,34 @@ def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, 
                 yield node, ctx, alias.classes, target
             continue
         calls = calls or ModuleCalls(index, cls, flat, method.name)
-        classes = calls.classes_of(target)
+        classes = answering_classes(index, calls.classes_of(target), name, cls.name)
         if classes:
             yield node, ctx, classes, target
+
+
+def answering_classes(
+    index: ModelIndex, classes: tuple[str, ...] | None, name: str, caller: str = ""
+) -> tuple[str, ...]:
+    """The classes a module whose method `name` is called may have: as the calls know them, or, for a module of a
+    class we cannot tell (handed in, `self.net = net`, a local, an argument), the module classes of its file that
+    define a method of that name, since only they can answer the call (`self.net.forward_with_cond_scale(x)`)."""
+    if not classes or UNKNOWN_CLASS not in classes or any(ref != UNKNOWN_CLASS for ref in classes):
+        return classes or ()  # not a module, or one of classes the calls know
+    # not the calling class: a wrapper delegates to the model it holds by the same name (`self.model.sample(x)`)
+    return tuple(ref for ref in _defining_classes(index, name) if ref != caller) or classes
+
+
+@memoised
+def _defining_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
+    """Module classes of the file, then classes it imports by name from other files, that define method `name`."""
+    found = [cls.name for cls in index.module_classes() if name in cls.span.methods]
+    for alias in index.imports:
+        if not alias[:1].isupper():
+            continue
+        external = index.external(index.qualify(alias))
+        if external is not None and external[1].is_module and name in external[1].span.methods:
+            found.append(index.qualify(alias))
+    return tuple(found)
 
 
 def _walks_modules(items: cst.BaseExpression) -> bool:
@@ -192,6 +229,16 @@ def child_method_trigger(index: ModelIndex) -> re.Pattern[str]:
     alternatives = "|".join(sorted(map(re.escape, names)))
     # not on `self` itself (`self.init_weights()` is the class's own helper) nor a dunder (`super().__init__()`)
     return re.compile(r"(?<!\bself)(?<!\(\))\.(?:" + alternatives + r"|(?!__)\w*(?:init|reset)\w*)\(")
+
+
+@memoised
+def _module_method_call(index: ModelIndex) -> re.Pattern[str]:
+    """A call, on anything but `self`, of a method a module class of the file defines besides forward and
+    dunders (`self.net.forward_with_cond_scale(`): it may compute with that module's own parameters."""
+    names = {n for cls in index.module_classes() for n in cls.span.methods if n not in _NOT_USES and n[:2] != "__"}
+    if not names:
+        return re.compile(r"(?!)")
+    return re.compile(r"(?<!\bself)(?<!\(\))\.(?:" + "|".join(sorted(map(re.escape, names))) + r")\(")
 
 
 def calls_child_method(index: ModelIndex, text: str) -> bool:
