@@ -52,6 +52,18 @@ class Prior(nn.Module):
         return self.net.forward_with_cond_scale(x, cond_scale=2.0)
 """
 
+TRAINER = """
+class Trainer:
+    def __init__(self, net: Net, ema_net: Net, use_ema: bool):
+        self.net = net
+        self.ema_net = ema_net
+        self.use_ema = use_ema
+
+    def sample(self, x):
+        model = self.ema_net if self.use_ema else self.net
+        return {call}
+"""
+
 HAZARDS = {
     "child-of-unknown-class-runs-forward-by-name": HANDED_PRIOR,
     "sampler-hands-a-module-argument-a-method": """
@@ -66,17 +78,7 @@ class Decoder(nn.Module):
     def forward(self, x):
         return self.unets[0](x)
 """,
-    "trainer-local-bound-to-held-model": """
-class Trainer:
-    def __init__(self, net: Net, ema_net: Net, use_ema: bool):
-        self.net = net
-        self.ema_net = ema_net
-        self.use_ema = use_ema
-
-    def sample(self, x):
-        model = self.ema_net if self.use_ema else self.net
-        return model.forward_with_cond_scale(x, cond_scale=3.0)
-""",
+    "trainer-local-bound-to-held-model": TRAINER.format(call="model.forward_with_cond_scale(x, cond_scale=3.0)"),
 }
 
 
@@ -88,17 +90,7 @@ def test_hazard_is_found(case):
 LOOK_ALIKES = {
     # the same call, but the forward it runs by name computes only through its child, whose hooks do run
     "forward-by-name-that-only-calls-children": (HANDED_PRIOR, CHILD),
-    "trainer-local-bound-to-held-model-called-whole": ("""
-class Trainer:
-    def __init__(self, net: Net, ema_net: Net, use_ema: bool):
-        self.net = net
-        self.ema_net = ema_net
-        self.use_ema = use_ema
-
-    def sample(self, x):
-        model = self.ema_net if self.use_ema else self.net
-        return model(x)
-""", OWN),
+    "trainer-local-bound-to-held-model-called-whole": (TRAINER.format(call="model(x)"), OWN),
     "wrapper-delegates-by-the-same-name-to-a-module-of-no-known-class": ("""
 class Wrapper(nn.Module):
     def __init__(self, inner):
