@@ -145,6 +145,23 @@ class TRPO:
         policy_params = list(self.policy.parameters())
         return flatten_all(policy_params)
 """),
+    "target-network-state-copied-between-arguments": ("ZG108", """
+def copy_param(target_link, source_link):
+    target_link.load_state_dict(source_link.state_dict())
+"""),
+    "built-module-copies-itself-for-evaluation": ("ZG105", """
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(1024, 4096)
+
+    def copy_for_eval(self):
+        vae_copy = copy.deepcopy(self.cpu())
+        return vae_copy.eval()
+
+    def forward(self, x):
+        return self.enc(x)
+"""),
 }
 
 
@@ -216,6 +233,23 @@ class TRPO:
     def update_policy(self, loss):
         grads = torch.autograd.grad(loss, list(self.policy.parameters()))
         return flatten_all(grads)
+""",
+    "optimizer-state-copied-between-arguments": """
+def copy_state(target_optimizer, source_optimizer):
+    target_optimizer.load_state_dict(source_optimizer.state_dict())
+""",
+    "built-module-copies-its-settings": """
+class VAE(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.enc = nn.Linear(1024, 4096)
+
+    def settings_for_eval(self):
+        return copy.deepcopy(self.cfg)
+
+    def forward(self, x):
+        return self.enc(x)
 """,
 }
 

@@ -31,6 +31,7 @@ from .tree import access_path, call_name, code_of, cst, walk
 
 __all__ = [
     "module_arguments", "held_attributes", "averaged_attributes", "trainer_module", "module_like_name", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+    "RETURNS_MODULE",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -145,12 +146,19 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
 
 
 def _used_as_module(node: cst.CSTNode) -> set[str]:
-    """Names on which the code calls a method only a module has (`x.parameters()`, `x.eval()`)."""
+    """Names on which the code calls a method only a module has (`x.parameters()`, `x.modules()`), and the two
+    sides of a state copy between two names (`target.load_state_dict(source.state_dict())`: a target network)."""
     found = set()
     for call in walk(node):
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
             if call.func.attr.value in MODULE_ONLY_METHODS and isinstance(call.func.value, cst.Name):
                 found.add(call.func.value.value)
+            elif call.func.attr.value == "load_state_dict" and isinstance(call.func.value, cst.Name) and call.args:
+                source = call.args[0].value
+                if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and not source.args:
+                    if source.func.attr.value == "state_dict" and isinstance(source.func.value, cst.Name):
+                        if not config_like(call.func.value.value) and not config_like(source.func.value.value):
+                            found.update((call.func.value.value, source.func.value.value))
     return found
 
 
@@ -294,7 +302,7 @@ def _holds(
     name = call_name(value) or ""
     if index.qualify(name) in ("copy.deepcopy", "deepcopy") and value.args:
         return _holds(index, value.args[0].value, arguments, held)
-    if isinstance(value.func, cst.Attribute) and value.func.attr.value in _RETURNS_MODULE:
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
         inner = _holds(index, value.func.value, arguments, held)  # `policy.to(device)`
         if inner:
             return inner
@@ -328,4 +336,4 @@ _NOT_WRAPPERS = frozenset(
 )  # fmt: skip
 
 # Module methods that return the module itself.
-_RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "train", "eval", "requires_grad_"})
+RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "train", "eval", "requires_grad_"})
