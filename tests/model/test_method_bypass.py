@@ -120,3 +120,32 @@ class Policy(nn.Module):
 def test_look_alike_is_clean(case):
     source, drop = LOOK_ALIKES[case]
     assert codes(source, drop) == [], case
+
+
+SHELL = """
+class Shell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Net()
+
+    def forward(self, x):
+        return self.inner(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("def sample(unet, x, solver):\n    return solver(fn=unet.forward, x=x)\n", ["ZG302"]),
+        ("class Trainer:\n    def __init__(self, unet: Net):\n        self.unet = unet\n\n"
+         "    def step(self, x):\n        return self.unet.forward(x)\n", ["ZG302"]),
+        ("def sample(unet, x, solver):\n    return solver(fn=unet, x=x)\n", []),
+        # a module that owns no parameter itself: its children's hooks still run inside its forward
+        (SHELL + "\ndef sample(shell: Shell, x, solver):\n    return solver(fn=shell.forward, x=x)\n", []),
+    ],
+    ids=["function-hands-on-a-module-forward", "trainer-calls-held-forward", "function-hands-on-the-module",
+         "forward-of-a-module-without-own-parameters"],
+)
+def test_forward_bypass_outside_the_model_classes(source, expected):
+    text = NET.format(drop=OWN) + source
+    assert sorted(f.code for f in check_source("m.py", text) if f.code == "ZG302" and f.line > len(NET.splitlines())) == expected

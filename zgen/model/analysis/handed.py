@@ -51,7 +51,7 @@ from .effects import (
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .script import WRAP_TRIGGER, ScriptScope, function_scope
 
-__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder"]
+__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
 
 # Text without which a function cannot reach a handed model's parameters.
 _HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|\bparameters\s*[:,)=]")
@@ -99,7 +99,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
     built: list[ParamAccess] = []
     if index.other_framework:
         return handed, built
-    for span, cls in _functions(index):
+    for span, cls in outside_functions(index):
         text = index.skeleton.text(span.start, span.end)
         may_be_handed = _may_be_handed(span, cls, text)
         walks = _WALK_TRIGGER.search(text) or cls is not None and _factory_text(text)
@@ -283,7 +283,7 @@ def _wrapper_method(name: str) -> bool:
     return owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES
 
 
-def _functions(index: ModelIndex):
+def outside_functions(index: ModelIndex):
     """Module-level functions, then the methods of each class that is not a module, or is a module that trains
     another (`trainer_module`), with that class."""
     for span in index.skeleton.functions.values():
