@@ -307,3 +307,26 @@ def test_an_imported_helper_that_writes_its_argument_initialises_the_child(tmp_p
     path.write_text(source)
     found = sorted(f.code for f in check_source(str(path), source) if f.code.startswith("ZG1"))
     assert found == expected
+
+
+SCRIPT = """
+from accelerate import Accelerator
+
+
+def main(model, optimizer):
+    accelerator = Accelerator()
+    {prepare}
+    ema = EMA(accelerator.unwrap_model(model), beta=0.999)
+    return ema
+"""
+
+
+@pytest.mark.parametrize(
+    ("prepare", "expected"),
+    [("model, optimizer = accelerator.prepare(model, optimizer)", ["ZG105"]),
+     ("optimizer = accelerator.prepare(optimizer)", [])],
+    ids=["average-of-the-prepared-model", "average-of-a-model-never-prepared"],
+)
+def test_a_weight_average_built_in_a_script(prepare, expected):
+    """`EMA(accelerator.unwrap_model(model))` after `accelerator.prepare(model)` copies the partitioned model."""
+    assert codes(SCRIPT.format(prepare=prepare)) == expected

@@ -10,9 +10,10 @@ from ..analysis.effects import DEEPCOPIES
 from ..analysis.flow import flat_of
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
+from ..program import known
 from ..program.holds import RETURNS_MODULE
 from ..program.index import ModelIndex
-from ..program.tree import code_of, cst
+from ..program.tree import call_name, code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
@@ -133,6 +134,16 @@ class Decoder(nn.Module):
                         "partitioned it: the copy holds placeholders, not weights"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)
+                elif _averages(index, node) and not ctx.guarded:
+                    model = node.args[0].value
+                    if isinstance(model, cst.Call) and model.args and (call_name(model) or "")[-1:].islower():
+                        model = model.args[0].value  # `EMA(accelerator.unwrap_model(model))`: the model unwrapped
+                    if scope.wrapped_name(model, node):
+                        message = (
+                            f"`{code_of(node)}` copies `{code_of(model)}` into a weight average after ZeRO-3 "
+                            "partitioned it: the copy holds placeholders, not weights"
+                        )
+                        yield self.finding(index, scope.snippet, node, message, _HELP)
         for cls, method in index.methods("entry", _TRIGGER):
             # `def copy_for_eval(self): return copy.deepcopy(self.cpu())`: run by the training loop on the built model
             flat = flat_of(method)
@@ -158,6 +169,11 @@ class Decoder(nn.Module):
                     "holds; under ZeRO-3 it holds partitioned placeholders, which the copy duplicates"
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
+
+
+def _averages(index: ModelIndex, node: cst.CSTNode) -> bool:
+    """A library's weight-averaging helper built over a model (`EMA(model)`), which deep-copies it."""
+    return type(node) is cst.Call and bool(node.args) and (index.qualified_call(node) or "") in known.AVERAGERS
 
 
 def _is_deepcopy(index: ModelIndex, node: cst.CSTNode) -> bool:
