@@ -11,9 +11,9 @@ from ..analysis.access import READ, SIZE, WRITE
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
-from ..analysis.own import answering_classes, method_uses
+from ..analysis.own import answering_classes, calls_child_method, method_uses
 from ..program.holds import held_attributes, module_arguments, trainer_module
-from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.tree import code_of, cst
 from .rule import Report, Rule
@@ -151,9 +151,14 @@ class Quantiser(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         names = _candidate_methods(index)
-        for cls, method in (*index.methods("forward", None), *index.methods("entry", None)):
+        forward = list(index.methods("forward", None))
+        for cls, method in (*forward, *index.methods("entry", _OTHER_CALL)):
             called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
-            called &= names | _external_methods(index, cls)
+            external = _external_methods(index, cls)
+            called &= names | external
+            if called and not any(method is m for _, m in forward):
+                # run on the built model: only methods that can compute with parameters are worth parsing for
+                called = {name for name in called if name in external or _computes(index, name)}
             if not called:
                 continue
             flat = flat_of(method)
@@ -268,6 +273,24 @@ def _held_calls(method, held: dict[str, tuple[str, ...]]) -> Iterator[tuple[cst.
             path = code_of(owner)
             if path.startswith("self.") and path[5:] in held:
                 yield node, path[5:]
+
+
+@memoised
+def _computes(index: ModelIndex, name: str) -> bool:
+    """Text pre-filter: could a method `name` of some module class of the file, or what it calls on `self`, use
+    that module's parameters: name one of its own (`self.null`), a child's (`self.fc.weight`), run its forward by
+    name, or call a child's method that might?"""
+    for cls in index.module_classes():
+        if name not in cls.span.methods:
+            continue
+        own = registered_names(cls.text)
+        for method in cls.reachable(name):
+            text = method.text
+            if index.mentions_param(text) or "self.forward(" in text or any(f"self.{p}" in text for p in own):
+                return True
+            if calls_child_method(index, text):
+                return True
+    return False
 
 
 def _candidate_methods(index: ModelIndex) -> set[str]:
