@@ -21,7 +21,7 @@ from .flow import Flat, flatten, loop_items
 
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
-    "DEEPCOPIES",
+    "DEEPCOPIES", "STATES", "CLIPS", "READS", "computed_with",
 ]
 
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
@@ -85,6 +85,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 if _callee_writes(index, flat, call, parent, name):
                     return WRITE, f"{data} passed to `{name}()`, which writes it in place"
                 return READ, data
+            if not name.startswith(".") and _callee_writes(index, flat, call, parent, name):
+                return WRITE, f"{data} passed to `{name}()`, which writes it in place"  # imported, read from its file
             if _inplace_initialiser(index, call, parent, name, last) or _init_callable(call, parent, last):
                 return INIT, f"{qualified}()"
         return READ, data
@@ -158,6 +160,9 @@ def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
 # What a function may do to a module it is given, besides writing (WRITE/INIT) and sizing (SIZE) its parameters.
 REPARAMETRIZES = "reparametrize"  # weight_norm(module): new parameters derived from the current weights
 DEEPCOPIES = "deepcopy"  # copy.deepcopy(module): a copy of whatever the module holds now
+STATES = "state dict"  # module.state_dict() / module.load_state_dict(sd): the whole state, read or loaded
+CLIPS = "clip"  # clip_grad_norm_(module.parameters()) or of a parameter iterable given: the gradients clipped
+READS = "read"  # the values of the items of a parameter iterable given, computed with (`torch.flatten(v)`)
 
 
 @memoised(cycle={})  # a function that hands its argument to itself: no answer from the cycle
@@ -165,17 +170,23 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     """What `func` does to each module it is given, by parameter name: a summary read once per function.
 
     The effects are WRITE/INIT (`nn.init.xavier_(m.weight)`, `init_fn(m.weight)`, `p.data.zero_()` for
-    `p` in `m.parameters()`), SIZE (`m.weight.shape[0]`, `p.numel()`), REPARAMETRIZES (`weight_norm(m)`)
-    and DEEPCOPIES (`copy.deepcopy(m)`), also through the functions it hands the module on to
-    (`return weight_norm(module)` two helpers down). `index` is the index of the file `func` is in.
+    `p` in `m.parameters()`, or for `p` in a parameter iterable given), SIZE (`m.weight.shape[0]`,
+    `p.numel()`), REPARAMETRIZES (`weight_norm(m)`), DEEPCOPIES (`copy.deepcopy(m)`), STATES
+    (`dst.load_state_dict(src.state_dict())`), CLIPS (`clip_grad_norm_(params, c)`) and READS (the items of a
+    parameter iterable given, computed with), also through the functions it hands the module on to
+    (`return weight_norm(module)` two helpers down, a lambda in a dict of them). `index` is the index of the
+    file `func` is in.
     """
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
     names = set(params) - {"self", "cls"}
     inner = flatten(func)
     aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
+    items: dict[str, str] = {}  # for p in params: p -> params (an iterable given)
     for node, _ctx in inner.nodes:
         if type(node) is cst.For or type(node) is cst.CompFor:
             for target, it in loop_items(node.target, node.iter):
+                if isinstance(target, cst.Name) and isinstance(it, cst.Name) and it.value in names:
+                    items[target.value] = it.value
                 if not (isinstance(target, cst.Name) and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)):
                     continue
                 owner = it.func.value
@@ -204,9 +215,52 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             use, _detail = usage(index, inner, node)
             if use in (WRITE, INIT, SIZE):
                 found.setdefault(aliases[node.value], set()).add(use)
-        elif kind is cst.Call and node.args:
-            _call_effects(index, inner, node, names, found)
+        elif kind is cst.Name and node.value in items:
+            parent = inner.parent.get(id(node))
+            if isinstance(parent, (cst.For, cst.CompFor, cst.Tuple)):
+                continue
+            use, detail = usage(index, inner, node)
+            if use in (WRITE, INIT):
+                found.setdefault(items[node.value], set()).add(WRITE)
+            elif use == READ and not detail.startswith(".grad") and computed_with(index, inner, parent, detail):
+                found.setdefault(items[node.value], set()).add(READS)
+        elif kind is cst.Call:
+            _whole_effects(index, node, names, found)
+            if node.args:
+                _call_effects(index, inner, node, names, found)
     return {name: frozenset(done) for name, done in found.items()}
+
+
+def _whole_effects(index: ModelIndex, call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:
+    """A module argument's state read or loaded (`m.state_dict()`), or its gradients, or those of a parameter
+    iterable argument, clipped (`clip_grad_norm_(m.parameters(), c)`, `clip_grad_norm_(params, c)`)."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("state_dict", "load_state_dict"):
+        if isinstance(func.value, cst.Name) and func.value.value in names:
+            found.setdefault(func.value.value, set()).add(STATES)
+        return
+    name = call_name(call)
+    if not name or not call.args or name.rsplit(".", 1)[-1] not in known.CLIP_GRAD or call.args[0].keyword is not None:
+        return
+    target = call.args[0].value
+    if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and not target.args:
+        if target.func.attr.value == "parameters":
+            target = target.func.value
+    if isinstance(target, cst.Name) and target.value in names:
+        found.setdefault(target.value, set()).add(CLIPS)
+
+
+def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, detail: str) -> bool:
+    """A parameter read for its values: through an operation on it (`v.data`, `v.view(-1)`, as `detail` says), as
+    an operand, or handed to a torch function (`torch.allclose(p, q)`, not `torch.nn.utils.*`); not only bound,
+    collected (`groups.append(p)`) or compared by identity."""
+    if detail:
+        return True
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    name = call_name(call) if isinstance(call, cst.Call) else None
+    return bool(name) and index.qualify(name).startswith("torch.") and ".utils." not in name
 
 
 def _given_callable(flat: Flat, node: cst.CSTNode, names: set[str]) -> bool:
@@ -283,18 +337,18 @@ _INIT_CALLABLE = re.compile(r"^(?:init_method|output_layer_init_method|init_fn|i
 
 
 def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
-    """Does the called function (nested in this method, or of this file) write that parameter in place?
+    """Does the called function (nested in this method, of this file, or imported from another) write that
+    parameter in place?
 
-    `def rescale(param, i): param.div_(i)` then `rescale(layer.proj.weight.data, i)`.
+    `def rescale(param, i): param.div_(i)` then `rescale(layer.proj.weight.data, i)`; `init_lecun_normal(w)`
+    from a package's initialisers, which ends in `tensor.normal_(0, std)`.
     """
-    if "." in name or arg.star:
+    if arg.star or name.partition(".")[0] in ("self", "cls", "super"):
         return False
-    func = _nested_defs(index, flat).get(name)
-    if func is None:
-        info = index.function_info(name)
-        func = info.node if info is not None else None
-    if func is None:
+    found = resolve_function(index, flat, name)
+    if found is None:
         return False
+    index, func = found
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if arg.keyword is not None:
         target = arg.keyword.value
@@ -328,8 +382,11 @@ def _written_params(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
 
 # Calls that return a new tensor, never a view of their input: `b = b.clone()` ends the alias.
 _COPIES = frozenset(
-    {"clone", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "cat", "stack", "tensor"}
+    {"clone", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "cat", "stack", "tensor",
+     "deepcopy", "copy"}
 )
+# Classes whose construction shares the storage it is given (every other class called builds a new object).
+_SHARES_STORAGE = frozenset({"Parameter", "Tensor", "Buffer"})
 
 
 def _rebound_to_copies(flat: Flat, names: set[str]) -> dict[str, list[tuple[cst.CSTNode, int]]]:
@@ -352,11 +409,14 @@ def _rebound_to_copies(flat: Flat, names: set[str]) -> dict[str, list[tuple[cst.
 def _makes_copy(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.BinaryOperation):
         return True  # arithmetic makes a new tensor
+    if isinstance(value, cst.IfExp):  # `Batch(x, copy=True) if isinstance(x, dict) else deepcopy(x)`
+        return _makes_copy(value.body) and _makes_copy(value.orelse)
     while isinstance(value, (cst.Call, cst.Attribute, cst.Subscript)):
         if isinstance(value, cst.Call):
             name = call_name(value) or ""
-            if name.rsplit(".", 1)[-1] in _COPIES:
-                return True
+            last = name.rsplit(".", 1)[-1]
+            if last in _COPIES or last[:1].isupper() and last not in _SHARES_STORAGE:
+                return True  # a copy, or a new object of a class (`Batch(x, copy=True)`)
             value = value.func
         value = value.value if isinstance(value, (cst.Attribute, cst.Subscript)) else value
     return False

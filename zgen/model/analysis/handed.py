@@ -38,18 +38,20 @@ import re
 from dataclasses import dataclass, field
 
 from ..program import known
-from ..program.holds import averaged_attributes, held_attributes, module_arguments
+from ..program.holds import averaged_attributes, held_attributes, module_arguments, trainer_module
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
-from .effects import resolve_function, usage, writes_module_params
+from .effects import (
+    CLIPS, DEEPCOPIES, READS, STATES, argument_effects, computed_with, resolve_function, usage, writes_module_params,
+)
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .script import WRAP_TRIGGER, ScriptScope, function_scope
 
-__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder"]
+__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
 
 # Text without which a function cannot reach a handed model's parameters.
 _HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|\bparameters\s*[:,)=]")
@@ -97,7 +99,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
     built: list[ParamAccess] = []
     if index.other_framework:
         return handed, built
-    for span, cls in _functions(index):
+    for span, cls in outside_functions(index):
         text = index.skeleton.text(span.start, span.end)
         may_be_handed = _may_be_handed(span, cls, text)
         walks = _WALK_TRIGGER.search(text) or cls is not None and _factory_text(text)
@@ -126,6 +128,10 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
     words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
     if cls is not None:
         words += [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
+        held = "|".join(re.escape(name) for name in held_attributes(index, cls))
+        if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
+            words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\.parameters\(\))?\s*[,)]")
+            words.append(r"\(self\.(?:" + held + r")\.parameters\(\)\)")  # `params = list(self.policy.parameters())`
     return re.compile("|".join(words))
 
 
@@ -143,11 +149,17 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
     held = set(models)  # plus locals bound to one (`model = self.accelerator.unwrap_model(self.model)`)
     averaged = set(averaged_attributes(index, cls)) if cls is not None else set()
 
+    listed: dict[str, str] = {}  # locals bound to a list of a held module's parameters -> that module
+
     def holds(expr: cst.BaseExpression) -> str | None:
         name = dotted(expr)
+        if name in listed:
+            return listed[name]
         if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters"):
                 return holds(expr.func.value)
+        if name is None and isinstance(expr, cst.Call) and _returns_argument(index, flat, expr):
+            return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
         if name is not None and name not in held and name.endswith(".module"):
             name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
         return name if name in held else None
@@ -161,10 +173,14 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
     for node, ctx in flat.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
+            listed.pop(target, None)
             if _passes_on(index, flat, node.value, holds):
                 held.add(target)
             else:
                 held.discard(target)
+                owner = _parameter_list_of(node.value, holds)
+                if owner is not None:
+                    listed[target] = owner  # `params = list(self.policy.parameters())`
             continue
         if type(node) is not cst.Call or ctx.guarded:
             continue
@@ -199,7 +215,33 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
             path = access_path(func_node.value)
             if path is not None and path.root == "self" and len(path.parts) == 1 and path.parts[0] in averaged:
                 found.append(access(node, ctx, WRITE, f"self.{path.parts[0]}", code_of(func_node)))
+        elif name and not name.startswith("."):
+            for position, done in argument_effects(index, flat, node):
+                owner = holds(node.args[position].value)
+                use = _WHOLE_USE.get(next((e for e in _WHOLE_ORDER if e in done), ""))
+                if owner is not None and use is not None:
+                    found.append(access(node, ctx, use, owner, name))
     return found
+
+
+# What a helper's summary says it does to the model (or the parameters) it is given, as a whole use, most
+# telling first: `make_copy(model)` copies it, `sync(src, dst)` reads and loads state dicts, `clip(params, c)`
+# clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
+_WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, READS)
+_WHOLE_USE = {DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, READS: READ}
+
+
+def _parameter_list_of(value: cst.BaseExpression, holds) -> str | None:
+    """The held module whose parameters `value` lists: `list(m.parameters())`, `[p for p in m.parameters()]`."""
+    if isinstance(value, cst.Call) and call_name(value) in ("list", "tuple") and len(value.args) == 1:
+        value = value.args[0].value
+    elif isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name) and value.for_in.inner_for_in is None:
+        if dotted(value.for_in.target) != value.elt.value:
+            return None
+        value = value.for_in.iter
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "parameters":
+        return holds(value)
+    return None
 
 
 # Module methods that read or load the whole state: under ZeRO-3 the tensors are empty placeholders.
@@ -218,13 +260,19 @@ def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) 
         return True
     if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
         return False
-    name = call_name(value) or ""
-    last = name.rsplit(".", 1)[-1]
-    if not last or last in _NOT_PASSED_ON and last != "getattr" or not last[:1].islower():
-        return False
-    if last == "getattr":
+    if (call_name(value) or "").rsplit(".", 1)[-1] == "getattr":
         return len(value.args) == 3 and holds(value.args[2].value) is not None
-    if holds(value.args[0].value) is None:
+    return _returns_argument(index, flat, value) and holds(value.args[0].value) is not None
+
+
+def _returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:
+    """Is `call` one of an unreadable function given the module first, taken to return it (or what wraps it):
+    `accelerator.unwrap_model(model)`, `unwrap(model)`? Not a builtin, a class, a deep copy or a readable function."""
+    if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    name = call_name(call) or ""
+    last = name.rsplit(".", 1)[-1]
+    if not last or last in _NOT_PASSED_ON or not last[:1].islower():
         return False
     return resolve_function(index, flat, name) is None and index.qualify(name) not in ("copy.deepcopy", "deepcopy")
 
@@ -235,12 +283,13 @@ def _wrapper_method(name: str) -> bool:
     return owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES
 
 
-def _functions(index: ModelIndex):
-    """Module-level functions, then the methods of each class that is not a module, with that class."""
+def outside_functions(index: ModelIndex):
+    """Module-level functions, then the methods of each class that is not a module, or is a module that trains
+    another (`trainer_module`), with that class."""
     for span in index.skeleton.functions.values():
         yield span, None
     for cls in index.classes.values():
-        if not cls.is_module:
+        if not cls.is_module or trainer_module(index, cls):
             for span in cls.span.methods.values():
                 yield span, cls
 
@@ -433,7 +482,7 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
             use, op = _written_in_bulk(flat, node, op)
         if op.startswith(".grad") or use == CHECK:
             continue  # gradients are ZG107's concern; `is None` and isinstance only look at the object
-        if use == READ and not op and not _computed(index, flat, parent):
+        if use == READ and not computed_with(index, flat, parent, op):
             continue  # bound, collected or handed on (`groups.append(p)`), not computed with
         if use in (READ, SIZE, WRITE, INIT):
             found.append(access(node, ctx, use, op, source, Via(Reach.PARAMETERS)))
@@ -456,15 +505,6 @@ def _built_locals(index: ModelIndex, flat: Flat) -> set[str]:
                 for target in node.targets:
                     found.update(bound_names(target.target))
     return found
-
-
-def _computed(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None) -> bool:
-    """An operand, or an argument of a torch function (`torch.allclose(p, q)`), not of a container method."""
-    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
-        return True
-    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
-    name = call_name(call) if isinstance(call, cst.Call) else None
-    return bool(name) and index.qualify(name).startswith("torch.") and ".utils." not in name
 
 
 def _selects(value: cst.BaseExpression, source_of) -> bool:

@@ -12,7 +12,8 @@ on a built module: a parent's `__init__` after the child was built
   `ref` reads, sizes, writes or initialises which of its own parameters (or
   its children's), read from the method and what it calls on `self` and on
   its children, in this file or another; for torch layers, what torch does
-  (`reset_parameters()` initialises every parameter).
+  (`reset_parameters()` initialises every parameter) and `nn.Module`'s own
+  (`load_state_dict()` copies into every parameter, for any module).
 * `method_call_accesses(index, cls, method)`: the calls in a method of a module
   class of a submodule's method that writes, initialises or sizes that
   submodule's parameters, one `ParamAccess` each (`Via(Reach.METHOD, name)`).
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
-from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, torch_base
+from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, has_params, torch_base
 from ..program.tree import access_path, call_name, code_of, cst
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
@@ -34,14 +35,19 @@ from .flow import Flat, flat_of, loop_items
 from .params import accesses, narrowed
 from .persistence import is_persistent, persistent_param
 
-__all__ = ["OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "TORCH_INITIALISERS"]
+__all__ = [
+    "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
+    "TORCH_LOADERS",
+]
 
 # torch.nn layers' methods that set every parameter of the layer afresh.
 TORCH_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters"})
+# `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
+TORCH_LOADERS = frozenset({"load_state_dict"})
 # Methods that never touch parameter values (they run forward, move, or list).
 _NOT_USES = frozenset(
     {"forward", "__call__", "__init__", "parameters", "named_parameters", "modules", "named_modules", "children",
-     "named_children", "state_dict", "load_state_dict", "train", "eval", "to", "cuda", "cpu", "half", "float",
+     "named_children", "state_dict", "train", "eval", "to", "cuda", "cpu", "half", "float",
      "bfloat16", "requires_grad_", "zero_grad", "apply", "register_buffer", "register_parameter", "extra_repr",
      "__repr__", "register_forward_hook", "register_forward_pre_hook"}
 )  # fmt: skip
@@ -67,6 +73,8 @@ def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
     external = index.external(ref) if ref != UNKNOWN_CLASS else None
     if external is not None:
         return _class_uses(external[0], external[1], name)
+    if name in TORCH_LOADERS:
+        return (OwnUse(WRITE, "self.weight", False),)  # any module, of a class we cannot read
     last = ref.rsplit(".", 1)[-1]
     if name in TORCH_INITIALISERS and (ref.startswith("torch.nn.") or last in known.TORCH_PARAMS) and last in _TORCH_LAYERS:
         return (OwnUse(INIT, "self.weight", False),)
@@ -84,15 +92,26 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
         base = torch_base(cls)
         if base is not None and name in TORCH_INITIALISERS:
             return (OwnUse(INIT, "self.weight", False),)
+        if name in TORCH_LOADERS and has_params(index, cls.name) is not False:
+            return (OwnUse(WRITE, "self.weight", False),)  # `nn.Module.load_state_dict`: copies into every parameter
         return ()
     found: dict[tuple[str, bool], OwnUse] = {}  # the first use of each kind, of a small and of a large parameter
     owner = method.owner if isinstance(method.owner, ClassInfo) else cls
     for reached in owner.reachable(name) if owner.index is index else [method]:
-        if reached.name in ("forward", "__init__"):
+        if reached.name == "__init__":
+            continue
+        bypassed = reached.name == "forward"
+        if bypassed and (name == "forward" or not _FORWARD_CALL.search(owner.text)):
             continue
         for use in _uses_in(index, cls, reached):
+            if bypassed and use.param.count(".") != 1:
+                continue  # `self.forward(x)` from another method skips only this module's hooks: its own parameters
             found.setdefault((use.use, use.persistent), use)
     return tuple(found.values())
+
+
+# `self.forward(...)` called by name: forward runs without the module's hooks.
+_FORWARD_CALL = re.compile(r"\bself\.forward\s*\(")
 
 
 def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnUse]:
@@ -100,7 +119,7 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
     text = method.text
     reads_own = any(f"self.{name}" in text for name in registered_names(cls.text))
     reads_children = index.mentions_param(text) or "parameters(" in text
-    calls_children = calls_child_method(index, text)
+    calls_children = calls_child_method(index, text) or bool(_module_method_call(index).search(text))
     if not (reads_own or reads_children or calls_children):
         return []  # nothing to parse for
     flat = flat_of(method)
@@ -155,9 +174,34 @@ def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, 
                 yield node, ctx, alias.classes, target
             continue
         calls = calls or ModuleCalls(index, cls, flat, method.name)
-        classes = calls.classes_of(target)
+        classes = answering_classes(index, calls.classes_of(target), name, cls.name)
         if classes:
             yield node, ctx, classes, target
+
+
+def answering_classes(
+    index: ModelIndex, classes: tuple[str, ...] | None, name: str, caller: str = ""
+) -> tuple[str, ...]:
+    """The classes a module whose method `name` is called may have: as the calls know them, or, for a module of a
+    class we cannot tell (handed in, `self.net = net`, a local, an argument), the module classes of its file that
+    define a method of that name, since only they can answer the call (`self.net.forward_with_cond_scale(x)`)."""
+    if not classes or UNKNOWN_CLASS not in classes or any(ref != UNKNOWN_CLASS for ref in classes):
+        return classes or ()  # not a module, or one of classes the calls know
+    # not the calling class: a wrapper delegates to the model it holds by the same name (`self.model.sample(x)`)
+    return tuple(ref for ref in _defining_classes(index, name) if ref != caller) or classes
+
+
+@memoised
+def _defining_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
+    """Module classes of the file, then classes it imports by name from other files, that define method `name`."""
+    found = [cls.name for cls in index.module_classes() if name in cls.span.methods]
+    for alias in index.imports:
+        if not alias[:1].isupper():
+            continue
+        external = index.external(index.qualify(alias))
+        if external is not None and external[1].is_module and name in external[1].span.methods:
+            found.append(index.qualify(alias))
+    return tuple(found)
 
 
 def _walks_modules(items: cst.BaseExpression) -> bool:
@@ -176,7 +220,7 @@ def child_method_trigger(index: ModelIndex) -> re.Pattern[str]:
     """Text without which a method calls no submodule method that could write or size its parameters: a call of
     torch's `reset_parameters()`, of a method of a module class of this file that writes or sizes (`proj_()`), or
     of a method named for setting weights (`init`, `reset`)."""
-    names = set(TORCH_INITIALISERS)
+    names = set(TORCH_INITIALISERS) | TORCH_LOADERS
     for cls in index.module_classes():
         for name in cls.span.methods:
             if name not in _NOT_USES and not name.startswith("__"):
@@ -185,6 +229,16 @@ def child_method_trigger(index: ModelIndex) -> re.Pattern[str]:
     alternatives = "|".join(sorted(map(re.escape, names)))
     # not on `self` itself (`self.init_weights()` is the class's own helper) nor a dunder (`super().__init__()`)
     return re.compile(r"(?<!\bself)(?<!\(\))\.(?:" + alternatives + r"|(?!__)\w*(?:init|reset)\w*)\(")
+
+
+@memoised
+def _module_method_call(index: ModelIndex) -> re.Pattern[str]:
+    """A call, on anything but `self`, of a method a module class of the file defines besides forward and
+    dunders (`self.net.forward_with_cond_scale(`): it may compute with that module's own parameters."""
+    names = {n for cls in index.module_classes() for n in cls.span.methods if n not in _NOT_USES and n[:2] != "__"}
+    if not names:
+        return re.compile(r"(?!)")
+    return re.compile(r"(?<!\bself)(?<!\(\))\.(?:" + "|".join(sorted(map(re.escape, names))) + r")\(")
 
 
 def calls_child_method(index: ModelIndex, text: str) -> bool:

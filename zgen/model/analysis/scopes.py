@@ -17,7 +17,7 @@ from dataclasses import replace
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import Kind, facts_of
 from ..program.tree import cst
-from .access import INIT, WRITE, ParamAccess, Scope
+from .access import INIT, READ, WRITE, ParamAccess, Scope
 from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
 from .own import calls_child_method, method_call_accesses
@@ -64,6 +64,15 @@ def scoped_accesses(index: ModelIndex, scope: Scope) -> list[ParamAccess]:
             # `self.gru.reset_parameters()`, `m.sample()`: a submodule's own method that writes or sizes its parameters
             counts = counts or _counts_in(index, scope, cls, method)
             found += [replace(a, scope=scope) for a in method_call_accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
+    if scope is Scope.ENTRY:
+        # `__repr__`/`extra_repr` run when the built model is printed: the values they read are placeholders (the
+        # sizes they print are a display matter, and left to ZeRO-3's own `ds_shape`)
+        for cls, method in index.methods("repr"):
+            if not _worth_reading(index, scope, cls, method):
+                continue
+            counts = _counts_in(index, scope, cls, method)
+            found += [replace(a, scope=scope) for a in accesses(index, cls, method)
+                      if a.use == READ and not a.ctx.guarded and counts(a)]
     return found
 
 
@@ -80,8 +89,8 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     hands = scope is Scope.LATE and _hands_module(text)
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
-    if not hands and not _ENTRY_USES.search(text):
-        return False  # only writes and size queries are checked there: no need to parse a plain reader
+    if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text):
+        return False  # only writes, size queries and values computed with: no need to parse a plain reader
     return scope is Scope.LATE or not runs_gathered(cls, method)
 
 
@@ -140,6 +149,14 @@ _ENTRY_USES = re.compile(
     r"|\.(?:weight|bias)\w*\s*(?:\[|\.(?!dtype\b|device\b|requires_grad\b|is_\w))"
     r"|=\s*[\w.]+\.(?:weight|bias)\w*\s*$",  # bound to a local (`kernel = branch.conv.weight`)
     re.MULTILINE,
+)
+
+
+# A value read computed with: a weight or bias as an operand (`self.fc.weight ** 2`, `w @ self.proj.weight`),
+# or passed to a torch function (`torch.norm(self.proj.weight)`).
+_ENTRY_READS = re.compile(
+    r"\.(?:weight|bias)\w*\s*(?:\*\*|[-+*/@%]\s*[\w(.])|[-+*/@%]\s*self\.[\w.]*\.(?:weight|bias)\b"
+    r"|torch\.\w+\(\s*self\.[\w.]*(?:weight|bias)\w*\s*[,)]"
 )
 
 

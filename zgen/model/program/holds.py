@@ -30,7 +30,8 @@ from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, walk
 
 __all__ = [
-    "module_arguments", "held_attributes", "averaged_attributes", "module_like_name", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+    "module_arguments", "held_attributes", "averaged_attributes", "trainer_module", "module_like_name", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+    "RETURNS_MODULE",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -145,12 +146,19 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
 
 
 def _used_as_module(node: cst.CSTNode) -> set[str]:
-    """Names on which the code calls a method only a module has (`x.parameters()`, `x.eval()`)."""
+    """Names on which the code calls a method only a module has (`x.parameters()`, `x.modules()`), and the two
+    sides of a state copy between two names (`target.load_state_dict(source.state_dict())`: a target network)."""
     found = set()
     for call in walk(node):
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
             if call.func.attr.value in MODULE_ONLY_METHODS and isinstance(call.func.value, cst.Name):
                 found.add(call.func.value.value)
+            elif call.func.attr.value == "load_state_dict" and isinstance(call.func.value, cst.Name) and call.args:
+                source = call.args[0].value
+                if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and not source.args:
+                    if source.func.attr.value == "state_dict" and isinstance(source.func.value, cst.Name):
+                        if not config_like(call.func.value.value) and not config_like(source.func.value.value):
+                            found.update((call.func.value.value, source.func.value.value))
     return found
 
 
@@ -180,6 +188,8 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
                 path = access_path(target)
                 if path is None or path.root != "self" or len(path.parts) != 1:
                     continue
+                if config_like(path.parts[0]) and _wrapper_call(index, part):
+                    continue  # `self.optimizer = build_optimizer(model)`: given the model, not holding it
                 classes = _holds(index, part, arguments, found)
                 if classes:
                     found.setdefault(path.parts[0], classes)
@@ -222,6 +232,48 @@ def averaged_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     return frozenset(found)
 
 
+# Text of a constructor that readies a model for training: an optimizer, a training wrapper, a weight average.
+_TRAINS_TEXT = re.compile(r"\boptim\.|Optimizer\b|optimizer\s*=|\.prepare\(|deepspeed\.initialize\(|EMA\(")
+
+
+@memoised
+def trainer_module(index: ModelIndex, cls: ClassInfo) -> bool:
+    """Is the module class `cls` a trainer: a module whose constructor readies a module it holds for training,
+    handing it to a training wrapper (`accelerator.prepare(model)`), a weight average (`EMA(model)`), or building
+    an optimizer over its parameters (`torch.optim.Adam(self.model.parameters())`)? Such a class (dalle2-style
+    trainers subclass `nn.Module` only for buffers and `.to()`) runs its methods on the built model from a
+    training loop, outside that model's forward: what they do to it is judged as in a trainer that is no module."""
+    if not cls.is_module or not any(_TRAINS_TEXT.search(m.text) for m in cls.init_methods):
+        return False
+    held = held_attributes(index, cls)
+    if not held:
+        return False
+    if averaged_attributes(index, cls):
+        return True
+    for method in cls.init_methods:
+        node = method.node
+        if node is None:
+            continue
+        arguments = module_arguments(index, node)
+        for call in walk(node.body):
+            if not isinstance(call, cst.Call):
+                continue
+            name = index.qualify(call_name(call) or "")
+            last = name.rsplit(".", 1)[-1]
+            optimizer = name.startswith("torch.optim.") or "optim" in last.lower()
+            wrapper = last in ("prepare", "prepare_model", "initialize", "setup", "setup_module")
+            if not optimizer and not wrapper:
+                continue
+            for arg in call.args:
+                value = arg.value
+                if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                    if value.func.attr.value in ("parameters", "named_parameters"):
+                        value = value.func.value  # `Adam(self.model.parameters())`
+                if _holds(index, value, arguments, held):
+                    return True
+    return False
+
+
 def _pairs(targets: list[cst.BaseExpression], value: cst.BaseExpression):
     """(target, value) pairs of an assignment, element by element for `self.a, self.b = a, b`."""
     for target in targets:
@@ -250,8 +302,12 @@ def _holds(
     name = call_name(value) or ""
     if index.qualify(name) in ("copy.deepcopy", "deepcopy") and value.args:
         return _holds(index, value.args[0].value, arguments, held)
-    if isinstance(value.func, cst.Attribute) and value.func.attr.value in _RETURNS_MODULE:
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
         inner = _holds(index, value.func.value, arguments, held)  # `policy.to(device)`
+        if inner:
+            return inner
+    if _wrapper_call(index, value):
+        inner = _holds(index, value.args[0].value, arguments, held)  # `accelerator.prepare(model)`, `unwrap(model)`
         if inner:
             return inner
     kind, classes = classify(index, value)
@@ -260,5 +316,24 @@ def _holds(
     return ()
 
 
+def _wrapper_call(index: ModelIndex, value: cst.BaseExpression) -> bool:
+    """A call of a function or method of another object, by a lower-case name, that is not a builtin, a copy or a
+    function of this file, given an argument first: given a module, it is taken to return the module or a wrapper
+    of it (`accelerator.prepare(model)`, `unwrap(model)`)."""
+    if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None or value.args[0].star:
+        return False
+    name = call_name(value) or ""
+    last = name.rsplit(".", 1)[-1]
+    if not last[:1].islower() or last in _NOT_WRAPPERS or index.function_info(name) is not None:
+        return False
+    return index.qualify(name) not in ("copy.deepcopy", "deepcopy")
+
+
+# Calls given a module that return something else: builtins and containers.
+_NOT_WRAPPERS = frozenset(
+    {"len", "list", "tuple", "print", "str", "repr", "isinstance", "id", "type", "sum", "hasattr", "getattr",
+     "sorted", "dict", "set", "iter", "next", "vars", "callable", "zip", "enumerate", "map", "filter", "super"}
+)  # fmt: skip
+
 # Module methods that return the module itself.
-_RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "train", "eval", "requires_grad_"})
+RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "train", "eval", "requires_grad_"})

@@ -270,6 +270,30 @@ class ClassInfo:
         return self.reachable("forward")
 
     @cached_property
+    def hook_methods(self) -> list[MethodInfo]:
+        """Methods the class registers as forward hooks of a module (`self.register_forward_pre_hook(self._build)`),
+        and what they reach: they run with every forward call, outside the gather ZeRO-3 makes around it."""
+        found: list[MethodInfo] = []
+        for match in _HOOK_REGISTRATION.finditer(self.text) if "register_forward" in self.text else ():
+            for method in self.reachable(match.group(1)):
+                if all(method is not m for m in found):
+                    found.append(method)
+        return found
+
+    @cached_property
+    def repr_methods(self) -> list[MethodInfo]:
+        """`__repr__`, `__str__`, `extra_repr` and what they reach, less what forward or `__init__` reach: printing
+        the built model runs them outside any forward."""
+        taken = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
+        found: list[MethodInfo] = []
+        for name in ("__repr__", "__str__", "extra_repr"):
+            for method in self.reachable(name) if name in self.span.methods else ():
+                if id(method) not in taken:
+                    taken.add(id(method))
+                    found.append(method)
+        return found
+
+    @cached_property
     def init_methods(self) -> list[MethodInfo]:
         """`__init__` and the helpers it calls (`self._build_layers()`)."""
         return self.reachable("__init__")
@@ -598,7 +622,8 @@ class ModelIndex:
         """(class, method) pairs of module classes whose text matches `trigger`.
 
         `scope` is `forward` (methods run inside forward), `init` (`__init__`
-        and its helpers) or `all` (every method). A method inherited by several
+        and its helpers), `entry`, `late`, `hook` (methods registered as forward
+        hooks), `repr` (`repr_methods`) or `all` (every method). A method inherited by several
         classes is yielded once per class, since members can differ.
         """
         for cls in self.module_classes():
@@ -610,6 +635,10 @@ class ModelIndex:
                 candidates = cls.entry_methods
             elif scope == "late":
                 candidates = cls.late_init_methods
+            elif scope == "hook":
+                candidates = cls.hook_methods
+            elif scope == "repr":
+                candidates = cls.repr_methods
             else:
                 candidates = cls.all_methods()
             for method in candidates:
@@ -655,6 +684,9 @@ def registered_names(text: str) -> set[str]:
     read from the text: the pre-filter for what to parse (`members.facts` says what a class registers)."""
     return {m.group(1) or m.group(2) for m in _PARAM_DEF.finditer(text)}
 
+
+# `register_forward_pre_hook(self._materialise)`, `register_forward_hook(partial(self._log, ...))`.
+_HOOK_REGISTRATION = re.compile(r"\.register_forward(?:_pre)?_hook\(\s*(?:(?:functools\.)?partial\(\s*)?self\.(\w+)\b")
 
 # Methods that are not entry points on a partitioned model: initialisation, hooks, (de)serialisation.
 _NOT_ENTRY = re.compile(

@@ -7,10 +7,13 @@ from collections.abc import Iterator
 from ..analysis.access import COPY, Scope
 from ..analysis.built import calls_on_built_modules
 from ..analysis.effects import DEEPCOPIES
+from ..analysis.flow import flat_of
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
+from ..program import known
+from ..program.holds import RETURNS_MODULE
 from ..program.index import ModelIndex
-from ..program.tree import code_of, cst
+from ..program.tree import call_name, code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
@@ -131,6 +134,33 @@ class Decoder(nn.Module):
                         "partitioned it: the copy holds placeholders, not weights"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)
+                elif _averages(index, node) and not ctx.guarded:
+                    model = node.args[0].value
+                    if isinstance(model, cst.Call) and model.args and (call_name(model) or "")[-1:].islower():
+                        model = model.args[0].value  # `EMA(accelerator.unwrap_model(model))`: the model unwrapped
+                    if scope.wrapped_name(model, node):
+                        message = (
+                            f"`{code_of(node)}` copies `{code_of(model)}` into a weight average after ZeRO-3 "
+                            "partitioned it: the copy holds placeholders, not weights"
+                        )
+                        yield self.finding(index, scope.snippet, node, message, _HELP)
+        for cls, method in index.methods("entry", _TRIGGER):
+            # `def copy_for_eval(self): return copy.deepcopy(self.cpu())`: run by the training loop on the built model
+            flat = flat_of(method)
+            for node, ctx in flat.nodes if flat is not None else ():
+                if not _is_deepcopy(index, node) or ctx.guarded:
+                    continue
+                copied = node.args[0].value
+                while isinstance(copied, cst.Call) and isinstance(copied.func, cst.Attribute):
+                    if copied.func.attr.value not in RETURNS_MODULE:
+                        break
+                    copied = copied.func.value  # `self.cpu()`, `self.to(device)`: the module itself
+                if isinstance(copied, cst.Name) and copied.value == "self":
+                    message = (
+                        f"`{code_of(node)}` copies the module in `{method.name}`, which runs on the built model "
+                        "outside any forward; under ZeRO-3 it holds partitioned placeholders, which the copy duplicates"
+                    )
+                    yield self.finding(index, method.snippet, node, message, _HELP)
         for access in param_accesses(index, Scope.HANDED):
             if access.use == COPY:
                 how = "copies" if access.via.name == "copy.deepcopy" else f"hands to `{access.via.name}`, which copies"
@@ -139,6 +169,11 @@ class Decoder(nn.Module):
                     "holds; under ZeRO-3 it holds partitioned placeholders, which the copy duplicates"
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
+
+
+def _averages(index: ModelIndex, node: cst.CSTNode) -> bool:
+    """A library's weight-averaging helper built over a model (`EMA(model)`), which deep-copies it."""
+    return type(node) is cst.Call and bool(node.args) and (index.qualified_call(node) or "") in known.AVERAGERS
 
 
 def _is_deepcopy(index: ModelIndex, node: cst.CSTNode) -> bool:

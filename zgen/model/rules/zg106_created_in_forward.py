@@ -19,7 +19,8 @@ class CreatedInForward(Rule):
     """A parameter or a submodule with parameters is created or replaced inside forward.
 
     ## What it does
-    Flags, in `forward` and the methods it calls: `nn.Parameter(...)`;
+    Flags, in `forward`, the methods it calls and methods registered as
+    forward hooks (a lazy layer materialised in a pre-hook): `nn.Parameter(...)`;
     constructing a module that owns parameters (`nn.Linear(...)`, a model
     class of the file); assigning to an attribute that `__init__` made a
     parameter or submodule (`self.proj = ...`, lazy `if self.proj is None:
@@ -102,7 +103,7 @@ class Net(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method in index.methods("forward", None):
+        for cls, method in (*index.methods("forward", None), *index.methods("hook", None)):
             if not (_creates(index, method.text) or _replaces(index, cls, method.text)):
                 continue
             flat = flat_of(method)

@@ -94,7 +94,7 @@ def main(model, cfg):
         for access in param_accesses(index, Scope.HANDED):
             if access.use == STATE:
                 message = (
-                    f"`{code_of(access.node)}` {_VERB[access.via.name]} the state of `{access.owner}`, a built model "
+                    f"`{code_of(access.node)}` {_verb(access.via.name, access.owner)}, a built model "
                     f"`{access.where}` is handed or holds, whose parameters ZeRO-3 partitioned: it sees empty "
                     "placeholders, not the weights"
                 )
@@ -102,6 +102,13 @@ def main(model, cfg):
 
 
 _VERB = {"state_dict": "reads", "load_state_dict": "loads into"}
+
+
+def _verb(name: str, owner: str) -> str:
+    """How the call uses the state: read or loaded by the module's own method, or by a helper it is handed to."""
+    if name in _VERB:
+        return f"{_VERB[name]} the state of `{owner}`"
+    return f"hands `{owner}` to `{name}()`, which reads or loads the state of `{owner}`"
 
 
 _HELP = (

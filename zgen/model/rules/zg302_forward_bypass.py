@@ -8,6 +8,9 @@ from zgen.findings import Severity
 
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
+from ..analysis.handed import outside_functions
+from ..analysis.script import function_scope
+from ..program.holds import held_attributes, module_arguments
 from ..program.index import ModelIndex
 from ..program.members import Kind, facts_of, has_params
 from ..program.tree import code_of, cst
@@ -141,6 +144,44 @@ class Stack(nn.Module):
                 yield self.finding(
                     index, method.snippet, site, message, f"call the module itself: `{code_of(target)}(...)`"
                 )
+        yield from self._outside(index)
+
+    def _outside(self, index: ModelIndex) -> Iterator[Report]:
+        """The same in code outside the model classes: a function given a module (`def sample(unet, ...):
+        solver(fn=unet.forward)`), a class that holds one (a trainer's `self.unet.forward(x)`)."""
+        if index.other_framework or not _TRIGGER.search(index.source):
+            return
+        for span, cls in outside_functions(index):
+            if not _TRIGGER.search(index.skeleton.text(span.start, span.end)):
+                continue
+            scope = function_scope(index, span)
+            if scope is None or not isinstance(scope.node, cst.FunctionDef):
+                continue
+            arguments = module_arguments(index, scope.node)
+            held = held_attributes(index, cls) if cls is not None else {}
+            for node, ctx in scope.flat.nodes:
+                if type(node) is not cst.Attribute or node.attr.value != "forward" or ctx.guarded:
+                    continue
+                parent = scope.flat.parent.get(id(node))
+                called = isinstance(parent, cst.Call) and parent.func is node
+                if not called and not isinstance(parent, cst.Arg):
+                    continue
+                target = code_of(node.value)
+                classes = arguments.get(target) or (held.get(target[5:]) if target.startswith("self.") else None)
+                if not classes or not any(_owns_params(index, ref) for ref in classes):
+                    continue
+                if called:
+                    message = (
+                        f"`{target}.forward(...)` skips the hooks of `{target}`, a module `{span.name}` is given or "
+                        "holds; ZeRO-3 does not gather its parameters for this call and must fetch them on access"
+                    )
+                else:
+                    message = (
+                        f"`{target}.forward` is handed on as a function: whoever calls it skips the hooks of "
+                        f"`{target}`, so ZeRO-3 does not gather its parameters for those calls"
+                    )
+                site = parent if called else node
+                yield self.finding(index, scope.snippet, site, message, f"call the module itself: `{target}(...)`")
 
 
 def _owns_params(index: ModelIndex, ref: str) -> bool:

@@ -11,10 +11,10 @@ from ..analysis.access import READ, SIZE, WRITE
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
-from ..analysis.own import method_uses
-from ..program.holds import held_attributes
-from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.members import Kind, facts_of
+from ..analysis.own import answering_classes, calls_child_method, method_uses
+from ..program.holds import held_attributes, module_arguments, trainer_module
+from ..program.index import ClassInfo, ModelIndex, memoised, registered_names
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.tree import code_of, cst
 from .rule import Report, Rule
 
@@ -37,8 +37,16 @@ class ChildMethodBypass(Rule):
     `h @ self.weight.T`, or `self.codebook.lookup(z)` indexing the weight
     of the codebook's own `nn.Embedding` (no hook of either module runs).
     The same call from a class that holds a model without being one (a
-    trainer's `self.unet.sample(x)`) is flagged too. Methods that only call the child's submodules, or read buffers or
-    parameters small enough to stay gathered, are fine.
+    trainer's `self.unet.sample(x)`, also through a local bound to it,
+    `model = self.ema if use_ema else self.net`), or from a method a
+    training loop calls on the built model (`sample`), is flagged too. A
+    method that runs the module's forward by name (`self.forward(x)` inside
+    `forward_with_cond_scale`) computes with what that forward reads of the
+    module's own parameters. A module whose class cannot be told (handed in,
+    an argument) is taken to be one of the module classes, of this file or
+    imported into it, that define the called method. Methods that only call
+    the child's submodules, or read buffers or parameters small enough to
+    stay gathered, are fine.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers `child`'s parameters only when `child` itself is called.
@@ -143,9 +151,14 @@ class Quantiser(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         names = _candidate_methods(index)
-        for cls, method in index.methods("forward", None):
+        forward = list(index.methods("forward", None))
+        for cls, method in (*forward, *index.methods("entry", _OTHER_CALL)):
             called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
-            called &= names | _external_methods(index, cls)
+            external = _external_methods(index, cls)
+            called &= names | external
+            if called and not any(method is m for _, m in forward):
+                # run on the built model: only methods that can compute with parameters are worth parsing for
+                called = {name for name in called if name in external or _computes(index, name)}
             if not called:
                 continue
             flat = flat_of(method)
@@ -162,7 +175,11 @@ class Quantiser(nn.Module):
                 target = node.func.value
                 if isinstance(target, cst.Name) and target.value == "self":
                     continue
-                for ref in calls.classes_of(target) or ():
+                classes = calls.classes_of(target)
+                if not classes and isinstance(target, cst.Name) and method.node is not None:
+                    if target.value in module_arguments(index, method.node):
+                        classes = (UNKNOWN_CLASS,)  # `def p_sample_loop(self, unet, ...)`: a module handed in
+                for ref in answering_classes(index, classes, name, cls.name):
                     used = next(
                         (u.param for u in method_uses(index, ref, name)
                          if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")),
@@ -170,8 +187,8 @@ class Quantiser(nn.Module):
                     )
                     if used:
                         message = (
-                            f"`{code_of(node.func)}(...)` computes with `{used}`, a parameter of "
-                            f"`{code_of(target)}`, outside `{code_of(target)}`'s forward; ZeRO-3 has not "
+                            f"`{code_of(node.func)}(...)` computes with {_what(used, f'`{code_of(target)}`')}, "
+                            f"outside `{code_of(target)}`'s forward; ZeRO-3 has not "
                             "gathered it and must fetch it on access"
                         )
                         help = f"compute it in `{ref.rsplit('.', 1)[-1]}.forward`, or register the parameter as external"
@@ -185,49 +202,95 @@ class Quantiser(nn.Module):
         if index.other_framework:
             return  # a TensorFlow/JAX file: its layers are no torch modules
         for cls in index.classes.values():
-            if cls.is_module:
+            if cls.is_module and not trainer_module(index, cls):
                 continue
             if not any(
                 name not in _SKIP and name not in NOT_RUNS and not name.startswith("__")
                 for name in _HELD_CALL.findall(cls.text)
-            ):
-                continue  # no `self.<attribute>.<method>(...)` that could be a model's own method
+            ) and not _HELD_LOCAL.search(cls.text):
+                continue  # no `self.<attribute>.<method>(...)`, nor a local bound to an attribute, that could call one
             held = held_attributes(index, cls)
             if not held:
                 continue
-            calls = re.compile(r"\bself\.(" + "|".join(map(re.escape, held)) + r")\.(\w+)\s*\(")
             for method in cls.all_methods():
                 if method.owner is not cls:
                     continue
-                for match in calls.finditer(method.text):
-                    attr, name = match.groups()
+                for node, attr in _held_calls(method, held):
+                    name = node.func.attr.value  # type: ignore[union-attr]
                     if name in _SKIP or name in NOT_RUNS or name.startswith("__"):
                         continue
                     used = next((
-                        u.param for ref in held[attr] for u in method_uses(index, ref, name)
+                        u.param for ref in answering_classes(index, held[attr], name, cls.name)
+                        for u in method_uses(index, ref, name)
                         if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")
                     ), None)
                     if used is None:
                         continue
-                    node = _call_at(method, attr, name)
-                    if node is None:
-                        continue
+                    via = code_of(node.func.value)  # type: ignore[union-attr]
+                    held_as = f"`self.{attr}`" if via == f"self.{attr}" else f"`{via}` (`self.{attr}`)"
                     message = (
-                        f"`self.{attr}.{name}(...)` computes with `{used}`, a parameter of `self.{attr}`, outside "
-                        f"`self.{attr}`'s forward; ZeRO-3 has not gathered it and must fetch it on access"
+                        f"`{via}.{name}(...)` computes with {_what(used, held_as)}, outside "
+                        f"its forward; ZeRO-3 has not gathered it and must fetch it on access"
                     )
                     help = f"call `self.{attr}(...)` (its forward), or gather its parameters around the call"
                     yield self.finding(index, method.snippet, node, message, help)
 
 
-def _call_at(method, attr: str, name: str) -> cst.Call | None:
-    """The first call `self.<attr>.<name>(...)` in `method`."""
+def _what(used: str, owner: str) -> str:
+    """What the method computes with: a parameter of the module, or its parameters through a method it calls."""
+    if used.endswith(")"):
+        return f"parameters of {owner} (through `{used}`)"
+    return f"`{used}`, a parameter of {owner}"
+
+
+# `model = self.ema.ema_model if self.use_ema else self.prior`: a local bound to an attribute of the class.
+_HELD_LOCAL = re.compile(r"^[ \t]+\w+[ \t]*=[ \t]*(?:[^\n]*\belse[ \t]+)?self\.\w+[ \t]*$", re.MULTILINE)
+
+
+def _held_calls(method, held: dict[str, tuple[str, ...]]) -> Iterator[tuple[cst.Call, str]]:
+    """Unguarded calls of a method on a held module in `method`: `self.<attr>.<name>(...)`, or `<local>.<name>(...)`
+    where the local was bound to `self.<attr>` (alone or as a branch of a conditional expression)."""
+    if not any(f"self.{attr}" in method.text for attr in held):
+        return
     flat = flat_of(method)
+    local: dict[str, str] = {}
     for node, ctx in flat.nodes if flat is not None else ():
-        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
-            if code_of(node.func.value) == f"self.{attr}" and not ctx.guarded:
-                return node
-    return None
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            target = node.targets[0].target.value
+            local.pop(target, None)
+            value = node.value
+            for part in (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,):
+                path = code_of(part)
+                if path.startswith("self.") and path[5:] in held:
+                    local[target] = path[5:]
+            continue
+        if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or ctx.guarded:
+            continue
+        owner = node.func.value
+        if isinstance(owner, cst.Name) and owner.value in local:
+            yield node, local[owner.value]
+        else:
+            path = code_of(owner)
+            if path.startswith("self.") and path[5:] in held:
+                yield node, path[5:]
+
+
+@memoised
+def _computes(index: ModelIndex, name: str) -> bool:
+    """Text pre-filter: could a method `name` of some module class of the file, or what it calls on `self`, use
+    that module's parameters: name one of its own (`self.null`), a child's (`self.fc.weight`), run its forward by
+    name, or call a child's method that might?"""
+    for cls in index.module_classes():
+        if name not in cls.span.methods:
+            continue
+        own = registered_names(cls.text)
+        for method in cls.reachable(name):
+            text = method.text
+            if index.mentions_param(text) or "self.forward(" in text or any(f"self.{p}" in text for p in own):
+                return True
+            if calls_child_method(index, text):
+                return True
+    return False
 
 
 def _candidate_methods(index: ModelIndex) -> set[str]:

@@ -1,0 +1,109 @@
+"""Moments of a module's life outside its gathered forward: a child loaded after it was built, a parameter made in
+a forward hook, the model printed or a loss helper run on it by the training loop."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+HEAD = """
+import copy
+
+import deepspeed
+import torch
+from torch import nn
+"""
+
+
+def codes(source: str) -> list[str]:
+    """The ZG1 codes zgen reports for a file made of `HEAD` and `source`."""
+    return sorted(f.code for f in check_source("m.py", HEAD + textwrap.dedent(source)) if f.code.startswith("ZG1"))
+
+
+LOADER = """
+class Loader(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.backbone = nn.Linear(1024, 4096)
+{load}
+
+    def forward(self, x):
+        return self.backbone(x)
+"""
+
+HOOKED = """
+class Lazy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = None
+        self.register_forward_pre_hook(self._materialise)
+
+    def _materialise(self, module, args):
+{hook}
+
+    def forward(self, x):
+        return x @ self.weight.t()
+"""
+
+PRINTED = """
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 4096)
+
+    def {name}(self):
+        return {body}
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+HAZARDS = {
+    "child-loaded-after-it-was-built": ("ZG103", LOADER.format(load="""
+        self.backbone.load_state_dict(torch.load(path))""")),
+    "parameter-materialised-in-a-forward-pre-hook": ("ZG106", HOOKED.format(hook="""
+        if self.weight is None:
+            self.weight = nn.Parameter(torch.empty(4096, args[0].shape[-1]))""")),
+    "repr-reads-a-child-weight": ("ZG109", PRINTED.format(name="__repr__", body='f"Head({self.fc.weight.abs().mean()})"')),
+    "loss-helper-reads-a-child-weight": ("ZG109", PRINTED.format(name="l2_penalty", body="(self.fc.weight ** 2).sum()")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HAZARDS))
+def test_hazard_is_found(case):
+    code, source = HAZARDS[case]
+    assert code in codes(source), case
+
+
+LOOK_ALIKES = {
+    "child-loaded-inside-a-gather": LOADER.format(load="""
+        with deepspeed.zero.GatheredParameters(list(self.backbone.parameters()), modifier_rank=0):
+            self.backbone.load_state_dict(torch.load(path))"""),
+    "forward-pre-hook-that-only-checks-the-input": HOOKED.format(hook="""
+        assert args[0].shape[-1] == 1024"""),
+    "repr-prints-sizes-only": PRINTED.format(name="extra_repr", body='f"{self.fc.weight.shape}"'),
+    "loss-helper-reads-the-dtype-only": PRINTED.format(name="l2_penalty", body="self.fc.weight.dtype"),
+    "helper-writes-a-copy-it-made": """
+def normalised(t):
+    t = copy.deepcopy(t) if t.dim() > 1 else Scaled(t, 1.0)
+    t.div_(2.0)
+    return t
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 4096)
+
+    def forward(self, x):
+        return x @ normalised(self.fc.weight)
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOK_ALIKES))
+def test_look_alike_is_clean(case):
+    assert codes(LOOK_ALIKES[case]) == [], case
