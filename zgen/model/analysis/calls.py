@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
-from ..program.tree import access_path, call_name, code_of, cst, walk
+from ..program.tree import access_path, call_name, code_of, cst, parameter_for, walk
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
 from .persistence import gathers
 
@@ -34,6 +34,9 @@ class ModuleCalls:
         self.aliases: dict[str, tuple[str, ...]] = {}
         self.sequences: set[str] = set()  # locals holding a list of submodules (`layers = [l for l in self.layers]`)
         self.filtered: set[str] = set()  # ... chosen by a condition: its length is not fixed by the model
+        if flat.nodes and method_name not in ("forward", "__init__"):
+            # `def p_losses(self, unet, x)` called as `self.p_losses(self.get_unet(n), x)`: the parameter is a submodule
+            self.aliases.update(argument_modules(index, cls, method_name))
         for node, _ctx in flat.nodes:
             targets, value = targets_of(node)
             if value is None:
@@ -210,6 +213,36 @@ class ModuleCalls:
         if not any(gathers(self.index, ref) for ref in classes):
             return None
         return code_of(func)
+
+
+@memoised(cycle={})
+def argument_modules(index: ModelIndex, cls: ClassInfo, name: str) -> dict[str, tuple[str, ...]]:
+    """Parameters of the method `name` that the class's own calls of it (`self.name(...)`) bind to a submodule."""
+    method = cls.method(name)
+    if method is None or method.node is None:
+        return {}
+    call_text = f"self.{name}("
+    found: dict[str, tuple[str, ...]] = {}
+    for caller in cls.all_methods():
+        if caller is method or call_text not in caller.text:
+            continue
+        flat = flat_of(caller)
+        if flat is None:
+            continue
+        calls = ModuleCalls(index, cls, flat, caller.name)
+        for node, _ctx in flat.nodes:
+            if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or node.func.attr.value != name:
+                continue
+            if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+                continue
+            for position, arg in enumerate(node.args):
+                if arg.star:
+                    continue
+                classes = calls.classes_of(arg.value)
+                param = parameter_for(method.node, node, position) if classes is not None else None
+                if param is not None and param != "self":
+                    found[param] = classes  # type: ignore[assignment]
+    return found
 
 
 @memoised(cycle=None)
