@@ -74,6 +74,18 @@ HAZARDS = {
             def forward(self, feats):
                 return {key: self.proj[key](value) for key, value in feats.items()}
         """),
+    "towers picked by walking the input mapping itself": ("ZG203", """
+        class Towers(nn.Module):
+            def __init__(self, dims):
+                super().__init__()
+                self.proj = nn.ModuleDict({k: nn.Linear(d, 4096) for k, d in dims.items()})
+
+            def forward(self, feats):
+                out = 0
+                for key in feats:
+                    out = out + self.proj[key](feats[key])
+                return out
+        """),
     "a key missing from the input skips a module a method returns": ("ZG203", """
         class Hetero(nn.Module):
             def __init__(self, dims):
@@ -297,6 +309,18 @@ SAFE = {
 
             def forward(self, feats):
                 return {key: layer(feats[key]) for key, layer in self.proj.items()}
+        """,
+    "towers walked by a list of names, reading the input by each": """
+        class Towers(nn.Module):
+            def __init__(self, names):
+                super().__init__()
+                self.proj = nn.ModuleDict({k: nn.Linear(64, 4096) for k in names})
+
+            def forward(self, feats, names):
+                out = 0
+                for key in names:
+                    out = out + self.proj[key](feats[key])
+                return out
         """,
     "a list of layer indices to return, not keys of the input": """
         class Layers(nn.Module):

@@ -7,6 +7,8 @@ locals bound to them (`for layer in self.layers`, `expert = self.experts[i]`);
 
 from __future__ import annotations
 
+from collections import ChainMap
+
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
 from ..program.tree import access_path, call_name, code_of, cst, parameter_for, walk
@@ -34,9 +36,10 @@ class ModuleCalls:
         self.aliases: dict[str, tuple[str, ...]] = {}
         self.sequences: set[str] = set()  # locals holding a list of submodules (`layers = [l for l in self.layers]`)
         self.filtered: set[str] = set()  # ... chosen by a condition: its length is not fixed by the model
-        if flat.nodes and method_name not in ("forward", "__init__"):
-            # `def p_losses(self, unet, x)` called as `self.p_losses(self.get_unet(n), x)`: the parameter is a submodule
-            self.aliases.update(argument_modules(index, cls, method_name))
+        # `def p_losses(self, unet, x)` called as `self.p_losses(self.get_unet(n), x)`: the parameter is a submodule
+        # (kept apart from `aliases`, the locals bound in this method, which the parameter-access analysis reads)
+        arguments = argument_modules(index, cls, method_name) if flat.nodes and method_name != "forward" else {}
+        self.bound = ChainMap(self.aliases, arguments) if arguments else self.aliases  # what each name holds
         for node, _ctx in flat.nodes:
             targets, value = targets_of(node)
             if value is None:
@@ -102,8 +105,8 @@ class ModuleCalls:
             return None
         if path.root == "self" and not path.parts and self.cls.container_kind:
             return facts_of(self.cls).elements or (UNKNOWN,)
-        if path.root in self.aliases and not path.parts:
-            return self.aliases[path.root]
+        if path.root in self.bound and not path.parts:
+            return self.bound[path.root]
         resolved = self._resolve(path.root, path.parts)
         if resolved is None:
             return None
@@ -129,15 +132,15 @@ class ModuleCalls:
         if path.root == "self" and path.parts[:1] == ("[]",) and self.cls.container_kind:
             rest = path.parts[1:]
             return (facts_of(self.cls).elements or (UNKNOWN,)) if not rest else None
-        if path.root in self.aliases:
+        if path.root in self.bound:
             if not path.parts:
-                return None if path.root in self.sequences else self.aliases[path.root]
+                return None if path.root in self.sequences else self.bound[path.root]
             if path.parts == ("[]",):
                 return (UNKNOWN,)
             if path.root in self.sequences or "[]" in path.parts:
                 return None
             # `block.attn.norm` for `block` in `self.blocks`: a child of the submodule the local holds
-            resolved = self._follow(Kind.MODULE, self.aliases[path.root], path.parts)
+            resolved = self._follow(Kind.MODULE, self.bound[path.root], path.parts)
             return resolved[1] if resolved is not None and resolved[0] == Kind.MODULE else None
         resolved = self._resolve(path.root, path.parts)
         if resolved is None:

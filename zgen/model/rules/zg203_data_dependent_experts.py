@@ -33,13 +33,36 @@ _SELECTION_PATTERNS = (
 )
 
 
+# `b = x.shape[0]`, `b, n = x.shape[:2]`, `b, *_ = x.size()`: a local bound to the batch size (its first name)
+_BATCH_LOCAL = re.compile(r"^\s*(\w+)\s*(?:,[^=\n]*)?=\s*[\w.]+\.(?:shape\b|size\()", re.M)
+
+
 def _has_selection(text: str) -> bool:
     """A data-dependent selection in `text`: one of the words, then a name or a pattern it needs."""
-    if not any(word in text for word in _SELECTION_WORDS):
-        return False
-    if any(name in text for name in _SELECTION_NAMES):
+    if any(word in text for word in _SELECTION_WORDS) and (
+        any(name in text for name in _SELECTION_NAMES)
+        or any(any(w in text for w in words) and pattern.search(text) for words, pattern in _SELECTION_PATTERNS)
+    ):
         return True
-    return any(any(w in text for w in words) and pattern.search(text) for words, pattern in _SELECTION_PATTERNS)
+    return _tests_batch_local(text) or _tests_selected_count(text)
+
+
+_LEN_TEST = re.compile(r"\blen\((\w+)\)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
+
+
+def _tests_selected_count(text: str) -> bool:
+    """`if len(idx) > 0:` ... `x[idx]`: how many samples an index selects, tested against 0 or 1."""
+    if "len(" not in text:
+        return False
+    return any(re.search(rf"\w\[{re.escape(m.group(1))}\b", text) for m in _LEN_TEST.finditer(text))
+
+
+def _tests_batch_local(text: str) -> bool:
+    """`b = x.shape[0]` ... `if b > 1:`: a local bound to the batch size, tested against 0 or 1."""
+    if ".shape" not in text and ".size(" not in text:
+        return False
+    names = {m.group(1) for m in _BATCH_LOCAL.finditer(text)}
+    return any(re.search(rf"\b{re.escape(name)}\s*(?:[<>]=?|[=!]=)\s*[01]\b", text) for name in names)
 
 
 class _Selections:
@@ -47,13 +70,14 @@ class _Selections:
     from a container by the key (`for k, v in feats.items(): out[k] = self.proj[k](v)`)."""
 
     _BY_KEY = re.compile(r"\bfor\s+(\w+)\b[^\n]*\bin\s+\w+\.(?:items|keys)\(\)")
+    _WALK = re.compile(r"\bfor\s+(\w+)\s+in\s+\w+\s*[:)\]}]")  # `for key in feats:` (and in a comprehension)
 
     def search(self, text: str) -> bool:
         if _has_selection(text):
             return True
-        if ".items()" not in text and ".keys()" not in text:
-            return False
-        for match in self._BY_KEY.finditer(text):
+        matches = [*self._BY_KEY.finditer(text)] if ".items()" in text or ".keys()" in text else []
+        matches += self._WALK.finditer(text)
+        for match in matches:
             key = re.escape(match.group(1))
             if re.search(r"self(?:\.\w+)+\[[^\]\n]*\b" + key + r"\b[^\]\n]*\]\s*\(", text):
                 return True
