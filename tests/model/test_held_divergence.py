@@ -86,6 +86,18 @@ HAZARDS = {
                     out = out + self.proj[key](feats[key])
                 return out
         """),
+    "a head picked by a field of the batch, directly and through a local": ("ZG203", """
+        class MultiTask(nn.Module):
+            def __init__(self, tasks):
+                super().__init__()
+                self.heads = nn.ModuleDict({t: nn.Linear(64, 4096) for t in tasks})
+                self.embed = nn.ModuleDict({t: nn.Linear(64, 64) for t in tasks})
+
+            def forward(self, batch):
+                task = batch["task"]
+                h = self.embed[task](batch["x"])
+                return self.heads[batch["task"]](h)
+        """),
     "a key missing from the input skips a module a method returns": ("ZG203", """
         class Hetero(nn.Module):
             def __init__(self, dims):
@@ -321,6 +333,20 @@ SAFE = {
                 for key in names:
                     out = out + self.proj[key](feats[key])
                 return out
+        """,
+    "a head picked by the configuration, by an argument, by a loop over the layers": """
+        class MultiTask(nn.Module):
+            def __init__(self, tasks, task):
+                super().__init__()
+                self.heads = nn.ModuleDict({t: nn.Linear(64, 4096) for t in tasks})
+                self.layers = nn.ModuleList([nn.Linear(64, 64) for _ in range(4)])
+                self.task = task
+
+            def forward(self, batch, task="cls"):
+                h = batch["x"]
+                for i in range(len(self.layers)):
+                    h = self.layers[i](h)
+                return self.heads[self.task](h) + self.heads[task](h)
         """,
     "a list of layer indices to return, not keys of the input": """
         class Layers(nn.Module):

@@ -123,7 +123,8 @@ def find_divergences(
     """
     tainted = any(taint.of(test) for test in _decisions(flat))
     loop_exits = make_indirect is not None and _has_loop_exit(flat)
-    if not tainted and not loop_exits:
+    picks = _picked_calls(flat, taint)  # `self.heads[batch["task"]](x)`: the batch names the submodule
+    if not tainted and not loop_exits and not picks:
         return []
     calls = make_calls()
     callee_of = calls.callee
@@ -160,6 +161,10 @@ def find_divergences(
         _tainted_decisions(flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra})
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
+    for call, ctx, callee in sites:
+        key = picks.get(id(call))
+        if key is not None and not ctx.guarded:
+            add(DATA, GATE, key[0], key[1], callee)
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
 
 
@@ -229,6 +234,25 @@ def _tainted_decisions(
                 continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
             for kind, source in taint.of(test).items():
                 add(kind, effect, test, source, later[0][2], later[0][0])
+
+
+def _picked_calls(flat: Flat, taint: Taint) -> dict[int, tuple[cst.CSTNode, str]]:
+    """Calls of a container's item named by a field of this rank's batch: `self.heads[batch["task"]](x)`, or a local
+    holding the field; by call, the index expression and the field."""
+    found: dict[int, tuple[cst.CSTNode, str]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
+            func = func.value
+        if not isinstance(func, cst.Subscript) or len(func.slice) != 1 or not isinstance(func.slice[0].slice, cst.Index):
+            continue
+        key = func.slice[0].slice.value
+        source = taint.field_of(key)  # (a key a data-tainted loop walks is reported at the loop)
+        if source is not None:
+            found[id(node)] = (key, source)
+    return found
 
 
 def _local_runners(flat: Flat, sites: list) -> frozenset[str]:

@@ -96,6 +96,11 @@ class Taint:
             for part in node.slice if isinstance(part.slice, cst.Index)
             if isinstance(element := part.slice.value, cst.Name) and element.value in self.inputs
         ) if self.inputs else frozenset()
+        # `task = batch["task"]`: locals holding a field of a mapping the call was given
+        self.fields = frozenset(
+            name for node, _ctx in flat.nodes if type(node) is cst.Assign and self._input_field(node.value)
+            for target in node.targets for name in bound_names(target.target)
+        )
         # `b = x.shape[0]`, `b, n, _ = x.shape`: locals that hold the batch size of a tensor the function holds
         self.batch_sizes = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Assign for name in _batch_size_names(node)
@@ -233,6 +238,21 @@ class Taint:
                     found.setdefault(DATA, reduction)
             stack.extend(children(node))
         return found
+
+    def field_of(self, expr: cst.CSTNode) -> str | None:
+        """`batch["task"]` (or a local holding it) for a mapping this call was given: a value of this rank's batch."""
+        if self._input_field(expr):
+            return code_of(expr)
+        if isinstance(expr, cst.Name) and expr.value in self.fields:
+            return expr.value
+        return None
+
+    def _input_field(self, expr: cst.CSTNode) -> bool:
+        return (
+            isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value in self.inputs
+            and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+            and const_str(expr.slice[0].slice.value) is not None
+        )
 
     def _input_keys(self, node: cst.Call) -> bool:
         """`feats.items()` / `.keys()` / `.values()` of a mapping this call was given: the keys its batch has."""

@@ -72,9 +72,19 @@ class _Selections:
     _BY_KEY = re.compile(r"\bfor\s+(\w+)\b[^\n]*\bin\s+\w+\.(?:items|keys)\(\)")
     _WALK = re.compile(r"\bfor\s+(\w+)\s+in\s+\w+\s*[:)\]}]")  # `for key in feats:` (and in a comprehension)
 
+    # `self.heads[batch["task"]](x)`, or through a local (`task = batch["task"]` ... `self.heads[task](x)`)
+    _PICK = re.compile(r"self(?:\.\w+)+\[\s*\w+\[\s*[\"']")
+    _FIELD = re.compile(r"^\s*(\w+)\s*=\s*\w+\[\s*[\"'][^\n]*$", re.M)
+
     def search(self, text: str) -> bool:
         if _has_selection(text):
             return True
+        if "][" in text or "](" in text:
+            if self._PICK.search(text):
+                return True
+            for match in self._FIELD.finditer(text):
+                if re.search(r"self(?:\.\w+)+\[\s*" + re.escape(match.group(1)) + r"\s*\]\s*[(.]", text):
+                    return True
         matches = [*self._BY_KEY.finditer(text)] if ".items()" in text or ".keys()" in text else []
         matches += self._WALK.finditer(text)
         for match in matches:
