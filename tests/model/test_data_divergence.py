@@ -76,7 +76,7 @@ class Block(nn.Module):
 @pytest.mark.parametrize(
     "bind, test",
     [("b = x.shape[0]", "b > 1"), ("b, n = x.shape[:2]", "b == 1"), ("b, *_ = x.size()", "b > 1"),
-     ("b = x.size(0)", "b != 0"), ("b = x[items]", "len(items) > 0")],
+     ("b = x.size(0)", "b != 0"), ("b = x[items]", "len(items) > 0"), ("b = x.shape[-1]", "len(x) == 1")],
 )
 def test_branch_on_a_batch_size_held_in_a_local(bind, test):
     codes = [f.code for f in check_source("m.py", BATCH.format(bind=bind, test=test, size="b"))]

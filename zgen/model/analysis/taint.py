@@ -96,6 +96,14 @@ class Taint:
             for part in node.slice if isinstance(part.slice, cst.Index)
             if isinstance(element := part.slice.value, cst.Name) and element.value in self.inputs
         ) if self.inputs else frozenset()
+        # `x.shape`, `x.view(...)` of an argument: a tensor, whose `len()` is its batch size
+        self.tensors = frozenset(
+            node.value.value
+            for node, _ctx in flat.nodes
+            if type(node) is cst.Attribute and node.attr.value in _TENSOR_ATTRS and isinstance(node.value, cst.Name)
+            and node.value.value in self.inputs
+        ) if self.inputs else frozenset()
+        self.counted = self.selections | self.tensors  # arguments whose `len()` counts this rank's samples
         # `task = batch["task"]`: locals holding a field of a mapping the call was given
         self.fields = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Assign and self._input_field(node.value)
@@ -223,7 +231,7 @@ class Taint:
                 if local & names.keys():
                     _merge_into(found, self._of_comprehension(node, {k: v for k, v in names.items() if k not in local}))
                     continue
-            elif kind is cst.Comparison and _batch_size_test(node, self.batch_sizes, self.selections):
+            elif kind is cst.Comparison and _batch_size_test(node, self.batch_sizes, self.counted):
                 found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
             elif kind is cst.Comparison and self._key_presence(node):
                 found.setdefault(DATA, code_of(node))  # `key not in feats`: which keys this call's input has
@@ -377,6 +385,10 @@ def random_function(index: ModelIndex, name: str) -> str | None:
     return draws_in(index, function)
 
 
+# Attributes that only a tensor has among a function's arguments (a list or a mapping has none of them).
+_TENSOR_ATTRS = frozenset({"shape", "size", "dim", "view", "reshape", "ndim", "dtype", "device", "unsqueeze", "float"})
+
+
 # A mapping's views: iterating one given as an input walks the keys this call's batch has.
 _MAPPING_VIEWS = frozenset({"items", "keys", "values"})
 
@@ -384,8 +396,9 @@ _MAPPING_VIEWS = frozenset({"items", "keys", "values"})
 def _batch_size_test(
     node: cst.Comparison, names: frozenset[str] = frozenset(), selections: frozenset[str] = frozenset()
 ) -> bool:
-    """`x.shape[0] > 1`, `x.size(0) == 0`, `b > 1` for `b = x.shape[0]`, `len(idx) > 0` of an argument that indexes
-    a tensor (`x[idx]`): the batch size (of a tensor the function holds) or the number of samples selected, tested
+    """`x.shape[0] > 1`, `x.size(0) == 0`, `b > 1` for `b = x.shape[0]`, `len(x) == 1` of a tensor argument,
+    `len(idx) > 0` of an argument that indexes a tensor (`x[idx]`): the batch size (of a tensor the function holds) or
+    the number of samples selected, tested
     against a small literal: this rank's last, uneven batch or an empty share. (Not `cache.shape[0] ==
     self.kernel_size`, nor `len(fmaps) == 0` of a list argument.)"""
     if len(node.comparisons) != 1:

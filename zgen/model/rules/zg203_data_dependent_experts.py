@@ -51,10 +51,14 @@ _LEN_TEST = re.compile(r"\blen\((\w+)\)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
 
 
 def _tests_selected_count(text: str) -> bool:
-    """`if len(idx) > 0:` ... `x[idx]`: how many samples an index selects, tested against 0 or 1."""
+    """`if len(idx) > 0:` ... `x[idx]`, `len(x) == 1` ... `x.shape`: how many samples an index selects, or a tensor's
+    batch size, tested against 0 or 1."""
     if "len(" not in text:
         return False
-    return any(re.search(rf"\w\[{re.escape(m.group(1))}\b", text) for m in _LEN_TEST.finditer(text))
+    return any(
+        re.search(rf"\w\[{re.escape(m.group(1))}\b|\b{re.escape(m.group(1))}\.(?:shape|size|dim|view|reshape)\b", text)
+        for m in _LEN_TEST.finditer(text)
+    )
 
 
 def _tests_batch_local(text: str) -> bool:
