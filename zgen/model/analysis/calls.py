@@ -7,6 +7,7 @@ locals bound to them (`for layer in self.layers`, `expert = self.experts[i]`);
 
 from __future__ import annotations
 
+import re
 from collections import ChainMap
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
@@ -224,6 +225,13 @@ def argument_modules(index: ModelIndex, cls: ClassInfo, name: str) -> dict[str, 
     method = cls.method(name)
     if method is None or method.node is None:
         return {}
+    params = method.node.params
+    called = {  # only parameters the method calls (`unet(x)`, `unet.forward(x)`) are worth reading the callers for
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        if re.search(rf"\b{re.escape(p.name.value)}(?:\.forward)?\s*\(", method.text)
+    } - {"self"}
+    if not called:
+        return {}
     call_text = f"self.{name}("
     found: dict[str, tuple[str, ...]] = {}
     for caller in cls.all_methods():
@@ -243,7 +251,7 @@ def argument_modules(index: ModelIndex, cls: ClassInfo, name: str) -> dict[str, 
                     continue
                 classes = calls.classes_of(arg.value)
                 param = parameter_for(method.node, node, position) if classes is not None else None
-                if param is not None and param != "self":
+                if param in called:
                     found[param] = classes  # type: ignore[assignment]
     return found
 

@@ -65,8 +65,11 @@ def _tests_batch_local(text: str) -> bool:
     """`b = x.shape[0]` ... `if b > 1:`: a local bound to the batch size, tested against 0 or 1."""
     if ".shape" not in text and ".size(" not in text:
         return False
-    names = {m.group(1) for m in _BATCH_LOCAL.finditer(text)}
-    return any(re.search(rf"\b{re.escape(name)}\s*(?:[<>]=?|[=!]=)\s*[01]\b", text) for name in names)
+    tested = set(_NAME_TEST.findall(text))
+    return bool(tested) and any(m.group(1) in tested for m in _BATCH_LOCAL.finditer(text))
+
+
+_NAME_TEST = re.compile(r"\b(\w+)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
 
 
 class _Selections:
