@@ -112,7 +112,12 @@ class DataDependentSubmodules(Rule):
     indices a data-dependent selection returns: a loop over
     `mask.nonzero()`, `indices.unique()` or one-argument `torch.where`, a
     `continue` when an expert's token selection is empty, or an `if` on
-    `.any()`/`.all()` around a submodule call. Only submodules whose call
+    `.any()`/`.all()` around a submodule call; a loop over the keys of an
+    input mapping that calls the module of each key (`for k in feats:
+    self.proj[k](feats[k])`), a submodule named by a field of the batch
+    (`self.heads[batch["task"]](x)`), and a branch on the batch size
+    (`x.shape[0] > 1`, `b == 1` for `b, n = x.shape[:2]`, `len(idx) > 0` of
+    an index argument). Only submodules whose call
     gathers parameters count (not activations, dropout, or norm layers,
     whose small weights stay gathered), and a loop over slices of one fused
     expert parameter (`self.gate_up_proj[expert_idx]`) is fine.

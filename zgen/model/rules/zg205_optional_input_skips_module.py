@@ -41,8 +41,11 @@ class OptionalInputSkipsModule(Rule):
     other branch does not run (either way round: a caller-supplied input
     that replaces a tower's output skips it too), or returns before the towers that follow:
     `if pixel_values is not None: feats = self.vision_tower(pixel_values)`.
-    A helper method that runs submodules (`self.encode_text(text)`) counts
-    as a tower. A single layer gated on an optional input (an expert
+    A helper method that runs submodules (`self.encode_text(text)`), a
+    child's method that runs the child's submodules
+    (`self.clip.embed_image(image)`) and a `Sequential` of two or more
+    layers with parameters count as a tower; the presence test may be
+    combined with settings (`not exists(embed) and not self.unconditional`). A single layer gated on an optional input (an expert
     projection given routing indices) is left alone: that is usually the
     caller's fixed convention. Inputs whose presence `forward` asserts
     (outright, or in every branch of a test on `self`: `if self.cross is
