@@ -65,8 +65,8 @@ def _tests_batch_local(text: str) -> bool:
     """`b = x.shape[0]` ... `if b > 1:`: a local bound to the batch size, tested against 0 or 1."""
     if ".shape" not in text and ".size(" not in text:
         return False
-    tested = set(_NAME_TEST.findall(text))
-    return bool(tested) and any(m.group(1) in tested for m in _BATCH_LOCAL.finditer(text))
+    bound = {m.group(1) for m in _BATCH_LOCAL.finditer(text)}
+    return bool(bound) and not bound.isdisjoint(_NAME_TEST.findall(text))
 
 
 _NAME_TEST = re.compile(r"\b(\w+)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
@@ -77,7 +77,7 @@ class _Selections:
     from a container by the key (`for k, v in feats.items(): out[k] = self.proj[k](v)`)."""
 
     _BY_KEY = re.compile(r"\bfor\s+(\w+)\b[^\n]*\bin\s+\w+\.(?:items|keys)\(\)")
-    _WALK = re.compile(r"\bfor\s+(\w+)\s+in\s+\w+\s*[:)\]}]")  # `for key in feats:` (and in a comprehension)
+    _WALK = re.compile(r"\bfor\s+(\w+)\s+in\s+(\w+)\s*[:)\]}]")  # `for key in feats:` (and in a comprehension)
 
     # `self.heads[batch["task"]](x)`, or through a local (`task = batch["task"]` ... `self.heads[task](x)`)
     _PICK = re.compile(r"self(?:\.\w+)+\[\s*\w+\[\s*[\"']")
@@ -86,14 +86,14 @@ class _Selections:
     def search(self, text: str) -> bool:
         if _has_selection(text):
             return True
-        if "][" in text or "](" in text:
+        if '["' in text or "['" in text:
             if self._PICK.search(text):
                 return True
             for match in self._FIELD.finditer(text):
                 if re.search(r"self(?:\.\w+)+\[\s*" + re.escape(match.group(1)) + r"\s*\]\s*[(.]", text):
                     return True
         matches = [*self._BY_KEY.finditer(text)] if ".items()" in text or ".keys()" in text else []
-        matches += self._WALK.finditer(text)
+        matches += (m for m in self._WALK.finditer(text) if f"{m.group(2)}[{m.group(1)}]" in text)  # `feats[key]`
         for match in matches:
             key = re.escape(match.group(1))
             if re.search(r"self(?:\.\w+)+\[[^\]\n]*\b" + key + r"\b[^\]\n]*\]\s*\(", text):
