@@ -52,6 +52,49 @@ def test_branch_on_the_batch_size(test):
     assert "ZG203" in codes, codes
 
 
+BATCH = """
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x, items):
+        {bind}
+        x = self.a(x)
+        if {test}:
+            x = self.b(x)
+        return x.view({size}, -1)
+"""
+
+
+# The batch size held in a local (`b, n = x.shape[:2]`), or the length of an argument that selects samples (`x[idx]`).
+@pytest.mark.parametrize(
+    "bind, test",
+    [("b = x.shape[0]", "b > 1"), ("b, n = x.shape[:2]", "b == 1"), ("b, *_ = x.size()", "b > 1"),
+     ("b = x.size(0)", "b != 0"), ("b = x[items]", "len(items) > 0"), ("b = x.shape[-1]", "len(x) == 1")],
+)
+def test_branch_on_a_batch_size_held_in_a_local(bind, test):
+    codes = [f.code for f in check_source("m.py", BATCH.format(bind=bind, test=test, size="b"))]
+    assert "ZG203" in codes, codes
+
+
+# Other dimensions, a batch size only used to reshape, a length of a local list, a size compared to another size, the
+# length of an argument that indexes nothing (a list of feature maps).
+@pytest.mark.parametrize(
+    "bind, test",
+    [("b, n = x.shape[:2]", "n > 1"), ("b = x.shape[0]", "self.training"), ("b = len([1, 2])", "b > 1"),
+     ("b = x.shape[-1]", "b == 1"), ("b = x.shape[0]", "b == items.shape[0]"), ("b = 2", "len(items) > 1")],
+)
+def test_dimensions_and_batch_sizes_not_tested_are_not_data(bind, test):
+    findings = check_source("m.py", BATCH.format(bind=bind, test=test, size="b"))
+    assert not [f for f in findings if f.code.startswith("ZG2")], [(f.code, f.message) for f in findings]
+
+
 def test_builtin_all_over_a_stopping_verdict_is_a_data_exit():
     codes = [f.code for f in check_source("m.py", TEMPLATE.format(test="False", stop="all(criteria(x))"))]
     assert "ZG204" in codes, codes

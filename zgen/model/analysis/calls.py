@@ -7,9 +7,12 @@ locals bound to them (`for layer in self.layers`, `expert = self.experts[i]`);
 
 from __future__ import annotations
 
+import re
+from collections import ChainMap
+
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
-from ..program.tree import access_path, call_name, code_of, cst, walk
+from ..program.tree import access_path, call_name, code_of, cst, parameter_for, walk
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
 from .persistence import gathers
 
@@ -34,6 +37,10 @@ class ModuleCalls:
         self.aliases: dict[str, tuple[str, ...]] = {}
         self.sequences: set[str] = set()  # locals holding a list of submodules (`layers = [l for l in self.layers]`)
         self.filtered: set[str] = set()  # ... chosen by a condition: its length is not fixed by the model
+        # `def p_losses(self, unet, x)` called as `self.p_losses(self.get_unet(n), x)`: the parameter is a submodule
+        # (kept apart from `aliases`, the locals bound in this method, which the parameter-access analysis reads)
+        arguments = argument_modules(index, cls, method_name) if flat.nodes and method_name != "forward" else {}
+        self.bound = ChainMap(self.aliases, arguments) if arguments else self.aliases  # what each name holds
         for node, _ctx in flat.nodes:
             targets, value = targets_of(node)
             if value is None:
@@ -99,8 +106,8 @@ class ModuleCalls:
             return None
         if path.root == "self" and not path.parts and self.cls.container_kind:
             return facts_of(self.cls).elements or (UNKNOWN,)
-        if path.root in self.aliases and not path.parts:
-            return self.aliases[path.root]
+        if path.root in self.bound and not path.parts:
+            return self.bound[path.root]
         resolved = self._resolve(path.root, path.parts)
         if resolved is None:
             return None
@@ -126,15 +133,15 @@ class ModuleCalls:
         if path.root == "self" and path.parts[:1] == ("[]",) and self.cls.container_kind:
             rest = path.parts[1:]
             return (facts_of(self.cls).elements or (UNKNOWN,)) if not rest else None
-        if path.root in self.aliases:
+        if path.root in self.bound:
             if not path.parts:
-                return None if path.root in self.sequences else self.aliases[path.root]
+                return None if path.root in self.sequences else self.bound[path.root]
             if path.parts == ("[]",):
                 return (UNKNOWN,)
             if path.root in self.sequences or "[]" in path.parts:
                 return None
             # `block.attn.norm` for `block` in `self.blocks`: a child of the submodule the local holds
-            resolved = self._follow(Kind.MODULE, self.aliases[path.root], path.parts)
+            resolved = self._follow(Kind.MODULE, self.bound[path.root], path.parts)
             return resolved[1] if resolved is not None and resolved[0] == Kind.MODULE else None
         resolved = self._resolve(path.root, path.parts)
         if resolved is None:
@@ -210,6 +217,43 @@ class ModuleCalls:
         if not any(gathers(self.index, ref) for ref in classes):
             return None
         return code_of(func)
+
+
+@memoised(cycle={})
+def argument_modules(index: ModelIndex, cls: ClassInfo, name: str) -> dict[str, tuple[str, ...]]:
+    """Parameters of the method `name` that the class's own calls of it (`self.name(...)`) bind to a submodule."""
+    method = cls.method(name)
+    if method is None or method.node is None:
+        return {}
+    params = method.node.params
+    called = {  # only parameters the method calls (`unet(x)`, `unet.forward(x)`) are worth reading the callers for
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        if re.search(rf"\b{re.escape(p.name.value)}(?:\.forward)?\s*\(", method.text)
+    } - {"self"}
+    if not called:
+        return {}
+    call_text = f"self.{name}("
+    found: dict[str, tuple[str, ...]] = {}
+    for caller in cls.all_methods():
+        if caller is method or call_text not in caller.text:
+            continue
+        flat = flat_of(caller)
+        if flat is None:
+            continue
+        calls = ModuleCalls(index, cls, flat, caller.name)
+        for node, _ctx in flat.nodes:
+            if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or node.func.attr.value != name:
+                continue
+            if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+                continue
+            for position, arg in enumerate(node.args):
+                if arg.star:
+                    continue
+                classes = calls.classes_of(arg.value)
+                param = parameter_for(method.node, node, position) if classes is not None else None
+                if param in called:
+                    found[param] = classes  # type: ignore[assignment]
+    return found
 
 
 @memoised(cycle=None)

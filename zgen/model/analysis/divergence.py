@@ -123,7 +123,8 @@ def find_divergences(
     """
     tainted = any(taint.of(test) for test in _decisions(flat))
     loop_exits = make_indirect is not None and _has_loop_exit(flat)
-    if not tainted and not loop_exits:
+    picks = _picked_calls(flat, taint)  # `self.heads[batch["task"]](x)`: the batch names the submodule
+    if not tainted and not loop_exits and not picks:
         return []
     calls = make_calls()
     callee_of = calls.callee
@@ -147,12 +148,23 @@ def find_divergences(
             for node, ctx in flat.nodes
             if type(node) is cst.Call and id(node) not in direct and (callee := indirect(node)) is not None
         ]
+    runners = _local_runners(flat, sites + extra)
+    if runners:  # `def evaluate(): return self.policy(states)` ... `new = evaluate()`: a call of a local closure
+        extra += [
+            (node, ctx, f"{node.func.value}()")
+            for node, ctx in flat.nodes
+            if type(node) is cst.Call and isinstance(node.func, cst.Name) and node.func.value in runners
+        ]
     if tainted and (sites or extra):
         # Helpers count for rank and random decisions (`if random() < 0.5: self.predict(x)`); for data
         # decisions a helper on the other branch often runs the same layers, so only direct calls do.
         _tainted_decisions(flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra})
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
+    for call, ctx, callee in sites:
+        key = picks.get(id(call))
+        if key is not None and not ctx.guarded:
+            add(DATA, GATE, key[0], key[1], callee)
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
 
 
@@ -224,6 +236,39 @@ def _tainted_decisions(
                 add(kind, effect, test, source, later[0][2], later[0][0])
 
 
+def _picked_calls(flat: Flat, taint: Taint) -> dict[int, tuple[cst.CSTNode, str]]:
+    """Calls of a container's item named by a field of this rank's batch: `self.heads[batch["task"]](x)`, or a local
+    holding the field; by call, the index expression and the field."""
+    found: dict[int, tuple[cst.CSTNode, str]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
+            func = func.value
+        if not isinstance(func, cst.Subscript) or len(func.slice) != 1 or not isinstance(func.slice[0].slice, cst.Index):
+            continue
+        key = func.slice[0].slice.value
+        source = taint.field_of(key)  # (a key a data-tainted loop walks is reported at the loop)
+        if source is not None:
+            found[id(node)] = (key, source)
+    return found
+
+
+def _local_runners(flat: Flat, sites: list) -> frozenset[str]:
+    """Functions defined inside this one whose body runs a submodule (or a helper that does)."""
+    root = flat.nodes[0][0] if flat.nodes else None
+    found: set[str] = set()
+    for call, _ctx, _callee in sites:
+        parent = flat.parent.get(id(call))
+        while parent is not None and parent is not root:
+            if type(parent) is cst.FunctionDef:
+                found.add(parent.name.value)
+                break
+            parent = flat.parent.get(id(parent))
+    return frozenset(found)
+
+
 def _has_loop_exit(flat: Flat) -> bool:
     """Is there a `while` loop, or a `break`/`return` inside a loop (before anything is resolved)?"""
     for node, ctx in flat.nodes:
@@ -257,7 +302,14 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
         later = [site for site in sites if loop in site[1].loops]
         if not later:
             continue
-        for test in (t for t, d in zip(ctx.conds, ctx.depths) if d >= inside):
+        tests = [t for t, d in zip(ctx.conds, ctx.depths) if d >= inside]
+        if tests and _in_else(flat, node, tests[-1]):
+            # `if bad: ... elif worse: ... else: break`: the loop leaves when every test fails; one finding, at the exit
+            source = next((s for t in tests if (s := source_of(t)) is not None), None)
+            if source is not None:
+                add(DATA, EXIT, node, source, later[0][2])
+            continue
+        for test in tests:
             if _exits_both_ways(flat, test, type(node), exits):
                 continue
             source = source_of(test)
@@ -407,6 +459,12 @@ def _exits_both_ways(flat: Flat, test: cst.CSTNode, kind: type, exits: list) -> 
     return sides == {"body", "orelse"}
 
 
+def _in_else(flat: Flat, node: cst.CSTNode, test: cst.CSTNode) -> bool:
+    """Does `node` sit in the final `else` of the `if` whose test is `test` (not in a further `elif`)?"""
+    branch = flat.parent.get(id(test))
+    return isinstance(branch, cst.If) and isinstance(branch.orelse, cst.Else) and _side(flat, node, branch) == "orelse"
+
+
 def _side(flat: Flat, node: cst.CSTNode, branch: cst.If) -> str | None:
     """'body' or 'orelse' if `node` sits in that branch of `branch`, else None."""
     child, parent = node, flat.parent.get(id(node))
@@ -452,7 +510,10 @@ _REASON = {
 
 def message(d: Divergence, test: str) -> str:
     """The finding text for a divergence: what decides the call, and what differs between ranks."""
-    what = _EFFECT[d.effect].format(callee=d.callee, test=test)
+    if isinstance(d.node, (cst.Break, cst.Return)):  # reached when every test of an `if`/`elif` chain failed
+        what = f"the remaining calls of `{d.callee}` are skipped when this `{test.split()[0]}` is reached"
+    else:
+        what = _EFFECT[d.effect].format(callee=d.callee, test=test)
     return (
         f"{what}, which depends on {_REASON[d.kind]} (`{d.source}`); "
         "ranks that skip the call hang in its parameter all-gather"

@@ -80,6 +80,39 @@ class Taint:
             if type(node) is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in self.inputs
             and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
         )
+        # `for key in feats: ... feats[key]`: a mapping the call was given, walked directly; its keys are this batch's
+        self.keyed_walks = frozenset(
+            id(node.iter)
+            for node, _ctx in flat.nodes
+            if type(node) in (cst.For, cst.CompFor) and isinstance(node.iter, cst.Name)
+            and node.iter.value in self.inputs and isinstance(node.target, cst.Name)
+            and (node.iter.value, node.target.value) in self.keyed
+        )
+        # `x[idx, 1:]` for an argument `idx`: the samples the caller selected; how many differs per rank
+        self.selections = frozenset(
+            element.value
+            for node, _ctx in flat.nodes
+            if type(node) is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value != "self"
+            for part in node.slice if isinstance(part.slice, cst.Index)
+            if isinstance(element := part.slice.value, cst.Name) and element.value in self.inputs
+        ) if self.inputs else frozenset()
+        # `x.shape`, `x.view(...)` of an argument: a tensor, whose `len()` is its batch size
+        self.tensors = frozenset(
+            node.value.value
+            for node, _ctx in flat.nodes
+            if type(node) is cst.Attribute and node.attr.value in _TENSOR_ATTRS and isinstance(node.value, cst.Name)
+            and node.value.value in self.inputs
+        ) if self.inputs else frozenset()
+        self.counted = self.selections | self.tensors  # arguments whose `len()` counts this rank's samples
+        # `task = batch["task"]`: locals holding a field of a mapping the call was given
+        self.fields = frozenset(
+            name for node, _ctx in flat.nodes if type(node) is cst.Assign and self._input_field(node.value)
+            for target in node.targets for name in bound_names(target.target)
+        )
+        # `b = x.shape[0]`, `b, n, _ = x.shape`: locals that hold the batch size of a tensor the function holds
+        self.batch_sizes = frozenset(
+            name for node, _ctx in flat.nodes if type(node) is cst.Assign for name in _batch_size_names(node)
+        )
         for _ in range(2):  # a second pass carries taint around loops
             for node, ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -158,6 +191,8 @@ class Taint:
                 elif self._input_keys(node):
                     found.setdefault(DATA, _call_text(node))
             elif kind is cst.Name:
+                if id(node) in self.keyed_walks:
+                    found.setdefault(DATA, f"the keys of `{node.value}`")
                 if node.value in names and self._reaches(node):
                     _merge_into(found, names[node.value])
                 elif node.value in known.RANK_NAMES:
@@ -196,7 +231,7 @@ class Taint:
                 if local & names.keys():
                     _merge_into(found, self._of_comprehension(node, {k: v for k, v in names.items() if k not in local}))
                     continue
-            elif kind is cst.Comparison and _batch_size_test(node):
+            elif kind is cst.Comparison and _batch_size_test(node, self.batch_sizes, self.counted):
                 found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
             elif kind is cst.Comparison and self._key_presence(node):
                 found.setdefault(DATA, code_of(node))  # `key not in feats`: which keys this call's input has
@@ -211,6 +246,21 @@ class Taint:
                     found.setdefault(DATA, reduction)
             stack.extend(children(node))
         return found
+
+    def field_of(self, expr: cst.CSTNode) -> str | None:
+        """`batch["task"]` (or a local holding it) for a mapping this call was given: a value of this rank's batch."""
+        if self._input_field(expr):
+            return code_of(expr)
+        if isinstance(expr, cst.Name) and expr.value in self.fields:
+            return expr.value
+        return None
+
+    def _input_field(self, expr: cst.CSTNode) -> bool:
+        return (
+            isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value in self.inputs
+            and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+            and const_str(expr.slice[0].slice.value) is not None
+        )
 
     def _input_keys(self, node: cst.Call) -> bool:
         """`feats.items()` / `.keys()` / `.values()` of a mapping this call was given: the keys its batch has."""
@@ -335,13 +385,22 @@ def random_function(index: ModelIndex, name: str) -> str | None:
     return draws_in(index, function)
 
 
+# Attributes that only a tensor has among a function's arguments (a list or a mapping has none of them).
+_TENSOR_ATTRS = frozenset({"shape", "size", "dim", "view", "reshape", "ndim", "dtype", "device", "unsqueeze", "float"})
+
+
 # A mapping's views: iterating one given as an input walks the keys this call's batch has.
 _MAPPING_VIEWS = frozenset({"items", "keys", "values"})
 
 
-def _batch_size_test(node: cst.Comparison) -> bool:
-    """`x.shape[0] > 1`, `x.size(0) == 0`: the batch size (of a tensor the function holds) tested against a small
-    literal: this rank's last, uneven batch or an empty share. (Not `cache.shape[0] == self.kernel_size`.)"""
+def _batch_size_test(
+    node: cst.Comparison, names: frozenset[str] = frozenset(), selections: frozenset[str] = frozenset()
+) -> bool:
+    """`x.shape[0] > 1`, `x.size(0) == 0`, `b > 1` for `b = x.shape[0]`, `len(x) == 1` of a tensor argument,
+    `len(idx) > 0` of an argument that indexes a tensor (`x[idx]`): the batch size (of a tensor the function holds) or
+    the number of samples selected, tested
+    against a small literal: this rank's last, uneven batch or an empty share. (Not `cache.shape[0] ==
+    self.kernel_size`, nor `len(fmaps) == 0` of a list argument.)"""
     if len(node.comparisons) != 1:
         return False
     left, right = node.left, node.comparisons[0].comparator
@@ -349,9 +408,38 @@ def _batch_size_test(node: cst.Comparison) -> bool:
         left, right = right, left
     if not (isinstance(right, cst.Integer) and right.value in ("0", "1")):
         return False
+    if isinstance(left, cst.Name):
+        return left.value in names
     if isinstance(left, cst.Subscript):
         return _batch_size_index(left)
+    if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
+        return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in selections
     return isinstance(left, cst.Call) and _batch_size_call(left)
+
+
+def _batch_size_names(node: cst.Assign) -> list[str]:
+    """The names `b = x.shape[0]` / `b = x.size(0)` / `b, n = x.shape[:2]` / `b, *_ = x.size()` bind to a batch size."""
+    value, found = node.value, []
+    for target in node.targets:
+        target = target.target
+        if isinstance(target, cst.Name):
+            if (isinstance(value, cst.Subscript) and _batch_size_index(value)) or (
+                isinstance(value, cst.Call) and _batch_size_call(value)
+            ):
+                found.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+            first = target.elements[0].value
+            shape = value.value if isinstance(value, cst.Subscript) and _leading_slice(value) else value
+            if isinstance(first, cst.Name) and _shape_of_local(shape):
+                found.append(first.value)
+    return found
+
+
+def _leading_slice(node: cst.Subscript) -> bool:
+    """`shape[:2]`: a slice from the first dimension."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+        return False
+    return node.slice[0].slice.lower is None
 
 
 def _shape_of_local(value: cst.BaseExpression) -> bool:

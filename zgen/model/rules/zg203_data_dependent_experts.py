@@ -33,13 +33,43 @@ _SELECTION_PATTERNS = (
 )
 
 
+# `b = x.shape[0]`, `b, n = x.shape[:2]`, `b, *_ = x.size()`: a local bound to the batch size (its first name)
+_BATCH_LOCAL = re.compile(r"^\s*(\w+)\s*(?:,[^=\n]*)?=\s*[\w.]+\.(?:shape\b|size\()", re.M)
+
+
 def _has_selection(text: str) -> bool:
     """A data-dependent selection in `text`: one of the words, then a name or a pattern it needs."""
-    if not any(word in text for word in _SELECTION_WORDS):
-        return False
-    if any(name in text for name in _SELECTION_NAMES):
+    if any(word in text for word in _SELECTION_WORDS) and (
+        any(name in text for name in _SELECTION_NAMES)
+        or any(any(w in text for w in words) and pattern.search(text) for words, pattern in _SELECTION_PATTERNS)
+    ):
         return True
-    return any(any(w in text for w in words) and pattern.search(text) for words, pattern in _SELECTION_PATTERNS)
+    return _tests_batch_local(text) or _tests_selected_count(text)
+
+
+_LEN_TEST = re.compile(r"\blen\((\w+)\)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
+
+
+def _tests_selected_count(text: str) -> bool:
+    """`if len(idx) > 0:` ... `x[idx]`, `len(x) == 1` ... `x.shape`: how many samples an index selects, or a tensor's
+    batch size, tested against 0 or 1."""
+    if "len(" not in text:
+        return False
+    return any(
+        re.search(rf"\w\[{re.escape(m.group(1))}\b|\b{re.escape(m.group(1))}\.(?:shape|size|dim|view|reshape)\b", text)
+        for m in _LEN_TEST.finditer(text)
+    )
+
+
+def _tests_batch_local(text: str) -> bool:
+    """`b = x.shape[0]` ... `if b > 1:`: a local bound to the batch size, tested against 0 or 1."""
+    if ".shape" not in text and ".size(" not in text:
+        return False
+    bound = {m.group(1) for m in _BATCH_LOCAL.finditer(text)}
+    return bool(bound) and not bound.isdisjoint(_NAME_TEST.findall(text))
+
+
+_NAME_TEST = re.compile(r"\b(\w+)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
 
 
 class _Selections:
@@ -47,13 +77,24 @@ class _Selections:
     from a container by the key (`for k, v in feats.items(): out[k] = self.proj[k](v)`)."""
 
     _BY_KEY = re.compile(r"\bfor\s+(\w+)\b[^\n]*\bin\s+\w+\.(?:items|keys)\(\)")
+    _WALK = re.compile(r"\bfor\s+(\w+)\s+in\s+(\w+)\s*[:)\]}]")  # `for key in feats:` (and in a comprehension)
+
+    # `self.heads[batch["task"]](x)`, or through a local (`task = batch["task"]` ... `self.heads[task](x)`)
+    _PICK = re.compile(r"self(?:\.\w+)+\[\s*\w+\[\s*[\"']")
+    _FIELD = re.compile(r"^\s*(\w+)\s*=\s*\w+\[\s*[\"'][^\n]*$", re.M)
 
     def search(self, text: str) -> bool:
         if _has_selection(text):
             return True
-        if ".items()" not in text and ".keys()" not in text:
-            return False
-        for match in self._BY_KEY.finditer(text):
+        if '["' in text or "['" in text:
+            if self._PICK.search(text):
+                return True
+            for match in self._FIELD.finditer(text):
+                if re.search(r"self(?:\.\w+)+\[\s*" + re.escape(match.group(1)) + r"\s*\]\s*[(.]", text):
+                    return True
+        matches = [*self._BY_KEY.finditer(text)] if ".items()" in text or ".keys()" in text else []
+        matches += (m for m in self._WALK.finditer(text) if f"{m.group(2)}[{m.group(1)}]" in text)  # `feats[key]`
+        for match in matches:
             key = re.escape(match.group(1))
             if re.search(r"self(?:\.\w+)+\[[^\]\n]*\b" + key + r"\b[^\]\n]*\]\s*\(", text):
                 return True
@@ -71,7 +112,12 @@ class DataDependentSubmodules(Rule):
     indices a data-dependent selection returns: a loop over
     `mask.nonzero()`, `indices.unique()` or one-argument `torch.where`, a
     `continue` when an expert's token selection is empty, or an `if` on
-    `.any()`/`.all()` around a submodule call. Only submodules whose call
+    `.any()`/`.all()` around a submodule call; a loop over the keys of an
+    input mapping that calls the module of each key (`for k in feats:
+    self.proj[k](feats[k])`), a submodule named by a field of the batch
+    (`self.heads[batch["task"]](x)`), and a branch on the batch size
+    (`x.shape[0] > 1`, `b == 1` for `b, n = x.shape[:2]`, `len(idx) > 0` of
+    an index argument). Only submodules whose call
     gathers parameters count (not activations, dropout, or norm layers,
     whose small weights stay gathered), and a loop over slices of one fused
     expert parameter (`self.gate_up_proj[expert_idx]`) is fine.

@@ -60,8 +60,11 @@ class DataDependentExit(Rule):
     `if (logits.max() > t).item(): return x`, or on what the loop's own
     submodule calls returned: a decoding loop that calls a step method
     (`best = self.search(hyps)`) and stops when this rank's hypotheses
-    end (`if len(running) == 0: break`). Shapes, dtypes and `is None`
-    tests of those outputs do not count. A condition that also holds when
+    end (`if len(running) == 0: break`), also through a function defined
+    in the method (`def evaluate(): return self.policy(s)`); a `break`
+    reached through the final `else` of a chain of such tests (a line
+    search that stops at the first acceptable step) is reported at the
+    `break`. Shapes, dtypes and `is None` tests of those outputs do not count. A condition that also holds when
     `synced_gpus` is set is not flagged.
 
     ## Why is this bad under ZeRO-3?

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from zgen.findings import Severity
 
 from ..analysis.calls import ModuleCalls
+from ..analysis.divergence import NOT_RUNS
+from ..analysis.script import method_runs
 from ..analysis.flow import Flat
 from ..analysis.persistence import gathers
 from ..analysis.runs import HelperRuns, ast_function, self_path
@@ -39,8 +41,11 @@ class OptionalInputSkipsModule(Rule):
     other branch does not run (either way round: a caller-supplied input
     that replaces a tower's output skips it too), or returns before the towers that follow:
     `if pixel_values is not None: feats = self.vision_tower(pixel_values)`.
-    A helper method that runs submodules (`self.encode_text(text)`) counts
-    as a tower. A single layer gated on an optional input (an expert
+    A helper method that runs submodules (`self.encode_text(text)`), a
+    child's method that runs the child's submodules
+    (`self.clip.embed_image(image)`) and a `Sequential` of two or more
+    layers with parameters count as a tower; the presence test may be
+    combined with settings (`not exists(embed) and not self.unconditional`). A single layer gated on an optional input (an expert
     projection given routing indices) is left alone: that is usually the
     caller's fixed convention. Inputs whose presence `forward` asserts
     (outright, or in every branch of a test on `self`: `if self.cross is
@@ -459,6 +464,8 @@ def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] =
         parts = [v for v in test.values if not _is_config(v)]
         if len(parts) == 1 and len(test.values) > 1:
             flag = parts[0].operand if isinstance(parts[0], ast.UnaryOp) else parts[0]
+            if isinstance(flag, ast.Call):  # `not exists(embed) and not self.unconditional`
+                return _presence_test(parts[0], optional, helpers)
             return isinstance(flag, ast.Name) and flag.id in optional
     calls = [
         n for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers
@@ -551,10 +558,18 @@ class _Runs:
         if parts[-1] in ("forward", "__call__"):
             parts = parts[:-1]
         resolved = self.resolver.resolve(parts)
+        if resolved is None and len(parts) > 1 and parts[-1] not in NOT_RUNS:
+            # `self.clip.embed_image(image)`: a method of a child that runs the child's own submodules
+            owner = self.resolver.resolve(parts[:-1])
+            if owner is not None and owner[0] == Kind.MODULE and method_runs(self.index, owner[1], parts[-1], False):
+                return {f"self.{'.'.join(parts)}()".replace(".[]", "[...]")}
+            return set()
         if resolved is None or resolved[0] not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
             return set()
-        classes = resolved[1]
-        if not any(gathers(self.index, c) for c in classes) or not _is_tower(self.index, classes):
+        kind, classes = resolved
+        if not any(gathers(self.index, c) for c in classes):
+            return set()
+        if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
             return set()
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
 
@@ -571,6 +586,11 @@ def _is_tower(index: ModelIndex, classes: tuple[str, ...]) -> bool:
             if member.kind in (Kind.MODULE, Kind.CONTAINER) and any(gathers(owner, c) for c in member.classes):
                 return True
     return False
+
+
+def _layers(index: ModelIndex, classes: tuple[str, ...]) -> int:
+    """How many of a container's modules own parameters (`nn.Sequential(Emb(d), nn.Linear(...), nn.SiLU())`)."""
+    return sum(1 for c in classes if gathers(index, c))
 
 
 def _returns(block: list[ast.stmt]) -> bool:
