@@ -57,7 +57,7 @@ class StepScaler:
         total = torch.stack(norms_sq).sum() if norms_sq else torch.zeros((), device=self.device)
         if self.world_size > 1:
             comm.all_reduce_sum(total)
-        denom = float(self.world_size * self.config.gradient_accumulation_steps) * self.loss_scale
+        denom = self._denominator()
         norm = total.sqrt() / denom
         self._last_norm = norm
         self._last_norm_event = self.streams.record(self.streams.optim)
@@ -72,6 +72,19 @@ class StepScaler:
         if overflow:
             self.skipped += 1
         return divisor, overflow
+
+    def fixed_divisor(self) -> torch.Tensor | None:
+        """The divisor before the gradients are all in, where it does not depend on them; else None.
+
+        Without clipping and without fp16 it is the average's denominator alone, the
+        tensor `divisor` returns (same value, same bits); on the current stream.
+        """
+        if self.config.gradient_clipping > 0 or self.config.precision == "fp16":
+            return None
+        return torch.full((), self._denominator(), dtype=torch.float32, device=self.device)
+
+    def _denominator(self) -> float:
+        return float(self.world_size * self.config.gradient_accumulation_steps) * self.loss_scale
 
     def _update_scale(self, overflow: bool) -> None:
         ls = self.config.loss_scale
