@@ -134,39 +134,43 @@ class OffloadedOptimizer:
 
 
 class _HostQueue:
-    """One host thread running submitted calls, next the queued one of highest priority (first submitted by default)."""
+    """One host thread running submitted calls, next the queued one of highest priority (first submitted by default).
+
+    The thread runs while calls are queued and ends when none is left (the next call starts
+    another), so an engine that is dropped leaves no thread holding its buffers.
+    """
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._queue: list[tuple[str, Future, Callable, tuple]] = []  # waiting, in the order they will run
         self._thread: threading.Thread | None = None
 
     def submit(self, key: str, fn: Callable, *args) -> Future:
         """Queue `fn(*args)` under `key`; its future."""
         job = Future()
-        with self._cond:
+        with self._lock:
             self._queue.append((key, job, fn, args))
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="zgen-offload", daemon=True)
+                self._thread = threading.Thread(target=self._run, name="zgen-offload")
                 self._thread.start()
-            self._cond.notify()
         return job
 
     def prioritize(self, order: list[str]) -> None:
         """Reorder the waiting calls: keys in `order` first, in that order; the rest keep theirs."""
         rank = {k: i for i, k in enumerate(order)}
-        with self._cond:
+        with self._lock:
             self._queue.sort(key=lambda j: rank.get(j[0], len(rank)))  # stable: unranked keep their order
 
     def _run(self) -> None:
         while True:
-            with self._cond:
-                while not self._queue:
-                    self._cond.wait()
+            with self._lock:
+                if not self._queue:
+                    self._thread = None
+                    return
                 _, job, fn, args = self._queue.pop(0)
-            if not job.set_running_or_notify_cancel():
-                continue
-            try:
-                job.set_result(fn(*args))
-            except BaseException as e:  # handed to whoever waits for the update
-                job.set_exception(e)
+            if job.set_running_or_notify_cancel():
+                try:
+                    job.set_result(fn(*args))
+                except BaseException as e:  # handed to whoever waits for the update
+                    job.set_exception(e)
+            del job, fn, args  # hold nothing of a finished update
