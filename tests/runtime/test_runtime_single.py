@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 
 import pytest
 import torch
@@ -649,6 +650,18 @@ def test_offloaded_updates_started_in_backward_equal_those_started_at_the_step(a
     _bits(resumed, resumed_w)
 
 
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_offloaded_updates_start_in_backward_under_activation_checkpointing_inside_units(reentrant):
+    """A checkpoint around part of each unit: its gradients arrive through the unit's backward window."""
+    runs = {}
+    for early in (True, False):
+        model = T.make_model(model=lambda: T.CheckpointedNet("inside", reentrant=reentrant))
+        engine = _offloaded(2, False, None, early, model=model)
+        runs[early] = T.train(engine, 3, 1, 0, 2), engine.full_state_dict(), engine.early_starts
+    assert runs[True][2] > 0 and runs[True][0] == runs[False][0]
+    _bits(runs[True][1], runs[False][1])
+
+
 def test_offloaded_updates_wait_for_the_step_under_clipping(ref):
     engine = _offloaded(2, False, None, early=True, clip=T.CLIP)
     T.train(engine, 3, 1, 0, 2)
@@ -697,6 +710,11 @@ def test_host_queue_runs_what_is_waiting_in_the_order_asked():
     failing = queue.submit("e", lambda: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         failing.result()
+    thread = queue._thread
+    del queue
+    gc.collect()
+    thread.join(timeout=10)
+    assert not thread.is_alive()  # a dropped queue (engine) leaves no thread behind
 
 
 def test_a_failed_save_leaves_no_checkpoint_behind(tmp_path, monkeypatch):

@@ -34,6 +34,7 @@ update casts into it on the host, and each gather copies it up first
 from __future__ import annotations
 
 import threading
+import weakref
 from concurrent.futures import Future
 from typing import Callable
 
@@ -136,41 +137,54 @@ class OffloadedOptimizer:
 class _HostQueue:
     """One host thread running submitted calls, next the queued one of highest priority (first submitted by default).
 
-    The thread runs while calls are queued and ends when none is left (the next call starts
-    another), so an engine that is dropped leaves no thread holding its buffers.
+    The thread stays (a thread that calls torch's parallel kernels brings its own pool of
+    workers, so it is made once), holds nothing of a finished call, and ends when the
+    queue is dropped.
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._queue: list[tuple[str, Future, Callable, tuple]] = []  # waiting, in the order they will run
+        self._cond = threading.Condition()
+        self._queue: list[tuple[str, Future | None, Callable | None, tuple]] = []  # waiting, in the order they will run
         self._thread: threading.Thread | None = None
 
     def submit(self, key: str, fn: Callable, *args) -> Future:
         """Queue `fn(*args)` under `key`; its future."""
         job = Future()
-        with self._lock:
+        with self._cond:
             self._queue.append((key, job, fn, args))
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="zgen-offload")
+                self._thread = threading.Thread(target=_serve, args=(self._cond, self._queue), name="zgen-offload",
+                                                daemon=True)
                 self._thread.start()
+                weakref.finalize(self, _stop, self._cond, self._queue)
+            self._cond.notify()
         return job
 
     def prioritize(self, order: list[str]) -> None:
         """Reorder the waiting calls: keys in `order` first, in that order; the rest keep theirs."""
         rank = {k: i for i, k in enumerate(order)}
-        with self._lock:
+        with self._cond:
             self._queue.sort(key=lambda j: rank.get(j[0], len(rank)))  # stable: unranked keep their order
 
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                if not self._queue:
-                    self._thread = None
-                    return
-                _, job, fn, args = self._queue.pop(0)
-            if job.set_running_or_notify_cancel():
-                try:
-                    job.set_result(fn(*args))
-                except BaseException as e:  # handed to whoever waits for the update
-                    job.set_exception(e)
-            del job, fn, args  # hold nothing of a finished update
+
+def _serve(cond: threading.Condition, queue: list) -> None:
+    """The host thread of a `_HostQueue` (given its lock and list, not the queue, so the queue can be dropped)."""
+    while True:
+        with cond:
+            while not queue:
+                cond.wait()
+            _, job, fn, args = queue.pop(0)
+        if job is None:  # the queue was dropped
+            return
+        if job.set_running_or_notify_cancel():
+            try:
+                job.set_result(fn(*args))
+            except BaseException as e:  # handed to whoever waits for the update
+                job.set_exception(e)
+        del job, fn, args  # hold nothing of a finished update
+
+
+def _stop(cond: threading.Condition, queue: list) -> None:
+    with cond:
+        queue.append(("", None, None, ()))
+        cond.notify()

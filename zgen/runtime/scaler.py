@@ -73,14 +73,17 @@ class StepScaler:
             self.skipped += 1
         return divisor, overflow
 
-    def fixed_divisor(self) -> torch.Tensor | None:
-        """The divisor before the gradients are all in, where it does not depend on them; else None.
+    @property
+    def divisor_is_fixed(self) -> bool:
+        """The divisor does not depend on the gradients: no clipping, no fp16 loss scale."""
+        return self.config.gradient_clipping <= 0 and self.config.precision != "fp16"
 
-        Without clipping and without fp16 it is the average's denominator alone, the
-        tensor `divisor` returns (same value, same bits); on the current stream.
+    def fixed_divisor(self) -> torch.Tensor:
+        """The divisor before the gradients are all in (needs `divisor_is_fixed`), on the current stream.
+
+        The average's denominator alone: the tensor `divisor` returns then (same value, same bits).
         """
-        if self.config.gradient_clipping > 0 or self.config.precision == "fp16":
-            return None
+        assert self.divisor_is_fixed
         return torch.full((), self._denominator(), dtype=torch.float32, device=self.device)
 
     def _denominator(self) -> float:

@@ -9,7 +9,7 @@ gradients. Units are updated in the order their next forward gathers them,
 so the next forward's first gathers can start behind the first updates.
 
 Under optimizer offload, where the divisor does not depend on the gradients
-(no clipping, no fp16: `StepScaler.fixed_divisor`) and the learning rate is
+(no clipping, no fp16: `StepScaler.divisor_is_fixed`) and the learning rate is
 the config's, a unit's update starts in the backward of the window's last
 micro-step, as soon as its gradient is final (`start_early`, the group
 context's `early` callback), on the reduce stream behind the fold; the step
@@ -70,7 +70,7 @@ class Stepper:
         inner = getattr(self.optimizer, "inner", None)
         # Early updates (see the module docstring): offloaded, a divisor known in advance, the config's learning rate
         # (a client's optimizer with its own may have it changed between the backward and the step).
-        self._early_ok = (isinstance(self.optimizer, OffloadedOptimizer) and self.scaler.fixed_divisor() is not None
+        self._early_ok = (isinstance(self.optimizer, OffloadedOptimizer) and self.scaler.divisor_is_fixed
                           and not (isinstance(inner, TorchOptimizer) and not inner.scheduled))
         self._early_divisor: torch.Tensor | None = None
         ctx.early, ctx.late = None, False  # the first window runs as before and watches (`step`)
