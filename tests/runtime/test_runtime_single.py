@@ -710,6 +710,18 @@ def test_host_queue_runs_what_is_waiting_in_the_order_asked():
     failing = queue.submit("e", lambda: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         failing.result()
+    landed = {"p": False}  # an update whose gradient is still being copied down waits for the ready ones
+    gate = threading.Event()
+    first = queue.submit("a", gate.wait)
+    ran.clear()
+    jobs = [queue.submit(k, ran.append, k, ready=lambda k=k: landed.get(k, True)) for k in ("p", "q", "r")]
+    queue.prioritize(["p", "r", "q"])
+    gate.set()
+    for j in jobs[1:]:
+        j.result()
+    landed["p"] = True
+    jobs[0].result()
+    assert ran == ["r", "q", "p"]
     thread = queue._thread
     del queue
     gc.collect()

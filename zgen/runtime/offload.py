@@ -15,11 +15,15 @@ torch optimizer), casts the updated master to the compute dtype and copies
 it up into the unit's device shard on the side stream. The call returns at
 once with a `PendingUpdate`: the unit's next gather waits for it.
 
-The host thread takes the queued updates in the order of `prioritize`: at
-the boundary the engine puts the updates not yet begun into the next
-forward's order, so the updates started in backward (last unit first) that
-the backward did not finish run in the order the forward gathers them, and
-unit k's update overlaps the device work of the units before it.
+The host thread takes, of the queued updates whose gradient is already on
+the host, the first in the order of `prioritize` (at the boundary the engine
+puts the updates not yet begun into the next forward's order), and when none
+is, the first submitted (its copy lands first). So during the backward it
+updates units as their gradients land, last unit first, and never idles
+waiting for the gradient the backward folds last (the root's) while others
+are ready; what is left when the backward ends runs in the order the next
+forward gathers it, and unit k's update overlaps the device work of the
+units before it.
 Each unit's update reads and writes only its own shard and state, so the
 order changes no result.
 
@@ -36,6 +40,7 @@ from __future__ import annotations
 import threading
 import weakref
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Callable
 
 import torch
@@ -90,7 +95,7 @@ class OffloadedOptimizer:
                 down.copy_(grad, non_blocking=self.pin)
                 copied = torch.cuda.Event()
                 copied.record(self.stream)
-            job = self._pool.submit(u.label, self._update, u, down, self._divisor[1], copied, lr)
+            job = self._pool.submit(u.label, self._update, u, down, self._divisor[1], copied, lr, ready=copied.query)
         self._running[u.label] = job
         return PendingUpdate(job)
 
@@ -135,7 +140,15 @@ class OffloadedOptimizer:
 
 
 class _HostQueue:
-    """One host thread running submitted calls, next the queued one of highest priority (first submitted by default).
+    """One host thread running submitted calls: next, the queued one of highest priority among those ready.
+
+    A call may come with `ready` (its gradient's copy down has landed: a CUDA event's
+    `query`); the thread takes the first ready call in priority order (first submitted by
+    default, `prioritize` reorders), and when none is ready, the first submitted, whose
+    copy lands first (the copies run in submission order on one stream). So the thread
+    never sits waiting for the gradient of a unit the backward folds last (the root) while
+    gradients folded earlier are on the host, and once they all are, it runs them in the
+    next forward's order.
 
     The thread stays (a thread that calls torch's parallel kernels brings its own pool of
     workers, so it is made once), holds nothing of a finished call, and ends when the
@@ -144,14 +157,16 @@ class _HostQueue:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._queue: list[tuple[str, Future | None, Callable | None, tuple]] = []  # waiting, in the order they will run
+        self._queue: list[_Job] = []  # waiting, in priority order
         self._thread: threading.Thread | None = None
+        self._submitted = 0
 
-    def submit(self, key: str, fn: Callable, *args) -> Future:
-        """Queue `fn(*args)` under `key`; its future."""
+    def submit(self, key: str, fn: Callable, *args, ready: Callable[[], bool] | None = None) -> Future:
+        """Queue `fn(*args)` under `key` (`ready()`: whether it can start without waiting; None: always); its future."""
         job = Future()
         with self._cond:
-            self._queue.append((key, job, fn, args))
+            self._queue.append(_Job(key, self._submitted, ready, job, fn, args))
+            self._submitted += 1
             if self._thread is None:
                 self._thread = threading.Thread(target=_serve, args=(self._cond, self._queue), name="zgen-offload",
                                                 daemon=True)
@@ -164,7 +179,28 @@ class _HostQueue:
         """Reorder the waiting calls: keys in `order` first, in that order; the rest keep theirs."""
         rank = {k: i for i, k in enumerate(order)}
         with self._cond:
-            self._queue.sort(key=lambda j: rank.get(j[0], len(rank)))  # stable: unranked keep their order
+            self._queue.sort(key=lambda j: rank.get(j.key, len(rank)))  # stable: unranked keep their order
+
+
+@dataclass(slots=True)
+class _Job:
+    key: str
+    seq: int  # submission order
+    ready: Callable[[], bool] | None
+    future: Future | None  # None: the queue was dropped, the thread ends
+    fn: Callable | None
+    args: tuple
+
+
+def _pick(queue: list[_Job]) -> int:
+    """Index of the call to run next: the first ready one in priority order, else the first submitted."""
+    calls = [i for i, j in enumerate(queue) if j.future is not None]
+    if not calls:
+        return 0  # only the stop mark is left
+    for i in calls:
+        if queue[i].ready is None or queue[i].ready():
+            return i
+    return min(calls, key=lambda i: queue[i].seq)
 
 
 def _serve(cond: threading.Condition, queue: list) -> None:
@@ -173,7 +209,9 @@ def _serve(cond: threading.Condition, queue: list) -> None:
         with cond:
             while not queue:
                 cond.wait()
-            _, job, fn, args = queue.pop(0)
+            entry = queue.pop(_pick(queue))
+        job, fn, args = entry.future, entry.fn, entry.args
+        del entry
         if job is None:  # the queue was dropped
             return
         if job.set_running_or_notify_cancel():
@@ -186,5 +224,5 @@ def _serve(cond: threading.Condition, queue: list) -> None:
 
 def _stop(cond: threading.Condition, queue: list) -> None:
     with cond:
-        queue.append(("", None, None, ()))
+        queue.append(_Job("", -1, None, None, None, ()))
         cond.notify()
