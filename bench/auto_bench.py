@@ -30,8 +30,11 @@ parameter) offload (its CPU Adam), at each micro batch under the budget's cap;
 Every configuration runs in this one process in turn; dynamo's caches are
 reset between them (`--rank K` runs only the K-th setting, so that each can
 have a fresh process). `--rates` takes `bench/offload_rates.py`'s measured
-host update and host-link rates in place of the H200 defaults. One JSON line
-per run to --out.
+host update and host-link rates in place of the H200 defaults.
+`--gradient-clipping 0` runs every system without clipping (the seed config
+clips at 1.0, and a clipped step needs every gradient's norm before any
+update, so zgen's offloaded updates then wait for the backward's end; without
+it they start during the backward). One JSON line per run to --out.
 """
 
 from __future__ import annotations
@@ -85,7 +88,8 @@ def search(cfg, args, budget: int):
     result = auto.search(plan, trace.costs, unit_numel(plan, trace), trace_batch=1, params=trace.total_params,
                          persistent=sum(sizes[p] for p in plan.persistent), train_batch_size=args.batch, world_size=1,
                          seq_len=args.seq, precision="bf16", adam=True, budget=budget, heads=heads,
-                         vocab_hidden=(cfg.vocab_size, cfg.hidden_size), rates=rates(args))
+                         vocab_hidden=(cfg.vocab_size, cfg.hidden_size), rates=rates(args),
+                         clipping=rb.SEED_CONFIG.get("gradient_clipping", 0) > 0)  # the config every setting runs
     return plan, result
 
 
@@ -176,12 +180,17 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     ap.add_argument("--deadline", type=float, default=1e9, help="seconds after which no configuration starts")
+    ap.add_argument("--gradient-clipping", type=float, default=None, metavar="NORM",
+                    help="the config's gradient_clipping for every system (default: the seed config's; 0 turns it off, "
+                         "so that zgen's offloaded updates start during the backward)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--summarize", metavar="JSONL")
     args = ap.parse_args(argv)
     if args.summarize:
         summarize([json.loads(x) for x in Path(args.summarize).read_text().splitlines() if x.strip()])
         return 0
+    if args.gradient_clipping is not None:  # zgen's, DeepSpeed's and FSDP2's configs are copies of the seed's
+        rb.SEED_CONFIG["gradient_clipping"] = args.gradient_clipping
     args.out = args.out or (os.path.join(os.environ["OUT"], "auto_bench.jsonl") if "OUT" in os.environ else None)
     # runtime_bench.measure's other knobs
     args.activation_checkpointing, args.profile, args.sync_each_step, args.show_losses = False, "", False, 3

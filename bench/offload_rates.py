@@ -9,6 +9,12 @@
   the cast of the master into a pinned compute-dtype buffer. Timed on the
   thread pool's one worker, as the runtime runs it, after one warm-up step
   (Adam's state is allocated then).
+* `--chunks 65536,1048576`: the same step and cast run chunk by chunk
+  (`torch._fused_adamw_` on each chunk's slices of master, gradient and
+  moments, then that chunk's cast while the master's slice may still be in
+  cache), alternated with the whole-shard step so both see the same machine
+  load; `chunked[size]` gives both rates and whether the chunked result is
+  bit-equal to the whole-shard one (AdamW is element-wise).
 * `d2h_bytes`: a fp32 gradient shard copied into pinned host memory on a side
   stream (`non_blocking`), CUDA events; `h2d_bytes`: a bf16 shard copied up
   from pinned memory. Also both at once (`concurrent_*`), as the pipeline
@@ -56,6 +62,40 @@ def host_update(n: int, repeat: int, pool: ThreadPoolExecutor) -> tuple[float, f
     return a, c, a + c
 
 
+def chunked_update(n: int, chunk: int, repeat: int, pool: ThreadPoolExecutor) -> dict:
+    """The fused step and the cast over `n` parameters, whole and chunk by chunk (alternated); rates and bit-equality."""
+    torch.manual_seed(0)
+    grad0 = torch.randn(n)
+    runs = {}
+    for name in ("whole", "chunked"):
+        master = torch.randn(n, generator=torch.Generator().manual_seed(1))
+        runs[name] = {"master": master, "grad": torch.empty(n), "low": torch.empty(n, dtype=torch.bfloat16),
+                      "exp_avg": torch.zeros(n), "exp_avg_sq": torch.zeros(n), "step": torch.tensor(0.0), "s": []}
+    scale = torch.tensor(2.0)
+
+    def step(r: dict, size: int) -> float:
+        r["grad"].copy_(grad0)  # the fused step divides the gradient by `grad_scale` in place
+        t = time.perf_counter()
+        r["step"] += 1
+        for a in range(0, n, size):
+            b = min(n, a + size)
+            torch._fused_adamw_([r["master"][a:b]], [r["grad"][a:b]], [r["exp_avg"][a:b]], [r["exp_avg_sq"][a:b]], [],
+                                [r["step"]], amsgrad=False, lr=1e-4, beta1=0.9, beta2=0.999, weight_decay=0.1,
+                                eps=1e-8, maximize=False, grad_scale=scale, found_inf=None)
+            r["low"][a:b].copy_(r["master"][a:b])
+        return time.perf_counter() - t
+
+    for i in range(repeat + 1):  # the first round is a warm-up
+        for name, size in (("whole", n), ("chunked", chunk)):
+            dt = pool.submit(step, runs[name], size).result()
+            if i:
+                runs[name]["s"].append(dt)
+    w, c = runs["whole"], runs["chunked"]
+    return {"whole_params": n / statistics.median(w["s"]), "chunked_params": n / statistics.median(c["s"]),
+            "bit_equal": torch.equal(w["master"], c["master"]) and torch.equal(w["low"], c["low"])
+            and torch.equal(w["exp_avg_sq"], c["exp_avg_sq"])}
+
+
 def copies(n: int, repeat: int) -> dict:
     """Device-to-host fp32 and host-to-device bf16 bytes per second, alone and at once (pinned, side streams)."""
     dev32 = torch.randn(n, device="cuda")
@@ -100,11 +140,14 @@ def main(argv=None) -> int:
     ap.add_argument("--params", type=int, default=218_103_808, help="parameters of one unit's shard")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--chunks", default="", help="comma-separated chunk sizes (elements) to time the chunked update at")
     args = ap.parse_args(argv)
     pool = ThreadPoolExecutor(max_workers=1)
     adam, cast, both = host_update(args.params, args.repeat, pool)
     out = {"params": args.params, "threads": torch.get_num_threads(), "adam_s": adam, "cast_s": cast,
            "host_update_params": args.params / both, "adam_params": args.params / adam}
+    for size in filter(None, args.chunks.split(",")):
+        out.setdefault("chunked", {})[size] = chunked_update(args.params, int(size), args.repeat, pool)
     if torch.cuda.is_available():
         out.update(copies(args.params, args.repeat))
         out["gpu"] = torch.cuda.get_device_name()

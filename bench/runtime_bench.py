@@ -175,8 +175,9 @@ def seed_adamw(params, fused: bool = False) -> torch.optim.AdamW:
 
 
 def clip_and_step(params, opt) -> None:
-    """The seed config's gradient clipping, the optimizer step, and clearing the gradients."""
-    torch.nn.utils.clip_grad_norm_(params, SEED_CONFIG["gradient_clipping"])
+    """The seed config's gradient clipping (0: none), the optimizer step, and clearing the gradients."""
+    if SEED_CONFIG["gradient_clipping"] > 0:
+        torch.nn.utils.clip_grad_norm_(params, SEED_CONFIG["gradient_clipping"])
     opt.step()
     opt.zero_grad(set_to_none=True)
 

@@ -474,7 +474,7 @@ def auto_search(prep: Prepared, args: argparse.Namespace):
         persistent=sum(sizes[p] for p in plan.persistent), train_batch_size=r.train_batch_size,
         world_size=prep.world_size, seq_len=prep.seq_len, precision=r.precision,
         adam=r.optimizer.type.lower() in ("adam", "adamw"), budget=s.gpu_mem, margin=margin, rates=rates,
-        heads=prep.heads, vocab_hidden=_head_dims(prep.model, trace))
+        heads=prep.heads, vocab_hidden=_head_dims(prep.model, trace), clipping=r.gradient_clipping > 0)
 
 
 def _head_dims(model: nn.Module, trace: ExecutionTrace) -> tuple[int, int] | None:

@@ -32,9 +32,18 @@ master and the cast to the compute dtype), and without parameter offload its
 compute-dtype weights copied up (`h2d_bytes`). The three stages overlap
 across units, so the pipeline takes its slowest stage over the whole shard
 plus the other stages of one unit (filling and draining it, the largest unit
-counted); it starts when the backward ends and overlaps the next forward,
-whose units wait for their own updates, so it counts where it outlasts that
-forward.
+counted). Where the step's divisor needs every gradient (global-norm
+clipping, fp16) the pipeline starts when the backward ends and overlaps the
+next forward, whose units wait for their own updates, so it counts where it
+outlasts that forward. Otherwise (`early_update`) each unit's update starts
+as soon as its gradient is final in the last micro-step's backward: the
+pipeline starts once the backward has reached the first unit's gradient
+(`first_grad`, its share of the backward: the loss, the head and the last
+unit) and runs under the rest of the backward; what it has left when the
+backward ends runs in the next forward's order and counts where it outlasts
+that forward, and never less than the pipeline of the parameters whose
+gradients are final only at the end of the backward (`last_grad`: the root's
+own and the persistent ones, which the forward needs first).
 
 `H200` holds rates measured on one H200 by `bench/` (`bench/NOTES.md`,
 run 11's kernel table and runs 7 and 10); `--gemm-tflops`, `--attention-tflops`
@@ -115,6 +124,9 @@ class Work:
     grad_copy_bytes: float = 0.0  # per optimizer step, gradients down to the host (optimizer offload)
     weight_copy_bytes: float = 0.0  # per optimizer step, updated weights up to the device (optimizer offload only)
     largest_unit: float = 0.0  # the largest unit's share of the parameters (the offload pipeline's fill)
+    early_update: bool = False  # offloaded updates start in backward as gradients become final (no clipping, no fp16)
+    first_grad: float = 1.0  # share of the last micro-step's backward before the first unit's gradient is final
+    last_grad: float = 0.0  # share of the parameters whose gradients are final only when the backward ends
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +163,12 @@ def step_time(w: Work, r: Rates) -> StepTime:
         stages = (w.grad_copy_bytes / r.d2h_bytes, w.params / r.host_update_params, w.weight_copy_bytes / r.h2d_bytes)
         host = max(stages) + w.largest_unit * (sum(stages) - max(stages))
         optimizer = 0.0
-        step_exposed = max(0.0, host - forward)
+        if w.early_update:
+            backward = max(0.0, compute - forward)  # the last micro-step's (recomputation included)
+            left = host - (1 - w.first_grad) * backward  # the pipeline's work still queued when the backward ends
+            step_exposed = max(0.0, left - forward, w.last_grad * sum(stages))
+        else:
+            step_exposed = max(0.0, host - forward)
     else:
         per = r.optimizer_bytes if w.split_master else r.fp32_optimizer_bytes
         optimizer = w.params * per / r.hbm_bytes

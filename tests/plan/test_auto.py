@@ -45,14 +45,14 @@ def traced():
     return _Traced()
 
 
-def _search(traced, shape="1b", budget=80 * GiB, batch=2, compiled=True, heads=None):
+def _search(traced, shape="1b", budget=80 * GiB, batch=2, compiled=True, heads=None, clipping=False):
     model, trace, plan, found = traced[shape]
     sizes = {p.name: p.numel for p in trace.params}
     return auto.search(plan, trace.costs, unit_numel(plan, trace), trace_batch=1, params=trace.total_params,
                        persistent=sum(sizes[p] for p in plan.persistent), train_batch_size=batch, world_size=1,
                        seq_len=8192, precision="bf16", adam=True, budget=budget,
                        heads=found if heads is None else heads, compiled=compiled,
-                       vocab_hidden=(model.config.vocab_size, model.config.hidden_size))
+                       vocab_hidden=(model.config.vocab_size, model.config.hidden_size), clipping=clipping)
 
 
 def _setting(result, mb, recompute, fused=False):
@@ -152,6 +152,44 @@ def test_step_time_adds_what_each_choice_costs():
     stages = [4e9 / H200.d2h_bytes, 10**9 / H200.host_update_params, 2e9 / H200.h2d_bytes]
     assert offload.optimizer == 0 and offload.exposed == pytest.approx(
         max(stages) + 0.25 * (sum(stages) - max(stages)) - plain.forward)
+
+
+def test_offloaded_updates_started_in_backward_hide_behind_the_rest_of_it():
+    base = dict(gemm_flops=1e14, attention_flops=2e13, recompute_gemm_flops=0, recompute_attention_flops=0,
+                eager_pointwise_bytes=1e9, compiled_pointwise_bytes=4e10, recompute_pointwise_bytes=0,
+                recompute_compiled=True, logits=1e9, fused_loss=False, micro_steps=1, params=10**10,
+                offload_optimizer=True, grad_copy_bytes=4e10, weight_copy_bytes=2e10, largest_unit=0.25)
+    late = step_time(Work(**base), H200)
+    early = step_time(Work(**{**base, "early_update": True, "first_grad": 0.2, "last_grad": 0.1}), H200)
+    compute = late.matmul + late.attention + late.elementwise + late.loss
+    backward = compute - late.forward
+    # the pipeline starts a fifth into the backward and runs under the rest of it
+    assert early.exposed == pytest.approx(late.exposed - 0.8 * backward)
+    assert late.total - early.total == pytest.approx(0.8 * backward)
+    # never below the pipeline of what only the backward's end makes final (the root's parameters here: all of them)
+    stages = [4e10 / H200.d2h_bytes, 10**10 / H200.host_update_params, 2e10 / H200.h2d_bytes]
+    tail = step_time(Work(**{**base, "early_update": True, "first_grad": 0.2, "last_grad": 1.0}), H200)
+    assert tail.exposed == pytest.approx(sum(stages))
+    # with nothing of the backward before the first final gradient and nothing left at its end: today's pipeline
+    assert step_time(Work(**{**base, "early_update": True, "first_grad": 1.0}), H200).exposed == pytest.approx(late.exposed)
+
+
+def test_the_search_predicts_offload_steps_without_clipping_shorter_by_the_backward_they_hide_behind(traced):
+    clipped = {s.candidate: s for s in _search(traced, budget=80 * GiB, clipping=True).scored}
+    free = {s.candidate: s for s in _search(traced, budget=80 * GiB).scored}
+    assert clipped.keys() == free.keys()
+    for c, s in free.items():
+        late = clipped[c].step
+        if not c.offload_optimizer:
+            assert s.step == late
+            continue
+        compute = late.matmul + late.attention + late.elementwise + late.loss
+        gain = late.total - s.step.total
+        # at most the backward of the last micro-step (compute - forward), at least nothing
+        assert 0 <= gain <= (compute / c.accumulation - late.forward) + 1e-9
+        assert s.peak == clipped[c].peak
+    gains = [clipped[c].step.total - s.step.total for c, s in free.items() if c.offload_optimizer]
+    assert max(gains) > 0.05  # the 1B's backward hides a good part of its host update
 
 
 def test_the_timeline_holds_what_the_runtime_keeps_beside_the_activations():

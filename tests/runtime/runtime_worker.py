@@ -42,11 +42,24 @@ def job_config(world: int, precision: str = "fp32", persistence: int = 0, offloa
 
 
 def run(plan=None, precision="fp32", persistence=0, steps=STEPS, model=None, compiled=False, offload=False,
-        hpz=1, accum=ACCUM, **kw):
+        hpz=1, accum=ACCUM, clip=True, early=True, **kw):
+    """`clip` False turns gradient clipping off; `early` False keeps offloaded updates for `engine.step()`."""
     job = zr.init_distributed(device="cpu")
     hpz = job.world_size if hpz == "world" else hpz
     cfg = job_config(job.world_size, precision, persistence, offload, "optimizer" in kw, hpz, accum)
+    if not clip:
+        cfg["gradient_clipping"] = 0.0
     engine = zr.initialize(model or T.make_model(), cfg, plan=plan, **kw)
+    engine.early_starts = 0
+    start = engine._stepper.start_early
+
+    def counted(g):
+        engine.early_starts += 1
+        start(g)
+
+    engine._stepper.start_early = counted
+    if not early:
+        engine._stepper._early_ok = False
     if compiled:  # dynamo + AOT autograd around the engine's gathers and frees (no C++ compiler needed)
         torch._dynamo.reset()
         engine.compile(backend="aot_eager")
@@ -91,6 +104,11 @@ MAIN = {
     "offload_param_explicit": {"offload": "param", "plan": T.explicit_plan(), "persistence": 20,
                                "model": T.freeze(T.make_model())},
     "offload_param_bf16": {"offload": "param", "precision": "bf16"},
+    # Without clipping offloaded updates start in backward (`early`), or wait for the step: the same bits.
+    "offload_early": {"offload": True, "clip": False},
+    "offload_waiting": {"offload": True, "clip": False, "early": False},
+    "offload_param_early": {"offload": "param", "clip": False, "accum": 1, "plan": T.explicit_plan()},
+    "offload_param_waiting": {"offload": "param", "clip": False, "accum": 1, "plan": T.explicit_plan(), "early": False},
     "sgd": {"optimizer": T.sgd},
     "sgd_offload": {"optimizer": T.sgd, "offload": True, "plan": T.explicit_plan()},
     # the plan's memory choices: every other block recomputed; the head and the loss fused (LMNet's loss)
@@ -127,7 +145,8 @@ def scenarios(res: dict, table: dict, world: int, rank: int) -> None:
         full = engine.full_state_dict()
         if rank != 0:
             assert full == {}, "full_state_dict must be empty off rank 0"
-        res[name] = {"state": full, "losses": losses, "grad_norm": engine.last_grad_norm}
+        res[name] = {"state": full, "losses": losses, "grad_norm": engine.last_grad_norm,
+                     "early_starts": engine.early_starts}
         print(f"{name}: {time.perf_counter() - t0:.2f}s", flush=True)
 
 

@@ -103,6 +103,15 @@ def test_fp32_equals_plain_adamw(runs, reference, world, scenario):
 
 
 @pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("what", ["offload", "offload_param"])
+def test_offloaded_updates_started_in_backward_are_bit_equal(runs, world, what):
+    early, waiting = runs[world][f"{what}_early"], runs[world][f"{what}_waiting"]
+    assert early["early_starts"] > 0 and waiting["early_starts"] == 0
+    assert early["losses"] == waiting["losses"] and early["grad_norm"] == waiting["grad_norm"]
+    assert [k for k in early["state"] if not torch.equal(early["state"][k], waiting["state"][k])] == []
+
+
+@pytest.mark.parametrize("world", [2, 3])
 def test_fused_head_loss_equals_plain_adamw(runs, world):
     _assert_close(runs[world]["head_loss"]["state"], T.reference(3, model=T.LMNet)[0], FP32_TOL)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 
 import pytest
 import torch
@@ -593,6 +594,139 @@ def test_offload_equals_the_in_device_optimizer(ref, precision, params, tmp_path
     resumed.load_checkpoint(str(tmp_path / "ckpt"))
     T.train(resumed, 1, 1, 0, 2, start=2)
     _close(resumed.full_state_dict(), engine.full_state_dict(), 1e-6)
+
+
+def _offloaded(accum: int, params: bool, plan, early: bool, clip: float = 0.0, model=None):
+    """An engine with optimizer (and parameter) offload; `early` False keeps every update for `engine.step()`.
+
+    Counts the updates started in backward in `engine.early_starts`.
+    """
+    zero = {"stage": 3, "stage3_param_persistence_threshold": 0, "offload_optimizer": {"device": "cpu"}}
+    if params:
+        zero["offload_param"] = {"device": "cpu"}
+    engine = _engine(accum, plan, model=model, cfg={"gradient_clipping": clip, "zero_optimization": zero})
+    stepper, engine.early_starts = engine._stepper, 0
+    if not early:
+        stepper._early_ok = False
+    start = stepper.start_early
+
+    def counted(g):
+        engine.early_starts += 1
+        start(g)
+
+    stepper.start_early = counted
+    return engine
+
+
+def _bits(got: dict, want: dict) -> None:
+    assert got.keys() == want.keys()
+    assert [k for k in got if not torch.equal(got[k], want[k])] == []
+
+
+@pytest.mark.parametrize(
+    "accum, params, plan",
+    [(1, False, None), (2, True, None), (3, False, "explicit"), (1, True, "explicit")],
+    ids=["opt", "opt+params-accum2", "opt-explicit-accum3", "opt+params-explicit"],
+)
+def test_offloaded_updates_started_in_backward_equal_those_started_at_the_step(accum, params, plan, tmp_path):
+    plan = T.explicit_plan() if plan else None
+    runs = {}
+    for early in (True, False):
+        engine = _offloaded(accum, params, plan, early)
+        losses = T.train(engine, 2, 1, 0, accum)
+        engine.save_checkpoint(str(tmp_path / f"ckpt_{early}"))
+        losses += T.train(engine, 1, 1, 0, accum, start=2)
+        resumed = _offloaded(accum, params, plan, early, model=T.Net())
+        resumed.load_checkpoint(str(tmp_path / f"ckpt_{early}"))
+        losses += T.train(resumed, 2, 1, 0, accum, start=2)
+        runs[early] = (losses, engine.full_state_dict(), resumed.full_state_dict(),
+                       engine.early_starts + resumed.early_starts)
+    (losses, state, resumed, starts), (losses_w, state_w, resumed_w, starts_w) = runs[True], runs[False]
+    units = sum(g.trainable for g in engine._stepper.order)
+    # the first window of each engine waits for the step; every later one starts every unit's update in backward
+    assert starts == units * (2 + 1) and starts_w == 0
+    assert losses == losses_w
+    _bits(state, state_w)
+    _bits(resumed, resumed_w)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_offloaded_updates_start_in_backward_under_activation_checkpointing_inside_units(reentrant):
+    """A checkpoint around part of each unit: its gradients arrive through the unit's backward window."""
+    runs = {}
+    for early in (True, False):
+        model = T.make_model(model=lambda: T.CheckpointedNet("inside", reentrant=reentrant))
+        engine = _offloaded(2, False, None, early, model=model)
+        runs[early] = T.train(engine, 3, 1, 0, 2), engine.full_state_dict(), engine.early_starts
+    assert runs[True][2] > 0 and runs[True][0] == runs[False][0]
+    _bits(runs[True][1], runs[False][1])
+
+
+def test_offloaded_updates_wait_for_the_step_under_clipping(ref):
+    engine = _offloaded(2, False, None, early=True, clip=T.CLIP)
+    T.train(engine, 3, 1, 0, 2)
+    assert engine.early_starts == 0  # the clipping factor needs every gradient's norm
+    _close(engine.full_state_dict(), ref["state"])
+
+
+def _two_forwards(engine, step: int) -> float:
+    """One micro-step whose backward reaches every unit twice (two forwards, one loss)."""
+    ids, labels = T.micro_batch(step, 0, 0, 1, 1)
+    loss = engine(ids[:2], labels[:2]) + engine(ids[2:], labels[2:])
+    engine.backward(loss)
+    engine.step()
+    return loss.item()
+
+
+def test_a_unit_reached_twice_in_backward_keeps_its_update_for_the_step():
+    runs = {}
+    for early in (True, False):
+        engine = _offloaded(1, False, None, early)
+        losses = [_two_forwards(engine, step) for step in range(3)]
+        runs[early] = losses, engine.full_state_dict(), engine.early_starts
+    assert runs[True][2] == 0 and runs[True][0] == runs[False][0]
+    _bits(runs[True][1], runs[False][1])
+    # Seen only after the first window has turned early updates on: refused, the update had begun.
+    engine = _offloaded(1, False, None, True)
+    T.train(engine, 1, 1, 0, 1)
+    with pytest.raises(ZgenError, match=r"received gradients after its post-backward.*had already started"):
+        _two_forwards(engine, 1)
+
+
+def test_host_queue_runs_what_is_waiting_in_the_order_asked():
+    import threading
+
+    from zgen.runtime.offload import _HostQueue
+
+    queue, gate, ran = _HostQueue(), threading.Event(), []
+    first = queue.submit("a", gate.wait)  # holds the thread while the others queue up
+    jobs = [queue.submit(k, ran.append, k) for k in ("d", "c", "b", "x")]
+    queue.prioritize(["a", "b", "c", "d"])
+    gate.set()
+    first.result()
+    for j in jobs:
+        j.result()
+    assert ran == ["b", "c", "d", "x"]  # `x` is not in the order: after the others
+    failing = queue.submit("e", lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        failing.result()
+    landed = {"p": False}  # an update whose gradient is still being copied down waits for the ready ones
+    gate = threading.Event()
+    first = queue.submit("a", gate.wait)
+    ran.clear()
+    jobs = [queue.submit(k, ran.append, k, ready=lambda k=k: landed.get(k, True)) for k in ("p", "q", "r")]
+    queue.prioritize(["p", "r", "q"])
+    gate.set()
+    for j in jobs[1:]:
+        j.result()
+    landed["p"] = True
+    jobs[0].result()
+    assert ran == ["r", "q", "p"]
+    thread = queue._thread
+    del queue
+    gc.collect()
+    thread.join(timeout=10)
+    assert not thread.is_alive()  # a dropped queue (engine) leaves no thread behind
 
 
 def test_a_failed_save_leaves_no_checkpoint_behind(tmp_path, monkeypatch):

@@ -183,8 +183,12 @@ def _no_keep(plan: Plan) -> Plan:
 def search(plan: Plan, costs: Sequence[ModuleCost], numel: Mapping[str, int], *, trace_batch: int, params: int,
            persistent: int, train_batch_size: int, world_size: int, seq_len: int, precision: str, adam: bool,
            budget: int, margin: float = DEFAULT_MARGIN, rates: Rates = H200, heads: Sequence[str] = (),
-           compiled: bool = True, vocab_hidden: tuple[int, int] | None = None) -> AutoResult:
-    """Score every candidate (see the module docstring); `heads` are the fusable projections the probe found."""
+           compiled: bool = True, vocab_hidden: tuple[int, int] | None = None, clipping: bool = False) -> AutoResult:
+    """Score every candidate (see the module docstring); `heads` are the fusable projections the probe found.
+
+    `clipping`: the config clips by the global gradient norm, so offloaded updates wait for the
+    whole backward (`zgen.runtime.step`); without it (and without fp16) they start during it.
+    """
     if budget > rates.memory_bytes:
         raise ZgenError(f"--gpu-mem {human_bytes(budget)} is more than the {rates.name}'s {human_bytes(rates.memory_bytes)}",
                         help=f"give a budget of at most {human_bytes(rates.memory_bytes)}, or state the device's "
@@ -213,7 +217,8 @@ def search(plan: Plan, costs: Sequence[ModuleCost], numel: Mapping[str, int], *,
                         c = Candidate(mb, accum, rec, head, off_opt, off_par, keep)
                         scored.append(_score(c, plan if keep else _no_keep(plan), work, logits, loss_saved, params,
                                              persistent, world_size, seq_len, precision, adam, b, rates, compiled,
-                                             vocab_hidden, budget * (1 - margin)))
+                                             vocab_hidden, budget * (1 - margin),
+                                             early=not clipping and precision != "fp16"))
     result = AutoResult(tuple(sorted(scored, key=_order)), budget, margin, rates,
                         blocks, compiled)
     if not result.fitting:
@@ -223,7 +228,7 @@ def search(plan: Plan, costs: Sequence[ModuleCost], numel: Mapping[str, int], *,
 
 def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, loss_saved: int, params: int,
            persistent: int, world: int, seq_len: int, precision: str, adam: bool, b: int, rates: Rates,
-           compiled: bool, vocab_hidden: tuple[int, int] | None, limit: float) -> Scored:
+           compiled: bool, vocab_hidden: tuple[int, int] | None, limit: float, early: bool = False) -> Scored:
     mb = c.micro_batch
     rec = set(c.recompute)
     split = precision == "bf16" and adam and not c.offload_optimizer
@@ -289,9 +294,29 @@ def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, 
         grad_copy_bytes=4 * shard if c.offload_optimizer else 0.0,
         weight_copy_bytes=b * shard if c.offload_optimizer and not c.offload_param else 0.0,
         largest_unit=max((x.params for x in ws), default=0) / max(1, params),
+        early_update=c.offload_optimizer and early,
+        **_grad_shares(plan, work, logits, bool(c.head_loss), params, persistent, rates),
     )
     tokens = mb * c.accumulation * world * seq_len
     return Scored(c, step_time(w, rates), peak, tokens, peak.total <= limit, tuple(points))
+
+
+def _grad_shares(plan: Plan, work: Mapping[str, UnitWork], logits: int, fused_loss: bool, params: int,
+                 persistent: int, rates: Rates) -> dict[str, float]:
+    """`first_grad` and `last_grad` of `zgen.steptime.Work`: the backward runs the loss, the root's own code (the
+    head) and the last unit before a unit's gradient is final; the root's and the persistent parameters' gradients
+    are final only at its end (the embedding's is among them)."""
+    def seconds(x: UnitWork) -> float:
+        return (x.gemm_flops / rates.gemm_flops + x.attention_flops / rates.attention_flops
+                + x.pointwise_bytes / rates.hbm_bytes)
+
+    loss = logits * (rates.fused_loss_bytes if fused_loss else rates.plain_loss_bytes) / rates.hbm_bytes
+    total = sum(seconds(x) for x in work.values()) + loss
+    units = [m for m in plan.forward_order if m in work and m != ROOT]
+    root = work.get(ROOT)
+    first = loss + (seconds(root) if root else 0.0) + (seconds(work[units[-1]]) if units else 0.0)
+    last = (root.params if root else 0) + persistent
+    return {"first_grad": min(1.0, first / total) if total > 0 else 1.0, "last_grad": min(1.0, last / max(1, params))}
 
 
 def apply(plan: Plan, result: AutoResult, chosen: Scored | None = None) -> Plan:

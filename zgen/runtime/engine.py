@@ -36,6 +36,10 @@ Control flow for one micro-step (CUDA; on CPU the same calls run in order):
   clipping factor and the fp16 loss scale reach the optimizer kernel as one
   device-side divisor, so no pass over the gradients is spent on scaling and
   the host never waits for the norm (except for fp16 overflow checks).
+  Under optimizer offload without clipping and fp16, each unit's host update
+  has already started in the last micro-step's backward, right after its
+  gradient fold (`step.Stepper.start_early`); the step updates the rest and
+  has the host run what is still queued in the next forward's order.
 
 Buffers that cross streams are kept alive by holding references until the
 main stream has waited on the event that ends their use, never by

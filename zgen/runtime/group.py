@@ -15,6 +15,12 @@ the step); a `UnitGroup` does *what* happens to its unit at those moments:
   for part of the unit;
 * `apply_update(...)` / `end_step()` run the optimizer on the shard and
   keep last step's gradient buffers alive until the main stream is past it.
+  On the window's last micro-step a unit's gradient is final once its
+  post-backward has folded it; the context's `early` callback (set by the
+  step, `zgen.runtime.step`, under optimizer offload) may then start its
+  update before the backward ends. A later fold into a unit whose gradient
+  was declared final marks the window `late` (the step then stops starting
+  updates early); into one whose update has started, it is an error.
 
 How a gather and a reduction cross the ranks (one rank, flat, parameter
 offload, hpZ) is the group's `sharding` object, chosen once for the engine
@@ -32,9 +38,11 @@ from __future__ import annotations
 import enum
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
+
+from zgen.errors import ZgenError
 
 from . import comm
 from .offload import PendingUpdate
@@ -65,6 +73,9 @@ class GroupContext:
     # Gradient buffers being read on the reduce stream, with the event that ends the read:
     # kept alive until the main stream has waited on it (instead of `record_stream`).
     held: list[tuple[Any, tuple]] = field(default_factory=list)
+    # Called with a unit whose gradient is final (window's last micro-step, after its fold); None: wait for the step.
+    early: Callable[[UnitGroup], None] | None = None
+    late: bool = False  # this window folded into a unit after its post-backward on the last micro-step
 
     def is_boundary(self) -> bool:
         """True when the current micro-step is the last of its accumulation window."""
@@ -109,6 +120,8 @@ class UnitGroup:
         self.views_epoch = -1  # the forward those views (and `fired`) belong to
         self.active = 0  # forward calls of this unit under way (a unit may run nested in itself)
         self.fired = False  # its post-backward ran for the current forward
+        self.final = False  # its post-backward ran on the window's last micro-step: the gradient is final
+        self.started = False  # its update was handed to the optimizer before the step (`GroupContext.early`)
 
     @property
     def has_grad(self) -> bool:
@@ -225,6 +238,8 @@ class UnitGroup:
     def post_backward(self, grads: tuple) -> None:
         """All of this unit's gradients for the micro-step are in: fold them and free the unit."""
         boundary = self.ctx.is_boundary()
+        if boundary:
+            self._check_not_final()
         if self._can_hold(grads, boundary):
             self._hold(grads)
         else:
@@ -234,12 +249,33 @@ class UnitGroup:
             self.sharding.forget()
         if not self.pinned:
             self.reshard()
+        if boundary:
+            self.final = True
+            if self.ctx.early is not None and self.has_grad:
+                self.ctx.early(self)
 
     def fold_partial(self, grads: tuple) -> None:
         """Gradients a reentrant checkpoint's inner backward delivered for part of the unit: fold, keep gathered."""
         if all(g is None for g in grads):
             return
-        self._fold_after_held(grads, self.ctx.is_boundary())
+        boundary = self.ctx.is_boundary()
+        if boundary:
+            self._check_not_final()
+        self._fold_after_held(grads, boundary)
+
+    def _check_not_final(self) -> None:
+        """A fold on the window's last micro-step: note one that comes after the unit's post-backward."""
+        if not self.final:
+            return
+        self.ctx.late = True
+        if self.started:
+            raise ZgenError(
+                f"unit `{self.label}` received gradients after its post-backward on the last micro-step of the "
+                "accumulation window, and its offloaded update had already started",
+                help="run one forward and one engine.backward() per micro-step; a backward that reaches a unit "
+                     "twice (a reentrant checkpoint around part of a unit, a second loss) needs the same shape "
+                     "from the first step on, where the engine sees it and waits for engine.step()",
+            )
 
     def _fold_after_held(self, grads: tuple, boundary: bool) -> None:
         """Fold `grads`, first folding gradients held for the optimizer (a second backward through the unit)."""
@@ -297,6 +333,7 @@ class UnitGroup:
         """The step is issued: drop the window's gradients (alive until the main stream is past the step)."""
         self.stale_grad = (self.grad, self.held_grads)
         self.grad = self.held_grads = self.norm_sq = None
+        self.final = self.started = False
         if self.update_event is None:
             self.update_event = self.ctx.streams.record(self.ctx.streams.optim)
 

@@ -1,15 +1,31 @@
 """Optimizer offload: fp32 masters and optimizer state in host memory, the update on a host thread.
 
-At the accumulation boundary the engine hands each unit's fp32 gradient
-shard to `OffloadedOptimizer.step_unit` in forward order. On CUDA the
-gradient (and the step's divisor) is copied down into (pinned) host memory
-on a side stream; a single host thread then waits for that copy, steps the
-inner optimizer on the host master (torch's fused CPU AdamW, or any torch
-optimizer), casts the updated master to the compute dtype and copies it up
-into the unit's device shard on the side stream. The call returns at once
-with a `PendingUpdate`: the unit's next gather waits for it, so unit k's
-update on the host overlaps the device work of the units before it in the
-next forward.
+A unit's update starts as soon as its gradient is final. With a divisor
+known before the backward ends (no global-norm clipping, no fp16 loss
+scale: `step.Stepper.early_divisor`) that is in the backward of the
+accumulation window's last micro-step, right after the unit's gradient fold
+(`group.UnitGroup.post_backward`), so the host updates of the units folded
+first (the last ones of the forward) overlap the rest of the backward;
+otherwise it is the accumulation boundary (`engine.step()`), unit by unit in
+forward order, as before. On CUDA the gradient (and the step's divisor) is
+copied down into (pinned) host memory on a side stream, ordered after the
+stream that folded it; a single host thread then waits for that copy, steps
+the inner optimizer on the host master (torch's fused CPU AdamW, or any
+torch optimizer), casts the updated master to the compute dtype and copies
+it up into the unit's device shard on the side stream. The call returns at
+once with a `PendingUpdate`: the unit's next gather waits for it.
+
+The host thread takes, of the queued updates whose gradient is already on
+the host, the first in the order of `prioritize` (at the boundary the engine
+puts the updates not yet begun into the next forward's order), and when none
+is, the first submitted (its copy lands first). So during the backward it
+updates units as their gradients land, last unit first, and never idles
+waiting for the gradient the backward folds last (the root's) while others
+are ready; what is left when the backward ends runs in the order the next
+forward gathers it, and unit k's update overlaps the device work of the
+units before it.
+Each unit's update reads and writes only its own shard and state, so the
+order changes no result.
 
 Device memory per parameter: the compute-dtype shard (2 bytes in bf16)
 instead of 16 (fp32 master and Adam's two moments) - plus, transiently, the
@@ -21,7 +37,11 @@ update casts into it on the host, and each gather copies it up first
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+import threading
+import weakref
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -51,7 +71,7 @@ class OffloadedOptimizer:
         self.cuda = device.type == "cuda"
         self.pin = pin_memory and self.cuda
         self.stream = torch.cuda.Stream(device) if self.cuda else None
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zgen-offload")
+        self._pool = _HostQueue()
         self._down: dict[str, torch.Tensor] = {}  # per unit: host buffer the gradient is copied into
         self._up: dict[str, torch.Tensor] = {}  # per unit: host buffer of the compute-dtype weights
         self._running: dict[str, Future] = {}
@@ -63,7 +83,7 @@ class OffloadedOptimizer:
         if earlier is not None:
             earlier.result()  # its host buffers are about to be refilled
         if not self.cuda:
-            job = self._pool.submit(self._update, u, grad, divisor, None, lr)
+            job = self._pool.submit(u.label, self._update, u, grad, divisor, None, lr)
         else:
             self.stream.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(self.stream):
@@ -75,9 +95,13 @@ class OffloadedOptimizer:
                 down.copy_(grad, non_blocking=self.pin)
                 copied = torch.cuda.Event()
                 copied.record(self.stream)
-            job = self._pool.submit(self._update, u, down, self._divisor[1], copied, lr)
+            job = self._pool.submit(u.label, self._update, u, down, self._divisor[1], copied, lr, ready=copied.query)
         self._running[u.label] = job
         return PendingUpdate(job)
+
+    def prioritize(self, order: list[str]) -> None:
+        """Run the updates not yet begun in `order` (unit labels; others after them, in their own order)."""
+        self._pool.prioritize(order)
 
     def _buffer(self, pool: dict[str, torch.Tensor], u: UnitState, dtype: torch.dtype) -> torch.Tensor:
         buf = pool.get(u.label)
@@ -113,3 +137,92 @@ class OffloadedOptimizer:
     def load_state(self, u: UnitState, state: dict | None) -> None:
         """Set `u`'s state (tensors moved to the host)."""
         self.inner.load_state(u, None if state is None else {k: v.to("cpu") for k, v in state.items()})
+
+
+class _HostQueue:
+    """One host thread running submitted calls: next, the queued one of highest priority among those ready.
+
+    A call may come with `ready` (its gradient's copy down has landed: a CUDA event's
+    `query`); the thread takes the first ready call in priority order (first submitted by
+    default, `prioritize` reorders), and when none is ready, the first submitted, whose
+    copy lands first (the copies run in submission order on one stream). So the thread
+    never sits waiting for the gradient of a unit the backward folds last (the root) while
+    gradients folded earlier are on the host, and once they all are, it runs them in the
+    next forward's order.
+
+    The thread stays (a thread that calls torch's parallel kernels brings its own pool of
+    workers, so it is made once), holds nothing of a finished call, and ends when the
+    queue is dropped.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._queue: list[_Job] = []  # waiting, in priority order
+        self._thread: threading.Thread | None = None
+        self._submitted = 0
+
+    def submit(self, key: str, fn: Callable, *args, ready: Callable[[], bool] | None = None) -> Future:
+        """Queue `fn(*args)` under `key` (`ready()`: whether it can start without waiting; None: always); its future."""
+        job = Future()
+        with self._cond:
+            self._queue.append(_Job(key, self._submitted, ready, job, fn, args))
+            self._submitted += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=_serve, args=(self._cond, self._queue), name="zgen-offload",
+                                                daemon=True)
+                self._thread.start()
+                weakref.finalize(self, _stop, self._cond, self._queue)
+            self._cond.notify()
+        return job
+
+    def prioritize(self, order: list[str]) -> None:
+        """Reorder the waiting calls: keys in `order` first, in that order; the rest keep theirs."""
+        rank = {k: i for i, k in enumerate(order)}
+        with self._cond:
+            self._queue.sort(key=lambda j: rank.get(j.key, len(rank)))  # stable: unranked keep their order
+
+
+@dataclass(slots=True)
+class _Job:
+    key: str
+    seq: int  # submission order
+    ready: Callable[[], bool] | None
+    future: Future | None  # None: the queue was dropped, the thread ends
+    fn: Callable | None
+    args: tuple
+
+
+def _pick(queue: list[_Job]) -> int:
+    """Index of the call to run next: the first ready one in priority order, else the first submitted."""
+    calls = [i for i, j in enumerate(queue) if j.future is not None]
+    if not calls:
+        return 0  # only the stop mark is left
+    for i in calls:
+        if queue[i].ready is None or queue[i].ready():
+            return i
+    return min(calls, key=lambda i: queue[i].seq)
+
+
+def _serve(cond: threading.Condition, queue: list) -> None:
+    """The host thread of a `_HostQueue` (given its lock and list, not the queue, so the queue can be dropped)."""
+    while True:
+        with cond:
+            while not queue:
+                cond.wait()
+            entry = queue.pop(_pick(queue))
+        job, fn, args = entry.future, entry.fn, entry.args
+        del entry
+        if job is None:  # the queue was dropped
+            return
+        if job.set_running_or_notify_cancel():
+            try:
+                job.set_result(fn(*args))
+            except BaseException as e:  # handed to whoever waits for the update
+                job.set_exception(e)
+        del job, fn, args  # hold nothing of a finished update
+
+
+def _stop(cond: threading.Condition, queue: list) -> None:
+    with cond:
+        queue.append(_Job("", -1, None, None, None, ()))
+        cond.notify()

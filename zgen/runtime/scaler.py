@@ -57,7 +57,7 @@ class StepScaler:
         total = torch.stack(norms_sq).sum() if norms_sq else torch.zeros((), device=self.device)
         if self.world_size > 1:
             comm.all_reduce_sum(total)
-        denom = float(self.world_size * self.config.gradient_accumulation_steps) * self.loss_scale
+        denom = self._denominator()
         norm = total.sqrt() / denom
         self._last_norm = norm
         self._last_norm_event = self.streams.record(self.streams.optim)
@@ -72,6 +72,22 @@ class StepScaler:
         if overflow:
             self.skipped += 1
         return divisor, overflow
+
+    @property
+    def divisor_is_fixed(self) -> bool:
+        """The divisor does not depend on the gradients: no clipping, no fp16 loss scale."""
+        return self.config.gradient_clipping <= 0 and self.config.precision != "fp16"
+
+    def fixed_divisor(self) -> torch.Tensor:
+        """The divisor before the gradients are all in (needs `divisor_is_fixed`), on the current stream.
+
+        The average's denominator alone: the tensor `divisor` returns then (same value, same bits).
+        """
+        assert self.divisor_is_fixed
+        return torch.full((), self._denominator(), dtype=torch.float32, device=self.device)
+
+    def _denominator(self) -> float:
+        return float(self.world_size * self.config.gradient_accumulation_steps) * self.loss_scale
 
     def _update_scale(self, overflow: bool) -> None:
         ls = self.config.loss_scale

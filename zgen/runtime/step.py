@@ -7,6 +7,18 @@ factor and the fp16 loss scale), then each unit with gradients is updated
 in forward order (the persistent pseudo-unit first) and drops its
 gradients. Units are updated in the order their next forward gathers them,
 so the next forward's first gathers can start behind the first updates.
+
+Under optimizer offload, where the divisor does not depend on the gradients
+(no clipping, no fp16: `StepScaler.divisor_is_fixed`) and the learning rate is
+the config's, a unit's update starts in the backward of the window's last
+micro-step, as soon as its gradient is final (`start_early`, the group
+context's `early` callback), on the reduce stream behind the fold; the step
+then updates the units not started yet, computes the norm as before
+(`last_grad_norm`, and the ranks' all-reduce of it), and has the host thread
+run what is still queued in forward order. The engine's first window runs
+as before and watches: if any unit is folded into after its post-backward
+on the last micro-step (a reentrant checkpoint around part of a unit, two
+forwards or two backwards per micro-step), updates never start early.
 The engine decides when (`Engine.step`); the counters and the scaler's state
 go into checkpoints (`counters`, `load_counters`).
 """
@@ -55,6 +67,22 @@ class Stepper:
             self.optimizer = OffloadedOptimizer(self.optimizer, device, config.pin_memory)
         self.scaler = StepScaler(config, world_size, device, self.streams)
         self.global_steps = 0
+        inner = getattr(self.optimizer, "inner", None)
+        # Early updates (see the module docstring): offloaded, a divisor known in advance, the config's learning rate
+        # (a client's optimizer with its own may have it changed between the backward and the step).
+        self._early_ok = (isinstance(self.optimizer, OffloadedOptimizer) and self.scaler.divisor_is_fixed
+                          and not (isinstance(inner, TorchOptimizer) and not inner.scheduled))
+        self._early_divisor: torch.Tensor | None = None
+        ctx.early, ctx.late = None, False  # the first window runs as before and watches (`step`)
+
+    def start_early(self, g: UnitGroup) -> None:
+        """Start `g`'s update now: its gradient is final (post-backward on the window's last micro-step)."""
+        s = self.streams
+        with s.on(s.reduce):  # behind the fold of `g`'s gradient
+            if self._early_divisor is None:
+                self._early_divisor = self.scaler.fixed_divisor()
+            g.apply_update(self.optimizer, self._early_divisor, self.scaler.lr(self.global_steps))
+        g.started = True
 
     def step(self) -> None:
         """Update every unit that has gradients (call at the accumulation boundary, after the backward)."""
@@ -71,11 +99,18 @@ class Stepper:
             if not skip:
                 lr = self.scaler.lr(self.global_steps)
                 for g in stepped:
-                    g.apply_update(self.optimizer, divisor, lr)
+                    if not g.started:
+                        g.apply_update(self.optimizer, divisor, lr)
+                if isinstance(self.optimizer, OffloadedOptimizer):  # what the host has not begun: forward order
+                    self.optimizer.prioritize([g.label for g in self.order])
             for g in stepped:
                 g.end_step()
         if not skip:
             self.global_steps += 1
+        self._early_divisor = None
+        if self.ctx.late:
+            self._early_ok = False
+        self.ctx.early, self.ctx.late = (self.start_early if self._early_ok else None), False
 
     def lr(self) -> list[float]:
         """The learning rate the next optimizer step will use (one entry, as DeepSpeed's list)."""
