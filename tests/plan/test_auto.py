@@ -192,6 +192,21 @@ def test_the_search_predicts_offload_steps_without_clipping_shorter_by_the_backw
     assert max(gains) > 0.05  # the 1B's backward hides a good part of its host update
 
 
+def test_at_an_equal_predicted_step_the_setting_that_offloads_less_wins():
+    # A tiny model: every offload hides under the backward and the steps agree to 0.1%, inside the model's error;
+    # the search then keeps the weights and the optimizer on the GPU. A faster setting still wins by its step.
+    from types import SimpleNamespace as NS
+
+    def scored(step, opt, param, recompute=(), peak=1.0):
+        cand = NS(offload_optimizer=opt, offload_param=param, recompute=recompute)
+        return NS(candidate=cand, step=NS(total=step), peak=NS(total=peak))
+
+    plain, opt, both = scored(1.0012e-3, False, False), scored(1.0005e-3, True, False), scored(1.0e-3, True, True)
+    assert sorted([both, opt, plain], key=auto._order) == [plain, opt, both]
+    faster = scored(0.95e-3, True, True)
+    assert sorted([plain, faster], key=auto._order)[0] is faster
+
+
 def test_the_timeline_holds_what_the_runtime_keeps_beside_the_activations():
     """World size 1, optimizer offload, one micro-step per update: a root of 100 parameters and two blocks of 1000.
 

@@ -157,9 +157,13 @@ class AutoResult:
         return self.fitting[0]
 
 
-def _order(s: Scored) -> tuple[float, int, int]:
-    """Fastest first; at an equal step (communication-bound), the one recomputing fewer units, then the smaller peak."""
-    return s.step.total, len(s.candidate.recompute), s.peak.total
+def _order(s: Scored) -> tuple[float, int, int, float, float]:
+    """Fastest first; at an equal step to three significant digits (inside the model's error: a communication-bound
+    step, or a host update hidden under the backward), the one offloading less, then recomputing fewer units, then
+    the smaller peak, then the exact step."""
+    c = s.candidate
+    return (float(f"{s.step.total:.3g}"), c.offload_optimizer + c.offload_param, len(c.recompute), s.peak.total,
+            s.step.total)
 
 
 def _recompute_order(work: Mapping[str, UnitWork], order: Sequence[str], mb: int, compiled: bool,
