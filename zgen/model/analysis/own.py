@@ -14,6 +14,9 @@ on a built module: a parent's `__init__` after the child was built
   its children, in this file or another; for torch layers, what torch does
   (`reset_parameters()` initialises every parameter) and `nn.Module`'s own
   (`load_state_dict()` copies into every parameter, for any module).
+* `own_state_calls(index)`: `self.state_dict()` / `self.load_state_dict(sd)` in a
+  module's methods run on the built model (`broadcast_parameters()`): the module's
+  own state, read or loaded outside any gather (keys alone are fine).
 * `method_call_accesses(index, cls, method)`: the calls in a method of a module
   class of a submodule's method that writes, initialises or sizes that
   submodule's parameters, one `ParamAccess` each (`Via(Reach.METHOD, name)`).
@@ -37,7 +40,7 @@ from .persistence import is_persistent, persistent_param
 
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
-    "TORCH_LOADERS",
+    "TORCH_LOADERS", "own_state_calls",
 ]
 
 # torch.nn layers' methods that set every parameter of the layer afresh.
@@ -275,4 +278,37 @@ def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) 
             where=method.name, snippet=method.snippet, cls=cls, method=method, first=first, owner_classes=classes,
             order=method.order.get(id(target), 0),
         ))
+    return found
+
+
+# `self.state_dict()` / `self.load_state_dict(` in a method's text: the trigger to parse it.
+_OWN_STATE = re.compile(r"\bself\.(?:load_)?state_dict\(")
+
+
+@memoised
+def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
+    """Calls of the module's own `state_dict()` or `load_state_dict(...)` in methods a training loop runs on the
+    built model (`ClassInfo.entry_methods`), outside a ZeRO-3 guard: every parameter is a partitioned placeholder
+    there. A state dict read only for its keys (`self.state_dict().keys()`) names parameters and is left out."""
+    found: list[tuple[MethodInfo, cst.Call]] = []
+    if "state_dict(" not in index.source or index.other_framework:
+        return found
+    for cls in index.classes.values():
+        if not cls.is_module or not _OWN_STATE.search(cls.text):
+            continue
+        for method in cls.entry_methods:
+            if not _OWN_STATE.search(method.text):
+                continue
+            flat = flat_of(method)
+            for node, ctx in flat.nodes if flat is not None else ():
+                if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                    continue
+                if node.func.attr.value not in ("state_dict", "load_state_dict"):
+                    continue
+                if not isinstance(node.func.value, cst.Name) or node.func.value.value != "self":
+                    continue
+                parent = flat.parent.get(id(node))
+                if isinstance(parent, cst.Attribute) and parent.attr.value == "keys":
+                    continue
+                found.append((method, node))
     return found
