@@ -43,6 +43,11 @@ def broadcast_parameters(self, rank=0):
     objects = [self.state_dict()]
     torch.distributed.broadcast_object_list(objects, rank)
 """,
+    "shapes-of-the-items": """
+def show(self):
+    for name, tensor in self.state_dict().items():
+        print(name, list(tensor.shape))
+""",
     "load-received-state": """
 def sync_from(self, other_state):
     self.load_state_dict(other_state)
@@ -53,6 +58,12 @@ LOOK_ALIKES = {
     "keys-only": """
 def no_weight_decay(self):
     return {k for k in self.state_dict().keys() if "bias" in k}
+""",
+    "names-of-the-items": """
+def missing(self, matched):
+    for name, tensor in self.state_dict().items():
+        if name not in matched:
+            print(name)
 """,
     "inside-gathered-parameters": """
 def broadcast_parameters(self, rank=0):

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, has_params, torch_base
-from ..program.tree import access_path, call_name, code_of, cst
+from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
 from .effects import usage
@@ -310,5 +310,20 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                 parent = flat.parent.get(id(node))
                 if isinstance(parent, cst.Attribute) and parent.attr.value == "keys":
                     continue
+                if isinstance(parent, cst.Attribute) and parent.attr.value == "items" and _names_only(flat, parent):
+                    continue
                 found.append((method, node))
     return found
+
+
+def _names_only(flat: Flat, items: cst.Attribute) -> bool:
+    """`for name, tensor in self.state_dict().items():` whose body never uses `tensor`: a walk of the keys."""
+    call = flat.parent.get(id(items))
+    loop = flat.parent.get(id(call)) if isinstance(call, cst.Call) else None
+    if not isinstance(loop, cst.For) or loop.iter is not call or not isinstance(loop.target, cst.Tuple):
+        return False
+    elements = loop.target.elements
+    if len(elements) != 2 or not isinstance(elements[1].value, cst.Name):
+        return False
+    value = elements[1].value.value
+    return not any(isinstance(n, cst.Name) and n.value == value for n in walk(loop.body))
