@@ -89,6 +89,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return WRITE, f"{data} passed to `{name}()`, which writes it in place"  # imported, read from its file
             if _inplace_initialiser(index, call, parent, name, last) or _init_callable(call, parent, last):
                 return INIT, f"{qualified}()"
+            if _produced_callable(index, flat, call, parent, name):
+                return INIT, f" passed to `{name}()`, a callable a factory made, called for its effect"
         return READ, data
     if isinstance(parent, cst.Element):  # GatheredParameters([p, q]): each element is gathered
         holder = flat.parent.get(id(flat.parent.get(id(parent))))
@@ -331,6 +333,25 @@ def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:
         and arg.keyword is None
         and not arg.star
     )
+
+
+def _produced_callable(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
+    """`init(m.weight)` as a statement, where `init = factory.create(**cfg)` earlier in this function: a callable
+    we cannot read, made by a call, given the parameter as its only argument and its result dropped. Its only
+    effect is on that argument: it writes it (an initialiser a factory built from `nn.init.*`)."""
+    if "." in name or name in index.imports or name in index.skeleton.functions:
+        return False
+    if not isinstance(flat.parent.get(id(call)), cst.Expr):
+        return False
+    positional = [a for a in call.args if a.keyword is None]
+    if positional != [arg] or arg.star:
+        return False
+    for node, _ in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.value, cst.Call):
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and target.value == name:
+                return True
+    return False
 
 
 _INIT_CALLABLE = re.compile(r"^(?:init_method|output_layer_init_method|init_fn|init_func|initializer|weight_init|init_weight)$")

@@ -38,7 +38,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..program import known
-from ..program.holds import averaged_attributes, held_attributes, module_arguments, trainer_module
+from ..program.holds import (
+    averaged_attributes, container_elements, held_attributes, held_paths, module_arguments, trainer_module,
+)
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, has_params
 from ..program.skeleton import FunctionSpan
@@ -128,7 +130,10 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
     words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
     if cls is not None:
         words += [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
-        held = "|".join(re.escape(name) for name in held_attributes(index, cls))
+        held = "|".join(
+            [re.escape(name) for name in held_attributes(index, cls)]
+            + [re.escape(path[len("self."):]) for path in held_paths(index, cls)]
+        )
         if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
             words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\.parameters\(\))?\s*[,)]")
             words.append(r"\(self\.(?:" + held + r")\.parameters\(\)\)")  # `params = list(self.policy.parameters())`
@@ -147,6 +152,7 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
     helper updated)."""
     func, flat = scope.node, scope.flat
     held = set(models)  # plus locals bound to one (`model = self.accelerator.unwrap_model(self.model)`)
+    elements = container_elements(func) if cls is not None else set()  # `policy = self.policies[uid]`
     averaged = set(averaged_attributes(index, cls)) if cls is not None else set()
 
     listed: dict[str, str] = {}  # locals bound to a list of a held module's parameters -> that module
@@ -174,7 +180,7 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
             listed.pop(target, None)
-            if _passes_on(index, flat, node.value, holds):
+            if _passes_on(index, flat, node.value, holds) or target in elements:
                 held.add(target)
             else:
                 held.discard(target)
@@ -313,7 +319,8 @@ def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed
     if handed:
         found.models, found.iterables = _seeds(index, node)
         if cls is not None:
-            found.models |= {f"self.{h}" for h in held_attributes(index, cls)}
+            found.models |= {f"self.{h}" for h in held_attributes(index, cls)} | held_paths(index, cls)
+            found.models |= container_elements(node)
     if walks:
         found.walked = _walked(index, scope, node)
     return found

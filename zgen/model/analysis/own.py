@@ -14,6 +14,9 @@ on a built module: a parent's `__init__` after the child was built
   its children, in this file or another; for torch layers, what torch does
   (`reset_parameters()` initialises every parameter) and `nn.Module`'s own
   (`load_state_dict()` copies into every parameter, for any module).
+* `own_state_calls(index)`: `self.state_dict()` / `self.load_state_dict(sd)` in a
+  module's methods run on the built model (`broadcast_parameters()`): the module's
+  own state, read or loaded outside any gather (keys alone are fine).
 * `method_call_accesses(index, cls, method)`: the calls in a method of a module
   class of a submodule's method that writes, initialises or sizes that
   submodule's parameters, one `ParamAccess` each (`Via(Reach.METHOD, name)`).
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, has_params, torch_base
-from ..program.tree import access_path, call_name, code_of, cst
+from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
 from .effects import usage
@@ -37,7 +40,7 @@ from .persistence import is_persistent, persistent_param
 
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
-    "TORCH_LOADERS",
+    "TORCH_LOADERS", "own_state_calls",
 ]
 
 # torch.nn layers' methods that set every parameter of the layer afresh.
@@ -276,3 +279,51 @@ def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) 
             order=method.order.get(id(target), 0),
         ))
     return found
+
+
+# `self.state_dict()` / `self.load_state_dict(` in a method's text: the trigger to parse it.
+_OWN_STATE = re.compile(r"\bself\.(?:load_)?state_dict\(")
+
+
+@memoised
+def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
+    """Calls of the module's own `state_dict()` or `load_state_dict(...)` in methods a training loop runs on the
+    built model (`ClassInfo.entry_methods`), outside a ZeRO-3 guard: every parameter is a partitioned placeholder
+    there. A state dict read only for its keys (`self.state_dict().keys()`) names parameters and is left out."""
+    found: list[tuple[MethodInfo, cst.Call]] = []
+    if "state_dict(" not in index.source or index.other_framework:
+        return found
+    for cls in index.classes.values():
+        if not cls.is_module or not _OWN_STATE.search(cls.text):
+            continue
+        for method in cls.entry_methods:
+            if not _OWN_STATE.search(method.text):
+                continue
+            flat = flat_of(method)
+            for node, ctx in flat.nodes if flat is not None else ():
+                if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                    continue
+                if node.func.attr.value not in ("state_dict", "load_state_dict"):
+                    continue
+                if not isinstance(node.func.value, cst.Name) or node.func.value.value != "self":
+                    continue
+                parent = flat.parent.get(id(node))
+                if isinstance(parent, cst.Attribute) and parent.attr.value == "keys":
+                    continue
+                if isinstance(parent, cst.Attribute) and parent.attr.value == "items" and _names_only(flat, parent):
+                    continue
+                found.append((method, node))
+    return found
+
+
+def _names_only(flat: Flat, items: cst.Attribute) -> bool:
+    """`for name, tensor in self.state_dict().items():` whose body never uses `tensor`: a walk of the keys."""
+    call = flat.parent.get(id(items))
+    loop = flat.parent.get(id(call)) if isinstance(call, cst.Call) else None
+    if not isinstance(loop, cst.For) or loop.iter is not call or not isinstance(loop.target, cst.Tuple):
+        return False
+    elements = loop.target.elements
+    if len(elements) != 2 or not isinstance(elements[1].value, cst.Name):
+        return False
+    value = elements[1].value.value
+    return not any(isinstance(n, cst.Name) and n.value == value for n in walk(loop.body))

@@ -394,15 +394,40 @@ def _script_indirect(scope: ScriptScope):
         if handed and func.value in scope.parameters:
             return f"{func.value}()"  # a step function the caller passed in (`custom_next_token(model, x)`)
         info = scope.index.function_info(func.value) if handed else None
-        if info is None or info.node is None:
+        if info is not None and info.node is not None:
+            for position in handed:
+                param = parameter_for(info.node, call, position)
+                if param and re.search(rf"\b{re.escape(param)}\s*\(", info.text):
+                    return f"{func.value}()"
             return None
-        for position in handed:
-            param = parameter_for(info.node, call, position)
-            if param and re.search(rf"\b{re.escape(param)}\s*\(", info.text):
-                return f"{func.value}()"
+        # A function defined in this one, handed a model the class holds (`kl(self.old_policy, self.policy, s)`),
+        # runs it when its body calls the parameter or a method of it that is not bookkeeping (`policy_1.act(s)`).
+        held = [i for i, a in enumerate(call.args) if dotted(a.value) in scope.held and a.keyword is None]
+        local = _local_defs(scope).get(func.value) if held else None
+        if local is None:
+            return None
+        text = code_of(local.body, limit=4000)
+        for position in held:
+            param = parameter_for(local, call, position)
+            for match in re.finditer(rf"\b{re.escape(param or '')}\b(?:\.(\w+))?\s*\(", text) if param else ():
+                if match.group(1) not in _BOOKKEEPING:
+                    return f"{func.value}()"
         return None
 
     return indirect
+
+
+# Module methods that do not run its forward: listing, moving, switching modes, state.
+_BOOKKEEPING = frozenset(
+    {"parameters", "named_parameters", "modules", "named_modules", "children", "named_children", "state_dict",
+     "load_state_dict", "train", "eval", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_",
+     "zero_grad", "apply", "register_buffer", "register_forward_hook", "register_forward_pre_hook"}
+)  # fmt: skip
+
+
+def _local_defs(scope: ScriptScope) -> dict[str, cst.FunctionDef]:
+    """Functions defined inside the function of `scope`, by name."""
+    return {node.name.value: node for node, _ctx in scope.flat.nodes if type(node) is cst.FunctionDef}
 
 
 

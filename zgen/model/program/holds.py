@@ -30,7 +30,7 @@ from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, walk
 
 __all__ = [
-    "module_arguments", "held_attributes", "averaged_attributes", "trainer_module", "module_like_name", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+    "module_arguments", "held_attributes", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE",
 ]
 
@@ -193,6 +193,14 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
                 classes = _holds(index, part, arguments, found)
                 if classes:
                     found.setdefault(path.parts[0], classes)
+    for path in _module_only_paths(cls):
+        if len(path.parts) == 1:
+            found.setdefault(path.parts[0], ("<unknown>",))
+    return found
+
+
+def _module_only_paths(cls: ClassInfo):
+    """The paths rooted at `self` on which a method of `cls` calls a method only a module has."""
     for method in cls.all_methods():
         if not any(f".{m}(" in method.text for m in MODULE_ONLY_METHODS):
             continue
@@ -202,9 +210,49 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
                 if call.func.attr.value not in MODULE_ONLY_METHODS:
                     continue
                 path = access_path(call.func.value)
-                if path is not None and path.root == "self" and len(path.parts) == 1:
-                    found.setdefault(path.parts[0], ("<unknown>",))
+                if path is not None and path.root == "self":
+                    yield path
+
+
+@memoised
+def held_paths(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Dotted paths `self.a.b` (two attributes or more) on which a method of `cls` calls a method only a module has
+    (`self.model.nets.critic.parameters()`): a submodule reached through what the object holds, whatever builds
+    `self.a` (`self.model = network.build(cfg)`, which we cannot read). Paths through settings do not count."""
+    found = set()
+    for path in _module_only_paths(cls):
+        if len(path.parts) >= 2 and "[]" not in path.parts and not any(config_like(p) for p in path.parts):
+            found.add("self." + ".".join(path.parts))
+    return frozenset(found)
+
+
+def container_elements(function: cst.FunctionDef) -> set[str]:
+    """Locals bound to an element of an attribute of `self` (`policy = self.policies[uid]`, `self.nets.get(k)`) on
+    which the function calls a method only a module has (`policy.parameters()`): a module the object holds in a
+    container, built elsewhere."""
+    used = _used_as_module(function)
+    if not used:
+        return set()
+    found = set()
+    for stmt in walk(function.body):
+        if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+            continue
+        target = stmt.targets[0].target
+        if isinstance(target, cst.Name) and target.value in used and _element_of_self(stmt.value):
+            found.add(target.value)
     return found
+
+
+def _element_of_self(value: cst.BaseExpression) -> bool:
+    """`self.a[k]` or `self.a.get(k)`: an element of a container held on `self`."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get":
+        value = value.func.value
+    elif isinstance(value, cst.Subscript):
+        value = value.value
+    else:
+        return False
+    path = access_path(value)
+    return path is not None and path.root == "self" and bool(path.parts) and not config_like(path.parts[-1])
 
 
 @memoised

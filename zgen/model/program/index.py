@@ -157,7 +157,7 @@ class ClassInfo:
     def local_bases(self) -> tuple[ClassInfo, ...]:
         found = []
         for base in self.span.bases:
-            info = self.index.classes.get(base)
+            info = self.index.local_class(base)
             if info is not None and info is not self:
                 found.append(info)
         return tuple(found)
@@ -167,7 +167,7 @@ class ClassInfo:
         """Bases defined in other files of the program, read from their source."""
         found = []
         for written, qualified in zip(self.span.bases, self.qualified_bases):
-            if written in self.index.classes or _known_base(qualified):
+            if self.index.local_class(written) is not None or _known_base(qualified):
                 continue  # a torch/transformers root class: nothing of it to merge, and its file is large
             external = self.index.external(qualified)
             if external is not None:
@@ -578,7 +578,7 @@ class ModelIndex:
             return False
         seen.add(cls.name)
         for written, qualified in zip(cls.span.bases, cls.qualified_bases):
-            local = self.classes.get(written)
+            local = self.local_class(written)
             if local is not None and local is not cls:
                 if self.is_module_class(local, seen):
                     return True
@@ -586,6 +586,14 @@ class ModelIndex:
             if self.is_module_base(qualified):
                 return True
         return False
+
+    def local_class(self, written: str) -> ClassInfo | None:
+        """The class of this file a base names: `Block`, or `Builder.BaseNetwork` for a class nested in a class
+        of this file (nested classes are indexed by their own name)."""
+        found = self.classes.get(written)
+        if found is None and "." in written and written.partition(".")[0] in self.classes:
+            found = self.classes.get(written.rpartition(".")[2])
+        return found
 
     def is_module_base(self, qualified: str, resolve: bool = True) -> bool:
         """A base class from outside the file that is an `nn.Module` (`resolve`: read other files to tell)."""

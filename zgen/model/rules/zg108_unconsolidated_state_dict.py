@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
+from ..analysis.own import own_state_calls
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program.index import ModelIndex
@@ -99,6 +100,13 @@ def main(model, cfg):
                     "placeholders, not the weights"
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
+        for method, node in own_state_calls(index):
+            message = (
+                f"`{code_of(node)}` {_VERB[node.func.attr.value]} the state of the module itself in "  # type: ignore[union-attr]
+                f"`{method.name}`, a method run on the built model, whose parameters ZeRO-3 partitioned: it sees "
+                "empty placeholders, not the weights"
+            )
+            yield self.finding(index, method.snippet, node, message, _HELP)
 
 
 _VERB = {"state_dict": "reads", "load_state_dict": "loads into"}
