@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import importlib.util
 import re
 import sys
@@ -47,8 +48,15 @@ else:
 
 
 def load_libcst() -> None:
-    """Load libcst now (before worker processes fork, so that each starts with it)."""
-    cst.CSTNode  # noqa: B018  (the first attribute read runs the lazy import)
+    """Load libcst now (before worker processes fork, so that each starts with it, or before the first parse).
+
+    What is alive once it has loaded (libcst's and zgen's modules, classes and functions: tens of thousands of
+    objects that live as long as the process) is moved out of the cycle collector's reach (`gc.freeze`): the
+    collection after each checked file would otherwise walk all of it again (about 3% of a one-file check).
+    """
+    if type(cst) is not ModuleType:  # still the lazy module: this call loads it
+        cst.CSTNode  # noqa: B018  (the first attribute read runs the lazy import)
+        gc.freeze()
 
 __all__ = [
     "cst",
@@ -278,6 +286,7 @@ def parse_snippet(text: str, first_line: int, indent: int) -> Snippet | None:
     None if libcst rejects text that Python's own parser accepted (grammar
     libcst does not know yet); the statement is then not checked.
     """
+    load_libcst()
     if not text.endswith(("\n", "\r")):
         text += "\n"
     offset = first_line - 1

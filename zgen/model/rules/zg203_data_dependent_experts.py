@@ -10,6 +10,7 @@ from ..analysis.script import script_divergences
 from ..analysis.taint import DATA
 from ..program.index import ModelIndex
 from ..program.tree import code_of
+from ..program.trigger import Remembered
 from .rule import Report, Rule
 
 # Data-dependent selections; `where` only with one argument (the index form).
@@ -101,7 +102,7 @@ class _Selections:
         return False
 
 
-TRIGGER = _Selections()
+TRIGGER = Remembered(_Selections())
 
 
 class DataDependentSubmodules(Rule):
