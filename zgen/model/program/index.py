@@ -119,6 +119,12 @@ class MethodInfo:
     def snippet(self) -> Snippet | None:
         return self.index.parse(self.span)
 
+    @cached_property
+    def self_calls(self) -> list[tuple[str, bool]]:
+        """(name, through `super()`) of each `self.name(...)` / `super().name(...)` call in the text, in order
+        (read once, though every class that inherits the method asks)."""
+        return [(m.group(1) or m.group(2), bool(m.group(2))) for m in _SELF_CALL.finditer(self.text)]
+
     @property
     def node(self) -> cst.FunctionDef | None:
         snip = self.snippet
@@ -253,9 +259,8 @@ class ClassInfo:
         while i < len(found):
             current = found[i]
             i += 1
-            for match in _SELF_CALL.finditer(current.text):
-                name = match.group(1) or match.group(2)
-                if match.group(2):
+            for name, through_super in current.self_calls:
+                if through_super:
                     target = _super_method(current.owner, name)
                 else:
                     target = self.method(name)
@@ -340,7 +345,7 @@ class ClassInfo:
             if method is None or name in names:
                 continue
             names.add(name)
-            todo.extend(m.group(1) or m.group(2) for m in _SELF_CALL.finditer(method.text))
+            todo.extend(name for name, _ in method.self_calls)
         return names
 
     @cached_property
