@@ -98,7 +98,9 @@ _SHARED_MODELING = frozenset(
 _NOT_MODULES = frozenset(
     {"cache_utils", "configuration_utils", "masking_utils", "modeling_outputs", "generic", "import_utils", "hub"}
 )
-_ATTR_NOT_ON_SELF = re.compile(r"(?<!\bself)\.(\w+)")
+# The `.` first, then the look-behind: a pattern that starts with a literal is searched for that character
+# (about ten times faster over a method's text than trying the look-behind at every position).
+_ATTR_NOT_ON_SELF = re.compile(r"\.(?<!\bself\.)(\w+)")
 _RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
 _SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(|\bsuper\(\)\s*\.\s*(\w+)\s*\(")
 
