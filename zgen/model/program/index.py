@@ -99,10 +99,11 @@ _NOT_MODULES = frozenset(
     {"cache_utils", "configuration_utils", "masking_utils", "modeling_outputs", "generic", "import_utils", "hub"}
 )
 # The `.` first, then the look-behind: a pattern that starts with a literal is searched for that character
-# (about ten times faster over a method's text than trying the look-behind at every position).
+# (about ten times faster over a method's text than trying the look-behind at every position). Likewise
+# `self(?<!\wself)` is `\bself` with the word first: a leading `\b` also stops that search.
 _ATTR_NOT_ON_SELF = re.compile(r"\.(?<!\bself\.)(\w+)")
 _RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
-_SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(|\bsuper\(\)\s*\.\s*(\w+)\s*\(")
+_SELF_CALL = re.compile(r"self(?<!\wself)\s*\.\s*(\w+)\s*\(|super(?<!\wsuper)\(\)\s*\.\s*(\w+)\s*\(")  # word first: see above
 
 
 @dataclass(eq=False)
@@ -620,7 +621,7 @@ class ModelIndex:
                 if id(method) not in seen:
                     seen.add(id(method))
                     texts.append(method.text)
-        return re.sub(r"\bself\.(?=\w+\s*\()|\(\)\.", "~", "\n".join(texts))
+        return re.sub(r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\.", "~", "\n".join(texts))  # `\bself`, word first
 
     def module_classes(self) -> list[ClassInfo]:
         return [c for c in self.classes.values() if c.is_module]
