@@ -41,14 +41,16 @@ class _Parser(argparse.ArgumentParser):
         raise ZgenError(message, help=f"run `{self.prog} --help` for usage")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or with `only` of that command alone (what `main` builds when the first
+    argument names a command: the other commands' modules, and what they import, are then never loaded)."""
     parser = _Parser(
         prog="zgen",
         description="Static verifier and code generator for ZeRO stage-3 models and DeepSpeed configs.",
     )
     parser.add_argument("--version", action="version", version=f"zgen {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"zgen.commands.{name}").add_parser(sub)
     return parser
 
@@ -57,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run zgen with `argv` (default: `sys.argv[1:]`) and return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        parser = build_parser()
+        parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
         args = parser.parse_args(argv)
         if not args.command:
             parser.print_help()

@@ -59,9 +59,9 @@ class Flat:
 def mentions_guard(test: cst.CSTNode) -> bool:
     """Does a condition mention `synced_gpus`, `is_deepspeed_zero3_enabled()` or a similar guard?"""
     for node in walk(test):
-        if isinstance(node, cst.Name) and node.value in known.GUARD_NAMES:
+        if type(node) is cst.Name and node.value in known.GUARD_NAMES:  # leaf node types: no ABC check
             return True
-        if isinstance(node, cst.Attribute) and node.attr.value in known.GUARD_NAMES:
+        if type(node) is cst.Attribute and node.attr.value in known.GUARD_NAMES:
             return True
     return False
 

@@ -231,7 +231,7 @@ def child_method_trigger(index: ModelIndex) -> re.Pattern[str]:
                     names.add(name)
     alternatives = "|".join(sorted(map(re.escape, names)))
     # not on `self` itself (`self.init_weights()` is the class's own helper) nor a dunder (`super().__init__()`)
-    return re.compile(r"(?<!\bself)(?<!\(\))\.(?:" + alternatives + r"|(?!__)\w*(?:init|reset)\w*)\(")
+    return re.compile(r"\.(?<!\bself\.)(?<!\(\)\.)(?:" + alternatives + r"|(?!__)\w*(?:init|reset)\w*)\(")
 
 
 @memoised
@@ -241,7 +241,7 @@ def _module_method_call(index: ModelIndex) -> re.Pattern[str]:
     names = {n for cls in index.module_classes() for n in cls.span.methods if n not in _NOT_USES and n[:2] != "__"}
     if not names:
         return re.compile(r"(?!)")
-    return re.compile(r"(?<!\bself)(?<!\(\))\.(?:" + "|".join(sorted(map(re.escape, names))) + r")\(")
+    return re.compile(r"\.(?<!\bself\.)(?<!\(\)\.)(?:" + "|".join(sorted(map(re.escape, names))) + r")\(")
 
 
 def calls_child_method(index: ModelIndex, text: str) -> bool:

@@ -273,21 +273,28 @@ def script_scopes(index: ModelIndex, trigger: _Search) -> Iterator[ScriptScope]:
     """Script scopes whose text matches `trigger`, parsed on first use and cached."""
     if index.other_framework:
         return
+    spans, in_script = _script_hits(index, trigger)
+    for span in spans:
+        scope = function_scope(index, span)
+        if scope is not None:
+            yield scope
+    if in_script:
+        scope = _module_scope(index)
+        if scope is not None:
+            yield scope
+
+
+@memoised
+def _script_hits(index: ModelIndex, trigger: _Search) -> tuple[list[FunctionSpan], bool]:
+    """The script functions whose text matches `trigger`, and whether the module-level code does (several
+    rules ask with the same trigger; each text is searched once per file)."""
     spans: list[FunctionSpan] = list(index.skeleton.functions.values())
     for cls in index.classes.values():
         if not cls.is_module:
             spans.extend(cls.span.methods.values())
-    for span in spans:
-        if not trigger.search(index.skeleton.text(span.start, span.end)):
-            continue
-        scope = function_scope(index, span)
-        if scope is not None:
-            yield scope
+    hits = [span for span in spans if trigger.search(index.skeleton.text(span.start, span.end))]
     script_text = "".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)
-    if script_text and trigger.search(script_text):
-        scope = _module_scope(index)
-        if scope is not None:
-            yield scope
+    return hits, bool(script_text and trigger.search(script_text))
 
 
 @memoised

@@ -6,9 +6,11 @@ asks whether the method's text holds the tokens it cannot work without.
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Protocol
 
-__all__ = ["Trigger"]
+__all__ = ["Trigger", "Remembered"]
 
 
 class Trigger:
@@ -28,3 +30,20 @@ class Trigger:
             if literal in text:
                 return self.pattern is None or self.pattern.search(text) is not None
         return False
+
+
+class _Searches(Protocol):
+    def search(self, text: str) -> bool: ...
+
+
+class Remembered:
+    """A pre-filter whose answer is kept per text: for costly filters whose texts recur.
+
+    The same method text is asked about by several rules (ZG204's filter asks
+    ZG203's first) and, for a method that several classes inherit, once per
+    class. `search` must depend on the text alone. The last `size` texts are kept.
+    """
+
+    def __init__(self, trigger: _Searches, size: int = 1024) -> None:
+        self.trigger = trigger
+        self.search = functools.lru_cache(maxsize=size)(trigger.search)

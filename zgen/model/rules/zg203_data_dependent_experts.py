@@ -10,6 +10,7 @@ from ..analysis.script import script_divergences
 from ..analysis.taint import DATA
 from ..program.index import ModelIndex
 from ..program.tree import code_of
+from ..program.trigger import Remembered
 from .rule import Report, Rule
 
 # Data-dependent selections; `where` only with one argument (the index form).
@@ -26,7 +27,7 @@ _SELECTION_PATTERNS = (
     (("sum(", "mean(", "max(", "min(", "norm(", "std("),
      re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)")),
     # a key missing from an input mapping (`if key not in feats`), the batch size tested against 0 or 1
-    (("not",), re.compile(r"\bif\b[^\n]*\bnot\s+in\s+\w+\s*:")),
+    (("not",), re.compile(r"if(?<!\wif)\b[^\n]*\bnot\s+in\s+\w+\s*:")),  # `\bif`, the word first (10x faster)
     ((".shape[0]", ".size(0)"), re.compile(
         r"(?:\.shape\[0\]|\.size\(0\))\s*(?:[<>]=?|[=!]=)\s*[01]\b|\b[01]\s*(?:[<>]=?|[=!]=)\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))"
     )),
@@ -76,8 +77,8 @@ class _Selections:
     """Text pre-filter: a data-dependent selection, or a loop over an input mapping's keys that picks a submodule
     from a container by the key (`for k, v in feats.items(): out[k] = self.proj[k](v)`)."""
 
-    _BY_KEY = re.compile(r"\bfor\s+(\w+)\b[^\n]*\bin\s+\w+\.(?:items|keys)\(\)")
-    _WALK = re.compile(r"\bfor\s+(\w+)\s+in\s+(\w+)\s*[:)\]}]")  # `for key in feats:` (and in a comprehension)
+    _BY_KEY = re.compile(r"for(?<!\wfor)\s+(\w+)\b[^\n]*\bin\s+\w+\.(?:items|keys)\(\)")  # `\bfor`, word first
+    _WALK = re.compile(r"for(?<!\wfor)\s+(\w+)\s+in\s+(\w+)\s*[:)\]}]")  # `for key in feats:` (and in a comprehension)
 
     # `self.heads[batch["task"]](x)`, or through a local (`task = batch["task"]` ... `self.heads[task](x)`)
     _PICK = re.compile(r"self(?:\.\w+)+\[\s*\w+\[\s*[\"']")
@@ -101,7 +102,7 @@ class _Selections:
         return False
 
 
-TRIGGER = _Selections()
+TRIGGER = Remembered(_Selections())
 
 
 class DataDependentSubmodules(Rule):

@@ -10,6 +10,7 @@ from ..analysis.script import script_divergences
 from ..analysis.taint import DATA
 from ..program.index import ModelIndex
 from ..program.tree import code_of
+from ..program.trigger import Remembered
 from .rule import Report, Rule
 from .zg203_data_dependent_experts import TRIGGER as _SELECTION
 
@@ -47,7 +48,7 @@ class _LoopExit:
         return False
 
 
-TRIGGER = _LoopExit()
+TRIGGER = Remembered(_LoopExit())
 
 
 class DataDependentExit(Rule):

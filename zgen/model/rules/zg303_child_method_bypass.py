@@ -19,9 +19,9 @@ from ..program.tree import code_of, cst
 from .rule import Report, Rule
 
 # `<something other than self>.name(`: a method called on another object.
-_OTHER_CALL = re.compile(r"(?<!\bself)(?<!\(\))\.(\w+)\s*\(")
+_OTHER_CALL = re.compile(r"\.(?<!\bself\.)(?<!\(\)\.)(\w+)\s*\(")  # `.` first: see index._ATTR_NOT_ON_SELF
 # `self.unet.sample(`: a method called on an attribute (the method's name).
-_HELD_CALL = re.compile(r"\bself\.\w+\.(\w+)\s*\(")
+_HELD_CALL = re.compile(r"self(?<!\wself)\.\w+\.(\w+)\s*\(")  # `\bself`, the word first (10x faster)
 _SKIP = {"forward", "__call__", "extra_repr", "__repr__", "_init_weights", "reset_parameters"}
 
 
