@@ -174,7 +174,7 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
             listed.pop(target, None)
-            if _passes_on(index, flat, node.value, holds):
+            if _passes_on(index, flat, node.value, holds) or target in held and _rebuilt(index, node.value):
                 held.add(target)
             else:
                 held.discard(target)
@@ -263,6 +263,12 @@ def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) 
     if (call_name(value) or "").rsplit(".", 1)[-1] == "getattr":
         return len(value.args) == 3 and holds(value.args[2].value) is not None
     return _returns_argument(index, flat, value) and holds(value.args[0].value) is not None
+
+
+def _rebuilt(index: ModelIndex, value: cst.BaseExpression) -> bool:
+    """`model = Unet(**model)` (when a config was given instead of a model): the name holds a module built here,
+    which `zero.Init` partitions when its constructor returns, so it is a built model either way."""
+    return isinstance(value, cst.Call) and classify(index, value)[0] in (Kind.MODULE, Kind.CONTAINER)
 
 
 def _returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:

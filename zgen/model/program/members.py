@@ -626,6 +626,10 @@ class _FactsReader:
         if last[:1].isupper() and self.index.is_module_base(qualified, self.resolve):
             return Kind.MODULE, (qualified,)
         if written in {"copy.deepcopy", "deepcopy"} and call.args:
+            copied = access_path(call.args[0].value)
+            member = self.facts.members.get(copied.parts[0]) if copied and copied.root == "self" else None
+            if member is not None and len(copied.parts) == 1 and member.kind in (Kind.MODULE, Kind.CONTAINER):
+                return member.kind, member.classes  # `self.dest_mlp = deepcopy(self.time_mlp)`: a copy of that member
             return self.classify(call.args[0].value)
         if "." not in written and written in self.index.skeleton.functions:
             return self._returned(self.index.function_info(written), call)  # def Linear(...): ...; return m

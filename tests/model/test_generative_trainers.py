@@ -1,0 +1,192 @@
+"""Facts from flow and diffusion trainers: models rebuilt from a config, averages picked by a helper, conditional
+expressions and tied asserts around optional towers, copies of a member.
+
+Each fact has a hazard and a look-alike that must stay clean:
+
+* a name holding a handed model, rebound to a module built in its place (`model = Unet(**model)` when a config
+  dict was given), still holds a built model: `EMA(model)` after it copies partitioned placeholders;
+* an averager given as one alternative of an attribute (`default(teacher, EMA(model))`, `teacher or EMA(model)`)
+  is still an averager of the model: its `update()` reads and writes every parameter;
+* a conditional expression (`t = self.mlp(times) if exists(times) else None`) gates a tower like an `if`, and
+  a presence test of a `self` attribute beside it (`exists(self.mlp)`) is the configuration;
+* an input whose presence an assert ties to the configuration (`assert not (exists(c) ^ exists(self.c_mlp))`)
+  is the same on every rank;
+* `self.b = deepcopy(self.a)` is a module of `self.a`'s classes, so a branch that runs it runs a tower.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+HEAD = """
+from copy import deepcopy
+
+import torch
+from torch import nn
+from torch.nn import Module
+from ema_pytorch import EMA
+
+
+def exists(v):
+    return v is not None
+
+
+def default(v, d):
+    return v if exists(v) else d
+
+
+class Net(Module):
+    def __init__(self, dim=4):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.out(self.proj(x))
+"""
+
+
+def codes(source: str, family: str) -> list[str]:
+    findings = check_source("m.py", HEAD + textwrap.dedent(source))
+    return sorted(f.code for f in findings if f.code.startswith(family))
+
+
+HAZARDS = {
+    "rebuilt-from-config-then-averaged": ("ZG1", "ZG105", """
+class Flow(Module):
+    def __init__(self, model: dict | Module, use_ema=False):
+        super().__init__()
+        if isinstance(model, dict):
+            model = Net(**model)
+        self.model = model
+        if use_ema:
+            self.ema_model = EMA(model, beta=0.9)
+"""),
+    "averager-as-a-default": ("ZG1", "ZG101", """
+class SelfDistill(Module):
+    def __init__(self, model: Module, teacher: Module | None = None):
+        super().__init__()
+        self.model = model
+        self.teacher = default(teacher, EMA(model))
+
+    def post_step(self):
+        self.teacher.update()
+"""),
+    "averager-as-an-or": ("ZG1", "ZG101", """
+class SelfDistill(Module):
+    def __init__(self, model: Module, teacher: Module | None = None):
+        super().__init__()
+        self.model = model
+        self.teacher = teacher or EMA(model)
+
+    def post_step(self):
+        self.teacher.update()
+"""),
+    "conditional-expression-gates-a-tower": ("ZG2", "ZG205", """
+class Unet(Module):
+    def __init__(self, dim=4, accept_time=True):
+        super().__init__()
+        self.time_mlp = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, dim)) if accept_time else None
+        self.body = nn.Linear(dim, dim)
+
+    def forward(self, x, times=None):
+        t = self.time_mlp(times) if exists(self.time_mlp) and exists(times) else None
+        return self.body(x) if t is None else self.body(x + t)
+"""),
+    "copied-member-is-a-tower": ("ZG2", "ZG205", """
+class Unet(Module):
+    def __init__(self, dim=4, accept_dest_time=False):
+        super().__init__()
+        self.time_mlp = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, dim))
+        self.dest_time_mlp = None
+        if accept_dest_time:
+            self.dest_time_mlp = deepcopy(self.time_mlp)
+        self.body = nn.Linear(dim, dim)
+
+    def forward(self, x, times, s=None):
+        t = self.time_mlp(times)
+        if exists(s):
+            t = t + self.dest_time_mlp(s)
+        return self.body(x + t)
+"""),
+}
+
+LOOKALIKES = {
+    # The name is rebound to a construction of a class that is no module (its settings): nothing built is copied.
+    "rebound-to-a-setting": ("ZG1", """
+class Settings:
+    def __init__(self, beta=0.9):
+        self.beta = beta
+
+
+def make_settings(model, **kwargs):
+    model = Settings(**kwargs)
+    return deepcopy(model)
+"""),
+    # The alternative is built from a fresh module, not from the held model.
+    "averager-of-a-fresh-module": ("ZG1", """
+class SelfDistill(Module):
+    def __init__(self, model: Module, teacher: Module | None = None):
+        super().__init__()
+        self.model = model
+        self.teacher = default(teacher, nn.Identity())
+
+    def post_step(self):
+        self.teacher.eval()
+"""),
+    # Both alternatives of the conditional expression run the tower.
+    "conditional-expression-runs-the-tower-both-ways": ("ZG2", """
+class Unet(Module):
+    def __init__(self, dim=4):
+        super().__init__()
+        self.time_mlp = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, dim))
+
+    def forward(self, x, times=None):
+        return self.time_mlp(times) if exists(times) else self.time_mlp(torch.zeros_like(x))
+"""),
+    # The presence of `cond` is asserted equal to the configuration's `cond_mlp`.
+    "presence-tied-to-configuration": ("ZG2", """
+class Unet(Module):
+    def __init__(self, dim=4, accept_cond=False):
+        super().__init__()
+        self.cond_mlp = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, dim)) if accept_cond else None
+        self.body = nn.Linear(dim, dim)
+
+    def forward(self, x, cond=None):
+        assert not (exists(cond) ^ exists(self.cond_mlp))
+        if exists(cond):
+            x = x + self.cond_mlp(cond)
+        return self.body(x)
+"""),
+    # The optional input only changes arithmetic on the configuration-gated tower's output.
+    "copied-member-run-on-every-rank": ("ZG2", """
+class Unet(Module):
+    def __init__(self, dim=4):
+        super().__init__()
+        self.time_mlp = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, dim))
+        self.dest_time_mlp = deepcopy(self.time_mlp)
+        self.body = nn.Linear(dim, dim)
+
+    def forward(self, x, times, s=None):
+        t = self.time_mlp(times) + self.dest_time_mlp(times)
+        if exists(s):
+            t = t * s
+        return self.body(x + t)
+"""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAZARDS))
+def test_hazard_is_reported(name: str) -> None:
+    family, code, source = HAZARDS[name]
+    assert code in codes(source, family)
+
+
+@pytest.mark.parametrize("name", sorted(LOOKALIKES))
+def test_lookalike_is_clean(name: str) -> None:
+    family, source = LOOKALIKES[name]
+    assert codes(source, family) == []
