@@ -11,7 +11,9 @@ Each fact has a hazard and a look-alike that must stay clean:
   a presence test of a `self` attribute beside it (`exists(self.mlp)`) is the configuration;
 * an input whose presence an assert ties to the configuration (`assert not (exists(c) ^ exists(self.c_mlp))`)
   is the same on every rank;
-* `self.b = deepcopy(self.a)` is a module of `self.a`'s classes, so a branch that runs it runs a tower.
+* `self.b = deepcopy(self.a)` is a module of `self.a`'s classes, so a branch that runs it runs a tower;
+* a local bound to the class of a module (`layer_type = type(self.base)`) builds a module of that class when
+  called, so initialising what it built in `__init__` writes partitioned placeholders.
 """
 
 from __future__ import annotations
@@ -113,6 +115,17 @@ class Unet(Module):
             t = t + self.dest_time_mlp(s)
         return self.body(x + t)
 """),
+    "module-built-through-type-of-another": ("ZG1", "ZG103", """
+class LoRA(Module):
+    def __init__(self, base: Net, rank=4):
+        super().__init__()
+        self.base = base
+        layer_type = type(self.base)
+        self.lora_b = layer_type(rank)
+        with torch.no_grad():
+            for p in self.lora_b.parameters():
+                p.zero_()
+"""),
 }
 
 LOOKALIKES = {
@@ -176,6 +189,17 @@ class Unet(Module):
         if exists(s):
             t = t * s
         return self.body(x + t)
+"""),
+    # The class of a setting builds a value; the module's own parameter is initialised in its own `__init__`.
+    "type-of-a-setting": ("ZG1", """
+class Scaled(Module):
+    def __init__(self, base: Net, scale=2):
+        super().__init__()
+        self.base = base
+        number = type(scale)
+        self.factor = number(3)
+        self.gain = nn.Parameter(torch.empty(4))
+        nn.init.zeros_(self.gain)
 """),
 }
 
