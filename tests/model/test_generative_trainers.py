@@ -13,7 +13,12 @@ Each fact has a hazard and a look-alike that must stay clean:
   is the same on every rank;
 * `self.b = deepcopy(self.a)` is a module of `self.a`'s classes, so a branch that runs it runs a tower;
 * a local bound to the class of a module (`layer_type = type(self.base)`) builds a module of that class when
-  called, so initialising what it built in `__init__` writes partitioned placeholders.
+  called, so initialising what it built in `__init__` writes partitioned placeholders;
+* a parameter annotated with a weight-averaging class (`ema: Optional[ExponentialMovingAverage]`), handed to a
+  function that holds the built model, averages that model: its updates (and `average_parameters()`, which
+  swaps the averages in) write every parameter;
+* a field a plain class (a dataclass) declares with a module type holds a built model when an instance is
+  handed in (`state.model.state_dict()` for `state: CheckpointState`).
 """
 
 from __future__ import annotations
@@ -126,6 +131,40 @@ class LoRA(Module):
             for p in self.lora_b.parameters():
                 p.zero_()
 """),
+    "averager-handed-to-a-step": ("ZG1", "ZG101", """
+from typing import Optional
+from torch_ema import ExponentialMovingAverage
+
+
+def take_step(model: nn.Module, batch, optimizer, ema: Optional[ExponentialMovingAverage]):
+    model(batch).mean().backward()
+    optimizer.step()
+    if ema is not None:
+        ema.update()
+"""),
+    "averages-swapped-in-for-evaluation": ("ZG1", "ZG101", """
+from torch_ema import ExponentialMovingAverage
+
+
+def validate(model: nn.Module, batch, ema: ExponentialMovingAverage):
+    with ema.average_parameters():
+        return model(batch).mean()
+"""),
+    "dataclass-field-holds-the-model": ("ZG1", "ZG108", """
+import dataclasses
+
+
+@dataclasses.dataclass
+class State:
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+
+
+class Saver:
+    @staticmethod
+    def create(state: State) -> dict:
+        return {"model": state.model.state_dict(), "optimizer": state.optimizer.state_dict()}
+"""),
 }
 
 LOOKALIKES = {
@@ -200,6 +239,29 @@ class Scaled(Module):
         self.factor = number(3)
         self.gain = nn.Parameter(torch.empty(4))
         nn.init.zeros_(self.gain)
+"""),
+    # A scheduler handed in is stepped: `step` is an update only for a weight-averaging class.
+    "scheduler-handed-to-a-step": ("ZG1", """
+def take_step(model: nn.Module, batch, optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler):
+    model(batch).mean().backward()
+    optimizer.step()
+    scheduler.step()
+"""),
+    # Only the optimizer field is read; it is no module.
+    "dataclass-field-is-no-module": ("ZG1", """
+import dataclasses
+
+
+@dataclasses.dataclass
+class State:
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+
+
+class Saver:
+    @staticmethod
+    def create(state: State) -> dict:
+        return {"optimizer": state.optimizer.state_dict()}
 """),
 }
 

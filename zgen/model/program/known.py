@@ -439,4 +439,6 @@ AVERAGERS = frozenset(
         "torch_ema.ExponentialMovingAverage",
     }
 )
-AVERAGER_UPDATES = frozenset({"update", "update_parameters", "step", "copy_to", "restore", "store", "update_moving_average"})
+AVERAGER_UPDATES = frozenset(
+    {"update", "update_parameters", "step", "copy_to", "restore", "store", "update_moving_average", "average_parameters"}
+)  # `average_parameters()` (torch_ema) swaps the averages into the model's parameters and back
