@@ -62,6 +62,21 @@ def codes(source: str, family: str) -> list[str]:
     return sorted(f.code for f in findings if f.code.startswith(family))
 
 
+# A plain class holding the training state, and a saver handed one.
+STATE = """
+import dataclasses
+
+
+@dataclasses.dataclass
+class State:
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+
+
+class Saver:
+    @staticmethod
+    def create(state: State) -> dict:"""
+
 HAZARDS = {
     "rebuilt-from-config-then-averaged": ("ZG1", "ZG105", """
 class Flow(Module):
@@ -150,19 +165,7 @@ def validate(model: nn.Module, batch, ema: ExponentialMovingAverage):
     with ema.average_parameters():
         return model(batch).mean()
 """),
-    "dataclass-field-holds-the-model": ("ZG1", "ZG108", """
-import dataclasses
-
-
-@dataclasses.dataclass
-class State:
-    model: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-
-
-class Saver:
-    @staticmethod
-    def create(state: State) -> dict:
+    "dataclass-field-holds-the-model": ("ZG1", "ZG108", STATE + """
         return {"model": state.model.state_dict(), "optimizer": state.optimizer.state_dict()}
 """),
 }
@@ -248,19 +251,7 @@ def take_step(model: nn.Module, batch, optimizer, scheduler: torch.optim.lr_sche
     scheduler.step()
 """),
     # Only the optimizer field is read; it is no module.
-    "dataclass-field-is-no-module": ("ZG1", """
-import dataclasses
-
-
-@dataclasses.dataclass
-class State:
-    model: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-
-
-class Saver:
-    @staticmethod
-    def create(state: State) -> dict:
+    "dataclass-field-is-no-module": ("ZG1", STATE + """
         return {"optimizer": state.optimizer.state_dict()}
 """),
 }
