@@ -18,7 +18,9 @@ Each fact has a hazard and a look-alike that must stay clean:
   function that holds the built model, averages that model: its updates (and `average_parameters()`, which
   swaps the averages in) write every parameter;
 * a field a plain class (a dataclass) declares with a module type holds a built model when an instance is
-  handed in (`state.model.state_dict()` for `state: CheckpointState`).
+  handed in (`state.model.state_dict()` for `state: CheckpointState`);
+* a wrapper module built around a module it is given (`self.model = Reflow(model)`, no parameters of its own)
+  holds that module: a trainer's state dict of it reads partitioned parameters.
 """
 
 from __future__ import annotations
@@ -168,6 +170,25 @@ def validate(model: nn.Module, batch, ema: ExponentialMovingAverage):
     "dataclass-field-holds-the-model": ("ZG1", "ZG108", STATE + """
         return {"model": state.model.state_dict(), "optimizer": state.optimizer.state_dict()}
 """),
+    "wrapper-built-around-a-handed-model": ("ZG1", "ZG108", """
+class Wrapper(Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)
+
+
+class Trainer(Module):
+    def __init__(self, net: Net):
+        super().__init__()
+        self.model = Wrapper(net)
+        self.opt = torch.optim.Adam(net.parameters())
+
+    def save(self, path):
+        torch.save(self.model.state_dict(), path)
+"""),
 }
 
 LOOKALIKES = {
@@ -253,6 +274,27 @@ def take_step(model: nn.Module, batch, optimizer, scheduler: torch.optim.lr_sche
     # Only the optimizer field is read; it is no module.
     "dataclass-field-is-no-module": ("ZG1", STATE + """
         return {"optimizer": state.optimizer.state_dict()}
+"""),
+    # A module built from settings only, without parameters: its state dict holds nothing partitioned.
+    "module-built-from-settings": ("ZG1", """
+class Scale(Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x * self.k
+
+
+class Trainer(Module):
+    def __init__(self, net: Net):
+        super().__init__()
+        self.net = net
+        self.scale = Scale(2)
+        self.opt = torch.optim.Adam(net.parameters())
+
+    def save(self, path):
+        torch.save(self.scale.state_dict(), path)
 """),
 }
 

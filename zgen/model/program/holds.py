@@ -335,6 +335,8 @@ def _holds(
     kind, classes = classify(index, value)
     if kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes or ("",)):
         return classes or ("<unknown>",)
+    if kind == Kind.MODULE and any(_holds(index, a.value, arguments, held) for a in value.args if not a.star):
+        return classes  # `Reflow(model)`: a wrapper built around a module it is given holds that module
     return ()
 
 
