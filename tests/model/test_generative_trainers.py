@@ -20,7 +20,9 @@ Each fact has a hazard and a look-alike that must stay clean:
 * a field a plain class (a dataclass) declares with a module type holds a built model when an instance is
   handed in (`state.model.state_dict()` for `state: CheckpointState`);
 * a wrapper module built around a module it is given (`self.model = Reflow(model)`, no parameters of its own)
-  holds that module: a trainer's state dict of it reads partitioned parameters.
+  holds that module: a trainer's state dict of it reads partitioned parameters;
+* a module handed to the constructor as any `nn.Module` may be a whole network: an optional input that skips
+  it (or returns before it) gates a tower.
 """
 
 from __future__ import annotations
@@ -189,6 +191,18 @@ class Trainer(Module):
     def save(self, path):
         torch.save(self.model.state_dict(), path)
 """),
+    "optional-input-skips-a-handed-network": ("ZG2", "ZG205", """
+class Guided(Module):
+    def __init__(self, net: Module, action_embedder: Module | None = None):
+        super().__init__()
+        self.net = net
+        self.action_embedder = action_embedder
+
+    def forward(self, x, action=None):
+        if exists(action):
+            x = x + self.action_embedder(action)
+        return self.net(x)
+"""),
 }
 
 LOOKALIKES = {
@@ -295,6 +309,19 @@ class Trainer(Module):
 
     def save(self, path):
         torch.save(self.scale.state_dict(), path)
+"""),
+    # The handed module is declared a single layer, and the optional input only scales the output.
+    "optional-input-around-a-handed-layer": ("ZG2", """
+class Guided(Module):
+    def __init__(self, net: Module, proj: nn.Linear):
+        super().__init__()
+        self.net = net
+        self.proj = proj
+
+    def forward(self, x, scale=None):
+        if exists(scale):
+            x = self.proj(x) * scale
+        return self.net(x)
 """),
 }
 

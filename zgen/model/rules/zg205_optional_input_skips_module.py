@@ -15,6 +15,7 @@ from ..analysis.flow import Flat
 from ..analysis.persistence import gathers
 from ..analysis.runs import HelperRuns, ast_function, self_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.holds import module_like_name
 from ..program.members import Kind, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import code_of, cst, walk
@@ -610,6 +611,8 @@ class _Runs:
             return set()
         if parts[-1] in ("forward", "__call__"):
             parts = parts[:-1]
+        if len(parts) == 1 and parts[0] in _handed_networks(self.index, self.cls):
+            return {f"self.{parts[0]}"}
         resolved = self.resolver.resolve(parts)
         if resolved is None and len(parts) > 1 and parts[-1] not in NOT_RUNS:
             # `self.clip.embed_image(image)`: a method of a child that runs the child's own submodules
@@ -625,6 +628,37 @@ class _Runs:
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
             return set()
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
+
+@memoised
+def _handed_networks(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Members the constructor stores from an argument declared as any module (`net: Module`, `model:
+    nn.Module | None`, or unannotated and named as a model is): a whole network of a class we cannot see, such
+    as the model a flow or diffusion wrapper runs. An argument declared as a layer class is not one."""
+    init = cls.method("__init__")
+    func = ast_function(init) if init is not None else None
+    if func is None:
+        return frozenset()
+    handed = set()
+    for arg in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs):
+        if arg.annotation is None:
+            if module_like_name(arg.arg) and arg.arg not in ("self", "cls"):
+                handed.add(arg.arg)
+        elif set(re.findall(r"[A-Za-z_]\w*", ast.unparse(arg.annotation))) <= _GENERIC_MODULE and "Module" in ast.unparse(
+            arg.annotation
+        ):
+            handed.add(arg.arg)
+    found = set()
+    for stmt in ast.walk(func):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Name):
+            target = stmt.targets[0]
+            if stmt.value.id in handed and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                if target.value.id == "self":
+                    found.add(target.attr)
+    return frozenset(found)
+
+
+_GENERIC_MODULE = {"Module", "nn", "torch", "Optional", "None"}
+
 
 def _is_tower(index: ModelIndex, classes: tuple[str, ...]) -> bool:
     """A module built of submodules with parameters (an encoder, a tower), not a single layer."""
