@@ -22,7 +22,9 @@ Each fact has a hazard and a look-alike that must stay clean:
 * a wrapper module built around a module it is given (`self.model = Reflow(model)`, no parameters of its own)
   holds that module: a trainer's state dict of it reads partitioned parameters;
 * a module handed to the constructor as any `nn.Module` may be a whole network: an optional input that skips
-  it (or returns before it) gates a tower.
+  it (or returns before it) gates a tower;
+* a function transform given a module (`jvp(self.model, ...)`, `checkpoint(self.block, x)`) runs it, and a random
+  or data decision whose two branches run the same submodules once each does not make ranks diverge.
 """
 
 from __future__ import annotations
@@ -203,6 +205,22 @@ class Guided(Module):
             x = x + self.action_embedder(action)
         return self.net(x)
 """),
+    "coin-flip-skips-the-transformed-call": ("ZG2", "ZG202", """
+from random import random
+from torch.func import jvp
+
+
+class MeanFlow(Module):
+    def __init__(self, model: Net):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, t):
+        if random() < 0.5:
+            return x
+        out, rate = jvp(self.model, (x,), (t,))
+        return out + rate
+"""),
 }
 
 LOOKALIKES = {
@@ -322,6 +340,24 @@ class Guided(Module):
         if exists(scale):
             x = self.proj(x) * scale
         return self.net(x)
+"""),
+    # Both branches run the model once: plainly or through `jvp`.
+    "coin-flip-between-plain-and-transformed-call": ("ZG2", """
+from random import random
+from torch.func import jvp
+
+
+class MeanFlow(Module):
+    def __init__(self, model: Net):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, t):
+        if random() < 0.5:
+            out, rate = self.model(x), torch.zeros(())
+        else:
+            out, rate = jvp(self.model, (x,), (t,))
+        return out + rate
 """),
 }
 
