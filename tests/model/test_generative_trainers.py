@@ -83,6 +83,19 @@ class Saver:
     @staticmethod
     def create(state: State) -> dict:"""
 
+# A flow model that runs its network plainly or through `jvp`.
+MEAN_FLOW = """
+from random import random
+from torch.func import jvp
+
+
+class MeanFlow(Module):
+    def __init__(self, model: Net):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, t):"""
+
 HAZARDS = {
     "rebuilt-from-config-then-averaged": ("ZG1", "ZG105", """
 class Flow(Module):
@@ -205,17 +218,7 @@ class Guided(Module):
             x = x + self.action_embedder(action)
         return self.net(x)
 """),
-    "coin-flip-skips-the-transformed-call": ("ZG2", "ZG202", """
-from random import random
-from torch.func import jvp
-
-
-class MeanFlow(Module):
-    def __init__(self, model: Net):
-        super().__init__()
-        self.model = model
-
-    def forward(self, x, t):
+    "coin-flip-skips-the-transformed-call": ("ZG2", "ZG202", MEAN_FLOW + """
         if random() < 0.5:
             return x
         out, rate = jvp(self.model, (x,), (t,))
@@ -342,17 +345,7 @@ class Guided(Module):
         return self.net(x)
 """),
     # Both branches run the model once: plainly or through `jvp`.
-    "coin-flip-between-plain-and-transformed-call": ("ZG2", """
-from random import random
-from torch.func import jvp
-
-
-class MeanFlow(Module):
-    def __init__(self, model: Net):
-        super().__init__()
-        self.model = model
-
-    def forward(self, x, t):
+    "coin-flip-between-plain-and-transformed-call": ("ZG2", MEAN_FLOW + """
         if random() < 0.5:
             out, rate = self.model(x), torch.zeros(())
         else:
