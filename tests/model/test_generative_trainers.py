@@ -224,6 +224,21 @@ class Guided(Module):
         out, rate = jvp(self.model, (x,), (t,))
         return out + rate
 """),
+    # One branch runs the encoder once per sample, the other once: not the same calls both ways.
+    "sliced-branch-runs-the-module-per-sample": ("ZG2", "ZG203", """
+class Autoencoder(Module):
+    def __init__(self, slicing=True):
+        super().__init__()
+        self.use_slicing = slicing
+        self.encoder = Net()
+
+    def forward(self, x):
+        if self.use_slicing and x.shape[0] > 1:
+            h = torch.cat([self.encoder(part) for part in x.split(1)])
+        else:
+            h = self.encoder(x)
+        return h
+"""),
 }
 
 LOOKALIKES = {

@@ -243,6 +243,7 @@ def _same_both_ways(flat: Flat, sites: list) -> set[int]:
     """Tests of an `if` with an `else` whose two branches run the same submodules, each once (the decision picks
     how, not which: a plain forward or one through `jvp`). Only direct calls count."""
     sides: dict[int, dict[str, list[str]]] = {}
+    repeated: set[int] = set()  # tests with a call in a loop inside a branch: it may run any number of times
     for call, ctx, callee in sites:
         for test in ctx.conds:
             branch = flat.parent.get(id(test))
@@ -250,7 +251,13 @@ def _same_both_ways(flat: Flat, sites: list) -> set[int]:
                 side = _side(flat, call, branch)
                 if side is not None:
                     sides.setdefault(id(test), {"body": [], "orelse": []})[side].append(callee)
-    return {key for key, split in sides.items() if split["body"] and sorted(split["body"]) == sorted(split["orelse"])}
+                    if any(_side(flat, loop, branch) is not None for loop in ctx.loops):
+                        repeated.add(id(test))
+    return {
+        key
+        for key, split in sides.items()
+        if key not in repeated and split["body"] and sorted(split["body"]) == sorted(split["orelse"])
+    }
 
 
 def _picked_calls(flat: Flat, taint: Taint) -> dict[int, tuple[cst.CSTNode, str]]:
