@@ -186,15 +186,20 @@ def _tainted_decisions(
     for _call, ctx, callee in sites:
         if any(RANK in taint.of(test) for test in ctx.conds):
             rank_gated[callee] = rank_gated.get(callee, 0) + 1
-    same_both_ways = _same_both_ways(flat, sites)
+    same_both_ways: set[int] | None = None  # read only once a tainted test gates a call
     for call, ctx, callee in sites:
         if ctx.guarded:
             continue
         for test in ctx.conds:
+            tainted = taint.of(test)
+            if not tainted:
+                continue
+            if same_both_ways is None:
+                same_both_ways = _same_both_ways(flat, sites)
             if id(test) in same_both_ways:
                 continue  # `if coin: y = self.model(x)` / `else: y = jvp(self.model, ...)`: the same modules run
             effect = WHILE if _is_while_test(flat, test) else GATE
-            for kind, source in taint.of(test).items():
+            for kind, source in tainted.items():
                 if kind == RANK and rank_gated.get(callee, 0) > 1:
                     # The same call in another rank-dependent branch (`if main: ... barrier()` /
                     # `else: barrier()`, "main process first"): every rank makes it once.
