@@ -11,6 +11,7 @@ import re
 from collections import ChainMap
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.known import CALLS_FIRST_ARGUMENT
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
 from ..program.tree import access_path, call_name, code_of, cst, parameter_for, walk
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
@@ -202,6 +203,14 @@ class ModuleCalls:
     def callee(self, call: cst.Call) -> str | None:
         """A description of the submodule this call runs (`self.layers[i]`), or None."""
         func = call.func
+        name = call_name(call) or ""
+        if call.args and name.rsplit(".", 1)[-1] in _CALLER_NAMES and self.index.qualify(name) in CALLS_FIRST_ARGUMENT:
+            given = call.args[0].value  # `jvp(self.model, ...)`, `jvp(self.model if c else f, ...)`: it runs the module
+            for option in (given.body, given.orelse) if isinstance(given, cst.IfExp) else (given,):
+                ran = self.callee(cst.Call(func=option)) if isinstance(option, (cst.Name, cst.Attribute)) else None
+                if ran is not None:
+                    return ran
+            return None
         if isinstance(func, cst.Name) and func.value == "self":
             return "self" if self.method_name != "forward" else None
         if isinstance(func, cst.Attribute) and func.attr.value in {"forward", "__call__"}:
@@ -217,6 +226,9 @@ class ModuleCalls:
         if not any(gathers(self.index, ref) for ref in classes):
             return None
         return code_of(func)
+
+
+_CALLER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in CALLS_FIRST_ARGUMENT)
 
 
 @memoised(cycle={})

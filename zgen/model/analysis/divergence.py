@@ -186,12 +186,20 @@ def _tainted_decisions(
     for _call, ctx, callee in sites:
         if any(RANK in taint.of(test) for test in ctx.conds):
             rank_gated[callee] = rank_gated.get(callee, 0) + 1
+    same_both_ways: set[int] | None = None  # read only once a tainted test gates a call
     for call, ctx, callee in sites:
         if ctx.guarded:
             continue
         for test in ctx.conds:
+            tainted = taint.of(test)
+            if not tainted:
+                continue
+            if same_both_ways is None:
+                same_both_ways = _same_both_ways(flat, sites)
+            if id(test) in same_both_ways:
+                continue  # `if coin: y = self.model(x)` / `else: y = jvp(self.model, ...)`: the same modules run
             effect = WHILE if _is_while_test(flat, test) else GATE
-            for kind, source in taint.of(test).items():
+            for kind, source in tainted.items():
                 if kind == RANK and rank_gated.get(callee, 0) > 1:
                     # The same call in another rank-dependent branch (`if main: ... barrier()` /
                     # `else: barrier()`, "main process first"): every rank makes it once.
@@ -236,6 +244,27 @@ def _tainted_decisions(
                 continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
             for kind, source in taint.of(test).items():
                 add(kind, effect, test, source, later[0][2], later[0][0])
+
+
+def _same_both_ways(flat: Flat, sites: list) -> set[int]:
+    """Tests of an `if` with an `else` whose two branches run the same submodules, each once (the decision picks
+    how, not which: a plain forward or one through `jvp`). Only direct calls count."""
+    sides: dict[int, dict[str, list[str]]] = {}
+    repeated: set[int] = set()  # tests with a call in a loop inside a branch: it may run any number of times
+    for call, ctx, callee in sites:
+        for test in ctx.conds:
+            branch = flat.parent.get(id(test))
+            if isinstance(branch, cst.If) and branch.test is test and isinstance(branch.orelse, cst.Else):
+                side = _side(flat, call, branch)
+                if side is not None:
+                    sides.setdefault(id(test), {"body": [], "orelse": []})[side].append(callee)
+                    if any(_side(flat, loop, branch) is not None for loop in ctx.loops):
+                        repeated.add(id(test))
+    return {
+        key
+        for key, split in sides.items()
+        if key not in repeated and split["body"] and sorted(split["body"]) == sorted(split["orelse"])
+    }
 
 
 def _picked_calls(flat: Flat, taint: Taint) -> dict[int, tuple[cst.CSTNode, str]]:

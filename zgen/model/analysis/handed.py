@@ -128,6 +128,8 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
     words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\("]
     words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
+    averagers = "|".join(sorted({re.escape(name.rsplit(".", 1)[-1]) for name in known.AVERAGERS}))
+    words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
     if cls is not None:
         words += [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
         held = "|".join(
@@ -154,6 +156,7 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
     held = set(models)  # plus locals bound to one (`model = self.accelerator.unwrap_model(self.model)`)
     elements = container_elements(func) if cls is not None else set()  # `policy = self.policies[uid]`
     averaged = set(averaged_attributes(index, cls)) if cls is not None else set()
+    averaged_args = _averager_arguments(index, func)  # `def take_step(model, ema: EMA)`: an average of the model
 
     listed: dict[str, str] = {}  # locals bound to a list of a held module's parameters -> that module
 
@@ -180,7 +183,8 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
             listed.pop(target, None)
-            if _passes_on(index, flat, node.value, holds) or target in elements:
+            if (_passes_on(index, flat, node.value, holds) or target in elements
+                    or target in held and _rebuilt(index, node.value)):
                 held.add(target)
             else:
                 held.discard(target)
@@ -221,6 +225,8 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
             path = access_path(func_node.value)
             if path is not None and path.root == "self" and len(path.parts) == 1 and path.parts[0] in averaged:
                 found.append(access(node, ctx, WRITE, f"self.{path.parts[0]}", code_of(func_node)))
+            elif path is not None and not path.parts and path.root in averaged_args:
+                found.append(access(node, ctx, WRITE, path.root, code_of(func_node)))
         elif name and not name.startswith("."):
             for position, done in argument_effects(index, flat, node):
                 owner = holds(node.args[position].value)
@@ -269,6 +275,26 @@ def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) 
     if (call_name(value) or "").rsplit(".", 1)[-1] == "getattr":
         return len(value.args) == 3 and holds(value.args[2].value) is not None
     return _returns_argument(index, flat, value) and holds(value.args[0].value) is not None
+
+
+def _averager_arguments(index: ModelIndex, func: cst.FunctionDef) -> set[str]:
+    """Parameters annotated with a library's weight-averaging class (`ema: Optional[ExponentialMovingAverage]`):
+    handed to a function that also holds the built model, they average that model's parameters."""
+    found = set()
+    for param in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params):
+        if param.annotation is None:
+            continue
+        text = code_of(param.annotation.annotation, limit=200)
+        for name in re.findall(r"[A-Za-z_][\w.]*", text):
+            if index.qualify(name) in known.AVERAGERS:
+                found.add(param.name.value)
+    return found
+
+
+def _rebuilt(index: ModelIndex, value: cst.BaseExpression) -> bool:
+    """`model = Unet(**model)` (when a config was given instead of a model): the name holds a module built here,
+    which `zero.Init` partitions when its constructor returns, so it is a built model either way."""
+    return isinstance(value, cst.Call) and classify(index, value)[0] in (Kind.MODULE, Kind.CONTAINER)
 
 
 def _returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:
@@ -333,10 +359,36 @@ def _seeds(index: ModelIndex, node: cst.FunctionDef) -> tuple[set[str], set[str]
     for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
         name = param.name.value
         note = cst.Module([]).code_for_node(param.annotation.annotation) if param.annotation is not None else ""
+        if note in index.classes and not index.classes[note].is_module:
+            # `state: CheckpointState` whose class declares `model: torch.nn.Module`: `state.model` holds one
+            models |= {f"{name}.{f}" for f in _module_fields(index, note)}
         if "Parameter" in note or (not note and _PARAMS_NAME.match(name)):
             iterables.add(name)
             models.discard(name)
     return models, iterables
+
+
+@memoised
+def _module_fields(index: ModelIndex, class_name: str) -> frozenset[str]:
+    """Fields a plain class of the file declares with a module type (`model: torch.nn.Module` in a dataclass)."""
+    span = index.skeleton.classes.get(class_name)
+    found = set()
+    lines = index.skeleton.text(span.start, span.end).splitlines() if span is not None else []
+    head = next((i for i, line in enumerate(lines) if line.lstrip().startswith("class ")), len(lines))
+    body = [line for line in lines[head + 1 :] if line.strip()]  # after any decorators and the `class` line
+    depth = len(body[0]) - len(body[0].lstrip()) if body else 0
+    for line in body:
+        match = _FIELD.match(line)
+        if match is None or len(line) - len(line.lstrip()) != depth:
+            continue  # only the class's own statements, not annotated locals of its methods
+        for name in re.findall(r"[A-Za-z_][\w.]*", match.group(2)):
+            local = index.classes.get(name)
+            if local.is_module if local is not None else index.is_module_base(index.qualify(name), False):
+                found.add(match.group(1))
+    return frozenset(found)
+
+
+_FIELD = re.compile(r"^\s+(\w+)\s*:\s*([^=#]+?)\s*(?:=.*)?$")
 
 
 def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dict[str, tuple[int, bool]]:

@@ -267,17 +267,39 @@ def averaged_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
         node = method.node
         arguments = module_arguments(index, node) if node is not None else {}
         for stmt in walk(node.body) if node is not None else ():
-            if not isinstance(stmt, cst.Assign) or not isinstance(stmt.value, cst.Call) or not stmt.value.args:
+            if not isinstance(stmt, cst.Assign):
                 continue
-            if index.qualify(call_name(stmt.value) or "") not in known.AVERAGERS:
-                continue
-            if not _holds(index, stmt.value.args[0].value, arguments, held):
+            made = _averager_made(index, stmt.value)
+            if made is None or not _holds(index, made.args[0].value, arguments, held):
                 continue
             for target in stmt.targets:
                 path = access_path(target.target)
                 if path is not None and path.root == "self" and len(path.parts) == 1:
                     found.add(path.parts[0])
     return frozenset(found)
+
+
+def _averager_made(index: ModelIndex, value: cst.BaseExpression) -> cst.Call | None:
+    """The weight-averaging helper's construction `value` may evaluate to: the value itself (`EMA(self.model)`),
+    or one alternative of it, where a given averager is used if passed (`teacher or EMA(model)`, `EMA(model) if
+    teacher is None else teacher`, `default(teacher, EMA(model))` through a helper of the file)."""
+    if isinstance(value, cst.Call):
+        if value.args and index.qualify(call_name(value) or "") in known.AVERAGERS:
+            return value
+        if isinstance(value.func, cst.Name) and value.func.value in index.skeleton.functions:
+            options = [a.value for a in value.args if a.keyword is None and not a.star]
+        else:
+            return None
+    elif isinstance(value, cst.BooleanOperation):
+        options = [value.left, value.right]
+    elif isinstance(value, cst.IfExp):
+        options = [value.body, value.orelse]
+    else:
+        return None
+    for option in options:
+        if isinstance(option, cst.Call) and option.args and index.qualify(call_name(option) or "") in known.AVERAGERS:
+            return option
+    return None
 
 
 # Text of a constructor that readies a model for training: an optimizer, a training wrapper, a weight average.
@@ -361,6 +383,8 @@ def _holds(
     kind, classes = classify(index, value)
     if kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes or ("",)):
         return classes or ("<unknown>",)
+    if kind == Kind.MODULE and any(_holds(index, a.value, arguments, held) for a in value.args if not a.star):
+        return classes  # `Reflow(model)`: a wrapper built around a module it is given holds that module
     return ()
 
 

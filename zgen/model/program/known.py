@@ -413,6 +413,16 @@ INIT_PREFIXES = ("torch.nn.init.",)
 
 # torch's gradient clipping over a parameter iterable (its first argument).
 CLIP_GRAD = frozenset({"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm"})
+# Functions that call the function (or module) they are given first: `jvp(self.model, inputs, tangents)`,
+# `checkpoint(self.block, x)` run the module's forward, hooks included.
+CALLS_FIRST_ARGUMENT = frozenset(
+    {
+        "torch.func.jvp", "torch.func.vjp", "torch.func.vmap", "torch.func.grad", "torch.func.grad_and_value",
+        "torch.func.jacrev", "torch.func.jacfwd", "torch.func.hessian", "torch.autograd.functional.jvp",
+        "torch.autograd.functional.vjp", "torch.autograd.functional.jacobian", "torch.autograd.functional.hessian",
+        "torch.utils.checkpoint.checkpoint", "torch.vmap",
+    }
+)  # fmt: skip
 # torch functions over a parameter iterable: which argument it is, and whether its values are read or written.
 PARAMETER_VECTORS = {
     "torch.nn.utils.parameters_to_vector": (0, "read"),
@@ -439,4 +449,6 @@ AVERAGERS = frozenset(
         "torch_ema.ExponentialMovingAverage",
     }
 )
-AVERAGER_UPDATES = frozenset({"update", "update_parameters", "step", "copy_to", "restore", "store", "update_moving_average"})
+AVERAGER_UPDATES = frozenset(
+    {"update", "update_parameters", "step", "copy_to", "restore", "store", "update_moving_average", "average_parameters"}
+)  # `average_parameters()` (torch_ema) swaps the averages into the model's parameters and back

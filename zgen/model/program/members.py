@@ -347,6 +347,8 @@ class _FactsReader:
         self._clamps: set[int] = set()  # targets of `if n > limit: n = limit`
         self._depth = 0  # nesting of callables followed (`a = partial(b)`, `b = partial(a)`)
         self.resolve = True  # read other files for imported classes and factory functions
+        # Locals bound to the class of a module (`layer_type = type(self.base)`) -> what calling them builds.
+        self.module_types: dict[str, tuple[Kind, tuple[str, ...]]] = {}
 
     def read(self) -> None:
         node = self.method.node
@@ -450,6 +452,9 @@ class _FactsReader:
                 return
             if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in self.callables:
                 self.callables[target.value] = self.callables[dotted(value)]  # type: ignore[index]
+            made = self._class_of(value)
+            if made is not None:
+                self.module_types[target.value] = made  # `layer_type = type(self.base)`: calling it builds one
             self.locals[target.value] = self.classify(value)
             return
         if isinstance(target, cst.Subscript) and _is_self(target.value):
@@ -588,6 +593,8 @@ class _FactsReader:
             return Kind.VALUE, ()
         if written in self.callables:
             return self._classify_callable(self.callables[written], call)
+        if written in self.module_types:
+            return self.module_types[written]
         if written in self.layer_params:
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # norm_layer(dim): a layer class passed in
         if written.startswith("self.") and written.count(".") == 1 and self.cls is not None:
@@ -626,6 +633,10 @@ class _FactsReader:
         if last[:1].isupper() and self.index.is_module_base(qualified, self.resolve):
             return Kind.MODULE, (qualified,)
         if written in {"copy.deepcopy", "deepcopy"} and call.args:
+            copied = access_path(call.args[0].value)
+            member = self.facts.members.get(copied.parts[0]) if copied and copied.root == "self" else None
+            if member is not None and len(copied.parts) == 1 and member.kind in (Kind.MODULE, Kind.CONTAINER):
+                return member.kind, member.classes  # `self.dest_mlp = deepcopy(self.time_mlp)`: a copy of that member
             return self.classify(call.args[0].value)
         if "." not in written and written in self.index.skeleton.functions:
             return self._returned(self.index.function_info(written), call)  # def Linear(...): ...; return m
@@ -652,6 +663,21 @@ class _FactsReader:
             return self._classify_call(call.with_changes(func=target))
         finally:
             self._depth -= 1
+
+    def _class_of(self, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]] | None:
+        """`type(self.base)` / `type(layer)` / `self.base.__class__` of a module: a class that builds modules."""
+        if isinstance(value, cst.Call) and call_name(value) == "type" and len(value.args) == 1:
+            inner = value.args[0].value
+        elif isinstance(value, cst.Attribute) and value.attr.value == "__class__":
+            inner = value.value
+        else:
+            return None
+        kind, classes = self.classify(inner)
+        path = access_path(inner)
+        if path is not None and path.root == "self" and len(path.parts) == 1 and path.parts[0] in self.facts.members:
+            member = self.facts.members[path.parts[0]]
+            kind, classes = member.kind, member.classes
+        return (Kind.MODULE, classes) if kind in (Kind.MODULE, Kind.UNKNOWN) and classes else None
 
     def _returned_tuple(self, call: cst.Call, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
         """What a function of this or another file returns as an `n`-tuple, element by element (else [])."""

@@ -15,6 +15,7 @@ from ..analysis.flow import Flat
 from ..analysis.persistence import gathers
 from ..analysis.runs import HelperRuns, ast_function, self_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.holds import module_like_name
 from ..program.members import Kind, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import code_of, cst, walk
@@ -302,7 +303,13 @@ class Clip(nn.Module):
                 continue
             optional |= _presence_aliases(func, optional)
             runs = _Runs(index, cls)
-            optional -= _asserted(func.body, optional)
+            optional -= _asserted(func.body, optional, helpers)
+            for position, expr in enumerate(_if_expressions(func)):
+                # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
+                if _presence_test(expr.test, optional, helpers):
+                    skipped = (runs.of([expr.body]) - runs.of([expr.orelse])) | (runs.of([expr.orelse]) - runs.of([expr.body]))
+                    if skipped:
+                        yield self._report_expression(index, method, position, skipped)
             for position, (stmt, later) in enumerate(_ifs(func)):
                 if not _presence_test(stmt.test, optional, helpers):
                     continue
@@ -316,6 +323,13 @@ class Clip(nn.Module):
                 if skipped:
                     yield self._report(index, method, stmt, position, skipped)
 
+    def _report_expression(self, index: ModelIndex, method: MethodInfo, position: int, skipped: set[str]) -> Report:
+        """Place the finding on the test of the `position`-th conditional expression of the method."""
+        snippet = method.snippet
+        found = [n for n in walk(snippet.node) if isinstance(n, cst.IfExp)] if snippet is not None else []
+        node = found[position].test if position < len(found) else (snippet.node if snippet else None)
+        return self.finding(index, snippet, node, _message(skipped, code_of(node)), _HELP)
+
     def _report(self, index: ModelIndex, method: MethodInfo, stmt: ast.If, position: int, skipped: set[str]) -> Report:
         """Parse only the `if` statement with libcst (the whole method for an `elif`) to place the finding."""
         snippet = index.parse(FunctionSpan("if", stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.col_offset))
@@ -325,12 +339,31 @@ class Clip(nn.Module):
             ifs = [n for n in walk(snippet.node) if isinstance(n, cst.If)] if snippet is not None else []
             node = ifs[position] if position < len(ifs) else None
         target = node.test if isinstance(node, cst.If) else (snippet.node if snippet else None)
-        names = ", ".join(f"`{s}`" for s in sorted(skipped)[:3])
-        message = (
-            f"whether {names} runs depends on `{code_of(target)}`, i.e. on which optional inputs "
-            "this call was given; ranks whose batch differs skip its parameter all-gather"
-        )
-        return self.finding(index, snippet, target, message, _HELP)
+        return self.finding(index, snippet, target, _message(skipped, code_of(target)), _HELP)
+
+
+def _message(skipped: set[str], test: str) -> str:
+    names = ", ".join(f"`{s}`" for s in sorted(skipped)[:3])
+    return (
+        f"whether {names} runs depends on `{test}`, i.e. on which optional inputs "
+        "this call was given; ranks whose batch differs skip its parameter all-gather"
+    )
+
+
+def _if_expressions(func: ast.FunctionDef) -> list[ast.IfExp]:
+    """Every conditional expression of the method in source pre-order (as libcst walks them)."""
+    found: list[ast.IfExp] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.IfExp):
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                visit(child)
+
+    for stmt in func.body:
+        visit(stmt)
+    return found
 
 
 @memoised
@@ -396,26 +429,45 @@ def _optional_inputs(func: ast.FunctionDef) -> set[str]:
     return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
 
 
-def _asserted(block: list[ast.stmt], optional: set[str]) -> set[str]:
-    """Inputs whose presence `block` asserts outright, or in every branch of a test on `self` alone.
+def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str] = frozenset()) -> set[str]:
+    """Inputs whose presence `block` asserts outright, tied to the configuration, or in every branch of a test on
+    `self` alone.
 
-    `if self.cross is None: assert src is None` / `else: assert src is not None`: whether
-    `src` is given is then fixed by the configuration, the same on every rank.
+    `if self.cross is None: assert src is None` / `else: assert src is not None`, or in one line
+    `assert not (exists(cond) ^ exists(self.cond_mlp))`: whether the input is given is then fixed
+    by the configuration, the same on every rank.
     """
     found: set[str] = set()
     for stmt in block:
         if isinstance(stmt, ast.Assert):
-            found |= {n for n in optional if _presence_of(stmt.test, n)}
+            found |= {n for n in optional if _presence_of(stmt.test, n, helpers) or _tied(stmt.test, n, helpers)}
         elif isinstance(stmt, ast.If) and stmt.orelse and _only_self(stmt.test):
-            found |= _asserted(stmt.body, optional) & _asserted(stmt.orelse, optional)
+            found |= _asserted(stmt.body, optional, helpers) & _asserted(stmt.orelse, optional, helpers)
     return found
 
 
-def _presence_of(test: ast.expr, name: str) -> bool:
+def _tied(test: ast.expr, name: str, helpers: frozenset[str]) -> bool:
+    """`not (exists(x) ^ exists(self.m))`, `(x is None) == (self.m is None)`: the input's presence equals a setting."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.BinOp):
+        if not isinstance(test.operand.op, ast.BitXor):
+            return False
+        sides = [test.operand.left, test.operand.right]
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)):
+        sides = [test.left, test.comparators[0]]
+    else:
+        return False
+    return any(
+        _presence_of(side, name, helpers) and _only_self(other) for side, other in (sides, sides[::-1])
+    )
+
+
+def _presence_of(test: ast.expr, name: str, helpers: frozenset[str] = frozenset()) -> bool:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
     if isinstance(test, ast.Name):
         return test.id == name
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in helpers and test.args:
+        return isinstance(test.args[0], ast.Name) and test.args[0].id == name
     return (
         isinstance(test, ast.Compare)
         and isinstance(test.left, ast.Name)
@@ -428,7 +480,9 @@ def _presence_of(test: ast.expr, name: str) -> bool:
 
 
 def _only_self(test: ast.expr) -> bool:
-    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    """A test on the configuration: `self` is its only name, besides functions it calls (`exists(self.m)`)."""
+    callees = {id(n.func) for n in ast.walk(test) if isinstance(n, ast.Call)}
+    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in callees}
     return names == {"self"}
 
 
@@ -461,7 +515,7 @@ def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] =
     (`self.add_encoder and has_images`): the flag is what differs per rank.
     """
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        parts = [v for v in test.values if not _is_config(v)]
+        parts = [v for v in test.values if not _is_config(v) and not _only_self(v)]
         if len(parts) == 1 and len(test.values) > 1:
             flag = parts[0].operand if isinstance(parts[0], ast.UnaryOp) else parts[0]
             if isinstance(flag, ast.Call):  # `not exists(embed) and not self.unconditional`
@@ -557,6 +611,8 @@ class _Runs:
             return set()
         if parts[-1] in ("forward", "__call__"):
             parts = parts[:-1]
+        if len(parts) == 1 and parts[0] in _handed_networks(self.index, self.cls):
+            return {f"self.{parts[0]}"}
         resolved = self.resolver.resolve(parts)
         if resolved is None and len(parts) > 1 and parts[-1] not in NOT_RUNS:
             # `self.clip.embed_image(image)`: a method of a child that runs the child's own submodules
@@ -572,6 +628,37 @@ class _Runs:
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
             return set()
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
+
+@memoised
+def _handed_networks(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Members the constructor stores from an argument declared as any module (`net: Module`, `model:
+    nn.Module | None`, or unannotated and named as a model is): a whole network of a class we cannot see, such
+    as the model a flow or diffusion wrapper runs. An argument declared as a layer class is not one."""
+    init = cls.method("__init__")
+    func = ast_function(init) if init is not None else None
+    if func is None:
+        return frozenset()
+    handed = set()
+    for arg in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs):
+        if arg.annotation is None:
+            if module_like_name(arg.arg) and arg.arg not in ("self", "cls"):
+                handed.add(arg.arg)
+        elif set(re.findall(r"[A-Za-z_]\w*", ast.unparse(arg.annotation))) <= _GENERIC_MODULE and "Module" in ast.unparse(
+            arg.annotation
+        ):
+            handed.add(arg.arg)
+    found = set()
+    for stmt in ast.walk(func):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Name):
+            target = stmt.targets[0]
+            if stmt.value.id in handed and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                if target.value.id == "self":
+                    found.add(target.attr)
+    return frozenset(found)
+
+
+_GENERIC_MODULE = {"Module", "nn", "torch", "Optional", "None"}
+
 
 def _is_tower(index: ModelIndex, classes: tuple[str, ...]) -> bool:
     """A module built of submodules with parameters (an encoder, a tower), not a single layer."""
