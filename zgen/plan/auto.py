@@ -166,15 +166,18 @@ def _order(s: Scored) -> tuple[float, int, int, float, float]:
             s.step.total)
 
 
+def _forward_seconds(w: UnitWork, rates: Rates) -> float:
+    """One forward of a unit's own work at `rates`: its GEMMs, attention and pointwise bytes."""
+    return w.gemm_flops / rates.gemm_flops + w.attention_flops / rates.attention_flops + w.pointwise_bytes / rates.hbm_bytes
+
+
 def _recompute_order(work: Mapping[str, UnitWork], order: Sequence[str], mb: int, compiled: bool,
                      rates: Rates) -> list[str]:
     """Units to recompute, one more at a time: the most memory saved per second of recomputation first."""
     def gain(m: str) -> float:
         w = work[m]
         kept = w.saved_compiled if (compiled and w.compiled) else w.saved
-        cost = (w.gemm_flops / rates.gemm_flops + w.attention_flops / rates.attention_flops
-                + w.pointwise_bytes / rates.hbm_bytes) or 1e-12
-        return (kept - w.inputs) / cost
+        return (kept - w.inputs) / (_forward_seconds(w, rates) or 1e-12)
     blocks = [m for m in dict.fromkeys(order) if m != ROOT and m in work]
     return sorted(blocks, key=lambda m: (-float(f"{gain(m):.3g}"), blocks.index(m)))  # equal blocks: forward order
 
@@ -310,15 +313,12 @@ def _grad_shares(plan: Plan, work: Mapping[str, UnitWork], logits: int, fused_lo
     """`first_grad` and `last_grad` of `zgen.steptime.Work`: the backward runs the loss, the root's own code (the
     head) and the last unit before a unit's gradient is final; the root's and the persistent parameters' gradients
     are final only at its end (the embedding's is among them)."""
-    def seconds(x: UnitWork) -> float:
-        return (x.gemm_flops / rates.gemm_flops + x.attention_flops / rates.attention_flops
-                + x.pointwise_bytes / rates.hbm_bytes)
-
     loss = logits * (rates.fused_loss_bytes if fused_loss else rates.plain_loss_bytes) / rates.hbm_bytes
-    total = sum(seconds(x) for x in work.values()) + loss
+    total = sum(_forward_seconds(x, rates) for x in work.values()) + loss
     units = [m for m in plan.forward_order if m in work and m != ROOT]
     root = work.get(ROOT)
-    first = loss + (seconds(root) if root else 0.0) + (seconds(work[units[-1]]) if units else 0.0)
+    first = (loss + (_forward_seconds(root, rates) if root else 0.0)
+             + (_forward_seconds(work[units[-1]], rates) if units else 0.0))
     last = (root.params if root else 0) + persistent
     return {"first_grad": min(1.0, first / total) if total > 0 else 1.0, "last_grad": min(1.0, last / max(1, params))}
 
