@@ -45,6 +45,7 @@ from typing import Callable
 
 import torch
 
+from .host_adam import HostAdam
 from .unit import UnitState
 
 __all__ = ["OffloadedOptimizer", "PendingUpdate"]
@@ -66,9 +67,11 @@ class PendingUpdate:
 class OffloadedOptimizer:
     """Steps `inner` (built over the host masters) on a host thread; see the module docstring."""
 
-    def __init__(self, inner, device: torch.device, pin_memory: bool) -> None:
+    def __init__(self, inner, device: torch.device, pin_memory: bool, compute_dtype: torch.dtype | None = None) -> None:
         self.inner = inner
         self.cuda = device.type == "cuda"
+        # Adam(W) on CUDA: the update and the cast into the compute dtype in one pass (`host_adam`).
+        self._fused = HostAdam.build(inner, compute_dtype) if self.cuda and compute_dtype is not None else None
         self.pin = pin_memory and self.cuda
         self.stream = torch.cuda.Stream(device) if self.cuda else None
         self._pool = _HostQueue()
@@ -113,12 +116,16 @@ class OffloadedOptimizer:
         """Host thread: the step on the host master, then the compute-dtype copy up."""
         if copied is not None:
             copied.synchronize()
-        self.inner.step_unit(u, grad, divisor, lr)
-        if not self.cuda or u.offload_param:  # `lp` is in host memory: the next gather copies it up
-            u.lp.copy_(u.master)
+        host_lp = not self.cuda or u.offload_param  # `lp` is in host memory: the next gather copies it up
+        out = u.lp if host_lp else self._buffer(self._up, u, u.lp.dtype)  # cast on the host: half the bytes up in bf16
+        if self._fused is not None:
+            self._fused.step_unit(u, grad, divisor, lr, out)
+        else:
+            self.inner.step_unit(u, grad, divisor, lr)
+            out.copy_(u.master)
+        if host_lp:
             return None
-        up = self._buffer(self._up, u, u.lp.dtype)
-        up.copy_(u.master)  # cast on the host: half the bytes over the link in bf16
+        up = out
         with torch.cuda.stream(self.stream):
             u.lp.copy_(up, non_blocking=self.pin)
             done = torch.cuda.Event()

@@ -64,7 +64,8 @@ class Stepper:
         self.streams: comm.Streams = ctx.streams
         self.optimizer = build_optimizer([g.shards for g in order], config, factory)
         if config.offload_optimizer:
-            self.optimizer = OffloadedOptimizer(self.optimizer, device, config.pin_memory)
+            lp_dtype = order[0].shards.lp.dtype if order else None
+            self.optimizer = OffloadedOptimizer(self.optimizer, device, config.pin_memory, lp_dtype)
         self.scaler = StepScaler(config, world_size, device, self.streams)
         self.global_steps = 0
         inner = getattr(self.optimizer, "inner", None)
