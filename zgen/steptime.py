@@ -27,9 +27,13 @@ candidate setting's step with `step_time(work, rates)`. Per micro-step:
 Per optimizer step: the optimizer's pass over its state at the memory
 bandwidth, or with optimizer offload the pipeline `zgen.runtime.offload`
 runs unit by unit: each unit's fp32 gradient copied down (`d2h_bytes`), its
-update on the host (`host_update_params`: torch's fused AdamW on the fp32
-master and the cast to the compute dtype), and without parameter offload its
-compute-dtype weights copied up (`h2d_bytes`). The three stages overlap
+update on the host (`host_update_params`: the Adam(W) update and the cast to
+the compute dtype in one pass, `zgen.runtime.host_adam`), and without
+parameter offload its compute-dtype weights copied up (`h2d_bytes`). The
+update is bound by host memory bandwidth and the copies to and from pinned
+host memory (gradients, weights, parameter offload's gathers) share it: the
+update's stage is stretched by their bytes over its own
+(`host_update_bytes` per parameter). The three stages overlap
 across units, so the pipeline takes its slowest stage over the whole shard
 plus the other stages of one unit (filling and draining it, the largest unit
 counted). Where the step's divisor needs every gradient (global-norm
@@ -69,7 +73,8 @@ class Rates:
     hbm_bytes: float
     d2h_bytes: float  # device to pinned host memory, one stream
     h2d_bytes: float  # pinned host memory to device, one stream
-    host_update_params: float  # fused AdamW on the fp32 master and the cast to the compute dtype, on the host
+    host_update_params: float  # the host's Adam(W) update with its cast to the compute dtype, alone
+    host_update_bytes: float = 30.0  # host memory it reads and writes per parameter (runtime.host_adam: one pass)
     eager_pointwise: float = 4.0
     compiled_pointwise: float = 0.88
     plain_loss_bytes: float = 72.0
@@ -85,18 +90,20 @@ class Rates:
 # logits copies, fills) 17.6 ms per sequence for 1.05e9 logits (72 bytes each at 4.3 TB/s). Copy bandwidth
 # 4.3 TB/s (KINDS.md, a device-to-device copy on an H200). Eager elementwise: run 7's eager step exceeds the
 # compiled one by 33 ms at micro batch 1 (about 4x the forward's bytes). Host update and host link: issue 21's
-# run d (`bench/offload_rates.py`, one H200 with 16 host cores, bench/results/issue21_d_rates.json): torch's fused
-# CPU AdamW 3.29e9 parameters/s and the cast to bf16 9.6e9/s on one unit's shard of 218M, together 2.45e9/s;
-# pinned copies 52.3 GB/s down (fp32) and 50.9 GB/s up (bf16) on their own, 50.3 and 36.4 GB/s at once. Memory: nvidia-smi's 143,771 MiB.
+# run f (`bench/offload_rates.py`, one H200 with 16 host cores, bench/results/issue21_f_m1_rates.json): the
+# one-pass update with its cast (`runtime.host_adam`) 3.52e9 parameters/s on one unit's shard of 218M (torch's
+# fused CPU AdamW alone 3.87e9/s, with the separate cast 2.86e9/s); pinned copies 55.2 GB/s down (fp32) and
+# 55.1 GB/s up (bf16) on their own. (Run d, another host: AdamW and cast together 2.45e9/s, copies 52.3 and
+# 50.9 GB/s.) Memory: nvidia-smi's 143,771 MiB.
 H200 = Rates(
     name="H200",
     memory_bytes=143_771 * 2**20,
     gemm_flops=700e12,
     attention_flops=360e12,
     hbm_bytes=4.3e12,
-    d2h_bytes=52.3e9,
-    h2d_bytes=50.9e9,
-    host_update_params=2.45e9,
+    d2h_bytes=55.2e9,
+    h2d_bytes=55.1e9,
+    host_update_params=3.52e9,
 )
 
 
@@ -160,7 +167,11 @@ def step_time(w: Work, r: Rates) -> StepTime:
     forward = (w.gemm_flops / r.gemm_flops + w.attention_flops / r.attention_flops
                + (w.eager_pointwise_bytes + w.compiled_pointwise_bytes * r.compiled_pointwise / 3) / r.hbm_bytes)
     if w.offload_optimizer:
-        stages = (w.grad_copy_bytes / r.d2h_bytes, w.params / r.host_update_params, w.weight_copy_bytes / r.h2d_bytes)
+        # The update is bound by host memory bandwidth, which every copy to or from pinned host memory shares.
+        copies = w.grad_copy_bytes + w.weight_copy_bytes + n * w.param_copy_bytes
+        shared = 1 + copies / max(1.0, w.params * r.host_update_bytes)
+        stages = (w.grad_copy_bytes / r.d2h_bytes, shared * w.params / r.host_update_params,
+                  w.weight_copy_bytes / r.h2d_bytes)
         host = max(stages) + w.largest_unit * (sum(stages) - max(stages))
         optimizer = 0.0
         if w.early_update:

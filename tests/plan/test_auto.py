@@ -136,6 +136,29 @@ def test_bad_budgets_say_what_would_do(traced):
         _search(traced, budget=200 * GiB)
 
 
+def _shared(copy_bytes: float, params: int) -> float:
+    """How much longer the host update takes while copies of `copy_bytes` share the host's memory bandwidth."""
+    return 1 + copy_bytes / (params * H200.host_update_bytes)
+
+
+def test_host_update_shares_host_memory_bandwidth_with_the_copies():
+    """Parameter offload's gathers read pinned host memory while the update runs: the update's stage stretches."""
+    base = dict(gemm_flops=1e12, attention_flops=2e11, recompute_gemm_flops=0, recompute_attention_flops=0,
+                eager_pointwise_bytes=1e8, compiled_pointwise_bytes=4e8, recompute_pointwise_bytes=0,
+                recompute_compiled=True, logits=1e8, fused_loss=False, micro_steps=2, params=10**10,
+                offload_optimizer=True, grad_copy_bytes=4e10, largest_unit=0.0)
+    alone = step_time(Work(**base), H200)
+    gathers = step_time(Work(**{**base, "param_copy_bytes": 2e10}), H200)  # per micro-step, two micro-steps
+    host = 10**10 / H200.host_update_params
+    compute = (alone.matmul + alone.attention + alone.elementwise + alone.loss) / 2  # one micro-step's
+    # the gathers themselves show where they outlast compute; the host stage, the step's longest, stretches by
+    # their 4e10 bytes over the update's own
+    gather_exposed = 2 * (2e10 / H200.h2d_bytes - compute)
+    stretch = host * (_shared(8e10, 10**10) - _shared(4e10, 10**10))
+    assert gathers.exposed - alone.exposed == pytest.approx(gather_exposed + stretch)
+    assert stretch == pytest.approx(host * 4e10 / (10**10 * H200.host_update_bytes))
+
+
 def test_step_time_adds_what_each_choice_costs():
     base = dict(gemm_flops=1e14, attention_flops=2e13, recompute_gemm_flops=0, recompute_attention_flops=0,
                 eager_pointwise_bytes=1e9, compiled_pointwise_bytes=4e10, recompute_pointwise_bytes=0,
@@ -149,7 +172,7 @@ def test_step_time_adds_what_each_choice_costs():
     assert recomputed.total > plain.total > fused.total
     # the copy down, the host's update and the copy up overlap unit by unit: the slowest over the whole shard, the
     # other two for the largest unit (a quarter of it here)
-    stages = [4e9 / H200.d2h_bytes, 10**9 / H200.host_update_params, 2e9 / H200.h2d_bytes]
+    stages = [4e9 / H200.d2h_bytes, _shared(6e9, 10**9) * 10**9 / H200.host_update_params, 2e9 / H200.h2d_bytes]
     assert offload.optimizer == 0 and offload.exposed == pytest.approx(
         max(stages) + 0.25 * (sum(stages) - max(stages)) - plain.forward)
 
@@ -167,7 +190,7 @@ def test_offloaded_updates_started_in_backward_hide_behind_the_rest_of_it():
     assert early.exposed == pytest.approx(late.exposed - 0.8 * backward)
     assert late.total - early.total == pytest.approx(0.8 * backward)
     # never below the pipeline of what only the backward's end makes final (the root's parameters here: all of them)
-    stages = [4e10 / H200.d2h_bytes, 10**10 / H200.host_update_params, 2e10 / H200.h2d_bytes]
+    stages = [4e10 / H200.d2h_bytes, _shared(6e10, 10**10) * 10**10 / H200.host_update_params, 2e10 / H200.h2d_bytes]
     tail = step_time(Work(**{**base, "early_update": True, "first_grad": 0.2, "last_grad": 1.0}), H200)
     assert tail.exposed == pytest.approx(sum(stages))
     # with nothing of the backward before the first final gradient and nothing left at its end: today's pipeline

@@ -22,6 +22,8 @@ contract a multiply-add, so results agree with torch's to fp32 rounding
 `optim.TorchAdamW` keeps (`exp_avg`, `exp_avg_sq`, a float32 `step`), so
 checkpoints move between the two paths.
 
+The kernel runs on torch's thread count (`ZGEN_HOST_THREADS` sets another:
+on one H200 host 12 threads were no faster than 15, `bench/NOTES.md` run f).
 `ZGEN_HOST_KERNEL=0` in the environment keeps the two passes (for
 comparisons).
 """
@@ -78,13 +80,17 @@ class HostAdam:
         """The fused update over `inner`'s state, compiled now; None where it does not apply or cannot compile."""
         if not isinstance(inner, TorchAdamW) or os.environ.get("ZGEN_HOST_KERNEL", "1") == "0":
             return None
+        threads = int(os.environ.get("ZGEN_HOST_THREADS", 0)) or torch.get_num_threads()
         try:
+            import torch._inductor.config as inductor
+
             kernel = torch.compile(_adam_cast, dynamic=True, fullgraph=True)
             n = 64  # any length: the kernel is compiled for a symbolic one
             p, m, v, g = (torch.zeros(n) for _ in range(4))
             one = torch.ones(())
             decoupled = isinstance(inner.torch, torch.optim.AdamW)
-            kernel(p, torch.empty(n, dtype=compute_dtype), m, v, g, *[one] * 8, decoupled=decoupled)
+            with inductor.patch({"cpp.threads": threads}):  # the thread count is fixed in the compiled code
+                kernel(p, torch.empty(n, dtype=compute_dtype), m, v, g, *[one] * 8, decoupled=decoupled)
         except Exception as e:  # no C++ compiler, an inductor without CPU support, ...
             warnings.warn(f"zgen: the one-pass host AdamW could not be compiled ({type(e).__name__}: {e}); "
                           "the offloaded update keeps two passes", stacklevel=2)
