@@ -16,12 +16,12 @@ from typing import Protocol
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import facts_of
-from ..program.tree import call_name, children, code_of, cst
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
+from ..program.tree import call_name, children, code_of, cst, parameter_for
 from .calls import ModuleCalls
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
 from .persistence import gathers
-from .runs import HelperRuns
+from .runs import HelperRuns, runs_argument
 from .taint import DATA, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test
 
 __all__ = [
@@ -64,18 +64,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Diverge
     )
 
 
-# Methods of a module that do not run its forward (so gather nothing through hooks).
-NOT_RUNS = frozenset(
-    {
-        "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
-        "children", "named_children", "state_dict", "load_state_dict", "train", "eval", "to", "cuda",
-        "cpu", "half", "float", "bfloat16", "requires_grad_", "zero_grad", "extra_repr", "apply",
-        "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
-        "register_full_backward_hook", "add_module", "get_submodule", "get_parameter", "save_pretrained",
-        "push_to_hub", "num_parameters", "get_input_embeddings", "get_output_embeddings", "tie_weights",
-        "resize_token_embeddings", "gradient_checkpointing_enable", "print_trainable_parameters",
-    }
-) | known.CONTAINER_METHODS  # fmt: skip
+NOT_RUNS = known.NOT_RUNS  # (kept here for the rules that import it from the divergence analysis)
 
 
 def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Callable[[cst.Call], str | None]:
@@ -85,6 +74,8 @@ def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Ca
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
+        if isinstance(func, cst.Name):  # `aux_loss(self, h)`: a function of the file handed this module or a child
+            return _handed_to_runner(index, cls, calls, call)
         if not isinstance(func, cst.Attribute):
             return None
         name, base = func.attr.value, func.value
@@ -105,6 +96,27 @@ def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Ca
         return f"{code_of(func)}()"
 
     return indirect
+
+
+def _handed_to_runner(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, call: cst.Call) -> str | None:
+    """`f(...)` for a function `f` of this file given `self` or a submodule that it runs."""
+    name = call.func.value  # type: ignore[attr-defined]
+    info = index.function_info(name)
+    if info is None or info.node is None:
+        return None
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            continue
+        value = arg.value
+        is_self = isinstance(value, cst.Name) and value.value == "self"
+        classes = (cls.name,) if is_self else calls.classes_of(value)
+        # a child of a class we know (not a member of unknown kind: `default(x, self.sigma)` hands a value)
+        if not classes or not (is_self or any(ref != UNKNOWN and gathers(index, ref) for ref in classes)):
+            continue
+        param = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
+        if param and runs_argument(index, name, param, classes):
+            return f"{name}()"
+    return None
 
 
 def find_divergences(
