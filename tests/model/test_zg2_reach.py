@@ -1,7 +1,8 @@
 """What runs a submodule, seen the same way wherever the decision sits (the ZG2 matrix, `bench/zg2_matrix.py`): a
 child of a held model reached by index, key, `getattr` or `.forward`; a bound `forward` kept in a local and called
-later; a function of the file handed the module (or a held model) that runs it; the rank a trainer keeps on itself.
-Each hazard has a safe look-alike that must stay clean."""
+later; a function of the file handed the module (or a held model) that runs it; the rank a trainer keeps on itself;
+a key of an input mapping (tested, read with `.get`, or walked); a helper skipped outright by a data test; a loop
+count read from a tensor with `.item()`. Each hazard has a safe look-alike that must stay clean."""
 
 from __future__ import annotations
 
@@ -111,6 +112,64 @@ HAZARDS = {
                     x = aux_loss(self.policy, x)
                 return x
         """,
+    "a trainer runs the image tower only when the batch has images": """
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+
+            def step(self, batch):
+                h = self.model(batch["text"])
+                if "image" in batch:
+                    h = h + self.model.image_tower(batch["image"])
+                return h.mean()
+        """,
+    "a field read with get gates a tower": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tower = Block()
+
+            def forward(self, x, batch):
+                if batch.get("ctx") is not None:
+                    x = x + self.tower(batch["ctx"])
+                return x
+        """,
+    "a loop over the items of an input mapping runs a layer per key": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = Block()
+
+            def forward(self, x, feats):
+                for key, value in feats.items():
+                    x = x + self.proj(value)
+                return x
+        """,
+    "a data test skips a helper that runs a layer": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Block()
+
+            def refine(self, h):
+                return self.head(h)
+
+            def forward(self, x):
+                if x.sum() > 0:
+                    x = self.refine(x)
+                return x
+        """,
+    "a loop count read from a tensor": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Block()
+
+            def forward(self, x, n):
+                for _ in range(int(n.item())):
+                    x = self.head(x)
+                return x
+        """,
 }
 
 SAFE = {
@@ -162,6 +221,56 @@ SAFE = {
                     print(loss.item())
                 return loss
         """,
+    "a cache the function fills is tested by key": """
+        class Attention(nn.Module):
+            def __init__(self, layer_id):
+                super().__init__()
+                self.k = Block()
+                self.layer_id = layer_id
+
+            def forward(self, x, cache):
+                if self.layer_id not in cache:
+                    cache[self.layer_id] = self.k(x)
+                return x + cache[self.layer_id]
+        """,
+    "a mapping of loaders is tested by a fixed key": """
+        def evaluate(model, data, args):
+            if "val" in data and args.val_frequency:
+                loader = data["val"].dataloader
+                for batch in loader:
+                    model(batch)
+        """,
+    "a data test picks one of two helpers that run the same layer": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Block()
+
+            def refine(self, h):
+                return self.head(h)
+
+            def coarse(self, h):
+                return self.head(h * 2)
+
+            def forward(self, x):
+                if x.sum() > 0:
+                    x = self.refine(x)
+                else:
+                    x = self.coarse(x)
+                return x
+        """,
+    "a loop count read from a buffer of the module": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Block()
+                self.register_buffer("steps", torch.tensor(3))
+
+            def forward(self, x):
+                for _ in range(int(self.steps.item())):
+                    x = self.head(x)
+                return x
+        """,
 }
 
 
@@ -175,3 +284,24 @@ def test_hazard(name):
 def test_safe_lookalike(name):
     findings = check_source("m.py", HEADER + textwrap.dedent(SAFE[name]))
     assert not [f for f in findings if f.code.startswith("ZG2")], [(f.code, f.message) for f in findings]
+
+
+def test_a_random_mask_tested_with_any_around_a_helper_is_a_random_decision():
+    body = """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Block()
+
+            def extra_loss(self, h):
+                return self.head(h).mean()
+
+            def forward(self, x):
+                mask = torch.rand(x.shape[0]) < 0.5
+                loss = x.mean()
+                if mask.any():
+                    loss = loss + self.extra_loss(x[mask])
+                return loss
+        """
+    codes = [f.code for f in check_source("m.py", HEADER + textwrap.dedent(body)) if f.code.startswith("ZG2")]
+    assert codes == ["ZG202"], codes

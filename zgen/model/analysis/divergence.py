@@ -190,7 +190,7 @@ def _tainted_decisions(
     add_all = add
 
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
-        if kind == DATA and id(site) in helpers:
+        if kind == DATA and id(site) in helpers and not _skipped_helper(flat, node, effect, site, taint, sites):
             return
         add_all(kind, effect, node, source, callee)
 
@@ -256,6 +256,25 @@ def _tainted_decisions(
                 continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
             for kind, source in taint.of(test).items():
                 add(kind, effect, test, source, later[0][2], later[0][0])
+
+
+def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
+    """Does a data test gate a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`) on one side
+    only, the test holding no other taint (a random mask's `.any()` is a random decision)?"""
+    func = site.func
+    own = isinstance(func, cst.Name) or (
+        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+    )
+    return own and effect == GATE and set(taint.of(test)) == {DATA} and _one_sided(flat, test, sites)
+
+
+def _one_sided(flat: Flat, test: cst.CSTNode, sites: list) -> bool:
+    """Is `test` the test of an `if` whose other branch runs no submodule (`if x.sum() > 0: h = self.refine(h)`)?
+    Then a helper it gates is skipped outright, not swapped for another that may run the same layers."""
+    branch = flat.parent.get(id(test))
+    if not isinstance(branch, cst.If) or branch.test is not test:
+        return False
+    return branch.orelse is None or not any(_side(flat, call, branch) == "orelse" for call, _ctx, _callee in sites)
 
 
 def _same_both_ways(flat: Flat, sites: list) -> set[int]:
