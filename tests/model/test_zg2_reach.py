@@ -170,6 +170,57 @@ HAZARDS = {
                     x = self.head(x)
                 return x
         """,
+    "forward hands an optional input to a method that gates a tower on it": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tower = Block()
+
+            def fuse(self, x, ctx):
+                if ctx is not None:
+                    x = x + self.tower(ctx)
+                return x
+
+            def forward(self, x, ctx=None):
+                return self.fuse(x, ctx)
+        """,
+    "a bound forward runs a tower only when the optional input was given": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tower = Block()
+
+            def forward(self, x, ctx=None):
+                fn = self.tower.forward
+                if ctx is not None:
+                    x = x + fn(ctx)
+                return x
+        """,
+    "a loss helper handed the module runs only when the optional input was given": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Block()
+
+            def forward(self, x, ctx=None):
+                if ctx is not None:
+                    x = x + aux_loss(self, ctx)
+                return x
+        """,
+    "a loop over the items of an input mapping runs a helper per key": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = Block()
+
+            def encode(self, v):
+                return self.proj(v)
+
+            def forward(self, x, feats):
+                for key, value in feats.items():
+                    x = x + self.encode(value)
+                return x
+        """,
 }
 
 SAFE = {
@@ -269,6 +320,46 @@ SAFE = {
             def forward(self, x):
                 for _ in range(int(self.steps.item())):
                     x = self.head(x)
+                return x
+        """,
+    "a method given a setting (not an optional input) gates a tower on it": """
+        class Net(nn.Module):
+            def __init__(self, extra=None):
+                super().__init__()
+                self.tower = Block()
+                self.extra = extra
+
+            def fuse(self, x, ctx):
+                if ctx is not None:
+                    x = x + self.tower(ctx)
+                return x
+
+            def forward(self, x, mask=None):
+                return self.fuse(x, self.extra)
+        """,
+    "forward hands an optional input to a method that only adds it": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tower = Block()
+
+            def fuse(self, x, ctx):
+                if ctx is not None:
+                    x = x + ctx
+                return self.tower(x)
+
+            def forward(self, x, ctx=None):
+                return self.fuse(x, ctx)
+        """,
+    "a loop over the items of a cache the function fills": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = Block()
+
+            def forward(self, x, cache):
+                for key, value in cache.items():
+                    cache[key] = self.proj(value)
                 return x
         """,
 }

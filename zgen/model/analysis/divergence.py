@@ -124,8 +124,13 @@ def find_divergences(
     make_calls: Callable[[], Calls],
     taint: Taint,
     make_indirect: Callable[[Calls], Callable[[cst.Call], str | None]] | None = None,
+    model_code: bool = True,
 ) -> list[Divergence]:
     """Divergent decisions in a flattened function, given what counts as a synchronising call.
+
+    `model_code`: a method of a module, where a mapping walked per key is a batch; in code outside the model
+    (a training function walking `valid_loaders.items()`) it is as often a setting, and a helper run per item
+    is left out.
 
     Tainted decisions are looked for first: most methods have none, and then
     the (costlier) question of which calls run submodules is never asked.
@@ -170,7 +175,7 @@ def find_divergences(
     if tainted and (sites or extra):
         # Helpers count for rank and random decisions (`if random() < 0.5: self.predict(x)`); for data
         # decisions a helper on the other branch often runs the same layers, so only direct calls do.
-        _tainted_decisions(flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra})
+        _tainted_decisions(flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra}, model_code)
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
     for call, ctx, callee in sites:
@@ -181,7 +186,8 @@ def find_divergences(
 
 
 def _tainted_decisions(
-    flat: Flat, calls: Calls, taint: Taint, sites: list, add: Callable[..., None], helpers: set[int] = frozenset()
+    flat: Flat, calls: Calls, taint: Taint, sites: list, add: Callable[..., None], helpers: set[int] = frozenset(),
+    model_code: bool = True,
 ) -> None:
     """Calls gated, iterated, skipped or cut short by a rank-, random- or data-tainted decision.
 
@@ -190,8 +196,9 @@ def _tainted_decisions(
     add_all = add
 
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
-        if kind == DATA and id(site) in helpers and not _skipped_helper(flat, node, effect, site, taint, sites):
-            return
+        if kind == DATA and id(site) in helpers:
+            if not _skipped_helper(flat, node, effect, site, taint, sites) or (effect == ITERATE and not model_code):
+                return
         add_all(kind, effect, node, source, callee)
 
     rank_gated: dict[str, int] = {}  # callee text -> calls of it under some rank test
@@ -259,13 +266,16 @@ def _tainted_decisions(
 
 
 def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
-    """Does a data test gate a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`) on one side
-    only, the test holding no other taint (a random mask's `.any()` is a random decision)?"""
+    """Does a data decision run a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`) a number
+    of times that follows the data (a loop over a data-dependent iterable), or gate it on one side only, the test
+    holding no other taint (a random mask's `.any()` is a random decision)?"""
     func = site.func
     own = isinstance(func, cst.Name) or (
         isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
     )
-    return own and effect == GATE and set(taint.of(test)) == {DATA} and _one_sided(flat, test, sites)
+    if not own or set(taint.of(test)) != {DATA}:
+        return False
+    return effect == ITERATE or (effect == GATE and _one_sided(flat, test, sites))
 
 
 def _one_sided(flat: Flat, test: cst.CSTNode, sites: list) -> bool:

@@ -396,7 +396,8 @@ def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> 
     """The divergent decisions of one script scope, once for every rule (`helpers`: model calls through helpers)."""
     indirect = (lambda _calls: _script_indirect(scope)) if helpers else None
     # the owner (a trainer, an agent) may keep the rank on itself (`self.rank = dist.get_rank()`)
-    return find_divergences(scope.flat, lambda: _ScriptCalls(index, scope), Taint(index, scope.owner, scope.flat), indirect)
+    taint = Taint(index, scope.owner, scope.flat)
+    return find_divergences(scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False)
 
 
 def _script_indirect(scope: ScriptScope):

@@ -90,7 +90,7 @@ class Taint:
             id(node.iter)
             for node, _ctx in flat.nodes
             if type(node) in (cst.For, cst.CompFor) and isinstance(node.iter, cst.Name)
-            and node.iter.value in self.inputs and isinstance(node.target, cst.Name)
+            and node.iter.value in self.inputs and node.iter.value not in self.state and isinstance(node.target, cst.Name)
             and (node.iter.value, node.target.value) in self.keyed
         )
         # `x[idx, 1:]` for an argument `idx`: the samples the caller selected; how many differs per rank
@@ -281,6 +281,7 @@ class Taint:
         return (
             isinstance(func, cst.Attribute) and func.attr.value in _MAPPING_VIEWS and not node.args
             and isinstance(func.value, cst.Name) and func.value.value in self.inputs
+            and func.value.value not in self.state
         )
 
     def _input_get(self, expr: cst.CSTNode) -> bool:
