@@ -82,16 +82,16 @@ class Taint:
         )
         # Mappings the call was given that it fills or hands back (`cache[layer] = kv`, `return out, cache`): the
         # caller's state, whose keys follow the program's path, not a batch whose fields differ per rank
-        self.state = frozenset(_state_mappings(flat, self.inputs)) if self.inputs else frozenset()
-        # `self.enc(batch["image"])`: (argument, key text) for the fields of a mapping that go into a call
-        self.fed = frozenset(_fed_fields(flat, self.inputs)) if self.inputs else frozenset()
+        # (`state`, and `fed` below: computed on first use, which most functions never reach)
+        self._state: frozenset[str] | None = None
+        self._fed: frozenset[tuple[str, str]] | None = None
         # `for key in feats: ... feats[key]`: a mapping the call was given, walked directly; its keys are this batch's
         self.keyed_walks = frozenset(
             id(node.iter)
             for node, _ctx in flat.nodes
             if type(node) in (cst.For, cst.CompFor) and isinstance(node.iter, cst.Name)
-            and node.iter.value in self.inputs and node.iter.value not in self.state and isinstance(node.target, cst.Name)
-            and (node.iter.value, node.target.value) in self.keyed
+            and node.iter.value in self.inputs and isinstance(node.target, cst.Name)
+            and (node.iter.value, node.target.value) in self.keyed and node.iter.value not in self.state
         )
         # `x[idx, 1:]` for an argument `idx`: the samples the caller selected; how many differs per rank
         self.selections = frozenset(
@@ -283,6 +283,20 @@ class Taint:
             and isinstance(func.value, cst.Name) and func.value.value in self.inputs
             and func.value.value not in self.state
         )
+
+    @property
+    def state(self) -> frozenset[str]:
+        """Mappings the call was given that it fills or hands back: the caller's state."""
+        if self._state is None:
+            self._state = frozenset(_state_mappings(self._flat, self.inputs)) if self.inputs else frozenset()
+        return self._state
+
+    @property
+    def fed(self) -> frozenset[tuple[str, str]]:
+        """`self.enc(batch["image"])`: (argument, key text) for the fields of an input mapping that go into a call."""
+        if self._fed is None:
+            self._fed = frozenset(_fed_fields(self._flat, self.inputs)) if self.inputs else frozenset()
+        return self._fed
 
     def _input_get(self, expr: cst.CSTNode) -> bool:
         """`batch.get("image")` for a mapping this call was given, whose field goes into a call: a field this

@@ -296,8 +296,8 @@ class Clip(nn.Module):
             if method is None:
                 continue
             gates = _may_gate(method.text, helpers := _presence_helpers(index))
-            if not gates and "None" not in method.text[: method.text.find(":\n") + 1]:
-                continue  # no test of its own, and no optional input to hand on to a method
+            if not gates and not _may_hand_on(cls, method.text, helpers):
+                continue  # no test of its own, and no method that tests what it could be handed
             func = ast_function(method)
             if func is None:
                 continue
@@ -370,6 +370,20 @@ def _message(skipped: set[str], test: str) -> str:
         f"whether {names} runs depends on `{test}`, i.e. on which optional inputs "
         "this call was given; ranks whose batch differs skip its parameter all-gather"
     )
+
+
+def _may_hand_on(cls: ClassInfo, text: str, helpers: frozenset[str]) -> bool:
+    """Text pre-filter: forward has an optional input and calls a method of its class that tests a value for
+    presence (`if ctx is not None:`, `if exists(ctx):`)."""
+    if "None" not in text[: text.find(":\n") + 1]:
+        return False
+    for name in cls.span.methods:
+        if name != "forward" and f"self.{name}(" in text:
+            inner = cls.method(name)
+            body = inner.text if inner is not None else ""
+            if _PRESENCE_IF.search(body) or any(f"{h}(" in body for h in helpers):
+                return True
+    return False
 
 
 def _handed_inputs(cls: ClassInfo, func: ast.FunctionDef, optional: set[str]) -> dict[str, set[str]]:
