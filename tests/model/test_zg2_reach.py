@@ -221,6 +221,17 @@ HAZARDS = {
                     x = x + self.encode(value)
                 return x
         """,
+    "a tower picked with getattr runs only when the optional input was given": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tower = Block()
+
+            def forward(self, x, ctx=None):
+                if ctx is not None:
+                    x = x + getattr(self, "tower")(ctx)
+                return x
+        """,
 }
 
 SAFE = {
@@ -361,6 +372,18 @@ SAFE = {
                 for key, value in cache.items():
                     cache[key] = self.proj(value)
                 return x
+        """,
+    "a parameter-free module picked with getattr runs only when the optional input was given": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.GELU()
+                self.tower = Block()
+
+            def forward(self, x, ctx=None):
+                if ctx is not None:
+                    x = x + getattr(self, "act")(ctx)
+                return self.tower(x)
         """,
 }
 

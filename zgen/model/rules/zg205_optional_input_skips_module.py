@@ -672,7 +672,7 @@ class _Runs:
 
     def _call(self, call: ast.Call) -> set[str]:
         func = call.func
-        parts = self.aliases.get(func.id) if isinstance(func, ast.Name) else self_path(func)
+        parts = self.aliases.get(func.id) if isinstance(func, ast.Name) else self_path(func) or _getattr_path(func)
         if not parts and isinstance(func, ast.Name):
             return self._handed(call, func.id)
         if not parts:
@@ -714,6 +714,16 @@ class _Runs:
                 if runs_argument(self.index, name, names[position], (self.cls.name,)):
                     return {f"{name}()"}
         return set()
+
+
+def _getattr_path(func: ast.expr) -> tuple[str, ...] | None:
+    """`getattr(self, "encoder")`: the member a literal name picks, as a path from `self`."""
+    if not (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr"):
+        return None
+    if len(func.args) < 2 or not (isinstance(func.args[0], ast.Name) and func.args[0].id == "self"):
+        return None
+    name = func.args[1]
+    return (name.value,) if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
 
 
 @memoised
