@@ -17,7 +17,7 @@ from ..program.tree import access_path, call_name, code_of, cst, parameter_for, 
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
 from .persistence import gathers
 
-__all__ = ["ModuleCalls"]
+__all__ = ["ModuleCalls", "HeldCalls", "follow"]
 
 
 class ModuleCalls:
@@ -55,6 +55,8 @@ class ModuleCalls:
                             self.aliases[name] = classes
                 continue
             classes = self.classes_of(value)
+            if classes is None and isinstance(value, cst.Attribute) and value.attr.value in ("forward", "__call__"):
+                classes = self.classes_of(value.value)  # `fn = self.unet.forward`: a bound forward, called later
             if classes is None and self._returned_sequence(value) is not None:
                 # `layers = dropout_layers(self.layers, p)`: some of the same submodules, how many not fixed
                 for target in targets:
@@ -171,28 +173,7 @@ class ModuleCalls:
         return self._follow(member.kind, member.classes, parts[1:])
 
     def _follow(self, kind: Kind, classes: tuple[str, ...], parts: tuple[str, ...]) -> tuple[Kind, tuple[str, ...]] | None:
-        """What `<a module of kind and classes>.<parts>` holds, following the members of its classes."""
-        for part in parts:
-            if kind == Kind.CONTAINER:
-                kind = Kind.MODULE
-                classes = classes or (UNKNOWN,)  # `self.linears = nn.ModuleDict()` filled later: any module
-                if part == "[]":
-                    continue
-                # ModuleDict attribute access (`self.experts.expert_0`) or a method of the list.
-                return None
-            if kind == Kind.UNKNOWN:
-                return (Kind.UNKNOWN, (UNKNOWN,)) if part == "[]" else None
-            if kind != Kind.MODULE or part == "[]":
-                return None
-            nxt = None
-            for ref in classes:
-                nxt = member_of(self.index, ref, part)
-                if nxt is not None:
-                    break
-            if nxt is None:
-                return None
-            kind, classes = nxt.kind, nxt.classes
-        return kind, classes
+        return follow(self.index, kind, classes, parts)
 
     def is_module_sequence(self, expr: cst.BaseExpression) -> bool:
         """Is `expr` a container of submodules (`self.layers`, `self.layers[:n]`), all of them run?"""
@@ -224,6 +205,98 @@ class ModuleCalls:
         if classes is None:
             return None
         if not any(gathers(self.index, ref) for ref in classes):
+            return None
+        return code_of(func)
+
+
+def follow(
+    index: ModelIndex, kind: Kind, classes: tuple[str, ...], parts: tuple[str, ...]
+) -> tuple[Kind, tuple[str, ...]] | None:
+    """What `<a module of kind and classes>.<parts>` holds, following the members of its classes."""
+    for part in parts:
+        if kind == Kind.CONTAINER:
+            kind = Kind.MODULE
+            classes = classes or (UNKNOWN,)  # `self.linears = nn.ModuleDict()` filled later: any module
+            if part == "[]":
+                continue
+            # ModuleDict attribute access (`self.experts.expert_0`) or a method of the list.
+            return None
+        if kind == Kind.UNKNOWN:
+            return (Kind.UNKNOWN, (UNKNOWN,)) if part == "[]" else None
+        if kind != Kind.MODULE or part == "[]":
+            return None
+        nxt = None
+        for ref in classes:
+            nxt = member_of(index, ref, part)
+            if nxt is not None:
+                break
+        if nxt is None:
+            return None
+        kind, classes = nxt.kind, nxt.classes
+    return kind, classes
+
+
+class HeldCalls:
+    """Calls that run a model reached from names that hold one, in code that is not the model's own method.
+
+    `roots` maps dotted names to the classes of the model they hold (a
+    trainer's `self.model`, a function's `model` argument, `self.policy`
+    built by an agent); a call runs that model when its callee is the model,
+    its `forward`, a child it holds (`model.encoder`, `model.layers[i]`,
+    `model.heads[key]`, `getattr(model, name)`), or a local bound to one of
+    these, the bound method included (`fn = model.unet.forward`). Children of
+    a model whose class cannot be read count only when indexed
+    (`model.layers[i](x)`) or called through `.forward`.
+    """
+
+    def __init__(self, index: ModelIndex, roots: dict[str, tuple[str, ...]], flat: Flat | None = None) -> None:
+        self.index = index
+        self.roots = dict(roots)
+        for node, _ctx in flat.nodes if flat is not None and roots else ():
+            if type(node) is not cst.Assign:
+                continue
+            classes = self.module_of(node.value, bound=True)
+            if classes is None:
+                continue
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.roots.setdefault(target.target.value, classes)
+
+    def module_of(self, expr: cst.BaseExpression, loose: bool = False, bound: bool = False) -> tuple[str, ...] | None:
+        """Classes of the module `expr` is (reached from a root), or None. `loose`: any child of a model whose
+        class cannot be read counts; `bound`: a bound `forward` counts as its module."""
+        if bound and isinstance(expr, cst.Attribute) and expr.attr.value in ("forward", "__call__"):
+            return self.module_of(expr.value, loose=True)
+        if isinstance(expr, cst.Call) and call_name(expr) == "getattr" and expr.args:
+            return (UNKNOWN,) if self.module_of(expr.args[0].value, loose=True) is not None else None
+        path = access_path(expr)
+        if path is None:
+            return None
+        names = (path.root, *path.parts)
+        for cut in range(len(names), 0, -1):
+            classes = self.roots.get(".".join(names[:cut]))
+            if classes is not None:
+                break
+        else:
+            return None
+        rest = names[cut:]
+        if not rest:
+            return classes
+        if not any(self.index.classes.get(ref) or self.index.external(ref) for ref in classes):
+            return (UNKNOWN,) if loose or "[]" in rest else None  # what an unreadable model holds is not known
+        found = follow(self.index, Kind.MODULE, classes, rest)
+        if found is None or found[0] not in (Kind.MODULE, Kind.UNKNOWN):
+            return None
+        return found[1]
+
+    def callee(self, call: cst.Call) -> str | None:
+        """The model or child this call runs (`model.layers[i]`), or None."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
+            classes = self.module_of(func.value, loose=True)
+        else:
+            classes = self.module_of(func)
+        if classes is None or not any(ref == UNKNOWN or gathers(self.index, ref) for ref in classes):
             return None
         return code_of(func)
 

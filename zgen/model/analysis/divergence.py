@@ -16,12 +16,12 @@ from typing import Protocol
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import facts_of
-from ..program.tree import call_name, children, code_of, cst
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
+from ..program.tree import call_name, children, code_of, cst, parameter_for
 from .calls import ModuleCalls
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
 from .persistence import gathers
-from .runs import HelperRuns
+from .runs import HelperRuns, runs_argument
 from .taint import DATA, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test
 
 __all__ = [
@@ -64,18 +64,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Diverge
     )
 
 
-# Methods of a module that do not run its forward (so gather nothing through hooks).
-NOT_RUNS = frozenset(
-    {
-        "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
-        "children", "named_children", "state_dict", "load_state_dict", "train", "eval", "to", "cuda",
-        "cpu", "half", "float", "bfloat16", "requires_grad_", "zero_grad", "extra_repr", "apply",
-        "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
-        "register_full_backward_hook", "add_module", "get_submodule", "get_parameter", "save_pretrained",
-        "push_to_hub", "num_parameters", "get_input_embeddings", "get_output_embeddings", "tie_weights",
-        "resize_token_embeddings", "gradient_checkpointing_enable", "print_trainable_parameters",
-    }
-) | known.CONTAINER_METHODS  # fmt: skip
+NOT_RUNS = known.NOT_RUNS  # (kept here for the rules that import it from the divergence analysis)
 
 
 def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Callable[[cst.Call], str | None]:
@@ -85,6 +74,8 @@ def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Ca
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
+        if isinstance(func, cst.Name):  # `aux_loss(self, h)`: a function of the file handed this module or a child
+            return _handed_to_runner(index, cls, calls, call)
         if not isinstance(func, cst.Attribute):
             return None
         name, base = func.attr.value, func.value
@@ -107,13 +98,39 @@ def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Ca
     return indirect
 
 
+def _handed_to_runner(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, call: cst.Call) -> str | None:
+    """`f(...)` for a function `f` of this file given `self` or a submodule that it runs."""
+    name = call.func.value  # type: ignore[attr-defined]
+    info = index.function_info(name)
+    if info is None or info.node is None:
+        return None
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            continue
+        value = arg.value
+        is_self = isinstance(value, cst.Name) and value.value == "self"
+        classes = (cls.name,) if is_self else calls.classes_of(value)
+        # a child of a class we know (not a member of unknown kind: `default(x, self.sigma)` hands a value)
+        if not classes or not (is_self or any(ref != UNKNOWN and gathers(index, ref) for ref in classes)):
+            continue
+        param = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
+        if param and runs_argument(index, name, param, classes):
+            return f"{name}()"
+    return None
+
+
 def find_divergences(
     flat: Flat,
     make_calls: Callable[[], Calls],
     taint: Taint,
     make_indirect: Callable[[Calls], Callable[[cst.Call], str | None]] | None = None,
+    model_code: bool = True,
 ) -> list[Divergence]:
     """Divergent decisions in a flattened function, given what counts as a synchronising call.
+
+    `model_code`: a method of a module, where a mapping walked per key is a batch; in code outside the model
+    (a training function walking `valid_loaders.items()`) it is as often a setting, and a helper run per item
+    is left out.
 
     Tainted decisions are looked for first: most methods have none, and then
     the (costlier) question of which calls run submodules is never asked.
@@ -158,7 +175,7 @@ def find_divergences(
     if tainted and (sites or extra):
         # Helpers count for rank and random decisions (`if random() < 0.5: self.predict(x)`); for data
         # decisions a helper on the other branch often runs the same layers, so only direct calls do.
-        _tainted_decisions(flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra})
+        _tainted_decisions(flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra}, model_code)
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
     for call, ctx, callee in sites:
@@ -169,7 +186,8 @@ def find_divergences(
 
 
 def _tainted_decisions(
-    flat: Flat, calls: Calls, taint: Taint, sites: list, add: Callable[..., None], helpers: set[int] = frozenset()
+    flat: Flat, calls: Calls, taint: Taint, sites: list, add: Callable[..., None], helpers: set[int] = frozenset(),
+    model_code: bool = True,
 ) -> None:
     """Calls gated, iterated, skipped or cut short by a rank-, random- or data-tainted decision.
 
@@ -179,7 +197,8 @@ def _tainted_decisions(
 
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
         if kind == DATA and id(site) in helpers:
-            return
+            if not _skipped_helper(flat, node, effect, site, taint, sites) or (effect == ITERATE and not model_code):
+                return
         add_all(kind, effect, node, source, callee)
 
     rank_gated: dict[str, int] = {}  # callee text -> calls of it under some rank test
@@ -244,6 +263,28 @@ def _tainted_decisions(
                 continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
             for kind, source in taint.of(test).items():
                 add(kind, effect, test, source, later[0][2], later[0][0])
+
+
+def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
+    """Does a data decision run a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`) a number
+    of times that follows the data (a loop over a data-dependent iterable), or gate it on one side only, the test
+    holding no other taint (a random mask's `.any()` is a random decision)?"""
+    func = site.func
+    own = isinstance(func, cst.Name) or (
+        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+    )
+    if not own or set(taint.of(test)) != {DATA}:
+        return False
+    return effect == ITERATE or (effect == GATE and _one_sided(flat, test, sites))
+
+
+def _one_sided(flat: Flat, test: cst.CSTNode, sites: list) -> bool:
+    """Is `test` the test of an `if` whose other branch runs no submodule (`if x.sum() > 0: h = self.refine(h)`)?
+    Then a helper it gates is skipped outright, not swapped for another that may run the same layers."""
+    branch = flat.parent.get(id(test))
+    if not isinstance(branch, cst.If) or branch.test is not test:
+        return False
+    return branch.orelse is None or not any(_side(flat, call, branch) == "orelse" for call, _ctx, _callee in sites)
 
 
 def _same_both_ways(flat: Flat, sites: list) -> set[int]:

@@ -20,12 +20,14 @@ from __future__ import annotations
 import ast
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import Kind, facts_of
-from .calls import ModuleCalls
-from .flow import SAME_ITEMS, Flat
+from ..program.known import NOT_RUNS
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of
+from ..program.tree import cst
+from .calls import HeldCalls, ModuleCalls
+from .flow import SAME_ITEMS, Flat, flat_of
 from .persistence import gathers
 
-__all__ = ["HelperRuns", "ast_function", "self_path"]
+__all__ = ["HelperRuns", "ast_function", "self_path", "runs_argument"]
 
 
 def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
@@ -169,3 +171,38 @@ def _over_self_collection(iterable: ast.expr) -> bool:
         return False
     parts = self_path(iterable)
     return parts is not None and len(parts) == 1
+
+
+@memoised
+def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[str, ...]) -> bool:
+    """Does the module-level function `function` of this file run the module its parameter `param` is handed,
+    a module of `classes` (`def aux_loss(model, h): return model.head(h).mean()`)?
+
+    It does when it calls the module, its `forward`, a child of it
+    (`calls.HeldCalls`), or a method of it: one that runs submodules when
+    the class can be read, any but nn.Module's bookkeeping when it cannot.
+    """
+    info = index.function_info(function)
+    if info is None or param not in info.text:
+        return False
+    flat = flat_of(info)
+    if flat is None:
+        return False
+    held = HeldCalls(index, {param: classes}, flat)
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Call:
+            continue
+        if held.callee(node) is not None:
+            return True
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == param):
+            continue
+        name = func.attr.value
+        if name in NOT_RUNS:
+            continue
+        readable = [index.classes[ref] for ref in classes if ref in index.classes]
+        if not readable and all(ref == UNKNOWN for ref in classes):
+            return True
+        if any(cls.method(name) is not None and HelperRuns(index, cls).helper_runs_modules(name) for cls in readable):
+            return True
+    return False

@@ -19,13 +19,15 @@ from typing import Protocol
 from ..program import known
 from ..program.holds import held_attributes, module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.members import UNKNOWN_CLASS as UNKNOWN
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
+from .calls import HeldCalls
 from .divergence import NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flatten, loop_items
-from .runs import HelperRuns
+from .runs import HelperRuns, runs_argument
 from .taint import DATA, RANK, Taint
 
 __all__ = ["ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "WRAP_TRIGGER"]
@@ -289,10 +291,14 @@ def _script_hits(index: ModelIndex, trigger: _Search) -> tuple[list[FunctionSpan
     """The script functions whose text matches `trigger`, and whether the module-level code does (several
     rules ask with the same trigger; each text is searched once per file)."""
     spans: list[FunctionSpan] = list(index.skeleton.functions.values())
+    whole: set[int] = set()  # methods of classes whose `__init__` matches: `self.rank = dist.get_rank()` taints them
     for cls in index.classes.values():
         if not cls.is_module:
             spans.extend(cls.span.methods.values())
-    hits = [span for span in spans if trigger.search(index.skeleton.text(span.start, span.end))]
+            init = cls.span.methods.get("__init__")
+            if init is not None and trigger.search(index.skeleton.text(init.start, init.end)):
+                whole.update(id(span) for span in cls.span.methods.values())
+    hits = [span for span in spans if id(span) in whole or trigger.search(index.skeleton.text(span.start, span.end))]
     script_text = "".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)
     return hits, bool(script_text and trigger.search(script_text))
 
@@ -318,6 +324,16 @@ class _ScriptCalls:
     def __init__(self, index: ModelIndex, scope: ScriptScope) -> None:
         self.index = index
         self.scope = scope
+        self._held: HeldCalls | None = None
+
+    @property
+    def held(self) -> HeldCalls:
+        """Calls of a held model's children and of locals bound to them (`model.layers[i](x)`, `fn(x)`)."""
+        if self._held is None:
+            scope = self.scope
+            roots = {name: (UNKNOWN,) for name in scope.model_args} | scope.held
+            self._held = HeldCalls(self.index, roots, scope.flat)
+        return self._held
 
     def is_module_sequence(self, expr: cst.BaseExpression) -> bool:
         return False
@@ -325,8 +341,8 @@ class _ScriptCalls:
     def callee(self, call: cst.Call) -> str | None:
         index, scope = self.index, self.scope
         name = call_name(call)
-        if name is None:
-            return None
+        if name is None:  # `model.layers[i](x)`, `getattr(model, name)(x)`
+            return code_of(call.func) if (scope.held or scope.model_args) and self.held.callee(call) else None
         qualified = name if name.startswith(".") else index.qualify(name)
         last = qualified.rsplit(".", 1)[-1]
         if last in known.COLLECTIVES and qualified.startswith(("torch.distributed.", "deepspeed.comm.")):
@@ -345,6 +361,8 @@ class _ScriptCalls:
             return code_of(func)
         if dotted(func) in scope.held:
             return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
+        if (scope.held or scope.model_args) and self.held.callee(call) is not None:
+            return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = dotted(func.value) if isinstance(func, cst.Attribute) else None
         if holder in scope.held and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             if method_runs(index, scope.held[holder], func.attr.value):  # type: ignore[union-attr]
@@ -368,7 +386,7 @@ def script_divergences(
     for scope in script_scopes(index, trigger):
         if kind != RANK and not (scope.held or scope.model_args or scope.wrapped):
             continue  # runs no model (only a rank test can also gate a collective)
-        for d in _scope_divergences(index, scope, kind != RANK):
+        for d in _scope_divergences(index, scope, True):
             if d.kind == kind:
                 yield scope.snippet, d
 
@@ -377,7 +395,9 @@ def script_divergences(
 def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> list[Divergence]:
     """The divergent decisions of one script scope, once for every rule (`helpers`: model calls through helpers)."""
     indirect = (lambda _calls: _script_indirect(scope)) if helpers else None
-    return find_divergences(scope.flat, lambda: _ScriptCalls(index, scope), Taint(index, None, scope.flat), indirect)
+    # the owner (a trainer, an agent) may keep the rank on itself (`self.rank = dist.get_rank()`)
+    taint = Taint(index, scope.owner, scope.flat)
+    return find_divergences(scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False)
 
 
 def _script_indirect(scope: ScriptScope):
@@ -400,11 +420,19 @@ def _script_indirect(scope: ScriptScope):
         ]
         if handed and func.value in scope.parameters:
             return f"{func.value}()"  # a step function the caller passed in (`custom_next_token(model, x)`)
-        info = scope.index.function_info(func.value) if handed else None
+        # A function of this file handed a model this code is given or holds (`aux_loss(self.model, h)`) runs it
+        # when its body calls it, its forward, a child of it or one of its methods that runs submodules.
+        models = {
+            i: (UNKNOWN,) if i in handed else scope.held[name]
+            for i, a in enumerate(call.args)
+            if not a.star and (i in handed or (name := dotted(a.value)) in scope.held)
+        }
+        info = scope.index.function_info(func.value) if models else None
         if info is not None and info.node is not None:
-            for position in handed:
-                param = parameter_for(info.node, call, position)
-                if param and re.search(rf"\b{re.escape(param)}\s*\(", info.text):
+            for position, classes in models.items():
+                arg = call.args[position]
+                param = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
+                if param and runs_argument(scope.index, func.value, param, classes):
                     return f"{func.value}()"
             return None
         # A function defined in this one, handed a model the class holds (`kl(self.old_policy, self.policy, s)`),

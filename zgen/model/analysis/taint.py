@@ -80,13 +80,18 @@ class Taint:
             if type(node) is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in self.inputs
             and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
         )
+        # Mappings the call was given that it fills or hands back (`cache[layer] = kv`, `return out, cache`): the
+        # caller's state, whose keys follow the program's path, not a batch whose fields differ per rank
+        # (`state`, and `fed` below: computed on first use, which most functions never reach)
+        self._state: frozenset[str] | None = None
+        self._fed: frozenset[tuple[str, str]] | None = None
         # `for key in feats: ... feats[key]`: a mapping the call was given, walked directly; its keys are this batch's
         self.keyed_walks = frozenset(
             id(node.iter)
             for node, _ctx in flat.nodes
             if type(node) in (cst.For, cst.CompFor) and isinstance(node.iter, cst.Name)
             and node.iter.value in self.inputs and isinstance(node.target, cst.Name)
-            and (node.iter.value, node.target.value) in self.keyed
+            and (node.iter.value, node.target.value) in self.keyed and node.iter.value not in self.state
         )
         # `x[idx, 1:]` for an argument `idx`: the samples the caller selected; how many differs per rank
         self.selections = frozenset(
@@ -190,6 +195,12 @@ class Taint:
                     found.setdefault(taint, _call_text(node))
                 elif self._input_keys(node):
                     found.setdefault(DATA, _call_text(node))
+                elif isinstance(node.func, cst.Name) and node.func.value == "range":
+                    # `range(int(n.item()))`: a trip count read from this rank's tensor (a buffer of `self` is
+                    # shared); what the tensor came from (a random draw, the rank) says why, when known
+                    for read in (n for arg in node.args for n in walk(arg.value) if type(n) is cst.Call):
+                        if _reads_value(read):
+                            _merge_into(found, self._of(read.func.value, names) or {DATA: _call_text(read)})
             elif kind is cst.Name:
                 if id(node) in self.keyed_walks:
                     found.setdefault(DATA, f"the keys of `{node.value}`")
@@ -235,6 +246,8 @@ class Taint:
                 found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
             elif kind is cst.Comparison and self._key_presence(node):
                 found.setdefault(DATA, code_of(node))  # `key not in feats`: which keys this call's input has
+            elif kind is cst.Comparison and is_none_test(node) and self._input_get(node.left):
+                found.setdefault(DATA, code_of(node))  # `batch.get("image") is not None`: a key this input may lack
             elif kind is cst.Comparison and is_none_test(node):
                 inner = self._of(node.left, names)
                 inner.pop(DATA, None)
@@ -268,19 +281,47 @@ class Taint:
         return (
             isinstance(func, cst.Attribute) and func.attr.value in _MAPPING_VIEWS and not node.args
             and isinstance(func.value, cst.Name) and func.value.value in self.inputs
+            and func.value.value not in self.state
+        )
+
+    @property
+    def state(self) -> frozenset[str]:
+        """Mappings the call was given that it fills or hands back: the caller's state."""
+        if self._state is None:
+            self._state = frozenset(_state_mappings(self._flat, self.inputs)) if self.inputs else frozenset()
+        return self._state
+
+    @property
+    def fed(self) -> frozenset[tuple[str, str]]:
+        """`self.enc(batch["image"])`: (argument, key text) for the fields of an input mapping that go into a call."""
+        if self._fed is None:
+            self._fed = frozenset(_fed_fields(self._flat, self.inputs)) if self.inputs else frozenset()
+        return self._fed
+
+    def _input_get(self, expr: cst.CSTNode) -> bool:
+        """`batch.get("image")` for a mapping this call was given, whose field goes into a call: a field this
+        rank's batch may lack."""
+        func = expr.func if isinstance(expr, cst.Call) else None
+        return (
+            isinstance(func, cst.Attribute) and func.attr.value == "get" and isinstance(func.value, cst.Name)
+            and func.value.value in self.inputs and func.value.value not in self.state and bool(expr.args)
+            and const_str(expr.args[0].value) is not None
+            and (func.value.value, code_of(expr.args[0].value)) in self.fed
         )
 
     def _key_presence(self, node: cst.Comparison) -> bool:
-        """`key in feats` / `key not in feats` for a mapping this call was given and reads by that key
-        (`feats[key]`); not a fixed name (`"x" in kwargs`), nor a list of options (`m.i in embed`)."""
-        if isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.Integer)):
-            return False
+        """`key in feats` / `"image" not in feats` for a mapping this call was given (not `**kwargs`, nor state it
+        fills or returns) and reads by that key (`feats[key]`; a fixed key only when the field goes into a call:
+        `self.enc(feats["image"])`); not a list of options (`m.i in embed`)."""
+        fixed = isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.Integer))
         for target in node.comparisons:
             if isinstance(target.operator, (cst.In, cst.NotIn)):
                 container = target.comparator
                 if isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute):
                     container = container.func.value if container.func.attr.value in _MAPPING_VIEWS else container
-                if isinstance(container, cst.Name) and (container.value, code_of(node.left)) in self.keyed:
+                if not isinstance(container, cst.Name) or container.value in self.state:
+                    continue
+                if (container.value, code_of(node.left)) in (self.fed if fixed else self.keyed):
                     return True
         return False
 
@@ -316,6 +357,73 @@ class Taint:
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
+
+
+def _state_mappings(flat: Flat, inputs: frozenset[str]) -> set[str]:
+    """Inputs the function writes into by key, fills, or returns (`cache[k] = v`, `cache.update(...)`,
+    `return out, cache`, `{key: eps, **cache}`)."""
+    found: set[str] = set()
+    for node, _ctx in flat.nodes:
+        kind = type(node)
+        if kind in (cst.Assign, cst.AugAssign):
+            for target in node.targets if kind is cst.Assign else (node,):
+                target = target.target
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                    found.add(target.value.value)
+        elif kind is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value in (*FILLS, "pop"):
+            if isinstance(node.func.value, cst.Name):
+                found.add(node.func.value.value)
+        elif kind is cst.Return and node.value is not None:
+            value = node.value
+            parts = value.elements if isinstance(value, (cst.Tuple, cst.Dict)) else (value,)
+            for part in parts:
+                part = getattr(part, "value", part)
+                if isinstance(part, cst.Name):
+                    found.add(part.value)
+    return found & inputs
+
+
+def _fed_fields(flat: Flat, inputs: frozenset[str]) -> set[tuple[str, str]]:
+    """(mapping, key text) for the fields of an input mapping read inside a call's arguments
+    (`self.enc(batch["image"])`, `f(x, batch.get("mask"))`)."""
+    found: set[tuple[str, str]] = set()
+    for node, _ctx in flat.nodes:
+        kind = type(node)
+        if kind is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in inputs:
+            if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+                continue
+            field = (node.value.value, code_of(node.slice[0].slice.value))
+        elif kind is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" and node.args:
+            owner = node.func.value
+            if not (isinstance(owner, cst.Name) and owner.value in inputs):
+                continue
+            field = (owner.value, code_of(node.args[0].value))
+        else:
+            continue
+        parent = flat.parent.get(id(node))
+        while parent is not None and not isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            if type(parent) is cst.Arg:
+                found.add(field)
+                break
+            parent = flat.parent.get(id(parent))
+    return found
+
+
+def _reads_value(call: cst.Call) -> bool:
+    """`t.item()` on a tensor that is not an attribute of `self`."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "item" and not call.args and not _on_self(func.value)
+
+
+def _on_self(expr: cst.CSTNode) -> bool:
+    """Is `expr` rooted at `self` (`self.steps`, `self.buf[0].sum()`)?"""
+    while True:
+        if isinstance(expr, cst.Attribute | cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call):
+            expr = expr.func
+        else:
+            return isinstance(expr, cst.Name) and expr.value == "self"
 
 
 def draw_kind(index: ModelIndex, call: cst.Call) -> str | None:

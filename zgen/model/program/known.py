@@ -398,6 +398,18 @@ METADATA_ATTRS = frozenset(
 CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "keys", "values", "items", "get", "pop", "update", "index"}
 )
+# Methods of a module that do not run its forward (so gather nothing through hooks).
+NOT_RUNS = frozenset(
+    {
+        "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+        "children", "named_children", "state_dict", "load_state_dict", "train", "eval", "to", "cuda",
+        "cpu", "half", "float", "bfloat16", "requires_grad_", "zero_grad", "extra_repr", "apply",
+        "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
+        "register_full_backward_hook", "add_module", "get_submodule", "get_parameter", "save_pretrained",
+        "push_to_hub", "num_parameters", "get_input_embeddings", "get_output_embeddings", "tie_weights",
+        "resize_token_embeddings", "gradient_checkpointing_enable", "print_trainable_parameters",
+    }
+) | CONTAINER_METHODS  # fmt: skip
 # Size queries that read 0 on a partitioned placeholder.
 SIZE_ATTRS = frozenset({"shape", "ndim"})
 SIZE_METHODS = frozenset({"size", "numel", "nelement", "dim", "ndimension"})

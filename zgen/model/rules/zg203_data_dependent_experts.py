@@ -84,8 +84,22 @@ class _Selections:
     _PICK = re.compile(r"self(?:\.\w+)+\[\s*\w+\[\s*[\"']")
     _FIELD = re.compile(r"^\s*(\w+)\s*=\s*\w+\[\s*[\"'][^\n]*$", re.M)
 
+    # `if "image" in batch:`, `if batch.get("image") is not None:`: a key this rank's input mapping may lack
+    _PRESENCE = re.compile(r"if(?<!\wif)\b[^\n]*(?:\bin\s+\w+\s*:|\.get\([^()\n]*\)\s+is\s)")
+    # `for key, value in batch.items():`: as many iterations as this rank's mapping has keys
+    _VIEW_LOOP = re.compile(r"for(?<!\wfor)\s[^\n]*\bin\s+\w+\.(?:items|keys|values)\(\)")
+
+    # `for _ in range(int(n.item())):`: a trip count read from this rank's tensor
+    _COUNT = re.compile(r"range\([^\n]*\.item\(\)")
+
     def search(self, text: str) -> bool:
         if _has_selection(text):
+            return True
+        if (" in " in text or ".get(" in text) and self._PRESENCE.search(text):
+            return True
+        if "()" in text and self._VIEW_LOOP.search(text):
+            return True
+        if ".item()" in text and self._COUNT.search(text):
             return True
         if '["' in text or "['" in text:
             if self._PICK.search(text):

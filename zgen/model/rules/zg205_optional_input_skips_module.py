@@ -13,7 +13,7 @@ from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
 from ..analysis.flow import Flat
 from ..analysis.persistence import gathers
-from ..analysis.runs import HelperRuns, ast_function, self_path
+from ..analysis.runs import HelperRuns, ast_function, runs_argument, self_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.holds import module_like_name
 from ..program.members import Kind, facts_of
@@ -293,8 +293,11 @@ class Clip(nn.Module):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         for cls in index.module_classes():
             method = cls.method("forward")
-            if method is None or not _may_gate(method.text, helpers := _presence_helpers(index)):
+            if method is None:
                 continue
+            gates = _may_gate(method.text, helpers := _presence_helpers(index))
+            if not gates and not _may_hand_on(cls, method.text, helpers):
+                continue  # no test of its own, and no method that tests what it could be handed
             func = ast_function(method)
             if func is None:
                 continue
@@ -304,6 +307,25 @@ class Clip(nn.Module):
             optional |= _presence_aliases(func, optional)
             runs = _Runs(index, cls)
             optional -= _asserted(func.body, optional, helpers)
+            if gates:
+                yield from self._gates(index, method, func, optional, helpers, runs)
+            # `return self.branch(x, ctx)`: a method forward hands an optional input to decides the same way
+            for name, params in _handed_inputs(cls, func, optional).items():
+                helper = cls.method(name)
+                text = helper.text if helper is not None else ""
+                inner = ast_function(helper) if "None" in text or any(f"{h}(" in text for h in helpers) else None
+                if inner is not None:
+                    params = params | _presence_aliases(inner, params)
+                    params -= _asserted(inner.body, params, helpers)
+                    yield from self._gates(index, helper, inner, params, helpers, runs)
+
+    def _gates(
+        self, index: ModelIndex, method: MethodInfo, func: ast.FunctionDef, optional: set[str],
+        helpers: frozenset[str], runs: _Runs,
+    ) -> Iterator[Report]:
+        """The presence tests on `optional` in one method that decide whether a tower runs."""
+        runs.bind(func)
+        if optional:
             for position, expr in enumerate(_if_expressions(func)):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
                 if _presence_test(expr.test, optional, helpers):
@@ -348,6 +370,44 @@ def _message(skipped: set[str], test: str) -> str:
         f"whether {names} runs depends on `{test}`, i.e. on which optional inputs "
         "this call was given; ranks whose batch differs skip its parameter all-gather"
     )
+
+
+def _may_hand_on(cls: ClassInfo, text: str, helpers: frozenset[str]) -> bool:
+    """Text pre-filter: forward has an optional input and calls a method of its class that tests a value for
+    presence (`if ctx is not None:`, `if exists(ctx):`)."""
+    if "None" not in text[: text.find(":\n") + 1]:
+        return False
+    for name in cls.span.methods:
+        if name != "forward" and f"self.{name}(" in text:
+            inner = cls.method(name)
+            body = inner.text if inner is not None else ""
+            if _PRESENCE_IF.search(body) or any(f"{h}(" in body for h in helpers):
+                return True
+    return False
+
+
+def _handed_inputs(cls: ClassInfo, func: ast.FunctionDef, optional: set[str]) -> dict[str, set[str]]:
+    """Methods of the class that `forward` calls with one of its optional inputs (`self.branch(x, ctx=ctx)`), and
+    the parameters that receive them."""
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        owner, name = node.func.value, node.func.attr
+        if not (isinstance(owner, ast.Name) and owner.id == "self") or name in ("forward", "__call__"):
+            continue
+        method = cls.method(name)
+        callee = ast_function(method) if method is not None else None
+        if callee is None:
+            continue
+        params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)][1:]
+        for position, arg in enumerate(node.args):
+            if isinstance(arg, ast.Name) and arg.id in optional and position < len(params):
+                found.setdefault(name, set()).add(params[position])
+        for keyword in node.keywords:
+            if isinstance(keyword.value, ast.Name) and keyword.value.id in optional and keyword.arg:
+                found.setdefault(name, set()).add(keyword.arg)
+    return found
 
 
 def _if_expressions(func: ast.FunctionDef) -> list[ast.IfExp]:
@@ -591,6 +651,16 @@ class _Runs:
         self.cls = cls
         self.resolver = ModuleCalls(index, cls, Flat(), "forward")
         self.helpers = HelperRuns(index, cls, self.resolver)
+        self.aliases: dict[str, tuple[str, ...]] = {}
+
+    def bind(self, func: ast.FunctionDef) -> None:
+        """Locals of the method bound to a submodule or its forward (`fn = self.unet.forward`), for `fn(x)`."""
+        self.aliases = {}
+        for node in ast.walk(func):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                parts = self_path(node.value)
+                if parts and (parts[-1] in ("forward", "__call__") or parts[0] in facts_of(self.cls).members):
+                    self.aliases[node.targets[0].id] = parts
 
     def of(self, stmts: list[ast.stmt]) -> set[str]:
         found: set[str] = set()
@@ -601,7 +671,10 @@ class _Runs:
         return found
 
     def _call(self, call: ast.Call) -> set[str]:
-        parts = self_path(call.func)
+        func = call.func
+        parts = self.aliases.get(func.id) if isinstance(func, ast.Name) else self_path(func) or _getattr_path(func)
+        if not parts and isinstance(func, ast.Name):
+            return self._handed(call, func.id)
         if not parts:
             return set()
         if len(parts) == 1 and parts[0] not in facts_of(self.cls).members:
@@ -628,6 +701,30 @@ class _Runs:
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
             return set()
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
+
+    def _handed(self, call: ast.Call, name: str) -> set[str]:
+        """`aux_loss(self, x)`: a function of the file handed this module that runs it."""
+        info = self.index.function_info(name)
+        if info is None or info.node is None:
+            return set()
+        params = ast_function(info)
+        names = [a.arg for a in (*params.args.posonlyargs, *params.args.args)] if params is not None else []
+        for position, arg in enumerate(call.args):
+            if isinstance(arg, ast.Name) and arg.id == "self" and position < len(names):
+                if runs_argument(self.index, name, names[position], (self.cls.name,)):
+                    return {f"{name}()"}
+        return set()
+
+
+def _getattr_path(func: ast.expr) -> tuple[str, ...] | None:
+    """`getattr(self, "encoder")`: the member a literal name picks, as a path from `self`."""
+    if not (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr"):
+        return None
+    if len(func.args) < 2 or not (isinstance(func.args[0], ast.Name) and func.args[0].id == "self"):
+        return None
+    name = func.args[1]
+    return (name.value,) if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
+
 
 @memoised
 def _handed_networks(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
