@@ -29,3 +29,126 @@ class Net(nn.Module):
         twin = copy.deepcopy(self)
 """)
     assert all(code != "ZG901" for code, _ in codes)
+
+
+MODEL = """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(4096, 4096))
+
+    def forward(self, x):
+        return x @ self.weight
+
+    def logits(self, x):
+        return x @ self.weight.t()
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+        self.blk = Block()
+        self.register_buffer("mask", torch.ones(4096, 4096))
+
+    def forward(self, x):
+        return self.blk(self.fc(x))
+"""
+
+
+def _outside(body: str) -> list[tuple[str, int]]:
+    """Codes and lines of ZG1/ZG3 findings in `body`, placed after the model classes."""
+    start = len((textwrap.dedent(HEAD) + MODEL).splitlines())
+    return [(code, line - start) for code, line in _codes(MODEL + textwrap.dedent(body)) if line > start
+            and code[:3] in ("ZG1", "ZG3")]
+
+
+def test_a_parameter_reached_by_path_from_a_model_a_function_is_given() -> None:
+    assert [c for c, _ in _outside("""
+def tweak(model):
+    model.fc.weight.data.copy_(torch.zeros(4096, 4096))
+    n = model.fc.weight.shape[0]
+    w = model.fc.weight.data.clone()
+""")] == ["ZG101", "ZG102", "ZG109"]
+
+
+def test_a_parameter_reached_by_path_from_a_model_a_trainer_holds() -> None:
+    assert _outside("""
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def step(self):
+        nn.init.normal_(self.model.fc.weight, std=0.02)
+""") == [("ZG101", 7)]
+
+
+def test_buffers_metadata_and_callbacks_of_a_given_model_stay_clean() -> None:
+    assert _outside("""
+def tweak(model):
+    model.mask.data.fill_(0.0)
+    dt = model.fc.weight.dtype
+
+
+def filter_fn(state, model):
+    return state[model.fc.weight.shape[0]]
+
+
+def build(fn=filter_fn):
+    return fn
+""") == []
+
+
+def test_a_helper_a_module_calls_on_itself_is_judged_at_the_call() -> None:
+    found = _outside("""
+class Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return attend(self, x)
+
+
+def attend(module, x):
+    return x @ module.proj.weight
+""")
+    assert all(line != 11 for _, line in found)
+
+
+def test_forward_of_a_submodule_of_a_given_or_held_model() -> None:
+    found = _outside("""
+def sample(model):
+    return model.fc.forward(torch.randn(2, 4096))
+
+
+class Agent:
+    def __init__(self, net):
+        self.net = net
+
+    def act(self):
+        return self.net.fc.forward(torch.randn(2, 4096))
+
+    def act_safe(self):
+        return self.net.fc(torch.randn(2, 4096))
+""")
+    assert found == [("ZG302", 3), ("ZG302", 11)]
+
+
+def test_a_non_forward_method_of_a_submodule_of_a_given_or_held_model() -> None:
+    found = _outside("""
+def score(model: nn.Module):
+    return model.blk.logits(torch.randn(2, 4096))
+
+
+class Agent:
+    def __init__(self, net: Net):
+        self.net = net
+
+    def act(self):
+        return self.net.blk.logits(torch.randn(2, 4096))
+
+    def act_safe(self):
+        return self.net.blk(torch.randn(2, 4096))
+""")
+    assert found == [("ZG303", 3), ("ZG303", 11)]

@@ -103,7 +103,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         return handed, built
     for span, cls in outside_functions(index):
         text = index.skeleton.text(span.start, span.end)
-        may_be_handed = _may_be_handed(span, cls, text)
+        may_be_handed = _may_be_handed(index, span, cls, text)
         walks = _WALK_TRIGGER.search(text) or cls is not None and _factory_text(text)
         whole = _whole_trigger(index, cls).search(text) and not WRAP_TRIGGER.search(text)
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
@@ -115,7 +115,12 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             continue
         held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
         if may_be_handed:
-            handed += _handed_uses(index, scope, set(held.models), held.iterables)
+            # parameters reached by path: not in a function run by a module on itself or on what it builds, or
+            # handed on as a callback (judged at those calls), nor in a constructor, whose modules it may build
+            paths = span.name != "__init__" and (
+                cls is not None or not (_callback(index, span.name) or _called_by_modules(index, span.name))
+            )
+            handed += _handed_uses(index, scope, set(held.models), held.iterables, paths)
         if whole and held.models:
             handed += _whole_uses(index, scope, cls, held.models)
         if held.walked:
@@ -326,14 +331,22 @@ def outside_functions(index: ModelIndex):
                 yield span, cls
 
 
-def _may_be_handed(span: FunctionSpan, cls: ClassInfo | None, text: str) -> bool:
+def _may_be_handed(index: ModelIndex, span: FunctionSpan, cls: ClassInfo | None, text: str) -> bool:
     """Could a training loop hand this function a built model (judged from its name and text)?"""
     if cls is not None and any(_OWNS_STORAGE.search(base) for base in cls.span.bases):
         return False  # a parameter or tensor subclass, an optimizer: handed the storage itself by design
     if span.name != "__init__" and not entry_name(span.name):
         return False  # an initialiser, a hook, a loader: judged as a walk of what it is given, if at all
     # A function that partitions the model itself: the script rules know what runs before.
-    return bool(_HANDED_TRIGGER.search(text)) and not WRAP_TRIGGER.search(text)
+    reaches = _HANDED_TRIGGER.search(text) or _param_path_trigger(index).search(text)
+    return bool(reaches) and not WRAP_TRIGGER.search(text)
+
+
+@memoised
+def _param_path_trigger(index: ModelIndex) -> re.Pattern[str]:
+    """Text without which a function reaches no parameter by its attribute path (`model.fc.weight`)."""
+    names = sorted(index.param_names | index.related_param_names)
+    return re.compile(r"\w\.(?:" + "|".join(map(re.escape, names)) + r")\b")
 
 
 def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed: bool, walks: bool) -> Holders:
@@ -463,13 +476,22 @@ def _callback(index: ModelIndex, name: str) -> bool:
     return re.search(r"(?<![\w.])(?<!def )" + re.escape(name) + r"\b(?!\s*\()", index.source) is not None
 
 
+def _called_by_modules(index: ModelIndex, name: str) -> bool:
+    """Does a method of a module class of this file call the function `name` (`eager_attention_forward(self, ...)`
+    from a forward, `caffe2_msra_fill(layer)` from an `__init__`)?"""
+    call = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\(")
+    return any(call.search(index.skeleton.text(cls.span.start, cls.span.end)) for cls in index.module_classes())
+
+
 def _construction_helper(index: ModelIndex, name: str) -> bool:
     """Does the `__init__` of a module class of this file (or a helper it calls) call the function `name`?"""
     call = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\(")
     return any(call.search(method.text) for cls in index.module_classes() for method in cls.init_methods)
 
 
-def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterables: set[str]) -> list[ParamAccess]:
+def _handed_uses(
+    index: ModelIndex, scope: ScriptScope, models: set[str], iterables: set[str], paths: bool
+) -> list[ParamAccess]:
     """Uses of a handed model's parameters: through parameter iterables, and `X.apply(fn)` writing them."""
     func, flat = scope.node, scope.flat
     aliases: dict[str, str] = {}  # loop variable -> the parameters it walks
@@ -525,6 +547,15 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
                 if fn and writes_module_params(index, flat, fn):
                     found.append(access(node, ctx, WRITE, "", dotted(node.func.value) or "", Via(Reach.APPLY, fn)))
             continue
+        if kind is cst.Attribute and paths and not ctx.guarded:
+            held_by = _held_prefix(node, models) if _param_name(index, node.attr.value) else None
+            if held_by is not None:  # `model.fc.weight`, `self.model.fc.weight`: a parameter reached by its path
+                use, op = usage(index, flat, node)
+                if use == READ and not computed_with(index, flat, flat.parent.get(id(node)), op):
+                    continue
+                if use in (READ, SIZE, WRITE, INIT):
+                    found.append(access(node, ctx, use, op, held_by, Via(Reach.PATH)))
+            continue
         if kind is cst.Subscript and not ctx.guarded and isinstance(node.value, cst.Name) and node.value.value in maps:
             source = maps[node.value.value]  # `averaged[name]`: one parameter of the mapping
         elif kind is not cst.Name or node.value not in aliases or ctx.guarded:
@@ -546,6 +577,23 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
         if use in (READ, SIZE, WRITE, INIT):
             found.append(access(node, ctx, use, op, source, Via(Reach.PARAMETERS)))
     return found
+
+
+def _held_prefix(node: cst.Attribute, models: set[str]) -> str | None:
+    """The held model a parameter's attribute path starts from (`model` of `model.fc.weight`, `self.model` of
+    `self.model.blocks[0].weight`), when one does."""
+    path = access_path(node.value)
+    if path is None:
+        return None
+    prefix = path.root
+    for part in (None, *path.parts):
+        if part == "[]":
+            return None
+        if part is not None:
+            prefix = f"{prefix}.{part}"
+        if prefix in models:
+            return prefix
+    return None
 
 
 def _mapped(value: cst.BaseExpression, source_of) -> str | None:
