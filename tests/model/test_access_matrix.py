@@ -152,3 +152,46 @@ class Agent:
         return self.net.blk(torch.randn(2, 4096))
 """)
     assert found == [("ZG303", 3), ("ZG303", 11)]
+
+
+def test_a_weight_handed_to_a_functional_op_outside_forward() -> None:
+    found = _outside("""
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+        self.probe = torch.nn.functional.linear(torch.zeros(1, 4096), self.fc.weight)
+
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.fc.weight)
+
+    def score(self, x):
+        return torch.nn.functional.linear(x, self.fc.weight)
+
+    def tie(self):
+        self.out = nn.Linear(4096, 4096)
+        self.out.weight = self.fc.weight
+""")
+    assert [(code, line) for code, line in found if code.startswith("ZG1")] == [("ZG109", 6), ("ZG109", 12)]
+
+
+def test_submodules_a_loop_takes_from_a_given_or_held_model() -> None:
+    found = _outside("""
+def score(model, x):
+    for name, head in model.heads.items():
+        x = torch.nn.functional.linear(x, head.weight)
+    for layer in model.layers:
+        n = layer.mask.shape[0]
+    return x
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def perturb(self):
+        for m in self.model.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.zeros_(m.weight)
+""")
+    assert found == [("ZG109", 4), ("ZG101", 17)]

@@ -540,6 +540,8 @@ def _handed_uses(
             continue
         if kind is cst.For or kind is cst.CompFor:
             _bind_loop(node.target, node.iter, source_of, aliases)
+            if paths:
+                _bind_submodules(node.target, node.iter, models, aliases)
             continue
         if kind is cst.Call and not ctx.guarded and isinstance(node.func, cst.Attribute):
             if node.func.attr.value == "apply" and dotted(node.func.value) in models and node.args:
@@ -577,6 +579,34 @@ def _handed_uses(
         if use in (READ, SIZE, WRITE, INIT):
             found.append(access(node, ctx, use, op, source, Via(Reach.PARAMETERS)))
     return found
+
+
+_SUBMODULE_WALKS = frozenset({"items", "values", "modules", "children", "named_modules", "named_children"})
+
+
+def _bind_submodules(target, iterable, models: set[str], aliases: dict[str, str]) -> None:
+    """`for name, head in model.heads.items()`, `for layer in self.model.layers`, `for m in model.modules()`:
+    the loop variable is a submodule of a held model (its parameters reached by path are the model's)."""
+    for part, items in loop_items(target, iterable):
+        if not isinstance(part, cst.Name) or part.value in aliases:
+            continue
+        models.discard(part.value)
+        if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
+            if items.func.attr.value not in _SUBMODULE_WALKS:
+                continue
+            items = items.func.value
+        name = dotted(items)
+        if name is not None and (name in models or _held_prefix_of(name, models)):
+            models.add(part.value)
+
+
+def _held_prefix_of(name: str, models: set[str]) -> bool:
+    """Is a proper prefix of the dotted `name` a held model?"""
+    while "." in name:
+        name = name.rsplit(".", 1)[0]
+        if name in models:
+            return True
+    return False
 
 
 def _held_prefix(node: cst.Attribute, models: set[str]) -> str | None:

@@ -41,7 +41,10 @@ _MODULE_WORD = re.compile(
     r"|mlp|ffn|proj|stem|tower|trunk|policy|actor|critic|unet|transformer|teacher|student|generator|discriminator)s?$"
 )
 # Names of configs, tensors and state, never a module (`layer_cfg`, `x`, `weight`).
-_NOT_A_MODULE = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
+_NOT_A_MODULE = re.compile(
+    r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state"
+    r"|^(?:mini_?)?batch(?:_|$)|_batch$|^(?:data|inputs?|obs|samples?|labels?)$"  # a batch of data: `batch.weight`
+)
 # ... nor a count or a factory (`num_layers`, `block_fn`).
 _COUNT_OR_FACTORY = re.compile(r"^n_|num_|_fn$|_cls$|_class$|_type$")
 # Methods only an `nn.Module` has: calling one on a name says it holds a module.
@@ -59,7 +62,7 @@ _TYPING_WORDS = frozenset({"Optional", "Union", "None", "typing", "Any", "Annota
 
 
 def config_like(name: str) -> bool:
-    """Is a name that of a config, a tensor or state rather than a module (`cfg`, `x`, `weight`)?"""
+    """Is a name that of a config, a tensor, state or data rather than a module (`cfg`, `x`, `weight`, `batch`)?"""
     return bool(_NOT_A_MODULE.search(name))
 
 
