@@ -195,3 +195,46 @@ class Trainer:
                 nn.init.zeros_(m.weight)
 """)
     assert found == [("ZG109", 4), ("ZG101", 17)]
+
+
+def test_a_module_used_whole_by_its_own_methods() -> None:
+    found = _outside("""
+class Policy(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+        self.load_state_dict(torch.load(path))
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def flat(self):
+        return torch.nn.utils.parameters_to_vector(self.parameters())
+
+    def set_flat(self, vec):
+        torch.nn.utils.vector_to_parameters(vec, self.parameters())
+
+    def step(self):
+        torch.nn.utils.clip_grad_norm_(self.parameters(), 1.0)
+
+    def keys(self):
+        return list(self.state_dict().keys())
+
+
+class Leaf(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(4096, 4096))
+        self.load_state_dict(torch.load(path))
+""")
+    assert found == [("ZG108", 6), ("ZG109", 12), ("ZG101", 15), ("ZG107", 18)]
+
+
+def test_a_submodule_of_a_given_model_reset() -> None:
+    found = _outside("""
+def restore(model, sd):
+    model.fc.load_state_dict(sd)
+    model.fc.reset_parameters()
+    model.fc.train()
+""")
+    assert found == [("ZG101", 4)]  # a submodule's state dict may hold buffers alone

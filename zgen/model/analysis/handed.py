@@ -42,7 +42,7 @@ from ..program.holds import (
     averaged_attributes, container_elements, held_attributes, held_paths, module_arguments, trainer_module,
 )
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
-from ..program.members import Kind, classify, has_params
+from ..program.members import Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
@@ -51,6 +51,7 @@ from .effects import (
     CLIPS, DEEPCOPIES, READS, STATES, argument_effects, computed_with, resolve_function, usage, writes_module_params,
 )
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
+from .own import TORCH_INITIALISERS
 from .script import WRAP_TRIGGER, ScriptScope, function_scope
 
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
@@ -125,13 +126,49 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             handed += _whole_uses(index, scope, cls, held.models)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
+    handed += _self_whole_uses(index)
     return handed, built
+
+
+# Whole uses of `self` in `__init__`, once children are built: loading or copying reaches their placeholders
+# (reading the state dict there is often for its keys, and clipping has no gradients yet).
+_INIT_WHOLE = frozenset({"load_state_dict", "copy.deepcopy", *(n.rsplit(".", 1)[-1] for n in known.PARAMETER_VECTORS)})
+
+
+def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
+    """A module used as a whole by its own methods (`parameters_to_vector(self.parameters())`,
+    `clip_grad_norm_(self.parameters(), c)`, `copy.deepcopy(self)`, `self.load_state_dict(sd)`): in a method a
+    training loop runs on the built model every parameter is partitioned; in `__init__`, its children's are once
+    built (only loads, copies and flattening count there)."""
+    trigger = _whole_trigger(index, None)
+    found: list[ParamAccess] = []
+    for cls in index.module_classes():
+        if not trigger.search(cls.text):
+            continue
+        entry = {id(m) for m in cls.entry_methods}
+        children = any(
+            m.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in m.classes)
+            for m in facts_of(cls).members.values()
+        ) if cls.init_methods else False
+        for method in (*cls.entry_methods, *(cls.init_methods if children else ())):
+            if method.owner is not cls or not trigger.search(method.text) or _runs_guarded(cls, method.span):
+                continue
+            scope = function_scope(index, method.span)
+            if scope is None or not isinstance(scope.node, cst.FunctionDef):
+                continue
+            uses = _whole_uses(index, scope, None, {"self"}, subpaths=False)
+            if id(method) not in entry:
+                uses = [u for u in uses if u.via.name in _INIT_WHOLE]
+            else:  # its own state dict there is `own.own_state_calls`' (which knows a read of the keys alone)
+                uses = [u for u in uses if u.via.name not in _STATE_METHODS]
+            found += uses
+    return found
 
 
 @memoised
 def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
-    words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\("]
+    words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\("]
     words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
     averagers = "|".join(sorted({re.escape(name.rsplit(".", 1)[-1]) for name in known.AVERAGERS}))
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
@@ -153,7 +190,9 @@ def _runs_guarded(cls: ClassInfo | None, span: FunctionSpan) -> bool:
     return method is not None and runs_gathered(cls, method)
 
 
-def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str]) -> list[ParamAccess]:
+def _whole_uses(
+    index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str], subpaths: bool = True
+) -> list[ParamAccess]:
     """Uses of a held module as a whole: deep-copied, its state dict read or loaded, its gradients clipped, its
     parameters flattened into or out of a vector, or handed to a library's weight-averaging helper (and that
     helper updated)."""
@@ -165,7 +204,7 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
 
     listed: dict[str, str] = {}  # locals bound to a list of a held module's parameters -> that module
 
-    def holds(expr: cst.BaseExpression) -> str | None:
+    def holds(expr: cst.BaseExpression, whole_only: bool = False) -> str | None:
         name = dotted(expr)
         if name in listed:
             return listed[name]
@@ -176,6 +215,8 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
         if name is not None and name not in held and name.endswith(".module"):
             name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
+        if name is not None and name not in held and subpaths and not whole_only and _held_prefix_of(name, held):
+            return name  # `model.fc`: a submodule of a held model (one of buffers alone has a state dict too)
         return name if name in held else None
 
     def access(node: cst.CSTNode, ctx, use: str, owner: str, name: str) -> ParamAccess:
@@ -204,7 +245,7 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
         last = qualified.rsplit(".", 1)[-1]
         func_node = node.func
         if isinstance(func_node, cst.Attribute) and func_node.attr.value in _STATE_METHODS:
-            owner = holds(func_node.value)
+            owner = holds(func_node.value, whole_only=True)
             if owner is not None:
                 found.append(access(node, ctx, STATE, owner, func_node.attr.value))
             continue
@@ -222,6 +263,10 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
             owner = holds(args[position].value) if len(args) > position else None
             if owner is not None:
                 found.append(access(node, ctx, WRITE if use == "write" else READ, owner, last))
+        elif isinstance(func_node, cst.Attribute) and func_node.attr.value in TORCH_INITIALISERS and not node.args:
+            owner = holds(func_node.value)  # `model.fc.reset_parameters()`: every parameter of it set afresh
+            if owner is not None:
+                found.append(access(node, ctx, WRITE, owner, func_node.attr.value))
         elif qualified in known.AVERAGERS and args:
             owner = holds(args[0].value)
             if owner is not None:
