@@ -238,3 +238,18 @@ def restore(model, sd):
     model.fc.train()
 """)
     assert found == [("ZG101", 4)]  # a submodule's state dict may hold buffers alone
+
+
+def test_a_built_childs_method_computing_with_its_weights_in_init() -> None:
+    found = _outside("""
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blk = Block()
+        self.ref = self.blk.logits(torch.zeros(1, 4096))
+        self.out = self.blk(torch.zeros(1, 4096))
+
+    def forward(self, x):
+        return self.blk(x)
+""")
+    assert [f for f in found if f[0].startswith("ZG3")] == [("ZG303", 6)]

@@ -157,7 +157,8 @@ class Quantiser(nn.Module):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         names = _candidate_methods(index)
         forward = list(index.methods("forward", None))
-        for cls, method in (*forward, *index.methods("entry", _OTHER_CALL)):
+        init = {id(m) for _, m in index.methods("init", _OTHER_CALL)}
+        for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
             called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
             external = _external_methods(index, cls)
             called &= names | external
@@ -185,9 +186,11 @@ class Quantiser(nn.Module):
                     if target.value in module_arguments(index, method.node):
                         classes = (UNKNOWN_CLASS,)  # `def p_sample_loop(self, unet, ...)`: a module handed in
                 for ref in answering_classes(index, classes, name, cls.name):
+                    # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
+                    uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
                     used = next(
                         (u.param for u in method_uses(index, ref, name)
-                         if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")),
+                         if u.use in uses and not u.persistent and u.param.startswith("self.")),
                         None,
                     )
                     if used:
