@@ -253,3 +253,25 @@ class Probe(nn.Module):
         return self.blk(x)
 """)
     assert [f for f in found if f[0].startswith("ZG3")] == [("ZG303", 6)]
+
+
+def test_apply_run_by_a_method_on_the_built_model() -> None:
+    found = _outside("""
+def init_own(module):
+    if isinstance(module, nn.Linear):
+        nn.init.normal_(module.weight, std=0.02)
+
+
+class Agent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+        self.apply(init_own)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def perturb(self):
+        self.apply(init_own)
+""")
+    assert found == [("ZG101", 17)]

@@ -137,13 +137,15 @@ _INIT_WHOLE = frozenset({"load_state_dict", "copy.deepcopy", *(n.rsplit(".", 1)[
 
 def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
     """A module used as a whole by its own methods (`parameters_to_vector(self.parameters())`,
-    `clip_grad_norm_(self.parameters(), c)`, `copy.deepcopy(self)`, `self.load_state_dict(sd)`): in a method a
+    `clip_grad_norm_(self.parameters(), c)`, `self.apply(init_fn)`, `copy.deepcopy(self)`,
+    `self.load_state_dict(sd)`): in a method a
     training loop runs on the built model every parameter is partitioned; in `__init__`, its children's are once
     built (only loads, copies and flattening count there)."""
     trigger = _whole_trigger(index, None)
     found: list[ParamAccess] = []
     for cls in index.module_classes():
-        if not trigger.search(cls.text):
+        applies = ".apply(" in cls.text
+        if not applies and not trigger.search(cls.text):
             continue
         entry = {id(m) for m in cls.entry_methods}
         children = any(
@@ -151,7 +153,10 @@ def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
             for m in facts_of(cls).members.values()
         ) if cls.init_methods else False
         for method in (*cls.entry_methods, *(cls.init_methods if children else ())):
-            if method.owner is not cls or not trigger.search(method.text) or _runs_guarded(cls, method.span):
+            applied = applies and id(method) in entry and ".apply(" in method.text
+            if method.owner is not cls or _runs_guarded(cls, method.span):
+                continue
+            if not applied and not trigger.search(method.text):
                 continue
             scope = function_scope(index, method.span)
             if scope is None or not isinstance(scope.node, cst.FunctionDef):
@@ -161,6 +166,8 @@ def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
                 uses = [u for u in uses if u.via.name in _INIT_WHOLE]
             else:  # its own state dict there is `own.own_state_calls`' (which knows a read of the keys alone)
                 uses = [u for u in uses if u.via.name not in _STATE_METHODS]
+            if applied:  # `self.apply(init_fn)` on the built model: outside `zero.Init`, `apply` gathers nothing
+                uses += [u for u in _handed_uses(index, scope, {"self"}, set(), False) if u.via.reach is Reach.APPLY]
             found += uses
     return found
 
