@@ -11,7 +11,8 @@ Each cell is one small model file, generated as the product of three independent
   look-alike that is no hazard): writes (`.data =`, `.data.copy_`, `.fill_`, `nn.init.*_`),
   initialisation through `apply(fn)`, `apply(partial(fn, ...))`, `named_apply`, a
   `modules()` loop, reads (`.data`, `.shape`, `.numel()`, `.size()`), `load_state_dict`,
-  `state_dict()` saved, `copy.deepcopy`, `clip_grad_norm_`, EMA / target-network updates,
+  `state_dict()` saved or its tensors written in place, `copy.deepcopy`, `clip_grad_norm_`, EMA /
+  target-network updates,
   `parameters_to_vector` / `vector_to_parameters`, a child's `reset_parameters()`, a
   parameter created in forward, and the ZG3 forms (another module's weight read, `.forward`
   called, a bound `forward` handed on, a child's non-forward method, a ModuleDict loop);
@@ -185,6 +186,10 @@ ACCESSES = (
         f"for p_t, p in zip({m}.head.parameters(), {m}.fc.parameters()):",
         "    p_t.data.copy_(p.data)",
     ], key=1),
+    Access("state_dict_write", "ZG1", lambda m, s: [
+        f"for k, v in {m}.state_dict().items():",
+        "    v.mul_(0.5)",
+    ], key=1, skip_in=("repr",)),
     Access("params_to_vector", "ZG1", lambda m, s: [f"vec = torch.nn.utils.parameters_to_vector({m}.parameters())"],
            skip_in=("repr",)),
     Access("vector_to_params", "ZG1", lambda m, s: [

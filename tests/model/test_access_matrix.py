@@ -275,3 +275,18 @@ class Agent(nn.Module):
         self.apply(init_own)
 """)
     assert found == [("ZG101", 17)]
+
+
+def test_the_state_dict_tensors_of_a_given_model_written_in_place() -> None:
+    found = _outside("""
+def soft_update(target_model, source_model, tau):
+    target = target_model.state_dict()
+    for k, v in target.items():
+        v.mul_(1 - tau)
+        n = v.shape
+    for k, v in source_model.state_dict().items():
+        v.add_(1.0)
+    for k, v in source_model.state_dict().items():
+        print(k, v.shape)
+""")
+    assert [f for f in found if f[0] != "ZG108"] == [("ZG101", 5), ("ZG101", 8)]

@@ -57,7 +57,7 @@ from .script import WRAP_TRIGGER, ScriptScope, function_scope
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
 
 # Text without which a function cannot reach a handed model's parameters.
-_HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|\bparameters\s*[:,)=]")
+_HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|\bparameters\s*[:,)=]|\.state_dict\(\)")
 # Text without which a function walks no module's parameters or submodules.
 _WALK_TRIGGER = Trigger(
     "parameters(", "modules(", "children(",
@@ -565,10 +565,22 @@ def _handed_uses(
             mapping = expr.func.value  # `params.items()`, `params.values()` of a name -> parameter mapping
             if expr.func.attr.value in ("items", "values") and isinstance(mapping, cst.Name) and mapping.value in maps:
                 return maps[mapping.value]
+            if expr.func.attr.value in ("items", "values") and (state := state_of(mapping)) is not None:
+                return state  # `model.state_dict().items()`
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters") and holds_model(expr.func.value):
                 if not any(a.keyword is not None and a.keyword.value == "recurse" for a in expr.args):
                     return cst.Module([]).code_for_node(expr)
+        return None
+
+    states: set[str] = set()  # sources that are a held model's state dict: its tensors are the parameters' views
+
+    def state_of(expr: cst.BaseExpression) -> str | None:
+        """`model.state_dict()` of a held model (written in place, its tensors write the parameters)."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+            if expr.func.attr.value == "state_dict" and dotted(expr.func.value) in models:
+                states.add(code := cst.Module([]).code_for_node(expr))
+                return code
         return None
 
     def access(node: cst.CSTNode, ctx, use: str, op: str, source: str, via: Via) -> ParamAccess:
@@ -589,6 +601,8 @@ def _handed_uses(
                     iterables.add(name)  # `parameters = list(parameters)`, `[p for p in ps if p.requires_grad]`
                 elif (mapped := _mapped(node.value, source_of)) is not None:
                     maps[name] = mapped  # `averaged = dict(ema_model.named_parameters())`
+                elif (state := state_of(node.value)) is not None:
+                    maps[name] = state  # `target_dict = target.state_dict()`
             continue
         if kind is cst.For or kind is cst.CompFor:
             _bind_loop(node.target, node.iter, source_of, aliases)
@@ -628,6 +642,8 @@ def _handed_uses(
             continue  # gradients are ZG107's concern; `is None` and isinstance only look at the object
         if use == READ and not computed_with(index, flat, parent, op):
             continue  # bound, collected or handed on (`groups.append(p)`), not computed with
+        if source in states and use not in (WRITE, INIT):
+            continue  # reading a state dict is ZG108's, at the `state_dict()` call
         if use in (READ, SIZE, WRITE, INIT):
             found.append(access(node, ctx, use, op, source, Via(Reach.PARAMETERS)))
     return found
