@@ -148,11 +148,13 @@ def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
         if not applies and not trigger.search(cls.text):
             continue
         entry = {id(m) for m in cls.entry_methods}
-        children = any(
+        inits = [m for m in cls.init_methods if trigger.search(m.text)]
+        if inits and not any(  # children built (and partitioned) by then
             m.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in m.classes)
             for m in facts_of(cls).members.values()
-        ) if cls.init_methods else False
-        for method in (*cls.entry_methods, *(cls.init_methods if children else ())):
+        ):
+            inits = []
+        for method in (*cls.entry_methods, *inits):
             applied = applies and id(method) in entry and ".apply(" in method.text
             if method.owner is not cls or _runs_guarded(cls, method.span):
                 continue
