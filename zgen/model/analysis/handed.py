@@ -104,7 +104,14 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         return handed, built
     for span, cls in outside_functions(index):
         text = index.skeleton.text(span.start, span.end)
-        may_be_handed = _may_be_handed(index, span, cls, text)
+        # parameters reached by path: not in a function run by a module on itself or on what it builds, or
+        # handed on as a callback (judged at those calls), nor in a constructor, whose modules it may build
+        named = _handed_name(span, cls)
+        paths = named and span.name != "__init__" and _param_path_trigger(index).search(text) is not None and (
+            cls is not None or not (_callback(index, span.name) or _called_by_modules(index, span.name))
+        )
+        # (a function that partitions the model itself: the script rules know what runs before)
+        may_be_handed = named and bool(paths or _HANDED_TRIGGER.search(text)) and not WRAP_TRIGGER.search(text)
         walks = _WALK_TRIGGER.search(text) or cls is not None and _factory_text(text)
         whole = _whole_trigger(index, cls).search(text) and not WRAP_TRIGGER.search(text)
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
@@ -116,11 +123,6 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             continue
         held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
         if may_be_handed:
-            # parameters reached by path: not in a function run by a module on itself or on what it builds, or
-            # handed on as a callback (judged at those calls), nor in a constructor, whose modules it may build
-            paths = span.name != "__init__" and (
-                cls is not None or not (_callback(index, span.name) or _called_by_modules(index, span.name))
-            )
             handed += _handed_uses(index, scope, set(held.models), held.iterables, paths)
         if whole and held.models:
             handed += _whole_uses(index, scope, cls, held.models)
@@ -385,15 +387,12 @@ def outside_functions(index: ModelIndex):
                 yield span, cls
 
 
-def _may_be_handed(index: ModelIndex, span: FunctionSpan, cls: ClassInfo | None, text: str) -> bool:
-    """Could a training loop hand this function a built model (judged from its name and text)?"""
+def _handed_name(span: FunctionSpan, cls: ClassInfo | None) -> bool:
+    """Could a training loop hand this function a built model (judged from its name and its class)?"""
     if cls is not None and any(_OWNS_STORAGE.search(base) for base in cls.span.bases):
         return False  # a parameter or tensor subclass, an optimizer: handed the storage itself by design
-    if span.name != "__init__" and not entry_name(span.name):
-        return False  # an initialiser, a hook, a loader: judged as a walk of what it is given, if at all
-    # A function that partitions the model itself: the script rules know what runs before.
-    reaches = _HANDED_TRIGGER.search(text) or _param_path_trigger(index).search(text)
-    return bool(reaches) and not WRAP_TRIGGER.search(text)
+    # an initialiser, a hook, a loader: judged as a walk of what it is given, if at all
+    return span.name == "__init__" or entry_name(span.name)
 
 
 @memoised
@@ -527,7 +526,12 @@ def _param_name(index: ModelIndex, name: str) -> bool:
 
 def _callback(index: ModelIndex, name: str) -> bool:
     """Is the function `name` referenced as a value somewhere in its file (not only called or defined)?"""
-    return re.search(r"(?<![\w.])(?<!def )" + re.escape(name) + r"\b(?!\s*\()", index.source) is not None
+    source = index.source
+    for match in re.finditer(re.escape(name) + r"\b(?!\s*\()", source):  # led by the literal: fast
+        before = source[max(0, match.start() - 4) : match.start()]
+        if not (before[-1:].isalnum() or before[-1:] in "._") and before != "def ":
+            return True
+    return False
 
 
 def _called_by_modules(index: ModelIndex, name: str) -> bool:

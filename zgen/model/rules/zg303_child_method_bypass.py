@@ -16,7 +16,7 @@ from ..analysis.handed import outside_functions
 from ..analysis.script import function_scope
 from ..program.holds import held_attributes, held_path_classes, module_arguments
 from ..program.tree import access_path
-from ..program.index import ClassInfo, ModelIndex, memoised, registered_names
+from ..program.index import ClassInfo, ModelIndex, entry_name, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.tree import code_of, cst
 from .rule import Report, Rule
@@ -211,9 +211,11 @@ class Quantiser(nn.Module):
         if index.other_framework:
             return  # a TensorFlow/JAX file: its layers are no torch modules
         for span, cls in outside_functions(index):
+            if cls is None and not entry_name(span.name):
+                continue  # an initialiser, a hook, a loader given a model: not a step of the training loop
             text = index.skeleton.text(span.start, span.end)
-            if not any(
-                name not in _SKIP and name not in NOT_RUNS and not name.startswith("__")
+            if not any(  # `w.copy_(...)`: a tensor's in-place op, no module method
+                name not in _SKIP and name not in NOT_RUNS and not name.startswith("__") and not name.endswith("_")
                 for name in _holder_calls(text, cls is not None)
             ) and not (cls is not None and _HELD_LOCAL.search(text)):
                 continue  # no `<holder>.<method>(...)`, nor a local bound to an attribute, that could call one
@@ -229,7 +231,7 @@ class Quantiser(nn.Module):
                 continue
             for node, via, classes in _held_calls(index, scope.flat, held, arguments):
                 name = node.func.attr.value  # type: ignore[union-attr]
-                if name in _SKIP or name in NOT_RUNS or name.startswith("__"):
+                if name in _SKIP or name in NOT_RUNS or name.startswith("__") or name.endswith("_"):
                     continue
                 used = next((
                     u.param for ref in answering_classes(index, classes, name, cls.name if cls else "")
