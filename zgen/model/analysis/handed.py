@@ -42,7 +42,7 @@ from ..program.holds import (
     averaged_attributes, container_elements, held_attributes, held_paths, module_arguments, trainer_module,
 )
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
-from ..program.members import Kind, classify, has_params
+from ..program.members import Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
@@ -51,12 +51,13 @@ from .effects import (
     CLIPS, DEEPCOPIES, READS, STATES, argument_effects, computed_with, resolve_function, usage, writes_module_params,
 )
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
+from .own import TORCH_INITIALISERS
 from .script import WRAP_TRIGGER, ScriptScope, function_scope
 
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
 
 # Text without which a function cannot reach a handed model's parameters.
-_HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|\bparameters\s*[:,)=]")
+_HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|\bparameters\s*[:,)=]|\.state_dict\(\)")
 # Text without which a function walks no module's parameters or submodules.
 _WALK_TRIGGER = Trigger(
     "parameters(", "modules(", "children(",
@@ -103,7 +104,14 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         return handed, built
     for span, cls in outside_functions(index):
         text = index.skeleton.text(span.start, span.end)
-        may_be_handed = _may_be_handed(span, cls, text)
+        # parameters reached by path: not in a function run by a module on itself or on what it builds, or
+        # handed on as a callback (judged at those calls), nor in a constructor, whose modules it may build
+        named = _handed_name(span, cls)
+        paths = named and span.name != "__init__" and _param_path_trigger(index).search(text) is not None and (
+            cls is not None or not (_callback(index, span.name) or _called_by_modules(index, span.name))
+        )
+        # (a function that partitions the model itself: the script rules know what runs before)
+        may_be_handed = named and bool(paths or _HANDED_TRIGGER.search(text)) and not WRAP_TRIGGER.search(text)
         walks = _WALK_TRIGGER.search(text) or cls is not None and _factory_text(text)
         whole = _whole_trigger(index, cls).search(text) and not WRAP_TRIGGER.search(text)
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
@@ -115,18 +123,63 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             continue
         held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
         if may_be_handed:
-            handed += _handed_uses(index, scope, set(held.models), held.iterables)
+            handed += _handed_uses(index, scope, set(held.models), held.iterables, paths)
         if whole and held.models:
             handed += _whole_uses(index, scope, cls, held.models)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
+    handed += _self_whole_uses(index)
     return handed, built
+
+
+# Whole uses of `self` in `__init__`, once children are built: loading or copying reaches their placeholders
+# (reading the state dict there is often for its keys, and clipping has no gradients yet).
+_INIT_WHOLE = frozenset({"load_state_dict", "copy.deepcopy", *(n.rsplit(".", 1)[-1] for n in known.PARAMETER_VECTORS)})
+
+
+def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
+    """A module used as a whole by its own methods (`parameters_to_vector(self.parameters())`,
+    `clip_grad_norm_(self.parameters(), c)`, `self.apply(init_fn)`, `copy.deepcopy(self)`,
+    `self.load_state_dict(sd)`): in a method a
+    training loop runs on the built model every parameter is partitioned; in `__init__`, its children's are once
+    built (only loads, copies and flattening count there)."""
+    trigger = _whole_trigger(index, None)
+    found: list[ParamAccess] = []
+    for cls in index.module_classes():
+        applies = ".apply(" in cls.text
+        if not applies and not trigger.search(cls.text):
+            continue
+        entry = {id(m) for m in cls.entry_methods}
+        inits = [m for m in cls.init_methods if trigger.search(m.text)]
+        if inits and not any(  # children built (and partitioned) by then
+            m.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in m.classes)
+            for m in facts_of(cls).members.values()
+        ):
+            inits = []
+        for method in (*cls.entry_methods, *inits):
+            applied = applies and id(method) in entry and ".apply(" in method.text
+            if method.owner is not cls or _runs_guarded(cls, method.span):
+                continue
+            if not applied and not trigger.search(method.text):
+                continue
+            scope = function_scope(index, method.span)
+            if scope is None or not isinstance(scope.node, cst.FunctionDef):
+                continue
+            uses = _whole_uses(index, scope, None, {"self"}, subpaths=False)
+            if id(method) not in entry:
+                uses = [u for u in uses if u.via.name in _INIT_WHOLE]
+            else:  # its own state dict there is `own.own_state_calls`' (which knows a read of the keys alone)
+                uses = [u for u in uses if u.via.name not in _STATE_METHODS]
+            if applied:  # `self.apply(init_fn)` on the built model: outside `zero.Init`, `apply` gathers nothing
+                uses += [u for u in _handed_uses(index, scope, {"self"}, set(), False) if u.via.reach is Reach.APPLY]
+            found += uses
+    return found
 
 
 @memoised
 def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
-    words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\("]
+    words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\("]
     words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
     averagers = "|".join(sorted({re.escape(name.rsplit(".", 1)[-1]) for name in known.AVERAGERS}))
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
@@ -148,7 +201,9 @@ def _runs_guarded(cls: ClassInfo | None, span: FunctionSpan) -> bool:
     return method is not None and runs_gathered(cls, method)
 
 
-def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str]) -> list[ParamAccess]:
+def _whole_uses(
+    index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str], subpaths: bool = True
+) -> list[ParamAccess]:
     """Uses of a held module as a whole: deep-copied, its state dict read or loaded, its gradients clipped, its
     parameters flattened into or out of a vector, or handed to a library's weight-averaging helper (and that
     helper updated)."""
@@ -160,7 +215,7 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
 
     listed: dict[str, str] = {}  # locals bound to a list of a held module's parameters -> that module
 
-    def holds(expr: cst.BaseExpression) -> str | None:
+    def holds(expr: cst.BaseExpression, whole_only: bool = False) -> str | None:
         name = dotted(expr)
         if name in listed:
             return listed[name]
@@ -171,6 +226,8 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
         if name is not None and name not in held and name.endswith(".module"):
             name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
+        if name is not None and name not in held and subpaths and not whole_only and _held_prefix_of(name, held):
+            return name  # `model.fc`: a submodule of a held model (one of buffers alone has a state dict too)
         return name if name in held else None
 
     def access(node: cst.CSTNode, ctx, use: str, owner: str, name: str) -> ParamAccess:
@@ -199,7 +256,7 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
         last = qualified.rsplit(".", 1)[-1]
         func_node = node.func
         if isinstance(func_node, cst.Attribute) and func_node.attr.value in _STATE_METHODS:
-            owner = holds(func_node.value)
+            owner = holds(func_node.value, whole_only=True)
             if owner is not None:
                 found.append(access(node, ctx, STATE, owner, func_node.attr.value))
             continue
@@ -217,6 +274,10 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
             owner = holds(args[position].value) if len(args) > position else None
             if owner is not None:
                 found.append(access(node, ctx, WRITE if use == "write" else READ, owner, last))
+        elif isinstance(func_node, cst.Attribute) and func_node.attr.value in TORCH_INITIALISERS and not node.args:
+            owner = holds(func_node.value)  # `model.fc.reset_parameters()`: every parameter of it set afresh
+            if owner is not None:
+                found.append(access(node, ctx, WRITE, owner, func_node.attr.value))
         elif qualified in known.AVERAGERS and args:
             owner = holds(args[0].value)
             if owner is not None:
@@ -326,14 +387,19 @@ def outside_functions(index: ModelIndex):
                 yield span, cls
 
 
-def _may_be_handed(span: FunctionSpan, cls: ClassInfo | None, text: str) -> bool:
-    """Could a training loop hand this function a built model (judged from its name and text)?"""
+def _handed_name(span: FunctionSpan, cls: ClassInfo | None) -> bool:
+    """Could a training loop hand this function a built model (judged from its name and its class)?"""
     if cls is not None and any(_OWNS_STORAGE.search(base) for base in cls.span.bases):
         return False  # a parameter or tensor subclass, an optimizer: handed the storage itself by design
-    if span.name != "__init__" and not entry_name(span.name):
-        return False  # an initialiser, a hook, a loader: judged as a walk of what it is given, if at all
-    # A function that partitions the model itself: the script rules know what runs before.
-    return bool(_HANDED_TRIGGER.search(text)) and not WRAP_TRIGGER.search(text)
+    # an initialiser, a hook, a loader: judged as a walk of what it is given, if at all
+    return span.name == "__init__" or entry_name(span.name)
+
+
+@memoised
+def _param_path_trigger(index: ModelIndex) -> re.Pattern[str]:
+    """Text without which a function reaches no parameter by its attribute path (`model.fc.weight`)."""
+    names = sorted(index.param_names | index.related_param_names)
+    return re.compile(r"\w\.(?:" + "|".join(map(re.escape, names)) + r")\b")
 
 
 def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed: bool, walks: bool) -> Holders:
@@ -460,7 +526,19 @@ def _param_name(index: ModelIndex, name: str) -> bool:
 
 def _callback(index: ModelIndex, name: str) -> bool:
     """Is the function `name` referenced as a value somewhere in its file (not only called or defined)?"""
-    return re.search(r"(?<![\w.])(?<!def )" + re.escape(name) + r"\b(?!\s*\()", index.source) is not None
+    source = index.source
+    for match in re.finditer(re.escape(name) + r"\b(?!\s*\()", source):  # led by the literal: fast
+        before = source[max(0, match.start() - 4) : match.start()]
+        if not (before[-1:].isalnum() or before[-1:] in "._") and before != "def ":
+            return True
+    return False
+
+
+def _called_by_modules(index: ModelIndex, name: str) -> bool:
+    """Does a method of a module class of this file call the function `name` (`eager_attention_forward(self, ...)`
+    from a forward, `caffe2_msra_fill(layer)` from an `__init__`)?"""
+    call = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\(")
+    return any(call.search(index.skeleton.text(cls.span.start, cls.span.end)) for cls in index.module_classes())
 
 
 def _construction_helper(index: ModelIndex, name: str) -> bool:
@@ -469,7 +547,9 @@ def _construction_helper(index: ModelIndex, name: str) -> bool:
     return any(call.search(method.text) for cls in index.module_classes() for method in cls.init_methods)
 
 
-def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterables: set[str]) -> list[ParamAccess]:
+def _handed_uses(
+    index: ModelIndex, scope: ScriptScope, models: set[str], iterables: set[str], paths: bool
+) -> list[ParamAccess]:
     """Uses of a handed model's parameters: through parameter iterables, and `X.apply(fn)` writing them."""
     func, flat = scope.node, scope.flat
     aliases: dict[str, str] = {}  # loop variable -> the parameters it walks
@@ -491,10 +571,22 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
             mapping = expr.func.value  # `params.items()`, `params.values()` of a name -> parameter mapping
             if expr.func.attr.value in ("items", "values") and isinstance(mapping, cst.Name) and mapping.value in maps:
                 return maps[mapping.value]
+            if expr.func.attr.value in ("items", "values") and (state := state_of(mapping)) is not None:
+                return state  # `model.state_dict().items()`
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters") and holds_model(expr.func.value):
                 if not any(a.keyword is not None and a.keyword.value == "recurse" for a in expr.args):
                     return cst.Module([]).code_for_node(expr)
+        return None
+
+    states: set[str] = set()  # sources that are a held model's state dict: its tensors are the parameters' views
+
+    def state_of(expr: cst.BaseExpression) -> str | None:
+        """`model.state_dict()` of a held model (written in place, its tensors write the parameters)."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+            if expr.func.attr.value == "state_dict" and dotted(expr.func.value) in models:
+                states.add(code := cst.Module([]).code_for_node(expr))
+                return code
         return None
 
     def access(node: cst.CSTNode, ctx, use: str, op: str, source: str, via: Via) -> ParamAccess:
@@ -515,15 +607,28 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
                     iterables.add(name)  # `parameters = list(parameters)`, `[p for p in ps if p.requires_grad]`
                 elif (mapped := _mapped(node.value, source_of)) is not None:
                     maps[name] = mapped  # `averaged = dict(ema_model.named_parameters())`
+                elif (state := state_of(node.value)) is not None:
+                    maps[name] = state  # `target_dict = target.state_dict()`
             continue
         if kind is cst.For or kind is cst.CompFor:
             _bind_loop(node.target, node.iter, source_of, aliases)
+            if paths:
+                _bind_submodules(node.target, node.iter, models, aliases)
             continue
         if kind is cst.Call and not ctx.guarded and isinstance(node.func, cst.Attribute):
             if node.func.attr.value == "apply" and dotted(node.func.value) in models and node.args:
                 fn = dotted(node.args[0].value)
                 if fn and writes_module_params(index, flat, fn):
                     found.append(access(node, ctx, WRITE, "", dotted(node.func.value) or "", Via(Reach.APPLY, fn)))
+            continue
+        if kind is cst.Attribute and paths and not ctx.guarded:
+            held_by = _held_prefix(node, models) if _param_name(index, node.attr.value) else None
+            if held_by is not None:  # `model.fc.weight`, `self.model.fc.weight`: a parameter reached by its path
+                use, op = usage(index, flat, node)
+                if use == READ and not computed_with(index, flat, flat.parent.get(id(node)), op):
+                    continue
+                if use in (READ, SIZE, WRITE, INIT):
+                    found.append(access(node, ctx, use, op, held_by, Via(Reach.PATH)))
             continue
         if kind is cst.Subscript and not ctx.guarded and isinstance(node.value, cst.Name) and node.value.value in maps:
             source = maps[node.value.value]  # `averaged[name]`: one parameter of the mapping
@@ -543,9 +648,56 @@ def _handed_uses(index: ModelIndex, scope: ScriptScope, models: set[str], iterab
             continue  # gradients are ZG107's concern; `is None` and isinstance only look at the object
         if use == READ and not computed_with(index, flat, parent, op):
             continue  # bound, collected or handed on (`groups.append(p)`), not computed with
+        if source in states and use not in (WRITE, INIT):
+            continue  # reading a state dict is ZG108's, at the `state_dict()` call
         if use in (READ, SIZE, WRITE, INIT):
             found.append(access(node, ctx, use, op, source, Via(Reach.PARAMETERS)))
     return found
+
+
+_SUBMODULE_WALKS = frozenset({"items", "values", "modules", "children", "named_modules", "named_children"})
+
+
+def _bind_submodules(target, iterable, models: set[str], aliases: dict[str, str]) -> None:
+    """`for name, head in model.heads.items()`, `for layer in self.model.layers`, `for m in model.modules()`:
+    the loop variable is a submodule of a held model (its parameters reached by path are the model's)."""
+    for part, items in loop_items(target, iterable):
+        if not isinstance(part, cst.Name) or part.value in aliases:
+            continue
+        models.discard(part.value)
+        if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
+            if items.func.attr.value not in _SUBMODULE_WALKS:
+                continue
+            items = items.func.value
+        name = dotted(items)
+        if name is not None and (name in models or _held_prefix_of(name, models)):
+            models.add(part.value)
+
+
+def _held_prefix_of(name: str, models: set[str]) -> bool:
+    """Is a proper prefix of the dotted `name` a held model?"""
+    while "." in name:
+        name = name.rsplit(".", 1)[0]
+        if name in models:
+            return True
+    return False
+
+
+def _held_prefix(node: cst.Attribute, models: set[str]) -> str | None:
+    """The held model a parameter's attribute path starts from (`model` of `model.fc.weight`, `self.model` of
+    `self.model.blocks[0].weight`), when one does."""
+    path = access_path(node.value)
+    if path is None:
+        return None
+    prefix = path.root
+    for part in (None, *path.parts):
+        if part == "[]":
+            return None
+        if part is not None:
+            prefix = f"{prefix}.{part}"
+        if prefix in models:
+            return prefix
+    return None
 
 
 def _mapped(value: cst.BaseExpression, source_of) -> str | None:

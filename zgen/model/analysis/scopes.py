@@ -157,6 +157,7 @@ _ENTRY_USES = re.compile(
 _ENTRY_READS = re.compile(
     r"\.(?:weight|bias)\w*\s*(?:\*\*|[-+*/@%]\s*[\w(.])|[-+*/@%]\s*self\.[\w.]*\.(?:weight|bias)\b"
     r"|torch\.\w+\(\s*self\.[\w.]*(?:weight|bias)\w*\s*[,)]"
+    r"|,\s*[\w.]+\.(?:weight|bias)\w*\s*[,)]"  # a later argument: `F.linear(x, self.fc.weight)`
 )
 
 

@@ -25,13 +25,13 @@ import re
 
 from . import known
 from .index import ClassInfo, ModelIndex, memoised
-from .members import Kind, classify, has_params
+from .members import UNKNOWN_CLASS, Kind, classify, has_params, member_of
 from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, walk
 
 __all__ = [
     "module_arguments", "held_attributes", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
-    "RETURNS_MODULE",
+    "RETURNS_MODULE", "held_path_classes",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -41,7 +41,10 @@ _MODULE_WORD = re.compile(
     r"|mlp|ffn|proj|stem|tower|trunk|policy|actor|critic|unet|transformer|teacher|student|generator|discriminator)s?$"
 )
 # Names of configs, tensors and state, never a module (`layer_cfg`, `x`, `weight`).
-_NOT_A_MODULE = re.compile(r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state")
+_NOT_A_MODULE = re.compile(
+    r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state"
+    r"|^(?:mini_?)?batch(?:_|$)|_batch$|^(?:data|inputs?|obs|samples?|labels?)$"  # a batch of data: `batch.weight`
+)
 # ... nor a count or a factory (`num_layers`, `block_fn`).
 _COUNT_OR_FACTORY = re.compile(r"^n_|num_|_fn$|_cls$|_class$|_type$")
 # Methods only an `nn.Module` has: calling one on a name says it holds a module.
@@ -59,7 +62,7 @@ _TYPING_WORDS = frozenset({"Optional", "Union", "None", "typing", "Any", "Annota
 
 
 def config_like(name: str) -> bool:
-    """Is a name that of a config, a tensor or state rather than a module (`cfg`, `x`, `weight`)?"""
+    """Is a name that of a config, a tensor, state or data rather than a module (`cfg`, `x`, `weight`, `batch`)?"""
     return bool(_NOT_A_MODULE.search(name))
 
 
@@ -409,3 +412,33 @@ _NOT_WRAPPERS = frozenset(
 
 # Module methods that return the module itself.
 RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "train", "eval", "requires_grad_"})
+
+
+def held_path_classes(
+    index: ModelIndex, target: str, arguments: dict[str, tuple[str, ...]], held: dict[str, tuple[str, ...]]
+) -> tuple[str, ...] | None:
+    """The classes `target` may have: a module argument or held attribute (`unet`, `self.unet`), or a submodule
+    reached from one by attribute (`model.fc`, `self.model.blocks`), through each class's members (a class we
+    cannot read has children we cannot tell: `<unknown>`)."""
+    parts = target.split(".")
+    for cut in range(len(parts), 0, -1):
+        head = ".".join(parts[:cut])
+        classes = arguments.get(head) or (held.get(head[5:]) if head.startswith("self.") else None)
+        if classes:
+            break
+    else:
+        return None
+    for name in parts[cut:]:
+        if not name.isidentifier() or config_like(name):
+            return None
+        found: list[str] = []
+        for ref in classes:
+            member = member_of(index, ref, name) if ref != UNKNOWN_CLASS else None
+            if member is not None and member.kind == Kind.MODULE:
+                found += member.classes
+            elif member is None and (ref == UNKNOWN_CLASS or index.class_of(ref) is None):
+                found.append(UNKNOWN_CLASS)
+        if not found:
+            return None
+        classes = tuple(found)
+    return classes

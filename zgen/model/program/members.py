@@ -634,7 +634,7 @@ class _FactsReader:
             return Kind.MODULE, (qualified,)
         if written in {"copy.deepcopy", "deepcopy"} and call.args:
             copied = access_path(call.args[0].value)
-            member = self.facts.members.get(copied.parts[0]) if copied and copied.root == "self" else None
+            member = self.facts.members.get(copied.parts[0]) if copied and copied.root == "self" and copied.parts else None
             if member is not None and len(copied.parts) == 1 and member.kind in (Kind.MODULE, Kind.CONTAINER):
                 return member.kind, member.classes  # `self.dest_mlp = deepcopy(self.time_mlp)`: a copy of that member
             return self.classify(call.args[0].value)

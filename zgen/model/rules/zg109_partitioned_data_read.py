@@ -204,7 +204,8 @@ def _tensor_function_arg(index: ModelIndex, method, node: cst.CSTNode) -> bool:
         return False
     qualified = index.qualify(name)
     last = qualified.rsplit(".", 1)[-1]
-    return qualified.startswith("torch.") and not qualified.startswith("torch.nn.") and last[:1].islower()
+    tying = qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.functional.")
+    return qualified.startswith("torch.") and not tying and last[:1].islower()
 
 
 def _computed_with(method, node: cst.CSTNode) -> bool:

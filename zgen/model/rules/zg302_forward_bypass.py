@@ -10,7 +10,7 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.handed import outside_functions
 from ..analysis.script import function_scope
-from ..program.holds import held_attributes, module_arguments
+from ..program.holds import held_attributes, held_path_classes, module_arguments
 from ..program.index import ModelIndex
 from ..program.members import Kind, facts_of, has_params
 from ..program.tree import code_of, cst
@@ -167,7 +167,7 @@ class Stack(nn.Module):
                 if not called and not isinstance(parent, cst.Arg):
                     continue
                 target = code_of(node.value)
-                classes = arguments.get(target) or (held.get(target[5:]) if target.startswith("self.") else None)
+                classes = held_path_classes(index, target, arguments, held)
                 if not classes or not any(_owns_params(index, ref) for ref in classes):
                     continue
                 if called:

@@ -12,8 +12,11 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import answering_classes, calls_child_method, method_uses
-from ..program.holds import held_attributes, module_arguments, trainer_module
-from ..program.index import ClassInfo, ModelIndex, memoised, registered_names
+from ..analysis.handed import outside_functions
+from ..analysis.script import function_scope
+from ..program.holds import held_attributes, held_path_classes, module_arguments
+from ..program.tree import access_path
+from ..program.index import ClassInfo, ModelIndex, entry_name, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.tree import code_of, cst
 from .rule import Report, Rule
@@ -21,7 +24,9 @@ from .rule import Report, Rule
 # `<something other than self>.name(`: a method called on another object.
 _OTHER_CALL = re.compile(r"\.(?<!\bself\.)(?<!\(\)\.)(\w+)\s*\(")  # `.` first: see index._ATTR_NOT_ON_SELF
 # `self.unet.sample(`: a method called on an attribute (the method's name).
-_HELD_CALL = re.compile(r"self(?<!\wself)\.\w+\.(\w+)\s*\(")  # `\bself`, the word first (10x faster)
+_SELF_CALL = re.compile(r"self(?<!\wself)(?:\.\w+)+\.(\w+)\s*\(")  # `\bself`, the word first (10x faster)
+_HEADER = re.compile(r"def\s+\w+\s*\((.*?)\)\s*(?:->[^:]*)?:", re.S)
+_PARAM = re.compile(r"(?:^|[(,])\s*\**([A-Za-z_]\w*)")
 _SKIP = {"forward", "__call__", "extra_repr", "__repr__", "_init_weights", "reset_parameters"}
 
 
@@ -152,7 +157,8 @@ class Quantiser(nn.Module):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         names = _candidate_methods(index)
         forward = list(index.methods("forward", None))
-        for cls, method in (*forward, *index.methods("entry", _OTHER_CALL)):
+        init = {id(m) for _, m in index.methods("init", _OTHER_CALL)}
+        for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
             called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
             external = _external_methods(index, cls)
             called &= names | external
@@ -180,9 +186,11 @@ class Quantiser(nn.Module):
                     if target.value in module_arguments(index, method.node):
                         classes = (UNKNOWN_CLASS,)  # `def p_sample_loop(self, unet, ...)`: a module handed in
                 for ref in answering_classes(index, classes, name, cls.name):
+                    # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
+                    uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
                     used = next(
                         (u.param for u in method_uses(index, ref, name)
-                         if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")),
+                         if u.use in uses and not u.persistent and u.param.startswith("self.")),
                         None,
                     )
                     if used:
@@ -197,43 +205,49 @@ class Quantiser(nn.Module):
         yield from self._held(index)
 
     def _held(self, index: ModelIndex) -> Iterator[Report]:
-        """A class that is not a module (a trainer, an agent, a sampler) calling a method other than forward on a
-        model it holds (`self.unet.sample(x)`): no forward of that model runs, so no hook gathers what it reads."""
+        """Code outside the model classes calling a method other than forward on a model it holds or is given, or
+        on a submodule of one (`self.unet.sample(x)`, `model.blk.logits(x)` in `def tweak(model)`): no forward
+        of that module runs, so no hook gathers what it reads."""
         if index.other_framework:
             return  # a TensorFlow/JAX file: its layers are no torch modules
-        for cls in index.classes.values():
-            if cls.is_module and not trainer_module(index, cls):
+        for span, cls in outside_functions(index):
+            if cls is None and not entry_name(span.name):
+                continue  # an initialiser, a hook, a loader given a model: not a step of the training loop
+            text = index.skeleton.text(span.start, span.end)
+            if not any(  # `w.copy_(...)`: a tensor's in-place op, no module method
+                name not in _SKIP and name not in NOT_RUNS and not name.startswith("__") and not name.endswith("_")
+                for name in _holder_calls(text, cls is not None)
+            ) and not (cls is not None and _HELD_LOCAL.search(text)):
+                continue  # no `<holder>.<method>(...)`, nor a local bound to an attribute, that could call one
+            held = held_attributes(index, cls) if cls is not None else {}
+            method = cls.method(span.name) if cls is not None else None
+            if method is not None and method.owner is not cls:
                 continue
-            if not any(
-                name not in _SKIP and name not in NOT_RUNS and not name.startswith("__")
-                for name in _HELD_CALL.findall(cls.text)
-            ) and not _HELD_LOCAL.search(cls.text):
-                continue  # no `self.<attribute>.<method>(...)`, nor a local bound to an attribute, that could call one
-            held = held_attributes(index, cls)
-            if not held:
+            scope = function_scope(index, span)
+            if scope is None or not isinstance(scope.node, cst.FunctionDef):
                 continue
-            for method in cls.all_methods():
-                if method.owner is not cls:
+            arguments = module_arguments(index, scope.node) if span.name != "__init__" else {}
+            if not held and not arguments:
+                continue
+            for node, via, classes in _held_calls(index, scope.flat, held, arguments):
+                name = node.func.attr.value  # type: ignore[union-attr]
+                if name in _SKIP or name in NOT_RUNS or name.startswith("__") or name.endswith("_"):
                     continue
-                for node, attr in _held_calls(method, held):
-                    name = node.func.attr.value  # type: ignore[union-attr]
-                    if name in _SKIP or name in NOT_RUNS or name.startswith("__"):
-                        continue
-                    used = next((
-                        u.param for ref in answering_classes(index, held[attr], name, cls.name)
-                        for u in method_uses(index, ref, name)
-                        if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")
-                    ), None)
-                    if used is None:
-                        continue
-                    via = code_of(node.func.value)  # type: ignore[union-attr]
-                    held_as = f"`self.{attr}`" if via == f"self.{attr}" else f"`{via}` (`self.{attr}`)"
-                    message = (
-                        f"`{via}.{name}(...)` computes with {_what(used, held_as)}, outside "
-                        f"its forward; ZeRO-3 has not gathered it and must fetch it on access"
-                    )
-                    help = f"call `self.{attr}(...)` (its forward), or gather its parameters around the call"
-                    yield self.finding(index, method.snippet, node, message, help)
+                used = next((
+                    u.param for ref in answering_classes(index, classes, name, cls.name if cls else "")
+                    for u in method_uses(index, ref, name)
+                    if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")
+                ), None)
+                if used is None:
+                    continue
+                target = code_of(node.func.value)  # type: ignore[union-attr]
+                held_as = f"`{via}`" if via == target else f"`{target}` (`{via}`)"
+                message = (
+                    f"`{target}.{name}(...)` computes with {_what(used, held_as)}, outside "
+                    f"its forward; ZeRO-3 has not gathered it and must fetch it on access"
+                )
+                help = f"call `{via}(...)` (its forward), or gather its parameters around the call"
+                yield self.finding(index, scope.snippet, node, message, help)
 
 
 def _what(used: str, owner: str) -> str:
@@ -247,14 +261,14 @@ def _what(used: str, owner: str) -> str:
 _HELD_LOCAL = re.compile(r"^[ \t]+\w+[ \t]*=[ \t]*(?:[^\n]*\belse[ \t]+)?self\.\w+[ \t]*$", re.MULTILINE)
 
 
-def _held_calls(method, held: dict[str, tuple[str, ...]]) -> Iterator[tuple[cst.Call, str]]:
-    """Unguarded calls of a method on a held module in `method`: `self.<attr>.<name>(...)`, or `<local>.<name>(...)`
-    where the local was bound to `self.<attr>` (alone or as a branch of a conditional expression)."""
-    if not any(f"self.{attr}" in method.text for attr in held):
-        return
-    flat = flat_of(method)
+def _held_calls(
+    index: ModelIndex, flat, held: dict[str, tuple[str, ...]], arguments: dict[str, tuple[str, ...]]
+) -> Iterator[tuple[cst.Call, str, tuple[str, ...]]]:
+    """Unguarded calls of a method on a held or given module, or on a submodule of one, with the module's path
+    and its classes: `self.<attr>.<name>(...)`, `model.blk.<name>(...)`, or `<local>.<name>(...)` where the local
+    was bound to `self.<attr>` (alone or as a branch of a conditional expression)."""
     local: dict[str, str] = {}
-    for node, ctx in flat.nodes if flat is not None else ():
+    for node, ctx in flat.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
             local.pop(target, None)
@@ -268,11 +282,34 @@ def _held_calls(method, held: dict[str, tuple[str, ...]]) -> Iterator[tuple[cst.
             continue
         owner = node.func.value
         if isinstance(owner, cst.Name) and owner.value in local:
-            yield node, local[owner.value]
-        else:
-            path = code_of(owner)
-            if path.startswith("self.") and path[5:] in held:
-                yield node, path[5:]
+            yield node, f"self.{local[owner.value]}", held[local[owner.value]]
+            continue
+        path = access_path(owner)
+        if path is None or "[]" in path.parts or path.root not in arguments and not (path.root == "self" and held):
+            continue
+        written = ".".join((path.root, *path.parts))
+        classes = held_path_classes(index, written, arguments, held)
+        if classes:
+            head = next(h for h in (written, *_prefixes(written)) if h in arguments or h[5:] in held)
+            yield node, head, classes
+
+
+def _holder_calls(text: str, in_class: bool) -> list[str]:
+    """Text pre-filter of `_held_calls`: the names of methods called on a path from one of the function's
+    arguments (`model.blk.logits(`) or, in a class, from `self` (`self.unet.sample(`)."""
+    header = _HEADER.search(text)
+    names = {n for n in _PARAM.findall(header.group(1))} - {"self", "cls"} if header else set()
+    found = _SELF_CALL.findall(text) if in_class else []
+    if names:
+        found += re.findall(r"\b(?:" + "|".join(sorted(names)) + r")(?:\.\w+)*\.(\w+)\s*\(", text)
+    return found
+
+
+def _prefixes(path: str) -> Iterator[str]:
+    """`a.b.c` -> `a.b`, `a`."""
+    while "." in path:
+        path = path.rsplit(".", 1)[0]
+        yield path
 
 
 @memoised
