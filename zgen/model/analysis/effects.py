@@ -17,7 +17,7 @@ from ..program import known
 from ..program.index import ModelIndex, memoised
 from ..program.tree import access_path, call_name, cst, parameter_for, walk
 from .access import ASSIGN, CHECK, GUARD, INIT, META, READ, SIZE, WRITE
-from .flow import Flat, flatten, loop_items
+from .flow import Flat, flatten, loop_items, same_items
 
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
@@ -184,9 +184,16 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     inner = flatten(func)
     aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
     items: dict[str, str] = {}  # for p in params: p -> params (an iterable given)
+    walked: dict[str, cst.Call] = {}  # params = model.parameters(): params -> the walk of a module argument
     for node, _ctx in inner.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            value = same_items(node.value)
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                walked[node.targets[0].target.value] = value
         if type(node) is cst.For or type(node) is cst.CompFor:
             for target, it in loop_items(node.target, node.iter):
+                if isinstance(it, cst.Name) and it.value in walked:
+                    it = walked[it.value]  # `for p in targ_params` after `targ_params = targ.parameters()`
                 if isinstance(target, cst.Name) and isinstance(it, cst.Name) and it.value in names:
                     items[target.value] = it.value
                 if not (isinstance(target, cst.Name) and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)):

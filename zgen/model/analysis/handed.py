@@ -134,7 +134,7 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
         words += [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
         held = "|".join(
             [re.escape(name) for name in held_attributes(index, cls)]
-            + [re.escape(path[len("self."):]) for path in held_paths(index, cls)]
+            + [re.escape(path[len("self."):]) for path in held_paths(index, cls) | held_fields(index, cls)]
         )
         if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
             words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\.parameters\(\))?\s*[,)]")
@@ -346,6 +346,7 @@ def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed
         found.models, found.iterables = _seeds(index, node)
         if cls is not None:
             found.models |= {f"self.{h}" for h in held_attributes(index, cls)} | held_paths(index, cls)
+            found.models |= held_fields(index, cls)
             found.models |= container_elements(node)
     if walks:
         found.walked = _walked(index, scope, node)
@@ -371,20 +372,77 @@ def _seeds(index: ModelIndex, node: cst.FunctionDef) -> tuple[set[str], set[str]
 @memoised
 def _module_fields(index: ModelIndex, class_name: str) -> frozenset[str]:
     """Fields a plain class of the file declares with a module type (`model: torch.nn.Module` in a dataclass)."""
-    span = index.skeleton.classes.get(class_name)
-    found = set()
-    lines = index.skeleton.text(span.start, span.end).splitlines() if span is not None else []
+    cls = index.classes.get(class_name)
+    return _class_module_fields(index, cls, 0) if cls is not None else frozenset()
+
+
+def _class_module_fields(index: ModelIndex, cls: ClassInfo, depth: int) -> frozenset[str]:
+    """A plain class's module fields, with those its bases declare, in this file or another
+    (`class SACModules(DDPGBaseModules)` inherits `q_funcs: nn.ModuleList`)."""
+    found = {name for name, note in _class_annotations(index, cls) if _names_module(index, note)}
+    if depth < 4:
+        for base in cls.local_bases:
+            found |= _class_module_fields(index, base, depth + 1)
+        for other, base in cls.external_bases:
+            if not base.is_module:
+                found |= _class_module_fields(other, base, depth + 1)
+    return frozenset(found)
+
+
+def _class_annotations(index: ModelIndex, cls: ClassInfo) -> list[tuple[str, str]]:
+    """(name, annotation text) of the annotated names a class's own body declares (`q_funcs: nn.ModuleList`)."""
+    lines = index.skeleton.text(cls.span.start, cls.span.end).splitlines()
     head = next((i for i, line in enumerate(lines) if line.lstrip().startswith("class ")), len(lines))
     body = [line for line in lines[head + 1 :] if line.strip()]  # after any decorators and the `class` line
     depth = len(body[0]) - len(body[0].lstrip()) if body else 0
+    found = []
     for line in body:
         match = _FIELD.match(line)
-        if match is None or len(line) - len(line.lstrip()) != depth:
-            continue  # only the class's own statements, not annotated locals of its methods
-        for name in re.findall(r"[A-Za-z_][\w.]*", match.group(2)):
-            local = index.classes.get(name)
-            if local.is_module if local is not None else index.is_module_base(index.qualify(name), False):
-                found.add(match.group(1))
+        if match is not None and len(line) - len(line.lstrip()) == depth:
+            found.append((match.group(1), match.group(2)))  # only the class's own statements, not methods' locals
+    return found
+
+
+def _names_module(index: ModelIndex, note: str) -> bool:
+    """Does an annotation name a module class, of this file or imported?"""
+    for name in re.findall(r"[A-Za-z_][\w.]*", note):
+        local = index.classes.get(name)
+        if local.is_module if local is not None else index.is_module_base(index.qualify(name)):
+            return True
+    return False
+
+
+@memoised
+def held_fields(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """`self.X.f` for an attribute `self.X` a class (not a module) declares with the type of a plain class that
+    declares `f` as a module (`_modules: DDPGModules`, a dataclass with `q_funcs: nn.ModuleList`): a holder that
+    keeps its models in a container object. The declaration is the class's own annotation or that of the
+    `__init__` argument stored there."""
+    declared = dict(_class_annotations(index, cls))
+    init = cls.method("__init__")
+    node = init.node if init is not None and "self." in init.text else None
+    if node is not None:
+        notes = {
+            p.name.value: code_of(p.annotation.annotation, limit=200)
+            for p in (*node.params.params, *node.params.kwonly_params) if p.annotation is not None
+        }
+        for stmt in walk(node.body):
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, cst.Name):
+                path = access_path(stmt.targets[0].target)
+                if path is not None and path.root == "self" and len(path.parts) == 1 and stmt.value.value in notes:
+                    declared.setdefault(path.parts[0], notes[stmt.value.value])
+    found = set()
+    for attr, note in declared.items():
+        name = note.strip().strip("\"'")
+        if not re.fullmatch(r"[A-Za-z_][\w.]*", name):
+            continue
+        holder = index.classes.get(name)
+        where = index
+        if holder is None:
+            external = index.external(index.qualify(name))
+            where, holder = external if external is not None else (index, None)
+        if holder is not None and not holder.is_module:
+            found |= {f"self.{attr}.{f}" for f in _class_module_fields(where, holder, 0)}
     return frozenset(found)
 
 
