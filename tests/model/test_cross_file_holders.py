@@ -106,3 +106,45 @@ def test_fields_that_are_no_modules_and_a_flag_change_stay_clean(tmp_path):
     impl = _package(tmp_path)
     found = check_source(str(impl), impl.read_text())
     assert not any(f.line in (30, 36) for f in found)  # `Stats` holds no module; freeze sets a flag only
+
+
+CALLBACK = """
+from torch import nn
+from torch_ema import ExponentialMovingAverage as EMA
+
+class Task(nn.Module):
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+class AverageCallback:
+    def __init__(self, decay):
+        self.decay = decay
+        self.ema = None
+
+    def on_fit_start(self, trainer, pl_module: Task):
+        if self.ema is None:
+            self.ema = EMA(pl_module.model.parameters(), decay=self.decay)
+        self.ema.copy_to()
+
+    def on_train_batch_end(self, trainer, pl_module: Task):
+        self.ema.update()
+
+class WeightsCallback:
+    def __init__(self, decay):
+        self.decay = decay
+        self.ema = None
+
+    def on_fit_start(self, trainer, pl_module: Task):
+        self.ema = EMA(pl_module.loss_weights, decay=self.decay)
+
+    def on_train_batch_end(self, trainer, pl_module: Task):
+        self.ema.update()
+"""
+
+
+def test_an_average_of_a_given_models_parameters_made_in_a_hook_copies_and_updates_them():
+    # torch_ema's average clones the parameters it is given and its update/copy_to read or write them: built in a
+    # hook from a submodule of the module handed in, not only in `__init__` from a held model
+    found = [(f.code, f.line) for f in check_source("callbacks.py", textwrap.dedent(CALLBACK))]
+    assert found == [("ZG105", 17), ("ZG101", 18), ("ZG101", 21)]  # an average of plain tensors: nothing

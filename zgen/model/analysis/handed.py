@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from ..program import known
 from ..program.holds import (
-    averaged_attributes, container_elements, held_attributes, held_paths, module_arguments, trainer_module,
+    averaged_attributes, config_like, container_elements, held_attributes, held_paths, module_arguments, trainer_module,
 )
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, has_params
@@ -166,7 +166,7 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
             return listed[name]
         if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters"):
-                return holds(expr.func.value)
+                return holds(expr.func.value) or _child_of(dotted(expr.func.value), held)
         if name is None and isinstance(expr, cst.Call) and _returns_argument(index, flat, expr):
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
         if name is not None and name not in held and name.endswith(".module"):
@@ -241,6 +241,17 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
 # clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
 _WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, READS)
 _WHOLE_USE = {DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, READS: READ}
+
+
+def _child_of(name: str | None, held: set[str]) -> str | None:
+    """`pl_module.model` when `pl_module` holds a module: whose `.parameters()` are taken, so a submodule of it."""
+    if name is None:
+        return None
+    parts = name.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:end]) in held:
+            return name if not any(config_like(p) for p in parts[end:]) else None
+    return None
 
 
 def _parameter_list_of(value: cst.BaseExpression, holds) -> str | None:
