@@ -148,3 +148,54 @@ def test_an_average_of_a_given_models_parameters_made_in_a_hook_copies_and_updat
     # hook from a submodule of the module handed in, not only in `__init__` from a held model
     found = [(f.code, f.line) for f in check_source("callbacks.py", textwrap.dedent(CALLBACK))]
     assert found == [("ZG105", 17), ("ZG101", 18), ("ZG101", 21)]  # an average of plain tensors: nothing
+
+
+WRAPPERS = """
+from typing import Sequence, Union
+import torch
+from torch import nn
+
+class OptimizerWrapper:
+    def __init__(self, params: Sequence[nn.Parameter], optim: torch.optim.Optimizer, clip: float = 0.0):
+        self._params = params
+        self._optim = optim
+        self._clip = clip
+
+    def step(self) -> None:
+        if self._clip:
+            nn.utils.clip_grad_norm_(self._params, max_norm=self._clip)
+        self._optim.step()
+
+class Checkpointer:
+    _modules: dict[str, Union[nn.Module, torch.optim.Optimizer]]
+
+    def __init__(self, modules: dict[str, Union[nn.Module, torch.optim.Optimizer]], steps: dict[str, int]):
+        self._modules = modules
+        self._steps = steps
+
+    def save(self, f) -> None:
+        modules = {k: v for k, v in self._modules.items()}
+        torch.save({k: v.state_dict() for k, v in modules.items()}, f)
+
+    def load(self, f) -> None:
+        chkpt = torch.load(f)
+        for k, v in self._modules.items():
+            v.load_state_dict(chkpt[k])
+
+    def save_steps(self, f) -> None:
+        torch.save({k: v.state_dict() for k, v in self._steps.items()}, f)
+
+class Scheduler:
+    def __init__(self, params: Sequence[float], optim: torch.optim.Optimizer):
+        self._params = params
+
+    def step(self) -> None:
+        nn.utils.clip_grad_norm_(self._params, max_norm=1.0)
+"""
+
+
+def test_an_optimizer_wrapper_and_a_checkpointer_use_what_they_hold():
+    # the parameters the wrapper was built with are the model's (ZG107); the checkpointer's container declares
+    # modules, whose state it saves and loads (ZG108); a container of counts and a list of floats hold nothing
+    found = [(f.code, f.line) for f in check_source("wrappers.py", textwrap.dedent(WRAPPERS))]
+    assert found == [("ZG107", 14), ("ZG108", 26), ("ZG108", 31)]

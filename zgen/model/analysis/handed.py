@@ -116,8 +116,9 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
         if may_be_handed:
             handed += _handed_uses(index, scope, set(held.models), held.iterables)
-        if whole and held.models:
-            handed += _whole_uses(index, scope, cls, held.models)
+        lists = held_parameter_lists(index, cls) if whole and cls is not None else frozenset()
+        if whole and (held.models or lists or cls is not None and held_containers(index, cls)):
+            handed += _whole_uses(index, scope, cls, held.models, lists)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
     return handed, built
@@ -148,7 +149,9 @@ def _runs_guarded(cls: ClassInfo | None, span: FunctionSpan) -> bool:
     return method is not None and runs_gathered(cls, method)
 
 
-def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str]) -> list[ParamAccess]:
+def _whole_uses(
+    index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str], lists: frozenset[str] = frozenset()
+) -> list[ParamAccess]:
     """Uses of a held module as a whole: deep-copied, its state dict read or loaded, its gradients clipped, its
     parameters flattened into or out of a vector, or handed to a library's weight-averaging helper (and that
     helper updated)."""
@@ -158,7 +161,7 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
     averaged = set(averaged_attributes(index, cls)) if cls is not None else set()
     averaged_args = _averager_arguments(index, func)  # `def take_step(model, ema: EMA)`: an average of the model
 
-    listed: dict[str, str] = {}  # locals bound to a list of a held module's parameters -> that module
+    listed: dict[str, str] = {name: name for name in lists}  # lists of a held module's parameters -> that module
 
     def holds(expr: cst.BaseExpression) -> str | None:
         name = dotted(expr)
@@ -178,11 +181,22 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
         return ParamAccess(node, ctx, use, "", Via(Reach.MODULE, name), owner=owner, scope=Scope.HANDED, where=where,
                            snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True)
 
+    containers = set(held_containers(index, cls)) if cls is not None else set()  # `for k, v in self.nets.items()`
+
     found = []
     for node, ctx in flat.nodes:
+        if containers and (type(node) is cst.For or type(node) is cst.CompFor):
+            for bound, items in loop_items(node.target, node.iter):
+                if isinstance(bound, cst.Name) and _items_of(items, containers):
+                    held.add(bound.value)
+            continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
             listed.pop(target, None)
+            value = node.value
+            if isinstance(value, (cst.DictComp, cst.ListComp, cst.GeneratorExp)) and containers:
+                if _items_of(value.for_in.iter, containers):
+                    containers.add(target)  # `modules = {k: unwrap(v) for k, v in self._modules.items()}`
             if (_passes_on(index, flat, node.value, holds) or target in elements
                     or target in held and _rebuilt(index, node.value)):
                 held.add(target)
@@ -241,6 +255,15 @@ def _whole_uses(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, mo
 # clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
 _WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, READS)
 _WHOLE_USE = {DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, READS: READ}
+
+
+def _items_of(iterable: cst.BaseExpression, containers: set[str]) -> bool:
+    """Does a loop take the items of a container of modules (`self.nets`, `.values()`, `.items()`)?"""
+    iterable = same_items(iterable)
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+        if iterable.func.attr.value in ("values", "items"):
+            iterable = iterable.func.value
+    return dotted(iterable) in containers
 
 
 def _child_of(name: str | None, held: set[str]) -> str | None:
@@ -424,11 +447,30 @@ def _names_module(index: ModelIndex, note: str) -> bool:
 
 
 @memoised
-def held_fields(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """`self.X.f` for an attribute `self.X` a class (not a module) declares with the type of a plain class that
-    declares `f` as a module (`_modules: DDPGModules`, a dataclass with `q_funcs: nn.ModuleList`): a holder that
-    keeps its models in a container object. The declaration is the class's own annotation or that of the
-    `__init__` argument stored there."""
+def held_parameter_lists(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """`self.X` that `__init__` sets to an argument that is a parameter iterable (annotated with `Parameter`,
+    `params: Sequence[nn.Parameter]`, or named `parameters`): the parameters an optimizer wrapper was built with."""
+    init = cls.method("__init__")
+    named = init is not None and ("Parameter" in init.text or "parameters" in init.text)
+    node = init.node if named else None  # type: ignore[union-attr]
+    if node is None:
+        return frozenset()
+    _models, iterables = _seeds(index, node)
+    found = set()
+    for stmt in walk(node.body):
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+            value = same_items(stmt.value)  # `self._params = list(params)`
+            path = access_path(stmt.targets[0].target)
+            if isinstance(value, cst.Name) and value.value in iterables and path is not None and path.root == "self":
+                if len(path.parts) == 1:
+                    found.add(f"self.{path.parts[0]}")
+    return frozenset(found)
+
+
+@memoised
+def _declared_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, str]:
+    """Attributes `self.X` of a class -> the annotation text that declares them: the class's own annotation
+    (`_modules: DDPGModules`) or that of the `__init__` argument stored there (`self._modules = modules`)."""
     declared = dict(_class_annotations(index, cls))
     init = cls.method("__init__")
     node = init.node if init is not None and "self." in init.text else None
@@ -442,6 +484,31 @@ def held_fields(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
                 path = access_path(stmt.targets[0].target)
                 if path is not None and path.root == "self" and len(path.parts) == 1 and stmt.value.value in notes:
                     declared.setdefault(path.parts[0], notes[stmt.value.value])
+    return declared
+
+
+@memoised
+def held_containers(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """`self.X` declared as a container of modules (`_modules: dict[str, Union[nn.Module, Optimizer]]`,
+    `nets: list[Policy]`): its items and values are held modules."""
+    found = set()
+    for attr, note in _declared_attributes(index, cls).items():
+        if _CONTAINER_NOTE.match(note.strip().strip("\"'")) and _names_module(index, note):
+            found.add(f"self.{attr}")
+    return frozenset(found)
+
+
+_CONTAINER_NOTE = re.compile(
+    r"(?:typing\.)?(?:dict|Dict|Mapping|MutableMapping|list|List|Sequence|Iterable|tuple|Tuple|OrderedDict)\["
+)
+
+
+@memoised
+def held_fields(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """`self.X.f` for an attribute `self.X` a class (not a module) declares with the type of a plain class that
+    declares `f` as a module (`_modules: DDPGModules`, a dataclass with `q_funcs: nn.ModuleList`): a holder that
+    keeps its models in a container object."""
+    declared = _declared_attributes(index, cls)
     found = set()
     for attr, note in declared.items():
         name = note.strip().strip("\"'")
