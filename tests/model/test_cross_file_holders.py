@@ -199,3 +199,50 @@ def test_an_optimizer_wrapper_and_a_checkpointer_use_what_they_hold():
     # modules, whose state it saves and loads (ZG108); a container of counts and a list of floats hold nothing
     found = [(f.code, f.line) for f in check_source("wrappers.py", textwrap.dedent(WRAPPERS))]
     assert found == [("ZG107", 14), ("ZG108", 26), ("ZG108", 31)]
+
+
+SAVERS = """
+import torch
+from torch import nn
+
+class MaskGit(nn.Module):
+    def __init__(self, dim, config):
+        super().__init__()
+        self.emb = nn.Embedding(32000, dim)
+        self.config = config
+
+    def save(self, path):
+        torch.save(self.state_dict(), path)
+
+    def load(self, path):
+        self.load_state_dict(torch.load(path))
+
+    def save_config(self, path):
+        torch.save(self.config, path)
+
+class Task(nn.Module):
+    def __init__(self, model: MaskGit, outputs):
+        super().__init__()
+        self.model = model
+        self.settings = outputs
+
+    def save_model(self, path):
+        torch.save(self.model, path)
+
+    def save_settings(self, path):
+        torch.save(self.settings, path)
+
+class Trainer:
+    def __init__(self, model: MaskGit):
+        self.model = model
+
+    def export(self, path):
+        torch.save(self.model, path)
+"""
+
+
+def test_a_model_saved_or_loaded_by_its_own_methods_or_pickled_whole():
+    # `save`/`load` methods run on the built model; `torch.save(model)` pickles its placeholders; a config or
+    # a settings object saved the same way holds no parameter
+    found = [(f.code, f.line) for f in check_source("savers.py", textwrap.dedent(SAVERS))]
+    assert found == [("ZG108", 12), ("ZG108", 15), ("ZG108", 27), ("ZG108", 37)]

@@ -127,7 +127,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
 @memoised
 def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
-    words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\("]
+    words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"\bsave\("]
     words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
     averagers = "|".join(sorted({re.escape(name.rsplit(".", 1)[-1]) for name in known.AVERAGERS}))
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
@@ -222,6 +222,10 @@ def _whole_uses(
             owner = holds(args[0].value)
             if owner is not None:
                 found.append(access(node, ctx, COPY, owner, "copy.deepcopy"))
+        elif qualified == "torch.save" and args:
+            owner = holds(args[0].value)  # the whole module pickled: its parameters as they are, placeholders
+            if owner is not None:
+                found.append(access(node, ctx, STATE, owner, "torch.save"))
         elif last in known.CLIP_GRAD and args and not _wrapper_method(name):
             owner = holds(args[0].value)
             if owner is not None:
