@@ -246,3 +246,78 @@ def test_a_model_saved_or_loaded_by_its_own_methods_or_pickled_whole():
     # a settings object saved the same way holds no parameter
     found = [(f.code, f.line) for f in check_source("savers.py", textwrap.dedent(SAVERS))]
     assert found == [("ZG108", 12), ("ZG108", 15), ("ZG108", 27), ("ZG108", 37)]
+
+
+EVALUATION = """
+import numpy as np
+
+def evaluate(algo, env, n_trials: int = 10, epsilon: float = 0.0) -> float:
+    rewards = []
+    for _ in range(n_trials):
+        observation, _ = env.reset()
+        while True:
+            if np.random.random() < epsilon:
+                action = env.action_space.sample()
+            else:
+                action = algo.predict(observation)[0]
+            observation, reward, done, truncated, _ = env.step(action)
+            if done or truncated:
+                break
+        rewards.append(reward)
+    return float(np.mean(rewards))
+
+def rollout(algo, env, n_steps: int = 100) -> None:
+    observation, _ = env.reset()
+    for _ in range(n_steps):
+        observation, *_ = env.step(algo.predict(observation))
+"""
+
+
+def test_an_evaluation_loop_of_an_algorithm_object_ends_per_rank():
+    # `algo.predict` runs the model the algorithm holds: an epsilon draw gates it (ZG202) and the episode ends
+    # when this rank's environment is done (ZG204); a fixed number of steps is the same on every rank
+    found = {(f.code, f.line) for f in check_source("evaluation.py", textwrap.dedent(EVALUATION))}
+    assert ("ZG202", 9) in found and ("ZG204", 14) in found
+    assert not any(line > 18 for _code, line in found)
+
+
+WRAPPED = """
+import torch
+from torch import nn
+
+class Autopadder(nn.Module):
+    def __init__(self, net, pad_dim=-1):
+        super().__init__()
+        self.net = net
+        self.pad_dim = pad_dim
+
+    def forward(self, x):
+        return self.net(x)
+
+class Sampler(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = Autopadder(net)
+
+    @torch.no_grad()
+    def generate(self, out, seq_len, eos_token):
+        for _ in range(seq_len):
+            sample = self.net(out)[:, -1:].argmax(-1)
+            out = torch.cat((out, sample), dim=-1)
+            if (sample == eos_token).all():
+                break
+        return out
+
+    @torch.no_grad()
+    def generate_fixed(self, out, seq_len):
+        for _ in range(seq_len):
+            out = torch.cat((out, self.net(out)[:, -1:].argmax(-1)), dim=-1)
+        return out
+"""
+
+
+def test_a_wrapper_around_a_module_handed_in_may_own_parameters():
+    # Autopadder registers no parameter itself but runs the module it was handed: decoding through it until EOS
+    # ends per rank; a fixed number of steps does not
+    found = [(f.code, f.line) for f in check_source("wrapped.py", textwrap.dedent(WRAPPED))]
+    assert found == [("ZG204", 24)]
