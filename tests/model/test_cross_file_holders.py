@@ -332,3 +332,35 @@ def test_a_wrapper_around_a_module_handed_in_may_own_parameters():
     # ends per rank; a fixed number of steps does not
     found = [(f.code, f.line) for f in check_source("wrapped.py", textwrap.dedent(WRAPPED))]
     assert found == [("ZG204", 24)]
+
+
+COPY_FOR_EVAL = """
+import copy
+from typing import Optional
+from torch import nn
+
+class VAE(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.enc = nn.Linear(dim * 64, dim * 64)
+
+    def copy_for_eval(self):
+        vae_copy = copy.deepcopy(self.cpu())
+        return vae_copy.eval()
+
+    def codebook_size(self):
+        return self.enc.out_features
+
+class MaskGit(nn.Module):
+    def __init__(self, vae: Optional[VAE] = None, cond_vae: Optional[VAE] = None):
+        super().__init__()
+        self.vae = vae.copy_for_eval() if vae is not None else None
+        self.size = cond_vae.codebook_size() if cond_vae is not None else 0
+"""
+
+
+def test_a_method_of_the_module_handed_in_that_copies_it_runs_in_init():
+    # the VAE was built (partitioned under zero.Init) by the caller; its copy_for_eval deep-copies it (line 12 is
+    # the method itself, run on a built model). Asking it for a size copies nothing
+    found = [(f.code, f.line) for f in check_source("maskgit.py", textwrap.dedent(COPY_FOR_EVAL))]
+    assert [line for code, line in found if code == "ZG105"] == [12, 21]
