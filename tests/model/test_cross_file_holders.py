@@ -364,3 +364,33 @@ def test_a_method_of_the_module_handed_in_that_copies_it_runs_in_init():
     # the method itself, run on a built model). Asking it for a size copies nothing
     found = [(f.code, f.line) for f in check_source("maskgit.py", textwrap.dedent(COPY_FOR_EVAL))]
     assert [line for code, line in found if code == "ZG105"] == [12, 21]
+
+
+PROPERTY = """
+import torch
+from torch import nn
+from accelerate import Accelerator
+
+class Trainer(nn.Module):
+    def __init__(self, model: nn.Module, optimizer_kwargs: dict):
+        super().__init__()
+        self.accelerator = Accelerator()
+        self.model = model
+        self.optimizer = torch.optim.Adam(model.parameters(), **optimizer_kwargs)
+
+    @property
+    def unwrapped_model(self):
+        return self.accelerator.unwrap_model(self.model)
+
+    @property
+    def settings(self):
+        return dict(steps=self.steps)
+
+    def save(self, path):
+        torch.save(dict(model=self.unwrapped_model.state_dict(), settings=self.settings), path)
+"""
+
+
+def test_a_property_returning_the_held_model_holds_it():
+    found = [(f.code, f.line) for f in check_source("trainer.py", textwrap.dedent(PROPERTY))]
+    assert found == [("ZG108", 22)]

@@ -182,6 +182,8 @@ def _whole_uses(
                            snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True)
 
     containers = set(held_containers(index, cls)) if cls is not None else set()  # `for k, v in self.nets.items()`
+    if cls is not None:  # `@property def unwrapped_model(self): return self.accelerator.unwrap_model(self.model)`
+        held |= {f"self.{name}" for name, value in _returning_properties(cls) if _passes_on(index, flat, value, holds)}
 
     found = []
     for node, ctx in flat.nodes:
@@ -259,6 +261,21 @@ def _whole_uses(
 # clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
 _WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, READS)
 _WHOLE_USE = {DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, READS: READ}
+
+
+def _returning_properties(cls: ClassInfo) -> list[tuple[str, cst.BaseExpression]]:
+    """(name, returned expression) of the class's properties whose body is one `return` statement."""
+    found = []
+    for method in cls.all_methods():
+        if "@property" not in method.text:
+            continue
+        node = method.node
+        body = node.body.body if node is not None and isinstance(node.body, cst.IndentedBlock) else ()
+        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+            stmt = body[0].body[0]
+            if isinstance(stmt, cst.Return) and stmt.value is not None:
+                found.append((method.name, stmt.value))
+    return found
 
 
 def _items_of(iterable: cst.BaseExpression, containers: set[str]) -> bool:
