@@ -394,3 +394,41 @@ class Trainer(nn.Module):
 def test_a_property_returning_the_held_model_holds_it():
     found = [(f.code, f.line) for f in check_source("trainer.py", textwrap.dedent(PROPERTY))]
     assert found == [("ZG108", 22)]
+
+
+SIZING = """
+import torch
+from torch import nn
+
+def compute_output_size(shape, encoder: nn.Module) -> int:
+    with torch.no_grad():
+        return int(encoder(torch.rand(2, *shape)).shape[1])
+
+def count_parameters(encoder: nn.Module) -> int:
+    return sum(1 for _ in encoder.children())
+
+class Policy(nn.Module):
+    def __init__(self, encoder, hidden, n):
+        super().__init__()
+        self.encoder = encoder
+        self.head = nn.Linear(hidden, n)
+
+def create_policy(shape, factory, n):
+    encoder = factory.create(shape)
+    hidden = compute_output_size(shape, encoder)
+    policy = Policy(encoder, hidden, n)
+    return policy
+
+def create_policy_from_config(shape, factory, n, hidden):
+    encoder = factory.create(shape)
+    count_parameters(encoder)
+    policy = Policy(encoder, hidden, n)
+    return policy
+"""
+
+
+def test_a_builder_sizing_an_encoder_it_made_by_running_it():
+    # under zero.Init the encoder is partitioned once made; a helper that runs it computes with placeholders.
+    # A helper that only lists its children runs nothing
+    found = [(f.code, f.line) for f in check_source("builders.py", textwrap.dedent(SIZING))]
+    assert found == [("ZG110", 20)]
