@@ -432,3 +432,38 @@ def test_a_builder_sizing_an_encoder_it_made_by_running_it():
     # A helper that only lists its children runs nothing
     found = [(f.code, f.line) for f in check_source("builders.py", textwrap.dedent(SIZING))]
     assert found == [("ZG110", 20)]
+
+
+RANK_PROPERTY = """
+import torch
+from torch import nn
+from accelerate import Accelerator
+
+class Trainer(nn.Module):
+    def __init__(self, model: nn.Module, lr: float):
+        super().__init__()
+        self.accelerator = Accelerator()
+        self.model = model
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+
+    @property
+    def is_main(self):
+        return self.accelerator.is_main_process
+
+    @property
+    def should_validate(self):
+        return self.lr > 0
+
+    def validate(self, x):
+        if self.is_main:
+            self.model(x)
+
+    def maybe_validate(self, x):
+        if self.should_validate:
+            self.model(x)
+"""
+
+
+def test_a_property_returning_the_rank_is_a_rank_test():
+    found = [(f.code, f.line) for f in check_source("trainer.py", textwrap.dedent(RANK_PROPERTY))]
+    assert found == [("ZG201", 22)]
