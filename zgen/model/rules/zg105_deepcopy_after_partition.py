@@ -210,7 +210,7 @@ def _method_copies_itself(index: ModelIndex, classes: tuple[str, ...], name: str
         if found is None or "deepcopy" not in found[1].text:
             continue
         method = found[1].inherited_method(name)
-        if method is not None and _copies_of_self(found[0], method):
+        if method is not None and _copies_of_self(method.index, method):  # read in the file that defines it
             return True
     return False
 
