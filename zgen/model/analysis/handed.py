@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from ..program import known
 from ..program.holds import (
-    averaged_attributes, config_like, container_elements, held_attributes, held_paths, module_arguments, trainer_module,
+    annotated_module, averaged_attributes, config_like, container_elements, held_attributes, held_paths, module_arguments, trainer_module,
 )
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, has_params
@@ -117,7 +117,8 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         if may_be_handed:
             handed += _handed_uses(index, scope, set(held.models), held.iterables)
         lists = held_parameter_lists(index, cls) if whole and cls is not None else frozenset()
-        if whole and (held.models or lists or cls is not None and held_containers(index, cls)):
+        kept = cls is not None and bool(held_containers(index, cls) or module_properties(index, cls))
+        if whole and (held.models or lists or kept):
             handed += _whole_uses(index, scope, cls, held.models, lists)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
@@ -136,6 +137,7 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
         held = "|".join(
             [re.escape(name) for name in held_attributes(index, cls)]
             + [re.escape(path[len("self."):]) for path in held_paths(index, cls) | held_fields(index, cls)]
+            + [re.escape(name) for name in module_properties(index, cls)]
         )
         if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
             words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\.parameters\(\))?\s*[,)]")
@@ -184,6 +186,7 @@ def _whole_uses(
     containers = set(held_containers(index, cls)) if cls is not None else set()  # `for k, v in self.nets.items()`
     if cls is not None:  # `@property def unwrapped_model(self): return self.accelerator.unwrap_model(self.model)`
         held |= {f"self.{name}" for name, value in _returning_properties(cls) if _passes_on(index, flat, value, holds)}
+        held |= {f"self.{name}" for name in module_properties(index, cls)}  # `def policy(self) -> Policy`
 
     found = []
     for node, ctx in flat.nodes:
@@ -261,6 +264,18 @@ def _whole_uses(
 # clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
 _WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, READS)
 _WHOLE_USE = {DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, READS: READ}
+
+
+@memoised
+def module_properties(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Properties of the class annotated to return a module (`@property def policy(self) -> Policy:`), however
+    the body (or a subclass's override) finds it."""
+    found = set()
+    for method in cls.all_methods():
+        node = method.node if "@property" in method.text and "->" in method.text else None
+        if node is not None and node.returns is not None and annotated_module(index, node.returns.annotation):
+            found.add(method.name)
+    return frozenset(found)
 
 
 def _returning_properties(cls: ClassInfo) -> list[tuple[str, cst.BaseExpression]]:
