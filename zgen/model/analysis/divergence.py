@@ -381,8 +381,8 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
             if source is not None:
                 add(DATA, EXIT, node, source, later[0][2])
             continue
-        for test in tests:
-            if _exits_both_ways(flat, test, type(node), exits):
+        for at, test in enumerate(tests):
+            if _exits_both_ways(flat, test, type(node), exits) or _decided_inside(flat, test, tests[at + 1 :]):
                 continue
             source = source_of(test)
             if source is not None:
@@ -393,6 +393,29 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
             source = source_of(node.test) if later else None
             if source is not None:
                 add(DATA, WHILE, node.test, source, later[0][2])
+
+
+def _decided_inside(flat: Flat, test: cst.CSTNode, inner: list[cst.CSTNode]) -> bool:
+    """Is an outer test one of whose `or` alternatives is an inner test around the same exit (`end = done or t ==
+    steps` ... `if end: if t == steps: break`)? Both hold exactly when the inner one does: the outer decides nothing."""
+    if not inner:
+        return False
+    value = test
+    if isinstance(test, cst.Name):
+        bound = [n for n, _c in flat.nodes if type(n) is cst.Assign and any(
+            isinstance(t.target, cst.Name) and t.target.value == test.value for t in n.targets)]
+        if len(bound) != 1:
+            return False
+        value = bound[0].value
+    alternatives = []
+    stack = [value]
+    while stack:
+        part = stack.pop()
+        if isinstance(part, cst.BooleanOperation) and isinstance(part.operator, cst.Or):
+            stack += [part.left, part.right]
+        else:
+            alternatives.append(code_of(part, limit=400))
+    return len(alternatives) > 1 and any(code_of(t, limit=400) in alternatives for t in inner)
 
 
 # What a value's metadata says is the same on every rank for one model: not a data decision.

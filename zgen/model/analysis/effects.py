@@ -14,14 +14,15 @@ from __future__ import annotations
 import re
 
 from ..program import known
+from ..program.holds import module_arguments
 from ..program.index import ModelIndex, memoised
 from ..program.tree import access_path, call_name, cst, parameter_for, walk
 from .access import ASSIGN, CHECK, GUARD, INIT, META, READ, SIZE, WRITE
-from .flow import Flat, flatten, loop_items
+from .flow import Flat, flatten, loop_items, same_items
 
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
-    "DEEPCOPIES", "STATES", "CLIPS", "READS", "computed_with",
+    "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with",
 ]
 
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
@@ -165,6 +166,7 @@ DEEPCOPIES = "deepcopy"  # copy.deepcopy(module): a copy of whatever the module 
 STATES = "state dict"  # module.state_dict() / module.load_state_dict(sd): the whole state, read or loaded
 CLIPS = "clip"  # clip_grad_norm_(module.parameters()) or of a parameter iterable given: the gradients clipped
 READS = "read"  # the values of the items of a parameter iterable given, computed with (`torch.flatten(v)`)
+RUNS = "run"  # `module(x)`, `module.forward(x)` of a module argument: its forward, outside any engine's hooks
 
 
 @memoised(cycle={})  # a function that hands its argument to itself: no answer from the cycle
@@ -184,9 +186,16 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     inner = flatten(func)
     aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
     items: dict[str, str] = {}  # for p in params: p -> params (an iterable given)
+    walked: dict[str, cst.Call] = {}  # params = model.parameters(): params -> the walk of a module argument
     for node, _ctx in inner.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            value = same_items(node.value)
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                walked[node.targets[0].target.value] = value
         if type(node) is cst.For or type(node) is cst.CompFor:
             for target, it in loop_items(node.target, node.iter):
+                if isinstance(it, cst.Name) and it.value in walked:
+                    it = walked[it.value]  # `for p in targ_params` after `targ_params = targ.parameters()`
                 if isinstance(target, cst.Name) and isinstance(it, cst.Name) and it.value in names:
                     items[target.value] = it.value
                 if not (isinstance(target, cst.Name) and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)):
@@ -228,6 +237,7 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 found.setdefault(items[node.value], set()).add(READS)
         elif kind is cst.Call:
             _whole_effects(index, node, names, found)
+            _run_effects(index, func, node, names, found)
             if node.args:
                 _call_effects(index, inner, node, names, found)
     return {name: frozenset(done) for name, done in found.items()}
@@ -250,6 +260,18 @@ def _whole_effects(index: ModelIndex, call: cst.Call, names: set[str], found: di
             target = target.func.value
     if isinstance(target, cst.Name) and target.value in names:
         found.setdefault(target.value, set()).add(CLIPS)
+
+
+def _run_effects(
+    index: ModelIndex, func: cst.FunctionDef, call: cst.Call, names: set[str], found: dict[str, set[str]]
+) -> None:
+    """A module argument run on an input (`encoder(*inputs)`, `encoder.forward(x)`): annotated as a module,
+    named as one or used as one (`holds.module_arguments`), not a callable handed in."""
+    target = call.func.value if isinstance(call.func, cst.Attribute) and call.func.attr.value == "forward" else call.func
+    if not call.args or not isinstance(target, cst.Name) or target.value not in names:
+        return
+    if target.value in module_arguments(index, func):
+        found.setdefault(target.value, set()).add(RUNS)
 
 
 def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, detail: str) -> bool:

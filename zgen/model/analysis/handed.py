@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 
 from ..program import known
 from ..program.holds import (
-    averaged_attributes, container_elements, held_attributes, held_paths, module_arguments, trainer_module,
+    annotated_module, averaged_attributes, config_like, container_elements, held_attributes, held_paths,
+    module_arguments, trainer_module,
 )
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, facts_of, has_params
@@ -124,8 +125,10 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
         if may_be_handed:
             handed += _handed_uses(index, scope, set(held.models), held.iterables, paths)
-        if whole and held.models:
-            handed += _whole_uses(index, scope, cls, held.models)
+        lists = held_parameter_lists(index, cls) if whole and cls is not None else frozenset()
+        kept = cls is not None and bool(held_containers(index, cls) or module_properties(index, cls))
+        if whole and (held.models or lists or kept):
+            handed += _whole_uses(index, scope, cls, held.models, lists)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
     handed += _self_whole_uses(index)
@@ -179,7 +182,8 @@ def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
 @memoised
 def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
-    words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\("]
+    words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\(",
+             r"\bsave\("]
     words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
     averagers = "|".join(sorted({re.escape(name.rsplit(".", 1)[-1]) for name in known.AVERAGERS}))
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
@@ -187,7 +191,8 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
         words += [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
         held = "|".join(
             [re.escape(name) for name in held_attributes(index, cls)]
-            + [re.escape(path[len("self."):]) for path in held_paths(index, cls)]
+            + [re.escape(path[len("self."):]) for path in held_paths(index, cls) | held_fields(index, cls)]
+            + [re.escape(name) for name in module_properties(index, cls)]
         )
         if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
             words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\.parameters\(\))?\s*[,)]")
@@ -202,7 +207,8 @@ def _runs_guarded(cls: ClassInfo | None, span: FunctionSpan) -> bool:
 
 
 def _whole_uses(
-    index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str], subpaths: bool = True
+    index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str],
+    lists: frozenset[str] = frozenset(), subpaths: bool = True,
 ) -> list[ParamAccess]:
     """Uses of a held module as a whole: deep-copied, its state dict read or loaded, its gradients clipped, its
     parameters flattened into or out of a vector, or handed to a library's weight-averaging helper (and that
@@ -213,7 +219,7 @@ def _whole_uses(
     averaged = set(averaged_attributes(index, cls)) if cls is not None else set()
     averaged_args = _averager_arguments(index, func)  # `def take_step(model, ema: EMA)`: an average of the model
 
-    listed: dict[str, str] = {}  # locals bound to a list of a held module's parameters -> that module
+    listed: dict[str, str] = {name: name for name in lists}  # lists of a held module's parameters -> that module
 
     def holds(expr: cst.BaseExpression, whole_only: bool = False) -> str | None:
         name = dotted(expr)
@@ -221,7 +227,7 @@ def _whole_uses(
             return listed[name]
         if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters"):
-                return holds(expr.func.value)
+                return holds(expr.func.value) or _child_of(dotted(expr.func.value), held)
         if name is None and isinstance(expr, cst.Call) and _returns_argument(index, flat, expr):
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
         if name is not None and name not in held and name.endswith(".module"):
@@ -235,11 +241,25 @@ def _whole_uses(
         return ParamAccess(node, ctx, use, "", Via(Reach.MODULE, name), owner=owner, scope=Scope.HANDED, where=where,
                            snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True)
 
+    containers = set(held_containers(index, cls)) if cls is not None else set()  # `for k, v in self.nets.items()`
+    if cls is not None:  # `@property def unwrapped_model(self): return self.accelerator.unwrap_model(self.model)`
+        held |= {f"self.{name}" for name, value in _returning_properties(cls) if _passes_on(index, flat, value, holds)}
+        held |= {f"self.{name}" for name in module_properties(index, cls)}  # `def policy(self) -> Policy`
+
     found = []
     for node, ctx in flat.nodes:
+        if containers and (type(node) is cst.For or type(node) is cst.CompFor):
+            for bound, items in loop_items(node.target, node.iter):
+                if isinstance(bound, cst.Name) and _items_of(items, containers):
+                    held.add(bound.value)
+            continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
             listed.pop(target, None)
+            value = node.value
+            if isinstance(value, (cst.DictComp, cst.ListComp, cst.GeneratorExp)) and containers:
+                if _items_of(value.for_in.iter, containers):
+                    containers.add(target)  # `modules = {k: unwrap(v) for k, v in self._modules.items()}`
             if (_passes_on(index, flat, node.value, holds) or target in elements
                     or target in held and _rebuilt(index, node.value)):
                 held.add(target)
@@ -265,6 +285,10 @@ def _whole_uses(
             owner = holds(args[0].value)
             if owner is not None:
                 found.append(access(node, ctx, COPY, owner, "copy.deepcopy"))
+        elif qualified == "torch.save" and args:
+            owner = holds(args[0].value)  # the whole module pickled: its parameters as they are, placeholders
+            if owner is not None:
+                found.append(access(node, ctx, STATE, owner, "torch.save"))
         elif last in known.CLIP_GRAD and args and not _wrapper_method(name):
             owner = holds(args[0].value)
             if owner is not None:
@@ -279,7 +303,9 @@ def _whole_uses(
             if owner is not None:
                 found.append(access(node, ctx, WRITE, owner, func_node.attr.value))
         elif qualified in known.AVERAGERS and args:
-            owner = holds(args[0].value)
+            # `EMA(model.fc)` or `EMA(model.parameters())`; a bare attribute of a held model may be a list of
+            # plain tensors (`EMA(task.loss_weights)`), so only a module it holds by name counts
+            owner = holds(args[0].value, whole_only=True)
             if owner is not None:
                 found.append(access(node, ctx, COPY, owner, last))
         elif isinstance(func_node, cst.Attribute) and func_node.attr.value in known.AVERAGER_UPDATES:
@@ -302,6 +328,53 @@ def _whole_uses(
 # clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
 _WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, READS)
 _WHOLE_USE = {DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, READS: READ}
+
+
+@memoised
+def module_properties(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Properties of the class annotated to return a module (`@property def policy(self) -> Policy:`), however
+    the body (or a subclass's override) finds it."""
+    found = set()
+    for method in cls.all_methods():
+        node = method.node if "@property" in method.text and "->" in method.text else None
+        if node is not None and node.returns is not None and annotated_module(index, node.returns.annotation):
+            found.add(method.name)
+    return frozenset(found)
+
+
+def _returning_properties(cls: ClassInfo) -> list[tuple[str, cst.BaseExpression]]:
+    """(name, returned expression) of the class's properties whose body is one `return` statement."""
+    found = []
+    for method in cls.all_methods():
+        if "@property" not in method.text:
+            continue
+        node = method.node
+        body = node.body.body if node is not None and isinstance(node.body, cst.IndentedBlock) else ()
+        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+            stmt = body[0].body[0]
+            if isinstance(stmt, cst.Return) and stmt.value is not None:
+                found.append((method.name, stmt.value))
+    return found
+
+
+def _items_of(iterable: cst.BaseExpression, containers: set[str]) -> bool:
+    """Does a loop take the items of a container of modules (`self.nets`, `.values()`, `.items()`)?"""
+    iterable = same_items(iterable)
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+        if iterable.func.attr.value in ("values", "items"):
+            iterable = iterable.func.value
+    return dotted(iterable) in containers
+
+
+def _child_of(name: str | None, held: set[str]) -> str | None:
+    """`pl_module.model` when `pl_module` holds a module: whose `.parameters()` are taken, so a submodule of it."""
+    if name is None:
+        return None
+    parts = name.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:end]) in held:
+            return name if not any(config_like(p) for p in parts[end:]) else None
+    return None
 
 
 def _parameter_list_of(value: cst.BaseExpression, holds) -> str | None:
@@ -412,6 +485,7 @@ def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed
         found.models, found.iterables = _seeds(index, node)
         if cls is not None:
             found.models |= {f"self.{h}" for h in held_attributes(index, cls)} | held_paths(index, cls)
+            found.models |= held_fields(index, cls)
             found.models |= container_elements(node)
     if walks:
         found.walked = _walked(index, scope, node)
@@ -437,20 +511,121 @@ def _seeds(index: ModelIndex, node: cst.FunctionDef) -> tuple[set[str], set[str]
 @memoised
 def _module_fields(index: ModelIndex, class_name: str) -> frozenset[str]:
     """Fields a plain class of the file declares with a module type (`model: torch.nn.Module` in a dataclass)."""
-    span = index.skeleton.classes.get(class_name)
-    found = set()
-    lines = index.skeleton.text(span.start, span.end).splitlines() if span is not None else []
+    cls = index.classes.get(class_name)
+    return _class_module_fields(index, cls, 0) if cls is not None else frozenset()
+
+
+def _class_module_fields(index: ModelIndex, cls: ClassInfo, depth: int) -> frozenset[str]:
+    """A plain class's module fields, with those its bases declare, in this file or another
+    (`class SACModules(DDPGBaseModules)` inherits `q_funcs: nn.ModuleList`)."""
+    found = {name for name, note in _class_annotations(index, cls) if _names_module(index, note)}
+    if depth < 4:
+        for base in cls.local_bases:
+            found |= _class_module_fields(index, base, depth + 1)
+        for other, base in cls.external_bases:
+            if not base.is_module:
+                found |= _class_module_fields(other, base, depth + 1)
+    return frozenset(found)
+
+
+def _class_annotations(index: ModelIndex, cls: ClassInfo) -> list[tuple[str, str]]:
+    """(name, annotation text) of the annotated names a class's own body declares (`q_funcs: nn.ModuleList`)."""
+    lines = index.skeleton.text(cls.span.start, cls.span.end).splitlines()
     head = next((i for i, line in enumerate(lines) if line.lstrip().startswith("class ")), len(lines))
     body = [line for line in lines[head + 1 :] if line.strip()]  # after any decorators and the `class` line
     depth = len(body[0]) - len(body[0].lstrip()) if body else 0
+    found = []
     for line in body:
         match = _FIELD.match(line)
-        if match is None or len(line) - len(line.lstrip()) != depth:
-            continue  # only the class's own statements, not annotated locals of its methods
-        for name in re.findall(r"[A-Za-z_][\w.]*", match.group(2)):
-            local = index.classes.get(name)
-            if local.is_module if local is not None else index.is_module_base(index.qualify(name), False):
-                found.add(match.group(1))
+        if match is not None and len(line) - len(line.lstrip()) == depth:
+            found.append((match.group(1), match.group(2)))  # only the class's own statements, not methods' locals
+    return found
+
+
+def _names_module(index: ModelIndex, note: str) -> bool:
+    """Does an annotation name a module class, of this file or imported?"""
+    for name in re.findall(r"[A-Za-z_][\w.]*", note):
+        local = index.classes.get(name)
+        if local.is_module if local is not None else index.is_module_base(index.qualify(name)):
+            return True
+    return False
+
+
+@memoised
+def held_parameter_lists(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """`self.X` that `__init__` sets to an argument that is a parameter iterable (annotated with `Parameter`,
+    `params: Sequence[nn.Parameter]`, or named `parameters`): the parameters an optimizer wrapper was built with."""
+    init = cls.method("__init__")
+    named = init is not None and ("Parameter" in init.text or "parameters" in init.text)
+    node = init.node if named else None  # type: ignore[union-attr]
+    if node is None:
+        return frozenset()
+    _models, iterables = _seeds(index, node)
+    found = set()
+    for stmt in walk(node.body):
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+            value = same_items(stmt.value)  # `self._params = list(params)`
+            path = access_path(stmt.targets[0].target)
+            if isinstance(value, cst.Name) and value.value in iterables and path is not None and path.root == "self":
+                if len(path.parts) == 1:
+                    found.add(f"self.{path.parts[0]}")
+    return frozenset(found)
+
+
+@memoised
+def _declared_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, str]:
+    """Attributes `self.X` of a class -> the annotation text that declares them: the class's own annotation
+    (`_modules: DDPGModules`) or that of the `__init__` argument stored there (`self._modules = modules`)."""
+    declared = dict(_class_annotations(index, cls))
+    init = cls.method("__init__")
+    node = init.node if init is not None and "self." in init.text else None
+    if node is not None:
+        notes = {
+            p.name.value: code_of(p.annotation.annotation, limit=200)
+            for p in (*node.params.params, *node.params.kwonly_params) if p.annotation is not None
+        }
+        for stmt in walk(node.body):
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, cst.Name):
+                path = access_path(stmt.targets[0].target)
+                if path is not None and path.root == "self" and len(path.parts) == 1 and stmt.value.value in notes:
+                    declared.setdefault(path.parts[0], notes[stmt.value.value])
+    return declared
+
+
+@memoised
+def held_containers(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """`self.X` declared as a container of modules (`_modules: dict[str, Union[nn.Module, Optimizer]]`,
+    `nets: list[Policy]`): its items and values are held modules."""
+    found = set()
+    for attr, note in _declared_attributes(index, cls).items():
+        if _CONTAINER_NOTE.match(note.strip().strip("\"'")) and _names_module(index, note):
+            found.add(f"self.{attr}")
+    return frozenset(found)
+
+
+_CONTAINER_NOTE = re.compile(
+    r"(?:typing\.)?(?:dict|Dict|Mapping|MutableMapping|list|List|Sequence|Iterable|tuple|Tuple|OrderedDict)\["
+)
+
+
+@memoised
+def held_fields(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """`self.X.f` for an attribute `self.X` a class (not a module) declares with the type of a plain class that
+    declares `f` as a module (`_modules: DDPGModules`, a dataclass with `q_funcs: nn.ModuleList`): a holder that
+    keeps its models in a container object."""
+    declared = _declared_attributes(index, cls)
+    found = set()
+    for attr, note in declared.items():
+        name = note.strip().strip("\"'")
+        if not re.fullmatch(r"[A-Za-z_][\w.]*", name):
+            continue
+        holder = index.classes.get(name)
+        where = index
+        if holder is None:
+            external = index.external(index.qualify(name))
+            where, holder = external if external is not None else (index, None)
+        if holder is not None and not holder.is_module:
+            found |= {f"self.{attr}.{f}" for f in _class_module_fields(where, holder, 0)}
     return frozenset(found)
 
 

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 from ..program import known
+from ..program.holds import held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, has_params, torch_base
 from ..program.tree import access_path, call_name, code_of, cst, walk
@@ -282,26 +283,34 @@ def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) 
 
 
 # `self.state_dict()` / `self.load_state_dict(` in a method's text: the trigger to parse it.
-_OWN_STATE = re.compile(r"\bself\.(?:load_)?state_dict\(")
+_OWN_STATE = re.compile(r"\bself\.(?:load_)?state_dict\(|\bsave\(\s*self\b")
+# A module's own saving and loading methods (`save(path)`, `load_checkpoint(path)`), not the state dict API itself.
+_SERIALISER = re.compile(r"^_?(?:save|load)(?:_|$)(?!.*state_dict)")
 
 
 @memoised
 def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
     """Calls of the module's own `state_dict()` or `load_state_dict(...)` in methods a training loop runs on the
-    built model (`ClassInfo.entry_methods`), outside a ZeRO-3 guard: every parameter is a partitioned placeholder
-    there. A state dict read only for its keys (`self.state_dict().keys()`) names parameters and is left out."""
+    built model (`ClassInfo.entry_methods`, and its own `save(path)`/`load(path)` methods, which `__init__` does
+    not call), outside a ZeRO-3 guard: every parameter is a partitioned placeholder there. A state dict read only
+    for its keys (`self.state_dict().keys()`) names parameters and is left out."""
     found: list[tuple[MethodInfo, cst.Call]] = []
-    if "state_dict(" not in index.source or index.other_framework:
+    if "state_dict(" not in index.source and "save(" not in index.source or index.other_framework:
         return found
     for cls in index.classes.values():
         if not cls.is_module or not _OWN_STATE.search(cls.text):
             continue
-        for method in cls.entry_methods:
+        init = cls.init_methods
+        serialisers = [m for m in cls.all_methods() if _SERIALISER.match(m.name) and m not in init]
+        for method in [*cls.entry_methods, *(m for m in serialisers if m not in cls.entry_methods)]:
             if not _OWN_STATE.search(method.text):
                 continue
             flat = flat_of(method)
             for node, ctx in flat.nodes if flat is not None else ():
                 if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                    continue
+                if _pickles_own_module(index, cls, node):
+                    found.append((method, node))  # `torch.save(self.model, path)`: the module object pickled
                     continue
                 if node.func.attr.value not in ("state_dict", "load_state_dict"):
                     continue
@@ -314,6 +323,22 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                     continue
                 found.append((method, node))
     return found
+
+
+def _pickles_own_module(index: ModelIndex, cls: ClassInfo, call: cst.Call) -> bool:
+    """`torch.save(self, path)` or `torch.save(self.child, path)` for a child module with parameters: the module
+    object is pickled with its parameters as they are, partitioned placeholders under ZeRO-3."""
+    if index.qualify(call_name(call) or "") != "torch.save" or not call.args or call.args[0].keyword is not None:
+        return False
+    path = access_path(call.args[0].value)
+    if path is None or path.root != "self" or len(path.parts) > 1:
+        return False
+    if not path.parts:
+        return True
+    member = facts_of(cls).members.get(path.parts[0])
+    return member is not None and member.kind in (Kind.MODULE, Kind.CONTAINER) or path.parts[0] in held_attributes(
+        index, cls
+    )
 
 
 def _names_only(flat: Flat, items: cst.Attribute) -> bool:

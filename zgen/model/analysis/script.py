@@ -130,6 +130,20 @@ class ScriptScope:
         return frozenset(found)
 
     @cached_property
+    def runner_args(self) -> frozenset[str]:
+        """Parameters of this function on which it calls an inference method (`algo.predict(obs)`,
+        `agent.sample_action(s)`, `sampler.generate(x)`): an object that runs a model it holds, whose calls every
+        rank must make alike. Not a name bound anywhere else in the function (`env.action_space.sample()`)."""
+        names = self.parameters - {"self", "cls"}
+        found = set()
+        for inner, _ctx in self.flat.nodes:
+            if type(inner) is cst.Call and isinstance(inner.func, cst.Attribute):
+                owner = inner.func.value
+                if inner.func.attr.value in INFERENCE_METHODS and isinstance(owner, cst.Name) and owner.value in names:
+                    found.add(owner.value)
+        return frozenset(found)
+
+    @cached_property
     def model_runners(self) -> frozenset[str]:
         """Functions defined in this scope whose body calls a model argument (`def step(x): return model(x)`)."""
         found = set()
@@ -155,6 +169,8 @@ class ScriptScope:
         return name
 
 
+# Methods of an object that runs a model it holds to answer (an algorithm, an agent, a sampler, a pipeline).
+INFERENCE_METHODS = frozenset({"predict", "generate", "sample_action", "predict_value", "act", "select_action"})
 # What a function calls the model it is handed (`model`, `net`, `engine`, `draft_model`).
 _MODEL_NAME = re.compile(r"(?:\w+_)?(?:model|module|net|engine)")
 # Methods only an `nn.Module` has (not `train`/`state_dict`: trainers and optimizers have those too).
@@ -367,6 +383,9 @@ class _ScriptCalls:
         if holder in scope.held and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             if method_runs(index, scope.held[holder], func.attr.value):  # type: ignore[union-attr]
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
+        if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
+            if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
+                return code_of(func)  # `algo.predict(obs)`: an algorithm object given to an evaluation loop
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
             target = func.value
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
@@ -384,7 +403,7 @@ def script_divergences(
     data-dependent exit too.
     """
     for scope in script_scopes(index, trigger):
-        if kind != RANK and not (scope.held or scope.model_args or scope.wrapped):
+        if kind != RANK and not (scope.held or scope.model_args or scope.wrapped or scope.runner_args):
             continue  # runs no model (only a rank test can also gate a collective)
         for d in _scope_divergences(index, scope, True):
             if d.kind == kind:

@@ -471,13 +471,19 @@ def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:
 
 # `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
 _RANK_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*" + known.RANK_TEXT)
+_RANK_RETURN = re.compile(r"\breturn\b[^\n]*" + known.RANK_TEXT)
 
 
 @memoised
 def rank_attrs(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """Attributes `__init__` (and the helpers it calls) sets from the process rank, read from the text."""
+    """Attributes `__init__` (and the helpers it calls) sets from the process rank, read from the text, and
+    properties that return it (`@property def is_main(self): return self.accelerator.is_main_process`)."""
     text = "".join(method.text for method in cls.init_methods)
-    return frozenset(m.group(1) for m in _RANK_ASSIGN.finditer(text))
+    found = {m.group(1) for m in _RANK_ASSIGN.finditer(text)}
+    for method in cls.all_methods():
+        if "@property" in method.text and _RANK_RETURN.search(method.text):
+            found.add(method.name)
+    return frozenset(found)
 
 
 @memoised

@@ -260,26 +260,43 @@ def _element_of_self(value: cst.BaseExpression) -> bool:
 
 @memoised
 def averaged_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """Attributes `self.X` of `cls` set in `__init__` to a library's weight-averaging helper built over a module
-    it holds (`self.ema = EMA(self.model)`): updating it reads every parameter of that module."""
+    """Attributes `self.X` of `cls` set to a library's weight-averaging helper built over a module it holds or is
+    given, or over that module's parameters (`self.ema = EMA(self.model)` in `__init__`, `self.ema =
+    ExponentialMovingAverage(pl_module.model.parameters())` in a hook the training loop calls): updating it reads
+    every parameter of that module."""
     if not any(name.rsplit(".", 1)[-1] + "(" in cls.text for name in known.AVERAGERS):
         return frozenset()
     held = held_attributes(index, cls)
     found = set()
-    for method in cls.init_methods:
-        node = method.node
+    for method in cls.all_methods():
+        node = method.node if any(n.rsplit(".", 1)[-1] + "(" in method.text for n in known.AVERAGERS) else None
         arguments = module_arguments(index, node) if node is not None else {}
         for stmt in walk(node.body) if node is not None else ():
             if not isinstance(stmt, cst.Assign):
                 continue
             made = _averager_made(index, stmt.value)
-            if made is None or not _holds(index, made.args[0].value, arguments, held):
+            if made is None or not _averages_held(index, made.args[0].value, arguments, held):
                 continue
             for target in stmt.targets:
                 path = access_path(target.target)
                 if path is not None and path.root == "self" and len(path.parts) == 1:
                     found.add(path.parts[0])
     return frozenset(found)
+
+
+def _averages_held(
+    index: ModelIndex, value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]], held: dict[str, tuple[str, ...]]
+) -> bool:
+    """Is an averager's first argument a held or given module, or its parameters (`model.parameters()`), or
+    those of a submodule of one (`pl_module.model.parameters()`: only a module has `.parameters()`)?"""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
+        if value.func.attr.value == "parameters":
+            path = access_path(value.func.value)
+            if path is not None and "[]" not in path.parts and not any(config_like(p) for p in path.parts):
+                if path.root in arguments or path.root == "self" and path.parts and path.parts[0] in held:
+                    return True
+            value = value.func.value
+    return bool(_holds(index, value, arguments, held))
 
 
 def _averager_made(index: ModelIndex, value: cst.BaseExpression) -> cst.Call | None:

@@ -248,7 +248,23 @@ def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
             answers.append(has_params(index, qualified) if index.external(qualified) else None)
     if True in answers:
         return True
-    return None if None in answers else False
+    if None in answers or _holds_given_module(index, cls):
+        return None  # `self.net = net`: a wrapper around a module handed in, whose parameters we cannot see
+    return False
+
+
+def _holds_given_module(index: ModelIndex, cls: ClassInfo) -> bool:
+    """Does the constructor store a module it was handed: a member that is a module no call of it built, or one
+    of a kind we cannot tell that `forward` runs as a submodule (`self.net = net` ... `self.net(x)`)?"""
+    if not any("self." in method.text for method in cls.init_methods):
+        return False
+    forward = "".join(method.text for method in cls.forward_methods)
+    for member in facts(index, cls).members.values():
+        if member.call is not None or member.kind not in (Kind.MODULE, Kind.UNKNOWN):
+            continue
+        if member.kind == Kind.MODULE or re.search(r"\bself\." + re.escape(member.name) + r"\(", forward):
+            return True
+    return False
 
 
 def member_param(index: ModelIndex, ref: str, name: str) -> bool | None:

@@ -61,7 +61,7 @@ _SKIPPED = frozenset(sys.stdlib_module_names) | {
 }
 # Files above this size are not indexed: generated tables, vendored bundles.
 _MAX_BYTES = 200_000
-_SUMMARY_FORMAT = 2  # 2: nested classes are classes of their own
+_SUMMARY_FORMAT = 3  # 2: nested classes are classes of their own; 3: star imports recorded
 _MAX_HOPS = 8  # re-export chains followed per name
 
 
@@ -251,6 +251,10 @@ class Project:
             return file, name
         target = skeleton.imports.get(name)
         if target is None:
+            for star in skeleton.stars:  # `from .policies import *` in a package's `__init__.py`
+                found = self._resolve(f"{file.absolute(star)}.{name}", hops + 1, visited)
+                if found is not None:
+                    return found
             return None
         target = file.absolute(target)
         return self._resolve(target, hops + 1, visited) if target != qualified else None

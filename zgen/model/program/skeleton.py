@@ -74,6 +74,8 @@ class Skeleton:
     script: list[tuple[int, int]] = field(default_factory=list)
     # The `ast` tree itself, for rules that read a method with `ast` (None when loaded from a summary).
     tree: ast.Module | None = None
+    # Modules whose public names the file re-exports with `from .policies import *` (as written).
+    stars: list[str] = field(default_factory=list)
 
     def text(self, start: int, end: int) -> str:
         """Source lines `start`..`end` (1-based, inclusive)."""
@@ -109,7 +111,7 @@ def _class(node: ast.ClassDef) -> ClassSpan:
     return ClassSpan(node.name, bases, first, node.end_lineno or node.lineno, node.col_offset, methods)
 
 
-def _record_import(stmt: ast.Import | ast.ImportFrom, imports: dict[str, str]) -> None:
+def _record_import(stmt: ast.Import | ast.ImportFrom, imports: dict[str, str], stars: list[str]) -> None:
     if isinstance(stmt, ast.Import):
         for alias in stmt.names:
             if alias.asname:
@@ -120,7 +122,9 @@ def _record_import(stmt: ast.Import | ast.ImportFrom, imports: dict[str, str]) -
         return
     base = "." * stmt.level + (stmt.module or "")
     for alias in stmt.names:
-        if alias.name != "*":
+        if alias.name == "*" and stmt.module:
+            stars.append(base)
+        elif alias.name != "*":
             # `from . import layers` is `.layers`; `from .a import b` is `.a.b`.
             joined = f"{base}{alias.name}" if base.endswith(".") else f"{base}.{alias.name}"
             imports[alias.asname or alias.name] = joined if base else alias.name
@@ -138,7 +142,7 @@ def _walk_top(body: list[ast.stmt], skel: Skeleton) -> None:
             skel.functions[stmt.name] = _function(stmt)
         else:
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                _record_import(stmt, skel.imports)
+                _record_import(stmt, skel.imports, skel.stars)
                 continue
             if isinstance(stmt, (ast.If, ast.Try, ast.With)) and _defines(stmt):
                 # `if is_torch_available(): class Foo(nn.Module): ...` and try/except imports.
@@ -183,6 +187,7 @@ def skeleton_to_dict(skel: Skeleton) -> dict:
         ],
         "functions": [[f.name, f.start, f.end, f.indent] for f in skel.functions.values()],
         "script": [list(span) for span in skel.script],
+        "stars": list(skel.stars),
     }
 
 
@@ -195,4 +200,5 @@ def skeleton_from_dict(doc: dict, source: str) -> Skeleton:
     functions = {f[0]: FunctionSpan(str(f[0]), int(f[1]), int(f[2]), int(f[3])) for f in doc["functions"]}
     imports = {str(k): str(v) for k, v in dict(doc["imports"]).items()}
     script = [(int(a), int(b)) for a, b in doc["script"]]
-    return Skeleton(split_lines(source), imports, classes, functions, script)
+    stars = [str(m) for m in doc["stars"]]
+    return Skeleton(split_lines(source), imports, classes, functions, script, stars=stars)

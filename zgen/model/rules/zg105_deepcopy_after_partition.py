@@ -11,13 +11,14 @@ from ..analysis.flow import flat_of
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
-from ..program.holds import RETURNS_MODULE
-from ..program.index import ModelIndex
+from ..program.holds import RETURNS_MODULE, module_arguments
+from ..program.index import MethodInfo, ModelIndex
 from ..program.tree import call_name, code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
 _TRIGGER = Trigger("deepcopy")
+_COPY_TRIGGER = Trigger("copy")  # `vae.copy_for_eval()`: a method of a module handed in that may copy it
 
 
 class DeepcopyAfterPartition(Rule):
@@ -146,19 +147,27 @@ class Decoder(nn.Module):
                         yield self.finding(index, scope.snippet, node, message, _HELP)
         for cls, method in index.methods("entry", _TRIGGER):
             # `def copy_for_eval(self): return copy.deepcopy(self.cpu())`: run by the training loop on the built model
-            flat = flat_of(method)
+            for node in _copies_of_self(index, method):
+                message = (
+                    f"`{code_of(node)}` copies the module in `{method.name}`, which runs on the built model "
+                    "outside any forward; under ZeRO-3 it holds partitioned placeholders, which the copy duplicates"
+                )
+                yield self.finding(index, method.snippet, node, message, _HELP)
+        for cls, method in index.methods("init", _COPY_TRIGGER):
+            # `self.vae = vae.copy_for_eval()` in `__init__`: a method of the module handed in that copies itself
+            arguments = module_arguments(index, method.node) if method.node is not None else {}
+            flat = flat_of(method) if arguments else None
             for node, ctx in flat.nodes if flat is not None else ():
-                if not _is_deepcopy(index, node) or ctx.guarded:
+                if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
                     continue
-                copied = node.args[0].value
-                while isinstance(copied, cst.Call) and isinstance(copied.func, cst.Attribute):
-                    if copied.func.attr.value not in RETURNS_MODULE:
-                        break
-                    copied = copied.func.value  # `self.cpu()`, `self.to(device)`: the module itself
-                if isinstance(copied, cst.Name) and copied.value == "self":
+                owner = node.func.value
+                if not isinstance(owner, cst.Name) or owner.value not in arguments:
+                    continue
+                if _method_copies_itself(index, arguments[owner.value], node.func.attr.value):
                     message = (
-                        f"`{code_of(node)}` copies the module in `{method.name}`, which runs on the built model "
-                        "outside any forward; under ZeRO-3 it holds partitioned placeholders, which the copy duplicates"
+                        f"`{code_of(node)}` runs `{node.func.attr.value}` of `{owner.value}`, a module built by the "
+                        "caller, which deep-copies it; under `deepspeed.zero.Init` it holds partitioned placeholders, "
+                        "which the copy duplicates"
                     )
                     yield self.finding(index, method.snippet, node, message, _HELP)
         for access in param_accesses(index, Scope.HANDED):
@@ -174,6 +183,36 @@ class Decoder(nn.Module):
 def _averages(index: ModelIndex, node: cst.CSTNode) -> bool:
     """A library's weight-averaging helper built over a model (`EMA(model)`), which deep-copies it."""
     return type(node) is cst.Call and bool(node.args) and (index.qualified_call(node) or "") in known.AVERAGERS
+
+
+def _copies_of_self(index: ModelIndex, method: MethodInfo) -> list[cst.Call]:
+    """Unguarded `copy.deepcopy(self)` (also of `self.cpu()`, `self.to(d)`: the module itself) in a method."""
+    flat = flat_of(method)
+    found = []
+    for node, ctx in flat.nodes if flat is not None else ():
+        if not _is_deepcopy(index, node) or ctx.guarded:
+            continue
+        copied = node.args[0].value
+        while isinstance(copied, cst.Call) and isinstance(copied.func, cst.Attribute):
+            if copied.func.attr.value not in RETURNS_MODULE:
+                break
+            copied = copied.func.value  # `self.cpu()`, `self.to(device)`: the module itself
+        if isinstance(copied, cst.Name) and copied.value == "self":
+            found.append(node)
+    return found
+
+
+def _method_copies_itself(index: ModelIndex, classes: tuple[str, ...], name: str) -> bool:
+    """Does the method `name` of one of the module classes (of this file or another) deep-copy its module?"""
+    for ref in classes:
+        local = index.classes.get(ref)
+        found = (index, local) if local is not None else index.external(ref)
+        if found is None or "deepcopy" not in found[1].text:
+            continue
+        method = found[1].inherited_method(name)
+        if method is not None and _copies_of_self(method.index, method):  # read in the file that defines it
+            return True
+    return False
 
 
 def _is_deepcopy(index: ModelIndex, node: cst.CSTNode) -> bool:

@@ -101,8 +101,10 @@ def main(model, cfg):
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
         for method, node in own_state_calls(index):
+            verb = _VERB.get(node.func.attr.value)  # type: ignore[union-attr]
+            what = f"{verb} the state of the module itself" if verb else "pickles the module object whole"
             message = (
-                f"`{code_of(node)}` {_VERB[node.func.attr.value]} the state of the module itself in "  # type: ignore[union-attr]
+                f"`{code_of(node)}` {what} in "
                 f"`{method.name}`, a method run on the built model, whose parameters ZeRO-3 partitioned: it sees "
                 "empty placeholders, not the weights"
             )
@@ -116,6 +118,8 @@ def _verb(name: str, owner: str) -> str:
     """How the call uses the state: read or loaded by the module's own method, or by a helper it is handed to."""
     if name in _VERB:
         return f"{_VERB[name]} the state of `{owner}`"
+    if name == "torch.save":
+        return f"pickles `{owner}` whole"
     return f"hands `{owner}` to `{name}()`, which reads or loads the state of `{owner}`"
 
 

@@ -6,11 +6,12 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.built import built_module
+from ..analysis.effects import RUNS, argument_effects
 from ..program.holds import module_like_name
 from ..analysis.flow import Flat, flat_of
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from ..program.members import Kind, classify, facts_of, has_params
-from ..program.tree import access_path, code_of, cst
+from ..program.tree import access_path, call_name, code_of, cst
 from .rule import Report, Rule
 
 # `net = nn.Sequential(`, `trunk = Encoder(`: a local bound to what may be a module construction.
@@ -54,7 +55,11 @@ class ForwardInInit(Rule):
     also through a function or lambda defined there that does it
     (`_forward = lambda x: self.forward(x)[0]; strides = _forward(probe)`).
     The usual purpose is to measure an output shape or stride with a dummy
-    input. Calls inside `GatheredParameters` or a zero3 branch are fine.
+    input. A function that builds a module and returns it counts the same
+    way when it hands a module it made to a helper (of any file) that runs
+    it (`hidden = compute_output_size(shape, encoder)` before `return
+    Policy(encoder, hidden)`). Calls inside `GatheredParameters` or a zero3
+    branch are fine.
 
     ## Why is this bad under ZeRO-3?
     Under `deepspeed.zero.Init` each submodule is partitioned as soon as its
@@ -168,6 +173,59 @@ class Detector(nn.Module):
                     "with empty placeholders"
                 )
                 yield self.finding(index, method.snippet, node, message, _HELP)
+        for info, node, arg, helper in _builder_runs(index):
+            message = (
+                f"`{code_of(node.func)}(...)` runs the forward of `{arg}`, a module `{info.name}` made before "
+                f"building the module it returns; under `deepspeed.zero.Init` `{arg}` is partitioned once made and "
+                "nothing gathers it yet, so it computes with empty placeholders"
+            )
+            yield self.finding(index, info.snippet, node, message, _HELP)
+
+
+def _builder_runs(index: ModelIndex) -> Iterator[tuple[MethodInfo, cst.Call, str, str]]:
+    """In a function of the file that builds a module and returns it (`policy = Policy(encoder, n); return
+    policy`), a helper that runs a module argument's forward (`compute_output_size(shapes, encoder)`, read in
+    its file) handed a module made earlier in the function (`encoder = factory.create(shape)`)."""
+    for span in index.skeleton.functions.values():
+        text = index.skeleton.text(span.start, span.end)
+        if not _RETURNS_NAME.search(text) or not _LOCAL_BUILT.search(text):
+            continue
+        info = index.function_info(span.name)
+        flat = flat_of(info) if info is not None else None
+        if flat is None or not _returns_built(index, flat):
+            continue
+        made: dict[str, int] = {}  # locals bound to a call's result -> position
+        for node, ctx in flat.nodes:
+            if type(node) is cst.Assign and isinstance(node.value, cst.Call):
+                for target in node.targets:
+                    if isinstance(target.target, cst.Name):
+                        made.setdefault(target.target.value, flat.position[id(node)])
+            if type(node) is not cst.Call or ctx.guarded or not node.args:
+                continue
+            for position, done in argument_effects(index, flat, node):
+                arg = node.args[position].value
+                if RUNS in done and isinstance(arg, cst.Name) and made.get(arg.value, 1 << 30) < flat.position[id(node)]:
+                    yield info, node, arg.value, call_name(node) or ""
+                    break
+
+
+# `return policy`, `return q_funcs, forwarder`: a function returning locals.
+_RETURNS_NAME = re.compile(r"^[ \t]+return[ \t]+\(?[a-z_]\w*", re.MULTILINE)
+
+
+def _returns_built(index: ModelIndex, flat: Flat) -> bool:
+    """Does every `return` of the function return (first) a local bound to a module construction?"""
+    built = set()
+    returns = []
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            kind, classes = classify(index, node.value, resolve=True)
+            if kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes or ("",)):
+                built.add(node.targets[0].target.value)
+        elif type(node) is cst.Return:
+            returns.append(node.value)
+    firsts = [r.elements[0].value if isinstance(r, cst.Tuple) and r.elements else r for r in returns]
+    return bool(firsts) and all(isinstance(f, cst.Name) and f.value in built for f in firsts)
 
 
 def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, call: cst.Call,
