@@ -84,18 +84,17 @@ class HostAdam:
         try:
             import torch._inductor.config as inductor
 
-            kernel = torch.compile(_adam_cast, dynamic=True, fullgraph=True)
+            fused = cls(inner, torch.compile(_adam_cast, dynamic=True, fullgraph=True))
             n = 64  # any length: the kernel is compiled for a symbolic one
             p, m, v, g = (torch.zeros(n) for _ in range(4))
             one = torch.ones(())
-            decoupled = isinstance(inner.torch, torch.optim.AdamW)
             with inductor.patch({"cpp.threads": threads}):  # the thread count is fixed in the compiled code
-                kernel(p, torch.empty(n, dtype=compute_dtype), m, v, g, *[one] * 8, decoupled=decoupled)
+                fused._kernel(p, torch.empty(n, dtype=compute_dtype), m, v, g, *[one] * 8, decoupled=fused._decoupled)
         except Exception as e:  # no C++ compiler, an inductor without CPU support, ...
             warnings.warn(f"zgen: the one-pass host AdamW could not be compiled ({type(e).__name__}: {e}); "
                           "the offloaded update keeps two passes", stacklevel=2)
             return None
-        return cls(inner, kernel)
+        return fused
 
     def step_unit(self, u: UnitState, grad: torch.Tensor, grad_scale: torch.Tensor, lr: float,
                   out: torch.Tensor) -> None:

@@ -125,9 +125,8 @@ class OffloadedOptimizer:
             out.copy_(u.master)
         if host_lp:
             return None
-        up = out
         with torch.cuda.stream(self.stream):
-            u.lp.copy_(up, non_blocking=self.pin)
+            u.lp.copy_(out, non_blocking=self.pin)
             done = torch.cuda.Event()
             done.record(self.stream)
         return done
