@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from zgen.errors import ZgenError
 from zgen.runtime.config import RuntimeConfig
 from zgen.runtime.host_adam import HostAdam, _adam_cast
 from zgen.runtime.optim import TorchAdamW
@@ -96,6 +97,12 @@ def test_not_built_for_other_optimizers_or_when_turned_off(monkeypatch):
     assert HostAdam.build(SimpleNamespace(), torch.bfloat16) is None  # not TorchAdamW: keeps two passes
     monkeypatch.setenv("ZGEN_HOST_KERNEL", "0")
     assert HostAdam.build(TorchAdamW([_unit(8, 0)], _config("AdamW")), torch.bfloat16) is None
+
+
+def test_a_bad_thread_count_is_one_clear_error(monkeypatch):
+    monkeypatch.setenv("ZGEN_HOST_THREADS", "many")
+    with pytest.raises(ZgenError, match="ZGEN_HOST_THREADS='many' is not a positive whole number"):
+        HostAdam.build(TorchAdamW([_unit(8, 0)], _config("AdamW")), torch.bfloat16)
 
 
 @pytest.mark.skipif(os.environ.get("ZGEN_TEST_COMPILE") != "1", reason="compiles a C++ kernel (10-40 s); set ZGEN_TEST_COMPILE=1")

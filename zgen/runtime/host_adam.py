@@ -35,6 +35,8 @@ import warnings
 
 import torch
 
+from zgen.errors import ZgenError
+
 from .optim import TorchAdamW
 from .unit import UnitState
 
@@ -80,7 +82,12 @@ class HostAdam:
         """The fused update over `inner`'s state, compiled now; None where it does not apply or cannot compile."""
         if not isinstance(inner, TorchAdamW) or os.environ.get("ZGEN_HOST_KERNEL", "1") == "0":
             return None
-        threads = int(os.environ.get("ZGEN_HOST_THREADS", 0)) or torch.get_num_threads()
+        given = os.environ.get("ZGEN_HOST_THREADS", "")
+        if given and not (given.isdigit() and int(given) > 0):
+            raise ZgenError(f"ZGEN_HOST_THREADS={given!r} is not a positive whole number",
+                            help="set it to the host threads the offloaded update may use, e.g. ZGEN_HOST_THREADS=14, "
+                                 "or unset it for torch's thread count")
+        threads = int(given) if given else torch.get_num_threads()
         try:
             import torch._inductor.config as inductor
 
