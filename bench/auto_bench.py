@@ -221,12 +221,13 @@ def main(argv=None) -> int:
             path = tmp / f"plan_{budget}_{rank}.json"
             path.write_text(auto.apply(plan, result, s).to_json())
             args.plan, args.micro_batch, args.grad_accum = str(path), c.micro_batch, c.accumulation
+            args.offload_ratio = c.offload_ratio
             name = "zgen-auto" + ("-offload-param" if c.offload_param else "-offload" if c.offload_optimizer else "")
             run(name, args, cfg, device, budget, {
                 "label": label, "budget_gib": budget / GiB, "auto_rank": rank, "setting": c.describe(result.blocks),
                 "predicted_step_s": s.step.total, "predicted_peak_gib": s.peak.total / GiB,
                 "predicted_tokens_per_s": s.tokens_per_s})
-        args.plan = None
+        args.plan, args.offload_ratio = None, 1.0
         for base in [b for b in args.baselines.split(",") if b.startswith("deepspeed")]:
             for mb in divisors:
                 args.micro_batch, args.grad_accum = mb, args.batch // mb

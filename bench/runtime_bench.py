@@ -276,7 +276,12 @@ def engine_step(engine):
 
 def setup_zgen(model, args, world, compiled: bool = False, offload: bool | str = False, **options):
     cfg = zgen_config(getattr(args, "grad_accum", 1), offload)
+    if offload and getattr(args, "offload_ratio", 1.0) < 1.0:  # auto_bench: the plan's partial offload
+        cfg["zero_optimization"]["offload_optimizer"]["ratio"] = args.offload_ratio
     engine = zr.initialize(model, cfg, plan=load_plan(getattr(args, "plan", None)), **options)
+    kept = [g.label for g in engine._stepper.order if not g.shards.offload] if offload else []
+    if kept:
+        print(f"optimizer kept on the GPU (offload_optimizer.ratio {args.offload_ratio:.4f}): {kept}", flush=True)
     if compiled:
         engine.compile()
 

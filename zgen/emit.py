@@ -281,7 +281,9 @@ def settings_rows(resolved: ResolvedConfig, runtime, seq_len: int, seq_len_origi
                 zk + "offload_optimizer.device", unmodelled=True),
             row("pin_memory", c.pin_memory, "page-locked host buffers: faster copies (CUDA only)",
                 zk + "offload_optimizer.pin_memory", unmodelled=True),
-        ]))
+        ] + ([row("offload_ratio", c.offload_ratio,
+                  "share of the parameters whose optimizer is offloaded; the units stepped first keep theirs on the GPU",
+                  zk + "offload_optimizer.ratio", unmodelled=True)] if c.offload_ratio != _default(c, "offload_ratio") else [])))
     if c.hpz_partition_size != _default(c, "hpz_partition_size"):
         sections.append(("ZeRO stage 3 hierarchical partitioning", [
             row("hpz_partition_size", c.hpz_partition_size,
@@ -361,7 +363,8 @@ def runtime_arguments(runtime, planned: bool) -> list[str]:
     if c.precision == "fp16":
         out.append("loss_scale=LossScaleConfig(static=loss_scale, initial_scale_power=initial_scale_power, "
                    "window=loss_scale_window,\n                               min_scale=min_loss_scale),")
-    out += [f"{name}={name}," for name in ("reduce_dtype", "offload_optimizer", "pin_memory", "hpz_partition_size")
+    out += [f"{name}={name}," for name in ("reduce_dtype", "offload_optimizer", "pin_memory", "offload_ratio",
+                                            "hpz_partition_size")
             if getattr(c, name) != _default(c, name)]
     if not planned:
         out += ["persistence_threshold=param_persistence_threshold,", "prefetch_bucket_size=prefetch_bucket_size,"]

@@ -395,6 +395,7 @@ class Setting:
     offload_param: bool = False
     loss_peak: int = 0  # bytes the loss holds at its peak (its temporaries and its gradients), beyond the activations
     head_grad: int = 0  # the output projection's weight gradient, held from the loss to the root's backward
+    kept_states: int = 0  # partial optimizer offload: bytes of fp32 masters and moments kept on the GPU
 
 
 def setting_timeline(plan: Plan, units: Mapping[str, UnitMemory], params: int, persistent: int,
@@ -404,7 +405,8 @@ def setting_timeline(plan: Plan, units: Mapping[str, UnitMemory], params: int, p
     The terms are the runtime's own storage (`zgen.runtime.unit`): model states
     (a split master's 12 bytes per parameter, or an fp32 master and Adam's two
     moments plus a compute-dtype shard for gathering, or with optimizer offload
-    only the compute-dtype shard, none with parameter offload), gradients (at
+    only the compute-dtype shard, none with parameter offload, plus the masters
+    and moments of the units a partial offload keeps), gradients (at
     world size 1 with a split master and no accumulation the bf16 gradients
     autograd makes, held as each unit's backward ends; otherwise the fp32 shard,
     allocated at a unit's first backward of the window and kept until the step,
@@ -429,7 +431,7 @@ def setting_timeline(plan: Plan, units: Mapping[str, UnitMemory], params: int, p
     n = max(1, s.world_size)
     shard = ceil(params / n)
     if s.offload_optimizer:
-        states = 0 if s.offload_param else b * shard
+        states = (0 if s.offload_param else b * shard) + s.kept_states
     elif s.split_master:
         states = 12 * shard
     else:

@@ -47,7 +47,11 @@ unit) and runs under the rest of the backward; what it has left when the
 backward ends runs in the next forward's order and counts where it outlasts
 that forward, and never less than the pipeline of the parameters whose
 gradients are final only at the end of the backward (`last_grad`: the root's
-own and the persistent ones, which the forward needs first).
+own and the persistent ones, which the forward needs first). A partial offload
+(`kept_params`, `offload_optimizer.ratio` below 1) keeps the units stepped
+first on the device: they leave the host's pipeline, which shrinks to the
+rest, take the device optimizer's pass at the memory bandwidth, and take the
+end-of-backward gradients out of the host's share first.
 
 `H200` holds rates measured on one H200 by `bench/` (`bench/NOTES.md`,
 run 11's kernel table and runs 7 and 10); `--gemm-tflops`, `--attention-tflops`
@@ -134,6 +138,7 @@ class Work:
     early_update: bool = False  # offloaded updates start in backward as gradients become final (no clipping, no fp16)
     first_grad: float = 1.0  # share of the last micro-step's backward before the first unit's gradient is final
     last_grad: float = 0.0  # share of the parameters whose gradients are final only when the backward ends
+    kept_params: int = 0  # of `params`, those whose optimizer a partial offload keeps on the device (the first stepped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,16 +173,19 @@ def step_time(w: Work, r: Rates) -> StepTime:
                + (w.eager_pointwise_bytes + w.compiled_pointwise_bytes * r.compiled_pointwise / 3) / r.hbm_bytes)
     if w.offload_optimizer:
         # The update is bound by host memory bandwidth, which every copy to or from pinned host memory shares.
+        hosted = max(1, w.params - w.kept_params)
         copies = w.grad_copy_bytes + w.weight_copy_bytes + n * w.param_copy_bytes
-        shared = 1 + copies / max(1.0, w.params * r.host_update_bytes)
-        stages = (w.grad_copy_bytes / r.d2h_bytes, shared * w.params / r.host_update_params,
+        shared = 1 + copies / max(1.0, hosted * r.host_update_bytes)
+        stages = (w.grad_copy_bytes / r.d2h_bytes, shared * hosted / r.host_update_params,
                   w.weight_copy_bytes / r.h2d_bytes)
         host = max(stages) + w.largest_unit * (sum(stages) - max(stages))
-        optimizer = 0.0
+        optimizer = w.kept_params * r.fp32_optimizer_bytes / r.hbm_bytes
         if w.early_update:
             backward = max(0.0, compute - forward)  # the last micro-step's (recomputation included)
             left = host - (1 - w.first_grad) * backward  # the pipeline's work still queued when the backward ends
-            step_exposed = max(0.0, left - forward, w.last_grad * sum(stages))
+            # the gradients final only at the end belong to the units stepped first, which a partial offload keeps
+            late = max(0.0, w.last_grad * w.params - w.kept_params) / hosted
+            step_exposed = max(0.0, left - forward, late * sum(stages))
         else:
             step_exposed = max(0.0, host - forward)
     else:

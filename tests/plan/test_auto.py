@@ -308,3 +308,27 @@ def test_emit_auto_writes_the_choice_into_the_script_and_its_plan(zgen, tmp_path
     assert plan.head_loss == "lm_head"
     assert zgen("emit", "--check", *TINY, "--config", config, "--gpu-mem", "8GiB", "--out", "train.py",
                 cwd=tmp_path)[0] == 0
+
+
+def test_partial_offload_fills_the_room_the_whole_offload_leaves_and_the_runtime_keeps_the_same_units(traced):
+    from zgen.zero_policy import optimizer_on_device
+
+    r = _search(traced, budget=16 * GiB)
+    model, trace, plan, _ = traced["1b"]
+    sizes = {p.name: p.numel for p in trace.params}
+    numel = unit_numel(plan, trace)
+    stepped = [("<persistent>", sum(sizes[p] for p in plan.persistent))] + [
+        (m, numel[m]) for m in dict.fromkeys(plan.forward_order) if m in numel]
+    limit = r.budget * (1 - r.margin)
+    partial = [s for s in r.scored if s.candidate.kept_units]
+    assert partial
+    for s in partial:
+        c = s.candidate
+        whole = next(x for x in r.scored if x.candidate == replace(c, kept_units=0, kept_params=0, offload_ratio=1.0))
+        # 12 bytes (fp32 master, two moments) per kept parameter at every point; within the budget
+        assert s.peak.total == pytest.approx(whole.peak.total + 12 * c.kept_params)
+        assert s.fits and s.peak.total <= limit
+        assert s.step.total < whole.step.total  # less of the update on the host
+        kept = optimizer_on_device(stepped, c.offload_ratio)  # what the runtime keeps under that ratio
+        assert len(kept) == c.kept_units and sum(n for m, n in stepped if m in kept) == c.kept_params
+    assert "units' optimizer on the GPU" in "\n".join(auto.lines(r))

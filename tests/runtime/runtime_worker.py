@@ -27,11 +27,12 @@ ACCUM = 2
 
 
 def job_config(world: int, precision: str = "fp32", persistence: int = 0, offload: bool | str = False,
-               client: bool = False, hpz: int = 1, accum: int = ACCUM) -> dict:
-    """The job's DeepSpeed config; `offload` True puts the optimizer in host memory, "param" the parameters too."""
+               client: bool = False, hpz: int = 1, accum: int = ACCUM, ratio: float = 1.0) -> dict:
+    """The job's DeepSpeed config; `offload` True puts the optimizer in host memory (`ratio` of it), "param" the
+    parameters too."""
     cfg = T.config(world, accum, precision, persistence)
     if offload:
-        cfg["zero_optimization"]["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+        cfg["zero_optimization"]["offload_optimizer"] = {"device": "cpu", "pin_memory": True, "ratio": ratio}
     if offload == "param":
         cfg["zero_optimization"]["offload_param"] = {"device": "cpu", "pin_memory": True}
     if hpz > 1:
@@ -42,11 +43,11 @@ def job_config(world: int, precision: str = "fp32", persistence: int = 0, offloa
 
 
 def run(plan=None, precision="fp32", persistence=0, steps=STEPS, model=None, compiled=False, offload=False,
-        hpz=1, accum=ACCUM, clip=True, early=True, **kw):
+        hpz=1, accum=ACCUM, clip=True, early=True, ratio=1.0, **kw):
     """`clip` False turns gradient clipping off; `early` False keeps offloaded updates for `engine.step()`."""
     job = zr.init_distributed(device="cpu")
     hpz = job.world_size if hpz == "world" else hpz
-    cfg = job_config(job.world_size, precision, persistence, offload, "optimizer" in kw, hpz, accum)
+    cfg = job_config(job.world_size, precision, persistence, offload, "optimizer" in kw, hpz, accum, ratio)
     if not clip:
         cfg["gradient_clipping"] = 0.0
     engine = zr.initialize(model or T.make_model(), cfg, plan=plan, **kw)
@@ -107,6 +108,9 @@ MAIN = {
     # Without clipping offloaded updates start in backward (`early`), or wait for the step: the same bits.
     "offload_early": {"offload": True, "clip": False},
     "offload_waiting": {"offload": True, "clip": False, "early": False},
+    # Partial offload: the first units' optimizer on the device, the rest on the host; the same update.
+    "offload_partial": {"offload": True, "ratio": 0.6},
+    "offload_partial_early": {"offload": True, "ratio": 0.6, "clip": False},
     "offload_param_early": {"offload": "param", "clip": False, "accum": 1, "plan": T.explicit_plan()},
     "offload_param_waiting": {"offload": "param", "clip": False, "accum": 1, "plan": T.explicit_plan(), "early": False},
     "sgd": {"optimizer": T.sgd},
@@ -146,7 +150,9 @@ def scenarios(res: dict, table: dict, world: int, rank: int) -> None:
         if rank != 0:
             assert full == {}, "full_state_dict must be empty off rank 0"
         res[name] = {"state": full, "losses": losses, "grad_norm": engine.last_grad_norm,
-                     "early_starts": engine.early_starts}
+                     "early_starts": engine.early_starts,
+                     "on_device": [g.label for g in engine._stepper.order if not g.shards.offload],
+                     "offloaded": [g.label for g in engine._stepper.order if g.shards.offload]}
         print(f"{name}: {time.perf_counter() - t0:.2f}s", flush=True)
 
 

@@ -59,6 +59,11 @@ def test_path_and_adam_modes(tmp_path):
          r"`zero_optimization\.offload_optimizer\.device` nvme is not supported"),
         ({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin": True}}},
          r"`zero_optimization\.offload_optimizer\.pin` is not an optimizer offload setting"),
+        ({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 1.5}}},
+         r"`zero_optimization\.offload_optimizer\.ratio` must be between 0 and 1"),
+        ({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 0.5},
+                                "offload_param": {"device": "cpu"}}},
+         r"`zero_optimization\.offload_optimizer\.ratio` 0\.5 keeps part of the optimizer on the GPU"),
         ({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}},
          r"`zero_optimization\.offload_param\.device` nvme is not supported"),
         ({"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}},
@@ -102,7 +107,9 @@ def test_optimizers_beyond_adam_and_offload_settings():
     both = load(zero_optimization={"stage": 3, "offload_optimizer": {"device": "cpu"},
                                    "offload_param": {"device": "cpu", "pin_memory": True, "buffer_count": 4}})
     assert both.offload_param and both.offload_optimizer
-    assert not off.offload_param
+    assert not off.offload_param and off.offload_ratio == 1.0
+    part = load(zero_optimization={"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 0.3}})
+    assert part.offload_optimizer and part.offload_ratio == 0.3
     assert not load(zero_optimization={"stage": 3, "offload_param": {"device": "none"}}).offload_param
     client = {k: v for k, v in BASE.items() if k != "optimizer"}
     assert RuntimeConfig.load(client, 2, client_optimizer=True).optimizer == "client"

@@ -96,7 +96,7 @@ def _assert_close(got: dict, want: dict, tol: float) -> None:
 @pytest.mark.parametrize(
     "scenario",
     ["default", "explicit", "persistent", "meta", "recompute_inside", "recompute_units", "offload", "offload_explicit",
-     "offload_param", "recompute_plan"],
+     "offload_param", "recompute_plan", "offload_partial"],
 )
 def test_fp32_equals_plain_adamw(runs, reference, world, scenario):
     _assert_close(runs[world][scenario]["state"], reference[3], FP32_TOL)
@@ -109,6 +109,15 @@ def test_offloaded_updates_started_in_backward_are_bit_equal(runs, world, what):
     assert early["early_starts"] > 0 and waiting["early_starts"] == 0
     assert early["losses"] == waiting["losses"] and early["grad_norm"] == waiting["grad_norm"]
     assert [k for k in early["state"] if not torch.equal(early["state"][k], waiting["state"][k])] == []
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_partial_offload_keeps_the_first_units_on_the_device_with_the_same_bits(runs, world):
+    partial, whole = runs[world]["offload_partial_early"], runs[world]["offload_early"]
+    assert partial["on_device"] and partial["offloaded"]  # some units of each kind
+    assert partial["early_starts"] > 0
+    assert partial["losses"] == whole["losses"]
+    assert [k for k in partial["state"] if not torch.equal(partial["state"][k], whole["state"][k])] == []
 
 
 @pytest.mark.parametrize("world", [2, 3])

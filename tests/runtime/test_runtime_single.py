@@ -596,6 +596,34 @@ def test_offload_equals_the_in_device_optimizer(ref, precision, params, tmp_path
     _close(resumed.full_state_dict(), engine.full_state_dict(), 1e-6)
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_partial_offload_equals_whole_offload_and_checkpoints_move_between_them(precision, tmp_path):
+    def engine_at(ratio, model=None):
+        zero = {"stage": 3, "stage3_param_persistence_threshold": 0,
+                "offload_optimizer": {"device": "cpu", "ratio": ratio}}
+        return _engine(2, T.explicit_plan(), precision, model=model, cfg={"zero_optimization": zero})
+
+    partial, whole = engine_at(0.5), engine_at(1.0)
+    kept = [g.label for g in partial._stepper.order if not g.shards.offload]
+    assert kept and len(kept) < len(partial._stepper.order)  # the first units in step order, not all of them
+    assert kept == [g.label for g in partial._stepper.order[: len(kept)]]
+    assert all(partial._by_label[k].shards.static for k in kept)  # computes from its own compute-dtype copy
+    losses = T.train(partial, 2, 1, 0, 2)
+    assert losses == T.train(whole, 2, 1, 0, 2)
+    partial.save_checkpoint(str(tmp_path / "partial"))
+    losses += T.train(partial, 1, 1, 0, 2, start=2)
+    _bits(partial.full_state_dict(), _trained(whole, 1, start=2))
+    resumed = engine_at(1.0, model=T.Net())  # every unit's state from the partial checkpoint, now on the host
+    resumed.load_checkpoint(str(tmp_path / "partial"))
+    T.train(resumed, 1, 1, 0, 2, start=2)
+    _bits(resumed.full_state_dict(), partial.full_state_dict())
+
+
+def _trained(engine, steps: int, start: int) -> dict:
+    T.train(engine, steps, 1, 0, 2, start=start)
+    return engine.full_state_dict()
+
+
 def _offloaded(accum: int, params: bool, plan, early: bool, clip: float = 0.0, model=None):
     """An engine with optimizer (and parameter) offload; `early` False keeps every update for `engine.step()`.
 

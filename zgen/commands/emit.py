@@ -253,11 +253,12 @@ def _auto_config(resolved, raw: dict, c):
     def device(spec, on: bool):
         return dataclasses.replace(spec, device="cpu" if on else "none", pin_memory=on or spec.pin_memory)
 
-    zero = dataclasses.replace(z, offload_optimizer=device(z.offload_optimizer, c.offload_optimizer),
-                               offload_param=device(z.offload_param, c.offload_param))
+    optimizer = dataclasses.replace(device(z.offload_optimizer, c.offload_optimizer), ratio=c.offload_ratio)
+    zero = dataclasses.replace(z, offload_optimizer=optimizer, offload_param=device(z.offload_param, c.offload_param))
     origins = dict(resolved.origins)
     for key in ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-                "zero_optimization.offload_optimizer.device", "zero_optimization.offload_param.device"):
+                "zero_optimization.offload_optimizer.device", "zero_optimization.offload_optimizer.ratio",
+                "zero_optimization.offload_param.device"):
         origins[key] = why
     resolved = dataclasses.replace(resolved, train_micro_batch_size_per_gpu=c.micro_batch,
                                    gradient_accumulation_steps=c.accumulation, zero=zero,

@@ -11,7 +11,10 @@ Candidates are every combination of
 * the fused output projection and loss (`Plan.head_loss`), where the trace's
   probe (`zgen.plan.trace.fused_heads`) showed the model's loss reads the
   projection's logits in a way the runtime can fuse;
-* optimizer offload, and parameter offload on top of it;
+* optimizer offload, and parameter offload on top of it; with optimizer
+  offload alone, also the partial offload that keeps on the GPU the optimizer
+  of as many of the units stepped first as the budget leaves room for
+  (`offload_optimizer.ratio`, `zgen.zero_policy.optimizer_on_device`);
 * at world sizes above 1, the plan's units kept gathered from forward to
   backward (the config's reuse distance), or none.
 
@@ -38,6 +41,7 @@ from zgen.schedule.plan import ROOT, Plan, Unit
 from zgen.settings import format_memory
 from zgen.schedule.units import innermost
 from zgen.steptime import H200, Rates, StepTime, Work, step_time
+from zgen.zero_policy import optimizer_on_device, ratio_keeping
 
 __all__ = ["UnitWork", "Candidate", "Scored", "AutoResult", "unit_work", "search", "apply", "lines",
            "DEFAULT_MARGIN"]
@@ -100,10 +104,15 @@ class Candidate:
     offload_optimizer: bool
     offload_param: bool
     keep_gathered: bool = True
+    kept_units: int = 0  # partial optimizer offload: the first units stepped keep their optimizer on the GPU
+    kept_params: int = 0  # their parameters (all ranks)
+    offload_ratio: float = 1.0  # the `offload_optimizer.ratio` that keeps them
 
     def describe(self, blocks: int) -> str:
         rec = (f"recompute {len(self.recompute)}/{blocks}" if self.recompute else "no recompute")
         off = ("offload opt+param" if self.offload_param else "offload opt" if self.offload_optimizer else "")
+        if self.kept_units:
+            off += f" {self.offload_ratio:.0%} ({self.kept_units} units' optimizer on the GPU)"
         parts = [f"mb {self.micro_batch} x{self.accumulation}", rec, "fused loss" if self.head_loss else "plain loss"]
         return ", ".join(parts + ([off] if off else []) + ([] if self.keep_gathered else ["free after forward"]))
 
@@ -146,7 +155,7 @@ class AutoResult:
         seen, out = set(), []
         for s in self.scored:
             c = s.candidate
-            key = (c.micro_batch, c.head_loss, c.offload_optimizer, c.offload_param, c.keep_gathered)
+            key = (c.micro_batch, c.head_loss, c.offload_optimizer, c.offload_param, c.keep_gathered, c.kept_units > 0)
             if s.fits and key not in seen:
                 seen.add(key)
                 out.append(s)
@@ -212,6 +221,9 @@ def search(plan: Plan, costs: Sequence[ModuleCost], numel: Mapping[str, int], *,
     keep_options = [True, False] if world_size > 1 and any(not u.reshard_after_forward for u in plan.units
                                                            if u.module != ROOT) else [True]
     offloads = [(False, False), (True, False), (True, True)]
+    # The optimizer's order (`zgen.runtime.step.step_order`): the persistent pseudo-unit, then forward order.
+    stepped = ([("<persistent>", persistent)] if persistent else []) + [(m, work[m].params) for m in dict.fromkeys(order)
+                                                                       if m in work]
     scored = []
     for mb in [d for d in range(1, per_rank + 1) if per_rank % d == 0]:
         accum = per_rank // mb
@@ -222,15 +234,34 @@ def search(plan: Plan, costs: Sequence[ModuleCost], numel: Mapping[str, int], *,
                 for off_opt, off_par in offloads:
                     for keep in keep_options:
                         c = Candidate(mb, accum, rec, head, off_opt, off_par, keep)
-                        scored.append(_score(c, plan if keep else _no_keep(plan), work, logits, loss_saved, params,
-                                             persistent, world_size, seq_len, precision, adam, b, rates, compiled,
-                                             vocab_hidden, budget * (1 - margin),
-                                             early=not clipping and precision != "fp16"))
+                        args = (plan if keep else _no_keep(plan), work, logits, loss_saved, params, persistent,
+                                world_size, seq_len, precision, adam, b, rates, compiled, vocab_hidden,
+                                budget * (1 - margin), not clipping and precision != "fp16")
+                        whole = _score(c, *args)
+                        scored.append(whole)
+                        if off_opt and not off_par and adam:
+                            partial = _keep_on_device(c, whole, stepped, world_size, budget * (1 - margin))
+                            if partial is not None:
+                                scored.append(_score(partial, *args))
     result = AutoResult(tuple(sorted(scored, key=_order)), budget, margin, rates,
                         blocks, compiled)
     if not result.fitting:
         raise no_fit_error(result)
     return result
+
+
+def _keep_on_device(c: Candidate, whole: Scored, stepped: Sequence[tuple[str, int]], world: int,
+                    limit: float) -> Candidate | None:
+    """`c` keeping on the GPU the optimizer (fp32 master and two moments, 12 bytes per parameter) of the units the
+    room beside `whole`'s peak (which it adds to at every point) holds, taken as the runtime takes them
+    (`zgen.zero_policy.optimizer_on_device`: the units stepped first that fit); None if none does, or all would."""
+    total = sum(n for _, n in stepped)
+    room = int((limit - whole.peak.total) / 12) * world
+    kept = optimizer_on_device(stepped, 1.0 - min(room, total) / total) if room > 0 and total else frozenset()
+    if not kept or len(kept) == len(stepped):
+        return None
+    params = sum(n for label, n in stepped if label in kept)
+    return replace(c, kept_units=len(kept), kept_params=params, offload_ratio=ratio_keeping(stepped, sorted(kept)))
 
 
 def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, loss_saved: int, params: int,
@@ -262,7 +293,7 @@ def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, 
         loss_peak = 3 * loss_saved * mb + head_grad
     setting = Setting(world_size=world, precision=precision, accumulation=c.accumulation, split_master=split,
                       offload_optimizer=c.offload_optimizer, offload_param=c.offload_param, loss_peak=loss_peak,
-                      head_grad=head_grad)
+                      head_grad=head_grad, kept_states=12 * ceil(c.kept_params / world))
     points = setting_timeline(plan, units, params, persistent, setting)
     peak = max(points, key=lambda p: p.total)
     shard = ceil(params / world)
@@ -298,10 +329,11 @@ def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, 
         param_copy_bytes=2 * b * params if c.offload_param else 0.0,
         offload_optimizer=c.offload_optimizer,
         split_master=split,
-        grad_copy_bytes=4 * shard if c.offload_optimizer else 0.0,
-        weight_copy_bytes=b * shard if c.offload_optimizer and not c.offload_param else 0.0,
+        grad_copy_bytes=4 * (shard - ceil(c.kept_params / world)) if c.offload_optimizer else 0.0,
+        weight_copy_bytes=b * (shard - ceil(c.kept_params / world)) if c.offload_optimizer and not c.offload_param else 0.0,
         largest_unit=max((x.params for x in ws), default=0) / max(1, params),
         early_update=c.offload_optimizer and early,
+        kept_params=ceil(c.kept_params / world),
         **_grad_shares(plan, work, logits, bool(c.head_loss), params, persistent, rates),
     )
     tokens = mb * c.accumulation * world * seq_len
@@ -382,6 +414,8 @@ def _reasons(result: AutoResult, best: Scored, limit: float) -> list[str]:
         ("optimizer offload", lambda x: x.offload_optimizer and not c.offload_optimizer),
         ("no optimizer offload", lambda x: c.offload_optimizer and not x.offload_optimizer),
         ("parameter offload", lambda x: x.offload_param and not c.offload_param),
+        ("the optimizer partly on the GPU", lambda x: x.kept_units > 0 and not c.kept_units),
+        ("the whole optimizer offloaded", lambda x: x.offload_optimizer and not x.kept_units and c.kept_units > 0),
         ("units freed after forward" if c.keep_gathered else "units kept gathered",
          lambda x: x.keep_gathered != c.keep_gathered),
     ]

@@ -72,8 +72,8 @@ _ZERO_REFUSED = {
     "zero_quantized_gradients": "quantized gradients",
     "mics_shard_size": "MiCS sharding",
 }
-# Optimizer offload's keys: the device (cpu) and pinned host memory are honoured; the rest tune
-# DeepSpeed's own NVMe/CPU-Adam machinery and change no result.
+# Optimizer offload's keys: the device (cpu), pinned host memory and the offloaded share (`ratio`) are
+# honoured; the rest tune DeepSpeed's own NVMe/CPU-Adam machinery and change no result.
 _OFFLOAD_KEYS = {"device", "pin_memory", "buffer_count", "fast_init", "ratio", "nvme_path", "pipeline_read",
                  "pipeline_write", "cpuadam_cores_perc"}
 # Parameter offload's keys: the device is honoured (pinning follows offload_optimizer's); the rest size
@@ -166,6 +166,9 @@ class RuntimeConfig:
     offload_optimizer: bool = False  # fp32 master and optimizer state in host memory
     pin_memory: bool = False  # offloaded host buffers page-locked (CUDA only)
     offload_param: bool = False  # compute-dtype shards in host memory too, copied up at each gather
+    # offload_optimizer.ratio: the share of the parameters whose optimizer is offloaded; the first units in step
+    # order keep theirs on the GPU (`zgen.zero_policy.optimizer_on_device`)
+    offload_ratio: float = 1.0
     hpz_partition_size: int = 1  # zero_hpz_partition_size: secondary partition for the gathers (1: off)
 
     @classmethod
@@ -284,8 +287,14 @@ def _parse(d: dict, world: int, client_optimizer: bool = False) -> RuntimeConfig
     else:
         opt_name, lr, betas, eps, wd, opt_params = _optimizer(d)
     zero = _zero(d)
-    offload, pin = _offload(d["zero_optimization"])
+    offload, pin, ratio = _offload(d["zero_optimization"])
     offload_param = _offload_param(d["zero_optimization"], offload)
+    if offload_param and ratio < 1:
+        raise ZgenError(
+            f"`zero_optimization.offload_optimizer.ratio` {ratio} keeps part of the optimizer on the GPU, which "
+            "zgen.runtime does only without parameter offload",
+            help="remove `offload_param`, or set `offload_optimizer.ratio` to 1",
+        )
     hpz = _number(d["zero_optimization"], "zero_hpz_partition_size", _DS[_Z + "zero_hpz_partition_size"], int, _Z)
     if hpz < 1 or world % hpz:
         raise ZgenError(
@@ -317,17 +326,18 @@ def _parse(d: dict, world: int, client_optimizer: bool = False) -> RuntimeConfig
         offload_optimizer=offload,
         pin_memory=pin,
         offload_param=offload_param,
+        offload_ratio=ratio,
         hpz_partition_size=hpz,
     )
 
 
-def _offload(z: dict) -> tuple[bool, bool]:
-    """(offload the optimizer to the host, pin its memory) from `zero_optimization.offload_optimizer`."""
+def _offload(z: dict) -> tuple[bool, bool, float]:
+    """(offload the optimizer to the host, pin its memory, the share offloaded) from `zero_optimization.offload_optimizer`."""
     block = z.get("offload_optimizer")
     if block is None and z.get("cpu_offload"):  # DeepSpeed's older spelling
         block = {"device": "cpu"}
     if block is None:
-        return False, False
+        return False, False, 1.0
     w = "zero_optimization.offload_optimizer."
     if not isinstance(block, dict):
         raise ZgenError('`zero_optimization.offload_optimizer` must be an object such as {"device": "cpu"}')
@@ -342,7 +352,10 @@ def _offload(z: dict) -> tuple[bool, bool]:
     pin = _get(block, "pin_memory", _DS[w + "pin_memory"], w)
     if not isinstance(pin, bool):
         raise ZgenError(f"`{w}pin_memory` must be true or false, not {pin!r}")
-    return device == "cpu", pin
+    ratio = _number(block, "ratio", _DS[w + "ratio"], float, w)
+    if not 0.0 <= ratio <= 1.0:
+        raise ZgenError(f"`{w}ratio` must be between 0 and 1 (the share of the optimizer offloaded), not {ratio!r}")
+    return device == "cpu", pin, (ratio if device == "cpu" else 1.0)
 
 
 def _offload_param(z: dict, offload_optimizer: bool) -> bool:

@@ -59,6 +59,7 @@ from torch.utils._pytree import tree_flatten
 
 from zgen.errors import ZgenError
 from zgen.schedule.plan import Plan
+from zgen.zero_policy import optimizer_on_device
 
 from . import checkpoint, comm, head_loss
 from .config import RuntimeConfig
@@ -110,10 +111,16 @@ class Engine:
         self._binding = binding
         self._owner = binding.owner
 
+        on_device = _optimizer_on_device(binding, plan.forward_order, config)
+
         def group(b: BoundUnit, pinned: bool, frozen: bool = False) -> UnitGroup:
             layout = FlatLayout.build([(n, tuple(p.shape)) for n, p in b.params], self.world_size)
-            shards = UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep_low_precision, pinned,
-                               split_master, config.offload_optimizer, config.pin_memory, config.offload_param)
+            offload = config.offload_optimizer and b.label not in on_device
+            # A unit whose optimizer stays on the GPU under partial offload keeps its compute-dtype copy whole
+            # (as offloaded units do), so nothing but the optimizer's state moves between the two kinds.
+            keep = keep_low_precision or (config.offload_optimizer and not offload)
+            shards = UnitState(b, layout, self.rank, self.device, self.compute_dtype, keep, pinned,
+                               split_master, offload, config.pin_memory, config.offload_param)
             return UnitGroup(shards, self._ctx, sharding.unit(shards), frozen)
 
         companions: list[UnitGroup] = []
@@ -611,6 +618,21 @@ class Engine:
             g.reshard()
         if self.training_state is TrainingState.PRE_BACKWARD:
             self.training_state = TrainingState.IDLE
+
+
+def _optimizer_on_device(binding: Binding, forward_order: list[str], config: RuntimeConfig) -> frozenset[str]:
+    """Labels of the units whose optimizer stays on the GPU under `offload_optimizer.ratio` < 1 (see zero_policy)."""
+    if not config.offload_optimizer or config.offload_ratio >= 1.0:
+        return frozenset()
+    units = [binding.persistent] if binding.persistent is not None else []
+    by_module = {b.module_name: b for b in binding.units}
+    for m in forward_order:  # the optimizer's order (`step.step_order`)
+        b = by_module.pop(m, None)
+        if b is not None:
+            units.append(b)
+    units += list(by_module.values())
+    return optimizer_on_device([(b.label, sum(p.numel() for _, p in b.params if p.requires_grad)) for b in units],
+                               config.offload_ratio)
 
 
 def _opaque(hook: Callable) -> Callable:

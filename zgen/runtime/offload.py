@@ -27,6 +27,14 @@ units before it.
 Each unit's update reads and writes only its own shard and state, so the
 order changes no result.
 
+Partial offload (`offload_optimizer.ratio` below 1): the units the step
+reaches first (the persistent pseudo-unit, then forward order) keep their
+fp32 master and optimizer state on the device, as far as `1 - ratio` of the
+parameters goes (`zgen.zero_policy.optimizer_on_device`); `kept` steps them
+on the device stream at once. They are the units whose gradients the backward
+makes last and whose weights the next forward needs first, so the host's
+share of the update overlaps the middle of the step instead of its ends.
+
 Device memory per parameter: the compute-dtype shard (2 bytes in bf16)
 instead of 16 (fp32 master and Adam's two moments) - plus, transiently, the
 fp32 gradient shard of the accumulation window. With parameter offload
@@ -67,8 +75,10 @@ class PendingUpdate:
 class OffloadedOptimizer:
     """Steps `inner` (built over the host masters) on a host thread; see the module docstring."""
 
-    def __init__(self, inner, device: torch.device, pin_memory: bool, compute_dtype: torch.dtype | None = None) -> None:
+    def __init__(self, inner, device: torch.device, pin_memory: bool, compute_dtype: torch.dtype | None = None,
+                 kept=None) -> None:
         self.inner = inner
+        self.kept = kept  # partial offload: the optimizer of the units whose state stays on the device
         self.cuda = device.type == "cuda"
         # Adam(W) on CUDA: the update and the cast into the compute dtype in one pass (`host_adam`).
         self._fused = HostAdam.build(inner, compute_dtype) if self.cuda and compute_dtype is not None else None
@@ -82,6 +92,12 @@ class OffloadedOptimizer:
 
     def step_unit(self, u: UnitState, grad: torch.Tensor, divisor: torch.Tensor, lr: float) -> PendingUpdate:
         """Start `u`'s update (call on the optimizer stream); returns at once."""
+        if not u.offload:  # kept on the device: stepped here, on the current stream
+            self.kept.step_unit(u, grad, divisor, lr)
+            u.refresh_low_precision()
+            done = Future()
+            done.set_result(torch.cuda.current_stream().record_event() if self.cuda else None)
+            return PendingUpdate(done)
         earlier = self._running.get(u.label)
         if earlier is not None:
             earlier.result()  # its host buffers are about to be refilled
@@ -137,12 +153,14 @@ class OffloadedOptimizer:
             job.result()
 
     def state(self, u: UnitState) -> dict:
-        """The inner optimizer's state of `u` (host tensors)."""
-        return self.inner.state(u)
+        """`u`'s optimizer state (host tensors, or device ones for a unit kept on the device)."""
+        return (self.inner if u.offload else self.kept).state(u)
 
     def load_state(self, u: UnitState, state: dict | None) -> None:
-        """Set `u`'s state (tensors moved to the host)."""
-        self.inner.load_state(u, None if state is None else {k: v.to("cpu") for k, v in state.items()})
+        """Set `u`'s state (tensors moved to where its master is)."""
+        where = u.master.device
+        (self.inner if u.offload else self.kept).load_state(
+            u, None if state is None else {k: v.to(where) for k, v in state.items()})
 
 
 class _HostQueue:

@@ -62,10 +62,13 @@ class Stepper:
         self.order = order
         self.ctx = ctx
         self.streams: comm.Streams = ctx.streams
-        self.optimizer = build_optimizer([g.shards for g in order], config, factory)
-        if config.offload_optimizer:
-            lp_dtype = order[0].shards.lp.dtype if order else None
-            self.optimizer = OffloadedOptimizer(self.optimizer, device, config.pin_memory, lp_dtype)
+        host = [g.shards for g in order if g.shards.offload]
+        if host:
+            kept = [g.shards for g in order if not g.shards.offload]  # partial offload: `offload_optimizer.ratio`
+            self.optimizer = OffloadedOptimizer(build_optimizer(host, config, factory), device, config.pin_memory,
+                                                host[0].lp.dtype, build_optimizer(kept, config, factory) if kept else None)
+        else:
+            self.optimizer = build_optimizer([g.shards for g in order], config, factory)
         self.scaler = StepScaler(config, world_size, device, self.streams)
         self.global_steps = 0
         inner = getattr(self.optimizer, "inner", None)
