@@ -50,7 +50,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
+# As the emitted script does (templates/train.py.j2), for every system: run g's partial offload ran out of memory to
+# fragmentation at 40 GiB on one machine without it (bench/NOTES.md).
+os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runtime_bench as rb  # noqa: E402  (also puts the repository on sys.path)
