@@ -302,7 +302,7 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
             continue
         init = cls.init_methods
         serialisers = [m for m in cls.all_methods() if _SERIALISER.match(m.name) and m not in init]
-        for method in [*cls.entry_methods, *(m for m in serialisers if m not in cls.entry_methods)]:
+        for method in _run_on_built(cls, [*cls.entry_methods, *serialisers]):
             if not _OWN_STATE.search(method.text):
                 continue
             flat = flat_of(method)
@@ -323,6 +323,18 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                     continue
                 found.append((method, node))
     return found
+
+
+def _run_on_built(cls: ClassInfo, roots: list[MethodInfo]) -> list[MethodInfo]:
+    """`roots` and the methods of `cls` they reach (`serialize()` from `save(path)`, `get_state_dict()` from
+    `serialize()`), whatever their names, leaving out those `__init__` or `forward` runs."""
+    taken = {id(m) for m in cls.init_methods} | {id(m) for m in cls.forward_methods}
+    found: dict[int, MethodInfo] = {}
+    for root in roots:
+        for method in cls.reachable(root.name) if id(root) not in found else ():
+            if id(method) not in taken:
+                found.setdefault(id(method), method)
+    return list(found.values())
 
 
 def _pickles_own_module(index: ModelIndex, cls: ClassInfo, call: cst.Call) -> bool:

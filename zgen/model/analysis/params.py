@@ -256,6 +256,14 @@ class _Finder:
             return None
         return Member(code_of(expr), kind, classes, (-1, 0))
 
+    def _set_by_subclass(self, expr: cst.BaseExpression) -> bool:
+        """`self.decoder` in an initialiser run on the built module, never assigned in the class: a subclass sets it."""
+        path = access_path(expr)
+        return (
+            self.late and path is not None and path.root == "self" and len(path.parts) == 1
+            and path.parts[0] not in self.members and _set_elsewhere(self.cls, path.parts[0])
+        )
+
     def _module_handed_to_writer(self, call: cst.Call, ctx: Ctx) -> list[ParamAccess]:
         """A built module handed to a helper that initialises or sizes its parameters: `init_layer(self.conv1)`,
         `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
@@ -270,12 +278,13 @@ class _Finder:
                 for arg in call.args if isinstance(arg.value, cst.Name) and arg.value.value == "self"
             ]
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
-        if not inline and not any(_module_arg(arg.value, self.members, self.bound.handed) for arg in call.args):
+        if not inline and not any(_module_arg(arg.value, self.members, self.bound.handed) or self._set_by_subclass(arg.value)
+                                  for arg in call.args):
             return []  # no module handed over: do not read the function at all
         out = []
         for position, done in argument_effects(self.index, self.flat, call):
             arg = call.args[position]
-            use = INIT if done & {WRITE, INIT} else SIZE if SIZE in done else None
+            use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
             path = access_path(arg.value)
             if use is None or (path is None and position not in inline):
                 continue
@@ -283,6 +292,8 @@ class _Finder:
                 first = inline[position]  # `zero_init(nn.Linear(d, d))`: built (and partitioned) before it is handed
             elif path.root == "self" and path.parts:
                 first = self.members.get(path.parts[0])
+                if first is None and self.late and _set_elsewhere(self.cls, path.parts[0]):
+                    first = _unknown(path.parts[0])  # `initialize_decoder(self.decoder)`: a subclass builds it
             else:
                 first = self.bound.handed.get(path.root)
             if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):

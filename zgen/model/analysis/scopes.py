@@ -86,7 +86,7 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
         return may or _mentions_helper(index, cls, text)
     if scope is Scope.INIT:
         return may or _hands_module(text)
-    hands = scope is Scope.LATE and _hands_module(text)
+    hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
     if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text):
@@ -147,7 +147,8 @@ def _arguments(method: MethodInfo) -> frozenset[str]:
 _ENTRY_USES = re.compile(
     r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\]\s*[-+*/]?=[^=]"
     r"|\.(?:weight|bias)\w*\s*(?:\[|\.(?!dtype\b|device\b|requires_grad\b|is_\w))"
-    r"|=\s*[\w.]+\.(?:weight|bias)\w*\s*$",  # bound to a local (`kernel = branch.conv.weight`)
+    r"|=\s*[\w.]+\.(?:weight|bias)\w*\s*$"  # bound to a local (`kernel = branch.conv.weight`)
+    r"|\(\s*[\w.]+\.(?:weight|bias)\w*\s*[,)]",  # handed to a function first (`normalize_weight(layer.weight)`)
     re.MULTILINE,
 )
 
@@ -161,9 +162,10 @@ _ENTRY_READS = re.compile(
 )
 
 
-# `init_layer(self.conv1)`, `named_apply(fn, self)`: a module of `self` handed to a function.
+# `init_layer(self.conv1)`, `named_apply(fn, self)`, `init.initialize_head(self.head)` (a function of a module
+# imported by name): a module of `self` handed to a function.
 _HANDS_SELF = re.compile(
-    r"(?<![\w.])(?<!def )(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
+    r"(?<![\w.])(?<!def )(?:(?!self\.|torch\.|[A-Z])[a-z_]\w*\.)?(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
     r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
     r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
 )

@@ -43,6 +43,7 @@ __all__ = [
     "SIZE_ATTRS",
     "SIZE_METHODS",
     "INPLACE_METHOD",
+    "FOREACH_INPLACE",
     "REPARAMETRIZE",
     "INIT_PREFIXES",
     "CLIP_GRAD",
@@ -416,6 +417,9 @@ SIZE_METHODS = frozenset({"size", "numel", "nelement", "dim", "ndimension"})
 
 # In-place tensor methods: a name ending in one underscore, not a dunder.
 INPLACE_METHOD = re.compile(r"^[a-z][a-z0-9_]*[a-z0-9]_$")
+# In-place operations over a list of tensors, which write every tensor of their first argument:
+# `torch._foreach_mul_(params, m)`, `torch._foreach_lerp_(ema, params, w)`, `torch._foreach_copy_(dst, src)`.
+FOREACH_INPLACE = re.compile(r"^_foreach_[a-z0-9_]*[a-z0-9]_$")
 
 # Calls that re-parametrise a built module from its current weights.
 REPARAMETRIZE = frozenset(

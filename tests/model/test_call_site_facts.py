@@ -1,0 +1,256 @@
+"""Facts that carry over to code shaped differently (issue 20, blind4's ZG1 misses as general gaps): what a helper
+does to a module or parameter is reported where a built model's part is handed to it; a module known by its use
+(a child a subclass builds, `cls(...)` of a module class, a class held in a variable); in-place writes over lists
+of parameters (`torch._foreach_*_`); state dicts taken by a method a serialiser reaches."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+HEAD = """
+import torch
+from torch import nn
+"""
+
+
+def found(source: str) -> list[tuple[str, int]]:
+    """(code, line) of the ZG1 findings on a file made of `HEAD` and `source` (lines counted in `source`)."""
+    offset = HEAD.count("\n") + 1  # the first line of `source` after its opening newline is line 1
+    return [(f.code, f.line - offset) for f in check_source("m.py", HEAD + textwrap.dedent(source))
+            if f.code.startswith("ZG1")]
+
+
+HAZARDS = {
+    # A method run on the built model hands its children to a helper that writes their parameters.
+    "entry-method-hands-children-to-a-writer": ("ZG101", 12, """
+def soft_update(target, source, tau):
+    for p, q in zip(source.parameters(), target.parameters()):
+        q.data.mul_(1 - tau).add_(p.data, alpha=tau)
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.online = nn.Linear(1024, 1024)
+        self.target = nn.Linear(1024, 1024)
+
+    def update_target(self):
+        soft_update(self.target, self.online, 0.01)
+"""),
+    # A tensor parameter handed to a helper that writes it in place, from a method whose name a forward of the
+    # file also calls on `F` (`F.normalize`): still a method run on the built model.
+    "weight-handed-to-an-in-place-helper": ("ZG101", 14, """
+def unit_rows(w):
+    w.div_(torch.norm(w, dim=1, keepdim=True))
+
+class Prototypes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(128, 3000) for _ in range(2)])
+
+    def forward(self, x):
+        return [h(torch.nn.functional.normalize(x)) for h in self.heads]
+
+    def normalize(self):
+        for layer in self.heads:
+            unit_rows(layer.weight)
+"""),
+    # A list built from a model's parameters, written in place by a foreach op.
+    "foreach-over-a-parameter-list": ("ZG101", 4, """
+def momentum_update(model, model_ema, m):
+    ema_params = list(model_ema.parameters())
+    torch._foreach_mul_(ema_params, m)
+    torch._foreach_add_(ema_params, list(model.parameters()), alpha=1 - m)
+"""),
+    # ... and at the call site, from the helper's summary.
+    "foreach-helper-called-on-built-children": ("ZG101", 12, """
+def momentum_update(model, model_ema, m):
+    ema_params = list(model_ema.parameters())
+    torch._foreach_lerp_(ema_params, list(model.parameters()), 1 - m)
+
+class Student(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(1024, 1024)
+        self.net_ema = nn.Linear(1024, 1024)
+
+    def step_ema(self):
+        momentum_update(self.net, self.net_ema, 0.99)
+"""),
+    # `cls(...)` in a classmethod of a module class is a built model, then loaded.
+    "classmethod-builds-cls-then-loads": ("ZG108", 13, """
+class Separator(nn.Module):
+    def __init__(self, n=1024):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    @classmethod
+    def from_pretrained(cls, path):
+        conf = torch.load(path)
+        model = cls(**conf["args"])
+        model.load_state_dict(conf["state_dict"])
+        return model
+"""),
+    # A class held in a variable, built into a local named as models are, then loaded.
+    "class-variable-builds-then-loads": ("ZG108", 4, """
+def get_encoder(registry, name, path):
+    EncoderClass = registry[name]["encoder"]
+    encoder = EncoderClass(depth=5)
+    encoder.load_state_dict(torch.load(path))
+    return encoder
+"""),
+    # `save(path)` reaches `serialize()`, which reaches `get_state_dict()`: all run on the built model.
+    "serialiser-reaches-the-own-state-dict": ("ZG108", 10, """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def get_state_dict(self):
+        return self.state_dict()
+
+    def serialize(self):
+        return {"state_dict": self.get_state_dict(), "name": type(self).__name__}
+
+    def save(self, path):
+        torch.save(self.serialize(), path)
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HAZARDS))
+def test_hazard(case):
+    code, line, source = HAZARDS[case]
+    assert (code, line) in found(source)
+
+
+SAFE = {
+    # An optimizer over the parameters, a flag setter through a helper, gradients zeroed in bulk.
+    "optimizer-flags-and-gradients": """
+def freeze(model):
+    for p in model.parameters():
+        p.requires_grad_(False)
+
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(1024, 1024) for _ in range(2)])
+        self.register_buffer("running", torch.zeros(1024))
+        self.stats = [torch.zeros(4)]
+
+    def forward(self, x):
+        return [h(x) for h in self.heads]
+
+    def make_optimizer(self):
+        return torch.optim.Adam(self.parameters(), lr=1e-3)
+
+    def stop(self):
+        freeze(self.heads)
+
+    def zero(self):
+        torch._foreach_zero_([p.grad for p in self.parameters() if p.grad is not None])
+
+    def decay(self, acts):
+        torch._foreach_mul_(self.stats, 0.5)
+        torch._foreach_mul_(acts, 0.5)
+        self.running.mul_(0.5)
+""",
+    # An optimizer or a plain stateful object built and then loaded: no module.
+    "optimizer-or-stats-loaded": """
+class RunningStats:
+    def __init__(self):
+        self.count = 0
+
+    def load_state_dict(self, state):
+        self.count = state["count"]
+
+def restore(opt_cls, params, path):
+    optimizer = opt_cls(params)
+    optimizer.load_state_dict(torch.load(path))
+    stats = RunningStats()
+    stats.load_state_dict(torch.load(path))
+    return optimizer, stats
+""",
+    # A model built and loaded inside a gather: the load writes the full tensors.
+    "load-inside-a-gather": """
+import deepspeed
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)
+
+def build(path):
+    model = Net()
+    with deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0):
+        model.load_state_dict(torch.load(path))
+    return model
+""",
+    # `optimizer.state_dict()` in a save method: not the module's state.
+    "optimizer-state-saved": """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)
+        self.opt = None
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def save(self, path):
+        torch.save(self.opt.state_dict(), path)
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAFE))
+def test_safe(case):
+    assert found(SAFE[case]) == []
+
+
+INIT_HELPERS = """
+import torch.nn as nn
+
+def initialize_decoder(module):
+    for m in module.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_uniform_(m.weight, mode="fan_in", nonlinearity="relu")
+
+def count(module):
+    return len(list(module.modules()))
+"""
+
+BASE = """
+import torch
+from . import initialization as init
+
+class SegmentationModel(torch.nn.Module):
+    def initialize(self):
+        init.initialize_decoder(self.decoder)
+        self.n = init.count(self.decoder)
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+"""
+
+
+def test_a_base_initialiser_hands_a_child_its_subclasses_build_to_another_files_writer(tmp_path):
+    pkg = tmp_path / "seg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "initialization.py").write_text(textwrap.dedent(INIT_HELPERS))
+    base = pkg / "model.py"
+    base.write_text(textwrap.dedent(BASE))
+    found = [(f.code, f.line) for f in check_source(str(base), base.read_text())]
+    # `self.decoder` is never assigned in the class: a subclass builds it before `initialize()` runs;
+    # `count` only walks the modules, it writes nothing
+    assert found == [("ZG103", 7)]
