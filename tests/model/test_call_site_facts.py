@@ -254,3 +254,55 @@ def test_a_base_initialiser_hands_a_child_its_subclasses_build_to_another_files_
     # `self.decoder` is never assigned in the class: a subclass builds it before `initialize()` runs;
     # `count` only walks the modules, it writes nothing
     assert found == [("ZG103", 7)]
+
+
+LIBRARY_CHILD = """
+from vendor_lib import VisionTransformer
+
+def init_positions(table):
+    table.data.copy_(torch.zeros_like(table))
+
+class Wrapper(nn.Module):
+    def __init__(self, vit: VisionTransformer):
+        super().__init__()
+        self.vit = vit
+        self.head = nn.Linear(768, 10)
+        nn.init.normal_(self.vit.cls_token, std=0.02)
+        init_positions(table=self.vit.encoder.pos_embedding)
+
+    def forward(self, x):
+        return self.head(self.vit(x))
+"""
+
+
+def test_an_attribute_of_a_library_model_handed_in_is_a_parameter_when_it_is_initialised():
+    # the class cannot be read; an initialiser (or a helper written to) given `self.vit.<attr>` says it is one
+    assert found(LIBRARY_CHILD) == [("ZG103", 11), ("ZG103", 12)]
+
+
+LIBRARY_CHILD_SAFE = """
+from vendor_lib import VisionTransformer
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(768, 768)
+        self.register_buffer("pos_table", torch.zeros(1, 197, 768))
+
+class Wrapper(nn.Module):
+    def __init__(self, vit: VisionTransformer, cfg):
+        super().__init__()
+        self.vit = vit
+        self.cfg = cfg
+        self.decoder = Decoder()
+        self.vit.running_count.zero_()  # an in-place method alone: a buffer as likely as a parameter
+        nn.init.normal_(self.decoder.pos_table)  # the class says it is a buffer
+        print(self.cfg.init_std, self.vit.embed_dim)
+
+    def forward(self, x):
+        return self.decoder.proj(self.vit(x))
+"""
+
+
+def test_buffers_flags_and_settings_of_a_child_stay_clean():
+    assert found(LIBRARY_CHILD_SAFE) == []

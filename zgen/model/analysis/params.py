@@ -223,6 +223,8 @@ class _Finder:
         if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
             return []
         owner_classes = _param_owner(self.index, first, rest)
+        if owner_classes is None and _initialised_attribute(self.index, self.flat, node, first, rest):
+            owner_classes = (UNKNOWN_CLASS,)  # `nn.init.normal_(self.vit.cls_token)`: a parameter, known by its use
         if owner_classes is None:
             return []
         if self.returned_as_is and path.root == "self" and isinstance(self.flat.parent.get(id(node)), cst.Return):
@@ -302,6 +304,19 @@ class _Finder:
                 out.append(self.access(arg.value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(arg.value),
                                        param="parameters", first=first, order=order))
         return out
+
+
+def _initialised_attribute(index: ModelIndex, flat: Flat, node: cst.Attribute, first: Member,
+                           rest: tuple[str, ...]) -> bool:
+    """`nn.init.normal_(self.vit.cls_token)`, `init_pos(pos=self.vit.encoder.pos_embedding)`: an attribute of a module
+    whose class we cannot read (a library's, handed in), given to an initialiser or to a helper that writes it in
+    place. Initialisers take parameters: the attribute is one, known by its use."""
+    if not 1 <= len(rest) <= 2 or "[]" in rest or any(NOT_A_SUBMODULE.search(p) for p in rest) or config_like(first.name):
+        return False
+    if first.kind not in (Kind.MODULE, Kind.UNKNOWN) or any(has_params(index, c) is not None for c in first.classes):
+        return False  # a class we can read says which names are its parameters
+    use, detail = usage(index, flat, node)
+    return use == INIT or use == WRITE and detail.startswith(" passed to")
 
 
 def _batch_norm(method: MethodInfo, name: str) -> bool:

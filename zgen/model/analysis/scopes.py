@@ -226,11 +226,20 @@ def _hands_module(text: str) -> bool:
 def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
     """The text pre-filter, once per method for all the rules that share these accesses."""
     text = method.text
-    return index.mentions_param(text) or "parameters(" in text or _reads_related(index, method)
+    return (
+        index.mentions_param(text) or "parameters(" in text or _reads_related(index, method)
+        or "self." in text and _INITIALISES_PATH.search(text) is not None
+    )
+
+
+# An initialiser or a helper given an attribute of a child (`nn.init.normal_(self.vit.cls_token)`,
+# `init_pos(pos_embedding=self.vit.pos_embed)`): the attribute may be a parameter of a module we cannot read.
+_INITIALISES_PATH = re.compile(r"\w_?\(\s*(?:\w+=)?self\.\w+(?:\.\w+){1,2}\s*[,)]")
 
 
 def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
-    """`self.encoder.pos_embedding` in a class holding a module it cannot read: a package parameter name?"""
+    """`self.encoder.pos_embedding` in a class holding a module it cannot read, or a module of another file of
+    the package (`self.decoder.mask_token`): a package parameter name?"""
     text = method.text
     reads = _CHILD_ATTR.findall(text)  # (root, member or "", attr): `self.a.b` or `alias.b`
     if not reads:
@@ -247,7 +256,10 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
     owner = getattr(method, "owner", None)
     members = facts_of(owner).members if isinstance(owner, ClassInfo) else {}
     return any(
-        (member := members.get(m)) is not None and member.kind == Kind.UNKNOWN and not NOT_A_SUBMODULE.search(m)
+        (member := members.get(m)) is not None and not NOT_A_SUBMODULE.search(m) and (
+            member.kind == Kind.UNKNOWN
+            or member.kind == Kind.MODULE and any(not c.startswith("torch.") and "." in c for c in member.classes)
+        )
         for m, _a in candidates
     )
 
