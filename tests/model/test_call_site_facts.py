@@ -124,6 +124,59 @@ class Model(nn.Module):
     def save(self, path):
         torch.save(self.serialize(), path)
 """),
+    # The model handed in is deep-copied into the name it came in (`model = copy.deepcopy(model)`).
+    "deepcopy-rebinds-the-model-handed-in": ("ZG105", 4, """
+import copy
+
+def reparameterize(model: nn.Module) -> nn.Module:
+    model = copy.deepcopy(model)
+    for module in model.modules():
+        if hasattr(module, "fuse"):
+            module.fuse()
+    return model
+"""),
+    # A target network `__init__` leaves `None` (built on first use) handed to a helper that writes a module's
+    # parameters, from a method of the same name as the helper.
+    "lazy-target-handed-to-a-writer": ("ZG101", 18, """
+def update_moving_average(beta, ma_model, current_model):
+    for current, ma in zip(current_model.parameters(), ma_model.parameters()):
+        ma.data = beta * ma.data + (1 - beta) * current.data
+
+class Learner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.online = nn.Linear(1024, 1024)
+        self.target = None
+        self.beta = 0.99
+
+    def forward(self, x):
+        if self.target is None:
+            self.target = nn.Linear(1024, 1024)
+        return self.online(x) - self.target(x)
+
+    def update_moving_average(self):
+        update_moving_average(self.beta, self.target, self.online)
+"""),
+    # A local bound to one of two factories (each returning a Sequential of Linears), called in forward.
+    "factory-chosen-in-a-local-called-in-forward": ("ZG106", 16, """
+def mlp(d, n):
+    return nn.Sequential(nn.Linear(d, n), nn.ReLU(), nn.Linear(n, n))
+
+def deep_mlp(d, n):
+    return nn.Sequential(nn.Linear(d, n), nn.ReLU(), nn.Linear(n, n), nn.ReLU(), nn.Linear(n, n))
+
+class Wrapper(nn.Module):
+    def __init__(self, net, deep=False):
+        super().__init__()
+        self.net = net
+        self.deep = deep
+        self.projector = None
+
+    def forward(self, x):
+        make = deep_mlp if self.deep else mlp
+        self.projector = make(x.shape[-1], 256)
+        return self.projector(self.net(x))
+"""),
 }
 
 
@@ -208,6 +261,36 @@ class Model(nn.Module):
 
     def save(self, path):
         torch.save(self.opt.state_dict(), path)
+""",
+    # A list of tensors `__init__` leaves `None`, handed to a helper that writes the items of a list it is given.
+    "lazy-shadow-list-handed-to-a-writer": """
+def lerp_into(shadow, params, w):
+    for s, p in zip(shadow, params):
+        s.mul_(w).add_(p.detach(), alpha=1 - w)
+
+class Averaged(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)
+        self.shadow = None
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def step(self, live):
+        lerp_into(self.shadow, live, 0.99)
+""",
+    # Modules built in forward wrapped by a torch container: reported where they are built, not again.
+    "container-wraps-modules-built-before": """
+class Wrapper(nn.Module):
+    def __init__(self, first, second):
+        super().__init__()
+        self.first = first
+        self.second = second
+
+    def forward(self, x):
+        head = nn.Sequential(self.first, self.second)
+        return head(x)
 """,
 }
 

@@ -169,8 +169,9 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
 
 @memoised
 def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
-    """Functions defined inside a flattened function, by name (once per function)."""
-    return {n.name.value: n for n, _ in flat.nodes if type(n) is cst.FunctionDef}
+    """Functions defined inside a flattened function, by name (once per function); not the function itself (a
+    method `update_average(self)` calling the free function `update_average(a, b)` calls no nested def)."""
+    return {n.name.value: n for n, _ in flat.nodes if type(n) is cst.FunctionDef and id(n) in flat.parent}
 
 
 # What a function may do to a module it is given, besides writing (WRITE/INIT) and sizing (SIZE) its parameters.

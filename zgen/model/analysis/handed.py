@@ -247,7 +247,12 @@ def _whole_uses(
         held |= {f"self.{name}" for name in module_properties(index, cls)}  # `def policy(self) -> Policy`
 
     found = []
-    for node, ctx in flat.nodes:
+    rebound: dict[str, int] = {}  # a held name rebound to something else -> the last node of the new value
+    for at, (node, ctx) in enumerate(flat.nodes):
+        for name, end in list(rebound.items()) if rebound else ():
+            if at > end:  # `model = copy.deepcopy(model)`: the value used the held model, the name no longer holds it
+                held.discard(name)
+                del rebound[name]
         if containers and (type(node) is cst.For or type(node) is cst.CompFor):
             for bound, items in loop_items(node.target, node.iter):
                 if isinstance(bound, cst.Name) and _items_of(items, containers):
@@ -264,7 +269,8 @@ def _whole_uses(
                     or target in held and _rebuilt(index, node.value)):
                 held.add(target)
             else:
-                held.discard(target)
+                if target in held:
+                    rebound[target] = max(flat.position.get(id(n), at) for n in walk(node.value))
                 owner = _parameter_list_of(node.value, holds)
                 if owner is not None:
                     listed[target] = owner  # `params = list(self.policy.parameters())`
