@@ -389,3 +389,23 @@ class Wrapper(nn.Module):
 
 def test_buffers_flags_and_settings_of_a_child_stay_clean():
     assert found(LIBRARY_CHILD_SAFE) == []
+
+
+HUB_MIXIN = """
+from huggingface_hub import PyTorchModelHubMixin
+from tokenizers_lib import SavesVocabulary
+
+class HubMixin(PyTorchModelHubMixin):
+    def save_pretrained(self, directory, **kwargs):
+        self.config["_class"] = type(self).__name__
+        return super().save_pretrained(directory, **kwargs)
+
+class Vocabulary(SavesVocabulary):
+    def save_pretrained(self, directory):
+        return super().save_pretrained(directory)
+"""
+
+
+def test_a_hub_mixins_save_pretrained_serialises_the_module_it_is_mixed_into():
+    # the plain class whose base saves something else stays clean
+    assert found(HUB_MIXIN) == [("ZG108", 7)]

@@ -123,7 +123,10 @@ _LOAD_HELP = (
     "load inside `with deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0):`, or build "
     "the model outside `zero.Init` and load before `deepspeed.initialize`"
 )
-_VERB = {"state_dict": "reads", "load_state_dict": "loads into"}
+_VERB = {
+    "state_dict": "reads", "load_state_dict": "loads into",
+    "save_pretrained": "serialises (through the hub mixin's state dict)", "push_to_hub": "uploads (through the hub mixin's state dict)",
+}
 
 
 def _verb(name: str, owner: str) -> str:
