@@ -177,6 +177,23 @@ class Wrapper(nn.Module):
         self.projector = make(x.shape[-1], 256)
         return self.projector(self.net(x))
 """),
+    # An override of `load_state_dict` (called by a loader on the built model) compares shapes of its own state.
+    "load-state-dict-override-compares-own-shapes": ("ZG108", 10, """
+class Segmenter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2d(1024, 1024, 3)
+
+    def forward(self, x):
+        return self.head(x)
+
+    def load_state_dict(self, state_dict, strict=True):
+        own = self.state_dict()
+        for key in set(own) & set(state_dict):
+            if own[key].shape != state_dict[key].shape:
+                state_dict.pop(key)
+        return super().load_state_dict(state_dict, strict=strict)
+"""),
 }
 
 
@@ -291,6 +308,20 @@ class Wrapper(nn.Module):
     def forward(self, x):
         head = nn.Sequential(self.first, self.second)
         return head(x)
+""",
+    # An override of `load_state_dict` that renames the keys it is given and hands them on.
+    "load-state-dict-override-renames-keys": """
+class Segmenter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2d(1024, 1024, 3)
+
+    def forward(self, x):
+        return self.head(x)
+
+    def load_state_dict(self, state_dict, strict=True):
+        state_dict = {k.replace("model.", ""): v for k, v in state_dict.items()}
+        return super().load_state_dict(state_dict, strict=strict)
 """,
 }
 

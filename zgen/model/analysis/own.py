@@ -303,7 +303,11 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
         if not (cls.is_module or hub) or not _OWN_STATE.search(cls.text):
             continue
         init = cls.init_methods
-        serialisers = [m for m in cls.all_methods() if _SERIALISER.match(m.name) and m not in init]
+        # `save(path)`, `load_checkpoint(path)`, and an override of `load_state_dict`, which a loader calls on the
+        # built model (its `self.state_dict()` holds placeholders there)
+        serialisers = [
+            m for m in cls.all_methods() if (_SERIALISER.match(m.name) or m.name == "load_state_dict") and m not in init
+        ]
         for method in _run_on_built(cls, [*cls.entry_methods, *serialisers]):
             if not _OWN_STATE.search(method.text):
                 continue
