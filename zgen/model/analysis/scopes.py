@@ -234,7 +234,7 @@ def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
 
 # An initialiser or a helper given an attribute of a child (`nn.init.normal_(self.vit.cls_token)`,
 # `init_pos(pos_embedding=self.vit.pos_embed)`): the attribute may be a parameter of a module we cannot read.
-_INITIALISES_PATH = re.compile(r"\w_?\(\s*(?:\w+=)?self\.\w+(?:\.\w+){1,2}\s*[,)]")
+_INITIALISES_PATH = re.compile(r"(?:[a-z0-9]_|init\w*)\(\s*(?:\w+=)?self\.\w+(?:\.\w+){1,2}\s*[,)]")
 
 
 def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:

@@ -190,13 +190,16 @@ def _creation_through_local(index: ModelIndex, cls: ClassInfo, flat, call: cst.C
 
 _CREATION = re.compile(r"Parameter\(|register_parameter|add_module|register_module")
 # `make = MLP if simple else DeepMLP`: a callable chosen into a local (what calling it builds is read from the parse).
-_CHOSEN_CALLABLE = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*[\w.]+[ \t]+if[ \t].+[ \t]else[ \t]+[\w.]+[ \t]*$", re.MULTILINE)
+# (Only when the local is then called: `x = a if cond else b` is common in a forward.)
+_CHOSEN_CALLABLE = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*[\w.]+[ \t]+if[ \t].+[ \t]else[ \t]+[\w.]+[ \t]*$", re.MULTILINE)
 _CONSTRUCTOR_CALL = re.compile(r"\b(?:nn\.|torch\.nn\.)?([A-Z]\w*)\s*\(")
 
 
 def _creates(index: ModelIndex, text: str) -> bool:
     """Does `text` create a parameter, register one, or construct a torch.nn or in-file module class?"""
-    if _CREATION.search(text) or _CHOSEN_CALLABLE.search(text):
+    if _CREATION.search(text) or any(
+        re.search(rf"(?<![\w.]){name}\(", text) for name in _CHOSEN_CALLABLE.findall(text)
+    ):
         return True
     for match in _CONSTRUCTOR_CALL.finditer(text):
         name = match.group(1)
