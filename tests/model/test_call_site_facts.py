@@ -194,6 +194,29 @@ class Segmenter(nn.Module):
                 state_dict.pop(key)
         return super().load_state_dict(state_dict, strict=strict)
 """),
+    # A submodule that hands out the modules of the ModuleDict it wraps (`def items(self)`), walked in a method
+    # run on the built model: each item's weight is read outside its forward.
+    "items-of-a-dict-like-module": ("ZG109", 19, """
+class MultiEmbedding(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.embeddings = nn.ModuleDict({k: nn.Embedding(n, 512) for k, n in sizes.items()})
+
+    def items(self):
+        return self.embeddings.items()
+
+    def forward(self, x):
+        return {k: emb(x[k]) for k, emb in self.embeddings.items()}
+
+class Model(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.input_embeddings = MultiEmbedding(sizes)
+
+    def log_embeddings(self, logger):
+        for name, emb in self.input_embeddings.items():
+            logger.add_embedding(emb.weight.data.detach().cpu(), tag=name)
+"""),
 }
 
 
