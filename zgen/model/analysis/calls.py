@@ -102,7 +102,7 @@ class ModuleCalls:
             return self._elements_of(expr.value)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
             if expr.func.attr.value in ("values", "items"):  # a ModuleDict's modules (`items()`: its pairs' second)
-                return self._elements_of(expr.func.value)
+                return self._elements_of(expr.func.value) or self._dict_like(expr.func.value, expr.func.attr.value)
             return None
         path = access_path(expr)
         if path is None:
@@ -116,6 +116,20 @@ class ModuleCalls:
             return None
         kind, classes = resolved
         return classes if kind == Kind.CONTAINER else None
+
+    def _dict_like(self, expr: cst.BaseExpression, method: str) -> tuple[str, ...] | None:
+        """`self.embeddings.items()` on a submodule whose class defines `items()` (a module that hands out the
+        modules of the ModuleDict it wraps): its items are modules, known by that use."""
+        path = access_path(expr)
+        resolved = self._resolve(path.root, path.parts) if path is not None else None
+        if resolved is None or resolved[0] != Kind.MODULE:
+            return None
+        for ref in resolved[1]:
+            local = self.index.class_of(ref)
+            found = (self.index, local) if local is not None else self.index.external(ref)
+            if found is not None and found[1].method(method) is not None and found[1].is_module:
+                return (UNKNOWN,)
+        return None
 
     def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
         """Classes of the module an expression evaluates to, or None if it is not a submodule."""

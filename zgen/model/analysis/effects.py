@@ -22,7 +22,7 @@ from .flow import Flat, flatten, loop_items, same_items
 
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
-    "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with",
+    "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with", "bulk_written",
 ]
 
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
@@ -113,6 +113,19 @@ _DTYPE_DEVICE_OF_ARG = frozenset({"to", "type_as"})
 _DS_ATTRS = frozenset({"ds_numel", "ds_shape", "ds_id", "ds_status", "ds_tensor"})
 
 
+def bulk_written(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> str | None:
+    """The in-place list operation `node` (a list of tensors) is the first argument of, when it is one:
+    `torch._foreach_mul_(params, m)` writes every tensor of `params`."""
+    arg = flat.parent.get(id(node))
+    call = flat.parent.get(id(arg)) if isinstance(arg, cst.Arg) else None
+    if not isinstance(call, cst.Call) or not call.args or call.args[0] is not arg or arg.keyword is not None:
+        return None
+    name = call_name(call)
+    if not name or not index.qualify(name).startswith("torch.") or not known.FOREACH_INPLACE.match(name.rsplit(".", 1)[-1]):
+        return None
+    return name
+
+
 def _zero3_probe(flat: Flat, node: cst.CSTNode | None) -> bool:
     """Is this size query part of the ZeRO-3 detection idiom (`p.numel() == 0 and hasattr(p, "ds_numel")`,
     `getattr(p, "ds_numel", p.numel())`)? The enclosing expression statement or test mentions a `ds_*` name."""
@@ -156,8 +169,9 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
 
 @memoised
 def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
-    """Functions defined inside a flattened function, by name (once per function)."""
-    return {n.name.value: n for n, _ in flat.nodes if type(n) is cst.FunctionDef}
+    """Functions defined inside a flattened function, by name (once per function); not the function itself (a
+    method `update_average(self)` calling the free function `update_average(a, b)` calls no nested def)."""
+    return {n.name.value: n for n, _ in flat.nodes if type(n) is cst.FunctionDef and id(n) in flat.parent}
 
 
 # What a function may do to a module it is given, besides writing (WRITE/INIT) and sizing (SIZE) its parameters.
@@ -226,6 +240,9 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             use, _detail = usage(index, inner, node)
             if use in (WRITE, INIT, SIZE):
                 found.setdefault(aliases[node.value], set()).add(use)
+        elif kind is cst.Name and node.value in walked and _walk_owner(walked[node.value], names):
+            if bulk_written(index, inner, node):  # `torch._foreach_mul_(params, m)` for `params = list(m.parameters())`
+                found.setdefault(_walk_owner(walked[node.value], names), set()).add(WRITE)  # type: ignore[arg-type]
         elif kind is cst.Name and node.value in items:
             parent = inner.parent.get(id(node))
             if isinstance(parent, (cst.For, cst.CompFor, cst.Tuple)):
@@ -241,6 +258,15 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             if node.args:
                 _call_effects(index, inner, node, names, found)
     return {name: frozenset(done) for name, done in found.items()}
+
+
+def _walk_owner(walk_call: cst.Call, names: set[str]) -> str | None:
+    """The module argument whose parameters `walk_call` lists (`m.parameters()` for an argument `m`), if any."""
+    func = walk_call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+        if isinstance(func.value, cst.Name) and func.value.value in names:
+            return func.value.value
+    return None
 
 
 def _whole_effects(index: ModelIndex, call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:

@@ -49,7 +49,7 @@ from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .effects import (
-    CLIPS, DEEPCOPIES, READS, STATES, argument_effects, computed_with, resolve_function, usage, writes_module_params,
+    CLIPS, DEEPCOPIES, READS, STATES, argument_effects, bulk_written, computed_with, resolve_function, usage, writes_module_params,
 )
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .own import TORCH_INITIALISERS
@@ -247,7 +247,12 @@ def _whole_uses(
         held |= {f"self.{name}" for name in module_properties(index, cls)}  # `def policy(self) -> Policy`
 
     found = []
-    for node, ctx in flat.nodes:
+    rebound: dict[str, int] = {}  # a held name rebound to something else -> the last node of the new value
+    for at, (node, ctx) in enumerate(flat.nodes):
+        for name, end in list(rebound.items()) if rebound else ():
+            if at > end:  # `model = copy.deepcopy(model)`: the value used the held model, the name no longer holds it
+                held.discard(name)
+                del rebound[name]
         if containers and (type(node) is cst.For or type(node) is cst.CompFor):
             for bound, items in loop_items(node.target, node.iter):
                 if isinstance(bound, cst.Name) and _items_of(items, containers):
@@ -264,7 +269,8 @@ def _whole_uses(
                     or target in held and _rebuilt(index, node.value)):
                 held.add(target)
             else:
-                held.discard(target)
+                if target in held:
+                    rebound[target] = max(flat.position.get(id(n), at) for n in walk(node.value))
                 owner = _parameter_list_of(node.value, holds)
                 if owner is not None:
                     listed[target] = owner  # `params = list(self.policy.parameters())`
@@ -729,6 +735,7 @@ def _handed_uses(
     func, flat = scope.node, scope.flat
     aliases: dict[str, str] = {}  # loop variable -> the parameters it walks
     maps: dict[str, str] = {}  # `params = dict(model.named_parameters())` -> the parameters it maps names to
+    listed: dict[str, str] = {}  # `params = list(model.parameters())` -> the parameters it lists
     built_here = _built_locals(index, flat)
 
     def holds_model(expr: cst.BaseExpression) -> bool:
@@ -780,6 +787,7 @@ def _handed_uses(
                 maps.pop(name, None)
                 if source_of(node.value) is not None or _selects(node.value, source_of):
                     iterables.add(name)  # `parameters = list(parameters)`, `[p for p in ps if p.requires_grad]`
+                    listed[name] = source_of(node.value) or name
                 elif (mapped := _mapped(node.value, source_of)) is not None:
                     maps[name] = mapped  # `averaged = dict(ema_model.named_parameters())`
                 elif (state := state_of(node.value)) is not None:
@@ -804,6 +812,11 @@ def _handed_uses(
                     continue
                 if use in (READ, SIZE, WRITE, INIT):
                     found.append(access(node, ctx, use, op, held_by, Via(Reach.PATH)))
+            continue
+        if kind is cst.Name and node.value in iterables and not ctx.guarded and (bulk := bulk_written(index, flat, node)):
+            # `torch._foreach_mul_(ema_params, m)`: every parameter of the list written in place
+            found.append(access(node, ctx, WRITE, f" (the target of `{bulk}()`)", listed.get(node.value, node.value),
+                                Via(Reach.PARAMETERS)))
             continue
         if kind is cst.Subscript and not ctx.guarded and isinstance(node.value, cst.Name) and node.value.value in maps:
             source = maps[node.value.value]  # `averaged[name]`: one parameter of the mapping

@@ -283,7 +283,8 @@ def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) 
 
 
 # `self.state_dict()` / `self.load_state_dict(` in a method's text: the trigger to parse it.
-_OWN_STATE = re.compile(r"\bself\.(?:load_)?state_dict\(|\bsave\(\s*self\b")
+_OWN_STATE = re.compile(r"\bself\.(?:load_)?state_dict\(|\bsave\(\s*self\b|\.(?:save_pretrained|push_to_hub)\(")
+_STATE_TEXT = re.compile(r"state_dict\(|save\(|\.save_pretrained\(|\.push_to_hub\(")
 # A module's own saving and loading methods (`save(path)`, `load_checkpoint(path)`), not the state dict API itself.
 _SERIALISER = re.compile(r"^_?(?:save|load)(?:_|$)(?!.*state_dict)")
 
@@ -295,14 +296,19 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
     not call), outside a ZeRO-3 guard: every parameter is a partitioned placeholder there. A state dict read only
     for its keys (`self.state_dict().keys()`) names parameters and is left out."""
     found: list[tuple[MethodInfo, cst.Call]] = []
-    if "state_dict(" not in index.source and "save(" not in index.source or index.other_framework:
+    if not _STATE_TEXT.search(index.source) or index.other_framework:
         return found
     for cls in index.classes.values():
-        if not cls.is_module or not _OWN_STATE.search(cls.text):
+        hub = _hub_mixin(cls)  # `class HubMixin(PyTorchModelHubMixin)`: mixed into module classes
+        if not (cls.is_module or hub) or not _OWN_STATE.search(cls.text):
             continue
         init = cls.init_methods
-        serialisers = [m for m in cls.all_methods() if _SERIALISER.match(m.name) and m not in init]
-        for method in [*cls.entry_methods, *(m for m in serialisers if m not in cls.entry_methods)]:
+        # `save(path)`, `load_checkpoint(path)`, and an override of `load_state_dict`, which a loader calls on the
+        # built model (its `self.state_dict()` holds placeholders there)
+        serialisers = [
+            m for m in cls.all_methods() if (_SERIALISER.match(m.name) or m.name == "load_state_dict") and m not in init
+        ]
+        for method in _run_on_built(cls, [*cls.entry_methods, *serialisers]):
             if not _OWN_STATE.search(method.text):
                 continue
             flat = flat_of(method)
@@ -311,6 +317,9 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                     continue
                 if _pickles_own_module(index, cls, node):
                     found.append((method, node))  # `torch.save(self.model, path)`: the module object pickled
+                    continue
+                if hub and node.func.attr.value in known.HUB_MIXIN_SAVES and _on_self(node.func.value):
+                    found.append((method, node))  # `super().save_pretrained(d)`: the hub mixin saves the state dict
                     continue
                 if node.func.attr.value not in ("state_dict", "load_state_dict"):
                     continue
@@ -323,6 +332,30 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                     continue
                 found.append((method, node))
     return found
+
+
+def _hub_mixin(cls: ClassInfo) -> bool:
+    """Does `cls` derive from a hub mixin whose save methods serialise the model's state dict?"""
+    return any(base in known.HUB_MIXINS for info in cls.mro for base in info.qualified_bases)
+
+
+def _on_self(value: cst.BaseExpression) -> bool:
+    """`self` or `super()`."""
+    if isinstance(value, cst.Name):
+        return value.value == "self"
+    return isinstance(value, cst.Call) and call_name(value) == "super"
+
+
+def _run_on_built(cls: ClassInfo, roots: list[MethodInfo]) -> list[MethodInfo]:
+    """`roots` and the methods of `cls` they reach (`serialize()` from `save(path)`, `get_state_dict()` from
+    `serialize()`), whatever their names, leaving out those `__init__` or `forward` runs."""
+    taken = {id(m) for m in cls.init_methods} | {id(m) for m in cls.forward_methods}
+    found: dict[int, MethodInfo] = {}
+    for root in roots:
+        for method in cls.reachable(root.name) if id(root) not in found else ():
+            if id(method) not in taken:
+                found.setdefault(id(method), method)
+    return list(found.values())
 
 
 def _pickles_own_module(index: ModelIndex, cls: ClassInfo, call: cst.Call) -> bool:

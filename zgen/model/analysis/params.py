@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 
 from ..program import known
-from ..program.holds import config_like
+from ..program.holds import config_like, module_arguments
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import argument_effects, usage
+from .effects import argument_effects, resolve_function, usage
 from .flow import Ctx, Flat, flat_of, loop_items, same_items
 
 __all__ = ["accesses", "parameters_passed_in", "narrowed", "NOT_A_SUBMODULE"]
@@ -223,6 +223,8 @@ class _Finder:
         if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
             return []
         owner_classes = _param_owner(self.index, first, rest)
+        if owner_classes is None and _initialised_attribute(self.index, self.flat, node, first, rest):
+            owner_classes = (UNKNOWN_CLASS,)  # `nn.init.normal_(self.vit.cls_token)`: a parameter, known by its use
         if owner_classes is None:
             return []
         if self.returned_as_is and path.root == "self" and isinstance(self.flat.parent.get(id(node)), cst.Return):
@@ -256,6 +258,22 @@ class _Finder:
             return None
         return Member(code_of(expr), kind, classes, (-1, 0))
 
+    def _set_by_subclass(self, expr: cst.BaseExpression) -> bool:
+        """`self.decoder` in an initialiser run on the built module, never assigned in the class: a subclass sets it."""
+        path = access_path(expr)
+        return (
+            self.late and path is not None and path.root == "self" and len(path.parts) == 1
+            and path.parts[0] not in self.members and _set_elsewhere(self.cls, path.parts[0])
+        )
+
+    def _lazy(self, expr: cst.BaseExpression) -> bool:
+        """`self.target` that `__init__` sets to `None` (a model built lazily, on first use), outside `__init__`."""
+        path = access_path(expr)
+        if not self.entry or path is None or path.root != "self" or len(path.parts) != 1:
+            return False
+        member = self.members.get(path.parts[0])
+        return member is not None and member.kind == Kind.VALUE and f"self.{path.parts[0]} = None" in self.cls.text
+
     def _module_handed_to_writer(self, call: cst.Call, ctx: Ctx) -> list[ParamAccess]:
         """A built module handed to a helper that initialises or sizes its parameters: `init_layer(self.conv1)`,
         `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
@@ -270,12 +288,15 @@ class _Finder:
                 for arg in call.args if isinstance(arg.value, cst.Name) and arg.value.value == "self"
             ]
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
-        if not inline and not any(_module_arg(arg.value, self.members, self.bound.handed) for arg in call.args):
+        if not inline and not any(
+            _module_arg(arg.value, self.members, self.bound.handed) or self._set_by_subclass(arg.value)
+            or self._lazy(arg.value) for arg in call.args
+        ):
             return []  # no module handed over: do not read the function at all
         out = []
         for position, done in argument_effects(self.index, self.flat, call):
             arg = call.args[position]
-            use = INIT if done & {WRITE, INIT} else SIZE if SIZE in done else None
+            use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
             path = access_path(arg.value)
             if use is None or (path is None and position not in inline):
                 continue
@@ -283,6 +304,10 @@ class _Finder:
                 first = inline[position]  # `zero_init(nn.Linear(d, d))`: built (and partitioned) before it is handed
             elif path.root == "self" and path.parts:
                 first = self.members.get(path.parts[0])
+                if first is None and self.late and _set_elsewhere(self.cls, path.parts[0]):
+                    first = _unknown(path.parts[0])  # `initialize_decoder(self.decoder)`: a subclass builds it
+                elif self._lazy(arg.value) and _walks_a_module(self.index, self.flat, call, position):
+                    first = _unknown(path.parts[0])  # `self.target = None`, built later; the helper walks a module
             else:
                 first = self.bound.handed.get(path.root)
             if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
@@ -291,6 +316,30 @@ class _Finder:
                 out.append(self.access(arg.value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(arg.value),
                                        param="parameters", first=first, order=order))
         return out
+
+
+def _walks_a_module(index: ModelIndex, flat: Flat, call: cst.Call, position: int) -> bool:
+    """Does the function `call` names take argument `position` as a module (named or used as one,
+    `ma_model.parameters()`), not as a list of tensors?"""
+    name = call_name(call)
+    found = resolve_function(index, flat, name) if name and not name.startswith(".") else None
+    if found is None:
+        return False
+    parameter = parameter_for(found[1], call, position)
+    return parameter is not None and parameter in module_arguments(found[0], found[1])
+
+
+def _initialised_attribute(index: ModelIndex, flat: Flat, node: cst.Attribute, first: Member,
+                           rest: tuple[str, ...]) -> bool:
+    """`nn.init.normal_(self.vit.cls_token)`, `init_pos(pos=self.vit.encoder.pos_embedding)`: an attribute of a module
+    whose class we cannot read (a library's, handed in), given to an initialiser or to a helper that writes it in
+    place. Initialisers take parameters: the attribute is one, known by its use."""
+    if not 1 <= len(rest) <= 2 or "[]" in rest or any(NOT_A_SUBMODULE.search(p) for p in rest) or config_like(first.name):
+        return False
+    if first.kind not in (Kind.MODULE, Kind.UNKNOWN) or any(has_params(index, c) is not None for c in first.classes):
+        return False  # a class we can read says which names are its parameters
+    use, detail = usage(index, flat, node)
+    return use == INIT or use == WRITE and detail.startswith(" passed to")
 
 
 def _batch_norm(method: MethodInfo, name: str) -> bool:

@@ -86,7 +86,7 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
         return may or _mentions_helper(index, cls, text)
     if scope is Scope.INIT:
         return may or _hands_module(text)
-    hands = scope is Scope.LATE and _hands_module(text)
+    hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
     if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text):
@@ -147,7 +147,8 @@ def _arguments(method: MethodInfo) -> frozenset[str]:
 _ENTRY_USES = re.compile(
     r"\.data\b|\w_\(|\.shape\b|\.size\(|numel\(|\]\s*[-+*/]?=[^=]"
     r"|\.(?:weight|bias)\w*\s*(?:\[|\.(?!dtype\b|device\b|requires_grad\b|is_\w))"
-    r"|=\s*[\w.]+\.(?:weight|bias)\w*\s*$",  # bound to a local (`kernel = branch.conv.weight`)
+    r"|=\s*[\w.]+\.(?:weight|bias)\w*\s*$"  # bound to a local (`kernel = branch.conv.weight`)
+    r"|\(\s*[\w.]+\.(?:weight|bias)\w*\s*[,)]",  # handed to a function first (`normalize_weight(layer.weight)`)
     re.MULTILINE,
 )
 
@@ -161,9 +162,10 @@ _ENTRY_READS = re.compile(
 )
 
 
-# `init_layer(self.conv1)`, `named_apply(fn, self)`: a module of `self` handed to a function.
+# `init_layer(self.conv1)`, `named_apply(fn, self)`, `init.initialize_head(self.head)` (a function of a module
+# imported by name): a module of `self` handed to a function.
 _HANDS_SELF = re.compile(
-    r"(?<![\w.])(?<!def )(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
+    r"(?<![\w.])(?<!def )(?:(?!self\.|torch\.|[A-Z])[a-z_]\w*\.)?(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
     r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
     r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
 )
@@ -224,11 +226,20 @@ def _hands_module(text: str) -> bool:
 def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
     """The text pre-filter, once per method for all the rules that share these accesses."""
     text = method.text
-    return index.mentions_param(text) or "parameters(" in text or _reads_related(index, method)
+    return (
+        index.mentions_param(text) or "parameters(" in text or _reads_related(index, method)
+        or "self." in text and _INITIALISES_PATH.search(text) is not None
+    )
+
+
+# An initialiser or a helper given an attribute of a child (`nn.init.normal_(self.vit.cls_token)`,
+# `init_pos(pos_embedding=self.vit.pos_embed)`): the attribute may be a parameter of a module we cannot read.
+_INITIALISES_PATH = re.compile(r"(?:[a-z0-9]_|init\w*)\(\s*(?:\w+=)?self\.\w+(?:\.\w+){1,2}\s*[,)]")
 
 
 def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
-    """`self.encoder.pos_embedding` in a class holding a module it cannot read: a package parameter name?"""
+    """`self.encoder.pos_embedding` in a class holding a module it cannot read, or a module of another file of
+    the package (`self.decoder.mask_token`): a package parameter name?"""
     text = method.text
     reads = _CHILD_ATTR.findall(text)  # (root, member or "", attr): `self.a.b` or `alias.b`
     if not reads:
@@ -245,7 +256,10 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
     owner = getattr(method, "owner", None)
     members = facts_of(owner).members if isinstance(owner, ClassInfo) else {}
     return any(
-        (member := members.get(m)) is not None and member.kind == Kind.UNKNOWN and not NOT_A_SUBMODULE.search(m)
+        (member := members.get(m)) is not None and not NOT_A_SUBMODULE.search(m) and (
+            member.kind == Kind.UNKNOWN
+            or member.kind == Kind.MODULE and any(not c.startswith("torch.") and "." in c for c in member.classes)
+        )
         for m, _a in candidates
     )
 

@@ -27,11 +27,11 @@ from . import known
 from .index import ClassInfo, ModelIndex, memoised
 from .members import UNKNOWN_CLASS, Kind, classify, has_params, member_of
 from .skeleton import dotted as skeleton_dotted
-from .tree import access_path, call_name, code_of, cst, walk
+from .tree import access_path, call_name, code_of, cst, dotted, walk
 
 __all__ = [
     "module_arguments", "held_attributes", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
-    "RETURNS_MODULE", "held_path_classes",
+    "RETURNS_MODULE", "held_path_classes", "constructed_models",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -146,6 +146,41 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
             if name in used:
                 found[name] = ("<unknown>",)
     return found
+
+
+def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: ClassInfo | None) -> dict[str, cst.Call]:
+    """Locals `function` binds to a model it constructs -> the construction: a module class of this file, torch
+    or another file (`model = Net(**args)`), `cls(...)` in a classmethod of a module class (`from_pretrained`),
+    or a class held in a variable (`model = model_class(**conf)`, `encoder = EncoderClass(**params)`) bound to a
+    local named as modules are. Under `deepspeed.zero.Init` each is partitioned once its constructor returns."""
+    classmethod_of_module = owner is not None and owner.is_module and any(
+        dotted(d.decorator) == "classmethod" for d in function.decorators
+    )
+    found: dict[str, cst.Call] = {}
+    for node in walk(function.body):
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+            continue
+        target = node.targets[0].target
+        if not isinstance(target, cst.Name):
+            continue
+        callee = dotted(node.value.func)
+        if callee is None:
+            continue
+        last = callee.rsplit(".", 1)[-1]
+        if callee == "cls":
+            built = classmethod_of_module
+        elif _CLASS_VARIABLE.search(last):
+            built = module_like_name(target.value)
+        else:
+            kind, classes = classify(index, node.value)
+            built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
+        if built:
+            found[target.value] = node.value
+    return found
+
+
+# A variable holding a class, called to build an instance (`model_class`, `EncoderClass`, `net_cls`, `klass`).
+_CLASS_VARIABLE = re.compile(r"^(?:[A-Z]\w*Class|\w+_(?:class|cls)|klass)$")
 
 
 def _used_as_module(node: cst.CSTNode) -> set[str]:

@@ -76,7 +76,8 @@ _PARAM_DEF = re.compile(
     r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
 )
 # `self.name = nn.Parameter(<args>)` with what it is built from (to tell a scalar from a table).
-_LARGE_PARAM_DEF = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter\(([^\n]*)")
+# (Also the first branch of a conditional: `self.mask_token = (\n Parameter(torch.zeros(1, 1, d)) if ... else ...)`.)
+_LARGE_PARAM_DEF = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:\(\s*)?(?:[\w.]*\.)?Parameter\(([^\n]*)")
 _SCALAR_PARAM_ARGS = re.compile(
     r"\s*(?:torch\.)?(?:tensor|scalar_tensor)\(|\s*(?:torch\.)?(?:ones|zeros|randn|rand|empty)\(\s*(?:1|\[\s*\]|\(\s*\)|\[\s*1\s*\]|\(\s*1\s*,\s*\))\s*\)"
 )
@@ -629,7 +630,8 @@ class ModelIndex:
                 if id(method) not in seen:
                     seen.add(id(method))
                     texts.append(method.text)
-        return re.sub(r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\.", "~", "\n".join(texts))  # `\bself`, word first
+        # `F.normalize(x)`, `torch.nn.functional.normalize(x)`: torch's functions, no method of another object
+        return _FORWARD_MASK.sub("~", "\n".join(texts))
 
     def module_classes(self) -> list[ClassInfo]:
         return [c for c in self.classes.values() if c.is_module]
@@ -665,6 +667,11 @@ class ModelIndex:
     def class_of(self, ref: str) -> ClassInfo | None:
         """The in-file class a member's class reference names, if any."""
         return self.classes.get(ref)
+
+
+# What `forward_text` masks: `self.` before a call (`\bself`, word first), `().`, and torch's functional
+# namespaces before a call (`F.normalize(`, `torch.cat(`, `nn.functional.pad(`).
+_FORWARD_MASK = re.compile(r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\.|(?<![\w.])(?:F|torch|functional)\.(?=\w+\s*\()|\.functional\.")
 
 
 def _known_base(qualified: str) -> bool:

@@ -43,6 +43,9 @@ __all__ = [
     "SIZE_ATTRS",
     "SIZE_METHODS",
     "INPLACE_METHOD",
+    "HUB_MIXINS",
+    "HUB_MIXIN_SAVES",
+    "FOREACH_INPLACE",
     "REPARAMETRIZE",
     "INIT_PREFIXES",
     "CLIP_GRAD",
@@ -414,8 +417,16 @@ NOT_RUNS = frozenset(
 SIZE_ATTRS = frozenset({"shape", "ndim"})
 SIZE_METHODS = frozenset({"size", "numel", "nelement", "dim", "ndimension"})
 
+# Mixins that give a module class `save_pretrained`/`push_to_hub`, which serialise `self.state_dict()`
+# (huggingface_hub's `PyTorchModelHubMixin` writes `model.safetensors` from the module's state dict).
+HUB_MIXINS = frozenset({"huggingface_hub.PyTorchModelHubMixin", "huggingface_hub.hub_mixin.PyTorchModelHubMixin"})
+HUB_MIXIN_SAVES = frozenset({"save_pretrained", "push_to_hub"})
+
 # In-place tensor methods: a name ending in one underscore, not a dunder.
 INPLACE_METHOD = re.compile(r"^[a-z][a-z0-9_]*[a-z0-9]_$")
+# In-place operations over a list of tensors, which write every tensor of their first argument:
+# `torch._foreach_mul_(params, m)`, `torch._foreach_lerp_(ema, params, w)`, `torch._foreach_copy_(dst, src)`.
+FOREACH_INPLACE = re.compile(r"^_foreach_[a-z0-9_]*[a-z0-9]_$")
 
 # Calls that re-parametrise a built module from its current weights.
 REPARAMETRIZE = frozenset(

@@ -205,6 +205,11 @@ def _message(access: ParamAccess) -> str:
             f"`{what}{detail}` writes to a parameter of the model after ZeRO-3 partitioned it; the write changes "
             "an empty placeholder and is lost"
         )
+    if access.via.reach is Reach.PASSED:
+        return (
+            f"`{what}`{detail} in `{access.where}`, outside `{what}`'s forward, where ZeRO-3 keeps them "
+            "partitioned; the writes are lost"
+        )
     if access.via.reach is Reach.METHOD:
         return (
             f"`{what}.{access.via.name}()` writes the parameters of submodule `{what}` in `{access.where}`, outside "

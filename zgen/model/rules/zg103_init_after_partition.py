@@ -302,6 +302,11 @@ def _message(access: ParamAccess) -> str:
             f"`{what}` is initialised as a parameter of {built_holder(access)}; under `deepspeed.zero.Init` it is "
             "partitioned already and the write is lost"
         )
+    if access.scope is Scope.LATE and access.via.reach is Reach.PASSED:
+        return (
+            f"`{what}`{access.detail} in `{access.where}`, which runs on the built module (its own `__init__` does "
+            f"not call it); under `deepspeed.zero.Init` `{what}` is partitioned by then and the writes are lost"
+        )
     if access.scope is Scope.LATE:
         detail = access.detail
         called = access.use == INIT and detail.endswith("()") and not detail.startswith(" ")

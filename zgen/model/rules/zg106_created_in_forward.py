@@ -112,7 +112,7 @@ class Net(nn.Module):
             for node, _ctx in flat.nodes:
                 kind = type(node)
                 if kind is cst.Call:
-                    message = _creation(index, cls, node)
+                    message = _creation(index, cls, node) or _creation_through_local(index, cls, flat, node)
                     if message:
                         yield self.finding(index, method.snippet, node, message, _HELP)
                 elif kind is cst.AssignTarget:
@@ -158,16 +158,48 @@ def _creation(index: ModelIndex, cls: ClassInfo, call: cst.Call) -> str | None:
     kind, classes = classify(index, call)
     if kind == Kind.MODULE and classes and all(has_params(index, ref) for ref in classes):
         return f"`{written}(...)` builds a module with parameters during forward"
+    if kind == Kind.CONTAINER and not known.is_torch_module_class(qualified) and any(has_params(index, ref) for ref in classes):
+        # a factory returning `nn.Sequential(nn.Linear(...), ...)`; torch's own containers wrap modules built in
+        # their arguments, each reported where it is built
+        return f"`{written}(...)` builds modules with parameters during forward"  # `MLP(d, n)` -> `nn.Sequential`
+    return None
+
+
+def _creation_through_local(index: ModelIndex, cls: ClassInfo, flat, call: cst.Call) -> str | None:
+    """`make = MLP if simple else DeepMLP` ... `make(d, n)`: a local bound to one of several module factories or
+    classes, called; the call builds whatever each alternative builds."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    name = call.func.value
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Assign or len(node.targets) != 1:
+            continue
+        target = node.targets[0].target
+        if not isinstance(target, cst.Name) or target.value != name:
+            continue
+        value, choices = node.value, []
+        while isinstance(value, cst.IfExp):
+            choices.append(value.body)
+            value = value.orelse
+        choices.append(value)
+        for choice in choices:
+            if isinstance(choice, (cst.Name, cst.Attribute)) and _creation(index, cls, call.with_changes(func=choice)):
+                return f"`{name}(...)` builds a module with parameters during forward (`{name}` is `{code_of(choice)}`)"
     return None
 
 
 _CREATION = re.compile(r"Parameter\(|register_parameter|add_module|register_module")
+# `make = MLP if simple else DeepMLP`: a callable chosen into a local (what calling it builds is read from the parse).
+# (Only when the local is then called: `x = a if cond else b` is common in a forward.)
+_CHOSEN_CALLABLE = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*[\w.]+[ \t]+if[ \t].+[ \t]else[ \t]+[\w.]+[ \t]*$", re.MULTILINE)
 _CONSTRUCTOR_CALL = re.compile(r"\b(?:nn\.|torch\.nn\.)?([A-Z]\w*)\s*\(")
 
 
 def _creates(index: ModelIndex, text: str) -> bool:
     """Does `text` create a parameter, register one, or construct a torch.nn or in-file module class?"""
-    if _CREATION.search(text):
+    if _CREATION.search(text) or any(
+        re.search(rf"(?<![\w.]){name}\(", text) for name in _CHOSEN_CALLABLE.findall(text)
+    ):
         return True
     for match in _CONSTRUCTOR_CALL.finditer(text):
         name = match.group(1)

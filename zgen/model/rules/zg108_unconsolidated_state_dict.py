@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
+from ..analysis.loaded import built_then_loaded
 from ..analysis.own import own_state_calls
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
@@ -100,6 +101,13 @@ def main(model, cfg):
                     "placeholders, not the weights"
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
+        for method, node, local in built_then_loaded(index):
+            message = (
+                f"`{code_of(node)}` loads into `{local}`, a model `{method.name}` built above; under "
+                f"`deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so the load copies "
+                "into empty placeholders"
+            )
+            yield self.finding(index, method.snippet, node, message, _LOAD_HELP)
         for method, node in own_state_calls(index):
             verb = _VERB.get(node.func.attr.value)  # type: ignore[union-attr]
             what = f"{verb} the state of the module itself" if verb else "pickles the module object whole"
@@ -111,7 +119,14 @@ def main(model, cfg):
             yield self.finding(index, method.snippet, node, message, _HELP)
 
 
-_VERB = {"state_dict": "reads", "load_state_dict": "loads into"}
+_LOAD_HELP = (
+    "load inside `with deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0):`, or build "
+    "the model outside `zero.Init` and load before `deepspeed.initialize`"
+)
+_VERB = {
+    "state_dict": "reads", "load_state_dict": "loads into",
+    "save_pretrained": "serialises (through the hub mixin's state dict)", "push_to_hub": "uploads (through the hub mixin's state dict)",
+}
 
 
 def _verb(name: str, owner: str) -> str:
