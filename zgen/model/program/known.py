@@ -215,11 +215,17 @@ def torch_params(cls: str, name: str) -> bool:
     return cls in {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"} and bool(_RNN.match(name))
 
 
+# torchvision's image transforms: modules (some of them) that hold their settings as plain attributes.
+_TRANSFORMS = ("torchvision.transforms.",)
+
+
 def torch_has_params(ref: str) -> bool | None:
     """Does a module of this class own parameters, judged by its name (torch.nn and look-alikes)? None: cannot tell."""
     last = ref.rsplit(".", 1)[-1]
     if last in PARAMLESS:
         return False
+    if ref.startswith(_TRANSFORMS) and last[:1].isupper():
+        return False  # torchvision's transforms (`ColorJitter`, `GaussianBlur`, v1 and v2) register no parameter
     if last in {"ModuleList", "ModuleDict", "Sequential"}:
         return None
     if ref.startswith("torch.nn.") or last in TORCH_PARAMS:
