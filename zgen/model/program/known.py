@@ -315,6 +315,10 @@ RANDOM_HINT = r"\brand|bernoulli|multinomial|poisson|\.uniform_\("
 DATA_SELECT_METHODS = frozenset(
     {"nonzero", "unique", "unique_consecutive", "argwhere", "masked_select", "bincount", "any", "all"}
 )
+# What this host's file system holds: a per-rank output file, a node-local cache. An exit taken on it differs
+# between ranks as data does (`if os.path.isfile(out_path): return` before the model runs).
+HOST_STATE_FUNCS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.lexists"})
+
 DATA_SELECT_FUNCS = frozenset(
     {
         "torch.nonzero",
