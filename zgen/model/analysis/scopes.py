@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
-from ..program.members import Kind, facts_of
+from ..program.members import Kind, facts_of, member_param
 from ..program.tree import cst
 from .access import INIT, READ, WRITE, ParamAccess, Scope
 from .flow import flat_of, runs_gathered
@@ -238,12 +238,18 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
                   if (root == "self" or root in aliases) and not attr.startswith("_")]
     if not candidates:
         return False
+    owner = getattr(method, "owner", None)
+    members = facts_of(owner).members if isinstance(owner, ClassInfo) else {}
+    for m, a in candidates:  # `self.vit.pos_embed` of a child whose class (of another file) registers it
+        member = members.get(m)
+        if member is not None and member.kind == Kind.MODULE and any(
+            ref not in index.classes and member_param(index, ref, a) for ref in member.classes
+        ):
+            return True
     related = index.related_param_names  # read once per file, only now
     candidates = [(m, a) for m, a in candidates if a in related]
     if not candidates:
         return False
-    owner = getattr(method, "owner", None)
-    members = facts_of(owner).members if isinstance(owner, ClassInfo) else {}
     return any(
         (member := members.get(m)) is not None and member.kind == Kind.UNKNOWN and not NOT_A_SUBMODULE.search(m)
         for m, _a in candidates
