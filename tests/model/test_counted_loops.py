@@ -50,6 +50,10 @@ def test_a_loop_over_the_chunks_of_the_input_runs_the_module_per_chunk():
         for piece in torch.split(x, 256, dim=-1):
             out.append(self.net(piece))
     """) == ["ZG204"]
+    assert codes("""
+        chunks = x.chunk(self.hop, dim=1)  # fewer pieces when the sequence is shorter than `hop`
+        out = [self.net(c) for c in chunks]
+    """) == ["ZG204"]
 
 
 VALIDATE = NET.format(body="        out.append(self.net(x))") + """
@@ -87,8 +91,6 @@ def test_loops_over_a_configured_count_or_the_blocks_are_the_same_on_every_rank(
             h = blk(h)
         for i in range(len(self.blocks)):
             h = self.blocks[i](h)
-        for piece in h.chunk(4, dim=-1):
-            out.append(self.net(piece))
         out.append(h)
     """) == []
 

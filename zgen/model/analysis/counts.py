@@ -39,9 +39,9 @@ __all__ = ["CountedLoops", "counted_loops"]
 _LENGTH_FUNCS = frozenset({"len", "max"})
 _LENGTH_METHODS = frozenset({"size", "numel", "max", "amax", "item"})
 _LENGTH_ATTRS = frozenset({"shape"})
-# Splits of a tensor into pieces whose number follows its length (`torch.split(x, 256)`, `x.unfold(-1, w, hop)`);
-# not `chunk(n)`, which makes n pieces.
-_SPLITS = frozenset({"split", "unbind", "unfold", "tensor_split"})
+# Splits of a tensor into pieces whose number follows its length (`torch.split(x, 256)`, `x.unfold(-1, w, hop)`,
+# `x.chunk(n, dim=1)`: at most n pieces, fewer when the dimension is shorter or does not divide evenly).
+_SPLITS = frozenset({"split", "unbind", "unfold", "tensor_split", "chunk"})
 # What a function makes from nothing the rank holds: its length is a constant.
 _MADE = frozenset({"zeros", "ones", "empty", "full", "arange", "eye", "tensor", "linspace"})
 
@@ -58,6 +58,7 @@ def counted_loops(
     variable picks an item of the module's own state (`self.fpn_convs[i]`, `self.embed[level]`) runs as
     often as the model has items."""
     loops = []
+    splits = _split_locals(flat)
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind is cst.For:
@@ -67,6 +68,8 @@ def counted_loops(
         else:
             continue
         call = same_items(iterable)
+        if isinstance(call, cst.Name) and call.value in splits:
+            iterable = call = splits[call.value]  # `chunks = x.chunk(n)` ... `for c in chunks`
         if isinstance(call, cst.Call):
             name = (call_name(call) or "").rsplit(".", 1)[-1]
             if name in _LOOPED:
@@ -82,6 +85,23 @@ def counted_loops(
         if source is not None:
             found[id(node)] = (iterable, source)
     return found
+
+
+def _split_locals(flat: Flat) -> dict[str, cst.Call]:
+    """Locals bound once, to a split of a tensor (`chunks = x.chunk(self.chunks, dim=1)`)."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node, _ctx in flat.nodes:
+        targets, value = targets_of(node)
+        if value is None or type(node) in (cst.For, cst.CompFor):
+            continue
+        for target in targets:
+            for name in bound_names(target):
+                bound.setdefault(name, []).append(value)
+    return {
+        name: values[0] for name, values in bound.items()
+        if len(values) == 1 and isinstance(values[0], cst.Call) and isinstance(values[0].func, cst.Attribute)
+        and (call_name(values[0]) or "").rsplit(".", 1)[-1] in _SPLITS
+    }
 
 
 def _picks_own_item(loop: cst.CSTNode) -> bool:
@@ -104,7 +124,7 @@ def _picks_own_item(loop: cst.CSTNode) -> bool:
 
 
 # The iterables whose length `CountedLoops.source` reads.
-_LOOPED = frozenset({"range", "enumerate", "zip", "split", "unbind", "unfold", "tensor_split"})
+_LOOPED = frozenset({"range", "enumerate", "zip", *_SPLITS})
 
 
 class CountedLoops:

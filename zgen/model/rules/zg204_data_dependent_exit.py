@@ -27,13 +27,16 @@ class _LoopExit:
 
     # A loop over a `range` or a split of a tensor, and a length read somewhere: a count the data may set.
     _COUNTED = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?\b(?:range|split|unbind|unfold|tensor_split)\(")
+    _SPLIT = re.compile(r"\.(?:split|unbind|unfold|tensor_split|chunk)\(")  # `chunks = x.chunk(n)` ... `for c in chunks`
     _HOST = ("exists", "isfile", "isdir", "lexists")
-    _LENGTHS = ("len(", ".shape", ".size(", "numel(", "max(", "split(", "unbind(", "unfold(")
+    _LENGTHS = ("len(", ".shape", ".size(", "numel(", "max(", "split(", "unbind(", "unfold(", "chunk(")
 
     def search(self, text: str) -> bool:
         if _SELECTION.search(text):
             return True
-        if "for" in text and any(word in text for word in self._LENGTHS) and self._COUNTED.search(text):
+        if "for" in text and any(word in text for word in self._LENGTHS) and (
+            self._COUNTED.search(text) or self._SPLIT.search(text)
+        ):
             return True
         if "return" in text and "os.path." in text and any(f".{word}(" in text for word in self._HOST):
             return True  # `if os.path.isfile(out): return` before the model runs: this host's files decide
