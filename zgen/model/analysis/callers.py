@@ -39,6 +39,8 @@ def structural_inputs(
         if holder is cls:
             continue
         builds = f"{cls.name}(" in "".join(method.text for method in holder.init_methods)
+        if not builds:
+            continue  # a parent that builds its blocks names their class (read from the text, before any parse)
         held = {
             member.name for member in facts_of(holder).members.values()
             if member.kind in (Kind.MODULE, Kind.CONTAINER) and (

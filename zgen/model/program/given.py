@@ -24,13 +24,13 @@ __all__ = ["passed_classes"]
 def passed_classes(index: ModelIndex, cls_name: str, param: str, position: int) -> tuple[str, ...] | None:
     """The qualified classes the file's constructions of `cls_name` build for parameter `param`
     (at `position` after `self`), when each passes a constructor call there; else None."""
-    tree = index.skeleton.tree
-    if tree is None or f"{cls_name}(" not in index.source:
+    if f"{cls_name}(" not in index.source:
+        return None
+    calls = _constructions(index).get(cls_name)
+    if not calls:
         return None
     found: list[str] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or dotted(node.func) != cls_name:
-            continue
+    for node in calls:
         value = _argument(node, param, position)
         if value is None:
             return None  # a default, or a value spread from `*args`/`**kwargs`: not known
@@ -43,6 +43,20 @@ def passed_classes(index: ModelIndex, cls_name: str, param: str, position: int) 
         if qualified not in found:
             found.append(qualified)
     return tuple(found) or None
+
+
+@memoised
+def _constructions(index: ModelIndex) -> dict[str, list[ast.Call]]:
+    """The calls of each class of the file by its name (`RandomApply(...)`), from one walk of the file."""
+    tree = index.skeleton.tree
+    names = set(index.classes)
+    found: dict[str, list[ast.Call]] = {}
+    if tree is None or not names:
+        return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+            found.setdefault(node.func.id, []).append(node)
+    return found
 
 
 def _argument(call: ast.Call, param: str, position: int) -> ast.expr | None:

@@ -406,6 +406,10 @@ class _FactsReader:
         the argument is a module of the classes passed, when every one of them is known to own no parameters."""
         if position < 0 or _LAYER_PARAM.search(name):
             return
+        text = self.method.text
+        held = re.search(rf"^\s*self\.(\w+)\s*=\s*{re.escape(name)}\s*$", text, re.M)
+        if held is None or f"self.{held.group(1)}(" not in self.cls.text:
+            return  # kept but never called: what it holds decides no call
         classes = passed_classes(self.index, self.cls.name, name, position)
         if classes and all(has_params(self.index, ref) is False for ref in classes):
             self.locals[name] = (Kind.MODULE, classes)
