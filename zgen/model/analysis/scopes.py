@@ -267,7 +267,10 @@ def _typed_members(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     text = "".join(method.text for method in cls.init_methods)
     annotated = set(_ANNOTATED_ARG.findall(text)) if ":" in text else set()
     found = {m for m, arg in _SELF_FROM_ARG.findall(text) if arg in annotated}
-    found.update(m for m, written in _SELF_BUILT.findall(text) if written not in index.classes)
+    found.update(
+        m for m, written in _SELF_BUILT.findall(text)
+        if written not in index.classes and not index.qualify(written).startswith("torch.")
+    )
     return frozenset(found)
 
 

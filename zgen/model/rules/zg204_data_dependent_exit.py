@@ -26,17 +26,13 @@ class _LoopExit:
     _EXIT = re.compile(r"^([ \t]*)(?:break|return)\b")
 
     # A loop over a `range` or a split of a tensor, and a length read somewhere: a count the data may set.
-    _COUNTED = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?\b(?:range|split|unbind|unfold|tensor_split)\(")
-    _SPLIT = re.compile(r"\.(?:split|unbind|unfold|tensor_split|chunk)\(")  # `chunks = x.chunk(n)` ... `for c in chunks`
     _HOST = ("exists", "isfile", "isdir", "lexists")
     _LENGTHS = ("len(", ".shape", ".size(", "numel(", "max(", "split(", "unbind(", "unfold(", "chunk(")
 
     def search(self, text: str) -> bool:
         if _SELECTION.search(text):
             return True
-        if "for" in text and any(word in text for word in self._LENGTHS) and (
-            self._COUNTED.search(text) or self._SPLIT.search(text)
-        ):
+        if "for" in text and any(word in text for word in self._LENGTHS) and _counted_text(text):
             return True
         if "return" in text and "os.path." in text and any(f".{word}(" in text for word in self._HOST):
             return True  # `if os.path.isfile(out): return` before the model runs: this host's files decide
@@ -58,6 +54,41 @@ class _LoopExit:
             elif loops and self._EXIT.match(line):
                 return True
         return False
+
+
+# A loop over `range(...)` (its arguments) or over a split, and the words that read a length.
+_RANGE_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?\brange\(([^\n]*)")
+_SPLIT_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|unbind|unfold|tensor_split|chunk)\(")
+_SPLIT_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*\.(?:split|unbind|unfold|tensor_split|chunk)\(", re.M)
+_LENGTH_READ = re.compile(r"\blen\(|\.shape\b|\.size\(|\bnumel\(|\bmax\(|\.max\(")
+_NOT_A_COUNT = frozenset({"self", "range", "len", "int", "min", "max", "math", "np", "torch", "ceil", "floor"})
+
+
+def _counted_text(text: str) -> bool:
+    """Text pre-filter of a loop counted by a length: a `for` over a split (or a local bound to one), or over
+    `range(...)` whose arguments read a length, directly or through locals assigned from one (two assignments
+    deep: `n_chunks = x.shape[-1]`, `n = ceil(len(w) / b)`)."""
+    if _SPLIT_LOOP.search(text):
+        return True
+    for local in _SPLIT_LOCAL.findall(text):
+        if re.search(rf"\bfor\b[^\n]*?\bin\s+{local}\b", text):
+            return True
+    for loop in _RANGE_LOOP.finditer(text):
+        if _reads_length(text, loop.group(1), 2):
+            return True
+    return False
+
+
+def _reads_length(text: str, expr: str, depth: int) -> bool:
+    if _LENGTH_READ.search(expr):
+        return True
+    if depth == 0:
+        return False
+    for name in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)", expr)) - _NOT_A_COUNT:
+        for bound in re.finditer(rf"^[ \t]*(?:[\w, ()*]*[,( ])?{name}\b[\w, ()*]*=(?!=)([^\n]*)", text, re.M):
+            if _reads_length(text, bound.group(1), depth - 1):
+                return True
+    return False
 
 
 TRIGGER = Remembered(_LoopExit())
