@@ -19,13 +19,15 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.tree import call_name, children, code_of, cst, parameter_for
 from .calls import ModuleCalls
+from .counts import counted_loops
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
 from .persistence import gathers
 from .runs import HelperRuns, runs_argument
-from .taint import DATA, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test
+from .taint import DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test
 
 __all__ = [
-    "Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "NOT_RUNS",
+    "Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
+    "NOT_RUNS",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -33,13 +35,14 @@ ITERATE = "iterate"  # the call sits in a loop over the value
 SKIP = "skip"  # a `continue` on the value skips calls later in the loop
 EXIT = "exit"  # a `break`/`return` on the value skips the remaining calls
 WHILE = "while"  # the call sits in a `while` loop whose test is the value
+COUNT = "count"  # the call sits in a loop that runs as often as this rank's input is long
 
 
 @dataclass(frozen=True, slots=True)
 class Divergence:
     """One rank-divergent decision about running `callee`."""
 
-    kind: str  # flow.RANK / RANDOM / HOST_RANDOM / DATA
+    kind: str  # flow.RANK / RANDOM / HOST_RANDOM / DATA / HOST
     effect: str
     node: cst.CSTNode  # the deciding expression (report here)
     source: str  # what makes it differ, e.g. `torch.rand()`
@@ -141,7 +144,8 @@ def find_divergences(
     tainted = any(taint.of(test) for test in _decisions(flat))
     loop_exits = make_indirect is not None and _has_loop_exit(flat)
     picks = _picked_calls(flat, taint)  # `self.heads[batch["task"]](x)`: the batch names the submodule
-    if not tainted and not loop_exits and not picks:
+    counted = counted_loops(flat, taint.inputs)  # `for i in range(x.shape[-1] // hop)`: as often as the input is long
+    if not tainted and not loop_exits and not picks and not counted:
         return []
     calls = make_calls()
     callee_of = calls.callee
@@ -178,6 +182,13 @@ def find_divergences(
         _tainted_decisions(flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra}, model_code)
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
+    if counted:
+        counted = counted_loops(flat, taint.inputs, calls)  # again, now that submodule calls are known
+        for call, ctx, callee in sites + extra:
+            loop = next((loop for loop in ctx.loops if id(loop) in counted), None)
+            if loop is not None and not ctx.guarded:
+                iterable, source = counted[id(loop)]
+                add(DATA, COUNT, iterable, source, callee)
     for call, ctx, callee in sites:
         key = picks.get(id(call))
         if key is not None and not ctx.guarded:
@@ -196,7 +207,7 @@ def _tainted_decisions(
     add_all = add
 
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
-        if kind == DATA and id(site) in helpers:
+        if kind in (DATA, HOST) and id(site) in helpers:
             if not _skipped_helper(flat, node, effect, site, taint, sites) or (effect == ITERATE and not model_code):
                 return
         add_all(kind, effect, node, source, callee)
@@ -267,14 +278,18 @@ def _tainted_decisions(
 
 def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
     """Does a data decision run a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`) a number
-    of times that follows the data (a loop over a data-dependent iterable), or gate it on one side only, the test
-    holding no other taint (a random mask's `.any()` is a random decision)?"""
+    of times that follows the data (a loop over a data-dependent iterable), gate it on one side only, or leave
+    before it from a branch that runs nothing, the test holding no other taint (a random mask's `.any()` is a
+    random decision)?"""
     func = site.func
     own = isinstance(func, cst.Name) or (
         isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
     )
-    if not own or set(taint.of(test)) != {DATA}:
+    if not own or not set(taint.of(test)) <= {DATA, HOST} or not taint.of(test):
         return False
+    if effect == EXIT:  # `if os.path.isfile(out): return` before `separate(model, wav)`: skipped outright
+        branch = flat.parent.get(id(test))
+        return isinstance(branch, cst.If) and not any(_side(flat, call, branch) == "body" for call, _c, _n in sites)
     return effect == ITERATE or (effect == GATE and _one_sided(flat, test, sites))
 
 
@@ -594,12 +609,14 @@ _EFFECT = {
     SKIP: "the loop skips `{callee}` when `{test}`",
     EXIT: "the remaining calls of `{callee}` are skipped when `{test}`",
     WHILE: "`{callee}` runs for as long as `{test}`",
+    COUNT: "`{callee}` runs once per step of `{test}`",
 }
 _REASON = {
     RANK: "the process rank",
     RANDOM: "a random draw",
     HOST_RANDOM: "a host random draw",
     DATA: "this rank's data",
+    HOST: "the files this host holds",
 }
 
 

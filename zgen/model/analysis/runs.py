@@ -22,7 +22,7 @@ import ast
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.known import NOT_RUNS
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of
-from ..program.tree import cst
+from ..program.tree import cst, parameter_for
 from .calls import HeldCalls, ModuleCalls
 from .flow import SAME_ITEMS, Flat, flat_of
 from .persistence import gathers
@@ -173,7 +173,7 @@ def _over_self_collection(iterable: ast.expr) -> bool:
     return parts is not None and len(parts) == 1
 
 
-@memoised
+@memoised(cycle=False)
 def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[str, ...]) -> bool:
     """Does the module-level function `function` of this file run the module its parameter `param` is handed,
     a module of `classes` (`def aux_loss(model, h): return model.head(h).mean()`)?
@@ -195,6 +195,8 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
         if held.callee(node) is not None:
             return True
         func = node.func
+        if isinstance(func, cst.Name) and _hands_on(index, node, param, classes):
+            return True  # `return torch_separate(model, wav)`: another function of the file runs it
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == param):
             continue
         name = func.attr.value
@@ -204,5 +206,20 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
         if not readable and all(ref == UNKNOWN for ref in classes):
             return True
         if any(cls.method(name) is not None and HelperRuns(index, cls).helper_runs_modules(name) for cls in readable):
+            return True
+    return False
+
+
+def _hands_on(index: ModelIndex, call: cst.Call, param: str, classes: tuple[str, ...]) -> bool:
+    """Does `call`, of a function of this file, hand it `param` (as itself) for a parameter that it runs?"""
+    name = call.func.value  # type: ignore[attr-defined]
+    info = index.function_info(name)
+    if info is None or info.node is None:
+        return False
+    for position, arg in enumerate(call.args):
+        if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == param):
+            continue
+        target = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
+        if target and runs_argument(index, name, target, classes):
             return True
     return False

@@ -354,6 +354,12 @@ class _ScriptCalls:
     def is_module_sequence(self, expr: cst.BaseExpression) -> bool:
         return False
 
+    def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
+        """Classes of the held or given model (or a child of one) `expr` is, or None."""
+        if not (self.scope.held or self.scope.model_args):
+            return None
+        return self.held.module_of(expr, loose=True)
+
     def callee(self, call: cst.Call) -> str | None:
         index, scope = self.index, self.scope
         name = call_name(call)

@@ -15,7 +15,7 @@ from ..program.trigger import Trigger
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, targets_of
 
 __all__ = [
-    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "Taint", "rank_attrs", "random_function", "draw_kind", "draw_trigger",
+    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "Taint", "rank_attrs", "random_function", "draw_kind", "draw_trigger",
     "draws_in", "VALUE_FREE_ATTRS", "is_none_test",
 ]
 
@@ -23,6 +23,7 @@ RANK = "rank"
 RANDOM = "random"
 HOST_RANDOM = "host-random"
 DATA = "data"
+HOST = "host"  # this host's files: an output that already exists, a node-local cache
 
 
 def _filled(node: cst.CSTNode, local: set[str]) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
@@ -347,6 +348,8 @@ class Taint:
             return draw
         if qualified in known.DATA_SELECT_FUNCS:
             return DATA
+        if qualified in known.HOST_STATE_FUNCS:
+            return HOST
         if name in ("all", "any") and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
             return DATA  # all(stopping_criteria(out)): a verdict over this rank's values
         if qualified == "torch.where" and len(node.args) == 1:

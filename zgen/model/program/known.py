@@ -218,11 +218,17 @@ def torch_params(cls: str, name: str) -> bool:
     return cls in {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"} and bool(_RNN.match(name))
 
 
+# torchvision's image transforms: modules (some of them) that hold their settings as plain attributes.
+_TRANSFORMS = ("torchvision.transforms.",)
+
+
 def torch_has_params(ref: str) -> bool | None:
     """Does a module of this class own parameters, judged by its name (torch.nn and look-alikes)? None: cannot tell."""
     last = ref.rsplit(".", 1)[-1]
     if last in PARAMLESS:
         return False
+    if ref.startswith(_TRANSFORMS) and last[:1].isupper():
+        return False  # torchvision's transforms (`ColorJitter`, `GaussianBlur`, v1 and v2) register no parameter
     if last in {"ModuleList", "ModuleDict", "Sequential"}:
         return None
     if ref.startswith("torch.nn.") or last in TORCH_PARAMS:
@@ -312,6 +318,10 @@ RANDOM_HINT = r"\brand|bernoulli|multinomial|poisson|\.uniform_\("
 DATA_SELECT_METHODS = frozenset(
     {"nonzero", "unique", "unique_consecutive", "argwhere", "masked_select", "bincount", "any", "all"}
 )
+# What this host's file system holds: a per-rank output file, a node-local cache. An exit taken on it differs
+# between ranks as data does (`if os.path.isfile(out_path): return` before the model runs).
+HOST_STATE_FUNCS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.lexists"})
+
 DATA_SELECT_FUNCS = frozenset(
     {
         "torch.nonzero",

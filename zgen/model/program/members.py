@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import known
+from .given import passed_classes
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .size import upper_bound
 from .tree import access_path, call_name, const_str, cst, dotted, walk
@@ -392,10 +393,35 @@ class _FactsReader:
                 self.layer_params.add(name)
             elif param.annotation is not None:
                 self._annotated_container(name, param.annotation.annotation)
+                self._annotated_module(name, param.annotation.annotation)
+            elif default is None and self.method.name == "__init__" and getattr(self.method, "owner", None) is self.cls:
+                self._given(name, len(self.params) - 2)
             if isinstance(default, cst.Integer):
                 self.env[name] = int(default.evaluated_value)
             elif _negative_literal(default):  # `groups=-1`: a sentinel meaning "choose for me"
                 self.env[name] = -int(default.expression.evaluated_value)  # type: ignore[union-attr]
+
+    def _given(self, name: str, position: int) -> None:
+        """`def __init__(self, fn, p)` of a class this file builds only as `RandomApply(T.ColorJitter(...), p=0.3)`:
+        the argument is a module of the classes passed, when every one of them is known to own no parameters."""
+        if position < 0 or _LAYER_PARAM.search(name):
+            return
+        text = self.method.text
+        held = re.search(rf"^\s*self\.(\w+)\s*=\s*{re.escape(name)}\s*$", text, re.M)
+        if held is None or f"self.{held.group(1)}(" not in self.cls.text:
+            return  # kept but never called: what it holds decides no call
+        classes = passed_classes(self.index, self.cls.name, name, position)
+        if classes and all(has_params(self.index, ref) is False for ref in classes):
+            self.locals[name] = (Kind.MODULE, classes)
+
+    def _annotated_module(self, name: str, annotation: cst.BaseExpression) -> None:
+        """`vit: VisionTransformer`: an argument holding a module of a class that owns parameters (or a subclass,
+        which has the same members), when the class can be read, here or in another file."""
+        if name in self.locals or not isinstance(annotation, (cst.Name, cst.Attribute)):
+            return
+        kind, classes = self.classify(cst.Call(func=annotation))
+        if kind == Kind.MODULE and classes and all(has_params(self.index, ref) for ref in classes):
+            self.locals[name] = (kind, classes)
 
     def _annotated_container(self, name: str, annotation: cst.BaseExpression) -> None:
         """`policies: dict[str, Policy]`, `List[nn.Module]`: an argument holding modules of a module class."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.divergence import EXIT, WHILE, divergences, message
+from ..analysis.divergence import COUNT, EXIT, SKIP, WHILE, Divergence, divergences, message
 from ..analysis.script import script_divergences
-from ..analysis.taint import DATA
+from ..analysis.taint import DATA, HOST
 from ..program.index import ModelIndex
 from ..program.tree import code_of
 from ..program.trigger import Remembered
@@ -25,9 +25,17 @@ class _LoopExit:
     _LOOP = re.compile(r"^([ \t]*)(?:async\s+)?(for|while)\b")
     _EXIT = re.compile(r"^([ \t]*)(?:break|return)\b")
 
+    # A loop over a `range` or a split of a tensor, and a length read somewhere: a count the data may set.
+    _HOST = ("exists", "isfile", "isdir", "lexists")
+    _LENGTHS = ("len(", ".shape", ".size(", "numel(", "max(", "split(", "unbind(", "unfold(", "chunk(")
+
     def search(self, text: str) -> bool:
         if _SELECTION.search(text):
             return True
+        if "for" in text and any(word in text for word in self._LENGTHS) and _counted_text(text):
+            return True
+        if "return" in text and "os.path." in text and any(f".{word}(" in text for word in self._HOST):
+            return True  # `if os.path.isfile(out): return` before the model runs: this host's files decide
         if "break" in text or "while" in text:
             if re.search(r"(?m)^[ \t]*(?:break|while)\b", text):
                 return True
@@ -46,6 +54,41 @@ class _LoopExit:
             elif loops and self._EXIT.match(line):
                 return True
         return False
+
+
+# A loop over `range(...)` (its arguments) or over a split, and the words that read a length.
+_RANGE_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?\brange\(([^\n]*)")
+_SPLIT_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|unbind|unfold|tensor_split|chunk)\(")
+_SPLIT_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*\.(?:split|unbind|unfold|tensor_split|chunk)\(", re.M)
+_LENGTH_READ = re.compile(r"\blen\(|\.shape\b|\.size\(|\bnumel\(|\bmax\(|\.max\(")
+_NOT_A_COUNT = frozenset({"self", "range", "len", "int", "min", "max", "math", "np", "torch", "ceil", "floor"})
+
+
+def _counted_text(text: str) -> bool:
+    """Text pre-filter of a loop counted by a length: a `for` over a split (or a local bound to one), or over
+    `range(...)` whose arguments read a length, directly or through locals assigned from one (two assignments
+    deep: `n_chunks = x.shape[-1]`, `n = ceil(len(w) / b)`)."""
+    if _SPLIT_LOOP.search(text):
+        return True
+    for local in _SPLIT_LOCAL.findall(text):
+        if re.search(rf"\bfor\b[^\n]*?\bin\s+{local}\b", text):
+            return True
+    for loop in _RANGE_LOOP.finditer(text):
+        if _reads_length(text, loop.group(1), 2):
+            return True
+    return False
+
+
+def _reads_length(text: str, expr: str, depth: int) -> bool:
+    if _LENGTH_READ.search(expr):
+        return True
+    if depth == 0:
+        return False
+    for name in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)", expr)) - _NOT_A_COUNT:
+        for bound in re.finditer(rf"^[ \t]*(?:[\w, ()*]*[,( ])?{name}\b[\w, ()*]*=(?!=)([^\n]*)", text, re.M):
+            if _reads_length(text, bound.group(1), depth - 1):
+                return True
+    return False
 
 
 TRIGGER = Remembered(_LoopExit())
@@ -67,6 +110,18 @@ class DataDependentExit(Rule):
     search that stops at the first acceptable step) is reported at the
     `break`. Shapes, dtypes and `is None` tests of those outputs do not count. A condition that also holds when
     `synced_gpus` is set is not flagged.
+
+    Also flagged: a loop that runs submodules as often as this rank's input
+    is long: `for i in range(n_chunks)` with `n_chunks = unfolded.shape[-1]`,
+    `range(0, x.shape[-1], hop)`, `for piece in torch.split(x, 256)`,
+    `range(ceil(len(windows) / size))` for windows a method made from the
+    batch, `range(max(lengths))`; and a `return` taken on this host's files
+    (`if os.path.isfile(out): return`) before the model runs. Loops over a
+    configured count (`range(self.n_layers)`, `for blk in self.blocks`), over
+    the outputs of submodules or the items of a module container, loops whose
+    variable picks an item of the module's own state (`self.convs[i]`),
+    counts the function checks against a setting (raising otherwise), and
+    loops that only do tensor maths are not.
 
     ## Why is this bad under ZeRO-3?
     Every submodule call all-gathers its parameters with all ranks. A rank
@@ -153,6 +208,18 @@ class Decoder(nn.Module):
 """,
     )
     VALID += (
+        # The loop's variable picks a layer of the model: as many steps as the model has layers.
+        """
+from torch import nn
+
+class FPN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(8, 8, 3) for _ in range(4)])
+
+    def forward(self, feats):
+        return [self.convs[i](feats[i]) for i in range(len(feats))]
+""",
         # Every rank runs all steps and only trims the result; the step count is the same everywhere.
         """
 import torch
@@ -168,6 +235,21 @@ def generate(model, prompt, max_new):
 """,
     )
     INVALID = (
+        # Overlap-add: the wrapped network runs once per chunk of this rank's signal.
+        """
+import torch
+from torch import nn
+
+class OverlapAdd(nn.Module):
+    def __init__(self, window, hop):
+        super().__init__()
+        self.net = nn.Linear(window, window)
+        self.window, self.hop = window, hop
+
+    def forward(self, x):
+        chunks = torch.nn.functional.unfold(x.unsqueeze(-1), (self.window, 1), stride=(self.hop, 1))
+        return torch.stack([self.net(chunks[..., i]) for i in range(chunks.shape[-1])])
+""",
         # A decoding loop that stops when this rank's hypotheses end, through helper methods.
         """
 from torch import nn
@@ -286,11 +368,17 @@ class Decoder(nn.Module):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         for cls, method in index.methods("all", TRIGGER):
             for d in divergences(index, cls, method):
-                if d.kind == DATA and d.effect in (EXIT, WHILE):
+                if _exit(d):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
-        for snippet, d in script_divergences(index, TRIGGER, DATA):
-            if d.effect in (EXIT, WHILE):
-                yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
+        for kind in (DATA, HOST):
+            for snippet, d in script_divergences(index, TRIGGER, kind):
+                if _exit(d):
+                    yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
+
+
+def _exit(d: Divergence) -> bool:
+    """A loop cut short or counted by the data, or a `return`/`continue` taken on this host's files."""
+    return (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT)) or (d.kind == HOST and d.effect in (EXIT, SKIP))
 
 
 _HELP = (

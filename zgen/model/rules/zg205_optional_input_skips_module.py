@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from zgen.findings import Severity
 
+from ..analysis.callers import optional_inputs, structural_inputs
 from ..analysis.calls import ModuleCalls
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
@@ -51,7 +52,10 @@ class OptionalInputSkipsModule(Rule):
     caller's fixed convention. Inputs whose presence `forward` asserts
     (outright, or in every branch of a test on `self`: `if self.cross is
     None: assert src is None else: assert src is not None`) are fixed by
-    the configuration. Tests on `self` attributes
+    the configuration; so are inputs that every parent in the file passes by
+    its structure (a U-Net decoder walking its blocks with `skips[i] if i <
+    len(skips) else None`: the last block never gets one, on every rank), not
+    from its own inputs or a presence test on one. Tests on `self` attributes
     (fixed by the configuration) and branches that run the same submodule
     both ways are not flagged. It is a warning: when every rank always gets
     the same inputs, nothing diverges.
@@ -301,12 +305,16 @@ class Clip(nn.Module):
             func = ast_function(method)
             if func is None:
                 continue
-            optional = {n for n in _optional_inputs(func) | _none_tested(func) if not _NOT_A_TOWER_INPUT.search(n)}
+            optional = {n for n in optional_inputs(func) | _none_tested(func) if not _NOT_A_TOWER_INPUT.search(n)}
             if not optional:
                 continue
             optional |= _presence_aliases(func, optional)
             runs = _Runs(index, cls)
             optional -= _asserted(func.body, optional, helpers)
+            if optional:  # `skips[i] if i < len(skips) else None` from the parent that walks its blocks
+                positional = tuple(a.arg for a in (*func.args.posonlyargs, *func.args.args))[1:]
+                given = {*positional, *(a.arg for a in func.args.kwonlyargs)}
+                optional -= structural_inputs(index, cls, frozenset(optional & given), positional)
             if gates:
                 yield from self._gates(index, method, func, optional, helpers, runs)
             # `return self.branch(x, ctx)`: a method forward hands an optional input to decides the same way
@@ -479,14 +487,6 @@ def _none_tested(func: ast.FunctionDef) -> set[str]:
                 if node.left.id in params:
                     found.add(node.left.id)
     return found
-
-
-def _optional_inputs(func: ast.FunctionDef) -> set[str]:
-    args = func.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
-    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
 
 
 def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str] = frozenset()) -> set[str]:

@@ -31,7 +31,13 @@ class ExternalParameterRead(Rule):
     through a property, a stored lambda (`self.to_logits = lambda t: t @
     self.emb.weight.t()`) or a helper of a base class in another file are
     reported where `forward` uses them; modules passed in as arguments
-    count as submodules.
+    count as submodules, of the class their annotation names when it can be
+    read (`vit: VisionTransformer`: a wrapper that runs the ViT's parts one
+    by one and adds `self.vit.pos_embed` reads it ungathered), also from a
+    method that a base class in another file calls (`preprocess` ->
+    `add_pos_embed`). A child whose class cannot be read (its package is not
+    installed) is not assumed to own what it holds: `self.vit.pos_embed` may
+    be a buffer; install the package so that its class is read.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters just before that module's forward

@@ -51,7 +51,13 @@ class ChildMethodBypass(Rule):
     an argument) is taken to be one of the module classes, of this file or
     imported into it, that define the called method. Methods that only call
     the child's submodules, or read buffers or parameters small enough to
-    stay gathered, are fine.
+    stay gathered, are fine. A child whose class cannot be read (a registry
+    lookup by name such as `timm.create_model(name)`, or a package that is
+    not installed) is not flagged: its method may run its own forward
+    (`generate`) or only its submodules, and only its class says which. Such
+    a call (`self.model.forward_intermediates(x)`) is worth a look by hand:
+    route it through the child's forward, or register the child's direct
+    parameters as external.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers `child`'s parameters only when `child` itself is called.

@@ -1,0 +1,275 @@
+"""Loops whose trip count is a length of this rank's data.
+
+`for i in range(0, x.shape[-1], hop)`, `for chunk in torch.split(x, n)`,
+`for t in range(max(lengths))`, `n_batches = ceil(len(windows) / size)`:
+a loop over the windows, chunks or steps of a signal the function was handed
+runs as often as this rank's input is long. Ranks separating signals of
+different lengths, or decoding to different padded lengths, then run the
+submodules in its body a different number of times.
+
+A length is read from a value the function holds that is not the module's
+own state: an argument or a local computed from one (`windows =
+self.make_windows(batch)`), through `len()`, `.shape`, `.size()`,
+`.numel()`, or the maximum of its values (`max(lengths)`,
+`lengths.max()`). Lengths of `self`'s attributes (`range(self.n_layers)`,
+`len(self.blocks)`), of constants and of values the function makes from
+constants (`torch.zeros(4)`) are the same on every rank.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..program.tree import call_name, children, code_of, cst, walk
+from .flow import COMPREHENSIONS, Flat, bound_names, same_items, targets_of
+
+
+class Calls(Protocol):
+    """Which calls run a submodule and which values are submodules (`calls.ModuleCalls`, a script's calls)."""
+
+    def callee(self, call: cst.Call) -> str | None: ...
+
+    def is_module_sequence(self, expr: cst.BaseExpression) -> bool: ...
+
+    def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None: ...
+
+__all__ = ["CountedLoops", "counted_loops"]
+
+# Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
+_LENGTH_FUNCS = frozenset({"len", "max"})
+_LENGTH_METHODS = frozenset({"size", "numel", "max", "amax", "item"})
+_LENGTH_ATTRS = frozenset({"shape"})
+# Splits of a tensor into pieces whose number follows its length (`torch.split(x, 256)`, `x.unfold(-1, w, hop)`,
+# `x.chunk(n, dim=1)`: at most n pieces, fewer when the dimension is shorter or does not divide evenly).
+_SPLITS = frozenset({"split", "unbind", "unfold", "tensor_split", "chunk"})
+# What a function makes from nothing the rank holds: its length is a constant.
+_MADE = frozenset({"zeros", "ones", "empty", "full", "arange", "eye", "tensor", "linspace"})
+
+
+def counted_loops(
+    flat: Flat, inputs: frozenset[str], calls: Calls | None = None
+) -> dict[int, tuple[cst.BaseExpression, str]]:
+    """By loop node: (its iterable, the length of this rank's data that sets its trip count), for the loops of a
+    function that have one. Cheap when no loop walks a `range`, a split or an `enumerate`/`zip` of one.
+
+    With `calls` (which calls run a submodule, which values are submodules), what a submodule returned and
+    the length of a module container are the model's structure, not data (`len(laterals)` for `laterals =
+    [conv(f) for conv in self.lateral_convs]`, the stacked outputs of the decoder layers), and a loop whose
+    variable picks an item of the module's own state (`self.fpn_convs[i]`, `self.embed[level]`) runs as
+    often as the model has items."""
+    loops = []
+    splits = _split_locals(flat)
+    for node, _ctx in flat.nodes:
+        kind = type(node)
+        if kind is cst.For:
+            iterable = node.iter
+        elif kind in COMPREHENSIONS():
+            iterable = node.for_in.iter
+        else:
+            continue
+        call = same_items(iterable)
+        if isinstance(call, cst.Name) and call.value in splits:
+            iterable = call = splits[call.value]  # `chunks = x.chunk(n)` ... `for c in chunks`
+        if isinstance(call, cst.Call):
+            name = (call_name(call) or "").rsplit(".", 1)[-1]
+            if name in _LOOPED:
+                loops.append((node, iterable))
+    if not loops:
+        return {}
+    counts = CountedLoops(flat, inputs, calls)
+    found = {}
+    for node, iterable in loops:
+        if calls is not None and _picks_own_item(node):
+            continue
+        source = counts.source(iterable)
+        if source is not None:
+            found[id(node)] = (iterable, source)
+    return found
+
+
+def _split_locals(flat: Flat) -> dict[str, cst.Call]:
+    """Locals bound once, to a split of a tensor (`chunks = x.chunk(self.chunks, dim=1)`)."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node, _ctx in flat.nodes:
+        targets, value = targets_of(node)
+        if value is None or type(node) in (cst.For, cst.CompFor):
+            continue
+        for target in targets:
+            for name in bound_names(target):
+                bound.setdefault(name, []).append(value)
+    return {
+        name: values[0] for name, values in bound.items()
+        if len(values) == 1 and isinstance(values[0], cst.Call) and isinstance(values[0].func, cst.Attribute)
+        and (call_name(values[0]) or "").rsplit(".", 1)[-1] in _SPLITS
+    }
+
+
+def _picks_own_item(loop: cst.CSTNode) -> bool:
+    """Does the loop's variable index an attribute of `self` in its body or element (`self.fpn_convs[i](x)`)?"""
+    target = loop.target if isinstance(loop, cst.For) else getattr(getattr(loop, "for_in", None), "target", None)
+    names = set(bound_names(target)) if target is not None else set()
+    if not names:
+        return False
+    for node in walk(loop):
+        if type(node) is cst.Subscript and isinstance(node.value, cst.Attribute):
+            root = node.value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if isinstance(root, cst.Name) and root.value == "self":
+                for element in node.slice:
+                    part = element.slice
+                    if isinstance(part, cst.Index) and isinstance(part.value, cst.Name) and part.value.value in names:
+                        return True
+    return False
+
+
+# The iterables whose length `CountedLoops.source` reads.
+_LOOPED = frozenset({"range", "enumerate", "zip", *_SPLITS})
+
+
+class CountedLoops:
+    """Which loops of one function run a number of times set by a length of this rank's data."""
+
+    def __init__(self, flat: Flat, inputs: frozenset[str], calls: Calls | None = None) -> None:
+        self.flat = flat
+        self.calls = calls
+        self.data: set[str] = set(inputs) - {"self", "cls"}  # names holding this rank's data
+        self.fixed = _checked_against_settings(flat)  # `if n != self.config.n: raise`: the same on every rank
+        self.counts: dict[str, str] = {}  # names holding a length of it -> the length read, for messages
+        for _ in range(2):  # a second pass carries values around loops
+            for node, _ctx in flat.nodes:
+                if type(node) is cst.CompFor:
+                    continue
+                targets, value = targets_of(node)
+                if value is None or type(node) is cst.For:
+                    continue
+                length = self._length(value)
+                held = self._holds_data(value)
+                for target in targets:
+                    for name in bound_names(target):
+                        if name in self.fixed:
+                            continue
+                        if length is not None:
+                            self.counts.setdefault(name, length)
+                        if held:
+                            self.data.add(name)
+
+    def source(self, iterable: cst.BaseExpression) -> str | None:
+        """The length of this rank's data that sets how often a loop over `iterable` runs, as text, if any."""
+        iterable = same_items(iterable)
+        if not isinstance(iterable, cst.Call):
+            return None
+        name = call_name(iterable) or ""
+        last = name.rsplit(".", 1)[-1]
+        if name == "range":
+            for arg in iterable.args:
+                found = self._length(arg.value)
+                if found is not None:
+                    return found
+            return None
+        if name in ("enumerate", "zip"):
+            for arg in iterable.args:
+                found = self.source(arg.value)
+                if found is not None:
+                    return found
+            return None
+        if last in _SPLITS and isinstance(iterable.func, cst.Attribute):
+            owner = iterable.func.value
+            split = iterable.args[0].value if name.startswith("torch.") and iterable.args else owner
+            if self._holds_data(split):
+                return code_of(iterable)
+        return None
+
+    def _length(self, expr: cst.CSTNode) -> str | None:
+        """A length of this rank's data that `expr` reads (or a name holding one), as text."""
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is cst.Name:
+                if node.value in self.counts and node.value not in self.fixed:
+                    return self.counts[node.value]
+                continue
+            if kind is cst.Call:
+                func = node.func
+                if isinstance(func, cst.Name) and func.value in _LENGTH_FUNCS and len(node.args) == 1:
+                    if self._holds_data(node.args[0].value):
+                        return code_of(node)
+                elif isinstance(func, cst.Attribute) and func.attr.value in _LENGTH_METHODS:
+                    if self._holds_data(func.value):
+                        return code_of(node)
+            elif kind is cst.Attribute and node.attr.value in _LENGTH_ATTRS:
+                if self._holds_data(node.value):
+                    return code_of(node)
+                continue
+            elif kind is cst.Lambda:
+                continue
+            stack.extend(children(node))
+        return None
+
+    def _holds_data(self, expr: cst.CSTNode) -> bool:
+        """Does `expr` hold (or compute from) a value of this rank's data, not of `self`'s own state, a submodule,
+        what a submodule returned, or a list built from numbers (`[3] * (m - 2)`)?"""
+        if self.calls is not None and isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+            if self.calls.is_module_sequence(expr) or self.calls.classes_of(expr):
+                return False  # `len(model.products)`: a module container's length is the model's
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is cst.Name:
+                if node.value in self.data:
+                    return True
+                continue
+            if kind is cst.BinaryOperation and (
+                isinstance(node.left, (cst.List, cst.Tuple)) or isinstance(node.right, (cst.List, cst.Tuple))
+            ):
+                continue  # `[3] * (m - 2) + [2, 1]`: a list of settings, however many numbers it repeats
+            if kind is cst.Call and self.calls is not None and self.calls.callee(node) is not None:
+                continue  # what a submodule returned: shaped by the model as much as by the batch
+            if kind is cst.IfExp:
+                stack += [node.body, node.orelse]  # the value is one of the two, not the flag that chose it
+                continue
+            if kind is cst.Attribute:
+                stack.append(node.value)  # `x.real`, `batch.windows`: what it is read from; `self.w`: not data
+                continue
+            if kind is cst.Call:
+                name = call_name(node) or ""
+                if name.rsplit(".", 1)[-1] in _MADE and name.startswith(("torch.", "np.", "numpy.")):
+                    continue
+                func = node.func
+                if isinstance(func, cst.Attribute):
+                    stack.append(func.value)
+                stack.extend(arg.value for arg in node.args)
+                continue
+            if kind is cst.Lambda:
+                continue
+            stack.extend(children(node))
+        return False
+
+
+def _checked_against_settings(flat: Flat) -> frozenset[str]:
+    """Names the function requires to equal a setting of `self`, raising otherwise (`if num_images !=
+    self.config.num_images: raise ValueError(...)`, `assert n == self.n`)."""
+    found: set[str] = set()
+    for node, _ctx in flat.nodes:
+        kind = type(node)
+        if kind is cst.If and isinstance(node.test, cst.Comparison):
+            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+            raises = any(
+                isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in stmt.body)
+                for stmt in body
+            )
+            if raises and all(isinstance(t.operator, cst.NotEqual) for t in node.test.comparisons):
+                found.update(_compared_with_self(node.test))
+        elif kind is cst.Assert and isinstance(node.test, cst.Comparison):
+            if all(isinstance(t.operator, cst.Equal) for t in node.test.comparisons):
+                found.update(_compared_with_self(node.test))
+    return frozenset(found)
+
+
+def _compared_with_self(test: cst.Comparison) -> set[str]:
+    sides = [test.left, *(t.comparator for t in test.comparisons)]
+    if not any(code_of(side).startswith("self.") for side in sides):
+        return set()
+    return {side.value for side in sides if isinstance(side, cst.Name)}
