@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
-from ..program.members import Kind, facts_of, member_param
+from ..program.members import Kind, facts_of
 from ..program.tree import cst
 from .access import INIT, READ, WRITE, ParamAccess, Scope
 from .flow import flat_of, runs_gathered
@@ -249,20 +249,11 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
                   if (root == "self" or root in aliases) and not attr.startswith("_")]
     if not candidates:
         return False
-    owner = getattr(method, "owner", None)
-    annotated = _typed_members(index, owner) if isinstance(owner, ClassInfo) else frozenset()
-    if any(m in annotated for m, _a in candidates):
-        members = facts_of(owner).members  # type: ignore[arg-type]
-        for m, a in candidates:  # `self.vit.pos_embed` of a child whose class (of another file) registers it
-            member = members.get(m) if m in annotated else None
-            if member is not None and member.kind == Kind.MODULE and any(
-                ref not in index.classes and member_param(index, ref, a) for ref in member.classes
-            ):
-                return True
     related = index.related_param_names  # read once per file, only now
     candidates = [(m, a) for m, a in candidates if a in related]
     if not candidates:
         return False
+    owner = getattr(method, "owner", None)
     members = facts_of(owner).members if isinstance(owner, ClassInfo) else {}
     return any(
         (member := members.get(m)) is not None and not NOT_A_SUBMODULE.search(m) and (
@@ -273,24 +264,6 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
     )
 
 
-@memoised
-def _typed_members(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """Members `__init__` sets from an argument annotated with a class (`self.vit = vit` for `vit:
-    VisionTransformer`) or builds from a class of another file (`self.decoder = DecoderTIMM(...)`), read from the
-    text: those whose class, of another file, may register the attribute read as a parameter."""
-    text = "".join(method.text for method in cls.init_methods)
-    annotated = set(_ANNOTATED_ARG.findall(text)) if ":" in text else set()
-    found = {m for m, arg in _SELF_FROM_ARG.findall(text) if arg in annotated}
-    found.update(
-        m for m, written in _SELF_BUILT.findall(text)
-        if written not in index.classes and not index.qualify(written).startswith("torch.")
-    )
-    return frozenset(found)
-
-
-_ANNOTATED_ARG = re.compile(r"[(,]\s*(\w+)\s*:\s*(?:[a-z_]\w*\.)*[A-Z]\w*\s*[,)=]")
-_SELF_BUILT = re.compile(r"^\s*self\.(\w+)\s*(?::[^=\n]*)?=\s*((?:[a-z_]\w*\.)*[A-Z]\w*)\(", re.M)
-_SELF_FROM_ARG = re.compile(r"^\s*self\.(\w+)\s*(?::[^=\n]*)?=\s*(\w+)\s*$", re.M)
 _CHILD_ATTR = re.compile(r"(?<![\w.])(self|\w+)\.(?:(\w+)\.)?(\w+)")
 _SELF_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*self\.(\w+)\s*$", re.M)
 

@@ -259,28 +259,18 @@ class ClassInfo:
             return []
         found = [first]
         seen = {id(first)}
-        bridges: list[MethodInfo] = []  # methods of a base in another file on the way: followed, not kept
-        queue = [first]
-        while queue:
-            current = queue.pop(0)
+        i = 0
+        while i < len(found):
+            current = found[i]
+            i += 1
             for name, through_super in current.self_calls:
                 if through_super:
                     target = _super_method(current.owner, name)
                 else:
                     target = self.method(name)
-                if target is None and not through_super and current.owner is not None:
-                    # `self.preprocess(x)` of a base in another file, which calls `self.add_pos_embed(x)`
-                    # defined here: a template method reaches this class's overrides
-                    bridge = self.inherited_method(name)
-                    if bridge is not None and id(bridge) not in seen and len(bridges) < 8:
-                        seen.add(id(bridge))
-                        bridges.append(bridge)
-                        queue.append(bridge)
-                    continue
                 if target is not None and id(target) not in seen:
                     seen.add(id(target))
                     found.append(target)
-                    queue.append(target)
         return found
 
     @cached_property

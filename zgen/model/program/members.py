@@ -393,7 +393,6 @@ class _FactsReader:
                 self.layer_params.add(name)
             elif param.annotation is not None:
                 self._annotated_container(name, param.annotation.annotation)
-                self._annotated_module(name, param.annotation.annotation)
             elif default is None and self.method.name == "__init__" and getattr(self.method, "owner", None) is self.cls:
                 self._given(name, len(self.params) - 2)
             if isinstance(default, cst.Integer):
@@ -413,15 +412,6 @@ class _FactsReader:
         classes = passed_classes(self.index, self.cls.name, name, position)
         if classes and all(has_params(self.index, ref) is False for ref in classes):
             self.locals[name] = (Kind.MODULE, classes)
-
-    def _annotated_module(self, name: str, annotation: cst.BaseExpression) -> None:
-        """`vit: VisionTransformer`: an argument holding a module of a class that owns parameters (or a subclass,
-        which has the same members), when the class can be read, here or in another file."""
-        if name in self.locals or not isinstance(annotation, (cst.Name, cst.Attribute)):
-            return
-        kind, classes = self.classify(cst.Call(func=annotation))
-        if kind == Kind.MODULE and classes and all(has_params(self.index, ref) for ref in classes):
-            self.locals[name] = (kind, classes)
 
     def _annotated_container(self, name: str, annotation: cst.BaseExpression) -> None:
         """`policies: dict[str, Policy]`, `List[nn.Module]`: an argument holding modules of a module class."""
