@@ -270,6 +270,7 @@ def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, 
     mb = c.micro_batch
     rec = set(c.recompute)
     split = precision == "bf16" and adam and not c.offload_optimizer
+    on_gpu = ceil(c.kept_params / world)  # this rank's parameters whose optimizer a partial offload keeps on the GPU
     units = {}
     for m, w in work.items():
         kept = w.saved_compiled if (compiled and w.compiled) else w.saved
@@ -293,7 +294,7 @@ def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, 
         loss_peak = 3 * loss_saved * mb + head_grad
     setting = Setting(world_size=world, precision=precision, accumulation=c.accumulation, split_master=split,
                       offload_optimizer=c.offload_optimizer, offload_param=c.offload_param, loss_peak=loss_peak,
-                      head_grad=head_grad, kept_states=12 * ceil(c.kept_params / world))
+                      head_grad=head_grad, kept_states=12 * on_gpu)
     points = setting_timeline(plan, units, params, persistent, setting)
     peak = max(points, key=lambda p: p.total)
     shard = ceil(params / world)
@@ -329,11 +330,11 @@ def _score(c: Candidate, plan: Plan, work: Mapping[str, UnitWork], logits: int, 
         param_copy_bytes=2 * b * params if c.offload_param else 0.0,
         offload_optimizer=c.offload_optimizer,
         split_master=split,
-        grad_copy_bytes=4 * (shard - ceil(c.kept_params / world)) if c.offload_optimizer else 0.0,
-        weight_copy_bytes=b * (shard - ceil(c.kept_params / world)) if c.offload_optimizer and not c.offload_param else 0.0,
+        grad_copy_bytes=4 * (shard - on_gpu) if c.offload_optimizer else 0.0,
+        weight_copy_bytes=b * (shard - on_gpu) if c.offload_optimizer and not c.offload_param else 0.0,
         largest_unit=max((x.params for x in ws), default=0) / max(1, params),
         early_update=c.offload_optimizer and early,
-        kept_params=ceil(c.kept_params / world),
+        kept_params=on_gpu,
         **_grad_shares(plan, work, logits, bool(c.head_loss), params, persistent, rates),
     )
     tokens = mb * c.accumulation * world * seq_len

@@ -624,13 +624,7 @@ def _optimizer_on_device(binding: Binding, forward_order: list[str], config: Run
     """Labels of the units whose optimizer stays on the GPU under `offload_optimizer.ratio` < 1 (see zero_policy)."""
     if not config.offload_optimizer or config.offload_ratio >= 1.0:
         return frozenset()
-    units = [binding.persistent] if binding.persistent is not None else []
-    by_module = {b.module_name: b for b in binding.units}
-    for m in forward_order:  # the optimizer's order (`step.step_order`)
-        b = by_module.pop(m, None)
-        if b is not None:
-            units.append(b)
-    units += list(by_module.values())
+    units = step_order(binding.persistent, binding.units, forward_order, module=lambda b: b.module_name)
     return optimizer_on_device([(b.label, sum(p.numel() for _, p in b.params if p.requires_grad)) for b in units],
                                config.offload_ratio)
 

@@ -25,7 +25,8 @@ go into checkpoints (`counters`, `load_counters`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import torch
 
@@ -40,10 +41,17 @@ from .scaler import StepScaler
 
 __all__ = ["Stepper", "step_order"]
 
+U = TypeVar("U")
 
-def step_order(persistent: UnitGroup | None, units: Sequence[UnitGroup], forward_order: Sequence[str]) -> list[UnitGroup]:
-    """The persistent pseudo-unit, then the units in the order their forward first runs, then any the forward skips."""
-    by_module = {g.bound.module_name: g for g in units}
+
+def step_order(persistent: U | None, units: Sequence[U], forward_order: Sequence[str],
+               module: Callable[[U], str | None] = lambda g: g.bound.module_name) -> list[U]:
+    """The persistent pseudo-unit, then the units in the order their forward first runs, then any the forward skips.
+
+    `units` are `UnitGroup`s, or anything with a `label` whose module `module` names (the engine orders the plan's
+    bound units with it before their storage exists, to decide a partial offload).
+    """
+    by_module = {module(g): g for g in units}
     order = [persistent] if persistent is not None else []
     seen = {g.label for g in order}
     for m in forward_order:
