@@ -226,6 +226,28 @@ class Snippet:
 
 
 @contextmanager
+def _unvalidated():
+    """Nodes the parser builds are not validated again (`CSTNode.__post_init__` runs `_validate`).
+
+    The parser builds only what its grammar accepts, from text Python's own parser
+    accepted first (the skeleton); validating each of the hundreds of thousands of
+    nodes a file gives is a fifth of libcst's parse time, and libcst's own comment
+    there says parsing should skip it. Nodes built outside a parse are validated.
+    """
+    node = cst.CSTNode
+    validate = node.__dict__["__post_init__"]
+    node.__post_init__ = _no_validation
+    try:
+        yield
+    finally:
+        node.__post_init__ = validate
+
+
+def _no_validation(self: cst.CSTNode) -> None:
+    pass
+
+
+@contextmanager
 def deep_recursion(limit: int = 20_000):
     """Let libcst's recursive parser and code generator handle deeply nested expressions.
 
@@ -316,7 +338,7 @@ def parse_snippet(text: str, first_line: int, indent: int) -> Snippet | None:
         text = "class _:\n" + text
         offset -= 1
     try:
-        with deep_recursion():
+        with deep_recursion(), _unvalidated():
             module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, ValueError):
         return None
