@@ -24,7 +24,7 @@ PACKAGE = REPO / "zgen"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", (
         "zgen.errors", "zgen.findings", "zgen.launch", "zgen.deepspeed_defaults", "zgen.schedule",
-        "zgen.trace_rule", "zgen.commcost", "zgen.steptime", "zgen.zero_policy",
+        "zgen.trace_rule", "zgen.commcost", "zgen.steptime", "zgen.zero_policy", "zgen.kept_code",
     )),
     ("plan", ("zgen.plan", "zgen.emit", "zgen.trace_check")),
     ("runtime", ("zgen.runtime",)),

@@ -266,8 +266,10 @@ def _run_model_checks(todo, enabled: frozenset[str], jobs: int | None, threshold
     import concurrent.futures
     import multiprocessing
 
-    import zgen.model.check  # noqa: F401  (the checker's modules loaded before fork, so workers start warm)
+    from zgen.model import load_checker
     from zgen.model.program.tree import load_libcst
+
+    load_checker()  # the checker's modules loaded before fork, so workers start warm
 
     load_libcst()
     # Largest files first, so no worker is left with a big file at the end.

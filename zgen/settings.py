@@ -20,11 +20,6 @@ from zgen.config.autofill import CONSUMERS
 from zgen.errors import ZgenError
 from zgen.launch import DEFAULT_DEEPSPEED_VERSION
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 __all__ = ["Settings", "load_settings", "find_pyproject", "parse_size", "parse_memory", "suggest"]
 
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github")
@@ -320,6 +315,10 @@ def load_settings(pyproject: Path | None = None, cwd: Path | None = None) -> Set
         text = pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ZgenError(f"{pyproject}: cannot read settings: {e}") from None
+    if sys.version_info >= (3, 11):  # imported here: a check outside a configured project never needs it
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -47,3 +47,20 @@ def test_noqa_inside_a_string_is_not_a_directive():
 def test_untokenizable_file_still_honours_comments():
     src = "def f(:\n    x = 1  # noqa: ZG101\n"
     assert [d.codes for d in parse_directives(src)] == [("ZG101",)]
+
+
+def test_other_tools_directives_are_not_tokenized(monkeypatch):
+    """Only a text naming a zgen code in a `noqa` comment is tokenized; the directives found are the same."""
+    import tokenize
+
+    src = "import os  # noqa: F401\nx = '# noqa: ZG'  # NOQA: E501\n"
+    real = tokenize.generate_tokens
+
+    def refuse(*args):
+        raise AssertionError("tokenized a text without a zgen code in a noqa comment")
+
+    monkeypatch.setattr(tokenize, "generate_tokens", refuse)
+    assert parse_directives(src) == []
+    monkeypatch.setattr(tokenize, "generate_tokens", real)
+    src += "y = 1  # noqa: E501,\n#   zg101\nz = '# noqa: ZG201'\nw = 2  # noqa: zg101\n"
+    assert [(d.line, d.codes) for d in parse_directives(src)] == [(6, ("ZG101",))]

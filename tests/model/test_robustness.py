@@ -147,3 +147,14 @@ def test_a_released_index_leaves_the_next_check_of_the_same_text_unchanged() -> 
     first = check_source("m.py", _HAZARD)
     assert [f.code for f in first] == ["ZG103"]
     assert check_source("m.py", _HAZARD) == first
+
+
+def test_parse_skips_validation_only_while_parsing():
+    """A parse builds its nodes unvalidated (the parser's own output), and is the same tree libcst validates;
+    nodes built afterwards are validated again, also after a parse that failed."""
+    text = "def f(self, x):\n    return [y for y in x if y] + {'a': (1, *x)}[x] @ x\n"
+    snippet = parse_snippet(text, 1, 0)
+    assert snippet.module.deep_equals(cst.parse_module(text))
+    assert parse_snippet("def f(:\n", 1, 0) is None
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")

@@ -6,13 +6,17 @@ imports neither torch nor libcst; the checker is loaded on first use.
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING
+
+from zgen.kept_code import kept_dataclass_code
 
 if TYPE_CHECKING:
     from zgen.findings import Finding, RuleInfo
     from zgen.launch import ModelShape
 
-__all__ = ["check_source", "rule_infos", "model_shape"]
+__all__ = ["check_source", "rule_infos", "model_shape", "load_checker"]
 
 
 def check_source(
@@ -34,16 +38,22 @@ def check_source(
     `persistence_threshold` is the config's `stage3_param_persistence_threshold`
     (None: DeepSpeed's default, 1e5): smaller parameters stay gathered.
     """
-    from .check import check
+    return load_checker().check(path, source, enabled, deps, persistence_threshold)
 
-    return check(path, source, enabled, deps, persistence_threshold)
+
+def load_checker() -> ModuleType:
+    """`zgen.model.check`, imported on first use with its rules and analyses (their dataclasses' methods compiled
+    from code kept by an earlier run, `zgen.kept_code`)."""
+    loaded = sys.modules.get("zgen.model.check")
+    if loaded is None:
+        with kept_dataclass_code("zgen.model"):
+            from . import check as loaded
+    return loaded
 
 
 def rule_infos() -> list[RuleInfo]:
     """Documentation and defaults of every model rule code (ZG1xx-ZG3xx, ZG901)."""
-    from .rules import ALL_RULES
-
-    return [rule.info() for rule in ALL_RULES]
+    return [rule.info() for rule in load_checker().ALL_RULES]
 
 
 def model_shape(path: str, source: str) -> ModelShape | None:

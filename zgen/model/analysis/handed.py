@@ -180,15 +180,20 @@ def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
 
 
 @memoised
-def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
+def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
     words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\(",
              r"\bsave\("]
+    names = sorted({name.rsplit(".", 1)[-1] for name in known.AVERAGERS})
+    # what each word needs literally: the regex runs only over a text holding one
+    literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
+                *names]
     words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
-    averagers = "|".join(sorted({re.escape(name.rsplit(".", 1)[-1]) for name in known.AVERAGERS}))
+    averagers = "|".join(re.escape(name) for name in names)
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
     if cls is not None:
-        words += [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
+        averaged = [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
+        words += averaged
         held = "|".join(
             [re.escape(name) for name in held_attributes(index, cls)]
             + [re.escape(path[len("self."):]) for path in held_paths(index, cls) | held_fields(index, cls)]
@@ -197,7 +202,9 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
         if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
             words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\.parameters\(\))?\s*[,)]")
             words.append(r"\(self\.(?:" + held + r")\.parameters\(\)\)")  # `params = list(self.policy.parameters())`
-    return re.compile("|".join(words))
+        if averaged or held:
+            literals.append("self.")
+    return Trigger(*literals, pattern="|".join(words))
 
 
 def _runs_guarded(cls: ClassInfo | None, span: FunctionSpan) -> bool:

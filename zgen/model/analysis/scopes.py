@@ -241,10 +241,11 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
     """`self.encoder.pos_embedding` in a class holding a module it cannot read, or a module of another file of
     the package (`self.decoder.mask_token`): a package parameter name?"""
     text = method.text
-    reads = _CHILD_ATTR.findall(text)  # (root, member or "", attr): `self.a.b` or `alias.b`
+    aliases = dict(_SELF_ALIAS.findall(text))  # `transformer = self.transformer`
+    # (root, member or "", attr): `self.a.b` or `alias.b`; without an alias only the reads through `self` count
+    reads = _CHILD_ATTR.findall(text) if aliases else _self_reads(text)
     if not reads:
         return False
-    aliases = dict(_SELF_ALIAS.findall(text))  # `transformer = self.transformer`
     candidates = [(aliases.get(root, member) if root != "self" else member, attr) for root, member, attr in reads
                   if (root == "self" or root in aliases) and not attr.startswith("_")]
     if not candidates:
@@ -265,6 +266,19 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
 
 
 _CHILD_ATTR = re.compile(r"(?<![\w.])(self|\w+)\.(?:(\w+)\.)?(\w+)")
+_SELF_ATTR = re.compile(r"self\.(?:(\w+)\.)?(\w+)")
+
+
+def _self_reads(text: str) -> list[tuple[str, str, str]]:
+    """`_CHILD_ATTR.findall(text)`'s matches rooted at `self` (no match starts inside another), found from the
+    literal `self.`, which the regex engine finds ten times faster than a pattern opening on a lookbehind."""
+    found = []
+    for m in _SELF_ATTR.finditer(text):
+        at = m.start()
+        before = text[at - 1] if at else " "
+        if not (before.isalnum() or before in "_."):  # `(?<![\w.])`
+            found.append(("self", m.group(1) or "", m.group(2)))
+    return found
 _SELF_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*self\.(\w+)\s*$", re.M)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
+import importlib.abc
 import importlib.util
 import re
 import sys
@@ -21,6 +22,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from zgen.kept_code import kept_dataclass_code
+
+
+class _KeptCodeLoader(importlib.abc.Loader):
+    """A package's loader whose import compiles its dataclasses' methods from kept code (`zgen.kept_code`)."""
+
+    def __init__(self, loader: importlib.abc.Loader, name: str) -> None:
+        self.loader = loader
+        self.name = name
+
+    def create_module(self, spec):  # noqa: ANN001, ANN201  (the loader protocol's signature)
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        with kept_dataclass_code(self.name):
+            self.loader.exec_module(module)
+
+    def __getattr__(self, attr: str):  # noqa: ANN204  (resource readers and the rest: the package's own loader)
+        return getattr(self.loader, attr)
 
 
 def _lazy(name: str) -> ModuleType:
@@ -31,16 +52,17 @@ def _lazy(name: str) -> ModuleType:
     spec = importlib.util.find_spec(name)
     if spec is None or spec.loader is None:
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = importlib.util.LazyLoader(_KeptCodeLoader(spec.loader, name))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-# libcst, loaded when code is first parsed or a node inspected: importing it costs about 0.2 s, which a
-# file with nothing to parse (and a check of configs alone) never pays. Every module of the model checker
-# takes `cst` from here; `import libcst` itself would load it at once.
+# libcst, loaded when code is first parsed or a node inspected: importing it costs about 0.2 s (0.1 s with its
+# dataclasses' methods compiled in an earlier run), which a file with nothing to parse (and a check of configs
+# alone) never pays. Every module of the model checker takes `cst` from here; `import libcst` itself would load
+# it at once.
 if TYPE_CHECKING:
     import libcst as cst
 else:
@@ -204,6 +226,28 @@ class Snippet:
 
 
 @contextmanager
+def _unvalidated():
+    """Nodes the parser builds are not validated again (`CSTNode.__post_init__` runs `_validate`).
+
+    The parser builds only what its grammar accepts, from text Python's own parser
+    accepted first (the skeleton); validating each of the hundreds of thousands of
+    nodes a file gives is a fifth of libcst's parse time, and libcst's own comment
+    there says parsing should skip it. Nodes built outside a parse are validated.
+    """
+    node = cst.CSTNode
+    validate = node.__dict__["__post_init__"]
+    node.__post_init__ = _no_validation
+    try:
+        yield
+    finally:
+        node.__post_init__ = validate
+
+
+def _no_validation(self: cst.CSTNode) -> None:
+    pass
+
+
+@contextmanager
 def deep_recursion(limit: int = 20_000):
     """Let libcst's recursive parser and code generator handle deeply nested expressions.
 
@@ -294,7 +338,7 @@ def parse_snippet(text: str, first_line: int, indent: int) -> Snippet | None:
         text = "class _:\n" + text
         offset -= 1
     try:
-        with deep_recursion():
+        with deep_recursion(), _unvalidated():
             module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, ValueError):
         return None
