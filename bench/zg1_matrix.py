@@ -11,7 +11,8 @@ Each cell is one small model file, generated as the product of three independent
   look-alike that is no hazard): writes (`.data =`, `.data.copy_`, `.fill_`, `nn.init.*_`),
   initialisation through `apply(fn)`, `apply(partial(fn, ...))`, `named_apply`, a
   `modules()` loop, reads (`.data`, `.shape`, `.numel()`, `.size()`), `load_state_dict`,
-  `state_dict()` saved or its tensors written in place, `copy.deepcopy`, `clip_grad_norm_`, EMA /
+  `state_dict()` saved or its tensors written in place, torch's per-module halves
+  (`_load_from_state_dict`, `_save_to_state_dict`) called directly or by a nested walker, `copy.deepcopy`, `clip_grad_norm_`, EMA /
   target-network updates,
   `parameters_to_vector` / `vector_to_parameters`, an average updated from the model
   (`shadow.update_parameters(model)`), a parameter list chosen by a conditional expression or chained with the
@@ -235,6 +236,16 @@ ACCESSES = (
         f"opt = torch.optim.SGD({m}.parameters(), lr=0.1)",
         "torch.nn.utils.clip_grad_value_(opt.param_groups[0]['params'], 0.5)",
     ], key=1, holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("load_from_state_dict", "ZG1", lambda m, s: [
+        f"{m}._load_from_state_dict(torch.load('ckpt.pt'), '', {{}}, True, [], [], [])"
+    ], expression=True, holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("save_to_state_dict", "ZG1", lambda m, s: ["dest = {}", f"{m}._save_to_state_dict(dest, '', False)"],
+           key=1, holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("state_walker_helper", "ZG1", lambda m, s: [
+        "def load(module, sd):",
+        "    module._load_from_state_dict(sd, '', {}, True, [], [], [])",
+        f"load({m}, torch.load('ckpt.pt'))",
+    ], key=2, holders=("entry",) + OUTSIDE_HOLDERS),
     # ---- ZG3
     Access("other_weight", "ZG3", lambda m, s: [f"y = torch.nn.functional.linear({X}, {m}.fc.weight)"],
            skip_in=("repr",)),

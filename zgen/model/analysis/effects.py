@@ -279,7 +279,7 @@ def _whole_effects(index: ModelIndex, call: cst.Call, names: set[str], found: di
     """A module argument's state read or loaded (`m.state_dict()`), or its gradients, or those of a parameter
     iterable argument, clipped (`clip_grad_norm_(m.parameters(), c)`, `clip_grad_norm_(params, c)`)."""
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("state_dict", "load_state_dict"):
+    if isinstance(func, cst.Attribute) and func.attr.value in known.STATE_CALLS:
         if isinstance(func.value, cst.Name) and func.value.value in names:
             found.setdefault(func.value.value, set()).add(STATES)
         return

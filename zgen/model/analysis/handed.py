@@ -491,7 +491,7 @@ def _parameter_list_of(value: cst.BaseExpression, holds) -> str | None:
 
 
 # Module methods that read or load the whole state: under ZeRO-3 the tensors are empty placeholders.
-_STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
+_STATE_METHODS = known.STATE_CALLS
 # Calls that return something other than the module they are given.
 _NOT_PASSED_ON = frozenset(
     {"len", "list", "tuple", "print", "str", "repr", "isinstance", "id", "type", "sum", "hasattr", "getattr",
