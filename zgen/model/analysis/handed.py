@@ -221,6 +221,8 @@ def _whole_uses(
     averaged_args = _averager_arguments(index, func)  # `def take_step(model, ema: EMA)`: an average of the model
 
     listed: dict[str, str] = {name: name for name in lists}  # lists of a held module's parameters -> that module
+    clips = _clip_functions(index, cls, flat)  # `self.clip_func = torch.nn.utils.clip_grad_norm_`
+    groups: dict[str, str] = {}  # `for group in self.optimizer.param_groups`: group -> its parameters' source
 
     def holds(expr: cst.BaseExpression, whole_only: bool = False) -> str | None:
         name = dotted(expr)
@@ -252,8 +254,6 @@ def _whole_uses(
         held |= {f"self.{name}" for name, value in _returning_properties(cls) if _passes_on(index, flat, value, holds)}
         held |= {f"self.{name}" for name in module_properties(index, cls)}  # `def policy(self) -> Policy`
 
-    clips = _clip_functions(index, cls, flat)  # `self.clip_func = torch.nn.utils.clip_grad_norm_`
-    groups: dict[str, str] = {}  # `for group in self.optimizer.param_groups`: group -> its parameters' source
     found = []
     rebound: dict[str, int] = {}  # a held name rebound to something else -> the last node of the new value
     for at, (node, ctx) in enumerate(flat.nodes):
@@ -319,7 +319,7 @@ def _whole_uses(
             owner = holds(args[0].value)  # the whole module pickled: its parameters as they are, placeholders
             if owner is not None:
                 found.append(access(node, ctx, STATE, owner, "torch.save"))
-        elif (last in known.CLIP_GRAD or name in clips) and args and not _wrapper_method(name):
+        elif (last in known.CLIP_GRAD or name in clips) and args and not _engine_method(index, name, clips):
             owner = holds(args[0].value)
             if owner is not None:
                 found.append(access(node, ctx, GRAD, owner, last))
@@ -543,10 +543,16 @@ def _returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:
     return resolve_function(index, flat, name) is None and index.qualify(name) not in ("copy.deepcopy", "deepcopy")
 
 
-def _wrapper_method(name: str) -> bool:
-    """`accelerator.clip_grad_norm_(...)`: the training wrapper hands clipping to the DeepSpeed engine."""
+def _engine_method(index: ModelIndex, name: str, clips: frozenset[str]) -> bool:
+    """`self.accelerator.clip_grad_norm_(...)`, `engine.clip_grad_norm_(...)`: a method of an object (the training
+    engine or wrapper), which hands clipping to the engine that owns the gradients; not a function of a module
+    (`torch.nn.utils.clip_grad_norm_`, `utils.clip_grad_norm_` imported) nor a name bound to torch's
+    (`self.clip_func`)."""
     owner = name.rsplit(".", 1)[0] if "." in name else ""
-    return owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES
+    if not owner or name in clips or owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
+        return bool(owner) and name not in clips
+    head = owner.partition(".")[0]
+    return index.qualify(owner) == owner and head not in index.imports and head != "torch"
 
 
 def outside_functions(index: ModelIndex):
