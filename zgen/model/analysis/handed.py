@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 from ..program import known
 from ..program.holds import (
-    HANDED_PATH_TEXT, annotated_module, averaged_attributes, config_like, container_elements, held_attributes,
-    held_paths, module_arguments, other_objects_models, trainer_module,
+    HANDED_PATH_TEXT, MODULE_NAMED_TEXT, annotated_module, averaged_attributes, config_like, container_elements,
+    held_attributes, held_paths, module_arguments, other_objects_models, trainer_module,
 )
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, facts_of, has_params
@@ -187,7 +187,9 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> re.Pattern[str]:
     words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
     averagers = "|".join(sorted({re.escape(name.rsplit(".", 1)[-1]) for name in known.AVERAGERS}))
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
-    words.append(r"\.(?:" + "|".join(sorted(known.AVERAGER_UPDATES)) + r")\(\s*[A-Za-z_]")  # `avg.update(model)`
+    # `avg.update_parameters(x)`; `ema.update(runner.model)`, `swa.step(self.net)`: an average updated from a model
+    words.append(r"\.(?:update_parameters|update_moving_average)\(\s*[A-Za-z_]")
+    words.append(r"\.(?:" + "|".join(sorted(known.AVERAGER_UPDATES)) + r")\(\s*" + MODULE_NAMED_TEXT)
     if cls is not None:
         words += [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
         held = "|".join(

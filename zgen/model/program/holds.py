@@ -74,7 +74,9 @@ def module_like_name(name: str) -> bool:
 
 # Text of a module-named attribute of another object handed to a call (`helper(runner.model)`,
 # `sync(self.trainer.network, x)`): the pre-filter of `other_objects_models`.
-HANDED_PATH_TEXT = r"[(,=]\s*(?:\w+\.)+\w*" + _MODULE_WORD.pattern.rstrip("$") + r"(?:\.module)?\s*[,)]"
+HANDED_PATH_TEXT = r"[(,]\s*(?:\w+\.)+\w*" + _MODULE_WORD.pattern.rstrip("$") + r"(?:\.module)?\s*[,)]"
+# Text of a name or path named as a module (`model`, `self.ema_net`, `runner.model.module`) ending an argument.
+MODULE_NAMED_TEXT = r"(?:\w+\.)*\w*" + _MODULE_WORD.pattern.rstrip("$") + r"(?:\.module)?\s*[,)]"
 
 
 def annotated_module(index: ModelIndex, annotation: cst.BaseExpression) -> tuple[str, ...]:
