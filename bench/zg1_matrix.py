@@ -11,15 +11,22 @@ Each cell is one small model file, generated as the product of three independent
   look-alike that is no hazard): writes (`.data =`, `.data.copy_`, `.fill_`, `nn.init.*_`),
   initialisation through `apply(fn)`, `apply(partial(fn, ...))`, `named_apply`, a
   `modules()` loop, reads (`.data`, `.shape`, `.numel()`, `.size()`), `load_state_dict`,
-  `state_dict()` saved or its tensors written in place, `copy.deepcopy`, `clip_grad_norm_`, EMA /
+  `state_dict()` saved or its tensors written in place, torch's per-module halves
+  (`_load_from_state_dict`, `_save_to_state_dict`) called directly or by a nested walker, `copy.deepcopy`, `clip_grad_norm_`, EMA /
   target-network updates,
-  `parameters_to_vector` / `vector_to_parameters`, a child's `reset_parameters()`, a
+  `parameters_to_vector` / `vector_to_parameters`, an average updated from the model
+  (`shadow.update_parameters(model)`), a parameter list chosen by a conditional expression or chained with the
+  buffers, gradients clipped over an optimizer's `param_groups` (also through a name bound to
+  `clip_grad_norm_`), a child's `reset_parameters()`, a
   parameter created in forward, and the ZG3 forms (another module's weight read, `.forward`
   called, a bound `forward` handed on, a child's non-forward method, a ModuleDict loop);
 * **holder**: where that code sits: the model's `__init__` after its children are built or
   a helper it calls, `forward` or a helper it calls, a function nested in `forward`, a
   method run from the training loop, a module-level function given the model, a class that
-  is no module holding the model or receiving it, a lambda, `extra_repr`, a forward pre-hook;
+  is no module holding the model or receiving it, a lambda, `extra_repr`, a forward pre-hook, and code that
+  reaches the model through another object: a hook handed a framework object (`runner.model`), a callback
+  holding one (`self.trainer.network`), an item of a collection tested to be a module (`isinstance(obj,
+  nn.Module)`);
 * **spelling**: how the same code is written: `import torch.nn as nn`, `from torch import nn`,
   `torch.nn.*` only, bare names imported from `torch.nn`, a base class of the file, method
   decorators (`@torch.no_grad()`, `@torch.inference_mode()`, a custom one, a `@beartype`-like
@@ -113,7 +120,12 @@ HAZARD, SAFE = "hazard", "safe"
 INIT_HOLDERS = ("init", "init_helper")  # under construction, inside zero.Init
 FORWARD_HOLDERS = ("forward", "forward_helper", "nested", "lambda")
 MODULE_HOLDERS = ("init", "init_helper", "forward", "forward_helper", "nested", "entry", "lambda", "repr", "prehook")
-ALL_HOLDERS = MODULE_HOLDERS + ("function", "trainer_attr", "trainer_arg")
+# code that is no module and reaches a model it did not build: handed it, holding it, or through another object
+# (a hook handed a framework object, `runner.model`; a callback holding one, `self.trainer.network`; an item of a
+# collection of things to save or load, tested to be a module)
+OTHER_OBJECT_HOLDERS = ("hook_arg", "hook_attr", "collection")
+OUTSIDE_HOLDERS = ("function", "trainer_attr", "trainer_arg") + OTHER_OBJECT_HOLDERS
+ALL_HOLDERS = MODULE_HOLDERS + OUTSIDE_HOLDERS
 
 
 @dataclass(frozen=True)
@@ -198,13 +210,49 @@ ACCESSES = (
     ], key=1),
     Access("param_in_forward", "ZG1", lambda m, s: [f"{m}.extra = {s.param}(torch.zeros(4096, 4096))"],
            holders=("forward", "forward_helper")),
+    Access("avg_update_model", "ZG1", lambda m, s: [f"shadow.update_parameters({m})"], expression=True,
+           imports="from averaging import shadow\n", holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("avg_step_model", "ZG1", lambda m, s: [f"shadow.step({m})"], expression=True,
+           imports="from averaging import shadow\n", holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("swap_chain", "ZG1", lambda m, s: [
+        f"avg_params = itertools.chain({m}.head.parameters(), {m}.head.buffers()) if flag else {m}.head.parameters()",
+        "for p_avg, p_src in zip(avg_params, [torch.zeros(4096, 4096)]):",
+        "    p_avg.data.copy_(p_src)",
+    ], key=2, imports="import itertools\nflag = True\n", holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("clip_groups_comp", "ZG1", lambda m, s: [
+        f"opt = torch.optim.SGD({m}.parameters(), lr=0.1)",
+        "params = [p for g in opt.param_groups for p in g['params']]",
+        "torch.nn.utils.clip_grad_norm_(params, 1.0)",
+    ], key=2, holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("clip_groups_extend_alias", "ZG1", lambda m, s: [
+        f"opt = torch.optim.SGD({m}.parameters(), lr=0.1)",
+        "clip = torch.nn.utils.clip_grad_norm_",
+        "params = []",
+        "for group in opt.param_groups:",
+        "    params.extend(group['params'])",
+        "clip(params, max_norm=1.0)",
+    ], key=5, holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("clip_group_index", "ZG1", lambda m, s: [
+        f"opt = torch.optim.SGD({m}.parameters(), lr=0.1)",
+        "torch.nn.utils.clip_grad_value_(opt.param_groups[0]['params'], 0.5)",
+    ], key=1, holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("load_from_state_dict", "ZG1", lambda m, s: [
+        f"{m}._load_from_state_dict(torch.load('ckpt.pt'), '', {{}}, True, [], [], [])"
+    ], expression=True, holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("save_to_state_dict", "ZG1", lambda m, s: ["dest = {}", f"{m}._save_to_state_dict(dest, '', False)"],
+           key=1, holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("state_walker_helper", "ZG1", lambda m, s: [
+        "def load(module, sd):",
+        "    module._load_from_state_dict(sd, '', {}, True, [], [], [])",
+        f"load({m}, torch.load('ckpt.pt'))",
+    ], key=2, holders=("entry",) + OUTSIDE_HOLDERS),
     # ---- ZG3
     Access("other_weight", "ZG3", lambda m, s: [f"y = torch.nn.functional.linear({X}, {m}.fc.weight)"],
            skip_in=("repr",)),
     Access("child_forward", "ZG3", lambda m, s: [f"y = {m}.fc.forward({X})"], expression=True,
            skip_in=("repr",)),
     Access("self_forward", "ZG3", lambda m, s: [f"y = {m}.forward({X})"],
-           holders=("entry", "function", "trainer_attr", "trainer_arg")),
+           holders=("entry",) + OUTSIDE_HOLDERS),
     Access("forward_callback", "ZG3", lambda m, s: [f"y = run_fn(fn={m}.fc.forward)"], skip_in=("repr",)),
     Access("child_method", "ZG3", lambda m, s: [f"y = {m}.blk.logits({X})"], expression=True,
            skip_in=("repr",)),
@@ -223,19 +271,28 @@ ACCESSES = (
     Access("safe_gathered_state_dict", "ZG1", lambda m, s: [
         f"with deepspeed.zero.GatheredParameters(list({m}.parameters()), modifier_rank=None):",
         f"    sd = {m}.state_dict()",
-    ], key=1, safe=True, imports="import deepspeed\n", holders=("entry", "function", "trainer_attr", "trainer_arg")),
+    ], key=1, safe=True, imports="import deepspeed\n", holders=("entry",) + OUTSIDE_HOLDERS),
     Access("safe_small_read", "ZG1", lambda m, s: [f"y = {X} * {m}.norm.weight"], safe=True,
            holders=FORWARD_HOLDERS),
     Access("safe_activation", "ZG1", lambda m, s: [
         "with torch.no_grad():",
         f"    h = {m}.fc({X})",
         "    h.mul_(0.5).add_(1.0)",
-    ], key=2, safe=True, holders=FORWARD_HOLDERS[:-1] + ("entry", "function", "trainer_attr", "trainer_arg")),
+    ], key=2, safe=True, holders=FORWARD_HOLDERS[:-1] + ("entry",) + OUTSIDE_HOLDERS),
     Access("safe_own_init", "ZG1", lambda m, s: [s.init("normal_", f"{m}.scale", "std=0.02")], safe=True,
            holders=INIT_HOLDERS),
     Access("safe_own_read", "ZG1", lambda m, s: [f"y = {X} @ {m}.scale.data"], safe=True,
            holders=("forward", "forward_helper", "nested")),
     Access("safe_apply_own", "ZG1", lambda m, s: [f"{m}.apply(init_own)"], safe=True, holders=INIT_HOLDERS),
+    Access("safe_config_path", "ZG1", lambda m, s: [f"spec = copy.deepcopy({m}.cfg.model)"], safe=True,
+           imports="import copy\n", holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("safe_avg_update_setting", "ZG1", lambda m, s: [f"shadow.update({m}.cfg.model)"], safe=True,
+           imports="from averaging import shadow\n", holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("safe_group_lr", "ZG1", lambda m, s: [
+        f"opt = torch.optim.SGD({m}.parameters(), lr=0.1)",
+        "for group in opt.param_groups:",
+        "    group['lr'] = group['lr'] * 0.5",
+    ], key=2, safe=True, holders=("entry",) + OUTSIDE_HOLDERS),
     Access("safe_external_registered", "ZG3", lambda m, s: [f"y = torch.nn.functional.linear({X}, {m}.emb.weight)"],
            safe=True, holders=("forward",), imports="import deepspeed\n"),
 )
@@ -330,7 +387,8 @@ def _helpers(s: Spelling) -> list[str]:
 def build(cell: Cell) -> None:
     a, h, s = cell.access, cell.holder, cell.spelling
     deco = [s.deco] if s.deco else []
-    m = {"function": "model", "trainer_attr": "self.model", "trainer_arg": "model"}.get(h, "self")
+    m = {"function": "model", "trainer_attr": "self.model", "trainer_arg": "model", "hook_arg": "runner.model",
+         "hook_attr": "self.trainer.network", "collection": "obj"}.get(h, "self")
     body = a.lines(m, s)
     head = [ln for ln in (s.imports + a.imports).splitlines()] + [""]
     if s.extra:
@@ -399,6 +457,18 @@ def build(cell: Cell) -> None:
         start_list = outside
     elif h == "trainer_arg":
         outside = ["", "", "class Agent:", *(_indent(deco, 4)), f"    def update(self, model{s.ann}):", *_indent(body, 8)]
+        start_list = outside
+    elif h == "hook_arg":
+        outside = ["", "", "class Hook:", *(_indent(deco, 4)), "    def after_train_iter(self, runner, batch_idx):",
+                   *_indent(body, 8)]
+        start_list = outside
+    elif h == "hook_attr":
+        outside = ["", "", "class Callback:", "    def set_trainer(self, trainer):", "        self.trainer = trainer",
+                   "", *(_indent(deco, 4)), "    def on_epoch_end(self, epoch, logs=None):", *_indent(body, 8)]
+        start_list = outside
+    elif h == "collection":
+        outside = ["", "", *deco, "def visit_objects(objs):", "    for name, obj in objs.items():",
+                   f"        if isinstance(obj, {s.mod}):", *_indent(body, 12)]
         start_list = outside
     else:
         raise ValueError(h)
@@ -487,7 +557,7 @@ def report(cs: list[Cell], show: int) -> None:
 
 _SHORT = {"init": "init", "init_helper": "init_h", "forward": "fwd", "forward_helper": "fwd_h", "nested": "nest",
           "entry": "entry", "repr": "repr", "prehook": "hook", "function": "func", "trainer_attr": "tr_at",
-          "trainer_arg": "tr_ar", "lambda": "lam"}
+          "trainer_arg": "tr_ar", "lambda": "lam", "hook_arg": "hk_ar", "hook_attr": "hk_at", "collection": "coll"}
 
 
 def grid(cs: list[Cell]) -> None:

@@ -201,6 +201,7 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
     items: dict[str, str] = {}  # for p in params: p -> params (an iterable given)
     walked: dict[str, cst.Call] = {}  # params = model.parameters(): params -> the walk of a module argument
+    param_items: set[str] = set()  # the aliases that walk parameters (`for p in m.parameters()`), not modules
     for node, _ctx in inner.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             value = same_items(node.value)
@@ -217,6 +218,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 owner = it.func.value
                 if isinstance(owner, cst.Name) and owner.value in names and it.func.attr.value in _WALKS:
                     aliases[target.value] = owner.value
+                    if it.func.attr.value in ("parameters", "named_parameters"):
+                        param_items.add(target.value)
     found: dict[str, set[str]] = {}
     for node, ctx in inner.nodes:
         if ctx.guarded:
@@ -237,9 +240,12 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
         elif kind is cst.Name and node.value in aliases:
             if isinstance(inner.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):
                 continue
-            use, _detail = usage(index, inner, node)
+            use, detail = usage(index, inner, node)
             if use in (WRITE, INIT, SIZE):
                 found.setdefault(aliases[node.value], set()).add(use)
+            elif use == READ and node.value in param_items and not detail.startswith(".grad"):
+                if computed_with(index, inner, inner.parent.get(id(node)), detail):
+                    found.setdefault(aliases[node.value], set()).add(READS)  # `p.data.clone()` of every parameter
         elif kind is cst.Name and node.value in walked and _walk_owner(walked[node.value], names):
             if bulk_written(index, inner, node):  # `torch._foreach_mul_(params, m)` for `params = list(m.parameters())`
                 found.setdefault(_walk_owner(walked[node.value], names), set()).add(WRITE)  # type: ignore[arg-type]
@@ -273,7 +279,7 @@ def _whole_effects(index: ModelIndex, call: cst.Call, names: set[str], found: di
     """A module argument's state read or loaded (`m.state_dict()`), or its gradients, or those of a parameter
     iterable argument, clipped (`clip_grad_norm_(m.parameters(), c)`, `clip_grad_norm_(params, c)`)."""
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("state_dict", "load_state_dict"):
+    if isinstance(func, cst.Attribute) and func.attr.value in known.STATE_CALLS:
         if isinstance(func.value, cst.Name) and func.value.value in names:
             found.setdefault(func.value.value, set()).add(STATES)
         return

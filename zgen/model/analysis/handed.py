@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 from ..program import known
 from ..program.holds import (
-    annotated_module, averaged_attributes, config_like, container_elements, held_attributes, held_paths,
-    module_arguments, trainer_module,
+    HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, annotated_module, averaged_attributes, config_like, container_elements,
+    held_attributes, held_paths, module_arguments, other_objects_models, trainer_module,
 )
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, facts_of, has_params
@@ -127,7 +127,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             handed += _handed_uses(index, scope, set(held.models), held.iterables, paths)
         lists = held_parameter_lists(index, cls) if whole and cls is not None else frozenset()
         kept = cls is not None and bool(held_containers(index, cls) or module_properties(index, cls))
-        if whole and (held.models or lists or kept):
+        if whole and (held.models or lists or kept or "param_groups" in text):
             handed += _whole_uses(index, scope, cls, held.models, lists)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
@@ -183,14 +183,17 @@ def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
 def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
     words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\(",
-             r"\bsave\("]
+             r"\bsave\(", HANDED_PATH_TEXT, r"\bparam_groups\b"]
     names = sorted({name.rsplit(".", 1)[-1] for name in known.AVERAGERS})
     # what each word needs literally: the regex runs only over a text holding one
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
-                *names]
+                "param_groups", "update_parameters(", "update_moving_average(", *MODULE_WORDS, *names]
     words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
     averagers = "|".join(re.escape(name) for name in names)
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
+    # `avg.update_parameters(x)`; `ema.update(runner.model)`, `swa.step(self.net)`: an average updated from a model
+    words.append(r"\.(?:update_parameters|update_moving_average)\(\s*[A-Za-z_]")
+    words.append(r"\.(?:" + "|".join(sorted(known.AVERAGER_UPDATES)) + r")\(\s*" + MODULE_NAMED_TEXT)
     if cls is not None:
         averaged = [r"self\." + re.escape(name) + r"\.\w+\(" for name in averaged_attributes(index, cls)]
         words += averaged
@@ -227,11 +230,15 @@ def _whole_uses(
     averaged_args = _averager_arguments(index, func)  # `def take_step(model, ema: EMA)`: an average of the model
 
     listed: dict[str, str] = {name: name for name in lists}  # lists of a held module's parameters -> that module
+    clips = _clip_functions(index, cls, flat)  # `self.clip_func = torch.nn.utils.clip_grad_norm_`
+    groups: dict[str, str] = {}  # `for group in self.optimizer.param_groups`: group -> its parameters' source
 
     def holds(expr: cst.BaseExpression, whole_only: bool = False) -> str | None:
         name = dotted(expr)
         if name in listed:
             return listed[name]
+        if name is None and (source := _group_parameters(expr, groups)) is not None:
+            return source  # `opt.param_groups[0]["params"]`
         if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters"):
                 return holds(expr.func.value) or _child_of(dotted(expr.func.value), held)
@@ -240,10 +247,13 @@ def _whole_uses(
         if name is not None and name not in held and name.endswith(".module"):
             name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
         if name is not None and name not in held and subpaths and not whole_only and _held_prefix_of(name, held):
-            return name  # `model.fc`: a submodule of a held model (one of buffers alone has a state dict too)
+            if not _through_settings(name, held):  # `model.cfg.model` is a setting the model keeps
+                return name  # `model.fc`: a submodule of a held model (one of buffers alone has a state dict too)
         return name if name in held else None
 
-    def access(node: cst.CSTNode, ctx, use: str, owner: str, name: str) -> ParamAccess:
+    def access(node: cst.CSTNode, ctx, use: str, owner: str, name: str) -> ParamAccess | None:
+        if "." not in owner and _not_narrowed(flat, node, owner):
+            return None  # `if isinstance(obj, nn.Module): ... else: obj.load_state_dict(sd)`: no module there
         where = func.name.value  # type: ignore[union-attr]
         return ParamAccess(node, ctx, use, "", Via(Reach.MODULE, name), owner=owner, scope=Scope.HANDED, where=where,
                            snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True)
@@ -260,6 +270,10 @@ def _whole_uses(
             if at > end:  # `model = copy.deepcopy(model)`: the value used the held model, the name no longer holds it
                 held.discard(name)
                 del rebound[name]
+        if type(node) is cst.For or type(node) is cst.CompFor:
+            for bound, items in loop_items(node.target, node.iter):
+                if isinstance(bound, cst.Name) and (source := _param_groups_of(items)) is not None:
+                    groups[bound.value] = source
         if containers and (type(node) is cst.For or type(node) is cst.CompFor):
             for bound, items in loop_items(node.target, node.iter):
                 if isinstance(bound, cst.Name) and _items_of(items, containers):
@@ -267,8 +281,12 @@ def _whole_uses(
             continue
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
-            listed.pop(target, None)
             value = node.value
+            source = _group_parameters(value, groups) or listed.get(dotted(same_items(value)) or "")
+            listed.pop(target, None)
+            if source is not None:  # `params = list(filter(keep, params))`, `params = group["params"]`
+                listed[target] = source
+                continue
             if isinstance(value, (cst.DictComp, cst.ListComp, cst.GeneratorExp)) and containers:
                 if _items_of(value.for_in.iter, containers):
                     containers.add(target)  # `modules = {k: unwrap(v) for k, v in self._modules.items()}`
@@ -282,12 +300,20 @@ def _whole_uses(
                 if owner is not None:
                     listed[target] = owner  # `params = list(self.policy.parameters())`
             continue
+        if type(node) is cst.AugAssign and isinstance(node.target, cst.Name):
+            if (source := _group_parameters(node.value, groups)) is not None:
+                listed[node.target.value] = source  # `params += group["params"]`
+            continue
         if type(node) is not cst.Call or ctx.guarded:
             continue
         name = call_name(node) or ""
         qualified = index.qualify(name) if name and not name.startswith(".") else name
         last = qualified.rsplit(".", 1)[-1]
         func_node = node.func
+        if isinstance(func_node, cst.Attribute) and func_node.attr.value in ("extend", "append") and node.args:
+            if isinstance(func_node.value, cst.Name) and (source := _group_parameters(node.args[0].value, groups)):
+                listed[func_node.value.value] = source  # `params.extend(group["params"])`
+                continue
         if isinstance(func_node, cst.Attribute) and func_node.attr.value in _STATE_METHODS:
             owner = holds(func_node.value, whole_only=True)
             if owner is not None:
@@ -302,7 +328,7 @@ def _whole_uses(
             owner = holds(args[0].value)  # the whole module pickled: its parameters as they are, placeholders
             if owner is not None:
                 found.append(access(node, ctx, STATE, owner, "torch.save"))
-        elif last in known.CLIP_GRAD and args and not _wrapper_method(name):
+        elif (last in known.CLIP_GRAD or name in clips) and args and not _engine_method(index, name, clips):
             owner = holds(args[0].value)
             if owner is not None:
                 found.append(access(node, ctx, GRAD, owner, last))
@@ -327,13 +353,83 @@ def _whole_uses(
                 found.append(access(node, ctx, WRITE, f"self.{path.parts[0]}", code_of(func_node)))
             elif path is not None and not path.parts and path.root in averaged_args:
                 found.append(access(node, ctx, WRITE, path.root, code_of(func_node)))
+            elif args and (owner := holds(args[0].value, whole_only=True)) is not None:
+                # `avg.update_parameters(model)`, `ema.update(self.net)`: whatever the average is, it reads every
+                # parameter of the model it is handed
+                found.append(access(node, ctx, READ, owner, code_of(func_node)))
         elif name and not name.startswith("."):
+            handed_on = []  # (rank of the effect, use, owner) of each built model the call hands the helper
             for position, done in argument_effects(index, flat, node):
                 owner = holds(node.args[position].value)
-                use = _WHOLE_USE.get(next((e for e in _WHOLE_ORDER if e in done), ""))
-                if owner is not None and use is not None:
-                    found.append(access(node, ctx, use, owner, name))
-    return found
+                effect = next((e for e in _WHOLE_ORDER if e in done), "")
+                if owner is not None and effect:
+                    handed_on.append((_WHOLE_ORDER.index(effect), _WHOLE_USE[effect], owner))
+            if handed_on:  # one finding per call, its most telling use (`sync(dst, src)` writes, not only reads)
+                _rank, use, owner = min(handed_on, key=lambda h: h[0])
+                found.append(access(node, ctx, use, owner, name))
+    return [a for a in found if a is not None]
+
+
+def _param_groups_of(items: cst.BaseExpression) -> str | None:
+    """`opt.param_groups` (or a slice or item of it): the groups of an optimizer, whose `"params"` are the
+    parameters of the model it was built over. Returns the optimizer's path."""
+    if isinstance(items, cst.Subscript):
+        items = items.value
+    if isinstance(items, cst.Attribute) and items.attr.value == "param_groups":
+        owner = dotted(items.value)
+        return f"{owner}.param_groups" if owner else None
+    return None
+
+
+def _group_parameters(value: cst.BaseExpression, groups: dict[str, str]) -> str | None:
+    """The source of a value that is the parameters of optimizer groups: `group["params"]` for a group a loop walks,
+    `opt.param_groups[0]["params"]`, `[p for g in opt.param_groups for p in g["params"]]`."""
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        comp = value.for_in
+        source = _param_groups_of(comp.iter) if isinstance(comp.target, cst.Name) else None
+        if source is not None and comp.inner_for_in is not None:
+            return _group_parameters(comp.inner_for_in.iter, {comp.target.value: source})  # type: ignore[union-attr]
+        return None
+    if not isinstance(value, cst.Subscript) or len(value.slice) != 1:
+        return None
+    key = value.slice[0].slice
+    if not (isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) and key.value.evaluated_value == "params"):
+        return None
+    group = value.value
+    if isinstance(group, cst.Name):
+        return groups.get(group.value)
+    return _param_groups_of(group)
+
+
+def _clip_functions(index: ModelIndex, cls: ClassInfo | None, flat: Flat) -> frozenset[str]:
+    """Names bound to torch's gradient clipping in the function or on `self` in any method of its class
+    (`clip = torch.nn.utils.clip_grad_norm_`, `self.clip_func = clip_grad_norm_`): calling them clips."""
+    nodes = [n for n, _ctx in flat.nodes if type(n) is cst.Assign]
+    if cls is not None:
+        for method in cls.all_methods():
+            if "clip_grad" in method.text and method.node is not None:
+                nodes += [n for n in walk(method.node) if isinstance(n, cst.Assign)]
+    found = set()
+    for node in nodes:
+        target = dotted(node.targets[0].target) if len(node.targets) == 1 else None
+        value = dotted(node.value)
+        if target and value and index.qualify(value).rsplit(".", 1)[-1] in known.CLIP_GRAD:
+            if target.startswith("self.") or "." not in target:
+                found.add(target)
+    return frozenset(found)
+
+
+def _not_narrowed(flat: Flat, node: cst.CSTNode, name: str) -> bool:
+    """Is `node` in the `else` of a test that `name` is a module (`if isinstance(obj, nn.Module): ... else:`)?"""
+    child, parent = node, flat.parent.get(id(node))
+    while parent is not None:
+        if isinstance(parent, cst.If) and parent.orelse is child:
+            test = parent.test
+            if isinstance(test, cst.Call) and call_name(test) == "isinstance" and test.args:
+                if dotted(test.args[0].value) == name:
+                    return True
+        child, parent = parent, flat.parent.get(id(parent))
+    return False
 
 
 # What a helper's summary says it does to the model (or the parameters) it is given, as a whole use, most
@@ -404,7 +500,7 @@ def _parameter_list_of(value: cst.BaseExpression, holds) -> str | None:
 
 
 # Module methods that read or load the whole state: under ZeRO-3 the tensors are empty placeholders.
-_STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
+_STATE_METHODS = known.STATE_CALLS
 # Calls that return something other than the module they are given.
 _NOT_PASSED_ON = frozenset(
     {"len", "list", "tuple", "print", "str", "repr", "isinstance", "id", "type", "sum", "hasattr", "getattr",
@@ -456,10 +552,16 @@ def _returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:
     return resolve_function(index, flat, name) is None and index.qualify(name) not in ("copy.deepcopy", "deepcopy")
 
 
-def _wrapper_method(name: str) -> bool:
-    """`accelerator.clip_grad_norm_(...)`: the training wrapper hands clipping to the DeepSpeed engine."""
+def _engine_method(index: ModelIndex, name: str, clips: frozenset[str]) -> bool:
+    """`self.accelerator.clip_grad_norm_(...)`, `engine.clip_grad_norm_(...)`: a method of an object (the training
+    engine or wrapper), which hands clipping to the engine that owns the gradients; not a function of a module
+    (`torch.nn.utils.clip_grad_norm_`, `utils.clip_grad_norm_` imported) nor a name bound to torch's
+    (`self.clip_func`)."""
     owner = name.rsplit(".", 1)[0] if "." in name else ""
-    return owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES
+    if not owner or name in clips or owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
+        return bool(owner) and name not in clips
+    head = owner.partition(".")[0]
+    return index.qualify(owner) == owner and head not in index.imports and head != "torch"
 
 
 def outside_functions(index: ModelIndex):
@@ -496,6 +598,7 @@ def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed
         return found
     if handed:
         found.models, found.iterables = _seeds(index, node)
+        found.models |= other_objects_models(index, node)  # `runner.model`, `isinstance(obj, nn.Module)`
         if cls is not None:
             found.models |= {f"self.{h}" for h in held_attributes(index, cls)} | held_paths(index, cls)
             found.models |= held_fields(index, cls)
@@ -744,6 +847,7 @@ def _handed_uses(
     maps: dict[str, str] = {}  # `params = dict(model.named_parameters())` -> the parameters it maps names to
     listed: dict[str, str] = {}  # `params = list(model.parameters())` -> the parameters it lists
     built_here = _built_locals(index, flat)
+    narrowed = frozenset(n for n in other_objects_models(index, func) if "." not in n)  # `isinstance(obj, nn.Module)`
 
     def holds_model(expr: cst.BaseExpression) -> bool:
         """A model handed in or held; or anything else whose parameters the code walks (`pair.target`), unless
@@ -756,6 +860,10 @@ def _handed_uses(
         expr = same_items(expr)
         if isinstance(expr, cst.Name) and expr.value in iterables:
             return expr.value
+        if isinstance(expr, cst.IfExp):  # `chain(m.parameters(), m.buffers()) if both else m.parameters()`
+            return source_of(expr.body) or source_of(expr.orelse)
+        if isinstance(expr, cst.Call) and (call_name(expr) or "").rsplit(".", 1)[-1] == "chain":
+            return next((s for a in expr.args if a.keyword is None and (s := source_of(a.value))), None)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
             mapping = expr.func.value  # `params.items()`, `params.values()` of a name -> parameter mapping
             if expr.func.attr.value in ("items", "values") and isinstance(mapping, cst.Name) and mapping.value in maps:
@@ -803,7 +911,7 @@ def _handed_uses(
         if kind is cst.For or kind is cst.CompFor:
             _bind_loop(node.target, node.iter, source_of, aliases)
             if paths:
-                _bind_submodules(node.target, node.iter, models, aliases)
+                _bind_submodules(node.target, node.iter, models, aliases, narrowed)
             continue
         if kind is cst.Call and not ctx.guarded and isinstance(node.func, cst.Attribute):
             if node.func.attr.value == "apply" and dotted(node.func.value) in models and node.args:
@@ -853,11 +961,15 @@ def _handed_uses(
 _SUBMODULE_WALKS = frozenset({"items", "values", "modules", "children", "named_modules", "named_children"})
 
 
-def _bind_submodules(target, iterable, models: set[str], aliases: dict[str, str]) -> None:
+def _bind_submodules(
+    target, iterable, models: set[str], aliases: dict[str, str], narrowed: frozenset[str] = frozenset()
+) -> None:
     """`for name, head in model.heads.items()`, `for layer in self.model.layers`, `for m in model.modules()`:
-    the loop variable is a submodule of a held model (its parameters reached by path are the model's)."""
+    the loop variable is a submodule of a held model (its parameters reached by path are the model's). A name the
+    function tests to be a module (`narrowed`: `for k, obj in objs.items(): if isinstance(obj, nn.Module)`) stays
+    one whatever the loop walks."""
     for part, items in loop_items(target, iterable):
-        if not isinstance(part, cst.Name) or part.value in aliases:
+        if not isinstance(part, cst.Name) or part.value in aliases or part.value in narrowed:
             continue
         models.discard(part.value)
         if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
@@ -867,6 +979,19 @@ def _bind_submodules(target, iterable, models: set[str], aliases: dict[str, str]
         name = dotted(items)
         if name is not None and (name in models or _held_prefix_of(name, models)):
             models.add(part.value)
+
+
+def _through_settings(name: str, models: set[str]) -> bool:
+    """Does the dotted `name` reach below its held prefix through a setting (`model.cfg.model`, `agent.args.net`),
+    or end in a size or count the model keeps (`net.input_dim`, `net.num_layers`)?"""
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:cut]) in models:
+            return any(config_like(p) for p in parts[cut:]) or _SIZE_NAME.search(parts[-1]) is not None
+    return False
+
+
+_SIZE_NAME = re.compile(r"(?:^|_)(?:dim|dims|size|sizes|len|length|count|idx|index)$|^n_|^num_")
 
 
 def _held_prefix_of(name: str, models: set[str]) -> bool:

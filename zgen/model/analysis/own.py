@@ -283,7 +283,7 @@ def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) 
 
 
 # `self.state_dict()` / `self.load_state_dict(` in a method's text: the trigger to parse it.
-_OWN_STATE = re.compile(r"\bself\.(?:load_)?state_dict\(|\bsave\(\s*self\b|\.(?:save_pretrained|push_to_hub)\(")
+_OWN_STATE = re.compile(r"\bself\.(?:load_|_load_from_|_save_to_)?state_dict\(|\bsave\(\s*self\b|\.(?:save_pretrained|push_to_hub)\(")
 _STATE_TEXT = re.compile(r"state_dict\(|save\(|\.save_pretrained\(|\.push_to_hub\(")
 # A module's own saving and loading methods (`save(path)`, `load_checkpoint(path)`), not the state dict API itself.
 _SERIALISER = re.compile(r"^_?(?:save|load)(?:_|$)(?!.*state_dict)")
@@ -321,7 +321,7 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                 if hub and node.func.attr.value in known.HUB_MIXIN_SAVES and _on_self(node.func.value):
                     found.append((method, node))  # `super().save_pretrained(d)`: the hub mixin saves the state dict
                     continue
-                if node.func.attr.value not in ("state_dict", "load_state_dict"):
+                if node.func.attr.value not in known.STATE_CALLS:
                     continue
                 if not isinstance(node.func.value, cst.Name) or node.func.value.value != "self":
                     continue

@@ -30,16 +30,18 @@ from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, walk
 
 __all__ = [
-    "module_arguments", "held_attributes", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+    "module_arguments", "held_attributes", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
 # dicts, lists, sizes and configs a function also takes.
-_MODULE_WORD = re.compile(
-    r"(?:layer|block|module|model|encoder|decoder|net|cell|head|backbone|embed|embedding|conv|linear|attn|attention"
-    r"|mlp|ffn|proj|stem|tower|trunk|policy|actor|critic|unet|transformer|teacher|student|generator|discriminator)s?$"
+MODULE_WORDS = (
+    "layer", "block", "module", "model", "encoder", "decoder", "net", "network", "cell", "head", "backbone", "embed",
+    "embedding", "conv", "linear", "attn", "attention", "mlp", "ffn", "proj", "stem", "tower", "trunk", "policy", "actor",
+    "critic", "unet", "transformer", "teacher", "student", "generator", "discriminator",
 )
+_MODULE_WORD = re.compile("(?:" + "|".join(MODULE_WORDS) + ")s?$")
 # Names of configs, tensors and state, never a module (`layer_cfg`, `x`, `weight`).
 _NOT_A_MODULE = re.compile(
     r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state"
@@ -69,6 +71,13 @@ def config_like(name: str) -> bool:
 def module_like_name(name: str) -> bool:
     """Is `name` how a module is usually named (`decoder_layer`, `backbone`, `policy`), not a config or a size?"""
     return bool(_MODULE_WORD.search(name)) and not _NOT_A_MODULE.search(name) and not _COUNT_OR_FACTORY.search(name)
+
+
+# Text of a module-named attribute of another object handed to a call (`helper(runner.model)`,
+# `sync(self.trainer.network, x)`): the pre-filter of `other_objects_models`.
+HANDED_PATH_TEXT = r"[(,]\s*(?:\w+\.)+\w*" + _MODULE_WORD.pattern.rstrip("$") + r"(?:\.module)?\s*[,)]"
+# Text of a name or path named as a module (`model`, `self.ema_net`, `runner.model.module`) ending an argument.
+MODULE_NAMED_TEXT = r"(?:\w+\.)*\w*" + _MODULE_WORD.pattern.rstrip("$") + r"(?:\.module)?\s*[,)]"
 
 
 def annotated_module(index: ModelIndex, annotation: cst.BaseExpression) -> tuple[str, ...]:
@@ -494,3 +503,71 @@ def held_path_classes(
             return None
         classes = tuple(found)
     return classes
+
+
+@memoised
+def other_objects_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[str]:
+    """Models this function reaches through another object, which it did not build: built (and partitioned) by
+    whoever built that object.
+
+    * an attribute named as a module of an argument or of an object `self` holds (`runner.model`,
+      `strategy.model.module`, `self.trainer.network`, `state.policy`): the model a framework object, hook or
+      callback is handed with, whatever the object's class;
+    * a name the function tests to be a module of any kind (`isinstance(obj, nn.Module)`, a data-parallel
+      wrapper): an item of a collection of things to save or load, a value of unknown type.
+
+    Paths through settings (`cfg.model`), names the function binds to a module it builds, and `self.X` alone
+    (`held_attributes` judges those) do not count.
+    """
+    params = function.params
+    arguments = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    arguments -= {"self", "cls"}
+    built: set[str] = set()
+    for stmt in walk(function.body):
+        if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call):
+            if classify(index, stmt.value)[0] in (Kind.MODULE, Kind.CONTAINER):
+                built.update(dotted(t.target) or "" for t in stmt.targets)
+    found: set[str] = set()
+    for node in walk(function.body):
+        if isinstance(node, cst.Attribute):
+            path = access_path(node)
+            if path is None or not path.parts or "[]" in path.parts:
+                continue
+            parts = list(path.parts)
+            if parts[-1] == "module" and len(parts) > 1:
+                parts.pop()  # a wrapper's `.module`: the model it wraps
+            if path.root == "self" and len(parts) < 2 or path.root != "self" and path.root not in arguments:
+                continue
+            if not module_like_name(parts[-1]) or config_like(path.root) or any(config_like(p) for p in parts):
+                continue
+            name = ".".join([path.root, *parts])
+            if name not in built:
+                found.add(name)
+        elif isinstance(node, cst.Call) and call_name(node) == "isinstance" and len(node.args) == 2:
+            subject = node.args[0].value
+            if isinstance(subject, cst.Name) and subject.value not in built and _module_classes(index, node.args[1].value):
+                found.add(subject.value)
+    return frozenset(found)
+
+
+def reached_models(index: ModelIndex, function: cst.FunctionDef) -> dict[str, tuple[str, ...]]:
+    """The module arguments of `function` (`module_arguments`) and the models it reaches through another object
+    (`other_objects_models`, of a class we cannot tell), by the name or path that holds each."""
+    found = dict(module_arguments(index, function))
+    for name in other_objects_models(index, function):
+        found.setdefault(name, (UNKNOWN_CLASS,))
+    return found
+
+
+def _module_classes(index: ModelIndex, classes: cst.BaseExpression) -> bool:
+    """Does an `isinstance` class argument name any module (`nn.Module`, `(nn.DataParallel, DDP)`)? A layer class
+    (`nn.Linear`) does not: that is an initialiser's test of each module a walk visits."""
+    items = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    for item in items:
+        name = dotted(item)
+        if name is not None and index.qualify(name).rsplit(".", 1)[-1] in _ANY_MODULE:
+            return True
+    return False
+
+
+_ANY_MODULE = frozenset({"Module", "DataParallel", "DistributedDataParallel"})

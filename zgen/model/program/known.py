@@ -52,6 +52,7 @@ __all__ = [
     "PARAMETER_VECTORS",
     "AVERAGERS",
     "AVERAGER_UPDATES",
+    "STATE_CALLS",
 ]
 
 CONVENTIONAL_ALIASES = {
@@ -485,3 +486,7 @@ AVERAGERS = frozenset(
 AVERAGER_UPDATES = frozenset(
     {"update", "update_parameters", "step", "copy_to", "restore", "store", "update_moving_average", "average_parameters"}
 )  # `average_parameters()` (torch_ema) swaps the averages into the model's parameters and back
+
+# A module's whole state read or loaded: the state dict API and torch's per-module halves of it, which a
+# hand-written walker calls on each submodule (`module._load_from_state_dict(sd, prefix, ...)`).
+STATE_CALLS = frozenset({"state_dict", "load_state_dict", "_load_from_state_dict", "_save_to_state_dict"})

@@ -10,7 +10,7 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.handed import outside_functions
 from ..analysis.script import function_scope
-from ..program.holds import held_attributes, held_path_classes, module_arguments
+from ..program.holds import held_attributes, held_path_classes, reached_models
 from ..program.index import ModelIndex
 from ..program.members import Kind, facts_of, has_params
 from ..program.tree import code_of, cst
@@ -157,7 +157,7 @@ class Stack(nn.Module):
             scope = function_scope(index, span)
             if scope is None or not isinstance(scope.node, cst.FunctionDef):
                 continue
-            arguments = module_arguments(index, scope.node)
+            arguments = reached_models(index, scope.node)  # given, or reached through another object
             held = held_attributes(index, cls) if cls is not None else {}
             for node, ctx in scope.flat.nodes:
                 if type(node) is not cst.Attribute or node.attr.value != "forward" or ctx.guarded:

@@ -14,7 +14,7 @@ from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import answering_classes, calls_child_method, method_uses
 from ..analysis.handed import outside_functions
 from ..analysis.script import function_scope
-from ..program.holds import held_attributes, held_path_classes, module_arguments
+from ..program.holds import held_attributes, held_path_classes, module_arguments, reached_models
 from ..program.tree import access_path
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
@@ -232,7 +232,7 @@ class Quantiser(nn.Module):
             scope = function_scope(index, span)
             if scope is None or not isinstance(scope.node, cst.FunctionDef):
                 continue
-            arguments = module_arguments(index, scope.node) if span.name != "__init__" else {}
+            arguments = reached_models(index, scope.node) if span.name != "__init__" else {}
             if not held and not arguments:
                 continue
             for node, via, classes in _held_calls(index, scope.flat, held, arguments):
