@@ -127,6 +127,13 @@ class _Finder:
             for m in self.members.values()
         )
 
+        # A wrapper of a module it was handed (`self.wrapped = layer`, class unknown): its helpers may compute with
+        # that module's parameters, like those of a child it built.
+        self.follows_helpers = self.has_children or any(
+            m.kind == Kind.UNKNOWN and m.classes == (UNKNOWN_CLASS,) and not config_like(m.name)
+            for m in self.members.values()
+        )
+
     def accesses(self) -> list[ParamAccess]:
         found: list[ParamAccess] = []
         for node, ctx in self.flat.nodes:
@@ -136,7 +143,7 @@ class _Finder:
             elif kind is cst.Name:
                 found.extend(self._name(node, ctx))
             elif kind is cst.Call:
-                if self.has_children:
+                if self.follows_helpers:
                     found.extend(self._call(node, ctx))
             elif kind is cst.Attribute:
                 found.extend(self._attribute(node, ctx))
@@ -194,7 +201,7 @@ class _Finder:
                 first = narrowed(self.index, first, ctx) or first
             return self._owned(node, ctx, path, first, path.parts)
         found: list[ParamAccess] = []
-        if len(path.parts) == 1 and self.has_children and not isinstance(self.flat.parent.get(id(node)), cst.Call):
+        if len(path.parts) == 1 and self.follows_helpers and not isinstance(self.flat.parent.get(id(node)), cst.Call):
             found += self._through_helper(node, path.parts[0], ctx, prop=True)
         borrowed = facts_of(self.cls).borrowed.get(path.parts[0])
         if borrowed is not None and len(path.parts) == 1 and self.members.get(path.parts[0]) is not None:
@@ -590,8 +597,8 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
         method = cls.inherited_method(name)
         is_property = method is not None and method.text.lstrip().startswith("@property")
         reached = method is not None and any(m is method for m in cls.forward_methods)
-        if reached and "return self." not in method.text:  # type: ignore[union-attr]
-            method = None  # checked in its own body; only a parameter it returns as is concerns the caller
+        if reached and "return " not in method.text:  # type: ignore[union-attr]
+            method = None  # checked in its own body; what it returns is computed at each call too
         if method is not None and is_property == prop and method.node is not None:
             body = method.node
     found: list[tuple[str, ...]] = []
@@ -599,8 +606,8 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
         values = [body] if isinstance(body, cst.BaseExpression) else [
             stmt.value for stmt in walk(body) if isinstance(stmt, cst.Return) and stmt.value is not None
         ]
-        if reached:  # checked in its own body, except a parameter it returns as is: the caller uses that
-            values = [v for v in values if isinstance(v, cst.Attribute)]
+        if not isinstance(body, cst.BaseExpression):
+            values += _bound_values(body, values)  # `w = self.wrapped.weight` ... `return w * scale`
         for value in values:
             described = {
                 id(e.value) for e in walk(value)
@@ -613,6 +620,24 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
                         if path.parts[-1] in index.param_names and path.parts not in found:
                             found.append(path.parts)
     return tuple(found)
+
+
+def _bound_values(body: cst.CSTNode, values: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    """The values bound to the locals that the returned `values` name, and to the locals those name in turn."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for stmt in walk(body):
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
+            bound.setdefault(stmt.targets[0].target.value, []).append(stmt.value)
+    found: list[cst.BaseExpression] = []
+    seen: set[str] = set()
+    todo = list(values)
+    while todo:
+        for node in walk(todo.pop()):
+            if type(node) is cst.Name and node.value in bound and node.value not in seen:
+                seen.add(node.value)
+                found += bound[node.value]
+                todo += bound[node.value]
+    return found
 
 
 def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:

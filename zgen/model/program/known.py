@@ -204,6 +204,9 @@ NORMS = frozenset(
         "InstanceNorm2d",
         "InstanceNorm3d",
         "LocalResponseNorm",
+        "_NormBase",  # torch's private bases of the norms above (`bn: nn.modules.batchnorm._BatchNorm`)
+        "_BatchNorm",
+        "_InstanceNorm",
     }
 )
 
@@ -237,10 +240,13 @@ def torch_has_params(ref: str) -> bool | None:
 
 
 def is_torch_module_class(qualified: str) -> bool:
-    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv1d`, ...: a capitalised name under torch.nn."""
+    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv1d`, ...: a capitalised name under torch.nn (or a private
+    base class of torch's layers, `torch.nn.modules.conv._ConvNd`)."""
     if not qualified.startswith("torch.nn."):
         return False
     last = qualified.rsplit(".", 1)[-1]
+    if last.startswith("_") and qualified.startswith("torch.nn.modules."):
+        last = last.lstrip("_")
     return last[:1].isupper() and last not in {"Parameter", "Buffer"} and ".functional." not in qualified
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from zgen.findings import Severity
 
 from ..analysis.access import READ, SIZE, WRITE
+from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
@@ -57,7 +58,10 @@ class ChildMethodBypass(Rule):
     (`generate`) or only its submodules, and only its class says which. Such
     a call (`self.model.forward_intermediates(x)`) is worth a look by hand:
     route it through the child's forward, or register the child's direct
-    parameters as external.
+    parameters as external. A function handed a module and a tensor input
+    that calls a method of the module with values derived from the module's
+    own parameters (`conv._conv_forward(x, conv.weight * s, b)`) runs the
+    module by hand, with no hook of it: flagged at that call.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers `child`'s parameters only when `child` itself is called.
@@ -209,6 +213,15 @@ class Quantiser(nn.Module):
                         yield self.finding(index, method.snippet, node, message, help)
                         break
         yield from self._held(index)
+        for run in hand_runs(index):
+            if run.method:
+                message = (
+                    f"`{code_of(run.node.func)}(...)` is given values computed from `{run.module}.{run.param}`, "  # type: ignore[attr-defined]
+                    f"a parameter of `{run.module}`, outside `{run.module}`'s forward; ZeRO-3 has not gathered it "
+                    "and must fetch it on access"
+                )
+                help = f"call `{run.module}(...)` (its forward), or gather its parameters around the call"
+                yield self.finding(index, run.snippet, run.node, message, help)
 
     def _held(self, index: ModelIndex) -> Iterator[Report]:
         """Code outside the model classes calling a method other than forward on a model it holds or is given, or
