@@ -145,3 +145,100 @@ def test_wrapped_weight_through_helper_reported_at_forward(helper: str, use: str
 def test_wrapped_helper_of_metadata_only_is_clean_at_forward() -> None:
     source = WRAPPER.format(helper="    def masked(self):\n        return self.wrapped.weight.dtype", use="self.mask.to(self.masked())")
     assert found(source) == []
+
+
+# ---- a model of no readable class run by the parts of its forward (ZG303)
+
+FORWARD_PARTS = {
+    "registry-built child, through a helper forward calls": """
+        import timm
+
+        class Encoder(nn.Module):
+            def __init__(self, name):
+                super().__init__()
+                self.model = timm.create_model(name)
+
+            def _features(self, x):
+                return self.model.forward_intermediates(x, indices=[2, 5])  # KEY
+
+            def forward(self, x):
+                return self._features(x)
+    """,
+    "child handed in, forward_features": """
+        class Head(nn.Module):
+            def __init__(self, encoder):
+                super().__init__()
+                self.encoder = encoder
+                self.fc = nn.Linear(768, 10)
+
+            def forward(self, x):
+                return self.fc(self.encoder.forward_features(x).mean(1))  # KEY
+    """,
+    "plain class holding an annotated model": """
+        class Probe:
+            def __init__(self, backbone: nn.Module):
+                self.backbone = backbone
+
+            def embed(self, images):
+                return self.backbone.forward_features(images)  # KEY
+    """,
+    "free function given a model": """
+        def extract(model, images):
+            return model.get_intermediate_layers(images, n=4)  # KEY
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD_PARTS))
+def test_unreadable_model_run_by_parts_is_zg303(name: str) -> None:
+    source = FORWARD_PARTS[name]
+    assert ("ZG303", line_of(source, "# KEY")) in found(source)
+
+
+FORWARD_PARTS_LOOKALIKES = {
+    "the handed model called": """
+        class Head(nn.Module):
+            def __init__(self, encoder):
+                super().__init__()
+                self.encoder = encoder
+
+            def forward(self, x):
+                return self.encoder(x)
+    """,
+    "a readable class whose forward_features uses only its children": """
+        class Cnn(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem = nn.Conv2d(3, 64, 3)
+
+            def forward_features(self, x):
+                return self.stem(x)
+
+            def forward(self, x):
+                return self.forward_features(x)
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.backbone = Cnn()
+
+            def forward(self, x):
+                return self.backbone.forward_features(x)
+    """,
+    "a registry-built model's other method": """
+        import timm
+
+        class Encoder(nn.Module):
+            def __init__(self, name):
+                super().__init__()
+                self.model = timm.create_model(name)
+
+            def forward(self, x):
+                return self.model.generate(x)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD_PARTS_LOOKALIKES))
+def test_forward_parts_lookalikes_are_clean(name: str) -> None:
+    assert found(FORWARD_PARTS_LOOKALIKES[name]) == []

@@ -188,8 +188,10 @@ def _helper_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     for method in cls.all_methods():
         if method.text.lstrip().startswith("@property") and index.mentions_param(method.text):
             found.add(method.name)
-        elif "return self." in method.text and index.mentions_param(method.text):
-            found.add(method.name)  # may return a submodule's parameter as is (`shared_embedding_weight()`)
+        elif "return " in method.text and index.mentions_param(method.text):
+            # may return a submodule's parameter as is (`shared_embedding_weight()`), or computed with, also
+            # through a local (`w = self.wrapped.weight` ... `return w * self.mask`)
+            found.add(method.name)
     for info in cls.mro:
         for base_index, base in info.external_bases:
             for method in base.all_methods():

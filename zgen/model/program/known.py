@@ -210,6 +210,16 @@ NORMS = frozenset(
     }
 )
 
+# Methods by which vision backbones of the common libraries run their forward in parts, never calling `forward`
+# itself, computing with the model's own top-level parameters (position embeddings, class and register tokens)
+# and calling its children: `forward_features(x)`, `forward_intermediates(x, indices)`, `get_intermediate_layers`.
+FORWARD_PARTS = frozenset({"forward_features", "forward_intermediates", "get_intermediate_layers"})
+
+# Builders that return a model of a class chosen by name at run time (a registry or hub lookup): the result is a
+# module whose class cannot be read (`timm.create_model(name)`, `torch.hub.load(repo, name)`, `build_model(cfg)`).
+MODEL_BUILDERS = frozenset({"create_model", "build_model", "build_backbone", "build_encoder", "load_model"})
+MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
+
 # Registries that return activation modules (no parameters).
 ACTIVATION_FACTORIES = frozenset({"ACT2FN", "ACT2CLS", "get_activation", "get_act_fn", "get_activation_fn"})
 
