@@ -217,6 +217,7 @@ ACCESSES = (
     Access("forward_callback", "ZG3", lambda m, s: [f"y = run_fn(fn={m}.fc.forward)"], skip_in=("repr",)),
     Access("child_method", "ZG3", lambda m, s: [f"y = {m}.blk.logits({X})"], expression=True,
            skip_in=("repr",)),
+    Access("child_property", "ZG3", lambda m, s: [f"y = {X} @ {m}.blk.table"], holders=FORWARD_HOLDERS[:-1]),
     Access("moduledict_loop", "ZG3", lambda m, s: [
         f"for name, h in {m}.heads.items():",
         f"    y = torch.nn.functional.linear({X}, h.weight)",
@@ -294,10 +295,12 @@ class Cell:
         return not self.found
 
 
-def _child_classes(s: Spelling, with_method: bool) -> list[str]:
+def _child_classes(s: Spelling, with_method: bool, with_property: bool = False) -> list[str]:
     """The child class; its non-forward method only where the cell calls it (run from a loop, it is a hazard itself)."""
     base = s.module_base
     method = ["    def logits(self, x):", "        return x @ self.weight.t()", ""] if with_method else []
+    if with_property:  # a property returning the block's own weight: reading it from outside reads the weight
+        method += ["    @property", "    def table(self):", "        return self.weight * 1.0", ""]
     return [
         f"class Block({base}):",
         "    def __init__(self):",
@@ -365,7 +368,7 @@ def build(cell: Cell) -> None:
         head += s.extra.splitlines() + [""]
     if s.base:
         head += s.base.splitlines() + [""]
-    head += [""] + _child_classes(s, a.name == "child_method")
+    head += [""] + _child_classes(s, a.name == "child_method", a.name == "child_property")
     init = [
         f"class Net({s.module_base}):",
         "    def __init__(self):",

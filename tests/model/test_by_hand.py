@@ -242,3 +242,42 @@ FORWARD_PARTS_LOOKALIKES = {
 @pytest.mark.parametrize("name", sorted(FORWARD_PARTS_LOOKALIKES))
 def test_forward_parts_lookalikes_are_clean(name: str) -> None:
     assert found(FORWARD_PARTS_LOOKALIKES[name]) == []
+
+
+# ---- a child's property that returns its own child's parameter (ZG301 where forward reads it)
+
+CHILD_PROPERTY = """
+class NormedLinear(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.linear = nn.Linear(d, n, bias=False)
+
+    @property
+    def {name}(self):
+        return self.linear.{what}
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+class Net(nn.Module):
+    def __init__(self, d=1024, n=4096):
+        super().__init__()
+        self.pos = NormedLinear(d, n)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        table = self.pos.{name}  # KEY
+        return self.proj(x) + table.sum()
+"""
+
+
+@pytest.mark.parametrize("name", ["weight", "table", "last_layer"])
+def test_child_property_returning_grandchild_weight_is_read(name: str) -> None:
+    source = CHILD_PROPERTY.format(name=name, what="weight")
+    assert ("ZG301", line_of(source, "# KEY")) in found(source)
+
+
+def test_child_property_returning_metadata_is_clean() -> None:
+    source = CHILD_PROPERTY.format(name="table", what="weight.dtype")
+    assert found(source) == []

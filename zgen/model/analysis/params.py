@@ -568,6 +568,8 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
             answer = member_param(index, ref, part)
             if answer or (answer is None and last and part in {"weight", "bias"}):
                 return classes if last else None
+            if last and _property_parameter(index, ref, part):
+                return classes  # `self.pos.weight`, a property of the child's class returning its child's weight
             next_member = next_member or member_of(index, ref, part)
         if next_member is None:
             return None
@@ -620,6 +622,29 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
                         if path.parts[-1] in index.param_names and path.parts not in found:
                             found.append(path.parts)
     return tuple(found)
+
+
+def _property_parameter(index: ModelIndex, ref: str, name: str) -> bool:
+    """Is `name` a property of module class `ref` (of this file) that returns a parameter of one of its children
+    (`@property def weight(self): return self.linear.weight`)? Reading it reads that parameter."""
+    cls = index.classes.get(ref)
+    if cls is None or not cls.is_module:
+        return False
+    method = cls.inherited_method(name)
+    if method is None or not method.text.lstrip().startswith("@property"):
+        return False
+    if _helper_reads(index, cls, name, True):
+        return True
+    members = facts_of(cls).members
+    node = method.node
+    return node is not None and any(  # `return self.weight * self.scale`: its own parameter
+        isinstance(stmt, cst.Return) and stmt.value is not None and any(
+            isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self"
+            and (member := members.get(e.attr.value)) is not None and member.kind == Kind.PARAM and not member.classes
+            for e in walk(stmt.value)
+        )
+        for stmt in walk(node)
+    )
 
 
 def _bound_values(body: cst.CSTNode, values: list[cst.BaseExpression]) -> list[cst.BaseExpression]:

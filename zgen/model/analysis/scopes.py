@@ -176,8 +176,23 @@ _HANDS_ALIAS = re.compile(r"for (\w+) in self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\
 
 
 def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
-    """Does `text` use a stored lambda, a property or a base-class helper of `cls` that mentions a parameter?"""
-    return any(f"self.{name}" in text for name in _helper_names(index, cls))
+    """Does `text` use a stored lambda, a property or a base-class helper of `cls` that mentions a parameter, or a
+    property of a module class of the file that does (`self.pos.table` for `@property def table(self): return
+    self.linear.weight`)?"""
+    return any(f"self.{name}" in text for name in _helper_names(index, cls)) or any(
+        f".{name}" in text for name in _parameter_properties(index)
+    )
+
+
+@memoised
+def _parameter_properties(index: ModelIndex) -> frozenset[str]:
+    """Names of the properties of the file's module classes that return something of `self` (a parameter of
+    theirs or of a child, which `params._property_parameter` decides from the parse)."""
+    return frozenset(
+        method.name for cls in index.module_classes() for method in cls.all_methods()
+        if method.text.lstrip().startswith("@property") and "return self." in method.text
+        or method.text.lstrip().startswith("@property") and index.mentions_param(method.text)
+    ) if "@property" in index.source else frozenset()
 
 
 @memoised
