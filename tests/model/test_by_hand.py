@@ -281,3 +281,24 @@ def test_child_property_returning_grandchild_weight_is_read(name: str) -> None:
 def test_child_property_returning_metadata_is_clean() -> None:
     source = CHILD_PROPERTY.format(name="table", what="weight.dtype")
     assert found(source) == []
+
+
+def test_depthwise_conv1d_with_config_kernel_stays_gathered() -> None:
+    """`nn.Conv1d(d, d, kernel_size=cfg.k, groups=d)`: one short filter per channel, below the persistence threshold
+    even when its kernel comes from a config, so a helper's read of it is no hazard at the forward's call either."""
+    source = """
+        class Mixer(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.d = config.intermediate_size
+                self.conv1d = nn.Conv1d(in_channels=self.d, out_channels=self.d, kernel_size=config.conv_kernel,
+                                        groups=self.d, padding=config.conv_kernel - 1)
+
+            def kernel_forward(self, x):
+                w = self.conv1d.weight.view(self.d, -1)
+                return x * w.sum(-1, keepdim=True)
+
+            def forward(self, x):
+                return self.kernel_forward(x)
+    """
+    assert found(source) == []
