@@ -592,15 +592,20 @@ def _container_class(index: ModelIndex, ref: str) -> bool:
 def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> tuple[tuple[str, ...], ...]:
     """Paths `self.a.b.weight` that a helper method, property or stored lambda of `cls` returns or computes with."""
     body: cst.CSTNode | None = None
-    reached = False
+    reached = own = False
     if not prop and name in facts_of(cls).lambdas:
         body = facts_of(cls).lambdas[name].body
     else:
         method = cls.inherited_method(name)
         is_property = method is not None and method.text.lstrip().startswith("@property")
         reached = method is not None and any(m is method for m in cls.forward_methods)
-        if reached and "return " not in method.text:  # type: ignore[union-attr]
-            method = None  # checked in its own body; what it returns is computed at each call too
+        # A helper of the class itself that forward reaches is checked in its own body, where a reader of the class
+        # sees it; only a parameter it returns as is concerns the caller. One a base class defines (`self.masked()`
+        # of a wrapper's base) computes with the parameter at each call in the subclass's forward, where a reader
+        # of that forward sees the hazard: reported there too, whatever it returns.
+        own = reached and method.owner is cls  # type: ignore[union-attr]
+        if reached and ("return self." if own else "return ") not in method.text:  # type: ignore[union-attr]
+            method = None
         if method is not None and is_property == prop and method.node is not None:
             body = method.node
     found: list[tuple[str, ...]] = []
@@ -608,7 +613,9 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
         values = [body] if isinstance(body, cst.BaseExpression) else [
             stmt.value for stmt in walk(body) if isinstance(stmt, cst.Return) and stmt.value is not None
         ]
-        if not isinstance(body, cst.BaseExpression):
+        if own:
+            values = [v for v in values if isinstance(v, cst.Attribute)]
+        elif not isinstance(body, cst.BaseExpression):
             values += _bound_values(body, values)  # `w = self.wrapped.weight` ... `return w * scale`
         for value in values:
             described = {
