@@ -26,7 +26,9 @@ Each cell is one small model file, generated as the product of three independent
   is no module holding the model or receiving it, a lambda, `extra_repr`, a forward pre-hook, and code that
   reaches the model through another object: a hook handed a framework object (`runner.model`), a callback
   holding one (`self.trainer.network`), an item of a collection tested to be a module (`isinstance(obj,
-  nn.Module)`);
+  nn.Module)`); and (issue 20) a free function or a plain class's method handed a module and an input that
+  runs it by hand, and a wrapper whose base-class helper or property computes with the module
+  it was handed, used in the subclass's forward;
 * **spelling**: how the same code is written: `import torch.nn as nn`, `from torch import nn`,
   `torch.nn.*` only, bare names imported from `torch.nn`, a base class of the file, method
   decorators (`@torch.no_grad()`, `@torch.inference_mode()`, a custom one, a `@beartype`-like
@@ -126,6 +128,12 @@ MODULE_HOLDERS = ("init", "init_helper", "forward", "forward_helper", "nested", 
 OTHER_OBJECT_HOLDERS = ("hook_arg", "hook_attr", "collection")
 OUTSIDE_HOLDERS = ("function", "trainer_attr", "trainer_arg") + OTHER_OBJECT_HOLDERS
 ALL_HOLDERS = MODULE_HOLDERS + OUTSIDE_HOLDERS
+# Issue 20 (blind5's ZG3): a module run by hand -- a free function or a plain class's method handed a module and a
+# tensor input `x` (`m` is the module) -- and a wrapper holding a module it was handed whose helper (a base-class
+# method or property, `m` is `self.wrapped`) computes with it, used in the subclass's forward (the key line).
+BY_HAND_HOLDERS = ("by_hand_fn", "by_hand_method")
+WRAPPER_HOLDERS = ("wrapper_method", "wrapper_property")
+EVERY_HOLDER = ALL_HOLDERS + BY_HAND_HOLDERS + WRAPPER_HOLDERS
 
 
 @dataclass(frozen=True)
@@ -256,6 +264,7 @@ ACCESSES = (
     Access("forward_callback", "ZG3", lambda m, s: [f"y = run_fn(fn={m}.fc.forward)"], skip_in=("repr",)),
     Access("child_method", "ZG3", lambda m, s: [f"y = {m}.blk.logits({X})"], expression=True,
            skip_in=("repr",)),
+    Access("child_property", "ZG3", lambda m, s: [f"y = {X} @ {m}.blk.table"], holders=FORWARD_HOLDERS[:-1]),
     Access("moduledict_loop", "ZG3", lambda m, s: [
         f"for name, h in {m}.heads.items():",
         f"    y = torch.nn.functional.linear({X}, h.weight)",
@@ -293,6 +302,23 @@ ACCESSES = (
         "for group in opt.param_groups:",
         "    group['lr'] = group['lr'] * 0.5",
     ], key=2, safe=True, holders=("entry",) + OUTSIDE_HOLDERS),
+    # ---- ZG3: a module run by hand (its parameter meets the input `x`), and a wrapper's helper used in forward
+    Access("hand_linear", "ZG3", lambda m, s: [f"y = torch.nn.functional.linear(x, {m}.weight * 0.5, {m}.bias)"],
+           holders=BY_HAND_HOLDERS),
+    Access("hand_local_conv_forward", "ZG3", lambda m, s: [f"w = {m}.weight * 0.5", f"y = {m}._conv_forward(x, w, None)"],
+           key=1, holders=BY_HAND_HOLDERS),
+    Access("hand_matmul", "ZG3", lambda m, s: [f"y = x @ {m}.weight.t()"], holders=BY_HAND_HOLDERS),
+    Access("helper_masked", "ZG3", lambda m, s: [f"return {m}.weight * self.mask"], holders=WRAPPER_HOLDERS),
+    Access("helper_local", "ZG3", lambda m, s: [f"w = {m}.weight", "return w * self.mask"], key=1,
+           holders=WRAPPER_HOLDERS),
+    Access("safe_hand_called", "ZG3", lambda m, s: [f"y = {m}(x).to({m}.weight.dtype)"], safe=True,
+           holders=BY_HAND_HOLDERS),
+    Access("safe_hand_gathered", "ZG3", lambda m, s: [
+        f"with deepspeed.zero.GatheredParameters([{m}.weight]):",
+        f"    y = torch.nn.functional.linear(x, {m}.weight)",
+    ], key=1, safe=True, holders=BY_HAND_HOLDERS, imports="import deepspeed\n"),
+    Access("safe_helper_meta", "ZG3", lambda m, s: [f"return {m}.weight.dtype"], safe=True, holders=WRAPPER_HOLDERS),
+    Access("safe_helper_bias", "ZG3", lambda m, s: [f"return {m}.bias * 0.5"], safe=True, holders=WRAPPER_HOLDERS),
     Access("safe_external_registered", "ZG3", lambda m, s: [f"y = torch.nn.functional.linear({X}, {m}.emb.weight)"],
            safe=True, holders=("forward",), imports="import deepspeed\n"),
 )
@@ -325,10 +351,12 @@ class Cell:
         return not self.found
 
 
-def _child_classes(s: Spelling, with_method: bool) -> list[str]:
+def _child_classes(s: Spelling, with_method: bool, with_property: bool = False) -> list[str]:
     """The child class; its non-forward method only where the cell calls it (run from a loop, it is a hazard itself)."""
     base = s.module_base
     method = ["    def logits(self, x):", "        return x @ self.weight.t()", ""] if with_method else []
+    if with_property:  # a property returning the block's own weight: reading it from outside reads the weight
+        method += ["    @property", "    def table(self):", "        return self.weight * 1.0", ""]
     return [
         f"class Block({base}):",
         "    def __init__(self):",
@@ -388,14 +416,16 @@ def build(cell: Cell) -> None:
     a, h, s = cell.access, cell.holder, cell.spelling
     deco = [s.deco] if s.deco else []
     m = {"function": "model", "trainer_attr": "self.model", "trainer_arg": "model", "hook_arg": "runner.model",
-         "hook_attr": "self.trainer.network", "collection": "obj"}.get(h, "self")
+         "hook_attr": "self.trainer.network", "collection": "obj", "by_hand_fn": "layer",
+         "by_hand_method": "layer", "wrapper_method": "self.wrapped",
+         "wrapper_property": "self.wrapped"}.get(h, "self")
     body = a.lines(m, s)
     head = [ln for ln in (s.imports + a.imports).splitlines()] + [""]
     if s.extra:
         head += s.extra.splitlines() + [""]
     if s.base:
         head += s.base.splitlines() + [""]
-    head += [""] + _child_classes(s, a.name == "child_method")
+    head += [""] + _child_classes(s, a.name == "child_method", a.name == "child_property")
     init = [
         f"class Net({s.module_base}):",
         "    def __init__(self):",
@@ -470,6 +500,22 @@ def build(cell: Cell) -> None:
         outside = ["", "", *deco, "def visit_objects(objs):", "    for name, obj in objs.items():",
                    f"        if isinstance(obj, {s.mod}):", *_indent(body, 12)]
         start_list = outside
+    elif h == "by_hand_fn":
+        outside = ["", "", *deco, f"def run_by_hand(layer{s.ann}, x):", *_indent(body, 4), "    return y"]
+        start_list = outside
+    elif h == "by_hand_method":
+        outside = ["", "", "class Fuser:", *(_indent(deco, 4)), f"    def run(self, layer{s.ann}, x: torch.Tensor):",
+                   *_indent(body, 8), "        return y"]
+        start_list = outside
+    elif h in WRAPPER_HOLDERS:
+        prop = ["    @property"] if h == "wrapper_property" else []
+        use = "self.masked" if h == "wrapper_property" else "self.masked()"
+        outside = ["", "", f"class Wrapper({s.module_base}):", "    def __init__(self, layer):", "        super().__init__()",
+                   "        self.wrapped = layer", "        self.register_buffer('mask', torch.ones(4096, 4096))", "",
+                   *prop, *(_indent(deco, 4)), "    def masked(self):", *_indent(body, 8), "", "",
+                   "class Masked(Wrapper):", "    def forward(self, x):", f"        y = {use}", "        return self.wrapped(x)"]
+        start_list = outside
+        body = [f"y = {use}"]  # the key line: where forward uses the helper
     else:
         raise ValueError(h)
     lines = head + init + fwd + fwd_tail + methods + ["", ""] + _helpers(s) + outside
@@ -477,21 +523,21 @@ def build(cell: Cell) -> None:
     offset = {id(init): len(head), id(fwd): len(head) + len(init),
               id(methods): len(head) + len(init) + len(fwd) + len(fwd_tail),
               id(outside): len(lines) - len(outside)}[id(start_list)]
-    key_text = body[a.key if h != "lambda" else 0].strip()
+    key_text = body[a.key if h != "lambda" and h not in WRAPPER_HOLDERS else 0].strip()
     idx = next(i for i, ln in enumerate(start_list) if ln.strip() == key_text)
     cell.key_line = offset + idx + 1
     if a.callback:
         at = lines.index(next(ln for ln in lines if ln.startswith(f"def {a.callback}(")))
         cell.alt_line = at + 3  # `def`, `if isinstance`, the write
     cell.text = "\n".join(lines) + "\n"
-    cell.expect = a.expect(h)
+    cell.expect = cell.access.expect(h)
 
 
 def cells(spellings: list[Spelling]) -> list[Cell]:
     out = []
     for a in ACCESSES:
         for h in a.holders:
-            if h not in ALL_HOLDERS:
+            if h not in EVERY_HOLDER:
                 continue
             if h == "lambda" and not a.expression:
                 continue
@@ -558,6 +604,8 @@ def report(cs: list[Cell], show: int) -> None:
 _SHORT = {"init": "init", "init_helper": "init_h", "forward": "fwd", "forward_helper": "fwd_h", "nested": "nest",
           "entry": "entry", "repr": "repr", "prehook": "hook", "function": "func", "trainer_attr": "tr_at",
           "trainer_arg": "tr_ar", "lambda": "lam", "hook_arg": "hk_ar", "hook_attr": "hk_at", "collection": "coll"}
+          "trainer_arg": "tr_ar", "lambda": "lam", "by_hand_fn": "hand_f", "by_hand_method": "hand_m",
+          "wrapper_method": "wrap_m", "wrapper_property": "wrap_p"}
 
 
 def grid(cs: list[Cell]) -> None:
@@ -566,11 +614,11 @@ def grid(cs: list[Cell]) -> None:
     for c in cs:
         groups[c.access.name, c.holder].append(c)
     names = list(dict.fromkeys(c.access.name for c in cs))
-    print("\n| access \\ holder | " + " | ".join(_SHORT[h] for h in ALL_HOLDERS) + " |")
-    print("|---" * (len(ALL_HOLDERS) + 1) + "|")
+    print("\n| access \\ holder | " + " | ".join(_SHORT[h] for h in EVERY_HOLDER) + " |")
+    print("|---" * (len(EVERY_HOLDER) + 1) + "|")
     for a in names:
         row = []
-        for h in ALL_HOLDERS:
+        for h in EVERY_HOLDER:
             g = groups.get((a, h))
             if not g:
                 row.append("")

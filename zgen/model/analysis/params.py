@@ -127,6 +127,13 @@ class _Finder:
             for m in self.members.values()
         )
 
+        # A wrapper of a module it was handed (`self.wrapped = layer`, class unknown): its helpers may compute with
+        # that module's parameters, like those of a child it built.
+        self.follows_helpers = self.has_children or any(
+            m.kind == Kind.UNKNOWN and m.classes == (UNKNOWN_CLASS,) and not config_like(m.name)
+            for m in self.members.values()
+        )
+
     def accesses(self) -> list[ParamAccess]:
         found: list[ParamAccess] = []
         for node, ctx in self.flat.nodes:
@@ -136,7 +143,7 @@ class _Finder:
             elif kind is cst.Name:
                 found.extend(self._name(node, ctx))
             elif kind is cst.Call:
-                if self.has_children:
+                if self.follows_helpers:
                     found.extend(self._call(node, ctx))
             elif kind is cst.Attribute:
                 found.extend(self._attribute(node, ctx))
@@ -194,7 +201,7 @@ class _Finder:
                 first = narrowed(self.index, first, ctx) or first
             return self._owned(node, ctx, path, first, path.parts)
         found: list[ParamAccess] = []
-        if len(path.parts) == 1 and self.has_children and not isinstance(self.flat.parent.get(id(node)), cst.Call):
+        if len(path.parts) == 1 and self.follows_helpers and not isinstance(self.flat.parent.get(id(node)), cst.Call):
             found += self._through_helper(node, path.parts[0], ctx, prop=True)
         borrowed = facts_of(self.cls).borrowed.get(path.parts[0])
         if borrowed is not None and len(path.parts) == 1 and self.members.get(path.parts[0]) is not None:
@@ -561,6 +568,8 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
             answer = member_param(index, ref, part)
             if answer or (answer is None and last and part in {"weight", "bias"}):
                 return classes if last else None
+            if last and _property_parameter(index, ref, part):
+                return classes  # `self.pos.weight`, a property of the child's class returning its child's weight
             next_member = next_member or member_of(index, ref, part)
         if next_member is None:
             return None
@@ -583,15 +592,20 @@ def _container_class(index: ModelIndex, ref: str) -> bool:
 def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> tuple[tuple[str, ...], ...]:
     """Paths `self.a.b.weight` that a helper method, property or stored lambda of `cls` returns or computes with."""
     body: cst.CSTNode | None = None
-    reached = False
+    reached = own = False
     if not prop and name in facts_of(cls).lambdas:
         body = facts_of(cls).lambdas[name].body
     else:
         method = cls.inherited_method(name)
         is_property = method is not None and method.text.lstrip().startswith("@property")
         reached = method is not None and any(m is method for m in cls.forward_methods)
-        if reached and "return self." not in method.text:  # type: ignore[union-attr]
-            method = None  # checked in its own body; only a parameter it returns as is concerns the caller
+        # A helper of the class itself that forward reaches is checked in its own body, where a reader of the class
+        # sees it; only a parameter it returns as is concerns the caller. One a base class defines (`self.masked()`
+        # of a wrapper's base) computes with the parameter at each call in the subclass's forward, where a reader
+        # of that forward sees the hazard: reported there too, whatever it returns.
+        own = reached and method.owner is cls  # type: ignore[union-attr]
+        if reached and ("return self." if own else "return ") not in method.text:  # type: ignore[union-attr]
+            method = None
         if method is not None and is_property == prop and method.node is not None:
             body = method.node
     found: list[tuple[str, ...]] = []
@@ -599,8 +613,10 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
         values = [body] if isinstance(body, cst.BaseExpression) else [
             stmt.value for stmt in walk(body) if isinstance(stmt, cst.Return) and stmt.value is not None
         ]
-        if reached:  # checked in its own body, except a parameter it returns as is: the caller uses that
+        if own:
             values = [v for v in values if isinstance(v, cst.Attribute)]
+        elif not isinstance(body, cst.BaseExpression):
+            values += _bound_values(body, values)  # `w = self.wrapped.weight` ... `return w * scale`
         for value in values:
             described = {
                 id(e.value) for e in walk(value)
@@ -613,6 +629,47 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
                         if path.parts[-1] in index.param_names and path.parts not in found:
                             found.append(path.parts)
     return tuple(found)
+
+
+def _property_parameter(index: ModelIndex, ref: str, name: str) -> bool:
+    """Is `name` a property of module class `ref` (of this file) that returns a parameter of one of its children
+    (`@property def weight(self): return self.linear.weight`)? Reading it reads that parameter."""
+    cls = index.classes.get(ref)
+    if cls is None or not cls.is_module:
+        return False
+    method = cls.inherited_method(name)
+    if method is None or not method.text.lstrip().startswith("@property"):
+        return False
+    if _helper_reads(index, cls, name, True):
+        return True
+    members = facts_of(cls).members
+    node = method.node
+    return node is not None and any(  # `return self.weight * self.scale`: its own parameter
+        isinstance(stmt, cst.Return) and stmt.value is not None and any(
+            isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self"
+            and (member := members.get(e.attr.value)) is not None and member.kind == Kind.PARAM and not member.classes
+            for e in walk(stmt.value)
+        )
+        for stmt in walk(node)
+    )
+
+
+def _bound_values(body: cst.CSTNode, values: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    """The values bound to the locals that the returned `values` name, and to the locals those name in turn."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for stmt in walk(body):
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
+            bound.setdefault(stmt.targets[0].target.value, []).append(stmt.value)
+    found: list[cst.BaseExpression] = []
+    seen: set[str] = set()
+    todo = list(values)
+    while todo:
+        for node in walk(todo.pop()):
+            if type(node) is cst.Name and node.value in bound and node.value not in seen:
+                seen.add(node.value)
+                found += bound[node.value]
+                todo += bound[node.value]
+    return found
 
 
 def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:

@@ -176,8 +176,23 @@ _HANDS_ALIAS = re.compile(r"for (\w+) in self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\
 
 
 def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
-    """Does `text` use a stored lambda, a property or a base-class helper of `cls` that mentions a parameter?"""
-    return any(f"self.{name}" in text for name in _helper_names(index, cls))
+    """Does `text` use a stored lambda, a property or a base-class helper of `cls` that mentions a parameter, or a
+    property of a module class of the file that does (`self.pos.table` for `@property def table(self): return
+    self.linear.weight`)?"""
+    return any(f"self.{name}" in text for name in _helper_names(index, cls)) or any(
+        f".{name}" in text for name in _parameter_properties(index)
+    )
+
+
+@memoised
+def _parameter_properties(index: ModelIndex) -> frozenset[str]:
+    """Names of the properties of the file's module classes that return something of `self` (a parameter of
+    theirs or of a child, which `params._property_parameter` decides from the parse)."""
+    return frozenset(
+        method.name for cls in index.module_classes() for method in cls.all_methods()
+        if method.text.lstrip().startswith("@property") and "return self." in method.text
+        or method.text.lstrip().startswith("@property") and index.mentions_param(method.text)
+    ) if "@property" in index.source else frozenset()
 
 
 @memoised
@@ -188,8 +203,10 @@ def _helper_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     for method in cls.all_methods():
         if method.text.lstrip().startswith("@property") and index.mentions_param(method.text):
             found.add(method.name)
-        elif "return self." in method.text and index.mentions_param(method.text):
-            found.add(method.name)  # may return a submodule's parameter as is (`shared_embedding_weight()`)
+        elif "return " in method.text and index.mentions_param(method.text):
+            # may return a submodule's parameter as is (`shared_embedding_weight()`), or computed with, also
+            # through a local (`w = self.wrapped.weight` ... `return w * self.mask`)
+            found.add(method.name)
     for info in cls.mro:
         for base_index, base in info.external_bases:
             for method in base.all_methods():

@@ -205,8 +205,21 @@ NORMS = frozenset(
         "InstanceNorm2d",
         "InstanceNorm3d",
         "LocalResponseNorm",
+        "_NormBase",  # torch's private bases of the norms above (`bn: nn.modules.batchnorm._BatchNorm`)
+        "_BatchNorm",
+        "_InstanceNorm",
     }
 )
+
+# Methods by which vision backbones of the common libraries run their forward in parts, never calling `forward`
+# itself, computing with the model's own top-level parameters (position embeddings, class and register tokens)
+# and calling its children: `forward_features(x)`, `forward_intermediates(x, indices)`, `get_intermediate_layers`.
+FORWARD_PARTS = frozenset({"forward_features", "forward_intermediates", "get_intermediate_layers"})
+
+# Builders that return a model of a class chosen by name at run time (a registry or hub lookup): the result is a
+# module whose class cannot be read (`timm.create_model(name)`, `torch.hub.load(repo, name)`, `build_model(cfg)`).
+MODEL_BUILDERS = frozenset({"create_model", "build_model", "build_backbone", "build_encoder", "load_model"})
+MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
 
 # Registries that return activation modules (no parameters).
 ACTIVATION_FACTORIES = frozenset({"ACT2FN", "ACT2CLS", "get_activation", "get_act_fn", "get_activation_fn"})
@@ -238,10 +251,13 @@ def torch_has_params(ref: str) -> bool | None:
 
 
 def is_torch_module_class(qualified: str) -> bool:
-    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv1d`, ...: a capitalised name under torch.nn."""
+    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv1d`, ...: a capitalised name under torch.nn (or a private
+    base class of torch's layers, `torch.nn.modules.conv._ConvNd`)."""
     if not qualified.startswith("torch.nn."):
         return False
     last = qualified.rsplit(".", 1)[-1]
+    if last.startswith("_") and qualified.startswith("torch.nn.modules."):
+        last = last.lstrip("_")
     return last[:1].isupper() and last not in {"Parameter", "Buffer"} and ".functional." not in qualified
 
 

@@ -24,6 +24,9 @@ __all__ = ["param_numel", "upper_bound"]
 # Channels of a depthwise convolution whose width `__init__` does not show: the model widths such
 # layers are used at (Conformer, ConvNeXt, Mamba blocks) stay at or below this.
 DEPTHWISE_WIDTH = 2048
+# ... and the kernel of a depthwise Conv1d whose size comes from a config (Mamba's 4, ConvNeXt-1d's 7,
+# Conformer's 31): one filter of at most this many taps per channel.
+DEPTHWISE_KERNEL_1D = 31
 _BIG = 1 << 62  # anything larger is not a size
 
 # (positional names of the constructor, how each parameter's shape is made from them)
@@ -86,6 +89,8 @@ def param_numel(layer: str, param: str, call: cst.Call, env: dict[str, int]) -> 
             return out if out is None or out >= 0 else None
         inner = upper_bound(args["in_channels"], env) if "in_channels" in args else None
         kernel = _kernel(args.get("kernel_size"), int(layer[-2]), env)
+        if kernel is None and layer.endswith("1d") and _depthwise(args):
+            kernel = DEPTHWISE_KERNEL_1D  # `kernel_size=config.conv_kernel`: a short filter per channel
         if _depthwise(args) and kernel is not None and kernel >= 0:
             # One small filter per channel (channels x 1 x kernel): a per-channel parameter like a norm's
             # weight, so an unknown channel count is taken at the width of common models.

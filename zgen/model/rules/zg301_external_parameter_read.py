@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from zgen.findings import Severity
 
+from ..analysis.by_hand import hand_runs
 from ..analysis.access import GUARD, READ, ParamAccess, Reach, Scope
 from ..analysis.params import accesses
 from ..analysis.scopes import param_accesses
@@ -37,7 +38,14 @@ class ExternalParameterRead(Rule):
     method that a base class in another file calls (`preprocess` ->
     `add_pos_embed`). A child whose class cannot be read (its package is not
     installed) is not assumed to own what it holds: `self.vit.pos_embed` may
-    be a buffer; install the package so that its class is read.
+    be a buffer; install the package so that its class is read. A function
+    outside the model classes handed a module and a tensor input that
+    computes with the module's parameter and the input together
+    (`F.conv2d(x, conv.weight * s)`, `x @ lin.weight.t()`) runs the module
+    by hand: its reads are flagged wherever it is called from (a parent's
+    forward, a traced graph, a forward it replaces). A helper or property
+    computing with a wrapped module's weight (`self.wrapped.weight * mask`)
+    is reported at each use in forward as well as in its body.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters just before that module's forward
@@ -183,6 +191,14 @@ class Vit(nn.Module):
         for access in param_accesses(index, Scope.FORWARD):
             if access.use == READ and not _registered(index, access):
                 yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
+        for run in hand_runs(index):
+            if not run.method:
+                message = (
+                    f"`{code_of(run.node)}` is computed with `{run.function}`'s tensor input without `{run.module}` "
+                    f"running: `{run.function}` runs `{run.module}` by hand, so no hook of it gathers the parameter; "
+                    "ZeRO-3 must fetch it on access, blocking and outside the prefetch schedule"
+                )
+                yield self.finding(index, run.snippet, run.node, message, _HAND_HELP)
 
 
 def _message(access: ParamAccess) -> str:
@@ -214,6 +230,10 @@ def _registered(index: ModelIndex, access: ParamAccess) -> bool:
     )
 
 
+_HAND_HELP = (
+    "call the module (`module(x)`) so its hooks gather its parameters, or gather them around the call with "
+    "`deepspeed.zero.GatheredParameters(module.parameters())`"
+)
 _HELP = (
     "call the submodule instead, or register the parameter in `__init__` with "
     "`deepspeed.zero.register_external_parameter(self, <param>)`"

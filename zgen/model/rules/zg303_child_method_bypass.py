@@ -8,17 +8,19 @@ from collections.abc import Iterator
 from zgen.findings import Severity
 
 from ..analysis.access import READ, SIZE, WRITE
+from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import answering_classes, calls_child_method, method_uses
 from ..analysis.handed import outside_functions
 from ..analysis.script import function_scope
+from ..program import known
 from ..program.holds import held_attributes, held_path_classes, module_arguments, reached_models
 from ..program.tree import access_path
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
-from ..program.tree import code_of, cst
+from ..program.tree import call_name, code_of, cst, walk
 from .rule import Report, Rule
 
 # `<something other than self>.name(`: a method called on another object.
@@ -52,12 +54,16 @@ class ChildMethodBypass(Rule):
     imported into it, that define the called method. Methods that only call
     the child's submodules, or read buffers or parameters small enough to
     stay gathered, are fine. A child whose class cannot be read (a registry
-    lookup by name such as `timm.create_model(name)`, or a package that is
-    not installed) is not flagged: its method may run its own forward
-    (`generate`) or only its submodules, and only its class says which. Such
-    a call (`self.model.forward_intermediates(x)`) is worth a look by hand:
-    route it through the child's forward, or register the child's direct
-    parameters as external.
+    lookup by name such as `timm.create_model(name)`, a model handed in, or
+    a package that is not installed) is flagged only for the methods by which
+    vision backbones run their forward in parts (`forward_features`,
+    `forward_intermediates`, `get_intermediate_layers`: they never call
+    `forward` and compute with the model's own position embeddings and
+    tokens); any other method may run its own forward (`generate`) or only
+    its submodules, and only its class says which. A function handed a module and a tensor input
+    that calls a method of the module with values derived from the module's
+    own parameters (`conv._conv_forward(x, conv.weight * s, b)`) runs the
+    module by hand, with no hook of it: flagged at that call.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers `child`'s parameters only when `child` itself is called.
@@ -167,10 +173,11 @@ class Quantiser(nn.Module):
         for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
             called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
             external = _external_methods(index, cls)
-            called &= names | external
+            called &= names | external | known.FORWARD_PARTS
             if called and not any(method is m for _, m in forward):
                 # run on the built model: only methods that can compute with parameters are worth parsing for
-                called = {name for name in called if name in external or _computes(index, name)}
+                called = {name for name in called if name in external or name in known.FORWARD_PARTS
+                          or _computes(index, name)}
             if not called:
                 continue
             flat = flat_of(method)
@@ -188,9 +195,23 @@ class Quantiser(nn.Module):
                 if isinstance(target, cst.Name) and target.value == "self":
                     continue
                 classes = calls.classes_of(target)
+                if classes is None and name in known.FORWARD_PARTS and _registry_built(index, cls, target):
+                    classes = (UNKNOWN_CLASS,)  # `self.model = timm.create_model(name)`: a model of no readable class
                 if not classes and isinstance(target, cst.Name) and method.node is not None:
                     if target.value in module_arguments(index, method.node):
                         classes = (UNKNOWN_CLASS,)  # `def p_sample_loop(self, unet, ...)`: a module handed in
+                if name in known.FORWARD_PARTS and _unreadable(index, classes):
+                    # a model of a class we cannot read (a registry or hub builder, handed in) run only by the
+                    # parts of its forward: those compute with its own top-level parameters, no hook of it runs
+                    message = (
+                        f"`{code_of(node.func)}(...)` runs `{code_of(target)}`'s forward by parts without its forward; "
+                        f"what `{name}` computes with of `{code_of(target)}`'s own parameters (position embeddings, "
+                        "class tokens) is not gathered by any hook, and ZeRO-3 must fetch it on access"
+                    )
+                    help = (f"call `{code_of(target)}(...)` (its forward), or register its direct parameters with "
+                            "`deepspeed.zero.register_external_parameter`")
+                    yield self.finding(index, method.snippet, node, message, help)
+                    continue
                 for ref in answering_classes(index, classes, name, cls.name):
                     # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
                     uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
@@ -209,6 +230,15 @@ class Quantiser(nn.Module):
                         yield self.finding(index, method.snippet, node, message, help)
                         break
         yield from self._held(index)
+        for run in hand_runs(index):
+            if run.method:
+                message = (
+                    f"`{code_of(run.node.func)}(...)` is given values computed from `{run.module}.{run.param}`, "  # type: ignore[attr-defined]
+                    f"a parameter of `{run.module}`, outside `{run.module}`'s forward; ZeRO-3 has not gathered it "
+                    "and must fetch it on access"
+                )
+                help = f"call `{run.module}(...)` (its forward), or gather its parameters around the call"
+                yield self.finding(index, run.snippet, run.node, message, help)
 
     def _held(self, index: ModelIndex) -> Iterator[Report]:
         """Code outside the model classes calling a method other than forward on a model it holds or is given, or
@@ -244,6 +274,8 @@ class Quantiser(nn.Module):
                     for u in method_uses(index, ref, name)
                     if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")
                 ), None)
+                if used is None and name in known.FORWARD_PARTS and _unreadable(index, classes):
+                    used = f"{name}()"  # a model of no readable class run by the parts of its forward
                 if used is None:
                     continue
                 target = code_of(node.func.value)  # type: ignore[union-attr]
@@ -254,6 +286,39 @@ class Quantiser(nn.Module):
                 )
                 help = f"call `{via}(...)` (its forward), or gather its parameters around the call"
                 yield self.finding(index, scope.snippet, node, message, help)
+
+
+def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
+    """Is `target` an attribute `self.<name>` that `__init__` binds to what a model builder returns?"""
+    path = access_path(target)
+    if path is None or path.root != "self" or len(path.parts) != 1:
+        return False
+    for method in cls.init_methods:
+        node = method.node
+        if node is None or path.parts[0] not in method.text:
+            continue
+        for stmt in walk(node):
+            if not isinstance(stmt, (cst.Assign, cst.AnnAssign)) or not isinstance(stmt.value, cst.Call):
+                continue
+            targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+            if not any(code_of(t) == f"self.{path.parts[0]}" for t in targets):
+                continue
+            callee = call_name(stmt.value) or ""
+            if callee.rsplit(".", 1)[-1] in known.MODEL_BUILDERS or index.qualify(callee) in known.MODEL_BUILDERS_QUALIFIED:
+                return True
+    return False
+
+
+def _unreadable(index: ModelIndex, classes: tuple[str, ...] | None) -> bool:
+    """Is a module of `classes` one whose class we cannot read (unknown, or named but found in no file)?"""
+    if not classes:
+        return False
+    for ref in classes:
+        if ref == UNKNOWN_CLASS:
+            continue
+        if ref in index.classes or index.external(ref) is not None:
+            return False
+    return True
 
 
 def _what(used: str, owner: str) -> str:
