@@ -15,8 +15,8 @@ from ..program.trigger import Trigger
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, targets_of
 
 __all__ = [
-    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "Taint", "rank_attrs", "random_function", "draw_kind", "draw_trigger",
-    "draws_in", "VALUE_FREE_ATTRS", "is_none_test",
+    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind", "draw_trigger",
+    "draws_in", "VALUE_FREE_ATTRS", "is_none_test", "agreeing",
 ]
 
 RANK = "rank"
@@ -24,6 +24,7 @@ RANDOM = "random"
 HOST_RANDOM = "host-random"
 DATA = "data"
 HOST = "host"  # this host's files: an output that already exists, a node-local cache
+CLOCK = "clock"  # this host's clock: elapsed time, a deadline
 
 
 def _filled(node: cst.CSTNode, local: set[str]) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
@@ -66,6 +67,11 @@ class Taint:
         # assignment sees the taint only when a loop around both carries it back.
         self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
         self._done = False  # names still change while propagating: no memo until then
+        # `dist.all_reduce(t)`: a local a collective made the same on every rank, from that call on (by position)
+        self.agreed: dict[str, int] = {}
+        for node, _ctx in flat.nodes:
+            if type(node) is cst.Call and agreeing(node) and node.args and isinstance(node.args[0].value, cst.Name):
+                self.agreed.setdefault(node.args[0].value.value, flat.position.get(id(node), 0))
         local = {  # names this function binds itself (not `self`, not an imported module)
             name for node, _ctx in flat.nodes for target in targets_of(node)[0] for name in bound_names(target)
         } - {"self", "cls"}
@@ -146,6 +152,11 @@ class Taint:
                             sites.append(site)
         self._done = True
 
+    def agreed_use(self, use: cst.Name) -> bool:
+        """Is `use` after a collective that made this local the same on every rank (`dist.all_reduce(t)`)?"""
+        at = self.agreed.get(use.value)
+        return at is not None and self._flat.position.get(id(use), -1) > at
+
     def _reaches(self, use: cst.Name) -> bool:
         """Can a tainted assignment of this name reach `use` (earlier in the code, or around a loop)?"""
         position = self._flat.position.get(id(use))
@@ -191,6 +202,8 @@ class Taint:
             node = stack.pop()
             kind = type(node)
             if kind is cst.Call:
+                if agreeing(node):
+                    continue  # `idist.all_reduce(loss)`: the same value on every rank
                 taint = self._call_kind(node)
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
@@ -203,6 +216,8 @@ class Taint:
                         if _reads_value(read):
                             _merge_into(found, self._of(read.func.value, names) or {DATA: _call_text(read)})
             elif kind is cst.Name:
+                if self.agreed_use(node):
+                    continue
                 if id(node) in self.keyed_walks:
                     found.setdefault(DATA, f"the keys of `{node.value}`")
                 if node.value in names and self._reaches(node):
@@ -350,6 +365,8 @@ class Taint:
             return DATA
         if qualified in known.HOST_STATE_FUNCS:
             return HOST
+        if qualified in known.CLOCK_FUNCS:
+            return CLOCK
         if name in ("all", "any") and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
             return DATA  # all(stopping_criteria(out)): a verdict over this rank's values
         if qualified == "torch.where" and len(node.args) == 1:
@@ -360,6 +377,12 @@ class Taint:
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
+
+
+def agreeing(node: cst.Call) -> bool:
+    """`dist.all_reduce(t)`, `idist.broadcast(x, src=0)`: a collective after which every rank holds the same value."""
+    name = call_name(node)
+    return name is not None and name.rsplit(".", 1)[-1] in known.AGREEING_COLLECTIVES
 
 
 def _state_mappings(flat: Flat, inputs: frozenset[str]) -> set[str]:
