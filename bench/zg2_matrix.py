@@ -140,6 +140,16 @@ HAZARDS = [
         "wrap = tqdm if {s}.training else (lambda t: t)\nfor _ in wrap(range(h.shape[-1] // 4)):  # COND\n    h = RUN(h)  # CALL",
     ),
     Condition("loop", "trange over a length", "for _ in trange(len(h)):  # COND\n    h = RUN(h)  # CALL"),
+    # A flag another class sets on the object running the loop, on this rank's own metric.
+    Condition(
+        "flag", "patience callback, break",
+        "stopper = EarlyStop()\nfor _ in range(8):\n    h = RUN(h)  # CALL\n    stopper.update({s}, h.mean().item())\n"
+        "    if {s}.should_stop:  # COND\n        break",
+    ),
+    Condition(
+        "flag", "NaN guard, while not",
+        "guard = NanGuard()\nwhile not {s}.diverged:  # COND\n    h = RUN(h)  # CALL\n    guard.update({s}, h.sum().item())",
+    ),
     # This host's clock: a time limit, a time budget.
     Condition(
         "clock", "time limit break",
@@ -189,6 +199,15 @@ SAFE = [
     Condition("rank", "logging only", "h = RUN(h)\nif dist.get_rank() == 0:\n    print(h.mean().item())"),
     Condition("rank", "saving only", 'h = RUN(h)\nif {s}.rank == 0:\n    torch.save(h.detach(), "h.pt")'),
     Condition("loop", "tqdm over a configured count", "for _ in tqdm(range({s}.depth), desc='steps'):\n    h = RUN(h)"),
+    # Look-alikes of a stop flag: set on the epoch counter, or on a metric all-reduced first.
+    Condition(
+        "flag", "set on the epoch counter",
+        "limit = EpochLimit()\nfor epoch in range(8):\n    h = RUN(h)\n    limit.update({s}, epoch)\n    if {s}.halted:\n        break",
+    ),
+    Condition(
+        "flag", "set on an all-reduced metric",
+        "stop = ReducedStop()\nfor _ in range(8):\n    h = RUN(h)\n    stop.update({s}, h.mean().item())\n    if {s}.done:\n        break",
+    ),
     # Look-alikes of a clock: reduced across ranks before the test, or gating only logging.
     Condition(
         "clock", "time limit all-reduced",
@@ -253,6 +272,41 @@ def prob_mask_like(shape, prob, device):
 
 def sub_loss(model, h):
     return model.sub(h).pow(2).mean()
+
+
+class EarlyStop:
+    """Sets a stop flag on the object it is handed when this rank's metric gets worse."""
+
+    def __init__(self, patience=2):
+        self.best, self.wait, self.patience = float("inf"), 0, patience
+
+    def update(self, owner, metric):
+        if metric < self.best:
+            self.best, self.wait = metric, 0
+        else:
+            self.wait += 1
+            if self.wait > self.patience:
+                owner.should_stop = True
+
+
+class NanGuard:
+    def update(self, owner, metric):
+        if metric != metric:
+            owner.diverged = True
+
+
+class EpochLimit:
+    def update(self, owner, epoch):
+        if epoch >= 4:
+            owner.halted = True
+
+
+class ReducedStop:
+    def update(self, owner, metric):
+        value = torch.tensor(metric)
+        dist.all_reduce(value)
+        if value.item() < 1e-3:
+            owner.done = True
 
 {decorator_def}
 {base_def}class Sub({base}):

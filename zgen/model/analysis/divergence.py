@@ -20,6 +20,7 @@ from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.tree import call_name, children, code_of, cst, parameter_for
 from .calls import ModuleCalls
 from .counts import counted_loops
+from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
 from .persistence import gathers
 from .picks import may_pick, picked_runs
@@ -386,7 +387,8 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]
 
     def source_of(test: cst.CSTNode) -> str | None:
-        return _derived_source(test, derived, outputs, agreed) or taint.of(test).get(DATA)
+        found = _derived_source(test, derived, outputs, agreed) or taint.of(test).get(DATA)
+        return found or flag_source(taint.index, test)  # `if self._stop: break`, the flag set on a rank's metric
 
     for node, ctx in exits:
         if not ctx.loops:

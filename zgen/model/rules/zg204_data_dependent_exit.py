@@ -113,7 +113,12 @@ class DataDependentExit(Rule):
     this host's clock (`if time.time() - start > limit: break`, `while
     perf_counter() < deadline:`) is flagged too; a value all-reduced or
     broadcast before the test (`dist.all_reduce(elapsed)`) is the same on
-    every rank and is not.
+    every rank and is not. So is a loop that leaves on a flag (`if
+    self._stop_training: break`, `while not self.should_stop:`) that another
+    method of the file or of the package files it imports sets on a value it
+    was handed (an early-stopping callback comparing this rank's validation
+    loss, a NaN guard); a flag set on a counter (`epoch >= max_epochs`) or on
+    an all-reduced metric is not.
 
     Also flagged: a loop that runs submodules as often as this rank's input
     is long: `for i in range(n_chunks)` with `n_chunks = unfolded.shape[-1]`,
