@@ -69,12 +69,14 @@ def picked_runs(
 
     `derived(expr)` names the submodule call whose output `expr` is computed from (this rank's values), if any.
     """
-    candidates = [node for node, _ctx in flat.nodes if _container_item(node, calls)]
+    candidates = [(node, ctx) for node, ctx in flat.nodes if _container_item(node, calls)]
     if not candidates:
         return []
     names = (_rank_names(flat, taint), _reduced_names(flat))
     picks: dict[int, tuple[cst.CSTNode, bool, str, str]] = {}  # id(pick expr) -> (expr, is slice, kind, source)
-    for node in candidates:
+    for node, ctx in candidates:
+        if _walked_key(node, ctx, taint):
+            continue  # `for i in idx.unique(): self.experts[i](x)`: the loop itself is the decision, reported there
         found = _pick(node, taint, derived, *names)
         if found is not None:
             picks[id(node)] = (node, *found)
@@ -124,6 +126,22 @@ def picked_runs(
         expr, is_slice, kind, source = picks[key]
         out.append(Pick(kind, iterated or is_slice, expr, source, code_of(func), node))
     return out
+
+
+def _walked_key(node: cst.CSTNode, ctx, taint: Taint) -> bool:
+    """Is the key of an item a variable of an enclosing loop over a value that already differs per rank?"""
+    if type(node) is not cst.Subscript:
+        return False
+    walked: set[str] = set()
+    for loop in ctx.loops:
+        target = loop.target if isinstance(loop, cst.For) else getattr(getattr(loop, "for_in", None), "target", None)
+        iterable = loop.iter if isinstance(loop, cst.For) else getattr(getattr(loop, "for_in", None), "iter", None)
+        if target is not None and iterable is not None and taint.of(iterable):
+            walked.update(bound_names(target))
+    if not walked:
+        return False
+    keys = [n.value for element in node.slice for n in walk(element.slice) if type(n) is cst.Name]
+    return bool(keys) and all(key in walked for key in keys)
 
 
 def _strip_moves(value: cst.BaseExpression) -> cst.BaseExpression:
