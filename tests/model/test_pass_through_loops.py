@@ -77,3 +77,22 @@ def test_a_configured_count_behind_a_progress_bar_is_the_same_everywhere():
                 x = self.net(x)
             return x
     """) == []
+
+
+def test_a_schedule_walked_one_step_at_a_time_is_the_callers_choice():
+    # `sigmas` is only read step by step and handed to the model beside the data, never as the data itself
+    assert codes("""
+        def sample(self, x, sigmas):
+            for i in trange(len(sigmas) - 1):
+                denoised = self.net(x * sigmas[i])
+                x = x + (sigmas[i + 1] - sigmas[i]) * denoised
+            return x
+    """) == []
+    # a sequence whose steps are the model's input is this rank's data
+    assert codes("""
+        def decode(self, tokens):
+            out = []
+            for t in trange(len(tokens)):
+                out.append(self.net(tokens[t]))
+            return out
+    """) == ["ZG204"]

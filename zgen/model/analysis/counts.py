@@ -87,6 +87,8 @@ def counted_loops(
     for node, iterable, reported in loops:
         if calls is not None and _picks_own_item(node):
             continue
+        if calls is not None and _walks_a_schedule(node, iterable, inputs, calls):
+            continue
         source = counts.source(iterable)
         if source is not None:
             found[id(node)] = (reported, source)
@@ -151,6 +153,41 @@ def _split_locals(flat: Flat) -> dict[str, cst.Call]:
         if len(values) == 1 and isinstance(values[0], cst.Call) and isinstance(values[0].func, cst.Attribute)
         and (call_name(values[0]) or "").rsplit(".", 1)[-1] in _SPLITS
     }
+
+
+def _walks_a_schedule(loop: cst.CSTNode, iterable: cst.BaseExpression, inputs: frozenset[str], calls: Calls) -> bool:
+    """`for i in range(len(sigmas) - 1)` whose body reads the argument only one step at a time (`sigmas[i]`,
+    `sigmas[i + 1]`, or its length again) and never hands it, or a step of it, to a submodule as its first argument
+    (the data a model runs on, `self.step(tokens[:, t])`): a schedule of steps the caller chose (noise levels, time
+    steps), the same on every rank."""
+    if not isinstance(loop, cst.For) or not isinstance(iterable, cst.Call) or call_name(iterable) != "range":
+        return False
+    counted = {
+        node.args[0].value.value
+        for arg in iterable.args for node in walk(arg.value)
+        if type(node) is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1
+        and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in inputs
+    }
+    steps = set(bound_names(loop.target))
+    if not counted or not steps:
+        return False
+    stepped: set[int] = set()  # `sigmas[i]` subscripts by the loop variable (and `len(sigmas)` again)
+    for node in walk(loop.body):
+        if type(node) is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
+            stepped.add(id(node.args[0].value))
+            continue
+        if type(node) is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in counted:
+            if any(type(n) is cst.Name and n.value in steps for e in node.slice for n in walk(e.slice)):
+                stepped.add(id(node.value))
+            else:
+                return False
+        elif type(node) is cst.Call and node.args and not node.args[0].keyword and calls.callee(node) is not None:
+            first = node.args[0].value
+            base = first.value if isinstance(first, cst.Subscript) else first
+            if isinstance(base, cst.Name) and base.value in counted:
+                return False
+    uses = [n for n in walk(loop.body) if type(n) is cst.Name and n.value in counted]
+    return bool(uses) and all(id(n) in stepped for n in uses)
 
 
 def _picks_own_item(loop: cst.CSTNode) -> bool:

@@ -25,7 +25,9 @@ from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_i
 from .persistence import gathers
 from .picks import may_pick, picked_runs
 from .runs import HelperRuns, runs_argument
-from .taint import CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, agreeing, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test
+from .taint import (
+    CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, agreeing, is_none_test as _is_none_test,
+)
 
 __all__ = [
     "Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
@@ -198,9 +200,7 @@ def find_divergences(
         if key is not None and not ctx.guarded:
             add(DATA, GATE, key[0], key[1], callee)
     if pickable:
-        outputs = {id(call): callee for call, _ctx, callee in sites + extra}
-        derived = _derived_names(flat, outputs) if outputs else {}
-        for pick in picked_runs(flat, calls, taint, lambda expr: _derived_source(expr, derived, outputs)):
+        for pick in picked_runs(flat, calls, taint):
             add(pick.kind, ITERATE if pick.iterated else PICK, pick.node, pick.source, pick.callee)
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
 
@@ -449,7 +449,9 @@ _META_CALLS = frozenset({"size", "dim", "ndimension", "type", "get_device", "is_
 _META_FUNCS = frozenset({"isinstance", "type", "hasattr", "callable", "getattr"})
 
 
-def _derived_names(flat: Flat, outputs: dict[int, str], agreed: Agreed = None) -> dict[str, str]:
+def _derived_names(
+    flat: Flat, outputs: dict[int, str], agreed: Callable[[cst.Name], bool] | None = None
+) -> dict[str, str]:
     """Local names whose value comes from what a submodule-running call returned (or was filled from it)."""
     names: dict[str, str] = {}
     containers = set()  # names bound to a list/dict/set the function builds itself
@@ -491,13 +493,13 @@ def _derived_names(flat: Flat, outputs: dict[int, str], agreed: Agreed = None) -
     return names
 
 
-# Whether a use of a local comes after a collective made it the same on every rank (`Taint.agreed_use`), if known.
-Agreed = Callable[[cst.Name], bool] | None
-
-
-def _derived_source(expr: cst.CSTNode, names: dict[str, str], outputs: dict[int, str], agreed: Agreed = None) -> str | None:
+def _derived_source(
+    expr: cst.CSTNode, names: dict[str, str], outputs: dict[int, str],
+    agreed: Callable[[cst.Name], bool] | None = None,
+) -> str | None:
     """The submodule call whose output `expr` uses as a value (not only its shape or type), if any; a value
-    all-reduced or broadcast first (`dist.all_reduce(loss)`) is the same on every rank and is no rank's own."""
+    all-reduced or broadcast first (`dist.all_reduce(loss)`: `agreed` says whether a use of a local comes after
+    such a collective, `Taint.agreed_use`) is the same on every rank and is no rank's own."""
     stack = [expr]
     while stack:
         node = stack.pop()
@@ -644,6 +646,8 @@ def message(d: Divergence, test: str) -> str:
     """The finding text for a divergence: what decides the call, and what differs between ranks."""
     if isinstance(d.node, (cst.Break, cst.Return)):  # reached when every test of an `if`/`elif` chain failed
         what = f"the remaining calls of `{d.callee}` are skipped when this `{test.split()[0]}` is reached"
+    elif d.effect == PICK and d.callee == test:  # `self.heads[key](x)`: the item is what runs
+        what = f"`{test}` picks which module runs"
     else:
         what = _EFFECT[d.effect].format(callee=d.callee, test=test)
     return (

@@ -1,8 +1,8 @@
 """Submodules picked out of a module container by a value that differs between ranks.
 
 `self.experts[rank_slice]`, `self.heads[str(best.item())]`, `getattr(self, f"head_{k}")`: the key names *which*
-modules run. When the key differs per rank (the rank itself, a random draw, an index computed from this rank's
-tensor values or from what a submodule returned on them), ranks run different modules and their parameter
+modules run. When the key differs per rank (the rank itself, a random draw, an index this rank's tensor values
+choose: `argmax`, `topk`), ranks run different modules and their parameter
 all-gathers do not line up. The pick is followed however the code reaches the call: called at once, bound to a
 local or an attribute and called later, iterated (a slice), or zipped with the inputs.
 
@@ -63,11 +63,10 @@ def picked_runs(
     flat: Flat,
     calls: _Calls,
     taint: Taint,
-    derived: Callable[[cst.CSTNode], str | None],
 ) -> list[Pick]:
     """Calls that run a module picked out of a module container by a key that differs per rank.
-
-    `derived(expr)` names the submodule call whose output `expr` is computed from (this rank's values), if any.
+    (A key computed from what a submodule returned is not enough: feature levels, the outputs' count, are the
+    model's structure; an index the values choose, `argmax`/`topk`, is.)
     """
     candidates = [(node, ctx) for node, ctx in flat.nodes if _container_item(node, calls)]
     if not candidates:
@@ -77,7 +76,7 @@ def picked_runs(
     for node, ctx in candidates:
         if _walked_key(node, ctx, taint):
             continue  # `for i in idx.unique(): self.experts[i](x)`: the loop itself is the decision, reported there
-        found = _pick(node, taint, derived, *names)
+        found = _pick(node, taint, *names)
         if found is not None:
             picks[id(node)] = (node, *found)
     if not picks:
@@ -130,7 +129,11 @@ def picked_runs(
 
 def _walked_key(node: cst.CSTNode, ctx, taint: Taint) -> bool:
     """Is the key of an item a variable of an enclosing loop over a value that already differs per rank?"""
-    if type(node) is not cst.Subscript:
+    if type(node) is cst.Subscript:
+        parts = [element.slice for element in node.slice]
+    elif type(node) is cst.Call and len(node.args) >= 2:  # `getattr(self.experts, f"expert_{idx}")`
+        parts = [node.args[1].value]
+    else:
         return False
     walked: set[str] = set()
     for loop in ctx.loops:
@@ -140,7 +143,7 @@ def _walked_key(node: cst.CSTNode, ctx, taint: Taint) -> bool:
             walked.update(bound_names(target))
     if not walked:
         return False
-    keys = [n.value for element in node.slice for n in walk(element.slice) if type(n) is cst.Name]
+    keys = [n.value for part in parts for n in walk(part) if type(n) is cst.Name]
     return bool(keys) and all(key in walked for key in keys)
 
 
@@ -191,17 +194,17 @@ def _module_item(expr: cst.BaseExpression, calls: _Calls) -> bool:
 
 
 def _pick(
-    node: cst.CSTNode, taint: Taint, derived: Callable[[cst.CSTNode], str | None], *names: dict[str, str],
+    node: cst.CSTNode, taint: Taint, *names: dict[str, str],
 ) -> tuple[bool, str, str] | None:
     """(is a slice, taint kind, source) when a container item `node` is taken by a per-rank key."""
     if type(node) is cst.Subscript:
         is_slice = any(isinstance(element.slice, cst.Slice) for element in node.slice)
         for element in node.slice:
-            found = _key_kind(element.slice, taint, derived, *names)
+            found = _key_kind(element.slice, taint, *names)
             if found is not None:
                 return (is_slice, *found)
         return None
-    found = _key_kind(node.args[1].value, taint, derived, *names)  # type: ignore[attr-defined]
+    found = _key_kind(node.args[1].value, taint, *names)  # type: ignore[attr-defined]
     return (False, *found) if found is not None else None
 
 
@@ -209,11 +212,14 @@ def _module_mapping(expr: cst.BaseExpression, calls: _Calls) -> bool:
     """A ModuleDict member (its items are modules): `self.heads`."""
     classes_of = getattr(calls, "classes_of", None)  # (code outside a model class resolves no members)
     classes = classes_of(expr) if classes_of is not None else None
-    return bool(classes) and any(ref.rsplit(".", 1)[-1] in ("ModuleDict", "ModuleList", "Sequential") for ref in classes)
+    return bool(classes) and any(ref.rsplit(".", 1)[-1] in _CONTAINERS for ref in classes)
+
+
+_CONTAINERS = ("ModuleDict", "ModuleList", "Sequential")
 
 
 def _key_kind(
-    key: cst.CSTNode, taint: Taint, derived: Callable[[cst.CSTNode], str | None], rank_names: dict[str, str],
+    key: cst.CSTNode, taint: Taint, rank_names: dict[str, str],
     reduced_names: dict[str, str],
 ) -> tuple[str, str] | None:
     """What makes a container key differ between ranks, if anything."""
@@ -232,8 +238,7 @@ def _key_kind(
         source = _index_reduction(node)
         if source is not None:
             return DATA, source
-    source = derived(key)
-    return (DATA, f"{source}(...)") if source is not None else None
+    return None
 
 
 def _on_self(expr: cst.BaseExpression) -> bool:

@@ -12,11 +12,11 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
 from ..program.trigger import Trigger
-from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, targets_of
+from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, targets_of
 
 __all__ = [
-    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind", "draw_trigger",
-    "draws_in", "VALUE_FREE_ATTRS", "is_none_test", "agreeing",
+    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind",
+    "draw_trigger", "draws_in", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters",
 ]
 
 RANK = "rank"
@@ -125,6 +125,12 @@ class Taint:
         self.batch_sizes = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Assign for name in _batch_size_names(node)
         )
+        if cls is not None and isinstance(root, cst.FunctionDef) and self.inputs:
+            # `self.forward_single_task(x[mask], task.item())` for `task` in `labels.unique()`: a parameter the
+            # class's own calls bind to a value that differs per rank differs too
+            for name, kinds in handed_parameters(index, cls, root).items():
+                _merge_into(self.names.setdefault(name, {}), kinds)
+                _merge_into(self.direct.setdefault(name, {}), kinds)
         for _ in range(2):  # a second pass carries taint around loops
             for node, ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -383,6 +389,69 @@ def agreeing(node: cst.Call) -> bool:
     """`dist.all_reduce(t)`, `idist.broadcast(x, src=0)`: a collective after which every rank holds the same value."""
     name = call_name(node)
     return name is not None and name.rsplit(".", 1)[-1] in known.AGREEING_COLLECTIVES
+
+
+def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> dict[str, dict[str, str]]:
+    """Parameters of the method `func` that a call of it by the class itself or a base (`self.<name>(...)`, in this
+    file or the base's) binds to a value that differs per rank, with why. Only parameters the method decides on
+    (a test, a loop count, a key of one of its containers) are looked for: the callers are parsed for those."""
+    name = func.name.value
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    text = code_of(func.body, limit=20000)
+    decided = set()
+    for param in params:
+        # the parameter, or a local assigned from it (`col = self.index_of[task]`, `key = str(task)`), in a test, a
+        # loop count or the key of a container of `self`
+        names = [param, *re.findall(rf"^[ \t]*(\w+)[ \t]*=[^=\n]*\b{re.escape(param)}\b", text, re.M)]
+        words = "|".join(re.escape(n) for n in names)
+        if re.search(rf"(?:\bif\b|\bwhile\b|range\(|self\.\w+\[)[^\n]*\b(?:{words})\b", text):
+            decided.add(param)
+    if not decided:
+        return {}
+    found: dict[str, dict[str, str]] = {}
+    owners = [(index, c) for c in cls.mro] + list(cls.external_bases)
+    for owner_index, owner in owners:
+        for key, kinds in _bound_by_calls(owner_index, owner, name).items():
+            param = params[key] if isinstance(key, int) and key < len(params) else key
+            if param in decided:
+                _merge_into(found.setdefault(param, {}), kinds)  # type: ignore[arg-type]
+    return found
+
+
+@memoised(cycle={})
+def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | str, dict[str, str]]:
+    """What the methods of `cls` pass to `self.<name>(...)` that differs per rank: by argument position (after
+    `self`) or keyword, the taint kinds and their sources."""
+    needle = f"self.{name}("
+    found: dict[int | str, dict[str, str]] = {}
+    if needle not in cls.text:
+        return found
+    for method in cls.all_methods():
+        if method.name == name or needle not in method.text:
+            continue
+        flat = flat_of(method)
+        if flat is None:
+            continue
+        taint: Taint | None = None
+        for node, _ctx in flat.nodes:
+            if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or node.func.attr.value != name:
+                continue
+            if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+                continue
+            taint = taint or Taint(index, cls, flat)
+            at = 0
+            for arg in node.args:
+                if arg.star:
+                    break
+                key: int | str = arg.keyword.value if arg.keyword is not None else at
+                if arg.keyword is None:
+                    at += 1
+                kinds = taint.of(arg.value)
+                if kinds:
+                    _merge_into(found.setdefault(key, {}), kinds)
+    return found
 
 
 def _state_mappings(flat: Flat, inputs: frozenset[str]) -> set[str]:

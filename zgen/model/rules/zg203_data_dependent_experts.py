@@ -96,12 +96,15 @@ class _Selections:
     # `for _ in range(int(n.item())):`: a trip count read from this rank's tensor
     _COUNT = re.compile(r"range\([^\n]*\.item\(\)")
     _CONTAINER_ITEM = re.compile(r"\w\.\w+\[")  # an item of a container (`self.experts[k]`, `model.heads[k]`)
+    _NAMED_ITEM_CALL = re.compile(r"\bself\.\w+\[\s*\w+\s*\]\(")
 
     def search(self, text: str) -> bool:
         if _has_selection(text):
             return True
         if any(word in text for word in _REDUCTIONS) and self._CONTAINER_ITEM.search(text):
             return True  # `self.experts[str(scores.argmax().item())]`: a module picked by this rank's data
+        if "](" in text and self._NAMED_ITEM_CALL.search(text):
+            return True  # `self.heads[task](x)`: a key a caller may hand in from this rank's batch (`handed_parameters`)
         if (" in " in text or ".get(" in text) and self._PRESENCE.search(text):
             return True
         if "()" in text and self._VIEW_LOOP.search(text):
