@@ -75,7 +75,7 @@ def counted_loops(
             iterable = passed_through(iterable, wrappers)
         call = same_items(iterable)
         if isinstance(call, cst.Name) and call.value in splits:
-            iterable = call = splits[call.value]  # `chunks = x.chunk(n)` ... `for c in chunks`
+            iterable = call = reported = splits[call.value]  # `chunks = x.chunk(n)` ... `for c in chunks`
         if isinstance(call, cst.Call):
             name = (call_name(call) or "").rsplit(".", 1)[-1]
             if name in _LOOPED:
