@@ -68,17 +68,17 @@ def picked_runs(
     (A key computed from what a submodule returned is not enough: feature levels, the outputs' count, are the
     model's structure; an index the values choose, `argmax`/`topk`, is.)
     """
-    candidates = [(node, ctx) for node, ctx in flat.nodes if _container_item(node, calls)]
+    candidates = [(node, ctx) for node, ctx in flat.nodes if _keyed(node)]
     if not candidates:
         return []
     names = (_rank_names(flat, taint), _reduced_names(flat))
     picks: dict[int, tuple[cst.CSTNode, bool, str, str]] = {}  # id(pick expr) -> (expr, is slice, kind, source)
     for node, ctx in candidates:
-        if _walked_key(node, ctx, taint):
-            continue  # `for i in idx.unique(): self.experts[i](x)`: the loop itself is the decision, reported there
+        # the key first: what a container holds is resolved (through the children's classes) only for a per-rank key
         found = _pick(node, taint, *names)
-        if found is not None:
-            picks[id(node)] = (node, *found)
+        if found is None or _walked_key(node, ctx, taint) or not _container_item(node, calls):
+            continue  # (`for i in idx.unique(): self.experts[i](x)`: the loop itself is the decision, reported there)
+        picks[id(node)] = (node, *found)
     if not picks:
         return []
     # Names and attributes bound to a pick (`experts = self.experts[s]`, `self.expert = self.experts[k]`), by text.
@@ -168,6 +168,15 @@ def _picked(
         return None
     key, at = bound[text]
     return key if before is None or at < before else None
+
+
+def _keyed(node: cst.CSTNode) -> bool:
+    """A subscript or a `getattr(obj, key)` whose key is not a literal."""
+    kind = type(node)
+    if kind is cst.Subscript:
+        return not all(_literal(element.slice) for element in node.slice)
+    return kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "getattr" and len(node.args) >= 2 \
+        and not _literal(node.args[1].value)
 
 
 def _container_item(node: cst.CSTNode, calls: _Calls) -> bool:

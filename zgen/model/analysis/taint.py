@@ -396,6 +396,11 @@ def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) 
     file or the base's) binds to a value that differs per rank, with why. Only parameters the method decides on
     (a test, a loop count, a key of one of its containers) are looked for: the callers are parsed for those."""
     name = func.name.value
+    needle = f"self.{name}("
+    owners = [(index, c) for c in cls.mro] + list(cls.external_bases)
+    owners = [(owner_index, owner) for owner_index, owner in owners if needle in owner.text]
+    if not owners:
+        return {}  # (most methods: no call of this one by the class itself)
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if params[:1] in (["self"], ["cls"]):
         params = params[1:]
@@ -411,13 +416,20 @@ def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) 
     if not decided:
         return {}
     found: dict[str, dict[str, str]] = {}
-    owners = [(index, c) for c in cls.mro] + list(cls.external_bases)
     for owner_index, owner in owners:
         for key, kinds in _bound_by_calls(owner_index, owner, name).items():
             param = params[key] if isinstance(key, int) and key < len(params) else key
             if param in decided:
                 _merge_into(found.setdefault(param, {}), kinds)  # type: ignore[arg-type]
     return found
+
+
+# Words without which a caller hands no value that differs per rank (a text trigger, before any parse; a batch
+# size handed to a helper is left out: most callers read shapes).
+_PER_RANK_HINT = re.compile(
+    r"rank|rand|random|uniform|bernoulli|multinomial|choice|shuffle|unique|nonzero|argwhere|masked_select|bincount"
+    r"|\.items\(|\.keys\(|\.item\(|\.any\(|\.all\(|where\(|time|perf_counter|monotonic"
+)
 
 
 @memoised(cycle={})
@@ -429,8 +441,8 @@ def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
     if needle not in cls.text:
         return found
     for method in cls.all_methods():
-        if method.name == name or needle not in method.text:
-            continue
+        if method.name == name or needle not in method.text or not _PER_RANK_HINT.search(method.text):
+            continue  # (a caller with no word of a per-rank value hands none: not parsed)
         flat = flat_of(method)
         if flat is None:
             continue
