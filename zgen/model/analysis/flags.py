@@ -31,12 +31,10 @@ _COUNTER = re.compile(r"^_*(?:\w+_)?(?:epoch|step|iter|iteration|it|idx|index|co
 def flag_source(index: ModelIndex, test: cst.CSTNode) -> str | None:
     """A setter of a flag `test` reads (`self._stop`, `trainer.should_stop`) that sets it on this rank's values, as
     text for a message, if any."""
-    for node in walk(test):
-        if type(node) is cst.Attribute:
-            found = _setters(index, node.attr.value)
-            if found:
-                return found
-    return None
+    flag = test.expression if isinstance(test, cst.UnaryOperation) else test  # `not self.should_stop`
+    if not isinstance(flag, cst.Attribute) or not isinstance(flag.value, cst.Name) or flag.attr.value == "training":
+        return None  # (a bare flag on an object: settings paths and expressions are not looked up)
+    return _setters(index, flag.attr.value)
 
 
 @memoised
@@ -44,7 +42,7 @@ def _setters(index: ModelIndex, attr: str) -> str | None:
     """`Class.method(): target = True` for the first method of this file or its imported package files that sets
     the attribute `attr` to a true value under a test on values it was handed."""
     pattern = re.compile(rf"\.{re.escape(attr)}\s*=\s*(?:True|1)\b")
-    for other in _files(index):
+    for other in _files(index, attr):
         if not pattern.search(other.source):
             continue
         for cls in other.classes.values():
@@ -60,7 +58,7 @@ def _setters(index: ModelIndex, attr: str) -> str | None:
     return None
 
 
-def _files(index: ModelIndex) -> list[ModelIndex]:
+def _files(index: ModelIndex, attr: str) -> list[ModelIndex]:
     """This file and the files of its own project it imports, and those they import (a trainer's base class in one
     file, its callbacks in another), under the directory of its top package; at most `_MAX_FILES`."""
     found = [index]
@@ -74,7 +72,7 @@ def _files(index: ModelIndex) -> list[ModelIndex]:
     for _depth in range(2):
         following = []
         for current in frontier:
-            for other in _imported(current, project, top):
+            for other in _imported(current, project, top, attr):
                 if other not in found and len(found) < _MAX_FILES:
                     found.append(other)
                     following.append(other)
@@ -85,8 +83,8 @@ def _files(index: ModelIndex) -> list[ModelIndex]:
 _MAX_FILES = 12
 
 
-def _imported(index: ModelIndex, project, top: str) -> list[ModelIndex]:
-    """The files under `top` that `index` imports from."""
+def _imported(index: ModelIndex, project, top: str, attr: str) -> list[ModelIndex]:
+    """The files under `top` that `index` imports from and that mention `attr` (only those are indexed)."""
     out = []
     for target in sorted(set(index.imports.values())):
         target = index.absolute(target) if target.startswith(".") else target
@@ -94,7 +92,7 @@ def _imported(index: ModelIndex, project, top: str) -> list[ModelIndex]:
             other = project.file(name)
             if other is None:
                 continue
-            if other is not index.file and os.path.abspath(other.path).startswith(top + os.sep):
+            if other is not index.file and os.path.abspath(other.path).startswith(top + os.sep) and attr in other.source:
                 out.append(ModelIndex.of(other, project))
             break
     return out
