@@ -133,6 +133,56 @@ HAZARDS = [
         "tokens = []\nfor _ in range(8):\n    logits = RUN(h)  # CALL\n    token = logits.argmax(-1)\n"
         "    tokens.append(token)\n    if (token == 0).all():  # COND\n        break",
     ),
+    # A count of this rank's data walked through a progress bar or a pass-through wrapper.
+    Condition("loop", "tqdm over a data count", "n = h.shape[0]\nfor _ in tqdm(range(n)):  # COND\n    h = RUN(h)  # CALL"),
+    Condition(
+        "loop", "local pass-through wrapper",
+        "wrap = tqdm if {s}.training else (lambda t: t)\nfor _ in wrap(range(h.shape[-1] // 4)):  # COND\n    h = RUN(h)  # CALL",
+    ),
+    Condition("loop", "trange over a length", "for _ in trange(len(h)):  # COND\n    h = RUN(h)  # CALL"),
+    # A flag another class sets on the object running the loop, on this rank's own metric.
+    Condition(
+        "flag", "patience callback, break",
+        "stopper = EarlyStop()\nfor _ in range(8):\n    h = RUN(h)  # CALL\n    stopper.update({s}, h.mean().item())\n"
+        "    if {s}.should_stop:  # COND\n        break",
+    ),
+    Condition(
+        "flag", "NaN guard, while not",
+        "guard = NanGuard()\nwhile not {s}.diverged:  # COND\n    h = RUN(h)  # CALL\n    guard.update({s}, h.sum().item())",
+    ),
+    # This host's clock: a time limit, a time budget.
+    Condition(
+        "clock", "time limit break",
+        "start = time.time()\nfor _ in range(8):\n    h = RUN(h)  # CALL\n    if time.time() - start > 60:  # COND\n        break",
+    ),
+    Condition(
+        "clock", "while under a time budget",
+        "deadline = time.perf_counter() + 5.0\nwhile time.perf_counter() < deadline:  # COND\n    h = RUN(h)  # CALL",
+    ),
+    Condition(
+        "clock", "elapsed local, return",
+        "t0 = time.monotonic()\nfor _ in range(8):\n    elapsed = time.monotonic() - t0\n"
+        "    if elapsed > 1.0:  # COND\n        return h\n    h = RUN(h)  # CALL",
+    ),
+    # A module picked out of a container by a key that differs per rank (the block runs it; no `RUN`).
+    Condition(
+        "rank", "rank slice bound to a local",
+        "rank = dist.get_rank()\nchosen = {m}.layers[rank:rank + 1]  # COND\nfor layer in chosen:\n    h = layer(h)  # CALL",
+    ),
+    Condition(
+        "rank", "rank through a table of offsets",
+        "offsets = [0, 1]\nfirst = offsets[dist.get_rank() % 2]\nlayer = {m}.layers[first]  # COND\nh = layer(h)  # CALL",
+    ),
+    Condition("random", "random key into a ModuleDict", 'h = {m}.blocks[random.choice(["a", "ctx"])](h)  # COND CALL'),
+    Condition(
+        "data", "argmax of the layers' scores",
+        "scores = torch.stack([layer(h).mean() for layer in {m}.layers])\nbest = int(torch.argmax(scores))\n"
+        "picked = {m}.layers[best]  # COND\nh = picked(h)  # CALL",
+    ),
+    Condition(
+        "data", "topk indices walked",
+        "for i in h.mean(0).topk(1).indices.tolist():\n    h = {m}.layers[i](h)  # COND CALL",
+    ),
 ]
 
 SAFE = [
@@ -148,6 +198,31 @@ SAFE = [
     Condition("random", "same both ways", "if random.random() < 0.5:\n    h = RUN(h)\nelse:\n    h = RUN(h * 2)"),
     Condition("rank", "logging only", "h = RUN(h)\nif dist.get_rank() == 0:\n    print(h.mean().item())"),
     Condition("rank", "saving only", 'h = RUN(h)\nif {s}.rank == 0:\n    torch.save(h.detach(), "h.pt")'),
+    Condition("loop", "tqdm over a configured count", "for _ in tqdm(range({s}.depth), desc='steps'):\n    h = RUN(h)"),
+    # Look-alikes of a stop flag: set on the epoch counter, or on a metric all-reduced first.
+    Condition(
+        "flag", "set on the epoch counter",
+        "limit = EpochLimit()\nfor epoch in range(8):\n    h = RUN(h)\n    limit.update({s}, epoch)\n    if {s}.halted:\n        break",
+    ),
+    Condition(
+        "flag", "set on an all-reduced metric",
+        "stop = ReducedStop()\nfor _ in range(8):\n    h = RUN(h)\n    stop.update({s}, h.mean().item())\n    if {s}.done:\n        break",
+    ),
+    # Look-alikes of a clock: reduced across ranks before the test, or gating only logging.
+    Condition(
+        "clock", "time limit all-reduced",
+        "start = time.time()\nfor _ in range(8):\n    h = RUN(h)\n    elapsed = torch.tensor(time.time() - start)\n"
+        "    dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)\n    if elapsed.item() > 60:\n        break",
+    ),
+    Condition("clock", "clock only logged", "start = time.time()\nh = RUN(h)\nif time.time() - start > 1:\n    print(\"slow\")"),
+    # Look-alikes of a picked module: the rank picks data, a configured key, every index, a picked module only moved.
+    Condition(
+        "rank", "rank picks the data share",
+        "piece = h.chunk(2)[dist.get_rank() % 2]\nfor layer in {m}.layers:\n    piece = layer(piece)\nh = piece",
+    ),
+    Condition("config", "configured key", "layer = {m}.layers[{s}.depth - 1]\nh = layer(h)"),
+    Condition("loop", "every index", "for i in range(len({m}.layers)):\n    h = {m}.layers[i](h)"),
+    Condition("rank", "picked by rank, only moved", 'keep = {m}.layers[dist.get_rank() % 2]\nkeep.to("cpu")\nh = RUN(h)'),
 ]
 
 # ----------------------------------------------------------------------------- spellings and places
@@ -170,6 +245,7 @@ _HEADER = '''"""Generated by bench/zg2_matrix.py."""
 
 import os
 import random
+import time
 
 import numpy as np
 import torch
@@ -177,6 +253,7 @@ import torch.distributed as dist
 {nn_import}
 from torch import Tensor
 from typing import Optional
+from tqdm import tqdm, trange
 {extra_import}
 
 def exists(val):
@@ -195,6 +272,41 @@ def prob_mask_like(shape, prob, device):
 
 def sub_loss(model, h):
     return model.sub(h).pow(2).mean()
+
+
+class EarlyStop:
+    """Sets a stop flag on the object it is handed when this rank's metric gets worse."""
+
+    def __init__(self, patience=2):
+        self.best, self.wait, self.patience = float("inf"), 0, patience
+
+    def update(self, owner, metric):
+        if metric < self.best:
+            self.best, self.wait = metric, 0
+        else:
+            self.wait += 1
+            if self.wait > self.patience:
+                owner.should_stop = True
+
+
+class NanGuard:
+    def update(self, owner, metric):
+        if metric != metric:
+            owner.diverged = True
+
+
+class EpochLimit:
+    def update(self, owner, epoch):
+        if epoch >= 4:
+            owner.halted = True
+
+
+class ReducedStop:
+    def update(self, owner, metric):
+        value = torch.tensor(metric)
+        dist.all_reduce(value)
+        if value.item() < 1e-3:
+            owner.done = True
 
 {decorator_def}
 {base_def}class Sub({base}):
@@ -359,8 +471,8 @@ def build(root: Path) -> list[Case]:
         for cond in conds:
             for place in PLACES:
                 for runner in RUNNERS:
-                    if cond.name == "over ModuleList" and runner is not default:
-                        continue  # runs its own loop; the runner does not appear
+                    if "RUN(" not in cond.block and runner is not default:
+                        continue  # runs its own modules; the runner does not appear
                     add(hazard, cond, runner, place, "import torch.nn as nn")
             for spelling in SPELLINGS[1:]:
                 add(hazard, cond, default, "forward", spelling)

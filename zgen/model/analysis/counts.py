@@ -59,6 +59,7 @@ def counted_loops(
     often as the model has items."""
     loops = []
     splits = _split_locals(flat)
+    wrappers: frozenset[str] | None = None  # locals bound to a pass-through (`wrap = tqdm if verbose else identity`)
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind is cst.For:
@@ -67,28 +68,72 @@ def counted_loops(
             iterable = node.for_in.iter
         else:
             continue
+        reported = iterable  # (what a pass-through wrapper walks is counted; the loop's own iterable reported)
+        if type(iterable) is cst.Call and iterable.args:
+            if wrappers is None:
+                wrappers = _wrapper_locals(flat)
+            iterable = passed_through(iterable, wrappers)
         call = same_items(iterable)
         if isinstance(call, cst.Name) and call.value in splits:
-            iterable = call = splits[call.value]  # `chunks = x.chunk(n)` ... `for c in chunks`
+            iterable = call = reported = splits[call.value]  # `chunks = x.chunk(n)` ... `for c in chunks`
         if isinstance(call, cst.Call):
             name = (call_name(call) or "").rsplit(".", 1)[-1]
             if name in _LOOPED:
-                loops.append((node, iterable))
+                loops.append((node, iterable, reported))
     if not loops:
         return {}
     counts = CountedLoops(flat, inputs, calls)
     found = {}
-    for node, iterable in loops:
+    for node, iterable, reported in loops:
         if calls is not None and _picks_own_item(node):
+            continue
+        if calls is not None and _walks_a_schedule(node, iterable, inputs, calls):
             continue
         source = counts.source(iterable)
         if source is not None:
-            found[id(node)] = (iterable, source)
+            found[id(node)] = (reported, source)
     return found
 
 
-def _split_locals(flat: Flat) -> dict[str, cst.Call]:
-    """Locals bound once, to a split of a tensor (`chunks = x.chunk(self.chunks, dim=1)`)."""
+# Calls that hand back their first argument's items, one by one, unchanged: progress bars and the identity.
+_PASS_THROUGH = frozenset({"tqdm", "track", "progress", "progressbar", "alive_it", "identity", "iter"})
+
+
+def passed_through(iterable: cst.BaseExpression, wrappers: frozenset[str] = frozenset()) -> cst.BaseExpression:
+    """What a loop walks through a pass-through wrapper: `tqdm(range(n), desc=...)`, `track(xs)`, a local bound
+    to one (`wrap = tqdm if verbose else identity` ... `wrap(range(n))`); `trange(n)` is `range(n)`."""
+    for _ in range(4):
+        if not isinstance(iterable, cst.Call) or not iterable.args or iterable.args[0].keyword or iterable.args[0].star:
+            return iterable
+        name = (call_name(iterable) or "").rsplit(".", 1)[-1]
+        if name == "trange":
+            return iterable.with_changes(func=cst.Name("range"))
+        if name not in _PASS_THROUGH and not (isinstance(iterable.func, cst.Name) and iterable.func.value in wrappers):
+            return iterable
+        iterable = iterable.args[0].value
+    return iterable
+
+
+def _wrapper_locals(flat: Flat) -> frozenset[str]:
+    """Locals bound only to pass-throughs: a progress bar, `identity`, `lambda t: t`, or a choice between them."""
+    return frozenset(name for name, values in _bindings(flat).items() if all(map(_is_pass_through, values)))
+
+
+def _is_pass_through(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.IfExp):
+        return _is_pass_through(value.body) and _is_pass_through(value.orelse)
+    if isinstance(value, cst.Lambda):
+        params = value.params.params
+        return len(params) == 1 and isinstance(value.body, cst.Name) and value.body.value == params[0].name.value
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        return (code_of(value).rsplit(".", 1)[-1]) in _PASS_THROUGH
+    if isinstance(value, cst.Call) and call_name(value) in ("partial", "functools.partial") and value.args:
+        return _is_pass_through(value.args[0].value)  # `partial(tqdm, desc="sampling")`
+    return False
+
+
+def _bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
+    """The values each local is assigned (not loop variables)."""
     bound: dict[str, list[cst.BaseExpression]] = {}
     for node, _ctx in flat.nodes:
         targets, value = targets_of(node)
@@ -97,11 +142,52 @@ def _split_locals(flat: Flat) -> dict[str, cst.Call]:
         for target in targets:
             for name in bound_names(target):
                 bound.setdefault(name, []).append(value)
+    return bound
+
+
+def _split_locals(flat: Flat) -> dict[str, cst.Call]:
+    """Locals bound once, to a split of a tensor (`chunks = x.chunk(self.chunks, dim=1)`)."""
+    bound = _bindings(flat)
     return {
         name: values[0] for name, values in bound.items()
         if len(values) == 1 and isinstance(values[0], cst.Call) and isinstance(values[0].func, cst.Attribute)
         and (call_name(values[0]) or "").rsplit(".", 1)[-1] in _SPLITS
     }
+
+
+def _walks_a_schedule(loop: cst.CSTNode, iterable: cst.BaseExpression, inputs: frozenset[str], calls: Calls) -> bool:
+    """`for i in range(len(sigmas) - 1)` whose body reads the argument only one step at a time (`sigmas[i]`,
+    `sigmas[i + 1]`, or its length again) and never hands it, or a step of it, to a submodule as its first argument
+    (the data a model runs on, `self.step(tokens[:, t])`): a schedule of steps the caller chose (noise levels, time
+    steps), the same on every rank."""
+    if not isinstance(loop, cst.For) or not isinstance(iterable, cst.Call) or call_name(iterable) != "range":
+        return False
+    counted = {
+        node.args[0].value.value
+        for arg in iterable.args for node in walk(arg.value)
+        if type(node) is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1
+        and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in inputs
+    }
+    steps = set(bound_names(loop.target))
+    if not counted or not steps:
+        return False
+    stepped: set[int] = set()  # `sigmas[i]` subscripts by the loop variable (and `len(sigmas)` again)
+    for node in walk(loop.body):
+        if type(node) is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
+            stepped.add(id(node.args[0].value))
+            continue
+        if type(node) is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in counted:
+            if any(type(n) is cst.Name and n.value in steps for e in node.slice for n in walk(e.slice)):
+                stepped.add(id(node.value))
+            else:
+                return False
+        elif type(node) is cst.Call and node.args and not node.args[0].keyword and calls.callee(node) is not None:
+            first = node.args[0].value
+            base = first.value if isinstance(first, cst.Subscript) else first
+            if isinstance(base, cst.Name) and base.value in counted:
+                return False
+    uses = [n for n in walk(loop.body) if type(n) is cst.Name and n.value in counted]
+    return bool(uses) and all(id(n) in stepped for n in uses)
 
 
 def _picks_own_item(loop: cst.CSTNode) -> bool:

@@ -20,14 +20,18 @@ from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.tree import call_name, children, code_of, cst, parameter_for
 from .calls import ModuleCalls
 from .counts import counted_loops
+from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
 from .persistence import gathers
+from .picks import may_pick, picked_runs
 from .runs import HelperRuns, runs_argument
-from .taint import DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test
+from .taint import (
+    CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, agreeing, is_none_test as _is_none_test,
+)
 
 __all__ = [
     "Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS",
+    "NOT_RUNS", "PICK",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -36,13 +40,14 @@ SKIP = "skip"  # a `continue` on the value skips calls later in the loop
 EXIT = "exit"  # a `break`/`return` on the value skips the remaining calls
 WHILE = "while"  # the call sits in a `while` loop whose test is the value
 COUNT = "count"  # the call sits in a loop that runs as often as this rank's input is long
+PICK = "pick"  # the module called is taken out of a container by the value (`self.experts[rank]`)
 
 
 @dataclass(frozen=True, slots=True)
 class Divergence:
     """One rank-divergent decision about running `callee`."""
 
-    kind: str  # flow.RANK / RANDOM / HOST_RANDOM / DATA / HOST
+    kind: str  # flow.RANK / RANDOM / HOST_RANDOM / DATA / HOST / CLOCK
     effect: str
     node: cst.CSTNode  # the deciding expression (report here)
     source: str  # what makes it differ, e.g. `torch.rand()`
@@ -145,7 +150,8 @@ def find_divergences(
     loop_exits = make_indirect is not None and _has_loop_exit(flat)
     picks = _picked_calls(flat, taint)  # `self.heads[batch["task"]](x)`: the batch names the submodule
     counted = counted_loops(flat, taint.inputs)  # `for i in range(x.shape[-1] // hop)`: as often as the input is long
-    if not tainted and not loop_exits and not picks and not counted:
+    pickable = may_pick(flat)  # `self.experts[rank_slice]`: a container item taken by a key that may differ per rank
+    if not tainted and not loop_exits and not picks and not counted and not pickable:
         return []
     calls = make_calls()
     callee_of = calls.callee
@@ -193,6 +199,9 @@ def find_divergences(
         key = picks.get(id(call))
         if key is not None and not ctx.guarded:
             add(DATA, GATE, key[0], key[1], callee)
+    if pickable:
+        for pick in picked_runs(flat, calls, taint):
+            add(pick.kind, ITERATE if pick.iterated else PICK, pick.node, pick.source, pick.callee)
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
 
 
@@ -373,11 +382,13 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     other ranks keep calling the decoder and wait in its all-gather.
     """
     outputs = {id(call): callee for call, _ctx, callee in sites}
-    derived = _derived_names(flat, outputs)
+    agreed = taint.agreed_use if taint.agreed else None  # `dist.all_reduce(loss)`: the same on every rank after it
+    derived = _derived_names(flat, outputs, agreed)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]
 
     def source_of(test: cst.CSTNode) -> str | None:
-        return _derived_source(test, derived, outputs) or taint.of(test).get(DATA)
+        found = _derived_source(test, derived, outputs, agreed) or taint.of(test).get(DATA)
+        return found or flag_source(taint.index, test)  # `if self._stop: break`, the flag set on a rank's metric
 
     for node, ctx in exits:
         if not ctx.loops:
@@ -438,7 +449,9 @@ _META_CALLS = frozenset({"size", "dim", "ndimension", "type", "get_device", "is_
 _META_FUNCS = frozenset({"isinstance", "type", "hasattr", "callable", "getattr"})
 
 
-def _derived_names(flat: Flat, outputs: dict[int, str]) -> dict[str, str]:
+def _derived_names(
+    flat: Flat, outputs: dict[int, str], agreed: Callable[[cst.Name], bool] | None = None
+) -> dict[str, str]:
     """Local names whose value comes from what a submodule-running call returned (or was filled from it)."""
     names: dict[str, str] = {}
     containers = set()  # names bound to a list/dict/set the function builds itself
@@ -453,10 +466,10 @@ def _derived_names(flat: Flat, outputs: dict[int, str]) -> dict[str, str]:
                 continue
             targets, value = targets_of(node)
             if value is not None:
-                source = _derived_source(value, names, outputs)
+                source = _derived_source(value, names, outputs, agreed)
                 if source is None and kind in (cst.Assign, cst.AugAssign) and ctx.conds:
                     # `if done: episodes += 1`: a counter or flag set under a test on what the calls returned
-                    source = next((s for t in ctx.conds if (s := _derived_source(t, names, outputs))), None)
+                    source = next((s for t in ctx.conds if (s := _derived_source(t, names, outputs, agreed))), None)
                 if source is not None:
                     for target in targets:
                         for name in bound_names(target):
@@ -467,7 +480,7 @@ def _derived_names(flat: Flat, outputs: dict[int, str]) -> dict[str, str]:
             if kind is cst.Call and containers:
                 # `hyps.append(out)` / `self.post_process(best, ended)`: a container of this function
                 # that a call fills with derived values becomes derived itself.
-                source = next((s for a in node.args if (s := _derived_source(a.value, names, outputs))), None)
+                source = next((s for a in node.args if (s := _derived_source(a.value, names, outputs, agreed))), None)
                 if source is None:
                     continue
                 receivers = [a.value for a in node.args]
@@ -480,8 +493,13 @@ def _derived_names(flat: Flat, outputs: dict[int, str]) -> dict[str, str]:
     return names
 
 
-def _derived_source(expr: cst.CSTNode, names: dict[str, str], outputs: dict[int, str]) -> str | None:
-    """The submodule call whose output `expr` uses as a value (not only its shape or type), if any."""
+def _derived_source(
+    expr: cst.CSTNode, names: dict[str, str], outputs: dict[int, str],
+    agreed: Callable[[cst.Name], bool] | None = None,
+) -> str | None:
+    """The submodule call whose output `expr` uses as a value (not only its shape or type), if any; a value
+    all-reduced or broadcast first (`dist.all_reduce(loss)`: `agreed` says whether a use of a local comes after
+    such a collective, `Taint.agreed_use`) is the same on every rank and is no rank's own."""
     stack = [expr]
     while stack:
         node = stack.pop()
@@ -490,13 +508,15 @@ def _derived_source(expr: cst.CSTNode, names: dict[str, str], outputs: dict[int,
             callee = outputs.get(id(node))
             if callee is not None:
                 return callee
+            if agreed is not None and agreeing(node):
+                continue
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in _META_CALLS:
                 continue
             if isinstance(func, cst.Name) and func.value in _META_FUNCS:
                 continue
         elif kind is cst.Name:
-            if node.value in names:
+            if node.value in names and not (agreed is not None and agreed(node)):
                 return names[node.value]
             continue
         elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
@@ -610,6 +630,7 @@ _EFFECT = {
     EXIT: "the remaining calls of `{callee}` are skipped when `{test}`",
     WHILE: "`{callee}` runs for as long as `{test}`",
     COUNT: "`{callee}` runs once per step of `{test}`",
+    PICK: "`{test}` picks which module runs as `{callee}`",
 }
 _REASON = {
     RANK: "the process rank",
@@ -617,6 +638,7 @@ _REASON = {
     HOST_RANDOM: "a host random draw",
     DATA: "this rank's data",
     HOST: "the files this host holds",
+    CLOCK: "this host's clock",
 }
 
 
@@ -624,6 +646,8 @@ def message(d: Divergence, test: str) -> str:
     """The finding text for a divergence: what decides the call, and what differs between ranks."""
     if isinstance(d.node, (cst.Break, cst.Return)):  # reached when every test of an `if`/`elif` chain failed
         what = f"the remaining calls of `{d.callee}` are skipped when this `{test.split()[0]}` is reached"
+    elif d.effect == PICK and d.callee == test:  # `self.heads[key](x)`: the item is what runs
+        what = f"`{test}` picks which module runs"
     else:
         what = _EFFECT[d.effect].format(callee=d.callee, test=test)
     return (

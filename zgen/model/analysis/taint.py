@@ -12,11 +12,11 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
 from ..program.trigger import Trigger
-from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, targets_of
+from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, targets_of
 
 __all__ = [
-    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "Taint", "rank_attrs", "random_function", "draw_kind", "draw_trigger",
-    "draws_in", "VALUE_FREE_ATTRS", "is_none_test",
+    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind",
+    "draw_trigger", "draws_in", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters",
 ]
 
 RANK = "rank"
@@ -24,6 +24,7 @@ RANDOM = "random"
 HOST_RANDOM = "host-random"
 DATA = "data"
 HOST = "host"  # this host's files: an output that already exists, a node-local cache
+CLOCK = "clock"  # this host's clock: elapsed time, a deadline
 
 
 def _filled(node: cst.CSTNode, local: set[str]) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
@@ -66,6 +67,11 @@ class Taint:
         # assignment sees the taint only when a loop around both carries it back.
         self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
         self._done = False  # names still change while propagating: no memo until then
+        # `dist.all_reduce(t)`: a local a collective made the same on every rank, from that call on (by position)
+        self.agreed: dict[str, int] = {}
+        for node, _ctx in flat.nodes:
+            if type(node) is cst.Call and agreeing(node) and node.args and isinstance(node.args[0].value, cst.Name):
+                self.agreed.setdefault(node.args[0].value.value, flat.position.get(id(node), 0))
         local = {  # names this function binds itself (not `self`, not an imported module)
             name for node, _ctx in flat.nodes for target in targets_of(node)[0] for name in bound_names(target)
         } - {"self", "cls"}
@@ -119,6 +125,12 @@ class Taint:
         self.batch_sizes = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Assign for name in _batch_size_names(node)
         )
+        if cls is not None and isinstance(root, cst.FunctionDef) and self.inputs:
+            # `self.forward_single_task(x[mask], task.item())` for `task` in `labels.unique()`: a parameter the
+            # class's own calls bind to a value that differs per rank differs too
+            for name, kinds in handed_parameters(index, cls, root).items():
+                _merge_into(self.names.setdefault(name, {}), kinds)
+                _merge_into(self.direct.setdefault(name, {}), kinds)
         for _ in range(2):  # a second pass carries taint around loops
             for node, ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -145,6 +157,11 @@ class Taint:
                         if site not in sites:
                             sites.append(site)
         self._done = True
+
+    def agreed_use(self, use: cst.Name) -> bool:
+        """Is `use` after a collective that made this local the same on every rank (`dist.all_reduce(t)`)?"""
+        at = self.agreed.get(use.value)
+        return at is not None and self._flat.position.get(id(use), -1) > at
 
     def _reaches(self, use: cst.Name) -> bool:
         """Can a tainted assignment of this name reach `use` (earlier in the code, or around a loop)?"""
@@ -191,6 +208,8 @@ class Taint:
             node = stack.pop()
             kind = type(node)
             if kind is cst.Call:
+                if agreeing(node):
+                    continue  # `idist.all_reduce(loss)`: the same value on every rank
                 taint = self._call_kind(node)
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
@@ -203,6 +222,8 @@ class Taint:
                         if _reads_value(read):
                             _merge_into(found, self._of(read.func.value, names) or {DATA: _call_text(read)})
             elif kind is cst.Name:
+                if self.agreed_use(node):
+                    continue
                 if id(node) in self.keyed_walks:
                     found.setdefault(DATA, f"the keys of `{node.value}`")
                 if node.value in names and self._reaches(node):
@@ -350,6 +371,8 @@ class Taint:
             return DATA
         if qualified in known.HOST_STATE_FUNCS:
             return HOST
+        if qualified in known.CLOCK_FUNCS:
+            return CLOCK
         if name in ("all", "any") and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
             return DATA  # all(stopping_criteria(out)): a verdict over this rank's values
         if qualified == "torch.where" and len(node.args) == 1:
@@ -360,6 +383,87 @@ class Taint:
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
+
+
+def agreeing(node: cst.Call) -> bool:
+    """`dist.all_reduce(t)`, `idist.broadcast(x, src=0)`: a collective after which every rank holds the same value."""
+    name = call_name(node)
+    return name is not None and name.rsplit(".", 1)[-1] in known.AGREEING_COLLECTIVES
+
+
+def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> dict[str, dict[str, str]]:
+    """Parameters of the method `func` that a call of it by the class itself or a base (`self.<name>(...)`, in this
+    file or the base's) binds to a value that differs per rank, with why. Only parameters the method decides on
+    (a test, a loop count, a key of one of its containers) are looked for: the callers are parsed for those."""
+    name = func.name.value
+    needle = f"self.{name}("
+    owners = [(index, c) for c in cls.mro] + list(cls.external_bases)
+    owners = [(owner_index, owner) for owner_index, owner in owners if needle in owner.text]
+    if not owners:
+        return {}  # (most methods: no call of this one by the class itself)
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    text = code_of(func.body, limit=20000)
+    decided = set()
+    for param in params:
+        # the parameter, or a local assigned from it (`col = self.index_of[task]`, `key = str(task)`), in a test, a
+        # loop count or the key of a container of `self`
+        names = [param, *re.findall(rf"^[ \t]*(\w+)[ \t]*=[^=\n]*\b{re.escape(param)}\b", text, re.M)]
+        words = "|".join(re.escape(n) for n in names)
+        if re.search(rf"(?:\bif\b|\bwhile\b|range\(|self\.\w+\[)[^\n]*\b(?:{words})\b", text):
+            decided.add(param)
+    if not decided:
+        return {}
+    found: dict[str, dict[str, str]] = {}
+    for owner_index, owner in owners:
+        for key, kinds in _bound_by_calls(owner_index, owner, name).items():
+            param = params[key] if isinstance(key, int) and key < len(params) else key
+            if param in decided:
+                _merge_into(found.setdefault(param, {}), kinds)  # type: ignore[arg-type]
+    return found
+
+
+# Words without which a caller hands no value that differs per rank (a text trigger, before any parse; a batch
+# size handed to a helper is left out: most callers read shapes).
+_PER_RANK_HINT = re.compile(
+    r"rank|rand|random|uniform|bernoulli|multinomial|choice|shuffle|unique|nonzero|argwhere|masked_select|bincount"
+    r"|\.items\(|\.keys\(|\.item\(|\.any\(|\.all\(|where\(|time|perf_counter|monotonic"
+)
+
+
+@memoised(cycle={})
+def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | str, dict[str, str]]:
+    """What the methods of `cls` pass to `self.<name>(...)` that differs per rank: by argument position (after
+    `self`) or keyword, the taint kinds and their sources."""
+    needle = f"self.{name}("
+    found: dict[int | str, dict[str, str]] = {}
+    if needle not in cls.text:
+        return found
+    for method in cls.all_methods():
+        if method.name == name or needle not in method.text or not _PER_RANK_HINT.search(method.text):
+            continue  # (a caller with no word of a per-rank value hands none: not parsed)
+        flat = flat_of(method)
+        if flat is None:
+            continue
+        taint: Taint | None = None
+        for node, _ctx in flat.nodes:
+            if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or node.func.attr.value != name:
+                continue
+            if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+                continue
+            taint = taint or Taint(index, cls, flat)
+            at = 0
+            for arg in node.args:
+                if arg.star:
+                    break
+                key: int | str = arg.keyword.value if arg.keyword is not None else at
+                if arg.keyword is None:
+                    at += 1
+                kinds = taint.of(arg.value)
+                if kinds:
+                    _merge_into(found.setdefault(key, {}), kinds)
+    return found
 
 
 def _state_mappings(flat: Flat, inputs: frozenset[str]) -> set[str]:

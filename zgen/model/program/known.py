@@ -13,6 +13,8 @@ import re
 from zgen.zero_policy import GATHER_CONTEXTS
 
 __all__ = [
+    "CLOCK_FUNCS",
+    "AGREEING_COLLECTIVES",
     "CONVENTIONAL_ALIASES",
     "MODULE_BASE_NAMES",
     "TORCH_PARAMS",
@@ -338,6 +340,19 @@ DATA_SELECT_METHODS = frozenset(
 # What this host's file system holds: a per-rank output file, a node-local cache. An exit taken on it differs
 # between ranks as data does (`if os.path.isfile(out_path): return` before the model runs).
 HOST_STATE_FUNCS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.lexists"})
+# This host's clock: elapsed time, a deadline. Each rank reads its own, so a loop that stops on it (a time limit, a
+# time budget) stops at a different step on each rank.
+CLOCK_FUNCS = frozenset(
+    {
+        "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
+        "time.monotonic_ns", "time.process_time", "timeit.default_timer", "datetime.datetime.now",
+        "datetime.datetime.utcnow", "datetime.now", "datetime.utcnow",
+    }
+)  # fmt: skip
+# Collectives after which a value is the same on every rank (reduced, broadcast or gathered).
+AGREEING_COLLECTIVES = frozenset(
+    {"all_reduce", "broadcast", "all_gather", "all_gather_object", "broadcast_object_list", "all_gather_into_tensor"}
+)
 
 DATA_SELECT_FUNCS = frozenset(
     {

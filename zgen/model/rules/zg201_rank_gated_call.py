@@ -33,6 +33,9 @@ class RankGatedCall(Rule):
     `if accelerator.is_main_process:`, or an early `return`/`continue` on such
     a test. Values computed from the rank count too (`rank = dist.get_rank()`),
     and so do the usual "am I the main process?" helpers (`is_master(args)`).
+    A module (or a slice of modules) taken out of a container by the rank
+    (`experts = self.experts[rank_slice]; for e in experts: e(x)`,
+    `getattr(self, f"head_{rank}")`) runs only on some ranks too.
     A method decorated to run on the main process only (`@rank_zero_only`)
     that runs a submodule is flagged at the decorator. In a function handed
     a model (`def evaluate(model, ...)` that calls `model.eval()`), calls of

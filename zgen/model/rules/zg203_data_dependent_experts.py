@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.divergence import GATE, ITERATE, SKIP, divergences, message
+from ..analysis.divergence import GATE, ITERATE, PICK, SKIP, divergences, message
 from ..analysis.script import script_divergences
 from ..analysis.taint import DATA
 from ..program.index import ModelIndex
@@ -73,6 +73,10 @@ def _tests_batch_local(text: str) -> bool:
 _NAME_TEST = re.compile(r"\b(\w+)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
 
 
+# Reductions whose result is an index the tensor's values choose.
+_REDUCTIONS = ("argmax", "argmin", "argsort", "topk", "kthvalue")
+
+
 class _Selections:
     """Text pre-filter: a data-dependent selection, or a loop over an input mapping's keys that picks a submodule
     from a container by the key (`for k, v in feats.items(): out[k] = self.proj[k](v)`)."""
@@ -91,10 +95,16 @@ class _Selections:
 
     # `for _ in range(int(n.item())):`: a trip count read from this rank's tensor
     _COUNT = re.compile(r"range\([^\n]*\.item\(\)")
+    _CONTAINER_ITEM = re.compile(r"\w\.\w+\[")  # an item of a container (`self.experts[k]`, `model.heads[k]`)
+    _NAMED_ITEM_CALL = re.compile(r"\bself\.\w+\[\s*\w+\s*\]\(")
 
     def search(self, text: str) -> bool:
         if _has_selection(text):
             return True
+        if any(word in text for word in _REDUCTIONS) and self._CONTAINER_ITEM.search(text):
+            return True  # `self.experts[str(scores.argmax().item())]`: a module picked by this rank's data
+        if "](" in text and self._NAMED_ITEM_CALL.search(text):
+            return True  # `self.heads[task](x)`: a key a caller may hand in from this rank's batch (`handed_parameters`)
         if (" in " in text or ".get(" in text) and self._PRESENCE.search(text):
             return True
         if "()" in text and self._VIEW_LOOP.search(text):
@@ -132,7 +142,10 @@ class DataDependentSubmodules(Rule):
     self.proj[k](feats[k])`), a submodule named by a field of the batch
     (`self.heads[batch["task"]](x)`), and a branch on the batch size
     (`x.shape[0] > 1`, `b == 1` for `b, n = x.shape[:2]`, `len(idx) > 0` of
-    an index argument). Only submodules whose call
+    an index argument), and a submodule taken out of a container by an index
+    this rank's values choose (`self.experts[str(scores.argmax().item())]`,
+    a loop over `topk(...)` indices), called at once or through a local.
+    Only submodules whose call
     gathers parameters count (not activations, dropout, or norm layers,
     whose small weights stay gathered), and a loop over slices of one fused
     expert parameter (`self.gate_up_proj[expert_idx]`) is fine.
@@ -268,10 +281,10 @@ class Moe(nn.Module):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         for cls, method in index.methods("all", TRIGGER):
             for d in divergences(index, cls, method):
-                if d.kind == DATA and d.effect in (GATE, ITERATE, SKIP):
+                if d.kind == DATA and d.effect in (GATE, ITERATE, SKIP, PICK):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
         for snippet, d in script_divergences(index, TRIGGER, DATA):  # code outside the model, running one it holds
-            if d.effect in (GATE, ITERATE, SKIP):
+            if d.effect in (GATE, ITERATE, SKIP, PICK):
                 yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
 
 

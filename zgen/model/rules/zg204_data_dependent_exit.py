@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..analysis.divergence import COUNT, EXIT, SKIP, WHILE, Divergence, divergences, message
 from ..analysis.script import script_divergences
-from ..analysis.taint import DATA, HOST
+from ..analysis.taint import CLOCK, DATA, HOST
 from ..program.index import ModelIndex
 from ..program.tree import code_of
 from ..program.trigger import Remembered
@@ -57,7 +57,7 @@ class _LoopExit:
 
 
 # A loop over `range(...)` (its arguments) or over a split, and the words that read a length.
-_RANGE_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?\brange\(([^\n]*)")
+_RANGE_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?\bt?range\(([^\n]*)")  # (`trange`: a progress bar's range)
 _SPLIT_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|unbind|unfold|tensor_split|chunk)\(")
 _SPLIT_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*\.(?:split|unbind|unfold|tensor_split|chunk)\(", re.M)
 _LENGTH_READ = re.compile(r"\blen\(|\.shape\b|\.size\(|\bnumel\(|\bmax\(|\.max\(")
@@ -109,7 +109,16 @@ class DataDependentExit(Rule):
     reached through the final `else` of a chain of such tests (a line
     search that stops at the first acceptable step) is reported at the
     `break`. Shapes, dtypes and `is None` tests of those outputs do not count. A condition that also holds when
-    `synced_gpus` is set is not flagged.
+    `synced_gpus` is set is not flagged. A loop stopped, skipped or run on
+    this host's clock (`if time.time() - start > limit: break`, `while
+    perf_counter() < deadline:`) is flagged too; a value all-reduced or
+    broadcast before the test (`dist.all_reduce(elapsed)`) is the same on
+    every rank and is not. So is a loop that leaves on a flag (`if
+    self._stop_training: break`, `while not self.should_stop:`) that another
+    method of the file or of the package files it imports sets on a value it
+    was handed (an early-stopping callback comparing this rank's validation
+    loss, a NaN guard); a flag set on a counter (`epoch >= max_epochs`) or on
+    an all-reduced metric is not.
 
     Also flagged: a loop that runs submodules as often as this rank's input
     is long: `for i in range(n_chunks)` with `n_chunks = unfolded.shape[-1]`,
@@ -370,15 +379,20 @@ class Decoder(nn.Module):
             for d in divergences(index, cls, method):
                 if _exit(d):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
-        for kind in (DATA, HOST):
+        for kind in (DATA, HOST, CLOCK):
             for snippet, d in script_divergences(index, TRIGGER, kind):
                 if _exit(d):
                     yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
 
 
 def _exit(d: Divergence) -> bool:
-    """A loop cut short or counted by the data, or a `return`/`continue` taken on this host's files."""
-    return (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT)) or (d.kind == HOST and d.effect in (EXIT, SKIP))
+    """A loop cut short or counted by the data, a `return`/`continue` taken on this host's files, or a module run,
+    skipped or stopped on this host's clock (a time limit)."""
+    return (
+        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT))
+        or (d.kind == HOST and d.effect in (EXIT, SKIP))
+        or d.kind == CLOCK
+    )
 
 
 _HELP = (

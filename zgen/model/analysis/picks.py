@@ -1,0 +1,325 @@
+"""Submodules picked out of a module container by a value that differs between ranks.
+
+`self.experts[rank_slice]`, `self.heads[str(best.item())]`, `getattr(self, f"head_{k}")`: the key names *which*
+modules run. When the key differs per rank (the rank itself, a random draw, an index this rank's tensor values
+choose: `argmax`, `topk`), ranks run different modules and their parameter
+all-gathers do not line up. The pick is followed however the code reaches the call: called at once, bound to a
+local or an attribute and called later, iterated (a slice), or zipped with the inputs.
+
+Unlike a data share (`shards[rank]`), indexing a *module* container by the rank is a decision, not arithmetic,
+so the rank is kept here where `Taint` drops it inside a subscript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..program import known
+from ..program.tree import code_of, cst, walk
+from .flow import Flat, bound_names, loop_items, same_items, targets_of
+from .taint import DATA, RANK, VALUE_FREE_ATTRS, Taint
+
+__all__ = ["Pick", "picked_runs", "may_pick"]
+
+# Reductions that return positions chosen by a tensor's values: a key computed from them names a module by data.
+_INDEX_REDUCTIONS = frozenset({"argmax", "argmin", "argsort", "topk", "kthvalue", "mode"})
+
+
+class _Calls(Protocol):
+    def is_module_sequence(self, expr: cst.BaseExpression) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """A module run only because a per-rank key picked it."""
+
+    kind: str  # taint kind of the key: RANK / RANDOM / HOST_RANDOM / DATA
+    iterated: bool  # a slice walked by a loop (how many and which run), else one picked module
+    node: cst.CSTNode  # the picking expression (reported)
+    source: str  # what makes the key differ
+    callee: str  # the module that runs
+    call: cst.Call
+
+
+def may_pick(flat: Flat) -> bool:
+    """Cheap trigger: an item of an attribute (`self.experts[k]`, `model.heads[k]`, not `x.shape[i]`) or
+    `getattr(obj, name)` taken by a key that is not a literal."""
+    for node, _ctx in flat.nodes:
+        kind = type(node)
+        if kind is cst.Subscript:
+            value = node.value
+            if isinstance(value, cst.Attribute) and value.attr.value not in VALUE_FREE_ATTRS:
+                if any(not _literal(element.slice) for element in node.slice):
+                    return True
+        elif kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "getattr":
+            if len(node.args) >= 2 and not _literal(node.args[1].value):
+                return True
+    return False
+
+
+def picked_runs(
+    flat: Flat,
+    calls: _Calls,
+    taint: Taint,
+) -> list[Pick]:
+    """Calls that run a module picked out of a module container by a key that differs per rank.
+    (A key computed from what a submodule returned is not enough: feature levels, the outputs' count, are the
+    model's structure; an index the values choose, `argmax`/`topk`, is.)
+    """
+    candidates = [(node, ctx) for node, ctx in flat.nodes if _keyed(node)]
+    if not candidates:
+        return []
+    names = (_rank_names(flat, taint), _reduced_names(flat))
+    picks: dict[int, tuple[cst.CSTNode, bool, str, str]] = {}  # id(pick expr) -> (expr, is slice, kind, source)
+    for node, ctx in candidates:
+        # the key first: what a container holds is resolved (through the children's classes) only for a per-rank key
+        found = _pick(node, taint, *names)
+        if found is None or _walked_key(node, ctx, taint) or not _container_item(node, calls):
+            continue  # (`for i in idx.unique(): self.experts[i](x)`: the loop itself is the decision, reported there)
+        picks[id(node)] = (node, *found)
+    if not picks:
+        return []
+    # Names and attributes bound to a pick (`experts = self.experts[s]`, `self.expert = self.experts[k]`), by text.
+    bound: dict[str, tuple[int, int]] = {}  # bound text -> (id of the pick, position of the binding)
+    items: dict[str, tuple[int, int]] = {}  # loop variables walking a picked slice
+    for node, _ctx in flat.nodes:
+        targets, value = targets_of(node)
+        if value is None:
+            continue
+        if type(node) in (cst.For, cst.CompFor):
+            for part, iterable in loop_items(node.target, node.iter):
+                key = _picked(same_items(iterable), picks, bound)
+                if key is not None:  # (a slice, also one held in a name: `self.experts[expert_slice]`)
+                    for name in bound_names(part):
+                        items[name] = (key, flat.position.get(id(node), 0))
+            continue
+        key = _picked(_strip_moves(value), picks, bound)
+        if key is None:
+            continue
+        for target in targets:
+            names = list(bound_names(target))
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+                names.append(code_of(target))
+            for name in names:
+                bound[name] = (key, flat.position.get(id(node), 0))
+    out: list[Pick] = []
+    seen: set[int] = set()
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Call or ctx.guarded:
+            continue
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
+            func = func.value
+        at = flat.position.get(id(node), 0)
+        key = _picked(func, picks, bound, at)
+        iterated = False
+        if key is None:
+            text = func.value if isinstance(func, cst.Name) else None
+            if text in items and items[text][1] < at:
+                key, iterated = items[text][0], True
+        if key is None or key in seen:
+            continue
+        seen.add(key)
+        expr, is_slice, kind, source = picks[key]
+        out.append(Pick(kind, iterated or is_slice, expr, source, code_of(func), node))
+    return out
+
+
+def _walked_key(node: cst.CSTNode, ctx, taint: Taint) -> bool:
+    """Is the key of an item a variable of an enclosing loop over a value that already differs per rank?"""
+    if type(node) is cst.Subscript:
+        parts = [element.slice for element in node.slice]
+    elif type(node) is cst.Call and len(node.args) >= 2:  # `getattr(self.experts, f"expert_{idx}")`
+        parts = [node.args[1].value]
+    else:
+        return False
+    walked: set[str] = set()
+    for loop in ctx.loops:
+        target = loop.target if isinstance(loop, cst.For) else getattr(getattr(loop, "for_in", None), "target", None)
+        iterable = loop.iter if isinstance(loop, cst.For) else getattr(getattr(loop, "for_in", None), "iter", None)
+        if target is not None and iterable is not None and taint.of(iterable):
+            walked.update(bound_names(target))
+    if not walked:
+        return False
+    keys = [n.value for part in parts for n in walk(part) if type(n) is cst.Name]
+    return bool(keys) and all(key in walked for key in keys)
+
+
+def _strip_moves(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`self.experts[k].to(device)`: the same module."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
+        value = value.func.value
+    return value
+
+
+_MOVES = frozenset({"to", "cuda", "cpu", "train", "eval", "requires_grad_", "float", "half", "bfloat16"})
+
+
+def _picked(
+    expr: cst.CSTNode, picks: dict, bound: dict[str, tuple[int, int]], before: int | None = None
+) -> int | None:
+    """The pick `expr` is, or holds through a binding made before position `before`."""
+    if id(expr) in picks:
+        return id(expr)
+    text = expr.value if isinstance(expr, cst.Name) else code_of(expr) if isinstance(expr, cst.Attribute) else None
+    if text is None or text not in bound:
+        return None
+    key, at = bound[text]
+    return key if before is None or at < before else None
+
+
+def _keyed(node: cst.CSTNode) -> bool:
+    """A subscript or a `getattr(obj, key)` whose key is not a literal."""
+    kind = type(node)
+    if kind is cst.Subscript:
+        return not all(_literal(element.slice) for element in node.slice)
+    return kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "getattr" and len(node.args) >= 2 \
+        and not _literal(node.args[1].value)
+
+
+def _container_item(node: cst.CSTNode, calls: _Calls) -> bool:
+    """Does `node` take a module, or a slice of modules, out of a container by a key that is not a literal
+    (`self.experts[s]`, `model.heads[k]` of a model the code holds, `getattr(self, name)`)?"""
+    kind = type(node)
+    if kind is cst.Subscript:
+        if all(_literal(element.slice) for element in node.slice):
+            return False
+        return calls.is_module_sequence(node.value) or _module_mapping(node.value, calls) or _module_item(node, calls)
+    if kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "getattr" and len(node.args) >= 2:
+        owner = node.args[0].value
+        if _literal(node.args[1].value):
+            return False
+        return (isinstance(owner, cst.Name) and owner.value == "self") or _module_item(owner, calls)
+    return False
+
+
+def _module_item(expr: cst.BaseExpression, calls: _Calls) -> bool:
+    """Is `expr` a module (`self.layers[k]`; `model.layers[k]`, `self.policy.heads[k]` of a model held outside its
+    class)?"""
+    classes_of = getattr(calls, "classes_of", None)
+    return classes_of is not None and classes_of(expr) is not None
+
+
+def _pick(
+    node: cst.CSTNode, taint: Taint, *names: dict[str, str],
+) -> tuple[bool, str, str] | None:
+    """(is a slice, taint kind, source) when a container item `node` is taken by a per-rank key."""
+    if type(node) is cst.Subscript:
+        is_slice = any(isinstance(element.slice, cst.Slice) for element in node.slice)
+        for element in node.slice:
+            found = _key_kind(element.slice, taint, *names)
+            if found is not None:
+                return (is_slice, *found)
+        return None
+    found = _key_kind(node.args[1].value, taint, *names)  # type: ignore[attr-defined]
+    return (False, *found) if found is not None else None
+
+
+def _module_mapping(expr: cst.BaseExpression, calls: _Calls) -> bool:
+    """A ModuleDict member (its items are modules): `self.heads`."""
+    classes_of = getattr(calls, "classes_of", None)  # (code outside a model class resolves no members)
+    classes = classes_of(expr) if classes_of is not None else None
+    return bool(classes) and any(ref.rsplit(".", 1)[-1] in _CONTAINERS for ref in classes)
+
+
+_CONTAINERS = ("ModuleDict", "ModuleList", "Sequential")
+
+
+def _key_kind(
+    key: cst.CSTNode, taint: Taint, rank_names: dict[str, str],
+    reduced_names: dict[str, str],
+) -> tuple[str, str] | None:
+    """What makes a container key differ between ranks, if anything."""
+    if _literal(key):
+        return None
+    kinds = taint.of(key)
+    for kind in (RANK, *sorted(k for k in kinds if k != RANK)):
+        if kind in kinds:
+            return kind, kinds[kind]
+    for node in walk(key):
+        if type(node) is cst.Name and node.value in rank_names:
+            return RANK, rank_names[node.value]
+    for node in walk(key):
+        if type(node) is cst.Name and node.value in reduced_names:
+            return DATA, reduced_names[node.value]
+        source = _index_reduction(node)
+        if source is not None:
+            return DATA, source
+    return None
+
+
+def _on_self(expr: cst.BaseExpression) -> bool:
+    """`self.usage` / `self.counts.float()`: state of the module, the same on every rank."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _rank_names(flat: Flat, taint: Taint) -> dict[str, str]:
+    """Locals computed from the rank, also through a table indexed by it (`start = offsets[rank]`), which `Taint`
+    treats as this rank's share of the data; for a module key it picks modules by rank."""
+
+    def seed(part: cst.CSTNode) -> str | None:
+        if type(part) is cst.Name and part.value in known.RANK_NAMES:
+            return part.value
+        if type(part) is cst.Call:
+            return taint.of(part).get(RANK)
+        return None
+
+    return _names_from(flat, seed)
+
+
+def _reduced_names(flat: Flat) -> dict[str, str]:
+    """Locals computed from an index a tensor's values choose (`best = torch.argmax(scores)`), not the module's
+    own state (`self.usage.argmin()`)."""
+    return _names_from(flat, _index_reduction)
+
+
+def _index_reduction(node: cst.CSTNode) -> str | None:
+    """`scores.argmax(-1)` / `torch.topk(errors, 1)` on a value that is not the module's state: its text."""
+    if type(node) is not cst.Call:
+        return None
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _INDEX_REDUCTIONS:
+        if isinstance(func.value, cst.Name) and func.value.value in ("torch", "np", "numpy"):
+            return code_of(node) if node.args and not _on_self(node.args[0].value) else None
+        return None if _on_self(func.value) else code_of(node)
+    if isinstance(func, cst.Name) and func.value in _INDEX_REDUCTIONS and node.args:  # `from torch import argmax`
+        return None if _on_self(node.args[0].value) else code_of(node)
+    return None
+
+
+def _names_from(flat: Flat, seed: Callable[[cst.CSTNode], str | None]) -> dict[str, str]:
+    """Locals whose assigned value contains a seed (or a local already found), with the seed's text."""
+    names: dict[str, str] = {}
+    for _ in range(2):
+        for node, _ctx in flat.nodes:
+            targets, value = targets_of(node)  # (a loop variable takes its items from the iterable)
+            if value is None:
+                continue
+            source = None
+            for part in walk(value):
+                if type(part) is cst.Name and part.value in names:
+                    source = names[part.value]
+                    break
+                source = seed(part)
+                if source is not None:
+                    break
+            if source is None:
+                continue
+            for target in targets:
+                for name in bound_names(target):
+                    names.setdefault(name, source)
+    return names
+
+
+def _literal(expr: cst.CSTNode) -> bool:
+    if isinstance(expr, cst.Index):
+        expr = expr.value
+    if isinstance(expr, cst.Slice):
+        return all(part is None or _literal(part) for part in (expr.lower, expr.upper, expr.step))
+    if isinstance(expr, cst.UnaryOperation):
+        return _literal(expr.expression)
+    return isinstance(expr, (cst.Integer, cst.SimpleString, cst.ConcatenatedString, cst.Float))
