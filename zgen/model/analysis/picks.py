@@ -262,7 +262,7 @@ def _rank_names(flat: Flat, taint: Taint) -> dict[str, str]:
     treats as this rank's share of the data; for a module key it picks modules by rank."""
 
     def seed(part: cst.CSTNode) -> str | None:
-        if type(part) is cst.Name and part.value in known.RANK_NAMES:
+        if type(part) is cst.Name and known.is_rank_name(part.value):
             return part.value
         if type(part) is cst.Call:
             return taint.of(part).get(RANK)

@@ -228,7 +228,7 @@ class Taint:
                     found.setdefault(DATA, f"the keys of `{node.value}`")
                 if node.value in names and self._reaches(node):
                     _merge_into(found, names[node.value])
-                elif node.value in known.RANK_NAMES:
+                elif known.is_rank_name(node.value):
                     found.setdefault(RANK, node.value)
             elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
                 # `x.ndim` of a value that went through a random helper (`drop_path`): the shape is not random
@@ -238,7 +238,7 @@ class Taint:
                 _merge_into(found, inner)
                 continue
             elif kind is cst.Attribute:
-                if node.attr.value in known.RANK_NAMES:
+                if known.is_rank_name(node.attr.value):
                     found.setdefault(RANK, code_of(node))
                 elif node.attr.value in self.rank_attrs and isinstance(node.value, cst.Name):
                     if node.value.value == "self":
@@ -359,7 +359,7 @@ class Taint:
             return None
         qualified = name if name.startswith(".") else self.index.qualify(name)
         last = qualified.rsplit(".", 1)[-1]
-        if last in known.RANK_CALLS:
+        if known.is_rank_call(last):
             return RANK
         if qualified.endswith(("environ.get", "getenv")) and node.args:
             if const_str(node.args[0].value) in known.RANK_ENV:

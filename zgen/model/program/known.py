@@ -40,6 +40,9 @@ __all__ = [
     "RANK_ENV",
     "RANK_WORDS",
     "RANK_TEXT",
+    "RANK_LITERALS",
+    "is_rank_name",
+    "is_rank_call",
     "METADATA_ATTRS",
     "CONTAINER_METHODS",
     "SIZE_ATTRS",
@@ -409,7 +412,40 @@ RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "NODE_RANK", "OMPI_COMM_WORLD_RANK",
 # Every spelling of "this process's rank" above, as a whole word in source text: the text pre-filter of the
 # rank rules and of the attributes `__init__` sets from the rank. `Taint` reads the same three sets.
 RANK_WORDS = RANK_CALLS | RANK_NAMES | RANK_ENV
-RANK_TEXT = r"(?<!\w)(?:" + "|".join(sorted(RANK_WORDS, key=lambda w: (-len(w), w))) + r")(?!\w)"
+# Beyond those lists, names that say by their shape that they hold this process's rank: a rank qualified by the
+# process, device or parallel group it numbers (`gpu_rank`, `dp_rank`, `data_parallel_rank`, `worker_rank`,
+# `rank_id`), "am I the main process?" flags (`is_master_proc`, `master_process`, `is_chief`) and getters
+# (`get_data_parallel_rank()`). `rank` alone and a matrix's rank (`lora_rank`, `low_rank`, `max_rank`) are not.
+_RANK_QUALIFIER = (
+    r"(?:gpu|cuda|device|dev|proc|process|worker|node|world|global|local|my|cur|current|machine|host|dp|ddp"
+    r"|data_parallel|distributed|dist|replica|parallel)"
+)
+_MAIN_FLAG = r"is_(?:[a-z0-9]+_)*(?:master|main|chief|leader|primary|rank_?(?:0|zero))(?:_[a-z0-9]+)*"
+_RANK_SHAPE = (
+    rf"{_RANK_QUALIFIER}_?(?:local_)?rank(?:_?(?:id|idx|index))?|rank_?(?:id|idx)|{_MAIN_FLAG}"
+    r"|(?:[a-z0-9]+_)*(?:master|main)_process(?:_[a-z0-9]+)*"
+)
+_RANK_NAME = re.compile(rf"_*(?:{_RANK_SHAPE})")
+_RANK_CALL = re.compile(rf"_*(?:get_(?:[a-z0-9]+_)*rank|{_MAIN_FLAG})")
+_MATRIX_RANK = re.compile(r"lora|low|matrix|adapter|decomp|svd|size|_and_")  # and `get_world_size_and_rank`: a pair
+
+
+def is_rank_name(name: str) -> bool:
+    """Does a variable or attribute of this name hold this process's rank (or whether it is the main one)?"""
+    return name in RANK_NAMES or bool(_RANK_NAME.fullmatch(name))
+
+
+def is_rank_call(name: str) -> bool:
+    """Does a call of this (last) name return this process's rank, or whether it is the main one?"""
+    return name in RANK_CALLS or (bool(_RANK_CALL.fullmatch(name)) and not _MATRIX_RANK.search(name))
+
+
+# Literals one of which any spelling above contains: the cheap trigger before `RANK_TEXT`.
+RANK_LITERALS = tuple(sorted(RANK_WORDS)) + ("rank", "master", "main", "chief", "leader", "primary", "process_index")
+RANK_TEXT = (
+    r"(?<!\w)(?:" + "|".join(sorted(RANK_WORDS, key=lambda w: (-len(w), w))) + r"|_*(?:" + _RANK_SHAPE
+    + r"|get_(?:[a-z0-9]+_)*rank))(?!\w)"
+)
 
 # Reading these from a partitioned placeholder is correct: they survive partitioning.
 METADATA_ATTRS = frozenset(

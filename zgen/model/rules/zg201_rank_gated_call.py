@@ -18,8 +18,8 @@ from ..program.tree import code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
-# Any spelling of the rank (`known.RANK_WORDS`) as a whole word.
-_TRIGGER = Trigger(*sorted(known.RANK_WORDS), pattern=known.RANK_TEXT)
+# Any spelling of the rank (`known.RANK_WORDS` and the shapes `known.is_rank_name` accepts) as a whole word.
+_TRIGGER = Trigger(*known.RANK_LITERALS, pattern=known.RANK_TEXT)
 
 
 class RankGatedCall(Rule):
