@@ -603,9 +603,8 @@ def report(cs: list[Cell], show: int) -> None:
 
 _SHORT = {"init": "init", "init_helper": "init_h", "forward": "fwd", "forward_helper": "fwd_h", "nested": "nest",
           "entry": "entry", "repr": "repr", "prehook": "hook", "function": "func", "trainer_attr": "tr_at",
-          "trainer_arg": "tr_ar", "lambda": "lam", "hook_arg": "hk_ar", "hook_attr": "hk_at", "collection": "coll"}
-          "trainer_arg": "tr_ar", "lambda": "lam", "by_hand_fn": "hand_f", "by_hand_method": "hand_m",
-          "wrapper_method": "wrap_m", "wrapper_property": "wrap_p"}
+          "trainer_arg": "tr_ar", "lambda": "lam", "hook_arg": "hk_ar", "hook_attr": "hk_at", "collection": "coll",
+          "by_hand_fn": "hand_f", "by_hand_method": "hand_m", "wrapper_method": "wrap_m", "wrapper_property": "wrap_p"}
 
 
 def grid(cs: list[Cell]) -> None:
