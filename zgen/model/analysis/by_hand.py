@@ -30,7 +30,7 @@ from ..program.members import UNKNOWN_CLASS
 from ..program.tree import Snippet, access_path, code_of, cst, walk
 from .access import READ, ParamAccess
 from .effects import usage
-from .flow import Flat
+from .flow import Flat, bound_names
 from .handed import outside_functions
 from .persistence import is_persistent
 from .script import function_scope
@@ -109,7 +109,7 @@ def _in_function(index: ModelIndex, func: cst.FunctionDef, flat: Flat, snippet: 
             sources = _sources(node.value, modules, derived, index)
             takes_data = _mentions(node.value, data)
             for target in node.targets:
-                for name in _names(target.target):
+                for name in bound_names(target.target):
                     if sources:
                         derived[name] = derived.get(name, set()) | sources
                     if takes_data:
@@ -147,14 +147,6 @@ def _inputs(func: cst.FunctionDef, modules: dict[str, tuple[str, ...]]) -> set[s
 def _batch_norm(text: str, name: str) -> bool:
     """Does the function read `<name>.running_var`/`.running_mean`? Then `<name>` is a batch norm."""
     return f"{name}.running_var" in text or f"{name}.running_mean" in text
-
-
-def _names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _names(e.value)]
-    return []
 
 
 def _mentions(expr: cst.CSTNode, names: set[str]) -> bool:
