@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import marshal
+import re
 import subprocess
 import sys
 import typing
 
 import zgen.kept_code as kept_code
-from zgen.kept_code import kept_dataclass_code
+from zgen.kept_code import kept_dataclass_code, kept_patterns
 
 
 def _make() -> type:
@@ -97,3 +99,72 @@ def test_libcst_loads_through_kept_code(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "x = 1\n"
+
+
+# -- regular expressions ------------------------------------------------------------------------------------------
+
+_PATTERNS = [
+    (r"(?P<word>\b(?:clip_grad_norm_|deepcopy|state_dict)\b)\s*\(", 0),
+    (r"^\s*#\s*noqa(?::\s*(?P<codes>[A-Z]+\d+(?:[,\s]+[A-Z]+\d+)*))?", re.IGNORECASE | re.MULTILINE),
+    (r"(a|b)*?c{2,5}[^\d\s]+", 0),
+]
+_TEXTS = ["x = deepcopy(model)", "  # NOQA: ZG101, ZG102", "ababccc!!", "nothing", "state_dict ( )"]
+
+
+def _uncached(pattern: str, flags: int) -> re.Pattern[str]:
+    re.purge()  # `re`'s own cache would answer before the compiler is asked
+    return re.compile(pattern, flags)
+
+
+def _behaviour(compiled: re.Pattern[str]) -> list:
+    return [compiled.flags, compiled.groups, dict(compiled.groupindex),
+            *[(m.span(), m.groups()) if (m := compiled.search(t)) else None for t in _TEXTS]]
+
+
+def test_kept_patterns_match_as_fresh_ones_without_parsing_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    with kept_patterns("t", tmp_path):
+        first = [_behaviour(_uncached(p, f)) for p, f in _PATTERNS]
+    assert list(tmp_path.iterdir()), "the programs are kept"
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(re._parser, "parse", no_parse)
+    with kept_patterns("t", tmp_path):
+        second = [_behaviour(_uncached(p, f)) for p, f in _PATTERNS]
+    monkeypatch.undo()
+    plain = [_behaviour(_uncached(p, f)) for p, f in _PATTERNS]
+    assert first == second == plain
+    assert all(m is not None for m in plain[0][3:4]), "the texts exercise the patterns"
+
+
+def test_damaged_kept_patterns_compile_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    with kept_patterns("t", tmp_path):
+        _uncached(*_PATTERNS[0])
+    (kept,) = tmp_path.iterdir()
+    kept.write_bytes(kept.read_bytes()[:30])
+    with kept_patterns("t", tmp_path):
+        assert _uncached(*_PATTERNS[0]).search(_TEXTS[0]).group("word") == "deepcopy"
+    # an entry whose program `_sre` refuses is compiled from the text again
+    header = kept_code._pattern_header()
+    key = (_PATTERNS[0][0], 0)
+    kept.write_bytes(header + marshal.dumps({key: (key[0], 0, [1, 2, 3], 0, {}, (None,))}))
+    with kept_patterns("t", tmp_path):
+        assert _uncached(*_PATTERNS[0]).search(_TEXTS[0]).group("word") == "deepcopy"
+    re.purge()
+
+
+def test_patterns_of_one_run_only_are_kept(tmp_path, monkeypatch):
+    """Patterns built from one file's names are not carried from run to run: the file holds the last run's."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    with kept_patterns("t", tmp_path):
+        _uncached(r"self\.(?:ema|online)\b", 0)
+    with kept_patterns("t", tmp_path):
+        _uncached(r"self\.(?:target|policy)\b", 0)
+    (kept,) = tmp_path.iterdir()
+    keys = {k for k, _ in kept_code._read(kept, kept_code._pattern_header()).items()}
+    assert keys == {(r"self\.(?:target|policy)\b", 0)}
+    assert re._compiler.compile.__module__ == "re._compiler", "the hook is removed"
+    re.purge()

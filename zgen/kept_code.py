@@ -1,4 +1,4 @@
-"""Compiled code of the methods `dataclasses` generates, kept across runs like a module's bytecode.
+"""Compiled code kept across runs like a module's bytecode: dataclass methods and regular expressions.
 
 `@dataclass` writes the source of each class's `__init__`, `__repr__`, `__eq__`,
 `__hash__` (and, frozen, `__setattr__`/`__delattr__`) and compiles it on every
@@ -11,6 +11,13 @@ magic number. The code is the same a fresh compile makes (same text, filename an
 flags), so the classes are too; a file that cannot be read or written only costs
 the compile. Nothing is written when the interpreter writes no bytecode
 (`PYTHONDONTWRITEBYTECODE`, `-B`).
+
+`kept_patterns()` does the same for regular expressions. The static check compiles
+about 200 (word lists of torch, library and rule names, trigger texts), about 15,000
+characters through `re`'s parser, which is written in Python: 50-100 ms of every
+`zgen check` process. The parser's output (the program `_sre` runs, its groups) is
+the same from one run to the next, so it is kept under the interpreter's cache tag
+and `_sre`'s magic number and handed straight to `_sre.compile`.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import dataclasses
 import importlib.util
 import marshal
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -27,7 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import CodeType
 
-__all__ = ["kept_dataclass_code"]
+__all__ = ["kept_dataclass_code", "kept_patterns"]
 
 _DIRECTORY = Path(__file__).resolve().parent / "__pycache__"
 # The bytecode magic number and the optimisation level the code was compiled under: another interpreter or
@@ -36,34 +44,37 @@ _HEADER = importlib.util.MAGIC_NUMBER + bytes([sys.flags.optimize])
 _MAX_ENTRIES = 5000
 
 
-def _file(name: str, directory: Path | None) -> Path:
-    return (directory or _DIRECTORY) / f"{name}.{sys.implementation.cache_tag}.dataclass-code"
+def _file(name: str, directory: Path | None, kind: str = "dataclass-code") -> Path:
+    return (directory or _DIRECTORY) / f"{name}.{sys.implementation.cache_tag}.{kind}"
 
 
-def _read(path: Path) -> dict[str, CodeType]:
+def _read(path: Path, header: bytes = _HEADER) -> dict:
+    """The dictionary kept at `path`, or an empty one when it is missing, unreadable or of another interpreter."""
     try:
         data = path.read_bytes()
     except OSError:
         return {}
-    if not data.startswith(_HEADER):
+    if not data.startswith(header):
         return {}
     try:
-        kept = marshal.loads(data[len(_HEADER):])
+        kept = marshal.loads(data[len(header):])
     except (EOFError, ValueError, TypeError):
         return {}
-    if not isinstance(kept, dict):
-        return {}
-    return {k: v for k, v in kept.items() if isinstance(k, str) and isinstance(v, CodeType)}
+    return kept if isinstance(kept, dict) else {}
 
 
-def _write(path: Path, kept: dict[str, CodeType]) -> None:
+def _read_code(path: Path) -> dict[str, CodeType]:
+    return {k: v for k, v in _read(path).items() if isinstance(k, str) and isinstance(v, CodeType)}
+
+
+def _write(path: Path, kept: dict, header: bytes = _HEADER) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             os.fchmod(fd, 0o644)  # readable by every user of the install, as its bytecode is
             with os.fdopen(fd, "wb") as f:
-                f.write(_HEADER + marshal.dumps(kept))
+                f.write(header + marshal.dumps(kept))
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)
@@ -83,7 +94,7 @@ def kept_dataclass_code(name: str, directory: Path | None = None) -> Iterator[No
         yield
         return
     path = _file(name, directory)
-    kept = _read(path)
+    kept = _read_code(path)
     used: dict[str, CodeType] = {}
 
     def exec_kept(source, globals=None, locals=None, /):  # noqa: A002  (the builtin's own parameter names)
@@ -108,3 +119,76 @@ def kept_dataclass_code(name: str, directory: Path | None = None) -> Iterator[No
         if used.keys() - kept.keys() and not sys.dont_write_bytecode:
             merged = {**kept, **used}  # what another version of the package compiled goes once the file is full
             _write(path, merged if len(merged) <= _MAX_ENTRIES else used)
+
+
+def _pattern_header() -> bytes:
+    import _sre
+
+    return _HEADER + _sre.MAGIC.to_bytes(4, "little")
+
+
+@contextmanager
+def kept_patterns(name: str, directory: Path | None = None) -> Iterator[None]:
+    """While active, `re` compiles a text pattern it compiled in an earlier run of the same interpreter from the
+    program kept under `name`, without parsing it again; what is compiled anew is kept for the next run.
+
+    Only `re`'s own cache misses reach this (`re.compile`, `re.search`, ... of a new pattern). Patterns with
+    `re.DEBUG`, bytes patterns, nested or concurrent use compile as usual, and so does everything when `re`'s
+    internals are not the ones this was written against.
+    """
+    import _sre
+    from re import _compiler
+
+    compile_ = vars(_compiler).get("compile")
+    if compile_ is None or getattr(compile_, "kept", False) or not callable(getattr(_sre, "compile", None)):
+        yield
+        return
+    header = _pattern_header()
+    path = _file(name, directory, "patterns")
+    kept = _read(path, header)
+    used: dict[tuple[str, int], tuple] = {}
+
+    def compile_kept(p, flags=0):
+        if type(p) is not str or flags & re.DEBUG:
+            return compile_(p, flags)
+        key = (p, int(flags))
+        args = kept.get(key)
+        if args is not None:
+            try:
+                compiled = _sre.compile(*args)
+            except (TypeError, ValueError, RuntimeError):  # a stale or damaged entry: compile it again
+                kept.pop(key, None)
+            else:
+                used[key] = args
+                return compiled
+        seen: list[tuple] = []
+        real = _compiler._sre
+
+        class _Recording:  # `_compiler.compile` ends in `_sre.compile(pattern, flags, code, groups, ...)`
+            def __getattr__(self, attr):
+                return getattr(real, attr)
+
+            @staticmethod
+            def compile(*a):
+                seen.append(a)
+                return real.compile(*a)
+
+        _compiler._sre = _Recording()
+        try:
+            compiled = compile_(p, flags)
+        finally:
+            _compiler._sre = real
+        if len(seen) == 1 and seen[0][0] == p:
+            pattern, final_flags, code, groups, groupindex, indexgroup = seen[0]
+            used[key] = (pattern, int(final_flags), [int(c) for c in code], int(groups), dict(groupindex), tuple(indexgroup))
+        return compiled
+
+    compile_kept.kept = True
+    _compiler.compile = compile_kept
+    try:
+        yield
+    finally:
+        _compiler.compile = compile_
+        if used.keys() - kept.keys() and not sys.dont_write_bytecode and len(used) <= _MAX_ENTRIES:
+            # Only this run's patterns: those built from one file's names (a class's attributes) go with it.
+            _write(path, used, header)

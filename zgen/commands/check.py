@@ -129,6 +129,7 @@ def _consumer_reason(args, settings) -> str:
 
 def run(args, settings) -> int:
     from zgen.checker import check_paths
+    from zgen.kept_code import kept_patterns
     from zgen.report import ReportContext, render
     from zgen.report.text import summary_line
 
@@ -149,8 +150,10 @@ def run(args, settings) -> int:
                         help="add --trace, or check the files themselves: zgen check path/to/model.py")
 
     def check():
-        return check_paths(paths, settings, facts_from(args, settings), force_exclude=args.force_exclude,
-                           jobs=args.jobs, use_cache=not args.no_cache, trace_findings=trace_findings)
+        # The rules' regular expressions are compiled from programs kept by an earlier run (`zgen.kept_code`).
+        with kept_patterns("zgen.check"):
+            return check_paths(paths, settings, facts_from(args, settings), force_exclude=args.force_exclude,
+                               jobs=args.jobs, use_cache=not args.no_cache, trace_findings=trace_findings)
 
     result = check()
     for note in (*trace_notes, *result.notes):
