@@ -14,6 +14,7 @@ from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import answering_classes, calls_child_method, method_uses
 from ..analysis.handed import outside_functions
+from ..analysis.instances import Instance, attribute_classes, instance_methods, reads_own
 from ..analysis.script import function_scope
 from ..program import known
 from ..program.holds import held_attributes, held_path_classes, module_arguments, reached_models
@@ -172,7 +173,7 @@ class Quantiser(nn.Module):
         init = {id(m) for _, m in index.methods("init", _OTHER_CALL)}
         for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
             called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
-            external = _external_methods(index, cls)
+            external = _external_methods(index, cls) | instance_methods(index, cls)
             called &= names | external | known.FORWARD_PARTS
             if called and not any(method is m for _, m in forward):
                 # run on the built model: only methods that can compute with parameters are worth parsing for
@@ -212,14 +213,12 @@ class Quantiser(nn.Module):
                             "`deepspeed.zero.register_external_parameter`")
                     yield self.finding(index, method.snippet, node, message, help)
                     continue
-                for ref in answering_classes(index, classes, name, cls.name):
-                    # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
-                    uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
-                    used = next(
-                        (u.param for u in method_uses(index, ref, name)
-                         if u.use in uses and not u.persistent and u.param.startswith("self.")),
-                        None,
-                    )
+                instance = _instance_of(index, cls, target, classes, name)
+                # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
+                uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
+                for ref in instance.classes if instance is not None else ():
+                    found = reads_own(index, Instance((ref,), instance.exact), name, uses)  # type: ignore[union-attr]
+                    used = found.param if found is not None else None
                     if used:
                         message = (
                             f"`{code_of(node.func)}(...)` computes with {_what(used, f'`{code_of(target)}`')}, "
@@ -286,6 +285,22 @@ class Quantiser(nn.Module):
                 )
                 help = f"call `{via}(...)` (its forward), or gather its parameters around the call"
                 yield self.finding(index, scope.snippet, node, message, help)
+
+
+def _instance_of(
+    index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression, classes: tuple[str, ...] | None, name: str
+) -> Instance | None:
+    """What the module a method is called on is an instance of: the classes the calls know (or, for a module of
+    a class they cannot tell, those of the file that define the method), else what `self.<attr>` is typed as."""
+    if classes and any(ref != UNKNOWN_CLASS for ref in classes):
+        return Instance(classes, True)
+    path = access_path(target)
+    if path is not None and path.root == "self" and len(path.parts) == 1:
+        typed = attribute_classes(index, cls, path.parts[0])
+        if typed is not None:
+            return typed
+    answering = answering_classes(index, classes, name, cls.name)  # the classes that could answer the call
+    return Instance(answering, True) if answering else None
 
 
 def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
