@@ -26,13 +26,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..program.holds import held_attributes
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, torch_base
 from ..program.tree import cst, dotted
 from .access import READ, SIZE, WRITE
+from .flow import Flat
 from .own import OwnUse, method_uses
 
-__all__ = ["Instance", "attribute_classes", "dispatch", "never_called", "reads_own", "instance_methods"]
+__all__ = [
+    "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "instance_methods",
+    "properties_read", "instance_attributes",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +63,75 @@ def attribute_classes(index: ModelIndex, cls: ClassInfo, name: str) -> Instance 
     annotated = _annotations(index, cls).get(name)
     if annotated:
         return Instance(annotated, False)
+    if not cls.is_module:
+        held = tuple(c for c in held_attributes(index, cls).get(name, ()) if c != UNKNOWN_CLASS)
+        if held:
+            return Instance(held, True)
     return None
+
+
+def receiver_instance(
+    index: ModelIndex, cls: ClassInfo, flat: Flat | None, expr: cst.BaseExpression, depth: int = 0
+) -> Instance | None:
+    """What the receiver of a method call is an instance of, through the binding forms of the function (`flat`)
+    and of the class: `self.<attr>`, a `@property` of the class returning one (`self.core`), a local bound to
+    either (`v = self.v`, `v = self.a if c else self.b`)."""
+    if depth > 4:
+        return None
+    if isinstance(expr, cst.IfExp):
+        return _union(
+            receiver_instance(index, cls, flat, expr.body, depth + 1),
+            receiver_instance(index, cls, flat, expr.orelse, depth + 1),
+        )
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        name = expr.attr.value
+        if name in _properties(cls):
+            method = cls.method(name)
+            node = method.node if method is not None else None
+            returned = [s.value for s in _small_statements(node.body) if isinstance(s, cst.Return) and s.value] if node else []
+            found = None
+            for value in returned:
+                found = _union(found, receiver_instance(index, cls, None, value, depth + 1))
+            return found
+        return attribute_classes(index, cls, name)
+    if isinstance(expr, cst.Name) and flat is not None:
+        found = None
+        for node, _ctx in flat.nodes:
+            if type(node) is cst.Assign and len(node.targets) == 1:
+                target = node.targets[0].target
+                if isinstance(target, cst.Name) and target.value == expr.value:
+                    found = _union(found, receiver_instance(index, cls, None, node.value, depth + 1))
+        return found
+    return None
+
+
+def _union(a: Instance | None, b: Instance | None) -> Instance | None:
+    if a is None or b is None:
+        return a or b
+    return Instance(tuple(dict.fromkeys(a.classes + b.classes)), a.exact and b.exact)
+
+
+def _properties(cls: ClassInfo) -> frozenset[str]:
+    """Names of the methods of `cls` (and its in-file bases) declared `@property`."""
+    return _properties_of(cls.index, cls)
+
+
+@memoised
+def _properties_of(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    return frozenset(name for info in cls.mro for name in _PROPERTY.findall(info.text))
+
+
+_PROPERTY = re.compile(r"@(?:\w+\.)?(?:cached_)?property[ \t]*\n[ \t]*def[ \t]+(\w+)")
+
+
+@memoised
+def instance_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, Instance]:
+    """Attributes of `cls` that are instances of module classes we can name: built in `__init__` (however the
+    members see it) or annotated (on the attribute, in the class body, or on the `__init__` argument bound to
+    it)."""
+    names = [*facts_of(cls).members, *_annotations(index, cls)]
+    found = {name: attribute_classes(index, cls, name) for name in dict.fromkeys(names)}
+    return {name: instance for name, instance in found.items() if instance is not None}
 
 
 @memoised
@@ -221,10 +294,24 @@ def reads_own(
     for ref in instance.classes:
         for owner, target in dispatch(index, ref, name, instance.exact):
             lonely = never_called(owner, target)
-            for use in method_uses(owner, target, name):
-                if use.use in uses and use.param.startswith("self.") and (not use.persistent or lonely):
-                    return use
+            for called in (name, *properties_read(owner, target, name)):
+                for use in method_uses(owner, target, called):
+                    if use.use in uses and use.param.startswith("self.") and (not use.persistent or lonely):
+                        return use
     return None
+
+
+@memoised
+def properties_read(index: ModelIndex, ref: str, name: str) -> tuple[str, ...]:
+    """The `@property` methods of class `ref` that method `name` (or a method it reaches on `self`) reads."""
+    info = index.classes.get(ref)
+    if info is None:
+        return ()
+    properties = _properties(info) - {name}
+    if not properties:
+        return ()
+    texts = "".join(m.text for m in info.reachable(name))
+    return tuple(sorted(p for p in properties if re.search(rf"\bself\.{p}\b(?!\s*\()", texts)))
 
 
 @memoised

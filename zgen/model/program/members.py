@@ -463,6 +463,10 @@ class _FactsReader:
                 # self.model, self.save = parse_model(cfg): what the function returns, position by position
                 returned = self._returned_tuple(value, len(target.elements))
                 for t, (kind, classes) in zip(target.elements, returned):
+                    if isinstance(t.value, cst.Name):
+                        if kind > Kind.VALUE:
+                            self.locals[t.value.value] = (kind, classes)  # `clip, _, pre = create(...)`: a local
+                        continue
                     path = access_path(t.value)
                     if path is not None and path.root == "self" and len(path.parts) == 1 and kind > Kind.VALUE:
                         self._set(path.parts[0], kind, classes, order)
