@@ -149,3 +149,132 @@ def test_a_small_parameter_of_a_child_with_a_forward_stays_gathered(tmp_path):
         "    def apply_to(self, h):", "    def forward(self, h):\n        return h\n\n    def apply_to(self, h):"
     )
     assert _found(tmp_path, with_forward) == []
+
+
+LIBRARY = {
+    "fakeclip/__init__.py": "from .factory import create_model_and_transforms\n",
+    "fakeclip/factory.py": """
+from .model import CLIP
+
+def create_model(name):
+    model = CLIP(512)
+    return model
+
+def create_model_and_transforms(name, pretrained=None):
+    model = create_model(name)
+    return model, None, None
+""",
+    "fakeclip/model.py": """
+import torch
+from torch import nn
+
+class TextTower(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.transformer = nn.Linear(d, d)
+        self.positional_embedding = nn.Parameter(torch.empty(4096, d))
+
+class CLIP(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.visual = nn.Linear(d, d)
+        text = TextTower(d)
+        self.transformer = text.transformer
+        self.positional_embedding = text.positional_embedding
+
+    def forward(self, image, text):
+        return self.encode_image(image), self.encode_text(text)
+
+    def encode_text(self, t):
+        return self.transformer(t + self.positional_embedding)
+
+    def encode_image(self, x):
+        return self.visual(x)
+""",
+    "app/__init__.py": "",
+    "app/adapter.py": """
+import fakeclip
+from torch import nn
+
+class Adapter:
+    def __init__(self, name):
+        clip, _, preprocess = fakeclip.create_model_and_transforms(name)
+        clip = clip.cuda()
+        self.clip = clip
+
+    def embed_text(self, t):
+        return self.clip.encode_text(t)
+
+    def embed_image(self, x):
+        return self.clip.encode_image(x)
+
+class ClipModule(nn.Module):
+    def __init__(self, name):
+        super().__init__()
+        clip, _, preprocess = fakeclip.create_model_and_transforms(name)
+        self.clip = clip
+
+    def embed_texts(self, t):
+        return self.clip.encode_text(t)
+
+    def embed_images(self, x):
+        return self.clip.encode_image(x)
+
+class Generator(nn.Module):
+    def __init__(self, name):
+        super().__init__()
+        self.enc = ClipModule(name)
+        self.out = nn.Linear(512, 512)
+
+    def forward(self, t, x):
+        return self.out(self.enc.embed_texts(t) + self.enc.embed_images(x))
+""",
+}
+
+
+def test_a_model_a_library_factory_returns_in_a_tuple_is_typed_through_its_files(tmp_path):
+    # the factory's chain (a tuple, a second factory, `clip.cuda()`) types `self.clip` as the library's CLIP, whose
+    # `encode_text` reads a parameter it took from a module it built; `encode_image` only runs a child
+    for name, text in LIBRARY.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    path = tmp_path / "app" / "adapter.py"
+    found = [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
+    # the plain holder's call, and the parent's forward calling the child's method, which reaches CLIP's
+    # parameter through CLIP's method; the image paths stay clean
+    assert found == [("ZG303", 12), ("ZG303", 36)]
+
+
+EXPOSED = """
+from copy import deepcopy
+from torch import nn
+
+class Averaged(nn.Module):
+    def __init__(self, model: nn.Module, method_names=(), settings=None):
+        super().__init__()
+        self.model = model
+        self.settings = settings
+        self.copy = None
+        self.method_names = method_names
+
+    def start(self):
+        self.copy = deepcopy(self.model)
+        for name in self.method_names:
+            fn = getattr(self.copy, name)
+            setattr(self, name, fn)
+
+    def configure(self, keys):
+        for key in keys:
+            setattr(self, key, getattr(self.settings, key))
+
+    def forward(self, x):
+        return self.copy(x)
+"""
+
+
+def test_methods_of_a_held_model_exposed_by_a_run_time_name_bypass_its_hooks(tmp_path):
+    path = tmp_path / "ema.py"
+    path.write_text(textwrap.dedent(EXPOSED))
+    found = [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
+    # the copy of the held model exposes its methods; the settings object's values are no module's methods
+    assert found == [("ZG302", 17)]

@@ -316,13 +316,10 @@ def properties_read(index: ModelIndex, ref: str, name: str) -> tuple[str, ...]:
 
 @memoised
 def instance_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """Names of the methods (not dunders) of the classes `cls`'s annotated attributes are instances of, and of
-    their subclasses that override them: what a call on such an attribute could run."""
+    """Names of the methods (not dunders) of the classes `cls`'s attributes are instances of (of any file), and
+    of their subclasses that override them: what a call on such an attribute could run."""
     names: set[str] = set()
-    for attribute in _annotations(index, cls):
-        instance = attribute_classes(index, cls, attribute)
-        if instance is None:
-            continue
+    for instance in instance_attributes(index, cls).values():
         for ref in instance.classes:
             found = _class_info(index, ref)
             if found is None:
