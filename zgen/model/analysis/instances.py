@@ -282,6 +282,9 @@ def never_called(index: ModelIndex, name: str) -> bool:
     info = index.classes.get(name)
     if info is None or not info.is_module or torch_base(info) is not None or info.container_kind:
         return False
+    for base in (b for owner in info.mro for b in owner.qualified_bases):
+        if base.rsplit(".", 1)[-1] != "Module" and index.local_class(base) is None and index.external(base) is None:
+            return False  # a base we cannot read may define the forward
     return info.inherited_method("forward") is None and info.inherited_method("__call__") is None
 
 
