@@ -5,13 +5,15 @@ reaches it x what the called method does to the class's own parameters; prints f
     python bench/prov_matrix.py --failures 40    # and the first 40 failing cells
     python bench/prov_matrix.py --keep /tmp/pm   # keep the generated files
 
-Each cell is one small file, the product of three axes:
+Each cell is one small package (the checked `model.py`, and `lib.py` beside it for the source of another file),
+the product of three axes:
 
 * **source**: how `self.v` of the holder comes to be an instance of `Core` (a module class deriving from
   `Base`, whose methods raise `NotImplementedError`): built in `__init__`, returned by a factory function of
-  the file, the first of a tuple a factory returns unpacked into locals, annotated with the base class on the
-  attribute (`self.v: Base = builder(d)`), an `__init__` argument annotated with the base (`v: Base`), or a
-  class-body annotation (`v: Base`) of an attribute set from a registry lookup;
+  the file, the first of a tuple a factory returns unpacked into locals, the same from a factory of another file
+  of the package (the local re-bound by `core.float()`), annotated with the base class on the attribute
+  (`self.v: Base = builder(d)`), an `__init__` argument annotated with the base (`v: Base`), or a class-body
+  annotation (`v: Base`) of an attribute set from a registry lookup;
 * **path**: how a call reaches it: `self.v.m(x)` in `forward`, a local bound to `self.v`, a helper method
   `forward` calls, a `@property` returning `self.v`, a method the training loop runs on the built model
   (`generate`), and a holder that is no module (a sampler's `step`);
@@ -120,6 +122,10 @@ SAFE_OPERATIONS = {
 """,
 }
 
+PACKAGE = "<package>"  # the `before` of a source whose classes live in `lib.py` of the cell's package
+LIBRARY_FACTORY = "\n\ndef make_pair(d):\n    return Core(d), 2 * d\n"
+IMPORTS = "from torch import nn\n\nfrom .lib import make_pair\n\n\n"
+
 # source -> (code before the holder, the holder's __init__ signature tail, its body binding self.v, class body)
 SOURCES = {
     "built": ("", "", "self.v = Core(d)", ""),
@@ -130,6 +136,8 @@ SOURCES = {
     "annotated": ("", ", builder", "self.v: Base = builder(d)", ""),
     "typed_argument": ("", ", v: Base", "self.v = v", ""),
     "class_annotation": ("", ", registry, kind", "self.v = registry[kind](d)", "    v: Base\n\n"),
+    # `Core` and the factory in another file of the package; the local re-bound by a call returning the module
+    "package_factory": (PACKAGE, "", "core, width = make_pair(d)\n        core = core.float()\n        self.v = core", ""),
 }
 
 # path -> (methods of the holder; `CALL` is where the call goes, on the line marked `# KEY`)
@@ -156,7 +164,8 @@ class Cell:
     file: Path
 
 
-def render(source: str, path: str, operation: str, body: str) -> str:
+def render(source: str, path: str, operation: str, body: str) -> dict[str, str]:
+    """The cell's files: `model.py` (checked), and `lib.py` beside it for a source of another file."""
     before, signature, binding, class_body = SOURCES[source]
     core = CORE_INIT
     if operation == "no_forward_small":
@@ -168,7 +177,9 @@ def render(source: str, path: str, operation: str, body: str) -> str:
     init = f"    def __init__(self, d{signature}):\n" + ("        super().__init__()\n" if module else "")
     init += f"        {binding}\n\n"
     methods = PATHS[path].replace("CALL", call)
-    return HEAD + core + body + "\n\n" + before + header + class_body + init + methods
+    if before == PACKAGE:
+        return {"lib.py": HEAD + core + body + LIBRARY_FACTORY, "model.py": IMPORTS + header + class_body + init + methods}
+    return {"model.py": HEAD + core + body + "\n\n" + before + header + class_body + init + methods}
 
 
 def build(root: Path) -> list[Cell]:
@@ -176,14 +187,18 @@ def build(root: Path) -> list[Cell]:
     for source in SOURCES:
         for path in PATHS:
             for operation, body in OPERATIONS.items():
-                cells.append(_write(root, Cell(source, path, operation, True, root / f"h_{source}_{path}_{operation}.py"), body))
+                cells.append(_write(Cell(source, path, operation, True, root / f"h_{source}_{path}_{operation}" / "model.py"), body))
             for operation, body in {**SAFE_OPERATIONS, "called_as_module": OPERATIONS["read_own"]}.items():
-                cells.append(_write(root, Cell(source, path, operation, False, root / f"s_{source}_{path}_{operation}.py"), body))
+                cells.append(_write(Cell(source, path, operation, False, root / f"s_{source}_{path}_{operation}" / "model.py"), body))
     return cells
 
 
-def _write(root: Path, cell: Cell, body: str) -> Cell:
-    cell.file.write_text(render(cell.source, cell.path, cell.operation, body))
+def _write(cell: Cell, body: str) -> Cell:
+    """Each cell is a package of its own (so a file beside the checked one is found as the import system would)."""
+    cell.file.parent.mkdir(parents=True, exist_ok=True)
+    (cell.file.parent / "__init__.py").write_text("")
+    for name, text in render(cell.source, cell.path, cell.operation, body).items():
+        (cell.file.parent / name).write_text(text)
     return cell
 
 
