@@ -16,7 +16,8 @@ the product of three axes:
   annotation (`v: Base`) of an attribute set from a registry lookup;
 * **path**: how a call reaches it: `self.v.m(x)` in `forward`, a local bound to `self.v`, a helper method
   `forward` calls, a `@property` returning `self.v`, a method the training loop runs on the built model
-  (`generate`), and a holder that is no module (a sampler's `step`);
+  (`generate`), a holder that is no module (a sampler's `step`), a local bound by a conditional expression,
+  and a local bound by tuple unpacking (`v, n = self.v, 2`);
 * **operation**: what `Core.m` does: reads its own large parameter, reads it through its own helper or its own
   property, sizes it, reads a child's weight with a functional op, runs its own forward by name (which reads
   the parameter), or, in a `Core` with no forward at all, reads a small parameter (no hook ever gathers it).
@@ -151,8 +152,10 @@ PATHS = {
     ),
     "entry": "    def forward(self, x):\n        return x\n\n    def generate(self, x):\n        return CALL  # KEY\n",
     "plain_holder": "    def step(self, x):\n        return CALL  # KEY\n",
+    "conditional": "    def forward(self, x, slow=False):\n        v = self.v if slow else self.v\n        return CALL  # KEY\n",
+    "unpacked": "    def forward(self, x):\n        v, n = self.v, 2\n        return CALL  # KEY\n",
 }
-RECEIVERS = {"local": "v", "property": "self.core"}
+RECEIVERS = {"local": "v", "property": "self.core", "conditional": "v", "unpacked": "v"}
 
 
 @dataclass(frozen=True)
@@ -255,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         for title, failing in (("missed hazard", [c for c in hazards if not results[c]]),
                                ("flagged safe", [c for c in safe if not clean[c]])):
             print(f"\n{title} cells ({len(failing)}; first {args.failures}):")
-            print("".join(f"  {c.source} | {c.path} | {c.operation}  ({c.file.name})\n" for c in failing[: args.failures]), end="")
+            print("".join(f"  {c.source} | {c.path} | {c.operation}  ({c.file.parent.name})\n" for c in failing[: args.failures]), end="")
     return 0
 
 

@@ -278,3 +278,14 @@ def test_methods_of_a_held_model_exposed_by_a_run_time_name_bypass_its_hooks(tmp
     found = [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
     # the copy of the held model exposes its methods; the settings object's values are no module's methods
     assert found == [("ZG302", 17)]
+
+
+def test_a_receiver_bound_through_a_property_a_conditional_or_an_unpacking_keeps_its_class(tmp_path):
+    model = ANNOTATED.replace(
+        "        return self.head.update(h)\n",
+        "        return self.main.update(h)\n\n"
+        "    @property\n    def main(self):\n        return self.head\n\n"
+        "    def sample(self, h, slow=False):\n        head, n = (self.head if slow else self.main), 2\n"
+        "        return head.update(h) * n\n",
+    )
+    assert _found(tmp_path, model) == [("ZG303", 13), ("ZG303", 21)]

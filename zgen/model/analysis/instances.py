@@ -75,7 +75,7 @@ def receiver_instance(
 ) -> Instance | None:
     """What the receiver of a method call is an instance of, through the binding forms of the function (`flat`)
     and of the class: `self.<attr>`, a `@property` of the class returning one (`self.core`), a local bound to
-    either (`v = self.v`, `v = self.a if c else self.b`)."""
+    either (`v = self.v`, `v = self.a if c else self.b`, `v, n = self.v, 2`)."""
     if depth > 4:
         return None
     if isinstance(expr, cst.IfExp):
@@ -98,11 +98,22 @@ def receiver_instance(
         found = None
         for node, _ctx in flat.nodes:
             if type(node) is cst.Assign and len(node.targets) == 1:
-                target = node.targets[0].target
-                if isinstance(target, cst.Name) and target.value == expr.value:
-                    found = _union(found, receiver_instance(index, cls, None, node.value, depth + 1))
+                for target, value in _bindings(node.targets[0].target, node.value):
+                    if target.value == expr.value:
+                        found = _union(found, receiver_instance(index, cls, None, value, depth + 1))
         return found
     return None
+
+
+def _bindings(target: cst.BaseExpression, value: cst.BaseExpression):
+    """(name, value) pairs an assignment binds: `v = e`, and `v, n = e, k` element by element."""
+    if isinstance(target, cst.Name):
+        yield target, value
+    elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) == len(value.elements):
+            for t, v in zip(target.elements, value.elements):
+                if not isinstance(t, cst.StarredElement) and not isinstance(v, cst.StarredElement):
+                    yield from _bindings(t.value, v.value)
 
 
 def _union(a: Instance | None, b: Instance | None) -> Instance | None:
