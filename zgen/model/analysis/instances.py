@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..program.holds import held_attributes
+from ..program.holds import config_like, held_attributes
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, torch_base
 from ..program.tree import cst, dotted
@@ -150,7 +150,8 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
     """Attributes of `cls` annotated with a module class: `self.x: C = ...` in any method, `x: C` in the class
     body, and `self.x = arg` for an `__init__` argument `arg: C`."""
     found: dict[str, tuple[str, ...]] = {}
-    if _BODY_ANNOTATION.search(cls.text):
+    body = " " * (cls.span.indent + 4)  # a class-body annotation, not a parameter of a multi-line signature
+    if any(line.startswith(body) and not line[len(body)].isspace() for line in _BODY_ANNOTATION.findall(cls.text)):
         snippet = index.parse(cls.span)
         node = snippet.node if snippet is not None else None
         for stmt in node.body.body if isinstance(node, cst.ClassDef) else ():
@@ -170,7 +171,7 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
         if typed_init:
             params = method.params
             for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-                if param.annotation is not None:
+                if param.annotation is not None and not config_like(param.name.value):  # `config: BertConfig`
                     classes = _module_classes(index, param.annotation.annotation)
                     if classes:
                         arguments[param.name.value] = classes
@@ -188,7 +189,7 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
 # `net: "Unet"`, `net: Optional[Unet]`); a class-body annotation (`dist: Distribution`).
 _SELF_ANNOTATION = re.compile(r"\bself\.\w+[ \t]*:[ \t]*[\w\"'.]")
 _TYPED_ARGUMENT = re.compile(r"\w[ \t]*:[ \t]*(?:[\w.]*\[)?[\"']?(?:\w+\.)*[A-Z]")
-_BODY_ANNOTATION = re.compile(r"^[ \t]+\w+[ \t]*:[ \t]*(?:[\w.]*\[)?[\"']?(?:\w+\.)*[A-Z]\w*[^=(\n]*$", re.MULTILINE)
+_BODY_ANNOTATION = re.compile(r"^[ \t]+\w+[ \t]*:[ \t]*(?:[\w.]*\[)?[\"']?(?:\w+\.)*[A-Z]\w*[^=(,\n]*$", re.MULTILINE)
 
 
 def _small_statements(body: cst.BaseSuite):
@@ -336,11 +337,11 @@ def instance_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     for instance in instance_attributes(index, cls).values():
         for ref in instance.classes:
             found = _class_info(index, ref)
-            if found is None:
-                continue
+            if found is None or found[0] is index and instance.exact:
+                continue  # a class of this file: its methods are the file's own, which the rules list already
             owner, info = found
             names.update(m.name for m in info.all_methods() if not m.name.startswith("__"))
-            for other in owner.classes.values():
+            for other in owner.classes.values() if not instance.exact else ():
                 if info in other.mro:
                     names.update(n for n in other.span.methods if not n.startswith("__"))
     return frozenset(names)

@@ -175,7 +175,10 @@ class Quantiser(nn.Module):
         init = {id(m) for _, m in index.methods("init", _OTHER_CALL)}
         for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
             called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
-            external = _external_methods(index, cls) | instance_methods(index, cls)
+            external = _external_methods(index, cls)
+            if (called & _typed_receiver_calls(method.text)) - names - external - known.FORWARD_PARTS:
+                # names no class of the file nor a child built by name defines: the classes of its typed attributes
+                external = external | instance_methods(index, cls)
             called &= names | external | known.FORWARD_PARTS
             if called and not any(method is m for _, m in forward):
                 # run on the built model: only methods that can compute with parameters are worth parsing for
@@ -264,10 +267,10 @@ class Quantiser(nn.Module):
             if scope is None or not isinstance(scope.node, cst.FunctionDef):
                 continue
             arguments = reached_models(index, scope.node) if span.name != "__init__" else {}
-            typed = cls is not None and bool(instance_attributes(index, cls))
-            if not held and not arguments and not typed:
+            typed = bool(held or arguments) or (cls is not None and bool(instance_attributes(index, cls)))
+            if not typed:
                 continue
-            for node, via, classes in _held_calls(index, scope.flat, held, arguments, cls if typed else None):
+            for node, via, classes in _held_calls(index, scope.flat, held, arguments, cls):
                 name = node.func.attr.value  # type: ignore[union-attr]
                 if name in _SKIP or name in NOT_RUNS or name.startswith("__") or name.endswith("_"):
                     continue
@@ -303,6 +306,20 @@ def _instance_of(
         return typed
     answering = answering_classes(index, classes, name, cls.name)  # the classes that could answer the call
     return Instance(answering, True) if answering else None
+
+
+# `v = self.v`, `v, n = self.v, 2`, `v = self.a if c else self.b`: a local bound from an attribute of `self`.
+_LOCAL_FROM_SELF = re.compile(r"^[ \t]*(\w+)(?:[ \t]*,[ \t]*\w+)*[ \t]*=[^=\n][^\n]*\bself\.\w", re.MULTILINE)
+
+
+def _typed_receiver_calls(text: str) -> set[str]:
+    """Text pre-filter of instance typing: names of methods called on a path from `self` (`self.v.m(`,
+    `self.core.m(`) or on a local bound from one (`v = self.v` ... `v.m(`)."""
+    found = set(_SELF_CALL.findall(text))
+    bound = set(_LOCAL_FROM_SELF.findall(text)) - {"self"}
+    if bound:
+        found |= set(re.findall(r"\b(?:" + "|".join(sorted(map(re.escape, bound))) + r")\.(\w+)\s*\(", text))
+    return found
 
 
 def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
@@ -376,8 +393,8 @@ def _held_calls(
             continue
         path = access_path(owner)
         if typed is not None and path is not None and path.root == "self" and len(path.parts) == 1:
-            instance = instance_attributes(index, typed).get(path.parts[0])
-            if instance is not None and path.parts[0] not in held:
+            instance = instance_attributes(index, typed).get(path.parts[0]) if path.parts[0] not in held else None
+            if instance is not None:
                 yield node, code_of(owner), instance.classes
                 continue
         if path is None or "[]" in path.parts or path.root not in arguments and not (path.root == "self" and held):
