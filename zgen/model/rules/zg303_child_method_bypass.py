@@ -176,7 +176,8 @@ class Quantiser(nn.Module):
         for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
             called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
             external = _external_methods(index, cls)
-            if (called & _typed_receiver_calls(method.text)) - names - external - known.FORWARD_PARTS:
+            unknown = called - names - external - known.FORWARD_PARTS
+            if unknown and unknown & _typed_receiver_calls(method.text):
                 # names no class of the file nor a child built by name defines: the classes of its typed attributes
                 external = external | instance_methods(index, cls)
             called &= names | external | known.FORWARD_PARTS
