@@ -1,9 +1,9 @@
 """A matrix of ZG303 hazards by instance provenance: how a value became an instance of a module class x how a call
 reaches it x what the called method does to the class's own parameters; prints figures.
 
-    python bench/prov_matrix.py                  # the whole product, summary by axis
-    python bench/prov_matrix.py --failures 40    # and the first 40 failing cells
-    python bench/prov_matrix.py --keep /tmp/pm   # keep the generated files
+    python bench/zg3_prov_matrix.py                  # the whole product, summary by axis
+    python bench/zg3_prov_matrix.py --failures 40    # and the first 40 failing cells
+    python bench/zg3_prov_matrix.py --keep /tmp/pm   # keep the generated files
 
 Each cell is one small package (the checked `model.py`, and `lib.py` beside it for the source of another file),
 the product of three axes:
