@@ -121,9 +121,14 @@ _FORWARD_CALL = re.compile(r"\bself\.forward\s*\(")
 def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnUse]:
     """Parameter uses in one method of `cls`: its own parameters, its children's, and child methods it calls."""
     text = method.text
-    reads_own = any(f"self.{name}" in text for name in registered_names(cls.text))
+    # registered by name in the class, or taken from a module it built (`self.pos = text.positional_embedding`)
+    own_names = registered_names(cls.text) | {n for n, m in facts_of(cls).members.items() if m.kind == Kind.PARAM}
+    reads_own = any(f"self.{name}" in text for name in own_names)
     reads_children = index.mentions_param(text) or "parameters(" in text
-    calls_children = calls_child_method(index, text) or bool(_module_method_call(index).search(text))
+    calls_children = (
+        calls_child_method(index, text) or bool(_module_method_call(index).search(text))
+        or any(f".{name}(" in text for name in _member_methods(index, cls))
+    )
     if not (reads_own or reads_children or calls_children):
         return []  # nothing to parse for
     flat = flat_of(method)
@@ -151,6 +156,21 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
             for use in method_uses(index, ref, call.func.attr.value):  # type: ignore[union-attr]
                 found.append(OwnUse(use.use, f"{code_of(target)}.{call.func.attr.value}()", use.persistent))  # type: ignore[union-attr]
     return found
+
+
+@memoised
+def _member_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Names of the methods (not forward, not dunders) of the classes of other files that `cls`'s members are
+    built from (`self.clip = clip` for `clip, _, _ = open_clip.create_model_and_transforms(...)`)."""
+    names: set[str] = set()
+    for member in facts_of(cls).members.values():
+        if member.kind != Kind.MODULE:
+            continue
+        for ref in member.classes:
+            external = index.external(ref) if ref not in index.classes and ref != UNKNOWN_CLASS else None
+            if external is not None:
+                names.update(m.name for m in external[1].all_methods())
+    return frozenset(n for n in names if n not in _NOT_USES and not n.startswith("__"))
 
 
 def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):

@@ -463,6 +463,10 @@ class _FactsReader:
                 # self.model, self.save = parse_model(cfg): what the function returns, position by position
                 returned = self._returned_tuple(value, len(target.elements))
                 for t, (kind, classes) in zip(target.elements, returned):
+                    if isinstance(t.value, cst.Name):
+                        if kind > Kind.VALUE:
+                            self.locals[t.value.value] = (kind, classes)  # `clip, _, pre = create(...)`: a local
+                        continue
                     path = access_path(t.value)
                     if path is not None and path.root == "self" and len(path.parts) == 1 and kind > Kind.VALUE:
                         self._set(path.parts[0], kind, classes, order)
@@ -507,6 +511,8 @@ class _FactsReader:
                 if kind == Kind.MODULE and value.attr.value in self.index.param_names:  # type: ignore[union-attr]
                     self.facts.borrowed[path.parts[0]] = (source.root, classes, source.parts[0])
             kind, classes = self.classify(value)
+            if kind == Kind.UNKNOWN and source is not None and len(source.parts) == 1 and self._borrows_param(source):
+                kind, classes = Kind.PARAM, ()  # `self.pos = text.positional_embedding`: registered here too
             self._set(path.parts[0], kind, classes, order)
             member = self.facts.members[path.parts[0]]
             if member.order == order and isinstance(value, cst.Call):
@@ -515,6 +521,13 @@ class _FactsReader:
         source = access_path(value)
         if source is not None and source.root == "self" and "[]" not in path.parts:
             self.facts.ties += ((".".join(path.parts), ".".join(source.parts)),)
+
+    def _borrows_param(self, source) -> bool:
+        """Is `<local>.<name>` a parameter of the module a local holds (a class of this file or another)?"""
+        kind, classes = self.locals.get(source.root, (Kind.VALUE, ()))
+        if kind != Kind.MODULE or not classes or source.root in self.params:
+            return False
+        return all(member_param(self.index, ref, source.parts[0]) for ref in classes)
 
     def _set(self, name: str, kind: Kind, classes: tuple[str, ...], order: tuple[int, int]) -> None:
         old = self.facts.members.get(name)
@@ -616,8 +629,9 @@ class _FactsReader:
         func = call.func
         if isinstance(func, cst.Call) and _is_partial(func) and func.args:
             return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
-        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, cst.Call):
-            kind, classes = self._classify_call(func.value)  # nn.Conv2d(...).requires_grad_(False): the module
+        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, (cst.Call, cst.Name)):
+            # nn.Conv2d(...).requires_grad_(False), `clip = clip.cuda()` of a local module: the module itself
+            kind, classes = self.locals.get(func.value.value, (Kind.VALUE, ())) if isinstance(func.value, cst.Name) else self._classify_call(func.value)
             if kind in (Kind.MODULE, Kind.CONTAINER):
                 return kind, classes
         written = call_name(call)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from zgen.findings import Severity
 
 from ..analysis.calls import ModuleCalls
+from ..analysis.exposed import exposed_methods
 from ..analysis.flow import flat_of
 from ..analysis.handed import outside_functions
 from ..analysis.script import function_scope
@@ -32,7 +33,9 @@ class ForwardBypass(Rule):
     runs outside the module's forward (`def denoise(self, x):
     self.forward(...)`) when the module owns parameters itself.
     `super().forward(x)` and calling the module itself, `self.child(x)`, are
-    fine.
+    fine. Methods of a held model exposed on the wrapper under names known
+    only at run time (`setattr(self, name, getattr(self.ema_model, name))`)
+    are called by the wrapper's users with no hook of the model running.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters in a hook that runs when the
@@ -145,6 +148,14 @@ class Stack(nn.Module):
                     index, method.snippet, site, message, f"call the module itself: `{code_of(target)}(...)`"
                 )
         yield from self._outside(index)
+        for exposed in exposed_methods(index):
+            message = (
+                f"`{code_of(exposed.node)}` exposes methods of `{exposed.model}` as this object's own: calling them "
+                f"never calls `{exposed.model}` as a module, so its hooks do not run and ZeRO-3 does not gather its "
+                "parameters for those calls"
+            )
+            help = f"call `{exposed.model}(...)` itself, or wrap each exposed method in a call that gathers its parameters"
+            yield self.finding(index, exposed.method.snippet, exposed.node, message, help)
 
     def _outside(self, index: ModelIndex) -> Iterator[Report]:
         """The same in code outside the model classes: a function given a module (`def sample(unet, ...):

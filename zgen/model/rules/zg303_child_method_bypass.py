@@ -14,6 +14,9 @@ from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import answering_classes, calls_child_method, method_uses
 from ..analysis.handed import outside_functions
+from ..analysis.instances import (
+    Instance, instance_methods, properties_read, reads_own, receiver_instance, instance_attributes,
+)
 from ..analysis.script import function_scope
 from ..program import known
 from ..program.holds import held_attributes, held_path_classes, module_arguments, reached_models
@@ -173,6 +176,10 @@ class Quantiser(nn.Module):
         for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
             called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
             external = _external_methods(index, cls)
+            unknown = called - names - external - known.FORWARD_PARTS
+            if unknown and unknown & _typed_receiver_calls(method.text):
+                # names no class of the file nor a child built by name defines: the classes of its typed attributes
+                external = external | instance_methods(index, cls)
             called &= names | external | known.FORWARD_PARTS
             if called and not any(method is m for _, m in forward):
                 # run on the built model: only methods that can compute with parameters are worth parsing for
@@ -212,14 +219,12 @@ class Quantiser(nn.Module):
                             "`deepspeed.zero.register_external_parameter`")
                     yield self.finding(index, method.snippet, node, message, help)
                     continue
-                for ref in answering_classes(index, classes, name, cls.name):
-                    # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
-                    uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
-                    used = next(
-                        (u.param for u in method_uses(index, ref, name)
-                         if u.use in uses and not u.persistent and u.param.startswith("self.")),
-                        None,
-                    )
+                instance = _instance_of(index, cls, flat, target, classes, name)
+                # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
+                uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
+                for ref in instance.classes if instance is not None else ():
+                    found = reads_own(index, Instance((ref,), instance.exact), name, uses)  # type: ignore[union-attr]
+                    used = found.param if found is not None else None
                     if used:
                         message = (
                             f"`{code_of(node.func)}(...)` computes with {_what(used, f'`{code_of(target)}`')}, "
@@ -263,17 +268,18 @@ class Quantiser(nn.Module):
             if scope is None or not isinstance(scope.node, cst.FunctionDef):
                 continue
             arguments = reached_models(index, scope.node) if span.name != "__init__" else {}
-            if not held and not arguments:
+            typed = bool(held or arguments) or (cls is not None and bool(instance_attributes(index, cls)))
+            if not typed:
                 continue
-            for node, via, classes in _held_calls(index, scope.flat, held, arguments):
+            for node, via, classes in _held_calls(index, scope.flat, held, arguments, cls):
                 name = node.func.attr.value  # type: ignore[union-attr]
                 if name in _SKIP or name in NOT_RUNS or name.startswith("__") or name.endswith("_"):
                     continue
-                used = next((
-                    u.param for ref in answering_classes(index, classes, name, cls.name if cls else "")
-                    for u in method_uses(index, ref, name)
-                    if u.use in (READ, SIZE, WRITE) and not u.persistent and u.param.startswith("self.")
-                ), None)
+                instance = receiver_instance(index, cls, scope.flat, node.func.value) if cls is not None else None  # type: ignore[union-attr]
+                if instance is None:
+                    instance = Instance(answering_classes(index, classes, name, cls.name if cls else ""), True)
+                found = reads_own(index, instance, name)
+                used = found.param if found is not None else None
                 if used is None and name in known.FORWARD_PARTS and _unreadable(index, classes):
                     used = f"{name}()"  # a model of no readable class run by the parts of its forward
                 if used is None:
@@ -286,6 +292,35 @@ class Quantiser(nn.Module):
                 )
                 help = f"call `{via}(...)` (its forward), or gather its parameters around the call"
                 yield self.finding(index, scope.snippet, node, message, help)
+
+
+def _instance_of(
+    index: ModelIndex, cls: ClassInfo, flat, target: cst.BaseExpression, classes: tuple[str, ...] | None, name: str
+) -> Instance | None:
+    """What the module a method is called on is an instance of: the classes the calls know (or, for a module of
+    a class they cannot tell, those of the file that define the method), else what the receiver is typed as
+    (`self.<attr>`, a property returning one, a local bound to either)."""
+    if classes and any(ref != UNKNOWN_CLASS for ref in classes):
+        return Instance(classes, True)
+    typed = receiver_instance(index, cls, flat, target)
+    if typed is not None:
+        return typed
+    answering = answering_classes(index, classes, name, cls.name)  # the classes that could answer the call
+    return Instance(answering, True) if answering else None
+
+
+# `v = self.v`, `v, n = self.v, 2`, `v = self.a if c else self.b`: a local bound from an attribute of `self`.
+_LOCAL_FROM_SELF = re.compile(r"^[ \t]*(\w+)(?:[ \t]*,[ \t]*\w+)*[ \t]*=[^=\n][^\n]*\bself\.\w", re.MULTILINE)
+
+
+def _typed_receiver_calls(text: str) -> set[str]:
+    """Text pre-filter of instance typing: names of methods called on a path from `self` (`self.v.m(`,
+    `self.core.m(`) or on a local bound from one (`v = self.v` ... `v.m(`)."""
+    found = set(_SELF_CALL.findall(text))
+    bound = set(_LOCAL_FROM_SELF.findall(text)) - {"self"}
+    if bound:
+        found |= set(re.findall(r"\b(?:" + "|".join(sorted(map(re.escape, bound))) + r")\.(\w+)\s*\(", text))
+    return found
 
 
 def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
@@ -333,11 +368,13 @@ _HELD_LOCAL = re.compile(r"^[ \t]+\w+[ \t]*=[ \t]*(?:[^\n]*\belse[ \t]+)?self\.\
 
 
 def _held_calls(
-    index: ModelIndex, flat, held: dict[str, tuple[str, ...]], arguments: dict[str, tuple[str, ...]]
+    index: ModelIndex, flat, held: dict[str, tuple[str, ...]], arguments: dict[str, tuple[str, ...]],
+    typed: ClassInfo | None = None,
 ) -> Iterator[tuple[cst.Call, str, tuple[str, ...]]]:
     """Unguarded calls of a method on a held or given module, or on a submodule of one, with the module's path
     and its classes: `self.<attr>.<name>(...)`, `model.blk.<name>(...)`, or `<local>.<name>(...)` where the local
-    was bound to `self.<attr>` (alone or as a branch of a conditional expression)."""
+    was bound to `self.<attr>` (alone or as a branch of a conditional expression); in a class `typed` whose
+    attributes are instances of module classes (`instances.instance_attributes`), `self.<attr>.<name>(...)`."""
     local: dict[str, str] = {}
     for node, ctx in flat.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -356,6 +393,11 @@ def _held_calls(
             yield node, f"self.{local[owner.value]}", held[local[owner.value]]
             continue
         path = access_path(owner)
+        if typed is not None and path is not None and path.root == "self" and len(path.parts) == 1:
+            instance = instance_attributes(index, typed).get(path.parts[0]) if path.parts[0] not in held else None
+            if instance is not None:
+                yield node, code_of(owner), instance.classes
+                continue
         if path is None or "[]" in path.parts or path.root not in arguments and not (path.root == "self" and held):
             continue
         written = ".".join((path.root, *path.parts))
@@ -392,7 +434,10 @@ def _computes(index: ModelIndex, name: str) -> bool:
         if name not in cls.span.methods:
             continue
         own = registered_names(cls.text)
-        for method in cls.reachable(name):
+        # the method, what it reaches on `self`, and the properties of the class it reads (`self.codes`)
+        for method in (*cls.reachable(name), *(cls.method(p) for p in properties_read(index, cls.name, name))):
+            if method is None:
+                continue
             text = method.text
             if index.mentions_param(text) or "self.forward(" in text or any(f"self.{p}" in text for p in own):
                 return True

@@ -1,0 +1,266 @@
+"""A matrix of ZG303 hazards by instance provenance: how a value became an instance of a module class x how a call
+reaches it x what the called method does to the class's own parameters; prints figures.
+
+    python bench/zg3_prov_matrix.py                  # the whole product, summary by axis
+    python bench/zg3_prov_matrix.py --failures 40    # and the first 40 failing cells
+    python bench/zg3_prov_matrix.py --keep /tmp/pm   # keep the generated files
+
+Each cell is one small package (the checked `model.py`, and `lib.py` beside it for the source of another file),
+the product of three axes:
+
+* **source**: how `self.v` of the holder comes to be an instance of `Core` (a module class deriving from
+  `Base`, whose methods raise `NotImplementedError`): built in `__init__`, returned by a factory function of
+  the file, the first of a tuple a factory returns unpacked into locals, the same from a factory of another file
+  of the package (the local re-bound by `core.float()`), annotated with the base class on the attribute
+  (`self.v: Base = builder(d)`), an `__init__` argument annotated with the base (`v: Base`), or a class-body
+  annotation (`v: Base`) of an attribute set from a registry lookup;
+* **path**: how a call reaches it: `self.v.m(x)` in `forward`, a local bound to `self.v`, a helper method
+  `forward` calls, a `@property` returning `self.v`, a method the training loop runs on the built model
+  (`generate`), a holder that is no module (a sampler's `step`), a local bound by a conditional expression,
+  and a local bound by tuple unpacking (`v, n = self.v, 2`);
+* **operation**: what `Core.m` does: reads its own large parameter, reads it through its own helper or its own
+  property, sizes it, reads a child's weight with a functional op, runs its own forward by name (which reads
+  the parameter), or, in a `Core` with no forward at all, reads a small parameter (no hook ever gathers it).
+
+Safe look-alikes per source x path: `m` only runs a child as a module (`self.norm(h)`), reads a small
+parameter ZeRO-3 keeps gathered (the class has a forward), a buffer, or a plain value; and `self.v` called as a
+module. A hazard cell is found when a ZG3 finding spans the line marked `# KEY`; a safe cell is clean
+when no ZG3 finding is reported in the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from zg2_matrix import run_zgen  # noqa: E402  (bench scripts are run as files, not a package)
+
+HEAD = """import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Base(nn.Module):
+    def m(self, h):
+        raise NotImplementedError
+
+"""
+
+# operation -> (Core's body: its __init__, forward and `m`)
+CORE_INIT = """
+class Core(Base):
+    def __init__(self, d):
+        super().__init__()
+        self.table = nn.Parameter(torch.empty(4096, d))
+        self.norm = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4096)
+        self.gain = nn.Parameter(torch.ones(d))
+        self.register_buffer("steps", torch.zeros(d))
+        self.width = d
+"""
+FORWARD = """
+    def forward(self, x):
+        return self.fc(x) + self.table.sum()
+"""
+OPERATIONS = {
+    "read_own": FORWARD + """
+    def m(self, h):
+        return h @ self.table.T
+""",
+    "own_helper": FORWARD + """
+    def _project(self, h):
+        return h @ self.table.T
+
+    def m(self, h):
+        return self._project(h)
+""",
+    "own_property": FORWARD + """
+    @property
+    def codes(self):
+        return self.table.T
+
+    def m(self, h):
+        return h @ self.codes
+""",
+    "size": FORWARD + """
+    def m(self, h):
+        return h[..., : self.table.shape[0]]
+""",
+    "child_weight": FORWARD + """
+    def m(self, h):
+        return F.linear(h, self.fc.weight)
+""",
+    "forward_by_name": FORWARD + """
+    def m(self, h):
+        return self.forward(h) * 2
+""",
+    "no_forward_small": """
+    def m(self, h):
+        return h * self.scale.exp()
+""",
+}
+SAFE_OPERATIONS = {
+    "runs_child": FORWARD + """
+    def m(self, h):
+        return self.norm(h)
+""",
+    "small_gathered": FORWARD + """
+    def m(self, h):
+        return h * self.gain
+""",
+    "buffer_read": FORWARD + """
+    def m(self, h):
+        return h * self.steps
+""",
+    "plain_value": FORWARD + """
+    def m(self, h):
+        return h[..., : self.width]
+""",
+}
+
+PACKAGE = "<package>"  # the `before` of a source whose classes live in `lib.py` of the cell's package
+LIBRARY_FACTORY = "\n\ndef make_pair(d):\n    return Core(d), 2 * d\n"
+IMPORTS = "from torch import nn\n\nfrom .lib import make_pair\n\n\n"
+
+# source -> (code before the holder, the holder's __init__ signature tail, its body binding self.v, class body)
+SOURCES = {
+    "built": ("", "", "self.v = Core(d)", ""),
+    "factory": ("def make_core(d):\n    core = Core(d)\n    return core\n\n\n", "", "self.v = make_core(d)", ""),
+    "tuple_factory": (
+        "def make_pair(d):\n    return Core(d), 2 * d\n\n\n", "", "core, width = make_pair(d)\n        self.v = core", ""
+    ),
+    "annotated": ("", ", builder", "self.v: Base = builder(d)", ""),
+    "typed_argument": ("", ", v: Base", "self.v = v", ""),
+    "class_annotation": ("", ", registry, kind", "self.v = registry[kind](d)", "    v: Base\n\n"),
+    # `Core` and the factory in another file of the package; the local re-bound by a call returning the module
+    "package_factory": (PACKAGE, "", "core, width = make_pair(d)\n        core = core.float()\n        self.v = core", ""),
+}
+
+# path -> (methods of the holder; `CALL` is where the call goes, on the line marked `# KEY`)
+PATHS = {
+    "forward": "    def forward(self, x):\n        return CALL  # KEY\n",
+    "local": "    def forward(self, x):\n        v = self.v\n        return CALL  # KEY\n",
+    "helper": "    def forward(self, x):\n        return self._step(x)\n\n    def _step(self, x):\n        return CALL  # KEY\n",
+    "property": (
+        "    @property\n    def core(self):\n        return self.v\n\n"
+        "    def forward(self, x):\n        return CALL  # KEY\n"
+    ),
+    "entry": "    def forward(self, x):\n        return x\n\n    def generate(self, x):\n        return CALL  # KEY\n",
+    "plain_holder": "    def step(self, x):\n        return CALL  # KEY\n",
+    "conditional": "    def forward(self, x, slow=False):\n        v = self.v if slow else self.v\n        return CALL  # KEY\n",
+    "unpacked": "    def forward(self, x):\n        v, n = self.v, 2\n        return CALL  # KEY\n",
+}
+RECEIVERS = {"local": "v", "property": "self.core", "conditional": "v", "unpacked": "v"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    source: str
+    path: str
+    operation: str
+    hazard: bool
+    file: Path
+
+
+def render(source: str, path: str, operation: str, body: str) -> dict[str, str]:
+    """The cell's files: `model.py` (checked), and `lib.py` beside it for a source of another file."""
+    before, signature, binding, class_body = SOURCES[source]
+    core = CORE_INIT
+    if operation == "no_forward_small":
+        core = core.replace("        self.fc = nn.Linear(d, 4096)\n", "        self.scale = nn.Parameter(torch.zeros(d))\n")
+    receiver = RECEIVERS.get(path, "self.v")
+    call = f"{receiver}(x)" if operation == "called_as_module" else f"{receiver}.m(x)"
+    module = path != "plain_holder"
+    header = "class Holder(nn.Module):\n" if module else "class Holder:\n"
+    init = f"    def __init__(self, d{signature}):\n" + ("        super().__init__()\n" if module else "")
+    init += f"        {binding}\n\n"
+    methods = PATHS[path].replace("CALL", call)
+    if before == PACKAGE:
+        return {"lib.py": HEAD + core + body + LIBRARY_FACTORY, "model.py": IMPORTS + header + class_body + init + methods}
+    return {"model.py": HEAD + core + body + "\n\n" + before + header + class_body + init + methods}
+
+
+def build(root: Path) -> list[Cell]:
+    cells = []
+    for source in SOURCES:
+        for path in PATHS:
+            for operation, body in OPERATIONS.items():
+                cells.append(_write(Cell(source, path, operation, True, root / f"h_{source}_{path}_{operation}" / "model.py"), body))
+            for operation, body in {**SAFE_OPERATIONS, "called_as_module": OPERATIONS["read_own"]}.items():
+                cells.append(_write(Cell(source, path, operation, False, root / f"s_{source}_{path}_{operation}" / "model.py"), body))
+    return cells
+
+
+def _write(cell: Cell, body: str) -> Cell:
+    """Each cell is a package of its own (so a file beside the checked one is found as the import system would)."""
+    cell.file.parent.mkdir(parents=True, exist_ok=True)
+    (cell.file.parent / "__init__.py").write_text("")
+    for name, text in render(cell.source, cell.path, cell.operation, body).items():
+        (cell.file.parent / name).write_text(text)
+    return cell
+
+
+def _key_line(text: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.endswith("# KEY"))
+
+
+def found(cell: Cell, findings: list[dict]) -> bool:
+    zg3 = [f for f in findings if f["code"].startswith("ZG3")]
+    if not cell.hazard:
+        return bool(zg3)
+    key = _key_line(cell.file.read_text())
+    return any(f["location"]["row"] <= key <= f["end_location"]["row"] for f in zg3)
+
+
+def _table(cells: list[Cell], results: dict[Cell, bool], rows: str, cols: str) -> str:
+    row_names = list(dict.fromkeys(getattr(c, rows) for c in cells))
+    col_names = list(dict.fromkeys(getattr(c, cols) for c in cells))
+    out = ["| " + " | ".join([rows, *col_names, "all"]) + " |", "|" + "---|" * (len(col_names) + 2)]
+    for r in row_names:
+        line = []
+        for c in col_names:
+            chosen = [x for x in cells if getattr(x, rows) == r and getattr(x, cols) == c]
+            line.append(f"{sum(results[x] for x in chosen)}/{len(chosen)}" if chosen else "-")
+        chosen = [x for x in cells if getattr(x, rows) == r]
+        out.append(f"| {r} | " + " | ".join(line) + f" | {sum(results[x] for x in chosen)}/{len(chosen)} |")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--zgen", default=f"{sys.executable} -m zgen", help="the checker command (default: this python)")
+    parser.add_argument("--keep", type=Path, help="write the generated files here and keep them")
+    parser.add_argument("--failures", type=int, default=30, help="how many failing cells to list")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.keep or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        cells = build(root)
+        findings = run_zgen(shlex.split(args.zgen), [c.file for c in cells], root)
+        results = {c: found(c, findings.get(c.file.resolve(), [])) for c in cells}
+        hazards = [c for c in cells if c.hazard]
+        safe = [c for c in cells if not c.hazard]
+        clean = {c: not results[c] for c in safe}
+        print("**hazard recall: source x path**\n")
+        print(_table(hazards, results, "source", "path"))
+        print("\n**hazard recall: operation x path**\n")
+        print(_table(hazards, results, "operation", "path"))
+        print("\n**safe clean: source x path**\n")
+        print(_table(safe, clean, "source", "path"))
+        n_found, n_clean = sum(results[c] for c in hazards), sum(clean.values())
+        print(f"\nhazard recall {n_found}/{len(hazards)} = {n_found / len(hazards):.2f}; "
+              f"safe clean {n_clean}/{len(safe)} = {n_clean / len(safe):.2f}")  # fmt: skip
+        for title, failing in (("missed hazard", [c for c in hazards if not results[c]]),
+                               ("flagged safe", [c for c in safe if not clean[c]])):
+            print(f"\n{title} cells ({len(failing)}; first {args.failures}):")
+            print("".join(f"  {c.source} | {c.path} | {c.operation}  ({c.file.parent.name})\n" for c in failing[: args.failures]), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,347 @@
+"""Which class a value is an instance of, and what a method of that class does to the class's own parameters.
+
+Two questions the ZG3 rules ask about a call `v.m(...)` outside `C.forward`:
+
+* `attribute_classes(index, cls, name)`: the classes `self.<name>` of `cls` may
+  be an instance of. What `__init__` builds (`members.facts`, which follows
+  constructors, factory functions of any file the program reads, tuple
+  unpacking, wrappers returning their argument) first; else what an annotation
+  of the attribute says, in any method or in the class body
+  (`self.dist: Distribution | None = dist_class(...)`, `dist: Distribution`), or
+  of the `__init__` argument the attribute is bound to (`def __init__(self,
+  net: Unet): self.net = net`). An annotation names a base class: the value may
+  be any subclass, so it is an `Instance` that is not `exact`.
+* `reads_own(index, instance, name)`: what calling `<instance>.<name>(...)`
+  computes with of the instance's own parameters (`own.method_uses`, through
+  helpers, properties and base classes, in this file or another), for every
+  class the call can dispatch to: the class itself and, when the instance is
+  not exact, the subclasses of its file and of the checked file that override
+  `name`. A parameter small enough that ZeRO-3 keeps it gathered is no hazard,
+  except in a module with no forward at all: nothing ever calls it, so no hook
+  ever fetched even its small parameters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..program.holds import config_like, held_attributes
+from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, torch_base
+from ..program.tree import cst, dotted
+from .access import READ, SIZE, WRITE
+from .flow import Flat
+from .own import OwnUse, method_uses
+
+__all__ = [
+    "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "instance_methods",
+    "properties_read", "instance_attributes",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """The classes a value may be an instance of (references as the asking file sees them).
+
+    `exact`: built from these classes (a constructor, a factory's `return C(...)`); else named by an
+    annotation, so a subclass may answer a method call."""
+
+    classes: tuple[str, ...]
+    exact: bool
+
+
+@memoised
+def attribute_classes(index: ModelIndex, cls: ClassInfo, name: str) -> Instance | None:
+    """What `self.<name>` of `cls` is an instance of: a module class built in `__init__`, or one its annotation
+    names (on the attribute in any method, in the class body, or on the `__init__` argument it is bound to)."""
+    member = facts_of(cls).members.get(name)
+    if member is not None and member.kind in (Kind.MODULE, Kind.UNKNOWN):
+        known_classes = tuple(c for c in member.classes if c != UNKNOWN_CLASS)
+        if known_classes and len(known_classes) == len(member.classes):
+            return Instance(known_classes, True)
+    annotated = _annotations(index, cls).get(name)
+    if annotated:
+        return Instance(annotated, False)
+    if not cls.is_module:
+        held = tuple(c for c in held_attributes(index, cls).get(name, ()) if c != UNKNOWN_CLASS)
+        if held:
+            return Instance(held, True)
+    return None
+
+
+def receiver_instance(
+    index: ModelIndex, cls: ClassInfo, flat: Flat | None, expr: cst.BaseExpression, depth: int = 0
+) -> Instance | None:
+    """What the receiver of a method call is an instance of, through the binding forms of the function (`flat`)
+    and of the class: `self.<attr>`, a `@property` of the class returning one (`self.core`), a local bound to
+    either (`v = self.v`, `v = self.a if c else self.b`, `v, n = self.v, 2`)."""
+    if depth > 4:
+        return None
+    if isinstance(expr, cst.IfExp):
+        return _union(
+            receiver_instance(index, cls, flat, expr.body, depth + 1),
+            receiver_instance(index, cls, flat, expr.orelse, depth + 1),
+        )
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        name = expr.attr.value
+        if name in _properties(cls):
+            method = cls.method(name)
+            node = method.node if method is not None else None
+            returned = [s.value for s in _small_statements(node.body) if isinstance(s, cst.Return) and s.value] if node else []
+            found = None
+            for value in returned:
+                found = _union(found, receiver_instance(index, cls, None, value, depth + 1))
+            return found
+        return attribute_classes(index, cls, name)
+    if isinstance(expr, cst.Name) and flat is not None:
+        found = None
+        for node, _ctx in flat.nodes:
+            if type(node) is cst.Assign and len(node.targets) == 1:
+                for target, value in _bindings(node.targets[0].target, node.value):
+                    if target.value == expr.value:
+                        found = _union(found, receiver_instance(index, cls, None, value, depth + 1))
+        return found
+    return None
+
+
+def _bindings(target: cst.BaseExpression, value: cst.BaseExpression):
+    """(name, value) pairs an assignment binds: `v = e`, and `v, n = e, k` element by element."""
+    if isinstance(target, cst.Name):
+        yield target, value
+    elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) == len(value.elements):
+            for t, v in zip(target.elements, value.elements):
+                if not isinstance(t, cst.StarredElement) and not isinstance(v, cst.StarredElement):
+                    yield from _bindings(t.value, v.value)
+
+
+def _union(a: Instance | None, b: Instance | None) -> Instance | None:
+    if a is None or b is None:
+        return a or b
+    return Instance(tuple(dict.fromkeys(a.classes + b.classes)), a.exact and b.exact)
+
+
+def _properties(cls: ClassInfo) -> frozenset[str]:
+    """Names of the methods of `cls` (and its in-file bases) declared `@property`."""
+    return _properties_of(cls.index, cls)
+
+
+@memoised
+def _properties_of(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    return frozenset(name for info in cls.mro for name in _PROPERTY.findall(info.text))
+
+
+_PROPERTY = re.compile(r"@(?:\w+\.)?(?:cached_)?property[ \t]*\n[ \t]*def[ \t]+(\w+)")
+
+
+@memoised
+def instance_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, Instance]:
+    """Attributes of `cls` that are instances of module classes we can name: built in `__init__` (however the
+    members see it) or annotated (on the attribute, in the class body, or on the `__init__` argument bound to
+    it)."""
+    names = [*facts_of(cls).members, *_annotations(index, cls)]
+    found = {name: attribute_classes(index, cls, name) for name in dict.fromkeys(names)}
+    return {name: instance for name, instance in found.items() if instance is not None}
+
+
+@memoised
+def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+    """Attributes of `cls` annotated with a module class: `self.x: C = ...` in any method, `x: C` in the class
+    body, and `self.x = arg` for an `__init__` argument `arg: C`."""
+    found: dict[str, tuple[str, ...]] = {}
+    body = " " * (cls.span.indent + 4)  # a class-body annotation, not a parameter of a multi-line signature
+    if any(line.startswith(body) and not line[len(body)].isspace() for line in _BODY_ANNOTATION.findall(cls.text)):
+        snippet = index.parse(cls.span)
+        node = snippet.node if snippet is not None else None
+        for stmt in node.body.body if isinstance(node, cst.ClassDef) else ():
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        _add(found, small.target.value, _module_classes(index, small.annotation.annotation))
+    for span in cls.span.methods.values():
+        text = index.skeleton.text(span.start, span.end)
+        typed_init = span.name == "__init__" and _TYPED_ARGUMENT.search(text[: text.find(":\n") + 1] or text)
+        if not typed_init and not _SELF_ANNOTATION.search(text):
+            continue
+        method = index.method_info(cls, span).node
+        if method is None:
+            continue
+        arguments: dict[str, tuple[str, ...]] = {}
+        if typed_init:
+            params = method.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                if param.annotation is not None and not config_like(param.name.value):  # `config: BertConfig`
+                    classes = _module_classes(index, param.annotation.annotation)
+                    if classes:
+                        arguments[param.name.value] = classes
+        for small in _small_statements(method.body):
+            if isinstance(small, cst.AnnAssign) and _self_attribute(small.target):
+                _add(found, small.target.attr.value, _module_classes(index, small.annotation.annotation))  # type: ignore[union-attr]
+            elif isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in arguments:
+                for target in small.targets:
+                    if _self_attribute(target.target):
+                        _add(found, target.target.attr.value, arguments[small.value.value])  # type: ignore[union-attr]
+    return found
+
+
+# Text triggers: `self.dist: Distribution = ...`; an argument annotated with a capitalised name (`net: Unet`,
+# `net: "Unet"`, `net: Optional[Unet]`); a class-body annotation (`dist: Distribution`).
+_SELF_ANNOTATION = re.compile(r"\bself\.\w+[ \t]*:[ \t]*[\w\"'.]")
+_TYPED_ARGUMENT = re.compile(r"\w[ \t]*:[ \t]*(?:[\w.]*\[)?[\"']?(?:\w+\.)*[A-Z]")
+_BODY_ANNOTATION = re.compile(r"^[ \t]+\w+[ \t]*:[ \t]*(?:[\w.]*\[)?[\"']?(?:\w+\.)*[A-Z]\w*[^=(,\n]*$", re.MULTILINE)
+
+
+def _small_statements(body: cst.BaseSuite):
+    """Every simple statement in a function body, nested blocks included (not nested functions or classes)."""
+    stack = [body]
+    while stack:
+        block = stack.pop()
+        for stmt in getattr(block, "body", ()):
+            if isinstance(stmt, cst.SimpleStatementLine):
+                yield from stmt.body
+            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            elif isinstance(stmt, cst.BaseCompoundStatement):
+                stack.append(stmt.body)
+                orelse = getattr(stmt, "orelse", None)
+                while orelse is not None:
+                    stack.append(orelse.body)
+                    orelse = getattr(orelse, "orelse", None)
+                for handler in getattr(stmt, "handlers", ()):
+                    stack.append(handler.body)
+                final = getattr(stmt, "finalbody", None)
+                if final is not None:
+                    stack.append(final.body)
+
+
+def _self_attribute(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
+
+
+def _add(found: dict[str, tuple[str, ...]], name: str, classes: tuple[str, ...]) -> None:
+    if classes:
+        found[name] = found.get(name, ()) + tuple(c for c in classes if c not in found.get(name, ()))
+
+
+def _module_classes(index: ModelIndex, annotation: cst.BaseExpression) -> tuple[str, ...]:
+    """Module classes an annotation names: `C`, `C | None`, `Optional[C]`, `"C"`, `Union[C, D]`, of this file
+    or read from another; containers (`list[C]`) and torch's own layers are not instances of one class here."""
+    found: list[str] = []
+    stack = [annotation]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            stack += [node.left, node.right]
+        elif isinstance(node, cst.Subscript) and (dotted(node.value) or "").rsplit(".", 1)[-1] in ("Optional", "Union"):
+            stack += [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        elif isinstance(node, cst.SimpleString):
+            written = node.evaluated_value if isinstance(node.evaluated_value, str) else None
+            if written and written.replace(".", "").replace("_", "").isalnum():
+                found += _named_class(index, written)
+        elif isinstance(node, (cst.Name, cst.Attribute)):
+            written = dotted(node)
+            if written:
+                found += _named_class(index, written)
+    return tuple(dict.fromkeys(found))
+
+
+def _named_class(index: ModelIndex, written: str) -> list[str]:
+    local = index.local_class(written)
+    if local is not None:
+        return [local.name] if local.is_module and torch_base(local) is None else []
+    external = index.external(index.qualify(written))
+    if external is not None and external[1].is_module and torch_base(external[1]) is None:
+        return [index.qualify(written)]
+    return []
+
+
+def _class_info(index: ModelIndex, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
+    local = index.classes.get(ref)
+    if local is not None:
+        return index, local
+    return index.external(ref) if ref != UNKNOWN_CLASS else None
+
+
+@memoised
+def dispatch(index: ModelIndex, ref: str, name: str, exact: bool) -> tuple[tuple[ModelIndex, str], ...]:
+    """The classes (their file's index and their name there) a call `<instance of ref>.<name>(...)` may run:
+    `ref` itself and, for an instance that is not exact, the subclasses of `ref` in its own file and in the
+    checked file that define `name` themselves."""
+    found = _class_info(index, ref)
+    if found is None:
+        return ((index, ref),)  # a torch layer or a class no file we read defines: `method_uses` knows what it can
+    owner, info = found
+    targets = [(owner, info.name)]
+    if not exact:
+        for where in (owner, index) if owner is not index else (owner,):
+            for other in where.classes.values():
+                if other is info or name not in other.span.methods:
+                    continue
+                if info in other.mro or any(base is info for _i, base in _all_external_bases(other)):
+                    targets.append((where, other.name))
+    return tuple(dict.fromkeys(targets))
+
+
+def _all_external_bases(cls: ClassInfo) -> list[tuple[ModelIndex, ClassInfo]]:
+    return [pair for info in cls.mro for pair in info.external_bases]
+
+
+@memoised
+def never_called(index: ModelIndex, name: str) -> bool:
+    """A module class of the file with no forward of its own or inherited, and no torch layer base: nothing calls
+    it as a module, so no hook ever gathers its parameters, not even those ZeRO-3 keeps gathered once fetched."""
+    info = index.classes.get(name)
+    if info is None or not info.is_module or torch_base(info) is not None or info.container_kind:
+        return False
+    for base in (b for owner in info.mro for b in owner.qualified_bases):
+        if base.rsplit(".", 1)[-1] != "Module" and index.local_class(base) is None and index.external(base) is None:
+            return False  # a base we cannot read may define the forward
+    return info.inherited_method("forward") is None and info.inherited_method("__call__") is None
+
+
+def reads_own(
+    index: ModelIndex, instance: Instance, name: str, uses: tuple[str, ...] = (READ, SIZE, WRITE)
+) -> OwnUse | None:
+    """The first use of a parameter that calling `<instance>.<name>(...)` makes with no hook of the instance
+    gathering it: its own or its children's, read, sized or written (by `uses`), not kept gathered by ZeRO-3
+    (unless the class has no forward at all), in any class the call may dispatch to."""
+    for ref in instance.classes:
+        for owner, target in dispatch(index, ref, name, instance.exact):
+            lonely = never_called(owner, target)
+            for called in (name, *properties_read(owner, target, name)):
+                for use in method_uses(owner, target, called):
+                    if use.use in uses and use.param.startswith("self.") and (not use.persistent or lonely):
+                        return use
+    return None
+
+
+@memoised
+def properties_read(index: ModelIndex, ref: str, name: str) -> tuple[str, ...]:
+    """The `@property` methods of class `ref` that method `name` (or a method it reaches on `self`) reads."""
+    info = index.classes.get(ref)
+    if info is None:
+        return ()
+    properties = _properties(info) - {name}
+    if not properties:
+        return ()
+    texts = "".join(m.text for m in info.reachable(name))
+    return tuple(sorted(p for p in properties if re.search(rf"\bself\.{p}\b(?!\s*\()", texts)))
+
+
+@memoised
+def instance_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Names of the methods (not dunders) of the classes `cls`'s attributes are instances of (of any file), and
+    of their subclasses that override them: what a call on such an attribute could run."""
+    names: set[str] = set()
+    for instance in instance_attributes(index, cls).values():
+        for ref in instance.classes:
+            found = _class_info(index, ref)
+            if found is None or found[0] is index and instance.exact:
+                continue  # a class of this file: its methods are the file's own, which the rules list already
+            owner, info = found
+            names.update(m.name for m in info.all_methods() if not m.name.startswith("__"))
+            for other in owner.classes.values() if not instance.exact else ():
+                if info in other.mro:
+                    names.update(n for n in other.span.methods if not n.startswith("__"))
+    return frozenset(names)
