@@ -135,3 +135,65 @@ class Head(nn.Module):
     def forward(self, x):
         return self.proj(x)
 """) == []
+
+
+def test_a_property_of_the_model_s_class_and_an_average_updated_later() -> None:
+    assert _found("""
+from ema_pytorch import EMA
+
+
+class Base(nn.Module):
+    pass
+
+
+class Generator(Base):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    @property
+    def total_params(self):
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Trainer:
+    def __init__(self, generator: Base):
+        self.G = generator
+        print(generator.total_params)
+        self.ema = EMA(self.G)
+
+    def step(self):
+        self.ema.update()
+""") == [("ZG101", 29), ("ZG102", 16), ("ZG102", 25), ("ZG105", 26)]
+
+
+def test_a_property_reading_sizes_only_and_an_average_of_a_local_stay_clean() -> None:
+    assert _found("""
+from ema_pytorch import EMA
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    @property
+    def width(self):
+        return 4096
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Trainer:
+    def __init__(self, generator: Generator, stats):
+        self.G = generator
+        print(generator.width)
+        self.stats = EMA(stats)
+
+    def step(self):
+        self.stats.update()
+""") == []

@@ -150,6 +150,8 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
         text = index.skeleton.text(span.start, span.end)
         if WRAP_TRIGGER.search(text) or not reaches_operation(index, text, cls):
             continue
+        if cls is not None and WRAP_TRIGGER.search(cls.text):
+            continue  # a class that wraps the model itself (a trainer): its methods run on what it wrapped
         scope = function_scope(index, span)
         if scope is None or not isinstance(scope.node, cst.FunctionDef):
             continue

@@ -41,18 +41,18 @@ from ..program.holds import config_like, module_arguments
 from ..program.index import ClassInfo, ModelIndex, entry_name
 from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of
 from ..program.skeleton import FunctionSpan
-from ..program.tree import call_name, code_of, cst, dotted
+from ..program.tree import call_name, code_of, cst, dotted, parameter_for
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, computed_with, resolve_function, usage, writes_module_params,
-    written_in_bulk,
+    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, computed_with, module_arg_effects, resolve_function, usage,
+    writes_module_params, written_in_bulk,
 )
 from .flow import Flat, runs_gathered
 from .own import TORCH_INITIALISERS
 from .script import WRAP_TRIGGER, function_scope
 
 __all__ = [
-    "Model", "Param", "Items", "Tup", "Mapping", "Union", "Value", "join", "item_of", "provenance_accesses",
+    "Model", "Param", "Items", "Tup", "Mapping", "Averaged", "Union", "Value", "join", "item_of", "provenance_accesses",
     "Params", "Pairs", "OPERATIONS", "reaches_operation",
 ]
 
@@ -100,13 +100,21 @@ class Mapping:
 
 
 @dataclass(frozen=True, slots=True)
+class Averaged:
+    """An object a built model was handed to that keeps a copy of its weights and updates from it later (a weight
+    average: `EMA(model)`; `ema.update()` reads the model's partitioned parameters)."""
+
+    model: Model
+
+
+@dataclass(frozen=True, slots=True)
 class Union:
     """One of several kinds (`self.m = model` in one branch, `self.m = [model]` in another)."""
 
     options: frozenset[Value]
 
 
-Value = _U[Model, Param, Items, Tup, Mapping, Union]
+Value = _U[Model, Param, Items, Tup, Mapping, Averaged, Union]
 
 
 def Params(origin: str) -> Items:  # noqa: N802  (a constructor of the lattice)
@@ -224,6 +232,9 @@ _NOT_PASSED_ON = frozenset(
      "sorted", "dict", "set", "iter", "next", "vars", "callable", "any", "all", "max", "min", "format"}
 )  # fmt: skip
 _MAX_DEPTH = 6  # helper calls followed from one entry function
+# Text without which a method other than the constructor writes no attribute of `self` itself: an
+# assignment, a container filled (helpers the constructor calls are read with its arguments there).
+_WRITES_SELF = re.compile(r"self\.\w+(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?[-+*/|]?=(?!=)|self\.\w+\.(?:append|extend|insert)\(")
 
 
 def _literal_str(expr: cst.BaseExpression) -> str | None:
@@ -253,6 +264,11 @@ class _Engine:
         self.summaries: dict[tuple, Value | None] = {}
         self.accesses: dict[tuple[int, str], ParamAccess] = {}
         self.attrs: dict[int, dict[str, Value]] = {}  # id(class) -> attribute -> value, from every method
+        self.uses: dict[tuple, set[str]] = {}  # a summary's key -> the uses its run (and its callees) recorded
+        self.frames: list[set[str]] = []  # the uses recorded by each run in progress
+        self.follow_self = True  # whether `self.m(...)` is read with its arguments
+        self.holding: set[int] = set()  # id() of the classes whose methods a caller knows to hold a model
+        self.seeded: dict[int, dict[str, Value]] = {}  # id(constructor span) -> its arguments holding a model
         self.depth = 0
 
     # class state ------------------------------------------------------------------------------------------
@@ -264,11 +280,16 @@ class _Engine:
         if key in self.attrs:
             return self.attrs[key]
         self.attrs[key] = {}
+        init = cls.method("__init__")
+        if key not in self.holding and (init is None or not self._seed_arguments(init.span, cls)):
+            return {}  # nothing of a model was handed to it: its attributes hold none (and are not read)
         for _round in range(2):
             found: dict[str, Value] = {}
             for method in cls.all_methods():
                 if method.owner is not cls and not method.owner.is_module and cls.is_module:
                     continue
+                if method.name != "__init__" and not _WRITES_SELF.search(method.text):
+                    continue  # binds nothing on `self` (most forwards): nothing to read for its state
                 run = self._read(method.span, cls, self._seed_arguments(method.span, cls), report=False)
                 for name, value in run.self_writes.items() if run is not None else ():
                     found[name] = join(found.get(name), value)  # type: ignore[assignment]
@@ -281,11 +302,13 @@ class _Engine:
         """Arguments that hold a built model on entry: those of a constructor (built before it was called)."""
         if span.name != "__init__":
             return {}
-        scope = function_scope(self.index, span)
-        node = scope.node if scope is not None else None
-        if not isinstance(node, cst.FunctionDef):
-            return {}
-        return {name: Model(name, classes) for name, classes in module_arguments(self.index, node).items()}
+        if id(span) not in self.seeded:
+            scope = function_scope(self.index, span)
+            node = scope.node if scope is not None else None
+            self.seeded[id(span)] = {} if not isinstance(node, cst.FunctionDef) else {
+                name: Model(name, classes) for name, classes in module_arguments(self.index, node).items()
+            }
+        return self.seeded[id(span)]
 
     # reading a function --------------------------------------------------------------------------------------
 
@@ -313,12 +336,20 @@ class _Engine:
         `self`; its operations on them are recorded once per signature (and state of its class)."""
         key = (id(span), id(cls), args, self._attrs_key(cls))
         if key in self.summaries:
+            for frame in self.frames:
+                frame |= self.uses.get(key, set())
             return self.summaries[key]
         self.summaries[key] = (None, {})  # recursion: no answer from the cycle
         if self.depth >= _MAX_DEPTH:
             return self.summaries[key]
         seeds = {name: value for name, value in args if value is not None}
-        run = self._read(span, cls, seeds, report=True)
+        self.frames.append(set())
+        try:
+            run = self._read(span, cls, seeds, report=True)
+        finally:
+            uses = self.uses[key] = self.frames.pop()
+        for frame in self.frames:
+            frame |= uses
         result: tuple[Value | None, dict[str, Value]] = (None, {})
         if run is not None:
             result = (join(run.returned, Items(run.yielded) if run.yielded is not None else None), run.self_writes)
@@ -361,6 +392,7 @@ class _Engine:
                     run.yielded = join(run.yielded, self.ev(run, value))
             elif kind is cst.Call:
                 self._fills(run, node)
+                self._handed_to_base(run, node)
                 if report and not ctx.guarded:
                     self._call_uses(run, node, ctx)
                 else:
@@ -368,6 +400,8 @@ class _Engine:
                 continue
             if report and not ctx.guarded and kind in (cst.Name, cst.Attribute, cst.Subscript):
                 self._param_use(run, node, ctx)
+                if kind is cst.Attribute:
+                    self._property_use(run, node, ctx)
 
     def _own(self, run: _Run, node: cst.CSTNode) -> bool:
         """Is `node` in the function itself, not in a function or lambda defined inside it?"""
@@ -408,6 +442,18 @@ class _Engine:
                     run.env.pop(name, None)
                 else:
                     run.env[name] = value
+
+    def _handed_to_base(self, run: _Run, call: cst.Call) -> None:
+        """`super().__init__(policy=policy)` in a constructor: a base class keeps what it is handed under the
+        argument's name (`self.policy`), unless this class sets that attribute itself."""
+        func = call.func
+        if run.span.name != "__init__" or not isinstance(func, cst.Attribute) or func.attr.value != "__init__":
+            return
+        if not (isinstance(func.value, cst.Call) and call_name(func.value) == "super"):
+            return
+        for arg in call.args:
+            if arg.keyword is not None and (value := self.ev(run, arg.value)) is not None:
+                run.self_writes.setdefault(arg.keyword.value, value)
 
     def _fills(self, run: _Run, call: cst.Call) -> None:
         """`xs.append(v)`, `xs.extend(vs)`, `self.xs.append(v)`: the container now holds `v` too."""
@@ -537,7 +583,7 @@ class _Engine:
             if isinstance(func.value, cst.Name) and func.value.value == "self" and run.cls is not None:
                 target = run.cls.method(method)
                 if target is not None:
-                    return self._helper(run, target.span, run.cls, call)
+                    return self._helper(run, target.span, run.cls, call) if self.follow_self else None
             base = self.ev(run, func.value)
             if base is None:
                 return self._module_function(run, call)
@@ -604,6 +650,8 @@ class _Engine:
             return item_of(self.ev(run, args[0].value))
         if qualified in ("copy.deepcopy", "deepcopy") and args:
             return _model(self.ev(run, args[0].value))
+        if qualified in known.AVERAGERS and args and (model := _model(self.ev(run, args[0].value))) is not None:
+            return Averaged(model)
         if last == "getattr" and "." not in name and len(call.args) >= 2:
             attr = _literal_str(call.args[1].value)
             found = self._attribute(self.ev(run, call.args[0].value), attr, code_of(call)) if attr else None
@@ -656,14 +704,16 @@ class _Engine:
 
     def _record(self, access: ParamAccess) -> None:
         self.accesses.setdefault((id(access.node), access.use), access)
+        for frame in self.frames:
+            frame.add(access.use)
 
-    def _access(self, run: _Run, node, ctx, use: str, op: str, via: Via, owner: str) -> None:
+    def _access(self, run: _Run, node, ctx, use: str, op: str, via: Via, owner: str, param: str = "") -> None:
         scope = function_scope(self.index, run.span)
         if scope is None:
             return
         self._record(ParamAccess(
-            node, ctx, use, op, via, owner=owner, scope=Scope.HANDED, where=run.span.name, snippet=scope.snippet,
-            order=run.flat.position.get(id(node), 0), given=True,
+            node, ctx, use, op, via, owner=owner, param=param, scope=Scope.HANDED, where=run.span.name,
+            snippet=scope.snippet, order=run.flat.position.get(id(node), 0), given=True,
         ))
 
     def _param_use(self, run: _Run, node, ctx) -> None:
@@ -687,6 +737,8 @@ class _Engine:
             use, op = written_in_bulk(flat, node, op)
         if op.startswith(".grad") or use in (CHECK, META) or use not in (READ, SIZE, WRITE, INIT):
             return
+        if op.lstrip(".").split(".")[0] in _IDENTITY_METHODS:
+            return  # `p.data_ptr()`: which storage, not what it holds
         if use == READ and (not computed_with(self.index, flat, parent, op) or _metadata_call(self.index, flat, parent)):
             return
         if use == READ and not op and _constructor_arg(flat, parent):
@@ -695,6 +747,46 @@ class _Engine:
             return  # reading a state dict is ZG108's, at the `state_dict()` call
         via = Via(Reach.PARAMETERS) if param.walked else Via(Reach.PATH)
         self._access(run, node, ctx, use, op, via, param.origin)
+
+    def _property_use(self, run: _Run, node: cst.Attribute, ctx) -> None:
+        """`generator.total_params` on a built model of a class of the file whose property walks its own
+        parameters (`sum(p.numel() for p in self.parameters())`): the property's uses, where it is read."""
+        if _is_self(node.value):
+            return
+        model = _model(self.ev(run, node.value))
+        if model is None or not model.classes:
+            return
+        for cls in self._classes_answering(model, node.attr.value):
+            method = cls.method(node.attr.value)
+            if method is None or "@property" not in method.text[: method.text.find("def ")]:
+                continue
+            self.frames.append(set())
+            try:
+                self.call(method.span, cls, (("self", model),))
+            finally:
+                uses = self.frames.pop()
+            for frame in self.frames:
+                frame |= uses
+            use = next((u for u in (WRITE, INIT, SIZE, READ) if u in uses), None)
+            if use is not None:
+                self._access(run, node, ctx, use, "", Via(Reach.HELPER, node.attr.value), code_of(node.value),
+                             param="parameters()")
+            return
+
+    def _classes_answering(self, model: Model, name: str) -> list[ClassInfo]:
+        """The classes of the file a model of these classes may be that define `name`: each class, or where it
+        does not, its subclasses of the file that do (an abstract base annotated, a subclass built)."""
+        found: list[ClassInfo] = []
+        for ref in model.classes:
+            cls = self.index.class_of(ref)
+            if cls is None:
+                continue
+            if cls.method(name) is not None:
+                found.append(cls)
+                continue
+            found += [sub for sub in self.index.classes.values() if sub is not cls and cls in sub.mro
+                      and sub.method(name) is not None and sub not in found]
+        return found
 
     def _call_uses(self, run: _Run, call: cst.Call, ctx) -> None:
         """Uses of a built model as a whole in one call, and the helpers it is handed to (read with its value)."""
@@ -711,6 +803,10 @@ class _Engine:
         if isinstance(func, cst.Attribute):
             base = self.ev(run, func.value)
             method = func.attr.value
+            averaged = next((v for v in _options(base) if isinstance(v, Averaged)), None)
+            if averaged is not None and method in known.AVERAGER_UPDATES:
+                # `self.ema.update()`: the average reads (or writes back) every parameter of the model it was made of
+                self._access(run, call, ctx, WRITE, "", Via(Reach.MODULE, code_of(func)), averaged.model.origin)
             if _model(base) is not None and not _is_self(func.value):
                 if method in known.STATE_CALLS and _whole(base) and not (run.cls is not None and run.cls.is_module):
                     # (a module's own methods reading a child's state: `own.own_state_calls` judges those)
@@ -743,12 +839,19 @@ class _Engine:
         self._follow(run, call)  # a helper of this file: read with these values (its uses recorded there)
         if name and not name.startswith(".") and resolve_function(self.index, run.flat, name) is not None:
             if "." in name or name not in self.index.skeleton.functions:  # another file's helper: judged here
-                self._handed_on(run, call, ctx)
+                self._handed_on(run, call, ctx, argument_effects(self.index, run.flat, call))
+        elif isinstance(func, cst.Attribute) and _is_self(func.value) and run.cls is not None:
+            method = None if run.cls.method(func.attr.value) else run.cls.inherited_method(func.attr.value)
+            node = method.node if method is not None else None
+            if node is not None:  # `self._add_lagged_network(self.policy.model)`: a base class's method of another file
+                effects = module_arg_effects(method.owner.index, node)
+                done = ((i, effects.get(parameter_for(node, call, i) or "")) for i, a in enumerate(call.args) if not a.star)
+                self._handed_on(run, call, ctx, [(i, e) for i, e in done if e])
 
-    def _handed_on(self, run: _Run, call: cst.Call, ctx) -> None:
+    def _handed_on(self, run: _Run, call: cst.Call, ctx, effects: list[tuple[int, frozenset[str]]]) -> None:
         """A helper of another file handed a built model: what its summary says it does, most telling first."""
         handed = []
-        for position, done in argument_effects(self.index, run.flat, call):
+        for position, done in effects:
             value = self.ev(run, call.args[position].value)
             effect = next((e for e in WHOLE_ORDER if e in done), "")
             if effect and (_model(value) is not None or _params(value) is not None):
@@ -802,6 +905,8 @@ def _method_of_object(index: ModelIndex, name: str) -> bool:
 
 # Torch functions that look at a tensor's type or layout only.
 _METADATA_FUNCTIONS = frozenset({"is_floating_point", "is_complex", "is_tensor", "numel", "is_nonzero", "result_type"})
+# Tensor methods that look at a parameter's identity or storage address, not its values.
+_IDENTITY_METHODS = frozenset({"data_ptr", "untyped_storage", "storage_offset", "is_contiguous", "stride"})
 
 
 def _constructor_arg(flat: Flat, parent) -> bool:
@@ -852,17 +957,23 @@ def provenance_accesses(
     if index.other_framework:
         return []
     engine = _Engine(index)
+    engine.holding = {id(cls) for _span, cls, _seeds in entries if cls is not None}
     for span, cls, seeds in entries:
         engine.call(span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
     for cls in index.classes.values():
         init = cls.method("__init__")
-        if init is None or init.owner is not cls or not OPERATIONS.search(cls.text) or WRAP_TRIGGER.search(cls.text):
-            continue  # (a class that partitions the model itself: the script rules know what runs before)
+        if init is None or init.owner is not cls or not OPERATIONS.search(cls.text):
+            continue  # (what a constructor is handed was built before it ran, whatever the class wraps later)
         seeds = engine._seed_arguments(init.span, cls)
         if not seeds:
             continue
+        wraps = WRAP_TRIGGER.search(cls.text) is not None
+        # (a class that wraps the model itself runs its other methods, and its constructor's helpers, on what it
+        # wrapped: only its constructor's own code is read)
+        engine.follow_self = not wraps
         engine.call(init.span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
-        if not any(_contains_model(v) for v in engine.class_attrs(cls).values()):
+        engine.follow_self = True
+        if wraps or not any(_contains_model(v) for v in engine.class_attrs(cls).values()):
             continue
         methods = cls.entry_methods if cls.is_module else [m for m in cls.all_methods() if m.owner is cls]
         for method in methods:
