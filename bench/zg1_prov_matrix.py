@@ -1,8 +1,8 @@
 """A matrix of built-model provenance: source x binding path x operation, each with safe look-alikes.
 
-    python bench/prov_matrix.py                     # summary by axis
-    python bench/prov_matrix.py --show-fails 20     # and the first 20 failing cells
-    python bench/prov_matrix.py --json out.json     # every cell's outcome
+    python bench/zg1_prov_matrix.py                     # summary by axis
+    python bench/zg1_prov_matrix.py --show-fails 20     # and the first 20 failing cells
+    python bench/zg1_prov_matrix.py --json out.json     # every cell's outcome
 
 Each hazard cell is one small file: a built model reaches an operation on its
 parameters (or on itself) from one **source**, through one **binding path**:
