@@ -17,12 +17,13 @@ from ..program import known
 from ..program.holds import module_arguments
 from ..program.index import ModelIndex, memoised
 from ..program.tree import access_path, call_name, cst, parameter_for, walk
-from .access import ASSIGN, CHECK, GUARD, INIT, META, READ, SIZE, WRITE
+from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .flow import Flat, flatten, loop_items, same_items
 
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
-    "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with", "bulk_written",
+    "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
+    "written_in_bulk",
 ]
 
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
@@ -527,3 +528,25 @@ def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: 
         and arg.keyword is None
         and arg.star == ""
     )
+
+
+# What a helper's summary says it does to the model (or the parameters) it is given, as a whole use, most
+# telling first: `make_copy(model)` copies it, `sync(src, dst)` reads and loads state dicts, `clip(params, c)`
+# clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
+WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, READS)
+WHOLE_USE = {DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, READS: READ}
+
+
+def written_in_bulk(flat: Flat, node: cst.CSTNode, op: str) -> tuple[str, str]:
+    """`torch._foreach_copy_([p.data for p in params], src)`: the listed tensors are the in-place call's target."""
+    current = flat.parent.get(id(node))
+    if isinstance(current, cst.Attribute) and current.value is node and current.attr.value == "data":
+        node, current = current, flat.parent.get(id(current))
+    if not isinstance(current, (cst.ListComp, cst.GeneratorExp)) or current.elt is not node:
+        return READ, op
+    arg = flat.parent.get(id(current))
+    call = flat.parent.get(id(arg)) if isinstance(arg, cst.Arg) else None
+    name = call_name(call) if isinstance(call, cst.Call) else None
+    if name and call.args[0] is arg and re.match(r"^[a-z_]\w*[a-z0-9]_$", name.rsplit(".", 1)[-1]):
+        return WRITE, f"{op} (the target of `{name}()`)"
+    return READ, op

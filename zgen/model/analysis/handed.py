@@ -49,10 +49,12 @@ from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .effects import (
-    CLIPS, DEEPCOPIES, READS, STATES, argument_effects, bulk_written, computed_with, resolve_function, usage, writes_module_params,
+    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, computed_with, resolve_function, usage, writes_module_params,
+    written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .own import TORCH_INITIALISERS
+from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
 from .script import WRAP_TRIGGER, ScriptScope, function_scope
 
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
@@ -132,7 +134,33 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
     handed += _self_whole_uses(index)
+    handed += provenance_accesses(index, _provenance_entries(index))
     return handed, built
+
+
+def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo | None, dict[str, Value]]]:
+    """The functions a training loop may hand a built model, with the names that hold it there (`holders`): where
+    `provenance` starts following it."""
+    entries = []
+    for span, cls in outside_functions(index):
+        if span.name == "__init__" or not _handed_name(span, cls) or _runs_guarded(cls, span):
+            continue  # (a constructor's arguments are `provenance`'s own source; its attributes it may build)
+        if cls is None and (_callback(index, span.name) or _called_by_modules(index, span.name)):
+            continue  # handed on as a callback, or run by a module on itself: judged at those calls
+        text = index.skeleton.text(span.start, span.end)
+        if WRAP_TRIGGER.search(text) or not reaches_operation(index, text, cls):
+            continue
+        if cls is not None and WRAP_TRIGGER.search(cls.text):
+            continue  # a class that wraps the model itself (a trainer): its methods run on what it wrapped
+        scope = function_scope(index, span)
+        if scope is None or not isinstance(scope.node, cst.FunctionDef):
+            continue
+        held = holders(index, scope, cls, True, False)
+        seeds: dict[str, Value] = {name: Model(name) for name in held.models}
+        seeds.update((name, Params(name)) for name in held.iterables)
+        if seeds:
+            entries.append((span, cls, seeds))
+    return entries
 
 
 # Whole uses of `self` in `__init__`, once children are built: loading or copying reaches their placeholders
@@ -361,9 +389,9 @@ def _whole_uses(
             handed_on = []  # (rank of the effect, use, owner) of each built model the call hands the helper
             for position, done in argument_effects(index, flat, node):
                 owner = holds(node.args[position].value)
-                effect = next((e for e in _WHOLE_ORDER if e in done), "")
+                effect = next((e for e in WHOLE_ORDER if e in done), "")
                 if owner is not None and effect:
-                    handed_on.append((_WHOLE_ORDER.index(effect), _WHOLE_USE[effect], owner))
+                    handed_on.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], owner))
             if handed_on:  # one finding per call, its most telling use (`sync(dst, src)` writes, not only reads)
                 _rank, use, owner = min(handed_on, key=lambda h: h[0])
                 found.append(access(node, ctx, use, owner, name))
@@ -430,13 +458,6 @@ def _not_narrowed(flat: Flat, node: cst.CSTNode, name: str) -> bool:
                     return True
         child, parent = parent, flat.parent.get(id(parent))
     return False
-
-
-# What a helper's summary says it does to the model (or the parameters) it is given, as a whole use, most
-# telling first: `make_copy(model)` copies it, `sync(src, dst)` reads and loads state dicts, `clip(params, c)`
-# clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
-_WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, READS)
-_WHOLE_USE = {DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, READS: READ}
 
 
 @memoised
@@ -946,7 +967,7 @@ def _handed_uses(
             continue
         use, op = usage(index, flat, node)
         if use == READ:
-            use, op = _written_in_bulk(flat, node, op)
+            use, op = written_in_bulk(flat, node, op)
         if op.startswith(".grad") or use == CHECK:
             continue  # gradients are ZG107's concern; `is None` and isinstance only look at the object
         if use == READ and not computed_with(index, flat, parent, op):
@@ -1047,21 +1068,6 @@ def _selects(value: cst.BaseExpression, source_of) -> bool:
         isinstance(part, cst.Name) and part.value == value.elt.value and source_of(items) is not None
         for part, items in loop_items(comp.target, comp.iter)
     )
-
-
-def _written_in_bulk(flat: Flat, node: cst.CSTNode, op: str) -> tuple[str, str]:
-    """`torch._foreach_copy_([p.data for p in params], src)`: the listed tensors are the in-place call's target."""
-    current = flat.parent.get(id(node))
-    if isinstance(current, cst.Attribute) and current.value is node and current.attr.value == "data":
-        node, current = current, flat.parent.get(id(current))
-    if not isinstance(current, (cst.ListComp, cst.GeneratorExp)) or current.elt is not node:
-        return READ, op
-    arg = flat.parent.get(id(current))
-    call = flat.parent.get(id(arg)) if isinstance(arg, cst.Arg) else None
-    name = call_name(call) if isinstance(call, cst.Call) else None
-    if name and call.args[0] is arg and re.match(r"^[a-z_]\w*[a-z0-9]_$", name.rsplit(".", 1)[-1]):
-        return WRITE, f"{op} (the target of `{name}()`)"
-    return READ, op
 
 
 def _bind_loop(target, iterable, source_of, aliases: dict[str, str]) -> None:

@@ -1,0 +1,996 @@
+"""What a value is: a built model, one of its partitioned parameters, an iterable or mapping of them.
+
+The ZG1 rules ask of an expression where its value came from, not how the path
+to it is spelt. One small lattice (`Model`, `Param`, `Items`, `Tup`, `Mapping`,
+`Union`) and one set of transfer rules carry a built model from its sources to
+the operations on its parameters, through every binding form:
+
+* sources: the model arguments and held attributes of code a training loop
+  hands the built model to (`handed.holders`: `holds.module_arguments`,
+  `holds.other_objects_models`, `holds.held_attributes`), and the model
+  arguments of any class's `__init__` (an EMA, a meta-learning or data-parallel
+  wrapper given the built model: under `zero.Init` a module is partitioned
+  once its constructor returned, so whatever a constructor is handed is);
+* transfer: `.parameters()`/`.named_parameters()`/`.modules()`/`.children()`/
+  `.state_dict()`, attribute paths to children and parameters, `getattr`,
+  `deepcopy`, `.data`, assignment, tuple unpacking, `for` targets over
+  `zip`/`enumerate`/`.items()`/`.values()`, comprehensions, containers
+  (literals, `.append`/`.extend`, subscripts), attributes of `self` written in
+  any method and read in any other (also through `@property`), and the return
+  and `yield` values of the file's functions and methods, summarised once per
+  signature of argument values (memoised, recursion cut);
+* operations (`effects.usage`): `.data` reads and writes, in-place methods,
+  `_foreach_*_`, sizes, initialisers, deep copies, state dicts, `torch.save`,
+  clipping, flattening, averaging and `apply` on the built model.
+
+Each operation becomes a `ParamAccess` in `Scope.HANDED` at the line of the
+operation (`handed.handed_accesses` adds them after its own, so a node both
+find is reported once). What keeps code safe keeps it safe here: gathered
+contexts, a module built in the same scope (never a source), `detach_()` and
+metadata, sizes of a model as a whole, plain tensors.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Union as _U
+
+from ..program import known
+from ..program.holds import config_like, module_arguments
+from ..program.index import ClassInfo, ModelIndex, entry_name
+from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of
+from ..program.skeleton import FunctionSpan
+from ..program.tree import call_name, code_of, cst, dotted, parameter_for
+from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
+from .effects import (
+    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, computed_with, module_arg_effects, resolve_function, usage,
+    writes_module_params, written_in_bulk,
+)
+from .flow import Flat, runs_gathered
+from .own import TORCH_INITIALISERS
+from .script import WRAP_TRIGGER, function_scope
+
+__all__ = [
+    "Model", "Param", "Items", "Tup", "Mapping", "Averaged", "Union", "Value", "join", "item_of", "provenance_accesses",
+    "Params", "Pairs", "OPERATIONS", "reaches_operation",
+]
+
+
+# --- the lattice --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A built module, partitioned by ZeRO-3 (or a copy made of one); `origin` is how the source spelt it."""
+
+    origin: str
+    classes: tuple[str, ...] = ()
+    child: bool = False  # a submodule reached by its path (its state dict may hold buffers alone)
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A partitioned parameter of a built model (or a view of its `.data`)."""
+
+    origin: str  # what it came from (`model.parameters()`, `model.fc.weight`)
+    walked: bool = False  # an item of a parameter walk, not reached by its attribute path
+    state: bool = False  # a tensor of a state dict: its reads are ZG108's, at the `state_dict()` call
+
+
+@dataclass(frozen=True, slots=True)
+class Items:
+    """An iterable or a list of values of one kind (`Items(Param)`: parameters; of `Tup`: named pairs)."""
+
+    item: Value
+
+
+@dataclass(frozen=True, slots=True)
+class Tup:
+    """A tuple of known length, item by item (`None`: a value of no interest)."""
+
+    items: tuple[Value | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Mapping:
+    """A dict from keys of no interest to values of one kind (`dict(model.named_parameters())`, a state dict)."""
+
+    value: Value
+
+
+@dataclass(frozen=True, slots=True)
+class Averaged:
+    """An object a built model was handed to that keeps a copy of its weights and updates from it later (a weight
+    average: `EMA(model)`; `ema.update()` reads the model's partitioned parameters)."""
+
+    model: Model
+
+
+@dataclass(frozen=True, slots=True)
+class Union:
+    """One of several kinds (`self.m = model` in one branch, `self.m = [model]` in another)."""
+
+    options: frozenset[Value]
+
+
+Value = _U[Model, Param, Items, Tup, Mapping, Averaged, Union]
+
+
+def Params(origin: str) -> Items:  # noqa: N802  (a constructor of the lattice)
+    """An iterable of partitioned parameters (`model.parameters()`)."""
+    return Items(Param(origin, walked=True))
+
+
+def Pairs(origin: str) -> Items:  # noqa: N802
+    """An iterable of (name, parameter) pairs (`model.named_parameters()`)."""
+    return Items(Tup((None, Param(origin, walked=True))))
+
+
+def join(a: Value | None, b: Value | None) -> Value | None:
+    """What a value is when it is `a` on one path and `b` on another (a may-analysis: either counts)."""
+    if a is None or a == b:
+        return b
+    if b is None:
+        return a
+    if type(a) is type(b) and isinstance(a, Model):
+        classes = tuple(dict.fromkeys(a.classes + b.classes))  # type: ignore[union-attr]
+        return Model(a.origin, classes, a.child and b.child)  # type: ignore[union-attr]
+    if type(a) is type(b) and isinstance(a, Items):
+        inner = join(a.item, b.item)  # type: ignore[union-attr]
+        return Items(inner) if inner is not None else None
+    options = set(a.options if isinstance(a, Union) else (a,)) | set(b.options if isinstance(b, Union) else (b,))
+    return Union(frozenset(options)) if len(options) > 1 else next(iter(options))
+
+
+def _options(value: Value | None) -> tuple[Value, ...]:
+    if value is None:
+        return ()
+    return tuple(value.options) if isinstance(value, Union) else (value,)
+
+
+def _each(value: Value | None, step) -> Value | None:
+    """`step` applied to each option of `value`, joined."""
+    found = None
+    for option in _options(value):
+        found = join(found, step(option))
+    return found
+
+
+def item_of(value: Value | None) -> Value | None:
+    """What iterating `value` yields: an item of `Items`, a submodule of a module container, a tuple's items."""
+
+    def step(v: Value) -> Value | None:
+        if isinstance(v, Items):
+            return v.item
+        if isinstance(v, Model):
+            return v  # a `ModuleList` walked: its modules
+        if isinstance(v, Tup):
+            found = None
+            for part in v.items:
+                found = join(found, part)
+            return found
+        return None  # a mapping's keys, a parameter's rows
+
+    return _each(value, step)
+
+
+def _contains_model(value: Value | None) -> bool:
+    for v in _options(value):
+        if isinstance(v, Model | Param):
+            return True
+        if isinstance(v, Items) and _contains_model(v.item) or isinstance(v, Mapping) and _contains_model(v.value):
+            return True
+        if isinstance(v, Tup) and any(_contains_model(p) for p in v.items):
+            return True
+    return False
+
+
+def _model(value: Value | None) -> Model | None:
+    return next((v for v in _options(value) if isinstance(v, Model)), None)
+
+
+def _whole(value: Value | None) -> bool:
+    """Is `value` a built model itself, not a submodule reached by its path?"""
+    return any(isinstance(v, Model) and not v.child for v in _options(value))
+
+
+def _param(value: Value | None) -> Param | None:
+    return next((v for v in _options(value) if isinstance(v, Param)), None)
+
+
+def _params(value: Value | None) -> Param | None:
+    """The parameter an iterable of parameters yields (a module's `.parameters()`, a list of them)."""
+    return next((v.item for v in _options(value) if isinstance(v, Items) and isinstance(v.item, Param)), None)
+
+
+# --- transfer rules ------------------------------------------------------------------------------------------
+
+_WALKS = {
+    "parameters": lambda o: Params(o),
+    "named_parameters": lambda o: Pairs(o),
+    "modules": lambda o: Items(Model(o)),
+    "children": lambda o: Items(Model(o)),
+    "named_modules": lambda o: Items(Tup((None, Model(o)))),
+    "named_children": lambda o: Items(Tup((None, Model(o)))),
+    "state_dict": lambda o: Mapping(Param(o, walked=True, state=True)),
+}
+# Module methods that return the module itself.
+_RETURNS_SELF = frozenset(
+    {"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty",
+     "share_memory", "type"}
+)  # fmt: skip
+# Builtins whose result holds the items of their (first, or `filter`'s second) argument.
+_SAME_ITEMS = frozenset({"list", "tuple", "iter", "sorted", "reversed", "set", "frozenset", "filter"})
+_SIZE_NAME = re.compile(
+    r"(?:^|_)(?:dim|dims|size|sizes|len|length|count|idx|index|shape|device|dtype|features|channels|heads|classes)$"
+    r"|^n_|^num_"
+)
+# Calls that return something other than the module they are given (never a wrapper passing it on).
+_NOT_PASSED_ON = frozenset(
+    {"len", "list", "tuple", "print", "str", "repr", "isinstance", "id", "type", "sum", "hasattr", "getattr",
+     "sorted", "dict", "set", "iter", "next", "vars", "callable", "any", "all", "max", "min", "format"}
+)  # fmt: skip
+_MAX_DEPTH = 6  # helper calls followed from one entry function
+# Text without which a method other than the constructor writes no attribute of `self` itself: an
+# assignment, a container filled (helpers the constructor calls are read with its arguments there).
+_WRITES_SELF = re.compile(r"self\.\w+(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?[-+*/|]?=(?!=)|self\.\w+\.(?:append|extend|insert)\(")
+
+
+def _literal_str(expr: cst.BaseExpression) -> str | None:
+    return expr.evaluated_value if isinstance(expr, cst.SimpleString) else None  # type: ignore[return-value]
+
+
+@dataclass(eq=False)
+class _Run:
+    """One function read with the values of its arguments: the names it binds, what it returns or yields."""
+
+    index: ModelIndex
+    span: FunctionSpan
+    cls: ClassInfo | None
+    flat: Flat
+    env: dict[str, Value] = field(default_factory=dict)
+    returned: Value | None = None
+    yielded: Value | None = None
+    self_writes: dict[str, Value] = field(default_factory=dict)  # `self.X = value` in this function
+    items_set: bool = False  # an item was assigned (`model._modules[name] = Linear(...)`): its text is bound
+
+
+class _Engine:
+    """The provenance of one file's values, computed lazily: per function and signature, once."""
+
+    def __init__(self, index: ModelIndex) -> None:
+        self.index = index
+        self.summaries: dict[tuple, Value | None] = {}
+        self.accesses: dict[tuple[int, str], ParamAccess] = {}
+        self.attrs: dict[int, dict[str, Value]] = {}  # id(class) -> attribute -> value, from every method
+        self.uses: dict[tuple, set[str]] = {}  # a summary's key -> the uses its run (and its callees) recorded
+        self.frames: list[set[str]] = []  # the uses recorded by each run in progress
+        self.follow_self = True  # whether `self.m(...)` is read with its arguments
+        self.holding: set[int] = set()  # id() of the classes whose methods a caller knows to hold a model
+        self.seeded: dict[int, dict[str, Value]] = {}  # id(constructor span) -> its arguments holding a model
+        self.depth = 0
+
+    # class state ------------------------------------------------------------------------------------------
+
+    def class_attrs(self, cls: ClassInfo) -> dict[str, Value]:
+        """What each attribute of `self` holds, from the assignments of every method (two rounds, so that one
+        method's attribute read by another's assignment is seen)."""
+        key = id(cls)
+        if key in self.attrs:
+            return self.attrs[key]
+        self.attrs[key] = {}
+        init = cls.method("__init__")
+        if key not in self.holding and (init is None or not self._seed_arguments(init.span, cls)):
+            return {}  # nothing of a model was handed to it: its attributes hold none (and are not read)
+        for _round in range(2):
+            found: dict[str, Value] = {}
+            for method in cls.all_methods():
+                if method.owner is not cls and not method.owner.is_module and cls.is_module:
+                    continue
+                if method.name != "__init__" and not _WRITES_SELF.search(method.text):
+                    continue  # binds nothing on `self` (most forwards): nothing to read for its state
+                run = self._read(method.span, cls, self._seed_arguments(method.span, cls), report=False)
+                for name, value in run.self_writes.items() if run is not None else ():
+                    found[name] = join(found.get(name), value)  # type: ignore[assignment]
+            if found == self.attrs[key]:
+                break
+            self.attrs[key] = found
+        return self.attrs[key]
+
+    def _seed_arguments(self, span: FunctionSpan, cls: ClassInfo | None) -> dict[str, Value]:
+        """Arguments that hold a built model on entry: those of a constructor (built before it was called)."""
+        if span.name != "__init__":
+            return {}
+        if id(span) not in self.seeded:
+            scope = function_scope(self.index, span)
+            node = scope.node if scope is not None else None
+            self.seeded[id(span)] = {} if not isinstance(node, cst.FunctionDef) else {
+                name: Model(name, classes) for name, classes in module_arguments(self.index, node).items()
+            }
+        return self.seeded[id(span)]
+
+    # reading a function --------------------------------------------------------------------------------------
+
+    def _read(self, span: FunctionSpan, cls: ClassInfo | None, seeds: dict[str, Value], report: bool) -> _Run | None:
+        scope = function_scope(self.index, span)
+        if scope is None or not isinstance(scope.node, cst.FunctionDef):
+            return None
+        run = _Run(self.index, span, cls, scope.flat, dict(seeds))
+        self.depth += 1
+        try:
+            self._walk(run, scope, report)
+        finally:
+            self.depth -= 1
+        return run
+
+    def _attrs_key(self, cls: ClassInfo | None) -> tuple:
+        if cls is None or id(cls) not in self.attrs:
+            return ()
+        return tuple(sorted(self.attrs[id(cls)].items(), key=lambda kv: kv[0]))
+
+    def call(
+        self, span: FunctionSpan, cls: ClassInfo | None, args: tuple[tuple[str, Value | None], ...],
+    ) -> tuple[Value | None, dict[str, Value]]:
+        """What a function returns (or the items it yields) given these argument values, and what it writes on
+        `self`; its operations on them are recorded once per signature (and state of its class)."""
+        key = (id(span), id(cls), args, self._attrs_key(cls))
+        if key in self.summaries:
+            for frame in self.frames:
+                frame |= self.uses.get(key, set())
+            return self.summaries[key]
+        self.summaries[key] = (None, {})  # recursion: no answer from the cycle
+        if self.depth >= _MAX_DEPTH:
+            return self.summaries[key]
+        seeds = {name: value for name, value in args if value is not None}
+        self.frames.append(set())
+        try:
+            run = self._read(span, cls, seeds, report=True)
+        finally:
+            uses = self.uses[key] = self.frames.pop()
+        for frame in self.frames:
+            frame |= uses
+        result: tuple[Value | None, dict[str, Value]] = (None, {})
+        if run is not None:
+            result = (join(run.returned, Items(run.yielded) if run.yielded is not None else None), run.self_writes)
+        self.summaries[key] = result
+        return result
+
+    def _walk(self, run: _Run, scope, report: bool) -> None:
+        func = scope.node
+        for node, ctx in run.flat.nodes:
+            kind = type(node)
+            if node is not func and kind in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
+                continue  # (their bodies are walked as part of the flat list; their returns are not ours)
+            if kind is cst.Assign:
+                value = self.ev(run, node.value)
+                for target in node.targets:
+                    if ctx.conds and isinstance(target.target, cst.Name):
+                        # under a test the old value may stand: `if isinstance(g, dict): g = Generator(**g)`
+                        value = join(run.env.get(target.target.value), value)
+                    self.bind(run, target.target, value)
+            elif kind is cst.AnnAssign and node.value is not None:
+                self.bind(run, node.target, self.ev(run, node.value))
+            elif kind is cst.AugAssign:
+                value = self.ev(run, node.value)
+                name = dotted(node.target)
+                if name is not None and value is not None:
+                    self.bind(run, node.target, join(self.ev(run, node.target), value))
+            elif kind is cst.NamedExpr:
+                self.bind(run, node.target, self.ev(run, node.value))
+            elif kind is cst.For or kind is cst.CompFor:
+                self.bind(run, node.target, item_of(self.ev(run, node.iter)))
+            elif kind is cst.WithItem and node.asname is not None:
+                self.bind(run, node.asname.name, None)
+            elif kind is cst.Return and node.value is not None and self._own(run, node):
+                run.returned = join(run.returned, self.ev(run, node.value))
+            elif kind is cst.Yield and node.value is not None and self._own(run, node):
+                value = node.value
+                if isinstance(value, cst.From):
+                    run.yielded = join(run.yielded, item_of(self.ev(run, value.item)))
+                else:
+                    run.yielded = join(run.yielded, self.ev(run, value))
+            elif kind is cst.Call:
+                self._fills(run, node)
+                self._handed_to_base(run, node)
+                if report and not ctx.guarded:
+                    self._call_uses(run, node, ctx)
+                else:
+                    self._follow(run, node)  # a helper of the class may write `self.X`
+                continue
+            if report and not ctx.guarded and kind in (cst.Name, cst.Attribute, cst.Subscript):
+                self._param_use(run, node, ctx)
+                if kind is cst.Attribute:
+                    self._property_use(run, node, ctx)
+
+    def _own(self, run: _Run, node: cst.CSTNode) -> bool:
+        """Is `node` in the function itself, not in a function or lambda defined inside it?"""
+        parent = run.flat.parent.get(id(node))
+        while parent is not None:
+            if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+                return parent is function_scope(self.index, run.span).node  # type: ignore[union-attr]
+            parent = run.flat.parent.get(id(parent))
+        return True
+
+    # binding ---------------------------------------------------------------------------------------------------
+
+    def bind(self, run: _Run, target: cst.BaseExpression, value: Value | None) -> None:
+        if isinstance(target, cst.Name):
+            if value is None:
+                run.env.pop(target.value, None)
+            else:
+                run.env[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            parts = [e.value for e in target.elements]
+            tup = next((v for v in _options(value) if isinstance(v, Tup) and len(v.items) == len(parts)), None)
+            for at, part in enumerate(parts):
+                if isinstance(part, cst.StarredElement):
+                    self.bind(run, part.value, Items(value) if value is not None and tup is None else None)
+                else:
+                    self.bind(run, part, tup.items[at] if tup is not None else None)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            if value is not None:
+                name = target.attr.value
+                run.self_writes[name] = join(run.self_writes.get(name), value)  # type: ignore[assignment]
+        elif isinstance(target, cst.Subscript):
+            run.items_set = True  # `container[key] = value`: that item is the value now, whatever it was
+            run.env[code_of(target)] = value  # type: ignore[assignment]
+        elif isinstance(target, cst.Attribute):
+            name = dotted(target)
+            if name is not None:
+                if value is None:
+                    run.env.pop(name, None)
+                else:
+                    run.env[name] = value
+
+    def _handed_to_base(self, run: _Run, call: cst.Call) -> None:
+        """`super().__init__(policy=policy)` in a constructor: a base class keeps what it is handed under the
+        argument's name (`self.policy`), unless this class sets that attribute itself."""
+        func = call.func
+        if run.span.name != "__init__" or not isinstance(func, cst.Attribute) or func.attr.value != "__init__":
+            return
+        if not (isinstance(func.value, cst.Call) and call_name(func.value) == "super"):
+            return
+        for arg in call.args:
+            if arg.keyword is not None and (value := self.ev(run, arg.value)) is not None:
+                run.self_writes.setdefault(arg.keyword.value, value)
+
+    def _fills(self, run: _Run, call: cst.Call) -> None:
+        """`xs.append(v)`, `xs.extend(vs)`, `self.xs.append(v)`: the container now holds `v` too."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "extend", "insert") or not call.args:
+            return
+        value = self.ev(run, call.args[-1].value)
+        if value is None:
+            return
+        added = Items(value) if func.attr.value != "extend" else Items(item_of(value)) if item_of(value) else None
+        if added is not None:
+            self.bind(run, func.value, join(self.ev(run, func.value), added))
+
+    # evaluating --------------------------------------------------------------------------------------------
+
+    def ev(self, run: _Run, expr: cst.BaseExpression) -> Value | None:
+        """What `expr` is, in `run`'s bindings."""
+        kind = type(expr)
+        if kind is cst.Name:
+            return run.env.get(expr.value)
+        if kind is cst.Attribute:
+            name = dotted(expr)
+            if name is not None and name in run.env:
+                return run.env[name]
+            if isinstance(expr.value, cst.Name) and expr.value.value == "self" and run.cls is not None:
+                return self._self_attribute(run.cls, expr.attr.value)
+            return self._attribute(self.ev(run, expr.value), expr.attr.value, code_of(expr))
+        if kind is cst.Subscript:
+            if run.items_set and (code := code_of(expr)) in run.env:
+                return run.env[code]
+            base = self.ev(run, expr.value)
+            index = None
+            if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+                key = expr.slice[0].slice.value
+                index = int(key.value) if isinstance(key, cst.Integer) else None
+            return _each(base, lambda v: _subscript(v, index))
+        if kind is cst.Call:
+            return self._follow(run, expr)
+        if kind is cst.Tuple:
+            parts = [e.value for e in expr.elements]
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return _items_of_literal(self, run, expr.elements)
+            values = tuple(self.ev(run, p) for p in parts)
+            return Tup(values) if any(v is not None for v in values) else None
+        if kind in (cst.List, cst.Set):
+            return _items_of_literal(self, run, expr.elements)
+        if kind is cst.Dict:
+            found = None
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement):
+                    found = join(found, self.ev(run, element.value))
+            return Mapping(found) if found is not None else None
+        if kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
+            saved = dict(run.env)
+            comp = expr.for_in
+            while comp is not None:
+                self.bind(run, comp.target, item_of(self.ev(run, comp.iter)))
+                comp = comp.inner_for_in
+            if kind is cst.DictComp:
+                inner = self.ev(run, expr.value)
+                result = Mapping(inner) if inner is not None else None
+            else:
+                inner = self.ev(run, expr.elt)
+                result = Items(inner) if inner is not None else None
+            run.env = saved
+            return result
+        if kind is cst.IfExp:
+            return join(self.ev(run, expr.body), self.ev(run, expr.orelse))
+        if kind is cst.BooleanOperation:
+            return join(self.ev(run, expr.left), self.ev(run, expr.right))
+        if kind is cst.NamedExpr:
+            return self.ev(run, expr.value)
+        return None
+
+    def _self_attribute(self, cls: ClassInfo, name: str) -> Value | None:
+        value = self.class_attrs(cls).get(name)
+        method = cls.method(name)
+        if value is None and method is not None and "@property" in method.text:
+            return self.call(method.span, cls, ())[0]
+        return value
+
+    def _attribute(self, base: Value | None, attr: str, text: str) -> Value | None:
+        def step(v: Value) -> Value | None:
+            if isinstance(v, Param):
+                return v if attr == "data" else None
+            if not isinstance(v, Model):
+                return None
+            if attr == "module":
+                return v  # a wrapper's module: the model it wraps
+            if attr in self.index.param_names or attr in ("weight", "bias"):
+                return Param(text)
+            if config_like(attr) or _SIZE_NAME.search(attr) or attr in known.METADATA_ATTRS or attr.startswith("_"):
+                return None
+            if attr in _WALKS or attr in _RETURNS_SELF or attr == "training":
+                return None
+            return self._child(v, attr, text)
+
+        return _each(base, step)
+
+    def _child(self, model: Model, attr: str, text: str) -> Value | None:
+        """A child of a model, through the members of its classes where they can be read: none when no class has
+        such a module member, or when no child it may be holds a parameter (a normaliser of buffers)."""
+        known_classes = [c for c in model.classes if c != UNKNOWN_CLASS]
+        if not known_classes:
+            return Model(text, child=True)
+        found: list[str] = []
+        for ref in model.classes:
+            member = member_of(self.index, ref, attr) if ref != UNKNOWN_CLASS else None
+            if member is None:
+                if ref == UNKNOWN_CLASS or self.index.class_of(ref) is None:
+                    found.append(UNKNOWN_CLASS)
+                continue
+            if member.kind == Kind.PARAM:
+                return Param(text)
+            if member.kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+                found += member.classes or [UNKNOWN_CLASS]
+        if not found or all(has_params(self.index, c) is False for c in found):
+            return None
+        return Model(text, tuple(dict.fromkeys(found)), child=True)
+
+    def _follow(self, run: _Run, call: cst.Call) -> Value | None:
+        """What a call returns: a walk of a model, the same items, a copy, a helper's summary."""
+        func = call.func
+        args = [a for a in call.args if a.keyword is None and not a.star]
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if isinstance(func.value, cst.Name) and func.value.value == "self" and run.cls is not None:
+                target = run.cls.method(method)
+                if target is not None:
+                    return self._helper(run, target.span, run.cls, call) if self.follow_self else None
+            base = self.ev(run, func.value)
+            if base is None:
+                return self._module_function(run, call)
+            text = code_of(func.value)
+
+            def step(v: Value) -> Value | None:
+                if isinstance(v, Model):
+                    if method in _WALKS and not any(a.keyword is not None and a.keyword.value == "recurse" for a in call.args):
+                        return _WALKS[method](f"{text}.{method}()")
+                    if method in _RETURNS_SELF:
+                        return v
+                    if method == "get_submodule":
+                        return Model(f"{text}.get_submodule()")
+                    if method == "get_parameter":
+                        return Param(f"{text}.get_parameter()")
+                    return None
+                if isinstance(v, Mapping):
+                    if method == "items":
+                        return Items(Tup((None, v.value)))
+                    if method == "values":
+                        return Items(v.value)
+                    if method in ("get", "pop", "setdefault"):
+                        return v.value
+                    if method == "copy":
+                        return v
+                    return None
+                if isinstance(v, Items) and method in ("copy", "pop"):
+                    return v if method == "copy" else v.item
+                if isinstance(v, Param) and method in ("detach_", "requires_grad_"):
+                    return v
+                return None
+
+            return _each(base, step)
+        return self._module_function(run, call, args)
+
+    def _module_function(self, run: _Run, call: cst.Call, args: list[cst.Arg] | None = None) -> Value | None:
+        if args is None:
+            args = [a for a in call.args if a.keyword is None and not a.star]
+        name = call_name(call) or ""
+        if not name or name.startswith("."):
+            return None
+        qualified = self.index.qualify(name)
+        last = qualified.rsplit(".", 1)[-1]
+        if "." not in name and last in _SAME_ITEMS and args:
+            source = args[1].value if last == "filter" and len(args) > 1 else args[0].value
+            inner = item_of(self.ev(run, source))
+            return Items(inner) if inner is not None else None
+        if last == "zip" and "." not in name and args:
+            items = tuple(item_of(self.ev(run, a.value)) for a in args)
+            return Items(Tup(items)) if any(i is not None for i in items) else None
+        if last == "enumerate" and args:
+            inner = item_of(self.ev(run, args[0].value))
+            return Items(Tup((None, inner))) if inner is not None else None
+        if last == "chain" and args:
+            found = None
+            for a in args:
+                found = join(found, item_of(self.ev(run, a.value)))
+            return Items(found) if found is not None else None
+        if last == "dict" and "." not in name and len(args) == 1:
+            pairs = item_of(self.ev(run, args[0].value))
+            second = _each(pairs, lambda v: v.items[1] if isinstance(v, Tup) and len(v.items) == 2 else None)
+            return Mapping(second) if second is not None else None
+        if last == "next" and "." not in name and args:
+            return item_of(self.ev(run, args[0].value))
+        if qualified in ("copy.deepcopy", "deepcopy") and args:
+            return _model(self.ev(run, args[0].value))
+        if qualified in known.AVERAGERS and args and (model := _model(self.ev(run, args[0].value))) is not None:
+            return Averaged(model)
+        if last == "getattr" and "." not in name and len(call.args) >= 2:
+            attr = _literal_str(call.args[1].value)
+            found = self._attribute(self.ev(run, call.args[0].value), attr, code_of(call)) if attr else None
+            if len(call.args) >= 3:
+                found = join(found, self.ev(run, call.args[2].value))
+            return found
+        if "." not in name and name in self.index.skeleton.functions:
+            return self._helper(run, self.index.skeleton.functions[name], None, call)
+        if args and last[:1].islower() and last not in _NOT_PASSED_ON and name not in _arguments(run) \
+                and resolve_function(self.index, run.flat, name) is None:
+            first = self.ev(run, args[0].value)
+            model = _model(first)
+            if model is not None and not known.is_gather_context(name):
+                return model  # an unreadable wrapper given the model first: `accelerator.unwrap_model(model)`
+        return None
+
+    def _helper(self, run: _Run, span: FunctionSpan, cls: ClassInfo | None, call: cst.Call) -> Value | None:
+        """A function or method of this file called with these arguments: its summary."""
+        scope = function_scope(self.index, span)
+        node = scope.node if scope is not None else None
+        if not isinstance(node, cst.FunctionDef):
+            return None
+        params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        if cls is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        keyword = {p.name.value for p in (*node.params.params, *node.params.kwonly_params)}
+        bound: dict[str, Value | None] = {}
+        at = 0
+        for arg in call.args:
+            if arg.star:
+                break
+            if arg.keyword is None:
+                if at < len(params):
+                    bound[params[at]] = self.ev(run, arg.value)
+                at += 1
+            elif arg.keyword.value in keyword:
+                bound[arg.keyword.value] = self.ev(run, arg.value)
+        if cls is not None and cls is run.cls and "self" in run.env:
+            bound["self"] = run.env["self"]  # a method of the built model: its `self` is the built model too
+        signature = tuple(sorted(((k, v) for k, v in bound.items() if v is not None), key=lambda kv: kv[0]))
+        if not signature and (cls is None or not self.class_attrs(cls)):
+            return None  # nothing of a model goes in: nothing of one comes out
+        value, writes = self.call(span, cls, signature)
+        if cls is not None and cls is run.cls:  # `self.set_model(model)`: the object's state, written by its helper
+            for name, written in writes.items():
+                run.self_writes[name] = join(run.self_writes.get(name), written)  # type: ignore[assignment]
+        return value
+
+    # operations ------------------------------------------------------------------------------------------
+
+    def _record(self, access: ParamAccess) -> None:
+        self.accesses.setdefault((id(access.node), access.use), access)
+        for frame in self.frames:
+            frame.add(access.use)
+
+    def _access(self, run: _Run, node, ctx, use: str, op: str, via: Via, owner: str, param: str = "") -> None:
+        scope = function_scope(self.index, run.span)
+        if scope is None:
+            return
+        self._record(ParamAccess(
+            node, ctx, use, op, via, owner=owner, param=param, scope=Scope.HANDED, where=run.span.name,
+            snippet=scope.snippet, order=run.flat.position.get(id(node), 0), given=True,
+        ))
+
+    def _param_use(self, run: _Run, node, ctx) -> None:
+        """A use of a partitioned parameter: its values read or written, its size, an initialiser."""
+        flat = run.flat
+        parent = flat.parent.get(id(node))
+        if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
+            return
+        if isinstance(parent, (cst.Tuple, cst.Param, cst.AssignTarget, cst.List)) and not isinstance(parent, cst.List):
+            if not isinstance(parent, cst.AssignTarget) or not isinstance(node, (cst.Attribute, cst.Subscript)):
+                return
+        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+            return  # `p.data`: judged at `p`, whose use reads through it
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return
+        param = _param(self.ev(run, node))
+        if param is None:
+            return
+        use, op = usage(self.index, flat, node)
+        if use == READ:
+            use, op = written_in_bulk(flat, node, op)
+        if op.startswith(".grad") or use in (CHECK, META) or use not in (READ, SIZE, WRITE, INIT):
+            return
+        if op.lstrip(".").split(".")[0] in _IDENTITY_METHODS:
+            return  # `p.data_ptr()`: which storage, not what it holds
+        if use == READ and (not computed_with(self.index, flat, parent, op) or _metadata_call(self.index, flat, parent)):
+            return
+        if use == READ and not op and _constructor_arg(flat, parent):
+            return  # `nn.Parameter(embed.weight)`: tied, not read
+        if param.state and use not in (WRITE, INIT):
+            return  # reading a state dict is ZG108's, at the `state_dict()` call
+        via = Via(Reach.PARAMETERS) if param.walked else Via(Reach.PATH)
+        self._access(run, node, ctx, use, op, via, param.origin)
+
+    def _property_use(self, run: _Run, node: cst.Attribute, ctx) -> None:
+        """`generator.total_params` on a built model of a class of the file whose property walks its own
+        parameters (`sum(p.numel() for p in self.parameters())`): the property's uses, where it is read."""
+        if _is_self(node.value):
+            return
+        model = _model(self.ev(run, node.value))
+        if model is None or not model.classes:
+            return
+        for cls in self._classes_answering(model, node.attr.value):
+            method = cls.method(node.attr.value)
+            if method is None or "@property" not in method.text[: method.text.find("def ")]:
+                continue
+            self.frames.append(set())
+            try:
+                self.call(method.span, cls, (("self", model),))
+            finally:
+                uses = self.frames.pop()
+            for frame in self.frames:
+                frame |= uses
+            use = next((u for u in (WRITE, INIT, SIZE, READ) if u in uses), None)
+            if use is not None:
+                self._access(run, node, ctx, use, "", Via(Reach.HELPER, node.attr.value), code_of(node.value),
+                             param="parameters()")
+            return
+
+    def _classes_answering(self, model: Model, name: str) -> list[ClassInfo]:
+        """The classes of the file a model of these classes may be that define `name`: each class, or where it
+        does not, its subclasses of the file that do (an abstract base annotated, a subclass built)."""
+        found: list[ClassInfo] = []
+        for ref in model.classes:
+            cls = self.index.class_of(ref)
+            if cls is None:
+                continue
+            if cls.method(name) is not None:
+                found.append(cls)
+                continue
+            found += [sub for sub in self.index.classes.values() if sub is not cls and cls in sub.mro
+                      and sub.method(name) is not None and sub not in found]
+        return found
+
+    def _call_uses(self, run: _Run, call: cst.Call, ctx) -> None:
+        """Uses of a built model as a whole in one call, and the helpers it is handed to (read with its value)."""
+        func = call.func
+        args = [a for a in call.args if a.keyword is None and not a.star]
+        name = call_name(call) or ""
+        qualified = self.index.qualify(name) if name and not name.startswith(".") else name
+        last = qualified.rsplit(".", 1)[-1]
+        first = self.ev(run, args[0].value) if args else None
+
+        def whole(use: str, owner_expr: cst.BaseExpression, via_name: str) -> None:
+            self._access(run, call, ctx, use, "", Via(Reach.MODULE, via_name), code_of(owner_expr))
+
+        if isinstance(func, cst.Attribute):
+            base = self.ev(run, func.value)
+            method = func.attr.value
+            averaged = next((v for v in _options(base) if isinstance(v, Averaged)), None)
+            if averaged is not None and method in known.AVERAGER_UPDATES:
+                # `self.ema.update()`: the average reads (or writes back) every parameter of the model it was made of
+                self._access(run, call, ctx, WRITE, "", Via(Reach.MODULE, code_of(func)), averaged.model.origin)
+            if _model(base) is not None and not _is_self(func.value):
+                if method in known.STATE_CALLS and _whole(base) and not (run.cls is not None and run.cls.is_module):
+                    # (a module's own methods reading a child's state: `own.own_state_calls` judges those)
+                    whole(STATE, func.value, method)
+                elif method in TORCH_INITIALISERS and not call.args:
+                    whole(WRITE, func.value, method)
+                elif method == "apply" and args and (fn := dotted(args[0].value)) and writes_module_params(self.index, run.flat, fn):
+                    self._access(run, call, ctx, WRITE, "", Via(Reach.APPLY, fn), code_of(func.value))
+        if qualified in ("copy.deepcopy", "deepcopy") and _model(first) is not None and not _is_self(args[0].value):
+            whole(COPY, args[0].value, "copy.deepcopy")
+        elif qualified == "torch.save" and _model(first) is not None:
+            whole(STATE, args[0].value, "torch.save")
+        elif last in known.CLIP_GRAD and args and not _method_of_object(self.index, name):
+            if _params(first) is not None or _model(first) is not None:
+                whole(GRAD, args[0].value, last)
+        elif qualified in known.PARAMETER_VECTORS:
+            position, kind = known.PARAMETER_VECTORS[qualified]
+            if len(args) > position:
+                given = self.ev(run, args[position].value)
+                if _params(given) is not None or _model(given) is not None:
+                    whole(WRITE if kind == "write" else READ, args[position].value, last)
+        elif qualified in known.AVERAGERS and args and (_whole(first) or _params(first) is not None):
+            whole(COPY, args[0].value, last)
+        for arg in args:  # `torch._foreach_lerp_(ema_params, params, w)`: every parameter of the list written
+            if isinstance(arg.value, cst.Name) and _params(self.ev(run, arg.value)) is not None:
+                if (bulk := bulk_written(self.index, run.flat, arg.value)) is not None:
+                    param = _params(self.ev(run, arg.value))
+                    self._access(run, arg.value, ctx, WRITE, f" (the target of `{bulk}()`)", Via(Reach.PARAMETERS),
+                                 param.origin if param else "")
+        self._follow(run, call)  # a helper of this file: read with these values (its uses recorded there)
+        if name and not name.startswith(".") and resolve_function(self.index, run.flat, name) is not None:
+            if "." in name or name not in self.index.skeleton.functions:  # another file's helper: judged here
+                self._handed_on(run, call, ctx, argument_effects(self.index, run.flat, call))
+        elif isinstance(func, cst.Attribute) and _is_self(func.value) and run.cls is not None:
+            method = None if run.cls.method(func.attr.value) else run.cls.inherited_method(func.attr.value)
+            node = method.node if method is not None else None
+            if node is not None:  # `self._add_lagged_network(self.policy.model)`: a base class's method of another file
+                effects = module_arg_effects(method.owner.index, node)
+                done = ((i, effects.get(parameter_for(node, call, i) or "")) for i, a in enumerate(call.args) if not a.star)
+                self._handed_on(run, call, ctx, [(i, e) for i, e in done if e])
+
+    def _handed_on(self, run: _Run, call: cst.Call, ctx, effects: list[tuple[int, frozenset[str]]]) -> None:
+        """A helper of another file handed a built model: what its summary says it does, most telling first."""
+        handed = []
+        for position, done in effects:
+            value = self.ev(run, call.args[position].value)
+            effect = next((e for e in WHOLE_ORDER if e in done), "")
+            if effect and (_model(value) is not None or _params(value) is not None):
+                handed.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], call.args[position].value))
+        if handed:
+            _rank, use, owner = min(handed, key=lambda h: h[0])
+            self._access(run, call, ctx, use, "", Via(Reach.MODULE, call_name(call) or ""), code_of(owner))
+
+
+def _arguments(run: _Run) -> frozenset[str]:
+    """The names of the function's own parameters (`cls`, a factory handed in: no wrapper of what it is given)."""
+    node = function_scope(run.index, run.span).node  # type: ignore[union-attr]
+    params = node.params  # type: ignore[union-attr]
+    return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+
+def _subscript(v: Value, index: int | None) -> Value | None:
+    if isinstance(v, Items):
+        return v.item
+    if isinstance(v, Mapping):
+        return v.value
+    if isinstance(v, Model):
+        return v  # `model.layers[0]`: a module of a container
+    if isinstance(v, Tup):
+        if index is not None and -len(v.items) <= index < len(v.items):
+            return v.items[index]
+        return item_of(v)
+    return None
+
+
+def _items_of_literal(engine: _Engine, run: _Run, elements) -> Value | None:
+    found = None
+    for element in elements:
+        if isinstance(element, cst.StarredElement):
+            found = join(found, item_of(engine.ev(run, element.value)))
+        elif isinstance(element, cst.Element):
+            found = join(found, engine.ev(run, element.value))
+    return Items(found) if found is not None else None
+
+
+def _is_self(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _method_of_object(index: ModelIndex, name: str) -> bool:
+    """`engine.clip_grad_norm_(...)`, `self.accelerator.clip_grad_norm_(...)`: the engine's own clipping."""
+    owner = name.rsplit(".", 1)[0] if "." in name else ""
+    head = owner.partition(".")[0]
+    return bool(owner) and index.qualify(owner) == owner and head not in index.imports and head != "torch"
+
+
+# Torch functions that look at a tensor's type or layout only.
+_METADATA_FUNCTIONS = frozenset({"is_floating_point", "is_complex", "is_tensor", "numel", "is_nonzero", "result_type"})
+# Tensor methods that look at a parameter's identity or storage address, not its values.
+_IDENTITY_METHODS = frozenset({"data_ptr", "untyped_storage", "storage_offset", "is_contiguous", "stride"})
+
+
+def _constructor_arg(flat: Flat, parent) -> bool:
+    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    name = call_name(call) if isinstance(call, cst.Call) else None
+    return bool(name) and name.rsplit(".", 1)[-1][:1].isupper()
+
+
+def _metadata_call(index: ModelIndex, flat: Flat, parent) -> bool:
+    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    name = call_name(call) if isinstance(call, cst.Call) else None
+    return bool(name) and index.qualify(name).rsplit(".", 1)[-1] in _METADATA_FUNCTIONS
+
+
+# --- entry points -----------------------------------------------------------------------------------------
+
+# Text without which a class or function does nothing to a parameter this module reports.
+OPERATIONS = re.compile(
+    r"\.data\b|_\(|numel|nelement|\.shape\b|\.size\(|_like\(|deepcopy|state_dict|\bsave\(|clip_grad|_to_vector|"
+    r"_to_parameters|\.apply\(|broadcast|all_reduce|\binit\."
+)
+
+
+_CALLED = re.compile(r"(?<![\w.])(?:self\.)?(\w+)\(")
+
+
+def reaches_operation(index: ModelIndex, text: str, cls: ClassInfo | None) -> bool:
+    """Does code of this text do an operation `provenance` reports, itself or in a function of the file (or a
+    method of `cls`) it calls?"""
+    if OPERATIONS.search(text):
+        return True
+    for name in set(_CALLED.findall(text)):
+        span = index.skeleton.functions.get(name)
+        if span is not None and OPERATIONS.search(index.skeleton.text(span.start, span.end)):
+            return True
+        method = cls.method(name) if cls is not None else None
+        if method is not None and OPERATIONS.search(method.text):
+            return True
+    return False
+
+
+def provenance_accesses(
+    index: ModelIndex, entries: list[tuple[FunctionSpan, ClassInfo | None, dict[str, Value]]],
+) -> list[ParamAccess]:
+    """Uses of a built model's parameters reached through any binding path (see the module docstring): from the
+    `entries` a caller knows to be handed a built model (a function, its class, the names holding it), and from
+    the constructors of classes handed one, with every method a training loop may call on them."""
+    if index.other_framework:
+        return []
+    engine = _Engine(index)
+    engine.holding = {id(cls) for _span, cls, _seeds in entries if cls is not None}
+    for span, cls, seeds in entries:
+        engine.call(span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
+    for cls in index.classes.values():
+        init = cls.method("__init__")
+        if init is None or init.owner is not cls or not OPERATIONS.search(cls.text):
+            continue  # (what a constructor is handed was built before it ran, whatever the class wraps later)
+        seeds = engine._seed_arguments(init.span, cls)
+        if not seeds:
+            continue
+        wraps = WRAP_TRIGGER.search(cls.text) is not None
+        # (a class that wraps the model itself runs its other methods, and its constructor's helpers, on what it
+        # wrapped: only its constructor's own code is read)
+        engine.follow_self = not wraps
+        engine.call(init.span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
+        engine.follow_self = True
+        if wraps or not any(_contains_model(v) for v in engine.class_attrs(cls).values()):
+            continue
+        methods = cls.entry_methods if cls.is_module else [m for m in cls.all_methods() if m.owner is cls]
+        for method in methods:
+            if method.name == "__init__" or method.owner is not cls or not entry_name(method.name):
+                continue
+            if cls.is_module and "@property" in method.text[: method.text.find("def ")]:
+                continue  # a module's property is read where it is used (a forward, often), not run on its own
+            engine.call(method.span, cls, ())
+    for cls in index.module_classes():
+        # the built model's own methods a training loop calls (`count_parameters()`): `self` is the built model,
+        # and walking its parameters yields partitioned ones
+        if "parameters(" not in cls.text or WRAP_TRIGGER.search(cls.text):
+            continue
+        for method in cls.entry_methods:
+            if method.owner is not cls or "parameters(" not in method.text or not OPERATIONS.search(method.text):
+                continue
+            if "@property" in method.text[: method.text.find("def ")] or runs_gathered(cls, method):
+                continue
+            engine.call(method.span, cls, (("self", Model("self")),))
+    return list(engine.accesses.values())
