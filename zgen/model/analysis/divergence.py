@@ -25,6 +25,7 @@ from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_i
 from .persistence import gathers
 from .picks import may_pick, picked_runs
 from .runs import HelperRuns, runs_argument
+from .state import handoff
 from .taint import (
     CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, agreeing, is_none_test as _is_none_test,
 )
@@ -455,10 +456,16 @@ def _derived_names(
     """Local names whose value comes from what a submodule-running call returned (or was filled from it)."""
     names: dict[str, str] = {}
     containers = set()  # names bound to a list/dict/set the function builds itself
+    holders = set()  # locals and arguments: objects an output can be handed to (`strategy.advance(out)`)
     for node, _ctx in flat.nodes:
         if type(node) is cst.Assign and isinstance(node.value, (cst.List, cst.Dict, cst.Set)):
             for target in node.targets:
                 containers.update(bound_names(target.target))
+        for target in targets_of(node)[0]:
+            holders.update(bound_names(target))
+    root = flat.nodes[0][0] if flat.nodes else None
+    if isinstance(root, cst.FunctionDef):
+        holders.update(p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params))
     for _ in range(2):  # a second pass carries values around loops
         for node, ctx in flat.nodes:
             kind = type(node)
@@ -477,6 +484,14 @@ def _derived_names(
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
                             if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
                                 names.setdefault(f"self.{target.attr.value}", source)
+            if kind in (cst.Call, cst.Assign, cst.AugAssign):
+                # `strategy.advance(out)`, `state.logits = out`, `self.tracker.update(out)`: the object's state
+                # follows what it was handed (`state.handoff`)
+                found = handoff(node, holders, flat, lambda call: id(call) in outputs)
+                if found is not None:
+                    source = next((s for v in found.values if (s := _derived_source(v, names, outputs, agreed))), None)
+                    if source is not None:
+                        names.setdefault(found.holder, source)
             if kind is cst.Call and containers:
                 # `hyps.append(out)` / `self.post_process(best, ended)`: a container of this function
                 # that a call fills with derived values becomes derived itself.
