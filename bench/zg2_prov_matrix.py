@@ -17,7 +17,7 @@ Each generated file is one small model library: a `Block` layer, a `Net` holding
   target over `zip`, a comprehension;
 * **operation**, what the test decides: a gate (`if t: self.alt(h)`), a pick (`self.alt(h) if t else
   self.sub(h)`), an early `return` before a call, a `while` loop, a `break` out of a loop that runs a block, a
-  loop count (`range(int(t))`).
+  loop count (`range(int(t))`), a module chosen into a local (`block = self.alt if t else self.sub; block(h)`).
 
 Every hazard cell has two safe twins with the same path and operation: **agreed** (the value all-reduced before it
 is bound: `dist.all_reduce(v)`, the same on every rank) and **config** (a constructor setting, `self.use_extra`).
@@ -88,6 +88,7 @@ OPERATIONS = {
     "while": "{pre}\nwhile {t}:  # COND\n    h = self.alt(h)  # CALL",
     "break": "for _ in range(8):\n    h = self.alt(h)  # CALL\n{pre:4}\n    if {t}:  # COND\n        break",
     "loop count": "{pre}\nfor _ in range(int({t})):  # COND\n    h = self.alt(h)  # CALL",
+    "chosen module": "{pre}\nblock = self.alt if {t} else self.sub  # COND\nh = block(h)  # CALL",
 }
 
 SAFE_KINDS = ("agreed", "config")

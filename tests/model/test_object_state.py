@@ -215,3 +215,39 @@ def test_safe_an_attribute_every_rank_sets():
                     return self.G_ema(x)
                 return self.G(x)
     """) == []
+
+
+def test_a_generator_chosen_by_an_attribute_only_rank_zero_sets():
+    assert codes("""
+        class Trainer(nn.Module):
+            def __init__(self, generator):
+                super().__init__()
+                self.G = generator
+                self.has_ema = False
+
+            def create_ema(self):
+                if dist.get_rank() != 0:
+                    return
+                self.G_ema = Block()
+                self.has_ema = True
+
+            def generate(self, x):
+                model = self.G_ema if self.has_ema else self.G
+                model.eval()
+                return model(x)
+    """) == ["ZG201"]
+
+
+def test_safe_a_module_chosen_by_a_setting():
+    assert codes("""
+        class Net(nn.Module):
+            def __init__(self, use_alt=False):
+                super().__init__()
+                self.a = Block()
+                self.b = Block()
+                self.use_alt = use_alt
+
+            def forward(self, x):
+                block = self.a if self.use_alt else self.b
+                return block(x)
+    """) == []
