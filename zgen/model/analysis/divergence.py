@@ -10,7 +10,7 @@ kinds it is about.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,6 +25,7 @@ from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_i
 from .persistence import gathers
 from .picks import may_pick, picked_runs
 from .runs import HelperRuns, runs_argument
+from .state import handoff
 from .taint import (
     CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, agreeing, is_none_test as _is_none_test,
 )
@@ -199,6 +200,10 @@ def find_divergences(
         key = picks.get(id(call))
         if key is not None and not ctx.guarded:
             add(DATA, GATE, key[0], key[1], callee)
+    if tainted:
+        for call, test, kinds, callee in _chosen_calls(flat, taint, sites, calls):
+            for kind, source in kinds.items():
+                add(kind, PICK, test, source, callee)
     if pickable:
         for pick in picked_runs(flat, calls, taint):
             add(pick.kind, ITERATE if pick.iterated else PICK, pick.node, pick.source, pick.callee)
@@ -351,6 +356,55 @@ def _picked_calls(flat: Flat, taint: Taint) -> dict[int, tuple[cst.CSTNode, str]
     return found
 
 
+def _chosen_calls(
+    flat: Flat, taint: Taint, sites: list, calls: Calls
+) -> Iterator[tuple[cst.Call, cst.CSTNode, dict, str]]:
+    """Calls of a local bound to one of two modules by a test that differs per rank (`model = self.G_ema if
+    self.has_ema else self.G` ... `model(x)`; a side a module, or the local used as one: `model.eval()`): the binding picks which module runs.
+    (call, test, kinds, callee)"""
+    choices: dict[str, list[tuple[int, cst.IfExp]]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and isinstance(node.value, cst.IfExp) and len(node.targets) == 1:
+            target, value = node.targets[0].target, node.value
+            if isinstance(target, cst.Name) and code_of(value.body) != code_of(value.orelse):
+                if not any(isinstance(side, (cst.Call, cst.Lambda)) for side in (value.body, value.orelse)):
+                    choices.setdefault(target.value, []).append((flat.position.get(id(node), -1), value))
+    if not choices:
+        return
+    classes_of = getattr(calls, "classes_of", None)
+    known_sites = {id(call) for call, _ctx, _callee in sites}
+    used_as_module = {  # `model.eval()`: a local the function itself treats as a module
+        node.func.value.value
+        for node, _ctx in flat.nodes
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+        and node.func.attr.value in _MODULE_ONLY
+    }
+    chosen = [  # `block(h)` for `block = self.alt if t else self.sub`: a module either way
+        (node, ctx, code_of(node.func))
+        for node, ctx in flat.nodes
+        if type(node) is cst.Call and id(node) not in known_sites and isinstance(node.func, cst.Name)
+        and node.func.value in choices and (node.func.value in used_as_module or (classes_of is not None and any(
+            classes_of(side) for _at, c in choices[node.func.value] for side in (c.body, c.orelse)
+        )))
+    ]
+    for call, ctx, callee in [*sites, *chosen]:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
+            func = func.value
+        if not isinstance(func, cst.Name) or func.value not in choices or ctx.guarded:
+            continue
+        at = flat.position.get(id(call), -1)
+        for position, choice in choices[func.value]:
+            if position < at or ctx.loops:
+                kinds = {k: v for k, v in taint.of(choice.test).items()}
+                if kinds:
+                    yield call, choice.test, kinds, callee
+
+
+# Methods only a module has (of `known.NOT_RUNS`, less those a tensor shares: `to`, `float`, `requires_grad_`).
+_MODULE_ONLY = known.NOT_RUNS - {"to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_", "apply", "type"}
+
+
 def _local_runners(flat: Flat, sites: list) -> frozenset[str]:
     """Functions defined inside this one whose body runs a submodule (or a helper that does)."""
     root = flat.nodes[0][0] if flat.nodes else None
@@ -455,10 +509,16 @@ def _derived_names(
     """Local names whose value comes from what a submodule-running call returned (or was filled from it)."""
     names: dict[str, str] = {}
     containers = set()  # names bound to a list/dict/set the function builds itself
+    holders = set()  # locals and arguments: objects an output can be handed to (`strategy.advance(out)`)
     for node, _ctx in flat.nodes:
         if type(node) is cst.Assign and isinstance(node.value, (cst.List, cst.Dict, cst.Set)):
             for target in node.targets:
                 containers.update(bound_names(target.target))
+        for target in targets_of(node)[0]:
+            holders.update(bound_names(target))
+    root = flat.nodes[0][0] if flat.nodes else None
+    if isinstance(root, cst.FunctionDef):
+        holders.update(p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params))
     for _ in range(2):  # a second pass carries values around loops
         for node, ctx in flat.nodes:
             kind = type(node)
@@ -477,6 +537,14 @@ def _derived_names(
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
                             if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
                                 names.setdefault(f"self.{target.attr.value}", source)
+            if kind in (cst.Call, cst.Assign, cst.AugAssign):
+                # `strategy.advance(out)`, `state.logits = out`, `self.tracker.update(out)`: the object's state
+                # follows what it was handed (`state.handoff`)
+                found = handoff(node, holders, flat, lambda call: id(call) in outputs)
+                if found is not None:
+                    source = next((s for v in found.values if (s := _derived_source(v, names, outputs, agreed))), None)
+                    if source is not None:
+                        names.setdefault(found.holder, source)
             if kind is cst.Call and containers:
                 # `hyps.append(out)` / `self.post_process(best, ended)`: a container of this function
                 # that a call fills with derived values becomes derived itself.

@@ -13,10 +13,11 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
 from ..program.trigger import Trigger
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, targets_of
+from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind",
-    "draw_trigger", "draws_in", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters",
+    "draw_trigger", "draws_in", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters", "own_state",
 ]
 
 RANK = "rank"
@@ -55,12 +56,14 @@ class Taint:
     was given is the caller's convention (`labels is not None`), not data.
     """
 
-    def __init__(self, index: ModelIndex, cls: ClassInfo | None, flat: Flat) -> None:
+    def __init__(self, index: ModelIndex, cls: ClassInfo | None, flat: Flat, own_state: bool = True) -> None:
         self.index = index
         self.cls = cls
         self.names: dict[str, dict[str, str]] = {}
         self.direct: dict[str, dict[str, str]] = {}
         self.rank_attrs = rank_attrs(index, cls) if cls is not None else frozenset()
+        self._own_state = own_state and cls is not None  # attributes other methods set per rank (lazy)
+        self._state_of_self: dict[str, dict[str, str]] | None = None
         self._memo: dict[tuple[int, bool], dict[str, str]] = {}
         self._flat = flat
         # Where each tainted name was assigned (position, enclosing loops): a use before that
@@ -80,6 +83,7 @@ class Taint:
         self.inputs = frozenset(
             p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params)
         ) - {"self", "cls"} if isinstance(root, cst.FunctionDef) else frozenset()
+        holders = frozenset(local | self.inputs)  # objects a value can be handed to (`state.handoff`)
         # `feats[key]` for an argument: (argument, key text), a mapping the call was given, read by a key
         self.keyed = frozenset(
             (node.value.value, code_of(node.slice[0].slice.value))
@@ -135,6 +139,8 @@ class Taint:
             for node, ctx in flat.nodes:
                 if type(node) is cst.CompFor:
                     continue  # a comprehension's variable lives in the comprehension only
+                if type(node) in (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign):
+                    self._hand_off(node, ctx, holders)
                 targets, value = targets_of(node)
                 if value is None:
                     targets, value = _filled(node, local)  # `offsets.append(n)`: the list holds what was put in
@@ -158,15 +164,48 @@ class Taint:
                             sites.append(site)
         self._done = True
 
+    def _hand_off(self, node: cst.CSTNode, ctx, holders: frozenset[str]) -> None:
+        """`strategy.advance(out)`, `tracker.x = v`, `self.done = v`: the holder's state follows what it was handed
+        (and the tests the hand-off runs under), from here on (`state.handoff`)."""
+        found = handoff(node, holders, self._flat)
+        if found is None:
+            return
+        kinds: dict[str, str] = {}
+        for value in found.values:
+            _merge_into(kinds, self.of(value))
+        if type(node) is not cst.Call:  # a write under a test is decided by it (`if main: state.ready = True`); a
+            for test in ctx.conds:  # call under one hands the object only its arguments (`out_dir.mkdir(...)`)
+                _merge_into(kinds, self.of(test))
+        if not kinds:
+            return
+        _merge_into(self.names.setdefault(found.holder, {}), kinds)
+        direct: dict[str, str] = {}  # what flowed through the values handed (not the tests): how often a loop runs
+        for value in found.values:
+            _merge_into(direct, self.of(value, direct=True))
+        if direct:
+            _merge_into(self.direct.setdefault(found.holder, {}), direct)
+        site = (self._flat.position.get(id(node), -1), ctx.loops)
+        sites = self._where.setdefault(found.holder, [])
+        if site not in sites:
+            sites.append(site)
+
+    @property
+    def state_of_self(self) -> dict[str, dict[str, str]]:
+        """Attributes of `self` some method of the class writes per rank (`own_state`)."""
+        if self._state_of_self is None:
+            self._state_of_self = own_state(self.index, self.cls) if self._own_state else {}
+        return self._state_of_self
+
     def agreed_use(self, use: cst.Name) -> bool:
         """Is `use` after a collective that made this local the same on every rank (`dist.all_reduce(t)`)?"""
         at = self.agreed.get(use.value)
         return at is not None and self._flat.position.get(id(use), -1) > at
 
-    def _reaches(self, use: cst.Name) -> bool:
-        """Can a tainted assignment of this name reach `use` (earlier in the code, or around a loop)?"""
+    def _reaches(self, use: cst.Name | cst.Attribute, key: str | None = None) -> bool:
+        """Can a tainted assignment of this name (or holder `key`) reach `use` (earlier in the code, or around a
+        loop)?"""
         position = self._flat.position.get(id(use))
-        sites = self._where.get(use.value)
+        sites = self._where.get(key or use.value)
         if position is None or not sites:
             return True
         loops = self._flat.nodes[position][1].loops
@@ -210,6 +249,8 @@ class Taint:
             if kind is cst.Call:
                 if agreeing(node):
                     continue  # `idist.all_reduce(loss)`: the same value on every rank
+                if isinstance(node.func, cst.Name) and node.func.value in _TYPE_TESTS:
+                    continue  # `isinstance(self.loss, IQLoss)`: what an object is, not the values it was handed
                 taint = self._call_kind(node)
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
@@ -240,9 +281,15 @@ class Taint:
             elif kind is cst.Attribute:
                 if known.is_rank_name(node.attr.value):
                     found.setdefault(RANK, code_of(node))
-                elif node.attr.value in self.rank_attrs and isinstance(node.value, cst.Name):
-                    if node.value.value == "self":
+                elif isinstance(node.value, cst.Name) and node.value.value == "self":
+                    attr = node.attr.value
+                    key = f"self.{attr}"
+                    if attr in self.rank_attrs:
                         found.setdefault(RANK, code_of(node))
+                    elif key in names and self._reaches(node, key):
+                        _merge_into(found, names[key])  # `self.done = out.all()` earlier in this function
+                    elif attr in self.state_of_self:  # `self.ema` set only under `if is_main:`, in another method
+                        _merge_into(found, self.state_of_self[attr])
             elif kind is cst.Subscript:
                 base = dotted(node.value) or ""
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
@@ -593,6 +640,51 @@ def rank_attrs(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     return frozenset(found)
 
 
+@memoised(cycle={})
+def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
+    """Attributes of `self` (by name) that a method of `cls` writes per rank, with why: written only on some ranks
+    (under a test on the rank, or after an early `return` on one: `if not self.is_main: return` ... `self.has_ema =
+    True`), or assigned a value drawn at random or read from this rank's data or host (`self.done = (h > 0).all()`)
+    outside the constructor (whose values are the same on every rank unless drawn). In every other method their
+    value and their `None`-ness differ per rank.
+
+    Only what flows through the assigned value counts across methods (not the tests around the write; of the rank,
+    only a decision on it, `self.is_first = rank == 0`, not a device name or a seed offset made from it), and only a
+    write of `self.<attribute>` itself (not a method of the object it holds): what another method decides is read
+    by its callers through these attributes."""
+    found: dict[str, dict[str, str]] = {}
+    init = {id(method.span) for method in cls.init_methods}
+    for method in cls.all_methods():
+        text = method.text
+        if not WRITES_SELF.search(text):
+            continue
+        ranked = re.search(known.RANK_TEXT, text) is not None
+        if not ranked and not _PER_RANK_HINT.search(text):
+            continue  # (a method with no word of a per-rank value writes none: not parsed)
+        flat = flat_of(method)
+        if flat is None:
+            continue
+        taint = Taint(index, cls, flat, own_state=False)
+        in_init = id(method.span) in init
+        for node, _ctx in flat.nodes:
+            if type(node) not in (cst.Assign, cst.AugAssign, cst.AnnAssign) or node.value is None:
+                continue
+            attrs = list(self_targets(node))
+            if not attrs:
+                continue
+            kinds = dict(taint.of(node.value, direct=True))
+            if RANK in kinds and not _rank_decision(node.value, taint):
+                del kinds[RANK]  # `self.device = f"cuda:{rank}"`: the rank placed, not decided on
+            if in_init:
+                kinds.pop(DATA, None)
+            for attr in attrs if kinds else ():
+                _merge_into(found.setdefault(attr, {}), kinds)
+        if ranked:
+            for attr, why in self_writes(flat, RankTests(flat, lambda test: RANK in taint.of(test))):
+                found.setdefault(attr, {}).setdefault(RANK, why)
+    return found
+
+
 @memoised
 def random_function(index: ModelIndex, name: str) -> str | None:
     """RANDOM / HOST_RANDOM when `name` is a function of this file that draws a random number and returns.
@@ -696,6 +788,30 @@ def _batch_size_call(node: cst.Call) -> bool:
 
 # What a tensor is rather than what it holds: the same whatever values a random draw or a rank's data put in.
 VALUE_FREE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad", "layout"})
+
+
+def _rank_decision(value: cst.BaseExpression, taint: Taint, depth: int = 2) -> bool:
+    """Is `value` a decision on the rank (`rank == 0`, `not is_main`, `a and rank > 0`, `Probe() if rank == 0 else
+    None`, or a local bound to one: `first = rank == 0` ... `self.first = first`), not a value made from it?"""
+    if isinstance(value, cst.Name) and depth:
+        return any(
+            _rank_decision(node.value, taint, depth - 1)
+            for node, _ctx in taint._flat.nodes
+            if type(node) is cst.Assign and any(
+                isinstance(t.target, cst.Name) and t.target.value == value.value for t in node.targets
+            )
+        )
+    if isinstance(value, cst.IfExp):
+        return RANK in taint.of(value.test)
+    if isinstance(value, (cst.Comparison, cst.BooleanOperation)) or (
+        isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)
+    ):
+        return RANK in taint.of(value)
+    return False
+
+
+# Builtins that test what an object is (its type, its attributes), the same whatever per-rank values it holds.
+_TYPE_TESTS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "type"})
 
 
 # Reductions of a tensor to a value that a comparison then tests.

@@ -10,6 +10,7 @@ from ..analysis.divergence import divergences, message
 from ..analysis.flow import flat_of
 from ..analysis.runs import HelperRuns
 from ..analysis.script import script_divergences
+from ..analysis.state import state_trigger
 from ..analysis.taint import RANK
 from ..program import known
 from ..program.index import ModelIndex
@@ -275,7 +276,7 @@ def main(args, model, cfg):
             for d in divergences(index, cls, method):
                 if d.kind == RANK:
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
-        for snippet, d in script_divergences(index, _TRIGGER):
+        for snippet, d in script_divergences(index, state_trigger(index, _TRIGGER)):
             yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
         yield from self._rank_zero_functions(index)
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..analysis.divergence import Divergence, divergences, message
 from ..analysis.script import script_divergences
+from ..analysis.state import state_trigger
 from ..analysis.flow import SAME_ITEMS
 from ..analysis.taint import DATA, HOST_RANDOM, RANDOM, draw_trigger, draws_in
 from ..program.index import ClassInfo, ModelIndex
@@ -263,7 +264,7 @@ class Adapter(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         yield from self._random_iterables(index)
-        for cls, method in index.methods("all", draw_trigger(index)):
+        for cls, method in index.methods("all", state_trigger(index, draw_trigger(index))):
             found = divergences(index, cls, method)
             data_nodes = {id(d.node) for d in found if d.kind == DATA}
             for d in found:
@@ -271,7 +272,7 @@ class Adapter(nn.Module):
                     continue  # a decision on this rank's data as well: ZG203/ZG204 report it
                 yield self.finding(index, method.snippet, d.node, _text(d), _HELP)
         for kind in (RANDOM, HOST_RANDOM):  # code outside the model that runs a model it is handed or holds
-            for snippet, d in script_divergences(index, draw_trigger(index), kind):
+            for snippet, d in script_divergences(index, state_trigger(index, draw_trigger(index)), kind):
                 yield self.finding(index, snippet, d.node, _text(d), _HELP)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ..analysis.divergence import GATE, ITERATE, PICK, SKIP, divergences, message
 from ..analysis.script import script_divergences
+from ..analysis.state import state_trigger
 from ..analysis.taint import DATA
 from ..program.index import ModelIndex
 from ..program.tree import code_of
@@ -279,11 +280,11 @@ class Moe(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method in index.methods("all", TRIGGER):
+        for cls, method in index.methods("all", state_trigger(index, TRIGGER)):
             for d in divergences(index, cls, method):
                 if d.kind == DATA and d.effect in (GATE, ITERATE, SKIP, PICK):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
-        for snippet, d in script_divergences(index, TRIGGER, DATA):  # code outside the model, running one it holds
+        for snippet, d in script_divergences(index, state_trigger(index, TRIGGER), DATA):  # code outside the model, running one it holds
             if d.effect in (GATE, ITERATE, SKIP, PICK):
                 yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ..analysis.divergence import COUNT, EXIT, SKIP, WHILE, Divergence, divergences, message
 from ..analysis.script import script_divergences
+from ..analysis.state import state_trigger
 from ..analysis.taint import CLOCK, DATA, HOST
 from ..program.index import ModelIndex
 from ..program.tree import code_of
@@ -375,12 +376,12 @@ class Decoder(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method in index.methods("all", TRIGGER):
+        for cls, method in index.methods("all", state_trigger(index, TRIGGER)):
             for d in divergences(index, cls, method):
                 if _exit(d):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
         for kind in (DATA, HOST, CLOCK):
-            for snippet, d in script_divergences(index, TRIGGER, kind):
+            for snippet, d in script_divergences(index, state_trigger(index, TRIGGER), kind):
                 if _exit(d):
                     yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
 
