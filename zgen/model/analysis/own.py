@@ -11,7 +11,9 @@ on a built module: a parent's `__init__` after the child was built
 * `method_uses(index, ref, name)`: calling `m.<name>()` on a module of class
   `ref` reads, sizes, writes or initialises which of its own parameters (or
   its children's), read from the method and what it calls on `self` and on
-  its children, in this file or another; for torch layers, what torch does
+  its children, in this file or another (the items of a parameter list it
+  owns through the loop name: `for w in self.weights: w.data.zero_()`
+  writes); for torch layers, what torch does
   (`reset_parameters()` initialises every parameter) and `nn.Module`'s own
   (`load_state_dict()` copies into every parameter, for any module).
 * `own_state_calls(index)`: `self.state_dict()` / `self.load_state_dict(sd)` in a
