@@ -31,6 +31,28 @@ class Noisy(nn.Module):
 """
 
 
+# a module holding a list of parameters, zeroed through a loop name by its own method
+LISTED = """
+class Listed(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weights = nn.ParameterList([nn.Parameter(torch.randn(d, d)) for _ in range(2)])
+
+    def init_zero_(self):
+        for weight in self.weights:
+            weight.data.zero_()
+
+    def describe(self):
+        for weight in self.weights:
+            print(type(weight).__name__)
+
+    def forward(self, x):
+        for weight in self.weights:
+            x = x @ weight
+        return x
+"""
+
+
 def codes(source: str) -> list[str]:
     """ZG1 codes on the lines of `source` (the noisy layer's own `resample` is an entry method of `HEAD`)."""
     found = check_source("m.py", HEAD + textwrap.dedent(source))
@@ -98,6 +120,19 @@ class Top(nn.Module):
         for block in self.blocks:
             block.noisy.resample()
 """),
+    # a child's own method zeroes each parameter of its parameter list through the loop name; the parent calls it
+    # in __init__ after the child was built (and partitioned)
+    "child-zeroes-its-parameter-list-in-init": ("ZG103", LISTED + """
+class FeedForward(nn.Module):
+    def __init__(self, d, zero_out=True):
+        super().__init__()
+        self.project_out = Listed(d)
+        if zero_out:
+            self.project_out.init_zero_()
+
+    def forward(self, x):
+        return self.project_out(x)
+"""),
 }
 
 
@@ -158,6 +193,36 @@ class Top(nn.Module):
     def count_all(self):
         for block in self.blocks:
             block.noisy.count()
+""",
+    # the same list zeroed inside GatheredParameters, and a method that names each item's type only
+    "child-parameter-list-zeroed-gathered": LISTED + """
+import deepspeed
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.project_out = Listed(d)
+        with deepspeed.zero.GatheredParameters(list(self.project_out.parameters()), modifier_rank=0):
+            self.project_out.init_zero_()
+        self.project_out.describe()
+
+    def forward(self, x):
+        return self.project_out(x)
+""",
+    # zeroed in the child's own __init__ before anything partitions it
+    "parameter-list-zeroed-in-own-init": """
+class Listed(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weights = nn.ParameterList([nn.Parameter(torch.randn(d, d)) for _ in range(2)])
+        for weight in self.weights:
+            weight.data.zero_()
+
+    def forward(self, x):
+        for weight in self.weights:
+            x = x @ weight
+        return x
 """,
 }
 

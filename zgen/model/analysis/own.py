@@ -11,7 +11,9 @@ on a built module: a parent's `__init__` after the child was built
 * `method_uses(index, ref, name)`: calling `m.<name>()` on a module of class
   `ref` reads, sizes, writes or initialises which of its own parameters (or
   its children's), read from the method and what it calls on `self` and on
-  its children, in this file or another; for torch layers, what torch does
+  its children, in this file or another (the items of a parameter list it
+  owns through the loop name: `for w in self.weights: w.data.zero_()`
+  writes); for torch layers, what torch does
   (`reset_parameters()` initialises every parameter) and `nn.Module`'s own
   (`load_state_dict()` copies into every parameter, for any module).
 * `own_state_calls(index)`: `self.state_dict()` / `self.load_state_dict(sd)` in a
@@ -138,8 +140,27 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
     members = facts_of(cls).members
     own = {n for n, m in members.items() if m.kind == Kind.PARAM and not m.classes} if reads_own else set()
     if own:
+        items: dict[str, str] = {}  # `for weight in self.weights`: the loop name -> the parameter list it walks
+        walks: set[int] = set()
         for node, ctx in flat.nodes:
-            if type(node) is cst.Attribute and node.attr.value in own and not ctx.guarded:
+            kind = type(node)
+            if kind is cst.For or kind is cst.CompFor:
+                for part, walked in loop_items(node.target, node.iter):
+                    if isinstance(part, cst.Name):
+                        held = _own_attribute(walked, own)
+                        if held is not None:
+                            items[part.value] = held
+                        else:
+                            items.pop(part.value, None)
+                if _own_attribute(node.iter, own) is not None and isinstance(node.target, cst.Name):
+                    walks.add(id(node.iter))  # the walk itself: its items' uses are judged at the loop name
+                continue
+            held = node.value if kind is cst.Name and node.value in items else None
+            if held is not None and not ctx.guarded and not _binds(flat, node):
+                use, _op = usage(index, flat, node)
+                if use in (READ, SIZE, WRITE, INIT):  # `weight.data.zero_()`: an item of the list written
+                    found.append(OwnUse(use, f"self.{items[held]}", persistent_param(index, cls.name, items[held])))
+            if kind is cst.Attribute and node.attr.value in own and not ctx.guarded and id(node) not in walks:
                 if isinstance(node.value, cst.Name) and node.value.value == "self":
                     use, _op = usage(index, flat, node)
                     if use in (READ, SIZE, WRITE, INIT):
@@ -156,6 +177,25 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
             for use in method_uses(index, ref, call.func.attr.value):  # type: ignore[union-attr]
                 found.append(OwnUse(use.use, f"{code_of(target)}.{call.func.attr.value}()", use.persistent))  # type: ignore[union-attr]
     return found
+
+
+def _own_attribute(expr: cst.BaseExpression, own: set[str]) -> str | None:
+    """`self.weights` for a parameter list the class owns: its name."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value in own and isinstance(expr.value, cst.Name):
+        return expr.attr.value if expr.value.value == "self" else None
+    return None
+
+
+def _binds(flat: Flat, node: cst.Name) -> bool:
+    """Is `node` the target a loop binds (not a use of it)?"""
+    parent = flat.parent.get(id(node))
+    while isinstance(parent, (cst.Tuple, cst.List, cst.Element)):
+        parent = flat.parent.get(id(parent))
+    return isinstance(parent, (cst.For, cst.CompFor)) and parent.target is not None and _within(parent.target, node)
+
+
+def _within(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return root is node or any(_within(child, node) for child in root.children)
 
 
 @memoised
