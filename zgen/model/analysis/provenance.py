@@ -111,7 +111,7 @@ class Averaged:
 class Union:
     """One of several kinds (`self.m = model` in one branch, `self.m = [model]` in another)."""
 
-    options: frozenset[Value]
+    options: tuple[Value, ...]  # in the order the paths were joined: which option answers first is the same every run
 
 
 Value = _U[Model, Param, Items, Tup, Mapping, Averaged, Union]
@@ -139,14 +139,14 @@ def join(a: Value | None, b: Value | None) -> Value | None:
     if type(a) is type(b) and isinstance(a, Items):
         inner = join(a.item, b.item)  # type: ignore[union-attr]
         return Items(inner) if inner is not None else None
-    options = set(a.options if isinstance(a, Union) else (a,)) | set(b.options if isinstance(b, Union) else (b,))
-    return Union(frozenset(options)) if len(options) > 1 else next(iter(options))
+    options = tuple(dict.fromkeys((*_options(a), *_options(b))))
+    return Union(options) if len(options) > 1 else options[0]
 
 
 def _options(value: Value | None) -> tuple[Value, ...]:
     if value is None:
         return ()
-    return tuple(value.options) if isinstance(value, Union) else (value,)
+    return value.options if isinstance(value, Union) else (value,)
 
 
 def _each(value: Value | None, step) -> Value | None:
