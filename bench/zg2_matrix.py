@@ -572,20 +572,22 @@ def main(argv: list[str] | None = None) -> int:
     print(report(cases, results, True, by))
     print()
     print(report(cases, results, False, by))
-    hz = [c for c in cases if c.hazard]
-    safe = [c for c in cases if not c.hazard]
-    n_found, n_clean = sum(results[c] for c in hz), sum(not results[c] for c in safe)
-    print(f"\nhazard recall {n_found}/{len(hz)} = {n_found / len(hz):.2f}; "
-          f"safe clean {n_clean}/{len(safe)} = {n_clean / len(safe):.2f}")  # fmt: skip
-    missed = [c for c in hz if not results[c]]
-    flagged = [c for c in safe if results[c]]
-    print(f"\nmissed hazard cells ({len(missed)}; first {args.failures}):")
-    for c in missed[: args.failures]:
-        print(f"  {c.cond.group}: {c.cond.name} | {c.runner} | {c.place} | {c.spelling}  ({c.path.name})")
-    print(f"\nflagged safe cells ({len(flagged)}; first {args.failures}):")
-    for c in flagged[: args.failures]:
-        print(f"  {c.cond.group}: {c.cond.name} | {c.runner} | {c.place} | {c.spelling}  ({c.path.name})")
+    print_summary([c for c in cases if c.hazard], [c for c in cases if not c.hazard], results, args.failures,
+                  lambda c: f"{c.cond.group}: {c.cond.name} | {c.runner} | {c.place} | {c.spelling}  ({c.path.name})")
     return 0
+
+
+def print_summary(hazards: list, safe: list, results: dict, failures: int, describe) -> None:
+    """The last lines every matrix prints: recall and clean rate, then the first `failures` missed and flagged
+    cells, each as `describe(cell)` says (`results[cell]`: zgen reported the cell)."""
+    n_found, n_clean = sum(results[c] for c in hazards), sum(not results[c] for c in safe)
+    print(f"\nhazard recall {n_found}/{len(hazards)} = {n_found / len(hazards):.2f}; "
+          f"safe clean {n_clean}/{len(safe)} = {n_clean / len(safe):.2f}")  # fmt: skip
+    for title, failing in (("missed hazard", [c for c in hazards if not results[c]]),
+                           ("flagged safe", [c for c in safe if results[c]])):
+        print(f"\n{title} cells ({len(failing)}; first {failures}):")
+        for c in failing[:failures]:
+            print(f"  {describe(c)}")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from zg2_matrix import expected_lines, run_zgen  # noqa: E402  (the same markers and the same run as the ZG2 matrix)
+from zg2_matrix import expected_lines, print_summary, run_zgen  # noqa: E402  (the same markers and the same run as the ZG2 matrix)
 
 
 @dataclass(frozen=True)
@@ -242,19 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     print(report(cases, results, True))
     print()
     print(report(cases, results, False))
-    hz = [c for c in cases if c.safe is None]
-    safe = [c for c in cases if c.safe is not None]
-    n_found, n_clean = sum(results[c] for c in hz), sum(not results[c] for c in safe)
-    print(f"\nhazard recall {n_found}/{len(hz)} = {n_found / len(hz):.2f}; "
-          f"safe clean {n_clean}/{len(safe)} = {n_clean / len(safe):.2f}")  # fmt: skip
-    missed = [c for c in hz if not results[c]]
-    flagged = [c for c in safe if results[c]]
-    print(f"\nmissed hazard cells ({len(missed)}; first {args.failures}):")
-    for c in missed[: args.failures]:
-        print(f"  {c.source} | {c.path} | {c.operation}  ({c.file.name})")
-    print(f"\nflagged safe cells ({len(flagged)}; first {args.failures}):")
-    for c in flagged[: args.failures]:
-        print(f"  {c.safe}: {c.source} | {c.path} | {c.operation}  ({c.file.name})")
+    print_summary([c for c in cases if c.safe is None], [c for c in cases if c.safe is not None], results,
+                  args.failures,
+                  lambda c: (f"{c.safe}: " if c.safe is not None else "") + f"{c.source} | {c.path} | {c.operation}  ({c.file.name})")
     return 0
 
 

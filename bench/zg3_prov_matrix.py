@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from zg2_matrix import run_zgen  # noqa: E402  (bench scripts are run as files, not a package)
+from zg2_matrix import print_summary, run_zgen  # noqa: E402  (bench scripts are run as files, not a package)
 
 HEAD = """import torch
 import torch.nn.functional as F
@@ -252,13 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         print(_table(hazards, results, "operation", "path"))
         print("\n**safe clean: source x path**\n")
         print(_table(safe, clean, "source", "path"))
-        n_found, n_clean = sum(results[c] for c in hazards), sum(clean.values())
-        print(f"\nhazard recall {n_found}/{len(hazards)} = {n_found / len(hazards):.2f}; "
-              f"safe clean {n_clean}/{len(safe)} = {n_clean / len(safe):.2f}")  # fmt: skip
-        for title, failing in (("missed hazard", [c for c in hazards if not results[c]]),
-                               ("flagged safe", [c for c in safe if not clean[c]])):
-            print(f"\n{title} cells ({len(failing)}; first {args.failures}):")
-            print("".join(f"  {c.source} | {c.path} | {c.operation}  ({c.file.parent.name})\n" for c in failing[: args.failures]), end="")
+        print_summary(hazards, safe, results, args.failures,
+                      lambda c: f"{c.source} | {c.path} | {c.operation}  ({c.file.parent.name})")
     return 0
 
 
