@@ -33,7 +33,7 @@ class Calls(Protocol):
 
     def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None: ...
 
-__all__ = ["CountedLoops", "counted_loops"]
+__all__ = ["CountedLoops", "counted_loops", "passed_through"]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
 _LENGTH_FUNCS = frozenset({"len", "max"})
@@ -106,8 +106,8 @@ def passed_through(iterable: cst.BaseExpression, wrappers: frozenset[str] = froz
         if not isinstance(iterable, cst.Call) or not iterable.args or iterable.args[0].keyword or iterable.args[0].star:
             return iterable
         name = (call_name(iterable) or "").rsplit(".", 1)[-1]
-        if name == "trange":
-            return iterable.with_changes(func=cst.Name("range"))
+        if name == "trange":  # (its keywords, `disable=not is_main`, `desc=...`, only change what is shown)
+            return iterable.with_changes(func=cst.Name("range"), args=[a for a in iterable.args if a.keyword is None])
         if name not in _PASS_THROUGH and not (isinstance(iterable.func, cst.Name) and iterable.func.value in wrappers):
             return iterable
         iterable = iterable.args[0].value

@@ -18,8 +18,9 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.tree import call_name, children, code_of, cst, parameter_for
+from .callables import called_parameters
 from .calls import ModuleCalls
-from .counts import counted_loops
+from .counts import counted_loops, passed_through
 from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
 from .persistence import gathers
@@ -69,21 +70,28 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Diverge
         flat,
         lambda: ModuleCalls(index, cls, flat, method.name),
         Taint(index, cls, flat),
-        lambda calls: _indirect_calls(index, cls, calls),  # type: ignore[arg-type]
+        lambda calls: _indirect_calls(index, cls, calls, flat),  # type: ignore[arg-type]
     )
 
 
 NOT_RUNS = known.NOT_RUNS  # (kept here for the rules that import it from the divergence analysis)
 
 
-def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Callable[[cst.Call], str | None]:
-    """Calls that run submodules other than through a child's forward: helpers, child methods."""
+def _indirect_calls(
+    index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, flat: Flat
+) -> Callable[[cst.Call], str | None]:
+    """Calls that run submodules other than through a child's forward: helpers, child methods, a model handed in
+    as a function (`policy(td)` in a rollout: `callables.called_parameters`)."""
     helpers = HelperRuns(index, cls, calls)
     members = facts_of(cls).members
+    root = flat.nodes[0][0] if flat.nodes else None
+    handed_in = called_parameters(root) if isinstance(root, cst.FunctionDef) else frozenset()
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
         if isinstance(func, cst.Name):  # `aux_loss(self, h)`: a function of the file handed this module or a child
+            if func.value in handed_in:
+                return f"{func.value}()"
             return _handed_to_runner(index, cls, calls, call)
         if not isinstance(func, cst.Attribute):
             return None
@@ -152,7 +160,8 @@ def find_divergences(
     picks = _picked_calls(flat, taint)  # `self.heads[batch["task"]](x)`: the batch names the submodule
     counted = counted_loops(flat, taint.inputs)  # `for i in range(x.shape[-1] // hop)`: as often as the input is long
     pickable = may_pick(flat)  # `self.experts[rank_slice]`: a container item taken by a key that may differ per rank
-    if not tainted and not loop_exits and not picks and not counted and not pickable:
+    value_tests = make_indirect is not None and _has_value_test(flat)  # `if out.max() > t:`, on an output maybe
+    if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests:
         return []
     calls = make_calls()
     callee_of = calls.callee
@@ -183,10 +192,23 @@ def find_divergences(
             for node, ctx in flat.nodes
             if type(node) is cst.Call and isinstance(node.func, cst.Name) and node.func.value in runners
         ]
+    plain = None  # the taint before outputs were read as values
+    if value_tests and (sites or extra):
+        # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0: self.alt(h)`: what a submodule returned, read as a value
+        outputs = {id(call): callee for call, _ctx, callee in sites + extra}
+        agreed = taint.agreed_use if taint.agreed else None
+        derived = _derived_names(flat, outputs, agreed)
+        with_outputs = taint.with_outputs(lambda expr: _derived_source(expr, derived, outputs, agreed))
+        if any(with_outputs.of(test) for test in _decisions(flat)):
+            plain, taint, tainted = taint, with_outputs, True
+    plain = taint if plain is None else plain
     if tainted and (sites or extra):
         # Helpers count for rank and random decisions (`if random() < 0.5: self.predict(x)`); for data
         # decisions a helper on the other branch often runs the same layers, so only direct calls do.
-        _tainted_decisions(flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra}, model_code)
+        _tainted_decisions(
+            flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra}, model_code,
+            plain if loop_exits else None,
+        )
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
     if counted:
@@ -212,11 +234,13 @@ def find_divergences(
 
 def _tainted_decisions(
     flat: Flat, calls: Calls, taint: Taint, sites: list, add: Callable[..., None], helpers: set[int] = frozenset(),
-    model_code: bool = True,
+    model_code: bool = True, plain: Taint | None = None,
 ) -> None:
     """Calls gated, iterated, skipped or cut short by a rank-, random- or data-tainted decision.
 
     `helpers` are the sites that run submodules through a helper: data decisions about them are left out.
+    `plain` (the taint before outputs were read as values, when `_output_exits` runs): a data exit out of a loop
+    through the final `else` of a chain of tests on an output is `_output_exits`'s to report, once, at the exit.
     """
     add_all = add
 
@@ -253,8 +277,9 @@ def _tainted_decisions(
             iterable = _loop_iter(loop)
             if iterable is None or (_fixed_length(iterable, calls) and not _cut_by(iterable, taint)):
                 continue
-            # How often a loop runs follows the values it iterates, not the branches they were built in.
-            for kind, source in taint.of(iterable, direct=True).items():
+            # How often a loop runs follows the values it iterates, not the branches they were built in (nor how a
+            # progress bar around them is shown: `trange(n, disable=not is_main)`).
+            for kind, source in _count_taint(flat, taint, iterable).items():
                 add(kind, ITERATE, iterable, source, callee, call)
 
     # Leaf node types, so `type(n) in` is `isinstance` without libcst's ABC check (a microsecond per node that is not one).
@@ -283,11 +308,28 @@ def _tainted_decisions(
         if not later:
             continue
         effect = SKIP if isinstance(node, cst.Continue) else EXIT
+        in_else = plain is not None and bool(ctx.loops) and effect == EXIT and bool(tests) and _in_else(
+            flat, node, tests[-1])
         for test in tests:
             if _exits_both_ways(flat, test, type(node), exits):
                 continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
             for kind, source in taint.of(test).items():
+                if kind == DATA and in_else and DATA not in plain.of(test):  # type: ignore[union-attr]
+                    continue
                 add(kind, effect, test, source, later[0][2], later[0][0])
+
+
+def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict[str, str]:
+    """What the number of items a loop walks follows (`trange(n, disable=not is_main)` walks `n` items on every
+    rank; `counts.passed_through`)."""
+    walked = passed_through(iterable)
+    if isinstance(walked, cst.Call) and walked is not iterable and id(walked) not in flat.position:
+        found: dict[str, str] = {}  # a `range` made from a `trange`'s positional arguments: ask them
+        for arg in walked.args:
+            for kind, source in taint.of(arg.value, direct=True).items():
+                found.setdefault(kind, source)
+        return found
+    return taint.of(walked, direct=True)
 
 
 def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
@@ -417,6 +459,42 @@ def _local_runners(flat: Flat, sites: list) -> frozenset[str]:
                 break
             parent = flat.parent.get(id(parent))
     return frozenset(found)
+
+
+def _has_value_test(flat: Flat) -> bool:
+    """Is there a decision, and anywhere a comparison of values or a read of them (`x.max() > t`, `x.item()`,
+    `x.all()`), or an object's method handed a value (`env.step(a)`), that it may test (before anything is resolved;
+    presence, membership and identity read no value)?"""
+    reads = False
+    decides = False
+    for node, _ctx in flat.nodes:
+        kind = type(node)
+        if kind is cst.Comparison:
+            reads = reads or not any(
+                isinstance(t.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for t in node.comparisons
+            )
+        elif kind is cst.Call:
+            func = node.func
+            reads = reads or (type(func) is cst.Attribute and (
+                (func.attr.value in _VALUE_READS and not node.args)  # `x.all()`
+                or (bool(node.args) and _object_method(func))  # `env.step(a)`, `self.env.step(a)`
+            ))
+        elif kind in (cst.If, cst.While, cst.IfExp, cst.For):
+            decides = True
+        if reads and decides:
+            return True
+    return False
+
+
+_VALUE_READS = frozenset({"item", "all", "any"})
+
+
+def _object_method(func: cst.Attribute) -> bool:
+    """`env.step` / `self.env.step`: a method of an object of this function or of one `self` holds."""
+    owner = func.value
+    if type(owner) is cst.Name:
+        return owner.value != "self"
+    return type(owner) is cst.Attribute and type(owner.value) is cst.Name and owner.value.value == "self"
 
 
 def _has_loop_exit(flat: Flat) -> bool:
@@ -594,12 +672,21 @@ def _derived_source(
             if source is not None:
                 return source
             continue
-        elif kind is cst.Comparison and _is_none_test(node):
-            continue
+        elif kind is cst.Comparison and (_is_none_test(node) or _sentinel_test(node)):
+            continue  # `out is None`, `partial is not True`: which value the name holds, not what it computed
         elif kind is cst.Lambda:
             continue
         stack.extend(children(node))
     return None
+
+
+def _sentinel_test(node: cst.Comparison) -> bool:
+    """`x is True` / `x is not False`: an identity test against a constant the code set as a sentinel."""
+    return all(
+        isinstance(t.operator, (cst.Is, cst.IsNot)) and isinstance(t.comparator, cst.Name)
+        and t.comparator.value in ("True", "False", "None")
+        for t in node.comparisons
+    )
 
 
 def _decisions(flat: Flat) -> list[cst.CSTNode]:

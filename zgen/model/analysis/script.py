@@ -23,6 +23,7 @@ from ..program.members import UNKNOWN_CLASS as UNKNOWN
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
+from .callables import called_parameters
 from .calls import HeldCalls
 from .divergence import NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
@@ -142,6 +143,13 @@ class ScriptScope:
                 if inner.func.attr.value in INFERENCE_METHODS and isinstance(owner, cst.Name) and owner.value in names:
                     found.add(owner.value)
         return frozenset(found)
+
+    @cached_property
+    def callable_args(self) -> frozenset[str]:
+        """Parameters of this function called as functions on its values (`step(last, state)`, `policy(td)`): a
+        model or a step of one handed in (`callables.called_parameters`)."""
+        node = self.node
+        return called_parameters(node) - self.model_args if isinstance(node, cst.FunctionDef) else frozenset()
 
     @cached_property
     def model_runners(self) -> frozenset[str]:
@@ -392,6 +400,8 @@ class _ScriptCalls:
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
                 return code_of(func)  # `algo.predict(obs)`: an algorithm object given to an evaluation loop
+        if isinstance(func, cst.Name) and func.value in scope.callable_args:
+            return code_of(func)  # `step(last, state)`: a model (or a step of one) handed in as a function
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
             target = func.value
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
@@ -409,7 +419,9 @@ def script_divergences(
     data-dependent exit too.
     """
     for scope in script_scopes(index, trigger):
-        if kind != RANK and not (scope.held or scope.model_args or scope.wrapped or scope.runner_args):
+        if kind != RANK and not (
+            scope.held or scope.model_args or scope.wrapped or scope.runner_args or scope.callable_args
+        ):
             continue  # runs no model (only a rank test can also gate a collective)
         for d in _scope_divergences(index, scope, True):
             if d.kind == kind:
