@@ -288,3 +288,107 @@ def test_rollout_policy_callable_exit_found() -> None:
 def test_callable_lookalike_clean(source: str) -> None:
     assert _zg2(HEADER + source) == []
 
+
+HOOK_NONE = '''
+import itertools
+
+
+class Trainer:
+    def __init__(self, model: nn.Module, hook):
+        self.model = model
+        self.hook = hook
+
+    def fit(self, batch):
+        for _ in itertools.count():
+            sub = self.hook(batch)
+            if sub is None:
+                break
+            self.model(sub).mean().backward()
+'''
+
+ARGUMENT_NONE = '''
+class Trainer:
+    def __init__(self, model: nn.Module):
+        self.model = model
+
+    def fit(self, batches, extra=None):
+        for batch in batches:
+            if extra is None:
+                break
+            self.model(batch).mean().backward()
+'''
+
+AGGREGATOR = '''
+def _sum(xs, dim):
+    return torch.stack(xs).sum(0)
+
+
+def _max(xs, dim):
+    return torch.stack(xs).max(0)[0]
+
+
+def get_aggregate_fn(agg):
+    if agg == "sum":
+        fn = _sum
+    else:
+        fn = _max
+    return fn
+
+
+class Hetero(nn.Module):
+    def __init__(self, mods, aggregate="sum"):
+        super().__init__()
+        self.mods = nn.ModuleDict(mods)
+        if isinstance(aggregate, str):
+            self.agg_fn = get_aggregate_fn(aggregate)
+        else:
+            self.agg_fn = aggregate
+
+    def forward(self, inputs):
+        outputs = {k: [] for k in self.mods}
+        for k in self.mods:
+            outputs[k].append(self.mods[k](inputs))
+        rsts = {}
+        for k, alist in outputs.items():
+            if len(alist) != 0 and (alist[0] > 0).any():
+                rsts[k] = self.agg_fn(alist, k)
+        return rsts
+'''
+
+
+def test_loop_leaving_when_a_hook_returns_none_found() -> None:
+    found = _zg2(HEADER + HOOK_NONE)
+    assert any(f.code == "ZG204" for f in found), found
+
+
+def test_loop_leaving_on_an_argument_left_none_clean() -> None:
+    assert _zg2(HEADER + ARGUMENT_NONE) == []
+
+
+def test_aggregation_function_chosen_by_a_string_setting_is_no_module() -> None:
+    assert _zg2(HEADER + AGGREGATOR) == []
+
+
+AGREED_FIELD = '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.router = Block()
+        self.extra = Block()
+
+    def forward(self, h):
+        return self.router(h)
+
+    def run(self, h, state):
+        done = state.step(self.router(h).argmax(-1))
+        dist.all_reduce(done)
+        state.flag = done
+        while state.flag:
+            h = self.extra(h)
+        return h
+'''
+
+
+def test_field_set_from_an_all_reduced_answer_clean() -> None:
+    assert _zg2(HEADER + AGREED_FIELD) == []
+    assert _zg2(HEADER + AGREED_FIELD.replace("        dist.all_reduce(done)\n", ""))  # the hazard twin

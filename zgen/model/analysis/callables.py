@@ -6,8 +6,11 @@ works on. Such a call runs the model's forward, so the loops and branches around
 all-gathers its parameters, as they would around `self.model(x)`.
 
 A parameter counts when the function calls it by name with some value of its own (a parameter or a local, not
-only constants or attributes of `self`), and nothing says it is a value of another kind: an annotation naming a
-scalar, a string, a collection or a tensor, or a use as a container or number (`fn[0]`, `fn + 1`, `len(fn)`).
+only constants, arithmetic or attributes of `self`), not only as a test's verdict (`if cond(key):`, a predicate),
+with no default but None (`save_function=torch.save`), never tested for presence (`if callback is not None:`, an
+optional hook), and nothing says it is a value of another kind: an
+annotation naming a scalar, a string, a collection or a tensor, or a use as a container or number (`fn[0]`,
+`fn + 1`, `len(fn)`).
 """
 
 from __future__ import annotations
@@ -37,11 +40,12 @@ def called_parameters(func: cst.FunctionDef) -> frozenset[str]:
         return frozenset()
     called: set[str] = set()
     other_use: set[str] = set()
+    tests = _tests(func)  # `if cond(key):`: a predicate's verdict, not a model's output
     for node in walk(func.body):
         kind = type(node)
         if kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value in params:
             name = node.func.value
-            if any(_own_value(arg.value, name) for arg in node.args if not arg.star):
+            if id(node) not in tests and any(_own_value(arg.value, name) for arg in node.args if not arg.star):
                 called.add(name)
         elif kind is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in params:
             other_use.add(node.value.value)  # `fn[0]`: a container
@@ -54,7 +58,9 @@ def called_parameters(func: cst.FunctionDef) -> frozenset[str]:
                 if isinstance(arg.value, cst.Name) and arg.value.value in params:
                     other_use.add(arg.value.value)
     found = set()
-    for name in called - other_use:
+    for name in called - other_use - _optional(func, params):
+        if params[name].default is not None and code_of(params[name].default) != "None":
+            continue  # `save_function=torch.save`: a library function by default, not a model handed in
         annotation = params[name].annotation
         if annotation is not None and _outer_name(annotation.annotation) in _NOT_CALLABLE:
             continue
@@ -62,8 +68,41 @@ def called_parameters(func: cst.FunctionDef) -> frozenset[str]:
     return frozenset(found)
 
 
+def _optional(func: cst.FunctionDef, params: dict) -> set[str]:
+    """Parameters the function tests for presence (`if callback is not None:`, `if hook:`): an optional hook, where
+    a model handed in is never optional."""
+    found: set[str] = set()
+    for node in walk(func.body):
+        if type(node) in (cst.If, cst.IfExp, cst.While):
+            for part in walk(node.test):
+                if type(part) is cst.Name and part.value in params:
+                    found.add(part.value)
+    return found
+
+
+def _tests(func: cst.FunctionDef) -> set[int]:
+    """Calls that are a decision's test themselves (`if cond(k):`, `while not done(x):`, `a if f(x) else b`, a
+    comprehension's `if`)."""
+    found: set[int] = set()
+    for node in walk(func.body):
+        if type(node) in (cst.If, cst.While, cst.IfExp, cst.CompIf):
+            stack = [node.test]
+            while stack:
+                part = stack.pop()
+                if isinstance(part, cst.UnaryOperation):
+                    stack.append(part.expression)
+                elif isinstance(part, cst.BooleanOperation):
+                    stack += [part.left, part.right]
+                elif isinstance(part, cst.Call):
+                    found.add(id(part))
+    return found
+
+
 def _own_value(expr: cst.BaseExpression, callee: str) -> bool:
-    """Does `expr` use a name of the function (not `self`, not the callee itself, not a constant)?"""
+    """Does `expr` pass on a value of the function (a name, an attribute or an item of one; not `self`, not the
+    callee itself, not a constant, not arithmetic: `callback(i + 1, n)` reports progress)?"""
+    if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)):
+        return False
     for node in walk(expr):
         if type(node) is cst.Name and node.value not in ("self", "cls", "None", "True", "False", callee):
             return True

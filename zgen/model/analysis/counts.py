@@ -106,8 +106,8 @@ def passed_through(iterable: cst.BaseExpression, wrappers: frozenset[str] = froz
         if not isinstance(iterable, cst.Call) or not iterable.args or iterable.args[0].keyword or iterable.args[0].star:
             return iterable
         name = (call_name(iterable) or "").rsplit(".", 1)[-1]
-        if name == "trange":  # (its keywords, `disable=not is_main`, `desc=...`, only change what is shown)
-            return iterable.with_changes(func=cst.Name("range"), args=[a for a in iterable.args if a.keyword is None])
+        if name == "trange":
+            return iterable.with_changes(func=cst.Name("range"))
         if name not in _PASS_THROUGH and not (isinstance(iterable.func, cst.Name) and iterable.func.value in wrappers):
             return iterable
         iterable = iterable.args[0].value

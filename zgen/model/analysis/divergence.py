@@ -29,6 +29,7 @@ from .runs import HelperRuns, runs_argument
 from .state import handoff
 from .taint import (
     CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, agreeing, is_none_test as _is_none_test,
+    output_test_text,
 )
 
 __all__ = [
@@ -71,6 +72,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Diverge
         lambda: ModuleCalls(index, cls, flat, method.name),
         Taint(index, cls, flat),
         lambda calls: _indirect_calls(index, cls, calls, flat),  # type: ignore[arg-type]
+        text=method.text,
     )
 
 
@@ -142,9 +144,11 @@ def find_divergences(
     taint: Taint,
     make_indirect: Callable[[Calls], Callable[[cst.Call], str | None]] | None = None,
     model_code: bool = True,
+    text: str | None = None,
 ) -> list[Divergence]:
     """Divergent decisions in a flattened function, given what counts as a synchronising call.
 
+    `text`: the function's source, for the text trigger of tests on what submodules returned (none without it).
     `model_code`: a method of a module, where a mapping walked per key is a batch; in code outside the model
     (a training function walking `valid_loaders.items()`) it is as often a setting, and a helper run per item
     is left out.
@@ -160,7 +164,8 @@ def find_divergences(
     picks = _picked_calls(flat, taint)  # `self.heads[batch["task"]](x)`: the batch names the submodule
     counted = counted_loops(flat, taint.inputs)  # `for i in range(x.shape[-1] // hop)`: as often as the input is long
     pickable = may_pick(flat)  # `self.experts[rank_slice]`: a container item taken by a key that may differ per rank
-    value_tests = make_indirect is not None and _has_value_test(flat)  # `if out.max() > t:`, on an output maybe
+    # `if self.router(x).max() > t:`, `done = self.env.step(action)`: the text of a test on an output
+    value_tests = make_indirect is not None and text is not None and output_test_text(text)
     if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests:
         return []
     calls = make_calls()
@@ -198,7 +203,7 @@ def find_divergences(
         outputs = {id(call): callee for call, _ctx, callee in sites + extra}
         agreed = taint.agreed_use if taint.agreed else None
         derived = _derived_names(flat, outputs, agreed)
-        with_outputs = taint.with_outputs(lambda expr: _derived_source(expr, derived, outputs, agreed))
+        with_outputs = taint.with_outputs(_bound_before(flat, derived, outputs, agreed))
         if any(with_outputs.of(test) for test in _decisions(flat)):
             plain, taint, tainted = taint, with_outputs, True
     plain = taint if plain is None else plain
@@ -319,13 +324,41 @@ def _tainted_decisions(
                 add(kind, effect, test, source, later[0][2], later[0][0])
 
 
+def _bound_before(
+    flat: Flat, derived: dict[str, str], outputs: dict[int, str], agreed: Callable[[cst.Name], bool] | None
+) -> Callable[[cst.CSTNode], str | None]:
+    """`_derived_source` for an expression, seeing only the names bound to an output before it (or in a loop around
+    both): `perceiver = self.resampler(x)` in a later branch does not make an earlier test of it an output's."""
+    sites: dict[str, list[tuple[int, tuple]]] = {}
+    for node, ctx in flat.nodes:
+        for target in targets_of(node)[0]:
+            for name in bound_names(target):
+                if name in derived:
+                    sites.setdefault(name, []).append((flat.position.get(id(node), -1), ctx.loops))
+
+    def source(expr: cst.CSTNode) -> str | None:
+        at = flat.position.get(id(expr))
+        if at is None:
+            return _derived_source(expr, derived, outputs, agreed)
+        loops = flat.nodes[at][1].loops
+        seen = {
+            name: why for name, why in derived.items()
+            if name not in sites or any(p < at or any(l is m for l in around for m in loops) for p, around in sites[name])
+        }
+        return _derived_source(expr, seen, outputs, agreed)
+
+    return source
+
+
 def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict[str, str]:
     """What the number of items a loop walks follows (`trange(n, disable=not is_main)` walks `n` items on every
     rank; `counts.passed_through`)."""
     walked = passed_through(iterable)
     if isinstance(walked, cst.Call) and walked is not iterable and id(walked) not in flat.position:
-        found: dict[str, str] = {}  # a `range` made from a `trange`'s positional arguments: ask them
-        for arg in walked.args:
+        found: dict[str, str] = {}  # a `range` made from a `trange`'s positional arguments (its keywords,
+        for arg in walked.args:  # `disable=not is_main`, only change what is shown): ask them
+            if arg.keyword is not None:
+                continue
             for kind, source in taint.of(arg.value, direct=True).items():
                 found.setdefault(kind, source)
         return found
@@ -461,42 +494,6 @@ def _local_runners(flat: Flat, sites: list) -> frozenset[str]:
     return frozenset(found)
 
 
-def _has_value_test(flat: Flat) -> bool:
-    """Is there a decision, and anywhere a comparison of values or a read of them (`x.max() > t`, `x.item()`,
-    `x.all()`), or an object's method handed a value (`env.step(a)`), that it may test (before anything is resolved;
-    presence, membership and identity read no value)?"""
-    reads = False
-    decides = False
-    for node, _ctx in flat.nodes:
-        kind = type(node)
-        if kind is cst.Comparison:
-            reads = reads or not any(
-                isinstance(t.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for t in node.comparisons
-            )
-        elif kind is cst.Call:
-            func = node.func
-            reads = reads or (type(func) is cst.Attribute and (
-                (func.attr.value in _VALUE_READS and not node.args)  # `x.all()`
-                or (bool(node.args) and _object_method(func))  # `env.step(a)`, `self.env.step(a)`
-            ))
-        elif kind in (cst.If, cst.While, cst.IfExp, cst.For):
-            decides = True
-        if reads and decides:
-            return True
-    return False
-
-
-_VALUE_READS = frozenset({"item", "all", "any"})
-
-
-def _object_method(func: cst.Attribute) -> bool:
-    """`env.step` / `self.env.step`: a method of an object of this function or of one `self` holds."""
-    owner = func.value
-    if type(owner) is cst.Name:
-        return owner.value != "self"
-    return type(owner) is cst.Attribute and type(owner.value) is cst.Name and owner.value.value == "self"
-
-
 def _has_loop_exit(flat: Flat) -> bool:
     """Is there a `while` loop, or a `break`/`return` inside a loop (before anything is resolved)?"""
     for node, ctx in flat.nodes:
@@ -518,8 +515,10 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     derived = _derived_names(flat, outputs, agreed)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]
 
-    def source_of(test: cst.CSTNode) -> str | None:
+    def source_of(test: cst.CSTNode, loop: cst.CSTNode | None = None) -> str | None:
         found = _derived_source(test, derived, outputs, agreed) or taint.of(test).get(DATA)
+        if found is None and loop is not None:
+            found = _returned_none(flat, test, loop)  # `if batch is None: break` for `batch = hook(data)`
         return found or flag_source(taint.index, test)  # `if self._stop: break`, the flag set on a rank's metric
 
     for node, ctx in exits:
@@ -542,7 +541,7 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
         for at, test in enumerate(tests):
             if _exits_both_ways(flat, test, type(node), exits) or _decided_inside(flat, test, tests[at + 1 :]):
                 continue
-            source = source_of(test)
+            source = source_of(test, loop)
             if source is not None:
                 add(DATA, EXIT, test, source, later[0][2])
     for node, ctx in flat.nodes:
@@ -551,6 +550,25 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
             source = source_of(node.test) if later else None
             if source is not None:
                 add(DATA, WHILE, node.test, source, later[0][2])
+
+
+def _returned_none(flat: Flat, test: cst.CSTNode, loop: cst.CSTNode) -> str | None:
+    """`sub = self.next_batch_hook(batch)` ... `if sub is None: break` in the same loop: a call handed this
+    iteration's values answers None when this rank's data runs out (a hook, an iterator, a lookup), so the loop
+    leaves at the iteration this rank's data decides. As the call's text, if so."""
+    if not (isinstance(test, cst.Comparison) and _is_none_test(test) and isinstance(test.left, cst.Name)):
+        return None
+    if any(isinstance(t.operator, cst.IsNot) for t in test.comparisons):
+        return None  # `if x is not None: break`: leaves on a value found, not on one missing
+    name = test.left.value
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Assign or loop not in ctx.loops or not isinstance(node.value, cst.Call):
+            continue
+        if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+            call = node.value
+            if any(not arg.star and type(arg.value) is not cst.SimpleString for arg in call.args):
+                return f"{code_of(call.func)}() returning None"
+    return None
 
 
 def _decided_inside(flat: Flat, test: cst.CSTNode, inner: list[cst.CSTNode]) -> bool:
@@ -584,7 +602,8 @@ _META_FUNCS = frozenset({"isinstance", "type", "hasattr", "callable", "getattr"}
 def _derived_names(
     flat: Flat, outputs: dict[int, str], agreed: Callable[[cst.Name], bool] | None = None
 ) -> dict[str, str]:
-    """Local names whose value comes from what a submodule-running call returned (or was filled from it)."""
+    """Local names whose value comes from what a submodule-running call returned (or was filled from it); a field
+    of an object (`state.flag`) written with an all-reduced value maps to "" (it holds no rank's own value)."""
     names: dict[str, str] = {}
     containers = set()  # names bound to a list/dict/set the function builds itself
     holders = set()  # locals and arguments: objects an output can be handed to (`strategy.advance(out)`)
@@ -615,6 +634,11 @@ def _derived_names(
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
                             if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
                                 names.setdefault(f"self.{target.attr.value}", source)
+                elif kind is cst.Assign and agreed is not None and isinstance(value, cst.Name) and agreed(value):
+                    for target in targets:  # `state.flag = v` for `v` all-reduced: that field holds no rank's own
+                        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):  # value, even
+                            if target.value.value != "self":  # on an object handed one (`state.step(action)`)
+                                names.setdefault(code_of(target), "")
             if kind in (cst.Call, cst.Assign, cst.AugAssign):
                 # `strategy.advance(out)`, `state.logits = out`, `self.tracker.update(out)`: the object's state
                 # follows what it was handed (`state.handoff`)
@@ -672,6 +696,10 @@ def _derived_source(
             if source is not None:
                 return source
             continue
+        elif kind is cst.Attribute and isinstance(node.value, cst.Name) and (field := code_of(node)) in names:
+            if names[field]:
+                return names[field]
+            continue  # a field written with a value no rank holds alone (an empty source)
         elif kind is cst.Comparison and (_is_none_test(node) or _sentinel_test(node)):
             continue  # `out is None`, `partial is not True`: which value the name holds, not what it computed
         elif kind is cst.Lambda:

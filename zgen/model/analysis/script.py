@@ -400,8 +400,6 @@ class _ScriptCalls:
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
                 return code_of(func)  # `algo.predict(obs)`: an algorithm object given to an evaluation loop
-        if isinstance(func, cst.Name) and func.value in scope.callable_args:
-            return code_of(func)  # `step(last, state)`: a model (or a step of one) handed in as a function
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
             target = func.value
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
@@ -450,8 +448,8 @@ def _script_indirect(scope: ScriptScope):
             return f"self.{func.attr.value}()" if _runs_held(scope, func.attr.value) else None
         if not isinstance(func, cst.Name):
             return None
-        if func.value in scope.model_runners:
-            return f"{func.value}()"
+        if func.value in scope.model_runners or func.value in scope.callable_args:
+            return f"{func.value}()"  # (`step(last, state)`: a model, or a step of one, handed in as a function)
         handed = [
             i for i, a in enumerate(call.args) if isinstance(a.value, cst.Name) and a.value.value in scope.model_args
         ]

@@ -381,7 +381,10 @@ class Taint:
         compared (not its presence, its length or membership in a list of options), as the output's call."""
         if any(isinstance(t.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for t in node.comparisons):
             return None
-        for side in (node.left, *(t.comparator for t in node.comparisons)):
+        sides = (node.left, *(t.comparator for t in node.comparisons))
+        if any(isinstance(side, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) for side in sides):
+            return None  # `block.__class__.__name__ == "Readout"`: a name, not a tensor's values
+        for side in sides:
             if isinstance(side, cst.Call) and isinstance(side.func, cst.Name) and side.func.value in _SIZE_FUNCS:
                 continue  # `len(outputs) > 1`: how many values a call returns, fixed by the code
             source = self._output_of(side)  # type: ignore[misc]
@@ -632,31 +635,32 @@ _NOT_RESULTS = frozenset({"append", "extend", "add", "update", "insert", "put", 
 
 # `o = self.sub(h)` / `o, aux = self.sub(h)`: a local bound to what a call of `self`'s attribute returned.
 _OUTPUT_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*self\.\w+(?:\.\w+)*\(", re.M)
-# A comparison of values or a read of them, on one line.
-_VALUE_READ_TEXT = r"(?:[<>]|==|!=|\.(?:item|all|any)\(\))"
-# `if self.router(x).max() > t:`: a call of `self`'s attribute read as a value in a test.
-_OUTPUT_TESTED = re.compile(r"\b(?:if|while|elif)\b[^\n]*self\.\w+(?:\.\w+)*\([^\n]*" + _VALUE_READ_TEXT)
-
-
-# `env.step(self.policy(obs))`: an object's method handed what a call of `self`'s attribute returned.
-_OUTPUT_HANDED = re.compile(r"(?<![\w.])(?:self\.\w+|(?!self\b)\w+)\.\w+\([^\n]*self\.\w+(?:\.\w+)*\(")
+# After a value: its items and value-keeping methods (`[0]`, `.argmax(-1)`, `.max()`), then a comparison or a read
+# of the value (`== 0`, `.item()`); not its metadata (`.dtype ==`, `.shape[0] >`).
+_KEPT = r"(?:\[[^\]\n]*\]|\.(?:argmax|argmin|max|min|amax|amin|sum|mean|norm|std|abs|float|long|int|sigmoid|softmax|squeeze|flatten|view|reshape)\([^()\n]*\))*"
+_READ = r"(?:[ \t]*(?:[<>]=?|==|!=)|\.(?:item|all|any)\(\))"
+# `if self.router(x).max() > t:`, `n = self.halt(h).sum().item()`: a call of `self`'s attribute read as a value.
+_OUTPUT_TESTED = re.compile(r"self\.\w+(?:\.\w+)*\([^()\n]*\)" + _KEPT + _READ)
+_SIGNATURE = re.compile(r"def\s+\w+\s*\(([^)]*)\)")
 
 
 def output_test_text(text: str) -> bool:
-    """Text pre-filter: a decision, and what a call of one of `self`'s attributes returned compared or read as a
-    value (`o = self.sub(h)` ... `o.argmax(-1)[0] == 0`; `if self.halt(h).all():`), before any parse."""
-    if "if" not in text and "while" not in text and "range(" not in text:
+    """Text pre-filter: what a call of one of `self`'s attributes returned, compared or read as a value (`o =
+    self.sub(h)` ... `o.argmax(-1)[0] == 0`; `if self.halt(h).all():`), or handed to a method of an argument or of
+    an object `self` holds (`self.env.step(self.policy(obs))`), before any parse."""
+    if "self." not in text or ("if" not in text and "while" not in text and "range(" not in text):
         return False
-    if "self." not in text:
-        return False
-    if _OUTPUT_TESTED.search(text) or _OUTPUT_HANDED.search(text):
+    if _OUTPUT_TESTED.search(text):
         return True
-    for name in {m.group(1) for m in _OUTPUT_LOCAL.finditer(text)} - {"self"}:
-        if re.search(rf"\b{name}\b[^\n]*{_VALUE_READ_TEXT}", text):
-            return True
-        if re.search(rf"(?<![\w.])(?:self\.\w+|(?!self\b)\w+)\.\w+\([^\n]*\b{name}\b", text):
-            return True  # `env.step(action)` for `action = self.policy(obs)`
-    return False
+    names = {m.group(1) for m in _OUTPUT_LOCAL.finditer(text)} - {"self"}
+    signature = _SIGNATURE.search(text)
+    params = set(re.findall(r"(\w+)\s*(?:[:=,]|$)", signature.group(1))) - {"self", "cls"} if signature else set()
+    owners = "|".join([r"self\.\w+", *map(re.escape, params - names)])  # (not an output's own method: `h.to(h)`)
+    handed = re.compile(rf"^[ \t]*\w+[ \t]*=[ \t]*(?:{owners})\.\w+\([^\n]*(?:self\.\w+(?:\.\w+)*\(" + "".join(
+        f"|\\b{re.escape(n)}\\b(?!\\.(?:device|dtype|shape|ndim|size\\())" for n in names) + ")", re.M)
+    if handed.search(text):
+        return True  # `done = self.env.step(self.policy(obs))`, `done = state.step(action)` for `action = self.policy(obs)`
+    return any(re.search(rf"\b{re.escape(name)}\b{_KEPT}{_READ}", text) for name in names)
 
 
 def _reads_output_value(call: cst.Call) -> bool:
