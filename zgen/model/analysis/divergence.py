@@ -87,13 +87,20 @@ def _indirect_calls(
     helpers = HelperRuns(index, cls, calls)
     members = facts_of(cls).members
     root = flat.nodes[0][0] if flat.nodes else None
-    handed_in = called_parameters(root) if isinstance(root, cst.FunctionDef) else frozenset()
+    params = (
+        {p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params)}
+        if isinstance(root, cst.FunctionDef) else set()
+    )
+    handed_in: list[frozenset[str]] = []  # (walked on the first call of a parameter: most methods have none)
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
         if isinstance(func, cst.Name):  # `aux_loss(self, h)`: a function of the file handed this module or a child
-            if func.value in handed_in:
-                return f"{func.value}()"
+            if func.value in params:
+                if not handed_in:
+                    handed_in.append(called_parameters(root))  # type: ignore[arg-type]
+                if func.value in handed_in[0]:
+                    return f"{func.value}()"
             return _handed_to_runner(index, cls, calls, call)
         if not isinstance(func, cst.Attribute):
             return None

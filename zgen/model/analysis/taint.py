@@ -642,6 +642,10 @@ _READ = r"(?:[ \t]*(?:[<>]=?|==|!=)|\.(?:item|all|any)\(\))"
 # `if self.router(x).max() > t:`, `n = self.halt(h).sum().item()`: a call of `self`'s attribute read as a value.
 _OUTPUT_TESTED = re.compile(r"self\.\w+(?:\.\w+)*\([^()\n]*\)" + _KEPT + _READ)
 _SIGNATURE = re.compile(r"def\s+\w+\s*\(([^)]*)\)")
+# `x = owner.method(rest`: a method's result assigned (owner an argument or `self.x`), and what it is handed.
+_HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", re.M)
+_SELF_CALL = re.compile(r"self\.\w+(?:\.\w+)*\(")
+_PASSED_WORD = re.compile(r"\b(\w+)\b(?!\.(?:device|dtype|shape|ndim|size\())")  # (not its metadata)
 
 
 def output_test_text(text: str) -> bool:
@@ -655,11 +659,14 @@ def output_test_text(text: str) -> bool:
     names = {m.group(1) for m in _OUTPUT_LOCAL.finditer(text)} - {"self"}
     signature = _SIGNATURE.search(text)
     params = set(re.findall(r"(\w+)\s*(?:[:=,]|$)", signature.group(1))) - {"self", "cls"} if signature else set()
-    owners = "|".join([r"self\.\w+", *map(re.escape, params - names)])  # (not an output's own method: `h.to(h)`)
-    handed = re.compile(rf"^[ \t]*\w+[ \t]*=[ \t]*(?:{owners})\.\w+\([^\n]*(?:self\.\w+(?:\.\w+)*\(" + "".join(
-        f"|\\b{re.escape(n)}\\b(?!\\.(?:device|dtype|shape|ndim|size\\())" for n in names) + ")", re.M)
-    if handed.search(text):
-        return True  # `done = self.env.step(self.policy(obs))`, `done = state.step(action)` for `action = self.policy(obs)`
+    for match in _HANDED.finditer(text):  # `done = self.env.step(...)`, `done = state.step(action)`
+        owner, rest = match.group(1), match.group(2)
+        if not owner.startswith("self.") and (owner not in params or owner in names):
+            continue  # (not an argument's method, or an output's own: `h.to(h)`)
+        if _SELF_CALL.search(rest) or any(
+            word in names for word in _PASSED_WORD.findall(rest)
+        ):
+            return True  # handed what a call of `self`'s attribute returned, or a local bound to it
     return any(re.search(rf"\b{re.escape(name)}\b{_KEPT}{_READ}", text) for name in names)
 
 
