@@ -9,7 +9,9 @@ Each generated file is one small model library: a `Block` layer, a `Net` holding
 **operation**, about running a block. The cells are the product of the three axes:
 
 * **source**, what differs between ranks: the rank (`dist.get_rank() == 0`), a random draw (`torch.rand(()) < 0.5`),
-  this rank's data (`(h > 0).any()`), what a submodule returned (`self.sub(h).argmax(-1)[0] == 0`);
+  this rank's data (`(h > 0).any()`), what a submodule returned (`o = self.sub(h)` ... `o.argmax(-1)[0] == 0`; tested
+  at once, `self.sub(h).max() > 0.5`), what an object handed a submodule's output returns
+  (`state.step(self.sub(h).argmax(-1))`, an environment's `done`);
 * **path**, how the value reaches the test: a local, tuple unpacking, a list filled by `append`, a dict literal, a
   free function returning its argument, a method returning its argument, an object handed it by a method
   (`tracker.update(v)` ... `tracker.value`), an object's attribute written (`state.flag = v`), an attribute of
@@ -17,7 +19,8 @@ Each generated file is one small model library: a `Block` layer, a `Net` holding
   target over `zip`, a comprehension;
 * **operation**, what the test decides: a gate (`if t: self.alt(h)`), a pick (`self.alt(h) if t else
   self.sub(h)`), an early `return` before a call, a `while` loop, a `break` out of a loop that runs a block, a
-  loop count (`range(int(t))`), a module chosen into a local (`block = self.alt if t else self.sub; block(h)`).
+  loop count (`range(int(t))`), a module chosen into a local (`block = self.alt if t else self.sub; block(h)`), a
+  gate on a `functools.partial` of the block, a `break` out of a loop that runs it through a lambda.
 
 Every hazard cell has two safe twins with the same path and operation: **agreed** (the value all-reduced before it
 is bound: `dist.all_reduce(v)`, the same on every rank) and **config** (a constructor setting, `self.use_extra`).
@@ -54,6 +57,8 @@ SOURCES = [
     Source("random", (), "torch.rand(()) < 0.5"),
     Source("data", (), "(h > 0).any()"),
     Source("output", ("o = self.sub(h)",), "o.argmax(-1)[0] == 0"),
+    Source("output tested at once", (), "self.sub(h).max() > 0.5"),
+    Source("object handed an output", (), "state.step(self.sub(h).argmax(-1))"),
 ]
 
 
@@ -89,11 +94,15 @@ OPERATIONS = {
     "break": "for _ in range(8):\n    h = self.alt(h)  # CALL\n{pre:4}\n    if {t}:  # COND\n        break",
     "loop count": "{pre}\nfor _ in range(int({t})):  # COND\n    h = self.alt(h)  # CALL",
     "chosen module": "{pre}\nblock = self.alt if {t} else self.sub  # COND\nh = block(h)  # CALL",
+    "gate, partial": "{pre}\nf = functools.partial(self.alt)\nif {t}:  # COND\n    h = f(h)  # CALL",
+    "break, lambda": "f = lambda a: self.alt(a)\nfor _ in range(8):\n    h = f(h)  # CALL\n{pre:4}\n    if {t}:  # COND\n        break",
 }
 
 SAFE_KINDS = ("agreed", "config")
 
 HEAD = '''\
+import functools
+
 import torch
 import torch.distributed as dist
 import torch.nn as nn

@@ -14,6 +14,7 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.known import CALLS_FIRST_ARGUMENT
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
 from ..program.tree import access_path, call_name, code_of, cst, parameter_for, walk
+from .callables import wrapped_callee
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
 from .persistence import gathers
 
@@ -55,8 +56,9 @@ class ModuleCalls:
                             self.aliases[name] = classes
                 continue
             classes = self.classes_of(value)
-            if classes is None and isinstance(value, cst.Attribute) and value.attr.value in ("forward", "__call__"):
-                classes = self.classes_of(value.value)  # `fn = self.unet.forward`: a bound forward, called later
+            if classes is None and (wrapped := wrapped_callee(value)) is not None:
+                # `fn = self.unet.forward`, `functools.partial(self.unet, ...)`, `lambda x: self.unet(x)`: called later
+                classes = self.classes_of(wrapped)
             if classes is None and self._returned_sequence(value) is not None:
                 # `layers = dropout_layers(self.layers, p)`: some of the same submodules, how many not fixed
                 for target in targets:
@@ -279,8 +281,8 @@ class HeldCalls:
     def module_of(self, expr: cst.BaseExpression, loose: bool = False, bound: bool = False) -> tuple[str, ...] | None:
         """Classes of the module `expr` is (reached from a root), or None. `loose`: any child of a model whose
         class cannot be read counts; `bound`: a bound `forward` counts as its module."""
-        if bound and isinstance(expr, cst.Attribute) and expr.attr.value in ("forward", "__call__"):
-            return self.module_of(expr.value, loose=True)
+        if bound and (wrapped := wrapped_callee(expr)) is not None:  # `model.forward`, a partial or lambda of it
+            return self.module_of(wrapped, loose=True)
         if isinstance(expr, cst.Call) and call_name(expr) == "getattr" and expr.args:
             return (UNKNOWN,) if self.module_of(expr.args[0].value, loose=True) is not None else None
         path = access_path(expr)

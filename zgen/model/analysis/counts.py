@@ -33,7 +33,7 @@ class Calls(Protocol):
 
     def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None: ...
 
-__all__ = ["CountedLoops", "counted_loops"]
+__all__ = ["CountedLoops", "counted_loops", "passed_through"]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
 _LENGTH_FUNCS = frozenset({"len", "max"})

@@ -18,8 +18,9 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.tree import call_name, children, code_of, cst, parameter_for
+from .callables import called_parameters
 from .calls import ModuleCalls
-from .counts import counted_loops
+from .counts import counted_loops, passed_through
 from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
 from .persistence import gathers
@@ -28,6 +29,7 @@ from .runs import HelperRuns, runs_argument
 from .state import handoff
 from .taint import (
     CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, agreeing, is_none_test as _is_none_test,
+    output_test_text,
 )
 
 __all__ = [
@@ -69,21 +71,36 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Diverge
         flat,
         lambda: ModuleCalls(index, cls, flat, method.name),
         Taint(index, cls, flat),
-        lambda calls: _indirect_calls(index, cls, calls),  # type: ignore[arg-type]
+        lambda calls: _indirect_calls(index, cls, calls, flat),  # type: ignore[arg-type]
+        text=method.text,
     )
 
 
 NOT_RUNS = known.NOT_RUNS  # (kept here for the rules that import it from the divergence analysis)
 
 
-def _indirect_calls(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls) -> Callable[[cst.Call], str | None]:
-    """Calls that run submodules other than through a child's forward: helpers, child methods."""
+def _indirect_calls(
+    index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, flat: Flat
+) -> Callable[[cst.Call], str | None]:
+    """Calls that run submodules other than through a child's forward: helpers, child methods, a model handed in
+    as a function (`policy(td)` in a rollout: `callables.called_parameters`)."""
     helpers = HelperRuns(index, cls, calls)
     members = facts_of(cls).members
+    root = flat.nodes[0][0] if flat.nodes else None
+    params = (
+        {p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params)}
+        if isinstance(root, cst.FunctionDef) else set()
+    )
+    handed_in: list[frozenset[str]] = []  # (walked on the first call of a parameter: most methods have none)
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
         if isinstance(func, cst.Name):  # `aux_loss(self, h)`: a function of the file handed this module or a child
+            if func.value in params:
+                if not handed_in:
+                    handed_in.append(called_parameters(root))  # type: ignore[arg-type]
+                if func.value in handed_in[0]:
+                    return f"{func.value}()"
             return _handed_to_runner(index, cls, calls, call)
         if not isinstance(func, cst.Attribute):
             return None
@@ -134,9 +151,11 @@ def find_divergences(
     taint: Taint,
     make_indirect: Callable[[Calls], Callable[[cst.Call], str | None]] | None = None,
     model_code: bool = True,
+    text: str | None = None,
 ) -> list[Divergence]:
     """Divergent decisions in a flattened function, given what counts as a synchronising call.
 
+    `text`: the function's source, for the text trigger of tests on what submodules returned (none without it).
     `model_code`: a method of a module, where a mapping walked per key is a batch; in code outside the model
     (a training function walking `valid_loaders.items()`) it is as often a setting, and a helper run per item
     is left out.
@@ -152,7 +171,9 @@ def find_divergences(
     picks = _picked_calls(flat, taint)  # `self.heads[batch["task"]](x)`: the batch names the submodule
     counted = counted_loops(flat, taint.inputs)  # `for i in range(x.shape[-1] // hop)`: as often as the input is long
     pickable = may_pick(flat)  # `self.experts[rank_slice]`: a container item taken by a key that may differ per rank
-    if not tainted and not loop_exits and not picks and not counted and not pickable:
+    # `if self.router(x).max() > t:`, `done = self.env.step(action)`: the text of a test on an output
+    value_tests = make_indirect is not None and text is not None and output_test_text(text)
+    if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests:
         return []
     calls = make_calls()
     callee_of = calls.callee
@@ -183,10 +204,23 @@ def find_divergences(
             for node, ctx in flat.nodes
             if type(node) is cst.Call and isinstance(node.func, cst.Name) and node.func.value in runners
         ]
+    plain = None  # the taint before outputs were read as values
+    if value_tests and (sites or extra):
+        # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0: self.alt(h)`: what a submodule returned, read as a value
+        outputs = {id(call): callee for call, _ctx, callee in sites + extra}
+        agreed = taint.agreed_use if taint.agreed else None
+        derived = _derived_names(flat, outputs, agreed)
+        with_outputs = taint.with_outputs(_bound_before(flat, derived, outputs, agreed))
+        if any(with_outputs.of(test) for test in _decisions(flat)):
+            plain, taint, tainted = taint, with_outputs, True
+    plain = taint if plain is None else plain
     if tainted and (sites or extra):
         # Helpers count for rank and random decisions (`if random() < 0.5: self.predict(x)`); for data
         # decisions a helper on the other branch often runs the same layers, so only direct calls do.
-        _tainted_decisions(flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra}, model_code)
+        _tainted_decisions(
+            flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra}, model_code,
+            plain if loop_exits else None,
+        )
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
     if counted:
@@ -212,11 +246,13 @@ def find_divergences(
 
 def _tainted_decisions(
     flat: Flat, calls: Calls, taint: Taint, sites: list, add: Callable[..., None], helpers: set[int] = frozenset(),
-    model_code: bool = True,
+    model_code: bool = True, plain: Taint | None = None,
 ) -> None:
     """Calls gated, iterated, skipped or cut short by a rank-, random- or data-tainted decision.
 
     `helpers` are the sites that run submodules through a helper: data decisions about them are left out.
+    `plain` (the taint before outputs were read as values, when `_output_exits` runs): a data exit out of a loop
+    through the final `else` of a chain of tests on an output is `_output_exits`'s to report, once, at the exit.
     """
     add_all = add
 
@@ -253,8 +289,9 @@ def _tainted_decisions(
             iterable = _loop_iter(loop)
             if iterable is None or (_fixed_length(iterable, calls) and not _cut_by(iterable, taint)):
                 continue
-            # How often a loop runs follows the values it iterates, not the branches they were built in.
-            for kind, source in taint.of(iterable, direct=True).items():
+            # How often a loop runs follows the values it iterates, not the branches they were built in (nor how a
+            # progress bar around them is shown: `trange(n, disable=not is_main)`).
+            for kind, source in _count_taint(flat, taint, iterable).items():
                 add(kind, ITERATE, iterable, source, callee, call)
 
     # Leaf node types, so `type(n) in` is `isinstance` without libcst's ABC check (a microsecond per node that is not one).
@@ -283,11 +320,56 @@ def _tainted_decisions(
         if not later:
             continue
         effect = SKIP if isinstance(node, cst.Continue) else EXIT
+        in_else = plain is not None and bool(ctx.loops) and effect == EXIT and bool(tests) and _in_else(
+            flat, node, tests[-1])
         for test in tests:
             if _exits_both_ways(flat, test, type(node), exits):
                 continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
             for kind, source in taint.of(test).items():
+                if kind == DATA and in_else and DATA not in plain.of(test):  # type: ignore[union-attr]
+                    continue
                 add(kind, effect, test, source, later[0][2], later[0][0])
+
+
+def _bound_before(
+    flat: Flat, derived: dict[str, str], outputs: dict[int, str], agreed: Callable[[cst.Name], bool] | None
+) -> Callable[[cst.CSTNode], str | None]:
+    """`_derived_source` for an expression, seeing only the names bound to an output before it (or in a loop around
+    both): `perceiver = self.resampler(x)` in a later branch does not make an earlier test of it an output's."""
+    sites: dict[str, list[tuple[int, tuple]]] = {}
+    for node, ctx in flat.nodes:
+        for target in targets_of(node)[0]:
+            for name in bound_names(target):
+                if name in derived:
+                    sites.setdefault(name, []).append((flat.position.get(id(node), -1), ctx.loops))
+
+    def source(expr: cst.CSTNode) -> str | None:
+        at = flat.position.get(id(expr))
+        if at is None:
+            return _derived_source(expr, derived, outputs, agreed)
+        loops = flat.nodes[at][1].loops
+        seen = {
+            name: why for name, why in derived.items()
+            if name not in sites or any(p < at or any(l is m for l in around for m in loops) for p, around in sites[name])
+        }
+        return _derived_source(expr, seen, outputs, agreed)
+
+    return source
+
+
+def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict[str, str]:
+    """What the number of items a loop walks follows (`trange(n, disable=not is_main)` walks `n` items on every
+    rank; `counts.passed_through`)."""
+    walked = passed_through(iterable)
+    if isinstance(walked, cst.Call) and walked is not iterable and id(walked) not in flat.position:
+        found: dict[str, str] = {}  # a `range` made from a `trange`'s positional arguments (its keywords,
+        for arg in walked.args:  # `disable=not is_main`, only change what is shown): ask them
+            if arg.keyword is not None:
+                continue
+            for kind, source in taint.of(arg.value, direct=True).items():
+                found.setdefault(kind, source)
+        return found
+    return taint.of(walked, direct=True)
 
 
 def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
@@ -440,8 +522,10 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     derived = _derived_names(flat, outputs, agreed)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]
 
-    def source_of(test: cst.CSTNode) -> str | None:
+    def source_of(test: cst.CSTNode, loop: cst.CSTNode | None = None) -> str | None:
         found = _derived_source(test, derived, outputs, agreed) or taint.of(test).get(DATA)
+        if found is None and loop is not None:
+            found = _returned_none(flat, test, loop)  # `if batch is None: break` for `batch = hook(data)`
         return found or flag_source(taint.index, test)  # `if self._stop: break`, the flag set on a rank's metric
 
     for node, ctx in exits:
@@ -464,7 +548,7 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
         for at, test in enumerate(tests):
             if _exits_both_ways(flat, test, type(node), exits) or _decided_inside(flat, test, tests[at + 1 :]):
                 continue
-            source = source_of(test)
+            source = source_of(test, loop)
             if source is not None:
                 add(DATA, EXIT, test, source, later[0][2])
     for node, ctx in flat.nodes:
@@ -473,6 +557,25 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
             source = source_of(node.test) if later else None
             if source is not None:
                 add(DATA, WHILE, node.test, source, later[0][2])
+
+
+def _returned_none(flat: Flat, test: cst.CSTNode, loop: cst.CSTNode) -> str | None:
+    """`sub = self.next_batch_hook(batch)` ... `if sub is None: break` in the same loop: a call handed this
+    iteration's values answers None when this rank's data runs out (a hook, an iterator, a lookup), so the loop
+    leaves at the iteration this rank's data decides. As the call's text, if so."""
+    if not (isinstance(test, cst.Comparison) and _is_none_test(test) and isinstance(test.left, cst.Name)):
+        return None
+    if any(isinstance(t.operator, cst.IsNot) for t in test.comparisons):
+        return None  # `if x is not None: break`: leaves on a value found, not on one missing
+    name = test.left.value
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Assign or loop not in ctx.loops or not isinstance(node.value, cst.Call):
+            continue
+        if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+            call = node.value
+            if any(not arg.star and type(arg.value) is not cst.SimpleString for arg in call.args):
+                return f"{code_of(call.func)}() returning None"
+    return None
 
 
 def _decided_inside(flat: Flat, test: cst.CSTNode, inner: list[cst.CSTNode]) -> bool:
@@ -506,7 +609,8 @@ _META_FUNCS = frozenset({"isinstance", "type", "hasattr", "callable", "getattr"}
 def _derived_names(
     flat: Flat, outputs: dict[int, str], agreed: Callable[[cst.Name], bool] | None = None
 ) -> dict[str, str]:
-    """Local names whose value comes from what a submodule-running call returned (or was filled from it)."""
+    """Local names whose value comes from what a submodule-running call returned (or was filled from it); a field
+    of an object (`state.flag`) written with an all-reduced value maps to "" (it holds no rank's own value)."""
     names: dict[str, str] = {}
     containers = set()  # names bound to a list/dict/set the function builds itself
     holders = set()  # locals and arguments: objects an output can be handed to (`strategy.advance(out)`)
@@ -537,6 +641,11 @@ def _derived_names(
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
                             if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
                                 names.setdefault(f"self.{target.attr.value}", source)
+                elif kind is cst.Assign and agreed is not None and isinstance(value, cst.Name) and agreed(value):
+                    for target in targets:  # `state.flag = v` for `v` all-reduced: that field holds no rank's own
+                        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):  # value, even
+                            if target.value.value != "self":  # on an object handed one (`state.step(action)`)
+                                names.setdefault(code_of(target), "")
             if kind in (cst.Call, cst.Assign, cst.AugAssign):
                 # `strategy.advance(out)`, `state.logits = out`, `self.tracker.update(out)`: the object's state
                 # follows what it was handed (`state.handoff`)
@@ -594,12 +703,25 @@ def _derived_source(
             if source is not None:
                 return source
             continue
-        elif kind is cst.Comparison and _is_none_test(node):
-            continue
+        elif kind is cst.Attribute and isinstance(node.value, cst.Name) and (field := code_of(node)) in names:
+            if names[field]:
+                return names[field]
+            continue  # a field written with a value no rank holds alone (an empty source)
+        elif kind is cst.Comparison and (_is_none_test(node) or _sentinel_test(node)):
+            continue  # `out is None`, `partial is not True`: which value the name holds, not what it computed
         elif kind is cst.Lambda:
             continue
         stack.extend(children(node))
     return None
+
+
+def _sentinel_test(node: cst.Comparison) -> bool:
+    """`x is True` / `x is not False`: an identity test against a constant the code set as a sentinel."""
+    return all(
+        isinstance(t.operator, (cst.Is, cst.IsNot)) and isinstance(t.comparator, cst.Name)
+        and t.comparator.value in ("True", "False", "None")
+        for t in node.comparisons
+    )
 
 
 def _decisions(flat: Flat) -> list[cst.CSTNode]:

@@ -135,13 +135,25 @@ class HelperRuns:
         owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else self.cls
         runs = self if owner is self.cls else HelperRuns(self.index, owner)
         collections: set[str] = set()  # loop variables over a collection the module holds
+        aliases: dict[str, list[tuple[str, ...]]] = {}  # `model = self.agent_model` (in either branch): a child
         for node in ast.walk(func):
             if isinstance(node, (ast.For, ast.comprehension)) and _over_self_collection(node.iter):
                 collections.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                bound = self_path(node.value)
+                if bound:
+                    aliases.setdefault(node.targets[0].id, []).append(bound)
         for node in ast.walk(func):
             if not isinstance(node, ast.Call):
                 continue
             parts = self_path(node.func)
+            if parts is None and aliases:  # `model(graph)` for `model = self.model`: the child it names
+                callee = node.func.value if isinstance(node.func, ast.Attribute) and node.func.attr in (
+                    "forward", "__call__") else node.func
+                if isinstance(callee, ast.Name) and callee.id in aliases:
+                    members = facts_of(runs.cls).members
+                    if any(bound[0] in members and runs.gathers_at(bound) for bound in aliases[callee.id]):
+                        return True
             if parts:
                 if parts[0] in facts_of(runs.cls).members:
                     called = parts[:-1] if parts[-1] in ("forward", "__call__") else parts

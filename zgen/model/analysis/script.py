@@ -23,6 +23,7 @@ from ..program.members import UNKNOWN_CLASS as UNKNOWN
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
+from .callables import called_parameters
 from .calls import HeldCalls
 from .divergence import NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
@@ -142,6 +143,13 @@ class ScriptScope:
                 if inner.func.attr.value in INFERENCE_METHODS and isinstance(owner, cst.Name) and owner.value in names:
                     found.add(owner.value)
         return frozenset(found)
+
+    @cached_property
+    def callable_args(self) -> frozenset[str]:
+        """Parameters of this function called as functions on its values (`step(last, state)`, `policy(td)`): a
+        model or a step of one handed in (`callables.called_parameters`)."""
+        node = self.node
+        return called_parameters(node) - self.model_args if isinstance(node, cst.FunctionDef) else frozenset()
 
     @cached_property
     def model_runners(self) -> frozenset[str]:
@@ -409,7 +417,9 @@ def script_divergences(
     data-dependent exit too.
     """
     for scope in script_scopes(index, trigger):
-        if kind != RANK and not (scope.held or scope.model_args or scope.wrapped or scope.runner_args):
+        if kind != RANK and not (
+            scope.held or scope.model_args or scope.wrapped or scope.runner_args or scope.callable_args
+        ):
             continue  # runs no model (only a rank test can also gate a collective)
         for d in _scope_divergences(index, scope, True):
             if d.kind == kind:
@@ -438,8 +448,8 @@ def _script_indirect(scope: ScriptScope):
             return f"self.{func.attr.value}()" if _runs_held(scope, func.attr.value) else None
         if not isinstance(func, cst.Name):
             return None
-        if func.value in scope.model_runners:
-            return f"{func.value}()"
+        if func.value in scope.model_runners or func.value in scope.callable_args:
+            return f"{func.value}()"  # (`step(last, state)`: a model, or a step of one, handed in as a function)
         handed = [
             i for i, a in enumerate(call.args) if isinstance(a.value, cst.Name) and a.value.value in scope.model_args
         ]

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
@@ -18,6 +19,7 @@ from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind",
     "draw_trigger", "draws_in", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters", "own_state",
+    "output_test_text",
 ]
 
 RANK = "rank"
@@ -56,9 +58,16 @@ class Taint:
     was given is the caller's convention (`labels is not None`), not data.
     """
 
-    def __init__(self, index: ModelIndex, cls: ClassInfo | None, flat: Flat, own_state: bool = True) -> None:
+    def __init__(
+        self, index: ModelIndex, cls: ClassInfo | None, flat: Flat, own_state: bool = True,
+        output_of: Callable[[cst.CSTNode], str | None] | None = None,
+    ) -> None:
         self.index = index
         self.cls = cls
+        # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0:`: a value read of what a submodule-running call returned
+        # is this rank's data too (`output_of` names that call for an expression using its output as a value; the
+        # caller knows which calls run submodules: `divergence`)
+        self._output_of = output_of
         self.names: dict[str, dict[str, str]] = {}
         self.direct: dict[str, dict[str, str]] = {}
         self.rank_attrs = rank_attrs(index, cls) if cls is not None else frozenset()
@@ -84,6 +93,13 @@ class Taint:
             p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params)
         ) - {"self", "cls"} if isinstance(root, cst.FunctionDef) else frozenset()
         holders = frozenset(local | self.inputs)  # objects a value can be handed to (`state.handoff`)
+        self._holders = holders
+        # locals bound to an output (`o = self.sub(h)`, not an object handed one): their methods are the output's own
+        self._output_locals = frozenset(
+            name for node, _ctx in flat.nodes if type(node) in (cst.Assign, cst.AnnAssign, cst.AugAssign)
+            for target in targets_of(node)[0] for name in bound_names(target)
+            if targets_of(node)[1] is not None and output_of(targets_of(node)[1]) is not None
+        ) if output_of is not None else frozenset()
         # `feats[key]` for an argument: (argument, key text), a mapping the call was given, read by a key
         self.keyed = frozenset(
             (node.value.value, code_of(node.slice[0].slice.value))
@@ -189,6 +205,10 @@ class Taint:
         if site not in sites:
             sites.append(site)
 
+    def with_outputs(self, output_of: Callable[[cst.CSTNode], str | None]) -> Taint:
+        """This function's taint once value reads of what submodule-running calls returned are data too."""
+        return Taint(self.index, self.cls, self._flat, self._own_state, output_of)
+
     @property
     def state_of_self(self) -> dict[str, dict[str, str]]:
         """Attributes of `self` some method of the class writes per rank (`own_state`)."""
@@ -252,6 +272,8 @@ class Taint:
                 if isinstance(node.func, cst.Name) and node.func.value in _TYPE_TESTS:
                     continue  # `isinstance(self.loss, IQLoss)`: what an object is, not the values it was handed
                 taint = self._call_kind(node)
+                if taint is None and self._output_of is not None:
+                    taint = self._output_call(node)
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
                 elif self._input_keys(node):
@@ -326,8 +348,49 @@ class Taint:
                 reduction = _compared_reduction(node)
                 if reduction is not None:  # `x.sum() > 0`: a decision on this rank's tensor values
                     found.setdefault(DATA, reduction)
+                elif self._output_of is not None:
+                    source = self._compared_output(node)
+                    if source is not None:  # `self.router(x).max() > t`: a test of a submodule's output values
+                        found.setdefault(DATA, source)
             stack.extend(children(node))
         return found
+
+    def _output_call(self, node: cst.Call) -> str | None:
+        """DATA for a call that reads a submodule's output values (`self.halt(h).all()`, `out.max().item()`), or a
+        method of an object of this function handed such an output (`env.step(action)` for `action` the policy
+        returned: what the object computes from it, `done`, is this rank's own)."""
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        if _reads_output_value(node):
+            return DATA if self._output_of(func.value) is not None else None  # type: ignore[misc]
+        owner = func.value
+        if func.attr.value in _NOT_RESULTS:
+            return None
+        if isinstance(owner, cst.Name):
+            if owner.value not in self._holders or owner.value in self._output_locals:
+                return None  # `o.argmax(-1)`: the output's own method (a value read decides, not the call)
+        elif not (isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self"):
+            return None  # (an object of this function, or one `self` holds: `self.env.step(action)`)
+        if any(self._output_of(arg.value) is not None for arg in node.args):  # type: ignore[misc]
+            return DATA
+        return None
+
+    def _compared_output(self, node: cst.Comparison) -> str | None:
+        """`o.argmax(-1)[0] == 0`, `score > t` for `score` computed from a submodule's output: the output's values
+        compared (not its presence, its length or membership in a list of options), as the output's call."""
+        if any(isinstance(t.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for t in node.comparisons):
+            return None
+        sides = (node.left, *(t.comparator for t in node.comparisons))
+        if any(isinstance(side, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) for side in sides):
+            return None  # `block.__class__.__name__ == "Readout"`: a name, not a tensor's values
+        for side in sides:
+            if isinstance(side, cst.Call) and isinstance(side.func, cst.Name) and side.func.value in _SIZE_FUNCS:
+                continue  # `len(outputs) > 1`: how many values a call returns, fixed by the code
+            source = self._output_of(side)  # type: ignore[misc]
+            if source is not None:
+                return f"the output of `{source}`"
+        return None
 
     def field_of(self, expr: cst.CSTNode) -> str | None:
         """`batch["task"]` (or a local holding it) for a mapping this call was given: a value of this rank's batch."""
@@ -561,6 +624,56 @@ def _fed_fields(flat: Flat, inputs: frozenset[str]) -> set[tuple[str, str]]:
                 break
             parent = flat.parent.get(id(parent))
     return found
+
+
+# Methods that read a tensor's values into one decision (`out.all()`, `score.item()`), and sizes that do not.
+_VALUE_READS = frozenset({"any", "all", "item"})
+_SIZE_FUNCS = frozenset({"len", "isinstance", "type", "hasattr", "callable"})
+# Methods of an object handed an output whose result is not computed from it: containers filled, logs written.
+_NOT_RESULTS = frozenset({"append", "extend", "add", "update", "insert", "put", "setdefault", "log", "write", "info"})
+
+
+# `o = self.sub(h)` / `o, aux = self.sub(h)`: a local bound to what a call of `self`'s attribute returned.
+_OUTPUT_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*self\.\w+(?:\.\w+)*\(", re.M)
+# After a value: its items and value-keeping methods (`[0]`, `.argmax(-1)`, `.max()`), then a comparison or a read
+# of the value (`== 0`, `.item()`); not its metadata (`.dtype ==`, `.shape[0] >`).
+_KEPT = r"(?:\[[^\]\n]*\]|\.(?:argmax|argmin|max|min|amax|amin|sum|mean|norm|std|abs|float|long|int|sigmoid|softmax|squeeze|flatten|view|reshape)\([^()\n]*\))*"
+_READ = r"(?:[ \t]*(?:[<>]=?|==|!=)|\.(?:item|all|any)\(\))"
+# `if self.router(x).max() > t:`, `n = self.halt(h).sum().item()`: a call of `self`'s attribute read as a value.
+_OUTPUT_TESTED = re.compile(r"self\.\w+(?:\.\w+)*\([^()\n]*\)" + _KEPT + _READ)
+_SIGNATURE = re.compile(r"def\s+\w+\s*\(([^)]*)\)")
+# `x = owner.method(rest`: a method's result assigned (owner an argument or `self.x`), and what it is handed.
+_HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", re.M)
+_SELF_CALL = re.compile(r"self\.\w+(?:\.\w+)*\(")
+_PASSED_WORD = re.compile(r"\b(\w+)\b(?!\.(?:device|dtype|shape|ndim|size\())")  # (not its metadata)
+
+
+def output_test_text(text: str) -> bool:
+    """Text pre-filter: what a call of one of `self`'s attributes returned, compared or read as a value (`o =
+    self.sub(h)` ... `o.argmax(-1)[0] == 0`; `if self.halt(h).all():`), or handed to a method of an argument or of
+    an object `self` holds (`self.env.step(self.policy(obs))`), before any parse."""
+    if "self." not in text or ("if" not in text and "while" not in text and "range(" not in text):
+        return False
+    if _OUTPUT_TESTED.search(text):
+        return True
+    names = {m.group(1) for m in _OUTPUT_LOCAL.finditer(text)} - {"self"}
+    signature = _SIGNATURE.search(text)
+    params = set(re.findall(r"(\w+)\s*(?:[:=,]|$)", signature.group(1))) - {"self", "cls"} if signature else set()
+    for match in _HANDED.finditer(text):  # `done = self.env.step(...)`, `done = state.step(action)`
+        owner, rest = match.group(1), match.group(2)
+        if not owner.startswith("self.") and (owner not in params or owner in names):
+            continue  # (not an argument's method, or an output's own: `h.to(h)`)
+        if _SELF_CALL.search(rest) or any(
+            word in names for word in _PASSED_WORD.findall(rest)
+        ):
+            return True  # handed what a call of `self`'s attribute returned, or a local bound to it
+    return any(re.search(rf"\b{re.escape(name)}\b{_KEPT}{_READ}", text) for name in names)
+
+
+def _reads_output_value(call: cst.Call) -> bool:
+    """`x.all()` / `x.any()` / `x.item()` with no arguments: a read of `x`'s values."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value in _VALUE_READS and not call.args
 
 
 def _reads_value(call: cst.Call) -> bool:

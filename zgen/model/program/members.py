@@ -359,6 +359,7 @@ class _FactsReader:
         # Parameters of the method, in order: a factory that returns one returns its argument.
         self.params: list[str] = []
         self.layer_params: set[str] = set()  # parameters named like layer factories (`norm_layer`)
+        self.literal_params: set[str] = set()  # parameters defaulting to a string or a number (`aggregate="sum"`)
         self.env: dict[str, int] = {}  # upper bounds of integer parameters and locals (`hd=256`)
         self._unbounded: set[str] = set()
         self._clamps: set[int] = set()  # targets of `if n > limit: n = limit`
@@ -395,6 +396,8 @@ class _FactsReader:
                 self._annotated_container(name, param.annotation.annotation)
             elif default is None and self.method.name == "__init__" and getattr(self.method, "owner", None) is self.cls:
                 self._given(name, len(self.params) - 2)
+            if isinstance(default, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)):
+                self.literal_params.add(name)
             if isinstance(default, cst.Integer):
                 self.env[name] = int(default.evaluated_value)
             elif _negative_literal(default):  # `groups=-1`: a sentinel meaning "choose for me"
@@ -612,6 +615,8 @@ class _FactsReader:
                 return Kind.VALUE, ()
             if value.value in self.locals:
                 return self.locals[value.value]
+            if value.value in self.literal_params or value.value in self.index.skeleton.functions:
+                return Kind.VALUE, ()  # `aggregate="sum"`: a setting; `fn = _sum_reduce`: a function of the file
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
             classes = self._elements(value)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..analysis.divergence import GATE, ITERATE, PICK, SKIP, divergences, message
 from ..analysis.script import script_divergences
 from ..analysis.state import state_trigger
-from ..analysis.taint import DATA
+from ..analysis.taint import DATA, output_test_text
 from ..program.index import ModelIndex
 from ..program.tree import code_of
 from ..program.trigger import Remembered
@@ -102,6 +102,8 @@ class _Selections:
     def search(self, text: str) -> bool:
         if _has_selection(text):
             return True
+        if output_test_text(text):
+            return True  # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0: self.alt(h)`: a submodule's output decides
         if any(word in text for word in _REDUCTIONS) and self._CONTAINER_ITEM.search(text):
             return True  # `self.experts[str(scores.argmax().item())]`: a module picked by this rank's data
         if "](" in text and self._NAMED_ITEM_CALL.search(text):
