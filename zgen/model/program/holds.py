@@ -188,7 +188,7 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             kind, classes = classify(index, node.value)
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
         if built:
-            found[target.value] = node.value
+            found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
     return found
 
 
