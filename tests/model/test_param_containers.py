@@ -20,7 +20,7 @@ import deepspeed
 import torch
 from tensordict import TensorDict
 from torch import nn
-from mylib import make_functional, Lion, evaluate
+from mylib import make_functional, Lion, Tracker, evaluate
 """
 
 
@@ -116,6 +116,9 @@ def plain(model: nn.Module, batch, names):
         print(key)
     made.lock_()
     kept = made.select(*names)
+    tracker = Tracker(model)
+    tracker.ema_model.step()
+    score = tracker.history.mean()
     with deepspeed.zero.GatheredParameters(list(model.parameters())):
         inside = TensorDict.from_module(model)
         for key, p in inside.items(True, True):

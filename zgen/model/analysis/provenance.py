@@ -172,8 +172,9 @@ def _each(value: Value | None, step) -> Value | None:
 
 
 def leaf(container: Container) -> Value:
-    """What an item, value, subscript or attribute of a container of parameters is: one of the parameters, or a
-    container of some of them (nested: `params["encoder"]`)."""
+    """What an item, value or subscript of a container of parameters is: one of the parameters, or a container of
+    some of them (nested: `params["encoder"]`). (An attribute stays the container: an object made from a model
+    may keep other things there, `ema.ema_model`, whose methods are no reads.)"""
     return Union((Param(container.origin, walked=True), container))
 
 
@@ -578,7 +579,7 @@ class _Engine:
                     return v
                 if config_like(attr) or _SIZE_NAME.search(attr) or attr in known.METADATA_ATTRS or attr.startswith("_"):
                     return None
-                return v if attr in _CONTAINER_API else leaf(v)
+                return v  # a nested container or a leaf: judged as the container (`.data` reads, in-place writes)
             if not isinstance(v, Model):
                 return None
             if attr == "module":
