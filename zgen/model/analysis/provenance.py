@@ -33,6 +33,7 @@ metadata, sizes of a model as a whole, plain tensors.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from dataclasses import dataclass, field
 from typing import Union as _U
@@ -223,6 +224,18 @@ def _whole(value: Value | None) -> bool:
 
 def _param(value: Value | None) -> Param | None:
     return next((v for v in _options(value) if isinstance(v, Param)), None)
+
+
+def _holds_parameters(value: Value | None) -> bool:
+    """Does `value` hold a built model or its parameters themselves (not a container another call made)?"""
+    for v in _options(value):
+        if isinstance(v, Model | Param):
+            return True
+        if isinstance(v, Items) and _holds_parameters(v.item) or isinstance(v, Mapping) and _holds_parameters(v.value):
+            return True
+        if isinstance(v, Tup) and any(_holds_parameters(p) for p in v.items):
+            return True
+    return False
 
 
 def _container(value: Value | None) -> Container | None:
@@ -735,8 +748,12 @@ class _Engine:
         last = qualified.rsplit(".", 1)[-1]
         if last in _NOT_PASSED_ON or qualified.startswith("torch.") or known.is_gather_context(name):
             return None
-        if "." not in name and (name in run.env or self.index.class_of(name) is not None):
-            return None  # a model or a parameter called, or a class of the file (its instances are typed elsewhere)
+        if "." not in name and name in _BUILTINS or qualified.partition(".")[0] in _STDLIB_NOT_CONTAINERS:
+            return None  # `range(n)`, `math.sin(x)`: Python's own functions make no container of parameters
+        if "." not in name and self.index.class_of(name) is not None:
+            return None  # a class of the file (its instances are typed elsewhere)
+        if self.ev(run, call.func) is not None:
+            return None  # a model, a parameter or a container called (`self.tokenizer(text)`): what it computes
         made = False
         for arg in call.args:
             value = self.ev(run, arg.value)
@@ -748,9 +765,9 @@ class _Engine:
                 continue
             if arg.keyword is not None:
                 continue  # (a setting, or a model handed by name to a trainer-like object)
-            if _whole(value) or _model(value) is not None or any(
-                isinstance(v, Mapping | Container) and _contains_model(v)
-                or isinstance(v, Items) and isinstance(v.item, Tup) and _contains_model(v.item)
+            if _whole(value) or _model(value) is not None and _all_known(_model(value).classes) or any(
+                isinstance(v, Mapping) and _holds_parameters(v.value)
+                or isinstance(v, Items) and isinstance(v.item, Tup) and _holds_parameters(v.item)
                 for v in _options(value)
             ):
                 made = True
@@ -767,8 +784,8 @@ class _Engine:
             return Items(leaf(container))
         if method in ("get", "pop", "setdefault", "get_parameter"):
             return leaf(container)
-        if method in ("keys", "numel", "size", "is_empty", "to_module", "__len__"):
-            return None
+        if method not in _SAME_CONTAINER:
+            return None  # its keys, sizes, or what a method of the object computes (`model.generate(x)`)
         if method in ("apply", "apply_", "named_apply") and call.args:
             fn = call.args[0].value
             span = self.index.skeleton.functions.get(fn.value) if isinstance(fn, cst.Name) else None
@@ -1082,19 +1099,35 @@ def _method_of_object(index: ModelIndex, name: str) -> bool:
     return bool(owner) and index.qualify(owner) == owner and head not in index.imports and head != "torch"
 
 
-# A container's own methods: walking, selecting, setting or locking its entries, not computing with their values.
+# A container's own methods: walking, selecting, setting or locking its entries, not computing with their values;
+# and a module's walks, for a leaf that is a submodule (`layers[0].children()`).
 _CONTAINER_API = frozenset(
     {"items", "values", "keys", "get", "pop", "setdefault", "update", "set", "set_", "apply", "apply_", "named_apply",
      "select", "exclude", "to_module", "lock_", "unlock_", "flatten_keys", "unflatten_keys", "copy", "is_empty",
-     "batch_size", "names", "filter_non_tensor_data", "is_locked", "requires_grad_", "detach_", "share_memory_"}
+     "batch_size", "names", "filter_non_tensor_data", "is_locked", "requires_grad_", "detach_", "share_memory_",
+     "children", "modules", "parameters", "named_parameters", "named_children", "named_modules", "buffers",
+     "named_buffers", "train", "eval", "zero_grad", "register_forward_hook", "register_forward_pre_hook"}
 )  # fmt: skip
+# Methods of a container that return it (or a copy or selection of it): what a method not listed returns is no
+# container (`model.generate(x)` on an object made from a model computes with it).
+_SAME_CONTAINER = frozenset(
+    {"copy", "clone", "detach", "to", "cpu", "cuda", "float", "half", "double", "bfloat16", "select", "exclude",
+     "lock_", "unlock_", "flatten_keys", "unflatten_keys", "apply", "apply_", "named_apply", "contiguous", "update",
+     "update_", "data", "detach_", "requires_grad_", "parameters", "named_parameters", "state_dict", "flatten"}
+)  # fmt: skip
+_BUILTINS = frozenset(dir(builtins))
+# Standard library modules whose functions compute with numbers, iterables or text.
+_STDLIB_NOT_CONTAINERS = frozenset({"math", "itertools", "functools", "operator", "random", "os", "re", "json", "time"})
 
 
 def _torch_argument(index: ModelIndex, flat: Flat, parent) -> bool:
-    """Is `parent` an argument of a torch function (`torch.save(c, path)`, `torch.stack(c)`)?"""
+    """Is `parent` handed to `torch.save` or to an in-place list operation (`torch._foreach_mul_(c, w)`)?"""
     call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
     name = call_name(call) if isinstance(call, cst.Call) else None
-    return bool(name) and not name.startswith(".") and index.qualify(name).startswith("torch.")
+    if not name or name.startswith("."):
+        return False
+    qualified = index.qualify(name)
+    return qualified == "torch.save" or qualified.startswith("torch.") and bool(known.FOREACH_INPLACE.match(qualified.rsplit(".", 1)[-1]))
 
 
 # Torch functions that look at a tensor's type or layout only.
