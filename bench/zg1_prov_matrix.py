@@ -16,15 +16,22 @@ parameters (or on itself) from one **source**, through one **binding path**:
   the file yielding `(name, p)`, a helper function of the file handed the model, a list
   holding the model, tuple unpacking, a list filled by `.append` and walked by `enumerate`,
   an attribute path to a child's weight, `getattr(model, "module", model)`;
+* container paths (h-qzg1): the parameters moved into a container made by a call handed the
+  model or its parameters (`TensorDict.from_module(M)`, `make_functional(M)`, an imported
+  `get_params(M)`, `OrderedDict(M.named_parameters())`, a dict comprehension, `list(...)`,
+  a container of parts taken by `getattr` with computed names), reached by its items,
+  subscripts, attributes, its `.apply(fn)` and a helper of the file handed it;
 * operations: an in-place write of `.data`, a size (`numel()`), an initialiser, a read of
-  `.data`, a `ones_like` sized from the parameter, a broadcast of `.data`; and on the
-  model itself (for paths that bind it): `copy.deepcopy`, `torch.save(m.state_dict())`.
+  `.data`, a `ones_like` sized from the parameter, a broadcast of `.data`, a lerp or copy
+  toward its `.data`, a reduction (`.min()`, `.norm()`), a detached clone, `torch.save`; and
+  on the model itself (for paths that bind it): `copy.deepcopy`, `torch.save(m.state_dict())`.
 
 Each hazard cell has two look-alikes on the same path: the operation inside
 `deepspeed.zero.GatheredParameters`, and the same code on a module built in the same
 scope (never partitioned there by the code at hand; the existing ZG1 rules judge a module a
 function builds and walks as built under `zero.Init`, so some of these are flagged on main as
-well, and the figures show the two kinds of look-alike apart). A hazard cell is found when `check_source` reports a
+well, and the figures show the two kinds of look-alike apart). A container path has a third
+look-alike, the same call or container made of plain tensors (no model in it). A hazard cell is found when `check_source` reports a
 ZG1xx finding whose rows include the operation's line; a look-alike is clean when no
 ZG1xx finding is reported at all.
 """
@@ -104,6 +111,64 @@ PARAM_PATHS: dict[str, tuple[str, str]] = {
     "attribute_path": ("p = M.fc.weight\n{OP}", ""),
     "getattr_unwrap": ("m = getattr(M, 'module', M)\nfor p in m.parameters():\n    {OP}", ""),
 }
+# container path -> (lines binding `p` through a container made from M then `{OP}`, helper lines or "", the same
+# lines over a container of plain tensors).
+CONTAINER_HEAD = """from collections import OrderedDict
+
+from mylib import get_params, make_functional
+from tensordict import TensorDict
+
+
+"""
+CONTAINER_PATHS: dict[str, tuple[str, str, str]] = {
+    "from_module": (
+        "params = TensorDict.from_module(M)\nfor key, p in params.items(True, True):\n    {OP}", "",
+        "params = TensorDict({'w': torch.zeros(4096)}, [])\nfor key, p in params.items(True, True):\n    {OP}",
+    ),
+    "functional": (
+        "fmodel, params = make_functional(M)\nfor p in params:\n    {OP}", "",
+        "fmodel, params = make_functional(lambda x: x)\nfor p in params:\n    {OP}",
+    ),
+    "imported_helper": (
+        "params = get_params(M)\nfor p in params.values():\n    {OP}", "",
+        "params = get_params({'lr': 0.1})\nfor p in params.values():\n    {OP}",
+    ),
+    "ordered_dict": (
+        "params = OrderedDict(M.named_parameters())\nfor p in params.values():\n    {OP}", "",
+        "params = OrderedDict(w=torch.zeros(4096))\nfor p in params.values():\n    {OP}",
+    ),
+    "dict_comprehension": (
+        "params = {k: v for k, v in M.named_parameters()}\np = params['fc.weight']\n{OP}", "",
+        "params = {k: torch.zeros(4096) for k in ('a', 'b')}\np = params['a']\n{OP}",
+    ),
+    "list_index": (
+        "params = list(M.parameters())\np = params[0]\n{OP}", "",
+        "params = list(torch.zeros(4, 4096))\np = params[0]\n{OP}",
+    ),
+    "container_subscript": (
+        "params = TensorDict.from_module(M)\np = params['fc', 'weight']\n{OP}", "",
+        "params = TensorDict({'w': torch.zeros(4096)}, [])\np = params['w']\n{OP}",
+    ),
+    "container_attribute": (
+        "params = TensorDict.from_module(M)\np = params.fc.weight\n{OP}", "",
+        "params = TensorDict({'w': torch.zeros(4096)}, [])\np = params.w\n{OP}",
+    ),
+    "container_apply": (
+        "params = TensorDict.from_module(M)\nparams.apply(touch)", "def touch(p):\n    {OP}\n    return p\n",
+        "params = TensorDict({'w': torch.zeros(4096)}, [])\nparams.apply(touch)",
+    ),
+    "container_helper": (
+        "params = TensorDict.from_module(M)\ntouch_all(params)",
+        "def touch_all(ps):\n    for key, p in ps.items(True, True):\n        {OP}\n",
+        "params = TensorDict({'w': torch.zeros(4096)}, [])\ntouch_all(params)",
+    ),
+    "getattr_parts": (
+        "parts = {n: getattr(M, n) for n in names}\nsources = TensorDict(parts, [])\n"
+        "for key, p in sources.items(True, True):\n    {OP}", "",
+        "parts = {n: torch.zeros(4096) for n in names}\nsources = TensorDict(parts, [])\n"
+        "for key, p in sources.items(True, True):\n    {OP}",
+    ),
+}
 # paths that bind the model itself to `m` (for operations on the model as a whole)
 MODEL_PATHS: dict[str, tuple[str, str]] = {
     "direct": ("m = M\n{OP}", ""),
@@ -121,6 +186,12 @@ PARAM_OPS = {
     "data_read": "v = p.data.clone()",
     "ones_like": "r = torch.ones_like(p)",
     "broadcast": "torch.distributed.broadcast(p.data, 0)",
+    "lerp_toward": "torch.zeros(4096).lerp_(p.data, 0.005)",
+    "copy_from": "torch.empty(4096).copy_(p.data)",
+    "min_reduce": "lo = p.data.min().item()",
+    "norm": "n = p.norm()",
+    "detach_clone": "c = p.detach().clone()",
+    "save": "torch.save(p, 'p.pt')",
 }
 MODEL_OPS = {
     "deepcopy": "c = copy.deepcopy(m)",
@@ -138,10 +209,21 @@ def _gathered(op: str, subject: str) -> str:
 
 
 def cell(source: str, path: str, op: str, variant: str) -> str:
-    """The file of one cell: `variant` is "hazard", "gathered" or "local"."""
+    """The file of one cell: `variant` is "hazard", "gathered", "local" or (container paths) "plain"."""
     code, model, indent = SOURCES[source]
     is_param = op in PARAM_OPS
-    lines, helper = (PARAM_PATHS if is_param else MODEL_PATHS)[path]
+    head = HEAD
+    if path in CONTAINER_PATHS:
+        lines, helper, plain = CONTAINER_PATHS[path]
+        head = HEAD + CONTAINER_HEAD
+        if source == "ctor_argument":
+            code = code.replace("{BODY}", "        names = ['fc']\n{BODY}")
+        else:
+            code = code.replace("{BODY}", " " * indent + "names = ['fc']\n{BODY}")
+        if variant == "plain":
+            lines = plain
+    else:
+        lines, helper = (PARAM_PATHS if is_param else MODEL_PATHS)[path]
     operation = (PARAM_OPS if is_param else MODEL_OPS)[op] + KEY
     if variant == "gathered":
         operation = _gathered(operation, "[p]" if is_param else "list(m.parameters())")
@@ -152,13 +234,13 @@ def cell(source: str, path: str, op: str, variant: str) -> str:
         model = "built"
     if helper:
         # the helper runs the operation; the source hands it the model
-        helper_code = helper.replace("{OP}", textwrap.indent(operation, " " * (8 if is_param else 4)).lstrip())
+        helper_code = helper.replace("{OP}", textwrap.indent(operation, " " * _op_indent(helper)).lstrip())
         body = prefix + lines.replace("M", model)
-        text = HEAD + helper_code + "\n\n" + code.replace("{BODY}", _indent(body, indent))
+        text = head + helper_code + "\n\n" + code.replace("{BODY}", _indent(body, indent))
         return text
     op_indent = _op_indent(lines)
     body = prefix + lines.replace("M", model).replace("{OP}", textwrap.indent(operation, " " * op_indent).lstrip())
-    return HEAD + code.replace("{BODY}", _indent(body, indent))
+    return head + code.replace("{BODY}", _indent(body, indent))
 
 
 def _op_indent(lines: str) -> int:
@@ -179,11 +261,14 @@ def run(show_fails: int = 0, json_path: Path | None = None) -> int:
             for path in paths:
                 for op in ops:
                     cells.append((source, path, op))
+        for path in CONTAINER_PATHS:
+            for op in PARAM_OPS:
+                cells.append((source, path, op))
     by_axis: dict[str, dict[str, list[int]]] = {"source": defaultdict(lambda: [0, 0, 0, 0]),
                                                 "path": defaultdict(lambda: [0, 0, 0, 0]),
                                                 "operation": defaultdict(lambda: [0, 0, 0, 0])}
     found = clean = safe_total = 0
-    per_variant = {"gathered": [0, 0], "local": [0, 0]}
+    per_variant = {"gathered": [0, 0], "local": [0, 0], "plain": [0, 0]}
     fails: list[str] = []
     outcomes = []
     for source, path, op in cells:
@@ -193,7 +278,8 @@ def run(show_fails: int = 0, json_path: Path | None = None) -> int:
         hit = any(f.line <= line <= max(f.end_line or f.line, f.line) for f in findings)
         found += hit
         safe_ok = 0
-        for variant in ("gathered", "local"):
+        variants = ("gathered", "local", "plain") if path in CONTAINER_PATHS else ("gathered", "local")
+        for variant in variants:
             look = cell(source, path, op, variant)
             ok = not [f for f in check_source("cell.py", look) if f.code.startswith("ZG1")]
             safe_ok += ok
@@ -202,7 +288,7 @@ def run(show_fails: int = 0, json_path: Path | None = None) -> int:
             if not ok:
                 fails.append(f"SAFE FLAGGED {source} x {path} x {op} ({variant})")
         clean += safe_ok
-        safe_total += 2
+        safe_total += len(variants)
         if not hit:
             fails.append(f"missed {source} x {path} x {op}")
         for axis, value in (("source", source), ("path", path), ("operation", op)):
@@ -210,7 +296,7 @@ def run(show_fails: int = 0, json_path: Path | None = None) -> int:
             row[0] += hit
             row[1] += 1
             row[2] += safe_ok
-            row[3] += 2
+            row[3] += len(variants)
         outcomes.append({"source": source, "path": path, "operation": op, "found": hit, "safe_clean": safe_ok})
     print(f"cells: {len(cells) + safe_total} ({len(cells)} hazard, {safe_total} safe)")
     print(f"recall: {found}/{len(cells)} ({found / len(cells):.2f})   clean: {clean}/{safe_total} ({clean / safe_total:.2f})")

@@ -231,6 +231,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             if path is None or not path.parts or path.parts[-1] == "data":
                 continue
             owner = path.root if path.root in names else aliases.get(path.root)
+            if owner is None:
+                owner = items.get(path.root)  # `for layer in reversed(module)`: a child, `layer.weight.data.copy_()`
             if owner is None or path.parts[-1] not in index.param_names:
                 continue
             use, _detail = usage(index, inner, node)

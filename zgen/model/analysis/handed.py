@@ -156,7 +156,8 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
         if scope is None or not isinstance(scope.node, cst.FunctionDef):
             continue
         held = holders(index, scope, cls, True, False)
-        seeds: dict[str, Value] = {name: Model(name) for name in held.models}
+        typed = module_arguments(index, scope.node)  # `vit: VisionTransformer`: its members tell sizes and children
+        seeds: dict[str, Value] = {name: Model(name, typed.get(name, ())) for name in held.models}
         seeds.update((name, Params(name)) for name in held.iterables)
         if seeds:
             entries.append((span, cls, seeds))

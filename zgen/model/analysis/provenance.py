@@ -32,6 +32,8 @@ metadata, sizes of a model as a whole, plain tensors.
 
 from __future__ import annotations
 
+import ast
+import builtins
 import re
 from dataclasses import dataclass, field
 from typing import Union as _U
@@ -39,7 +41,7 @@ from typing import Union as _U
 from ..program import known
 from ..program.holds import config_like, module_arguments
 from ..program.index import ClassInfo, ModelIndex, entry_name
-from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of
+from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
 from ..program.tree import call_name, code_of, cst, dotted, parameter_for
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
@@ -49,10 +51,11 @@ from .effects import (
 )
 from .flow import Flat, runs_gathered
 from .own import TORCH_INITIALISERS
+from .persistence import persistent_param
 from .script import WRAP_TRIGGER, function_scope
 
 __all__ = [
-    "Model", "Param", "Items", "Tup", "Mapping", "Averaged", "Union", "Value", "join", "item_of", "provenance_accesses",
+    "Model", "Param", "Items", "Tup", "Mapping", "Averaged", "Container", "Union", "Value", "join", "item_of", "provenance_accesses",
     "Params", "Pairs", "OPERATIONS", "reaches_operation",
 ]
 
@@ -76,6 +79,8 @@ class Param:
     origin: str  # what it came from (`model.parameters()`, `model.fc.weight`)
     walked: bool = False  # an item of a parameter walk, not reached by its attribute path
     state: bool = False  # a tensor of a state dict: its reads are ZG108's, at the `state_dict()` call
+    owner_classes: tuple[str, ...] = ()  # the classes the module it was reached on may have (all known), and
+    name: str = ""  # its name there: how large it is, where those classes tell (`analysis/persistence`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +113,23 @@ class Averaged:
 
 
 @dataclass(frozen=True, slots=True)
+class Container:
+    """A container of a built model's parameters that a call of unknown effect made from the model or its parameters
+    (`TensorDict.from_module(model)`, `make_functional(model)`, `OrderedDict(model.named_parameters())`, a library's
+    `get_params(model)`): its items, values, subscripts, attributes and leaves are those parameters (or copies of their
+    placeholders), and an in-place write or a `.data` read of the container itself touches every one of them."""
+
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
 class Union:
     """One of several kinds (`self.m = model` in one branch, `self.m = [model]` in another)."""
 
     options: tuple[Value, ...]  # in the order the paths were joined: which option answers first is the same every run
 
 
-Value = _U[Model, Param, Items, Tup, Mapping, Averaged, Union]
+Value = _U[Model, Param, Items, Tup, Mapping, Averaged, Container, Union]
 
 
 def Params(origin: str) -> Items:  # noqa: N802  (a constructor of the lattice)
@@ -157,12 +172,22 @@ def _each(value: Value | None, step) -> Value | None:
     return found
 
 
+def leaf(container: Container) -> Value:
+    """What an item, value or subscript of a container of parameters is: one of the parameters, or a container of
+    some of them (nested: `params["encoder"]`). (An attribute stays the container: an object made from a model
+    may keep other things there, `ema.ema_model`, whose methods are no reads.)"""
+    return Union((Param(container.origin, walked=True), container))
+
+
 def item_of(value: Value | None) -> Value | None:
-    """What iterating `value` yields: an item of `Items`, a submodule of a module container, a tuple's items."""
+    """What iterating `value` yields: an item of `Items`, a submodule of a module container, a tuple's items, a
+    container's leaves."""
 
     def step(v: Value) -> Value | None:
         if isinstance(v, Items):
             return v.item
+        if isinstance(v, Container):
+            return leaf(v)
         if isinstance(v, Model):
             return v  # a `ModuleList` walked: its modules
         if isinstance(v, Tup):
@@ -181,6 +206,8 @@ def _contains_model(value: Value | None) -> bool:
             return True
         if isinstance(v, Items) and _contains_model(v.item) or isinstance(v, Mapping) and _contains_model(v.value):
             return True
+        if isinstance(v, Container):
+            return True
         if isinstance(v, Tup) and any(_contains_model(p) for p in v.items):
             return True
     return False
@@ -197,6 +224,22 @@ def _whole(value: Value | None) -> bool:
 
 def _param(value: Value | None) -> Param | None:
     return next((v for v in _options(value) if isinstance(v, Param)), None)
+
+
+def _holds_parameters(value: Value | None) -> bool:
+    """Does `value` hold a built model or its parameters themselves (not a container another call made)?"""
+    for v in _options(value):
+        if isinstance(v, Model | Param):
+            return True
+        if isinstance(v, Items) and _holds_parameters(v.item) or isinstance(v, Mapping) and _holds_parameters(v.value):
+            return True
+        if isinstance(v, Tup) and any(_holds_parameters(p) for p in v.items):
+            return True
+    return False
+
+
+def _container(value: Value | None) -> Container | None:
+    return next((v for v in _options(value) if isinstance(v, Container)), None)
 
 
 def _params(value: Value | None) -> Param | None:
@@ -423,11 +466,13 @@ class _Engine:
         elif isinstance(target, (cst.Tuple, cst.List)):
             parts = [e.value for e in target.elements]
             tup = next((v for v in _options(value) if isinstance(v, Tup) and len(v.items) == len(parts)), None)
+            container = _container(value) if tup is None else None
+            part_value = leaf(container) if container is not None else None  # `fmodel, params = make_functional(m)`
             for at, part in enumerate(parts):
                 if isinstance(part, cst.StarredElement):
                     self.bind(run, part.value, Items(value) if value is not None and tup is None else None)
                 else:
-                    self.bind(run, part, tup.items[at] if tup is not None else None)
+                    self.bind(run, part, tup.items[at] if tup is not None else part_value)
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             if value is not None:
                 name = target.attr.value
@@ -533,18 +578,27 @@ class _Engine:
         method = cls.method(name)
         if value is None and method is not None and "@property" in method.text:
             return self.call(method.span, cls, ())[0]
+        if value is None and method is not None and re.search(rf"@{name}\.(?:setter|deleter)\b", method.text):
+            getter = _property_getter(self.index, method.owner, name)  # the setter is defined last, under the name
+            return self.call(getter, cls, ())[0] if getter is not None else None
         return value
 
     def _attribute(self, base: Value | None, attr: str, text: str) -> Value | None:
         def step(v: Value) -> Value | None:
             if isinstance(v, Param):
                 return v if attr == "data" else None
+            if isinstance(v, Container):
+                if attr == "data":
+                    return v
+                if config_like(attr) or _SIZE_NAME.search(attr) or attr in known.METADATA_ATTRS or attr.startswith("_"):
+                    return None
+                return v  # a nested container or a leaf: judged as the container (`.data` reads, in-place writes)
             if not isinstance(v, Model):
                 return None
             if attr == "module":
                 return v  # a wrapper's module: the model it wraps
             if attr in self.index.param_names or attr in ("weight", "bias"):
-                return Param(text)
+                return Param(text, owner_classes=_all_known(v.classes), name=attr)
             if config_like(attr) or _SIZE_NAME.search(attr) or attr in known.METADATA_ATTRS or attr.startswith("_"):
                 return None
             if attr in _WALKS or attr in _RETURNS_SELF or attr == "training":
@@ -567,7 +621,7 @@ class _Engine:
                     found.append(UNKNOWN_CLASS)
                 continue
             if member.kind == Kind.PARAM:
-                return Param(text)
+                return Param(text, owner_classes=_all_known(model.classes), name=attr)
             if member.kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
                 found += member.classes or [UNKNOWN_CLASS]
         if not found or all(has_params(self.index, c) is False for c in found):
@@ -583,7 +637,13 @@ class _Engine:
             if isinstance(func.value, cst.Name) and func.value.value == "self" and run.cls is not None:
                 target = run.cls.method(method)
                 if target is not None:
-                    return self._helper(run, target.span, run.cls, call) if self.follow_self else None
+                    if not self.follow_self:
+                        return None
+                    found = self._helper(run, target.span, run.cls, call)
+                    for sub in _overriding(self.index, run.cls, method):
+                        # `self._step(p_source, p_target)` in a base class: each subclass's override may run
+                        found = join(found, self._helper(run, sub.span.methods[method], sub, call))
+                    return found
             base = self.ev(run, func.value)
             if base is None:
                 return self._module_function(run, call)
@@ -610,6 +670,8 @@ class _Engine:
                     if method == "copy":
                         return v
                     return None
+                if isinstance(v, Container):
+                    return self._container_method(run, call, v, method)
                 if isinstance(v, Items) and method in ("copy", "pop"):
                     return v if method == "copy" else v.item
                 if isinstance(v, Param) and method in ("detach_", "requires_grad_"):
@@ -654,19 +716,86 @@ class _Engine:
             return Averaged(model)
         if last == "getattr" and "." not in name and len(call.args) >= 2:
             attr = _literal_str(call.args[1].value)
-            found = self._attribute(self.ev(run, call.args[0].value), attr, code_of(call)) if attr else None
+            owner = self.ev(run, call.args[0].value)
+            if attr:
+                found = self._attribute(owner, attr, code_of(call))
+            elif _model(owner) is not None:
+                # a part named at run time (`getattr(self, name + "_params")`): a child, or what holds parameters
+                found = join(Model(code_of(call), child=True), Container(code_of(call)))
+            else:
+                found = None
             if len(call.args) >= 3:
                 found = join(found, self.ev(run, call.args[2].value))
             return found
         if "." not in name and name in self.index.skeleton.functions:
             return self._helper(run, self.index.skeleton.functions[name], None, call)
-        if args and last[:1].islower() and last not in _NOT_PASSED_ON and name not in _arguments(run) \
-                and resolve_function(self.index, run.flat, name) is None:
+        if name in _arguments(run) or resolve_function(self.index, run.flat, name) is not None:
+            return None  # a callable handed in, or a function we can read (its effects are judged at the call)
+        passed_on = None
+        if args and last[:1].islower() and last not in _NOT_PASSED_ON:
             first = self.ev(run, args[0].value)
             model = _model(first)
             if model is not None and not known.is_gather_context(name):
-                return model  # an unreadable wrapper given the model first: `accelerator.unwrap_model(model)`
-        return None
+                passed_on = model  # an unreadable wrapper given the model first: `accelerator.unwrap_model(model)`
+        return join(passed_on, self._made_container(run, call, name, qualified))
+
+    def _made_container(self, run: _Run, call: cst.Call, name: str, qualified: str) -> Value | None:
+        """A call of unknown effect handed a built model (and settings alone), its named parameters or a mapping of
+        its parts: what it makes holds those parameters (`TensorDict.from_module(model)`, `make_functional(model)`,
+        `OrderedDict(model.named_parameters())`, `TensorDict({n: getattr(model, n) for n in names}, [])`). Not a call
+        handed a bare parameter iterable (an optimizer) or data beside the model (a call that runs it), nor torch's
+        functions, the file's classes, gathering contexts."""
+        last = qualified.rsplit(".", 1)[-1]
+        if last in _NOT_PASSED_ON or qualified.startswith("torch.") or known.is_gather_context(name):
+            return None
+        if "." not in name and name in _BUILTINS or qualified.partition(".")[0] in _STDLIB_NOT_CONTAINERS:
+            return None  # `range(n)`, `math.sin(x)`: Python's own functions make no container of parameters
+        if "." not in name and self.index.class_of(name) is not None:
+            return None  # a class of the file (its instances are typed elsewhere)
+        if self.ev(run, call.func) is not None:
+            return None  # a model, a parameter or a container called (`self.tokenizer(text)`): what it computes
+        made = False
+        for arg in call.args:
+            value = self.ev(run, arg.value)
+            if arg.star:
+                value = item_of(value) if arg.star == "*" else None
+            if value is None:
+                if arg.keyword is None and not arg.star and not _literal(arg.value):
+                    return None  # data beside the model: a call that computes with it
+                continue
+            if arg.keyword is not None:
+                continue  # (a setting, or a model handed by name to a trainer-like object)
+            if _whole(value) or _model(value) is not None and _all_known(_model(value).classes) or any(
+                isinstance(v, Mapping) and _holds_parameters(v.value)
+                or isinstance(v, Items) and isinstance(v.item, Tup) and _holds_parameters(v.item)
+                for v in _options(value)
+            ):
+                made = True
+            else:
+                return None
+        return Container(f"{name}()") if made else None
+
+    def _container_method(self, run: _Run, call: cst.Call, container: Container, method: str) -> Value | None:
+        """What a method of a container of parameters returns: its leaves walked or taken, the container itself
+        (selected, moved, cloned: copies of the placeholders); `.apply(fn)` runs `fn` of the file on each leaf."""
+        if method == "items":
+            return Items(Tup((None, leaf(container))))
+        if method == "values":
+            return Items(leaf(container))
+        if method in ("get", "pop", "setdefault", "get_parameter"):
+            return leaf(container)
+        if method not in _SAME_CONTAINER:
+            return None  # its keys, sizes, or what a method of the object computes (`model.generate(x)`)
+        if method in ("apply", "apply_", "named_apply") and call.args:
+            fn = call.args[0].value
+            span = self.index.skeleton.functions.get(fn.value) if isinstance(fn, cst.Name) else None
+            node = function_scope(self.index, span).node if span is not None else None  # type: ignore[union-attr]
+            if isinstance(node, cst.FunctionDef):
+                params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+                at = 1 if method == "named_apply" else 0
+                if len(params) > at:
+                    self.call(span, None, ((params[at], leaf(container)),))  # type: ignore[arg-type]
+        return container
 
     def _helper(self, run: _Run, span: FunctionSpan, cls: ClassInfo | None, call: cst.Call) -> Value | None:
         """A function or method of this file called with these arguments: its summary."""
@@ -729,22 +858,43 @@ class _Engine:
             return  # `p.data`: judged at `p`, whose use reads through it
         if isinstance(parent, cst.Call) and parent.func is node:
             return
-        param = _param(self.ev(run, node))
-        if param is None:
+        value = self.ev(run, node)
+        param = _param(value)
+        container = _container(value)
+        if param is None and container is None:
             return
         use, op = usage(self.index, flat, node)
         if use == READ:
             use, op = written_in_bulk(flat, node, op)
         if op.startswith(".grad") or use in (CHECK, META) or use not in (READ, SIZE, WRITE, INIT):
             return
-        if op.lstrip(".").split(".")[0] in _IDENTITY_METHODS:
+        method = op.lstrip(".").split(".")[0].split("(")[0].split("[")[0]
+        if method in _IDENTITY_METHODS:
             return  # `p.data_ptr()`: which storage, not what it holds
+        if container is not None:
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value != "data":
+                grand = flat.parent.get(id(parent))
+                if not (isinstance(grand, cst.Call) and grand.func is parent):
+                    return  # `params.fc.weight`: a step to a nested leaf, judged where that leaf is used
+            if method in _CONTAINER_API or op.startswith(("[", ".data[")) or (method == "data" and ".data." not in op + "."):
+                # (walking, selecting or setting entries is the container's own bookkeeping; `.data` alone is judged
+                # where it is used: `c.data` handed on below)
+                if not (method == "data" and use == READ and op == ".data"):
+                    return
+            if param is None:
+                if use == SIZE or use == READ and not op.startswith(".data") and not _torch_argument(self.index, flat, parent):
+                    return  # the container's own size or methods, not the values it holds
+                param = Param(container.origin, walked=True)
         if use == READ and (not computed_with(self.index, flat, parent, op) or _metadata_call(self.index, flat, parent)):
             return
+        if use == READ and op == ".data" and _metadata_call(self.index, flat, flat.parent.get(id(parent))):
+            return  # `t.is_set_to(p.data)`
         if use == READ and not op and _constructor_arg(flat, parent):
             return  # `nn.Parameter(embed.weight)`: tied, not read
         if param.state and use not in (WRITE, INIT):
             return  # reading a state dict is ZG108's, at the `state_dict()` call
+        if use in (READ, SIZE) and _stays_gathered(self.index, param):
+            return  # small enough that ZeRO-3 keeps it gathered everywhere: reading it is free (writing is not)
         via = Via(Reach.PARAMETERS) if param.walked else Via(Reach.PATH)
         self._access(run, node, ctx, use, op, via, param.origin)
 
@@ -871,6 +1021,8 @@ def _arguments(run: _Run) -> frozenset[str]:
 def _subscript(v: Value, index: int | None) -> Value | None:
     if isinstance(v, Items):
         return v.item
+    if isinstance(v, Container):
+        return leaf(v)
     if isinstance(v, Mapping):
         return v.value
     if isinstance(v, Model):
@@ -892,6 +1044,50 @@ def _items_of_literal(engine: _Engine, run: _Run, elements) -> Value | None:
     return Items(found) if found is not None else None
 
 
+def _all_known(classes: tuple[str, ...]) -> tuple[str, ...]:
+    """The classes, where every one is known (else none: a size cannot be told)."""
+    return classes if classes and UNKNOWN_CLASS not in classes else ()
+
+
+def _stays_gathered(index: ModelIndex, param: Param) -> bool:
+    """Is a parameter reached by its name on a module of known classes below the persistence threshold in every
+    class that has it (a class token, a norm's weight), as `persistence` judges the members of a module?"""
+    if not param.owner_classes or not param.name:
+        return False
+    classes = [ref for ref in param.owner_classes if member_param(index, ref, param.name) is not False]
+    return bool(classes) and all(persistent_param(index, ref, param.name) for ref in classes)
+
+
+def _overriding(index: ModelIndex, cls: ClassInfo, name: str) -> list[ClassInfo]:
+    """The file's subclasses of `cls` that define their own `name` (what `self.name(...)` in `cls` may run)."""
+    return [sub for sub in index.classes.values() if sub is not cls and cls in sub.mro and name in sub.span.methods]
+
+
+def _property_getter(index: ModelIndex, cls: ClassInfo, name: str) -> FunctionSpan | None:
+    """The getter of property `name` of `cls`, where a setter or deleter defined after it took the name."""
+    tree = index.skeleton.tree
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, ast.ClassDef) or node.name != cls.name or not cls.span.start <= node.lineno <= cls.span.end:
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == name and any(
+                isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list
+            ):
+                return FunctionSpan(name, stmt.decorator_list[0].lineno, stmt.end_lineno or stmt.lineno, stmt.col_offset)
+    return None
+
+
+def _literal(expr: cst.BaseExpression) -> bool:
+    """A literal setting (`[]`, `True`, `"cpu"`, `None`), no data."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return all(isinstance(e, cst.Element) and _literal(e.value) for e in expr.elements)
+    return False
+
+
 def _is_self(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "self"
 
@@ -903,10 +1099,41 @@ def _method_of_object(index: ModelIndex, name: str) -> bool:
     return bool(owner) and index.qualify(owner) == owner and head not in index.imports and head != "torch"
 
 
+# A container's own methods: walking, selecting, setting or locking its entries, not computing with their values;
+# and a module's walks, for a leaf that is a submodule (`layers[0].children()`).
+_CONTAINER_API = frozenset(
+    {"items", "values", "keys", "get", "pop", "setdefault", "update", "set", "set_", "apply", "apply_", "named_apply",
+     "select", "exclude", "to_module", "lock_", "unlock_", "flatten_keys", "unflatten_keys", "copy", "is_empty",
+     "batch_size", "names", "filter_non_tensor_data", "is_locked", "requires_grad_", "detach_", "share_memory_",
+     "children", "modules", "parameters", "named_parameters", "named_children", "named_modules", "buffers",
+     "named_buffers", "train", "eval", "zero_grad", "register_forward_hook", "register_forward_pre_hook"}
+)  # fmt: skip
+# Methods of a container that return it (or a copy or selection of it): what a method not listed returns is no
+# container (`model.generate(x)` on an object made from a model computes with it).
+_SAME_CONTAINER = frozenset(
+    {"copy", "clone", "detach", "to", "cpu", "cuda", "float", "half", "double", "bfloat16", "select", "exclude",
+     "lock_", "unlock_", "flatten_keys", "unflatten_keys", "apply", "apply_", "named_apply", "contiguous", "update",
+     "update_", "data", "detach_", "requires_grad_", "parameters", "named_parameters", "state_dict", "flatten"}
+)  # fmt: skip
+_BUILTINS = frozenset(dir(builtins))
+# Standard library modules whose functions compute with numbers, iterables or text.
+_STDLIB_NOT_CONTAINERS = frozenset({"math", "itertools", "functools", "operator", "random", "os", "re", "json", "time"})
+
+
+def _torch_argument(index: ModelIndex, flat: Flat, parent) -> bool:
+    """Is `parent` handed to `torch.save` or to an in-place list operation (`torch._foreach_mul_(c, w)`)?"""
+    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    name = call_name(call) if isinstance(call, cst.Call) else None
+    if not name or name.startswith("."):
+        return False
+    qualified = index.qualify(name)
+    return qualified == "torch.save" or qualified.startswith("torch.") and bool(known.FOREACH_INPLACE.match(qualified.rsplit(".", 1)[-1]))
+
+
 # Torch functions that look at a tensor's type or layout only.
 _METADATA_FUNCTIONS = frozenset({"is_floating_point", "is_complex", "is_tensor", "numel", "is_nonzero", "result_type"})
 # Tensor methods that look at a parameter's identity or storage address, not its values.
-_IDENTITY_METHODS = frozenset({"data_ptr", "untyped_storage", "storage_offset", "is_contiguous", "stride"})
+_IDENTITY_METHODS = frozenset({"data_ptr", "untyped_storage", "storage_offset", "is_contiguous", "stride", "is_set_to"})
 
 
 def _constructor_arg(flat: Flat, parent) -> bool:
@@ -917,6 +1144,8 @@ def _constructor_arg(flat: Flat, parent) -> bool:
 
 def _metadata_call(index: ModelIndex, flat: Flat, parent) -> bool:
     call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _IDENTITY_METHODS:
+        return True  # `t.is_set_to(p.data)`: whether two tensors share storage
     name = call_name(call) if isinstance(call, cst.Call) else None
     return bool(name) and index.qualify(name).rsplit(".", 1)[-1] in _METADATA_FUNCTIONS
 
@@ -926,7 +1155,7 @@ def _metadata_call(index: ModelIndex, flat: Flat, parent) -> bool:
 # Text without which a class or function does nothing to a parameter this module reports.
 OPERATIONS = re.compile(
     r"\.data\b|_\(|numel|nelement|\.shape\b|\.size\(|_like\(|deepcopy|state_dict|\bsave\(|clip_grad|_to_vector|"
-    r"_to_parameters|\.apply\(|broadcast|all_reduce|\binit\."
+    r"_to_parameters|\.apply\(|broadcast|all_reduce|\binit\.|\.(?:norm|clone|min|max)\("
 )
 
 

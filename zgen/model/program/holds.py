@@ -134,14 +134,18 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
     params = function.params
     found: dict[str, tuple[str, ...]] = {}
     unannotated = []
+    used_only: list[str] = []
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         name = param.name.value
         if name in ("self", "cls"):
             continue
         if param.annotation is not None:
-            classes = annotated_module(index, param.annotation.annotation)
+            classes = annotated_module(index, param.annotation.annotation) or _locally_imported_module(
+                index, function, param.annotation.annotation)
             if classes:
                 found[name] = classes
+            elif _names_a_class(param.annotation.annotation):
+                used_only.append(name)  # a class not known to be a module (its bases unreadable): judged by use
             continue
         if isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Dict, cst.Tuple)):
             continue  # `layers=2`, `head="linear"`: a setting
@@ -149,9 +153,9 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
             found[name] = ("<unknown>",)
         else:
             unannotated.append(name)
-    if unannotated:
+    if unannotated or used_only:
         used = _used_as_module(function)
-        for name in unannotated:
+        for name in (*unannotated, *used_only):
             if name in used:
                 found[name] = ("<unknown>",)
     return found
@@ -184,12 +188,38 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             kind, classes = classify(index, node.value)
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
         if built:
-            found[target.value] = node.value
+            found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
     return found
 
 
 # A variable holding a class, called to build an instance (`model_class`, `EncoderClass`, `net_cls`, `klass`).
 _CLASS_VARIABLE = re.compile(r"^(?:[A-Z]\w*Class|\w+_(?:class|cls)|klass)$")
+
+
+def _names_a_class(annotation: cst.BaseExpression) -> bool:
+    """Does an annotation name one class (`LossModule`, `"pkg.Loss"`), not a builtin or a typing form?"""
+    text = code_of(annotation, limit=200).strip("\"' ")
+    return all(part.isidentifier() for part in text.split(".")) and text.rsplit(".", 1)[-1][:1].isupper() \
+        and text not in _TYPING_WORDS
+
+
+def _locally_imported_module(index: ModelIndex, function: cst.FunctionDef, annotation: cst.BaseExpression) -> tuple[str, ...]:
+    """A module class an annotation names through an import inside the function (`loss_module: LossModule` with
+    `from pkg.common import LossModule` in the body, an import kept local to break a cycle)."""
+    if "import" not in code_of(function.body, limit=2000):
+        return ()
+    text = code_of(annotation, limit=200).strip("\"' ")
+    if not text.isidentifier():
+        return ()
+    for node in walk(function.body):
+        if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar) and node.module is not None \
+                and not node.relative:
+            for alias in node.names:
+                bound = alias.asname.name.value if alias.asname is not None else alias.name.value  # type: ignore[union-attr]
+                if bound == text and isinstance(alias.name, cst.Name):
+                    qualified = f"{code_of(node.module)}.{alias.name.value}"
+                    return (qualified,) if index.is_module_base(qualified) else ()
+    return ()
 
 
 def _used_as_module(node: cst.CSTNode) -> set[str]:

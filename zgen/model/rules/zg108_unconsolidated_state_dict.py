@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
 from ..analysis.loaded import built_then_loaded
+from ..analysis.moved import child_state_copies
 from ..analysis.own import own_state_calls
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
@@ -108,6 +109,13 @@ def main(model, cfg):
                 "into empty placeholders"
             )
             yield self.finding(index, method.snippet, node, message, _LOAD_HELP)
+        for method, node, target, source in child_state_copies(index):
+            message = (
+                f"`{code_of(node)}` reads the state of `self.{source}` to load into `self.{target}` in "
+                f"`{method.name}`, a method run on the built model, where ZeRO-3 gathers neither child: both hold "
+                "empty placeholders, so nothing is copied"
+            )
+            yield self.finding(index, method.snippet, node, message, _COPY_HELP)
         for method, node in own_state_calls(index):
             verb = _VERB.get(node.func.attr.value)  # type: ignore[union-attr]
             what = f"{verb} the state of the module itself" if verb else "pickles the module object whole"
@@ -119,6 +127,10 @@ def main(model, cfg):
             yield self.finding(index, method.snippet, node, message, _HELP)
 
 
+_COPY_HELP = (
+    "copy inside `with deepspeed.zero.GatheredParameters(list(source.parameters()) + list(target.parameters()), "
+    "modifier_rank=0):` on every rank"
+)
 _LOAD_HELP = (
     "load inside `with deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0):`, or build "
     "the model outside `zero.Init` and load before `deepspeed.initialize`"
