@@ -31,12 +31,12 @@ from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, torch_base
 from ..program.tree import cst, dotted
 from .access import READ, SIZE, WRITE
-from .flow import Flat
+from .flow import Flat, loop_items, same_items
 from .own import OwnUse, method_uses
 
 __all__ = [
     "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "instance_methods",
-    "properties_read", "instance_attributes",
+    "properties_read", "instance_attributes", "element_instance", "possible_classes",
 ]
 
 
@@ -101,8 +101,76 @@ def receiver_instance(
                 for target, value in _bindings(node.targets[0].target, node.value):
                     if target.value == expr.value:
                         found = _union(found, receiver_instance(index, cls, None, value, depth + 1))
+            elif type(node) is cst.For or type(node) is cst.CompFor:
+                # `for v in self.vs`, `for k, v in self.vd.items()`, `for i, v in enumerate(self.vs[::-1])`
+                for part, items in loop_items(node.target, node.iter):
+                    if isinstance(part, cst.Name) and part.value == expr.value:
+                        found = _union(found, _elements(index, cls, items))
         return found
     return None
+
+
+def _elements(index: ModelIndex, cls: ClassInfo, items: cst.BaseExpression) -> Instance | None:
+    """What iterating over `items` yields instances of: a container attribute of `self` (also sliced, its
+    `.values()`/`.items()`), or `self.children()`/`self.modules()` (any child)."""
+    items = same_items(items)
+    while isinstance(items, cst.Subscript):
+        items = items.value
+    if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
+        owner, method = items.func.value, items.func.attr.value
+        if isinstance(owner, cst.Name) and owner.value == "self" and method in ("children", "modules"):
+            found = None
+            for instance in instance_attributes(index, cls).values():
+                found = _union(found, instance)
+            return found
+        if method in ("values", "items"):
+            items = owner
+    if isinstance(items, cst.Attribute) and isinstance(items.value, cst.Name) and items.value.value == "self":
+        return element_instance(index, cls, items.attr.value)
+    return None
+
+
+@memoised
+def element_instance(index: ModelIndex, cls: ClassInfo, name: str) -> Instance | None:
+    """What the modules of the container `self.<name>` (a `ModuleList`/`ModuleDict`/`Sequential`, a list or dict)
+    are instances of: the classes the members know, else each element of the literal `__init__` fills it with
+    (`nn.ModuleList([self.enc, self.dec])`, `nn.ModuleDict({"a": self.v})`, `dict(a=self.v)`), typed as an
+    attribute (`receiver_instance`)."""
+    member = facts_of(cls).members.get(name)
+    if member is not None and member.kind == Kind.CONTAINER and member.classes:
+        if all(c != UNKNOWN_CLASS for c in member.classes):
+            return Instance(member.classes, True)
+    found = None
+    for method in cls.init_methods:
+        if f"self.{name}" not in method.text or method.node is None:
+            continue
+        for small in _small_statements(method.node.body):
+            if not isinstance(small, cst.Assign) or not any(
+                _self_attribute(t.target) and t.target.attr.value == name for t in small.targets  # type: ignore[union-attr]
+            ):
+                continue
+            for element in _literal_elements(small.value):
+                if _self_attribute(element):
+                    found = _union(found, receiver_instance(index, cls, None, element, 1))
+    return found
+
+
+def _literal_elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The elements a container literal holds, through one wrapping call (`nn.ModuleList([...])`, `dict(a=...)`)."""
+    if isinstance(value, cst.Call):
+        args = [a for a in value.args if not a.star]
+        if args and all(a.keyword is not None for a in args):  # `dict(a=x, b=y)`, `nn.ModuleDict(dict(...))`'s inside
+            return [a.value for a in args]
+        if len(args) != 1 or args[0].keyword is not None:
+            return []
+        value = args[0].value
+        if isinstance(value, cst.Call):
+            return _literal_elements(value)
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        return [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
+    if isinstance(value, cst.Dict):
+        return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    return []
 
 
 def _bindings(target: cst.BaseExpression, value: cst.BaseExpression):
@@ -281,6 +349,28 @@ def dispatch(index: ModelIndex, ref: str, name: str, exact: bool) -> tuple[tuple
                 if info in other.mro or any(base is info for _i, base in _all_external_bases(other)):
                     targets.append((where, other.name))
     return tuple(dict.fromkeys(targets))
+
+
+@memoised
+def possible_classes(index: ModelIndex, instance: Instance) -> tuple[tuple[ModelIndex, str], ...]:
+    """The classes (their file's index and their name there) a value typed `instance` may be built from: its
+    classes and, when it is not exact (an annotation names a base), every subclass of them in their own file and
+    in the checked file."""
+    found: list[tuple[ModelIndex, str]] = []
+    for ref in instance.classes:
+        info = _class_info(index, ref)
+        if info is None:
+            found.append((index, ref))
+            continue
+        owner, cls = info
+        found.append((owner, cls.name))
+        if instance.exact:
+            continue
+        for where in (owner, index) if owner is not index else (owner,):
+            for other in where.classes.values():
+                if other is not cls and (cls in other.mro or any(base is cls for _i, base in _all_external_bases(other))):
+                    found.append((where, other.name))
+    return tuple(dict.fromkeys(found))
 
 
 def _all_external_bases(cls: ClassInfo) -> list[tuple[ModelIndex, ClassInfo]]:

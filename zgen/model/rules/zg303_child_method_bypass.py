@@ -311,6 +311,8 @@ def _instance_of(
 
 # `v = self.v`, `v, n = self.v, 2`, `v = self.a if c else self.b`: a local bound from an attribute of `self`.
 _LOCAL_FROM_SELF = re.compile(r"^[ \t]*(\w+)(?:[ \t]*,[ \t]*\w+)*[ \t]*=[^=\n][^\n]*\bself\.\w", re.MULTILINE)
+# `for v in self.vs:`, `for k, v in self.vd.items():`: loop names bound to what a container of `self` holds.
+_LOOP_FROM_SELF = re.compile(r"\bfor[ \t]+([\w \t,()]+?)[ \t]+in[ \t]+[^\n]*?\bself\.\w")
 
 
 def _typed_receiver_calls(text: str) -> set[str]:
@@ -318,6 +320,7 @@ def _typed_receiver_calls(text: str) -> set[str]:
     `self.core.m(`) or on a local bound from one (`v = self.v` ... `v.m(`)."""
     found = set(_SELF_CALL.findall(text))
     bound = set(_LOCAL_FROM_SELF.findall(text)) - {"self"}
+    bound |= {name for names in _LOOP_FROM_SELF.findall(text) for name in re.findall(r"\w+", names)}
     if bound:
         found |= set(re.findall(r"\b(?:" + "|".join(sorted(map(re.escape, bound))) + r")\.(\w+)\s*\(", text))
     return found

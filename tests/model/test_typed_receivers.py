@@ -1,0 +1,143 @@
+"""ZG3 on any value `instances` types as a module (issue 20, h-qzg3): a loop variable over a container of typed
+children (`for v in self.heads.values()`), a `@property` or local bound to an annotated child, handed to `.forward`
+or to a method of it; and `self.forward` from another method only where the module holds a parameter ZeRO-3 does not
+keep gathered."""
+
+from __future__ import annotations
+
+import textwrap
+
+from zgen.model import check_source
+
+LIB = """
+import torch
+from torch import nn
+
+class Base(nn.Module):
+    def attend(self, h):
+        raise NotImplementedError
+
+class Table(Base):
+    def __init__(self, d):
+        super().__init__()
+        self.table = nn.Parameter(torch.empty(4096, d))
+        self.gain = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return x @ self.table.T
+
+    def attend(self, h):
+        return h @ self.table.T
+
+    def scaled(self, h):
+        return h * self.gain
+
+class Gain(Base):
+    def __init__(self, d):
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(d))
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x) * self.gain
+
+    def attend(self, h):
+        return h * self.gain
+"""
+
+
+def _found(tmp_path, model: str) -> list[tuple[str, int]]:
+    pkg = tmp_path / "lib"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "parts.py").write_text(textwrap.dedent(LIB))
+    path = pkg / "model.py"
+    path.write_text(textwrap.dedent(model))
+    return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
+
+
+LOOP = """
+from torch import nn
+from .parts import Base
+
+class Heads(nn.Module):
+    def __init__(self, d, build):
+        super().__init__()
+        self.text: Base = build(d)
+        self.heads = nn.ModuleDict({"text": self.text})
+
+    def forward(self, x):
+        for name, head in self.heads.items():
+            x = head.attend(x)
+        return x
+"""
+
+
+def test_a_loop_variable_over_a_module_dict_of_an_annotated_child_is_typed_by_it(tmp_path):
+    # the annotation names the base; its subclass of the package reads a 4096-row table in `attend`
+    assert _found(tmp_path, LOOP) == [("ZG303", 13)]
+
+
+def test_the_loop_variable_called_as_a_module_is_clean(tmp_path):
+    assert _found(tmp_path, LOOP.replace("head.attend(x)", "head(x)")) == []
+
+
+FORWARD = """
+from torch import nn
+from .parts import Table
+
+class Wrapper(nn.Module):
+    def __init__(self, inner: Table):
+        super().__init__()
+        self.inner = inner
+        self.layers = nn.ModuleList([self.inner])
+
+    @property
+    def core(self):
+        return self.inner
+
+    def forward(self, x):
+        x = self.core.forward(x)
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+"""
+
+
+def test_forward_by_name_on_a_property_and_on_a_loop_variable_of_a_typed_child(tmp_path):
+    assert _found(tmp_path, FORWARD) == [("ZG302", 16), ("ZG302", 18)]
+
+
+def test_forward_by_name_on_a_typed_child_holding_only_small_parameters_is_clean(tmp_path):
+    # `Gain` holds a vector ZeRO-3 keeps gathered, and a Linear child whose own hook still runs
+    assert _found(tmp_path, FORWARD.replace("Table", "Gain")) == []
+
+
+SELF_FORWARD = """
+import torch
+from torch import nn
+
+class Unet(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.null = nn.Parameter(torch.randn(1, d))
+        self.proj = nn.Linear(d, d)
+
+    def guided(self, x, scale=2.0):
+        cond = self.forward(x, drop=0.0)
+        null = self.forward(x, drop=1.0)
+        return null + (cond - null) * scale
+
+    def forward(self, x, drop=0.0):
+        return self.proj(x) + self.null
+"""
+
+
+def test_self_forward_of_a_module_holding_only_a_small_parameter_is_clean(tmp_path):
+    # the null embedding (1 x d) stays gathered; the Linear child runs as a module inside forward
+    assert _found(tmp_path, SELF_FORWARD) == []
+
+
+def test_self_forward_of_a_module_holding_a_large_parameter_is_flagged(tmp_path):
+    large = SELF_FORWARD.replace("torch.randn(1, d)", "torch.randn(4096, d)")
+    assert _found(tmp_path, large) == [("ZG302", 12), ("ZG302", 13)]
