@@ -17,14 +17,20 @@ the product of three axes:
 * **path**: how a call reaches it: `self.v.m(x)` in `forward`, a local bound to `self.v`, a helper method
   `forward` calls, a `@property` returning `self.v`, a method the training loop runs on the built model
   (`generate`), a holder that is no module (a sampler's `step`), a local bound by a conditional expression,
-  and a local bound by tuple unpacking (`v, n = self.v, 2`);
+  a local bound by tuple unpacking (`v, n = self.v, 2`), a loop variable over a `ModuleList`/`ModuleDict` built
+  from `self.v` (`for v in self.vs`, `.items()`, `.values()`), an element of one by index or key (`self.vs[0]`,
+  `v = self.vd["a"]`), a method's parameter the class's own call binds to `self.v` (`self._run(self.v, x)`), and
+  a function of the file the forward hands `self.v` to (`run(self.v, x)`);
 * **operation**: what `Core.m` does: reads its own large parameter, reads it through its own helper or its own
   property, sizes it, reads a child's weight with a functional op, runs its own forward by name (which reads
-  the parameter), or, in a `Core` with no forward at all, reads a small parameter (no hook ever gathers it).
+  the parameter), or, in a `Core` with no forward at all, reads a small parameter (no hook ever gathers it);
+  or, spelt at the call, the holder calls `.forward` by name or hands it on as a callback (ZG302), reads
+  `Core`'s own large parameter or its child's weight (ZG301).
 
 Safe look-alikes per source x path: `m` only runs a child as a module (`self.norm(h)`), reads a small
-parameter ZeRO-3 keeps gathered (the class has a forward), a buffer, or a plain value; and `self.v` called as a
-module. A hazard cell is found when a ZG3 finding spans the line marked `# KEY`; a safe cell is clean
+parameter ZeRO-3 keeps gathered (the class has a forward), a buffer, or a plain value; and, spelt at the call,
+`self.v` called as a module, its small parameter read where it also runs as a module, its large parameter's dtype,
+a buffer and a plain attribute of it. A hazard cell is found when a ZG3 finding spans the line marked `# KEY`; a safe cell is clean
 when no ZG3 finding is reported in the file.
 """
 
@@ -119,7 +125,7 @@ CALLS = {
 }
 SAFE_CALLS = {
     "called_as_module": "{r}(x)",
-    "small_param_read": "x * {r}.gain",
+    "small_param_read": "{r}(x) * {r}.gain",  # the instance runs as a module: its small parameter stays gathered
     "param_dtype": "x.to({r}.table.dtype)",
     "buffer_attr_read": "x * {r}.steps",
     "value_attr_read": "x[..., : {r}.width]",
@@ -184,16 +190,22 @@ PATHS = {
         "    def forward(self, x):\n        return self._run(self.v, x)\n\n"
         "    def _run(self, v, x):\n        return CALL  # KEY\n"
     ),
+    # an element of such a container by index or key, and a function of the file the forward hands the instance to
+    "indexed": "    def forward(self, x):\n        return CALL  # KEY\n",
+    "keyed_local": '    def forward(self, x):\n        v = self.vd["a"]\n        return CALL  # KEY\n',
+    "free_function": "    def forward(self, x):\n        return run(self.v, x)\n\n\ndef run(v, x):\n    return CALL  # KEY\n",
 }
 RECEIVERS = {
     "local": "v", "property": "self.core", "conditional": "v", "unpacked": "v", "loop_list": "v", "loop_dict": "v",
-    "loop_values": "v", "argument": "v",
+    "loop_values": "v", "argument": "v", "indexed": "self.vs[0]", "keyed_local": "v", "free_function": "v",
 }
 # path -> what the holder's __init__ adds after binding `self.v`
 PATH_INIT = {
     "loop_list": "self.vs = nn.ModuleList([self.v])",
     "loop_dict": 'self.vd = nn.ModuleDict({"a": self.v})',
     "loop_values": 'self.vd = nn.ModuleDict({"a": self.v})',
+    "indexed": "self.vs = nn.ModuleList([self.v])",
+    "keyed_local": 'self.vd = nn.ModuleDict({"a": self.v})',
 }
 
 

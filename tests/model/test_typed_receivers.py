@@ -56,7 +56,8 @@ def _found(tmp_path, model: str) -> list[tuple[str, int]]:
     return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
 
 
-LOOP = """
+# a holder whose child only an annotation types, also kept in a ModuleDict
+HEADS = """
 from torch import nn
 from .parts import Base
 
@@ -65,7 +66,9 @@ class Heads(nn.Module):
         super().__init__()
         self.text: Base = build(d)
         self.heads = nn.ModuleDict({"text": self.text})
+"""
 
+LOOP = HEADS + """
     def forward(self, x):
         for name, head in self.heads.items():
             x = head.attend(x)
@@ -141,3 +144,67 @@ def test_self_forward_of_a_module_holding_only_a_small_parameter_is_clean(tmp_pa
 def test_self_forward_of_a_module_holding_a_large_parameter_is_flagged(tmp_path):
     large = SELF_FORWARD.replace("torch.randn(1, d)", "torch.randn(4096, d)")
     assert _found(tmp_path, large) == [("ZG302", 12), ("ZG302", 13)]
+
+
+READS = HEADS + """
+    def forward(self, x):
+        for head in self.heads.values():
+            x = x @ head.table.T
+        return self._run(self.text, x) + project(self.heads["text"], x)
+
+    def _run(self, v, x):
+        return v.attend(x)
+
+
+def project(emb, h):
+    return h @ emb.table.T + emb.attend(h)
+"""
+
+
+def test_parameters_and_methods_of_typed_children_through_loops_arguments_and_functions_the_forward_calls(tmp_path):
+    # a loop variable's table (ZG301), a method's argument the class binds to the child (ZG303), and a function
+    # of the file the forward hands an element of the container to (ZG301 and ZG303)
+    assert _found(tmp_path, READS) == [("ZG301", 13), ("ZG303", 17), ("ZG301", 21), ("ZG303", 21)]
+
+
+def test_the_same_reads_of_a_small_parameter_or_of_the_child_run_as_a_module_are_clean(tmp_path):
+    safe = READS.replace(".table.T", ".gain").replace("v.attend(x)", "v(x)").replace("emb.attend(h)", "emb(h)")
+    assert _found(tmp_path, safe) == []
+
+
+HANDED_IN = """
+from torch import nn
+from .parts import Gain
+
+class Block(nn.Module):
+    def __init__(self, inner: Gain):
+        super().__init__()
+        self.inner = inner
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(x) * self.inner.gain
+"""
+
+
+def test_a_small_parameter_of_a_child_handed_in_with_an_annotated_class_is_kept_gathered(tmp_path):
+    # the members cannot tell the child's class; the annotation can: `gain` is a vector ZeRO-3 keeps gathered
+    assert _found(tmp_path, HANDED_IN) == []
+    assert _found(tmp_path, HANDED_IN.replace("Gain", "Table").replace(".gain", ".table.sum()")) == [("ZG301", 12)]
+
+
+PLAIN = """
+from .parts import Base
+
+class Sampler:
+    def __init__(self, model: Base):
+        self.model = model
+
+    def step(self, x):
+        return x @ self.model.table.T, self.model.forward(x)
+"""
+
+
+def test_a_plain_holder_reading_or_bypassing_an_annotated_model(tmp_path):
+    assert _found(tmp_path, PLAIN) == [("ZG301", 9), ("ZG302", 9)]
+    assert _found(tmp_path, PLAIN.replace("self.model.table.T", "self.model.gain").replace(".forward(x)", "(x)")) == []

@@ -27,16 +27,18 @@ import re
 from dataclasses import dataclass
 
 from ..program.holds import config_like, held_attributes
-from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of, torch_base
-from ..program.tree import cst, dotted
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, member_param, torch_base
+from ..program.tree import cst, dotted, parameter_for
 from .access import READ, SIZE, WRITE
-from .flow import Flat, loop_items, same_items
+from .flow import Flat, flat_of, flatten, loop_items, same_items
 from .own import OwnUse, method_uses
+from .persistence import persistent_param
 
 __all__ = [
     "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "instance_methods",
     "properties_read", "instance_attributes", "element_instance", "possible_classes",
+    "argument_instance", "partitioned_param", "function_arguments", "function_flat",
 ]
 
 
@@ -71,12 +73,20 @@ def attribute_classes(index: ModelIndex, cls: ClassInfo, name: str) -> Instance 
 
 
 def receiver_instance(
-    index: ModelIndex, cls: ClassInfo, flat: Flat | None, expr: cst.BaseExpression, depth: int = 0
+    index: ModelIndex, cls: ClassInfo, flat: Flat | None, expr: cst.BaseExpression, depth: int = 0,
+    method: MethodInfo | None = None,
 ) -> Instance | None:
     """What the receiver of a method call is an instance of, through the binding forms of the function (`flat`)
     and of the class: `self.<attr>`, a `@property` of the class returning one (`self.core`), a local bound to
-    either (`v = self.v`, `v = self.a if c else self.b`, `v, n = self.v, 2`)."""
+    either (`v = self.v`, `v = self.a if c else self.b`, `v, n = self.v, 2`), a loop variable or an element by
+    index or key of a container of them (`for v in self.vd.values()`, `self.vs[0]`), and, given the `method` the
+    function is, a parameter the class's own calls of it bind to one (`self._run(self.v, x)`)."""
     if depth > 4:
+        return None
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        container = expr.value  # `self.vs[0]`, `self.vd["a"]` (a slice is a container again: not one instance)
+        if isinstance(container, cst.Attribute) and isinstance(container.value, cst.Name) and container.value.value == "self":
+            return element_instance(index, cls, container.attr.value)
         return None
     if isinstance(expr, cst.IfExp):
         return _union(
@@ -106,8 +116,70 @@ def receiver_instance(
                 for part, items in loop_items(node.target, node.iter):
                     if isinstance(part, cst.Name) and part.value == expr.value:
                         found = _union(found, _elements(index, cls, items))
+        if found is None and method is not None and depth < 3:
+            found = argument_instance(index, cls, method.name, expr.value, depth + 1)
         return found
     return None
+
+
+@memoised(cycle=None)
+def argument_instance(index: ModelIndex, cls: ClassInfo, name: str, param: str, depth: int = 1) -> Instance | None:
+    """What parameter `param` of method `name` is an instance of, when the class's own calls of it
+    (`self.name(self.v, x)`) bind it to a typed value (the union over the calls)."""
+    method = cls.method(name)
+    node = method.node if method is not None else None
+    if node is None or param == "self" or param not in {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}:
+        return None
+    call_text = f"self.{name}("
+    found = None
+    for caller in cls.all_methods():
+        if caller is method or call_text not in caller.text:
+            continue
+        flat = flat_of(caller)
+        for call, _ctx in flat.nodes if flat is not None else ():
+            if type(call) is not cst.Call or not isinstance(call.func, cst.Attribute) or call.func.attr.value != name:
+                continue
+            if not (isinstance(call.func.value, cst.Name) and call.func.value.value == "self"):
+                continue
+            for position, arg in enumerate(call.args):
+                if not arg.star and parameter_for(node, call, position) == param:
+                    found = _union(found, receiver_instance(index, cls, flat, arg.value, depth, caller))
+    return found
+
+
+@memoised
+def function_arguments(index: ModelIndex, name: str) -> dict[str, Instance]:
+    """Parameters of the file's function `name` that the calls of it in the file's classes bind to a typed value
+    (`run(self.v, x)` in a forward: `v` is an instance of `self.v`'s classes), the union over the calls."""
+    span = index.skeleton.functions.get(name)
+    snippet = index.parse(span) if span is not None else None
+    node = snippet.node if snippet is not None else None
+    if not isinstance(node, cst.FunctionDef):
+        return {}
+    called = re.compile(rf"(?<![\w.]){re.escape(name)}\s*\(")
+    found: dict[str, Instance] = {}
+    for cls in index.classes.values():
+        for method in cls.all_methods():
+            if method.owner is not cls or not called.search(method.text):
+                continue
+            flat = flat_of(method)
+            for call, _ctx in flat.nodes if flat is not None else ():
+                if type(call) is not cst.Call or not isinstance(call.func, cst.Name) or call.func.value != name:
+                    continue
+                for position, arg in enumerate(call.args):
+                    param = parameter_for(node, call, position) if not arg.star else None
+                    typed = receiver_instance(index, cls, flat, arg.value, 1, method) if param else None
+                    if typed is not None:
+                        found[param] = _union(found.get(param), typed)  # type: ignore[index]
+    return found
+
+
+@memoised
+def function_flat(index: ModelIndex, name: str) -> Flat | None:
+    """The flattened body of the file's function `name`."""
+    span = index.skeleton.functions.get(name)
+    snippet = index.parse(span) if span is not None else None
+    return flatten(snippet.node) if snippet is not None and isinstance(snippet.node, cst.FunctionDef) else None
 
 
 def _elements(index: ModelIndex, cls: ClassInfo, items: cst.BaseExpression) -> Instance | None:
@@ -373,6 +445,21 @@ def possible_classes(index: ModelIndex, instance: Instance) -> tuple[tuple[Model
     return tuple(dict.fromkeys(found))
 
 
+def partitioned_param(index: ModelIndex, instance: Instance, name: str) -> bool | None:
+    """Is `name` a parameter of a value typed `instance` that ZeRO-3 leaves partitioned outside its forward? True
+    when some class it may be built from registers it above the persistence threshold (or in a module with no
+    forward, whose hooks never ran), False when every class that registers it keeps it gathered, None when none
+    registers it (a buffer, a plain attribute, a class we cannot read)."""
+    found = None
+    for owner, ref in possible_classes(index, instance):
+        if member_param(owner, ref, name) is not True:
+            continue
+        if not persistent_param(owner, ref, name) or never_called(owner, ref):
+            return True
+        found = False
+    return found
+
+
 def _all_external_bases(cls: ClassInfo) -> list[tuple[ModelIndex, ClassInfo]]:
     return [pair for info in cls.mro for pair in info.external_bases]
 
@@ -424,7 +511,8 @@ def instance_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     """Names of the methods (not dunders) of the classes `cls`'s attributes are instances of (of any file), and
     of their subclasses that override them: what a call on such an attribute could run."""
     names: set[str] = set()
-    for instance in instance_attributes(index, cls).values():
+    containers = [element_instance(index, cls, n) for n, m in facts_of(cls).members.items() if m.kind == Kind.CONTAINER]
+    for instance in (*instance_attributes(index, cls).values(), *(c for c in containers if c is not None)):
         for ref in instance.classes:
             found = _class_info(index, ref)
             if found is None or found[0] is index and instance.exact:

@@ -10,7 +10,7 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.exposed import exposed_methods
 from ..analysis.flow import flat_of
 from ..analysis.handed import outside_functions
-from ..analysis.instances import possible_classes, receiver_instance
+from ..analysis.instances import function_arguments, possible_classes, receiver_instance
 from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
 from ..program.holds import held_attributes, held_path_classes, reached_models
@@ -136,7 +136,7 @@ class Stack(nn.Module):
                     if not classes or all(ref == UNKNOWN_CLASS for ref in classes):
                         # what the receiver is an instance of: an annotated attribute, a property returning one, a
                         # local or loop variable bound to either or to an element of a container of them
-                        typed = receiver_instance(index, cls, flat, target)
+                        typed = receiver_instance(index, cls, flat, target, 0, method)
                     if typed is not None:
                         if not any(_owns_params(owner, ref) for owner, ref in possible_classes(index, typed)):
                             continue
@@ -190,8 +190,10 @@ class Stack(nn.Module):
                 target = code_of(node.value)
                 classes = held_path_classes(index, target, arguments, held)
                 typed = None
-                if cls is not None and (not classes or all(ref == UNKNOWN_CLASS for ref in classes)):
-                    typed = receiver_instance(index, cls, scope.flat, node.value)  # `self.v: Base`, `v = self.v`
+                if cls is None and not classes and isinstance(node.value, cst.Name):
+                    typed = function_arguments(index, span.name).get(target)  # `run(self.v, x)` in a forward
+                elif cls is not None:  # an annotation names a base: the subclasses it may be count too
+                    typed = receiver_instance(index, cls, scope.flat, node.value, 0, cls.method(span.name))  # `self.v: Base`, `v = self.v`
                 if typed is not None:
                     if not any(_owns_params(owner, ref) for owner, ref in possible_classes(index, typed)):
                         continue
