@@ -208,3 +208,55 @@ class Sampler:
 def test_a_plain_holder_reading_or_bypassing_an_annotated_model(tmp_path):
     assert _found(tmp_path, PLAIN) == [("ZG301", 9), ("ZG302", 9)]
     assert _found(tmp_path, PLAIN.replace("self.model.table.T", "self.model.gain").replace(".forward(x)", "(x)")) == []
+
+
+LOCK = """
+import torch
+from torch import nn
+
+class Tower(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.pos = nn.Parameter(torch.empty(4096, d))
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x) + self.pos.sum()
+
+    def lock(self, unlocked=0):
+        for p in self.parameters():
+            p.requires_grad = False
+        groups = [[self.pos, self.proj], self.proj]
+
+        def _unlock(x):
+            if isinstance(x, list):
+                for g in x:
+                    _unlock(g)
+            elif isinstance(x, nn.Parameter):
+                x.requires_grad = True
+            else:
+                for p in x.parameters():
+                    p.requires_grad = True
+
+        _unlock(groups[-unlocked:])
+
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.tower = Tower(d)
+
+    def forward(self, x):
+        return self.tower(x)
+
+    def lock_tower(self, unlocked=0):
+        self.tower.lock(unlocked)
+"""
+
+
+def test_parameters_grouped_only_to_set_their_requires_grad_flags_are_not_read(tmp_path):
+    assert _found(tmp_path, LOCK) == []
+
+
+def test_the_same_grouping_handed_to_a_helper_that_reads_values_is_a_read(tmp_path):
+    reads = LOCK.replace("x.requires_grad = True", "x.requires_grad = bool(x.norm() > 0)")
+    assert _found(tmp_path, reads) == [("ZG303", 40)]
