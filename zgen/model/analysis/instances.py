@@ -147,16 +147,35 @@ def argument_instance(index: ModelIndex, cls: ClassInfo, name: str, param: str, 
     return found
 
 
+def _from_self(expr: cst.BaseExpression) -> bool:
+    """`self.v`, `self.vs[0]`, `self.core` (an attribute of `self`, or an element of one)."""
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+
+@memoised
+def _called_in_classes(index: ModelIndex) -> frozenset[str]:
+    """Text pre-filter: the plain names called with an argument of `self` (`run(self.v, x)`) in the file's classes."""
+    return frozenset(name for cls in index.classes.values() for name in _PLAIN_CALL.findall(cls.text))
+
+
+_PLAIN_CALL = re.compile(r"(?<![\w.])(\w+)\s*\([^()]*\bself\.")
+
+
 @memoised
 def function_arguments(index: ModelIndex, name: str) -> dict[str, Instance]:
     """Parameters of the file's function `name` that the calls of it in the file's classes bind to a typed value
-    (`run(self.v, x)` in a forward: `v` is an instance of `self.v`'s classes), the union over the calls."""
+    of their own (`run(self.v, x)` in a forward: `v` is an instance of `self.v`'s classes), the union over the
+    calls."""
+    if name not in _called_in_classes(index):
+        return {}
     span = index.skeleton.functions.get(name)
     snippet = index.parse(span) if span is not None else None
     node = snippet.node if snippet is not None else None
     if not isinstance(node, cst.FunctionDef):
         return {}
-    called = re.compile(rf"(?<![\w.]){re.escape(name)}\s*\(")
+    called = re.compile(rf"(?<![\w.]){re.escape(name)}\s*\([^()]*\bself\.")  # handed something of `self`
     found: dict[str, Instance] = {}
     for cls in index.classes.values():
         for method in cls.all_methods():
@@ -167,7 +186,9 @@ def function_arguments(index: ModelIndex, name: str) -> dict[str, Instance]:
                 if type(call) is not cst.Call or not isinstance(call.func, cst.Name) or call.func.value != name:
                     continue
                 for position, arg in enumerate(call.args):
-                    param = parameter_for(node, call, position) if not arg.star else None
+                    if arg.star or not _from_self(arg.value):
+                        continue  # only what the class hands of its own (`self.v`, `self.vs[0]`) is typed here
+                    param = parameter_for(node, call, position)
                     typed = receiver_instance(index, cls, flat, arg.value, 1, method) if param else None
                     if typed is not None:
                         found[param] = _union(found.get(param), typed)  # type: ignore[index]

@@ -59,7 +59,7 @@ def _candidates(index: ModelIndex):
             if _mentions(index, method.text, names):
                 yield cls, method, scope == "entry"
     for cls in index.classes.values():
-        if cls.is_module or not instance_attributes(index, cls):
+        if cls.is_module or not _mentions(index, cls.text, names) or not instance_attributes(index, cls):
             continue
         for method in cls.all_methods():
             if method.owner is cls and method.name != "__init__" and _mentions(index, method.text, names):
@@ -76,6 +76,7 @@ def _reads(
 ):
     """`outside`: a method run on the built model outside any forward (an entry method, a plain holder's), where
     even the children the members know are read here, not by `params` (which places those in the forward only)."""
+    typed: dict[str, Instance | None] = {}  # by the receiver as written: the typing is flow-insensitive
     for node, ctx in flat.nodes:
         if type(node) is not cst.Attribute or ctx.guarded:
             continue
@@ -87,7 +88,10 @@ def _reads(
             continue  # `self.x`: the class's own
         if not outside and isinstance(receiver, cst.Attribute) and _known_child(cls, receiver.attr.value):  # type: ignore[arg-type]
             continue  # `self.fc.weight` of a child the members know: `params` reads it
-        instance = typing(receiver)
+        written = code_of(receiver)
+        if written not in typed:
+            typed[written] = typing(receiver)
+        instance = typed[written]
         if instance is None:
             continue
         param = _large_param(index, instance, parts)
@@ -96,7 +100,7 @@ def _reads(
         use, op = usage(index, flat, node)
         if use != READ:
             continue
-        owner = code_of(receiver)
+        owner = written
         if len(parts) > 1:
             owner += "." + ".".join(parts[:-1])
         first = None

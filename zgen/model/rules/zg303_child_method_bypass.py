@@ -360,8 +360,12 @@ def _typed_receiver_calls(text: str) -> set[str]:
     if header:
         bound |= set(_PARAM.findall(header.group(1))) - {"self", "cls"}
     if bound:
-        found |= set(re.findall(r"\b(?:" + "|".join(sorted(map(re.escape, bound))) + r")\.(\w+)\s*\(", text))
+        found |= {name for receiver, name in _NAME_CALL.findall(text) if receiver in bound}
     return found
+
+
+# `v.m(`: a method called on a plain name (the name, the method).
+_NAME_CALL = re.compile(r"(?<![\w.])(\w+)\.(\w+)\s*\(")
 
 
 def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
