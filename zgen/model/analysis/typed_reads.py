@@ -54,10 +54,10 @@ def typed_reads(index: ModelIndex) -> tuple[ParamAccess, ...]:
 
 def _candidates(index: ModelIndex):
     names = index.param_names | index.related_param_names
-    for scope in ("forward", "entry"):
-        for cls, method in index.methods(scope, None):
-            if _mentions(index, method.text, names):
-                yield cls, method, scope == "entry"
+    # a module's entry methods (`fuse`, `merge`) reading a child's weights are ZG109's (`params`, Scope.ENTRY)
+    for cls, method in index.methods("forward", None):
+        if _mentions(index, method.text, names):
+            yield cls, method, False
     for cls in index.classes.values():
         if cls.is_module or not _mentions(index, cls.text, names) or not instance_attributes(index, cls):
             continue

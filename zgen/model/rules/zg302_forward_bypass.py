@@ -16,7 +16,7 @@ from ..analysis.script import function_scope
 from ..program.holds import held_attributes, held_path_classes, reached_models
 from ..program.index import ModelIndex
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params
-from ..program.tree import code_of, cst
+from ..program.tree import call_name, code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
@@ -187,6 +187,8 @@ class Stack(nn.Module):
                 called = isinstance(parent, cst.Call) and parent.func is node
                 if not called and not isinstance(parent, cst.Arg):
                     continue
+                if not called and _inspected(scope.flat, parent):
+                    continue  # `inspect.signature(model.forward)`: read for its parameters, never called
                 target = code_of(node.value)
                 classes = held_path_classes(index, target, arguments, held)
                 typed = None
@@ -211,6 +213,11 @@ class Stack(nn.Module):
                     )
                 site = parent if called else node
                 yield self.finding(index, scope.snippet, site, message, f"call the module itself: `{target}(...)`")
+
+
+def _inspected(flat, arg: cst.Arg) -> bool:
+    call = flat.parent.get(id(arg))
+    return isinstance(call, cst.Call) and (call_name(call) or "").rsplit(".", 1)[-1] in ("signature", "getfullargspec")
 
 
 def _owns_params(index: ModelIndex, ref: str) -> bool:
