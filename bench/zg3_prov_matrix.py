@@ -17,14 +17,20 @@ the product of three axes:
 * **path**: how a call reaches it: `self.v.m(x)` in `forward`, a local bound to `self.v`, a helper method
   `forward` calls, a `@property` returning `self.v`, a method the training loop runs on the built model
   (`generate`), a holder that is no module (a sampler's `step`), a local bound by a conditional expression,
-  and a local bound by tuple unpacking (`v, n = self.v, 2`);
+  a local bound by tuple unpacking (`v, n = self.v, 2`), a loop variable over a `ModuleList`/`ModuleDict` built
+  from `self.v` (`for v in self.vs`, `.items()`, `.values()`), an element of one by index or key (`self.vs[0]`,
+  `v = self.vd["a"]`), a method's parameter the class's own call binds to `self.v` (`self._run(self.v, x)`), and
+  a function of the file the forward hands `self.v` to (`run(self.v, x)`);
 * **operation**: what `Core.m` does: reads its own large parameter, reads it through its own helper or its own
   property, sizes it, reads a child's weight with a functional op, runs its own forward by name (which reads
-  the parameter), or, in a `Core` with no forward at all, reads a small parameter (no hook ever gathers it).
+  the parameter), or, in a `Core` with no forward at all, reads a small parameter (no hook ever gathers it);
+  or, spelt at the call, the holder calls `.forward` by name or hands it on as a callback (ZG302), reads
+  `Core`'s own large parameter or its child's weight (ZG301).
 
 Safe look-alikes per source x path: `m` only runs a child as a module (`self.norm(h)`), reads a small
-parameter ZeRO-3 keeps gathered (the class has a forward), a buffer, or a plain value; and `self.v` called as a
-module. A hazard cell is found when a ZG3 finding spans the line marked `# KEY`; a safe cell is clean
+parameter ZeRO-3 keeps gathered (the class has a forward), a buffer, or a plain value; and, spelt at the call,
+`self.v` called as a module, its small parameter read where it also runs as a module, its large parameter's dtype,
+a buffer and a plain attribute of it. A hazard cell is found when a ZG3 finding spans the line marked `# KEY`; a safe cell is clean
 when no ZG3 finding is reported in the file.
 """
 
@@ -48,6 +54,10 @@ from torch import nn
 class Base(nn.Module):
     def m(self, h):
         raise NotImplementedError
+
+
+def solve(fn, x):
+    return fn(x)
 
 """
 
@@ -104,6 +114,22 @@ OPERATIONS = {
         return h * self.scale.exp()
 """,
 }
+# operations spelt at the call instead of in `Core.m` (Core's body is `read_own`'s): the holder bypasses Core's
+# hooks itself, calling its forward by name (ZG302), handing it on as a callback (ZG302), or reading a parameter of
+# the instance or of its child (ZG301)
+CALLS = {
+    "forward_call": "{r}.forward(x)",
+    "forward_handed": "solve({r}.forward, x)",
+    "param_read": "x @ {r}.table.T",
+    "child_param_read": "F.linear(x, {r}.fc.weight)",
+}
+SAFE_CALLS = {
+    "called_as_module": "{r}(x)",
+    "small_param_read": "{r}(x) * {r}.gain",  # the instance runs as a module: its small parameter stays gathered
+    "param_dtype": "x.to({r}.table.dtype)",
+    "buffer_attr_read": "x * {r}.steps",
+    "value_attr_read": "x[..., : {r}.width]",
+}
 SAFE_OPERATIONS = {
     "runs_child": FORWARD + """
     def m(self, h):
@@ -154,8 +180,33 @@ PATHS = {
     "plain_holder": "    def step(self, x):\n        return CALL  # KEY\n",
     "conditional": "    def forward(self, x, slow=False):\n        v = self.v if slow else self.v\n        return CALL  # KEY\n",
     "unpacked": "    def forward(self, x):\n        v, n = self.v, 2\n        return CALL  # KEY\n",
+    # a loop variable over a container of modules built from the instance (issue 20: a weight read through a
+    # `ModuleDict`/`ModuleList` loop variable), over the module's children, and a method's argument the class's own
+    # call binds to the instance
+    "loop_list": "    def forward(self, x):\n        for v in self.vs:\n            x = CALL  # KEY\n        return x\n",
+    "loop_dict": "    def forward(self, x):\n        for k, v in self.vd.items():\n            x = CALL  # KEY\n        return x\n",
+    "loop_values": "    def forward(self, x):\n        for v in self.vd.values():\n            x = CALL  # KEY\n        return x\n",
+    "argument": (
+        "    def forward(self, x):\n        return self._run(self.v, x)\n\n"
+        "    def _run(self, v, x):\n        return CALL  # KEY\n"
+    ),
+    # an element of such a container by index or key, and a function of the file the forward hands the instance to
+    "indexed": "    def forward(self, x):\n        return CALL  # KEY\n",
+    "keyed_local": '    def forward(self, x):\n        v = self.vd["a"]\n        return CALL  # KEY\n',
+    "free_function": "    def forward(self, x):\n        return run(self.v, x)\n\n\ndef run(v, x):\n    return CALL  # KEY\n",
 }
-RECEIVERS = {"local": "v", "property": "self.core", "conditional": "v", "unpacked": "v"}
+RECEIVERS = {
+    "local": "v", "property": "self.core", "conditional": "v", "unpacked": "v", "loop_list": "v", "loop_dict": "v",
+    "loop_values": "v", "argument": "v", "indexed": "self.vs[0]", "keyed_local": "v", "free_function": "v",
+}
+# path -> what the holder's __init__ adds after binding `self.v`
+PATH_INIT = {
+    "loop_list": "self.vs = nn.ModuleList([self.v])",
+    "loop_dict": 'self.vd = nn.ModuleDict({"a": self.v})',
+    "loop_values": 'self.vd = nn.ModuleDict({"a": self.v})',
+    "indexed": "self.vs = nn.ModuleList([self.v])",
+    "keyed_local": 'self.vd = nn.ModuleDict({"a": self.v})',
+}
 
 
 @dataclass(frozen=True)
@@ -174,11 +225,14 @@ def render(source: str, path: str, operation: str, body: str) -> dict[str, str]:
     if operation == "no_forward_small":
         core = core.replace("        self.fc = nn.Linear(d, 4096)\n", "        self.scale = nn.Parameter(torch.zeros(d))\n")
     receiver = RECEIVERS.get(path, "self.v")
-    call = f"{receiver}(x)" if operation == "called_as_module" else f"{receiver}.m(x)"
+    call = {**CALLS, **SAFE_CALLS}.get(operation, "{r}.m(x)").format(r=receiver)
     module = path != "plain_holder"
     header = "class Holder(nn.Module):\n" if module else "class Holder:\n"
     init = f"    def __init__(self, d{signature}):\n" + ("        super().__init__()\n" if module else "")
-    init += f"        {binding}\n\n"
+    init += f"        {binding}\n"
+    if path in PATH_INIT:
+        init += f"        {PATH_INIT[path]}\n"
+    init += "\n"
     methods = PATHS[path].replace("CALL", call)
     if before == PACKAGE:
         return {"lib.py": HEAD + core + body + LIBRARY_FACTORY, "model.py": IMPORTS + header + class_body + init + methods}
@@ -189,9 +243,9 @@ def build(root: Path) -> list[Cell]:
     cells = []
     for source in SOURCES:
         for path in PATHS:
-            for operation, body in OPERATIONS.items():
+            for operation, body in {**OPERATIONS, **dict.fromkeys(CALLS, OPERATIONS["read_own"])}.items():
                 cells.append(_write(Cell(source, path, operation, True, root / f"h_{source}_{path}_{operation}" / "model.py"), body))
-            for operation, body in {**SAFE_OPERATIONS, "called_as_module": OPERATIONS["read_own"]}.items():
+            for operation, body in {**SAFE_OPERATIONS, **dict.fromkeys(SAFE_CALLS, OPERATIONS["read_own"])}.items():
                 cells.append(_write(Cell(source, path, operation, False, root / f"s_{source}_{path}_{operation}" / "model.py"), body))
     return cells
 

@@ -100,6 +100,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         name = call_name(call) if isinstance(call, cst.Call) else None
         if name and name.rsplit(".", 1)[-1] in _GUARD_CALLS:
             return GUARD, f"{name.rsplit('.', 1)[-1]}()"
+        if _grouped_for_flags(index, flat, parent):
+            return META, " grouped for its `requires_grad` flag"
     if isinstance(parent, cst.ComparisonTarget):
         if isinstance(parent.operator, (cst.Is, cst.IsNot)):
             return CHECK, " is None"
@@ -107,6 +109,85 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         if isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot)):
             return CHECK, " is None"
     return READ, data
+
+
+def _grouped_for_flags(index: ModelIndex, flat: Flat, element: cst.Element) -> bool:
+    """Is the parameter an element of a container literal (nested lists too) bound to a local that is only handed,
+    whole or sliced, to functions of the method or the file that use what they are given for flags alone
+    (`groups = [[self.conv1, self.pos], ...]`; `_unlock(groups[-n:])` setting `requires_grad`)? Grouping a
+    parameter object to set its flags reads no value of it."""
+    node: cst.CSTNode = element
+    while isinstance(node, cst.Element) or isinstance(node, (cst.List, cst.Tuple)):
+        node = flat.parent.get(id(node))  # type: ignore[assignment]
+        if node is None:
+            return False
+    if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)):
+        return False
+    local = node.targets[0].target.value
+    uses = [n for n, _ in flat.nodes if type(n) is cst.Name and n.value == local and n is not node.targets[0].target]
+    if not uses:
+        return False
+    for use in uses:
+        expr: cst.CSTNode = use
+        holder = flat.parent.get(id(expr))
+        while isinstance(holder, cst.Subscript) and holder.value is expr:  # `groups[-n:]`
+            expr, holder = holder, flat.parent.get(id(holder))
+        call = flat.parent.get(id(holder)) if isinstance(holder, cst.Arg) and holder.keyword is None else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+            return False
+        found = resolve_function(index, flat, call.func.value)
+        position = next((i for i, a in enumerate(call.args) if a is holder), None)
+        if found is None or position is None:
+            return False
+        params = [p.name.value for p in (*found[1].params.posonly_params, *found[1].params.params)]
+        if position >= len(params) or not _flags_only(found[1], params[position]):
+            return False
+    return True
+
+
+_FLAG_ATTRS = frozenset({"requires_grad"})
+_WALKS_FOR_FLAGS = frozenset({"parameters", "named_parameters", "modules", "children", "named_modules"})
+
+
+def _flags_only(func: cst.FunctionDef, param: str) -> bool:
+    """Does `func` use its parameter `param` (and the items it walks from it) for flags alone: `isinstance(x, ..)`,
+    `x.requires_grad = ...`, `x.requires_grad_()`, `for g in x` / `for p in x.parameters()`, or handing it back to
+    `func` itself?"""
+    flat = flatten(func)
+    names = {param}
+    for node, _ctx in flat.nodes:  # the loop names over what it walks
+        if type(node) is cst.For and isinstance(node.target, cst.Name):
+            walked = node.iter
+            if isinstance(walked, cst.Call) and isinstance(walked.func, cst.Attribute) and not walked.args:
+                walked = walked.func.value if walked.func.attr.value in _WALKS_FOR_FLAGS else walked
+            if isinstance(walked, cst.Name) and walked.value in names:
+                names.add(node.target.value)
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Name or node.value not in names:
+            continue
+        parent = flat.parent.get(id(node))
+        if isinstance(parent, cst.For) and (parent.target is node or parent.iter is node):
+            continue
+        if isinstance(parent, cst.Param):
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            grand = flat.parent.get(id(parent))
+            if parent.attr.value in _FLAG_ATTRS and isinstance(grand, cst.AssignTarget):
+                continue  # `x.requires_grad = True`
+            if isinstance(grand, cst.Call) and grand.func is parent and (
+                parent.attr.value == "requires_grad_" or parent.attr.value in _WALKS_FOR_FLAGS
+            ):
+                continue  # `x.requires_grad_(True)`, `for p in x.parameters()`
+            return False
+        if isinstance(parent, cst.Arg):
+            call = flat.parent.get(id(parent))
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name):
+                if call.func.value == "isinstance" and call.args[0] is parent:
+                    continue
+                if call.func.value == func.name.value:
+                    continue  # recursion: the same judgement
+        return False
+    return True
 
 
 # Methods that take only the dtype and device of a tensor argument: `x.to(p)`, `x.type_as(p)`.

@@ -27,16 +27,18 @@ import re
 from dataclasses import dataclass
 
 from ..program.holds import config_like, held_attributes
-from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of, torch_base
-from ..program.tree import cst, dotted
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, member_param, torch_base
+from ..program.tree import cst, dotted, parameter_for
 from .access import READ, SIZE, WRITE
-from .flow import Flat
+from .flow import Flat, flat_of, flatten, loop_items, same_items
 from .own import OwnUse, method_uses
+from .persistence import persistent_param
 
 __all__ = [
     "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "instance_methods",
-    "properties_read", "instance_attributes",
+    "properties_read", "instance_attributes", "element_instance", "possible_classes",
+    "argument_instance", "partitioned_param", "function_arguments", "function_flat",
 ]
 
 
@@ -71,12 +73,20 @@ def attribute_classes(index: ModelIndex, cls: ClassInfo, name: str) -> Instance 
 
 
 def receiver_instance(
-    index: ModelIndex, cls: ClassInfo, flat: Flat | None, expr: cst.BaseExpression, depth: int = 0
+    index: ModelIndex, cls: ClassInfo, flat: Flat | None, expr: cst.BaseExpression, depth: int = 0,
+    method: MethodInfo | None = None,
 ) -> Instance | None:
     """What the receiver of a method call is an instance of, through the binding forms of the function (`flat`)
     and of the class: `self.<attr>`, a `@property` of the class returning one (`self.core`), a local bound to
-    either (`v = self.v`, `v = self.a if c else self.b`, `v, n = self.v, 2`)."""
+    either (`v = self.v`, `v = self.a if c else self.b`, `v, n = self.v, 2`), a loop variable or an element by
+    index or key of a container of them (`for v in self.vd.values()`, `self.vs[0]`), and, given the `method` the
+    function is, a parameter the class's own calls of it bind to one (`self._run(self.v, x)`)."""
     if depth > 4:
+        return None
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        container = expr.value  # `self.vs[0]`, `self.vd["a"]` (a slice is a container again: not one instance)
+        if isinstance(container, cst.Attribute) and isinstance(container.value, cst.Name) and container.value.value == "self":
+            return element_instance(index, cls, container.attr.value)
         return None
     if isinstance(expr, cst.IfExp):
         return _union(
@@ -101,8 +111,159 @@ def receiver_instance(
                 for target, value in _bindings(node.targets[0].target, node.value):
                     if target.value == expr.value:
                         found = _union(found, receiver_instance(index, cls, None, value, depth + 1))
+            elif type(node) is cst.For or type(node) is cst.CompFor:
+                # `for v in self.vs`, `for k, v in self.vd.items()`, `for i, v in enumerate(self.vs[::-1])`
+                for part, items in loop_items(node.target, node.iter):
+                    if isinstance(part, cst.Name) and part.value == expr.value:
+                        found = _union(found, _elements(index, cls, items))
+        if found is None and method is not None and depth < 3:
+            found = argument_instance(index, cls, method.name, expr.value, depth + 1)
         return found
     return None
+
+
+@memoised(cycle=None)
+def argument_instance(index: ModelIndex, cls: ClassInfo, name: str, param: str, depth: int = 1) -> Instance | None:
+    """What parameter `param` of method `name` is an instance of, when the class's own calls of it
+    (`self.name(self.v, x)`) bind it to a typed value (the union over the calls)."""
+    method = cls.method(name)
+    node = method.node if method is not None else None
+    if node is None or param == "self" or param not in {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}:
+        return None
+    call_text = f"self.{name}("
+    found = None
+    for caller in cls.all_methods():
+        if caller is method or call_text not in caller.text:
+            continue
+        flat = flat_of(caller)
+        for call, _ctx in flat.nodes if flat is not None else ():
+            if type(call) is not cst.Call or not isinstance(call.func, cst.Attribute) or call.func.attr.value != name:
+                continue
+            if not (isinstance(call.func.value, cst.Name) and call.func.value.value == "self"):
+                continue
+            for position, arg in enumerate(call.args):
+                if not arg.star and parameter_for(node, call, position) == param:
+                    found = _union(found, receiver_instance(index, cls, flat, arg.value, depth, caller))
+    return found
+
+
+def _from_self(expr: cst.BaseExpression) -> bool:
+    """`self.v`, `self.vs[0]`, `self.core` (an attribute of `self`, or an element of one)."""
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+
+@memoised
+def _called_in_classes(index: ModelIndex) -> frozenset[str]:
+    """Text pre-filter: the plain names called with an argument of `self` (`run(self.v, x)`) in the file's classes."""
+    return frozenset(name for cls in index.classes.values() for name in _PLAIN_CALL.findall(cls.text))
+
+
+_PLAIN_CALL = re.compile(r"(?<![\w.])(\w+)\s*\([^()]*\bself\.")
+
+
+@memoised
+def function_arguments(index: ModelIndex, name: str) -> dict[str, Instance]:
+    """Parameters of the file's function `name` that the calls of it in the file's classes bind to a typed value
+    of their own (`run(self.v, x)` in a forward: `v` is an instance of `self.v`'s classes), the union over the
+    calls."""
+    if name not in _called_in_classes(index):
+        return {}
+    span = index.skeleton.functions.get(name)
+    snippet = index.parse(span) if span is not None else None
+    node = snippet.node if snippet is not None else None
+    if not isinstance(node, cst.FunctionDef):
+        return {}
+    called = re.compile(rf"(?<![\w.]){re.escape(name)}\s*\([^()]*\bself\.")  # handed something of `self`
+    found: dict[str, Instance] = {}
+    for cls in index.classes.values():
+        for method in cls.all_methods():
+            if method.owner is not cls or not called.search(method.text):
+                continue
+            flat = flat_of(method)
+            for call, _ctx in flat.nodes if flat is not None else ():
+                if type(call) is not cst.Call or not isinstance(call.func, cst.Name) or call.func.value != name:
+                    continue
+                for position, arg in enumerate(call.args):
+                    if arg.star or not _from_self(arg.value):
+                        continue  # only what the class hands of its own (`self.v`, `self.vs[0]`) is typed here
+                    param = parameter_for(node, call, position)
+                    typed = receiver_instance(index, cls, flat, arg.value, 1, method) if param else None
+                    if typed is not None:
+                        found[param] = _union(found.get(param), typed)  # type: ignore[index]
+    return found
+
+
+@memoised
+def function_flat(index: ModelIndex, name: str) -> Flat | None:
+    """The flattened body of the file's function `name`."""
+    span = index.skeleton.functions.get(name)
+    snippet = index.parse(span) if span is not None else None
+    return flatten(snippet.node) if snippet is not None and isinstance(snippet.node, cst.FunctionDef) else None
+
+
+def _elements(index: ModelIndex, cls: ClassInfo, items: cst.BaseExpression) -> Instance | None:
+    """What iterating over `items` yields instances of: a container attribute of `self` (also sliced, its
+    `.values()`/`.items()`), or `self.children()`/`self.modules()` (any child)."""
+    items = same_items(items)
+    while isinstance(items, cst.Subscript):
+        items = items.value
+    if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
+        owner, method = items.func.value, items.func.attr.value
+        if isinstance(owner, cst.Name) and owner.value == "self" and method in ("children", "modules"):
+            found = None
+            for instance in instance_attributes(index, cls).values():
+                found = _union(found, instance)
+            return found
+        if method in ("values", "items"):
+            items = owner
+    if isinstance(items, cst.Attribute) and isinstance(items.value, cst.Name) and items.value.value == "self":
+        return element_instance(index, cls, items.attr.value)
+    return None
+
+
+@memoised
+def element_instance(index: ModelIndex, cls: ClassInfo, name: str) -> Instance | None:
+    """What the modules of the container `self.<name>` (a `ModuleList`/`ModuleDict`/`Sequential`, a list or dict)
+    are instances of: the classes the members know, else each element of the literal `__init__` fills it with
+    (`nn.ModuleList([self.enc, self.dec])`, `nn.ModuleDict({"a": self.v})`, `dict(a=self.v)`), typed as an
+    attribute (`receiver_instance`)."""
+    member = facts_of(cls).members.get(name)
+    if member is not None and member.kind == Kind.CONTAINER and member.classes:
+        if all(c != UNKNOWN_CLASS for c in member.classes):
+            return Instance(member.classes, True)
+    found = None
+    for method in cls.init_methods:
+        if f"self.{name}" not in method.text or method.node is None:
+            continue
+        for small in _small_statements(method.node.body):
+            if not isinstance(small, cst.Assign) or not any(
+                _self_attribute(t.target) and t.target.attr.value == name for t in small.targets  # type: ignore[union-attr]
+            ):
+                continue
+            for element in _literal_elements(small.value):
+                if _self_attribute(element):
+                    found = _union(found, receiver_instance(index, cls, None, element, 1))
+    return found
+
+
+def _literal_elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The elements a container literal holds, through one wrapping call (`nn.ModuleList([...])`, `dict(a=...)`)."""
+    if isinstance(value, cst.Call):
+        args = [a for a in value.args if not a.star]
+        if args and all(a.keyword is not None for a in args):  # `dict(a=x, b=y)`, `nn.ModuleDict(dict(...))`'s inside
+            return [a.value for a in args]
+        if len(args) != 1 or args[0].keyword is not None:
+            return []
+        value = args[0].value
+        if isinstance(value, cst.Call):
+            return _literal_elements(value)
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        return [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
+    if isinstance(value, cst.Dict):
+        return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    return []
 
 
 def _bindings(target: cst.BaseExpression, value: cst.BaseExpression):
@@ -283,6 +444,43 @@ def dispatch(index: ModelIndex, ref: str, name: str, exact: bool) -> tuple[tuple
     return tuple(dict.fromkeys(targets))
 
 
+@memoised
+def possible_classes(index: ModelIndex, instance: Instance) -> tuple[tuple[ModelIndex, str], ...]:
+    """The classes (their file's index and their name there) a value typed `instance` may be built from: its
+    classes and, when it is not exact (an annotation names a base), every subclass of them in their own file and
+    in the checked file."""
+    found: list[tuple[ModelIndex, str]] = []
+    for ref in instance.classes:
+        info = _class_info(index, ref)
+        if info is None:
+            found.append((index, ref))
+            continue
+        owner, cls = info
+        found.append((owner, cls.name))
+        if instance.exact:
+            continue
+        for where in (owner, index) if owner is not index else (owner,):
+            for other in where.classes.values():
+                if other is not cls and (cls in other.mro or any(base is cls for _i, base in _all_external_bases(other))):
+                    found.append((where, other.name))
+    return tuple(dict.fromkeys(found))
+
+
+def partitioned_param(index: ModelIndex, instance: Instance, name: str) -> bool | None:
+    """Is `name` a parameter of a value typed `instance` that ZeRO-3 leaves partitioned outside its forward? True
+    when some class it may be built from registers it above the persistence threshold (or in a module with no
+    forward, whose hooks never ran), False when every class that registers it keeps it gathered, None when none
+    registers it (a buffer, a plain attribute, a class we cannot read)."""
+    found = None
+    for owner, ref in possible_classes(index, instance):
+        if member_param(owner, ref, name) is not True:
+            continue
+        if not persistent_param(owner, ref, name) or never_called(owner, ref):
+            return True
+        found = False
+    return found
+
+
 def _all_external_bases(cls: ClassInfo) -> list[tuple[ModelIndex, ClassInfo]]:
     return [pair for info in cls.mro for pair in info.external_bases]
 
@@ -334,7 +532,8 @@ def instance_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     """Names of the methods (not dunders) of the classes `cls`'s attributes are instances of (of any file), and
     of their subclasses that override them: what a call on such an attribute could run."""
     names: set[str] = set()
-    for instance in instance_attributes(index, cls).values():
+    containers = [element_instance(index, cls, n) for n, m in facts_of(cls).members.items() if m.kind == Kind.CONTAINER]
+    for instance in (*instance_attributes(index, cls).values(), *(c for c in containers if c is not None)):
         for ref in instance.classes:
             found = _class_info(index, ref)
             if found is None or found[0] is index and instance.exact:

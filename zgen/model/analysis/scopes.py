@@ -15,11 +15,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
-from ..program.members import Kind, facts_of
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.tree import cst
 from .access import INIT, READ, WRITE, ParamAccess, Scope
 from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
+from .instances import partitioned_param, receiver_instance
 from .own import calls_child_method, method_call_accesses
 from .params import NOT_A_SUBMODULE, accesses
 from .persistence import is_persistent
@@ -108,9 +109,20 @@ def _counts_in(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodIn
         if a.first is not None and a.first.name in given:
             return False  # a module the caller hands over (and may have gathered): judged at that call
         # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
-        return a.use in (WRITE, INIT) or not is_persistent(index, a)
+        return a.use in (WRITE, INIT) or not (is_persistent(index, a) or _typed_kept(index, a))
 
     return counts
+
+
+def _typed_kept(index: ModelIndex, a: ParamAccess) -> bool:
+    """A parameter of a child whose class the members cannot tell (`self.v` handed in, `v = self.heads["a"]`) that
+    every class `instances` types the child as keeps gathered (`v.gain`, a vector)."""
+    if any(ref != UNKNOWN_CLASS for ref in a.owner_classes) or a.cls is None or a.method is None:
+        return False
+    if not isinstance(a.node, cst.Attribute) or a.node.attr.value != a.param:
+        return False
+    instance = receiver_instance(index, a.cls, flat_of(a.method), a.node.value, 0, a.method)
+    return instance is not None and partitioned_param(index, instance, a.param) is False
 
 
 def _deferred(method: MethodInfo, node: cst.CSTNode) -> bool:

@@ -5,7 +5,13 @@ understood once `BaseEncoder` and `Mlp` are: are they `nn.Module`s, what do
 they build, which parameters do they own? `Project` answers by finding the
 file that defines the name, through the checked file's package (relative
 imports) and the directories of the import path (`sys.path`, the way
-`importlib` would, but without importing or executing anything). A file
+`importlib` would, but without importing or executing anything), then the
+site-packages of the checked code's own environment when zgen runs from
+another one (a pre-commit or pipx install): the active virtual or conda
+environment (`VIRTUAL_ENV`, `CONDA_PREFIX`) and a `.venv`/`venv` with a
+`pyvenv.cfg` in the checked file's project directory or a parent of it. An
+installed library's class (`open_clip.CLIP`) is then read like the file's
+own; one found nowhere stays unknown, and nothing is guessed about it. A file
 found is a `SourceFile`: its text and skeleton; `index.ModelIndex` builds
 the same lazy model of it as of a checked file. Re-exports through a
 package's `__init__.py` are followed.
@@ -23,6 +29,7 @@ not layer definitions, and parsing them would cost more than they tell.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -33,7 +40,7 @@ from functools import cached_property
 
 from .skeleton import Skeleton, SourceError, build_skeleton, skeleton_from_dict, skeleton_to_dict
 
-__all__ = ["Project", "SourceFile", "absolute_name", "module_name_of", "file_digest", "project"]
+__all__ = ["Project", "SourceFile", "absolute_name", "module_name_of", "file_digest", "project", "site_packages"]
 
 # Packages never read: torch is described by known.py, the rest define no model classes.
 _SKIPPED = frozenset(sys.stdlib_module_names) | {
@@ -138,6 +145,8 @@ class Project:
         self.deps: dict[str, str] = {}  # files read for the check in progress: path -> content hash
         self.summary_dir: str | None = None  # where skeletons of library files are kept between runs
         self._system = [p for p in sys.path if p and os.path.isdir(p)]
+        for prefix in (os.environ.get("VIRTUAL_ENV"), os.environ.get("CONDA_PREFIX")):
+            self._add_environment(prefix)
         self._namespace_parents: dict[str, str] = {}  # a checked root's name -> the directory above it
 
     def begin(self, path: str) -> tuple[str, bool]:
@@ -151,9 +160,16 @@ class Project:
             # A namespace package (`megatron/` without `__init__.py`) is imported by its own name from
             # the directory above; only that name is looked up there, never a sibling project's files.
             self._namespace_parents[os.path.basename(root)] = os.path.dirname(root)
+            self._add_environment(_project_environment(root))
             self._paths.clear()
             self._names.clear()
         return name, is_package
+
+    def _add_environment(self, prefix: str | None) -> None:
+        """Search the site-packages of the environment at `prefix` (after the import path)."""
+        for directory in site_packages(prefix) if prefix else ():
+            if directory not in self._system:
+                self._system.append(directory)
 
     # --- files -------------------------------------------------------------
 
@@ -258,6 +274,29 @@ class Project:
             return None
         target = file.absolute(target)
         return self._resolve(target, hops + 1, visited) if target != qualified else None
+
+
+def site_packages(prefix: str) -> list[str]:
+    """The site-packages directories of the Python environment installed at `prefix` (POSIX and Windows layouts)."""
+    found = sorted(glob.glob(os.path.join(glob.escape(prefix), "lib", "python3*", "site-packages")))
+    found.append(os.path.join(prefix, "Lib", "site-packages"))
+    return [d for d in found if os.path.isdir(d)]
+
+
+def _project_environment(root: str, levels: int = 4) -> str | None:
+    """A virtual environment kept in the checked file's project: `.venv` or `venv` (with its `pyvenv.cfg`) in the
+    directory its top package lives in or in one of the few directories above it."""
+    directory = root
+    for _ in range(levels):
+        for name in (".venv", "venv"):
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(os.path.join(candidate, "pyvenv.cfg")):
+                return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return None
 
 
 def _write_json(path: str, doc: dict) -> None:

@@ -10,6 +10,7 @@ from ..analysis.by_hand import hand_runs
 from ..analysis.access import GUARD, READ, ParamAccess, Reach, Scope
 from ..analysis.params import accesses
 from ..analysis.scopes import param_accesses
+from ..analysis.typed_reads import typed_reads
 from ..program.index import ModelIndex
 from ..program.members import facts_of
 from ..program.tree import code_of
@@ -188,7 +189,7 @@ class Vit(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for access in param_accesses(index, Scope.FORWARD):
+        for access in (*param_accesses(index, Scope.FORWARD), *typed_reads(index)):
             if access.use == READ and not _registered(index, access):
                 yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
         for run in hand_runs(index):
@@ -221,7 +222,9 @@ def _message(access: ParamAccess) -> str:
 
 def _registered(index: ModelIndex, access: ParamAccess) -> bool:
     """Registered with `register_external_parameter` in `__init__`, or handed to it (or to a gather) in the method."""
-    cls, method = access.cls, access.method  # a forward access: of a module's method
+    cls, method = access.cls, access.method  # a forward access: of a module's method, or a plain holder's
+    if cls is None or not cls.is_module:
+        return False
     if code_of(access.node, limit=200).removeprefix("self.") in facts_of(cls).external:  # type: ignore[arg-type]
         return True
     return any(

@@ -10,11 +10,13 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.exposed import exposed_methods
 from ..analysis.flow import flat_of
 from ..analysis.handed import outside_functions
+from ..analysis.instances import function_arguments, possible_classes, receiver_instance
+from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
 from ..program.holds import held_attributes, held_path_classes, reached_models
 from ..program.index import ModelIndex
-from ..program.members import Kind, facts_of, has_params
-from ..program.tree import code_of, cst
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params
+from ..program.tree import call_name, code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
@@ -130,7 +132,15 @@ class Stack(nn.Module):
                 else:
                     calls = calls or ModuleCalls(index, cls, flat, method.name)
                     classes = calls.classes_of(target)
-                    if classes is None or not any(_owns_params(index, ref) for ref in classes):
+                    typed = None
+                    if not classes or all(ref == UNKNOWN_CLASS for ref in classes):
+                        # what the receiver is an instance of: an annotated attribute, a property returning one, a
+                        # local or loop variable bound to either or to an element of a container of them
+                        typed = receiver_instance(index, cls, flat, target, 0, method)
+                    if typed is not None:
+                        if not any(_owns_params(owner, ref) for owner, ref in possible_classes(index, typed)):
+                            continue
+                    elif classes is None or not any(_owns_params(index, ref) for ref in classes):
                         continue
                 if called:
                     message = (
@@ -177,9 +187,19 @@ class Stack(nn.Module):
                 called = isinstance(parent, cst.Call) and parent.func is node
                 if not called and not isinstance(parent, cst.Arg):
                     continue
+                if not called and _inspected(scope.flat, parent):
+                    continue  # `inspect.signature(model.forward)`: read for its parameters, never called
                 target = code_of(node.value)
                 classes = held_path_classes(index, target, arguments, held)
-                if not classes or not any(_owns_params(index, ref) for ref in classes):
+                typed = None
+                if cls is None and not classes and isinstance(node.value, cst.Name):
+                    typed = function_arguments(index, span.name).get(target)  # `run(self.v, x)` in a forward
+                elif cls is not None:  # an annotation names a base: the subclasses it may be count too
+                    typed = receiver_instance(index, cls, scope.flat, node.value, 0, cls.method(span.name))  # `self.v: Base`, `v = self.v`
+                if typed is not None:
+                    if not any(_owns_params(owner, ref) for owner, ref in possible_classes(index, typed)):
+                        continue
+                elif not classes or not any(_owns_params(index, ref) for ref in classes):
                     continue
                 if called:
                     message = (
@@ -195,9 +215,19 @@ class Stack(nn.Module):
                 yield self.finding(index, scope.snippet, site, message, f"call the module itself: `{target}(...)`")
 
 
+def _inspected(flat, arg: cst.Arg) -> bool:
+    call = flat.parent.get(id(arg))
+    return isinstance(call, cst.Call) and (call_name(call) or "").rsplit(".", 1)[-1] in ("signature", "getfullargspec")
+
+
 def _owns_params(index: ModelIndex, ref: str) -> bool:
-    """Does the module own parameters itself (not only through children, whose hooks still run)?"""
+    """Does the module own parameters itself (not only through children, whose hooks still run) that ZeRO-3 does
+    not keep gathered? A module holding only a small one (a null embedding of `1 x d`) loses nothing when its
+    own hooks are skipped: that parameter stays gathered."""
     local = index.class_of(ref)
     if local is not None:
-        return any(m.kind == Kind.PARAM for m in facts_of(local).members.values())
+        return any(
+            m.kind == Kind.PARAM and not persistent_param(index, local.name, name)
+            for name, m in facts_of(local).members.items()
+        )
     return has_params(index, ref) is not False

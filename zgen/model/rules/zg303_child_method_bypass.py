@@ -15,13 +15,13 @@ from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import answering_classes, calls_child_method, method_uses
 from ..analysis.handed import outside_functions
 from ..analysis.instances import (
-    Instance, instance_methods, properties_read, reads_own, receiver_instance, instance_attributes,
+    Instance, function_arguments, function_flat, instance_methods, properties_read, reads_own, receiver_instance, instance_attributes,
 )
 from ..analysis.script import function_scope
 from ..program import known
 from ..program.holds import held_attributes, held_path_classes, module_arguments, reached_models
 from ..program.tree import access_path
-from ..program.index import ClassInfo, ModelIndex, entry_name, memoised, registered_names
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.tree import call_name, code_of, cst, walk
 from .rule import Report, Rule
@@ -219,7 +219,7 @@ class Quantiser(nn.Module):
                             "`deepspeed.zero.register_external_parameter`")
                     yield self.finding(index, method.snippet, node, message, help)
                     continue
-                instance = _instance_of(index, cls, flat, target, classes, name)
+                instance = _instance_of(index, cls, flat, target, classes, name, method)
                 # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
                 uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
                 for ref in instance.classes if instance is not None else ():
@@ -235,6 +235,7 @@ class Quantiser(nn.Module):
                         yield self.finding(index, method.snippet, node, message, help)
                         break
         yield from self._held(index)
+        yield from self._handed_by_classes(index)
         for run in hand_runs(index):
             if run.method:
                 message = (
@@ -275,7 +276,7 @@ class Quantiser(nn.Module):
                 name = node.func.attr.value  # type: ignore[union-attr]
                 if name in _SKIP or name in NOT_RUNS or name.startswith("__") or name.endswith("_"):
                     continue
-                instance = receiver_instance(index, cls, scope.flat, node.func.value) if cls is not None else None  # type: ignore[union-attr]
+                instance = receiver_instance(index, cls, scope.flat, node.func.value, 0, method) if cls is not None else None  # type: ignore[union-attr]
                 if instance is None:
                     instance = Instance(answering_classes(index, classes, name, cls.name if cls else ""), True)
                 found = reads_own(index, instance, name)
@@ -294,15 +295,46 @@ class Quantiser(nn.Module):
                 yield self.finding(index, scope.snippet, node, message, help)
 
 
+    def _handed_by_classes(self, index: ModelIndex) -> Iterator[Report]:
+        """A function of the file the classes hand a typed child to (`run(self.v, x)` in a forward) calling a
+        method of it that computes with its own parameters (`def run(v, x): return v.attend(x)`)."""
+        for name, span in index.skeleton.functions.items():
+            text = index.skeleton.text(span.start, span.end)
+            header = _HEADER.search(text)
+            params = set(_PARAM.findall(header.group(1))) if header else set()
+            if not params or not re.search(r"\b(?:" + "|".join(sorted(map(re.escape, params))) + r")\.\w+\s*\(", text):
+                continue
+            arguments = function_arguments(index, name)
+            flat = function_flat(index, name) if arguments else None
+            for node, ctx in flat.nodes if flat is not None else ():
+                if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or ctx.guarded:
+                    continue
+                target, method = node.func.value, node.func.attr.value
+                if not isinstance(target, cst.Name) or target.value not in arguments:
+                    continue
+                if method in _SKIP or method in NOT_RUNS or method.startswith("__") or method.endswith("_"):
+                    continue
+                found = reads_own(index, arguments[target.value], method)
+                if found is None:
+                    continue
+                message = (
+                    f"`{code_of(node.func)}(...)` computes with {_what(found.param, f'`{target.value}`')}, outside "
+                    f"`{target.value}`'s forward; ZeRO-3 has not gathered it and must fetch it on access"
+                )
+                help = f"call `{target.value}(...)` (its forward), or gather its parameters around the call"
+                yield self.finding(index, index.parse(span), node, message, help)  # type: ignore[arg-type]
+
+
 def _instance_of(
-    index: ModelIndex, cls: ClassInfo, flat, target: cst.BaseExpression, classes: tuple[str, ...] | None, name: str
+    index: ModelIndex, cls: ClassInfo, flat, target: cst.BaseExpression, classes: tuple[str, ...] | None, name: str,
+    method: MethodInfo | None = None,
 ) -> Instance | None:
     """What the module a method is called on is an instance of: the classes the calls know (or, for a module of
     a class they cannot tell, those of the file that define the method), else what the receiver is typed as
     (`self.<attr>`, a property returning one, a local bound to either)."""
     if classes and any(ref != UNKNOWN_CLASS for ref in classes):
         return Instance(classes, True)
-    typed = receiver_instance(index, cls, flat, target)
+    typed = receiver_instance(index, cls, flat, target, 0, method)
     if typed is not None:
         return typed
     answering = answering_classes(index, classes, name, cls.name)  # the classes that could answer the call
@@ -311,16 +343,29 @@ def _instance_of(
 
 # `v = self.v`, `v, n = self.v, 2`, `v = self.a if c else self.b`: a local bound from an attribute of `self`.
 _LOCAL_FROM_SELF = re.compile(r"^[ \t]*(\w+)(?:[ \t]*,[ \t]*\w+)*[ \t]*=[^=\n][^\n]*\bself\.\w", re.MULTILINE)
+# `self.vs[0].m(`, `self.heads["a"].m(`: a method called on an element of a container of `self`.
+_SELF_ITEM_CALL = re.compile(r"\bself\.\w+\[[^\]\n]*\]\.(\w+)\s*\(")
+# `for v in self.vs:`, `for k, v in self.vd.items():`: loop names bound to what a container of `self` holds.
+_LOOP_FROM_SELF = re.compile(r"\bfor[ \t]+([\w \t,()]+?)[ \t]+in[ \t]+[^\n]*?\bself\.\w")
 
 
 def _typed_receiver_calls(text: str) -> set[str]:
     """Text pre-filter of instance typing: names of methods called on a path from `self` (`self.v.m(`,
-    `self.core.m(`) or on a local bound from one (`v = self.v` ... `v.m(`)."""
-    found = set(_SELF_CALL.findall(text))
+    `self.core.m(`, `self.vs[0].m(`), on a local or loop name bound from one (`v = self.v` ... `v.m(`), or on a
+    parameter of the method (`def _run(self, v, x): v.m(x)`, typed by the class's own calls)."""
+    found = set(_SELF_CALL.findall(text)) | set(_SELF_ITEM_CALL.findall(text))
     bound = set(_LOCAL_FROM_SELF.findall(text)) - {"self"}
+    bound |= {name for names in _LOOP_FROM_SELF.findall(text) for name in re.findall(r"\w+", names)}
+    header = _HEADER.search(text)
+    if header:
+        bound |= set(_PARAM.findall(header.group(1))) - {"self", "cls"}
     if bound:
-        found |= set(re.findall(r"\b(?:" + "|".join(sorted(map(re.escape, bound))) + r")\.(\w+)\s*\(", text))
+        found |= {name for receiver, name in _NAME_CALL.findall(text) if receiver in bound}
     return found
+
+
+# `v.m(`: a method called on a plain name (the name, the method).
+_NAME_CALL = re.compile(r"(?<![\w.])(\w+)\.(\w+)\s*\(")
 
 
 def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
