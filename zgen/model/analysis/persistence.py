@@ -7,6 +7,16 @@ a layer's size from its constructor call (`program/size.py`), a norm's
 weight, a bias (one element per output feature), a 1-D or scalar
 `nn.Parameter`, a batch norm recognised by its running statistics. A call
 of a module whose parameters all stay gathered gathers nothing.
+
+Persistence keeps a small parameter gathered only once something fetched it:
+`zero.Init` partitions small parameters like the rest; DeepSpeed does not
+release a persistent one after a module's forward fetched it, and re-gathers
+all of them after each optimizer step; inside the engine's forward a read of
+one that is not available gathers it on the spot. Outside any forward (a
+trainer, a plain class's method, a model's `sample` called by the training
+loop, an agent's rollout before its first update) nothing gathers it, so the
+read sees the placeholder. `kept_gathered(..., in_forward)` is that question,
+asked in one place: small reads are exempt in forward context only.
 """
 
 from __future__ import annotations
@@ -23,7 +33,7 @@ from ..program.tree import access_path, call_name, cst, dotted
 from .access import ParamAccess
 from .flow import Flat, flat_of
 
-__all__ = ["gathers", "persistent_param", "is_persistent"]
+__all__ = ["gathers", "persistent_param", "is_persistent", "kept_gathered", "small_read_gathered"]
 
 @memoised(cycle=True)
 def gathers(index: ModelIndex, ref: str) -> bool:
@@ -188,6 +198,18 @@ def _builds_gathering(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
 def is_persistent(index: ModelIndex, access: ParamAccess) -> bool:
     """Is the accessed parameter below the persistence threshold, so ZeRO-3 keeps it gathered everywhere?"""
     return _persistent(index, access)
+
+
+def kept_gathered(index: ModelIndex, access: ParamAccess, in_forward: bool) -> bool:
+    """Does reading the accessed parameter find it gathered with no hook of its module running? Only below the
+    persistence threshold, and only in forward context (a forward, a function reached from one): see the module's
+    docstring. Outside forward the size is not asked."""
+    return in_forward and _persistent(index, access)
+
+
+def small_read_gathered(persistent: bool, in_forward: bool) -> bool:
+    """`kept_gathered` for a use whose persistence is already known (`own.OwnUse.persistent`)."""
+    return persistent and in_forward
 
 
 def _persistent(index: ModelIndex, access: ParamAccess) -> bool:

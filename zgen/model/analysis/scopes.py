@@ -22,7 +22,7 @@ from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
 from .own import calls_child_method, method_call_accesses
 from .params import NOT_A_SUBMODULE, accesses
-from .persistence import is_persistent
+from .persistence import kept_gathered
 from .script import script_accesses
 
 __all__ = ["param_accesses", "scoped_accesses"]
@@ -101,14 +101,15 @@ def _counts_in(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodIn
         # `self.to_logits = lambda t: t @ self.emb.weight.t()` runs later, in forward
         return lambda a: _built_before(a, rank) and not _deferred(method, a.node)
     given = _arguments(method) if scope is Scope.LATE else frozenset()
+    in_forward = scope is Scope.FORWARD  # `ENTRY`, `LATE`: run by the training loop, outside any forward
 
     def counts(a: ParamAccess) -> bool:
         if a.local:
             return False  # a module the method built itself: not partitioned
         if a.first is not None and a.first.name in given:
             return False  # a module the caller hands over (and may have gathered): judged at that call
-        # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
-        return a.use in (WRITE, INIT) or not is_persistent(index, a)
+        # small enough that ZeRO-3 keeps it gathered, and read in forward: reading it is free (writing is not)
+        return a.use in (WRITE, INIT) or not kept_gathered(index, a, in_forward)
 
     return counts
 
