@@ -27,7 +27,7 @@ class Actor(nn.Module):
         self.state_std = nn.Parameter(torch.ones(state_dim))
 
     def forward(self, state):
-        return self.net(state)
+        return self.get_action(state)  # also part of the forward: no entry point of its own
 
     def get_action(self, state):
         state = (state - self.state_avg) / self.state_std
@@ -74,6 +74,30 @@ HAZARDS = {
             def sample(self, x):
                 return self.net(x) * self.norm.weight
         """),
+    "a model's sampler adds its own 1-D embedding": ("ZG109", """
+        class Diffusion(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.net = nn.Linear(d, d)
+                self.null_emb = nn.Parameter(torch.randn(d))
+
+            def forward(self, x, cond):
+                return self.net(x + cond)
+
+            @torch.no_grad()
+            def sample(self, x):
+                return self.net(x + self.null_emb)
+        """),
+    "a temperature module with no forward read through its property": ("ZG109", """
+        class Temperature(nn.Module):
+            def __init__(self, value):
+                super().__init__()
+                self.log_alpha = nn.Parameter(torch.tensor(value))
+
+            @property
+            def alpha(self):
+                return self.log_alpha.detach().exp().item()
+        """),
 }
 
 SAFE = {
@@ -112,6 +136,44 @@ SAFE = {
 
             def explore(self, state):
                 return self.actor(state.to(self.actor.state_avg.device, self.actor.state_avg.dtype))
+        """,
+    "only the dtype of the sampler's own embedding": """
+        class Diffusion(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.net = nn.Linear(d, d)
+                self.null_emb = nn.Parameter(torch.randn(d))
+
+            def forward(self, x, cond):
+                return self.net(x + cond)
+
+            @torch.no_grad()
+            def sample(self, x):
+                return self.net(x.to(self.null_emb.dtype))
+        """,
+    # Created only under a test: whether it exists is the configuration's (not settled by the file).
+    "an optional small parameter read by a sampler's call": """
+        class Unet(nn.Module):
+            def __init__(self, d, cond_dim=None):
+                super().__init__()
+                self.net = nn.Linear(d, d)
+                self.null_cond = nn.Parameter(torch.randn(1, d)) if cond_dim is not None else None
+
+            def forward(self, x, cond=None, drop=0.0):
+                if self.null_cond is not None and drop > 0:
+                    cond = self.null_cond.expand_as(x)
+                return self.net(x if cond is None else x + cond)
+
+            def guided(self, x):
+                return self.net(x + self.null_cond.expand_as(x))
+
+
+        class Sampler:
+            def __init__(self, d):
+                self.unet = Unet(d, cond_dim=d)
+
+            def sample(self, x):
+                return self.unet.guided(x)
         """,
 }
 

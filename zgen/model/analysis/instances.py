@@ -308,15 +308,16 @@ def reads_own(
     """The first use of a parameter that calling `<instance>.<name>(...)` makes with no hook of the instance
     gathering it: its own or its children's, read, sized or written (by `uses`), in any class the call may
     dispatch to. A parameter ZeRO-3 keeps gathered is left out only for a call made in forward context
-    (`in_forward`, `persistence.small_read_gathered`) of a class whose forward can run (else nothing ever
-    fetched it)."""
+    (`in_forward`; outside it an optional one too: `persistence.small_read_gathered`), and only of a class whose
+    forward can run (else nothing ever fetched it)."""
     for ref in instance.classes:
         for owner, target in dispatch(index, ref, name, instance.exact):
-            # forward context, and a class a hook can have fetched it for (one with no forward: nothing ever did)
-            fetched = in_forward and not never_called(owner, target)
             for called in (name, *properties_read(owner, target, name)):
                 for use in method_uses(owner, target, called):
-                    if use.use in uses and use.param.startswith("self.") and not small_read_gathered(use.persistent, fetched):
+                    if use.use not in uses or not use.param.startswith("self."):
+                        continue
+                    # a class with no forward: nothing ever fetched even its small parameters
+                    if not small_read_gathered(use.persistent, in_forward, use.optional) or never_called(owner, target):
                         return use
     return None
 

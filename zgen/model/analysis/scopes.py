@@ -89,7 +89,9 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
-    if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text):
+    if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text) and not (
+        scope is Scope.ENTRY and _reads_own_value(index, cls, text)
+    ):
         return False  # only writes, size queries and values computed with: no need to parse a plain reader
     return scope is Scope.LATE or not runs_gathered(cls, method)
 
@@ -225,6 +227,20 @@ def _mentions_own_param(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
         member.kind == Kind.PARAM and not member.classes and f"self.{name}" in text
         for name, member in facts_of(cls).members.items()
     )
+
+
+def _reads_own_value(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    """Text pre-filter: does `text` use `self.<p>`, a parameter the class registers, other than by calling it,
+    binding it or asking its dtype, device or size (`self.log_alpha.exp()`, `x + self.null_emb`)? Outside
+    forward even a small one is a placeholder there."""
+    names = [name for name in _own_param_names(index, cls) if f"self.{name}" in text]
+    if not names:
+        return False
+    alternatives = "|".join(map(re.escape, sorted(names)))
+    return re.search(rf"\bself\.(?:{alternatives})\b(?!\s*(?:\(|=[^=]|\.(?:{_META})\b))", text) is not None
+
+
+_META = r"dtype|device|requires_grad|is_\w+|shape|size|numel|ndim|dim|grad"
 
 
 @memoised
