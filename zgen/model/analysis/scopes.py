@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import Kind, facts_of
-from ..program.tree import cst
+from ..program.tree import cst, dotted
 from .access import INIT, READ, WRITE, ParamAccess, Scope
 from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
@@ -103,7 +103,8 @@ def _counts_in(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodIn
         # `self.to_logits = lambda t: t @ self.emb.weight.t()` runs later, in forward
         return lambda a: _built_before(a, rank) and not _deferred(method, a.node)
     given = _arguments(method) if scope is Scope.LATE else frozenset()
-    in_forward = scope is Scope.FORWARD  # `ENTRY`, `LATE`: run by the training loop, outside any forward
+    # `ENTRY`, `LATE`: run by the training loop, outside any forward (but a property a forward reads runs there)
+    in_forward = scope is Scope.FORWARD or scope is Scope.ENTRY and _read_in_forward(index, method)
 
     def counts(a: ParamAccess) -> bool:
         if a.local:
@@ -114,6 +115,14 @@ def _counts_in(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodIn
         return a.use in (WRITE, INIT) or not kept_gathered(index, a, in_forward)
 
     return counts
+
+
+def _read_in_forward(index: ModelIndex, method: MethodInfo) -> bool:
+    """Is `method` a property that some forward of the file reads (`h * self.scaled_bias`, no call)?"""
+    node = method.node
+    if node is None or not any(dotted(d.decorator) == "property" for d in node.decorators):
+        return False
+    return re.search(rf"\.{re.escape(method.name)}\b(?!\s*\()", index.forward_text) is not None
 
 
 def _deferred(method: MethodInfo, node: cst.CSTNode) -> bool:
