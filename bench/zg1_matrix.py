@@ -15,7 +15,9 @@ Each cell is one small model file, generated as the product of three independent
   (`_load_from_state_dict`, `_save_to_state_dict`) called directly or by a nested walker, `copy.deepcopy`, `clip_grad_norm_`, EMA /
   target-network updates,
   `parameters_to_vector` / `vector_to_parameters`, an average updated from the model
-  (`shadow.update_parameters(model)`), a parameter list chosen by a conditional expression or chained with the
+  (`shadow.update_parameters(model)`), a norm's small weight read outside any forward (persistence keeps a small
+  parameter gathered only once a forward or a step fetched it; in forward it is a safe look-alike), a parameter
+  list chosen by a conditional expression or chained with the
   buffers, gradients clipped over an optimizer's `param_groups` (also through a name bound to
   `clip_grad_norm_`), a child's `reset_parameters()`, a
   parameter created in forward, and the ZG3 forms (another module's weight read, `.forward`
@@ -283,6 +285,12 @@ ACCESSES = (
     ], key=1, safe=True, imports="import deepspeed\n", holders=("entry",) + OUTSIDE_HOLDERS),
     Access("safe_small_read", "ZG1", lambda m, s: [f"y = {X} * {m}.norm.weight"], safe=True,
            holders=FORWARD_HOLDERS),
+    # outside any forward nothing has fetched a small parameter (persistence keeps one gathered only once fetched)
+    Access("small_read_outside", "ZG1", lambda m, s: [f"y = {X} * {m}.norm.weight"], holders=("entry",) + OUTSIDE_HOLDERS),
+    Access("safe_small_gathered", "ZG1", lambda m, s: [
+        f"with deepspeed.zero.GatheredParameters([{m}.norm.weight]):",
+        f"    y = {X} * {m}.norm.weight",
+    ], key=1, safe=True, imports="import deepspeed\n", holders=("entry",) + OUTSIDE_HOLDERS),
     Access("safe_activation", "ZG1", lambda m, s: [
         "with torch.no_grad():",
         f"    h = {m}.fc({X})",

@@ -27,10 +27,17 @@ the product of three axes:
   or, spelt at the call, the holder calls `.forward` by name or hands it on as a callback (ZG302), reads
   `Core`'s own large parameter or its child's weight (ZG301).
 
+Small parameters: ZeRO-3 keeps one gathered only once something fetched it (a forward, an optimizer step), and
+inside the engine's forward a read fetches it; outside any forward nothing does. So `m` reading a small
+parameter (`small_outside`) is a hazard on the paths outside forward (`entry`, `plain_holder`) and a safe
+look-alike on the others (`small_gathered`); a plain holder calling `m` inside `GatheredParameters`
+(`plain_gathered`) is safe for every operation.
+
 Safe look-alikes per source x path: `m` only runs a child as a module (`self.norm(h)`), reads a small
-parameter ZeRO-3 keeps gathered (the class has a forward), a buffer, or a plain value; and, spelt at the call,
-`self.v` called as a module, its small parameter read where it also runs as a module, its large parameter's dtype,
-a buffer and a plain attribute of it. A hazard cell is found when a ZG3 finding spans the line marked `# KEY`; a safe cell is clean
+parameter in forward context (the class has a forward), only the dtype of one, a buffer, or a plain value; and,
+spelt at the call, `self.v` called as a module, its small parameter read where it also runs as a module, its large
+parameter's dtype, a buffer and a plain attribute of it. A hazard cell is found when a ZG3 finding spans the line
+marked `# KEY`; a safe cell is clean
 when no ZG3 finding is reported in the file.
 """
 
@@ -139,6 +146,10 @@ SAFE_OPERATIONS = {
     def m(self, h):
         return h * self.gain
 """,
+    "small_dtype": FORWARD + """
+    def m(self, h):
+        return h.to(self.gain.dtype) * 2
+""",
     "buffer_read": FORWARD + """
     def m(self, h):
         return h * self.steps
@@ -178,6 +189,10 @@ PATHS = {
     ),
     "entry": "    def forward(self, x):\n        return x\n\n    def generate(self, x):\n        return CALL  # KEY\n",
     "plain_holder": "    def step(self, x):\n        return CALL  # KEY\n",
+    "plain_gathered": (
+        "    def step(self, x):\n        with deepspeed.zero.GatheredParameters(list(self.v.parameters())):\n"
+        "            return CALL  # KEY\n"
+    ),
     "conditional": "    def forward(self, x, slow=False):\n        v = self.v if slow else self.v\n        return CALL  # KEY\n",
     "unpacked": "    def forward(self, x):\n        v, n = self.v, 2\n        return CALL  # KEY\n",
     # a loop variable over a container of modules built from the instance (issue 20: a weight read through a
@@ -207,6 +222,8 @@ PATH_INIT = {
     "indexed": "self.vs = nn.ModuleList([self.v])",
     "keyed_local": 'self.vd = nn.ModuleDict({"a": self.v})',
 }
+OUTSIDE_FORWARD = frozenset({"entry", "plain_holder", "plain_gathered"})  # paths that run outside any forward
+GATHERED = frozenset({"plain_gathered"})  # paths that call `m` inside a gather: every operation is safe there
 
 
 @dataclass(frozen=True)
@@ -226,7 +243,7 @@ def render(source: str, path: str, operation: str, body: str) -> dict[str, str]:
         core = core.replace("        self.fc = nn.Linear(d, 4096)\n", "        self.scale = nn.Parameter(torch.zeros(d))\n")
     receiver = RECEIVERS.get(path, "self.v")
     call = {**CALLS, **SAFE_CALLS}.get(operation, "{r}.m(x)").format(r=receiver)
-    module = path != "plain_holder"
+    module = path not in ("plain_holder", "plain_gathered")
     header = "class Holder(nn.Module):\n" if module else "class Holder:\n"
     init = f"    def __init__(self, d{signature}):\n" + ("        super().__init__()\n" if module else "")
     init += f"        {binding}\n"
@@ -243,9 +260,15 @@ def build(root: Path) -> list[Cell]:
     cells = []
     for source in SOURCES:
         for path in PATHS:
-            for operation, body in {**OPERATIONS, **dict.fromkeys(CALLS, OPERATIONS["read_own"])}.items():
+            hazards = {**OPERATIONS, **dict.fromkeys(CALLS, OPERATIONS["read_own"])}
+            safe = {**SAFE_OPERATIONS, **dict.fromkeys(SAFE_CALLS, OPERATIONS["read_own"])}
+            if path in OUTSIDE_FORWARD:  # a small parameter read outside forward sees the placeholder
+                hazards["small_outside"] = safe.pop("small_gathered")
+            if path in GATHERED:
+                safe, hazards = {**hazards, **safe}, {}
+            for operation, body in hazards.items():
                 cells.append(_write(Cell(source, path, operation, True, root / f"h_{source}_{path}_{operation}" / "model.py"), body))
-            for operation, body in {**SAFE_OPERATIONS, **dict.fromkeys(SAFE_CALLS, OPERATIONS["read_own"])}.items():
+            for operation, body in safe.items():
                 cells.append(_write(Cell(source, path, operation, False, root / f"s_{source}_{path}_{operation}" / "model.py"), body))
     return cells
 

@@ -155,6 +155,40 @@ class Embedding(nn.Module):
         self.word.weight.data.fill_(0)
         self.word.weight.shared = True
 """),
+    # Small parameters outside forward (issue 20): persistence keeps one gathered only once a forward or a step
+    # fetched it; `fuse()` run by the training loop (or on a model loaded for inference) reads placeholders.
+    "batch-norm-fused-outside-forward": ("ZG109", """
+class RepBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.conv = nn.Conv2d(c, c, 3)
+
+    def forward(self, x):
+        return self.conv(x) + self.bn(x)
+
+    def fuse(self):
+        return self._fuse_bn(self.bn)
+
+    def _fuse_bn(self, branch):
+        std = (branch.running_var + branch.eps).sqrt()
+        gamma = branch.weight
+        return gamma / std, branch.bias - branch.running_mean * gamma / std
+"""),
+    # A class token shaped (1, 1, dim), read by a method no forward reaches.
+    "class-token-outside-forward": ("ZG109", """
+class Vit(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, d))
+        self.blocks = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.blocks(x)
+
+    def prepend(self, x):
+        return torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1)
+"""),
 }
 
 
@@ -232,8 +266,8 @@ class Head(nn.Module):
     def cast_input(self, x):
         return x.to(self.weight.dtype)
 """,
-    # A module read for its running statistics is a batch norm: its weight and bias stay gathered.
-    "batch-norm-by-its-statistics": """
+    # A batch norm's per-channel weight and bias, read by a helper forward calls: gathered in forward context.
+    "batch-norm-fused-in-forward": """
 class RepBlock(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -241,18 +275,16 @@ class RepBlock(nn.Module):
         self.conv = nn.Conv2d(c, c, 3)
 
     def forward(self, x):
-        return self.conv(x) + self.bn(x)
-
-    def fuse(self):
-        return self._fuse_bn(self.bn)
+        scale, shift = self._fuse_bn(self.bn)
+        return self.conv(x) * scale + shift
 
     def _fuse_bn(self, branch):
         std = (branch.running_var + branch.eps).sqrt()
         gamma = branch.weight
         return gamma / std, branch.bias - branch.running_mean * gamma / std
 """,
-    # A class token shaped (1, 1, dim) is a vector: small enough to stay gathered.
-    "class-token-is-a-vector": """
+    # A class token shaped (1, 1, dim) is small: read by a helper forward calls, it is gathered there.
+    "class-token-prepended-in-forward": """
 class Vit(nn.Module):
     def __init__(self, d):
         super().__init__()
@@ -260,7 +292,7 @@ class Vit(nn.Module):
         self.blocks = nn.Linear(d, d)
 
     def forward(self, x):
-        return self.blocks(x)
+        return self.blocks(self.prepend(x))
 
     def prepend(self, x):
         return torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1)

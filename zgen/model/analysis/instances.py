@@ -33,7 +33,7 @@ from ..program.tree import cst, dotted, parameter_for
 from .access import READ, SIZE, WRITE
 from .flow import Flat, flat_of, flatten, loop_items, same_items
 from .own import OwnUse, method_uses
-from .persistence import persistent_param
+from .persistence import persistent_param, small_read_gathered
 
 __all__ = [
     "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "instance_methods",
@@ -499,17 +499,22 @@ def never_called(index: ModelIndex, name: str) -> bool:
 
 
 def reads_own(
-    index: ModelIndex, instance: Instance, name: str, uses: tuple[str, ...] = (READ, SIZE, WRITE)
+    index: ModelIndex, instance: Instance, name: str, uses: tuple[str, ...] = (READ, SIZE, WRITE),
+    in_forward: bool = True,
 ) -> OwnUse | None:
     """The first use of a parameter that calling `<instance>.<name>(...)` makes with no hook of the instance
-    gathering it: its own or its children's, read, sized or written (by `uses`), not kept gathered by ZeRO-3
-    (unless the class has no forward at all), in any class the call may dispatch to."""
+    gathering it: its own or its children's, read, sized or written (by `uses`), in any class the call may
+    dispatch to. A parameter ZeRO-3 keeps gathered is left out only for a call made in forward context
+    (`in_forward`; outside it an optional one too: `persistence.small_read_gathered`), and only of a class whose
+    forward can run (else nothing ever fetched it)."""
     for ref in instance.classes:
         for owner, target in dispatch(index, ref, name, instance.exact):
-            lonely = never_called(owner, target)
             for called in (name, *properties_read(owner, target, name)):
                 for use in method_uses(owner, target, called):
-                    if use.use in uses and use.param.startswith("self.") and (not use.persistent or lonely):
+                    if use.use not in uses or not use.param.startswith("self."):
+                        continue
+                    # a class with no forward: nothing ever fetched even its small parameters
+                    if not small_read_gathered(use.persistent, in_forward, use.optional) or never_called(owner, target):
                         return use
     return None
 

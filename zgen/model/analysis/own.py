@@ -39,7 +39,7 @@ from .calls import ModuleCalls
 from .effects import usage
 from .flow import Flat, flat_of, loop_items
 from .params import accesses, narrowed
-from .persistence import is_persistent, persistent_param
+from .persistence import is_persistent, optional_param, persistent_param
 
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
@@ -65,7 +65,8 @@ class OwnUse:
 
     use: str  # READ, SIZE, WRITE or INIT
     param: str  # as written in the method (`self.weight`, `self.proj.weight`)
-    persistent: bool  # small enough that ZeRO-3 keeps it gathered (reading it is free, writing is not)
+    persistent: bool  # small enough that ZeRO-3 keeps it gathered once fetched (in forward reading it is free)
+    optional: bool = False  # created only under a test (`nn.Parameter(...) if c else None`; `persistence`)
 
 
 def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
@@ -112,7 +113,7 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
         for use in _uses_in(index, cls, reached):
             if bypassed and use.param.count(".") != 1:
                 continue  # `self.forward(x)` from another method skips only this module's hooks: its own parameters
-            found.setdefault((use.use, use.persistent), use)
+            found.setdefault((use.use, use.persistent, use.optional), use)
     return tuple(found.values())
 
 
@@ -159,12 +160,12 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
             if held is not None and not ctx.guarded and not _binds(flat, node):
                 use, _op = usage(index, flat, node)
                 if use in (READ, SIZE, WRITE, INIT):  # `weight.data.zero_()`: an item of the list written
-                    found.append(OwnUse(use, f"self.{items[held]}", persistent_param(index, cls.name, items[held])))
+                    found.append(_own_use(index, cls, use, items[held]))
             if kind is cst.Attribute and node.attr.value in own and not ctx.guarded and id(node) not in walks:
                 if isinstance(node.value, cst.Name) and node.value.value == "self":
                     use, _op = usage(index, flat, node)
                     if use in (READ, SIZE, WRITE, INIT):
-                        found.append(OwnUse(use, f"self.{node.attr.value}", persistent_param(index, cls.name, node.attr.value)))
+                        found.append(_own_use(index, cls, use, node.attr.value))
     if reads_children:
         for access in accesses(index, cls, method):
             if access.use in (READ, SIZE, WRITE, INIT) and not access.ctx.guarded and not access.local:
@@ -175,8 +176,13 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
             continue
         for ref in classes:
             for use in method_uses(index, ref, call.func.attr.value):  # type: ignore[union-attr]
-                found.append(OwnUse(use.use, f"{code_of(target)}.{call.func.attr.value}()", use.persistent))  # type: ignore[union-attr]
+                found.append(OwnUse(use.use, f"{code_of(target)}.{call.func.attr.value}()", use.persistent, use.optional))  # type: ignore[union-attr]
     return found
+
+
+def _own_use(index: ModelIndex, cls: ClassInfo, use: str, name: str) -> OwnUse:
+    small = persistent_param(index, cls.name, name)
+    return OwnUse(use, f"self.{name}", small, small and optional_param(index, cls.name, name))
 
 
 def _own_attribute(expr: cst.BaseExpression, own: set[str]) -> str | None:

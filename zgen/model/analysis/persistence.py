@@ -7,6 +7,19 @@ a layer's size from its constructor call (`program/size.py`), a norm's
 weight, a bias (one element per output feature), a 1-D or scalar
 `nn.Parameter`, a batch norm recognised by its running statistics. A call
 of a module whose parameters all stay gathered gathers nothing.
+
+Persistence keeps a small parameter gathered only once something fetched it:
+`zero.Init` partitions small parameters like the rest; DeepSpeed does not
+release a persistent one after a module's forward fetched it, and re-gathers
+all of them after each optimizer step; inside the engine's forward a read of
+one that is not available gathers it on the spot. Outside any forward (a
+trainer, a plain class's method, a model's `sample` called by the training
+loop, an agent's rollout before its first update) nothing gathers it, so the
+read sees the placeholder. `kept_gathered(..., in_forward)` is that question,
+asked in one place: small reads are exempt in forward context only, and, outside
+it, for a small parameter `__init__` creates only under a test
+(`nn.Parameter(...) if cond else None`): whether it exists at all is the
+configuration's, which the file does not settle.
 """
 
 from __future__ import annotations
@@ -23,7 +36,7 @@ from ..program.tree import access_path, call_name, cst, dotted
 from .access import ParamAccess
 from .flow import Flat, flat_of
 
-__all__ = ["gathers", "persistent_param", "is_persistent"]
+__all__ = ["gathers", "persistent_param", "optional_param", "is_persistent", "kept_gathered", "small_read_gathered"]
 
 @memoised(cycle=True)
 def gathers(index: ModelIndex, ref: str) -> bool:
@@ -188,6 +201,48 @@ def _builds_gathering(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
 def is_persistent(index: ModelIndex, access: ParamAccess) -> bool:
     """Is the accessed parameter below the persistence threshold, so ZeRO-3 keeps it gathered everywhere?"""
     return _persistent(index, access)
+
+
+def kept_gathered(index: ModelIndex, access: ParamAccess, in_forward: bool) -> bool:
+    """Does reading the accessed parameter find it gathered with no hook of its module running, or is it not
+    reported for another reason of size? Below the persistence threshold, and in forward context (a forward, a
+    function reached from one) or an optional parameter: see the module's docstring."""
+    if not in_forward and not _optional(index, access):
+        return False  # the size is not asked
+    return _persistent(index, access)
+
+
+def small_read_gathered(persistent: bool, in_forward: bool, optional: bool = False) -> bool:
+    """`kept_gathered` for a use whose persistence is already known (`own.OwnUse.persistent`, `.optional`)."""
+    return persistent and (in_forward or optional)
+
+
+def optional_param(index: ModelIndex, ref: str, name: str) -> bool:
+    """Does class `ref`'s `__init__` create parameter `name` only under a test (`nn.Parameter(...) if c else
+    None`)? Only classes of the file."""
+    local = index.classes.get(ref)
+    return local is not None and name in _optional_params(index, local)
+
+
+@memoised
+def _optional_params(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    names = set()
+    for method in cls.init_methods:
+        text = method.text
+        flat = flat_of(method) if "Parameter(" in text and " else None" in text else None
+        for node, _ctx in flat.nodes if flat is not None else ():
+            if type(node) is cst.IfExp and isinstance(node.orelse, cst.Name) and node.orelse.value == "None":
+                body = node.body
+                if type(body) is cst.Call and (call_name(body) or "").endswith("Parameter"):
+                    name = _assigned_to(flat, body)
+                    if name is not None:
+                        names.add(name)
+    return frozenset(names)
+
+
+def _optional(index: ModelIndex, access: ParamAccess) -> bool:
+    classes = [ref for ref in access.owner_classes if ref in index.classes]
+    return bool(classes) and all(optional_param(index, ref, access.param) for ref in classes)
 
 
 def _persistent(index: ModelIndex, access: ParamAccess) -> bool:

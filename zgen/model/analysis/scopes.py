@@ -16,14 +16,14 @@ from dataclasses import replace
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
-from ..program.tree import cst
+from ..program.tree import cst, dotted
 from .access import INIT, READ, WRITE, ParamAccess, Scope
 from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
 from .instances import partitioned_param, receiver_instance
 from .own import calls_child_method, method_call_accesses
 from .params import NOT_A_SUBMODULE, accesses
-from .persistence import is_persistent
+from .persistence import kept_gathered
 from .script import script_accesses
 
 __all__ = ["param_accesses", "scoped_accesses"]
@@ -90,7 +90,9 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
-    if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text):
+    if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text) and not (
+        scope is Scope.ENTRY and _reads_own_value(index, cls, text)
+    ):
         return False  # only writes, size queries and values computed with: no need to parse a plain reader
     return scope is Scope.LATE or not runs_gathered(cls, method)
 
@@ -102,14 +104,18 @@ def _counts_in(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodIn
         # `self.to_logits = lambda t: t @ self.emb.weight.t()` runs later, in forward
         return lambda a: _built_before(a, rank) and not _deferred(method, a.node)
     given = _arguments(method) if scope is Scope.LATE else frozenset()
+    # `ENTRY`, `LATE`: run by the training loop, outside any forward (but a property a forward reads runs there)
+    in_forward = scope is Scope.FORWARD or scope is Scope.ENTRY and _read_in_forward(index, method)
 
     def counts(a: ParamAccess) -> bool:
         if a.local:
             return False  # a module the method built itself: not partitioned
         if a.first is not None and a.first.name in given:
             return False  # a module the caller hands over (and may have gathered): judged at that call
-        # small enough that ZeRO-3 keeps it gathered: reading it is free (writing is not)
-        return a.use in (WRITE, INIT) or not (is_persistent(index, a) or _typed_kept(index, a))
+        # small enough that ZeRO-3 keeps it gathered, and read in forward: reading it is free (writing is not)
+        return a.use in (WRITE, INIT) or not (
+            kept_gathered(index, a, in_forward) or (in_forward and _typed_kept(index, a))
+        )
 
     return counts
 
@@ -123,6 +129,14 @@ def _typed_kept(index: ModelIndex, a: ParamAccess) -> bool:
         return False
     instance = receiver_instance(index, a.cls, flat_of(a.method), a.node.value, 0, a.method)
     return instance is not None and partitioned_param(index, instance, a.param) is False
+
+
+def _read_in_forward(index: ModelIndex, method: MethodInfo) -> bool:
+    """Is `method` a property that some forward of the file reads (`h * self.scaled_bias`, no call)?"""
+    node = method.node
+    if node is None or not any(dotted(d.decorator) == "property" for d in node.decorators):
+        return False
+    return re.search(rf"\.{re.escape(method.name)}\b(?!\s*\()", index.forward_text) is not None
 
 
 def _deferred(method: MethodInfo, node: cst.CSTNode) -> bool:
@@ -236,6 +250,20 @@ def _mentions_own_param(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
         member.kind == Kind.PARAM and not member.classes and f"self.{name}" in text
         for name, member in facts_of(cls).members.items()
     )
+
+
+def _reads_own_value(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    """Text pre-filter: does `text` use `self.<p>`, a parameter the class registers, other than by calling it,
+    binding it or asking its dtype, device or size (`self.log_alpha.exp()`, `x + self.null_emb`)? Outside
+    forward even a small one is a placeholder there."""
+    names = [name for name in _own_param_names(index, cls) if f"self.{name}" in text]
+    if not names:
+        return False
+    alternatives = "|".join(map(re.escape, sorted(names)))
+    return re.search(rf"\bself\.(?:{alternatives})\b(?!\s*(?:\(|=[^=]|\.(?:{_META})\b))", text) is not None
+
+
+_META = r"dtype|device|requires_grad|is_\w+|shape|size|numel|ndim|dim|grad"
 
 
 @memoised

@@ -181,7 +181,8 @@ class Quantiser(nn.Module):
                 # names no class of the file nor a child built by name defines: the classes of its typed attributes
                 external = external | instance_methods(index, cls)
             called &= names | external | known.FORWARD_PARTS
-            if called and not any(method is m for _, m in forward):
+            in_forward = any(method is m for _, m in forward)
+            if called and not in_forward:
                 # run on the built model: only methods that can compute with parameters are worth parsing for
                 called = {name for name in called if name in external or name in known.FORWARD_PARTS
                           or _computes(index, name)}
@@ -223,7 +224,7 @@ class Quantiser(nn.Module):
                 # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
                 uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
                 for ref in instance.classes if instance is not None else ():
-                    found = reads_own(index, Instance((ref,), instance.exact), name, uses)  # type: ignore[union-attr]
+                    found = reads_own(index, Instance((ref,), instance.exact), name, uses, in_forward)  # type: ignore[union-attr]
                     used = found.param if found is not None else None
                     if used:
                         message = (
@@ -279,7 +280,7 @@ class Quantiser(nn.Module):
                 instance = receiver_instance(index, cls, scope.flat, node.func.value, 0, method) if cls is not None else None  # type: ignore[union-attr]
                 if instance is None:
                     instance = Instance(answering_classes(index, classes, name, cls.name if cls else ""), True)
-                found = reads_own(index, instance, name)
+                found = reads_own(index, instance, name, in_forward=False)  # a step of the training loop
                 used = found.param if found is not None else None
                 if used is None and name in known.FORWARD_PARTS and _unreadable(index, classes):
                     used = f"{name}()"  # a model of no readable class run by the parts of its forward
