@@ -9,6 +9,7 @@ import textwrap
 
 import libcst as cst
 
+from zgen.model.program import holds
 from zgen.model.program.holds import may_have_module_arguments, module_arguments
 from zgen.model.program.index import ModelIndex
 from zgen.model.program.skeleton import build_skeleton
@@ -103,3 +104,8 @@ def test_a_span_the_tree_does_not_hold_is_left_to_the_parse():
     span = index.skeleton.classes["Holder"].methods["plain"]
     shifted = type(span)(span.name, span.start, span.end, span.indent + 4)
     assert may_have_module_arguments(index, shifted)
+
+
+def test_the_text_words_cover_every_method_a_use_as_a_module_is_told_by():
+    for name in (*holds.MODULE_ONLY_METHODS, "load_state_dict", "state_dict"):
+        assert any(word in name for word in holds._USED_AS_MODULE_WORDS), name

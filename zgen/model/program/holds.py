@@ -196,6 +196,9 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
         unannotated.append(name)
     if not unannotated:
         return False
+    text = index.skeleton.text(span.start, span.end)
+    if not any(word in text for word in _USED_AS_MODULE_WORDS):
+        return False  # no call a use as a module needs: nothing to walk
     used = set()
     for call in ast.walk(node):
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
@@ -205,6 +208,11 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
             if call.func.attr == "state_dict" and isinstance(call.func.value, ast.Name):
                 used.add(call.func.value.id)
     return any(name in used for name in unannotated)
+
+
+# Every name `_used_as_module` looks for holds one of these: text without them has no such use (a test keeps
+# `MODULE_ONLY_METHODS` covered).
+_USED_AS_MODULE_WORDS = ("parameters", "modules", "children", "state_dict")
 
 
 def _default_of(args: ast.arguments, arg: ast.arg) -> ast.expr | None:
