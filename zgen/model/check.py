@@ -11,6 +11,7 @@ from zgen.findings import Finding, sort_findings
 from .program.index import ModelIndex
 from .program.project import project
 from .program.skeleton import SourceError, build_skeleton
+from .program.tree import forget_children
 from .rules import ALL_RULES
 from .rules.zg901_unparsable import Unparsable
 
@@ -84,4 +85,5 @@ def _check(
     if deps is not None:
         deps.update(other_files.deps)
     index.release()
+    forget_children()  # (the children kept for this file's walks)
     return sort_findings(seen.values())

@@ -26,11 +26,12 @@ import re
 from . import known
 from .index import ClassInfo, ModelIndex, memoised
 from .members import UNKNOWN_CLASS, Kind, classify, has_params, member_of
+from .skeleton import FunctionSpan
 from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, walk
 
 __all__ = [
-    "module_arguments", "held_attributes", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+    "module_arguments", "may_have_module_arguments", "held_attributes", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models",
 ]
 
@@ -82,7 +83,12 @@ MODULE_NAMED_TEXT = r"(?:\w+\.)*\w*" + _MODULE_WORD.pattern.rstrip("$") + r"(?:\
 
 def annotated_module(index: ModelIndex, annotation: cst.BaseExpression) -> tuple[str, ...]:
     """The module classes an annotation names as the type of one instance (`nn.Module`, `Optional[Unet]`)."""
-    text = code_of(annotation, limit=400).replace('"', " ").replace("'", " ")
+    return _annotation_classes(index, code_of(annotation, limit=400))
+
+
+def _annotation_classes(index: ModelIndex, code: str) -> tuple[str, ...]:
+    """`annotated_module` of an annotation's source text (on one line, as `code_of` gives it)."""
+    text = code.replace('"', " ").replace("'", " ")
     if _NOT_AN_INSTANCE.search(text):
         return ()
     found = []
@@ -158,6 +164,104 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
         for name in (*unannotated, *used_only):
             if name in used:
                 found[name] = ("<unknown>",)
+    return found
+
+
+def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
+    """False only when `module_arguments` of the `def` at `span` is surely empty, read from the file's `ast` tree
+    without a libcst parse (the trigger before the parse); True when it may not be, or the tree cannot tell.
+
+    Each test is `module_arguments`'s own, or looser: an annotation's text asked of the same lookup, a default
+    counted as a setting only when libcst's would be (an `int`, a `float`, a list, a dict, a tuple; a string may
+    be an implicit concatenation, so it is not), and any name a module-only method or `load_state_dict` is called
+    on taken as used as a module.
+    """
+    node = _function_defs(index).get((span.start, span.end, span.indent), False)
+    if node is None or node is False:
+        return True  # not this file's `def`, two on one span, or no tree (a summary): parse and ask
+    args = node.args
+    unannotated = []
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        name = arg.arg
+        if name in ("self", "cls"):
+            continue
+        if arg.annotation is not None:
+            code = _segment(index, arg.annotation)
+            if code is None or len(code) > 400 or _annotation_classes(index, code):
+                return True
+            continue
+        default = _default_of(args, arg)
+        if isinstance(default, (ast.List, ast.Dict, ast.Tuple)) or (
+            isinstance(default, ast.Constant) and type(default.value) in (int, float)
+        ):
+            continue
+        if module_like_name(name):
+            return True
+        unannotated.append(name)
+    if not unannotated:
+        return False
+    text = index.skeleton.text(span.start, span.end)
+    if not any(word in text for word in _USED_AS_MODULE_WORDS):
+        return False  # no call a use as a module needs: nothing to walk
+    used = set()
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            if isinstance(call.func.value, ast.Name):
+                if call.func.attr in MODULE_ONLY_METHODS or call.func.attr == "load_state_dict":
+                    used.add(call.func.value.id)
+            if call.func.attr == "state_dict" and isinstance(call.func.value, ast.Name):
+                used.add(call.func.value.id)
+    return any(name in used for name in unannotated)
+
+
+# Every name `_used_as_module` looks for holds one of these: text without them has no such use (a test keeps
+# `MODULE_ONLY_METHODS` covered).
+_USED_AS_MODULE_WORDS = ("parameters", "modules", "children", "state_dict")
+
+
+def _default_of(args: ast.arguments, arg: ast.arg) -> ast.expr | None:
+    if arg in args.kwonlyargs:
+        return args.kw_defaults[args.kwonlyargs.index(arg)]
+    positional = [*args.posonlyargs, *args.args]
+    at = positional.index(arg) - (len(positional) - len(args.defaults))
+    return args.defaults[at] if at >= 0 else None
+
+
+def _segment(index: ModelIndex, node: ast.expr) -> str | None:
+    """The source text of an `ast` node on one line (whitespace runs as one space), or None when unsure."""
+    end_line, end_col = node.end_lineno, node.end_col_offset
+    if end_line is None or end_col is None:
+        return None
+    lines = index.skeleton.lines[node.lineno - 1 : end_line]
+    if not lines:
+        return None
+    data = [line.encode("utf-8") for line in lines]  # `ast` columns are UTF-8 byte offsets
+    data[-1] = data[-1][:end_col]
+    data[0] = data[0][node.col_offset :]
+    return " ".join(b"".join(data).decode("utf-8", "replace").split())
+
+
+@memoised
+def _function_defs(index: ModelIndex) -> dict[tuple[int, int, int], ast.FunctionDef | ast.AsyncFunctionDef | None]:
+    """The file's functions and methods (`def`s in class bodies and the blocks of module-level statements, not
+    inside functions) by (first line with decorators, last line, indent), from its `ast` tree; None for a span
+    two share."""
+    tree = index.skeleton.tree
+    found: dict[tuple[int, int, int], ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
+    stack: list[ast.stmt] = list(tree.body) if tree is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+            key = (first, node.end_lineno or node.lineno, node.col_offset)
+            found[key] = None if key in found else node
+        elif isinstance(node, ast.ClassDef):
+            stack.extend(node.body)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            for block in (node.body, getattr(node, "orelse", ()), getattr(node, "finalbody", ())):
+                stack.extend(block)
+            for handler in getattr(node, "handlers", ()):
+                stack.extend(handler.body)
     return found
 
 

@@ -88,6 +88,7 @@ __all__ = [
     "code_of",
     "walk",
     "children",
+    "forget_children",
     "dotted",
     "call_name",
     "access_path",
@@ -146,8 +147,23 @@ def _is_node_type(kind: type) -> bool:
 _NODE_TYPES: dict[type, bool] = {}
 
 
-def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+# The children of each node asked for, by `id` (with the node, so the id cannot be another node's while kept): the
+# analyses walk the same method's nodes several times (about four asks per node); `forget_children` empties it
+# once a file is done (`model.check`), and it never grows past `_KIDS_MAX` nodes.
+_KIDS: dict[int, tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = {}
+_KIDS_MAX = 2_000_000
+
+
+def forget_children() -> None:
+    """Drop the kept children (and with them the nodes they keep alive)."""
+    _KIDS.clear()
+
+
+def children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
     """The direct child nodes of `node` that can hold code, in field order."""
+    kept = _KIDS.get(id(node))
+    if kept is not None and kept[0] is node:
+        return kept[1]
     kind = type(node)
     names = _FIELDS.get(kind)
     if names is None:
@@ -169,7 +185,10 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
                 is_node = _is_node_type(kind)
             if is_node:
                 kids.append(value)
-    return kids
+    if len(_KIDS) >= _KIDS_MAX:
+        _KIDS.clear()
+    found = _KIDS[id(node)] = (node, tuple(kids))
+    return found[1]
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -180,8 +199,7 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield current
         kids = children(current)
         if kids:
-            kids.reverse()
-            stack.extend(kids)
+            stack.extend(reversed(kids))
 
 
 @dataclasses.dataclass(eq=False)
