@@ -173,12 +173,15 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
 
     Each test is `module_arguments`'s own, or looser: an annotation's text asked of the same lookup, a default
     counted as a setting only when libcst's would be (an `int`, a `float`, a list, a dict, a tuple; a string may
-    be an implicit concatenation, so it is not), and any name a module-only method or `load_state_dict` is called
-    on taken as used as a module.
+    be an implicit concatenation, so it is not), any name a module-only method or `load_state_dict` is called
+    on taken as used as a module (an annotation naming no class the lookup knows is judged by that use too), and
+    a function with an `import` of its own always parsed.
     """
     node = _function_defs(index).get((span.start, span.end, span.indent), False)
     if node is None or node is False:
         return True  # not this file's `def`, two on one span, or no tree (a summary): parse and ask
+    if "import " in index.skeleton.text(span.start, span.end):
+        return True  # a class imported inside the function is resolved there: parse and ask
     args = node.args
     unannotated = []
     for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
@@ -189,6 +192,7 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
             code = _segment(index, arg.annotation)
             if code is None or len(code) > 400 or _annotation_classes(index, code):
                 return True
+            unannotated.append(name)  # a class the lookup cannot tell: `module_arguments` judges it by use
             continue
         default = _default_of(args, arg)
         if isinstance(default, (ast.List, ast.Dict, ast.Tuple)) or (
