@@ -127,6 +127,8 @@ def check_paths(
         else:
             cached += 1
             findings.extend(hit)
+    if todo:  # every checked file's package known to every worker (forked after this) before any check
+        project().know_roots(list(sources))
     for key, path, result, deps in _run_model_checks(todo, enabled, jobs, threshold):
         cache.put(key, result, deps)
         findings.extend(result)

@@ -153,17 +153,27 @@ class Project:
         """Start checking `path`: reset `deps`, add its package's directory to the roots; its module name."""
         self.deps = {}
         name, root, is_package = module_name_of(path)
-        if root not in self._seen_roots:
-            self._seen_roots.add(root)
-            if root not in self.roots:
-                self.roots.insert(0, root)
-            # A namespace package (`megatron/` without `__init__.py`) is imported by its own name from
-            # the directory above; only that name is looked up there, never a sibling project's files.
-            self._namespace_parents[os.path.basename(root)] = os.path.dirname(root)
-            self._add_environment(_project_environment(root))
-            self._paths.clear()
-            self._names.clear()
+        self._add_root(root)
         return name, is_package
+
+    def know_roots(self, paths: list[str]) -> None:
+        """Add the package directories of every file this run checks before checking any, so that what one
+        file's imports resolve to does not depend on which files the same process checked before it."""
+        for path in paths:
+            self._add_root(module_name_of(path)[1])
+
+    def _add_root(self, root: str) -> None:
+        if root in self._seen_roots:
+            return
+        self._seen_roots.add(root)
+        if root not in self.roots:
+            self.roots.insert(0, root)
+        # A namespace package (`megatron/` without `__init__.py`) is imported by its own name from
+        # the directory above; only that name is looked up there, never a sibling project's files.
+        self._namespace_parents[os.path.basename(root)] = os.path.dirname(root)
+        self._add_environment(_project_environment(root))
+        self._paths.clear()
+        self._names.clear()
 
     def _add_environment(self, prefix: str | None) -> None:
         """Search the site-packages of the environment at `prefix` (after the import path)."""
