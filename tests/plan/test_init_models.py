@@ -10,6 +10,7 @@ included, goes through the recorded constructor and its replay.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,28 @@ def test_a_mask_fast_path_reading_values_is_traced_on_fake_tensors():
     model = build_meta_model(bart, Target("models.py", "bart", "--model"))
     trace = trace_model(model, root=Path.cwd(), batch_size=1, seq_len=8)
     assert trace.mode == "fake float32" and "model.decoder.layers.1" in trace.forward_calls
+
+
+def test_a_recorded_deepcopy_keeps_no_memo_for_the_replay(monkeypatch):
+    """`copy.deepcopy` hands the tensor the caller's memo: ids of objects alive while recording.
+
+    By the replay a fresh storage can have one of those ids, and deepcopy then returns the stale
+    copy (a module) in its place: CI saw `expected UntypedStorage, got Linear`. The recorded call
+    must copy with a memo of its own, and the replayed clones equal the plain build.
+    """
+    monkeypatch.setattr(meta_build, "KEEP_NUMEL", 0)
+
+    def clones():
+        layer = torch.nn.Linear(4, 4)
+        return torch.nn.ModuleList([copy.deepcopy(layer) for _ in range(3)])
+
+    torch.manual_seed(3)
+    model = meta_build.build_on_meta(clones, record="exact")
+    calls = [c for c in meta_build.program_of(model).calls if "deepcopy" in getattr(c.fn, "__name__", "")]
+    assert calls
+    assert not [c for c in calls if any(isinstance(a, dict) for a in (*c.args[0], *c.args[1].values()))]
+    torch.manual_seed(3)
+    plain = clones()
+    torch.manual_seed(3)
+    got = zr.initialize(clones, CONFIG, device="cpu").full_state_dict()
+    assert all(torch.equal(got[k], v) for k, v in plain.state_dict().items())

@@ -142,6 +142,11 @@ class _Call:
     unset: bool = False  # produces uninitialised memory (`torch.empty`)
 
 
+def _deepcopy(t: torch.Tensor) -> torch.Tensor:
+    """`copy.deepcopy` of one tensor with a memo of its own (the replay's form of a recorded deepcopy)."""
+    return t.__deepcopy__({})
+
+
 def _const(value: torch.Tensor) -> torch.Tensor:
     """The call that produces a value known when it was recorded (a parameter the constructor left real)."""
     return value
@@ -454,6 +459,10 @@ class Recorder(TorchFunctionMode):
                      unset=func in _UNSET or name in _UNSET_METHODS)
 
     def _append(self, func, call_args, outputs, reads, writes, overwrites, produces, rng, seed, unset=False):
+        if func is torch.Tensor.__deepcopy__:
+            # The caller's memo maps ids of objects alive now to their copies; by the replay those ids may
+            # belong to new objects (a fresh storage), and deepcopy would hand back a stale copy instead.
+            func, call_args = _deepcopy, ((call_args[0][0],), {})
         snap = pytree.tree_map(self._snapshot, call_args)
         self.program.calls.append(_Call(fn=func, args=snap, outputs=outputs, reads=frozenset(reads),
                                         writes=frozenset(writes), overwrites=frozenset(overwrites),
