@@ -24,7 +24,6 @@ from typing import Any, Callable
 
 import torch
 import torch.distributed as dist
-import torch.distributed.checkpoint as dcp
 from torch import nn
 
 from zgen.errors import ZgenError
@@ -80,6 +79,14 @@ def _dist_kwargs(fn) -> dict:
 
 def _distributed() -> bool:
     return dist.is_available() and dist.is_initialized()
+
+
+def _dcp():
+    """torch.distributed.checkpoint, imported when a checkpoint is written or read (about 1 s of every
+    training process's start otherwise, most of which never checkpoints)."""
+    import torch.distributed.checkpoint as dcp
+
+    return dcp
 
 
 def _barrier() -> None:
@@ -160,6 +167,7 @@ def save(engine: Checkpointable, path: str) -> None:
     sd["engine"] = engine.counters()
     if kinds:
         sd["optim_kinds"] = kinds
+    dcp = _dcp()
     dcp.save(sd, checkpoint_id=str(partial), **_dist_kwargs(dcp.save))
     _barrier()
     if engine.rank == 0:
@@ -176,6 +184,7 @@ def save(engine: Checkpointable, path: str) -> None:
 
 def load(engine: Checkpointable, path: str) -> None:
     """Restore weights, optimizer state and counters from `path` (any world size; collective)."""
+    dcp = _dcp()
     try:
         meta = dcp.FileSystemReader(path).read_metadata().state_dict_metadata
     except (OSError, ValueError) as e:
