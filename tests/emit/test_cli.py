@@ -177,9 +177,8 @@ def test_plan_reports_data_dependent_control_flow_as_a_finding(zgen, project):
     assert "agree: the static check reports ZG203" in out  # the static rule flags the `continue` next to it
 
 
-def test_user_inputs_and_data_functions_drive_the_script(zgen, project):
+def test_user_inputs_and_data_functions_drive_the_script(zgen, project, run_together):
     """`--inputs` draws the global batch from the seed, `--data` yields each rank's micro batches."""
-    import subprocess
     import sys
 
     (project / "feed.py").write_text(textwrap.dedent("""
@@ -195,16 +194,15 @@ def test_user_inputs_and_data_functions_drive_the_script(zgen, project):
                 ids = torch.randint(0, 128, (micro_batch_size, seq_len), generator=g)
                 yield (ids, ids)
     """))
-    for flag in ("--inputs", "--data"):
-        name = "inputs" if flag == "--inputs" else "data"
-        code, _, err = emit(zgen, project, flag, f"feed.py:{name}", "--out", f"{name}_gen.py")
+    names = ("inputs", "data")
+    for name in names:
+        code, _, err = emit(zgen, project, f"--{name}", f"feed.py:{name}", "--out", f"{name}_gen.py")
         assert code == 0, err
         text = (project / f"{name}_gen.py").read_text()
         assert f"feed.py:{name}" in text.split('"""')[0]
-        proc = subprocess.run([sys.executable, f"{name}_gen.py", "--device", "cpu", "--steps", "2",
-                               "--checkpoint-every", "0", "--log-jsonl", f"{name}.jsonl"],
-                              cwd=project, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr
+    run_together(project, *(([sys.executable, f"{name}_gen.py", "--device", "cpu", "--steps", "2",
+                              "--checkpoint-every", "0", "--log-jsonl", f"{name}.jsonl"], f"{name}.out") for name in names))
+    for name in names:
         log = [json.loads(x) for x in (project / f"{name}.jsonl").read_text().splitlines()]
         assert [r["step"] for r in log] == [1, 2] and all(r["loss"] > 0 for r in log)
 

@@ -71,13 +71,14 @@ def _same_losses(a: list[dict], b: list[dict], tol: float) -> None:
 SCRIPT = ["train_gen.py", "--device", "cpu", "--steps", "5"]
 
 
-def test_external_parameter_model_world_sizes_agree_losses_fall_and_resume_is_exact(tmp_path):
+def test_external_parameter_model_world_sizes_agree_losses_fall_and_resume_is_exact(tmp_path, run_together):
     """The root reads block 0's weight (an external parameter the plan attaches): the ZG301 hazard is resolved."""
     script = _emit(tmp_path, "child_weight")
     assert "# Hazards the plan resolves for zgen.runtime" in script.read_text().split('"""')[0]
     d = tmp_path
-    _run([sys.executable, *SCRIPT, "--checkpoint-every", "0", "--log-jsonl", "w1.jsonl"], d)
-    _run([*_torchrun(2), *SCRIPT, "--checkpoint-every", "3", "--checkpoint-dir", "ck", "--log-jsonl", "w2.jsonl"], d)
+    run_together(d, ([sys.executable, *SCRIPT, "--checkpoint-every", "0", "--log-jsonl", "w1.jsonl"], "w1.out"),
+                 ([*_torchrun(2), *SCRIPT, "--checkpoint-every", "3", "--checkpoint-dir", "ck",
+                   "--log-jsonl", "w2.jsonl"], "w2.out"))
     _run([*_torchrun(2), *SCRIPT, "--checkpoint-every", "0", "--resume", "ck/step_000003", "--log-jsonl", "r2.jsonl"], d)
 
     w1, w2, r2 = _log(d / "w1.jsonl"), _log(d / "w2.jsonl"), _log(d / "r2.jsonl")
@@ -90,10 +91,10 @@ def test_external_parameter_model_world_sizes_agree_losses_fall_and_resume_is_ex
     _same_losses(w2[3:], r2, 1e-6)
 
 
-def test_tied_embedding_model_world_sizes_agree(tmp_path):
+def test_tied_embedding_model_world_sizes_agree(tmp_path, run_together):
     _emit(tmp_path, "tied")
-    _run([sys.executable, *SCRIPT, "--checkpoint-every", "0", "--log-jsonl", "w1.jsonl"], tmp_path)
-    _run([*_torchrun(2), *SCRIPT, "--checkpoint-every", "0", "--log-jsonl", "w2.jsonl"], tmp_path)
+    run_together(tmp_path, ([sys.executable, *SCRIPT, "--checkpoint-every", "0", "--log-jsonl", "w1.jsonl"], "w1.out"),
+                 ([*_torchrun(2), *SCRIPT, "--checkpoint-every", "0", "--log-jsonl", "w2.jsonl"], "w2.out"))
     w1, w2 = _log(tmp_path / "w1.jsonl"), _log(tmp_path / "w2.jsonl")
     _same_losses(w1, w2, 1e-4)
     assert w2[-1]["loss"] < w2[0]["loss"]

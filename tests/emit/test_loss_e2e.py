@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -46,14 +45,14 @@ def _emit(d: Path, model: str, *extra: str) -> int:
         os.chdir(cwd)
 
 
-def _run(d: Path, world: int, log: str) -> list[float]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+def _command(world: int, log: str) -> list[str]:
     launcher = [sys.executable] if world == 1 else [
         sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={world}"]
-    cmd = [*launcher, "train_gen.py", "--device", "cpu", "--steps", str(STEPS), "--checkpoint-every", "0",
-           "--log-jsonl", log]
-    proc = subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return [*launcher, "train_gen.py", "--device", "cpu", "--steps", str(STEPS), "--checkpoint-every", "0",
+            "--log-jsonl", log]
+
+
+def _losses(d: Path, log: str) -> list[float]:
     return [json.loads(line)["loss"] for line in (d / log).read_text().splitlines()]
 
 
@@ -77,15 +76,16 @@ def test_features_without_loss_is_refused_with_a_hint(tmp_path, capsys):
     ("patch_vit", ["--inputs", f"{MODELS}/patch_vit.py:make_inputs", "--loss", f"{MODELS}/patch_vit.py:cross_entropy"]),
     ("nested_layers", []),
 ])
-def test_world_sizes_one_and_two_give_the_same_losses(tmp_path, model, extra):
+def test_world_sizes_one_and_two_give_the_same_losses(tmp_path, model, extra, run_together):
     assert _emit(tmp_path, model, *extra) == 0
-    one, two = _run(tmp_path, 1, "w1.jsonl"), _run(tmp_path, 2, "w2.jsonl")
+    run_together(tmp_path, (_command(1, "w1.jsonl"), "w1.out"), (_command(2, "w2.jsonl"), "w2.out"))
+    one, two = _losses(tmp_path, "w1.jsonl"), _losses(tmp_path, "w2.jsonl")
     assert len(one) == len(two) == STEPS
     assert max(abs(a - b) for a, b in zip(one, two)) <= 1e-4, (one, two)
 
 
 @pytest.mark.slow
-def test_gathered_contrastive_loss_at_world_size_two_follows_plain_training(tmp_path):
+def test_gathered_contrastive_loss_at_world_size_two_follows_plain_training(tmp_path, run_together):
     sys.path.insert(0, str(MODELS))
     try:
         import two_tower as T
@@ -95,7 +95,8 @@ def test_gathered_contrastive_loss_at_world_size_two_follows_plain_training(tmp_
 
     assert _emit(tmp_path, "two_tower", "--inputs", f"{MODELS}/two_tower.py:make_inputs",
                  "--loss", f"{MODELS}/two_tower.py:clip_loss") == 0
-    losses = _run(tmp_path, 2, "w2.jsonl")
+    run_together(tmp_path, (_command(2, "w2.jsonl"), "w2.out"))
+    losses = _losses(tmp_path, "w2.jsonl")
 
     model = T.build_model()
     torch.manual_seed(SEED)  # the script seeds, then the runtime initialises: apply_init draws the same numbers

@@ -314,7 +314,7 @@ def _names_a_class(annotation: cst.BaseExpression) -> bool:
 def _locally_imported_module(index: ModelIndex, function: cst.FunctionDef, annotation: cst.BaseExpression) -> tuple[str, ...]:
     """A module class an annotation names through an import inside the function (`loss_module: LossModule` with
     `from pkg.common import LossModule` in the body, an import kept local to break a cycle)."""
-    if "import" not in code_of(function.body, limit=2000):
+    if not _imports_inside(index, function):
         return ()
     text = code_of(annotation, limit=200).strip("\"' ")
     if not text.isidentifier():
@@ -328,6 +328,16 @@ def _locally_imported_module(index: ModelIndex, function: cst.FunctionDef, annot
                     qualified = f"{code_of(node.module)}.{alias.name.value}"
                     return (qualified,) if index.is_module_base(qualified) else ()
     return ()
+
+
+@memoised
+def _imports_inside(index: ModelIndex, function: cst.FunctionDef) -> bool:
+    """Does `function`'s body hold a `from ... import` and the word `import` in its first 2,000 characters? (Asked
+    once per function, not per annotated argument; the walk first: most bodies import nothing, and their code
+    generation cost more than the rest of `module_arguments`.)"""
+    if not any(type(node) is cst.ImportFrom for node in walk(function.body)):
+        return False
+    return "import" in code_of(function.body, limit=2000)
 
 
 def _used_as_module(node: cst.CSTNode) -> set[str]:

@@ -194,10 +194,12 @@ def children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """`node` and all its descendants, pre-order."""
     stack = [node]
+    kept_children = _KIDS.get  # (the kept children looked up here: a call of `children` per node cost more)
     while stack:
         current = stack.pop()
         yield current
-        kids = children(current)
+        kept = kept_children(id(current))
+        kids = kept[1] if kept is not None and kept[0] is current else children(current)
         if kids:
             stack.extend(reversed(kids))
 
