@@ -167,3 +167,27 @@ def test_a_property_a_save_method_reads_takes_the_state_dict() -> None:
 
 def test_a_property_a_save_method_reads_for_the_state_dict_keys_is_clean() -> None:
     assert _found(SAVED_PROPERTY.replace("{STATE}", "list(self.state_dict().keys())")) == []
+
+
+CLIPPING_AGENT = """
+class Agent:
+    def __init__(self, net: nn.Module, lr: float):
+        self.act = net
+        self.extra = [torch.zeros(4, requires_grad=True)]
+
+    def update(self, optimizer: torch.optim.Optimizer):
+        {CLIP}
+        optimizer.step()
+"""
+
+
+def test_clipping_handed_by_keyword() -> None:
+    for clip in ('torch.nn.utils.clip_grad_norm_(parameters=optimizer.param_groups[0]["params"], max_norm=3.0)',
+                 "torch.nn.utils.clip_grad_norm_(max_norm=3.0, parameters=self.act.parameters())"):
+        assert _found(CLIPPING_AGENT.replace("{CLIP}", clip)) == [("ZG107", 8)], clip
+
+
+def test_clipping_by_keyword_of_plain_tensors_or_by_the_engine_is_clean() -> None:
+    for clip in ("torch.nn.utils.clip_grad_norm_(parameters=self.extra, max_norm=3.0)",
+                 "self.accelerator.clip_grad_norm_(parameters=self.act.parameters(), max_norm=3.0)"):
+        assert _found(CLIPPING_AGENT.replace("{CLIP}", clip)) == [], clip

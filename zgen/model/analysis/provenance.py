@@ -46,7 +46,7 @@ from ..program.skeleton import FunctionSpan
 from ..program.tree import call_name, code_of, cst, dotted, parameter_for
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, computed_with, module_arg_effects, resolve_function, usage,
+    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, module_arg_effects, resolve_function, usage,
     writes_module_params, written_in_bulk,
 )
 from .flow import Flat, runs_gathered
@@ -1009,9 +1009,10 @@ class _Engine:
             whole(COPY, args[0].value, "copy.deepcopy")
         elif pickles and _model(first) is not None:
             whole(STATE, args[0].value, qualified if qualified in known.PICKLERS else name)
-        elif last in known.CLIP_GRAD and args and not _method_of_object(self.index, name):
-            if _params(first) is not None or _model(first) is not None:
-                whole(GRAD, args[0].value, last)
+        elif last in known.CLIP_GRAD and (target := clipped(call)) is not None and not _method_of_object(self.index, name):
+            given = first if args and target is args[0].value else self.ev(run, target)
+            if _params(given) is not None or _model(given) is not None:
+                whole(GRAD, target, last)
         elif qualified in known.PARAMETER_VECTORS:
             position, kind = known.PARAMETER_VECTORS[qualified]
             if len(args) > position:
