@@ -191,3 +191,34 @@ def test_clipping_by_keyword_of_plain_tensors_or_by_the_engine_is_clean() -> Non
     for clip in ("torch.nn.utils.clip_grad_norm_(parameters=self.extra, max_norm=3.0)",
                  "self.accelerator.clip_grad_norm_(parameters=self.act.parameters(), max_norm=3.0)"):
         assert _found(CLIPPING_AGENT.replace("{CLIP}", clip)) == [], clip
+
+
+def test_a_model_argument_annotated_with_the_nn_package_is_a_model() -> None:
+    body = """
+    class Evaluator:
+        def __init__(self, cwd):
+            self.cwd = cwd
+
+        def evaluate_and_save(self, actor: torch.nn, steps: int):
+            torch.save(actor, self.cwd)
+    """
+    assert _found(body) == [("ZG108", 7)]
+
+
+def test_a_setting_annotated_with_a_package_and_a_method_handed_the_model_are_clean() -> None:
+    body = """
+    class Evaluator:
+        def __init__(self, cwd):
+            self.cwd = cwd
+            self.rollout = self.rollout_single
+
+        def rollout_single(self, actor):
+            return torch.tensor([[1.0, 2.0]])
+
+        def evaluate_and_save(self, actor: nn.Module, lr: torch.optim):
+            table = self.rollout(actor)
+            returns = table[:, 0]
+            avg = returns.mean().item()
+            torch.save(lr, self.cwd)
+    """
+    assert _found(body) == []

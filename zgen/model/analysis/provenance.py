@@ -546,6 +546,8 @@ class _Engine:
             if run.items_set and (code := code_of(expr)) in run.env:
                 return run.env[code]
             base = self.ev(run, expr.value)
+            if len(expr.slice) > 1:  # `out[:, 0]`: a tensor sliced in two dimensions, never a module of a container
+                base = _each(base, lambda v: None if isinstance(v, Model) else v)
             index = None
             if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
                 key = expr.slice[0].slice.value
@@ -771,6 +773,8 @@ class _Engine:
             return None  # `range(n)`, `math.sin(x)`: Python's own functions make no container of parameters
         if "." not in name and self.index.class_of(name) is not None:
             return None  # a class of the file (its instances are typed elsewhere)
+        if name.startswith("self."):
+            return None  # the object's own method or a callable it keeps (`self.evaluate(actor)`): it computes
         if self.ev(run, call.func) is not None:
             return None  # a model, a parameter or a container called (`self.tokenizer(text)`): what it computes
         made = False
