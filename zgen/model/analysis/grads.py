@@ -57,6 +57,6 @@ def gradient_read(index: ModelIndex, flat: Flat, grad: cst.Attribute) -> str | N
             call = flat.parent.get(id(parent))
             name = call_name(call) if isinstance(call, cst.Call) else None
             if name and index.qualify(name).startswith("torch.") and ".utils." not in name:
-                return f"{name}({text})"  # `torch.norm(p.grad)`, `torch.cat([...])` is a list, not this
+                return text  # handed to a torch function (`torch.norm(p.grad)`; `torch.cat([...])` is a list, not this)
             return None
         return None
