@@ -23,15 +23,21 @@ parameters (or on itself) from one **source**, through one **binding path**:
   subscripts, attributes, its `.apply(fn)` and a helper of the file handed it;
 * operations: an in-place write of `.data`, a size (`numel()`), an initialiser, a read of
   `.data`, a `ones_like` sized from the parameter, a broadcast of `.data`, a lerp or copy
-  toward its `.data`, a reduction (`.min()`, `.norm()`), a detached clone, `torch.save`; and
-  on the model itself (for paths that bind it): `copy.deepcopy`, `torch.save(m.state_dict())`.
+  toward its `.data`, a reduction (`.min()`, `.norm()`), a detached clone, `torch.save`, a read of its
+  gradient's `.data` (h-zg1op); and on the model itself (for paths that bind it): `copy.deepcopy`,
+  `torch.save(m.state_dict())`, and (h-zg1op) `load_state_dict`, the model pickled whole (`torch.save(m)`,
+  `pickle.dumps(m)`, a pipe's `send(m)`) and `clip_grad_norm_` over its parameters;
+* holder sources (h-zg1op): a plain object holding a built model (`self` of an agent, a local agent built
+  around a model argument) deep-copied, saved, pickled or sent whole.
 
 Each hazard cell has two look-alikes on the same path: the operation inside
 `deepspeed.zero.GatheredParameters`, and the same code on a module built in the same
 scope (never partitioned there by the code at hand; the existing ZG1 rules judge a module a
 function builds and walks as built under `zero.Init`, so some of these are flagged on main as
 well, and the figures show the two kinds of look-alike apart). A container path has a third
-look-alike, the same call or container made of plain tensors (no model in it). A hazard cell is found when `check_source` reports a
+look-alike, the same call or container made of plain tensors (no model in it); an operation on the model has a
+third look-alike too, the same operation on an optimizer built in the scope; a holder cell has one look-alike, the
+same class holding a setting and no module. A hazard cell is found when `check_source` reports a
 ZG1xx finding whose rows include the operation's line; a look-alike is clean when no
 ZG1xx finding is reported at all.
 """
@@ -49,6 +55,8 @@ from zgen.model import check_source
 
 HEAD = '''\
 import copy
+import pickle
+from multiprocessing import Pipe
 
 import deepspeed
 import torch
@@ -62,6 +70,9 @@ class Net(nn.Module):
 
     def forward(self, x):
         return self.fc(x)
+
+
+pipe, other_end = Pipe()
 
 
 def iter_params(m):
@@ -95,6 +106,36 @@ SOURCES: dict[str, tuple[str, str, int]] = {
         "        self.model = model\n{BODY}\n\n    def forward(self, x):\n        return self.model(x)\n", "model", 8,
     ),
 }
+
+# a plain object (no module) holding a built model, used whole by the model operations that pickle or copy it:
+# source -> (code with {BODY}, the holder's expression, body indent); the "plain" look-alike holds settings only
+HOLDER_SOURCES: dict[str, tuple[str, str, int]] = {
+    "holder_self": (
+        "class Agent:\n    def __init__(self, net: nn.Module, gamma=0.99):\n        self.net = net\n"
+        "        self.gamma = gamma\n\n    def snapshot(self):\n        x = 1\n{BODY}\n", "self", 8,
+    ),
+    "holder_local": (
+        "class Agent:\n    def __init__(self, net: nn.Module, gamma=0.99):\n        self.net = net\n"
+        "        self.gamma = gamma\n\n\ndef ship(model: nn.Module):\n    x = 1\n    agent = Agent(model)\n{BODY}\n",
+        "agent", 4,
+    ),
+}
+HOLDER_OPS = ("deepcopy", "saved_whole", "pickled", "sent")
+
+
+def holder_cell(source: str, path: str, op: str, variant: str) -> str:
+    """A holder cell: `variant` is "hazard" or "plain" (the class holds settings, no module)."""
+    code, holder, indent = HOLDER_SOURCES[source]
+    if variant == "plain":
+        code = code.replace("net: nn.Module", "net: float").replace("Agent(model)", "Agent(0.5)")
+    lines, helper = MODEL_PATHS[path]
+    operation = MODEL_OPS[op] + KEY
+    if helper:
+        helper_code = helper.replace("{OP}", textwrap.indent(operation, " " * _op_indent(helper)).lstrip())
+        return HEAD + helper_code + "\n\n" + code.replace("{BODY}", _indent(lines.replace("M", holder), indent))
+    body = lines.replace("M", holder).replace("{OP}", textwrap.indent(operation, " " * _op_indent(lines)).lstrip())
+    return HEAD + code.replace("{BODY}", _indent(body, indent))
+
 
 # path -> (lines binding `p` to a parameter of M then `{OP}`, helper lines at module level or "").
 # `{OP}` stands on its own line at the path's indent; `M` is the built model's expression.
@@ -192,11 +233,20 @@ PARAM_OPS = {
     "norm": "n = p.norm()",
     "detach_clone": "c = p.detach().clone()",
     "save": "torch.save(p, 'p.pt')",
+    "grad_read": "g = p.grad.data.norm(2).item()",
 }
 MODEL_OPS = {
     "deepcopy": "c = copy.deepcopy(m)",
     "state_dict_saved": "torch.save(m.state_dict(), 'w.pt')",
+    "load_state_dict": "m.load_state_dict(torch.load('w.pt'))",
+    "saved_whole": "torch.save(m, 'm.pt')",
+    "pickled": "blob = pickle.dumps(m)",
+    "sent": "pipe.send(m)",
+    "clip_grads": "torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)",
 }
+# the same operations on an object that is no partitioned model: an optimizer built in the scope (the "plain"
+# look-alike of a model operation)
+PLAIN_MODEL = "torch.optim.SGD([torch.zeros(4)], lr=0.1)"
 KEY = "  # key"
 
 
@@ -229,6 +279,9 @@ def cell(source: str, path: str, op: str, variant: str) -> str:
         operation = _gathered(operation, "[p]" if is_param else "list(m.parameters())")
     body = lines
     prefix = ""
+    if variant == "plain" and not is_param:
+        prefix = f"opt = {PLAIN_MODEL}\n"
+        model = "opt"
     if variant == "local":
         prefix = "built = nn.Linear(4096, 4096)\nbuilt.fc = nn.Linear(4096, 4096)\n"
         model = "built"
@@ -271,16 +324,23 @@ def run(show_fails: int = 0, json_path: Path | None = None) -> int:
     per_variant = {"gathered": [0, 0], "local": [0, 0], "plain": [0, 0]}
     fails: list[str] = []
     outcomes = []
+    for source in HOLDER_SOURCES:
+        for path in MODEL_PATHS:
+            for op in HOLDER_OPS:
+                cells.append((source, path, op))
     for source, path, op in cells:
-        text = cell(source, path, op, "hazard")
+        make = holder_cell if source in HOLDER_SOURCES else cell
+        text = make(source, path, op, "hazard")
         line = key_line(text)
         findings = [f for f in check_source("cell.py", text) if f.code.startswith("ZG1")]
         hit = any(f.line <= line <= max(f.end_line or f.line, f.line) for f in findings)
         found += hit
         safe_ok = 0
-        variants = ("gathered", "local", "plain") if path in CONTAINER_PATHS else ("gathered", "local")
+        variants = ("gathered", "local", "plain") if path in CONTAINER_PATHS or op in MODEL_OPS else ("gathered", "local")
+        if source in HOLDER_SOURCES:
+            variants = ("plain",)
         for variant in variants:
-            look = cell(source, path, op, variant)
+            look = make(source, path, op, variant)
             ok = not [f for f in check_source("cell.py", look) if f.code.startswith("ZG1")]
             safe_ok += ok
             per_variant[variant][0] += ok
@@ -319,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--print", nargs=4, metavar=("SOURCE", "PATH", "OP", "VARIANT"), help="print one cell and exit")
     args = p.parse_args(argv)
     if args.print:
-        print(cell(*args.print))
+        print((holder_cell if args.print[0] in HOLDER_SOURCES else cell)(*args.print))
         return 0
     return run(args.show_fails, args.json)
 

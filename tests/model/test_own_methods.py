@@ -215,9 +215,10 @@ class FeedForward(nn.Module):
 class Listed(nn.Module):
     def __init__(self, d):
         super().__init__()
-        self.weights = nn.ParameterList([nn.Parameter(torch.randn(d, d)) for _ in range(2)])
-        for weight in self.weights:
+        weights = [nn.Parameter(torch.randn(d, d)) for _ in range(2)]
+        for weight in weights:
             weight.data.zero_()
+        self.weights = nn.ParameterList(weights)
 
     def forward(self, x):
         for weight in self.weights:

@@ -100,6 +100,7 @@ class ParamAccess:
     order: int = 0  # pre-order position of the node in its method
     local: bool = False  # owned by a module built in this method (`lin = nn.Linear(...)`), so not partitioned
     given: bool = False  # reached through what the caller handed in (a parameter, a module), built before
+    holder: str = ""  # a whole use of a plain object holding a built model: the attribute that holds it
 
     @property
     def via_parameters(self) -> bool:

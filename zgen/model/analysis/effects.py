@@ -23,7 +23,7 @@ from .flow import Flat, flatten, loop_items, same_items
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
     "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
-    "written_in_bulk",
+    "written_in_bulk", "clipped",
 ]
 
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
@@ -368,14 +368,25 @@ def _whole_effects(index: ModelIndex, call: cst.Call, names: set[str], found: di
             found.setdefault(func.value.value, set()).add(STATES)
         return
     name = call_name(call)
-    if not name or not call.args or name.rsplit(".", 1)[-1] not in known.CLIP_GRAD or call.args[0].keyword is not None:
+    target = clipped(call) if name and name.rsplit(".", 1)[-1] in known.CLIP_GRAD else None
+    if target is None:
         return
-    target = call.args[0].value
     if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and not target.args:
         if target.func.attr.value == "parameters":
             target = target.func.value
     if isinstance(target, cst.Name) and target.value in names:
         found.setdefault(target.value, set()).add(CLIPS)
+
+
+def clipped(call: cst.Call) -> cst.BaseExpression | None:
+    """The parameters a clip call (`clip_grad_norm_`, `known.CLIP_GRAD`) is handed: its first positional argument
+    or its `parameters=` keyword (`clip_grad_norm_(parameters=opt.param_groups[0]["params"], max_norm=c)`)."""
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None or arg.keyword.value == "parameters":
+            return arg.value
+    return None
 
 
 def _run_effects(

@@ -49,7 +49,7 @@ from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, computed_with, resolve_function, usage, writes_module_params,
+    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, usage, writes_module_params,
     written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
@@ -357,8 +357,10 @@ def _whole_uses(
             owner = holds(args[0].value)  # the whole module pickled: its parameters as they are, placeholders
             if owner is not None:
                 found.append(access(node, ctx, STATE, owner, "torch.save"))
-        elif (last in known.CLIP_GRAD or name in clips) and args and not _engine_method(index, name, clips):
-            owner = holds(args[0].value)
+        elif (last in known.CLIP_GRAD or name in clips) and (target := clipped(node)) is not None and not _engine_method(
+            index, name, clips
+        ):
+            owner = holds(target)
             if owner is not None:
                 found.append(access(node, ctx, GRAD, owner, last))
         elif qualified in known.PARAMETER_VECTORS:

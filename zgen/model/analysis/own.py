@@ -417,11 +417,27 @@ def _run_on_built(cls: ClassInfo, roots: list[MethodInfo]) -> list[MethodInfo]:
     `serialize()`), whatever their names, leaving out those `__init__` or `forward` runs."""
     taken = {id(m) for m in cls.init_methods} | {id(m) for m in cls.forward_methods}
     found: dict[int, MethodInfo] = {}
-    for root in roots:
+    roots = list(roots)
+    while roots:
+        root = roots.pop(0)
         for method in cls.reachable(root.name) if id(root) not in found else ():
-            if id(method) not in taken:
-                found.setdefault(id(method), method)
+            if id(method) in taken or id(method) in found:
+                continue
+            found[id(method)] = method
+            # a property the method reads (`package = dict(model=self.state_dict_with_init_args)`) runs there too
+            for name in dict.fromkeys(_SELF_READ.findall(method.text)):
+                read = cls.method(name)
+                if read is not None and id(read) not in found and _is_property(read):
+                    roots.append(read)
     return list(found.values())
+
+
+# `self.name` read, not called.
+_SELF_READ = re.compile(r"\bself\.(\w+)\b(?!\s*[(=.\w])")
+
+
+def _is_property(method: MethodInfo) -> bool:
+    return "@property" in method.text[: method.text.find("def ")]
 
 
 def _pickles_own_module(index: ModelIndex, cls: ClassInfo, call: cst.Call) -> bool:

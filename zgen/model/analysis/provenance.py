@@ -46,16 +46,17 @@ from ..program.skeleton import FunctionSpan
 from ..program.tree import call_name, code_of, cst, dotted, parameter_for
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, computed_with, module_arg_effects, resolve_function, usage,
+    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, module_arg_effects, resolve_function, usage,
     writes_module_params, written_in_bulk,
 )
 from .flow import Flat, runs_gathered
+from .grads import gradient_read
 from .own import TORCH_INITIALISERS
 from .persistence import persistent_param
 from .script import WRAP_TRIGGER, function_scope
 
 __all__ = [
-    "Model", "Param", "Items", "Tup", "Mapping", "Averaged", "Container", "Union", "Value", "join", "item_of", "provenance_accesses",
+    "Model", "Param", "Items", "Tup", "Mapping", "Averaged", "Container", "Holder", "Union", "Value", "join", "item_of", "provenance_accesses",
     "Params", "Pairs", "OPERATIONS", "reaches_operation",
 ]
 
@@ -123,13 +124,23 @@ class Container:
 
 
 @dataclass(frozen=True, slots=True)
+class Holder:
+    """A plain object (of a class of the file that is no module) that keeps a built model it was handed, or `self` in
+    the methods of such a class: copying or pickling it whole copies or pickles the model's placeholders. Nothing
+    else is followed through it (its attributes are typed where the class is read)."""
+
+    origin: str
+    cls: str  # its class
+
+
+@dataclass(frozen=True, slots=True)
 class Union:
     """One of several kinds (`self.m = model` in one branch, `self.m = [model]` in another)."""
 
     options: tuple[Value, ...]  # in the order the paths were joined: which option answers first is the same every run
 
 
-Value = _U[Model, Param, Items, Tup, Mapping, Averaged, Container, Union]
+Value = _U[Model, Param, Items, Tup, Mapping, Averaged, Container, Holder, Union]
 
 
 def Params(origin: str) -> Items:  # noqa: N802  (a constructor of the lattice)
@@ -520,7 +531,10 @@ class _Engine:
         """What `expr` is, in `run`'s bindings."""
         kind = type(expr)
         if kind is cst.Name:
-            return run.env.get(expr.value)
+            value = run.env.get(expr.value)
+            if value is None and expr.value == "self" and run.cls is not None and not run.cls.is_module:
+                return self._holder(run, expr)  # `agent = self` in a plain class keeping a built model
+            return value
         if kind is cst.Attribute:
             name = dotted(expr)
             if name is not None and name in run.env:
@@ -532,6 +546,8 @@ class _Engine:
             if run.items_set and (code := code_of(expr)) in run.env:
                 return run.env[code]
             base = self.ev(run, expr.value)
+            if len(expr.slice) > 1:  # `out[:, 0]`: a tensor sliced in two dimensions, never a module of a container
+                base = _each(base, lambda v: None if isinstance(v, Model) else v)
             index = None
             if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
                 key = expr.slice[0].slice.value
@@ -729,6 +745,9 @@ class _Engine:
             if len(call.args) >= 3:
                 found = join(found, self.ev(run, call.args[2].value))
             return found
+        cls = self.index.class_of(name) if "." not in name else None
+        if cls is not None and not cls.is_module and any(_whole(self.ev(run, a.value)) for a in args):
+            return Holder(code_of(call), cls.name)  # `agent = Agent(model)`: a plain object keeping the model
         if "." not in name and name in self.index.skeleton.functions:
             return self._helper(run, self.index.skeleton.functions[name], None, call)
         if name in _arguments(run) or resolve_function(self.index, run.flat, name) is not None:
@@ -754,6 +773,8 @@ class _Engine:
             return None  # `range(n)`, `math.sin(x)`: Python's own functions make no container of parameters
         if "." not in name and self.index.class_of(name) is not None:
             return None  # a class of the file (its instances are typed elsewhere)
+        if name.startswith("self."):
+            return None  # the object's own method or a callable it keeps (`self.evaluate(actor)`): it computes
         if self.ev(run, call.func) is not None:
             return None  # a model, a parameter or a container called (`self.tokenizer(text)`): what it computes
         made = False
@@ -838,13 +859,15 @@ class _Engine:
         for frame in self.frames:
             frame.add(access.use)
 
-    def _access(self, run: _Run, node, ctx, use: str, op: str, via: Via, owner: str, param: str = "") -> None:
+    def _access(
+        self, run: _Run, node, ctx, use: str, op: str, via: Via, owner: str, param: str = "", holder: str = "",
+    ) -> None:
         scope = function_scope(self.index, run.span)
         if scope is None:
             return
         self._record(ParamAccess(
             node, ctx, use, op, via, owner=owner, param=param, scope=Scope.HANDED, where=run.span.name,
-            snippet=scope.snippet, order=run.flat.position.get(id(node), 0), given=True,
+            snippet=scope.snippet, order=run.flat.position.get(id(node), 0), given=True, holder=holder,
         ))
 
     def _param_use(self, run: _Run, node, ctx) -> None:
@@ -868,7 +891,14 @@ class _Engine:
         use, op = usage(self.index, flat, node)
         if use == READ:
             use, op = written_in_bulk(flat, node, op)
-        if op.startswith(".grad") or use in (CHECK, META) or use not in (READ, SIZE, WRITE, INIT):
+        if op.startswith(".grad"):
+            if param is not None and not param.state and isinstance(parent, cst.Attribute) and parent.attr.value == "grad":
+                read = gradient_read(self.index, flat, parent)  # `p.grad.data.norm()`: ZeRO-3 left `p.grad` None
+                if read is not None:
+                    via = Via(Reach.PARAMETERS) if param.walked else Via(Reach.PATH)
+                    self._access(run, node, ctx, READ, read, via, param.origin)
+            return
+        if use in (CHECK, META) or use not in (READ, SIZE, WRITE, INIT):
             return
         method = op.lstrip(".").split(".")[0].split("(")[0].split("[")[0]
         if method in _IDENTITY_METHODS:
@@ -960,20 +990,33 @@ class _Engine:
                 # `self.ema.update()`: the average reads (or writes back) every parameter of the model it was made of
                 self._access(run, call, ctx, WRITE, "", Via(Reach.MODULE, code_of(func)), averaged.model.origin)
             if _model(base) is not None and not _is_self(func.value):
-                if method in known.STATE_CALLS and _whole(base) and not (run.cls is not None and run.cls.is_module):
-                    # (a module's own methods reading a child's state: `own.own_state_calls` judges those)
+                if method in known.STATE_CALLS and _whole(base) and not (
+                    run.cls is not None and run.cls.is_module and _on_self_path(func.value)
+                ):
+                    # (in a module's methods, a model handed to its constructor and used through a local or an
+                    # argument; a module's children by their `self.` path are judged by `own.own_state_calls` and
+                    # `moved`)
                     whole(STATE, func.value, method)
                 elif method in TORCH_INITIALISERS and not call.args:
                     whole(WRITE, func.value, method)
                 elif method == "apply" and args and (fn := dotted(args[0].value)) and writes_module_params(self.index, run.flat, fn):
                     self._access(run, call, ctx, WRITE, "", Via(Reach.APPLY, fn), code_of(func.value))
-        if qualified in ("copy.deepcopy", "deepcopy") and _model(first) is not None and not _is_self(args[0].value):
+        copies = qualified in ("copy.deepcopy", "deepcopy")
+        pickles = qualified in known.PICKLERS or (
+            isinstance(func, cst.Attribute) and func.attr.value in known.PICKLING_SENDS and len(call.args) == 1
+        )  # `pipe.send(model)`: pickled for another process
+        holder = self._holder(run, args[0].value) if args and (copies or pickles) else None
+        if holder is not None:  # `copy.deepcopy(agent)`, `torch.save(self)` in a plain class keeping a built model
+            self._access(run, call, ctx, COPY if copies else STATE, "", Via(Reach.MODULE, qualified if copies else name),
+                         code_of(args[0].value), holder=holder.cls)
+        if copies and _model(first) is not None and not _is_self(args[0].value):
             whole(COPY, args[0].value, "copy.deepcopy")
-        elif qualified == "torch.save" and _model(first) is not None:
-            whole(STATE, args[0].value, "torch.save")
-        elif last in known.CLIP_GRAD and args and not _method_of_object(self.index, name):
-            if _params(first) is not None or _model(first) is not None:
-                whole(GRAD, args[0].value, last)
+        elif pickles and _model(first) is not None:
+            whole(STATE, args[0].value, qualified if qualified in known.PICKLERS else name)
+        elif last in known.CLIP_GRAD and (target := clipped(call)) is not None and not _method_of_object(self.index, name):
+            given = first if args and target is args[0].value else self.ev(run, target)
+            if _params(given) is not None or _model(given) is not None:
+                whole(GRAD, target, last)
         elif qualified in known.PARAMETER_VECTORS:
             position, kind = known.PARAMETER_VECTORS[qualified]
             if len(args) > position:
@@ -999,6 +1042,16 @@ class _Engine:
                 effects = module_arg_effects(method.owner.index, node)
                 done = ((i, effects.get(parameter_for(node, call, i) or "")) for i, a in enumerate(call.args) if not a.star)
                 self._handed_on(run, call, ctx, [(i, e) for i, e in done if e])
+
+    def _holder(self, run: _Run, expr: cst.BaseExpression) -> Holder | None:
+        """The plain object holding a built model that `expr` is: `self` in a class of the file that is no module and
+        keeps one in an attribute, or a value bound to a construction of such a class handed one."""
+        if _is_self(expr):
+            cls = run.cls
+            if cls is None or cls.is_module or not any(_model(v) for v in self.class_attrs(cls).values()):
+                return None
+            return Holder("self", cls.name)
+        return next((v for v in _options(self.ev(run, expr)) if isinstance(v, Holder)), None)
 
     def _handed_on(self, run: _Run, call: cst.Call, ctx, effects: list[tuple[int, frozenset[str]]]) -> None:
         """A helper of another file handed a built model: what its summary says it does, most telling first."""
@@ -1090,6 +1143,13 @@ def _literal(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def _on_self_path(expr: cst.BaseExpression) -> bool:
+    """`self.encoder`, `self.models[0]`: a path from `self`."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return _is_self(expr)
+
+
 def _is_self(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "self"
 
@@ -1157,7 +1217,7 @@ def _metadata_call(index: ModelIndex, flat: Flat, parent) -> bool:
 # Text without which a class or function does nothing to a parameter this module reports.
 OPERATIONS = re.compile(
     r"\.data\b|_\(|numel|nelement|\.shape\b|\.size\(|_like\(|deepcopy|state_dict|\bsave\(|clip_grad|_to_vector|"
-    r"_to_parameters|\.apply\(|broadcast|all_reduce|\binit\.|\.(?:norm|clone|min|max)\("
+    r"_to_parameters|\.apply\(|broadcast|all_reduce|\binit\.|\.(?:norm|clone|min|max)\(|\.grad\b|\bdumps?\(|\.send\("
 )
 
 

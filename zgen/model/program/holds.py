@@ -145,7 +145,7 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
         name = param.name.value
         if name in ("self", "cls"):
             continue
-        if param.annotation is not None:
+        if param.annotation is not None and not _names_a_package(code_of(param.annotation.annotation, limit=200)):
             classes = annotated_module(index, param.annotation.annotation) or _locally_imported_module(
                 index, function, param.annotation.annotation)
             if classes:
@@ -153,6 +153,7 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
             elif _names_a_class(param.annotation.annotation):
                 used_only.append(name)  # a class not known to be a module (its bases unreadable): judged by use
             continue
+        # (unannotated, or annotated with a package that types nothing, `actor: torch.nn`: judged by name and use)
         if isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Dict, cst.Tuple)):
             continue  # `layers=2`, `head="linear"`: a setting
         if module_like_name(name):
@@ -188,8 +189,8 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
         name = arg.arg
         if name in ("self", "cls"):
             continue
-        if arg.annotation is not None:
-            code = _segment(index, arg.annotation)
+        code = _segment(index, arg.annotation) if arg.annotation is not None else None
+        if arg.annotation is not None and not (code is not None and _names_a_package(code)):
             if code is None or len(code) > 400 or _annotation_classes(index, code):
                 return True
             unannotated.append(name)  # a class the lookup cannot tell: `module_arguments` judges it by use
@@ -302,6 +303,17 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
 
 # A variable holding a class, called to build an instance (`model_class`, `EncoderClass`, `net_cls`, `klass`).
 _CLASS_VARIABLE = re.compile(r"^(?:[A-Z]\w*Class|\w+_(?:class|cls)|klass)$")
+
+
+def _names_a_package(text: str) -> bool:
+    """Does an annotation's text name a package, not a type (`torch.nn`, `torch.optim`: a dotted path of lowercase
+    names that ends in no class)? Such an annotation types nothing; the argument is judged as an unannotated one."""
+    parts = text.strip().split(".")
+    return len(parts) > 1 and all(p.isidentifier() and p.islower() for p in parts) and parts[-1] in _PACKAGE_ENDS
+
+
+# Last names of packages written as annotations in place of a class (`actor: torch.nn`, `opt: torch.optim`).
+_PACKAGE_ENDS = frozenset({"nn", "optim", "modules", "models"})
 
 
 def _names_a_class(annotation: cst.BaseExpression) -> bool:

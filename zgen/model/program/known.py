@@ -58,6 +58,8 @@ __all__ = [
     "AVERAGERS",
     "AVERAGER_UPDATES",
     "STATE_CALLS",
+    "PICKLERS",
+    "PICKLING_SENDS",
 ]
 
 CONVENTIONAL_ALIASES = {
@@ -557,3 +559,11 @@ AVERAGER_UPDATES = frozenset(
 # A module's whole state read or loaded: the state dict API and torch's per-module halves of it, which a
 # hand-written walker calls on each submodule (`module._load_from_state_dict(sd, prefix, ...)`).
 STATE_CALLS = frozenset({"state_dict", "load_state_dict", "_load_from_state_dict", "_save_to_state_dict"})
+# Functions that pickle the object they are given (a module pickled whole keeps its parameters as they are:
+# under ZeRO-3 partitioned placeholders).
+PICKLERS = frozenset(
+    {"torch.save", "pickle.dump", "pickle.dumps", "cloudpickle.dump", "cloudpickle.dumps", "dill.dump", "dill.dumps",
+     "joblib.dump"}
+)  # fmt: skip
+# Methods of a connection that pickle the one object they are handed for another process (`pipe.send(model)`).
+PICKLING_SENDS = frozenset({"send", "send_pyobj"})

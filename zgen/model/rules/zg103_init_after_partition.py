@@ -10,6 +10,7 @@ from ..analysis.effects import usage
 from ..analysis.flow import flat_of
 from ..analysis.handed import built_holder
 from ..analysis.scopes import param_accesses
+from ..analysis.param_lists import parameter_list_writes
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
 from ..program.index import ModelIndex
@@ -216,6 +217,17 @@ def initialize(model):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         yield from self._applied_to_children(index)
+        for write in parameter_list_writes(index):
+            verb = "initialises" if write.use == INIT else "writes"
+            code = code_of(write.node)
+            what = f"{write.op[:-2]}({code})" if write.use == INIT and write.op.endswith("()") else code + write.op
+            message = (
+                f"`{what}` {verb} a parameter of `{write.list_name}` in `{write.method.name}`"
+                " after a parameter list child was built there; under `deepspeed.zero.Init` a `ParameterList`/"
+                "`ParameterDict` is partitioned when its own `__init__` returns, so the write to the placeholder "
+                "is lost"
+            )
+            yield self.finding(index, write.method.snippet, write.node, message, _LIST_HELP)
         for access in param_accesses(index, Scope.INIT, Scope.BUILT, Scope.LATE):
             child = access.scope is not Scope.LATE or access.owner not in ("", "self")  # late: a child's, not its own
             if access.use in _WRITES[access.scope] and child:
@@ -338,6 +350,10 @@ def _message(access: ParamAccess) -> str:
 _APPLIED = re.compile(r"\bapply\(\s*(?:(?:functools\.)?partial\(\s*)?(self\.)?(\w+)\s*[,)]")
 _CHILD_WRITE = re.compile(r"\b\w+\.\w+\.(?:weight|bias)\b")
 
+_LIST_HELP = (
+    "initialise the tensors before wrapping them (`ParameterList([init(Parameter(t)) for t in ...])`), or inside "
+    "`with deepspeed.zero.GatheredParameters(list(self.<list>.parameters()), modifier_rank=0):`"
+)
 _HELP = (
     "initialise inside `with deepspeed.zero.GatheredParameters(params, modifier_rank=0):`, "
     "in the child's own `__init__`, or through `self.apply(fn)` before partitioning"

@@ -173,9 +173,13 @@ class Decoder(nn.Module):
         for access in param_accesses(index, Scope.HANDED):
             if access.use == COPY:
                 how = "copies" if access.via.name == "copy.deepcopy" else f"hands to `{access.via.name}`, which copies"
+                what = (
+                    f"a `{access.holder}` object keeping a built model" if access.holder
+                    else f"a built model `{access.where}` is handed or holds"
+                )
                 message = (
-                    f"`{code_of(access.node)}` {how} `{access.owner}`, a built model `{access.where}` is handed or "
-                    "holds; under ZeRO-3 it holds partitioned placeholders, which the copy duplicates"
+                    f"`{code_of(access.node)}` {how} `{access.owner}`, {what}; under ZeRO-3 it holds partitioned "
+                    "placeholders, which the copy duplicates"
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
 

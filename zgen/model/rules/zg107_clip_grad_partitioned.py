@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import GRAD, Scope
+from ..analysis.effects import clipped
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
@@ -100,7 +101,7 @@ def train(model, cfg, loader):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, ctx in scope.flat.nodes:
-                if type(node) is not cst.Call or not node.args or ctx.guarded:
+                if type(node) is not cst.Call or ctx.guarded:
                     continue
                 name = index.qualified_call(node) or ""
                 if name.rsplit(".", 1)[-1] not in known.CLIP_GRAD:
@@ -108,7 +109,7 @@ def train(model, cfg, loader):
                 owner = name.rsplit(".", 1)[0] if "." in name else ""
                 if owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
                     continue  # `accelerator.clip_grad_norm_`: the wrapper hands clipping to the DeepSpeed engine
-                params = node.args[0].value
+                params = clipped(node)
                 if isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute):
                     if params.func.attr.value == "parameters" and scope.wrapped_name(params.func.value, node):
                         message = (

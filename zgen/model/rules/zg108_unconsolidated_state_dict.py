@@ -10,6 +10,7 @@ from ..analysis.moved import child_state_copies
 from ..analysis.own import own_state_calls
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
+from ..program import known
 from ..program.index import ModelIndex
 from ..program.tree import code_of, cst
 from .rule import Report, Rule
@@ -96,10 +97,13 @@ def main(model, cfg):
                     yield self.finding(index, scope.snippet, node, message, _HELP)
         for access in param_accesses(index, Scope.HANDED):
             if access.use == STATE:
+                what = (
+                    f"a `{access.holder}` object keeping a built model" if access.holder
+                    else f"a built model `{access.where}` is handed or holds"
+                )
                 message = (
-                    f"`{code_of(access.node)}` {_verb(access.via.name, access.owner)}, a built model "
-                    f"`{access.where}` is handed or holds, whose parameters ZeRO-3 partitioned: it sees empty "
-                    "placeholders, not the weights"
+                    f"`{code_of(access.node)}` {_verb(access.via.name, access.owner)}, {what}, whose parameters "
+                    "ZeRO-3 partitioned: it sees empty placeholders, not the weights"
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
         for method, node, local in built_then_loaded(index):
@@ -145,8 +149,10 @@ def _verb(name: str, owner: str) -> str:
     """How the call uses the state: read or loaded by the module's own method, or by a helper it is handed to."""
     if name in _VERB:
         return f"{_VERB[name]} the state of `{owner}`"
-    if name == "torch.save":
+    if name in known.PICKLERS:
         return f"pickles `{owner}` whole"
+    if name.rsplit(".", 1)[-1] in known.PICKLING_SENDS:
+        return f"pickles `{owner}` whole for another process"
     return f"hands `{owner}` to `{name}()`, which reads or loads the state of `{owner}`"
 
 

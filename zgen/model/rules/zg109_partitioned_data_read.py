@@ -147,6 +147,9 @@ class GPT(nn.Module):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         for access in param_accesses(index, Scope.ENTRY, Scope.INIT, Scope.HANDED):
             if access.use == READ and _reads_values(index, access):
+                if access.scope is Scope.HANDED and access.op.startswith(".grad"):
+                    yield self.finding(index, access.snippet, access.node, _grad_message(access), _GRAD_HELP)
+                    continue
                 yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
 
 
@@ -165,6 +168,14 @@ def _reads_values(index: ModelIndex, access: ParamAccess) -> bool:
     if access.scope is Scope.INIT:
         return _tensor_function_arg(index, access.method, access.node)
     return _computed_with(access.method, access.node)
+
+
+def _grad_message(access: ParamAccess) -> str:
+    return (
+        f"`{code_of(access.node)}{access.op}` reads the gradient of a parameter of a built model handed to "
+        f"`{access.where}` (from `{access.owner}`); ZeRO-3 keeps gradients in its own partitioned buffers and "
+        "leaves `.grad` None on the module's parameters, so this fails or measures nothing"
+    )
 
 
 def _message(access: ParamAccess) -> str:
@@ -249,6 +260,10 @@ def _block(flat, node: cst.CSTNode) -> cst.CSTNode | None:
     return current
 
 
+_GRAD_HELP = (
+    "read the gradient with `deepspeed.utils.safe_get_full_grad(p)` on every rank, or the norm with "
+    "`engine.get_global_grad_norm()`"
+)
 _HELP = (
     "read it inside `with deepspeed.zero.GatheredParameters(<params>):`, "
     "or do this before the model is partitioned"

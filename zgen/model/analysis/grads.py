@@ -1,0 +1,62 @@
+"""Reads of a partitioned parameter's gradient: `p.grad.data.norm(2)`, `p.grad.clone()`, `torch.norm(p.grad)`.
+
+Under ZeRO-3 the engine reduce-scatters each gradient into its own partitioned buffers and leaves `p.grad`
+`None` on the module's parameters: code outside the engine that computes with `p.grad` (a logged gradient norm,
+a gradient snapshot, a hand-written clip) fails on `None` or, behind an `if p.grad is not None` filter, silently
+measures nothing. Only a read of the gradient's values counts: a test of its presence, the gradient reset
+(`p.grad = None`, `p.grad.zero_()`), its metadata (`.shape`, `.dtype`, `.device`) and the gradient bound to a
+name alone are not reads (the name's later uses are not followed).
+"""
+
+from __future__ import annotations
+
+from ..program import known
+from ..program.index import ModelIndex
+from ..program.tree import call_name, cst
+from .flow import Flat
+
+__all__ = ["gradient_read"]
+
+# Steps that keep the gradient's values (`p.grad.data`, `p.grad.detach()`): the read is judged past them.
+_PASS_THROUGH = frozenset({"data", "detach"})
+# Methods of a tensor that answer about its storage or shape, not its values.
+_NOT_VALUES = frozenset(
+    {"size", "dim", "ndim", "ndimension", "numel", "nelement", "shape", "dtype", "device", "is_cuda", "is_sparse",
+     "data_ptr", "stride", "is_contiguous", "element_size", "type", "layout", "storage_offset", "untyped_storage"}
+)  # fmt: skip
+
+
+def gradient_read(index: ModelIndex, flat: Flat, grad: cst.Attribute) -> str | None:
+    """How the code reads the values of the gradient `grad` (an `X.grad` attribute node), as text
+    (`.grad.data.norm()`), or None when it only tests, resets, sizes or binds it."""
+    node: cst.CSTNode = grad
+    text = ".grad"
+    while True:
+        parent = flat.parent.get(id(node))
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            attr = parent.attr.value
+            if attr in _PASS_THROUGH:
+                call = flat.parent.get(id(parent))
+                node = call if isinstance(call, cst.Call) and call.func is parent else parent
+                text += f".{attr}()" if node is not parent else f".{attr}"
+                continue
+            if attr in _NOT_VALUES or attr in known.METADATA_ATTRS or attr.endswith("_"):
+                return None  # its metadata, or the gradient written in place (reset, scaled: not a read)
+            call = flat.parent.get(id(parent))
+            if isinstance(call, cst.Call) and call.func is parent:
+                return f"{text}.{attr}()"
+            return None
+        if isinstance(parent, cst.Subscript) and parent.value is node:
+            holder = flat.parent.get(id(parent))
+            if isinstance(holder, cst.AssignTarget):
+                return None
+            return f"{text}[...]"
+        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+            return text
+        if isinstance(parent, cst.Arg):
+            call = flat.parent.get(id(parent))
+            name = call_name(call) if isinstance(call, cst.Call) else None
+            if name and index.qualify(name).startswith("torch.") and ".utils." not in name:
+                return text  # handed to a torch function (`torch.norm(p.grad)`; `torch.cat([...])` is a list, not this)
+            return None
+        return None
