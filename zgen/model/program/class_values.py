@@ -1,0 +1,154 @@
+"""Classes held as values: what an attribute of a class family names when it names a class, not an instance.
+
+`self.act = self.act_class(dims)`, `cls = getattr(self, "act_class", None); self.act = cls(dims)`: the built
+value is an instance of whatever class the family puts in `act_class`. The family is the class, its bases (of
+this file and of the files the program reads) and the subclasses of the checked file; a class value is given
+
+* in a class body: `act_class = ActorPPO`,
+* in any method: `self.act_class = ActorPPO`, `self.act_class = getattr(self, "act_class", ActorPPO)`,
+* as the default of a lookup anywhere in the family: `getattr(self, "act_class", ActorPPO)`.
+
+`attribute_values(index, cls, name)` answers with the expressions that name the classes, each with the index of
+the file it is written in, so that the caller (`members`) classifies them as it classifies a constructor; a
+value that is no class (`None`, a string) is left to the caller too. The answer is the union over the family, as
+any of those assignments may be the one in force when the value is called (not exact).
+
+`class_lookup(expr)` tells whether an expression reads such a value: `self.<name>` (no method of that name) or
+`getattr(self, "<name>", default)`, and which name.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from .index import ClassInfo, ModelIndex, memoised
+from .skeleton import dotted as skeleton_dotted
+from .tree import const_str, cst, walk
+
+__all__ = ["attribute_values", "class_lookup", "family", "registry_values"]
+
+
+def class_lookup(expr: cst.BaseExpression) -> str | None:
+    """The attribute name `expr` reads off `self` as a value: `self.act_class`, `getattr(self, "act_class", D)`."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "getattr":
+        args = [a for a in expr.args if not a.star and a.keyword is None]
+        if len(args) >= 2 and isinstance(args[0].value, cst.Name) and args[0].value.value == "self":
+            return const_str(args[1].value)
+    return None
+
+
+@memoised
+def family(index: ModelIndex, cls: ClassInfo) -> tuple[ClassInfo, ...]:
+    """`cls`, its bases of this and other files (each a `ClassInfo` of its own file's index), and the
+    subclasses of `cls` in the checked file."""
+    found: list[ClassInfo] = []
+    stack = [cls]
+    while stack and len(found) < 32:
+        info = stack.pop(0)
+        if info in found:
+            continue
+        found.append(info)
+        stack.extend(info.local_bases)
+        stack.extend(base for _owner, base in info.external_bases)
+    for other in index.classes.values():
+        if other not in found and cls in other.mro:
+            found.append(other)
+    return tuple(found)
+
+
+@memoised
+def attribute_values(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[tuple[ModelIndex, cst.BaseExpression], ...]:
+    """The expressions the family of `cls` assigns to its attribute `name` as a value, or gives as the default of
+    `getattr(self, "name", default)`, each with the index of its file (see the module docstring)."""
+    found: list[tuple[ModelIndex, cst.BaseExpression]] = []
+    body = re.compile(rf"^[ \t]+{re.escape(name)}[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
+    mentioned = re.compile(rf"\bself\.{re.escape(name)}\b|[\"']{re.escape(name)}[\"']")
+    for info in family(index, cls):
+        owner = info.index
+        if body.search(info.text):
+            snippet = owner.parse(info.span)
+            node = snippet.node if snippet is not None else None
+            for stmt in node.body.body if isinstance(node, cst.ClassDef) else ():
+                for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    value = _assigned(small, lambda t: isinstance(t, cst.Name) and t.value == name)
+                    if value is not None:
+                        found += [(owner, v) for v in _values(value, name)]
+        for method in info.all_methods():
+            if method.owner is not info or not mentioned.search(method.text) or method.node is None:
+                continue
+            params = method.node.params
+            defaults = {  # `def __init__(self, core_cls=Core): self.core_cls = core_cls`
+                p.name.value: p.default for p in (*params.params, *params.kwonly_params) if p.default is not None
+            }
+            for node in walk(method.node.body):
+                if isinstance(node, cst.BaseSmallStatement):
+                    value = _assigned(node, lambda t: class_lookup(t) == name and isinstance(t, cst.Attribute))
+                    if isinstance(value, cst.Name) and value.value in defaults:
+                        value = defaults[value.value]
+                    if value is not None:
+                        found += [(owner, v) for v in _values(value, name)]
+                elif isinstance(node, cst.Call) and class_lookup(node) == name:
+                    found += [(owner, v) for v in _values(node, name)]
+    unique: dict[tuple[int, str], tuple[ModelIndex, cst.BaseExpression]] = {}
+    for owner, value in found:
+        unique.setdefault((id(owner), _written(value)), (owner, value))
+    return tuple(unique.values())
+
+
+def _assigned(small: cst.BaseSmallStatement, is_target) -> cst.BaseExpression | None:
+    if isinstance(small, cst.Assign) and any(is_target(t.target) for t in small.targets):
+        return small.value
+    if isinstance(small, cst.AnnAssign) and small.value is not None and is_target(small.target):
+        return small.value
+    return None
+
+
+def _values(value: cst.BaseExpression, name: str) -> list[cst.BaseExpression]:
+    """The class-naming expressions of an assigned value: a name or dotted name, either branch of a conditional
+    expression, the default of `getattr(self, "name", default)`."""
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+            return []
+        return [] if class_lookup(value) is not None else [value]
+    if isinstance(value, cst.IfExp):
+        return _values(value.body, name) + _values(value.orelse, name)
+    if isinstance(value, cst.BooleanOperation):
+        return _values(value.left, name) + _values(value.right, name)
+    if isinstance(value, cst.Call) and class_lookup(value) is not None:
+        args = [a for a in value.args if not a.star and a.keyword is None]
+        return _values(args[2].value, name) if len(args) >= 3 else []
+    return []
+
+
+def _written(value: cst.BaseExpression) -> str:
+    parts = []
+    while isinstance(value, cst.Attribute):
+        parts.append(value.attr.value)
+        value = value.value
+    if isinstance(value, cst.Name):
+        parts.append(value.value)
+    return ".".join(reversed(parts))
+
+
+@memoised
+def registry_values(index: ModelIndex, name: str) -> tuple[cst.BaseExpression, ...]:
+    """The class-naming elements of a container the file binds at module level to `name` (`NETS = {"mlp": MLP,
+    "cnn": CNN}`, `ACTORS = [Actor, ActorDuel]`): what `NETS[key](...)` may build."""
+    tree = index.skeleton.tree
+    if tree is None or not re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=", "".join(index.skeleton.lines), re.MULTILINE):
+        return ()
+    found: list[cst.BaseExpression] = []
+    for stmt in tree.body:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+        if value is None or not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            continue
+        elements = value.values if isinstance(value, ast.Dict) else getattr(value, "elts", [])
+        for element in elements:
+            written = skeleton_dotted(element)
+            if written is not None and written not in ("None", "True", "False"):
+                found.append(cst.parse_expression(written))
+    return tuple(found)
