@@ -199,3 +199,21 @@ def test_a_class_of_an_unreadable_base_is_a_module_by_what_it_registers(tmp_path
     assert not index.classes["Agent"].is_module  # holds a module: a holder, not one
     assert not index.classes["Wrapper"].is_module  # `self.parameters()` is its own method
     assert ("ZG303", 35) in _found(tmp_path, {"model.py": UNREADABLE_BASE})
+
+
+BASE_EXPLORES = BASE + """
+    def explore(self, s):
+        get_action = self.act.get_action
+        return get_action(s)
+"""
+
+
+def test_a_base_leaving_the_class_to_subclasses_learns_it_from_its_package(tmp_path):
+    files = {"base.py": BASE_EXPLORES, "model.py": SUBCLASS_SETS_CLASS}
+    assert ("ZG303", 12) in _found(tmp_path, files, checked="base.py")  # AgentPG beside it sets an Actor
+
+
+def test_a_base_whose_package_subclasses_set_a_plain_class_stays_clean(tmp_path):
+    model = SUBCLASS_SETS_CLASS.replace("import Actor", "import PlainPolicy").replace('"act_class", Actor', '"act_class", PlainPolicy')
+    files = {"base.py": BASE_EXPLORES, "model.py": model}
+    assert not [f for f in _found(tmp_path, files, checked="base.py") if f[0].startswith("ZG3")]

@@ -8,6 +8,10 @@ this file and of the files the program reads) and the subclasses of the checked 
 * in any method: `self.act_class = ActorPPO`, `self.act_class = getattr(self, "act_class", ActorPPO)`,
 * as the default of a lookup anywhere in the family: `getattr(self, "act_class", ActorPPO)`.
 
+A base that leaves the class to its subclasses (`getattr(self, "act_class", None)`, `act_class = None`) and whose
+family assigns none learns it from the subclasses in the other files of its package directory
+(`package_subclasses`: `class AgentDQN(AgentBase)` beside `AgentBase.py`).
+
 `attribute_values(index, cls, name)` answers with the expressions that name the classes, each with the index of
 the file it is written in, so that the caller (`members`) classifies them as it classifies a constructor; a
 value that is no class (`None`, a string) is left to the caller too. The answer is the union over the family, as
@@ -20,6 +24,7 @@ any of those assignments may be the one in force when the value is called (not e
 from __future__ import annotations
 
 import ast
+import os
 import re
 
 from .index import ClassInfo, ModelIndex, memoised
@@ -63,10 +68,70 @@ def family(index: ModelIndex, cls: ClassInfo) -> tuple[ClassInfo, ...]:
 def attribute_values(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[tuple[ModelIndex, cst.BaseExpression], ...]:
     """The expressions the family of `cls` assigns to its attribute `name` as a value, or gives as the default of
     `getattr(self, "name", default)`, each with the index of its file (see the module docstring)."""
+    found = _values_in(family(index, cls), name)
+    if not found and _left_to_subclasses(family(index, cls), name):
+        found = _values_in(package_subclasses(index, cls), name)
+    unique: dict[tuple[int, str], tuple[ModelIndex, cst.BaseExpression]] = {}
+    for owner, value in found:
+        unique.setdefault((id(owner), _written(value)), (owner, value))
+    return tuple(unique.values())
+
+
+def _left_to_subclasses(classes: tuple[ClassInfo, ...], name: str) -> bool:
+    """Does the family leave attribute `name` to a subclass: `getattr(self, "name", None)`, `name = None`?"""
+    left = re.compile(
+        rf"getattr\(\s*self\s*,\s*[\"']{re.escape(name)}[\"']\s*(?:,\s*None\s*)?\)"
+        rf"|^[ \t]+(?:self\.)?{re.escape(name)}[ \t]*(?::[^=\n]*)?=[ \t]*None[ \t]*$",
+        re.MULTILINE,
+    )
+    return any(left.search(info.text) for info in classes)
+
+
+@memoised
+def package_subclasses(index: ModelIndex, cls: ClassInfo) -> tuple[ClassInfo, ...]:
+    """Subclasses of `cls`, a class of the checked file, defined in the other files of its package directory (and
+    their subclasses in those files): where a base that leaves a class to its subclasses learns which they set.
+    Read only for such a base (`_left_to_subclasses`), each file only when its text names `cls` in a class
+    statement."""
+    if index.project is None or not index.module or not os.path.isfile(index.path):
+        return ()
+    directory = os.path.dirname(os.path.abspath(index.path))
+    package = index.module if index.is_package else index.module.rpartition(".")[0]
+    here = os.path.realpath(index.path)
+    named = re.compile(rf"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\b{re.escape(cls.name)}\b", re.MULTILINE)
+    found: list[ClassInfo] = []
+    try:
+        entries = sorted(os.listdir(directory))
+    except OSError:
+        return ()
+    for entry in entries[:_MAX_SIBLINGS]:
+        if not entry.endswith(".py") or entry == "__init__.py" or os.path.realpath(os.path.join(directory, entry)) == here:
+            continue
+        file = index.project.file(f"{package}.{entry[:-3]}" if package else entry[:-3])
+        if file is None or not named.search(file.source) or os.path.dirname(os.path.realpath(file.path)) != os.path.dirname(here):
+            continue
+        other = ModelIndex.of(file, index.project)
+        direct = [
+            info for info in other.classes.values()
+            if any(base.name == cls.name and os.path.realpath(base.index.path) == here for _i, base in _external_bases(info))
+        ]
+        found += [info for info in other.classes.values() if any(d in info.mro for d in direct)]
+    return tuple(found)
+
+
+_MAX_SIBLINGS = 200  # files of one package directory read for subclasses at most
+
+
+def _external_bases(info: ClassInfo):
+    return [pair for owner in info.mro for pair in owner.external_bases]
+
+
+def _values_in(classes: tuple[ClassInfo, ...], name: str) -> list[tuple[ModelIndex, cst.BaseExpression]]:
+    """What `classes` assign to their attribute `name` as a value (see `attribute_values`)."""
     found: list[tuple[ModelIndex, cst.BaseExpression]] = []
     body = re.compile(rf"^[ \t]+{re.escape(name)}[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
     mentioned = re.compile(rf"\bself\.{re.escape(name)}\b|[\"']{re.escape(name)}[\"']")
-    for info in family(index, cls):
+    for info in classes:
         owner = info.index
         if body.search(info.text):
             snippet = owner.parse(info.span)
@@ -92,10 +157,7 @@ def attribute_values(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[tupl
                         found += [(owner, v) for v in _values(value, name)]
                 elif isinstance(node, cst.Call) and class_lookup(node) == name:
                     found += [(owner, v) for v in _values(node, name)]
-    unique: dict[tuple[int, str], tuple[ModelIndex, cst.BaseExpression]] = {}
-    for owner, value in found:
-        unique.setdefault((id(owner), _written(value)), (owner, value))
-    return tuple(unique.values())
+    return found
 
 
 def _assigned(small: cst.BaseSmallStatement, is_target) -> cst.BaseExpression | None:
