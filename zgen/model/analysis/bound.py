@@ -31,18 +31,25 @@ class BoundCall:
 
 
 # Text trigger: a local bound to a method of something (`f = self.act.get_action`), a method looked up by name and
-# called (`getattr(model, "encode")(`), a method in a container literal or handed as an argument (`(self.a.m, `).
+# called (`getattr(model, "encode")(`), a method in a container literal or handed as an argument (`(self.a.m, `);
+# each with the receiver's root name (`self`, `model`) and the method's name.
 BOUND_TEXT = re.compile(
-    r"^[ \t]*\w+[ \t]*=[ \t]*[\w.]+\.(\w+)[ \t]*(?:#.*)?$"
-    r"|getattr\([^,()]+,[ \t]*[\"'](\w+)[\"'][ \t]*\)[ \t]*\("
-    r"|[(\[,][ \t]*(?:[a-z_]\w*\.)+(\w+)[ \t]*(?=[,)\]])",
+    r"^[ \t]*\w+[ \t]*=[ \t]*(\w+)(?:\.\w+)*\.(\w+)[ \t]*(?:#.*)?$"
+    r"|getattr\([ \t]*(\w+)[^,()]*,[ \t]*[\"'](\w+)[\"'][ \t]*\)[ \t]*\("
+    r"|[(\[,][ \t]*([a-z_]\w*)(?:\.\w+)*\.(\w+)[ \t]*(?=[,)\]])",
     re.MULTILINE,
 )
 
 
-def bound_names(text: str) -> set[str]:
-    """The method names the text may use as bound values (`BOUND_TEXT`), a pre-filter before any parse."""
-    return {name for groups in BOUND_TEXT.findall(text) for name in groups if name}
+def bound_names(text: str, roots: frozenset[str] | set[str] | None = None) -> set[str]:
+    """The method names the text may use as bound values (`BOUND_TEXT`), a pre-filter before any parse; with
+    `roots`, only those on a receiver rooted at one of them (`self`, the function's parameters)."""
+    found = set()
+    for groups in BOUND_TEXT.findall(text):
+        for root, name in zip(groups[::2], groups[1::2]):
+            if name and (roots is None or root in roots):
+                found.add(name)
+    return found
 
 
 def bound_calls(flat: Flat) -> list[BoundCall]:

@@ -254,7 +254,7 @@ class Quantiser(nn.Module):
             text = index.skeleton.text(span.start, span.end)
             if not any(  # `w.copy_(...)`: a tensor's in-place op, no module method
                 name not in _SKIP and name not in NOT_RUNS and not name.startswith("__") and not name.endswith("_")
-                for name in (*_holder_calls(text, cls is not None), *bound_names(text))
+                for name in (*_holder_calls(text, cls is not None), *bound_names(text, _roots(text, cls is not None)))
             ) and not (cls is not None and _HELD_LOCAL.search(text)):
                 continue  # no `<holder>.<method>(...)`, nor a local bound to an attribute, that could call one
             held = held_attributes(index, cls) if cls is not None else {}
@@ -448,7 +448,7 @@ def _held_calls(
     value or handed on (`f = self.act.get_action; f(s)`, `analysis/bound.py`)."""
     for node, via, classes in _spelt_held_calls(index, flat, held, arguments, typed):
         yield node, node.func.value, node.func.attr.value, via, classes  # type: ignore[union-attr]
-    names = bound_names(text)
+    names = bound_names(text, _roots(text, typed is not None))
     for bound in bound_calls(flat) if names else ():
         if bound.name not in names or bound.handed and _registers(bound.node):
             continue
@@ -516,6 +516,13 @@ def _holder_calls(text: str, in_class: bool) -> list[str]:
     if names:
         found += re.findall(r"\b(?:" + "|".join(sorted(names)) + r")(?:\.\w+)*\.(\w+)\s*\(", text)
     return found
+
+
+def _roots(text: str, in_class: bool) -> set[str]:
+    """The names a held model can be reached from in a function: its parameters and, in a class, `self`."""
+    header = _HEADER.search(text)
+    names = set(_PARAM.findall(header.group(1))) - {"self", "cls"} if header else set()
+    return names | {"self"} if in_class else names
 
 
 def _prefixes(path: str) -> Iterator[str]:
