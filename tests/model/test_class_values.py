@@ -217,3 +217,23 @@ def test_a_base_whose_package_subclasses_set_a_plain_class_stays_clean(tmp_path)
     model = SUBCLASS_SETS_CLASS.replace("import Actor", "import PlainPolicy").replace('"act_class", Actor', '"act_class", PlainPolicy')
     files = {"base.py": BASE_EXPLORES, "model.py": model}
     assert not [f for f in _found(tmp_path, files, checked="base.py") if f[0].startswith("ZG3")]
+
+
+MATCHED = """
+from .nets import Actor
+
+class Holder:
+    def __init__(self, d, net: Actor):
+        match d:
+            case 1:
+                self.net = net
+            case _:
+                self.net = net
+
+    def run(self, s):
+        return self.net.get_action(s)
+"""
+
+
+def test_an_attribute_bound_in_the_cases_of_a_match_statement_is_typed(tmp_path):
+    assert ("ZG303", 13) in _found(tmp_path, {"model.py": MATCHED})  # read through each case's body

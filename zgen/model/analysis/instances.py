@@ -365,6 +365,8 @@ def _small_statements(body: cst.BaseSuite):
                 yield from stmt.body
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
+            elif isinstance(stmt, cst.Match):  # no body of its own: each case has one
+                stack.extend(case.body for case in stmt.cases)
             elif isinstance(stmt, cst.BaseCompoundStatement):
                 stack.append(stmt.body)
                 orelse = getattr(stmt, "orelse", None)
