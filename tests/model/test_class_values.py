@@ -151,56 +151,6 @@ def test_bound_methods_as_values_run_on_their_receiver(tmp_path):
     assert found == [13, 16, 20, 23]  # not the module called whole, nor a method kept as a hook
 
 
-UNREADABLE_BASE = """
-import torch
-from torch import nn
-from notinstalled_pkg.layers import FancyBase
-
-class Norm(FancyBase):
-    def __init__(self, d):
-        super().__init__()
-        self.register_buffer("avg", torch.zeros(d))
-        self.table = nn.Parameter(torch.empty(8192, d))
-
-    def forward(self, x):
-        return x - self.avg
-
-    def lookup(self, h):
-        return h @ self.table.T
-
-class Agent(FancyBase):
-    def __init__(self, d):
-        self.net = nn.Linear(d, 8192)
-
-class Wrapper(FancyBase):
-    def parameters(self):
-        return self.inner.parameters()
-
-    def summary(self):
-        return sum(p.numel() for p in self.parameters())
-
-class Net(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.norm = Norm(d)
-
-    def forward(self, x):
-        return self.norm.lookup(x)
-"""
-
-
-def test_a_class_of_an_unreadable_base_is_a_module_by_what_it_registers(tmp_path):
-    from zgen.model.program.index import ModelIndex
-    from zgen.model.program.skeleton import build_skeleton
-
-    source = textwrap.dedent(UNREADABLE_BASE)
-    index = ModelIndex("m.py", source, build_skeleton(source))
-    assert index.classes["Norm"].is_module  # registers a buffer and a parameter: only nn.Module does
-    assert not index.classes["Agent"].is_module  # holds a module: a holder, not one
-    assert not index.classes["Wrapper"].is_module  # `self.parameters()` is its own method
-    assert ("ZG303", 35) in _found(tmp_path, {"model.py": UNREADABLE_BASE})
-
-
 BASE_EXPLORES = BASE + """
     def explore(self, s):
         get_action = self.act.get_action

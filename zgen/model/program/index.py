@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -595,23 +594,7 @@ class ModelIndex:
                 continue
             if self.is_module_base(qualified):
                 return True
-        return self._module_by_use(cls)
-
-    def _module_by_use(self, cls: ClassInfo) -> bool:
-        """A class with a base we cannot read (a package not installed, a C extension) that registers parameters,
-        buffers or children on itself, or walks its own parameters or modules (`self.register_buffer(...)`,
-        `self.w = nn.Parameter(...)`, `self.parameters()`, `self.apply(fn)`) with no method of that name of its
-        own, is a module: only `nn.Module` gives it those. Holding modules as attributes does not make one (an
-        agent holds its networks)."""
-        if not _MODULE_USE.search(cls.text):
-            return False
-        if not any(
-            self.local_class(written) is None and _unreadable_base(qualified) and self.external(qualified) is None
-            for written, qualified in zip(cls.span.bases, cls.qualified_bases)
-        ):
-            return False
-        used = {name for groups in _MODULE_USE_NAME.findall(cls.text) for name in groups if name}
-        return any(name not in cls.span.methods for name in used)
+        return False
 
     def local_class(self, written: str) -> ClassInfo | None:
         """The class of this file a base names: `Block`, or `Builder.BaseNetwork` for a class nested in a class
@@ -689,23 +672,6 @@ class ModelIndex:
 # What `forward_text` masks: `self.` before a call (`\bself`, word first), `().`, and torch's functional
 # namespaces before a call (`F.normalize(`, `torch.cat(`, `nn.functional.pad(`).
 _FORWARD_MASK = re.compile(r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\.|(?<![\w.])(?:F|torch|functional)\.(?=\w+\s*\()|\.functional\.")
-
-
-# What only an `nn.Module` does to itself (`_module_by_use`), and the name of the method it calls.
-_MODULE_USE = re.compile(
-    r"\bself\.(?:register_(?:buffer|parameter|module)|named_parameters|parameters|named_modules|modules|children|apply)\s*\("
-    r"|\bself\.\w+[ \t]*=[ \t]*(?:nn\.|torch\.nn\.)?Parameter\("
-)
-_MODULE_USE_NAME = re.compile(
-    r"\bself\.(register_(?:buffer|parameter|module)|named_parameters|parameters|named_modules|modules|children|apply)\s*\("
-    r"|\bself\.\w+[ \t]*=[ \t]*(?:nn\.|torch\.nn\.)?(Parameter)\("
-)
-
-
-def _unreadable_base(qualified: str) -> bool:
-    """A base imported from a third-party package (not torch, not the standard library): one we may fail to read."""
-    root = qualified.split(".", 1)[0]
-    return "." in qualified and root not in ("torch", "typing", "typing_extensions") and root not in sys.stdlib_module_names
 
 
 def _known_base(qualified: str) -> bool:
