@@ -143,12 +143,20 @@ class Agent:
 
     def hook(self):
         self.act.register_forward_hook(self.act.get_action)
+
+    def present(self, s):
+        f = self.act.get_action
+        return exists(f) and exists(self.act.get_action)
+
+def exists(v):
+    return v is not None
 """
 
 
 def test_bound_methods_as_values_run_on_their_receiver(tmp_path):
     found = [line for code, line in _found(tmp_path, {"model.py": BOUND}) if code == "ZG303"]
-    assert found == [13, 16, 20, 23]  # not the module called whole, nor a method kept as a hook
+    # not the module called whole, a method kept as a hook, nor one handed to a presence test
+    assert found == [13, 16, 20, 23]
 
 
 BASE_EXPLORES = BASE + """

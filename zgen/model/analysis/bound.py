@@ -2,7 +2,7 @@
 
 `f = self.act.get_action; a = f(s)`, `getattr(model, "encode")(x)`, `fns = (self.a.m, self.b.m); fns[i](x)`,
 `solver(self.unet.sample, x)`: each runs `<receiver>.<name>(...)` with no hook of the receiver, as the plain
-call would. `bound_calls(flat)` lists them in a function's flattened body, each with the call that runs (or is
+call would; a handed one only where the callee is known to call it (`runs_handed`). `bound_calls(flat)` lists them in a function's flattened body, each with the call that runs (or is
 handed) the method, its receiver and the method's name; what the receiver is and what the method does are the
 asking rule's questions (`instances`, `own`). A value kept in a local is followed from the assignment that
 binds it last before the call; a container literal of bound methods answers for every element.
@@ -13,10 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..program.tree import const_str, cst
+from ..program import known
+from ..program.index import ModelIndex
+from ..program.tree import call_name, const_str, cst, parameter_for
+from .callables import called_parameters
 from .flow import Flat
 
-__all__ = ["BoundCall", "bound_calls", "bound_names", "BOUND_TEXT"]
+__all__ = ["BoundCall", "bound_calls", "bound_names", "runs_handed", "BOUND_TEXT"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +31,7 @@ class BoundCall:
     receiver: cst.BaseExpression
     name: str
     handed: bool
+    position: int = -1  # the argument's position, when handed (a keyword argument: -1)
 
 
 # Text trigger: a local bound to a method of something (`f = self.act.get_action`), a method looked up by name and
@@ -74,14 +78,39 @@ def bound_calls(flat: Flat) -> list[BoundCall]:
             found += [BoundCall(node, r, m, False) for r, m in values[func.value.value]]  # `fns[i](x)`
         elif isinstance(func, cst.Call):
             found += [BoundCall(node, r, m, False) for r, m in _bound(func)]  # `getattr(r, "m")(x)`
-        for arg in node.args:
+        for position, arg in enumerate(node.args):
             if arg.star:
                 continue
             handed = _bound(arg.value) if isinstance(arg.value, cst.Attribute) else ()
             if not handed and isinstance(arg.value, cst.Name):
                 handed = values.get(arg.value.value, ())
-            found += [BoundCall(node, r, m, True) for r, m in handed]
+            at = position if arg.keyword is None else -1
+            found += [BoundCall(node, r, m, True, at) for r, m in handed]
     return found
+
+
+def runs_handed(index: ModelIndex, bound: BoundCall) -> bool:
+    """Does the call a bound method is handed to run it: a function of this file or another that calls that
+    parameter on values of its own (`def solve(fn, x): return fn(x)`), or one of torch's transforms that call
+    their first argument (`checkpoint(self.v.m, x)`)? A presence test (`exists(f)`), a module called on it, or a
+    function we cannot read does not."""
+    written = call_name(bound.node)
+    if not written or bound.position < 0 or written.startswith("self."):
+        return False
+    qualified = index.qualify(written)
+    if qualified in known.CALLS_FIRST_ARGUMENT:
+        return bound.position == 0
+    found = None
+    if "." not in written and written in index.skeleton.functions:
+        found = index.function_info(written)
+    else:
+        external = index.external_function(qualified)
+        found = external[1] if external is not None else None
+    node = found.node if found is not None else None
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    param = parameter_for(node, bound.node, bound.position)
+    return param is not None and param in called_parameters(node)
 
 
 def _bound(value: cst.BaseExpression) -> tuple[tuple[cst.BaseExpression, str], ...]:

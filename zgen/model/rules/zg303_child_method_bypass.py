@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from zgen.findings import Severity
 
 from ..analysis.access import READ, SIZE, WRITE
-from ..analysis.bound import bound_calls, bound_names
+from ..analysis.bound import bound_calls, bound_names, runs_handed
 from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
@@ -193,7 +193,7 @@ class Quantiser(nn.Module):
             if flat is None:
                 continue
             calls = None
-            for node, target, name in _method_calls(flat, called):
+            for node, target, name in _method_calls(index, flat, called):
                 calls = calls or ModuleCalls(index, cls, flat, method.name)
                 if isinstance(target, cst.Name) and target.value == "self":
                     continue
@@ -407,7 +407,7 @@ def _what(used: str, owner: str) -> str:
 _HELD_LOCAL = re.compile(r"^[ \t]+\w+[ \t]*=[ \t]*(?:[^\n]*\belse[ \t]+)?self\.\w+[ \t]*$", re.MULTILINE)
 
 
-def _method_calls(flat, called: set[str]) -> Iterator[tuple[cst.Call, cst.BaseExpression, str]]:
+def _method_calls(index: ModelIndex, flat, called: set[str]) -> Iterator[tuple[cst.Call, cst.BaseExpression, str]]:
     """(call, receiver, method name) of every call of a method in `called` on something other than `self`: spelt
     `<receiver>.<name>(...)`, or through a bound method kept as a value or handed on (`analysis/bound.py`)."""
     for node, _ctx in flat.nodes:
@@ -416,14 +416,8 @@ def _method_calls(flat, called: set[str]) -> Iterator[tuple[cst.Call, cst.BaseEx
             if not (isinstance(target, cst.Name) and target.value == "self"):
                 yield node, target, node.func.attr.value
     for bound in bound_calls(flat):
-        if bound.name in called and not (bound.handed and _registers(bound.node)):
+        if bound.name in called and not (bound.handed and not runs_handed(index, bound)):
             yield bound.node, bound.receiver, bound.name
-
-
-def _registers(call: cst.Call) -> bool:
-    """A call that keeps a method to run later as a hook (`register_forward_hook(m.hook)`), not to run it now."""
-    name = (call_name(call) or "").rsplit(".", 1)[-1]
-    return "register" in name or "hook" in name
 
 
 def _called(node: cst.Call, receiver: cst.BaseExpression, name: str) -> str:
@@ -450,7 +444,7 @@ def _held_calls(
         yield node, node.func.value, node.func.attr.value, via, classes  # type: ignore[union-attr]
     names = bound_names(text, _roots(text, typed is not None))
     for bound in bound_calls(flat) if names else ():
-        if bound.name not in names or bound.handed and _registers(bound.node):
+        if bound.name not in names or bound.handed and not runs_handed(index, bound):
             continue
         path = access_path(bound.receiver)
         if path is None or "[]" in path.parts:
