@@ -163,7 +163,7 @@ SAFE_OPERATIONS = {
 PACKAGE = "<package>"  # the `before` of a source whose classes live in `lib.py` of the cell's package
 PACKAGE_BASE = "<package base>"  # the same, with the holder's base class in `lib.py` too
 LIBRARY_FACTORY = "\n\ndef make_pair(d):\n    return Core(d), 2 * d\n"
-IMPORTS = "from torch import nn\n\nfrom .lib import make_pair\n\n\n"
+IMPORTS = "from torch import nn\n\nfrom .lib import make_pair, solve\n\n\n"
 
 # source -> (code before the holder, the holder's __init__ signature tail, its body binding self.v, class body)
 SOURCES = {
