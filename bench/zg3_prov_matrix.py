@@ -161,8 +161,9 @@ SAFE_OPERATIONS = {
 }
 
 PACKAGE = "<package>"  # the `before` of a source whose classes live in `lib.py` of the cell's package
+PACKAGE_BASE = "<package base>"  # the same, with the holder's base class in `lib.py` too
 LIBRARY_FACTORY = "\n\ndef make_pair(d):\n    return Core(d), 2 * d\n"
-IMPORTS = "from torch import nn\n\nfrom .lib import make_pair\n\n\n"
+IMPORTS = "from torch import nn\n\nfrom .lib import make_pair, solve\n\n\n"
 
 # source -> (code before the holder, the holder's __init__ signature tail, its body binding self.v, class body)
 SOURCES = {
@@ -176,7 +177,35 @@ SOURCES = {
     "class_annotation": ("", ", registry, kind", "self.v = registry[kind](d)", "    v: Base\n\n"),
     # `Core` and the factory in another file of the package; the local re-bound by a call returning the module
     "package_factory": (PACKAGE, "", "core, width = make_pair(d)\n        core = core.float()\n        self.v = core", ""),
+    # class-valued names (h-duck): the class the holder builds is a value held by the class, an argument or a
+    # registry; the instance is any class the family assigns
+    "class_attribute": ("", "", "self.v = self.core_class(d)", "    core_class = Core\n\n"),
+    "class_argument": ("", ", core_cls=Core", "self.v = core_cls(d)", ""),
+    "getattr_class": ("", "", 'cls = getattr(self, "core_class", Core)\n        self.v = cls(d).to("cpu")', ""),
+    "class_registry": ('NETS = {"core": Core}\n\n\n', ", kind", "self.v = NETS[kind](d)", ""),
+    "subclass_attribute": ("", "", "self.v = self.core_class(d)", ""),
+    "self_class_attribute": ("", "", "self.core_class = Core\n        self.v = self.core_class(d)", ""),
+    # a base of another file builds `self.v` from `getattr(self, "core_class", None)`; the checked subclass sets it
+    "inherited_class": (PACKAGE_BASE, "", 'self.core_class = getattr(self, "core_class", Core)\n        super().__init__(d)', ""),
+    # look-alikes: the class value is a plain class (no module) with the same methods
+    "plain_class_attribute": ("", "", "self.v = self.core_class(d)", "    core_class = PlainCore\n\n"),
 }
+# text after the holder class, per source: a subclass of the file setting the class attribute
+AFTER = {"subclass_attribute": "\n\nclass CoreHolder(Holder):\n    core_class = Core\n"}
+SAFE_SOURCES = frozenset({"plain_class_attribute"})  # every cell of these is a look-alike
+PLAIN_CORE = """
+
+class PlainCore:
+    def __init__(self, d):
+        self.table = torch.empty(4096, d)
+        self.width = d
+
+    def m(self, h):
+        return h @ self.table.T
+
+    def _project(self, h):
+        return h @ self.table.T
+"""
 
 # path -> (methods of the holder; `CALL` is where the call goes, on the line marked `# KEY`)
 PATHS = {
@@ -209,7 +238,14 @@ PATHS = {
     "indexed": "    def forward(self, x):\n        return CALL  # KEY\n",
     "keyed_local": '    def forward(self, x):\n        v = self.vd["a"]\n        return CALL  # KEY\n',
     "free_function": "    def forward(self, x):\n        return run(self.v, x)\n\n\ndef run(v, x):\n    return CALL  # KEY\n",
+    # bound methods as values (h-duck): a local bound to the method, the method looked up by name, a method kept in
+    # a tuple, a bound method handed to a function that calls it; only with the operations `m` spells
+    "bound_local": "    def step(self, x):\n        f = self.v.m\n        return CALL  # KEY\n",
+    "bound_getattr": "    def step(self, x):\n        return CALL  # KEY\n",
+    "bound_tuple": "    def step(self, x):\n        fns = (self.v.m, self.v.m)\n        return CALL  # KEY\n",
+    "bound_handed": "    def step(self, x):\n        return CALL  # KEY\n",
 }
+BOUND_CALLS = {"bound_local": "f(x)", "bound_getattr": 'getattr({r}, "m")(x)', "bound_tuple": "fns[0](x)", "bound_handed": "solve({r}.m, x)"}
 RECEIVERS = {
     "local": "v", "property": "self.core", "conditional": "v", "unpacked": "v", "loop_list": "v", "loop_dict": "v",
     "loop_values": "v", "argument": "v", "indexed": "self.vs[0]", "keyed_local": "v", "free_function": "v",
@@ -222,7 +258,7 @@ PATH_INIT = {
     "indexed": "self.vs = nn.ModuleList([self.v])",
     "keyed_local": 'self.vd = nn.ModuleDict({"a": self.v})',
 }
-OUTSIDE_FORWARD = frozenset({"entry", "plain_holder", "plain_gathered"})  # paths that run outside any forward
+OUTSIDE_FORWARD = frozenset({"entry", "plain_holder", "plain_gathered", *BOUND_CALLS})  # paths that run outside any forward
 GATHERED = frozenset({"plain_gathered"})  # paths that call `m` inside a gather: every operation is safe there
 
 
@@ -239,32 +275,48 @@ def render(source: str, path: str, operation: str, body: str) -> dict[str, str]:
     """The cell's files: `model.py` (checked), and `lib.py` beside it for a source of another file."""
     before, signature, binding, class_body = SOURCES[source]
     core = CORE_INIT
+    if source in SAFE_SOURCES:
+        body = SAFE_OPERATIONS["runs_child"]  # the holder builds the plain class: `Core` only stands beside it
     if operation == "no_forward_small":
         core = core.replace("        self.fc = nn.Linear(d, 4096)\n", "        self.scale = nn.Parameter(torch.zeros(d))\n")
     receiver = RECEIVERS.get(path, "self.v")
     call = {**CALLS, **SAFE_CALLS}.get(operation, "{r}.m(x)").format(r=receiver)
-    module = path not in ("plain_holder", "plain_gathered")
+    call = BOUND_CALLS.get(path, call).format(r=receiver)
+    module = path not in ("plain_holder", "plain_gathered", *BOUND_CALLS)
     header = "class Holder(nn.Module):\n" if module else "class Holder:\n"
-    init = f"    def __init__(self, d{signature}):\n" + ("        super().__init__()\n" if module else "")
+    init = f"    def __init__(self, d{signature}):\n" + ("        super().__init__()\n" if module and before != PACKAGE_BASE else "")
     init += f"        {binding}\n"
     if path in PATH_INIT:
         init += f"        {PATH_INIT[path]}\n"
     init += "\n"
     methods = PATHS[path].replace("CALL", call)
+    after = AFTER.get(source, "")
     if before == PACKAGE:
         return {"lib.py": HEAD + core + body + LIBRARY_FACTORY, "model.py": IMPORTS + header + class_body + init + methods}
-    return {"model.py": HEAD + core + body + "\n\n" + before + header + class_body + init + methods}
+    if before == PACKAGE_BASE:
+        base = "class HolderBase(nn.Module):\n" if module else "class HolderBase:\n"
+        base += "    def __init__(self, d):\n" + ("        super().__init__()\n" if module else "")
+        base += '        cls = getattr(self, "core_class", None)\n        self.v = cls(d)\n'
+        header = header.replace("nn.Module", "HolderBase") if module else "class Holder(HolderBase):\n"
+        imports = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\nfrom .lib import Core, HolderBase, solve\n\n\n"
+        return {"lib.py": HEAD + core + body + "\n\n" + base, "model.py": imports + header + class_body + init + methods}
+    return {"model.py": HEAD + core + body + PLAIN_CORE + "\n\n" + before + header + class_body + init + methods + after}
 
 
 def build(root: Path) -> list[Cell]:
     cells = []
     for source in SOURCES:
         for path in PATHS:
+            if source in SAFE_SOURCES and path in PATH_INIT:
+                continue  # a container of modules cannot hold a plain object: no look-alike there
             hazards = {**OPERATIONS, **dict.fromkeys(CALLS, OPERATIONS["read_own"])}
             safe = {**SAFE_OPERATIONS, **dict.fromkeys(SAFE_CALLS, OPERATIONS["read_own"])}
+            if path in BOUND_CALLS:  # a bound method: only what `m` does
+                hazards = {k: v for k, v in hazards.items() if k not in CALLS}
+                safe = {k: v for k, v in safe.items() if k not in SAFE_CALLS}
             if path in OUTSIDE_FORWARD:  # a small parameter read outside forward sees the placeholder
                 hazards["small_outside"] = safe.pop("small_gathered")
-            if path in GATHERED:
+            if path in GATHERED or source in SAFE_SOURCES:
                 safe, hazards = {**hazards, **safe}, {}
             for operation, body in hazards.items():
                 cells.append(_write(Cell(source, path, operation, True, root / f"h_{source}_{path}_{operation}" / "model.py"), body))

@@ -57,11 +57,13 @@ class Instance:
 def attribute_classes(index: ModelIndex, cls: ClassInfo, name: str) -> Instance | None:
     """What `self.<name>` of `cls` is an instance of: a module class built in `__init__`, or one its annotation
     names (on the attribute in any method, in the class body, or on the `__init__` argument it is bound to)."""
-    member = facts_of(cls).members.get(name)
+    built = facts_of(cls)
+    member = built.members.get(name)
     if member is not None and member.kind in (Kind.MODULE, Kind.UNKNOWN):
         known_classes = tuple(c for c in member.classes if c != UNKNOWN_CLASS)
         if known_classes and len(known_classes) == len(member.classes):
-            return Instance(known_classes, True)
+            # built from a class held as a value: any class the family assigns, or a subclass of one
+            return Instance(known_classes, name not in built.class_built)
     annotated = _annotations(index, cls).get(name)
     if annotated:
         return Instance(annotated, False)
@@ -363,6 +365,8 @@ def _small_statements(body: cst.BaseSuite):
                 yield from stmt.body
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
+            elif isinstance(stmt, cst.Match):  # no body of its own: each case has one
+                stack.extend(case.body for case in stmt.cases)
             elif isinstance(stmt, cst.BaseCompoundStatement):
                 stack.append(stmt.body)
                 orelse = getattr(stmt, "orelse", None)

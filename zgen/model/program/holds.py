@@ -25,7 +25,7 @@ import re
 
 from . import known
 from .index import ClassInfo, ModelIndex, memoised
-from .members import UNKNOWN_CLASS, Kind, classify, has_params, member_of
+from .members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params, member_of
 from .skeleton import FunctionSpan
 from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, walk
@@ -379,6 +379,11 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
     as only a module is used (`self.target.parameters()`).
     """
     found: dict[str, tuple[str, ...]] = {}
+    built = facts_of(cls)
+    for name in built.class_built:  # `self.act = self.act_class(d)`, typed by the family (`members._retype`)
+        member = built.members.get(name)
+        if member is not None and member.kind == Kind.MODULE and any(has_params(index, c) is not False for c in member.classes):
+            found[name] = member.classes
     for method in cls.init_methods:
         node = method.node if "self." in method.text else None
         if node is None:

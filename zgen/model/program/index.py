@@ -501,8 +501,8 @@ class ModelIndex:
         """The class of another file that a qualified class reference names, read from its source."""
         if self.project is None or "." not in ref or ref.startswith((".", "torch.")) or ref in self.classes:
             return None
-        if ref.partition(".")[0] not in self.import_roots:
-            return None  # `hidden.view`, `self.x`: not a name imported from another module
+        if ref.partition(".")[0] not in self.import_roots and ref.partition(".")[0] != self.module.partition(".")[0]:
+            return None  # `hidden.view`, `self.x`: not a name imported from another module, nor of this package
         module = ref.rsplit(".", 2)[-2]
         if module in _SHARED_MODELING or module in _NOT_MODULES:
             return None  # outputs, caches, configs, masks: large files that define no layers

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import known
+from .class_values import attribute_values, class_lookup, registry_values
 from .given import passed_classes
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .size import upper_bound
@@ -84,6 +85,10 @@ class ClassFacts:
     # `lin = nn.Linear(...); self.w = lin.weight`: a parameter taken from a module built in `__init__`
     # (partitioned under zero.Init once built) -> (the module's local name, its classes, the parameter).
     borrowed: dict[str, tuple[str, tuple[str, ...], str]] = field(default_factory=dict)
+    # Members built by calling a class held as a value (`self.act = self.act_class(d)`, `cls = getattr(self,
+    # "act_class", None); self.act = cls(d)`) -> the class-valued attribute names, and `=name` for a member it may
+    # alias (`... if cri_class else self.act`): typed again by each subclass's family (`class_values`).
+    class_built: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @memoised(cycle=ClassFacts())
@@ -94,6 +99,8 @@ def facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
         _merge(out, _global_facts(*base))
     for base in reversed(cls.local_bases):
         _merge(out, facts_of(base))
+    if out.class_built:
+        _retype(index, cls, out)
     for rank, method in enumerate(cls.init_methods):
         if method.owner is cls or method.owner not in cls.local_bases:
             _FactsReader(index, out, method, rank, cls).read()
@@ -320,10 +327,35 @@ def _global_facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
     """The facts of another file's class, with its class references made absolute."""
     read = facts(index, cls)
     out = ClassFacts(elements=tuple(index.global_name(c) for c in read.elements), external=read.external,
-                     ties=read.ties, lambdas=dict(read.lambdas))
+                     ties=read.ties, lambdas=dict(read.lambdas), class_built=dict(read.class_built))
     for name, member in read.members.items():
         out.members[name] = Member(name, member.kind, tuple(index.global_name(c) for c in member.classes), member.order)
     return out
+
+
+def _retype(index: ModelIndex, cls: ClassInfo, out: ClassFacts) -> None:
+    """Members a base built from a class held as a value, typed by the classes `cls`'s family assigns to it (the
+    base's own file may not know them: a subclass sets `self.act_class = QNet` before calling the base's
+    `__init__`); aliases after the members they alias."""
+    reader = _FactsReader(index, out, None, -1, cls)  # type: ignore[arg-type]
+    for alias_pass in (False, True):
+        for name, lookups in out.class_built.items():
+            member = out.members.get(name)
+            if member is None or member.kind >= Kind.MODULE and UNKNOWN_CLASS not in member.classes:
+                continue
+            classes: tuple[str, ...] = ()
+            for lookup in lookups:
+                if lookup.startswith("="):
+                    if alias_pass:
+                        other = out.members.get(lookup[1:])
+                        if other is not None and other.kind in (Kind.MODULE, Kind.CONTAINER):
+                            classes += other.classes
+                else:
+                    made = reader.class_values(lookup)
+                    classes += made[1] if made is not None else ()
+            classes = tuple(c for c in dict.fromkeys(classes) if c != UNKNOWN_CLASS)
+            if classes:
+                member.kind, member.classes = Kind.MODULE, classes
 
 
 def _merge(into: ClassFacts, base: ClassFacts) -> None:
@@ -334,6 +366,8 @@ def _merge(into: ClassFacts, base: ClassFacts) -> None:
     into.ties += base.ties
     for name, body in base.lambdas.items():
         into.lambdas.setdefault(name, body)
+    for name, lookups in base.class_built.items():
+        into.class_built[name] = into.class_built.get(name, ()) + lookups
 
 
 _CONTAINERS = {"ModuleList", "ModuleDict", "Sequential"}
@@ -367,6 +401,8 @@ class _FactsReader:
         self.resolve = True  # read other files for imported classes and factory functions
         # Locals bound to the class of a module (`layer_type = type(self.base)`) -> what calling them builds.
         self.module_types: dict[str, tuple[Kind, tuple[str, ...]]] = {}
+        # Locals bound to a class-valued attribute (`cls = getattr(self, "act_class", None)`) -> its name.
+        self.class_locals: dict[str, str] = {}
 
     def read(self) -> None:
         node = self.method.node
@@ -494,6 +530,12 @@ class _FactsReader:
             made = self._class_of(value)
             if made is not None:
                 self.module_types[target.value] = made  # `layer_type = type(self.base)`: calling it builds one
+            lookup = class_lookup(value) if self.cls is not None else None
+            if lookup is not None and (isinstance(value, cst.Call) or self.cls.inherited_method(lookup) is None):  # type: ignore[union-attr]
+                self.class_locals[target.value] = lookup  # `cls = getattr(self, "act_class", None)`
+                made = self.class_values(lookup)
+                if made is not None:
+                    self.module_types[target.value] = made
             self.locals[target.value] = self.classify(value)
             return
         if isinstance(target, cst.Subscript) and _is_self(target.value):
@@ -513,6 +555,10 @@ class _FactsReader:
                 kind, classes = self.locals[source.root]
                 if kind == Kind.MODULE and value.attr.value in self.index.param_names:  # type: ignore[union-attr]
                     self.facts.borrowed[path.parts[0]] = (source.root, classes, source.parts[0])
+            lookups = self._lookups(value) if self.cls is not None else ()
+            if any(not lookup.startswith("=") for lookup in lookups):
+                built = self.facts.class_built
+                built[path.parts[0]] = built.get(path.parts[0], ()) + lookups
             kind, classes = self.classify(value)
             if kind == Kind.UNKNOWN and source is not None and len(source.parts) == 1 and self._borrows_param(source):
                 kind, classes = Kind.PARAM, ()  # `self.pos = text.positional_embedding`: registered here too
@@ -630,8 +676,59 @@ class _FactsReader:
             return Kind.VALUE, ()
         return Kind.VALUE, ()
 
+    def class_values(self, name: str) -> tuple[Kind, tuple[str, ...]] | None:
+        """What calling the class the family of the class read holds in its attribute `name` builds: the module
+        classes of every assignment (`class_values.attribute_values`), else None."""
+        if self.cls is None or self._depth > 4:
+            return None
+        classes: tuple[str, ...] = ()
+        self._depth += 1
+        try:
+            for owner, expr in attribute_values(self.index, self.cls, name):
+                kind, found = classify(owner, cst.Call(func=expr), resolve=self.resolve)
+                if kind == Kind.MODULE:
+                    classes += tuple(c if owner is self.index else owner.global_name(c) for c in found)
+        finally:
+            self._depth -= 1
+        classes = tuple(dict.fromkeys(classes))
+        return (Kind.MODULE, classes) if classes else None
+
+    def _lookups(self, value: cst.BaseExpression) -> tuple[str, ...]:
+        """The class-valued attributes a value assigned to `self.x` is built by calling (`self.act_class(d)`, a local
+        bound to `getattr(self, "act_class", None)`, through `.to(device)`), and `=name` for a member of `self` it may
+        be instead (`cls(d) if cls else self.act`)."""
+        if isinstance(value, cst.IfExp):
+            return self._lookups(value.body) + self._lookups(value.orelse)
+        if isinstance(value, cst.BooleanOperation):
+            return self._lookups(value.left) + self._lookups(value.right)
+        if isinstance(value, cst.Attribute) and class_lookup(value) is not None:
+            return ("=" + value.attr.value,)
+        if not isinstance(value, cst.Call):
+            return ()
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, cst.Call):
+            return self._lookups(func.value)
+        if isinstance(func, cst.Name) and func.value in self.class_locals:
+            return (self.class_locals[func.value],)
+        lookup = class_lookup(func)
+        if lookup is not None and (isinstance(func, cst.Call) or self.cls is not None and self.cls.inherited_method(lookup) is None):
+            return (lookup,)
+        return ()
+
     def _classify_call(self, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
         func = call.func
+        lookup = class_lookup(func) if self.cls is not None else None
+        if lookup is not None and (isinstance(func, cst.Call) or self.cls.inherited_method(lookup) is None):  # type: ignore[union-attr]
+            made = self.class_values(lookup)  # `self.act_class(d)`, `getattr(self, "act_class", Actor)(d)`
+            if made is not None:
+                return made
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) and func.value.value not in self.locals:
+            classes = ()  # `NETS[name](d)`: any class of the file's registry
+            for expr in registry_values(self.index, func.value.value):
+                kind, found = self.classify(cst.Call(func=expr))
+                classes += found if kind == Kind.MODULE else ()
+            if classes:
+                return Kind.MODULE, tuple(dict.fromkeys(classes))
         if isinstance(func, cst.Call) and _is_partial(func) and func.args:
             return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
         if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, (cst.Call, cst.Name)):

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from zgen.findings import Severity
 
 from ..analysis.access import READ, SIZE, WRITE
+from ..analysis.bound import bound_calls, bound_names, runs_handed
 from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
@@ -174,7 +175,7 @@ class Quantiser(nn.Module):
         forward = list(index.methods("forward", None))
         init = {id(m) for _, m in index.methods("init", _OTHER_CALL)}
         for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
-            called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} - _SKIP
+            called = ({m.group(1) for m in _OTHER_CALL.finditer(method.text)} | bound_names(method.text)) - _SKIP
             external = _external_methods(index, cls)
             unknown = called - names - external - known.FORWARD_PARTS
             if unknown and unknown & _typed_receiver_calls(method.text):
@@ -192,14 +193,8 @@ class Quantiser(nn.Module):
             if flat is None:
                 continue
             calls = None
-            for node, _ctx in flat.nodes:
-                if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute):
-                    continue
-                name = node.func.attr.value
-                if name not in called:
-                    continue
+            for node, target, name in _method_calls(index, flat, called):
                 calls = calls or ModuleCalls(index, cls, flat, method.name)
-                target = node.func.value
                 if isinstance(target, cst.Name) and target.value == "self":
                     continue
                 classes = calls.classes_of(target)
@@ -228,7 +223,7 @@ class Quantiser(nn.Module):
                     used = found.param if found is not None else None
                     if used:
                         message = (
-                            f"`{code_of(node.func)}(...)` computes with {_what(used, f'`{code_of(target)}`')}, "
+                            f"{_called(node, target, name)} computes with {_what(used, f'`{code_of(target)}`')}, "
                             f"outside `{code_of(target)}`'s forward; ZeRO-3 has not "
                             "gathered it and must fetch it on access"
                         )
@@ -259,7 +254,7 @@ class Quantiser(nn.Module):
             text = index.skeleton.text(span.start, span.end)
             if not any(  # `w.copy_(...)`: a tensor's in-place op, no module method
                 name not in _SKIP and name not in NOT_RUNS and not name.startswith("__") and not name.endswith("_")
-                for name in _holder_calls(text, cls is not None)
+                for name in (*_holder_calls(text, cls is not None), *bound_names(text, _roots(text, cls is not None)))
             ) and not (cls is not None and _HELD_LOCAL.search(text)):
                 continue  # no `<holder>.<method>(...)`, nor a local bound to an attribute, that could call one
             held = held_attributes(index, cls) if cls is not None else {}
@@ -273,11 +268,10 @@ class Quantiser(nn.Module):
             typed = bool(held or arguments) or (cls is not None and bool(instance_attributes(index, cls)))
             if not typed:
                 continue
-            for node, via, classes in _held_calls(index, scope.flat, held, arguments, cls):
-                name = node.func.attr.value  # type: ignore[union-attr]
+            for node, receiver, name, via, classes in _held_calls(index, scope.flat, held, arguments, cls, text):
                 if name in _SKIP or name in NOT_RUNS or name.startswith("__") or name.endswith("_"):
                     continue
-                instance = receiver_instance(index, cls, scope.flat, node.func.value, 0, method) if cls is not None else None  # type: ignore[union-attr]
+                instance = receiver_instance(index, cls, scope.flat, receiver, 0, method) if cls is not None else None
                 if instance is None:
                     instance = Instance(answering_classes(index, classes, name, cls.name if cls else ""), True)
                 found = reads_own(index, instance, name, in_forward=False)  # a step of the training loop
@@ -286,10 +280,10 @@ class Quantiser(nn.Module):
                     used = f"{name}()"  # a model of no readable class run by the parts of its forward
                 if used is None:
                     continue
-                target = code_of(node.func.value)  # type: ignore[union-attr]
+                target = code_of(receiver)
                 held_as = f"`{via}`" if via == target else f"`{target}` (`{via}`)"
                 message = (
-                    f"`{target}.{name}(...)` computes with {_what(used, held_as)}, outside "
+                    f"{_called(node, receiver, name)} computes with {_what(used, held_as)}, outside "
                     f"its forward; ZeRO-3 has not gathered it and must fetch it on access"
                 )
                 help = f"call `{via}(...)` (its forward), or gather its parameters around the call"
@@ -413,14 +407,68 @@ def _what(used: str, owner: str) -> str:
 _HELD_LOCAL = re.compile(r"^[ \t]+\w+[ \t]*=[ \t]*(?:[^\n]*\belse[ \t]+)?self\.\w+[ \t]*$", re.MULTILINE)
 
 
+def _method_calls(index: ModelIndex, flat, called: set[str]) -> Iterator[tuple[cst.Call, cst.BaseExpression, str]]:
+    """(call, receiver, method name) of every call of a method in `called` on something other than `self`: spelt
+    `<receiver>.<name>(...)`, or through a bound method kept as a value or handed on (`analysis/bound.py`)."""
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value in called:
+            target = node.func.value
+            if not (isinstance(target, cst.Name) and target.value == "self"):
+                yield node, target, node.func.attr.value
+    for bound in bound_calls(flat):
+        if bound.name in called and not (bound.handed and not runs_handed(index, bound)):
+            yield bound.node, bound.receiver, bound.name
+
+
+def _called(node: cst.Call, receiver: cst.BaseExpression, name: str) -> str:
+    """How a finding names the call: `` `self.v.m(...)` `` as spelt, or through the bound method it runs
+    (`` `f(...)` (`self.v.m`) ``, `` `solve(...)` (handed `self.v.m`) ``)."""
+    spelt = f"{code_of(receiver)}.{name}"
+    if isinstance(node.func, cst.Attribute) and code_of(node.func) == spelt:
+        return f"`{spelt}(...)`"
+    handed = any(not a.star and code_of(a.value) == spelt for a in node.args)
+    return f"`{code_of(node.func)}(...)` ({'handed ' if handed else ''}`{spelt}`)"
+
+
 def _held_calls(
+    index: ModelIndex, flat, held: dict[str, tuple[str, ...]], arguments: dict[str, tuple[str, ...]],
+    typed: ClassInfo | None = None, text: str = "",
+) -> Iterator[tuple[cst.Call, cst.BaseExpression, str, str, tuple[str, ...]]]:
+    """Unguarded calls of a method on a held or given module, or on a submodule of one, with the receiver, the
+    method's name, the module's path and its classes: `self.<attr>.<name>(...)`, `model.blk.<name>(...)`, or
+    `<local>.<name>(...)` where the local was bound to `self.<attr>` (alone or as a branch of a conditional
+    expression); in a class `typed` whose attributes are instances of module classes
+    (`instances.instance_attributes`), `self.<attr>.<name>(...)`; and the same through a bound method kept as a
+    value or handed on (`f = self.act.get_action; f(s)`, `analysis/bound.py`)."""
+    for node, via, classes in _spelt_held_calls(index, flat, held, arguments, typed):
+        yield node, node.func.value, node.func.attr.value, via, classes  # type: ignore[union-attr]
+    names = bound_names(text, _roots(text, typed is not None))
+    for bound in bound_calls(flat) if names else ():
+        if bound.name not in names or bound.handed and not runs_handed(index, bound):
+            continue
+        path = access_path(bound.receiver)
+        if path is None or "[]" in path.parts:
+            continue
+        instance = None
+        if typed is not None and path.root == "self" and len(path.parts) == 1 and path.parts[0] not in held:
+            instance = instance_attributes(index, typed).get(path.parts[0])
+        if instance is not None:
+            yield bound.node, bound.receiver, bound.name, code_of(bound.receiver), instance.classes
+            continue
+        if path.root not in arguments and not (path.root == "self" and held):
+            continue
+        written = ".".join((path.root, *path.parts))
+        classes = held_path_classes(index, written, arguments, held)
+        if classes:
+            head = next(h for h in (written, *_prefixes(written)) if h in arguments or h[5:] in held)
+            yield bound.node, bound.receiver, bound.name, head, classes
+
+
+def _spelt_held_calls(
     index: ModelIndex, flat, held: dict[str, tuple[str, ...]], arguments: dict[str, tuple[str, ...]],
     typed: ClassInfo | None = None,
 ) -> Iterator[tuple[cst.Call, str, tuple[str, ...]]]:
-    """Unguarded calls of a method on a held or given module, or on a submodule of one, with the module's path
-    and its classes: `self.<attr>.<name>(...)`, `model.blk.<name>(...)`, or `<local>.<name>(...)` where the local
-    was bound to `self.<attr>` (alone or as a branch of a conditional expression); in a class `typed` whose
-    attributes are instances of module classes (`instances.instance_attributes`), `self.<attr>.<name>(...)`."""
+    """`_held_calls` of the calls spelt `<receiver>.<name>(...)`, with the module's path and its classes."""
     local: dict[str, str] = {}
     for node, ctx in flat.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -462,6 +510,13 @@ def _holder_calls(text: str, in_class: bool) -> list[str]:
     if names:
         found += re.findall(r"\b(?:" + "|".join(sorted(names)) + r")(?:\.\w+)*\.(\w+)\s*\(", text)
     return found
+
+
+def _roots(text: str, in_class: bool) -> set[str]:
+    """The names a held model can be reached from in a function: its parameters and, in a class, `self`."""
+    header = _HEADER.search(text)
+    names = set(_PARAM.findall(header.group(1))) - {"self", "cls"} if header else set()
+    return names | {"self"} if in_class else names
 
 
 def _prefixes(path: str) -> Iterator[str]:
