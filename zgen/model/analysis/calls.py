@@ -15,6 +15,7 @@ from ..program.known import CALLS_FIRST_ARGUMENT
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
 from ..program.tree import access_path, call_name, code_of, cst, parameter_for, walk
 from .callables import wrapped_callee
+from .choices import options
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
 from .persistence import gathers
 
@@ -59,6 +60,9 @@ class ModuleCalls:
             if classes is None and (wrapped := wrapped_callee(value)) is not None:
                 # `fn = self.unet.forward`, `functools.partial(self.unet, ...)`, `lambda x: self.unet(x)`: called later
                 classes = self.classes_of(wrapped)
+            if classes is None and type(value) in _CHOICES:
+                # `model = self.ema or self.net`, `default(self.ema, self.net)`: one of the submodules it chooses among
+                classes = _union(self.classes_of(option) for option in options(index, value))
             if classes is None and self._returned_sequence(value) is not None:
                 # `layers = dropout_layers(self.layers, p)`: some of the same submodules, how many not fixed
                 for target in targets:
@@ -225,6 +229,18 @@ class ModuleCalls:
         return code_of(func)
 
 
+# Expressions that may only choose among other values (`choices.options`).
+_CHOICES = (cst.BooleanOperation, cst.IfExp, cst.Call)
+
+
+def _union(found) -> tuple[str, ...] | None:
+    """The classes of every option that is a module, or None when none is."""
+    out: tuple[str, ...] = ()
+    for classes in found:
+        out += tuple(c for c in classes or () if c not in out)
+    return out or None
+
+
 def follow(
     index: ModelIndex, kind: Kind, classes: tuple[str, ...], parts: tuple[str, ...]
 ) -> tuple[Kind, tuple[str, ...]] | None:
@@ -272,6 +288,9 @@ class HeldCalls:
             if type(node) is not cst.Assign:
                 continue
             classes = self.module_of(node.value, bound=True)
+            if classes is None and type(node.value) in _CHOICES:
+                # `eval_model = default(self.ema_model, self.model)`: one of the models it chooses among
+                classes = _union(self.module_of(option, bound=True) for option in options(index, node.value))
             if classes is None:
                 continue
             for target in node.targets:

@@ -22,7 +22,7 @@ from .callables import called_parameters
 from .calls import ModuleCalls
 from .counts import counted_loops, passed_through
 from .flags import flag_source
-from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
+from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, stored_into, targets_of
 from .persistence import gathers
 from .picks import may_pick, picked_runs
 from .runs import HelperRuns, runs_argument
@@ -638,6 +638,8 @@ def _derived_names(
                     for target in targets:
                         for name in bound_names(target):
                             names.setdefault(name, source)
+                        if kind is cst.Assign and (container := stored_into(target)) is not None:
+                            names.setdefault(container, source)  # `losses[i] = float(loss)`: the list holds it
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
                             if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
                                 names.setdefault(f"self.{target.attr.value}", source)

@@ -519,6 +519,8 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
                 continue  # `self.model.train()`; but `self.algorithm.update(batch)` is a method of a plain module
             if method_runs(scope.index, classes, called, False):
                 return True  # through a helper: only a class we read (or a method its subclasses add) counts
+            if _FORWARD_PART.fullmatch(called):
+                return True  # `self.actor_critic.forward_head(obs)` on a model built elsewhere: a part of its forward
     return False
 
 
@@ -547,6 +549,8 @@ def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadab
     return not readable and unreadable
 
 
+# A method named as a part or a variant of a module's forward (`forward_head`, `forward_features`, `encoder_forward`).
+_FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
 # `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
 _RUNS_SELF = re.compile(r"\bself(?:\.forward|\.__call__)?\s*\(")
 

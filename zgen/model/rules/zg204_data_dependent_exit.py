@@ -72,7 +72,7 @@ def _counted_text(text: str) -> bool:
     if _SPLIT_LOOP.search(text):
         return True
     for local in _SPLIT_LOCAL.findall(text):
-        if re.search(rf"\bfor\b[^\n]*?\bin\s+{local}\b", text):
+        if re.search(rf"\bfor\b[^\n]*?\bin\b[^\n]*?(?<![\w.]){local}\b", text):  # (also in `enumerate(zip(...))`)
             return True
     for loop in _RANGE_LOOP.finditer(text):
         if _reads_length(text, loop.group(1), 2):

@@ -1,0 +1,249 @@
+"""Ranks that run different submodules through values the analyses did not follow (issue 20, h-zg2flow).
+
+* A model chosen among models a class holds (`self.ema or self.model`, `a if c else b`, a function of the file
+  handing back one of its arguments, `default(self.ema_model, self.model)`) is run when the local is called: a
+  rank test around it is ZG201. Safe: a choice between a model and a value that is none (`default(x, None)`
+  called on data), a function of the file that computes a new value from its arguments.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from zgen.model import check_source
+
+HEADER = """
+import os
+import random
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch import nn
+
+
+def exists(v):
+    return v is not None
+
+
+def default(v, d):
+    if exists(v):
+        return v
+    return d() if callable(d) else d
+
+
+def either(v, d):
+    return v if exists(v) else d
+
+
+def scaled(v, d):
+    return v * d
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+TRAINER = """
+class Trainer:
+    def __init__(self, model: nn.Module, ema: nn.Module, fabric):
+        self.model = model
+        self.ema_model = ema
+        self.fabric = fabric
+
+    @property
+    def is_main(self):
+        return self.fabric.global_rank == 0
+
+    def step(self, batch):
+        loss = self.model(batch).mean()
+{body}
+        return loss
+"""
+
+
+def _zg2(source: str) -> list:
+    return [f for f in check_source("m.py", source) if f.code.startswith("ZG2")]
+
+
+def _indent(body: str, n: int = 8) -> str:
+    return "\n".join(" " * n + line if line else line for line in body.strip("\n").splitlines())
+
+
+def _trainer(body: str) -> str:
+    return HEADER + TRAINER.format(body=_indent(body))
+
+
+CHOSEN = {
+    "a pass-through function of the file": "eval_model = either(self.ema_model, self.model)",
+    "an `or` of two held models": "eval_model = self.ema_model or self.model",
+    "a conditional expression": "eval_model = self.ema_model if exists(self.ema_model) else self.model",
+}
+
+
+@pytest.mark.parametrize("choice", CHOSEN.values(), ids=CHOSEN.keys())
+def test_model_chosen_among_held_models_runs_under_a_rank_test(choice: str) -> None:
+    found = _zg2(_trainer(f"if self.is_main:\n    {choice}\n    loss = loss + eval_model(batch).mean()"))
+    assert [f.code for f in found] == ["ZG201"], found
+
+
+CHOSEN_SAFE = {
+    "a value chosen, not a model": "eval_model = either(batch, None)",
+    "a function computing a new value": "eval_model = scaled(self.model, 2)",
+}
+
+
+@pytest.mark.parametrize("choice", CHOSEN_SAFE.values(), ids=CHOSEN_SAFE.keys())
+def test_value_chosen_or_computed_is_no_model_run(choice: str) -> None:
+    assert _zg2(_trainer(f"if self.is_main:\n    {choice}\n    print(eval_model)")) == []
+
+
+RANK_FUNCTIONS = """
+def on_first_host():
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def device_of_rank():
+    rank = dist.get_rank()
+    return f"cuda:{{rank}}"
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Block()
+        self.extra = Block()
+
+    def first_of_group(self):
+        return self.group_rank() == 0
+
+    def group_rank(self):
+        return dist.get_rank() % 2
+
+    def forward(self, h):
+{body}
+"""
+
+
+@pytest.mark.parametrize("test", ["on_first_host()", "self.first_of_group()"])
+def test_function_returning_a_rank_decision_gates_a_child(test: str) -> None:
+    found = _zg2(HEADER + RANK_FUNCTIONS.format(body=_indent(f"if {test}:\n    h = self.extra(h)\nreturn self.head(h)")))
+    assert [f.code for f in found] == ["ZG201"], found
+
+
+def test_function_returning_a_value_made_from_the_rank_is_no_decision() -> None:
+    body = 'if device_of_rank() != "cpu":\n    h = self.extra(h)\nreturn self.head(h)'
+    assert _zg2(HEADER + RANK_FUNCTIONS.format(body=_indent(body))) == []
+
+
+NET = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sub = Block()
+        self.dim = 8
+
+    def forward(self, h, state=None):
+{body}
+"""
+
+
+def _net(body: str) -> str:
+    return HEADER + NET.format(body=_indent(body))
+
+
+LOOPS = {
+    "a loss statistic kept in a list item stops the epochs": """
+prev = 0.0
+losses = [0.0] * 2
+for _ in range(8):
+    for i in range(2):
+        losses[i] = float(self.sub(h).mean())
+    new = float(np.mean(losses))
+    if abs(prev - new) < 1e-3:
+        break
+    prev = new
+return h
+""",
+    "split sizes read from the input count the pieces": """
+sizes = (torch.arange(h.shape[-1]) % 3 == 0).nonzero().flatten().diff().tolist()
+chunks = h.split(sizes, dim=-1)
+for i, part in enumerate(zip(chunks, chunks)):
+    h = self.sub(part[0])
+return h
+""",
+}
+
+
+@pytest.mark.parametrize("body", LOOPS.values(), ids=LOOPS.keys())
+def test_loop_the_data_decides_found(body: str) -> None:
+    found = _zg2(_net(body))
+    assert found and all(f.code in ("ZG203", "ZG204") for f in found), found
+
+
+LOOPS_SAFE = {
+    "a loss statistic all-reduced before the stop": """
+prev = 0.0
+losses = [0.0] * 2
+for _ in range(8):
+    for i in range(2):
+        loss = self.sub(h).mean()
+        dist.all_reduce(loss)
+        losses[i] = float(loss)
+    if abs(prev - losses[0]) < 1e-3:
+        break
+    prev = losses[0]
+return h
+""",
+    "split sizes of the configuration": """
+for part in h.split([self.dim // 2] * 2, dim=-1):
+    h = self.sub(part)
+return h
+""",
+}
+
+
+@pytest.mark.parametrize("body", LOOPS_SAFE.values(), ids=LOOPS_SAFE.keys())
+def test_loop_of_a_fixed_count_clean(body: str) -> None:
+    assert _zg2(_net(body)) == []
+
+
+LEARNER = """
+class Learner:
+    def __init__(self, cfg):
+        self.actor_critic = create_actor_critic(cfg)
+        self.optimizer = torch.optim.Adam(self.actor_critic.parameters())
+
+    def _losses(self, mb):
+        head = self.actor_critic.forward_head(mb)
+        return head.mean()
+
+    def _stats(self, mb):
+        return self.actor_critic.summaries()
+
+    def train(self, batches):
+        prev = 1e9
+        for epoch in range(8):
+            losses = [0.0] * len(batches)
+            for i, mb in enumerate(batches):
+                losses[i] = float(self.{method}(mb))
+            new = float(np.mean(losses))
+            if abs(prev - new) < 1e-6:
+                break
+            prev = new
+"""
+
+
+def test_forward_part_of_a_held_model_of_unread_class_runs_it() -> None:
+    found = _zg2(HEADER + "from .models import create_actor_critic\n" + LEARNER.format(method="_losses"))
+    assert "ZG204" in [f.code for f in found], found
+
+
+def test_other_method_of_a_held_model_of_unread_class_is_no_run() -> None:
+    found = _zg2(HEADER + "from .models import create_actor_critic\n" + LEARNER.format(method="_stats"))
+    assert [f for f in found if "abs(prev" in f.message] == [], found
