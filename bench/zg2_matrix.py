@@ -204,7 +204,7 @@ HAZARDS = [
     ),
     Condition(
         "retry", "retry on out of memory",
-        "while True:  # COND\n    try:\n        h = RUN(h)  # CALL\n        break\n    except torch.cuda.OutOfMemoryError:\n"
+        "while True:  # COND\n    try:\n        h = RUN(h)  # CALL\n        break\n    except torch.cuda.OutOfMemoryError:  # COND\n"
         "        h = h[: h.shape[0] // 2]",
     ),
     Condition("random", "random key into a ModuleDict", 'h = {m}.blocks[random.choice(["a", "ctx"])](h)  # COND CALL'),

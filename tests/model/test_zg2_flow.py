@@ -247,3 +247,54 @@ def test_forward_part_of_a_held_model_of_unread_class_runs_it() -> None:
 def test_other_method_of_a_held_model_of_unread_class_is_no_run() -> None:
     found = _zg2(HEADER + "from .models import create_actor_critic\n" + LEARNER.format(method="_stats"))
     assert [f for f in found if "abs(prev" in f.message] == [], found
+
+
+OPTIONAL = """
+class Graph(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.node_emb = nn.Embedding(100, 4096)
+        self.edge_emb = nn.Embedding(8, 4096)
+        self.proj = nn.Linear(4096, 4096)
+
+    def forward(self, nodes, edges=None, indices=None):
+        h = self.node_emb(nodes)
+{body}
+        return h, edges
+"""
+
+
+def test_single_layer_run_on_the_optional_input_found() -> None:
+    body = "if exists(edges):\n    edges = self.edge_emb(edges)"
+    found = _zg2(HEADER + OPTIONAL.format(body=_indent(body)))
+    assert [f.code for f in found] == ["ZG205"], found
+
+
+def test_single_layer_gated_but_run_on_another_value_clean() -> None:
+    body = "if indices is not None:\n    h = self.proj(h)[indices]"
+    assert _zg2(HEADER + OPTIONAL.format(body=_indent(body))) == []
+
+
+RETRY = """
+while True:
+    try:
+        out = {run}
+        break
+    except torch.cuda.OutOfMemoryError:
+        h = h[: h.shape[0] // 2]
+return out
+"""
+
+
+def test_retry_on_out_of_memory_around_a_child_found() -> None:
+    found = _zg2(_net(RETRY.format(run="self.sub(h)")))
+    assert [f.code for f in found] == ["ZG204"], found
+
+
+def test_retry_that_runs_no_child_clean() -> None:
+    assert _zg2(_net(RETRY.format(run="h.clone()") + "\n")) == []
+
+
+def test_handler_that_reraises_runs_no_retry() -> None:
+    body = "for _ in range(2):\n    try:\n        h = self.sub(h)\n        break\n    except RuntimeError:\n        raise\nreturn h"
+    assert _zg2(_net(body)) == []

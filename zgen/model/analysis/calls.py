@@ -229,6 +229,17 @@ class ModuleCalls:
         return code_of(func)
 
 
+# Deep copies of a model: the copy has the model's classes.
+_COPIES = frozenset({"deepcopy", "copy.deepcopy"})
+
+
+def _self_attribute(target: cst.BaseExpression) -> str | None:
+    """`self.old_actor` as a target: its dotted name."""
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        return f"self.{target.attr.value}"
+    return None
+
+
 # Expressions that may only choose among other values (`choices.options`).
 _CHOICES = (cst.BooleanOperation, cst.IfExp, cst.Call)
 
@@ -287,15 +298,20 @@ class HeldCalls:
         for node, _ctx in flat.nodes if flat is not None and roots else ():
             if type(node) is not cst.Assign:
                 continue
-            classes = self.module_of(node.value, bound=True)
-            if classes is None and type(node.value) in _CHOICES:
+            value = node.value
+            if type(value) is cst.Call and call_name(value) in _COPIES and value.args:
+                value = value.args[0].value  # `self.old_actor = deepcopy(self.actor)`: a copy runs as the model does
+            classes = self.module_of(value, bound=True)
+            if classes is None and type(value) in _CHOICES:
                 # `eval_model = default(self.ema_model, self.model)`: one of the models it chooses among
-                classes = _union(self.module_of(option, bound=True) for option in options(index, node.value))
+                classes = _union(self.module_of(option, bound=True) for option in options(index, value))
             if classes is None:
                 continue
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.roots.setdefault(target.target.value, classes)
+                elif (name := _self_attribute(target.target)) is not None:
+                    self.roots.setdefault(name, classes)  # bound on `self` in this function, called later in it
 
     def module_of(self, expr: cst.BaseExpression, loose: bool = False, bound: bool = False) -> tuple[str, ...] | None:
         """Classes of the module `expr` is (reached from a root), or None. `loose`: any child of a model whose

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.divergence import COUNT, EXIT, SKIP, WHILE, Divergence, divergences, message
+from ..analysis.divergence import COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, divergences, message
 from ..analysis.script import script_divergences
 from ..analysis.state import state_trigger
 from ..analysis.taint import CLOCK, DATA, HOST
@@ -390,7 +390,7 @@ def _exit(d: Divergence) -> bool:
     """A loop cut short or counted by the data, a `return`/`continue` taken on this host's files, or a module run,
     skipped or stopped on this host's clock (a time limit)."""
     return (
-        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT))
+        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY))
         or (d.kind == HOST and d.effect in (EXIT, SKIP))
         or d.kind == CLOCK
     )

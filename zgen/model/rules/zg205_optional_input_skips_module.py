@@ -47,8 +47,10 @@ class OptionalInputSkipsModule(Rule):
     child's method that runs the child's submodules
     (`self.clip.embed_image(image)`) and a `Sequential` of two or more
     layers with parameters count as a tower; the presence test may be
-    combined with settings (`not exists(embed) and not self.unconditional`). A single layer gated on an optional input (an expert
-    projection given routing indices) is left alone: that is usually the
+    combined with settings (`not exists(embed) and not self.unconditional`). A single layer counts when it
+    runs on the optional input itself (`if exists(edges): edges = self.edge_emb(edges)`: a rank
+    called without edges skips the embedding's gather); one gated on an optional input but run on
+    another value (an expert projection given routing indices) is left alone: that is usually the
     caller's fixed convention. Inputs whose presence `forward` asserts
     (outright, or in every branch of a test on `self`: `if self.cross is
     None: assert src is None else: assert src is not None`) are fixed by
@@ -93,6 +95,20 @@ class OptionalInputSkipsModule(Rule):
     severity = Severity.WARNING
 
     VALID = (
+        # A single layer gated on an optional input but run on another value (routing indices pick its rows).
+        """
+from torch import nn
+
+class Experts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(64, 64)
+
+    def forward(self, x, indices=None):
+        if indices is not None:
+            x = self.proj(x)[indices]
+        return x
+""",
         # Both branches run the same submodule.
         """
 from torch import nn
@@ -178,6 +194,22 @@ class Layer(nn.Module):
 """,
     )
     INVALID = (
+        # A single embedding run on the optional input itself.
+        """
+from torch import nn
+
+class Graph(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.node_emb = nn.Embedding(100, 64)
+        self.edge_emb = nn.Embedding(8, 64)
+
+    def forward(self, nodes, edges=None):
+        h = self.node_emb(nodes)
+        if edges is not None:
+            edges = self.edge_emb(edges)
+        return h, edges
+""",
         """
 from torch import nn
 
@@ -333,6 +365,7 @@ class Clip(nn.Module):
     ) -> Iterator[Report]:
         """The presence tests on `optional` in one method that decide whether a tower runs."""
         runs.bind(func)
+        runs.inputs = frozenset(optional)
         if optional:
             for position, expr in enumerate(_if_expressions(func)):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
@@ -652,6 +685,7 @@ class _Runs:
         self.resolver = ModuleCalls(index, cls, Flat(), "forward")
         self.helpers = HelperRuns(index, cls, self.resolver)
         self.aliases: dict[str, tuple[str, ...]] = {}
+        self.inputs: frozenset[str] = frozenset()  # the optional inputs whose presence is tested
 
     def bind(self, func: ast.FunctionDef) -> None:
         """Locals of the method bound to a submodule or its forward (`fn = self.unet.forward`), for `fn(x)`."""
@@ -699,7 +733,8 @@ class _Runs:
         if not any(gathers(self.index, c) for c in classes):
             return set()
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
-            return set()
+            if not any(isinstance(arg, ast.Name) and arg.id in self.inputs for arg in call.args):
+                return set()  # a single layer run on the optional input itself (`self.edge_emb(edges)`) counts
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
 
     def _handed(self, call: ast.Call, name: str) -> set[str]:
