@@ -298,3 +298,9 @@ def test_retry_that_runs_no_child_clean() -> None:
 def test_handler_that_reraises_runs_no_retry() -> None:
     body = "for _ in range(2):\n    try:\n        h = self.sub(h)\n        break\n    except RuntimeError:\n        raise\nreturn h"
     assert _zg2(_net(body)) == []
+
+
+def test_single_layer_whose_output_the_optional_input_replaces_found() -> None:
+    body = "h = self.node_emb(nodes) if edges is None else edges"
+    found = _zg2(HEADER + OPTIONAL.format(body=_indent(body)))
+    assert [f.code for f in found] == ["ZG205"], found

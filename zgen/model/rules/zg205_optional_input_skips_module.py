@@ -366,6 +366,7 @@ class Clip(nn.Module):
         """The presence tests on `optional` in one method that decide whether a tower runs."""
         runs.bind(func)
         runs.inputs = frozenset(optional)
+        runs.replaced = _replaced_by_inputs(func, optional)
         if optional:
             for position, expr in enumerate(_if_expressions(func)):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
@@ -686,6 +687,7 @@ class _Runs:
         self.helpers = HelperRuns(index, cls, self.resolver)
         self.aliases: dict[str, tuple[str, ...]] = {}
         self.inputs: frozenset[str] = frozenset()  # the optional inputs whose presence is tested
+        self.replaced: frozenset[int] = frozenset()  # calls whose result an optional input stands in for
 
     def bind(self, func: ast.FunctionDef) -> None:
         """Locals of the method bound to a submodule or its forward (`fn = self.unet.forward`), for `fn(x)`."""
@@ -733,8 +735,9 @@ class _Runs:
         if not any(gathers(self.index, c) for c in classes):
             return set()
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
-            if not any(isinstance(arg, ast.Name) and arg.id in self.inputs for arg in call.args):
-                return set()  # a single layer run on the optional input itself (`self.edge_emb(edges)`) counts
+            if id(call) not in self.replaced and not any(isinstance(a, ast.Name) and a.id in self.inputs for a in call.args):
+                return set()  # a single layer run on the optional input itself (`self.edge_emb(edges)`) counts, and
+                # one whose output the input stands in for (`x = self.wte(ids) if embeddings is None else embeddings`)
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
 
     def _handed(self, call: ast.Call, name: str) -> set[str]:
@@ -749,6 +752,22 @@ class _Runs:
                 if runs_argument(self.index, name, names[position], (self.cls.name,)):
                     return {f"{name}()"}
         return set()
+
+
+def _replaced_by_inputs(func: ast.FunctionDef, optional: set[str]) -> frozenset[int]:
+    """Calls whose result an optional input stands in for: `emb = self.wte(ids)` assigned to the input's own name, or
+    one side of `self.wte(ids) if emb is None else emb` whose other side is the input."""
+    found: set[int] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id in optional:
+                found.add(id(node.value))
+        elif isinstance(node, ast.IfExp):
+            for side, other in ((node.body, node.orelse), (node.orelse, node.body)):
+                if isinstance(side, ast.Call) and isinstance(other, ast.Name) and other.id in optional:
+                    found.add(id(side))
+    return frozenset(found)
 
 
 def _getattr_path(func: ast.expr) -> tuple[str, ...] | None:
