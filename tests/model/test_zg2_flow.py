@@ -304,3 +304,37 @@ def test_single_layer_whose_output_the_optional_input_replaces_found() -> None:
     body = "h = self.node_emb(nodes) if edges is None else edges"
     found = _zg2(HEADER + OPTIONAL.format(body=_indent(body)))
     assert [f.code for f in found] == ["ZG205"], found
+
+
+TOWER_INPUT = """
+def is_empty(t):
+    return t.nelement() == 0
+
+
+class Dalle(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.text_emb = nn.Embedding(100, 4096)
+        self.image_emb = nn.Embedding(100, 4096)
+
+    def forward(self, text, image=None, return_loss=False):
+        tokens = self.text_emb(text)
+        if exists(image) and not is_empty(image):
+            tokens = tokens + self.image_emb(image)
+        if not return_loss:
+            return tokens
+{tail}
+        return tokens.mean()
+"""
+
+
+def test_presence_and_emptiness_test_before_an_assert_on_one_path_found() -> None:
+    found = _zg2(HEADER + TOWER_INPUT.format(tail="        assert exists(image)"))
+    assert [f.code for f in found] == ["ZG205"], found
+
+
+def test_presence_asserted_before_any_return_clean() -> None:
+    source = HEADER + TOWER_INPUT.format(tail="").replace(
+        "        tokens = self.text_emb(text)\n", "        assert exists(image)\n        tokens = self.text_emb(text)\n"
+    )
+    assert _zg2(source) == []

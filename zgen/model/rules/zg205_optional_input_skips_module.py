@@ -529,7 +529,9 @@ def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str]
 
     `if self.cross is None: assert src is None` / `else: assert src is not None`, or in one line
     `assert not (exists(cond) ^ exists(self.cond_mlp))`: whether the input is given is then fixed
-    by the configuration, the same on every rank.
+    by the configuration, the same on every rank. Not an assert after an `if` that may return first (`if not
+    return_loss: return logits` ... `assert exists(image)`): it holds on the training path only, and the gates before
+    it run on both.
     """
     found: set[str] = set()
     for stmt in block:
@@ -537,6 +539,8 @@ def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str]
             found |= {n for n in optional if _presence_of(stmt.test, n, helpers) or _tied(stmt.test, n, helpers)}
         elif isinstance(stmt, ast.If) and stmt.orelse and _only_self(stmt.test):
             found |= _asserted(stmt.body, optional, helpers) & _asserted(stmt.orelse, optional, helpers)
+        elif isinstance(stmt, ast.If) and any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+            break
     return found
 
 
@@ -618,7 +622,12 @@ def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] =
     calls = [
         n for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers
     ]  # `exists(x)`: a presence test written as a call
-    callees = {id(c.func) for c in calls}
+    emptiness = [
+        n for n in ast.walk(test)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in helpers and n.args
+        and all(isinstance(a, ast.Name) and a.id in optional for a in n.args)
+    ]  # `exists(image) and not is_empty(image)`: an empty input is none (with a presence test beside it)
+    callees = {id(c.func) for c in (*calls, *emptiness)}
     names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in callees}
     if not names or not names <= optional:
         return False
