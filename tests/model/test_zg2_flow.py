@@ -338,3 +338,42 @@ def test_presence_asserted_before_any_return_clean() -> None:
         "        tokens = self.text_emb(text)\n", "        assert exists(image)\n        tokens = self.text_emb(text)\n"
     )
     assert _zg2(source) == []
+
+
+PROPERTY_TRAINER = """
+class Trainer({base}):
+    def __init__(self, model: Block, accelerator):
+        super().__init__()
+        self.model = model
+        self.accelerator = accelerator
+
+    @property
+    def is_main(self):
+        return self.accelerator.is_main_process
+
+    @property
+    def unwrapped_model(self):
+        return self.accelerator.unwrap_model(self.model)
+
+    @property
+    def {other}(self):
+        return self.accelerator.device
+
+    def train(self, batch):
+        loss = self.model(batch).mean()
+        if self.is_main:
+            out = self.{called}(batch)
+        return loss
+"""
+
+
+@pytest.mark.parametrize("base", ["nn.Module", "object"])
+def test_property_handing_back_a_held_model_runs_it(base: str) -> None:
+    source = HEADER + PROPERTY_TRAINER.format(base=base, other="device", called="unwrapped_model")
+    assert [f.code for f in _zg2(source)] == ["ZG201"]
+
+
+@pytest.mark.parametrize("base", ["nn.Module", "object"])
+def test_property_handing_back_another_value_runs_nothing(base: str) -> None:
+    source = HEADER + PROPERTY_TRAINER.format(base=base, other="runner", called="runner")
+    assert _zg2(source) == []

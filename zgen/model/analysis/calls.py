@@ -153,6 +153,11 @@ class ModuleCalls:
         path = access_path(expr)
         if path is None:
             return None
+        if path.root == "self" and len(path.parts) == 1 and path.parts[0] not in facts_of(self.cls).members:
+            method = self.cls.method(path.parts[0])
+            if method is not None and "@property" in method.text:
+                # `self.unwrapped_model` for `@property def unwrapped_model(self): return unwrap(self.model)`
+                return self.returned_submodule(path.parts[0])
         if path.root == "self" and path.parts[:1] == ("[]",) and self.cls.container_kind:
             rest = path.parts[1:]
             return (facts_of(self.cls).elements or (UNKNOWN,)) if not rest else None
@@ -414,10 +419,13 @@ def _returned_submodule(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -
 
 
 def _submodule_of(calls: ModuleCalls, value: cst.BaseExpression) -> tuple[str, ...] | None:
-    """`self.mods[key]`, `self.mods.get(key)`: the submodule a container member holds."""
+    """`self.mods[key]`, `self.mods.get(key)`: the submodule a container member holds; `unwrap_model(self.model)`:
+    the submodule an unwrapping call is given."""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get":
         container = calls.classes_of(value.func.value)
         return (UNKNOWN,) if container is not None else None
+    if isinstance(value, cst.Call) and "unwrap" in (call_name(value) or "") and value.args:
+        return calls.classes_of(value.args[0].value)
     if isinstance(value, cst.Call):
         return None
     return calls.classes_of(value)

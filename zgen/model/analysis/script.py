@@ -24,6 +24,7 @@ from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters
+from .choices import options
 from .calls import HeldCalls
 from .divergence import NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
@@ -60,6 +61,7 @@ class ScriptScope:
         found = dict(module_arguments(self.index, node)) if isinstance(node, cst.FunctionDef) else {}
         if self.owner is not None:
             found |= {f"self.{name}": classes for name, classes in held_attributes(self.index, self.owner).items()}
+            found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
         return found
 
     @cached_property
@@ -175,6 +177,37 @@ class ScriptScope:
         if start is None or self.flat.position.get(id(at), -1) <= start:
             return None
         return name
+
+
+@memoised
+def held_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+    """Properties of a class (not a module) that hand back a model it holds: `return self.model`, `return
+    self.accelerator.unwrap_model(self.model)` (an unwrapping call given the model hands back the model it wraps),
+    `return default(self.ema_model, self.model)` (`choices.options`) -> the model's classes."""
+    if "@property" not in cls.text:
+        return {}
+    held = held_attributes(index, cls)
+    if not held:
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for method in cls.all_methods():
+        if method.name in held or "@property" not in method.text or "return" not in method.text:
+            continue
+        node = method.node
+        returns = [n.value for n in walk(node.body) if isinstance(n, cst.Return)] if node is not None else []
+        if len(returns) != 1 or returns[0] is None:
+            continue
+        value = returns[0]
+        if isinstance(value, cst.Call) and "unwrap" in (call_name(value) or "") and value.args:
+            value = value.args[0].value
+        classes: tuple[str, ...] = ()
+        for option in options(index, value) or (value,):
+            name = dotted(option) or ""
+            if name.startswith("self.") and name[5:] in held:
+                classes += tuple(c for c in held[name[5:]] if c not in classes)
+        if classes:
+            found[method.name] = classes
+    return found
 
 
 # Methods of an object that runs a model it holds to answer (an algorithm, an agent, a sampler, a pipeline).
