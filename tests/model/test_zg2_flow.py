@@ -377,3 +377,11 @@ def test_property_handing_back_a_held_model_runs_it(base: str) -> None:
 def test_property_handing_back_another_value_runs_nothing(base: str) -> None:
     source = HEADER + PROPERTY_TRAINER.format(base=base, other="runner", called="runner")
     assert _zg2(source) == []
+
+
+def test_optional_input_required_by_a_setting_clean() -> None:
+    body = "assert not (self.has_edges and not exists(edges))\nif exists(edges):\n    edges = self.edge_emb(edges)"
+    source = HEADER + OPTIONAL.format(body=_indent(body)).replace(
+        "        self.proj = nn.Linear(4096, 4096)\n", "        self.proj = nn.Linear(4096, 4096)\n        self.has_edges = True\n"
+    )
+    assert _zg2(source) == []

@@ -545,7 +545,16 @@ def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str]
 
 
 def _tied(test: ast.expr, name: str, helpers: frozenset[str]) -> bool:
-    """`not (exists(x) ^ exists(self.m))`, `(x is None) == (self.m is None)`: the input's presence equals a setting."""
+    """`not (exists(x) ^ exists(self.m))`, `(x is None) == (self.m is None)`: the input's presence equals a setting;
+    `not (self.has_edges and not exists(edges))`: a setting requires it (and without the setting the layers it
+    feeds are not built)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.BoolOp):
+        values = test.operand.values
+        if isinstance(test.operand.op, ast.And) and len(values) == 2:
+            for setting, absent in (values, values[::-1]):
+                if _only_self(setting) and isinstance(absent, ast.UnaryOp) and isinstance(absent.op, ast.Not):
+                    if _presence_of(absent.operand, name, helpers):
+                        return True
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.BinOp):
         if not isinstance(test.operand.op, ast.BitXor):
             return False
