@@ -385,3 +385,32 @@ def test_optional_input_required_by_a_setting_clean() -> None:
         "        self.proj = nn.Linear(4096, 4096)\n", "        self.proj = nn.Linear(4096, 4096)\n        self.has_edges = True\n"
     )
     assert _zg2(source) == []
+
+
+VALIDATING_TRAINER = """
+class Trainer:
+    def __init__(self, model, gpu_rank):
+        self.model = model
+        self.gpu_rank = gpu_rank
+
+    def validate(self, batches):
+        valid_model = self.model
+        valid_model.eval()
+{use}
+
+    def train(self, batches):
+        for step, batch in enumerate(batches):
+            loss = self.model(batch).mean()
+            if self.gpu_rank <= 0:
+                self.validate(batches)
+"""
+
+
+def test_helper_running_a_local_bound_to_the_held_model_is_gated() -> None:
+    use = "        return [valid_model(b) for b in batches]"
+    assert [f.code for f in _zg2(HEADER + VALIDATING_TRAINER.format(use=use))] == ["ZG201"]
+
+
+def test_helper_only_switching_the_held_model_to_eval_is_no_run() -> None:
+    use = "        return len(batches)"
+    assert _zg2(HEADER + VALIDATING_TRAINER.format(use=use)) == []

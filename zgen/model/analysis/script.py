@@ -546,7 +546,11 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
     calls = re.compile(r"\bself\.(" + "|".join(map(re.escape, held)) + r")\b(?:\.(\w+))?\s*\(")
     # the class's own method and what it calls, and the overrides of subclasses of the file (an abstract step)
     classes = [owner, *(c for c in scope.index.classes.values() if c is not owner and owner in c.mro)]
+    alias = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*self\.(" + "|".join(map(re.escape, held)) + r")[ \t]*(?:#[^\n]*)?$", re.M)
     for method in (m for cls in classes for m in cls.reachable(name)):
+        for local, _attr in alias.findall(method.text):  # `valid_model = self.model` ... `valid_model(src, tgt)`
+            if re.search(rf"(?<![\w.]){re.escape(local)}\s*\(", method.text):
+                return True
         for match in calls.finditer(method.text):
             called, classes = match.group(2), held[match.group(1)]
             if called is None:
