@@ -414,3 +414,25 @@ def test_helper_running_a_local_bound_to_the_held_model_is_gated() -> None:
 def test_helper_only_switching_the_held_model_to_eval_is_no_run() -> None:
     use = "        return len(batches)"
     assert _zg2(HEADER + VALIDATING_TRAINER.format(use=use)) == []
+
+
+LAYERS = """
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Block() for _ in range(4)])
+
+    def forward(self, h):
+{body}
+        return h
+"""
+
+
+def test_random_sample_of_a_module_list_found() -> None:
+    body = "chosen = random.sample(list(self.layers), 2)\nfor layer in chosen:\n    h = layer(h)"
+    assert [f.code for f in _zg2(HEADER + LAYERS.format(body=_indent(body)))] == ["ZG202"]
+
+
+def test_random_sample_of_data_rows_clean() -> None:
+    body = "rows = random.sample(range(h.shape[0]), 1)\nfor layer in self.layers:\n    h = layer(h[rows])"
+    assert _zg2(HEADER + LAYERS.format(body=_indent(body))) == []

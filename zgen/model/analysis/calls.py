@@ -71,6 +71,14 @@ class ModuleCalls:
                         self.sequences.add(name)
                         self.filtered.add(name)
                 continue
+            if classes is None and (drawn := self._drawn_sequence(value)) is not None:
+                # `critics = random.sample(list(self.critics), k)`: some of the submodules, which ones drawn
+                for target in targets:
+                    for name in bound_names(target):
+                        self.aliases[name] = drawn
+                        self.sequences.add(name)
+                        self.filtered.add(name)
+                continue
             if classes is None and self._filtered_sequence(value) is not None:
                 filtered = bool(value.for_in.ifs)  # type: ignore[attr-defined]
                 for target in targets:
@@ -94,6 +102,15 @@ class ModuleCalls:
             return None
         return self._elements_of(value.args[0].value)
 
+    def _drawn_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
+        """`random.sample(list(self.layers), k)`, `random.choices(self.heads, k=2)`: items drawn from a container
+        of submodules (which of them, and how many of each, a draw decides)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.args):
+            return None
+        if value.func.attr.value not in _DRAWN_ITEMS or value.args[0].keyword is not None:
+            return None
+        return self._elements_of(same_items(value.args[0].value))
+
     def _filtered_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
         """`[l for l in self.layers if ...]`: a local list of (some of) the same submodules."""
         if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name):
@@ -104,6 +121,8 @@ class ModuleCalls:
 
     def _elements_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
         """Classes of the modules that iterating over `expr` yields, if it is a module container."""
+        if isinstance(expr, cst.Call) and (drawn := self._drawn_sequence(expr)) is not None:
+            return drawn
         if isinstance(expr, cst.Subscript):  # self.layers[:n]
             return self._elements_of(expr.value)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
@@ -204,6 +223,8 @@ class ModuleCalls:
         """Is `expr` a container of submodules (`self.layers`, `self.layers[:n]`), all of them run?"""
         if isinstance(expr, cst.Name) and expr.value in self.filtered:
             return False
+        if isinstance(expr, cst.Call) and self._drawn_sequence(expr) is not None:
+            return False  # `random.sample(self.layers, k)`: some of them
         return self._elements_of(expr) is not None
 
     def callee(self, call: cst.Call) -> str | None:
@@ -234,6 +255,8 @@ class ModuleCalls:
         return code_of(func)
 
 
+# Methods of a random generator that draw items of a sequence given first (`random.sample(xs, k)`).
+_DRAWN_ITEMS = frozenset({"sample", "choices"})
 # Deep copies of a model: the copy has the model's classes.
 _COPIES = frozenset({"deepcopy", "copy.deepcopy"})
 
