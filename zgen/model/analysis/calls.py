@@ -60,7 +60,7 @@ class ModuleCalls:
             if classes is None and (wrapped := wrapped_callee(value)) is not None:
                 # `fn = self.unet.forward`, `functools.partial(self.unet, ...)`, `lambda x: self.unet(x)`: called later
                 classes = self.classes_of(wrapped)
-            if classes is None and type(value) in _CHOICES and _may_choose(value, self.classes_of):
+            if classes is None and type(value) in _CHOICES and _may_choose(index, value, self.classes_of):
                 # `model = self.ema or self.net`, `default(self.ema, self.net)`: one of the submodules it chooses among
                 classes = _union(self.classes_of(option) for option in options(index, value))
             if classes is None and self._returned_sequence(value) is not None:
@@ -272,11 +272,14 @@ def _self_attribute(target: cst.BaseExpression) -> str | None:
 _CHOICES = (cst.BooleanOperation, cst.IfExp, cst.Call)
 
 
-def _may_choose(value: cst.BaseExpression, classes_of) -> bool:
-    """Is a call given a module among its arguments (only then is the function it calls worth reading as a choice)?
-    Tests and conditional expressions are always worth their options."""
+def _may_choose(index: ModelIndex, value: cst.BaseExpression, classes_of) -> bool:
+    """Is a call one of a function of this file given a module among its arguments (only then is the function worth
+    reading as a choice)? Tests and conditional expressions are always worth their options."""
     if type(value) is not cst.Call:
         return True
+    func = value.func
+    if type(func) is not cst.Name or func.value not in index.skeleton.functions:
+        return False
     return any(not arg.star and classes_of(arg.value) is not None for arg in value.args)
 
 
@@ -338,7 +341,7 @@ class HeldCalls:
             if type(value) is cst.Call and call_name(value) in _COPIES and value.args:
                 value = value.args[0].value  # `self.old_actor = deepcopy(self.actor)`: a copy runs as the model does
             classes = self.module_of(value, bound=True)
-            if classes is None and type(value) in _CHOICES and _may_choose(value, self.module_of):
+            if classes is None and type(value) in _CHOICES and _may_choose(index, value, self.module_of):
                 # `eval_model = default(self.ema_model, self.model)`: one of the models it chooses among
                 classes = _union(self.module_of(option, bound=True) for option in options(index, value))
             if classes is None:

@@ -174,7 +174,8 @@ def find_divergences(
     pickable = may_pick(flat)  # `self.experts[rank_slice]`: a container item taken by a key that may differ per rank
     # `if self.router(x).max() > t:`, `done = self.env.step(action)`: the text of a test on an output
     value_tests = make_indirect is not None and text is not None and output_test_text(text)
-    retried = _retry_handlers(flat)  # `while True: try: out = self.net(x); break` / `except OutOfMemoryError: ...`
+    # `while True: try: out = self.net(x); break` / `except OutOfMemoryError: ...`
+    retried = _retry_handlers(flat) if text is None or "except" in text else []
     if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests and not retried:
         return []
     calls = make_calls()

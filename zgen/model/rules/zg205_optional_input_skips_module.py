@@ -366,7 +366,8 @@ class Clip(nn.Module):
         """The presence tests on `optional` in one method that decide whether a tower runs."""
         runs.bind(func)
         runs.inputs = frozenset(optional)
-        runs.replaced = _replaced_by_inputs(func, optional)
+        runs.replaced = None
+        runs.func = func
         if optional:
             for position, expr in enumerate(_if_expressions(func)):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
@@ -705,7 +706,8 @@ class _Runs:
         self.helpers = HelperRuns(index, cls, self.resolver)
         self.aliases: dict[str, tuple[str, ...]] = {}
         self.inputs: frozenset[str] = frozenset()  # the optional inputs whose presence is tested
-        self.replaced: frozenset[int] = frozenset()  # calls whose result an optional input stands in for
+        self.replaced: frozenset[int] | None = None  # calls whose result an optional input stands in for (on demand)
+        self.func: ast.FunctionDef | None = None
 
     def bind(self, func: ast.FunctionDef) -> None:
         """Locals of the method bound to a submodule or its forward (`fn = self.unet.forward`), for `fn(x)`."""
@@ -753,6 +755,8 @@ class _Runs:
         if not any(gathers(self.index, c) for c in classes):
             return set()
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
+            if self.replaced is None:
+                self.replaced = _replaced_by_inputs(self.func, self.inputs) if self.func is not None else frozenset()
             if id(call) not in self.replaced and not any(isinstance(a, ast.Name) and a.id in self.inputs for a in call.args):
                 return set()  # a single layer run on the optional input itself (`self.edge_emb(edges)`) counts, and
                 # one whose output the input stands in for (`x = self.wte(ids) if embeddings is None else embeddings`)
