@@ -436,3 +436,8 @@ def test_random_sample_of_a_module_list_found() -> None:
 def test_random_sample_of_data_rows_clean() -> None:
     body = "rows = random.sample(range(h.shape[0]), 1)\nfor layer in self.layers:\n    h = layer(h[rows])"
     assert _zg2(HEADER + LAYERS.format(body=_indent(body))) == []
+
+
+def test_single_layer_run_both_ways_on_other_values_clean() -> None:
+    body = "if edges is not None:\n    h = h + self.proj(edges)\nelse:\n    h = h + self.proj(h)"
+    assert _zg2(HEADER + OPTIONAL.format(body=_indent(body))) == []

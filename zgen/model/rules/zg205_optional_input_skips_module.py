@@ -368,11 +368,13 @@ class Clip(nn.Module):
         runs.inputs = frozenset(optional)
         runs.replaced = None
         runs.func = func
+        runs.singles, runs.on_inputs = set(), set()
         if optional:
             for position, expr in enumerate(_if_expressions(func)):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
                 if _presence_test(expr.test, optional, helpers):
                     skipped = (runs.of([expr.body]) - runs.of([expr.orelse])) | (runs.of([expr.orelse]) - runs.of([expr.body]))
+                    skipped = runs.towers_or_inputs(skipped)
                     if skipped:
                         yield self._report_expression(index, method, position, skipped)
             for position, (stmt, later) in enumerate(_ifs(func)):
@@ -385,6 +387,7 @@ class Clip(nn.Module):
                 skipped = (body - other) | (other - body)  # a given input may also skip a tower
                 if not skipped and _returns(stmt.body):
                     skipped = runs.of(later) - runs.of(stmt.orelse)
+                skipped = runs.towers_or_inputs(skipped)
                 if skipped:
                     yield self._report(index, method, stmt, position, skipped)
 
@@ -707,6 +710,12 @@ class _Runs:
         self.aliases: dict[str, tuple[str, ...]] = {}
         self.inputs: frozenset[str] = frozenset()  # the optional inputs whose presence is tested
         self.replaced: frozenset[int] | None = None  # calls whose result an optional input stands in for (on demand)
+        self.singles: set[str] = set()  # single layers seen in the branches compared
+        self.on_inputs: set[str] = set()  # ... of them, those run on (or replaced by) an optional input somewhere
+
+    def towers_or_inputs(self, skipped: set[str]) -> set[str]:
+        """The skipped calls that count: towers, helpers, and single layers run on an optional input."""
+        return {name for name in skipped if name not in self.singles or name in self.on_inputs}
         self.func: ast.FunctionDef | None = None
 
     def bind(self, func: ast.FunctionDef) -> None:
@@ -755,11 +764,16 @@ class _Runs:
         if not any(gathers(self.index, c) for c in classes):
             return set()
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
+            # A single layer counts when run on the optional input itself (`self.edge_emb(edges)`) or when the input
+            # stands in for its output (`x = self.wte(ids) if embeddings is None else embeddings`); it is compared
+            # with the other branch wherever it runs there (`self.k_proj(hidden_states)`: the same layer both ways).
             if self.replaced is None:
                 self.replaced = _replaced_by_inputs(self.func, self.inputs) if self.func is not None else frozenset()
-            if id(call) not in self.replaced and not any(isinstance(a, ast.Name) and a.id in self.inputs for a in call.args):
-                return set()  # a single layer run on the optional input itself (`self.edge_emb(edges)`) counts, and
-                # one whose output the input stands in for (`x = self.wte(ids) if embeddings is None else embeddings`)
+            name = "self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")
+            self.singles.add(name)
+            if id(call) in self.replaced or any(isinstance(a, ast.Name) and a.id in self.inputs for a in call.args):
+                self.on_inputs.add(name)
+            return {name}
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
 
     def _handed(self, call: ast.Call, name: str) -> set[str]:
