@@ -441,3 +441,14 @@ def test_random_sample_of_data_rows_clean() -> None:
 def test_single_layer_run_both_ways_on_other_values_clean() -> None:
     body = "if edges is not None:\n    h = h + self.proj(edges)\nelse:\n    h = h + self.proj(h)"
     assert _zg2(HEADER + OPTIONAL.format(body=_indent(body))) == []
+
+
+def test_function_rebinding_its_argument_is_no_pass_through() -> None:
+    source = HEADER + """
+def dropout_layers(layers, p):
+    if p == 0:
+        return layers
+    layers = [layer for layer in layers if random.random() > p]
+    return layers
+""" + LAYERS.format(body=_indent("kept = dropout_layers(self.layers, 0.1)\nfor layer in kept:\n    h = layer(h)"))
+    assert [f.code for f in _zg2(source)] == ["ZG202"]

@@ -45,7 +45,8 @@ def _leaves(index: ModelIndex, expr: cst.BaseExpression) -> tuple[cst.BaseExpres
 def returned_parameters(index: ModelIndex, name: str) -> frozenset[str]:
     """Parameters that the function `name` of this file returns as they are, when every value it returns is one of
     them or a value computed from them (`return v if exists(v) else d()`): a pass-through choice. Empty when some
-    return hands back anything else (`return v is not None`, `return fn(v)`) or it returns nothing."""
+    return hands back anything else (`return v is not None`, `return fn(v)`, a parameter rebound in the body) or it
+    returns nothing."""
     info = index.function_info(name)
     node = info.node if info is not None else None
     if not isinstance(node, cst.FunctionDef):
@@ -53,9 +54,15 @@ def returned_parameters(index: ModelIndex, name: str) -> frozenset[str]:
     params = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
     found: set[str] = set()
     returns = 0
-    for inner in walk(node.body):
+    nodes = list(walk(node.body))
+    for inner in nodes:
         if isinstance(inner, (cst.FunctionDef, cst.Lambda)):
             return frozenset()  # (a nested function's returns are not this one's; rare in a pass-through helper)
+        if isinstance(inner, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)):
+            target = inner.target
+            if isinstance(target, cst.Name):  # `layers = [l for l in layers if keep]`: no longer what was given
+                params.discard(target.value)
+    for inner in nodes:
         if not isinstance(inner, cst.Return):
             continue
         returns += 1
