@@ -452,3 +452,28 @@ def dropout_layers(layers, p):
     return layers
 """ + LAYERS.format(body=_indent("kept = dropout_layers(self.layers, 0.1)\nfor layer in kept:\n    h = layer(h)"))
     assert [f.code for f in _zg2(source)] == ["ZG202"]
+
+
+SETTING_LAYER = """
+class Residual(nn.Module):
+    def __init__(self, context_size=None):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+        if context_size is not None:
+            self.context = nn.Linear(context_size, 4096)
+
+    def forward(self, x, context=None):
+        x = self.fc(x)
+        if {test}:
+            x = x + self.context(context)
+        return x
+"""
+
+
+def test_single_layer_built_under_a_setting_gated_on_the_input_alone_clean() -> None:
+    assert _zg2(HEADER + SETTING_LAYER.format(test="context is not None")) == []
+
+
+def test_single_layer_built_under_a_setting_gated_on_both_found() -> None:
+    found = _zg2(HEADER + SETTING_LAYER.format(test="exists(context) and hasattr(self, 'context') and exists(self.context)"))
+    assert [f.code for f in found] == ["ZG205"], found

@@ -374,7 +374,7 @@ class Clip(nn.Module):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
                 if _presence_test(expr.test, optional, helpers):
                     skipped = (runs.of([expr.body]) - runs.of([expr.orelse])) | (runs.of([expr.orelse]) - runs.of([expr.body]))
-                    skipped = runs.towers_or_inputs(skipped)
+                    skipped = runs.towers_or_inputs(skipped, expr.test)
                     if skipped:
                         yield self._report_expression(index, method, position, skipped)
             for position, (stmt, later) in enumerate(_ifs(func)):
@@ -387,7 +387,7 @@ class Clip(nn.Module):
                 skipped = (body - other) | (other - body)  # a given input may also skip a tower
                 if not skipped and _returns(stmt.body):
                     skipped = runs.of(later) - runs.of(stmt.orelse)
-                skipped = runs.towers_or_inputs(skipped)
+                skipped = runs.towers_or_inputs(skipped, stmt.test)
                 if skipped:
                     yield self._report(index, method, stmt, position, skipped)
 
@@ -713,9 +713,17 @@ class _Runs:
         self.singles: set[str] = set()  # single layers seen in the branches compared
         self.on_inputs: set[str] = set()  # ... of them, those run on (or replaced by) an optional input somewhere
 
-    def towers_or_inputs(self, skipped: set[str]) -> set[str]:
-        """The skipped calls that count: towers, helpers, and single layers run on an optional input."""
-        return {name for name in skipped if name not in self.singles or name in self.on_inputs}
+    def towers_or_inputs(self, skipped: set[str], test: ast.expr) -> set[str]:
+        """The skipped calls that count: towers, helpers, and single layers run on an optional input, unless the
+        layer is built only under a setting and the test asks for the input alone (`if self.context_size is not None:
+        self.context = nn.Linear(...)` ... `if context is not None: self.context(context)`: the input comes with the
+        setting, the caller's convention; `exists(edges) and exists(self.edge_emb)` says it comes without it too)."""
+        tested = {".".join(path) for n in ast.walk(test) if (path := self_path(n))}
+        return {
+            name for name in skipped
+            if name not in self.singles
+            or (name in self.on_inputs and (name[5:] in tested or not _built_under_setting(self.cls, name[5:])))
+        }
         self.func: ast.FunctionDef | None = None
 
     def bind(self, func: ast.FunctionDef) -> None:
@@ -788,6 +796,42 @@ class _Runs:
                 if runs_argument(self.index, name, names[position], (self.cls.name,)):
                     return {f"{name}()"}
         return set()
+
+
+def _built_under_setting(cls: ClassInfo, name: str) -> bool:
+    """Is `self.<name>` built in `__init__` only under a test (`if self.context_size is not None: self.context =
+    ...`, `self.emb = nn.Embedding(...) if n else None`)?"""
+    for method in cls.init_methods:
+        if f"self.{name}" not in method.text:
+            continue
+        func = ast_function(method)
+        if func is None:
+            continue
+        if _assigns(func.body, name) == "some":
+            return True
+    return False
+
+
+def _assigns(block: list[ast.stmt], name: str) -> str:
+    """Whether a block assigns `self.<name>` on every path ("all"), on some ("some") or on none ("none"); a value
+    `X if c else None` counts as some."""
+    found = "none"
+    for stmt in block:
+        if isinstance(stmt, ast.Assign) and any(self_path(t) == (name,) for t in stmt.targets):
+            value = stmt.value
+            if isinstance(value, ast.IfExp) and any(
+                isinstance(side, ast.Constant) and side.value is None for side in (value.body, value.orelse)
+            ):
+                found = "some" if found == "none" else found
+            else:
+                return "all"
+        elif isinstance(stmt, ast.If):
+            body, other = _assigns(stmt.body, name), _assigns(stmt.orelse, name)
+            if body == other == "all":
+                return "all"
+            if "none" not in (body, other) or body != other:
+                found = "some" if found == "none" else found
+    return found
 
 
 def _replaced_by_inputs(func: ast.FunctionDef, optional: set[str]) -> frozenset[int]:
