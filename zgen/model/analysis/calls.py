@@ -62,7 +62,10 @@ class ModuleCalls:
                 classes = self.classes_of(wrapped)
             if classes is None and type(value) in _CHOICES and _may_choose(index, value, self.classes_of):
                 # `model = self.ema or self.net`, `default(self.ema, self.net)`: one of the submodules it chooses among
-                classes = _union(self.classes_of(option) for option in options(index, value))
+                # (not a choice of module lists, `self.blocks if reverse else self.irrev_blocks`: walked as lists)
+                chosen = options(index, value)
+                if not any(self._elements_of(option) is not None for option in chosen):
+                    classes = _union(self.classes_of(option) for option in chosen)
             if classes is None and self._returned_sequence(value) is not None:
                 # `layers = dropout_layers(self.layers, p)`: some of the same submodules, how many not fixed
                 for target in targets:

@@ -428,8 +428,8 @@ class _ScriptCalls:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = dotted(func.value) if isinstance(func, cst.Attribute) else None
         held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
-        if held is None and holder is not None and scope.held:
-            held = self.held.roots.get(holder)  # a local or `self.x` bound here to a held model or a copy of one
+        if held is None and holder is not None and holder.startswith("self.") and scope.held:
+            held = self.held.roots.get(holder)  # `self.x` bound here to a held model or a copy of one
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             if method_runs(index, held, func.attr.value):  # type: ignore[union-attr]
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
