@@ -130,8 +130,15 @@ class DataDependentExit(Rule):
     configured count (`range(self.n_layers)`, `for blk in self.blocks`), over
     the outputs of submodules or the items of a module container, loops whose
     variable picks an item of the module's own state (`self.convs[i]`),
-    counts the function checks against a setting (raising otherwise), and
-    loops that only do tensor maths are not.
+    counts the function checks against a setting (raising otherwise), a
+    split given a list of configured sizes (`x.split([d // 2] * 2)`: as many
+    pieces as the list), and loops that only do tensor maths are not. A split
+    given sizes read from the data (`(idx[1:] - idx[:-1]).tolist()`) is.
+
+    Also flagged: a retry, a `try` in a loop whose body runs submodules and
+    leaves on success while the handler neither re-raises nor leaves
+    (`except torch.cuda.OutOfMemoryError: chunks *= 2`): the rank that raised
+    runs the body's submodules again, its peers do not.
 
     ## Why is this bad under ZeRO-3?
     Every submodule call all-gathers its parameters with all ranks. A rank
