@@ -477,3 +477,8 @@ def test_single_layer_built_under_a_setting_gated_on_the_input_alone_clean() -> 
 def test_single_layer_built_under_a_setting_gated_on_both_found() -> None:
     found = _zg2(HEADER + SETTING_LAYER.format(test="exists(context) and hasattr(self, 'context') and exists(self.context)"))
     assert [f.code for f in found] == ["ZG205"], found
+
+
+def test_single_layer_given_the_optional_input_beside_its_value_clean() -> None:
+    body = "if indices is not None:\n    h = h + self.proj(h, indices)"
+    assert _zg2(HEADER + OPTIONAL.format(body=_indent(body))) == []

@@ -772,14 +772,16 @@ class _Runs:
         if not any(gathers(self.index, c) for c in classes):
             return set()
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
-            # A single layer counts when run on the optional input itself (`self.edge_emb(edges)`) or when the input
+            # A single layer counts when run on the optional input itself (`self.edge_emb(edges)`, its first argument;
+            # not `self.experts(h, top_k_index)`, an input beside the value it runs on) or when the input
             # stands in for its output (`x = self.wte(ids) if embeddings is None else embeddings`); it is compared
             # with the other branch wherever it runs there (`self.k_proj(hidden_states)`: the same layer both ways).
             if self.replaced is None:
                 self.replaced = _replaced_by_inputs(self.func, self.inputs) if self.func is not None else frozenset()
             name = "self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")
             self.singles.add(name)
-            if id(call) in self.replaced or any(isinstance(a, ast.Name) and a.id in self.inputs for a in call.args):
+            first = call.args[0] if call.args else None  # (the value it runs on, not routing indices beside it)
+            if id(call) in self.replaced or (isinstance(first, ast.Name) and first.id in self.inputs):
                 self.on_inputs.add(name)
             return {name}
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
