@@ -315,7 +315,7 @@ class Dalle(nn.Module):
     def __init__(self):
         super().__init__()
         self.text_emb = nn.Embedding(100, 4096)
-        self.image_emb = nn.Embedding(100, 4096)
+        self.image_emb = nn.Sequential(nn.Embedding(100, 4096), nn.Linear(4096, 4096))
 
     def forward(self, text, image=None, return_loss=False):
         tokens = self.text_emb(text)
@@ -470,7 +470,7 @@ class Residual(nn.Module):
 """
 
 
-def test_single_layer_built_under_a_setting_gated_on_the_input_alone_clean() -> None:
+def test_single_layer_gated_on_the_input_alone_clean() -> None:
     assert _zg2(HEADER + SETTING_LAYER.format(test="context is not None")) == []
 
 

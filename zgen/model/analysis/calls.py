@@ -60,7 +60,7 @@ class ModuleCalls:
             if classes is None and (wrapped := wrapped_callee(value)) is not None:
                 # `fn = self.unet.forward`, `functools.partial(self.unet, ...)`, `lambda x: self.unet(x)`: called later
                 classes = self.classes_of(wrapped)
-            if classes is None and type(value) in _CHOICES and _may_choose(index, value, self.classes_of):
+            if classes is None and type(value).__name__ in _CHOICES and _may_choose(index, value, self.classes_of):
                 # `model = self.ema or self.net`, `default(self.ema, self.net)`: one of the submodules it chooses among
                 # (not a choice of module lists, `self.blocks if reverse else self.irrev_blocks`: walked as lists)
                 chosen = options(index, value)
@@ -271,8 +271,9 @@ def _self_attribute(target: cst.BaseExpression) -> str | None:
     return None
 
 
-# Expressions that may only choose among other values (`choices.options`).
-_CHOICES = (cst.BooleanOperation, cst.IfExp, cst.Call)
+# Expressions that may only choose among other values (`choices.options`), by node type name (libcst is loaded on
+# first use, not when this module is imported).
+_CHOICES = frozenset({"BooleanOperation", "IfExp", "Call"})
 
 
 def _may_choose(index: ModelIndex, value: cst.BaseExpression, classes_of) -> bool:
@@ -344,7 +345,7 @@ class HeldCalls:
             if type(value) is cst.Call and call_name(value) in _COPIES and value.args:
                 value = value.args[0].value  # `self.old_actor = deepcopy(self.actor)`: a copy runs as the model does
             classes = self.module_of(value, bound=True)
-            if classes is None and type(value) in _CHOICES and _may_choose(index, value, self.module_of):
+            if classes is None and type(value).__name__ in _CHOICES and _may_choose(index, value, self.module_of):
                 # `eval_model = default(self.ema_model, self.model)`: one of the models it chooses among
                 classes = _union(self.module_of(option, bound=True) for option in options(index, value))
             if classes is None:

@@ -368,7 +368,7 @@ class Clip(nn.Module):
         runs.inputs = frozenset(optional)
         runs.replaced = None
         runs.func = func
-        runs.singles, runs.on_inputs = set(), set()
+        runs.singles, runs.on_inputs, runs.stood_in = set(), set(), set()
         if optional:
             for position, expr in enumerate(_if_expressions(func)):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
@@ -711,7 +711,8 @@ class _Runs:
         self.inputs: frozenset[str] = frozenset()  # the optional inputs whose presence is tested
         self.replaced: frozenset[int] | None = None  # calls whose result an optional input stands in for (on demand)
         self.singles: set[str] = set()  # single layers seen in the branches compared
-        self.on_inputs: set[str] = set()  # ... of them, those run on (or replaced by) an optional input somewhere
+        self.on_inputs: set[str] = set()  # ... of them, those run on an optional input somewhere
+        self.stood_in: set[str] = set()  # ... and those whose output an optional input stands in for
 
     def towers_or_inputs(self, skipped: set[str], test: ast.expr) -> set[str]:
         """The skipped calls that count: towers, helpers, and single layers run on an optional input, unless the
@@ -722,7 +723,8 @@ class _Runs:
         return {
             name for name in skipped
             if name not in self.singles
-            or (name in self.on_inputs and (name[5:] in tested or not _built_under_setting(self.cls, name[5:])))
+            or (name in self.stood_in and not _built_under_setting(self.cls, name[5:]))
+            or ((name in self.on_inputs or name in self.stood_in) and name[5:] in tested)
         }
         self.func: ast.FunctionDef | None = None
 
@@ -781,7 +783,9 @@ class _Runs:
             name = "self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")
             self.singles.add(name)
             first = call.args[0] if call.args else None  # (the value it runs on, not routing indices beside it)
-            if id(call) in self.replaced or (isinstance(first, ast.Name) and first.id in self.inputs):
+            if id(call) in self.replaced:
+                self.stood_in.add(name)
+            elif isinstance(first, ast.Name) and first.id in self.inputs:
                 self.on_inputs.add(name)
             return {name}
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
