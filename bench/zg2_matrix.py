@@ -70,6 +70,9 @@ RUNNERS = [
     Runner("getattr", "getattr({m}, 'sub')({a})"),
     Runner("callback", "fn({a})", setup="fn = {m}.sub.forward"),
     Runner("loss helper", "sub_loss({m}, {a})"),
+    # a model chosen between two it holds, one possibly None (an EMA copy or the model): h-zg2flow
+    Runner("a or b", "run({a})", setup="run = {m}.ema or {m}.sub"),
+    Runner("default(a, b)", "run({a})", setup="run = default({m}.ema, {m}.sub)"),
     Runner("model()", "{m}({a})", whole=True),
     Runner("predict", "{m}.predict({a})", whole=True),
 ]
@@ -173,6 +176,37 @@ HAZARDS = [
         "rank", "rank through a table of offsets",
         "offsets = [0, 1]\nfirst = offsets[dist.get_rank() % 2]\nlayer = {m}.layers[first]  # COND\nh = layer(h)  # CALL",
     ),
+    # Issue 20 (h-zg2flow): rank tests behind a property, a flag set from one and a function of the file; a single
+    # layer run on an optional input; a random subset of a module list; loops stopped on a kept statistic, or counted
+    # by split sizes the input decides; a retry on an out-of-memory error.
+    Condition("rank", "rank property", "if {s}.is_main:  # COND\n    h = RUN(h)  # CALL"),
+    Condition("rank", "flag set from a rank property", "if {s}.evaluates:  # COND\n    h = RUN(h)  # CALL"),
+    Condition("rank", "rank function of the file", "if on_first_host():  # COND\n    h = RUN(h)  # CALL"),
+    Condition("optional", "single layer on the input", "if exists(ctx):  # COND\n    h = h + {m}.proj(ctx)  # CALL"),
+    Condition("optional", "single layer, key present", 'if "ctx" in batch:  # COND\n    h = h + {m}.proj(batch["ctx"])  # CALL'),
+    Condition(
+        "random", "random.sample of a module list",
+        "for layer in random.sample(list({m}.layers), 1):  # COND\n    h = layer(h)  # CALL",
+    ),
+    Condition(
+        "random", "randperm indices into a module list",
+        "order = torch.randperm(len({m}.layers))\nfor j in range(1):\n    h = {m}.layers[order[j]](h)  # COND CALL",
+    ),
+    Condition(
+        "loop", "early stop on a kept loss statistic",
+        "prev = 0.0\nlosses = [0.0] * 2\nfor _ in range(8):\n    for i in range(2):\n        losses[i] = float(RUN(h).mean())  # CALL\n"
+        "    new = float(np.mean(losses))\n    if abs(prev - new) < 1e-3:  # COND\n        break\n    prev = new",
+    ),
+    Condition(
+        "loop", "split sizes the input decides",
+        "sizes = (torch.arange(h.shape[-1]) % 3 == 0).nonzero().flatten().diff().tolist()\n"
+        "for part in h.split(sizes, dim=-1):  # COND\n    h = RUN(part)  # CALL",
+    ),
+    Condition(
+        "retry", "retry on out of memory",
+        "while True:  # COND\n    try:\n        h = RUN(h)  # CALL\n        break\n    except torch.cuda.OutOfMemoryError:  # COND\n"
+        "        h = h[: h.shape[0] // 2]",
+    ),
     Condition("random", "random key into a ModuleDict", 'h = {m}.blocks[random.choice(["a", "ctx"])](h)  # COND CALL'),
     Condition(
         "data", "argmax of the layers' scores",
@@ -222,6 +256,24 @@ SAFE = [
     ),
     Condition("config", "configured key", "layer = {m}.layers[{s}.depth - 1]\nh = layer(h)"),
     Condition("loop", "every index", "for i in range(len({m}.layers)):\n    h = {m}.layers[i](h)"),
+    # Look-alikes (h-zg2flow): a property and a function of the file answering a setting, a default filled before
+    # the single layer runs, a key of a mapping built here, random indices into the data, a statistic all-reduced
+    # before the stop, split sizes from the configuration, a retry that runs no submodule.
+    Condition("config", "config property", "if {s}.uses_extra:\n    h = RUN(h)"),
+    Condition("config", "config function of the file", "if wants_extra({s}.config):\n    h = RUN(h)"),
+    Condition("optional", "single layer, default filled", "if ctx is None:\n    ctx = h\nh = h + {m}.proj(ctx)"),
+    Condition("optional", "key of a mapping built here", 'feats = {{"ctx": h}}\nif "ctx" in feats:\n    h = RUN(feats["ctx"])'),
+    Condition("random", "random rows of the data", "rows = random.sample(range(h.shape[0]), 1)\nh = RUN(h[rows])"),
+    Condition(
+        "loop", "early stop on an all-reduced statistic",
+        "prev = 0.0\nfor _ in range(8):\n    loss = RUN(h).mean()\n    dist.all_reduce(loss)\n    new = float(loss)\n"
+        "    if abs(prev - new) < 1e-3:\n        break\n    prev = new",
+    ),
+    Condition("loop", "split sizes of the configuration", "for part in h.split([{s}.dim // 2] * 2, dim=-1):\n    h = RUN(part)"),
+    Condition(
+        "retry", "retry that runs no submodule",
+        "while True:\n    try:\n        h = h.clone()\n        break\n    except RuntimeError:\n        h = h.float()\nh = RUN(h)",
+    ),
     Condition("rank", "picked by rank, only moved", 'keep = {m}.layers[dist.get_rank() % 2]\nkeep.to("cpu")\nh = RUN(h)'),
 ]
 
@@ -268,6 +320,14 @@ def default(val, d):
 
 def prob_mask_like(shape, prob, device):
     return torch.zeros(shape, device=device).float().uniform_(0, 1) < prob
+
+
+def on_first_host():
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def wants_extra(config):
+    return config.use_extra
 
 
 def sub_loss(model, h):
@@ -330,9 +390,20 @@ class Net({base}):
         self.use_ctx = use_ctx
         self.config = config or Config()
         self.rank = dist.get_rank() if dist.is_initialized() else 0
+        self.evaluates = self.is_main or use_ctx
         self.sub = Sub(dim)
+        self.proj = {linear}(dim, dim)
+        self.ema = None
         self.layers = {module_list}([Sub(dim) for _ in range(depth)])
         self.blocks = {module_dict}({{"a": Sub(dim), "ctx": Sub(dim)}})
+
+    @property
+    def is_main(self):
+        return dist.get_rank() == 0
+
+    @property
+    def uses_extra(self):
+        return self.use_ctx
 
     def run_sub(self, h):
         return self.layers[0](self.sub(h))
@@ -350,6 +421,15 @@ _HOLDER_INIT = """
         self.training = True
         self.config = config or Config()
         self.rank = dist.get_rank() if dist.is_initialized() else 0
+        self.evaluates = self.is_main or use_ctx
+
+    @property
+    def is_main(self):
+        return dist.get_rank() == 0
+
+    @property
+    def uses_extra(self):
+        return self.use_ctx
 """
 
 

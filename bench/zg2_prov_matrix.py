@@ -59,6 +59,9 @@ SOURCES = [
     Source("output", ("o = self.sub(h)",), "o.argmax(-1)[0] == 0"),
     Source("output tested at once", (), "self.sub(h).max() > 0.5"),
     Source("object handed an output", (), "state.step(self.sub(h).argmax(-1))"),
+    # h-zg2flow: the rank answered by a method of the class and by a function of the file, under names of no rank
+    Source("rank method", (), "self.first_of_group()"),
+    Source("rank function of the file", (), "on_first_host()"),
 ]
 
 
@@ -102,6 +105,7 @@ SAFE_KINDS = ("agreed", "config")
 
 HEAD = '''\
 import functools
+import os
 
 import torch
 import torch.distributed as dist
@@ -110,6 +114,10 @@ import torch.nn as nn
 
 def ident(a):
     return a
+
+
+def on_first_host():
+    return int(os.environ.get("RANK", "0")) == 0
 
 
 class Block(nn.Module):
@@ -131,6 +139,9 @@ class Net(nn.Module):
 
     def keep(self, a):
         return a
+
+    def first_of_group(self):
+        return dist.get_rank() % 8 == 0
 
     def forward(self, h):
         return self.sub(h)

@@ -15,6 +15,7 @@ from ..program.known import CALLS_FIRST_ARGUMENT
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
 from ..program.tree import access_path, call_name, code_of, cst, parameter_for, walk
 from .callables import wrapped_callee
+from .choices import options
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
 from .persistence import gathers
 
@@ -59,11 +60,25 @@ class ModuleCalls:
             if classes is None and (wrapped := wrapped_callee(value)) is not None:
                 # `fn = self.unet.forward`, `functools.partial(self.unet, ...)`, `lambda x: self.unet(x)`: called later
                 classes = self.classes_of(wrapped)
+            if classes is None and type(value).__name__ in _CHOICES and _may_choose(index, value, self.classes_of):
+                # `model = self.ema or self.net`, `default(self.ema, self.net)`: one of the submodules it chooses among
+                # (not a choice of module lists, `self.blocks if reverse else self.irrev_blocks`: walked as lists)
+                chosen = options(index, value)
+                if not any(self._elements_of(option) is not None for option in chosen):
+                    classes = _union(self.classes_of(option) for option in chosen)
             if classes is None and self._returned_sequence(value) is not None:
                 # `layers = dropout_layers(self.layers, p)`: some of the same submodules, how many not fixed
                 for target in targets:
                     for name in bound_names(target):
                         self.aliases[name] = self._returned_sequence(value)  # type: ignore[assignment]
+                        self.sequences.add(name)
+                        self.filtered.add(name)
+                continue
+            if classes is None and (drawn := self._drawn_sequence(value)) is not None:
+                # `critics = random.sample(list(self.critics), k)`: some of the submodules, which ones drawn
+                for target in targets:
+                    for name in bound_names(target):
+                        self.aliases[name] = drawn
                         self.sequences.add(name)
                         self.filtered.add(name)
                 continue
@@ -90,6 +105,15 @@ class ModuleCalls:
             return None
         return self._elements_of(value.args[0].value)
 
+    def _drawn_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
+        """`random.sample(list(self.layers), k)`, `random.choices(self.heads, k=2)`: items drawn from a container
+        of submodules (which of them, and how many of each, a draw decides)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.args):
+            return None
+        if value.func.attr.value not in _DRAWN_ITEMS or value.args[0].keyword is not None:
+            return None
+        return self._elements_of(same_items(value.args[0].value))
+
     def _filtered_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
         """`[l for l in self.layers if ...]`: a local list of (some of) the same submodules."""
         if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Name):
@@ -100,6 +124,8 @@ class ModuleCalls:
 
     def _elements_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
         """Classes of the modules that iterating over `expr` yields, if it is a module container."""
+        if isinstance(expr, cst.Call) and (drawn := self._drawn_sequence(expr)) is not None:
+            return drawn
         if isinstance(expr, cst.Subscript):  # self.layers[:n]
             return self._elements_of(expr.value)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
@@ -149,6 +175,11 @@ class ModuleCalls:
         path = access_path(expr)
         if path is None:
             return None
+        if path.root == "self" and len(path.parts) == 1 and path.parts[0] not in facts_of(self.cls).members:
+            method = self.cls.method(path.parts[0])
+            if method is not None and "@property" in method.text:
+                # `self.unwrapped_model` for `@property def unwrapped_model(self): return unwrap(self.model)`
+                return self.returned_submodule(path.parts[0])
         if path.root == "self" and path.parts[:1] == ("[]",) and self.cls.container_kind:
             rest = path.parts[1:]
             return (facts_of(self.cls).elements or (UNKNOWN,)) if not rest else None
@@ -195,6 +226,8 @@ class ModuleCalls:
         """Is `expr` a container of submodules (`self.layers`, `self.layers[:n]`), all of them run?"""
         if isinstance(expr, cst.Name) and expr.value in self.filtered:
             return False
+        if isinstance(expr, cst.Call) and self._drawn_sequence(expr) is not None:
+            return False  # `random.sample(self.layers, k)`: some of them
         return self._elements_of(expr) is not None
 
     def callee(self, call: cst.Call) -> str | None:
@@ -223,6 +256,43 @@ class ModuleCalls:
         if not any(gathers(self.index, ref) for ref in classes):
             return None
         return code_of(func)
+
+
+# Methods of a random generator that draw items of a sequence given first (`random.sample(xs, k)`).
+_DRAWN_ITEMS = frozenset({"sample", "choices"})
+# Deep copies of a model: the copy has the model's classes.
+_COPIES = frozenset({"deepcopy", "copy.deepcopy"})
+
+
+def _self_attribute(target: cst.BaseExpression) -> str | None:
+    """`self.old_actor` as a target: its dotted name."""
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        return f"self.{target.attr.value}"
+    return None
+
+
+# Expressions that may only choose among other values (`choices.options`), by node type name (libcst is loaded on
+# first use, not when this module is imported).
+_CHOICES = frozenset({"BooleanOperation", "IfExp", "Call"})
+
+
+def _may_choose(index: ModelIndex, value: cst.BaseExpression, classes_of) -> bool:
+    """Is a call one of a function of this file given a module among its arguments (only then is the function worth
+    reading as a choice)? Tests and conditional expressions are always worth their options."""
+    if type(value) is not cst.Call:
+        return True
+    func = value.func
+    if type(func) is not cst.Name or func.value not in index.skeleton.functions:
+        return False
+    return any(not arg.star and classes_of(arg.value) is not None for arg in value.args)
+
+
+def _union(found) -> tuple[str, ...] | None:
+    """The classes of every option that is a module, or None when none is."""
+    out: tuple[str, ...] = ()
+    for classes in found:
+        out += tuple(c for c in classes or () if c not in out)
+    return out or None
 
 
 def follow(
@@ -271,12 +341,20 @@ class HeldCalls:
         for node, _ctx in flat.nodes if flat is not None and roots else ():
             if type(node) is not cst.Assign:
                 continue
-            classes = self.module_of(node.value, bound=True)
+            value = node.value
+            if type(value) is cst.Call and call_name(value) in _COPIES and value.args:
+                value = value.args[0].value  # `self.old_actor = deepcopy(self.actor)`: a copy runs as the model does
+            classes = self.module_of(value, bound=True)
+            if classes is None and type(value).__name__ in _CHOICES and _may_choose(index, value, self.module_of):
+                # `eval_model = default(self.ema_model, self.model)`: one of the models it chooses among
+                classes = _union(self.module_of(option, bound=True) for option in options(index, value))
             if classes is None:
                 continue
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.roots.setdefault(target.target.value, classes)
+                elif (name := _self_attribute(target.target)) is not None:
+                    self.roots.setdefault(name, classes)  # bound on `self` in this function, called later in it
 
     def module_of(self, expr: cst.BaseExpression, loose: bool = False, bound: bool = False) -> tuple[str, ...] | None:
         """Classes of the module `expr` is (reached from a root), or None. `loose`: any child of a model whose
@@ -379,10 +457,13 @@ def _returned_submodule(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -
 
 
 def _submodule_of(calls: ModuleCalls, value: cst.BaseExpression) -> tuple[str, ...] | None:
-    """`self.mods[key]`, `self.mods.get(key)`: the submodule a container member holds."""
+    """`self.mods[key]`, `self.mods.get(key)`: the submodule a container member holds; `unwrap_model(self.model)`:
+    the submodule an unwrapping call is given."""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get":
         container = calls.classes_of(value.func.value)
         return (UNKNOWN,) if container is not None else None
+    if isinstance(value, cst.Call) and "unwrap" in (call_name(value) or "") and value.args:
+        return calls.classes_of(value.args[0].value)
     if isinstance(value, cst.Call):
         return None
     return calls.classes_of(value)

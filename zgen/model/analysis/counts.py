@@ -209,6 +209,20 @@ def _picks_own_item(loop: cst.CSTNode) -> bool:
     return False
 
 
+# Splits given a list of piece sizes or indices make as many pieces as the list says.
+_SIZED_SPLITS = frozenset({"split", "tensor_split"})
+_SIZE_KEYWORDS = frozenset({"split_size_or_sections", "split_size", "sections", "indices"})
+
+
+def _is_sequence(value: cst.BaseExpression) -> bool:
+    """A list or tuple of sizes: written out, repeated (`[n] * k`), made by `.tolist()` or a comprehension."""
+    if isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
+        return True
+    if isinstance(value, cst.BinaryOperation):
+        return isinstance(value.left, (cst.List, cst.Tuple)) or isinstance(value.right, (cst.List, cst.Tuple))
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "tolist"
+
+
 # The iterables whose length `CountedLoops.source` reads.
 _LOOPED = frozenset({"range", "enumerate", "zip", *_SPLITS})
 
@@ -222,6 +236,7 @@ class CountedLoops:
         self.data: set[str] = set(inputs) - {"self", "cls"}  # names holding this rank's data
         self.fixed = _checked_against_settings(flat)  # `if n != self.config.n: raise`: the same on every rank
         self.counts: dict[str, str] = {}  # names holding a length of it -> the length read, for messages
+        self._splits: dict[str, cst.Call] | None = None  # locals bound to a split of a tensor (read when asked)
         for _ in range(2):  # a second pass carries values around loops
             for node, _ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -243,6 +258,10 @@ class CountedLoops:
     def source(self, iterable: cst.BaseExpression) -> str | None:
         """The length of this rank's data that sets how often a loop over `iterable` runs, as text, if any."""
         iterable = same_items(iterable)
+        if isinstance(iterable, cst.Name):  # `enumerate(zip(chunks, masks))` for `chunks = x.split(sizes)`
+            if self._splits is None:
+                self._splits = _split_locals(self.flat)
+            iterable = self._splits.get(iterable.value, iterable)
         if not isinstance(iterable, cst.Call):
             return None
         name = call_name(iterable) or ""
@@ -262,9 +281,30 @@ class CountedLoops:
         if last in _SPLITS and isinstance(iterable.func, cst.Attribute):
             owner = iterable.func.value
             split = iterable.args[0].value if name.startswith("torch.") and iterable.args else owner
+            sizes = self._sizes(iterable, name.startswith("torch.")) if last in _SIZED_SPLITS else None
+            if sizes is not None:
+                # `x.split([d // 2] * 2)`: as many pieces as the list has sizes, however long `x` is; sizes read from
+                # this rank's data (`(idx[1:] - idx[:-1]).tolist()`) make as many pieces as that data says
+                found = self._holds_data(sizes) or self._length(sizes) is not None
+                return code_of(iterable) if found else None
             if self._holds_data(split):
                 return code_of(iterable)
         return None
+
+    def _sizes(self, call: cst.Call, torch_form: bool) -> cst.BaseExpression | None:
+        """The list of piece sizes a `split`/`tensor_split` is given (a literal list or tuple, a repeated list, a
+        `.tolist()`, or a local bound only to these), or None when it is given one size or something unknown."""
+        at = 1 if torch_form else 0
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        keyed = [a for a in call.args if a.keyword is not None and a.keyword.value in _SIZE_KEYWORDS]
+        arg = positional[at] if len(positional) > at else keyed[0] if keyed else None
+        if arg is None:
+            return None
+        value = arg.value
+        if isinstance(value, cst.Name):
+            bound = _bindings(self.flat).get(value.value)
+            return value if bound and all(map(_is_sequence, bound)) else None
+        return value if _is_sequence(value) else None
 
     def _length(self, expr: cst.CSTNode) -> str | None:
         """A length of this rank's data that `expr` reads (or a name holding one), as text."""

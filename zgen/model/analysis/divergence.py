@@ -17,12 +17,12 @@ from typing import Protocol
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
-from ..program.tree import call_name, children, code_of, cst, parameter_for
+from ..program.tree import call_name, children, code_of, cst, parameter_for, walk
 from .callables import called_parameters
 from .calls import ModuleCalls
 from .counts import counted_loops, passed_through
 from .flags import flag_source
-from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, targets_of
+from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, stored_into, targets_of
 from .persistence import gathers
 from .picks import may_pick, picked_runs
 from .runs import HelperRuns, runs_argument
@@ -34,7 +34,7 @@ from .taint import (
 
 __all__ = [
     "Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK",
+    "NOT_RUNS", "PICK", "RETRY",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -44,6 +44,7 @@ EXIT = "exit"  # a `break`/`return` on the value skips the remaining calls
 WHILE = "while"  # the call sits in a `while` loop whose test is the value
 COUNT = "count"  # the call sits in a loop that runs as often as this rank's input is long
 PICK = "pick"  # the module called is taken out of a container by the value (`self.experts[rank]`)
+RETRY = "retry"  # the call runs again in a loop when it raised on this rank (`except OutOfMemoryError:` then retry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +174,9 @@ def find_divergences(
     pickable = may_pick(flat)  # `self.experts[rank_slice]`: a container item taken by a key that may differ per rank
     # `if self.router(x).max() > t:`, `done = self.env.step(action)`: the text of a test on an output
     value_tests = make_indirect is not None and text is not None and output_test_text(text)
-    if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests:
+    # `while True: try: out = self.net(x); break` / `except OutOfMemoryError: ...`
+    retried = _retry_handlers(flat) if text is None or "except" in text else []
+    if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests and not retried:
         return []
     calls = make_calls()
     callee_of = calls.callee
@@ -241,6 +244,11 @@ def find_divergences(
     if pickable:
         for pick in picked_runs(flat, calls, taint):
             add(pick.kind, ITERATE if pick.iterated else PICK, pick.node, pick.source, pick.callee)
+    for handler, body in retried:
+        ran = next((callee for call, _ctx, callee in sites + extra if _within(flat, call, body)), None)
+        if ran is not None:
+            caught = handler.type if handler.type is not None else handler
+            add(DATA, RETRY, caught, f"except {code_of(handler.type)}" if handler.type is not None else "except", ran)
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
 
 
@@ -559,6 +567,35 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
                 add(DATA, WHILE, node.test, source, later[0][2])
 
 
+def _retry_handlers(flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite]]:
+    """Handlers that retry: a `try` inside a loop whose body leaves the loop once it succeeds (`break`, `return`)
+    and whose handler neither re-raises nor leaves, so the loop runs the body again (`while True: try: out =
+    self.net(x); break` / `except torch.cuda.OutOfMemoryError: chunks *= 2`). Whether it raised (out of memory, a
+    bad batch) is this rank's own: a rank that retries runs the body's submodules more often than its peers.
+    As (the handler, the `try` body)."""
+    found = []
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Try or not ctx.loops or ctx.guarded:
+            continue
+        if not any(type(n) in (cst.Break, cst.Return) for n in walk(node.body)):
+            continue  # (a `try` that does not leave on success: each pass runs once, raising or not)
+        for handler in node.handlers:
+            leaves = any(type(n) in (cst.Raise, cst.Break, cst.Return) for n in walk(handler.body))
+            if not leaves:
+                found.append((handler, node.body))
+    return found
+
+
+def _within(flat: Flat, node: cst.CSTNode, block: cst.CSTNode) -> bool:
+    """Does `node` sit inside `block` (by the flat list's parent links)?"""
+    parent = flat.parent.get(id(node))
+    while parent is not None:
+        if parent is block:
+            return True
+        parent = flat.parent.get(id(parent))
+    return False
+
+
 def _returned_none(flat: Flat, test: cst.CSTNode, loop: cst.CSTNode) -> str | None:
     """`sub = self.next_batch_hook(batch)` ... `if sub is None: break` in the same loop: a call handed this
     iteration's values answers None when this rank's data runs out (a hook, an iterator, a lookup), so the loop
@@ -638,6 +675,8 @@ def _derived_names(
                     for target in targets:
                         for name in bound_names(target):
                             names.setdefault(name, source)
+                        if kind is cst.Assign and (container := stored_into(target)) is not None:
+                            names.setdefault(container, source)  # `losses[i] = float(loss)`: the list holds it
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
                             if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
                                 names.setdefault(f"self.{target.attr.value}", source)
@@ -821,6 +860,7 @@ _EFFECT = {
     WHILE: "`{callee}` runs for as long as `{test}`",
     COUNT: "`{callee}` runs once per step of `{test}`",
     PICK: "`{test}` picks which module runs as `{callee}`",
+    RETRY: "`{callee}` runs again whenever it raises (`{test}`)",
 }
 _REASON = {
     RANK: "the process rank",
@@ -838,6 +878,8 @@ def message(d: Divergence, test: str) -> str:
         what = f"the remaining calls of `{d.callee}` are skipped when this `{test.split()[0]}` is reached"
     elif d.effect == PICK and d.callee == test:  # `self.heads[key](x)`: the item is what runs
         what = f"`{test}` picks which module runs"
+    elif d.effect == RETRY:  # reported at the handler: a bare `except:` has no type to quote
+        what = f"`{d.callee}` runs again whenever it raises (`{d.source}`)"
     else:
         what = _EFFECT[d.effect].format(callee=d.callee, test=test)
     return (

@@ -22,7 +22,7 @@ from ..program.tree import call_name, children, cst, walk
 
 __all__ = [
     "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
-    "SAME_ITEMS", "same_items", "loop_items", "runs_gathered",
+    "SAME_ITEMS", "same_items", "loop_items", "runs_gathered", "stored_into",
 ]
 
 
@@ -245,6 +245,14 @@ def bound_names(target: cst.CSTNode) -> Iterator[str]:
             yield from bound_names(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from bound_names(target.value)
+
+
+def stored_into(target: cst.CSTNode) -> str | None:
+    """`xs[i] = v`, `stats["loss"] = v`: the local container whose item the assignment writes (it holds v from then
+    on, like `xs.append(v)`), or None."""
+    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+        return target.value.value
+    return None
 
 
 # Methods that put their arguments into the container they are called on.

@@ -24,6 +24,7 @@ from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters
+from .choices import options
 from .calls import HeldCalls
 from .divergence import NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
@@ -60,6 +61,7 @@ class ScriptScope:
         found = dict(module_arguments(self.index, node)) if isinstance(node, cst.FunctionDef) else {}
         if self.owner is not None:
             found |= {f"self.{name}": classes for name, classes in held_attributes(self.index, self.owner).items()}
+            found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
         return found
 
     @cached_property
@@ -175,6 +177,37 @@ class ScriptScope:
         if start is None or self.flat.position.get(id(at), -1) <= start:
             return None
         return name
+
+
+@memoised
+def held_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+    """Properties of a class (not a module) that hand back a model it holds: `return self.model`, `return
+    self.accelerator.unwrap_model(self.model)` (an unwrapping call given the model hands back the model it wraps),
+    `return default(self.ema_model, self.model)` (`choices.options`) -> the model's classes."""
+    if "@property" not in cls.text:
+        return {}
+    held = held_attributes(index, cls)
+    if not held:
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for method in cls.all_methods():
+        if method.name in held or "@property" not in method.text or "return" not in method.text:
+            continue
+        node = method.node
+        returns = [n.value for n in walk(node.body) if isinstance(n, cst.Return)] if node is not None else []
+        if len(returns) != 1 or returns[0] is None:
+            continue
+        value = returns[0]
+        if isinstance(value, cst.Call) and "unwrap" in (call_name(value) or "") and value.args:
+            value = value.args[0].value
+        classes: tuple[str, ...] = ()
+        for option in options(index, value) or (value,):
+            name = dotted(option) or ""
+            if name.startswith("self.") and name[5:] in held:
+                classes += tuple(c for c in held[name[5:]] if c not in classes)
+        if classes:
+            found[method.name] = classes
+    return found
 
 
 # Methods of an object that runs a model it holds to answer (an algorithm, an agent, a sampler, a pipeline).
@@ -394,8 +427,11 @@ class _ScriptCalls:
         if (scope.held or scope.model_args) and self.held.callee(call) is not None:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = dotted(func.value) if isinstance(func, cst.Attribute) else None
-        if holder in scope.held and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
-            if method_runs(index, scope.held[holder], func.attr.value):  # type: ignore[union-attr]
+        held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
+        if held is None and holder is not None and holder.startswith("self.") and scope.held:
+            held = self.held.roots.get(holder)  # `self.x` bound here to a held model or a copy of one
+        if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
+            if method_runs(index, held, func.attr.value):  # type: ignore[union-attr]
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
@@ -510,7 +546,11 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
     calls = re.compile(r"\bself\.(" + "|".join(map(re.escape, held)) + r")\b(?:\.(\w+))?\s*\(")
     # the class's own method and what it calls, and the overrides of subclasses of the file (an abstract step)
     classes = [owner, *(c for c in scope.index.classes.values() if c is not owner and owner in c.mro)]
+    alias = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*self\.(" + "|".join(map(re.escape, held)) + r")[ \t]*(?:#[^\n]*)?$", re.M)
     for method in (m for cls in classes for m in cls.reachable(name)):
+        for local, _attr in alias.findall(method.text):  # `valid_model = self.model` ... `valid_model(src, tgt)`
+            if re.search(rf"(?<![\w.]){re.escape(local)}\s*\(", method.text):
+                return True
         for match in calls.finditer(method.text):
             called, classes = match.group(2), held[match.group(1)]
             if called is None:
@@ -519,6 +559,8 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
                 continue  # `self.model.train()`; but `self.algorithm.update(batch)` is a method of a plain module
             if method_runs(scope.index, classes, called, False):
                 return True  # through a helper: only a class we read (or a method its subclasses add) counts
+            if _FORWARD_PART.fullmatch(called):
+                return True  # `self.actor_critic.forward_head(obs)` on a model built elsewhere: a part of its forward
     return False
 
 
@@ -547,6 +589,8 @@ def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadab
     return not readable and unreadable
 
 
+# A method named as a part or a variant of a module's forward (`forward_head`, `forward_features`, `encoder_forward`).
+_FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
 # `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
 _RUNS_SELF = re.compile(r"\bself(?:\.forward|\.__call__)?\s*\(")
 

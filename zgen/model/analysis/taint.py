@@ -13,7 +13,7 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
 from ..program.trigger import Trigger
-from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, targets_of
+from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, stored_into, targets_of
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
 __all__ = [
@@ -170,6 +170,8 @@ class Taint:
                 if not kinds:
                     continue
                 site = (flat.position.get(id(node), -1), ctx.loops)
+                if type(node) is cst.Assign:  # `flags[i] = (h > 0).any()`: the local list holds the value
+                    targets = [*targets, *(cst.Name(c) for t in targets if (c := stored_into(t)) in local)]
                 for target in targets:
                     for name in bound_names(target):
                         _merge_into(self.names.setdefault(name, {}), kinds)
@@ -488,8 +490,12 @@ class Taint:
         if qualified == "torch.where" and len(node.args) == 1:
             return DATA
         if isinstance(node.func, cst.Name):
-            return random_function(self.index, node.func.value)
+            found = random_function(self.index, node.func.value)
+            return found or (RANK if rank_function(self.index, node.func.value) else None)
         method = isinstance(node.func, cst.Attribute)
+        if method and self.cls is not None and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
+            if rank_method(self.index, self.cls, last):
+                return RANK  # `if self.should_evaluate():` with `return self.trainer.global_rank == 0`
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
@@ -743,6 +749,9 @@ def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:
 
 # `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
 _RANK_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*" + known.RANK_TEXT)
+_RANK_WORD = re.compile(known.RANK_TEXT)
+_SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
+_FREE_CALL = re.compile(r"(?<![\w.])(\w+)\s*\(")
 _RANK_RETURN = re.compile(r"\breturn\b[^\n]*" + known.RANK_TEXT)
 
 
@@ -756,6 +765,88 @@ def rank_attrs(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
         if "@property" in method.text and _RANK_RETURN.search(method.text):
             found.add(method.name)
     return frozenset(found)
+
+
+@memoised(cycle=False)
+def rank_function(index: ModelIndex, name: str) -> bool:
+    """Is `name` a function of this file that returns the process rank or a decision on it (`def on_first_host():
+    return int(os.environ["RANK"]) == 0`, `return dist.get_rank() % 2`)? Its answer differs per rank like the rank
+    itself. Not one returning the rank placed in a name (`return f"cuda:{rank}"`, `torch.device("cuda", rank)`)."""
+    function = index.function_info(name)
+    return function is not None and _returns_rank_decision(index, None, function)
+
+
+class _Either:
+    """A text pre-filter that also passes text calling one of some functions."""
+
+    def __init__(self, base, calls: re.Pattern[str]) -> None:
+        self.base, self.calls = base, calls
+
+    def search(self, text: str) -> bool:
+        return bool(self.base.search(text) or self.calls.search(text))
+
+
+@memoised
+def rank_trigger(index: ModelIndex, base):
+    """`base` (a rule's rank pre-filter) widened to text calling a function of this file that may return a decision
+    on the rank (its text has a word of the rank and a `return`): `if on_first_host():` names no rank itself."""
+    skeleton = index.skeleton
+    names = [
+        name for name, span in skeleton.functions.items()
+        if _RANK_WORD.search(text := skeleton.text(span.start, span.end)) and "return" in text
+    ]
+    if not names:
+        return base
+    return _Either(base, re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, names)) + r")\s*\("))
+
+
+@memoised(cycle=False)
+def rank_method(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Is `self.<name>()` a method of the class that returns the process rank or a decision on it?"""
+    method = cls.method(name)
+    return method is not None and _returns_rank_decision(index, cls, method)
+
+
+def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodInfo) -> bool:
+    text = function.text
+    if "return" not in text:
+        return False
+    if not _RANK_WORD.search(text):  # (no word of the rank, nor a call of a helper answering on it: not parsed)
+        if cls is not None:
+            helpers = (m for m in _SELF_CALL.findall(text) if m != function.name)
+            if not any(rank_method(index, cls, m) for m in helpers):
+                return False
+        elif not any(m != function.name and rank_function(index, m) for m in _FREE_CALL.findall(text)):
+            return False
+    flat = flat_of(function)
+    if flat is None:
+        return False
+    taint = Taint(index, cls, flat, own_state=False)
+    root = flat.nodes[0][0] if flat.nodes else None
+    returns = [
+        node.value for node, _ctx in flat.nodes
+        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root)
+    ]
+    return any(RANK in taint.of(value) and not _names_a_place(value) for value in returns)
+
+
+def _names_a_place(value: cst.BaseExpression) -> bool:
+    """`f"cuda:{rank}"`, `torch.device("cuda", rank)`, `str(rank)`: the rank placed (a device, a file name), not a
+    number or a decision a caller tests."""
+    if isinstance(value, (cst.FormattedString, cst.ConcatenatedString, cst.SimpleString)):
+        return True
+    name = call_name(value) if isinstance(value, cst.Call) else None
+    return name is not None and name.rsplit(".", 1)[-1] in ("device", "str", "format", "join")
+
+
+def _own_return(flat: Flat, node: cst.CSTNode, root: cst.CSTNode | None) -> bool:
+    """Is the `return` the function's own, not one of a function or lambda defined inside it?"""
+    parent = flat.parent.get(id(node))
+    while parent is not None and parent is not root:
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+            return False
+        parent = flat.parent.get(id(parent))
+    return True
 
 
 @memoised(cycle={})

@@ -11,7 +11,7 @@ from ..analysis.flow import flat_of
 from ..analysis.runs import HelperRuns
 from ..analysis.script import script_divergences
 from ..analysis.state import state_trigger
-from ..analysis.taint import RANK
+from ..analysis.taint import RANK, rank_trigger
 from ..program import known
 from ..program.index import ModelIndex
 from ..program.members import facts_of
@@ -268,15 +268,16 @@ def main(args, model, cfg):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         class_hits: dict[str, bool] = {}
+        trigger = rank_trigger(index, _TRIGGER)  # (also a call of a function of the file answering on the rank)
         for cls, method in index.methods("all"):
             if cls.name not in class_hits:  # `self.rank = dist.get_rank()` in __init__ taints every method
-                class_hits[cls.name] = bool(_TRIGGER.search(cls.text))
-            if not (class_hits[cls.name] or _TRIGGER.search(method.text)):
+                class_hits[cls.name] = bool(trigger.search(cls.text))
+            if not (class_hits[cls.name] or trigger.search(method.text)):
                 continue
             for d in divergences(index, cls, method):
                 if d.kind == RANK:
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
-        for snippet, d in script_divergences(index, state_trigger(index, _TRIGGER)):
+        for snippet, d in script_divergences(index, state_trigger(index, trigger)):
             yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
         yield from self._rank_zero_functions(index)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.divergence import COUNT, EXIT, SKIP, WHILE, Divergence, divergences, message
+from ..analysis.divergence import COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, divergences, message
 from ..analysis.script import script_divergences
 from ..analysis.state import state_trigger
 from ..analysis.taint import CLOCK, DATA, HOST
@@ -72,7 +72,7 @@ def _counted_text(text: str) -> bool:
     if _SPLIT_LOOP.search(text):
         return True
     for local in _SPLIT_LOCAL.findall(text):
-        if re.search(rf"\bfor\b[^\n]*?\bin\s+{local}\b", text):
+        if re.search(rf"\bfor\b[^\n]*?\bin\b[^\n]*?(?<![\w.]){local}\b", text):  # (also in `enumerate(zip(...))`)
             return True
     for loop in _RANGE_LOOP.finditer(text):
         if _reads_length(text, loop.group(1), 2):
@@ -130,8 +130,15 @@ class DataDependentExit(Rule):
     configured count (`range(self.n_layers)`, `for blk in self.blocks`), over
     the outputs of submodules or the items of a module container, loops whose
     variable picks an item of the module's own state (`self.convs[i]`),
-    counts the function checks against a setting (raising otherwise), and
-    loops that only do tensor maths are not.
+    counts the function checks against a setting (raising otherwise), a
+    split given a list of configured sizes (`x.split([d // 2] * 2)`: as many
+    pieces as the list), and loops that only do tensor maths are not. A split
+    given sizes read from the data (`(idx[1:] - idx[:-1]).tolist()`) is.
+
+    Also flagged: a retry, a `try` in a loop whose body runs submodules and
+    leaves on success while the handler neither re-raises nor leaves
+    (`except torch.cuda.OutOfMemoryError: chunks *= 2`): the rank that raised
+    runs the body's submodules again, its peers do not.
 
     ## Why is this bad under ZeRO-3?
     Every submodule call all-gathers its parameters with all ranks. A rank
@@ -390,7 +397,7 @@ def _exit(d: Divergence) -> bool:
     """A loop cut short or counted by the data, a `return`/`continue` taken on this host's files, or a module run,
     skipped or stopped on this host's clock (a time limit)."""
     return (
-        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT))
+        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY))
         or (d.kind == HOST and d.effect in (EXIT, SKIP))
         or d.kind == CLOCK
     )

@@ -47,8 +47,10 @@ class OptionalInputSkipsModule(Rule):
     child's method that runs the child's submodules
     (`self.clip.embed_image(image)`) and a `Sequential` of two or more
     layers with parameters count as a tower; the presence test may be
-    combined with settings (`not exists(embed) and not self.unconditional`). A single layer gated on an optional input (an expert
-    projection given routing indices) is left alone: that is usually the
+    combined with settings (`not exists(embed) and not self.unconditional`). A single layer counts when it
+    runs on the optional input itself (`if exists(edges): edges = self.edge_emb(edges)`: a rank
+    called without edges skips the embedding's gather); one gated on an optional input but run on
+    another value (an expert projection given routing indices) is left alone: that is usually the
     caller's fixed convention. Inputs whose presence `forward` asserts
     (outright, or in every branch of a test on `self`: `if self.cross is
     None: assert src is None else: assert src is not None`) are fixed by
@@ -93,6 +95,20 @@ class OptionalInputSkipsModule(Rule):
     severity = Severity.WARNING
 
     VALID = (
+        # A single layer gated on an optional input but run on another value (routing indices pick its rows).
+        """
+from torch import nn
+
+class Experts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(64, 64)
+
+    def forward(self, x, indices=None):
+        if indices is not None:
+            x = self.proj(x)[indices]
+        return x
+""",
         # Both branches run the same submodule.
         """
 from torch import nn
@@ -178,6 +194,22 @@ class Layer(nn.Module):
 """,
     )
     INVALID = (
+        # A single embedding run on the optional input itself.
+        """
+from torch import nn
+
+class Graph(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.node_emb = nn.Embedding(100, 64)
+        self.edge_emb = nn.Embedding(8, 64)
+
+    def forward(self, nodes, edges=None):
+        h = self.node_emb(nodes)
+        if edges is not None:
+            edges = self.edge_emb(edges)
+        return h, edges
+""",
         """
 from torch import nn
 
@@ -333,11 +365,16 @@ class Clip(nn.Module):
     ) -> Iterator[Report]:
         """The presence tests on `optional` in one method that decide whether a tower runs."""
         runs.bind(func)
+        runs.inputs = frozenset(optional)
+        runs.replaced = None
+        runs.func = func
+        runs.singles, runs.on_inputs, runs.stood_in = set(), set(), set()
         if optional:
             for position, expr in enumerate(_if_expressions(func)):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
                 if _presence_test(expr.test, optional, helpers):
                     skipped = (runs.of([expr.body]) - runs.of([expr.orelse])) | (runs.of([expr.orelse]) - runs.of([expr.body]))
+                    skipped = runs.towers_or_inputs(skipped, expr.test)
                     if skipped:
                         yield self._report_expression(index, method, position, skipped)
             for position, (stmt, later) in enumerate(_ifs(func)):
@@ -350,6 +387,7 @@ class Clip(nn.Module):
                 skipped = (body - other) | (other - body)  # a given input may also skip a tower
                 if not skipped and _returns(stmt.body):
                     skipped = runs.of(later) - runs.of(stmt.orelse)
+                skipped = runs.towers_or_inputs(skipped, stmt.test)
                 if skipped:
                     yield self._report(index, method, stmt, position, skipped)
 
@@ -495,7 +533,9 @@ def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str]
 
     `if self.cross is None: assert src is None` / `else: assert src is not None`, or in one line
     `assert not (exists(cond) ^ exists(self.cond_mlp))`: whether the input is given is then fixed
-    by the configuration, the same on every rank.
+    by the configuration, the same on every rank. Not an assert after an `if` that may return first (`if not
+    return_loss: return logits` ... `assert exists(image)`): it holds on the training path only, and the gates before
+    it run on both.
     """
     found: set[str] = set()
     for stmt in block:
@@ -503,11 +543,22 @@ def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str]
             found |= {n for n in optional if _presence_of(stmt.test, n, helpers) or _tied(stmt.test, n, helpers)}
         elif isinstance(stmt, ast.If) and stmt.orelse and _only_self(stmt.test):
             found |= _asserted(stmt.body, optional, helpers) & _asserted(stmt.orelse, optional, helpers)
+        elif isinstance(stmt, ast.If) and any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+            break
     return found
 
 
 def _tied(test: ast.expr, name: str, helpers: frozenset[str]) -> bool:
-    """`not (exists(x) ^ exists(self.m))`, `(x is None) == (self.m is None)`: the input's presence equals a setting."""
+    """`not (exists(x) ^ exists(self.m))`, `(x is None) == (self.m is None)`: the input's presence equals a setting;
+    `not (self.has_edges and not exists(edges))`: a setting requires it (and without the setting the layers it
+    feeds are not built)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.BoolOp):
+        values = test.operand.values
+        if isinstance(test.operand.op, ast.And) and len(values) == 2:
+            for setting, absent in (values, values[::-1]):
+                if _only_self(setting) and isinstance(absent, ast.UnaryOp) and isinstance(absent.op, ast.Not):
+                    if _presence_of(absent.operand, name, helpers):
+                        return True
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.BinOp):
         if not isinstance(test.operand.op, ast.BitXor):
             return False
@@ -584,7 +635,12 @@ def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] =
     calls = [
         n for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers
     ]  # `exists(x)`: a presence test written as a call
-    callees = {id(c.func) for c in calls}
+    emptiness = [
+        n for n in ast.walk(test)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in helpers and n.args
+        and all(isinstance(a, ast.Name) and a.id in optional for a in n.args)
+    ]  # `exists(image) and not is_empty(image)`: an empty input is none (with a presence test beside it)
+    callees = {id(c.func) for c in (*calls, *emptiness)}
     names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in callees}
     if not names or not names <= optional:
         return False
@@ -652,6 +708,25 @@ class _Runs:
         self.resolver = ModuleCalls(index, cls, Flat(), "forward")
         self.helpers = HelperRuns(index, cls, self.resolver)
         self.aliases: dict[str, tuple[str, ...]] = {}
+        self.inputs: frozenset[str] = frozenset()  # the optional inputs whose presence is tested
+        self.replaced: frozenset[int] | None = None  # calls whose result an optional input stands in for (on demand)
+        self.singles: set[str] = set()  # single layers seen in the branches compared
+        self.on_inputs: set[str] = set()  # ... of them, those run on an optional input somewhere
+        self.stood_in: set[str] = set()  # ... and those whose output an optional input stands in for
+
+    def towers_or_inputs(self, skipped: set[str], test: ast.expr) -> set[str]:
+        """The skipped calls that count: towers, helpers, and single layers run on an optional input, unless the
+        layer is built only under a setting and the test asks for the input alone (`if self.context_size is not None:
+        self.context = nn.Linear(...)` ... `if context is not None: self.context(context)`: the input comes with the
+        setting, the caller's convention; `exists(edges) and exists(self.edge_emb)` says it comes without it too)."""
+        tested = {".".join(path) for n in ast.walk(test) if (path := self_path(n))}
+        return {
+            name for name in skipped
+            if name not in self.singles
+            or (name in self.stood_in and not _built_under_setting(self.cls, name[5:]))
+            or ((name in self.on_inputs or name in self.stood_in) and name[5:] in tested)
+        }
+        self.func: ast.FunctionDef | None = None
 
     def bind(self, func: ast.FunctionDef) -> None:
         """Locals of the method bound to a submodule or its forward (`fn = self.unet.forward`), for `fn(x)`."""
@@ -699,7 +774,20 @@ class _Runs:
         if not any(gathers(self.index, c) for c in classes):
             return set()
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
-            return set()
+            # A single layer counts when run on the optional input itself (`self.edge_emb(edges)`, its first argument;
+            # not `self.experts(h, top_k_index)`, an input beside the value it runs on) or when the input
+            # stands in for its output (`x = self.wte(ids) if embeddings is None else embeddings`); it is compared
+            # with the other branch wherever it runs there (`self.k_proj(hidden_states)`: the same layer both ways).
+            if self.replaced is None:
+                self.replaced = _replaced_by_inputs(self.func, self.inputs) if self.func is not None else frozenset()
+            name = "self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")
+            self.singles.add(name)
+            first = call.args[0] if call.args else None  # (the value it runs on, not routing indices beside it)
+            if id(call) in self.replaced:
+                self.stood_in.add(name)
+            elif isinstance(first, ast.Name) and first.id in self.inputs:
+                self.on_inputs.add(name)
+            return {name}
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
 
     def _handed(self, call: ast.Call, name: str) -> set[str]:
@@ -714,6 +802,58 @@ class _Runs:
                 if runs_argument(self.index, name, names[position], (self.cls.name,)):
                     return {f"{name}()"}
         return set()
+
+
+def _built_under_setting(cls: ClassInfo, name: str) -> bool:
+    """Is `self.<name>` built in `__init__` only under a test (`if self.context_size is not None: self.context =
+    ...`, `self.emb = nn.Embedding(...) if n else None`)?"""
+    for method in cls.init_methods:
+        if f"self.{name}" not in method.text:
+            continue
+        func = ast_function(method)
+        if func is None:
+            continue
+        if _assigns(func.body, name) == "some":
+            return True
+    return False
+
+
+def _assigns(block: list[ast.stmt], name: str) -> str:
+    """Whether a block assigns `self.<name>` on every path ("all"), on some ("some") or on none ("none"); a value
+    `X if c else None` counts as some."""
+    found = "none"
+    for stmt in block:
+        if isinstance(stmt, ast.Assign) and any(self_path(t) == (name,) for t in stmt.targets):
+            value = stmt.value
+            if isinstance(value, ast.IfExp) and any(
+                isinstance(side, ast.Constant) and side.value is None for side in (value.body, value.orelse)
+            ):
+                found = "some" if found == "none" else found
+            else:
+                return "all"
+        elif isinstance(stmt, ast.If):
+            body, other = _assigns(stmt.body, name), _assigns(stmt.orelse, name)
+            if body == other == "all":
+                return "all"
+            if "none" not in (body, other) or body != other:
+                found = "some" if found == "none" else found
+    return found
+
+
+def _replaced_by_inputs(func: ast.FunctionDef, optional: set[str]) -> frozenset[int]:
+    """Calls whose result an optional input stands in for: `emb = self.wte(ids)` assigned to the input's own name, or
+    one side of `self.wte(ids) if emb is None else emb` whose other side is the input."""
+    found: set[int] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id in optional:
+                found.add(id(node.value))
+        elif isinstance(node, ast.IfExp):
+            for side, other in ((node.body, node.orelse), (node.orelse, node.body)):
+                if isinstance(side, ast.Call) and isinstance(other, ast.Name) and other.id in optional:
+                    found.add(id(side))
+    return frozenset(found)
 
 
 def _getattr_path(func: ast.expr) -> tuple[str, ...] | None:
