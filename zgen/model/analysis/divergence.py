@@ -245,7 +245,7 @@ def find_divergences(
         for pick in picked_runs(flat, calls, taint):
             add(pick.kind, ITERATE if pick.iterated else PICK, pick.node, pick.source, pick.callee)
     for handler, body in retried:
-        ran = next((callee for call, _ctx, callee in sites + extra if _within(flat, call, body)), None)
+        ran = next((callee for call, _ctx, callee in sites + extra if flat.within(call, body)), None)
         if ran is not None:
             caught = handler.type if handler.type is not None else handler
             add(DATA, RETRY, caught, f"except {code_of(handler.type)}" if handler.type is not None else "except", ran)
@@ -584,16 +584,6 @@ def _retry_handlers(flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite]]
             if not leaves:
                 found.append((handler, node.body))
     return found
-
-
-def _within(flat: Flat, node: cst.CSTNode, block: cst.CSTNode) -> bool:
-    """Does `node` sit inside `block` (by the flat list's parent links)?"""
-    parent = flat.parent.get(id(node))
-    while parent is not None:
-        if parent is block:
-            return True
-        parent = flat.parent.get(id(parent))
-    return False
 
 
 def _returned_none(flat: Flat, test: cst.CSTNode, loop: cst.CSTNode) -> str | None:

@@ -55,6 +55,15 @@ class Flat:
     parent: dict[int, cst.CSTNode] = field(default_factory=dict)
     position: dict[int, int] = field(default_factory=dict)
 
+    def within(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        """Does `node` sit inside `ancestor` (by the parent links)?"""
+        current = self.parent.get(id(node))
+        while current is not None:
+            if current is ancestor:
+                return True
+            current = self.parent.get(id(current))
+        return False
+
 
 def mentions_guard(test: cst.CSTNode) -> bool:
     """Does a condition mention `synced_gpus`, `is_deepspeed_zero3_enabled()` or a similar guard?"""

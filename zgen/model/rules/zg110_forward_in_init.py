@@ -294,7 +294,7 @@ def _forward_runners(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat
         if name is None or body is None:
             continue
         for inner, inner_ctx in flat.nodes[flat.position[id(body)]:]:
-            if inner is not body and not _within(flat, inner, body):
+            if inner is not body and not flat.within(inner, body):
                 break
             if type(inner) is cst.Call and not inner_ctx.guarded:
                 what = _runs_forward(index, cls, method, flat, inner, rank)
@@ -302,15 +302,6 @@ def _forward_runners(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat
                     found[name] = code_of(inner.func)
                     break
     return found
-
-
-def _within(flat: Flat, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
-    current = flat.parent.get(id(node))
-    while current is not None:
-        if current is ancestor:
-            return True
-        current = flat.parent.get(id(current))
-    return False
 
 
 def _inside_def(flat: Flat, node: cst.CSTNode, method: MethodInfo) -> bool:
