@@ -211,15 +211,16 @@ def item_of(value: Value | None) -> Value | None:
     return _each(value, step)
 
 
-def _contains_model(value: Value | None) -> bool:
+def _contains_model(value: Value | None, containers: bool = True) -> bool:
+    """Does `value` hold a built model or its parameters, anywhere in its items (with `containers`, also a
+    container another call made of them)?"""
     for v in _options(value):
-        if isinstance(v, Model | Param):
+        if isinstance(v, Model | Param) or containers and isinstance(v, Container):
             return True
-        if isinstance(v, Items) and _contains_model(v.item) or isinstance(v, Mapping) and _contains_model(v.value):
+        if isinstance(v, Items) and _contains_model(v.item, containers) \
+                or isinstance(v, Mapping) and _contains_model(v.value, containers):
             return True
-        if isinstance(v, Container):
-            return True
-        if isinstance(v, Tup) and any(_contains_model(p) for p in v.items):
+        if isinstance(v, Tup) and any(_contains_model(p, containers) for p in v.items):
             return True
     return False
 
@@ -239,14 +240,7 @@ def _param(value: Value | None) -> Param | None:
 
 def _holds_parameters(value: Value | None) -> bool:
     """Does `value` hold a built model or its parameters themselves (not a container another call made)?"""
-    for v in _options(value):
-        if isinstance(v, Model | Param):
-            return True
-        if isinstance(v, Items) and _holds_parameters(v.item) or isinstance(v, Mapping) and _holds_parameters(v.value):
-            return True
-        if isinstance(v, Tup) and any(_holds_parameters(p) for p in v.items):
-            return True
-    return False
+    return _contains_model(value, containers=False)
 
 
 def _container(value: Value | None) -> Container | None:
