@@ -36,7 +36,7 @@ from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, has_params,
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import usage
+from .effects import DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, usage
 from .flow import Flat, flat_of, loop_items
 from .params import accesses, narrowed
 from .persistence import is_persistent, optional_param, persistent_param
@@ -67,6 +67,12 @@ class OwnUse:
     param: str  # as written in the method (`self.weight`, `self.proj.weight`)
     persistent: bool  # small enough that ZeRO-3 keeps it gathered once fetched (in forward reading it is free)
     optional: bool = False  # created only under a test (`nn.Parameter(...) if c else None`; `persistence`)
+
+    @property
+    def on_self(self) -> bool:
+        """Reached from the module itself (`self.weight`, `self.fc.weight`, `blend(self.target)`), not from a
+        local module the method built or a walk's loop name."""
+        return self.param.startswith("self.") or "(self" in self.param
 
 
 def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
@@ -104,7 +110,8 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
         return ()
     found: dict[tuple[str, bool], OwnUse] = {}  # the first use of each kind, of a small and of a large parameter
     owner = method.owner if isinstance(method.owner, ClassInfo) else cls
-    for reached in owner.reachable(name) if owner.index is index else [method]:
+    # what it calls on `self`, dispatched on `cls`: its own methods and those of its bases, of any file
+    for reached in cls.reachable(name, inherited=True):
         if reached.name == "__init__":
             continue
         bypassed = reached.name == "forward"
@@ -132,7 +139,9 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
         calls_child_method(index, text) or bool(_module_method_call(index).search(text))
         or any(f".{name}(" in text for name in _member_methods(index, cls))
     )
-    if not (reads_own or reads_children or calls_children):
+    states = bool(_SELF_STATE.search(text))
+    handed = bool(_HANDS_SELF.search(text))
+    if not (reads_own or reads_children or calls_children or states or handed):
         return []  # nothing to parse for
     flat = flat_of(method)
     if flat is None:
@@ -169,15 +178,90 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
     if reads_children:
         for access in accesses(index, cls, method):
             if access.use in (READ, SIZE, WRITE, INIT) and not access.ctx.guarded and not access.local:
-                if access.owner.startswith("self.") or access.via_parameters:
+                if access.owner.startswith("self."):
                     found.append(OwnUse(access.use, code_of(access.node), is_persistent(index, access)))
+                elif access.via_parameters:  # an item of `self.parameters()`, `self.child.parameters()`: named so
+                    walked = access.via.name if access.via.name.startswith("self") else code_of(access.node)
+                    found.append(OwnUse(access.use, walked, is_persistent(index, access)))
     for call, ctx, classes, target in _module_method_calls(index, cls, method, flat) if calls_children else ():
         if ctx.guarded:
             continue
         for ref in classes:
             for use in method_uses(index, ref, call.func.attr.value):  # type: ignore[union-attr]
                 found.append(OwnUse(use.use, f"{code_of(target)}.{call.func.attr.value}()", use.persistent, use.optional))  # type: ignore[union-attr]
+    if states:
+        found += _own_state_uses(flat)
+    if handed:
+        found += _handed_uses(index, cls, flat)
     return found
+
+
+# `self.state_dict()`, `self.load_state_dict(sd)` (and torch's per-module halves): the module's whole state.
+_SELF_STATE = re.compile(r"\bself\.(?:load_|_load_from_|_save_to_)?state_dict\(")
+# `blend(self.target, self.online)`, `average(self, other)`, `copy_into(self.parameters(), src)`: a function of the
+# program handed the module itself, a child or a parameter walk of either (not a method of `self`).
+_HANDS_SELF = re.compile(r"(?<![\w.])(?!self\b)[A-Za-z_][\w.]*\([^()]*(?:\(\)[^()]*)*\bself\b")
+
+
+def _own_state_uses(flat: Flat) -> list[OwnUse]:
+    """The module's own state dict taken (every parameter read) or loaded (every parameter written) in the method;
+    keys alone (`self.state_dict().keys()`) name parameters and read none."""
+    found = []
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+            continue
+        name = node.func.attr.value
+        if name not in known.STATE_CALLS or not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+            continue
+        parent = flat.parent.get(id(node))
+        if isinstance(parent, cst.Attribute) and parent.attr.value == "keys":
+            continue
+        use = READ if name in ("state_dict", "_save_to_state_dict") else WRITE
+        found.append(OwnUse(use, f"self.{name}()", False))
+    return found
+
+
+def _handed_uses(index: ModelIndex, cls: ClassInfo, flat: Flat) -> list[OwnUse]:
+    """What functions of the program the method hands the module to do with its parameters: `self`, a child
+    (`self.target`) or a parameter walk of either (`self.online.parameters()`) given to a helper whose summary
+    (`effects.module_arg_effects`, of this file or another) copies, blends, loads or reads them."""
+    found = []
+    members = facts_of(cls).members
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Call or ctx.guarded or not node.args:
+            continue
+        name = call_name(node)
+        if not name or name.partition(".")[0] in ("self", "super"):
+            continue
+        handed = {i: arg for i, arg in enumerate(node.args) if not arg.star and _of_self(arg.value, members)}
+        if not handed:
+            continue
+        for position, effects in argument_effects(index, flat, node):
+            arg = handed.get(position)
+            use = next((_EFFECT_USE[e] for e in _EFFECT_ORDER if e in effects), None)
+            if arg is not None and use is not None:
+                found.append(OwnUse(use, f"{name}({code_of(arg.value)})", False))
+    return found
+
+
+# What a helper does to a module or parameter walk it is given, as a use of the module's own parameters.
+_EFFECT_ORDER = (WRITE, INIT, STATES, DEEPCOPIES, READS, REPARAMETRIZES, SIZE)
+_EFFECT_USE = {WRITE: WRITE, INIT: INIT, STATES: READ, DEEPCOPIES: READ, READS: READ, REPARAMETRIZES: WRITE, SIZE: SIZE}
+
+
+def _of_self(value: cst.BaseExpression, members: dict[str, Member]) -> bool:
+    """`self`, `self.child` for a child that may hold parameters, or `self[.child].parameters()`."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
+        if value.func.attr.value not in ("parameters", "named_parameters"):
+            return False
+        value = value.func.value
+    path = access_path(value)
+    if path is None or path.root != "self" or "[]" in path.parts:
+        return False
+    if not path.parts:
+        return True
+    member = members.get(path.parts[0])
+    return member is not None and member.kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN)
 
 
 def _own_use(index: ModelIndex, cls: ClassInfo, use: str, name: str) -> OwnUse:

@@ -179,7 +179,7 @@ class _Finder:
                 return []
             if not self.has_children and self.param_aliases[node.value].startswith("self"):
                 return []  # the module's own parameters only: not partitioned in its `__init__`/forward
-            return [self.access(node, ctx, via=Via(Reach.PARAMETERS), param=node.value)]
+            return [self.access(node, ctx, via=Via(Reach.PARAMETERS, self.param_aliases[node.value]), param=node.value)]
         return []
 
     def _call(self, node: cst.Call, ctx: Ctx) -> list[ParamAccess]:

@@ -15,6 +15,7 @@ from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import answering_classes, calls_child_method, method_uses
 from ..analysis.handed import outside_functions
+from ..analysis.instances import may_join
 from ..analysis.instances import (
     Instance, function_arguments, function_flat, instance_methods, properties_read, reads_own, receiver_instance, instance_attributes,
 )
@@ -175,7 +176,7 @@ class Quantiser(nn.Module):
         forward = list(index.methods("forward", None))
         init = {id(m) for _, m in index.methods("init", _OTHER_CALL)}
         for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
-            called = ({m.group(1) for m in _OTHER_CALL.finditer(method.text)} | bound_names(method.text)) - _SKIP
+            called = ({m.group(1) for m in _OTHER_CALL.finditer(method.text)} | bound_names(method.text, index=index)) - _SKIP
             external = _external_methods(index, cls)
             unknown = called - names - external - known.FORWARD_PARTS
             if unknown and unknown & _typed_receiver_calls(method.text):
@@ -252,10 +253,10 @@ class Quantiser(nn.Module):
             if cls is None and not entry_name(span.name):
                 continue  # an initialiser, a hook, a loader given a model: not a step of the training loop
             text = index.skeleton.text(span.start, span.end)
+            joined = cls is not None and may_join(cls, text)  # a chain, a returned value, a property: `instances`
             if not any(  # `w.copy_(...)`: a tensor's in-place op, no module method
-                name not in _SKIP and name not in NOT_RUNS and not name.startswith("__") and not name.endswith("_")
-                for name in (*_holder_calls(text, cls is not None), *bound_names(text, _roots(text, cls is not None)))
-            ) and not (cls is not None and _HELD_LOCAL.search(text)):
+                not _never_computes(name) for name in (*_holder_calls(text, cls is not None), *bound_names(text, _roots(text, cls is not None), index))
+            ) and not (cls is not None and _HELD_LOCAL.search(text)) and not joined:
                 continue  # no `<holder>.<method>(...)`, nor a local bound to an attribute, that could call one
             held = held_attributes(index, cls) if cls is not None else {}
             method = cls.method(span.name) if cls is not None else None
@@ -266,13 +267,15 @@ class Quantiser(nn.Module):
                 continue
             arguments = reached_models(index, scope.node) if span.name != "__init__" else {}
             typed = bool(held or arguments) or (cls is not None and bool(instance_attributes(index, cls)))
-            if not typed:
+            if not typed and not joined:
                 continue
-            for node, receiver, name, via, classes in _held_calls(index, scope.flat, held, arguments, cls, text):
-                if name in _SKIP or name in NOT_RUNS or name.startswith("__") or name.endswith("_"):
+            for node, receiver, name, via, classes in self._calls(index, scope.flat, held, arguments, cls, text, joined):
+                if _never_computes(name):
                     continue
                 instance = receiver_instance(index, cls, scope.flat, receiver, 0, method) if cls is not None else None
                 if instance is None:
+                    if name in known.CONTAINER_METHODS:
+                        continue  # `self.heads.update(...)`: a container's own method, unless the class says otherwise
                     instance = Instance(answering_classes(index, classes, name, cls.name if cls else ""), True)
                 found = reads_own(index, instance, name, in_forward=False)  # a step of the training loop
                 used = found.param if found is not None else None
@@ -289,6 +292,26 @@ class Quantiser(nn.Module):
                 help = f"call `{via}(...)` (its forward), or gather its parameters around the call"
                 yield self.finding(index, scope.snippet, node, message, help)
 
+
+    @staticmethod
+    def _calls(index: ModelIndex, flat, held, arguments, cls: ClassInfo | None, text: str, joined: bool):
+        """`_held_calls`, then, where the text shows a join (`instances.may_join`), every other call of a method on a
+        receiver other than `self` that `instances.receiver_instance` types through a chain or a returned value."""
+        seen: set[int] = set()
+        if held or arguments or (cls is not None and instance_attributes(index, cls)):
+            for found in _held_calls(index, flat, held, arguments, cls, text):
+                seen.add(id(found[0]))
+                yield found
+        if not joined or cls is None:
+            return
+        for node, ctx in flat.nodes:
+            if type(node) is not cst.Call or id(node) in seen or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                continue
+            receiver = node.func.value
+            if isinstance(receiver, cst.Name) and receiver.value == "self" or _never_computes(node.func.attr.value):
+                continue
+            if isinstance(receiver, (cst.Call, cst.Name, cst.Attribute)):
+                yield node, receiver, node.func.attr.value, code_of(receiver), ()
 
     def _handed_by_classes(self, index: ModelIndex) -> Iterator[Report]:
         """A function of the file the classes hand a typed child to (`run(self.v, x)` in a forward) calling a
@@ -318,6 +341,16 @@ class Quantiser(nn.Module):
                 )
                 help = f"call `{target.value}(...)` (its forward), or gather its parameters around the call"
                 yield self.finding(index, index.parse(span), node, message, help)  # type: ignore[arg-type]
+
+
+def _never_computes(name: str) -> bool:
+    """A method no module's own code defines to compute with its parameters: forward, torch's bookkeeping
+    (`parameters()`, `train()`), dunders, in-place tensor ops (`w.copy_(...)`). A container's method name
+    (`update`, `pop`) may be a module class's own (`ema.update()`): the receiver's class decides."""
+    return (
+        name in _SKIP or name in NOT_RUNS and name not in known.CONTAINER_METHODS or name.startswith("__")
+        or name.endswith("_")
+    )
 
 
 def _instance_of(
@@ -415,7 +448,7 @@ def _method_calls(index: ModelIndex, flat, called: set[str]) -> Iterator[tuple[c
             target = node.func.value
             if not (isinstance(target, cst.Name) and target.value == "self"):
                 yield node, target, node.func.attr.value
-    for bound in bound_calls(flat):
+    for bound in bound_calls(flat, index):
         if bound.name in called and not (bound.handed and not runs_handed(index, bound)):
             yield bound.node, bound.receiver, bound.name
 
@@ -442,8 +475,8 @@ def _held_calls(
     value or handed on (`f = self.act.get_action; f(s)`, `analysis/bound.py`)."""
     for node, via, classes in _spelt_held_calls(index, flat, held, arguments, typed):
         yield node, node.func.value, node.func.attr.value, via, classes  # type: ignore[union-attr]
-    names = bound_names(text, _roots(text, typed is not None))
-    for bound in bound_calls(flat) if names else ():
+    names = bound_names(text, _roots(text, typed is not None), index)
+    for bound in bound_calls(flat, index) if names else ():
         if bound.name not in names or bound.handed and not runs_handed(index, bound):
             continue
         path = access_path(bound.receiver)
