@@ -43,7 +43,7 @@ from .persistence import is_persistent, optional_param, persistent_param
 
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
-    "TORCH_LOADERS", "own_state_calls",
+    "TORCH_LOADERS", "own_state_calls", "uses_self_whole",
 ]
 
 # torch.nn layers' methods that set every parameter of the layer afresh.
@@ -201,6 +201,12 @@ _SELF_STATE = re.compile(r"\bself\.(?:load_|_load_from_|_save_to_)?state_dict\("
 # `blend(self.target, self.online)`, `average(self, other)`, `copy_into(self.parameters(), src)`: a function of the
 # program handed the module itself, a child or a parameter walk of either (not a method of `self`).
 _HANDS_SELF = re.compile(r"(?<![\w.])(?!self\b)[A-Za-z_][\w.]*\([^()]*(?:\(\)[^()]*)*\bself\b")
+
+
+def uses_self_whole(text: str) -> bool:
+    """Text pre-filter: a method taking or loading its module's own state dict, or handing the module (or a child,
+    or a parameter walk of either) to a function, which may then compute with every parameter."""
+    return bool(_SELF_STATE.search(text) or _HANDS_SELF.search(text))
 
 
 def _own_state_uses(flat: Flat) -> list[OwnUse]:

@@ -13,7 +13,7 @@ from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
-from ..analysis.own import answering_classes, calls_child_method, method_uses
+from ..analysis.own import answering_classes, calls_child_method, method_uses, uses_self_whole
 from ..analysis.handed import outside_functions
 from ..analysis.instances import may_join
 from ..analysis.instances import (
@@ -21,7 +21,7 @@ from ..analysis.instances import (
 )
 from ..analysis.script import function_scope
 from ..program import known
-from ..program.holds import held_attributes, held_path_classes, module_arguments, reached_models
+from ..program.holds import averaged_attributes, held_attributes, held_path_classes, module_arguments, reached_models
 from ..program.tree import access_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
@@ -176,7 +176,8 @@ class Quantiser(nn.Module):
         forward = list(index.methods("forward", None))
         init = {id(m) for _, m in index.methods("init", _OTHER_CALL)}
         for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
-            called = ({m.group(1) for m in _OTHER_CALL.finditer(method.text)} | bound_names(method.text, index=index)) - _SKIP
+            called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} | bound_names(method.text, index=index)
+            called = (called | set(_VALUE_CALL.findall(method.text))) - _SKIP  # `self.get_v().m(`: a returned value
             external = _external_methods(index, cls)
             unknown = called - names - external - known.FORWARD_PARTS
             if unknown and unknown & _typed_receiver_calls(method.text):
@@ -232,6 +233,7 @@ class Quantiser(nn.Module):
                         yield self.finding(index, method.snippet, node, message, help)
                         break
         yield from self._held(index)
+        yield from self._averaged(index)
         yield from self._handed_by_classes(index)
         for run in hand_runs(index):
             if run.method:
@@ -293,6 +295,39 @@ class Quantiser(nn.Module):
                 yield self.finding(index, scope.snippet, node, message, help)
 
 
+    def _averaged(self, index: ModelIndex) -> Iterator[Report]:
+        """An update of a library's weight average (`known.AVERAGERS`) over a model the class holds or is given
+        (`self.ema = EMA(self.model)`, `holds.averaged_attributes`), called in any method but `__init__`
+        (`self.ema.update()`): the averager blends in every parameter of that model, with no hook of it running."""
+        if "(" not in index.source or index.other_framework:
+            return
+        for cls in index.classes.values():
+            averaged = averaged_attributes(index, cls)
+            if not averaged:
+                continue
+            init = {id(m) for m in cls.init_methods}
+            for method in cls.all_methods():
+                if method.owner is not cls or id(method) in init:
+                    continue
+                if not any(f"self.{name}." in method.text for name in averaged):
+                    continue
+                flat = flat_of(method)
+                for node, ctx in flat.nodes if flat is not None else ():
+                    if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                        continue
+                    path = access_path(node.func.value)
+                    if path is None or path.root != "self" or len(path.parts) != 1 or path.parts[0] not in averaged:
+                        continue
+                    if node.func.attr.value not in _BLENDS:
+                        continue  # `copy_to()`, `restore()`: they write the model (ZG101's), reading only the average
+                    target = code_of(node.func.value)
+                    message = (
+                        f"`{code_of(node.func)}(...)` blends every parameter of the model the average `{target}` was built "
+                        "over into it, outside that model's forward; ZeRO-3 has not gathered them and must fetch each on access"
+                    )
+                    help = "update the average inside `deepspeed.zero.GatheredParameters(model.parameters())`"
+                    yield self.finding(index, method.snippet, node, message, help)
+
     @staticmethod
     def _calls(index: ModelIndex, flat, held, arguments, cls: ClassInfo | None, text: str, joined: bool):
         """`_held_calls`, then, where the text shows a join (`instances.may_join`), every other call of a method on a
@@ -343,6 +378,10 @@ class Quantiser(nn.Module):
                 yield self.finding(index, index.parse(span), node, message, help)  # type: ignore[arg-type]
 
 
+# The updates of a library's weight average (`known.AVERAGER_UPDATES`) that read the averaged model's parameters.
+_BLENDS = frozenset({"update", "update_parameters", "step", "update_moving_average", "store"})
+
+
 def _never_computes(name: str) -> bool:
     """A method no module's own code defines to compute with its parameters: forward, torch's bookkeeping
     (`parameters()`, `train()`), dunders, in-place tensor ops (`w.copy_(...)`). A container's method name
@@ -379,9 +418,9 @@ _LOOP_FROM_SELF = re.compile(r"\bfor[ \t]+([\w \t,()]+?)[ \t]+in[ \t]+[^\n]*?\bs
 
 def _typed_receiver_calls(text: str) -> set[str]:
     """Text pre-filter of instance typing: names of methods called on a path from `self` (`self.v.m(`,
-    `self.core.m(`, `self.vs[0].m(`), on a local or loop name bound from one (`v = self.v` ... `v.m(`), or on a
+    `self.core.m(`, `self.vs[0].m(`), on a call's value (`self.get_v().m(`), on a local or loop name bound from one (`v = self.v` ... `v.m(`), or on a
     parameter of the method (`def _run(self, v, x): v.m(x)`, typed by the class's own calls)."""
-    found = set(_SELF_CALL.findall(text)) | set(_SELF_ITEM_CALL.findall(text))
+    found = set(_SELF_CALL.findall(text)) | set(_SELF_ITEM_CALL.findall(text)) | set(_VALUE_CALL.findall(text))
     bound = set(_LOCAL_FROM_SELF.findall(text)) - {"self"}
     bound |= {name for names in _LOOP_FROM_SELF.findall(text) for name in re.findall(r"\w+", names)}
     header = _HEADER.search(text)
@@ -392,6 +431,8 @@ def _typed_receiver_calls(text: str) -> set[str]:
     return found
 
 
+# `self.get_v().m(`, `unwrap(self.v).m(`: a method called on what a call returned (`instances.returned_instance`).
+_VALUE_CALL = re.compile(r"\)\s*\.\s*(\w+)\s*\(")
 # `v.m(`: a method called on a plain name (the name, the method).
 _NAME_CALL = re.compile(r"(?<![\w.])(\w+)\.(\w+)\s*\(")
 
@@ -575,7 +616,7 @@ def _computes(index: ModelIndex, name: str) -> bool:
             text = method.text
             if index.mentions_param(text) or "self.forward(" in text or any(f"self.{p}" in text for p in own):
                 return True
-            if calls_child_method(index, text):
+            if calls_child_method(index, text) or uses_self_whole(text):
                 return True
     return False
 
