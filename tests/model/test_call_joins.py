@@ -395,3 +395,26 @@ def test_a_library_average_read_for_its_copy_is_clean(tmp_path):
     # running the average's copy is its own forward; no update blends the held model in
     found, _key = _check(tmp_path, {"net.py": NET, "model.py": AVERAGED.replace("self.ema.update()", "self.ema(x)")})
     assert found == []
+
+
+UNWRAPPED = """
+from .net import Net
+
+class Trainer:
+    def __init__(self, d):
+        self.model = Net(d)
+
+    def evaluate(self, x):
+        model = {unwrap}
+        return model.attend(x)  # KEY
+"""
+
+
+@pytest.mark.parametrize(
+    "unwrap", ['getattr(self.model, "module", self.model)', 'self.model.module if hasattr(self.model, "module") else self.model']
+)
+def test_a_local_bound_to_the_unwrapped_held_model_is_typed_by_it(tmp_path, unwrap):
+    found, key = _check(tmp_path, {"net.py": NET, "model.py": UNWRAPPED.format(unwrap=unwrap)})
+    assert ("ZG303", key) in found
+    clean, _key = _check(tmp_path, {"net.py": NET, "model.py": UNWRAPPED.format(unwrap=unwrap).replace(".attend(", ".safe(")})
+    assert clean == []

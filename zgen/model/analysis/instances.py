@@ -728,6 +728,9 @@ def returned_instance(
                     )
             return typed
     name = call_name(call)
+    if name == "getattr" and len(call.args) == 3 and not any(a.star or a.keyword for a in call.args):
+        # `getattr(model, "module", model)`: the wrapped module, or the model itself
+        return receiver_instance(index, cls, flat, call.args[2].value, depth + 1, method)
     if not name or name.startswith(".") or name in _BUILTINS:
         return None
     found = resolve_function(index, flat, name) if name.partition(".")[0] != "self" else None

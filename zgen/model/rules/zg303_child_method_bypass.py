@@ -255,7 +255,8 @@ class Quantiser(nn.Module):
             if cls is None and not entry_name(span.name):
                 continue  # an initialiser, a hook, a loader given a model: not a step of the training loop
             text = index.skeleton.text(span.start, span.end)
-            joined = cls is not None and may_join(cls, text)  # a chain, a returned value, a property: `instances`
+            # a chain, a returned value, a property, a local bound from `self` (`m = self.a.module if c else self.a`)
+            joined = cls is not None and (may_join(cls, text) or bool(_LOCAL_FROM_SELF.search(text)))
             if not any(  # `w.copy_(...)`: a tensor's in-place op, no module method
                 not _never_computes(name) for name in (*_holder_calls(text, cls is not None), *bound_names(text, _roots(text, cls is not None), index))
             ) and not (cls is not None and _HELD_LOCAL.search(text)) and not joined:
