@@ -40,6 +40,24 @@ def blend(target, source, tau):
         p.data.mul_(1 - tau).add_(q.data, alpha=tau)
 """
 
+# a module whose `sync` hands its two children to the helper
+AGENT = """
+            from torch import nn
+            from .util import blend
+
+            class Agent(nn.Module):
+                def __init__(self, d=1024):
+                    super().__init__()
+                    self.online = nn.Linear(d, 4096)
+                    self.target = nn.Linear(d, 4096)
+
+                def forward(self, x):
+                    return self.online(x)
+
+                def sync(self, tau):
+                    blend(self.target, self.online, tau)
+"""
+
 CASES = {
     # a method reaching a base-class method of another file that reads the parameter the base registers
     "base_method_of_another_file": ({
@@ -77,22 +95,7 @@ CASES = {
     # a method handing two children to a helper of another file that blends their parameters
     "helper_of_another_file_blends_children": ({
         "util.py": BLEND,
-        "model.py": """
-            from torch import nn
-            from .util import blend
-
-            class Agent(nn.Module):
-                def __init__(self, d=1024):
-                    super().__init__()
-                    self.online = nn.Linear(d, 4096)
-                    self.target = nn.Linear(d, 4096)
-
-                def forward(self, x):
-                    return self.online(x)
-
-                def sync(self, tau):
-                    blend(self.target, self.online, tau)
-
+        "model.py": AGENT + """
             class Trainer:
                 def __init__(self, agent: Agent):
                     self.agent = agent
@@ -104,26 +107,11 @@ CASES = {
     # the same from a parent's forward
     "forward_runs_a_childs_blend": ({
         "util.py": BLEND,
-        "model.py": """
-            from torch import nn
-            from .util import blend
-
-            class Pair(nn.Module):
-                def __init__(self, d=1024):
-                    super().__init__()
-                    self.online = nn.Linear(d, 4096)
-                    self.target = nn.Linear(d, 4096)
-
-                def forward(self, x):
-                    return self.online(x)
-
-                def sync(self, tau):
-                    blend(self.target, self.online, tau)
-
+        "model.py": AGENT + """
             class Model(nn.Module):
                 def __init__(self):
                     super().__init__()
-                    self.pair = Pair()
+                    self.pair = Agent()
 
                 def forward(self, x):
                     self.pair.sync(0.1)  # KEY
