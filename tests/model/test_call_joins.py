@@ -406,3 +406,35 @@ def test_a_local_bound_to_the_unwrapped_held_model_is_typed_by_it(tmp_path, unwr
     assert ("ZG303", key) in found
     clean, _key = _check(tmp_path, {"net.py": NET, "model.py": UNWRAPPED.format(unwrap=unwrap).replace(".attend(", ".safe(")})
     assert clean == []
+
+
+GRADIENTS = NET + """
+    def reduce_gradients(self):
+        grads = torch.cat([p.grad.view(-1) for p in self.parameters() if p.grad is not None])
+        offset = 0
+        for p in self.parameters():
+            if p.grad is not None:
+                p.grad.data.copy_(grads[offset : offset + p.numel()].view_as(p.grad))
+                offset += p.numel()
+
+    def rope_table(self):
+        return build_table(self.shape)
+
+def build_table(shape):
+    return torch.zeros(shape.shape)
+
+class Trainer:
+    def __init__(self, net: Net):
+        self.net = net
+
+    def step(self):
+        self.net.reduce_gradients()
+        return self.net.rope_table()
+"""
+
+
+def test_a_walk_of_gradients_and_counts_and_a_setting_handed_to_a_helper_are_clean(tmp_path):
+    # `p.grad` and `p.numel()` over its own parameters compute with none of their values; `self.shape` is a setting
+    text = GRADIENTS.replace("self.register_buffer(", "self.shape = (d,)\n        self.register_buffer(")
+    found, _key = _check(tmp_path, {"model.py": text + "# KEY\n"})
+    assert found == []

@@ -180,8 +180,12 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
             if access.use in (READ, SIZE, WRITE, INIT) and not access.ctx.guarded and not access.local:
                 if access.owner.startswith("self."):
                     found.append(OwnUse(access.use, code_of(access.node), is_persistent(index, access)))
-                elif access.via_parameters:  # an item of `self.parameters()`, `self.child.parameters()`: named so
-                    walked = access.via.name if access.via.name.startswith("self") else code_of(access.node)
+                elif access.via_parameters:
+                    # an item of `self.parameters()`, `self.child.parameters()` whose values are used is named by the
+                    # walk (`OwnUse.on_self`); a count of its elements (`p.numel()`) or its gradient (`p.grad`) keeps
+                    # the loop name: no computation with the module's parameters
+                    values = access.use != SIZE and not access.op.startswith(".grad")
+                    walked = access.via.name if values and access.via.name.startswith("self") else code_of(access.node)
                     found.append(OwnUse(access.use, walked, is_persistent(index, access)))
     for call, ctx, classes, target in _module_method_calls(index, cls, method, flat) if calls_children else ():
         if ctx.guarded:
@@ -267,7 +271,7 @@ def _of_self(value: cst.BaseExpression, members: dict[str, Member]) -> bool:
     if not path.parts:
         return True
     member = members.get(path.parts[0])
-    return member is not None and member.kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN)
+    return member is not None and member.kind in (Kind.MODULE, Kind.CONTAINER)  # a setting (`self.feat_shape`): no
 
 
 def _own_use(index: ModelIndex, cls: ClassInfo, use: str, name: str) -> OwnUse:
