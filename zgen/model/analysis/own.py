@@ -108,7 +108,7 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
         if name in TORCH_LOADERS and has_params(index, cls.name) is not False:
             return (OwnUse(WRITE, "self.weight", False),)  # `nn.Module.load_state_dict`: copies into every parameter
         return ()
-    found: dict[tuple[str, bool], OwnUse] = {}  # the first use of each kind, of a small and of a large parameter
+    found: dict[tuple, OwnUse] = {}  # the first use of each kind, of a small and a large parameter, of `self` or not
     owner = method.owner if isinstance(method.owner, ClassInfo) else cls
     # what it calls on `self`, dispatched on `cls`: its own methods and those of its bases, of any file
     for reached in cls.reachable(name, inherited=True):
@@ -120,7 +120,7 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
         for use in _uses_in(index, cls, reached):
             if bypassed and use.param.count(".") != 1:
                 continue  # `self.forward(x)` from another method skips only this module's hooks: its own parameters
-            found.setdefault((use.use, use.persistent, use.optional), use)
+            found.setdefault((use.use, use.persistent, use.optional, use.on_self), use)
     return tuple(found.values())
 
 
@@ -184,7 +184,10 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
                     # an item of `self.parameters()`, `self.child.parameters()` whose values are used is named by the
                     # walk (`OwnUse.on_self`); a count of its elements (`p.numel()`) or its gradient (`p.grad`) keeps
                     # the loop name: no computation with the module's parameters
-                    values = access.use != SIZE and not access.op.startswith(".grad")
+                    parent = flat.parent.get(id(access.node))
+                    grad = access.op.startswith(".grad") or isinstance(parent, cst.Attribute) and parent.attr.value == "grad"
+                    walk = isinstance(parent, cst.Attribute) and parent.attr is access.node  # `self.parameters` itself
+                    values = access.use != SIZE and not grad and not walk
                     walked = access.via.name if values and access.via.name.startswith("self") else code_of(access.node)
                     found.append(OwnUse(access.use, walked, is_persistent(index, access)))
     for call, ctx, classes, target in _module_method_calls(index, cls, method, flat) if calls_children else ():
