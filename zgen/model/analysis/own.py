@@ -196,7 +196,7 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
         for ref in classes:
             for use in method_uses(index, ref, call.func.attr.value):  # type: ignore[union-attr]
                 found.append(OwnUse(use.use, f"{code_of(target)}.{call.func.attr.value}()", use.persistent, use.optional))  # type: ignore[union-attr]
-    if states:
+    if states and has_params(index, cls.name) is not False:  # a module of buffers alone loads no parameter
         found += _own_state_uses(flat)
     if handed:
         found += _handed_uses(index, cls, flat)

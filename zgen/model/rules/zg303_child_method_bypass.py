@@ -323,8 +323,8 @@ class Quantiser(nn.Module):
                         continue  # `copy_to()`, `restore()`: they write the model (ZG101's), reading only the average
                     target = code_of(node.func.value)
                     message = (
-                        f"`{code_of(node.func)}(...)` blends every parameter of the model the average `{target}` was built "
-                        "over into it, outside that model's forward; ZeRO-3 has not gathered them and must fetch each on access"
+                        f"`{code_of(node.func)}(...)` reads every parameter of the model the average `{target}` was built "
+                        "over, outside that model's forward; ZeRO-3 has not gathered them and must fetch each on access"
                     )
                     help = "update the average inside `deepspeed.zero.GatheredParameters(model.parameters())`"
                     yield self.finding(index, method.snippet, node, message, help)
