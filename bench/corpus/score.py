@@ -247,6 +247,8 @@ def run_zgen(python: str, files: list[Path]) -> tuple[list[Hit], dict[str, str]]
     fails is each file rerun alone, so that one crashing file costs its own items, not
     the whole score.
     """
+    if os.sep in python:
+        python = str(Path(python).absolute())  # zgen runs in a scratch directory: a relative path would miss
     probe = subprocess.run([python, "-c", "import importlib.util, sys; sys.exit(not importlib.util.find_spec('zgen'))"],
                            capture_output=True, text=True, check=False)
     if probe.returncode != 0:
