@@ -398,6 +398,7 @@ def _whole_uses(
             if handed_on:  # one finding per call, its most telling use (`sync(dst, src)` writes, not only reads)
                 _rank, use, owner = min(handed_on, key=lambda h: h[0])
                 found.append(access(node, ctx, use, owner, name))
+    del holds  # (it calls itself: kept, its cycle would hold the file's index and parse for the cycle collector)
     return [a for a in found if a is not None]
 
 
