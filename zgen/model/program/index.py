@@ -677,8 +677,13 @@ class ModelIndex:
 
 
 # What `forward_text` masks: `self.` before a call (`\bself`, word first), `().`, and torch's functional
-# namespaces before a call (`F.normalize(`, `torch.cat(`, `nn.functional.pad(`).
-_FORWARD_MASK = re.compile(r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\.|(?<![\w.])(?:F|torch|functional)\.(?=\w+\s*\()|\.functional\.")
+# namespaces before a call (`F.normalize(`, `torch.cat(`, `nn.functional.pad(`; each word first, then what may not
+# stand before it: every alternative starting with a literal, the search skips to their first characters).
+_FORWARD_MASK = re.compile(
+    r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\."
+    r"|F(?<![\w.]F)\.(?=\w+\s*\()|torch(?<![\w.]torch)\.(?=\w+\s*\()|functional(?<![\w.]functional)\.(?=\w+\s*\()"
+    r"|\.functional\."
+)
 
 
 def _known_base(qualified: str) -> bool:

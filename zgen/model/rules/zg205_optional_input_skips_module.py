@@ -20,6 +20,7 @@ from ..program.holds import module_like_name
 from ..program.members import Kind, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import code_of, cst, walk
+from ..program.trigger import word_first
 from .rule import Report, Rule
 
 # `name=None` in a signature, and `if [not] name [is [not] None]` in a body: the text pre-filter.
@@ -505,7 +506,7 @@ def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
         return True
     signature = text[: end + 1] if end >= 0 else text
     return any(
-        re.search(rf"\b{m.group(1)}\b", signature) and not _NOT_A_TOWER_INPUT.search(m.group(1))
+        re.search(word_first(m.group(1)) + r"\b", signature) and not _NOT_A_TOWER_INPUT.search(m.group(1))
         for m in _NONE_TEST.finditer(text, len(signature))
     )
 
