@@ -46,7 +46,7 @@ from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
-from ..program.trigger import Trigger
+from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .effects import (
     WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, usage, writes_module_params,
@@ -212,7 +212,7 @@ def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
 def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
     words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\(",
-             r"\bsave\(", HANDED_PATH_TEXT, r"\bparam_groups\b"]
+             r"save(?<!\wsave)\(", HANDED_PATH_TEXT, r"param_groups(?<!\wparam_groups)\b"]  # (word first: trigger.py)
     names = sorted({name.rsplit(".", 1)[-1] for name in known.AVERAGERS})
     # what each word needs literally: the regex runs only over a text holding one
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
@@ -398,6 +398,7 @@ def _whole_uses(
             if handed_on:  # one finding per call, its most telling use (`sync(dst, src)` writes, not only reads)
                 _rank, use, owner = min(handed_on, key=lambda h: h[0])
                 found.append(access(node, ctx, use, owner, name))
+    del holds  # (it calls itself: kept, its cycle would hold the file's index and parse for the cycle collector)
     return [a for a in found if a is not None]
 
 
@@ -852,13 +853,13 @@ def _callback(index: ModelIndex, name: str) -> bool:
 def _called_by_modules(index: ModelIndex, name: str) -> bool:
     """Does a method of a module class of this file call the function `name` (`eager_attention_forward(self, ...)`
     from a forward, `caffe2_msra_fill(layer)` from an `__init__`)?"""
-    call = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\(")
+    call = re.compile(word_first(name, r"[\w.]") + r"\s*\(")
     return any(call.search(index.skeleton.text(cls.span.start, cls.span.end)) for cls in index.module_classes())
 
 
 def _construction_helper(index: ModelIndex, name: str) -> bool:
     """Does the `__init__` of a module class of this file (or a helper it calls) call the function `name`?"""
-    call = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\(")
+    call = re.compile(word_first(name, r"[\w.]") + r"\s*\(")
     return any(call.search(method.text) for cls in index.module_classes() for method in cls.init_methods)
 
 

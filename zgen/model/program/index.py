@@ -40,6 +40,12 @@ _UNSET: Any = object()
 _COMPUTING: Any = object()
 
 
+def _forget_cached(obj: object) -> None:
+    """Drop the `cached_property` values an object keeps (the parses, infos and answers they refer to)."""
+    for name in [k for k, v in vars(type(obj)).items() if isinstance(v, cached_property)]:
+        obj.__dict__.pop(name, None)
+
+
 def memoised(query: Query[T] | None = None, *, cycle: Any = _UNSET) -> Any:
     """A query over one file, computed once per index and arguments (kept with the index).
 
@@ -432,12 +438,13 @@ class ModelIndex:
         The infos and the index refer to each other, so without this their parse
         trees would wait for Python's cycle collector; released, they are freed at once.
         """
+        for info in (*self._methods.values(), *self.classes.values()):
+            _forget_cached(info)
         self._memo.clear()
         self._snippets.clear()
         self._methods.clear()
         self.classes = {}
-        for name in [k for k, v in vars(type(self)).items() if isinstance(v, cached_property)]:
-            self.__dict__.pop(name, None)
+        _forget_cached(self)
 
     # --- names -------------------------------------------------------------
 
@@ -670,8 +677,13 @@ class ModelIndex:
 
 
 # What `forward_text` masks: `self.` before a call (`\bself`, word first), `().`, and torch's functional
-# namespaces before a call (`F.normalize(`, `torch.cat(`, `nn.functional.pad(`).
-_FORWARD_MASK = re.compile(r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\.|(?<![\w.])(?:F|torch|functional)\.(?=\w+\s*\()|\.functional\.")
+# namespaces before a call (`F.normalize(`, `torch.cat(`, `nn.functional.pad(`; each word first, then what may not
+# stand before it: every alternative starting with a literal, the search skips to their first characters).
+_FORWARD_MASK = re.compile(
+    r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\."
+    r"|F(?<![\w.]F)\.(?=\w+\s*\()|torch(?<![\w.]torch)\.(?=\w+\s*\()|functional(?<![\w.]functional)\.(?=\w+\s*\()"
+    r"|\.functional\."
+)
 
 
 def _known_base(qualified: str) -> bool:
