@@ -343,11 +343,30 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             elif use == READ and not detail.startswith(".grad") and computed_with(index, inner, parent, detail):
                 found.setdefault(items[node.value], set()).add(READS)
         elif kind is cst.Call:
+            reset = _reset_owner(node, names, aliases, items, param_items)
+            if reset is not None:
+                found.setdefault(reset, set()).add(INIT)  # `for m in model.children(): m.reset_parameters()`
             _whole_effects(index, node, names, found)
             _run_effects(index, func, node, names, found)
             if node.args:
                 _call_effects(index, inner, node, names, found)
     return {name: frozenset(done) for name, done in found.items()}
+
+
+def _reset_owner(
+    call: cst.Call, names: set[str], aliases: dict[str, str], items: dict[str, str], param_items: set[str],
+) -> str | None:
+    """The module argument whose parameters `call` sets afresh: its own `reset_parameters()`, or that of a module
+    a walk of it yields (`for m in model.children(): m.reset_parameters()`, `for layer in layers: ...`)."""
+    func = call.func
+    if call.args or not isinstance(func, cst.Attribute) or func.attr.value not in known.TORCH_INITIALISERS:
+        return None
+    target = func.value
+    if not isinstance(target, cst.Name) or target.value in param_items:
+        return None
+    if target.value in names:
+        return target.value
+    return aliases.get(target.value) or items.get(target.value)
 
 
 def _walk_owner(walk_call: cst.Call, names: set[str]) -> str | None:

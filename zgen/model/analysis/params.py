@@ -118,7 +118,8 @@ class _Finder:
         self.param_aliases: dict[str, str] = {}  # name -> what it iterates ("self.parameters()")
         # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
         self.late = any(m is method for m in cls.late_init_methods)
-        self.entry = self.late or any(m is method for m in cls.entry_methods)
+        # (`__repr__`/`extra_repr` too: printing the built model runs them outside any forward)
+        self.entry = self.late or any(m is method for m in (*cls.entry_methods, *cls.repr_methods))
         self.returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
         # In a method called on the built model its own parameters are partitioned too (a base class
         # such as a ModelMixin registers none itself, but every subclass does).

@@ -51,7 +51,6 @@ from .effects import (
 )
 from .flow import Flat, runs_gathered
 from .grads import gradient_read
-from .own import TORCH_INITIALISERS
 from .persistence import persistent_param
 from .script import WRAP_TRIGGER, function_scope
 
@@ -307,8 +306,10 @@ class _Run:
 class _Engine:
     """The provenance of one file's values, computed lazily: per function and signature, once."""
 
-    def __init__(self, index: ModelIndex) -> None:
+    def __init__(self, index: ModelIndex, engines: dict[int, _Engine] | None = None) -> None:
         self.index = index
+        self.engines = engines if engines is not None else {}  # id(index) -> its engine: one per file, shared
+        self.engines[id(index)] = self
         self.summaries: dict[tuple, Value | None] = {}
         self.accesses: dict[tuple[int, str], ParamAccess] = {}
         self.attrs: dict[int, dict[str, Value]] = {}  # id(class) -> attribute -> value, from every method
@@ -744,6 +745,10 @@ class _Engine:
             return Holder(code_of(call), cls.name)  # `agent = Agent(model)`: a plain object keeping the model
         if "." not in name and name in self.index.skeleton.functions:
             return self._helper(run, self.index.skeleton.functions[name], None, call)
+        if name not in _arguments(run) and (foreign := self._foreign_function(run, name)) is not None:
+            # a function of another file of the package (`unwrap(self.model)`, `trainable(model)`): what it returns
+            # given these values, read there (its uses of them are judged at this call, `_handed_on`)
+            return self._helper(run, foreign[1], None, call, foreign[0])
         if name in _arguments(run) or resolve_function(self.index, run.flat, name) is not None:
             return None  # a callable handed in, or a function we can read (its effects are judged at the call)
         passed_on = None
@@ -814,9 +819,27 @@ class _Engine:
                     self.call(span, None, ((params[at], leaf(container)),))  # type: ignore[arg-type]
         return container
 
-    def _helper(self, run: _Run, span: FunctionSpan, cls: ClassInfo | None, call: cst.Call) -> Value | None:
-        """A function or method of this file called with these arguments: its summary."""
-        scope = function_scope(self.index, span)
+    def _foreign_function(self, run: _Run, name: str) -> tuple[_Engine, FunctionSpan] | None:
+        """A module-level function of another file that `name` calls, with the engine of that file."""
+        found = resolve_function(self.index, run.flat, name)
+        if found is None or found[0] is self.index:
+            return None  # (unreadable, or this file's function or one defined inside the function read)
+        external = self.index.external_function(self.index.qualify(name))
+        if external is None or external[1].owner is not None:
+            return None
+        other, info = external
+        engine = self.engines.get(id(other))
+        if engine is None:
+            engine = self.engines[id(other)] = _Engine(other, self.engines)
+        return engine, info.span
+
+    def _helper(
+        self, run: _Run, span: FunctionSpan, cls: ClassInfo | None, call: cst.Call, engine: _Engine | None = None,
+    ) -> Value | None:
+        """A function or method of this file (or, with the `engine` of another file, a function there) called with
+        these arguments: its summary."""
+        engine = engine or self
+        scope = function_scope(engine.index, span)
         node = scope.node if scope is not None else None
         if not isinstance(node, cst.FunctionDef):
             return None
@@ -840,7 +863,7 @@ class _Engine:
         signature = tuple(sorted(((k, v) for k, v in bound.items() if v is not None), key=lambda kv: kv[0]))
         if not signature and (cls is None or not self.class_attrs(cls)):
             return None  # nothing of a model goes in: nothing of one comes out
-        value, writes = self.call(span, cls, signature)
+        value, writes = engine.call(span, cls, signature)
         if cls is not None and cls is run.cls:  # `self.set_model(model)`: the object's state, written by its helper
             for name, written in writes.items():
                 run.self_writes[name] = join(run.self_writes.get(name), written)  # type: ignore[assignment]
@@ -991,7 +1014,7 @@ class _Engine:
                     # argument; a module's children by their `self.` path are judged by `own.own_state_calls` and
                     # `moved`)
                     whole(STATE, func.value, method)
-                elif method in TORCH_INITIALISERS and not call.args:
+                elif method in known.TORCH_INITIALISERS and not call.args:
                     whole(WRITE, func.value, method)
                 elif method == "apply" and args and (fn := dotted(args[0].value)) and writes_module_params(self.index, run.flat, fn):
                     self._access(run, call, ctx, WRITE, "", Via(Reach.APPLY, fn), code_of(func.value))
