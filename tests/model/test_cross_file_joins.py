@@ -224,3 +224,63 @@ def test_a_repr_reading_the_modules_own_parameters_reads_placeholders():
     # registered by assignment or by `setattr` with a literal name, are placeholders there; their shapes are shown
     found = [(f.code, f.line) for f in check_source("scaled.py", textwrap.dedent(REPR))]
     assert found == [("ZG109", 16), ("ZG109", 19)]
+
+
+BASE = """
+from torch import nn
+
+
+class Base(nn.Module):
+    def _init_layer(self, layer):
+        nn.init.xavier_uniform_(layer.weight)
+
+    def _freeze(self, module):
+        for p in module.parameters():
+            p.requires_grad = False
+
+
+def zero_module(module):
+    for p in module.parameters():
+        p.detach().zero_()
+    return module
+
+
+def detached(module):
+    for p in module.parameters():
+        p.detach_()
+    return module
+"""
+
+SUB = """
+import deepspeed
+from torch import nn
+from .base import Base, zero_module, detached
+
+
+class Model(Base):
+    def __init__(self, dim):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Linear(dim, dim), nn.Linear(dim, dim))
+        self.out = nn.Linear(dim, dim)
+        self._init_layer(self.enc[0])
+        zero_module(self.out)
+        with deepspeed.zero.GatheredParameters(list(self.enc.parameters()), modifier_rank=0):
+            self._init_layer(self.enc[1])
+        self._freeze(self.enc)
+        detached(self.out)
+
+    def forward(self, x):
+        return self.out(self.enc(x))
+"""
+
+
+def test_a_base_class_method_of_another_file_and_a_write_through_a_view_initialise_a_built_child(tmp_path):
+    # `self._init_layer(...)` runs a method of the base class in another file: its summary, read there, says it
+    # initialises what it is handed; `p.detach().zero_()` writes the parameter through a view sharing its storage
+    # (`detach_()` only flags the tensor; a gathered call and a `requires_grad` change stay clean)
+    pkg = tmp_path / "proj"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text(textwrap.dedent(BASE))
+    (pkg / "sub.py").write_text(textwrap.dedent(SUB))
+    assert _found(pkg / "sub.py") == [("ZG103", 12), ("ZG103", 13)]

@@ -15,7 +15,7 @@ import re
 
 from ..program import known
 from ..program.holds import module_arguments
-from ..program.index import ModelIndex, memoised
+from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import access_path, call_name, cst, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .flow import Flat, flatten, loop_items, same_items
@@ -26,6 +26,8 @@ __all__ = [
     "written_in_bulk", "clipped",
 ]
 
+# Methods whose result shares the tensor's storage (called without arguments): an in-place op on it writes the tensor.
+_VIEWS = frozenset({"detach", "t", "squeeze", "unsqueeze"})
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
 _CHECK_CALLS = {"isinstance", "hasattr", "getattr", "id", "type", "callable", "setattr", "delattr"}
 
@@ -52,6 +54,10 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
             return (CHECK, f".{attr}()") if _zero3_probe(flat, grand) else (SIZE, f".{attr}()")
         if called and known.INPLACE_METHOD.match(attr):
             return WRITE, f"{data}.{attr}()"
+        if called and attr in _VIEWS and not grand.args:
+            view_use, view_detail = usage(index, flat, grand)  # `p.detach().zero_()` writes through the view
+            if view_use in (WRITE, INIT):
+                return view_use, f"{data}.{attr}(){view_detail}"
         return READ, f"{data}.{attr}"
     if isinstance(parent, cst.AssignTarget) and parent.target is node:
         return (WRITE, f"{data} = ...") if data else (ASSIGN, " = ...")
@@ -489,6 +495,26 @@ def argument_effects(index: ModelIndex, flat: Flat | None, call: cst.Call) -> li
     if not effects:
         return []
     done = ((i, effects.get(parameter_for(found[1], call, i) or "")) for i, arg in enumerate(call.args) if not arg.star)
+    return [(i, effect) for i, effect in done if effect]
+
+
+def inherited_argument_effects(cls: ClassInfo, call: cst.Call) -> list[tuple[int, frozenset[str]]]:
+    """`argument_effects` of `self.<name>(...)` calling a method of a base class in another file (`self._init_layer(
+    self.enc.proj)`, `self._add_lagged_network(self.policy.model)`), read there; empty for a method of this file
+    (its body is read with the class) or one that cannot be read."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return []
+    if cls.method(func.attr.value) is not None:
+        return []
+    method = cls.inherited_method(func.attr.value)
+    node = method.node if method is not None else None
+    if node is None:
+        return []
+    effects = module_arg_effects(method.owner.index, node)  # type: ignore[union-attr]
+    if not effects:
+        return []
+    done = ((i, effects.get(parameter_for(node, call, i) or "")) for i, arg in enumerate(call.args) if not arg.star)
     return [(i, effect) for i, effect in done if effect]
 
 

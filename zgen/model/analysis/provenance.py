@@ -43,11 +43,11 @@ from ..program.holds import config_like, may_have_module_arguments, module_argum
 from ..program.index import ClassInfo, ModelIndex, entry_name
 from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
-from ..program.tree import call_name, code_of, cst, dotted, parameter_for
+from ..program.tree import call_name, code_of, cst, dotted
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, module_arg_effects, resolve_function, usage,
-    writes_module_params, written_in_bulk,
+    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, inherited_argument_effects,
+    resolve_function, usage, writes_module_params, written_in_bulk,
 )
 from .flow import Flat, runs_gathered
 from .grads import gradient_read
@@ -1053,12 +1053,8 @@ class _Engine:
             if "." in name or name not in self.index.skeleton.functions:  # another file's helper: judged here
                 self._handed_on(run, call, ctx, argument_effects(self.index, run.flat, call))
         elif isinstance(func, cst.Attribute) and _is_self(func.value) and run.cls is not None:
-            method = None if run.cls.method(func.attr.value) else run.cls.inherited_method(func.attr.value)
-            node = method.node if method is not None else None
-            if node is not None:  # `self._add_lagged_network(self.policy.model)`: a base class's method of another file
-                effects = module_arg_effects(method.owner.index, node)
-                done = ((i, effects.get(parameter_for(node, call, i) or "")) for i, a in enumerate(call.args) if not a.star)
-                self._handed_on(run, call, ctx, [(i, e) for i, e in done if e])
+            # `self._add_lagged_network(self.policy.model)`: a base class's method of another file
+            self._handed_on(run, call, ctx, inherited_argument_effects(run.cls, call))
 
     def _holder(self, run: _Run, expr: cst.BaseExpression) -> Holder | None:
         """The plain object holding a built model that `expr` is: `self` in a class of the file that is no module and
