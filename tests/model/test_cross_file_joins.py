@@ -284,3 +284,72 @@ def test_a_base_class_method_of_another_file_and_a_write_through_a_view_initiali
     (pkg / "base.py").write_text(textwrap.dedent(BASE))
     (pkg / "sub.py").write_text(textwrap.dedent(SUB))
     assert _found(pkg / "sub.py") == [("ZG103", 12), ("ZG103", 13)]
+
+
+REGISTRY = """
+from torch import nn
+
+BACKBONES = {}
+
+
+def register(name):
+    def add(cls):
+        BACKBONES[name] = cls
+        return cls
+    return add
+
+
+@register("mlp")
+class Mlp(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def build_backbone(name, dim):
+    return BACKBONES[name](dim)
+"""
+
+PROBED = """
+import deepspeed
+import torch
+from torch import nn
+from .registry import build_backbone
+
+
+class Probed(nn.Module):
+    def __init__(self, name, dim):
+        super().__init__()
+        self.backbone = build_backbone(name, dim)
+        out = self.backbone(torch.zeros(1, dim))
+        self.head = nn.Linear(out.shape[-1], dim)
+
+    def forward(self, x):
+        return self.head(self.backbone(x))
+
+
+class Gathered(nn.Module):
+    def __init__(self, name, dim):
+        super().__init__()
+        self.backbone = build_backbone(name, dim)
+        with deepspeed.zero.GatheredParameters(list(self.backbone.parameters())):
+            out = self.backbone(torch.zeros(1, dim))
+        self.head = nn.Linear(out.shape[-1], dim)
+
+    def forward(self, x):
+        return self.head(self.backbone(x))
+"""
+
+
+def test_a_module_a_decorator_registry_of_another_file_builds_is_run_in_init(tmp_path):
+    # `BACKBONES[name](dim)` builds one of the classes `@register(...)` put in the registry: a module with
+    # parameters, partitioned once built, so probing it in `__init__` computes with placeholders (not under a gather)
+    pkg = tmp_path / "proj"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "registry.py").write_text(textwrap.dedent(REGISTRY))
+    (pkg / "probed.py").write_text(textwrap.dedent(PROBED))
+    assert _found(pkg / "probed.py") == [("ZG110", 12)]
