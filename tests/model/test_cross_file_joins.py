@@ -353,3 +353,37 @@ def test_a_module_a_decorator_registry_of_another_file_builds_is_run_in_init(tmp
     (pkg / "registry.py").write_text(textwrap.dedent(REGISTRY))
     (pkg / "probed.py").write_text(textwrap.dedent(PROBED))
     assert _found(pkg / "probed.py") == [("ZG110", 12)]
+
+
+POOL = """
+import torch
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Population:
+    def __init__(self, dim, n):
+        self.members = [Policy(dim) for _ in range(n)]
+        self.optimizers = [torch.optim.Adam(m.parameters()) for m in self.members]
+
+    def snapshot(self):
+        return [m.state_dict() for m in self.members]
+
+    def optimizer_states(self):
+        return [o.state_dict() for o in self.optimizers]
+"""
+
+
+def test_a_plain_object_keeps_the_models_it_built_in_a_list():
+    # the list the constructor fills with built policies holds models (their state is placeholders); the list of
+    # optimizers beside it holds none
+    found = [(f.code, f.line) for f in check_source("population.py", textwrap.dedent(POOL))]
+    assert found == [("ZG108", 21)]

@@ -741,11 +741,16 @@ def _declared_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, str]:
 @memoised
 def held_containers(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     """`self.X` declared as a container of modules (`_modules: dict[str, Union[nn.Module, Optimizer]]`,
-    `nets: list[Policy]`): its items and values are held modules."""
+    `nets: list[Policy]`), or a plain object's attribute its constructor fills with modules it builds: its items and
+    values are held modules."""
     found = set()
     for attr, note in _declared_attributes(index, cls).items():
         if _CONTAINER_NOTE.match(note.strip().strip("\"'")) and _names_module(index, note):
             found.add(f"self.{attr}")
+    if not cls.is_module:  # `self.nets = [Policy(d) for _ in range(n)]`, built in `__init__` (or a base's, any file)
+        for attr, member in facts_of(cls).members.items():
+            if member.kind == Kind.CONTAINER and any(has_params(index, c) for c in member.classes):
+                found.add(f"self.{attr}")
     return frozenset(found)
 
 
