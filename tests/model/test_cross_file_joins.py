@@ -387,3 +387,46 @@ def test_a_plain_object_keeps_the_models_it_built_in_a_list():
     # optimizers beside it holds none
     found = [(f.code, f.line) for f in check_source("population.py", textwrap.dedent(POOL))]
     assert found == [("ZG108", 21)]
+
+
+WRAPPED = """
+import torch
+from torch import nn
+
+
+class Wrapper(nn.Module):
+    def __init__(self, net, dtype=torch.float32):
+        super().__init__()
+        self.net = net.to(dtype=dtype)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Shifted(nn.Module):
+    def __init__(self, shift, dtype=torch.float32):
+        super().__init__()
+        self.shift = shift.to(dtype=dtype)
+
+    def forward(self, x):
+        return x + self.shift
+
+
+def load_wrapped(net, path):
+    model = Wrapper(net)
+    model.load_state_dict(torch.load(path))
+    return model
+
+
+def load_shifted(shift, path):
+    model = Shifted(shift)
+    model.load_state_dict(torch.load(path))
+    return model
+"""
+
+
+def test_a_module_a_constructor_moves_before_keeping_it_is_a_wrapped_model():
+    # `self.net = net.to(dtype=d)` keeps the module handed in (run in forward): the wrapper may own parameters, so
+    # loading into one built above loads placeholders; a tensor kept the same way and only added makes no module
+    found = [(f.code, f.line) for f in check_source("wrapped.py", textwrap.dedent(WRAPPED))]
+    assert found == [("ZG108", 26)]
