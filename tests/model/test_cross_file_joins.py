@@ -430,3 +430,41 @@ def test_a_module_a_constructor_moves_before_keeping_it_is_a_wrapped_model():
     # loading into one built above loads placeholders; a tensor kept the same way and only added makes no module
     found = [(f.code, f.line) for f in check_source("wrapped.py", textwrap.dedent(WRAPPED))]
     assert found == [("ZG108", 26)]
+
+
+BUILDERS = """
+from external_lib import OptimWrapper
+
+
+def build_optim_wrapper(model, cfg):
+    return OptimWrapper(model, **cfg)
+"""
+
+RUNNER = """
+import torch
+from .builders import build_optim_wrapper
+
+
+class Runner:
+    def __init__(self, model, cfg):
+        self.model = model
+        self.optim_wrapper = build_optim_wrapper(model, cfg)
+
+    def resume(self, path):
+        self.optim_wrapper.load_state_dict(torch.load(path)["optimizer"])
+
+    def count_calls(self):
+        for p in self.model.parameters():
+            p._calls -= 1
+"""
+
+
+def test_what_a_helper_of_another_file_builds_around_the_model_for_a_setting_holds_no_model(tmp_path):
+    # the optimizer wrapper a builder makes from the model (a call of a library class given it first) is kept in an
+    # optimizer-named attribute: its state is the optimizer's; `p._calls` is bookkeeping kept on the parameter object
+    pkg = tmp_path / "proj"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "builders.py").write_text(textwrap.dedent(BUILDERS))
+    (pkg / "runner.py").write_text(textwrap.dedent(RUNNER))
+    assert _found(pkg / "runner.py") == []

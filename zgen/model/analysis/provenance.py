@@ -482,8 +482,10 @@ class _Engine:
                 else:
                     self.bind(run, part, tup.items[at] if tup is not None else part_value)
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            name = target.attr.value
+            if config_like(name):  # `self.optim_wrapper = build_optim_wrapper(model, cfg)`: made of it, not it
+                value = _each(value, lambda v: None if isinstance(v, Model) else v)
             if value is not None:
-                name = target.attr.value
                 run.self_writes[name] = join(run.self_writes.get(name), value)  # type: ignore[assignment]
         elif isinstance(target, cst.Subscript):
             run.items_set = True  # `container[key] = value`: that item is the value now, whatever it was
