@@ -80,6 +80,7 @@ def memoised(query: Query[T] | None = None, *, cycle: Any = _UNSET) -> Any:
 
 _PARAM_DEF = re.compile(
     r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
+    r"|setattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*(?:[\w.]*\.)?Parameter\("
 )
 # `self.name = nn.Parameter(<args>)` with what it is built from (to tell a scalar from a table).
 # (Also the first branch of a conditional: `self.mask_token = (\n Parameter(torch.zeros(1, 1, d)) if ... else ...)`.)
@@ -715,9 +716,10 @@ def _external_function(index: ModelIndex, ref: str) -> tuple[ModelIndex, MethodI
 
 
 def registered_names(text: str) -> set[str]:
-    """Names `text` registers as parameters (`self.x = nn.Parameter(...)`, `register_parameter("x", ...)`),
+    """Names `text` registers as parameters (`self.x = nn.Parameter(...)`, `register_parameter("x", ...)`,
+    `setattr(self, "x", nn.Parameter(...))`),
     read from the text: the pre-filter for what to parse (`members.facts` says what a class registers)."""
-    return {m.group(1) or m.group(2) for m in _PARAM_DEF.finditer(text)}
+    return {m.group(1) or m.group(2) or m.group(3) for m in _PARAM_DEF.finditer(text)}
 
 
 # `register_forward_pre_hook(self._materialise)`, `register_forward_hook(partial(self._log, ...))`.
