@@ -388,8 +388,9 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                     continue
                 if node.func.attr.value not in known.STATE_CALLS:
                     continue
-                if not _on_self(node.func.value) or isinstance(node.func.value, cst.Call):
-                    if node.func.attr.value != "state_dict" or not _built_child(index, cls, node.func.value):
+                receiver = node.func.value
+                if not (isinstance(receiver, cst.Name) and receiver.value == "self"):  # (not `super()` either)
+                    if node.func.attr.value != "state_dict" or not _built_child(index, cls, receiver):
                         continue  # (a built child's state read: `self.model.state_dict()` in a weight swap)
                 parent = flat.parent.get(id(node))
                 if isinstance(parent, cst.Attribute) and parent.attr.value == "keys":

@@ -272,9 +272,10 @@ def _function_defs(index: ModelIndex) -> dict[tuple[int, int, int], ast.Function
 
 def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: ClassInfo | None) -> dict[str, cst.Call]:
     """Locals `function` binds to a model it constructs -> the construction: a module class of this file, torch
-    or another file (`model = Net(**args)`), a factory function of this file or another returning one, `cls(...)` in a classmethod of a module class (`from_pretrained`),
-    or a class held in a variable (`model = model_class(**conf)`, `encoder = EncoderClass(**params)`) bound to a
-    local named as modules are. Under `deepspeed.zero.Init` each is partitioned once its constructor returns."""
+    or another file (`model = Net(**args)`), a factory function of this file or another returning one,
+    `cls(...)` in a classmethod of a module class (`from_pretrained`), or a class held in a variable
+    (`model = model_class(**conf)`, `encoder = EncoderClass(**params)`) bound to a local named as modules are.
+    Under `deepspeed.zero.Init` each is partitioned once its constructor returns."""
     classmethod_of_module = owner is not None and owner.is_module and any(
         dotted(d.decorator) == "classmethod" for d in function.decorators
     )
