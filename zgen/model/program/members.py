@@ -194,6 +194,13 @@ def creates_parameters(index: ModelIndex, cls: ClassInfo) -> bool:
     return False
 
 
+def parameter_container(index: ModelIndex, member: Member) -> bool:
+    """Is the member a `ParameterList`/`ParameterDict`? A child module of its own, with hooks of its own (which
+    run only if it is called, never in practice): its parameters are no parameters of the class holding it."""
+    called = call_name(member.call) if member.call is not None else None
+    return bool(called) and index.qualify(called).rsplit(".", 1)[-1] in _PARAM_CONTAINERS  # type: ignore[arg-type]
+
+
 def _creates_parameter(name: str | None) -> bool:
     last = (name or "").rsplit(".", 1)[-1]
     return last.endswith("Parameter") or last in {"ParameterList", "ParameterDict", "register_parameter"}

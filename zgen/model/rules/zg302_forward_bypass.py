@@ -15,7 +15,7 @@ from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
 from ..program.holds import held_attributes, held_path_classes, reached_models
 from ..program.index import ModelIndex
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container
 from ..program.tree import call_name, code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
@@ -223,11 +223,12 @@ def _inspected(flat, arg: cst.Arg) -> bool:
 def _owns_params(index: ModelIndex, ref: str) -> bool:
     """Does the module own parameters itself (not only through children, whose hooks still run) that ZeRO-3 does
     not keep gathered? A module holding only a small one (a null embedding of `1 x d`) loses nothing when its
-    own hooks are skipped: that parameter stays gathered."""
+    own hooks are skipped: that parameter stays gathered. A `ParameterList` it holds is a child: its parameters
+    were never the module's to gather."""
     local = index.class_of(ref)
     if local is not None:
         return any(
-            m.kind == Kind.PARAM and not persistent_param(index, local.name, name)
+            m.kind == Kind.PARAM and not parameter_container(index, m) and not persistent_param(index, local.name, name)
             for name, m in facts_of(local).members.items()
         )
     return has_params(index, ref) is not False
