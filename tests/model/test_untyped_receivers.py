@@ -45,3 +45,87 @@ def test_self_forward_of_a_module_holding_a_large_parameter_of_its_own_is_flagge
         "nn.ParameterList([nn.Parameter(torch.randn(4096, d)) for _ in constraints])", "nn.Parameter(torch.randn(4096, d))"
     )
     assert _found(tmp_path, own) == [("ZG302", 12)]
+
+
+# `.forward` by name on modules no constructor of the file names: a list another package's factory builds, an empty
+# `ModuleDict` another method fills, `self.children()`, a local or loop variable bound to a part of a given model
+FORWARD_BY_NAME = """
+import torch
+from torch import nn
+from blocks import build_blocks
+
+class Stack(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.blocks = build_blocks(cfg)
+        self.heads = nn.ModuleDict()
+
+    def add_head(self, name, head_class):
+        self.heads[name] = head_class()
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk.forward(x)
+        for head in self.heads.values():
+            x = head.forward(x)
+        for child in self.children():
+            x = child.forward(x)
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.encoder = nn.Linear(d, 4096)
+        self.blocks = nn.ModuleList([nn.Linear(d, 4096) for _ in range(3)])
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+def encode(model: Net, x):
+    enc = model.encoder
+    return enc.forward(x)
+
+
+def walk(model: Net, x):
+    for blk in model.blocks:
+        x = blk.forward(x)
+    return x
+"""
+
+
+def test_forward_by_name_on_modules_of_no_named_class_is_flagged(tmp_path):
+    assert _found(tmp_path, FORWARD_BY_NAME) == [
+        ("ZG302", 17), ("ZG302", 19), ("ZG302", 21), ("ZG302", 37), ("ZG302", 42),
+    ]
+
+
+# the same shapes where the callee is no module of unknown class: a base class's forward run on this module, a
+# parent's through `super(...)`, a setting, and a local bound to a module that owns no parameter
+FORWARD_BY_NAME_SAFE = """
+import torch
+from torch import nn
+from blocks import build_blocks, Base
+
+class Stack(Base):
+    def __init__(self, cfg):
+        super().__init__()
+        self.blocks = build_blocks(cfg)
+        self.scale = cfg.scale
+
+    def forward(self, x):
+        x = Base.forward(self, x)
+        x = super(Stack, self).forward(x)
+        x = nn.Linear.forward(self, x)
+        return self.scale.forward(x)
+
+
+def activate(model, x):
+    act = nn.GELU()
+    return act.forward(x)
+"""
+
+
+def test_forward_by_name_on_a_base_class_a_setting_or_a_parameterless_module_is_clean(tmp_path):
+    assert _found(tmp_path, FORWARD_BY_NAME_SAFE) == []
