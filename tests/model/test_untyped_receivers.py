@@ -129,3 +129,31 @@ def activate(model, x):
 
 def test_forward_by_name_on_a_base_class_a_setting_or_a_parameterless_module_is_clean(tmp_path):
     assert _found(tmp_path, FORWARD_BY_NAME_SAFE) == []
+
+
+# weights read through the items of a ModuleDict whose modules no constructor of the file names
+DICT_ITEMS = """
+import torch
+from torch import nn
+from heads import make_head
+
+class Heads(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.heads = nn.ModuleDict({k: make_head(v) for k, v in cfg.items()})
+
+    def forward(self, x):
+        out = [x @ head.weight.T for head in self.heads.values()]
+        for name, head in self.heads.items():
+            out.append(x @ head.weight.T)
+        return out
+"""
+
+
+def test_weights_read_through_the_values_and_items_of_a_module_dict_of_unnamed_modules_are_flagged(tmp_path):
+    assert _found(tmp_path, DICT_ITEMS) == [("ZG301", 12), ("ZG301", 14)]
+
+
+def test_the_same_modules_called_or_asked_only_for_their_dtype_are_clean(tmp_path):
+    safe = DICT_ITEMS.replace("x @ head.weight.T", "head(x.to(head.weight.dtype))")
+    assert _found(tmp_path, safe) == []
