@@ -157,3 +157,70 @@ def test_weights_read_through_the_values_and_items_of_a_module_dict_of_unnamed_m
 def test_the_same_modules_called_or_asked_only_for_their_dtype_are_clean(tmp_path):
     safe = DICT_ITEMS.replace("x @ head.weight.T", "head(x.to(head.weight.dtype))")
     assert _found(tmp_path, safe) == []
+
+
+NETS = """
+import torch
+from torch import nn
+
+class Actor(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.net = nn.Linear(d, d)
+        self.state_avg = nn.Parameter(torch.zeros(d, 4096), requires_grad=False)
+
+    def forward(self, s):
+        return self.net(s @ self.state_avg)
+
+    def get_action(self, s):
+        return self.net(s @ self.state_avg)
+
+class Critic(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.net = nn.Linear(d, 1)
+
+    def forward(self, s):
+        return self.net(s)
+
+    def get_q(self, s):
+        return self.net(s)
+"""
+
+# a method called by name on the modules of a ModuleDict another method fills with what a factory builds: of the
+# module classes the file imports, only `Actor` defines `get_action`, and it computes with its own statistics
+TEAM = """
+from torch import nn
+from .nets import Actor, Critic
+from .factory import build
+
+class Team(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.members = nn.ModuleDict()
+
+    def add(self, key, d):
+        self.members[key] = build(d)
+
+    def forward(self, s):
+        return [m.get_action(s) for m in self.members.values()]
+"""
+
+
+def _found_in_package(tmp_path, model: str) -> list[tuple[str, int]]:
+    pkg = tmp_path / "agents"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "nets.py").write_text(textwrap.dedent(NETS))
+    path = pkg / "team.py"
+    path.write_text(textwrap.dedent(model))
+    return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
+
+
+def test_a_method_of_an_imported_module_class_called_on_an_item_of_a_module_dict_of_unnamed_modules(tmp_path):
+    assert _found_in_package(tmp_path, TEAM) == [("ZG303", 15)]
+
+
+def test_the_same_call_of_a_method_that_only_runs_children_is_clean(tmp_path):
+    # `Critic.get_q` runs its Linear through `__call__`: its hooks gather
+    assert _found_in_package(tmp_path, TEAM.replace("get_action", "get_q")) == []

@@ -13,7 +13,7 @@ from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
-from ..analysis.own import answering_classes, calls_child_method, method_uses
+from ..analysis.own import answering_classes, calls_child_method, imported_module_methods, method_uses
 from ..analysis.handed import outside_functions
 from ..analysis.instances import (
     Instance, function_arguments, function_flat, instance_methods, properties_read, reads_own, receiver_instance, instance_attributes,
@@ -181,6 +181,9 @@ class Quantiser(nn.Module):
             if unknown and unknown & _typed_receiver_calls(method.text):
                 # names no class of the file nor a child built by name defines: the classes of its typed attributes
                 external = external | instance_methods(index, cls)
+            if unknown - external:
+                # a module whose class nothing names may be one of the module classes the file imports by name
+                external = external | (imported_module_methods(index) & unknown)
             called &= names | external | known.FORWARD_PARTS
             in_forward = any(method is m for _, m in forward)
             if called and not in_forward:
@@ -332,6 +335,8 @@ def _instance_of(
     typed = receiver_instance(index, cls, flat, target, 0, method)
     if typed is not None:
         return typed
+    if classes == ():
+        classes = (UNKNOWN_CLASS,)  # an item of a container whose modules no constructor names
     answering = answering_classes(index, classes, name, cls.name)  # the classes that could answer the call
     return Instance(answering, True) if answering else None
 
