@@ -123,6 +123,8 @@ class Stack(nn.Module):
                 handed = isinstance(parent, cst.Arg) or isinstance(parent, cst.Assign) and parent.value is node
                 if not (called or handed):
                     continue  # `self.forward = self.forward_train`, `hasattr(m, "forward")`: no call
+                if not called and isinstance(parent, cst.Arg) and _inspected(flat, parent):
+                    continue  # `inspect.signature(child.forward)`: read for its parameters, never called
                 target = node.value
                 if isinstance(target, cst.Name) and target.value == "self":
                     # the module's own forward from a method run outside it (`def sample(self): self.forward(x)`):
@@ -140,7 +142,9 @@ class Stack(nn.Module):
                     if typed is not None:
                         if not any(_owns_params(owner, ref) for owner, ref in possible_classes(index, typed)):
                             continue
-                    elif classes:
+                    elif classes is not None:
+                        # known classes, or `()`: a container's modules no constructor names, a `Sequential` of
+                        # layers as often as not (`down.forward(y)` for `down` in timm's `downsamp_modules`)
                         if not any(_owns_params(index, ref) for ref in classes):
                             continue
                     elif not _module_by_use(index, cls, target, parent if called else None):
@@ -223,7 +227,7 @@ class Stack(nn.Module):
 
 def _module_by_use(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression, call: cst.Call | None) -> bool:
     """A receiver of `.forward` whose class nothing names (a loop variable over a list a factory of another package
-    built, over an empty `ModuleDict` another method fills or over `self.children()`, a local, an argument): a
+    built or over `self.children()`, a local, an argument): a
     module by that use, of a class that may own parameters, like a child of unknown class. Not a class itself
     (`Base.forward(self, x)`, a base class's forward run on this module) nor `super(Net, self)`, nor an attribute
     `__init__` sets to a plain value, a buffer or a parameter."""
