@@ -124,7 +124,16 @@ class Stack(Base):
             assert "mask" in inspect.signature(blk.forward).parameters
         for down in self.downs:
             x = down.forward(x)
+        for i, blk in enumerate(self.blocks):
+            step: Interface = self.blocks[i]
+            x = step.forward(x)
         return self.scale.forward(x)
+
+
+@torch.jit.interface
+class Interface(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pass
 
 
 def activate(model, x):

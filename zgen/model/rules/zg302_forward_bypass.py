@@ -13,7 +13,7 @@ from ..analysis.handed import outside_functions
 from ..analysis.instances import function_arguments, possible_classes, receiver_instance
 from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
-from ..program.holds import held_attributes, held_path_classes, reached_models
+from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models
 from ..program.index import ClassInfo, ModelIndex
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container
 from ..program.tree import access_path, call_name, code_of, cst
@@ -147,7 +147,7 @@ class Stack(nn.Module):
                         # layers as often as not (`down.forward(y)` for `down` in timm's `downsamp_modules`)
                         if not any(_owns_params(index, ref) for ref in classes):
                             continue
-                    elif not _module_by_use(index, cls, target, parent if called else None):
+                    elif not _module_by_use(index, cls, flat, target, parent if called else None):
                         continue
                 if called:
                     message = (
@@ -225,12 +225,15 @@ class Stack(nn.Module):
                 yield self.finding(index, scope.snippet, site, message, f"call the module itself: `{target}(...)`")
 
 
-def _module_by_use(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression, call: cst.Call | None) -> bool:
+def _module_by_use(
+    index: ModelIndex, cls: ClassInfo, flat, target: cst.BaseExpression, call: cst.Call | None
+) -> bool:
     """A receiver of `.forward` whose class nothing names (a loop variable over a list a factory of another package
-    built or over `self.children()`, a local, an argument): a
-    module by that use, of a class that may own parameters, like a child of unknown class. Not a class itself
-    (`Base.forward(self, x)`, a base class's forward run on this module) nor `super(Net, self)`, nor an attribute
-    `__init__` sets to a plain value, a buffer or a parameter."""
+    built or over `self.children()`, a local, an argument): a module by that use, of a class that may own
+    parameters, like a child of unknown class. Not a class itself (`Base.forward(self, x)`, a base class's forward
+    run on this module) nor `super(Net, self)`, nor an attribute `__init__` sets to a plain value, a buffer or a
+    parameter. A local annotated with a module class (`down: ModuleInterface = self.downs[i]`, a TorchScript
+    interface) is of that class."""
     if call is not None and call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "self":
         return False  # `Base.forward(self, x)`, `Base.forward(self=self, ...)`: the module's own forward, as a base's
     root = target
@@ -240,6 +243,12 @@ def _module_by_use(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression
         return False  # `super(Net, self).forward(x)`, `self.get(k).forward(x)`: what the call returns, unknown
     if not isinstance(root, cst.Name) or root.value in index.imports or index.local_class(root.value) is not None:
         return False  # `nn.Linear.forward(...)`, `Block.forward(...)`: a class, not a module
+    if root is target:
+        for node, _ctx in flat.nodes:
+            if type(node) is cst.AnnAssign and isinstance(node.target, cst.Name) and node.target.value == root.value:
+                annotated = annotated_module(index, node.annotation.annotation)
+                if annotated:
+                    return any(_owns_params(index, ref) for ref in annotated)
     path = access_path(target)
     if root.value == "self" and path is not None and path.parts:
         member = facts_of(cls).members.get(path.parts[0])
