@@ -55,7 +55,7 @@ def _parameter_lists(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[int, 
     """Members built by a `ParameterList(...)`/`ParameterDict(...)` call -> when (method rank, node position)."""
     found: dict[str, tuple[int, int]] = {}
     for name, member in facts_of(cls).members.items():
-        if parameter_container(index, member) and member.order[0] >= 0:
+        if member.order[0] >= 0 and parameter_container(index, cls, name):
             found[name] = member.order
     return found
 

@@ -297,7 +297,7 @@ def _owns_params(index: ModelIndex, ref: str) -> bool:
     local = index.class_of(ref)
     if local is not None:
         return any(
-            m.kind == Kind.PARAM and not parameter_container(index, m) and not persistent_param(index, local.name, name)
+            m.kind == Kind.PARAM and not parameter_container(index, local, name) and not persistent_param(index, local.name, name)
             for name, m in facts_of(local).members.items()
         )
     return has_params(index, ref) is not False
