@@ -271,3 +271,15 @@ def test_the_same_call_of_a_method_that_only_runs_children_is_clean(tmp_path):
 def test_a_method_name_two_imported_classes_define_with_one_only_running_its_children_is_clean(tmp_path):
     # `plan` computes with its own table in one class and runs its Linear in the other: the name alone cannot tell
     assert _found_in_package(tmp_path, TEAM.replace("get_action", "plan")) == []
+
+
+def test_forward_by_name_in_a_file_with_a_plain_class_defining_forward_is_clean(tmp_path):
+    # a receiver of no named class may be the plain core (held as a class value, `core_class = PlainCore`), whose
+    # `forward` runs no hook; the parts of a given `Net`, typed through its members, are still modules
+    plain = FORWARD_BY_NAME + """
+
+class PlainCore:
+    def forward(self, h):
+        return h
+"""
+    assert _found(tmp_path, plain) == [("ZG302", 35), ("ZG302", 40)]

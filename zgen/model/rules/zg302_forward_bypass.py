@@ -233,7 +233,10 @@ def _module_by_use(
     parameters, like a child of unknown class. Not a class itself (`Base.forward(self, x)`, a base class's forward
     run on this module) nor `super(Net, self)`, nor an attribute `__init__` sets to a plain value, a buffer or a
     parameter. A local annotated with a module class (`down: ModuleInterface = self.downs[i]`, a TorchScript
-    interface) is of that class."""
+    interface) is of that class. In a file defining a class that is no module but has a `forward` of its own, the
+    use tells nothing."""
+    if any(not c.is_module and "forward" in c.span.methods for c in index.classes.values()):
+        return False
     if call is not None and call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "self":
         return False  # `Base.forward(self, x)`, `Base.forward(self=self, ...)`: the module's own forward, as a base's
     root = target
