@@ -52,7 +52,8 @@ from .own import OwnUse, method_uses
 from .persistence import persistent_param, small_read_gathered
 
 __all__ = [
-    "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "instance_methods",
+    "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "reads_own_by_name",
+    "instance_methods",
     "properties_read", "instance_attributes", "element_instance", "possible_classes",
     "argument_instance", "partitioned_param", "function_arguments", "function_flat", "chained_instance",
     "returned_instance", "handed_back", "plain_attribute_classes", "may_join",
@@ -542,6 +543,24 @@ def reads_own(
                     if not small_read_gathered(use.persistent, in_forward, use.optional) or never_called(owner, target):
                         return use
     return None
+
+
+def reads_own_by_name(
+    index: ModelIndex, instance: Instance, name: str, uses: tuple[str, ...] = (READ, SIZE, WRITE),
+    in_forward: bool = True,
+) -> OwnUse | None:
+    """`reads_own` for a module of a class nothing names, taken to be one of `instance.classes` (the module classes
+    that define `name`): a use only when every one of them makes one. A name several classes share tells little by
+    itself (`get_bias` computes with a relative position table in one class and runs an MLP child in another); over
+    the labelled corpus, of the shared names some class reads its own parameters in, all do for a third
+    (`bench/zg3_byname.py`)."""
+    found = None
+    for ref in instance.classes:
+        use = reads_own(index, Instance((ref,), instance.exact), name, uses, in_forward)
+        if use is None:
+            return None
+        found = found or use
+    return found
 
 
 @memoised

@@ -360,13 +360,27 @@ def answering_classes(
 def _defining_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
     """Module classes of the file, then classes it imports by name from other files, that define method `name`."""
     found = [cls.name for cls in index.module_classes() if name in cls.span.methods]
-    for alias in index.imports:
-        if not alias[:1].isupper():
-            continue
-        external = index.external(index.qualify(alias))
-        if external is not None and external[1].is_module and name in external[1].span.methods:
-            found.append(index.qualify(alias))
+    found += [ref for ref, info in _imported_module_classes(index) if name in info.span.methods]
     return tuple(found)
+
+
+@memoised
+def _imported_module_classes(index: ModelIndex) -> tuple[tuple[str, ClassInfo], ...]:
+    """The module classes the file imports by name from files the program reads (`from .nets import Actor`)."""
+    found = []
+    for alias in index.imports:
+        if alias[:1].isupper():
+            external = index.external(index.qualify(alias))
+            if external is not None and external[1].is_module:
+                found.append((index.qualify(alias), external[1]))
+    return tuple(found)
+
+
+@memoised
+def imported_module_methods(index: ModelIndex) -> frozenset[str]:
+    """Names of the methods (not dunders) of the module classes the file imports by name: what a call on a module
+    whose class nothing names could run besides the file's own classes' methods."""
+    return frozenset(n for _ref, info in _imported_module_classes(index) for n in info.span.methods if n[:2] != "__")
 
 
 def _walks_modules(items: cst.BaseExpression) -> bool:

@@ -13,11 +13,12 @@ from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
-from ..analysis.own import answering_classes, calls_child_method, method_uses, uses_self_whole
+from ..analysis.own import answering_classes, calls_child_method, imported_module_methods, method_uses, uses_self_whole
 from ..analysis.handed import outside_functions
 from ..analysis.instances import may_join
 from ..analysis.instances import (
-    Instance, function_arguments, function_flat, instance_methods, properties_read, reads_own, receiver_instance, instance_attributes,
+    Instance, function_arguments, function_flat, instance_methods, properties_read, reads_own, reads_own_by_name,
+    receiver_instance, instance_attributes,
 )
 from ..analysis.script import function_scope
 from ..program import known
@@ -183,6 +184,9 @@ class Quantiser(nn.Module):
             if unknown and unknown & _typed_receiver_calls(method.text):
                 # names no class of the file nor a child built by name defines: the classes of its typed attributes
                 external = external | instance_methods(index, cls)
+            if unknown - external:
+                # a module whose class nothing names may be one of the module classes the file imports by name
+                external = external | (imported_module_methods(index) & unknown)
             called &= names | external | known.FORWARD_PARTS
             in_forward = any(method is m for _, m in forward)
             if called and not in_forward:
@@ -217,9 +221,11 @@ class Quantiser(nn.Module):
                             "`deepspeed.zero.register_external_parameter`")
                     yield self.finding(index, method.snippet, node, message, help)
                     continue
-                instance = _instance_of(index, cls, flat, target, classes, name, method)
+                instance, by_name = _instance_of(index, cls, flat, target, classes, name, method)
                 # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
                 uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
+                if by_name and reads_own_by_name(index, instance, name, uses, in_forward) is None:  # type: ignore[arg-type]
+                    continue
                 for ref in instance.classes if instance is not None else ():
                     found = reads_own(index, Instance((ref,), instance.exact), name, uses, in_forward)  # type: ignore[union-attr]
                     used = found.param if found is not None else None
@@ -276,11 +282,16 @@ class Quantiser(nn.Module):
                 if _never_computes(name):
                     continue
                 instance = receiver_instance(index, cls, scope.flat, receiver, 0, method) if cls is not None else None
-                if instance is None:
-                    if name in known.CONTAINER_METHODS:
-                        continue  # `self.heads.update(...)`: a container's own method, unless the class says otherwise
+                if instance is None and name in known.CONTAINER_METHODS:
+                    continue  # `self.heads.update(...)`: a container's own method, unless the class says otherwise
+                if instance is None and classes and all(ref == UNKNOWN_CLASS for ref in classes):
+                    # a model of no named class: one of the module classes defining the method, each computing with
+                    # its own parameters in it (a step of the training loop)
                     instance = Instance(answering_classes(index, classes, name, cls.name if cls else ""), True)
-                found = reads_own(index, instance, name, in_forward=False)  # a step of the training loop
+                    found = reads_own_by_name(index, instance, name, in_forward=False)
+                else:
+                    instance = instance or Instance(classes, True)
+                    found = reads_own(index, instance, name, in_forward=False)  # a step of the training loop
                 used = found.param if found is not None else None
                 if used is None and name in known.FORWARD_PARTS and _unreadable(index, classes):
                     used = f"{name}()"  # a model of no readable class run by the parts of its forward
@@ -396,17 +407,22 @@ def _never_computes(name: str) -> bool:
 def _instance_of(
     index: ModelIndex, cls: ClassInfo, flat, target: cst.BaseExpression, classes: tuple[str, ...] | None, name: str,
     method: MethodInfo | None = None,
-) -> Instance | None:
-    """What the module a method is called on is an instance of: the classes the calls know (or, for a module of
-    a class they cannot tell, those of the file that define the method), else what the receiver is typed as
-    (`self.<attr>`, a property returning one, a local bound to either)."""
+) -> tuple[Instance | None, bool]:
+    """What the module a method is called on is an instance of: the classes the calls know, else what the receiver
+    is typed as (`self.<attr>`, a property returning one, a local bound to either), else, for a module of a class
+    nothing names, the module classes of the file or imported into it that define the method (then True: known
+    by the method's name only)."""
     if classes and any(ref != UNKNOWN_CLASS for ref in classes):
-        return Instance(classes, True)
+        return Instance(classes, True), False
     typed = receiver_instance(index, cls, flat, target, 0, method)
     if typed is not None:
-        return typed
+        return typed, False
+    if classes == ():
+        classes = (UNKNOWN_CLASS,)  # an item of a container whose modules no constructor names
     answering = answering_classes(index, classes, name, cls.name)  # the classes that could answer the call
-    return Instance(answering, True) if answering else None
+    if not answering or answering == classes:
+        return None, False
+    return Instance(answering, True), True
 
 
 # `v = self.v`, `v, n = self.v, 2`, `v = self.a if c else self.b`: a local bound from an attribute of `self`.
