@@ -283,3 +283,55 @@ class PlainCore:
         return h
 """
     assert _found(tmp_path, plain) == [("ZG302", 35), ("ZG302", 40)]
+
+
+# `.forward` by name on what a local, a property, a conditional, an unpacking or the class's own call binds to an
+# attribute of `self`: the attribute's value decides, as for `self.v.forward(...)` itself
+BOUND_FROM_SELF = """
+import torch
+from torch import nn
+
+
+def solve(fn, x):
+    return fn(x)
+
+
+class PlainCore:
+    def __init__(self, d):
+        self.table = torch.empty(4096, d)
+
+
+class Holder(nn.Module):
+    core_class = PlainCore
+
+    def __init__(self, d, net):
+        super().__init__()
+        self.v = self.core_class(d)
+        self.net = net
+
+    @property
+    def core(self):
+        return self.v
+
+    def forward(self, x, slow=False):
+        v = self.v
+        a = v.forward(x)
+        b = solve(self.core.forward, x)
+        w = self.v if slow else self.v
+        c = w.forward(x)
+        u, n = self.v, 2
+        return self._run(self.v, a + b + c + u.forward(x))
+
+    def _run(self, v, x):
+        return v.forward(x)
+"""
+
+
+def test_forward_by_name_on_locals_properties_and_arguments_bound_to_a_plain_attribute_is_clean(tmp_path):
+    # `self.v` holds an instance of a plain class: none of these is a module, whatever `.forward` they are asked for
+    assert _found(tmp_path, BOUND_FROM_SELF) == []
+
+
+def test_the_same_bound_to_an_attribute_holding_a_handed_in_module_is_flagged(tmp_path):
+    handed = BOUND_FROM_SELF.replace("self.v = self.core_class(d)", "self.v = net")
+    assert _found(tmp_path, handed) == [("ZG302", 29), ("ZG302", 30), ("ZG302", 32), ("ZG302", 34), ("ZG302", 37)]

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from ..program.holds import config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, member_param, torch_base
-from ..program.tree import call_name, cst, dotted, parameter_for
+from ..program.tree import call_name, cst, dotted, parameter_for, walk
 from ..program.trigger import word_first
 from .access import READ, SIZE, WRITE
 from .effects import resolve_function
@@ -56,7 +56,7 @@ __all__ = [
     "instance_methods",
     "properties_read", "instance_attributes", "element_instance", "possible_classes",
     "argument_instance", "partitioned_param", "function_arguments", "function_flat", "chained_instance",
-    "returned_instance", "handed_back", "plain_attribute_classes", "may_join",
+    "returned_instance", "handed_back", "plain_attribute_classes", "may_join", "self_attributes",
 ]
 
 
@@ -150,12 +150,20 @@ def receiver_instance(
 def argument_instance(index: ModelIndex, cls: ClassInfo, name: str, param: str, depth: int = 1) -> Instance | None:
     """What parameter `param` of method `name` is an instance of, when the class's own calls of it
     (`self.name(self.v, x)`) bind it to a typed value (the union over the calls)."""
+    found = None
+    for flat, caller, value in _argument_values(cls, name, param):
+        found = _union(found, receiver_instance(index, cls, flat, value, depth, caller))
+    return found
+
+
+def _argument_values(cls: ClassInfo, name: str, param: str):
+    """(flat of the caller, caller, argument) for each of the class's own calls `self.name(...)` binding parameter
+    `param` of method `name`."""
     method = cls.method(name)
     node = method.node if method is not None else None
     if node is None or param == "self" or param not in {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}:
-        return None
+        return
     call_text = f"self.{name}("
-    found = None
     for caller in cls.all_methods():
         if caller is method or call_text not in caller.text:
             continue
@@ -167,8 +175,55 @@ def argument_instance(index: ModelIndex, cls: ClassInfo, name: str, param: str, 
                 continue
             for position, arg in enumerate(call.args):
                 if not arg.star and parameter_for(node, call, position) == param:
-                    found = _union(found, receiver_instance(index, cls, flat, arg.value, depth, caller))
-    return found
+                    yield flat, caller, arg.value
+
+
+def self_attributes(
+    cls: ClassInfo, flat: Flat | None, expr: cst.BaseExpression, method: MethodInfo | None = None, depth: int = 0
+) -> frozenset[str] | None:
+    """The attributes of `self` a receiver is bound to, through the binding forms `receiver_instance` follows
+    (`self.v`, a `@property` returning one, a local bound to either, `v = self.a if c else self.b`, `v, n = self.v,
+    2`, a parameter the class's own calls bind to one); None when some binding is anything else (a call, an
+    element of a container, a loop variable, an argument from outside the class)."""
+    if depth > 4:
+        return None
+    if isinstance(expr, cst.IfExp):
+        body = self_attributes(cls, flat, expr.body, None, depth + 1)
+        orelse = self_attributes(cls, flat, expr.orelse, None, depth + 1)
+        return body | orelse if body is not None and orelse is not None else None
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        name = expr.attr.value
+        if name not in _properties(cls):
+            return frozenset({name})
+        getter = cls.method(name)
+        node = getter.node if getter is not None else None
+        returned = [s.value for s in _small_statements(node.body) if isinstance(s, cst.Return) and s.value] if node else []
+        return _all_attributes([self_attributes(cls, None, value, None, depth + 1) for value in returned])
+    if not isinstance(expr, cst.Name) or flat is None:
+        return None
+    found = []
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1:
+            found += [
+                self_attributes(cls, None, value, None, depth + 1)
+                for target, value in _bindings(node.targets[0].target, node.value) if target.value == expr.value
+            ]
+        elif type(node) in _OTHER_BINDINGS:
+            bound = node.asname.name if type(node) is cst.WithItem and node.asname else getattr(node, "target", None)
+            if bound is not None and expr.value in {n.value for n in walk(bound) if type(n) is cst.Name}:
+                return None  # bound some other way (a loop variable, `with ... as v`, `v: T = ...`, `v += ...`)
+    if not found and method is not None:
+        found = [self_attributes(cls, f, value, caller, depth + 1) for f, caller, value in _argument_values(cls, method.name, expr.value)]
+    return _all_attributes(found)
+
+
+_OTHER_BINDINGS = (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.WithItem)
+
+
+def _all_attributes(found: list[frozenset[str] | None]) -> frozenset[str] | None:
+    if not found or any(f is None for f in found):
+        return None
+    return frozenset().union(*found)  # type: ignore[arg-type]
 
 
 def _from_self(expr: cst.BaseExpression) -> bool:

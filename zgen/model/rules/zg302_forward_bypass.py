@@ -10,11 +10,11 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.exposed import exposed_methods
 from ..analysis.flow import flat_of, loop_items
 from ..analysis.handed import outside_functions
-from ..analysis.instances import function_arguments, possible_classes, receiver_instance
+from ..analysis.instances import function_arguments, possible_classes, receiver_instance, self_attributes
 from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
 from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models
-from ..program.index import ClassInfo, ModelIndex
+from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container
 from ..program.tree import access_path, call_name, code_of, cst
 from ..program.trigger import Trigger
@@ -147,7 +147,7 @@ class Stack(nn.Module):
                         # layers as often as not (`down.forward(y)` for `down` in timm's `downsamp_modules`)
                         if not any(_owns_params(index, ref) for ref in classes):
                             continue
-                    elif not _module_by_use(index, cls, flat, target, parent if called else None):
+                    elif not _module_by_use(index, cls, flat, target, parent if called else None, method):
                         continue
                 if called:
                     message = (
@@ -226,13 +226,15 @@ class Stack(nn.Module):
 
 
 def _module_by_use(
-    index: ModelIndex, cls: ClassInfo, flat, target: cst.BaseExpression, call: cst.Call | None
+    index: ModelIndex, cls: ClassInfo, flat, target: cst.BaseExpression, call: cst.Call | None,
+    method: MethodInfo | None = None,
 ) -> bool:
     """A receiver of `.forward` whose class nothing names (a loop variable over a list a factory of another package
     built or over `self.children()`, a local, an argument): a module by that use, of a class that may own
     parameters, like a child of unknown class. Not a class itself (`Base.forward(self, x)`, a base class's forward
     run on this module) nor `super(Net, self)`, nor an attribute `__init__` sets to a plain value, a buffer or a
-    parameter. A local annotated with a module class (`down: ModuleInterface = self.downs[i]`, a TorchScript
+    parameter, nor a local, a property or an argument of the class's own call bound to such attributes alone
+    (`v = self.v` with `self.v = self.core_class(d)` of a plain class: `instances.self_attributes`). A local annotated with a module class (`down: ModuleInterface = self.downs[i]`, a TorchScript
     interface) is of that class. In a file defining a class that is no module but has a `forward` of its own, the
     use tells nothing."""
     if any(not c.is_module and "forward" in c.span.methods for c in index.classes.values()):
@@ -252,10 +254,17 @@ def _module_by_use(
                 annotated = annotated_module(index, node.annotation.annotation)
                 if annotated:
                     return any(_owns_params(index, ref) for ref in annotated)
-    path = access_path(target)
-    if root.value == "self" and path is not None and path.parts:
-        member = facts_of(cls).members.get(path.parts[0])
-        return member is None or member.kind in (Kind.UNKNOWN, Kind.MODULE, Kind.CONTAINER)
+    members = facts_of(cls).members
+    # `v = self.v`, `self.core` (a property), `self._run(self.v, x)`: what the attributes behind it hold decides
+    attributes = self_attributes(cls, flat, target, method)
+    if attributes is None:
+        path = access_path(target)
+        attributes = frozenset({path.parts[0]}) if root.value == "self" and path is not None and path.parts else None
+    if attributes is not None:
+        return any(
+            members.get(name) is None or members[name].kind in (Kind.UNKNOWN, Kind.MODULE, Kind.CONTAINER)
+            for name in attributes
+        )
     return True
 
 
