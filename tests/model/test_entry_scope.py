@@ -189,6 +189,36 @@ class Vit(nn.Module):
     def prepend(self, x):
         return torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1)
 """),
+    # A penalty over every parameter the module owns, added to the loss by the training loop.
+    "own-parameters-walked-for-a-penalty": ("ZG109", """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+    def l2_penalty(self):
+        return sum((p ** 2).sum() for p in self.parameters())
+"""),
+    "named-parameters-walked-for-a-norm": ("ZG109", """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.body(x)
+
+    def l1(self):
+        total = 0.0
+        for name, p in self.named_parameters():
+            if "weight" in name:
+                total = total + p.abs().sum()
+        return total
+"""),
 }
 
 
@@ -336,6 +366,47 @@ class Embedding(nn.Module):
 
     def mark_shared(self):
         self.word.weight.shared = True
+""",
+    # Its own parameters walked for their flags, their names, their objects or their devices: no values read.
+    "own-parameters-walked-without-reading-values": """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+    def freeze(self):
+        for p in self.parameters():
+            p.requires_grad = False
+
+    def groups(self, wd):
+        decay = [p for n, p in self.named_parameters() if not n.endswith("bias")]
+        return [{"params": decay, "weight_decay": wd}]
+
+    def trainable(self):
+        return filter(lambda p: p.requires_grad, self.parameters())
+
+    def devices(self):
+        return {p.device for p in self.parameters()}
+
+    def ids(self):
+        return [id(p) for p in self.parameters()]
+
+    def split(self):
+        wd, no_wd = [], []
+        for name, param in self.named_parameters():
+            if name.endswith("weight"):
+                wd.append(param)
+            else:
+                no_wd.append(param)
+        return wd, no_wd
+
+    def names(self):
+        pairs = (np for np in self.named_parameters())
+        return [np[0] for np in pairs if ".head." not in np[0]]
 """,
 }
 

@@ -17,7 +17,7 @@ from typing import Protocol
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
-from ..program.tree import call_name, children, code_of, cst, parameter_for, walk
+from ..program.tree import call_name, children, code_of, cst, dotted, parameter_for, walk
 from .callables import called_parameters
 from .calls import ModuleCalls
 from .counts import counted_loops, passed_through
@@ -34,7 +34,7 @@ from .taint import (
 
 __all__ = [
     "Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK", "RETRY",
+    "NOT_RUNS", "PICK", "RETRY", "CAUGHT",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -45,6 +45,14 @@ WHILE = "while"  # the call sits in a `while` loop whose test is the value
 COUNT = "count"  # the call sits in a loop that runs as often as this rank's input is long
 PICK = "pick"  # the module called is taken out of a container by the value (`self.experts[rank]`)
 RETRY = "retry"  # the call runs again in a loop when it raised on this rank (`except OutOfMemoryError:` then retry)
+CAUGHT = "caught"  # the call's failure on this rank is caught and the rank goes on (`except OutOfMemoryError: return`)
+
+# What a rank raises on its own, from its own batch and memory: out of memory, a kernel's runtime error, anything.
+# (`TypeError`, `ImportError`, `AttributeError`, `KeyError` around a call are how code probes an API or a config,
+# the same on every rank.)
+_OWN_FAILURES = frozenset({"Exception", "BaseException", "RuntimeError", "MemoryError", "OutOfMemoryError"})
+# Calls that end the process: a handler ending in one lets no rank go on.
+_ENDS_PROCESS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +183,8 @@ def find_divergences(
     # `if self.router(x).max() > t:`, `done = self.env.step(action)`: the text of a test on an output
     value_tests = make_indirect is not None and text is not None and output_test_text(text)
     # `while True: try: out = self.net(x); break` / `except OutOfMemoryError: ...`
-    retried = _retry_handlers(flat) if text is None or "except" in text else []
-    if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests and not retried:
+    handled = _failure_handlers(flat) if text is None or "except" in text else []
+    if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests and not handled:
         return []
     calls = make_calls()
     callee_of = calls.callee
@@ -244,11 +252,11 @@ def find_divergences(
     if pickable:
         for pick in picked_runs(flat, calls, taint):
             add(pick.kind, ITERATE if pick.iterated else PICK, pick.node, pick.source, pick.callee)
-    for handler, body in retried:
+    for handler, body, effect in handled:
         ran = next((callee for call, _ctx, callee in sites + extra if flat.within(call, body)), None)
         if ran is not None:
             caught = handler.type if handler.type is not None else handler
-            add(DATA, RETRY, caught, f"except {code_of(handler.type)}" if handler.type is not None else "except", ran)
+            add(DATA, effect, caught, f"except {code_of(handler.type)}" if handler.type is not None else "except", ran)
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
 
 
@@ -567,23 +575,62 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
                 add(DATA, WHILE, node.test, source, later[0][2])
 
 
-def _retry_handlers(flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite]]:
-    """Handlers that retry: a `try` inside a loop whose body leaves the loop once it succeeds (`break`, `return`)
-    and whose handler neither re-raises nor leaves, so the loop runs the body again (`while True: try: out =
-    self.net(x); break` / `except torch.cuda.OutOfMemoryError: chunks *= 2`). Whether it raised (out of memory, a
-    bad batch) is this rank's own: a rank that retries runs the body's submodules more often than its peers.
-    As (the handler, the `try` body)."""
+def _failure_handlers(flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite, str]]:
+    """Handlers of a failure this rank raised on its own, after which it does not do what its peers do. Whether a
+    call raises (out of memory, a bad batch) is this rank's own, so as (the handler, the `try` body, the effect):
+    * RETRY: a `try` inside a loop whose body leaves the loop once it succeeds (`break`, `return`) and whose handler
+      neither re-raises nor leaves, so the loop runs the body again (`while True: try: out = self.net(x); break` /
+      `except torch.cuda.OutOfMemoryError: chunks *= 2`): the body's submodules run more often on this rank;
+    * CAUGHT: any other handler of such a failure (`except RuntimeError`, `except Exception`, a bare `except`) with
+      a way through that does not raise again or end the process (`if "out of memory" in str(e): return None`,
+      `continue`, a fallback pass): the rank skips the rest of a pass its peers finish, or runs another."""
     found = []
     for node, ctx in flat.nodes:
-        if type(node) is not cst.Try or not ctx.loops or ctx.guarded:
+        if type(node) is not cst.Try or ctx.guarded:
             continue
-        if not any(type(n) in (cst.Break, cst.Return) for n in walk(node.body)):
-            continue  # (a `try` that does not leave on success: each pass runs once, raising or not)
+        leaves_on_success = bool(ctx.loops) and any(type(n) in (cst.Break, cst.Return) for n in walk(node.body))
         for handler in node.handlers:
-            leaves = any(type(n) in (cst.Raise, cst.Break, cst.Return) for n in walk(handler.body))
-            if not leaves:
-                found.append((handler, node.body))
+            if leaves_on_success and not any(type(n) in (cst.Raise, cst.Break, cst.Return) for n in walk(handler.body)):
+                found.append((handler, node.body, RETRY))
+            elif _own_failure(handler) and not _always_raises(handler.body):
+                found.append((handler, node.body, CAUGHT))
     return found
+
+
+def _own_failure(handler: cst.ExceptHandler) -> bool:
+    """Does `handler` catch what a rank raises on its own (`_OWN_FAILURES`, a bare `except`)?"""
+    caught = handler.type
+    if caught is None:
+        return True
+    types = [element.value for element in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    return any((dotted(t) or "").rsplit(".", 1)[-1] in _OWN_FAILURES for t in types)
+
+
+def _always_raises(block: cst.BaseSuite) -> bool:
+    """Does every way through a handler's `block` raise or end the process (`raise`, `if oom: ... raise e` / `else:
+    raise`, `sys.exit(1)`), none leaving it by `return`, `break` or `continue` (`if "out of memory" in str(e): return
+    None` before a `raise`)?"""
+    return not any(type(n) in (cst.Return, cst.Break, cst.Continue) for n in walk(block)) and _ends(block)
+
+
+def _ends(block: cst.BaseSuite) -> bool:
+    """Does the last statement of `block` raise or end the process, on every branch of a final `if`?"""
+    body = getattr(block, "body", ())
+    if not body:
+        return False
+    last = body[-1] if isinstance(body, (list, tuple)) else body
+    if isinstance(last, cst.SimpleStatementLine):
+        small = last.body[-1] if last.body else None
+        if isinstance(small, cst.Raise):
+            return True
+        return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and call_name(small.value) in _ENDS_PROCESS
+    if isinstance(last, cst.If):
+        orelse = last.orelse
+        if orelse is None:
+            return False
+        rest = orelse.body if isinstance(orelse, cst.Else) else cst.IndentedBlock(body=[orelse])
+        return _ends(last.body) and _ends(rest)
+    return False
 
 
 def _returned_none(flat: Flat, test: cst.CSTNode, loop: cst.CSTNode) -> str | None:
@@ -851,6 +898,7 @@ _EFFECT = {
     COUNT: "`{callee}` runs once per step of `{test}`",
     PICK: "`{test}` picks which module runs as `{callee}`",
     RETRY: "`{callee}` runs again whenever it raises (`{test}`)",
+    CAUGHT: "when `{callee}` fails on this rank the failure is caught and the rank carries on (`{test}`)",
 }
 _REASON = {
     RANK: "the process rank",
@@ -868,8 +916,8 @@ def message(d: Divergence, test: str) -> str:
         what = f"the remaining calls of `{d.callee}` are skipped when this `{test.split()[0]}` is reached"
     elif d.effect == PICK and d.callee == test:  # `self.heads[key](x)`: the item is what runs
         what = f"`{test}` picks which module runs"
-    elif d.effect == RETRY:  # reported at the handler: a bare `except:` has no type to quote
-        what = f"`{d.callee}` runs again whenever it raises (`{d.source}`)"
+    elif d.effect in (RETRY, CAUGHT):  # reported at the handler: a bare `except:` has no type to quote
+        what = _EFFECT[d.effect].format(callee=d.callee, test=d.source)
     else:
         what = _EFFECT[d.effect].format(callee=d.callee, test=test)
     return (

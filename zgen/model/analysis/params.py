@@ -178,10 +178,20 @@ class _Finder:
         if node.value in self.param_aliases:
             if isinstance(parent, (cst.CompFor, cst.For)) and parent.target is node or isinstance(parent, cst.Tuple):
                 return []
+            if isinstance(parent, cst.Element) and self._loop_target(parent):
+                return []  # `for name, p in self.named_parameters()`: the name bound, not a use
+            if self.param_aliases[node.value].endswith("named_parameters()") and _first_item(parent):
+                return []  # `np[0]` of `for np in self.named_parameters()`: the name of the pair, not the parameter
             if not self.has_children and self.param_aliases[node.value].startswith("self"):
                 return []  # the module's own parameters only: not partitioned in its `__init__`/forward
             return [self.access(node, ctx, via=Via(Reach.PARAMETERS, self.param_aliases[node.value]), param=node.value)]
         return []
+
+    def _loop_target(self, element: cst.Element) -> bool:
+        """Is `element` one of the names a `for` binds (`for name, p in ...`)?"""
+        tup = self.flat.parent.get(id(element))
+        loop = self.flat.parent.get(id(tup)) if isinstance(tup, (cst.Tuple, cst.List)) else None
+        return isinstance(loop, (cst.CompFor, cst.For)) and loop.target is tup
 
     def _call(self, node: cst.Call, ctx: Ctx) -> list[ParamAccess]:
         found = self._module_handed_to_writer(node, ctx)
@@ -503,6 +513,14 @@ def _modules_loop(node: cst.For | cst.CompFor) -> str | None:
         if path is not None and path.root == "self":
             return part.value
     return None
+
+
+def _first_item(node: cst.CSTNode | None) -> bool:
+    """Is `node` a subscript taking item 0 (`pair[0]`)?"""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+        return False
+    index = node.slice[0].slice
+    return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
 
 
 def _parameters_source(iterable: cst.BaseExpression, passed_in: set[str]) -> str | None:

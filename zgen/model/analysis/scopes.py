@@ -91,7 +91,7 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
     if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text) and not (
-        scope is Scope.ENTRY and _reads_own_value(index, cls, text)
+        scope is Scope.ENTRY and (_reads_own_value(index, cls, text) or _OWN_WALK.search(text))
     ):
         return False  # only writes, size queries and values computed with: no need to parse a plain reader
     return scope is Scope.LATE or not runs_gathered(cls, method)
@@ -181,6 +181,8 @@ _ENTRY_USES = re.compile(
 
 # A value read computed with: a weight or bias as an operand (`self.fc.weight ** 2`, `w @ self.proj.weight`),
 # or passed to a torch function (`torch.norm(self.proj.weight)`).
+# `for p in self.parameters()`, `self.named_parameters()`: the module's own parameters walked (word first).
+_OWN_WALK = re.compile(r"self(?<!\wself)\.(?:named_)?parameters\(")
 _ENTRY_READS = re.compile(
     r"\.(?:weight|bias)\w*\s*(?:\*\*|[-+*/@%]\s*[\w(.])|[-+*/@%]\s*self\.[\w.]*\.(?:weight|bias)\b"
     r"|torch\.\w+\(\s*self\.[\w.]*(?:weight|bias)\w*\s*[,)]"

@@ -282,6 +282,8 @@ def _holds_given_module(index: ModelIndex, cls: ClassInfo) -> bool:
     for member in facts(index, cls).members.values():
         if member.call is not None and not _handed_on_as_is(member.call) or member.kind not in (Kind.MODULE, Kind.UNKNOWN):
             continue
+        if member.kind == Kind.MODULE and member.classes and all(has_params(index, c) is False for c in member.classes):
+            continue  # handed a module of a class known to own none (`align: WeightedRigidAlign`)
         if member.kind == Kind.MODULE or re.search(r"\bself\." + re.escape(member.name) + r"\(", forward):
             return True
     return False
@@ -446,8 +448,8 @@ class _FactsReader:
                 self.callables[name] = default
             if _LAYER_PARAM.search(name):
                 self.layer_params.add(name)
-            elif param.annotation is not None:
-                self._annotated_container(name, param.annotation.annotation)
+            elif param.annotation is not None and self._annotated_container(name, param.annotation.annotation):
+                pass
             elif default is None and self.method.name == "__init__" and getattr(self.method, "owner", None) is self.cls:
                 self._given(name, len(self.params) - 2)
             if isinstance(default, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)):
@@ -470,18 +472,32 @@ class _FactsReader:
         if classes and all(has_params(self.index, ref) is False for ref in classes):
             self.locals[name] = (Kind.MODULE, classes)
 
-    def _annotated_container(self, name: str, annotation: cst.BaseExpression) -> None:
-        """`policies: dict[str, Policy]`, `List[nn.Module]`: an argument holding modules of a module class."""
+    def _annotated_container(self, name: str, annotation: cst.BaseExpression) -> bool:
+        """`policies: dict[str, Policy]`, `List[nn.Module]`: an argument holding modules of a module class. Is the
+        annotation a container's (else what the callers pass decides, as for an argument without one)?"""
         if not (isinstance(annotation, cst.Subscript) and (dotted(annotation.value) or "").rsplit(".", 1)[-1] in _CONTAINER_TYPES):
-            return
+            self._annotated_module(name, annotation)
+            return False
         element = annotation.slice[-1].slice
         if not isinstance(element, cst.Index) or not isinstance(element.value, (cst.Name, cst.Attribute)):
-            return
+            return True
         kind, classes = self.classify(cst.Call(func=element.value))
         if kind == Kind.MODULE:
             # an annotation names a base class: the modules passed may be subclasses that own parameters
             known_params = all(has_params(self.index, ref) for ref in classes)
             self.locals[name] = (Kind.CONTAINER, classes if known_params else (UNKNOWN_CLASS,))
+        return True
+
+    def _annotated_module(self, name: str, annotation: cst.BaseExpression) -> None:
+        """`align: WeightedRigidAlign` naming a module class of this file that owns no parameters and that no class
+        of the file derives from: the argument is such a module (it all-gathers nothing when called)."""
+        written = dotted(annotation)
+        cls = self.index.classes.get(written) if written is not None else None
+        if cls is None or not cls.is_module or has_params(self.index, cls.name) is not False:
+            return
+        if any(cls in other.local_bases for other in self.index.classes.values()):
+            return  # (a subclass passed in may own parameters)
+        self.locals[name] = (Kind.MODULE, (cls.name,))
 
     def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
         if isinstance(node, cst.Assign):

@@ -22,7 +22,8 @@ class PartitionedDataRead(Rule):
     training loop calls on the built model (neither `forward` nor `__init__`
     reaches them: `fuse_lora`, `crop_block_size`, `set_input_size`,
     re-parameterisation helpers, and what they share with initialisers;
-    the module's own parameters count there too), and `__init__` after the owning submodule
+    the module's own parameters count there too, also walked: `sum((p ** 2).sum() for p in
+    self.parameters())` in a penalty the loop adds to the loss), and `__init__` after the owning submodule
     was built (or for a module passed in, built by the caller); and helpers
     a training loop hands the built model's parameters to (an EMA's
     `store(model.parameters())` cloning them). Reads inside
@@ -156,13 +157,16 @@ class GPT(nn.Module):
 def _reads_values(index: ModelIndex, access: ParamAccess) -> bool:
     """A read of one parameter's values (handed helpers' reads are judged where they are found): an operation on
     it (`.data`, `[...]`, `.float()`), or the bare parameter computed with (in `__init__`: handed to a torch
-    tensor function). Iterating `self.parameters()` in a method is not: it is ZG301's in forward."""
+    tensor function). The items of a walk of `self.parameters()` count in a method run on the built model when
+    computed with (a penalty, a norm); in forward the walk is ZG301's."""
     if access.scope is Scope.HANDED:
         return True
     if access.via_parameters:
-        # `torch.cat([p.data.view(-1) for p in self.actor.parameters()])` on the built model: the values; a bare
-        # item handed on or its gradient (ZG107's) is not
-        return access.scope is Scope.ENTRY and access.op.startswith(".data")
+        # `torch.cat([p.data.view(-1) for p in self.actor.parameters()])`, `sum((p ** 2).sum() for p in
+        # self.parameters())` on the built model: the values; a bare item handed on or its gradient (ZG107's) is not
+        if access.scope is not Scope.ENTRY or access.op.startswith(".grad"):
+            return False
+        return bool(access.op) or _operand(access.method, access.node)
     if access.detail:
         return True
     if access.scope is Scope.INIT:
@@ -245,6 +249,21 @@ def _computed_with(method, node: cst.CSTNode) -> bool:
             if _computing(holder):
                 return True
     return False
+
+
+def _operand(method, node: cst.CSTNode) -> bool:
+    """Is the bare item of a parameter walk computed with: an operand (`p ** 2`), or an argument of a torch
+    function (`torch.norm(p)`)? Not an item kept in a list (`wd.append(p)`) or grouped for an optimizer."""
+    flat = flat_of(method)
+    parent = flat.parent.get(id(node)) if flat is not None else None
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    name = call_name(call) if isinstance(call, cst.Call) else None
+    return name is not None and name.split(".", 1)[0] in _TORCH_NAMESPACES
+
+
+_TORCH_NAMESPACES = frozenset({"torch", "F", "functional"})
 
 
 def _computing(node: cst.CSTNode | None) -> bool:

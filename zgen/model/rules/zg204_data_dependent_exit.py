@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.divergence import COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, divergences, message
+from ..analysis.divergence import CAUGHT, COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, divergences, message
 from ..analysis.script import script_divergences
 from ..analysis.state import state_trigger
 from ..analysis.taint import CLOCK, DATA, HOST
@@ -37,6 +37,8 @@ class _LoopExit:
             return True
         if "return" in text and "os.path." in text and any(f".{word}(" in text for word in self._HOST):
             return True  # `if os.path.isfile(out): return` before the model runs: this host's files decide
+        if "except" in text and _OWN_FAILURE_TEXT.search(text):
+            return True  # `except RuntimeError as e: if "out of memory" in str(e): return None`
         if "break" in text or "while" in text:
             if re.search(r"(?m)^[ \t]*(?:break|while)\b", text):
                 return True
@@ -92,6 +94,11 @@ def _reads_length(text: str, expr: str, depth: int) -> bool:
     return False
 
 
+# `except:`, `except Exception`, `except (RuntimeError, ValueError)`, `except torch.cuda.OutOfMemoryError`.
+_OWN_FAILURE_TEXT = re.compile(
+    r"(?m)^[ \t]*except(?:[ \t]*:|[^:\n]*\b(?:Exception|BaseException|RuntimeError|MemoryError|OutOfMemoryError)\b)"
+)
+
 TRIGGER = Remembered(_LoopExit())
 
 
@@ -138,7 +145,16 @@ class DataDependentExit(Rule):
     Also flagged: a retry, a `try` in a loop whose body runs submodules and
     leaves on success while the handler neither re-raises nor leaves
     (`except torch.cuda.OutOfMemoryError: chunks *= 2`): the rank that raised
-    runs the body's submodules again, its peers do not.
+    runs the body's submodules again, its peers do not. And any handler of a
+    failure a rank raises on its own (`except RuntimeError`, `except
+    torch.cuda.OutOfMemoryError`, `except Exception`, a bare `except`) around
+    a call that runs submodules, with a way through that neither re-raises
+    nor ends the process: skipping the batch on out of memory (`if "out of
+    memory" in str(e): return None`), `continue`, or a fallback pass in
+    halves. The rank that failed stops partway through a pass its peers
+    finish, or runs another. A handler of `TypeError`, `ImportError`,
+    `AttributeError` or `KeyError` (an API or a config probed, the same on
+    every rank) is not flagged, nor one that always raises again.
 
     ## Why is this bad under ZeRO-3?
     Every submodule call all-gathers its parameters with all ranks. A rank
@@ -386,18 +402,18 @@ class Decoder(nn.Module):
         for cls, method in index.methods("all", state_trigger(index, TRIGGER)):
             for d in divergences(index, cls, method):
                 if _exit(d):
-                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
+                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _help(d))
         for kind in (DATA, HOST, CLOCK):
             for snippet, d in script_divergences(index, state_trigger(index, TRIGGER), kind):
                 if _exit(d):
-                    yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
+                    yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _help(d))
 
 
 def _exit(d: Divergence) -> bool:
     """A loop cut short or counted by the data, a `return`/`continue` taken on this host's files, or a module run,
     skipped or stopped on this host's clock (a time limit)."""
     return (
-        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY))
+        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY, CAUGHT))
         or (d.kind == HOST and d.effect in (EXIT, SKIP))
         or d.kind == CLOCK
     )
@@ -407,3 +423,11 @@ _HELP = (
     "make the exit decision collectively (all-reduce the flag so every rank sees the same value), "
     "or keep calling the layers on finished samples"
 )
+_CAUGHT_HELP = (
+    "let the failure propagate (re-raise), or agree on it: all-reduce a 'failed' flag after the pass and skip "
+    "or shrink the step on every rank together"
+)
+
+
+def _help(d: Divergence) -> str:
+    return _CAUGHT_HELP if d.effect == CAUGHT else _HELP
