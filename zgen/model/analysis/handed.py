@@ -611,7 +611,7 @@ def _handed_name(span: FunctionSpan, cls: ClassInfo | None) -> bool:
     if cls is not None and any(_OWNS_STORAGE.search(base) for base in cls.span.bases):
         return False  # a parameter or tensor subclass, an optimizer: handed the storage itself by design
     # an initialiser, a hook, a loader: judged as a walk of what it is given, if at all
-    return span.name == "__init__" or entry_name(span.name)
+    return span.name == "__init__" or entry_name(span.name, module=cls is not None and cls.is_module)
 
 
 @memoised

@@ -1283,7 +1283,7 @@ def provenance_accesses(
             continue
         methods = cls.entry_methods if cls.is_module else [m for m in cls.all_methods() if m.owner is cls]
         for method in methods:
-            if method.name == "__init__" or method.owner is not cls or not entry_name(method.name):
+            if method.name == "__init__" or method.owner is not cls or not entry_name(method.name, cls.is_module):
                 continue
             if cls.is_module and "@property" in method.text[: method.text.find("def ")]:
                 continue  # a module's property is read where it is used (a forward, often), not run on its own

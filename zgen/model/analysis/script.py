@@ -433,6 +433,12 @@ class _ScriptCalls:
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             if method_runs(index, held, func.attr.value):  # type: ignore[union-attr]
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
+        elif held is None and isinstance(func, cst.Attribute) and func.attr.value not in NOT_RUNS and (
+            scope.held or scope.model_args
+        ):
+            child = self.held.module_of(func.value, loose=True)  # `model.decoder_postnet.postnet(s)`: a child's method
+            if child and method_runs(index, child, func.attr.value, False):
+                return code_of(func)  # (only a class we read answers: its method runs its own layers)
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
                 return code_of(func)  # `algo.predict(obs)`: an algorithm object given to an evaluation loop
