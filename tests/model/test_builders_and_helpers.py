@@ -8,6 +8,8 @@
   (ZG103). Handing the visited module itself is safe: `apply` gathered its own parameters.
 * A trainer's set-up methods (`create_optimizer`, `setup_ema`) run on the model it was given, built before it:
   their reads of its parameters count (ZG102). Grouping the parameters by name for an optimizer reads none.
+* A call told not to synchronise its decoding loop (`synced_gpus=False`) lets ranks stop at their own last token
+  (ZG204); `synced_gpus=True`, or the caller's own flag handed on, is not flagged.
 * A function whose model argument is annotated with a base class is handed any subclass: calls of a child the
   base does not declare (`model.post.postnet(h)`, a method running the child's layers) run submodules, and a data
   gate around them is ZG203. A gate on a setting is not.
@@ -191,3 +193,32 @@ def test_data_gate_around_a_child_method_of_a_subclass_found() -> None:
 
 def test_setting_gate_around_a_child_method_of_a_subclass_clean() -> None:
     assert _codes(GENERATE.format(gate="refine"), "ZG2") == []
+
+
+SYNC = """
+from torch import nn
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lm = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lm(x)
+
+    def generate(self, x, synced_gpus=False):
+        return self._sample(x, synced_gpus={value})
+
+    def _sample(self, x, synced_gpus=False):
+        return self(x)
+"""
+
+
+def test_decoding_loop_told_not_to_synchronise_found() -> None:
+    assert _codes(SYNC.format(value="False"), "ZG204") == [("ZG204", 14)]
+
+
+def test_decoding_loop_synchronised_or_left_to_decide_clean() -> None:
+    assert _codes(SYNC.format(value="True"), "ZG204") == []
+    assert _codes(SYNC.format(value="synced_gpus"), "ZG204") == []
