@@ -1263,6 +1263,15 @@ def provenance_accesses(
     if index.other_framework:
         return []
     engine = _Engine(index)
+    try:
+        return _accesses_from(engine, entries)
+    finally:  # the engines refer to each other through their registry: freed now, not by the cycle collector
+        engine.engines.clear()
+
+
+def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo | None, dict[str, Value]]]) -> list[ParamAccess]:
+    """`provenance_accesses` with the file's engine."""
+    index = engine.index
     engine.holding = {id(cls) for _span, cls, _seeds in entries if cls is not None}
     for span, cls, seeds in entries:
         engine.call(span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
