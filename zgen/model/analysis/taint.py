@@ -659,7 +659,7 @@ _HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", 
 _SELF_CALL = re.compile(r"self\.\w+(?:\.\w+)*\(")
 # A word followed by what `_KEPT` keeps of it and a read (`n.sum() > 0`); the lookahead consumes nothing, so every
 # word is tried once.
-_WORD_READ = re.compile(rf"\b(\w+)\b(?={_KEPT}{_READ})")
+_WORD_READ = re.compile(rf"\b(\w++)\b(?={_KEPT}{_READ})")
 _PASSED_WORD = re.compile(r"\b(\w+)\b(?!\.(?:device|dtype|shape|ndim|size\())")  # (not its metadata)
 
 
@@ -756,9 +756,9 @@ def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:
 # `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
 _RANK_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*" + known.RANK_TEXT)
 _RANK_WORD = re.compile(known.RANK_TEXT)
-_SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
+_SELF_CALL = re.compile(r"self(?<!\wself)\.(\w+)\s*\(")
 _FREE_CALL = re.compile(r"(?<![\w.])(\w+)\s*\(")
-_RANK_RETURN = re.compile(r"\breturn\b[^\n]*" + known.RANK_TEXT)
+_RANK_RETURN = re.compile(r"return(?<!\wreturn)\b[^\n]*" + known.RANK_TEXT)
 
 
 @memoised
