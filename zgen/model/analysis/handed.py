@@ -60,7 +60,7 @@ from .script import WRAP_TRIGGER, ScriptScope, function_scope
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
 
 # Text without which a function cannot reach a handed model's parameters.
-_HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|\bparameters\s*[:,)=]|\.state_dict\(\)")
+_HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|parameters(?<!\wparameters)\s*[:,)=]|\.state_dict\(\)")
 # Text without which a function walks no module's parameters or submodules.
 _WALK_TRIGGER = Trigger(
     "parameters(", "modules(", "children(",

@@ -1231,8 +1231,8 @@ def _metadata_call(index: ModelIndex, flat: Flat, parent) -> bool:
 
 # Text without which a class or function does nothing to a parameter this module reports.
 OPERATIONS = re.compile(
-    r"\.data\b|_\(|numel|nelement|\.shape\b|\.size\(|_like\(|deepcopy|state_dict|\bsave\(|clip_grad|_to_vector|"
-    r"_to_parameters|\.apply\(|broadcast|all_reduce|\binit\.|\.(?:norm|clone|min|max)\(|\.grad\b|\bdumps?\(|\.send\("
+    r"\.data\b|_\(|numel|nelement|\.shape\b|\.size\(|_like\(|deepcopy|state_dict|save(?<!\wsave)\(|clip_grad|_to_vector|"
+    r"_to_parameters|\.apply\(|broadcast|all_reduce|init(?<!\winit)\.|\.(?:norm|clone|min|max)\(|\.grad\b|dump(?<!\wdump)s?\(|\.send\("
 )
 
 

@@ -36,7 +36,7 @@ __all__ = ["ScriptScope", "script_scopes", "function_scope", "script_divergences
 
 # Text without which no model in a scope can be partitioned.
 WRAP_TRIGGER = re.compile(
-    r"initialize\s*\(|\bInit\s*\(|(?:accelerator|fabric)\.(?:prepare|prepare_model|setup|setup_module|init_module)\s*\("
+    r"initialize\s*\(|Init(?<!\wInit)\s*\(|(?:accelerator|fabric)\.(?:prepare|prepare_model|setup|setup_module|init_module)\s*\("
 )
 
 
