@@ -36,7 +36,7 @@ __all__ = ["ScriptScope", "script_scopes", "function_scope", "script_divergences
 
 # Text without which no model in a scope can be partitioned.
 WRAP_TRIGGER = re.compile(
-    r"initialize\s*\(|\bInit\s*\(|(?:accelerator|fabric)\.(?:prepare|prepare_model|setup|setup_module|init_module)\s*\("
+    r"initialize\s*\(|Init(?<!\wInit)\s*\(|(?:accelerator|fabric)\.(?:prepare|prepare_model|setup|setup_module|init_module)\s*\("
 )
 
 
@@ -598,7 +598,7 @@ def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadab
 # A method named as a part or a variant of a module's forward (`forward_head`, `forward_features`, `encoder_forward`).
 _FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
 # `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
-_RUNS_SELF = re.compile(r"\bself(?:\.forward|\.__call__)?\s*\(")
+_RUNS_SELF = re.compile(r"self(?<!\wself)(?:\.forward|\.__call__)?\s*\(")
 
 
 def _plain_module(index: ModelIndex, classes: tuple[str, ...]) -> bool:

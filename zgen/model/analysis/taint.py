@@ -73,12 +73,14 @@ class Taint:
         self.rank_attrs = rank_attrs(index, cls) if cls is not None else frozenset()
         self._own_state = own_state and cls is not None  # attributes other methods set per rank (lazy)
         self._state_of_self: dict[str, dict[str, str]] | None = None
-        self._memo: dict[tuple[int, bool], dict[str, str]] = {}
+        # Each expression's taint, with the `_version` it was read at: names (and where they were tainted) change
+        # while taint propagates, and each change starts a new version; a read of the same version is still exact.
+        self._memo: dict[tuple[int, bool], tuple[int, dict[str, str]]] = {}
+        self._version = 0
         self._flat = flat
         # Where each tainted name was assigned (position, enclosing loops): a use before that
         # assignment sees the taint only when a loop around both carries it back.
         self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
-        self._done = False  # names still change while propagating: no memo until then
         # `dist.all_reduce(t)`: a local a collective made the same on every rank, from that call on (by position)
         self.agreed: dict[str, int] = {}
         for node, _ctx in flat.nodes:
@@ -151,6 +153,7 @@ class Taint:
             for name, kinds in handed_parameters(index, cls, root).items():
                 _merge_into(self.names.setdefault(name, {}), kinds)
                 _merge_into(self.direct.setdefault(name, {}), kinds)
+                self._version += 1
         for _ in range(2):  # a second pass carries taint around loops
             for node, ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -169,6 +172,7 @@ class Taint:
                         kinds.setdefault(kind, why)
                 if not kinds:
                     continue
+                self._version += 1
                 site = (flat.position.get(id(node), -1), ctx.loops)
                 if type(node) is cst.Assign:  # `flags[i] = (h > 0).any()`: the local list holds the value
                     targets = [*targets, *(cst.Name(c) for t in targets if (c := stored_into(t)) in local)]
@@ -180,7 +184,6 @@ class Taint:
                         sites = self._where.setdefault(name, [])
                         if site not in sites:
                             sites.append(site)
-        self._done = True
 
     def _hand_off(self, node: cst.CSTNode, ctx, holders: frozenset[str]) -> None:
         """`strategy.advance(out)`, `tracker.x = v`, `self.done = v`: the holder's state follows what it was handed
@@ -196,6 +199,7 @@ class Taint:
                 _merge_into(kinds, self.of(test))
         if not kinds:
             return
+        self._version += 1
         _merge_into(self.names.setdefault(found.holder, {}), kinds)
         direct: dict[str, str] = {}  # what flowed through the values handed (not the tests): how often a loop runs
         for value in found.values:
@@ -206,6 +210,7 @@ class Taint:
         sites = self._where.setdefault(found.holder, [])
         if site not in sites:
             sites.append(site)
+        self._version += 1  # (the direct taint read since the change above: read again from here on)
 
     def with_outputs(self, output_of: Callable[[cst.CSTNode], str | None]) -> Taint:
         """This function's taint once value reads of what submodule-running calls returned are data too."""
@@ -255,11 +260,11 @@ class Taint:
     def of(self, expr: cst.CSTNode, direct: bool = False) -> dict[str, str]:
         """The taint kinds of an expression, each with the source it came from (for messages)."""
         key = (id(expr), direct)
-        if self._done and key in self._memo:
-            return self._memo[key]
+        kept = self._memo.get(key)
+        if kept is not None and kept[0] == self._version:
+            return kept[1]
         found = self._of(expr, self.direct if direct else self.names)
-        if self._done:
-            self._memo[key] = found
+        self._memo[key] = (self._version, found)
         return found
 
     def _of(self, expr: cst.CSTNode, names: dict[str, dict[str, str]]) -> dict[str, str]:
@@ -654,7 +659,7 @@ _HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", 
 _SELF_CALL = re.compile(r"self\.\w+(?:\.\w+)*\(")
 # A word followed by what `_KEPT` keeps of it and a read (`n.sum() > 0`); the lookahead consumes nothing, so every
 # word is tried once.
-_WORD_READ = re.compile(rf"\b(\w+)\b(?={_KEPT}{_READ})")
+_WORD_READ = re.compile(rf"\b(\w++)\b(?={_KEPT}{_READ})")
 _PASSED_WORD = re.compile(r"\b(\w+)\b(?!\.(?:device|dtype|shape|ndim|size\())")  # (not its metadata)
 
 
@@ -751,9 +756,9 @@ def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:
 # `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
 _RANK_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*" + known.RANK_TEXT)
 _RANK_WORD = re.compile(known.RANK_TEXT)
-_SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
+_SELF_CALL = re.compile(r"self(?<!\wself)\.(\w+)\s*\(")
 _FREE_CALL = re.compile(r"(?<![\w.])(\w+)\s*\(")
-_RANK_RETURN = re.compile(r"\breturn\b[^\n]*" + known.RANK_TEXT)
+_RANK_RETURN = re.compile(r"return(?<!\wreturn)\b[^\n]*" + known.RANK_TEXT)
 
 
 @memoised

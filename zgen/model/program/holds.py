@@ -535,7 +535,7 @@ def _averager_made(index: ModelIndex, value: cst.BaseExpression) -> cst.Call | N
 
 
 # Text of a constructor that readies a model for training: an optimizer, a training wrapper, a weight average.
-_TRAINS_TEXT = re.compile(r"\boptim\.|Optimizer\b|optimizer\s*=|\.prepare\(|deepspeed\.initialize\(|EMA\(")
+_TRAINS_TEXT = re.compile(r"optim(?<!\woptim)\.|Optimizer\b|optimizer\s*=|\.prepare\(|deepspeed\.initialize\(|EMA\(")
 
 
 @memoised

@@ -61,10 +61,10 @@ class _LoopExit:
 
 
 # A loop over `range(...)` (its arguments) or over a split, and the words that read a length.
-_RANGE_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?\bt?range\(([^\n]*)")  # (`trange`: a progress bar's range)
-_SPLIT_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|unbind|unfold|tensor_split|chunk)\(")
+_RANGE_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?\bt?range\(([^\n]*)")  # (`trange`: a progress bar's range)
+_SPLIT_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|unbind|unfold|tensor_split|chunk)\(")
 _SPLIT_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*\.(?:split|unbind|unfold|tensor_split|chunk)\(", re.M)
-_LENGTH_READ = re.compile(r"\blen\(|\.shape\b|\.size\(|\bnumel\(|\bmax\(|\.max\(")
+_LENGTH_READ = re.compile(r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\(")
 _NOT_A_COUNT = frozenset({"self", "range", "len", "int", "min", "max", "math", "np", "torch", "ceil", "floor"})
 
 
