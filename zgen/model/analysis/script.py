@@ -18,7 +18,7 @@ from typing import Protocol
 
 from ..program import known
 from ..program.holds import held_attributes, module_arguments
-from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
@@ -29,10 +29,14 @@ from .calls import HeldCalls
 from .divergence import NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flatten, loop_items
+from .reach import all_bases, function_target, method_targets, plain_instances
 from .runs import HelperRuns, runs_argument
 from .taint import DATA, RANK, Taint
 
-__all__ = ["ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "WRAP_TRIGGER"]
+__all__ = [
+    "ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "scope_reach",
+    "WRAP_TRIGGER",
+]
 
 # Text without which no model in a scope can be partitioned.
 WRAP_TRIGGER = re.compile(
@@ -62,6 +66,10 @@ class ScriptScope:
         if self.owner is not None:
             found |= {f"self.{name}": classes for name, classes in held_attributes(self.index, self.owner).items()}
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
+            for base in all_bases(self.owner):  # `self.model` that a base class of another file's `__init__` keeps
+                if base.index is not self.index:
+                    for name, classes in held_attributes(base.index, base).items():
+                        found.setdefault(f"self.{name}", tuple(base.index.global_name(c) for c in classes))
         return found
 
     @cached_property
@@ -455,6 +463,7 @@ def script_divergences(
     for scope in script_scopes(index, trigger):
         if kind != RANK and not (
             scope.held or scope.model_args or scope.wrapped or scope.runner_args or scope.callable_args
+            or scope_reach(index, scope)  # (a model reached through a plain object or helpers: `self.agent.act(s)`)
         ):
             continue  # runs no model (only a rank test can also gate a collective)
         for d in _scope_divergences(index, scope, True):
@@ -481,7 +490,16 @@ def _script_indirect(scope: ScriptScope):
     def indirect(call: cst.Call) -> str | None:
         func = call.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-            return f"self.{func.attr.value}()" if _runs_held(scope, func.attr.value) else None
+            name = func.attr.value
+            if _runs_held(scope, name) or (scope.owner is not None and _method_reaches(scope, scope.owner, name)):
+                return f"self.{name}()"
+            return None
+        if isinstance(func, cst.Attribute) and func.attr.value not in NOT_RUNS:
+            # `self.evaluator.run(x)`, `ev.run(x)`: a method of a plain object of the project that reaches a model
+            for cls in plain_instances(scope.index, scope.owner, scope.flat, func.value):
+                if _method_reaches(scope, cls, func.attr.value):
+                    return f"{code_of(func)}()"
+            return None
         if not isinstance(func, cst.Name):
             return None
         if func.value in scope.model_runners or func.value in scope.callable_args:
@@ -498,12 +516,14 @@ def _script_indirect(scope: ScriptScope):
             for i, a in enumerate(call.args)
             if not a.star and (i in handed or (name := dotted(a.value)) in scope.held)
         }
-        info = scope.index.function_info(func.value) if models else None
+        info = function_target(scope.index, func.value) if models else None
         if info is not None and info.node is not None:
             for position, classes in models.items():
                 arg = call.args[position]
                 param = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
-                if param and runs_argument(scope.index, func.value, param, classes):
+                # (a function of another file reads the model's classes as unknown there)
+                known_classes = classes if info.index is scope.index else (UNKNOWN,)
+                if param and runs_argument(info.index, info.name, param, known_classes):
                     return f"{func.value}()"
             return None
         # A function defined in this one, handed a model the class holds (`kl(self.old_policy, self.policy, s)`),
@@ -521,6 +541,36 @@ def _script_indirect(scope: ScriptScope):
         return None
 
     return indirect
+
+
+def _method_reaches(scope: ScriptScope, cls: ClassInfo, name: str) -> bool:
+    """Does `<instance of cls>.name(...)` reach a model or a collective, in any method it may dispatch to?"""
+    return any(method_reach(scope.index, method) is not None for method in method_targets(scope.index, cls, name))
+
+
+@memoised(cycle=None)
+def method_reach(index: ModelIndex, method: MethodInfo) -> str | None:
+    """What the method (of a plain class, or a function) reaches first: a model or a collective, through any number
+    of calls (`scope_reach` of its own file's scope); None when it reaches none. The class of a module runs its
+    own submodules: not asked here (`runs.HelperRuns`)."""
+    owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else None
+    if owner is not None and owner.is_module:
+        return None
+    scope = function_scope(method.index, method.span)
+    return scope_reach(method.index, scope) if scope is not None else None
+
+
+@memoised(cycle=None)
+def scope_reach(index: ModelIndex, scope: ScriptScope) -> str | None:
+    """The first call of a scope that runs a model or a collective, directly (`_ScriptCalls`) or through the
+    project's functions and methods (`_script_indirect`, which asks this of each callee once: a summary per
+    function over the call graph, a cycle answering None while it is computed)."""
+    calls = _ScriptCalls(index, scope)
+    indirect = _script_indirect(scope)
+    for node, _ctx in scope.flat.nodes:
+        if type(node) is cst.Call and (found := calls.callee(node) or indirect(node)) is not None:
+            return found
+    return None
 
 
 # Module methods that do not run its forward: listing, moving, switching modes, state.
