@@ -135,6 +135,43 @@ HAZARDS = {
                     loss = loss + self.evaluator.run(x)
                 return loss
         """,
+    "a rank test replaces the update of a held average, which runs its model, with a no-op": """
+        class Average:
+            def __init__(self, model):
+                self.shadow = Net()
+
+            def update(self, x):
+                return self.shadow(x)
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = Net()
+                self.average = Average(self.model)
+                if dist.get_rank() != 0:
+                    self.average.update = lambda *args, **kwargs: None
+        """,
+    "an out-of-memory handler retries a pass that runs the model through an evaluator object": """
+        class Evaluator:
+            def __init__(self, model):
+                self.model = model
+
+            def run(self, x):
+                return self.model(x).mean()
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = Net()
+                self.evaluator = Evaluator(self.model)
+
+            def evaluate(self, xs):
+                for x in xs:
+                    while True:
+                        try:
+                            self.evaluator.run(x)
+                            break
+                        except torch.cuda.OutOfMemoryError:
+                            torch.cuda.empty_cache()
+        """,
 }
 
 SAFE = {
@@ -229,6 +266,47 @@ SAFE = {
                 for epoch in range(epochs):
                     if epoch % 5 == 0:
                         self.evaluator.run(x)
+        """,
+    "a rank test replaces a held logger's method that only prints with a no-op": """
+        class Logger:
+            def __init__(self, path):
+                self.path = path
+
+            def log(self, x):
+                print(self.path, x)
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = Net()
+                self.logger = Logger("log.txt")
+                if dist.get_rank() != 0:
+                    self.logger.log = lambda *args, **kwargs: None
+        """,
+    "an out-of-memory handler retries moving a batch, the evaluator run once after": """
+        class Evaluator:
+            def __init__(self, model):
+                self.model = model
+
+            def run(self, x):
+                return self.model(x).mean()
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = Net()
+                self.evaluator = Evaluator(self.model)
+
+            def load(self, x):
+                return x.cuda()
+
+            def evaluate(self, xs):
+                for x in xs:
+                    while True:
+                        try:
+                            x = self.load(x)
+                            break
+                        except torch.cuda.OutOfMemoryError:
+                            torch.cuda.empty_cache()
+                    self.evaluator.run(x)
         """,
 }
 

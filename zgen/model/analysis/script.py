@@ -26,7 +26,7 @@ from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters
 from .choices import options
 from .calls import HeldCalls
-from .divergence import NOT_RUNS, Divergence, find_divergences
+from .divergence import GATE, NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flatten, loop_items
 from .reach import all_bases, function_target, method_targets, plain_instances
@@ -477,7 +477,43 @@ def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> 
     indirect = (lambda _calls: _script_indirect(scope)) if helpers else None
     # the owner (a trainer, an agent) may keep the rank on itself (`self.rank = dist.get_rank()`)
     taint = Taint(index, scope.owner, scope.flat)
-    return find_divergences(scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False)
+    found = find_divergences(scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False)
+    return found + _noop_replacements(scope, taint) if helpers else found
+
+
+def _noop_replacements(scope: ScriptScope, taint: Taint) -> list[Divergence]:
+    """`if rank != 0: self.ema.update = lambda *a, **k: None`: a method that reaches a model replaced by a no-op
+    on some ranks only. Every later call of it runs the model on the other ranks alone."""
+    found: list[Divergence] = []
+    for node, ctx in scope.flat.nodes:
+        if type(node) is not cst.Assign or not ctx.conds or not _no_op(node.value):
+            continue
+        tests = [(test, sources) for test in ctx.conds if (sources := taint.of(test)) and RANK in sources]
+        if not tests:
+            continue
+        for target in node.targets:
+            replaced = target.target
+            if isinstance(replaced, cst.Attribute) and _reaches_method(scope, replaced):
+                test, sources = tests[-1]
+                found.append(Divergence(RANK, GATE, test, sources[RANK], f"{code_of(replaced)}()"))
+                break
+    return found
+
+
+def _no_op(value: cst.BaseExpression) -> bool:
+    """`lambda *args, **kwargs: None`, `lambda x: x`: a function that calls nothing."""
+    return isinstance(value, cst.Lambda) and not any(isinstance(n, cst.Call) for n in walk(value.body))
+
+
+def _reaches_method(scope: ScriptScope, attribute: cst.Attribute) -> bool:
+    """Does calling the method `attribute` names (`self.update`, `self.ema.update`) reach a model or a collective?"""
+    name, owner = attribute.attr.value, attribute.value
+    if isinstance(owner, cst.Name) and owner.value == "self" and scope.owner is not None:
+        return _method_reaches(scope, scope.owner, name)
+    held = scope.held.get(dotted(owner) or "")
+    if held is not None:
+        return name not in NOT_RUNS and method_runs(scope.index, held, name, False)
+    return any(_method_reaches(scope, cls, name) for cls in plain_instances(scope.index, scope.owner, scope.flat, owner))
 
 
 def _script_indirect(scope: ScriptScope):
