@@ -172,6 +172,23 @@ HAZARDS = {
                         except torch.cuda.OutOfMemoryError:
                             torch.cuda.empty_cache()
         """,
+    "a helper runs what it is handed on rank 0, handed a partial of an evaluation": """
+        import functools
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = Net()
+
+            def evaluate(self, x):
+                return self.model(x).mean()
+
+            def on_main(self, fn):
+                if dist.get_rank() == 0:
+                    fn()
+
+            def train(self, x):
+                self.on_main(functools.partial(self.evaluate, x))
+        """,
 }
 
 SAFE = {
@@ -307,6 +324,21 @@ SAFE = {
                         except torch.cuda.OutOfMemoryError:
                             torch.cuda.empty_cache()
                     self.evaluator.run(x)
+        """,
+    "a helper runs what it is handed on rank 0, handed only a logger": """
+        def on_main(fn, *args):
+            if dist.get_rank() == 0:
+                fn(*args)
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = Net()
+
+            def log(self, x):
+                print(x)
+
+            def train(self, x):
+                on_main(self.log, self.model(x).mean())
         """,
 }
 

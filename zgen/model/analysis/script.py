@@ -23,7 +23,7 @@ from ..program.members import UNKNOWN_CLASS as UNKNOWN
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
-from .callables import called_parameters
+from .callables import called_parameters, wrapped_callee
 from .choices import options
 from .calls import HeldCalls
 from .divergence import GATE, NOT_RUNS, Divergence, find_divergences
@@ -540,6 +540,8 @@ def _script_indirect(scope: ScriptScope):
             return None
         if func.value in scope.model_runners or func.value in scope.callable_args:
             return f"{func.value}()"  # (`step(last, state)`: a model, or a step of one, handed in as a function)
+        if func.value in scope.parameters and func.value in handed_runners(scope.index, scope):
+            return f"{func.value}()"  # `fn()` where this file's callers hand `partial(self.evaluate, x)`
         handed = [
             i for i, a in enumerate(call.args) if isinstance(a.value, cst.Name) and a.value.value in scope.model_args
         ]
@@ -607,6 +609,47 @@ def scope_reach(index: ModelIndex, scope: ScriptScope) -> str | None:
         if type(node) is cst.Call and (found := calls.callee(node) or indirect(node)) is not None:
             return found
     return None
+
+
+@memoised(cycle=frozenset())
+def handed_runners(index: ModelIndex, scope: ScriptScope) -> frozenset[str]:
+    """Parameters of the function of `scope` that the file's own calls of it hand something reaching a model: a
+    bound method that reaches one (`self.evaluate`), a `functools.partial` or a lambda around such a call, a held
+    model (`run_on_main(partial(self.evaluate, step))` for `def run_on_main(fn): if rank == 0: fn()`)."""
+    node = scope.node
+    if not isinstance(node, cst.FunctionDef) or not scope.parameters - {"self", "cls"}:
+        return frozenset()
+    name = node.name.value
+    method = scope.owner is not None
+    spans = list(index.skeleton.functions.values()) + [
+        span for cls in index.classes.values() if not cls.is_module for span in cls.span.methods.values()]
+    found: set[str] = set()
+    for span in spans:
+        if f"{name}(" not in index.skeleton.text(span.start, span.end):
+            continue
+        caller = function_scope(index, span)
+        if caller is None or (method and caller.owner is not scope.owner):
+            continue
+        calls, indirect = _ScriptCalls(index, caller), _script_indirect(caller)
+        for call, _ctx in caller.flat.nodes:
+            if type(call) is not cst.Call or not _calls_by_name(call.func, name, method):
+                continue
+            for position, arg in enumerate(call.args):
+                param = arg.keyword.value if arg.keyword is not None else parameter_for(node, call, position)
+                if arg.star or not param or param in found:
+                    continue
+                ran = wrapped_callee(arg.value) or arg.value
+                probe = cst.Call(func=ran) if isinstance(ran, (cst.Name, cst.Attribute)) else ran
+                if isinstance(probe, cst.Call) and (calls.callee(probe) or indirect(probe)):
+                    found.add(param)
+    return frozenset(found)
+
+
+def _calls_by_name(func: cst.BaseExpression, name: str, method: bool) -> bool:
+    """`name(...)` (a function), or `self.name(...)` (a method of the same object)."""
+    if method:
+        return isinstance(func, cst.Attribute) and func.attr.value == name and dotted(func.value) == "self"
+    return isinstance(func, cst.Name) and func.value == name
 
 
 # Module methods that do not run its forward: listing, moving, switching modes, state.
