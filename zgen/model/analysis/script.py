@@ -386,9 +386,10 @@ def _module_scope(index: ModelIndex) -> ScriptScope | None:
 class _ScriptCalls:
     """Collectives and calls of a partitioned model in script code."""
 
-    def __init__(self, index: ModelIndex, scope: ScriptScope) -> None:
+    def __init__(self, index: ModelIndex, scope: ScriptScope, summary: bool = False) -> None:
         self.index = index
         self.scope = scope
+        self.summary = summary  # a helper's summary: a method of a model we cannot read counts only by its name
         self._held: HeldCalls | None = None
 
     @property
@@ -439,7 +440,8 @@ class _ScriptCalls:
         if held is None and holder is not None and holder.startswith("self.") and scope.held:
             held = self.held.roots.get(holder)  # `self.x` bound here to a held model or a copy of one
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
-            if method_runs(index, held, func.attr.value):  # type: ignore[union-attr]
+            name = func.attr.value  # type: ignore[union-attr]
+            if method_runs(index, held, name, not self.summary) or (self.summary and _runs_by_name(name)):
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
@@ -603,7 +605,7 @@ def scope_reach(index: ModelIndex, scope: ScriptScope) -> str | None:
     """The first call of a scope that runs a model or a collective, directly (`_ScriptCalls`) or through the
     project's functions and methods (`_script_indirect`, which asks this of each callee once: a summary per
     function over the call graph, a cycle answering None while it is computed)."""
-    calls = _ScriptCalls(index, scope)
+    calls = _ScriptCalls(index, scope, summary=True)
     indirect = _script_indirect(scope)
     for node, _ctx in scope.flat.nodes:
         if type(node) is cst.Call and (found := calls.callee(node) or indirect(node)) is not None:
@@ -722,6 +724,13 @@ def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadab
 _FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
 # `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
 _RUNS_SELF = re.compile(r"\bself(?:\.forward|\.__call__)?\s*\(")
+
+
+def _runs_by_name(name: str) -> bool:
+    """A method of a model whose class cannot be read that runs it by its name: a part of its forward, an
+    inference method (`forward_head`, `generate`, `predict`); other methods of it are its own business
+    (`summaries()`), as `_runs_held` judges a helper's calls."""
+    return name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name) is not None
 
 
 def _plain_module(index: ModelIndex, classes: tuple[str, ...]) -> bool:
