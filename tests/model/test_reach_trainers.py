@@ -189,6 +189,28 @@ HAZARDS = {
             def train(self, x):
                 self.on_main(functools.partial(self.evaluate, x))
         """,
+    "a solver leaves on its residual, each step running the policy through two local functions": """
+        class Agent:
+            def __init__(self):
+                self.policy = Net()
+
+            def update(self, states, b):
+                def kl(policy_1: Net, policy_2: Net, states):
+                    return (policy_1.act(states) - policy_2.act(states).detach()).pow(2).mean()
+
+                def fvp(policy: Net, states, v):
+                    return kl(policy, policy, states) + v
+
+                def cg(policy: Net, states, b):
+                    r = b.clone()
+                    for _ in range(10):
+                        r = r - fvp(policy, states, r)
+                        if torch.dot(r, r) < 1e-10:
+                            break
+                    return r
+
+                return cg(self.policy, states, b)
+        """,
 }
 
 SAFE = {
@@ -339,6 +361,28 @@ SAFE = {
 
             def train(self, x):
                 on_main(self.log, self.model(x).mean())
+        """,
+    "a solver defined in an update leaves on its residual, its steps only naming the policy": """
+        class Agent:
+            def __init__(self):
+                self.policy = Net()
+
+            def update(self, states, b):
+                def kl(policy_1: Net, policy_2: Net, states):
+                    return (policy_1.act(states) - policy_2.act(states).detach()).pow(2).mean()
+
+                def fvp(policy: Net, states, v):
+                    return len(type(policy).__name__) + v
+
+                def cg(policy: Net, states, b):
+                    r = b.clone()
+                    for _ in range(10):
+                        r = r - fvp(policy, states, r)
+                        if torch.dot(r, r) < 1e-10:
+                            break
+                    return r
+
+                return cg(self.policy, states, b)
         """,
 }
 

@@ -566,18 +566,17 @@ def _script_indirect(scope: ScriptScope):
                 if param and runs_argument(info.index, info.name, param, known_classes):
                     return f"{func.value}()"
             return None
-        # A function defined in this one, handed a model the class holds (`kl(self.old_policy, self.policy, s)`),
-        # runs it when its body calls the parameter or a method of it that is not bookkeeping (`policy_1.act(s)`).
-        held = [i for i, a in enumerate(call.args) if dotted(a.value) in scope.held and a.keyword is None]
-        local = _local_defs(scope).get(func.value) if held else None
+        # A function defined in this one, handed a model the class holds (`kl(self.old_policy, self.policy, s)`) or
+        # one the function around the call is given (`fvp(policy, s, p)` in `def cg(policy: Model, ...)`), runs it
+        # when its body calls the parameter or a method of it that is not bookkeeping (`policy_1.act(s)`), or hands
+        # it to another such function (`kl_divergence(policy, policy, states)`).
+        local = _local_defs(scope).get(func.value)
         if local is None:
             return None
-        text = code_of(local.body, limit=4000)
-        for position in held:
+        for position in _models_handed(scope, call):
             param = parameter_for(local, call, position)
-            for match in re.finditer(rf"\b{re.escape(param or '')}\b(?:\.(\w+))?\s*\(", text) if param else ():
-                if match.group(1) not in _BOOKKEEPING:
-                    return f"{func.value}()"
+            if param and _local_runs(scope, local, param, frozenset()):
+                return f"{func.value}()"
         return None
 
     return indirect
@@ -666,6 +665,46 @@ def _local_defs(scope: ScriptScope) -> dict[str, cst.FunctionDef]:
     """Functions defined inside the function of `scope`, by name."""
     return {node.name.value: node for node, _ctx in scope.flat.nodes if type(node) is cst.FunctionDef}
 
+
+
+def _models_handed(scope: ScriptScope, call: cst.Call) -> list[int]:
+    """Positions of the arguments of `call` that are a model here: one the class holds, one the scope is given, or
+    a module argument of the function defined in the scope that makes the call."""
+    around: cst.CSTNode | None = scope.flat.parent.get(id(call))
+    while around is not None and not isinstance(around, cst.FunctionDef):
+        around = scope.flat.parent.get(id(around))
+    given = module_arguments(scope.index, around) if around is not None and around is not scope.node else {}
+    found = []
+    for position, arg in enumerate(call.args):
+        if arg.star or arg.keyword is not None:
+            continue
+        name = dotted(arg.value)
+        if name in scope.held or name in scope.model_args or name in given:
+            found.append(position)
+    return found
+
+
+def _local_runs(scope: ScriptScope, local: cst.FunctionDef, param: str, seen: frozenset[int]) -> bool:
+    """Does the function `local`, defined in the scope, run its parameter `param` (calls it, or a method of it that
+    is not bookkeeping, or hands it on to another function defined there that does)?"""
+    text = code_of(local.body, limit=4000)
+    for match in re.finditer(rf"\b{re.escape(param)}\b(?:\.(\w+))?\s*\(", text):
+        if match.group(1) not in _BOOKKEEPING:
+            return True
+    seen = seen | {id(local)}
+    defs = _local_defs(scope)
+    for call in walk(local.body):
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)) or call.func.value not in defs:
+            continue
+        inner = defs[call.func.value]
+        if id(inner) in seen:
+            continue
+        for position, arg in enumerate(call.args):
+            if not arg.star and isinstance(arg.value, cst.Name) and arg.value.value == param:
+                target = arg.keyword.value if arg.keyword is not None else parameter_for(inner, call, position)
+                if target and _local_runs(scope, inner, target, seen):
+                    return True
+    return False
 
 
 def _runs_held(scope: ScriptScope, name: str) -> bool:
