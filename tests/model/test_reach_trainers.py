@@ -211,6 +211,33 @@ HAZARDS = {
 
                 return cg(self.policy, states, b)
         """,
+    "a relaxation steps until this rank's forces converge, computed by a calculator handed in": """
+        from typing import Optional
+
+        class Calculator:
+            def __init__(self, model):
+                self.model = Net()
+
+            def forces(self, x):
+                return self.model(x)
+
+        class Optimizer:
+            def __init__(self, calculator: Optional[Calculator], x):
+                self.calculator = calculator
+                self.x = x
+
+            def converged(self):
+                return bool(self.calculator.forces(self.x).abs().max() < 0.05)
+
+            def step(self):
+                self.x = self.x - 0.1 * self.calculator.forces(self.x)
+
+            def run(self, steps):
+                n = 0
+                while not self.converged() and n < steps:
+                    self.step()
+                    n += 1
+        """,
 }
 
 SAFE = {
@@ -383,6 +410,33 @@ SAFE = {
                     return r
 
                 return cg(self.policy, states, b)
+        """,
+    "a relaxation steps until this rank's forces converge, computed by a calculator with no model": """
+        from typing import Optional
+
+        class Calculator:
+            def __init__(self, model):
+                self.model = Net()
+
+            def forces(self, x):
+                return 2.0 * x
+
+        class Optimizer:
+            def __init__(self, calculator: Optional[Calculator], x):
+                self.calculator = calculator
+                self.x = x
+
+            def converged(self):
+                return bool(self.calculator.forces(self.x).abs().max() < 0.05)
+
+            def step(self):
+                self.x = self.x - 0.1 * self.calculator.forces(self.x)
+
+            def run(self, steps):
+                n = 0
+                while not self.converged() and n < steps:
+                    self.step()
+                    n += 1
         """,
 }
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import facts_of
-from ..program.tree import cst, dotted
+from ..program.tree import cst, dotted, walk
 from .flow import Flat
 
 __all__ = ["method_targets", "plain_instances", "function_target", "all_bases"]
@@ -86,6 +86,32 @@ def _attribute_instances(index: ModelIndex, owner: ClassInfo, name: str) -> tupl
             found = _built_class(cls.index, member.call)
             if found:
                 return found
+        found = _annotated_argument(cls, name)
+        if found:
+            return found
+    return ()
+
+
+def _annotated_argument(cls: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
+    """`def __init__(self, calculator: BatchwiseCalculator): self.calculator = calculator`: the annotation's plain
+    class (`Optional[...]` read through)."""
+    init = cls.span.methods.get("__init__")
+    node = cls.index.method_info(cls, init).node if init is not None else None
+    if node is None or f"self.{name}" not in cls.index.skeleton.text(init.start, init.end):
+        return ()
+    params = {p.name.value: p for p in (*node.params.params, *node.params.kwonly_params)}
+    for stmt in walk(node.body):
+        if not (isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Name) and stmt.value.value in params):
+            continue
+        if any(dotted(t.target) == f"self.{name}" for t in stmt.targets):
+            annotation = params[stmt.value.value].annotation
+            if annotation is None:
+                return ()
+            written = annotation.annotation
+            if isinstance(written, cst.Subscript) and dotted(written.value) in ("Optional", "typing.Optional"):
+                inner = written.slice[0].slice
+                written = inner.value if isinstance(inner, cst.Index) else written
+            return _named_plain(cls.index, dotted(written))
     return ()
 
 
