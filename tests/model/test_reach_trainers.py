@@ -238,6 +238,25 @@ HAZARDS = {
                     self.step()
                     n += 1
         """,
+    "a plugin runs the model per sample only when what its own pass returned is negative": """
+        class Plugin:
+            def __init__(self):
+                self.buffer = []
+
+            def similarity(self, strategy, x):
+                return float(strategy.model(x).mean())
+
+            def per_sample(self, strategy, x):
+                return [strategy.model(row) for row in x]
+
+            def store(self, x):
+                self.buffer.append(x)
+
+            def after_forward(self, strategy, x):
+                sim = self.similarity(strategy, x)
+                if sim < 0:
+                    self.per_sample(strategy, x)
+        """,
 }
 
 SAFE = {
@@ -437,6 +456,25 @@ SAFE = {
                 while not self.converged() and n < steps:
                     self.step()
                     n += 1
+        """,
+    "a plugin stores the batch only when what its own pass returned is negative": """
+        class Plugin:
+            def __init__(self):
+                self.buffer = []
+
+            def similarity(self, strategy, x):
+                return float(strategy.model(x).mean())
+
+            def per_sample(self, strategy, x):
+                return [strategy.model(row) for row in x]
+
+            def store(self, x):
+                self.buffer.append(x)
+
+            def after_forward(self, strategy, x):
+                sim = self.similarity(strategy, x)
+                if sim < 0:
+                    self.store(x)
         """,
 }
 

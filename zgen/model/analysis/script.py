@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Protocol
 
 from ..program import known
-from ..program.holds import held_attributes, module_arguments
+from ..program.holds import held_attributes, module_arguments, other_objects_models
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN
 from ..program.skeleton import FunctionSpan
@@ -398,6 +398,9 @@ class _ScriptCalls:
         if self._held is None:
             scope = self.scope
             roots = {name: (UNKNOWN,) for name in scope.model_args} | scope.held
+            if self.summary and isinstance(scope.node, cst.FunctionDef):
+                # a helper's model reached through an object it is handed (`strategy.model(x)`, `runner.model`)
+                roots |= {name: (UNKNOWN,) for name in other_objects_models(self.index, scope.node) if name not in roots}
             self._held = HeldCalls(self.index, roots, scope.flat)
         return self._held
 
@@ -414,7 +417,7 @@ class _ScriptCalls:
         index, scope = self.index, self.scope
         name = call_name(call)
         if name is None:  # `model.layers[i](x)`, `getattr(model, name)(x)`
-            return code_of(call.func) if (scope.held or scope.model_args) and self.held.callee(call) else None
+            return code_of(call.func) if (scope.held or scope.model_args or self.summary) and self.held.callee(call) else None
         qualified = name if name.startswith(".") else index.qualify(name)
         last = qualified.rsplit(".", 1)[-1]
         if last in known.COLLECTIVES and qualified.startswith(("torch.distributed.", "deepspeed.comm.")):
@@ -433,7 +436,7 @@ class _ScriptCalls:
             return code_of(func)
         if dotted(func) in scope.held:
             return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
-        if (scope.held or scope.model_args) and self.held.callee(call) is not None:
+        if (scope.held or scope.model_args or self.summary) and self.held.callee(call) is not None:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = dotted(func.value) if isinstance(func, cst.Attribute) else None
         held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
@@ -479,7 +482,10 @@ def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> 
     indirect = (lambda _calls: _script_indirect(scope)) if helpers else None
     # the owner (a trainer, an agent) may keep the rank on itself (`self.rank = dist.get_rank()`)
     taint = Taint(index, scope.owner, scope.flat)
-    found = find_divergences(scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False)
+    # (a function's text: what a call that reaches a model returned, read as a value, `if batch_sim < 0:`)
+    text = scope.snippet.module.code if helpers and isinstance(scope.node, cst.FunctionDef) else None
+    found = find_divergences(
+        scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False, text=text)
     return found + _noop_replacements(scope, taint) if helpers else found
 
 
