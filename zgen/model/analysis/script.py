@@ -524,7 +524,7 @@ def _reaches_method(scope: ScriptScope, attribute: cst.Attribute) -> bool:
     return any(_method_reaches(scope, cls, name) for cls in plain_instances(scope.index, scope.owner, scope.flat, owner))
 
 
-def _script_indirect(scope: ScriptScope):
+def _script_indirect(scope: ScriptScope, summary: bool = False):
     """Calls that run a model argument through a helper: `generate_next_token(model, x)`, a local closure.
 
     A function of this file handed the model counts when its body calls the
@@ -546,8 +546,10 @@ def _script_indirect(scope: ScriptScope):
             return None
         if not isinstance(func, cst.Name):
             return None
-        if func.value in scope.model_runners or func.value in scope.callable_args:
-            return f"{func.value}()"  # (`step(last, state)`: a model, or a step of one, handed in as a function)
+        if func.value in scope.model_runners or (func.value in scope.callable_args and not summary):
+            # (`step(last, state)`: a model, or a step of one, handed in as a function; in a helper's summary only
+            # what its callers hand it says so, `handed_runners`: `_save_func(ckpt, path, torch.save)` runs none)
+            return f"{func.value}()"
         if func.value in scope.parameters and func.value in handed_runners(scope.index, scope):
             return f"{func.value}()"  # `fn()` where this file's callers hand `partial(self.evaluate, x)`
         handed = [
@@ -611,7 +613,7 @@ def scope_reach(index: ModelIndex, scope: ScriptScope) -> str | None:
     project's functions and methods (`_script_indirect`, which asks this of each callee once: a summary per
     function over the call graph, a cycle answering None while it is computed)."""
     calls = _ScriptCalls(index, scope, summary=True)
-    indirect = _script_indirect(scope)
+    indirect = _script_indirect(scope, summary=True)
     for node, _ctx in scope.flat.nodes:
         if type(node) is cst.Call and (found := calls.callee(node) or indirect(node)) is not None:
             return found
