@@ -489,6 +489,28 @@ SAFE = {
                 if self.rank == dist.get_rank():
                     self._save(state, path, torch.save)
         """,
+    "a runner saves on the main rank through a logger whose writer uploads the saved file": """
+        class Logger:
+            def __init__(self, writer_class):
+                self.writer = writer_class()
+
+            def save_model(self, path, it):
+                self.writer.save_model(path, it)
+
+        class Runner:
+            def __init__(self, model, writer_class):
+                self.model = model
+                self.logger = Logger(writer_class)
+
+            def save(self, path, it):
+                torch.save({"it": it}, path)
+                self.logger.save_model(path, it)
+
+            def learn(self, x, it):
+                loss = self.model(x).mean()
+                if dist.get_rank() == 0:
+                    self.save("ckpt.pt", it)
+        """,
 }
 
 

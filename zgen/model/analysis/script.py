@@ -399,8 +399,13 @@ class _ScriptCalls:
             scope = self.scope
             roots = {name: (UNKNOWN,) for name in scope.model_args} | scope.held
             if self.summary and isinstance(scope.node, cst.FunctionDef):
-                # a helper's model reached through an object it is handed (`strategy.model(x)`, `runner.model`)
-                roots |= {name: (UNKNOWN,) for name in other_objects_models(self.index, scope.node) if name not in roots}
+                # a helper's model reached through an object it is handed (`strategy.model(x)`, `runner.model`); not
+                # through an object `self` holds, whose own methods the summary reads (`self.writer.save_model(p)`
+                # is a method of the writer)
+                roots |= {
+                    name: (UNKNOWN,) for name in other_objects_models(self.index, scope.node)
+                    if name not in roots and name.partition(".")[0] in scope.parameters - {"self"}
+                }
             self._held = HeldCalls(self.index, roots, scope.flat)
         return self._held
 
