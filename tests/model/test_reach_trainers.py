@@ -257,6 +257,21 @@ HAZARDS = {
                 if sim < 0:
                     self.per_sample(strategy, x)
         """,
+    "a translator's decode loop leaves once this rank's hypotheses finish, a helper running the model's decoder": """
+        class Translator:
+            def __init__(self, model):
+                self.model = model
+
+            def _decode(self, x):
+                return self.model.decoder(x)
+
+            def translate(self, x, steps):
+                for _ in range(steps):
+                    x = self._decode(x)
+                    if (x.argmax(-1) == 2).all():
+                        break
+                return x
+        """,
 }
 
 SAFE = {

@@ -404,8 +404,9 @@ class _ScriptCalls:
                 # is a method of the writer)
                 roots |= {
                     name: (UNKNOWN,) for name in other_objects_models(self.index, scope.node)
-                    if name not in roots and name.partition(".")[0] in scope.parameters - {"self"}
-                }
+                    if name not in roots and (
+                        name.partition(".")[0] in scope.parameters - {"self"} or name.rpartition(".")[0] in scope.held)
+                }  # (or a child, named as a module, of a model `self` holds: `self.model.decoder(x)`)
             self._held = HeldCalls(self.index, roots, scope.flat)
         return self._held
 
