@@ -45,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 COLUMNS = ("set", "package", "version", "file", "line", "family", "code", "label", "why")
 FAMILIES = ("ZG1", "ZG2", "ZG3")
 LABELS = ("hazard", "safe")
-SETS = ("dev", "transformers", "fresh", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10")
+SETS = ("dev", "transformers", "fresh", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11")
 REVIEW_COLUMNS = ("package", "version", "file", "line", "code", "verdict", "why")
 VERDICTS = ("tp", "fp", "unsure")
 DUMP_COLUMNS = ("package", "version", "file", "line", "code", "message")
@@ -247,6 +247,8 @@ def run_zgen(python: str, files: list[Path]) -> tuple[list[Hit], dict[str, str]]
     fails is each file rerun alone, so that one crashing file costs its own items, not
     the whole score.
     """
+    if os.sep in python:
+        python = str(Path(python).absolute())  # zgen runs in a scratch directory: a relative path would miss
     probe = subprocess.run([python, "-c", "import importlib.util, sys; sys.exit(not importlib.util.find_spec('zgen'))"],
                            capture_output=True, text=True, check=False)
     if probe.returncode != 0:

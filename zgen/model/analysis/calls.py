@@ -14,6 +14,7 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.known import CALLS_FIRST_ARGUMENT
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
 from ..program.tree import access_path, call_name, code_of, cst, parameter_for, walk
+from ..program.trigger import word_first
 from .callables import wrapped_callee
 from .choices import options
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
@@ -407,7 +408,7 @@ def argument_modules(index: ModelIndex, cls: ClassInfo, name: str) -> dict[str, 
     params = method.node.params
     called = {  # only parameters the method calls (`unet(x)`, `unet.forward(x)`) are worth reading the callers for
         p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-        if re.search(rf"\b{re.escape(p.name.value)}(?:\.forward)?\s*\(", method.text)
+        if re.search(word_first(p.name.value) + r"(?:\.forward)?\s*\(", method.text)
     } - {"self"}
     if not called:
         return {}

@@ -15,7 +15,7 @@ import re
 
 from ..program import known
 from ..program.holds import module_arguments
-from ..program.index import ModelIndex, memoised
+from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import access_path, call_name, cst, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .flow import Flat, flatten, loop_items, same_items
@@ -26,6 +26,8 @@ __all__ = [
     "written_in_bulk", "clipped",
 ]
 
+# Methods whose result shares the tensor's storage (called without arguments): an in-place op on it writes the tensor.
+_VIEWS = frozenset({"detach", "t", "squeeze", "unsqueeze"})
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
 _CHECK_CALLS = {"isinstance", "hasattr", "getattr", "id", "type", "callable", "setattr", "delattr"}
 
@@ -42,6 +44,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         called = isinstance(grand, cst.Call) and grand.func is parent
         if attr in known.METADATA_ATTRS or attr in _DS_ATTRS:
             return META, f".{attr}"  # ZeRO-3's own attributes describe the full parameter
+        if not called and attr.startswith("_") and not attr.startswith("__"):
+            return META, f".{attr}"  # `p._forward_counter -= 1`: a library's bookkeeping kept on the parameter object
         if not data and isinstance(grand, cst.AssignTarget) and grand.target is parent:
             return META, f".{attr} = ..."  # `p.shared = True`: a Python attribute on the parameter object
         if called and (attr.startswith("new_") or attr == "get_device" or (attr == "type" and not grand.args)):
@@ -52,6 +56,10 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
             return (CHECK, f".{attr}()") if _zero3_probe(flat, grand) else (SIZE, f".{attr}()")
         if called and known.INPLACE_METHOD.match(attr):
             return WRITE, f"{data}.{attr}()"
+        if called and attr in _VIEWS and not grand.args:
+            view_use, view_detail = usage(index, flat, grand)  # `p.detach().zero_()` writes through the view
+            if view_use in (WRITE, INIT):
+                return view_use, f"{data}.{attr}(){view_detail}"
         return READ, f"{data}.{attr}"
     if isinstance(parent, cst.AssignTarget) and parent.target is node:
         return (WRITE, f"{data} = ...") if data else (ASSIGN, " = ...")
@@ -343,11 +351,30 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             elif use == READ and not detail.startswith(".grad") and computed_with(index, inner, parent, detail):
                 found.setdefault(items[node.value], set()).add(READS)
         elif kind is cst.Call:
+            reset = _reset_owner(node, names, aliases, items, param_items)
+            if reset is not None:
+                found.setdefault(reset, set()).add(INIT)  # `for m in model.children(): m.reset_parameters()`
             _whole_effects(index, node, names, found)
             _run_effects(index, func, node, names, found)
             if node.args:
                 _call_effects(index, inner, node, names, found)
     return {name: frozenset(done) for name, done in found.items()}
+
+
+def _reset_owner(
+    call: cst.Call, names: set[str], aliases: dict[str, str], items: dict[str, str], param_items: set[str],
+) -> str | None:
+    """The module argument whose parameters `call` sets afresh: its own `reset_parameters()`, or that of a module
+    a walk of it yields (`for m in model.children(): m.reset_parameters()`, `for layer in layers: ...`)."""
+    func = call.func
+    if call.args or not isinstance(func, cst.Attribute) or func.attr.value not in known.TORCH_INITIALISERS:
+        return None
+    target = func.value
+    if not isinstance(target, cst.Name) or target.value in param_items:
+        return None
+    if target.value in names:
+        return target.value
+    return aliases.get(target.value) or items.get(target.value)
 
 
 def _walk_owner(walk_call: cst.Call, names: set[str]) -> str | None:
@@ -470,6 +497,26 @@ def argument_effects(index: ModelIndex, flat: Flat | None, call: cst.Call) -> li
     if not effects:
         return []
     done = ((i, effects.get(parameter_for(found[1], call, i) or "")) for i, arg in enumerate(call.args) if not arg.star)
+    return [(i, effect) for i, effect in done if effect]
+
+
+def inherited_argument_effects(cls: ClassInfo, call: cst.Call) -> list[tuple[int, frozenset[str]]]:
+    """`argument_effects` of `self.<name>(...)` calling a method of a base class in another file (`self._init_layer(
+    self.enc.proj)`, `self._add_lagged_network(self.policy.model)`), read there; empty for a method of this file
+    (its body is read with the class) or one that cannot be read."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return []
+    if cls.method(func.attr.value) is not None:
+        return []
+    method = cls.inherited_method(func.attr.value)
+    node = method.node if method is not None else None
+    if node is None:
+        return []
+    effects = module_arg_effects(method.owner.index, node)  # type: ignore[union-attr]
+    if not effects:
+        return []
+    done = ((i, effects.get(parameter_for(node, call, i) or "")) for i, arg in enumerate(call.args) if not arg.star)
     return [(i, effect) for i, effect in done if effect]
 
 

@@ -27,7 +27,7 @@ from .instances import instance_attributes
 __all__ = ["Exposed", "exposed_methods"]
 
 # The text without which a method exposes nothing: a `setattr` on `self` and a `getattr`.
-_TRIGGER = re.compile(r"\bsetattr\(\s*self\s*,")
+_TRIGGER = re.compile(r"setattr(?<!\wsetattr)\(\s*self\s*,")  # `\bsetattr(`, word first (`program/trigger.py`)
 
 
 @dataclass(frozen=True, slots=True)

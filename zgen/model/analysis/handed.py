@@ -45,15 +45,15 @@ from ..program.holds import (
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
-from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
-from ..program.trigger import Trigger
+from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, walk
+from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
+from .choices import returned_parameters
 from .effects import (
     WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, usage, writes_module_params,
     written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
-from .own import TORCH_INITIALISERS
 from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
 from .script import WRAP_TRIGGER, ScriptScope, function_scope
 
@@ -212,7 +212,7 @@ def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
 def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
     words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\(",
-             r"\bsave\(", HANDED_PATH_TEXT, r"\bparam_groups\b"]
+             r"save(?<!\wsave)\(", HANDED_PATH_TEXT, r"param_groups(?<!\wparam_groups)\b"]  # (word first: trigger.py)
     names = sorted({name.rsplit(".", 1)[-1] for name in known.AVERAGERS})
     # what each word needs literally: the regex runs only over a text holding one
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
@@ -368,7 +368,7 @@ def _whole_uses(
             owner = holds(args[position].value) if len(args) > position else None
             if owner is not None:
                 found.append(access(node, ctx, WRITE if use == "write" else READ, owner, last))
-        elif isinstance(func_node, cst.Attribute) and func_node.attr.value in TORCH_INITIALISERS and not node.args:
+        elif isinstance(func_node, cst.Attribute) and func_node.attr.value in known.TORCH_INITIALISERS and not node.args:
             owner = holds(func_node.value)  # `model.fc.reset_parameters()`: every parameter of it set afresh
             if owner is not None:
                 found.append(access(node, ctx, WRITE, owner, func_node.attr.value))
@@ -398,6 +398,7 @@ def _whole_uses(
             if handed_on:  # one finding per call, its most telling use (`sync(dst, src)` writes, not only reads)
                 _rank, use, owner = min(handed_on, key=lambda h: h[0])
                 found.append(access(node, ctx, use, owner, name))
+    del holds  # (it calls itself: kept, its cycle would hold the file's index and parse for the cycle collector)
     return [a for a in found if a is not None]
 
 
@@ -565,15 +566,21 @@ def _rebuilt(index: ModelIndex, value: cst.BaseExpression) -> bool:
 
 
 def _returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:
-    """Is `call` one of an unreadable function given the module first, taken to return it (or what wraps it):
-    `accelerator.unwrap_model(model)`, `unwrap(model)`? Not a builtin, a class, a deep copy or a readable function."""
+    """Is `call` one of a function given the module first that returns it (or what wraps it): an unreadable one,
+    taken to (`accelerator.unwrap_model(model)`), or one of this file or another that hands its first argument back
+    (`def unwrap(m): return m.module if hasattr(m, "module") else m`, `choices.returned_parameters`)? Not a builtin,
+    a class, a deep copy or another readable function."""
     if not call.args or call.args[0].keyword is not None or call.args[0].star:
         return False
     name = call_name(call) or ""
     last = name.rsplit(".", 1)[-1]
     if not last or last in _NOT_PASSED_ON or not last[:1].islower():
         return False
-    return resolve_function(index, flat, name) is None and index.qualify(name) not in ("copy.deepcopy", "deepcopy")
+    found = resolve_function(index, flat, name)
+    if found is not None:
+        owner, node = found
+        return parameter_for(node, call, 0) in returned_parameters(owner, node.name.value)
+    return index.qualify(name) not in ("copy.deepcopy", "deepcopy")
 
 
 def _engine_method(index: ModelIndex, name: str, clips: frozenset[str]) -> bool:
@@ -735,11 +742,16 @@ def _declared_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, str]:
 @memoised
 def held_containers(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     """`self.X` declared as a container of modules (`_modules: dict[str, Union[nn.Module, Optimizer]]`,
-    `nets: list[Policy]`): its items and values are held modules."""
+    `nets: list[Policy]`), or a plain object's attribute its constructor fills with modules it builds: its items and
+    values are held modules."""
     found = set()
     for attr, note in _declared_attributes(index, cls).items():
         if _CONTAINER_NOTE.match(note.strip().strip("\"'")) and _names_module(index, note):
             found.add(f"self.{attr}")
+    if not cls.is_module:  # `self.nets = [Policy(d) for _ in range(n)]`, built in `__init__` (or a base's, any file)
+        for attr, member in facts_of(cls).members.items():
+            if member.kind == Kind.CONTAINER and any(has_params(index, c) for c in member.classes):
+                found.add(f"self.{attr}")
     return frozenset(found)
 
 
@@ -852,13 +864,13 @@ def _callback(index: ModelIndex, name: str) -> bool:
 def _called_by_modules(index: ModelIndex, name: str) -> bool:
     """Does a method of a module class of this file call the function `name` (`eager_attention_forward(self, ...)`
     from a forward, `caffe2_msra_fill(layer)` from an `__init__`)?"""
-    call = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\(")
+    call = re.compile(word_first(name, r"[\w.]") + r"\s*\(")
     return any(call.search(index.skeleton.text(cls.span.start, cls.span.end)) for cls in index.module_classes())
 
 
 def _construction_helper(index: ModelIndex, name: str) -> bool:
     """Does the `__init__` of a module class of this file (or a helper it calls) call the function `name`?"""
-    call = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\(")
+    call = re.compile(word_first(name, r"[\w.]") + r"\s*\(")
     return any(call.search(method.text) for cls in index.module_classes() for method in cls.init_methods)
 
 

@@ -30,6 +30,7 @@ from ..program.holds import config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, member_param, torch_base
 from ..program.tree import cst, dotted, parameter_for
+from ..program.trigger import word_first
 from .access import READ, SIZE, WRITE
 from .flow import Flat, flat_of, flatten, loop_items, same_items
 from .own import OwnUse, method_uses
@@ -177,7 +178,7 @@ def function_arguments(index: ModelIndex, name: str) -> dict[str, Instance]:
     node = snippet.node if snippet is not None else None
     if not isinstance(node, cst.FunctionDef):
         return {}
-    called = re.compile(rf"(?<![\w.]){re.escape(name)}\s*\([^()]*\bself\.")  # handed something of `self`
+    called = re.compile(word_first(name, r"[\w.]") + r"\s*\([^()]*\bself\.")  # handed something of `self`
     found: dict[str, Instance] = {}
     for cls in index.classes.values():
         for method in cls.all_methods():

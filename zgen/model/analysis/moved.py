@@ -20,8 +20,8 @@ from .flow import flat_of, runs_gathered
 
 __all__ = ["child_state_copies"]
 
-# Text without which a class copies no state between its children.
-_COPY_TEXT = re.compile(r"\bself\.\w+\.load_state_dict\(\s*self\.\w+\.state_dict\(\)")
+# Text without which a class copies no state between its children (`\bself`, word first: `program/trigger.py`).
+_COPY_TEXT = re.compile(r"self(?<!\wself)\.\w+\.load_state_dict\(\s*self\.\w+\.state_dict\(\)")
 
 
 @memoised

@@ -42,12 +42,10 @@ from .params import accesses, narrowed
 from .persistence import is_persistent, optional_param, persistent_param
 
 __all__ = [
-    "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
+    "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes",
     "TORCH_LOADERS", "own_state_calls",
 ]
 
-# torch.nn layers' methods that set every parameter of the layer afresh.
-TORCH_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters"})
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
 TORCH_LOADERS = frozenset({"load_state_dict"})
 # Methods that never touch parameter values (they run forward, move, or list).
@@ -83,7 +81,7 @@ def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
     if name in TORCH_LOADERS:
         return (OwnUse(WRITE, "self.weight", False),)  # any module, of a class we cannot read
     last = ref.rsplit(".", 1)[-1]
-    if name in TORCH_INITIALISERS and (ref.startswith("torch.nn.") or last in known.TORCH_PARAMS) and last in _TORCH_LAYERS:
+    if name in known.TORCH_INITIALISERS and (ref.startswith("torch.nn.") or last in known.TORCH_PARAMS) and last in _TORCH_LAYERS:
         return (OwnUse(INIT, "self.weight", False),)
     return ()
 
@@ -97,7 +95,7 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
     method = cls.inherited_method(name)
     if method is None:
         base = torch_base(cls)
-        if base is not None and name in TORCH_INITIALISERS:
+        if base is not None and name in known.TORCH_INITIALISERS:
             return (OwnUse(INIT, "self.weight", False),)
         if name in TORCH_LOADERS and has_params(index, cls.name) is not False:
             return (OwnUse(WRITE, "self.weight", False),)  # `nn.Module.load_state_dict`: copies into every parameter
@@ -290,7 +288,7 @@ def child_method_trigger(index: ModelIndex) -> re.Pattern[str]:
     """Text without which a method calls no submodule method that could write or size its parameters: a call of
     torch's `reset_parameters()`, of a method of a module class of this file that writes or sizes (`proj_()`), or
     of a method named for setting weights (`init`, `reset`)."""
-    names = set(TORCH_INITIALISERS) | TORCH_LOADERS
+    names = set(known.TORCH_INITIALISERS) | TORCH_LOADERS
     for cls in index.module_classes():
         for name in cls.span.methods:
             if name not in _NOT_USES and not name.startswith("__"):
@@ -349,7 +347,7 @@ def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) 
 
 
 # `self.state_dict()` / `self.load_state_dict(` in a method's text: the trigger to parse it.
-_OWN_STATE = re.compile(r"\bself\.(?:load_|_load_from_|_save_to_)?state_dict\(|\bsave\(\s*self\b|\.(?:save_pretrained|push_to_hub)\(")
+_OWN_STATE = re.compile(r"\bself\.(?:\w+\.)?(?:load_|_load_from_|_save_to_)?state_dict\(|\bsave\(\s*self\b|\.(?:save_pretrained|push_to_hub)\(")
 _STATE_TEXT = re.compile(r"state_dict\(|save\(|\.save_pretrained\(|\.push_to_hub\(")
 # A module's own saving and loading methods (`save(path)`, `load_checkpoint(path)`), not the state dict API itself.
 _SERIALISER = re.compile(r"^_?(?:save|load)(?:_|$)(?!.*state_dict)")
@@ -357,7 +355,8 @@ _SERIALISER = re.compile(r"^_?(?:save|load)(?:_|$)(?!.*state_dict)")
 
 @memoised
 def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
-    """Calls of the module's own `state_dict()` or `load_state_dict(...)` in methods a training loop runs on the
+    """Calls of the module's own `state_dict()` or `load_state_dict(...)`, and reads of the state of a child it built
+    (`self.model.state_dict()`, also built in a base class's constructor), in methods a training loop runs on the
     built model (`ClassInfo.entry_methods`, and its own `save(path)`/`load(path)` methods, which `__init__` does
     not call), outside a ZeRO-3 guard: every parameter is a partitioned placeholder there. A state dict read only
     for its keys (`self.state_dict().keys()`) names parameters and is left out."""
@@ -389,8 +388,10 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                     continue
                 if node.func.attr.value not in known.STATE_CALLS:
                     continue
-                if not isinstance(node.func.value, cst.Name) or node.func.value.value != "self":
-                    continue
+                receiver = node.func.value
+                if not (isinstance(receiver, cst.Name) and receiver.value == "self"):  # (not `super()` either)
+                    if node.func.attr.value != "state_dict" or not _built_child(index, cls, receiver):
+                        continue  # (a built child's state read: `self.model.state_dict()` in a weight swap)
                 parent = flat.parent.get(id(node))
                 if isinstance(parent, cst.Attribute) and parent.attr.value == "keys":
                     continue
@@ -398,6 +399,17 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                     continue
                 found.append((method, node))
     return found
+
+
+def _built_child(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression) -> bool:
+    """Is `value` a child the constructor of `cls` (or of a base, in any file) keeps, `self.model`, of a class that
+    owns parameters? Not a normaliser of buffers alone, nor a child of a class that cannot be read."""
+    if not (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self"):
+        return False
+    member = facts_of(cls).members.get(value.attr.value)
+    if member is None or member.kind not in (Kind.MODULE, Kind.CONTAINER):
+        return False
+    return any(has_params(cls.index, ref) for ref in member.classes)
 
 
 def _hub_mixin(cls: ClassInfo) -> bool:

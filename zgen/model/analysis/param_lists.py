@@ -22,7 +22,7 @@ from .flow import flat_of, loop_items
 __all__ = ["ListWrite", "parameter_list_writes"]
 
 _LISTS = frozenset({"ParameterList", "ParameterDict"})
-_TEXT = re.compile(r"\bParameter(?:List|Dict)\b")
+_TEXT = re.compile(r"Parameter(?<!\wParameter)(?:List|Dict)\b")  # `\bParameter...`, word first (`program/trigger.py`)
 # Iterations of the module's own parameters, which include a built child list's.
 _OWN_WALKS = frozenset({"parameters", "named_parameters"})
 

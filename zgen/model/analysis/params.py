@@ -19,7 +19,7 @@ from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, h
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import argument_effects, resolve_function, usage
+from .effects import argument_effects, inherited_argument_effects, resolve_function, usage
 from .flow import Ctx, Flat, flat_of, loop_items, same_items
 
 __all__ = ["accesses", "parameters_passed_in", "narrowed", "NOT_A_SUBMODULE"]
@@ -118,7 +118,8 @@ class _Finder:
         self.param_aliases: dict[str, str] = {}  # name -> what it iterates ("self.parameters()")
         # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
         self.late = any(m is method for m in cls.late_init_methods)
-        self.entry = self.late or any(m is method for m in cls.entry_methods)
+        # (`__repr__`/`extra_repr` too: printing the built model runs them outside any forward)
+        self.entry = self.late or any(m is method for m in (*cls.entry_methods, *cls.repr_methods))
         self.returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
         # In a method called on the built model its own parameters are partitioned too (a base class
         # such as a ModelMixin registers none itself, but every subclass does).
@@ -301,7 +302,8 @@ class _Finder:
         ):
             return []  # no module handed over: do not read the function at all
         out = []
-        for position, done in argument_effects(self.index, self.flat, call):
+        effects = argument_effects(self.index, self.flat, call) or inherited_argument_effects(self.cls, call)
+        for position, done in effects:
             arg = call.args[position]
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
             path = access_path(arg.value)

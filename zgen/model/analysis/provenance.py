@@ -43,15 +43,14 @@ from ..program.holds import config_like, may_have_module_arguments, module_argum
 from ..program.index import ClassInfo, ModelIndex, entry_name
 from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
-from ..program.tree import call_name, code_of, cst, dotted, parameter_for
+from ..program.tree import call_name, code_of, cst, dotted
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, module_arg_effects, resolve_function, usage,
-    writes_module_params, written_in_bulk,
+    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, inherited_argument_effects,
+    resolve_function, usage, writes_module_params, written_in_bulk,
 )
 from .flow import Flat, runs_gathered
 from .grads import gradient_read
-from .own import TORCH_INITIALISERS
 from .persistence import persistent_param
 from .script import WRAP_TRIGGER, function_scope
 
@@ -307,8 +306,10 @@ class _Run:
 class _Engine:
     """The provenance of one file's values, computed lazily: per function and signature, once."""
 
-    def __init__(self, index: ModelIndex) -> None:
+    def __init__(self, index: ModelIndex, engines: dict[int, _Engine] | None = None) -> None:
         self.index = index
+        self.engines = engines if engines is not None else {}  # id(index) -> its engine: one per file, shared
+        self.engines[id(index)] = self
         self.summaries: dict[tuple, Value | None] = {}
         self.accesses: dict[tuple[int, str], ParamAccess] = {}
         self.attrs: dict[int, dict[str, Value]] = {}  # id(class) -> attribute -> value, from every method
@@ -481,8 +482,10 @@ class _Engine:
                 else:
                     self.bind(run, part, tup.items[at] if tup is not None else part_value)
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            name = target.attr.value
+            if config_like(name):  # `self.optim_wrapper = build_optim_wrapper(model, cfg)`: made of it, not it
+                value = _each(value, lambda v: None if isinstance(v, Model) else v)
             if value is not None:
-                name = target.attr.value
                 run.self_writes[name] = join(run.self_writes.get(name), value)  # type: ignore[assignment]
         elif isinstance(target, cst.Subscript):
             run.items_set = True  # `container[key] = value`: that item is the value now, whatever it was
@@ -744,6 +747,10 @@ class _Engine:
             return Holder(code_of(call), cls.name)  # `agent = Agent(model)`: a plain object keeping the model
         if "." not in name and name in self.index.skeleton.functions:
             return self._helper(run, self.index.skeleton.functions[name], None, call)
+        if name not in _arguments(run) and (foreign := self._foreign_function(run, name)) is not None:
+            # a function of another file of the package (`unwrap(self.model)`, `trainable(model)`): what it returns
+            # given these values, read there (its uses of them are judged at this call, `_handed_on`)
+            return self._helper(run, foreign[1], None, call, foreign[0])
         if name in _arguments(run) or resolve_function(self.index, run.flat, name) is not None:
             return None  # a callable handed in, or a function we can read (its effects are judged at the call)
         passed_on = None
@@ -814,9 +821,27 @@ class _Engine:
                     self.call(span, None, ((params[at], leaf(container)),))  # type: ignore[arg-type]
         return container
 
-    def _helper(self, run: _Run, span: FunctionSpan, cls: ClassInfo | None, call: cst.Call) -> Value | None:
-        """A function or method of this file called with these arguments: its summary."""
-        scope = function_scope(self.index, span)
+    def _foreign_function(self, run: _Run, name: str) -> tuple[_Engine, FunctionSpan] | None:
+        """A module-level function of another file that `name` calls, with the engine of that file."""
+        found = resolve_function(self.index, run.flat, name)
+        if found is None or found[0] is self.index:
+            return None  # (unreadable, or this file's function or one defined inside the function read)
+        external = self.index.external_function(self.index.qualify(name))
+        if external is None or external[1].owner is not None:
+            return None
+        other, info = external
+        engine = self.engines.get(id(other))
+        if engine is None:
+            engine = self.engines[id(other)] = _Engine(other, self.engines)
+        return engine, info.span
+
+    def _helper(
+        self, run: _Run, span: FunctionSpan, cls: ClassInfo | None, call: cst.Call, engine: _Engine | None = None,
+    ) -> Value | None:
+        """A function or method of this file (or, with the `engine` of another file, a function there) called with
+        these arguments: its summary."""
+        engine = engine or self
+        scope = function_scope(engine.index, span)
         node = scope.node if scope is not None else None
         if not isinstance(node, cst.FunctionDef):
             return None
@@ -840,7 +865,7 @@ class _Engine:
         signature = tuple(sorted(((k, v) for k, v in bound.items() if v is not None), key=lambda kv: kv[0]))
         if not signature and (cls is None or not self.class_attrs(cls)):
             return None  # nothing of a model goes in: nothing of one comes out
-        value, writes = self.call(span, cls, signature)
+        value, writes = engine.call(span, cls, signature)
         if cls is not None and cls is run.cls:  # `self.set_model(model)`: the object's state, written by its helper
             for name, written in writes.items():
                 run.self_writes[name] = join(run.self_writes.get(name), written)  # type: ignore[assignment]
@@ -991,7 +1016,7 @@ class _Engine:
                     # argument; a module's children by their `self.` path are judged by `own.own_state_calls` and
                     # `moved`)
                     whole(STATE, func.value, method)
-                elif method in TORCH_INITIALISERS and not call.args:
+                elif method in known.TORCH_INITIALISERS and not call.args:
                     whole(WRITE, func.value, method)
                 elif method == "apply" and args and (fn := dotted(args[0].value)) and writes_module_params(self.index, run.flat, fn):
                     self._access(run, call, ctx, WRITE, "", Via(Reach.APPLY, fn), code_of(func.value))
@@ -1030,12 +1055,8 @@ class _Engine:
             if "." in name or name not in self.index.skeleton.functions:  # another file's helper: judged here
                 self._handed_on(run, call, ctx, argument_effects(self.index, run.flat, call))
         elif isinstance(func, cst.Attribute) and _is_self(func.value) and run.cls is not None:
-            method = None if run.cls.method(func.attr.value) else run.cls.inherited_method(func.attr.value)
-            node = method.node if method is not None else None
-            if node is not None:  # `self._add_lagged_network(self.policy.model)`: a base class's method of another file
-                effects = module_arg_effects(method.owner.index, node)
-                done = ((i, effects.get(parameter_for(node, call, i) or "")) for i, a in enumerate(call.args) if not a.star)
-                self._handed_on(run, call, ctx, [(i, e) for i, e in done if e])
+            # `self._add_lagged_network(self.policy.model)`: a base class's method of another file
+            self._handed_on(run, call, ctx, inherited_argument_effects(run.cls, call))
 
     def _holder(self, run: _Run, expr: cst.BaseExpression) -> Holder | None:
         """The plain object holding a built model that `expr` is: `self` in a class of the file that is no module and

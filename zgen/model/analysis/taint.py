@@ -527,7 +527,8 @@ def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) 
         # loop count or the key of a container of `self`
         names = [param, *re.findall(rf"^[ \t]*(\w+)[ \t]*=[^=\n]*\b{re.escape(param)}\b", text, re.M)]
         words = "|".join(re.escape(n) for n in names)
-        if re.search(rf"(?:\bif\b|\bwhile\b|range\(|self\.\w+\[)[^\n]*\b(?:{words})\b", text):
+        # (`\bif\b`, `\bwhile\b` word first: `program/trigger.py`)
+        if re.search(rf"(?:if(?<!\wif)\b|while(?<!\wwhile)\b|range\(|self\.\w+\[)[^\n]*\b(?:{words})\b", text):
             decided.add(param)
     if not decided:
         return {}

@@ -198,7 +198,9 @@ def _written(value: cst.BaseExpression) -> str:
 @memoised
 def registry_values(index: ModelIndex, name: str) -> tuple[cst.BaseExpression, ...]:
     """The class-naming elements of a container the file binds at module level to `name` (`NETS = {"mlp": MLP,
-    "cnn": CNN}`, `ACTORS = [Actor, ActorDuel]`): what `NETS[key](...)` may build."""
+    "cnn": CNN}`, `ACTORS = [Actor, ActorDuel]`), and the classes of the file a decorator puts in it (`@register`
+    with `def register(cls): NETS[cls.__name__] = cls`, or `@register("mlp")` through an inner function): what
+    `NETS[key](...)` may build."""
     tree = index.skeleton.tree
     if tree is None or not re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=", "".join(index.skeleton.lines), re.MULTILINE):
         return ()
@@ -213,4 +215,17 @@ def registry_values(index: ModelIndex, name: str) -> tuple[cst.BaseExpression, .
             written = skeleton_dotted(element)
             if written is not None and written not in ("None", "True", "False"):
                 found.append(cst.parse_expression(written))
+    registrars = {
+        stmt.name for stmt in tree.body if isinstance(stmt, ast.FunctionDef) and any(
+            isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name for t in node.targets
+            ) for node in ast.walk(stmt)
+        )
+    }
+    for stmt in tree.body if registrars else ():
+        if isinstance(stmt, ast.ClassDef) and any(
+            (d.func if isinstance(d, ast.Call) else d).__class__ is ast.Name
+            and (d.func if isinstance(d, ast.Call) else d).id in registrars for d in stmt.decorator_list
+        ):
+            found.append(cst.parse_expression(stmt.name))
     return tuple(found)

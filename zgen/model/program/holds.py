@@ -272,9 +272,10 @@ def _function_defs(index: ModelIndex) -> dict[tuple[int, int, int], ast.Function
 
 def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: ClassInfo | None) -> dict[str, cst.Call]:
     """Locals `function` binds to a model it constructs -> the construction: a module class of this file, torch
-    or another file (`model = Net(**args)`), `cls(...)` in a classmethod of a module class (`from_pretrained`),
-    or a class held in a variable (`model = model_class(**conf)`, `encoder = EncoderClass(**params)`) bound to a
-    local named as modules are. Under `deepspeed.zero.Init` each is partitioned once its constructor returns."""
+    or another file (`model = Net(**args)`), a factory function of this file or another returning one,
+    `cls(...)` in a classmethod of a module class (`from_pretrained`), or a class held in a variable
+    (`model = model_class(**conf)`, `encoder = EncoderClass(**params)`) bound to a local named as modules are.
+    Under `deepspeed.zero.Init` each is partitioned once its constructor returns."""
     classmethod_of_module = owner is not None and owner.is_module and any(
         dotted(d.decorator) == "classmethod" for d in function.decorators
     )
@@ -294,7 +295,7 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         elif _CLASS_VARIABLE.search(last):
             built = module_like_name(target.value)
         else:
-            kind, classes = classify(index, node.value)
+            kind, classes = classify(index, node.value, resolve=True)  # (a factory of another file too: `build_net()`)
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)

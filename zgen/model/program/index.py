@@ -40,6 +40,12 @@ _UNSET: Any = object()
 _COMPUTING: Any = object()
 
 
+def _forget_cached(obj: object) -> None:
+    """Drop the `cached_property` values an object keeps (the parses, infos and answers they refer to)."""
+    for name in [k for k, v in vars(type(obj)).items() if isinstance(v, cached_property)]:
+        obj.__dict__.pop(name, None)
+
+
 def memoised(query: Query[T] | None = None, *, cycle: Any = _UNSET) -> Any:
     """A query over one file, computed once per index and arguments (kept with the index).
 
@@ -74,6 +80,7 @@ def memoised(query: Query[T] | None = None, *, cycle: Any = _UNSET) -> Any:
 
 _PARAM_DEF = re.compile(
     r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
+    r"|setattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*(?:[\w.]*\.)?Parameter\("
 )
 # `self.name = nn.Parameter(<args>)` with what it is built from (to tell a scalar from a table).
 # (Also the first branch of a conditional: `self.mask_token = (\n Parameter(torch.zeros(1, 1, d)) if ... else ...)`.)
@@ -432,12 +439,13 @@ class ModelIndex:
         The infos and the index refer to each other, so without this their parse
         trees would wait for Python's cycle collector; released, they are freed at once.
         """
+        for info in (*self._methods.values(), *self.classes.values()):
+            _forget_cached(info)
         self._memo.clear()
         self._snippets.clear()
         self._methods.clear()
         self.classes = {}
-        for name in [k for k, v in vars(type(self)).items() if isinstance(v, cached_property)]:
-            self.__dict__.pop(name, None)
+        _forget_cached(self)
 
     # --- names -------------------------------------------------------------
 
@@ -670,8 +678,13 @@ class ModelIndex:
 
 
 # What `forward_text` masks: `self.` before a call (`\bself`, word first), `().`, and torch's functional
-# namespaces before a call (`F.normalize(`, `torch.cat(`, `nn.functional.pad(`).
-_FORWARD_MASK = re.compile(r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\.|(?<![\w.])(?:F|torch|functional)\.(?=\w+\s*\()|\.functional\.")
+# namespaces before a call (`F.normalize(`, `torch.cat(`, `nn.functional.pad(`; each word first, then what may not
+# stand before it: every alternative starting with a literal, the search skips to their first characters).
+_FORWARD_MASK = re.compile(
+    r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\."
+    r"|F(?<![\w.]F)\.(?=\w+\s*\()|torch(?<![\w.]torch)\.(?=\w+\s*\()|functional(?<![\w.]functional)\.(?=\w+\s*\()"
+    r"|\.functional\."
+)
 
 
 def _known_base(qualified: str) -> bool:
@@ -703,9 +716,10 @@ def _external_function(index: ModelIndex, ref: str) -> tuple[ModelIndex, MethodI
 
 
 def registered_names(text: str) -> set[str]:
-    """Names `text` registers as parameters (`self.x = nn.Parameter(...)`, `register_parameter("x", ...)`),
+    """Names `text` registers as parameters (`self.x = nn.Parameter(...)`, `register_parameter("x", ...)`,
+    `setattr(self, "x", nn.Parameter(...))`),
     read from the text: the pre-filter for what to parse (`members.facts` says what a class registers)."""
-    return {m.group(1) or m.group(2) for m in _PARAM_DEF.finditer(text)}
+    return {m.group(1) or m.group(2) or m.group(3) for m in _PARAM_DEF.finditer(text)}
 
 
 # `register_forward_pre_hook(self._materialise)`, `register_forward_hook(partial(self._log, ...))`.

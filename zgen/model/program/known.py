@@ -57,6 +57,7 @@ __all__ = [
     "PARAMETER_VECTORS",
     "AVERAGERS",
     "AVERAGER_UPDATES",
+    "TORCH_INITIALISERS",
     "STATE_CALLS",
     "PICKLERS",
     "PICKLING_SENDS",
@@ -556,6 +557,9 @@ AVERAGER_UPDATES = frozenset(
     {"update", "update_parameters", "step", "copy_to", "restore", "store", "update_moving_average", "average_parameters"}
 )  # `average_parameters()` (torch_ema) swaps the averages into the model's parameters and back
 
+# A module's methods that set every parameter it owns afresh (torch's layers define them, and so does any module
+# class by convention: `for m in model.children(): m.reset_parameters()` walks them).
+TORCH_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters"})
 # A module's whole state read or loaded: the state dict API and torch's per-module halves of it, which a
 # hand-written walker calls on each submodule (`module._load_from_state_dict(sd, prefix, ...)`).
 STATE_CALLS = frozenset({"state_dict", "load_state_dict", "_load_from_state_dict", "_save_to_state_dict"})

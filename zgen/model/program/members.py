@@ -268,11 +268,17 @@ def _holds_given_module(index: ModelIndex, cls: ClassInfo) -> bool:
         return False
     forward = "".join(method.text for method in cls.forward_methods)
     for member in facts(index, cls).members.values():
-        if member.call is not None or member.kind not in (Kind.MODULE, Kind.UNKNOWN):
+        if member.call is not None and not _handed_on_as_is(member.call) or member.kind not in (Kind.MODULE, Kind.UNKNOWN):
             continue
         if member.kind == Kind.MODULE or re.search(r"\bself\." + re.escape(member.name) + r"\(", forward):
             return True
     return False
+
+
+def _handed_on_as_is(call: cst.Call) -> bool:
+    """`net.to(dtype=d)`, `net.cuda()`: a name's own module, moved or flagged, not a construction."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, cst.Name)
 
 
 def member_param(index: ModelIndex, ref: str, name: str) -> bool | None:
@@ -732,9 +738,10 @@ class _FactsReader:
         if isinstance(func, cst.Call) and _is_partial(func) and func.args:
             return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
         if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, (cst.Call, cst.Name)):
-            # nn.Conv2d(...).requires_grad_(False), `clip = clip.cuda()` of a local module: the module itself
-            kind, classes = self.locals.get(func.value.value, (Kind.VALUE, ())) if isinstance(func.value, cst.Name) else self._classify_call(func.value)
-            if kind in (Kind.MODULE, Kind.CONTAINER):
+            # nn.Conv2d(...).requires_grad_(False), `clip = clip.cuda()` of a local module, `model.to(dtype=d)` of an
+            # argument (what the argument itself would be): the module itself
+            kind, classes = self.classify(func.value) if isinstance(func.value, cst.Name) else self._classify_call(func.value)
+            if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
                 return kind, classes
         written = call_name(call)
         if written is None or written.startswith("."):

@@ -346,8 +346,9 @@ def _message(access: ParamAccess) -> str:
 
 
 # `self.apply(self._init)`, `model.apply(self._init)`: methods run on every submodule.
-# The callback `apply` is given: `self.apply(self._init)`, `apply(init_fn)`, `apply(partial(self._init, ...))`.
-_APPLIED = re.compile(r"\bapply\(\s*(?:(?:functools\.)?partial\(\s*)?(self\.)?(\w+)\s*[,)]")
+# The callback `apply` is given: `self.apply(self._init)`, `apply(init_fn)`, `apply(partial(self._init, ...))`
+# (`\bapply(`, word first: `program/trigger.py`).
+_APPLIED = re.compile(r"apply(?<!\wapply)\(\s*(?:(?:functools\.)?partial\(\s*)?(self\.)?(\w+)\s*[,)]")
 _CHILD_WRITE = re.compile(r"\b\w+\.\w+\.(?:weight|bias)\b")
 
 _LIST_HELP = (

@@ -122,7 +122,9 @@ def main(model, cfg):
             yield self.finding(index, method.snippet, node, message, _COPY_HELP)
         for method, node in own_state_calls(index):
             verb = _VERB.get(node.func.attr.value)  # type: ignore[union-attr]
-            what = f"{verb} the state of the module itself" if verb else "pickles the module object whole"
+            receiver = node.func.value  # type: ignore[union-attr]
+            whose = f"`{code_of(receiver)}`, a child of the module" if isinstance(receiver, cst.Attribute) else "the module itself"
+            what = f"{verb} the state of {whose}" if verb else "pickles the module object whole"
             message = (
                 f"`{code_of(node)}` {what} in "
                 f"`{method.name}`, a method run on the built model, whose parameters ZeRO-3 partitioned: it sees "

@@ -20,6 +20,7 @@ from ..program.holds import module_like_name
 from ..program.members import Kind, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import code_of, cst, walk
+from ..program.trigger import word_first
 from .rule import Report, Rule
 
 # `name=None` in a signature, and `if [not] name [is [not] None]` in a body: the text pre-filter.
@@ -459,17 +460,18 @@ def _handed_inputs(cls: ClassInfo, func: ast.FunctionDef, optional: set[str]) ->
 def _if_expressions(func: ast.FunctionDef) -> list[ast.IfExp]:
     """Every conditional expression of the method in source pre-order (as libcst walks them)."""
     found: list[ast.IfExp] = []
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.IfExp):
-            found.append(node)
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                visit(child)
-
     for stmt in func.body:
-        visit(stmt)
+        _add_if_expressions(stmt, found)
     return found
+
+
+def _add_if_expressions(node: ast.AST, found: list[ast.IfExp]) -> None:
+    # (a module function, not a closure calling itself: that would be a cycle left to the collector)
+    if isinstance(node, ast.IfExp):
+        found.append(node)
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            _add_if_expressions(child, found)
 
 
 @memoised
@@ -504,7 +506,7 @@ def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
         return True
     signature = text[: end + 1] if end >= 0 else text
     return any(
-        re.search(rf"\b{m.group(1)}\b", signature) and not _NOT_A_TOWER_INPUT.search(m.group(1))
+        re.search(word_first(m.group(1)) + r"\b", signature) and not _NOT_A_TOWER_INPUT.search(m.group(1))
         for m in _NONE_TEST.finditer(text, len(signature))
     )
 
@@ -599,24 +601,24 @@ def _only_self(test: ast.expr) -> bool:
 
 def _ifs(func: ast.FunctionDef) -> Iterator[tuple[ast.If, list[ast.stmt]]]:
     """Every `if` in source pre-order (as libcst walks them), with the statements after it in its block."""
-    stack: list[list[ast.stmt]] = [func.body]
     order: list[tuple[ast.If, list[ast.stmt]]] = []
-
-    def visit(block: list[ast.stmt]) -> None:
-        for i, stmt in enumerate(block):
-            if isinstance(stmt, ast.If):
-                order.append((stmt, block[i + 1 :]))
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(stmt, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    visit(inner)
-            for handler in getattr(stmt, "handlers", ()):
-                visit(handler.body)
-            for case in getattr(stmt, "cases", ()):
-                visit(case.body)
-
-    visit(stack[0])
+    _add_ifs(func.body, order)
     yield from order
+
+
+def _add_ifs(block: list[ast.stmt], order: list[tuple[ast.If, list[ast.stmt]]]) -> None:
+    # (a module function, not a closure calling itself: that would be a cycle left to the collector)
+    for i, stmt in enumerate(block):
+        if isinstance(stmt, ast.If):
+            order.append((stmt, block[i + 1 :]))
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                _add_ifs(inner, order)
+        for handler in getattr(stmt, "handlers", ()):
+            _add_ifs(handler.body, order)
+        for case in getattr(stmt, "cases", ()):
+            _add_ifs(case.body, order)
 
 
 def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] = frozenset()) -> bool:

@@ -339,9 +339,9 @@ def _instance_of(
 # `v = self.v`, `v, n = self.v, 2`, `v = self.a if c else self.b`: a local bound from an attribute of `self`.
 _LOCAL_FROM_SELF = re.compile(r"^[ \t]*(\w+)(?:[ \t]*,[ \t]*\w+)*[ \t]*=[^=\n][^\n]*\bself\.\w", re.MULTILINE)
 # `self.vs[0].m(`, `self.heads["a"].m(`: a method called on an element of a container of `self`.
-_SELF_ITEM_CALL = re.compile(r"\bself\.\w+\[[^\]\n]*\]\.(\w+)\s*\(")
+_SELF_ITEM_CALL = re.compile(r"self(?<!\wself)\.\w+\[[^\]\n]*\]\.(\w+)\s*\(")  # (word first: `program/trigger.py`)
 # `for v in self.vs:`, `for k, v in self.vd.items():`: loop names bound to what a container of `self` holds.
-_LOOP_FROM_SELF = re.compile(r"\bfor[ \t]+([\w \t,()]+?)[ \t]+in[ \t]+[^\n]*?\bself\.\w")
+_LOOP_FROM_SELF = re.compile(r"for(?<!\wfor)[ \t]+([\w \t,()]+?)[ \t]+in[ \t]+[^\n]*?\bself\.\w")  # (word first)
 
 
 def _typed_receiver_calls(text: str) -> set[str]:
