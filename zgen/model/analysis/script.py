@@ -442,7 +442,8 @@ class _ScriptCalls:
             return code_of(func)
         if dotted(func) in scope.held:
             return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
-        if (scope.held or scope.model_args or self.summary) and self.held.callee(call) is not None:
+        accessor = self.summary and isinstance(func, cst.Attribute) and _ACCESSOR.fullmatch(func.attr.value)
+        if (scope.held or scope.model_args or self.summary) and not accessor and self.held.callee(call) is not None:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = dotted(func.value) if isinstance(func, cst.Attribute) else None
         held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
@@ -450,7 +451,8 @@ class _ScriptCalls:
             held = self.held.roots.get(holder)  # `self.x` bound here to a held model or a copy of one
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             name = func.attr.value  # type: ignore[union-attr]
-            if method_runs(index, held, name, not self.summary) or (self.summary and _runs_by_name(name)):
+            lacking = not (self.summary and _ACCESSOR.fullmatch(name))
+            if method_runs(index, held, name, not self.summary, lacking) or (self.summary and _runs_by_name(name)):
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
@@ -741,7 +743,7 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
                 return True
             if called in NOT_RUNS and not (called in known.CONTAINER_METHODS and _plain_module(scope.index, classes)):
                 continue  # `self.model.train()`; but `self.algorithm.update(batch)` is a method of a plain module
-            if method_runs(scope.index, classes, called, False):
+            if method_runs(scope.index, classes, called, False, not _ACCESSOR.fullmatch(called)):
                 return True  # through a helper: only a class we read (or a method its subclasses add) counts
             if _FORWARD_PART.fullmatch(called):
                 return True  # `self.actor_critic.forward_head(obs)` on a model built elsewhere: a part of its forward
@@ -749,11 +751,13 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
 
 
 @memoised
-def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadable: bool = True) -> bool:
+def method_runs(
+    index: ModelIndex, classes: tuple[str, ...], name: str, unreadable: bool = True, lacking: bool = True
+) -> bool:
     """Does `<module of one of classes>.<name>(...)` run it (its forward, or submodules)? A method we can read
     answers for itself (`get_base_model()` runs nothing; `generate()` calls `self(...)`); one a class we read
-    does not define is a subclass's own (`algorithm.update(batch)`) and may; `unreadable` answers for classes we
-    cannot read (unknown, or too large)."""
+    does not define is a subclass's own (`algorithm.update(batch)`) and may (`lacking` answers for it); `unreadable`
+    answers for classes we cannot read (unknown, or too large)."""
     if name in ("forward", "__call__"):
         return True
     readable = False
@@ -763,6 +767,8 @@ def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadab
         if found is None:
             continue
         if found[1].method(name) is None:
+            if not lacking:
+                continue
             return True  # not nn.Module's API (NOT_RUNS names that), nor this class's: a subclass's method
         readable = True
         owner_index, cls = found
@@ -773,6 +779,9 @@ def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadab
     return not readable and unreadable
 
 
+# An accessor by its name (`get_base_model`, `is_quantized`, `has_adapter`): what a helper's summary reads of a model
+# whose class lacks it (a subclass's or a wrapper's) hands back a part or a fact of the model; it runs none.
+_ACCESSOR = re.compile(r"(?:get|is|has)_\w+")
 # A method named as a part or a variant of a module's forward (`forward_head`, `forward_features`, `encoder_forward`).
 _FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
 # `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
