@@ -243,3 +243,61 @@ def test_a_helper_reading_an_accessor_of_the_model_runs_no_model():
 
 def test_a_helper_running_the_model_hands_back_its_output():
     assert codes(ACCESSOR.format(method="forward")) == ["ZG203"]
+
+
+OUTPUT_LATER = """
+    class Runner:
+        def __init__(self, model: Net):
+            self.model = model
+
+        def heal(self, ids):
+            return self.model(ids)
+
+        def prepare(self, cfg, ids):
+            return cfg
+
+        def beam(self, ids):
+            return self.model(ids)
+
+        def run(self, ids, cfg):
+            cfg = self.prepare(cfg, ids)
+            streamer = cfg.streamer
+            mode = cfg.num_beams
+            ids = self.heal(ids)
+            {late}
+            if mode > 1:
+                ids = self.beam(ids)
+            if ids.sum() > 0:
+                print("done")
+            return ids
+"""
+
+
+def test_a_setting_read_before_the_model_ran_is_no_output_of_it():
+    # (`ids` holds the model's output only from `self.heal(ids)` on; the config was prepared from the prompt before)
+    assert codes(OUTPUT_LATER.format(late="streamer.put(ids)")) == []
+
+
+def test_a_value_an_object_computes_from_the_output_after_it_ran_still_decides():
+    assert codes(OUTPUT_LATER.format(late="mode = streamer.put(ids)")) == ["ZG203"]
+
+
+KEYWORD_NAMED = """
+    class Runner:
+        def __init__(self, model: Net):
+            self.model = model
+
+        def run(self, x, cfg):
+            out = self.model(x)
+            {use}
+            if cfg.mode > 1:
+                self.model(x)
+"""
+
+
+def test_a_keyword_or_attribute_named_like_an_output_is_not_the_output():
+    assert codes(KEYWORD_NAMED.format(use="cfg = cfg.replace(out=None, mode=cfg.out)")) == []
+
+
+def test_a_config_made_from_the_output_still_decides():
+    assert codes(KEYWORD_NAMED.format(use="cfg = cfg.replace(mode=out.argmax().item())")) == ["ZG203"]

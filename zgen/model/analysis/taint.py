@@ -350,6 +350,9 @@ class Taint:
                     _merge_into(found, inner)
                 stack.append(node.value)
                 continue
+            elif kind is cst.Arg:
+                stack.append(node.value)  # (a keyword's name is no local: `f(keep=x)` hands `x`, not `keep`)
+                continue
             elif kind in COMPREHENSIONS():
                 # Names bound by the comprehension's `for` shadow the function's names of the same spelling.
                 comp, local = node.for_in, set()
