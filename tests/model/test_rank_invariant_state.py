@@ -301,3 +301,30 @@ def test_a_keyword_or_attribute_named_like_an_output_is_not_the_output():
 
 def test_a_config_made_from_the_output_still_decides():
     assert codes(KEYWORD_NAMED.format(use="cfg = cfg.replace(mode=out.argmax().item())")) == ["ZG203"]
+
+
+SETTINGS = """
+    def skip_first(loader, n):
+        return loader[n:]
+
+    class Trainer:
+        def __init__(self, model: Net, data):
+            self.model = model
+            self.data = data
+
+        def fit(self, {params}):
+            {body}
+"""
+
+
+def test_steps_counted_from_a_namespace_of_settings_are_the_same_on_every_rank():
+    # (`args` is only read field by field and handed to callbacks: settings; the loader is `self`'s)
+    assert codes(SETTINGS.format(params="args", body="""loader = skip_first(self.data, args.resume_step * args.accum)
+            self.handler.on_train_begin(args)
+            for step in range(len(loader) // args.accum):
+                self.model(loader[step])""")) == []
+
+
+def test_a_batch_read_field_by_field_into_the_model_still_counts_the_loop():
+    assert codes(SETTINGS.format(params="batch", body="""for i in range(len(batch.graphs)):
+                self.model(batch.x[i])""")) == ["ZG204"]

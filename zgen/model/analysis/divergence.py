@@ -670,7 +670,8 @@ def _derived_names(
             site = (at, ctx.loops)
             names = {
                 name: why for name, why in all_names.items()
-                if name not in where or any(p < at or any(l is m for l in around for m in ctx.loops) for p, around in where[name])
+                if name not in where
+                or any(p < at or any(l is m for l in around for m in ctx.loops) for p, around in where[name])
             } if all_names else all_names
             targets, value = targets_of(node)
             if value is not None:
