@@ -54,6 +54,9 @@ class Taint:
     that encloses both). `direct` keeps only what flowed through values,
     which is what decides how often a loop runs.
 
+    A test of this host's files (`os.path.isfile(ckpt)`) decides where it is tested (`if exists(out): return`); what
+    is assigned under it (the state a checkpoint held, a step counter resumed from it) does not carry it.
+
     A `x is None` test does not carry data taint: whether an optional input
     was given is the caller's convention (`labels is not None`), not data.
     """
@@ -169,7 +172,8 @@ class Taint:
                 kinds = dict(self.of(value))
                 for test in ctx.conds:
                     for kind, why in self.of(test).items():
-                        kinds.setdefault(kind, why)
+                        if kind != HOST:  # (a test of this host's files is not carried: the docstring)
+                            kinds.setdefault(kind, why)
                 if not kinds:
                     continue
                 self._version += 1
@@ -196,7 +200,12 @@ class Taint:
             _merge_into(kinds, self.of(value))
         if type(node) is not cst.Call:  # a write under a test is decided by it (`if main: state.ready = True`); a
             for test in ctx.conds:  # call under one hands the object only its arguments (`out_dir.mkdir(...)`)
-                _merge_into(kinds, self.of(test))
+                _merge_into(kinds, {k: why for k, why in self.of(test).items() if k != HOST})
+        if _rank_named_write(node):
+            kinds.pop(RANK, None)  # `state.is_main = rank == 0`: read as the rank by its name, not the holder's state
+        recorded = not _own_attribute_write(node)
+        if recorded:
+            kinds.pop(CLOCK, None)  # `metrics.update(speed(start))`: a time kept in a record is reported, not tested
         if not kinds:
             return
         self._version += 1
@@ -204,6 +213,10 @@ class Taint:
         direct: dict[str, str] = {}  # what flowed through the values handed (not the tests): how often a loop runs
         for value in found.values:
             _merge_into(direct, self.of(value, direct=True))
+        if _rank_named_write(node):
+            direct.pop(RANK, None)
+        if recorded:
+            direct.pop(CLOCK, None)
         if direct:
             _merge_into(self.direct.setdefault(found.holder, {}), direct)
         site = (self._flat.position.get(id(node), -1), ctx.loops)
@@ -283,6 +296,15 @@ class Taint:
                     taint = self._output_call(node)
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
+                elif self._reports_time(node):
+                    # `speed_metrics("train", start, n)`: a time handed to a function of another module comes back as
+                    # a report of it (a rate, a record), not the time a deadline tests
+                    stack.append(node.func)
+                    for arg in node.args:
+                        inner = self._of(arg.value, names)
+                        inner.pop(CLOCK, None)
+                        _merge_into(found, inner)
+                    continue
                 elif self._input_keys(node):
                     found.setdefault(DATA, _call_text(node))
                 elif isinstance(node.func, cst.Name) and node.func.value == "range":
@@ -319,6 +341,8 @@ class Taint:
                         _merge_into(found, names[key])  # `self.done = out.all()` earlier in this function
                     elif attr in self.state_of_self:  # `self.ema` set only under `if is_main:`, in another method
                         _merge_into(found, self.state_of_self[attr])
+                stack.append(node.value)  # (the attribute's name is no variable: `output.metrics` reads no `metrics`)
+                continue
             elif kind is cst.Subscript:
                 base = dotted(node.value) or ""
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
@@ -330,6 +354,9 @@ class Taint:
                     inner.pop(RANK, None)
                     _merge_into(found, inner)
                 stack.append(node.value)
+                continue
+            elif kind is cst.Arg:
+                stack.append(node.value)  # (a keyword's name is no local: `f(keep=x)` hands `x`, not `keep`)
                 continue
             elif kind in COMPREHENSIONS():
                 # Names bound by the comprehension's `for` shadow the function's names of the same spelling.
@@ -346,6 +373,11 @@ class Taint:
                 found.setdefault(DATA, code_of(node))  # `key not in feats`: which keys this call's input has
             elif kind is cst.Comparison and is_none_test(node) and self._input_get(node.left):
                 found.setdefault(DATA, code_of(node))  # `batch.get("image") is not None`: a key this input may lack
+            elif kind is cst.Comparison and _unset_rank_test(node):
+                inner = self._of(node.left, names)  # `local_rank != -1`: launched distributed, the same on every rank
+                inner.pop(RANK, None)
+                _merge_into(found, inner)
+                continue
             elif kind is cst.Comparison and is_none_test(node):
                 inner = self._of(node.left, names)
                 inner.pop(DATA, None)
@@ -361,6 +393,15 @@ class Taint:
                         found.setdefault(DATA, source)
             stack.extend(children(node))
         return found
+
+    def _reports_time(self, node: cst.Call) -> bool:
+        """Is `node` a call of a function imported from another module (not a builtin, not arithmetic of `math`,
+        `torch`, `numpy` or `time`), handed an argument? What it returns of a time it was handed is a report."""
+        func = node.func
+        if not node.args or not isinstance(func, cst.Name) or func.value in _NUMERIC_BUILTINS:
+            return False
+        target = self.index.imports.get(func.value)
+        return target is not None and not target.startswith(("math.", "torch.", "numpy.", "time.", "datetime."))
 
     def _output_call(self, node: cst.Call) -> str | None:
         """DATA for a call that reads a submodule's output values (`self.halt(h).all()`, `out.max().item()`), or a
@@ -504,6 +545,47 @@ class Taint:
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
+
+
+# Builtins that compute with a number they are handed (a time stays a time through them).
+_NUMERIC_BUILTINS = frozenset({"max", "min", "abs", "round", "int", "float", "sum", "divmod", "pow"})
+
+
+def _unset_rank_test(node: cst.Comparison) -> bool:
+    """`args.local_rank != -1`, `rank == -1`: a test of the launcher's "not distributed" value, true or false alike on
+    every rank (a decision on the rank compares it with a rank: `rank == 0`, `rank > 0`)."""
+    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        return False
+    right = node.comparisons[0].comparator
+    return (
+        isinstance(right, cst.UnaryOperation) and isinstance(right.operator, cst.Minus)
+        and isinstance(right.expression, cst.Integer) and right.expression.value == "1"
+    )
+
+
+def _rank_named_write(node: cst.CSTNode) -> bool:
+    """`state.is_local_process_zero = self.is_local_process_zero()`: a write of an attribute named as the rank (of an
+    object other than `self`). Every read of that attribute is the rank by its name (`known.is_rank_name`); the
+    object's other attributes (a step counter, the flags a callback sets) do not follow it, so handing the object on
+    (`handler.on_step_end(args, state, control)`) hands no rank decision."""
+    if type(node) is not cst.Assign:
+        return False
+    return all(
+        isinstance(t.target, cst.Attribute) and known.is_rank_name(t.target.attr.value)
+        and not (isinstance(t.target.value, cst.Name) and t.target.value.value == "self")
+        for t in node.targets
+    )
+
+
+def _own_attribute_write(node: cst.CSTNode) -> bool:
+    """`self.deadline = time.time() + budget`: a write of an attribute of `self` itself, which then holds the value as a
+    local would; not a write into another object (`logs.t = v`) nor a method handed it (`metrics.update(v)`)."""
+    if type(node) not in (cst.Assign, cst.AugAssign, cst.AnnAssign):
+        return False
+    targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
+    return all(
+        isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" for t in targets
+    )
 
 
 def agreeing(node: cst.Call) -> bool:
@@ -837,12 +919,16 @@ def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: M
 
 
 def _names_a_place(value: cst.BaseExpression) -> bool:
-    """`f"cuda:{rank}"`, `torch.device("cuda", rank)`, `str(rank)`: the rank placed (a device, a file name), not a
-    number or a decision a caller tests."""
+    """`f"cuda:{rank}"`, `torch.device("cuda", rank)`, `str(rank)`, `Sampler(data, rank=rank)`: the rank placed (a
+    device, a file name, an object built for this rank's shard), not a number or a decision a caller tests."""
     if isinstance(value, (cst.FormattedString, cst.ConcatenatedString, cst.SimpleString)):
         return True
     name = call_name(value) if isinstance(value, cst.Call) else None
-    return name is not None and name.rsplit(".", 1)[-1] in ("device", "str", "format", "join")
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1]
+    # (an object built for this rank, `DistributedSampler(data, rank=rank)`: its shard, not a decision on the rank)
+    return last in ("device", "str", "format", "join") or last[:1].isupper()
 
 
 def _own_return(flat: Flat, node: cst.CSTNode, root: cst.CSTNode | None) -> bool:
