@@ -38,7 +38,7 @@ from .script import function_scope
 __all__ = ["HandRun", "hand_runs"]
 
 # An argument that holds the input a layer computes on: annotated as a tensor, or named as inputs are.
-_TENSOR_ANNOTATION = re.compile(r"\bTensor\b")
+_TENSOR_ANNOTATION = re.compile(r"Tensor(?<!\wTensor)\b")
 _INPUT_NAME = re.compile(r"^(?:x|xs|x_\w+|\w+_x|inp|inputs?|\w+_inputs?|hidden(?:_states?)?|h|feats?|features?|z|emb)$")
 # Methods of a module that are bookkeeping, not a computation of its output.
 _NOT_A_COMPUTATION = frozenset({"forward", "__call__", "register_forward_hook", "register_forward_pre_hook", "apply"})

@@ -155,6 +155,47 @@ def _split_locals(flat: Flat) -> dict[str, cst.Call]:
     }
 
 
+def _settings(flat: Flat, inputs: frozenset[str], calls: Calls) -> set[str]:
+    """Arguments read only as namespaces of settings: every use is a plain attribute read (`args.grad_steps`, not
+    `args.x[i]`, `args.lengths.max()`, `len(args)`) or the whole object handed to a method of an object `self` holds
+    (`self.handler.on_step(args, state)`), none of them inside what a call that runs a submodule is handed (a batch
+    read field by field goes into the model: `self.layer(batch.x)`). A trainer's `args` hold the same values on every
+    rank; what is counted from them counts steps of a setting."""
+    names = set(inputs) - {"self", "cls"}
+    if not names:
+        return set()
+    found = set(names)
+    fed: set[int] = set()  # names handed, somewhere in their arguments, to a call that runs a submodule
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Call and calls.callee(node) is not None:
+            fed.update(id(n) for arg in node.args for n in walk(arg.value) if type(n) is cst.Name)
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Name or node.value not in found:
+            continue
+        parent = flat.parent.get(id(node))
+        if isinstance(parent, cst.Param) or (isinstance(parent, cst.Attribute) and parent.attr is node):
+            continue  # the parameter itself; another object's attribute of the same name
+        outer = flat.parent.get(id(parent)) if parent is not None else None
+        plain = isinstance(parent, cst.Attribute) and parent.value is node and not (
+            isinstance(outer, cst.Subscript) and outer.value is parent
+            or isinstance(outer, cst.Call) and outer.func is parent
+            or isinstance(outer, cst.Attribute) and outer.value is parent
+        )
+        handed = isinstance(parent, cst.Arg) and parent.value is node and _held_objects_method(outer)
+        if not (plain or handed) or id(node) in fed:
+            found.discard(node.value)
+    return found
+
+
+def _held_objects_method(call: cst.CSTNode | None) -> bool:
+    """`self.handler.on_step_end(args, state)`: a method of an object `self` holds (not a function given the value to
+    transform, `torch.split(x, n)`, nor a helper of the class)."""
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return False
+    owner = call.func.value
+    return isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self"
+
+
 def _walks_a_schedule(loop: cst.CSTNode, iterable: cst.BaseExpression, inputs: frozenset[str], calls: Calls) -> bool:
     """`for i in range(len(sigmas) - 1)` whose body reads the argument only one step at a time (`sigmas[i]`,
     `sigmas[i + 1]`, or its length again) and never hands it, or a step of it, to a submodule as its first argument
@@ -233,7 +274,8 @@ class CountedLoops:
     def __init__(self, flat: Flat, inputs: frozenset[str], calls: Calls | None = None) -> None:
         self.flat = flat
         self.calls = calls
-        self.data: set[str] = set(inputs) - {"self", "cls"}  # names holding this rank's data
+        # names holding this rank's data (not an argument that is a namespace of settings: `_settings`)
+        self.data: set[str] = set(inputs) - {"self", "cls"} - (_settings(flat, inputs, calls) if calls else set())
         self.fixed = _checked_against_settings(flat)  # `if n != self.config.n: raise`: the same on every rank
         self.counts: dict[str, str] = {}  # names holding a length of it -> the length read, for messages
         self._splits: dict[str, cst.Call] | None = None  # locals bound to a split of a tensor (read when asked)

@@ -389,14 +389,17 @@ def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict
 
 
 def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
-    """Does a data decision run a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`) a number
+    """Does a data decision run a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`, a method of a
+    model it holds) a number
     of times that follows the data (a loop over a data-dependent iterable), gate it on one side only, or leave
     before it from a branch that runs nothing, the test holding no other taint (a random mask's `.any()` is a
     random decision)?"""
     func = site.func
-    own = isinstance(func, cst.Name) or (
-        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
-    )
+    root = func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    # `self.refine(h)`, `aux_loss(h)`, or a method of a model a function is handed (`model.postnet.postnet(s)`)
+    own = isinstance(func, cst.Name) or isinstance(root, cst.Name) and (root.value != "self" or func.value is root)
     if not own or not set(taint.of(test)) <= {DATA, HOST} or not taint.of(test):
         return False
     if effect == EXIT:  # `if os.path.isfile(out): return` before `separate(model, wav)`: skipped outright
@@ -697,11 +700,29 @@ def _derived_names(
     root = flat.nodes[0][0] if flat.nodes else None
     if isinstance(root, cst.FunctionDef):
         holders.update(p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params))
+    # Where each name became derived (position, enclosing loops): a node before that site sees it only when a loop
+    # around both carries it back (the second pass is for loops, not for code that runs before the output exists).
+    where: dict[str, list[tuple[int, tuple]]] = {}
+    all_names = names
+
+    def mark(name: str, source: str, site: tuple[int, tuple]) -> None:
+        all_names.setdefault(name, source)
+        sites = where.setdefault(name, [])
+        if site not in sites:
+            sites.append(site)
+
     for _ in range(2):  # a second pass carries values around loops
         for node, ctx in flat.nodes:
             kind = type(node)
             if kind is cst.CompFor:
                 continue
+            at = flat.position.get(id(node), -1)
+            site = (at, ctx.loops)
+            names = {
+                name: why for name, why in all_names.items()
+                if name not in where
+                or any(p < at or any(l is m for l in around for m in ctx.loops) for p, around in where[name])
+            } if all_names else all_names
             targets, value = targets_of(node)
             if value is not None:
                 source = _derived_source(value, names, outputs, agreed)
@@ -711,17 +732,17 @@ def _derived_names(
                 if source is not None:
                     for target in targets:
                         for name in bound_names(target):
-                            names.setdefault(name, source)
+                            mark(name, source, site)
                         if kind is cst.Assign and (container := stored_into(target)) is not None:
-                            names.setdefault(container, source)  # `losses[i] = float(loss)`: the list holds it
+                            mark(container, source, site)  # `losses[i] = float(loss)`: the list holds it
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
                             if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
-                                names.setdefault(f"self.{target.attr.value}", source)
+                                mark(f"self.{target.attr.value}", source, site)
                 elif kind is cst.Assign and agreed is not None and isinstance(value, cst.Name) and agreed(value):
                     for target in targets:  # `state.flag = v` for `v` all-reduced: that field holds no rank's own
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):  # value, even
                             if target.value.value != "self":  # on an object handed one (`state.step(action)`)
-                                names.setdefault(code_of(target), "")
+                                all_names.setdefault(code_of(target), "")
             if kind in (cst.Call, cst.Assign, cst.AugAssign):
                 # `strategy.advance(out)`, `state.logits = out`, `self.tracker.update(out)`: the object's state
                 # follows what it was handed (`state.handoff`)
@@ -729,7 +750,7 @@ def _derived_names(
                 if found is not None:
                     source = next((s for v in found.values if (s := _derived_source(v, names, outputs, agreed))), None)
                     if source is not None:
-                        names.setdefault(found.holder, source)
+                        mark(found.holder, source, site)
             if kind is cst.Call and containers:
                 # `hyps.append(out)` / `self.post_process(best, ended)`: a container of this function
                 # that a call fills with derived values becomes derived itself.
@@ -742,8 +763,8 @@ def _derived_names(
                     receivers.append(func.value)
                 for expr in receivers:
                     if isinstance(expr, cst.Name) and expr.value in containers:
-                        names.setdefault(expr.value, source)
-    return names
+                        mark(expr.value, source, site)
+    return all_names
 
 
 def _derived_source(
@@ -783,6 +804,12 @@ def _derived_source(
             if names[field]:
                 return names[field]
             continue  # a field written with a value no rank holds alone (an empty source)
+        elif kind is cst.Attribute:
+            stack.append(node.value)  # (the attribute's name is no local: `config.input_ids` reads no `input_ids`)
+            continue
+        elif kind is cst.Arg:
+            stack.append(node.value)  # (nor is a keyword's: `f(input_ids=n)` hands `n`)
+            continue
         elif kind is cst.Comparison and (_is_none_test(node) or _sentinel_test(node)):
             continue  # `out is None`, `partial is not True`: which value the name holds, not what it computed
         elif kind is cst.Lambda:

@@ -60,7 +60,7 @@ from .script import WRAP_TRIGGER, ScriptScope, function_scope
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
 
 # Text without which a function cannot reach a handed model's parameters.
-_HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|\bparameters\s*[:,)=]|\.state_dict\(\)")
+_HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|parameters(?<!\wparameters)\s*[:,)=]|\.state_dict\(\)")
 # Text without which a function walks no module's parameters or submodules.
 _WALK_TRIGGER = Trigger(
     "parameters(", "modules(", "children(",
@@ -217,7 +217,7 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     # what each word needs literally: the regex runs only over a text holding one
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
                 "param_groups", "update_parameters(", "update_moving_average(", *MODULE_WORDS, *names]
-    words += [re.escape(name.rsplit(".", 1)[-1]) + r"\(" for name in known.AVERAGERS]
+    words += [re.escape(name) + r"\(" for name in names]  # (sorted: the same pattern text in every process)
     averagers = "|".join(re.escape(name) for name in names)
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
     # `avg.update_parameters(x)`; `ema.update(runner.model)`, `swa.step(self.net)`: an average updated from a model
@@ -611,7 +611,7 @@ def _handed_name(span: FunctionSpan, cls: ClassInfo | None) -> bool:
     if cls is not None and any(_OWNS_STORAGE.search(base) for base in cls.span.bases):
         return False  # a parameter or tensor subclass, an optimizer: handed the storage itself by design
     # an initialiser, a hook, a loader: judged as a walk of what it is given, if at all
-    return span.name == "__init__" or entry_name(span.name)
+    return span.name == "__init__" or entry_name(span.name, module=cls is not None and cls.is_module)
 
 
 @memoised

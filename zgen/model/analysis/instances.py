@@ -239,7 +239,7 @@ def _called_in_classes(index: ModelIndex) -> frozenset[str]:
     return frozenset(name for cls in index.classes.values() for name in _PLAIN_CALL.findall(cls.text))
 
 
-_PLAIN_CALL = re.compile(r"(?<![\w.])(\w+)\s*\([^()]*\bself\.")
+_PLAIN_CALL = re.compile(r"(?<![\w.])(\w++)\s*\([^()]*\bself\.")
 
 
 @memoised
@@ -427,7 +427,7 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
 
 # Text triggers: `self.dist: Distribution = ...`; an argument annotated with a capitalised name (`net: Unet`,
 # `net: "Unet"`, `net: Optional[Unet]`); a class-body annotation (`dist: Distribution`).
-_SELF_ANNOTATION = re.compile(r"\bself\.\w+[ \t]*:[ \t]*[\w\"'.]")
+_SELF_ANNOTATION = re.compile(r"self(?<!\wself)\.\w+[ \t]*:[ \t]*[\w\"'.]")
 _TYPED_ARGUMENT = re.compile(r"\w[ \t]*:[ \t]*(?:[\w.]*\[)?[\"']?(?:\w+\.)*[A-Z]")
 _BODY_ANNOTATION = re.compile(r"^[ \t]+\w+[ \t]*:[ \t]*(?:[\w.]*\[)?[\"']?(?:\w+\.)*[A-Z]\w*[^=(,\n]*$", re.MULTILINE)
 

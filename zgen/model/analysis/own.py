@@ -123,7 +123,7 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
 
 
 # `self.forward(...)` called by name: forward runs without the module's hooks.
-_FORWARD_CALL = re.compile(r"\bself\.forward\s*\(")
+_FORWARD_CALL = re.compile(r"self(?<!\wself)\.forward\s*\(")
 
 
 def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnUse]:
@@ -458,7 +458,7 @@ def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) 
 
 
 # `self.state_dict()` / `self.load_state_dict(` in a method's text: the trigger to parse it.
-_OWN_STATE = re.compile(r"\bself\.(?:\w+\.)?(?:load_|_load_from_|_save_to_)?state_dict\(|\bsave\(\s*self\b|\.(?:save_pretrained|push_to_hub)\(")
+_OWN_STATE = re.compile(r"self(?<!\wself)\.(?:\w+\.)?(?:load_|_load_from_|_save_to_)?state_dict\(|save(?<!\wsave)\(\s*self\b|\.(?:save_pretrained|push_to_hub)\(")
 _STATE_TEXT = re.compile(r"state_dict\(|save\(|\.save_pretrained\(|\.push_to_hub\(")
 # A module's own saving and loading methods (`save(path)`, `load_checkpoint(path)`), not the state dict API itself.
 _SERIALISER = re.compile(r"^_?(?:save|load)(?:_|$)(?!.*state_dict)")
@@ -556,7 +556,7 @@ def _run_on_built(cls: ClassInfo, roots: list[MethodInfo]) -> list[MethodInfo]:
 
 
 # `self.name` read, not called.
-_SELF_READ = re.compile(r"\bself\.(\w+)\b(?!\s*[(=.\w])")
+_SELF_READ = re.compile(r"self(?<!\wself)\.(\w+)\b(?!\s*[(=.\w])")
 
 
 def _is_property(method: MethodInfo) -> bool:

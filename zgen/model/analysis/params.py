@@ -202,6 +202,8 @@ class _Finder:
 
     def _attribute(self, node: cst.Attribute, ctx: Ctx) -> list[ParamAccess]:
         path = access_path(node)
+        if path is None and isinstance(node.value, cst.Call):
+            return self._of_built_inline(node, ctx)
         if path is None or not path.parts:
             return []
         if path.root in self.bound.selves and path.root != "self":
@@ -266,6 +268,16 @@ class _Finder:
                 found.append(self.access(node, ctx, via=Via(Reach.HELPER, name), owner="self." + ".".join(parts[:-1]),
                                          param=parts[-1], first=member, owner_classes=owner_classes))
         return found
+
+    def _of_built_inline(self, node: cst.Attribute, ctx: Ctx) -> list[ParamAccess]:
+        """`nn.Embedding(1, d).weight[0]`: a parameter of a module built right there and kept by nobody (under
+        `deepspeed.zero.Init` partitioned as soon as its constructor returns)."""
+        built = self._built_inline(node.value)
+        owner_classes = _param_owner(self.index, built, (node.attr.value,)) if built is not None else None
+        if owner_classes is None:
+            return []
+        return [self.access(node, ctx, owner=built.name, param=node.attr.value, first=built,
+                            owner_classes=owner_classes, local=True)]
 
     def _built_inline(self, expr: cst.BaseExpression) -> Member | None:
         """`nn.Linear(d, d)` written as an argument: a module with parameters, built right there."""

@@ -1231,8 +1231,8 @@ def _metadata_call(index: ModelIndex, flat: Flat, parent) -> bool:
 
 # Text without which a class or function does nothing to a parameter this module reports.
 OPERATIONS = re.compile(
-    r"\.data\b|_\(|numel|nelement|\.shape\b|\.size\(|_like\(|deepcopy|state_dict|\bsave\(|clip_grad|_to_vector|"
-    r"_to_parameters|\.apply\(|broadcast|all_reduce|\binit\.|\.(?:norm|clone|min|max)\(|\.grad\b|\bdumps?\(|\.send\("
+    r"\.data\b|_\(|numel|nelement|\.shape\b|\.size\(|_like\(|deepcopy|state_dict|save(?<!\wsave)\(|clip_grad|_to_vector|"
+    r"_to_parameters|\.apply\(|broadcast|all_reduce|init(?<!\winit)\.|\.(?:norm|clone|min|max)\(|\.grad\b|dump(?<!\wdump)s?\(|\.send\("
 )
 
 
@@ -1263,6 +1263,15 @@ def provenance_accesses(
     if index.other_framework:
         return []
     engine = _Engine(index)
+    try:
+        return _accesses_from(engine, entries)
+    finally:  # the engines refer to each other through their registry: freed now, not by the cycle collector
+        engine.engines.clear()
+
+
+def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo | None, dict[str, Value]]]) -> list[ParamAccess]:
+    """`provenance_accesses` with the file's engine."""
+    index = engine.index
     engine.holding = {id(cls) for _span, cls, _seeds in entries if cls is not None}
     for span, cls, seeds in entries:
         engine.call(span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
@@ -1283,7 +1292,7 @@ def provenance_accesses(
             continue
         methods = cls.entry_methods if cls.is_module else [m for m in cls.all_methods() if m.owner is cls]
         for method in methods:
-            if method.name == "__init__" or method.owner is not cls or not entry_name(method.name):
+            if method.name == "__init__" or method.owner is not cls or not entry_name(method.name, cls.is_module):
                 continue
             if cls.is_module and "@property" in method.text[: method.text.find("def ")]:
                 continue  # a module's property is read where it is used (a forward, often), not run on its own

@@ -338,7 +338,7 @@ def _self_reads(text: str) -> list[tuple[str, str, str]]:
         if not (before.isalnum() or before in "_."):  # `(?<![\w.])`
             found.append(("self", m.group(1) or "", m.group(2)))
     return found
-_SELF_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*self\.(\w+)\s*$", re.M)
+_SELF_ALIAS = re.compile(r"^\s*(\w++)\s*=\s*self\.(\w+)\s*$", re.M)
 
 
 def _built_before(access: ParamAccess, rank: int) -> bool:

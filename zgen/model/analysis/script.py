@@ -17,26 +17,30 @@ from functools import cached_property
 from typing import Protocol
 
 from ..program import known
-from ..program.holds import held_attributes, module_arguments
-from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.holds import held_attributes, module_arguments, other_objects_models
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
-from .callables import called_parameters
+from .callables import called_parameters, wrapped_callee
 from .choices import options
 from .calls import HeldCalls
-from .divergence import NOT_RUNS, Divergence, find_divergences
+from .divergence import GATE, NOT_RUNS, Divergence, find_divergences
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flatten, loop_items
+from .reach import all_bases, function_target, method_targets, plain_instances
 from .runs import HelperRuns, runs_argument
 from .taint import DATA, RANK, Taint
 
-__all__ = ["ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "WRAP_TRIGGER"]
+__all__ = [
+    "ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "scope_reach",
+    "WRAP_TRIGGER",
+]
 
 # Text without which no model in a scope can be partitioned.
 WRAP_TRIGGER = re.compile(
-    r"initialize\s*\(|\bInit\s*\(|(?:accelerator|fabric)\.(?:prepare|prepare_model|setup|setup_module|init_module)\s*\("
+    r"initialize\s*\(|Init(?<!\wInit)\s*\(|(?:accelerator|fabric)\.(?:prepare|prepare_model|setup|setup_module|init_module)\s*\("
 )
 
 
@@ -62,6 +66,10 @@ class ScriptScope:
         if self.owner is not None:
             found |= {f"self.{name}": classes for name, classes in held_attributes(self.index, self.owner).items()}
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
+            for base in all_bases(self.owner):  # `self.model` that a base class of another file's `__init__` keeps
+                if base.index is not self.index:
+                    for name, classes in held_attributes(base.index, base).items():
+                        found.setdefault(f"self.{name}", tuple(base.index.global_name(c) for c in classes))
         return found
 
     @cached_property
@@ -378,9 +386,10 @@ def _module_scope(index: ModelIndex) -> ScriptScope | None:
 class _ScriptCalls:
     """Collectives and calls of a partitioned model in script code."""
 
-    def __init__(self, index: ModelIndex, scope: ScriptScope) -> None:
+    def __init__(self, index: ModelIndex, scope: ScriptScope, summary: bool = False) -> None:
         self.index = index
         self.scope = scope
+        self.summary = summary  # a helper's summary: a method of a model we cannot read counts only by its name
         self._held: HeldCalls | None = None
 
     @property
@@ -389,6 +398,15 @@ class _ScriptCalls:
         if self._held is None:
             scope = self.scope
             roots = {name: (UNKNOWN,) for name in scope.model_args} | scope.held
+            if self.summary and isinstance(scope.node, cst.FunctionDef):
+                # a helper's model reached through an object it is handed (`strategy.model(x)`, `runner.model`); not
+                # through an object `self` holds, whose own methods the summary reads (`self.writer.save_model(p)`
+                # is a method of the writer)
+                roots |= {
+                    name: (UNKNOWN,) for name in other_objects_models(self.index, scope.node)
+                    if name not in roots and (
+                        name.partition(".")[0] in scope.parameters - {"self"} or name.rpartition(".")[0] in scope.held)
+                }  # (or a child, named as a module, of a model `self` holds: `self.model.decoder(x)`)
             self._held = HeldCalls(self.index, roots, scope.flat)
         return self._held
 
@@ -405,7 +423,7 @@ class _ScriptCalls:
         index, scope = self.index, self.scope
         name = call_name(call)
         if name is None:  # `model.layers[i](x)`, `getattr(model, name)(x)`
-            return code_of(call.func) if (scope.held or scope.model_args) and self.held.callee(call) else None
+            return code_of(call.func) if (scope.held or scope.model_args or self.summary) and self.held.callee(call) else None
         qualified = name if name.startswith(".") else index.qualify(name)
         last = qualified.rsplit(".", 1)[-1]
         if last in known.COLLECTIVES and qualified.startswith(("torch.distributed.", "deepspeed.comm.")):
@@ -424,15 +442,24 @@ class _ScriptCalls:
             return code_of(func)
         if dotted(func) in scope.held:
             return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
-        if (scope.held or scope.model_args) and self.held.callee(call) is not None:
+        accessor = self.summary and isinstance(func, cst.Attribute) and _ACCESSOR.fullmatch(func.attr.value)
+        if (scope.held or scope.model_args or self.summary) and not accessor and self.held.callee(call) is not None:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = dotted(func.value) if isinstance(func, cst.Attribute) else None
         held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
         if held is None and holder is not None and holder.startswith("self.") and scope.held:
             held = self.held.roots.get(holder)  # `self.x` bound here to a held model or a copy of one
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
-            if method_runs(index, held, func.attr.value):  # type: ignore[union-attr]
+            name = func.attr.value  # type: ignore[union-attr]
+            lacking = not (self.summary and _ACCESSOR.fullmatch(name))
+            if method_runs(index, held, name, not self.summary, lacking) or (self.summary and _runs_by_name(name)):
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
+        elif held is None and isinstance(func, cst.Attribute) and func.attr.value not in NOT_RUNS and (
+            scope.held or scope.model_args
+        ):
+            child = self.held.module_of(func.value, loose=True)  # `model.decoder_postnet.postnet(s)`: a child's method
+            if child and method_runs(index, child, func.attr.value, False):
+                return code_of(func)  # (only a class we read answers: its method runs its own layers)
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
                 return code_of(func)  # `algo.predict(obs)`: an algorithm object given to an evaluation loop
@@ -455,6 +482,7 @@ def script_divergences(
     for scope in script_scopes(index, trigger):
         if kind != RANK and not (
             scope.held or scope.model_args or scope.wrapped or scope.runner_args or scope.callable_args
+            or scope_reach(index, scope)  # (a model reached through a plain object or helpers: `self.agent.act(s)`)
         ):
             continue  # runs no model (only a rank test can also gate a collective)
         for d in _scope_divergences(index, scope, True):
@@ -468,10 +496,49 @@ def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> 
     indirect = (lambda _calls: _script_indirect(scope)) if helpers else None
     # the owner (a trainer, an agent) may keep the rank on itself (`self.rank = dist.get_rank()`)
     taint = Taint(index, scope.owner, scope.flat)
-    return find_divergences(scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False)
+    # (a function's text: what a call that reaches a model returned, read as a value, `if batch_sim < 0:`)
+    text = scope.snippet.module.code if helpers and isinstance(scope.node, cst.FunctionDef) else None
+    found = find_divergences(
+        scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False, text=text)
+    return found + _noop_replacements(scope, taint) if helpers else found
 
 
-def _script_indirect(scope: ScriptScope):
+def _noop_replacements(scope: ScriptScope, taint: Taint) -> list[Divergence]:
+    """`if rank != 0: self.ema.update = lambda *a, **k: None`: a method that reaches a model replaced by a no-op
+    on some ranks only. Every later call of it runs the model on the other ranks alone."""
+    found: list[Divergence] = []
+    for node, ctx in scope.flat.nodes:
+        if type(node) is not cst.Assign or not ctx.conds or not _no_op(node.value):
+            continue
+        tests = [(test, sources) for test in ctx.conds if (sources := taint.of(test)) and RANK in sources]
+        if not tests:
+            continue
+        for target in node.targets:
+            replaced = target.target
+            if isinstance(replaced, cst.Attribute) and _reaches_method(scope, replaced):
+                test, sources = tests[-1]
+                found.append(Divergence(RANK, GATE, test, sources[RANK], f"{code_of(replaced)}()"))
+                break
+    return found
+
+
+def _no_op(value: cst.BaseExpression) -> bool:
+    """`lambda *args, **kwargs: None`, `lambda x: x`: a function that calls nothing."""
+    return isinstance(value, cst.Lambda) and not any(isinstance(n, cst.Call) for n in walk(value.body))
+
+
+def _reaches_method(scope: ScriptScope, attribute: cst.Attribute) -> bool:
+    """Does calling the method `attribute` names (`self.update`, `self.ema.update`) reach a model or a collective?"""
+    name, owner = attribute.attr.value, attribute.value
+    if isinstance(owner, cst.Name) and owner.value == "self" and scope.owner is not None:
+        return _method_reaches(scope, scope.owner, name)
+    held = scope.held.get(dotted(owner) or "")
+    if held is not None:
+        return name not in NOT_RUNS and method_runs(scope.index, held, name, False)
+    return any(_method_reaches(scope, cls, name) for cls in plain_instances(scope.index, scope.owner, scope.flat, owner))
+
+
+def _script_indirect(scope: ScriptScope, summary: bool = False):
     """Calls that run a model argument through a helper: `generate_next_token(model, x)`, a local closure.
 
     A function of this file handed the model counts when its body calls the
@@ -481,11 +548,24 @@ def _script_indirect(scope: ScriptScope):
     def indirect(call: cst.Call) -> str | None:
         func = call.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-            return f"self.{func.attr.value}()" if _runs_held(scope, func.attr.value) else None
+            name = func.attr.value
+            if _runs_held(scope, name) or (scope.owner is not None and _method_reaches(scope, scope.owner, name)):
+                return f"self.{name}()"
+            return None
+        if isinstance(func, cst.Attribute) and func.attr.value not in NOT_RUNS:
+            # `self.evaluator.run(x)`, `ev.run(x)`: a method of a plain object of the project that reaches a model
+            for cls in plain_instances(scope.index, scope.owner, scope.flat, func.value):
+                if _method_reaches(scope, cls, func.attr.value):
+                    return f"{code_of(func)}()"
+            return None
         if not isinstance(func, cst.Name):
             return None
-        if func.value in scope.model_runners or func.value in scope.callable_args:
-            return f"{func.value}()"  # (`step(last, state)`: a model, or a step of one, handed in as a function)
+        if func.value in scope.model_runners or (func.value in scope.callable_args and not summary):
+            # (`step(last, state)`: a model, or a step of one, handed in as a function; in a helper's summary only
+            # what its callers hand it says so, `handed_runners`: `_save_func(ckpt, path, torch.save)` runs none)
+            return f"{func.value}()"
+        if func.value in scope.parameters and func.value in handed_runners(scope.index, scope):
+            return f"{func.value}()"  # `fn()` where this file's callers hand `partial(self.evaluate, x)`
         handed = [
             i for i, a in enumerate(call.args) if isinstance(a.value, cst.Name) and a.value.value in scope.model_args
         ]
@@ -498,29 +578,101 @@ def _script_indirect(scope: ScriptScope):
             for i, a in enumerate(call.args)
             if not a.star and (i in handed or (name := dotted(a.value)) in scope.held)
         }
-        info = scope.index.function_info(func.value) if models else None
+        info = function_target(scope.index, func.value) if models else None
         if info is not None and info.node is not None:
             for position, classes in models.items():
                 arg = call.args[position]
                 param = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
-                if param and runs_argument(scope.index, func.value, param, classes):
+                # (a function of another file reads the model's classes as unknown there)
+                known_classes = classes if info.index is scope.index else (UNKNOWN,)
+                if param and runs_argument(info.index, info.name, param, known_classes):
                     return f"{func.value}()"
             return None
-        # A function defined in this one, handed a model the class holds (`kl(self.old_policy, self.policy, s)`),
-        # runs it when its body calls the parameter or a method of it that is not bookkeeping (`policy_1.act(s)`).
-        held = [i for i, a in enumerate(call.args) if dotted(a.value) in scope.held and a.keyword is None]
-        local = _local_defs(scope).get(func.value) if held else None
+        # A function defined in this one, handed a model the class holds (`kl(self.old_policy, self.policy, s)`) or
+        # one the function around the call is given (`fvp(policy, s, p)` in `def cg(policy: Model, ...)`), runs it
+        # when its body calls the parameter or a method of it that is not bookkeeping (`policy_1.act(s)`), or hands
+        # it to another such function (`kl_divergence(policy, policy, states)`).
+        local = _local_defs(scope).get(func.value)
         if local is None:
             return None
-        text = code_of(local.body, limit=4000)
-        for position in held:
+        for position in _models_handed(scope, call):
             param = parameter_for(local, call, position)
-            for match in re.finditer(rf"\b{re.escape(param or '')}\b(?:\.(\w+))?\s*\(", text) if param else ():
-                if match.group(1) not in _BOOKKEEPING:
-                    return f"{func.value}()"
+            if param and _local_runs(scope, local, param, frozenset()):
+                return f"{func.value}()"
         return None
 
     return indirect
+
+
+def _method_reaches(scope: ScriptScope, cls: ClassInfo, name: str) -> bool:
+    """Does `<instance of cls>.name(...)` reach a model or a collective, in any method it may dispatch to?"""
+    return any(method_reach(scope.index, method) is not None for method in method_targets(scope.index, cls, name))
+
+
+@memoised(cycle=None)
+def method_reach(index: ModelIndex, method: MethodInfo) -> str | None:
+    """What the method (of a plain class, or a function) reaches first: a model or a collective, through any number
+    of calls (`scope_reach` of its own file's scope); None when it reaches none. The class of a module runs its
+    own submodules: not asked here (`runs.HelperRuns`)."""
+    owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else None
+    if owner is not None and owner.is_module:
+        return None
+    scope = function_scope(method.index, method.span)
+    return scope_reach(method.index, scope) if scope is not None else None
+
+
+@memoised(cycle=None)
+def scope_reach(index: ModelIndex, scope: ScriptScope) -> str | None:
+    """The first call of a scope that runs a model or a collective, directly (`_ScriptCalls`) or through the
+    project's functions and methods (`_script_indirect`, which asks this of each callee once: a summary per
+    function over the call graph, a cycle answering None while it is computed)."""
+    calls = _ScriptCalls(index, scope, summary=True)
+    indirect = _script_indirect(scope, summary=True)
+    for node, _ctx in scope.flat.nodes:
+        if type(node) is cst.Call and (found := calls.callee(node) or indirect(node)) is not None:
+            return found
+    return None
+
+
+@memoised(cycle=frozenset())
+def handed_runners(index: ModelIndex, scope: ScriptScope) -> frozenset[str]:
+    """Parameters of the function of `scope` that the file's own calls of it hand something reaching a model: a
+    bound method that reaches one (`self.evaluate`), a `functools.partial` or a lambda around such a call, a held
+    model (`run_on_main(partial(self.evaluate, step))` for `def run_on_main(fn): if rank == 0: fn()`)."""
+    node = scope.node
+    if not isinstance(node, cst.FunctionDef) or not scope.parameters - {"self", "cls"}:
+        return frozenset()
+    name = node.name.value
+    method = scope.owner is not None
+    spans = list(index.skeleton.functions.values()) + [
+        span for cls in index.classes.values() if not cls.is_module for span in cls.span.methods.values()]
+    found: set[str] = set()
+    for span in spans:
+        if f"{name}(" not in index.skeleton.text(span.start, span.end):
+            continue
+        caller = function_scope(index, span)
+        if caller is None or (method and caller.owner is not scope.owner):
+            continue
+        calls, indirect = _ScriptCalls(index, caller), _script_indirect(caller)
+        for call, _ctx in caller.flat.nodes:
+            if type(call) is not cst.Call or not _calls_by_name(call.func, name, method):
+                continue
+            for position, arg in enumerate(call.args):
+                param = arg.keyword.value if arg.keyword is not None else parameter_for(node, call, position)
+                if arg.star or not param or param in found:
+                    continue
+                ran = wrapped_callee(arg.value) or arg.value
+                probe = cst.Call(func=ran) if isinstance(ran, (cst.Name, cst.Attribute)) else ran
+                if isinstance(probe, cst.Call) and (calls.callee(probe) or indirect(probe)):
+                    found.add(param)
+    return frozenset(found)
+
+
+def _calls_by_name(func: cst.BaseExpression, name: str, method: bool) -> bool:
+    """`name(...)` (a function), or `self.name(...)` (a method of the same object)."""
+    if method:
+        return isinstance(func, cst.Attribute) and func.attr.value == name and dotted(func.value) == "self"
+    return isinstance(func, cst.Name) and func.value == name
 
 
 # Module methods that do not run its forward: listing, moving, switching modes, state.
@@ -535,6 +687,46 @@ def _local_defs(scope: ScriptScope) -> dict[str, cst.FunctionDef]:
     """Functions defined inside the function of `scope`, by name."""
     return {node.name.value: node for node, _ctx in scope.flat.nodes if type(node) is cst.FunctionDef}
 
+
+
+def _models_handed(scope: ScriptScope, call: cst.Call) -> list[int]:
+    """Positions of the arguments of `call` that are a model here: one the class holds, one the scope is given, or
+    a module argument of the function defined in the scope that makes the call."""
+    around: cst.CSTNode | None = scope.flat.parent.get(id(call))
+    while around is not None and not isinstance(around, cst.FunctionDef):
+        around = scope.flat.parent.get(id(around))
+    given = module_arguments(scope.index, around) if around is not None and around is not scope.node else {}
+    found = []
+    for position, arg in enumerate(call.args):
+        if arg.star or arg.keyword is not None:
+            continue
+        name = dotted(arg.value)
+        if name in scope.held or name in scope.model_args or name in given:
+            found.append(position)
+    return found
+
+
+def _local_runs(scope: ScriptScope, local: cst.FunctionDef, param: str, seen: frozenset[int]) -> bool:
+    """Does the function `local`, defined in the scope, run its parameter `param` (calls it, or a method of it that
+    is not bookkeeping, or hands it on to another function defined there that does)?"""
+    text = code_of(local.body, limit=4000)
+    for match in re.finditer(rf"\b{re.escape(param)}\b(?:\.(\w+))?\s*\(", text):
+        if match.group(1) not in _BOOKKEEPING:
+            return True
+    seen = seen | {id(local)}
+    defs = _local_defs(scope)
+    for call in walk(local.body):
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)) or call.func.value not in defs:
+            continue
+        inner = defs[call.func.value]
+        if id(inner) in seen:
+            continue
+        for position, arg in enumerate(call.args):
+            if not arg.star and isinstance(arg.value, cst.Name) and arg.value.value == param:
+                target = arg.keyword.value if arg.keyword is not None else parameter_for(inner, call, position)
+                if target and _local_runs(scope, inner, target, seen):
+                    return True
+    return False
 
 
 def _runs_held(scope: ScriptScope, name: str) -> bool:
@@ -557,7 +749,7 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
                 return True
             if called in NOT_RUNS and not (called in known.CONTAINER_METHODS and _plain_module(scope.index, classes)):
                 continue  # `self.model.train()`; but `self.algorithm.update(batch)` is a method of a plain module
-            if method_runs(scope.index, classes, called, False):
+            if method_runs(scope.index, classes, called, False, not _ACCESSOR.fullmatch(called)):
                 return True  # through a helper: only a class we read (or a method its subclasses add) counts
             if _FORWARD_PART.fullmatch(called):
                 return True  # `self.actor_critic.forward_head(obs)` on a model built elsewhere: a part of its forward
@@ -565,11 +757,13 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
 
 
 @memoised
-def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadable: bool = True) -> bool:
+def method_runs(
+    index: ModelIndex, classes: tuple[str, ...], name: str, unreadable: bool = True, lacking: bool = True
+) -> bool:
     """Does `<module of one of classes>.<name>(...)` run it (its forward, or submodules)? A method we can read
     answers for itself (`get_base_model()` runs nothing; `generate()` calls `self(...)`); one a class we read
-    does not define is a subclass's own (`algorithm.update(batch)`) and may; `unreadable` answers for classes we
-    cannot read (unknown, or too large)."""
+    does not define is a subclass's own (`algorithm.update(batch)`) and may (`lacking` answers for it); `unreadable`
+    answers for classes we cannot read (unknown, or too large)."""
     if name in ("forward", "__call__"):
         return True
     readable = False
@@ -579,6 +773,8 @@ def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadab
         if found is None:
             continue
         if found[1].method(name) is None:
+            if not lacking:
+                continue
             return True  # not nn.Module's API (NOT_RUNS names that), nor this class's: a subclass's method
         readable = True
         owner_index, cls = found
@@ -589,10 +785,20 @@ def method_runs(index: ModelIndex, classes: tuple[str, ...], name: str, unreadab
     return not readable and unreadable
 
 
+# An accessor by its name (`get_base_model`, `is_quantized`, `has_adapter`): what a helper's summary reads of a model
+# whose class lacks it (a subclass's or a wrapper's) hands back a part or a fact of the model; it runs none.
+_ACCESSOR = re.compile(r"(?:get|is|has)_\w+")
 # A method named as a part or a variant of a module's forward (`forward_head`, `forward_features`, `encoder_forward`).
 _FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
 # `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
-_RUNS_SELF = re.compile(r"\bself(?:\.forward|\.__call__)?\s*\(")
+_RUNS_SELF = re.compile(r"self(?<!\wself)(?:\.forward|\.__call__)?\s*\(")
+
+
+def _runs_by_name(name: str) -> bool:
+    """A method of a model whose class cannot be read that runs it by its name: a part of its forward, an
+    inference method (`forward_head`, `generate`, `predict`); other methods of it are its own business
+    (`summaries()`), as `_runs_held` judges a helper's calls."""
+    return name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name) is not None
 
 
 def _plain_module(index: ModelIndex, classes: tuple[str, ...]) -> bool:

@@ -54,6 +54,9 @@ class Taint:
     that encloses both). `direct` keeps only what flowed through values,
     which is what decides how often a loop runs.
 
+    A test of this host's files (`os.path.isfile(ckpt)`) decides where it is tested (`if exists(out): return`); what
+    is assigned under it (the state a checkpoint held, a step counter resumed from it) does not carry it.
+
     A `x is None` test does not carry data taint: whether an optional input
     was given is the caller's convention (`labels is not None`), not data.
     """
@@ -73,12 +76,14 @@ class Taint:
         self.rank_attrs = rank_attrs(index, cls) if cls is not None else frozenset()
         self._own_state = own_state and cls is not None  # attributes other methods set per rank (lazy)
         self._state_of_self: dict[str, dict[str, str]] | None = None
-        self._memo: dict[tuple[int, bool], dict[str, str]] = {}
+        # Each expression's taint, with the `_version` it was read at: names (and where they were tainted) change
+        # while taint propagates, and each change starts a new version; a read of the same version is still exact.
+        self._memo: dict[tuple[int, bool], tuple[int, dict[str, str]]] = {}
+        self._version = 0
         self._flat = flat
         # Where each tainted name was assigned (position, enclosing loops): a use before that
         # assignment sees the taint only when a loop around both carries it back.
         self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
-        self._done = False  # names still change while propagating: no memo until then
         # `dist.all_reduce(t)`: a local a collective made the same on every rank, from that call on (by position)
         self.agreed: dict[str, int] = {}
         for node, _ctx in flat.nodes:
@@ -151,6 +156,7 @@ class Taint:
             for name, kinds in handed_parameters(index, cls, root).items():
                 _merge_into(self.names.setdefault(name, {}), kinds)
                 _merge_into(self.direct.setdefault(name, {}), kinds)
+                self._version += 1
         for _ in range(2):  # a second pass carries taint around loops
             for node, ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -166,9 +172,11 @@ class Taint:
                 kinds = dict(self.of(value))
                 for test in ctx.conds:
                     for kind, why in self.of(test).items():
-                        kinds.setdefault(kind, why)
+                        if kind != HOST:  # (a test of this host's files is not carried: the docstring)
+                            kinds.setdefault(kind, why)
                 if not kinds:
                     continue
+                self._version += 1
                 site = (flat.position.get(id(node), -1), ctx.loops)
                 if type(node) is cst.Assign:  # `flags[i] = (h > 0).any()`: the local list holds the value
                     targets = [*targets, *(cst.Name(c) for t in targets if (c := stored_into(t)) in local)]
@@ -180,7 +188,6 @@ class Taint:
                         sites = self._where.setdefault(name, [])
                         if site not in sites:
                             sites.append(site)
-        self._done = True
 
     def _hand_off(self, node: cst.CSTNode, ctx, holders: frozenset[str]) -> None:
         """`strategy.advance(out)`, `tracker.x = v`, `self.done = v`: the holder's state follows what it was handed
@@ -193,19 +200,30 @@ class Taint:
             _merge_into(kinds, self.of(value))
         if type(node) is not cst.Call:  # a write under a test is decided by it (`if main: state.ready = True`); a
             for test in ctx.conds:  # call under one hands the object only its arguments (`out_dir.mkdir(...)`)
-                _merge_into(kinds, self.of(test))
+                _merge_into(kinds, {k: why for k, why in self.of(test).items() if k != HOST})
+        if _rank_named_write(node):
+            kinds.pop(RANK, None)  # `state.is_main = rank == 0`: read as the rank by its name, not the holder's state
+        recorded = not _own_attribute_write(node)
+        if recorded:
+            kinds.pop(CLOCK, None)  # `metrics.update(speed(start))`: a time kept in a record is reported, not tested
         if not kinds:
             return
+        self._version += 1
         _merge_into(self.names.setdefault(found.holder, {}), kinds)
         direct: dict[str, str] = {}  # what flowed through the values handed (not the tests): how often a loop runs
         for value in found.values:
             _merge_into(direct, self.of(value, direct=True))
+        if _rank_named_write(node):
+            direct.pop(RANK, None)
+        if recorded:
+            direct.pop(CLOCK, None)
         if direct:
             _merge_into(self.direct.setdefault(found.holder, {}), direct)
         site = (self._flat.position.get(id(node), -1), ctx.loops)
         sites = self._where.setdefault(found.holder, [])
         if site not in sites:
             sites.append(site)
+        self._version += 1  # (the direct taint read since the change above: read again from here on)
 
     def with_outputs(self, output_of: Callable[[cst.CSTNode], str | None]) -> Taint:
         """This function's taint once value reads of what submodule-running calls returned are data too."""
@@ -255,11 +273,11 @@ class Taint:
     def of(self, expr: cst.CSTNode, direct: bool = False) -> dict[str, str]:
         """The taint kinds of an expression, each with the source it came from (for messages)."""
         key = (id(expr), direct)
-        if self._done and key in self._memo:
-            return self._memo[key]
+        kept = self._memo.get(key)
+        if kept is not None and kept[0] == self._version:
+            return kept[1]
         found = self._of(expr, self.direct if direct else self.names)
-        if self._done:
-            self._memo[key] = found
+        self._memo[key] = (self._version, found)
         return found
 
     def _of(self, expr: cst.CSTNode, names: dict[str, dict[str, str]]) -> dict[str, str]:
@@ -278,6 +296,15 @@ class Taint:
                     taint = self._output_call(node)
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
+                elif self._reports_time(node):
+                    # `speed_metrics("train", start, n)`: a time handed to a function of another module comes back as
+                    # a report of it (a rate, a record), not the time a deadline tests
+                    stack.append(node.func)
+                    for arg in node.args:
+                        inner = self._of(arg.value, names)
+                        inner.pop(CLOCK, None)
+                        _merge_into(found, inner)
+                    continue
                 elif self._input_keys(node):
                     found.setdefault(DATA, _call_text(node))
                 elif isinstance(node.func, cst.Name) and node.func.value == "range":
@@ -314,6 +341,8 @@ class Taint:
                         _merge_into(found, names[key])  # `self.done = out.all()` earlier in this function
                     elif attr in self.state_of_self:  # `self.ema` set only under `if is_main:`, in another method
                         _merge_into(found, self.state_of_self[attr])
+                stack.append(node.value)  # (the attribute's name is no variable: `output.metrics` reads no `metrics`)
+                continue
             elif kind is cst.Subscript:
                 base = dotted(node.value) or ""
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
@@ -325,6 +354,9 @@ class Taint:
                     inner.pop(RANK, None)
                     _merge_into(found, inner)
                 stack.append(node.value)
+                continue
+            elif kind is cst.Arg:
+                stack.append(node.value)  # (a keyword's name is no local: `f(keep=x)` hands `x`, not `keep`)
                 continue
             elif kind in COMPREHENSIONS():
                 # Names bound by the comprehension's `for` shadow the function's names of the same spelling.
@@ -341,6 +373,11 @@ class Taint:
                 found.setdefault(DATA, code_of(node))  # `key not in feats`: which keys this call's input has
             elif kind is cst.Comparison and is_none_test(node) and self._input_get(node.left):
                 found.setdefault(DATA, code_of(node))  # `batch.get("image") is not None`: a key this input may lack
+            elif kind is cst.Comparison and _unset_rank_test(node):
+                inner = self._of(node.left, names)  # `local_rank != -1`: launched distributed, the same on every rank
+                inner.pop(RANK, None)
+                _merge_into(found, inner)
+                continue
             elif kind is cst.Comparison and is_none_test(node):
                 inner = self._of(node.left, names)
                 inner.pop(DATA, None)
@@ -356,6 +393,15 @@ class Taint:
                         found.setdefault(DATA, source)
             stack.extend(children(node))
         return found
+
+    def _reports_time(self, node: cst.Call) -> bool:
+        """Is `node` a call of a function imported from another module (not a builtin, not arithmetic of `math`,
+        `torch`, `numpy` or `time`), handed an argument? What it returns of a time it was handed is a report."""
+        func = node.func
+        if not node.args or not isinstance(func, cst.Name) or func.value in _NUMERIC_BUILTINS:
+            return False
+        target = self.index.imports.get(func.value)
+        return target is not None and not target.startswith(("math.", "torch.", "numpy.", "time.", "datetime."))
 
     def _output_call(self, node: cst.Call) -> str | None:
         """DATA for a call that reads a submodule's output values (`self.halt(h).all()`, `out.max().item()`), or a
@@ -499,6 +545,47 @@ class Taint:
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
+
+
+# Builtins that compute with a number they are handed (a time stays a time through them).
+_NUMERIC_BUILTINS = frozenset({"max", "min", "abs", "round", "int", "float", "sum", "divmod", "pow"})
+
+
+def _unset_rank_test(node: cst.Comparison) -> bool:
+    """`args.local_rank != -1`, `rank == -1`: a test of the launcher's "not distributed" value, true or false alike on
+    every rank (a decision on the rank compares it with a rank: `rank == 0`, `rank > 0`)."""
+    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        return False
+    right = node.comparisons[0].comparator
+    return (
+        isinstance(right, cst.UnaryOperation) and isinstance(right.operator, cst.Minus)
+        and isinstance(right.expression, cst.Integer) and right.expression.value == "1"
+    )
+
+
+def _rank_named_write(node: cst.CSTNode) -> bool:
+    """`state.is_local_process_zero = self.is_local_process_zero()`: a write of an attribute named as the rank (of an
+    object other than `self`). Every read of that attribute is the rank by its name (`known.is_rank_name`); the
+    object's other attributes (a step counter, the flags a callback sets) do not follow it, so handing the object on
+    (`handler.on_step_end(args, state, control)`) hands no rank decision."""
+    if type(node) is not cst.Assign:
+        return False
+    return all(
+        isinstance(t.target, cst.Attribute) and known.is_rank_name(t.target.attr.value)
+        and not (isinstance(t.target.value, cst.Name) and t.target.value.value == "self")
+        for t in node.targets
+    )
+
+
+def _own_attribute_write(node: cst.CSTNode) -> bool:
+    """`self.deadline = time.time() + budget`: a write of an attribute of `self` itself, which then holds the value as a
+    local would; not a write into another object (`logs.t = v`) nor a method handed it (`metrics.update(v)`)."""
+    if type(node) not in (cst.Assign, cst.AugAssign, cst.AnnAssign):
+        return False
+    targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
+    return all(
+        isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" for t in targets
+    )
 
 
 def agreeing(node: cst.Call) -> bool:
@@ -654,7 +741,7 @@ _HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", 
 _SELF_CALL = re.compile(r"self\.\w+(?:\.\w+)*\(")
 # A word followed by what `_KEPT` keeps of it and a read (`n.sum() > 0`); the lookahead consumes nothing, so every
 # word is tried once.
-_WORD_READ = re.compile(rf"\b(\w+)\b(?={_KEPT}{_READ})")
+_WORD_READ = re.compile(rf"\b(\w++)\b(?={_KEPT}{_READ})")
 _PASSED_WORD = re.compile(r"\b(\w+)\b(?!\.(?:device|dtype|shape|ndim|size\())")  # (not its metadata)
 
 
@@ -751,9 +838,9 @@ def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:
 # `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
 _RANK_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*" + known.RANK_TEXT)
 _RANK_WORD = re.compile(known.RANK_TEXT)
-_SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
+_SELF_CALL = re.compile(r"self(?<!\wself)\.(\w+)\s*\(")
 _FREE_CALL = re.compile(r"(?<![\w.])(\w+)\s*\(")
-_RANK_RETURN = re.compile(r"\breturn\b[^\n]*" + known.RANK_TEXT)
+_RANK_RETURN = re.compile(r"return(?<!\wreturn)\b[^\n]*" + known.RANK_TEXT)
 
 
 @memoised
@@ -832,12 +919,16 @@ def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: M
 
 
 def _names_a_place(value: cst.BaseExpression) -> bool:
-    """`f"cuda:{rank}"`, `torch.device("cuda", rank)`, `str(rank)`: the rank placed (a device, a file name), not a
-    number or a decision a caller tests."""
+    """`f"cuda:{rank}"`, `torch.device("cuda", rank)`, `str(rank)`, `Sampler(data, rank=rank)`: the rank placed (a
+    device, a file name, an object built for this rank's shard), not a number or a decision a caller tests."""
     if isinstance(value, (cst.FormattedString, cst.ConcatenatedString, cst.SimpleString)):
         return True
     name = call_name(value) if isinstance(value, cst.Call) else None
-    return name is not None and name.rsplit(".", 1)[-1] in ("device", "str", "format", "join")
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1]
+    # (an object built for this rank, `DistributedSampler(data, rank=rank)`: its shard, not a decision on the rank)
+    return last in ("device", "str", "format", "join") or last[:1].isupper()
 
 
 def _own_return(flat: Flat, node: cst.CSTNode, root: cst.CSTNode | None) -> bool:

@@ -101,6 +101,8 @@ def _annotation_classes(index: ModelIndex, code: str) -> tuple[str, ...]:
         if local is not None:
             if local.is_module:
                 found.append(name)
+                # a base class names any subclass of it (`model: PreTrainedModel` given the `...ForSpeech` one)
+                found.extend(sub.name for sub in index.classes.values() if sub is not local and local in sub.mro)
             continue
         qualified = index.qualify(name)
         if qualified[:1].isupper() or "." in qualified:
@@ -533,7 +535,7 @@ def _averager_made(index: ModelIndex, value: cst.BaseExpression) -> cst.Call | N
 
 
 # Text of a constructor that readies a model for training: an optimizer, a training wrapper, a weight average.
-_TRAINS_TEXT = re.compile(r"\boptim\.|Optimizer\b|optimizer\s*=|\.prepare\(|deepspeed\.initialize\(|EMA\(")
+_TRAINS_TEXT = re.compile(r"optim(?<!\woptim)\.|Optimizer\b|optimizer\s*=|\.prepare\(|deepspeed\.initialize\(|EMA\(")
 
 
 @memoised

@@ -738,9 +738,15 @@ _NOT_ENTRY = re.compile(
 )
 
 
-def entry_name(name: str) -> bool:
-    """Could a method or function of this name be called on a built model (not an initialiser, hook, loader)?"""
-    return not _NOT_ENTRY.search(name)
+def entry_name(name: str, module: bool = True) -> bool:
+    """Could a method or function of this name be called on a built model (not an initialiser, hook, loader)?
+    Of a class that is not a module (`module=False`: a trainer, an agent) builders and set-up methods are too
+    (`create_optimizer`, `setup_ema`): the model it holds was built before it."""
+    found = _NOT_ENTRY.search(name)
+    return found is None or not module and _BUILDER.match(found.group(0)) is not None
+
+
+_BUILDER = re.compile(r"_?(?:build|make|create|setup)$")
 
 
 # Initialisers and builders by name (the part of `_NOT_ENTRY` that is about setting weights up) ...

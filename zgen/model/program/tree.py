@@ -37,8 +37,16 @@ class _KeptCodeLoader(importlib.abc.Loader):
         return self.loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
-        with kept_dataclass_code(self.name):
-            self.loader.exec_module(module)
+        # The spec marked as loading, then loaded, as importlib's own loading does: an import of a module whose
+        # spec lacks `_initializing` looks it up, fails and clears an AttributeError. libcst's parser imports
+        # `libcst` once for every node it builds (a seventh of a parse's instructions went there).
+        spec = module.__spec__
+        spec._initializing = True
+        try:
+            with kept_dataclass_code(self.name):
+                self.loader.exec_module(module)
+        finally:
+            spec._initializing = False
 
     def __getattr__(self, attr: str):  # noqa: ANN204  (resource readers and the rest: the package's own loader)
         return getattr(self.loader, attr)

@@ -10,7 +10,10 @@ starts with `\b` or a look-behind is instead tried at every position, each
 try asking Unicode's tables whether the characters around are word characters
 (tens of times slower over a model file). So `\bsetattr\(` is written
 `setattr(?<!\wsetattr)\(`, and `(?<![\w.])torch\.` is `torch(?<![\w.]torch)\.`:
-the same matches, the literal first.
+the same matches, the literal first. A pattern that must start with a word
+of any spelling (`(?<![\w.])(\w+)\.(\w+)\s*\(`) takes it whole, `\w++`, when
+what follows cannot start with a word character: the word can only end
+there, and `re` no longer tries each shorter prefix of every word.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
-from ..analysis.effects import usage
+from ..analysis.effects import argument_effects, usage
 from ..analysis.flow import flat_of
 from ..analysis.handed import built_holder
 from ..analysis.scopes import param_accesses
@@ -264,11 +264,11 @@ def initialize(model):
         applied = {name for own, name in found if own} | {"_init_weights"}
         # `self.apply(init_fn)`, `model.apply(partial(init_fn, std=0.02))`: a function of this file as the callback
         functions = [index.function_info(name) for own, name in found if not own]
-        targets = [(m, 0) for m in dict.fromkeys(functions) if m is not None and _CHILD_WRITE.search(m.text)]
+        targets = [(m, 0) for m in dict.fromkeys(functions) if m is not None and _touches_child(m.text)]
         for cls in index.module_classes():
             for name in applied:
                 method = cls.method(name)
-                if method is not None and method.owner is cls and _CHILD_WRITE.search(method.text):
+                if method is not None and method.owner is cls and _touches_child(method.text):
                     targets.append((method, 1))
         for method, first in targets:
             node, flat = method.node, flat_of(method)
@@ -277,6 +277,9 @@ def initialize(model):
                 continue
             visited = params[first]
             for n, ctx in flat.nodes:
+                if type(n) is cst.Call and not ctx.guarded:
+                    yield from self._child_handed_to_writer(index, method, flat, n, visited)
+                    continue
                 if type(n) is not cst.Attribute or ctx.guarded:
                     continue
                 path = access_path(n)
@@ -292,6 +295,34 @@ def initialize(model):
                         f"`{visited}.{'.'.join(path.parts[:-1])}`: the write goes to a placeholder and is lost"
                     )
                     yield self.finding(index, method.snippet, n, message, _HELP)
+
+
+    def _child_handed_to_writer(
+        self, index: ModelIndex, method, flat, call: cst.Call, visited: str,
+    ) -> Iterator[Report]:
+        """`linear_init_(module.fc1)` in an `apply` callback, with a helper (nested, of this file or another) that
+        initialises or writes the parameters of the module it is handed: the child's, not gathered by `apply`."""
+        for position, effects in argument_effects(index, flat, call):
+            if INIT not in effects and WRITE not in effects:
+                continue
+            arg = call.args[position].value
+            path = access_path(arg)
+            if path is None or path.root != visited or not path.parts or "[]" in path.parts:
+                continue
+            if path.parts[-1] in index.param_names:
+                continue  # (a parameter handed on: `init(module.weight)` is the direct case's)
+            message = (
+                f"`{code_of(call.func)}(...)` initialises the parameters of `{code_of(arg)}` through `apply`, which "
+                f"under `deepspeed.zero.Init` gathers only the parameters of the visited `{visited}`, not those of "
+                "its child: the writes go to placeholders and are lost"
+            )
+            yield self.finding(index, method.snippet, arg, message, _HELP)
+
+
+def _touches_child(text: str) -> bool:
+    """Text pre-filter: a child's weight or bias named (`module.fc.weight`), or a child handed to a call
+    (`init_(module.fc1)`)."""
+    return _CHILD_WRITE.search(text) is not None or _CHILD_HANDED.search(text) is not None
 
 
 # What initialises where: in code walking a module it was handed or built, writes are ZG101's.
@@ -350,6 +381,7 @@ def _message(access: ParamAccess) -> str:
 # (`\bapply(`, word first: `program/trigger.py`).
 _APPLIED = re.compile(r"apply(?<!\wapply)\(\s*(?:(?:functools\.)?partial\(\s*)?(self\.)?(\w+)\s*[,)]")
 _CHILD_WRITE = re.compile(r"\b\w+\.\w+\.(?:weight|bias)\b")
+_CHILD_HANDED = re.compile(r"\(\s*\w+\.\w+\s*[,)]")  # `init_(module.fc1)`, `init_(m.proj, std)`
 
 _LIST_HELP = (
     "initialise the tensors before wrapping them (`ParameterList([init(Parameter(t)) for t in ...])`), or inside "

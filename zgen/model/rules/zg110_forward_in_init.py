@@ -17,7 +17,7 @@ from .rule import Report, Rule
 # `net = nn.Sequential(`, `trunk = Encoder(`: a local bound to what may be a module construction.
 _LOCAL_BUILT = re.compile(r"^[ \t]*([a-z_]\w*)\s*=\s*(?:[a-z_]\w*\.)*[A-Z]\w*\(", re.MULTILINE)
 # `self(`, `self.forward(`, `self.<child>(`, `self.<child>[i](`, `self.<child>.forward(`.
-_CALLS_SELF = re.compile(r"\bself(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
+_CALLS_SELF = re.compile(r"self(?<!\wself)(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
 # nn.Module's own API, called on `self` in `__init__` without running a forward.
 _MODULE_API = frozenset(
     {"add_module", "apply", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "modules",

@@ -23,7 +23,7 @@ _SELECTION_NAMES = ("nonzero", "unique", "argwhere", "masked_select", "bincount"
 # The selections that need a pattern, each after the text it cannot match without (one alternation over
 # all of them tried every pattern at every position of every method).
 _SELECTION_PATTERNS = (
-    (("where(",), re.compile(r"\bwhere\((?:[^,()]|\([^()]*\))*\)")),
+    (("where(",), re.compile(r"where(?<!\wwhere)\((?:[^,()]|\([^()]*\))*\)")),
     (("all(", "any("), re.compile(r"(?<![\w.])(?:all|any)\([\w.]+\(")),
     (("sum(", "mean(", "max(", "min(", "norm(", "std("),
      re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)")),
@@ -49,7 +49,7 @@ def _has_selection(text: str) -> bool:
     return _tests_batch_local(text) or _tests_selected_count(text)
 
 
-_LEN_TEST = re.compile(r"\blen\((\w+)\)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
+_LEN_TEST = re.compile(r"len(?<!\wlen)\((\w+)\)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
 
 
 def _tests_selected_count(text: str) -> bool:
@@ -71,7 +71,7 @@ def _tests_batch_local(text: str) -> bool:
     return bool(bound) and not bound.isdisjoint(_NAME_TEST.findall(text))
 
 
-_NAME_TEST = re.compile(r"\b(\w+)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
+_NAME_TEST = re.compile(r"\b(\w++)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
 
 
 # Reductions whose result is an index the tensor's values choose.
@@ -97,7 +97,7 @@ class _Selections:
     # `for _ in range(int(n.item())):`: a trip count read from this rank's tensor
     _COUNT = re.compile(r"range\([^\n]*\.item\(\)")
     _CONTAINER_ITEM = re.compile(r"\w\.\w+\[")  # an item of a container (`self.experts[k]`, `model.heads[k]`)
-    _NAMED_ITEM_CALL = re.compile(r"\bself\.\w+\[\s*\w+\s*\]\(")
+    _NAMED_ITEM_CALL = re.compile(r"self(?<!\wself)\.\w+\[\s*\w+\s*\]\(")
 
     def search(self, text: str) -> bool:
         if _has_selection(text):

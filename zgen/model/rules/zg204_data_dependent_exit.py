@@ -6,11 +6,12 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.divergence import CAUGHT, COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, divergences, message
-from ..analysis.script import script_divergences
+from ..analysis.flow import Flat, flat_of
+from ..analysis.script import script_divergences, script_scopes
 from ..analysis.state import state_trigger
 from ..analysis.taint import CLOCK, DATA, HOST
 from ..program.index import ModelIndex
-from ..program.tree import code_of
+from ..program.tree import Snippet, code_of, cst
 from ..program.trigger import Remembered
 from .rule import Report, Rule
 from .zg203_data_dependent_experts import TRIGGER as _SELECTION
@@ -60,10 +61,10 @@ class _LoopExit:
 
 
 # A loop over `range(...)` (its arguments) or over a split, and the words that read a length.
-_RANGE_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?\bt?range\(([^\n]*)")  # (`trange`: a progress bar's range)
-_SPLIT_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|unbind|unfold|tensor_split|chunk)\(")
+_RANGE_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?\bt?range\(([^\n]*)")  # (`trange`: a progress bar's range)
+_SPLIT_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|unbind|unfold|tensor_split|chunk)\(")
 _SPLIT_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*\.(?:split|unbind|unfold|tensor_split|chunk)\(", re.M)
-_LENGTH_READ = re.compile(r"\blen\(|\.shape\b|\.size\(|\bnumel\(|\bmax\(|\.max\(")
+_LENGTH_READ = re.compile(r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\(")
 _NOT_A_COUNT = frozenset({"self", "range", "len", "int", "min", "max", "math", "np", "torch", "ceil", "floor"})
 
 
@@ -154,7 +155,9 @@ class DataDependentExit(Rule):
     halves. The rank that failed stops partway through a pass its peers
     finish, or runs another. A handler of `TypeError`, `ImportError`,
     `AttributeError` or `KeyError` (an API or a config probed, the same on
-    every rank) is not flagged, nor one that always raises again.
+    every rank) is not flagged, nor one that always raises again. And a
+    decoding loop told not to synchronise (`self._sample(ids, ...,
+    synced_gpus=False)`, `model.generate(x, synced_gpus=False)`).
 
     ## Why is this bad under ZeRO-3?
     Every submodule call all-gathers its parameters with all ranks. A rank
@@ -407,6 +410,53 @@ class Decoder(nn.Module):
             for snippet, d in script_divergences(index, state_trigger(index, TRIGGER), kind):
                 if _exit(d):
                     yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _help(d))
+        if "synced_gpus" in index.source:
+            for snippet, flat in _functions_naming(index, _NO_SYNC):
+                for node, _ctx in flat.nodes:
+                    if type(node) is cst.Call and (arg := _unsynced(node)) is not None:
+                        yield self.finding(index, snippet, arg, _unsynced_message(node), _SYNC_HELP)
+
+
+class _NoSync:
+    """Text pre-filter: a call told not to synchronise its decoding loop (`synced_gpus=False`)."""
+
+    _TEXT = re.compile(r"synced_gpus\s*=\s*False\b")
+
+    def search(self, text: str) -> bool:
+        return "synced_gpus" in text and self._TEXT.search(text) is not None
+
+
+_NO_SYNC = _NoSync()
+
+
+def _functions_naming(index: ModelIndex, trigger: _NoSync) -> Iterator[tuple[Snippet, Flat]]:
+    """The methods of module classes and the functions and methods outside them whose text `trigger` matches."""
+    for _cls, method in index.methods("all", trigger):
+        flat = flat_of(method)
+        if flat is not None:
+            yield method.snippet, flat
+    for scope in script_scopes(index, trigger):
+        yield scope.snippet, scope.flat
+
+
+def _unsynced(call: cst.Call) -> cst.Arg | None:
+    """`self._sample(ids, ..., synced_gpus=False)`: the argument, if the call is told not to synchronise."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "synced_gpus":
+            value = arg.value
+            return arg if isinstance(value, cst.Name) and value.value == "False" else None
+    return None
+
+
+def _unsynced_message(call: cst.Call) -> str:
+    return (
+        f"`{code_of(call.func)}(..., synced_gpus=False)` runs a decoding loop in which each rank stops at its own "
+        "last token; under ZeRO-3 a rank whose sequences finish first stops calling the model while its peers "
+        "wait for it in the parameter all-gather"
+    )
+
+
+_SYNC_HELP = "pass `synced_gpus=True` (or leave it unset so the library turns it on under ZeRO-3)"
 
 
 def _exit(d: Divergence) -> bool:

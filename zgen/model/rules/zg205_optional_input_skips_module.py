@@ -25,7 +25,7 @@ from .rule import Report, Rule
 
 # `name=None` in a signature, and `if [not] name [is [not] None]` in a body: the text pre-filter.
 _OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*None\b")
-_PRESENCE_IF = re.compile(r"\bif\s+(?:not\s+)?\(?\s*(\w+)(?:\.get\([^)]*\))?(?:\s+is(?:\s+not)?\s+None)?\s*(?:and\b|or\b|:)")
+_PRESENCE_IF = re.compile(r"if(?<!\wif)\s+(?:not\s+)?\(?\s*(\w+)(?:\.get\([^)]*\))?(?:\s+is(?:\s+not)?\s+None)?\s*(?:and\b|or\b|:)")
 # Optional inputs that are states, caches, masks, ids, labels or flags: they pick values or carry
 # what an earlier step computed, and gating on them is the model's calling convention, not a tower.
 _NOT_A_TOWER_INPUT = re.compile(
@@ -512,7 +512,7 @@ def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
 
 
 # `x is None` / `x is not None` on a plain name: a required input that may still be left out.
-_NONE_TEST = re.compile(r"(?<![.\w])(\w+)\s+is\s+(?:not\s+)?None\b")
+_NONE_TEST = re.compile(r"(?<![.\w])(\w++)\s+is\s+(?:not\s+)?None\b")
 
 
 def _none_tested(func: ast.FunctionDef) -> set[str]:

@@ -451,7 +451,7 @@ def _typed_receiver_calls(text: str) -> set[str]:
 # `self.get_v().m(`, `unwrap(self.v).m(`: a method called on what a call returned (`instances.returned_instance`).
 _VALUE_CALL = re.compile(r"\)\s*\.\s*(\w+)\s*\(")
 # `v.m(`: a method called on a plain name (the name, the method).
-_NAME_CALL = re.compile(r"(?<![\w.])(\w+)\.(\w+)\s*\(")
+_NAME_CALL = re.compile(r"(?<![\w.])(\w++)\.(\w++)\s*\(")
 
 
 def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
@@ -664,4 +664,4 @@ def _external_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
 
 
 # `self.encoder = Encoder(...)`, `self.encoder = layers.Encoder(...)`: a child built from a named class.
-_BUILT_CHILD = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=\s*((?:[a-z_]\w*\.)*[A-Z]\w*)\(")
+_BUILT_CHILD = re.compile(r"self(?<!\wself)\.\w+\s*(?::[^=\n]*)?=\s*((?:[a-z_]\w*\.)*[A-Z]\w*)\(")

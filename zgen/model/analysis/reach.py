@@ -1,0 +1,141 @@
+"""What a call in code outside the model classes may run of the project's own code: the call graph's edges.
+
+A trainer's `if self.is_main: self.evaluate()` skips a model only when `evaluate` reaches one, maybe through
+`self.sample_images()`, an evaluator object it holds (`self.evaluator.run(x)`), or a function of another file
+(`from .eval import evaluate_model`). This module names the functions and methods such a call may run; the
+summary of what each of them reaches (a model, a collective) is `script.scope_reach`, computed once per function
+over these edges:
+
+* `self.m(...)`: the method as Python finds it (through bases, in this file or another), and the overrides of
+  subclasses in the owner's file and in the checked one (an abstract step filled in by a subclass).
+* `obj.m(...)` on a plain object (a class of the project that is no `nn.Module`): `self.evaluator` built in
+  `__init__` (or a base's), a local bound to `Evaluator(model)`, an argument annotated with the class.
+* `f(...)`: a function of this file, or one imported from another file of the package.
+"""
+
+from __future__ import annotations
+
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.members import facts_of
+from ..program.tree import cst, dotted, walk
+from .flow import Flat
+
+__all__ = ["method_targets", "plain_instances", "function_target", "all_bases"]
+
+
+@memoised
+def method_targets(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[MethodInfo, ...]:
+    """The methods `<instance of cls>.name(...)` may run: the one Python finds from `cls` (its file's bases or
+    another file's), and overrides in subclasses of `cls` in its own file and in the checked file."""
+    found: list[MethodInfo] = []
+    first = cls.inherited_method(name)
+    if first is not None:
+        found.append(first)
+    for where in (cls.index, index) if cls.index is not index else (cls.index,):
+        for other in where.classes.values():
+            if other is not cls and name in other.span.methods and cls in all_bases(other):
+                override = other.method(name)
+                if override is not None and override not in found:
+                    found.append(override)
+    return tuple(found)
+
+
+def all_bases(cls: ClassInfo) -> list[ClassInfo]:
+    """Every base of `cls`, in its file and in others (read there)."""
+    found: list[ClassInfo] = []
+    stack = [cls]
+    while stack:
+        current = stack.pop()
+        for info in current.mro:
+            if info not in found:
+                found.append(info)
+            for _index, base in info.external_bases:
+                if base not in found:
+                    stack.append(base)
+    return found
+
+
+def plain_instances(
+    index: ModelIndex, owner: ClassInfo | None, flat: Flat, expr: cst.BaseExpression
+) -> tuple[ClassInfo, ...]:
+    """The plain classes (of the project, no `nn.Module`) `expr` is an instance of: `self.evaluator` that
+    `__init__` builds, a local bound to `Evaluator(model)` in `flat`, an argument annotated `evaluator: Evaluator`."""
+    name = dotted(expr)
+    if name is None:
+        return ()
+    if name.startswith("self.") and name.count(".") == 1 and owner is not None:
+        return _attribute_instances(index, owner, name[5:])
+    if "." in name:
+        return ()
+    found: list[ClassInfo] = []
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and isinstance(node.value, cst.Call):
+            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+                found += [c for c in _built_class(index, node.value) if c not in found]
+        elif type(node) is cst.Param and node.name.value == name and node.annotation is not None:
+            found += [c for c in _named_plain(index, dotted(node.annotation.annotation)) if c not in found]
+    return tuple(found)
+
+
+@memoised
+def _attribute_instances(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
+    """`self.<name>` built as a plain object in `__init__` of `owner` or of a base (in any file)."""
+    for cls in all_bases(owner):
+        member = facts_of(cls).members.get(name)
+        if member is not None and isinstance(member.call, cst.Call):
+            found = _built_class(cls.index, member.call)
+            if found:
+                return found
+        found = _annotated_argument(cls, name)
+        if found:
+            return found
+    return ()
+
+
+def _annotated_argument(cls: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
+    """`def __init__(self, calculator: BatchwiseCalculator): self.calculator = calculator`: the annotation's plain
+    class (`Optional[...]` read through)."""
+    init = cls.span.methods.get("__init__")
+    node = cls.index.method_info(cls, init).node if init is not None else None
+    if node is None or f"self.{name}" not in cls.index.skeleton.text(init.start, init.end):
+        return ()
+    params = {p.name.value: p for p in (*node.params.params, *node.params.kwonly_params)}
+    for stmt in walk(node.body):
+        if not (isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Name) and stmt.value.value in params):
+            continue
+        if any(dotted(t.target) == f"self.{name}" for t in stmt.targets):
+            annotation = params[stmt.value.value].annotation
+            if annotation is None:
+                return ()
+            written = annotation.annotation
+            if isinstance(written, cst.Subscript) and dotted(written.value) in ("Optional", "typing.Optional"):
+                inner = written.slice[0].slice
+                written = inner.value if isinstance(inner, cst.Index) else written
+            return _named_plain(cls.index, dotted(written))
+    return ()
+
+
+def _built_class(index: ModelIndex, call: cst.Call) -> tuple[ClassInfo, ...]:
+    """The plain class a constructor call builds (`Evaluator(model)`, `evals.Evaluator(model)`)."""
+    return _named_plain(index, dotted(call.func))
+
+
+def _named_plain(index: ModelIndex, written: str | None) -> tuple[ClassInfo, ...]:
+    if not written:
+        return ()
+    local = index.local_class(written)
+    if local is None:
+        external = index.external(index.qualify(written))
+        local = external[1] if external is not None else None
+    return (local,) if local is not None and not local.is_module else ()
+
+
+def function_target(index: ModelIndex, name: str) -> MethodInfo | None:
+    """The module-level function a call by name runs: of this file, or imported from another file of the program."""
+    info = index.function_info(name)
+    if info is not None:
+        return info
+    if name not in index.imports:
+        return None
+    found = index.external_function(index.qualify(name))
+    return found[1] if found is not None else None
