@@ -19,11 +19,15 @@ the product of three axes:
   (`generate`), a holder that is no module (a sampler's `step`), a local bound by a conditional expression,
   a local bound by tuple unpacking (`v, n = self.v, 2`), a loop variable over a `ModuleList`/`ModuleDict` built
   from `self.v` (`for v in self.vs`, `.items()`, `.values()`), an element of one by index or key (`self.vs[0]`,
-  `v = self.vd["a"]`), a method's parameter the class's own call binds to `self.v` (`self._run(self.v, x)`), and
-  a function of the file the forward hands `self.v` to (`run(self.v, x)`);
+  `v = self.vd["a"]`), a method's parameter the class's own call binds to `self.v` (`self._run(self.v, x)`),
+  a function of the file the forward hands `self.v` to (`run(self.v, x)`), and the joins (h-zg3call): a getter
+  method's value (`self.get_v().m(x)`), a function handing back its argument (`unwrap(self.v).m(x)`), the
+  method named by a string constant (`getattr(self.v, M)(x)`) or handed to a call helper (`call_m(self.v, "m", x)`);
 * **operation**: what `Core.m` does: reads its own large parameter, reads it through its own helper or its own
   property, sizes it, reads a child's weight with a functional op, runs its own forward by name (which reads
-  the parameter), or, in a `Core` with no forward at all, reads a small parameter (no hook ever gathers it);
+  the parameter), reads it through a helper of the base class, hands `self` to a function that reads every
+  parameter, loads its own state dict, or, in a `Core` with no forward at all, reads a small parameter (no hook
+  ever gathers it);
   or, spelt at the call, the holder calls `.forward` by name or hands it on as a callback (ZG302), reads
   `Core`'s own large parameter or its child's weight (ZG301).
 
@@ -34,7 +38,8 @@ look-alike on the others (`small_gathered`); a plain holder calling `m` inside `
 (`plain_gathered`) is safe for every operation.
 
 Safe look-alikes per source x path: `m` only runs a child as a module (`self.norm(h)`), reads a small
-parameter in forward context (the class has a forward), only the dtype of one, a buffer, or a plain value; and,
+parameter in forward context (the class has a forward), only the dtype of one, a buffer (also through a helper
+handed `self`), a plain value, or only the keys of its own state dict; and,
 spelt at the call, `self.v` called as a module, its small parameter read where it also runs as a module, its large
 parameter's dtype, a buffer and a plain attribute of it. A hazard cell is found when a ZG3 finding spans the line
 marked `# KEY`; a safe cell is clean
@@ -62,9 +67,28 @@ class Base(nn.Module):
     def m(self, h):
         raise NotImplementedError
 
+    def base_project(self, h):
+        return h @ self.table.T
+
 
 def solve(fn, x):
     return fn(x)
+
+
+def unwrap(m):
+    return m.module if hasattr(m, "module") else m
+
+
+def call_m(obj, name, *args):
+    return getattr(obj, name)(*args)
+
+
+def table_norm(mod):
+    return sum(p.data.norm() for p in mod.parameters())
+
+
+def buffer_norm(mod):
+    return sum(b.norm() for b in mod.buffers())
 
 """
 
@@ -116,6 +140,21 @@ OPERATIONS = {
     def m(self, h):
         return self.forward(h) * 2
 """,
+    # joins (h-zg3call): a base-class helper reads the parameter; `self` handed to a helper function that reads every
+    # parameter; the module's own state dict loaded
+    "base_helper": FORWARD + """
+    def m(self, h):
+        return self.base_project(h)
+""",
+    "handed_helper": FORWARD + """
+    def m(self, h):
+        return h * table_norm(self)
+""",
+    "own_state": FORWARD + """
+    def m(self, h):
+        self.load_state_dict(h)
+        return h
+""",
     "no_forward_small": """
     def m(self, h):
         return h * self.scale.exp()
@@ -158,12 +197,20 @@ SAFE_OPERATIONS = {
     def m(self, h):
         return h[..., : self.width]
 """,
+    "handed_buffers": FORWARD + """
+    def m(self, h):
+        return h * buffer_norm(self)
+""",
+    "own_state_keys": FORWARD + """
+    def m(self, h):
+        return h[..., : len(self.state_dict().keys())]
+""",
 }
 
 PACKAGE = "<package>"  # the `before` of a source whose classes live in `lib.py` of the cell's package
 PACKAGE_BASE = "<package base>"  # the same, with the holder's base class in `lib.py` too
 LIBRARY_FACTORY = "\n\ndef make_pair(d):\n    return Core(d), 2 * d\n"
-IMPORTS = "from torch import nn\n\nfrom .lib import make_pair, solve\n\n\n"
+IMPORTS = "from torch import nn\n\nfrom .lib import call_m, make_pair, solve, unwrap\n\n\n"
 
 # source -> (code before the holder, the holder's __init__ signature tail, its body binding self.v, class body)
 SOURCES = {
@@ -244,11 +291,21 @@ PATHS = {
     "bound_getattr": "    def step(self, x):\n        return CALL  # KEY\n",
     "bound_tuple": "    def step(self, x):\n        fns = (self.v.m, self.v.m)\n        return CALL  # KEY\n",
     "bound_handed": "    def step(self, x):\n        return CALL  # KEY\n",
+    # receivers through joins (h-zg3call): a getter method returning the held instance, a function handing back its
+    # argument (or the module it wraps), the method named by a string constant of the file or handed to a call helper
+    "getter": "    def get_v(self):\n        return self.v\n\n    def forward(self, x):\n        return CALL  # KEY\n",
+    "unwrapped": "    def forward(self, x):\n        return CALL  # KEY\n",
+    "constant_getattr": '    def step(self, x):\n        return CALL  # KEY\n\n\nM = "m"\n',
+    "call_helper": "    def step(self, x):\n        return CALL  # KEY\n",
 }
-BOUND_CALLS = {"bound_local": "f(x)", "bound_getattr": 'getattr({r}, "m")(x)', "bound_tuple": "fns[0](x)", "bound_handed": "solve({r}.m, x)"}
+BOUND_CALLS = {
+    "bound_local": "f(x)", "bound_getattr": 'getattr({r}, "m")(x)', "bound_tuple": "fns[0](x)", "bound_handed": "solve({r}.m, x)",
+    "constant_getattr": "getattr({r}, M)(x)", "call_helper": 'call_m({r}, "m", x)',
+}
 RECEIVERS = {
     "local": "v", "property": "self.core", "conditional": "v", "unpacked": "v", "loop_list": "v", "loop_dict": "v",
     "loop_values": "v", "argument": "v", "indexed": "self.vs[0]", "keyed_local": "v", "free_function": "v",
+    "getter": "self.get_v()", "unwrapped": "unwrap(self.v)",
 }
 # path -> what the holder's __init__ adds after binding `self.v`
 PATH_INIT = {
@@ -258,6 +315,7 @@ PATH_INIT = {
     "indexed": "self.vs = nn.ModuleList([self.v])",
     "keyed_local": 'self.vd = nn.ModuleDict({"a": self.v})',
 }
+JOINED = frozenset({"getter", "unwrapped"})  # receivers typed through a returned value: `m`'s operations only
 OUTSIDE_FORWARD = frozenset({"entry", "plain_holder", "plain_gathered", *BOUND_CALLS})  # paths that run outside any forward
 GATHERED = frozenset({"plain_gathered"})  # paths that call `m` inside a gather: every operation is safe there
 
@@ -298,7 +356,7 @@ def render(source: str, path: str, operation: str, body: str) -> dict[str, str]:
         base += "    def __init__(self, d):\n" + ("        super().__init__()\n" if module else "")
         base += '        cls = getattr(self, "core_class", None)\n        self.v = cls(d)\n'
         header = header.replace("nn.Module", "HolderBase") if module else "class Holder(HolderBase):\n"
-        imports = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\nfrom .lib import Core, HolderBase, solve\n\n\n"
+        imports = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\nfrom .lib import Core, HolderBase, call_m, solve, unwrap\n\n\n"
         return {"lib.py": HEAD + core + body + "\n\n" + base, "model.py": imports + header + class_body + init + methods}
     return {"model.py": HEAD + core + body + PLAIN_CORE + "\n\n" + before + header + class_body + init + methods + after}
 
@@ -311,7 +369,7 @@ def build(root: Path) -> list[Cell]:
                 continue  # a container of modules cannot hold a plain object: no look-alike there
             hazards = {**OPERATIONS, **dict.fromkeys(CALLS, OPERATIONS["read_own"])}
             safe = {**SAFE_OPERATIONS, **dict.fromkeys(SAFE_CALLS, OPERATIONS["read_own"])}
-            if path in BOUND_CALLS:  # a bound method: only what `m` does
+            if path in BOUND_CALLS or path in JOINED:  # a bound method, a joined receiver: only what `m` does
                 hazards = {k: v for k, v in hazards.items() if k not in CALLS}
                 safe = {k: v for k, v in safe.items() if k not in SAFE_CALLS}
             if path in OUTSIDE_FORWARD:  # a small parameter read outside forward sees the placeholder

@@ -131,7 +131,9 @@ class ModuleCalls:
             return self._elements_of(expr.value)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
             if expr.func.attr.value in ("values", "items"):  # a ModuleDict's modules (`items()`: its pairs' second)
-                return self._elements_of(expr.func.value) or self._dict_like(expr.func.value, expr.func.attr.value)
+                # a ModuleDict of modules no constructor names (`()`) holds modules all the same, as when iterated
+                found = self._elements_of(expr.func.value)
+                return found if found is not None else self._dict_like(expr.func.value, expr.func.attr.value)
             return None
         path = access_path(expr)
         if path is None:

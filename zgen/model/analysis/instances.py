@@ -19,27 +19,44 @@ Two questions the ZG3 rules ask about a call `v.m(...)` outside `C.forward`:
   `name`. A parameter small enough that ZeRO-3 keeps it gathered is no hazard,
   except in a module with no forward at all: nothing ever calls it, so no hook
   ever fetched even its small parameters.
+
+`receiver_instance` also types receivers only another class or function of the program (of any file) tells:
+
+* an attribute chain through objects of the program (`self.state.model`, `self.runner.ema`,
+  `chained_instance`): each hop an attribute of the class the previous value is an instance of, a module class or a
+  plain one (built in its `__init__` or a base's, or an `__init__` argument annotated with it);
+* what a call hands back (`returned_instance`): a method of the class, of its file or a base's, or of an object of
+  the program, returning a typed value (`def get_model(self): return self.model`); a function of the program
+  handing back its argument (`unwrap_model(m)`: `return m.module if hasattr(m, "module") else m`, `handed_back`);
+  a module method returning the module (`self.model.float()`); a function we cannot read given a typed module
+  first (`accelerator.unwrap_model(self.model)`: a wrapper returns what it was given). A module a function builds
+  and returns (a factory, a loader building the model) is new, built whole outside `zero.Init`: no instance of a
+  held model, like a module built in the method itself.
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass
 
 from ..program.holds import config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, member_param, torch_base
-from ..program.tree import cst, dotted, parameter_for
+from ..program.tree import call_name, cst, dotted, parameter_for, walk
 from ..program.trigger import word_first
 from .access import READ, SIZE, WRITE
+from .effects import resolve_function
 from .flow import Flat, flat_of, flatten, loop_items, same_items
 from .own import OwnUse, method_uses
 from .persistence import persistent_param, small_read_gathered
 
 __all__ = [
-    "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "instance_methods",
+    "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "reads_own_by_name",
+    "instance_methods",
     "properties_read", "instance_attributes", "element_instance", "possible_classes",
-    "argument_instance", "partitioned_param", "function_arguments", "function_flat",
+    "argument_instance", "partitioned_param", "function_arguments", "function_flat", "chained_instance",
+    "returned_instance", "handed_back", "plain_attribute_classes", "may_join", "self_attributes",
 ]
 
 
@@ -107,6 +124,10 @@ def receiver_instance(
                 found = _union(found, receiver_instance(index, cls, None, value, depth + 1))
             return found
         return attribute_classes(index, cls, name)
+    if isinstance(expr, cst.Attribute):
+        return chained_instance(index, cls, flat, expr, depth + 1, method)
+    if isinstance(expr, cst.Call):
+        return returned_instance(index, cls, flat, expr, depth + 1, method)
     if isinstance(expr, cst.Name) and flat is not None:
         found = None
         for node, _ctx in flat.nodes:
@@ -129,12 +150,20 @@ def receiver_instance(
 def argument_instance(index: ModelIndex, cls: ClassInfo, name: str, param: str, depth: int = 1) -> Instance | None:
     """What parameter `param` of method `name` is an instance of, when the class's own calls of it
     (`self.name(self.v, x)`) bind it to a typed value (the union over the calls)."""
+    found = None
+    for flat, caller, value in _argument_values(cls, name, param):
+        found = _union(found, receiver_instance(index, cls, flat, value, depth, caller))
+    return found
+
+
+def _argument_values(cls: ClassInfo, name: str, param: str):
+    """(flat of the caller, caller, argument) for each of the class's own calls `self.name(...)` binding parameter
+    `param` of method `name`."""
     method = cls.method(name)
     node = method.node if method is not None else None
     if node is None or param == "self" or param not in {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}:
-        return None
+        return
     call_text = f"self.{name}("
-    found = None
     for caller in cls.all_methods():
         if caller is method or call_text not in caller.text:
             continue
@@ -146,8 +175,55 @@ def argument_instance(index: ModelIndex, cls: ClassInfo, name: str, param: str, 
                 continue
             for position, arg in enumerate(call.args):
                 if not arg.star and parameter_for(node, call, position) == param:
-                    found = _union(found, receiver_instance(index, cls, flat, arg.value, depth, caller))
-    return found
+                    yield flat, caller, arg.value
+
+
+def self_attributes(
+    cls: ClassInfo, flat: Flat | None, expr: cst.BaseExpression, method: MethodInfo | None = None, depth: int = 0
+) -> frozenset[str] | None:
+    """The attributes of `self` a receiver is bound to, through the binding forms `receiver_instance` follows
+    (`self.v`, a `@property` returning one, a local bound to either, `v = self.a if c else self.b`, `v, n = self.v,
+    2`, a parameter the class's own calls bind to one); None when some binding is anything else (a call, an
+    element of a container, a loop variable, an argument from outside the class)."""
+    if depth > 4:
+        return None
+    if isinstance(expr, cst.IfExp):
+        body = self_attributes(cls, flat, expr.body, None, depth + 1)
+        orelse = self_attributes(cls, flat, expr.orelse, None, depth + 1)
+        return body | orelse if body is not None and orelse is not None else None
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        name = expr.attr.value
+        if name not in _properties(cls):
+            return frozenset({name})
+        getter = cls.method(name)
+        node = getter.node if getter is not None else None
+        returned = [s.value for s in _small_statements(node.body) if isinstance(s, cst.Return) and s.value] if node else []
+        return _all_attributes([self_attributes(cls, None, value, None, depth + 1) for value in returned])
+    if not isinstance(expr, cst.Name) or flat is None:
+        return None
+    found = []
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1:
+            found += [
+                self_attributes(cls, None, value, None, depth + 1)
+                for target, value in _bindings(node.targets[0].target, node.value) if target.value == expr.value
+            ]
+        elif type(node) in _OTHER_BINDINGS:
+            bound = node.asname.name if type(node) is cst.WithItem and node.asname else getattr(node, "target", None)
+            if bound is not None and expr.value in {n.value for n in walk(bound) if type(n) is cst.Name}:
+                return None  # bound some other way (a loop variable, `with ... as v`, `v: T = ...`, `v += ...`)
+    if not found and method is not None:
+        found = [self_attributes(cls, f, value, caller, depth + 1) for f, caller, value in _argument_values(cls, method.name, expr.value)]
+    return _all_attributes(found)
+
+
+_OTHER_BINDINGS = (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.WithItem)
+
+
+def _all_attributes(found: list[frozenset[str] | None]) -> frozenset[str] | None:
+    if not found or any(f is None for f in found):
+        return None
+    return frozenset().union(*found)  # type: ignore[arg-type]
 
 
 def _from_self(expr: cst.BaseExpression) -> bool:
@@ -516,12 +592,30 @@ def reads_own(
         for owner, target in dispatch(index, ref, name, instance.exact):
             for called in (name, *properties_read(owner, target, name)):
                 for use in method_uses(owner, target, called):
-                    if use.use not in uses or not use.param.startswith("self."):
+                    if use.use not in uses or not use.on_self:
                         continue
                     # a class with no forward: nothing ever fetched even its small parameters
                     if not small_read_gathered(use.persistent, in_forward, use.optional) or never_called(owner, target):
                         return use
     return None
+
+
+def reads_own_by_name(
+    index: ModelIndex, instance: Instance, name: str, uses: tuple[str, ...] = (READ, SIZE, WRITE),
+    in_forward: bool = True,
+) -> OwnUse | None:
+    """`reads_own` for a module of a class nothing names, taken to be one of `instance.classes` (the module classes
+    that define `name`): a use only when every one of them makes one. A name several classes share tells little by
+    itself (`get_bias` computes with a relative position table in one class and runs an MLP child in another); over
+    the labelled corpus, of the shared names some class reads its own parameters in, all do for a third
+    (`bench/zg3_byname.py`)."""
+    found = None
+    for ref in instance.classes:
+        use = reads_own(index, Instance((ref,), instance.exact), name, uses, in_forward)
+        if use is None:
+            return None
+        found = found or use
+    return found
 
 
 @memoised
@@ -554,3 +648,254 @@ def instance_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
                 if info in other.mro:
                     names.update(n for n in other.span.methods if not n.startswith("__"))
     return frozenset(names)
+
+
+# --- joins: receivers only another class or function of the program types -------------------------------------
+
+# Module methods that hand back the module itself (`self.model.float().sample(x)`).
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "requires_grad_"})
+
+
+def chained_instance(
+    index: ModelIndex, cls: ClassInfo, flat: Flat | None, expr: cst.Attribute, depth: int, method: MethodInfo | None,
+):
+    """What `<value>.<name>` is an instance of, for a value of a class of the program (`self.state.model`)."""
+    if depth > 6:
+        return None
+    found = None
+    for owner, info in _object_classes(index, cls, flat, expr.value, depth, method):
+        typed = attribute_classes(owner, info, expr.attr.value)
+        if typed is not None:
+            found = _union(found, _as_seen(index, owner, typed))
+    return found
+
+
+def _as_seen(index: ModelIndex, owner: ModelIndex, typed):
+    """`typed`'s class references as `index` names them (`Net` of another file is `pkg.net.Net` here)."""
+    if owner is index:
+        return typed
+    return Instance(tuple(owner.global_name(c) for c in typed.classes), typed.exact)
+
+
+def _object_classes(
+    index: ModelIndex, cls: ClassInfo, flat: Flat | None, expr: cst.BaseExpression, depth: int,
+    method: MethodInfo | None,
+) -> list[tuple[ModelIndex, ClassInfo]]:
+    """The classes of the program (module or plain, with their file's index) a value may be an instance of."""
+    found: list[tuple[ModelIndex, ClassInfo]] = []
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        found += plain_attribute_classes(index, cls, expr.attr.value)
+    elif isinstance(expr, cst.Attribute) and depth <= 6:
+        for owner, info in _object_classes(index, cls, flat, expr.value, depth + 1, method):
+            found += [(o, i) for o, i in plain_attribute_classes(owner, info, expr.attr.value)]
+            typed = attribute_classes(owner, info, expr.attr.value)
+            found += _infos(owner, typed)
+    typed = receiver_instance(index, cls, flat, expr, depth + 1, method)
+    found += _infos(index, typed)
+    return list(dict.fromkeys(found))
+
+
+def _infos(index: ModelIndex, typed) -> list[tuple[ModelIndex, ClassInfo]]:
+    """The classes an `Instance` names, read (its own classes; subclasses do not add attributes we look up)."""
+    found = []
+    for ref in typed.classes if typed is not None else ():
+        info = _class_info(index, ref)
+        if info is not None:
+            found.append(info)
+    return found
+
+
+@memoised
+def plain_attribute_classes(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[tuple[ModelIndex, ClassInfo], ...]:
+    """Classes of the program that are no modules and `self.<name>` of `cls` is built from in its `__init__` (or a
+    base's, of any file), or bound to from an `__init__` argument annotated with one (`state: TrainState`)."""
+    found: list[tuple[ModelIndex, ClassInfo]] = []
+    target = f"self.{name}"
+    for owner in _with_bases(cls):
+        init = owner.method("__init__")
+        if init is None or target not in init.text or init.node is None:
+            continue
+        annotated = {}
+        params = init.node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.annotation is not None:
+                written = _written(param.annotation.annotation)
+                if written:
+                    annotated[param.name.value] = written
+        flat = flat_of(init)
+        for node, _ctx in flat.nodes if flat is not None else ():
+            if type(node) is not cst.Assign or not any(_is_target(t.target, name) for t in node.targets):
+                continue
+            value = node.value
+            written = call_name(value) if isinstance(value, cst.Call) else None
+            if written is None and isinstance(value, cst.Name):
+                written = annotated.get(value.value)
+            info = _plain_class(owner.index, written) if written else None
+            if info is not None:
+                found.append(info)
+    return tuple(dict.fromkeys(found))
+
+
+def _with_bases(cls: ClassInfo) -> list[ClassInfo]:
+    """`cls`, its in-file bases and the bases of other files (each class whose `__init__` may set an attribute)."""
+    found = list(cls.mro)
+    for info in cls.mro:
+        for _index, base in info.external_bases:
+            found += [b for b in _with_bases(base) if b not in found]
+    return found
+
+
+def _is_target(target: cst.BaseExpression, name: str) -> bool:
+    return (
+        isinstance(target, cst.Attribute) and target.attr.value == name
+        and isinstance(target.value, cst.Name) and target.value.value == "self"
+    )
+
+
+def _written(annotation: cst.BaseExpression) -> str | None:
+    """The class an annotation names, spelt (`State`, `"State"`, `core.State`); not a container or union."""
+    if isinstance(annotation, cst.SimpleString):
+        text = annotation.evaluated_value
+        return text if isinstance(text, str) and text.replace(".", "").replace("_", "").isalnum() else None
+    if isinstance(annotation, cst.Name):
+        return annotation.value
+    if isinstance(annotation, cst.Attribute):
+        return call_name(cst.Call(func=annotation))
+    return None
+
+
+def _plain_class(index: ModelIndex, written: str) -> tuple[ModelIndex, ClassInfo] | None:
+    """The class of the program, not a module, that a name written in `index`'s file refers to."""
+    local = index.local_class(written)
+    if local is not None:
+        return None if local.is_module else (index, local)
+    if not written.rsplit(".", 1)[-1][:1].isupper():
+        return None
+    external = index.external(index.qualify(written))
+    if external is None or external[1].is_module:
+        return None
+    return external
+
+
+def returned_instance(
+    index: ModelIndex, cls: ClassInfo, flat: Flat | None, call: cst.Call, depth: int, method: MethodInfo | None,
+):
+    """What the value `call` hands back is an instance of (see the module's docstring)."""
+    if depth > 6:
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            target = cls.inherited_method(func.attr.value)
+            if target is None:
+                return None
+            return _method_returns(index, cls, flat, call, (index, cls), target, depth, method)
+        if func.attr.value in _RETURNS_SELF:
+            return receiver_instance(index, cls, flat, func.value, depth + 1, method)
+        owners = _object_classes(index, cls, flat, func.value, depth + 1, method)
+        if owners:  # a method of an object of the program (`self.runner.unwrap(self.model)`): its class says
+            typed = None
+            for owner, info in owners:
+                target = info.inherited_method(func.attr.value)
+                if target is not None:
+                    typed = _union(
+                        typed, _method_returns(index, cls, flat, call, (owner, info), target, depth, method)
+                    )
+            return typed
+    name = call_name(call)
+    if name == "getattr" and len(call.args) == 3 and not any(a.star or a.keyword for a in call.args):
+        # `getattr(model, "module", model)`: the wrapped module, or the model itself
+        return receiver_instance(index, cls, flat, call.args[2].value, depth + 1, method)
+    if not name or name.startswith(".") or name in _BUILTINS:
+        return None
+    found = resolve_function(index, flat, name) if name.partition(".")[0] != "self" else None
+    if found is not None:
+        owner, node = found
+        typed = None
+        for param in handed_back(owner, node):
+            arg = _argument(node, call, param)
+            if arg is not None:
+                typed = _union(typed, receiver_instance(index, cls, flat, arg, depth + 1, method))
+        return typed
+    if name.rsplit(".", 1)[-1][:1].isupper() or not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return None  # a class (a wrapper module of its own), or nothing handed first
+    # a function we cannot read handed a module first: a wrapper hands back what it was given (`unwrap_model(m)`)
+    return receiver_instance(index, cls, flat, call.args[0].value, depth + 1, method)
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _argument(node: cst.FunctionDef, call: cst.Call, param: str) -> cst.BaseExpression | None:
+    for position, arg in enumerate(call.args):
+        if not arg.star and parameter_for(node, call, position) == param:
+            return arg.value
+    return None
+
+
+def _method_returns(
+    index: ModelIndex, cls: ClassInfo, flat: Flat | None, call: cst.Call, owner: tuple[ModelIndex, ClassInfo],
+    target: MethodInfo, depth: int, method: MethodInfo | None,
+):
+    """What a call of method `target` of `owner` (the class of `self` in its body, with its file's index) hands back:
+    an argument it returns, typed where the call is, or what it returns typed in its own body (`return self.model`,
+    `model = self.ema if c else self.net; return model`)."""
+    node = target.node
+    if node is None or "return" not in target.text:
+        return None
+    typed = None
+    for param in handed_back(target.index, node):
+        arg = _argument(node, call, param)
+        if arg is not None:
+            typed = _union(typed, receiver_instance(index, cls, flat, arg, depth + 1, method))
+    inner = flat_of(target)
+    where, info = owner
+    for value in _returned_values(node):
+        if isinstance(value, cst.Name) and value.value in _parameters(node):
+            continue
+        found = receiver_instance(where, info, inner, value, depth + 1, target)
+        if found is not None:
+            typed = _union(typed, _as_seen(index, where, found))
+    return typed
+
+
+def _returned_values(node: cst.FunctionDef) -> list[cst.BaseExpression]:
+    return [s.value for s in _small_statements(node.body) if isinstance(s, cst.Return) and s.value is not None]
+
+
+def _parameters(node: cst.FunctionDef) -> set[str]:
+    params = node.params
+    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {"self", "cls"}
+
+
+@memoised
+def handed_back(index: ModelIndex, node: cst.FunctionDef) -> tuple[str, ...]:
+    """The parameters a function returns as they came (or unwrapped: `m.module if hasattr(m, "module") else m`,
+    `getattr(m, "module", m)`, `a or b`): whatever the caller handed in comes back."""
+    params = _parameters(node)
+    found: list[str] = []
+    for value in _returned_values(node):
+        stack = [value]
+        while stack:
+            part = stack.pop()
+            if isinstance(part, cst.IfExp):
+                stack += [part.body, part.orelse]
+            elif isinstance(part, cst.BooleanOperation):
+                stack += [part.left, part.right]
+            elif isinstance(part, cst.Call) and call_name(part) == "getattr" and len(part.args) == 3:
+                stack.append(part.args[2].value)
+            elif isinstance(part, cst.Name) and part.value in params:
+                found.append(part.value)
+    return tuple(dict.fromkeys(found))
+
+
+def may_join(cls: ClassInfo, text: str) -> bool:
+    """Text pre-filter of a function of `cls` calling a method on a receiver only a join types: a call's value
+    (`unwrap(m).sample(`), a chain of two attributes or more from `self` (`self.state.model.sample(`), a local bound
+    to a call (`m = self.get_model()`), or a property of the class (`self.raw.sample(`)."""
+    if _JOIN_TEXT.search(text):
+        return True
+    return any(f"self.{name}." in text for name in _properties(cls))
+
+
+_JOIN_TEXT = re.compile(r"\)\s*\.\s*\w+\s*\(|\bself(?:\.\w+){3,}\s*\(|^[ \t]*\w+[ \t]*=[ \t]*[\w.]+\(", re.MULTILINE)

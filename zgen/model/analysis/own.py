@@ -36,14 +36,14 @@ from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, has_params,
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import usage
+from .effects import DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, usage
 from .flow import Flat, flat_of, loop_items
 from .params import accesses, narrowed
 from .persistence import is_persistent, optional_param, persistent_param
 
 __all__ = [
-    "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes",
-    "TORCH_LOADERS", "own_state_calls",
+    "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
+    "TORCH_LOADERS", "own_state_calls", "uses_self_whole",
 ]
 
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
@@ -65,6 +65,12 @@ class OwnUse:
     param: str  # as written in the method (`self.weight`, `self.proj.weight`)
     persistent: bool  # small enough that ZeRO-3 keeps it gathered once fetched (in forward reading it is free)
     optional: bool = False  # created only under a test (`nn.Parameter(...) if c else None`; `persistence`)
+
+    @property
+    def on_self(self) -> bool:
+        """Reached from the module itself (`self.weight`, `self.fc.weight`, `blend(self.target)`), not from a
+        local module the method built or a walk's loop name."""
+        return self.param.startswith("self.") or "(self" in self.param
 
 
 def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
@@ -100,9 +106,10 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
         if name in TORCH_LOADERS and has_params(index, cls.name) is not False:
             return (OwnUse(WRITE, "self.weight", False),)  # `nn.Module.load_state_dict`: copies into every parameter
         return ()
-    found: dict[tuple[str, bool], OwnUse] = {}  # the first use of each kind, of a small and of a large parameter
+    found: dict[tuple, OwnUse] = {}  # the first use of each kind, of a small and a large parameter, of `self` or not
     owner = method.owner if isinstance(method.owner, ClassInfo) else cls
-    for reached in owner.reachable(name) if owner.index is index else [method]:
+    # what it calls on `self`, dispatched on `cls`: its own methods and those of its bases, of any file
+    for reached in cls.reachable(name, inherited=True):
         if reached.name == "__init__":
             continue
         bypassed = reached.name == "forward"
@@ -111,7 +118,7 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
         for use in _uses_in(index, cls, reached):
             if bypassed and use.param.count(".") != 1:
                 continue  # `self.forward(x)` from another method skips only this module's hooks: its own parameters
-            found.setdefault((use.use, use.persistent, use.optional), use)
+            found.setdefault((use.use, use.persistent, use.optional, use.on_self), use)
     return tuple(found.values())
 
 
@@ -130,7 +137,9 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
         calls_child_method(index, text) or bool(_module_method_call(index).search(text))
         or any(f".{name}(" in text for name in _member_methods(index, cls))
     )
-    if not (reads_own or reads_children or calls_children):
+    states = bool(_SELF_STATE.search(text))
+    handed = bool(_HANDS_SELF.search(text))
+    if not (reads_own or reads_children or calls_children or states or handed):
         return []  # nothing to parse for
     flat = flat_of(method)
     if flat is None:
@@ -167,15 +176,103 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
     if reads_children:
         for access in accesses(index, cls, method):
             if access.use in (READ, SIZE, WRITE, INIT) and not access.ctx.guarded and not access.local:
-                if access.owner.startswith("self.") or access.via_parameters:
+                if access.owner.startswith("self."):
                     found.append(OwnUse(access.use, code_of(access.node), is_persistent(index, access)))
+                elif access.via_parameters:
+                    # an item of `self.parameters()`, `self.child.parameters()` whose values are used is named by the
+                    # walk (`OwnUse.on_self`); a count of its elements (`p.numel()`) or its gradient (`p.grad`) keeps
+                    # the loop name: no computation with the module's parameters
+                    parent = flat.parent.get(id(access.node))
+                    grad = access.op.startswith(".grad") or isinstance(parent, cst.Attribute) and parent.attr.value == "grad"
+                    walk = isinstance(parent, cst.Attribute) and parent.attr is access.node  # `self.parameters` itself
+                    values = access.use != SIZE and not grad and not walk
+                    walked = access.via.name if values and access.via.name.startswith("self") else code_of(access.node)
+                    found.append(OwnUse(access.use, walked, is_persistent(index, access)))
     for call, ctx, classes, target in _module_method_calls(index, cls, method, flat) if calls_children else ():
         if ctx.guarded:
             continue
         for ref in classes:
             for use in method_uses(index, ref, call.func.attr.value):  # type: ignore[union-attr]
                 found.append(OwnUse(use.use, f"{code_of(target)}.{call.func.attr.value}()", use.persistent, use.optional))  # type: ignore[union-attr]
+    if states and has_params(index, cls.name) is not False:  # a module of buffers alone loads no parameter
+        found += _own_state_uses(flat)
+    if handed:
+        found += _handed_uses(index, cls, flat)
     return found
+
+
+# `self.state_dict()`, `self.load_state_dict(sd)` (and torch's per-module halves): the module's whole state.
+_SELF_STATE = re.compile(r"\bself\.(?:load_|_load_from_|_save_to_)?state_dict\(")
+# `blend(self.target, self.online)`, `average(self, other)`, `copy_into(self.parameters(), src)`: a function of the
+# program handed the module itself, a child or a parameter walk of either (not a method of `self`).
+_HANDS_SELF = re.compile(r"(?<![\w.])(?!self\b)[A-Za-z_][\w.]*\([^()]*(?:\(\)[^()]*)*\bself\b")
+
+
+def uses_self_whole(text: str) -> bool:
+    """Text pre-filter: a method taking or loading its module's own state dict, or handing the module (or a child,
+    or a parameter walk of either) to a function, which may then compute with every parameter."""
+    return bool(_SELF_STATE.search(text) or _HANDS_SELF.search(text))
+
+
+def _own_state_uses(flat: Flat) -> list[OwnUse]:
+    """The module's own state dict taken (every parameter read) or loaded (every parameter written) in the method;
+    keys alone (`self.state_dict().keys()`) name parameters and read none."""
+    found = []
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+            continue
+        name = node.func.attr.value
+        if name not in known.STATE_CALLS or not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+            continue
+        parent = flat.parent.get(id(node))
+        if isinstance(parent, cst.Attribute) and parent.attr.value == "keys":
+            continue
+        use = READ if name in ("state_dict", "_save_to_state_dict") else WRITE
+        found.append(OwnUse(use, f"self.{name}()", False))
+    return found
+
+
+def _handed_uses(index: ModelIndex, cls: ClassInfo, flat: Flat) -> list[OwnUse]:
+    """What functions of the program the method hands the module to do with its parameters: `self`, a child
+    (`self.target`) or a parameter walk of either (`self.online.parameters()`) given to a helper whose summary
+    (`effects.module_arg_effects`, of this file or another) copies, blends, loads or reads them."""
+    found = []
+    members = facts_of(cls).members
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Call or ctx.guarded or not node.args:
+            continue
+        name = call_name(node)
+        if not name or name.partition(".")[0] in ("self", "super"):
+            continue
+        handed = {i: arg for i, arg in enumerate(node.args) if not arg.star and _of_self(arg.value, members)}
+        if not handed:
+            continue
+        for position, effects in argument_effects(index, flat, node):
+            arg = handed.get(position)
+            use = next((_EFFECT_USE[e] for e in _EFFECT_ORDER if e in effects), None)
+            if arg is not None and use is not None:
+                found.append(OwnUse(use, f"{name}({code_of(arg.value)})", False))
+    return found
+
+
+# What a helper does to a module or parameter walk it is given, as a use of the module's own parameters.
+_EFFECT_ORDER = (WRITE, INIT, STATES, DEEPCOPIES, READS, REPARAMETRIZES, SIZE)
+_EFFECT_USE = {WRITE: WRITE, INIT: INIT, STATES: READ, DEEPCOPIES: READ, READS: READ, REPARAMETRIZES: WRITE, SIZE: SIZE}
+
+
+def _of_self(value: cst.BaseExpression, members: dict[str, Member]) -> bool:
+    """`self`, `self.child` for a child that may hold parameters, or `self[.child].parameters()`."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
+        if value.func.attr.value not in ("parameters", "named_parameters"):
+            return False
+        value = value.func.value
+    path = access_path(value)
+    if path is None or path.root != "self" or "[]" in path.parts:
+        return False
+    if not path.parts:
+        return True
+    member = members.get(path.parts[0])
+    return member is not None and member.kind in (Kind.MODULE, Kind.CONTAINER)  # a setting (`self.feat_shape`): no
 
 
 def _own_use(index: ModelIndex, cls: ClassInfo, use: str, name: str) -> OwnUse:
@@ -263,13 +360,27 @@ def answering_classes(
 def _defining_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
     """Module classes of the file, then classes it imports by name from other files, that define method `name`."""
     found = [cls.name for cls in index.module_classes() if name in cls.span.methods]
-    for alias in index.imports:
-        if not alias[:1].isupper():
-            continue
-        external = index.external(index.qualify(alias))
-        if external is not None and external[1].is_module and name in external[1].span.methods:
-            found.append(index.qualify(alias))
+    found += [ref for ref, info in _imported_module_classes(index) if name in info.span.methods]
     return tuple(found)
+
+
+@memoised
+def _imported_module_classes(index: ModelIndex) -> tuple[tuple[str, ClassInfo], ...]:
+    """The module classes the file imports by name from files the program reads (`from .nets import Actor`)."""
+    found = []
+    for alias in index.imports:
+        if alias[:1].isupper():
+            external = index.external(index.qualify(alias))
+            if external is not None and external[1].is_module:
+                found.append((index.qualify(alias), external[1]))
+    return tuple(found)
+
+
+@memoised
+def imported_module_methods(index: ModelIndex) -> frozenset[str]:
+    """Names of the methods (not dunders) of the module classes the file imports by name: what a call on a module
+    whose class nothing names could run besides the file's own classes' methods."""
+    return frozenset(n for _ref, info in _imported_module_classes(index) for n in info.span.methods if n[:2] != "__")
 
 
 def _walks_modules(items: cst.BaseExpression) -> bool:

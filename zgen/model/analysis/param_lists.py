@@ -13,15 +13,14 @@ from __future__ import annotations
 import re
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import facts_of
-from ..program.tree import access_path, call_name, cst
+from ..program.members import facts_of, parameter_container
+from ..program.tree import access_path, cst
 from .access import INIT, WRITE
 from .effects import usage
 from .flow import flat_of, loop_items
 
 __all__ = ["ListWrite", "parameter_list_writes"]
 
-_LISTS = frozenset({"ParameterList", "ParameterDict"})
 _TEXT = re.compile(r"Parameter(?<!\wParameter)(?:List|Dict)\b")  # `\bParameter...`, word first (`program/trigger.py`)
 # Iterations of the module's own parameters, which include a built child list's.
 _OWN_WALKS = frozenset({"parameters", "named_parameters"})
@@ -56,8 +55,7 @@ def _parameter_lists(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[int, 
     """Members built by a `ParameterList(...)`/`ParameterDict(...)` call -> when (method rank, node position)."""
     found: dict[str, tuple[int, int]] = {}
     for name, member in facts_of(cls).members.items():
-        called = call_name(member.call) if member.call is not None else None
-        if called and index.qualify(called).rsplit(".", 1)[-1] in _LISTS and member.order[0] >= 0:
+        if member.order[0] >= 0 and parameter_container(index, cls, name):
             found[name] = member.order
     return found
 

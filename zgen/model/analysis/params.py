@@ -184,7 +184,7 @@ class _Finder:
                 return []  # `np[0]` of `for np in self.named_parameters()`: the name of the pair, not the parameter
             if not self.has_children and self.param_aliases[node.value].startswith("self"):
                 return []  # the module's own parameters only: not partitioned in its `__init__`/forward
-            return [self.access(node, ctx, via=Via(Reach.PARAMETERS), param=node.value)]
+            return [self.access(node, ctx, via=Via(Reach.PARAMETERS, self.param_aliases[node.value]), param=node.value)]
         return []
 
     def _loop_target(self, element: cst.Element) -> bool:

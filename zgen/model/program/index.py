@@ -259,9 +259,10 @@ class ClassInfo:
                     seen[name] = info._method_info(span)
         return list(seen.values())
 
-    def reachable(self, root: str) -> list[MethodInfo]:
-        """`root` and every method it reaches through `self.m(...)` / `super().m(...)` calls."""
-        first = self.method(root)
+    def reachable(self, root: str, inherited: bool = False) -> list[MethodInfo]:
+        """`root` and every method it reaches through `self.m(...)` / `super().m(...)` calls; with `inherited`,
+        also methods of bases defined in other files (read there), as Python would dispatch them on `self`."""
+        first = self.inherited_method(root) if inherited else self.method(root)
         if first is None:
             return []
         found = [first]
@@ -272,9 +273,9 @@ class ClassInfo:
             i += 1
             for name, through_super in current.self_calls:
                 if through_super:
-                    target = _super_method(current.owner, name)
+                    target = _super_method(current.owner, name, inherited)
                 else:
-                    target = self.method(name)
+                    target = self.inherited_method(name) if inherited else self.method(name)
                 if target is not None and id(target) not in seen:
                     seen.add(id(target))
                     found.append(target)
@@ -387,9 +388,13 @@ class ClassInfo:
         return f"ClassInfo({self.name})"
 
 
-def _super_method(owner: ClassInfo, name: str) -> MethodInfo | None:
+def _super_method(owner: ClassInfo, name: str, inherited: bool = False) -> MethodInfo | None:
     for base in owner.local_bases:
-        found = base.method(name)
+        found = base.inherited_method(name) if inherited else base.method(name)
+        if found is not None:
+            return found
+    for _index, base in owner.external_bases if inherited else ():
+        found = base.inherited_method(name)
         if found is not None:
             return found
     return None

@@ -194,6 +194,18 @@ def creates_parameters(index: ModelIndex, cls: ClassInfo) -> bool:
     return False
 
 
+def parameter_container(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Is member `name` of `cls` a `ParameterList`/`ParameterDict` (built by the class or an in-file base)? A child
+    module of its own, with hooks of its own (which run only if it is called, never in practice): its parameters
+    are no parameters of the class holding it."""
+    for owner in cls.mro:
+        member = facts_of(owner).members.get(name)
+        called = call_name(member.call) if member is not None and member.call is not None else None
+        if called:  # a base's members are merged without their calls: the class that built it has it
+            return index.qualify(called).rsplit(".", 1)[-1] in _PARAM_CONTAINERS
+    return False
+
+
 def _creates_parameter(name: str | None) -> bool:
     last = (name or "").rsplit(".", 1)[-1]
     return last.endswith("Parameter") or last in {"ParameterList", "ParameterDict", "register_parameter"}

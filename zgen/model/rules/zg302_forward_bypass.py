@@ -8,15 +8,15 @@ from zgen.findings import Severity
 
 from ..analysis.calls import ModuleCalls
 from ..analysis.exposed import exposed_methods
-from ..analysis.flow import flat_of
+from ..analysis.flow import flat_of, loop_items
 from ..analysis.handed import outside_functions
-from ..analysis.instances import function_arguments, possible_classes, receiver_instance
+from ..analysis.instances import function_arguments, possible_classes, receiver_instance, self_attributes
 from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
-from ..program.holds import held_attributes, held_path_classes, reached_models
-from ..program.index import ModelIndex
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params
-from ..program.tree import call_name, code_of, cst
+from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models
+from ..program.index import ClassInfo, MethodInfo, ModelIndex
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container
+from ..program.tree import access_path, call_name, code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
@@ -123,6 +123,8 @@ class Stack(nn.Module):
                 handed = isinstance(parent, cst.Arg) or isinstance(parent, cst.Assign) and parent.value is node
                 if not (called or handed):
                     continue  # `self.forward = self.forward_train`, `hasattr(m, "forward")`: no call
+                if not called and isinstance(parent, cst.Arg) and _inspected(flat, parent):
+                    continue  # `inspect.signature(child.forward)`: read for its parameters, never called
                 target = node.value
                 if isinstance(target, cst.Name) and target.value == "self":
                     # the module's own forward from a method run outside it (`def sample(self): self.forward(x)`):
@@ -140,7 +142,12 @@ class Stack(nn.Module):
                     if typed is not None:
                         if not any(_owns_params(owner, ref) for owner, ref in possible_classes(index, typed)):
                             continue
-                    elif classes is None or not any(_owns_params(index, ref) for ref in classes):
+                    elif classes is not None:
+                        # known classes, or `()`: a container's modules no constructor names, a `Sequential` of
+                        # layers as often as not (`down.forward(y)` for `down` in timm's `downsamp_modules`)
+                        if not any(_owns_params(index, ref) for ref in classes):
+                            continue
+                    elif not _module_by_use(index, cls, flat, target, parent if called else None, method):
                         continue
                 if called:
                     message = (
@@ -191,6 +198,9 @@ class Stack(nn.Module):
                     continue  # `inspect.signature(model.forward)`: read for its parameters, never called
                 target = code_of(node.value)
                 classes = held_path_classes(index, target, arguments, held)
+                if not classes and isinstance(node.value, cst.Name):
+                    # `enc = model.encoder`, `for blk in model.blocks`: a local bound to a part of a given model
+                    classes = _bound_part(index, scope.flat, node.value.value, arguments, held)
                 typed = None
                 if cls is None and not classes and isinstance(node.value, cst.Name):
                     typed = function_arguments(index, span.name).get(target)  # `run(self.v, x)` in a forward
@@ -215,6 +225,77 @@ class Stack(nn.Module):
                 yield self.finding(index, scope.snippet, site, message, f"call the module itself: `{target}(...)`")
 
 
+def _module_by_use(
+    index: ModelIndex, cls: ClassInfo, flat, target: cst.BaseExpression, call: cst.Call | None,
+    method: MethodInfo | None = None,
+) -> bool:
+    """A receiver of `.forward` whose class nothing names (a loop variable over a list a factory of another package
+    built or over `self.children()`, a local, an argument): a module by that use, of a class that may own
+    parameters, like a child of unknown class. Not a class itself (`Base.forward(self, x)`, a base class's forward
+    run on this module) nor `super(Net, self)`, nor an attribute `__init__` sets to a plain value, a buffer or a
+    parameter, nor a local, a property or an argument of the class's own call bound to such attributes alone
+    (`v = self.v` with `self.v = self.core_class(d)` of a plain class: `instances.self_attributes`). A local annotated with a module class (`down: ModuleInterface = self.downs[i]`, a TorchScript
+    interface) is of that class. In a file defining a class that is no module but has a `forward` of its own, the
+    use tells nothing."""
+    if any(not c.is_module and "forward" in c.span.methods for c in index.classes.values()):
+        return False
+    if call is not None and call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "self":
+        return False  # `Base.forward(self, x)`, `Base.forward(self=self, ...)`: the module's own forward, as a base's
+    root = target
+    while isinstance(root, (cst.Subscript, cst.Attribute)):
+        root = root.value
+    if isinstance(root, cst.Call):
+        return False  # `super(Net, self).forward(x)`, `self.get(k).forward(x)`: what the call returns, unknown
+    if not isinstance(root, cst.Name) or root.value in index.imports or index.local_class(root.value) is not None:
+        return False  # `nn.Linear.forward(...)`, `Block.forward(...)`: a class, not a module
+    if root is target:
+        for node, _ctx in flat.nodes:
+            if type(node) is cst.AnnAssign and isinstance(node.target, cst.Name) and node.target.value == root.value:
+                annotated = annotated_module(index, node.annotation.annotation)
+                if annotated:
+                    return any(_owns_params(index, ref) for ref in annotated)
+    members = facts_of(cls).members
+    # `v = self.v`, `self.core` (a property), `self._run(self.v, x)`: what the attributes behind it hold decides
+    attributes = self_attributes(cls, flat, target, method)
+    if attributes is None:
+        path = access_path(target)
+        attributes = frozenset({path.parts[0]}) if root.value == "self" and path is not None and path.parts else None
+    if attributes is not None:
+        return any(
+            members.get(name) is None or members[name].kind in (Kind.UNKNOWN, Kind.MODULE, Kind.CONTAINER)
+            for name in attributes
+        )
+    return True
+
+
+def _bound_part(
+    index: ModelIndex, flat, name: str, arguments: dict[str, tuple[str, ...]], held: dict[str, tuple[str, ...]]
+) -> tuple[str, ...] | None:
+    """The classes of the module a local `name` holds when the function binds it to a submodule of a model it is
+    given or holds (`enc = model.encoder`), or walks the modules of one (`for blk in model.blocks`, `.values()`,
+    `.children()`): an element of a submodule is a module of a class the path cannot name."""
+    found = None
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1:
+            if isinstance(node.targets[0].target, cst.Name) and node.targets[0].target.value == name:
+                path = access_path(node.value)
+                written = ".".join((path.root, *path.parts)) if path is not None and "[]" not in path.parts else None
+                found = held_path_classes(index, written, arguments, held) if written else None
+        elif type(node) is cst.For or type(node) is cst.CompFor:
+            for part, items in loop_items(node.target, node.iter):
+                if not (isinstance(part, cst.Name) and part.value == name):
+                    continue
+                if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
+                    if items.func.attr.value not in ("values", "children"):
+                        continue
+                    items = items.func.value
+                path = access_path(items)
+                if path is not None and "[]" not in path.parts and path.parts:
+                    held_by = held_path_classes(index, ".".join((path.root, *path.parts[:-1])), arguments, held)
+                    found = (UNKNOWN_CLASS,) if held_by else None
+    return found
+
+
 def _inspected(flat, arg: cst.Arg) -> bool:
     call = flat.parent.get(id(arg))
     return isinstance(call, cst.Call) and (call_name(call) or "").rsplit(".", 1)[-1] in ("signature", "getfullargspec")
@@ -223,11 +304,12 @@ def _inspected(flat, arg: cst.Arg) -> bool:
 def _owns_params(index: ModelIndex, ref: str) -> bool:
     """Does the module own parameters itself (not only through children, whose hooks still run) that ZeRO-3 does
     not keep gathered? A module holding only a small one (a null embedding of `1 x d`) loses nothing when its
-    own hooks are skipped: that parameter stays gathered."""
+    own hooks are skipped: that parameter stays gathered. A `ParameterList` it holds is a child: its parameters
+    were never the module's to gather."""
     local = index.class_of(ref)
     if local is not None:
         return any(
-            m.kind == Kind.PARAM and not persistent_param(index, local.name, name)
+            m.kind == Kind.PARAM and not parameter_container(index, local, name) and not persistent_param(index, local.name, name)
             for name, m in facts_of(local).members.items()
         )
     return has_params(index, ref) is not False

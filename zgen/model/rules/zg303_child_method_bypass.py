@@ -13,14 +13,16 @@ from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
-from ..analysis.own import answering_classes, calls_child_method, method_uses
+from ..analysis.own import answering_classes, calls_child_method, imported_module_methods, method_uses, uses_self_whole
 from ..analysis.handed import outside_functions
+from ..analysis.instances import may_join
 from ..analysis.instances import (
-    Instance, function_arguments, function_flat, instance_methods, properties_read, reads_own, receiver_instance, instance_attributes,
+    Instance, function_arguments, function_flat, instance_methods, properties_read, reads_own, reads_own_by_name,
+    receiver_instance, instance_attributes,
 )
 from ..analysis.script import function_scope
 from ..program import known
-from ..program.holds import held_attributes, held_path_classes, module_arguments, reached_models
+from ..program.holds import averaged_attributes, held_attributes, held_path_classes, module_arguments, reached_models
 from ..program.tree import access_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
@@ -175,12 +177,16 @@ class Quantiser(nn.Module):
         forward = list(index.methods("forward", None))
         init = {id(m) for _, m in index.methods("init", _OTHER_CALL)}
         for cls, method in (*forward, *index.methods("entry", _OTHER_CALL), *index.methods("init", _OTHER_CALL)):
-            called = ({m.group(1) for m in _OTHER_CALL.finditer(method.text)} | bound_names(method.text)) - _SKIP
+            called = {m.group(1) for m in _OTHER_CALL.finditer(method.text)} | bound_names(method.text, index=index)
+            called = (called | set(_VALUE_CALL.findall(method.text))) - _SKIP  # `self.get_v().m(`: a returned value
             external = _external_methods(index, cls)
             unknown = called - names - external - known.FORWARD_PARTS
             if unknown and unknown & _typed_receiver_calls(method.text):
                 # names no class of the file nor a child built by name defines: the classes of its typed attributes
                 external = external | instance_methods(index, cls)
+            if unknown - external:
+                # a module whose class nothing names may be one of the module classes the file imports by name
+                external = external | (imported_module_methods(index) & unknown)
             called &= names | external | known.FORWARD_PARTS
             in_forward = any(method is m for _, m in forward)
             if called and not in_forward:
@@ -215,9 +221,11 @@ class Quantiser(nn.Module):
                             "`deepspeed.zero.register_external_parameter`")
                     yield self.finding(index, method.snippet, node, message, help)
                     continue
-                instance = _instance_of(index, cls, flat, target, classes, name, method)
+                instance, by_name = _instance_of(index, cls, flat, target, classes, name, method)
                 # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
                 uses = (READ, SIZE) if id(method) in init else (READ, SIZE, WRITE)
+                if by_name and reads_own_by_name(index, instance, name, uses, in_forward) is None:  # type: ignore[arg-type]
+                    continue
                 for ref in instance.classes if instance is not None else ():
                     found = reads_own(index, Instance((ref,), instance.exact), name, uses, in_forward)  # type: ignore[union-attr]
                     used = found.param if found is not None else None
@@ -231,6 +239,7 @@ class Quantiser(nn.Module):
                         yield self.finding(index, method.snippet, node, message, help)
                         break
         yield from self._held(index)
+        yield from self._averaged(index)
         yield from self._handed_by_classes(index)
         for run in hand_runs(index):
             if run.method:
@@ -252,10 +261,11 @@ class Quantiser(nn.Module):
             if cls is None and not entry_name(span.name):
                 continue  # an initialiser, a hook, a loader given a model: not a step of the training loop
             text = index.skeleton.text(span.start, span.end)
+            # a chain, a returned value, a property, a local bound from `self` (`m = self.a.module if c else self.a`)
+            joined = cls is not None and (may_join(cls, text) or bool(_LOCAL_FROM_SELF.search(text)))
             if not any(  # `w.copy_(...)`: a tensor's in-place op, no module method
-                name not in _SKIP and name not in NOT_RUNS and not name.startswith("__") and not name.endswith("_")
-                for name in (*_holder_calls(text, cls is not None), *bound_names(text, _roots(text, cls is not None)))
-            ) and not (cls is not None and _HELD_LOCAL.search(text)):
+                not _never_computes(name) for name in (*_holder_calls(text, cls is not None), *bound_names(text, _roots(text, cls is not None), index))
+            ) and not (cls is not None and _HELD_LOCAL.search(text)) and not joined:
                 continue  # no `<holder>.<method>(...)`, nor a local bound to an attribute, that could call one
             held = held_attributes(index, cls) if cls is not None else {}
             method = cls.method(span.name) if cls is not None else None
@@ -266,15 +276,22 @@ class Quantiser(nn.Module):
                 continue
             arguments = reached_models(index, scope.node) if span.name != "__init__" else {}
             typed = bool(held or arguments) or (cls is not None and bool(instance_attributes(index, cls)))
-            if not typed:
+            if not typed and not joined:
                 continue
-            for node, receiver, name, via, classes in _held_calls(index, scope.flat, held, arguments, cls, text):
-                if name in _SKIP or name in NOT_RUNS or name.startswith("__") or name.endswith("_"):
+            for node, receiver, name, via, classes in self._calls(index, scope.flat, held, arguments, cls, text, joined):
+                if _never_computes(name):
                     continue
                 instance = receiver_instance(index, cls, scope.flat, receiver, 0, method) if cls is not None else None
-                if instance is None:
+                if instance is None and name in known.CONTAINER_METHODS:
+                    continue  # `self.heads.update(...)`: a container's own method, unless the class says otherwise
+                if instance is None and classes and all(ref == UNKNOWN_CLASS for ref in classes):
+                    # a model of no named class: one of the module classes defining the method, each computing with
+                    # its own parameters in it (a step of the training loop)
                     instance = Instance(answering_classes(index, classes, name, cls.name if cls else ""), True)
-                found = reads_own(index, instance, name, in_forward=False)  # a step of the training loop
+                    found = reads_own_by_name(index, instance, name, in_forward=False)
+                else:
+                    instance = instance or Instance(classes, True)
+                    found = reads_own(index, instance, name, in_forward=False)  # a step of the training loop
                 used = found.param if found is not None else None
                 if used is None and name in known.FORWARD_PARTS and _unreadable(index, classes):
                     used = f"{name}()"  # a model of no readable class run by the parts of its forward
@@ -289,6 +306,59 @@ class Quantiser(nn.Module):
                 help = f"call `{via}(...)` (its forward), or gather its parameters around the call"
                 yield self.finding(index, scope.snippet, node, message, help)
 
+
+    def _averaged(self, index: ModelIndex) -> Iterator[Report]:
+        """An update of a library's weight average (`known.AVERAGERS`) over a model the class holds or is given
+        (`self.ema = EMA(self.model)`, `holds.averaged_attributes`), called in any method but `__init__`
+        (`self.ema.update()`): the averager blends in every parameter of that model, with no hook of it running."""
+        if "(" not in index.source or index.other_framework:
+            return
+        for cls in index.classes.values():
+            averaged = averaged_attributes(index, cls)
+            if not averaged:
+                continue
+            init = {id(m) for m in cls.init_methods}
+            for method in cls.all_methods():
+                if method.owner is not cls or id(method) in init:
+                    continue
+                if not any(f"self.{name}." in method.text for name in averaged):
+                    continue
+                flat = flat_of(method)
+                for node, ctx in flat.nodes if flat is not None else ():
+                    if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                        continue
+                    path = access_path(node.func.value)
+                    if path is None or path.root != "self" or len(path.parts) != 1 or path.parts[0] not in averaged:
+                        continue
+                    if node.func.attr.value not in _BLENDS:
+                        continue  # `copy_to()`, `restore()`: they write the model (ZG101's), reading only the average
+                    target = code_of(node.func.value)
+                    message = (
+                        f"`{code_of(node.func)}(...)` reads every parameter of the model the average `{target}` was built "
+                        "over, outside that model's forward; ZeRO-3 has not gathered them and must fetch each on access"
+                    )
+                    help = "update the average inside `deepspeed.zero.GatheredParameters(model.parameters())`"
+                    yield self.finding(index, method.snippet, node, message, help)
+
+    @staticmethod
+    def _calls(index: ModelIndex, flat, held, arguments, cls: ClassInfo | None, text: str, joined: bool):
+        """`_held_calls`, then, where the text shows a join (`instances.may_join`), every other call of a method on a
+        receiver other than `self` that `instances.receiver_instance` types through a chain or a returned value."""
+        seen: set[int] = set()
+        if held or arguments or (cls is not None and instance_attributes(index, cls)):
+            for found in _held_calls(index, flat, held, arguments, cls, text):
+                seen.add(id(found[0]))
+                yield found
+        if not joined or cls is None:
+            return
+        for node, ctx in flat.nodes:
+            if type(node) is not cst.Call or id(node) in seen or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                continue
+            receiver = node.func.value
+            if isinstance(receiver, cst.Name) and receiver.value == "self" or _never_computes(node.func.attr.value):
+                continue
+            if isinstance(receiver, (cst.Call, cst.Name, cst.Attribute)):
+                yield node, receiver, node.func.attr.value, code_of(receiver), ()
 
     def _handed_by_classes(self, index: ModelIndex) -> Iterator[Report]:
         """A function of the file the classes hand a typed child to (`run(self.v, x)` in a forward) calling a
@@ -320,20 +390,39 @@ class Quantiser(nn.Module):
                 yield self.finding(index, index.parse(span), node, message, help)  # type: ignore[arg-type]
 
 
+# The updates of a library's weight average (`known.AVERAGER_UPDATES`) that read the averaged model's parameters.
+_BLENDS = frozenset({"update", "update_parameters", "step", "update_moving_average", "store"})
+
+
+def _never_computes(name: str) -> bool:
+    """A method no module's own code defines to compute with its parameters: forward, torch's bookkeeping
+    (`parameters()`, `train()`), dunders, in-place tensor ops (`w.copy_(...)`). A container's method name
+    (`update`, `pop`) may be a module class's own (`ema.update()`): the receiver's class decides."""
+    return (
+        name in _SKIP or name in NOT_RUNS and name not in known.CONTAINER_METHODS or name.startswith("__")
+        or name.endswith("_")
+    )
+
+
 def _instance_of(
     index: ModelIndex, cls: ClassInfo, flat, target: cst.BaseExpression, classes: tuple[str, ...] | None, name: str,
     method: MethodInfo | None = None,
-) -> Instance | None:
-    """What the module a method is called on is an instance of: the classes the calls know (or, for a module of
-    a class they cannot tell, those of the file that define the method), else what the receiver is typed as
-    (`self.<attr>`, a property returning one, a local bound to either)."""
+) -> tuple[Instance | None, bool]:
+    """What the module a method is called on is an instance of: the classes the calls know, else what the receiver
+    is typed as (`self.<attr>`, a property returning one, a local bound to either), else, for a module of a class
+    nothing names, the module classes of the file or imported into it that define the method (then True: known
+    by the method's name only)."""
     if classes and any(ref != UNKNOWN_CLASS for ref in classes):
-        return Instance(classes, True)
+        return Instance(classes, True), False
     typed = receiver_instance(index, cls, flat, target, 0, method)
     if typed is not None:
-        return typed
+        return typed, False
+    if classes == ():
+        classes = (UNKNOWN_CLASS,)  # an item of a container whose modules no constructor names
     answering = answering_classes(index, classes, name, cls.name)  # the classes that could answer the call
-    return Instance(answering, True) if answering else None
+    if not answering or answering == classes:
+        return None, False
+    return Instance(answering, True), True
 
 
 # `v = self.v`, `v, n = self.v, 2`, `v = self.a if c else self.b`: a local bound from an attribute of `self`.
@@ -346,9 +435,9 @@ _LOOP_FROM_SELF = re.compile(r"for(?<!\wfor)[ \t]+([\w \t,()]+?)[ \t]+in[ \t]+[^
 
 def _typed_receiver_calls(text: str) -> set[str]:
     """Text pre-filter of instance typing: names of methods called on a path from `self` (`self.v.m(`,
-    `self.core.m(`, `self.vs[0].m(`), on a local or loop name bound from one (`v = self.v` ... `v.m(`), or on a
+    `self.core.m(`, `self.vs[0].m(`), on a call's value (`self.get_v().m(`), on a local or loop name bound from one (`v = self.v` ... `v.m(`), or on a
     parameter of the method (`def _run(self, v, x): v.m(x)`, typed by the class's own calls)."""
-    found = set(_SELF_CALL.findall(text)) | set(_SELF_ITEM_CALL.findall(text))
+    found = set(_SELF_CALL.findall(text)) | set(_SELF_ITEM_CALL.findall(text)) | set(_VALUE_CALL.findall(text))
     bound = set(_LOCAL_FROM_SELF.findall(text)) - {"self"}
     bound |= {name for names in _LOOP_FROM_SELF.findall(text) for name in re.findall(r"\w+", names)}
     header = _HEADER.search(text)
@@ -359,6 +448,8 @@ def _typed_receiver_calls(text: str) -> set[str]:
     return found
 
 
+# `self.get_v().m(`, `unwrap(self.v).m(`: a method called on what a call returned (`instances.returned_instance`).
+_VALUE_CALL = re.compile(r"\)\s*\.\s*(\w+)\s*\(")
 # `v.m(`: a method called on a plain name (the name, the method).
 _NAME_CALL = re.compile(r"(?<![\w.])(\w++)\.(\w++)\s*\(")
 
@@ -415,7 +506,7 @@ def _method_calls(index: ModelIndex, flat, called: set[str]) -> Iterator[tuple[c
             target = node.func.value
             if not (isinstance(target, cst.Name) and target.value == "self"):
                 yield node, target, node.func.attr.value
-    for bound in bound_calls(flat):
+    for bound in bound_calls(flat, index):
         if bound.name in called and not (bound.handed and not runs_handed(index, bound)):
             yield bound.node, bound.receiver, bound.name
 
@@ -442,8 +533,8 @@ def _held_calls(
     value or handed on (`f = self.act.get_action; f(s)`, `analysis/bound.py`)."""
     for node, via, classes in _spelt_held_calls(index, flat, held, arguments, typed):
         yield node, node.func.value, node.func.attr.value, via, classes  # type: ignore[union-attr]
-    names = bound_names(text, _roots(text, typed is not None))
-    for bound in bound_calls(flat) if names else ():
+    names = bound_names(text, _roots(text, typed is not None), index)
+    for bound in bound_calls(flat, index) if names else ():
         if bound.name not in names or bound.handed and not runs_handed(index, bound):
             continue
         path = access_path(bound.receiver)
@@ -542,7 +633,7 @@ def _computes(index: ModelIndex, name: str) -> bool:
             text = method.text
             if index.mentions_param(text) or "self.forward(" in text or any(f"self.{p}" in text for p in own):
                 return True
-            if calls_child_method(index, text):
+            if calls_child_method(index, text) or uses_self_whole(text):
                 return True
     return False
 
