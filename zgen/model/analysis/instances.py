@@ -208,7 +208,7 @@ def self_attributes(
                 self_attributes(cls, None, value, None, depth + 1)
                 for target, value in _bindings(node.targets[0].target, node.value) if target.value == expr.value
             ]
-        elif type(node) in _OTHER_BINDINGS:
+        elif type(node).__name__ in _OTHER_BINDINGS:
             bound = node.asname.name if type(node) is cst.WithItem and node.asname else getattr(node, "target", None)
             if bound is not None and expr.value in {n.value for n in walk(bound) if type(n) is cst.Name}:
                 return None  # bound some other way (a loop variable, `with ... as v`, `v: T = ...`, `v += ...`)
@@ -217,7 +217,8 @@ def self_attributes(
     return _all_attributes(found)
 
 
-_OTHER_BINDINGS = (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.WithItem)
+# (names, not the classes: reading `cst.For` here would load libcst when a file with nothing to parse is checked)
+_OTHER_BINDINGS = frozenset({"For", "CompFor", "AugAssign", "AnnAssign", "NamedExpr", "WithItem"})
 
 
 def _all_attributes(found: list[frozenset[str] | None]) -> frozenset[str] | None:
