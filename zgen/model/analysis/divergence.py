@@ -389,17 +389,18 @@ def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict
 
 
 def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
-    """Does a data decision run a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`, a method of a
-    model it holds) a number
-    of times that follows the data (a loop over a data-dependent iterable), gate it on one side only, or leave
-    before it from a branch that runs nothing, the test holding no other taint (a random mask's `.any()` is a
-    random decision)?"""
+    """Does a data decision run a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`, a method of
+    a model it is handed) a number of times that follows the data (a loop over a data-dependent iterable), gate it
+    on one side only, or leave before it from a branch that runs nothing, the test holding no other taint (a random
+    mask's `.any()` is a random decision)?"""
     func = site.func
     root = func
     while isinstance(root, cst.Attribute):
         root = root.value
     # `self.refine(h)`, `aux_loss(h)`, or a method of a model a function is handed (`model.postnet.postnet(s)`)
-    own = isinstance(func, cst.Name) or isinstance(root, cst.Name) and (root.value != "self" or func.value is root)
+    own = isinstance(func, cst.Name) or (
+        isinstance(root, cst.Name) and (root.value != "self" or func.value is root)
+    )
     if not own or not set(taint.of(test)) <= {DATA, HOST} or not taint.of(test):
         return False
     if effect == EXIT:  # `if os.path.isfile(out): return` before `separate(model, wav)`: skipped outright
