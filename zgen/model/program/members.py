@@ -112,12 +112,13 @@ def facts_of(cls: ClassInfo) -> ClassFacts:
     return facts(cls.index, cls)
 
 
-def classify(index: ModelIndex, expr: cst.BaseExpression, resolve: bool = False) -> tuple[Kind, tuple[str, ...]]:
+def classify(index: ModelIndex, expr: cst.BaseExpression, resolve: bool = True) -> tuple[Kind, tuple[str, ...]]:
     """What an expression would make if assigned to `self.x` in `__init__` (module, parameter, ...).
 
-    Only this file and torch are read unless `resolve` (factory functions of other files too)."""
+    Classes and factory functions imported from other files of the package are read (`self.model = Policy(d)`
+    in a plain trainer, `model = build_policy(d)`), unless `resolve` is False: then only this file and torch."""
     reader = _FactsReader(index, ClassFacts(), None, 0)  # type: ignore[arg-type]
-    reader.resolve = resolve  # a local in any method: by default no other files
+    reader.resolve = resolve
     return reader.classify(expr)
 
 
