@@ -319,33 +319,35 @@ class _Finder:
             ]
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
         if not inline and not any(
-            _module_arg(arg.value, self.members, self.bound.handed) or self._set_by_subclass(arg.value)
-            or self._lazy(arg.value) for arg in call.args
+            _module_arg(value, self.members, self.bound.handed) or self._set_by_subclass(value)
+            or self._lazy(value) for arg in call.args for value in _handed_values(arg.value)
         ):
             return []  # no module handed over: do not read the function at all
         out = []
         effects = argument_effects(self.index, self.flat, call) or inherited_argument_effects(self.cls, call)
         for position, done in effects:
-            arg = call.args[position]
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
-            path = access_path(arg.value)
-            if use is None or (path is None and position not in inline):
+            if use is None:
                 continue
-            if position in inline:
-                first = inline[position]  # `zero_init(nn.Linear(d, d))`: built (and partitioned) before it is handed
-            elif path.root == "self" and path.parts:
-                first = self.members.get(path.parts[0])
-                if first is None and self.late and _set_elsewhere(self.cls, path.parts[0]):
-                    first = _unknown(path.parts[0])  # `initialize_decoder(self.decoder)`: a subclass builds it
-                elif self._lazy(arg.value) and _walks_a_module(self.index, self.flat, call, position):
-                    first = _unknown(path.parts[0])  # `self.target = None`, built later; the helper walks a module
-            else:
-                first = self.bound.handed.get(path.root)
-            if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
-                continue
-            if any(has_params(self.index, c) is not False for c in first.classes):
-                out.append(self.access(arg.value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(arg.value),
-                                       param="parameters", first=first, order=order))
+            for value in _handed_values(call.args[position].value):
+                path = access_path(value)
+                if path is None and position not in inline:
+                    continue
+                if position in inline:
+                    first = inline[position]  # `zero_init(nn.Linear(d, d))`: built (and partitioned) before it is handed
+                elif path.root == "self" and path.parts:
+                    first = self.members.get(path.parts[0])
+                    if first is None and self.late and _set_elsewhere(self.cls, path.parts[0]):
+                        first = _unknown(path.parts[0])  # `initialize_decoder(self.decoder)`: a subclass builds it
+                    elif self._lazy(value) and _walks_a_module(self.index, self.flat, call, position):
+                        first = _unknown(path.parts[0])  # `self.target = None`, built later; the helper walks a module
+                else:
+                    first = self.bound.handed.get(path.root)
+                if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+                    continue
+                if any(has_params(self.index, c) is not False for c in first.classes):
+                    out.append(self.access(value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(value),
+                                           param="parameters", first=first, order=order))
         return out
 
 
@@ -702,6 +704,16 @@ def _bound_values(body: cst.CSTNode, values: list[cst.BaseExpression]) -> list[c
                 found += bound[node.value]
                 todo += bound[node.value]
     return found
+
+
+def _handed_values(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, ...]:
+    """What an argument hands over: the elements of a list or tuple written there (`init([self.conv1,
+    self.conv2])`, a helper that walks each module it is given), else the argument itself."""
+    if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements and not any(
+        isinstance(e, cst.StarredElement) for e in expr.elements
+    ):
+        return tuple(e.value for e in expr.elements)
+    return (expr,)
 
 
 def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:

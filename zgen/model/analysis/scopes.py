@@ -191,11 +191,11 @@ _ENTRY_READS = re.compile(
 
 
 # `init_layer(self.conv1)`, `named_apply(fn, self)`, `init.initialize_head(self.head)` (a function of a module
-# imported by name): a module of `self` handed to a function.
+# imported by name), `init([self.conv1, self.conv2])`: a module of `self` handed to a function.
 _HANDS_SELF = re.compile(
     r"(?<![\w.])(?<!def )(?:(?!self\.|torch\.|[A-Z])[a-z_]\w*\.)?(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
     r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
-    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
+    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?\(?\[?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?\s*[\])]?\s*[,)]"
 )
 
 

@@ -387,7 +387,11 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
         member = built.members.get(name)
         if member is not None and member.kind == Kind.MODULE and any(has_params(index, c) is not False for c in member.classes):
             found[name] = member.classes
-    for method in cls.init_methods:
+    init_ids = {id(m) for m in cls.init_methods}
+    for method in (*cls.init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
+        built_here = id(method) in init_ids
+        if not built_here and not (_SELF_SET.search(method.text) and may_have_module_arguments(method.index, method.span)):
+            continue  # another method keeps only what it is handed (`def init(self, model): self._model = model`)
         node = method.node if "self." in method.text else None
         if node is None:
             continue
@@ -405,13 +409,17 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
                     continue
                 if config_like(path.parts[0]) and _wrapper_call(index, part):
                     continue  # `self.optimizer = build_optimizer(model)`: given the model, not holding it
-                classes = _holds(index, part, arguments, found)
+                classes = _holds(index, part, arguments, found) if built_here else _handed(index, part, arguments)
                 if classes:
                     found.setdefault(path.parts[0], classes)
     for path in _module_only_paths(cls):
         if len(path.parts) == 1:
             found.setdefault(path.parts[0], ("<unknown>",))
     return found
+
+
+# An assignment to an attribute of `self` (the text gate of a method other than `__init__` in `held_attributes`).
+_SELF_SET = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=[^=]")
 
 
 def _module_only_paths(cls: ClassInfo):
@@ -617,6 +625,25 @@ def _holds(
         return classes or ("<unknown>",)
     if kind == Kind.MODULE and any(_holds(index, a.value, arguments, held) for a in value.args if not a.star):
         return classes  # `Reflow(model)`: a wrapper built around a module it is given holds that module
+    return ()
+
+
+def _handed(index: ModelIndex, value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The module classes `value` holds of a module argument only (`model`, `deepcopy(model)`, `model.to(d)`,
+    `prepare(model)`): what a method other than `__init__` keeps of the built model it is handed
+    (`def init(self, model): self._model = model`); a module it constructs there is new."""
+    if isinstance(value, cst.Name):
+        return arguments.get(value.value, ())
+    if isinstance(value, (cst.BooleanOperation, cst.IfExp)):
+        sides = (value.left, value.right) if isinstance(value, cst.BooleanOperation) else (value.body, value.orelse)
+        return tuple(c for side in sides for c in _handed(index, side, arguments))
+    if not isinstance(value, cst.Call) or not value.args or value.args[0].star:
+        return ()
+    name = call_name(value) or ""
+    if index.qualify(name) in ("copy.deepcopy", "deepcopy") or _wrapper_call(index, value):
+        return _handed(index, value.args[0].value, arguments)
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
+        return _handed(index, value.func.value, arguments)
     return ()
 
 

@@ -1,0 +1,142 @@
+"""ZG1 facts found on unseen code (h-zg1gen, blind12's misses stated generally): each a hazard and a safe
+look-alike."""
+
+from __future__ import annotations
+
+import textwrap
+
+from zgen.model import check_source
+
+
+def _found(source: str, path: str = "model.py") -> list[tuple[str, int]]:
+    source = textwrap.dedent(source)
+    return [(f.code, f.line) for f in check_source(path, source)]
+
+
+# A plain object that is handed the built model by a method of its own, not by its constructor (a
+# checkpointer's or a target network's `init(model)`): the attribute holds the partitioned model.
+KEPT_BY_A_METHOD = """
+import copy
+import torch
+
+class Checkpointer:
+    def __init__(self, frequency):
+        self._model = None
+
+    def init(self, model, filename):
+        self._model = model
+        self._filename = filename
+
+    def __call__(self):
+        torch.save(self._model, self._filename)
+
+class Target:
+    def __init__(self):
+        self._source = None
+        self._target = None
+
+    def init(self, model):
+        self._source = model
+        self._target = copy.deepcopy(model)
+
+    def update(self):
+        self._target.load_state_dict(self._source.state_dict())
+"""
+
+# ... but a model a method builds itself is new there, and a value handed to a setter is no model.
+BUILT_BY_A_METHOD = """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)
+
+class Runner:
+    def __init__(self):
+        self._net = None
+        self._metric = None
+
+    def build(self, width):
+        self._net = Net()
+
+    def set_metric(self, metric):
+        self._metric = metric
+
+    def save(self, path):
+        torch.save(self._net, path)
+        torch.save(self._metric, path)
+"""
+
+
+def test_a_model_kept_by_a_method_of_a_plain_object_is_held():
+    found = _found(KEPT_BY_A_METHOD)
+    assert ("ZG108", 14) in found  # torch.save of the kept model
+    assert ("ZG108", 26) in found  # the target loads the source's state
+
+
+def test_a_model_built_by_a_method_or_a_value_set_is_not_held():
+    assert _found(BUILT_BY_A_METHOD) == []
+
+
+# An initialiser that takes a module or a list of them (`module_list = [module_list]`, then each module's
+# `.modules()` walked and written), handed the children built in `__init__`: each is partitioned already.
+INIT_HELPER = """
+import torch
+from torch import nn
+from torch.nn import init
+
+def default_init_weights(module_list, scale=1):
+    if not isinstance(module_list, list):
+        module_list = [module_list]
+    for module in module_list:
+        for m in module.modules():
+            if isinstance(m, nn.Conv2d):
+                init.kaiming_normal_(m.weight)
+                m.weight.data *= scale
+
+def count(module_list):
+    return [m.weight.dtype for module in module_list for m in module.modules()]
+"""
+
+RESIDUAL = """
+from torch import nn
+from .util import default_init_weights, count
+
+class Block(nn.Module):
+    def __init__(self, n=64):
+        super().__init__()
+        self.conv1 = nn.Conv2d(n, n, 3)
+        self.conv2 = nn.Conv2d(n, n, 3)
+        default_init_weights([self.conv1, self.conv2], 0.1)
+        default_init_weights(self.conv1, 0.1)
+
+    def forward(self, x):
+        return self.conv2(self.conv1(x))
+
+class Safe(nn.Module):
+    def __init__(self, n=64):
+        super().__init__()
+        default_init_weights([nn.Conv2d(n, n, 3) for _ in range(2)])
+        self.conv1 = nn.Conv2d(n, n, 3)
+        self.dtypes = count([self.conv1])
+
+    def forward(self, x):
+        return self.conv1(x)
+"""
+
+
+def _residual(tmp_path):
+    pkg = tmp_path / "archs"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "util.py").write_text(textwrap.dedent(INIT_HELPER))
+    (pkg / "blocks.py").write_text(textwrap.dedent(RESIDUAL))
+    return pkg / "blocks.py"
+
+
+def test_children_handed_in_a_list_to_an_initialiser_of_another_file(tmp_path):
+    blocks = _residual(tmp_path)
+    found = [(f.code, f.line, f.column) for f in check_source(str(blocks), blocks.read_text())]
+    assert found == [("ZG103", 10, 31), ("ZG103", 10, 43), ("ZG103", 11, 30)]
