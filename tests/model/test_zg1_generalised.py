@@ -140,3 +140,74 @@ def test_children_handed_in_a_list_to_an_initialiser_of_another_file(tmp_path):
     blocks = _residual(tmp_path)
     found = [(f.code, f.line, f.column) for f in check_source(str(blocks), blocks.read_text())]
     assert found == [("ZG103", 10, 31), ("ZG103", 10, 43), ("ZG103", 11, 30)]
+
+
+# A trainer's helpers given the built network: its parameter sizes summed through `map(lambda ...)` (the
+# lambda's parameter is each item, as in a comprehension), and its state saved for each network of a list made
+# of what it was handed (`net if isinstance(net, list) else [net]`).
+TRAINER_HELPERS = """
+import torch
+
+class BaseModel:
+    def __init__(self, opt):
+        self.opt = opt
+        self.optimizers = []
+
+    def get_bare_model(self, net):
+        if hasattr(net, "module"):
+            net = net.module
+        return net
+
+    def print_network(self, net):
+        net = self.get_bare_model(net)
+        return sum(map(lambda x: x.numel(), net.parameters()))
+
+    def save_network(self, net, path):
+        net = net if isinstance(net, list) else [net]
+        for net_ in net:
+            net_ = self.get_bare_model(net_)
+            torch.save(net_.state_dict(), path)
+
+    def frozen(self, net):
+        return all(map(lambda x: not x.requires_grad, net.parameters()))
+
+    def save_training_state(self, path):
+        for opt in [o for o in self.optimizers]:
+            torch.save(opt.state_dict(), path)
+        for opt in self.optimizers:
+            torch.save(opt.state_dict(), path)
+"""
+
+
+def test_sizes_summed_through_map_and_states_saved_from_a_list_of_models():
+    assert _found(TRAINER_HELPERS) == [("ZG102", 16), ("ZG108", 22)]
+
+
+# Printing the built model: a `__str__` that counts its parameters over a walk of them reads placeholder sizes;
+# the shape of one weight an `extra_repr` prints stays a display matter.
+PRINTED = """
+import numpy as np
+from torch import nn
+
+class Recommender(nn.Module):
+    def __str__(self):
+        model_parameters = filter(lambda p: p.requires_grad, self.parameters())
+        params = sum([np.prod(p.size()) for p in model_parameters])
+        return super().__str__() + f": {params}"
+
+class Items(Recommender):
+    def __init__(self, n):
+        super().__init__()
+        self.emb = nn.Embedding(n, 64)
+        self.scale = nn.Parameter(nn.init.zeros_(np.empty(n)))
+
+    def extra_repr(self):
+        return f"scale={tuple(self.scale.shape)}"
+
+    def forward(self, x):
+        return self.emb(x)
+"""
+
+
+def test_a_parameter_count_printed_by_str_reads_placeholder_sizes():
+    assert _found(PRINTED) == [("ZG102", 8)]

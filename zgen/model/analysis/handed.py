@@ -303,6 +303,8 @@ def _whole_uses(
             for bound, items in loop_items(node.target, node.iter):
                 if isinstance(bound, cst.Name) and (source := _param_groups_of(items)) is not None:
                     groups[bound.value] = source
+                elif isinstance(bound, cst.Name) and _models_listed(items, holds):
+                    held.add(bound.value)  # `for net_ in [net]`, `for m in nets` after `nets = n if ... else [n]`
         if containers and (type(node) is cst.For or type(node) is cst.CompFor):
             for bound, items in loop_items(node.target, node.iter):
                 if isinstance(bound, cst.Name) and _items_of(items, containers):
@@ -320,7 +322,8 @@ def _whole_uses(
                 if _items_of(value.for_in.iter, containers):
                     containers.add(target)  # `modules = {k: unwrap(v) for k, v in self._modules.items()}`
             if (_passes_on(index, flat, node.value, holds) or target in elements
-                    or target in held and _rebuilt(index, node.value)):
+                    or target in held and _rebuilt(index, node.value)
+                    or isinstance(value, (cst.List, cst.Tuple, cst.IfExp)) and _models_listed(value, holds)):
                 held.add(target)
             else:
                 if target in held:
@@ -400,6 +403,17 @@ def _whole_uses(
                 found.append(access(node, ctx, use, owner, name))
     del holds  # (it calls itself: kept, its cycle would hold the file's index and parse for the cycle collector)
     return [a for a in found if a is not None]
+
+
+def _models_listed(items: cst.BaseExpression, holds) -> bool:
+    """Does a loop over `items` bind held models: a list or tuple written with one (`[net]`), one side of a
+    conditional choosing such a list (`net if isinstance(net, list) else [net]`), or a name holding one (a list
+    of models, or a container module whose items are its submodules)? Not a walk of one (`model.parameters()`)."""
+    if isinstance(items, cst.IfExp):
+        return _models_listed(items.body, holds) or _models_listed(items.orelse, holds)
+    if isinstance(items, (cst.List, cst.Tuple)):
+        return any(not isinstance(e, cst.StarredElement) and holds(e.value) is not None for e in items.elements)
+    return isinstance(items, (cst.Name, cst.Attribute)) and holds(items, whole_only=True) is not None
 
 
 def _param_groups_of(items: cst.BaseExpression) -> str | None:
