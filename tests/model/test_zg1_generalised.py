@@ -211,3 +211,36 @@ class Items(Recommender):
 
 def test_a_parameter_count_printed_by_str_reads_placeholder_sizes():
     assert _found(PRINTED) == [("ZG102", 8)]
+
+
+# A mixin of modules (no base of its own; its methods call on `self` what only a module has) saves and loads the
+# module it is mixed into: `self` is the built model, and `cls(...)` in its classmethod builds one.
+MIXIN = """
+import torch
+
+class IOMixIn:
+    def save(self, path):
+        torch.save(self._init_args, path + "/model.pt")
+        torch.save(self.state_dict(), path + "/state.pt")
+
+    @classmethod
+    def load(cls, path):
+        state = torch.load(path + "/state.pt")
+        model = cls(**torch.load(path + "/model.pt"))
+        model.load_state_dict(state, strict=False)
+        return model
+
+class Lookahead:
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+
+    def state_dict(self):
+        return self.optimizer.state_dict()
+
+    def save(self, path):
+        torch.save(self.state_dict(), path)
+"""
+
+
+def test_a_mixin_of_modules_saves_and_loads_the_built_model():
+    assert _found(MIXIN) == [("ZG108", 7), ("ZG108", 13)]

@@ -111,6 +111,25 @@ _NOT_MODULES = frozenset(
 # `self(?<!\wself)` is `\bself` with the word first: a leading `\b` also stops that search.
 _ATTR_NOT_ON_SELF = re.compile(r"\.(?<!\bself\.)(\w+)")
 _RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
+# A method only a module has, called on `self` (`self.state_dict()`): in a class with no base of its own that does
+# not define it, the class is a mixin of modules (`class IOMixIn:` ... `torch.save(self.state_dict(), p)`).
+_SELF_MODULE_CALL = re.compile(
+    r"self(?<!\wself)\.(state_dict|load_state_dict|parameters|named_parameters|named_modules|named_children"
+    r"|register_buffer|register_parameter|register_module)\("
+)
+# Bases a mixin may have and still be no class of any library (`class IOMixIn(ABC)`).
+_MIXIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
+
+
+def _module_mixin(cls: ClassInfo) -> bool:
+    """Is `cls`, with no base but `object`/`ABC`/`Generic`, a mixin of modules: one of its methods calls on `self` a
+    method only an `nn.Module` has, which no method of the class defines? Its `self` is then the module it is
+    mixed into, built (and partitioned) when its methods run."""
+    if any(b.split("[", 1)[0] not in _MIXIN_BASES for b in cls.qualified_bases):
+        return False
+    return any(m.group(1) not in cls.span.methods for m in _SELF_MODULE_CALL.finditer(cls.text))
+
+
 _SELF_CALL = re.compile(r"self(?<!\wself)\s*\.\s*(\w+)\s*\(|super(?<!\wsuper)\(\)\s*\.\s*(\w+)\s*\(")  # word first: see above
 
 
@@ -607,7 +626,7 @@ class ModelIndex:
                 continue
             if self.is_module_base(qualified):
                 return True
-        return False
+        return _module_mixin(cls)
 
     def local_class(self, written: str) -> ClassInfo | None:
         """The class of this file a base names: `Block`, or `Builder.BaseNetwork` for a class nested in a class
