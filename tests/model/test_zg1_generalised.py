@@ -244,3 +244,33 @@ class Lookahead:
 
 def test_a_mixin_of_modules_saves_and_loads_the_built_model():
     assert _found(MIXIN) == [("ZG108", 7), ("ZG108", 13)]
+
+
+# Buffers are never partitioned: a batch norm's running statistics, or a name the file registers with
+# `register_buffer`, written through a module whose class cannot be read stay clean; its parameter does not.
+BUFFERS = """
+import torch
+from torch import nn
+
+def read(tensor):
+    with torch.no_grad():
+        tensor.copy_(torch.zeros_like(tensor))
+
+class Holder(nn.Module):
+    def __init__(self, vit):
+        super().__init__()
+        self.vit = vit
+        self.register_buffer("stats", torch.zeros(1024, 1024))
+        read(self.vit.stats)
+        read(self.vit.norm.running_var)
+        nn.init.zeros_(self.vit.norm.running_mean)
+        nn.init.zeros_(self.vit.norm.num_batches_tracked)
+        nn.init.zeros_(self.vit.cls_token)
+
+    def forward(self, x):
+        return self.vit(x)
+"""
+
+
+def test_buffers_of_a_module_of_unknown_class_are_no_parameters():
+    assert _found(BUFFERS) == [("ZG103", 18)]

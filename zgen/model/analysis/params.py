@@ -369,6 +369,8 @@ def _initialised_attribute(index: ModelIndex, flat: Flat, node: cst.Attribute, f
     place. Initialisers take parameters: the attribute is one, known by its use."""
     if not 1 <= len(rest) <= 2 or "[]" in rest or any(NOT_A_SUBMODULE.search(p) for p in rest) or config_like(first.name):
         return False
+    if rest[-1] in index.buffer_names:
+        return False  # `read(layer.norm.running_mean)`: a buffer, which ZeRO-3 never partitions
     if first.kind not in (Kind.MODULE, Kind.UNKNOWN) or any(has_params(index, c) is not None for c in first.classes):
         return False  # a class we can read says which names are its parameters
     use, detail = usage(index, flat, node)

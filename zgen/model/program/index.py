@@ -82,6 +82,8 @@ _PARAM_DEF = re.compile(
     r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
     r"|setattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*(?:[\w.]*\.)?Parameter\("
 )
+# `self.register_buffer("name", ...)`: a buffer's name.
+_BUFFER_DEF = re.compile(r"register_buffer\(\s*[\"'](\w+)[\"']")
 # `self.name = nn.Parameter(<args>)` with what it is built from (to tell a scalar from a table).
 # (Also the first branch of a conditional: `self.mask_token = (\n Parameter(torch.zeros(1, 1, d)) if ... else ...)`.)
 _LARGE_PARAM_DEF = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:\(\s*)?(?:[\w.]*\.)?Parameter\(([^\n]*)")
@@ -479,6 +481,15 @@ class ModelIndex:
         names = set(_TORCH_PARAM_NAMES)
         names.update(registered_names(self.source))
         return frozenset(names)
+
+    @cached_property
+    def buffer_names(self) -> frozenset[str]:
+        """Names of buffers: the running statistics of torch's batch norms and every name this file registers with
+        `register_buffer` (and never as a parameter). ZeRO-3 leaves buffers whole: no use of one is a hazard."""
+        names = set(known.TORCH_BUFFER_NAMES)
+        if "register_buffer" in self.source:
+            names.update(m.group(1) for m in _BUFFER_DEF.finditer(self.source))
+        return frozenset(names - (self.param_names - known.TORCH_BUFFER_NAMES))
 
     @cached_property
     def related_param_names(self) -> frozenset[str]:
