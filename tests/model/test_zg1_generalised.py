@@ -274,3 +274,35 @@ class Holder(nn.Module):
 
 def test_buffers_of_a_module_of_unknown_class_are_no_parameters():
     assert _found(BUFFERS) == [("ZG103", 18)]
+
+
+# Two encoders a builder method of the class returns as a tuple (`self.q, self.k = self.init_encoders()`): each
+# was partitioned when its own constructor returned, so `__init__` reading a weight's shape or copying one
+# encoder's parameters into the other sees placeholders. A builder returning settings stays a value.
+BUILDER_TUPLE = """
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2048, 1000)
+
+class Moco(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder_q, self.encoder_k = self.init_encoders()
+        self.dim, self.depth = self.sizes()
+        dim_mlp = self.encoder_q.fc.weight.shape[1]
+        for param_q, param_k in zip(self.encoder_q.parameters(), self.encoder_k.parameters()):
+            param_k.data.copy_(param_q.data)
+
+    def init_encoders(self):
+        return Encoder(), Encoder()
+
+    def sizes(self):
+        return 2048, 12
+"""
+
+
+def test_modules_a_builder_method_returns_as_a_tuple_are_built_children():
+    assert _found(BUILDER_TUPLE) == [("ZG102", 14), ("ZG103", 16)]

@@ -866,6 +866,15 @@ class _FactsReader:
     def _returned_tuple(self, call: cst.Call, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
         """What a function of this or another file returns as an `n`-tuple, element by element (else [])."""
         written = call_name(call)
+        if written and written.startswith("self.") and written.count(".") == 1 and self.cls is not None:
+            # `self.encoder_q, self.encoder_k = self.init_encoders(name)`: a builder method of the class
+            method = self.cls.inherited_method(written[len("self."):])
+            if method is None or method is self.method:
+                return []
+            returned = returns_tuple(method.index, method, n)
+            if method.index is self.index:
+                return returned
+            return [(kind, tuple(method.index.global_name(c) for c in classes)) for kind, classes in returned]
         if not written or written.startswith(".") or "." in written and written.partition(".")[0] == "self":
             return []
         found = None
