@@ -306,3 +306,64 @@ class Moco(nn.Module):
 
 def test_modules_a_builder_method_returns_as_a_tuple_are_built_children():
     assert _found(BUILDER_TUPLE) == [("ZG102", 14), ("ZG103", 16)]
+
+
+# A helper of `__init__` builds an encoder of another file in a local and calls its own initialiser, which
+# re-initialises its blocks through their own methods: the encoder was partitioned when its constructor returned.
+# The same in a method run later on the built model builds a new, whole encoder.
+ENCODER = """
+import math
+from torch import nn
+
+class ResBlock(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.conv1 = nn.Conv2d(n, n, 3)
+
+    def init_weights(self, init_scale=1.0):
+        nn.init.kaiming_uniform_(self.conv1.weight, a=math.sqrt(5))
+        self.conv1.weight.data.mul_(init_scale)
+
+class Encoder(nn.Module):
+    def __init__(self, n=256):
+        super().__init__()
+        self.layer_list = nn.ModuleList([ResBlock(n) for _ in range(4)])
+
+    def init_weights(self, init_scale=1.0):
+        for layer in self.modules():
+            if isinstance(layer, ResBlock):
+                layer.init_weights(init_scale)
+"""
+
+AMDIM = """
+from torch import nn
+from .networks import Encoder
+
+class AMDIM(nn.Module):
+    def __init__(self, encoder="amdim"):
+        super().__init__()
+        self.encoder = encoder
+        if isinstance(encoder, str):
+            self.encoder = self.init_encoder()
+
+    def init_encoder(self):
+        encoder = Encoder(256)
+        encoder.init_weights()
+        return encoder
+
+    def replace_encoder(self):
+        encoder = Encoder(256)
+        encoder.init_weights()
+        self.encoder = encoder
+"""
+
+
+def test_a_local_encoder_built_in_init_then_initialised_by_its_own_method(tmp_path):
+    pkg = tmp_path / "amdim"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "networks.py").write_text(textwrap.dedent(ENCODER))
+    (pkg / "module.py").write_text(textwrap.dedent(AMDIM))
+    module = pkg / "module.py"
+    found = [(f.code, f.line) for f in check_source(str(module), module.read_text())]
+    assert found == [("ZG103", 14)]
