@@ -367,3 +367,64 @@ def test_a_local_encoder_built_in_init_then_initialised_by_its_own_method(tmp_pa
     module = pkg / "module.py"
     found = [(f.code, f.line) for f in check_source(str(module), module.read_text())]
     assert found == [("ZG103", 14)]
+
+
+# A builder method of `__init__` calls a local bound, branch by branch, to one of two factory functions of another
+# file: the model is what either builds, so a training step normalising a child's weight in place writes a
+# partitioned parameter. A local bound to a layer class without parameters builds none.
+RESNETS = """
+from torch import nn
+
+class ResNet(nn.Module):
+    def __init__(self, num_prototypes=3000):
+        super().__init__()
+        self.prototypes = nn.Linear(128, num_prototypes, bias=False)
+
+    def forward(self, x):
+        return self.prototypes(x)
+
+def resnet18(**kwargs):
+    return ResNet(**kwargs)
+
+def resnet50(**kwargs):
+    return ResNet(**kwargs)
+"""
+
+SWAV = """
+import torch
+from torch import nn
+from .resnet import resnet18, resnet50
+
+class SwAV(nn.Module):
+    def __init__(self, arch="resnet50"):
+        super().__init__()
+        self.arch = arch
+        self.model = self.init_model()
+        norm = nn.Identity
+        self.norm = norm()
+
+    def init_model(self):
+        if self.arch == "resnet18":
+            backbone = resnet18
+        else:
+            backbone = resnet50
+        return backbone(num_prototypes=3000)
+
+    def shared_step(self, batch):
+        with torch.no_grad():
+            w = nn.functional.normalize(batch, dim=1, p=2)
+            self.model.prototypes.weight.copy_(w)
+            self.norm.zero_()
+        return self.model(batch)
+"""
+
+
+def test_a_model_built_by_a_local_bound_to_one_of_two_factories(tmp_path):
+    pkg = tmp_path / "swav"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "resnet.py").write_text(textwrap.dedent(RESNETS))
+    (pkg / "module.py").write_text(textwrap.dedent(SWAV))
+    module = pkg / "module.py"
+    found = [(f.code, f.line) for f in check_source(str(module), module.read_text())]
+    assert found == [("ZG101", 24)]

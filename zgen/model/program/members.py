@@ -563,6 +563,11 @@ class _FactsReader:
             if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in self.callables:
                 self.callables[target.value] = self.callables[dotted(value)]  # type: ignore[index]
             made = self._class_of(value)
+            if made is None and isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) not in self.callables:
+                made = self._named_builder(value)
+                old = self.module_types.get(target.value) if made is not None else None
+                if old is not None and made is not None:  # `if a: backbone = resnet18` / `elif b: backbone = resnet50`
+                    made = (Kind.MODULE, old[1] + tuple(c for c in made[1] if c not in old[1]))
             if made is not None:
                 self.module_types[target.value] = made  # `layer_type = type(self.base)`: calling it builds one
             lookup = class_lookup(value) if self.cls is not None else None
@@ -847,6 +852,15 @@ class _FactsReader:
             return self._classify_call(call.with_changes(func=target))
         finally:
             self._depth -= 1
+
+    def _named_builder(self, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]] | None:
+        """`backbone = resnet50`: a local bound to a module class or a factory function of this file or another,
+        by name: calling it builds what calling the name would."""
+        name = dotted(value)
+        if name is None or name in self.locals or name in self.params or name == "self" or name.startswith("self."):
+            return None
+        kind, classes = self._classify_call(cst.Call(func=value))
+        return (Kind.MODULE, classes) if kind == Kind.MODULE and classes else None
 
     def _class_of(self, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]] | None:
         """`type(self.base)` / `type(layer)` / `self.base.__class__` of a module: a class that builds modules."""
