@@ -428,3 +428,54 @@ def test_a_model_built_by_a_local_bound_to_one_of_two_factories(tmp_path):
     module = pkg / "module.py"
     found = [(f.code, f.line) for f in check_source(str(module), module.read_text())]
     assert found == [("ZG101", 24)]
+
+
+# An initialiser of another file handed `self` from `__init__` walks the module and writes what it yields: the
+# children built before the call are partitioned. Before any child, or a helper that only sets flags, is clean.
+WALKERS = """
+from torch import nn
+
+def init_weights(module):
+    for m in module.modules():
+        if isinstance(m, nn.Linear):
+            nn.init.xavier_uniform_(m.weight)
+
+def freeze(module):
+    for p in module.parameters():
+        p.requires_grad = False
+"""
+
+WALKED = """
+from torch import nn
+from .walkers import init_weights, freeze
+
+class Early(nn.Module):
+    def __init__(self):
+        super().__init__()
+        init_weights(self)
+        self.fc = nn.Linear(1024, 1024)
+        freeze(self)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class Late(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)
+        init_weights(self)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_an_initialiser_of_another_file_handed_self_after_children_were_built(tmp_path):
+    pkg = tmp_path / "walk"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "walkers.py").write_text(textwrap.dedent(WALKERS))
+    (pkg / "model.py").write_text(textwrap.dedent(WALKED))
+    module = pkg / "model.py"
+    found = [(f.code, f.line) for f in check_source(str(module), module.read_text())]
+    assert found == [("ZG103", 19)]

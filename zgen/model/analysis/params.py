@@ -279,6 +279,14 @@ class _Finder:
         return [self.access(node, ctx, owner=built.name, param=node.attr.value, first=built,
                             owner_classes=owner_classes, local=True)]
 
+    def _first_child(self) -> Member | None:
+        """The first child with parameters `__init__` builds (a walk of `self` before it reaches none)."""
+        children = [
+            m for m in self.members.values()
+            if m.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(self.index, c) is not False for c in m.classes)
+        ]
+        return min(children, key=lambda m: m.order) if children else None
+
     def _built_inline(self, expr: cst.BaseExpression) -> Member | None:
         """`nn.Linear(d, d)` written as an argument: a module with parameters, built right there."""
         if not isinstance(expr, cst.Call):
@@ -317,6 +325,15 @@ class _Finder:
                             order=order)
                 for arg in call.args if isinstance(arg.value, cst.Name) and arg.value.value == "self"
             ]
+        selves = [i for i, arg in enumerate(call.args) if isinstance(arg.value, cst.Name) and arg.value.value == "self"]
+        if selves and self.has_children and "." not in name:
+            # `init_weights(self)`, a function of this file or another that walks the module it is given and
+            # initialises what it yields: the children built before the call are partitioned
+            done = dict(argument_effects(self.index, self.flat, call))
+            walked = [i for i in selves if INIT in done.get(i, ()) or WRITE in done.get(i, ())]
+            if walked:
+                return [self.access(call.args[i].value, ctx, use=INIT, via=Via(Reach.WALK, name), owner="self",
+                                    param="parameters", order=order, first=self._first_child()) for i in walked]
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
         if not inline and not any(
             _module_arg(value, self.members, self.bound.handed) or self._set_by_subclass(value)
