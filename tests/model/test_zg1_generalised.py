@@ -479,3 +479,43 @@ def test_an_initialiser_of_another_file_handed_self_after_children_were_built(tm
     module = pkg / "model.py"
     found = [(f.code, f.line) for f in check_source(str(module), module.read_text())]
     assert found == [("ZG103", 19)]
+
+
+# Modules handed as `*args`: a constructor's typed varargs (`*heads: nn.Linear`) are modules its caller built, and a
+# helper's `*modules` binds every extra argument of a call (`init(self.a, self.b)`); values logged stay clean.
+VARARGS = """
+from torch import nn
+
+def init(*modules):
+    for m in modules:
+        nn.init.zeros_(m.weight)
+
+def log(*values):
+    for v in values:
+        print(v)
+
+class Heads(nn.Module):
+    def __init__(self, *heads: nn.Linear):
+        super().__init__()
+        self.heads = nn.ModuleList(heads)
+        for h in heads:
+            nn.init.zeros_(h.weight)
+
+    def forward(self, x):
+        return [h(x) for h in self.heads]
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(1024, 1024)
+        self.b = nn.Linear(1024, 1024)
+        init(self.a, self.b)
+        log(self.a, self.b)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+"""
+
+
+def test_modules_handed_as_varargs():
+    assert _found(VARARGS) == [("ZG103", 17), ("ZG103", 27), ("ZG103", 27)]

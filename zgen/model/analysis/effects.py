@@ -286,6 +286,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     file `func` is in.
     """
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
+    if isinstance(func.params.star_arg, cst.Param):
+        params.append(func.params.star_arg.name.value)  # `def init(*modules)`: walked like a list given
     names = set(params) - {"self", "cls"}
     inner = flatten(func)
     aliases: dict[str, str] = {}  # for m in module.modules(): m -> module

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ..program import known
-from ..program.holds import config_like, module_arguments
+from ..program.holds import annotated_module, config_like, module_arguments, module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
@@ -55,6 +55,14 @@ class _Bindings:
             if name not in ("self", "cls") and name not in self.modules and not config_like(name):
                 self.modules[name] = _unknown(name)
                 self.passed_in.add(name)
+        # `def __init__(self, *heads: nn.Linear)`: each item a module the caller built
+        star = node.params.star_arg if node is not None and isinstance(node.params.star_arg, cst.Param) else None
+        self.star_modules = (
+            star.name.value if star is not None and (
+                star.annotation is not None and annotated_module(index, star.annotation.annotation)
+                or star.annotation is None and module_like_name(star.name.value)
+            ) else None
+        )
         # Parameters handed into this constructor (`Head(cfg, self.embed.weight)`, `w: nn.Parameter`): a caller's
         # module built them, so they are partitioned placeholders under zero.Init.
         self.given = frozenset()
@@ -82,6 +90,11 @@ class _Bindings:
         name = _modules_loop(node)
         if name is not None:  # for m in self.modules(): every submodule, of any class
             self.modules[name] = _unknown(name)
+        if self.star_modules is not None:
+            for part, items in loop_items(node.target, node.iter):
+                if isinstance(part, cst.Name) and isinstance(items, cst.Name) and items.value == self.star_modules:
+                    self.modules[part.value] = _unknown(part.value)  # `for h in heads`: one a caller built
+                    self.passed_in.add(part.value)
         for name in _container_items(node, members, self.selves):  # for a, b in zip(self.cv2, self.cv3)
             self.modules.setdefault(name, _unknown(name))
 
