@@ -519,3 +519,36 @@ class Pair(nn.Module):
 
 def test_modules_handed_as_varargs():
     assert _found(VARARGS) == [("ZG103", 17), ("ZG103", 27), ("ZG103", 27)]
+
+
+# A loader builds the model and loads its state through a function that hands the model back (`unwrap(net)`);
+# a function handing back something else (its state dict's keys) loads nothing into the model.
+UNWRAPPED_LOAD = """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)
+
+    def forward(self, x):
+        return self.fc(x)
+
+def unwrap(model):
+    return model.module if hasattr(model, "module") else model
+
+def shadow(model):
+    return Net()
+
+def load(path):
+    net = Net()
+    unwrap(net).load_state_dict(torch.load(path))
+    other = Net()
+    shadow(other).load_state_dict(torch.load(path))
+    return net
+"""
+
+
+def test_a_built_model_loaded_through_a_function_that_hands_it_back():
+    assert _found(UNWRAPPED_LOAD) == [("ZG108", 21)]

@@ -57,7 +57,7 @@ from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
 from .script import WRAP_TRIGGER, ScriptScope, function_scope
 
-__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
+__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions", "returns_argument"]
 
 # Text without which a function cannot reach a handed model's parameters.
 _HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|parameters(?<!\wparameters)\s*[:,)=]|\.state_dict\(\)")
@@ -271,7 +271,7 @@ def _whole_uses(
         if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters"):
                 return holds(expr.func.value) or _child_of(dotted(expr.func.value), held)
-        if name is None and isinstance(expr, cst.Call) and _returns_argument(index, flat, expr):
+        if name is None and isinstance(expr, cst.Call) and returns_argument(index, flat, expr):
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
         if name is not None and name not in held and name.endswith(".module"):
             name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
@@ -556,7 +556,7 @@ def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) 
         return False
     if (call_name(value) or "").rsplit(".", 1)[-1] == "getattr":
         return len(value.args) == 3 and holds(value.args[2].value) is not None
-    return _returns_argument(index, flat, value) and holds(value.args[0].value) is not None
+    return returns_argument(index, flat, value) and holds(value.args[0].value) is not None
 
 
 def _averager_arguments(index: ModelIndex, func: cst.FunctionDef) -> set[str]:
@@ -579,7 +579,7 @@ def _rebuilt(index: ModelIndex, value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and classify(index, value)[0] in (Kind.MODULE, Kind.CONTAINER)
 
 
-def _returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:
+def returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:
     """Is `call` one of a function given the module first that returns it (or what wraps it): an unreadable one,
     taken to (`accelerator.unwrap_model(model)`), or one of this file or another that hands its first argument back
     (`def unwrap(m): return m.module if hasattr(m, "module") else m`, `choices.returned_parameters`)? Not a builtin,
