@@ -552,3 +552,33 @@ def load(path):
 
 def test_a_built_model_loaded_through_a_function_that_hands_it_back():
     assert _found(UNWRAPPED_LOAD) == [("ZG108", 21)]
+
+
+# A method the training loop runs on the built model (an evaluation's full ranking) binds an embedding's whole
+# weight to a local and computes with it through a tensor method; its shape alone is no read.
+FULL_SORT = """
+import torch
+from torch import nn
+
+class BPR(nn.Module):
+    def __init__(self, n_users, n_items, d):
+        super().__init__()
+        self.user_embedding = nn.Embedding(n_users, d)
+        self.item_embedding = nn.Embedding(n_items, d)
+
+    def forward(self, user, item):
+        return self.user_embedding(user), self.item_embedding(item)
+
+    def full_sort_predict(self, user):
+        user_e = self.user_embedding(user)
+        all_item_e = self.item_embedding.weight
+        return torch.matmul(user_e, all_item_e.transpose(0, 1)).view(-1)
+
+    def n_items(self):
+        all_item_e = self.item_embedding.weight
+        return all_item_e.size(0)
+"""
+
+
+def test_a_weight_bound_to_a_local_then_computed_with_by_a_tensor_method():
+    assert _found(FULL_SORT) == [("ZG109", 16)]
