@@ -582,3 +582,39 @@ class BPR(nn.Module):
 
 def test_a_weight_bound_to_a_local_then_computed_with_by_a_tensor_method():
     assert _found(FULL_SORT) == [("ZG109", 16)]
+
+
+# A model a plain class's builder method makes, or one a function returns beside its optimizer, then loaded; an
+# optimizer returned beside it loads its own state.
+BUILT_ELSEWHERE_LOADED = """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)
+
+    def forward(self, x):
+        return self.fc(x)
+
+def make_pair(cfg):
+    net = Net()
+    return net, torch.optim.SGD(net.parameters(), 0.1)
+
+class Builder:
+    def build(self, cfg):
+        return Net()
+
+    def load(self, cfg, path):
+        model = self.build(cfg)
+        model.load_state_dict(torch.load(path))
+        net, opt = make_pair(cfg)
+        net.load_state_dict(torch.load(path))
+        opt.load_state_dict(torch.load(path))
+        return model
+"""
+
+
+def test_models_built_by_a_builder_method_or_returned_in_a_tuple_then_loaded():
+    assert _found(BUILT_ELSEWHERE_LOADED) == [("ZG108", 23), ("ZG108", 25)]

@@ -25,7 +25,7 @@ import re
 
 from . import known
 from .index import ClassInfo, ModelIndex, memoised
-from .members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params, member_of
+from .members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, facts_of, has_params, member_of
 from .skeleton import FunctionSpan
 from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, walk
@@ -286,6 +286,15 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         if not isinstance(node, cst.Assign) or len(node.targets) != 1 or not isinstance(node.value, cst.Call):
             continue
         target = node.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+            # `net, opt = make_pair(cfg)`: what the function returns, position by position
+            made = classify_unpacked(index, node.value, len(target.elements), owner)
+            for element, (kind, classes) in zip(target.elements, made):
+                if isinstance(element.value, cst.Name) and kind in (Kind.MODULE, Kind.CONTAINER) and any(
+                    has_params(index, c) is not False for c in classes
+                ):
+                    found.setdefault(element.value.value, node.value)
+            continue
         if not isinstance(target, cst.Name):
             continue
         callee = dotted(node.value.func)
@@ -297,7 +306,8 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         elif _CLASS_VARIABLE.search(last):
             built = module_like_name(target.value)
         else:
-            kind, classes = classify(index, node.value, resolve=True)  # (a factory of another file too: `build_net()`)
+            # (a factory of another file too: `build_net()`, and a builder method of the class, `self.build(cfg)`)
+            kind, classes = classify(index, node.value, resolve=True, cls=owner)
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)

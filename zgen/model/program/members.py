@@ -26,7 +26,7 @@ from .size import upper_bound
 from .tree import access_path, call_name, const_str, cst, dotted, walk
 
 __all__ = [
-    "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "has_params",
+    "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "classify_unpacked", "has_params",
     "member_param", "member_of", "torch_base", "constructors_in", "creates_parameters",
 ]
 
@@ -112,14 +112,25 @@ def facts_of(cls: ClassInfo) -> ClassFacts:
     return facts(cls.index, cls)
 
 
-def classify(index: ModelIndex, expr: cst.BaseExpression, resolve: bool = True) -> tuple[Kind, tuple[str, ...]]:
+def classify(
+    index: ModelIndex, expr: cst.BaseExpression, resolve: bool = True, cls: ClassInfo | None = None
+) -> tuple[Kind, tuple[str, ...]]:
     """What an expression would make if assigned to `self.x` in `__init__` (module, parameter, ...).
 
     Classes and factory functions imported from other files of the package are read (`self.model = Policy(d)`
-    in a plain trainer, `model = build_policy(d)`), unless `resolve` is False: then only this file and torch."""
-    reader = _FactsReader(index, ClassFacts(), None, 0)  # type: ignore[arg-type]
+    in a plain trainer, `model = build_policy(d)`), unless `resolve` is False: then only this file and torch.
+    With `cls`, the class's own builder methods are read too (`model = self.build(cfg)`)."""
+    reader = _FactsReader(index, ClassFacts(), None, 0, cls)  # type: ignore[arg-type]
     reader.resolve = resolve
     return reader.classify(expr)
+
+
+def classify_unpacked(
+    index: ModelIndex, call: cst.Call, n: int, cls: ClassInfo | None = None
+) -> list[tuple[Kind, tuple[str, ...]]]:
+    """What a call of a function (or of a method of `cls`) returning an `n`-tuple makes, element by element
+    (`net, opt = make_pair(cfg)`); [] when it cannot be read."""
+    return _FactsReader(index, ClassFacts(), None, 0, cls)._returned_tuple(call, n)  # type: ignore[arg-type]
 
 
 def returns(
