@@ -13,6 +13,17 @@ def _found(source: str, path: str = "model.py") -> list[tuple[str, int]]:
     return [(f.code, f.line) for f in check_source(path, source)]
 
 
+def _found_in_package(tmp_path, helper: tuple[str, str], checked: str) -> list[tuple[str, int, int]]:
+    """The findings of `checked` (as `model.py`) in a package beside one helper file (name, source)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / f"{helper[0]}.py").write_text(textwrap.dedent(helper[1]))
+    module = pkg / "model.py"
+    module.write_text(textwrap.dedent(checked))
+    return [(f.code, f.line, f.column) for f in check_source(str(module), module.read_text())]
+
+
 # A plain object that is handed the built model by a method of its own, not by its constructor (a
 # checkpointer's or a target network's `init(model)`): the attribute holds the partitioned model.
 KEPT_BY_A_METHOD = """
@@ -127,18 +138,8 @@ class Safe(nn.Module):
 """
 
 
-def _residual(tmp_path):
-    pkg = tmp_path / "archs"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "util.py").write_text(textwrap.dedent(INIT_HELPER))
-    (pkg / "blocks.py").write_text(textwrap.dedent(RESIDUAL))
-    return pkg / "blocks.py"
-
-
 def test_children_handed_in_a_list_to_an_initialiser_of_another_file(tmp_path):
-    blocks = _residual(tmp_path)
-    found = [(f.code, f.line, f.column) for f in check_source(str(blocks), blocks.read_text())]
+    found = _found_in_package(tmp_path, ("util", INIT_HELPER), RESIDUAL)
     assert found == [("ZG103", 10, 31), ("ZG103", 10, 43), ("ZG103", 11, 30)]
 
 
@@ -359,13 +360,7 @@ class AMDIM(nn.Module):
 
 
 def test_a_local_encoder_built_in_init_then_initialised_by_its_own_method(tmp_path):
-    pkg = tmp_path / "amdim"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "networks.py").write_text(textwrap.dedent(ENCODER))
-    (pkg / "module.py").write_text(textwrap.dedent(AMDIM))
-    module = pkg / "module.py"
-    found = [(f.code, f.line) for f in check_source(str(module), module.read_text())]
+    found = [(code, line) for code, line, _col in _found_in_package(tmp_path, ("networks", ENCODER), AMDIM)]
     assert found == [("ZG103", 14)]
 
 
@@ -420,13 +415,7 @@ class SwAV(nn.Module):
 
 
 def test_a_model_built_by_a_local_bound_to_one_of_two_factories(tmp_path):
-    pkg = tmp_path / "swav"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "resnet.py").write_text(textwrap.dedent(RESNETS))
-    (pkg / "module.py").write_text(textwrap.dedent(SWAV))
-    module = pkg / "module.py"
-    found = [(f.code, f.line) for f in check_source(str(module), module.read_text())]
+    found = [(code, line) for code, line, _col in _found_in_package(tmp_path, ("resnet", RESNETS), SWAV)]
     assert found == [("ZG101", 24)]
 
 
@@ -471,13 +460,7 @@ class Late(nn.Module):
 
 
 def test_an_initialiser_of_another_file_handed_self_after_children_were_built(tmp_path):
-    pkg = tmp_path / "walk"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "walkers.py").write_text(textwrap.dedent(WALKERS))
-    (pkg / "model.py").write_text(textwrap.dedent(WALKED))
-    module = pkg / "model.py"
-    found = [(f.code, f.line) for f in check_source(str(module), module.read_text())]
+    found = [(code, line) for code, line, _col in _found_in_package(tmp_path, ("walkers", WALKERS), WALKED)]
     assert found == [("ZG103", 19)]
 
 
