@@ -574,11 +574,14 @@ class _FactsReader:
             if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in self.callables:
                 self.callables[target.value] = self.callables[dotted(value)]  # type: ignore[index]
             made = self._class_of(value)
-            if made is None and isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) not in self.callables:
+            if made is None and (
+                isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) not in self.callables
+                or isinstance(value, cst.Call) and call_name(value) == "getattr"
+            ):
                 made = self._named_builder(value)
                 old = self.module_types.get(target.value) if made is not None else None
                 if old is not None and made is not None:  # `if a: backbone = resnet18` / `elif b: backbone = resnet50`
-                    made = (Kind.MODULE, old[1] + tuple(c for c in made[1] if c not in old[1]))
+                    made = (max(old[0], made[0]), old[1] + tuple(c for c in made[1] if c not in old[1]))
             if made is not None:
                 self.module_types[target.value] = made  # `layer_type = type(self.base)`: calling it builds one
             lookup = class_lookup(value) if self.cls is not None else None
@@ -866,7 +869,15 @@ class _FactsReader:
 
     def _named_builder(self, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]] | None:
         """`backbone = resnet50`: a local bound to a module class or a factory function of this file or another,
-        by name: calling it builds what calling the name would."""
+        by name: calling it builds what calling the name would. `getattr(torchvision.models, arch)`: one of the
+        builders of an imported package of models, chosen by a name known at run time: a model of a class we
+        cannot tell."""
+        if isinstance(value, cst.Call) and call_name(value) == "getattr" and len(value.args) == 2:
+            package = dotted(value.args[0].value)
+            if package is not None and self.index.qualify(package).rsplit(".", 1)[-1] == "models":
+                if not isinstance(value.args[1].value, cst.SimpleString):
+                    return Kind.MODULE, (UNKNOWN_CLASS,)
+            return None
         name = dotted(value)
         if name is None or name in self.locals or name in self.params or name == "self" or name.startswith("self."):
             return None
