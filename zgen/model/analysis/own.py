@@ -320,11 +320,12 @@ def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, 
     loops: dict[str, tuple[str, ...]] = {}  # `for m in self.modules()`: any submodule
     # `encoder = Encoder(d)` in `__init__` or a helper it calls: under `zero.Init` partitioned once built
     built: dict[str, tuple[str, ...]] | None = {} if any(m is method for m in cls.init_methods) else None
+    receivers = set(_RECEIVER.findall(method.text)) if built is not None else set()
     for node, ctx in flat.nodes:
         kind = type(node)
         if built is not None and kind is cst.Assign:
             for target in node.targets:
-                if isinstance(target.target, cst.Name):
+                if isinstance(target.target, cst.Name) and target.target.value in receivers:
                     built.pop(target.target.value, None)
                     made = _built_module(index, node.value)
                     if made and len(node.targets) == 1:
@@ -355,6 +356,10 @@ def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, 
         classes = answering_classes(index, calls.classes_of(target), name, cls.name)
         if classes:
             yield node, ctx, classes, target
+
+
+# A name a method is called on (`encoder.init_weights(`): the locals worth classifying in `_module_method_calls`.
+_RECEIVER = re.compile(r"(?<![\w.])(\w+)\.\w+\(")
 
 
 def _built_module(index: ModelIndex, value: cst.BaseExpression) -> tuple[str, ...]:

@@ -578,7 +578,7 @@ class _FactsReader:
                 isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) not in self.callables
                 or isinstance(value, cst.Call) and call_name(value) == "getattr"
             ):
-                made = self._named_builder(value)
+                made = self._named_builder(target.value, value)
                 old = self.module_types.get(target.value) if made is not None else None
                 if old is not None and made is not None:  # `if a: backbone = resnet18` / `elif b: backbone = resnet50`
                     made = (max(old[0], made[0]), old[1] + tuple(c for c in made[1] if c not in old[1]))
@@ -867,11 +867,13 @@ class _FactsReader:
         finally:
             self._depth -= 1
 
-    def _named_builder(self, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]] | None:
+    def _named_builder(self, target: str, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]] | None:
         """`backbone = resnet50`: a local bound to a module class or a factory function of this file or another,
         by name: calling it builds what calling the name would. `getattr(torchvision.models, arch)`: one of the
         builders of an imported package of models, chosen by a name known at run time: a model of a class we
         cannot tell."""
+        if self.method is not None and f"{target}(" not in self.method.text:
+            return None  # (never called here: nothing to classify, and other files stay unread)
         if isinstance(value, cst.Call) and call_name(value) == "getattr" and len(value.args) == 2:
             package = dotted(value.args[0].value)
             if package is not None and self.index.qualify(package).rsplit(".", 1)[-1] == "models":
