@@ -286,6 +286,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     file `func` is in.
     """
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
+    if isinstance(func.params.star_arg, cst.Param):
+        params.append(func.params.star_arg.name.value)  # `def init(*modules)`: walked like a list given
     names = set(params) - {"self", "cls"}
     inner = flatten(func)
     aliases: dict[str, str] = {}  # for m in module.modules(): m -> module
@@ -306,8 +308,9 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 if not (isinstance(target, cst.Name) and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)):
                     continue
                 owner = it.func.value
-                if isinstance(owner, cst.Name) and owner.value in names and it.func.attr.value in _WALKS:
-                    aliases[target.value] = owner.value
+                root = (owner.value if owner.value in names else items.get(owner.value)) if isinstance(owner, cst.Name) else None
+                if root is not None and it.func.attr.value in _WALKS:
+                    aliases[target.value] = root  # `for m in module.modules()`, also of each `module` in a list given
                     if it.func.attr.value in ("parameters", "named_parameters"):
                         param_items.add(target.value)
     found: dict[str, set[str]] = {}

@@ -57,7 +57,7 @@ from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
 from .script import WRAP_TRIGGER, ScriptScope, function_scope
 
-__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
+__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions", "returns_argument"]
 
 # Text without which a function cannot reach a handed model's parameters.
 _HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|parameters(?<!\wparameters)\s*[:,)=]|\.state_dict\(\)")
@@ -271,7 +271,7 @@ def _whole_uses(
         if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters"):
                 return holds(expr.func.value) or _child_of(dotted(expr.func.value), held)
-        if name is None and isinstance(expr, cst.Call) and _returns_argument(index, flat, expr):
+        if name is None and isinstance(expr, cst.Call) and returns_argument(index, flat, expr):
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
         if name is not None and name not in held and name.endswith(".module"):
             name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
@@ -303,6 +303,8 @@ def _whole_uses(
             for bound, items in loop_items(node.target, node.iter):
                 if isinstance(bound, cst.Name) and (source := _param_groups_of(items)) is not None:
                     groups[bound.value] = source
+                elif isinstance(bound, cst.Name) and _models_listed(items, holds):
+                    held.add(bound.value)  # `for net_ in [net]`, `for m in nets` after `nets = n if ... else [n]`
         if containers and (type(node) is cst.For or type(node) is cst.CompFor):
             for bound, items in loop_items(node.target, node.iter):
                 if isinstance(bound, cst.Name) and _items_of(items, containers):
@@ -320,7 +322,8 @@ def _whole_uses(
                 if _items_of(value.for_in.iter, containers):
                     containers.add(target)  # `modules = {k: unwrap(v) for k, v in self._modules.items()}`
             if (_passes_on(index, flat, node.value, holds) or target in elements
-                    or target in held and _rebuilt(index, node.value)):
+                    or target in held and _rebuilt(index, node.value)
+                    or isinstance(value, (cst.List, cst.Tuple, cst.IfExp)) and _models_listed(value, holds)):
                 held.add(target)
             else:
                 if target in held:
@@ -400,6 +403,17 @@ def _whole_uses(
                 found.append(access(node, ctx, use, owner, name))
     del holds  # (it calls itself: kept, its cycle would hold the file's index and parse for the cycle collector)
     return [a for a in found if a is not None]
+
+
+def _models_listed(items: cst.BaseExpression, holds) -> bool:
+    """Does a loop over `items` bind held models: a list or tuple written with one (`[net]`), one side of a
+    conditional choosing such a list (`net if isinstance(net, list) else [net]`), or a name holding one (a list
+    of models, or a container module whose items are its submodules)? Not a walk of one (`model.parameters()`)."""
+    if isinstance(items, cst.IfExp):
+        return _models_listed(items.body, holds) or _models_listed(items.orelse, holds)
+    if isinstance(items, (cst.List, cst.Tuple)):
+        return any(not isinstance(e, cst.StarredElement) and holds(e.value) is not None for e in items.elements)
+    return isinstance(items, (cst.Name, cst.Attribute)) and holds(items, whole_only=True) is not None
 
 
 def _param_groups_of(items: cst.BaseExpression) -> str | None:
@@ -542,7 +556,7 @@ def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) 
         return False
     if (call_name(value) or "").rsplit(".", 1)[-1] == "getattr":
         return len(value.args) == 3 and holds(value.args[2].value) is not None
-    return _returns_argument(index, flat, value) and holds(value.args[0].value) is not None
+    return returns_argument(index, flat, value) and holds(value.args[0].value) is not None
 
 
 def _averager_arguments(index: ModelIndex, func: cst.FunctionDef) -> set[str]:
@@ -565,7 +579,7 @@ def _rebuilt(index: ModelIndex, value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and classify(index, value)[0] in (Kind.MODULE, Kind.CONTAINER)
 
 
-def _returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:
+def returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:
     """Is `call` one of a function given the module first that returns it (or what wraps it): an unreadable one,
     taken to (`accelerator.unwrap_model(model)`), or one of this file or another that hands its first argument back
     (`def unwrap(m): return m.module if hasattr(m, "module") else m`, `choices.returned_parameters`)? Not a builtin,

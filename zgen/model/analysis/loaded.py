@@ -2,7 +2,8 @@
 
 `built_then_loaded(index)` finds, in any function or method of the file,
 `model = Net(...)` / `model = cls(...)` (a classmethod of a module class) /
-`encoder = EncoderClass(...)` followed by `model.load_state_dict(sd)`: the
+`encoder = EncoderClass(...)` followed by `model.load_state_dict(sd)` (or through a function handing the model
+back, `unwrap(model).load_state_dict(sd)`): the
 pattern of every `from_pretrained` and `load(path)`. Under
 `deepspeed.zero.Init`, which such loaders run in, the model is partitioned as
 soon as its constructor returns, so the load copies into empty placeholders.
@@ -15,6 +16,7 @@ from ..program.holds import constructed_models
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.tree import cst
 from .flow import flat_of
+from .handed import returns_argument
 
 __all__ = ["built_then_loaded"]
 
@@ -40,7 +42,11 @@ def built_then_loaded(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str
             if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
                 continue
             target = node.func.value
-            if node.func.attr.value != "load_state_dict" or not isinstance(target, cst.Name):
+            if node.func.attr.value != "load_state_dict":
+                continue
+            while isinstance(target, cst.Call) and returns_argument(index, flat, target):
+                target = target.args[0].value  # `unwrap(model).load_state_dict(sd)`: the model handed back
+            if not isinstance(target, cst.Name):
                 continue
             if target.value in first and first[target.value] < flat.position[id(node)]:
                 found.append((method, node, target.value))

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ..program import known
 from ..program.holds import held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
-from ..program.members import UNKNOWN_CLASS, Kind, Member, facts_of, has_params, torch_base
+from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, torch_base
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
@@ -318,8 +318,19 @@ def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, 
     """(call, ctx, classes, module expression) for each `<submodule>.<method>(...)` call other than its forward."""
     calls = None
     loops: dict[str, tuple[str, ...]] = {}  # `for m in self.modules()`: any submodule
+    # `encoder = Encoder(d)` in `__init__` or a helper it calls: under `zero.Init` partitioned once built
+    built: dict[str, tuple[str, ...]] | None = {} if any(m is method for m in cls.init_methods) else None
+    receivers = set(_RECEIVER.findall(method.text)) if built is not None else set()
     for node, ctx in flat.nodes:
         kind = type(node)
+        if built is not None and kind is cst.Assign:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value in receivers:
+                    built.pop(target.target.value, None)
+                    made = _built_module(index, node.value)
+                    if made and len(node.targets) == 1:
+                        built[target.target.value] = made
+            continue
         if kind is cst.For or kind is cst.CompFor:
             for part, items in loop_items(node.target, node.iter):
                 if isinstance(part, cst.Name) and _walks_modules(items):
@@ -338,10 +349,27 @@ def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, 
             if alias is not None:
                 yield node, ctx, alias.classes, target
             continue
+        if built and isinstance(target, cst.Name) and target.value in built:
+            yield node, ctx, built[target.value], target  # `encoder.init_weights()` on the local just built
+            continue
         calls = calls or ModuleCalls(index, cls, flat, method.name)
         classes = answering_classes(index, calls.classes_of(target), name, cls.name)
         if classes:
             yield node, ctx, classes, target
+
+
+# A name a method is called on (`encoder.init_weights(`): the locals worth classifying in `_module_method_calls`.
+_RECEIVER = re.compile(r"(?<![\w.])(\w+)\.\w+\(")
+
+
+def _built_module(index: ModelIndex, value: cst.BaseExpression) -> tuple[str, ...]:
+    """The classes of a module with parameters `value` constructs (`Encoder(256)`, of this file or another)."""
+    if not isinstance(value, cst.Call):
+        return ()
+    kind, classes = classify(index, value)
+    if kind != Kind.MODULE or not any(has_params(index, c) for c in classes):
+        return ()
+    return classes
 
 
 def answering_classes(

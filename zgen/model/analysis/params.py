@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ..program import known
-from ..program.holds import config_like, module_arguments
+from ..program.holds import annotated_module, config_like, module_arguments, module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
@@ -55,6 +55,14 @@ class _Bindings:
             if name not in ("self", "cls") and name not in self.modules and not config_like(name):
                 self.modules[name] = _unknown(name)
                 self.passed_in.add(name)
+        # `def __init__(self, *heads: nn.Linear)`: each item a module the caller built
+        star = node.params.star_arg if node is not None and isinstance(node.params.star_arg, cst.Param) else None
+        self.star_modules = (
+            star.name.value if star is not None and (
+                star.annotation is not None and annotated_module(index, star.annotation.annotation)
+                or star.annotation is None and module_like_name(star.name.value)
+            ) else None
+        )
         # Parameters handed into this constructor (`Head(cfg, self.embed.weight)`, `w: nn.Parameter`): a caller's
         # module built them, so they are partitioned placeholders under zero.Init.
         self.given = frozenset()
@@ -82,6 +90,11 @@ class _Bindings:
         name = _modules_loop(node)
         if name is not None:  # for m in self.modules(): every submodule, of any class
             self.modules[name] = _unknown(name)
+        if self.star_modules is not None:
+            for part, items in loop_items(node.target, node.iter):
+                if isinstance(part, cst.Name) and isinstance(items, cst.Name) and items.value == self.star_modules:
+                    self.modules[part.value] = _unknown(part.value)  # `for h in heads`: one a caller built
+                    self.passed_in.add(part.value)
         for name in _container_items(node, members, self.selves):  # for a, b in zip(self.cv2, self.cv3)
             self.modules.setdefault(name, _unknown(name))
 
@@ -279,6 +292,14 @@ class _Finder:
         return [self.access(node, ctx, owner=built.name, param=node.attr.value, first=built,
                             owner_classes=owner_classes, local=True)]
 
+    def _first_child(self) -> Member | None:
+        """The first child with parameters `__init__` builds (a walk of `self` before it reaches none)."""
+        children = [
+            m for m in self.members.values()
+            if m.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(self.index, c) is not False for c in m.classes)
+        ]
+        return min(children, key=lambda m: m.order) if children else None
+
     def _built_inline(self, expr: cst.BaseExpression) -> Member | None:
         """`nn.Linear(d, d)` written as an argument: a module with parameters, built right there."""
         if not isinstance(expr, cst.Call):
@@ -317,35 +338,46 @@ class _Finder:
                             order=order)
                 for arg in call.args if isinstance(arg.value, cst.Name) and arg.value.value == "self"
             ]
+        selves = [i for i, arg in enumerate(call.args) if isinstance(arg.value, cst.Name) and arg.value.value == "self"]
+        if selves and self.has_children and "." not in name:
+            # `init_weights(self)`, a function of this file or another that walks the module it is given and
+            # initialises what it yields: the children built before the call are partitioned
+            done = dict(argument_effects(self.index, self.flat, call))
+            walked = [i for i in selves if INIT in done.get(i, ()) or WRITE in done.get(i, ())]
+            if walked:
+                return [self.access(call.args[i].value, ctx, use=INIT, via=Via(Reach.WALK, name), owner="self",
+                                    param="parameters", order=order, first=self._first_child()) for i in walked]
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
         if not inline and not any(
-            _module_arg(arg.value, self.members, self.bound.handed) or self._set_by_subclass(arg.value)
-            or self._lazy(arg.value) for arg in call.args
+            _module_arg(value, self.members, self.bound.handed) or self._set_by_subclass(value)
+            or self._lazy(value) for arg in call.args for value in _handed_values(arg.value)
         ):
             return []  # no module handed over: do not read the function at all
         out = []
         effects = argument_effects(self.index, self.flat, call) or inherited_argument_effects(self.cls, call)
         for position, done in effects:
-            arg = call.args[position]
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
-            path = access_path(arg.value)
-            if use is None or (path is None and position not in inline):
+            if use is None:
                 continue
-            if position in inline:
-                first = inline[position]  # `zero_init(nn.Linear(d, d))`: built (and partitioned) before it is handed
-            elif path.root == "self" and path.parts:
-                first = self.members.get(path.parts[0])
-                if first is None and self.late and _set_elsewhere(self.cls, path.parts[0]):
-                    first = _unknown(path.parts[0])  # `initialize_decoder(self.decoder)`: a subclass builds it
-                elif self._lazy(arg.value) and _walks_a_module(self.index, self.flat, call, position):
-                    first = _unknown(path.parts[0])  # `self.target = None`, built later; the helper walks a module
-            else:
-                first = self.bound.handed.get(path.root)
-            if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
-                continue
-            if any(has_params(self.index, c) is not False for c in first.classes):
-                out.append(self.access(arg.value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(arg.value),
-                                       param="parameters", first=first, order=order))
+            for value in _handed_values(call.args[position].value):
+                path = access_path(value)
+                if path is None and position not in inline:
+                    continue
+                if position in inline:
+                    first = inline[position]  # `zero_init(nn.Linear(d, d))`: built (and partitioned) before it is handed
+                elif path.root == "self" and path.parts:
+                    first = self.members.get(path.parts[0])
+                    if first is None and self.late and _set_elsewhere(self.cls, path.parts[0]):
+                        first = _unknown(path.parts[0])  # `initialize_decoder(self.decoder)`: a subclass builds it
+                    elif self._lazy(value) and _walks_a_module(self.index, self.flat, call, position):
+                        first = _unknown(path.parts[0])  # `self.target = None`, built later; the helper walks a module
+                else:
+                    first = self.bound.handed.get(path.root)
+                if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+                    continue
+                if any(has_params(self.index, c) is not False for c in first.classes):
+                    out.append(self.access(value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(value),
+                                           param="parameters", first=first, order=order))
         return out
 
 
@@ -367,6 +399,8 @@ def _initialised_attribute(index: ModelIndex, flat: Flat, node: cst.Attribute, f
     place. Initialisers take parameters: the attribute is one, known by its use."""
     if not 1 <= len(rest) <= 2 or "[]" in rest or any(NOT_A_SUBMODULE.search(p) for p in rest) or config_like(first.name):
         return False
+    if rest[-1] in index.buffer_names:
+        return False  # `read(layer.norm.running_mean)`: a buffer, which ZeRO-3 never partitions
     if first.kind not in (Kind.MODULE, Kind.UNKNOWN) or any(has_params(index, c) is not None for c in first.classes):
         return False  # a class we can read says which names are its parameters
     use, detail = usage(index, flat, node)
@@ -702,6 +736,16 @@ def _bound_values(body: cst.CSTNode, values: list[cst.BaseExpression]) -> list[c
                 found += bound[node.value]
                 todo += bound[node.value]
     return found
+
+
+def _handed_values(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, ...]:
+    """What an argument hands over: the elements of a list or tuple written there (`init([self.conv1,
+    self.conv2])`, a helper that walks each module it is given), else the argument itself."""
+    if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements and not any(
+        isinstance(e, cst.StarredElement) for e in expr.elements
+    ):
+        return tuple(e.value for e in expr.elements)
+    return (expr,)
 
 
 def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:

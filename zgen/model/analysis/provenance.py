@@ -444,6 +444,7 @@ class _Engine:
             elif kind is cst.Call:
                 self._fills(run, node)
                 self._handed_to_base(run, node)
+                self._mapped(run, node)
                 if report and not ctx.guarded:
                     self._call_uses(run, node, ctx)
                 else:
@@ -453,6 +454,18 @@ class _Engine:
                 self._param_use(run, node, ctx)
                 if kind is cst.Attribute:
                     self._property_use(run, node, ctx)
+
+    def _mapped(self, run: _Run, call: cst.Call) -> None:
+        """`map(lambda p: p.numel(), model.parameters())`, `filter(lambda p: ..., params)`: the lambda's
+        parameters are the items of the iterables, like a comprehension's targets (its body follows in the walk)."""
+        if not isinstance(call.func, cst.Name) or call.func.value not in ("map", "filter") or len(call.args) < 2:
+            return
+        func = call.args[0].value
+        if not isinstance(func, cst.Lambda) or any(a.star or a.keyword is not None for a in call.args):
+            return
+        params = func.params.params
+        for param, arg in zip(params, call.args[1:] if call.func.value == "map" else call.args[1:2]):
+            self.bind(run, param.name, item_of(self.ev(run, arg.value)))
 
     def _own(self, run: _Run, node: cst.CSTNode) -> bool:
         """Is `node` in the function itself, not in a function or lambda defined inside it?"""
@@ -1308,4 +1321,15 @@ def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo 
             if "@property" in method.text[: method.text.find("def ")] or runs_gathered(cls, method):
                 continue
             engine.call(method.span, cls, (("self", Model("self")),))
+        for method in cls.repr_methods:
+            # printing the model (`__str__` counting its parameters): the values and sizes of a walk of its
+            # parameters; the sizes it prints of one weight are a display matter (`scopes.scoped_accesses`)
+            if method.owner is not cls or "parameters(" not in method.text or not OPERATIONS.search(method.text):
+                continue
+            before = set(engine.accesses)
+            engine.call(method.span, cls, (("self", Model("self")),))
+            for key in set(engine.accesses) - before:
+                access = engine.accesses[key]
+                if access.use == SIZE and access.via.reach is not Reach.PARAMETERS:
+                    del engine.accesses[key]
     return list(engine.accesses.values())

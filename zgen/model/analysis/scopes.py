@@ -17,7 +17,7 @@ from dataclasses import replace
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.tree import cst, dotted
-from .access import INIT, READ, WRITE, ParamAccess, Scope
+from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Scope
 from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
 from .instances import partitioned_param, receiver_instance
@@ -67,13 +67,15 @@ def scoped_accesses(index: ModelIndex, scope: Scope) -> list[ParamAccess]:
             found += [replace(a, scope=scope) for a in method_call_accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
     if scope is Scope.ENTRY:
         # `__repr__`/`extra_repr` run when the built model is printed: the values they read are placeholders (the
-        # sizes they print are a display matter, and left to ZeRO-3's own `ds_shape`)
+        # sizes they print are a display matter, and left to ZeRO-3's own `ds_shape`; not a count of the model's
+        # parameters summed over a walk of them, `sum(p.numel() for p in self.parameters())`, which is a number)
         for cls, method in index.methods("repr"):
             if not _worth_reading(index, scope, cls, method):
                 continue
             counts = _counts_in(index, scope, cls, method)
             found += [replace(a, scope=scope) for a in accesses(index, cls, method)
-                      if a.use == READ and not a.ctx.guarded and counts(a)]
+                      if (a.use == READ or a.use == SIZE and a.via.reach is Reach.PARAMETERS)
+                      and not a.ctx.guarded and counts(a)]
     return found
 
 
@@ -191,11 +193,11 @@ _ENTRY_READS = re.compile(
 
 
 # `init_layer(self.conv1)`, `named_apply(fn, self)`, `init.initialize_head(self.head)` (a function of a module
-# imported by name): a module of `self` handed to a function.
+# imported by name), `init([self.conv1, self.conv2])`: a module of `self` handed to a function.
 _HANDS_SELF = re.compile(
     r"(?<![\w.])(?<!def )(?:(?!self\.|torch\.|[A-Z])[a-z_]\w*\.)?(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
     r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
-    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?\s*[,)]"
+    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?\(?\[?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?\s*[\])]?\s*[,)]"
 )
 
 

@@ -25,7 +25,7 @@ import re
 
 from . import known
 from .index import ClassInfo, ModelIndex, memoised
-from .members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params, member_of
+from .members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, facts_of, has_params, member_of
 from .skeleton import FunctionSpan
 from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, walk
@@ -286,6 +286,15 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         if not isinstance(node, cst.Assign) or len(node.targets) != 1 or not isinstance(node.value, cst.Call):
             continue
         target = node.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+            # `net, opt = make_pair(cfg)`: what the function returns, position by position
+            made = classify_unpacked(index, node.value, len(target.elements), owner)
+            for element, (kind, classes) in zip(target.elements, made):
+                if isinstance(element.value, cst.Name) and kind in (Kind.MODULE, Kind.CONTAINER) and any(
+                    has_params(index, c) is not False for c in classes
+                ):
+                    found.setdefault(element.value.value, node.value)
+            continue
         if not isinstance(target, cst.Name):
             continue
         callee = dotted(node.value.func)
@@ -297,7 +306,8 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         elif _CLASS_VARIABLE.search(last):
             built = module_like_name(target.value)
         else:
-            kind, classes = classify(index, node.value, resolve=True)  # (a factory of another file too: `build_net()`)
+            # (a factory of another file too: `build_net()`, and a builder method of the class, `self.build(cfg)`)
+            kind, classes = classify(index, node.value, resolve=True, cls=owner)
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
@@ -387,7 +397,11 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
         member = built.members.get(name)
         if member is not None and member.kind == Kind.MODULE and any(has_params(index, c) is not False for c in member.classes):
             found[name] = member.classes
-    for method in cls.init_methods:
+    init_ids = {id(m) for m in cls.init_methods}
+    for method in (*cls.init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
+        built_here = id(method) in init_ids
+        if not built_here and not (_SELF_SET.search(method.text) and may_have_module_arguments(method.index, method.span)):
+            continue  # another method keeps only what it is handed (`def init(self, model): self._model = model`)
         node = method.node if "self." in method.text else None
         if node is None:
             continue
@@ -405,13 +419,17 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
                     continue
                 if config_like(path.parts[0]) and _wrapper_call(index, part):
                     continue  # `self.optimizer = build_optimizer(model)`: given the model, not holding it
-                classes = _holds(index, part, arguments, found)
+                classes = _holds(index, part, arguments, found) if built_here else _handed(index, part, arguments)
                 if classes:
                     found.setdefault(path.parts[0], classes)
     for path in _module_only_paths(cls):
         if len(path.parts) == 1:
             found.setdefault(path.parts[0], ("<unknown>",))
     return found
+
+
+# An assignment to an attribute of `self` (the text gate of a method other than `__init__` in `held_attributes`).
+_SELF_SET = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=[^=]")
 
 
 def _module_only_paths(cls: ClassInfo):
@@ -617,6 +635,25 @@ def _holds(
         return classes or ("<unknown>",)
     if kind == Kind.MODULE and any(_holds(index, a.value, arguments, held) for a in value.args if not a.star):
         return classes  # `Reflow(model)`: a wrapper built around a module it is given holds that module
+    return ()
+
+
+def _handed(index: ModelIndex, value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The module classes `value` holds of a module argument only (`model`, `deepcopy(model)`, `model.to(d)`,
+    `prepare(model)`): what a method other than `__init__` keeps of the built model it is handed
+    (`def init(self, model): self._model = model`); a module it constructs there is new."""
+    if isinstance(value, cst.Name):
+        return arguments.get(value.value, ())
+    if isinstance(value, (cst.BooleanOperation, cst.IfExp)):
+        sides = (value.left, value.right) if isinstance(value, cst.BooleanOperation) else (value.body, value.orelse)
+        return tuple(c for side in sides for c in _handed(index, side, arguments))
+    if not isinstance(value, cst.Call) or not value.args or value.args[0].star:
+        return ()
+    name = call_name(value) or ""
+    if index.qualify(name) in ("copy.deepcopy", "deepcopy") or _wrapper_call(index, value):
+        return _handed(index, value.args[0].value, arguments)
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
+        return _handed(index, value.func.value, arguments)
     return ()
 
 

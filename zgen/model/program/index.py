@@ -82,6 +82,8 @@ _PARAM_DEF = re.compile(
     r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?Parameter(?:List|Dict)?\(|register_parameter\(\s*[\"'](\w+)"
     r"|setattr\(\s*self\s*,\s*[\"'](\w+)[\"']\s*,\s*(?:[\w.]*\.)?Parameter\("
 )
+# `self.register_buffer("name", ...)`: a buffer's name.
+_BUFFER_DEF = re.compile(r"register_buffer\(\s*[\"'](\w+)[\"']")
 # `self.name = nn.Parameter(<args>)` with what it is built from (to tell a scalar from a table).
 # (Also the first branch of a conditional: `self.mask_token = (\n Parameter(torch.zeros(1, 1, d)) if ... else ...)`.)
 _LARGE_PARAM_DEF = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:\(\s*)?(?:[\w.]*\.)?Parameter\(([^\n]*)")
@@ -111,6 +113,25 @@ _NOT_MODULES = frozenset(
 # `self(?<!\wself)` is `\bself` with the word first: a leading `\b` also stops that search.
 _ATTR_NOT_ON_SELF = re.compile(r"\.(?<!\bself\.)(\w+)")
 _RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
+# A method only a module has, called on `self` (`self.state_dict()`): in a class with no base of its own that does
+# not define it, the class is a mixin of modules (`class IOMixIn:` ... `torch.save(self.state_dict(), p)`).
+_SELF_MODULE_CALL = re.compile(
+    r"self(?<!\wself)\.(state_dict|load_state_dict|parameters|named_parameters|named_modules|named_children"
+    r"|register_buffer|register_parameter|register_module)\("
+)
+# Bases a mixin may have and still be no class of any library (`class IOMixIn(ABC)`).
+_MIXIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
+
+
+def _module_mixin(cls: ClassInfo) -> bool:
+    """Is `cls`, with no base but `object`/`ABC`/`Generic`, a mixin of modules: one of its methods calls on `self` a
+    method only an `nn.Module` has, which no method of the class defines? Its `self` is then the module it is
+    mixed into, built (and partitioned) when its methods run."""
+    if any(b.split("[", 1)[0] not in _MIXIN_BASES for b in cls.qualified_bases):
+        return False
+    return any(m.group(1) not in cls.span.methods for m in _SELF_MODULE_CALL.finditer(cls.text))
+
+
 _SELF_CALL = re.compile(r"self(?<!\wself)\s*\.\s*(\w+)\s*\(|super(?<!\wsuper)\(\)\s*\.\s*(\w+)\s*\(")  # word first: see above
 
 
@@ -462,6 +483,15 @@ class ModelIndex:
         return frozenset(names)
 
     @cached_property
+    def buffer_names(self) -> frozenset[str]:
+        """Names of buffers: the running statistics of torch's batch norms and every name this file registers with
+        `register_buffer` (and never as a parameter). ZeRO-3 leaves buffers whole: no use of one is a hazard."""
+        names = set(known.TORCH_BUFFER_NAMES)
+        if "register_buffer" in self.source:
+            names.update(m.group(1) for m in _BUFFER_DEF.finditer(self.source))
+        return frozenset(names - (self.param_names - known.TORCH_BUFFER_NAMES))
+
+    @cached_property
     def related_param_names(self) -> frozenset[str]:
         """Parameter names of this file and of the files of its own package that it imports.
 
@@ -607,7 +637,7 @@ class ModelIndex:
                 continue
             if self.is_module_base(qualified):
                 return True
-        return False
+        return _module_mixin(cls)
 
     def local_class(self, written: str) -> ClassInfo | None:
         """The class of this file a base names: `Block`, or `Builder.BaseNetwork` for a class nested in a class

@@ -89,6 +89,10 @@ MODULE_BASE_NAMES = frozenset(
     }
 )
 
+# Buffers torch.nn's batch norms register (their running statistics): ZeRO-3 partitions parameters, never
+# buffers, so a read or write of one is no hazard anywhere.
+TORCH_BUFFER_NAMES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
+
 # Parameters that torch.nn classes register on themselves (not on children).
 _LINEAR = ("weight", "bias")
 TORCH_PARAMS: dict[str, tuple[str, ...]] = {

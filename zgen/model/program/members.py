@@ -26,7 +26,7 @@ from .size import upper_bound
 from .tree import access_path, call_name, const_str, cst, dotted, walk
 
 __all__ = [
-    "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "has_params",
+    "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "classify_unpacked", "has_params",
     "member_param", "member_of", "torch_base", "constructors_in", "creates_parameters",
 ]
 
@@ -112,14 +112,25 @@ def facts_of(cls: ClassInfo) -> ClassFacts:
     return facts(cls.index, cls)
 
 
-def classify(index: ModelIndex, expr: cst.BaseExpression, resolve: bool = True) -> tuple[Kind, tuple[str, ...]]:
+def classify(
+    index: ModelIndex, expr: cst.BaseExpression, resolve: bool = True, cls: ClassInfo | None = None
+) -> tuple[Kind, tuple[str, ...]]:
     """What an expression would make if assigned to `self.x` in `__init__` (module, parameter, ...).
 
     Classes and factory functions imported from other files of the package are read (`self.model = Policy(d)`
-    in a plain trainer, `model = build_policy(d)`), unless `resolve` is False: then only this file and torch."""
-    reader = _FactsReader(index, ClassFacts(), None, 0)  # type: ignore[arg-type]
+    in a plain trainer, `model = build_policy(d)`), unless `resolve` is False: then only this file and torch.
+    With `cls`, the class's own builder methods are read too (`model = self.build(cfg)`)."""
+    reader = _FactsReader(index, ClassFacts(), None, 0, cls)  # type: ignore[arg-type]
     reader.resolve = resolve
     return reader.classify(expr)
+
+
+def classify_unpacked(
+    index: ModelIndex, call: cst.Call, n: int, cls: ClassInfo | None = None
+) -> list[tuple[Kind, tuple[str, ...]]]:
+    """What a call of a function (or of a method of `cls`) returning an `n`-tuple makes, element by element
+    (`net, opt = make_pair(cfg)`); [] when it cannot be read."""
+    return _FactsReader(index, ClassFacts(), None, 0, cls)._returned_tuple(call, n)  # type: ignore[arg-type]
 
 
 def returns(
@@ -563,6 +574,14 @@ class _FactsReader:
             if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in self.callables:
                 self.callables[target.value] = self.callables[dotted(value)]  # type: ignore[index]
             made = self._class_of(value)
+            if made is None and (
+                isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) not in self.callables
+                or isinstance(value, cst.Call) and call_name(value) == "getattr"
+            ):
+                made = self._named_builder(target.value, value)
+                old = self.module_types.get(target.value) if made is not None else None
+                if old is not None and made is not None:  # `if a: backbone = resnet18` / `elif b: backbone = resnet50`
+                    made = (max(old[0], made[0]), old[1] + tuple(c for c in made[1] if c not in old[1]))
             if made is not None:
                 self.module_types[target.value] = made  # `layer_type = type(self.base)`: calling it builds one
             lookup = class_lookup(value) if self.cls is not None else None
@@ -848,6 +867,25 @@ class _FactsReader:
         finally:
             self._depth -= 1
 
+    def _named_builder(self, target: str, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]] | None:
+        """`backbone = resnet50`: a local bound to a module class or a factory function of this file or another,
+        by name: calling it builds what calling the name would. `getattr(torchvision.models, arch)`: one of the
+        builders of an imported package of models, chosen by a name known at run time: a model of a class we
+        cannot tell."""
+        if self.method is not None and f"{target}(" not in self.method.text:
+            return None  # (never called here: nothing to classify, and other files stay unread)
+        if isinstance(value, cst.Call) and call_name(value) == "getattr" and len(value.args) == 2:
+            package = dotted(value.args[0].value)
+            if package is not None and self.index.qualify(package).rsplit(".", 1)[-1] == "models":
+                if not isinstance(value.args[1].value, cst.SimpleString):
+                    return Kind.MODULE, (UNKNOWN_CLASS,)
+            return None
+        name = dotted(value)
+        if name is None or name in self.locals or name in self.params or name == "self" or name.startswith("self."):
+            return None
+        kind, classes = self._classify_call(cst.Call(func=value))
+        return (Kind.MODULE, classes) if kind == Kind.MODULE and classes else None
+
     def _class_of(self, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]] | None:
         """`type(self.base)` / `type(layer)` / `self.base.__class__` of a module: a class that builds modules."""
         if isinstance(value, cst.Call) and call_name(value) == "type" and len(value.args) == 1:
@@ -866,6 +904,15 @@ class _FactsReader:
     def _returned_tuple(self, call: cst.Call, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
         """What a function of this or another file returns as an `n`-tuple, element by element (else [])."""
         written = call_name(call)
+        if written and written.startswith("self.") and written.count(".") == 1 and self.cls is not None:
+            # `self.encoder_q, self.encoder_k = self.init_encoders(name)`: a builder method of the class
+            method = self.cls.inherited_method(written[len("self."):])
+            if method is None or method is self.method:
+                return []
+            returned = returns_tuple(method.index, method, n)
+            if method.index is self.index:
+                return returned
+            return [(kind, tuple(method.index.global_name(c) for c in classes)) for kind, classes in returned]
         if not written or written.startswith(".") or "." in written and written.partition(".")[0] == "self":
             return []
         found = None

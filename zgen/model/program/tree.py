@@ -469,4 +469,6 @@ def parameter_for(func: cst.FunctionDef, call: cst.Call, position: int) -> str |
     if params[:1] in (["self"], ["cls"]):
         params = params[1:]
     at = sum(1 for a in call.args[:position] if a.keyword is None and not a.star)
+    if at >= len(params) and isinstance(func.params.star_arg, cst.Param) and not arg.star:
+        return func.params.star_arg.name.value  # `init(self.a, self.b)` for `def init(*modules)`: one of them
     return params[at] if at < len(params) else None

@@ -359,6 +359,11 @@ def _message(access: ParamAccess) -> str:
             f"built module (its own `__init__` does not call it); under `deepspeed.zero.Init` `{access.owner}` is "
             "partitioned by then and the write is lost"
         )
+    if access.via.reach is Reach.WALK and access.scope is Scope.INIT:  # `init_weights(self)`, `named_apply(fn, self)`
+        return (
+            f"`{access.via.name}(...)` walks `{what}` in `__init__` and initialises the parameters of the children "
+            f"built before it; under `deepspeed.zero.Init` each child is partitioned once built and the writes are lost"
+        )
     if access.via.reach is Reach.PASSED and isinstance(access.node, cst.Call):  # `zero_init(nn.Linear(d, d))`
         return (
             f"`{access.via.name}()` initialises the parameters of `{what}` right after it was built in `__init__`; "

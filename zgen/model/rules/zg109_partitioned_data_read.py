@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..analysis.access import READ, ParamAccess, Reach, Scope
 from ..analysis.flow import flat_of
 from ..analysis.scopes import param_accesses
+from ..program import known
 from ..program.index import ModelIndex
 from ..program.tree import call_name, code_of, cst
 from .rule import Report, Rule
@@ -246,9 +247,21 @@ def _computed_with(method, node: cst.CSTNode) -> bool:
                 if _block(flat, holder) is block:
                     return False  # surely rebound before any computation (not in another branch)
                 continue
-            if _computing(holder):
+            if _computing(holder) or _tensor_method(flat, holder, other):
                 return True
     return False
+
+
+def _tensor_method(flat, holder: cst.CSTNode | None, name: cst.Name) -> bool:
+    """`w.transpose(0, 1)`, `w.t()` of the local bound to the parameter: a method computing with its values (not
+    its size, dtype or device)."""
+    if not isinstance(holder, cst.Attribute) or holder.value is not name:
+        return False
+    attr = holder.attr.value
+    if attr in known.METADATA_ATTRS or attr in known.SIZE_ATTRS or attr in known.SIZE_METHODS or attr.startswith("_"):
+        return False
+    call = flat.parent.get(id(holder))
+    return isinstance(call, cst.Call) and call.func is holder
 
 
 def _operand(method, node: cst.CSTNode) -> bool:
