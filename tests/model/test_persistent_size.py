@@ -101,3 +101,29 @@ def test_a_parameter_of_exactly_the_threshold_stays_gathered():
     assert numel("Linear", "weight", "nn.Linear(100, 1000, bias=False)") == DEFAULT_PERSISTENCE_THRESHOLD
     assert zg3(AT_THRESHOLD.format(n=100)) == []
     assert zg3(AT_THRESHOLD.format(n=101)) == ["ZG301"]
+
+
+# A vector with one element per row of an embedding table the class builds (an item bias) is as long as the
+# vocabulary: no feature width, and past the threshold. `self.forward` from a method the trainer runs skips the
+# hooks that would gather it.
+ROW_BIAS = """
+class Recommender(nn.Module):
+    def __init__(self, n_items, dim):
+        super().__init__()
+        self.items = nn.Embedding(n_items, dim)
+        self.item_bias = nn.Parameter(torch.zeros({length}))
+
+    def forward(self, item):
+        return self.items(item).sum(-1) + self.item_bias[item]
+
+    def calculate_loss(self, batch):
+        return self.forward(batch["item"]).sum()
+"""
+
+
+def test_a_bias_per_embedding_row_is_large():
+    assert zg3(ROW_BIAS.format(length="n_items")) == ["ZG302"]
+
+
+def test_a_bias_per_feature_stays_small():
+    assert zg3(ROW_BIAS.format(length="dim")) == []
