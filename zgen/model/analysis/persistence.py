@@ -30,7 +30,10 @@ from zgen.zero_policy import stays_gathered
 
 from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS, constructors_in, facts_of, has_params, member_param, torch_base
+from ..program.members import (
+    UNKNOWN_CLASS, constructors_in, facts_of, has_params, holds_parameter_containers, member_param, parameter_container,
+    torch_base,
+)
 from ..program.size import param_numel
 from ..program.tree import access_path, call_name, code_of, cst, dotted
 from .access import ParamAccess
@@ -76,7 +79,12 @@ def persistent_param(index: ModelIndex, ref: str, name: str) -> bool:
     if base is not None and name not in facts_of(local).members:
         # a torch layer's own parameter (`class Linear(nn.Linear)`): its bias and a norm's weight are vectors
         return base in known.NORMS or name.startswith("bias")
-    call = next((call for call, assigned in _parameter_calls(index, local) if assigned == name), None)
+    calls = _parameter_calls(index, local)
+    call = next((call for call, assigned in calls if assigned == name), None)
+    if call is None and (parameter_container(index, local, name) or holds_parameter_containers(local, name)):
+        # a `ParameterList`/`ParameterDict` (or a container of them): the tensors put in it, not assigned a name
+        unnamed = [call for call, assigned in calls if assigned is None]
+        return bool(unnamed) and all(_small(index, local, call) for call in unnamed)
     return call is not None and _small(index, local, call)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, holds_parameter_containers, parameter_container
 from ..program.tree import cst, dotted
 from .access import INIT, READ, WRITE, ParamAccess, Scope
 from .flow import flat_of, runs_gathered
@@ -84,7 +84,7 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     text = method.text
     may = _may_access(index, method)
     if scope is Scope.FORWARD:
-        return may or _mentions_helper(index, cls, text)
+        return may or _mentions_helper(index, cls, text) or any(f"self.{n}" in text for n in _parameter_containers(index, cls))
     if scope is Scope.INIT:
         return may or _hands_module(text)
     hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
@@ -221,6 +221,18 @@ def _parameter_properties(index: ModelIndex) -> frozenset[str]:
         if method.text.lstrip().startswith("@property") and "return self." in method.text
         or method.text.lstrip().startswith("@property") and index.mentions_param(method.text)
     ) if "@property" in index.source else frozenset()
+
+
+@memoised
+def _parameter_containers(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Members of `cls` that are `ParameterList`s/`ParameterDict`s, or module containers of them: their tensors are
+    no parameters of `cls`'s own (`params._param_container_item`)."""
+    if "ParameterList" not in cls.text and "ParameterDict" not in cls.text:
+        return frozenset()
+    return frozenset(
+        name for name in facts_of(cls).members
+        if parameter_container(index, cls, name) or holds_parameter_containers(cls, name)
+    )
 
 
 @memoised

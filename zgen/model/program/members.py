@@ -207,6 +207,16 @@ def parameter_container(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     return False
 
 
+def holds_parameter_containers(cls: ClassInfo, name: str) -> bool:
+    """Is member `name` of `cls` a module container whose items are all `ParameterList`s/`ParameterDict`s
+    (`self.transform[k] = nn.ParameterDict(...)` in a `ModuleDict`)? Each item is a module never called."""
+    member = facts_of(cls).members.get(name)
+    return (
+        member is not None and member.kind == Kind.CONTAINER and bool(member.classes)
+        and all(ref.rsplit(".", 1)[-1] in _PARAM_CONTAINERS for ref in member.classes)
+    )
+
+
 def _creates_parameter(name: str | None) -> bool:
     last = (name or "").rsplit(".", 1)[-1]
     return last.endswith("Parameter") or last in {"ParameterList", "ParameterDict", "register_parameter"}
@@ -601,6 +611,12 @@ class _FactsReader:
             member = self.facts.members[path.parts[0]]
             if member.order == order and isinstance(value, cst.Call):
                 member.call, member.env = value, dict(self.env)
+            return
+        if len(path.parts) == 2 and path.parts[1] == "[]" and isinstance(value, cst.Call):
+            # `self.transform[k] = nn.ParameterDict(...)`: a container of parameter containers, modules never called
+            made = self.index.qualify(call_name(value) or "")
+            if made.rsplit(".", 1)[-1] in _PARAM_CONTAINERS:
+                self._set(path.parts[0], Kind.CONTAINER, (made,), order)
             return
         source = access_path(value)
         if source is not None and source.root == "self" and "[]" not in path.parts:
