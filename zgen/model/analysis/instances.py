@@ -40,7 +40,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from ..program.holds import config_like, held_attributes
+from ..program.holds import RETURNS_MODULE, config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, member_param, torch_base
 from ..program.tree import call_name, cst, dotted, parameter_for, walk
@@ -419,11 +419,26 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
         for small in _small_statements(method.body):
             if isinstance(small, cst.AnnAssign) and _self_attribute(small.target):
                 _add(found, small.target.attr.value, _module_classes(index, small.annotation.annotation))  # type: ignore[union-attr]
-            elif isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in arguments:
+            elif isinstance(small, cst.Assign) and (argument := _argument_kept(small.value, arguments)) is not None:
                 for target in small.targets:
                     if _self_attribute(target.target):
-                        _add(found, target.target.attr.value, arguments[small.value.value])  # type: ignore[union-attr]
+                        _add(found, target.target.attr.value, arguments[argument])  # type: ignore[union-attr]
     return found
+
+
+def _argument_kept(value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]]) -> str | None:
+    """The typed argument `value` keeps: `arg`, `arg.requires_grad_(False)` or `arg.to(d)` (a module method that
+    hands the module back), either of them `if <test> else None`."""
+    if isinstance(value, cst.IfExp):
+        kept = [_argument_kept(v, arguments) for v in (value.body, value.orelse) if not _is_none(v)]
+        return kept[0] if len(kept) == 1 else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
+        value = value.func.value
+    return value.value if isinstance(value, cst.Name) and value.value in arguments else None
+
+
+def _is_none(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value == "None"
 
 
 # Text triggers: `self.dist: Distribution = ...`; an argument annotated with a capitalised name (`net: Unet`,
@@ -504,6 +519,20 @@ def _class_info(index: ModelIndex, ref: str) -> tuple[ModelIndex, ClassInfo] | N
     if local is not None:
         return index, local
     return index.external(ref) if ref != UNKNOWN_CLASS else None
+
+
+def _abstract_module_method(index: ModelIndex, ref: str, name: str) -> bool:
+    """Is `name` an `@abstractmethod` of module class `ref` (an interface such as `AdapterBase(nn.Module, ABC)`
+    with `def encode(self, x)` left to implement)? A module class that implements it is what the interface is
+    for: it computes there with parameters of its own, which the interface's holder cannot see."""
+    found = _class_info(index, ref)
+    if found is None or not found[1].is_module or name == "forward":
+        return False
+    method = found[1].method(name)
+    node = method.node if method is not None and "abstractmethod" in method.text else None
+    return node is not None and any(
+        (dotted(d.decorator) or "").rsplit(".", 1)[-1] == "abstractmethod" for d in node.decorators
+    )
 
 
 @memoised
@@ -590,7 +619,13 @@ def reads_own(
     (`in_forward`; outside it an optional one too: `persistence.small_read_gathered`), and only of a class whose
     forward can run (else nothing ever fetched it)."""
     for ref in instance.classes:
-        for owner, target in dispatch(index, ref, name, instance.exact):
+        targets = dispatch(index, ref, name, instance.exact)
+        if len(targets) == 1 and _abstract_module_method(*targets[0], name):
+            # an interface's abstract method: only a subclass can be built, of this file or one we cannot see
+            targets = dispatch(index, ref, name, False)
+            if len(targets) == 1:  # none we read fills it in: a module of the user's computes there
+                return OwnUse(READ, f"{targets[0][1].rsplit('.', 1)[-1]}.{name}(self)", False)
+        for owner, target in targets:
             for called in (name, *properties_read(owner, target, name)):
                 for use in method_uses(owner, target, called):
                     if use.use not in uses or not use.on_self:

@@ -186,7 +186,7 @@ _OWN_WALK = re.compile(r"self(?<!\wself)\.(?:named_)?parameters\(")
 _ENTRY_READS = re.compile(
     r"\.(?:weight|bias)\w*\s*(?:\*\*|[-+*/@%]\s*[\w(.])|[-+*/@%]\s*self\.[\w.]*\.(?:weight|bias)\b"
     r"|torch\.\w+\(\s*self\.[\w.]*(?:weight|bias)\w*\s*[,)]"
-    r"|,\s*[\w.]+\.(?:weight|bias)\w*\s*[,)]"  # a later argument: `F.linear(x, self.fc.weight)`
+    r"|,\s*(?:\w+\s*=\s*)?[\w.]+\.(?:weight|bias)\w*\s*[,)]"  # a later argument: `F.linear(x, self.fc.weight)`, `w=...`
 )
 
 

@@ -572,6 +572,11 @@ class _FactsReader:
                 return
             if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in self.callables:
                 self.callables[target.value] = self.callables[dotted(value)]  # type: ignore[index]
+            elif isinstance(value, cst.Name) and value.value not in self.locals and value.value not in self.params and (
+                value.value in self.index.imports or value.value in self.index.skeleton.functions
+            ):
+                # `backbone = resnet50` (a factory of the file or imported, picked by a setting) ... `backbone(...)`
+                self.callables[target.value] = value
             made = self._class_of(value)
             if made is not None:
                 self.module_types[target.value] = made  # `layer_type = type(self.base)`: calling it builds one
