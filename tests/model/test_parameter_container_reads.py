@@ -98,4 +98,13 @@ class Shapes(nn.Module):
         for w in self.ws:
             x = x.new_zeros(w.shape[0])
         return x, "a" in self.ws, self.ws[0].dtype, n
+
+class Pads(nn.Module):
+    def __init__(self, modalities, n, stats):
+        super().__init__()
+        self.padding = nn.ParameterDict({m: nn.Parameter(torch.randn(1, n - c)) for m, c in modalities.items()})
+        self.scale = nn.ParameterDict({k: nn.Parameter(v.clone()) for k, v in stats.items()})
+
+    def forward(self, inputs):
+        return {m: torch.cat([x, self.padding[m].expand(x.shape[0], -1)], -1) * self.scale[m] for m, x in inputs.items()}
 """) == []

@@ -82,9 +82,10 @@ def persistent_param(index: ModelIndex, ref: str, name: str) -> bool:
     calls = _parameter_calls(index, local)
     call = next((call for call, assigned in calls if assigned == name), None)
     if call is None and (parameter_container(index, local, name) or holds_parameter_containers(local, name)):
-        # a `ParameterList`/`ParameterDict` (or a container of them): the tensors put in it, not assigned a name
-        unnamed = [call for call, assigned in calls if assigned is None]
-        return bool(unnamed) and all(_small(index, local, call) for call in unnamed)
+        # a `ParameterList`/`ParameterDict` (or a container of them) of tensors put in it, not assigned a name:
+        # large only when one of them is made with two dimensions or more (`torch.randn(d_in, d_out)`); gains,
+        # scales and statistics of one channel each (`Parameter(mean.clone())`, `torch.randn(1, d)`) are vectors
+        return not any(_matrix(call) for call, assigned in calls if assigned is None)
     return call is not None and _small(index, local, call)
 
 
@@ -188,6 +189,20 @@ def _vector(call: cst.Call) -> bool:
     dims = [arg.value for arg in fill.args if arg.keyword is None]
     options = [arg.value for arg in fill.args if arg.keyword is not None]
     return bool(dims) and all(_one(d) for d in dims[:-1]) and _plain(dims[-1]) and all(_plain(o) for o in options)
+
+
+def _matrix(call: cst.Call) -> bool:
+    """`nn.Parameter(torch.randn(d_in, d_out) / sqrt(d_in))`, `nn.Parameter(init((c, c), lo, hi))`: a tensor made
+    with two dimensions or more that are not 1."""
+    value = _only_argument(call)
+    while isinstance(value, cst.BinaryOperation):
+        value = value.left
+    if not isinstance(value, cst.Call):
+        return False
+    dims = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
+    if dims and isinstance(dims[0], (cst.Tuple, cst.List)):
+        dims = [element.value for element in dims[0].elements]
+    return sum(1 for d in dims if not _one(d) and not isinstance(d, (cst.Float, cst.UnaryOperation))) >= 2
 
 
 def _scalar(call: cst.Call) -> bool:
