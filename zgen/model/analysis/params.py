@@ -25,7 +25,7 @@ from .calls import ModuleCalls
 from .effects import argument_effects, inherited_argument_effects, resolve_function, usage
 from .flow import Ctx, Flat, flat_of, loop_items, same_items
 
-__all__ = ["accesses", "parameters_passed_in", "narrowed", "NOT_A_SUBMODULE"]
+__all__ = ["accesses", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
 
 
 @memoised
@@ -238,6 +238,9 @@ class _Finder:
             source = _parameters_source(items, self.bound.passed_in)
             if source is None and isinstance(items, cst.Name):
                 source = self.bound.param_lists.get(items.value)
+            if source is None and isinstance(items, cst.Attribute) and isinstance(items.value, cst.Name):
+                if items.value.value in self.bound.selves:  # `for p in self.params`, kept by `__init__`
+                    source = kept_parameter_lists(self.index, self.cls).get(items.attr.value)
             if source is not None and isinstance(part, cst.Name):
                 self.param_aliases[part.value] = source
 
@@ -574,6 +577,20 @@ def _from_self(value: cst.BaseExpression) -> bool:
     if isinstance(root, cst.Call) and call_name(root) == "super":
         return True
     return isinstance(root, cst.Name) and root.value == "self"
+
+
+@memoised
+def kept_parameter_lists(index: ModelIndex, cls: ClassInfo) -> dict[str, str]:
+    """Attributes `__init__` sets to a list of a module's parameters (`self.params = list(self.enc.parameters())`),
+    with what they list: walked later, they are those parameters, partitioned outside their modules' forwards."""
+    if not any("parameters(" in method.text for method in cls.init_methods):
+        return {}
+    found = {}
+    for name, member in facts_of(cls).members.items():
+        source = _parameter_list(member.call, set()) if member.call is not None else None
+        if source is not None:
+            found[name] = source
+    return found
 
 
 def _parameter_list(value: cst.BaseExpression, passed_in: set[str]) -> str | None:

@@ -22,7 +22,7 @@ from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
 from .instances import partitioned_param, receiver_instance
 from .own import calls_child_method, method_call_accesses
-from .params import NOT_A_SUBMODULE, accesses
+from .params import NOT_A_SUBMODULE, accesses, kept_parameter_lists
 from .persistence import kept_gathered
 from .script import script_accesses
 
@@ -84,7 +84,9 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     text = method.text
     may = _may_access(index, method)
     if scope is Scope.FORWARD:
-        return may or _mentions_helper(index, cls, text) or any(f"self.{n}" in text for n in _parameter_containers(index, cls))
+        return may or _mentions_helper(index, cls, text) or any(
+            f"self.{n}" in text for n in (*_parameter_containers(index, cls), *kept_parameter_lists(index, cls))
+        )
     if scope is Scope.INIT:
         return may or _hands_module(text)
     hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
