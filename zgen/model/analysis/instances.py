@@ -706,6 +706,22 @@ def chained_instance(
     return found
 
 
+def member_instance(index: ModelIndex, instance: Instance, parts: tuple[str, ...]) -> Instance | None:
+    """What `<value>.<parts...>` is an instance of, for a value typed `instance` (`holder.book` of an argument
+    `holder` bound to a `Holder`, whose `__init__` builds `self.book = Codebook(...)`)."""
+    found: Instance | None = instance
+    for part in parts:
+        step = None
+        for owner, info in _infos(index, found):
+            typed = attribute_classes(owner, info, part)
+            if typed is not None:
+                step = _union(step, _as_seen(index, owner, typed))
+        found = step
+        if found is None:
+            return None
+    return found
+
+
 def _as_seen(index: ModelIndex, owner: ModelIndex, typed):
     """`typed`'s class references as `index` names them (`Net` of another file is `pkg.net.Net` here)."""
     if owner is index:

@@ -17,7 +17,8 @@ from ..analysis.own import answering_classes, calls_child_method, imported_modul
 from ..analysis.handed import outside_functions
 from ..analysis.instances import may_join
 from ..analysis.instances import (
-    Instance, function_arguments, function_flat, instance_methods, properties_read, reads_own, reads_own_by_name,
+    Instance, function_arguments, function_flat, instance_methods, member_instance, properties_read, reads_own,
+    reads_own_by_name,
     receiver_instance, instance_attributes,
 )
 from ..analysis.script import function_scope
@@ -367,7 +368,7 @@ class Quantiser(nn.Module):
             text = index.skeleton.text(span.start, span.end)
             header = _HEADER.search(text)
             params = set(_PARAM.findall(header.group(1))) if header else set()
-            if not params or not re.search(r"\b(?:" + "|".join(sorted(map(re.escape, params))) + r")\.\w+\s*\(", text):
+            if not params or not re.search(r"\b(?:" + "|".join(sorted(map(re.escape, params))) + r")(?:\.\w+)*\.\w+\s*\(", text):
                 continue
             arguments = function_arguments(index, name)
             flat = function_flat(index, name) if arguments else None
@@ -375,18 +376,21 @@ class Quantiser(nn.Module):
                 if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or ctx.guarded:
                     continue
                 target, method = node.func.value, node.func.attr.value
-                if not isinstance(target, cst.Name) or target.value not in arguments:
+                path = access_path(target)  # the argument, or a submodule of it (`holder.book.quantize(z)`)
+                if path is None or path.root not in arguments or "[]" in path.parts:
                     continue
                 if method in _SKIP or method in NOT_RUNS or method.startswith("__") or method.endswith("_"):
                     continue
-                found = reads_own(index, arguments[target.value], method)
+                typed = member_instance(index, arguments[path.root], path.parts)
+                found = reads_own(index, typed, method) if typed is not None else None
                 if found is None:
                     continue
+                written = code_of(target)
                 message = (
-                    f"`{code_of(node.func)}(...)` computes with {_what(found.param, f'`{target.value}`')}, outside "
-                    f"`{target.value}`'s forward; ZeRO-3 has not gathered it and must fetch it on access"
+                    f"`{code_of(node.func)}(...)` computes with {_what(found.param, f'`{written}`')}, outside "
+                    f"`{written}`'s forward; ZeRO-3 has not gathered it and must fetch it on access"
                 )
-                help = f"call `{target.value}(...)` (its forward), or gather its parameters around the call"
+                help = f"call `{written}(...)` (its forward), or gather its parameters around the call"
                 yield self.finding(index, index.parse(span), node, message, help)  # type: ignore[arg-type]
 
 
