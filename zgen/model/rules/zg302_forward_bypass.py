@@ -15,7 +15,8 @@ from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
 from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container
+from ..program import known
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container, torch_base
 from ..program.tree import access_path, call_name, code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
@@ -192,9 +193,11 @@ class Stack(nn.Module):
                     continue
                 parent = scope.flat.parent.get(id(node))
                 called = isinstance(parent, cst.Call) and parent.func is node
-                if not called and not isinstance(parent, cst.Arg):
+                # handed on, or set as some module's forward (`model.head.forward = other.forward`), as in a class
+                handed = isinstance(parent, cst.Arg) or isinstance(parent, cst.Assign) and parent.value is node
+                if not (called or handed):
                     continue
-                if not called and _inspected(scope.flat, parent):
+                if not called and isinstance(parent, cst.Arg) and _inspected(scope.flat, parent):
                     continue  # `inspect.signature(model.forward)`: read for its parameters, never called
                 target = code_of(node.value)
                 classes = held_path_classes(index, target, arguments, held)
@@ -307,8 +310,13 @@ def _owns_params(index: ModelIndex, ref: str) -> bool:
     own hooks are skipped: that parameter stays gathered. A `ParameterList` it holds is a child: its parameters
     were never the module's to gather."""
     local = index.class_of(ref)
+    if local is None:  # a class of another file of the program: what it owns, read there
+        external = index.external(ref) if ref != UNKNOWN_CLASS else None
+        if external is not None and external[1].is_module:
+            index, local = external
     if local is not None:
-        return any(
+        base = torch_base(local)  # `class Conv2dSame(nn.Conv2d)`: the torch layer's own weight
+        return base is not None and base not in known.NORMS or any(
             m.kind == Kind.PARAM and not parameter_container(index, local, name) and not persistent_param(index, local.name, name)
             for name, m in facts_of(local).members.items()
         )
