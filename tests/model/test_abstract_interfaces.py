@@ -70,3 +70,22 @@ class Model(nn.Module):
     def forward(self, x):
         return self.net(self.adapter.encode(self.codec.encode(x)))
 """) == []
+
+
+def test_an_abstract_size_query_stays_clean() -> None:
+    assert _zg3("""
+class EncoderBase(nn.Module, ABC):
+    @abstractmethod
+    def output_size(self) -> int:
+        raise NotImplementedError
+
+
+class Model(nn.Module):
+    def __init__(self, dim, encoder: EncoderBase):
+        super().__init__()
+        self.encoder = encoder
+        self.head = nn.Linear(encoder.output_size(), dim)
+
+    def forward(self, x):
+        return self.head(self.encoder(x)) * self.encoder.output_size()
+""") == []

@@ -530,9 +530,15 @@ def _abstract_module_method(index: ModelIndex, ref: str, name: str) -> bool:
         return False
     method = found[1].method(name)
     node = method.node if method is not None and "abstractmethod" in method.text else None
-    return node is not None and any(
-        (dotted(d.decorator) or "").rsplit(".", 1)[-1] == "abstractmethod" for d in node.decorators
-    )
+    if node is None or not any((dotted(d.decorator) or "").rsplit(".", 1)[-1] == "abstractmethod" for d in node.decorators):
+        return False
+    # given values to compute with (`encode(self, x)`), and not answering a number (`output_size(self) -> int`)
+    given = [p for p in (*node.params.params, *node.params.kwonly_params) if p.name.value not in ("self", "cls")]
+    answer = dotted(node.returns.annotation) if node.returns is not None else None
+    return bool(given or node.params.star_arg) and answer not in _PLAIN_ANSWERS
+
+
+_PLAIN_ANSWERS = frozenset({"int", "float", "bool", "str", "None", "tuple", "list", "dict"})
 
 
 @memoised

@@ -85,7 +85,8 @@ def persistent_param(index: ModelIndex, ref: str, name: str) -> bool:
         # a `ParameterList`/`ParameterDict` (or a container of them) of tensors put in it, not assigned a name:
         # large only when one of them is made with two dimensions or more (`torch.randn(d_in, d_out)`); gains,
         # scales and statistics of one channel each (`Parameter(mean.clone())`, `torch.randn(1, d)`) are vectors
-        return not any(_matrix(call) for call, assigned in calls if assigned is None)
+        unnamed = [call for call, assigned in calls if assigned is None]  # none: tensors made elsewhere, unknown
+        return bool(unnamed) and not any(_matrix(call) for call in unnamed)
     return call is not None and _small(index, local, call)
 
 
