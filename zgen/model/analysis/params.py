@@ -754,9 +754,14 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
 
 
 def _property_parameter(index: ModelIndex, ref: str, name: str) -> bool:
-    """Is `name` a property of module class `ref` (of this file) that returns a parameter of one of its children
-    (`@property def weight(self): return self.linear.weight`)? Reading it reads that parameter."""
+    """Is `name` a property of module class `ref` that returns a parameter of one of its children
+    (`@property def weight(self): return self.linear.weight`)? Reading it reads that parameter. A class of another
+    file answers there."""
     cls = index.classes.get(ref)
+    if cls is None and ref != UNKNOWN_CLASS:
+        external = index.external(ref)
+        if external is not None and external[0] is not index:
+            return _property_parameter(external[0], external[1].name, name)
     if cls is None or not cls.is_module:
         return False
     method = cls.inherited_method(name)
