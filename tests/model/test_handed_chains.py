@@ -75,3 +75,28 @@ class Model(nn.Module):
     def forward(self, z):
         return project_with(self.holder, z)
 """) == []
+
+
+def test_a_trainer_reaching_a_submodule_through_an_unwrapped_local_and_a_helpers_parameter() -> None:
+    assert _zg3("""
+def unwrap(m):
+    return m.module if hasattr(m, "module") else m
+
+
+class Trainer:
+    def __init__(self, model: Holder):
+        self.model = model
+
+    def evaluate(self, z):
+        model = unwrap(self.model)
+        return model.book.quantize(z)
+
+    def codes(self, z):
+        return self.encode_with(self.model.book, z) + self.project_with(self.model.book, z)
+
+    def encode_with(self, book, z):
+        return book.quantize(z)
+
+    def project_with(self, book, z):
+        return book.project(z)
+""") == [("ZG303", 12), ("ZG303", 18)]

@@ -748,7 +748,7 @@ def _object_classes(
             found += [(o, i) for o, i in plain_attribute_classes(owner, info, expr.attr.value)]
             typed = attribute_classes(owner, info, expr.attr.value)
             found += _infos(owner, typed)
-    typed = receiver_instance(index, cls, flat, expr, depth + 1, method)
+    typed = receiver_instance(index, cls, flat, expr, depth, method)  # the chain counted the step already
     found += _infos(index, typed)
     return list(dict.fromkeys(found))
 

@@ -263,7 +263,9 @@ class Quantiser(nn.Module):
                 continue  # an initialiser, a hook, a loader given a model: not a step of the training loop
             text = index.skeleton.text(span.start, span.end)
             # a chain, a returned value, a property, a local bound from `self` (`m = self.a.module if c else self.a`)
-            joined = cls is not None and (may_join(cls, text) or bool(_LOCAL_FROM_SELF.search(text)))
+            joined = cls is not None and (
+                may_join(cls, text) or bool(_LOCAL_FROM_SELF.search(text)) or _calls_on_parameters(text)
+            )  # (a method's parameter is typed by the class's own calls: `self.encode_with(self.model.book, z)`)
             if not any(  # `w.copy_(...)`: a tensor's in-place op, no module method
                 not _never_computes(name) for name in (*_holder_calls(text, cls is not None), *bound_names(text, _roots(text, cls is not None), index))
             ) and not (cls is not None and _HELD_LOCAL.search(text)) and not joined:
@@ -456,6 +458,14 @@ def _typed_receiver_calls(text: str) -> set[str]:
 _VALUE_CALL = re.compile(r"\)\s*\.\s*(\w+)\s*\(")
 # `v.m(`: a method called on a plain name (the name, the method).
 _NAME_CALL = re.compile(r"(?<![\w.])(\w++)\.(\w++)\s*\(")
+
+
+def _calls_on_parameters(text: str) -> bool:
+    """Text pre-filter: does the function call a method on one of its parameters (`book.nearest(z)` in `def
+    encode_with(self, book, z)`)?"""
+    header = _HEADER.search(text)
+    params = set(_PARAM.findall(header.group(1))) - {"self", "cls"} if header else set()
+    return bool(params) and any(receiver in params for receiver, _name in _NAME_CALL.findall(text))
 
 
 def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
