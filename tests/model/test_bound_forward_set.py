@@ -2,7 +2,7 @@
 other.forward` in a patching function or a plain class): whoever calls it skips the hooks of its module (ZG302), as
 in a module's own methods. A module of another file that owns parameters only through its children loses nothing
 when its own hooks are skipped: its class is read there (`_owns_params`), and a subclass of a torch layer owns the
-layer's weight."""
+layer's weight. A forward kept in a local to be put back is no hand-off."""
 
 from __future__ import annotations
 
@@ -58,6 +58,13 @@ class Patcher:
 def plain(model: nn.Module, other: Stack):
     model.head.forward = other.forward
     return other.forward(model)
+
+
+def with_hooks_only(model: Scaled, engine):
+    kept = model.forward
+    model.forward = lambda x: x
+    engine(x=0)
+    model.forward = kept
 """
 
 

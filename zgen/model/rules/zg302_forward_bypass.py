@@ -193,8 +193,12 @@ class Stack(nn.Module):
                     continue
                 parent = scope.flat.parent.get(id(node))
                 called = isinstance(parent, cst.Call) and parent.func is node
-                # handed on, or set as some module's forward (`model.head.forward = other.forward`), as in a class
-                handed = isinstance(parent, cst.Arg) or isinstance(parent, cst.Assign) and parent.value is node
+                # handed on, or set as another module's forward (`model.head.forward = other.forward`; not kept in a
+                # local to be put back, `t = self.model.forward` ... `self.model.forward = t`)
+                handed = isinstance(parent, cst.Arg) or isinstance(parent, cst.Assign) and parent.value is node and any(
+                    isinstance(t.target, cst.Attribute) and t.target.attr.value == "forward"
+                    and code_of(t.target.value) != code_of(node.value) for t in parent.targets
+                )
                 if not (called or handed):
                     continue
                 if not called and isinstance(parent, cst.Arg) and _inspected(scope.flat, parent):
