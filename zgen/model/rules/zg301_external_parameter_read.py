@@ -47,7 +47,12 @@ class ExternalParameterRead(Rule):
     by hand: its reads are flagged wherever it is called from (a parent's
     forward, a traced graph, a forward it replaces). A helper or property
     computing with a wrapped module's weight (`self.wrapped.weight * mask`)
-    is reported at each use in forward as well as in its body.
+    is reported at each use in forward as well as in its body. The tensors
+    of a `ParameterList`/`ParameterDict` the module holds (`self.weights[k]`,
+    `for w in self.weights`), a module nobody calls, are read the same way,
+    and so is a parameter handed to a submodule's call from a method run on
+    the built model (`self.criterion(out, w=self.model.head.weight)` in a
+    training step): that module computes with it in its forward.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters just before that module's forward

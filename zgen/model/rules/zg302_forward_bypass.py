@@ -39,6 +39,8 @@ class ForwardBypass(Rule):
     fine. Methods of a held model exposed on the wrapper under names known
     only at run time (`setattr(self, name, getattr(self.ema_model, name))`)
     are called by the wrapper's users with no hook of the model running.
+    Outside the model classes, a bound `forward` set as another module's
+    forward (`model.head.forward = other.forward`) skips the same hooks.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters in a hook that runs when the

@@ -70,7 +70,10 @@ class ChildMethodBypass(Rule):
     its submodules, and only its class says which. A function handed a module and a tensor input
     that calls a method of the module with values derived from the module's
     own parameters (`conv._conv_forward(x, conv.weight * s, b)`) runs the
-    module by hand, with no hook of it: flagged at that call.
+    module by hand, with no hook of it: flagged at that call. A call of an
+    `@abstractmethod` of a module interface that no class we read fills in
+    (`self.adapter.encode(x)` with `adapter: AdapterBase`) runs a module of
+    the user's, which computes with its own parameters there.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers `child`'s parameters only when `child` itself is called.
