@@ -127,3 +127,8 @@ def test_a_bias_per_embedding_row_is_large():
 
 def test_a_bias_per_feature_stays_small():
     assert zg3(ROW_BIAS.format(length="dim")) == []
+
+
+def test_a_bias_per_row_of_a_table_with_a_padding_row_is_large():
+    source = ROW_BIAS.replace("nn.Embedding(n_items, dim)", "nn.Embedding(n_items + 1, dim, padding_idx=0)")
+    assert zg3(source.format(length="n_items")) == ["ZG302"]

@@ -35,7 +35,7 @@ from ..program.members import (
     torch_base,
 )
 from ..program.size import param_numel
-from ..program.tree import access_path, call_name, code_of, cst, dotted
+from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from .access import ParamAccess
 from .flow import Flat, flat_of
 
@@ -107,7 +107,8 @@ def _per_row(index: ModelIndex, cls: ClassInfo, call: cst.Call) -> bool:
 
 @memoised
 def _table_rows(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """The row counts, as written, of the embedding tables `cls`'s `__init__` builds (`nn.Embedding(n, d)`: `n`)."""
+    """The row counts, as written, of the embedding tables `cls`'s `__init__` builds (`nn.Embedding(n, d)`: `n`), and
+    the names they are computed from."""
     rows = set()
     for method in cls.init_methods:
         flat = flat_of(method) if "Embedding(" in method.text and "Parameter(" in method.text else None
@@ -115,8 +116,10 @@ def _table_rows(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
             if type(node) is cst.Call and (call_name(node) or "").rsplit(".", 1)[-1] in _TABLES and node.args:
                 first = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "num_embeddings"),
                              node.args[0].value if node.args[0].keyword is None else None)
-                if first is not None:
-                    rows.add(code_of(first))
+                # the count, or a name it is computed from (`nn.Embedding(n_items + 1, d)`: `n_items`)
+                for part in walk(first) if first is not None else ():
+                    if isinstance(part, (cst.Name, cst.Attribute)) and dotted(part) is not None:
+                        rows.add(code_of(part))
     return frozenset(rows)
 
 
