@@ -84,9 +84,7 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     text = method.text
     may = _may_access(index, method)
     if scope is Scope.FORWARD:
-        return may or _mentions_helper(index, cls, text) or any(
-            f"self.{n}" in text for n in (*_parameter_containers(index, cls), *kept_parameter_lists(index, cls))
-        )
+        return may or _mentions_helper(index, cls, text) or _mentions_kept_parameters(index, cls, text)
     if scope is Scope.INIT:
         return may or _hands_module(text)
     hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
@@ -225,16 +223,32 @@ def _parameter_properties(index: ModelIndex) -> frozenset[str]:
     ) if "@property" in index.source else frozenset()
 
 
-@memoised
-def _parameter_containers(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """Members of `cls` that are `ParameterList`s/`ParameterDict`s, or module containers of them: their tensors are
-    no parameters of `cls`'s own (`params._param_container_item`)."""
-    if "ParameterList" not in cls.text and "ParameterDict" not in cls.text:
-        return frozenset()
-    return frozenset(
-        name for name in facts_of(cls).members
-        if parameter_container(index, cls, name) or holds_parameter_containers(cls, name)
+def _mentions_kept_parameters(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    """Does `text` name a member of `cls` that holds other modules' parameters: a `ParameterList`/`ParameterDict` or
+    a module container of them (`params._param_container_item`), or a list of a child's parameters
+    (`params.kept_parameter_lists`)? The members are read only when the text names a candidate."""
+    candidates = _kept_parameter_names(index, cls)
+    if not any(f"self.{name}" in text for name in candidates):
+        return False
+    return any(
+        f"self.{name}" in text and (
+            parameter_container(index, cls, name) or holds_parameter_containers(cls, name)
+            or name in kept_parameter_lists(index, cls)
+        )
+        for name in candidates
     )
+
+
+@memoised
+def _kept_parameter_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Text pre-filter: attributes the class sets to a parameter container or to a list of parameters."""
+    return frozenset(_KEPT_PARAMETERS.findall(cls.text)) if "Parameter" in cls.text or "parameters(" in cls.text else frozenset()
+
+
+# `self.w = nn.ParameterList(`, `self.t[k] = nn.ParameterDict(`, `self.ps = list(self.enc.parameters())`
+_KEPT_PARAMETERS = re.compile(
+    r"self(?<!\wself)\.(\w+)\s*(?:\[[^\]\n]*\])?\s*=\s*(?:[\w.]*\.)?(?:Parameter(?:List|Dict)\(|(?:list|tuple)\([^\n]*parameters\()"
+)
 
 
 @memoised
