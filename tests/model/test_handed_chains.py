@@ -100,3 +100,19 @@ class Trainer:
     def project_with(self, book, z):
         return book.project(z)
 """) == [("ZG303", 12), ("ZG303", 18)]
+
+
+def test_a_function_given_a_trainer_reaching_a_submodule_of_its_model() -> None:
+    assert _zg3("""
+class Trainer:
+    def __init__(self, model: Holder):
+        self.model = model
+
+
+def evaluate(trainer: Trainer, z):
+    return trainer.model.book.quantize(z)
+
+
+def project(trainer: Trainer, z):
+    return trainer.model.book.project(z)
+""") == [("ZG303", 8)]

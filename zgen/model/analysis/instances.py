@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from ..program.holds import RETURNS_MODULE, config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, member_param, torch_base
-from ..program.tree import call_name, cst, dotted, parameter_for, walk
+from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from ..program.trigger import word_first
 from .access import READ, SIZE, WRITE
 from .effects import resolve_function
@@ -726,6 +726,24 @@ def member_instance(index: ModelIndex, instance: Instance, parts: tuple[str, ...
         if found is None:
             return None
     return found
+
+
+def annotated_receiver(index: ModelIndex, function: cst.FunctionDef, expr: cst.BaseExpression) -> Instance | None:
+    """What `<arg>.<parts...>` is an instance of in a function whose argument `arg` is annotated with a plain class
+    of the program (`def evaluate(trainer: Trainer, z): trainer.model.book.quantize(z)`): through each class's
+    attributes, a trainer's annotated model and that model's members."""
+    path = access_path(expr)
+    if path is None or not path.parts or "[]" in path.parts:
+        return None
+    param = next((p for p in (*function.params.params, *function.params.kwonly_params) if p.name.value == path.root), None)
+    written = _written(param.annotation.annotation) if param is not None and param.annotation is not None else None
+    found = _plain_class(index, written) if written else None
+    if found is None:
+        return None
+    owner, info = found
+    typed = attribute_classes(owner, info, path.parts[0])
+    typed = _as_seen(index, owner, typed) if typed is not None else None
+    return member_instance(index, typed, path.parts[1:]) if typed is not None else None
 
 
 def _as_seen(index: ModelIndex, owner: ModelIndex, typed):

@@ -17,7 +17,8 @@ from ..analysis.own import answering_classes, calls_child_method, imported_modul
 from ..analysis.handed import outside_functions
 from ..analysis.instances import may_join
 from ..analysis.instances import (
-    Instance, function_arguments, function_flat, instance_methods, member_instance, properties_read, reads_own,
+    Instance, annotated_receiver, function_arguments, function_flat, instance_methods, member_instance, properties_read,
+    reads_own,
     reads_own_by_name,
     receiver_instance, instance_attributes,
 )
@@ -284,10 +285,15 @@ class Quantiser(nn.Module):
             typed = bool(held or arguments) or (cls is not None and bool(instance_attributes(index, cls)))
             if not typed and not joined:
                 continue
-            for node, receiver, name, via, classes in self._calls(index, scope.flat, held, arguments, cls, text, joined):
+            for node, receiver, name, via, classes in self._calls(
+                index, scope.flat, held, arguments, cls, text, joined, scope.node
+            ):
                 if _never_computes(name):
                     continue
-                instance = receiver_instance(index, cls, scope.flat, receiver, 0, method) if cls is not None else None
+                if cls is not None:
+                    instance = receiver_instance(index, cls, scope.flat, receiver, 0, method)
+                else:  # `trainer.model.book` of an argument annotated with a plain class of the program
+                    instance = annotated_receiver(index, scope.node, receiver)
                 if instance is None and name in known.CONTAINER_METHODS:
                     continue  # `self.heads.update(...)`: a container's own method, unless the class says otherwise
                 if instance is None and classes and all(ref == UNKNOWN_CLASS for ref in classes):
@@ -347,7 +353,7 @@ class Quantiser(nn.Module):
                     yield self.finding(index, method.snippet, node, message, help)
 
     @staticmethod
-    def _calls(index: ModelIndex, flat, held, arguments, cls: ClassInfo | None, text: str, joined: bool):
+    def _calls(index: ModelIndex, flat, held, arguments, cls: ClassInfo | None, text: str, joined: bool, function=None):
         """`_held_calls`, then, where the text shows a join (`instances.may_join`), every other call of a method on a
         receiver other than `self` that `instances.receiver_instance` types through a chain or a returned value."""
         seen: set[int] = set()
@@ -355,6 +361,15 @@ class Quantiser(nn.Module):
             for found in _held_calls(index, flat, held, arguments, cls, text):
                 seen.add(id(found[0]))
                 yield found
+        if cls is None and function is not None:
+            # `trainer.model.book.quantize(z)` of an argument annotated with a plain class: typed by `_held`
+            annotated = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if p.annotation}
+            for node, ctx in flat.nodes if annotated else ():
+                if type(node) is not cst.Call or id(node) in seen or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                    continue
+                path = access_path(node.func.value)
+                if path is not None and path.root in annotated and path.parts and not _never_computes(node.func.attr.value):
+                    yield node, node.func.value, node.func.attr.value, code_of(node.func.value), ()
         if not joined or cls is None:
             return
         for node, ctx in flat.nodes:
