@@ -132,3 +132,11 @@ def test_a_bias_per_feature_stays_small():
 def test_a_bias_per_row_of_a_table_with_a_padding_row_is_large():
     source = ROW_BIAS.replace("nn.Embedding(n_items, dim)", "nn.Embedding(n_items + 1, dim, padding_idx=0)")
     assert zg3(source.format(length="n_items")) == ["ZG302"]
+
+
+def test_a_large_bias_the_forward_never_reads_loses_nothing_to_self_forward():
+    # the loss reads the bias (ZG1's business); `self.forward` skips hooks that would gather only what forward reads
+    source = ROW_BIAS.replace("+ self.item_bias[item]", "").replace(
+        'return self.forward(batch["item"]).sum()', 'return (self.forward(batch["item"]) + self.item_bias).sum()'
+    )
+    assert zg3(source.format(length="n_items")) == []
