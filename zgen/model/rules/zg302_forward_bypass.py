@@ -35,7 +35,7 @@ class ForwardBypass(Rule):
     parameters directly; the same `.forward` handed on as a callback
     (`sample(fn=self.unet.forward)`); and `self.forward(x)` in a method that
     runs outside the module's forward (`def denoise(self, x):
-    self.forward(...)`) when the module owns parameters itself.
+    self.forward(...)`) when that forward reads parameters the module owns itself.
     `super().forward(x)` and calling the module itself, `self.child(x)`, are
     fine. Methods of a held model exposed on the wrapper under names known
     only at run time (`setattr(self, name, getattr(self.ema_model, name))`)
