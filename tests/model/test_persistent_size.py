@@ -140,3 +140,18 @@ def test_a_large_bias_the_forward_never_reads_loses_nothing_to_self_forward():
         'return self.forward(batch["item"]).sum()', 'return (self.forward(batch["item"]) + self.item_bias).sum()'
     )
     assert zg3(source.format(length="n_items")) == []
+
+
+def test_a_large_parameter_handed_to_self_forward_is_lost_to_its_hooks():
+    assert zg3("""
+class Prototypes(nn.Module):
+    def __init__(self, n_groups, dim):
+        super().__init__()
+        self.groups = nn.Parameter(torch.randn(n_groups, dim))
+
+    def forward(self, x, groups):
+        return x @ groups.t()
+
+    def assign(self, x):
+        return self.forward(x, self.groups).argmax(-1)
+""") == ["ZG302"]

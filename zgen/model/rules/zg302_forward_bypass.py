@@ -133,7 +133,7 @@ class Stack(nn.Module):
                 if isinstance(target, cst.Name) and target.value == "self":
                     # the module's own forward from a method run outside it (`def sample(self): self.forward(x)`):
                     # inside a forward the hooks already ran
-                    if in_forward or not _forward_reads_own(index, cls):
+                    if in_forward or not _forward_reads_own(index, cls, code_of(parent, limit=2000) if called else ""):
                         continue
                 else:
                     calls = calls or ModuleCalls(index, cls, flat, method.name)
@@ -311,13 +311,14 @@ def _inspected(flat, arg: cst.Arg) -> bool:
     return isinstance(call, cst.Call) and (call_name(call) or "").rsplit(".", 1)[-1] in ("signature", "getfullargspec")
 
 
-def _forward_reads_own(index: ModelIndex, cls: ClassInfo) -> bool:
-    """Does the module's forward (or what it reaches) name a parameter the module owns itself and ZeRO-3 does not
-    keep gathered? Only those are lost when `self.forward(...)` skips the module's own hooks: a bias the forward
-    never reads (BERT4Rec's, read by the loss) is not."""
+def _forward_reads_own(index: ModelIndex, cls: ClassInfo, call: str = "") -> bool:
+    """Does the module's forward (or what it reaches), or the call of it (`self.forward(x, self.group_features)`),
+    name a parameter the module owns itself and ZeRO-3 does not keep gathered? Only those are lost when
+    `self.forward(...)` skips the module's own hooks: a bias the forward never reads (BERT4Rec's, read by the loss)
+    is not."""
     if not _owns_params(index, cls.name):
         return False
-    text = "".join(m.text for m in cls.forward_methods)
+    text = "".join(m.text for m in cls.forward_methods) + call
     return any(
         m.kind == Kind.PARAM and not parameter_container(index, cls, name) and not persistent_param(index, cls.name, name)
         and re.search(rf"\bself\.{re.escape(name)}\b", text) is not None
