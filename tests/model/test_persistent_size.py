@@ -101,3 +101,57 @@ def test_a_parameter_of_exactly_the_threshold_stays_gathered():
     assert numel("Linear", "weight", "nn.Linear(100, 1000, bias=False)") == DEFAULT_PERSISTENCE_THRESHOLD
     assert zg3(AT_THRESHOLD.format(n=100)) == []
     assert zg3(AT_THRESHOLD.format(n=101)) == ["ZG301"]
+
+
+# A vector with one element per row of an embedding table the class builds (an item bias) is as long as the
+# vocabulary: no feature width, and past the threshold. `self.forward` from a method the trainer runs skips the
+# hooks that would gather it.
+ROW_BIAS = """
+class Recommender(nn.Module):
+    def __init__(self, n_items, dim):
+        super().__init__()
+        self.items = nn.Embedding(n_items, dim)
+        self.item_bias = nn.Parameter(torch.zeros({length}))
+
+    def forward(self, item):
+        return self.items(item).sum(-1) + self.item_bias[item]
+
+    def calculate_loss(self, batch):
+        return self.forward(batch["item"]).sum()
+"""
+
+
+def test_a_bias_per_embedding_row_is_large():
+    assert zg3(ROW_BIAS.format(length="n_items")) == ["ZG302"]
+
+
+def test_a_bias_per_feature_stays_small():
+    assert zg3(ROW_BIAS.format(length="dim")) == []
+
+
+def test_a_bias_per_row_of_a_table_with_a_padding_row_is_large():
+    source = ROW_BIAS.replace("nn.Embedding(n_items, dim)", "nn.Embedding(n_items + 1, dim, padding_idx=0)")
+    assert zg3(source.format(length="n_items")) == ["ZG302"]
+
+
+def test_a_large_bias_the_forward_never_reads_loses_nothing_to_self_forward():
+    # the loss reads the bias (ZG1's business); `self.forward` skips hooks that would gather only what forward reads
+    source = ROW_BIAS.replace("+ self.item_bias[item]", "").replace(
+        'return self.forward(batch["item"]).sum()', 'return (self.forward(batch["item"]) + self.item_bias).sum()'
+    )
+    assert zg3(source.format(length="n_items")) == []
+
+
+def test_a_large_parameter_handed_to_self_forward_is_lost_to_its_hooks():
+    assert zg3("""
+class Prototypes(nn.Module):
+    def __init__(self, n_groups, dim):
+        super().__init__()
+        self.groups = nn.Parameter(torch.randn(n_groups, dim))
+
+    def forward(self, x, groups):
+        return x @ groups.t()
+
+    def assign(self, x):
+        return self.forward(x, self.groups).argmax(-1)
+""") == ["ZG302"]

@@ -18,9 +18,10 @@ from ..program.trigger import word_first
 from .callables import wrapped_callee
 from .choices import options
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
+from .access import READ
 from .persistence import gathers
 
-__all__ = ["ModuleCalls", "HeldCalls", "follow"]
+__all__ = ["ModuleCalls", "HeldCalls", "follow", "handed_to_module", "handed_read"]
 
 
 class ModuleCalls:
@@ -470,3 +471,27 @@ def _submodule_of(calls: ModuleCalls, value: cst.BaseExpression) -> tuple[str, .
     if isinstance(value, cst.Call):
         return None
     return calls.classes_of(value)
+
+
+def handed_to_module(index: ModelIndex, cls: ClassInfo, method: MethodInfo, node: cst.CSTNode) -> str | None:
+    """The submodule a call runs when `node` is one of that call's arguments, as written (`self.criterion` for
+    `self.criterion(out, prototype_weights=self.model.prototypes.weight)`); else None. The module computes with
+    the argument in its forward, where its hooks gather its own parameters only: a parameter of another module
+    handed in is read there, outside its owner's forward, wherever the call is made."""
+    flat = flat_of(method)
+    arg = flat.parent.get(id(node)) if flat is not None else None
+    call = flat.parent.get(id(arg)) if isinstance(arg, cst.Arg) and arg.value is node else None
+    if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Attribute, cst.Name, cst.Subscript)):
+        return None
+    path = access_path(call.func)
+    if path is None or path.root != "self" or not path.parts or call_name(call) in ("self.forward",):
+        return None
+    classes = ModuleCalls(index, cls, flat, method.name).classes_of(call.func)  # type: ignore[arg-type]
+    return code_of(call.func) if classes and UNKNOWN not in classes else None
+
+
+def handed_read(index: ModelIndex, access) -> str | None:
+    """`handed_to_module` for a parameter read (`ParamAccess`) of a module method: the module that reads it."""
+    if access.use != READ or access.cls is None or access.method is None or access.owner in ("", "self"):
+        return None
+    return handed_to_module(index, access.cls, access.method, access.node)

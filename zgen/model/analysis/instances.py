@@ -40,10 +40,10 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from ..program.holds import config_like, held_attributes
+from ..program.holds import RETURNS_MODULE, config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, member_param, torch_base
-from ..program.tree import call_name, cst, dotted, parameter_for, walk
+from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from ..program.trigger import word_first
 from .access import READ, SIZE, WRITE
 from .effects import resolve_function
@@ -419,11 +419,26 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
         for small in _small_statements(method.body):
             if isinstance(small, cst.AnnAssign) and _self_attribute(small.target):
                 _add(found, small.target.attr.value, _module_classes(index, small.annotation.annotation))  # type: ignore[union-attr]
-            elif isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in arguments:
+            elif isinstance(small, cst.Assign) and (argument := _argument_kept(small.value, arguments)) is not None:
                 for target in small.targets:
                     if _self_attribute(target.target):
-                        _add(found, target.target.attr.value, arguments[small.value.value])  # type: ignore[union-attr]
+                        _add(found, target.target.attr.value, arguments[argument])  # type: ignore[union-attr]
     return found
+
+
+def _argument_kept(value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]]) -> str | None:
+    """The typed argument `value` keeps: `arg`, `arg.requires_grad_(False)` or `arg.to(d)` (a module method that
+    hands the module back), either of them `if <test> else None`."""
+    if isinstance(value, cst.IfExp):
+        kept = [_argument_kept(v, arguments) for v in (value.body, value.orelse) if not _is_none(v)]
+        return kept[0] if len(kept) == 1 else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
+        value = value.func.value
+    return value.value if isinstance(value, cst.Name) and value.value in arguments else None
+
+
+def _is_none(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value == "None"
 
 
 # Text triggers: `self.dist: Distribution = ...`; an argument annotated with a capitalised name (`net: Unet`,
@@ -504,6 +519,26 @@ def _class_info(index: ModelIndex, ref: str) -> tuple[ModelIndex, ClassInfo] | N
     if local is not None:
         return index, local
     return index.external(ref) if ref != UNKNOWN_CLASS else None
+
+
+def _abstract_module_method(index: ModelIndex, ref: str, name: str) -> bool:
+    """Is `name` an `@abstractmethod` of module class `ref` (an interface such as `AdapterBase(nn.Module, ABC)`
+    with `def encode(self, x)` left to implement)? A module class that implements it is what the interface is
+    for: it computes there with parameters of its own, which the interface's holder cannot see."""
+    found = _class_info(index, ref)
+    if found is None or not found[1].is_module or name == "forward":
+        return False
+    method = found[1].method(name)
+    node = method.node if method is not None and "abstractmethod" in method.text else None
+    if node is None or not any((dotted(d.decorator) or "").rsplit(".", 1)[-1] == "abstractmethod" for d in node.decorators):
+        return False
+    # given values to compute with (`encode(self, x)`), and not answering a number (`output_size(self) -> int`)
+    given = [p for p in (*node.params.params, *node.params.kwonly_params) if p.name.value not in ("self", "cls")]
+    answer = dotted(node.returns.annotation) if node.returns is not None else None
+    return bool(given or node.params.star_arg) and answer not in _PLAIN_ANSWERS
+
+
+_PLAIN_ANSWERS = frozenset({"int", "float", "bool", "str", "None", "tuple", "list", "dict"})
 
 
 @memoised
@@ -590,7 +625,13 @@ def reads_own(
     (`in_forward`; outside it an optional one too: `persistence.small_read_gathered`), and only of a class whose
     forward can run (else nothing ever fetched it)."""
     for ref in instance.classes:
-        for owner, target in dispatch(index, ref, name, instance.exact):
+        targets = dispatch(index, ref, name, instance.exact)
+        if len(targets) == 1 and _abstract_module_method(*targets[0], name):
+            # an interface's abstract method: only a subclass can be built, of this file or one we cannot see
+            targets = dispatch(index, ref, name, False)
+            if len(targets) == 1:  # none we read fills it in: a module of the user's computes there
+                return OwnUse(READ, f"{targets[0][1].rsplit('.', 1)[-1]}.{name}(self)", False)
+        for owner, target in targets:
             for called in (name, *properties_read(owner, target, name)):
                 for use in method_uses(owner, target, called):
                     if use.use not in uses or not use.on_self:
@@ -671,6 +712,40 @@ def chained_instance(
     return found
 
 
+def member_instance(index: ModelIndex, instance: Instance, parts: tuple[str, ...]) -> Instance | None:
+    """What `<value>.<parts...>` is an instance of, for a value typed `instance` (`holder.book` of an argument
+    `holder` bound to a `Holder`, whose `__init__` builds `self.book = Codebook(...)`)."""
+    found: Instance | None = instance
+    for part in parts:
+        step = None
+        for owner, info in _infos(index, found):
+            typed = attribute_classes(owner, info, part)
+            if typed is not None:
+                step = _union(step, _as_seen(index, owner, typed))
+        found = step
+        if found is None:
+            return None
+    return found
+
+
+def annotated_receiver(index: ModelIndex, function: cst.FunctionDef, expr: cst.BaseExpression) -> Instance | None:
+    """What `<arg>.<parts...>` is an instance of in a function whose argument `arg` is annotated with a plain class
+    of the program (`def evaluate(trainer: Trainer, z): trainer.model.book.quantize(z)`): through each class's
+    attributes, a trainer's annotated model and that model's members."""
+    path = access_path(expr)
+    if path is None or not path.parts or "[]" in path.parts:
+        return None
+    param = next((p for p in (*function.params.params, *function.params.kwonly_params) if p.name.value == path.root), None)
+    written = _written(param.annotation.annotation) if param is not None and param.annotation is not None else None
+    found = _plain_class(index, written) if written else None
+    if found is None:
+        return None
+    owner, info = found
+    typed = attribute_classes(owner, info, path.parts[0])
+    typed = _as_seen(index, owner, typed) if typed is not None else None
+    return member_instance(index, typed, path.parts[1:]) if typed is not None else None
+
+
 def _as_seen(index: ModelIndex, owner: ModelIndex, typed):
     """`typed`'s class references as `index` names them (`Net` of another file is `pkg.net.Net` here)."""
     if owner is index:
@@ -691,7 +766,7 @@ def _object_classes(
             found += [(o, i) for o, i in plain_attribute_classes(owner, info, expr.attr.value)]
             typed = attribute_classes(owner, info, expr.attr.value)
             found += _infos(owner, typed)
-    typed = receiver_instance(index, cls, flat, expr, depth + 1, method)
+    typed = receiver_instance(index, cls, flat, expr, depth, method)  # the chain counted the step already
     found += _infos(index, typed)
     return list(dict.fromkeys(found))
 

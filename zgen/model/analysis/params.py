@@ -15,14 +15,17 @@ import re
 from ..program import known
 from ..program.holds import annotated_module, config_like, module_arguments, module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param
+from ..program.members import (
+    UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
+    parameter_container,
+)
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
-from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Via
+from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
 from .effects import argument_effects, inherited_argument_effects, resolve_function, usage
 from .flow import Ctx, Flat, flat_of, loop_items, same_items
 
-__all__ = ["accesses", "parameters_passed_in", "narrowed", "NOT_A_SUBMODULE"]
+__all__ = ["accesses", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
 
 
 @memoised
@@ -79,11 +82,19 @@ class _Bindings:
             if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
             and isinstance(n.value, cst.Name) and n.value.value == "self"
         }
+        # Locals bound to a `ParameterList`/`ParameterDict` of `self` or to one of its tensors: name -> the container
+        self.param_holders: dict[str, str] = {}
+        self.param_items: dict[str, str] = {}
+        self.in_forward = any(m is method for m in cls.forward_methods) and "self" in method.text
         for node, _ctx in flat.nodes:
             if type(node) is cst.For or type(node) is cst.CompFor:
                 self._loop(node, members)
+                if self.in_forward:
+                    self._param_items_loop(index, cls, node)
             elif type(node) is cst.Assign and len(node.targets) == 1:
                 self._assign(index, flat, node)
+                if self.in_forward and isinstance(node.targets[0].target, cst.Name):
+                    self._param_items_assign(index, cls, node.targets[0].target.value, node.value)
         self.handed = {k: v for k, v in self.modules.items() if k not in self.passed_in}  # modules a helper may get
 
     def _loop(self, node: cst.For | cst.CompFor, members: dict[str, Member]) -> None:
@@ -97,6 +108,40 @@ class _Bindings:
                     self.passed_in.add(part.value)
         for name in _container_items(node, members, self.selves):  # for a, b in zip(self.cv2, self.cv3)
             self.modules.setdefault(name, _unknown(name))
+
+    def param_container(self, index: ModelIndex, cls: ClassInfo, expr: cst.BaseExpression) -> str | None:
+        """What `expr` names when it is a `ParameterList`/`ParameterDict` of the module (`self.weights`,
+        `self.transform[k]` of a `ModuleDict` of them, a local bound to either), as written; else None."""
+        if isinstance(expr, cst.Name):
+            return self.param_holders.get(expr.value)
+        path = access_path(expr)
+        if path is None or path.root not in self.selves or not path.parts:
+            return None
+        if len(path.parts) == 1 and parameter_container(index, cls, path.parts[0]):
+            return code_of(expr)
+        if len(path.parts) == 2 and path.parts[1] == "[]" and holds_parameter_containers(cls, path.parts[0]):
+            return code_of(expr)
+        return None
+
+    def _param_items_assign(self, index: ModelIndex, cls: ClassInfo, name: str, value: cst.BaseExpression) -> None:
+        holder = self.param_container(index, cls, value)
+        if holder is not None:
+            self.param_holders[name] = holder  # `params = self.transform[degree]`
+        elif isinstance(value, cst.Subscript):
+            holder = self.param_container(index, cls, value.value)
+            if holder is not None:
+                self.param_items[name] = holder  # `w = self.weights[key]`
+
+    def _param_items_loop(self, index: ModelIndex, cls: ClassInfo, node: cst.For | cst.CompFor) -> None:
+        """`for w in self.weights`, `.values()`, `for k, w in self.weights.items()`: `w` is one of its tensors."""
+        for part, items in loop_items(node.target, node.iter):
+            if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
+                if items.func.attr.value not in ("values", "items"):
+                    continue
+                items = items.func.value
+            holder = self.param_container(index, cls, items) if isinstance(part, cst.Name) else None
+            if holder is not None:
+                self.param_items[part.value] = holder  # type: ignore[union-attr]
 
     def _assign(self, index: ModelIndex, flat: Flat, node: cst.Assign) -> None:
         target = node.targets[0].target
@@ -161,7 +206,35 @@ class _Finder:
                     found.extend(self._call(node, ctx))
             elif kind is cst.Attribute:
                 found.extend(self._attribute(node, ctx))
+            if self.bound.in_forward and (kind is cst.Subscript or kind is cst.Name):
+                found.extend(self._param_container_item(node, ctx))
         return found
+
+    def _param_container_item(self, node: cst.Subscript | cst.Name, ctx: Ctx) -> list[ParamAccess]:
+        """A tensor of a `ParameterList`/`ParameterDict` the module holds, used in its forward (`self.weights[k]`,
+        `w` of `for k, w in self.weights.items()`, `params["w_gate"]` of `params = self.transform[degree]`): the
+        container is a child module that is never called, so no hook gathers its tensors; the holder's own hooks
+        gather only the parameters registered on the holder itself."""
+        if type(node) is cst.Subscript:
+            owner = self.bound.param_container(self.index, self.cls, node.value)
+            parent = self.flat.parent.get(id(node))
+            if owner is None or isinstance(parent, cst.Subscript) and parent.value is node:
+                return []  # not a container's tensor, or `self.transform[k]["w"]`: the outer subscript is
+            if isinstance(parent, cst.Assign) and isinstance(parent.targets[0].target, cst.Name):
+                return []  # `w = self.weights[k]`: judged where `w` is used
+        else:
+            owner = self.bound.param_items.get(node.value)
+            parent = self.flat.parent.get(id(node))
+            if owner is None or _binds(self.flat, node, parent):
+                return []
+        use, op = usage(self.index, self.flat, node)
+        if use != READ:
+            return []
+        path = access_path(cst.parse_expression(owner))
+        member = self.members.get(path.parts[0]) if path is not None and path.parts else None
+        # judged by the holder's class and the container's name: `persistence.persistent_param` sizes its tensors
+        return [self.access(node, ctx, use=use, op=op, owner=owner, param=member.name if member else owner,
+                            first=member, owner_classes=(self.cls.name,))]
 
     def access(self, node: cst.CSTNode, ctx: Ctx, **fields) -> ParamAccess:
         """A record of `node` in this method; its use read from where it sits unless given."""
@@ -178,6 +251,9 @@ class _Finder:
             source = _parameters_source(items, self.bound.passed_in)
             if source is None and isinstance(items, cst.Name):
                 source = self.bound.param_lists.get(items.value)
+            if source is None and isinstance(items, cst.Attribute) and isinstance(items.value, cst.Name):
+                if items.value.value in self.bound.selves:  # `for p in self.params`, kept by `__init__`
+                    source = kept_parameter_lists(self.index, self.cls).get(items.attr.value)
             if source is not None and isinstance(part, cst.Name):
                 self.param_aliases[part.value] = source
 
@@ -537,6 +613,20 @@ def _from_self(value: cst.BaseExpression) -> bool:
     return isinstance(root, cst.Name) and root.value == "self"
 
 
+@memoised
+def kept_parameter_lists(index: ModelIndex, cls: ClassInfo) -> dict[str, str]:
+    """Attributes `__init__` sets to a list of a module's parameters (`self.params = list(self.enc.parameters())`),
+    with what they list: walked later, they are those parameters, partitioned outside their modules' forwards."""
+    if not any("parameters(" in method.text for method in cls.init_methods):
+        return {}
+    found = {}
+    for name, member in facts_of(cls).members.items():
+        source = _parameter_list(member.call, set()) if member.call is not None else None
+        if source is not None:
+            found[name] = source
+    return found
+
+
 def _parameter_list(value: cst.BaseExpression, passed_in: set[str]) -> str | None:
     """`list(self.parameters())` or `[p for n, p in self.named_parameters() if ...]`: what it lists."""
     if isinstance(value, cst.Call) and call_name(value) in {"list", "tuple"} and value.args:
@@ -698,9 +788,14 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
 
 
 def _property_parameter(index: ModelIndex, ref: str, name: str) -> bool:
-    """Is `name` a property of module class `ref` (of this file) that returns a parameter of one of its children
-    (`@property def weight(self): return self.linear.weight`)? Reading it reads that parameter."""
+    """Is `name` a property of module class `ref` that returns a parameter of one of its children
+    (`@property def weight(self): return self.linear.weight`)? Reading it reads that parameter. A class of another
+    file answers there."""
     cls = index.classes.get(ref)
+    if cls is None and ref != UNKNOWN_CLASS:
+        external = index.external(ref)
+        if external is not None and external[0] is not index:
+            return _property_parameter(external[0], external[1].name, name)
     if cls is None or not cls.is_module:
         return False
     method = cls.inherited_method(name)
@@ -760,3 +855,12 @@ def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:
 
 
 _FREE_APPLY = re.compile(r"^(?:named_apply|\w+_apply|apply_\w+)$")
+
+
+def _binds(flat: Flat, name: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """Is `name` where a loop or an assignment binds it (`for k, w in ...`, `w = ...`), not a use?"""
+    while isinstance(parent, (cst.Tuple, cst.List, cst.Element)):
+        name, parent = parent, flat.parent.get(id(parent))  # type: ignore[assignment]
+    if isinstance(parent, (cst.For, cst.CompFor)):
+        return parent.target is name
+    return isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Param)

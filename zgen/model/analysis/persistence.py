@@ -30,9 +30,12 @@ from zgen.zero_policy import stays_gathered
 
 from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS, constructors_in, facts_of, has_params, member_param, torch_base
+from ..program.members import (
+    UNKNOWN_CLASS, constructors_in, facts_of, has_params, holds_parameter_containers, member_param, parameter_container,
+    torch_base,
+)
 from ..program.size import param_numel
-from ..program.tree import access_path, call_name, cst, dotted
+from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from .access import ParamAccess
 from .flow import Flat, flat_of
 
@@ -55,7 +58,7 @@ def gathers(index: ModelIndex, ref: str) -> bool:
             return gathers(external[0], external[1].name)
     if local is not None:
         calls = _parameter_calls(index, local)
-        if not calls or not all(_vector(call) for call, _name in calls):
+        if not calls or not all(_vector(call) and not _per_row(index, local, call) for call, _name in calls):
             return True
         return _builds_gathering(index, local, "".join(method.text for method in local.init_methods))
     return ref.rsplit(".", 1)[-1] not in known.NORMS
@@ -76,8 +79,51 @@ def persistent_param(index: ModelIndex, ref: str, name: str) -> bool:
     if base is not None and name not in facts_of(local).members:
         # a torch layer's own parameter (`class Linear(nn.Linear)`): its bias and a norm's weight are vectors
         return base in known.NORMS or name.startswith("bias")
-    call = next((call for call, assigned in _parameter_calls(index, local) if assigned == name), None)
-    return call is not None and (_vector(call) or _scalar(call) or _sized_vector(call))
+    calls = _parameter_calls(index, local)
+    call = next((call for call, assigned in calls if assigned == name), None)
+    if call is None and (parameter_container(index, local, name) or holds_parameter_containers(local, name)):
+        # a `ParameterList`/`ParameterDict` (or a container of them) of tensors put in it, not assigned a name:
+        # large only when one of them is made with two dimensions or more (`torch.randn(d_in, d_out)`); gains,
+        # scales and statistics of one channel each (`Parameter(mean.clone())`, `torch.randn(1, d)`) are vectors
+        unnamed = [call for call, assigned in calls if assigned is None]  # none: tensors made elsewhere, unknown
+        return bool(unnamed) and not any(_matrix(call) for call in unnamed)
+    return call is not None and _small(index, local, call)
+
+
+def _small(index: ModelIndex, cls: ClassInfo, call: cst.Call) -> bool:
+    """Is the `nn.Parameter(...)` that `call` makes a vector or a scalar, and no per-row table of an embedding?"""
+    return (_vector(call) or _scalar(call) or _sized_vector(call)) and not _per_row(index, cls, call)
+
+
+def _per_row(index: ModelIndex, cls: ClassInfo, call: cst.Call) -> bool:
+    """A vector with one element per row of an embedding table the class builds (`nn.Embedding(self.n_items, d)`
+    beside `nn.Parameter(torch.zeros(self.n_items))`, an item bias): as long as the vocabulary, users or items,
+    which is no feature width and runs past the persistence threshold."""
+    rows = _table_rows(index, cls)
+    fill = _fill(_only_argument(call)) if rows else None
+    dims = [arg.value for arg in fill.args if arg.keyword is None and not _one(arg.value)] if fill is not None else []
+    return len(dims) == 1 and code_of(dims[0]) in rows
+
+
+@memoised
+def _table_rows(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """The row counts, as written, of the embedding tables `cls`'s `__init__` builds (`nn.Embedding(n, d)`: `n`), and
+    the names they are computed from."""
+    rows = set()
+    for method in cls.init_methods:
+        flat = flat_of(method) if "Embedding(" in method.text and "Parameter(" in method.text else None
+        for node, _ctx in flat.nodes if flat is not None else ():
+            if type(node) is cst.Call and (call_name(node) or "").rsplit(".", 1)[-1] in _TABLES and node.args:
+                first = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "num_embeddings"),
+                             node.args[0].value if node.args[0].keyword is None else None)
+                # the count, or a name it is computed from (`nn.Embedding(n_items + 1, d)`: `n_items`)
+                for part in walk(first) if first is not None else ():
+                    if isinstance(part, (cst.Name, cst.Attribute)) and dotted(part) is not None:
+                        rows.add(code_of(part))
+    return frozenset(rows)
+
+
+_TABLES = frozenset({"Embedding", "EmbeddingBag"})
 
 
 @memoised
@@ -147,6 +193,20 @@ def _vector(call: cst.Call) -> bool:
     dims = [arg.value for arg in fill.args if arg.keyword is None]
     options = [arg.value for arg in fill.args if arg.keyword is not None]
     return bool(dims) and all(_one(d) for d in dims[:-1]) and _plain(dims[-1]) and all(_plain(o) for o in options)
+
+
+def _matrix(call: cst.Call) -> bool:
+    """`nn.Parameter(torch.randn(d_in, d_out) / sqrt(d_in))`, `nn.Parameter(init((c, c), lo, hi))`: a tensor made
+    with two dimensions or more that are not 1."""
+    value = _only_argument(call)
+    while isinstance(value, cst.BinaryOperation):
+        value = value.left
+    if not isinstance(value, cst.Call):
+        return False
+    dims = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
+    if dims and isinstance(dims[0], (cst.Tuple, cst.List)):
+        dims = [element.value for element in dims[0].elements]
+    return sum(1 for d in dims if not _one(d) and not isinstance(d, (cst.Float, cst.UnaryOperation))) >= 2
 
 
 def _scalar(call: cst.Call) -> bool:

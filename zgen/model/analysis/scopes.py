@@ -15,14 +15,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, holds_parameter_containers, parameter_container
 from ..program.tree import cst, dotted
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Scope
 from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
 from .instances import partitioned_param, receiver_instance
 from .own import calls_child_method, method_call_accesses
-from .params import NOT_A_SUBMODULE, accesses
+from .params import NOT_A_SUBMODULE, accesses, kept_parameter_lists
 from .persistence import kept_gathered
 from .script import script_accesses
 
@@ -86,7 +86,7 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     text = method.text
     may = _may_access(index, method)
     if scope is Scope.FORWARD:
-        return may or _mentions_helper(index, cls, text)
+        return may or _mentions_helper(index, cls, text) or _mentions_kept_parameters(index, cls, text)
     if scope is Scope.INIT:
         return may or _hands_module(text)
     hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
@@ -188,7 +188,7 @@ _OWN_WALK = re.compile(r"self(?<!\wself)\.(?:named_)?parameters\(")
 _ENTRY_READS = re.compile(
     r"\.(?:weight|bias)\w*\s*(?:\*\*|[-+*/@%]\s*[\w(.])|[-+*/@%]\s*self\.[\w.]*\.(?:weight|bias)\b"
     r"|torch\.\w+\(\s*self\.[\w.]*(?:weight|bias)\w*\s*[,)]"
-    r"|,\s*[\w.]+\.(?:weight|bias)\w*\s*[,)]"  # a later argument: `F.linear(x, self.fc.weight)`
+    r"|,\s*(?:\w+\s*=\s*)?[\w.]+\.(?:weight|bias)\w*\s*[,)]"  # a later argument: `F.linear(x, self.fc.weight)`, `w=...`
 )
 
 
@@ -223,6 +223,34 @@ def _parameter_properties(index: ModelIndex) -> frozenset[str]:
         if method.text.lstrip().startswith("@property") and "return self." in method.text
         or method.text.lstrip().startswith("@property") and index.mentions_param(method.text)
     ) if "@property" in index.source else frozenset()
+
+
+def _mentions_kept_parameters(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
+    """Does `text` name a member of `cls` that holds other modules' parameters: a `ParameterList`/`ParameterDict` or
+    a module container of them (`params._param_container_item`), or a list of a child's parameters
+    (`params.kept_parameter_lists`)? The members are read only when the text names a candidate."""
+    candidates = _kept_parameter_names(index, cls)
+    if not any(f"self.{name}" in text for name in candidates):
+        return False
+    return any(
+        f"self.{name}" in text and (
+            parameter_container(index, cls, name) or holds_parameter_containers(cls, name)
+            or name in kept_parameter_lists(index, cls)
+        )
+        for name in candidates
+    )
+
+
+@memoised
+def _kept_parameter_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Text pre-filter: attributes the class sets to a parameter container or to a list of parameters."""
+    return frozenset(_KEPT_PARAMETERS.findall(cls.text)) if "Parameter" in cls.text or "parameters(" in cls.text else frozenset()
+
+
+# `self.w = nn.ParameterList(`, `self.t[k] = nn.ParameterDict(`, `self.ps = list(self.enc.parameters())`
+_KEPT_PARAMETERS = re.compile(
+    r"self(?<!\wself)\.(\w+)\s*(?:\[[^\]\n]*\])?\s*=\s*(?:[\w.]*\.)?(?:Parameter(?:List|Dict)\(|(?:list|tuple)\([^\n]*parameters\()"
+)
 
 
 @memoised

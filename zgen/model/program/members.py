@@ -218,6 +218,16 @@ def parameter_container(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     return False
 
 
+def holds_parameter_containers(cls: ClassInfo, name: str) -> bool:
+    """Is member `name` of `cls` a module container whose items are all `ParameterList`s/`ParameterDict`s
+    (`self.transform[k] = nn.ParameterDict(...)` in a `ModuleDict`)? Each item is a module never called."""
+    member = facts_of(cls).members.get(name)
+    return (
+        member is not None and member.kind == Kind.CONTAINER and bool(member.classes)
+        and all(ref.rsplit(".", 1)[-1] in _PARAM_CONTAINERS for ref in member.classes)
+    )
+
+
 def _creates_parameter(name: str | None) -> bool:
     last = (name or "").rsplit(".", 1)[-1]
     return last.endswith("Parameter") or last in {"ParameterList", "ParameterDict", "register_parameter"}
@@ -573,6 +583,11 @@ class _FactsReader:
                 return
             if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) in self.callables:
                 self.callables[target.value] = self.callables[dotted(value)]  # type: ignore[index]
+            elif isinstance(value, cst.Name) and value.value not in self.locals and value.value not in self.params and (
+                value.value in self.index.imports or value.value in self.index.skeleton.functions
+            ):
+                # `backbone = resnet50` (a factory of the file or imported, picked by a setting) ... `backbone(...)`
+                self.callables[target.value] = value
             made = self._class_of(value)
             if made is None and (
                 isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) not in self.callables
@@ -620,6 +635,12 @@ class _FactsReader:
             member = self.facts.members[path.parts[0]]
             if member.order == order and isinstance(value, cst.Call):
                 member.call, member.env = value, dict(self.env)
+            return
+        if len(path.parts) == 2 and path.parts[1] == "[]" and isinstance(value, cst.Call):
+            # `self.transform[k] = nn.ParameterDict(...)`: a container of parameter containers, modules never called
+            made = self.index.qualify(call_name(value) or "")
+            if made.rsplit(".", 1)[-1] in _PARAM_CONTAINERS:
+                self._set(path.parts[0], Kind.CONTAINER, (made,), order)
             return
         source = access_path(value)
         if source is not None and source.root == "self" and "[]" not in path.parts:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import READ, ParamAccess, Reach, Scope
+from ..analysis.calls import handed_read
 from ..analysis.flow import flat_of
 from ..analysis.scopes import param_accesses
 from ..program import known
@@ -149,6 +150,8 @@ class GPT(nn.Module):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         for access in param_accesses(index, Scope.ENTRY, Scope.INIT, Scope.HANDED):
             if access.use == READ and _reads_values(index, access):
+                if access.scope is Scope.ENTRY and handed_read(index, access) is not None:
+                    continue  # handed to a submodule's call: read in that module's forward (ZG301)
                 if access.scope is Scope.HANDED and access.op.startswith(".grad"):
                     yield self.finding(index, access.snippet, access.node, _grad_message(access), _GRAD_HELP)
                     continue

@@ -8,6 +8,7 @@ from zgen.findings import Severity
 
 from ..analysis.by_hand import hand_runs
 from ..analysis.access import GUARD, READ, ParamAccess, Reach, Scope
+from ..analysis.calls import handed_read
 from ..analysis.params import accesses
 from ..analysis.scopes import param_accesses
 from ..analysis.typed_reads import typed_reads
@@ -46,7 +47,12 @@ class ExternalParameterRead(Rule):
     by hand: its reads are flagged wherever it is called from (a parent's
     forward, a traced graph, a forward it replaces). A helper or property
     computing with a wrapped module's weight (`self.wrapped.weight * mask`)
-    is reported at each use in forward as well as in its body.
+    is reported at each use in forward as well as in its body. The tensors
+    of a `ParameterList`/`ParameterDict` the module holds (`self.weights[k]`,
+    `for w in self.weights`), a module nobody calls, are read the same way,
+    and so is a parameter handed to a submodule's call from a method run on
+    the built model (`self.criterion(out, w=self.model.head.weight)` in a
+    training step): that module computes with it in its forward.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters just before that module's forward
@@ -192,6 +198,16 @@ class Vit(nn.Module):
         for access in (*param_accesses(index, Scope.FORWARD), *typed_reads(index)):
             if access.use == READ and not _registered(index, access):
                 yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
+        for access in param_accesses(index, Scope.ENTRY):
+            # handed to a submodule's call from a method run on the built model: read in that module's forward
+            runner = handed_read(index, access)
+            if runner is not None and not _registered(index, access):
+                message = (
+                    f"`{code_of(access.node)}`, a parameter of submodule `{access.owner}`, is handed to `{runner}`, "
+                    f"which computes with it in its forward; no hook of `{access.owner}` gathers it there, so "
+                    "ZeRO-3 must fetch it on access, blocking and outside the prefetch schedule"
+                )
+                yield self.finding(index, access.snippet, access.node, message, _HELP)
         for run in hand_runs(index):
             if not run.method:
                 message = (

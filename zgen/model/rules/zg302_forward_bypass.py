@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from zgen.findings import Severity
@@ -15,7 +16,8 @@ from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
 from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container
+from ..program import known
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container, torch_base
 from ..program.tree import access_path, call_name, code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
@@ -33,11 +35,13 @@ class ForwardBypass(Rule):
     parameters directly; the same `.forward` handed on as a callback
     (`sample(fn=self.unet.forward)`); and `self.forward(x)` in a method that
     runs outside the module's forward (`def denoise(self, x):
-    self.forward(...)`) when the module owns parameters itself.
+    self.forward(...)`) when that forward reads parameters the module owns itself.
     `super().forward(x)` and calling the module itself, `self.child(x)`, are
     fine. Methods of a held model exposed on the wrapper under names known
     only at run time (`setattr(self, name, getattr(self.ema_model, name))`)
     are called by the wrapper's users with no hook of the model running.
+    Outside the model classes, a bound `forward` set as another module's
+    forward (`model.head.forward = other.forward`) skips the same hooks.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters in a hook that runs when the
@@ -129,7 +133,7 @@ class Stack(nn.Module):
                 if isinstance(target, cst.Name) and target.value == "self":
                     # the module's own forward from a method run outside it (`def sample(self): self.forward(x)`):
                     # inside a forward the hooks already ran
-                    if in_forward or not _owns_params(index, cls.name):
+                    if in_forward or not _forward_reads_own(index, cls, code_of(parent, limit=2000) if called else ""):
                         continue
                 else:
                     calls = calls or ModuleCalls(index, cls, flat, method.name)
@@ -192,9 +196,15 @@ class Stack(nn.Module):
                     continue
                 parent = scope.flat.parent.get(id(node))
                 called = isinstance(parent, cst.Call) and parent.func is node
-                if not called and not isinstance(parent, cst.Arg):
+                # handed on, or set as another module's forward (`model.head.forward = other.forward`; not kept in a
+                # local to be put back, `t = self.model.forward` ... `self.model.forward = t`)
+                handed = isinstance(parent, cst.Arg) or isinstance(parent, cst.Assign) and parent.value is node and any(
+                    isinstance(t.target, cst.Attribute) and t.target.attr.value == "forward"
+                    and code_of(t.target.value) != code_of(node.value) for t in parent.targets
+                )
+                if not (called or handed):
                     continue
-                if not called and _inspected(scope.flat, parent):
+                if not called and isinstance(parent, cst.Arg) and _inspected(scope.flat, parent):
                     continue  # `inspect.signature(model.forward)`: read for its parameters, never called
                 target = code_of(node.value)
                 classes = held_path_classes(index, target, arguments, held)
@@ -301,14 +311,34 @@ def _inspected(flat, arg: cst.Arg) -> bool:
     return isinstance(call, cst.Call) and (call_name(call) or "").rsplit(".", 1)[-1] in ("signature", "getfullargspec")
 
 
+def _forward_reads_own(index: ModelIndex, cls: ClassInfo, call: str = "") -> bool:
+    """Does the module's forward (or what it reaches), or the call of it (`self.forward(x, self.group_features)`),
+    name a parameter the module owns itself and ZeRO-3 does not keep gathered? Only those are lost when
+    `self.forward(...)` skips the module's own hooks: a bias the forward never reads (BERT4Rec's, read by the loss)
+    is not."""
+    if not _owns_params(index, cls.name):
+        return False
+    text = "".join(m.text for m in cls.forward_methods) + call
+    return any(
+        m.kind == Kind.PARAM and not parameter_container(index, cls, name) and not persistent_param(index, cls.name, name)
+        and re.search(rf"\bself\.{re.escape(name)}\b", text) is not None
+        for name, m in facts_of(cls).members.items()
+    )
+
+
 def _owns_params(index: ModelIndex, ref: str) -> bool:
     """Does the module own parameters itself (not only through children, whose hooks still run) that ZeRO-3 does
     not keep gathered? A module holding only a small one (a null embedding of `1 x d`) loses nothing when its
     own hooks are skipped: that parameter stays gathered. A `ParameterList` it holds is a child: its parameters
     were never the module's to gather."""
     local = index.class_of(ref)
+    if local is None:  # a class of another file of the program: what it owns, read there
+        external = index.external(ref) if ref != UNKNOWN_CLASS else None
+        if external is not None and external[1].is_module:
+            index, local = external
     if local is not None:
-        return any(
+        base = torch_base(local)  # `class Conv2dSame(nn.Conv2d)`: the torch layer's own weight
+        return base is not None and base not in known.NORMS or any(
             m.kind == Kind.PARAM and not parameter_container(index, local, name) and not persistent_param(index, local.name, name)
             for name, m in facts_of(local).members.items()
         )

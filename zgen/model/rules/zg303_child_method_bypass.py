@@ -17,7 +17,9 @@ from ..analysis.own import answering_classes, calls_child_method, imported_modul
 from ..analysis.handed import outside_functions
 from ..analysis.instances import may_join
 from ..analysis.instances import (
-    Instance, function_arguments, function_flat, instance_methods, properties_read, reads_own, reads_own_by_name,
+    Instance, annotated_receiver, function_arguments, function_flat, instance_methods, member_instance, properties_read,
+    reads_own,
+    reads_own_by_name,
     receiver_instance, instance_attributes,
 )
 from ..analysis.script import function_scope
@@ -69,7 +71,10 @@ class ChildMethodBypass(Rule):
     its submodules, and only its class says which. A function handed a module and a tensor input
     that calls a method of the module with values derived from the module's
     own parameters (`conv._conv_forward(x, conv.weight * s, b)`) runs the
-    module by hand, with no hook of it: flagged at that call.
+    module by hand, with no hook of it: flagged at that call. A call of an
+    `@abstractmethod` of a module interface that no class we read fills in
+    (`self.adapter.encode(x)` with `adapter: AdapterBase`) runs a module of
+    the user's, which computes with its own parameters there.
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers `child`'s parameters only when `child` itself is called.
@@ -262,7 +267,9 @@ class Quantiser(nn.Module):
                 continue  # an initialiser, a hook, a loader given a model: not a step of the training loop
             text = index.skeleton.text(span.start, span.end)
             # a chain, a returned value, a property, a local bound from `self` (`m = self.a.module if c else self.a`)
-            joined = cls is not None and (may_join(cls, text) or bool(_LOCAL_FROM_SELF.search(text)))
+            joined = cls is not None and (
+                may_join(cls, text) or bool(_LOCAL_FROM_SELF.search(text)) or _calls_on_parameters(text)
+            )  # (a method's parameter is typed by the class's own calls: `self.encode_with(self.model.book, z)`)
             if not any(  # `w.copy_(...)`: a tensor's in-place op, no module method
                 not _never_computes(name) for name in (*_holder_calls(text, cls is not None), *bound_names(text, _roots(text, cls is not None), index))
             ) and not (cls is not None and _HELD_LOCAL.search(text)) and not joined:
@@ -278,10 +285,15 @@ class Quantiser(nn.Module):
             typed = bool(held or arguments) or (cls is not None and bool(instance_attributes(index, cls)))
             if not typed and not joined:
                 continue
-            for node, receiver, name, via, classes in self._calls(index, scope.flat, held, arguments, cls, text, joined):
+            for node, receiver, name, via, classes in self._calls(
+                index, scope.flat, held, arguments, cls, text, joined, scope.node
+            ):
                 if _never_computes(name):
                     continue
-                instance = receiver_instance(index, cls, scope.flat, receiver, 0, method) if cls is not None else None
+                if cls is not None:
+                    instance = receiver_instance(index, cls, scope.flat, receiver, 0, method)
+                else:  # `trainer.model.book` of an argument annotated with a plain class of the program
+                    instance = annotated_receiver(index, scope.node, receiver)
                 if instance is None and name in known.CONTAINER_METHODS:
                     continue  # `self.heads.update(...)`: a container's own method, unless the class says otherwise
                 if instance is None and classes and all(ref == UNKNOWN_CLASS for ref in classes):
@@ -341,7 +353,7 @@ class Quantiser(nn.Module):
                     yield self.finding(index, method.snippet, node, message, help)
 
     @staticmethod
-    def _calls(index: ModelIndex, flat, held, arguments, cls: ClassInfo | None, text: str, joined: bool):
+    def _calls(index: ModelIndex, flat, held, arguments, cls: ClassInfo | None, text: str, joined: bool, function=None):
         """`_held_calls`, then, where the text shows a join (`instances.may_join`), every other call of a method on a
         receiver other than `self` that `instances.receiver_instance` types through a chain or a returned value."""
         seen: set[int] = set()
@@ -349,6 +361,15 @@ class Quantiser(nn.Module):
             for found in _held_calls(index, flat, held, arguments, cls, text):
                 seen.add(id(found[0]))
                 yield found
+        if cls is None and function is not None:
+            # `trainer.model.book.quantize(z)` of an argument annotated with a plain class: typed by `_held`
+            annotated = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if p.annotation}
+            for node, ctx in flat.nodes if annotated else ():
+                if type(node) is not cst.Call or id(node) in seen or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                    continue
+                path = access_path(node.func.value)
+                if path is not None and path.root in annotated and path.parts and not _never_computes(node.func.attr.value):
+                    yield node, node.func.value, node.func.attr.value, code_of(node.func.value), ()
         if not joined or cls is None:
             return
         for node, ctx in flat.nodes:
@@ -367,7 +388,7 @@ class Quantiser(nn.Module):
             text = index.skeleton.text(span.start, span.end)
             header = _HEADER.search(text)
             params = set(_PARAM.findall(header.group(1))) if header else set()
-            if not params or not re.search(r"\b(?:" + "|".join(sorted(map(re.escape, params))) + r")\.\w+\s*\(", text):
+            if not params or not re.search(r"\b(?:" + "|".join(sorted(map(re.escape, params))) + r")(?:\.\w+)*\.\w+\s*\(", text):
                 continue
             arguments = function_arguments(index, name)
             flat = function_flat(index, name) if arguments else None
@@ -375,18 +396,21 @@ class Quantiser(nn.Module):
                 if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or ctx.guarded:
                     continue
                 target, method = node.func.value, node.func.attr.value
-                if not isinstance(target, cst.Name) or target.value not in arguments:
+                path = access_path(target)  # the argument, or a submodule of it (`holder.book.quantize(z)`)
+                if path is None or path.root not in arguments or "[]" in path.parts:
                     continue
                 if method in _SKIP or method in NOT_RUNS or method.startswith("__") or method.endswith("_"):
                     continue
-                found = reads_own(index, arguments[target.value], method)
+                typed = member_instance(index, arguments[path.root], path.parts)
+                found = reads_own(index, typed, method) if typed is not None else None
                 if found is None:
                     continue
+                written = code_of(target)
                 message = (
-                    f"`{code_of(node.func)}(...)` computes with {_what(found.param, f'`{target.value}`')}, outside "
-                    f"`{target.value}`'s forward; ZeRO-3 has not gathered it and must fetch it on access"
+                    f"`{code_of(node.func)}(...)` computes with {_what(found.param, f'`{written}`')}, outside "
+                    f"`{written}`'s forward; ZeRO-3 has not gathered it and must fetch it on access"
                 )
-                help = f"call `{target.value}(...)` (its forward), or gather its parameters around the call"
+                help = f"call `{written}(...)` (its forward), or gather its parameters around the call"
                 yield self.finding(index, index.parse(span), node, message, help)  # type: ignore[arg-type]
 
 
@@ -452,6 +476,14 @@ def _typed_receiver_calls(text: str) -> set[str]:
 _VALUE_CALL = re.compile(r"\)\s*\.\s*(\w+)\s*\(")
 # `v.m(`: a method called on a plain name (the name, the method).
 _NAME_CALL = re.compile(r"(?<![\w.])(\w++)\.(\w++)\s*\(")
+
+
+def _calls_on_parameters(text: str) -> bool:
+    """Text pre-filter: does the function call a method on one of its parameters (`book.nearest(z)` in `def
+    encode_with(self, book, z)`)?"""
+    header = _HEADER.search(text)
+    params = set(_PARAM.findall(header.group(1))) - {"self", "cls"} if header else set()
+    return bool(params) and any(receiver in params for receiver, _name in _NAME_CALL.findall(text))
 
 
 def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
