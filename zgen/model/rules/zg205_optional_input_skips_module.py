@@ -13,7 +13,7 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
 from ..analysis.flow import Flat
-from ..analysis.persistence import gathers
+from ..analysis.persistence import gathers, member_gathers
 from ..analysis.runs import HelperRuns, ast_function, runs_argument, self_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.holds import module_like_name
@@ -203,7 +203,7 @@ class Graph(nn.Module):
     def __init__(self):
         super().__init__()
         self.node_emb = nn.Embedding(100, 64)
-        self.edge_emb = nn.Embedding(8, 64)
+        self.edge_emb = nn.Embedding(512, 1024)
 
     def forward(self, nodes, edges=None):
         h = self.node_emb(nodes)
@@ -631,8 +631,8 @@ def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] =
         parts = [v for v in test.values if not _is_config(v) and not _only_self(v)]
         if len(parts) == 1 and len(test.values) > 1:
             flag = parts[0].operand if isinstance(parts[0], ast.UnaryOp) else parts[0]
-            if isinstance(flag, ast.Call):  # `not exists(embed) and not self.unconditional`
-                return _presence_test(parts[0], optional, helpers)
+            if isinstance(flag, (ast.Call, ast.Compare)):  # `not exists(embed) and not self.unconditional`,
+                return _presence_test(parts[0], optional, helpers)  # `self.emb is not None and attr is not None`
             return isinstance(flag, ast.Name) and flag.id in optional
     calls = [
         n for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers
@@ -722,11 +722,12 @@ class _Runs:
         self.context = nn.Linear(...)` ... `if context is not None: self.context(context)`: the input comes with the
         setting, the caller's convention; `exists(edges) and exists(self.edge_emb)` says it comes without it too)."""
         tested = {".".join(path) for n in ast.walk(test) if (path := self_path(n))}
+        given = self.on_inputs | self.stood_in
         return {
             name for name in skipped
             if name not in self.singles
-            or (name in self.stood_in and not _built_under_setting(self.cls, name[5:]))
-            or ((name in self.on_inputs or name in self.stood_in) and name[5:] in tested)
+            or (name in given and not _built_under_setting(self.cls, name[5:]))
+            or (name in given and name[5:] in tested)
         }
         self.func: ast.FunctionDef | None = None
 
@@ -775,6 +776,9 @@ class _Runs:
         kind, classes = resolved
         if not any(gathers(self.index, c) for c in classes):
             return set()
+        member = facts_of(self.cls).members.get(parts[0]) if len(parts) == 1 else None
+        if member is not None and not member_gathers(self.index, member):
+            return set()  # `nn.Linear(8, 16)`: a layer ZeRO-3 keeps gathered gathers nothing when it runs
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
             # A single layer counts when run on the optional input itself (`self.edge_emb(edges)`, its first argument;
             # not `self.experts(h, top_k_index)`, an input beside the value it runs on) or when the input
