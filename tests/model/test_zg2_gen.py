@@ -74,3 +74,108 @@ def test_an_optional_input_tested_beside_the_layers_presence_gates_the_layer():
 
 def test_a_test_of_the_configuration_alone_gates_nothing_per_rank():
     assert codes(STATE_EMBEDDING.format(test="self.training")) == []
+
+
+# The main process's rank read from a settings mapping (`opt["rank"]`, `cfg.get("rank")`) or a plain `rank` attribute
+# compared with 0; a trainer's method gated on it runs the model through its helpers on rank 0 only.
+RANK_KEY = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Trainer:
+    def __init__(self, opt):
+        self.opt = opt
+        self.net_g = Net()
+
+    def validation(self, loader):
+        if {test}:
+            self.nondist_validation(loader)
+
+    def nondist_validation(self, loader):
+        for batch in loader:
+            self.test(batch)
+
+    def test(self, batch):
+        with torch.no_grad():
+            self.output = self.net_g(batch)
+"""
+
+
+def test_the_rank_kept_in_a_settings_mapping_gates_the_trainers_model_calls():
+    assert codes(RANK_KEY.format(test='self.opt["rank"] == 0')) == ["ZG201"]
+    assert codes(RANK_KEY.format(test='self.opt.get("rank", 0) == 0')) == ["ZG201"]
+    assert codes(RANK_KEY.format(test="self.opt.rank != 0")) == ["ZG201"]
+
+
+def test_a_matrix_rank_setting_tested_for_being_set_is_no_rank():
+    assert codes(RANK_KEY.format(test='self.opt["rank"] > 0')) == []
+    assert codes(RANK_KEY.format(test='self.opt["lora_rank"] == 0')) == []
+
+
+# A random decision made in a helper method (`self._should_explore()`), of a module or of a plain agent.
+EXPLORE = """
+class Agent:
+    def __init__(self, q_net: nn.Module, n_actions, exploration=0.1):
+        self.q = q_net
+        self.n_actions = n_actions
+        self.exploration = exploration
+
+    def choose(self, state):
+        if self._should_explore():
+            return np.random.randint(0, self.n_actions)
+        return torch.argmax(self.q(state)).item()
+
+    def _should_explore(self):
+        {body}
+
+    def _draw(self):
+        return np.random.rand() < self.exploration
+"""
+
+
+def test_a_random_decision_returned_by_a_helper_method_decides_per_rank():
+    assert codes(EXPLORE.format(body="return np.random.rand() < self.exploration")) == ["ZG202"]
+    assert codes(EXPLORE.format(body="return self.n_actions < 2 or random.random() < self.exploration")) == ["ZG202"]
+    assert codes(EXPLORE.format(body="return self._draw()")) == ["ZG202"]
+
+
+def test_a_helper_returning_a_random_value_or_a_fixed_decision_decides_nothing():
+    assert codes(EXPLORE.format(body="return torch.rand(()).item() * 0 > 1 if False else self.n_actions > 4")) == []
+    assert codes(EXPLORE.format(body="noise = np.random.rand()\n        return self.n_actions > 4")) == []
+
+
+# An early exit on an extent of the input: this rank's short or empty input skips the layers after it.
+EXTENT = """
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x, tokens):
+        {test}
+        ids = torch.tensor([0, *tokens])
+        return self.out(self.proj(x)), ids
+"""
+
+
+def test_an_early_return_on_an_extent_of_the_input_skips_the_layers_after_it():
+    assert codes(EXTENT.format(test="if x.shape[1] < 4:\n            return x, None")) == ["ZG204"]
+    assert codes(EXTENT.format(test="if x.size(-1) < 8:\n            return x, None")) == ["ZG204"]
+    assert codes(EXTENT.format(test="t = x.shape[1]\n        if t < 4:\n            return x, None")) == ["ZG204"]
+    assert codes(EXTENT.format(test="if len(tokens) == 0:\n            return x, None")) == ["ZG204"]
+
+
+def test_a_branch_on_an_extent_and_a_one_step_test_are_no_exit():
+    # (which branch runs on a length is the same on every rank in lockstep decoding; a one-token step likewise)
+    branch = "if x.shape[1] > 4:\n            x = self.proj(x)"
+    assert codes(EXTENT.format(test=branch)) == []
+    assert codes(EXTENT.format(test="if x.shape[1] == 1:\n            return x, None")) == []
+    # (the length of a list of feature maps or modules, not of values, is fixed by the code)
+    assert codes(EXTENT.format(test="if len(tokens) == 0:\n            return x, None").replace("[0, *tokens]", "0")) == []

@@ -296,6 +296,8 @@ def _tainted_decisions(
                 continue  # `if coin: y = self.model(x)` / `else: y = jvp(self.model, ...)`: the same modules run
             effect = WHILE if _is_while_test(flat, test) else GATE
             for kind, source in tainted.items():
+                if kind == DATA and taint.extent_only(source):
+                    continue  # `if seq_len > 4:` picks a branch; only an exit on an input's extent counts
                 if kind == RANK and rank_gated.get(callee, 0) > 1:
                     # The same call in another rank-dependent branch (`if main: ... barrier()` /
                     # `else: barrier()`, "main process first"): every rank makes it once.

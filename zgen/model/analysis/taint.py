@@ -18,7 +18,7 @@ from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind",
-    "draw_trigger", "draws_in", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters", "own_state",
+    "draw_trigger", "draws_in", "extent_exit_text", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters", "own_state",
     "output_test_text",
 ]
 
@@ -150,6 +150,20 @@ class Taint:
         self.batch_sizes = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Assign for name in _batch_size_names(node)
         )
+        # `torch.tensor([sot, *tokens])` for an argument `tokens`: a list of this sample's values (tokens, ids), not of
+        # modules or feature maps: how many it holds is this rank's data
+        self.valued = frozenset(
+            name for node, _ctx in flat.nodes if type(node) is cst.Call and self._builds_tensor(node)
+            for name in _handed_names(node) if name in self.inputs
+        ) if self.inputs else frozenset()
+        # `t = x.shape[1]`, `_, t = x.shape[:2]`, `n = len(tokens)`: locals holding an extent of what this call was
+        # given (a tensor's length along a dimension, how many values a list holds)
+        self.extents = frozenset(
+            name for node, _ctx in flat.nodes if type(node) is cst.Assign
+            for name in _extent_names(node, self.inputs, self.valued)
+        ) if self.inputs else frozenset()
+        # the tests of such extents, as their text: they decide an early exit, not which branch runs (`extent_only`)
+        self._extent_tests: set[str] = set()
         if cls is not None and isinstance(root, cst.FunctionDef) and self.inputs:
             # `self.forward_single_task(x[mask], task.item())` for `task` in `labels.unique()`: a parameter the
             # class's own calls bind to a value that differs per rank differs too
@@ -348,6 +362,9 @@ class Taint:
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
                     found.setdefault(RANK, code_of(node))
                     continue
+                if known.is_rank_name(_env_key(node) or ""):  # `self.opt["rank"]`: settings keep it under its name
+                    found.setdefault(RANK, code_of(node))
+                    continue
                 # `parts[rank]` picks this rank's share: the rank is arithmetic here, not a decision.
                 for element in node.slice:
                     inner = self._of(element, names)
@@ -369,10 +386,16 @@ class Taint:
                     continue
             elif kind is cst.Comparison and _batch_size_test(node, self.batch_sizes, self.counted):
                 found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
+            elif kind is cst.Comparison and self.inputs and _extent_test(node, self.inputs, self.extents, self.valued):
+                why = code_of(node)  # `if x.shape[1] < 4: return x`, `if len(tokens) == 0: return []`
+                self._extent_tests.add(why)
+                found.setdefault(DATA, why)
             elif kind is cst.Comparison and self._key_presence(node):
                 found.setdefault(DATA, code_of(node))  # `key not in feats`: which keys this call's input has
             elif kind is cst.Comparison and is_none_test(node) and self._input_get(node.left):
                 found.setdefault(DATA, code_of(node))  # `batch.get("image") is not None`: a key this input may lack
+            elif kind is cst.Comparison and _main_rank_test(node):
+                found.setdefault(RANK, code_of(node.left))  # `opt["rank"] == 0`, `args.rank != 0`: the main process
             elif kind is cst.Comparison and _unset_rank_test(node):
                 inner = self._of(node.left, names)  # `local_rank != -1`: launched distributed, the same on every rank
                 inner.pop(RANK, None)
@@ -393,6 +416,18 @@ class Taint:
                         found.setdefault(DATA, source)
             stack.extend(children(node))
         return found
+
+    def extent_only(self, source: str) -> bool:
+        """Is `source` (the reason `of` gave for DATA) a test of an extent of this call's input (`x.shape[1] < 4`,
+        `len(tokens) == 0`)? Such a test counts where it ends the function or a loop early (this rank's short or empty
+        input skips what follows); which of two branches runs on a length is most often the same on every rank
+        (decoding steps in lockstep: `if seq_len > 1`), so it is no decision there."""
+        return source in self._extent_tests
+
+    def _builds_tensor(self, node: cst.Call) -> bool:
+        """`torch.tensor(x)`, `torch.LongTensor(x)`, `np.array(x)`: a tensor made of the values of what it is handed."""
+        name = call_name(node)
+        return name is not None and self.index.qualify(name) in _TENSOR_BUILDERS
 
     def _reports_time(self, node: cst.Call) -> bool:
         """Is `node` a call of a function imported from another module (not a builtin, not arithmetic of `math`,
@@ -522,6 +557,8 @@ class Taint:
         if qualified.endswith(("environ.get", "getenv")) and node.args:
             if const_str(node.args[0].value) in known.RANK_ENV:
                 return RANK
+        elif last == "get" and node.args and known.is_rank_name(const_str(node.args[0].value) or ""):
+            return RANK  # `opt.get("rank", 0)`: a settings mapping keeps it under its name
         draw = _draw(qualified, node)
         if draw is not None:
             return draw
@@ -542,6 +579,9 @@ class Taint:
         if method and self.cls is not None and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
             if rank_method(self.index, self.cls, last):
                 return RANK  # `if self.should_evaluate():` with `return self.trainer.global_rank == 0`
+            drawn = random_method(self.index, self.cls, last)
+            if drawn is not None:
+                return drawn  # `if self._should_explore():` with `return np.random.rand() < self.epsilon`
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
@@ -549,6 +589,35 @@ class Taint:
 
 # Builtins that compute with a number they are handed (a time stays a time through them).
 _NUMERIC_BUILTINS = frozenset({"max", "min", "abs", "round", "int", "float", "sum", "divmod", "pow"})
+
+
+def _main_rank_test(node: cst.Comparison) -> bool:
+    """`rank == 0`, `args.rank != 0`, `opt["rank"] == 0`, `cfg.get("rank") in (-1, 0)`: a value named plainly `rank`
+    (a name, an attribute, a settings key) compared with the main process's rank. The bare word may also be a
+    matrix's rank (a LoRA setting, `r > 0` when enabled), which is not tested for being the first; the spellings
+    `is_rank_name` accepts count wherever they are read."""
+    if len(node.comparisons) != 1:
+        return False
+    test = node.comparisons[0]
+    right = test.comparator
+    if isinstance(test.operator, (cst.Equal, cst.NotEqual)):
+        if not (isinstance(right, cst.Integer) and right.value == "0"):
+            return False
+    elif isinstance(test.operator, (cst.In, cst.NotIn)):
+        if not (isinstance(right, (cst.Tuple, cst.List)) and {code_of(e.value) for e in right.elements} == {"-1", "0"}):
+            return False
+    else:
+        return False
+    left = node.left
+    if isinstance(left, cst.Name):
+        return left.value == "rank"
+    if isinstance(left, cst.Attribute):
+        return left.attr.value == "rank"
+    if isinstance(left, cst.Subscript):
+        return _env_key(left) == "rank"
+    if isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "get":
+        return bool(left.args) and const_str(left.args[0].value) == "rank"
+    return False
 
 
 def _unset_rank_test(node: cst.Comparison) -> bool:
@@ -745,6 +814,27 @@ _WORD_READ = re.compile(rf"\b(\w++)\b(?={_KEPT}{_READ})")
 _PASSED_WORD = re.compile(r"\b(\w+)\b(?!\.(?:device|dtype|shape|ndim|size\())")  # (not its metadata)
 
 
+# `if x.shape[1] < 4: return x`, `if len(tokens) == 0:` + `return []` on the next line: a test whose first statement
+# leaves; and the locals bound to an extent (`t = x.shape[1]`)
+_EXIT_TEST = re.compile(r"if(?<!\wif)\b([^\n]*):[ \t]*(?:#[^\n]*)?(?:\n[ \t]*)?(?:return|continue|break)\b")
+_EXTENT_READ = re.compile(r"\.shape\b|\.size\(|len(?<!\wlen)\(")
+_EXTENT_LOCAL = re.compile(r"^[ \t]*([\w, ()*]+?)[ \t]*=[^=\n]*(?:\.shape\b|\.size\(|len(?<!\wlen)\()", re.M)
+
+
+def extent_exit_text(text: str) -> bool:
+    """Text pre-filter: a test reading an extent (`.shape`, `.size(`, `len(`, or a local bound to one) whose first
+    statement returns, continues or breaks (`_extent_test`)."""
+    if ("return" not in text and "continue" not in text and "break" not in text) or not _EXTENT_READ.search(text):
+        return False
+    tests = [m.group(1) for m in _EXIT_TEST.finditer(text)]
+    if not tests:
+        return False
+    if any(_EXTENT_READ.search(test) for test in tests):
+        return True
+    bound = {w for m in _EXTENT_LOCAL.finditer(text) for w in re.findall(r"\w+", m.group(1))}
+    return any(w in bound for test in tests for w in re.findall(r"\w+", test))
+
+
 def output_test_text(text: str) -> bool:
     """Text pre-filter: what a call of one of `self`'s attributes returned, compared or read as a value (`o =
     self.sub(h)` ... `o.argmax(-1)[0] == 0`; `if self.halt(h).all():`), or handed to a method of an argument or of
@@ -823,6 +913,13 @@ def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
         names += [name for name in index.skeleton.functions if random_function(index, name)]
     calls = [f"{name}(" for name in names]
     pattern = known.RANDOM_HINT + "".join(f"|(?<![\\w.]){re.escape(call)}" for call in calls)
+    if helpers:  # `self._should_explore()` answering with a draw (`random_method`)
+        methods = {
+            method.name for cls in index.classes.values() for method in cls.all_methods()
+            if "return" in method.text and draw_trigger(index, False).search(method.text)
+            and random_method(index, cls, method.name)
+        }
+        pattern += "".join(f"|self\\.{re.escape(name)}\\(" for name in sorted(methods))
     return Trigger("rand", "bernoulli", "multinomial", "poisson", "uniform_(", *calls, pattern=pattern)
 
 
@@ -893,6 +990,33 @@ def rank_method(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     """Is `self.<name>()` a method of the class that returns the process rank or a decision on it?"""
     method = cls.method(name)
     return method is not None and _returns_rank_decision(index, cls, method)
+
+
+@memoised(cycle=None)
+def random_method(index: ModelIndex, cls: ClassInfo, name: str) -> str | None:
+    """RANDOM / HOST_RANDOM when `self.<name>()` is a method of the class that returns a decision drawn at random
+    (`return len(self.buffer) < n or np.random.rand() < self.eps`), also through another such method: whether it
+    holds differs per rank like the draw. (A random value it returns, `torch.randn(b, d)`, decides nothing.)"""
+    method = cls.method(name)
+    if method is None or "return" not in method.text:
+        return None
+    text = method.text
+    if not draw_trigger(index, False).search(text):
+        helpers = (m for m in _SELF_CALL.findall(text) if m != name)
+        if not any(random_method(index, cls, m) for m in helpers):
+            return None
+    flat = flat_of(method)
+    if flat is None:
+        return None
+    taint = Taint(index, cls, flat, own_state=False)
+    root = flat.nodes[0][0] if flat.nodes else None
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root):
+            kinds = taint.of(node.value)
+            for kind in (RANDOM, HOST_RANDOM):
+                if kind in kinds and _decision(node.value, taint, kind):
+                    return kind
+    return None
 
 
 def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodInfo) -> bool:
@@ -1031,6 +1155,91 @@ def _batch_size_test(
     return isinstance(left, cst.Call) and _batch_size_call(left)
 
 
+# Calls that make a tensor (or an array) of the values they are handed.
+_TENSOR_BUILDERS = frozenset({
+    "torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.FloatTensor", "torch.IntTensor", "torch.Tensor",
+    "numpy.array", "numpy.asarray",
+})
+
+
+def _handed_names(node: cst.Call) -> list[str]:
+    """Names handed to a call as values: `f(x)`, `f([a, *x])`, `f((x, y))`."""
+    found = []
+    for arg in node.args:
+        value = arg.value
+        if isinstance(value, cst.Name):
+            found.append(value.value)
+        elif isinstance(value, (cst.List, cst.Tuple)):
+            found += [e.value.value for e in value.elements if isinstance(e.value, cst.Name)]
+    return found
+
+
+def _extent_test(
+    node: cst.Comparison, inputs: frozenset[str], extents: frozenset[str], valued: frozenset[str]
+) -> bool:
+    """`x.shape[1] < 4`, `ids.size(1) < n`, `t < 4` for `t = x.shape[1]`, `len(tokens) == 0` of a list of values the
+    function was given: an extent of this call's input tested against a number (a literal or a name; not against 1
+    along a dimension other than the batch's, the test of one decoding step, made alike by every rank)."""
+    if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    if isinstance(left, (cst.Integer, cst.Name)) and not isinstance(right, (cst.Integer, cst.Name)):
+        left, right = right, left
+    elif isinstance(left, cst.Integer):
+        left, right = right, left
+    if not (isinstance(right, cst.Integer) or (isinstance(right, (cst.Name, cst.Attribute)) and right is not left)):
+        return False
+    one = isinstance(right, cst.Integer) and right.value == "1"
+    if isinstance(left, cst.Name):
+        return left.value in extents and not one
+    if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
+        return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in valued
+    return _input_extent(left, inputs) and not one
+
+
+def _input_extent(value: cst.BaseExpression, inputs: frozenset[str]) -> bool:
+    """`x.shape[k]` / `x.size(k)` for `k` other than 0 (the batch's, `_batch_size_test`), of an argument `x`."""
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index):
+        index, shape = value.slice[0].slice.value, value.value
+        if not (isinstance(shape, cst.Attribute) and shape.attr.value == "shape"):
+            return False
+        owner = shape.value
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "size":
+        if len(value.args) != 1:
+            return False
+        index, owner = value.args[0].value, value.func.value
+    else:
+        return False
+    if isinstance(index, cst.Integer) and index.value == "0":
+        return False
+    return isinstance(index, (cst.Integer, cst.UnaryOperation)) and isinstance(owner, cst.Name) and owner.value in inputs
+
+
+def _extent_names(node: cst.Assign, inputs: frozenset[str], valued: frozenset[str]) -> list[str]:
+    """The names `t = x.shape[1]`, `_, t = x.shape[:2]`, `b, t, d = x.size()`, `n = len(tokens)` bind to an extent of
+    an argument (not the first of an unpacked shape: the batch size)."""
+    value, found = node.value, []
+    for target in node.targets:
+        target = target.target
+        if isinstance(target, cst.Name):
+            if _input_extent(value, inputs) or (
+                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len"
+                and len(value.args) == 1 and isinstance(value.args[0].value, cst.Name)
+                and value.args[0].value.value in valued
+            ):
+                found.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) > 1:
+            shape = value.value if isinstance(value, cst.Subscript) and _leading_slice(value) else value
+            if isinstance(shape, cst.Call) and isinstance(shape.func, cst.Attribute) and shape.func.attr.value == "size":
+                if shape.args:
+                    continue
+                shape = shape.func
+            if isinstance(shape, cst.Attribute) and shape.attr.value == "shape" and isinstance(shape.value, cst.Name):
+                if shape.value.value in inputs:
+                    found += [e.value.value for e in target.elements[1:] if isinstance(e.value, cst.Name)]
+    return found
+
+
 def _batch_size_names(node: cst.Assign) -> list[str]:
     """The names `b = x.shape[0]` / `b = x.size(0)` / `b, n = x.shape[:2]` / `b, *_ = x.size()` bind to a batch size."""
     value, found = node.value, []
@@ -1094,20 +1303,30 @@ VALUE_FREE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "re
 def _rank_decision(value: cst.BaseExpression, taint: Taint, depth: int = 2) -> bool:
     """Is `value` a decision on the rank (`rank == 0`, `not is_main`, `a and rank > 0`, `Probe() if rank == 0 else
     None`, or a local bound to one: `first = rank == 0` ... `self.first = first`), not a value made from it?"""
+    return _decision(value, taint, RANK, depth)
+
+
+def _decision(value: cst.BaseExpression, taint: Taint, kind: str, depth: int = 2) -> bool:
+    """Is `value` a decision on a value of `kind` (a test, a conditional expression, or a local bound to one), not a
+    value made from it?"""
     if isinstance(value, cst.Name) and depth:
         return any(
-            _rank_decision(node.value, taint, depth - 1)
+            _decision(node.value, taint, kind, depth - 1)
             for node, _ctx in taint._flat.nodes
             if type(node) is cst.Assign and any(
                 isinstance(t.target, cst.Name) and t.target.value == value.value for t in node.targets
             )
         )
+    func = value.func if isinstance(value, cst.Call) else None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        # `return self._draw()`: another method answering with a decision drawn at random
+        return kind != RANK and taint.cls is not None and random_method(taint.index, taint.cls, func.attr.value) == kind
     if isinstance(value, cst.IfExp):
-        return RANK in taint.of(value.test)
+        return kind in taint.of(value.test)
     if isinstance(value, (cst.Comparison, cst.BooleanOperation)) or (
         isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)
     ):
-        return RANK in taint.of(value)
+        return kind in taint.of(value)
     return False
 
 

@@ -19,8 +19,9 @@ from ..program.tree import code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
-# Any spelling of the rank (`known.RANK_WORDS` and the shapes `known.is_rank_name` accepts) as a whole word.
-_TRIGGER = Trigger(*known.RANK_LITERALS, pattern=known.RANK_TEXT)
+# Any spelling of the rank (`known.RANK_WORDS` and the shapes `known.is_rank_name` accepts) as a whole word, and the
+# bare word a main-process test compares (`opt["rank"] == 0`, `taint._main_rank_test`).
+_TRIGGER = Trigger(*known.RANK_LITERALS, pattern=known.RANK_TEXT + r"|(?<!\w)rank(?!\w)")
 
 
 class RankGatedCall(Rule):
