@@ -179,3 +179,140 @@ def test_a_branch_on_an_extent_and_a_one_step_test_are_no_exit():
     assert codes(EXTENT.format(test="if x.shape[1] == 1:\n            return x, None")) == []
     # (the length of a list of feature maps or modules, not of values, is fixed by the code)
     assert codes(EXTENT.format(test="if len(tokens) == 0:\n            return x, None").replace("[0, *tokens]", "0")) == []
+
+
+def test_an_early_return_that_runs_the_same_layer_skips_nothing():
+    source = EXTENT.format(test="if x.shape[1] < 4:\n            return self.out(self.proj(x)), None")
+    assert codes(source) == []
+
+
+# A single layer on an optional input whose absence a cache stands in for (a decoding step, the same on every rank).
+CACHED = """
+class Attention(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q_proj = nn.Linear(d, d)
+        self.k_proj = nn.Linear(d, d)
+
+    def forward(self, x, states=None, cache=None, cached=False):
+        q = self.q_proj(x)
+        {body}
+        return q @ k.transpose(-1, -2)
+"""
+
+
+def test_a_layer_whose_output_a_cache_stands_in_for_is_the_callers_step():
+    body = "if states is not None:\n            k = self.k_proj(states)\n        else:\n            k = cache[0]"
+    assert codes(CACHED.format(body=body)) == []
+    cleared = "if cached:\n            states = None\n        k = q\n        if states is not None:\n            k = self.k_proj(states)"
+    assert codes(CACHED.format(body=cleared)) == []
+
+
+def test_a_layer_skipped_on_an_absent_input_with_nothing_in_its_place_diverges():
+    body = "k = q\n        if states is not None:\n            k = self.k_proj(states)"
+    assert codes(CACHED.format(body=body)) == ["ZG205"]
+
+
+# A plain `rank` argument (`mp.spawn`'s first argument) compared with 0.
+SPAWNED = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def evaluate(model: Net, rank, batch):
+    if {test}:
+        return model(batch)
+"""
+
+
+def test_a_plain_rank_argument_compared_with_the_main_process_gates_the_model():
+    assert codes(SPAWNED.format(test="rank == 0")) == ["ZG201"]
+
+
+def test_a_plain_rank_compared_otherwise_is_a_setting():
+    assert codes(SPAWNED.format(test="rank > 8")) == []
+
+
+# A trainer's stop flag set from a validation score that a method gathered across ranks (`dist.all_gather`).
+GATHERED = """
+import torch.distributed as dist
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Trainer:
+    def __init__(self, model: Net):
+        self.model = model
+        self.best = 0.0
+
+    def fit(self, loader):
+        for epoch in range(10):
+            for batch in loader:
+                self.model(batch)
+            score = self._valid(loader)
+            if score < self.best:
+                break
+            self.best = score
+
+    def _valid(self, loader):
+        result = self.evaluate(loader)
+        return float(result)
+
+    def evaluate(self, loader):
+        total = sum(self.model(b).sum() for b in loader)
+        {reduce}
+        return total
+
+    def _reduce(self, t):
+        dist.all_reduce(t)
+        return t
+"""
+
+
+def test_a_stop_flag_on_a_score_gathered_across_ranks_is_the_same_everywhere():
+    assert codes(GATHERED.format(reduce="total = self._reduce(total)")) == []
+
+
+def test_a_stop_flag_on_this_ranks_own_score_diverges():
+    assert codes(GATHERED.format(reduce="total = total / 2")) == ["ZG204"]
+
+
+# A plain object a module builds around its own network (`ValueAgent(self.net)`), run in the module's own loop.
+AGENT = """
+class Agent:
+    def __init__(self, net: nn.Module):
+        self.net = net
+
+    def __call__(self, state):
+        return self.net(state).argmax(-1)
+
+
+class DQN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4096, 4096)
+        self.agent = Agent(self.net)
+
+    def run_episode(self, env):
+        done = False
+        state = env.reset()
+        while not done:
+            action = self.agent(state)
+            state, reward, done, _ = env.step(action)
+"""
+
+
+def test_a_plain_object_the_module_built_around_its_network_runs_it():
+    assert "ZG204" in codes(AGENT)

@@ -241,7 +241,9 @@ class Taint:
 
     def with_outputs(self, output_of: Callable[[cst.CSTNode], str | None]) -> Taint:
         """This function's taint once value reads of what submodule-running calls returned are data too."""
-        return Taint(self.index, self.cls, self._flat, self._own_state, output_of)
+        found = Taint(self.index, self.cls, self._flat, self._own_state, output_of)
+        found._extent_tests = self._extent_tests  # (one record of the extent tests read, whichever taint read them)
+        return found
 
     @property
     def state_of_self(self) -> dict[str, dict[str, str]]:
@@ -362,9 +364,6 @@ class Taint:
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
                     found.setdefault(RANK, code_of(node))
                     continue
-                if known.is_rank_name(_env_key(node) or ""):  # `self.opt["rank"]`: settings keep it under its name
-                    found.setdefault(RANK, code_of(node))
-                    continue
                 # `parts[rank]` picks this rank's share: the rank is arithmetic here, not a decision.
                 for element in node.slice:
                     inner = self._of(element, names)
@@ -428,6 +427,14 @@ class Taint:
         """`torch.tensor(x)`, `torch.LongTensor(x)`, `np.array(x)`: a tensor made of the values of what it is handed."""
         name = call_name(node)
         return name is not None and self.index.qualify(name) in _TENSOR_BUILDERS
+
+    def agreed_output(self, call: cst.CSTNode) -> bool:
+        """Is `call` a method of the class returning a value every rank holds alike (`agreed_method`)?"""
+        func = call.func if isinstance(call, cst.Call) else None
+        return (
+            self.cls is not None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == "self" and agreed_method(self.index, self.cls, func.attr.value)
+        )
 
     def _reports_time(self, node: cst.Call) -> bool:
         """Is `node` a call of a function imported from another module (not a builtin, not arithmetic of `math`,
@@ -557,8 +564,6 @@ class Taint:
         if qualified.endswith(("environ.get", "getenv")) and node.args:
             if const_str(node.args[0].value) in known.RANK_ENV:
                 return RANK
-        elif last == "get" and node.args and known.is_rank_name(const_str(node.args[0].value) or ""):
-            return RANK  # `opt.get("rank", 0)`: a settings mapping keeps it under its name
         draw = _draw(qualified, node)
         if draw is not None:
             return draw
@@ -661,6 +666,91 @@ def agreeing(node: cst.Call) -> bool:
     """`dist.all_reduce(t)`, `idist.broadcast(x, src=0)`: a collective after which every rank holds the same value."""
     name = call_name(node)
     return name is not None and name.rsplit(".", 1)[-1] in known.AGREEING_COLLECTIVES
+
+
+# `dist.all_gather(parts, t)`: words without which a method makes no collective that agrees on a value
+_AGREEING_TEXT = re.compile(r"(?:" + "|".join(sorted(known.AGREEING_COLLECTIVES, key=len, reverse=True)) + r")\(")
+
+
+@memoised(cycle=False)
+def agreed_method(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does `self.<name>()` return a value every rank holds alike? A method that makes an agreeing collective
+    (`dist.all_gather(parts, t)` ... `return total`: what it returns is the gathered result), or whose every return
+    is computed from what such methods of the class returned, bound last before it, and settings (`result =
+    self._map_reduce(result, n)` ... `return result`; `score = calculate(result, self.metric)`: a validation score
+    gathered across ranks before a stopping flag is set from it)."""
+    method = cls.method(name)
+    if method is None or "return" not in method.text:
+        return False
+    text = method.text
+    if _AGREEING_TEXT.search(text) is None and not any(
+        m != name and "return" in (cls.method(m).text if cls.method(m) else "") for m in _SELF_CALL.findall(text)
+    ):
+        return False
+    flat = flat_of(method)
+    if flat is None:
+        return False
+    root = flat.nodes[0][0] if flat.nodes else None
+    if any(type(node) is cst.Call and agreeing(node) for node, _ctx in flat.nodes):
+        return True
+    returns = [
+        node for node, _ctx in flat.nodes
+        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root)
+    ]
+    return bool(returns) and all(
+        _agreed_value(index, cls, flat, node.value, flat.position.get(id(node), 0), 3) is True for node in returns
+    )
+
+
+def _agreed_value(
+    index: ModelIndex, cls: ClassInfo, flat: Flat, expr: cst.BaseExpression, at: int, depth: int
+) -> bool | None:
+    """True when `expr` (read at position `at`) is made of agreed values (`agreed_method`) and settings with at least
+    one agreed value, None when made of settings alone, False otherwise."""
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            return agreed_method(index, cls, func.attr.value) or False
+        parts = [arg.value for arg in expr.args]
+    elif isinstance(expr, cst.Name):
+        if expr.value in ("None", "True", "False"):
+            return None
+        if depth == 0:
+            return False
+        bound = [
+            (position, value) for node, _ctx in flat.nodes
+            if (position := flat.position.get(id(node), -1)) < at
+            for target, value in _assigned_pairs(node) if isinstance(target, cst.Name) and target.value == expr.value
+        ]
+        if not bound:
+            return False  # (an argument: what the caller handed in)
+        position, value = max(bound, key=lambda pair: pair[0])
+        return _agreed_value(index, cls, flat, value, position, depth - 1)
+    elif isinstance(expr, (cst.Attribute, cst.SimpleString, cst.Integer, cst.Float)):
+        return None if not isinstance(expr, cst.Attribute) or _on_self(expr) else False
+    elif isinstance(expr, (cst.Tuple, cst.List)):
+        parts = [element.value for element in expr.elements]
+    else:
+        return False
+    answers = [_agreed_value(index, cls, flat, part, at, depth) for part in parts]
+    if False in answers:
+        return False
+    return True if True in answers else None
+
+
+def _assigned_pairs(node: cst.CSTNode) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) pairs of an assignment, a tuple unpacked into a tuple of names pairing each with the
+    whole value."""
+    if type(node) is cst.Assign:
+        pairs = []
+        for target in node.targets:
+            t = target.target
+            names = [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
+            pairs += [(name, node.value) for name in names]
+        return pairs
+    if type(node) is cst.AnnAssign and node.value is not None:
+        return [(node.target, node.value)]
+    return []
 
 
 def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> dict[str, dict[str, str]]:

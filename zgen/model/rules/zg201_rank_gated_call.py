@@ -6,10 +6,10 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.calls import ModuleCalls
-from ..analysis.divergence import divergences, message
+from ..analysis.divergence import message
 from ..analysis.flow import flat_of
 from ..analysis.runs import HelperRuns
-from ..analysis.script import script_divergences
+from ..analysis.script import divergences, script_divergences
 from ..analysis.state import state_trigger
 from ..analysis.taint import RANK, rank_trigger
 from ..program import known

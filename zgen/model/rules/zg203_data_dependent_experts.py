@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.divergence import GATE, ITERATE, PICK, SKIP, divergences, message
-from ..analysis.script import script_divergences
+from ..analysis.divergence import GATE, ITERATE, PICK, SKIP, message
+from ..analysis.script import divergences, script_divergences
 from ..analysis.state import state_trigger
 from ..analysis.taint import DATA, extent_exit_text, output_test_text
 from ..program.index import ModelIndex

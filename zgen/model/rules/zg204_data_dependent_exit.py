@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.divergence import CAUGHT, COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, divergences, message
+from ..analysis.divergence import CAUGHT, COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, message
 from ..analysis.flow import Flat, flat_of
-from ..analysis.script import script_divergences, script_scopes
+from ..analysis.script import divergences, script_divergences, script_scopes
 from ..analysis.state import state_trigger
 from ..analysis.taint import CLOCK, DATA, HOST, extent_exit_text
 from ..program.index import ModelIndex

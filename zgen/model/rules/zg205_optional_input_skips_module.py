@@ -378,9 +378,13 @@ class Clip(nn.Module):
                     skipped = runs.towers_or_inputs(skipped, expr.test)
                     if skipped:
                         yield self._report_expression(index, method, position, skipped)
+            cleared = _cleared(func)
             for position, (stmt, later) in enumerate(_ifs(func)):
                 if not _presence_test(stmt.test, optional, helpers):
                     continue
+                tested = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)} & optional
+                if tested and all(any(line < stmt.lineno for line in cleared.get(n, ())) for n in tested):
+                    continue  # `if cached: key = None` ... `if key is None:`: the method's own state decides
                 body, other = runs.of(stmt.body), runs.of(stmt.orelse)
                 elif_ = stmt.orelse[0] if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) else None
                 if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers):
@@ -389,6 +393,7 @@ class Clip(nn.Module):
                 if not skipped and _returns(stmt.body):
                     skipped = runs.of(later) - runs.of(stmt.orelse)
                 skipped = runs.towers_or_inputs(skipped, stmt.test)
+                skipped = {name for name in skipped if name not in runs.singles or not _substituted(stmt, name)}
                 if skipped:
                     yield self._report(index, method, stmt, position, skipped)
 
@@ -808,6 +813,44 @@ class _Runs:
                 if runs_argument(self.index, name, names[position], (self.cls.name,)):
                     return {f"{name}()"}
         return set()
+
+
+def _cleared(func: ast.FunctionDef) -> dict[str, list[int]]:
+    """The lines where the method itself sets a name to None (`key = None` once a cache holds its projection)."""
+    found: dict[str, list[int]] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found.setdefault(target.id, []).append(node.lineno)
+    return found
+
+
+def _substituted(stmt: ast.If, name: str) -> bool:
+    """Does the other branch bind what the single layer `name` (`self.k_proj`) computes in one branch to another
+    value (`if states is not None: k = self.k_proj(states)` / `else: k = cache[i]`)? The input is then absent
+    exactly when a substitute (a cache filled by an earlier call) stands ready: the step of the caller's loop, not
+    this rank's batch, decides."""
+    layer = tuple(name[5:].split("."))
+
+    def bound(block: list[ast.stmt], computed: bool) -> set[str]:
+        found = set()
+        for node in (n for stmt_ in block for n in ast.walk(stmt_)):
+            if isinstance(node, ast.Assign):
+                calls = any(isinstance(c, ast.Call) and self_path(c.func) == layer for c in ast.walk(node.value))
+                none = isinstance(node.value, ast.Constant) and node.value.value is None
+                if (calls if computed else not calls and not none):
+                    for target in node.targets:
+                        for element in target.elts if isinstance(target, ast.Tuple) else [target]:
+                            if isinstance(element, ast.Name):
+                                found.add(element.id)
+        return found
+
+    for block, other in ((stmt.body, stmt.orelse), (stmt.orelse, stmt.body)):
+        outputs = bound(block, True)
+        if outputs and outputs & bound(other, False):
+            return True
+    return False
 
 
 def _built_under_setting(cls: ClassInfo, name: str) -> bool:
