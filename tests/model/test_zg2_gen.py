@@ -316,3 +316,118 @@ class DQN(nn.Module):
 
 def test_a_plain_object_the_module_built_around_its_network_runs_it():
     assert "ZG204" in codes(AGENT)
+
+
+# A presence helper of another file of the package (`from .helpers import given`), read there.
+HELPERS = """
+def given(value):
+    return value is not None
+
+
+def positive(value):
+    return value > 0
+"""
+
+PRESENCE_MODEL = """
+from torch import nn
+from .helpers import given, positive
+
+
+class Tower(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.text = nn.Linear(d, d)
+        self.image = Tower(d)
+
+    def forward(self, ids, images=None):
+        h = self.text(ids)
+        if {test}:
+            h = h + self.image(images)
+        return h
+"""
+
+
+def _package_codes(tmp_path, test: str) -> list[str]:
+    pkg = tmp_path / "proj"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(textwrap.dedent(HELPERS))
+    path = pkg / "model.py"
+    path.write_text(textwrap.dedent(PRESENCE_MODEL.format(test=test)))
+    return [f.code for f in check_source(str(path), path.read_text())]
+
+
+def test_a_presence_helper_of_another_file_tests_an_optional_input(tmp_path):
+    assert _package_codes(tmp_path, "given(images)") == ["ZG205"]
+
+
+def test_another_helper_of_another_file_is_no_presence_test(tmp_path):
+    assert _package_codes(tmp_path, "positive(ids.shape[0])") == []
+
+
+# A method of a plain object built in place (`Evaluator(loader).run(model)`) reaches the model it is handed.
+IN_PLACE = """
+class Evaluator:
+    def __init__(self, loader):
+        self.loader = loader
+
+    def run(self, model):
+        return [self._step(model, b) for b in self.loader]
+
+    def _step(self, model, batch):
+        return model(batch)
+
+    def {other}(self, model):
+        return len(self.loader)
+
+
+def main(model, loader, rank):
+    if rank == 0:
+        Evaluator(loader).{method}(model)
+"""
+
+
+def test_a_method_of_an_object_built_in_place_reaches_the_model_it_is_handed():
+    assert codes(IN_PLACE.format(method="run", other="size")) == ["ZG201"]
+
+
+def test_a_method_of_an_object_built_in_place_that_runs_nothing_is_no_run():
+    assert codes(IN_PLACE.format(method="size", other="size")) == []
+
+
+# A cache mapping keyed by the module's own layer (`self.key not in kv_cache`) fills in step order; a batch mapping
+# keyed by a configured field name may lack the field on some ranks.
+KEYED = """
+class Attention(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.query = nn.Linear(d, d)
+        self.key = nn.Linear(d, d)
+        self.field = "image"
+
+    def forward(self, x, cache):
+        q = self.query(x)
+        if {key} not in cache:
+            k = self.key(x)
+        else:
+            k = cache[{key}]
+        return q @ k
+"""
+
+
+def test_a_cache_keyed_by_the_modules_own_layer_is_filled_in_step_order():
+    assert codes(KEYED.format(key="self.key")) == []
+
+
+def test_a_mapping_keyed_by_a_configured_field_is_this_ranks_batch():
+    assert codes(KEYED.format(key="self.field")) == ["ZG203"]

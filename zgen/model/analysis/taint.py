@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.members import Kind, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
 from ..program.trigger import Trigger
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, stored_into, targets_of
@@ -536,6 +537,8 @@ class Taint:
         fills or returns) and reads by that key (`feats[key]`; a fixed key only when the field goes into a call:
         `self.enc(feats["image"])`); not a list of options (`m.i in embed`)."""
         fixed = isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.Integer))
+        if self._own_module(node.left):
+            return False  # `self.key not in kv_cache`: a cache keyed by this module's own layer, filled step by step
         for target in node.comparisons:
             if isinstance(target.operator, (cst.In, cst.NotIn)):
                 container = target.comparator
@@ -546,6 +549,15 @@ class Taint:
                 if (container.value, code_of(node.left)) in (self.fed if fixed else self.keyed):
                     return True
         return False
+
+    def _own_module(self, expr: cst.CSTNode) -> bool:
+        """`self.key` for a submodule the class builds: an object of the model, the same on every rank."""
+        if self.cls is None or not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)):
+            return False
+        if expr.value.value != "self":
+            return False
+        member = facts_of(self.cls).members.get(expr.attr.value)
+        return member is not None and member.kind == Kind.MODULE
 
     def _of_comprehension(self, node: cst.CSTNode, names: dict[str, dict[str, str]]) -> dict[str, str]:
         found: dict[str, str] = {}

@@ -14,6 +14,7 @@ from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
 from ..analysis.flow import Flat
 from ..analysis.persistence import gathers, member_gathers
+from ..analysis.reach import function_target
 from ..analysis.runs import HelperRuns, ast_function, runs_argument, self_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.holds import module_like_name
@@ -480,18 +481,29 @@ def _add_if_expressions(node: ast.AST, found: list[ast.IfExp]) -> None:
 
 
 @memoised
+@memoised
 def _presence_helpers(index: ModelIndex) -> frozenset[str]:
     """Functions that only say whether a value was given: `def exists(v): return v is not None`.
 
-    Those defined in the checked file, and the common spellings of the idiom
-    imported from elsewhere (`exists`, `is_not_none`, `not_none`).
+    Those defined in the checked file, those imported from another file of the program that are defined so there
+    (read only for a name an `if` of this file calls: `from .helpers import given` ... `if given(images):`), and the
+    common spellings of the idiom imported from elsewhere (`exists`, `is_not_none`, `not_none`).
     """
     names = set(_KNOWN_PRESENCE_HELPERS)
     skeleton = index.skeleton
     for span in skeleton.functions.values():
         if span.end - span.start <= 3 and _PRESENCE_DEF.search(skeleton.text(span.start, span.end)):
             names.add(span.name)
+    tested = {m.group(1) for m in _CALLED_IN_IF.finditer(index.source)} & index.imports.keys()
+    for name in tested - names:
+        function = function_target(index, name)
+        if function is not None and function.text.count("\n") <= 3 and _PRESENCE_DEF.search(function.text.strip()):
+            names.add(name)
     return frozenset(names)
+
+
+# `if given(x):`, `elif not given(x) and ...`: a function of one name an `if` calls
+_CALLED_IN_IF = re.compile(r"if(?<!\wif)[ \t]+(?:not[ \t]+)?(\w+)\(")
 
 
 _KNOWN_PRESENCE_HELPERS = ("exists", "is_not_none", "not_none")
