@@ -699,18 +699,13 @@ def agreed_method(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
         m != name and "return" in (cls.method(m).text if cls.method(m) else "") for m in _SELF_CALL.findall(text)
     ):
         return False
-    flat = flat_of(method)
+    flat, returns = _own_returns(method)
     if flat is None:
         return False
-    root = flat.nodes[0][0] if flat.nodes else None
     if any(type(node) is cst.Call and agreeing(node) for node, _ctx in flat.nodes):
         return True
-    returns = [
-        node for node, _ctx in flat.nodes
-        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root)
-    ]
     return bool(returns) and all(
-        _agreed_value(index, cls, flat, node.value, flat.position.get(id(node), 0), 3) is True for node in returns
+        _agreed_value(index, cls, flat, value, flat.position.get(id(value), 0), 3) is True for value in returns
     )
 
 
@@ -1107,18 +1102,30 @@ def random_method(index: ModelIndex, cls: ClassInfo, name: str) -> str | None:
         helpers = (m for m in _SELF_CALL.findall(text) if m != name)
         if not any(random_method(index, cls, m) for m in helpers):
             return None
-    flat = flat_of(method)
-    if flat is None:
+    flat, returns = _own_returns(method)
+    if flat is None or not returns:
         return None
     taint = Taint(index, cls, flat, own_state=False)
-    root = flat.nodes[0][0] if flat.nodes else None
-    for node, _ctx in flat.nodes:
-        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root):
-            kinds = taint.of(node.value)
-            for kind in (RANDOM, HOST_RANDOM):
-                if kind in kinds and _decision(node.value, taint, kind):
-                    return kind
+    for value in returns:
+        kinds = taint.of(value)
+        for kind in (RANDOM, HOST_RANDOM):
+            if kind in kinds and _decision(value, taint, kind):
+                return kind
     return None
+
+
+def _own_returns(function: MethodInfo) -> tuple[Flat | None, list[cst.BaseExpression]]:
+    """The function's flattened body and the values its own `return`s hand back (not those of a function defined in
+    it)."""
+    flat = flat_of(function)
+    if flat is None:
+        return None, []
+    root = flat.nodes[0][0] if flat.nodes else None
+    returns = [
+        node.value for node, _ctx in flat.nodes
+        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root)
+    ]
+    return flat, returns
 
 
 def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodInfo) -> bool:
@@ -1132,15 +1139,10 @@ def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: M
                 return False
         elif not any(m != function.name and rank_function(index, m) for m in _FREE_CALL.findall(text)):
             return False
-    flat = flat_of(function)
+    flat, returns = _own_returns(function)
     if flat is None:
         return False
     taint = Taint(index, cls, flat, own_state=False)
-    root = flat.nodes[0][0] if flat.nodes else None
-    returns = [
-        node.value for node, _ctx in flat.nodes
-        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root)
-    ]
     return any(RANK in taint.of(value) and not _names_a_place(value) for value in returns)
 
 
