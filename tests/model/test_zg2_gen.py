@@ -431,3 +431,34 @@ def test_a_cache_keyed_by_the_modules_own_layer_is_filled_in_step_order():
 
 def test_a_mapping_keyed_by_a_configured_field_is_this_ranks_batch():
     assert codes(KEYED.format(key="self.field")) == ["ZG203"]
+
+
+# A random draw choosing which constant a helper is handed, the helper choosing its submodules by that constant.
+CONTEXTS = """
+class Line(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.user = nn.Embedding(n, d)
+        self.item = nn.Embedding(n, d)
+        self.user_context = nn.Embedding(n, d)
+        self.item_context = nn.Embedding(n, d)
+
+    def context_forward(self, h, t, field):
+        if field == "uu":
+            return self.user(h) * self.item_context(t)
+        return self.item(h) * self.user_context(t)
+
+    def forward(self, u, i):
+        if random.random() < 0.5:
+            return self.context_forward(u, i, {first})
+        else:
+            return self.context_forward(i, u, {second})
+"""
+
+
+def test_a_random_draw_choosing_the_constant_a_helper_picks_its_layers_by_diverges():
+    assert codes(CONTEXTS.format(first='"uu"', second='"ii"')) == ["ZG202"]
+
+
+def test_a_random_draw_choosing_only_the_arguments_of_the_same_helper_runs_the_same_layers():
+    assert codes(CONTEXTS.format(first='"uu"', second='"uu"')) == []

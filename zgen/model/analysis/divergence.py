@@ -438,7 +438,7 @@ def _same_both_ways(flat: Flat, sites: list) -> set[int]:
             if isinstance(branch, cst.If) and branch.test is test and isinstance(branch.orelse, cst.Else):
                 side = _side(flat, call, branch)
                 if side is not None:
-                    sides.setdefault(id(test), {"body": [], "orelse": []})[side].append(callee)
+                    sides.setdefault(id(test), {"body": [], "orelse": []})[side].append(callee + _constants(call, callee))
                     if any(_side(flat, loop, branch) is not None for loop in ctx.loops):
                         repeated.add(id(test))
     return {
@@ -446,6 +446,20 @@ def _same_both_ways(flat: Flat, sites: list) -> set[int]:
         for key, split in sides.items()
         if key not in repeated and split["body"] and sorted(split["body"]) == sorted(split["orelse"])
     }
+
+
+def _constants(call: cst.Call, callee: str) -> str:
+    """The constants a helper call hands (`self.context_forward(h, t, "uu")`): a helper handed "uu" on one side and
+    "ii" on the other may run other submodules for each (its own branches on them); a module's call runs that module
+    whatever it is handed."""
+    if not callee.endswith("()"):
+        return ""
+    return "".join(
+        f"|{arg.keyword.value if arg.keyword else i}={code_of(arg.value)}"
+        for i, arg in enumerate(call.args)
+        if isinstance(arg.value, (cst.SimpleString, cst.Integer, cst.Float))
+        or (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False", "None"))
+    )
 
 
 def _picked_calls(flat: Flat, taint: Taint) -> dict[int, tuple[cst.CSTNode, str]]:
