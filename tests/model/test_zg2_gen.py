@@ -462,3 +462,61 @@ def test_a_random_draw_choosing_the_constant_a_helper_picks_its_layers_by_diverg
 
 def test_a_random_draw_choosing_only_the_arguments_of_the_same_helper_runs_the_same_layers():
     assert codes(CONTEXTS.format(first='"uu"', second='"uu"')) == []
+
+
+# A random decision made in a function of another file of the package (`from .utils import explore`).
+UTILS = """
+import random
+
+
+def explore(eps):
+    return random.random() < eps
+
+
+def scaled(eps):
+    return eps * 2
+"""
+
+POLICY = """
+import random
+from torch import nn
+from .utils import explore, scaled
+
+
+class QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Policy:
+    def __init__(self, net: QNet, eps):
+        self.net = net
+        self.eps = eps
+
+    def act(self, s):
+        if {test}:
+            return random.randint(0, 3)
+        return self.net(s).argmax()
+"""
+
+
+def _policy_codes(tmp_path, test: str) -> list[str]:
+    pkg = tmp_path / "rl"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text(textwrap.dedent(UTILS))
+    path = pkg / "agent.py"
+    path.write_text(textwrap.dedent(POLICY.format(test=test)))
+    return [f.code for f in check_source(str(path), path.read_text())]
+
+
+def test_a_random_decision_of_a_function_of_another_file_decides_per_rank(tmp_path):
+    assert _policy_codes(tmp_path, "explore(self.eps)") == ["ZG202"]
+
+
+def test_another_function_of_another_file_draws_nothing(tmp_path):
+    assert _policy_codes(tmp_path, "scaled(self.eps) > 1") == []

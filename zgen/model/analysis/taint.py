@@ -14,12 +14,13 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
 from ..program.trigger import Trigger
+from .reach import function_target
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, stored_into, targets_of
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind",
-    "draw_trigger", "draws_in", "extent_exit_text", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters", "own_state",
+    "draw_trigger", "draws_in", "extent_exit_text", "CALLED_IN_IF", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters", "own_state",
     "output_test_text",
 ]
 
@@ -998,6 +999,10 @@ def _draw(qualified: str, call: cst.Call) -> str | None:
     return None
 
 
+# `if explore(eps):`, `elif not given(x)`: a function of one name an `if` calls
+CALLED_IN_IF = re.compile(r"if(?<!\wif)[ \t]+(?:not[ \t]+)?(\w+)\(")
+
+
 @memoised
 def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
     """Text without which code of this file makes no random draw: `known.RANDOM_HINT`, the names this file
@@ -1008,6 +1013,9 @@ def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
     ]
     if helpers:
         names += [name for name in index.skeleton.functions if random_function(index, name)]
+        # (imported functions only where an `if` calls one: each is read in its own file)
+        tested = {m.group(1) for m in CALLED_IN_IF.finditer(index.source)} & index.imports.keys()
+        names += [name for name in sorted(tested) if random_function(index, name)]
     calls = [f"{name}(" for name in names]
     pattern = known.RANDOM_HINT + "".join(f"|(?<![\\w.]){re.escape(call)}" for call in calls)
     if helpers:  # `self._should_explore()` answering with a draw (`random_method`)
@@ -1102,7 +1110,12 @@ def random_method(index: ModelIndex, cls: ClassInfo, name: str) -> str | None:
         helpers = (m for m in _SELF_CALL.findall(text) if m != name)
         if not any(random_method(index, cls, m) for m in helpers):
             return None
-    flat, returns = _own_returns(method)
+    return _random_decision(index, cls, method)
+
+
+def _random_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodInfo) -> str | None:
+    """RANDOM / HOST_RANDOM when a value the function returns is a decision on a draw (`random.random() < eps`)."""
+    flat, returns = _own_returns(function)
     if flat is None or not returns:
         return None
     taint = Taint(index, cls, flat, own_state=False)
@@ -1222,6 +1235,15 @@ def random_function(index: ModelIndex, name: str) -> str | None:
     differs per rank as much as the draw inside it.
     """
     function = index.function_info(name)
+    if function is None and name in index.imports:
+        # `from .utils import explore` ... `if explore(self.eps):`: a decision drawn in a function of another file
+        # of the program, read there
+        function = function_target(index, name)
+        if function is None or "return" not in function.text or not draw_trigger(function.index, False).search(
+            function.text
+        ):
+            return None
+        return _random_decision(function.index, None, function)
     if function is None or "return" not in function.text:
         return None
     return draws_in(index, function)

@@ -12,6 +12,7 @@ from ..analysis.callers import optional_inputs, structural_inputs
 from ..analysis.calls import ModuleCalls
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
+from ..analysis.taint import CALLED_IN_IF
 from ..analysis.flow import Flat
 from ..analysis.persistence import gathers, member_gathers
 from ..analysis.reach import function_target
@@ -494,16 +495,13 @@ def _presence_helpers(index: ModelIndex) -> frozenset[str]:
     for span in skeleton.functions.values():
         if span.end - span.start <= 3 and _PRESENCE_DEF.search(skeleton.text(span.start, span.end)):
             names.add(span.name)
-    tested = {m.group(1) for m in _CALLED_IN_IF.finditer(index.source)} & index.imports.keys()
+    tested = {m.group(1) for m in CALLED_IN_IF.finditer(index.source)} & index.imports.keys()
     for name in tested - names:
         function = function_target(index, name)
         if function is not None and function.text.count("\n") <= 3 and _PRESENCE_DEF.search(function.text.strip()):
             names.add(name)
     return frozenset(names)
 
-
-# `if given(x):`, `elif not given(x) and ...`: a function of one name an `if` calls
-_CALLED_IN_IF = re.compile(r"if(?<!\wif)[ \t]+(?:not[ \t]+)?(\w+)\(")
 
 
 _KNOWN_PRESENCE_HELPERS = ("exists", "is_not_none", "not_none")
