@@ -254,7 +254,7 @@ class Graph(nn.Module):
     def __init__(self):
         super().__init__()
         self.node_emb = nn.Embedding(100, 4096)
-        self.edge_emb = nn.Embedding(8, 4096)
+        self.edge_emb = nn.Embedding(64, 4096)  # (above the persistence threshold: it gathers)
         self.proj = nn.Linear(4096, 4096)
 
     def forward(self, nodes, edges=None, indices=None):

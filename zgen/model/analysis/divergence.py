@@ -33,7 +33,7 @@ from .taint import (
 )
 
 __all__ = [
-    "Divergence", "divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
+    "Divergence", "module_divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
     "NOT_RUNS", "PICK", "RETRY", "CAUGHT",
 ]
 
@@ -66,13 +66,11 @@ class Divergence:
     callee: str  # the submodule whose call it decides, e.g. `self.layers[i]`
 
 
-@memoised
-def divergences(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Divergence]:
-    """The divergent decisions in one method of a module class (once per class and method)."""
-    return _find(index, cls, method)
-
-
-def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Divergence]:
+def module_divergences(
+    index: ModelIndex, cls: ClassInfo, method: MethodInfo, plain_runs: Callable[..., bool] | None = None
+) -> list[Divergence]:
+    """The divergent decisions in one method of a module class. `plain_runs(receiver, name)`: does a method of a plain
+    object the module holds reach a model (`script.divergences` answers it through the project's calls)?"""
     flat = flat_of(method)
     if flat is None:
         return []
@@ -80,7 +78,7 @@ def _find(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Diverge
         flat,
         lambda: ModuleCalls(index, cls, flat, method.name),
         Taint(index, cls, flat),
-        lambda calls: _indirect_calls(index, cls, calls, flat),  # type: ignore[arg-type]
+        lambda calls: _indirect_calls(index, cls, calls, flat, plain_runs),  # type: ignore[arg-type]
         text=method.text,
     )
 
@@ -89,7 +87,7 @@ NOT_RUNS = known.NOT_RUNS  # (kept here for the rules that import it from the di
 
 
 def _indirect_calls(
-    index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, flat: Flat
+    index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, flat: Flat, plain_runs: Callable[..., bool] | None = None
 ) -> Callable[[cst.Call], str | None]:
     """Calls that run submodules other than through a child's forward: helpers, child methods, a model handed in
     as a function (`policy(td)` in a rollout: `callables.called_parameters`)."""
@@ -117,9 +115,13 @@ def _indirect_calls(
         if isinstance(base, cst.Name) and base.value == "self":
             if name not in members and helpers.helper_runs_modules(name):
                 return f"self.{name}()"
+            if name in members and plain_runs is not None and plain_runs(func, "__call__"):
+                return f"self.{name}()"  # `self.agent(state)` for `self.agent = ValueAgent(self.net)`
             return None
         if name in NOT_RUNS:
             return None
+        if plain_runs is not None and plain_runs(base, name):
+            return f"{code_of(func)}()"  # `self.evaluator.run(x)`: a plain object the module built runs a model
         classes = calls.classes_of(base)
         if not classes or not any(gathers(index, c) for c in classes):
             return None
@@ -197,6 +199,8 @@ def find_divergences(
     found: dict[tuple[int, str], Divergence] = {}
 
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str) -> None:
+        if kind == DATA and effect not in (EXIT, SKIP) and taint.extent_only(source):
+            return  # `reverse = x.shape[1] > t` picks blocks: only an exit on an input's extent counts
         found.setdefault((id(node), kind), Divergence(kind, effect, node, source, callee))
 
     extra: list[tuple[cst.Call, Ctx, str]] = []
@@ -218,7 +222,8 @@ def find_divergences(
     plain = None  # the taint before outputs were read as values
     if value_tests and (sites or extra):
         # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0: self.alt(h)`: what a submodule returned, read as a value
-        outputs = {id(call): callee for call, _ctx, callee in sites + extra}
+        # (not what a method returns once a collective made it the same everywhere: a gathered validation score)
+        outputs = {id(call): callee for call, _ctx, callee in sites + extra if not taint.agreed_output(call)}
         agreed = taint.agreed_use if taint.agreed else None
         derived = _derived_names(flat, outputs, agreed)
         with_outputs = taint.with_outputs(_bound_before(flat, derived, outputs, agreed))
@@ -335,6 +340,10 @@ def _tainted_decisions(
             tests = tuple(t for t, d in zip(ctx.conds, ctx.depths) if d == depth)
         if not later:
             continue
+        if isinstance(node, cst.Return) and node.value is not None:
+            returned = {callee for call, _c, callee in sites if call is node.value or flat.within(call, node.value)}
+            if returned and {callee for _call, _c, callee in later} <= returned:
+                continue  # `if n < text_len: return self.fn(x)` ... `return self.fn(y)`: it runs either way, once
         effect = SKIP if isinstance(node, cst.Continue) else EXIT
         in_else = plain is not None and bool(ctx.loops) and effect == EXIT and bool(tests) and _in_else(
             flat, node, tests[-1])
@@ -429,7 +438,7 @@ def _same_both_ways(flat: Flat, sites: list) -> set[int]:
             if isinstance(branch, cst.If) and branch.test is test and isinstance(branch.orelse, cst.Else):
                 side = _side(flat, call, branch)
                 if side is not None:
-                    sides.setdefault(id(test), {"body": [], "orelse": []})[side].append(callee)
+                    sides.setdefault(id(test), {"body": [], "orelse": []})[side].append(callee + _constants(call, callee))
                     if any(_side(flat, loop, branch) is not None for loop in ctx.loops):
                         repeated.add(id(test))
     return {
@@ -437,6 +446,20 @@ def _same_both_ways(flat: Flat, sites: list) -> set[int]:
         for key, split in sides.items()
         if key not in repeated and split["body"] and sorted(split["body"]) == sorted(split["orelse"])
     }
+
+
+def _constants(call: cst.Call, callee: str) -> str:
+    """The constants a helper call hands (`self.context_forward(h, t, "uu")`): a helper handed "uu" on one side and
+    "ii" on the other may run other submodules for each (its own branches on them); a module's call runs that module
+    whatever it is handed."""
+    if not callee.endswith("()"):
+        return ""
+    return "".join(
+        f"|{arg.keyword.value if arg.keyword else i}={code_of(arg.value)}"
+        for i, arg in enumerate(call.args)
+        if isinstance(arg.value, (cst.SimpleString, cst.Integer, cst.Float))
+        or (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False", "None"))
+    )
 
 
 def _picked_calls(flat: Flat, taint: Taint) -> dict[int, tuple[cst.CSTNode, str]]:
@@ -537,7 +560,8 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     if finished(out): break`) stops when *this rank's* hypotheses end, while
     other ranks keep calling the decoder and wait in its all-gather.
     """
-    outputs = {id(call): callee for call, _ctx, callee in sites}
+    # (not what a method returns once a collective made it the same everywhere: `taint.agreed_output`)
+    outputs = {id(call): callee for call, _ctx, callee in sites if not taint.agreed_output(call)}
     agreed = taint.agreed_use if taint.agreed else None  # `dist.all_reduce(loss)`: the same on every rank after it
     derived = _derived_names(flat, outputs, agreed)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]

@@ -31,15 +31,15 @@ from zgen.zero_policy import stays_gathered
 from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import (
-    UNKNOWN_CLASS, constructors_in, facts_of, has_params, holds_parameter_containers, member_param, parameter_container,
-    torch_base,
+    UNKNOWN_CLASS, Member, constructors_in, facts_of, has_params, holds_parameter_containers, member_param,
+    parameter_container, torch_base,
 )
-from ..program.size import param_numel
+from ..program.size import param_numel, vector_weight
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from .access import ParamAccess
 from .flow import Flat, flat_of
 
-__all__ = ["gathers", "persistent_param", "optional_param", "is_persistent", "kept_gathered", "small_read_gathered"]
+__all__ = ["gathers", "member_gathers", "persistent_param", "optional_param", "is_persistent", "kept_gathered", "small_read_gathered"]
 
 @memoised(cycle=True)
 def gathers(index: ModelIndex, ref: str) -> bool:
@@ -62,6 +62,38 @@ def gathers(index: ModelIndex, ref: str) -> bool:
             return True
         return _builds_gathering(index, local, "".join(method.text for method in local.init_methods))
     return ref.rsplit(".", 1)[-1] not in known.NORMS
+
+
+def member_gathers(index: ModelIndex, member: Member) -> bool:
+    """Does calling the child `member` (possibly) all-gather parameters? Its class's answer (`gathers`), narrowed by
+    the sizes its constructor call gives torch layers (the layer's own, or those of a `Sequential` built of them):
+    `nn.Linear(8, 16)` and `nn.Sequential(nn.Linear(1, d), nn.SiLU())` keep their weights gathered, so a call
+    gathers nothing; a size the call does not settle (`nn.Linear(d, d)` for an argument `d`) may gather."""
+    if not any(gathers(index, ref) for ref in member.classes):
+        return False
+    call = member.call
+    if call is None or not all(known.is_torch_module_class(ref) for ref in member.classes):
+        return True
+    layers = [call]
+    if index.qualify(call_name(call) or "") == "torch.nn.Sequential":
+        layers = [arg.value for arg in call.args if isinstance(arg.value, cst.Call) and not arg.star]
+        if len(layers) != len(call.args):
+            return True  # (`nn.Sequential(*blocks)`: layers it does not show)
+    return not all(_layer_kept(index, layer, member.env or {}) for layer in layers)
+
+
+def _layer_kept(index: ModelIndex, call: cst.Call, env: dict[str, int]) -> bool:
+    """Does the torch layer `call` builds keep all its parameters gathered (none, a norm's, a small or vector
+    weight)?"""
+    name = call_name(call)
+    ref = index.qualify(name) if name is not None else ""
+    if not known.is_torch_module_class(ref):
+        return False
+    last = ref.rsplit(".", 1)[-1]
+    if has_params(index, ref) is False or last in known.NORMS or vector_weight(last, call):
+        return True
+    numel = param_numel(last, "weight", call, env)
+    return numel is not None and stays_gathered(numel, index.persistence_threshold)
 
 
 def persistent_param(index: ModelIndex, ref: str, name: str) -> bool:

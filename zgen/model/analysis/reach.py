@@ -59,7 +59,10 @@ def plain_instances(
     index: ModelIndex, owner: ClassInfo | None, flat: Flat, expr: cst.BaseExpression
 ) -> tuple[ClassInfo, ...]:
     """The plain classes (of the project, no `nn.Module`) `expr` is an instance of: `self.evaluator` that
-    `__init__` builds, a local bound to `Evaluator(model)` in `flat`, an argument annotated `evaluator: Evaluator`."""
+    `__init__` builds, a local bound to `Evaluator(model)` in `flat`, an argument annotated `evaluator: Evaluator`,
+    or one built in place (`Evaluator(loader).run(model)`)."""
+    if isinstance(expr, cst.Call):
+        return _built_class(index, expr)
     name = dotted(expr)
     if name is None:
         return ()

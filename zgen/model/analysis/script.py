@@ -26,15 +26,16 @@ from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters, wrapped_callee
 from .choices import options
 from .calls import HeldCalls
-from .divergence import GATE, NOT_RUNS, Divergence, find_divergences
+from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, module_divergences
 from .effects import argument_effects, usage
-from .flow import Ctx, Flat, flatten, loop_items
+from .flow import Ctx, Flat, flat_of, flatten, loop_items
 from .reach import all_bases, function_target, method_targets, plain_instances
 from .runs import HelperRuns, runs_argument
 from .taint import DATA, RANK, Taint
 
 __all__ = [
     "ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "scope_reach",
+    "divergences",
     "WRAP_TRIGGER",
 ]
 
@@ -468,6 +469,23 @@ class _ScriptCalls:
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
                 return code_of(func)
         return None
+
+
+@memoised
+def divergences(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[Divergence]:
+    """The divergent decisions in one method of a module class (once per class and method), a plain object the
+    module holds counting as a runner where its method reaches a model (`self.agent(state)` for `self.agent =
+    ValueAgent(self.net)`: `reach.plain_instances`, `method_reach`)."""
+    flat = flat_of(method)
+
+    def plain_runs(receiver: cst.BaseExpression, name: str) -> bool:
+        return flat is not None and any(
+            method_reach(index, target) is not None
+            for plain in plain_instances(index, cls, flat, receiver)
+            for target in method_targets(index, plain, name)
+        )
+
+    return module_divergences(index, cls, method, plain_runs)
 
 
 def script_divergences(

@@ -11,14 +11,16 @@ from collections.abc import Callable
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.members import Kind, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
 from ..program.trigger import Trigger
+from .reach import function_target
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, stored_into, targets_of
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind",
-    "draw_trigger", "draws_in", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters", "own_state",
+    "draw_trigger", "draws_in", "extent_exit_text", "CALLED_IN_IF", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters", "own_state",
     "output_test_text",
 ]
 
@@ -150,6 +152,20 @@ class Taint:
         self.batch_sizes = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Assign for name in _batch_size_names(node)
         )
+        # `torch.tensor([sot, *tokens])` for an argument `tokens`: a list of this sample's values (tokens, ids), not of
+        # modules or feature maps: how many it holds is this rank's data
+        self.valued = frozenset(
+            name for node, _ctx in flat.nodes if type(node) is cst.Call and self._builds_tensor(node)
+            for name in _handed_names(node) if name in self.inputs
+        ) if self.inputs else frozenset()
+        # `t = x.shape[1]`, `_, t = x.shape[:2]`, `n = len(tokens)`: locals holding an extent of what this call was
+        # given (a tensor's length along a dimension, how many values a list holds)
+        self.extents = frozenset(
+            name for node, _ctx in flat.nodes if type(node) is cst.Assign
+            for name in _extent_names(node, self.inputs, self.valued)
+        ) if self.inputs else frozenset()
+        # the tests of such extents, as their text: they decide an early exit, not which branch runs (`extent_only`)
+        self._extent_tests: set[str] = set()
         if cls is not None and isinstance(root, cst.FunctionDef) and self.inputs:
             # `self.forward_single_task(x[mask], task.item())` for `task` in `labels.unique()`: a parameter the
             # class's own calls bind to a value that differs per rank differs too
@@ -227,7 +243,9 @@ class Taint:
 
     def with_outputs(self, output_of: Callable[[cst.CSTNode], str | None]) -> Taint:
         """This function's taint once value reads of what submodule-running calls returned are data too."""
-        return Taint(self.index, self.cls, self._flat, self._own_state, output_of)
+        found = Taint(self.index, self.cls, self._flat, self._own_state, output_of)
+        found._extent_tests = self._extent_tests  # (one record of the extent tests read, whichever taint read them)
+        return found
 
     @property
     def state_of_self(self) -> dict[str, dict[str, str]]:
@@ -369,10 +387,16 @@ class Taint:
                     continue
             elif kind is cst.Comparison and _batch_size_test(node, self.batch_sizes, self.counted):
                 found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
+            elif kind is cst.Comparison and self.inputs and _extent_test(node, self.inputs, self.extents, self.valued):
+                why = code_of(node)  # `if x.shape[1] < 4: return x`, `if len(tokens) == 0: return []`
+                self._extent_tests.add(why)
+                found.setdefault(DATA, why)
             elif kind is cst.Comparison and self._key_presence(node):
                 found.setdefault(DATA, code_of(node))  # `key not in feats`: which keys this call's input has
             elif kind is cst.Comparison and is_none_test(node) and self._input_get(node.left):
                 found.setdefault(DATA, code_of(node))  # `batch.get("image") is not None`: a key this input may lack
+            elif kind is cst.Comparison and _main_rank_test(node):
+                found.setdefault(RANK, code_of(node.left))  # `opt["rank"] == 0`, `args.rank != 0`: the main process
             elif kind is cst.Comparison and _unset_rank_test(node):
                 inner = self._of(node.left, names)  # `local_rank != -1`: launched distributed, the same on every rank
                 inner.pop(RANK, None)
@@ -393,6 +417,26 @@ class Taint:
                         found.setdefault(DATA, source)
             stack.extend(children(node))
         return found
+
+    def extent_only(self, source: str) -> bool:
+        """Is `source` (the reason `of` gave for DATA) a test of an extent of this call's input (`x.shape[1] < 4`,
+        `len(tokens) == 0`)? Such a test counts where it ends the function or a loop early (this rank's short or empty
+        input skips what follows); which of two branches runs on a length is most often the same on every rank
+        (decoding steps in lockstep: `if seq_len > 1`), so it is no decision there."""
+        return source in self._extent_tests
+
+    def _builds_tensor(self, node: cst.Call) -> bool:
+        """`torch.tensor(x)`, `torch.LongTensor(x)`, `np.array(x)`: a tensor made of the values of what it is handed."""
+        name = call_name(node)
+        return name is not None and self.index.qualify(name) in _TENSOR_BUILDERS
+
+    def agreed_output(self, call: cst.CSTNode) -> bool:
+        """Is `call` a method of the class returning a value every rank holds alike (`agreed_method`)?"""
+        func = call.func if isinstance(call, cst.Call) else None
+        return (
+            self.cls is not None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == "self" and agreed_method(self.index, self.cls, func.attr.value)
+        )
 
     def _reports_time(self, node: cst.Call) -> bool:
         """Is `node` a call of a function imported from another module (not a builtin, not arithmetic of `math`,
@@ -494,6 +538,8 @@ class Taint:
         fills or returns) and reads by that key (`feats[key]`; a fixed key only when the field goes into a call:
         `self.enc(feats["image"])`); not a list of options (`m.i in embed`)."""
         fixed = isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.Integer))
+        if self._own_module(node.left):
+            return False  # `self.key not in kv_cache`: a cache keyed by this module's own layer, filled step by step
         for target in node.comparisons:
             if isinstance(target.operator, (cst.In, cst.NotIn)):
                 container = target.comparator
@@ -504,6 +550,15 @@ class Taint:
                 if (container.value, code_of(node.left)) in (self.fed if fixed else self.keyed):
                     return True
         return False
+
+    def _own_module(self, expr: cst.CSTNode) -> bool:
+        """`self.key` for a submodule the class builds: an object of the model, the same on every rank."""
+        if self.cls is None or not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)):
+            return False
+        if expr.value.value != "self":
+            return False
+        member = facts_of(self.cls).members.get(expr.attr.value)
+        return member is not None and member.kind == Kind.MODULE
 
     def _of_comprehension(self, node: cst.CSTNode, names: dict[str, dict[str, str]]) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -542,6 +597,9 @@ class Taint:
         if method and self.cls is not None and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
             if rank_method(self.index, self.cls, last):
                 return RANK  # `if self.should_evaluate():` with `return self.trainer.global_rank == 0`
+            drawn = random_method(self.index, self.cls, last)
+            if drawn is not None:
+                return drawn  # `if self._should_explore():` with `return np.random.rand() < self.epsilon`
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
@@ -549,6 +607,35 @@ class Taint:
 
 # Builtins that compute with a number they are handed (a time stays a time through them).
 _NUMERIC_BUILTINS = frozenset({"max", "min", "abs", "round", "int", "float", "sum", "divmod", "pow"})
+
+
+def _main_rank_test(node: cst.Comparison) -> bool:
+    """`rank == 0`, `args.rank != 0`, `opt["rank"] == 0`, `cfg.get("rank") in (-1, 0)`: a value named plainly `rank`
+    (a name, an attribute, a settings key) compared with the main process's rank. The bare word may also be a
+    matrix's rank (a LoRA setting, `r > 0` when enabled), which is not tested for being the first; the spellings
+    `is_rank_name` accepts count wherever they are read."""
+    if len(node.comparisons) != 1:
+        return False
+    test = node.comparisons[0]
+    right = test.comparator
+    if isinstance(test.operator, (cst.Equal, cst.NotEqual)):
+        if not (isinstance(right, cst.Integer) and right.value == "0"):
+            return False
+    elif isinstance(test.operator, (cst.In, cst.NotIn)):
+        if not (isinstance(right, (cst.Tuple, cst.List)) and {code_of(e.value) for e in right.elements} == {"-1", "0"}):
+            return False
+    else:
+        return False
+    left = node.left
+    if isinstance(left, cst.Name):
+        return left.value == "rank"
+    if isinstance(left, cst.Attribute):
+        return left.attr.value == "rank"
+    if isinstance(left, cst.Subscript):
+        return _env_key(left) == "rank"
+    if isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "get":
+        return bool(left.args) and const_str(left.args[0].value) == "rank"
+    return False
 
 
 def _unset_rank_test(node: cst.Comparison) -> bool:
@@ -592,6 +679,86 @@ def agreeing(node: cst.Call) -> bool:
     """`dist.all_reduce(t)`, `idist.broadcast(x, src=0)`: a collective after which every rank holds the same value."""
     name = call_name(node)
     return name is not None and name.rsplit(".", 1)[-1] in known.AGREEING_COLLECTIVES
+
+
+# `dist.all_gather(parts, t)`: words without which a method makes no collective that agrees on a value
+_AGREEING_TEXT = re.compile(r"(?:" + "|".join(sorted(known.AGREEING_COLLECTIVES, key=len, reverse=True)) + r")\(")
+
+
+@memoised(cycle=False)
+def agreed_method(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does `self.<name>()` return a value every rank holds alike? A method that makes an agreeing collective
+    (`dist.all_gather(parts, t)` ... `return total`: what it returns is the gathered result), or whose every return
+    is computed from what such methods of the class returned, bound last before it, and settings (`result =
+    self._map_reduce(result, n)` ... `return result`; `score = calculate(result, self.metric)`: a validation score
+    gathered across ranks before a stopping flag is set from it)."""
+    method = cls.method(name)
+    if method is None or "return" not in method.text:
+        return False
+    text = method.text
+    if _AGREEING_TEXT.search(text) is None and not any(
+        m != name and "return" in (cls.method(m).text if cls.method(m) else "") for m in _SELF_CALL.findall(text)
+    ):
+        return False
+    flat, returns = _own_returns(method)
+    if flat is None:
+        return False
+    if any(type(node) is cst.Call and agreeing(node) for node, _ctx in flat.nodes):
+        return True
+    return bool(returns) and all(
+        _agreed_value(index, cls, flat, value, flat.position.get(id(value), 0), 3) is True for value in returns
+    )
+
+
+def _agreed_value(
+    index: ModelIndex, cls: ClassInfo, flat: Flat, expr: cst.BaseExpression, at: int, depth: int
+) -> bool | None:
+    """True when `expr` (read at position `at`) is made of agreed values (`agreed_method`) and settings with at least
+    one agreed value, None when made of settings alone, False otherwise."""
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            return agreed_method(index, cls, func.attr.value) or False
+        parts = [arg.value for arg in expr.args]
+    elif isinstance(expr, cst.Name):
+        if expr.value in ("None", "True", "False"):
+            return None
+        if depth == 0:
+            return False
+        bound = [
+            (position, value) for node, _ctx in flat.nodes
+            if (position := flat.position.get(id(node), -1)) < at
+            for target, value in _assigned_pairs(node) if isinstance(target, cst.Name) and target.value == expr.value
+        ]
+        if not bound:
+            return False  # (an argument: what the caller handed in)
+        position, value = max(bound, key=lambda pair: pair[0])
+        return _agreed_value(index, cls, flat, value, position, depth - 1)
+    elif isinstance(expr, (cst.Attribute, cst.SimpleString, cst.Integer, cst.Float)):
+        return None if not isinstance(expr, cst.Attribute) or _on_self(expr) else False
+    elif isinstance(expr, (cst.Tuple, cst.List)):
+        parts = [element.value for element in expr.elements]
+    else:
+        return False
+    answers = [_agreed_value(index, cls, flat, part, at, depth) for part in parts]
+    if False in answers:
+        return False
+    return True if True in answers else None
+
+
+def _assigned_pairs(node: cst.CSTNode) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) pairs of an assignment, a tuple unpacked into a tuple of names pairing each with the
+    whole value."""
+    if type(node) is cst.Assign:
+        pairs = []
+        for target in node.targets:
+            t = target.target
+            names = [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
+            pairs += [(name, node.value) for name in names]
+        return pairs
+    if type(node) is cst.AnnAssign and node.value is not None:
+        return [(node.target, node.value)]
+    return []
 
 
 def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> dict[str, dict[str, str]]:
@@ -745,6 +912,27 @@ _WORD_READ = re.compile(rf"\b(\w++)\b(?={_KEPT}{_READ})")
 _PASSED_WORD = re.compile(r"\b(\w+)\b(?!\.(?:device|dtype|shape|ndim|size\())")  # (not its metadata)
 
 
+# `if x.shape[1] < 4: return x`, `if len(tokens) == 0:` + `return []` on the next line: a test whose first statement
+# leaves; and the locals bound to an extent (`t = x.shape[1]`)
+_EXIT_TEST = re.compile(r"if(?<!\wif)\b([^\n]*):[ \t]*(?:#[^\n]*)?(?:\n[ \t]*)?(?:return|continue|break)\b")
+_EXTENT_READ = re.compile(r"\.shape\b|\.size\(|len(?<!\wlen)\(")
+_EXTENT_LOCAL = re.compile(r"^[ \t]*([\w, ()*]+?)[ \t]*=[^=\n]*(?:\.shape\b|\.size\(|len(?<!\wlen)\()", re.M)
+
+
+def extent_exit_text(text: str) -> bool:
+    """Text pre-filter: a test reading an extent (`.shape`, `.size(`, `len(`, or a local bound to one) whose first
+    statement returns, continues or breaks (`_extent_test`)."""
+    if ("return" not in text and "continue" not in text and "break" not in text) or not _EXTENT_READ.search(text):
+        return False
+    tests = [m.group(1) for m in _EXIT_TEST.finditer(text)]
+    if not tests:
+        return False
+    if any(_EXTENT_READ.search(test) for test in tests):
+        return True
+    bound = {w for m in _EXTENT_LOCAL.finditer(text) for w in re.findall(r"\w+", m.group(1))}
+    return any(w in bound for test in tests for w in re.findall(r"\w+", test))
+
+
 def output_test_text(text: str) -> bool:
     """Text pre-filter: what a call of one of `self`'s attributes returned, compared or read as a value (`o =
     self.sub(h)` ... `o.argmax(-1)[0] == 0`; `if self.halt(h).all():`), or handed to a method of an argument or of
@@ -811,6 +999,10 @@ def _draw(qualified: str, call: cst.Call) -> str | None:
     return None
 
 
+# `if explore(eps):`, `elif not given(x)`: a function of one name an `if` calls
+CALLED_IN_IF = re.compile(r"if(?<!\wif)[ \t]+(?:not[ \t]+)?(\w+)\(")
+
+
 @memoised
 def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
     """Text without which code of this file makes no random draw: `known.RANDOM_HINT`, the names this file
@@ -821,8 +1013,18 @@ def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
     ]
     if helpers:
         names += [name for name in index.skeleton.functions if random_function(index, name)]
+        # (imported functions only where an `if` calls one: each is read in its own file)
+        tested = {m.group(1) for m in CALLED_IN_IF.finditer(index.source)} & index.imports.keys()
+        names += [name for name in sorted(tested) if random_function(index, name)]
     calls = [f"{name}(" for name in names]
     pattern = known.RANDOM_HINT + "".join(f"|(?<![\\w.]){re.escape(call)}" for call in calls)
+    if helpers:  # `self._should_explore()` answering with a draw (`random_method`)
+        methods = {
+            method.name for cls in index.classes.values() for method in cls.all_methods()
+            if "return" in method.text and draw_trigger(index, False).search(method.text)
+            and random_method(index, cls, method.name)
+        }
+        pattern += "".join(f"|self\\.{re.escape(name)}\\(" for name in sorted(methods))
     return Trigger("rand", "bernoulli", "multinomial", "poisson", "uniform_(", *calls, pattern=pattern)
 
 
@@ -895,6 +1097,50 @@ def rank_method(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     return method is not None and _returns_rank_decision(index, cls, method)
 
 
+@memoised(cycle=None)
+def random_method(index: ModelIndex, cls: ClassInfo, name: str) -> str | None:
+    """RANDOM / HOST_RANDOM when `self.<name>()` is a method of the class that returns a decision drawn at random
+    (`return len(self.buffer) < n or np.random.rand() < self.eps`), also through another such method: whether it
+    holds differs per rank like the draw. (A random value it returns, `torch.randn(b, d)`, decides nothing.)"""
+    method = cls.method(name)
+    if method is None or "return" not in method.text:
+        return None
+    text = method.text
+    if not draw_trigger(index, False).search(text):
+        helpers = (m for m in _SELF_CALL.findall(text) if m != name)
+        if not any(random_method(index, cls, m) for m in helpers):
+            return None
+    return _random_decision(index, cls, method)
+
+
+def _random_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodInfo) -> str | None:
+    """RANDOM / HOST_RANDOM when a value the function returns is a decision on a draw (`random.random() < eps`)."""
+    flat, returns = _own_returns(function)
+    if flat is None or not returns:
+        return None
+    taint = Taint(index, cls, flat, own_state=False)
+    for value in returns:
+        kinds = taint.of(value)
+        for kind in (RANDOM, HOST_RANDOM):
+            if kind in kinds and _decision(value, taint, kind):
+                return kind
+    return None
+
+
+def _own_returns(function: MethodInfo) -> tuple[Flat | None, list[cst.BaseExpression]]:
+    """The function's flattened body and the values its own `return`s hand back (not those of a function defined in
+    it)."""
+    flat = flat_of(function)
+    if flat is None:
+        return None, []
+    root = flat.nodes[0][0] if flat.nodes else None
+    returns = [
+        node.value for node, _ctx in flat.nodes
+        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root)
+    ]
+    return flat, returns
+
+
 def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodInfo) -> bool:
     text = function.text
     if "return" not in text:
@@ -906,15 +1152,10 @@ def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: M
                 return False
         elif not any(m != function.name and rank_function(index, m) for m in _FREE_CALL.findall(text)):
             return False
-    flat = flat_of(function)
+    flat, returns = _own_returns(function)
     if flat is None:
         return False
     taint = Taint(index, cls, flat, own_state=False)
-    root = flat.nodes[0][0] if flat.nodes else None
-    returns = [
-        node.value for node, _ctx in flat.nodes
-        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root)
-    ]
     return any(RANK in taint.of(value) and not _names_a_place(value) for value in returns)
 
 
@@ -994,6 +1235,15 @@ def random_function(index: ModelIndex, name: str) -> str | None:
     differs per rank as much as the draw inside it.
     """
     function = index.function_info(name)
+    if function is None and name in index.imports:
+        # `from .utils import explore` ... `if explore(self.eps):`: a decision drawn in a function of another file
+        # of the program, read there
+        function = function_target(index, name)
+        if function is None or "return" not in function.text or not draw_trigger(function.index, False).search(
+            function.text
+        ):
+            return None
+        return _random_decision(function.index, None, function)
     if function is None or "return" not in function.text:
         return None
     return draws_in(index, function)
@@ -1029,6 +1279,91 @@ def _batch_size_test(
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
         return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in selections
     return isinstance(left, cst.Call) and _batch_size_call(left)
+
+
+# Calls that make a tensor (or an array) of the values they are handed.
+_TENSOR_BUILDERS = frozenset({
+    "torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.FloatTensor", "torch.IntTensor", "torch.Tensor",
+    "numpy.array", "numpy.asarray",
+})
+
+
+def _handed_names(node: cst.Call) -> list[str]:
+    """Names handed to a call as values: `f(x)`, `f([a, *x])`, `f((x, y))`."""
+    found = []
+    for arg in node.args:
+        value = arg.value
+        if isinstance(value, cst.Name):
+            found.append(value.value)
+        elif isinstance(value, (cst.List, cst.Tuple)):
+            found += [e.value.value for e in value.elements if isinstance(e.value, cst.Name)]
+    return found
+
+
+def _extent_test(
+    node: cst.Comparison, inputs: frozenset[str], extents: frozenset[str], valued: frozenset[str]
+) -> bool:
+    """`x.shape[1] < 4`, `ids.size(1) < n`, `t < 4` for `t = x.shape[1]`, `len(tokens) == 0` of a list of values the
+    function was given: an extent of this call's input tested against a number (a literal or a name; not against 1
+    along a dimension other than the batch's, the test of one decoding step, made alike by every rank)."""
+    if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    if isinstance(left, (cst.Integer, cst.Name)) and not isinstance(right, (cst.Integer, cst.Name)):
+        left, right = right, left
+    elif isinstance(left, cst.Integer):
+        left, right = right, left
+    if not (isinstance(right, cst.Integer) or (isinstance(right, (cst.Name, cst.Attribute)) and right is not left)):
+        return False
+    one = isinstance(right, cst.Integer) and right.value == "1"
+    if isinstance(left, cst.Name):
+        return left.value in extents and not one
+    if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
+        return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in valued
+    return _input_extent(left, inputs) and not one
+
+
+def _input_extent(value: cst.BaseExpression, inputs: frozenset[str]) -> bool:
+    """`x.shape[k]` / `x.size(k)` for `k` other than 0 (the batch's, `_batch_size_test`), of an argument `x`."""
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index):
+        index, shape = value.slice[0].slice.value, value.value
+        if not (isinstance(shape, cst.Attribute) and shape.attr.value == "shape"):
+            return False
+        owner = shape.value
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "size":
+        if len(value.args) != 1:
+            return False
+        index, owner = value.args[0].value, value.func.value
+    else:
+        return False
+    if isinstance(index, cst.Integer) and index.value == "0":
+        return False
+    return isinstance(index, (cst.Integer, cst.UnaryOperation)) and isinstance(owner, cst.Name) and owner.value in inputs
+
+
+def _extent_names(node: cst.Assign, inputs: frozenset[str], valued: frozenset[str]) -> list[str]:
+    """The names `t = x.shape[1]`, `_, t = x.shape[:2]`, `b, t, d = x.size()`, `n = len(tokens)` bind to an extent of
+    an argument (not the first of an unpacked shape: the batch size)."""
+    value, found = node.value, []
+    for target in node.targets:
+        target = target.target
+        if isinstance(target, cst.Name):
+            if _input_extent(value, inputs) or (
+                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len"
+                and len(value.args) == 1 and isinstance(value.args[0].value, cst.Name)
+                and value.args[0].value.value in valued
+            ):
+                found.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) > 1:
+            shape = value.value if isinstance(value, cst.Subscript) and _leading_slice(value) else value
+            if isinstance(shape, cst.Call) and isinstance(shape.func, cst.Attribute) and shape.func.attr.value == "size":
+                if shape.args:
+                    continue
+                shape = shape.func
+            if isinstance(shape, cst.Attribute) and shape.attr.value == "shape" and isinstance(shape.value, cst.Name):
+                if shape.value.value in inputs:
+                    found += [e.value.value for e in target.elements[1:] if isinstance(e.value, cst.Name)]
+    return found
 
 
 def _batch_size_names(node: cst.Assign) -> list[str]:
@@ -1094,20 +1429,30 @@ VALUE_FREE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "re
 def _rank_decision(value: cst.BaseExpression, taint: Taint, depth: int = 2) -> bool:
     """Is `value` a decision on the rank (`rank == 0`, `not is_main`, `a and rank > 0`, `Probe() if rank == 0 else
     None`, or a local bound to one: `first = rank == 0` ... `self.first = first`), not a value made from it?"""
+    return _decision(value, taint, RANK, depth)
+
+
+def _decision(value: cst.BaseExpression, taint: Taint, kind: str, depth: int = 2) -> bool:
+    """Is `value` a decision on a value of `kind` (a test, a conditional expression, or a local bound to one), not a
+    value made from it?"""
     if isinstance(value, cst.Name) and depth:
         return any(
-            _rank_decision(node.value, taint, depth - 1)
+            _decision(node.value, taint, kind, depth - 1)
             for node, _ctx in taint._flat.nodes
             if type(node) is cst.Assign and any(
                 isinstance(t.target, cst.Name) and t.target.value == value.value for t in node.targets
             )
         )
+    func = value.func if isinstance(value, cst.Call) else None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        # `return self._draw()`: another method answering with a decision drawn at random
+        return kind != RANK and taint.cls is not None and random_method(taint.index, taint.cls, func.attr.value) == kind
     if isinstance(value, cst.IfExp):
-        return RANK in taint.of(value.test)
+        return kind in taint.of(value.test)
     if isinstance(value, (cst.Comparison, cst.BooleanOperation)) or (
         isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)
     ):
-        return RANK in taint.of(value)
+        return kind in taint.of(value)
     return False
 
 

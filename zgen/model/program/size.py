@@ -19,7 +19,7 @@ import math
 
 from .tree import cst
 
-__all__ = ["param_numel", "upper_bound"]
+__all__ = ["param_numel", "upper_bound", "vector_weight"]
 
 # Channels of a depthwise convolution whose width `__init__` does not show: the model widths such
 # layers are used at (Conformer, ConvNeXt, Mamba blocks) stay at or below this.
@@ -99,6 +99,15 @@ def param_numel(layer: str, param: str, call: cst.Call, env: dict[str, int]) -> 
             return None
         return out * inner * kernel  # groups only divide this: the ungrouped count is an upper bound
     return None
+
+
+def vector_weight(layer: str, call: cst.Call) -> bool:
+    """Is the weight of a torch layer built by `call` a vector (`nn.Linear(1, d)`: one element per output feature,
+    like a bias), whatever its unknown length?"""
+    if layer not in ("Linear", "LazyLinear"):
+        return False
+    args = _arguments(call, _LINEAR)
+    return any(isinstance(v, cst.Integer) and v.value == "1" for v in args.values())
 
 
 def _depthwise(args: dict[str, cst.BaseExpression]) -> bool:

@@ -6,10 +6,10 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.calls import ModuleCalls
-from ..analysis.divergence import divergences, message
+from ..analysis.divergence import message
 from ..analysis.flow import flat_of
 from ..analysis.runs import HelperRuns
-from ..analysis.script import script_divergences
+from ..analysis.script import divergences, script_divergences
 from ..analysis.state import state_trigger
 from ..analysis.taint import RANK, rank_trigger
 from ..program import known
@@ -19,8 +19,9 @@ from ..program.tree import code_of, cst
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
-# Any spelling of the rank (`known.RANK_WORDS` and the shapes `known.is_rank_name` accepts) as a whole word.
-_TRIGGER = Trigger(*known.RANK_LITERALS, pattern=known.RANK_TEXT)
+# Any spelling of the rank (`known.RANK_WORDS` and the shapes `known.is_rank_name` accepts) as a whole word, and the
+# bare word a main-process test compares (`opt["rank"] == 0`, `taint._main_rank_test`).
+_TRIGGER = Trigger(*known.RANK_LITERALS, pattern=known.RANK_TEXT + r"|(?<!\w)rank(?!\w)")
 
 
 class RankGatedCall(Rule):

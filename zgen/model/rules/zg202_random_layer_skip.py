@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analysis.divergence import Divergence, divergences, message
-from ..analysis.script import script_divergences
+from ..analysis.divergence import Divergence, message
+from ..analysis.script import divergences, script_divergences
 from ..analysis.state import state_trigger
 from ..analysis.flow import SAME_ITEMS
 from ..analysis.taint import DATA, HOST_RANDOM, RANDOM, draw_trigger, draws_in

@@ -12,8 +12,10 @@ from ..analysis.callers import optional_inputs, structural_inputs
 from ..analysis.calls import ModuleCalls
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
+from ..analysis.taint import CALLED_IN_IF
 from ..analysis.flow import Flat
-from ..analysis.persistence import gathers
+from ..analysis.persistence import gathers, member_gathers
+from ..analysis.reach import function_target
 from ..analysis.runs import HelperRuns, ast_function, runs_argument, self_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.holds import module_like_name
@@ -203,7 +205,7 @@ class Graph(nn.Module):
     def __init__(self):
         super().__init__()
         self.node_emb = nn.Embedding(100, 64)
-        self.edge_emb = nn.Embedding(8, 64)
+        self.edge_emb = nn.Embedding(512, 1024)
 
     def forward(self, nodes, edges=None):
         h = self.node_emb(nodes)
@@ -378,9 +380,13 @@ class Clip(nn.Module):
                     skipped = runs.towers_or_inputs(skipped, expr.test)
                     if skipped:
                         yield self._report_expression(index, method, position, skipped)
+            cleared = _cleared(func)
             for position, (stmt, later) in enumerate(_ifs(func)):
                 if not _presence_test(stmt.test, optional, helpers):
                     continue
+                tested = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)} & optional
+                if tested and all(any(line < stmt.lineno for line in cleared.get(n, ())) for n in tested):
+                    continue  # `if cached: key = None` ... `if key is None:`: the method's own state decides
                 body, other = runs.of(stmt.body), runs.of(stmt.orelse)
                 elif_ = stmt.orelse[0] if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) else None
                 if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers):
@@ -389,6 +395,7 @@ class Clip(nn.Module):
                 if not skipped and _returns(stmt.body):
                     skipped = runs.of(later) - runs.of(stmt.orelse)
                 skipped = runs.towers_or_inputs(skipped, stmt.test)
+                skipped = {name for name in skipped if name not in runs.singles or not _substituted(stmt, name)}
                 if skipped:
                     yield self._report(index, method, stmt, position, skipped)
 
@@ -475,18 +482,26 @@ def _add_if_expressions(node: ast.AST, found: list[ast.IfExp]) -> None:
 
 
 @memoised
+@memoised
 def _presence_helpers(index: ModelIndex) -> frozenset[str]:
     """Functions that only say whether a value was given: `def exists(v): return v is not None`.
 
-    Those defined in the checked file, and the common spellings of the idiom
-    imported from elsewhere (`exists`, `is_not_none`, `not_none`).
+    Those defined in the checked file, those imported from another file of the program that are defined so there
+    (read only for a name an `if` of this file calls: `from .helpers import given` ... `if given(images):`), and the
+    common spellings of the idiom imported from elsewhere (`exists`, `is_not_none`, `not_none`).
     """
     names = set(_KNOWN_PRESENCE_HELPERS)
     skeleton = index.skeleton
     for span in skeleton.functions.values():
         if span.end - span.start <= 3 and _PRESENCE_DEF.search(skeleton.text(span.start, span.end)):
             names.add(span.name)
+    tested = {m.group(1) for m in CALLED_IN_IF.finditer(index.source)} & index.imports.keys()
+    for name in tested - names:
+        function = function_target(index, name)
+        if function is not None and function.text.count("\n") <= 3 and _PRESENCE_DEF.search(function.text.strip()):
+            names.add(name)
     return frozenset(names)
+
 
 
 _KNOWN_PRESENCE_HELPERS = ("exists", "is_not_none", "not_none")
@@ -631,8 +646,8 @@ def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] =
         parts = [v for v in test.values if not _is_config(v) and not _only_self(v)]
         if len(parts) == 1 and len(test.values) > 1:
             flag = parts[0].operand if isinstance(parts[0], ast.UnaryOp) else parts[0]
-            if isinstance(flag, ast.Call):  # `not exists(embed) and not self.unconditional`
-                return _presence_test(parts[0], optional, helpers)
+            if isinstance(flag, (ast.Call, ast.Compare)):  # `not exists(embed) and not self.unconditional`,
+                return _presence_test(parts[0], optional, helpers)  # `self.emb is not None and attr is not None`
             return isinstance(flag, ast.Name) and flag.id in optional
     calls = [
         n for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers
@@ -722,11 +737,12 @@ class _Runs:
         self.context = nn.Linear(...)` ... `if context is not None: self.context(context)`: the input comes with the
         setting, the caller's convention; `exists(edges) and exists(self.edge_emb)` says it comes without it too)."""
         tested = {".".join(path) for n in ast.walk(test) if (path := self_path(n))}
+        given = self.on_inputs | self.stood_in
         return {
             name for name in skipped
             if name not in self.singles
-            or (name in self.stood_in and not _built_under_setting(self.cls, name[5:]))
-            or ((name in self.on_inputs or name in self.stood_in) and name[5:] in tested)
+            or (name in given and not _built_under_setting(self.cls, name[5:]))
+            or (name in given and name[5:] in tested)
         }
         self.func: ast.FunctionDef | None = None
 
@@ -775,6 +791,9 @@ class _Runs:
         kind, classes = resolved
         if not any(gathers(self.index, c) for c in classes):
             return set()
+        member = facts_of(self.cls).members.get(parts[0]) if len(parts) == 1 else None
+        if member is not None and not member_gathers(self.index, member):
+            return set()  # `nn.Linear(8, 16)`: a layer ZeRO-3 keeps gathered gathers nothing when it runs
         if not (_is_tower(self.index, classes) or (kind == Kind.CONTAINER and _layers(self.index, classes) > 1)):
             # A single layer counts when run on the optional input itself (`self.edge_emb(edges)`, its first argument;
             # not `self.experts(h, top_k_index)`, an input beside the value it runs on) or when the input
@@ -804,6 +823,44 @@ class _Runs:
                 if runs_argument(self.index, name, names[position], (self.cls.name,)):
                     return {f"{name}()"}
         return set()
+
+
+def _cleared(func: ast.FunctionDef) -> dict[str, list[int]]:
+    """The lines where the method itself sets a name to None (`key = None` once a cache holds its projection)."""
+    found: dict[str, list[int]] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found.setdefault(target.id, []).append(node.lineno)
+    return found
+
+
+def _substituted(stmt: ast.If, name: str) -> bool:
+    """Does the other branch bind what the single layer `name` (`self.k_proj`) computes in one branch to another
+    value (`if states is not None: k = self.k_proj(states)` / `else: k = cache[i]`)? The input is then absent
+    exactly when a substitute (a cache filled by an earlier call) stands ready: the step of the caller's loop, not
+    this rank's batch, decides."""
+    layer = tuple(name[5:].split("."))
+
+    def bound(block: list[ast.stmt], computed: bool) -> set[str]:
+        found = set()
+        for node in (n for stmt_ in block for n in ast.walk(stmt_)):
+            if isinstance(node, ast.Assign):
+                calls = any(isinstance(c, ast.Call) and self_path(c.func) == layer for c in ast.walk(node.value))
+                none = isinstance(node.value, ast.Constant) and node.value.value is None
+                if (calls if computed else not calls and not none):
+                    for target in node.targets:
+                        for element in target.elts if isinstance(target, ast.Tuple) else [target]:
+                            if isinstance(element, ast.Name):
+                                found.add(element.id)
+        return found
+
+    for block, other in ((stmt.body, stmt.orelse), (stmt.orelse, stmt.body)):
+        outputs = bound(block, True)
+        if outputs and outputs & bound(other, False):
+            return True
+    return False
 
 
 def _built_under_setting(cls: ClassInfo, name: str) -> bool:
