@@ -8,6 +8,7 @@ does not see.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from zgen.zero_policy import GATHER_CONTEXTS
@@ -433,11 +434,13 @@ _RANK_CALL = re.compile(rf"_*(?:get_(?:[a-z0-9]+_)*rank|{_MAIN_FLAG})")
 _MATRIX_RANK = re.compile(r"lora|low|matrix|adapter|decomp|svd|size|_and_")  # and `get_world_size_and_rank`: a pair
 
 
+@functools.lru_cache(maxsize=8192)  # (asked of every name a taint reads: the same few hundred names per file)
 def is_rank_name(name: str) -> bool:
     """Does a variable or attribute of this name hold this process's rank (or whether it is the main one)?"""
     return name in RANK_NAMES or bool(_RANK_NAME.fullmatch(name))
 
 
+@functools.lru_cache(maxsize=8192)
 def is_rank_call(name: str) -> bool:
     """Does a call of this (last) name return this process's rank, or whether it is the main one?"""
     return name in RANK_CALLS or (bool(_RANK_CALL.fullmatch(name)) and not _MATRIX_RANK.search(name))
