@@ -621,7 +621,7 @@ def properties_read(index: ModelIndex, ref: str, name: str) -> tuple[str, ...]:
     if not properties:
         return ()
     texts = "".join(m.text for m in info.reachable(name))
-    return tuple(sorted(p for p in properties if re.search(rf"\bself\.{p}\b(?!\s*\()", texts)))
+    return tuple(sorted(p for p in properties if re.search(rf"self(?<!\wself)\.{p}\b(?!\s*\()", texts)))
 
 
 @memoised
