@@ -12,7 +12,7 @@ from collections.abc import Callable
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
-from ..program.trigger import Trigger
+from ..program.trigger import Trigger, word_first
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, stored_into, targets_of
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
@@ -834,7 +834,7 @@ def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
     if helpers:
         names += [name for name in index.skeleton.functions if random_function(index, name)]
     calls = [f"{name}(" for name in names]
-    pattern = known.RANDOM_HINT + "".join(f"|(?<![\\w.]){re.escape(call)}" for call in calls)
+    pattern = known.RANDOM_HINT + "".join("|" + word_first(name, r"[\w.]") + r"\(" for name in names)  # (word first)
     return Trigger("rand", "bernoulli", "multinomial", "poisson", "uniform_(", *calls, pattern=pattern)
 
 

@@ -336,7 +336,9 @@ RANDOM_HOST_PREFIXES = ("random.", "numpy.random.")
 # Text without which code makes none of these draws as commonly written (`torch.rand`, `random.random()`,
 # `np.random.rand`, `randn`, `x.bernoulli_(p)`, `torch.empty(n).uniform_(0, 1)`): a pre-filter, refined by
 # parsing. Fills with arguments other than `uniform_` (`normal_(0, 0.02)`) are initialisers in practice.
-RANDOM_HINT = r"\brand|bernoulli|multinomial|poisson|\.uniform_\("
+# (`\brand` written word first, `rand(?<!\wrand)`: an alternation whose every branch starts with a literal is searched
+# for their first characters, `program/trigger.py`.)
+RANDOM_HINT = r"rand(?<!\wrand)|bernoulli|multinomial|poisson|\.uniform_\("
 
 # Tensor methods / torch functions whose result depends on the data a rank holds.
 # `.item()`/`.tolist()` are not sources by themselves: they convert, and what they convert
