@@ -1031,9 +1031,12 @@ def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
     calls = [f"{name}(" for name in names]
     pattern = known.RANDOM_HINT + "".join("|" + word_first(name, r"[\w.]") + r"\(" for name in names)  # (word first)
     if helpers:  # `self._should_explore()` answering with a draw (`random_method`)
+        # (only names the file calls as `self.<name>(`: the pattern is searched in this file's texts alone, so any
+        # other name could never match there, and its method is not parsed for it)
         methods = {
             method.name for cls in index.classes.values() for method in cls.all_methods()
-            if "return" in method.text and draw_trigger(index, False).search(method.text)
+            if f"self.{method.name}(" in index.source
+            and "return" in method.text and draw_trigger(index, False).search(method.text)
             and random_method(index, cls, method.name)
         }
         pattern += "".join(f"|self\\.{re.escape(name)}\\(" for name in sorted(methods))
