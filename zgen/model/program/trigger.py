@@ -14,15 +14,20 @@ the same matches, the literal first. A pattern that must start with a word
 of any spelling (`(?<![\w.])(\w+)\.(\w+)\s*\(`) takes it whole, `\w++`, when
 what follows cannot start with a word character: the word can only end
 there, and `re` no longer tries each shorter prefix of every word.
+
+A MULTILINE pattern that opens on `^` has no literal to skip to either: `re` tries it at every position of the
+text. Where each of its matches stays on one line and needs a word there, `line_starts` gives the lines holding
+that word, and the pattern is matched at their starts alone (`pattern.match(text, start)`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
-__all__ = ["Trigger", "Remembered", "word_first"]
+__all__ = ["Trigger", "Remembered", "word_first", "line_starts"]
 
 
 def word_first(word: str, not_after: str = r"\w") -> str:
@@ -31,6 +36,16 @@ def word_first(word: str, not_after: str = r"\w") -> str:
     as `(?<![\w.])run` (a plain name, not an attribute)."""
     literal = re.escape(word)
     return f"{literal}(?<!{not_after}{literal})"
+
+
+def line_starts(text: str, hits: Iterable[re.Match[str]]) -> Iterator[int]:
+    """The start of each line of `text` that holds one of `hits` (in order, each line once)."""
+    done = -1
+    for hit in hits:
+        start = text.rfind("\n", 0, hit.start()) + 1
+        if start != done:
+            done = start
+            yield start
 
 
 class Trigger:
