@@ -13,7 +13,7 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
-from ..program.trigger import Trigger, line_starts, word_first
+from ..program.trigger import Trigger, line_matches, word_first
 from .reach import function_target
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, stored_into, targets_of
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
@@ -946,13 +946,8 @@ def extent_exit_text(text: str) -> bool:
 
 
 def _extent_locals(text: str) -> set[str]:
-    """The names `_EXTENT_LOCAL` binds in `text`, matched on the lines that read an extent alone (`line_starts`)."""
-    found: set[str] = set()
-    for start in line_starts(text, _EXTENT_READ.finditer(text)):
-        match = _EXTENT_LOCAL.match(text, start)
-        if match is not None:
-            found.update(re.findall(r"\w+", match.group(1)))
-    return found
+    """The names `_EXTENT_LOCAL` binds in `text` (matched on the lines that read an extent alone: `line_matches`)."""
+    return {w for m in line_matches(_EXTENT_LOCAL, text, _EXTENT_READ) for w in re.findall(r"\w+", m.group(1))}
 
 
 def output_test_text(text: str) -> bool:

@@ -17,7 +17,7 @@ there, and `re` no longer tries each shorter prefix of every word.
 
 A MULTILINE pattern that opens on `^` has no literal to skip to either: `re` tries it at every position of the
 text. Where each of its matches stays on one line and needs a word there, `line_starts` gives the lines holding
-that word, and the pattern is matched at their starts alone (`pattern.match(text, start)`).
+that word, and the pattern is matched at their starts alone (`line_matches`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
-__all__ = ["Trigger", "Remembered", "word_first", "line_starts"]
+__all__ = ["Trigger", "Remembered", "word_first", "line_matches"]
 
 
 def word_first(word: str, not_after: str = r"\w") -> str:
@@ -38,14 +38,19 @@ def word_first(word: str, not_after: str = r"\w") -> str:
     return f"{literal}(?<!{not_after}{literal})"
 
 
-def line_starts(text: str, hits: Iterable[re.Match[str]]) -> Iterator[int]:
-    """The start of each line of `text` that holds one of `hits` (in order, each line once)."""
+def line_matches(pattern: re.Pattern[str], text: str, needed: re.Pattern[str] | str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` for a MULTILINE `pattern` that opens on `^` and whose every match stays on one line
+    and holds `needed` (a pattern, or a plain string): `pattern` is matched at the starts of the lines holding
+    `needed` alone, in order."""
+    hits = needed.finditer(text) if isinstance(needed, re.Pattern) else re.finditer(re.escape(needed), text)
     done = -1
     for hit in hits:
         start = text.rfind("\n", 0, hit.start()) + 1
         if start != done:
             done = start
-            yield start
+            match = pattern.match(text, start)
+            if match is not None:
+                yield match
 
 
 class Trigger:

@@ -12,7 +12,7 @@ from ..analysis.state import state_trigger
 from ..analysis.taint import CLOCK, DATA, HOST, extent_exit_text
 from ..program.index import ModelIndex
 from ..program.tree import Snippet, code_of, cst
-from ..program.trigger import Remembered, line_starts
+from ..program.trigger import Remembered, line_matches
 from .rule import Report, Rule
 from .zg203_data_dependent_experts import TRIGGER as _SELECTION
 
@@ -92,9 +92,8 @@ def _reads_length(text: str, expr: str, depth: int) -> bool:
         return False
     for name in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)", expr)) - _NOT_A_COUNT:
         assigned = re.compile(rf"^[ \t]*(?:[\w, ()*]*[,( ])?{name}\b[\w, ()*]*=(?!=)([^\n]*)", re.M)
-        for start in line_starts(text, re.finditer(name, text)):  # (an assignment stays on the line naming it)
-            bound = assigned.match(text, start)
-            if bound is not None and _reads_length(text, bound.group(1), depth - 1):
+        for bound in line_matches(assigned, text, name):  # (an assignment stays on the line naming it)
+            if _reads_length(text, bound.group(1), depth - 1):
                 return True
     return False
 
