@@ -58,18 +58,42 @@ class Trigger:
 
     `literals` are plain substrings (fast C search); the optional `pattern`
     refines a hit. `search(text)` is true when some literal occurs and the
-    pattern (if any) matches.
+    pattern (if any) matches. `by_line`: every match of the pattern stays on
+    one line and holds one of the literals (a name of a word list), so it is
+    searched in the lines holding a literal alone, not the whole text (a
+    pattern that opens on a look-behind is tried at every position).
     """
 
-    def __init__(self, *literals: str, pattern: str | None = None) -> None:
+    def __init__(self, *literals: str, pattern: str | None = None, by_line: bool = False) -> None:
         self.literals = literals
         self.pattern = re.compile(pattern) if pattern else None
+        self.by_line = by_line
+        # What is looked for: a literal holding another one (`get_rank`, `rank`) is found wherever that one is
+        self._needles = tuple(dict.fromkeys(w for w in literals if not any(o in w and o != w for o in literals)))
 
     def search(self, text: str) -> bool:
-        for literal in self.literals:
+        for literal in self._needles:
             if literal in text:
-                return self.pattern is None or self.pattern.search(text) is not None
+                if self.pattern is None:
+                    return True
+                if self.by_line:
+                    return any(self.pattern.search(text, start, end) for start, end in self._lines(text))
+                return self.pattern.search(text) is not None
         return False
+
+    def _lines(self, text: str) -> Iterator[tuple[int, int]]:
+        """(start, end) of each line of `text` holding one of the literals, each once."""
+        done: set[int] = set()
+        for literal in self._needles:
+            at = text.find(literal)
+            while at >= 0:
+                start = text.rfind("\n", 0, at) + 1
+                end = text.find("\n", at)
+                end = len(text) if end < 0 else end
+                if start not in done:
+                    done.add(start)
+                    yield start, end
+                at = text.find(literal, end)
 
 
 class _Searches(Protocol):
