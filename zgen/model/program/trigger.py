@@ -16,15 +16,15 @@ what follows cannot start with a word character: the word can only end
 there, and `re` no longer tries each shorter prefix of every word.
 
 A MULTILINE pattern that opens on `^` has no literal to skip to either: `re` tries it at every position of the
-text. Where each of its matches stays on one line and needs a word there, `line_starts` gives the lines holding
-that word, and the pattern is matched at their starts alone (`line_matches`).
+text. Where each of its matches stays on one line and needs a word there, the pattern is matched at the starts of
+the lines holding that word alone (`line_matches`); a `Trigger` whose matches are words does the same (`by_line`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Protocol
 
 __all__ = ["Trigger", "Remembered", "word_first", "line_matches"]
