@@ -43,7 +43,7 @@ from .persistence import is_persistent, optional_param, persistent_param
 
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
-    "TORCH_LOADERS", "own_state_calls", "uses_self_whole",
+    "TORCH_LOADERS", "own_state_calls", "uses_self_whole", "package_module_classes", "package_module_methods",
 ]
 
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
@@ -386,10 +386,50 @@ def answering_classes(
 
 @memoised
 def _defining_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
-    """Module classes of the file, then classes it imports by name from other files, that define method `name`."""
+    """Module classes of the file, then classes it imports by name from other files, that define method `name`;
+    when none does, those of the other files of its package (`package_module_classes`)."""
     found = [cls.name for cls in index.module_classes() if name in cls.span.methods]
     found += [ref for ref, info in _imported_module_classes(index) if name in info.span.methods]
+    return tuple(found) or package_module_classes(index, name)
+
+
+@memoised
+def package_module_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
+    """The module classes of the other files of the file's top-level package that define method `name`: what a
+    module handed in untyped may be when the file imports no class answering the call (`def score(model, x):
+    return model.lookup(x)`, the model's class in a file of the package this one never imports). Files are named
+    by their text (`Project.package_definers`) and then indexed; a name more than `_MAX_DEFINERS` files define is
+    a common verb of the package (`update`, `reset`) that tells nothing of which class answers."""
+    definers = _package_definers(index, name)
+    found: list[str] = []
+    for module in definers:
+        file = index.project.file(module)  # type: ignore[union-attr]
+        if file is None or file.skeleton is None:
+            continue
+        other = ModelIndex.of(file, index.project)  # type: ignore[arg-type]
+        found += [f"{module}.{cls.name}" for cls in other.module_classes() if name in cls.span.methods]
     return tuple(found)
+
+
+def _package_definers(index: ModelIndex, name: str) -> tuple[str, ...]:
+    """The other files of the package defining a method `name`, none when more than `_MAX_DEFINERS` do."""
+    if index.project is None or not index.module:
+        return ()
+    definers = index.project.package_definers(index.module, name)
+    return definers if len(definers) <= _MAX_DEFINERS else ()
+
+
+_MAX_DEFINERS = 6  # files of a package defining one method name, read to learn which module classes answer it
+
+
+@memoised
+def package_module_methods(index: ModelIndex) -> frozenset[str]:
+    """Text pre-filter of `package_module_classes`: names of methods that at most `_MAX_DEFINERS` other files of the
+    package define (a call of one on a module of no named class may run one of theirs)."""
+    if index.project is None or not index.module:
+        return frozenset()
+    table = index.project.package_methods(index.module)
+    return frozenset(n for n, modules in table.items() if 0 < len(set(modules) - {index.module}) <= _MAX_DEFINERS)
 
 
 @memoised

@@ -13,7 +13,9 @@ from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
-from ..analysis.own import answering_classes, calls_child_method, imported_module_methods, method_uses, uses_self_whole
+from ..analysis.own import (
+    answering_classes, calls_child_method, imported_module_methods, method_uses, package_module_methods, uses_self_whole,
+)
 from ..analysis.handed import outside_functions
 from ..analysis.instances import may_join
 from ..analysis.instances import (
@@ -186,12 +188,16 @@ class Quantiser(nn.Module):
             called = (called | set(_VALUE_CALL.findall(method.text))) - _SKIP  # `self.get_v().m(`: a returned value
             external = _external_methods(index, cls)
             unknown = called - names - external - known.FORWARD_PARTS
-            if unknown and unknown & _typed_receiver_calls(method.text):
+            if unknown & _typed_receiver_calls(method.text):
                 # names no class of the file nor a child built by name defines: the classes of its typed attributes
                 external = external | instance_methods(index, cls)
             if unknown - external:
                 # a module whose class nothing names may be one of the module classes the file imports by name
                 external = external | (imported_module_methods(index) & unknown)
+                # or, where none defines the method, of its package's other files (called on an attribute:
+                # `self.model.decode(x)`, not a list's `self.cache.get(k)`)
+                rest = (unknown - external - known.CONTAINER_METHODS - known.SIZE_METHODS) & _held_receiver_calls(method.text)
+                external = external | (package_module_methods(index) & rest) if rest else external
             called &= names | external | known.FORWARD_PARTS
             in_forward = any(method is m for _, m in forward)
             if called and not in_forward:
@@ -470,6 +476,13 @@ def _typed_receiver_calls(text: str) -> set[str]:
     if bound:
         found |= {name for receiver, name in _NAME_CALL.findall(text) if receiver in bound}
     return found
+
+
+def _held_receiver_calls(text: str) -> set[str]:
+    """Text pre-filter of a module held untyped: names of methods called on a path from `self` (`self.model.m(`,
+    `self.vs[0].m(`), not on the method's tensors."""
+    found = set(_SELF_CALL.findall(text)) | set(_SELF_ITEM_CALL.findall(text))
+    return {name for name in found if not _never_computes(name)}
 
 
 # `self.get_v().m(`, `unwrap(self.v).m(`: a method called on what a call returned (`instances.returned_instance`).
