@@ -428,8 +428,7 @@ def package_module_methods(index: ModelIndex) -> frozenset[str]:
     package define (a call of one on a module of no named class may run one of theirs)."""
     if index.project is None or not index.module:
         return frozenset()
-    table = index.project.package_methods(index.module)
-    return frozenset(n for n, modules in table.items() if 0 < len(set(modules) - {index.module}) <= _MAX_DEFINERS)
+    return frozenset(index.project.package_methods(index.module, _MAX_DEFINERS))
 
 
 @memoised

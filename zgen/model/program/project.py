@@ -149,7 +149,8 @@ class Project:
         for prefix in (os.environ.get("VIRTUAL_ENV"), os.environ.get("CONDA_PREFIX")):
             self._add_environment(prefix)
         self._namespace_parents: dict[str, str] = {}  # a checked root's name -> the directory above it
-        self._package_methods: dict[str, dict[str, tuple[str, ...]]] = {}  # package directory -> method -> modules
+        # (package directory, most definers) -> method name -> modules defining it
+        self._package_methods: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
 
     def begin(self, path: str) -> tuple[str, bool]:
         """Start checking `path`: reset `deps`, add its package's directory to the roots; its module name."""
@@ -257,16 +258,21 @@ class Project:
         `deps`) only when a caller opens them."""
         return tuple(m for m in self.package_methods(module).get(name, ()) if m != module)
 
-    def package_methods(self, module: str) -> dict[str, tuple[str, ...]]:
-        """Method name -> the modules of `module`'s top-level package defining one (see `package_definers`)."""
+    def package_methods(self, module: str, most: int | None = None) -> dict[str, tuple[str, ...]]:
+        """Method name -> the modules of `module`'s top-level package defining one (see `package_definers`); with
+        `most`, only the names at most that many modules define."""
         top = module.partition(".")[0]
         init = self.module_file(top) if top and "." in module else None
         if init is None or os.path.basename(init) != "__init__.py":
             return {}  # a file of no package, or a namespace package's (no directory of its own to read)
-        directory = os.path.dirname(init)
-        table = self._package_methods.get(directory)
+        key = (os.path.dirname(init), most)
+        table = self._package_methods.get(key)
         if table is None:
-            table = self._package_methods[directory] = _package_methods(directory, top)
+            if most is None:
+                table = _package_methods(key[0], top)
+            else:
+                table = {n: modules for n, modules in self.package_methods(module).items() if len(modules) <= most}
+            self._package_methods[key] = table
         return table
 
     # --- names -------------------------------------------------------------
