@@ -59,6 +59,9 @@ class Scaler(nn.Module):
 
     def describe(self, x):
         return x.mean()
+
+    def sample(self):
+        return self.fc.weight.data.normal_()
 """
 
 SCORE = """
@@ -111,6 +114,16 @@ class SafeHead(nn.Module):
 
     def forward(self, x):
         return self.fc(self.model.rescale(x))
+
+
+class RandomActor(nn.Module):
+    def __init__(self, action_space, d):
+        super().__init__()
+        self.space = action_space
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.fc(x) * self.space.sample()
 """
 
 
@@ -138,4 +151,6 @@ def test_a_method_only_an_unimported_module_class_of_the_package_defines_reads_i
 
 
 def test_a_module_handed_an_untyped_model_calls_a_package_method_in_its_forward(tmp_path):
+    # not `self.space.sample()`: an argument kept, nothing says it is a model (a gym space), though a module class
+    # of the package defines `sample`
     assert _zg303(_package(tmp_path) / "evals" / "head.py") == [12]

@@ -373,24 +373,26 @@ def _built_module(index: ModelIndex, value: cst.BaseExpression) -> tuple[str, ..
 
 
 def answering_classes(
-    index: ModelIndex, classes: tuple[str, ...] | None, name: str, caller: str = ""
+    index: ModelIndex, classes: tuple[str, ...] | None, name: str, caller: str = "", package: bool = False
 ) -> tuple[str, ...]:
     """The classes a module whose method `name` is called may have: as the calls know them, or, for a module of a
     class we cannot tell (handed in, `self.net = net`, a local, an argument), the module classes of its file that
-    define a method of that name, since only they can answer the call (`self.net.forward_with_cond_scale(x)`)."""
+    define a method of that name, since only they can answer the call (`self.net.forward_with_cond_scale(x)`); with
+    `package` (a value held or handed as a model, not any argument kept), where none does, those of the package's
+    other files (`package_module_classes`)."""
     if not classes or UNKNOWN_CLASS not in classes or any(ref != UNKNOWN_CLASS for ref in classes):
         return classes or ()  # not a module, or one of classes the calls know
+    found = _defining_classes(index, name) or (package_module_classes(index, name) if package else ())
     # not the calling class: a wrapper delegates to the model it holds by the same name (`self.model.sample(x)`)
-    return tuple(ref for ref in _defining_classes(index, name) if ref != caller) or classes
+    return tuple(ref for ref in found if ref != caller) or classes
 
 
 @memoised
 def _defining_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
-    """Module classes of the file, then classes it imports by name from other files, that define method `name`;
-    when none does, those of the other files of its package (`package_module_classes`)."""
+    """Module classes of the file, then classes it imports by name from other files, that define method `name`."""
     found = [cls.name for cls in index.module_classes() if name in cls.span.methods]
     found += [ref for ref, info in _imported_module_classes(index) if name in info.span.methods]
-    return tuple(found) or package_module_classes(index, name)
+    return tuple(found)
 
 
 @memoised

@@ -305,7 +305,7 @@ class Quantiser(nn.Module):
                 if instance is None and classes and all(ref == UNKNOWN_CLASS for ref in classes):
                     # a model of no named class: one of the module classes defining the method, each computing with
                     # its own parameters in it (a step of the training loop)
-                    instance = Instance(answering_classes(index, classes, name, cls.name if cls else ""), True)
+                    instance = Instance(answering_classes(index, classes, name, cls.name if cls else "", True), True)
                     found = reads_own_by_name(index, instance, name, in_forward=False)
                 else:
                     instance = instance or Instance(classes, True)
@@ -449,10 +449,24 @@ def _instance_of(
         return typed, False
     if classes == ():
         classes = (UNKNOWN_CLASS,)  # an item of a container whose modules no constructor names
-    answering = answering_classes(index, classes, name, cls.name)  # the classes that could answer the call
+    # the classes that could answer the call; of the package's other files only for a model held or handed in
+    held = _held_model(index, cls, target, method)
+    answering = answering_classes(index, classes, name, cls.name, held)
     if not answering or answering == classes:
         return None, False
     return Instance(answering, True), True
+
+
+def _held_model(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression, method: MethodInfo | None) -> bool:
+    """Is `target` a module the class holds (`self.model`, `holds.held_attributes`: named, annotated or used as one)
+    or one handed to the method (`module_arguments`), not any argument kept (`self.space = action_space`)?"""
+    path = access_path(target)
+    if path is None or path.parts and path.parts[0] == "[]":
+        return False
+    if path.root == "self":
+        return bool(path.parts) and path.parts[0] in held_attributes(index, cls)
+    node = method.node if method is not None else None
+    return not path.parts and node is not None and path.root in module_arguments(index, node)
 
 
 # `v = self.v`, `v, n = self.v, 2`, `v = self.a if c else self.b`: a local bound from an attribute of `self`.
