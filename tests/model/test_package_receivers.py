@@ -90,6 +90,14 @@ class Evaluator:
 
     def run_rescaled(self, x):
         return self.model.rescale(x)
+
+    def run_bound(self, x):
+        book = self.model.vq
+        return book.lookup(x)
+
+    def run_bound_safe(self, x):
+        book = self.model.vq
+        return book.rescale(x)
 """
 
 HEAD = """
@@ -144,10 +152,11 @@ def _zg303(path) -> list[int]:
 
 
 def test_a_method_only_an_unimported_module_class_of_the_package_defines_reads_its_parameters(tmp_path):
-    # `score`, `score_child` (a child of the model) and `Evaluator.run`; not `rescaled`/`run_rescaled` (the only
+    # `score`, `score_child` (a child of the model), `Evaluator.run` and `run_bound` (a local bound to a child of the
+    # model held); not `rescaled`/`run_rescaled` (the only
     # class defining `rescale` computes with no parameter of its own), nor `described` (two classes define
     # `describe`, one reading none of its parameters: the name does not say which class answers)
-    assert _zg303(_package(tmp_path) / "evals" / "score.py") == [3, 7, 23]
+    assert _zg303(_package(tmp_path) / "evals" / "score.py") == [3, 7, 23, 30]
 
 
 def test_a_module_handed_an_untyped_model_calls_a_package_method_in_its_forward(tmp_path):

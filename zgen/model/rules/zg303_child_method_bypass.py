@@ -619,22 +619,25 @@ def _spelt_held_calls(
     typed: ClassInfo | None = None,
 ) -> Iterator[tuple[cst.Call, str, tuple[str, ...]]]:
     """`_held_calls` of the calls spelt `<receiver>.<name>(...)`, with the module's path and its classes."""
-    local: dict[str, str] = {}
+    local: dict[str, str] = {}  # a local bound to a held model or a submodule of one (`cb = self.model.vq`)
     for node, ctx in flat.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
             local.pop(target, None)
             value = node.value
             for part in (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,):
-                path = code_of(part)
-                if path.startswith("self.") and path[5:] in held:
-                    local[target] = path[5:]
+                path = access_path(part)
+                if path is not None and path.root == "self" and path.parts and path.parts[0] in held:
+                    if "[]" not in path.parts:
+                        local[target] = ".".join(("self", *path.parts))
             continue
         if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or ctx.guarded:
             continue
         owner = node.func.value
         if isinstance(owner, cst.Name) and owner.value in local:
-            yield node, f"self.{local[owner.value]}", held[local[owner.value]]
+            classes = held_path_classes(index, local[owner.value], arguments, held)
+            if classes:
+                yield node, local[owner.value], classes
             continue
         path = access_path(owner)
         if typed is not None and path is not None and path.root == "self" and len(path.parts) == 1:
