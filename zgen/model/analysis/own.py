@@ -188,12 +188,16 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
                     values = access.use != SIZE and not grad and not walk
                     walked = access.via.name if values and access.via.name.startswith("self") else code_of(access.node)
                     found.append(OwnUse(access.use, walked, is_persistent(index, access)))
-    for call, ctx, classes, target in _module_method_calls(index, cls, method, flat) if calls_children else ():
+    for call, ctx, classes, target, by_name in _module_method_calls(index, cls, method, flat) if calls_children else ():
         if ctx.guarded:
             continue
-        for ref in classes:
-            for use in method_uses(index, ref, call.func.attr.value):  # type: ignore[union-attr]
-                found.append(OwnUse(use.use, f"{code_of(target)}.{call.func.attr.value}()", use.persistent, use.optional))  # type: ignore[union-attr]
+        name = call.func.attr.value  # type: ignore[union-attr]
+        summaries = [method_uses(index, ref, name) for ref in classes]
+        if by_name and not all(summaries):
+            continue  # a child of no named class: only a use every class defining the method makes (`reads_own_by_name`)
+        for uses in summaries:
+            for use in uses:
+                found.append(OwnUse(use.use, f"{code_of(target)}.{name}()", use.persistent, use.optional))
     if states and has_params(index, cls.name) is not False:  # a module of buffers alone loads no parameter
         found += _own_state_uses(flat)
     if handed:
@@ -315,7 +319,8 @@ def _member_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
 
 
 def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
-    """(call, ctx, classes, module expression) for each `<submodule>.<method>(...)` call other than its forward."""
+    """(call, ctx, classes, module expression, known by the method's name only) for each `<submodule>.<method>(...)`
+    call other than its forward."""
     calls = None
     loops: dict[str, tuple[str, ...]] = {}  # `for m in self.modules()`: any submodule
     # `encoder = Encoder(d)` in `__init__` or a helper it calls: under `zero.Init` partitioned once built
@@ -347,15 +352,16 @@ def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, 
         if isinstance(target, cst.Name) and target.value in loops:
             alias = narrowed(index, Member(target.value, Kind.UNKNOWN, loops[target.value]), ctx)
             if alias is not None:
-                yield node, ctx, alias.classes, target
+                yield node, ctx, alias.classes, target, False
             continue
         if built and isinstance(target, cst.Name) and target.value in built:
-            yield node, ctx, built[target.value], target  # `encoder.init_weights()` on the local just built
+            yield node, ctx, built[target.value], target, False  # `encoder.init_weights()` on the local just built
             continue
         calls = calls or ModuleCalls(index, cls, flat, method.name)
-        classes = answering_classes(index, calls.classes_of(target), name, cls.name)
+        known_classes = calls.classes_of(target)
+        classes = answering_classes(index, known_classes, name, cls.name)
         if classes:
-            yield node, ctx, classes, target
+            yield node, ctx, classes, target, classes != known_classes
 
 
 # A name a method is called on (`encoder.init_weights(`): the locals worth classifying in `_module_method_calls`.
@@ -508,7 +514,7 @@ def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) 
         return []
     members = facts_of(cls).members
     found = []
-    for call, ctx, classes, target in _module_method_calls(index, cls, method, flat):
+    for call, ctx, classes, target, _by_name in _module_method_calls(index, cls, method, flat):
         name = call.func.attr.value  # type: ignore[union-attr]
         uses = {u.use for ref in classes for u in method_uses(index, ref, name) if u.use in (WRITE, INIT, SIZE)}
         if not uses:
