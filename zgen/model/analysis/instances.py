@@ -414,7 +414,7 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
                 for small in stmt.body:
                     if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                         _add(found, small.target.value, _module_classes(index, small.annotation.annotation))
-    built_here = re.search(rf"(?<!class ){word_first(cls.name)}\(", index.source) is not None
+    built_here = cls.name in _built_with_modules(index)
     for span in cls.span.methods.values():
         text = index.skeleton.text(span.start, span.end)
         typed_init = span.name == "__init__" and _TYPED_ARGUMENT.search(text[: text.find(":\n") + 1] or text)
@@ -448,6 +448,20 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
                     if _self_attribute(target.target):
                         _add(found, target.target.attr.value, arguments[argument])  # type: ignore[union-attr]
     return found
+
+
+@memoised
+def _built_with_modules(index: ModelIndex) -> frozenset[str]:
+    """Text pre-filter of `given.passed_classes`: names of the classes the file builds handing them `self` or a
+    construction (`SubModule(self, i)`, `Residual(Block(d))`), not in a `class` statement."""
+    return frozenset(
+        m.group(1) for m in _BUILT_WITH_MODULE.finditer(index.source)
+        if not index.source[max(0, m.start() - 6): m.start()].endswith("class ")
+    )
+
+
+# `Name(self, ...)`, `Name(x, Other(...))`: a class built with `self` or a construction among its arguments.
+_BUILT_WITH_MODULE = re.compile(r"(?<![\w.])([A-Z]\w*)\(\s*(?:[^()\n]*,\s*)?(?:self\s*[,)]|[A-Z]\w*\()")
 
 
 def _argument_kept(value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]]) -> str | None:
