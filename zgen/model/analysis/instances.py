@@ -40,9 +40,10 @@ import builtins
 import re
 from dataclasses import dataclass
 
+from ..program.given import passed_classes
 from ..program.holds import RETURNS_MODULE, config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of, member_param, torch_base
+from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, member_param, torch_base
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from ..program.trigger import word_first
 from .access import READ, SIZE, WRITE
@@ -106,7 +107,9 @@ def receiver_instance(
     if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
         container = expr.value  # `self.vs[0]`, `self.vd["a"]` (a slice is a container again: not one instance)
         if isinstance(container, cst.Attribute) and isinstance(container.value, cst.Name) and container.value.value == "self":
-            return element_instance(index, cls, container.attr.value)
+            key = expr.slice[0].slice.value
+            written = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+            return element_instance(index, cls, container.attr.value, written if isinstance(written, str) else None)
         return None
     if isinstance(expr, cst.IfExp):
         return _union(
@@ -296,27 +299,46 @@ def _elements(index: ModelIndex, cls: ClassInfo, items: cst.BaseExpression) -> I
 
 
 @memoised
-def element_instance(index: ModelIndex, cls: ClassInfo, name: str) -> Instance | None:
+def element_instance(index: ModelIndex, cls: ClassInfo, name: str, key: str | None = None) -> Instance | None:
     """What the modules of the container `self.<name>` (a `ModuleList`/`ModuleDict`/`Sequential`, a list or dict)
     are instances of: the classes the members know, else each element of the literal `__init__` fills it with
     (`nn.ModuleList([self.enc, self.dec])`, `nn.ModuleDict({"a": self.v})`, `dict(a=self.v)`), typed as an
-    attribute (`receiver_instance`)."""
+    attribute (`receiver_instance`), or it stores under a key (`self.nets[k] = Encoder(d)`, `self.nets["rnn"] =
+    build_rnn(d)`: what the construction or the factory makes); with the constant `key` an element is taken by,
+    only what is stored under that key when something is."""
     member = facts_of(cls).members.get(name)
     if member is not None and member.kind == Kind.CONTAINER and member.classes:
         if all(c != UNKNOWN_CLASS for c in member.classes):
             return Instance(member.classes, True)
     found = None
+    stored: dict[str | None, tuple[str, ...]] = {}  # the constant key (None: any other) -> the classes stored
     for method in cls.init_methods:
         if f"self.{name}" not in method.text or method.node is None:
             continue
         for small in _small_statements(method.node.body):
-            if not isinstance(small, cst.Assign) or not any(
-                _self_attribute(t.target) and t.target.attr.value == name for t in small.targets  # type: ignore[union-attr]
-            ):
+            if not isinstance(small, cst.Assign):
                 continue
-            for element in _literal_elements(small.value):
-                if _self_attribute(element):
-                    found = _union(found, receiver_instance(index, cls, None, element, 1))
+            if any(_self_attribute(t.target) and t.target.attr.value == name for t in small.targets):  # type: ignore[union-attr]
+                for element in _literal_elements(small.value):
+                    if _self_attribute(element):
+                        found = _union(found, receiver_instance(index, cls, None, element, 1))
+                continue
+            for target in (t.target for t in small.targets):
+                if not (isinstance(target, cst.Subscript) and _self_attribute(target.value) and len(target.slice) == 1):
+                    continue
+                if target.value.attr.value != name or not isinstance(target.slice[0].slice, cst.Index):  # type: ignore[union-attr]
+                    continue
+                kind, classes = classify(index, small.value, cls=cls)
+                if kind != Kind.MODULE or not classes or UNKNOWN_CLASS in classes:
+                    return None  # something stored we cannot type: the element may be anything
+                written = target.slice[0].slice.value
+                at = written.evaluated_value if isinstance(written, cst.SimpleString) else None
+                at = at if isinstance(at, str) else None
+                stored[at] = (*stored.get(at, ()), *classes)
+    if key is not None and key in stored:
+        return _union(found, Instance(stored[key], True))
+    for classes in stored.values():
+        found = _union(found, Instance(classes, True))
     return found
 
 
@@ -392,21 +414,31 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
                 for small in stmt.body:
                     if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                         _add(found, small.target.value, _module_classes(index, small.annotation.annotation))
+    built_here = cls.name in _built_with_modules(index)
     for span in cls.span.methods.values():
         text = index.skeleton.text(span.start, span.end)
         typed_init = span.name == "__init__" and _TYPED_ARGUMENT.search(text[: text.find(":\n") + 1] or text)
-        if not typed_init and not _SELF_ANNOTATION.search(text):
+        passed = span.name == "__init__" and built_here  # the file's constructions may say what is passed
+        if not typed_init and not passed and not _SELF_ANNOTATION.search(text):
             continue
         method = index.method_info(cls, span).node
         if method is None:
             continue
         arguments: dict[str, tuple[str, ...]] = {}
-        if typed_init:
+        if typed_init or passed:
             params = method.params
+            positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]
             for param in (*params.posonly_params, *params.params, *params.kwonly_params):
                 if param.annotation is not None and not config_like(param.name.value):  # `config: BertConfig`
                     classes = _module_classes(index, param.annotation.annotation)
                     if classes:
+                        arguments[param.name.value] = classes
+                elif param.annotation is None and passed and param.name.value in positional:
+                    # `SubModule(self, indices)` in `FNOBlocks`, `Residual(Block(d))`: every construction of the
+                    # class in the file passes a module of a class we can name
+                    given = passed_classes(index, cls.name, param.name.value, positional.index(param.name.value))
+                    classes = tuple(c for ref in given or () for c in _named_class(index, ref))
+                    if given and len(classes) == len(given):
                         arguments[param.name.value] = classes
         for small in _small_statements(method.body):
             if isinstance(small, cst.AnnAssign) and _self_attribute(small.target):
@@ -416,6 +448,20 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
                     if _self_attribute(target.target):
                         _add(found, target.target.attr.value, arguments[argument])  # type: ignore[union-attr]
     return found
+
+
+@memoised
+def _built_with_modules(index: ModelIndex) -> frozenset[str]:
+    """Text pre-filter of `given.passed_classes`: names of the classes the file builds handing them `self` or a
+    construction (`SubModule(self, i)`, `Residual(Block(d))`), not in a `class` statement."""
+    return frozenset(
+        m.group(1) for m in _BUILT_WITH_MODULE.finditer(index.source)
+        if not index.source[max(0, m.start() - 6): m.start()].endswith("class ")
+    )
+
+
+# `Name(self, ...)`, `Name(x, Other(...))`: a class built with `self` or a construction among its arguments.
+_BUILT_WITH_MODULE = re.compile(r"(?<![\w.])([A-Z]\w*)\(\s*(?:[^()\n]*,\s*)?(?:self\s*[,)]|[A-Z]\w*\()")
 
 
 def _argument_kept(value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]]) -> str | None:

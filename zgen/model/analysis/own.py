@@ -43,7 +43,7 @@ from .persistence import is_persistent, optional_param, persistent_param
 
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
-    "TORCH_LOADERS", "own_state_calls", "uses_self_whole",
+    "TORCH_LOADERS", "own_state_calls", "uses_self_whole", "package_module_classes", "package_module_methods",
 ]
 
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
@@ -188,12 +188,16 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
                     values = access.use != SIZE and not grad and not walk
                     walked = access.via.name if values and access.via.name.startswith("self") else code_of(access.node)
                     found.append(OwnUse(access.use, walked, is_persistent(index, access)))
-    for call, ctx, classes, target in _module_method_calls(index, cls, method, flat) if calls_children else ():
+    for call, ctx, classes, target, by_name in _module_method_calls(index, cls, method, flat) if calls_children else ():
         if ctx.guarded:
             continue
-        for ref in classes:
-            for use in method_uses(index, ref, call.func.attr.value):  # type: ignore[union-attr]
-                found.append(OwnUse(use.use, f"{code_of(target)}.{call.func.attr.value}()", use.persistent, use.optional))  # type: ignore[union-attr]
+        name = call.func.attr.value  # type: ignore[union-attr]
+        summaries = [method_uses(index, ref, name) for ref in classes]
+        if by_name and not all(summaries):
+            continue  # a child of no named class: only a use every class defining the method makes (`reads_own_by_name`)
+        for uses in summaries:
+            for use in uses:
+                found.append(OwnUse(use.use, f"{code_of(target)}.{name}()", use.persistent, use.optional))
     if states and has_params(index, cls.name) is not False:  # a module of buffers alone loads no parameter
         found += _own_state_uses(flat)
     if handed:
@@ -315,7 +319,8 @@ def _member_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
 
 
 def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
-    """(call, ctx, classes, module expression) for each `<submodule>.<method>(...)` call other than its forward."""
+    """(call, ctx, classes, module expression, known by the method's name only) for each `<submodule>.<method>(...)`
+    call other than its forward."""
     calls = None
     loops: dict[str, tuple[str, ...]] = {}  # `for m in self.modules()`: any submodule
     # `encoder = Encoder(d)` in `__init__` or a helper it calls: under `zero.Init` partitioned once built
@@ -347,15 +352,16 @@ def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, 
         if isinstance(target, cst.Name) and target.value in loops:
             alias = narrowed(index, Member(target.value, Kind.UNKNOWN, loops[target.value]), ctx)
             if alias is not None:
-                yield node, ctx, alias.classes, target
+                yield node, ctx, alias.classes, target, False
             continue
         if built and isinstance(target, cst.Name) and target.value in built:
-            yield node, ctx, built[target.value], target  # `encoder.init_weights()` on the local just built
+            yield node, ctx, built[target.value], target, False  # `encoder.init_weights()` on the local just built
             continue
         calls = calls or ModuleCalls(index, cls, flat, method.name)
-        classes = answering_classes(index, calls.classes_of(target), name, cls.name)
+        known_classes = calls.classes_of(target)
+        classes = answering_classes(index, known_classes, name, cls.name)
         if classes:
-            yield node, ctx, classes, target
+            yield node, ctx, classes, target, classes != known_classes
 
 
 # A name a method is called on (`encoder.init_weights(`): the locals worth classifying in `_module_method_calls`.
@@ -373,15 +379,18 @@ def _built_module(index: ModelIndex, value: cst.BaseExpression) -> tuple[str, ..
 
 
 def answering_classes(
-    index: ModelIndex, classes: tuple[str, ...] | None, name: str, caller: str = ""
+    index: ModelIndex, classes: tuple[str, ...] | None, name: str, caller: str = "", package: bool = False
 ) -> tuple[str, ...]:
     """The classes a module whose method `name` is called may have: as the calls know them, or, for a module of a
     class we cannot tell (handed in, `self.net = net`, a local, an argument), the module classes of its file that
-    define a method of that name, since only they can answer the call (`self.net.forward_with_cond_scale(x)`)."""
+    define a method of that name, since only they can answer the call (`self.net.forward_with_cond_scale(x)`); with
+    `package` (a value held or handed as a model, not any argument kept), where none does, those of the package's
+    other files (`package_module_classes`)."""
     if not classes or UNKNOWN_CLASS not in classes or any(ref != UNKNOWN_CLASS for ref in classes):
         return classes or ()  # not a module, or one of classes the calls know
+    found = _defining_classes(index, name) or (package_module_classes(index, name) if package else ())
     # not the calling class: a wrapper delegates to the model it holds by the same name (`self.model.sample(x)`)
-    return tuple(ref for ref in _defining_classes(index, name) if ref != caller) or classes
+    return tuple(ref for ref in found if ref != caller) or classes
 
 
 @memoised
@@ -390,6 +399,44 @@ def _defining_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
     found = [cls.name for cls in index.module_classes() if name in cls.span.methods]
     found += [ref for ref, info in _imported_module_classes(index) if name in info.span.methods]
     return tuple(found)
+
+
+@memoised
+def package_module_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
+    """The module classes of the other files of the file's top-level package that define method `name`: what a
+    module handed in untyped may be when the file imports no class answering the call (`def score(model, x):
+    return model.lookup(x)`, the model's class in a file of the package this one never imports). Files are named
+    by their text (`Project.package_definers`) and then indexed; a name more than `_MAX_DEFINERS` files define is
+    a common verb of the package (`update`, `reset`) that tells nothing of which class answers."""
+    definers = _package_definers(index, name)
+    found: list[str] = []
+    for module in definers:
+        file = index.project.file(module)  # type: ignore[union-attr]
+        if file is None or file.skeleton is None:
+            continue
+        other = ModelIndex.of(file, index.project)  # type: ignore[arg-type]
+        found += [f"{module}.{cls.name}" for cls in other.module_classes() if name in cls.span.methods]
+    return tuple(found)
+
+
+def _package_definers(index: ModelIndex, name: str) -> tuple[str, ...]:
+    """The other files of the package defining a method `name`, none when more than `_MAX_DEFINERS` do."""
+    if index.project is None or not index.module:
+        return ()
+    definers = index.project.package_definers(index.module, name)
+    return definers if len(definers) <= _MAX_DEFINERS else ()
+
+
+_MAX_DEFINERS = 6  # files of a package defining one method name, read to learn which module classes answer it
+
+
+@memoised
+def package_module_methods(index: ModelIndex) -> frozenset[str]:
+    """Text pre-filter of `package_module_classes`: names of methods that at most `_MAX_DEFINERS` other files of the
+    package define (a call of one on a module of no named class may run one of theirs)."""
+    if index.project is None or not index.module:
+        return frozenset()
+    return frozenset(index.project.package_methods(index.module, _MAX_DEFINERS))
 
 
 @memoised
@@ -467,7 +514,7 @@ def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) 
         return []
     members = facts_of(cls).members
     found = []
-    for call, ctx, classes, target in _module_method_calls(index, cls, method, flat):
+    for call, ctx, classes, target, _by_name in _module_method_calls(index, cls, method, flat):
         name = call.func.attr.value  # type: ignore[union-attr]
         uses = {u.use for ref in classes for u in method_uses(index, ref, name) if u.use in (WRITE, INIT, SIZE)}
         if not uses:

@@ -86,6 +86,8 @@ class _Bindings:
         self.param_holders: dict[str, str] = {}
         self.param_items: dict[str, str] = {}
         self.in_forward = any(m is method for m in cls.forward_methods) and "self" in method.text
+        bound_else: set[str] = set()  # locals also bound to something that is no container's tensor
+        taken: set[str] = set()  # locals bound to a tensor taken by key or index (`w = self.weights[k]`)
         for node, _ctx in flat.nodes:
             if type(node) is cst.For or type(node) is cst.CompFor:
                 self._loop(node, members)
@@ -94,7 +96,14 @@ class _Bindings:
             elif type(node) is cst.Assign and len(node.targets) == 1:
                 self._assign(index, flat, node)
                 if self.in_forward and isinstance(node.targets[0].target, cst.Name):
-                    self._param_items_assign(index, cls, node.targets[0].target.value, node.value)
+                    name = node.targets[0].target.value
+                    if not self._param_items_assign(index, cls, name, node.value):
+                        bound_else.add(name)
+                    elif name in self.param_items:
+                        taken.add(name)
+        # `e = self.params["emb"] if ... else e = self.nets["emb"](t)`: the uses of `e` do not say which value they
+        # read, so the tensor is judged where it is taken (`analysis.params._param_container_item`)
+        self.param_items_rebound = frozenset(bound_else & taken)
         self.handed = {k: v for k, v in self.modules.items() if k not in self.passed_in}  # modules a helper may get
 
     def _loop(self, node: cst.For | cst.CompFor, members: dict[str, Member]) -> None:
@@ -123,14 +132,18 @@ class _Bindings:
             return code_of(expr)
         return None
 
-    def _param_items_assign(self, index: ModelIndex, cls: ClassInfo, name: str, value: cst.BaseExpression) -> None:
+    def _param_items_assign(self, index: ModelIndex, cls: ClassInfo, name: str, value: cst.BaseExpression) -> bool:
+        """Record `name` bound to a container of parameters or to one of its tensors; was it?"""
         holder = self.param_container(index, cls, value)
         if holder is not None:
             self.param_holders[name] = holder  # `params = self.transform[degree]`
-        elif isinstance(value, cst.Subscript):
+            return True
+        if isinstance(value, cst.Subscript):
             holder = self.param_container(index, cls, value.value)
             if holder is not None:
                 self.param_items[name] = holder  # `w = self.weights[key]`
+                return True
+        return False
 
     def _param_items_loop(self, index: ModelIndex, cls: ClassInfo, node: cst.For | cst.CompFor) -> None:
         """`for w in self.weights`, `.values()`, `for k, w in self.weights.items()`: `w` is one of its tensors."""
@@ -221,11 +234,15 @@ class _Finder:
             if owner is None or isinstance(parent, cst.Subscript) and parent.value is node:
                 return []  # not a container's tensor, or `self.transform[k]["w"]`: the outer subscript is
             if isinstance(parent, cst.Assign) and isinstance(parent.targets[0].target, cst.Name):
-                return []  # `w = self.weights[k]`: judged where `w` is used
+                if parent.targets[0].target.value not in self.bound.param_items_rebound:
+                    return []  # `w = self.weights[k]`: judged where `w` is used
+                # a local bound to other values too: the tensor is read where it is taken
+                return [self.access(node, ctx, use=READ, op="", owner=owner, param=self._container_member(owner),
+                                    first=self.members.get(self._container_member(owner)), owner_classes=(self.cls.name,))]
         else:
             owner = self.bound.param_items.get(node.value)
             parent = self.flat.parent.get(id(node))
-            if owner is None or _binds(self.flat, node, parent):
+            if owner is None or _binds(self.flat, node, parent) or node.value in self.bound.param_items_rebound:
                 return []
         use, op = usage(self.index, self.flat, node)
         if use != READ:
@@ -235,6 +252,12 @@ class _Finder:
         # judged by the holder's class and the container's name: `persistence.persistent_param` sizes its tensors
         return [self.access(node, ctx, use=use, op=op, owner=owner, param=member.name if member else owner,
                             first=member, owner_classes=(self.cls.name,))]
+
+    def _container_member(self, owner: str) -> str:
+        """The member of the class a container written `owner` (`self.params`, `self.transform[k]`) is."""
+        path = access_path(cst.parse_expression(owner))
+        member = self.members.get(path.parts[0]) if path is not None and path.parts else None
+        return member.name if member is not None else owner
 
     def access(self, node: cst.CSTNode, ctx: Ctx, **fields) -> ParamAccess:
         """A record of `node` in this method; its use read from where it sits unless given."""

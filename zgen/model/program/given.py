@@ -4,7 +4,8 @@ A wrapper that takes a callable (`RandomApply(fn, p)`, `Residual(block)`)
 cannot tell from its own `__init__` whether `fn` is a module with
 parameters. When the file builds the wrapper itself, its constructions say:
 `RandomApply(T.ColorJitter(0.8, 0.8, 0.8, 0.2), p=0.3)` hands it a
-transform. `passed_classes` gives the classes every construction passes,
+transform, `SubModule(self, indices)` in a method of `FNOBlocks` the
+`FNOBlocks` building it. `passed_classes` gives the classes every construction passes,
 read from the skeleton's `ast` (no libcst parse), or None when some
 construction passes something else (a name, an expression), leaves the
 parameter to its default, or the file builds the class nowhere.
@@ -34,6 +35,14 @@ def passed_classes(index: ModelIndex, cls_name: str, param: str, position: int) 
         value = _argument(node, param, position)
         if value is None:
             return None  # a default, or a value spread from `*args`/`**kwargs`: not known
+        if isinstance(value, ast.Name) and value.id == "self":
+            # `SubModule(self, indices)` in a method of a class: an instance of that class (or of a subclass)
+            qualified = _enclosing_class(index, node.lineno)
+            if qualified is None:
+                return None
+            if qualified not in found:
+                found.append(qualified)
+            continue
         if not isinstance(value, ast.Call):
             return None
         written = dotted(value.func)
@@ -43,6 +52,12 @@ def passed_classes(index: ModelIndex, cls_name: str, param: str, position: int) 
         if qualified not in found:
             found.append(qualified)
     return tuple(found) or None
+
+
+def _enclosing_class(index: ModelIndex, line: int) -> str | None:
+    """The innermost class of the file whose lines hold `line`."""
+    spans = [info.span for info in index.classes.values() if info.span.start <= line <= info.span.end]
+    return max(spans, key=lambda span: span.start).name if spans else None
 
 
 @memoised

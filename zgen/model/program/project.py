@@ -33,6 +33,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -148,6 +149,8 @@ class Project:
         for prefix in (os.environ.get("VIRTUAL_ENV"), os.environ.get("CONDA_PREFIX")):
             self._add_environment(prefix)
         self._namespace_parents: dict[str, str] = {}  # a checked root's name -> the directory above it
+        # (package directory, most definers) -> method name -> modules defining it
+        self._package_methods: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
 
     def begin(self, path: str) -> tuple[str, bool]:
         """Start checking `path`: reset `deps`, add its package's directory to the roots; its module name."""
@@ -248,6 +251,30 @@ class Project:
             _write_json(path, {"format": _SUMMARY_FORMAT, "skeleton": skeleton_to_dict(parsed) if parsed else None})
         return parsed
 
+    def package_definers(self, module: str, name: str) -> tuple[str, ...]:
+        """The modules of `module`'s top-level package, other than `module`, whose text defines a method `name`
+        (`def name(`): what an object of the package that no import names may run when `name` is called
+        on it. A text trigger, read once per process and package; the files named are read (and recorded in
+        `deps`) only when a caller opens them."""
+        return tuple(m for m in self.package_methods(module).get(name, ()) if m != module)
+
+    def package_methods(self, module: str, most: int | None = None) -> dict[str, tuple[str, ...]]:
+        """Method name -> the modules of `module`'s top-level package defining one (see `package_definers`); with
+        `most`, only the names at most that many modules define."""
+        top = module.partition(".")[0]
+        init = self.module_file(top) if top and "." in module else None
+        if init is None or os.path.basename(init) != "__init__.py":
+            return {}  # a file of no package, or a namespace package's (no directory of its own to read)
+        key = (os.path.dirname(init), most)
+        table = self._package_methods.get(key)
+        if table is None:
+            if most is None:
+                table = _package_methods(key[0], top)
+            else:
+                table = {n: modules for n, modules in self.package_methods(module).items() if len(modules) <= most}
+            self._package_methods[key] = table
+        return table
+
     # --- names -------------------------------------------------------------
 
     def resolve(self, qualified: str) -> tuple[SourceFile, str] | None:
@@ -320,6 +347,37 @@ def _write_json(path: str, doc: dict) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
+
+
+# `def name(`: a method or function defined in a file, the text `package_methods` reads (a literal first: fast).
+_METHOD_DEF = re.compile(rb"def (\w+)\(")
+_MAX_PACKAGE_FILES = 4000  # a package larger than this is not read for method names (none: the table stays empty)
+
+
+def _package_methods(directory: str, top: str) -> dict[str, tuple[str, ...]]:
+    """Method name -> modules defining one, over the `.py` files under `directory`, the package `top`."""
+    paths: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
+        paths += [os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py")]
+        if len(paths) > _MAX_PACKAGE_FILES:
+            return {}
+    table: dict[str, list[str]] = {}
+    for path in paths:
+        try:
+            if os.path.getsize(path) > _MAX_BYTES:
+                continue
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        parts = os.path.relpath(path, directory)[:-3].split(os.sep)
+        if parts[-1] == "__init__":
+            parts.pop()
+        module = ".".join((top, *parts))
+        for name in set(_METHOD_DEF.findall(data)):
+            table.setdefault(name.decode("ascii", "replace"), []).append(module)
+    return {name: tuple(modules) for name, modules in table.items()}
 
 
 _PROJECT: Project | None = None

@@ -13,7 +13,9 @@ from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
 from ..analysis.flow import flat_of
 from ..analysis.divergence import NOT_RUNS
-from ..analysis.own import answering_classes, calls_child_method, imported_module_methods, method_uses, uses_self_whole
+from ..analysis.own import (
+    answering_classes, calls_child_method, imported_module_methods, method_uses, package_module_methods, uses_self_whole,
+)
 from ..analysis.handed import outside_functions
 from ..analysis.instances import may_join
 from ..analysis.instances import (
@@ -187,12 +189,16 @@ class Quantiser(nn.Module):
             called = (called | set(_VALUE_CALL.findall(method.text))) - _SKIP  # `self.get_v().m(`: a returned value
             external = _external_methods(index, cls)
             unknown = called - names - external - known.FORWARD_PARTS
-            if unknown and unknown & _typed_receiver_calls(method.text):
+            if unknown & _typed_receiver_calls(method.text):
                 # names no class of the file nor a child built by name defines: the classes of its typed attributes
                 external = external | instance_methods(index, cls)
             if unknown - external:
                 # a module whose class nothing names may be one of the module classes the file imports by name
                 external = external | (imported_module_methods(index) & unknown)
+                # or, where none defines the method, of its package's other files (called on an attribute:
+                # `self.model.decode(x)`, not a list's `self.cache.get(k)`)
+                rest = (unknown - external - known.CONTAINER_METHODS - known.SIZE_METHODS) & _held_receiver_calls(method.text)
+                external = external | (package_module_methods(index) & rest) if rest else external
             called &= names | external | known.FORWARD_PARTS
             in_forward = any(method is m for _, m in forward)
             if called and not in_forward:
@@ -300,7 +306,7 @@ class Quantiser(nn.Module):
                 if instance is None and classes and all(ref == UNKNOWN_CLASS for ref in classes):
                     # a model of no named class: one of the module classes defining the method, each computing with
                     # its own parameters in it (a step of the training loop)
-                    instance = Instance(answering_classes(index, classes, name, cls.name if cls else ""), True)
+                    instance = Instance(answering_classes(index, classes, name, cls.name if cls else "", True), True)
                     found = reads_own_by_name(index, instance, name, in_forward=False)
                 else:
                     instance = instance or Instance(classes, True)
@@ -444,10 +450,24 @@ def _instance_of(
         return typed, False
     if classes == ():
         classes = (UNKNOWN_CLASS,)  # an item of a container whose modules no constructor names
-    answering = answering_classes(index, classes, name, cls.name)  # the classes that could answer the call
+    # the classes that could answer the call; of the package's other files only for a model held or handed in
+    held = _held_model(index, cls, target, method)
+    answering = answering_classes(index, classes, name, cls.name, held)
     if not answering or answering == classes:
         return None, False
     return Instance(answering, True), True
+
+
+def _held_model(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression, method: MethodInfo | None) -> bool:
+    """Is `target` a module the class holds (`self.model`, `holds.held_attributes`: named, annotated or used as one)
+    or one handed to the method (`module_arguments`), not any argument kept (`self.space = action_space`)?"""
+    path = access_path(target)
+    if path is None or path.parts and path.parts[0] == "[]":
+        return False
+    if path.root == "self":
+        return bool(path.parts) and path.parts[0] in held_attributes(index, cls)
+    node = method.node if method is not None else None
+    return not path.parts and node is not None and path.root in module_arguments(index, node)
 
 
 # `v = self.v`, `v, n = self.v, 2`, `v = self.a if c else self.b`: a local bound from an attribute of `self`.
@@ -471,6 +491,13 @@ def _typed_receiver_calls(text: str) -> set[str]:
     if bound:
         found |= {name for receiver, name in _NAME_CALL.findall(text) if receiver in bound}
     return found
+
+
+def _held_receiver_calls(text: str) -> set[str]:
+    """Text pre-filter of a module held untyped: names of methods called on a path from `self` (`self.model.m(`,
+    `self.vs[0].m(`), not on the method's tensors."""
+    found = set(_SELF_CALL.findall(text)) | set(_SELF_ITEM_CALL.findall(text))
+    return {name for name in found if not _never_computes(name)}
 
 
 # `self.get_v().m(`, `unwrap(self.v).m(`: a method called on what a call returned (`instances.returned_instance`).
@@ -593,22 +620,25 @@ def _spelt_held_calls(
     typed: ClassInfo | None = None,
 ) -> Iterator[tuple[cst.Call, str, tuple[str, ...]]]:
     """`_held_calls` of the calls spelt `<receiver>.<name>(...)`, with the module's path and its classes."""
-    local: dict[str, str] = {}
+    local: dict[str, str] = {}  # a local bound to a held model or a submodule of one (`cb = self.model.vq`)
     for node, ctx in flat.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
             local.pop(target, None)
             value = node.value
             for part in (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,):
-                path = code_of(part)
-                if path.startswith("self.") and path[5:] in held:
-                    local[target] = path[5:]
+                path = access_path(part)
+                if path is not None and path.root == "self" and path.parts and path.parts[0] in held:
+                    if "[]" not in path.parts:
+                        local[target] = ".".join(("self", *path.parts))
             continue
         if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or ctx.guarded:
             continue
         owner = node.func.value
         if isinstance(owner, cst.Name) and owner.value in local:
-            yield node, f"self.{local[owner.value]}", held[local[owner.value]]
+            classes = held_path_classes(index, local[owner.value], arguments, held)
+            if classes:
+                yield node, local[owner.value], classes
             continue
         path = access_path(owner)
         if typed is not None and path is not None and path.root == "self" and len(path.parts) == 1:
