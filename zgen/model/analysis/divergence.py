@@ -24,6 +24,7 @@ from .counts import counted_loops, passed_through
 from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, stored_into, targets_of
 from .persistence import gathers
+from .reach import all_bases
 from .picks import may_pick, picked_runs
 from .runs import HelperRuns, runs_argument
 from .state import handoff
@@ -47,10 +48,15 @@ PICK = "pick"  # the module called is taken out of a container by the value (`se
 RETRY = "retry"  # the call runs again in a loop when it raised on this rank (`except OutOfMemoryError:` then retry)
 CAUGHT = "caught"  # the call's failure on this rank is caught and the rank goes on (`except OutOfMemoryError: return`)
 
-# What a rank raises on its own, from its own batch and memory: out of memory, a kernel's runtime error, anything.
-# (`TypeError`, `ImportError`, `AttributeError`, `KeyError` around a call are how code probes an API or a config,
-# the same on every rank.)
-_OWN_FAILURES = frozenset({"Exception", "BaseException", "RuntimeError", "MemoryError", "OutOfMemoryError"})
+# What a rank raises on its own, from its own batch and memory: out of memory, a kernel's runtime error, a bad
+# value (a loss that is NaN, shapes a batch does not match: `ValueError`, `FloatingPointError`, a failed `assert`),
+# anything. (`TypeError`, `ImportError`, `AttributeError`, `KeyError` around a call are how code probes an API or a
+# config, the same on every rank.) An exception class of the program derived from one of these is one too
+# (`class NaNLossError(Exception)`).
+_OWN_FAILURES = frozenset(
+    {"Exception", "BaseException", "RuntimeError", "MemoryError", "OutOfMemoryError", "ValueError", "ArithmeticError",
+     "FloatingPointError", "ZeroDivisionError", "OverflowError", "AssertionError"}
+)
 # Calls that end the process: a handler ending in one lets no rank go on.
 _ENDS_PROCESS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})
 
@@ -185,7 +191,7 @@ def find_divergences(
     # `if self.router(x).max() > t:`, `done = self.env.step(action)`: the text of a test on an output
     value_tests = make_indirect is not None and text is not None and output_test_text(text)
     # `while True: try: out = self.net(x); break` / `except OutOfMemoryError: ...`
-    handled = _failure_handlers(flat) if text is None or "except" in text else []
+    handled = _failure_handlers(taint.index, flat) if text is None or "except" in text else []
     if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests and not handled:
         return []
     calls = make_calls()
@@ -259,6 +265,8 @@ def find_divergences(
             add(pick.kind, ITERATE if pick.iterated else PICK, pick.node, pick.source, pick.callee)
     for handler, body, effect in handled:
         ran = next((callee for call, _ctx, callee in sites + extra if flat.within(call, body)), None)
+        if ran is None and (sites or extra):  # `loss = self.model(x)` ... `try: loss.backward()`: the backward of
+            ran = _backward_in(body)  # what the model computed gathers its parameters again, module by module
         if ran is not None:
             caught = handler.type if handler.type is not None else handler
             add(DATA, effect, caught, f"except {code_of(handler.type)}" if handler.type is not None else "except", ran)
@@ -400,7 +408,7 @@ def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict
 def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
     """Does a data decision run a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`, a method of
     a model it is handed) a number of times that follows the data (a loop over a data-dependent iterable), gate it
-    on one side only, or leave before it from a branch that runs nothing, the test holding no other taint (a random
+    on one side only, or leave (or skip the rest of a loop's step) before it from a branch that runs nothing, the test holding no other taint (a random
     mask's `.any()` is a random decision)?"""
     func = site.func
     root = func
@@ -412,7 +420,8 @@ def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, 
     )
     if not own or not set(taint.of(test)) <= {DATA, HOST} or not taint.of(test):
         return False
-    if effect == EXIT:  # `if os.path.isfile(out): return` before `separate(model, wav)`: skipped outright
+    if effect in (EXIT, SKIP):  # `if os.path.isfile(out): return` before `separate(model, wav)`, `if torch.isnan(
+        # loss): continue` before `self.log_samples(x)`: skipped outright
         branch = flat.parent.get(id(test))
         return isinstance(branch, cst.If) and not any(_side(flat, call, branch) == "body" for call, _c, _n in sites)
     return effect == ITERATE or (effect == GATE and _one_sided(flat, test, sites))
@@ -603,7 +612,16 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
                 add(DATA, WHILE, node.test, source, later[0][2])
 
 
-def _failure_handlers(flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite, str]]:
+def _backward_in(body: cst.BaseSuite) -> str | None:
+    """`loss.backward()` (a tensor's backward, no collective's own) in a `try` body, as its text."""
+    for node in walk(body):
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+            if not any(arg.keyword is None for arg in node.args):  # (`engine.backward(loss)` is a site of its own)
+                return f"{code_of(node.func)}()"
+    return None
+
+
+def _failure_handlers(index: ModelIndex, flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite, str]]:
     """Handlers of a failure this rank raised on its own, after which it does not do what its peers do. Whether a
     call raises (out of memory, a bad batch) is this rank's own, so as (the handler, the `try` body, the effect):
     * RETRY: a `try` inside a loop whose body leaves the loop once it succeeds (`break`, `return`) and whose handler
@@ -620,18 +638,32 @@ def _failure_handlers(flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite
         for handler in node.handlers:
             if leaves_on_success and not any(type(n) in (cst.Raise, cst.Break, cst.Return) for n in walk(handler.body)):
                 found.append((handler, node.body, RETRY))
-            elif _own_failure(handler) and not _always_raises(handler.body):
+            elif _own_failure(index, handler) and not _always_raises(handler.body):
                 found.append((handler, node.body, CAUGHT))
     return found
 
 
-def _own_failure(handler: cst.ExceptHandler) -> bool:
-    """Does `handler` catch what a rank raises on its own (`_OWN_FAILURES`, a bare `except`)?"""
+def _own_failure(index: ModelIndex, handler: cst.ExceptHandler) -> bool:
+    """Does `handler` catch what a rank raises on its own (`_OWN_FAILURES`, a bare `except`, an exception class of
+    the program derived from one)?"""
     caught = handler.type
     if caught is None:
         return True
     types = [element.value for element in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    return any((dotted(t) or "").rsplit(".", 1)[-1] in _OWN_FAILURES for t in types)
+    return any(_own_failure_class(index, dotted(t) or "") for t in types)
+
+
+def _own_failure_class(index: ModelIndex, written: str) -> bool:
+    """Is the exception class `written` one of `_OWN_FAILURES`, or a class of the program (this file or one it
+    imports) with such a base, directly or through its bases?"""
+    if written.rsplit(".", 1)[-1] in _OWN_FAILURES:
+        return True
+    cls = index.local_class(written)
+    if cls is None:
+        found = index.external(index.qualify(written)) if written else None
+        cls = found[1] if found is not None else None
+    return cls is not None and any(
+        base.rsplit(".", 1)[-1] in _OWN_FAILURES for info in all_bases(cls) for base in info.span.bases)
 
 
 def _always_raises(block: cst.BaseSuite) -> bool:

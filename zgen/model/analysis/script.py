@@ -65,12 +65,8 @@ class ScriptScope:
         node = self.node
         found = dict(module_arguments(self.index, node)) if isinstance(node, cst.FunctionDef) else {}
         if self.owner is not None:
-            found |= {f"self.{name}": classes for name, classes in held_attributes(self.index, self.owner).items()}
+            found |= {f"self.{name}": classes for name, classes in class_held(self.index, self.owner).items()}
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
-            for base in all_bases(self.owner):  # `self.model` that a base class of another file's `__init__` keeps
-                if base.index is not self.index:
-                    for name, classes in held_attributes(base.index, base).items():
-                        found.setdefault(f"self.{name}", tuple(base.index.global_name(c) for c in classes))
         return found
 
     @cached_property
@@ -189,19 +185,36 @@ class ScriptScope:
 
 
 @memoised
+def class_held(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+    """The attributes of a class that hold a model (`held_attributes`), with those a base class of another file's
+    `__init__` keeps (`super().__init__(model)` in a trainer built on a base trainer)."""
+    found = dict(held_attributes(index, cls))
+    for base in all_bases(cls):
+        if base.index is not index:
+            for name, classes in held_attributes(base.index, base).items():
+                found.setdefault(name, tuple(base.index.global_name(c) for c in classes))
+    return found
+
+
+@memoised
 def held_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
     """Properties of a class (not a module) that hand back a model it holds: `return self.model`, `return
     self.accelerator.unwrap_model(self.model)` (an unwrapping call given the model hands back the model it wraps),
-    `return default(self.ema_model, self.model)` (`choices.options`) -> the model's classes."""
-    if "@property" not in cls.text:
+    `return default(self.ema_model, self.model)` (`choices.options`) -> the model's classes; and methods of `self`
+    alone that do, as `name()` (`def unwrapped(self): return self.accelerator.unwrap_model(self.model)`, called
+    `self.unwrapped().sample(n)`)."""
+    if "return self." not in cls.text and "(self.model" not in cls.text and "@property" not in cls.text:
         return {}
-    held = held_attributes(index, cls)
+    held = class_held(index, cls)
     if not held:
         return {}
     found: dict[str, tuple[str, ...]] = {}
     for method in cls.all_methods():
-        if method.name in held or "@property" not in method.text or "return" not in method.text:
+        if method.name in held or "return" not in method.text or method.name.startswith("__"):
             continue
+        prop = "@property" in method.text
+        if not prop and not _SELF_ONLY.match(method.text[method.text.find("def "):]):
+            continue  # (a method given arguments may hand back what they choose)
         node = method.node
         returns = [n.value for n in walk(node.body) if isinstance(n, cst.Return)] if node is not None else []
         if len(returns) != 1 or returns[0] is None:
@@ -215,12 +228,21 @@ def held_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
             if name.startswith("self.") and name[5:] in held:
                 classes += tuple(c for c in held[name[5:]] if c not in classes)
         if classes:
-            found[method.name] = classes
+            found[method.name if prop else f"{method.name}()"] = classes
     return found
 
 
-# Methods of an object that runs a model it holds to answer (an algorithm, an agent, a sampler, a pipeline).
-INFERENCE_METHODS = frozenset({"predict", "generate", "sample_action", "predict_value", "act", "select_action"})
+# `def unwrapped(self) -> nn.Module:`: a method given nothing but `self`.
+_SELF_ONLY = re.compile(r"def\s+\w+\s*\(\s*self\s*\)")
+
+
+# Methods of an object that runs a model it holds to answer (an algorithm, an agent, a policy, a sampler, a pipeline):
+# a prediction, a generation, an action chosen from an observation.
+INFERENCE_METHODS = frozenset(
+    {"predict", "generate", "sample_action", "predict_value", "act", "select_action", "get_action", "get_actions",
+     "select_actions", "sample_actions", "compute_action", "compute_actions", "choose_action", "predict_action",
+     "evaluate_actions"}
+)
 # What a function calls the model it is handed (`model`, `net`, `engine`, `draft_model`).
 _MODEL_NAME = re.compile(r"(?:\w+_)?(?:model|module|net|engine)")
 # Methods only an `nn.Module` has (not `train`/`state_dict`: trainers and optimizers have those too).
@@ -424,7 +446,12 @@ class _ScriptCalls:
         index, scope = self.index, self.scope
         name = call_name(call)
         if name is None:  # `model.layers[i](x)`, `getattr(model, name)(x)`
-            return code_of(call.func) if (scope.held or scope.model_args or self.summary) and self.held.callee(call) else None
+            if (scope.held or scope.model_args or self.summary) and self.held.callee(call):
+                return code_of(call.func)
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and (holder := _holder_text(func.value)) in scope.held):
+                return None
+            name = f"{holder}.{func.attr.value}"  # `self.unwrapped().sample(n)`: a method of a model handed back
         qualified = name if name.startswith(".") else index.qualify(name)
         last = qualified.rsplit(".", 1)[-1]
         if last in known.COLLECTIVES and qualified.startswith(("torch.distributed.", "deepspeed.comm.")):
@@ -446,10 +473,12 @@ class _ScriptCalls:
         accessor = self.summary and isinstance(func, cst.Attribute) and _ACCESSOR.fullmatch(func.attr.value)
         if (scope.held or scope.model_args or self.summary) and not accessor and self.held.callee(call) is not None:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
-        holder = dotted(func.value) if isinstance(func, cst.Attribute) else None
+        holder = _holder_text(func.value) if isinstance(func, cst.Attribute) else None
         held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
-        if held is None and holder is not None and holder.startswith("self.") and scope.held:
-            held = self.held.roots.get(holder)  # `self.x` bound here to a held model or a copy of one
+        if held is None and holder is not None and scope.held and (
+            holder.startswith("self.") or ("." not in holder and holder not in scope.parameters)
+        ):  # `self.x` or a local bound here to a held model or a copy of one (`model = self.unwrapped()`)
+            held = self.held.roots.get(holder)
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             name = func.attr.value  # type: ignore[union-attr]
             lacking = not (self.summary and _ACCESSOR.fullmatch(name))
@@ -469,6 +498,15 @@ class _ScriptCalls:
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
                 return code_of(func)
         return None
+
+
+def _holder_text(expr: cst.BaseExpression) -> str | None:
+    """`self.model` as its dotted text, a call `self.unwrapped()` given nothing as `self.unwrapped()` (the key of a
+    method handing back a held model in `ScriptScope.held`)."""
+    if isinstance(expr, cst.Call) and not expr.args:
+        name = dotted(expr.func)
+        return f"{name}()" if name else None
+    return dotted(expr)
 
 
 @memoised
@@ -624,7 +662,24 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
 
 def _method_reaches(scope: ScriptScope, cls: ClassInfo, name: str) -> bool:
     """Does `<instance of cls>.name(...)` reach a model or a collective, in any method it may dispatch to?"""
-    return any(method_reach(scope.index, method) is not None for method in method_targets(scope.index, cls, name))
+    return dispatched_reach(scope.index, cls, name)
+
+
+@memoised(cycle=False)
+def dispatched_reach(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does `<instance of cls>.name(...)` reach a model or a collective? A method `cls` inherits from a base (of
+    another file) answers for itself (`method_reach`), and through the methods of `self` it calls as `cls`
+    dispatches them: a template method of a base trainer (`def validate(self): return self.validation_step()`,
+    abstract there) runs the subclass's override (`validation_step` calling `evaluate(self.model, ...)`)."""
+    for method in method_targets(index, cls, name):
+        if method_reach(index, method) is not None:
+            return True
+        if method.owner is cls or cls.index is method.index and method.owner in cls.mro:
+            continue  # (the class's own methods and its file's bases are summarised as this class's calls dispatch)
+        for called, through_super in method.self_calls:
+            if not through_super and called != name and dispatched_reach(index, cls, called):
+                return True
+    return False
 
 
 @memoised(cycle=None)

@@ -452,6 +452,9 @@ class Taint:
         method of an object of this function handed such an output (`env.step(action)` for `action` the policy
         returned: what the object computes from it, `done`, is this rank's own)."""
         func = node.func
+        tested = _value_predicate(self.index, node)
+        if tested is not None:  # `torch.isnan(loss)`, `loss.isnan()`: a test of the output's values
+            return DATA if self._output_of(tested) is not None else None  # type: ignore[misc]
         if not isinstance(func, cst.Attribute):
             return None
         if _reads_output_value(node):
@@ -954,13 +957,36 @@ def output_test_text(text: str) -> bool:
             return True  # handed what a call of `self`'s attribute returned, or a local bound to it
     # (one fixed pattern over every word, not one compiled per name: a pattern compiled per call cost more than
     # the rest of this trigger)
-    return bool(names) and any(m.group(1) in names for m in _WORD_READ.finditer(text))
+    return bool(names) and (
+        any(m.group(1) in names for m in _WORD_READ.finditer(text))
+        or any((m.group(1) or m.group(2)) in names for m in _PREDICATE_READ.finditer(text))  # `torch.isnan(loss)`
+    )
 
 
 def _reads_output_value(call: cst.Call) -> bool:
     """`x.all()` / `x.any()` / `x.item()` with no arguments: a read of `x`'s values."""
     func = call.func
     return isinstance(func, cst.Attribute) and func.attr.value in _VALUE_READS and not call.args
+
+
+# Element-wise tests of a tensor's or a number's values (`torch.isnan(loss)`, `math.isfinite(v)`, `np.isinf(a)`): a
+# decision read from the values themselves, like `.item()` or `.all()`.
+_VALUE_PREDICATES = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
+_PREDICATE_MODULES = ("torch.", "math.", "numpy.")
+# `isnan(loss`, `torch.isfinite(out`: the word a value predicate tests (the text trigger of `output_test_text`).
+_PREDICATE_READ = re.compile(r"\bis(?:nan|inf|finite|posinf|neginf)\(\s*(\w+)|\b(\w+)\.is(?:nan|inf|finite)\(\)")
+
+
+def _value_predicate(index: ModelIndex, call: cst.Call) -> cst.BaseExpression | None:
+    """`torch.isnan(x)`, `math.isinf(x)`, `np.isfinite(x)`, `x.isnan()`: a test of `x`'s values, element by element;
+    as `x`."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _VALUE_PREDICATES and not call.args:
+        return func.value  # `loss.isnan()`
+    name = call_name(call)
+    if name is None or name.rsplit(".", 1)[-1] not in _VALUE_PREDICATES or len(call.args) != 1:
+        return None
+    return call.args[0].value if index.qualify(name).startswith(_PREDICATE_MODULES) else None
 
 
 def _reads_value(call: cst.Call) -> bool:

@@ -1,0 +1,340 @@
+"""ZG2 in trainers, agents and evaluators (h-zg2pkg): a step skipped on this rank's values (a NaN loss, a batch
+with no labels), a failure this rank raised and caught (a bad value, an exception class of the program, a failed
+backward), and a model reached through another file, a base trainer's template method, a method handing back
+the model, an object built in `setup()` or an agent's action method, each beside a safe look-alike."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+HEAD = """
+import math
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+
+class NaNLoss(Exception):
+    pass
+
+
+class ConfigMissing(KeyError):
+    pass
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Trainer:
+    def __init__(self, model: Net, loader, optimizer):
+        self.model = model
+        self.loader = loader
+        self.optimizer = optimizer
+        self.max_norm = 1.0
+
+    def log_samples(self, x):
+        return self.model(x)
+
+    def step(self, batch):
+        loss = self.model(batch).mean()
+        if torch.isnan(loss):
+            raise NaNLoss()
+        loss.backward()
+        return loss
+
+    def run(self):
+{body}
+"""
+
+HAZARDS = {
+    "a batch with no labels skips a helper running the model": """
+for x, y in self.loader:
+    if y.sum() == 0:
+        continue
+    self.log_samples(x)
+""",
+    "a NaN loss skips a helper": """
+for batch in self.loader:
+    loss = self.model(batch).mean()
+    if torch.isnan(loss):
+        continue
+    self.log_samples(batch)
+""",
+    "a NaN loss, tested by its method, skips the rest of the step": """
+for batch in self.loader:
+    loss = self.model(batch).mean()
+    if loss.isnan():
+        continue
+    self.model(batch)
+""",
+    "a bad value caught around a step": """
+for batch in self.loader:
+    try:
+        self.step(batch)
+    except ValueError:
+        continue
+""",
+    "an exception class of the program caught around a step": """
+for batch in self.loader:
+    try:
+        self.step(batch)
+    except NaNLoss:
+        continue
+""",
+    "a failed backward caught and the step dropped": """
+for batch in self.loader:
+    loss = self.model(batch).mean()
+    try:
+        loss.backward()
+    except RuntimeError:
+        self.optimizer.zero_grad()
+        continue
+    self.optimizer.step()
+""",
+}
+
+SAFE = {
+    "a NaN test of a loss every rank agreed on": """
+for batch in self.loader:
+    loss = self.model(batch).mean()
+    dist.all_reduce(loss)
+    if torch.isnan(loss):
+        continue
+    self.log_samples(batch)
+""",
+    "an infinite setting, the same on every rank": """
+for batch in self.loader:
+    if math.isinf(self.max_norm):
+        continue
+    self.log_samples(batch)
+""",
+    "a NaN loss only logged": """
+for batch in self.loader:
+    loss = self.model(batch).mean()
+    if torch.isnan(loss):
+        print("nan")
+    self.log_samples(batch)
+""",
+    "a bad value raised again": """
+for batch in self.loader:
+    try:
+        self.step(batch)
+    except ValueError as e:
+        print(e)
+        raise
+""",
+    "an API probe of the program's own (a KeyError)": """
+for batch in self.loader:
+    try:
+        self.step(batch)
+    except ConfigMissing:
+        continue
+""",
+}
+
+
+def _zg2(source: str, path: str = "m.py") -> list:
+    return [f for f in check_source(path, source) if f.code.startswith("ZG2")]
+
+
+def _run(body: str) -> str:
+    return HEAD.format(body=textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8))
+
+
+@pytest.mark.parametrize("body", HAZARDS.values(), ids=HAZARDS.keys())
+def test_a_step_skipped_or_caught_on_this_ranks_values_found(body: str) -> None:
+    found = _zg2(_run(body))
+    assert len(found) == 1, found
+
+
+@pytest.mark.parametrize("body", SAFE.values(), ids=SAFE.keys())
+def test_a_test_every_rank_answers_alike_or_a_failure_raised_again_clean(body: str) -> None:
+    assert _zg2(_run(body)) == []
+
+
+NETS = """
+import torch
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.body = nn.Linear(d, 4096)
+
+    def forward(self, x):
+        return self.body(x)
+
+    def get_action(self, obs):
+        return self.forward(obs).argmax(-1)
+
+
+class Diffusion(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.unet = nn.Linear(d, 4096)
+
+    def forward(self, x):
+        return self.unet(x).mean()
+
+    def sample(self, n):
+        x = torch.randn(n, 16)
+        for _ in range(4):
+            x = self.unet(x)
+        return x
+"""
+
+AGENT = """
+class Agent:
+    def __init__(self, policy):
+        self.policy = policy
+
+    def act(self, obs):
+        return self.choose(obs)
+
+    def choose(self, obs):
+        return self.policy.get_action(obs)
+"""
+
+EVALUATION = """
+def evaluate(model, loader):
+    return [model(batch) for batch in loader]
+
+
+class Evaluator:
+    def __init__(self, loader):
+        self.loader = loader
+
+    def run(self, model):
+        return evaluate(model, self.loader)
+
+
+class Logger:
+    def __init__(self, path):
+        self.path = path
+
+    def log(self, values):
+        print(self.path, values)
+"""
+
+BASE = """
+class BaseTrainer:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+
+    def validate(self):
+        return self.validation_step()
+
+    def validation_step(self):
+        raise NotImplementedError
+
+    def report(self):
+        return self.summary()
+
+    def summary(self):
+        raise NotImplementedError
+"""
+
+TRAINER = """
+import torch.distributed as dist
+
+from .agent import Agent
+from .base import BaseTrainer
+from .evaluation import Evaluator, Logger, evaluate
+from .nets import Diffusion, Policy
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model: Diffusion, policy: Policy, loader, accelerator):
+        super().__init__(model, loader)
+        self.agent = Agent(policy)
+        self.accelerator = accelerator
+        self.evaluator = None
+        self.logger = None
+
+    def setup(self):
+        self.evaluator = Evaluator(self.loader)
+        self.logger = Logger("out")
+
+    def validation_step(self):
+        return evaluate(self.model, self.loader)
+
+    def summary(self):
+        return {"steps": 1}
+
+    def unwrapped(self):
+        return self.accelerator.unwrap_model(self.model)
+
+    def act_on_main(self, obs):
+        if dist.get_rank() == 0:
+            self.agent.act(obs)
+
+    def validate_on_main(self):
+        if dist.get_rank() == 0:
+            self.validate()
+
+    def evaluate_on_main(self):
+        if dist.get_rank() == 0:
+            self.evaluator.run(self.model)
+
+    def sample_on_main(self):
+        if dist.get_rank() == 0:
+            self.unwrapped().sample(4)
+
+    def sample_local_on_main(self):
+        model = self.unwrapped()
+        if dist.get_rank() == 0:
+            model.sample(4)
+
+    def report_on_main(self):
+        if dist.get_rank() == 0:
+            self.report()
+
+    def log_on_main(self):
+        if dist.get_rank() == 0:
+            self.logger.log({"a": 1})
+
+    def save_on_main(self):
+        if dist.get_rank() == 0:
+            print(self.unwrapped().state_dict())
+"""
+
+
+def _package(tmp_path):
+    pkg = tmp_path / "proj"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name, text in (("nets", NETS), ("agent", AGENT), ("evaluation", EVALUATION), ("base", BASE),
+                       ("trainer", TRAINER)):
+        (pkg / f"{name}.py").write_text(textwrap.dedent(text))
+    return pkg / "trainer.py"
+
+
+def test_a_rank_gate_skips_a_model_reached_through_another_file_found(tmp_path) -> None:
+    """An agent's action method two calls from the policy's `get_action`, a base trainer's template method running
+    the subclass's override, an evaluator built in `setup()`, a method handing back the model (called directly
+    and through a local): each runs the model on the main rank alone."""
+    path = _package(tmp_path)
+    found = {f.line for f in _zg2(path.read_text(), str(path))}
+    lines = path.read_text().splitlines()
+    at = {name: next(i for i, line in enumerate(lines, 1) if f"def {name}(" in line) + 1 for name in (
+        "act_on_main", "validate_on_main", "evaluate_on_main", "sample_on_main", "report_on_main", "log_on_main",
+        "save_on_main")}
+    at["sample_local_on_main"] = next(i for i, line in enumerate(lines, 1) if "def sample_local_on_main(" in line) + 2
+    hazards = {"act_on_main", "validate_on_main", "evaluate_on_main", "sample_on_main", "sample_local_on_main"}
+    assert {at[name] for name in hazards} <= found, (found, at)
+    # a template method whose override runs nothing, an object built in `setup()` that runs no model, the model's
+    # state read on the main rank: clean
+    assert not {at["report_on_main"], at["log_on_main"], at["save_on_main"]} & found, (found, at)
