@@ -338,3 +338,77 @@ def test_a_rank_gate_skips_a_model_reached_through_another_file_found(tmp_path) 
     # a template method whose override runs nothing, an object built in `setup()` that runs no model, the model's
     # state read on the main rank: clean
     assert not {at["report_on_main"], at["log_on_main"], at["save_on_main"]} & found, (found, at)
+
+
+SCRIPT = """
+import torch
+import torch.distributed as dist
+import deepspeed
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def generate_samples(model, n):
+    return model(torch.randn(n, 4096))
+
+
+def count_samples(model, n):
+    return sum(p.numel() for p in model.parameters()) * n
+
+
+def main(args, loader):
+    engine, _, _, _ = deepspeed.initialize(args=args, model=Net())
+    for step, batch in enumerate(loader):
+        loss = engine(batch).mean()
+        engine.backward(loss)
+        engine.step()
+        if dist.get_rank() == 0:
+            generate_samples(engine.module, 4)
+        if dist.get_rank() == 0:
+            count_samples(engine.module, 4)
+        if torch.isnan(loss):
+            continue
+        generate_samples(engine, 2)
+
+
+def fit(model: Net, loader):
+    for batch in loader:
+        loss = model(batch).mean()
+        if loss.item() > 100:
+            continue
+        generate_samples(model, 2)
+
+
+def fit_agreed(model: Net, loader):
+    for batch in loader:
+        loss = model(batch).mean()
+        dist.all_reduce(loss)
+        if loss.item() > 100:
+            continue
+        generate_samples(model, 2)
+"""
+
+
+def test_a_partitioned_model_handed_to_a_helper_or_tested_by_value_in_a_script_found() -> None:
+    """`generate_samples(engine.module, 4)` on the main rank runs the partitioned model; a NaN loss or a loss over a
+    bound skips a helper running it on this rank alone. A helper only counting the parameters, and a loss every
+    rank agreed on, are clean."""
+    lines = SCRIPT.splitlines()
+    at = {n: i for i, line in enumerate(lines, 1) for n in (
+        "generate_samples(engine.module", "count_samples(engine.module", "torch.isnan(loss)", "loss.item() > 100")
+        if n in line}
+    found = {f.line for f in _zg2(SCRIPT)}
+    hazards = {at["generate_samples(engine.module"] - 1, at["torch.isnan(loss)"]}
+    assert hazards <= found, (found, at)
+    assert at["count_samples(engine.module"] - 1 not in found, (found, at)
+    fit_line = next(i for i, line in enumerate(lines, 1) if "def fit(" in line) + 3
+    agreed_line = next(i for i, line in enumerate(lines, 1) if "def fit_agreed(" in line) + 4
+    assert fit_line in found and agreed_line not in found, (found, fit_line, agreed_line)

@@ -622,8 +622,10 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
             return f"{func.value}()"
         if func.value in scope.parameters and func.value in handed_runners(scope.index, scope):
             return f"{func.value}()"  # `fn()` where this file's callers hand `partial(self.evaluate, x)`
-        handed = [
-            i for i, a in enumerate(call.args) if isinstance(a.value, cst.Name) and a.value.value in scope.model_args
+        handed = [  # a model this function is given, or one it partitioned (`generate_samples(engine.module, 4)`)
+            i for i, a in enumerate(call.args) if not a.star and (
+                (isinstance(a.value, cst.Name) and a.value.value in scope.model_args)
+                or (scope.wrapped and scope.wrapped_name(a.value, call)))
         ]
         if handed and func.value in scope.parameters:
             return f"{func.value}()"  # a step function the caller passed in (`custom_next_token(model, x)`)

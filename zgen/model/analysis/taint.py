@@ -906,6 +906,13 @@ _READ = r"(?:[ \t]*(?:[<>]=?|==|!=)|\.(?:item|all|any)\(\))"
 # `if self.router(x).max() > t:`, `n = self.halt(h).sum().item()`: a call of `self`'s attribute read as a value.
 _OUTPUT_TESTED = re.compile(r"self\.\w+(?:\.\w+)*\([^()\n]*\)" + _KEPT + _READ)
 _SIGNATURE = re.compile(r"def\s+\w+\s*\(([^)]*)\)")
+# `loss = model(batch).mean()`, `out = engine.module.generate(x)`: a local bound to a call of a name (not of a
+# library's functions: `_NOT_RUNNERS`).
+_CALLED_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*(\w+)(?:\.\w+)*\(", re.M)
+_NOT_RUNNERS = frozenset(
+    {"self", "torch", "np", "numpy", "F", "nn", "math", "len", "int", "float", "str", "list", "dict", "tuple", "range",
+     "enumerate", "zip", "min", "max", "sum", "abs", "round", "isinstance", "getattr", "os", "time", "random"}
+)
 # `x = owner.method(rest`: a method's result assigned (owner an argument or `self.x`), and what it is handed.
 _HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", re.M)
 _SELF_CALL = re.compile(r"self\.\w+(?:\.\w+)*\(")
@@ -940,11 +947,14 @@ def output_test_text(text: str) -> bool:
     """Text pre-filter: what a call of one of `self`'s attributes returned, compared or read as a value (`o =
     self.sub(h)` ... `o.argmax(-1)[0] == 0`; `if self.halt(h).all():`), or handed to a method of an argument or of
     an object `self` holds (`self.env.step(self.policy(obs))`), before any parse."""
-    if "self." not in text or ("if" not in text and "while" not in text and "range(" not in text):
+    if "if" not in text and "while" not in text and "range(" not in text:
         return False
-    if _OUTPUT_TESTED.search(text):
+    if "self." in text and _OUTPUT_TESTED.search(text):
         return True
     names = {m.group(1) for m in _OUTPUT_LOCAL.finditer(text)} - {"self"}
+    # (in a function: a local bound to what a call of a name of its own returned, `loss = engine(batch)`, `out =
+    # model.generate(x)`; which calls run a model the analysis decides)
+    names |= {m.group(1) for m in _CALLED_LOCAL.finditer(text) if m.group(2) not in _NOT_RUNNERS} - {"self"}
     signature = _SIGNATURE.search(text)
     params = set(re.findall(r"(\w+)\s*(?:[:=,]|$)", signature.group(1))) - {"self", "cls"} if signature else set()
     for match in _HANDED.finditer(text):  # `done = self.env.step(...)`, `done = state.step(action)`
