@@ -64,6 +64,12 @@ for x, y in self.loader:
         continue
     self.log_samples(x)
 """,
+    "an empty field of this rank's batch skips a helper": """
+for batch in self.loader:
+    if batch["ids"].numel() == 0:
+        continue
+    self.log_samples(batch["ids"])
+""",
     "a NaN loss skips a helper": """
 for batch in self.loader:
     loss = self.model(batch).mean()
@@ -105,6 +111,12 @@ for batch in self.loader:
 }
 
 SAFE = {
+    "an empty buffer of the trainer's own": """
+for batch in self.loader:
+    if self.queue.numel() == 0:
+        continue
+    self.log_samples(batch)
+""",
     "a NaN test of a loss every rank agreed on": """
 for batch in self.loader:
     loss = self.model(batch).mean()
@@ -412,3 +424,83 @@ def test_a_partitioned_model_handed_to_a_helper_or_tested_by_value_in_a_script_f
     fit_line = next(i for i, line in enumerate(lines, 1) if "def fit(" in line) + 3
     agreed_line = next(i for i, line in enumerate(lines, 1) if "def fit_agreed(" in line) + 4
     assert fit_line in found and agreed_line not in found, (found, fit_line, agreed_line)
+
+
+LIT = """
+import torch
+from torch import nn
+
+
+class Sampler:
+    def __init__(self, steps):
+        self.steps = steps
+
+    def sample(self, model, x):
+        for _ in range(self.steps):
+            x = model(x)
+        return x
+
+
+class Logger:
+    def __init__(self, path):
+        self.path = path
+
+    def log(self, values):
+        print(self.path, values)
+
+
+class Unet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Lit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.unet = Unet()
+        self.sampler = Sampler(4)
+        self.logger = Logger("out")
+
+    def training_step(self, batch):
+        return self.unet(batch).mean()
+
+    def on_validation_epoch_end(self):
+        if self.global_rank == 0:
+            self.make_grid()
+
+    def on_train_epoch_end(self):
+        if self.global_rank == 0:
+            self.write_stats()
+
+    def validation_step(self, batch):
+        try:
+            loss = self.draw()
+        except RuntimeError:
+            return None
+        return loss
+
+    def make_grid(self):
+        return self.draw()
+
+    def draw(self):
+        return self.sampler.sample(self.unet, torch.zeros(1, 4096))
+
+    def write_stats(self):
+        self.logger.log({"steps": 1})
+"""
+
+
+def test_a_module_helper_running_a_child_through_a_plain_object_found() -> None:
+    """`self.make_grid()` -> `self.draw()` -> `self.sampler.sample(self.unet, x)`: two helpers of the module down, a
+    plain object it holds runs its child; skipped on the main rank alone, or when it raised on this rank. A helper
+    whose plain object runs nothing (`self.logger.log(...)`) is clean."""
+    lines = LIT.splitlines()
+    gate = next(i for i, line in enumerate(lines, 1) if "def on_validation_epoch_end" in line) + 1
+    stats = next(i for i, line in enumerate(lines, 1) if "def on_train_epoch_end" in line) + 1
+    caught = next(i for i, line in enumerate(lines, 1) if "except RuntimeError" in line)
+    found = {f.line for f in _zg2(LIT)}
+    assert {gate, caught} <= found and stats not in found, (found, gate, caught, stats)

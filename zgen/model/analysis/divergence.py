@@ -24,7 +24,7 @@ from .counts import counted_loops, passed_through
 from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, stored_into, targets_of
 from .persistence import gathers
-from .reach import all_bases
+from .reach import all_bases, function_target
 from .picks import may_pick, picked_runs
 from .runs import HelperRuns, runs_argument
 from .state import handoff
@@ -93,7 +93,8 @@ NOT_RUNS = known.NOT_RUNS  # (kept here for the rules that import it from the di
 
 
 def _indirect_calls(
-    index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, flat: Flat, plain_runs: Callable[..., bool] | None = None
+    index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, flat: Flat, plain_runs: Callable[..., bool] | None = None,
+    nested: bool = False,
 ) -> Callable[[cst.Call], str | None]:
     """Calls that run submodules other than through a child's forward: helpers, child methods, a model handed in
     as a function (`policy(td)` in a rollout: `callables.called_parameters`)."""
@@ -119,7 +120,9 @@ def _indirect_calls(
             return None
         name, base = func.attr.value, func.value
         if isinstance(base, cst.Name) and base.value == "self":
-            if name not in members and helpers.helper_runs_modules(name):
+            if name not in members and (
+                helpers.helper_runs_modules(name) or (not nested and _helper_reaches(index, cls, name, plain_runs))
+            ):
                 return f"self.{name}()"
             if name in members and plain_runs is not None and plain_runs(func, "__call__"):
                 return f"self.{name}()"  # `self.agent(state)` for `self.agent = ValueAgent(self.net)`
@@ -141,10 +144,39 @@ def _indirect_calls(
     return indirect
 
 
+def _helper_reaches(
+    index: ModelIndex, cls: ClassInfo, name: str, plain_runs: Callable[..., bool] | None
+) -> bool:
+    """Does the helper `self.<name>()` (or a method of `self` it calls) reach a submodule other than through a
+    child's call: a plain object the module holds given a child (`self.sampler.sample(self.unet, x)`), a function
+    of another file given one (`log_images(self.unet, x)`)? Asked once per class and name (the answer for the
+    module's own callers: `plain_runs` reads only attributes of `self` there)."""
+    key = ("helper_reaches", cls, name)
+    known_answer = index._memo.get(key)
+    if known_answer is not None:
+        return known_answer
+    index._memo[key] = False  # (a helper reached again while this is computed answers no)
+    found = False
+    for method in cls.reachable(name):
+        if method.owner is not cls or "(" not in method.text:
+            continue
+        flat = flat_of(method)
+        if flat is None:
+            continue
+        calls = ModuleCalls(index, cls, flat, method.name)
+        indirect = _indirect_calls(index, cls, calls, flat, plain_runs, nested=True)
+        if any(type(node) is cst.Call and indirect(node) is not None for node, _ctx in flat.nodes):
+            found = True
+            break
+    index._memo[key] = found
+    return found
+
+
 def _handed_to_runner(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, call: cst.Call) -> str | None:
-    """`f(...)` for a function `f` of this file given `self` or a submodule that it runs."""
+    """`f(...)` for a function `f` of this file, or imported from another file of the program, given `self` or a
+    submodule that it runs."""
     name = call.func.value  # type: ignore[attr-defined]
-    info = index.function_info(name)
+    info = function_target(index, name)
     if info is None or info.node is None:
         return None
     for position, arg in enumerate(call.args):
@@ -157,7 +189,8 @@ def _handed_to_runner(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, cal
         if not classes or not (is_self or any(ref != UNKNOWN and gathers(index, ref) for ref in classes)):
             continue
         param = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
-        if param and runs_argument(index, name, param, classes):
+        # (a function of another file reads the module's classes as unknown there)
+        if param and runs_argument(info.index, info.name, param, classes if info.index is index else (UNKNOWN,)):
             return f"{name}()"
     return None
 

@@ -1296,7 +1296,8 @@ _MAPPING_VIEWS = frozenset({"items", "keys", "values"})
 def _batch_size_test(
     node: cst.Comparison, names: frozenset[str] = frozenset(), selections: frozenset[str] = frozenset()
 ) -> bool:
-    """`x.shape[0] > 1`, `x.size(0) == 0`, `b > 1` for `b = x.shape[0]`, `len(x) == 1` of a tensor argument,
+    """`x.shape[0] > 1`, `x.size(0) == 0`, `x.numel() == 0`, `b > 1` for `b = x.shape[0]`, `len(x) == 1` of a tensor
+    argument,
     `len(idx) > 0` of an argument that indexes a tensor (`x[idx]`): the batch size (of a tensor the function holds) or
     the number of samples selected, tested
     against a small literal: this rank's last, uneven batch or an empty share. (Not `cache.shape[0] ==
@@ -1314,6 +1315,9 @@ def _batch_size_test(
         return _batch_size_index(left)
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
         return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in selections
+    if isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "numel":
+        # `batch["ids"].numel() == 0`: a tensor the function holds is empty on this rank
+        return not left.args and right.value == "0" and _shape_of_local(cst.Attribute(left.func.value, cst.Name("shape")))
     return isinstance(left, cst.Call) and _batch_size_call(left)
 
 
