@@ -504,3 +504,102 @@ def test_a_module_helper_running_a_child_through_a_plain_object_found() -> None:
     caught = next(i for i, line in enumerate(lines, 1) if "except RuntimeError" in line)
     found = {f.line for f in _zg2(LIT)}
     assert {gate, caught} <= found and stats not in found, (found, gate, caught, stats)
+
+
+DECORATED = """
+import copy
+
+import torch
+from torch import nn
+from mmengine.dist import master_only
+
+
+class Unet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x, t):
+        return self.fc(x) * t
+
+
+class Consistency(nn.Module):
+    def __init__(self, model: Unet):
+        super().__init__()
+        self.model = model
+        self.model_ema = copy.deepcopy(model)
+
+    def _forward(self, model: nn.Module, images, times):
+        return model(images, times)
+
+    def sample(self, n):
+        return self._forward(self.model_ema, torch.randn(n, 4096), 1.0)
+
+    def save_samples(self, name):
+        return self.sample(4)
+
+    @master_only
+    def on_train_start(self):
+        self.save_samples("first")
+
+    @master_only
+    def on_train_end(self):
+        print("done")
+"""
+
+ACCELERATED = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def sample(self, n):
+        return self(torch.randn(n, 4096))
+
+
+class Trainer:
+    def __init__(self, model: Net, accelerator, loader, writer):
+        self.model = model
+        self.accelerator = accelerator
+        self.loader = loader
+        self.writer = writer
+
+    def train(self):
+        for batch in self.loader:
+            loss = self.model(batch).mean()
+            self.accelerator.backward(loss)
+            self.writer.add_scalar("loss", loss.item())
+            if self.accelerator.sync_gradients:
+                self.model(batch)
+            if self.accelerator.is_local_main_process:
+                self.accelerator.unwrap_model(self.model).sample(4)
+"""
+
+
+def test_a_main_process_method_reaching_a_child_handed_to_a_helper_found() -> None:
+    """`@master_only` runs the method on rank 0 alone; `save_samples` -> `sample` -> `self._forward(self.model_ema,
+    ...)` runs the copy of the model. A decorated method that runs no model is clean."""
+    found = {f.line for f in _zg2(DECORATED)}
+    lines = DECORATED.splitlines()
+    first = next(i for i, line in enumerate(lines, 1) if "def on_train_start" in line) - 1
+    last = next(i for i, line in enumerate(lines, 1) if "def on_train_end" in line) - 1
+    assert first in found and last not in found, (found, first, last)
+
+
+def test_an_unwrapped_model_sampled_on_the_main_process_found_and_wrapper_flags_are_no_data() -> None:
+    """`self.accelerator.unwrap_model(self.model).sample(4)` on the local main process runs the model there alone; the
+    loss handed to the accelerator's `backward` or written to a board makes neither object this rank's data
+    (`sync_gradients` is every rank's)."""
+    found = [(f.code, f.line) for f in _zg2(ACCELERATED)]
+    lines = ACCELERATED.splitlines()
+    gate = next(i for i, line in enumerate(lines, 1) if "is_local_main_process" in line)
+    sync = next(i for i, line in enumerate(lines, 1) if "sync_gradients" in line)
+    assert ("ZG201", gate) in found, found
+    assert not [f for f in found if f[1] == sync] and not [f for f in found if f[0] != "ZG201"], found

@@ -35,7 +35,7 @@ from .taint import (
 
 __all__ = [
     "Divergence", "module_divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK", "RETRY", "CAUGHT",
+    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "helper_reaches",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -121,7 +121,7 @@ def _indirect_calls(
         name, base = func.attr.value, func.value
         if isinstance(base, cst.Name) and base.value == "self":
             if name not in members and (
-                helpers.helper_runs_modules(name) or (not nested and _helper_reaches(index, cls, name, plain_runs))
+                helpers.helper_runs_modules(name) or (not nested and helper_reaches(index, cls, name, plain_runs))
             ):
                 return f"self.{name}()"
             if name in members and plain_runs is not None and plain_runs(func, "__call__"):
@@ -144,12 +144,13 @@ def _indirect_calls(
     return indirect
 
 
-def _helper_reaches(
+def helper_reaches(
     index: ModelIndex, cls: ClassInfo, name: str, plain_runs: Callable[..., bool] | None
 ) -> bool:
     """Does the helper `self.<name>()` (or a method of `self` it calls) reach a submodule other than through a
     child's call: a plain object the module holds given a child (`self.sampler.sample(self.unet, x)`), a function
-    of another file given one (`log_images(self.unet, x)`)? Asked once per class and name (the answer for the
+    of another file given one (`log_images(self.unet, x)`), a parameter its class's own calls bind to a child
+    (`self._forward(self.model, x)` running `model(x)`: `calls.argument_modules`)? Asked once per class and name (the answer for the
     module's own callers: `plain_runs` reads only attributes of `self` there)."""
     key = ("helper_reaches", cls, name)
     known_answer = index._memo.get(key)
@@ -165,7 +166,7 @@ def _helper_reaches(
             continue
         calls = ModuleCalls(index, cls, flat, method.name)
         indirect = _indirect_calls(index, cls, calls, flat, plain_runs, nested=True)
-        if any(type(node) is cst.Call and indirect(node) is not None for node, _ctx in flat.nodes):
+        if any(type(node) is cst.Call and (calls.callee(node) or indirect(node)) for node, _ctx in flat.nodes):
             found = True
             break
     index._memo[key] = found

@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Protocol
 
 from ..program import known
-from ..program.holds import held_attributes, module_arguments, other_objects_models
+from ..program.holds import held_attributes, module_arguments, module_like_name, other_objects_models
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN
 from ..program.skeleton import FunctionSpan
@@ -26,7 +26,7 @@ from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters, wrapped_callee
 from .choices import options
 from .calls import HeldCalls
-from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, module_divergences
+from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, helper_reaches, module_divergences
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, flat_of, flatten, loop_items
 from .reach import all_bases, function_target, method_targets, plain_instances
@@ -35,7 +35,7 @@ from .taint import DATA, RANK, Taint
 
 __all__ = [
     "ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "scope_reach",
-    "divergences",
+    "divergences", "module_helper_reaches",
     "WRAP_TRIGGER",
 ]
 
@@ -315,8 +315,8 @@ def _wrapper_model_position(call: cst.Call) -> int | None:
         return 0
     positional = [a for a in call.args if a.keyword is None and not a.star]
     for i, arg in enumerate(positional):
-        name = dotted(arg.value) or ""
-        if _MODEL_NAME.fullmatch(name.rsplit(".", 1)[-1]):
+        name = (dotted(arg.value) or "").rsplit(".", 1)[-1]
+        if _MODEL_NAME.fullmatch(name) or module_like_name(name):  # (`model`, `policy`, `unet`)
             return i
     return None
 
@@ -502,10 +502,12 @@ class _ScriptCalls:
 
 def _holder_text(expr: cst.BaseExpression) -> str | None:
     """`self.model` as its dotted text, a call `self.unwrapped()` given nothing as `self.unwrapped()` (the key of a
-    method handing back a held model in `ScriptScope.held`)."""
+    method handing back a held model in `ScriptScope.held`), an unwrapping call as what it is given."""
     if isinstance(expr, cst.Call) and not expr.args:
         name = dotted(expr.func)
         return f"{name}()" if name else None
+    if isinstance(expr, cst.Call) and expr.args and "unwrap" in (call_name(expr) or ""):
+        return _holder_text(expr.args[0].value)  # `accelerator.unwrap_model(self.model)` hands back the model it wraps
     return dotted(expr)
 
 
@@ -524,6 +526,20 @@ def divergences(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[D
         )
 
     return module_divergences(index, cls, method, plain_runs)
+
+
+def module_helper_reaches(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does `self.<name>()` in a module class reach a submodule other than through a child's call (a plain object
+    it holds running one, a helper of another file handed one, a helper handed a child: `divergence.helper_reaches`)?"""
+
+    def plain_runs(receiver: cst.BaseExpression, method: str) -> bool:
+        return any(
+            method_reach(index, target) is not None
+            for plain in plain_instances(index, cls, Flat(), receiver)
+            for target in method_targets(index, plain, method)
+        )
+
+    return helper_reaches(index, cls, name, plain_runs)
 
 
 def script_divergences(
@@ -622,10 +638,12 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
             return f"{func.value}()"
         if func.value in scope.parameters and func.value in handed_runners(scope.index, scope):
             return f"{func.value}()"  # `fn()` where this file's callers hand `partial(self.evaluate, x)`
-        handed = [  # a model this function is given, or one it partitioned (`generate_samples(engine.module, 4)`)
+        handed = [  # a model this function is given, or one it partitioned (`generate_samples(engine.module, 4)`,
+            # `policy=accelerator.unwrap_model(policy)`)
             i for i, a in enumerate(call.args) if not a.star and (
-                (isinstance(a.value, cst.Name) and a.value.value in scope.model_args)
-                or (scope.wrapped and scope.wrapped_name(a.value, call)))
+                (held := _holder_text(a.value)) in scope.model_args
+                or (scope.wrapped and held and scope.wrapped_name(cst.parse_expression(held), call))
+                or (held != dotted(a.value) and held in scope.held))
         ]
         if handed and func.value in scope.parameters:
             return f"{func.value}()"  # a step function the caller passed in (`custom_next_token(model, x)`)
