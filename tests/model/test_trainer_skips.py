@@ -603,3 +603,39 @@ def test_an_unwrapped_model_sampled_on_the_main_process_found_and_wrapper_flags_
     sync = next(i for i, line in enumerate(lines, 1) if "sync_gradients" in line)
     assert ("ZG201", gate) in found, found
     assert not [f for f in found if f[1] == sync] and not [f for f in found if f[0] != "ZG201"], found
+
+
+EVALUATOR = """
+import torch.distributed as dist
+
+
+class Evaluator:
+    def __init__(self, env):
+        self.env = env
+        self._policy = None
+
+    def reset_policy(self, policy):
+        self._policy = policy
+
+    def eval(self, obs):
+        if dist.get_rank() == 0:
+            out = self._policy.forward(obs)
+            out = self._policy.forward(out)
+        dist.barrier()
+
+    def main_first(self):
+        if dist.get_rank() == 0:
+            dist.barrier()
+        else:
+            dist.barrier()
+"""
+
+
+def test_an_objects_forward_twice_on_the_main_rank_found() -> None:
+    """`self._policy.forward(obs)` runs what the evaluator was handed as a model's forward; two such calls in the one
+    branch a rank test opens run on the main rank alone (a call made once in each branch is every rank's)."""
+    found = [(f.code, f.line) for f in _zg2(EVALUATOR)]
+    lines = EVALUATOR.splitlines()
+    gate = next(i for i, line in enumerate(lines, 1) if "def eval(" in line) + 1
+    first = next(i for i, line in enumerate(lines, 1) if "def main_first(" in line) + 1
+    assert ("ZG201", gate) in found and not [f for f in found if f[1] == first], found

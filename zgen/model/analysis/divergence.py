@@ -325,10 +325,13 @@ def _tainted_decisions(
                 return
         add_all(kind, effect, node, source, callee)
 
-    rank_gated: dict[str, int] = {}  # callee text -> calls of it under some rank test
-    for _call, ctx, callee in sites:
-        if any(RANK in taint.of(test) for test in ctx.conds):
-            rank_gated[callee] = rank_gated.get(callee, 0) + 1
+    rank_gated: dict[str, set] = {}  # callee text -> the rank-test branches calls of it sit in
+    for call, ctx, callee in sites:
+        tests = [test for test in ctx.conds if RANK in taint.of(test)]
+        if tests:
+            branch = flat.parent.get(id(tests[-1]))
+            side = _side(flat, call, branch) if isinstance(branch, cst.If) else None
+            rank_gated.setdefault(callee, set()).add((id(tests[-1]), side))
     same_both_ways: set[int] | None = None  # read only once a tainted test gates a call
     for call, ctx, callee in sites:
         if ctx.guarded:
@@ -343,9 +346,10 @@ def _tainted_decisions(
                 continue  # `if coin: y = self.model(x)` / `else: y = jvp(self.model, ...)`: the same modules run
             effect = WHILE if _is_while_test(flat, test) else GATE
             for kind, source in tainted.items():
-                if kind == RANK and rank_gated.get(callee, 0) > 1:
+                if kind == RANK and len(rank_gated.get(callee, ())) > 1:
                     # The same call in another rank-dependent branch (`if main: ... barrier()` /
-                    # `else: barrier()`, "main process first"): every rank makes it once.
+                    # `else: barrier()`, "main process first"): every rank makes it once. (Two calls in one branch
+                    # run on the main rank alone.)
                     continue
                 add(kind, effect, test, source, callee, call)
         for loop in ctx.loops:

@@ -493,11 +493,19 @@ class _ScriptCalls:
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
                 return code_of(func)  # `algo.predict(obs)`: an algorithm object given to an evaluation loop
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward" and _on_self_attribute(func.value):
+            return code_of(func)  # `self._policy.forward(obs)`: what an object of the trainer's runs as a forward
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
             target = func.value
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
                 return code_of(func)
         return None
+
+
+def _on_self_attribute(expr: cst.BaseExpression) -> bool:
+    """`self.policy`, `self.learner.model`: an attribute path of `self`."""
+    name = dotted(expr) or ""
+    return name.startswith("self.") and name.count(".") <= 2
 
 
 def _holder_text(expr: cst.BaseExpression) -> str | None:
