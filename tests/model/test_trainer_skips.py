@@ -639,3 +639,44 @@ def test_an_objects_forward_twice_on_the_main_rank_found() -> None:
     gate = next(i for i, line in enumerate(lines, 1) if "def eval(" in line) + 1
     first = next(i for i, line in enumerate(lines, 1) if "def main_first(" in line) + 1
     assert ("ZG201", gate) in found and not [f for f in found if f[1] == first], found
+
+
+EPSILON = """
+import numpy as np
+
+
+class Tokenizer:
+    def predict(self, text):
+        return text.split()
+
+
+class EpsGreedy:
+    def __init__(self, epsilon, n_actions):
+        self._epsilon = epsilon
+        self._n = n_actions
+        self._approximator = None
+        self._tokens = Tokenizer()
+
+    def set_q(self, approximator):
+        self._approximator = approximator
+
+    def draw_action(self, state):
+        if not np.random.uniform() < self._epsilon:
+            return self._approximator.predict(state).argmax()
+        return np.random.choice(self._n)
+
+    def words(self, text):
+        if np.random.uniform() < self._epsilon:
+            return self._tokens.predict(text)
+        return []
+"""
+
+
+def test_an_approximator_the_class_was_handed_predicting_under_a_draw_found() -> None:
+    """`self._approximator.predict(state)` (set from an argument, a model that answers) skipped by an
+    epsilon-greedy draw; a plain object of a class we read whose `predict` runs no model is clean."""
+    found = {f.line for f in _zg2(EPSILON)}
+    lines = EPSILON.splitlines()
+    draw = next(i for i, line in enumerate(lines, 1) if "def draw_action(" in line) + 1
+    words = next(i for i, line in enumerate(lines, 1) if "def words(" in line) + 1
+    assert draw in found and words not in found, (found, draw, words)

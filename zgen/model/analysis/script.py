@@ -493,6 +493,9 @@ class _ScriptCalls:
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
                 return code_of(func)  # `algo.predict(obs)`: an algorithm object given to an evaluation loop
+            if scope.owner is not None and _on_self_attribute(func.value) and dotted(func.value).count(".") == 1 \
+                    and not plain_instances(index, scope.owner, scope.flat, func.value):
+                return code_of(func)  # `self._approximator.predict(s)`: an object the class was handed to answer with
         if isinstance(func, cst.Attribute) and func.attr.value == "forward" and _on_self_attribute(func.value):
             return code_of(func)  # `self._policy.forward(obs)`: what an object of the trainer's runs as a forward
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
