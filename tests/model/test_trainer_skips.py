@@ -160,6 +160,11 @@ def _zg2(source: str, path: str = "m.py") -> list:
     return [f for f in check_source(path, source) if f.code.startswith("ZG2")]
 
 
+def _line(source: str, text: str, offset: int = 0) -> int:
+    """The line of `source` holding `text` first, plus `offset`."""
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line) + offset
+
+
 def _run(body: str) -> str:
     return HEAD.format(body=textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8))
 
@@ -340,11 +345,11 @@ def test_a_rank_gate_skips_a_model_reached_through_another_file_found(tmp_path) 
     and through a local): each runs the model on the main rank alone."""
     path = _package(tmp_path)
     found = {f.line for f in _zg2(path.read_text(), str(path))}
-    lines = path.read_text().splitlines()
-    at = {name: next(i for i, line in enumerate(lines, 1) if f"def {name}(" in line) + 1 for name in (
+    text = path.read_text()
+    at = {name: _line(text, f"def {name}(", +1) for name in (
         "act_on_main", "validate_on_main", "evaluate_on_main", "sample_on_main", "report_on_main", "log_on_main",
         "save_on_main")}
-    at["sample_local_on_main"] = next(i for i, line in enumerate(lines, 1) if "def sample_local_on_main(" in line) + 2
+    at["sample_local_on_main"] = _line(text, "def sample_local_on_main(", +2)
     hazards = {"act_on_main", "validate_on_main", "evaluate_on_main", "sample_on_main", "sample_local_on_main"}
     assert {at[name] for name in hazards} <= found, (found, at)
     # a template method whose override runs nothing, an object built in `setup()` that runs no model, the model's
@@ -413,16 +418,14 @@ def test_a_partitioned_model_handed_to_a_helper_or_tested_by_value_in_a_script_f
     """`generate_samples(engine.module, 4)` on the main rank runs the partitioned model; a NaN loss or a loss over a
     bound skips a helper running it on this rank alone. A helper only counting the parameters, and a loss every
     rank agreed on, are clean."""
-    lines = SCRIPT.splitlines()
-    at = {n: i for i, line in enumerate(lines, 1) for n in (
-        "generate_samples(engine.module", "count_samples(engine.module", "torch.isnan(loss)", "loss.item() > 100")
-        if n in line}
+    at = {n: _line(SCRIPT, n) for n in ("generate_samples(engine.module", "count_samples(engine.module",
+                                        "torch.isnan(loss)")}
     found = {f.line for f in _zg2(SCRIPT)}
     hazards = {at["generate_samples(engine.module"] - 1, at["torch.isnan(loss)"]}
     assert hazards <= found, (found, at)
     assert at["count_samples(engine.module"] - 1 not in found, (found, at)
-    fit_line = next(i for i, line in enumerate(lines, 1) if "def fit(" in line) + 3
-    agreed_line = next(i for i, line in enumerate(lines, 1) if "def fit_agreed(" in line) + 4
+    fit_line = _line(SCRIPT, "def fit(", +3)
+    agreed_line = _line(SCRIPT, "def fit_agreed(", +4)
     assert fit_line in found and agreed_line not in found, (found, fit_line, agreed_line)
 
 
@@ -498,10 +501,9 @@ def test_a_module_helper_running_a_child_through_a_plain_object_found() -> None:
     """`self.make_grid()` -> `self.draw()` -> `self.sampler.sample(self.unet, x)`: two helpers of the module down, a
     plain object it holds runs its child; skipped on the main rank alone, or when it raised on this rank. A helper
     whose plain object runs nothing (`self.logger.log(...)`) is clean."""
-    lines = LIT.splitlines()
-    gate = next(i for i, line in enumerate(lines, 1) if "def on_validation_epoch_end" in line) + 1
-    stats = next(i for i, line in enumerate(lines, 1) if "def on_train_epoch_end" in line) + 1
-    caught = next(i for i, line in enumerate(lines, 1) if "except RuntimeError" in line)
+    gate = _line(LIT, "def on_validation_epoch_end", +1)
+    stats = _line(LIT, "def on_train_epoch_end", +1)
+    caught = _line(LIT, "except RuntimeError")
     found = {f.line for f in _zg2(LIT)}
     assert {gate, caught} <= found and stats not in found, (found, gate, caught, stats)
 
@@ -587,9 +589,8 @@ def test_a_main_process_method_reaching_a_child_handed_to_a_helper_found() -> No
     """`@master_only` runs the method on rank 0 alone; `save_samples` -> `sample` -> `self._forward(self.model_ema,
     ...)` runs the copy of the model. A decorated method that runs no model is clean."""
     found = {f.line for f in _zg2(DECORATED)}
-    lines = DECORATED.splitlines()
-    first = next(i for i, line in enumerate(lines, 1) if "def on_train_start" in line) - 1
-    last = next(i for i, line in enumerate(lines, 1) if "def on_train_end" in line) - 1
+    first = _line(DECORATED, "def on_train_start", -1)
+    last = _line(DECORATED, "def on_train_end", -1)
     assert first in found and last not in found, (found, first, last)
 
 
@@ -598,9 +599,8 @@ def test_an_unwrapped_model_sampled_on_the_main_process_found_and_wrapper_flags_
     loss handed to the accelerator's `backward` or written to a board makes neither object this rank's data
     (`sync_gradients` is every rank's)."""
     found = [(f.code, f.line) for f in _zg2(ACCELERATED)]
-    lines = ACCELERATED.splitlines()
-    gate = next(i for i, line in enumerate(lines, 1) if "is_local_main_process" in line)
-    sync = next(i for i, line in enumerate(lines, 1) if "sync_gradients" in line)
+    gate = _line(ACCELERATED, "is_local_main_process")
+    sync = _line(ACCELERATED, "sync_gradients")
     assert ("ZG201", gate) in found, found
     assert not [f for f in found if f[1] == sync] and not [f for f in found if f[0] != "ZG201"], found
 
@@ -635,9 +635,8 @@ def test_an_objects_forward_twice_on_the_main_rank_found() -> None:
     """`self._policy.forward(obs)` runs what the evaluator was handed as a model's forward; two such calls in the one
     branch a rank test opens run on the main rank alone (a call made once in each branch is every rank's)."""
     found = [(f.code, f.line) for f in _zg2(EVALUATOR)]
-    lines = EVALUATOR.splitlines()
-    gate = next(i for i, line in enumerate(lines, 1) if "def eval(" in line) + 1
-    first = next(i for i, line in enumerate(lines, 1) if "def main_first(" in line) + 1
+    gate = _line(EVALUATOR, "def eval(", +1)
+    first = _line(EVALUATOR, "def main_first(", +1)
     assert ("ZG201", gate) in found and not [f for f in found if f[1] == first], found
 
 
@@ -676,7 +675,6 @@ def test_an_approximator_the_class_was_handed_predicting_under_a_draw_found() ->
     """`self._approximator.predict(state)` (set from an argument, a model that answers) skipped by an
     epsilon-greedy draw; a plain object of a class we read whose `predict` runs no model is clean."""
     found = {f.line for f in _zg2(EPSILON)}
-    lines = EPSILON.splitlines()
-    draw = next(i for i, line in enumerate(lines, 1) if "def draw_action(" in line) + 1
-    words = next(i for i, line in enumerate(lines, 1) if "def words(" in line) + 1
+    draw = _line(EPSILON, "def draw_action(", +1)
+    words = _line(EPSILON, "def words(", +1)
     assert draw in found and words not in found, (found, draw, words)
