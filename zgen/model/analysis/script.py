@@ -19,7 +19,7 @@ from typing import Protocol
 from ..program import known
 from ..program.holds import held_attributes, module_arguments, module_like_name, other_objects_models
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS as UNKNOWN
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
@@ -493,7 +493,7 @@ class _ScriptCalls:
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
                 return code_of(func)  # `algo.predict(obs)`: an algorithm object given to an evaluation loop
-            if scope.owner is not None and _on_self_attribute(func.value) and dotted(func.value).count(".") == 1 \
+            if scope.owner is not None and _handed_attribute(scope.owner, func.value) \
                     and not plain_instances(index, scope.owner, scope.flat, func.value):
                 return code_of(func)  # `self._approximator.predict(s)`: an object the class was handed to answer with
         if isinstance(func, cst.Attribute) and func.attr.value == "forward" and _on_self_attribute(func.value):
@@ -503,6 +503,16 @@ class _ScriptCalls:
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
                 return code_of(func)
         return None
+
+
+def _handed_attribute(owner: ClassInfo, expr: cst.BaseExpression) -> bool:
+    """`self.x` that the class's `__init__` does not build by a constructor call (`self.kmeans = KMeans(8)` holds an
+    object of its own class; `self.approximator = approximator` or `None` holds what it is handed)."""
+    name = dotted(expr) or ""
+    if not name.startswith("self.") or name.count(".") != 1:
+        return False
+    member = next((m for cls in all_bases(owner) if (m := facts_of(cls).members.get(name[5:])) is not None), None)
+    return member is None or not isinstance(member.call, cst.Call)
 
 
 def _on_self_attribute(expr: cst.BaseExpression) -> bool:
