@@ -321,17 +321,19 @@ def _tainted_decisions(
 
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
         if kind in (DATA, HOST) and id(site) in helpers:
-            if not _skipped_helper(flat, node, effect, site, taint, sites) or (effect == ITERATE and not model_code):
+            if not _skipped_helper(flat, node, effect, site, taint, sites, model_code) or (
+                effect == ITERATE and not model_code
+            ):
                 return
         add_all(kind, effect, node, source, callee)
 
-    rank_gated: dict[str, set] = {}  # callee text -> the rank-test branches calls of it sit in
+    rank_gated: dict[str, list] = {}  # callee text -> (rank-test branch, call) of each call of it under a rank test
     for call, ctx, callee in sites:
         tests = [test for test in ctx.conds if RANK in taint.of(test)]
         if tests:
             branch = flat.parent.get(id(tests[-1]))
             side = _side(flat, call, branch) if isinstance(branch, cst.If) else None
-            rank_gated.setdefault(callee, set()).add((id(tests[-1]), side))
+            rank_gated.setdefault(callee, []).append(((id(tests[-1]), side), id(call)))
     same_both_ways: set[int] | None = None  # read only once a tainted test gates a call
     for call, ctx, callee in sites:
         if ctx.guarded:
@@ -346,7 +348,7 @@ def _tainted_decisions(
                 continue  # `if coin: y = self.model(x)` / `else: y = jvp(self.model, ...)`: the same modules run
             effect = WHILE if _is_while_test(flat, test) else GATE
             for kind, source in tainted.items():
-                if kind == RANK and len(rank_gated.get(callee, ())) > 1:
+                if kind == RANK and _made_by_every_rank(rank_gated.get(callee, [])):
                     # The same call in another rank-dependent branch (`if main: ... barrier()` /
                     # `else: barrier()`, "main process first"): every rank makes it once. (Two calls in one branch
                     # run on the main rank alone.)
@@ -443,7 +445,9 @@ def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict
     return taint.of(walked, direct=True)
 
 
-def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
+def _skipped_helper(
+    flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list, model_code: bool = True
+) -> bool:
     """Does a data decision run a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`, a method of
     a model it is handed) a number of times that follows the data (a loop over a data-dependent iterable), gate it
     on one side only, or leave (or skip the rest of a loop's step) before it from a branch that runs nothing, the test holding no other taint (a random
@@ -458,6 +462,8 @@ def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, 
     )
     if not own or not set(taint.of(test)) <= {DATA, HOST} or not taint.of(test):
         return False
+    if effect == SKIP and model_code and isinstance(root, cst.Name) and root.value != "self" and func is not root:
+        return False  # `policy.add_exploration_noise(a)` of a child whose class we cannot read: it may run none
     if effect in (EXIT, SKIP):  # `if os.path.isfile(out): return` before `separate(model, wav)`, `if torch.isnan(
         # loss): continue` before `self.log_samples(x)`: skipped outright
         branch = flat.parent.get(id(test))
@@ -657,6 +663,16 @@ def _backward_in(body: cst.BaseSuite) -> str | None:
             if not any(arg.keyword is None for arg in node.args):  # (`engine.backward(loss)` is a site of its own)
                 return f"{code_of(node.func)}()"
     return None
+
+
+def _made_by_every_rank(calls: list[tuple[tuple[int, str | None], int]]) -> bool:
+    """Is a call made under rank tests more than once (`if main: ... barrier()` / `else: barrier()`, "main process
+    first"), and not only by several calls in the one branch a rank test opens (`if rank == 0: out =
+    self.policy.forward(obs)` ... `self.policy.forward(out)`: the main rank alone runs them)?"""
+    if len(calls) < 2:
+        return False
+    branches = {branch for branch, _call in calls}
+    return len(branches) > 1 or len({call for _branch, call in calls}) < 2
 
 
 def _failure_handlers(index: ModelIndex, flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite, str]]:
