@@ -28,7 +28,7 @@ from .choices import options
 from .calls import HeldCalls
 from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, helper_reaches, module_divergences
 from .effects import argument_effects, usage
-from .flow import Ctx, Flat, flat_of, flatten, loop_items
+from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, function_target, method_targets, plain_instances
 from .runs import HelperRuns, runs_argument
 from .taint import DATA, RANK, Taint
@@ -102,6 +102,23 @@ class ScriptScope:
             if name:
                 found.setdefault(name, position)
         return found
+
+    @cached_property
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        """Locals bound to a model this code holds itself, not to a part of one (`model = self.unwrapped()`, `model =
+        accelerator.unwrap_model(self.model)`) -> its classes."""
+        found: dict[str, tuple[str, ...]] = {}
+        bound: dict[str, int] = {}  # (a local bound again may hold anything: `p = model` ... `p = getattr(p, name)`)
+        for node, _ctx in self.flat.nodes:
+            for target in targets_of(node)[0]:
+                for name in bound_names(target):
+                    bound[name] = bound.get(name, 0) + 1
+            if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                    and isinstance(node.value, cst.Call):
+                classes = self.held.get(_holder_text(node.value) or "")
+                if classes is not None:
+                    found.setdefault(node.targets[0].target.value, classes)
+        return {name: classes for name, classes in found.items() if bound.get(name) == 1}
 
     @cached_property
     def parameters(self) -> frozenset[str]:
@@ -475,10 +492,10 @@ class _ScriptCalls:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = _holder_text(func.value) if isinstance(func, cst.Attribute) else None
         held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
-        if held is None and holder is not None and scope.held and (
-            holder.startswith("self.") or ("." not in holder and holder not in scope.parameters)
-        ):  # `self.x` or a local bound here to a held model or a copy of one (`model = self.unwrapped()`)
-            held = self.held.roots.get(holder)
+        if held is None and holder is not None and holder.startswith("self.") and scope.held:
+            held = self.held.roots.get(holder)  # `self.x` bound here to a held model or a copy of one
+        if held is None and holder is not None and scope.held:
+            held = scope.aliases.get(holder)  # `model = self.unwrapped()` ... `model.sample(n)`
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             name = func.attr.value  # type: ignore[union-attr]
             lacking = not (self.summary and _ACCESSOR.fullmatch(name))

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Callable
 
@@ -918,13 +919,10 @@ _READ = r"(?:[ \t]*(?:[<>]=?|==|!=)|\.(?:item|all|any)\(\))"
 # `if self.router(x).max() > t:`, `n = self.halt(h).sum().item()`: a call of `self`'s attribute read as a value.
 _OUTPUT_TESTED = re.compile(r"self\.\w+(?:\.\w+)*\([^()\n]*\)" + _KEPT + _READ)
 _SIGNATURE = re.compile(r"def\s+\w+\s*\(([^)]*)\)")
-# `loss = model(batch).mean()`, `out = engine.module.generate(x)`: a local bound to a call of a name (not of a
-# library's functions: `_NOT_RUNNERS`).
-_CALLED_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*(\w+)(?:\.\w+)*\(", re.M)
-_NOT_RUNNERS = frozenset(
-    {"self", "torch", "np", "numpy", "F", "nn", "math", "len", "int", "float", "str", "list", "dict", "tuple", "range",
-     "enumerate", "zip", "min", "max", "sum", "abs", "round", "isinstance", "getattr", "os", "time", "random"}
-)
+# `loss = model(batch).mean()`, `out = engine(x)`: a local bound to a call of a name itself (not of a library's
+# functions: `_NOT_RUNNERS`; not a method, `sd = net.state_dict()`).
+_CALLED_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*(\w+)\(", re.M)
+_NOT_RUNNERS = frozenset(dir(builtins)) | {"self", "torch", "np", "numpy", "F", "nn", "math", "os", "time", "random"}
 # `x = owner.method(rest`: a method's result assigned (owner an argument or `self.x`), and what it is handed.
 _HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", re.M)
 _SELF_CALL = re.compile(r"self\.\w+(?:\.\w+)*\(")
@@ -1329,7 +1327,9 @@ def _batch_size_test(
         return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in selections
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "numel":
         # `batch["ids"].numel() == 0`: a tensor the function holds is empty on this rank
-        return not left.args and right.value == "0" and _shape_of_local(cst.Attribute(left.func.value, cst.Name("shape")))
+        tensor = left.func.value  # (a local or an item of one: not an attribute path, `block.bias.numel()`, a size)
+        held = tensor.value if isinstance(tensor, cst.Subscript) else tensor
+        return not left.args and right.value == "0" and isinstance(held, cst.Name) and held.value not in ("self", "cls")
     return isinstance(left, cst.Call) and _batch_size_call(left)
 
 
