@@ -13,7 +13,7 @@ from collections import ChainMap
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.known import CALLS_FIRST_ARGUMENT
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
-from ..program.tree import access_path, call_name, code_of, cst, parameter_for, walk
+from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, walk
 from ..program.trigger import word_first
 from .callables import wrapped_callee
 from .choices import options
@@ -367,6 +367,8 @@ class HeldCalls:
             return self.module_of(wrapped, loose=True)
         if isinstance(expr, cst.Call) and call_name(expr) == "getattr" and expr.args:
             return (UNKNOWN,) if self.module_of(expr.args[0].value, loose=True) is not None else None
+        if isinstance(expr, cst.Call) and not expr.args and (name := dotted(expr.func)) is not None:
+            return self.roots.get(f"{name}()")  # `model = self.unwrapped()`: a method handing back a held model
         path = access_path(expr)
         if path is None:
             return None

@@ -24,6 +24,7 @@ from .counts import counted_loops, passed_through
 from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, stored_into, targets_of
 from .persistence import gathers
+from .reach import all_bases, function_target
 from .picks import may_pick, picked_runs
 from .runs import HelperRuns, runs_argument
 from .state import handoff
@@ -34,7 +35,7 @@ from .taint import (
 
 __all__ = [
     "Divergence", "module_divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK", "RETRY", "CAUGHT",
+    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "helper_reaches",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -47,10 +48,15 @@ PICK = "pick"  # the module called is taken out of a container by the value (`se
 RETRY = "retry"  # the call runs again in a loop when it raised on this rank (`except OutOfMemoryError:` then retry)
 CAUGHT = "caught"  # the call's failure on this rank is caught and the rank goes on (`except OutOfMemoryError: return`)
 
-# What a rank raises on its own, from its own batch and memory: out of memory, a kernel's runtime error, anything.
-# (`TypeError`, `ImportError`, `AttributeError`, `KeyError` around a call are how code probes an API or a config,
-# the same on every rank.)
-_OWN_FAILURES = frozenset({"Exception", "BaseException", "RuntimeError", "MemoryError", "OutOfMemoryError"})
+# What a rank raises on its own, from its own batch and memory: out of memory, a kernel's runtime error, a bad
+# value (a loss that is NaN, shapes a batch does not match: `ValueError`, `FloatingPointError`, a failed `assert`),
+# anything. (`TypeError`, `ImportError`, `AttributeError`, `KeyError` around a call are how code probes an API or a
+# config, the same on every rank.) An exception class of the program derived from one of these is one too
+# (`class NaNLossError(Exception)`).
+_OWN_FAILURES = frozenset(
+    {"Exception", "BaseException", "RuntimeError", "MemoryError", "OutOfMemoryError", "ValueError", "ArithmeticError",
+     "FloatingPointError", "ZeroDivisionError", "OverflowError", "AssertionError"}
+)
 # Calls that end the process: a handler ending in one lets no rank go on.
 _ENDS_PROCESS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})
 
@@ -87,7 +93,8 @@ NOT_RUNS = known.NOT_RUNS  # (kept here for the rules that import it from the di
 
 
 def _indirect_calls(
-    index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, flat: Flat, plain_runs: Callable[..., bool] | None = None
+    index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, flat: Flat, plain_runs: Callable[..., bool] | None = None,
+    nested: bool = False,
 ) -> Callable[[cst.Call], str | None]:
     """Calls that run submodules other than through a child's forward: helpers, child methods, a model handed in
     as a function (`policy(td)` in a rollout: `callables.called_parameters`)."""
@@ -113,7 +120,9 @@ def _indirect_calls(
             return None
         name, base = func.attr.value, func.value
         if isinstance(base, cst.Name) and base.value == "self":
-            if name not in members and helpers.helper_runs_modules(name):
+            if name not in members and (
+                helpers.helper_runs_modules(name) or (not nested and helper_reaches(index, cls, name, plain_runs))
+            ):
                 return f"self.{name}()"
             if name in members and plain_runs is not None and plain_runs(func, "__call__"):
                 return f"self.{name}()"  # `self.agent(state)` for `self.agent = ValueAgent(self.net)`
@@ -135,10 +144,40 @@ def _indirect_calls(
     return indirect
 
 
+def helper_reaches(
+    index: ModelIndex, cls: ClassInfo, name: str, plain_runs: Callable[..., bool] | None
+) -> bool:
+    """Does the helper `self.<name>()` (or a method of `self` it calls) reach a submodule other than through a
+    child's call: a plain object the module holds given a child (`self.sampler.sample(self.unet, x)`), a function
+    of another file given one (`log_images(self.unet, x)`), a parameter its class's own calls bind to a child
+    (`self._forward(self.model, x)` running `model(x)`: `calls.argument_modules`)? Asked once per class and name (the answer for the
+    module's own callers: `plain_runs` reads only attributes of `self` there)."""
+    key = ("helper_reaches", cls, name)
+    known_answer = index._memo.get(key)
+    if known_answer is not None:
+        return known_answer
+    index._memo[key] = False  # (a helper reached again while this is computed answers no)
+    found = False
+    for method in cls.reachable(name):
+        if method.owner is not cls or "(" not in method.text:
+            continue
+        flat = flat_of(method)
+        if flat is None:
+            continue
+        calls = ModuleCalls(index, cls, flat, method.name)
+        indirect = _indirect_calls(index, cls, calls, flat, plain_runs, nested=True)
+        if any(type(node) is cst.Call and (calls.callee(node) or indirect(node)) for node, _ctx in flat.nodes):
+            found = True
+            break
+    index._memo[key] = found
+    return found
+
+
 def _handed_to_runner(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, call: cst.Call) -> str | None:
-    """`f(...)` for a function `f` of this file given `self` or a submodule that it runs."""
+    """`f(...)` for a function `f` of this file, or imported from another file of the program, given `self` or a
+    submodule that it runs."""
     name = call.func.value  # type: ignore[attr-defined]
-    info = index.function_info(name)
+    info = function_target(index, name)
     if info is None or info.node is None:
         return None
     for position, arg in enumerate(call.args):
@@ -151,7 +190,8 @@ def _handed_to_runner(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, cal
         if not classes or not (is_self or any(ref != UNKNOWN and gathers(index, ref) for ref in classes)):
             continue
         param = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
-        if param and runs_argument(index, name, param, classes):
+        # (a function of another file reads the module's classes as unknown there)
+        if param and runs_argument(info.index, info.name, param, classes if info.index is index else (UNKNOWN,)):
             return f"{name}()"
     return None
 
@@ -185,7 +225,7 @@ def find_divergences(
     # `if self.router(x).max() > t:`, `done = self.env.step(action)`: the text of a test on an output
     value_tests = make_indirect is not None and text is not None and output_test_text(text)
     # `while True: try: out = self.net(x); break` / `except OutOfMemoryError: ...`
-    handled = _failure_handlers(flat) if text is None or "except" in text else []
+    handled = _failure_handlers(taint.index, flat) if text is None or "except" in text else []
     if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests and not handled:
         return []
     calls = make_calls()
@@ -259,6 +299,8 @@ def find_divergences(
             add(pick.kind, ITERATE if pick.iterated else PICK, pick.node, pick.source, pick.callee)
     for handler, body, effect in handled:
         ran = next((callee for call, _ctx, callee in sites + extra if flat.within(call, body)), None)
+        if ran is None and (sites or extra):  # `loss = self.model(x)` ... `try: loss.backward()`: the backward of
+            ran = _backward_in(body)  # what the model computed gathers its parameters again, module by module
         if ran is not None:
             caught = handler.type if handler.type is not None else handler
             add(DATA, effect, caught, f"except {code_of(handler.type)}" if handler.type is not None else "except", ran)
@@ -279,14 +321,19 @@ def _tainted_decisions(
 
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
         if kind in (DATA, HOST) and id(site) in helpers:
-            if not _skipped_helper(flat, node, effect, site, taint, sites) or (effect == ITERATE and not model_code):
+            if not _skipped_helper(flat, node, effect, site, taint, sites, model_code) or (
+                effect == ITERATE and not model_code
+            ):
                 return
         add_all(kind, effect, node, source, callee)
 
-    rank_gated: dict[str, int] = {}  # callee text -> calls of it under some rank test
-    for _call, ctx, callee in sites:
-        if any(RANK in taint.of(test) for test in ctx.conds):
-            rank_gated[callee] = rank_gated.get(callee, 0) + 1
+    rank_gated: dict[str, list] = {}  # callee text -> (rank-test branch, call) of each call of it under a rank test
+    for call, ctx, callee in sites:
+        tests = [test for test in ctx.conds if RANK in taint.of(test)]
+        if tests:
+            branch = flat.parent.get(id(tests[-1]))
+            side = _side(flat, call, branch) if isinstance(branch, cst.If) else None
+            rank_gated.setdefault(callee, []).append(((id(tests[-1]), side), id(call)))
     same_both_ways: set[int] | None = None  # read only once a tainted test gates a call
     for call, ctx, callee in sites:
         if ctx.guarded:
@@ -301,9 +348,10 @@ def _tainted_decisions(
                 continue  # `if coin: y = self.model(x)` / `else: y = jvp(self.model, ...)`: the same modules run
             effect = WHILE if _is_while_test(flat, test) else GATE
             for kind, source in tainted.items():
-                if kind == RANK and rank_gated.get(callee, 0) > 1:
+                if kind == RANK and _made_by_every_rank(rank_gated.get(callee, [])):
                     # The same call in another rank-dependent branch (`if main: ... barrier()` /
-                    # `else: barrier()`, "main process first"): every rank makes it once.
+                    # `else: barrier()`, "main process first"): every rank makes it once. (Two calls in one branch
+                    # run on the main rank alone.)
                     continue
                 add(kind, effect, test, source, callee, call)
         for loop in ctx.loops:
@@ -397,10 +445,12 @@ def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict
     return taint.of(walked, direct=True)
 
 
-def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list) -> bool:
+def _skipped_helper(
+    flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, taint: Taint, sites: list, model_code: bool = True
+) -> bool:
     """Does a data decision run a helper of this module or file (`self.refine(h)`, `aux_loss(self, h)`, a method of
     a model it is handed) a number of times that follows the data (a loop over a data-dependent iterable), gate it
-    on one side only, or leave before it from a branch that runs nothing, the test holding no other taint (a random
+    on one side only, or leave (or skip the rest of a loop's step) before it from a branch that runs nothing, the test holding no other taint (a random
     mask's `.any()` is a random decision)?"""
     func = site.func
     root = func
@@ -412,7 +462,10 @@ def _skipped_helper(flat: Flat, test: cst.CSTNode, effect: str, site: cst.Call, 
     )
     if not own or not set(taint.of(test)) <= {DATA, HOST} or not taint.of(test):
         return False
-    if effect == EXIT:  # `if os.path.isfile(out): return` before `separate(model, wav)`: skipped outright
+    if effect == SKIP and model_code and isinstance(root, cst.Name) and root.value != "self" and func is not root:
+        return False  # `policy.add_exploration_noise(a)` of a child whose class we cannot read: it may run none
+    if effect in (EXIT, SKIP):  # `if os.path.isfile(out): return` before `separate(model, wav)`, `if torch.isnan(
+        # loss): continue` before `self.log_samples(x)`: skipped outright
         branch = flat.parent.get(id(test))
         return isinstance(branch, cst.If) and not any(_side(flat, call, branch) == "body" for call, _c, _n in sites)
     return effect == ITERATE or (effect == GATE and _one_sided(flat, test, sites))
@@ -603,7 +656,26 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
                 add(DATA, WHILE, node.test, source, later[0][2])
 
 
-def _failure_handlers(flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite, str]]:
+def _backward_in(body: cst.BaseSuite) -> str | None:
+    """`loss.backward()` (a tensor's backward, no collective's own) in a `try` body, as its text."""
+    for node in walk(body):
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+            if not any(arg.keyword is None for arg in node.args):  # (`engine.backward(loss)` is a site of its own)
+                return f"{code_of(node.func)}()"
+    return None
+
+
+def _made_by_every_rank(calls: list[tuple[tuple[int, str | None], int]]) -> bool:
+    """Is a call made under rank tests more than once (`if main: ... barrier()` / `else: barrier()`, "main process
+    first"), and not only by several calls in the one branch a rank test opens (`if rank == 0: out =
+    self.policy.forward(obs)` ... `self.policy.forward(out)`: the main rank alone runs them)?"""
+    if len(calls) < 2:
+        return False
+    branches = {branch for branch, _call in calls}
+    return len(branches) > 1 or len({call for _branch, call in calls}) < 2
+
+
+def _failure_handlers(index: ModelIndex, flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite, str]]:
     """Handlers of a failure this rank raised on its own, after which it does not do what its peers do. Whether a
     call raises (out of memory, a bad batch) is this rank's own, so as (the handler, the `try` body, the effect):
     * RETRY: a `try` inside a loop whose body leaves the loop once it succeeds (`break`, `return`) and whose handler
@@ -620,18 +692,32 @@ def _failure_handlers(flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite
         for handler in node.handlers:
             if leaves_on_success and not any(type(n) in (cst.Raise, cst.Break, cst.Return) for n in walk(handler.body)):
                 found.append((handler, node.body, RETRY))
-            elif _own_failure(handler) and not _always_raises(handler.body):
+            elif _own_failure(index, handler) and not _always_raises(handler.body):
                 found.append((handler, node.body, CAUGHT))
     return found
 
 
-def _own_failure(handler: cst.ExceptHandler) -> bool:
-    """Does `handler` catch what a rank raises on its own (`_OWN_FAILURES`, a bare `except`)?"""
+def _own_failure(index: ModelIndex, handler: cst.ExceptHandler) -> bool:
+    """Does `handler` catch what a rank raises on its own (`_OWN_FAILURES`, a bare `except`, an exception class of
+    the program derived from one)?"""
     caught = handler.type
     if caught is None:
         return True
     types = [element.value for element in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    return any((dotted(t) or "").rsplit(".", 1)[-1] in _OWN_FAILURES for t in types)
+    return any(_own_failure_class(index, dotted(t) or "") for t in types)
+
+
+def _own_failure_class(index: ModelIndex, written: str) -> bool:
+    """Is the exception class `written` one of `_OWN_FAILURES`, or a class of the program (this file or one it
+    imports) with such a base, directly or through its bases?"""
+    if written.rsplit(".", 1)[-1] in _OWN_FAILURES:
+        return True
+    cls = index.local_class(written)
+    if cls is None:
+        found = index.external(index.qualify(written)) if written else None
+        cls = found[1] if found is not None else None
+    return cls is not None and any(
+        base.rsplit(".", 1)[-1] in _OWN_FAILURES for info in all_bases(cls) for base in info.span.bases)
 
 
 def _always_raises(block: cst.BaseSuite) -> bool:

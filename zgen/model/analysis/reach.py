@@ -15,6 +15,8 @@ over these edges:
 
 from __future__ import annotations
 
+import re
+
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import facts_of
 from ..program.tree import cst, dotted, walk
@@ -92,7 +94,25 @@ def _attribute_instances(index: ModelIndex, owner: ClassInfo, name: str) -> tupl
         found = _annotated_argument(cls, name)
         if found:
             return found
-    return ()
+    return _built_later(owner, name)
+
+
+def _built_later(owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
+    """`self.evaluator = Evaluator(loader)` in a method other than `__init__` (a `setup()`, a lazy first use) of a
+    plain class or its bases: the object the attribute holds once that method ran."""
+    if owner.is_module:
+        return ()
+    written = re.compile(rf"\bself\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]")
+    found: list[ClassInfo] = []
+    for method in owner.all_methods():
+        if not written.search(method.text) or method.node is None:
+            continue
+        for stmt in walk(method.node.body):
+            if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call) and any(
+                dotted(t.target) == f"self.{name}" for t in stmt.targets
+            ):
+                found += [c for c in _built_class(method.index, stmt.value) if c not in found]
+    return tuple(found)
 
 
 def _annotated_argument(cls: ClassInfo, name: str) -> tuple[ClassInfo, ...]:

@@ -17,25 +17,25 @@ from functools import cached_property
 from typing import Protocol
 
 from ..program import known
-from ..program.holds import held_attributes, module_arguments, other_objects_models
+from ..program.holds import held_attributes, module_arguments, module_like_name, other_objects_models
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS as UNKNOWN
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters, wrapped_callee
 from .choices import options
 from .calls import HeldCalls
-from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, module_divergences
+from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, helper_reaches, module_divergences
 from .effects import argument_effects, usage
-from .flow import Ctx, Flat, flat_of, flatten, loop_items
+from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, function_target, method_targets, plain_instances
 from .runs import HelperRuns, runs_argument
 from .taint import DATA, RANK, Taint
 
 __all__ = [
     "ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "scope_reach",
-    "divergences",
+    "divergences", "module_helper_reaches",
     "WRAP_TRIGGER",
 ]
 
@@ -65,12 +65,8 @@ class ScriptScope:
         node = self.node
         found = dict(module_arguments(self.index, node)) if isinstance(node, cst.FunctionDef) else {}
         if self.owner is not None:
-            found |= {f"self.{name}": classes for name, classes in held_attributes(self.index, self.owner).items()}
+            found |= {f"self.{name}": classes for name, classes in class_held(self.index, self.owner).items()}
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
-            for base in all_bases(self.owner):  # `self.model` that a base class of another file's `__init__` keeps
-                if base.index is not self.index:
-                    for name, classes in held_attributes(base.index, base).items():
-                        found.setdefault(f"self.{name}", tuple(base.index.global_name(c) for c in classes))
         return found
 
     @cached_property
@@ -106,6 +102,23 @@ class ScriptScope:
             if name:
                 found.setdefault(name, position)
         return found
+
+    @cached_property
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        """Locals bound to a model this code holds itself, not to a part of one (`model = self.unwrapped()`, `model =
+        accelerator.unwrap_model(self.model)`) -> its classes."""
+        found: dict[str, tuple[str, ...]] = {}
+        bound: dict[str, int] = {}  # (a local bound again may hold anything: `p = model` ... `p = getattr(p, name)`)
+        for node, _ctx in self.flat.nodes:
+            for target in targets_of(node)[0]:
+                for name in bound_names(target):
+                    bound[name] = bound.get(name, 0) + 1
+            if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                    and isinstance(node.value, cst.Call):
+                classes = self.held.get(_holder_text(node.value) or "")
+                if classes is not None:
+                    found.setdefault(node.targets[0].target.value, classes)
+        return {name: classes for name, classes in found.items() if bound.get(name) == 1}
 
     @cached_property
     def parameters(self) -> frozenset[str]:
@@ -189,19 +202,36 @@ class ScriptScope:
 
 
 @memoised
+def class_held(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+    """The attributes of a class that hold a model (`held_attributes`), with those a base class of another file's
+    `__init__` keeps (`super().__init__(model)` in a trainer built on a base trainer)."""
+    found = dict(held_attributes(index, cls))
+    for base in all_bases(cls):
+        if base.index is not index:
+            for name, classes in held_attributes(base.index, base).items():
+                found.setdefault(name, tuple(base.index.global_name(c) for c in classes))
+    return found
+
+
+@memoised
 def held_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
     """Properties of a class (not a module) that hand back a model it holds: `return self.model`, `return
     self.accelerator.unwrap_model(self.model)` (an unwrapping call given the model hands back the model it wraps),
-    `return default(self.ema_model, self.model)` (`choices.options`) -> the model's classes."""
-    if "@property" not in cls.text:
+    `return default(self.ema_model, self.model)` (`choices.options`) -> the model's classes; and methods of `self`
+    alone that do, as `name()` (`def unwrapped(self): return self.accelerator.unwrap_model(self.model)`, called
+    `self.unwrapped().sample(n)`)."""
+    if "return self." not in cls.text and "(self.model" not in cls.text and "@property" not in cls.text:
         return {}
-    held = held_attributes(index, cls)
+    held = class_held(index, cls)
     if not held:
         return {}
     found: dict[str, tuple[str, ...]] = {}
     for method in cls.all_methods():
-        if method.name in held or "@property" not in method.text or "return" not in method.text:
+        if method.name in held or "return" not in method.text or method.name.startswith("__"):
             continue
+        prop = "@property" in method.text
+        if not prop and not _SELF_ONLY.match(method.text[method.text.find("def "):]):
+            continue  # (a method given arguments may hand back what they choose)
         node = method.node
         returns = [n.value for n in walk(node.body) if isinstance(n, cst.Return)] if node is not None else []
         if len(returns) != 1 or returns[0] is None:
@@ -215,12 +245,21 @@ def held_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
             if name.startswith("self.") and name[5:] in held:
                 classes += tuple(c for c in held[name[5:]] if c not in classes)
         if classes:
-            found[method.name] = classes
+            found[method.name if prop else f"{method.name}()"] = classes
     return found
 
 
-# Methods of an object that runs a model it holds to answer (an algorithm, an agent, a sampler, a pipeline).
-INFERENCE_METHODS = frozenset({"predict", "generate", "sample_action", "predict_value", "act", "select_action"})
+# `def unwrapped(self) -> nn.Module:`: a method given nothing but `self`.
+_SELF_ONLY = re.compile(r"def\s+\w+\s*\(\s*self\s*\)")
+
+
+# Methods of an object that runs a model it holds to answer (an algorithm, an agent, a policy, a sampler, a pipeline):
+# a prediction, a generation, an action chosen from an observation.
+INFERENCE_METHODS = frozenset(
+    {"predict", "generate", "sample_action", "predict_value", "act", "select_action", "get_action", "get_actions",
+     "select_actions", "sample_actions", "compute_action", "compute_actions", "choose_action", "predict_action",
+     "evaluate_actions"}
+)
 # What a function calls the model it is handed (`model`, `net`, `engine`, `draft_model`).
 _MODEL_NAME = re.compile(r"(?:\w+_)?(?:model|module|net|engine)")
 # Methods only an `nn.Module` has (not `train`/`state_dict`: trainers and optimizers have those too).
@@ -293,8 +332,8 @@ def _wrapper_model_position(call: cst.Call) -> int | None:
         return 0
     positional = [a for a in call.args if a.keyword is None and not a.star]
     for i, arg in enumerate(positional):
-        name = dotted(arg.value) or ""
-        if _MODEL_NAME.fullmatch(name.rsplit(".", 1)[-1]):
+        name = (dotted(arg.value) or "").rsplit(".", 1)[-1]
+        if _MODEL_NAME.fullmatch(name) or module_like_name(name):  # (`model`, `policy`, `unet`)
             return i
     return None
 
@@ -424,7 +463,12 @@ class _ScriptCalls:
         index, scope = self.index, self.scope
         name = call_name(call)
         if name is None:  # `model.layers[i](x)`, `getattr(model, name)(x)`
-            return code_of(call.func) if (scope.held or scope.model_args or self.summary) and self.held.callee(call) else None
+            if (scope.held or scope.model_args or self.summary) and self.held.callee(call):
+                return code_of(call.func)
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and (holder := _holder_text(func.value)) in scope.held):
+                return None
+            name = f"{holder}.{func.attr.value}"  # `self.unwrapped().sample(n)`: a method of a model handed back
         qualified = name if name.startswith(".") else index.qualify(name)
         last = qualified.rsplit(".", 1)[-1]
         if last in known.COLLECTIVES and qualified.startswith(("torch.distributed.", "deepspeed.comm.")):
@@ -446,10 +490,12 @@ class _ScriptCalls:
         accessor = self.summary and isinstance(func, cst.Attribute) and _ACCESSOR.fullmatch(func.attr.value)
         if (scope.held or scope.model_args or self.summary) and not accessor and self.held.callee(call) is not None:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
-        holder = dotted(func.value) if isinstance(func, cst.Attribute) else None
+        holder = _holder_text(func.value) if isinstance(func, cst.Attribute) else None
         held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
         if held is None and holder is not None and holder.startswith("self.") and scope.held:
             held = self.held.roots.get(holder)  # `self.x` bound here to a held model or a copy of one
+        if held is None and holder is not None and scope.held:
+            held = scope.aliases.get(holder)  # `model = self.unwrapped()` ... `model.sample(n)`
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             name = func.attr.value  # type: ignore[union-attr]
             lacking = not (self.summary and _ACCESSOR.fullmatch(name))
@@ -464,11 +510,43 @@ class _ScriptCalls:
         if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
                 return code_of(func)  # `algo.predict(obs)`: an algorithm object given to an evaluation loop
+            if scope.owner is not None and _handed_attribute(scope.owner, func.value) \
+                    and not plain_instances(index, scope.owner, scope.flat, func.value):
+                return code_of(func)  # `self._approximator.predict(s)`: an object the class was handed to answer with
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward" and _on_self_attribute(func.value):
+            return code_of(func)  # `self._policy.forward(obs)`: what an object of the trainer's runs as a forward
         if isinstance(func, cst.Attribute) and func.attr.value in known.ENGINE_COLLECTIVES | {"generate", "forward"}:
             target = func.value
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
                 return code_of(func)
         return None
+
+
+def _handed_attribute(owner: ClassInfo, expr: cst.BaseExpression) -> bool:
+    """`self.x` that the class's `__init__` does not build by a constructor call (`self.kmeans = KMeans(8)` holds an
+    object of its own class; `self.approximator = approximator` or `None` holds what it is handed)."""
+    name = dotted(expr) or ""
+    if not name.startswith("self.") or name.count(".") != 1:
+        return False
+    member = next((m for cls in all_bases(owner) if (m := facts_of(cls).members.get(name[5:])) is not None), None)
+    return member is None or not isinstance(member.call, cst.Call)
+
+
+def _on_self_attribute(expr: cst.BaseExpression) -> bool:
+    """`self.policy`, `self.learner.model`: an attribute path of `self`."""
+    name = dotted(expr) or ""
+    return name.startswith("self.") and name.count(".") <= 2
+
+
+def _holder_text(expr: cst.BaseExpression) -> str | None:
+    """`self.model` as its dotted text, a call `self.unwrapped()` given nothing as `self.unwrapped()` (the key of a
+    method handing back a held model in `ScriptScope.held`), an unwrapping call as what it is given."""
+    if isinstance(expr, cst.Call) and not expr.args:
+        name = dotted(expr.func)
+        return f"{name}()" if name else None
+    if isinstance(expr, cst.Call) and expr.args and "unwrap" in (call_name(expr) or ""):
+        return _holder_text(expr.args[0].value)  # `accelerator.unwrap_model(self.model)` hands back the model it wraps
+    return dotted(expr)
 
 
 @memoised
@@ -486,6 +564,20 @@ def divergences(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[D
         )
 
     return module_divergences(index, cls, method, plain_runs)
+
+
+def module_helper_reaches(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does `self.<name>()` in a module class reach a submodule other than through a child's call (a plain object
+    it holds running one, a helper of another file handed one, a helper handed a child: `divergence.helper_reaches`)?"""
+
+    def plain_runs(receiver: cst.BaseExpression, method: str) -> bool:
+        return any(
+            method_reach(index, target) is not None
+            for plain in plain_instances(index, cls, Flat(), receiver)
+            for target in method_targets(index, plain, method)
+        )
+
+    return helper_reaches(index, cls, name, plain_runs)
 
 
 def script_divergences(
@@ -584,8 +676,12 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
             return f"{func.value}()"
         if func.value in scope.parameters and func.value in handed_runners(scope.index, scope):
             return f"{func.value}()"  # `fn()` where this file's callers hand `partial(self.evaluate, x)`
-        handed = [
-            i for i, a in enumerate(call.args) if isinstance(a.value, cst.Name) and a.value.value in scope.model_args
+        handed = [  # a model this function is given, or one it partitioned (`generate_samples(engine.module, 4)`,
+            # `policy=accelerator.unwrap_model(policy)`)
+            i for i, a in enumerate(call.args) if not a.star and (
+                (held := _holder_text(a.value)) in scope.model_args
+                or (scope.wrapped and held and scope.wrapped_name(cst.parse_expression(held), call))
+                or (held != dotted(a.value) and held in scope.held))
         ]
         if handed and func.value in scope.parameters:
             return f"{func.value}()"  # a step function the caller passed in (`custom_next_token(model, x)`)
@@ -624,7 +720,24 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
 
 def _method_reaches(scope: ScriptScope, cls: ClassInfo, name: str) -> bool:
     """Does `<instance of cls>.name(...)` reach a model or a collective, in any method it may dispatch to?"""
-    return any(method_reach(scope.index, method) is not None for method in method_targets(scope.index, cls, name))
+    return dispatched_reach(scope.index, cls, name)
+
+
+@memoised(cycle=False)
+def dispatched_reach(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does `<instance of cls>.name(...)` reach a model or a collective? A method `cls` inherits from a base (of
+    another file) answers for itself (`method_reach`), and through the methods of `self` it calls as `cls`
+    dispatches them: a template method of a base trainer (`def validate(self): return self.validation_step()`,
+    abstract there) runs the subclass's override (`validation_step` calling `evaluate(self.model, ...)`)."""
+    for method in method_targets(index, cls, name):
+        if method_reach(index, method) is not None:
+            return True
+        if method.owner is cls or cls.index is method.index and method.owner in cls.mro:
+            continue  # (the class's own methods and its file's bases are summarised as this class's calls dispatch)
+        for called, through_super in method.self_calls:
+            if not through_super and called != name and dispatched_reach(index, cls, called):
+                return True
+    return False
 
 
 @memoised(cycle=None)

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..program import known
 from ..program.tree import code_of, cst
 from ..program.index import ModelIndex, memoised
 from .flow import FILLS, Flat
@@ -80,7 +81,9 @@ def handoff(
         if not isinstance(func, cst.Attribute) or not node.args or func.attr.value in PLACING:
             return None
         key = holder_key(func.value, locals_)
-        if key is None:
+        if key is None or func.attr.value in _RECORDS or key.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
+            # `self.writer.add_scalar("loss", loss.item())`: a value written to a log, not the logger's state;
+            # `self.accelerator.backward(loss)`: the training wrapper's flags (`sync_gradients`) are every rank's
             return None
         if type(flat.parent.get(id(node))) is not cst.Expr:  # the result is used: a query, or a step of a model
             if key.startswith("self.") or runs is None or runs(node):
@@ -98,6 +101,13 @@ def handoff(
                 if key is not None:
                     return Handoff(key, (node.value,), node)
     return None
+
+
+# Methods that write what they are handed to a log or a board: the object keeps no decision of it.
+_RECORDS = frozenset(
+    {"log", "log_dict", "log_metrics", "add_scalar", "add_scalars", "add_image", "add_histogram", "info", "debug",
+     "warning", "write"}
+)
 
 
 def handoffs(flat: Flat, locals_: frozenset[str] | set[str]) -> Iterator[tuple[Handoff, int]]:

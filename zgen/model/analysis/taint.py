@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Callable
 
@@ -452,6 +453,9 @@ class Taint:
         method of an object of this function handed such an output (`env.step(action)` for `action` the policy
         returned: what the object computes from it, `done`, is this rank's own)."""
         func = node.func
+        tested = _value_predicate(self.index, node)
+        if tested is not None:  # `torch.isnan(loss)`, `loss.isnan()`: a test of the output's values
+            return DATA if self._output_of(tested) is not None else None  # type: ignore[misc]
         if not isinstance(func, cst.Attribute):
             return None
         if _reads_output_value(node):
@@ -915,6 +919,10 @@ _READ = r"(?:[ \t]*(?:[<>]=?|==|!=)|\.(?:item|all|any)\(\))"
 # `if self.router(x).max() > t:`, `n = self.halt(h).sum().item()`: a call of `self`'s attribute read as a value.
 _OUTPUT_TESTED = re.compile(r"self\.\w+(?:\.\w+)*\([^()\n]*\)" + _KEPT + _READ)
 _SIGNATURE = re.compile(r"def\s+\w+\s*\(([^)]*)\)")
+# `loss = model(batch).mean()`, `out = engine(x)`: a local bound to a call of a name itself (not of a library's
+# functions: `_NOT_RUNNERS`; not a method, `sd = net.state_dict()`).
+_CALLED_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*(\w+)\(", re.M)
+_NOT_RUNNERS = frozenset(dir(builtins)) | {"self", "torch", "np", "numpy", "F", "nn", "math", "os", "time", "random"}
 # `x = owner.method(rest`: a method's result assigned (owner an argument or `self.x`), and what it is handed.
 _HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", re.M)
 _SELF_CALL = re.compile(r"self\.\w+(?:\.\w+)*\(")
@@ -954,11 +962,14 @@ def output_test_text(text: str) -> bool:
     """Text pre-filter: what a call of one of `self`'s attributes returned, compared or read as a value (`o =
     self.sub(h)` ... `o.argmax(-1)[0] == 0`; `if self.halt(h).all():`), or handed to a method of an argument or of
     an object `self` holds (`self.env.step(self.policy(obs))`), before any parse."""
-    if "self." not in text or ("if" not in text and "while" not in text and "range(" not in text):
+    if "if" not in text and "while" not in text and "range(" not in text:
         return False
-    if _OUTPUT_TESTED.search(text):
+    if "self." in text and _OUTPUT_TESTED.search(text):
         return True
     names = {m.group(1) for m in _OUTPUT_LOCAL.finditer(text)} - {"self"}
+    # (in a function: a local bound to what a call of a name of its own returned, `loss = engine(batch)`, `out =
+    # model.generate(x)`; which calls run a model the analysis decides)
+    names |= {m.group(1) for m in _CALLED_LOCAL.finditer(text) if m.group(2) not in _NOT_RUNNERS} - {"self"}
     signature = _SIGNATURE.search(text)
     params = set(re.findall(r"(\w+)\s*(?:[:=,]|$)", signature.group(1))) - {"self", "cls"} if signature else set()
     for match in _HANDED.finditer(text):  # `done = self.env.step(...)`, `done = state.step(action)`
@@ -971,13 +982,36 @@ def output_test_text(text: str) -> bool:
             return True  # handed what a call of `self`'s attribute returned, or a local bound to it
     # (one fixed pattern over every word, not one compiled per name: a pattern compiled per call cost more than
     # the rest of this trigger)
-    return bool(names) and any(m.group(1) in names for m in _WORD_READ.finditer(text))
+    return bool(names) and (
+        any(m.group(1) in names for m in _WORD_READ.finditer(text))
+        or any((m.group(1) or m.group(2)) in names for m in _PREDICATE_READ.finditer(text))  # `torch.isnan(loss)`
+    )
 
 
 def _reads_output_value(call: cst.Call) -> bool:
     """`x.all()` / `x.any()` / `x.item()` with no arguments: a read of `x`'s values."""
     func = call.func
     return isinstance(func, cst.Attribute) and func.attr.value in _VALUE_READS and not call.args
+
+
+# Element-wise tests of a tensor's or a number's values (`torch.isnan(loss)`, `math.isfinite(v)`, `np.isinf(a)`): a
+# decision read from the values themselves, like `.item()` or `.all()`.
+_VALUE_PREDICATES = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
+_PREDICATE_MODULES = ("torch.", "math.", "numpy.")
+# `isnan(loss`, `torch.isfinite(out`: the word a value predicate tests (the text trigger of `output_test_text`).
+_PREDICATE_READ = re.compile(r"\bis(?:nan|inf|finite|posinf|neginf)\(\s*(\w+)|\b(\w+)\.is(?:nan|inf|finite)\(\)")
+
+
+def _value_predicate(index: ModelIndex, call: cst.Call) -> cst.BaseExpression | None:
+    """`torch.isnan(x)`, `math.isinf(x)`, `np.isfinite(x)`, `x.isnan()`: a test of `x`'s values, element by element;
+    as `x`."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _VALUE_PREDICATES and not call.args:
+        return func.value  # `loss.isnan()`
+    name = call_name(call)
+    if name is None or name.rsplit(".", 1)[-1] not in _VALUE_PREDICATES or len(call.args) != 1:
+        return None
+    return call.args[0].value if index.qualify(name).startswith(_PREDICATE_MODULES) else None
 
 
 def _reads_value(call: cst.Call) -> bool:
@@ -1280,7 +1314,8 @@ _MAPPING_VIEWS = frozenset({"items", "keys", "values"})
 def _batch_size_test(
     node: cst.Comparison, names: frozenset[str] = frozenset(), selections: frozenset[str] = frozenset()
 ) -> bool:
-    """`x.shape[0] > 1`, `x.size(0) == 0`, `b > 1` for `b = x.shape[0]`, `len(x) == 1` of a tensor argument,
+    """`x.shape[0] > 1`, `x.size(0) == 0`, `x.numel() == 0`, `b > 1` for `b = x.shape[0]`, `len(x) == 1` of a tensor
+    argument,
     `len(idx) > 0` of an argument that indexes a tensor (`x[idx]`): the batch size (of a tensor the function holds) or
     the number of samples selected, tested
     against a small literal: this rank's last, uneven batch or an empty share. (Not `cache.shape[0] ==
@@ -1298,6 +1333,11 @@ def _batch_size_test(
         return _batch_size_index(left)
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
         return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in selections
+    if isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "numel":
+        # `batch["ids"].numel() == 0`: a tensor the function holds is empty on this rank
+        tensor = left.func.value  # (a local or an item of one: not an attribute path, `block.bias.numel()`, a size)
+        held = tensor.value if isinstance(tensor, cst.Subscript) else tensor
+        return not left.args and right.value == "0" and isinstance(held, cst.Name) and held.value not in ("self", "cls")
     return isinstance(left, cst.Call) and _batch_size_call(left)
 
 

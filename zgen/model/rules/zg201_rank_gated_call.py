@@ -9,7 +9,7 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.divergence import message
 from ..analysis.flow import flat_of
 from ..analysis.runs import HelperRuns
-from ..analysis.script import divergences, script_divergences
+from ..analysis.script import divergences, module_helper_reaches, script_divergences
 from ..analysis.state import state_trigger
 from ..analysis.taint import RANK, rank_trigger
 from ..program import known
@@ -285,7 +285,8 @@ def main(args, model, cfg):
 
     def _rank_zero_functions(self, index: ModelIndex) -> Iterator[Report]:
         """Methods and functions decorated to run on rank 0 only (`@rank_zero_only`) that run a model."""
-        if "rank_zero_only" not in index.source and "main_process_only" not in index.source:
+        if not any(word in index.source for word in ("rank_zero_only", "main_process_only", "master_only", "on_main_process",
+                                                      "on_local_main_process")):
             return
         for cls, method in index.methods("all"):
             if not _RANK_ZERO_DECORATOR.search(method.text):
@@ -303,7 +304,9 @@ def main(args, model, cfg):
                 func = node.func
                 if callee is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
                     if func.value.value == "self" and func.attr.value not in facts_of(cls).members:
-                        if indirect.helper_runs_modules(func.attr.value):
+                        if indirect.helper_runs_modules(func.attr.value) or module_helper_reaches(
+                            index, cls, func.attr.value
+                        ):  # (`self.save_samples()` -> `self._forward(self.model, x)`, a plain sampler given a child)
                             callee = f"self.{func.attr.value}()"
                 if callee is not None:
                     decorator = _rank_zero_decorator(snippet.node)
@@ -315,8 +318,10 @@ def main(args, model, cfg):
                     break
 
 
-# Decorators that run the function on the main process only (Lightning's, speechbrain's).
-_RANK_ZERO_DECORATOR = re.compile(r"^\s*@(?:[\w.]+\.)?(?:rank_zero_only|main_process_only)\b", re.M)
+# Decorators that run the function on the main process only (Lightning's, speechbrain's, mmengine's and basicsr's
+# `master_only`, accelerate's `on_main_process`).
+_RANK_ZERO_DECORATOR = re.compile(
+    r"^\s*@(?:[\w.]+\.)?(?:rank_zero_only|main_process_only|master_only|on_main_process|on_local_main_process)\b", re.M)
 
 
 def _rank_zero_decorator(func: cst.FunctionDef) -> cst.Decorator:

@@ -15,7 +15,7 @@ from ..program.trigger import Remembered
 from .rule import Report, Rule
 
 # Data-dependent selections; `where` only with one argument (the index form).
-_SELECTION_WORDS = (" not in ", ".shape[0]", ".size(0)", "nonzero", "unique", "argwhere", "masked_select", "bincount",
+_SELECTION_WORDS = (" not in ", ".shape[0]", ".size(0)", ".numel()", "nonzero", "unique", "argwhere", "masked_select", "bincount",
                     ".any(", ".all(", "torch.equal", "where(", "all(", "any(", "sum(", "mean(", "max(", "min(", "norm(",
                     "std(")
 # Names that are a selection wherever they occur.
@@ -29,6 +29,7 @@ _SELECTION_PATTERNS = (
      re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)")),
     # a key missing from an input mapping (`if key not in feats`), the batch size tested against 0 or 1
     (("not",), re.compile(r"if(?<!\wif)\b[^\n]*\bnot\s+in\s+\w+\s*:")),  # `\bif`, the word first (10x faster)
+    ((".numel()",), re.compile(r"\.numel\(\)\s*(?:==|<=?)\s*0\b")),  # `x.numel() == 0`: an empty tensor on this rank
     ((".shape[0]", ".size(0)"), re.compile(
         r"(?:\.shape\[0\]|\.size\(0\))\s*(?:[<>]=?|[=!]=)\s*[01]\b|\b[01]\s*(?:[<>]=?|[=!]=)\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))"
     )),

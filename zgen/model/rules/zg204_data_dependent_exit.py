@@ -98,9 +98,11 @@ def _reads_length(text: str, expr: str, depth: int) -> bool:
     return False
 
 
-# `except:`, `except Exception`, `except (RuntimeError, ValueError)`, `except torch.cuda.OutOfMemoryError`.
+# `except:`, `except Exception`, `except (RuntimeError, ValueError)`, `except torch.cuda.OutOfMemoryError`, an
+# exception class of the program (`except NaNLoss:`): any handler but one of a single API probe (`except ImportError:`).
 _OWN_FAILURE_TEXT = re.compile(
-    r"(?m)^[ \t]*except(?:[ \t]*:|[^:\n]*\b(?:Exception|BaseException|RuntimeError|MemoryError|OutOfMemoryError)\b)"
+    r"(?m)^[ \t]*except\b(?![ \t]+(?:ImportError|ModuleNotFoundError|TypeError|AttributeError|KeyError|IndexError"
+    r"|StopIteration|NotImplementedError|FileNotFoundError)\b[ \t]*(?:as[ \t]+\w+[ \t]*)?:)"
 )
 
 TRIGGER = Remembered(_LoopExit())
