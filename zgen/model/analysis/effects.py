@@ -360,7 +360,10 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             _whole_effects(index, node, names, found)
             _run_effects(index, func, node, names, found)
             if node.args:
-                _call_effects(index, inner, node, names, found)
+                # a module handed on: an argument itself, or a module a walk of one yields (`for m in
+                # model.modules(): init_one(m)`, `for layer in layers: init_layer(layer)`)
+                owners = {n: n for n in names} | items | {a: o for a, o in aliases.items() if a not in param_items}
+                _call_effects(index, inner, node, owners, found)
     return {name: frozenset(done) for name, done in found.items()}
 
 
@@ -458,34 +461,36 @@ def _given_callable(flat: Flat, node: cst.CSTNode, names: set[str]) -> bool:
 _WALKS = frozenset({"modules", "parameters", "children", "named_modules", "named_parameters", "named_children"})
 
 
-def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:
+def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[str, str],
+                  found: dict[str, set[str]]) -> None:
     """Effects on the function's module arguments of one call it makes: a re-parametrisation, a deep copy,
-    or a helper whose own summary says what it does to the argument handed on."""
+    or a helper whose own summary says what it does to the argument handed on. `owners`: the names that hold
+    a module argument or a module a walk of one yields -> that argument."""
     name = call_name(call)
     if not name or name.startswith("."):
         return
     handed = [
         (i, arg) for i, arg in enumerate(call.args)
-        if isinstance(arg.value, cst.Name) and arg.value.value in names and not arg.star
+        if isinstance(arg.value, cst.Name) and arg.value.value in owners and not arg.star
     ]
     if not handed:
         return
     qualified = index.qualify(name)
     last = qualified.rsplit(".", 1)[-1]
     first = call.args[0]
-    if first.keyword is None and isinstance(first.value, cst.Name) and first.value.value in names:
+    if first.keyword is None and isinstance(first.value, cst.Name) and first.value.value in owners:
         if last in known.REPARAMETRIZE:
-            found.setdefault(first.value.value, set()).add(REPARAMETRIZES)
+            found.setdefault(owners[first.value.value], set()).add(REPARAMETRIZES)
             return
         if qualified in ("copy.deepcopy", "deepcopy"):
-            found.setdefault(first.value.value, set()).add(DEEPCOPIES)
+            found.setdefault(owners[first.value.value], set()).add(DEEPCOPIES)
             return
     if "." in name and name.partition(".")[0] in ("self", "super"):
         return
     done = dict(argument_effects(index, flat, call))
     for position, arg in handed:
         if position in done:
-            found.setdefault(arg.value.value, set()).update(done[position])  # type: ignore[union-attr]
+            found.setdefault(owners[arg.value.value], set()).update(done[position])  # type: ignore[union-attr]
 
 
 def argument_effects(index: ModelIndex, flat: Flat | None, call: cst.Call) -> list[tuple[int, frozenset[str]]]:

@@ -115,7 +115,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         )
         # (a function that partitions the model itself: the script rules know what runs before)
         may_be_handed = named and bool(paths or _HANDED_TRIGGER.search(text)) and not WRAP_TRIGGER.search(text)
-        walks = _WALK_TRIGGER.search(text) or cls is not None and _factory_text(text)
+        walks = _WALK_TRIGGER.search(text) or _factory_text(text)
         whole = _whole_trigger(index, cls).search(text) and not WRAP_TRIGGER.search(text)
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
             whole = None  # called only where ZeRO-3 is off or handled; or at construction (judged at the call)

@@ -1,0 +1,260 @@
+"""ZG1 joins found by probing the same hazard in many shapes (h-zg1pkg): modules reached through a literal
+sequence of children, a local list of modules a constructor builds, a helper of a helper, and a free layer
+factory that initialises what it built. Each with a safe look-alike."""
+
+from __future__ import annotations
+
+import textwrap
+
+from zgen.model import check_source
+
+
+def _found(source: str, path: str = "model.py") -> list[tuple[str, int]]:
+    source = textwrap.dedent(source)
+    return [(f.code, f.line) for f in check_source(path, source) if f.code.startswith("ZG1")]
+
+
+def _found_in_package(tmp_path, helper: str, checked: str) -> list[tuple[str, int]]:
+    """The ZG1 findings of `model.py` in a package beside `utils.py`."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text(textwrap.dedent(helper))
+    module = pkg / "model.py"
+    module.write_text(textwrap.dedent(checked))
+    return [(f.code, f.line) for f in check_source(str(module), module.read_text()) if f.code.startswith("ZG1")]
+
+
+# A loop over a literal tuple of children built earlier in `__init__`: each one is partitioned already.
+LITERAL_CHILDREN = """
+import torch.nn as nn
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        for lin in (self.q, self.k):
+            nn.init.xavier_uniform_(lin.weight)
+
+    def forward(self, x):
+        return self.q(x) + self.k(x)
+"""
+
+# ... only flags set on them, or the same loop inside GatheredParameters, or run in forward: no write.
+LITERAL_CHILDREN_SAFE = """
+import deepspeed
+import torch.nn as nn
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        for lin in (self.q, self.k):
+            lin.weight.requires_grad = False
+        for lin in [self.q, self.k]:
+            with deepspeed.zero.GatheredParameters(lin.weight, modifier_rank=0):
+                nn.init.xavier_uniform_(lin.weight)
+
+    def forward(self, x):
+        for blk in (self.q, self.k):
+            x = blk(x)
+        return x
+"""
+
+
+def test_literal_sequence_of_children_initialised():
+    assert ("ZG103", 10) in _found(LITERAL_CHILDREN)
+
+
+def test_literal_sequence_of_children_safe():
+    assert _found(LITERAL_CHILDREN_SAFE) == []
+
+
+# ... handed one by one to an initialiser of another file.
+LITERAL_HANDED = """
+import torch.nn as nn
+from .utils import init_fn
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.actor = nn.Linear(d, d)
+        self.critic = nn.Linear(d, 1)
+        for net in [self.actor, self.critic]:
+            init_fn(net)
+
+    def forward(self, x):
+        return self.actor(x)
+"""
+
+INIT_FN = """
+import torch.nn as nn
+
+def init_fn(m):
+    if isinstance(m, nn.Linear):
+        nn.init.orthogonal_(m.weight)
+"""
+
+
+def test_literal_sequence_handed_to_initialiser_of_another_file(tmp_path):
+    assert ("ZG103", 11) in _found_in_package(tmp_path, INIT_FN, LITERAL_HANDED)
+
+
+# A local list of modules the constructor builds (a comprehension, appends, a factory returning a list),
+# initialised in a loop: each module was partitioned when its own `__init__` returned.
+LOCAL_LISTS = """
+import torch.nn as nn
+
+def make_layers(d, n):
+    return [nn.Linear(d, d) for _ in range(n)]
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        a = [nn.Linear(d, d) for _ in range(3)]
+        for l in a:
+            nn.init.orthogonal_(l.weight)
+        b = []
+        for i in range(3):
+            b.append(nn.Linear(d, d))
+        for l in b:
+            l.weight.data.normal_(0, 0.02)
+        c = make_layers(d, 3)
+        for l in c:
+            nn.init.zeros_(l.bias)
+        self.layers = nn.ModuleList(a + b + c)
+
+    def forward(self, x):
+        return self.layers[0](x)
+"""
+
+# ... flags on them, or the list only registered: no parameter touched.
+LOCAL_LISTS_SAFE = """
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self, d, freeze):
+        super().__init__()
+        layers = [nn.Linear(d, d) for _ in range(3)]
+        for l in layers:
+            l.requires_grad_(not freeze)
+        more = []
+        for i in range(3):
+            more.append(nn.Linear(d, d))
+            more.append(nn.ReLU())
+        for i, l in enumerate(more):
+            self.add_module(f"l{i}", l)
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x)
+"""
+
+
+def test_local_lists_of_built_modules_initialised():
+    assert {("ZG103", 12), ("ZG103", 17), ("ZG103", 20)} <= set(_found(LOCAL_LISTS))
+
+
+def test_local_lists_of_built_modules_safe():
+    assert _found(LOCAL_LISTS_SAFE) == []
+
+
+# An initialiser of another file that walks the model and hands each submodule to a second helper, which
+# initialises it: two calls between the constructor and the write.
+TWO_HOPS = """
+import torch.nn as nn
+
+def _init_one(m):
+    if isinstance(m, nn.Linear):
+        nn.init.xavier_uniform_(m.weight)
+
+def init_weights(model):
+    for m in model.modules():
+        _init_one(m)
+"""
+
+# ... the same walk handing each submodule to a helper that only sets flags.
+TWO_HOPS_SAFE = """
+def _freeze_one(m):
+    for p in m.parameters():
+        p.requires_grad = False
+
+def init_weights(model):
+    for m in model.modules():
+        _freeze_one(m)
+"""
+
+CALLS_INIT_WEIGHTS = """
+import torch.nn as nn
+from .utils import init_weights
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        init_weights(self)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_walk_handing_submodules_to_a_second_helper(tmp_path):
+    assert ("ZG103", 9) in _found_in_package(tmp_path, TWO_HOPS, CALLS_INIT_WEIGHTS)
+
+
+def test_walk_handing_submodules_to_a_flag_helper_safe(tmp_path):
+    assert _found_in_package(tmp_path, TWO_HOPS_SAFE, CALLS_INIT_WEIGHTS) == []
+
+
+# A free layer factory a constructor of the file calls: the layer it builds is partitioned when its own
+# `__init__` returns, so initialising it afterwards writes a placeholder.
+FACTORY = """
+import torch.nn as nn
+
+def make_linear(d_in, d_out):
+    linear = nn.Linear(d_in, d_out)
+    nn.init.xavier_uniform_(linear.weight)
+    return linear
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = make_linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x)
+"""
+
+# ... one the constructors never call (a script builds a plain layer with it), or one that only sets flags.
+FACTORY_SAFE = """
+import torch.nn as nn
+
+def make_linear(d_in, d_out):
+    linear = nn.Linear(d_in, d_out)
+    nn.init.xavier_uniform_(linear.weight)
+    return linear
+
+def make_frozen(d):
+    linear = nn.Linear(d, d)
+    linear.weight.requires_grad = False
+    return linear
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = make_frozen(d)
+
+    def forward(self, x):
+        return self.proj(x)
+"""
+
+
+def test_layer_factory_called_in_construction_initialises():
+    assert ("ZG103", 6) in _found(FACTORY)
+
+
+def test_layer_factory_safe():
+    assert _found(FACTORY_SAFE) == []
