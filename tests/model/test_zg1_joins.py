@@ -258,3 +258,88 @@ def test_layer_factory_called_in_construction_initialises():
 
 def test_layer_factory_safe():
     assert _found(FACTORY_SAFE) == []
+
+
+# A plain object keeping a mapping of models it built (`{"actor": Net(d), ...}`): its values and items are built
+# models, so their state dicts and weights read outside any gather are placeholders.
+MAPPING_OF_MODELS = """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self, d=1024):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class Algo:
+    def __init__(self, d):
+        self.nets = {"actor": Net(d), "critic": Net(d)}
+
+    def save(self):
+        for net in self.nets.values():
+            torch.save(net.state_dict(), "x.pt")
+
+    def norms(self):
+        return [net.fc.weight.norm().item() for net in self.nets.values()]
+"""
+
+# ... a mapping of settings is no model.
+MAPPING_OF_SETTINGS = """
+class Algo:
+    def __init__(self, cfgs):
+        self.cfgs = {"actor": cfgs.a, "critic": cfgs.c}
+
+    def describe(self):
+        return {k: v.hidden for k, v in self.cfgs.items()}
+"""
+
+
+def test_mapping_of_models_kept_by_a_plain_object():
+    found = _found(MAPPING_OF_MODELS)
+    assert ("ZG108", 19) in found and ("ZG109", 22) in found
+
+
+def test_mapping_of_settings_safe():
+    assert _found(MAPPING_OF_SETTINGS) == []
+
+
+# Code given a model: a parameter compared by value (`(p == 0).sum()`), or bound to a local that is then
+# computed with (`w = model.encoder.weight` ... `w.abs()`), reads the placeholder's values.
+COMPARED_AND_BOUND = """
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+
+    def sparsity(self):
+        return sum((p == 0).sum().item() for p in self.model.parameters())
+
+def log_weight(model, logger):
+    w = model.encoder.weight
+    logger.log({"w": w.abs().mean().item()})
+"""
+
+# ... a parameter tested by identity or membership, or a local bound to one and only asked what it is.
+COMPARED_AND_BOUND_SAFE = """
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+
+    def trainable(self, frozen):
+        return [p for p in self.model.parameters() if p not in frozen and p is not None]
+
+def describe(model):
+    w = model.encoder.weight
+    return w.is_leaf, w.dtype, w.is_contiguous()
+"""
+
+
+def test_parameter_compared_by_value_or_bound_then_computed():
+    found = _found(COMPARED_AND_BOUND)
+    assert ("ZG109", 7) in found and ("ZG109", 10) in found
+
+
+def test_parameter_compared_by_identity_or_bound_and_described_safe():
+    assert _found(COMPARED_AND_BOUND_SAFE) == []

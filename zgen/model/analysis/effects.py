@@ -434,14 +434,47 @@ def _run_effects(
         found.setdefault(target.value, set()).add(RUNS)
 
 
-def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, detail: str) -> bool:
+_IDENTITY_TESTS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
+
+
+def _local_computed_with(index: ModelIndex, flat: Flat, assign: cst.Assign) -> bool:
+    """Is the local `assign` binds (to a parameter) computed with later in the function, before it is rebound?"""
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    for other, _ctx in flat.nodes[flat.position.get(id(assign), 0) + 1:]:
+        if type(other) is not cst.Name or other.value != target.value:
+            continue
+        holder = flat.parent.get(id(other))
+        if isinstance(holder, cst.AssignTarget):
+            if holder is assign.targets[0]:
+                continue  # this very assignment
+            return False  # rebound
+        if isinstance(holder, cst.Attribute) and holder.value is other:
+            call = flat.parent.get(id(holder))
+            if not (isinstance(call, cst.Call) and call.func is holder) or holder.attr.value.startswith("is_"):
+                continue  # `w.is_leaf`, `w.is_set_to(x)`: what the tensor is, not its values; `w.abs()` computes
+        use, detail = usage(index, flat, other)
+        if use == READ and not detail.startswith(".grad") and computed_with(index, flat, holder, detail, follow=False):
+            return True
+    return False
+
+
+def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, detail: str, follow: bool = True) -> bool:
     """A parameter read for its values: through an operation on it (`v.data`, `v.view(-1)`, as `detail` says), as
-    an operand, or handed to a torch function (`torch.allclose(p, q)`, not `torch.nn.utils.*`); not only bound,
+    an operand, compared by value (`p == 0`), or handed to a torch function (`torch.allclose(p, q)`, not
+    `torch.nn.utils.*`); also through a local bound to it and then computed with (with `follow`); not only bound,
     collected (`groups.append(p)`) or compared by identity."""
     if detail:
         return True
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
+    if isinstance(parent, cst.ComparisonTarget):
+        parent = flat.parent.get(id(parent))
+    if isinstance(parent, cst.Comparison):  # `(p == 0).sum()`, `p > t`: elementwise, by value (not `is`, not `in`)
+        return not any(isinstance(c.operator, _IDENTITY_TESTS) for c in parent.comparisons)
+    if follow and isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        return _local_computed_with(index, flat, parent)  # `w = model.enc.weight` ... `w.abs().mean()`
     call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
     name = call_name(call) if isinstance(call, cst.Call) else None
     return bool(name) and index.qualify(name).startswith("torch.") and ".utils." not in name

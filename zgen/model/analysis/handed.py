@@ -413,6 +413,9 @@ def _models_listed(items: cst.BaseExpression, holds) -> bool:
         return _models_listed(items.body, holds) or _models_listed(items.orelse, holds)
     if isinstance(items, (cst.List, cst.Tuple)):
         return any(not isinstance(e, cst.StarredElement) and holds(e.value) is not None for e in items.elements)
+    if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
+        if items.func.attr.value in ("values", "items"):  # `self.nets.values()` of a mapping of models held
+            items = items.func.value
     return isinstance(items, (cst.Name, cst.Attribute)) and holds(items, whole_only=True) is not None
 
 

@@ -617,6 +617,11 @@ def _holds(
     path = access_path(value)
     if path is not None and path.root == "self" and len(path.parts) == 1:
         return held.get(path.parts[0], ())
+    if isinstance(value, cst.Dict):  # `{"actor": Actor(d), "critic": critic}`: a mapping of modules
+        found = [_holds(index, e.value, arguments, held) for e in value.elements if isinstance(e, cst.DictElement)]
+        return tuple(dict.fromkeys(c for classes in found for c in classes)) if found and all(found) else ()
+    if isinstance(value, cst.DictComp):  # `{k: Net(d) for k in names}`
+        return _holds(index, value.value, arguments, held)
     if not isinstance(value, cst.Call):
         return ()
     name = call_name(value) or ""
