@@ -20,7 +20,7 @@ import ast
 
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
-from .runs import ast_function
+from .runs import ast_function, ast_nodes
 
 __all__ = ["structural_inputs", "optional_inputs"]
 
@@ -57,25 +57,26 @@ def structural_inputs(
             func = ast_function(method)
             if func is None:
                 continue
-            for call in _calls_of(func, held):
+            nodes = ast_nodes(method.index, func)
+            for call in _calls_of(nodes, held):
                 seen = True
                 if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                     return frozenset()
                 for name in names:
                     value = _passed(call, name, params)
-                    if value is not None and not _by_structure(value, func, _DEPTH):
+                    if value is not None and not _by_structure(value, func, nodes, _DEPTH):
                         verdict[name] = False
     return frozenset(name for name, fixed in verdict.items() if fixed) if seen else frozenset()
 
 
-def _calls_of(func: ast.FunctionDef, held: set[str]) -> list[ast.Call]:
-    """Calls in `func` of `self.<held>`, an item of it, or a loop variable walking it."""
+def _calls_of(nodes: tuple[ast.AST, ...], held: set[str]) -> list[ast.Call]:
+    """Calls among a function's `nodes` of `self.<held>`, an item of it, or a loop variable walking it."""
     walkers: set[str] = set()
-    for node in ast.walk(func):
+    for node in nodes:
         if isinstance(node, ast.For):
             walkers |= _walking(node.target, node.iter, held)
     found = []
-    for node in ast.walk(func):
+    for node in nodes:
         if not isinstance(node, ast.Call):
             continue
         target = node.func
@@ -120,7 +121,7 @@ def _passed(call: ast.Call, name: str, params: tuple[str, ...]) -> ast.expr | No
     return call.args[position] if position < len(call.args) else None
 
 
-def _by_structure(value: ast.expr, func: ast.FunctionDef, depth: int) -> bool:
+def _by_structure(value: ast.expr, func: ast.FunctionDef, nodes: tuple[ast.AST, ...], depth: int) -> bool:
     """Is `value` fixed by the parent's structure: `None`, an item of a list it walks (`skips[i]`), a choice on a
     position (`skips[i] if i < len(skips) else None`); not one of its inputs handed on, nor chosen by a presence
     test on one?"""
@@ -131,15 +132,15 @@ def _by_structure(value: ast.expr, func: ast.FunctionDef, depth: int) -> bool:
         if value.id in inputs:
             return False  # the parent's own input, handed on: whatever its caller gave
         bound = [
-            node.value for node in ast.walk(func)
+            node.value for node in nodes
             if isinstance(node, ast.Assign) and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name) and node.targets[0].id == value.id
         ]
-        return bool(bound) and depth > 0 and all(_by_structure(v, func, depth - 1) for v in bound)
+        return bool(bound) and depth > 0 and all(_by_structure(v, func, nodes, depth - 1) for v in bound)
     if isinstance(value, ast.IfExp):
         if _presence(value.test) or _mentions(value.test, optional_inputs(func)):
             return False
-        return _by_structure(value.body, func, depth) and _by_structure(value.orelse, func, depth)
+        return _by_structure(value.body, func, nodes, depth) and _by_structure(value.orelse, func, nodes, depth)
     return not _mentions(value, optional_inputs(func))
 
 

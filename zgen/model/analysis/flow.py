@@ -229,7 +229,7 @@ def runs_gathered(cls: ClassInfo, method: MethodInfo) -> bool:
     name = method.name
     if not name.startswith("_") or name.startswith("__"):
         return False
-    pattern = re.compile(r"\bself\." + re.escape(name) + r"\s*\(")
+    pattern = re.compile(r"self(?<!\wself)\." + re.escape(name) + r"\s*\(")  # (word first: `program/trigger.py`)
     guarded = []
     for caller in cls.all_methods():
         if caller is method or not pattern.search(caller.text):

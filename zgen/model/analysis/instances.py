@@ -235,27 +235,19 @@ def _from_self(expr: cst.BaseExpression) -> bool:
 
 
 @memoised
-def _called_in_classes(index: ModelIndex) -> frozenset[str]:
-    """Text pre-filter: the plain names called with an argument of `self` (`run(self.v, x)`) in the file's classes."""
-    return frozenset(name for cls in index.classes.values() for name in _PLAIN_CALL.findall(cls.text))
-
-
-_PLAIN_CALL = re.compile(r"(?<![\w.])(\w++)\s*\([^()]*\bself\.")
-
-
-@memoised
 def function_arguments(index: ModelIndex, name: str) -> dict[str, Instance]:
     """Parameters of the file's function `name` that the calls of it in the file's classes bind to a typed value
     of their own (`run(self.v, x)` in a forward: `v` is an instance of `self.v`'s classes), the union over the
     calls."""
-    if name not in _called_in_classes(index):
+    called = re.compile(word_first(name, r"[\w.]") + r"\s*\([^()]*\bself\.")  # handed something of `self`
+    # (the text pre-filter, the function's name first: a search for every plain call of every class cost more)
+    if not any(called.search(cls.text) for cls in index.classes.values()):
         return {}
     span = index.skeleton.functions.get(name)
     snippet = index.parse(span) if span is not None else None
     node = snippet.node if snippet is not None else None
     if not isinstance(node, cst.FunctionDef):
         return {}
-    called = re.compile(word_first(name, r"[\w.]") + r"\s*\([^()]*\bself\.")  # handed something of `self`
     found: dict[str, Instance] = {}
     for cls in index.classes.values():
         for method in cls.all_methods():
@@ -670,7 +662,7 @@ def properties_read(index: ModelIndex, ref: str, name: str) -> tuple[str, ...]:
     if not properties:
         return ()
     texts = "".join(m.text for m in info.reachable(name))
-    return tuple(sorted(p for p in properties if re.search(rf"\bself\.{p}\b(?!\s*\()", texts)))
+    return tuple(sorted(p for p in properties if re.search(rf"self(?<!\wself)\.{p}\b(?!\s*\()", texts)))
 
 
 @memoised

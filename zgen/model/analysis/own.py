@@ -202,7 +202,7 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
 
 
 # `self.state_dict()`, `self.load_state_dict(sd)` (and torch's per-module halves): the module's whole state.
-_SELF_STATE = re.compile(r"\bself\.(?:load_|_load_from_|_save_to_)?state_dict\(")
+_SELF_STATE = re.compile(r"self(?<!\wself)\.(?:load_|_load_from_|_save_to_)?state_dict\(")  # (word first)
 # `blend(self.target, self.online)`, `average(self, other)`, `copy_into(self.parameters(), src)`: a function of the
 # program handed the module itself, a child or a parameter walk of either (not a method of `self`).
 _HANDS_SELF = re.compile(r"(?<![\w.])(?!self\b)[A-Za-z_][\w.]*\([^()]*(?:\(\)[^()]*)*\bself\b")

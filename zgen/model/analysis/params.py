@@ -599,7 +599,8 @@ def _set_elsewhere(cls: ClassInfo, name: str) -> bool:
     """Is `self.<name>` neither a method, a property nor assigned in any method of `cls` (so a subclass sets it)?"""
     if cls.inherited_method(name) is not None:
         return False
-    assigned = re.compile(r"\bself\." + re.escape(name) + r"\s*(?::[^=\n]*)?=[^=]|[\"']" + re.escape(name) + r"[\"']")
+    word = re.escape(name)  # (`\bself`, the word first: `program/trigger.py`)
+    assigned = re.compile(r"self(?<!\wself)\." + word + r"\s*(?::[^=\n]*)?=[^=]|[\"']" + word + r"[\"']")
     return not any(assigned.search(m.text) for m in cls.all_methods())
 
 

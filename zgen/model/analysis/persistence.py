@@ -377,7 +377,7 @@ def _inherits_torch_param(index: ModelIndex, ref: str, name: str, depth: int = 0
     if found is None or depth > 4:
         return False
     owner, info = found
-    if re.search(r"\bself\." + re.escape(name) + r"\s*=", "".join(m.text for m in info.init_methods)):
+    if re.search(r"self(?<!\wself)\." + re.escape(name) + r"\s*=", "".join(m.text for m in info.init_methods)):
         return False
     for cls in info.mro:
         for base in cls.qualified_bases:

@@ -27,7 +27,7 @@ from .calls import HeldCalls, ModuleCalls
 from .flow import SAME_ITEMS, Flat, flat_of
 from .persistence import gathers
 
-__all__ = ["HelperRuns", "ast_function", "self_path", "runs_argument"]
+__all__ = ["HelperRuns", "ast_function", "ast_nodes", "self_path", "runs_argument"]
 
 
 def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
@@ -48,6 +48,13 @@ def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return node  # type: ignore[return-value]
     return None
+
+
+@memoised
+def ast_nodes(index: ModelIndex, func: ast.FunctionDef) -> tuple[ast.AST, ...]:
+    """Every node of `func` (an `ast_function` of `index`'s file) in `ast.walk`'s order, walked once: the rules and
+    analyses that read a method with `ast` each pass over all of its nodes, several passes a method."""
+    return tuple(ast.walk(func))
 
 
 @memoised
@@ -136,14 +143,15 @@ class HelperRuns:
         runs = self if owner is self.cls else HelperRuns(self.index, owner)
         collections: set[str] = set()  # loop variables over a collection the module holds
         aliases: dict[str, list[tuple[str, ...]]] = {}  # `model = self.agent_model` (in either branch): a child
-        for node in ast.walk(func):
+        nodes = ast_nodes(method.index, func)
+        for node in nodes:
             if isinstance(node, (ast.For, ast.comprehension)) and _over_self_collection(node.iter):
                 collections.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 bound = self_path(node.value)
                 if bound:
                     aliases.setdefault(node.targets[0].id, []).append(bound)
-        for node in ast.walk(func):
+        for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
             parts = self_path(node.func)

@@ -292,7 +292,7 @@ def _reads_own_value(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
     if not names:
         return False
     alternatives = "|".join(map(re.escape, sorted(names)))
-    return re.search(rf"\bself\.(?:{alternatives})\b(?!\s*(?:\(|=[^=]|\.(?:{_META})\b))", text) is not None
+    return re.search(rf"self(?<!\wself)\.(?:{alternatives})\b(?!\s*(?:\(|=[^=]|\.(?:{_META})\b))", text) is not None
 
 
 _META = r"dtype|device|requires_grad|is_\w+|shape|size|numel|ndim|dim|grad"

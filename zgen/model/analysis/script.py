@@ -753,7 +753,7 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
     held = held_attributes(scope.index, owner) if owner is not None else {}
     if not held:
         return False
-    calls = re.compile(r"\bself\.(" + "|".join(map(re.escape, held)) + r")\b(?:\.(\w+))?\s*\(")
+    calls = re.compile(r"self(?<!\wself)\.(" + "|".join(map(re.escape, held)) + r")\b(?:\.(\w+))?\s*\(")
     # the class's own method and what it calls, and the overrides of subclasses of the file (an abstract step)
     classes = [owner, *(c for c in scope.index.classes.values() if c is not owner and owner in c.mro)]
     alias = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*self\.(" + "|".join(map(re.escape, held)) + r")[ \t]*(?:#[^\n]*)?$", re.M)

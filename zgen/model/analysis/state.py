@@ -185,7 +185,9 @@ class StateReaders:
         for span, attrs in _self_writers(index):
             if trigger.search(index.skeleton.text(span.start, span.end)):
                 written.update(attrs)
-        self._reads = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, sorted(written))) + r")\b") if written else None
+        # (`\bself`, the word first: `program/trigger.py`)
+        alternatives = "|".join(map(re.escape, sorted(written)))
+        self._reads = re.compile(r"self(?<!\wself)\.(?:" + alternatives + r")\b") if written else None
 
     def search(self, text: str) -> bool:
         if self.trigger.search(text):

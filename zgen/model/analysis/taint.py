@@ -13,7 +13,7 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
-from ..program.trigger import Trigger
+from ..program.trigger import Trigger, word_first
 from .reach import function_target
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, stored_into, targets_of
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
@@ -771,19 +771,8 @@ def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) 
     owners = [(owner_index, owner) for owner_index, owner in owners if needle in owner.text]
     if not owners:
         return {}  # (most methods: no call of this one by the class itself)
-    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    if params[:1] in (["self"], ["cls"]):
-        params = params[1:]
-    text = code_of(func.body, limit=20000)
-    decided = set()
-    for param in params:
-        # the parameter, or a local assigned from it (`col = self.index_of[task]`, `key = str(task)`), in a test, a
-        # loop count or the key of a container of `self`
-        names = [param, *re.findall(rf"^[ \t]*(\w+)[ \t]*=[^=\n]*\b{re.escape(param)}\b", text, re.M)]
-        words = "|".join(re.escape(n) for n in names)
-        # (`\bif\b`, `\bwhile\b` word first: `program/trigger.py`)
-        if re.search(rf"(?:if(?<!\wif)\b|while(?<!\wwhile)\b|range\(|self\.\w+\[)[^\n]*\b(?:{words})\b", text):
-            decided.add(param)
+    params = _parameters(func)
+    decided = _decided_parameters(index, func)
     if not decided:
         return {}
     found: dict[str, dict[str, str]] = {}
@@ -793,6 +782,29 @@ def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) 
             if param in decided:
                 _merge_into(found.setdefault(param, {}), kinds)  # type: ignore[arg-type]
     return found
+
+
+def _parameters(func: cst.FunctionDef) -> list[str]:
+    """The positional parameters of a method, after `self` or `cls`."""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    return params[1:] if params[:1] in (["self"], ["cls"]) else params
+
+
+@memoised
+def _decided_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
+    """The parameters of `func` it decides on (`handed_parameters`), read from its text once per method: each `Taint`
+    of the method asks (the body's text is generated again from the parse, a costly walk)."""
+    text = code_of(func.body, limit=20000)
+    decided = set()
+    for param in _parameters(func):
+        # the parameter, or a local assigned from it (`col = self.index_of[task]`, `key = str(task)`), in a test, a
+        # loop count or the key of a container of `self`
+        names = [param, *re.findall(rf"^[ \t]*(\w+)[ \t]*=[^=\n]*\b{re.escape(param)}\b", text, re.M)]
+        words = "|".join(re.escape(n) for n in names)
+        # (`\bif\b`, `\bwhile\b` word first: `program/trigger.py`)
+        if re.search(rf"(?:if(?<!\wif)\b|while(?<!\wwhile)\b|range\(|self\.\w+\[)[^\n]*\b(?:{words})\b", text):
+            decided.add(param)
+    return frozenset(decided)
 
 
 # Words without which a caller hands no value that differs per rank (a text trigger, before any parse; a batch
@@ -1017,7 +1029,7 @@ def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
         tested = {m.group(1) for m in CALLED_IN_IF.finditer(index.source)} & index.imports.keys()
         names += [name for name in sorted(tested) if random_function(index, name)]
     calls = [f"{name}(" for name in names]
-    pattern = known.RANDOM_HINT + "".join(f"|(?<![\\w.]){re.escape(call)}" for call in calls)
+    pattern = known.RANDOM_HINT + "".join("|" + word_first(name, r"[\w.]") + r"\(" for name in names)  # (word first)
     if helpers:  # `self._should_explore()` answering with a draw (`random_method`)
         methods = {
             method.name for cls in index.classes.values() for method in cls.all_methods()

@@ -130,7 +130,7 @@ def _values_in(classes: tuple[ClassInfo, ...], name: str) -> list[tuple[ModelInd
     """What `classes` assign to their attribute `name` as a value (see `attribute_values`)."""
     found: list[tuple[ModelIndex, cst.BaseExpression]] = []
     body = re.compile(rf"^[ \t]+{re.escape(name)}[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
-    mentioned = re.compile(rf"\bself\.{re.escape(name)}\b|[\"']{re.escape(name)}[\"']")
+    mentioned = re.compile(rf"self(?<!\wself)\.{re.escape(name)}\b|[\"']{re.escape(name)}[\"']")  # (word first)
     for info in classes:
         owner = info.index
         if body.search(info.text):

@@ -519,8 +519,7 @@ class ModelIndex:
 
     def mentions_param(self, text: str) -> bool:
         """Does `text` access `<x>.<param>` for some `x` other than `self` (a possible submodule parameter)?"""
-        names = set(_ATTR_NOT_ON_SELF.findall(text))
-        return bool(names & self.param_names) or any(_RNN_PARAM.match(n) for n in names)
+        return _mentions_param(self, text)
 
     def qualify(self, name: str) -> str:
         """Replace the first component of a dotted name by what it was imported as (absolute when known)."""
@@ -748,6 +747,13 @@ def _external_function(index: ModelIndex, ref: str) -> tuple[ModelIndex, MethodI
     owner = ModelIndex.of(found[0], index.project)  # type: ignore[arg-type]
     info = owner.function_info(found[1])
     return (owner, info) if info is not None else None
+
+
+@memoised
+def _mentions_param(index: ModelIndex, text: str) -> bool:
+    """`ModelIndex.mentions_param`, once per text: several rules ask it of the same method."""
+    names = set(_ATTR_NOT_ON_SELF.findall(text))
+    return bool(names & index.param_names) or any(_RNN_PARAM.match(n) for n in names)
 
 
 def registered_names(text: str) -> set[str]:

@@ -8,6 +8,7 @@ does not see.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from zgen.zero_policy import GATHER_CONTEXTS
@@ -339,7 +340,9 @@ RANDOM_HOST_PREFIXES = ("random.", "numpy.random.")
 # Text without which code makes none of these draws as commonly written (`torch.rand`, `random.random()`,
 # `np.random.rand`, `randn`, `x.bernoulli_(p)`, `torch.empty(n).uniform_(0, 1)`): a pre-filter, refined by
 # parsing. Fills with arguments other than `uniform_` (`normal_(0, 0.02)`) are initialisers in practice.
-RANDOM_HINT = r"\brand|bernoulli|multinomial|poisson|\.uniform_\("
+# (`\brand` written word first, `rand(?<!\wrand)`: an alternation whose every branch starts with a literal is searched
+# for their first characters, `program/trigger.py`.)
+RANDOM_HINT = r"rand(?<!\wrand)|bernoulli|multinomial|poisson|\.uniform_\("
 
 # Tensor methods / torch functions whose result depends on the data a rank holds.
 # `.item()`/`.tolist()` are not sources by themselves: they convert, and what they convert
@@ -437,11 +440,13 @@ _RANK_CALL = re.compile(rf"_*(?:get_(?:[a-z0-9]+_)*rank|{_MAIN_FLAG})")
 _MATRIX_RANK = re.compile(r"lora|low|matrix|adapter|decomp|svd|size|_and_")  # and `get_world_size_and_rank`: a pair
 
 
+@functools.lru_cache(maxsize=8192)  # (asked of every name a taint reads: the same few hundred names per file)
 def is_rank_name(name: str) -> bool:
     """Does a variable or attribute of this name hold this process's rank (or whether it is the main one)?"""
     return name in RANK_NAMES or bool(_RANK_NAME.fullmatch(name))
 
 
+@functools.lru_cache(maxsize=8192)
 def is_rank_call(name: str) -> bool:
     """Does a call of this (last) name return this process's rank, or whether it is the main one?"""
     return name in RANK_CALLS or (bool(_RANK_CALL.fullmatch(name)) and not _MATRIX_RANK.search(name))

@@ -306,7 +306,7 @@ def _holds_given_module(index: ModelIndex, cls: ClassInfo) -> bool:
             continue
         if member.kind == Kind.MODULE and member.classes and all(has_params(index, c) is False for c in member.classes):
             continue  # handed a module of a class known to own none (`align: WeightedRigidAlign`)
-        if member.kind == Kind.MODULE or re.search(r"\bself\." + re.escape(member.name) + r"\(", forward):
+        if member.kind == Kind.MODULE or re.search(r"self(?<!\wself)\." + re.escape(member.name) + r"\(", forward):
             return True
     return False
 

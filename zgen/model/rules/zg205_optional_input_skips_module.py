@@ -16,7 +16,7 @@ from ..analysis.taint import CALLED_IN_IF
 from ..analysis.flow import Flat
 from ..analysis.persistence import gathers, member_gathers
 from ..analysis.reach import function_target
-from ..analysis.runs import HelperRuns, ast_function, runs_argument, self_path
+from ..analysis.runs import HelperRuns, ast_function, ast_nodes, runs_argument, self_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.holds import module_like_name
 from ..program.members import Kind, facts_of
@@ -340,10 +340,12 @@ class Clip(nn.Module):
             func = ast_function(method)
             if func is None:
                 continue
-            optional = {n for n in optional_inputs(func) | _none_tested(func) if not _NOT_A_TOWER_INPUT.search(n)}
+            nodes = ast_nodes(index, func)
+            maybe_absent = optional_inputs(func) | _none_tested(func, nodes)
+            optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
             if not optional:
                 continue
-            optional |= _presence_aliases(func, optional)
+            optional |= _presence_aliases(nodes, optional)
             runs = _Runs(index, cls)
             optional -= _asserted(func.body, optional, helpers)
             if optional:  # `skips[i] if i < len(skips) else None` from the parent that walks its blocks
@@ -353,12 +355,12 @@ class Clip(nn.Module):
             if gates:
                 yield from self._gates(index, method, func, optional, helpers, runs)
             # `return self.branch(x, ctx)`: a method forward hands an optional input to decides the same way
-            for name, params in _handed_inputs(cls, func, optional).items():
+            for name, params in _handed_inputs(cls, nodes, optional).items():
                 helper = cls.method(name)
                 text = helper.text if helper is not None else ""
                 inner = ast_function(helper) if "None" in text or any(f"{h}(" in text for h in helpers) else None
                 if inner is not None:
-                    params = params | _presence_aliases(inner, params)
+                    params = params | _presence_aliases(ast_nodes(index, inner), params)
                     params -= _asserted(inner.body, params, helpers)
                     yield from self._gates(index, helper, inner, params, helpers, runs)
 
@@ -440,11 +442,11 @@ def _may_hand_on(cls: ClassInfo, text: str, helpers: frozenset[str]) -> bool:
     return False
 
 
-def _handed_inputs(cls: ClassInfo, func: ast.FunctionDef, optional: set[str]) -> dict[str, set[str]]:
-    """Methods of the class that `forward` calls with one of its optional inputs (`self.branch(x, ctx=ctx)`), and
-    the parameters that receive them."""
+def _handed_inputs(cls: ClassInfo, nodes: tuple[ast.AST, ...], optional: set[str]) -> dict[str, set[str]]:
+    """Methods of the class that `forward` (its `nodes`) calls with one of its optional inputs
+    (`self.branch(x, ctx=ctx)`), and the parameters that receive them."""
     found: dict[str, set[str]] = {}
-    for node in ast.walk(func):
+    for node in nodes:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         owner, name = node.func.value, node.func.attr
@@ -530,12 +532,13 @@ def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
 _NONE_TEST = re.compile(r"(?<![.\w])(\w++)\s+is\s+(?:not\s+)?None\b")
 
 
-def _none_tested(func: ast.FunctionDef) -> set[str]:
-    """Parameters (with or without a default) that the body tests against `None`: effectively optional."""
+def _none_tested(func: ast.FunctionDef, nodes: tuple[ast.AST, ...]) -> set[str]:
+    """Parameters (with or without a default) that the body (the function's `nodes`) tests against `None`:
+    effectively optional."""
     args = func.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - {"self"}
     found: set[str] = set()
-    for node in ast.walk(func):
+    for node in nodes:
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             right = node.comparators[0]
             if isinstance(node.left, ast.Name) and isinstance(right, ast.Constant) and right.value is None:
@@ -676,14 +679,14 @@ def _is_config(expr: ast.expr) -> bool:
     return path is not None and "[]" not in path
 
 
-def _presence_aliases(func: ast.FunctionDef, optional: set[str]) -> set[str]:
+def _presence_aliases(nodes: tuple[ast.AST, ...], optional: set[str]) -> set[str]:
     """Locals that only record whether optional inputs were given: `has_images = images is not None and ...`.
 
     The value may also test the given input's size (`images.shape[0] > 0`,
     `len(images) > 0`): a batch without images is the same as none.
     """
     found: set[str] = set()
-    for node in ast.walk(func):
+    for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             if _records_presence(node.value, optional | found):
                 found.add(node.targets[0].id)
@@ -749,7 +752,7 @@ class _Runs:
     def bind(self, func: ast.FunctionDef) -> None:
         """Locals of the method bound to a submodule or its forward (`fn = self.unet.forward`), for `fn(x)`."""
         self.aliases = {}
-        for node in ast.walk(func):
+        for node in ast_nodes(self.index, func):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 parts = self_path(node.value)
                 if parts and (parts[-1] in ("forward", "__call__") or parts[0] in facts_of(self.cls).members):
@@ -800,7 +803,10 @@ class _Runs:
             # stands in for its output (`x = self.wte(ids) if embeddings is None else embeddings`); it is compared
             # with the other branch wherever it runs there (`self.k_proj(hidden_states)`: the same layer both ways).
             if self.replaced is None:
-                self.replaced = _replaced_by_inputs(self.func, self.inputs) if self.func is not None else frozenset()
+                self.replaced = (
+                    _replaced_by_inputs(ast_nodes(self.index, self.func), self.inputs) if self.func is not None
+                    else frozenset()
+                )
             name = "self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")
             self.singles.add(name)
             first = call.args[0] if call.args else None  # (the value it runs on, not routing indices beside it)
@@ -899,11 +905,11 @@ def _assigns(block: list[ast.stmt], name: str) -> str:
     return found
 
 
-def _replaced_by_inputs(func: ast.FunctionDef, optional: set[str]) -> frozenset[int]:
+def _replaced_by_inputs(nodes: tuple[ast.AST, ...], optional: set[str]) -> frozenset[int]:
     """Calls whose result an optional input stands in for: `emb = self.wte(ids)` assigned to the input's own name, or
     one side of `self.wte(ids) if emb is None else emb` whose other side is the input."""
     found: set[int] = set()
-    for node in ast.walk(func):
+    for node in nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name) and target.id in optional:
