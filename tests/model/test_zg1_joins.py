@@ -343,3 +343,75 @@ def test_parameter_compared_by_value_or_bound_then_computed():
 
 def test_parameter_compared_by_identity_or_bound_and_described_safe():
     assert _found(COMPARED_AND_BOUND_SAFE) == []
+
+
+# A plain algorithm class whose base (another file) calls `self._create_networks()` from its constructor, which the
+# subclass overrides to build a ModuleDict of models; items of that container handed to a helper of another file
+# that blends or copies their parameters are built models (`Base.__init__(self)` dispatches to the override).
+ALGO_BASE = """
+class Algo:
+    def __init__(self, d):
+        self.d = d
+        self._create_networks()
+
+    def _create_networks(self):
+        self.nets = None
+"""
+
+ALGO_UTILS = """
+def soft_update(source, target, tau):
+    for t, s in zip(target.parameters(), source.parameters()):
+        t.copy_(t * (1.0 - tau) + s * tau)
+"""
+
+ALGO = """
+import torch.nn as nn
+from .base import Algo
+from . import utils as TorchUtils
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class TD3(Algo):
+    def __init__(self, d):
+        Algo.__init__(self, d)
+
+    def _create_networks(self):
+        self.nets = nn.ModuleDict()
+        self.nets["critic"] = nn.ModuleList([Net(self.d), Net(self.d)])
+        self.nets["critic_target"] = nn.ModuleList([Net(self.d), Net(self.d)])
+
+    def train_on_batch(self, batch):
+        for i in range(2):
+            TorchUtils.soft_update(source=self.nets["critic"][i], target=self.nets["critic_target"][i], tau=0.01)
+"""
+
+# ... the same items handed to a helper that only counts their parameters' flags.
+ALGO_UTILS_SAFE = """
+def soft_update(source, target, tau):
+    return sum(p.requires_grad for p in target.parameters())
+"""
+
+
+def _algo(tmp_path, utils: str) -> list[tuple[str, int]]:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text(textwrap.dedent(ALGO_BASE))
+    (pkg / "utils.py").write_text(textwrap.dedent(utils))
+    module = pkg / "algo.py"
+    module.write_text(textwrap.dedent(ALGO))
+    return [(f.code, f.line) for f in check_source(str(module), module.read_text()) if f.code.startswith("ZG1")]
+
+
+def test_items_of_models_built_by_an_override_the_base_constructor_runs(tmp_path):
+    assert ("ZG101", 25) in _algo(tmp_path, ALGO_UTILS)
+
+
+def test_items_of_models_handed_to_a_flag_counter_safe(tmp_path):
+    assert _algo(tmp_path, ALGO_UTILS_SAFE) == []

@@ -232,7 +232,8 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
             + [re.escape(name) for name in module_properties(index, cls)]
         )
         if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
-            words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\.parameters\(\))?\s*[,)]")
+            # (also an item of a held container: `soft_update(source=self.nets["critic"][i], ...)`)
+            words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\[[^\]\n]*\])*(?:\.parameters\(\))?\s*[,)]")
             words.append(r"\(self\.(?:" + held + r")\.parameters\(\)\)")  # `params = list(self.policy.parameters())`
         if averaged or held:
             literals.append("self.")
@@ -273,6 +274,12 @@ def _whole_uses(
                 return holds(expr.func.value) or _child_of(dotted(expr.func.value), held)
         if name is None and isinstance(expr, cst.Call) and returns_argument(index, flat, expr):
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
+        if name is None and isinstance(expr, cst.Subscript):
+            base = expr.value  # `self.nets["critic"][i]`: an item of a held container of modules is a module
+            while isinstance(base, cst.Subscript):
+                base = base.value
+            held_base = holds(base) if isinstance(base, (cst.Name, cst.Attribute)) else None
+            return code_of(expr) if held_base is not None else None
         if name is not None and name not in held and name.endswith(".module"):
             name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
         if name is not None and name not in held and subpaths and not whole_only and _held_prefix_of(name, held):

@@ -949,7 +949,7 @@ class _Engine:
                 if use == SIZE or use == READ and not op.startswith(".data") and not _torch_argument(self.index, flat, parent):
                     return  # the container's own size or methods, not the values it holds
                 param = Param(container.origin, walked=True)
-        if use == READ and (not computed_with(self.index, flat, parent, op) or _metadata_call(self.index, flat, parent)):
+        if use == READ and (not computed_with(self.index, flat, parent, op, follow=False) or _metadata_call(self.index, flat, parent)):
             return
         if use == READ and op == ".data" and _metadata_call(self.index, flat, flat.parent.get(id(parent))):
             return  # `t.is_set_to(p.data)`

@@ -24,7 +24,7 @@ import ast
 import re
 
 from . import known
-from .index import ClassInfo, ModelIndex, memoised
+from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, facts_of, has_params, member_of
 from .skeleton import FunctionSpan
 from .skeleton import dotted as skeleton_dotted
@@ -397,8 +397,9 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
         member = built.members.get(name)
         if member is not None and member.kind == Kind.MODULE and any(has_params(index, c) is not False for c in member.classes):
             found[name] = member.classes
-    init_ids = {id(m) for m in cls.init_methods}
-    for method in (*cls.init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
+    init_methods = [*cls.init_methods, *_run_by_base_constructor(cls)]
+    init_ids = {id(m) for m in init_methods}
+    for method in (*init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
         built_here = id(method) in init_ids
         if not built_here and not (_SELF_SET.search(method.text) and may_have_module_arguments(method.index, method.span)):
             continue  # another method keeps only what it is handed (`def init(self, model): self._model = model`)
@@ -425,6 +426,25 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
     for path in _module_only_paths(cls):
         if len(path.parts) == 1:
             found.setdefault(path.parts[0], ("<unknown>",))
+    return found
+
+
+def _run_by_base_constructor(cls: ClassInfo) -> list[MethodInfo]:
+    """Methods of `cls` a base class's constructor runs on it: `Base.__init__(self, ...)` (or `super().__init__()`)
+    calls `self._create_networks()`, which dispatches to this class's override (and what that reaches)."""
+    names: set[str] = set()
+    for info in cls.mro[1:]:
+        for method in info.reachable("__init__"):
+            names.update(name for name, _ in method.self_calls)
+    for info in cls.mro:
+        for _index, base in info.external_bases:
+            for method in base.reachable("__init__", inherited=True):
+                names.update(name for name, _ in method.self_calls)
+    own = {id(m) for m in cls.init_methods}
+    found: list[MethodInfo] = []
+    for name in sorted(names):
+        if name != "__init__" and cls.method(name) is not None:
+            found += [m for m in cls.reachable(name) if id(m) not in own and m not in found]
     return found
 
 
