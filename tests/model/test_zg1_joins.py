@@ -415,3 +415,41 @@ def test_items_of_models_built_by_an_override_the_base_constructor_runs(tmp_path
 
 def test_items_of_models_handed_to_a_flag_counter_safe(tmp_path):
     assert _algo(tmp_path, ALGO_UTILS_SAFE) == []
+
+
+# A policy whose mode setup (run by name from the base constructor) wraps the model it holds: the wrapper's state
+# dict is the model's (ZG108), while the wrapper's own forward runs the model with its hooks (no ZG302).
+WRAPPED_IN_SETUP = """
+import copy
+import torch
+from rl_library.model import model_wrap
+
+class Policy:
+    def __init__(self, model: torch.nn.Module):
+        self._model = model
+        for field in ("learn",):
+            getattr(self, "_init_" + field)()
+
+    def _init_learn(self):
+        self._optimizer = torch.optim.Adam(self._model.parameters())
+        self._target_model = copy.deepcopy(self._model)
+        self._learn_model = model_wrap(self._model, wrapper_name="base")
+
+    def _forward_learn(self, batch):
+        q = self._learn_model.forward(batch)
+        q.sum().backward()
+        self._optimizer.step()
+
+    def _state_dict_learn(self):
+        return {"model": self._learn_model.state_dict()}
+"""
+
+
+def test_attribute_set_from_a_held_model_in_a_setup_method():
+    found = _found(WRAPPED_IN_SETUP)
+    assert ("ZG108", 23) in found
+    assert not any(code == "ZG302" for code, _ in check_codes(WRAPPED_IN_SETUP))
+
+
+def check_codes(source: str) -> list[tuple[str, int]]:
+    return [(f.code, f.line) for f in check_source("model.py", textwrap.dedent(source))]

@@ -434,7 +434,7 @@ def _run_effects(
         found.setdefault(target.value, set()).add(RUNS)
 
 
-_IDENTITY_TESTS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
+_IDENTITY_TESTS = frozenset({"Is", "IsNot", "In", "NotIn"})  # (names: libcst is loaded only when a file is parsed)
 
 
 def _local_computed_with(index: ModelIndex, flat: Flat, assign: cst.Assign) -> bool:
@@ -472,7 +472,7 @@ def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, det
     if isinstance(parent, cst.ComparisonTarget):
         parent = flat.parent.get(id(parent))
     if isinstance(parent, cst.Comparison):  # `(p == 0).sum()`, `p > t`: elementwise, by value (not `is`, not `in`)
-        return not any(isinstance(c.operator, _IDENTITY_TESTS) for c in parent.comparisons)
+        return not any(type(c.operator).__name__ in _IDENTITY_TESTS for c in parent.comparisons)
     if follow and isinstance(parent, cst.Assign) and len(parent.targets) == 1:
         return _local_computed_with(index, flat, parent)  # `w = model.enc.weight` ... `w.abs().mean()`
     call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None

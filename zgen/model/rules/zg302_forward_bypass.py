@@ -14,7 +14,7 @@ from ..analysis.handed import outside_functions
 from ..analysis.instances import function_arguments, possible_classes, receiver_instance, self_attributes
 from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
-from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models
+from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models, wrapped_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from ..program import known
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container, torch_base
@@ -191,6 +191,8 @@ class Stack(nn.Module):
                 continue
             arguments = reached_models(index, scope.node)  # given, or reached through another object
             held = held_attributes(index, cls) if cls is not None else {}
+            if cls is not None and (wrapped := wrapped_attributes(index, cls)):
+                held = {k: v for k, v in held.items() if k not in wrapped}  # a wrapper's forward runs the hooks
             for node, ctx in scope.flat.nodes:
                 if type(node) is not cst.Attribute or node.attr.value != "forward" or ctx.guarded:
                     continue
