@@ -191,8 +191,7 @@ class Stack(nn.Module):
                 continue
             arguments = reached_models(index, scope.node)  # given, or reached through another object
             held = held_attributes(index, cls) if cls is not None else {}
-            if cls is not None and (wrapped := wrapped_attributes(index, cls)):
-                held = {k: v for k, v in held.items() if k not in wrapped}  # a wrapper's forward runs the hooks
+            wrapped = wrapped_attributes(index, cls) if cls is not None else frozenset()
             for node, ctx in scope.flat.nodes:
                 if type(node) is not cst.Attribute or node.attr.value != "forward" or ctx.guarded:
                     continue
@@ -209,6 +208,8 @@ class Stack(nn.Module):
                 if not called and isinstance(parent, cst.Arg) and _inspected(scope.flat, parent):
                     continue  # `inspect.signature(model.forward)`: read for its parameters, never called
                 target = code_of(node.value)
+                if wrapped and target.startswith("self.") and target[len("self."):] in wrapped:
+                    continue  # a wrapper object around the held model: its `forward` runs the model with its hooks
                 classes = held_path_classes(index, target, arguments, held)
                 if not classes and isinstance(node.value, cst.Name):
                     # `enc = model.encoder`, `for blk in model.blocks`: a local bound to a part of a given model
