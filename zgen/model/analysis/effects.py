@@ -23,7 +23,7 @@ from .flow import Flat, flatten, loop_items, same_items
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
     "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
-    "written_in_bulk", "clipped",
+    "written_in_bulk", "clipped", "state_keys_only",
 ]
 
 # Methods whose result shares the tensor's storage (called without arguments): an in-place op on it writes the tensor.
@@ -432,6 +432,13 @@ def _run_effects(
         return
     if target.value in module_arguments(index, func):
         found.setdefault(target.value, set()).add(RUNS)
+
+
+def state_keys_only(flat: Flat, call: cst.Call) -> bool:
+    """Is the state dict `call` takes read for its keys alone (`model.state_dict().keys()`)? They name the
+    parameters and read none of their values."""
+    parent = flat.parent.get(id(call))
+    return isinstance(parent, cst.Attribute) and parent.attr.value == "keys"
 
 
 _IDENTITY_TESTS = frozenset({"Is", "IsNot", "In", "NotIn"})  # (names: libcst is loaded only when a file is parsed)

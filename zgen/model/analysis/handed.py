@@ -51,7 +51,7 @@ from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAcce
 from .choices import returned_parameters
 from .effects import (
     WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, usage, writes_module_params,
-    written_in_bulk,
+    state_keys_only, written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
@@ -354,7 +354,7 @@ def _whole_uses(
                 listed[func_node.value.value] = source  # `params.extend(group["params"])`
                 continue
         if isinstance(func_node, cst.Attribute) and func_node.attr.value in _STATE_METHODS:
-            owner = holds(func_node.value, whole_only=True)
+            owner = holds(func_node.value, whole_only=True) if not state_keys_only(flat, node) else None
             if owner is not None:
                 found.append(access(node, ctx, STATE, owner, func_node.attr.value))
             continue
