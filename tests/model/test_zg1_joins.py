@@ -453,3 +453,65 @@ def test_attribute_set_from_a_held_model_in_a_setup_method():
 
 def check_codes(source: str) -> list[tuple[str, int]]:
     return [(f.code, f.line) for f in check_source("model.py", textwrap.dedent(source))]
+
+
+# `chain(...)` of parameter walks and a literal list with a starred container of children, in `__init__`.
+CHAINED_AND_STARRED = """
+from itertools import chain
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.encoder = nn.Linear(d, d)
+        self.decoder = nn.Linear(d, d)
+        self.qs = nn.ModuleList([nn.Linear(d, d) for _ in range(2)])
+        for p in chain(self.encoder.parameters(), self.decoder.parameters()):
+            nn.init.uniform_(p)
+        for m in [self.encoder, *self.qs]:
+            nn.init.zeros_(m.weight)
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+"""
+
+# ... the same walks setting flags only.
+CHAINED_AND_STARRED_SAFE = """
+from itertools import chain
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.encoder = nn.Linear(d, d)
+        self.decoder = nn.Linear(d, d)
+        self.qs = nn.ModuleList([nn.Linear(d, d) for _ in range(2)])
+        for p in chain(self.encoder.parameters(), self.decoder.parameters()):
+            p.requires_grad = False
+        for m in [self.encoder, *self.qs]:
+            m.requires_grad_(False)
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+"""
+
+
+def test_chained_walks_and_starred_children_initialised():
+    found = _found(CHAINED_AND_STARRED)
+    assert ("ZG103", 12) in found and ("ZG103", 14) in found
+
+
+def test_chained_walks_and_starred_children_flags_safe():
+    assert _found(CHAINED_AND_STARRED_SAFE) == []
+
+
+# A held model's state dict read for its keys alone names parameters and reads none.
+KEYS_ONLY = """
+def check_heads(model, state_dict):
+    head_keys = [k for k in model.state_dict().keys() if k.startswith("heads.")]
+    return [k for k in state_dict if k not in head_keys]
+"""
+
+
+def test_state_dict_keys_alone_safe():
+    assert _found(KEYS_ONLY) == []

@@ -47,7 +47,7 @@ from ..program.tree import call_name, code_of, cst, dotted
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
 from .effects import (
     WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, inherited_argument_effects,
-    resolve_function, usage, writes_module_params, written_in_bulk,
+    state_keys_only, resolve_function, usage, writes_module_params, written_in_bulk,
 )
 from .flow import Flat, runs_gathered
 from .grads import gradient_read
@@ -1024,7 +1024,7 @@ class _Engine:
             if _model(base) is not None and not _is_self(func.value):
                 if method in known.STATE_CALLS and _whole(base) and not (
                     run.cls is not None and run.cls.is_module and _on_self_path(func.value)
-                ):
+                ) and not state_keys_only(run.flat, call):
                     # (in a module's methods, a model handed to its constructor and used through a local or an
                     # argument; a module's children by their `self.` path are judged by `own.own_state_calls` and
                     # `moved`)
