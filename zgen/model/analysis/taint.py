@@ -13,7 +13,7 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
-from ..program.trigger import Trigger, word_first
+from ..program.trigger import Trigger, line_matches, word_first
 from .reach import function_target
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, stored_into, targets_of
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
@@ -941,8 +941,13 @@ def extent_exit_text(text: str) -> bool:
         return False
     if any(_EXTENT_READ.search(test) for test in tests):
         return True
-    bound = {w for m in _EXTENT_LOCAL.finditer(text) for w in re.findall(r"\w+", m.group(1))}
+    bound = _extent_locals(text)
     return any(w in bound for test in tests for w in re.findall(r"\w+", test))
+
+
+def _extent_locals(text: str) -> set[str]:
+    """The names `_EXTENT_LOCAL` binds in `text` (matched on the lines that read an extent alone: `line_matches`)."""
+    return {w for m in line_matches(_EXTENT_LOCAL, text, _EXTENT_READ) for w in re.findall(r"\w+", m.group(1))}
 
 
 def output_test_text(text: str) -> bool:
@@ -1031,9 +1036,12 @@ def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
     calls = [f"{name}(" for name in names]
     pattern = known.RANDOM_HINT + "".join("|" + word_first(name, r"[\w.]") + r"\(" for name in names)  # (word first)
     if helpers:  # `self._should_explore()` answering with a draw (`random_method`)
+        # (only names the file calls as `self.<name>(`: the pattern is searched in this file's texts alone, so any
+        # other name could never match there, and its method is not parsed for it)
         methods = {
             method.name for cls in index.classes.values() for method in cls.all_methods()
-            if "return" in method.text and draw_trigger(index, False).search(method.text)
+            if f"self.{method.name}(" in index.source
+            and "return" in method.text and draw_trigger(index, False).search(method.text)
             and random_method(index, cls, method.name)
         }
         pattern += "".join(f"|self\\.{re.escape(name)}\\(" for name in sorted(methods))

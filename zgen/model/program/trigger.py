@@ -14,15 +14,20 @@ the same matches, the literal first. A pattern that must start with a word
 of any spelling (`(?<![\w.])(\w+)\.(\w+)\s*\(`) takes it whole, `\w++`, when
 what follows cannot start with a word character: the word can only end
 there, and `re` no longer tries each shorter prefix of every word.
+
+A MULTILINE pattern that opens on `^` has no literal to skip to either: `re` tries it at every position of the
+text. Where each of its matches stays on one line and needs a word there, the pattern is matched at the starts of
+the lines holding that word alone (`line_matches`); a `Trigger` whose matches are words does the same (`by_line`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from typing import Protocol
 
-__all__ = ["Trigger", "Remembered", "word_first"]
+__all__ = ["Trigger", "Remembered", "word_first", "line_matches"]
 
 
 def word_first(word: str, not_after: str = r"\w") -> str:
@@ -33,23 +38,62 @@ def word_first(word: str, not_after: str = r"\w") -> str:
     return f"{literal}(?<!{not_after}{literal})"
 
 
+def line_matches(pattern: re.Pattern[str], text: str, needed: re.Pattern[str] | str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` for a MULTILINE `pattern` that opens on `^` and whose every match stays on one line
+    and holds `needed` (a pattern, or a plain string): `pattern` is matched at the starts of the lines holding
+    `needed` alone, in order."""
+    hits = needed.finditer(text) if isinstance(needed, re.Pattern) else re.finditer(re.escape(needed), text)
+    done = -1
+    for hit in hits:
+        start = text.rfind("\n", 0, hit.start()) + 1
+        if start != done:
+            done = start
+            match = pattern.match(text, start)
+            if match is not None:
+                yield match
+
+
 class Trigger:
     """Text without which a rule cannot fire in a piece of code: the pre-filter before parsing.
 
     `literals` are plain substrings (fast C search); the optional `pattern`
     refines a hit. `search(text)` is true when some literal occurs and the
-    pattern (if any) matches.
+    pattern (if any) matches. `by_line`: every match of the pattern stays on
+    one line and holds one of the literals (a name of a word list), so it is
+    searched in the lines holding a literal alone, not the whole text (a
+    pattern that opens on a look-behind is tried at every position).
     """
 
-    def __init__(self, *literals: str, pattern: str | None = None) -> None:
+    def __init__(self, *literals: str, pattern: str | None = None, by_line: bool = False) -> None:
         self.literals = literals
         self.pattern = re.compile(pattern) if pattern else None
+        self.by_line = by_line
+        # What is looked for: a literal holding another one (`get_rank`, `rank`) is found wherever that one is
+        self._needles = tuple(dict.fromkeys(w for w in literals if not any(o in w and o != w for o in literals)))
 
     def search(self, text: str) -> bool:
-        for literal in self.literals:
+        for literal in self._needles:
             if literal in text:
-                return self.pattern is None or self.pattern.search(text) is not None
+                if self.pattern is None:
+                    return True
+                if self.by_line:
+                    return any(self.pattern.search(text, start, end) for start, end in self._lines(text))
+                return self.pattern.search(text) is not None
         return False
+
+    def _lines(self, text: str) -> Iterator[tuple[int, int]]:
+        """(start, end) of each line of `text` holding one of the literals, each once."""
+        done: set[int] = set()
+        for literal in self._needles:
+            at = text.find(literal)
+            while at >= 0:
+                start = text.rfind("\n", 0, at) + 1
+                end = text.find("\n", at)
+                end = len(text) if end < 0 else end
+                if start not in done:
+                    done.add(start)
+                    yield start, end
+                at = text.find(literal, end)
 
 
 class _Searches(Protocol):

@@ -10,7 +10,7 @@ from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of, has_params
 from ..program.tree import access_path, call_name, code_of, cst
-from ..program.trigger import word_first
+from ..program.trigger import line_matches, word_first
 from .rule import Report, Rule
 
 _REGISTER = {"self.register_parameter", "self.add_module", "self.register_module"}
@@ -198,9 +198,8 @@ _CONSTRUCTOR_CALL = re.compile(r"\b(?:nn\.|torch\.nn\.)?([A-Z]\w*)\s*\(")
 
 def _creates(index: ModelIndex, text: str) -> bool:
     """Does `text` create a parameter, register one, or construct a torch.nn or in-file module class?"""
-    if _CREATION.search(text) or any(
-        re.search(word_first(name, r"[\w.]") + r"\(", text) for name in _CHOSEN_CALLABLE.findall(text)
-    ):
+    chosen = (m.group(1) for m in line_matches(_CHOSEN_CALLABLE, text, "else"))  # (`f = a if t else b`)
+    if _CREATION.search(text) or any(re.search(word_first(name, r"[\w.]") + r"\(", text) for name in chosen):
         return True
     for match in _CONSTRUCTOR_CALL.finditer(text):
         name = match.group(1)

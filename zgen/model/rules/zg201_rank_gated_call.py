@@ -21,7 +21,8 @@ from .rule import Report, Rule
 
 # Any spelling of the rank (`known.RANK_WORDS` and the shapes `known.is_rank_name` accepts) as a whole word, and the
 # bare word a main-process test compares (`opt["rank"] == 0`, `taint._main_rank_test`).
-_TRIGGER = Trigger(*known.RANK_LITERALS, pattern=known.RANK_TEXT + r"|(?<!\w)rank(?!\w)")
+# (each spelling is one word holding one of the literals: searched in their lines alone)
+_TRIGGER = Trigger(*known.RANK_LITERALS, pattern=known.RANK_TEXT + r"|(?<!\w)rank(?!\w)", by_line=True)
 
 
 class RankGatedCall(Rule):

@@ -12,7 +12,7 @@ from ..analysis.state import state_trigger
 from ..analysis.taint import CLOCK, DATA, HOST, extent_exit_text
 from ..program.index import ModelIndex
 from ..program.tree import Snippet, code_of, cst
-from ..program.trigger import Remembered
+from ..program.trigger import Remembered, line_matches
 from .rule import Report, Rule
 from .zg203_data_dependent_experts import TRIGGER as _SELECTION
 
@@ -91,7 +91,8 @@ def _reads_length(text: str, expr: str, depth: int) -> bool:
     if depth == 0:
         return False
     for name in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)", expr)) - _NOT_A_COUNT:
-        for bound in re.finditer(rf"^[ \t]*(?:[\w, ()*]*[,( ])?{name}\b[\w, ()*]*=(?!=)([^\n]*)", text, re.M):
+        assigned = re.compile(rf"^[ \t]*(?:[\w, ()*]*[,( ])?{name}\b[\w, ()*]*=(?!=)([^\n]*)", re.M)
+        for bound in line_matches(assigned, text, name):  # (an assignment stays on the line naming it)
             if _reads_length(text, bound.group(1), depth - 1):
                 return True
     return False

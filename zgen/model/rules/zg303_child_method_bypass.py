@@ -29,6 +29,7 @@ from ..program.tree import access_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.tree import call_name, code_of, cst, walk
+from ..program.trigger import line_matches
 from .rule import Report, Rule
 
 # `<something other than self>.name(`: a method called on another object.
@@ -462,7 +463,7 @@ def _typed_receiver_calls(text: str) -> set[str]:
     `self.core.m(`, `self.vs[0].m(`), on a call's value (`self.get_v().m(`), on a local or loop name bound from one (`v = self.v` ... `v.m(`), or on a
     parameter of the method (`def _run(self, v, x): v.m(x)`, typed by the class's own calls)."""
     found = set(_SELF_CALL.findall(text)) | set(_SELF_ITEM_CALL.findall(text)) | set(_VALUE_CALL.findall(text))
-    bound = set(_LOCAL_FROM_SELF.findall(text)) - {"self"}
+    bound = {m.group(1) for m in line_matches(_LOCAL_FROM_SELF, text, "self.")} - {"self"}
     bound |= {name for names in _LOOP_FROM_SELF.findall(text) for name in re.findall(r"\w+", names)}
     header = _HEADER.search(text)
     if header:
