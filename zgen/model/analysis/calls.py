@@ -12,7 +12,7 @@ from collections import ChainMap
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.known import CALLS_FIRST_ARGUMENT
-from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of, member_of
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, classify, facts_of, member_of
 from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, walk
 from ..program.trigger import word_first
 from .callables import wrapped_callee
@@ -46,9 +46,20 @@ class ModuleCalls:
         # (kept apart from `aliases`, the locals bound in this method, which the parameter-access analysis reads)
         arguments = argument_modules(index, cls, method_name) if flat.nodes and method_name != "forward" else {}
         self.bound = ChainMap(self.aliases, arguments) if arguments else self.aliases  # what each name holds
+        building = any(m.name == method_name for m in cls.init_methods)
         for node, _ctx in flat.nodes:
+            if building and type(node) is cst.Call:
+                self._appended(node)
             targets, value = targets_of(node)
             if value is None:
+                continue
+            if building and type(node) is cst.Assign and (built := self._built_sequence(value)) is not None:
+                # `layers = [nn.Linear(d, d) for _ in range(n)]`, `layers = make_layers(d, n)` in a constructor: a
+                # list of modules built (each partitioned when its own `__init__` returned) before the loop over it
+                for target in targets:
+                    for name in bound_names(target):
+                        self.aliases[name] = built
+                        self.sequences.add(name)
                 continue
             if isinstance(node, (cst.For, cst.CompFor)):
                 # for layer in self.layers / enumerate(self.layers) / zip(self.layers, keeps): its items
@@ -99,6 +110,31 @@ class ModuleCalls:
                 for name in bound_names(target):
                     self.aliases[name] = classes
 
+    def _built_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
+        """The classes of a plain list of modules `value` builds (a display, a comprehension, a factory function
+        of any file returning one), or None."""
+        if not isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.Call)):
+            return None
+        if isinstance(value, cst.Call) and not isinstance(value.func, cst.Name):
+            return None  # `nn.ModuleList(...)`, `self.build(...)`: a module or a member, known otherwise
+        kind, classes = classify(self.index, value)
+        return classes if kind == Kind.CONTAINER and classes and not _module_container_call(value) else None
+
+    def _appended(self, call: cst.Call) -> None:
+        """`layers.append(nn.Linear(d, d))` to a local list: the list holds that module from here on."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)):
+            return
+        if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Call):
+            return
+        name = func.value.value
+        if name in self.aliases and name not in self.sequences:
+            return
+        kind, classes = classify(self.index, call.args[0].value)
+        if kind == Kind.MODULE and classes:
+            self.aliases[name] = _union((self.aliases.get(name), classes))  # type: ignore[assignment]
+            self.sequences.add(name)
+
     def _returned_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
         """A function of this file handed a list of submodules: what it returns may be some of them."""
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
@@ -130,6 +166,10 @@ class ModuleCalls:
             return drawn
         if isinstance(expr, cst.Subscript):  # self.layers[:n]
             return self._elements_of(expr.value)
+        if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
+            # `for lin in (self.q, self.k, self.v)`: a literal sequence of submodules, every element one
+            found = [self.classes_of(e.value) if isinstance(e, cst.Element) else None for e in expr.elements]
+            return _union(found) if all(found) else None
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
             if expr.func.attr.value in ("values", "items"):  # a ModuleDict's modules (`items()`: its pairs' second)
                 # a ModuleDict of modules no constructor names (`()`) holds modules all the same, as when iterated
@@ -289,6 +329,11 @@ def _may_choose(index: ModelIndex, value: cst.BaseExpression, classes_of) -> boo
     if type(func) is not cst.Name or func.value not in index.skeleton.functions:
         return False
     return any(not arg.star and classes_of(arg.value) is not None for arg in value.args)
+
+
+def _module_container_call(value: cst.BaseExpression) -> bool:
+    """`ModuleList(...)` / `Sequential(...)` imported bare: a container module, not a plain list."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value[:1].isupper()
 
 
 def _union(found) -> tuple[str, ...] | None:

@@ -23,7 +23,7 @@ from .flow import Flat, flatten, loop_items, same_items
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
     "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
-    "written_in_bulk", "clipped",
+    "written_in_bulk", "clipped", "state_keys_only",
 ]
 
 # Methods whose result shares the tensor's storage (called without arguments): an in-place op on it writes the tensor.
@@ -360,7 +360,10 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             _whole_effects(index, node, names, found)
             _run_effects(index, func, node, names, found)
             if node.args:
-                _call_effects(index, inner, node, names, found)
+                # a module handed on: an argument itself, or a module a walk of one yields (`for m in
+                # model.modules(): init_one(m)`, `for layer in layers: init_layer(layer)`)
+                owners = {n: n for n in names} | items | {a: o for a, o in aliases.items() if a not in param_items}
+                _call_effects(index, inner, node, owners, found)
     return {name: frozenset(done) for name, done in found.items()}
 
 
@@ -431,14 +434,54 @@ def _run_effects(
         found.setdefault(target.value, set()).add(RUNS)
 
 
-def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, detail: str) -> bool:
+def state_keys_only(flat: Flat, call: cst.Call) -> bool:
+    """Is the state dict `call` takes read for its keys alone (`model.state_dict().keys()`)? They name the
+    parameters and read none of their values."""
+    parent = flat.parent.get(id(call))
+    return isinstance(parent, cst.Attribute) and parent.attr.value == "keys"
+
+
+_IDENTITY_TESTS = frozenset({"Is", "IsNot", "In", "NotIn"})  # (names: libcst is loaded only when a file is parsed)
+
+
+def _local_computed_with(index: ModelIndex, flat: Flat, assign: cst.Assign) -> bool:
+    """Is the local `assign` binds (to a parameter) computed with later in the function, before it is rebound?"""
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    for other, _ctx in flat.nodes[flat.position.get(id(assign), 0) + 1:]:
+        if type(other) is not cst.Name or other.value != target.value:
+            continue
+        holder = flat.parent.get(id(other))
+        if isinstance(holder, cst.AssignTarget):
+            if holder is assign.targets[0]:
+                continue  # this very assignment
+            return False  # rebound
+        if isinstance(holder, cst.Attribute) and holder.value is other:
+            call = flat.parent.get(id(holder))
+            if not (isinstance(call, cst.Call) and call.func is holder) or holder.attr.value.startswith("is_"):
+                continue  # `w.is_leaf`, `w.is_set_to(x)`: what the tensor is, not its values; `w.abs()` computes
+        use, detail = usage(index, flat, other)
+        if use == READ and not detail.startswith(".grad") and computed_with(index, flat, holder, detail, follow=False):
+            return True
+    return False
+
+
+def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, detail: str, follow: bool = True) -> bool:
     """A parameter read for its values: through an operation on it (`v.data`, `v.view(-1)`, as `detail` says), as
-    an operand, or handed to a torch function (`torch.allclose(p, q)`, not `torch.nn.utils.*`); not only bound,
+    an operand, compared by value (`p == 0`), or handed to a torch function (`torch.allclose(p, q)`, not
+    `torch.nn.utils.*`); also through a local bound to it and then computed with (with `follow`); not only bound,
     collected (`groups.append(p)`) or compared by identity."""
     if detail:
         return True
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
+    if isinstance(parent, cst.ComparisonTarget):
+        parent = flat.parent.get(id(parent))
+    if isinstance(parent, cst.Comparison):  # `(p == 0).sum()`, `p > t`: elementwise, by value (not `is`, not `in`)
+        return not any(type(c.operator).__name__ in _IDENTITY_TESTS for c in parent.comparisons)
+    if follow and isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        return _local_computed_with(index, flat, parent)  # `w = model.enc.weight` ... `w.abs().mean()`
     call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
     name = call_name(call) if isinstance(call, cst.Call) else None
     return bool(name) and index.qualify(name).startswith("torch.") and ".utils." not in name
@@ -458,34 +501,36 @@ def _given_callable(flat: Flat, node: cst.CSTNode, names: set[str]) -> bool:
 _WALKS = frozenset({"modules", "parameters", "children", "named_modules", "named_parameters", "named_children"})
 
 
-def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:
+def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[str, str],
+                  found: dict[str, set[str]]) -> None:
     """Effects on the function's module arguments of one call it makes: a re-parametrisation, a deep copy,
-    or a helper whose own summary says what it does to the argument handed on."""
+    or a helper whose own summary says what it does to the argument handed on. `owners`: the names that hold
+    a module argument or a module a walk of one yields -> that argument."""
     name = call_name(call)
     if not name or name.startswith("."):
         return
     handed = [
         (i, arg) for i, arg in enumerate(call.args)
-        if isinstance(arg.value, cst.Name) and arg.value.value in names and not arg.star
+        if isinstance(arg.value, cst.Name) and arg.value.value in owners and not arg.star
     ]
     if not handed:
         return
     qualified = index.qualify(name)
     last = qualified.rsplit(".", 1)[-1]
     first = call.args[0]
-    if first.keyword is None and isinstance(first.value, cst.Name) and first.value.value in names:
+    if first.keyword is None and isinstance(first.value, cst.Name) and first.value.value in owners:
         if last in known.REPARAMETRIZE:
-            found.setdefault(first.value.value, set()).add(REPARAMETRIZES)
+            found.setdefault(owners[first.value.value], set()).add(REPARAMETRIZES)
             return
         if qualified in ("copy.deepcopy", "deepcopy"):
-            found.setdefault(first.value.value, set()).add(DEEPCOPIES)
+            found.setdefault(owners[first.value.value], set()).add(DEEPCOPIES)
             return
     if "." in name and name.partition(".")[0] in ("self", "super"):
         return
     done = dict(argument_effects(index, flat, call))
     for position, arg in handed:
         if position in done:
-            found.setdefault(arg.value.value, set()).update(done[position])  # type: ignore[union-attr]
+            found.setdefault(owners[arg.value.value], set()).update(done[position])  # type: ignore[union-attr]
 
 
 def argument_effects(index: ModelIndex, flat: Flat | None, call: cst.Call) -> list[tuple[int, frozenset[str]]]:

@@ -273,7 +273,12 @@ SAME_ITEMS = frozenset({"list", "tuple", "iter", "sorted", "reversed", "filter"}
 
 
 def same_items(iterable: cst.BaseExpression) -> cst.BaseExpression:
-    """What `iterable` takes its items from, through `list(...)`, `sorted(...)`, `filter(f, ...)` and the like."""
+    """What `iterable` takes its items from, through `list(...)`, `sorted(...)`, `filter(f, ...)` and the like; for
+    `chain(a, b)` (`itertools.chain`), the first of the iterables it joins (items of the same kind as a rule)."""
+    while isinstance(iterable, cst.Call) and _chained(iterable) and iterable.args and iterable.args[0].keyword is None:
+        if iterable.args[0].star:
+            break
+        iterable = iterable.args[0].value
     while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in SAME_ITEMS:
         args = [a for a in iterable.args if a.keyword is None and not a.star]
         at = 1 if iterable.func.value == "filter" else 0
@@ -281,6 +286,16 @@ def same_items(iterable: cst.BaseExpression) -> cst.BaseExpression:
             break
         iterable = args[at].value
     return iterable
+
+
+def _chained(call: cst.Call) -> bool:
+    """`chain(...)` / `itertools.chain(...)`."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value == "chain"
+    return isinstance(func, cst.Attribute) and func.attr.value == "chain" and isinstance(func.value, cst.Name) and (
+        func.value.value == "itertools"
+    )
 
 
 def loop_items(

@@ -51,7 +51,7 @@ from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAcce
 from .choices import returned_parameters
 from .effects import (
     WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, usage, writes_module_params,
-    written_in_bulk,
+    state_keys_only, written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
@@ -115,7 +115,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         )
         # (a function that partitions the model itself: the script rules know what runs before)
         may_be_handed = named and bool(paths or _HANDED_TRIGGER.search(text)) and not WRAP_TRIGGER.search(text)
-        walks = _WALK_TRIGGER.search(text) or cls is not None and _factory_text(text)
+        walks = _WALK_TRIGGER.search(text) or _factory_text(text)
         whole = _whole_trigger(index, cls).search(text) and not WRAP_TRIGGER.search(text)
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
             whole = None  # called only where ZeRO-3 is off or handled; or at construction (judged at the call)
@@ -232,7 +232,8 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
             + [re.escape(name) for name in module_properties(index, cls)]
         )
         if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
-            words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\.parameters\(\))?\s*[,)]")
+            # (also an item of a held container: `soft_update(source=self.nets["critic"][i], ...)`)
+            words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\[[^\]\n]*\])*(?:\.parameters\(\))?\s*[,)]")
             words.append(r"\(self\.(?:" + held + r")\.parameters\(\)\)")  # `params = list(self.policy.parameters())`
         if averaged or held:
             literals.append("self.")
@@ -273,6 +274,12 @@ def _whole_uses(
                 return holds(expr.func.value) or _child_of(dotted(expr.func.value), held)
         if name is None and isinstance(expr, cst.Call) and returns_argument(index, flat, expr):
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
+        if name is None and isinstance(expr, cst.Subscript):
+            base = expr.value  # `self.nets["critic"][i]`: an item of a held container of modules is a module
+            while isinstance(base, cst.Subscript):
+                base = base.value
+            held_base = holds(base) if isinstance(base, (cst.Name, cst.Attribute)) else None
+            return code_of(expr) if held_base is not None else None
         if name is not None and name not in held and name.endswith(".module"):
             name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
         if name is not None and name not in held and subpaths and not whole_only and _held_prefix_of(name, held):
@@ -347,7 +354,7 @@ def _whole_uses(
                 listed[func_node.value.value] = source  # `params.extend(group["params"])`
                 continue
         if isinstance(func_node, cst.Attribute) and func_node.attr.value in _STATE_METHODS:
-            owner = holds(func_node.value, whole_only=True)
+            owner = holds(func_node.value, whole_only=True) if not state_keys_only(flat, node) else None
             if owner is not None:
                 found.append(access(node, ctx, STATE, owner, func_node.attr.value))
             continue
@@ -413,6 +420,9 @@ def _models_listed(items: cst.BaseExpression, holds) -> bool:
         return _models_listed(items.body, holds) or _models_listed(items.orelse, holds)
     if isinstance(items, (cst.List, cst.Tuple)):
         return any(not isinstance(e, cst.StarredElement) and holds(e.value) is not None for e in items.elements)
+    if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
+        if items.func.attr.value in ("values", "items"):  # `self.nets.values()` of a mapping of models held
+            items = items.func.value
     return isinstance(items, (cst.Name, cst.Attribute)) and holds(items, whole_only=True) is not None
 
 

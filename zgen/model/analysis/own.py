@@ -36,7 +36,7 @@ from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, h
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, usage
+from .effects import DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, state_keys_only, usage
 from .flow import Flat, flat_of, loop_items
 from .params import accesses, narrowed
 from .persistence import is_persistent, optional_param, persistent_param
@@ -228,8 +228,7 @@ def _own_state_uses(flat: Flat) -> list[OwnUse]:
         name = node.func.attr.value
         if name not in known.STATE_CALLS or not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
             continue
-        parent = flat.parent.get(id(node))
-        if isinstance(parent, cst.Attribute) and parent.attr.value == "keys":
+        if state_keys_only(flat, node):
             continue
         use = READ if name in ("state_dict", "_save_to_state_dict") else WRITE
         found.append(OwnUse(use, f"self.{name}()", False))

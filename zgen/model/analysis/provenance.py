@@ -47,7 +47,7 @@ from ..program.tree import call_name, code_of, cst, dotted
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
 from .effects import (
     WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, inherited_argument_effects,
-    resolve_function, usage, writes_module_params, written_in_bulk,
+    state_keys_only, resolve_function, usage, writes_module_params, written_in_bulk,
 )
 from .flow import Flat, runs_gathered
 from .grads import gradient_read
@@ -949,7 +949,7 @@ class _Engine:
                 if use == SIZE or use == READ and not op.startswith(".data") and not _torch_argument(self.index, flat, parent):
                     return  # the container's own size or methods, not the values it holds
                 param = Param(container.origin, walked=True)
-        if use == READ and (not computed_with(self.index, flat, parent, op) or _metadata_call(self.index, flat, parent)):
+        if use == READ and (not computed_with(self.index, flat, parent, op, follow=False) or _metadata_call(self.index, flat, parent)):
             return
         if use == READ and op == ".data" and _metadata_call(self.index, flat, flat.parent.get(id(parent))):
             return  # `t.is_set_to(p.data)`
@@ -1024,7 +1024,7 @@ class _Engine:
             if _model(base) is not None and not _is_self(func.value):
                 if method in known.STATE_CALLS and _whole(base) and not (
                     run.cls is not None and run.cls.is_module and _on_self_path(func.value)
-                ):
+                ) and not state_keys_only(run.flat, call):
                     # (in a module's methods, a model handed to its constructor and used through a local or an
                     # argument; a module's children by their `self.` path are judged by `own.own_state_calls` and
                     # `moved`)

@@ -202,7 +202,7 @@ _HANDS_SELF = re.compile(
 
 
 # `for emb in self.emb: init_layer(emb, ...)`: a submodule, by its loop variable, handed to a function.
-_HANDS_ALIAS = re.compile(r"for (\w+) in self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\1\s*[,)]")
+_HANDS_ALIAS = re.compile(r"for (\w+) in [\[(]?\s*self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\1\s*[,)]")
 
 
 def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:

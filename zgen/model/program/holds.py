@@ -24,7 +24,7 @@ import ast
 import re
 
 from . import known
-from .index import ClassInfo, ModelIndex, memoised
+from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, facts_of, has_params, member_of
 from .skeleton import FunctionSpan
 from .skeleton import dotted as skeleton_dotted
@@ -383,6 +383,13 @@ def _used_as_module(node: cst.CSTNode) -> set[str]:
 
 
 @memoised
+def wrapped_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Held attributes (`held_attributes`) that a method other than the constructor sets only from a call handed an
+    attribute already holding a model (`self._learn_model = model_wrap(self._model, ...)`): a wrapper object around
+    it, whose state is the model's, but whose own `forward` may be the wrapper's (it runs the model's hooks)."""
+    return _held_and_wrapped(index, cls)[1]
+
+
 def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
     """Attributes `self.X` of `cls` that hold a module -> the classes it may have.
 
@@ -391,16 +398,28 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
     (`deepcopy(policy)`, `critic2 or deepcopy(critic)`); or used in any method
     as only a module is used (`self.target.parameters()`).
     """
+    return _held_and_wrapped(index, cls)[0]
+
+
+@memoised
+def _held_and_wrapped(index: ModelIndex, cls: ClassInfo) -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
+    """`held_attributes` and `wrapped_attributes`, found together."""
     found: dict[str, tuple[str, ...]] = {}
+    wrapped: set[str] = set()
     built = facts_of(cls)
     for name in built.class_built:  # `self.act = self.act_class(d)`, typed by the family (`members._retype`)
         member = built.members.get(name)
         if member is not None and member.kind == Kind.MODULE and any(has_params(index, c) is not False for c in member.classes):
             found[name] = member.classes
-    init_ids = {id(m) for m in cls.init_methods}
-    for method in (*cls.init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
+    # used as only a module is (`self._model.parameters()`): a model, whatever set it (a base of another file)
+    by_use = {path.parts[0]: ("<unknown>",) for path in _module_only_paths(cls) if len(path.parts) == 1}
+    init_methods = [*cls.init_methods, *_run_by_base_constructor(cls)]
+    init_ids = {id(m) for m in init_methods}
+    for method in (*init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
         built_here = id(method) in init_ids
-        if not built_here and not (_SELF_SET.search(method.text) and may_have_module_arguments(method.index, method.span)):
+        if not built_here and not (_SELF_SET.search(method.text) and (
+            may_have_module_arguments(method.index, method.span) or _mentions_held(method.text, {**by_use, **found})
+        )):
             continue  # another method keeps only what it is handed (`def init(self, model): self._model = model`)
         node = method.node if "self." in method.text else None
         if node is None:
@@ -419,12 +438,41 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
                     continue
                 if config_like(path.parts[0]) and _wrapper_call(index, part):
                     continue  # `self.optimizer = build_optimizer(model)`: given the model, not holding it
-                classes = _holds(index, part, arguments, found) if built_here else _handed(index, part, arguments)
+                if built_here:
+                    classes = _holds(index, part, arguments, found)
+                else:
+                    classes = _handed(index, part, arguments)
+                    if not classes and (classes := _handed(index, part, arguments, {**by_use, **found})):
+                        if _wrapper_call(index, part):
+                            wrapped.add(path.parts[0])  # `self._learn_model = model_wrap(self._model, ...)`
                 if classes:
                     found.setdefault(path.parts[0], classes)
-    for path in _module_only_paths(cls):
-        if len(path.parts) == 1:
-            found.setdefault(path.parts[0], ("<unknown>",))
+    for name, classes in by_use.items():
+        found.setdefault(name, classes)
+    return found, frozenset(wrapped)
+
+
+def _mentions_held(text: str, held: dict[str, tuple[str, ...]]) -> bool:
+    """Does a method's text use an attribute already found to hold a model (`wrap(self._model)`)?"""
+    return any(f"self.{name}" in text for name in held)
+
+
+def _run_by_base_constructor(cls: ClassInfo) -> list[MethodInfo]:
+    """Methods of `cls` a base class's constructor runs on it: `Base.__init__(self, ...)` (or `super().__init__()`)
+    calls `self._create_networks()`, which dispatches to this class's override (and what that reaches)."""
+    names: set[str] = set()
+    for info in cls.mro[1:]:
+        for method in info.reachable("__init__"):
+            names.update(name for name, _ in method.self_calls)
+    for info in cls.mro:
+        for _index, base in info.external_bases:
+            for method in base.reachable("__init__", inherited=True):
+                names.update(name for name, _ in method.self_calls)
+    own = {id(m) for m in cls.init_methods}
+    found: list[MethodInfo] = []
+    for name in sorted(names):
+        if name != "__init__" and cls.method(name) is not None:
+            found += [m for m in cls.reachable(name) if id(m) not in own and m not in found]
     return found
 
 
@@ -617,6 +665,11 @@ def _holds(
     path = access_path(value)
     if path is not None and path.root == "self" and len(path.parts) == 1:
         return held.get(path.parts[0], ())
+    if isinstance(value, cst.Dict):  # `{"actor": Actor(d), "critic": critic}`: a mapping of modules
+        found = [_holds(index, e.value, arguments, held) for e in value.elements if isinstance(e, cst.DictElement)]
+        return tuple(dict.fromkeys(c for classes in found for c in classes)) if found and all(found) else ()
+    if isinstance(value, cst.DictComp):  # `{k: Net(d) for k in names}`
+        return _holds(index, value.value, arguments, held)
     if not isinstance(value, cst.Call):
         return ()
     name = call_name(value) or ""
@@ -638,22 +691,29 @@ def _holds(
     return ()
 
 
-def _handed(index: ModelIndex, value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """The module classes `value` holds of a module argument only (`model`, `deepcopy(model)`, `model.to(d)`,
-    `prepare(model)`): what a method other than `__init__` keeps of the built model it is handed
-    (`def init(self, model): self._model = model`); a module it constructs there is new."""
+def _handed(
+    index: ModelIndex, value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]],
+    held: dict[str, tuple[str, ...]] | None = None,
+) -> tuple[str, ...]:
+    """The module classes `value` holds of a module argument or an attribute already holding one (`model`,
+    `deepcopy(model)`, `model.to(d)`, `prepare(model)`, `model_wrap(self._model, ...)`): what a method other than
+    `__init__` keeps of a built model (`def init(self, model): self._model = model`; `self._learn_model =
+    wrap(self._model)` in a mode's setup); a module it constructs there is new."""
     if isinstance(value, cst.Name):
         return arguments.get(value.value, ())
+    path = access_path(value) if held else None
+    if path is not None and path.root == "self" and len(path.parts) == 1:
+        return held.get(path.parts[0], ())  # type: ignore[union-attr]
     if isinstance(value, (cst.BooleanOperation, cst.IfExp)):
         sides = (value.left, value.right) if isinstance(value, cst.BooleanOperation) else (value.body, value.orelse)
-        return tuple(c for side in sides for c in _handed(index, side, arguments))
+        return tuple(c for side in sides for c in _handed(index, side, arguments, held))
     if not isinstance(value, cst.Call) or not value.args or value.args[0].star:
         return ()
     name = call_name(value) or ""
     if index.qualify(name) in ("copy.deepcopy", "deepcopy") or _wrapper_call(index, value):
-        return _handed(index, value.args[0].value, arguments)
+        return _handed(index, value.args[0].value, arguments, held)
     if isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
-        return _handed(index, value.func.value, arguments)
+        return _handed(index, value.func.value, arguments, held)
     return ()
 
 

@@ -14,7 +14,7 @@ from ..analysis.handed import outside_functions
 from ..analysis.instances import function_arguments, possible_classes, receiver_instance, self_attributes
 from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
-from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models
+from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models, wrapped_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from ..program import known
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container, torch_base
@@ -191,6 +191,7 @@ class Stack(nn.Module):
                 continue
             arguments = reached_models(index, scope.node)  # given, or reached through another object
             held = held_attributes(index, cls) if cls is not None else {}
+            wrapped = wrapped_attributes(index, cls) if cls is not None else frozenset()
             for node, ctx in scope.flat.nodes:
                 if type(node) is not cst.Attribute or node.attr.value != "forward" or ctx.guarded:
                     continue
@@ -207,6 +208,8 @@ class Stack(nn.Module):
                 if not called and isinstance(parent, cst.Arg) and _inspected(scope.flat, parent):
                     continue  # `inspect.signature(model.forward)`: read for its parameters, never called
                 target = code_of(node.value)
+                if wrapped and target.startswith("self.") and target[len("self."):] in wrapped:
+                    continue  # a wrapper object around the held model: its `forward` runs the model with its hooks
                 classes = held_path_classes(index, target, arguments, held)
                 if not classes and isinstance(node.value, cst.Name):
                     # `enc = model.encoder`, `for blk in model.blocks`: a local bound to a part of a given model
