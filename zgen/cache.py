@@ -20,7 +20,7 @@ from pathlib import Path
 
 from zgen import __version__
 from zgen.findings import Finding
-from zgen.model.program.project import file_digest
+from zgen.model.program.project import definers_digest, definers_of_key, file_digest, package_table
 
 __all__ = ["FindingsCache", "cache_key"]
 
@@ -43,6 +43,7 @@ class FindingsCache:
         self._old: dict[str, dict] = {}
         self._new: dict[str, dict] = {}
         self._digests: dict[str, str | None] = {}  # dependency path -> its content hash now
+        self._tables: dict[str, dict[str, tuple[str, ...]] | None] = {}  # package directory -> `package_table`
         if directory is not None:
             try:
                 doc = json.loads((directory / "findings.json").read_text(encoding="utf-8"))
@@ -73,6 +74,12 @@ class FindingsCache:
         self._new[key] = {"findings": [f.to_dict() for f in findings], "deps": dict(deps or {})}
 
     def _digest(self, path: str) -> str | None:
+        if path not in self._digests and (definers := definers_of_key(path)) is not None:
+            directory, name = definers  # which files of a package define a method (`project.definers_key`)
+            if directory not in self._tables:
+                self._tables[directory] = package_table(directory) if os.path.isdir(directory) else None
+            table = self._tables[directory]
+            self._digests[path] = definers_digest(table.get(name, ())) if table is not None else None
         if path not in self._digests:
             try:
                 with open(path, "rb") as f:

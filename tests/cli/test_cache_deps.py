@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 LAYERS = """
 from torch import nn
 
@@ -65,3 +67,60 @@ def test_a_library_installed_after_a_check_is_seen(tmp_path):
     # "Installing" it puts it on the import path; the cached result of the unchanged file must not be reused.
     done = check(str(site))
     assert done.returncode == 1 and " ZG201 " in done.stdout, done.stdout + done.stderr
+
+
+VQ = """
+from torch import nn
+
+class VQ(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(x)
+
+    def decode(self, h):
+        return h @ self.proj.weight.T
+"""
+
+SCORE = """
+def score(model, x):
+    return model.decode(x)
+"""
+
+PLAIN_DECODER = """
+from torch import nn
+
+class Identity(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def decode(self, h):
+        return h
+"""
+
+
+@pytest.mark.parametrize("change", ["a new file", "an edited file"])
+def test_a_new_definer_in_the_package_is_seen(zgen, tmp_path, change):
+    # `score` is handed a model of some class of the package that defines `decode`: the answer depends on which
+    # files the package holds, not only on the files the check read.
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "vq.py").write_text(textwrap.dedent(VQ))
+    (pkg / "score.py").write_text(textwrap.dedent(SCORE))
+    code, out, _ = zgen("check", "pkg/score.py", "--output-format", "concise", cwd=tmp_path)
+    assert code == 1 and " ZG303 " in out, out
+    assert zgen("check", "pkg/score.py", "--output-format", "concise", cwd=tmp_path)[1] == out  # from the cache
+    # A module class whose `decode` computes with none of its parameters: the model may be one of those.
+    if change == "a new file":
+        (pkg / "identity.py").write_text(textwrap.dedent(PLAIN_DECODER))
+    else:
+        (pkg / "__init__.py").write_text(textwrap.dedent(PLAIN_DECODER))
+    code, out, _ = zgen("check", "pkg/score.py", "--output-format", "concise", cwd=tmp_path)
+    assert code == 0, out

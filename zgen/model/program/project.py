@@ -41,7 +41,10 @@ from functools import cached_property
 
 from .skeleton import Skeleton, SourceError, build_skeleton, skeleton_from_dict, skeleton_to_dict
 
-__all__ = ["Project", "SourceFile", "absolute_name", "module_name_of", "file_digest", "project", "site_packages"]
+__all__ = [
+    "Project", "SourceFile", "absolute_name", "module_name_of", "definers_digest", "definers_key", "definers_of_key",
+    "file_digest", "package_table", "project", "site_packages",
+]
 
 # Packages never read: torch is described by known.py, the rest define no model classes.
 _SKIPPED = frozenset(sys.stdlib_module_names) | {
@@ -164,6 +167,7 @@ class Project:
         file's imports resolve to does not depend on which files the same process checked before it."""
         for path in paths:
             self._add_root(module_name_of(path)[1])
+        self._package_methods.clear()  # (which files define which methods is read again by each run)
 
     def _add_root(self, root: str) -> None:
         if root in self._seen_roots:
@@ -256,24 +260,33 @@ class Project:
         (`def name(`): what an object of the package that no import names may run when `name` is called
         on it. A text trigger, read once per process and package; the files named are read (and recorded in
         `deps`) only when a caller opens them."""
-        return tuple(m for m in self.package_methods(module).get(name, ()) if m != module)
+        every = self.package_methods(module).get(name, ())
+        directory = self._package_directory(module)
+        if directory is not None:  # (the answer holds while the same files define `name`: a new or edited one may)
+            self.deps[definers_key(directory, name)] = definers_digest(every)
+        return tuple(m for m in every if m != module)
 
     def package_methods(self, module: str, most: int | None = None) -> dict[str, tuple[str, ...]]:
         """Method name -> the modules of `module`'s top-level package defining one (see `package_definers`); with
         `most`, only the names at most that many modules define."""
-        top = module.partition(".")[0]
-        init = self.module_file(top) if top and "." in module else None
-        if init is None or os.path.basename(init) != "__init__.py":
+        directory = self._package_directory(module)
+        if directory is None:
             return {}  # a file of no package, or a namespace package's (no directory of its own to read)
-        key = (os.path.dirname(init), most)
+        key = (directory, most)
         table = self._package_methods.get(key)
         if table is None:
             if most is None:
-                table = _package_methods(key[0], top)
+                table = package_table(directory)
             else:
                 table = {n: modules for n, modules in self.package_methods(module).items() if len(modules) <= most}
             self._package_methods[key] = table
         return table
+
+    def _package_directory(self, module: str) -> str | None:
+        """The directory of `module`'s top-level package (None for a file of no package or a namespace package)."""
+        top = module.partition(".")[0]
+        init = self.module_file(top) if top and "." in module else None
+        return os.path.dirname(init) if init is not None and os.path.basename(init) == "__init__.py" else None
 
     # --- names -------------------------------------------------------------
 
@@ -354,14 +367,40 @@ _METHOD_DEF = re.compile(rb"def (\w+)\(")
 _MAX_PACKAGE_FILES = 4000  # a package larger than this is not read for method names (none: the table stays empty)
 
 
-def _package_methods(directory: str, top: str) -> dict[str, tuple[str, ...]]:
-    """Method name -> modules defining one, over the `.py` files under `directory`, the package `top`."""
+def package_files(directory: str) -> list[str]:
+    """The `.py` files under a package's `directory`, sorted (none when there are more than `_MAX_PACKAGE_FILES`)."""
     paths: list[str] = []
     for dirpath, dirnames, filenames in os.walk(directory):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
         paths += [os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py")]
         if len(paths) > _MAX_PACKAGE_FILES:
-            return {}
+            return []
+    return paths
+
+
+def package_table(directory: str) -> dict[str, tuple[str, ...]]:
+    """Method name -> the modules defining one, over the package whose directory is `directory`."""
+    return _package_methods(directory, os.path.basename(directory), package_files(directory))
+
+
+# A finding that asked which files of a package define a method depends on that answer, not only on the files it
+# read: the findings cache keeps it under `definers_key` (a path that names no file) with `definers_digest`.
+def definers_key(directory: str, name: str) -> str:
+    return f"{directory}{os.sep}def {name}("
+
+
+def definers_of_key(key: str) -> tuple[str, str] | None:
+    """(package directory, method name) of a `definers_key`, else None (a file's path)."""
+    directory, sep, rest = key.rpartition(os.sep)
+    return (directory, rest[4:-1]) if sep and rest.startswith("def ") and rest.endswith("(") else None
+
+
+def definers_digest(modules: tuple[str, ...]) -> str:
+    return file_digest("\n".join(modules).encode("utf-8"))
+
+
+def _package_methods(directory: str, top: str, paths: list[str]) -> dict[str, tuple[str, ...]]:
+    """Method name -> modules defining one, over the `.py` files `paths` under `directory`, the package `top`."""
     table: dict[str, list[str]] = {}
     for path in paths:
         try:
