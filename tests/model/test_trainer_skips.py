@@ -678,34 +678,3 @@ def test_an_approximator_the_class_was_handed_predicting_under_a_draw_found() ->
     draw = _line(EPSILON, "def draw_action(", +1)
     words = _line(EPSILON, "def words(", +1)
     assert draw in found and words not in found, (found, draw, words)
-
-
-UNREADABLE = """
-class Trainer:
-    def __init__(self, model, accelerator, loader):
-        self.model = model
-        self.accelerator = accelerator
-        self.loader = loader
-
-    def train(self):
-        for batch in self.loader:
-            loss = self.model(batch).mean()
-            self.accelerator.backward(loss)
-
-    def card_on_main(self):
-        if self.accelerator.is_main_process:
-            self.accelerator.unwrap_model(self.model).create_or_update_model_card("out")
-
-    def generate_on_main(self, prompt):
-        if self.accelerator.is_main_process:
-            self.accelerator.unwrap_model(self.model).generate(prompt)
-"""
-
-
-def test_an_unwrapped_model_of_no_readable_class_runs_by_its_method_name() -> None:
-    """A model handed in untyped and unwrapped: `generate` on the main process runs it there alone; a model-card
-    method names no way of running it, so its rank gate is clean."""
-    found = {f.line for f in _zg2(UNREADABLE)}
-    card = _line(UNREADABLE, "def card_on_main", 1)
-    generate = _line(UNREADABLE, "def generate_on_main", 1)
-    assert generate in found and card not in found, (found, card, generate)

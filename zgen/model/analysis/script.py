@@ -499,11 +499,7 @@ class _ScriptCalls:
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             name = func.attr.value  # type: ignore[union-attr]
             lacking = not (self.summary and _ACCESSOR.fullmatch(name))
-            # A model reached through a call (`unwrap_model(self.model).m()`, `model = self.unwrapped()`) whose class
-            # cannot be read runs by its method's name alone, as in a summary: `create_or_update_model_card()` is not
-            # `sample()`.
-            by_name = self.summary or holder != dotted(func.value) or (holder in scope.aliases and holder not in scope.held)
-            if method_runs(index, held, name, not by_name, lacking) or (by_name and _runs_by_name(name)):
+            if method_runs(index, held, name, not self.summary, lacking) or (self.summary and _runs_by_name(name)):
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
         elif held is None and isinstance(func, cst.Attribute) and func.attr.value not in NOT_RUNS and (
             scope.held or scope.model_args
