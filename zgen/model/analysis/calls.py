@@ -13,7 +13,7 @@ from collections import ChainMap
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.known import CALLS_FIRST_ARGUMENT
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, classify, facts_of, member_of
-from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, walk
+from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, unwrapped_argument, walk
 from ..program.trigger import word_first
 from .callables import wrapped_callee
 from .choices import options
@@ -513,8 +513,8 @@ def _submodule_of(calls: ModuleCalls, value: cst.BaseExpression) -> tuple[str, .
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get":
         container = calls.classes_of(value.func.value)
         return (UNKNOWN,) if container is not None else None
-    if isinstance(value, cst.Call) and "unwrap" in (call_name(value) or "") and value.args:
-        return calls.classes_of(value.args[0].value)
+    if (wrapped := unwrapped_argument(value)) is not None:
+        return calls.classes_of(wrapped)
     if isinstance(value, cst.Call):
         return None
     return calls.classes_of(value)

@@ -21,7 +21,9 @@ from ..program.holds import held_attributes, module_arguments, module_like_name,
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.skeleton import FunctionSpan
-from ..program.tree import Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, walk
+from ..program.tree import (
+    Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, unwrapped_argument, walk,
+)
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters, wrapped_callee
 from .choices import options
@@ -237,8 +239,8 @@ def held_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
         if len(returns) != 1 or returns[0] is None:
             continue
         value = returns[0]
-        if isinstance(value, cst.Call) and "unwrap" in (call_name(value) or "") and value.args:
-            value = value.args[0].value
+        if (wrapped := unwrapped_argument(value)) is not None:
+            value = wrapped
         classes: tuple[str, ...] = ()
         for option in options(index, value) or (value,):
             name = dotted(option) or ""
@@ -544,8 +546,8 @@ def _holder_text(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.Call) and not expr.args:
         name = dotted(expr.func)
         return f"{name}()" if name else None
-    if isinstance(expr, cst.Call) and expr.args and "unwrap" in (call_name(expr) or ""):
-        return _holder_text(expr.args[0].value)  # `accelerator.unwrap_model(self.model)` hands back the model it wraps
+    if (wrapped := unwrapped_argument(expr)) is not None:
+        return _holder_text(wrapped)  # `accelerator.unwrap_model(self.model)` hands back the model it wraps
     return dotted(expr)
 
 

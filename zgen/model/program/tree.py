@@ -90,6 +90,7 @@ def load_libcst() -> None:
 
 __all__ = [
     "cst",
+    "unwrapped_argument",
     "load_libcst",
     "Snippet",
     "parse_snippet",
@@ -418,6 +419,14 @@ def call_name(node: cst.CSTNode) -> str | None:
     if name is None and isinstance(node.func, cst.Attribute):
         return "." + node.func.attr.value
     return name
+
+
+def unwrapped_argument(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """What an unwrapping call is given, the model it hands back (`self.model` for
+    `accelerator.unwrap_model(self.model)`); None for any other node."""
+    if isinstance(node, cst.Call) and node.args and "unwrap" in (call_name(node) or ""):
+        return node.args[0].value
+    return None
 
 
 def const_str(node: cst.CSTNode | None) -> str | None:
