@@ -734,3 +734,41 @@ def test_a_method_of_an_unreadable_model_runs_it_unless_its_name_says_it_keeps_o
     safe = {_line(UNREADABLE, "def train(", 6), _line(UNREADABLE, "def card_on_main", 1),
             _line(UNREADABLE, "def save_on_main", 1)}
     assert hazards <= found and not safe & found, (found, hazards, safe)
+
+
+TWO_GATES = """
+import deepspeed
+import torch.distributed as dist
+
+
+def rollout(env, policy):
+    obs, done = env.reset(), False
+    while not done:
+        action = policy.select_action(obs)
+        obs, done = env.step(action)
+
+
+def train(policy, loader, env):
+    engine, _, _, _ = deepspeed.initialize(model=policy)
+    for batch in loader:
+        if dist.get_rank() != 0:
+            dist.barrier()
+        engine.backward(engine(batch))
+        if not dist.get_rank() == 0:
+            pass
+        else:
+            dist.barrier()
+        if dist.get_rank() == 0:
+            rollout(env, engine)
+        if dist.get_rank() == 0:
+            rollout(env, engine.module)
+"""
+
+
+def test_one_call_under_two_like_rank_gates_runs_on_the_main_rank_alone() -> None:
+    """The same helper under two `if rank == 0:` of their own runs twice on the main rank and never elsewhere; a
+    barrier under `rank != 0` and again in the `else` of `not rank == 0` ("main process first") is every rank's."""
+    found = {f.line for f in _zg2(TWO_GATES)}
+    gates = {_line(TWO_GATES, "rollout(env, engine)", -1), _line(TWO_GATES, "rollout(env, engine.module)", -1)}
+    first = {_line(TWO_GATES, "if dist.get_rank() != 0:"), _line(TWO_GATES, "if not dist.get_rank() == 0:")}
+    assert gates <= found and not first & found, (found, gates, first)
