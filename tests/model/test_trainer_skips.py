@@ -678,3 +678,97 @@ def test_an_approximator_the_class_was_handed_predicting_under_a_draw_found() ->
     draw = _line(EPSILON, "def draw_action(", +1)
     words = _line(EPSILON, "def words(", +1)
     assert draw in found and words not in found, (found, draw, words)
+
+
+UNREADABLE = """
+import torch.distributed as dist
+
+
+class Trainer:
+    def __init__(self, model, accelerator, loader):
+        self.model = model
+        self.accelerator = accelerator
+        self.loader = loader
+
+    def train(self):
+        for batch in self.loader:
+            loss = self.model(batch).mean()
+            self.accelerator.backward(loss)
+            if dist.get_rank() == 0:
+                self.visualize()
+            if dist.get_rank() == 0:
+                self.describe()
+
+    def visualize(self):
+        images = self.model.sample(4)
+        return images
+
+    def describe(self):
+        return self.model.print_summary()
+
+    def card_on_main(self):
+        if self.accelerator.is_main_process:
+            self.accelerator.unwrap_model(self.model).create_or_update_model_card("out")
+
+    def save_on_main(self):
+        if self.accelerator.is_main_process:
+            self.accelerator.unwrap_model(self.model).save_checkpoint("out")
+
+    def generate_on_main(self, prompt):
+        if self.accelerator.is_main_process:
+            self.accelerator.unwrap_model(self.model).generate(prompt)
+
+    def sample_on_main(self):
+        if self.accelerator.is_main_process:
+            self.accelerator.unwrap_model(self.model).sample(4)
+"""
+
+
+def test_a_method_of_an_unreadable_model_runs_it_unless_its_name_says_it_keeps_or_describes_it() -> None:
+    """A model handed in untyped (no class we read defines its methods): `generate`, `sample` run it, on the main
+    process alone, directly or through a method of the trainer; a model card, a checkpoint or a printed summary
+    name no way of running it, so their rank gates are clean."""
+    found = {f.line for f in _zg2(UNREADABLE)}
+    hazards = {_line(UNREADABLE, "def train(", 4), _line(UNREADABLE, "def generate_on_main", 1),
+               _line(UNREADABLE, "def sample_on_main", 1)}
+    safe = {_line(UNREADABLE, "def train(", 6), _line(UNREADABLE, "def card_on_main", 1),
+            _line(UNREADABLE, "def save_on_main", 1)}
+    assert hazards <= found and not safe & found, (found, hazards, safe)
+
+
+TWO_GATES = """
+import deepspeed
+import torch.distributed as dist
+
+
+def rollout(env, policy):
+    obs, done = env.reset(), False
+    while not done:
+        action = policy.select_action(obs)
+        obs, done = env.step(action)
+
+
+def train(policy, loader, env):
+    engine, _, _, _ = deepspeed.initialize(model=policy)
+    for batch in loader:
+        if dist.get_rank() != 0:
+            dist.barrier()
+        engine.backward(engine(batch))
+        if not dist.get_rank() == 0:
+            pass
+        else:
+            dist.barrier()
+        if dist.get_rank() == 0:
+            rollout(env, engine)
+        if dist.get_rank() == 0:
+            rollout(env, engine.module)
+"""
+
+
+def test_one_call_under_two_like_rank_gates_runs_on_the_main_rank_alone() -> None:
+    """The same helper under two `if rank == 0:` of their own runs twice on the main rank and never elsewhere; a
+    barrier under `rank != 0` and again in the `else` of `not rank == 0` ("main process first") is every rank's."""
+    found = {f.line for f in _zg2(TWO_GATES)}
+    gates = {_line(TWO_GATES, "rollout(env, engine)", -1), _line(TWO_GATES, "rollout(env, engine.module)", -1)}
+    first = {_line(TWO_GATES, "if dist.get_rank() != 0:"), _line(TWO_GATES, "if not dist.get_rank() == 0:")}
+    assert gates <= found and not first & found, (found, gates, first)

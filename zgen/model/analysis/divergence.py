@@ -333,7 +333,7 @@ def _tainted_decisions(
         if tests:
             branch = flat.parent.get(id(tests[-1]))
             side = _side(flat, call, branch) if isinstance(branch, cst.If) else None
-            rank_gated.setdefault(callee, []).append(((id(tests[-1]), side), id(call)))
+            rank_gated.setdefault(callee, []).append((_rank_side(tests[-1], side), id(call)))
     same_both_ways: set[int] | None = None  # read only once a tainted test gates a call
     for call, ctx, callee in sites:
         if ctx.guarded:
@@ -663,6 +663,22 @@ def _backward_in(body: cst.BaseSuite) -> str | None:
             if not any(arg.keyword is None for arg in node.args):  # (`engine.backward(loss)` is a site of its own)
                 return f"{code_of(node.func)}()"
     return None
+
+
+def _rank_side(test: cst.BaseExpression, side: str | None) -> tuple[object, bool | None]:
+    """The ranks a call under the rank test `test` (in `side` of its `if`) runs on, as the test's text less its
+    negations and whether the call runs where that text holds: `if main:` ... `if main:` is one side twice (the main
+    rank alone), `if main:` / `else:` or `if not main:` two. A test that opens no `if` branch is its own."""
+    if side is None:
+        return id(test), None
+    holds = side == "body"
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+        test.comparisons[0].operator, cst.NotEqual
+    ):
+        test, holds = test.with_changes(comparisons=[test.comparisons[0].with_changes(operator=cst.Equal())]), not holds
+    return code_of(test), holds
 
 
 def _made_by_every_rank(calls: list[tuple[tuple[int, str | None], int]]) -> bool:

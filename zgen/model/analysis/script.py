@@ -431,7 +431,7 @@ class _ScriptCalls:
     def __init__(self, index: ModelIndex, scope: ScriptScope, summary: bool = False) -> None:
         self.index = index
         self.scope = scope
-        self.summary = summary  # a helper's summary: a method of a model we cannot read counts only by its name
+        self.summary = summary  # a helper's summary (models reached through the objects it is handed)
         self._held: HeldCalls | None = None
 
     @property
@@ -500,8 +500,8 @@ class _ScriptCalls:
             held = scope.aliases.get(holder)  # `model = self.unwrapped()` ... `model.sample(n)`
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             name = func.attr.value  # type: ignore[union-attr]
-            lacking = not (self.summary and _ACCESSOR.fullmatch(name))
-            if method_runs(index, held, name, not self.summary, lacking) or (self.summary and _runs_by_name(name)):
+            by_name = runs_unread(name)  # a method no class we read defines: by its name
+            if method_runs(index, held, name, by_name, by_name):
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
         elif held is None and isinstance(func, cst.Attribute) and func.attr.value not in NOT_RUNS and (
             scope.held or scope.model_args
@@ -882,10 +882,9 @@ def _runs_held(scope: ScriptScope, name: str) -> bool:
                 return True
             if called in NOT_RUNS and not (called in known.CONTAINER_METHODS and _plain_module(scope.index, classes)):
                 continue  # `self.model.train()`; but `self.algorithm.update(batch)` is a method of a plain module
-            if method_runs(scope.index, classes, called, False, not _ACCESSOR.fullmatch(called)):
-                return True  # through a helper: only a class we read (or a method its subclasses add) counts
-            if _FORWARD_PART.fullmatch(called):
-                return True  # `self.actor_critic.forward_head(obs)` on a model built elsewhere: a part of its forward
+            by_name = runs_unread(called)  # `self.actor_critic.forward_head(obs)` on a model built elsewhere
+            if method_runs(scope.index, classes, called, by_name, by_name):
+                return True  # through a helper: a class we read answers, a method no class we read defines by name
     return False
 
 
@@ -927,11 +926,23 @@ _FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
 _RUNS_SELF = re.compile(r"self(?<!\wself)(?:\.forward|\.__call__)?\s*\(")
 
 
-def _runs_by_name(name: str) -> bool:
-    """A method of a model whose class cannot be read that runs it by its name: a part of its forward, an
-    inference method (`forward_head`, `generate`, `predict`); other methods of it are its own business
-    (`summaries()`), as `_runs_held` judges a helper's calls."""
-    return name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name) is not None
+# Words of a method's name that say it keeps, reports or describes its model (`save_checkpoint`, `push_to_hub`,
+# `create_or_update_model_card`, `log_metrics`, `print_summary`, `num_tokens`): such a method runs none of its layers.
+_RECORDS = frozenset(
+    {"save", "load", "push", "upload", "export", "write", "dump", "card", "log", "print", "report", "summary",
+     "summaries", "summarize", "describe", "repr", "config", "info", "num", "count"}
+)
+
+
+def runs_unread(name: str) -> bool:
+    """Does `<model>.<name>(...)` run a model when no class we read defines `name` (the model's class is unknown or
+    too large, or the method is a subclass's)? An inference method or a part of a forward does (`generate`,
+    `predict`, `forward_head`), and so does any other method (`sample(4)`, `update(batch)`), unless its name says it
+    keeps, reports or describes the model (`create_or_update_model_card()`, `save_checkpoint(p)`) or hands back a
+    part or a fact of it (`get_base_model()`, `is_quantized()`)."""
+    if name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name):
+        return True
+    return not (_ACCESSOR.fullmatch(name) or _RECORDS.intersection(name.lower().split("_")))
 
 
 def _plain_module(index: ModelIndex, classes: tuple[str, ...]) -> bool:
