@@ -163,3 +163,64 @@ def test_a_module_handed_an_untyped_model_calls_a_package_method_in_its_forward(
     # not `self.space.sample()`: an argument kept, nothing says it is a model (a gym space), though a module class
     # of the package defines `sample`
     assert _zg303(_package(tmp_path) / "evals" / "head.py") == [12]
+
+
+CODEC = """
+from torch import nn
+
+
+class Codec{n}(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, z):
+        return self.proj(z)
+
+    def decode(self, h):
+        return h @ self.proj.weight.T
+"""
+
+# `Head` above in a file that defines a function `decode` of its own
+DECODING_HEAD = """
+from torch import nn
+
+
+def decode(tokens):
+    return tokens
+""" + HEAD[HEAD.index("\n\nclass Head("):HEAD.index("\n\nclass SafeHead(")] + "\n"
+
+
+def _codecs(tmp_path, count: int):
+    pkg = tmp_path / "coders"
+    (pkg / "models").mkdir(parents=True)
+    for directory in (pkg, pkg / "models"):
+        (directory / "__init__.py").write_text("")
+    for n in range(count):
+        (pkg / "models" / f"codec{n}.py").write_text(textwrap.dedent(CODEC.format(n=n)))
+    head = pkg / "head.py"
+    head.write_text(textwrap.dedent(DECODING_HEAD))
+    return head
+
+
+def test_the_calling_files_own_definition_does_not_count_among_the_package_definers(tmp_path):
+    # `decode`: six other files of the package define it (the most read), each reading its own parameters; the
+    # calling file's own `def decode(` is no module that `self.model` may be, and does not count among them
+    assert _zg303(_codecs(tmp_path, 6)) == [16]
+
+
+def test_a_method_more_other_files_define_than_are_read_tells_no_class(tmp_path):
+    # seven other files define `decode`: a common verb of the package, no class is told by the name
+    assert _zg303(_codecs(tmp_path, 7)) == []
+
+
+def test_a_method_only_the_calling_file_defines_records_no_package_dependency(tmp_path):
+    # no other file defines `decode`: which files do is never asked, so the findings do not depend on the answer
+    # (`project.definers_key`); once one does, they do
+    deps: dict[str, str] = {}
+    head = _codecs(tmp_path / "alone", 0)
+    check_source(str(head), head.read_text(), None, deps)
+    assert not [key for key in deps if key.endswith("def decode(")]
+    head = _codecs(tmp_path / "shared", 1)
+    check_source(str(head), head.read_text(), None, deps)
+    assert [key for key in deps if key.endswith("def decode(")]

@@ -843,6 +843,9 @@ def _derived_names(
             kind = type(node)
             if kind is cst.CompFor:
                 continue
+            targets, value = targets_of(node)
+            if value is None and kind not in (cst.Call, cst.Assign, cst.AugAssign):
+                continue  # (binds, hands off and fills nothing: which names it sees is never asked)
             at = flat.position.get(id(node), -1)
             site = (at, ctx.loops)
             names = {
@@ -850,7 +853,6 @@ def _derived_names(
                 if name not in where
                 or any(p < at or any(l is m for l in around for m in ctx.loops) for p, around in where[name])
             } if all_names else all_names
-            targets, value = targets_of(node)
             if value is not None:
                 source = _derived_source(value, names, outputs, agreed)
                 if source is None and kind in (cst.Assign, cst.AugAssign) and ctx.conds:

@@ -431,11 +431,12 @@ _MAX_DEFINERS = 6  # files of a package defining one method name, read to learn 
 
 @memoised
 def package_module_methods(index: ModelIndex) -> frozenset[str]:
-    """Text pre-filter of `package_module_classes`: names of methods that at most `_MAX_DEFINERS` other files of the
-    package define (a call of one on a module of no named class may run one of theirs)."""
+    """Text pre-filter of `package_module_classes`: the names `_package_definers` answers with some files for, 1 to
+    `_MAX_DEFINERS` other files of the package defining the method (a call of one on a module of no named class may
+    run one of theirs); a name it leaves out records no dependency (`Project.package_definer_names`)."""
     if index.project is None or not index.module:
         return frozenset()
-    return frozenset(index.project.package_methods(index.module, _MAX_DEFINERS))
+    return index.project.package_definer_names(index.module, _MAX_DEFINERS)
 
 
 @memoised

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
@@ -922,9 +922,11 @@ _SIGNATURE = re.compile(r"def\s+\w+\s*\(([^)]*)\)")
 # `loss = model(batch).mean()`, `out = engine(x)`: a local bound to a call of a name itself (not of a library's
 # functions: `_NOT_RUNNERS`; not a method, `sd = net.state_dict()`).
 _CALLED_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*(\w+)\(", re.M)
+_CALL_BOUND = re.compile(r"=[ \t]*\w+\(")  # (what every line `_CALLED_LOCAL` matches holds: `line_matches`)
 _NOT_RUNNERS = frozenset(dir(builtins)) | {"self", "torch", "np", "numpy", "F", "nn", "math", "os", "time", "random"}
 # `x = owner.method(rest`: a method's result assigned (owner an argument or `self.x`), and what it is handed.
 _HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", re.M)
+_METHOD_CALL_BOUND = re.compile(r"=[ \t]*(?:self\.)?\w+\.\w+\(")  # (what every line `_HANDED` matches holds)
 _SELF_CALL = re.compile(r"self\.\w+(?:\.\w+)*\(")
 # A word followed by what `_KEPT` keeps of it and a read (`n.sum() > 0`); the lookahead consumes nothing, so every
 # word is tried once.
@@ -966,13 +968,13 @@ def output_test_text(text: str) -> bool:
         return False
     if "self." in text and _OUTPUT_TESTED.search(text):
         return True
-    names = {m.group(1) for m in _OUTPUT_LOCAL.finditer(text)} - {"self"}
+    names = {m.group(1) for m in line_matches(_OUTPUT_LOCAL, text, "self.")} - {"self"}
     # (in a function: a local bound to what a call of a name of its own returned, `loss = engine(batch)`, `out =
     # model.generate(x)`; which calls run a model the analysis decides)
-    names |= {m.group(1) for m in _CALLED_LOCAL.finditer(text) if m.group(2) not in _NOT_RUNNERS} - {"self"}
+    names |= {m.group(1) for m in line_matches(_CALLED_LOCAL, text, _CALL_BOUND) if m.group(2) not in _NOT_RUNNERS} - {"self"}
     signature = _SIGNATURE.search(text)
     params = set(re.findall(r"(\w+)\s*(?:[:=,]|$)", signature.group(1))) - {"self", "cls"} if signature else set()
-    for match in _HANDED.finditer(text):  # `done = self.env.step(...)`, `done = state.step(action)`
+    for match in line_matches(_HANDED, text, _METHOD_CALL_BOUND):  # `done = self.env.step(...)`, `done = state.step(action)`
         owner, rest = match.group(1), match.group(2)
         if not owner.startswith("self.") and (owner not in params or owner in names):
             continue  # (not an argument's method, or an output's own: `h.to(h)`)
@@ -984,7 +986,7 @@ def output_test_text(text: str) -> bool:
     # the rest of this trigger)
     return bool(names) and (
         any(m.group(1) in names for m in _WORD_READ.finditer(text))
-        or any((m.group(1) or m.group(2)) in names for m in _PREDICATE_READ.finditer(text))  # `torch.isnan(loss)`
+        or any((m.group(1) or m.group(2)) in names for m in _predicate_reads(text))  # `torch.isnan(loss)`
     )
 
 
@@ -1000,6 +1002,13 @@ _VALUE_PREDICATES = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isnegi
 _PREDICATE_MODULES = ("torch.", "math.", "numpy.")
 # `isnan(loss`, `torch.isfinite(out`: the word a value predicate tests (the text trigger of `output_test_text`).
 _PREDICATE_READ = re.compile(r"\bis(?:nan|inf|finite|posinf|neginf)\(\s*(\w+)|\b(\w+)\.is(?:nan|inf|finite)\(\)")
+
+
+def _predicate_reads(text: str) -> Iterator[re.Match[str]]:
+    """`_PREDICATE_READ`'s matches, looked for where the text holds a predicate's call (`nan(`, `inf(`, `finite(`: every
+    match ends in one); its second alternative opens on a word, so `re` would try it at every word of the text."""
+    if "nan(" in text or "inf(" in text or "finite(" in text:
+        yield from _PREDICATE_READ.finditer(text)
 
 
 def _value_predicate(index: ModelIndex, call: cst.Call) -> cst.BaseExpression | None:

@@ -264,7 +264,15 @@ class Project:
         directory = self._package_directory(module)
         if directory is not None:  # (the answer holds while the same files define `name`: a new or edited one may)
             self.deps[definers_key(directory, name)] = definers_digest(every)
-        return tuple(m for m in every if m != module)
+        return _others(every, module)
+
+    def package_definer_names(self, module: str, most: int) -> frozenset[str]:
+        """The method names `package_definers` names 1 to `most` modules for (other than `module`), read from the
+        package's table (once per process and package) without recording any name's definers as a dependency."""
+        return frozenset(
+            name for name, every in self.package_methods(module, most + 1).items()
+            if 0 < len(_others(every, module)) <= most
+        )
 
     def package_methods(self, module: str, most: int | None = None) -> dict[str, tuple[str, ...]]:
         """Method name -> the modules of `module`'s top-level package defining one (see `package_definers`); with
@@ -324,6 +332,11 @@ class Project:
             return None
         target = file.absolute(target)
         return self._resolve(target, hops + 1, visited) if target != qualified else None
+
+
+def _others(modules: tuple[str, ...], module: str) -> tuple[str, ...]:
+    """The modules of a package's method table other than `module` (the checked file's own)."""
+    return tuple(m for m in modules if m != module)
 
 
 def site_packages(prefix: str) -> list[str]:

@@ -489,7 +489,7 @@ def _typed_receiver_calls(text: str) -> set[str]:
     if header:
         bound |= set(_PARAM.findall(header.group(1))) - {"self", "cls"}
     if bound:
-        found |= {name for receiver, name in _NAME_CALL.findall(text) if receiver in bound}
+        found |= _calls_on(text, bound)
     return found
 
 
@@ -506,12 +506,27 @@ _VALUE_CALL = re.compile(r"\)\s*\.\s*(\w+)\s*\(")
 _NAME_CALL = re.compile(r"(?<![\w.])(\w++)\.(\w++)\s*\(")
 
 
+def _calls_on(text: str, receivers: set[str]) -> set[str]:
+    """Names of the methods `text` calls on a plain name of `receivers` (`v.m(`, `_NAME_CALL`), matched where the text
+    holds a receiver's `v.` alone (the pattern opens on a word: `re` would try it at every word of the text)."""
+    found = set()
+    for receiver in receivers:
+        needle = receiver + "."
+        at = text.find(needle)
+        while at >= 0:
+            match = _NAME_CALL.match(text, at)
+            if match is not None:
+                found.add(match.group(2))
+            at = text.find(needle, at + 1)
+    return found
+
+
 def _calls_on_parameters(text: str) -> bool:
     """Text pre-filter: does the function call a method on one of its parameters (`book.nearest(z)` in `def
     encode_with(self, book, z)`)?"""
     header = _HEADER.search(text)
     params = set(_PARAM.findall(header.group(1))) - {"self", "cls"} if header else set()
-    return bool(params) and any(receiver in params for receiver, _name in _NAME_CALL.findall(text))
+    return bool(_calls_on(text, params))
 
 
 def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
