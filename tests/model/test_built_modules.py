@@ -92,7 +92,7 @@ class Decoder(nn.Module):
 }
 
 # The helper re-parametrises the layer it builds itself: a layer factory. Under `zero.Init` the layer is
-# partitioned when its own constructor returns, before `weight_norm` reads its weight (`built.layer_factories`;
+# partitioned when its own constructor returns, before `weight_norm` reads its weight (`built.layer_factory`;
 # once listed as a look-alike, for the helper is handed no module).
 HAZARDS["helper-builds-then-normalises"] = ("ZG104", """
 def make_conv(c):

@@ -229,7 +229,7 @@ class Net(nn.Module):
 """
 
 # ... and one no constructor of its file calls: a torch layer's factory is called by the constructors of other files
-# (`built.layer_factories`; once taken for a script's plain layer).
+# (`built.layer_factory`; once taken for a script's plain layer).
 FACTORY_UNCALLED = """
 import torch.nn as nn
 

@@ -82,7 +82,10 @@ def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str], ef
     (`apply_parametrization_norm(nn.Conv1d(...), norm)`, `_get_clones(layer, n)`).
     """
     helpers = _helper_call(index) if effect is not None else None
-    factories = [(None, index.function_info(name)) for name in sorted(layer_factories(index))]
+    factories = [  # (only those calling one of `names` themselves: the factory list is parsed only then)
+        (None, index.function_info(name)) for name, span in index.skeleton.functions.items()
+        if trigger.search(index.skeleton.text(span.start, span.end)) and layer_factory(index, name)
+    ]
     for cls, method in (*index.methods("init"), *factories):
         direct = bool(trigger.search(method.text))
         if not direct and (helpers is None or not _calls_effect_helper(index, helpers, method.text, trigger.literals)):
@@ -128,26 +131,25 @@ def _handed_built(index, cls, method, flat, call: cst.Call, rank: int, effect: s
 
 
 @memoised
-def layer_factories(index: ModelIndex) -> frozenset[str]:
-    """Module-level functions of the file that build a torch layer and hand it back: a `return` returns a layer
-    constructed there, a local bound to one, or what a call makes of one (`out = nn.Linear(i, o); ...; return out`,
-    `return nn.utils.spectral_norm(nn.Conv2d(*args))`), and every other `return` a module too (`return
-    SNConv2d(*args)`).
+def layer_factory(index: ModelIndex, name: str) -> bool:
+    """Is the module-level function `name` of the file a layer factory: does it build a torch layer and hand it back?
+    A `return` returns a layer constructed there, a local bound to one, or what a call makes of one (`out =
+    nn.Linear(i, o); ...; return out`, `return nn.utils.spectral_norm(nn.Conv2d(*args))`), and every other `return` a
+    module too (`return SNConv2d(*args)`).
 
     A layer factory runs inside the constructor of some model, of this file or another (`self.fc =
     normed_linear(d, d)`): under `zero.Init` the layer is partitioned as soon as its own constructor returns, before
     the factory writes, initialises or re-parametrises it. (Containers, `nn.Sequential(...)`, are not layers: a
     function handing one back may assemble a whole model, loaded outside `zero.Init`.)"""
-    found = set()
-    for name, span in index.skeleton.functions.items():
-        text = index.skeleton.text(span.start, span.end)
-        if "return" not in text or not _LAYER_CALL.search(text):
-            continue
-        function = index.function_info(name)
-        node = function.node if function is not None else None
-        if isinstance(node, cst.FunctionDef) and _returns_built_layer(index, node):
-            found.add(name)
-    return frozenset(found)
+    span = index.skeleton.functions.get(name)
+    if span is None:
+        return False
+    text = index.skeleton.text(span.start, span.end)
+    if "return" not in text or not _LAYER_CALL.search(text):
+        return False
+    function = index.function_info(name)
+    node = function.node if function is not None else None
+    return isinstance(node, cst.FunctionDef) and _returns_built_layer(index, node)
 
 
 # A construction of a capitalised class (`nn.Linear(`, `Conv2d(`): the text a layer factory cannot lack.
@@ -155,7 +157,7 @@ _LAYER_CALL = re.compile(r"(?<![\w.])(?:\w+\.)*[A-Z]\w*\(")
 
 
 def _returns_built_layer(index: ModelIndex, node: cst.FunctionDef) -> bool:
-    """Does every `return` of `node` hand back a torch layer the function constructs (see `layer_factories`)?"""
+    """Does every `return` of `node` hand back a torch layer the function constructs (see `layer_factory`)?"""
     layers: set[str] = set()  # locals bound to a layer construction
     returns: list[cst.BaseExpression | None] = []
     for stmt in walk(node.body):
