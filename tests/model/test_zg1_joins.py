@@ -228,14 +228,20 @@ class Net(nn.Module):
         return self.proj(x)
 """
 
-# ... one the constructors never call (a script builds a plain layer with it), or one that only sets flags.
-FACTORY_SAFE = """
+# ... and one no constructor of its file calls: a torch layer's factory is called by the constructors of other files
+# (`built.layer_factory`; once taken for a script's plain layer).
+FACTORY_UNCALLED = """
 import torch.nn as nn
 
 def make_linear(d_in, d_out):
     linear = nn.Linear(d_in, d_out)
     nn.init.xavier_uniform_(linear.weight)
     return linear
+"""
+
+# ... one that only sets flags.
+FACTORY_SAFE = """
+import torch.nn as nn
 
 def make_frozen(d):
     linear = nn.Linear(d, d)
@@ -254,6 +260,10 @@ class Net(nn.Module):
 
 def test_layer_factory_called_in_construction_initialises():
     assert ("ZG103", 6) in _found(FACTORY)
+
+
+def test_layer_factory_no_constructor_of_its_file_calls_initialises():
+    assert ("ZG103", 6) in _found(FACTORY_UNCALLED)
 
 
 def test_layer_factory_safe():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from ..program import known
 from ..program.holds import module_arguments
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of, has_params
@@ -81,20 +82,25 @@ def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str], ef
     (`apply_parametrization_norm(nn.Conv1d(...), norm)`, `_get_clones(layer, n)`).
     """
     helpers = _helper_call(index) if effect is not None else None
-    for cls, method in index.methods("init"):
+    factories = [  # (only those calling one of `names` themselves: the factory list is parsed only then)
+        (None, index.function_info(name)) for name, span in index.skeleton.functions.items()
+        if trigger.search(index.skeleton.text(span.start, span.end)) and layer_factory(index, name)
+    ]
+    for cls, method in (*index.methods("init"), *factories):
         direct = bool(trigger.search(method.text))
         if not direct and (helpers is None or not _calls_effect_helper(index, helpers, method.text, trigger.literals)):
             continue
         flat = flat_of(method)
         if flat is None:
             continue
-        rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+        rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0) if cls is not None else 0
         for node, ctx in flat.nodes:
             if type(node) is not cst.Call or ctx.guarded or not node.args:
                 continue
             name = index.qualified_call(node) or ""
             if direct and name.rsplit(".", 1)[-1] in names:
-                if built_module(index, cls, method, flat, node.args[0].value, rank, node, passed_in=True):
+                # (a layer factory's argument is the caller's: only what it builds itself counts there)
+                if built_module(index, cls, method, flat, node.args[0].value, rank, node, passed_in=cls is not None):
                     yield method, node, node.args[0].value, False
                 continue
             if effect is None:
@@ -119,9 +125,72 @@ def _handed_built(index, cls, method, flat, call: cst.Call, rank: int, effect: s
         parameter = parameter_for(target[1], call, position)
         if arg.star or effect not in effects.get(parameter or "", ()):
             continue
-        if built_module(index, cls, method, flat, arg.value, rank, call, passed_in=True):
+        if built_module(index, cls, method, flat, arg.value, rank, call, passed_in=cls is not None):
             return arg
     return None
+
+
+@memoised
+def layer_factory(index: ModelIndex, name: str) -> bool:
+    """Is the module-level function `name` of the file a layer factory: does it build a torch layer and hand it back?
+    A `return` returns a layer constructed there, a local bound to one, or what a call makes of one (`out =
+    nn.Linear(i, o); ...; return out`, `return nn.utils.spectral_norm(nn.Conv2d(*args))`), and every other `return` a
+    module too (`return SNConv2d(*args)`).
+
+    A layer factory runs inside the constructor of some model, of this file or another (`self.fc =
+    normed_linear(d, d)`): under `zero.Init` the layer is partitioned as soon as its own constructor returns, before
+    the factory writes, initialises or re-parametrises it. (Containers, `nn.Sequential(...)`, are not layers: a
+    function handing one back may assemble a whole model, loaded outside `zero.Init`.)"""
+    span = index.skeleton.functions.get(name)
+    if span is None:
+        return False
+    text = index.skeleton.text(span.start, span.end)
+    if "return" not in text or not _LAYER_CALL.search(text):
+        return False
+    function = index.function_info(name)
+    node = function.node if function is not None else None
+    return isinstance(node, cst.FunctionDef) and _returns_built_layer(index, node)
+
+
+# A construction of a capitalised class (`nn.Linear(`, `Conv2d(`): the text a layer factory cannot lack.
+_LAYER_CALL = re.compile(r"(?<![\w.])(?:\w+\.)*[A-Z]\w*\(")
+
+
+def _returns_built_layer(index: ModelIndex, node: cst.FunctionDef) -> bool:
+    """Does every `return` of `node` hand back a torch layer the function constructs (see `layer_factory`)?"""
+    layers: set[str] = set()  # locals bound to a layer construction
+    returns: list[cst.BaseExpression | None] = []
+    for stmt in walk(node.body):
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and stmt is not node:
+            return False  # (a nested scope: its returns are not the factory's)
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
+            if _torch_layer(index, stmt.value):
+                layers.add(stmt.targets[0].target.value)
+        elif isinstance(stmt, cst.Return):
+            returns.append(stmt.value)
+
+    def layer(value: cst.BaseExpression | None) -> bool:
+        if value is None:
+            return False
+        if isinstance(value, cst.Name):
+            return value.value in layers
+        if _torch_layer(index, value):
+            return True
+        # `spectral_norm(nn.Conv2d(...))`, `weight_norm(lin)`: a wrapper of the layer hands it back
+        return isinstance(value, cst.Call) and bool(value.args) and not value.args[0].star and layer(value.args[0].value)
+
+    def module(value: cst.BaseExpression | None) -> bool:  # `return SNConv2d(*args)` on another branch
+        return layer(value) or isinstance(value, cst.Call) and classify(index, value)[0] == Kind.MODULE
+
+    return any(layer(value) for value in returns) and all(module(value) for value in returns)
+
+
+def _torch_layer(index: ModelIndex, value: cst.BaseExpression) -> bool:
+    """Is `value` a construction of a torch layer owning parameters (`nn.Linear(i, o)`; not a container)?"""
+    if not isinstance(value, cst.Call):
+        return False
+    name = index.qualified_call(value) or ""
+    return known.is_torch_module_class(name) and bool(has_params(index, name))
 
 
 def _calls_effect_helper(index: ModelIndex, helpers: re.Pattern[str], text: str, tokens: tuple[str, ...]) -> bool:

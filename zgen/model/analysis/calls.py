@@ -11,6 +11,7 @@ import re
 from collections import ChainMap
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program import known
 from ..program.known import CALLS_FIRST_ARGUMENT
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, classify, facts_of, member_of
 from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, unwrapped_argument, walk
@@ -354,8 +355,9 @@ def follow(
             classes = classes or (UNKNOWN,)  # `self.linears = nn.ModuleDict()` filled later: any module
             if part == "[]":
                 continue
-            # ModuleDict attribute access (`self.experts.expert_0`) or a method of the list.
-            return None
+            if part in known.CONTAINER_METHODS or part.startswith("_"):
+                return None  # a method of the list (`self.layers.append`), or its own state
+            continue  # a ModuleDict entry by attribute (`self.transformer.ln_f`): one of its modules
         if kind == Kind.UNKNOWN:
             return (Kind.UNKNOWN, (UNKNOWN,)) if part == "[]" else None
         if kind != Kind.MODULE or part == "[]":

@@ -48,6 +48,7 @@ from ..program.skeleton import FunctionSpan
 from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, walk
 from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
+from .built import layer_factory
 from .choices import returned_parameters
 from .effects import (
     WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, usage, writes_module_params,
@@ -831,7 +832,11 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
     # a method of a class that builds models (not a module itself): what it returns is the model being built
     factory = _returned_local(node) if scope.owner is not None else None
     if factory is None and not _construction_helper(index, node.name.value):
-        return held
+        if not layer_factory(index, node.name.value):
+            return held
+        factory = _returned_local(node)  # a layer factory another file's model calls: the layer it returns
+        if factory is None:
+            return held
     for inner, _ctx in scope.flat.nodes:
         if type(inner) is cst.Assign and len(inner.targets) == 1 and isinstance(inner.targets[0].target, cst.Name):
             name = inner.targets[0].target.value
@@ -861,8 +866,8 @@ def _returned_local(node: cst.FunctionDef) -> str | None:
 
     A method of a factory object (`ActorFactory.create_module`) that builds a module and hands it to its caller
     is part of building the model: run under `zero.Init`, the module is partitioned as soon as its constructor
-    returns, before the factory goes on. (A free function that builds a layer is judged where a module's
-    `__init__` calls it, `_construction_helper`.)"""
+    returns, before the factory goes on. (A free function that builds a module is judged where a module's
+    `__init__` calls it, `_construction_helper`, unless it is a factory of a torch layer, `built.layer_factory`.)"""
     returned = {
         stmt.value.value if isinstance(stmt.value, cst.Name) else None
         for stmt in walk(node.body) if isinstance(stmt, cst.Return)
