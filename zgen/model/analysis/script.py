@@ -32,7 +32,7 @@ from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, helper_rea
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, function_target, method_targets, plain_instances
-from .runs import HelperRuns, runs_argument
+from .runs import HelperRuns, class_method_runs, runs_argument
 from .taint import DATA, RANK, Taint
 
 __all__ = [
@@ -910,10 +910,7 @@ def method_runs(
                 continue
             return True  # not nn.Module's API (NOT_RUNS names that), nor this class's: a subclass's method
         readable = True
-        owner_index, cls = found
-        if HelperRuns(owner_index, cls).helper_runs_modules(name):
-            return True
-        if any(_RUNS_SELF.search(m.text) for m in cls.reachable(name)):
+        if class_method_runs(*found, name):
             return True
     return not readable and unreadable
 
@@ -923,8 +920,6 @@ def method_runs(
 _ACCESSOR = re.compile(r"(?:get|is|has)_\w+")
 # A method named as a part or a variant of a module's forward (`forward_head`, `forward_features`, `encoder_forward`).
 _FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
-# `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
-_RUNS_SELF = re.compile(r"self(?<!\wself)(?:\.forward|\.__call__)?\s*\(")
 
 
 def _runs_by_name(name: str) -> bool:

@@ -1,0 +1,166 @@
+"""Causes of false alarms on unseen code, each with the hazard next to it that must still be found (h-prec).
+
+* A method called on the items of a container child (`for norm in self.norms: norm.set_embedding(e)`) runs what that
+  method of the items' classes runs: a setter storing a tensor runs nothing, so an optional input gating it skips no
+  gather (neuraloperator's `set_ada_in_embeddings`). Hazard: the method runs the item's layers.
+* An `if` at the top of a function whose body ends in a `return` has the rest of the function for its `else`: when
+  both run the same submodules once each (`if mask.all(): return self.to_out(v)` ... `return self.to_out(out)`), the
+  decision skips none. Hazard: the rest runs a layer the early return skips.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from zgen.model import check_source
+
+NORMS = """
+import torch
+from torch import nn
+
+
+class AdaNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.mlp = nn.Linear(512, 2 * d * 512)
+        self.embedding = None
+
+    def set_embedding(self, x):
+        self.embedding = x.reshape(-1)
+
+    def refresh(self, x):
+        self.embedding = self.mlp(x)
+
+    def forward(self, x):
+        return x * self.mlp(self.embedding)[0]
+
+
+class Blocks(nn.Module):
+    def __init__(self, d, n, norm):
+        super().__init__()
+        if norm == "group":
+            self.norms = nn.ModuleList([nn.GroupNorm(1, d) for _ in range(n)])
+        else:
+            self.norms = nn.ModuleList([AdaNorm(d) for _ in range(n)])
+        self.convs = nn.ModuleList([nn.Linear(d * 64, d * 64) for _ in range(n)])
+
+    def set_embeddings(self, *embeddings):
+        if len(embeddings) == 1:
+            for norm in self.norms:
+                norm.{method}(embeddings[0])
+        else:
+            for norm, embedding in zip(self.norms, embeddings):
+                norm.{method}(embedding)
+
+    def forward(self, x):
+        for n, c in zip(self.norms, self.convs):
+            x = n(c(x))
+        return x
+
+
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.blocks = Blocks(d, 4, "ada")
+
+    def forward(self, x, ada_in=None):
+        if ada_in is not None:
+            self.blocks.set_embeddings(ada_in)
+        return self.blocks(x)
+"""
+
+EARLY_RETURN = """
+import torch
+from torch import nn
+
+
+def exists(v):
+    return v is not None
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.to_qkv = nn.Linear(dim, hidden * 3, bias=False)
+        self.to_out = nn.Linear(hidden, dim, bias=False)
+        self.mix = nn.Linear(hidden, hidden, bias=False)
+
+    def forward(self, x, focus_present_mask=None):
+        qkv = self.to_qkv(x).chunk(3, dim=-1)
+        if exists(focus_present_mask) and focus_present_mask.all():
+            values = qkv[-1]
+            return self.to_out(values)
+        q, k, v = qkv
+        out = (q @ k.transpose(-1, -2)).softmax(-1) @ v
+{rest}
+"""
+
+
+def _zg2(source: str) -> list:
+    return [f for f in check_source("m.py", textwrap.dedent(source)) if f.code.startswith("ZG2")]
+
+
+def test_a_setter_called_on_container_items_runs_nothing() -> None:
+    assert _zg2(NORMS.replace("{method}", "set_embedding")) == []
+
+
+def test_a_method_of_container_items_running_their_layers_is_still_found() -> None:
+    found = _zg2(NORMS.replace("{method}", "refresh"))
+    assert any(f.code == "ZG205" for f in found), found
+
+
+@pytest.mark.parametrize("rest", [
+    "        return self.to_out(out)",
+    "        out = out * 2\n        return self.to_out(out)",
+], ids=["the same layer", "after plain arithmetic"])
+def test_an_early_return_running_what_the_rest_runs_skips_nothing(rest: str) -> None:
+    assert _zg2(EARLY_RETURN.replace("{rest}", rest)) == []
+
+
+@pytest.mark.parametrize("rest", [
+    "        return self.to_out(self.mix(out))",
+    "        out = self.to_out(out)\n        return self.to_out(out)",
+    "        if out.sum() > 0:\n            out = self.mix(out)\n        return self.to_out(out)",
+    "        for _ in range(2):\n            out = self.mix(out)\n        return self.to_out(out)",
+], ids=["a further layer", "the layer twice", "a layer under a test of its own", "a layer in a loop"])
+def test_an_early_return_skipping_a_layer_the_rest_runs_is_found(rest: str) -> None:
+    found = _zg2(EARLY_RETURN.replace("{rest}", rest))
+    assert any(f.code == "ZG203" for f in found), found
+
+
+COPIED_ARGUMENT = """
+import copy
+
+import torch
+from torch import nn
+
+
+class Forecaster(nn.Module):
+    def __init__(self, d, {argument}):
+        super().__init__()
+        self.fc = nn.Linear(d * 64, d * 64)
+        self.criterion = {name}
+        self.train_criterion = copy.deepcopy({name})
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+@pytest.mark.parametrize("argument", [
+    "loss_fn: nn.modules.loss._Loss = nn.MSELoss()",
+    "loss_fn: torch.nn.modules.loss._WeightedLoss",
+    "loss_fn: nn.HuberLoss",
+], ids=["a loss base", "a weighted loss base", "a torch loss"])
+def test_a_loss_handed_in_owns_no_parameter_to_copy(argument: str) -> None:
+    source = COPIED_ARGUMENT.replace("{argument}", argument).replace("{name}", "loss_fn")
+    assert [f for f in check_source("m.py", textwrap.dedent(source)) if f.code.startswith("ZG1")] == []
+
+
+@pytest.mark.parametrize("argument", ["backbone: nn.Module", "backbone: nn.Linear"], ids=["a module", "a layer"])
+def test_a_module_with_parameters_handed_in_and_copied_is_still_found(argument: str) -> None:
+    source = COPIED_ARGUMENT.replace("{argument}", argument).replace("{name}", "backbone")
+    found = [f for f in check_source("m.py", textwrap.dedent(source)) if f.code == "ZG105"]
+    assert found
