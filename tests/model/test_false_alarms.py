@@ -164,3 +164,184 @@ def test_a_module_with_parameters_handed_in_and_copied_is_still_found(argument: 
     source = COPIED_ARGUMENT.replace("{argument}", argument).replace("{name}", "backbone")
     found = [f for f in check_source("m.py", textwrap.dedent(source)) if f.code == "ZG105"]
     assert found
+
+
+REFUSED = """
+from copy import deepcopy
+
+import torch
+from torch import nn
+
+
+class Averaging:
+    def setup(self, trainer, pl_module: nn.Module, stage: str) -> None:
+        if {test}:
+            raise RuntimeError("averaging does not support sharded models")
+        self._average_model = deepcopy(pl_module)
+"""
+
+
+@pytest.mark.parametrize("test", [
+    "isinstance(trainer.strategy, (FSDPStrategy, DeepSpeedStrategy))",
+    "is_deepspeed_zero3_enabled()",
+], ids=["a DeepSpeed strategy", "ZeRO-3 enabled"])
+def test_code_after_refusing_deepspeed_is_guarded(test: str) -> None:
+    source = REFUSED.replace("{test}", test)
+    assert [f for f in check_source("m.py", textwrap.dedent(source)) if f.code == "ZG105"] == []
+
+
+@pytest.mark.parametrize("test", [
+    "not isinstance(trainer.strategy, DeepSpeedStrategy)",
+    "not is_deepspeed_zero3_enabled()",
+    "trainer.world_size > 8",
+], ids=["refusing all but DeepSpeed", "refusing all but ZeRO-3", "another refusal"])
+def test_code_after_other_refusals_is_still_found(test: str) -> None:
+    source = REFUSED.replace("{test}", test)
+    assert [f for f in check_source("m.py", textwrap.dedent(source)) if f.code == "ZG105"]
+
+
+TABULAR = """
+import torch
+from torch import nn
+
+
+class Tabular(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.embedding_layers = nn.ModuleList([nn.Embedding(100000, d) for _ in range(n)])
+        self.head = nn.Linear(n * d, 1)
+
+    def forward(self, x):
+        return self.head(torch.cat([e(x[:, i]) for i, e in enumerate(self.embedding_layers)], -1))
+
+    def extract_embedding(self):
+        if not self.embedding_layers:
+            raise ValueError("no categorical columns")
+        return self.embedding_layers
+
+    def predict_rows(self, x):
+        return self(x)
+
+
+class Tree(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def extract_embedding(self):
+        raise ValueError("not supported")
+"""
+
+ENCODER = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class EmbeddingTransformer:
+    def __init__(self, tabular_model):
+        self.model = None
+        self._extract(tabular_model.model)
+
+    def _extract(self, model):
+        try:
+            layers = model.{method}
+        except ValueError as e:
+            logger.error(f"no embedding: {e}")
+            layers = None
+        return layers
+"""
+
+
+def _tabular(tmp_path, method: str):
+    pkg = tmp_path / "tab"
+    (pkg / "models").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models" / "__init__.py").write_text("")
+    (pkg / "models" / "tabular.py").write_text(textwrap.dedent(TABULAR))
+    encoder = pkg / "encoders.py"
+    encoder.write_text(textwrap.dedent(ENCODER.replace("{method}", method)))
+    return [f for f in check_source(str(encoder), encoder.read_text()) if f.code.startswith("ZG2")]
+
+
+def test_a_method_every_package_class_answers_without_running_a_layer_runs_nothing(tmp_path) -> None:
+    # an untyped model's `extract_embedding()` hands back a layer in each module class of the package defining it
+    assert _tabular(tmp_path, "extract_embedding()") == []
+
+
+def test_a_method_a_package_class_answers_by_running_its_layers_is_still_found(tmp_path) -> None:
+    found = _tabular(tmp_path, "predict_rows(torch.zeros(1, 4))")
+    assert any(f.code == "ZG204" for f in found), found
+
+
+EMBEDDINGS = """
+import torch
+from torch import nn
+
+
+class RotaryEmbedding(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim)))
+
+    def forward(self, coords):
+        return torch.einsum("...i,j->...ij", coords, self.inv_freq)
+
+    @staticmethod
+    def apply_rotary(t, freqs):
+        return t * freqs.cos()
+
+
+class LearnedPositions(nn.Module):
+    def __init__(self, n, dim):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(n, dim))
+
+    def forward(self, coords):
+        return self.table[coords.long()]
+
+    @staticmethod
+    def apply_learned(t, freqs):
+        return t + freqs
+"""
+
+ATTENTION = """
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.to_q = nn.Linear(dim, dim)
+
+    def forward(self, x, pos, positional_module=None):
+        q = self.to_q(x)
+        if positional_module is not None:
+            freqs = positional_module.forward(pos)
+            q = positional_module.{method}(q, freqs)
+        return q
+"""
+
+
+def _attention(tmp_path, method: str):
+    pkg = tmp_path / "ops"
+    (pkg / "layers").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers" / "__init__.py").write_text("")
+    (pkg / "layers" / "embeddings.py").write_text(textwrap.dedent(EMBEDDINGS))
+    attention = pkg / "layers" / "attention.py"
+    attention.write_text(textwrap.dedent(ATTENTION.replace("{method}", method)))
+    return [f for f in check_source(str(attention), attention.read_text()) if f.code == "ZG302"]
+
+
+def test_a_forward_of_a_value_only_a_parameterless_package_class_answers_skips_no_hook(tmp_path) -> None:
+    # the other method called on the untyped argument is defined by the rotary embedding alone, a module of buffers
+    assert _attention(tmp_path, "apply_rotary") == []
+
+
+def test_a_forward_of_a_value_a_package_class_with_parameters_answers_is_still_found(tmp_path) -> None:
+    assert _attention(tmp_path, "apply_learned")

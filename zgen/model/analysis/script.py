@@ -32,6 +32,7 @@ from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, helper_rea
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, function_target, method_targets, plain_instances
+from .own import answering_classes
 from .runs import HelperRuns, class_method_runs, runs_argument
 from .taint import DATA, RANK, Taint
 
@@ -501,6 +502,9 @@ class _ScriptCalls:
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             name = func.attr.value  # type: ignore[union-attr]
             lacking = not (self.summary and _ACCESSOR.fullmatch(name))
+            # a model of no class we can tell: the module classes of the file or its package defining the method
+            # answer (`model.extract_embedding()` hands back a layer in every class that has it)
+            held = answering_classes(index, held, name, package=True)
             if method_runs(index, held, name, not self.summary, lacking) or (self.summary and _runs_by_name(name)):
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
         elif held is None and isinstance(func, cst.Attribute) and func.attr.value not in NOT_RUNS and (
