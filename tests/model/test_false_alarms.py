@@ -345,3 +345,49 @@ def test_a_forward_of_a_value_only_a_parameterless_package_class_answers_skips_n
 
 def test_a_forward_of_a_value_a_package_class_with_parameters_answers_is_still_found(tmp_path) -> None:
     assert _attention(tmp_path, "apply_learned")
+
+
+FORWARDED = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class MonotonicLinear(nn.Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.net = nn.Linear(*args, **kwargs)
+
+    def forward(self, x):
+        return F.linear(x, self.net.weight.abs(), self.net.bias.abs())
+
+
+class Schedule(nn.Module):
+    def __init__(self, hidden_dim=1024):
+        super().__init__()
+        self.net = nn.Sequential(
+            MonotonicLinear(1, 1),
+            MonotonicLinear(1, hidden_dim),
+            nn.Sigmoid(),
+            MonotonicLinear({last}),
+        )
+
+    def forward(self, x):
+        return self.net(x)
+"""
+
+
+def _zg301(last: str) -> list:
+    source = textwrap.dedent(FORWARDED.replace("{last}", last))
+    return [f for f in check_source("m.py", source) if f.code == "ZG301"]
+
+
+def test_a_layer_sized_by_the_files_constructions_of_its_wrapper_is_small() -> None:
+    # every construction gives the forwarded `nn.Linear` a dimension of 1: a vector ZeRO-3 keeps gathered
+    assert _zg301("hidden_dim, 1") == []
+
+
+@pytest.mark.parametrize("last", ["hidden_dim, hidden_dim", "*dims"], ids=["a square layer", "spread arguments"])
+def test_a_layer_a_construction_of_its_wrapper_makes_large_or_unknown_is_still_read(last: str) -> None:
+    assert _zg301(last)
+

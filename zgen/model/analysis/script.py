@@ -503,8 +503,11 @@ class _ScriptCalls:
             name = func.attr.value  # type: ignore[union-attr]
             lacking = not (self.summary and _ACCESSOR.fullmatch(name))
             # a model of no class we can tell: the module classes of the file or its package defining the method
-            # answer (`model.extract_embedding()` hands back a layer in every class that has it)
-            held = answering_classes(index, held, name, package=True)
+            # answer (`model.extract_embedding()` hands back a layer in every class that has it), unless the method
+            # leaves a step to a subclass (skrl's `act` calling `self.compute`, which the user's model defines)
+            answering = answering_classes(index, held, name, package=True)
+            if answering != held and _complete(index, answering, name):
+                held = answering
             if method_runs(index, held, name, not self.summary, lacking) or (self.summary and _runs_by_name(name)):
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
         elif held is None and isinstance(func, cst.Attribute) and func.attr.value not in NOT_RUNS and (
@@ -526,6 +529,27 @@ class _ScriptCalls:
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
                 return code_of(func)
         return None
+
+
+def _complete(index: ModelIndex, classes: tuple[str, ...], name: str) -> bool:
+    """Does each class's method `name`, and what it reaches on `self`, call only methods the class has (its own,
+    its bases', a module's API), none a subclass must add, and is none of them abstract (`raise
+    NotImplementedError`, `@abstractmethod`: a subclass or a mixin placed before the class answers)?"""
+    for ref in classes:
+        local = index.classes.get(ref)
+        found = (index, local) if local is not None else index.external(ref)
+        if found is None:
+            return False
+        cls = found[1]
+        for method in cls.reachable(name, inherited=True):
+            if "NotImplementedError" in method.text or "abstractmethod" in method.text:
+                return False  # an abstract method: a subclass or a mixin before the class answers (skrl's `Model.act`)
+            if any(
+                called not in NOT_RUNS and called not in ("forward", "__call__") and cls.inherited_method(called) is None
+                for called, _super in method.self_calls
+            ):
+                return False
+    return True
 
 
 def _handed_attribute(owner: ClassInfo, expr: cst.BaseExpression) -> bool:
