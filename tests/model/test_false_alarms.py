@@ -256,15 +256,22 @@ class EmbeddingTransformer:
 """
 
 
+def _package_check(tmp_path, files: dict[str, str], checked: str) -> list:
+    """Write a package of `files` (path under the package -> source) with its `__init__.py` files; check `checked`."""
+    for name, text in files.items():
+        path = tmp_path / name
+        for folder in reversed(path.relative_to(tmp_path).parents):
+            (tmp_path / folder).mkdir(exist_ok=True)
+            if folder.parts:
+                (tmp_path / folder / "__init__.py").touch()
+        path.write_text(textwrap.dedent(text))
+    target = tmp_path / checked
+    return check_source(str(target), target.read_text())
+
+
 def _tabular(tmp_path, method: str):
-    pkg = tmp_path / "tab"
-    (pkg / "models").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "models" / "__init__.py").write_text("")
-    (pkg / "models" / "tabular.py").write_text(textwrap.dedent(TABULAR))
-    encoder = pkg / "encoders.py"
-    encoder.write_text(textwrap.dedent(ENCODER.replace("{method}", method)))
-    return [f for f in check_source(str(encoder), encoder.read_text()) if f.code.startswith("ZG2")]
+    files = {"tab/models/tabular.py": TABULAR, "tab/encoders.py": ENCODER.replace("{method}", method)}
+    return [f for f in _package_check(tmp_path, files, "tab/encoders.py") if f.code.startswith("ZG2")]
 
 
 def test_a_method_every_package_class_answers_without_running_a_layer_runs_nothing(tmp_path) -> None:
@@ -328,14 +335,8 @@ class Attention(nn.Module):
 
 
 def _attention(tmp_path, method: str):
-    pkg = tmp_path / "ops"
-    (pkg / "layers").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "layers" / "__init__.py").write_text("")
-    (pkg / "layers" / "embeddings.py").write_text(textwrap.dedent(EMBEDDINGS))
-    attention = pkg / "layers" / "attention.py"
-    attention.write_text(textwrap.dedent(ATTENTION.replace("{method}", method)))
-    return [f for f in check_source(str(attention), attention.read_text()) if f.code == "ZG302"]
+    files = {"ops/layers/embeddings.py": EMBEDDINGS, "ops/layers/attention.py": ATTENTION.replace("{method}", method)}
+    return [f for f in _package_check(tmp_path, files, "ops/layers/attention.py") if f.code == "ZG302"]
 
 
 def test_a_forward_of_a_value_only_a_parameterless_package_class_answers_skips_no_hook(tmp_path) -> None:
