@@ -482,23 +482,53 @@ def _one_sided(flat: Flat, test: cst.CSTNode, sites: list) -> bool:
 
 def _same_both_ways(flat: Flat, sites: list) -> set[int]:
     """Tests of an `if` with an `else` whose two branches run the same submodules, each once (the decision picks
-    how, not which: a plain forward or one through `jvp`). Only direct calls count."""
+    how, not which: a plain forward or one through `jvp`). Only direct calls count. An `if` of the function's top
+    level, outside any loop, whose body ends in a `return` has the rest of the function for its `else`
+    (`if mask.all(): return self.to_out(v)` ... `return self.to_out(out)`: both ways run `to_out` once)."""
     sides: dict[int, dict[str, list[str]]] = {}
     repeated: set[int] = set()  # tests with a call in a loop inside a branch: it may run any number of times
+    returning: dict[int, cst.If] = {}  # top-level `if`s without `else` whose body ends in a `return`
     for call, ctx, callee in sites:
         for test in ctx.conds:
             branch = flat.parent.get(id(test))
-            if isinstance(branch, cst.If) and branch.test is test and isinstance(branch.orelse, cst.Else):
+            if not (isinstance(branch, cst.If) and branch.test is test):
+                continue
+            if isinstance(branch.orelse, cst.Else):
                 side = _side(flat, call, branch)
-                if side is not None:
-                    sides.setdefault(id(test), {"body": [], "orelse": []})[side].append(callee + _constants(call, callee))
-                    if any(_side(flat, loop, branch) is not None for loop in ctx.loops):
-                        repeated.add(id(test))
+            elif branch.orelse is None and ctx.conds[0] is test and not ctx.loops and _ends_in_return(branch.body):
+                side = "body" if _side(flat, call, branch) == "body" else None
+                returning[id(test)] = branch
+                if len(ctx.conds) > 1:
+                    repeated.add(id(test))  # a call the body runs under a further test: not compared
+            else:
+                side = None
+            if side is not None:
+                sides.setdefault(id(test), {"body": [], "orelse": []})[side].append(callee + _constants(call, callee))
+                if any(_side(flat, loop, branch) is not None for loop in ctx.loops):
+                    repeated.add(id(test))
+    for key, branch in returning.items():  # the rest of the function, run when the test is false
+        start = flat.position[id(branch)]
+        for call, ctx, callee in sites:
+            if flat.position[id(call)] <= start or flat.within(call, branch):
+                continue
+            if ctx.conds or ctx.loops:
+                repeated.add(key)  # a call the rest runs only under a test of its own, or in a loop: not compared
+            sides[key]["orelse"].append(callee + _constants(call, callee))
     return {
         key
         for key, split in sides.items()
         if key not in repeated and split["body"] and sorted(split["body"]) == sorted(split["orelse"])
     }
+
+
+def _ends_in_return(body: cst.BaseSuite) -> bool:
+    """Does the block's last statement return (`if mask.all(): ... return self.to_out(v)`)?"""
+    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+    if isinstance(body, cst.SimpleStatementSuite):
+        last = body
+    return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and any(
+        isinstance(small, cst.Return) for small in last.body
+    )
 
 
 def _constants(call: cst.Call, callee: str) -> str:

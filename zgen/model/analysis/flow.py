@@ -156,6 +156,38 @@ def _with(node: cst.With, ctx: Ctx, gathering: set[str] | frozenset[str] = froze
     return [(item, ctx) for item in node.items] + [(node.body, inner)]
 
 
+def _block(node: cst.IndentedBlock, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:
+    """Statements after `if isinstance(trainer.strategy, DeepSpeedStrategy): raise ...` run only where ZeRO is not
+    used: guarded like the `else` of a guard test."""
+    pushes: list[tuple[cst.CSTNode, Ctx]] = []
+    current = ctx
+    for child in children(node):
+        pushes.append((child, current))
+        if not current.guarded and type(child) is cst.If and _refuses_zero(child):
+            current = ctx.guard()
+    return pushes
+
+
+def _refuses_zero(node: cst.If) -> bool:
+    """`if <a test naming DeepSpeed or ZeRO-3>: raise ...` with no `else` nor negation: the function refuses to run
+    under it."""
+    if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock) or not node.body.body:
+        return False
+    last = node.body.body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and any(type(small) is cst.Raise for small in last.body)):
+        return False
+    if any(isinstance(n, (cst.Not, cst.NotEqual, cst.IsNot, cst.NotIn)) for n in walk(node.test)):
+        return False  # `if not zero3: raise`: what follows runs only under it
+    return mentions_guard(node.test) or any(
+        (type(n) is cst.Name and _ZERO_NAME.search(n.value)) or (type(n) is cst.Attribute and _ZERO_NAME.search(n.attr.value))
+        for n in walk(node.test)
+    )
+
+
+# A name of DeepSpeed's engine or ZeRO stage 3 in a test (`DeepSpeedStrategy`, `is_deepspeed_zero3_enabled`).
+_ZERO_NAME = re.compile(r"(?i)deepspeed|zero_?3")
+
+
 def _gathers(value: cst.BaseExpression) -> bool:
     """A gather context, possibly chosen by a test (`GatheredParameters(p) if zero3 else nullcontext()`)."""
     if isinstance(value, cst.IfExp):
@@ -203,6 +235,7 @@ def _special() -> dict[type, Any]:
         cst.While: _while,
         cst.For: _for,
         cst.With: _with,
+        cst.IndentedBlock: _block,
         cst.IfExp: _ifexp,
         cst.BooleanOperation: _boolop,
     }

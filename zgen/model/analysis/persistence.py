@@ -24,11 +24,13 @@ configuration's, which the file does not settle.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from zgen.zero_policy import stays_gathered
 
 from ..program import known
+from ..program.given import constructions_of
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import (
     UNKNOWN_CLASS, Member, constructors_in, facts_of, has_params, holds_parameter_containers, member_param,
@@ -345,7 +347,44 @@ def _persistent(index: ModelIndex, access: ParamAccess) -> bool:
         numel = param_numel(last, access.param, first.call, first.env or {})
         if numel is not None and len(first.classes) == 1:
             return stays_gathered(numel, index.persistence_threshold)
+        if len(first.classes) == 1 and _forwarded_small(index, access, last):
+            return True
     return _layer_bias(index, access) or _persistent_by_class(index, access)
+
+
+def _forwarded_small(index: ModelIndex, access: ParamAccess, layer: str) -> bool:
+    """`self.net = nn.Linear(*args, **kwargs)` in a class that forwards its constructor's arguments to the layer:
+    the sizes come from the file's constructions of the class (`MonotonicLinear(1, 1)`, `MonotonicLinear(1,
+    hidden_dim)`), each a small or vector weight; unknown when the file builds it nowhere or spreads arguments."""
+    call, cls = access.first.call, access.cls  # type: ignore[union-attr]
+    init = cls.method("__init__") if cls is not None else None
+    node = init.node if init is not None else None
+    star = node.params.star_arg if node is not None else None
+    if not (isinstance(star, cst.Param) and call.args and call.args[0].star == "*"):
+        return False
+    if not (isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == star.name.value):
+        return False
+    if any(not arg.star for arg in call.args):
+        return False  # (`nn.Linear(*args, bias=False)`: sizes beside the spread are not the construction's alone)
+    built = constructions_of(index, cls.name)  # type: ignore[union-attr]
+    if not built or any(isinstance(a, ast.Starred) for c in built for a in c.args):
+        return False
+    for construction in built:
+        if any(k.arg is None for k in construction.keywords):
+            return False
+        arguments = [ast.unparse(a) for a in construction.args] + [f"{k.arg}={ast.unparse(k.value)}" for k in construction.keywords]
+        try:
+            layer_call = cst.parse_expression(f"{code_of(call.func)}({', '.join(arguments)})")
+        except cst.ParserSyntaxError:  # a construction we cannot restate
+            return False
+        if not isinstance(layer_call, cst.Call):
+            return False
+        if access.param == "weight" and vector_weight(layer, layer_call):
+            continue
+        numel = param_numel(layer, access.param, layer_call, {})
+        if numel is None or not stays_gathered(numel, index.persistence_threshold):
+            return False
+    return True
 
 
 def _layer_bias(index: ModelIndex, access: ParamAccess) -> bool:

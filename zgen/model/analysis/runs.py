@@ -18,6 +18,7 @@ Python's `ast` (cheap) and only when a rule asks:
 from __future__ import annotations
 
 import ast
+import re
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.known import NOT_RUNS
@@ -27,7 +28,7 @@ from .calls import HeldCalls, ModuleCalls
 from .flow import SAME_ITEMS, Flat, flat_of
 from .persistence import gathers
 
-__all__ = ["HelperRuns", "ast_function", "ast_nodes", "self_path", "runs_argument"]
+__all__ = ["HelperRuns", "ast_function", "ast_nodes", "self_path", "runs_argument", "class_method_runs"]
 
 
 def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
@@ -142,11 +143,13 @@ class HelperRuns:
         owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else self.cls
         runs = self if owner is self.cls else HelperRuns(self.index, owner)
         collections: set[str] = set()  # loop variables over a collection the module holds
+        items: dict[str, tuple[str, ...]] = {}  # ... of them, those over one container child: its path
         aliases: dict[str, list[tuple[str, ...]]] = {}  # `model = self.agent_model` (in either branch): a child
         nodes = ast_nodes(method.index, func)
         for node in nodes:
             if isinstance(node, (ast.For, ast.comprehension)) and _over_self_collection(node.iter):
                 collections.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+                items.update(_item_paths(node.target, node.iter))
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 bound = self_path(node.value)
                 if bound:
@@ -174,8 +177,75 @@ class HelperRuns:
             while isinstance(root, (ast.Attribute, ast.Subscript)):
                 root = root.value
             if isinstance(root, ast.Name) and root.id in collections and runs.owns_modules():
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.value is root and root.id in items and (
+                    runs._item_method_runs_nothing(items[root.id], func.attr)
+                ):
+                    continue  # `for norm in self.norms: norm.set_embedding(e)`: a setter of the items' class
                 return True
         return False
+
+    def _item_method_runs_nothing(self, path: tuple[str, ...], name: str) -> bool:
+        """Is `self.<path>` a container of modules of classes built by name (the items are of those classes exactly),
+        where the classes defining the method `name` are read and none of them runs its own module or submodules in
+        it (`set_embedding` storing a tensor)? A class lacking the method cannot answer the call (`GroupNorm` beside
+        `AdaIN` in one list chosen by a setting); when none defines it, a subclass's method may run anything."""
+        if name in ("forward", "__call__"):
+            return False
+        resolved = self.resolver.resolve(path)
+        if resolved is None or resolved[0] != Kind.CONTAINER or not resolved[1]:
+            return False
+        answering = 0
+        for ref in resolved[1]:
+            if ref == UNKNOWN:
+                return False
+            if ref.startswith("torch."):
+                continue  # a torch layer: no method of the project's, its own run no submodule of ours
+            local = self.index.classes.get(ref)
+            found = (self.index, local) if local is not None else self.index.external(ref)
+            if found is None:
+                return False
+            method = found[1].inherited_method(name)
+            if method is None:
+                continue
+            answering += 1
+            if class_method_runs(found[0], found[1], name):
+                return False
+        return answering > 0
+
+
+def _item_paths(target: ast.expr, iterable: ast.expr) -> dict[str, tuple[str, ...]]:
+    """Loop variables bound to the items of one child of `self` (`for n in self.norms`, `self.norms.values()`,
+    `for n, e in zip(self.norms, embs)`, `for i, n in enumerate(self.norms)`) and the child's path."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "values":
+        iterable = iterable.func.value
+    if isinstance(target, ast.Name):
+        path = self_path(iterable)
+        return {target.id: path} if path is not None and len(path) == 1 else {}
+    if not (isinstance(target, ast.Tuple) and isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)):
+        return {}
+    if iterable.func.id == "zip":
+        pairs = zip(target.elts, iterable.args)
+    elif iterable.func.id == "enumerate" and len(target.elts) == 2 and iterable.args:
+        pairs = zip(target.elts[1:], iterable.args[:1])
+    else:
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for element, source in pairs:
+        if isinstance(element, ast.Name):
+            found.update(_item_paths(element, source))
+    return found
+
+
+# `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
+_RUNS_SELF = re.compile(r"self(?<!\wself)(?:\.forward|\.__call__)?\s*\(")
+
+
+def class_method_runs(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does `<module of cls>.<name>(...)`, a method the class defines, run its module's forward or submodules?"""
+    return HelperRuns(index, cls).helper_runs_modules(name) or any(
+        _RUNS_SELF.search(m.text) for m in cls.reachable(name)
+    )
 
 
 def _over_self_collection(iterable: ast.expr) -> bool:

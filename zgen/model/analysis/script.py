@@ -32,7 +32,8 @@ from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, helper_rea
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, function_target, method_targets, plain_instances
-from .runs import HelperRuns, runs_argument
+from .own import answering_classes
+from .runs import HelperRuns, class_method_runs, runs_argument
 from .taint import DATA, RANK, Taint
 
 __all__ = [
@@ -500,6 +501,12 @@ class _ScriptCalls:
             held = scope.aliases.get(holder)  # `model = self.unwrapped()` ... `model.sample(n)`
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
             name = func.attr.value  # type: ignore[union-attr]
+            # a model of no class we can tell: the module classes of the file or its package defining the method
+            # answer (`model.extract_embedding()` hands back a layer in every class that has it), unless the method
+            # leaves a step to a subclass (skrl's `act` calling `self.compute`, which the user's model defines)
+            answering = answering_classes(index, held, name, package=True)
+            if answering != held and _complete(index, answering, name):
+                held = answering
             by_name = runs_unread(name)  # a method no class we read defines: by its name
             if method_runs(index, held, name, by_name, by_name):
                 return code_of(func)  # `self.model.forward(x)`, `model.predict(obs)`, `unet.sample(...)`
@@ -522,6 +529,27 @@ class _ScriptCalls:
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
                 return code_of(func)
         return None
+
+
+def _complete(index: ModelIndex, classes: tuple[str, ...], name: str) -> bool:
+    """Does each class's method `name`, and what it reaches on `self`, call only methods the class has (its own,
+    its bases', a module's API), none a subclass must add, and is none of them abstract (`raise
+    NotImplementedError`, `@abstractmethod`: a subclass or a mixin placed before the class answers)?"""
+    for ref in classes:
+        local = index.classes.get(ref)
+        found = (index, local) if local is not None else index.external(ref)
+        if found is None:
+            return False
+        cls = found[1]
+        for method in cls.reachable(name, inherited=True):
+            if "NotImplementedError" in method.text or "abstractmethod" in method.text:
+                return False  # an abstract method: a subclass or a mixin before the class answers (skrl's `Model.act`)
+            if any(
+                called not in NOT_RUNS and called not in ("forward", "__call__") and cls.inherited_method(called) is None
+                for called, _super in method.self_calls
+            ):
+                return False
+    return True
 
 
 def _handed_attribute(owner: ClassInfo, expr: cst.BaseExpression) -> bool:
@@ -909,10 +937,7 @@ def method_runs(
                 continue
             return True  # not nn.Module's API (NOT_RUNS names that), nor this class's: a subclass's method
         readable = True
-        owner_index, cls = found
-        if HelperRuns(owner_index, cls).helper_runs_modules(name):
-            return True
-        if any(_RUNS_SELF.search(m.text) for m in cls.reachable(name)):
+        if class_method_runs(*found, name):
             return True
     return not readable and unreadable
 
@@ -922,8 +947,6 @@ def method_runs(
 _ACCESSOR = re.compile(r"(?:get|is|has)_\w+")
 # A method named as a part or a variant of a module's forward (`forward_head`, `forward_features`, `encoder_forward`).
 _FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
-# `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
-_RUNS_SELF = re.compile(r"self(?<!\wself)(?:\.forward|\.__call__)?\s*\(")
 
 
 # Words of a method's name that say it keeps, reports or describes its model (`save_checkpoint`, `push_to_hub`,

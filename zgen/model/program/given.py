@@ -18,7 +18,7 @@ import ast
 from .index import ModelIndex, memoised
 from .skeleton import dotted
 
-__all__ = ["passed_classes"]
+__all__ = ["passed_classes", "constructions_of"]
 
 
 @memoised
@@ -52,6 +52,13 @@ def passed_classes(index: ModelIndex, cls_name: str, param: str, position: int) 
         if qualified not in found:
             found.append(qualified)
     return tuple(found) or None
+
+
+def constructions_of(index: ModelIndex, cls_name: str) -> tuple[ast.Call, ...]:
+    """The file's calls of its class `cls_name` by name (`MonotonicLinear(1, hidden_dim)`): what each passes it."""
+    if f"{cls_name}(" not in index.source:
+        return ()
+    return tuple(_constructions(index).get(cls_name, ()))
 
 
 def _enclosing_class(index: ModelIndex, line: int) -> str | None:

@@ -137,7 +137,8 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
     An argument annotated with a module class holds one of those classes; an
     unannotated one named as modules are (`model`, `ema_model`, `critic`) or
     used as only a module is (`x.parameters()`, `x.eval()`) holds a module of
-    a class we cannot tell. `self` and `cls` never count.
+    a class we cannot tell. `self` and `cls` never count, nor does an argument annotated only with torch classes
+    owning no parameter (`loss_fn: nn.modules.loss._Loss`, torch's losses: nothing of it is partitioned or gathered).
     """
     params = function.params
     found: dict[str, tuple[str, ...]] = {}
@@ -150,6 +151,8 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
         if param.annotation is not None and not _names_a_package(code_of(param.annotation.annotation, limit=200)):
             classes = annotated_module(index, param.annotation.annotation) or _locally_imported_module(
                 index, function, param.annotation.annotation)
+            if classes and all(known.torch_has_params(ref) is False for ref in classes):
+                continue  # `loss_fn: nn.modules.loss._Loss`: a torch module owning no parameter, nothing to partition
             if classes:
                 found[name] = classes
             elif _names_a_class(param.annotation.annotation):

@@ -11,6 +11,7 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.exposed import exposed_methods
 from ..analysis.flow import flat_of, loop_items
 from ..analysis.handed import outside_functions
+from ..analysis.own import answering_classes
 from ..analysis.instances import function_arguments, possible_classes, receiver_instance, self_attributes
 from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
@@ -278,7 +279,34 @@ def _module_by_use(
             members.get(name) is None or members[name].kind in (Kind.UNKNOWN, Kind.MODULE, Kind.CONTAINER)
             for name in attributes
         )
+    if root is target:
+        answering = _answering_by_methods(index, flat, root.value)
+        if answering:
+            return any(_owns_params(index, ref) for ref in answering)
     return True
+
+
+def _answering_by_methods(index: ModelIndex, flat, name: str) -> tuple[str, ...]:
+    """The module classes of the file or its package that define every other method the method calls on the name
+    (`pos.apply_2d_rotary_pos_emb(q, f)` beside `pos.forward(x)`: only the rotary embedding's class has it), which
+    the value must be one of; none when no such method is called or no class we read defines them all."""
+    called = {
+        node.func.attr.value
+        for node, _ctx in flat.nodes
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == name and node.func.attr.value not in _MODULE_API
+    }
+    found: set[str] | None = None
+    for method in called:
+        classes = answering_classes(index, (UNKNOWN_CLASS,), method, package=True)
+        if UNKNOWN_CLASS in classes:
+            return ()
+        found = set(classes) if found is None else found & set(classes)
+    return tuple(sorted(found)) if found else ()
+
+
+# Methods every module has (`nn.Module`'s API and `forward`): calling one tells nothing of the module's class.
+_MODULE_API = known.NOT_RUNS | {"forward", "__call__"}
 
 
 def _bound_part(
