@@ -68,6 +68,7 @@ HAZARDS = {
         if self.weight is None:
             self.weight = nn.Parameter(torch.empty(4096, args[0].shape[-1]))""")),
     "repr-reads-a-child-weight": ("ZG109", PRINTED.format(name="__repr__", body='f"Head({self.fc.weight.abs().mean()})"')),
+    "repr-prints-a-child-weight-size": ("ZG102", PRINTED.format(name="extra_repr", body='f"{self.fc.weight.shape}"')),
     "loss-helper-reads-a-child-weight": ("ZG109", PRINTED.format(name="l2_penalty", body="(self.fc.weight ** 2).sum()")),
 }
 
@@ -84,7 +85,7 @@ LOOK_ALIKES = {
             self.backbone.load_state_dict(torch.load(path))"""),
     "forward-pre-hook-that-only-checks-the-input": HOOKED.format(hook="""
         assert args[0].shape[-1] == 1024"""),
-    "repr-prints-sizes-only": PRINTED.format(name="extra_repr", body='f"{self.fc.weight.shape}"'),
+    "repr-prints-the-layer-attributes": PRINTED.format(name="extra_repr", body='f"{self.fc.in_features}"'),
     "loss-helper-reads-the-dtype-only": PRINTED.format(name="l2_penalty", body="self.fc.weight.dtype"),
     "helper-writes-a-copy-it-made": """
 def normalised(t):

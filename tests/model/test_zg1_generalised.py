@@ -184,8 +184,8 @@ def test_sizes_summed_through_map_and_states_saved_from_a_list_of_models():
     assert _found(TRAINER_HELPERS) == [("ZG102", 16), ("ZG108", 22)]
 
 
-# Printing the built model: a `__str__` that counts its parameters over a walk of them reads placeholder sizes;
-# the shape of one weight an `extra_repr` prints stays a display matter.
+# Printing the built model: a `__str__` that counts its parameters over a walk of them reads placeholder sizes,
+# and so does an `extra_repr` printing the shape of one weight (`scale=(0,)`).
 PRINTED = """
 import numpy as np
 from torch import nn
@@ -211,7 +211,7 @@ class Items(Recommender):
 
 
 def test_a_parameter_count_printed_by_str_reads_placeholder_sizes():
-    assert _found(PRINTED) == [("ZG102", 8)]
+    assert _found(PRINTED) == [("ZG102", 8), ("ZG102", 18)]
 
 
 # A mixin of modules (no base of its own; its methods call on `self` what only a module has) saves and loads the

@@ -66,16 +66,14 @@ def scoped_accesses(index: ModelIndex, scope: Scope) -> list[ParamAccess]:
             counts = counts or _counts_in(index, scope, cls, method)
             found += [replace(a, scope=scope) for a in method_call_accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
     if scope is Scope.ENTRY:
-        # `__repr__`/`extra_repr` run when the built model is printed: the values they read are placeholders (the
-        # sizes they print are a display matter, and left to ZeRO-3's own `ds_shape`; not a count of the model's
-        # parameters summed over a walk of them, `sum(p.numel() for p in self.parameters())`, which is a number)
+        # `__repr__`/`extra_repr` run when the built model is printed: the values they read and the sizes they
+        # print are the placeholders' (`shape=(0,)`), and so is a count summed over a walk of the parameters
         for cls, method in index.methods("repr"):
             if not _worth_reading(index, scope, cls, method):
                 continue
             counts = _counts_in(index, scope, cls, method)
             found += [replace(a, scope=scope) for a in accesses(index, cls, method)
-                      if (a.use == READ or a.use == SIZE and a.via.reach is Reach.PARAMETERS)
-                      and not a.ctx.guarded and counts(a)]
+                      if a.use in (READ, SIZE) and not a.ctx.guarded and counts(a)]
     return found
 
 
