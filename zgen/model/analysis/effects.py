@@ -21,7 +21,7 @@ from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, ST
 from .flow import Flat, flatten, loop_items, same_items
 
 __all__ = [
-    "usage", "module_arg_effects", "argument_effects", "resolve_function", "writes_module_params", "REPARAMETRIZES",
+    "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "writes_module_params", "REPARAMETRIZES",
     "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
     "written_in_bulk", "clipped", "state_keys_only",
 ]
@@ -271,6 +271,7 @@ STATES = "state dict"  # module.state_dict() / module.load_state_dict(sd): the w
 CLIPS = "clip"  # clip_grad_norm_(module.parameters()) or of a parameter iterable given: the gradients clipped
 READS = "read"  # the values of the items of a parameter iterable given, computed with (`torch.flatten(v)`)
 RUNS = "run"  # `module(x)`, `module.forward(x)` of a module argument: its forward, outside any engine's hooks
+CALLS = "calls "  # + a method name: `module.encode_text(x)` of an argument, a method other than forward run on it
 
 
 @memoised(cycle={})  # a function that hands its argument to itself: no answer from the cycle
@@ -359,6 +360,7 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 found.setdefault(reset, set()).add(INIT)  # `for m in model.children(): m.reset_parameters()`
             _whole_effects(index, node, names, found)
             _run_effects(index, func, node, names, found)
+            _method_effects(node, names, found)
             if node.args:
                 # a module handed on: an argument itself, or a module a walk of one yields (`for m in
                 # model.modules(): init_one(m)`, `for layer in layers: init_layer(layer)`)
@@ -432,6 +434,18 @@ def _run_effects(
         return
     if target.value in module_arguments(index, func):
         found.setdefault(target.value, set()).add(RUNS)
+
+
+def _method_effects(call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:
+    """A method other than forward called on an argument (`model.encode_text(x)`): `CALLS` + its name. What it
+    computes with is the caller's question, who knows the class of the module it hands over."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) or func.value.value not in names:
+        return
+    method = func.attr.value
+    if method == "forward" or method.startswith("_") or method in known.CONTAINER_METHODS or method in known.SIZE_METHODS:
+        return
+    found.setdefault(func.value.value, set()).add(CALLS + method)
 
 
 def state_keys_only(flat: Flat, call: cst.Call) -> bool:
@@ -527,16 +541,18 @@ def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[st
             return
     if "." in name and name.partition(".")[0] in ("self", "super"):
         return
-    done = dict(argument_effects(index, flat, call))
+    done = dict(argument_effects(index, flat, call, calls=True))
     for position, arg in handed:
         if position in done:
             found.setdefault(owners[arg.value.value], set()).update(done[position])  # type: ignore[union-attr]
 
 
-def argument_effects(index: ModelIndex, flat: Flat | None, call: cst.Call) -> list[tuple[int, frozenset[str]]]:
+def argument_effects(
+    index: ModelIndex, flat: Flat | None, call: cst.Call, calls: bool = False
+) -> list[tuple[int, frozenset[str]]]:
     """(argument position, what the called function does to it) for each argument of `call` that the
-    function's summary (`module_arg_effects`) says it writes, initialises, sizes, re-parametrises or copies;
-    empty when the function cannot be read."""
+    function's summary (`module_arg_effects`) says it writes, initialises, sizes, re-parametrises or copies
+    (with `calls`, also the methods it runs on it, `CALLS` + name); empty when the function cannot be read."""
     name = call_name(call)
     found = resolve_function(index, flat, name) if name and not name.startswith(".") else None
     if found is None:
@@ -545,6 +561,8 @@ def argument_effects(index: ModelIndex, flat: Flat | None, call: cst.Call) -> li
     if not effects:
         return []
     done = ((i, effects.get(parameter_for(found[1], call, i) or "")) for i, arg in enumerate(call.args) if not arg.star)
+    if not calls:
+        done = ((i, frozenset(e for e in effect if not e.startswith(CALLS))) for i, effect in done if effect)
     return [(i, effect) for i, effect in done if effect]
 
 

@@ -221,7 +221,21 @@ class _Finder:
                 found.extend(self._attribute(node, ctx))
             if self.bound.in_forward and (kind is cst.Subscript or kind is cst.Name):
                 found.extend(self._param_container_item(node, ctx))
+            elif self.bound.in_forward and kind is cst.Attribute:
+                found.extend(self._param_container_whole(node, ctx))
         return found
+
+    def _param_container_whole(self, node: cst.Attribute, ctx: Ctx) -> list[ParamAccess]:
+        """A `ParameterList`/`ParameterDict` the module holds, handed whole to a call in its forward (`torch.stack(
+        list(self.weights))`, `run(x, self.weights)`, `[*self.weights]`, `sum(self.gains.values())`,
+        `dict(zip(names, self.weights))`): the call computes with every tensor of a child no hook gathers. A loop
+        over it is judged where its items are used (`_param_container_item`), `len(self.weights)` reads no tensor."""
+        owner = self.bound.param_container(self.index, self.cls, node)
+        if owner is None or not _handed_whole(self.flat, node):
+            return []
+        member = self.members.get(self._container_member(owner))
+        return [self.access(node, ctx, use=READ, op="", owner=owner, param=member.name if member else owner,
+                            first=member, owner_classes=(self.cls.name,))]
 
     def _param_container_item(self, node: cst.Subscript | cst.Name, ctx: Ctx) -> list[ParamAccess]:
         """A tensor of a `ParameterList`/`ParameterDict` the module holds, used in its forward (`self.weights[k]`,
@@ -879,6 +893,39 @@ def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:
 
 
 _FREE_APPLY = re.compile(r"^(?:named_apply|\w+_apply|apply_\w+)$")
+
+
+# Calls that take a container's size or walk it lazily, reading no tensor of it by themselves.
+_NO_TENSOR_READ = frozenset({"len", "enumerate", "zip", "reversed", "iter", "isinstance", "id", "type", "range"})
+
+
+def _handed_whole(flat: Flat, node: cst.BaseExpression) -> bool:
+    """Is the container `node` (or its `.values()`/`.items()`, a list or tuple of it, starred) an argument of a
+    call that computes with its tensors, not the iterable of a loop, nor only sized or walked lazily?"""
+    handed = False
+    parent = flat.parent.get(id(node))
+    while parent is not None:
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("values", "items"):
+            call = flat.parent.get(id(parent))
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                return False
+            node, parent = call, flat.parent.get(id(call))
+            continue
+        if isinstance(parent, (cst.Arg, cst.StarredElement, cst.Element, cst.List, cst.Tuple)):
+            node, parent = parent, flat.parent.get(id(parent))
+            continue
+        if isinstance(parent, cst.Call) and node is not parent.func:
+            name = parent.func.value if isinstance(parent.func, cst.Name) else None
+            if name in ("len", "isinstance", "id", "type"):
+                return False
+            if name not in _NO_TENSOR_READ and name not in ("list", "tuple", "dict"):
+                handed = True  # (`list(...)`, `dict(zip(...))` only regroup the tensors: the outer call decides)
+            node, parent = parent, flat.parent.get(id(parent))
+            continue
+        if isinstance(parent, (cst.For, cst.CompFor)) and node is parent.iter:
+            return False  # a loop over it: its items are judged where used
+        break
+    return handed
 
 
 def _binds(flat: Flat, name: cst.Name, parent: cst.CSTNode | None) -> bool:

@@ -125,14 +125,16 @@ def _known_child(cls: ClassInfo, name: str) -> bool:
 
 
 def _split(node: cst.Attribute) -> tuple[cst.BaseExpression, tuple[str, ...]] | None:
-    """`v.fc.weight` -> (`v`, ("fc", "weight")); `self.v.table` -> (`self.v`, ("table",)); receivers are a name or
-    an attribute of `self`."""
+    """`v.fc.weight` -> (`v`, ("fc", "weight")); `self.v.table` -> (`self.v`, ("table",)); receivers are a name, an
+    attribute of `self`, an element of a container or what a call returns."""
     parts: list[str] = []
     expr: cst.BaseExpression = node
     while isinstance(expr, cst.Attribute):
         parts.append(expr.attr.value)
         value = expr.value
-        if isinstance(value, cst.Subscript):  # `self.vs[0].table`: an element of a container
+        if isinstance(value, (cst.Subscript, cst.Call)):
+            # `self.vs[0].table`: an element of a container; `self.get_v().table`, `unwrap(self.v).table`: what a
+            # call hands back (`instances.returned_instance` types it)
             return value, tuple(reversed(parts))
         if isinstance(value, cst.Name):
             if value.value != "self":

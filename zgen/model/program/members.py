@@ -724,6 +724,9 @@ class _FactsReader:
             a = self.classify(value.body)
             b = self.classify(value.orelse)
             return max(a[0], b[0]), a[1] + tuple(c for c in b[1] if c not in a[1])
+        if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+            # `encoder or Encoder(d)`: one of the two, like `encoder if encoder else Encoder(d)`
+            return self.classify(cst.IfExp(test=value.left, body=value.left, orelse=value.right))
         if isinstance(value, cst.Subscript):
             base = dotted(value.value)
             if base is not None and base.rsplit(".", 1)[-1] in known.ACTIVATION_FACTORIES:

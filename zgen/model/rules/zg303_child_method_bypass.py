@@ -16,6 +16,7 @@ from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import (
     answering_classes, calls_child_method, imported_module_methods, method_uses, package_module_methods, uses_self_whole,
 )
+from ..analysis.effects import CALLS, argument_effects
 from ..analysis.handed import outside_functions
 from ..analysis.instances import may_join
 from ..analysis.instances import (
@@ -253,6 +254,7 @@ class Quantiser(nn.Module):
         yield from self._held(index)
         yield from self._averaged(index)
         yield from self._handed_by_classes(index)
+        yield from self._handed_to_other_files(index)
         for run in hand_runs(index):
             if run.method:
                 message = (
@@ -387,6 +389,52 @@ class Quantiser(nn.Module):
                 continue
             if isinstance(receiver, (cst.Call, cst.Name, cst.Attribute)):
                 yield node, receiver, node.func.attr.value, code_of(receiver), ()
+
+    def _handed_to_other_files(self, index: ModelIndex) -> Iterator[Report]:
+        """A forward, or a method of a plain class holding a model, handing a typed child to a function of another
+        file (`embed_with(self.enc, x)`, `from .utils import embed_with`) that runs a method of it other than
+        forward, itself or through the functions it hands the module on to (`effects.CALLS`): reported at the call,
+        where the class of what is handed is known (the function's own file cannot tell)."""
+        imported = [alias for alias in index.imports if alias[:1].islower()]
+        if not imported:
+            return
+        handing = re.compile(r"(?<![\w.])(?:" + "|".join(sorted(map(re.escape, imported))) + r")\s*\(")
+        methods = [(cls, method, True) for cls, method in index.methods("forward", None)]
+        for span, cls in outside_functions(index):
+            method = cls.method(span.name) if cls is not None else None
+            if method is not None and method.owner is cls and span.name != "__init__" and instance_attributes(index, cls):
+                methods.append((cls, method, False))
+        for cls, method, in_forward in methods:
+            if not handing.search(method.text):
+                continue
+            flat = flat_of(method)
+            for node, ctx in flat.nodes if flat is not None else ():
+                if type(node) is not cst.Call or ctx.guarded or not node.args or not isinstance(node.func, cst.Name):
+                    continue
+                if node.func.value not in index.imports:
+                    continue
+                for position, done in argument_effects(index, flat, node, calls=True):
+                    called = sorted(
+                        m for e in done if e.startswith(CALLS)
+                        and (m := e[len(CALLS):]) not in _SKIP and m not in NOT_RUNS and not m.endswith("_")
+                    )  # (a state dict loaded or taken, `.to()`, `.parameters()`: ZG1's, or no computation)
+                    arg = node.args[position].value
+                    if not called or (isinstance(arg, cst.Name) and arg.value == "self"):
+                        continue  # (`self` handed on: its own methods' summaries, `own`)
+                    instance = receiver_instance(index, cls, flat, arg, 0, method)
+                    for name in called if instance is not None else ():
+                        found = reads_own(index, instance, name, in_forward=in_forward)
+                        if found is None or not found.param:
+                            continue
+                        written = code_of(arg)
+                        message = (
+                            f"`{code_of(node.func)}(...)` runs `{written}.{name}(...)`, which computes with "
+                            f"{_what(found.param, f'`{written}`')}, outside `{written}`'s forward; ZeRO-3 has not "
+                            "gathered it and must fetch it on access"
+                        )
+                        help = f"call `{written}(...)` (its forward), or gather its parameters around the call"
+                        yield self.finding(index, method.snippet, node, message, help)
+                        break
 
     def _handed_by_classes(self, index: ModelIndex) -> Iterator[Report]:
         """A function of the file the classes hand a typed child to (`run(self.v, x)` in a forward) calling a
