@@ -182,6 +182,8 @@ class Net(nn.Module):
 
 def _message(access: ParamAccess) -> str:
     what, detail = code_of(access.node), access.detail
+    if detail == "len()":  # `len(self.w)`, not `self.wlen()`
+        what, detail = f"len({what})", ""
     if access.scope is Scope.HANDED:
         return (
             f"`{what}{detail}` reads the size of a parameter of a built model handed to `{access.where}` (from "
