@@ -240,6 +240,12 @@ NORMS = frozenset(
     }
 )
 
+# torch.nn classes built of submodules that own parameters (a stack of layers, each with attention and feed-forward
+# layers): calling one runs a whole tower, as a class of the program built of layers does.
+TOWERS = frozenset(
+    {"Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"}
+)
+
 # Methods by which vision backbones of the common libraries run their forward in parts, never calling `forward`
 # itself, computing with the model's own top-level parameters (position embeddings, class and register tokens)
 # and calling its children: `forward_features(x)`, `forward_intermediates(x, indices)`, `get_intermediate_layers`.

@@ -14,9 +14,11 @@ from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
 from ..analysis.taint import CALLED_IN_IF
 from ..analysis.flow import Flat
+from ..analysis.instances import attribute_classes
 from ..analysis.persistence import gathers, member_gathers
 from ..analysis.reach import function_target
 from ..analysis.runs import HelperRuns, ast_function, ast_nodes, runs_argument, self_path
+from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.holds import module_like_name
 from ..program.members import Kind, facts_of
@@ -786,7 +788,13 @@ class _Runs:
         if resolved is None and len(parts) > 1 and parts[-1] not in NOT_RUNS:
             # `self.clip.embed_image(image)`: a method of a child that runs the child's own submodules
             owner = self.resolver.resolve(parts[:-1])
-            if owner is not None and owner[0] == Kind.MODULE and method_runs(self.index, owner[1], parts[-1], False):
+            lacking = True  # (a method the class lacks is a subclass's own, and may run its layers)
+            if len(parts) == 2 and (owner is None or owner[0] == Kind.UNKNOWN):
+                # `self.autoencoder = autoencoder` from `autoencoder: MeshAutoencoder`: the class its annotation names,
+                # answering only for the methods it defines (`self.encode_text = partial(t5_encode_text)` is none)
+                instance = attribute_classes(self.index, self.cls, parts[0])
+                owner, lacking = ((Kind.MODULE, instance.classes), False) if instance is not None else (owner, lacking)
+            if owner is not None and owner[0] == Kind.MODULE and method_runs(self.index, owner[1], parts[-1], False, lacking):
                 return {f"self.{'.'.join(parts)}()".replace(".[]", "[...]")}
             return set()
         if resolved is None or resolved[0] not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
@@ -969,6 +977,8 @@ def _is_tower(index: ModelIndex, classes: tuple[str, ...]) -> bool:
         external = index.external(ref) if local is None else None
         info = local or (external[1] if external else None)
         if info is None:
+            if known.is_torch_module_class(ref) and ref.rsplit(".", 1)[-1] in known.TOWERS:
+                return True  # `nn.TransformerEncoder(layer, n)`: a stack of attention and feed-forward layers
             continue
         owner = info.index
         for member in facts_of(info).members.values():
