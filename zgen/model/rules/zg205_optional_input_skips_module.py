@@ -33,7 +33,7 @@ _PRESENCE_IF = re.compile(r"if(?<!\wif)\s+(?:not\s+)?\(?\s*(\w+)(?:\.get\([^)]*\
 # Optional inputs that are states, caches, masks, ids, labels or flags: they pick values or carry
 # what an earlier step computed, and gating on them is the model's calling convention, not a tower.
 _NOT_A_TOWER_INPUT = re.compile(
-    r"hidden_states|past|cache|mask|position|labels?$|_ids$|^ids$|embeds$|^output_|^return_|^use_|"
+    r"hidden_states|past|mask|position|labels?$|_ids$|^ids$|embeds$|^output_|^return_|^use_|"
     r"^encoder_outputs$|^head_mask$|^kwargs$|token_type|^timestep|^seq_len|^length"
 )
 
