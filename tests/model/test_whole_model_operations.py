@@ -222,3 +222,37 @@ def test_a_setting_annotated_with_a_package_and_a_method_handed_the_model_are_cl
             torch.save(lr, self.cwd)
     """
     assert _found(body) == []
+
+
+def test_a_model_argument_annotated_any_is_judged_by_its_name() -> None:
+    body = """
+    from typing import Any
+
+    class Agent:
+        def __init__(self, models):
+            self.models = models
+            self.checkpoint_modules = {}
+
+        def _get_internal_value(self, _module: Any) -> Any:
+            return _module.state_dict() if hasattr(_module, "state_dict") else _module
+    """
+    assert _found(body) == [("ZG108", 10)]
+
+
+def test_settings_annotated_any_and_a_gathered_module_annotated_any_are_clean() -> None:
+    body = """
+    from typing import Any
+    import deepspeed
+
+    class Agent:
+        def __init__(self, models):
+            self.models = models
+
+        def _get_internal_value(self, _module: Any) -> Any:
+            with deepspeed.zero.GatheredParameters(list(_module.parameters())):
+                return {k: v.clone() for k, v in _module.state_dict().items()}
+
+        def write(self, optimizer: Any, scheduler: object, path: str) -> None:
+            torch.save({"opt": optimizer.state_dict(), "sched": scheduler.state_dict()}, path)
+    """
+    assert _found(body) == []
