@@ -256,3 +256,32 @@ def test_settings_annotated_any_and_a_gathered_module_annotated_any_are_clean() 
             torch.save({"opt": optimizer.state_dict(), "sched": scheduler.state_dict()}, path)
     """
     assert _found(body) == []
+
+
+def test_a_model_taken_from_a_mapping_of_models_is_held() -> None:
+    body = """
+    class Agent:
+        def __init__(self, models, cfg):
+            self.policy = models["policy"]
+            self.value = models.get("value", None)
+
+        def load(self, path):
+            self.policy.load_state_dict(torch.load(path))
+
+        def save(self, path):
+            torch.save(self.value.state_dict(), path)
+    """
+    assert _found(body) == [("ZG108", 8), ("ZG108", 11)]
+
+
+def test_entries_of_mappings_of_optimizers_or_settings_are_clean() -> None:
+    body = """
+    class Agent:
+        def __init__(self, optimizers, cfg):
+            self.policy_opt = optimizers["policy"]
+            self.scale = cfg.get("scale", 1.0)
+
+        def save(self, path):
+            torch.save({"opt": self.policy_opt.state_dict(), "scale": self.scale}, path)
+    """
+    assert _found(body) == []

@@ -681,8 +681,12 @@ def _holds(
         return tuple(dict.fromkeys(c for classes in found for c in classes)) if found and all(found) else ()
     if isinstance(value, cst.DictComp):  # `{k: Net(d) for k in names}`
         return _holds(index, value.value, arguments, held)
+    if isinstance(value, cst.Subscript):  # `models["policy"]`: an entry of a mapping of models
+        return _holds(index, value.value, arguments, held)
     if not isinstance(value, cst.Call):
         return ()
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "get" and value.args:
+        return _holds(index, value.func.value, arguments, held)  # `self.models.get("policy", None)`
     name = call_name(value) or ""
     if index.qualify(name) in ("copy.deepcopy", "deepcopy") and value.args:
         return _holds(index, value.args[0].value, arguments, held)
