@@ -222,3 +222,66 @@ def test_a_setting_annotated_with_a_package_and_a_method_handed_the_model_are_cl
             torch.save(lr, self.cwd)
     """
     assert _found(body) == []
+
+
+def test_a_model_argument_annotated_any_is_judged_by_its_name() -> None:
+    body = """
+    from typing import Any
+
+    class Agent:
+        def __init__(self, models):
+            self.models = models
+            self.checkpoint_modules = {}
+
+        def _get_internal_value(self, _module: Any) -> Any:
+            return _module.state_dict() if hasattr(_module, "state_dict") else _module
+    """
+    assert _found(body) == [("ZG108", 10)]
+
+
+def test_settings_annotated_any_and_a_gathered_module_annotated_any_are_clean() -> None:
+    body = """
+    from typing import Any
+    import deepspeed
+
+    class Agent:
+        def __init__(self, models):
+            self.models = models
+
+        def _get_internal_value(self, _module: Any) -> Any:
+            with deepspeed.zero.GatheredParameters(list(_module.parameters())):
+                return {k: v.clone() for k, v in _module.state_dict().items()}
+
+        def write(self, optimizer: Any, scheduler: object, path: str) -> None:
+            torch.save({"opt": optimizer.state_dict(), "sched": scheduler.state_dict()}, path)
+    """
+    assert _found(body) == []
+
+
+def test_a_model_taken_from_a_mapping_of_models_is_held() -> None:
+    body = """
+    class Agent:
+        def __init__(self, models, cfg):
+            self.policy = models["policy"]
+            self.value = models.get("value", None)
+
+        def load(self, path):
+            self.policy.load_state_dict(torch.load(path))
+
+        def save(self, path):
+            torch.save(self.value.state_dict(), path)
+    """
+    assert _found(body) == [("ZG108", 8), ("ZG108", 11)]
+
+
+def test_entries_of_mappings_of_optimizers_or_settings_are_clean() -> None:
+    body = """
+    class Agent:
+        def __init__(self, optimizers, cfg):
+            self.policy_opt = optimizers["policy"]
+            self.scale = cfg.get("scale", 1.0)
+
+        def save(self, path):
+            torch.save({"opt": self.policy_opt.state_dict(), "scale": self.scale}, path)
+    """
+    assert _found(body) == []

@@ -148,7 +148,7 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
         name = param.name.value
         if name in ("self", "cls"):
             continue
-        if param.annotation is not None and not _names_a_package(code_of(param.annotation.annotation, limit=200)):
+        if param.annotation is not None and not _types_nothing(code_of(param.annotation.annotation, limit=200)):
             classes = annotated_module(index, param.annotation.annotation) or _locally_imported_module(
                 index, function, param.annotation.annotation)
             if classes and all(known.torch_has_params(ref) is False for ref in classes):
@@ -195,7 +195,7 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
         if name in ("self", "cls"):
             continue
         code = _segment(index, arg.annotation) if arg.annotation is not None else None
-        if arg.annotation is not None and not (code is not None and _names_a_package(code)):
+        if arg.annotation is not None and not (code is not None and _types_nothing(code)):
             if code is None or len(code) > 400 or _annotation_classes(index, code):
                 return True
             unannotated.append(name)  # a class the lookup cannot tell: `module_arguments` judges it by use
@@ -321,11 +321,19 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
 _CLASS_VARIABLE = re.compile(r"^(?:[A-Z]\w*Class|\w+_(?:class|cls)|klass)$")
 
 
-def _names_a_package(text: str) -> bool:
-    """Does an annotation's text name a package, not a type (`torch.nn`, `torch.optim`: a dotted path of lowercase
-    names that ends in no class)? Such an annotation types nothing; the argument is judged as an unannotated one."""
-    parts = text.strip().split(".")
+def _types_nothing(text: str) -> bool:
+    """Does an annotation's text type nothing: a package, not a type (`torch.nn`, `torch.optim`: a dotted path of
+    lowercase names that ends in no class), or a type every value has (`Any`, `object`: `_module: Any`)? The
+    argument is then judged as an unannotated one, by its name and its use."""
+    text = text.strip().strip("\"'")
+    if text in _ANY_TYPE:
+        return True
+    parts = text.split(".")
     return len(parts) > 1 and all(p.isidentifier() and p.islower() for p in parts) and parts[-1] in _PACKAGE_ENDS
+
+
+# Annotations every value satisfies.
+_ANY_TYPE = frozenset({"Any", "typing.Any", "t.Any", "object"})
 
 
 # Last names of packages written as annotations in place of a class (`actor: torch.nn`, `opt: torch.optim`).
@@ -673,8 +681,12 @@ def _holds(
         return tuple(dict.fromkeys(c for classes in found for c in classes)) if found and all(found) else ()
     if isinstance(value, cst.DictComp):  # `{k: Net(d) for k in names}`
         return _holds(index, value.value, arguments, held)
+    if isinstance(value, cst.Subscript):  # `models["policy"]`: an entry of a mapping of models
+        return _holds(index, value.value, arguments, held)
     if not isinstance(value, cst.Call):
         return ()
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "get" and value.args:
+        return _holds(index, value.func.value, arguments, held)  # `self.models.get("policy", None)`
     name = call_name(value) or ""
     if index.qualify(name) in ("copy.deepcopy", "deepcopy") and value.args:
         return _holds(index, value.args[0].value, arguments, held)
