@@ -7,14 +7,14 @@ from collections.abc import Iterator
 
 from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
 from ..analysis.effects import argument_effects, usage
-from ..analysis.flow import flat_of
+from ..analysis.flow import flat_of, loop_items
 from ..analysis.handed import built_holder
 from ..analysis.scopes import param_accesses
 from ..analysis.param_lists import parameter_list_writes
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
 from ..program.index import ModelIndex
-from ..program.tree import access_path, call_name, code_of, cst
+from ..program.tree import access_path, call_name, code_of, cst, walk
 from .rule import Report, Rule
 
 
@@ -277,6 +277,9 @@ def initialize(model):
                 continue
             visited = params[first]
             for n, ctx in flat.nodes:
+                if type(n) is cst.For and not ctx.guarded:
+                    yield from self._walked_parameters_written(index, method, flat, n, visited)
+                    continue
                 if type(n) is cst.Call and not ctx.guarded:
                     yield from self._child_handed_to_writer(index, method, flat, n, visited)
                     continue
@@ -296,6 +299,38 @@ def initialize(model):
                     )
                     yield self.finding(index, method.snippet, n, message, _HELP)
 
+
+    def _walked_parameters_written(
+        self, index: ModelIndex, method, flat, loop: cst.For, visited: str,
+    ) -> Iterator[Report]:
+        """`for name, p in module.named_parameters(): init_(p)` in an `apply` callback, writing what only a visit
+        of an ANCESTOR reaches: the walk recurses into the visited module's children, whose parameters `apply` did
+        not gather. A walk run for every module writes each parameter again at its owner's own (gathered) visit, so
+        only two shapes lose writes: the loop runs for classes with children (`if isinstance(module, Block):`),
+        or the write is chosen by a child's path (`if name == "out_proj.weight":`)."""
+        for target, iterable in loop_items(loop.target, loop.iter):
+            if not (isinstance(target, cst.Name) and _walks_children_parameters(iterable, visited)):
+                continue
+            typed = _guarding_layer_kind(index, flat, loop, visited)
+            if typed == "leaf":
+                return
+            named = _loop_name(loop, target)
+            for n, ctx in flat.nodes:
+                if type(n) is not cst.Name or n.value != target.value or ctx.guarded or not flat.within(n, loop.body):
+                    continue
+                use, _detail = usage(index, flat, n)
+                if use not in (INIT, WRITE):
+                    continue
+                if typed != "parent" and not _chosen_by_child_path(index, flat, n, loop, named):
+                    continue
+                message = (
+                    f"`{code_of(n)}`, a parameter `{code_of(iterable)}` yields, is initialised through `apply`, "
+                    f"which under `deepspeed.zero.Init` gathers only the visited `{visited}`'s own parameters; "
+                    f"the walk also yields those of `{visited}`'s children, still partitioned: the write goes to "
+                    "a placeholder and is lost"
+                )
+                yield self.finding(index, method.snippet, n, message, _HELP)
+                return
 
     def _child_handed_to_writer(
         self, index: ModelIndex, method, flat, call: cst.Call, visited: str,
@@ -320,9 +355,96 @@ def initialize(model):
 
 
 def _touches_child(text: str) -> bool:
-    """Text pre-filter: a child's weight or bias named (`module.fc.weight`), or a child handed to a call
-    (`init_(module.fc1)`)."""
-    return _CHILD_WRITE.search(text) is not None or _CHILD_HANDED.search(text) is not None
+    """Text pre-filter: a child's weight or bias named (`module.fc.weight`), a child handed to a call
+    (`init_(module.fc1)`), or a walk of parameters (`module.named_parameters()`)."""
+    return any(p.search(text) is not None for p in (_CHILD_WRITE, _CHILD_HANDED, _PARAMETER_WALK))
+
+
+def _walks_children_parameters(iterable: cst.BaseExpression, visited: str) -> bool:
+    """`module.parameters()`, `module.named_parameters()` of the visited module, recursing (the default)."""
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
+        return False
+    func = iterable.func
+    if func.attr.value not in ("parameters", "named_parameters"):
+        return False
+    if not (isinstance(func.value, cst.Name) and func.value.value == visited):
+        return False
+    for arg in iterable.args:
+        if arg.keyword is not None and arg.keyword.value == "recurse":
+            return not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+    return not any(arg.keyword is None for arg in iterable.args)  # a positional `prefix`/`recurse`: unread
+
+
+def _guarding_layer_kind(index: ModelIndex, flat, loop: cst.For, visited: str) -> str:
+    """"leaf" when the loop sits in the body of `if isinstance(visited, <torch layers without children>)`,
+    "parent" when in the body of `if isinstance(visited, <other classes>)`, "" when no such test guards it."""
+    node = flat.parent.get(id(loop))
+    while node is not None:
+        if isinstance(node, cst.If) and flat.within(loop, node.body):
+            kind = _tested_layer_kind(index, node.test, visited)
+            if kind:
+                return kind
+        node = flat.parent.get(id(node))
+    return ""
+
+
+def _loop_name(loop: cst.For, target: cst.Name) -> str:
+    """`name` of `for name, p in module.named_parameters()`."""
+    if isinstance(loop.target, cst.Tuple) and len(loop.target.elements) == 2:
+        first = loop.target.elements[0].value
+        if isinstance(first, cst.Name) and loop.target.elements[1].value is target:
+            return first.value
+    return ""
+
+
+def _chosen_by_child_path(index: ModelIndex, flat, node: cst.CSTNode, loop: cst.For, name: str) -> bool:
+    """Is the write under a test that picks the parameter by a path only a child's parameter has
+    (`name == "c_proj.weight"`, `name in ["out_proj.weight"]`, `"c_proj" in name`)? A literal that is a
+    parameter's own name (`"bias" in name`) and a negated test pick nothing of the kind."""
+    if not name:
+        return False
+    current = flat.parent.get(id(node))
+    while current is not None and current is not loop:
+        if isinstance(current, cst.If) and flat.within(node, current.body):
+            test = current.test
+            if not isinstance(test, cst.UnaryOperation) and _names_child_path(index, test, name):
+                return True
+        current = flat.parent.get(id(current))
+    return False
+
+
+def _names_child_path(index: ModelIndex, test: cst.BaseExpression, name: str) -> bool:
+    mentions = any(isinstance(n, cst.Name) and n.value == name for n in walk(test))
+    if not mentions or any(isinstance(c, cst.NotIn) or isinstance(c, cst.NotEqual) for c in _operators(test)):
+        return False
+    for literal in walk(test):
+        if isinstance(literal, cst.SimpleString):
+            text = literal.evaluated_value if isinstance(literal.evaluated_value, str) else ""
+            if text and ("." in text.strip(".") or text not in index.param_names and text not in ("weight", "bias")):
+                return True
+    return False
+
+
+def _operators(test: cst.BaseExpression) -> Iterator[cst.CSTNode]:
+    for n in walk(test):
+        if isinstance(n, cst.ComparisonTarget):
+            yield n.operator
+
+
+def _tested_layer_kind(index: ModelIndex, test: cst.BaseExpression, visited: str) -> str:
+    """"leaf" for `isinstance(visited, (nn.Linear, nn.Conv2d))`, "parent" for any other classes, else ""."""
+    if not (isinstance(test, cst.Call) and call_name(test) == "isinstance" and len(test.args) == 2):
+        return ""
+    subject, classes = test.args[0].value, test.args[1].value
+    if not (isinstance(subject, cst.Name) and subject.value == visited):
+        return ""
+    names = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    qualified = [index.qualify(code_of(n)) for n in names]
+    leaf = all(
+        q.startswith("torch.nn.") and (q.rsplit(".", 1)[-1] in _LEAF_LAYERS or _RNN_LAYER.match(q.rsplit(".", 1)[-1]))
+        for q in qualified
+    )
+    return "leaf" if leaf else "parent"
 
 
 # What initialises where: in code walking a module it was handed or built, writes are ZG101's.
@@ -387,6 +509,10 @@ def _message(access: ParamAccess) -> str:
 _APPLIED = re.compile(r"apply(?<!\wapply)\(\s*(?:(?:functools\.)?partial\(\s*)?(self\.)?(\w+)\s*[,)]")
 _CHILD_WRITE = re.compile(r"\b\w+\.\w+\.(?:weight|bias)\b")
 _CHILD_HANDED = re.compile(r"\(\s*\w+\.\w+\s*[,)]")  # `init_(module.fc1)`, `init_(m.proj, std)`
+_PARAMETER_WALK = re.compile(r"\b\w+\.(?:named_)?parameters\(")
+# torch layers whose parameters are all their own (`MultiheadAttention` holds an `out_proj` child)
+_LEAF_LAYERS = frozenset(known.TORCH_PARAMS) - {"MultiheadAttention"}
+_RNN_LAYER = re.compile(r"(?:RNN|LSTM|GRU)(?:Cell)?$")
 
 _LIST_HELP = (
     "initialise the tensors before wrapping them (`ParameterList([init(Parameter(t)) for t in ...])`), or inside "
