@@ -21,7 +21,8 @@ from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, ST
 from .flow import Flat, flatten, loop_items, same_items
 
 __all__ = [
-    "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "writes_module_params", "REPARAMETRIZES",
+    "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "writes_module_params",
+    "REPARAMETRIZES",
     "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
     "written_in_bulk", "clipped", "state_keys_only",
 ]
@@ -272,6 +273,7 @@ CLIPS = "clip"  # clip_grad_norm_(module.parameters()) or of a parameter iterabl
 READS = "read"  # the values of the items of a parameter iterable given, computed with (`torch.flatten(v)`)
 RUNS = "run"  # `module(x)`, `module.forward(x)` of a module argument: its forward, outside any engine's hooks
 CALLS = "calls "  # + a method name: `module.encode_text(x)` of an argument, a method other than forward run on it
+COMPUTES = "computes "  # + a path (`proj.weight`): what a module argument holds there computed with (`x @ m.proj.weight`)
 
 
 @memoised(cycle={})  # a function that hands its argument to itself: no answer from the cycle
@@ -310,6 +312,9 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                     continue
                 owner = it.func.value
                 root = (owner.value if owner.value in names else items.get(owner.value)) if isinstance(owner, cst.Name) else None
+                if isinstance(owner, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters"):
+                    held = access_path(owner)  # `for p in m.proj.parameters()`: a child's, part of the argument's
+                    root = held.root if held is not None and held.root in names and "[]" not in held.parts else None
                 if root is not None and it.func.attr.value in _WALKS:
                     aliases[target.value] = root  # `for m in module.modules()`, also of each `module` in a list given
                     if it.func.attr.value in ("parameters", "named_parameters"):
@@ -326,13 +331,23 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             owner = path.root if path.root in names else aliases.get(path.root)
             if owner is None:
                 owner = items.get(path.root)  # `for layer in reversed(module)`: a child, `layer.weight.data.copy_()`
-            if owner is None or path.parts[-1] not in index.param_names:
+            if owner is None:
                 continue
-            use, _detail = usage(index, inner, node)
+            if path.parts[-1] not in index.param_names:
+                # a name this file registers nowhere (`x @ m.w`: the class's file does): the caller, who knows the
+                # class it hands in, tells whether it is a parameter; the whole chain only (not `m.blk` of `m.blk.w`)
+                if path.root in names and not _continued(inner, node):
+                    use, detail = usage(index, inner, node)
+                    if use == READ and computed_with(index, inner, inner.parent.get(id(node)), detail):
+                        found.setdefault(owner, set()).add(COMPUTES + ".".join(path.parts))
+                continue
+            use, detail = usage(index, inner, node)
             if use == READ and _given_callable(inner, node, names):
                 use = INIT  # `def init_layer(m, init_fn): init_fn(m.weight)`: an initialiser handed in
             if use in (WRITE, INIT, SIZE):
                 found.setdefault(owner, set()).add(use)
+            elif use == READ and path.root in names and computed_with(index, inner, inner.parent.get(id(node)), detail):
+                found.setdefault(owner, set()).add(COMPUTES + ".".join(path.parts))  # `x @ m.proj.weight.T`
         elif kind is cst.Name and node.value in aliases:
             if isinstance(inner.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):
                 continue
@@ -367,6 +382,15 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 owners = {n: n for n in names} | items | {a: o for a, o in aliases.items() if a not in param_items}
                 _call_effects(index, inner, node, owners, found)
     return {name: frozenset(done) for name, done in found.items()}
+
+
+def _continued(flat: Flat, node: cst.Attribute) -> bool:
+    """Is `node` the head of a longer attribute chain (`m.blk` of `m.blk.w`), not a method called on it?"""
+    parent = flat.parent.get(id(node))
+    if not (isinstance(parent, cst.Attribute) and parent.value is node):
+        return False
+    grand = flat.parent.get(id(parent))
+    return not (isinstance(grand, cst.Call) and grand.func is parent)
 
 
 def _reset_owner(
@@ -552,7 +576,9 @@ def argument_effects(
 ) -> list[tuple[int, frozenset[str]]]:
     """(argument position, what the called function does to it) for each argument of `call` that the
     function's summary (`module_arg_effects`) says it writes, initialises, sizes, re-parametrises or copies
-    (with `calls`, also the methods it runs on it, `CALLS` + name); empty when the function cannot be read."""
+    (with `calls`, also the methods it runs on it, `CALLS` + name, and the attributes of it it computes with,
+    `COMPUTES` + path: the caller, who knows the module's class, tells which are parameters); empty when the
+    function cannot be read."""
     name = call_name(call)
     found = resolve_function(index, flat, name) if name and not name.startswith(".") else None
     if found is None:
@@ -562,7 +588,7 @@ def argument_effects(
         return []
     done = ((i, effects.get(parameter_for(found[1], call, i) or "")) for i, arg in enumerate(call.args) if not arg.star)
     if not calls:
-        done = ((i, frozenset(e for e in effect if not e.startswith(CALLS))) for i, effect in done if effect)
+        done = ((i, frozenset(e for e in effect if not e.startswith((CALLS, COMPUTES)))) for i, effect in done if effect)
     return [(i, effect) for i, effect in done if effect]
 
 

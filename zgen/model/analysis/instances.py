@@ -723,7 +723,7 @@ def instance_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
             if found is None or found[0] is index and instance.exact:
                 continue  # a class of this file: its methods are the file's own, which the rules list already
             owner, info = found
-            names.update(m.name for m in info.all_methods() if not m.name.startswith("__"))
+            names.update(n for n in info.method_names if not n.startswith("__"))
             for other in owner.classes.values() if not instance.exact else ():
                 if info in other.mro:
                     names.update(n for n in other.span.methods if not n.startswith("__"))

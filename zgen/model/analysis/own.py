@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from ..program import known
 from ..program.holds import held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
-from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, torch_base
+from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param, torch_base
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, state_keys_only, usage
+from .effects import CALLS, COMPUTES, DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, state_keys_only, usage
 from .flow import Flat, flat_of, loop_items
 from .params import accesses, narrowed
 from .persistence import is_persistent, optional_param, persistent_param
@@ -238,7 +238,9 @@ def _own_state_uses(flat: Flat) -> list[OwnUse]:
 def _handed_uses(index: ModelIndex, cls: ClassInfo, flat: Flat) -> list[OwnUse]:
     """What functions of the program the method hands the module to do with its parameters: `self`, a child
     (`self.target`) or a parameter walk of either (`self.online.parameters()`) given to a helper whose summary
-    (`effects.module_arg_effects`, of this file or another) copies, blends, loads or reads them."""
+    (`effects.module_arg_effects`, of this file or another) copies, blends, loads or reads them, or computes with
+    one of them by name (`def run(m, x): return x @ m.proj.weight.T` given `self`: `effects.COMPUTES`, judged
+    here on the class)."""
     found = []
     members = facts_of(cls).members
     for node, ctx in flat.nodes:
@@ -250,12 +252,51 @@ def _handed_uses(index: ModelIndex, cls: ClassInfo, flat: Flat) -> list[OwnUse]:
         handed = {i: arg for i, arg in enumerate(node.args) if not arg.star and _of_self(arg.value, members)}
         if not handed:
             continue
-        for position, effects in argument_effects(index, flat, node):
+        for position, effects in argument_effects(index, flat, node, calls=True):
             arg = handed.get(position)
+            if arg is None:
+                continue
             use = next((_EFFECT_USE[e] for e in _EFFECT_ORDER if e in effects), None)
-            if arg is not None and use is not None:
+            if use is not None:
                 found.append(OwnUse(use, f"{name}({code_of(arg.value)})", False))
+                continue
+            path = access_path(arg.value)  # `self`, `self.enc` (not a walk: its items' reads are READS above)
+            if path is None or path.root != "self" or "[]" in path.parts:
+                continue
+            computed = sorted(e[len(COMPUTES):] for e in effects if e.startswith(COMPUTES))
+            persistent = [_param_persistent(index, cls.name, (*path.parts, *e.split("."))) for e in computed]
+            if any(p is not None for p in persistent):
+                found.append(OwnUse(READ, f"{name}({code_of(arg.value)})", all(p is not False for p in persistent)))
+                continue
+            # a method it runs on the module handed (`def run(m, x): return m.inner(x)`), dispatched on its class
+            ref = _path_class(index, cls.name, path.parts)
+            for called in sorted(e[len(CALLS):] for e in effects if e.startswith(CALLS)) if ref is not None else ():
+                uses = [u for u in method_uses(index, ref, called) if u.use == READ]
+                if uses:
+                    found.append(OwnUse(READ, f"{name}({code_of(arg.value)})", all(u.persistent for u in uses)))
+                    break
     return found
+
+
+def _path_class(index: ModelIndex, ref: str, parts: tuple[str, ...]) -> str | None:
+    """The one class the module at `parts` from a module of class `ref` is (`("enc", "proj")`), if known."""
+    for part in parts:
+        member = member_of(index, ref, part)
+        if member is None or member.kind != Kind.MODULE or len(member.classes) != 1:
+            return None
+        ref = member.classes[0]
+    return ref
+
+
+def _param_persistent(index: ModelIndex, ref: str, parts: tuple[str, ...]) -> bool | None:
+    """For the path `parts` from a module of class `ref` (`("proj", "weight")`): None when it names no parameter
+    (a setting, a buffer, a child of no readable class), else whether the parameter stays gathered."""
+    ref = _path_class(index, ref, parts[:-1])  # type: ignore[assignment]
+    if ref is None or member_param(index, ref, parts[-1]) is not True:
+        return None
+    if parts[-1].startswith("bias") and known.is_torch_module_class(ref):
+        return True  # a torch layer's bias: one element per output feature
+    return persistent_param(index, ref, parts[-1])
 
 
 # What a helper does to a module or parameter walk it is given, as a use of the module's own parameters.
@@ -455,7 +496,7 @@ def _imported_module_classes(index: ModelIndex) -> tuple[tuple[str, ClassInfo], 
 def imported_module_methods(index: ModelIndex) -> frozenset[str]:
     """Names of the methods (not dunders) of the module classes the file imports by name: what a call on a module
     whose class nothing names could run besides the file's own classes' methods."""
-    return frozenset(n for _ref, info in _imported_module_classes(index) for n in info.span.methods if n[:2] != "__")
+    return frozenset(n for _ref, info in _imported_module_classes(index) for n in info.method_names if n[:2] != "__")
 
 
 def _walks_modules(items: cst.BaseExpression) -> bool:

@@ -181,6 +181,7 @@ class ClassInfo:
         self.index = index
         self.name = span.name
         self._resolving = False
+        self._naming = False
 
     @cached_property
     def text(self) -> str:
@@ -267,6 +268,22 @@ class ClassInfo:
                 if found is not None:
                     return found
         return None
+
+    @cached_property
+    def method_names(self) -> frozenset[str]:
+        """The names `inherited_method` answers: the methods of the class, of its in-file bases and of its bases in
+        other files (read there), each of theirs in turn."""
+        if self._naming:  # bases that name each other across files: no answer from the cycle
+            return frozenset()
+        self._naming = True
+        try:
+            names = {name for info in self.mro for name in info.span.methods}
+            for info in self.mro:
+                for _index, base in info.external_bases:
+                    names |= base.method_names
+            return frozenset(names)
+        finally:
+            self._naming = False
 
     def _method_info(self, span: FunctionSpan) -> MethodInfo:
         return self.index.method_info(self, span)

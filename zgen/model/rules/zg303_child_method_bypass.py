@@ -785,7 +785,7 @@ def _external_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
             continue
         external = index.external(index.qualify(written))
         if external is not None and external[1].is_module:
-            names.update(m.name for m in external[1].all_methods() if not m.name.startswith("__"))
+            names.update(n for n in external[1].method_names if not n.startswith("__"))
     return frozenset(names - _SKIP)
 
 
