@@ -155,3 +155,35 @@ class Prototypes(nn.Module):
     def assign(self, x):
         return self.forward(x, self.groups).argmax(-1)
 """) == ["ZG302"]
+
+
+# Running statistics and a fixed temperature kept as parameters the optimizer leaves alone, read in a parent's
+# forward: `requires_grad=False` changes no size.
+FROZEN = """
+class Stats(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.stat = nn.Parameter({data}, requires_grad=False)
+
+    def forward(self, x):
+        return x - self.stat
+
+
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.stats = Stats(dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x - self.stats.stat)
+"""
+
+
+@pytest.mark.parametrize("data", ["torch.zeros(dim)", "torch.tensor(0.07)", "torch.ones(1, 1, dim)"])
+def test_a_frozen_vector_or_scalar_parameter_stays_gathered(data):
+    assert zg3(FROZEN.format(data=data)) == []
+
+
+def test_a_frozen_matrix_parameter_is_still_large():
+    assert "ZG301" in zg3(FROZEN.format(data="torch.zeros(dim, dim)"))

@@ -736,6 +736,75 @@ def test_a_method_of_an_unreadable_model_runs_it_unless_its_name_says_it_keeps_o
     assert hazards <= found and not safe & found, (found, hazards, safe)
 
 
+HANDED_UNTYPED = """
+import deepspeed
+import torch.distributed as dist
+
+
+def describe(model, out):
+    with open(out, "w") as f:
+        model.summary(print_fn=print)
+
+
+def describe_twice(model, out):
+    describe(model, out)
+
+
+def stamp(model, epoch):
+    model.set_epoch(epoch)
+
+
+def preview(model):
+    return model.sample(4)
+
+
+def preview_twice(model):
+    return preview(model)
+
+
+class Runner:
+    def __init__(self, model):
+        self.model = model
+
+    def stamp(self, epoch):
+        self.model.set_epoch(epoch)
+
+    def run(self, loader):
+        engine, *_ = deepspeed.initialize(model=self.model)
+        for epoch, batch in enumerate(loader):
+            engine.backward(engine(batch))
+            if dist.get_rank() == 0:
+                self.stamp(epoch)
+
+
+def train(model, loader, out):
+    engine, *_ = deepspeed.initialize(model=model)
+    for epoch, batch in enumerate(loader):
+        engine.backward(engine(batch))
+        if dist.get_rank() == 0:
+            describe(engine, out)
+        if dist.get_rank() == 0:
+            describe_twice(engine, out)
+        if dist.get_rank() == 0:
+            stamp(engine, epoch)
+        if dist.get_rank() == 0:
+            preview(engine)
+        if dist.get_rank() == 0:
+            preview_twice(engine)
+"""
+
+
+def test_a_function_handed_an_untyped_model_runs_it_by_the_same_names_as_a_method() -> None:
+    """A function of the file handed the model (no class we read): what it calls on the model is judged by the
+    method's name, as a trainer's method is (`runs_unread`): `sample` runs it, directly or through a second
+    function; a printed summary and a setter (`set_epoch`, also from a plain class's method) run nothing, so their
+    rank gates are clean."""
+    found = {f.line for f in _zg2(HANDED_UNTYPED)}
+    gates = [i for i, line in enumerate(HANDED_UNTYPED.splitlines(), 1) if "dist.get_rank() == 0" in line]
+    hazards, safe = set(gates[-2:]), set(gates[:-2])
+    assert hazards <= found and not safe & found, (found, hazards, safe)
+
+
 TWO_GATES = """
 import deepspeed
 import torch.distributed as dist

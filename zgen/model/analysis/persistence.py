@@ -197,8 +197,9 @@ _FILLS = frozenset({"ones", "zeros", "empty", "full", "randn", "rand"})
 
 
 def _only_argument(call: cst.Call) -> cst.BaseExpression | None:
-    """The one argument of `nn.Parameter(x)`, given by position (else None)."""
-    args = call.args
+    """The one argument of `nn.Parameter(x)`, given by position (else None); a `requires_grad=` beside it changes
+    no size (`nn.Parameter(torch.zeros(d), requires_grad=False)`, a running statistic)."""
+    args = [arg for arg in call.args if not (arg.keyword is not None and arg.keyword.value == "requires_grad")]
     return args[0].value if len(args) == 1 and args[0].keyword is None and not args[0].star else None
 
 

@@ -28,7 +28,8 @@ from .calls import HeldCalls, ModuleCalls
 from .flow import SAME_ITEMS, Flat, flat_of
 from .persistence import gathers
 
-__all__ = ["HelperRuns", "ast_function", "ast_nodes", "self_path", "runs_argument", "class_method_runs"]
+__all__ = ["HelperRuns", "INFERENCE_METHODS", "ast_function", "ast_nodes", "self_path", "runs_argument", "runs_unread",
+           "class_method_runs"]
 
 
 def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
@@ -263,6 +264,40 @@ def _over_self_collection(iterable: ast.expr) -> bool:
     return parts is not None and len(parts) == 1
 
 
+# Methods of an object that runs a model it holds to answer (an algorithm, an agent, a policy, a sampler, a pipeline):
+# a prediction, a generation, an action chosen from an observation.
+INFERENCE_METHODS = frozenset(
+    {"predict", "generate", "sample_action", "predict_value", "act", "select_action", "get_action", "get_actions",
+     "select_actions", "sample_actions", "compute_action", "compute_actions", "choose_action", "predict_action",
+     "evaluate_actions"}
+)
+# An accessor by its name (`get_base_model`, `is_quantized`, `has_adapter`, `set_epoch`): what a helper's summary
+# reads of a model whose class lacks it (a subclass's or a wrapper's) hands back a part or a fact of the model, or
+# stores a value on it; it runs none.
+ACCESSOR = re.compile(r"(?:get|is|has|set)_\w+")
+# A method named as a part or a variant of a module's forward (`forward_head`, `forward_features`, `encoder_forward`).
+_FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
+
+
+# Words of a method's name that say it keeps, reports or describes its model (`save_checkpoint`, `push_to_hub`,
+# `create_or_update_model_card`, `log_metrics`, `print_summary`, `num_tokens`): such a method runs none of its layers.
+_RECORDS = frozenset(
+    {"save", "load", "push", "upload", "export", "write", "dump", "card", "log", "print", "report", "summary",
+     "summaries", "summarize", "describe", "repr", "config", "info", "num", "count"}
+)
+
+
+def runs_unread(name: str) -> bool:
+    """Does `<model>.<name>(...)` run a model when no class we read defines `name` (the model's class is unknown or
+    too large, or the method is a subclass's)? An inference method or a part of a forward does (`generate`,
+    `predict`, `forward_head`), and so does any other method (`sample(4)`, `update(batch)`), unless its name says it
+    keeps, reports or describes the model (`create_or_update_model_card()`, `save_checkpoint(p)`), hands back a
+    part or a fact of it (`get_base_model()`, `is_quantized()`) or sets a value on it (`set_epoch(e)`)."""
+    if name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name):
+        return True
+    return not (ACCESSOR.fullmatch(name) or _RECORDS.intersection(name.lower().split("_")))
+
+
 @memoised(cycle=False)
 def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[str, ...]) -> bool:
     """Does the module-level function `function` of this file run the module its parameter `param` is handed,
@@ -270,7 +305,8 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
 
     It does when it calls the module, its `forward`, a child of it
     (`calls.HeldCalls`), or a method of it: one that runs submodules when
-    the class can be read, any but nn.Module's bookkeeping when it cannot.
+    the class can be read, one `runs_unread` answers for by its name when
+    it cannot.
     """
     info = index.function_info(function)
     if info is None or param not in info.text:
@@ -294,7 +330,9 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
             continue
         readable = [index.classes[ref] for ref in classes if ref in index.classes]
         if not readable and all(ref == UNKNOWN for ref in classes):
-            return True
+            if runs_unread(name):
+                return True
+            continue  # `model.summary(print_fn=f)`, `model.set_epoch(e)`: its name keeps, describes or sets
         if any(cls.method(name) is not None and HelperRuns(index, cls).helper_runs_modules(name) for cls in readable):
             return True
     return False

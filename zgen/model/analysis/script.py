@@ -33,7 +33,7 @@ from .effects import argument_effects, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, function_target, method_targets, plain_instances
 from .own import answering_classes
-from .runs import HelperRuns, class_method_runs, runs_argument
+from .runs import ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, runs_argument, runs_unread
 from .taint import DATA, RANK, Taint
 
 __all__ = [
@@ -256,13 +256,6 @@ def held_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
 _SELF_ONLY = re.compile(r"def\s+\w+\s*\(\s*self\s*\)")
 
 
-# Methods of an object that runs a model it holds to answer (an algorithm, an agent, a policy, a sampler, a pipeline):
-# a prediction, a generation, an action chosen from an observation.
-INFERENCE_METHODS = frozenset(
-    {"predict", "generate", "sample_action", "predict_value", "act", "select_action", "get_action", "get_actions",
-     "select_actions", "sample_actions", "compute_action", "compute_actions", "choose_action", "predict_action",
-     "evaluate_actions"}
-)
 # What a function calls the model it is handed (`model`, `net`, `engine`, `draft_model`).
 _MODEL_NAME = re.compile(r"(?:\w+_)?(?:model|module|net|engine)")
 # Methods only an `nn.Module` has (not `train`/`state_dict`: trainers and optimizers have those too).
@@ -490,7 +483,7 @@ class _ScriptCalls:
             return code_of(func)
         if dotted(func) in scope.held:
             return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
-        accessor = self.summary and isinstance(func, cst.Attribute) and _ACCESSOR.fullmatch(func.attr.value)
+        accessor = self.summary and isinstance(func, cst.Attribute) and ACCESSOR.fullmatch(func.attr.value)
         if (scope.held or scope.model_args or self.summary) and not accessor and self.held.callee(call) is not None:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = _holder_text(func.value) if isinstance(func, cst.Attribute) else None
@@ -940,32 +933,6 @@ def method_runs(
         if class_method_runs(*found, name):
             return True
     return not readable and unreadable
-
-
-# An accessor by its name (`get_base_model`, `is_quantized`, `has_adapter`): what a helper's summary reads of a model
-# whose class lacks it (a subclass's or a wrapper's) hands back a part or a fact of the model; it runs none.
-_ACCESSOR = re.compile(r"(?:get|is|has)_\w+")
-# A method named as a part or a variant of a module's forward (`forward_head`, `forward_features`, `encoder_forward`).
-_FORWARD_PART = re.compile(r"forward_\w+|\w+_forward")
-
-
-# Words of a method's name that say it keeps, reports or describes its model (`save_checkpoint`, `push_to_hub`,
-# `create_or_update_model_card`, `log_metrics`, `print_summary`, `num_tokens`): such a method runs none of its layers.
-_RECORDS = frozenset(
-    {"save", "load", "push", "upload", "export", "write", "dump", "card", "log", "print", "report", "summary",
-     "summaries", "summarize", "describe", "repr", "config", "info", "num", "count"}
-)
-
-
-def runs_unread(name: str) -> bool:
-    """Does `<model>.<name>(...)` run a model when no class we read defines `name` (the model's class is unknown or
-    too large, or the method is a subclass's)? An inference method or a part of a forward does (`generate`,
-    `predict`, `forward_head`), and so does any other method (`sample(4)`, `update(batch)`), unless its name says it
-    keeps, reports or describes the model (`create_or_update_model_card()`, `save_checkpoint(p)`) or hands back a
-    part or a fact of it (`get_base_model()`, `is_quantized()`)."""
-    if name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name):
-        return True
-    return not (_ACCESSOR.fullmatch(name) or _RECORDS.intersection(name.lower().split("_")))
 
 
 def _plain_module(index: ModelIndex, classes: tuple[str, ...]) -> bool:
