@@ -56,7 +56,7 @@ from .effects import (
 )
 from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
 from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
-from .script import WRAP_TRIGGER, ScriptScope, function_scope
+from .script import ScriptScope, class_partitions, function_scope, partitions_here
 
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions", "returns_argument"]
 
@@ -115,9 +115,9 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             cls is not None or not (_callback(index, span.name) or _called_by_modules(index, span.name))
         )
         # (a function that partitions the model itself: the script rules know what runs before)
-        may_be_handed = named and bool(paths or _HANDED_TRIGGER.search(text)) and not WRAP_TRIGGER.search(text)
+        may_be_handed = named and bool(paths or _HANDED_TRIGGER.search(text)) and not partitions_here(index, span)
         walks = _WALK_TRIGGER.search(text) or _factory_text(text)
-        whole = _whole_trigger(index, cls).search(text) and not WRAP_TRIGGER.search(text)
+        whole = _whole_trigger(index, cls).search(text) and not partitions_here(index, span)
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
             whole = None  # called only where ZeRO-3 is off or handled; or at construction (judged at the call)
         if not may_be_handed and not walks and not whole:
@@ -149,9 +149,9 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
         if cls is None and (_callback(index, span.name) or _called_by_modules(index, span.name)):
             continue  # handed on as a callback, or run by a module on itself: judged at those calls
         text = index.skeleton.text(span.start, span.end)
-        if WRAP_TRIGGER.search(text) or not reaches_operation(index, text, cls):
+        if partitions_here(index, span) or not reaches_operation(index, text, cls):
             continue
-        if cls is not None and WRAP_TRIGGER.search(cls.text):
+        if cls is not None and class_partitions(index, cls):
             continue  # a class that wraps the model itself (a trainer): its methods run on what it wrapped
         scope = function_scope(index, span)
         if scope is None or not isinstance(scope.node, cst.FunctionDef):
@@ -219,6 +219,8 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
                 "param_groups", "update_parameters(", "update_moving_average(", *MODULE_WORDS, *names]
     words += [re.escape(name) + r"\(" for name in names]  # (sorted: the same pattern text in every process)
+    if cls is None:  # a model argument handed to a helper: `clone_via(model)`, `count_parameters(net)`
+        words.append(r"[(,]\s*" + MODULE_NAMED_TEXT)
     averagers = "|".join(re.escape(name) for name in names)
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
     # `avg.update_parameters(x)`; `ema.update(runner.model)`, `swa.step(self.net)`: an average updated from a model

@@ -52,7 +52,7 @@ from .effects import (
 from .flow import Flat, runs_gathered
 from .grads import gradient_read
 from .persistence import persistent_param
-from .script import WRAP_TRIGGER, function_scope
+from .script import class_partitions, function_scope
 
 __all__ = [
     "Model", "Param", "Items", "Tup", "Mapping", "Averaged", "Container", "Holder", "Union", "Value", "join", "item_of", "provenance_accesses",
@@ -1295,7 +1295,7 @@ def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo 
         seeds = engine._seed_arguments(init.span, cls)
         if not seeds:
             continue
-        wraps = WRAP_TRIGGER.search(cls.text) is not None
+        wraps = class_partitions(index, cls)
         # (a class that wraps the model itself runs its other methods, and its constructor's helpers, on what it
         # wrapped: only its constructor's own code is read)
         engine.follow_self = not wraps
@@ -1313,7 +1313,7 @@ def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo 
     for cls in index.module_classes():
         # the built model's own methods a training loop calls (`count_parameters()`): `self` is the built model,
         # and walking its parameters yields partitioned ones
-        if "parameters(" not in cls.text or WRAP_TRIGGER.search(cls.text):
+        if "parameters(" not in cls.text or class_partitions(index, cls):
             continue
         for method in cls.entry_methods:
             if method.owner is not cls or "parameters(" not in method.text or not OPERATIONS.search(method.text):

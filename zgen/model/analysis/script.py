@@ -39,7 +39,7 @@ from .taint import DATA, RANK, Taint
 __all__ = [
     "ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "scope_reach",
     "divergences", "module_helper_reaches",
-    "WRAP_TRIGGER",
+    "WRAP_TRIGGER", "partitions_here", "class_partitions",
 ]
 
 # Text without which no model in a scope can be partitioned.
@@ -314,6 +314,49 @@ def _initialize_call(index: ModelIndex, value: cst.CSTNode) -> cst.Call | None:
 
 
 _WRAPPER_PREPARE = frozenset({"prepare", "prepare_model", "setup", "setup_module"})
+
+
+@memoised
+def partitions_here(index: ModelIndex, span: FunctionSpan) -> bool:
+    """Does the function partition a model itself: hand one to a call that partitions it (`deepspeed.initialize(
+    model=m)`, `accelerator.prepare(model, opt)`), build one under `zero.Init`, or set up training with a wrapper it
+    builds (`accelerator = Accelerator()` ... `accelerator.prepare(optimizer)`: a model it does not hand over stays
+    whole)? Its code before that runs on the unpartitioned model, and the script rules judge what follows. Text that
+    only looks like it does not (`self._initialize(cfg)`, `def initialize(self, x)`, a weight initialiser
+    `initialize(self, init_cfg)`), nor data handed alone to a wrapper the object holds or the function is handed
+    (`self.accelerator.prepare(loader, scheduler)`: the model was partitioned where the wrapper was set up)."""
+    if not WRAP_TRIGGER.search(index.skeleton.text(span.start, span.end)):
+        return False
+    scope = function_scope(index, span)
+    if scope is None:
+        return True
+    for node in walk(scope.node):
+        if isinstance(node, cst.With) and any(_is_zero_init(index, i.item) for i in node.items):
+            return True
+        call = _initialize_call(index, node) if isinstance(node, cst.Call) else None
+        if call is None:
+            continue
+        if not _is_wrapper_call(call) or not all(_not_model(a.value) for a in call.args):
+            return True
+        owner = (call_name(call) or "").partition(".")[0]
+        if owner != "self" and owner not in scope.parameters:
+            return True  # a wrapper of its own, handed no model
+    return False
+
+
+def class_partitions(index: ModelIndex, cls: ClassInfo) -> bool:
+    """Does a method of the class partition a model itself (`partitions_here`): a trainer wrapping what it holds?"""
+    return WRAP_TRIGGER.search(cls.text) is not None and any(partitions_here(index, span) for span in cls.span.methods.values())
+
+
+# What a training wrapper is handed besides models: data, optimizers, schedules (`accelerator.prepare(loader, sched)`).
+_NOT_MODEL_NAME = re.compile(r"(?i)(?:\w*_)?(?:(?:data)?loaders?|dataset|dl|optim\w*|opt|(?:lr_)?sched\w*)")
+
+
+def _not_model(value: cst.BaseExpression) -> bool:
+    """Is an argument handed to a training wrapper named as data, an optimizer or a schedule, not as a model?"""
+    name = dotted(value)
+    return bool(name) and _NOT_MODEL_NAME.fullmatch(name.rsplit(".", 1)[-1]) is not None
 
 
 def _is_wrapper_call(call: cst.Call) -> bool:

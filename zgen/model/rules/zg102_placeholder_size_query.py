@@ -184,6 +184,12 @@ def _message(access: ParamAccess) -> str:
     what, detail = code_of(access.node), access.detail
     if detail == "len()":  # `len(self.w)`, not `self.wlen()`
         what, detail = f"len({what})", ""
+    if access.scope is Scope.HANDED and access.via.reach is Reach.MODULE:  # `count_parameters(self.model)`
+        return (
+            f"`{what}` hands to `{access.via.name}`, which reads the sizes of the parameters of `{access.owner}`, a "
+            f"built model `{access.where}` is handed or holds; ZeRO-3 keeps them partitioned there: placeholders "
+            "have size 0"
+        )
     if access.scope is Scope.HANDED:
         return (
             f"`{what}{detail}` reads the size of a parameter of a built model handed to `{access.where}` (from "
