@@ -44,6 +44,7 @@ from .persistence import is_persistent, optional_param, persistent_param
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
     "TORCH_LOADERS", "own_state_calls", "uses_self_whole", "package_module_classes", "package_module_methods",
+    "package_definers",
 ]
 
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
@@ -448,7 +449,7 @@ def package_module_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
     return model.lookup(x)`, the model's class in a file of the package this one never imports). Files are named
     by their text (`Project.package_definers`) and then indexed; a name more than `_MAX_DEFINERS` files define is
     a common verb of the package (`update`, `reset`) that tells nothing of which class answers."""
-    definers = _package_definers(index, name)
+    definers = package_definers(index, name)
     found: list[str] = []
     for module in definers:
         file = index.project.file(module)  # type: ignore[union-attr]
@@ -459,7 +460,7 @@ def package_module_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _package_definers(index: ModelIndex, name: str) -> tuple[str, ...]:
+def package_definers(index: ModelIndex, name: str) -> tuple[str, ...]:
     """The other files of the package defining a method `name`, none when more than `_MAX_DEFINERS` do."""
     if index.project is None or not index.module:
         return ()
@@ -472,7 +473,7 @@ _MAX_DEFINERS = 6  # files of a package defining one method name, read to learn 
 
 @memoised
 def package_module_methods(index: ModelIndex) -> frozenset[str]:
-    """Text pre-filter of `package_module_classes`: the names `_package_definers` answers with some files for, 1 to
+    """Text pre-filter of `package_module_classes`: the names `package_definers` answers with some files for, 1 to
     `_MAX_DEFINERS` other files of the package defining the method (a call of one on a module of no named class may
     run one of theirs); a name it leaves out records no dependency (`Project.package_definer_names`)."""
     if index.project is None or not index.module:

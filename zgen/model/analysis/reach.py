@@ -7,7 +7,9 @@ summary of what each of them reaches (a model, a collective) is `script.scope_re
 over these edges:
 
 * `self.m(...)`: the method as Python finds it (through bases, in this file or another), and the overrides of
-  subclasses in the owner's file and in the checked one (an abstract step filled in by a subclass).
+  subclasses in the owner's file and in the checked one (an abstract step filled in by a subclass); where the
+  method found is abstract (`raise NotImplementedError`, `@abstractmethod`), also those of subclasses in the other
+  files of the package that define a method of that name, which the base's file need not import.
 * `obj.m(...)` on a plain object (a class of the project that is no `nn.Module`): `self.evaluator` built in
   `__init__` (or a base's), a local bound to `Evaluator(model)`, an argument annotated with the class.
 * `f(...)`: a function of this file, or one imported from another file of the package.
@@ -21,8 +23,9 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import facts_of
 from ..program.tree import cst, dotted, walk
 from .flow import Flat
+from .own import package_definers
 
-__all__ = ["method_targets", "plain_instances", "function_target", "all_bases"]
+__all__ = ["method_targets", "plain_instances", "function_target", "all_bases", "is_abstract"]
 
 
 @memoised
@@ -33,13 +36,41 @@ def method_targets(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[Method
     first = cls.inherited_method(name)
     if first is not None:
         found.append(first)
-    for where in (cls.index, index) if cls.index is not index else (cls.index,):
+    wheres = [cls.index, index] if cls.index is not index else [cls.index]
+    if first is not None and is_abstract(first):
+        wheres += [w for w in _package_definers(first.index, name) if w not in wheres]
+    for where in wheres:
         for other in where.classes.values():
-            if other is not cls and name in other.span.methods and cls in all_bases(other):
+            if other is not cls and name in other.span.methods and _derives(other, cls):
                 override = other.method(name)
                 if override is not None and override not in found:
                     found.append(override)
     return tuple(found)
+
+
+def _derives(other: ClassInfo, cls: ClassInfo) -> bool:
+    """Is `cls` a base of `other`? (A file read as another's dependency has an index of its own: the checked
+    file's class is its namesake there.)"""
+    module = cls.index.module
+    return any(b is cls or (b.name == cls.name and module and b.index.module == module) for b in all_bases(other))
+
+
+def is_abstract(method: MethodInfo) -> bool:
+    """Is the method a stub a subclass fills in (`raise NotImplementedError`, `@abstractmethod`)?"""
+    return "NotImplementedError" in method.text or "abstractmethod" in method.text
+
+
+def _package_definers(index: ModelIndex, name: str) -> list[ModelIndex]:
+    """The other files of the file's top-level package whose text defines a method `name` (`own.package_definers`,
+    none for a common verb), indexed: where the subclasses filling in an abstract step live when the base's file
+    imports none of them (`BasePlayer.run` calling `self.get_action(obs)`, defined by `PpoPlayer` of
+    `players.py`)."""
+    found: list[ModelIndex] = []
+    for module in package_definers(index, name):
+        file = index.project.file(module)  # type: ignore[union-attr]
+        if file is not None and file.skeleton is not None:
+            found.append(ModelIndex.of(file, index.project))  # type: ignore[arg-type]
+    return found
 
 
 def all_bases(cls: ClassInfo) -> list[ClassInfo]:

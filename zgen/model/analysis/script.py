@@ -31,7 +31,7 @@ from .calls import HeldCalls
 from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, helper_reaches, module_divergences
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
-from .reach import all_bases, function_target, method_targets, plain_instances
+from .reach import all_bases, function_target, is_abstract, method_targets, plain_instances
 from .own import answering_classes
 from .runs import ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, runs_argument, runs_unread
 from .taint import DATA, RANK, Taint
@@ -578,7 +578,7 @@ def _complete(index: ModelIndex, classes: tuple[str, ...], name: str) -> bool:
             return False
         cls = found[1]
         for method in cls.reachable(name, inherited=True):
-            if "NotImplementedError" in method.text or "abstractmethod" in method.text:
+            if is_abstract(method):
                 return False  # an abstract method: a subclass or a mixin before the class answers (skrl's `Model.act`)
             if any(
                 called not in NOT_RUNS and called not in ("forward", "__call__") and cls.inherited_method(called) is None

@@ -424,6 +424,7 @@ def _held_and_wrapped(index: ModelIndex, cls: ClassInfo) -> tuple[dict[str, tupl
             found[name] = member.classes
     # used as only a module is (`self._model.parameters()`): a model, whatever set it (a base of another file)
     by_use = {path.parts[0]: ("<unknown>",) for path in _module_only_paths(cls) if len(path.parts) == 1}
+    by_use.update((name, ("<unknown>",)) for name in _called_and_switched(cls) if name not in by_use)
     init_methods = [*cls.init_methods, *_run_by_base_constructor(cls)]
     init_ids = {id(m) for m in init_methods}
     for method in (*init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
@@ -504,6 +505,29 @@ def _module_only_paths(cls: ClassInfo):
                 path = access_path(call.func.value)
                 if path is not None and path.root == "self":
                     yield path
+
+
+# `self.model.eval()`, `self.model.train()`, `.train(False)`, `.train(mode=training)`: a mode switch (no batch handed).
+_SWITCHED = re.compile(r"\bself\.(\w+)\.(?:eval\(\)|train\((?:True|False|mode\s*=\s*\w+)?\))")
+
+
+def _called_and_switched(cls: ClassInfo) -> list[str]:
+    """Attributes `self.X` that a method of `cls` calls (`self.model(obs)`) and one switches between training and
+    evaluation (`self.model.eval()`): a module, whatever built it (`self.model = self.network.build(cfg)`). An
+    optimizer with modes (schedule-free) is never called; a callable of settings has no modes."""
+    methods = cls.all_methods()
+    switched = {name for m in methods for name in _SWITCHED.findall(m.text) if not config_like(name)}
+    called: list[str] = []
+    for method in methods:
+        if not any(f"self.{name}(" in method.text for name in switched) or method.node is None:
+            continue
+        for call in walk(method.node):
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+                path = access_path(call.func)
+                if path is not None and path.root == "self" and len(path.parts) == 1 and path.parts[0] in switched:
+                    if path.parts[0] not in called:
+                        called.append(path.parts[0])
+    return called
 
 
 @memoised
