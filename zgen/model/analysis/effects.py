@@ -16,13 +16,14 @@ import re
 from ..program import known
 from ..program.holds import module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.tree import access_path, call_name, cst, parameter_for, walk
+from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
+from .callables import wrapped_callee
 from .flow import Flat, flatten, loop_items, same_items
 
 __all__ = [
-    "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "writes_module_params",
-    "REPARAMETRIZES",
+    "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
+    "writes_module_params", "REPARAMETRIZES",
     "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
     "written_in_bulk", "clipped", "state_keys_only",
 ]
@@ -234,13 +235,18 @@ def _zero3_probe(flat: Flat, node: cst.CSTNode | None) -> bool:
     return False
 
 
-def writes_module_params(index: ModelIndex, flat: Flat, name: str) -> bool:
-    """Does the function `name` (nested in `flat`, of this file or imported) write its module argument's parameters?"""
-    found = resolve_function(index, flat, name)
+def writes_module_params(index: ModelIndex, flat: Flat, fn: cst.BaseExpression) -> str | None:
+    """The function a callable `fn` runs (nested in `flat`, of this file or imported), when it writes its module
+    argument's parameters: named (`init_fn`), or wrapped in a `partial` or a lambda (`partial(init_fn, std=s)`,
+    `lambda m: init_fn(m, s)`), as `model.apply` is handed one."""
+    name = dotted(fn)
+    if name is None and not isinstance(fn, cst.Attribute) and (inner := wrapped_callee(fn)) is not None:
+        name = dotted(inner)
+    found = resolve_function(index, flat, name) if name is not None else None
     if found is None:
-        return False
+        return None
     owner, func = found
-    return any(effects & {WRITE, INIT} for effects in module_arg_effects(owner, func).values())
+    return name if any(effects & {WRITE, INIT} for effects in module_arg_effects(owner, func).values()) else None
 
 
 def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
@@ -274,6 +280,9 @@ READS = "read"  # the values of the items of a parameter iterable given, compute
 RUNS = "run"  # `module(x)`, `module.forward(x)` of a module argument: its forward, outside any engine's hooks
 CALLS = "calls "  # + a method name: `module.encode_text(x)` of an argument, a method other than forward run on it
 COMPUTES = "computes "  # + a path (`proj.weight`): what a module argument holds there computed with (`x @ m.proj.weight`)
+# `module.apply(init_fn)` with `init_fn` writing what it visits: a write on the built model, but not under
+# `zero.Init`, whose `apply` gathers each module first (so not WRITE/INIT: the caller's scope decides)
+APPLIES = "apply"
 
 
 @memoised(cycle={})  # a function that hands its argument to itself: no answer from the cycle
@@ -381,6 +390,7 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 # model.modules(): init_one(m)`, `for layer in layers: init_layer(layer)`)
                 owners = {n: n for n in names} | items | {a: o for a, o in aliases.items() if a not in param_items}
                 _call_effects(index, inner, node, owners, found)
+                _applied_effects(index, inner, node, owners, found)
     return {name: frozenset(done) for name, done in found.items()}
 
 
@@ -537,6 +547,17 @@ def _given_callable(flat: Flat, node: cst.CSTNode, names: set[str]) -> bool:
 
 # Iterations over a module that reach its parameters (or its submodules' parameters).
 _WALKS = frozenset({"modules", "parameters", "children", "named_modules", "named_parameters", "named_children"})
+
+
+def _applied_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[str, str],
+                     found: dict[str, set[str]]) -> None:
+    """`module.apply(weight_reset)` of a module argument: the callable, run on each of its submodules, initialises
+    them as it does the module it is given (`writes_module_params`): APPLIES, a write outside `zero.Init`."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != "apply" or not isinstance(func.value, cst.Name):
+        return
+    if func.value.value in owners and writes_module_params(index, flat, call.args[0].value):
+        found.setdefault(owners[func.value.value], set()).add(APPLIES)
 
 
 def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[str, str],
@@ -766,8 +787,10 @@ def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: 
 # What a helper's summary says it does to the model (or the parameters) it is given, as a whole use, most
 # telling first: `make_copy(model)` copies it, `sync(src, dst)` reads and loads state dicts, `clip(params, c)`
 # clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
-WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, READS, SIZE)
-WHOLE_USE = {DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, READS: READ, SIZE: SIZE}
+WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, APPLIES, READS, SIZE)
+WHOLE_USE = {
+    DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, APPLIES: WRITE, READS: READ, SIZE: SIZE,
+}
 
 
 def written_in_bulk(flat: Flat, node: cst.CSTNode, op: str) -> tuple[str, str]:

@@ -307,7 +307,10 @@ SAME_ITEMS = frozenset({"list", "tuple", "iter", "sorted", "reversed", "filter"}
 
 def same_items(iterable: cst.BaseExpression) -> cst.BaseExpression:
     """What `iterable` takes its items from, through `list(...)`, `sorted(...)`, `filter(f, ...)` and the like; for
-    `chain(a, b)` (`itertools.chain`), the first of the iterables it joins (items of the same kind as a rule)."""
+    `chain(a, b)` (`itertools.chain`) and `list(a) + list(b)`, the first of the iterables it joins (items of the same
+    kind as a rule)."""
+    while isinstance(iterable, cst.BinaryOperation) and isinstance(iterable.operator, cst.Add):
+        iterable = iterable.left
     while isinstance(iterable, cst.Call) and _chained(iterable) and iterable.args and iterable.args[0].keyword is None:
         if iterable.args[0].star:
             break

@@ -69,6 +69,8 @@ _WALK_TRIGGER = Trigger(
 )
 _PARAMS_NAME = re.compile(r"^(?:\w+_)?parameters$")
 _OWNS_STORAGE = re.compile(r"(?:Parameter|Tensor|Optimizer)$")
+# Names of initialisers and loaders (not hooks, gathers, dunders or state-dict helpers: `index._NOT_ENTRY`'s rest).
+_REINIT_NAME = re.compile(r"init|reset|^_?(?:load|save)_?")
 _PARAM_WALKS = frozenset({"parameters", "named_parameters"})
 _MODULE_WALKS = frozenset({"modules", "named_modules", "children", "named_children"})
 
@@ -110,7 +112,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         text = index.skeleton.text(span.start, span.end)
         # parameters reached by path: not in a function run by a module on itself or on what it builds, or
         # handed on as a callback (judged at those calls), nor in a constructor, whose modules it may build
-        named = _handed_name(span, cls)
+        named = _handed_name(index, span, cls)
         paths = named and span.name != "__init__" and _param_path_trigger(index).search(text) is not None and (
             cls is not None or not (_callback(index, span.name) or _called_by_modules(index, span.name))
         )
@@ -144,7 +146,7 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
     `provenance` starts following it."""
     entries = []
     for span, cls in outside_functions(index):
-        if span.name == "__init__" or not _handed_name(span, cls) or _runs_guarded(cls, span):
+        if span.name == "__init__" or not _handed_name(index, span, cls) or _runs_guarded(cls, span):
             continue  # (a constructor's arguments are `provenance`'s own source; its attributes it may build)
         if cls is None and (_callback(index, span.name) or _called_by_modules(index, span.name)):
             continue  # handed on as a callback, or run by a module on itself: judged at those calls
@@ -633,12 +635,19 @@ def outside_functions(index: ModelIndex):
                 yield span, cls
 
 
-def _handed_name(span: FunctionSpan, cls: ClassInfo | None) -> bool:
+def _handed_name(index: ModelIndex, span: FunctionSpan, cls: ClassInfo | None) -> bool:
     """Could a training loop hand this function a built model (judged from its name and its class)?"""
     if cls is not None and any(_OWNS_STORAGE.search(base) for base in cls.span.bases):
         return False  # a parameter or tensor subclass, an optimizer: handed the storage itself by design
-    # an initialiser, a hook, a loader: judged as a walk of what it is given, if at all
-    return span.name == "__init__" or entry_name(span.name, module=cls is not None and cls.is_module)
+    module = cls is not None and cls.is_module
+    if span.name == "__init__" or entry_name(span.name, module=module):
+        return True
+    # Outside the model classes an initialiser or a loader by name (`init_head(model)`, `reset(self)` of an
+    # agent, `load_foundations(model, src)`) is handed the model it writes built: nothing builds it there. Not a
+    # hook, nor a callback handed on (an `apply` visit) or run by a module of the file on itself: judged at those.
+    return not module and _REINIT_NAME.search(span.name) is not None and not (
+        _callback(index, span.name) or cls is None and _called_by_modules(index, span.name)
+    )
 
 
 @memoised
@@ -887,7 +896,7 @@ def _callback(index: ModelIndex, name: str) -> bool:
     source = index.source
     for match in re.finditer(re.escape(name) + r"\b(?!\s*\()", source):  # led by the literal: fast
         before = source[max(0, match.start() - 4) : match.start()]
-        if not (before[-1:].isalnum() or before[-1:] in "._") and before != "def ":
+        if not (before[-1:].isalnum() or before[-1:] in "._`") and before != "def ":  # (`name` in a docstring)
             return True
     return False
 
@@ -982,8 +991,8 @@ def _handed_uses(
             continue
         if kind is cst.Call and not ctx.guarded and isinstance(node.func, cst.Attribute):
             if node.func.attr.value == "apply" and dotted(node.func.value) in models and node.args:
-                fn = dotted(node.args[0].value)
-                if fn and writes_module_params(index, flat, fn):
+                fn = writes_module_params(index, flat, node.args[0].value)
+                if fn:
                     found.append(access(node, ctx, WRITE, "", dotted(node.func.value) or "", Via(Reach.APPLY, fn)))
             continue
         if kind is cst.Attribute and paths and not ctx.guarded:

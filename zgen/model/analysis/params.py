@@ -22,7 +22,7 @@ from ..program.members import (
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import argument_effects, inherited_argument_effects, resolve_function, usage
+from .effects import APPLIES, argument_effects, inherited_argument_effects, resolve_function, usage
 from .flow import Ctx, Flat, flat_of, loop_items, same_items
 
 __all__ = ["accesses", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
@@ -470,6 +470,8 @@ class _Finder:
         effects = argument_effects(self.index, self.flat, call) or inherited_argument_effects(self.cls, call)
         for position, done in effects:
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
+            if use is None and APPLIES in done and self.entry:
+                use = INIT  # `reset_all(self.head)` running `head.apply(reset)` on the built model: no zero.Init there
             if use is None:
                 continue
             for value in _handed_values(call.args[position].value):

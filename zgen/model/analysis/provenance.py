@@ -1031,7 +1031,7 @@ class _Engine:
                     whole(STATE, func.value, method)
                 elif method in known.TORCH_INITIALISERS and not call.args:
                     whole(WRITE, func.value, method)
-                elif method == "apply" and args and (fn := dotted(args[0].value)) and writes_module_params(self.index, run.flat, fn):
+                elif method == "apply" and args and (fn := writes_module_params(self.index, run.flat, args[0].value)):
                     self._access(run, call, ctx, WRITE, "", Via(Reach.APPLY, fn), code_of(func.value))
         copies = qualified in ("copy.deepcopy", "deepcopy")
         pickles = qualified in known.PICKLERS or (
