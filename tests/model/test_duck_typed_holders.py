@@ -137,3 +137,42 @@ def test_methods_of_every_object_tell_no_class_safe(tmp_path):
 
 def test_two_classes_answering_tell_nothing_safe(tmp_path):
     assert _found(tmp_path, APPROX_TWICE, AGENT) == []
+
+
+# Safe: an object the trainer builds itself (here on rank 0 only, through an import in the method) is not told by
+# the methods called on it; only what the class is handed and keeps is.
+SCORER = """
+import torch
+from torch import nn
+
+
+class Scorer:
+    def __init__(self, sampler):
+        self.sampler = sampler
+        self.net = nn.Linear(4, 4)
+
+    def score(self):
+        return self.net(self.sampler.sample(8)).mean()
+"""
+
+TRAINER = """
+import torch.distributed as dist
+
+
+class Trainer:
+    def __init__(self, model, ema, use_scorer):
+        self.model = model
+        self.use_scorer = use_scorer and dist.get_rank() == 0
+        if self.use_scorer:
+            from pkg.approx import Scorer
+            self.scorer = Scorer(ema)
+
+    def train(self, x):
+        self.model(x).mean().backward()
+        if dist.get_rank() == 0:
+            print(self.scorer.score())
+"""
+
+
+def test_an_object_the_class_builds_itself_is_not_told_by_its_methods_safe(tmp_path):
+    assert _found(tmp_path, SCORER, TRAINER) == []

@@ -141,15 +141,19 @@ def duck_instances(owner: ClassInfo | None, expr: cst.BaseExpression) -> tuple[C
 
 @memoised
 def _duck_typed(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
-    """`self.q` of a plain class handed it untyped (`def __init__(self, q): self.q = q`), on which the class calls
-    methods (`self.q.no_grad(s)`, `self.q.eval(s)`) that one plain class of the file or of the other files of the
-    package defines, all of them, its own class aside: an instance of that class (`Approximation`, whose `no_grad`
-    runs the model it wraps), or of one of its subclasses there that override some of them (`QNetwork`). Two
-    classes answering that are not one's subclasses tell nothing."""
+    """`self.q` of a plain class (or a base's, in any file) handed it untyped (`def __init__(self, q): self.q = q`,
+    `_keeps_argument`), on which the class calls methods (`self.q.no_grad(s)`, `self.q.reinforce(loss)`) that one
+    plain class of the file or of the other files of the package defines, all of them, its own class aside: an
+    instance of that class (`Approximation`, whose `no_grad` runs the model it wraps), or of one of its subclasses
+    there that override some of them (`QNetwork`). Two classes answering that are not one's subclasses tell
+    nothing."""
     if owner.is_module:
         return ()
+    methods = [method for cls in all_bases(owner) for method in cls.all_methods()]  # bases of other files too
+    if not any(_keeps_argument(method, name) for method in methods):
+        return ()
     called = re.compile(rf"\bself\.{re.escape(name)}\.(\w+)\(")
-    names = {m for method in owner.all_methods() for m in called.findall(method.text)} - _NOT_TELLING
+    names = {m for method in methods for m in called.findall(method.text)} - _NOT_TELLING
     if not names:
         return ()
     indexes = [owner.index]
@@ -161,6 +165,16 @@ def _duck_typed(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassIn
     ]
     root = next((cls for cls in found if all(cls in all_bases(other) for other in found)), None)
     return tuple(found) if root is not None else ()
+
+
+def _keeps_argument(method: MethodInfo, name: str) -> bool:
+    """Does `method` keep one of its arguments as `self.name` (`def __init__(self, q): self.q = q`)? An object it
+    builds itself (`self.scorer = Scorer(...)`) is `plain_instances`' to tell, not the methods called on it."""
+    node = method.node
+    if node is None or f"self.{name}" not in method.text:
+        return False
+    kept = re.findall(rf"(?m)^\s*self\.{re.escape(name)}\s*=\s*(\w+)\s*$", method.text)
+    return any(param.name.value in kept for param in node.params.params + node.params.kwonly_params)
 
 
 # Methods every kind of object has or that containers, files and tensors share: no class is told by them.
