@@ -88,6 +88,19 @@ def test_a_count_parameter_handed_a_setting_a_constant_or_the_models_size_counts
     """) == []
 
 
+STRATEGY = RNN.replace("{body}", "{body}\n\n    def decode(self, x, strategy):\n"
+                       "        for t in range(strategy.max_length):\n            x = self.cell(x)\n        return x")
+
+
+def test_an_object_built_with_a_length_hands_its_settings_not_that_length():
+    # `strategy.max_length` is the setting it was built with; only its batch size is read from the input
+    source = STRATEGY.format(body=textwrap.indent(textwrap.dedent("""
+        strategy = Strategy(batch_size=len(lengths), max_length=self.steps)
+        out = self.decode(out, strategy)
+    """), " " * 8))
+    assert [f.code for f in check_source("m.py", source) if f.code.startswith("ZG2")] == []
+
+
 TRAINER = """
 class Trainer:
     def __init__(self, model, trunc_size):

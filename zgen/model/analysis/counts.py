@@ -471,17 +471,35 @@ def _positional(func: cst.FunctionDef) -> list[str]:
 
 @memoised
 def _counting_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
-    """The parameters of `func` named in the `range(...)` of one of its loops, read from its text once per method."""
-    text = code_of(func.body, limit=20000)
-    if "range(" not in text:
+    """The parameters of `func` named, bare, in the `range(...)` of one of its loops (`range(seq_length)`, not
+    `range(strategy.max_length)`: an attribute of an object handed in is not what the caller counted), once per
+    method."""
+    params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
+    params -= {"self", "cls"}
+    if not params or "range(" not in code_of(func.body, limit=20000):
         return frozenset()
-    ranges = " ".join(m.group(1) for m in _RANGE_LOOP.finditer(text))
-    return frozenset(param for param in _positional(func) + [
-        p.name.value for p in func.params.kwonly_params
-    ] if re.search(rf"(?<![\w.]){re.escape(param)}\b", ranges))
+    found: set[str] = set()
+    for node in walk(func.body):
+        if type(node) is cst.For:
+            iterable = passed_through(node.iter)
+            if isinstance(iterable, cst.Call) and call_name(iterable) == "range":
+                for arg in iterable.args:
+                    found.update(_bare_names(arg.value) & params)
+    return frozenset(found)
 
 
-_RANGE_LOOP = re.compile(r"\bfor\b[^\n]*?\bin\b[^\n]*?\bt?range\(([^\n]*)")
+def _bare_names(expr: cst.BaseExpression) -> set[str]:
+    """Names `expr` computes with as values (`n - 1`, `max(n, 1)`), not as an object read from (`s.max_length`,
+    `sizes[i]`, `f(x)`)."""
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return set()
+    if isinstance(expr, cst.Call):
+        return {name for arg in expr.args for name in _bare_names(arg.value)}
+    return {name for child in children(expr) if isinstance(child, cst.BaseExpression) for name in _bare_names(child)}
+
+
 # Words without which a caller reads no length of its data (a text trigger, before any parse).
 _LENGTH_HINT = re.compile(r"len\(|\.shape\b|\.size\(|numel\(|max\(")
 
