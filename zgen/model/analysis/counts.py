@@ -538,8 +538,9 @@ def _lengths_handed(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
     return found
 
 
-# A keyword argument read from a length (`n_decoder_steps=input_vector.size(1)`, `steps=len(xs)`): a text trigger.
-HANDS_LENGTH = re.compile(r"[(,]\s*\w+\s*=\s*(?:len\(|[\w.]+(?:\[[^\]\n]*\])*\.(?:size\(|shape\b))")
+# A keyword argument read from a length (`n_decoder_steps=input_vector.size(1)`, `steps=len(xs)`): a text trigger
+# (written without spaces around `=`, as keyword arguments are: `b, t = x.size()` unpacks a shape)
+HANDS_LENGTH = re.compile(r"[(,]\s*\w+=(?:len\(|[\w.]+(?:\[[^\]\n]*\])*\.(?:size\(|shape\b))")
 
 
 def counts_handed_on(

@@ -97,7 +97,8 @@ def _ranges_a_parameter(text: str) -> bool:
     for loop in _RANGE_LOOP.finditer(text):
         if params is None:
             params = _parameters_text(text)
-        if params & set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)", loop.group(1))):
+        # (named bare: `range(config.n_layers)` reads a setting of the object handed in)
+        if params & set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\b(?![ \t]*[.\[(])", loop.group(1))):
             return True
     return False
 
