@@ -448,16 +448,46 @@ def package_module_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
     module handed in untyped may be when the file imports no class answering the call (`def score(model, x):
     return model.lookup(x)`, the model's class in a file of the package this one never imports). Files are named
     by their text (`Project.package_definers`) and then indexed; a name more than `_MAX_DEFINERS` files define is
-    a common verb of the package (`update`, `reset`) that tells nothing of which class answers."""
-    definers = package_definers(index, name)
+    a common verb of the package (`update`, `reset`) that tells nothing of which class answers. A class whose
+    subclasses in the package inherit the method is taken to be them (`_package_heirs`): a base defining `encode`
+    over the `self.proj` its subclasses build."""
     found: list[str] = []
-    for module in definers:
-        file = index.project.file(module)  # type: ignore[union-attr]
-        if file is None or file.skeleton is None:
-            continue
-        other = ModelIndex.of(file, index.project)  # type: ignore[arg-type]
-        found += [f"{module}.{cls.name}" for cls in other.module_classes() if name in cls.span.methods]
+    for module in package_definers(index, name):
+        other = _package_index(index, module)
+        for cls in other.module_classes() if other else ():
+            if name in cls.span.methods:  # a base whose heirs inherit the method stands for them (what is built)
+                ref = f"{module}.{cls.name}"
+                found += [r for r in _package_heirs(index, name, [ref]) or [ref] if r not in found]
     return tuple(found)
+
+
+def _package_heirs(index: ModelIndex, name: str, bases: list[str]) -> list[str]:
+    """The module classes of the package's other files inheriting method `name` from one of the classes `bases`
+    (qualified), and their heirs in turn (`class Child(EncBase)` in `nets.py`, where `base.py` defines
+    `EncBase.encode`): what builds the parameters the inherited method reads (`Project.package_heirs`)."""
+    found: list[str] = []
+    stack = list(bases)
+    while stack and len(found) < _MAX_HEIRS:
+        base = stack.pop(0)
+        for module in index.project.package_heirs(index.module, base.rpartition(".")[2]):  # type: ignore[union-attr]
+            other = _package_index(index, module)
+            for cls in other.module_classes() if other else ():
+                ref = f"{module}.{cls.name}"
+                if base in cls.qualified_bases and name not in cls.span.methods and ref not in found:
+                    found.append(ref)
+                    stack.append(ref)
+    return found[:_MAX_HEIRS]
+
+
+_MAX_HEIRS = 12  # classes inheriting one method, looked up for a module of no named class
+
+
+def _package_index(index: ModelIndex, module: str) -> ModelIndex | None:
+    """The index of another file of the package, None when it does not parse."""
+    file = index.project.file(module)  # type: ignore[union-attr]
+    if file is None or file.skeleton is None:
+        return None
+    return ModelIndex.of(file, index.project)  # type: ignore[arg-type]
 
 
 def package_definers(index: ModelIndex, name: str) -> tuple[str, ...]:
