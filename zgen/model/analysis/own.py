@@ -36,7 +36,10 @@ from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, h
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import CALLS, COMPUTES, DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, state_keys_only, usage
+from .effects import (
+    CALLS, COMPUTES, DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, inherited_argument_effects,
+    state_keys_only, usage,
+)
 from .flow import Flat, flat_of, loop_items
 from .params import accesses, narrowed
 from .persistence import is_persistent, optional_param, persistent_param
@@ -248,12 +251,17 @@ def _handed_uses(index: ModelIndex, cls: ClassInfo, flat: Flat) -> list[OwnUse]:
         if type(node) is not cst.Call or ctx.guarded or not node.args:
             continue
         name = call_name(node)
-        if not name or name.partition(".")[0] in ("self", "super"):
-            continue
+        first, _, rest = (name or "").partition(".")
+        if not name or first == "super" or first == "self" and (not rest or "." in rest):
+            continue  # (`self.<helper>(self.child)`: a method of the class, read here; `self.child.m(x)`: no helper)
         handed = {i: arg for i, arg in enumerate(node.args) if not arg.star and _of_self(arg.value, members)}
         if not handed:
             continue
-        for position, effects in argument_effects(index, flat, node, calls=True):
+        if first == "self":
+            called = inherited_argument_effects(cls, node, in_file=True)
+        else:
+            called = argument_effects(index, flat, node, calls=True)
+        for position, effects in called:
             arg = handed.get(position)
             if arg is None:
                 continue
