@@ -428,16 +428,18 @@ def _built_module(index: ModelIndex, value: cst.BaseExpression) -> tuple[str, ..
 
 
 def answering_classes(
-    index: ModelIndex, classes: tuple[str, ...] | None, name: str, caller: str = "", package: bool = False
+    index: ModelIndex, classes: tuple[str, ...] | None, name: str, caller: str = "", package: bool = False,
+    heirs: bool = True,
 ) -> tuple[str, ...]:
     """The classes a module whose method `name` is called may have: as the calls know them, or, for a module of a
     class we cannot tell (handed in, `self.net = net`, a local, an argument), the module classes of its file that
     define a method of that name, since only they can answer the call (`self.net.forward_with_cond_scale(x)`); with
     `package` (a value held or handed as a model, not any argument kept), where none does, those of the package's
-    other files (`package_module_classes`)."""
+    other files (`package_module_classes`; with `heirs`, a base there standing for its subclasses that inherit
+    the method: not for a query that reads the method on each class's own file alone)."""
     if not classes or UNKNOWN_CLASS not in classes or any(ref != UNKNOWN_CLASS for ref in classes):
         return classes or ()  # not a module, or one of classes the calls know
-    found = _defining_classes(index, name) or (package_module_classes(index, name) if package else ())
+    found = _defining_classes(index, name) or (package_module_classes(index, name, heirs) if package else ())
     # not the calling class: a wrapper delegates to the model it holds by the same name (`self.model.sample(x)`)
     return tuple(ref for ref in found if ref != caller) or classes
 
@@ -451,7 +453,7 @@ def _defining_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
 
 
 @memoised
-def package_module_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
+def package_module_classes(index: ModelIndex, name: str, heirs: bool = True) -> tuple[str, ...]:
     """The module classes of the other files of the file's top-level package that define method `name`: what a
     module handed in untyped may be when the file imports no class answering the call (`def score(model, x):
     return model.lookup(x)`, the model's class in a file of the package this one never imports). Files are named
@@ -465,7 +467,7 @@ def package_module_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
         for cls in other.module_classes() if other else ():
             if name in cls.span.methods:  # a base whose heirs inherit the method stands for them (what is built)
                 ref = f"{module}.{cls.name}"
-                found += [r for r in _package_heirs(index, name, [ref]) or [ref] if r not in found]
+                found += [r for r in (heirs and _package_heirs(index, name, [ref])) or [ref] if r not in found]
     return tuple(found)
 
 
