@@ -660,14 +660,18 @@ def argument_effects(
     return [(i, effect) for i, effect in done if effect]
 
 
-def inherited_argument_effects(cls: ClassInfo, call: cst.Call) -> list[tuple[int, frozenset[str]]]:
+def inherited_argument_effects(
+    cls: ClassInfo, call: cst.Call, in_file: bool = False
+) -> list[tuple[int, frozenset[str]]]:
     """`argument_effects` of `self.<name>(...)` calling a method of a base class in another file (`self._init_layer(
     self.enc.proj)`, `self._add_lagged_network(self.policy.model)`), read there; empty for a method of this file
-    (its body is read with the class) or one that cannot be read."""
+    (its body is read with the class) unless `in_file` (`self._blocks(self.base)` for a static helper of the class
+    computing with the child it is given: what its module gives it is no attribute of `self` there), or one that
+    cannot be read."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
         return []
-    if cls.method(func.attr.value) is not None:
+    if not in_file and cls.method(func.attr.value) is not None:
         return []
     method = cls.inherited_method(func.attr.value)
     node = method.node if method is not None else None
