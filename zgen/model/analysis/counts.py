@@ -18,10 +18,12 @@ constants (`torch.zeros(4)`) are the same on every rank.
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
+from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, cst, walk
-from .flow import COMPREHENSIONS, Flat, bound_names, same_items, targets_of
+from .flow import COMPREHENSIONS, Flat, bound_names, flat_of, same_items, targets_of
 
 
 class Calls(Protocol):
@@ -33,7 +35,7 @@ class Calls(Protocol):
 
     def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None: ...
 
-__all__ = ["CountedLoops", "counted_loops", "passed_through"]
+__all__ = ["CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "HANDS_LENGTH", "passed_through"]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
 _LENGTH_FUNCS = frozenset({"len", "max"})
@@ -47,7 +49,7 @@ _MADE = frozenset({"zeros", "ones", "empty", "full", "arange", "eye", "tensor", 
 
 
 def counted_loops(
-    flat: Flat, inputs: frozenset[str], calls: Calls | None = None
+    flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None
 ) -> dict[int, tuple[cst.BaseExpression, str]]:
     """By loop node: (its iterable, the length of this rank's data that sets its trip count), for the loops of a
     function that have one. Cheap when no loop walks a `range`, a split or an `enumerate`/`zip` of one.
@@ -56,7 +58,9 @@ def counted_loops(
     the length of a module container are the model's structure, not data (`len(laterals)` for `laterals =
     [conv(f) for conv in self.lateral_convs]`, the stacked outputs of the decoder layers), and a loop whose
     variable picks an item of the module's own state (`self.fpn_convs[i]`, `self.embed[level]`) runs as
-    often as the model has items."""
+    often as the model has items.
+
+    `handed`: parameters the function's callers bind to a length of their data (`handed_counts`), with that length."""
     loops = []
     splits = _split_locals(flat)
     wrappers: frozenset[str] | None = None  # locals bound to a pass-through (`wrap = tqdm if verbose else identity`)
@@ -82,7 +86,7 @@ def counted_loops(
                 loops.append((node, iterable, reported))
     if not loops:
         return {}
-    counts = CountedLoops(flat, inputs, calls)
+    counts = CountedLoops(flat, inputs, calls, handed)
     found = {}
     for node, iterable, reported in loops:
         if calls is not None and _picks_own_item(node):
@@ -271,23 +275,30 @@ _LOOPED = frozenset({"range", "enumerate", "zip", *_SPLITS})
 class CountedLoops:
     """Which loops of one function run a number of times set by a length of this rank's data."""
 
-    def __init__(self, flat: Flat, inputs: frozenset[str], calls: Calls | None = None) -> None:
+    def __init__(
+        self, flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None
+    ) -> None:
         self.flat = flat
         self.calls = calls
         # names holding this rank's data (not an argument that is a namespace of settings: `_settings`)
         self.data: set[str] = set(inputs) - {"self", "cls"} - (_settings(flat, inputs, calls) if calls else set())
         self.fixed = _checked_against_settings(flat)  # `if n != self.config.n: raise`: the same on every rank
-        self.counts: dict[str, str] = {}  # names holding a length of it -> the length read, for messages
+        # names holding a length of it -> the length read, for messages (first: the parameters callers bind to one)
+        self.counts: dict[str, str] = {name: length for name, length in (handed or {}).items() if name not in self.fixed}
         self._splits: dict[str, cst.Call] | None = None  # locals bound to a split of a tensor (read when asked)
         for _ in range(2):  # a second pass carries values around loops
             for node, _ctx in flat.nodes:
                 if type(node) is cst.CompFor:
                     continue
                 targets, value = targets_of(node)
-                if value is None or type(node) is cst.For:
+                if value is None:
                     continue
-                length = self._length(value)
-                held = self._holds_data(value)
+                if type(node) is cst.For:
+                    # `for batch in true_batches`: each item of this rank's data is its data (not an index of it)
+                    length, held = None, not _counts_indices(value) and self._holds_data(value)
+                else:
+                    length = self._length(value)
+                    held = self._holds_data(value)
                 for target in targets:
                     for name in bound_names(target):
                         if name in self.fixed:
@@ -414,6 +425,214 @@ class CountedLoops:
                 continue
             stack.extend(children(node))
         return False
+
+
+def _counts_indices(iterable: cst.BaseExpression) -> bool:
+    """A `range(...)` (or `enumerate`/`zip` of one only): its items are positions, not items of the data."""
+    if not isinstance(iterable, cst.Call):
+        return False
+    name = call_name(iterable)
+    if name == "range":
+        return True
+    return name in ("enumerate", "zip") and bool(iterable.args) and all(
+        _counts_indices(arg.value) for arg in iterable.args if arg.keyword is None
+    )
+
+
+def handed_counts(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> dict[str, str]:
+    """Parameters of the method `func` that count one of its loops (`for t in range(seq_length)`) and that a call of
+    it by the class itself or a base (`self.forward_layer(x, cell, seq_length=seq_length)` for `seq_length =
+    x.shape[0]`) binds to a length of the caller's data: the loop runs as often as that rank's input is long. By
+    parameter: the length the caller read."""
+    name = func.name.value
+    needle = f"self.{name}("
+    owners = [(index, c) for c in cls.mro] + list(cls.external_bases)
+    owners = [(owner_index, owner) for owner_index, owner in owners if needle in owner.text]
+    if not owners:
+        return {}  # (most methods: no call of this one by the class itself)
+    params = _positional(func)
+    counting = _counting_parameters(index, func)
+    if not counting:
+        return {}
+    found: dict[str, str] = {}
+    for owner_index, owner in owners:
+        for key, length in _lengths_handed(owner_index, owner, name).items():
+            param = params[key] if isinstance(key, int) and key < len(params) else key
+            if param in counting:
+                found.setdefault(param, length)  # type: ignore[arg-type]
+    return found
+
+
+def _positional(func: cst.FunctionDef) -> list[str]:
+    """The positional parameters of a method, after `self` or `cls`."""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    return params[1:] if params[:1] in (["self"], ["cls"]) else params
+
+
+@memoised
+def _counting_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
+    """The parameters of `func` named, bare, in the `range(...)` of one of its loops (`range(seq_length)`, not
+    `range(strategy.max_length)`: an attribute of an object handed in is not what the caller counted), once per
+    method."""
+    params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
+    params -= {"self", "cls"}
+    if not params or "range(" not in code_of(func.body, limit=20000):
+        return frozenset()
+    found: set[str] = set()
+    for node in walk(func.body):
+        if type(node) is cst.For:
+            iterable = passed_through(node.iter)
+            if isinstance(iterable, cst.Call) and call_name(iterable) == "range":
+                for arg in iterable.args:
+                    found.update(_bare_names(arg.value) & params)
+    return frozenset(found)
+
+
+def _bare_names(expr: cst.BaseExpression) -> set[str]:
+    """Names `expr` computes with as values (`n - 1`, `max(n, 1)`), not as an object read from (`s.max_length`,
+    `sizes[i]`, `f(x)`)."""
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return set()
+    if isinstance(expr, cst.Call):
+        return {name for arg in expr.args for name in _bare_names(arg.value)}
+    return {name for child in children(expr) if isinstance(child, cst.BaseExpression) for name in _bare_names(child)}
+
+
+# Words without which a caller reads no length of its data (a text trigger, before any parse).
+_LENGTH_HINT = re.compile(r"len\(|\.shape\b|\.size\(|numel\(|max\(")
+
+
+@memoised(cycle={})
+def _lengths_handed(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | str, str]:
+    """What the methods of `cls` pass to `self.<name>(...)` that is a length of their data: by argument position (after
+    `self`) or keyword, the length read."""
+    needle = f"self.{name}("
+    found: dict[int | str, str] = {}
+    for method in cls.all_methods():
+        if method.name == name or needle not in method.text or not _LENGTH_HINT.search(method.text):
+            continue
+        flat = flat_of(method)
+        if flat is None or not flat.nodes or not isinstance(root := flat.nodes[0][0], cst.FunctionDef):
+            continue
+        inputs = frozenset(p.name.value for p in (*root.params.posonly_params, *root.params.params,
+                                                  *root.params.kwonly_params)) - {"self", "cls"}
+        counts: CountedLoops | None = None
+        for node, _ctx in flat.nodes:
+            if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or node.func.attr.value != name:
+                continue
+            if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+                continue
+            counts = counts or CountedLoops(flat, inputs)
+            at = 0
+            for arg in node.args:
+                if arg.star:
+                    break
+                key: int | str = arg.keyword.value if arg.keyword is not None else at
+                if arg.keyword is None:
+                    at += 1
+                length = counts._length(arg.value)
+                if length is not None:
+                    found.setdefault(key, length)
+    return found
+
+
+# A keyword argument read from a length (`n_decoder_steps=input_vector.size(1)`, `steps=len(xs)`): a text trigger
+# (written without spaces around `=`, as keyword arguments are: `b, t = x.size()` unpacks a shape)
+HANDS_LENGTH = re.compile(r"[(,]\s*\w+=(?:len\(|[\w.]+(?:\[[^\]\n]*\])*\.(?:size\(|shape\b))")
+
+
+def counts_handed_on(
+    index: ModelIndex, cls: ClassInfo, flat: Flat, inputs: frozenset[str], calls: Calls, runs: frozenset[str]
+) -> list[tuple[cst.Arg, str, str]]:
+    """Calls of a method a base class of another file defines (`self.decode_autoregressive(decode_one, ...,
+    n_decoder_steps=input_vector.size(1))`) that bind a parameter counting one of its loops to a length of this
+    rank's data, and a parameter that loop calls to what runs submodules here (a local function in `runs`, or a
+    submodule): (the argument, the length, the callable handed). Methods of this file answer for themselves, as
+    callees (`handed_counts`)."""
+    found: list[tuple[cst.Arg, str, str]] = []
+    counts: CountedLoops | None = None
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute):
+            continue
+        if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+            continue
+        name = node.func.attr.value
+        if cls.method(name) is not None:
+            continue  # (defined in this file)
+        method = cls.inherited_method(name)
+        target = flat_of(method) if method is not None else None
+        func = target.nodes[0][0] if target is not None and target.nodes else None
+        if not isinstance(func, cst.FunctionDef):
+            continue
+        loops = _counting_calls(method.index, func)  # type: ignore[union-attr]
+        if not loops:
+            continue
+        bound = _bind(func, node)
+        for param, called in loops.items():
+            arg = bound.get(param)
+            if arg is None:
+                continue
+            handed = next((code_of(bound[c].value) for c in sorted(called) if c in bound and _runs(
+                bound[c].value, runs, calls)), None)
+            if handed is None:
+                continue
+            counts = counts or CountedLoops(flat, inputs, calls)
+            length = counts._length(arg.value)
+            if length is not None:
+                found.append((arg, length, f"{handed}()"))
+    return found
+
+
+def _runs(value: cst.BaseExpression, runs: frozenset[str], calls: Calls) -> bool:
+    """Is `value`, handed to a callee to call, a local function that runs submodules or a submodule?"""
+    if isinstance(value, cst.Name) and value.value in runs:
+        return True
+    return isinstance(value, (cst.Attribute, cst.Subscript)) and bool(calls.classes_of(value))
+
+
+def _bind(func: cst.FunctionDef, call: cst.Call) -> dict[str, cst.Arg]:
+    """The arguments of a call of the method `func` (through `self.`), by the parameter each binds."""
+    params = _positional(func)
+    bound: dict[str, cst.Arg] = {}
+    at = 0
+    for arg in call.args:
+        if arg.star:
+            break
+        if arg.keyword is not None:
+            bound[arg.keyword.value] = arg
+        else:
+            if at < len(params):
+                bound[params[at]] = arg
+            at += 1
+    return bound
+
+
+@memoised
+def _counting_calls(index: ModelIndex, func: cst.FunctionDef) -> dict[str, frozenset[str]]:
+    """By parameter of `func` that counts one of its loops (`for idx in range(n_decoder_steps)`): the parameters that
+    loop's body calls (`decode_one(idx, ...)`)."""
+    counting = _counting_parameters(index, func)
+    if not counting:
+        return {}
+    params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
+    found: dict[str, frozenset[str]] = {}
+    for node in walk(func.body):
+        if type(node) is not cst.For:
+            continue
+        iterable = passed_through(node.iter)
+        if not isinstance(iterable, cst.Call) or call_name(iterable) != "range":
+            continue
+        named = {n.value for arg in iterable.args for n in walk(arg.value) if type(n) is cst.Name} & counting
+        called = frozenset(
+            n.func.value for n in walk(node.body)
+            if type(n) is cst.Call and isinstance(n.func, cst.Name) and n.func.value in params
+        )
+        for param in named:
+            if called:
+                found[param] = found.get(param, frozenset()) | called
+    return found
 
 
 def _checked_against_settings(flat: Flat) -> frozenset[str]:

@@ -20,7 +20,7 @@ from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.tree import call_name, children, code_of, cst, dotted, parameter_for, walk
 from .callables import called_parameters
 from .calls import ModuleCalls
-from .counts import counted_loops, passed_through
+from .counts import HANDS_LENGTH, counted_loops, counts_handed_on, handed_counts, passed_through
 from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, stored_into, targets_of
 from .persistence import gathers
@@ -220,13 +220,22 @@ def find_divergences(
     tainted = any(taint.of(test) for test in _decisions(flat))
     loop_exits = make_indirect is not None and _has_loop_exit(flat)
     picks = _picked_calls(flat, taint)  # `self.heads[batch["task"]](x)`: the batch names the submodule
-    counted = counted_loops(flat, taint.inputs)  # `for i in range(x.shape[-1] // hop)`: as often as the input is long
+    # `for i in range(x.shape[-1] // hop)`: as often as the input is long; `for t in range(seq_length)` for a
+    # `seq_length` the class's own calls of this method bind to a length of their data
+    root = flat.nodes[0][0] if flat.nodes else None
+    handed = handed_counts(taint.index, taint.cls, root) if taint.cls is not None and type(root) is cst.FunctionDef else {}
+    counted = counted_loops(flat, taint.inputs, handed=handed)
     pickable = may_pick(flat)  # `self.experts[rank_slice]`: a container item taken by a key that may differ per rank
     # `if self.router(x).max() > t:`, `done = self.env.step(action)`: the text of a test on an output
     value_tests = make_indirect is not None and text is not None and output_test_text(text)
     # `while True: try: out = self.net(x); break` / `except OutOfMemoryError: ...`
     handled = _failure_handlers(taint.index, flat) if text is None or "except" in text else []
-    if not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests and not handled:
+    # `self.decode_autoregressive(decode_one, n_decoder_steps=x.size(1))`: a base class's loop, counted by this call
+    hands_on = taint.cls is not None and text is not None and HANDS_LENGTH.search(text) is not None
+    if (
+        not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests
+        and not handled and not hands_on
+    ):
         return []
     calls = make_calls()
     callee_of = calls.callee
@@ -280,12 +289,15 @@ def find_divergences(
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
     if counted:
-        counted = counted_loops(flat, taint.inputs, calls)  # again, now that submodule calls are known
+        counted = counted_loops(flat, taint.inputs, calls, handed)  # again, now that submodule calls are known
         for call, ctx, callee in sites + extra:
             loop = next((loop for loop in ctx.loops if id(loop) in counted), None)
             if loop is not None and not ctx.guarded:
                 iterable, source = counted[id(loop)]
                 add(DATA, COUNT, iterable, source, callee)
+    if hands_on:
+        for arg, source, callee in counts_handed_on(taint.index, taint.cls, flat, taint.inputs, calls, runners):
+            add(DATA, COUNT, arg.value, source, callee)
     for call, ctx, callee in sites:
         key = picks.get(id(call))
         if key is not None and not ctx.guarded:

@@ -20,6 +20,7 @@ from ..program.tree import access_path, call_name, cst, dotted, parameter_for, w
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
 from .flow import Flat, flatten, loop_items, same_items
+from .plain import named_instances, plain_class
 
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
@@ -250,7 +251,9 @@ def writes_module_params(index: ModelIndex, flat: Flat, fn: cst.BaseExpression) 
 
 
 def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
-    """The function a call names, with the index of its file: nested in `flat`, of this file, or imported."""
+    """The function a call names, with the index of its file: nested in `flat`, of this file, or imported; or
+    the method of a plain object of the program it is called on (`self.lagged.add`, `ema.update` of a local
+    bound to `Ema(model)`: `plain.named_instances`, in `flat` and the class whose method `flat` is)."""
     if "." not in name:
         func = _nested_defs(index, flat).get(name) if flat is not None else None
         if func is not None:
@@ -258,10 +261,44 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
         info = index.function_info(name)
         if info is not None and info.node is not None:
             return index, info.node
+    elif flat is not None and (method := _plain_method(index, flat, name)) is not None:
+        return method
     external = index.external_function(index.qualify(name))
     if external is None or external[1].node is None:
-        return None
+        return _plain_constructor(index, name)
     return external[0], external[1].node
+
+
+def _plain_constructor(index: ModelIndex, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The `__init__` a call building a plain object of the program runs (`Ema(model)`, `ema.Ema(model)`)."""
+    classes = plain_class(index, name)
+    init = classes[0].inherited_method("__init__") if classes else None
+    return (init.index, init.node) if init is not None and init.node is not None else None
+
+
+def _plain_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The method `receiver.method(...)` runs when the receiver is one plain class's object (`named_instances`)."""
+    receiver, _, method = name.rpartition(".")
+    if receiver.partition(".")[0] in index.imports:
+        return None
+    classes = named_instances(index, _flat_owner(index, flat) if receiver.startswith("self.") else None, flat, receiver)
+    found = classes[0].inherited_method(method) if len(classes) == 1 else None
+    if found is None or found.node is None:
+        return None
+    return found.index, found.node
+
+
+@memoised
+def _flat_owner(index: ModelIndex, flat: Flat) -> ClassInfo | None:
+    """The class of this file whose method `flat` is (None for a function, a nested def or module code)."""
+    root = flat.nodes[0][0] if flat.nodes else None
+    if type(root) is not cst.FunctionDef:
+        return None
+    for cls in index.classes.values():
+        span = cls.span.methods.get(root.name.value)
+        if span is not None and index.method_info(cls, span).node is root:
+            return cls
+    return None
 
 
 @memoised
@@ -584,9 +621,19 @@ def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[st
         if qualified in ("copy.deepcopy", "deepcopy"):
             found.setdefault(owners[first.value.value], set()).add(DEEPCOPIES)
             return
-    if "." in name and name.partition(".")[0] in ("self", "super"):
+    if name.partition(".")[0] == "super":
         return
-    done = dict(argument_effects(index, flat, call, calls=True))
+    if name.startswith("self.") and name.count(".") == 1:  # a helper method of the function's own class
+        owner = _flat_owner(index, flat)
+        method = owner.inherited_method(name[5:]) if owner is not None else None
+        node = method.node if method is not None else None
+        effects = module_arg_effects(method.index, node) if node is not None else {}  # type: ignore[union-attr]
+        done = {
+            i: effects[p] for i, arg in enumerate(call.args)
+            if effects and not arg.star and (p := parameter_for(node, call, i)) in effects  # type: ignore[arg-type]
+        }
+    else:
+        done = dict(argument_effects(index, flat, call, calls=True))
     for position, arg in handed:
         if position in done:
             found.setdefault(owners[arg.value.value], set()).update(done[position])  # type: ignore[union-attr]
@@ -613,14 +660,18 @@ def argument_effects(
     return [(i, effect) for i, effect in done if effect]
 
 
-def inherited_argument_effects(cls: ClassInfo, call: cst.Call) -> list[tuple[int, frozenset[str]]]:
+def inherited_argument_effects(
+    cls: ClassInfo, call: cst.Call, in_file: bool = False
+) -> list[tuple[int, frozenset[str]]]:
     """`argument_effects` of `self.<name>(...)` calling a method of a base class in another file (`self._init_layer(
     self.enc.proj)`, `self._add_lagged_network(self.policy.model)`), read there; empty for a method of this file
-    (its body is read with the class) or one that cannot be read."""
+    (its body is read with the class) unless `in_file` (`self._blocks(self.base)` for a static helper of the class
+    computing with the child it is given: what its module gives it is no attribute of `self` there), or one that
+    cannot be read."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
         return []
-    if cls.method(func.attr.value) is not None:
+    if not in_file and cls.method(func.attr.value) is not None:
         return []
     method = cls.inherited_method(func.attr.value)
     node = method.node if method is not None else None

@@ -36,7 +36,10 @@ from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, h
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import CALLS, COMPUTES, DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, state_keys_only, usage
+from .effects import (
+    CALLS, COMPUTES, DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, inherited_argument_effects,
+    state_keys_only, usage,
+)
 from .flow import Flat, flat_of, loop_items
 from .params import accesses, narrowed
 from .persistence import is_persistent, optional_param, persistent_param
@@ -248,12 +251,17 @@ def _handed_uses(index: ModelIndex, cls: ClassInfo, flat: Flat) -> list[OwnUse]:
         if type(node) is not cst.Call or ctx.guarded or not node.args:
             continue
         name = call_name(node)
-        if not name or name.partition(".")[0] in ("self", "super"):
-            continue
+        first, _, rest = (name or "").partition(".")
+        if not name or first == "super" or first == "self" and (not rest or "." in rest):
+            continue  # (`self.<helper>(self.child)`: a method of the class, read here; `self.child.m(x)`: no helper)
         handed = {i: arg for i, arg in enumerate(node.args) if not arg.star and _of_self(arg.value, members)}
         if not handed:
             continue
-        for position, effects in argument_effects(index, flat, node, calls=True):
+        if first == "self":
+            called = inherited_argument_effects(cls, node, in_file=True)
+        else:
+            called = argument_effects(index, flat, node, calls=True)
+        for position, effects in called:
             arg = handed.get(position)
             if arg is None:
                 continue
@@ -420,16 +428,18 @@ def _built_module(index: ModelIndex, value: cst.BaseExpression) -> tuple[str, ..
 
 
 def answering_classes(
-    index: ModelIndex, classes: tuple[str, ...] | None, name: str, caller: str = "", package: bool = False
+    index: ModelIndex, classes: tuple[str, ...] | None, name: str, caller: str = "", package: bool = False,
+    heirs: bool = True,
 ) -> tuple[str, ...]:
     """The classes a module whose method `name` is called may have: as the calls know them, or, for a module of a
     class we cannot tell (handed in, `self.net = net`, a local, an argument), the module classes of its file that
     define a method of that name, since only they can answer the call (`self.net.forward_with_cond_scale(x)`); with
     `package` (a value held or handed as a model, not any argument kept), where none does, those of the package's
-    other files (`package_module_classes`)."""
+    other files (`package_module_classes`; with `heirs`, a base there standing for its subclasses that inherit
+    the method: not for a query that reads the method on each class's own file alone)."""
     if not classes or UNKNOWN_CLASS not in classes or any(ref != UNKNOWN_CLASS for ref in classes):
         return classes or ()  # not a module, or one of classes the calls know
-    found = _defining_classes(index, name) or (package_module_classes(index, name) if package else ())
+    found = _defining_classes(index, name) or (package_module_classes(index, name, heirs) if package else ())
     # not the calling class: a wrapper delegates to the model it holds by the same name (`self.model.sample(x)`)
     return tuple(ref for ref in found if ref != caller) or classes
 
@@ -443,21 +453,51 @@ def _defining_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
 
 
 @memoised
-def package_module_classes(index: ModelIndex, name: str) -> tuple[str, ...]:
+def package_module_classes(index: ModelIndex, name: str, heirs: bool = True) -> tuple[str, ...]:
     """The module classes of the other files of the file's top-level package that define method `name`: what a
     module handed in untyped may be when the file imports no class answering the call (`def score(model, x):
     return model.lookup(x)`, the model's class in a file of the package this one never imports). Files are named
     by their text (`Project.package_definers`) and then indexed; a name more than `_MAX_DEFINERS` files define is
-    a common verb of the package (`update`, `reset`) that tells nothing of which class answers."""
-    definers = package_definers(index, name)
+    a common verb of the package (`update`, `reset`) that tells nothing of which class answers. A class whose
+    subclasses in the package inherit the method is taken to be them (`_package_heirs`): a base defining `encode`
+    over the `self.proj` its subclasses build."""
     found: list[str] = []
-    for module in definers:
-        file = index.project.file(module)  # type: ignore[union-attr]
-        if file is None or file.skeleton is None:
-            continue
-        other = ModelIndex.of(file, index.project)  # type: ignore[arg-type]
-        found += [f"{module}.{cls.name}" for cls in other.module_classes() if name in cls.span.methods]
+    for module in package_definers(index, name):
+        other = _package_index(index, module)
+        for cls in other.module_classes() if other else ():
+            if name in cls.span.methods:  # a base whose heirs inherit the method stands for them (what is built)
+                ref = f"{module}.{cls.name}"
+                found += [r for r in (heirs and _package_heirs(index, name, [ref])) or [ref] if r not in found]
     return tuple(found)
+
+
+def _package_heirs(index: ModelIndex, name: str, bases: list[str]) -> list[str]:
+    """The module classes of the package's other files inheriting method `name` from one of the classes `bases`
+    (qualified), and their heirs in turn (`class Child(EncBase)` in `nets.py`, where `base.py` defines
+    `EncBase.encode`): what builds the parameters the inherited method reads (`Project.package_heirs`)."""
+    found: list[str] = []
+    stack = list(bases)
+    while stack and len(found) < _MAX_HEIRS:
+        base = stack.pop(0)
+        for module in index.project.package_heirs(index.module, base.rpartition(".")[2]):  # type: ignore[union-attr]
+            other = _package_index(index, module)
+            for cls in other.module_classes() if other else ():
+                ref = f"{module}.{cls.name}"
+                if base in cls.qualified_bases and name not in cls.span.methods and ref not in found:
+                    found.append(ref)
+                    stack.append(ref)
+    return found[:_MAX_HEIRS]
+
+
+_MAX_HEIRS = 12  # classes inheriting one method, looked up for a module of no named class
+
+
+def _package_index(index: ModelIndex, module: str) -> ModelIndex | None:
+    """The index of another file of the package, None when it does not parse."""
+    file = index.project.file(module)  # type: ignore[union-attr]
+    if file is None or file.skeleton is None:
+        return None
+    return ModelIndex.of(file, index.project)  # type: ignore[arg-type]
 
 
 def package_definers(index: ModelIndex, name: str) -> tuple[str, ...]:

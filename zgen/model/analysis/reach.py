@@ -22,10 +22,9 @@ from __future__ import annotations
 import re
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import facts_of
-from ..program.tree import cst, dotted, walk
-from .flow import Flat
+from ..program.tree import cst, dotted
 from .own import package_definers
+from .plain import all_bases, plain_instances
 
 __all__ = ["method_targets", "plain_instances", "duck_instances", "function_target", "all_bases", "is_abstract"]
 
@@ -73,61 +72,6 @@ def _package_definers(index: ModelIndex, name: str) -> list[ModelIndex]:
         if file is not None and file.skeleton is not None:
             found.append(ModelIndex.of(file, index.project))  # type: ignore[arg-type]
     return found
-
-
-def all_bases(cls: ClassInfo) -> list[ClassInfo]:
-    """Every base of `cls`, in its file and in others (read there)."""
-    found: list[ClassInfo] = []
-    stack = [cls]
-    while stack:
-        current = stack.pop()
-        for info in current.mro:
-            if info not in found:
-                found.append(info)
-            for _index, base in info.external_bases:
-                if base not in found:
-                    stack.append(base)
-    return found
-
-
-def plain_instances(
-    index: ModelIndex, owner: ClassInfo | None, flat: Flat, expr: cst.BaseExpression
-) -> tuple[ClassInfo, ...]:
-    """The plain classes (of the project, no `nn.Module`) `expr` is an instance of: `self.evaluator` that
-    `__init__` builds, a local bound to `Evaluator(model)` in `flat`, an argument annotated `evaluator: Evaluator`,
-    or one built in place (`Evaluator(loader).run(model)`)."""
-    if isinstance(expr, cst.Call):
-        return _built_class(index, expr)
-    name = dotted(expr)
-    if name is None:
-        return ()
-    if name.startswith("self.") and name.count(".") == 1 and owner is not None:
-        return _attribute_instances(index, owner, name[5:])
-    if "." in name:
-        return ()
-    found: list[ClassInfo] = []
-    for node, _ctx in flat.nodes:
-        if type(node) is cst.Assign and isinstance(node.value, cst.Call):
-            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
-                found += [c for c in _built_class(index, node.value) if c not in found]
-        elif type(node) is cst.Param and node.name.value == name and node.annotation is not None:
-            found += [c for c in _named_plain(index, dotted(node.annotation.annotation)) if c not in found]
-    return tuple(found)
-
-
-@memoised
-def _attribute_instances(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
-    """`self.<name>` built as a plain object in `__init__` of `owner` or of a base (in any file)."""
-    for cls in all_bases(owner):
-        member = facts_of(cls).members.get(name)
-        if member is not None and isinstance(member.call, cst.Call):
-            found = _built_class(cls.index, member.call)
-            if found:
-                return found
-        found = _annotated_argument(cls, name)
-        if found:
-            return found
-    return _built_later(owner, name)
 
 
 def duck_instances(owner: ClassInfo | None, expr: cst.BaseExpression) -> tuple[ClassInfo, ...]:
@@ -183,62 +127,6 @@ _NOT_TELLING = frozenset(
      "close", "reset", "step", "write", "read", "save", "load", "state_dict", "load_state_dict", "train", "eval",
      "format", "item", "numpy", "detach", "size", "mean", "sum"}
 )  # fmt: skip
-
-
-def _built_later(owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
-    """`self.evaluator = Evaluator(loader)` in a method other than `__init__` (a `setup()`, a lazy first use) of a
-    plain class or its bases: the object the attribute holds once that method ran."""
-    if owner.is_module:
-        return ()
-    written = re.compile(rf"\bself\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]")
-    found: list[ClassInfo] = []
-    for method in owner.all_methods():
-        if not written.search(method.text) or method.node is None:
-            continue
-        for stmt in walk(method.node.body):
-            if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call) and any(
-                dotted(t.target) == f"self.{name}" for t in stmt.targets
-            ):
-                found += [c for c in _built_class(method.index, stmt.value) if c not in found]
-    return tuple(found)
-
-
-def _annotated_argument(cls: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
-    """`def __init__(self, calculator: BatchwiseCalculator): self.calculator = calculator`: the annotation's plain
-    class (`Optional[...]` read through)."""
-    init = cls.span.methods.get("__init__")
-    node = cls.index.method_info(cls, init).node if init is not None else None
-    if node is None or f"self.{name}" not in cls.index.skeleton.text(init.start, init.end):
-        return ()
-    params = {p.name.value: p for p in (*node.params.params, *node.params.kwonly_params)}
-    for stmt in walk(node.body):
-        if not (isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Name) and stmt.value.value in params):
-            continue
-        if any(dotted(t.target) == f"self.{name}" for t in stmt.targets):
-            annotation = params[stmt.value.value].annotation
-            if annotation is None:
-                return ()
-            written = annotation.annotation
-            if isinstance(written, cst.Subscript) and dotted(written.value) in ("Optional", "typing.Optional"):
-                inner = written.slice[0].slice
-                written = inner.value if isinstance(inner, cst.Index) else written
-            return _named_plain(cls.index, dotted(written))
-    return ()
-
-
-def _built_class(index: ModelIndex, call: cst.Call) -> tuple[ClassInfo, ...]:
-    """The plain class a constructor call builds (`Evaluator(model)`, `evals.Evaluator(model)`)."""
-    return _named_plain(index, dotted(call.func))
-
-
-def _named_plain(index: ModelIndex, written: str | None) -> tuple[ClassInfo, ...]:
-    if not written:
-        return ()
-    local = index.local_class(written)
-    if local is None:
-        external = index.external(index.qualify(written))
-        local = external[1] if external is not None else None
-    return (local,) if local is not None and not local.is_module else ()
 
 
 def function_target(index: ModelIndex, name: str) -> MethodInfo | None:

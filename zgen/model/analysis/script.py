@@ -540,7 +540,8 @@ class _ScriptCalls:
             # a model of no class we can tell: the module classes of the file or its package defining the method
             # answer (`model.extract_embedding()` hands back a layer in every class that has it), unless the method
             # leaves a step to a subclass (skrl's `act` calling `self.compute`, which the user's model defines)
-            answering = answering_classes(index, held, name, package=True)
+            # (each class's own file: `method_runs` does not read a method a subclass inherits from another file)
+            answering = answering_classes(index, held, name, "", True, False)
             if answering != held and _complete(index, answering, name):
                 held = answering
             by_name = runs_unread(name)  # a method no class we read defines: by its name

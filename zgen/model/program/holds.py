@@ -319,6 +319,18 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
 
 # A variable holding a class, called to build an instance (`model_class`, `EncoderClass`, `net_cls`, `klass`).
 _CLASS_VARIABLE = re.compile(r"^(?:[A-Z]\w*Class|\w+_(?:class|cls)|klass)$")
+# Text of an attribute set to an instance of a class held in a variable (`self.policy = self.policy_class(`).
+_CLASS_VALUE_BUILT = re.compile(r"\bself\.\w+\s*=\s*(?:self\.)?\w*(?:Class|_class|_cls|klass)\s*\(")
+
+
+def _built_from_class_value(value: cst.BaseExpression) -> bool:
+    """Is `value` a call of a class held in a variable or an attribute (`policy_class(d)`, `self.net_cls(**kw)`)?"""
+    if not isinstance(value, cst.Call):
+        return False
+    callee = dotted(value.func)
+    return callee is not None and callee.count(".") <= 1 and (callee.count(".") == 0 or callee.startswith("self.")) and (
+        _CLASS_VARIABLE.search(callee.rsplit(".", 1)[-1]) is not None
+    )
 
 
 def _types_nothing(text: str) -> bool:
@@ -431,6 +443,7 @@ def _held_and_wrapped(index: ModelIndex, cls: ClassInfo) -> tuple[dict[str, tupl
         built_here = id(method) in init_ids
         if not built_here and not (_SELF_SET.search(method.text) and (
             may_have_module_arguments(method.index, method.span) or _mentions_held(method.text, {**by_use, **found})
+            or _CLASS_VALUE_BUILT.search(method.text)
         )):
             continue  # another method keeps only what it is handed (`def init(self, model): self._model = model`)
         node = method.node if "self." in method.text else None
@@ -457,11 +470,22 @@ def _held_and_wrapped(index: ModelIndex, cls: ClassInfo) -> tuple[dict[str, tupl
                     if not classes and (classes := _handed(index, part, arguments, {**by_use, **found})):
                         if _wrapper_call(index, part):
                             wrapped.add(path.parts[0])  # `self._learn_model = model_wrap(self._model, ...)`
+                if not classes and _built_from_class_value(part) and module_like_name(path.parts[0]):
+                    classes = ("<unknown>",)  # `self.policy = self.policy_class(obs_space, lr)`: a model, class unread
                 if classes:
                     found.setdefault(path.parts[0], classes)
     for name, classes in by_use.items():
         found.setdefault(name, classes)
+    for sub in _file_subclasses(index, cls):  # `self.policy` a subclass of this file builds, used by a base method
+        for name, classes in _held_and_wrapped(index, sub)[0].items():
+            if name not in found and f"self.{name}" in cls.text:
+                found[name] = classes
     return found, frozenset(wrapped)
+
+
+def _file_subclasses(index: ModelIndex, cls: ClassInfo) -> list[ClassInfo]:
+    """Classes of the file that derive from `cls` (not `cls` itself): the objects its methods run on."""
+    return [other for other in index.classes.values() if other is not cls and cls in other.mro]
 
 
 def _mentions_held(text: str, held: dict[str, tuple[str, ...]]) -> bool:

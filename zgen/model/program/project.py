@@ -271,8 +271,14 @@ class Project:
         package's table (once per process and package) without recording any name's definers as a dependency."""
         return frozenset(
             name for name, every in self.package_methods(module, most + 1).items()
-            if 0 < len(_others(every, module)) <= most
+            if 0 < len(_others(every, module)) <= most and not name.startswith(_HEIR)
         )
+
+    def package_heirs(self, module: str, base: str) -> tuple[str, ...]:
+        """The modules of `module`'s top-level package, other than `module`, whose text defines a class with a base
+        named `base` (`class Child(EncBase):`, `class Child(base.EncBase, Mixin):`): where the classes inheriting a
+        method of `base` (and no definer of the method) may be. Read from the same table as `package_definers`."""
+        return self.package_definers(module, heir_key(base))
 
     def package_methods(self, module: str, most: int | None = None) -> dict[str, tuple[str, ...]]:
         """Method name -> the modules of `module`'s top-level package defining one (see `package_definers`); with
@@ -377,6 +383,18 @@ def _write_json(path: str, doc: dict) -> None:
 
 # `def name(`: a method or function defined in a file, the text `package_methods` reads (a literal first: fast).
 _METHOD_DEF = re.compile(rb"def (\w+)\(")
+# `class Child(EncBase, nn.Module):`: the bases a class of a file names, kept in the same table as method names
+# under `heir_key` (a key no method name can be), what `package_heirs` reads.
+_CLASS_BASES = re.compile(rb"class \w+\(([^()]*)\):")
+_BASE_NAME = re.compile(rb"(?<![\w.=])[A-Za-z_][\w.]*(?=\s*(?:,|$))")
+_HEIR = "("
+
+
+def heir_key(base: str) -> str:
+    """The package table's key for the files defining a class with a base named `base` (its last dotted part)."""
+    return f"{_HEIR}{base}"
+
+
 # A package of more files than this is not read for method names (its table stays empty): the scan reads every file
 # once per process, about 0.07 s per 1,000 files of 26 KB, which a larger package would spend on a one-file check.
 _MAX_PACKAGE_FILES = 1000
@@ -431,6 +449,9 @@ def _package_methods(directory: str, top: str, paths: list[str]) -> dict[str, tu
         module = ".".join((top, *parts))
         for name in set(_METHOD_DEF.findall(data)):
             table.setdefault(name.decode("ascii", "replace"), []).append(module)
+        heirs = {b.rpartition(b".")[2] for bases in _CLASS_BASES.findall(data) for b in _BASE_NAME.findall(bases)}
+        for base in heirs:
+            table.setdefault(heir_key(base.decode("ascii", "replace")), []).append(module)
     return {name: tuple(modules) for name, modules in table.items()}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..analysis.counts import HANDS_LENGTH
 from ..analysis.divergence import CAUGHT, COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, message
 from ..analysis.flow import Flat, flat_of
 from ..analysis.script import divergences, script_divergences, script_scopes
@@ -38,6 +39,10 @@ class _LoopExit:
             return True  # `if x.shape[1] < 4: return x`: this rank's short input leaves early
         if "for" in text and any(word in text for word in self._LENGTHS) and _counted_text(text):
             return True
+        if "range(" in text and _ranges_a_parameter(text):
+            return True
+        if "=" in text and HANDS_LENGTH.search(text):
+            return True  # `self.decode(step, n_steps=x.size(1))`: a base class's loop counted by a length handed on
         if "return" in text and "os.path." in text and any(f".{word}(" in text for word in self._HOST):
             return True  # `if os.path.isfile(out): return` before the model runs: this host's files decide
         if "except" in text and _OWN_FAILURE_TEXT.search(text):
@@ -83,6 +88,30 @@ def _counted_text(text: str) -> bool:
         if _reads_length(text, loop.group(1), 2):
             return True
     return False
+
+
+def _ranges_a_parameter(text: str) -> bool:
+    """Text pre-filter of a loop counted by a parameter (`for t in range(seq_length)`): a caller of the method may
+    hand it a length of its data (`counts.handed_counts`)."""
+    params: set[str] | None = None
+    for loop in _RANGE_LOOP.finditer(text):
+        if params is None:
+            params = _parameters_text(text)
+        # (named bare: `range(config.n_layers)` reads a setting of the object handed in)
+        if params & set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\b(?![ \t]*[.\[(])", loop.group(1))):
+            return True
+    return False
+
+
+_SIGNATURE = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\(([^)]*)\)")
+
+
+def _parameters_text(text: str) -> set[str]:
+    """The parameter names of the function whose text starts `text` (read from its signature, no parsing)."""
+    signature = _SIGNATURE.match(text)
+    if signature is None:
+        return set()
+    return set(re.findall(r"(?:^|,)\s*\**([A-Za-z_]\w*)", signature.group(1))) - {"self", "cls"}
 
 
 def _reads_length(text: str, expr: str, depth: int) -> bool:
@@ -138,7 +167,13 @@ class DataDependentExit(Rule):
     is long: `for i in range(n_chunks)` with `n_chunks = unfolded.shape[-1]`,
     `range(0, x.shape[-1], hop)`, `for piece in torch.split(x, 256)`,
     `range(ceil(len(windows) / size))` for windows a method made from the
-    batch, `range(max(lengths))`; and a `return` taken on this host's files
+    batch, `range(max(lengths))`, a length read from each of the batches a
+    loop walks (`for batch in batches: n = batch["tgt"].size(1)`), a loop
+    over `range(seq_length)` when the class's own call hands `seq_length =
+    x.shape[0]` (reported at the loop), and a call handing a base class of
+    another file a length to loop over along with a function that runs
+    submodules (`self.decode_autoregressive(decode_one,
+    n_decoder_steps=x.size(1))`, reported at the call); and a `return` taken on this host's files
     (`if os.path.isfile(out): return`) before the model runs, or a loop
     running while they say so (`while not os.path.exists(stop):`, or a flag
     set from them). Loops over a
