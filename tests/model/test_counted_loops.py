@@ -135,3 +135,47 @@ def test_a_return_on_an_existing_output_file_skips_the_model_on_that_rank():
 
 def test_a_missing_input_file_that_raises_leaves_every_rank_the_same_way():
     assert check_source("m.py", SEPARATE.format(extra="", leave="raise FileExistsError(out)")) == []
+
+
+# A training loop that runs while this host has no stop file: through a flag, or tested in the `while` itself.
+STOP_FILE = """
+import os
+
+
+def train(model, batch, stop, steps):
+{body}
+"""
+
+
+def _while_codes(body: str) -> list[str]:
+    return [f.code for f in check_source("m.py", STOP_FILE.format(body=textwrap.indent(textwrap.dedent(body), "    ")))]
+
+
+def test_a_while_loop_on_a_flag_set_from_this_hosts_files():
+    assert _while_codes("""
+        if_train = True
+        while if_train:
+            model(batch).mean().backward()
+            if_train = not os.path.exists(stop)
+    """) == ["ZG204"]
+
+
+def test_a_while_loop_testing_this_hosts_files_itself():
+    assert _while_codes("""
+        while not os.path.exists(stop):
+            model(batch).mean().backward()
+    """) == ["ZG204"]
+
+
+def test_a_file_test_beside_a_counted_while_loop_decides_no_exit():
+    assert _while_codes("""
+        resume = os.path.exists(stop)
+        n = 0
+        while n < steps:
+            if os.path.exists(stop + ".log"):
+                print("logged", resume)
+            model(batch).mean().backward()
+            n += 1
+        while not os.path.exists(stop):
+            pass
+    """) == []

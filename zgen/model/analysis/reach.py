@@ -11,17 +11,22 @@ over these edges:
   method found is abstract (`raise NotImplementedError`, `@abstractmethod`), also those of subclasses in the other
   files of the package that define a method of that name, which the base's file need not import.
 * `obj.m(...)` on a plain object (a class of the project that is no `nn.Module`): `self.evaluator` built in
-  `__init__` (or a base's), a local bound to `Evaluator(model)`, an argument annotated with the class.
+  `__init__` (or a base's), a local bound to `Evaluator(model)`, an argument annotated with the class, or, kept
+  untyped (`self.q = q`), the one plain class of the file or of the package's other files that defines every method
+  the class calls on it (`self.q.no_grad(s)`, `self.q.reinforce(loss)`); its `__call__` runs for `self.q(s)`.
 * `f(...)`: a function of this file, or one imported from another file of the package.
 """
 
 from __future__ import annotations
 
+import re
+
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.tree import cst, dotted
 from .own import package_definers
 from .plain import all_bases, plain_instances
 
-__all__ = ["method_targets", "plain_instances", "function_target", "all_bases", "is_abstract"]
+__all__ = ["method_targets", "plain_instances", "duck_instances", "function_target", "all_bases", "is_abstract"]
 
 
 @memoised
@@ -67,6 +72,61 @@ def _package_definers(index: ModelIndex, name: str) -> list[ModelIndex]:
         if file is not None and file.skeleton is not None:
             found.append(ModelIndex.of(file, index.project))  # type: ignore[arg-type]
     return found
+
+
+def duck_instances(owner: ClassInfo | None, expr: cst.BaseExpression) -> tuple[ClassInfo, ...]:
+    """What `plain_instances` cannot tell of `self.q`, told by the methods called on it (`_duck_typed`): only ever
+    more runners, never fewer (a class that coincidentally answers does not hide what the object was handed for)."""
+    name = dotted(expr)
+    if owner is None or name is None or not name.startswith("self.") or name.count(".") != 1:
+        return ()
+    return _duck_typed(owner.index, owner, name[5:])
+
+
+@memoised
+def _duck_typed(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
+    """`self.q` of a plain class (or a base's, in any file) handed it untyped (`def __init__(self, q): self.q = q`,
+    `_keeps_argument`), on which the class calls methods (`self.q.no_grad(s)`, `self.q.reinforce(loss)`) that one
+    plain class of the file or of the other files of the package defines, all of them, its own class aside: an
+    instance of that class (`Approximation`, whose `no_grad` runs the model it wraps), or of one of its subclasses
+    there that override some of them (`QNetwork`). Two classes answering that are not one's subclasses tell
+    nothing."""
+    if owner.is_module:
+        return ()
+    methods = [method for cls in all_bases(owner) for method in cls.all_methods()]  # bases of other files too
+    if not any(_keeps_argument(method, name) for method in methods):
+        return ()
+    called = re.compile(rf"\bself\.{re.escape(name)}\.(\w+)\(")
+    names = {m for method in methods for m in called.findall(method.text)} - _NOT_TELLING
+    if not names:
+        return ()
+    indexes = [owner.index]
+    for method in sorted(names):
+        indexes += [i for i in _package_definers(owner.index, method) if i not in indexes]
+    found = [
+        cls for where in indexes for cls in where.classes.values()
+        if cls is not owner and not cls.is_module and all(cls.inherited_method(m) is not None for m in names)
+    ]
+    root = next((cls for cls in found if all(cls in all_bases(other) for other in found)), None)
+    return tuple(found) if root is not None else ()
+
+
+def _keeps_argument(method: MethodInfo, name: str) -> bool:
+    """Does `method` keep one of its arguments as `self.name` (`def __init__(self, q): self.q = q`)? An object it
+    builds itself (`self.scorer = Scorer(...)`) is `plain_instances`' to tell, not the methods called on it."""
+    node = method.node
+    if node is None or f"self.{name}" not in method.text:
+        return False
+    kept = re.findall(rf"(?m)^\s*self\.{re.escape(name)}\s*=\s*(\w+)\s*$", method.text)
+    return any(param.name.value in kept for param in node.params.params + node.params.kwonly_params)
+
+
+# Methods every kind of object has or that containers, files and tensors share: no class is told by them.
+_NOT_TELLING = frozenset(
+    {"to", "cpu", "cuda", "get", "items", "keys", "values", "update", "append", "extend", "pop", "copy", "clear",
+     "close", "reset", "step", "write", "read", "save", "load", "state_dict", "load_state_dict", "train", "eval",
+     "format", "item", "numpy", "detach", "size", "mean", "sum"}
+)  # fmt: skip
 
 
 def function_target(index: ModelIndex, name: str) -> MethodInfo | None:

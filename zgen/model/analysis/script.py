@@ -31,7 +31,7 @@ from .calls import HeldCalls
 from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, helper_reaches, module_divergences
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
-from .reach import all_bases, function_target, is_abstract, method_targets, plain_instances
+from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
 from .own import answering_classes
 from .runs import ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, runs_argument, runs_unread
 from .taint import DATA, RANK, Taint
@@ -728,10 +728,18 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
             name = func.attr.value
             if _runs_held(scope, name) or (scope.owner is not None and _method_reaches(scope, scope.owner, name)):
                 return f"self.{name}()"
+            if scope.owner is not None and scope.owner.inherited_method(name) is None and any(
+                _method_reaches(scope, cls, "__call__")
+                for cls in plain_instances(scope.index, scope.owner, scope.flat, func)
+                or duck_instances(scope.owner, func)
+            ):
+                return f"self.{name}()"  # `self.q(s)`: a plain object the class holds, whose `__call__` runs a model
             return None
         if isinstance(func, cst.Attribute) and func.attr.value not in NOT_RUNS:
             # `self.evaluator.run(x)`, `ev.run(x)`: a method of a plain object of the project that reaches a model
-            for cls in plain_instances(scope.index, scope.owner, scope.flat, func.value):
+            for cls in plain_instances(scope.index, scope.owner, scope.flat, func.value) or duck_instances(
+                scope.owner, func.value
+            ):
                 if _method_reaches(scope, cls, func.attr.value):
                     return f"{code_of(func)}()"
             return None

@@ -174,7 +174,9 @@ class DataDependentExit(Rule):
     another file a length to loop over along with a function that runs
     submodules (`self.decode_autoregressive(decode_one,
     n_decoder_steps=x.size(1))`, reported at the call); and a `return` taken on this host's files
-    (`if os.path.isfile(out): return`) before the model runs. Loops over a
+    (`if os.path.isfile(out): return`) before the model runs, or a loop
+    running while they say so (`while not os.path.exists(stop):`, or a flag
+    set from them). Loops over a
     configured count (`range(self.n_layers)`, `for blk in self.blocks`), over
     the outputs of submodules or the items of a module container, loops whose
     variable picks an item of the module's own state (`self.convs[i]`),
@@ -500,11 +502,11 @@ _SYNC_HELP = "pass `synced_gpus=True` (or leave it unset so the library turns it
 
 
 def _exit(d: Divergence) -> bool:
-    """A loop cut short or counted by the data, a `return`/`continue` taken on this host's files, or a module run,
-    skipped or stopped on this host's clock (a time limit)."""
+    """A loop cut short or counted by the data, a `return`/`continue` or a `while` taken on this host's files, or a
+    module run, skipped or stopped on this host's clock (a time limit)."""
     return (
         (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY, CAUGHT))
-        or (d.kind == HOST and d.effect in (EXIT, SKIP))
+        or (d.kind == HOST and d.effect in (EXIT, SKIP, WHILE))
         or d.kind == CLOCK
     )
 
