@@ -81,7 +81,8 @@ _REDUCTIONS = ("argmax", "argmin", "argsort", "topk", "kthvalue")
 
 class _Selections:
     """Text pre-filter: a data-dependent selection, or a loop over an input mapping's keys that picks a submodule
-    from a container by the key (`for k, v in feats.items(): out[k] = self.proj[k](v)`)."""
+    from a container by the key (`for k, v in feats.items(): out[k] = self.proj[k](v)`; `model.encoders[k](v)` in
+    a function handed the model)."""
 
     _BY_KEY = re.compile(r"for(?<!\wfor)\s+(\w+)\b[^\n]*\bin\s+\w+\.(?:items|keys)\(\)")  # `\bfor`, word first
     _WALK = re.compile(r"for(?<!\wfor)\s+(\w+)\s+in\s+(\w+)\s*[:)\]}]")  # `for key in feats:` (and in a comprehension)
@@ -127,7 +128,8 @@ class _Selections:
         matches += (m for m in self._WALK.finditer(text) if f"{m.group(2)}[{m.group(1)}]" in text)  # `feats[key]`
         for match in matches:
             key = re.escape(match.group(1))
-            if re.search(r"self(?:\.\w+)+\[[^\]\n]*\b" + key + r"\b[^\]\n]*\]\s*\(", text):
+            # `self.proj[k](v)`, or `model.encoders[k](v)` of a model a function or a trainer is handed
+            if re.search(r"\b\w+(?:\.\w+)+\[[^\]\n]*\b" + key + r"\b[^\]\n]*\]\s*\(", text):
                 return True
         return False
 
