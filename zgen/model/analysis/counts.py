@@ -22,7 +22,7 @@ import re
 from typing import Protocol
 
 from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.tree import call_name, children, code_of, cst, walk
+from ..program.tree import call_name, children, code_of, cst, positional_parameters, walk
 from .flow import COMPREHENSIONS, Flat, bound_names, flat_of, same_items, targets_of
 
 
@@ -445,12 +445,10 @@ def handed_counts(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> d
     x.shape[0]`) binds to a length of the caller's data: the loop runs as often as that rank's input is long. By
     parameter: the length the caller read."""
     name = func.name.value
-    needle = f"self.{name}("
-    owners = [(index, c) for c in cls.mro] + list(cls.external_bases)
-    owners = [(owner_index, owner) for owner_index, owner in owners if needle in owner.text]
+    owners = cls.self_callers(name)
     if not owners:
         return {}  # (most methods: no call of this one by the class itself)
-    params = _positional(func)
+    params = positional_parameters(func)
     counting = _counting_parameters(index, func)
     if not counting:
         return {}
@@ -461,12 +459,6 @@ def handed_counts(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> d
             if param in counting:
                 found.setdefault(param, length)  # type: ignore[arg-type]
     return found
-
-
-def _positional(func: cst.FunctionDef) -> list[str]:
-    """The positional parameters of a method, after `self` or `cls`."""
-    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    return params[1:] if params[:1] in (["self"], ["cls"]) else params
 
 
 @memoised
@@ -594,7 +586,7 @@ def _runs(value: cst.BaseExpression, runs: frozenset[str], calls: Calls) -> bool
 
 def _bind(func: cst.FunctionDef, call: cst.Call) -> dict[str, cst.Arg]:
     """The arguments of a call of the method `func` (through `self.`), by the parameter each binds."""
-    params = _positional(func)
+    params = positional_parameters(func)
     bound: dict[str, cst.Arg] = {}
     at = 0
     for arg in call.args:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
-from ..program.tree import call_name, children, code_of, const_str, cst, dotted, walk
+from ..program.tree import call_name, children, code_of, const_str, cst, dotted, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .reach import function_target
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, stored_into, targets_of
@@ -770,12 +770,10 @@ def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) 
     file or the base's) binds to a value that differs per rank, with why. Only parameters the method decides on
     (a test, a loop count, a key of one of its containers) are looked for: the callers are parsed for those."""
     name = func.name.value
-    needle = f"self.{name}("
-    owners = [(index, c) for c in cls.mro] + list(cls.external_bases)
-    owners = [(owner_index, owner) for owner_index, owner in owners if needle in owner.text]
+    owners = cls.self_callers(name)
     if not owners:
         return {}  # (most methods: no call of this one by the class itself)
-    params = _parameters(func)
+    params = positional_parameters(func)
     decided = _decided_parameters(index, func)
     if not decided:
         return {}
@@ -788,19 +786,13 @@ def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) 
     return found
 
 
-def _parameters(func: cst.FunctionDef) -> list[str]:
-    """The positional parameters of a method, after `self` or `cls`."""
-    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    return params[1:] if params[:1] in (["self"], ["cls"]) else params
-
-
 @memoised
 def _decided_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
     """The parameters of `func` it decides on (`handed_parameters`), read from its text once per method: each `Taint`
     of the method asks (the body's text is generated again from the parse, a costly walk)."""
     text = code_of(func.body, limit=20000)
     decided = set()
-    for param in _parameters(func):
+    for param in positional_parameters(func):
         # the parameter, or a local assigned from it (`col = self.index_of[task]`, `key = str(task)`), in a test, a
         # loop count or the key of a container of `self`
         names = [param, *re.findall(rf"^[ \t]*(\w+)[ \t]*=[^=\n]*\b{re.escape(param)}\b", text, re.M)]

@@ -201,6 +201,13 @@ class ClassInfo:
                 found.append(info)
         return tuple(found)
 
+    def self_callers(self, name: str) -> list[tuple[ModelIndex, ClassInfo]]:
+        """The class, its in-file bases and its bases in other files (each with its index) whose text calls
+        `self.<name>(`: where the class's own calls of its method `name` are."""
+        needle = f"self.{name}("
+        owners = [(self.index, c) for c in self.mro] + list(self.external_bases)
+        return [(owner_index, owner) for owner_index, owner in owners if needle in owner.text]
+
     @cached_property
     def external_bases(self) -> tuple[tuple[ModelIndex, ClassInfo], ...]:
         """Bases defined in other files of the program, read from their source."""

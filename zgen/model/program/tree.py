@@ -101,6 +101,7 @@ __all__ = [
     "dotted",
     "call_name",
     "access_path",
+    "positional_parameters",
     "Path",
     "const_str",
     "parameter_for",
@@ -481,3 +482,9 @@ def parameter_for(func: cst.FunctionDef, call: cst.Call, position: int) -> str |
     if at >= len(params) and isinstance(func.params.star_arg, cst.Param) and not arg.star:
         return func.params.star_arg.name.value  # `init(self.a, self.b)` for `def init(*modules)`: one of them
     return params[at] if at < len(params) else None
+
+
+def positional_parameters(func: cst.FunctionDef) -> list[str]:
+    """The positional parameters of a function, after `self` or `cls` for a method."""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    return params[1:] if params[:1] in (["self"], ["cls"]) else params
