@@ -444,20 +444,14 @@ def handed_counts(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> d
     it by the class itself or a base (`self.forward_layer(x, cell, seq_length=seq_length)` for `seq_length =
     x.shape[0]`) binds to a length of the caller's data: the loop runs as often as that rank's input is long. By
     parameter: the length the caller read."""
-    name = func.name.value
-    owners = cls.self_callers(name)
-    if not owners:
+    if not cls.self_callers(func.name.value):
         return {}  # (most methods: no call of this one by the class itself)
-    params = positional_parameters(func)
     counting = _counting_parameters(index, func)
     if not counting:
         return {}
     found: dict[str, str] = {}
-    for owner_index, owner in owners:
-        for key, length in _lengths_handed(owner_index, owner, name).items():
-            param = params[key] if isinstance(key, int) and key < len(params) else key
-            if param in counting:
-                found.setdefault(param, length)  # type: ignore[arg-type]
+    for param, length in cls.self_call_bindings(func, counting, _lengths_handed):
+        found.setdefault(param, length)
     return found
 
 

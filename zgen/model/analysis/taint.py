@@ -769,20 +769,14 @@ def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) 
     """Parameters of the method `func` that a call of it by the class itself or a base (`self.<name>(...)`, in this
     file or the base's) binds to a value that differs per rank, with why. Only parameters the method decides on
     (a test, a loop count, a key of one of its containers) are looked for: the callers are parsed for those."""
-    name = func.name.value
-    owners = cls.self_callers(name)
-    if not owners:
+    if not cls.self_callers(func.name.value):
         return {}  # (most methods: no call of this one by the class itself)
-    params = positional_parameters(func)
     decided = _decided_parameters(index, func)
     if not decided:
         return {}
     found: dict[str, dict[str, str]] = {}
-    for owner_index, owner in owners:
-        for key, kinds in _bound_by_calls(owner_index, owner, name).items():
-            param = params[key] if isinstance(key, int) and key < len(params) else key
-            if param in decided:
-                _merge_into(found.setdefault(param, {}), kinds)  # type: ignore[arg-type]
+    for param, kinds in cls.self_call_bindings(func, decided, _bound_by_calls):
+        _merge_into(found.setdefault(param, {}), kinds)
     return found
 
 

@@ -27,7 +27,7 @@ from zgen.zero_policy import DEFAULT_PERSISTENCE_THRESHOLD
 from . import known
 from .project import Project, SourceFile, absolute_name
 from .skeleton import ClassSpan, FunctionSpan, Skeleton
-from .tree import Snippet, call_name, parse_snippet, walk
+from .tree import Snippet, call_name, parse_snippet, positional_parameters, walk
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -207,6 +207,19 @@ class ClassInfo:
         needle = f"self.{name}("
         owners = [(self.index, c) for c in self.mro] + list(self.external_bases)
         return [(owner_index, owner) for owner_index, owner in owners if needle in owner.text]
+
+    def self_call_bindings(
+        self, func: cst.FunctionDef, wanted: frozenset[str], bound_by: Callable[..., dict]
+    ) -> Iterator[tuple[str, Any]]:
+        """(parameter of the method `func`, what a call of it by the class itself binds it to) for the parameters in
+        `wanted`; `bound_by(index, owner, name)` reads one owner's calls as {position or keyword: value}."""
+        name = func.name.value
+        params = positional_parameters(func)
+        for owner_index, owner in self.self_callers(name):
+            for key, value in bound_by(owner_index, owner, name).items():
+                param = params[key] if isinstance(key, int) and key < len(params) else key
+                if param in wanted:
+                    yield param, value
 
     @cached_property
     def external_bases(self) -> tuple[tuple[ModelIndex, ClassInfo], ...]:

@@ -243,11 +243,7 @@ class Quantiser(nn.Module):
                     found = reads_own(index, Instance((ref,), instance.exact), name, uses, in_forward)  # type: ignore[union-attr]
                     used = found.param if found is not None else None
                     if used:
-                        message = (
-                            f"{_called(node, target, name)} computes with {_what(used, f'`{code_of(target)}`')}, "
-                            f"outside `{code_of(target)}`'s forward; ZeRO-3 has not "
-                            "gathered it and must fetch it on access"
-                        )
+                        message = f"{_called(node, target, name)} computes with {_unfetched(used, code_of(target))}"
                         help = f"compute it in `{ref.rsplit('.', 1)[-1]}.forward`, or register the parameter as external"
                         yield self.finding(index, method.snippet, node, message, help)
                         break
@@ -429,8 +425,7 @@ class Quantiser(nn.Module):
                         written = code_of(arg)
                         message = (
                             f"`{code_of(node.func)}(...)` runs `{written}.{name}(...)`, which computes with "
-                            f"{_what(found.param, f'`{written}`')}, outside `{written}`'s forward; ZeRO-3 has not "
-                            "gathered it and must fetch it on access"
+                            f"{_unfetched(found.param, written)}"
                         )
                         help = f"call `{written}(...)` (its forward), or gather its parameters around the call"
                         yield self.finding(index, method.snippet, node, message, help)
@@ -608,6 +603,13 @@ def _unreadable(index: ModelIndex, classes: tuple[str, ...] | None) -> bool:
         if ref in index.classes or index.external(ref) is not None:
             return False
     return True
+
+
+def _unfetched(used: str, owner: str) -> str:
+    """The rest of a message about a method computing with `used` of the module written `owner`, outside its forward."""
+    return (
+        f"{_what(used, f'`{owner}`')}, outside `{owner}`'s forward; ZeRO-3 has not gathered it and must fetch it on access"
+    )
 
 
 def _what(used: str, owner: str) -> str:
