@@ -23,7 +23,7 @@ from typing import Protocol
 
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, cst, positional_parameters, walk
-from .flow import COMPREHENSIONS, Flat, bound_names, flat_of, same_items, targets_of
+from .flow import COMPREHENSIONS, Flat, bound_names, flat_of, same_items, self_call_arguments, targets_of
 
 
 class Calls(Protocol):
@@ -505,22 +505,11 @@ def _lengths_handed(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
         inputs = frozenset(p.name.value for p in (*root.params.posonly_params, *root.params.params,
                                                   *root.params.kwonly_params)) - {"self", "cls"}
         counts: CountedLoops | None = None
-        for node, _ctx in flat.nodes:
-            if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or node.func.attr.value != name:
-                continue
-            if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
-                continue
+        for key, value in self_call_arguments(flat, name):
             counts = counts or CountedLoops(flat, inputs)
-            at = 0
-            for arg in node.args:
-                if arg.star:
-                    break
-                key: int | str = arg.keyword.value if arg.keyword is not None else at
-                if arg.keyword is None:
-                    at += 1
-                length = counts._length(arg.value)
-                if length is not None:
-                    found.setdefault(key, length)
+            length = counts._length(value)
+            if length is not None:
+                found.setdefault(key, length)
     return found
 
 

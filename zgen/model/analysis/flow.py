@@ -22,7 +22,7 @@ from ..program.tree import call_name, children, cst, walk
 
 __all__ = [
     "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
-    "SAME_ITEMS", "same_items", "loop_items", "runs_gathered", "stored_into",
+    "SAME_ITEMS", "same_items", "loop_items", "runs_gathered", "stored_into", "self_call_arguments",
 ]
 
 
@@ -332,6 +332,25 @@ def _chained(call: cst.Call) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value == "chain" and isinstance(func.value, cst.Name) and (
         func.value.value == "itertools"
     )
+
+
+def self_call_arguments(flat: Flat, name: str) -> Iterator[tuple[int | str, cst.BaseExpression]]:
+    """Each argument of each `self.<name>(...)` call in `flat`, keyed by its position after `self` or its keyword (up
+    to the first starred argument, after which positions are unknown)."""
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or node.func.attr.value != name:
+            continue
+        if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+            continue
+        at = 0
+        for arg in node.args:
+            if arg.star:
+                break
+            if arg.keyword is not None:
+                yield arg.keyword.value, arg.value
+            else:
+                yield at, arg.value
+                at += 1
 
 
 def loop_items(

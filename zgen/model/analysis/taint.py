@@ -16,7 +16,7 @@ from ..program.members import Kind, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .reach import function_target
-from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, stored_into, targets_of
+from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, self_call_arguments, stored_into, targets_of
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
 __all__ = [
@@ -820,22 +820,11 @@ def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
         if flat is None:
             continue
         taint: Taint | None = None
-        for node, _ctx in flat.nodes:
-            if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or node.func.attr.value != name:
-                continue
-            if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
-                continue
+        for key, value in self_call_arguments(flat, name):
             taint = taint or Taint(index, cls, flat)
-            at = 0
-            for arg in node.args:
-                if arg.star:
-                    break
-                key: int | str = arg.keyword.value if arg.keyword is not None else at
-                if arg.keyword is None:
-                    at += 1
-                kinds = taint.of(arg.value)
-                if kinds:
-                    _merge_into(found.setdefault(key, {}), kinds)
+            kinds = taint.of(value)
+            if kinds:
+                _merge_into(found.setdefault(key, {}), kinds)
     return found
 
 
