@@ -9,6 +9,8 @@ import textwrap
 
 from zgen.model import check_source
 
+from package_check import found_in_package
+
 
 def _found(source: str, path: str = "train.py") -> list[tuple[str, int]]:
     return sorted((f.code, f.line) for f in check_source(path, textwrap.dedent(source)))
@@ -16,13 +18,7 @@ def _found(source: str, path: str = "train.py") -> list[tuple[str, int]]:
 
 def _found_in_package(tmp_path, helper: tuple[str, str], checked: str) -> list[tuple[str, int]]:
     """The findings of `checked` (as `train.py`) in a package beside one helper file (name, source)."""
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / f"{helper[0]}.py").write_text(textwrap.dedent(helper[1]))
-    module = pkg / "train.py"
-    module.write_text(textwrap.dedent(checked))
-    return sorted((f.code, f.line) for f in check_source(str(module), module.read_text()))
+    return sorted(found_in_package(tmp_path, {f"{helper[0]}.py": helper[1], "train.py": checked}, "train.py"))
 
 
 # `apply` runs the callable on every submodule of the built model: a `partial` or a lambda of an initialiser

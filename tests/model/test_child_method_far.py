@@ -7,9 +7,7 @@ runs the child through its `__call__`, reads a small weight (kept gathered) or a
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found, write_package
 
 BASE = """
 import torch
@@ -160,16 +158,12 @@ class Trainer:
 
 
 def _package(tmp_path):
-    pkg = tmp_path / "far"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    for name, text in (("base", BASE), ("ops", OPS), ("nets", NETS), ("model", MODEL), ("trainer", TRAINER)):
-        (pkg / f"{name}.py").write_text(textwrap.dedent(text))
-    return pkg
+    files = {"base.py": BASE, "ops.py": OPS, "nets.py": NETS, "model.py": MODEL, "trainer.py": TRAINER}
+    return write_package(tmp_path, files, "far")
 
 
 def _found(path) -> list[tuple[str, int]]:
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
+    return found(path, "ZG3")
 
 
 def test_a_method_a_child_inherits_from_a_base_class_of_another_file_or_hands_self_to_a_function_there(tmp_path):

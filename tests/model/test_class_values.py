@@ -6,9 +6,7 @@ in a local, looked up by name, kept in a tuple or handed on runs on its receiver
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found_in_package
 
 NETS = """
 import torch
@@ -46,14 +44,7 @@ class AgentBase:
 
 
 def _found(tmp_path, files: dict[str, str], checked: str = "model.py") -> list[tuple[str, int]]:
-    pkg = tmp_path / "agents"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "nets.py").write_text(textwrap.dedent(NETS))
-    for name, text in files.items():
-        (pkg / name).write_text(textwrap.dedent(text))
-    path = pkg / checked
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text())]
+    return found_in_package(tmp_path, {"nets.py": NETS, **files}, checked, name="agents")
 
 
 SUBCLASS_SETS_CLASS = """

@@ -7,6 +7,8 @@ import textwrap
 
 from zgen.model import check_source
 
+from package_check import write_package
+
 SYNC = """
 import torch
 from torch import nn
@@ -82,16 +84,9 @@ class Agent:
 
 
 def _package(tmp_path):
-    pkg = tmp_path / "agents"
-    (pkg / "models").mkdir(parents=True)
-    (pkg / "algos").mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "algos" / "__init__.py").write_text("")
-    (pkg / "models" / "__init__.py").write_text("from .nets import *\n")
-    (pkg / "models" / "nets.py").write_text(textwrap.dedent(NETS))
-    (pkg / "utility.py").write_text(textwrap.dedent(SYNC))
-    (pkg / "algos" / "impl.py").write_text(textwrap.dedent(IMPL))
-    return pkg / "algos" / "impl.py"
+    files = {"models/__init__.py": "from .nets import *\n", "models/nets.py": NETS, "utility.py": SYNC,
+             "algos/impl.py": IMPL}
+    return write_package(tmp_path, files, "agents") / "algos" / "impl.py"
 
 
 def test_a_sync_helper_of_another_file_writes_the_held_target_at_the_call(tmp_path):

@@ -7,6 +7,8 @@ import textwrap
 
 from zgen.model import check_source
 
+from package_check import found, write_package
+
 NETS = """
 import torch
 from torch import nn
@@ -148,19 +150,13 @@ class Lit(LitBase):
 
 
 def _package(tmp_path):
-    pkg = tmp_path / "proj"
-    (pkg / "parts").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "parts" / "__init__.py").write_text("")
-    (pkg / "nets.py").write_text(textwrap.dedent(NETS))
-    (pkg / "inits.py").write_text(textwrap.dedent(INITS))
-    for name, text in (("models", MODELS), ("trainer", TRAINER), ("lit", LIT)):
-        (pkg / "parts" / f"{name}.py").write_text(textwrap.dedent(text))
-    return pkg / "parts"
+    files = {"nets.py": NETS, "inits.py": INITS, "parts/models.py": MODELS, "parts/trainer.py": TRAINER,
+             "parts/lit.py": LIT}
+    return write_package(tmp_path, files, "proj") / "parts"
 
 
 def _found(path) -> list[tuple[str, int]]:
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG1")]
+    return found(path, "ZG1")
 
 
 def test_a_reset_helper_of_another_file_resets_the_children_of_a_built_child(tmp_path):

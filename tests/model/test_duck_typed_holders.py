@@ -10,9 +10,7 @@ skips `self.q.no_grad(s)` or `self.q(s)` runs it on some ranks only (ZG202). Met
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found_in_package
 
 APPROX = """
 import torch
@@ -112,15 +110,8 @@ class QNetwork(Approximation):
 
 def _found(tmp_path, approx: str, agent: str, qnet: str = "") -> list[tuple[str, int]]:
     """The ZG2 findings of `pkg/agent.py` beside `pkg/approx.py` (and `pkg/qnet.py`), which it does not import."""
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "approx.py").write_text(textwrap.dedent(approx))
-    if qnet:
-        (pkg / "qnet.py").write_text(textwrap.dedent(qnet))
-    module = pkg / "agent.py"
-    module.write_text(textwrap.dedent(agent))
-    return [(f.code, f.line) for f in check_source(str(module), module.read_text()) if f.code.startswith("ZG2")]
+    files = {"approx.py": approx, **({"qnet.py": qnet} if qnet else {}), "agent.py": agent}
+    return found_in_package(tmp_path, files, "agent.py", prefix="ZG2")
 
 
 def test_untyped_holder_answered_by_one_package_class(tmp_path):

@@ -4,9 +4,7 @@ holder's method (`clone_via(model)`, `count_via(net)`), the helper in another fi
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found_in_package
 
 HELPERS = """
 import copy
@@ -37,13 +35,7 @@ def gathered_count(net):
 
 
 def _found(tmp_path, checked: str) -> set[tuple[str, int]]:
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "helpers.py").write_text(textwrap.dedent(HELPERS))
-    module = pkg / "train.py"
-    module.write_text(textwrap.dedent(checked))
-    return {(f.code, f.line) for f in check_source(str(module), module.read_text())}
+    return set(found_in_package(tmp_path, {"helpers.py": HELPERS, "train.py": checked}, "train.py"))
 
 
 # A holder's methods and free functions handing a built model to a helper of another file, directly or through a

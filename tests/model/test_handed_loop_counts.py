@@ -9,6 +9,8 @@ import textwrap
 
 from zgen.model import check_source
 
+from package_check import found_in_package
+
 RNN = """
 import torch
 from torch import nn
@@ -172,13 +174,8 @@ class Model(Base):
 
 
 def _package_codes(tmp_path, body: str) -> list[tuple[str, int]]:
-    pkg = tmp_path / "proj"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "base.py").write_text(BASE)
-    path = pkg / "model.py"
-    path.write_text(MODEL.format(body=textwrap.indent(textwrap.dedent(body), " " * 8)))
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG2")]
+    files = {"base.py": BASE, "model.py": MODEL.format(body=textwrap.indent(textwrap.dedent(body), " " * 8))}
+    return found_in_package(tmp_path, files, "model.py", name="proj", prefix="ZG2")
 
 
 def test_a_base_class_of_another_file_loops_over_a_length_its_subclass_hands_it(tmp_path):

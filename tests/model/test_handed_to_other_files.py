@@ -7,9 +7,7 @@ method computes with the child's own parameters."""
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found_in_package
 
 NETS = """
 import torch
@@ -47,14 +45,7 @@ def run(model, x):
 
 
 def _found(tmp_path, text: str) -> list[tuple[str, int]]:
-    pkg = tmp_path / "pkg"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "nets.py").write_text(textwrap.dedent(NETS))
-    (pkg / "utils.py").write_text(textwrap.dedent(UTILS))
-    path = pkg / "model.py"
-    path.write_text(textwrap.dedent(text))
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text())]
+    return found_in_package(tmp_path, {"nets.py": NETS, "utils.py": UTILS, "model.py": text}, "model.py")
 
 
 HANDED = """

@@ -6,9 +6,7 @@ that calls the child's `proj` (its hooks run) or reads a buffer."""
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found, write_package
 
 BASE = """
 import torch
@@ -73,16 +71,11 @@ class Sampler:
 
 
 def _package(tmp_path):
-    pkg = tmp_path / "heirs"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    for name, text in (("base", BASE), ("nets", NETS), ("deep", DEEP), ("sampler", SAMPLER)):
-        (pkg / f"{name}.py").write_text(textwrap.dedent(text))
-    return pkg
+    return write_package(tmp_path, {"base.py": BASE, "nets.py": NETS, "deep.py": DEEP, "sampler.py": SAMPLER}, "heirs")
 
 
 def _found(path) -> list[tuple[str, int]]:
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
+    return found(path, "ZG3")
 
 
 def test_an_untyped_model_runs_a_method_its_subclasses_inherit_from_a_base_of_another_file(tmp_path):

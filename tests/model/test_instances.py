@@ -8,6 +8,8 @@ import textwrap
 
 from zgen.model import check_source
 
+from package_check import found, write_package
+
 BASES = """
 import torch
 from torch import nn
@@ -53,17 +55,11 @@ class Projection(nn.Module):
 
 
 def _package(tmp_path, model: str):
-    pkg = tmp_path / "lib"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "heads.py").write_text(textwrap.dedent(BASES))
-    (pkg / "model.py").write_text(textwrap.dedent(model))
-    return pkg / "model.py"
+    return write_package(tmp_path, {"heads.py": BASES, "model.py": model}, "lib") / "model.py"
 
 
 def _found(tmp_path, model: str) -> list[tuple[str, int]]:
-    path = _package(tmp_path, model)
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
+    return found(_package(tmp_path, model), "ZG3")
 
 
 ANNOTATED = """

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import textwrap
 
-from zgen.model import check_source
+from package_check import found
 
 
 def _found(tmp_path, text: str) -> list[tuple[str, int]]:
     path = tmp_path / "model.py"
     path.write_text(textwrap.dedent(text))
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text())]
+    return found(path)
 
 
 WHOLE = """

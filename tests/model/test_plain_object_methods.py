@@ -11,9 +11,7 @@ call; a method or constructor that only keeps the model is clean."""
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found_in_package
 
 HELPERS = """
 import copy
@@ -56,13 +54,7 @@ class Keeper:
 
 
 def _found(tmp_path, text: str) -> list[tuple[str, int]]:
-    pkg = tmp_path / "pkg"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "helpers.py").write_text(textwrap.dedent(HELPERS))
-    path = pkg / "agent.py"
-    path.write_text(textwrap.dedent(text))
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text())]
+    return found_in_package(tmp_path, {"helpers.py": HELPERS, "agent.py": text}, "agent.py")
 
 
 HANDED = """

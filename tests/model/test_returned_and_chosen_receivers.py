@@ -6,9 +6,7 @@ when none is handed in. A parameter read on what a call hands back (`self.get_p(
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found_in_package
 
 NETS = """
 import torch
@@ -38,13 +36,7 @@ class Proj(nn.Module):
 
 
 def _found(tmp_path, text: str) -> list[tuple[str, int]]:
-    pkg = tmp_path / "pkg"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "nets.py").write_text(textwrap.dedent(NETS))
-    path = pkg / "model.py"
-    path.write_text(textwrap.dedent(text))
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text())]
+    return found_in_package(tmp_path, {"nets.py": NETS, "model.py": text}, "model.py")
 
 
 CHOSEN_BY_OR = """

@@ -11,9 +11,7 @@ action chunk); a single torch layer (`nn.GRU`) run on a value other than the opt
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found_in_package
 
 NETS = """
 from torch import nn
@@ -35,13 +33,7 @@ class Encoder(nn.Module):
 
 
 def _found(tmp_path, text: str) -> list[tuple[str, int]]:
-    pkg = tmp_path / "pkg"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "nets.py").write_text(textwrap.dedent(NETS))
-    path = pkg / "model.py"
-    path.write_text(textwrap.dedent(text))
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text())]
+    return found_in_package(tmp_path, {"nets.py": NETS, "model.py": text}, "model.py")
 
 
 HANDED = """

@@ -5,9 +5,7 @@ keep gathered."""
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found_in_package
 
 LIB = """
 import torch
@@ -47,13 +45,7 @@ class Gain(Base):
 
 
 def _found(tmp_path, model: str) -> list[tuple[str, int]]:
-    pkg = tmp_path / "lib"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "parts.py").write_text(textwrap.dedent(LIB))
-    path = pkg / "model.py"
-    path.write_text(textwrap.dedent(model))
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
+    return found_in_package(tmp_path, {"parts.py": LIB, "model.py": model}, "model.py", name="lib", prefix="ZG3")
 
 
 # a holder whose child only an annotation types, also kept in a ModuleDict

@@ -9,6 +9,8 @@ import textwrap
 
 from zgen.model import check_source
 
+from package_check import found_in_package
+
 
 def _found(tmp_path, model: str) -> list[tuple[str, int]]:
     path = tmp_path / "model.py"
@@ -255,13 +257,7 @@ class Team(nn.Module):
 
 
 def _found_in_package(tmp_path, model: str) -> list[tuple[str, int]]:
-    pkg = tmp_path / "agents"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "nets.py").write_text(textwrap.dedent(NETS))
-    path = pkg / "team.py"
-    path.write_text(textwrap.dedent(model))
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith("ZG3")]
+    return found_in_package(tmp_path, {"nets.py": NETS, "team.py": model}, "team.py", name="agents", prefix="ZG3")
 
 
 def test_a_method_of_an_imported_module_class_called_on_an_item_of_a_module_dict_of_unnamed_modules(tmp_path):

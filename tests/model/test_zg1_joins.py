@@ -8,6 +8,8 @@ import textwrap
 
 from zgen.model import check_source
 
+from package_check import found_in_package
+
 
 def _found(source: str, path: str = "model.py") -> list[tuple[str, int]]:
     source = textwrap.dedent(source)
@@ -16,13 +18,7 @@ def _found(source: str, path: str = "model.py") -> list[tuple[str, int]]:
 
 def _found_in_package(tmp_path, helper: str, checked: str) -> list[tuple[str, int]]:
     """The ZG1 findings of `model.py` in a package beside `utils.py`."""
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "utils.py").write_text(textwrap.dedent(helper))
-    module = pkg / "model.py"
-    module.write_text(textwrap.dedent(checked))
-    return [(f.code, f.line) for f in check_source(str(module), module.read_text()) if f.code.startswith("ZG1")]
+    return found_in_package(tmp_path, {"utils.py": helper, "model.py": checked}, "model.py", prefix="ZG1")
 
 
 # A loop over a literal tuple of children built earlier in `__init__`: each one is partitioned already.

@@ -7,6 +7,8 @@ import textwrap
 
 from zgen.model import check_source
 
+from package_check import found_in_package
+
 HEAD = """
 import random
 import numpy as np
@@ -358,13 +360,8 @@ class Model(nn.Module):
 
 
 def _package_codes(tmp_path, test: str) -> list[str]:
-    pkg = tmp_path / "proj"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "helpers.py").write_text(textwrap.dedent(HELPERS))
-    path = pkg / "model.py"
-    path.write_text(textwrap.dedent(PRESENCE_MODEL.format(test=test)))
-    return [f.code for f in check_source(str(path), path.read_text())]
+    files = {"helpers.py": HELPERS, "model.py": PRESENCE_MODEL.format(test=test)}
+    return [code for code, _ in found_in_package(tmp_path, files, "model.py", name="proj")]
 
 
 def test_a_presence_helper_of_another_file_tests_an_optional_input(tmp_path):

@@ -1,0 +1,44 @@
+"""Small packages of model sources, written under a test's `tmp_path` and checked: for tests of what zgen reads
+across the files of a package.
+
+    path = write_package(tmp_path, {"nets.py": NETS, "model.py": MODEL}) / "model.py"
+    assert ("ZG303", 12) in found(path, "ZG3")
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from zgen.model import check_source
+
+__all__ = ["write_package", "found", "found_in_package"]
+
+
+def write_package(root: Path, files: dict[str, str], name: str = "pkg", init: str = "") -> Path:
+    """The package `root/name` (made if missing) with `__init__.py` holding `init` and each of `files` (name:
+    source, dedented; a name with `/` lands in a subpackage, whose `__init__.py` is made empty). Returns its
+    directory; writing again into it replaces the files named."""
+    package = root / name
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text(init)
+    for relative, source in files.items():
+        path = package / relative
+        for directory in reversed(path.relative_to(package).parents[:-1]):
+            (package / directory).mkdir(exist_ok=True)
+            marker = package / directory / "__init__.py"
+            if not marker.exists():
+                marker.write_text("")
+        path.write_text(textwrap.dedent(source))
+    return package
+
+
+def found(path: Path, prefix: str = "") -> list[tuple[str, int]]:
+    """(code, line) of the findings in the file at `path` whose code starts with `prefix`, in report order."""
+    return [(f.code, f.line) for f in check_source(str(path), path.read_text()) if f.code.startswith(prefix)]
+
+
+def found_in_package(root: Path, files: dict[str, str], checked: str, *, name: str = "pkg",
+                     prefix: str = "") -> list[tuple[str, int]]:
+    """`found` for the file `checked` of the package `write_package(root, files, name)`."""
+    return found(write_package(root, files, name) / checked, prefix)
