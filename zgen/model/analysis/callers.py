@@ -20,7 +20,7 @@ import ast
 
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
-from .runs import ast_function, ast_nodes
+from .runs import ast_function, ast_loop_items, ast_nodes
 
 __all__ = ["structural_inputs", "optional_inputs"]
 
@@ -91,18 +91,7 @@ def _calls_of(nodes: tuple[ast.AST, ...], held: set[str]) -> list[ast.Call]:
 
 def _walking(target: ast.expr, iterable: ast.expr, held: set[str]) -> set[str]:
     """The loop variables of `for target in iterable` that take the items of a held container."""
-    if _held(iterable, held) and isinstance(target, ast.Name):
-        return {target.id}
-    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)):
-        return set()
-    if iterable.func.id == "enumerate" and iterable.args and _held(iterable.args[0], held):
-        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name):
-            return {target.elts[1].id}
-    if iterable.func.id == "zip" and isinstance(target, ast.Tuple) and len(target.elts) == len(iterable.args):
-        return {
-            t.id for t, arg in zip(target.elts, iterable.args) if _held(arg, held) and isinstance(t, ast.Name)
-        }
-    return set()
+    return {name for name, items in ast_loop_items(target, iterable) if _held(items, held)}
 
 
 def _held(expr: ast.expr, held: set[str]) -> bool:

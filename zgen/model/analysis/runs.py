@@ -215,27 +215,39 @@ class HelperRuns:
         return answering > 0
 
 
-def _item_paths(target: ast.expr, iterable: ast.expr) -> dict[str, tuple[str, ...]]:
-    """Loop variables bound to the items of one child of `self` (`for n in self.norms`, `self.norms.values()`,
-    `for n, e in zip(self.norms, embs)`, `for i, n in enumerate(self.norms)`) and the child's path."""
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "values":
-        iterable = iterable.func.value
+def ast_loop_items(target: ast.expr, iterable: ast.expr) -> list[tuple[str, ast.expr]]:
+    """Each loop variable with the iterable whose items it takes (`ast`'s counterpart of `flow.loop_items`):
+    `for x in xs`: (x, xs); `for i, x in enumerate(xs)`: (x, xs); `for a, b in zip(xs, ys)`: (a, xs) and (b, ys),
+    nested ones in turn. A target of another shape binds no item."""
     if isinstance(target, ast.Name):
-        path = self_path(iterable)
-        return {target.id: path} if path is not None and len(path) == 1 else {}
+        return [(target.id, iterable)]
     if not (isinstance(target, ast.Tuple) and isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)):
-        return {}
+        return []
     if iterable.func.id == "zip":
         pairs = zip(target.elts, iterable.args)
     elif iterable.func.id == "enumerate" and len(target.elts) == 2 and iterable.args:
         pairs = zip(target.elts[1:], iterable.args[:1])
     else:
-        return {}
+        return []
+    return [item for element, source in pairs for item in ast_loop_items(element, source)]
+
+
+def _item_paths(target: ast.expr, iterable: ast.expr) -> dict[str, tuple[str, ...]]:
+    """Loop variables bound to the items of one child of `self` (`for n in self.norms`, `self.norms.values()`,
+    `for n, e in zip(self.norms, embs)`, `for i, n in enumerate(self.norms)`) and the child's path."""
     found: dict[str, tuple[str, ...]] = {}
-    for element, source in pairs:
-        if isinstance(element, ast.Name):
-            found.update(_item_paths(element, source))
+    for name, items in ast_loop_items(target, _values_of(iterable)):
+        path = self_path(_values_of(items))
+        if path is not None and len(path) == 1:
+            found[name] = path
     return found
+
+
+def _values_of(iterable: ast.expr) -> ast.expr:
+    """`d` for `d.values()`: a mapping's values are its items."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "values":
+        return iterable.func.value
+    return iterable
 
 
 # `self(...)`, `self.forward(...)`, `self.__call__(...)`: a method that runs its own module's forward.
