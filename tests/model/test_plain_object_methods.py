@@ -16,6 +16,8 @@ from package_check import found_in_package
 HELPERS = """
 import copy
 
+import torch
+
 
 def clone(net):
     return copy.deepcopy(net)
@@ -50,6 +52,42 @@ class Ema:
 class Keeper:
     def __init__(self, model):
         self.model = model
+
+class BaseInit:
+    def __call__(self, module):
+        for p in module.parameters():
+            torch.nn.init.zeros_(p)
+
+
+class Zeros(BaseInit):
+    pass
+
+
+class Normal:
+    def __init__(self, std):
+        self.std = std
+
+    def __call__(self, module):
+        for p in module.parameters():
+            torch.nn.init.normal_(p, std=self.std)
+
+
+class Namer:
+    def __call__(self, module):
+        return type(module).__name__
+
+
+class Tracker:
+    def __init__(self, decay=0.99):
+        self.decay = decay
+        self.shadow = {}
+
+    def update(self, model):
+        for n, p in model.named_parameters():
+            self.shadow[n] = p.data.clone() * (1 - self.decay)
+
+    def name(self, model):
+        return type(model).__name__
 """
 
 
@@ -126,3 +164,80 @@ def train(model):
 
 def test_a_method_or_constructor_that_only_keeps_the_model_is_clean(tmp_path):
     assert _found(tmp_path, HANDED_SAFE) == []
+
+
+# A built model handed to a plain object the program keeps, reached as the object itself or as an item of a list or
+# dict of them (twelfth session, h-zg1join): `self.initializer(self.model)` runs `Init.__call__` (of its class or a
+# base in another file); `for tracker in self.trackers: tracker.update(self.model)`, `tracker = self.trackers[i]` and
+# `for name, tracker in self.by_name.items()` run the method of the class the list, dict or comprehension built its
+# items with (`plain.named_instances`). A `__call__` or method that never touches the parameters is clean, and so is a
+# model built at the call's side.
+
+CALLED = """
+from .helpers import Normal, Tracker, Zeros
+
+
+class Agent:
+    def __init__(self, model, init: Normal):
+        self.model = model
+        self.init = init
+        self.zeros = Zeros()
+        self.trackers = [Tracker(), Tracker(0.9)]
+        self.by_name = {"fast": Tracker(0.5)}
+        self.made = [Tracker(d) for d in (0.9, 0.99)]
+
+    def reset(self):
+        self.init(self.model)
+        self.zeros(self.model)
+
+    def step(self, i):
+        for tracker in self.trackers:
+            tracker.update(self.model)
+        tracker = self.trackers[i]
+        tracker.update(self.model)
+        for name, tracker in self.by_name.items():
+            tracker.update(self.model)
+        for tracker in self.made:
+            tracker.update(self.model)
+
+
+def train(model):
+    initializer = Normal(0.02)
+    initializer(model)
+"""
+
+
+def test_a_held_object_called_or_an_item_of_a_list_of_them_given_the_model(tmp_path):
+    found = _found(tmp_path, CALLED)
+    assert sorted(line for code, line in found if code == "ZG101") == [15, 16, 31]
+    assert sorted(line for code, line in found if code == "ZG109") == [20, 22, 24, 26]
+
+
+CALLED_SAFE = """
+from torch import nn
+
+from .helpers import Namer, Normal, Tracker
+
+
+class Agent:
+    def __init__(self, model):
+        self.model = model
+        self.namer = Namer()
+        self.trackers = [Tracker(), Tracker(0.9)]
+
+    def report(self):
+        for tracker in self.trackers:
+            tracker.name(self.model)
+        return self.namer(self.model)
+
+
+def build():
+    model = nn.Linear(4, 4)
+    initializer = Normal(0.02)
+    initializer(model)
+    return model
+"""
+
+
+def test_a_held_object_that_never_touches_the_parameters_or_a_model_built_here_is_clean(tmp_path):
+    assert _found(tmp_path, CALLED_SAFE) == []

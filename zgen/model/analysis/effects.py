@@ -253,7 +253,8 @@ def writes_module_params(index: ModelIndex, flat: Flat, fn: cst.BaseExpression) 
 def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
     """The function a call names, with the index of its file: nested in `flat`, of this file, or imported; or
     the method of a plain object of the program it is called on (`self.lagged.add`, `ema.update` of a local
-    bound to `Ema(model)`: `plain.named_instances`, in `flat` and the class whose method `flat` is)."""
+    bound to `Ema(model)`: `plain.named_instances`, in `flat` and the class whose method `flat` is), and its
+    `__call__` when the object itself is called (`self.initializer(model)` with `self.initializer = Init(std)`)."""
     if "." not in name:
         func = _nested_defs(index, flat).get(name) if flat is not None else None
         if func is not None:
@@ -263,6 +264,8 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
             return index, info.node
     elif flat is not None and (method := _plain_method(index, flat, name)) is not None:
         return method
+    if flat is not None and (called := _called_object(index, flat, name)) is not None:
+        return called
     external = index.external_function(index.qualify(name))
     if external is None or external[1].node is None:
         return _plain_constructor(index, name)
@@ -276,10 +279,33 @@ def _plain_constructor(index: ModelIndex, name: str) -> tuple[ModelIndex, cst.Fu
     return (init.index, init.node) if init is not None and init.node is not None else None
 
 
+def _called_object(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The `__call__` a plain object of the program runs when called: a local bound to one (`init = Init(std)`,
+    an argument annotated `init: Init`, an item of a list of them), or `self.<name>` where a plain class of this
+    file sets that attribute (`self.initializer = Init(std)`)."""
+    if "." in name and (name.count(".") != 1 or not name.startswith("self.")):
+        return None
+    if not _bound_in_file(index, name):
+        return None
+    return _plain_method(index, flat, f"{name}.__call__")
+
+
+@memoised
+def _bound_in_file(index: ModelIndex, name: str) -> bool:
+    """Text pre-filter of `_called_object`: `name` assigned a call's result or an item somewhere in the file, or
+    annotated (`init = Init(std)`, `init = self.inits[i]`, `init: Init`), or a loop's target; for `self.<name>`,
+    assigned in a class that is no module."""
+    if name.startswith("self."):
+        assigned = re.compile(rf"\b{re.escape(name)}\s*(?::[^=\n]*)?=[^=]")
+        return any(not cls.is_module and assigned.search(cls.text) for cls in index.classes.values())
+    bound = rf"\b{re.escape(name)}\s*(?:=\s*[\w.]+\s*[(\[]|:\s*[\w.]+\s*[,)=\n])|\bfor\s+(?:\w+\s*,\s*)?{re.escape(name)}\s+in\b"
+    return re.search(bound, index.source) is not None
+
+
 def _plain_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
     """The method `receiver.method(...)` runs when the receiver is one plain class's object (`named_instances`)."""
     receiver, _, method = name.rpartition(".")
-    if receiver.partition(".")[0] in index.imports:
+    if receiver.partition(".")[0] in index.imports or receiver == "self":
         return None
     classes = named_instances(index, _flat_owner(index, flat) if receiver.startswith("self.") else None, flat, receiver)
     found = classes[0].inherited_method(method) if len(classes) == 1 else None

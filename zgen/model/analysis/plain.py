@@ -13,7 +13,7 @@ import re
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import facts_of
 from ..program.tree import cst, dotted, walk
-from .flow import Flat
+from .flow import Flat, loop_items
 
 __all__ = ["all_bases", "plain_instances", "named_instances", "plain_class"]
 
@@ -49,18 +49,27 @@ def named_instances(index: ModelIndex, owner: ClassInfo | None, flat: Flat, name
     """`plain_instances` of a value written as a name or `self.<name>`, in `flat` (a method of `owner`)."""
     if name.startswith("self.") and name.count(".") == 1 and owner is not None:
         return _attribute_instances(index, owner, name[5:])
-    return () if "." in name or not flat.nodes else _local_instances(index, flat).get(name, ())
+    return () if "." in name or not flat.nodes else _local_instances(index, flat, owner).get(name, ())
 
 
 @memoised
-def _local_instances(index: ModelIndex, flat: Flat) -> dict[str, tuple[ClassInfo, ...]]:
+def _local_instances(index: ModelIndex, flat: Flat, owner: ClassInfo | None) -> dict[str, tuple[ClassInfo, ...]]:
     """The plain classes each local of `flat` is bound to an instance of (`ev = Evaluator(model)`, an argument
-    annotated `ev: Evaluator`), read once per function."""
+    annotated `ev: Evaluator`, an item of a list or dict of such objects: `for ema in self.emas`, `ema =
+    self.emas[i]`, `for name, ema in self.emas.items()`), read once per function."""
     found: dict[str, tuple[ClassInfo, ...]] = {}
     for node, _ctx in flat.nodes:
         if type(node) is cst.Assign and isinstance(node.value, cst.Call):
             names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
             classes = _built_class(index, node.value) if names else ()
+        elif type(node) is cst.Assign and isinstance(node.value, cst.Subscript):
+            names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+            classes = _item_instances(index, owner, flat, node.value.value) if names else ()
+        elif type(node) is cst.For or type(node) is cst.CompFor:
+            for target, iterable in loop_items(node.target, node.iter):
+                if isinstance(target, cst.Name) and (classes := _item_instances(index, owner, flat, iterable)):
+                    found[target.value] = (*found.get(target.value, ()), *classes)
+            continue
         elif type(node) is cst.Param and node.annotation is not None:
             names, classes = [node.name.value], plain_class(index, dotted(node.annotation.annotation))
         else:
@@ -68,6 +77,55 @@ def _local_instances(index: ModelIndex, flat: Flat) -> dict[str, tuple[ClassInfo
         for name in names:
             found[name] = (*found.get(name, ()), *(c for c in classes if c not in found.get(name, ())))
     return found
+
+
+def _item_instances(
+    index: ModelIndex, owner: ClassInfo | None, flat: Flat, container: cst.BaseExpression
+) -> tuple[ClassInfo, ...]:
+    """The plain classes the items of `container` are instances of: `self.<name>` (or `self.<name>.values()`) built
+    as a list, tuple or dict of constructions, or of a comprehension making them (`[Ema(m) for m in models]`)."""
+    if isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute) and not container.args:
+        if container.func.attr.value not in ("values", "items"):
+            return ()
+        container = container.func.value
+    name = dotted(container)
+    if owner is None or name is None or not name.startswith("self.") or name.count(".") != 1:
+        return ()
+    return _attribute_items(index, owner, name[5:])
+
+
+@memoised
+def _attribute_items(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
+    """`_item_instances` of `self.<name>`, assigned in any method of `owner` or its bases."""
+    written = re.compile(rf"\bself\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]")
+    found: list[ClassInfo] = []
+    for cls in all_bases(owner):
+        for method in cls.all_methods():
+            if not written.search(method.text) or method.node is None:
+                continue
+            for stmt in walk(method.node.body):
+                if isinstance(stmt, cst.Assign) and any(dotted(t.target) == f"self.{name}" for t in stmt.targets):
+                    found += [c for c in _made_items(method.index, stmt.value) if c not in found]
+    return tuple(found)
+
+
+def _made_items(index: ModelIndex, value: cst.BaseExpression) -> tuple[ClassInfo, ...]:
+    """The plain classes a literal list, tuple or dict, or a comprehension, builds its items with."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        made = [e.value for e in value.elements if isinstance(e, cst.Element)]
+    elif isinstance(value, cst.Dict):
+        made = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    elif isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        made = [value.elt]
+    elif isinstance(value, cst.DictComp):
+        made = [value.value]
+    else:
+        return ()
+    found: list[ClassInfo] = []
+    for item in made:
+        if isinstance(item, cst.Call):
+            found += [c for c in _built_class(index, item) if c not in found]
+    return tuple(found)
 
 
 @memoised
