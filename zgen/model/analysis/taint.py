@@ -120,6 +120,8 @@ class Taint:
         # (`state`, and `fed` below: computed on first use, which most functions never reach)
         self._state: frozenset[str] | None = None
         self._fed: frozenset[tuple[str, str]] | None = None
+        # `count += x.shape[0]` in a loop: running counts grown by this rank's data, and where (`_running_test`)
+        self._running: dict[str, list[tuple[str, tuple[cst.CSTNode, ...]]]] | None = None
         # `for key in feats: ... feats[key]`: a mapping the call was given, walked directly; its keys are this batch's
         self.keyed_walks = frozenset(
             id(node.iter)
@@ -408,6 +410,8 @@ class Taint:
                 inner.pop(DATA, None)
                 _merge_into(found, inner)
                 continue
+            elif kind is cst.Comparison and (grown := self._running_test(node)) is not None:
+                found.setdefault(DATA, grown)  # `while seen < n` for `seen += len(batch)`: this rank's data sets the trip
             elif kind is cst.Comparison:
                 reduction = _compared_reduction(node)
                 if reduction is not None:  # `x.sum() > 0`: a decision on this rank's tensor values
@@ -418,6 +422,36 @@ class Taint:
                         found.setdefault(DATA, source)
             stack.extend(children(node))
         return found
+
+    def _running_test(self, node: cst.Comparison) -> str | None:
+        """`while seen < n`, `if count >= num_samples: break`: a running count that a loop around the test grows by
+        what this rank's data gave it (`count += x["target"].shape[0]`, `tokens += mask.sum().item()`, `collected +=
+        len(buffer)`, two assignments deep: `k = min(cap // x.shape[0], n)` ... `done += k`), compared with a bound
+        that is no length of a collection (`len(dataset)`, known alike to every rank): ranks reach it after
+        different numbers of steps. The augmentation, as text; a count grown by a constant, or by a value a
+        collective agreed on (`dist.all_reduce(t)` ... `seen += t.item()`), is none."""
+        if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+            return None
+        if self._running is None:
+            self._running = _running_counts(self._flat, frozenset(self.agreed))
+        if not self._running:
+            return None
+        left, right = node.left, node.comparisons[0].comparator
+        for count, bound in ((left, right), (right, left)):
+            sites = self._running.get(code_of(count)) if isinstance(count, (cst.Name, cst.Attribute)) else None
+            if not sites or _reads_len(bound):
+                continue
+            position = self._flat.position.get(id(count))
+            if position is None:
+                continue
+            loops = self._flat.nodes[position][1].loops
+            guard = self._enclosing_while_test(count)
+            if guard is not None:  # `while seen < n:` holds the loop that grows `seen`
+                loops = (*loops, guard)
+            for why, around in sites:
+                if not around or any(loop is other for loop in around for other in loops):
+                    return why
+        return None
 
     def extent_only(self, source: str) -> bool:
         """Is `source` (the reason `of` gave for DATA) a test of an extent of this call's input (`x.shape[1] < 4`,
@@ -1464,6 +1498,88 @@ def _batch_size_call(node: cst.Call) -> bool:
         return False
     arg = node.args[0].value
     return isinstance(arg, cst.Integer) and arg.value == "0" and _shape_of_local(cst.Call(func=func))
+
+
+def _running_counts(flat: Flat, agreed: frozenset[str]) -> dict[str, list[tuple[str, tuple[cst.CSTNode, ...]]]]:
+    """The locals and `self` attributes a loop adds this rank's data sizes to (`n += len(batch)`, `self.seen +=
+    x.shape[0]`, `total += mask.sum().item()`), each with the augmentation's text and the loops around it (none
+    for an attribute of `self` grown once per call of the method: `self._batch_size += len(features)` at each
+    episode's end, tested in the same method)."""
+    assigned: dict[str, list[cst.BaseExpression]] = {}
+    grown: list[tuple[cst.AugAssign, tuple[cst.CSTNode, ...]]] = []
+    for node, ctx in flat.nodes:
+        kind = type(node)
+        if kind is cst.Assign:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    assigned.setdefault(target.target.value, []).append(node.value)
+        elif kind is cst.AugAssign and type(node.operator) is cst.AddAssign:
+            grown.append((node, ctx.loops))
+    found: dict[str, list[tuple[str, tuple[cst.CSTNode, ...]]]] = {}
+    for node, loops in grown:
+        target = node.target
+        own = isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
+        if not (own or (isinstance(target, cst.Name) and loops)):
+            continue  # (`self.seen += len(batch)` outside a loop grows once per call: the calls are its loop)
+        if _data_size(node.value, assigned, agreed, 2):
+            found.setdefault(code_of(target), []).append((code_of(node), loops))
+    return found
+
+
+# Reads of how much data a value holds: its length, its shape, how many of its entries are set.
+_SIZE_CALLS = frozenset({"size", "numel", "sum", "count_nonzero"})
+
+
+def _data_size(
+    value: cst.BaseExpression, assigned: dict[str, list[cst.BaseExpression]], agreed: frozenset[str], depth: int
+) -> bool:
+    """Does `value` read a size of a value this function holds (`len(batch)`, `x.shape[0]`, `x.size(0)`,
+    `mask.sum()`; not of `self`'s state nor of a value a collective agreed on), directly or through locals bound to
+    one (`depth` assignments deep)?"""
+    for node in walk(value):
+        kind = type(node)
+        if kind is cst.Call:
+            if agreeing(node) or _gathered(node):
+                return False
+            func = node.func
+            if isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1:
+                if _held_value(node.args[0].value, agreed):
+                    return True
+            elif isinstance(func, cst.Attribute) and func.attr.value in _SIZE_CALLS and _held_value(func.value, agreed):
+                return True
+        elif kind is cst.Attribute and node.attr.value == "shape" and _held_value(node.value, agreed):
+            return True
+        elif kind is cst.Name and depth and node.value in assigned and node.value not in agreed:
+            if any(_data_size(bound, assigned, agreed, depth - 1) for bound in assigned[node.value]):
+                return True
+    return False
+
+
+def _held_value(value: cst.BaseExpression, agreed: frozenset[str]) -> bool:
+    """A value rooted at a local (`batch["x"]`, `obs`, `out.logits`), not at `self`, a module (`torch`, `np`) or a
+    local a collective agreed on."""
+    root = value
+    while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+        if isinstance(root, cst.Call) and (agreeing(root) or _gathered(root)):
+            return False  # `accelerator.gather(batch).shape[0]`: every rank's count
+        root = root.func if isinstance(root, cst.Call) else root.value
+    return isinstance(root, cst.Name) and root.value not in ("self", "cls", "torch", "np", "numpy", "math") and (
+        root.value not in agreed
+    )
+
+
+def _gathered(call: cst.Call) -> bool:
+    """`accelerator.gather(t)`, `gather_for_metrics(x)`: every rank's values, gathered (not `torch.gather(x, d, i)`,
+    `x.gather(d, i)`: an index into one tensor)."""
+    name = call_name(call)
+    return name is not None and name.rsplit(".", 1)[-1] in ("gather", "gather_for_metrics") and len(call.args) == 1
+
+
+def _reads_len(bound: cst.BaseExpression) -> bool:
+    """`len(dataset)`, `len(self.loader)`: a bound that is the length of a collection."""
+    return any(
+        type(node) is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "len" for node in walk(bound)
+    )
 
 
 # What a tensor is rather than what it holds: the same whatever values a random draw or a rank's data put in.

@@ -100,6 +100,8 @@ class _Selections:
     _COUNT = re.compile(r"range\([^\n]*\.item\(\)")
     _CONTAINER_ITEM = re.compile(r"\w\.\w+\[")  # an item of a container (`self.experts[k]`, `model.heads[k]`)
     _NAMED_ITEM_CALL = re.compile(r"self(?<!\wself)\.\w+\[\s*\w+\s*\]\(")
+    # `self.seen += len(features)`: a count each call grows by this rank's data (`Taint._running_test`)
+    _GROWN = re.compile(r"self\.\w+[ \t]*\+=[^\n]*(?:len\(|\.shape\b|\.size\(|\.numel\(|\.sum\(|\.count_nonzero\()")
 
     def search(self, text: str) -> bool:
         if _has_selection(text):
@@ -118,6 +120,8 @@ class _Selections:
             return True
         if ".item()" in text and self._COUNT.search(text):
             return True
+        if "+=" in text and self._GROWN.search(text):
+            return True  # `if self.seen >= self.min_batch: self._train()`: tested once it grew past a bound
         if '["' in text or "['" in text:
             if self._PICK.search(text):
                 return True
