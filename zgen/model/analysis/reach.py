@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.tree import cst, dotted
+from ..program.members import facts_of
+from ..program.tree import cst, dotted, walk
 from .own import package_definers
 from .plain import all_bases, plain_instances
 
@@ -74,11 +75,20 @@ def _package_definers(index: ModelIndex, name: str) -> list[ModelIndex]:
     return found
 
 
-def duck_instances(owner: ClassInfo | None, expr: cst.BaseExpression) -> tuple[ClassInfo, ...]:
-    """What `plain_instances` cannot tell of `self.q`, told by the methods called on it (`_duck_typed`): only ever
-    more runners, never fewer (a class that coincidentally answers does not hide what the object was handed for)."""
+def duck_instances(
+    owner: ClassInfo | None, expr: cst.BaseExpression, function: cst.FunctionDef | None = None,
+    index: ModelIndex | None = None,
+) -> tuple[ClassInfo, ...]:
+    """What `plain_instances` cannot tell of `self.q`, or of an unannotated argument of `function` (`def
+    evaluate(self, ev, x): ev.run(x)`), told by the methods called on it (`_duck_typed`, `_duck_argument`): only
+    ever more runners, never fewer (a class that coincidentally answers does not hide what the object was handed
+    for)."""
     name = dotted(expr)
-    if owner is None or name is None or not name.startswith("self.") or name.count(".") != 1:
+    if name is None:
+        return ()
+    if "." not in name and function is not None and index is not None:
+        return _duck_argument(index, function, owner, name)
+    if owner is None or not name.startswith("self.") or name.count(".") != 1:
         return ()
     return _duck_typed(owner.index, owner, name[5:])
 
@@ -97,18 +107,56 @@ def _duck_typed(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassIn
     if not any(_keeps_argument(method, name) for method in methods):
         return ()
     called = re.compile(rf"\bself\.{re.escape(name)}\.(\w+)\(")
-    names = {m for method in methods for m in called.findall(method.text)} - _NOT_TELLING
+    return _answering(owner.index, owner, frozenset(m for method in methods for m in called.findall(method.text)))
+
+
+@memoised
+def _duck_argument(index: ModelIndex, function: cst.FunctionDef, owner: ClassInfo | None, name: str) -> tuple[ClassInfo, ...]:
+    """An argument of `function` handed in with no annotation (`def evaluate(self, ev, x)`, `def run_eval(agent,
+    env)`), on which the function calls methods (`ev.run(x)`) that one plain class of the file or of the other files
+    of the package defines, all of them (`_answering`). Not an argument the function binds again."""
+    params = function.params
+    param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == name), None)
+    if param is None or name in ("self", "cls") or param.annotation is not None:
+        return ()
+    called: set[str] = set()
+    for node in walk(function.body):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+                return ()  # bound again in the function: it may hold anything
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == name:
+            called.add(node.func.attr.value)
+    return _answering(index, owner, frozenset(called))
+
+
+def _answering(index: ModelIndex, owner: ClassInfo | None, called: frozenset[str]) -> tuple[ClassInfo, ...]:
+    """The plain classes of the file, or of the other files of the package defining one of the methods, that answer
+    every method in `called` (not a common verb, `_NOT_TELLING`) but one of a model the class keeps (`ev.model(x)`,
+    a call of its attribute), `owner` aside, when one of them is a base of all the others."""
+    names = called - _NOT_TELLING
     if not names:
         return ()
-    indexes = [owner.index]
+    indexes = [index]
     for method in sorted(names):
-        indexes += [i for i in _package_definers(owner.index, method) if i not in indexes]
+        indexes += [i for i in _package_definers(index, method) if i not in indexes]
     found = [
         cls for where in indexes for cls in where.classes.values()
-        if cls is not owner and not cls.is_module and all(cls.inherited_method(m) is not None for m in names)
+        if cls is not owner and not cls.is_module and _answers(cls, names)
     ]
     root = next((cls for cls in found if all(cls in all_bases(other) for other in found)), None)
     return tuple(found) if root is not None else ()
+
+
+def _answers(cls: ClassInfo, names: frozenset[str]) -> bool:
+    """Does `cls` define each of `names` as a method (its own or a base's), or keep it as an attribute (`self.model
+    = model`: `ev.model(x)` calls what it holds), one of them a method?"""
+    methods = {m for m in names if cls.inherited_method(m) is not None}
+    if not methods:
+        return False
+    kept = names - methods
+    return not kept or all(any(facts_of(c).members.get(m) is not None for c in all_bases(cls)) for m in kept)
 
 
 def _keeps_argument(method: MethodInfo, name: str) -> bool:

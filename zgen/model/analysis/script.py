@@ -477,14 +477,17 @@ class _ScriptCalls:
         if self._held is None:
             scope = self.scope
             roots = {name: (UNKNOWN,) for name in scope.model_args} | scope.held
-            if self.summary and isinstance(scope.node, cst.FunctionDef):
-                # a helper's model reached through an object it is handed (`strategy.model(x)`, `runner.model`); not
-                # through an object `self` holds, whose own methods the summary reads (`self.writer.save_model(p)`
-                # is a method of the writer)
+            if isinstance(scope.node, cst.FunctionDef):
+                # a helper's model reached through an object it is handed (`strategy.model(x)`, `runner.model`); and
+                # in a plain class's method, a model an object it holds keeps under a module's name
+                # (`self.trainer.model(x)`: a call of that model, not of the object's own methods, which `reach` reads)
                 roots |= {
                     name: (UNKNOWN,) for name in other_objects_models(self.index, scope.node)
                     if name not in roots and (
-                        name.partition(".")[0] in scope.parameters - {"self"} or name.rpartition(".")[0] in scope.held)
+                        self.summary and (
+                            name.partition(".")[0] in scope.parameters - {"self"} or name.rpartition(".")[0] in scope.held)
+                        or scope.owner is not None and name.startswith("self.") and name.rpartition(".")[0] not in scope.held
+                        and not _MAKES_OR_READS.match(name.rpartition(".")[2]))
                 }  # (or a child, named as a module, of a model `self` holds: `self.model.decoder(x)`)
             self._held = HeldCalls(self.index, roots, scope.flat)
         return self._held
@@ -527,12 +530,15 @@ class _ScriptCalls:
         if dotted(func) in scope.held:
             return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
         accessor = self.summary and isinstance(func, cst.Attribute) and ACCESSOR.fullmatch(func.attr.value)
-        if (scope.held or scope.model_args or self.summary) and not accessor and self.held.callee(call) is not None:
+        if (scope.held or scope.model_args or self.summary or scope.owner is not None) and not accessor \
+                and self.held.callee(call) is not None:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = _holder_text(func.value) if isinstance(func, cst.Attribute) else None
         held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
-        if held is None and holder is not None and holder.startswith("self.") and scope.held:
-            held = self.held.roots.get(holder)  # `self.x` bound here to a held model or a copy of one
+        if held is None and holder is not None and holder.startswith("self.") and (scope.held or scope.owner):
+            # `self.x` bound here to a held model or a copy of one; a model another object of the class keeps
+            # (`self.trainer.model`, `other_objects_models`)
+            held = self.held.roots.get(holder)
         if held is None and holder is not None and scope.held:
             held = scope.aliases.get(holder)  # `model = self.unwrapped()` ... `model.sample(n)`
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]
@@ -566,6 +572,11 @@ class _ScriptCalls:
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
                 return code_of(func)
         return None
+
+
+# A method named for what it does to a model (`unwrap_model`, `build_model`, `get_policy`): called, it hands one back
+# or builds one; it runs none.
+_MAKES_OR_READS = re.compile(r"(?:unwrap|wrap|get|build|make|create|load|save|init|prepare|copy|export|print|log|set|is|has)_")
 
 
 def _complete(index: ModelIndex, classes: tuple[str, ...], name: str) -> bool:
@@ -613,6 +624,8 @@ def _holder_text(expr: cst.BaseExpression) -> str | None:
         return f"{name}()" if name else None
     if (wrapped := unwrapped_argument(expr)) is not None:
         return _holder_text(wrapped)  # `accelerator.unwrap_model(self.model)` hands back the model it wraps
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+        return _holder_text(expr.value)  # `self.model.module`: the model a data-parallel wrapper wraps
     return dotted(expr)
 
 
@@ -736,11 +749,15 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
                 return f"self.{name}()"  # `self.q(s)`: a plain object the class holds, whose `__call__` runs a model
             return None
         if isinstance(func, cst.Attribute) and func.attr.value not in NOT_RUNS:
-            # `self.evaluator.run(x)`, `ev.run(x)`: a method of a plain object of the project that reaches a model
+            # `self.evaluator.run(x)`, `ev.run(x)`: a method of a plain object of the project that reaches a model,
+            # or a model it keeps (`self.evaluator.model(x)`)
+            function = scope.node if isinstance(scope.node, cst.FunctionDef) else None
             for cls in plain_instances(scope.index, scope.owner, scope.flat, func.value) or duck_instances(
-                scope.owner, func.value
+                scope.owner, func.value, function, scope.index
             ):
-                if _method_reaches(scope, cls, func.attr.value):
+                if _method_reaches(scope, cls, func.attr.value) or (
+                    cls.inherited_method(func.attr.value) is None and func.attr.value in class_held(cls.index, cls)
+                ) or _runs_handed(scope, cls, func.attr.value, call, summary):
                     return f"{code_of(func)}()"
             return None
         if not isinstance(func, cst.Name):
@@ -791,6 +808,25 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
         return None
 
     return indirect
+
+
+def _runs_handed(scope: ScriptScope, cls: ClassInfo, name: str, call: cst.Call, summary: bool) -> bool:
+    """`self.looper.loop(self.model.forward, x)`: a method of a plain object that calls a parameter (`fn(x)`,
+    `callables.called_parameters`) this call hands a model this code holds, a method of one that runs it, or a
+    `partial` or lambda of either."""
+    calls: _ScriptCalls | None = None
+    for target in method_targets(scope.index, cls, name):
+        node = target.node
+        called = called_parameters(node) if node is not None else frozenset()
+        for position, arg in enumerate(call.args if called else ()):
+            if arg.star or parameter_for(node, call, position) not in called:  # type: ignore[arg-type]
+                continue
+            ran = wrapped_callee(arg.value) or arg.value
+            if isinstance(ran, (cst.Name, cst.Attribute)):
+                calls = calls or _ScriptCalls(scope.index, scope, summary)
+                if calls.callee(cst.Call(func=ran)) is not None:
+                    return True
+    return False
 
 
 def _method_reaches(scope: ScriptScope, cls: ClassInfo, name: str) -> bool:
