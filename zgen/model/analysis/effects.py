@@ -296,10 +296,32 @@ def _bound_in_file(index: ModelIndex, name: str) -> bool:
     annotated (`init = Init(std)`, `init = self.inits[i]`, `init: Init`), or a loop's target; for `self.<name>`,
     assigned in a class that is no module."""
     if name.startswith("self."):
-        assigned = re.compile(rf"\b{re.escape(name)}\s*(?::[^=\n]*)?=[^=]")
-        return any(not cls.is_module and assigned.search(cls.text) for cls in index.classes.values())
-    bound = rf"\b{re.escape(name)}\s*(?:=\s*[\w.]+\s*[(\[]|:\s*[\w.]+\s*[,)=\n])|\bfor\s+(?:\w+\s*,\s*)?{re.escape(name)}\s+in\b"
-    return re.search(bound, index.source) is not None
+        return any(not cls.is_module and _followed_by(cls.text, name, _ASSIGNED) for cls in index.classes.values())
+    return _followed_by(index.source, name, _BOUND) or name in _loop_targets(index)
+
+
+# What follows a name that is assigned (`self.x = ...`, `self.x: T = ...`), and a local bound to a call's result or an
+# item, or annotated (`init = Init(std)`, `init = self.inits[i]`, `init: Init`).
+_ASSIGNED = re.compile(r"\s*(?::[^=\n]*)?=[^=]")
+_BOUND = re.compile(r"\s*(?:=\s*[\w.]+\s*[(\[]|:\s*[\w.]+\s*[,)=\n])")
+_LOOP_TARGET = re.compile(r"\bfor\s+(?:\w+\s*,\s*)?(\w+)\s+in\b")
+
+
+def _followed_by(text: str, name: str, tail: re.Pattern[str]) -> bool:
+    """Does `name`, where a word starts in `text`, have `tail` right after it somewhere?"""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if (at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_")) and tail.match(text, end):
+            return True
+        at = text.find(name, end)
+    return False
+
+
+@memoised
+def _loop_targets(index: ModelIndex) -> frozenset[str]:
+    """The names the file's `for` loops bind (the last of a pair: `for k, v in ...`)."""
+    return frozenset(_LOOP_TARGET.findall(index.source))
 
 
 def _plain_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
