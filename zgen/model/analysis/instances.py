@@ -973,6 +973,24 @@ def _method_returns(
     return typed
 
 
+def method_returned(index: ModelIndex, classes: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """The classes of what a call of method `name` on a module of `classes` hands back, typed in the method's own
+    body (`enc = model.get_encoder()` with `return self.enc`); nothing for a class we cannot read."""
+    found: list[str] = []
+    for ref in classes:
+        owner = _class_info(index, ref)
+        target = owner[1].inherited_method(name) if owner is not None else None
+        if target is None or target.node is None or "return" not in target.text:
+            continue
+        where, info = owner  # type: ignore[misc]
+        inner = flat_of(target)
+        for value in _returned_values(target.node):
+            typed = receiver_instance(where, info, inner, value, 1, target)
+            if typed is not None:
+                found += _as_seen(index, where, typed).classes
+    return tuple(dict.fromkeys(found))
+
+
 def _returned_values(node: cst.FunctionDef) -> list[cst.BaseExpression]:
     return [s.value for s in _small_statements(node.body) if isinstance(s, cst.Return) and s.value is not None]
 

@@ -807,23 +807,28 @@ def held_path_classes(
     index: ModelIndex, target: str, arguments: dict[str, tuple[str, ...]], held: dict[str, tuple[str, ...]]
 ) -> tuple[str, ...] | None:
     """The classes `target` may have: a module argument or held attribute (`unet`, `self.unet`), or a submodule
-    reached from one by attribute (`model.fc`, `self.model.blocks`), through each class's members (a class we
-    cannot read has children we cannot tell: `<unknown>`)."""
+    reached from one by attribute (`model.fc`, `self.model.blocks`), or an item of a container of one written
+    `<path>.[]` (`for blk in model.blocks`), through each class's members (a class we cannot read has children we
+    cannot tell: `<unknown>`)."""
     parts = target.split(".")
     for cut in range(len(parts), 0, -1):
         head = ".".join(parts[:cut])
         classes = arguments.get(head) or (held.get(head[5:]) if head.startswith("self.") else None)
-        if classes:
+        if classes and parts[cut:cut + 1] != ["[]"]:  # (an item: typed by the container's owner)
             break
     else:
         return None
-    for name in parts[cut:]:
+    rest = parts[cut:]
+    for at, name in enumerate(rest):
+        if name == "[]" and at:
+            continue  # taken with the container before it
         if not name.isidentifier() or config_like(name):
             return None
+        items = rest[at + 1:at + 2] == ["[]"]  # `model.layers.[]`: an item of the container (a loop's variable)
         found: list[str] = []
         for ref in classes:
             member = member_of(index, ref, name) if ref != UNKNOWN_CLASS else None
-            if member is not None and member.kind == Kind.MODULE:
+            if member is not None and member.kind == (Kind.CONTAINER if items else Kind.MODULE):
                 found += member.classes
             elif member is None and (ref == UNKNOWN_CLASS or index.class_of(ref) is None):
                 found.append(UNKNOWN_CLASS)

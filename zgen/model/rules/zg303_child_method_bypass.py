@@ -11,14 +11,14 @@ from ..analysis.access import READ, SIZE, WRITE
 from ..analysis.bound import bound_calls, bound_names, runs_handed
 from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
-from ..analysis.flow import flat_of
+from ..analysis.flow import flat_of, loop_items
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import (
     answering_classes, calls_child_method, imported_module_methods, method_uses, package_module_methods, uses_self_whole,
 )
 from ..analysis.effects import CALLS, argument_effects
 from ..analysis.handed import outside_functions
-from ..analysis.instances import may_join
+from ..analysis.instances import may_join, method_returned
 from ..analysis.instances import (
     Instance, annotated_receiver, function_arguments, function_flat, instance_methods, member_instance, properties_read,
     reads_own,
@@ -685,25 +685,51 @@ def _spelt_held_calls(
     typed: ClassInfo | None = None,
 ) -> Iterator[tuple[cst.Call, str, tuple[str, ...]]]:
     """`_held_calls` of the calls spelt `<receiver>.<name>(...)`, with the module's path and its classes."""
-    local: dict[str, str] = {}  # a local bound to a held model or a submodule of one (`cb = self.model.vq`)
+    # a local bound to a held or given model, a submodule of one (`cb = self.model.vq`, `enc = model.enc`), what a
+    # method of one returns (`enc = model.get_encoder()`), or a loop's variable over a container of one (`for blk
+    # in self.model.blocks`): its path (`.[]` for an item) and the method whose returned value it is
+    local: dict[str, tuple[str, str | None]] = {}
     for node, ctx in flat.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             target = node.targets[0].target.value
             local.pop(target, None)
             value = node.value
             for part in (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,):
-                path = access_path(part)
-                if path is not None and path.root == "self" and path.parts and path.parts[0] in held:
-                    if "[]" not in path.parts:
-                        local[target] = ".".join(("self", *path.parts))
+                returned = None
+                if isinstance(part, cst.Call) and isinstance(part.func, cst.Attribute) and not part.args:
+                    part, returned = part.func.value, part.func.attr.value
+                written = _reached(part, held, arguments)
+                if written:
+                    local[target] = (written, returned)
+            continue
+        if type(node) is cst.For:
+            for part, items in loop_items(node.target, node.iter):
+                if not isinstance(part, cst.Name):
+                    continue
+                local.pop(part.value, None)
+                if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
+                    items = items.func.value if items.func.attr.value in ("values", "items") else items
+                written = _reached(items, held, arguments)
+                if written:
+                    local[part.value] = (f"{written}.[]", None)
             continue
         if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or ctx.guarded:
             continue
         owner = node.func.value
-        if isinstance(owner, cst.Name) and owner.value in local:
-            classes = held_path_classes(index, local[owner.value], arguments, held)
+        if isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute) and not owner.args:
+            written = _reached(owner.func.value, held, arguments)  # `model.get_encoder().embed(x)`
+            classes = held_path_classes(index, written, arguments, held) if written else None
+            classes = method_returned(index, classes, owner.func.attr.value) if classes else None
             if classes:
-                yield node, local[owner.value], classes
+                yield node, code_of(owner), classes
+            continue
+        if isinstance(owner, cst.Name) and owner.value in local:
+            written, returned = local[owner.value]
+            classes = held_path_classes(index, written, arguments, held)
+            if classes and returned:
+                classes = method_returned(index, classes, returned)  # (none for a model of no readable class)
+            if classes:
+                yield node, (written if returned is None and "[]" not in written else owner.value), classes
             continue
         path = access_path(owner)
         if typed is not None and path is not None and path.root == "self" and len(path.parts) == 1:
@@ -720,11 +746,29 @@ def _spelt_held_calls(
             yield node, head, classes
 
 
+def _reached(expr: cst.BaseExpression, held: dict[str, tuple[str, ...]], arguments: dict[str, tuple[str, ...]]) -> str | None:
+    """`expr` written as a path from a held attribute (`self.model.enc`) or a given model (`model.enc`)."""
+    path = access_path(expr)
+    if path is None or "[]" in path.parts:
+        return None
+    if path.root == "self" and path.parts and path.parts[0] in held or path.root in arguments:
+        return ".".join((path.root, *path.parts))
+    return None
+
+
 def _holder_calls(text: str, in_class: bool) -> list[str]:
     """Text pre-filter of `_held_calls`: the names of methods called on a path from one of the function's
-    arguments (`model.blk.logits(`) or, in a class, from `self` (`self.unet.sample(`)."""
+    arguments (`model.blk.logits(`) or, in a class, from `self` (`self.unet.sample(`), or on a local bound from
+    one or a loop's variable over one (`enc = model.enc`, `for blk in self.model.blocks:`)."""
     header = _HEADER.search(text)
     names = {n for n in _PARAM.findall(header.group(1))} - {"self", "cls"} if header else set()
+    roots = names | {"self"} if in_class else names
+    if roots:
+        bound = re.findall(
+            r"^[ \t]+(?:for[ \t]+(?:\w+[ \t]*,[ \t]*)?(\w+)[ \t]+in[ \t]+(?:\w+\()?|(\w+)[ \t]*=[ \t]*)(?:"
+            + "|".join(sorted(roots)) + r")\.\w", text, re.MULTILINE,
+        )
+        names |= {a or b for a, b in bound} - {"self", "cls"}
     found = _SELF_CALL.findall(text) if in_class else []
     if names:
         found += re.findall(r"\b(?:" + "|".join(sorted(names)) + r")(?:\.\w+)*\.(\w+)\s*\(", text)
