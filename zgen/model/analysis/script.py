@@ -477,17 +477,14 @@ class _ScriptCalls:
         if self._held is None:
             scope = self.scope
             roots = {name: (UNKNOWN,) for name in scope.model_args} | scope.held
-            if isinstance(scope.node, cst.FunctionDef):
-                # a helper's model reached through an object it is handed (`strategy.model(x)`, `runner.model`); and
-                # in a plain class's method, a model an object it holds keeps under a module's name
-                # (`self.trainer.model(x)`: a call of that model, not of the object's own methods, which `reach` reads)
+            if self.summary and isinstance(scope.node, cst.FunctionDef):
+                # a helper's model reached through an object it is handed (`strategy.model(x)`, `runner.model`); not
+                # through an object `self` holds, whose own methods the summary reads (`self.writer.save_model(p)`
+                # is a method of the writer)
                 roots |= {
                     name: (UNKNOWN,) for name in other_objects_models(self.index, scope.node)
                     if name not in roots and (
-                        self.summary and (
-                            name.partition(".")[0] in scope.parameters - {"self"} or name.rpartition(".")[0] in scope.held)
-                        or scope.owner is not None and name.startswith("self.") and name.rpartition(".")[0] not in scope.held
-                        and not _MAKES_OR_READS.match(name.rpartition(".")[2]))
+                        name.partition(".")[0] in scope.parameters - {"self"} or name.rpartition(".")[0] in scope.held)
                 }  # (or a child, named as a module, of a model `self` holds: `self.model.decoder(x)`)
             self._held = HeldCalls(self.index, roots, scope.flat)
         return self._held
@@ -572,11 +569,6 @@ class _ScriptCalls:
             if scope.wrapped_name(target, call) or (isinstance(target, cst.Name) and target.value in scope.model_args):
                 return code_of(func)
         return None
-
-
-# A method named for what it does to a model (`unwrap_model`, `build_model`, `get_policy`): called, it hands one back
-# or builds one; it runs none.
-_MAKES_OR_READS = re.compile(r"(?:unwrap|wrap|get|build|make|create|load|save|init|prepare|copy|export|print|log|set|is|has)_")
 
 
 def _complete(index: ModelIndex, classes: tuple[str, ...], name: str) -> bool:
