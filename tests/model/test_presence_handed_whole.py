@@ -2,9 +2,10 @@
 
 `if "image" in batch: h = h + self.encode_image(batch)`: the callee reads `batch["image"]` itself, so a rank whose
 batch lacks the field skips the image tower that another rank runs (ZG203). The same holds for
-`batch.get("image") is not None` and for a training function handing the batch to a model's method. Look-alikes: the
-gated call runs no submodule (a logger handed the batch), the field is only moved (`batch.pop("labels")`), and a
-call given every field unpacked (`model(**batch)`) runs whatever the batch holds, gated or not.
+`batch.get("image") is not None`. Look-alikes: the gated call runs no submodule (a logger handed the batch), the field
+is only moved (`batch.pop("labels")`), a call given every field unpacked (`model(**batch)`) runs whatever the batch
+holds, gated or not, and outside model code a mapping handed on whole is as often one of loaders or settings
+(`if "val" in data: evaluate(model, data)`), the same on every rank: there the field must go into the call itself.
 """
 
 from __future__ import annotations
@@ -34,12 +35,6 @@ class MultiModal(nn.Module):
         if batch.get("audio") is not None:
             h = h + self.encode_image(batch)
         return h
-
-
-def train_step(model, batch):
-    if "image" in batch:
-        loss = model.encode_image(batch).sum()
-        loss.backward()
 """
 
 SAFE = """
@@ -69,6 +64,16 @@ def train_step(model, batch):
     else:
         out = model(**batch)
     return out
+
+
+def evaluate(model, data):
+    if "val" in data:
+        return run_validation(model, data)
+    return None
+
+
+def run_validation(model, data):
+    return [model(x) for x in data["val"]]
 """
 
 
@@ -77,7 +82,7 @@ def _found(source: str) -> list[tuple[str, int]]:
 
 
 def test_a_present_field_gating_a_call_handed_the_whole_mapping_diverges():
-    assert _found(HAZARD) == [("ZG203", 17), ("ZG203", 19), ("ZG203", 25)]
+    assert _found(HAZARD) == [("ZG203", 17), ("ZG203", 19)]
 
 
 def test_loggers_moved_fields_and_unpacked_calls_stay_clean():

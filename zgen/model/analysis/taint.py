@@ -563,9 +563,12 @@ class Taint:
 
     @property
     def handed_whole(self) -> frozenset[str]:
-        """`self.encode_image(batch)`: input mappings handed whole to a call, whose callee reads the fields it needs."""
+        """`self.encode_image(batch)`: in a module's method, input mappings handed whole to a call, whose callee reads
+        the fields it needs. (Outside model code a mapping handed on is as often one of loaders or settings, `'val' in
+        data`, the same on every rank.)"""
         if self._handed_whole is None:
-            self._handed_whole = frozenset(_handed_whole(self._flat, self.inputs)) if self.inputs else frozenset()
+            model_code = self.inputs and self.cls is not None and self.cls.is_module
+            self._handed_whole = frozenset(_handed_whole(self._flat, self.inputs)) if model_code else frozenset()
         return self._handed_whole
 
     def _input_get(self, expr: cst.CSTNode) -> bool:
