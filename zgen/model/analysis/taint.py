@@ -120,6 +120,7 @@ class Taint:
         # (`state`, and `fed` below: computed on first use, which most functions never reach)
         self._state: frozenset[str] | None = None
         self._fed: frozenset[tuple[str, str]] | None = None
+        self._handed_whole: frozenset[str] | None = None
         # `count += x.shape[0]` in a loop: running counts grown by this rank's data, and where (`_running_test`)
         self._running: dict[str, list[tuple[str, tuple[cst.CSTNode, ...]]]] | None = None
         # `for key in feats: ... feats[key]`: a mapping the call was given, walked directly; its keys are this batch's
@@ -560,6 +561,16 @@ class Taint:
             self._fed = frozenset(_fed_fields(self._flat, self.inputs)) if self.inputs else frozenset()
         return self._fed
 
+    @property
+    def handed_whole(self) -> frozenset[str]:
+        """`self.encode_image(batch)`: in a module's method, input mappings handed whole to a call, whose callee reads
+        the fields it needs. (Outside model code a mapping handed on is as often one of loaders or settings, `'val' in
+        data`, the same on every rank.)"""
+        if self._handed_whole is None:
+            model_code = self.inputs and self.cls is not None and self.cls.is_module
+            self._handed_whole = frozenset(_handed_whole(self._flat, self.inputs)) if model_code else frozenset()
+        return self._handed_whole
+
     def _input_get(self, expr: cst.CSTNode) -> bool:
         """`batch.get("image")` for a mapping this call was given, whose field goes into a call: a field this
         rank's batch may lack."""
@@ -568,7 +579,7 @@ class Taint:
             isinstance(func, cst.Attribute) and func.attr.value == "get" and isinstance(func.value, cst.Name)
             and func.value.value in self.inputs and func.value.value not in self.state and bool(expr.args)
             and const_str(expr.args[0].value) is not None
-            and (func.value.value, code_of(expr.args[0].value)) in self.fed
+            and ((func.value.value, code_of(expr.args[0].value)) in self.fed or func.value.value in self.handed_whole)
         )
 
     def _key_presence(self, node: cst.Comparison) -> bool:
@@ -587,6 +598,8 @@ class Taint:
                     continue
                 if (container.value, code_of(node.left)) in (self.fed if fixed else self.keyed):
                     return True
+                if fixed and container.value in self.handed_whole:
+                    return True  # `if "image" in batch: self.encode_image(batch)`: the callee reads the field
         return False
 
     def _own_module(self, expr: cst.CSTNode) -> bool:
@@ -884,6 +897,15 @@ def _state_mappings(flat: Flat, inputs: frozenset[str]) -> set[str]:
                 if isinstance(part, cst.Name):
                     found.add(part.value)
     return found & inputs
+
+
+def _handed_whole(flat: Flat, inputs: frozenset[str]) -> set[str]:
+    """The input mappings passed as a whole positional or keyword argument of a call (`self.encode(batch)`,
+    `tower(x, feats=batch)`; not unpacked, `model(**batch)`: a call given every field whatever the batch holds)."""
+    return {
+        node.value.value for node, _ctx in flat.nodes
+        if type(node) is cst.Arg and not node.star and isinstance(node.value, cst.Name) and node.value.value in inputs
+    }
 
 
 def _fed_fields(flat: Flat, inputs: frozenset[str]) -> set[tuple[str, str]]:
