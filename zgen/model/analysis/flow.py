@@ -22,7 +22,7 @@ from ..program.tree import call_name, children, cst, walk
 
 __all__ = [
     "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
-    "SAME_ITEMS", "same_items", "loop_items", "runs_gathered", "stored_into", "self_call_arguments",
+    "SAME_ITEMS", "same_items", "loop_items", "mapping_walked", "runs_gathered", "stored_into", "self_call_arguments",
 ]
 
 
@@ -375,6 +375,15 @@ def loop_items(
     if len(parts) == 2:
         return [(parts[1], iterable)]
     return [(target, iterable)]
+
+
+def mapping_walked(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """The mapping whose values a loop over `iterable` takes: `d` for `d.values()` and `d.items()` (`loop_items`
+    pairs `.items()`'s second with the loop's second name); anything else as it is."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+        if iterable.func.attr.value in ("values", "items"):
+            return iterable.func.value
+    return iterable
 
 
 def targets_of(node: cst.CSTNode) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:

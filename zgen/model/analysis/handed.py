@@ -54,7 +54,7 @@ from .effects import (
     WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, usage, writes_module_params,
     state_keys_only, written_in_bulk,
 )
-from .flow import Flat, bound_names, loop_items, runs_gathered, same_items
+from .flow import Flat, bound_names, loop_items, mapping_walked, runs_gathered, same_items
 from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
 from .script import ScriptScope, class_partitions, function_scope, partitions_here
 
@@ -425,9 +425,7 @@ def _models_listed(items: cst.BaseExpression, holds) -> bool:
         return _models_listed(items.body, holds) or _models_listed(items.orelse, holds)
     if isinstance(items, (cst.List, cst.Tuple)):
         return any(not isinstance(e, cst.StarredElement) and holds(e.value) is not None for e in items.elements)
-    if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
-        if items.func.attr.value in ("values", "items"):  # `self.nets.values()` of a mapping of models held
-            items = items.func.value
+    items = mapping_walked(items)  # `self.nets.values()` of a mapping of models held
     return isinstance(items, (cst.Name, cst.Attribute)) and holds(items, whole_only=True) is not None
 
 
@@ -522,11 +520,7 @@ def _returning_properties(cls: ClassInfo) -> list[tuple[str, cst.BaseExpression]
 
 def _items_of(iterable: cst.BaseExpression, containers: set[str]) -> bool:
     """Does a loop take the items of a container of modules (`self.nets`, `.values()`, `.items()`)?"""
-    iterable = same_items(iterable)
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
-        if iterable.func.attr.value in ("values", "items"):
-            iterable = iterable.func.value
-    return dotted(iterable) in containers
+    return dotted(mapping_walked(same_items(iterable))) in containers
 
 
 def _child_of(name: str | None, held: set[str]) -> str | None:

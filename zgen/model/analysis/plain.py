@@ -9,11 +9,12 @@ call of such an object's method runs is its class's method: `reach` follows thos
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
-from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import facts_of
 from ..program.tree import cst, dotted, walk
-from .flow import Flat, loop_items
+from .flow import Flat, loop_items, mapping_walked
 
 __all__ = ["all_bases", "plain_instances", "named_instances", "plain_class"]
 
@@ -84,11 +85,7 @@ def _item_instances(
 ) -> tuple[ClassInfo, ...]:
     """The plain classes the items of `container` are instances of: `self.<name>` (or `self.<name>.values()`) built
     as a list, tuple or dict of constructions, or of a comprehension making them (`[Ema(m) for m in models]`)."""
-    if isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute) and not container.args:
-        if container.func.attr.value not in ("values", "items"):
-            return ()
-        container = container.func.value
-    name = dotted(container)
+    name = dotted(mapping_walked(container))
     if owner is None or name is None or not name.startswith("self.") or name.count(".") != 1:
         return ()
     return _attribute_items(index, owner, name[5:])
@@ -97,15 +94,9 @@ def _item_instances(
 @memoised
 def _attribute_items(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
     """`_item_instances` of `self.<name>`, assigned in any method of `owner` or its bases."""
-    written = re.compile(rf"\bself\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]")
     found: list[ClassInfo] = []
-    for cls in all_bases(owner):
-        for method in cls.all_methods():
-            if not written.search(method.text) or method.node is None:
-                continue
-            for stmt in walk(method.node.body):
-                if isinstance(stmt, cst.Assign) and any(dotted(t.target) == f"self.{name}" for t in stmt.targets):
-                    found += [c for c in _made_items(method.index, stmt.value) if c not in found]
+    for method, value in _assigned(all_bases(owner), name):
+        found += [c for c in _made_items(method.index, value) if c not in found]
     return tuple(found)
 
 
@@ -148,17 +139,23 @@ def _built_later(owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
     plain class or its bases: the object the attribute holds once that method ran."""
     if owner.is_module:
         return ()
-    written = re.compile(rf"\bself\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]")
     found: list[ClassInfo] = []
-    for method in owner.all_methods():
-        if not written.search(method.text) or method.node is None:
-            continue
-        for stmt in walk(method.node.body):
-            if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call) and any(
-                dotted(t.target) == f"self.{name}" for t in stmt.targets
-            ):
-                found += [c for c in _built_class(method.index, stmt.value) if c not in found]
+    for method, value in _assigned((owner,), name):
+        if isinstance(value, cst.Call):
+            found += [c for c in _built_class(method.index, value) if c not in found]
     return tuple(found)
+
+
+def _assigned(classes: Iterable[ClassInfo], name: str) -> Iterator[tuple[MethodInfo, cst.BaseExpression]]:
+    """(method, value) of each `self.<name> = value` in the methods of `classes`."""
+    written = re.compile(rf"\bself\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]")
+    for cls in classes:
+        for method in cls.all_methods():
+            if not written.search(method.text) or method.node is None:
+                continue
+            for stmt in walk(method.node.body):
+                if isinstance(stmt, cst.Assign) and any(dotted(t.target) == f"self.{name}" for t in stmt.targets):
+                    yield method, stmt.value
 
 
 def _annotated_argument(cls: ClassInfo, name: str) -> tuple[ClassInfo, ...]:

@@ -527,15 +527,12 @@ class _ScriptCalls:
         if dotted(func) in scope.held:
             return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
         accessor = self.summary and isinstance(func, cst.Attribute) and ACCESSOR.fullmatch(func.attr.value)
-        if (scope.held or scope.model_args or self.summary or scope.owner is not None) and not accessor \
-                and self.held.callee(call) is not None:
+        if (scope.held or scope.model_args or self.summary) and not accessor and self.held.callee(call) is not None:
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = _holder_text(func.value) if isinstance(func, cst.Attribute) else None
         held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
-        if held is None and holder is not None and holder.startswith("self.") and (scope.held or scope.owner):
-            # `self.x` bound here to a held model or a copy of one; a model another object of the class keeps
-            # (`self.trainer.model`, `other_objects_models`)
-            held = self.held.roots.get(holder)
+        if held is None and holder is not None and holder.startswith("self.") and scope.held:
+            held = self.held.roots.get(holder)  # `self.x` bound here to a held model or a copy of one
         if held is None and holder is not None and scope.held:
             held = scope.aliases.get(holder)  # `model = self.unwrapped()` ... `model.sample(n)`
         if held is not None and func.attr.value not in NOT_RUNS:  # type: ignore[union-attr]

@@ -11,7 +11,7 @@ from ..analysis.access import READ, SIZE, WRITE
 from ..analysis.bound import bound_calls, bound_names, runs_handed
 from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls
-from ..analysis.flow import flat_of, loop_items
+from ..analysis.flow import flat_of, loop_items, mapping_walked
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import (
     answering_classes, calls_child_method, imported_module_methods, method_uses, package_module_methods, uses_self_whole,
@@ -695,9 +695,7 @@ def _spelt_held_calls(
             local.pop(target, None)
             value = node.value
             for part in (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,):
-                returned = None
-                if isinstance(part, cst.Call) and isinstance(part.func, cst.Attribute) and not part.args:
-                    part, returned = part.func.value, part.func.attr.value
+                part, returned = _returned_by(part)
                 written = _reached(part, held, arguments)
                 if written:
                     local[target] = (written, returned)
@@ -707,27 +705,23 @@ def _spelt_held_calls(
                 if not isinstance(part, cst.Name):
                     continue
                 local.pop(part.value, None)
-                if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
-                    items = items.func.value if items.func.attr.value in ("values", "items") else items
-                written = _reached(items, held, arguments)
+                written = _reached(mapping_walked(items), held, arguments)
                 if written:
                     local[part.value] = (f"{written}.[]", None)
             continue
         if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or ctx.guarded:
             continue
         owner = node.func.value
-        if isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute) and not owner.args:
-            written = _reached(owner.func.value, held, arguments)  # `model.get_encoder().embed(x)`
-            classes = held_path_classes(index, written, arguments, held) if written else None
-            classes = method_returned(index, classes, owner.func.attr.value) if classes else None
+        receiver, returned = _returned_by(owner)
+        if returned is not None:
+            written = _reached(receiver, held, arguments)  # `model.get_encoder().embed(x)`
+            classes = _classes_at(index, written, returned, held, arguments) if written else None
             if classes:
                 yield node, code_of(owner), classes
             continue
         if isinstance(owner, cst.Name) and owner.value in local:
             written, returned = local[owner.value]
-            classes = held_path_classes(index, written, arguments, held)
-            if classes and returned:
-                classes = method_returned(index, classes, returned)  # (none for a model of no readable class)
+            classes = _classes_at(index, written, returned, held, arguments)
             if classes:
                 yield node, (written if returned is None and "[]" not in written else owner.value), classes
             continue
@@ -744,6 +738,24 @@ def _spelt_held_calls(
         if classes:
             head = next(h for h in (written, *_prefixes(written)) if h in arguments or h[5:] in held)
             yield node, head, classes
+
+
+def _returned_by(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, str | None]:
+    """(`model`, "get_encoder") for `model.get_encoder()`, a method call with no arguments; (`expr`, None) for
+    anything else."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+        return expr.func.value, expr.func.attr.value
+    return expr, None
+
+
+def _classes_at(
+    index: ModelIndex, written: str, returned: str | None, held: dict[str, tuple[str, ...]],
+    arguments: dict[str, tuple[str, ...]],
+) -> tuple[str, ...] | None:
+    """The classes of the module at the path `written`, or of what its method `returned` hands back (none for a model
+    of no readable class)."""
+    classes = held_path_classes(index, written, arguments, held)
+    return method_returned(index, classes, returned) if classes and returned else classes
 
 
 def _reached(expr: cst.BaseExpression, held: dict[str, tuple[str, ...]], arguments: dict[str, tuple[str, ...]]) -> str | None:
