@@ -623,7 +623,7 @@ class Taint:
             return None
         qualified = name if name.startswith(".") else self.index.qualify(name)
         last = qualified.rsplit(".", 1)[-1]
-        if known.is_rank_call(last):
+        if known.is_rank_call(last) or qualified in known.RANK_QUALIFIED_CALLS:
             return RANK
         if qualified.endswith(("environ.get", "getenv")) and node.args:
             if const_str(node.args[0].value) in known.RANK_ENV:
