@@ -249,10 +249,9 @@ def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "forward":
         func = func.value
-    found = _built_callee(index, cls, method, flat, func, call, rank)
-    if found is None and (call.func is func or not isinstance(call.func, cst.Attribute)):
-        found = _handed_to_runner(index, cls, method, flat, call, rank)
-    return found
+    if _built_callee(index, cls, method, flat, func, call, rank) is not None:
+        return f"`{code_of(call.func)}(...)`"
+    return _handed_to_runner(index, cls, method, flat, call, rank)
 
 
 def _handed_to_runner(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, call: cst.Call,
