@@ -360,7 +360,7 @@ def _tainted_decisions(
                 continue  # `if coin: y = self.model(x)` / `else: y = jvp(self.model, ...)`: the same modules run
             effect = WHILE if _is_while_test(flat, test) else GATE
             for kind, source in tainted.items():
-                if kind == RANK and _made_by_every_rank(rank_gated.get(callee, [])):
+                if kind == RANK and _made_by_every_rank(rank_gated.get(callee, []), callee):
                     # The same call in another rank-dependent branch (`if main: ... barrier()` /
                     # `else: barrier()`, "main process first"): every rank makes it once. (Two calls in one branch
                     # run on the main rank alone.)
@@ -723,14 +723,24 @@ def _rank_side(test: cst.BaseExpression, side: str | None) -> tuple[object, bool
     return code_of(test), holds
 
 
-def _made_by_every_rank(calls: list[tuple[tuple[int, str | None], int]]) -> bool:
-    """Is a call made under rank tests more than once (`if main: ... barrier()` / `else: barrier()`, "main process
-    first"), and not only by several calls in the one branch a rank test opens (`if rank == 0: out =
-    self.policy.forward(obs)` ... `self.policy.forward(out)`: the main rank alone runs them)?"""
+def _made_by_every_rank(calls: list[tuple[tuple[int, str | None], int]], callee: str) -> bool:
+    """Is a call made under rank tests more than once such that every rank makes it, and not only by several calls
+    the same ranks make (`if rank == 0: out = self.policy.forward(obs)` ... `self.policy.forward(out)`: the main rank
+    alone runs them)? A model call is made by every rank when both outcomes of one test run it (`if main:` / `else:`,
+    `if not main:` ... `if main:`); two tests that differ (`if is_main:` ... `if is_main and step % k == 0:`) may both
+    fail on a rank. A collective under two different rank tests is "main process first" (`if local_rank not in
+    [-1, 0]: barrier()` ... `if local_rank == 0: barrier()`): every rank joins it once."""
     if len(calls) < 2:
         return False
     branches = {branch for branch, _call in calls}
-    return len(branches) > 1 or len({call for _branch, call in calls}) < 2
+    if len({call for _branch, call in calls}) < 2:
+        return True
+    if callee.removesuffix("()").rsplit(".", 1)[-1] in _COLLECTIVE_NAMES:
+        return len(branches) > 1
+    return any(holds is not None and (text, not holds) in branches for text, holds in branches)
+
+
+_COLLECTIVE_NAMES = known.COLLECTIVES | known.ENGINE_COLLECTIVES | known.WRAPPER_COLLECTIVES
 
 
 def _failure_handlers(index: ModelIndex, flat: Flat) -> list[tuple[cst.ExceptHandler, cst.BaseSuite, str]]:

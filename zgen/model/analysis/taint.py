@@ -22,7 +22,7 @@ from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind",
     "draw_trigger", "draws_in", "extent_exit_text", "CALLED_IN_IF", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters", "own_state",
-    "output_test_text",
+    "output_test_text", "rank_decorator",
 ]
 
 RANK = "rank"
@@ -623,7 +623,7 @@ class Taint:
             return None
         qualified = name if name.startswith(".") else self.index.qualify(name)
         last = qualified.rsplit(".", 1)[-1]
-        if known.is_rank_call(last):
+        if known.is_rank_call(last) or qualified in known.RANK_QUALIFIED_CALLS:
             return RANK
         if qualified.endswith(("environ.get", "getenv")) and node.args:
             if const_str(node.args[0].value) in known.RANK_ENV:
@@ -1158,6 +1158,49 @@ def rank_function(index: ModelIndex, name: str) -> bool:
     itself. Not one returning the rank placed in a name (`return f"cuda:{rank}"`, `torch.device("cuda", rank)`)."""
     function = index.function_info(name)
     return function is not None and _returns_rank_decision(index, None, function)
+
+
+@memoised(cycle=False)
+def rank_decorator(index: ModelIndex, name: str) -> bool:
+    """Is `@name` a decorator of the program, of this file or imported from another, whose wrapper runs the function
+    it decorates only on some ranks (`def main_only(fn): def inner(*a): if get_rank() == 0: return fn(*a)`, or an
+    early `return` on a test of the rank before the call)? What it decorates then runs on those ranks alone."""
+    found = (index, index.function_info(name)) if "." not in name else (index, None)
+    if found[1] is None:
+        found = index.external_function(index.qualify(name)) or (index, None)
+    owner, function = found
+    if function is None or function.node is None or "def " not in function.text:
+        return False
+    if not _RANK_WORD.search(function.text) and not any(
+        rank_function(owner, m) for m in set(_FREE_CALL.findall(function.text)) if m != function.name
+    ):
+        return False
+    return _runs_argument_on_rank(owner, function)
+
+
+def _runs_argument_on_rank(index: ModelIndex, function: MethodInfo) -> bool:
+    """Does every call of the function's first argument sit under a test of the rank, or after a `return` taken on one?"""
+    params = positional_parameters(function.node)
+    flat = flat_of(function)
+    if not params or flat is None:
+        return False
+    wrapped = params[0]
+    calls = [(n, c) for n, c in flat.nodes if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == wrapped]
+    if not calls:
+        return False
+    taint = Taint(index, None, flat, own_state=False)
+    exits = [
+        (flat.position[id(n)], c) for n, c in flat.nodes
+        if type(n) is cst.Return and any(RANK in taint.of(t) for t in c.conds)
+    ]
+
+    def gated(call: cst.Call, ctx) -> bool:
+        if any(RANK in taint.of(t) for t in ctx.conds):
+            return True
+        position = flat.position[id(call)]
+        return any(at < position and not set(map(id, c.conds)) <= set(map(id, ctx.conds)) for at, c in exits)
+
+    return all(gated(n, c) for n, c in calls)
 
 
 class _Either:

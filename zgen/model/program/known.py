@@ -37,6 +37,7 @@ __all__ = [
     "RANDOM_HINT",
     "DATA_SELECT_METHODS",
     "RANK_CALLS",
+    "RANK_QUALIFIED_CALLS",
     "RANK_NAMES",
     "RANK_ENV",
     "RANK_WORDS",
@@ -421,8 +422,12 @@ RANK_CALLS = frozenset(
         # Training loops' own "am I rank 0?" helpers (`is_master(args)`, `is_primary(args)`).
         "is_master", "is_global_master", "is_local_master", "is_primary", "is_global_primary",
         "is_local_primary", "is_rank_zero", "is_rank_0", "is_main", "if_main_process",
+        # torch_xla's ordinals (`xm.get_ordinal()`, `torch_xla.runtime.global_ordinal()`).
+        "get_ordinal", "get_local_ordinal", "global_ordinal", "local_ordinal",
     }
 )  # fmt: skip
+# Library calls whose last name alone says nothing (`rank()`): horovod's rank of this process.
+RANK_QUALIFIED_CALLS = frozenset({"horovod.torch.rank", "horovod.torch.local_rank", "horovod.torch.cross_rank"})
 # Attribute or variable names that hold this process's rank (not "rank" alone: low-rank adapters use it).
 RANK_NAMES = frozenset(
     {

@@ -10,7 +10,7 @@ from ..analysis.effects import RUNS, argument_effects
 from ..program.holds import module_like_name
 from ..analysis.flow import Flat, flat_of
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
-from ..program.members import Kind, classify, facts_of, has_params
+from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params
 from ..program.tree import access_path, call_name, code_of, cst
 from .rule import Report, Rule
 
@@ -18,6 +18,13 @@ from .rule import Report, Rule
 _LOCAL_BUILT = re.compile(r"^[ \t]*([a-z_]\w*)\s*=\s*(?:[a-z_]\w*\.)*[A-Z]\w*\(", re.MULTILINE)
 # `self(`, `self.forward(`, `self.<child>(`, `self.<child>[i](`, `self.<child>.forward(`.
 _CALLS_SELF = re.compile(r"self(?<!\wself)(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
+# `output_dim(self.features, ...)`: a function of the program (a bare lower-case name, no builtin) handed a child of
+# `self` first.
+_HANDS_CHILD = re.compile(
+    r"(?<![\w.])(?!(?:enumerate|len|list|tuple|zip|iter|isinstance|getattr|setattr|hasattr|super|print|sorted|sum|any|all"
+    r"|max|min|type|id|str|repr|int|float|dict|set|next|reversed|map|filter|callable|vars)\()"
+    r"[a-z_]\w*\(\s*self\.\w+\s*[,)]"
+)
 # nn.Module's own API, called on `self` in `__init__` without running a forward.
 _MODULE_API = frozenset(
     {"add_module", "apply", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "modules",
@@ -29,10 +36,13 @@ _MODULE_API = frozenset(
 
 def _may_run_forward(cls: ClassInfo, text: str) -> bool:
     """Text test before parsing: a call of `self`, `self.forward` or an attribute that is no method of the class,
-    or of a local bound to a construction (`net = nn.Sequential(...)` ... `net(probe)`)."""
+    or of a local bound to a construction (`net = nn.Sequential(...)` ... `net(probe)`), or a call of a function
+    that is handed a child first (`output_dim(self.features, shape)`)."""
     for match in _LOCAL_BUILT.finditer(text):
         if re.search(r"(?<![\w.])" + match.group(1) + r"\s*\(", text[match.end():]):
             return True
+    if _HANDS_CHILD.search(text):
+        return True
     for match in _CALLS_SELF.finditer(text):
         name = match.group(1)
         if name is None or name == "forward":
@@ -53,7 +63,10 @@ class ForwardInInit(Rule):
     a forward: `self(x)`, `self.forward(x)`, or a child module built earlier
     (`self.backbone(torch.zeros(1, 3, 224, 224))`, `self.layers[0](x)`),
     also through a function or lambda defined there that does it
-    (`_forward = lambda x: self.forward(x)[0]; strides = _forward(probe)`).
+    (`_forward = lambda x: self.forward(x)[0]; strides = _forward(probe)`),
+    or through a function of any file handed the built child that runs it
+    (`d = output_dim(self.features, (c, h, w))`), or on a local container of
+    layers built there (`probe = nn.Sequential(*layers); probe(x)`).
     The usual purpose is to measure an output shape or stride with a dummy
     input. A function that builds a module and returns it counts the same
     way when it hands a module it made to a helper (of any file) that runs
@@ -236,10 +249,37 @@ def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "forward":
         func = func.value
+    if _built_callee(index, cls, method, flat, func, call, rank) is not None:
+        return f"`{code_of(call.func)}(...)`"
+    return _handed_to_runner(index, cls, method, flat, call, rank)
+
+
+def _handed_to_runner(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, call: cst.Call,
+                      rank: int) -> str | None:
+    """A built child or local module handed to a function (of any file, `effects.argument_effects`) that runs its
+    forward: `d = output_dim(self.features, (c, h, w))` with `def output_dim(net, shape): return net(torch.zeros(1,
+    *shape)).shape[1]`."""
+    name = call_name(call)
+    if name is None or not name.rsplit(".", 1)[-1][:1].islower() or index.qualify(name).startswith(("torch.", "self.")):
+        return None  # a function of the program, not a constructor, torch's own or a method of the module
+    built = {
+        i for i, arg in enumerate(call.args) if isinstance(arg.value, (cst.Name, cst.Attribute))
+        and _built_callee(index, cls, method, flat, arg.value, call, rank) is not None
+    }
+    for position, done in argument_effects(index, flat, call) if built else ():
+        if RUNS in done and position in built:
+            return f"`{code_of(call.func)}(...)`, handed `{code_of(call.args[position].value)}`,"
+    return None
+
+
+def _built_callee(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, func: cst.BaseExpression,
+                  call: cst.Call, rank: int) -> str | None:
+    """`self`, a child built before `call`, a module handed to the constructor or a local module built there, when
+    `call` runs it: its text."""
     path = access_path(func)
     if path is not None and path.root != "self" and not path.parts:
         # `net = nn.Sequential(nn.Conv2d(...), ...)` then `net(probe)`: a local module, partitioned once built
-        return f"`{code_of(call.func)}(...)`" if _local_module(index, method, flat, path.root, call) else None
+        return f"`{code_of(func)}(...)`" if _local_module(index, method, flat, path.root, call) else None
     if path is None or path.root != "self" or "[]" in path.parts[1:]:
         return None
     if not path.parts or path.parts == ("forward",):
@@ -248,16 +288,16 @@ def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
             if member.kind in (Kind.MODULE, Kind.CONTAINER) and member.order < (rank, position):
                 # a container of layers we cannot name (`nn.Sequential(*layers)`) may hold parameters
                 if not member.classes or any(has_params(index, ref) is not False for ref in member.classes):
-                    return f"`{code_of(call.func)}(...)`"
+                    return f"`{code_of(func)}(...)`"
         return None
     member = facts_of(cls).members.get(path.parts[0])
     if member is None or len(path.parts) > 2 or (len(path.parts) == 2 and path.parts[1] != "[]"):
         return None
     if member.kind == Kind.UNKNOWN and member.order < (rank, method.order.get(id(call), 0)):
         # a module handed to the constructor (`self.backbone = backbone`), called on a probe input
-        return f"`{code_of(call.func)}(...)`" if _handed_module(cls, member.name) else None
+        return f"`{code_of(func)}(...)`" if _handed_module(cls, member.name) else None
     if built_module(index, cls, method, flat, func, rank, call):
-        return f"`{code_of(call.func)}(...)`"
+        return f"`{code_of(func)}(...)`"
     return None
 
 
@@ -269,7 +309,10 @@ def _local_module(index: ModelIndex, method: MethodInfo, flat: Flat, name: str, 
         if type(node) is cst.Assign and method.order.get(id(node), 0) < position:
             if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
                 kind, classes = classify(index, node.value) if isinstance(node.value, cst.Call) else (Kind.VALUE, ())
-                built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) for c in classes)
+                # (a container of layers we cannot name, `nn.Sequential(*layers)`, may hold parameters)
+                built = kind in (Kind.MODULE, Kind.CONTAINER) and (
+                    any(has_params(index, c) for c in classes)
+                    or (kind == Kind.CONTAINER and all(c == UNKNOWN_CLASS for c in classes)))
     return built
 
 

@@ -9,11 +9,11 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.divergence import message
 from ..analysis.flow import flat_of
 from ..analysis.runs import HelperRuns
-from ..analysis.script import divergences, module_helper_reaches, script_divergences
+from ..analysis.script import divergences, method_reach, module_helper_reaches, script_divergences
 from ..analysis.state import state_trigger
-from ..analysis.taint import RANK, rank_trigger
+from ..analysis.taint import RANK, rank_decorator, rank_trigger
 from ..program import known
-from ..program.index import ModelIndex
+from ..program.index import ModelIndex, memoised
 from ..program.members import facts_of
 from ..program.tree import code_of, cst
 from ..program.trigger import Trigger
@@ -285,11 +285,15 @@ def main(args, model, cfg):
 
     def _rank_zero_functions(self, index: ModelIndex) -> Iterator[Report]:
         """Methods and functions decorated to run on rank 0 only (`@rank_zero_only`) that run a model."""
-        if not any(word in index.source for word in ("rank_zero_only", "main_process_only", "master_only", "on_main_process",
-                                                      "on_local_main_process")):
+        known_words = any(word in index.source for word in ("rank_zero_only", "main_process_only", "master_only",
+                                                             "on_main_process", "on_local_main_process"))
+        own = _rank_decorators(index)
+        if not (known_words or own):
             return
         for cls, method in index.methods("all"):
-            if not _RANK_ZERO_DECORATOR.search(method.text):
+            if not (known_words and _RANK_ZERO_DECORATOR.search(method.text)) and not (
+                own and own & set(_DECORATOR.findall(method.text))
+            ):
                 continue
             snippet = method.snippet
             flat = flat_of(method)
@@ -309,13 +313,38 @@ def main(args, model, cfg):
                         ):  # (`self.save_samples()` -> `self._forward(self.model, x)`, a plain sampler given a child)
                             callee = f"self.{func.attr.value}()"
                 if callee is not None:
-                    decorator = _rank_zero_decorator(snippet.node)
+                    decorator = _rank_zero_decorator(snippet.node, own)
                     text = (
                         f"`{method.name}` runs only on rank 0 (`@{code_of(decorator.decorator)}`) and calls "
                         f"`{callee}`; the other ranks never join its parameter all-gather and rank 0 hangs"
                     )
                     yield self.finding(index, snippet, decorator, text, _HELP)
                     break
+        yield from self._rank_zero_outside_modules(index, known_words, own)
+
+    def _rank_zero_outside_modules(self, index: ModelIndex, known_words: bool, own: frozenset[str]) -> Iterator[Report]:
+        """Methods of plain classes and functions of the file decorated to run on some ranks only that reach a model
+        through any number of calls (`script.method_reach`): `@main_only def save_samples(model, z): model(z)`."""
+        functions = [index.function_info(name) for name in index.skeleton.functions]
+        functions += [m for cls in index.classes.values() if not cls.is_module for m in cls.all_methods()]
+        for function in functions:
+            if function is None or not (
+                (known_words and _RANK_ZERO_DECORATOR.search(function.text))
+                or (own and own & set(_DECORATOR.findall(function.text)))
+            ):
+                continue
+            snippet = function.snippet
+            if snippet is None or not isinstance(snippet.node, cst.FunctionDef) or not snippet.node.decorators:
+                continue
+            reached = method_reach(index, function)
+            if reached is None:
+                continue
+            decorator = _rank_zero_decorator(snippet.node, own)
+            text = (
+                f"`{snippet.node.name.value}` runs only on some ranks (`@{code_of(decorator.decorator)}`) and reaches "
+                f"`{reached}`; the other ranks never join its parameter all-gather and the ranks that run it hang"
+            )
+            yield self.finding(index, snippet, decorator, text, _HELP)
 
 
 # Decorators that run the function on the main process only (Lightning's, speechbrain's, mmengine's and basicsr's
@@ -324,9 +353,31 @@ _RANK_ZERO_DECORATOR = re.compile(
     r"^\s*@(?:[\w.]+\.)?(?:rank_zero_only|main_process_only|master_only|on_main_process|on_local_main_process)\b", re.M)
 
 
-def _rank_zero_decorator(func: cst.FunctionDef) -> cst.Decorator:
+# A decorator written without arguments on a line of its own (`@main_only`, `@utils.on_rank_zero`), the form a
+# decorator of the program takes; the usual ones of Python and torch are no wrappers of the program.
+_DECORATOR = re.compile(r"^[ \t]*@([A-Za-z_][\w.]*)[ \t]*(?:#[^\n]*)?$", re.M)
+_NOT_PROGRAM = frozenset({
+    "property", "staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "cached_property",
+    "functools.cached_property", "override", "typing.override", "dataclass", "dataclasses.dataclass", "torch.no_grad",
+    "torch.jit.script", "torch.jit.unused", "torch.jit.ignore", "torch.jit.export", "torch.compile", "contextmanager",
+    "contextlib.contextmanager", "wraps", "lru_cache", "functools.lru_cache", "cache", "functools.cache",
+})
+
+
+@memoised
+def _rank_decorators(index: ModelIndex) -> frozenset[str]:
+    """The decorators used in the file that are the program's own and run what they decorate on some ranks only
+    (`taint.rank_decorator`)."""
+    if "@" not in index.source:
+        return frozenset()
+    used = {name for name in _DECORATOR.findall(index.source) if name not in _NOT_PROGRAM and not name.endswith(".setter")}
+    return frozenset(name for name in used if rank_decorator(index, name))
+
+
+def _rank_zero_decorator(func: cst.FunctionDef, own: frozenset[str] = frozenset()) -> cst.Decorator:
     for decorator in func.decorators:
-        if _RANK_ZERO_DECORATOR.search("@" + code_of(decorator.decorator)):
+        written = code_of(decorator.decorator)
+        if _RANK_ZERO_DECORATOR.search("@" + written) or written in own:
             return decorator
     return func.decorators[0]
 
