@@ -45,7 +45,7 @@ from .params import accesses, narrowed
 from .persistence import is_persistent, optional_param, persistent_param
 
 __all__ = [
-    "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "answering_classes", "TORCH_INITIALISERS",
+    "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "calls_inherited_method", "answering_classes", "TORCH_INITIALISERS",
     "TORCH_LOADERS", "own_state_calls", "uses_self_whole", "package_module_classes", "package_module_methods",
     "package_definers",
 ]
@@ -611,7 +611,48 @@ def method_call_accesses(index: ModelIndex, cls: ClassInfo, method: MethodInfo) 
             where=method.name, snippet=method.snippet, cls=cls, method=method, first=first, owner_classes=classes,
             order=method.order.get(id(target), 0),
         ))
+    if any(m is method for m in cls.init_methods) and calls_inherited_method(cls, method.text):
+        found += _inherited_init_calls(index, cls, method, flat, members)
     return found
+
+
+def _inherited_init_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat,
+                          members: dict[str, Member]) -> list[ParamAccess]:
+    """`self.reset_parameters()` in `__init__` (or a helper of this file it calls) running a method inherited from a
+    base class of another file, which initialises or writes the parameters of a child the base's constructor built
+    (`super().__init__()` ran first, so zero.Init partitioned the child): the access is that child, reported at the
+    call, since the method's own lines are not in this file. The class's own parameters are not partitioned yet."""
+    found = []
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute):
+            continue
+        receiver, name = node.func.value, node.func.attr.value
+        if not (isinstance(receiver, cst.Name) and receiver.value == "self") or name.startswith("__"):
+            continue
+        if cls.method(name) is not None or cls.inherited_method(name) is None:
+            continue  # a method of this file: `reachable` follows it and its own lines are reported
+        for use in _class_uses(index, cls, name):
+            parts = use.param.split(".")
+            child = members.get(parts[1]) if use.use in (WRITE, INIT) and len(parts) > 2 and parts[0] == "self" else None
+            if child is None or child.kind not in (Kind.MODULE, Kind.CONTAINER):
+                continue
+            found.append(ParamAccess(
+                node, ctx, use.use, f".{name}()", Via(Reach.METHOD, name), owner=f"self.{parts[1]}",
+                param="parameters", where=method.name, snippet=method.snippet, cls=cls, method=method, first=child,
+                owner_classes=child.classes, order=method.order.get(id(node), 0),
+            ))
+            break
+    return found
+
+
+_SELF_CALL = re.compile(r"self(?<!\wself)\.(\w+)\(")
+
+
+def calls_inherited_method(cls: ClassInfo, text: str) -> bool:
+    """The pre-filter of `_inherited_init_calls`: a call `self.<name>(...)` of a method no class of this file
+    defines and a base class of another file does."""
+    names = {name for name in _SELF_CALL.findall(text) if not name.startswith("__")}
+    return any(cls.method(name) is None and cls.inherited_method(name) is not None for name in names)
 
 
 # `self.state_dict()` / `self.load_state_dict(` in a method's text: the trigger to parse it.

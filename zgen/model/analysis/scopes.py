@@ -21,7 +21,7 @@ from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Scope
 from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
 from .instances import partitioned_param, receiver_instance
-from .own import calls_child_method, method_call_accesses
+from .own import calls_child_method, calls_inherited_method, method_call_accesses
 from .params import NOT_A_SUBMODULE, accesses, kept_parameter_lists
 from .persistence import kept_gathered
 from .script import script_accesses
@@ -61,7 +61,10 @@ def scoped_accesses(index: ModelIndex, scope: Scope) -> list[ParamAccess]:
         if _worth_reading(index, scope, cls, method):
             counts = _counts_in(index, scope, cls, method)
             found += [replace(a, scope=scope) for a in accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
-        if scope is not Scope.FORWARD and calls_child_method(index, method.text):
+        if scope is not Scope.FORWARD and (
+            calls_child_method(index, method.text)
+            or (scope is Scope.INIT and calls_inherited_method(cls, method.text))  # `self.reset_parameters()` of a base
+        ):
             # `self.gru.reset_parameters()`, `m.sample()`: a submodule's own method that writes or sizes its parameters
             counts = counts or _counts_in(index, scope, cls, method)
             found += [replace(a, scope=scope) for a in method_call_accesses(index, cls, method) if not a.ctx.guarded and counts(a)]

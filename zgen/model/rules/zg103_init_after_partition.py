@@ -453,6 +453,12 @@ _WRITES = {Scope.INIT: (INIT, WRITE), Scope.BUILT: (INIT,), Scope.LATE: (INIT, W
 
 def _message(access: ParamAccess) -> str:
     what = code_of(access.node)
+    if access.via.reach is Reach.METHOD and isinstance(access.node, cst.Call):  # `self.reset_parameters()` of a base
+        return (
+            f"`{what}`, a method of a base class in another file, initialises the parameters of `{access.owner}` in "
+            f"`__init__`, after the base's constructor built `{access.owner}`; under `deepspeed.zero.Init` they are "
+            "partitioned by then and the writes are lost"
+        )
     if access.via.reach is Reach.METHOD:
         where = (
             f"`{access.where}`, which runs on the built module (its own `__init__` does not call it)"
