@@ -25,7 +25,7 @@ from .plain import named_instances, plain_class
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
     "writes_module_params", "REPARAMETRIZES",
-    "DEEPCOPIES", "STATES", "CLIPS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
+    "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
     "written_in_bulk", "clipped", "state_keys_only",
 ]
 
@@ -362,12 +362,23 @@ DEEPCOPIES = "deepcopy"  # copy.deepcopy(module): a copy of whatever the module 
 STATES = "state dict"  # module.state_dict() / module.load_state_dict(sd): the whole state, read or loaded
 CLIPS = "clip"  # clip_grad_norm_(module.parameters()) or of a parameter iterable given: the gradients clipped
 READS = "read"  # the values of the items of a parameter iterable given, computed with (`torch.flatten(v)`)
+GRADS = "grad read"  # `p.grad.norm()` of every parameter of a module given: gradients measured, as clipping does
 RUNS = "run"  # `module(x)`, `module.forward(x)` of a module argument: its forward, outside any engine's hooks
 CALLS = "calls "  # + a method name: `module.encode_text(x)` of an argument, a method other than forward run on it
 COMPUTES = "computes "  # + a path (`proj.weight`): what a module argument holds there computed with (`x @ m.proj.weight`)
 # `module.apply(init_fn)` with `init_fn` writing what it visits: a write on the built model, but not under
 # `zero.Init`, whose `apply` gathers each module first (so not WRITE/INIT: the caller's scope decides)
 APPLIES = "apply"
+
+
+def _grad_values(flat: Flat, node: cst.CSTNode) -> bool:
+    """Is `node.grad` computed with (`p.grad.norm()`, `p.grad.data`, `p.grad * s`, `torch.norm(p.grad)`), not only
+    tested (`p.grad is not None`)?"""
+    grad = flat.parent.get(id(node))
+    holder = flat.parent.get(id(grad))
+    return isinstance(holder, (cst.Attribute, cst.BinaryOperation, cst.Arg, cst.Subscript)) and not (
+        isinstance(holder, cst.Arg) and call_name(flat.parent.get(id(holder))) in ("isinstance", "id", "type")
+    )
 
 
 @memoised(cycle={})  # a function that hands its argument to itself: no answer from the cycle
@@ -451,6 +462,9 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             elif use == READ and node.value in param_items and not detail.startswith(".grad"):
                 if computed_with(index, inner, inner.parent.get(id(node)), detail):
                     found.setdefault(aliases[node.value], set()).add(READS)  # `p.data.clone()` of every parameter
+            elif use == READ and detail == ".grad" and _grad_values(inner, node):
+                # `p.grad.norm()` of every parameter: measured gradients, which ZeRO-3 leaves None
+                found.setdefault(aliases[node.value], set()).add(GRADS)
         elif kind is cst.Name and node.value in walked and _walk_owner(walked[node.value], names):
             if bulk_written(index, inner, node):  # `torch._foreach_mul_(params, m)` for `params = list(m.parameters())`
                 found.setdefault(_walk_owner(walked[node.value], names), set()).add(WRITE)  # type: ignore[arg-type]
@@ -886,9 +900,10 @@ def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: 
 # What a helper's summary says it does to the model (or the parameters) it is given, as a whole use, most
 # telling first: `make_copy(model)` copies it, `sync(src, dst)` reads and loads state dicts, `clip(params, c)`
 # clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
-WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, APPLIES, READS, SIZE)
+WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, GRADS, WRITE, INIT, APPLIES, READS, SIZE)
 WHOLE_USE = {
-    DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, WRITE: WRITE, INIT: WRITE, APPLIES: WRITE, READS: READ, SIZE: SIZE,
+    DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, GRADS: GRAD, WRITE: WRITE, INIT: WRITE, APPLIES: WRITE, READS: READ,
+    SIZE: SIZE,
 }
 
 

@@ -460,6 +460,11 @@ class _Finder:
             if walked:
                 return [self.access(call.args[i].value, ctx, use=INIT, via=Via(Reach.WALK, name), owner="self",
                                     param="parameters", order=order, first=self._first_child()) for i in walked]
+            # `self.n_params = count_parameters(self)`: the sizes of the children built before it, placeholders'
+            sized = [i for i in selves if SIZE in done.get(i, ())]
+            if sized:
+                return [self.access(call.args[i].value, ctx, use=SIZE, via=Via(Reach.WALK, name), owner="self",
+                                    param="parameters", order=order, first=self._first_child()) for i in sized]
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
         if not inline and not any(
             _module_arg(value, self.members, self.bound.handed) or self._set_by_subclass(value)

@@ -212,6 +212,11 @@ def _message(access: ParamAccess) -> str:
             f"`{what}.{access.via.name}()` reads the sizes of the parameters of `{what}` outside its forward, where "
             "ZeRO-3 has partitioned them: placeholders have size 0"
         )
+    if access.via.reach is Reach.WALK and access.scope is Scope.INIT:  # `count_parameters(self)` in `__init__`
+        return (
+            f"`{access.via.name}(self)` reads the sizes of the parameters of the children built before it in "
+            "`__init__`; under `deepspeed.zero.Init` each child is partitioned once built: placeholders have size 0"
+        )
     if access.via.reach is Reach.PASSED:  # handed to a helper: ` passed to `fan_in()`, ...`
         return f"`{what}`{detail}, and ZeRO-3 has partitioned them there: placeholders have size 0"
     if access.via_parameters:

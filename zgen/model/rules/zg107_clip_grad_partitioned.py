@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import GRAD, Scope
-from ..analysis.effects import clipped
+from ..analysis.effects import CLIPS, argument_effects, clipped
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
@@ -119,10 +119,14 @@ def train(model, cfg, loader):
                         yield self.finding(index, scope.snippet, node, message, _HELP)
         for access in param_accesses(index, Scope.HANDED):
             if access.use == GRAD:
+                # a helper that measures the gradients (`p.grad.norm()`) rather than clipping them
+                measured = isinstance(access.node, cst.Call) and not any(
+                    CLIPS in done for _position, done in argument_effects(index, None, access.node))
+                verb, tail = ("measures", "it finds no gradients") if measured else ("clips", "it clips nothing")
                 message = (
-                    f"`{code_of(access.node)}` clips the gradients of `{access.owner}`, a built model "
-                    f"`{access.where}` is handed or holds, which ZeRO-3 has reduce-scattered into partitions; it "
-                    "clips nothing and reports a wrong norm"
+                    f"`{code_of(access.node)}` {verb} the gradients of `{access.owner}`, a built model "
+                    f"`{access.where}` is handed or holds, which ZeRO-3 has reduce-scattered into partitions; "
+                    f"{tail} and reports a wrong norm"
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
 
