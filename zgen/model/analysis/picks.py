@@ -251,10 +251,24 @@ def _key_kind(
 
 
 def _on_self(expr: cst.BaseExpression) -> bool:
-    """`self.usage` / `self.counts.float()`: state of the module, the same on every rank."""
+    """`self.usage` / `self.counts.float()`: state of the module, the same on every rank; not what a call on it
+    computes from a value it is handed (`self.router(x)`: a submodule's output for this rank's input)."""
     while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+        if isinstance(expr, cst.Call):
+            if any(_handed_value(arg.value) for arg in expr.args):
+                return False
+            expr = expr.func
+        else:
+            expr = expr.value
     return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _handed_value(arg: cst.BaseExpression) -> bool:
+    """Is a call's argument a value of the caller (`x`, `h[:, 0]`), not a literal, the module's own state or a
+    property of a tensor (`x.device`, `x.dtype`)?"""
+    if _literal(arg) or (isinstance(arg, cst.Attribute) and arg.attr.value in VALUE_FREE_ATTRS):
+        return False
+    return not _on_self(arg)
 
 
 def _rank_names(flat: Flat, taint: Taint) -> dict[str, str]:
