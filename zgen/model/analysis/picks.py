@@ -76,8 +76,11 @@ def picked_runs(
     for node, ctx in candidates:
         # the key first: what a container holds is resolved (through the children's classes) only for a per-rank key
         found = _pick(node, taint, *names)
-        if found is None or _walked_key(node, ctx, taint) or not _container_item(node, calls):
+        if found is not None and _walked_key(node, ctx, taint):
             continue  # (`for i in idx.unique(): self.experts[i](x)`: the loop itself is the decision, reported there)
+        found = found or _collected(node, ctx, taint)
+        if found is None or not _container_item(node, calls):
+            continue
         picks[id(node)] = (node, *found)
     if not picks:
         return []
@@ -95,6 +98,8 @@ def picked_runs(
                     for name in bound_names(part):
                         items[name] = (key, flat.position.get(id(node), 0))
             continue
+        if type(value) in (cst.ListComp, cst.GeneratorExp):  # `qs = [self.qs[i] for i in draw]`: a list of picks
+            value = value.elt
         key = _picked(_strip_moves(value), picks, bound)
         if key is None:
             continue
@@ -145,6 +150,25 @@ def _walked_key(node: cst.CSTNode, ctx, taint: Taint) -> bool:
         return False
     keys = [n.value for part in parts for n in walk(part) if type(n) is cst.Name]
     return bool(keys) and all(key in walked for key in keys)
+
+
+def _collected(node: cst.CSTNode, ctx, taint: Taint) -> tuple[bool, str, str] | None:
+    """(a slice, taint kind, source) when `node` is the element of a comprehension that collects container items by
+    keys it walks from a value that differs per rank (`[self.qs[i] for i in np.random.choice(n, 2)]`): a list of
+    modules drawn, run where the list is (`_walked_key` leaves it: no call runs in that comprehension)."""
+    loop = ctx.loops[-1] if ctx.loops else None
+    if type(node) is not cst.Subscript or getattr(loop, "elt", None) is not node:
+        return None
+    comp = loop.for_in
+    if comp.inner_for_in is not None or not isinstance(comp.target, cst.Name):
+        return None
+    key = comp.target.value
+    if not all(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name) and e.slice.value.value == key
+               for e in node.slice):
+        return None
+    kinds = taint.of(comp.iter)
+    kind = next((k for k in (RANK, *sorted(kinds)) if k in kinds), None)
+    return (True, kind, kinds[kind]) if kind is not None else None
 
 
 def _strip_moves(value: cst.BaseExpression) -> cst.BaseExpression:
@@ -251,10 +275,24 @@ def _key_kind(
 
 
 def _on_self(expr: cst.BaseExpression) -> bool:
-    """`self.usage` / `self.counts.float()`: state of the module, the same on every rank."""
+    """`self.usage` / `self.counts.float()`: state of the module, the same on every rank; not what a call on it
+    computes from a value it is handed (`self.router(x)`: a submodule's output for this rank's input)."""
     while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+        if isinstance(expr, cst.Call):
+            if any(_handed_value(arg.value) for arg in expr.args):
+                return False
+            expr = expr.func
+        else:
+            expr = expr.value
     return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _handed_value(arg: cst.BaseExpression) -> bool:
+    """Is a call's argument a value of the caller (`x`, `h[:, 0]`), not a literal, the module's own state or a
+    property of a tensor (`x.device`, `x.dtype`)?"""
+    if _literal(arg) or (isinstance(arg, cst.Attribute) and arg.attr.value in VALUE_FREE_ATTRS):
+        return False
+    return not _on_self(arg)
 
 
 def _rank_names(flat: Flat, taint: Taint) -> dict[str, str]:

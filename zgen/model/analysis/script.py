@@ -17,9 +17,11 @@ from functools import cached_property
 from typing import Protocol
 
 from ..program import known
-from ..program.holds import held_attributes, module_arguments, module_like_name, other_objects_models
+from ..program.holds import (
+    constructed_models, held_attributes, module_arguments, module_like_name, other_objects_models,
+)
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, classify, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import (
     Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, unwrapped_argument, walk,
@@ -104,6 +106,24 @@ class ScriptScope:
             name = dotted(model) if model is not None else None
             if name:
                 found.setdefault(name, position)
+        return found
+
+    @cached_property
+    def partitioned_models(self) -> dict[str, tuple[str, ...]]:
+        """Locals this code binds to a model it builds and then partitions (`model = Net()` handed to
+        `deepspeed.initialize`, or built under `zero.Init`) -> its classes; the engine wrapping one, as
+        `<engine>.module`, the same. What each holds from the position `wrapped` gives on."""
+        node = self.node
+        if not self.wrapped or not isinstance(node, cst.FunctionDef):
+            return {}
+        found: dict[str, tuple[str, ...]] = {}
+        for name, call in constructed_models(self.index, node, self.owner).items():
+            if name in self.wrapped:
+                found[name] = classify(self.index, call, resolve=True, cls=self.owner)[1] or (UNKNOWN,)
+        for name, at in self.wrapped.items():  # the engine the same `initialize` handed back wraps that model
+            models = [found[m] for m, start in self.wrapped.items() if m in found and start == at and m != name]
+            if name not in found and len(models) == 1:
+                found[f"{name}.module"] = models[0]
         return found
 
     @cached_property

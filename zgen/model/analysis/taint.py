@@ -258,8 +258,12 @@ class Taint:
             self._state_of_self = own_state(self.index, self.cls) if self._own_state else {}
         return self._state_of_self
 
-    def agreed_use(self, use: cst.Name) -> bool:
-        """Is `use` after a collective that made this local the same on every rank (`dist.all_reduce(t)`)?"""
+    def agreed_use(self, use: cst.Name | cst.Call) -> bool:
+        """Is `use` after a collective that made this local the same on every rank (`dist.all_reduce(t)`), or a call
+        whose value every rank holds alike: the collective itself, a method of the class returning an agreed value
+        (`if self._should_stop(tokens): break` for a flag all-reduced inside it, `agreed_output`)?"""
+        if type(use) is cst.Call:
+            return (bool(self.agreed) and agreeing(use)) or self.agreed_output(use)
         at = self.agreed.get(use.value)
         return at is not None and self._flat.position.get(id(use), -1) > at
 
@@ -1119,6 +1123,7 @@ def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
             and random_method(index, cls, method.name)
         }
         pattern += "".join(f"|self\\.{re.escape(name)}\\(" for name in sorted(methods))
+        calls += [f"self.{name}(" for name in sorted(methods)]  # (a literal too: `if self._drop(): continue`)
     return Trigger("rand", "bernoulli", "multinomial", "poisson", "uniform_(", *calls, pattern=pattern)
 
 

@@ -91,8 +91,9 @@ class _Selections:
     _PICK = re.compile(r"self(?:\.\w+)+\[\s*\w+\[\s*[\"']")
     _FIELD = re.compile(r"^\s*(\w+)\s*=\s*\w+\[\s*[\"'][^\n]*$", re.M)
 
-    # `if "image" in batch:`, `if batch.get("image") is not None:`: a key this rank's input mapping may lack
-    _PRESENCE = re.compile(r"if(?<!\wif)\b[^\n]*(?:\bin\s+\w+\s*:|\.get\([^()\n]*\)\s+is\s)")
+    # `if "image" in batch:`, `if batch.get("image") is not None:`: a key this rank's input mapping may lack (also
+    # beside settings: `if "image" in batch and self.training:`)
+    _PRESENCE = re.compile(r"if(?<!\wif)\b[^\n]*(?:\bin\s+\w+\s*(?::|\)|and\b|or\b)|\.get\([^()\n]*\)\s+is\s)")
     # `for key, value in batch.items():`: as many iterations as this rank's mapping has keys
     _VIEW_LOOP = re.compile(r"for(?<!\wfor)\s[^\n]*\bin\s+\w+\.(?:items|keys|values)\(\)")
 

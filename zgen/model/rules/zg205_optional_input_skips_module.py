@@ -499,6 +499,10 @@ def _presence_helpers(index: ModelIndex) -> frozenset[str]:
     for span in skeleton.functions.values():
         if span.end - span.start <= 3 and _PRESENCE_DEF.search(skeleton.text(span.start, span.end)):
             names.add(span.name)
+    for cls in skeleton.classes.values():  # `self.exists(x)`, `self._given(x)`: a method of the class saying so
+        for span in cls.methods.values():
+            if span.end - span.start <= 4 and _PRESENCE_METHOD.search(skeleton.text(span.start, span.end)):
+                names.add(f"self.{span.name}")
     tested = {m.group(1) for m in CALLED_IN_IF.finditer(index.source)} & index.imports.keys()
     for name in tested - names:
         function = function_target(index, name)
@@ -509,6 +513,19 @@ def _presence_helpers(index: ModelIndex) -> frozenset[str]:
 
 
 _KNOWN_PRESENCE_HELPERS = ("exists", "is_not_none", "not_none")
+
+
+def _helper_name(func: ast.expr, plain: bool = True) -> str | None:
+    """The name a presence helper is called by: `exists` (with `plain`), or `self.exists` for a method of the
+    class."""
+    if isinstance(func, ast.Name):
+        return func.id if plain else None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return f"self.{func.attr}"
+    return None
+_PRESENCE_METHOD = re.compile(
+    r"def\s+\w+\(\s*(?:self\s*,\s*)?(\w+)[^)]*\)[^:]*:\s*(?:\"\"\"[^\n]*\"\"\"\s*)?return\s+\1\s+is\s+not\s+None\s*$"
+)
 _PRESENCE_DEF = re.compile(r"def\s+\w+\(\s*(\w+)[^)]*\)[^:]*:\s*(?:\"\"\"[^\n]*\"\"\"\s*)?return\s+\1\s+is\s+not\s+None\s*$")
 
 
@@ -599,7 +616,7 @@ def _presence_of(test: ast.expr, name: str, helpers: frozenset[str] = frozenset(
         test = test.operand
     if isinstance(test, ast.Name):
         return test.id == name
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in helpers and test.args:
+    if isinstance(test, ast.Call) and _helper_name(test.func) in helpers and test.args:
         return isinstance(test.args[0], ast.Name) and test.args[0].id == name
     return (
         isinstance(test, ast.Compare)
@@ -655,14 +672,14 @@ def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] =
                 return _presence_test(parts[0], optional, helpers)  # `self.emb is not None and attr is not None`
             return isinstance(flag, ast.Name) and flag.id in optional
     calls = [
-        n for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers
+        n for n in ast.walk(test) if isinstance(n, ast.Call) and _helper_name(n.func) in helpers
     ]  # `exists(x)`: a presence test written as a call
     emptiness = [
         n for n in ast.walk(test)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in helpers and n.args
         and all(isinstance(a, ast.Name) and a.id in optional for a in n.args)
     ]  # `exists(image) and not is_empty(image)`: an empty input is none (with a presence test beside it)
-    callees = {id(c.func) for c in (*calls, *emptiness)}
+    callees = {id(c.func) for c in (*calls, *emptiness)} | {id(c.func.value) for c in calls if _helper_name(c.func, False)}
     names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in callees}
     if not names or not names <= optional:
         return False

@@ -212,6 +212,9 @@ class Stack(nn.Module):
                 if wrapped and target.startswith("self.") and target[len("self."):] in wrapped:
                     continue  # a wrapper object around the held model: its `forward` runs the model with its hooks
                 classes = held_path_classes(index, target, arguments, held)
+                if not classes and scope.partitioned_models and _partitioned_here(scope, node.value):
+                    # `model = Unet()` ... `deepspeed.initialize(model=model)` ... `sample(model.forward, x)`
+                    classes = held_path_classes(index, target, scope.partitioned_models, {})
                 if not classes and isinstance(node.value, cst.Name):
                     # `enc = model.encoder`, `for blk in model.blocks`: a local bound to a part of a given model
                     classes = _bound_part(index, scope.flat, node.value.value, arguments, held)
@@ -335,6 +338,17 @@ def _bound_part(
                     held_by = held_path_classes(index, ".".join((path.root, *path.parts[:-1])), arguments, held)
                     found = (UNKNOWN_CLASS,) if held_by else None
     return found
+
+
+def _partitioned_here(scope, target: cst.BaseExpression) -> bool:
+    """Is `target` (`model`, `engine.module`, `model.decoder`) a model the function partitioned by this point, or a
+    part of one?"""
+    while True:
+        if scope.wrapped_name(target, target) is not None:
+            return True
+        if not isinstance(target, cst.Attribute):
+            return False
+        target = target.value
 
 
 def _inspected(flat, arg: cst.Arg) -> bool:
