@@ -523,6 +523,8 @@ def _helper_name(func: ast.expr, plain: bool = True) -> str | None:
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         return f"self.{func.attr}"
     return None
+
+
 _PRESENCE_METHOD = re.compile(
     r"def\s+\w+\(\s*(?:self\s*,\s*)?(\w+)[^)]*\)[^:]*:\s*(?:\"\"\"[^\n]*\"\"\"\s*)?return\s+\1\s+is\s+not\s+None\s*$"
 )
