@@ -900,7 +900,7 @@ def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: 
 # What a helper's summary says it does to the model (or the parameters) it is given, as a whole use, most
 # telling first: `make_copy(model)` copies it, `sync(src, dst)` reads and loads state dicts, `clip(params, c)`
 # clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
-WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, GRADS, WRITE, INIT, APPLIES, READS, SIZE)
+WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, APPLIES, READS, SIZE, GRADS)
 WHOLE_USE = {
     DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, GRADS: GRAD, WRITE: WRITE, INIT: WRITE, APPLIES: WRITE, READS: READ,
     SIZE: SIZE,

@@ -217,6 +217,11 @@ def _message(access: ParamAccess) -> str:
             f"`{access.via.name}(self)` reads the sizes of the parameters of the children built before it in "
             "`__init__`; under `deepspeed.zero.Init` each child is partitioned once built: placeholders have size 0"
         )
+    if access.via.reach is Reach.WALK:  # `model_info(self)` in a method run on the built model
+        return (
+            f"`{access.via.name}(self)` reads the sizes of this module's parameters in `{access.where}`, which runs on "
+            "the built model outside its forward; ZeRO-3 keeps them partitioned there: placeholders have size 0"
+        )
     if access.via.reach is Reach.PASSED:  # handed to a helper: ` passed to `fan_in()`, ...`
         return f"`{what}`{detail}, and ZeRO-3 has partitioned them there: placeholders have size 0"
     if access.via_parameters:
