@@ -29,7 +29,7 @@ from .picks import may_pick, picked_runs
 from .runs import HelperRuns, runs_argument
 from .state import handoff
 from .taint import (
-    CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, agreeing, is_none_test as _is_none_test,
+    CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test,
     output_test_text,
 )
 
@@ -273,7 +273,7 @@ def find_divergences(
         # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0: self.alt(h)`: what a submodule returned, read as a value
         # (not what a method returns once a collective made it the same everywhere: a gathered validation score)
         outputs = {id(call): callee for call, _ctx, callee in sites + extra if not taint.agreed_output(call)}
-        agreed = taint.agreed_use
+        agreed = taint.agreed_value
         derived = _derived_names(flat, outputs, agreed)
         with_outputs = taint.with_outputs(_bound_before(flat, derived, outputs, agreed))
         if any(with_outputs.of(test) for test in _decisions(flat)):
@@ -417,7 +417,7 @@ def _tainted_decisions(
 
 
 def _bound_before(
-    flat: Flat, derived: dict[str, str], outputs: dict[int, str], agreed: Callable[[cst.Name | cst.Call], bool] | None
+    flat: Flat, derived: dict[str, str], outputs: dict[int, str], agreed: Callable[[cst.CSTNode], bool] | None
 ) -> Callable[[cst.CSTNode], str | None]:
     """`_derived_source` for an expression, seeing only the names bound to an output before it (or in a loop around
     both): `perceiver = self.resampler(x)` in a later branch does not make an earlier test of it an output's."""
@@ -657,7 +657,7 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     """
     # (not what a method returns once a collective made it the same everywhere: `taint.agreed_output`)
     outputs = {id(call): callee for call, _ctx, callee in sites if not taint.agreed_output(call)}
-    agreed = taint.agreed_use  # `dist.all_reduce(loss)`: the same on every rank after it
+    agreed = taint.agreed_value  # `dist.all_reduce(loss)`: the same on every rank after it
     derived = _derived_names(flat, outputs, agreed)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]
 
@@ -863,7 +863,7 @@ _META_FUNCS = frozenset({"isinstance", "type", "hasattr", "callable", "getattr"}
 
 
 def _derived_names(
-    flat: Flat, outputs: dict[int, str], agreed: Callable[[cst.Name | cst.Call], bool] | None = None
+    flat: Flat, outputs: dict[int, str], agreed: Callable[[cst.CSTNode], bool] | None = None
 ) -> dict[str, str]:
     """Local names whose value comes from what a submodule-running call returned (or was filled from it); a field
     of an object (`state.flag`) written with an all-reduced value maps to "" (it holds no rank's own value)."""
@@ -950,11 +950,12 @@ def _derived_names(
 
 def _derived_source(
     expr: cst.CSTNode, names: dict[str, str], outputs: dict[int, str],
-    agreed: Callable[[cst.Name | cst.Call], bool] | None = None,
+    agreed: Callable[[cst.CSTNode], bool] | None = None,
 ) -> str | None:
     """The submodule call whose output `expr` uses as a value (not only its shape or type), if any; a value
     all-reduced or broadcast first (`dist.all_reduce(loss)`: `agreed` says whether a use of a local comes after
-    such a collective, `Taint.agreed_use`) is the same on every rank and is no rank's own."""
+    such a collective, or a call hands back what one agreed on, `Taint.agreed_value`) is the same on every rank and
+    is no rank's own."""
     stack = [expr]
     while stack:
         node = stack.pop()
@@ -964,7 +965,7 @@ def _derived_source(
             if callee is not None:
                 return callee
             if agreed is not None and agreed(node):
-                continue
+                continue  # a collective's value, every rank's gathered, a method's returning one (`Taint.agreed_value`)
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in _META_CALLS:
                 continue

@@ -55,6 +55,7 @@ from .effects import (
     state_keys_only, written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, mapping_walked, runs_gathered, same_items
+from .plain import attribute_instances
 from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
 from .script import ScriptScope, class_partitions, function_scope, partitions_here
 
@@ -235,6 +236,7 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
             [re.escape(name) for name in held_attributes(index, cls)]
             + [re.escape(path[len("self."):]) for path in held_paths(index, cls) | held_fields(index, cls)]
             + [re.escape(name) for name in module_properties(index, cls)]
+            + [re.escape(path[len("self."):]) for path in held_containers(index, cls)]
         )
         if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
             # (also an item of a held container: `soft_update(source=self.nets["critic"][i], ...)`)
@@ -284,6 +286,8 @@ def _whole_uses(
             while isinstance(base, cst.Subscript):
                 base = base.value
             held_base = holds(base) if isinstance(base, (cst.Name, cst.Attribute)) else None
+            if held_base is None and dotted(base) in containers:
+                held_base = dotted(base)  # `self.qs_t[i]` of `self.qs_t = [Critic(d) for _ in range(n)]`
             return code_of(expr) if held_base is not None else None
         if name is not None and name not in held and name.endswith(".module"):
             name = name[: -len(".module")]  # a wrapper's `.module`: the model it wraps
@@ -292,12 +296,15 @@ def _whole_uses(
                 return name  # `model.fc`: a submodule of a held model (one of buffers alone has a state dict too)
         return name if name in held else None
 
-    def access(node: cst.CSTNode, ctx, use: str, owner: str, name: str) -> ParamAccess | None:
+    def access(node: cst.CSTNode, ctx, use: str, owner: str, name: str, holder: str = "") -> ParamAccess | None:
         if "." not in owner and _not_narrowed(flat, node, owner):
             return None  # `if isinstance(obj, nn.Module): ... else: obj.load_state_dict(sd)`: no module there
         where = func.name.value  # type: ignore[union-attr]
         return ParamAccess(node, ctx, use, "", Via(Reach.MODULE, name), owner=owner, scope=Scope.HANDED, where=where,
-                           snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True)
+                           snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True, holder=holder)
+
+    # `copy.deepcopy(self)` in a plain class (an agent) whose attributes hold built models, however it got them
+    keeper = cls.name if cls is not None and not cls.is_module and held_attributes(index, cls) else ""
 
     containers = set(held_containers(index, cls)) if cls is not None else set()  # `for k, v in self.nets.items()`
     if cls is not None:  # `@property def unwrapped_model(self): return self.accelerator.unwrap_model(self.model)`
@@ -364,14 +371,15 @@ def _whole_uses(
                 found.append(access(node, ctx, STATE, owner, func_node.attr.value))
             continue
         args = [a for a in node.args if a.keyword is None and not a.star]
+        whole_self = keeper if args and isinstance(args[0].value, cst.Name) and args[0].value.value == "self" else ""
         if qualified in ("copy.deepcopy", "deepcopy") and args:
             owner = holds(args[0].value)
-            if owner is not None:
-                found.append(access(node, ctx, COPY, owner, "copy.deepcopy"))
+            if owner is not None or whole_self:
+                found.append(access(node, ctx, COPY, owner or "self", "copy.deepcopy", holder=whole_self))
         elif qualified == "torch.save" and args:
             owner = holds(args[0].value)  # the whole module pickled: its parameters as they are, placeholders
-            if owner is not None:
-                found.append(access(node, ctx, STATE, owner, "torch.save"))
+            if owner is not None or whole_self:
+                found.append(access(node, ctx, STATE, owner or "self", "torch.save", holder=whole_self))
         elif (last in known.CLIP_GRAD or name in clips) and (target := clipped(node)) is not None and not _engine_method(
             index, name, clips
         ):
@@ -793,8 +801,9 @@ _CONTAINER_NOTE = re.compile(
 @memoised
 def held_fields(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     """`self.X.f` for an attribute `self.X` a class (not a module) declares with the type of a plain class that
-    declares `f` as a module (`_modules: DDPGModules`, a dataclass with `q_funcs: nn.ModuleList`): a holder that
-    keeps its models in a container object."""
+    declares `f` as a module (`_modules: DDPGModules`, a dataclass with `q_funcs: nn.ModuleList`), or builds as a
+    plain object whose constructor builds `f` as one (`self.policy = Policy(d)` setting `self.critic =
+    Critic(d)`): a holder that keeps its models in a container object."""
     declared = _declared_attributes(index, cls)
     found = set()
     for attr, note in declared.items():
@@ -808,7 +817,19 @@ def held_fields(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
             where, holder = external if external is not None else (index, None)
         if holder is not None and not holder.is_module:
             found |= {f"self.{attr}.{f}" for f in _class_module_fields(where, holder, 0)}
+    for attr in facts_of(cls).members:  # `self.policy = Policy(d)`, whose constructor builds `self.q = Critic(d)`
+        for holder in attribute_instances(index, cls, attr):
+            found |= {f"self.{attr}.{f}" for f in _built_models(holder)}
     return frozenset(found)
+
+
+def _built_models(cls: ClassInfo) -> frozenset[str]:
+    """The attributes a plain class's constructor sets to a module, or a container of modules, that owns
+    parameters (`self.q = Critic(d)`, `self.qs = [Critic(d) for _ in range(n)]`)."""
+    return frozenset(
+        name for name, member in facts_of(cls).members.items()
+        if member.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(cls.index, c) for c in member.classes)
+    )
 
 
 _FIELD = re.compile(r"^\s+(\w+)\s*:\s*([^=#]+?)\s*(?:=.*)?$")

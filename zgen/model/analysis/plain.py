@@ -16,7 +16,7 @@ from ..program.members import facts_of
 from ..program.tree import cst, dotted, walk
 from .flow import Flat, loop_items, mapping_walked
 
-__all__ = ["all_bases", "plain_instances", "named_instances", "plain_class"]
+__all__ = ["all_bases", "plain_instances", "named_instances", "attribute_instances", "plain_class"]
 
 
 def all_bases(cls: ClassInfo) -> list[ClassInfo]:
@@ -49,7 +49,7 @@ def plain_instances(
 def named_instances(index: ModelIndex, owner: ClassInfo | None, flat: Flat, name: str) -> tuple[ClassInfo, ...]:
     """`plain_instances` of a value written as a name or `self.<name>`, in `flat` (a method of `owner`)."""
     if name.startswith("self.") and name.count(".") == 1 and owner is not None:
-        return _attribute_instances(index, owner, name[5:])
+        return attribute_instances(index, owner, name[5:])
     return () if "." in name or not flat.nodes else _local_instances(index, flat, owner).get(name, ())
 
 
@@ -120,7 +120,7 @@ def _made_items(index: ModelIndex, value: cst.BaseExpression) -> tuple[ClassInfo
 
 
 @memoised
-def _attribute_instances(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
+def attribute_instances(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
     """`self.<name>` built as a plain object in `__init__` of `owner` or of a base (in any file)."""
     for cls in all_bases(owner):
         member = facts_of(cls).members.get(name)
@@ -182,8 +182,33 @@ def _annotated_argument(cls: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
 
 
 def _built_class(index: ModelIndex, call: cst.Call) -> tuple[ClassInfo, ...]:
-    """The plain class a constructor call builds (`Evaluator(model)`, `evals.Evaluator(model)`)."""
-    return plain_class(index, dotted(call.func))
+    """The plain class a constructor call builds (`Evaluator(model)`, `evals.Evaluator(model)`), or a function of the
+    file hands back a construction of (`make_agent(d)` with `return Agent(d)`)."""
+    written = dotted(call.func)
+    if written is not None and written in index.skeleton.functions:
+        return _factory_classes(index, written)
+    return plain_class(index, written)
+
+
+# `return Agent(d)`: the text without which a function returns no construction
+_RETURNS_CALL = re.compile(r"\breturn\s+([A-Za-z_][\w.]*)\(")
+
+
+@memoised
+def _factory_classes(index: ModelIndex, name: str) -> tuple[ClassInfo, ...]:
+    """The plain classes a function of the file returns a construction of."""
+    span = index.skeleton.functions[name]
+    returned = _RETURNS_CALL.findall(index.skeleton.text(span.start, span.end))  # (a trigger: read from the parse)
+    if not any(plain_class(index, written) for written in returned):
+        return ()
+    snippet = index.parse(span)
+    if snippet is None:
+        return ()
+    found: list[ClassInfo] = []
+    for node in walk(snippet.node):
+        if isinstance(node, cst.Return) and isinstance(node.value, cst.Call):
+            found += [c for c in plain_class(index, dotted(node.value.func)) if c not in found]
+    return tuple(found)
 
 
 def plain_class(index: ModelIndex, written: str | None) -> tuple[ClassInfo, ...]:

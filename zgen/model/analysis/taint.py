@@ -88,10 +88,24 @@ class Taint:
         # assignment sees the taint only when a loop around both carries it back.
         self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
         # `dist.all_reduce(t)`: a local a collective made the same on every rank, from that call on (by position)
+        # (or bound only ever to every rank's values gathered, `kls = accelerator.gather(kl)`, from that binding on)
         self.agreed: dict[str, int] = {}
+        gathered: dict[str, int] = {}
+        rebound: set[str] = set()
         for node, _ctx in flat.nodes:
             if type(node) is cst.Call and agreeing(node) and node.args and isinstance(node.args[0].value, cst.Name):
                 self.agreed.setdefault(node.args[0].value.value, flat.position.get(id(node), 0))
+            elif type(node) is cst.Assign or type(node) is cst.AugAssign or type(node) is cst.AnnAssign:
+                targets, value = targets_of(node)
+                names = [name for target in targets for name in bound_names(target)]
+                if type(node) is cst.Assign and isinstance(value, cst.Call) and agreed_call(value):
+                    for name in names:
+                        gathered.setdefault(name, flat.position.get(id(node), 0))
+                else:
+                    rebound.update(names)
+        for name, at in gathered.items():
+            if name not in rebound:
+                self.agreed.setdefault(name, at)
         local = {  # names this function binds itself (not `self`, not an imported module)
             name for node, _ctx in flat.nodes for target in targets_of(node)[0] for name in bound_names(target)
         } - {"self", "cls"}
@@ -258,14 +272,21 @@ class Taint:
             self._state_of_self = own_state(self.index, self.cls) if self._own_state else {}
         return self._state_of_self
 
-    def agreed_use(self, use: cst.Name | cst.Call) -> bool:
-        """Is `use` after a collective that made this local the same on every rank (`dist.all_reduce(t)`), or a call
-        whose value every rank holds alike: the collective itself, a method of the class returning an agreed value
-        (`if self._should_stop(tokens): break` for a flag all-reduced inside it, `agreed_output`)?"""
-        if type(use) is cst.Call:
-            return (bool(self.agreed) and agreeing(use)) or self.agreed_output(use)
+    def agreed_use(self, use: cst.Name) -> bool:
+        """Is `use` after a collective that made this local the same on every rank (`dist.all_reduce(t)`)? (A call
+        whose value every rank holds alike, `if self._should_stop(tokens): break` for a flag all-reduced inside it:
+        `agreed_value`.)"""
         at = self.agreed.get(use.value)
         return at is not None and self._flat.position.get(id(use), -1) > at
+
+    def agreed_value(self, node: cst.CSTNode) -> bool:
+        """Is `node` a value every rank holds alike: a local read after a collective made it so (`agreed_use`), every
+        rank's values gathered (`accelerator.gather(kl)`), or what a method of the class returns once a collective
+        made it the same (`agreed_output`: `self._mean_kl(old, new)` all-reducing the statistic it computes from its
+        arguments)?"""
+        if isinstance(node, cst.Name):
+            return self.agreed_use(node)
+        return isinstance(node, cst.Call) and (agreed_call(node) or self.agreed_output(node))
 
     def _reaches(self, use: cst.Name | cst.Attribute, key: str | None = None) -> bool:
         """Can a tainted assignment of this name (or holder `key`) reach `use` (earlier in the code, or around a
@@ -313,8 +334,8 @@ class Taint:
             node = stack.pop()
             kind = type(node)
             if kind is cst.Call:
-                if agreeing(node):
-                    continue  # `idist.all_reduce(loss)`: the same value on every rank
+                if agreed_call(node):
+                    continue  # `idist.all_reduce(loss)`, `accelerator.gather(kl)`: the same value on every rank
                 if isinstance(node.func, cst.Name) and node.func.value in _TYPE_TESTS:
                     continue  # `isinstance(self.loss, IQLoss)`: what an object is, not the values it was handed
                 taint = self._call_kind(node)
@@ -418,7 +439,7 @@ class Taint:
             elif kind is cst.Comparison and (grown := self._running_test(node)) is not None:
                 found.setdefault(DATA, grown)  # `while seen < n` for `seen += len(batch)`: this rank's data sets the trip
             elif kind is cst.Comparison:
-                reduction = _compared_reduction(node)
+                reduction = _compared_reduction(node, self.agreed_use)
                 if reduction is not None:  # `x.sum() > 0`: a decision on this rank's tensor values
                     found.setdefault(DATA, reduction)
                 elif self._output_of is not None:
@@ -734,6 +755,12 @@ def agreeing(node: cst.Call) -> bool:
     """`dist.all_reduce(t)`, `idist.broadcast(x, src=0)`: a collective after which every rank holds the same value."""
     name = call_name(node)
     return name is not None and name.rsplit(".", 1)[-1] in known.AGREEING_COLLECTIVES
+
+
+def agreed_call(node: cst.Call) -> bool:
+    """A call whose value every rank holds alike: an agreeing collective (`agreeing`) or every rank's values gathered
+    (`accelerator.gather(kl)`, `_gathered`)."""
+    return agreeing(node) or _gathered(node)
 
 
 # `dist.all_gather(parts, t)`: words without which a method makes no collective that agrees on a value
@@ -1086,12 +1113,23 @@ def draw_kind(index: ModelIndex, call: cst.Call) -> str | None:
 def _draw(qualified: str, call: cst.Call) -> str | None:
     if qualified in known.RANDOM_TORCH:
         return RANDOM
+    if qualified in known.SEEDED_GENERATORS and _constant_seed(call):
+        return None  # `random.Random(0)`, `np.random.default_rng(1234)`: the same stream on every rank
     if qualified.startswith(known.RANDOM_HOST_PREFIXES):
         return HOST_RANDOM
     method = isinstance(call.func, cst.Attribute)
     if method and qualified.rsplit(".", 1)[-1] in known.RANDOM_TORCH_METHODS:
         return None if qualified.startswith("torch.nn.init") else RANDOM  # `nn.init.uniform_(w)` initialises
     return None
+
+
+def _constant_seed(call: cst.Call) -> bool:
+    """Is a generator built with a literal integer seed, its first argument or `seed=` (not one handed in, which a
+    caller may offset by the rank)?"""
+    seed = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "seed"), None)
+    if isinstance(seed, cst.UnaryOperation):
+        seed = seed.expression
+    return isinstance(seed, cst.Integer)
 
 
 # `if explore(eps):`, `elif not given(x)`: a function of one name an `if` calls
@@ -1609,7 +1647,7 @@ def _data_size(
     for node in walk(value):
         kind = type(node)
         if kind is cst.Call:
-            if agreeing(node) or _gathered(node):
+            if agreed_call(node):
                 return False
             func = node.func
             if isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1:
@@ -1630,7 +1668,7 @@ def _held_value(value: cst.BaseExpression, agreed: frozenset[str]) -> bool:
     local a collective agreed on."""
     root = value
     while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
-        if isinstance(root, cst.Call) and (agreeing(root) or _gathered(root)):
+        if isinstance(root, cst.Call) and agreed_call(root):
             return False  # `accelerator.gather(batch).shape[0]`: every rank's count
         root = root.func if isinstance(root, cst.Call) else root.value
     return isinstance(root, cst.Name) and root.value not in ("self", "cls", "torch", "np", "numpy", "math") and (
@@ -1694,8 +1732,9 @@ _TYPE_TESTS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "typ
 _VALUE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "norm", "count_nonzero", "std"})
 
 
-def _compared_reduction(node: cst.Comparison) -> str | None:
-    """`x.sum() > 0`, `h.norm().item() < eps`: the reduction of a local tensor a comparison tests, as text."""
+def _compared_reduction(node: cst.Comparison, agreed: Callable[[cst.Name], bool]) -> str | None:
+    """`x.sum() > 0`, `h.norm().item() < eps`: the reduction of a local tensor a comparison tests, as text (not of a
+    local a collective made the same on every rank, `agreed`)."""
     for side in (node.left, *(t.comparator for t in node.comparisons)):
         call = side
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "item":
@@ -1707,7 +1746,7 @@ def _compared_reduction(node: cst.Comparison) -> str | None:
         root = call.func.value
         while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
             root = root.func if isinstance(root, cst.Call) else root.value
-        if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math"):
+        if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math") and not agreed(root):
             return f".{call.func.attr.value}()"
     return None
 

@@ -33,6 +33,7 @@ __all__ = [
     "is_gather_context",
     "RANDOM_TORCH",
     "RANDOM_HOST_PREFIXES",
+    "SEEDED_GENERATORS",
     "RANDOM_TORCH_METHODS",
     "RANDOM_HINT",
     "DATA_SELECT_METHODS",
@@ -360,6 +361,10 @@ RANDOM_TORCH = frozenset(
 )
 RANDOM_TORCH_METHODS = frozenset({"uniform_", "bernoulli_", "normal_", "random_", "exponential_", "geometric_"})
 RANDOM_HOST_PREFIXES = ("random.", "numpy.random.")
+# Constructors of a generator object of the host's streams: seeded with a constant, every rank draws the same numbers
+SEEDED_GENERATORS = frozenset(
+    {"random.Random", "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
+)
 # Text without which code makes none of these draws as commonly written (`torch.rand`, `random.random()`,
 # `np.random.rand`, `randn`, `x.bernoulli_(p)`, `torch.empty(n).uniform_(0, 1)`): a pre-filter, refined by
 # parsing. Fills with arguments other than `uniform_` (`normal_(0, 0.02)`) are initialisers in practice.
