@@ -671,7 +671,12 @@ def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[st
         (i, arg) for i, arg in enumerate(call.args)
         if isinstance(arg.value, cst.Name) and arg.value.value in owners and not arg.star
     ]
-    if not handed:
+    # `_lerp(ema.parameters(), model.parameters(), w)`: a module argument's parameters handed on as an iterable
+    walks = {
+        i: owners[walked] for i, arg in enumerate(call.args)
+        if not arg.star and (walked := _parameter_walk_of(arg.value)) is not None and walked in owners
+    }
+    if not handed and not walks:
         return
     qualified = index.qualify(name)
     last = qualified.rsplit(".", 1)[-1]
@@ -699,6 +704,23 @@ def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[st
     for position, arg in handed:
         if position in done:
             found.setdefault(owners[arg.value.value], set()).update(done[position])  # type: ignore[union-attr]
+    for position, owner in walks.items():
+        # what the helper does to the items of the iterable, it does to the module's parameters
+        done_here = {e for e in done.get(position, ()) if not e.startswith((CALLS, COMPUTES))}
+        if done_here:
+            found.setdefault(owner, set()).update(done_here)
+
+
+def _parameter_walk_of(value: cst.BaseExpression) -> str | None:
+    """The name whose parameters `value` lists: `m.parameters()`, `list(m.parameters())`, `tuple(...)`."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple"):
+        if len(value.args) != 1:
+            return None
+        value = value.args[0].value
+    if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute):
+        if value.func.attr.value == "parameters" and isinstance(value.func.value, cst.Name):
+            return value.func.value.value
+    return None
 
 
 def argument_effects(
