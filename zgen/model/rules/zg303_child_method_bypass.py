@@ -409,15 +409,20 @@ class Quantiser(nn.Module):
                     continue
                 if node.func.value not in index.imports:
                     continue
-                for position, done in argument_effects(index, flat, node, calls=True):
+                # (`self` handed on: its own methods' summaries, `own`; the function read only when a typed child is
+                # handed, most calls handing values)
+                instances = {
+                    position: instance for position, arg in enumerate(node.args)
+                    if not (isinstance(arg.value, cst.Name) and arg.value.value == "self")
+                    and (instance := receiver_instance(index, cls, flat, arg.value, 0, method)) is not None
+                }
+                for position, done in argument_effects(index, flat, node, calls=True) if instances else ():
                     called = sorted(
                         m for e in done if e.startswith(CALLS)
                         and (m := e[len(CALLS):]) not in _SKIP and m not in NOT_RUNS and not m.endswith("_")
                     )  # (a state dict loaded or taken, `.to()`, `.parameters()`: ZG1's, or no computation)
                     arg = node.args[position].value
-                    if not called or (isinstance(arg, cst.Name) and arg.value == "self"):
-                        continue  # (`self` handed on: its own methods' summaries, `own`)
-                    instance = receiver_instance(index, cls, flat, arg, 0, method)
+                    instance = instances.get(position)
                     for name in called if instance is not None else ():
                         found = reads_own(index, instance, name, in_forward=in_forward)
                         if found is None or not found.param:
