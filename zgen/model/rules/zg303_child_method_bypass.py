@@ -394,7 +394,10 @@ class Quantiser(nn.Module):
         imported = [alias for alias in index.imports if alias[:1].islower()]
         if not imported:
             return
-        handing = re.compile(r"(?<![\w.])(?:" + "|".join(sorted(map(re.escape, imported))) + r")\s*\(")
+        # (each name first, then its look-behind: a pattern opening on the look-behind is tried at every position)
+        handing = re.compile(
+            "(?:" + "|".join(rf"{n}(?<![\w.]{n})" for n in sorted(map(re.escape, imported))) + r")\s*\("
+        )
         methods = [(cls, method, True) for cls, method in index.methods("forward", None)]
         for span, cls in outside_functions(index):
             method = cls.method(span.name) if cls is not None else None
