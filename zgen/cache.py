@@ -15,11 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from zgen import __version__
 from zgen.findings import Finding
+from zgen.kept_code import temporary_file
 from zgen.model.program.project import definers_digest, definers_of_key, file_digest, package_table
 
 __all__ = ["FindingsCache", "cache_key"]
@@ -101,7 +101,7 @@ class FindingsCache:
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# created by zgen: this folder is a cache\n*\n", encoding="utf-8")
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".findings.", suffix=".tmp")
+            fd, tmp = temporary_file(self.directory, ".findings.")
             # `dumps`, not `dump`: only a one-shot encode runs json's C encoder (five times faster on a warm run's cache)
             text = json.dumps({"format": _FORMAT, "zgen": __version__, "entries": entries}, separators=(",", ":"))
             with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -177,9 +177,9 @@ def _handed_to_runner(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, cal
     """`f(...)` for a function `f` of this file, or imported from another file of the program, given `self` or a
     submodule that it runs."""
     name = call.func.value  # type: ignore[attr-defined]
-    info = function_target(index, name)
-    if info is None or info.node is None:
-        return None
+    if name not in index.imports and index.function_info(name) is None:
+        return None  # (no function of the program: `len(x)`)
+    info: MethodInfo | None = None
     for position, arg in enumerate(call.args):
         if arg.star:
             continue
@@ -189,6 +189,10 @@ def _handed_to_runner(index: ModelIndex, cls: ClassInfo, calls: ModuleCalls, cal
         # a child of a class we know (not a member of unknown kind: `default(x, self.sigma)` hands a value)
         if not classes or not (is_self or any(ref != UNKNOWN and gathers(index, ref) for ref in classes)):
             continue
+        if info is None:  # (the function found and parsed once a module is handed: most calls hand values)
+            info = function_target(index, name)
+            if info is None or info.node is None:
+                return None
         param = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
         # (a function of another file reads the module's classes as unknown there)
         if param and runs_argument(info.index, info.name, param, classes if info.index is index else (UNKNOWN,)):

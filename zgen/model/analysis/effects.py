@@ -304,7 +304,7 @@ def _bound_in_file(index: ModelIndex, name: str) -> bool:
 # item, or annotated (`init = Init(std)`, `init = self.inits[i]`, `init: Init`).
 _ASSIGNED = re.compile(r"\s*(?::[^=\n]*)?=[^=]")
 _BOUND = re.compile(r"\s*(?:=\s*[\w.]+\s*[(\[]|:\s*[\w.]+\s*[,)=\n])")
-_LOOP_TARGET = re.compile(r"\bfor\s+(?:\w+\s*,\s*)?(\w+)\s+in\b")
+_LOOP_TARGET = re.compile(r"for(?<!\wfor)\s+(?:\w+\s*,\s*)?(\w+)\s+in\b")  # (the word first, then the look-behind: a `\b` first is tried at every position)
 
 
 def _followed_by(text: str, name: str, tail: re.Pattern[str]) -> bool:

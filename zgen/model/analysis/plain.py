@@ -148,7 +148,7 @@ def _built_later(owner: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
 
 def _assigned(classes: Iterable[ClassInfo], name: str) -> Iterator[tuple[MethodInfo, cst.BaseExpression]]:
     """(method, value) of each `self.<name> = value` in the methods of `classes`."""
-    written = re.compile(rf"\bself\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]")
+    written = re.compile(rf"self(?<!\wself)\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]")  # (`\b` after the word: see index)
     for cls in classes:
         for method in cls.all_methods():
             if not written.search(method.text) or method.node is None:

@@ -35,9 +35,10 @@ import json
 import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from functools import cached_property
+
+from zgen.kept_code import temporary_file
 
 from .skeleton import Skeleton, SourceError, build_skeleton, skeleton_from_dict, skeleton_to_dict
 
@@ -373,7 +374,7 @@ def _write_json(path: str, doc: dict) -> None:
     directory = os.path.dirname(path)
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".summary.", suffix=".tmp")
+        fd, tmp = temporary_file(directory, ".summary.")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(doc, f, separators=(",", ":"))
         os.replace(tmp, path)

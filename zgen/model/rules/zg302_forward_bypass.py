@@ -24,7 +24,8 @@ from ..program.trigger import Trigger
 from .rule import Report, Rule
 
 # `.forward(` called, or `.forward` handed on as a callback (`fn=unet.forward`).
-_TRIGGER = Trigger(".forward", pattern=r"(?<!super\(\))\.forward(?:\s*\(|\s*[,)\n])")
+# (the literal first, then the look-behind: a pattern opening on a look-behind is tried at every position)
+_TRIGGER = Trigger(".forward", pattern=r"\.forward(?<!super\(\)\.forward)(?:\s*\(|\s*[,)\n])")
 
 
 class ForwardBypass(Rule):

@@ -394,7 +394,10 @@ class Quantiser(nn.Module):
         imported = [alias for alias in index.imports if alias[:1].islower()]
         if not imported:
             return
-        handing = re.compile(r"(?<![\w.])(?:" + "|".join(sorted(map(re.escape, imported))) + r")\s*\(")
+        # (each name first, then its look-behind: a pattern opening on the look-behind is tried at every position)
+        handing = re.compile(
+            "(?:" + "|".join(rf"{n}(?<![\w.]{n})" for n in sorted(map(re.escape, imported))) + r")\s*\("
+        )
         methods = [(cls, method, True) for cls, method in index.methods("forward", None)]
         for span, cls in outside_functions(index):
             method = cls.method(span.name) if cls is not None else None
@@ -409,15 +412,20 @@ class Quantiser(nn.Module):
                     continue
                 if node.func.value not in index.imports:
                     continue
-                for position, done in argument_effects(index, flat, node, calls=True):
+                # (`self` handed on: its own methods' summaries, `own`; the function read only when a typed child is
+                # handed, most calls handing values)
+                instances = {
+                    position: instance for position, arg in enumerate(node.args)
+                    if not (isinstance(arg.value, cst.Name) and arg.value.value == "self")
+                    and (instance := receiver_instance(index, cls, flat, arg.value, 0, method)) is not None
+                }
+                for position, done in argument_effects(index, flat, node, calls=True) if instances else ():
                     called = sorted(
                         m for e in done if e.startswith(CALLS)
                         and (m := e[len(CALLS):]) not in _SKIP and m not in NOT_RUNS and not m.endswith("_")
                     )  # (a state dict loaded or taken, `.to()`, `.parameters()`: ZG1's, or no computation)
                     arg = node.args[position].value
-                    if not called or (isinstance(arg, cst.Name) and arg.value == "self"):
-                        continue  # (`self` handed on: its own methods' summaries, `own`)
-                    instance = receiver_instance(index, cls, flat, arg, 0, method)
+                    instance = instances.get(position)
                     for name in called if instance is not None else ():
                         found = reads_own(index, instance, name, in_forward=in_forward)
                         if found is None or not found.param:
