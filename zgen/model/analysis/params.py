@@ -17,7 +17,7 @@ from ..program.holds import annotated_module, config_like, module_arguments, mod
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import (
     UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
-    parameter_container,
+    parameter_container, torch_base,
 )
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
@@ -361,6 +361,8 @@ class _Finder:
                                         local=True)]
         if len(path.parts) < 2:
             own = self.members.get(path.parts[0]) if self.entry else None
+            if own is None and self.entry and path.parts[0] in layer_base_params(self.index, self.cls):
+                own = Member(path.parts[0], Kind.PARAM, (), (-1, 0))  # `self.weight` of an `nn.Linear` base
             if own is not None and own.kind == Kind.PARAM and not own.classes:  # the module's own, partitioned here
                 found.append(self.access(node, ctx, via=Via(Reach.OWN), owner="self", param=path.parts[0],
                                          owner_classes=(self.cls.name,)))
@@ -662,6 +664,19 @@ def _constructor_params(index: ModelIndex, cls: ClassInfo, method: MethodInfo, h
                 found.setdefault(callee.name, set()).add(target)  # type: ignore[union-attr]
                 grew = True
     return grew
+
+
+@memoised
+def layer_base_params(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """The parameters a torch layer registers that `self` holds in the methods of `cls`: the layer `cls` derives
+    from (`class LoraLinear(nn.Linear)`), or, for a mixin, one every module class of the file deriving from `cls`
+    derives from too (`class LoraLinear(LoraMixin, nn.Linear)`: `self.weight` in `LoraMixin.merge`)."""
+    base = torch_base(cls)
+    if base is not None:
+        return frozenset(known.TORCH_PARAMS[base])
+    heirs = [info for info in index.classes.values() if info is not cls and any(b is cls for b in info.mro)]
+    names = [frozenset(known.TORCH_PARAMS[b]) if (b := torch_base(info)) is not None else frozenset() for info in heirs]
+    return frozenset.intersection(*names) if names else frozenset()
 
 
 def _bound_once(flat: Flat, node: cst.BaseExpression) -> str | None:
