@@ -137,3 +137,34 @@ def test_child_a_getter_of_a_handed_model_returns_is_partitioned(tmp_path):
     found = found_in_package(tmp_path, {"lm.py": LM, "resize.py": RESIZE}, "resize.py", prefix="ZG1")
     assert ("ZG109", 9) in found
     assert [f for f in found if f[1] >= 13] == []
+
+
+WALKED = """
+from torch import nn
+
+
+class Wrapper(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.base_layer = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.base_layer(x)
+
+    def fold(self, delta):
+        m = self
+        while hasattr(m, "base_layer"):
+            m = m.base_layer
+        m.weight.data += delta                                      # 17: the child the walk reached
+
+    def describe(self):
+        m = self
+        while hasattr(m, "base_layer"):
+            m = m.base_layer
+        return m.weight.dtype
+"""
+
+
+def test_a_local_walked_down_from_self_is_the_child(tmp_path):
+    found = found_in_package(tmp_path, {"walked.py": WALKED}, "walked.py", prefix="ZG1")
+    assert found == [("ZG101", 17)]

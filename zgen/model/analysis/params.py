@@ -83,6 +83,15 @@ class _Bindings:
             if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
             and isinstance(n.value, cst.Name) and n.value.value == "self"
         }
+        # `m = self` ... `while hasattr(m, "base_layer"): m = m.base_layer`: after the walk `m` is that child (or one
+        # below it), so `m.weight` is the child's parameter, not the module's own
+        self.walked: dict[str, str] = {}
+        for n, _ in flat.nodes:
+            if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+                name, value = n.targets[0].target.value, n.value
+                if name in self.selves and name != "self" and isinstance(value, cst.Attribute) \
+                        and isinstance(value.value, cst.Name) and value.value.value == name:
+                    self.walked[name] = value.attr.value if self.walked.get(name, value.attr.value) == value.attr.value else ""
         # Locals bound to a `ParameterList`/`ParameterDict` of `self` or to one of its tensors: name -> the container
         self.param_holders: dict[str, str] = {}
         self.param_items: dict[str, str] = {}
@@ -343,7 +352,11 @@ class _Finder:
         if path is None or not path.parts:
             return []
         if path.root in self.bound.selves and path.root != "self":
-            path = path.__class__("self", path.parts, path.keys)
+            child = self.bound.walked.get(path.root)
+            if child and path.parts[0] != child:  # `m.weight` after `m = m.base_layer`: `self.base_layer.weight`
+                path = path.__class__("self", (child, *path.parts), (None, *path.keys))
+            else:
+                path = path.__class__("self", path.parts, path.keys)
         if path.root != "self":
             first = self.bound.modules.get(path.root)
             if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:
