@@ -51,6 +51,9 @@ from .effects import resolve_function
 from .flow import Flat, flat_of, flatten, loop_items, same_items
 from .own import OwnUse, method_uses
 from .persistence import persistent_param, small_read_gathered
+from .returned import (
+    argument_value, function_parameters, handed_back, properties, returned_values, small_statements,
+)
 
 __all__ = [
     "Instance", "attribute_classes", "receiver_instance", "dispatch", "never_called", "reads_own", "reads_own_by_name",
@@ -118,10 +121,10 @@ def receiver_instance(
         )
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         name = expr.attr.value
-        if name in _properties(cls):
+        if name in properties(cls):
             method = cls.method(name)
             node = method.node if method is not None else None
-            returned = [s.value for s in _small_statements(node.body) if isinstance(s, cst.Return) and s.value] if node else []
+            returned = [s.value for s in small_statements(node.body) if isinstance(s, cst.Return) and s.value] if node else []
             found = None
             for value in returned:
                 found = _union(found, receiver_instance(index, cls, None, value, depth + 1))
@@ -196,11 +199,11 @@ def self_attributes(
         return body | orelse if body is not None and orelse is not None else None
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         name = expr.attr.value
-        if name not in _properties(cls):
+        if name not in properties(cls):
             return frozenset({name})
         getter = cls.method(name)
         node = getter.node if getter is not None else None
-        returned = [s.value for s in _small_statements(node.body) if isinstance(s, cst.Return) and s.value] if node else []
+        returned = [s.value for s in small_statements(node.body) if isinstance(s, cst.Return) and s.value] if node else []
         return _all_attributes([self_attributes(cls, None, value, None, depth + 1) for value in returned])
     if not isinstance(expr, cst.Name) or flat is None:
         return None
@@ -315,7 +318,7 @@ def element_instance(index: ModelIndex, cls: ClassInfo, name: str, key: str | No
     for method in cls.init_methods:
         if f"self.{name}" not in method.text or method.node is None:
             continue
-        for small in _small_statements(method.node.body):
+        for small in small_statements(method.node.body):
             if not isinstance(small, cst.Assign):
                 continue
             if any(_self_attribute(t.target) and t.target.attr.value == name for t in small.targets):  # type: ignore[union-attr]
@@ -377,19 +380,6 @@ def _union(a: Instance | None, b: Instance | None) -> Instance | None:
     return Instance(tuple(dict.fromkeys(a.classes + b.classes)), a.exact and b.exact)
 
 
-def _properties(cls: ClassInfo) -> frozenset[str]:
-    """Names of the methods of `cls` (and its in-file bases) declared `@property`."""
-    return _properties_of(cls.index, cls)
-
-
-@memoised
-def _properties_of(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    return frozenset(name for info in cls.mro for name in _PROPERTY.findall(info.text))
-
-
-_PROPERTY = re.compile(r"@(?:\w+\.)?(?:cached_)?property[ \t]*\n[ \t]*def[ \t]+(\w+)")
-
-
 @memoised
 def instance_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, Instance]:
     """Attributes of `cls` that are instances of module classes we can name: built in `__init__` (however the
@@ -440,7 +430,7 @@ def _annotations(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]
                     classes = tuple(c for ref in given or () for c in _named_class(index, ref))
                     if given and len(classes) == len(given):
                         arguments[param.name.value] = classes
-        for small in _small_statements(method.body):
+        for small in small_statements(method.body):
             if isinstance(small, cst.AnnAssign) and _self_attribute(small.target):
                 _add(found, small.target.attr.value, _module_classes(index, small.annotation.annotation))  # type: ignore[union-attr]
             elif isinstance(small, cst.Assign) and (argument := _argument_kept(small.value, arguments)) is not None:
@@ -484,31 +474,6 @@ def _is_none(value: cst.BaseExpression) -> bool:
 _SELF_ANNOTATION = re.compile(r"self(?<!\wself)\.\w+[ \t]*:[ \t]*[\w\"'.]")
 _TYPED_ARGUMENT = re.compile(r"\w[ \t]*:[ \t]*(?:[\w.]*\[)?[\"']?(?:\w+\.)*[A-Z]")
 _BODY_ANNOTATION = re.compile(r"^[ \t]+\w+[ \t]*:[ \t]*(?:[\w.]*\[)?[\"']?(?:\w+\.)*[A-Z]\w*[^=(,\n]*$", re.MULTILINE)
-
-
-def _small_statements(body: cst.BaseSuite):
-    """Every simple statement in a function body, nested blocks included (not nested functions or classes)."""
-    stack = [body]
-    while stack:
-        block = stack.pop()
-        for stmt in getattr(block, "body", ()):
-            if isinstance(stmt, cst.SimpleStatementLine):
-                yield from stmt.body
-            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                continue
-            elif isinstance(stmt, cst.Match):  # no body of its own: each case has one
-                stack.extend(case.body for case in stmt.cases)
-            elif isinstance(stmt, cst.BaseCompoundStatement):
-                stack.append(stmt.body)
-                orelse = getattr(stmt, "orelse", None)
-                while orelse is not None:
-                    stack.append(orelse.body)
-                    orelse = getattr(orelse, "orelse", None)
-                for handler in getattr(stmt, "handlers", ()):
-                    stack.append(handler.body)
-                final = getattr(stmt, "finalbody", None)
-                if final is not None:
-                    stack.append(final.body)
 
 
 def _self_attribute(target: cst.BaseExpression) -> bool:
@@ -704,11 +669,11 @@ def properties_read(index: ModelIndex, ref: str, name: str) -> tuple[str, ...]:
     info = index.classes.get(ref)
     if info is None:
         return ()
-    properties = _properties(info) - {name}
-    if not properties:
+    props = properties(info) - {name}
+    if not props:
         return ()
     texts = "".join(m.text for m in info.reachable(name))
-    return tuple(sorted(p for p in properties if re.search(rf"self(?<!\wself)\.{p}\b(?!\s*\()", texts)))
+    return tuple(sorted(p for p in props if re.search(rf"self(?<!\wself)\.{p}\b(?!\s*\()", texts)))
 
 
 @memoised
@@ -927,7 +892,7 @@ def returned_instance(
         owner, node = found
         typed = None
         for param in handed_back(owner, node):
-            arg = _argument(node, call, param)
+            arg = argument_value(node, call, param)
             if arg is not None:
                 typed = _union(typed, receiver_instance(index, cls, flat, arg, depth + 1, method))
         return typed
@@ -938,13 +903,6 @@ def returned_instance(
 
 
 _BUILTINS = frozenset(dir(builtins))
-
-
-def _argument(node: cst.FunctionDef, call: cst.Call, param: str) -> cst.BaseExpression | None:
-    for position, arg in enumerate(call.args):
-        if not arg.star and parameter_for(node, call, position) == param:
-            return arg.value
-    return None
 
 
 def _method_returns(
@@ -959,13 +917,13 @@ def _method_returns(
         return None
     typed = None
     for param in handed_back(target.index, node):
-        arg = _argument(node, call, param)
+        arg = argument_value(node, call, param)
         if arg is not None:
             typed = _union(typed, receiver_instance(index, cls, flat, arg, depth + 1, method))
     inner = flat_of(target)
     where, info = owner
-    for value in _returned_values(node):
-        if isinstance(value, cst.Name) and value.value in _parameters(node):
+    for value in returned_values(node):
+        if isinstance(value, cst.Name) and value.value in function_parameters(node):
             continue
         found = receiver_instance(where, info, inner, value, depth + 1, target)
         if found is not None:
@@ -984,40 +942,10 @@ def method_returned(index: ModelIndex, classes: tuple[str, ...], name: str) -> t
             continue
         where, info = owner  # type: ignore[misc]
         inner = flat_of(target)
-        for value in _returned_values(target.node):
+        for value in returned_values(target.node):
             typed = receiver_instance(where, info, inner, value, 1, target)
             if typed is not None:
                 found += _as_seen(index, where, typed).classes
-    return tuple(dict.fromkeys(found))
-
-
-def _returned_values(node: cst.FunctionDef) -> list[cst.BaseExpression]:
-    return [s.value for s in _small_statements(node.body) if isinstance(s, cst.Return) and s.value is not None]
-
-
-def _parameters(node: cst.FunctionDef) -> set[str]:
-    params = node.params
-    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {"self", "cls"}
-
-
-@memoised
-def handed_back(index: ModelIndex, node: cst.FunctionDef) -> tuple[str, ...]:
-    """The parameters a function returns as they came (or unwrapped: `m.module if hasattr(m, "module") else m`,
-    `getattr(m, "module", m)`, `a or b`): whatever the caller handed in comes back."""
-    params = _parameters(node)
-    found: list[str] = []
-    for value in _returned_values(node):
-        stack = [value]
-        while stack:
-            part = stack.pop()
-            if isinstance(part, cst.IfExp):
-                stack += [part.body, part.orelse]
-            elif isinstance(part, cst.BooleanOperation):
-                stack += [part.left, part.right]
-            elif isinstance(part, cst.Call) and call_name(part) == "getattr" and len(part.args) == 3:
-                stack.append(part.args[2].value)
-            elif isinstance(part, cst.Name) and part.value in params:
-                found.append(part.value)
     return tuple(dict.fromkeys(found))
 
 
@@ -1027,7 +955,7 @@ def may_join(cls: ClassInfo, text: str) -> bool:
     to a call (`m = self.get_model()`), or a property of the class (`self.raw.sample(`)."""
     if _JOIN_TEXT.search(text):
         return True
-    return any(f"self.{name}." in text for name in _properties(cls))
+    return any(f"self.{name}." in text for name in properties(cls))
 
 
 _JOIN_TEXT = re.compile(r"\)\s*\.\s*\w+\s*\(|\bself(?:\.\w+){3,}\s*\(|^[ \t]*\w+[ \t]*=[ \t]*[\w.]+\(", re.MULTILINE)

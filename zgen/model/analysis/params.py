@@ -17,13 +17,14 @@ from ..program.holds import annotated_module, config_like, module_arguments, mod
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import (
     UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
-    parameter_container,
+    parameter_container, torch_base,
 )
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
 from .effects import APPLIES, argument_effects, inherited_argument_effects, resolve_function, usage
 from .flow import Ctx, Flat, flat_of, loop_items, same_items
+from .returned import is_property, property_attributes, returned_attributes
 
 __all__ = ["accesses", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
 
@@ -82,6 +83,15 @@ class _Bindings:
             if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
             and isinstance(n.value, cst.Name) and n.value.value == "self"
         }
+        # `m = self` ... `while hasattr(m, "base_layer"): m = m.base_layer`: after the walk `m` is that child (or one
+        # below it), so `m.weight` is the child's parameter, not the module's own
+        self.walked: dict[str, str] = {}
+        for n, _ in flat.nodes:
+            if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+                name, value = n.targets[0].target.value, n.value
+                if name in self.selves and name != "self" and isinstance(value, cst.Attribute) \
+                        and isinstance(value.value, cst.Name) and value.value.value == name:
+                    self.walked[name] = value.attr.value if self.walked.get(name, value.attr.value) == value.attr.value else ""
         # Locals bound to a `ParameterList`/`ParameterDict` of `self` or to one of its tensors: name -> the container
         self.param_holders: dict[str, str] = {}
         self.param_items: dict[str, str] = {}
@@ -187,6 +197,7 @@ class _Finder:
         self.members = facts_of(cls).members
         self.bound = _Bindings(index, cls, method, flat)
         self.param_aliases: dict[str, str] = {}  # name -> what it iterates ("self.parameters()")
+        self.param_locals: dict[str, ParamAccess] = {}  # `w = self.base.weight`: name -> the access it binds
         # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
         self.late = any(m is method for m in cls.late_init_methods)
         # (`__repr__`/`extra_repr` too: printing the built model runs them outside any forward)
@@ -296,6 +307,14 @@ class _Finder:
 
     def _name(self, node: cst.Name, ctx: Ctx) -> list[ParamAccess]:
         parent = self.flat.parent.get(id(node))
+        bound = self.param_locals.get(node.value)
+        if bound is not None and bound.order < self.method.order.get(id(node), 0):
+            # `w = self.base.weight` ... `w.data.add_(d)`: writes the parameter the local is bound to
+            use, op = usage(self.index, self.flat, node)
+            if use in (WRITE, INIT):
+                return [self.access(node, ctx, use=use, op=op, owner=bound.owner, param=bound.param, first=bound.first,
+                                    owner_classes=bound.owner_classes, local=bound.local)]
+            return []
         if node.value in self.bound.given:
             if isinstance(parent, (cst.Param, cst.Arg, cst.Tuple)):
                 return []  # its definition, or handed on (followed at the callee)
@@ -329,11 +348,15 @@ class _Finder:
     def _attribute(self, node: cst.Attribute, ctx: Ctx) -> list[ParamAccess]:
         path = access_path(node)
         if path is None and isinstance(node.value, cst.Call):
-            return self._of_built_inline(node, ctx)
+            return self._of_built_inline(node, ctx) or self._of_returned(node, ctx)
         if path is None or not path.parts:
             return []
         if path.root in self.bound.selves and path.root != "self":
-            path = path.__class__("self", path.parts, path.keys)
+            child = self.bound.walked.get(path.root)
+            if child and path.parts[0] != child:  # `m.weight` after `m = m.base_layer`: `self.base_layer.weight`
+                path = path.__class__("self", (child, *path.parts), (None, *path.keys))
+            else:
+                path = path.__class__("self", path.parts, path.keys)
         if path.root != "self":
             first = self.bound.modules.get(path.root)
             if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:
@@ -351,11 +374,18 @@ class _Finder:
                                         local=True)]
         if len(path.parts) < 2:
             own = self.members.get(path.parts[0]) if self.entry else None
+            if own is None and self.entry and path.parts[0] in layer_base_params(self.index, self.cls):
+                own = Member(path.parts[0], Kind.PARAM, (), (-1, 0))  # `self.weight` of an `nn.Linear` base
             if own is not None and own.kind == Kind.PARAM and not own.classes:  # the module's own, partitioned here
                 found.append(self.access(node, ctx, via=Via(Reach.OWN), owner="self", param=path.parts[0],
                                          owner_classes=(self.cls.name,)))
             return found
         first = self.members.get(path.parts[0])
+        if first is None and is_property(self.cls, path.parts[0]):
+            # `self.wrapped.weight` for a property returning `self.base_layer`: that child's parameter
+            for name in sorted(property_attributes(self.cls, path.parts[0])):
+                found += self._owned(node, ctx, path, self.members.get(name), path.parts[1:])
+            return found
         if first is None and self.late and _set_elsewhere(self.cls, path.parts[0]):
             first = _unknown(path.parts[0])  # `self.output_layer.weight` in a base class whose subclasses build it
         return found + self._owned(node, ctx, path, first, path.parts[1:])
@@ -379,8 +409,12 @@ class _Finder:
             owner_classes = ("torch.nn.BatchNorm2d",)
         owner = code_of(node.value)
         fresh = self.bound.rebuilt.get(owner, len(self.flat.nodes)) < self.flat.position[id(node)]
-        return [self.access(node, ctx, owner=owner, param=path.parts[-1], first=first, owner_classes=owner_classes,
-                            local=path.root in self.bound.built_here or fresh)]
+        found = self.access(node, ctx, owner=owner, param=path.parts[-1], first=first, owner_classes=owner_classes,
+                            local=path.root in self.bound.built_here or fresh)
+        local = _bound_once(self.flat, node)
+        if local is not None and found.use == READ and not found.op:
+            self.param_locals[local] = found
+        return [found]
 
     def _through_helper(self, node: cst.CSTNode, name: str, ctx: Ctx, prop: bool = False) -> list[ParamAccess]:
         """`self.helper()`, a property `self.weight`, or a stored lambda `self.to_logits(h)` whose body reads a
@@ -404,6 +438,17 @@ class _Finder:
             return []
         return [self.access(node, ctx, owner=built.name, param=node.attr.value, first=built,
                             owner_classes=owner_classes, local=True)]
+
+    def _of_returned(self, node: cst.Attribute, ctx: Ctx) -> list[ParamAccess]:
+        """`self.get_base_layer().weight`, `innermost(self).weight`: a parameter of the child the call hands back
+        (`analysis.returned`)."""
+        param = node.attr.value
+        if param not in self.index.param_names and param not in self.index.related_param_names:
+            return []
+        found: list[ParamAccess] = []
+        for name in sorted(returned_attributes(self.index, self.cls, self.flat, node.value)):
+            found += self._owned(node, ctx, Path("self", (name, param), (None, None)), self.members.get(name), (param,))
+        return found
 
     def _first_child(self) -> Member | None:
         """The first child with parameters `__init__` builds (a walk of `self` before it reaches none)."""
@@ -637,6 +682,37 @@ def _constructor_params(index: ModelIndex, cls: ClassInfo, method: MethodInfo, h
                 found.setdefault(callee.name, set()).add(target)  # type: ignore[union-attr]
                 grew = True
     return grew
+
+
+@memoised
+def layer_base_params(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """The parameters a torch layer registers that `self` holds in the methods of `cls`: the layer `cls` derives
+    from (`class LoraLinear(nn.Linear)`), or, for a mixin, one every module class of the file deriving from `cls`
+    derives from too (`class LoraLinear(LoraMixin, nn.Linear)`: `self.weight` in `LoraMixin.merge`)."""
+    base = torch_base(cls)
+    if base is not None:
+        return frozenset(known.TORCH_PARAMS[base])
+    heirs = [info for info in index.classes.values() if info is not cls and any(b is cls for b in info.mro)]
+    names = [frozenset(known.TORCH_PARAMS[b]) if (b := torch_base(info)) is not None else frozenset() for info in heirs]
+    return frozenset.intersection(*names) if names else frozenset()
+
+
+def _bound_once(flat: Flat, node: cst.BaseExpression) -> str | None:
+    """The local `node` is the whole value of (`w = self.base.weight`), when the function binds it nowhere else."""
+    assign = flat.parent.get(id(node))
+    if type(assign) is not cst.Assign or len(assign.targets) != 1 or assign.value is not node:
+        return None
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return None
+    bindings = 0
+    for other, _ctx in flat.nodes:
+        if type(other) is cst.Name and other.value == target.value:
+            holder = flat.parent.get(id(other))
+            if isinstance(holder, (cst.AssignTarget, cst.For, cst.CompFor, cst.WithItem, cst.AnnAssign, cst.Param,
+                                   cst.Tuple, cst.List, cst.NamedExpr)):
+                bindings += 1
+    return target.value if bindings == 1 else None
 
 
 def _set_elsewhere(cls: ClassInfo, name: str) -> bool:

@@ -51,7 +51,9 @@ from .effects import (
 )
 from .flow import Flat, runs_gathered
 from .grads import gradient_read
+from .own import answering_classes
 from .persistence import persistent_param
+from .returned import property_attributes
 from .script import class_partitions, function_scope
 
 __all__ = [
@@ -656,6 +658,20 @@ class _Engine:
             return None
         return Model(text, tuple(dict.fromkeys(found)), child=True)
 
+    def _getter_child(self, model: Model, name: str, text: str) -> Value | None:
+        """`model.get_input_embeddings()`, `m.get_base_layer()`: the child a getter of the model's classes returns
+        (`return self.tok`, `returned.property_attributes`); for a model of no class we can tell, of the classes of
+        its file or package defining the method (`own.answering_classes`)."""
+        found = None
+        for ref in answering_classes(self.index, model.classes or (UNKNOWN_CLASS,), name, package=True):
+            if ref == UNKNOWN_CLASS:
+                continue
+            local = self.index.class_of(ref)
+            info = local if local is not None else (self.index.external(ref) or (None, None))[1]
+            for attr in sorted(property_attributes(info, name)) if info is not None else ():
+                found = join(found, self._child(Model(model.origin, (ref,), model.child), attr, text))
+        return found
+
     def _follow(self, run: _Run, call: cst.Call) -> Value | None:
         """What a call returns: a walk of a model, the same items, a copy, a helper's summary."""
         func = call.func
@@ -687,7 +703,7 @@ class _Engine:
                         return Model(f"{text}.get_submodule()")
                     if method == "get_parameter":
                         return Param(f"{text}.get_parameter()")
-                    return None
+                    return None if call.args else self._getter_child(v, method, f"{text}.{method}()")
                 if isinstance(v, Mapping):
                     if method == "items":
                         return Items(Tup((None, v.value)))

@@ -22,7 +22,7 @@ from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
 from .instances import partitioned_param, receiver_instance
 from .own import calls_child_method, calls_inherited_method, method_call_accesses
-from .params import NOT_A_SUBMODULE, accesses, kept_parameter_lists
+from .params import NOT_A_SUBMODULE, accesses, kept_parameter_lists, layer_base_params
 from .persistence import kept_gathered
 from .script import script_accesses
 
@@ -282,7 +282,7 @@ def _mentions_own_param(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
     return any(
         member.kind == Kind.PARAM and not member.classes and f"self.{name}" in text
         for name, member in facts_of(cls).members.items()
-    )
+    ) or any(f"self.{name}" in text for name in layer_base_params(index, cls))
 
 
 def _reads_own_value(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
@@ -301,7 +301,7 @@ _META = r"dtype|device|requires_grad|is_\w+|shape|size|numel|ndim|dim|grad"
 
 @memoised
 def _own_param_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    return frozenset(name for info in cls.mro for name in registered_names(info.text) if name)
+    return frozenset(name for info in cls.mro for name in registered_names(info.text) if name) | layer_base_params(index, cls)
 
 
 # `zero_init(nn.Linear(d, d))`: a module built inline and handed straight to a function.
