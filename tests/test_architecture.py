@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", (
         "zgen.errors", "zgen.findings", "zgen.launch", "zgen.deepspeed_defaults", "zgen.schedule",
         "zgen.trace_rule", "zgen.commcost", "zgen.steptime", "zgen.zero_policy", "zgen.kept_code",
+        "zgen.files",
     )),
     ("plan", ("zgen.plan", "zgen.emit", "zgen.trace_check")),
     ("runtime", ("zgen.runtime",)),

@@ -18,8 +18,8 @@ import os
 from pathlib import Path
 
 from zgen import __version__
+from zgen.files import temporary_file
 from zgen.findings import Finding
-from zgen.kept_code import temporary_file
 from zgen.model.program.project import definers_digest, definers_of_key, file_digest, package_table
 
 __all__ = ["FindingsCache", "cache_key"]

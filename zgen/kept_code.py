@@ -34,7 +34,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import CodeType
 
-__all__ = ["kept_dataclass_code", "kept_patterns", "temporary_file"]
+from zgen.files import temporary_file
+
+__all__ = ["kept_dataclass_code", "kept_patterns"]
 
 _DIRECTORY = Path(__file__).resolve().parent / "__pycache__"
 # The bytecode magic number and the optimisation level the code was compiled under: another interpreter or
@@ -64,18 +66,6 @@ def _read(path: Path, header: bytes = _HEADER) -> dict:
 
 def _read_code(path: Path) -> dict[str, CodeType]:
     return {k: v for k, v in _read(path).items() if isinstance(k, str) and isinstance(v, CodeType)}
-
-
-def temporary_file(directory: str | os.PathLike, prefix: str) -> tuple[int, str]:
-    """A new file `directory/<prefix><unique>.tmp`, open for writing (mode 0600): `tempfile.mkstemp`'s result
-    without `tempfile`'s import (it loads `random`, `shutil`, `bz2` and `lzma`: half a percent of a one-file
-    check). Raises OSError as `mkstemp` does."""
-    while True:
-        path = os.path.join(directory, f"{prefix}{os.getpid()}.{os.urandom(6).hex()}.tmp")
-        try:
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600), path
-        except FileExistsError:
-            continue
 
 
 def _write(path: Path, kept: dict, header: bytes = _HEADER) -> None:

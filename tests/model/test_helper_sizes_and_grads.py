@@ -9,7 +9,9 @@ a gradient exists, stays clean.
 
 from __future__ import annotations
 
-from package_check import found_in_package
+from package_check import found_in_package, write_package
+
+from zgen.model import check_source
 
 UTILS = """
 import torch
@@ -67,3 +69,39 @@ def test_a_helper_sizing_the_module_in_init_and_one_measuring_gradients(tmp_path
 def test_flags_and_existence_tests_are_clean(tmp_path):
     found = found_in_package(tmp_path, {"utils.py": UTILS, "model.py": MODEL}, "model.py", prefix="ZG1")
     assert [line for _code, line in found if line in (12, 22)] == []
+
+
+# The message says what the helper's summary found it does to the model's gradients: `grad_norm` measures them,
+# `clip` clips them, and `local_norm`, defined in the training function itself, measures them too.
+WORDING = """
+from .model import Net
+from .utils import clip, grad_norm
+
+
+def train(model: Net, loader, opt):
+    def local_norm(m):
+        return sum(p.grad.norm() for p in m.parameters())
+
+    for x in loader:
+        model(x).mean().backward()
+        print(grad_norm(model))
+        clip(model, 1.0)
+        print(local_norm(model))
+        opt.step()
+"""
+
+CLIP = """
+import torch
+
+
+def clip(model, c):
+    torch.nn.utils.clip_grad_norm_(model.parameters(), c)
+"""
+
+
+def test_the_message_says_whether_the_helper_measures_or_clips(tmp_path):
+    package = write_package(tmp_path, {"utils.py": UTILS + CLIP, "model.py": MODEL, "train.py": WORDING})
+    path = package / "train.py"
+    verbs = {f.line: f.message.split("` ", 1)[1].split(" ", 1)[0] for f in check_source(str(path), path.read_text())
+             if f.code == "ZG107"}
+    assert verbs == {12: "measures", 13: "clips", 14: "measures"}

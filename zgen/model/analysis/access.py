@@ -101,6 +101,7 @@ class ParamAccess:
     local: bool = False  # owned by a module built in this method (`lin = nn.Linear(...)`), so not partitioned
     given: bool = False  # reached through what the caller handed in (a parameter, a module), built before
     holder: str = ""  # a whole use of a plain object holding a built model: the attribute that holds it
+    effect: str = ""  # a whole use a helper's summary told: the effect that chose `use` (`effects.WHOLE_ORDER`)
 
     @property
     def via_parameters(self) -> bool:

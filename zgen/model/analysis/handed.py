@@ -296,12 +296,15 @@ def _whole_uses(
                 return name  # `model.fc`: a submodule of a held model (one of buffers alone has a state dict too)
         return name if name in held else None
 
-    def access(node: cst.CSTNode, ctx, use: str, owner: str, name: str, holder: str = "") -> ParamAccess | None:
+    def access(
+        node: cst.CSTNode, ctx, use: str, owner: str, name: str, holder: str = "", effect: str = ""
+    ) -> ParamAccess | None:
         if "." not in owner and _not_narrowed(flat, node, owner):
             return None  # `if isinstance(obj, nn.Module): ... else: obj.load_state_dict(sd)`: no module there
         where = func.name.value  # type: ignore[union-attr]
         return ParamAccess(node, ctx, use, "", Via(Reach.MODULE, name), owner=owner, scope=Scope.HANDED, where=where,
-                           snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True, holder=holder)
+                           snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True, holder=holder,
+                           effect=effect)
 
     # `copy.deepcopy(self)` in a plain class (an agent) whose attributes hold built models, however it got them
     keeper = cls.name if cls is not None and not cls.is_module and held_attributes(index, cls) else ""
@@ -412,15 +415,15 @@ def _whole_uses(
                 # parameter of the model it is handed
                 found.append(access(node, ctx, READ, owner, code_of(func_node)))
         elif name and not name.startswith("."):
-            handed_on = []  # (rank of the effect, use, owner) of each built model the call hands the helper
+            handed_on = []  # (rank of the effect, use, owner, effect) of each built model the call hands the helper
             for position, done in argument_effects(index, flat, node):
                 owner = holds(node.args[position].value)
                 effect = next((e for e in WHOLE_ORDER if e in done), "")
                 if owner is not None and effect:
-                    handed_on.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], owner))
+                    handed_on.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], owner, effect))
             if handed_on:  # one finding per call, its most telling use (`sync(dst, src)` writes, not only reads)
-                _rank, use, owner = min(handed_on, key=lambda h: h[0])
-                found.append(access(node, ctx, use, owner, name))
+                _rank, use, owner, effect = min(handed_on, key=lambda h: h[0])
+                found.append(access(node, ctx, use, owner, name, effect=effect))
     del holds  # (it calls itself: kept, its cycle would hold the file's index and parse for the cycle collector)
     return [a for a in found if a is not None]
 

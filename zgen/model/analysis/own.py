@@ -47,7 +47,7 @@ from .persistence import is_persistent, optional_param, persistent_param
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "calls_inherited_method", "answering_classes", "TORCH_INITIALISERS",
     "TORCH_LOADERS", "own_state_calls", "uses_self_whole", "package_module_classes", "package_module_methods",
-    "package_definers",
+    "package_definers", "SELF_CALL",
 ]
 
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
@@ -645,13 +645,14 @@ def _inherited_init_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo,
     return found
 
 
-_SELF_CALL = re.compile(r"self(?<!\wself)\.(\w+)\(")
+# `self.<name>(`: a call of a method of `self`, by its name (word first: `program/trigger.py`).
+SELF_CALL = re.compile(r"self(?<!\wself)\.(\w+)\s*\(")
 
 
 def calls_inherited_method(cls: ClassInfo, text: str) -> bool:
     """The pre-filter of `_inherited_init_calls`: a call `self.<name>(...)` of a method no class of this file
     defines and a base class of another file does."""
-    names = {name for name in _SELF_CALL.findall(text) if not name.startswith("__")}
+    names = {name for name in SELF_CALL.findall(text) if not name.startswith("__")}
     return any(cls.method(name) is None and cls.inherited_method(name) is not None for name in names)
 
 

@@ -909,13 +909,14 @@ class _Engine:
 
     def _access(
         self, run: _Run, node, ctx, use: str, op: str, via: Via, owner: str, param: str = "", holder: str = "",
+        effect: str = "",
     ) -> None:
         scope = function_scope(self.index, run.span)
         if scope is None:
             return
         self._record(ParamAccess(
             node, ctx, use, op, via, owner=owner, param=param, scope=Scope.HANDED, where=run.span.name,
-            snippet=scope.snippet, order=run.flat.position.get(id(node), 0), given=True, holder=holder,
+            snippet=scope.snippet, order=run.flat.position.get(id(node), 0), given=True, holder=holder, effect=effect,
         ))
 
     def _param_use(self, run: _Run, node, ctx) -> None:
@@ -1104,10 +1105,11 @@ class _Engine:
             value = self.ev(run, call.args[position].value)
             effect = next((e for e in WHOLE_ORDER if e in done), "")
             if effect and (_model(value) is not None or _params(value) is not None):
-                handed.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], call.args[position].value))
+                handed.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], call.args[position].value, effect))
         if handed:
-            _rank, use, owner = min(handed, key=lambda h: h[0])
-            self._access(run, call, ctx, use, "", Via(Reach.MODULE, call_name(call) or ""), code_of(owner))
+            _rank, use, owner, effect = min(handed, key=lambda h: h[0])
+            via = Via(Reach.MODULE, call_name(call) or "")
+            self._access(run, call, ctx, use, "", via, code_of(owner), effect=effect)
 
 
 def _arguments(run: _Run) -> frozenset[str]:

@@ -15,6 +15,7 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
+from .own import SELF_CALL
 from .reach import function_target
 from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, self_call_arguments, stored_into, targets_of
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
@@ -779,7 +780,7 @@ def agreed_method(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
         return False
     text = method.text
     if _AGREEING_TEXT.search(text) is None and not any(
-        m != name and "return" in (cls.method(m).text if cls.method(m) else "") for m in _SELF_CALL.findall(text)
+        m != name and "return" in (cls.method(m).text if cls.method(m) else "") for m in SELF_CALL.findall(text)
     ):
         return False
     flat, returns = _own_returns(method)
@@ -989,7 +990,6 @@ _NOT_RUNNERS = frozenset(dir(builtins)) | {"self", "torch", "np", "numpy", "F", 
 # `x = owner.method(rest`: a method's result assigned (owner an argument or `self.x`), and what it is handed.
 _HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", re.M)
 _METHOD_CALL_BOUND = re.compile(r"=[ \t]*(?:self\.)?\w+\.\w+\(")  # (what every line `_HANDED` matches holds)
-_SELF_CALL = re.compile(r"self\.\w+(?:\.\w+)*\(")
 # A word followed by what `_KEPT` keeps of it and a read (`n.sum() > 0`); the lookahead consumes nothing, so every
 # word is tried once.
 _WORD_READ = re.compile(rf"\b(\w++)\b(?={_KEPT}{_READ})")
@@ -1040,7 +1040,7 @@ def output_test_text(text: str) -> bool:
         owner, rest = match.group(1), match.group(2)
         if not owner.startswith("self.") and (owner not in params or owner in names):
             continue  # (not an argument's method, or an output's own: `h.to(h)`)
-        if _SELF_CALL.search(rest) or any(
+        if SELF_CALL.search(rest) or any(
             word in names for word in _PASSED_WORD.findall(rest)
         ):
             return True  # handed what a call of `self`'s attribute returned, or a local bound to it
@@ -1177,7 +1177,6 @@ def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:
 # `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
 _RANK_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*" + known.RANK_TEXT)
 _RANK_WORD = re.compile(known.RANK_TEXT)
-_SELF_CALL = re.compile(r"self(?<!\wself)\.(\w+)\s*\(")
 _FREE_CALL = re.compile(r"(?<![\w.])(\w+)\s*\(")
 _RANK_RETURN = re.compile(r"return(?<!\wreturn)\b[^\n]*" + known.RANK_TEXT)
 
@@ -1287,7 +1286,7 @@ def random_method(index: ModelIndex, cls: ClassInfo, name: str) -> str | None:
         return None
     text = method.text
     if not draw_trigger(index, False).search(text):
-        helpers = (m for m in _SELF_CALL.findall(text) if m != name)
+        helpers = (m for m in SELF_CALL.findall(text) if m != name)
         if not any(random_method(index, cls, m) for m in helpers):
             return None
     return _random_decision(index, cls, method)
@@ -1327,7 +1326,7 @@ def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: M
         return False
     if not _RANK_WORD.search(text):  # (no word of the rank, nor a call of a helper answering on it: not parsed)
         if cls is not None:
-            helpers = (m for m in _SELF_CALL.findall(text) if m != function.name)
+            helpers = (m for m in SELF_CALL.findall(text) if m != function.name)
             if not any(rank_method(index, cls, m) for m in helpers):
                 return False
         elif not any(m != function.name and rank_function(index, m) for m in _FREE_CALL.findall(text)):

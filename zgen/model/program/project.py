@@ -38,7 +38,7 @@ import sys
 from dataclasses import dataclass
 from functools import cached_property
 
-from zgen.kept_code import temporary_file
+from zgen.files import temporary_file
 
 from .skeleton import Skeleton, SourceError, build_skeleton, skeleton_from_dict, skeleton_to_dict
 

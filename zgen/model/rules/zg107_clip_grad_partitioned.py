@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import GRAD, Scope
-from ..analysis.effects import CLIPS, GRADS, argument_effects, clipped
+from ..analysis.effects import GRADS, clipped
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
@@ -120,9 +120,7 @@ def train(model, cfg, loader):
         for access in param_accesses(index, Scope.HANDED):
             if access.use == GRAD:
                 # a helper that measures the gradients (`p.grad.norm()`) rather than clipping them
-                done = [e for _position, e in argument_effects(index, None, access.node)] if isinstance(
-                    access.node, cst.Call) else []
-                measured = any(GRADS in e for e in done) and not any(CLIPS in e for e in done)
+                measured = access.effect == GRADS
                 verb, tail = ("measures", "it finds no gradients") if measured else ("clips", "it clips nothing")
                 message = (
                     f"`{code_of(access.node)}` {verb} the gradients of `{access.owner}`, a built model "

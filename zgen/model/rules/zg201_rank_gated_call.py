@@ -291,9 +291,7 @@ def main(args, model, cfg):
         if not (known_words or own):
             return
         for cls, method in index.methods("all"):
-            if not (known_words and _RANK_ZERO_DECORATOR.search(method.text)) and not (
-                own and own & set(_DECORATOR.findall(method.text))
-            ):
+            if not _rank_zero_decorated(method.text, known_words, own):
                 continue
             snippet = method.snippet
             flat = flat_of(method)
@@ -328,10 +326,7 @@ def main(args, model, cfg):
         functions = [index.function_info(name) for name in index.skeleton.functions]
         functions += [m for cls in index.classes.values() if not cls.is_module for m in cls.all_methods()]
         for function in functions:
-            if function is None or not (
-                (known_words and _RANK_ZERO_DECORATOR.search(function.text))
-                or (own and own & set(_DECORATOR.findall(function.text)))
-            ):
+            if function is None or not _rank_zero_decorated(function.text, known_words, own):
                 continue
             snippet = function.snippet
             if snippet is None or not isinstance(snippet.node, cst.FunctionDef) or not snippet.node.decorators:
@@ -372,6 +367,12 @@ def _rank_decorators(index: ModelIndex) -> frozenset[str]:
         return frozenset()
     used = {name for name in _DECORATOR.findall(index.source) if name not in _NOT_PROGRAM and not name.endswith(".setter")}
     return frozenset(name for name in used if rank_decorator(index, name))
+
+
+def _rank_zero_decorated(text: str, known_words: bool, own: frozenset[str]) -> bool:
+    """Does a method's or function's text carry a decorator that runs it on some ranks only: a known one
+    (`@rank_zero_only`, when the file names one: `known_words`) or one of the program's own (`own`)?"""
+    return bool(known_words and _RANK_ZERO_DECORATOR.search(text)) or bool(own and own & set(_DECORATOR.findall(text)))
 
 
 def _rank_zero_decorator(func: cst.FunctionDef, own: frozenset[str] = frozenset()) -> cst.Decorator:

@@ -525,10 +525,11 @@ def _helper_name(func: ast.expr, plain: bool = True) -> str | None:
     return None
 
 
-_PRESENCE_METHOD = re.compile(
-    r"def\s+\w+\(\s*(?:self\s*,\s*)?(\w+)[^)]*\)[^:]*:\s*(?:\"\"\"[^\n]*\"\"\"\s*)?return\s+\1\s+is\s+not\s+None\s*$"
-)
-_PRESENCE_DEF = re.compile(r"def\s+\w+\(\s*(\w+)[^)]*\)[^:]*:\s*(?:\"\"\"[^\n]*\"\"\"\s*)?return\s+\1\s+is\s+not\s+None\s*$")
+# `def exists(x): return x is not None` (a one-line docstring allowed): a function saying whether its first argument
+# is given; a method of the class says so of its first argument after `self`.
+_PRESENCE_BODY = r"(\w+)[^)]*\)[^:]*:\s*(?:\"\"\"[^\n]*\"\"\"\s*)?return\s+\1\s+is\s+not\s+None\s*$"
+_PRESENCE_DEF = re.compile(r"def\s+\w+\(\s*" + _PRESENCE_BODY)
+_PRESENCE_METHOD = re.compile(r"def\s+\w+\(\s*(?:self\s*,\s*)?" + _PRESENCE_BODY)
 
 
 def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
