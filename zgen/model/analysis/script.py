@@ -18,7 +18,7 @@ from typing import Protocol
 
 from ..program import known
 from ..program.holds import (
-    constructed_models, held_attributes, module_arguments, module_like_name, other_objects_models,
+    constructed_models, held_attributes, held_containers, module_arguments, module_like_name, other_objects_models,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, classify, facts_of
@@ -73,6 +73,14 @@ class ScriptScope:
             found |= {f"self.{name}": classes for name, classes in class_held(self.index, self.owner).items()}
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
         return found
+
+    @cached_property
+    def held_items(self) -> dict[str, tuple[str, ...]]:
+        """Items of the containers of models the class holds (`holds.held_containers`), as `self.critics.[]` (the
+        access path of `self.critics[i]`) -> the models' classes."""
+        if self.owner is None:
+            return {}
+        return {f"self.{name}.[]": classes for name, classes in held_containers(self.index, self.owner).items()}
 
     @cached_property
     def wrapped(self) -> dict[str, int]:
@@ -496,7 +504,7 @@ class _ScriptCalls:
         """Calls of a held model's children and of locals bound to them (`model.layers[i](x)`, `fn(x)`)."""
         if self._held is None:
             scope = self.scope
-            roots = {name: (UNKNOWN,) for name in scope.model_args} | scope.held
+            roots = {name: (UNKNOWN,) for name in scope.model_args} | scope.held | scope.held_items
             if self.summary and isinstance(scope.node, cst.FunctionDef):
                 # a helper's model reached through an object it is handed (`strategy.model(x)`, `runner.model`); not
                 # through an object `self` holds, whose own methods the summary reads (`self.writer.save_model(p)`
@@ -514,7 +522,7 @@ class _ScriptCalls:
 
     def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
         """Classes of the held or given model (or a child of one) `expr` is, or None."""
-        if not (self.scope.held or self.scope.model_args):
+        if not (self.scope.held or self.scope.model_args or self.scope.held_items):
             return None
         return self.held.module_of(expr, loose=True)
 
@@ -522,7 +530,7 @@ class _ScriptCalls:
         index, scope = self.index, self.scope
         name = call_name(call)
         if name is None:  # `model.layers[i](x)`, `getattr(model, name)(x)`
-            if (scope.held or scope.model_args or self.summary) and self.held.callee(call):
+            if (scope.held or scope.model_args or scope.held_items or self.summary) and self.held.callee(call):
                 return code_of(call.func)
             func = call.func
             if not (isinstance(func, cst.Attribute) and (holder := _holder_text(func.value)) in scope.held):
@@ -547,7 +555,9 @@ class _ScriptCalls:
         if dotted(func) in scope.held:
             return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
         accessor = self.summary and isinstance(func, cst.Attribute) and ACCESSOR.fullmatch(func.attr.value)
-        if (scope.held or scope.model_args or self.summary) and not accessor and self.held.callee(call) is not None:
+        if (scope.held or scope.model_args or scope.held_items or self.summary) and not accessor and (
+            self.held.callee(call) is not None
+        ):
             return code_of(func)  # `self.model.layers[i](x)`, `fn = model.unet.forward` ... `fn(x)`
         holder = _holder_text(func.value) if isinstance(func, cst.Attribute) else None
         held = scope.held.get(holder) if holder is not None else None  # type: ignore[arg-type]
@@ -681,6 +691,7 @@ def script_divergences(
     for scope in script_scopes(index, trigger):
         if kind != RANK and not (
             scope.held or scope.model_args or scope.wrapped or scope.runner_args or scope.callable_args
+            or scope.held_items  # (an item of a container of models it holds: `self.critics[i](s)`)
             or scope_reach(index, scope)  # (a model reached through a plain object or helpers: `self.agent.act(s)`)
         ):
             continue  # runs no model (only a rank test can also gate a collective)

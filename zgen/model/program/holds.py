@@ -15,7 +15,9 @@ that uses such a module sees it as ZeRO-3 left it: partitioned.
 * `held_attributes(index, cls)`: the attributes `self.X` of a class (module
   or not) that hold a module: assigned in `__init__` (and what it calls) from
   a module argument, a module construction or a copy of either, or used as a
-  module in any method.
+  module in any method. `held_containers(index, cls)`: the attributes built
+  there as containers of models (a `ModuleList`, a dict, a plain list or
+  tuple of them), whose items are the models (`self.critics[i]`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, walk
 
 __all__ = [
-    "module_arguments", "may_have_module_arguments", "held_attributes", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+    "module_arguments", "may_have_module_arguments", "held_attributes", "held_containers", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models",
 ]
 
@@ -424,11 +426,22 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
     return _held_and_wrapped(index, cls)[0]
 
 
+def held_containers(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+    """Attributes built in `__init__` as a container of models -> the models' classes: a `ModuleList`, a
+    `ModuleDict` or a dict of them (also `held_attributes`), a plain list or tuple of them (`[Critic(d) for _ in
+    range(n)]`, `[deepcopy(self.critics[i]) for i in range(n)]`; not held whole: what a list is handed is its
+    items'). An item taken out (`self.critics[i]`) is one of the models."""
+    return _held_and_wrapped(index, cls)[2]
+
+
 @memoised
-def _held_and_wrapped(index: ModelIndex, cls: ClassInfo) -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
-    """`held_attributes` and `wrapped_attributes`, found together."""
+def _held_and_wrapped(
+    index: ModelIndex, cls: ClassInfo
+) -> tuple[dict[str, tuple[str, ...]], frozenset[str], dict[str, tuple[str, ...]]]:
+    """`held_attributes`, `wrapped_attributes` and `held_containers`, found together."""
     found: dict[str, tuple[str, ...]] = {}
     wrapped: set[str] = set()
+    containers: dict[str, tuple[str, ...]] = {}
     built = facts_of(cls)
     for name in built.class_built:  # `self.act = self.act_class(d)`, typed by the family (`members._retype`)
         member = built.members.get(name)
@@ -465,6 +478,13 @@ def _held_and_wrapped(index: ModelIndex, cls: ClassInfo) -> tuple[dict[str, tupl
                     continue  # `self.optimizer = build_optimizer(model)`: given the model, not holding it
                 if built_here:
                     classes = _holds(index, part, arguments, found)
+                    if classes and path.parts[0] not in found and _container_value(index, part):
+                        containers.setdefault(path.parts[0], classes)
+                    elif not classes and type(part).__name__ in _LISTS and (
+                        items := _listed(index, part, arguments, {**containers, **found})
+                    ):
+                        containers.setdefault(path.parts[0], items)  # (a plain list: its items, not it, run)
+                        continue
                 else:
                     classes = _handed(index, part, arguments)
                     if not classes and (classes := _handed(index, part, arguments, {**by_use, **found})):
@@ -480,7 +500,7 @@ def _held_and_wrapped(index: ModelIndex, cls: ClassInfo) -> tuple[dict[str, tupl
         for name, classes in _held_and_wrapped(index, sub)[0].items():
             if name not in found and f"self.{name}" in cls.text:
                 found[name] = classes
-    return found, frozenset(wrapped)
+    return found, frozenset(wrapped), containers
 
 
 def _file_subclasses(index: ModelIndex, cls: ClassInfo) -> list[ClassInfo]:
@@ -752,6 +772,30 @@ def _holds(
     if kind == Kind.MODULE and any(_holds(index, a.value, arguments, held) for a in value.args if not a.star):
         return classes  # `Reflow(model)`: a wrapper built around a module it is given holds that module
     return ()
+
+
+def _container_value(index: ModelIndex, value: cst.BaseExpression) -> bool:
+    """Is `value`, which holds modules (`_holds`), a container of them rather than one module?"""
+    if isinstance(value, (cst.Dict, cst.DictComp)):
+        return True
+    return isinstance(value, cst.Call) and classify(index, value)[0] == Kind.CONTAINER
+
+
+# A plain list or tuple written out, or a list comprehension (by node type name: libcst is loaded on first use).
+_LISTS = frozenset({"List", "Tuple", "ListComp"})
+
+
+def _listed(
+    index: ModelIndex, value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]], held: dict[str, tuple[str, ...]]
+) -> tuple[str, ...]:
+    """The module classes of a plain list or tuple of modules (`[Critic(d) for _ in range(n)]`, `[deepcopy(c) for c
+    in self.critics]`, `[actor, critic]`): every element holds one (`_holds`)."""
+    if isinstance(value, cst.ListComp):
+        return _holds(index, value.elt, arguments, held)
+    if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
+        return ()
+    found = [_holds(index, e.value, arguments, held) if isinstance(e, cst.Element) else () for e in value.elements]
+    return tuple(dict.fromkeys(c for classes in found for c in classes)) if all(found) else ()
 
 
 def _handed(
