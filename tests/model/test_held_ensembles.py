@@ -2,7 +2,7 @@
 tuple of them (`[Critic(d) for _ in range(n)]`, `[deepcopy(self.critics[i]) for i in range(n)]`), a `ModuleList`
 or a dict of them. An item taken out (`self.critics[i]`) is one of the models, so calling it runs a model: a key
 drawn at random picks which one runs on this rank (ZG202), a rank test decides whether it runs (ZG201)
-(`holds.held_containers`, `ScriptScope.held_items`). Lists of other things (buffers, environments, tensors, sizes)
+(`holds.model_containers`, `ScriptScope.held_items`). Lists of other things (buffers, environments, tensors, sizes)
 picked at random, a draw broadcast first, and every item run stay clean."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from ..program import known
 from ..program.holds import (
-    constructed_models, held_attributes, held_containers, module_arguments, module_like_name, other_objects_models,
+    constructed_models, held_attributes, model_containers, module_arguments, module_like_name, other_objects_models,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, classify, facts_of
@@ -76,11 +76,11 @@ class ScriptScope:
 
     @cached_property
     def held_items(self) -> dict[str, tuple[str, ...]]:
-        """Items of the containers of models the class holds (`holds.held_containers`), as `self.critics.[]` (the
+        """Items of the containers of models the class holds (`holds.model_containers`), as `self.critics.[]` (the
         access path of `self.critics[i]`) -> the models' classes."""
         if self.owner is None:
             return {}
-        return {f"self.{name}.[]": classes for name, classes in held_containers(self.index, self.owner).items()}
+        return {f"self.{name}.[]": classes for name, classes in model_containers(self.index, self.owner).items()}
 
     @cached_property
     def wrapped(self) -> dict[str, int]:

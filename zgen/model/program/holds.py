@@ -15,7 +15,7 @@ that uses such a module sees it as ZeRO-3 left it: partitioned.
 * `held_attributes(index, cls)`: the attributes `self.X` of a class (module
   or not) that hold a module: assigned in `__init__` (and what it calls) from
   a module argument, a module construction or a copy of either, or used as a
-  module in any method. `held_containers(index, cls)`: the attributes built
+  module in any method. `model_containers(index, cls)`: the attributes built
   there as containers of models (a `ModuleList`, a dict, a plain list or
   tuple of them), whose items are the models (`self.critics[i]`).
 """
@@ -33,7 +33,7 @@ from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, walk
 
 __all__ = [
-    "module_arguments", "may_have_module_arguments", "held_attributes", "held_containers", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+    "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models",
 ]
 
@@ -426,11 +426,14 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
     return _held_and_wrapped(index, cls)[0]
 
 
-def held_containers(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+def model_containers(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
     """Attributes built in `__init__` as a container of models -> the models' classes: a `ModuleList`, a
     `ModuleDict` or a dict of them (also `held_attributes`), a plain list or tuple of them (`[Critic(d) for _ in
     range(n)]`, `[deepcopy(self.critics[i]) for i in range(n)]`; not held whole: what a list is handed is its
-    items'). An item taken out (`self.critics[i]`) is one of the models."""
+    items'). An item taken out (`self.critics[i]`) is one of the models: what runs a model in script code
+    (`analysis/script.py`). `handed.held_containers` is the narrower set whose items the ZG1 whole-use finder takes
+    (declared containers and `Kind.CONTAINER` members); widening it to these doubled provenance's own findings on
+    lists that hold the model."""
     return _held_and_wrapped(index, cls)[2]
 
 
@@ -438,7 +441,7 @@ def held_containers(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
 def _held_and_wrapped(
     index: ModelIndex, cls: ClassInfo
 ) -> tuple[dict[str, tuple[str, ...]], frozenset[str], dict[str, tuple[str, ...]]]:
-    """`held_attributes`, `wrapped_attributes` and `held_containers`, found together."""
+    """`held_attributes`, `wrapped_attributes` and `model_containers`, found together."""
     found: dict[str, tuple[str, ...]] = {}
     wrapped: set[str] = set()
     containers: dict[str, tuple[str, ...]] = {}
