@@ -140,6 +140,8 @@ class _Bindings:
             return code_of(expr)
         if len(path.parts) == 2 and path.parts[1] == "[]" and holds_parameter_containers(cls, path.parts[0]):
             return code_of(expr)
+        if len(path.parts) == 1 and path.parts[0] in cls.property_names and path.parts[0] not in facts_of(cls).members:
+            return property_container(index, cls, path.parts[0])  # `self.weight_dict`: made of `self.weights`
         return None
 
     def _param_items_assign(self, index: ModelIndex, cls: ClassInfo, name: str, value: cst.BaseExpression) -> bool:
@@ -242,7 +244,7 @@ class _Finder:
         `dict(zip(names, self.weights))`): the call computes with every tensor of a child no hook gathers. A loop
         over it is judged where its items are used (`_param_container_item`), `len(self.weights)` reads no tensor."""
         owner = self.bound.param_container(self.index, self.cls, node)
-        if owner is None or not _handed_whole(self.flat, node):
+        if owner is None or not (_handed_whole(self.flat, node) or _made_copy(self.flat, node, owner)):
             return []
         member = self.members.get(self._container_member(owner))
         return [self.access(node, ctx, use=READ, op="", owner=owner, param=member.name if member else owner,
@@ -875,7 +877,8 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
     else:
         method = cls.inherited_method(name)
         is_property = method is not None and method.text.lstrip().startswith("@property")
-        reached = method is not None and any(m is method for m in cls.forward_methods)
+        # (a property is judged by what it returns, at each read: what forward reaches of it is its own body's)
+        reached = method is not None and not is_property and any(m is method for m in cls.forward_methods)
         # A helper of the class itself that forward reaches is checked in its own body, where a reader of the class
         # sees it; only a parameter it returns as is concerns the caller. One a base class defines (`self.masked()`
         # of a wrapper's base) computes with the parameter at each call in the subclass's forward, where a reader
@@ -979,6 +982,44 @@ _FREE_APPLY = re.compile(r"^(?:named_apply|\w+_apply|apply_\w+)$")
 
 
 # Calls that take a container's size or walk it lazily, reading no tensor of it by themselves.
+@memoised
+def property_container(index: ModelIndex, cls: ClassInfo, name: str) -> str | None:
+    """The `ParameterList`/`ParameterDict` of `cls` that the property `name` hands back, as is or regrouped by the
+    calls it is handed to whole (`return self.weights`, `return dict(zip(self.names, self.weights))`,
+    `TensorDict(...)`): reading the property reads that container's tensors. None when a return is anything else."""
+    method = cls.method(name)
+    if method is None or method.node is None or "return" not in method.text:
+        return None
+    found: set[str] = set()
+    for stmt in walk(method.node):
+        if isinstance(stmt, cst.Return):
+            made = _made_of_container(index, cls, stmt.value) if stmt.value is not None else None
+            if made is None:
+                return None
+            found.add(made)
+    return found.pop() if len(found) == 1 else None
+
+
+def _made_of_container(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression) -> str | None:
+    """`self.<container>` when `value` is it, its `.values()`/`.items()`, or a call or list it is handed to whole."""
+    path = access_path(value)
+    if path is not None and path.root == "self" and len(path.parts) == 1:
+        return code_of(value) if parameter_container(index, cls, path.parts[0]) else None
+    if isinstance(value, (cst.List, cst.Tuple)):
+        items = [e.value for e in value.elements]
+    elif isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Name) and func.value in ("len", "isinstance", "id", "type"):
+            return None
+        if isinstance(func, cst.Attribute) and func.attr.value in ("values", "items") and not value.args:
+            return _made_of_container(index, cls, func.value)
+        items = [a.value for a in value.args]
+    else:
+        return None
+    made = {m for m in (_made_of_container(index, cls, v) for v in items) if m is not None}
+    return made.pop() if len(made) == 1 else None
+
+
 _NO_TENSOR_READ = frozenset({"len", "enumerate", "zip", "reversed", "iter", "isinstance", "id", "type", "range"})
 
 
@@ -1009,6 +1050,20 @@ def _handed_whole(flat: Flat, node: cst.BaseExpression) -> bool:
             return False  # a loop over it: its items are judged where used
         break
     return handed
+
+
+def _made_copy(flat: Flat, node: cst.BaseExpression, owner: str) -> bool:
+    """Is `node` a property standing for the container `owner` (`self.weight_dict`, a `TensorDict` of its tensors)
+    whose own method is called (`self.weight_dict.clone()`)? The object the property built computes with the
+    tensors; the container itself has no such methods, and its walks (`keys`, `values`, `items`) are judged apart."""
+    if code_of(node) == owner:
+        return False
+    parent = flat.parent.get(id(node))
+    call = flat.parent.get(id(parent))
+    return (
+        isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value not in ("keys", "values", "items")
+        and isinstance(call, cst.Call) and call.func is parent
+    )
 
 
 def _binds(flat: Flat, name: cst.Name, parent: cst.CSTNode | None) -> bool:

@@ -11,9 +11,7 @@ the children such a call hands back, so a parameter read or written through it (
 
 from __future__ import annotations
 
-import re
-
-from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.index import PROPERTY_DEF, ClassInfo, ModelIndex, memoised
 from ..program.tree import call_name, cst, parameter_for
 from .effects import resolve_function
 from .flow import Flat
@@ -91,21 +89,13 @@ def handed_back(index: ModelIndex, node: cst.FunctionDef) -> tuple[str, ...]:
 
 def properties(cls: ClassInfo) -> frozenset[str]:
     """Names of the methods of `cls` (and its in-file bases) declared `@property`."""
-    return _properties_of(cls.index, cls)
-
-
-@memoised
-def _properties_of(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    return frozenset(name for info in cls.mro for name in _PROPERTY.findall(info.text))
-
-
-_PROPERTY = re.compile(r"@(?:\w+\.)?(?:cached_)?property[ \t]*\n[ \t]*def[ \t]+(\w+)")
+    return cls.property_names
 
 
 def is_property(cls: ClassInfo, name: str) -> bool:
     """Is `name` a `@property` of `cls`, defined in it or in a base class of any file?"""
     method = cls.inherited_method(name)
-    return method is not None and _PROPERTY.match(method.text.lstrip()) is not None
+    return method is not None and PROPERTY_DEF.match(method.text.lstrip()) is not None
 
 
 def property_attributes(cls: ClassInfo, name: str) -> frozenset[str]:

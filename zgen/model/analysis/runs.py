@@ -171,7 +171,8 @@ class HelperRuns:
                     called = parts[:-1] if parts[-1] in ("forward", "__call__") else parts
                     if runs.gathers_at(called):  # self.child(...)
                         return True
-                    if len(parts) > 1 and runs.gathers_at(parts[:-1]):  # self.child.decode(...)
+                    if len(parts) > 1 and parts[-1] not in NOT_RUNS and runs.gathers_at(parts[:-1]):
+                        # self.child.decode(...); not `self.child.parameters()`, which runs nothing
                         return True
                 continue
             root = node.func

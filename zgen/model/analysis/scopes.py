@@ -22,7 +22,7 @@ from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
 from .instances import partitioned_param, receiver_instance
 from .own import calls_child_method, calls_inherited_method, method_call_accesses
-from .params import NOT_A_SUBMODULE, accesses, kept_parameter_lists, layer_base_params
+from .params import NOT_A_SUBMODULE, accesses, kept_parameter_lists, layer_base_params, property_container
 from .persistence import kept_gathered
 from .script import script_accesses
 
@@ -231,6 +231,10 @@ def _mentions_kept_parameters(index: ModelIndex, cls: ClassInfo, text: str) -> b
     a module container of them (`params._param_container_item`), or a list of a child's parameters
     (`params.kept_parameter_lists`)? The members are read only when the text names a candidate."""
     candidates = _kept_parameter_names(index, cls)
+    if not candidates:
+        return False
+    if any(f"self.{name}" in text and property_container(index, cls, name) for name in cls.property_names):
+        return True  # `self.weight_dict`, a property made of such a container
     if not any(f"self.{name}" in text for name in candidates):
         return False
     return any(
@@ -244,8 +248,12 @@ def _mentions_kept_parameters(index: ModelIndex, cls: ClassInfo, text: str) -> b
 
 @memoised
 def _kept_parameter_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """Text pre-filter: attributes the class sets to a parameter container or to a list of parameters."""
-    return frozenset(_KEPT_PARAMETERS.findall(cls.text)) if "Parameter" in cls.text or "parameters(" in cls.text else frozenset()
+    """Text pre-filter: attributes the class (or an in-file base) sets to a parameter container or to a list of
+    parameters."""
+    return frozenset(
+        name for info in cls.mro if "Parameter" in info.text or "parameters(" in info.text
+        for name in _KEPT_PARAMETERS.findall(info.text)
+    )
 
 
 # `self.w = nn.ParameterList(`, `self.t[k] = nn.ParameterDict(`, `self.ps = list(self.enc.parameters())`

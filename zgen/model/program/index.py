@@ -133,6 +133,10 @@ def _module_mixin(cls: ClassInfo) -> bool:
 
 
 _SELF_CALL = re.compile(r"self(?<!\wself)\s*\.\s*(\w+)\s*\(|super(?<!\wsuper)\(\)\s*\.\s*(\w+)\s*\(")  # word first: see above
+# `self.name` read, neither called nor assigned (word first, as above): a property read runs its getter.
+_SELF_READ = re.compile(r"self(?<!\wself)\s*\.\s*(\w+)\b(?!\s*(?:\(|=[^=]))")
+# A method declared `@property` (or `@cached_property`, `@functools.cached_property`).
+PROPERTY_DEF = re.compile(r"@(?:\w+\.)?(?:cached_)?property[ \t]*\n[ \t]*def[ \t]+(\w+)")
 
 
 @dataclass(eq=False)
@@ -156,6 +160,11 @@ class MethodInfo:
         """(name, through `super()`) of each `self.name(...)` / `super().name(...)` call in the text, in order
         (read once, though every class that inherits the method asks)."""
         return [(m.group(1) or m.group(2), bool(m.group(2))) for m in _SELF_CALL.finditer(self.text)]
+
+    @cached_property
+    def self_reads(self) -> frozenset[str]:
+        """Names `n` of each `self.n` the text reads without calling or assigning it (`h * self.scaled_bias`)."""
+        return frozenset(_SELF_READ.findall(self.text)) if "self" in self.text else frozenset()
 
     @property
     def node(self) -> cst.FunctionDef | None:
@@ -317,9 +326,16 @@ class ClassInfo:
                     seen[name] = info._method_info(span)
         return list(seen.values())
 
-    def reachable(self, root: str, inherited: bool = False) -> list[MethodInfo]:
-        """`root` and every method it reaches through `self.m(...)` / `super().m(...)` calls; with `inherited`,
-        also methods of bases defined in other files (read there), as Python would dispatch them on `self`."""
+    @cached_property
+    def property_names(self) -> frozenset[str]:
+        """Names of the methods of the class and its in-file bases declared `@property`."""
+        return frozenset(name for info in self.mro for name in PROPERTY_DEF.findall(info.text))
+
+    def reachable(self, root: str, inherited: bool = False, properties: bool = False) -> list[MethodInfo]:
+        """`root` and every method it reaches through `self.m(...)` / `super().m(...)` calls; with `inherited`, also
+        methods of bases defined in other files (read there), as Python would dispatch them on `self`; with
+        `properties`, also the properties of the class it reads (`self.weight_dict` runs its getter there: what
+        runs in which scope)."""
         first = self.inherited_method(root) if inherited else self.method(root)
         if first is None:
             return []
@@ -337,12 +353,17 @@ class ClassInfo:
                 if target is not None and id(target) not in seen:
                     seen.add(id(target))
                     found.append(target)
+            for name in sorted(current.self_reads & self.property_names) if properties and self.property_names else ():
+                target = self.method(name)
+                if target is not None and id(target) not in seen:
+                    seen.add(id(target))
+                    found.append(target)
         return found
 
     @cached_property
     def forward_methods(self) -> list[MethodInfo]:
         """The methods that run inside this module's forward (where its own parameters are gathered)."""
-        return self.reachable("forward")
+        return self.reachable("forward", properties=True)
 
     @cached_property
     def hook_methods(self) -> list[MethodInfo]:
@@ -350,7 +371,7 @@ class ClassInfo:
         and what they reach: they run with every forward call, outside the gather ZeRO-3 makes around it."""
         found: list[MethodInfo] = []
         for match in _HOOK_REGISTRATION.finditer(self.text) if "register_forward" in self.text else ():
-            for method in self.reachable(match.group(1)):
+            for method in self.reachable(match.group(1), properties=True):
                 if all(method is not m for m in found):
                     found.append(method)
         return found
@@ -362,7 +383,7 @@ class ClassInfo:
         taken = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
         found: list[MethodInfo] = []
         for name in ("__repr__", "__str__", "extra_repr"):
-            for method in self.reachable(name) if name in self.span.methods else ():
+            for method in self.reachable(name, properties=True) if name in self.span.methods else ():
                 if id(method) not in taken:
                     taken.add(id(method))
                     found.append(method)
@@ -371,7 +392,7 @@ class ClassInfo:
     @cached_property
     def init_methods(self) -> list[MethodInfo]:
         """`__init__` and the helpers it calls (`self._build_layers()`)."""
-        return self.reachable("__init__")
+        return self.reachable("__init__", properties=True)
 
     @cached_property
     def entry_methods(self) -> list[MethodInfo]:
@@ -385,7 +406,7 @@ class ClassInfo:
         taken = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
         for method in self.all_methods():
             if _NOT_ENTRY.search(method.name):
-                taken.update(id(m) for m in self.reachable(method.name))
+                taken.update(id(m) for m in self.reachable(method.name, properties=True))
         if self.method("forward") is None:  # forward inherited from another file calls this class's overrides
             names = self._inherited_forward_names()
             taken.update(id(m) for m in self.all_methods() if m.name in names)
@@ -399,7 +420,7 @@ class ClassInfo:
         found = {id(m) for m in roots}
         gathered = {id(m) for m in self.forward_methods} | {id(m) for m in self.init_methods}
         for root in roots:
-            for method in self.reachable(root.name):
+            for method in self.reachable(root.name, properties=True):
                 if id(method) not in found and id(method) not in gathered and not _NOT_ENTRY.search(method.name):
                     found.add(id(method))
                     roots.append(method)

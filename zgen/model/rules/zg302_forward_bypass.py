@@ -15,6 +15,7 @@ from ..analysis.own import answering_classes
 from ..analysis.instances import function_arguments, possible_classes, receiver_instance, self_attributes
 from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
+from ..analysis.unregistered import unregistered_runs
 from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models, wrapped_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from ..program import known
@@ -44,6 +45,9 @@ class ForwardBypass(Rule):
     are called by the wrapper's users with no hook of the model running.
     Outside the model classes, a bound `forward` set as another module's
     forward (`model.head.forward = other.forward`) skips the same hooks.
+    A module the constructor builds and keeps only in a plain list, tuple
+    or dict (`self.nets = [nn.Linear(d, d)]`) has no hooks at all: no
+    submodule, it is run past any gather (`self.nets[0](x)`).
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters in a hook that runs when the
@@ -171,6 +175,7 @@ class Stack(nn.Module):
                     index, method.snippet, site, message, f"call the module itself: `{code_of(target)}(...)`"
                 )
         yield from self._outside(index)
+        yield from self._unregistered(index)
         for exposed in exposed_methods(index):
             message = (
                 f"`{code_of(exposed.node)}` exposes methods of `{exposed.model}` as this object's own: calling them "
@@ -179,6 +184,16 @@ class Stack(nn.Module):
             )
             help = f"call `{exposed.model}(...)` itself, or wrap each exposed method in a call that gathers its parameters"
             yield self.finding(index, exposed.method.snippet, exposed.node, message, help)
+
+    def _unregistered(self, index: ModelIndex) -> Iterator[Report]:
+        """A module the constructor built and kept in a plain list, tuple or dict, run in a forward."""
+        for run in unregistered_runs(index):
+            message = (
+                f"`{code_of(run.node, limit=60)}` runs a module `{run.cls.name}` built in `__init__` and keeps in "
+                f"the plain container `self.{run.attr}`, which registers no submodule: ZeRO-3 partitioned its "
+                "parameters when it was built but installs no hook on it, so nothing gathers them for this call"
+            )
+            yield self.finding(index, run.snippet, run.node, message, _UNREGISTERED_HELP)
 
     def _outside(self, index: ModelIndex) -> Iterator[Report]:
         """The same in code outside the model classes: a function given a module (`def sample(unet, ...):
@@ -241,6 +256,11 @@ class Stack(nn.Module):
                     )
                 site = parent if called else node
                 yield self.finding(index, scope.snippet, site, message, f"call the module itself: `{target}(...)`")
+
+
+_UNREGISTERED_HELP = (
+    "keep the modules in an `nn.ModuleList`/`nn.ModuleDict` (or set each as an attribute) so that they are submodules"
+)
 
 
 def _module_by_use(
