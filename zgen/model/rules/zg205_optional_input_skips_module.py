@@ -392,11 +392,14 @@ class Clip(nn.Module):
                 if tested and all(any(line < stmt.lineno for line in cleared.get(n, ())) for n in tested):
                     continue  # `if cached: key = None` ... `if key is None:`: the method's own state decides
                 body, other = runs.of(stmt.body), runs.of(stmt.orelse)
+                rest_is_else = _returns(stmt.body) and not stmt.orelse
+                if rest_is_else:  # `if exists(c): return self.mlp(x + c)` ... `return self.mlp(x)`
+                    other = runs.of(later)
                 elif_ = stmt.orelse[0] if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) else None
                 if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers):
                     continue  # `if not has_x: ... elif has_x: tower(x)`: the `elif` is the decision to report
                 skipped = (body - other) | (other - body)  # a given input may also skip a tower
-                if not skipped and _returns(stmt.body):
+                if not skipped and _returns(stmt.body) and not rest_is_else:
                     skipped = runs.of(later) - runs.of(stmt.orelse)
                 skipped = runs.towers_or_inputs(skipped, stmt.test)
                 skipped = {name for name in skipped if name not in runs.singles or not _substituted(stmt, name)}
