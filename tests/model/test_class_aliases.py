@@ -166,3 +166,22 @@ class Contrast(nn.Module):
 """
     path = write_package(tmp_path, {"model.py": source}) / "model.py"
     assert ("ZG205", 26) in found(path, "ZG2")
+
+
+def test_an_early_return_running_the_tower_fewer_times_than_the_rest_skips_calls(tmp_path):
+    # rectified_flow's value_flow: the explicit-target path returns after one model call, the rest calls it again
+    source = MLP + """
+
+class Flow(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.model = MultiLayerPerceptron(d, [d, d])
+
+    def forward(self, x, target=None):
+        if target is not None:
+            return self.model(x) - target
+        y = self.model(x)
+        return self.model(y)
+"""
+    path = write_package(tmp_path, {"model.py": source}) / "model.py"
+    assert ("ZG205", 25) in found(path, "ZG2")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from zgen.findings import Severity
@@ -392,14 +393,13 @@ class Clip(nn.Module):
                 if tested and all(any(line < stmt.lineno for line in cleared.get(n, ())) for n in tested):
                     continue  # `if cached: key = None` ... `if key is None:`: the method's own state decides
                 body, other = runs.of(stmt.body), runs.of(stmt.orelse)
-                rest_is_else = _returns(stmt.body) and not stmt.orelse
-                if rest_is_else:  # `if exists(c): return self.mlp(x + c)` ... `return self.mlp(x)`
-                    other = runs.of(later)
+                if _returns(stmt.body) and not stmt.orelse and runs.counts(stmt.body) == runs.counts(later):
+                    continue  # `if exists(c): return self.mlp(x + c)` ... `return self.mlp(x)`: the same calls either way
                 elif_ = stmt.orelse[0] if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) else None
                 if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers):
                     continue  # `if not has_x: ... elif has_x: tower(x)`: the `elif` is the decision to report
                 skipped = (body - other) | (other - body)  # a given input may also skip a tower
-                if not skipped and _returns(stmt.body) and not rest_is_else:
+                if not skipped and _returns(stmt.body):
                     skipped = runs.of(later) - runs.of(stmt.orelse)
                 skipped = runs.towers_or_inputs(skipped, stmt.test)
                 skipped = {name for name in skipped if name not in runs.singles or not _substituted(stmt, name)}
@@ -788,6 +788,15 @@ class _Runs:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Call):
                     found |= self._call(node)
+        return found
+
+    def counts(self, stmts: list[ast.stmt]) -> Counter[str]:
+        """How many calls of each tower (or helper) the statements make, for blocks compared call by call."""
+        found: Counter[str] = Counter()
+        for stmt in stmts:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call):
+                    found.update(self._call(node))
         return found
 
     def _call(self, call: ast.Call) -> set[str]:
