@@ -505,8 +505,6 @@ def _may_call_again(text: str) -> bool:
     end = text.find(":\n")
     names = {m.group(1) for m in _OPTIONAL.finditer(text[: end + 1] if end >= 0 else text)}
     for name in (n for n in names if _NOT_A_TOWER_INPUT.search(n) and not _CONVENTION.search(n)):
-        if f"({name}" not in text:
-            continue  # (the literal first: most ids go to no layer of `self` by name)
         for match in re.finditer(r"self\.(\w+)\(\s*" + name + r"\b", text):
             if text.count(f"self.{match.group(1)}(") > 1:
                 return True
