@@ -582,6 +582,9 @@ class ModelIndex:
     def qualify(self, name: str) -> str:
         """Replace the first component of a dotted name by what it was imported as (absolute when known)."""
         head, _, rest = name.partition(".")
+        alias = self.skeleton.aliases.get(head)
+        if alias is not None:  # `MLP = MultiLayerPerceptron`: the name it stands for
+            return self.qualify(f"{alias}.{rest}" if rest else alias)
         target = self.imports.get(head)
         if target is None:
             if head in self.classes or head in self.skeleton.functions:

@@ -850,6 +850,8 @@ class _FactsReader:
             return self.classify(call.args[0].value)
         if last in known.ACTIVATION_FACTORIES:
             return Kind.MODULE, (ACTIVATION,)
+        if written not in self.index.classes and qualified in self.index.classes:
+            written = qualified  # `MLP(d)` for `MLP = MultiLayerPerceptron` beside the class
         local = self.index.classes.get(written)
         if local is not None:
             return (Kind.MODULE, (written,)) if local.is_module else (Kind.VALUE, ())

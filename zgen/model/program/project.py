@@ -73,7 +73,7 @@ _SKIPPED = frozenset(sys.stdlib_module_names) | {
 }
 # Files above this size are not indexed: generated tables, vendored bundles.
 _MAX_BYTES = 200_000
-_SUMMARY_FORMAT = 3  # 2: nested classes are classes of their own; 3: star imports recorded
+_SUMMARY_FORMAT = 4  # 2: nested classes are classes of their own; 3: star imports recorded; 4: aliases
 _MAX_HOPS = 8  # re-export chains followed per name
 
 
@@ -330,6 +330,16 @@ class Project:
             return None
         if name in skeleton.classes or name in skeleton.functions:
             return file, name
+        alias = skeleton.aliases.get(name)
+        if alias is not None:  # `MLP = MultiLayerPerceptron` beside the class or its import
+            head, _, rest = alias.partition(".")
+            if not rest and (head in skeleton.classes or head in skeleton.functions):
+                return file, head
+            target = skeleton.imports.get(head)
+            if target is None:
+                return None
+            target = file.absolute(target)
+            return self._resolve(f"{target}.{rest}" if rest else target, hops + 1, visited)
         target = skeleton.imports.get(name)
         if target is None:
             for star in skeleton.stars:  # `from .policies import *` in a package's `__init__.py`

@@ -76,6 +76,9 @@ class Skeleton:
     tree: ast.Module | None = None
     # Modules whose public names the file re-exports with `from .policies import *` (as written).
     stars: list[str] = field(default_factory=list)
+    # Module-level names bound to another name of the file (`MLP = MultiLayerPerceptron`, `Norm = nn.LayerNorm`):
+    # the dotted name as written, whose first part is a class, function or import of the file.
+    aliases: dict[str, str] = field(default_factory=dict)
 
     def text(self, start: int, end: int) -> str:
         """Source lines `start`..`end` (1-based, inclusive)."""
@@ -144,6 +147,10 @@ def _walk_top(body: list[ast.stmt], skel: Skeleton) -> None:
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 _record_import(stmt, skel.imports, skel.stars)
                 continue
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                value = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
+                if value is not None and value != stmt.targets[0].id:
+                    skel.aliases[stmt.targets[0].id] = value
             if isinstance(stmt, (ast.If, ast.Try, ast.With)) and _defines(stmt):
                 # `if is_torch_available(): class Foo(nn.Module): ...` and try/except imports.
                 for block in _blocks(stmt):
@@ -174,7 +181,18 @@ def build_skeleton(source: str) -> Skeleton | SourceError:
         return SourceError(str(exc) or type(exc).__name__, 1, 1)
     skel = Skeleton(split_lines(source), {}, {}, {}, tree=tree)
     _walk_top(tree.body, skel)
+    skel.aliases = _kept_aliases(skel)
     return skel
+
+
+def _kept_aliases(skel: Skeleton) -> dict[str, str]:
+    """The aliases naming a class, function or import of the file, not themselves one (a name bound twice, `Norm =
+    LayerNorm` under an `if` beside a class `Norm`, is the class or import)."""
+    names = skel.classes.keys() | skel.functions.keys() | skel.imports.keys()
+    return {
+        alias: value for alias, value in skel.aliases.items()
+        if alias not in names and value.partition(".")[0] in names
+    }
 
 
 def skeleton_to_dict(skel: Skeleton) -> dict:
@@ -188,6 +206,7 @@ def skeleton_to_dict(skel: Skeleton) -> dict:
         "functions": [[f.name, f.start, f.end, f.indent] for f in skel.functions.values()],
         "script": [list(span) for span in skel.script],
         "stars": list(skel.stars),
+        "aliases": skel.aliases,
     }
 
 
@@ -201,4 +220,5 @@ def skeleton_from_dict(doc: dict, source: str) -> Skeleton:
     imports = {str(k): str(v) for k, v in dict(doc["imports"]).items()}
     script = [(int(a), int(b)) for a, b in doc["script"]]
     stars = [str(m) for m in doc["stars"]]
-    return Skeleton(split_lines(source), imports, classes, functions, script, stars=stars)
+    aliases = {str(k): str(v) for k, v in dict(doc["aliases"]).items()}
+    return Skeleton(split_lines(source), imports, classes, functions, script, stars=stars, aliases=aliases)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from zgen.findings import Severity
@@ -32,10 +33,14 @@ _OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*None
 _PRESENCE_IF = re.compile(r"if(?<!\wif)\s+(?:not\s+)?\(?\s*(\w+)(?:\.get\([^)]*\))?(?:\s+is(?:\s+not)?\s+None)?\s*(?:and\b|or\b|:)")
 # Optional inputs that are states, caches, masks, ids, labels or flags: they pick values or carry
 # what an earlier step computed, and gating on them is the model's calling convention, not a tower.
-_NOT_A_TOWER_INPUT = re.compile(
-    r"hidden_states|past|mask|position|labels?$|_ids$|^ids$|embeds$|^output_|^return_|^use_|"
+_CONVENTIONS = (
+    r"hidden_states|past|mask|position|labels?$|embeds$|^output_|^return_|^use_|"
     r"^encoder_outputs$|^head_mask$|^kwargs$|token_type|^timestep|^seq_len|^length"
 )
+_NOT_A_TOWER_INPUT = re.compile(rf"_ids$|^ids$|{_CONVENTIONS}")
+# Of those, the ones other than plain ids: still the caller's convention when a layer runs on them a second time
+# (`token_type_ids` through the token table, `position_ids`), where ids of a sequence of their own are not.
+_CONVENTION = re.compile(_CONVENTIONS)
 
 
 class OptionalInputSkipsModule(Rule):
@@ -337,7 +342,8 @@ class Clip(nn.Module):
             if method is None:
                 continue
             gates = _may_gate(method.text, helpers := _presence_helpers(index))
-            if not gates and not _may_hand_on(cls, method.text, helpers):
+            again = _may_call_again(method.text)
+            if not gates and not again and not _may_hand_on(cls, method.text, helpers):
                 continue  # no test of its own, and no method that tests what it could be handed
             func = ast_function(method)
             if func is None:
@@ -345,10 +351,14 @@ class Clip(nn.Module):
             nodes = ast_nodes(index, func)
             maybe_absent = optional_inputs(func) | _none_tested(func, nodes)
             optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
+            runs = _Runs(index, cls)
+            if again:  # `self.token_emb(cond_ids)` under the ids' presence test, `self.token_emb(x)` beside it
+                conventional = {n for n in maybe_absent if _NOT_A_TOWER_INPUT.search(n) and not _CONVENTION.search(n)}
+                conventional -= _asserted(func.body, conventional, helpers)
+                yield from self._called_again(index, method, func, conventional, helpers, runs)
             if not optional:
                 continue
             optional |= _presence_aliases(nodes, optional)
-            runs = _Runs(index, cls)
             optional -= _asserted(func.body, optional, helpers)
             if optional:  # `skips[i] if i < len(skips) else None` from the parent that walks its blocks
                 positional = tuple(a.arg for a in (*func.args.posonlyargs, *func.args.args))[1:]
@@ -392,6 +402,8 @@ class Clip(nn.Module):
                 if tested and all(any(line < stmt.lineno for line in cleared.get(n, ())) for n in tested):
                     continue  # `if cached: key = None` ... `if key is None:`: the method's own state decides
                 body, other = runs.of(stmt.body), runs.of(stmt.orelse)
+                if _returns(stmt.body) and not stmt.orelse and runs.counts(stmt.body) == runs.counts(later):
+                    continue  # `if exists(c): return self.mlp(x + c)` ... `return self.mlp(x)`: the same calls either way
                 elif_ = stmt.orelse[0] if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) else None
                 if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers):
                     continue  # `if not has_x: ... elif has_x: tower(x)`: the `elif` is the decision to report
@@ -403,6 +415,40 @@ class Clip(nn.Module):
                 if skipped:
                     yield self._report(index, method, stmt, position, skipped)
 
+    def _called_again(
+        self, index: ModelIndex, method: MethodInfo, func: ast.FunctionDef, inputs: set[str],
+        helpers: frozenset[str], runs: _Runs,
+    ) -> Iterator[Report]:
+        """Presence tests on inputs the name lists leave alone (ids, states, masks: the caller's convention when a
+        layer runs on them or not) that run a layer on the input which the method also runs outside the test, on
+        another value (`if exists(cond_ids): c = self.token_emb(cond_ids)` ... `x = self.token_emb(x)`): a rank given
+        the input runs the layer once more, and gathers its parameters once more, than a rank without it."""
+        if not inputs:
+            return
+        runs.bind(func)
+        runs.inputs = frozenset(inputs)
+        runs.replaced = None
+        runs.func = func
+        runs.singles, runs.on_inputs, runs.stood_in = set(), set(), set()
+        paths = _paths(func.body)
+        for position, (stmt, _later) in enumerate(_ifs(func)):
+            if not _presence_test(stmt.test, inputs, helpers):
+                continue
+            beside = runs.counts(paths.get(id(stmt), []))  # (what runs on the same path, not in another branch)
+            tested = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)} & inputs
+            body, other = runs.counts(stmt.body), runs.counts(stmt.orelse)
+            on_input = {
+                name for node in (n for b in stmt.body for n in ast.walk(b)) if isinstance(node, ast.Call)
+                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in tested
+                for name in runs._call(node)
+            }
+            again = {
+                name for name in on_input
+                if body[name] != other[name] and beside[name] > 0
+            }
+            if again:
+                yield self._report(index, method, stmt, position, again, "how many times")
+
     def _report_expression(self, index: ModelIndex, method: MethodInfo, position: int, skipped: set[str]) -> Report:
         """Place the finding on the test of the `position`-th conditional expression of the method."""
         snippet = method.snippet
@@ -410,7 +456,10 @@ class Clip(nn.Module):
         node = found[position].test if position < len(found) else (snippet.node if snippet else None)
         return self.finding(index, snippet, node, _message(skipped, code_of(node)), _HELP)
 
-    def _report(self, index: ModelIndex, method: MethodInfo, stmt: ast.If, position: int, skipped: set[str]) -> Report:
+    def _report(
+        self, index: ModelIndex, method: MethodInfo, stmt: ast.If, position: int, skipped: set[str],
+        how: str = "whether",
+    ) -> Report:
         """Parse only the `if` statement with libcst (the whole method for an `elif`) to place the finding."""
         snippet = index.parse(FunctionSpan("if", stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.col_offset))
         node = snippet.node if snippet is not None else None
@@ -419,15 +468,47 @@ class Clip(nn.Module):
             ifs = [n for n in walk(snippet.node) if isinstance(n, cst.If)] if snippet is not None else []
             node = ifs[position] if position < len(ifs) else None
         target = node.test if isinstance(node, cst.If) else (snippet.node if snippet else None)
-        return self.finding(index, snippet, target, _message(skipped, code_of(target)), _HELP)
+        return self.finding(index, snippet, target, _message(skipped, code_of(target), how), _HELP)
 
 
-def _message(skipped: set[str], test: str) -> str:
+def _message(skipped: set[str], test: str, how: str = "whether") -> str:
     names = ", ".join(f"`{s}`" for s in sorted(skipped)[:3])
     return (
-        f"whether {names} runs depends on `{test}`, i.e. on which optional inputs "
+        f"{how} {names} runs depends on `{test}`, i.e. on which optional inputs "
         "this call was given; ranks whose batch differs skip its parameter all-gather"
     )
+
+
+def _paths(block: list[ast.stmt], around: tuple[ast.stmt, ...] = ()) -> dict[int, list[ast.stmt]]:
+    """For each `if` of the block (at any depth), the statements that run on every path through it: the others of its
+    own block and of each block around it, not the compound statements that hold it (whose other branches exclude
+    it)."""
+    found: dict[int, list[ast.stmt]] = {}
+    for stmt in block:
+        others = [*around, *(s for s in block if s is not stmt)]
+        if isinstance(stmt, ast.If):
+            found[id(stmt)] = others
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                found.update(_paths(inner, tuple(others)))
+        for handler in getattr(stmt, "handlers", ()):
+            found.update(_paths(handler.body, tuple(others)))
+    return found
+
+
+def _may_call_again(text: str) -> bool:
+    """Text pre-filter: forward runs `self.<layer>(<name>` on an optional input the name lists leave alone
+    (`conditioning_token_ids=None`) and calls that layer more than once."""
+    if "None" not in text:
+        return False
+    end = text.find(":\n")
+    names = {m.group(1) for m in _OPTIONAL.finditer(text[: end + 1] if end >= 0 else text)}
+    for name in (n for n in names if _NOT_A_TOWER_INPUT.search(n) and not _CONVENTION.search(n)):
+        for match in re.finditer(r"self\.(\w+)\(\s*" + name + r"\b", text):
+            if text.count(f"self.{match.group(1)}(") > 1:
+                return True
+    return False
 
 
 def _may_hand_on(cls: ClassInfo, text: str, helpers: frozenset[str]) -> bool:
@@ -786,6 +867,15 @@ class _Runs:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Call):
                     found |= self._call(node)
+        return found
+
+    def counts(self, stmts: list[ast.stmt]) -> Counter[str]:
+        """How many calls of each tower (or helper) the statements make, for blocks compared call by call."""
+        found: Counter[str] = Counter()
+        for stmt in stmts:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call):
+                    found.update(self._call(node))
         return found
 
     def _call(self, call: ast.Call) -> set[str]:
