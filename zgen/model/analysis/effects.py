@@ -26,9 +26,11 @@ __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
     "writes_module_params", "REPARAMETRIZES",
     "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
-    "written_in_bulk", "clipped", "state_keys_only",
+    "written_in_bulk", "clipped", "state_keys_only", "REPLACED",
 ]
 
+# The operation of `<module>.weight = nn.Parameter(t)`: the parameter replaced by a new full one.
+REPLACED = " = nn.Parameter(...)"
 # Methods whose result shares the tensor's storage (called without arguments): an in-place op on it writes the tensor.
 _VIEWS = frozenset({"detach", "t", "squeeze", "unsqueeze"})
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
@@ -65,7 +67,11 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return view_use, f"{data}.{attr}(){view_detail}"
         return READ, f"{data}.{attr}"
     if isinstance(parent, cst.AssignTarget) and parent.target is node:
-        return (WRITE, f"{data} = ...") if data else (ASSIGN, " = ...")
+        if data:
+            return WRITE, f"{data} = ..."
+        if _new_parameter(index, flat.parent.get(id(parent))):
+            return WRITE, REPLACED  # a fresh tensor in its place: the values written are unpartitioned
+        return ASSIGN, " = ..."
     if isinstance(parent, cst.AugAssign) and parent.target is node:
         return WRITE, f"{data} {parent.operator.__class__.__name__} ..."
     if isinstance(parent, cst.Subscript) and parent.value is node:
@@ -217,6 +223,16 @@ def bulk_written(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> str | None
     if not name or not index.qualify(name).startswith("torch.") or not known.FOREACH_INPLACE.match(name.rsplit(".", 1)[-1]):
         return None
     return name
+
+
+def _new_parameter(index: ModelIndex, assign: cst.CSTNode | None) -> bool:
+    """`<module>.weight = nn.Parameter(t)`: the attribute is bound to a parameter made here, not tied to another
+    module's (`head.weight = embed.weight`). Under ZeRO-3 the module it replaces was partitioned; the new one is
+    a full tensor that no hook gathers or partitions, so the assignment writes the parameter's values."""
+    if type(assign) is not cst.Assign or type(assign.value) is not cst.Call:
+        return False
+    qualified = index.qualify(call_name(assign.value) or "")
+    return qualified.startswith("torch.") and qualified.endswith(".Parameter")
 
 
 def _zero3_probe(flat: Flat, node: cst.CSTNode | None) -> bool:
