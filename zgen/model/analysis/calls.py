@@ -188,7 +188,15 @@ class ModuleCalls:
         if resolved is None:
             return None
         kind, classes = resolved
-        return classes if kind == Kind.CONTAINER else None
+        if kind == Kind.CONTAINER:
+            return classes
+        # `for block in self.transformer.blocks`: an entry of a ModuleDict that is iterated is a list of the modules
+        # the dict holds (`nn.ModuleDict(dict(blocks=nn.ModuleList([...])))`; `follow` gives its entries their classes)
+        if len(path.parts) > 1 and path.parts[-1] != "[]":
+            holder = self._resolve(path.root, path.parts[:-1])
+            if holder is not None and holder[0] == Kind.CONTAINER:
+                return classes
+        return None
 
     def _dict_like(self, expr: cst.BaseExpression, method: str) -> tuple[str, ...] | None:
         """`self.embeddings.items()` on a submodule whose class defines `items()` (a module that hands out the
