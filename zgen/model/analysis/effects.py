@@ -16,6 +16,7 @@ import re
 from ..program import known
 from ..program.holds import module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.members import Kind, classify
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
@@ -798,8 +799,11 @@ def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:
 def _produced_callable(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
     """`init(m.weight)` as a statement, where `init = factory.create(**cfg)` earlier in this function: a callable
     we cannot read, made by a call, given the parameter as its only argument and its result dropped. Its only
-    effect is on that argument: it writes it (an initialiser a factory built from `nn.init.*`)."""
-    if "." in name or name in index.imports or name in index.skeleton.functions:
+    effect is on that argument: it writes it (an initialiser a factory built from `nn.init.*`). So too a callable
+    the function keeps on `self` (`self._init = partial(_initialize_kaiming, ...)`; `self._init(layer.weight)`),
+    unless the call built a module there (`self.fc = nn.Linear(...)`: calling it runs its forward)."""
+    kept = name.startswith("self.") and name.count(".") == 1
+    if "." in name and not kept or name in index.imports or name in index.skeleton.functions:
         return False
     if not isinstance(flat.parent.get(id(call)), cst.Expr):
         return False
@@ -811,6 +815,8 @@ def _produced_callable(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.A
             target = node.targets[0].target
             if isinstance(target, cst.Name) and target.value == name:
                 return True
+            if kept and dotted(target) == name:
+                return classify(index, node.value)[0] not in (Kind.MODULE, Kind.CONTAINER)
     return False
 
 
