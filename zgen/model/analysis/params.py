@@ -55,8 +55,9 @@ class _Bindings:
         # the caller, so partitioned already; taken as modules only when their `.weight` is used.
         self.passed_in: set[str] = set()
         node = method.node
+        walked = _walked_arguments(flat) if node is not None and "parameters(" in method.text else frozenset()
         for name in [a.name.value for a in (*node.params.params, *node.params.kwonly_params)] if node else ():
-            if name not in ("self", "cls") and name not in self.modules and not config_like(name):
+            if name not in ("self", "cls") and name not in self.modules and (not config_like(name) or name in walked):
                 self.modules[name] = _unknown(name)
                 self.passed_in.add(name)
         # `def __init__(self, *heads: nn.Linear)`: each item a module the caller built
@@ -296,7 +297,10 @@ class _Finder:
 
     def _loop(self, node: cst.For | cst.CompFor) -> None:
         for part, items in loop_items(node.target, node.iter):
-            source = _parameters_source(items, self.bound.passed_in)
+            # (`for p in layer.parameters()` for `layer` in `self.layers`, or `fc = self.fc`: a submodule's own walk;
+            # not a module the method built itself, which is partitioned only under zero.Init)
+            walked = self.bound.passed_in | (self.bound.modules.keys() - self.bound.built_here)
+            source = _parameters_source(items, walked)
             if source is None and isinstance(items, cst.Name):
                 source = self.bound.param_lists.get(items.value)
             if source is None and isinstance(items, cst.Attribute) and isinstance(items.value, cst.Name):
@@ -778,6 +782,16 @@ def _first_item(node: cst.CSTNode | None) -> bool:
         return False
     index = node.slice[0].slice
     return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
+
+
+def _walked_arguments(flat: Flat) -> frozenset[str]:
+    """Names whose parameters the function walks (`weight.parameters()`): modules, however they are named (an
+    argument called `weight` that the class's own calls bind to `self.to_k`)."""
+    return frozenset(
+        node.func.value.value for node, _ctx in flat.nodes
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+        and node.func.attr.value in ("parameters", "named_parameters")
+    )
 
 
 def _parameters_source(iterable: cst.BaseExpression, passed_in: set[str]) -> str | None:
