@@ -201,6 +201,7 @@ class _Finder:
         self.param_locals: dict[str, ParamAccess] = {}  # `w = self.base.weight`: name -> the access it binds
         # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
         self.late = any(m is method for m in cls.late_init_methods)
+        self.init = any(m is method for m in cls.init_methods)
         # (`__repr__`/`extra_repr` too: printing the built model runs them outside any forward)
         self.entry = self.late or any(m is method for m in (*cls.entry_methods, *cls.repr_methods))
         self.returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
@@ -521,7 +522,10 @@ class _Finder:
         ):
             return []  # no module handed over: do not read the function at all
         out = []
-        effects = argument_effects(self.index, self.flat, call) or inherited_argument_effects(self.cls, call)
+        # (in `__init__`, a method of this class too: `self.init_conv_(self.up[0], 4)` initialises the child it is
+        # handed, partitioned once built, as a function of the file would; reported at the call that hands it)
+        effects = argument_effects(self.index, self.flat, call) or inherited_argument_effects(
+            self.cls, call, in_file=self.init)
         for position, done in effects:
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
             if use is None and APPLIES in done and self.entry:
