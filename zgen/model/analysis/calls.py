@@ -169,7 +169,9 @@ class ModuleCalls:
             return self._elements_of(expr.value)
         if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
             # `for lin in (self.q, self.k, self.v)`: a literal sequence of submodules, every element one
-            found = [self.classes_of(e.value) if isinstance(e, cst.Element) else None for e in expr.elements]
+            # (`[self.reward, *self.qs]`: a starred container gives its items)
+            found = [self.classes_of(e.value) if isinstance(e, cst.Element) else self._elements_of(e.value)
+                     for e in expr.elements]
             return _union(found) if all(found) else None
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
             if expr.func.attr.value in ("values", "items"):  # a ModuleDict's modules (`items()`: its pairs' second)

@@ -856,6 +856,10 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
         if kind == Kind.MODULE and part == "[]" and any(_container_class(index, c) for c in classes):
             kind, classes = Kind.UNKNOWN, (UNKNOWN_CLASS,)  # `self.main[-2]` of a Sequential subclass: an element
             continue
+        if kind == Kind.MODULE and part == "[]" and i == 0 and first.name not in ("self", "") and classes:
+            # `m[-1]` for `m` in `[self.reward, *self.qs]`, Sequentials known by the classes of their items: a module
+            # indexed is a container, and its item one of those classes
+            continue
         if kind != Kind.MODULE or part == "[]":
             return None
         next_member = None
