@@ -39,3 +39,35 @@ def test_indexed_items_of_a_literal_list_of_containers(tmp_path):
 def test_settings_and_flags_stay_clean(tmp_path):
     got = found_in_package(tmp_path, {"model.py": MODEL}, "model.py", prefix="ZG1")
     assert not [line for _code, line in got if line in (13, 15)]
+
+
+# A nested `apply` callback whose parameter has the loop variable's name (`def _apply_fn(m)`): its own `m`, the module
+# `apply` visits and gathers, not the method's loop variable (`params._shadowed`).
+APPLIED = """\
+import torch.nn as nn
+
+
+class Heads(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.reward = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 1))
+        self.qs = nn.ModuleList([nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 1)) for _ in range(n)])
+
+        def _apply_fn(m):
+            if isinstance(m, nn.Linear):
+                nn.init.orthogonal_(m.weight.data)  # 12 gathered by apply
+                nn.init.zeros_(m.bias)  # 13 gathered by apply
+
+        self.apply(_apply_fn)
+        for m in [self.reward, *self.qs]:
+            nn.init.zeros_(m[-1].weight)  # 17 hazard
+
+    def forward(self, x):
+        return self.reward(x) + sum(q(x) for q in self.qs)
+"""
+
+
+def test_nested_callback_parameter_is_not_the_loop_variable(tmp_path):
+    got = found_in_package(tmp_path, {"model.py": APPLIED}, "model.py", prefix="ZG1")
+    assert ("ZG103", 17) in got
+    assert not [line for _code, line in got if line in (12, 13)]

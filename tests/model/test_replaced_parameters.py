@@ -117,3 +117,41 @@ def test_layer_factory_of_another_file(tmp_path):
     got = found_in_package(tmp_path, FILES, "helpers.py", prefix="ZG1")
     assert ("ZG101", 7) in got
     assert not [line for _code, line in got if line == 12]
+
+
+# Look-alikes adding parameters without replacing a partitioned one: the module's own made by its method
+# (`self.tokens = nn.Parameter(...)`), a `ParameterDict` filled by key (`effects._of_a_module`).
+FILLED = """\
+import torch
+import torch.nn as nn
+
+
+class Stem(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def init_tokens(self):
+        self.tokens = nn.Parameter(torch.randn(1, 16, 8))  # 11 the module's own, made here
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Model(nn.Module):
+    def __init__(self, d, keys):
+        super().__init__()
+        self.stem = Stem(d)
+        self.stem.init_tokens()  # 21 adds a parameter, replaces none
+        self.nulls = nn.ParameterDict()
+        for k in keys:
+            self.nulls[k] = nn.Parameter(torch.zeros(d))  # 24 filled by key
+
+    def forward(self, x):
+        return self.stem(x)
+"""
+
+
+def test_own_new_parameters_and_filled_dicts_stay_clean(tmp_path):
+    got = found_in_package(tmp_path, {"model.py": FILLED}, "model.py", prefix="ZG1")
+    assert not [line for _code, line in got if line in (11, 21, 24)]

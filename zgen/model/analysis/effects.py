@@ -70,7 +70,7 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
     if isinstance(parent, cst.AssignTarget) and parent.target is node:
         if data:
             return WRITE, f"{data} = ..."
-        if _new_parameter(index, flat.parent.get(id(parent))):
+        if _of_a_module(node) and _new_parameter(index, flat.parent.get(id(parent))):
             return WRITE, REPLACED  # a fresh tensor in its place: the values written are unpartitioned
         return ASSIGN, " = ..."
     if isinstance(parent, cst.AugAssign) and parent.target is node:
@@ -224,6 +224,12 @@ def bulk_written(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> str | None
     if not name or not index.qualify(name).startswith("torch.") or not known.FOREACH_INPLACE.match(name.rsplit(".", 1)[-1]):
         return None
     return name
+
+
+def _of_a_module(node: cst.CSTNode) -> bool:
+    """`self.linear.weight`, `layer.weight`: an attribute of a module held or handed here, not one of `self`'s own
+    (`self.tokens = nn.Parameter(...)` makes the module's own parameter) nor an item put in a container."""
+    return isinstance(node, cst.Attribute) and not (isinstance(node.value, cst.Name) and node.value.value == "self")
 
 
 def _new_parameter(index: ModelIndex, assign: cst.CSTNode | None) -> bool:

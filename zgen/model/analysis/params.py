@@ -364,6 +364,8 @@ class _Finder:
                 path = path.__class__("self", path.parts, path.keys)
         if path.root != "self":
             first = self.bound.modules.get(path.root)
+            if first is not None and _shadowed(self.flat, node, path.root, self.method.node):
+                first = None  # `def _apply_fn(m)` nested in the method: its own `m`, not the method's loop variable
             if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:
                 first = narrowed(self.index, first, ctx) or first
             return self._owned(node, ctx, path, first, path.parts)
@@ -786,6 +788,19 @@ def _first_item(node: cst.CSTNode | None) -> bool:
         return False
     index = node.slice[0].slice
     return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
+
+
+def _shadowed(flat: Flat, node: cst.CSTNode, name: str, method: cst.CSTNode | None) -> bool:
+    """Is `name` at `node` a parameter of a function or lambda nested in the method (not the method's own local)?"""
+    parent = flat.parent.get(id(node))
+    while parent is not None and parent is not method:
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda)) and any(
+            p.name.value == name for p in (*parent.params.params, *parent.params.posonly_params,
+                                            *parent.params.kwonly_params)
+        ):
+            return True
+        parent = flat.parent.get(id(parent))
+    return False
 
 
 def _walked_arguments(flat: Flat) -> frozenset[str]:
