@@ -11,7 +11,8 @@ from ..program import known
 from ..program.holds import module_arguments
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of, has_params
-from ..program.tree import access_path, call_name, cst, parameter_for, walk
+from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
+from .choices import options
 from .effects import module_arg_effects, resolve_function
 from .flow import Flat, flat_of
 
@@ -98,7 +99,7 @@ def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str], ef
             if type(node) is not cst.Call or ctx.guarded or not node.args:
                 continue
             name = index.qualified_call(node) or ""
-            if direct and name.rsplit(".", 1)[-1] in names:
+            if direct and any(n.rsplit(".", 1)[-1] in names for n in (name, *_aliased(index, method, flat, node))):
                 # (a layer factory's argument is the caller's: only what it builds itself counts there)
                 if built_module(index, cls, method, flat, node.args[0].value, rank, node, passed_in=cls is not None):
                     yield method, node, node.args[0].value, False
@@ -108,6 +109,26 @@ def calls_on_built_modules(index: ModelIndex, trigger, names: frozenset[str], ef
             arg = _handed_built(index, cls, method, flat, node, rank, effect)
             if arg is not None:
                 yield method, node, arg.value, True
+
+
+def _aliased(index: ModelIndex, method: MethodInfo, flat: Flat, call: cst.Call) -> tuple[str, ...]:
+    """The functions a local called by `call` was bound to before it (`norm = spectral_norm`, `norm = spectral_norm if
+    sn else weight_norm`): calling the local calls one of them."""
+    func = call.func
+    if not isinstance(func, cst.Name):
+        return ()
+    position = method.order.get(id(call), 0)
+    found: list[str] = []
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Assign or method.order.get(id(node), 0) >= position or len(node.targets) != 1:
+            continue
+        target = node.targets[0].target
+        if isinstance(target, cst.Name) and target.value == func.value:
+            for value in options(index, node.value) or (node.value,):
+                written = dotted(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+                if written is not None:
+                    found.append(index.qualify(written))
+    return tuple(found)
 
 
 def _handed_built(index, cls, method, flat, call: cst.Call, rank: int, effect: str) -> cst.Arg | None:

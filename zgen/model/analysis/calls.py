@@ -169,7 +169,9 @@ class ModuleCalls:
             return self._elements_of(expr.value)
         if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
             # `for lin in (self.q, self.k, self.v)`: a literal sequence of submodules, every element one
-            found = [self.classes_of(e.value) if isinstance(e, cst.Element) else None for e in expr.elements]
+            # (`[self.reward, *self.qs]`: a starred container gives its items)
+            found = [self.classes_of(e.value) if isinstance(e, cst.Element) else self._elements_of(e.value)
+                     for e in expr.elements]
             return _union(found) if all(found) else None
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
             if expr.func.attr.value in ("values", "items"):  # a ModuleDict's modules (`items()`: its pairs' second)
@@ -188,7 +190,15 @@ class ModuleCalls:
         if resolved is None:
             return None
         kind, classes = resolved
-        return classes if kind == Kind.CONTAINER else None
+        if kind == Kind.CONTAINER:
+            return classes
+        # `for block in self.transformer.blocks`: an entry of a ModuleDict that is iterated is a list of the modules
+        # the dict holds (`nn.ModuleDict(dict(blocks=nn.ModuleList([...])))`; `follow` gives its entries their classes)
+        if len(path.parts) > 1 and path.parts[-1] != "[]":
+            holder = self._resolve(path.root, path.parts[:-1])
+            if holder is not None and holder[0] == Kind.CONTAINER:
+                return classes
+        return None
 
     def _dict_like(self, expr: cst.BaseExpression, method: str) -> tuple[str, ...] | None:
         """`self.embeddings.items()` on a submodule whose class defines `items()` (a module that hands out the

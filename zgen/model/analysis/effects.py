@@ -16,6 +16,7 @@ import re
 from ..program import known
 from ..program.holds import module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.members import Kind, classify
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
@@ -26,9 +27,11 @@ __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
     "writes_module_params", "REPARAMETRIZES",
     "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
-    "written_in_bulk", "clipped", "state_keys_only",
+    "written_in_bulk", "clipped", "state_keys_only", "REPLACED",
 ]
 
+# The operation of `<module>.weight = nn.Parameter(t)`: the parameter replaced by a new full one.
+REPLACED = " = nn.Parameter(...)"
 # Methods whose result shares the tensor's storage (called without arguments): an in-place op on it writes the tensor.
 _VIEWS = frozenset({"detach", "t", "squeeze", "unsqueeze"})
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
@@ -65,7 +68,11 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return view_use, f"{data}.{attr}(){view_detail}"
         return READ, f"{data}.{attr}"
     if isinstance(parent, cst.AssignTarget) and parent.target is node:
-        return (WRITE, f"{data} = ...") if data else (ASSIGN, " = ...")
+        if data:
+            return WRITE, f"{data} = ..."
+        if _of_a_module(node) and _new_parameter(index, flat.parent.get(id(parent))):
+            return WRITE, REPLACED  # a fresh tensor in its place: the values written are unpartitioned
+        return ASSIGN, " = ..."
     if isinstance(parent, cst.AugAssign) and parent.target is node:
         return WRITE, f"{data} {parent.operator.__class__.__name__} ..."
     if isinstance(parent, cst.Subscript) and parent.value is node:
@@ -217,6 +224,22 @@ def bulk_written(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> str | None
     if not name or not index.qualify(name).startswith("torch.") or not known.FOREACH_INPLACE.match(name.rsplit(".", 1)[-1]):
         return None
     return name
+
+
+def _of_a_module(node: cst.CSTNode) -> bool:
+    """`self.linear.weight`, `layer.weight`: an attribute of a module held or handed here, not one of `self`'s own
+    (`self.tokens = nn.Parameter(...)` makes the module's own parameter) nor an item put in a container."""
+    return isinstance(node, cst.Attribute) and not (isinstance(node.value, cst.Name) and node.value.value == "self")
+
+
+def _new_parameter(index: ModelIndex, assign: cst.CSTNode | None) -> bool:
+    """`<module>.weight = nn.Parameter(t)`: the attribute is bound to a parameter made here, not tied to another
+    module's (`head.weight = embed.weight`). Under ZeRO-3 the module it replaces was partitioned; the new one is
+    a full tensor that no hook gathers or partitions, so the assignment writes the parameter's values."""
+    if type(assign) is not cst.Assign or type(assign.value) is not cst.Call:
+        return False
+    qualified = index.qualify(call_name(assign.value) or "")
+    return qualified.startswith("torch.") and qualified.endswith(".Parameter")
 
 
 def _zero3_probe(flat: Flat, node: cst.CSTNode | None) -> bool:
@@ -782,8 +805,11 @@ def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:
 def _produced_callable(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
     """`init(m.weight)` as a statement, where `init = factory.create(**cfg)` earlier in this function: a callable
     we cannot read, made by a call, given the parameter as its only argument and its result dropped. Its only
-    effect is on that argument: it writes it (an initialiser a factory built from `nn.init.*`)."""
-    if "." in name or name in index.imports or name in index.skeleton.functions:
+    effect is on that argument: it writes it (an initialiser a factory built from `nn.init.*`). So too a callable
+    the function keeps on `self` (`self._init = partial(_initialize_kaiming, ...)`; `self._init(layer.weight)`),
+    unless the call built a module there (`self.fc = nn.Linear(...)`: calling it runs its forward)."""
+    kept = name.startswith("self.") and name.count(".") == 1
+    if "." in name and not kept or name in index.imports or name in index.skeleton.functions:
         return False
     if not isinstance(flat.parent.get(id(call)), cst.Expr):
         return False
@@ -795,6 +821,8 @@ def _produced_callable(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.A
             target = node.targets[0].target
             if isinstance(target, cst.Name) and target.value == name:
                 return True
+            if kept and dotted(target) == name:
+                return classify(index, node.value)[0] not in (Kind.MODULE, Kind.CONTAINER)
     return False
 
 

@@ -55,8 +55,9 @@ class _Bindings:
         # the caller, so partitioned already; taken as modules only when their `.weight` is used.
         self.passed_in: set[str] = set()
         node = method.node
+        walked = _walked_arguments(flat) if node is not None and "parameters(" in method.text else frozenset()
         for name in [a.name.value for a in (*node.params.params, *node.params.kwonly_params)] if node else ():
-            if name not in ("self", "cls") and name not in self.modules and not config_like(name):
+            if name not in ("self", "cls") and name not in self.modules and (not config_like(name) or name in walked):
                 self.modules[name] = _unknown(name)
                 self.passed_in.add(name)
         # `def __init__(self, *heads: nn.Linear)`: each item a module the caller built
@@ -202,6 +203,7 @@ class _Finder:
         self.param_locals: dict[str, ParamAccess] = {}  # `w = self.base.weight`: name -> the access it binds
         # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
         self.late = any(m is method for m in cls.late_init_methods)
+        self.init = any(m is method for m in cls.init_methods)
         # (`__repr__`/`extra_repr` too: printing the built model runs them outside any forward)
         self.entry = self.late or any(m is method for m in (*cls.entry_methods, *cls.repr_methods))
         self.returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
@@ -298,7 +300,10 @@ class _Finder:
 
     def _loop(self, node: cst.For | cst.CompFor) -> None:
         for part, items in loop_items(node.target, node.iter):
-            source = _parameters_source(items, self.bound.passed_in)
+            # (`for p in layer.parameters()` for `layer` in `self.layers`, or `fc = self.fc`: a submodule's own walk;
+            # not a module the method built itself, which is partitioned only under zero.Init)
+            walked = self.bound.passed_in | (self.bound.modules.keys() - self.bound.built_here)
+            source = _parameters_source(items, walked)
             if source is None and isinstance(items, cst.Name):
                 source = self.bound.param_lists.get(items.value)
             if source is None and isinstance(items, cst.Attribute) and isinstance(items.value, cst.Name):
@@ -361,6 +366,8 @@ class _Finder:
                 path = path.__class__("self", path.parts, path.keys)
         if path.root != "self":
             first = self.bound.modules.get(path.root)
+            if first is not None and _shadowed(self.flat, node, path.root, self.method.node):
+                first = None  # `def _apply_fn(m)` nested in the method: its own `m`, not the method's loop variable
             if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:
                 first = narrowed(self.index, first, ctx) or first
             return self._owned(node, ctx, path, first, path.parts)
@@ -519,7 +526,10 @@ class _Finder:
         ):
             return []  # no module handed over: do not read the function at all
         out = []
-        effects = argument_effects(self.index, self.flat, call) or inherited_argument_effects(self.cls, call)
+        # (in `__init__`, a method of this class too: `self.init_conv_(self.up[0], 4)` initialises the child it is
+        # handed, partitioned once built, as a function of the file would; reported at the call that hands it)
+        effects = argument_effects(self.index, self.flat, call) or inherited_argument_effects(
+            self.cls, call, in_file=self.init)
         for position, done in effects:
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
             if use is None and APPLIES in done and self.entry:
@@ -782,6 +792,29 @@ def _first_item(node: cst.CSTNode | None) -> bool:
     return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
 
 
+def _shadowed(flat: Flat, node: cst.CSTNode, name: str, method: cst.CSTNode | None) -> bool:
+    """Is `name` at `node` a parameter of a function or lambda nested in the method (not the method's own local)?"""
+    parent = flat.parent.get(id(node))
+    while parent is not None and parent is not method:
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda)) and any(
+            p.name.value == name for p in (*parent.params.params, *parent.params.posonly_params,
+                                            *parent.params.kwonly_params)
+        ):
+            return True
+        parent = flat.parent.get(id(parent))
+    return False
+
+
+def _walked_arguments(flat: Flat) -> frozenset[str]:
+    """Names whose parameters the function walks (`weight.parameters()`): modules, however they are named (an
+    argument called `weight` that the class's own calls bind to `self.to_k`)."""
+    return frozenset(
+        node.func.value.value for node, _ctx in flat.nodes
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+        and node.func.attr.value in ("parameters", "named_parameters")
+    )
+
+
 def _parameters_source(iterable: cst.BaseExpression, passed_in: set[str]) -> str | None:
     """`self.parameters()` / `self.child.named_parameters()` / `model.parameters()` of a module handed in: the
     text, if the loop walks a module's parameters."""
@@ -839,6 +872,10 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
             return None
         if kind == Kind.MODULE and part == "[]" and any(_container_class(index, c) for c in classes):
             kind, classes = Kind.UNKNOWN, (UNKNOWN_CLASS,)  # `self.main[-2]` of a Sequential subclass: an element
+            continue
+        if kind == Kind.MODULE and part == "[]" and i == 0 and first.name not in ("self", "") and classes:
+            # `m[-1]` for `m` in `[self.reward, *self.qs]`, Sequentials known by the classes of their items: a module
+            # indexed is a container, and its item one of those classes
             continue
         if kind != Kind.MODULE or part == "[]":
             return None

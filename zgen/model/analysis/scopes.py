@@ -89,7 +89,7 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     if scope is Scope.FORWARD:
         return may or _mentions_helper(index, cls, text) or _mentions_kept_parameters(index, cls, text)
     if scope is Scope.INIT:
-        return may or _hands_module(text)
+        return may or _hands_module(text) or _HANDS_OWN.search(text) is not None
     hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
@@ -313,6 +313,8 @@ def _own_param_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
 
 
 # `zero_init(nn.Linear(d, d))`: a module built inline and handed straight to a function.
+# A method of the class handed a child (`self.init_conv_(self.up[0], 4)`): in `__init__`, followed like a function's.
+_HANDS_OWN = re.compile(r"self\.\w+\(\s*self\.\w+(?!\w*\()")
 _HANDS_NEW = re.compile(r"(?<![\w.])[a-z_]\w*\(\s*(?:[a-z_]\w*\.)*[A-Z]\w*\(")
 
 

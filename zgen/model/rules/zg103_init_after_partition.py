@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
-from ..analysis.effects import argument_effects, usage
+from ..analysis.effects import REPLACED, argument_effects, usage
 from ..analysis.flow import flat_of, loop_items
 from ..analysis.handed import built_holder
 from ..analysis.scopes import param_accesses
@@ -502,6 +502,12 @@ def _message(access: ParamAccess) -> str:
         return (
             f"`{what}` is initialised in `__init__` while iterating parameters that include submodules'; under "
             "`deepspeed.zero.Init` those are already partitioned and the write is lost"
+        )
+    if access.op == REPLACED:  # `self.linear.weight = nn.Parameter(w)`
+        return (
+            f"`{what}` is replaced by a new `nn.Parameter` in `__init__` after `{access.owner}` was built; under "
+            f"`deepspeed.zero.Init` `{access.owner}` is already partitioned, and the new full tensor is never "
+            "partitioned with the rest of the model"
         )
     return (
         f"`{what}` is initialised in `__init__` after `{access.owner}` was built; under `deepspeed.zero.Init` "
