@@ -1,7 +1,8 @@
 """ZG103 for a built child's parameter replaced by a new one (h-init): `self.linear.weight = nn.Parameter(w)` in
 `__init__` after `self.linear` was built, in a layer factory nested in the constructor, through a local alias of
 the child, and in a layer factory of another file (ZG101 there). Under `deepspeed.zero.Init` the child was
-partitioned when its own `__init__` returned; the new full tensor is never partitioned with the rest.
+partitioned when its own `__init__` returned: a value made from the old parameter copies its empty placeholder,
+and any new tensor stays whole on every rank until `deepspeed.initialize` converts it (rank 0's values).
 Beside them the look-alikes: a tie to another module's parameter (`head.weight = embed.weight`), the module's own
 parameter assigned twice, a factory building a bare parameter (`effects._new_parameter`)."""
 

@@ -506,8 +506,9 @@ def _message(access: ParamAccess) -> str:
     if access.op == REPLACED:  # `self.linear.weight = nn.Parameter(w)`
         return (
             f"`{what}` is replaced by a new `nn.Parameter` in `__init__` after `{access.owner}` was built; under "
-            f"`deepspeed.zero.Init` `{access.owner}` is already partitioned, and the new full tensor is never "
-            "partitioned with the rest of the model"
+            f"`deepspeed.zero.Init` `{access.owner}` is already partitioned: a value made from the old parameter "
+            "(`ones_like`, `.clone()`, its shape) copies the empty placeholder, and any new tensor stays whole on "
+            "every rank until `deepspeed.initialize` converts it, keeping rank 0's values"
         )
     return (
         f"`{what}` is initialised in `__init__` after `{access.owner}` was built; under `deepspeed.zero.Init` "
