@@ -912,10 +912,10 @@ def _param_name(index: ModelIndex, name: str) -> bool:
 def _callback(index: ModelIndex, name: str, method: bool = False) -> bool:
     """Is the function `name` referenced as a value somewhere in its file (not only called or defined)? A method
     is referenced through what it is bound to (`hooks.append(self.save)`), never by its bare name, which in the
-    file's text is a word of its prose or a function of another scope."""
+    file's text is a word of its prose or a function of another scope; a dotted name quoted in prose is no reference."""
     source = index.source
     if method:
-        return re.search(rf"\.{re.escape(name)}\b(?!\s*\()", source) is not None
+        return re.search(rf"\.{re.escape(name)}\b(?!\s*\(|`)", source) is not None  # (not "`Saver.save`" in prose)
     for match in re.finditer(re.escape(name) + r"\b(?!\s*\()", source):  # led by the literal: fast
         before = source[max(0, match.start() - 4) : match.start()]
         if not (before[-1:].isalnum() or before[-1:] in "._`") and before != "def ":  # (`name` in a docstring)
