@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Union as _U
 
 from ..program import known
+from ..program.class_values import attribute_strings, string_list
 from ..program.holds import config_like, may_have_module_arguments, module_arguments
 from ..program.index import ClassInfo, ModelIndex, entry_name
 from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
@@ -761,8 +762,16 @@ class _Engine:
         if last == "getattr" and "." not in name and len(call.args) >= 2:
             attr = _literal_str(call.args[1].value)
             owner = self.ev(run, call.args[0].value)
-            if attr:
-                found = self._attribute(owner, attr, code_of(call))
+            names = (attr,) if attr else self._names_walked(run, call.args[1].value)
+            if names and _is_self(call.args[0].value) and run.cls is not None:
+                # `for n in self.saved_attributes: getattr(self, n)`: each attribute the names list
+                found = None
+                for each in names:
+                    found = join(found, self._self_attribute(run.cls, each))
+            elif names:
+                found = None
+                for each in names:
+                    found = join(found, self._attribute(owner, each, code_of(call)))
             elif _model(owner) is not None:
                 # a part named at run time (`getattr(self, name + "_params")`): a child, or what holds parameters
                 found = join(Model(code_of(call), child=True), Container(code_of(call)))
@@ -789,6 +798,29 @@ class _Engine:
             if model is not None and not known.is_gather_context(name):
                 passed_on = model  # an unreadable wrapper given the model first: `accelerator.unwrap_model(model)`
         return join(passed_on, self._made_container(run, call, name, qualified))
+
+    def _names_walked(self, run: _Run, expr: cst.BaseExpression) -> tuple[str, ...] | None:
+        """The attribute names a loop variable walks when they are written down: `for n in ("model", "target")`,
+        `for n in self.saved_attributes` where the class family lists them as strings; else None."""
+        if not isinstance(expr, cst.Name):
+            return None
+        node: cst.CSTNode | None = expr
+        while node is not None:
+            walked = None
+            if isinstance(node, cst.For):
+                walked = node.iter if isinstance(node.target, cst.Name) and node.target.value == expr.value else None
+            elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                comp = node.for_in
+                while comp is not None and walked is None:
+                    if isinstance(comp.target, cst.Name) and comp.target.value == expr.value:
+                        walked = comp.iter
+                    comp = comp.inner_for_in
+            if walked is not None:
+                if isinstance(walked, cst.Attribute) and _is_self(walked.value) and run.cls is not None:
+                    return attribute_strings(self.index, run.cls, walked.attr.value)
+                return string_list(walked)
+            node = run.flat.parent.get(id(node))
+        return None
 
     def _made_container(self, run: _Run, call: cst.Call, name: str, qualified: str) -> Value | None:
         """A call of unknown effect handed a built model (and settings alone), its named parameters or a mapping of

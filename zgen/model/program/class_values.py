@@ -19,6 +19,10 @@ any of those assignments may be the one in force when the value is called (not e
 
 `class_lookup(expr)` tells whether an expression reads such a value: `self.<name>` (no method of that name) or
 `getattr(self, "<name>", default)`, and which name.
+
+The same reading answers `attribute_strings(index, cls, name)`: the attribute names a family lists as strings,
+`saved_attributes = ("model", "target_model")`, `self.save_attr_names = {"act", "cri"}`, which code walks to reach
+its own attributes by name (`for n in self.saved_attributes: getattr(self, n)`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from .index import ClassInfo, ModelIndex, memoised
 from .skeleton import dotted as skeleton_dotted
 from .tree import const_str, cst, walk
 
-__all__ = ["attribute_values", "class_lookup", "family", "registry_values"]
+__all__ = ["attribute_strings", "attribute_values", "class_lookup", "family", "registry_values", "string_list"]
 
 
 def class_lookup(expr: cst.BaseExpression) -> str | None:
@@ -75,6 +79,28 @@ def attribute_values(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[tupl
     for owner, value in found:
         unique.setdefault((id(owner), _written(value)), (owner, value))
     return tuple(unique.values())
+
+
+@memoised
+def attribute_strings(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[str, ...] | None:
+    """The strings the family of `cls` lists in its attribute `name`, each assignment a literal tuple, list or set
+    of strings; None when any assignment is something else (names only known at run time) or there is none."""
+    lists = _values_in(family(index, cls), name, _string_list)
+    if not lists or any(found is None for _owner, found in lists):
+        return None
+    return tuple(dict.fromkeys(s for _owner, found in lists for s in found))
+
+
+def string_list(value: cst.BaseExpression) -> tuple[str, ...] | None:
+    """The strings of a literal tuple, list or set of string constants (`("model", "target")`), else None."""
+    if not isinstance(value, (cst.Tuple, cst.List, cst.Set)) or not value.elements:
+        return None
+    found = [const_str(e.value) if not isinstance(e, cst.StarredElement) else None for e in value.elements]
+    return tuple(found) if all(found) else None  # type: ignore[arg-type]
+
+
+def _string_list(value: cst.BaseExpression, _name: str) -> list:
+    return [string_list(value)]
 
 
 def _left_to_subclasses(classes: tuple[ClassInfo, ...], name: str) -> bool:
@@ -126,8 +152,10 @@ def _external_bases(info: ClassInfo):
     return [pair for owner in info.mro for pair in owner.external_bases]
 
 
-def _values_in(classes: tuple[ClassInfo, ...], name: str) -> list[tuple[ModelIndex, cst.BaseExpression]]:
-    """What `classes` assign to their attribute `name` as a value (see `attribute_values`)."""
+def _values_in(classes: tuple[ClassInfo, ...], name: str, read=None) -> list[tuple[ModelIndex, cst.BaseExpression]]:
+    """What `classes` assign to their attribute `name` as a value (see `attribute_values`); `read(value, name)`
+    gives what an assigned value contributes (the class-naming expressions of `_values` unless told)."""
+    read = read or _values
     found: list[tuple[ModelIndex, cst.BaseExpression]] = []
     body = re.compile(rf"^[ \t]+{re.escape(name)}[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
     mentioned = re.compile(rf"self(?<!\wself)\.{re.escape(name)}\b|[\"']{re.escape(name)}[\"']")  # (word first)
@@ -140,7 +168,7 @@ def _values_in(classes: tuple[ClassInfo, ...], name: str) -> list[tuple[ModelInd
                 for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
                     value = _assigned(small, lambda t: isinstance(t, cst.Name) and t.value == name)
                     if value is not None:
-                        found += [(owner, v) for v in _values(value, name)]
+                        found += [(owner, v) for v in read(value, name)]
         for method in info.all_methods():
             if method.owner is not info or not mentioned.search(method.text) or method.node is None:
                 continue
@@ -154,9 +182,9 @@ def _values_in(classes: tuple[ClassInfo, ...], name: str) -> list[tuple[ModelInd
                     if isinstance(value, cst.Name) and value.value in defaults:
                         value = defaults[value.value]
                     if value is not None:
-                        found += [(owner, v) for v in _values(value, name)]
+                        found += [(owner, v) for v in read(value, name)]
                 elif isinstance(node, cst.Call) and class_lookup(node) == name:
-                    found += [(owner, v) for v in _values(node, name)]
+                    found += [(owner, v) for v in read(node, name)]
     return found
 
 
