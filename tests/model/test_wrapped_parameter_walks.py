@@ -1,7 +1,7 @@
 """A module the constructor was handed and keeps (`self.module = module`, class unknown) is a child: walking its
 parameters (`self.module.parameters()`, `named_parameters()`) in the holder's forward reads a submodule's
 parameters outside that submodule's hooks (ZG301), although the holder builds no child of its own. Reading only
-their device, dtype or `requires_grad`, a walk in `__init__`, and a walk inside `GatheredParameters` are not."""
+their device, dtype or `requires_grad`, a walk in `__init__` (also of an item of a `ModuleDict`: `self.heads[k].parameters()`), and a walk inside `GatheredParameters` are not."""
 
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ class Scaled(nn.Module):
 """
 
 LOOK_ALIKES = """
+from typing import Dict, Mapping, Optional
+
 import deepspeed
 from torch import nn
 
@@ -50,6 +52,21 @@ class Moved(nn.Module):
         dev = [p.device for p in self.module.parameters()][0]
         n = sum(1 for p in self.module.parameters() if p.requires_grad)
         return self.module(x.to(dev)) * n
+
+
+class Heads(nn.Module):
+    def __init__(self, heads: Mapping[str, nn.Module], model, heads_require_grad: Optional[Dict[str, bool]] = None):
+        super().__init__()
+        if isinstance(heads, Mapping):
+            heads = {k: v for k, v in heads.items() if v is not None}
+        self.heads = nn.ModuleDict(heads)
+        self.model = model
+        for param in self.model.parameters():
+            param.requires_grad = False
+        if heads_require_grad is not None:
+            for head_name, requires_grad in heads_require_grad.items():
+                for param in self.heads[head_name].parameters():
+                    param.requires_grad = requires_grad
 
 
 class Gathered(nn.Module):

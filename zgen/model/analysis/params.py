@@ -343,8 +343,8 @@ class _Finder:
     def _walks_wrapped(self, source: str) -> bool:
         """Does `source` walk a member of unknown class (`self.module.parameters()` of a module `__init__` was
         handed)? The walk tells it is a module, a child: its parameters are not the holder's own."""
-        path = access_path(cst.parse_expression(source.rsplit(".", 1)[0]))
-        member = self.members.get(path.parts[0]) if path is not None and path.parts else None
+        parts = source.split(".")  # `self.module.parameters()`, `self.heads.[].parameters()`
+        member = self.members.get(parts[1]) if len(parts) > 2 else None
         return member is not None and member.kind == Kind.UNKNOWN and member.classes == (UNKNOWN_CLASS,) \
             and not config_like(member.name)
 
