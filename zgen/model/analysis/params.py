@@ -334,10 +334,19 @@ class _Finder:
                 return []  # `for name, p in self.named_parameters()`: the name bound, not a use
             if self.param_aliases[node.value].endswith("named_parameters()") and _first_item(parent):
                 return []  # `np[0]` of `for np in self.named_parameters()`: the name of the pair, not the parameter
-            if not self.has_children and self.param_aliases[node.value].startswith("self"):
+            source = self.param_aliases[node.value]
+            if not self.has_children and source.startswith("self") and not self._walks_wrapped(source):
                 return []  # the module's own parameters only: not partitioned in its `__init__`/forward
             return [self.access(node, ctx, via=Via(Reach.PARAMETERS, self.param_aliases[node.value]), param=node.value)]
         return []
+
+    def _walks_wrapped(self, source: str) -> bool:
+        """Does `source` walk a member of unknown class (`self.module.parameters()` of a module `__init__` was
+        handed)? The walk tells it is a module, a child: its parameters are not the holder's own."""
+        parts = source.split(".")  # `self.module.parameters()`, `self.heads.[].parameters()`
+        member = self.members.get(parts[1]) if len(parts) > 2 else None
+        return member is not None and member.kind == Kind.UNKNOWN and member.classes == (UNKNOWN_CLASS,) \
+            and not config_like(member.name)
 
     def _loop_target(self, element: cst.Element) -> bool:
         """Is `element` one of the names a `for` binds (`for name, p in ...`)?"""
