@@ -703,12 +703,12 @@ def script_divergences(
 
 def _runs_backward(scope: ScriptScope) -> bool:
     """Does the scope call `.backward()` on a value (`loss.backward()`): the backward pass of a model, a collective
-    of every parameter under ZeRO-3, whoever computed the loss?"""
-    if ".backward(" not in scope.snippet.module.code:
-        return False
+    of every parameter under ZeRO-3, whoever computed the loss? (Its nodes, already flattened by `scope_reach`: no
+    text of the scope is generated for it.)"""
     for node, _ctx in scope.flat.nodes:
         if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
-            return not any(arg.keyword is None for arg in node.args)
+            if not any(arg.keyword is None for arg in node.args):  # (not `engine.backward(loss)`: a call of its own)
+                return True
     return False
 
 
