@@ -132,3 +132,26 @@ def test_agreed_flags_settings_raises_and_a_guard_after_backward_are_clean(tmp_p
 
 def test_counters_before_and_after_backward_are_clean(tmp_path: Path) -> None:
     assert found(_write(tmp_path, COUNTED), "ZG2") == []
+
+
+PROGRESS = """
+import sys, os
+from tqdm import tqdm
+from torch.distributed import get_rank
+
+def train(trainer, loader, total):
+    out = sys.stderr if get_rank() == 0 else open(os.devnull, "w")
+    pbar = tqdm(total=total, file=out)
+    while pbar.n < pbar.total:
+        for batch in loader:
+            if pbar.n >= pbar.total:
+                break
+            loss = trainer.compute_loss(batch)
+            loss.backward()
+            pbar.update(1)
+"""
+
+
+def test_a_step_count_of_a_progress_bar_shown_on_the_main_rank_is_clean(tmp_path: Path) -> None:
+    # (the bar's count is the same on every rank; only its display follows the rank)
+    assert found(_write(tmp_path, PROGRESS), "ZG2") == []

@@ -331,8 +331,8 @@ def _tainted_decisions(
 ) -> None:
     """Calls gated, iterated, skipped or cut short by a rank-, random- or data-tainted decision.
 
-    `backwards`: the `loss.backward()` calls after the model ran (`_backward_sites`), which a `return` or `continue`
-    can skip like a submodule call (only exits: a backward gated by a test is as often the same on every rank).
+    `backwards`: the `loss.backward()` calls (`_backward_sites`), which a `return` or `continue` on this rank's data can
+    skip like a submodule call (only exits: a backward gated by a test is as often the same on every rank).
 
     `helpers` are the sites that run submodules through a helper: data decisions about them are left out.
     `plain` (the taint before outputs were read as values, when `_output_exits` runs): a data exit out of a loop
@@ -389,6 +389,14 @@ def _tainted_decisions(
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and type(n) in exit_kinds]
     if backwards:
         sites = sites + backwards  # (only for the exits: `sites` was read above for gates and loops)
+        backward_ids = {id(call) for call, _c, _n in backwards}
+        add_exit = add
+
+        def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
+            # (a backward skipped on this rank's data; a rank test before it is one of the calls that computed the loss,
+            # and what looks like one is as often a progress bar shown on the main rank: `tqdm(file=...)`)
+            if kind == DATA or id(site) not in backward_ids:
+                add_exit(kind, effect, node, source, callee, site)
     for node, ctx in exits:
         position = flat.position[id(node)]
         if isinstance(node, cst.Return):
