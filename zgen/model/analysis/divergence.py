@@ -283,12 +283,14 @@ def find_divergences(
         if any(with_outputs.of(test) for test in _decisions(flat)):
             plain, taint, tainted = taint, with_outputs, True
     plain = taint if plain is None else plain
-    if tainted and (sites or extra):
+    # `loss.backward()`: what a `return` or `continue` before it skips, like a submodule call
+    backs = _backward_sites(flat) if tainted and (text is None or "backward" in text) else []
+    if tainted and (sites or extra or backs):
         # Helpers count for rank and random decisions (`if random() < 0.5: self.predict(x)`); for data
         # decisions a helper on the other branch often runs the same layers, so only direct calls do.
         _tainted_decisions(
             flat, calls, taint, sites + extra, add, {id(call) for call, _c, _n in extra}, model_code,
-            plain if loop_exits else None,
+            plain if loop_exits else None, backs,
         )
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
@@ -325,9 +327,12 @@ def find_divergences(
 
 def _tainted_decisions(
     flat: Flat, calls: Calls, taint: Taint, sites: list, add: Callable[..., None], helpers: set[int] = frozenset(),
-    model_code: bool = True, plain: Taint | None = None,
+    model_code: bool = True, plain: Taint | None = None, backwards: list = (),  # type: ignore[assignment]
 ) -> None:
     """Calls gated, iterated, skipped or cut short by a rank-, random- or data-tainted decision.
+
+    `backwards`: the `loss.backward()` calls (`_backward_sites`), which a `return` or `continue` on this rank's data can
+    skip like a submodule call (only exits: a backward gated by a test is as often the same on every rank).
 
     `helpers` are the sites that run submodules through a helper: data decisions about them are left out.
     `plain` (the taint before outputs were read as values, when `_output_exits` runs): a data exit out of a loop
@@ -382,6 +387,16 @@ def _tainted_decisions(
     # Leaf node types, so `type(n) in` is `isinstance` without libcst's ABC check (a microsecond per node that is not one).
     exit_kinds = (cst.Continue, cst.Break, cst.Return)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and type(n) in exit_kinds]
+    if backwards:
+        sites = sites + backwards  # (only for the exits: `sites` was read above for gates and loops)
+        backward_ids = {id(call) for call, _c, _n in backwards}
+        add_exit = add
+
+        def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
+            # (a backward skipped on this rank's data; a rank test before it is one of the calls that computed the loss,
+            # and what looks like one is as often a progress bar shown on the main rank: `tqdm(file=...)`)
+            if kind == DATA or id(site) not in backward_ids:
+                add_exit(kind, effect, node, source, callee, site)
     for node, ctx in exits:
         position = flat.position[id(node)]
         if isinstance(node, cst.Return):
@@ -700,6 +715,21 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
             source = source_of(node.test) if later else None
             if source is not None:
                 add(DATA, WHILE, node.test, source, later[0][2])
+
+
+def _backward_sites(flat: Flat) -> list[tuple[cst.Call, Ctx, str]]:
+    """`loss.backward()`, `scaler.scale(loss).backward()`: the backward of what a model computed gathers its
+    parameters again, module by module, and reduce-scatters their gradients, with every rank, wherever the loss
+    was computed (a trainer handed in, a loss module). (`engine.backward(loss)`, handed the loss, is a site of its
+    own when it runs one.)"""
+    found = []
+    for node, ctx in flat.nodes:
+        if (
+            type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
+            and not any(arg.keyword is None for arg in node.args)
+        ):
+            found.append((node, ctx, f"{code_of(node.func)}()"))
+    return found
 
 
 def _backward_in(body: cst.BaseSuite) -> str | None:

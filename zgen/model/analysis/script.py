@@ -693,11 +693,23 @@ def script_divergences(
             scope.held or scope.model_args or scope.wrapped or scope.runner_args or scope.callable_args
             or scope.held_items  # (an item of a container of models it holds: `self.critics[i](s)`)
             or scope_reach(index, scope)  # (a model reached through a plain object or helpers: `self.agent.act(s)`)
+            or (kind == DATA and _runs_backward(scope))  # (`loss.backward()` of a loss a trainer handed in computed)
         ):
             continue  # runs no model (only a rank test can also gate a collective)
         for d in _scope_divergences(index, scope, True):
             if d.kind == kind:
                 yield scope.snippet, d
+
+
+def _runs_backward(scope: ScriptScope) -> bool:
+    """Does the scope call `.backward()` on a value (`loss.backward()`): the backward pass of a model, a collective
+    of every parameter under ZeRO-3, whoever computed the loss? (Its nodes, already flattened by `scope_reach`: no
+    text of the scope is generated for it.)"""
+    for node, _ctx in scope.flat.nodes:
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+            if not any(arg.keyword is None for arg in node.args):  # (not `engine.backward(loss)`: a call of its own)
+                return True
+    return False
 
 
 @memoised

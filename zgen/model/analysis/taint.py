@@ -669,6 +669,8 @@ class Taint:
             return DATA
         if isinstance(node.func, cst.Name):
             found = random_function(self.index, node.func.value)
+            if found is None and _handed_a_value(node) and value_test_function(self.index, node.func.value):
+                return DATA  # `if not loss_ok(loss):` for `def loss_ok(v): return math.isfinite(v.item())`
             return found or (RANK if rank_function(self.index, node.func.value) else None)
         method = isinstance(node.func, cst.Attribute)
         if method and self.cls is not None and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
@@ -1048,8 +1050,17 @@ def output_test_text(text: str) -> bool:
     # the rest of this trigger)
     return bool(names) and (
         any(m.group(1) in names for m in _WORD_READ.finditer(text))
-        or any((m.group(1) or m.group(2)) in names for m in _predicate_reads(text))  # `torch.isnan(loss)`
+        or any(_derived_word(text, m.group(1) or m.group(2), names) for m in _predicate_reads(text))  # `isnan(loss)`
     )
+
+
+def _derived_word(text: str, word: str, names: set[str]) -> bool:
+    """Is `word` one of `names`, or a local bound (one assignment) to an expression reading one (`loss = out.mean()`,
+    `loss = sum(v for v in losses.values())`)?"""
+    if word in names:
+        return True
+    assigned = re.compile(rf"^[ \t]*{word}[ \t]*(?::[^=\n]*)?=(?!=)([^\n]*)", re.M)
+    return any(names.intersection(re.findall(r"\w+", m.group(1))) for m in line_matches(assigned, text, word))
 
 
 def _reads_output_value(call: cst.Call) -> bool:
@@ -1426,6 +1437,47 @@ def random_function(index: ModelIndex, name: str) -> str | None:
     if function is None or "return" not in function.text:
         return None
     return draws_in(index, function)
+
+
+def _handed_a_value(call: cst.Call) -> bool:
+    """Is `call` handed a local or an expression of one (`check(loss)`), not only constants or `self`'s state?"""
+    for arg in call.args:
+        value = arg.value
+        while isinstance(value, (cst.Attribute, cst.Subscript, cst.Call)):
+            value = value.func if isinstance(value, cst.Call) else value.value
+        if isinstance(value, cst.Name) and value.value not in ("self", "cls", "True", "False", "None"):
+            return True
+    return False
+
+
+@memoised
+def value_test_function(index: ModelIndex, name: str) -> bool:
+    """Is `name` a function (of this file, or imported from another file of the program) that returns a test of the
+    values of what it was handed (`def nonfinite(x): return not torch.isfinite(x).all()`, `return
+    math.isfinite(loss.item())`)? What it says of this rank's tensor is this rank's own."""
+    function = function_target(index, name)
+    if function is None or "return" not in function.text or not (
+        "nan(" in function.text or "inf(" in function.text or "finite(" in function.text or "all(" in function.text
+        or "any(" in function.text
+    ):
+        return False
+    flat, returns = _own_returns(function)
+    root = flat.nodes[0][0] if flat is not None and flat.nodes else None
+    if not isinstance(root, cst.FunctionDef):
+        return False
+    params = {p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params)}
+    for value in returns:
+        for node in walk(value):
+            if type(node) is not cst.Call:
+                continue
+            tested = _value_predicate(function.index, node)
+            if tested is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("all", "any"):
+                tested = None if node.args else node.func.value  # `(x > 0).all()` (not `x.item()`: a value, no test)
+            if tested is not None and params.intersection(
+                n.value for n in walk(tested) if type(n) is cst.Name
+            ):
+                return True
+    return False
 
 
 # Attributes that only a tensor has among a function's arguments (a list or a mapping has none of them).

@@ -45,6 +45,8 @@ class _LoopExit:
             return True  # `self.decode(step, n_steps=x.size(1))`: a base class's loop counted by a length handed on
         if "return" in text and "os.path." in text and any(f".{word}(" in text for word in self._HOST):
             return True  # `if os.path.isfile(out): return` before the model runs: this host's files decide
+        if "backward(" in text and _exit_before_backward(text):
+            return True  # `if not torch.isfinite(loss).all(): return` before `loss.backward()`
         if "except" in text and _OWN_FAILURE_TEXT.search(text):
             return True  # `except RuntimeError as e: if "out of memory" in str(e): return None`
         if "break" in text or "while" in text:
@@ -125,6 +127,16 @@ def _reads_length(text: str, expr: str, depth: int) -> bool:
             if _reads_length(text, bound.group(1), depth - 1):
                 return True
     return False
+
+
+_SKIP_TEST = re.compile(r"(?m)^[ \t]*(?:el)?if\b[^\n]*:[ \t]*(?:#[^\n]*)?(?:\n[^\n]*){0,4}?\n?[ \t]*(?:return|continue)\b")
+
+
+def _exit_before_backward(text: str) -> bool:
+    """Text pre-filter: a test whose block returns or continues (within its first lines), before a `.backward(`."""
+    last = text.rfind(".backward(")
+    found = _SKIP_TEST.search(text, 0, last) if last > 0 else None
+    return found is not None
 
 
 # `except:`, `except Exception`, `except (RuntimeError, ValueError)`, `except torch.cuda.OutOfMemoryError`, an
