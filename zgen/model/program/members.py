@@ -197,6 +197,25 @@ def _returned_by(
     return kind, classes, ()
 
 
+def _does_nothing(index: ModelIndex, ref: str) -> bool:
+    """`nn.Identity`, or a module class of the program whose forward hands back its input as given: a placeholder
+    for no module (`skip if skip else nn.Identity()`), not a default standing for what a caller may hand in."""
+    if ref.rsplit(".", 1)[-1] == "Identity" and known.is_torch_module_class(ref):
+        return True
+    local = index.classes.get(ref)
+    found = (index, local) if local is not None else index.external(ref)
+    forward = found[1].method("forward") if found is not None else None
+    node = forward.node if forward is not None else None
+    if node is None or len(node.params.params) < 2 or len(node.body.body) != 1:
+        return False
+    stmt = node.body.body[0]
+    returned = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    return (
+        isinstance(returned, cst.Return) and isinstance(returned.value, cst.Name)
+        and returned.value.value == node.params.params[1].name.value
+    )
+
+
 def _choice_leaves(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The values `a if c else b` and `a or b` may evaluate to, unchanged (the expression itself otherwise)."""
     if isinstance(value, cst.IfExp):
@@ -774,7 +793,9 @@ class _FactsReader:
         typed = [(option, self.classify(option)) for option in options]
         built = [(kind, classes) for option, (kind, classes) in typed if isinstance(option, cst.Call) and kind == Kind.MODULE]
         given = [option for option, _ in typed if isinstance(option, cst.Name) and option.value in self.params]
-        if built and given and all(UNKNOWN_CLASS not in classes for _, classes in built) and (
+        if built and given and all(
+            UNKNOWN_CLASS not in classes and not any(_does_nothing(self.index, c) for c in classes) for _, classes in built
+        ) and (
             len(built) + len(given) == len([o for o, (k, _) in typed if k > Kind.VALUE or o in given])
         ):
             typed = [(None, result) for result in built]
