@@ -791,14 +791,14 @@ class _FactsReader:
         of the class built: a module handed in stands in for the default and does what it does, so a default with
         no parameters (a feature extractor holding a buffer) makes a member that gathers nothing."""
         typed = [(option, self.classify(option)) for option in options]
-        built = [(kind, classes) for option, (kind, classes) in typed if isinstance(option, cst.Call) and kind == Kind.MODULE]
-        given = [option for option, _ in typed if isinstance(option, cst.Name) and option.value in self.params]
-        if built and given and all(
-            UNKNOWN_CLASS not in classes and not any(_does_nothing(self.index, c) for c in classes) for _, classes in built
-        ) and (
-            len(built) + len(given) == len([o for o, (k, _) in typed if k > Kind.VALUE or o in given])
+        given = [o for o, _ in typed if isinstance(o, cst.Name) and o.value in self.params and o.value not in self.locals]
+        others = [(o, result) for o, result in typed if result[0] > Kind.VALUE and not any(o is g for g in given)]
+        if given and others and all(
+            isinstance(o, cst.Call) and kind == Kind.MODULE and UNKNOWN_CLASS not in classes
+            and not any(_does_nothing(self.index, c) for c in classes)
+            for o, (kind, classes) in others
         ):
-            typed = [(None, result) for result in built]
+            typed = others  # (`None` among the options, `default(enc, None)`, is no module either way)
         kind, classes = Kind.VALUE, ()
         for _, (k, c) in typed:
             kind, classes = max(kind, k), classes + tuple(x for x in c if x not in classes)
