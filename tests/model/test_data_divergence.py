@@ -101,10 +101,17 @@ def test_builtin_all_over_a_stopping_verdict_is_a_data_exit():
 
 
 @pytest.mark.parametrize(
-    "test", ["x.size(-1) > 1", "self.training", "x.dim() == 3", "stop is not None and stop > 0", "x.shape[0] == self.k"]
+    "test", ["x.size(-1) > 1", "self.training", "stop is not None and stop > 0", "x.shape[0] == self.k"]
 )
 def test_shapes_flags_and_arguments_are_not_data(test):
     assert check_source("m.py", textwrap.dedent(TEMPLATE.format(test=test, stop="False"))) == []
+
+
+def test_the_number_of_dimensions_is_the_kind_of_input_given():
+    # `x.dim() == 3` runs `a` for one kind of input, `b` for another (images or videos: make_a_video's labelled
+    # hazard; `taint._kind_test`, tests/model/test_input_kind.py)
+    findings = check_source("m.py", textwrap.dedent(TEMPLATE.format(test="x.dim() == 3", stop="False")))
+    assert [f.code for f in findings] == ["ZG203"]
 
 
 def test_a_random_layer_list_is_seen_through_enumerate_and_zip():

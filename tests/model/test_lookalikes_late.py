@@ -52,7 +52,7 @@ class Block(nn.Module):
 
     def forward(self, x):
         x = x + drop_path(self.attn(x), 0.1, self.training)
-        if x.ndim == 4:
+        if x.shape[-1] == 512:  # (not `x.ndim == 4`: the kind of input this call was given, `taint._kind_test`)
             x = self.proj(x)
         return x
 """,

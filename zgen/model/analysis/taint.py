@@ -421,6 +421,8 @@ class Taint:
                 why = code_of(node)  # `if x.shape[1] < 4: return x`, `if len(tokens) == 0: return []`
                 self._extent_tests.add(why)
                 found.setdefault(DATA, why)
+            elif kind is cst.Comparison and self.inputs and _kind_test(node, self.inputs):
+                found.setdefault(DATA, code_of(node))  # `x.ndim == 5`: this call was given videos, not images
             elif kind is cst.Comparison and self._key_presence(node):
                 found.setdefault(DATA, code_of(node))  # `key not in feats`: which keys this call's input has
             elif kind is cst.Comparison and is_none_test(node) and self._input_get(node.left):
@@ -1558,6 +1560,36 @@ def _extent_test(
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
         return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in valued
     return _input_extent(left, inputs) and not one
+
+
+def _kind_test(node: cst.Comparison, inputs: frozenset[str]) -> bool:
+    """`x.ndim == 5`, `x.dim() != 4`, `len(x.shape) == 3` against a number, or `mel.shape[-2:] != (n_ctx, d)` against
+    a tuple, of an argument `x`: which kind of input this call was given (videos or images, raw features or ones
+    already encoded), which no decoding step changes; a branch on it runs what that kind needs."""
+    if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    if isinstance(left, (cst.Integer, cst.Tuple)):
+        left, right = right, left
+    if isinstance(right, cst.Integer):
+        owner = None
+        if isinstance(left, cst.Attribute) and left.attr.value == "ndim":
+            owner = left.value  # `x.ndim`
+        elif isinstance(left, cst.Call) and not left.args and isinstance(left.func, cst.Attribute):
+            owner = left.func.value if left.func.attr.value == "dim" else None  # `x.dim()`
+        elif isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len" and left.args:
+            shape = left.args[0].value  # `len(x.shape)`
+            owner = shape.value if isinstance(shape, cst.Attribute) and shape.attr.value == "shape" else None
+        return isinstance(owner, cst.Name) and owner.value in inputs
+    if not (isinstance(right, cst.Tuple) and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual))):
+        return False
+    if not (isinstance(left, cst.Subscript) and len(left.slice) == 1 and isinstance(left.slice[0].slice, cst.Slice)):
+        return False
+    shape, trailing = left.value, left.slice[0].slice  # `x.shape[-2:]`: the trailing dimensions
+    return (
+        isinstance(shape, cst.Attribute) and shape.attr.value == "shape" and isinstance(shape.value, cst.Name)
+        and shape.value.value in inputs and trailing.upper is None and isinstance(trailing.lower, cst.UnaryOperation)
+    )
 
 
 def _input_extent(value: cst.BaseExpression, inputs: frozenset[str]) -> bool:

@@ -142,10 +142,11 @@ def returns(
     (`m = nn.Linear(...); nn.init.normal_(m.weight); return m`); returning one of
     its parameters returns the caller's argument (`quant_noise(module, p)`).
     """
-    kind, classes, param = _returned_by(index, function)
-    if param is not None:
-        arg = _argument(call, *param)
-        return caller.classify(arg) if arg is not None else (Kind.VALUE, ())
+    kind, classes, handed = _returned_by(index, function)
+    if handed:
+        # `default(mel_spec, MelSpec())` of `def default(v, d): return v if exists(v) else d`: one of the arguments
+        args = [_argument(call, *param) for param in handed]
+        return caller.either([arg for arg in args if arg is not None])
     return kind, tuple(index.global_name(c) for c in classes) if caller.index is not index else classes
 
 
@@ -167,11 +168,15 @@ def returns_tuple(index: ModelIndex, function: MethodInfo, n: int) -> list[tuple
     return []
 
 
-@memoised(cycle=(Kind.VALUE, (), None))
-def _returned_by(index: ModelIndex, function: MethodInfo) -> tuple[Kind, tuple[str, ...], tuple[int, str] | None]:
+@memoised(cycle=(Kind.VALUE, (), ()))
+def _returned_by(
+    index: ModelIndex, function: MethodInfo
+) -> tuple[Kind, tuple[str, ...], tuple[tuple[int, str], ...]]:
+    """What `function` returns: a kind and classes, or the parameters it hands back as given (`return module`;
+    `return v if exists(v) else d`, a choice among them: each a (position, name) the caller's argument fills)."""
     node = function.node
     if node is None or not function.text.count("return"):
-        return Kind.VALUE, (), None
+        return Kind.VALUE, (), ()
     reader = _FactsReader(index, ClassFacts(), function, 0, function.owner)
     reader.read()
     kind, classes = Kind.VALUE, ()
@@ -179,15 +184,45 @@ def _returned_by(index: ModelIndex, function: MethodInfo) -> tuple[Kind, tuple[s
         if not isinstance(stmt, cst.Return) or stmt.value is None:
             continue
         value = stmt.value
-        if isinstance(value, cst.Name) and value.value in reader.params and value.value not in reader.locals:
-            position = reader.params.index(value.value)
-            if function.owner is not None:
-                position -= 1  # `self`
-            return Kind.VALUE, (), (position, value.value)
+        handed = tuple(
+            (reader.params.index(leaf.value) - (function.owner is not None), leaf.value)  # (less `self`)
+            for leaf in _choice_leaves(value)
+            if isinstance(leaf, cst.Name) and leaf.value in reader.params and leaf.value not in reader.locals
+        )
+        if handed and len(handed) == len(_choice_leaves(value)):
+            return Kind.VALUE, (), handed
         k, c = reader.classify(value)
         if k > kind or (k == kind and c):
             kind, classes = max(k, kind), classes + tuple(x for x in c if x not in classes)
-    return kind, classes, None
+    return kind, classes, ()
+
+
+def _does_nothing(index: ModelIndex, ref: str) -> bool:
+    """`nn.Identity`, or a module class of the program whose forward hands back its input as given: a placeholder
+    for no module (`skip if skip else nn.Identity()`), not a default standing for what a caller may hand in."""
+    if ref.rsplit(".", 1)[-1] == "Identity" and known.is_torch_module_class(ref):
+        return True
+    local = index.classes.get(ref)
+    found = (index, local) if local is not None else index.external(ref)
+    forward = found[1].method("forward") if found is not None else None
+    node = forward.node if forward is not None else None
+    if node is None or len(node.params.params) < 2 or len(node.body.body) != 1:
+        return False
+    stmt = node.body.body[0]
+    returned = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    return (
+        isinstance(returned, cst.Return) and isinstance(returned.value, cst.Name)
+        and returned.value.value == node.params.params[1].name.value
+    )
+
+
+def _choice_leaves(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values `a if c else b` and `a or b` may evaluate to, unchanged (the expression itself otherwise)."""
+    if isinstance(value, cst.IfExp):
+        return _choice_leaves(value.body) + _choice_leaves(value.orelse)
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+        return _choice_leaves(value.left) + _choice_leaves(value.right)
+    return [value]
 
 
 @memoised(cycle=False)
@@ -720,13 +755,9 @@ class _FactsReader:
         """What kind of member an expression assigned to `self.x` makes."""
         if isinstance(value, cst.Call):
             return self._classify_call(value)
-        if isinstance(value, cst.IfExp):
-            a = self.classify(value.body)
-            b = self.classify(value.orelse)
-            return max(a[0], b[0]), a[1] + tuple(c for c in b[1] if c not in a[1])
-        if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
-            # `encoder or Encoder(d)`: one of the two, like `encoder if encoder else Encoder(d)`
-            return self.classify(cst.IfExp(test=value.left, body=value.left, orelse=value.right))
+        if isinstance(value, cst.IfExp) or isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+            # `encoder or Encoder(d)`, `encoder if encoder is not None else Encoder(d)`: one of the two
+            return self.either(_choice_leaves(value))
         if isinstance(value, cst.Subscript):
             base = dotted(value.value)
             if base is not None and base.rsplit(".", 1)[-1] in known.ACTIVATION_FACTORIES:
@@ -753,6 +784,25 @@ class _FactsReader:
                 return Kind.PARAM, ()
             return Kind.VALUE, ()
         return Kind.VALUE, ()
+
+    def either(self, options: list[cst.BaseExpression]) -> tuple[Kind, tuple[str, ...]]:
+        """What a value that is one of `options` is. The caller's module or else a default built here
+        (`default(mel_spec, MelSpec())`, `enc if enc is not None else Encoder(d)`, `norm or nn.LayerNorm(d)`) is
+        of the class built: a module handed in stands in for the default and does what it does, so a default with
+        no parameters (a feature extractor holding a buffer) makes a member that gathers nothing."""
+        typed = [(option, self.classify(option)) for option in options]
+        given = [o for o, _ in typed if isinstance(o, cst.Name) and o.value in self.params and o.value not in self.locals]
+        others = [(o, result) for o, result in typed if result[0] > Kind.VALUE and not any(o is g for g in given)]
+        if given and others and all(
+            isinstance(o, cst.Call) and kind == Kind.MODULE and UNKNOWN_CLASS not in classes
+            and not any(_does_nothing(self.index, c) for c in classes)
+            for o, (kind, classes) in others
+        ):
+            typed = others  # (`None` among the options, `default(enc, None)`, is no module either way)
+        kind, classes = Kind.VALUE, ()
+        for _, (k, c) in typed:
+            kind, classes = max(kind, k), classes + tuple(x for x in c if x not in classes)
+        return kind, classes
 
     def class_values(self, name: str) -> tuple[Kind, tuple[str, ...]] | None:
         """What calling the class the family of the class read holds in its attribute `name` builds: the module

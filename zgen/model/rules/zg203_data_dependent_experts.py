@@ -97,6 +97,11 @@ class _Selections:
     # `for key, value in batch.items():`: as many iterations as this rank's mapping has keys
     _VIEW_LOOP = re.compile(r"for(?<!\wfor)\s[^\n]*\bin\s+\w+\.(?:items|keys|values)\(\)")
 
+    # `x.ndim == 5`, `x.dim() != 4`, `len(x.shape) == 3`, `mel.shape[-2:] != (...)`: which kind of input it is
+    _KIND = re.compile(
+        r"(?:\.ndim\b|\.dim\(\)|len\(\w+\.shape\))\s*(?:[<>]=?|[=!]=)\s*\d|\d\s*(?:[<>]=?|[=!]=)\s*\w+(?:\.ndim\b|\.dim\(\))"
+        r"|\.shape\[-\d+:\]\s*[=!]=\s*\("
+    )
     # `for _ in range(int(n.item())):`: a trip count read from this rank's tensor
     _COUNT = re.compile(r"range\([^\n]*\.item\(\)")
     _CONTAINER_ITEM = re.compile(r"\w\.\w+\[")  # an item of a container (`self.experts[k]`, `model.heads[k]`)
@@ -119,6 +124,8 @@ class _Selections:
             return True
         if "()" in text and self._VIEW_LOOP.search(text):
             return True
+        if (".ndim" in text or ".dim()" in text or ".shape" in text) and self._KIND.search(text):
+            return True  # `x.ndim == 5`: the kind of input this call was given (`taint._kind_test`)
         if ".item()" in text and self._COUNT.search(text):
             return True
         if "+=" in text and self._GROWN.search(text):
