@@ -95,3 +95,22 @@ class Block(nn.Module):
         return h
 """
     assert _check(tmp_path, body) == []
+
+
+def test_the_layout_of_a_mask_is_the_calling_convention(tmp_path):
+    # `attention_mask.ndim == 2`: a 2-D padding mask or a 4-D prepared one, as the caller's convention has it on
+    # every rank (transformers' generation builds the 4-D mask only for a static cache), not a kind of input data
+    body = """
+
+class Decoder(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.mask_proj = Attn(d)
+        self.body = Attn(d)
+
+    def forward(self, x, attention_mask):
+        if attention_mask.ndim == 2:
+            attention_mask = self.mask_proj(attention_mask)
+        return self.body(x) * attention_mask
+"""
+    assert _check(tmp_path, body) == []

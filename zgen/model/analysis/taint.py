@@ -1565,7 +1565,8 @@ def _extent_test(
 def _kind_test(node: cst.Comparison, inputs: frozenset[str]) -> bool:
     """`x.ndim == 5`, `x.dim() != 4`, `len(x.shape) == 3` against a number, or `mel.shape[-2:] != (n_ctx, d)` against
     a tuple, of an argument `x`: which kind of input this call was given (videos or images, raw features or ones
-    already encoded), which no decoding step changes; a branch on it runs what that kind needs."""
+    already encoded), which no decoding step changes; a branch on it runs what that kind needs. Not of a mask, ids
+    or a state (`attention_mask.ndim == 2`, `known.CONVENTION_INPUT`): their layout is the calling convention."""
     if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
         return False
     left, right = node.left, node.comparisons[0].comparator
@@ -1580,7 +1581,7 @@ def _kind_test(node: cst.Comparison, inputs: frozenset[str]) -> bool:
         elif isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len" and left.args:
             shape = left.args[0].value  # `len(x.shape)`
             owner = shape.value if isinstance(shape, cst.Attribute) and shape.attr.value == "shape" else None
-        return isinstance(owner, cst.Name) and owner.value in inputs
+        return isinstance(owner, cst.Name) and owner.value in inputs and not known.CONVENTION_INPUT.search(owner.value)
     if not (isinstance(right, cst.Tuple) and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual))):
         return False
     if not (isinstance(left, cst.Subscript) and len(left.slice) == 1 and isinstance(left.slice[0].slice, cst.Slice)):
@@ -1588,7 +1589,8 @@ def _kind_test(node: cst.Comparison, inputs: frozenset[str]) -> bool:
     shape, trailing = left.value, left.slice[0].slice  # `x.shape[-2:]`: the trailing dimensions
     return (
         isinstance(shape, cst.Attribute) and shape.attr.value == "shape" and isinstance(shape.value, cst.Name)
-        and shape.value.value in inputs and trailing.upper is None and isinstance(trailing.lower, cst.UnaryOperation)
+        and shape.value.value in inputs and not known.CONVENTION_INPUT.search(shape.value.value)
+        and trailing.upper is None and isinstance(trailing.lower, cst.UnaryOperation)
     )
 
 

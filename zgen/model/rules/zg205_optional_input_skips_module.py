@@ -31,13 +31,8 @@ from .rule import Report, Rule
 # `name=None` in a signature, and `if [not] name [is [not] None]` in a body: the text pre-filter.
 _OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*None\b")
 _PRESENCE_IF = re.compile(r"if(?<!\wif)\s+(?:not\s+)?\(?\s*(\w+)(?:\.get\([^)]*\))?(?:\s+is(?:\s+not)?\s+None)?\s*(?:and\b|or\b|:)")
-# Optional inputs that are states, caches, masks, ids, labels or flags: they pick values or carry
-# what an earlier step computed, and gating on them is the model's calling convention, not a tower.
-_CONVENTIONS = (
-    r"hidden_states|past|mask|position|labels?$|embeds$|^output_|^return_|^use_|"
-    r"^encoder_outputs$|^head_mask$|^kwargs$|token_type|^timestep|^seq_len|^length"
-)
-_NOT_A_TOWER_INPUT = re.compile(rf"_ids$|^ids$|{_CONVENTIONS}")
+_CONVENTIONS = known.CONVENTION_INPUTS  # states, caches, masks, labels, flags: the model's calling convention
+_NOT_A_TOWER_INPUT = known.CONVENTION_INPUT
 # Of those, the ones other than plain ids: still the caller's convention when a layer runs on them a second time
 # (`token_type_ids` through the token table, `position_ids`), where ids of a sequence of their own are not.
 _CONVENTION = re.compile(_CONVENTIONS)
