@@ -651,7 +651,7 @@ def _handed_name(index: ModelIndex, span: FunctionSpan, cls: ClassInfo | None) -
     # agent, `load_foundations(model, src)`) is handed the model it writes built: nothing builds it there. Not a
     # hook, nor a callback handed on (an `apply` visit) or run by a module of the file on itself: judged at those.
     return not module and _REINIT_NAME.search(span.name) is not None and not (
-        _callback(index, span.name, method=cls is not None) or cls is None and _called_by_modules(index, span.name)
+        _callback(index, span.name) or cls is None and _called_by_modules(index, span.name)
     )
 
 
@@ -909,13 +909,9 @@ def _param_name(index: ModelIndex, name: str) -> bool:
     return name in index.param_names or name in index.related_param_names
 
 
-def _callback(index: ModelIndex, name: str, method: bool = False) -> bool:
-    """Is the function `name` referenced as a value somewhere in its file (not only called or defined)? A method
-    is referenced through what it is bound to (`hooks.append(self.save)`), never by its bare name, which in the
-    file's text is a word of its prose or a function of another scope; a dotted name quoted in prose is no reference."""
+def _callback(index: ModelIndex, name: str) -> bool:
+    """Is the function `name` referenced as a value somewhere in its file (not only called or defined)?"""
     source = index.source
-    if method:
-        return re.search(rf"\.{re.escape(name)}\b(?!\s*\(|`)", source) is not None  # (not "`Saver.save`" in prose)
     for match in re.finditer(re.escape(name) + r"\b(?!\s*\()", source):  # led by the literal: fast
         before = source[max(0, match.start() - 4) : match.start()]
         if not (before[-1:].isalnum() or before[-1:] in "._`") and before != "def ":  # (`name` in a docstring)
