@@ -9,7 +9,7 @@ holds one of those models, and calling it runs it (`calls.ModuleCalls`, `calls.H
 from __future__ import annotations
 
 from ..program.index import ModelIndex, memoised
-from ..program.tree import cst, parameter_for, walk
+from ..program.tree import choice_leaves, cst, parameter_for, walk
 
 __all__ = ["options"]
 
@@ -66,18 +66,9 @@ def returned_parameters(index: ModelIndex, name: str) -> frozenset[str]:
         if not isinstance(inner, cst.Return):
             continue
         returns += 1
-        leaves = _value_leaves(inner.value) if inner.value is not None else []
+        leaves = choice_leaves(inner.value) if inner.value is not None else []
         named = [leaf.value for leaf in leaves if isinstance(leaf, cst.Name) and leaf.value in params]
         if not named:
             return frozenset()
         found.update(named)
     return frozenset(found) if returns else frozenset()
-
-
-def _value_leaves(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The alternatives a returned expression picks among (`a if c else b`, `a or b`)."""
-    if isinstance(expr, cst.IfExp):
-        return _value_leaves(expr.body) + _value_leaves(expr.orelse)
-    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
-        return _value_leaves(expr.left) + _value_leaves(expr.right)
-    return [expr]

@@ -23,7 +23,7 @@ from .class_values import attribute_values, class_lookup, registry_values
 from .given import passed_classes
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .size import upper_bound
-from .tree import access_path, call_name, const_str, cst, dotted, walk
+from .tree import access_path, call_name, choice_leaves, const_str, cst, dotted, walk
 
 __all__ = [
     "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "classify_unpacked", "has_params",
@@ -186,10 +186,10 @@ def _returned_by(
         value = stmt.value
         handed = tuple(
             (reader.params.index(leaf.value) - (function.owner is not None), leaf.value)  # (less `self`)
-            for leaf in _choice_leaves(value)
+            for leaf in choice_leaves(value)
             if isinstance(leaf, cst.Name) and leaf.value in reader.params and leaf.value not in reader.locals
         )
-        if handed and len(handed) == len(_choice_leaves(value)):
+        if handed and len(handed) == len(choice_leaves(value)):
             return Kind.VALUE, (), handed
         k, c = reader.classify(value)
         if k > kind or (k == kind and c):
@@ -214,15 +214,6 @@ def _does_nothing(index: ModelIndex, ref: str) -> bool:
         isinstance(returned, cst.Return) and isinstance(returned.value, cst.Name)
         and returned.value.value == node.params.params[1].name.value
     )
-
-
-def _choice_leaves(value: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The values `a if c else b` and `a or b` may evaluate to, unchanged (the expression itself otherwise)."""
-    if isinstance(value, cst.IfExp):
-        return _choice_leaves(value.body) + _choice_leaves(value.orelse)
-    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
-        return _choice_leaves(value.left) + _choice_leaves(value.right)
-    return [value]
 
 
 @memoised(cycle=False)
@@ -757,7 +748,7 @@ class _FactsReader:
             return self._classify_call(value)
         if isinstance(value, cst.IfExp) or isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
             # `encoder or Encoder(d)`, `encoder if encoder is not None else Encoder(d)`: one of the two
-            return self.either(_choice_leaves(value))
+            return self.either(choice_leaves(value))
         if isinstance(value, cst.Subscript):
             base = dotted(value.value)
             if base is not None and base.rsplit(".", 1)[-1] in known.ACTIVATION_FACTORIES:

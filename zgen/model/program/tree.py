@@ -107,6 +107,7 @@ __all__ = [
     "Path",
     "const_str",
     "parameter_for",
+    "choice_leaves",
 ]
 
 # Fields that never hold an expression or statement worth visiting.
@@ -422,6 +423,15 @@ def call_name(node: cst.CSTNode) -> str | None:
     if name is None and isinstance(node.func, cst.Attribute):
         return "." + node.func.attr.value
     return name
+
+
+def choice_leaves(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values `a if c else b` and `a or b` may evaluate to, unchanged (the expression itself otherwise)."""
+    if isinstance(value, cst.IfExp):
+        return choice_leaves(value.body) + choice_leaves(value.orelse)
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+        return choice_leaves(value.left) + choice_leaves(value.right)
+    return [value]
 
 
 def unwrapped_argument(node: cst.CSTNode) -> cst.BaseExpression | None:
