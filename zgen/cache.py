@@ -1,7 +1,9 @@
 """Content-hash cache of per-file findings, so an unchanged file is never parsed twice.
 
 The key covers zgen's version, the selected rules, the display path and the
-file's bytes; any change to one of them is a miss. An entry also records the
+file's bytes (and, where the cache is used, a digest of zgen's own source, so an
+upgrade or an edited checkout that keeps the version string never reuses another
+zgen's findings); any change to one of them is a miss. An entry also records the
 other files the check read (the source of imported base classes and layers)
 with their content hashes; when one of them changed, the entry is a miss too. The cache is one JSON file
 under `cache-dir` (default `.zgen_cache/` in the project root), rewritten
@@ -12,6 +14,7 @@ ignored: it only ever costs speed, never correctness.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -22,7 +25,7 @@ from zgen.files import temporary_file
 from zgen.findings import Finding
 from zgen.model.program.project import definers_digest, definers_of_key, file_digest, package_table
 
-__all__ = ["FindingsCache", "cache_key"]
+__all__ = ["FindingsCache", "cache_key", "code_fingerprint"]
 
 _FORMAT = 2
 _MAX_ENTRIES = 20_000
@@ -32,6 +35,22 @@ def cache_key(path: str, data: bytes, selection_key: str) -> str:
     h = hashlib.blake2b(digest_size=20)
     h.update(f"{_FORMAT}|{__version__}|{selection_key}|{path}|".encode())
     h.update(data)
+    return h.hexdigest()
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A digest of the source of the zgen package this process runs (every `.py` file, by path and content): a
+    few milliseconds, paid only by a run that uses the cache."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(root.rglob("*.py")):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(hashlib.blake2b(data, digest_size=16).digest())
     return h.hexdigest()
 
 

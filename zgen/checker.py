@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from zgen.cache import FindingsCache, cache_key
+from zgen.cache import FindingsCache, cache_key, code_fingerprint
 from zgen.config.consumer import with_consumer
 from zgen.discover import discover, display_path
 from zgen.errors import ZgenError
@@ -110,6 +110,8 @@ def check_paths(
     # Library classes are resolved on the interpreter's import path: another environment (a package
     # installed since, a pre-commit hook's venv) can resolve a base class that was unknown before.
     key_extra += "|path=" + hashlib.sha1("\0".join(p for p in sys.path if p).encode()).hexdigest()[:16]
+    if use_cache:  # findings another zgen made (an upgrade keeping the version string) are no hit
+        key_extra += "|code=" + code_fingerprint()
     for path in inputs.sources:
         data = _read(path)
         if isinstance(data, Finding):

@@ -1,11 +1,13 @@
-"""The findings cache notices when a file the check read (an imported base class) changed."""
+"""The findings cache notices when a file the check read (an imported base class) changed, or zgen itself."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +126,29 @@ def test_a_new_definer_in_the_package_is_seen(zgen, tmp_path, change):
         (pkg / "__init__.py").write_text(textwrap.dedent(PLAIN_DECODER))
     code, out, _ = zgen("check", "pkg/score.py", "--output-format", "concise", cwd=tmp_path)
     assert code == 0, out
+
+
+def test_an_upgraded_zgen_does_not_reuse_the_old_findings(tmp_path):
+    # The version string stays while the checker changes (a `git pull` of an editable install, a pre-commit hook at a
+    # new rev sharing the project's `.zgen_cache/`): an unchanged file must be checked again by the new code.
+    import zgen
+
+    installed = tmp_path / "site"
+    shutil.copytree(Path(zgen.__file__).parent, installed / "zgen", ignore=shutil.ignore_patterns("__pycache__"))
+    proj = tmp_path / "proj"
+    (proj / "pkg").mkdir(parents=True)
+    (proj / "pkg" / "__init__.py").write_text("")
+    (proj / "pkg" / "layers.py").write_text(textwrap.dedent(LAYERS))
+    (proj / "pkg" / "model.py").write_text(textwrap.dedent(MODEL))
+
+    def check() -> str:
+        env = {**os.environ, "PYTHONPATH": str(installed)}
+        done = subprocess.run([sys.executable, "-m", "zgen", "check", "pkg/model.py", "--output-format", "concise"],
+                              cwd=proj, env=env, capture_output=True, text=True, timeout=120)
+        return done.stdout + done.stderr
+
+    assert "hang in its parameter all-gather" in check()
+    rule = installed / "zgen" / "model" / "analysis" / "divergence.py"
+    rule.write_text(rule.read_text().replace("hang in its parameter all-gather", "wait in its parameter all-gather"))
+    out = check()
+    assert "wait in its parameter all-gather" in out and "hang in" not in out, out
