@@ -35,7 +35,7 @@ from .taint import (
 
 __all__ = [
     "Divergence", "module_divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "helper_reaches",
+    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "helper_reaches", "tensor_backward",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -717,27 +717,27 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
                 add(DATA, WHILE, node.test, source, later[0][2])
 
 
+def tensor_backward(node: cst.CSTNode) -> bool:
+    """`loss.backward()`, `scaler.scale(loss).backward()`: a tensor's backward, given no positional argument (not
+    `engine.backward(loss)`, handed the loss: a site of its own when it runs one)."""
+    return (
+        type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
+        and not any(arg.keyword is None for arg in node.args)
+    )
+
+
 def _backward_sites(flat: Flat) -> list[tuple[cst.Call, Ctx, str]]:
-    """`loss.backward()`, `scaler.scale(loss).backward()`: the backward of what a model computed gathers its
+    """The tensor backwards of the function (`tensor_backward`): the backward of what a model computed gathers its
     parameters again, module by module, and reduce-scatters their gradients, with every rank, wherever the loss
-    was computed (a trainer handed in, a loss module). (`engine.backward(loss)`, handed the loss, is a site of its
-    own when it runs one.)"""
-    found = []
-    for node, ctx in flat.nodes:
-        if (
-            type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
-            and not any(arg.keyword is None for arg in node.args)
-        ):
-            found.append((node, ctx, f"{code_of(node.func)}()"))
-    return found
+    was computed (a trainer handed in, a loss module)."""
+    return [(node, ctx, f"{code_of(node.func)}()") for node, ctx in flat.nodes if tensor_backward(node)]
 
 
 def _backward_in(body: cst.BaseSuite) -> str | None:
-    """`loss.backward()` (a tensor's backward, no collective's own) in a `try` body, as its text."""
+    """A tensor's backward (`tensor_backward`) in a `try` body, as its text."""
     for node in walk(body):
-        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
-            if not any(arg.keyword is None for arg in node.args):  # (`engine.backward(loss)` is a site of its own)
-                return f"{code_of(node.func)}()"
+        if tensor_backward(node):
+            return f"{code_of(node.func)}()"
     return None
 
 

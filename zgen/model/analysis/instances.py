@@ -52,7 +52,7 @@ from .flow import Flat, flat_of, flatten, loop_items, same_items
 from .own import OwnUse, method_uses
 from .persistence import persistent_param, small_read_gathered
 from .returned import (
-    argument_value, function_parameters, handed_back, properties, returned_values, small_statements,
+    argument_value, function_parameters, handed_back, returned_values, small_statements,
 )
 
 __all__ = [
@@ -121,7 +121,7 @@ def receiver_instance(
         )
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         name = expr.attr.value
-        if name in properties(cls):
+        if name in cls.property_names:
             method = cls.method(name)
             node = method.node if method is not None else None
             returned = [s.value for s in small_statements(node.body) if isinstance(s, cst.Return) and s.value] if node else []
@@ -199,7 +199,7 @@ def self_attributes(
         return body | orelse if body is not None and orelse is not None else None
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         name = expr.attr.value
-        if name not in properties(cls):
+        if name not in cls.property_names:
             return frozenset({name})
         getter = cls.method(name)
         node = getter.node if getter is not None else None
@@ -669,7 +669,7 @@ def properties_read(index: ModelIndex, ref: str, name: str) -> tuple[str, ...]:
     info = index.classes.get(ref)
     if info is None:
         return ()
-    props = properties(info) - {name}
+    props = info.property_names - {name}
     if not props:
         return ()
     texts = "".join(m.text for m in info.reachable(name))
@@ -955,7 +955,7 @@ def may_join(cls: ClassInfo, text: str) -> bool:
     to a call (`m = self.get_model()`), or a property of the class (`self.raw.sample(`)."""
     if _JOIN_TEXT.search(text):
         return True
-    return any(f"self.{name}." in text for name in properties(cls))
+    return any(f"self.{name}." in text for name in cls.property_names)
 
 
 _JOIN_TEXT = re.compile(r"\)\s*\.\s*\w+\s*\(|\bself(?:\.\w+){3,}\s*\(|^[ \t]*\w+[ \t]*=[ \t]*[\w.]+\(", re.MULTILINE)

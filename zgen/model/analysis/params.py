@@ -1027,7 +1027,6 @@ def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:
 _FREE_APPLY = re.compile(r"^(?:named_apply|\w+_apply|apply_\w+)$")
 
 
-# Calls that take a container's size or walk it lazily, reading no tensor of it by themselves.
 @memoised
 def property_container(index: ModelIndex, cls: ClassInfo, name: str) -> str | None:
     """The `ParameterList`/`ParameterDict` of `cls` that the property `name` hands back, as is or regrouped by the
@@ -1066,6 +1065,7 @@ def _made_of_container(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpress
     return made.pop() if len(made) == 1 else None
 
 
+# Calls that take a container's size or walk it lazily, reading no tensor of it by themselves.
 _NO_TENSOR_READ = frozenset({"len", "enumerate", "zip", "reversed", "iter", "isinstance", "id", "type", "range"})
 
 

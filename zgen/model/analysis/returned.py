@@ -17,7 +17,7 @@ from .effects import resolve_function
 from .flow import Flat
 
 __all__ = [
-    "small_statements", "returned_values", "function_parameters", "handed_back", "properties", "argument_value",
+    "small_statements", "returned_values", "function_parameters", "handed_back", "argument_value",
     "returned_attributes", "property_attributes", "is_property",
 ]
 
@@ -85,11 +85,6 @@ def handed_back(index: ModelIndex, node: cst.FunctionDef) -> tuple[str, ...]:
             elif isinstance(part, cst.Name) and part.value in params:
                 found.append(part.value)
     return tuple(dict.fromkeys(found))
-
-
-def properties(cls: ClassInfo) -> frozenset[str]:
-    """Names of the methods of `cls` (and its in-file bases) declared `@property`."""
-    return cls.property_names
 
 
 def is_property(cls: ClassInfo, name: str) -> bool:

@@ -30,7 +30,9 @@ from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters, wrapped_callee
 from .choices import options
 from .calls import HeldCalls
-from .divergence import GATE, NOT_RUNS, Divergence, find_divergences, helper_reaches, module_divergences
+from .divergence import (
+    GATE, NOT_RUNS, Divergence, find_divergences, helper_reaches, module_divergences, tensor_backward,
+)
 from .effects import argument_effects, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
@@ -705,11 +707,7 @@ def _runs_backward(scope: ScriptScope) -> bool:
     """Does the scope call `.backward()` on a value (`loss.backward()`): the backward pass of a model, a collective
     of every parameter under ZeRO-3, whoever computed the loss? (Its nodes, already flattened by `scope_reach`: no
     text of the scope is generated for it.)"""
-    for node, _ctx in scope.flat.nodes:
-        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
-            if not any(arg.keyword is None for arg in node.args):  # (not `engine.backward(loss)`: a call of its own)
-                return True
-    return False
+    return any(tensor_backward(node) for node, _ctx in scope.flat.nodes)
 
 
 @memoised

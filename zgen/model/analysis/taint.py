@@ -1441,12 +1441,17 @@ def random_function(index: ModelIndex, name: str) -> str | None:
     return draws_in(index, function)
 
 
+def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What an attribute, item or call chain starts from (`loss` of `loss.detach()[0].item()`)."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return expr
+
+
 def _handed_a_value(call: cst.Call) -> bool:
     """Is `call` handed a local or an expression of one (`check(loss)`), not only constants or `self`'s state?"""
     for arg in call.args:
-        value = arg.value
-        while isinstance(value, (cst.Attribute, cst.Subscript, cst.Call)):
-            value = value.func if isinstance(value, cst.Call) else value.value
+        value = _root(arg.value)
         if isinstance(value, cst.Name) and value.value not in ("self", "cls", "True", "False", "None"):
             return True
     return False
@@ -1670,9 +1675,7 @@ def _shape_of_local(value: cst.BaseExpression) -> bool:
         value = value.func
     elif not (isinstance(value, cst.Attribute) and value.attr.value == "shape"):
         return False
-    root = value.value  # type: ignore[union-attr]
-    while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
-        root = root.func if isinstance(root, cst.Call) else root.value
+    root = _root(value.value)  # type: ignore[union-attr]
     return isinstance(root, cst.Name) and root.value not in ("self", "cls")
 
 
@@ -1828,9 +1831,7 @@ def _compared_reduction(node: cst.Comparison, agreed: Callable[[cst.Name], bool]
             continue
         if call.func.attr.value not in _VALUE_REDUCTIONS:
             continue
-        root = call.func.value
-        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
-            root = root.func if isinstance(root, cst.Call) else root.value
+        root = _root(call.func.value)
         if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math") and not agreed(root):
             return f".{call.func.attr.value}()"
     return None

@@ -18,7 +18,7 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, Member, classify, facts_of
 from ..program.tree import access_path, cst
 from ..program.trigger import Trigger
-from .flow import Flat, flat_of, loop_items
+from .flow import Flat, bound_names, flat_of, loop_items
 from .persistence import member_gathers
 
 __all__ = ["Unregistered", "hidden_modules", "unregistered_runs"]
@@ -199,7 +199,7 @@ def _runs(flat: Flat, hidden: frozenset[str]) -> list[tuple[cst.Call, str]]:
             if attr is None and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute):
                 receiver = node.value.func.value  # `vgg = vgg.to(device)`: the same module
                 attr = items.get(receiver.value) if isinstance(receiver, cst.Name) else None
-            for name in _bound_names(target):
+            for name in bound_names(target):
                 if attr is not None:
                     items[name] = attr
                 else:
@@ -217,15 +217,6 @@ def _runs(flat: Flat, hidden: frozenset[str]) -> list[tuple[cst.Call, str]]:
             if attr is not None:
                 found.append((node, attr))
     return found
-
-
-def _bound_names(target: cst.BaseExpression) -> list[str]:
-    """`vgg` of `vgg = ...` and of `vgg, = ...`."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
-    return []
 
 
 def _container(expr: cst.BaseExpression, hidden: frozenset[str]) -> str | None:

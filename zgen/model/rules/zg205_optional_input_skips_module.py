@@ -31,11 +31,10 @@ from .rule import Report, Rule
 # `name=None` in a signature, and `if [not] name [is [not] None]` in a body: the text pre-filter.
 _OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*None\b")
 _PRESENCE_IF = re.compile(r"if(?<!\wif)\s+(?:not\s+)?\(?\s*(\w+)(?:\.get\([^)]*\))?(?:\s+is(?:\s+not)?\s+None)?\s*(?:and\b|or\b|:)")
-_CONVENTIONS = known.CONVENTION_INPUTS  # states, caches, masks, labels, flags: the model's calling convention
-_NOT_A_TOWER_INPUT = known.CONVENTION_INPUT
+_NOT_A_TOWER_INPUT = known.CONVENTION_INPUT  # states, caches, masks, ids, labels, flags: the calling convention
 # Of those, the ones other than plain ids: still the caller's convention when a layer runs on them a second time
 # (`token_type_ids` through the token table, `position_ids`), where ids of a sequence of their own are not.
-_CONVENTION = re.compile(_CONVENTIONS)
+_CONVENTION = re.compile(known.CONVENTION_INPUTS)
 
 
 class OptionalInputSkipsModule(Rule):
@@ -376,11 +375,7 @@ class Clip(nn.Module):
         helpers: frozenset[str], runs: _Runs,
     ) -> Iterator[Report]:
         """The presence tests on `optional` in one method that decide whether a tower runs."""
-        runs.bind(func)
-        runs.inputs = frozenset(optional)
-        runs.replaced = None
-        runs.func = func
-        runs.singles, runs.on_inputs, runs.stood_in = set(), set(), set()
+        runs.start(func, optional)
         if optional:
             for position, expr in enumerate(_if_expressions(func)):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
@@ -420,11 +415,7 @@ class Clip(nn.Module):
         the input runs the layer once more, and gathers its parameters once more, than a rank without it."""
         if not inputs:
             return
-        runs.bind(func)
-        runs.inputs = frozenset(inputs)
-        runs.replaced = None
-        runs.func = func
-        runs.singles, runs.on_inputs, runs.stood_in = set(), set(), set()
+        runs.start(func, inputs)
         paths = _paths(func.body)
         for position, (stmt, _later) in enumerate(_ifs(func)):
             if not _presence_test(stmt.test, inputs, helpers):
@@ -831,6 +822,7 @@ class _Runs:
         self.singles: set[str] = set()  # single layers seen in the branches compared
         self.on_inputs: set[str] = set()  # ... of them, those run on an optional input somewhere
         self.stood_in: set[str] = set()  # ... and those whose output an optional input stands in for
+        self.func: ast.FunctionDef | None = None  # the method read
 
     def towers_or_inputs(self, skipped: set[str], test: ast.expr) -> set[str]:
         """The skipped calls that count: towers, helpers, and single layers run on an optional input, unless the
@@ -845,10 +837,12 @@ class _Runs:
             or (name in given and not _built_under_setting(self.cls, name[5:]))
             or (name in given and name[5:] in tested)
         }
-        self.func: ast.FunctionDef | None = None
 
-    def bind(self, func: ast.FunctionDef) -> None:
-        """Locals of the method bound to a submodule or its forward (`fn = self.unet.forward`), for `fn(x)`."""
+    def start(self, func: ast.FunctionDef, inputs: set[str]) -> None:
+        """Read method `func` afresh, testing the presence of `inputs`: its locals bound to a submodule or its forward
+        (`fn = self.unet.forward`, for `fn(x)`), and no single layer or stand-in seen yet."""
+        self.func, self.inputs, self.replaced = func, frozenset(inputs), None
+        self.singles, self.on_inputs, self.stood_in = set(), set(), set()
         self.aliases = {}
         for node in ast_nodes(self.index, func):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
