@@ -1052,7 +1052,7 @@ def output_test_text(text: str) -> bool:
     # the rest of this trigger)
     return bool(names) and (
         any(m.group(1) in names for m in _WORD_READ.finditer(text))
-        or any(_derived_word(text, m.group(1) or m.group(2), names) for m in _predicate_reads(text))  # `isnan(loss)`
+        or any(_derived_word(text, word, names) for word in _predicate_words(text))  # `isnan(loss)`
     )
 
 
@@ -1074,16 +1074,26 @@ def _reads_output_value(call: cst.Call) -> bool:
 # Element-wise tests of a tensor's or a number's values (`torch.isnan(loss)`, `math.isfinite(v)`, `np.isinf(a)`): a
 # decision read from the values themselves, like `.item()` or `.all()`.
 _VALUE_PREDICATES = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
+# Whole-tensor comparisons answering one bool from the values (`torch.allclose(grad, zeros)`): tests of the first
+# tensor's values, like the predicates.
+_VALUE_COMPARISONS = frozenset({"allclose"})
 _PREDICATE_MODULES = ("torch.", "math.", "numpy.")
 # `isnan(loss`, `torch.isfinite(out`: the word a value predicate tests (the text trigger of `output_test_text`).
 _PREDICATE_READ = re.compile(r"\bis(?:nan|inf|finite|posinf|neginf)\(\s*(\w+)|\b(\w+)\.is(?:nan|inf|finite)\(\)")
+# `torch.allclose(grad, z)`, `t.allclose(grad`, `grad.allclose(z)`: either word may be the tensor tested.
+_CLOSE_READ = re.compile(r"\b(\w+)\.allclose\(\s*(\w+)")
 
 
-def _predicate_reads(text: str) -> Iterator[re.Match[str]]:
-    """`_PREDICATE_READ`'s matches, looked for where the text holds a predicate's call (`nan(`, `inf(`, `finite(`: every
-    match ends in one); its second alternative opens on a word, so `re` would try it at every word of the text."""
+def _predicate_words(text: str) -> Iterator[str]:
+    """The words a value predicate or comparison tests (`_PREDICATE_READ`, `_CLOSE_READ`), looked for where the text
+    holds a predicate's call (`nan(`, `inf(`, `finite(`, `allclose(`: every match ends in one); the second alternative
+    of `_PREDICATE_READ` opens on a word, so `re` would try it at every word of the text."""
     if "nan(" in text or "inf(" in text or "finite(" in text:
-        yield from _PREDICATE_READ.finditer(text)
+        for m in _PREDICATE_READ.finditer(text):
+            yield m.group(1) or m.group(2)
+    if "allclose(" in text:
+        for m in _CLOSE_READ.finditer(text):
+            yield from m.groups()
 
 
 def _value_predicate(index: ModelIndex, call: cst.Call) -> cst.BaseExpression | None:
@@ -1093,7 +1103,12 @@ def _value_predicate(index: ModelIndex, call: cst.Call) -> cst.BaseExpression | 
     if isinstance(func, cst.Attribute) and func.attr.value in _VALUE_PREDICATES and not call.args:
         return func.value  # `loss.isnan()`
     name = call_name(call)
-    if name is None or name.rsplit(".", 1)[-1] not in _VALUE_PREDICATES or len(call.args) != 1:
+    last = name.rsplit(".", 1)[-1] if name is not None else ""
+    if last in _VALUE_COMPARISONS and isinstance(func, cst.Attribute):
+        # `torch.allclose(grad, zeros)` (`t.allclose`, a module however imported) or `grad.allclose(zeros)`
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        return positional[0].value if len(positional) >= 2 else func.value if len(positional) == 1 else None
+    if name is None or last not in _VALUE_PREDICATES or len(call.args) != 1:
         return None
     return call.args[0].value if index.qualify(name).startswith(_PREDICATE_MODULES) else None
 
