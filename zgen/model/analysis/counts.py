@@ -269,7 +269,9 @@ def _is_sequence(value: cst.BaseExpression) -> bool:
 
 
 # The iterables whose length `CountedLoops.source` reads.
-_LOOPED = frozenset({"range", "enumerate", "zip", *_SPLITS})
+# Walks along other iterables, as often as one of them is long (`zip_longest`: the longest; `itertools.` or bare).
+_ALONG = frozenset({"enumerate", "zip", "zip_longest"})
+_LOOPED = frozenset({"range", *_ALONG, *_SPLITS})
 
 
 class CountedLoops:
@@ -325,7 +327,7 @@ class CountedLoops:
                 if found is not None:
                     return found
             return None
-        if name in ("enumerate", "zip"):
+        if last in _ALONG:
             for arg in iterable.args:
                 found = self.source(arg.value)
                 if found is not None:
@@ -434,7 +436,7 @@ def _counts_indices(iterable: cst.BaseExpression) -> bool:
     name = call_name(iterable)
     if name == "range":
         return True
-    return name in ("enumerate", "zip") and bool(iterable.args) and all(
+    return (name or "").rsplit(".", 1)[-1] in _ALONG and bool(iterable.args) and all(
         _counts_indices(arg.value) for arg in iterable.args if arg.keyword is None
     )
 

@@ -17,7 +17,7 @@ from typing import Protocol
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
-from ..program.tree import call_name, children, code_of, cst, dotted, parameter_for, walk
+from ..program.tree import call_name, children, code_of, const_str, cst, dotted, parameter_for, walk
 from .callables import called_parameters
 from .calls import ModuleCalls
 from .counts import HANDS_LENGTH, counted_loops, counts_handed_on, handed_counts, passed_through
@@ -236,9 +236,11 @@ def find_divergences(
     handled = _failure_handlers(taint.index, flat) if text is None or "except" in text else []
     # `self.decode_autoregressive(decode_one, n_decoder_steps=x.size(1))`: a base class's loop, counted by this call
     hands_on = taint.cls is not None and text is not None and HANDS_LENGTH.search(text) is not None
+    # `odeint(ode_fn, x, t, method="dopri5")`: as many calls of `ode_fn` as the error control decides
+    solves = _adaptive_solves(taint.index, flat) if text is None or "odeint" in text else []
     if (
         not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests
-        and not handled and not hands_on
+        and not handled and not hands_on and not solves
     ):
         return []
     calls = make_calls()
@@ -315,6 +317,10 @@ def find_divergences(
     if pickable:
         for pick in picked_runs(flat, calls, taint):
             add(pick.kind, ITERATE if pick.iterated else PICK, pick.node, pick.source, pick.callee)
+    for solve in solves:
+        ran = _solved_runs(flat, solve, sites + extra, callee_of, runners)
+        if ran is not None:
+            add(DATA, COUNT, solve, f"{code_of(solve.func)}() with error control", ran)
     for handler, body, effect in handled:
         ran = next((callee for call, _ctx, callee in sites + extra if flat.within(call, body)), None)
         if ran is None and (sites or extra):  # `loss = self.model(x)` ... `try: loss.backward()`: the backward of
@@ -642,6 +648,38 @@ def _chosen_calls(
 
 # Methods only a module has (of `known.NOT_RUNS`, less those a tensor shares: `to`, `float`, `requires_grad_`).
 _MODULE_ONLY = known.NOT_RUNS - {"to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_", "apply", "type"}
+
+
+def _adaptive_solves(index: ModelIndex, flat: Flat) -> list[cst.Call]:
+    """Calls of an ODE solver with error control (`known.ADAPTIVE_SOLVERS`: torchdiffeq's `odeint`) given no fixed-grid
+    method (none, the default `dopri5`, or another adaptive one written out; not one read from settings, `**kwargs`):
+    how often it calls the function it is handed follows the values this rank computes."""
+    found = []
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Call or ctx.guarded or not node.args or node.args[0].keyword or node.args[0].star:
+            continue
+        name = call_name(node) or ""
+        if not name.rsplit(".", 1)[-1].startswith("odeint") or index.qualify(name) not in known.ADAPTIVE_SOLVERS:
+            continue
+        if any(arg.star for arg in node.args[1:]):
+            continue  # `odeint(f, y0, t, **self.odeint_kwargs)`: the method is a setting we cannot read
+        method = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "method"), None)
+        if method is None or (const_str(method) is not None and const_str(method) not in known.FIXED_GRID_METHODS):
+            found.append(node)
+    return found
+
+
+def _solved_runs(flat: Flat, solve: cst.Call, sites: list, callee_of: Callable, runners: frozenset[str]) -> str | None:
+    """What the function a solver is handed runs: a submodule (`odeint(self.velocity, ...)`), a function defined here
+    that runs one (`def ode_fn(t, x): return model(x, t)`), or a lambda whose body calls one."""
+    given = solve.args[0].value
+    if isinstance(given, cst.Name) and given.value in runners:
+        return f"{given.value}()"
+    if isinstance(given, cst.Lambda):
+        return next((callee for call, _ctx, callee in sites if flat.within(call, given)), None)
+    if isinstance(given, (cst.Name, cst.Attribute)):
+        return callee_of(cst.Call(func=given))
+    return None
 
 
 def _local_runners(flat: Flat, sites: list) -> frozenset[str]:

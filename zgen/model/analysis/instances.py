@@ -61,6 +61,7 @@ __all__ = [
     "properties_read", "instance_attributes", "element_instance", "possible_classes",
     "argument_instance", "partitioned_param", "function_arguments", "function_flat", "chained_instance",
     "returned_instance", "handed_back", "plain_attribute_classes", "may_join", "self_attributes",
+    "abstract_module_method",
 ]
 
 
@@ -524,7 +525,7 @@ def _class_info(index: ModelIndex, ref: str) -> tuple[ModelIndex, ClassInfo] | N
     return index.external(ref) if ref != UNKNOWN_CLASS else None
 
 
-def _abstract_module_method(index: ModelIndex, ref: str, name: str) -> bool:
+def abstract_module_method(index: ModelIndex, ref: str, name: str) -> bool:
     """Is `name` an `@abstractmethod` of module class `ref` (an interface such as `AdapterBase(nn.Module, ABC)`
     with `def encode(self, x)` left to implement)? A module class that implements it is what the interface is
     for: it computes there with parameters of its own, which the interface's holder cannot see."""
@@ -629,7 +630,7 @@ def reads_own(
     forward can run (else nothing ever fetched it)."""
     for ref in instance.classes:
         targets = dispatch(index, ref, name, instance.exact)
-        if len(targets) == 1 and _abstract_module_method(*targets[0], name):
+        if len(targets) == 1 and abstract_module_method(*targets[0], name):
             # an interface's abstract method: only a subclass can be built, of this file or one we cannot see
             targets = dispatch(index, ref, name, False)
             if len(targets) == 1:  # none we read fills it in: a module of the user's computes there

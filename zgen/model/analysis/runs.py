@@ -26,6 +26,7 @@ from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of
 from ..program.tree import cst, parameter_for
 from .calls import HeldCalls, ModuleCalls
 from .flow import SAME_ITEMS, Flat, flat_of
+from .instances import abstract_module_method
 from .persistence import gathers
 
 __all__ = ["HelperRuns", "INFERENCE_METHODS", "ast_function", "ast_nodes", "self_path", "runs_argument", "runs_unread",
@@ -259,7 +260,24 @@ def class_method_runs(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     """Does `<module of cls>.<name>(...)`, a method the class defines, run its module's forward or submodules?"""
     return HelperRuns(index, cls).helper_runs_modules(name) or any(
         _RUNS_SELF.search(m.text) for m in cls.reachable(name)
+    ) or _leaves_to_subclass(index, cls, name)
+
+
+def _leaves_to_subclass(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does `<module of cls>.<name>(...)` call, on `self`, a method the class leaves abstract for a subclass (`predict`
+    calling `self.score_t(batch)`, an `@abstractmethod` of a `Model(nn.Module, ABC)`,
+    `instances.abstract_module_method`), not one whose name says it keeps, reports or sets the model (`runs_unread`:
+    `save_pretrained(path)`)? The subclass that fills it in computes there with its own layers."""
+    return any(
+        runs_unread(m.span.name) and abstract_module_method(m.index, m.owner.name, m.span.name)
+        for m in cls.reachable(name) if "abstractmethod" in m.text
     )
+
+
+def _class_of(index: ModelIndex, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
+    """The class `ref` names, of this file or another one, with the index it is read in."""
+    local = index.classes.get(ref)
+    return (index, local) if local is not None else index.external(ref)
 
 
 def _over_self_collection(iterable: ast.expr) -> bool:
@@ -322,8 +340,8 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
     it cannot.
     """
     info = index.function_info(function)
-    if info is None or param not in info.text:
-        return False
+    if info is None or (param not in info.text and "**" not in info.text):
+        return False  # (a keyword `param` may come in whole through `**kwargs` and be handed on so)
     flat = flat_of(info)
     if flat is None:
         return False
@@ -334,33 +352,54 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
         if held.callee(node) is not None:
             return True
         func = node.func
-        if isinstance(func, cst.Name) and _hands_on(index, node, param, classes):
+        if isinstance(func, cst.Name) and _hands_on(index, node, param, classes, info.node):
             return True  # `return torch_separate(model, wav)`: another function of the file runs it
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == param):
             continue
         name = func.attr.value
         if name in NOT_RUNS:
             continue
-        readable = [index.classes[ref] for ref in classes if ref in index.classes]
+        readable = [found for ref in classes if ref != UNKNOWN and (found := _class_of(index, ref)) is not None]
         if not readable and all(ref == UNKNOWN for ref in classes):
             if runs_unread(name):
                 return True
             continue  # `model.summary(print_fn=f)`, `model.set_epoch(e)`: its name keeps, describes or sets
-        if any(cls.method(name) is not None and HelperRuns(index, cls).helper_runs_modules(name) for cls in readable):
+        if any(
+            cls.method(name) is not None and (
+                HelperRuns(where, cls).helper_runs_modules(name) or _leaves_to_subclass(where, cls, name))
+            for where, cls in readable
+        ):
             return True
     return False
 
 
-def _hands_on(index: ModelIndex, call: cst.Call, param: str, classes: tuple[str, ...]) -> bool:
-    """Does `call`, of a function of this file, hand it `param` (as itself) for a parameter that it runs?"""
+def _hands_on(
+    index: ModelIndex, call: cst.Call, param: str, classes: tuple[str, ...], caller: cst.FunctionDef | None
+) -> bool:
+    """Does `call`, of a function of this file, hand it `param` (as itself, or inside the `**kwargs` of `caller` it
+    was handed in) for a parameter that it runs?"""
     name = call.func.value  # type: ignore[attr-defined]
     info = index.function_info(name)
     if info is None or info.node is None:
         return False
     for position, arg in enumerate(call.args):
+        if arg.star == "**" and isinstance(arg.value, cst.Name) and caller is not None \
+                and _forwards(caller, param, arg.value.value):
+            if runs_argument(index, name, param, classes):
+                return True  # `_evaluate_batch(batch, **kwargs)` for `kwargs` holding `model=model`
+            continue
         if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == param):
             continue
         target = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
         if target and runs_argument(index, name, target, classes):
             return True
     return False
+
+
+def _forwards(function: cst.FunctionDef, name: str, kwargs: str) -> bool:
+    """Does a keyword argument `name` handed to `function` land in its `**kwargs` parameter called `kwargs`, which
+    the function hands on whole (`def evaluate(*, batch_size, **kwargs)` ... `_evaluate_batch(**kwargs)`)?"""
+    params = function.params
+    star = params.star_kwarg
+    return star is not None and star.name.value == kwargs and all(
+        p.name.value != name for p in (*params.posonly_params, *params.params, *params.kwonly_params))

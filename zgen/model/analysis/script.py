@@ -29,6 +29,7 @@ from ..program.tree import (
 from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters, wrapped_callee
 from .choices import options
+from .instances import abstract_module_method
 from .calls import HeldCalls
 from .divergence import (
     GATE, NOT_RUNS, Divergence, find_divergences, helper_reaches, module_divergences, tensor_backward,
@@ -1033,7 +1034,9 @@ def method_runs(
 ) -> bool:
     """Does `<module of one of classes>.<name>(...)` run it (its forward, or submodules)? A method we can read
     answers for itself (`get_base_model()` runs nothing; `generate()` calls `self(...)`); one a class we read
-    does not define is a subclass's own (`algorithm.update(batch)`) and may (`lacking` answers for it); `unreadable`
+    does not define, or declares an `@abstractmethod` of an interface (`score_hrt(self, batch)` of a
+    `Model(nn.Module, ABC)`: `instances.abstract_module_method`), is a subclass's own
+    (`algorithm.update(batch)`) and may (`lacking` answers for it); `unreadable`
     answers for classes we cannot read (unknown, or too large)."""
     if name in ("forward", "__call__"):
         return True
@@ -1043,10 +1046,10 @@ def method_runs(
         found = (index, local) if local is not None else index.external(ref)
         if found is None:
             continue
-        if found[1].method(name) is None:
+        if found[1].method(name) is None or abstract_module_method(index, ref, name):
             if not lacking:
                 continue
-            return True  # not nn.Module's API (NOT_RUNS names that), nor this class's: a subclass's method
+            return True  # not nn.Module's API (NOT_RUNS names that), nor this class's, or left abstract: a subclass's
         readable = True
         if class_method_runs(*found, name):
             return True

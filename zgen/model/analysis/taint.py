@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
@@ -1052,7 +1052,7 @@ def output_test_text(text: str) -> bool:
     # the rest of this trigger)
     return bool(names) and (
         any(m.group(1) in names for m in _WORD_READ.finditer(text))
-        or any(_derived_word(text, m.group(1) or m.group(2), names) for m in _predicate_reads(text))  # `isnan(loss)`
+        or any(_derived_word(text, word, names) for word in _predicate_words(text))  # `isnan(loss)`
     )
 
 
@@ -1074,16 +1074,26 @@ def _reads_output_value(call: cst.Call) -> bool:
 # Element-wise tests of a tensor's or a number's values (`torch.isnan(loss)`, `math.isfinite(v)`, `np.isinf(a)`): a
 # decision read from the values themselves, like `.item()` or `.all()`.
 _VALUE_PREDICATES = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
+# Whole-tensor comparisons answering one bool from the values (`torch.allclose(grad, zeros)`): tests of the first
+# tensor's values, like the predicates.
+_VALUE_COMPARISONS = frozenset({"allclose"})
 _PREDICATE_MODULES = ("torch.", "math.", "numpy.")
 # `isnan(loss`, `torch.isfinite(out`: the word a value predicate tests (the text trigger of `output_test_text`).
 _PREDICATE_READ = re.compile(r"\bis(?:nan|inf|finite|posinf|neginf)\(\s*(\w+)|\b(\w+)\.is(?:nan|inf|finite)\(\)")
+# `torch.allclose(grad, z)`, `t.allclose(grad`, `grad.allclose(z)`: either word may be the tensor tested.
+_CLOSE_READ = re.compile(r"\b(\w+)\.allclose\(\s*(\w+)")
 
 
-def _predicate_reads(text: str) -> Iterator[re.Match[str]]:
-    """`_PREDICATE_READ`'s matches, looked for where the text holds a predicate's call (`nan(`, `inf(`, `finite(`: every
-    match ends in one); its second alternative opens on a word, so `re` would try it at every word of the text."""
+def _predicate_words(text: str) -> Iterator[str]:
+    """The words a value predicate or comparison tests (`_PREDICATE_READ`, `_CLOSE_READ`), looked for where the text
+    holds a predicate's call (`nan(`, `inf(`, `finite(`, `allclose(`: every match ends in one); the second alternative
+    of `_PREDICATE_READ` opens on a word, so `re` would try it at every word of the text."""
     if "nan(" in text or "inf(" in text or "finite(" in text:
-        yield from _PREDICATE_READ.finditer(text)
+        for m in _PREDICATE_READ.finditer(text):
+            yield m.group(1) or m.group(2)
+    if "allclose(" in text:
+        for m in _CLOSE_READ.finditer(text):
+            yield from m.groups()
 
 
 def _value_predicate(index: ModelIndex, call: cst.Call) -> cst.BaseExpression | None:
@@ -1093,7 +1103,12 @@ def _value_predicate(index: ModelIndex, call: cst.Call) -> cst.BaseExpression | 
     if isinstance(func, cst.Attribute) and func.attr.value in _VALUE_PREDICATES and not call.args:
         return func.value  # `loss.isnan()`
     name = call_name(call)
-    if name is None or name.rsplit(".", 1)[-1] not in _VALUE_PREDICATES or len(call.args) != 1:
+    last = name.rsplit(".", 1)[-1] if name is not None else ""
+    if last in _VALUE_COMPARISONS and isinstance(func, cst.Attribute):
+        # `torch.allclose(grad, zeros)` (`t.allclose`, a module however imported) or `grad.allclose(zeros)`
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        return positional[0].value if len(positional) >= 2 else func.value if len(positional) == 1 else None
+    if name is None or last not in _VALUE_PREDICATES or len(call.args) != 1:
         return None
     return call.args[0].value if index.qualify(name).startswith(_PREDICATE_MODULES) else None
 
@@ -1560,11 +1575,29 @@ def _extent_test(
     if not (isinstance(right, cst.Integer) or (isinstance(right, (cst.Name, cst.Attribute)) and right is not left)):
         return False
     one = isinstance(right, cst.Integer) and right.value == "1"
+    offset = _offset_extent(left, inputs, extents)
+    if offset is not None:  # `(seq_len - n) <= 0`, `n + k > max_len`: the extent against a setting moved by it
+        left, one = offset, False
     if isinstance(left, cst.Name):
         return left.value in extents and not one
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
         return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in valued
     return _input_extent(left, inputs) and not one
+
+
+def _offset_extent(
+    value: cst.BaseExpression, inputs: frozenset[str], extents: frozenset[str]
+) -> cst.BaseExpression | None:
+    """The extent in `seq_len - n` / `n + k` (`n` an extent local or `x.shape[1]`, the other side a name, an attribute
+    or a number: a setting), or None."""
+    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract))):
+        return None
+    for side, other in ((value.left, value.right), (value.right, value.left)):
+        if not isinstance(other, (cst.Name, cst.Attribute, cst.Integer)):
+            continue
+        if (isinstance(side, cst.Name) and side.value in extents) or _input_extent(side, inputs):
+            return side
+    return None
 
 
 def _kind_test(node: cst.Comparison, inputs: frozenset[str]) -> bool:
@@ -1631,15 +1664,28 @@ def _extent_names(node: cst.Assign, inputs: frozenset[str], valued: frozenset[st
             ):
                 found.append(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) > 1:
-            shape = value.value if isinstance(value, cst.Subscript) and _leading_slice(value) else value
+            shape, elements = _starred_shape(value, target.elements)
+            shape = shape.value if isinstance(shape, cst.Subscript) and _leading_slice(shape) else shape
             if isinstance(shape, cst.Call) and isinstance(shape.func, cst.Attribute) and shape.func.attr.value == "size":
                 if shape.args:
                     continue
                 shape = shape.func
             if isinstance(shape, cst.Attribute) and shape.attr.value == "shape" and isinstance(shape.value, cst.Name):
                 if shape.value.value in inputs:
-                    found += [e.value.value for e in target.elements[1:] if isinstance(e.value, cst.Name)]
+                    found += [e.value.value for e in elements[1:] if isinstance(e.value, cst.Name)]
     return found
+
+
+def _starred_shape(
+    value: cst.BaseExpression, targets: Sequence[cst.BaseElement]
+) -> tuple[cst.BaseExpression, Sequence[cst.BaseElement]]:
+    """`b, n, out, device = *x.shape, x.clone(), x.device`: the shape unpacked first and the targets it binds (all but
+    the values after it); any other value as itself, with all the targets."""
+    if isinstance(value, cst.Tuple) and value.elements and isinstance(value.elements[0], cst.StarredElement):
+        rest = len(value.elements) - 1
+        if all(not isinstance(e, cst.StarredElement) for e in value.elements[1:]) and len(targets) > rest:
+            return value.elements[0].value, targets[: len(targets) - rest]
+    return value, targets
 
 
 def _batch_size_names(node: cst.Assign) -> list[str]:
@@ -1654,7 +1700,8 @@ def _batch_size_names(node: cst.Assign) -> list[str]:
                 found.append(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)) and target.elements:
             first = target.elements[0].value
-            shape = value.value if isinstance(value, cst.Subscript) and _leading_slice(value) else value
+            shape = _starred_shape(value, target.elements)[0]
+            shape = shape.value if isinstance(shape, cst.Subscript) and _leading_slice(shape) else shape
             if isinstance(first, cst.Name) and _shape_of_local(shape):
                 found.append(first.value)
     return found

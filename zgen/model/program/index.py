@@ -507,6 +507,7 @@ class ModelIndex:
         self._snippets: dict[tuple[int, int], Snippet | None] = {}
         self._methods: dict[tuple[int, int], MethodInfo] = {}
         self._memo: dict[tuple[Any, ...], Any] = {}  # answers of `memoised` queries
+        self._stars: dict[str, str | None] = {}  # names found through star imports (`_starred`)
 
     @classmethod
     def of(cls, file: SourceFile, project: Project) -> ModelIndex:
@@ -590,11 +591,29 @@ class ModelIndex:
             if head in self.classes or head in self.skeleton.functions:
                 return name
             target = known.CONVENTIONAL_ALIASES.get(head)
+            if target is None and self.skeleton.stars:
+                target = self._starred(head)  # `from .a2c import *` ... `class TRPO(A2C)`
             if target is None:
                 return name
         elif target.startswith("."):
             target = self.absolute(target)
         return f"{target}.{rest}" if rest else target
+
+    def _starred(self, name: str) -> str | None:
+        """The qualified name a name of no import of its own comes from through one of the file's star imports
+        (`from .a2c import *`: `A2C` is `pkg.a2c.A2C` when that module defines or imports it), if the project can
+        read one."""
+        found = self._stars.get(name, False)
+        if found is False:
+            found = None
+            if self.project is not None and self.module:
+                for star in self.skeleton.stars:
+                    qualified = f"{self.absolute(star)}.{name}"
+                    if not qualified.startswith(".") and self.project.resolve(qualified) is not None:
+                        found = qualified
+                        break
+            self._stars[name] = found
+        return found  # type: ignore[return-value]
 
     def absolute(self, name: str) -> str:
         """`..layers.Mlp` written in this file as an absolute name, when this file's package is known."""

@@ -568,6 +568,13 @@ CALLS_FIRST_ARGUMENT = frozenset(
         "torch.utils.checkpoint.checkpoint", "torch.vmap",
     }
 )  # fmt: skip
+# ODE solvers with error control: they call the function they are given first (`odeint(f, y0, t)`) as many times as
+# their step-size control decides from the values it computes, unless given a fixed-grid method.
+ADAPTIVE_SOLVERS = frozenset({"torchdiffeq.odeint", "torchdiffeq.odeint_adjoint", "torchdiffeq.odeint_event"})
+# torchdiffeq's methods that step over a fixed grid (the default, `dopri5`, and the others adapt their steps).
+FIXED_GRID_METHODS = frozenset(
+    {"euler", "midpoint", "rk4", "heun2", "heun3", "explicit_adams", "implicit_adams", "fixed_adams"}
+)
 # torch functions over a parameter iterable: which argument it is, and whether its values are read or written.
 PARAMETER_VECTORS = {
     "torch.nn.utils.parameters_to_vector": (0, "read"),
