@@ -864,8 +864,8 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
                 return None  # `self.cfg.loss.weight`: a settings object, not a module
             if part == "[]" or (not last and not NOT_A_SUBMODULE.search(part)):
                 continue  # `self.model.decoder.embed_tokens.weight` of a wrapped model we cannot read
-            if last and part in {"weight", "bias"}:
-                return (UNKNOWN_CLASS,)
+            if last and known.torch_param_name(part):
+                return (UNKNOWN_CLASS,)  # `self.module.weight`, `self.module.in_proj_weight` of a wrapped attention
             if last and i == 0 and not NOT_A_SUBMODULE.search(first.name) and part in index.related_param_names:
                 return (UNKNOWN_CLASS,)  # `self.encoder.pos_embedding`: a parameter name of this package
             if part == "[]":
