@@ -176,7 +176,8 @@ class MethodInfo:
         """Does the text run a method of a class on `self` (`nn.MultiheadAttention.forward(self, q, k, v)`)? That
         method reads what it knows by name of `self`: the properties defined beside it stand for those attributes (a
         constructor, `Base.__init__(self)`, is no such reader)."""
-        return "self" in self.text and _SELF_TO_CLASS.search(self.text) is not None
+        text = self.text
+        return ("(self," in text or "(self)" in text or "cast(" in text) and _SELF_TO_CLASS.search(text) is not None
 
     @property
     def node(self) -> cst.FunctionDef | None:
