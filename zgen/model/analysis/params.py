@@ -1057,7 +1057,8 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
             for expr in walk(value):
                 if isinstance(expr, cst.Attribute) and id(expr) not in described:
                     path = access_path(expr)
-                    if path and path.root == "self" and len(path.parts) >= 2 and "[]" not in path.parts:
+                    # (an item of a container child only in what a property returns: `self.decoders[-1].weight`)
+                    if path and path.root == "self" and len(path.parts) >= 2 and ("[]" not in path.parts or prop):
                         if path.parts[-1] in index.param_names and path.parts not in found:
                             found.append(path.parts)
     return tuple(found)
