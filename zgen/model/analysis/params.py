@@ -79,6 +79,10 @@ class _Bindings:
         self.built_here: set[str] = set()  # locals assigned a module construction
         self.rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
         self.param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
+        # Locals bound to a collection of a walk's parameters (`ps = list(self.model.parameters())`, `by_name =
+        # dict(self.model.named_parameters())`, `[by_name[n] for n in names]`, what a helper of the class returns):
+        # name -> (the walk, the binding's value, its context)
+        self.collected: dict[str, tuple[str, cst.BaseExpression, Ctx]] = {}
         self.selves = {"self"} | {  # `m = self`
             n.targets[0].target.value for n, _ in flat.nodes
             if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
@@ -106,6 +110,7 @@ class _Bindings:
                     self._param_items_loop(index, cls, node)
             elif type(node) is cst.Assign and len(node.targets) == 1:
                 self._assign(index, flat, node)
+                self._collect(index, cls, node, _ctx)
                 if self.in_forward and isinstance(node.targets[0].target, cst.Name):
                     name = node.targets[0].target.value
                     if not self._param_items_assign(index, cls, name, node.value):
@@ -116,6 +121,29 @@ class _Bindings:
         # read, so the tensor is judged where it is taken (`analysis.params._param_container_item`)
         self.param_items_rebound = frozenset(bound_else & taken)
         self.handed = {k: v for k, v in self.modules.items() if k not in self.passed_in}  # modules a helper may get
+
+    def collection(self, index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression) -> str | None:
+        """The walk whose parameters `value` collects: `list(self.model.parameters())`, `dict(...named_parameters())`,
+        `[by_name[n] for n in names]` of such a mapping, a local bound to one, a helper of the class returning one."""
+        if isinstance(value, cst.Name):
+            return self.collected[value.value][0] if value.value in self.collected else None
+        source = _parameter_list(value, self.passed_in) or _parameter_map(value, self.passed_in)
+        if source is None and isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Subscript):
+            source = self.collection(index, cls, value.elt.value)  # items of a mapping of parameters
+        return source if source is not None else _returned_walks(index, cls, value, 1)[0]
+
+    def _collect(self, index: ModelIndex, cls: ClassInfo, node: cst.Assign, ctx: Ctx) -> None:
+        """Record a local bound to a collection of a walk's parameters (see `collected`)."""
+        target, value = node.targets[0].target, node.value
+        if isinstance(target, cst.Name):
+            source = self.collection(index, cls, value)
+            if source is not None:
+                self.collected[target.value] = (source, value, ctx)
+        elif isinstance(target, cst.Tuple) and isinstance(value, cst.Call):
+            # `weights, buffers = self._get_weights_buffers()`: position by position
+            for element, source in zip(target.elements, _returned_walks(index, cls, value, len(target.elements))):
+                if source is not None and isinstance(element.value, cst.Name):
+                    self.collected[element.value.value] = (source, value, ctx)
 
     def _loop(self, node: cst.For | cst.CompFor, members: dict[str, Member]) -> None:
         name = _modules_loop(node)
@@ -201,6 +229,7 @@ class _Finder:
         self.bound = _Bindings(index, cls, method, flat)
         self.param_aliases: dict[str, str] = {}  # name -> what it iterates ("self.parameters()")
         self.param_locals: dict[str, ParamAccess] = {}  # `w = self.base.weight`: name -> the access it binds
+        self.reported_collections: set[str] = set()  # collected locals already reported (`_handed_collection`)
         # Run by someone else on the built module (`bias_init`): every child is built, even ones set by a subclass.
         self.late = any(m is method for m in cls.late_init_methods)
         self.init = any(m is method for m in cls.init_methods)
@@ -312,7 +341,30 @@ class _Finder:
             if source is not None and isinstance(part, cst.Name):
                 self.param_aliases[part.value] = source
 
+    def _handed_collection(self, node: cst.Name) -> list[ParamAccess]:
+        """A local bound to a collection of a child's parameters, handed to a call (`graph(x, *weights)`,
+        `make_fx(m, extra=weights + buffers)`) that neither gathers them nor is handed that child too: the
+        parameters are read there with no hook of the child running, reported where they were collected."""
+        source, value, ctx = self.bound.collected[node.value]
+        if node.value in self.reported_collections or not self.bound.in_forward:
+            return []
+        if not self.has_children and not self._walks_wrapped(source):
+            return []  # the module's own parameters, gathered by its own hook
+        call = _handing_call(self.flat, node)
+        if call is None:
+            return []
+        name = call_name(call)
+        if known.is_gather_context(name) or name in _MEASURING_BUILTINS:
+            return []
+        owner = source.rsplit(".", 1)[0]
+        if any(code_of(arg.value, limit=200) == owner for arg in call.args):
+            return []  # `functional_call(self.model, params, x)`: the child runs, through its hooks
+        self.reported_collections.add(node.value)
+        return [self.access(value, ctx, use=READ, op="", via=Via(Reach.PARAMETERS, source), param=node.value)]
+
     def _name(self, node: cst.Name, ctx: Ctx) -> list[ParamAccess]:
+        if node.value in self.bound.collected:
+            return self._handed_collection(node)
         parent = self.flat.parent.get(id(node))
         bound = self.param_locals.get(node.value)
         if bound is not None and bound.order < self.method.order.get(id(node), 0):
@@ -780,6 +832,60 @@ def _parameter_list(value: cst.BaseExpression, passed_in: set[str]) -> str | Non
     return None
 
 
+def _parameter_map(value: cst.BaseExpression, passed_in: set[str]) -> str | None:
+    """`dict(self.model.named_parameters())`: a mapping of names to the parameters of that walk."""
+    if isinstance(value, cst.Call) and call_name(value) == "dict" and len(value.args) == 1:
+        source = _parameters_source(value.args[0].value, passed_in)
+        return source if source is not None and source.endswith("named_parameters()") else None
+    return None
+
+
+def _returned_walks(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression, n: int) -> tuple[str | None, ...]:
+    """For `self.helper()`, the walk each of the `n` values the helper returns collects the parameters of (a
+    collection its own bindings know), else None."""
+    none = (None,) * n
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name)
+            and value.func.value.value == "self"):
+        return none
+    return _walks_returned(index, cls, value.func.attr.value, n)
+
+
+@memoised
+def _walks_returned(index: ModelIndex, cls: ClassInfo, name: str, n: int) -> tuple[str | None, ...]:
+    method = cls.inherited_method(name) if cls.method(name) is None else cls.method(name)
+    none = (None,) * n
+    if method is None or "parameters(" not in method.text or "return" not in method.text:
+        return none
+    flat = flat_of(method)
+    if flat is None:
+        return none
+    bound = _Bindings(index, cls, method, flat)
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Return or node.value is None:
+            continue
+        values = [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [node.value]
+        if len(values) != n:
+            return none
+        return tuple(bound.collection(index, cls, v) for v in values)
+    return none
+
+
+def _handing_call(flat: Flat, node: cst.Name) -> cst.Call | None:
+    """The call `node` is handed to as an argument, as is, unpacked or concatenated (`f(*ps)`, `f(extra=a + b)`,
+    `f(*(xs + ps))`); None when it is used otherwise."""
+    parent = flat.parent.get(id(node))
+    while isinstance(parent, (cst.BinaryOperation, cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        parent = flat.parent.get(id(parent))
+    if not isinstance(parent, cst.Arg):
+        return None
+    call = flat.parent.get(id(parent))
+    return call if isinstance(call, cst.Call) else None
+
+
+# Builtins handed a collection only to measure or show it (`len(weights)`).
+_MEASURING_BUILTINS = frozenset({"len", "print", "isinstance", "id", "type", "repr", "str", "bool"})
+
+
 def _modules_loop(node: cst.For | cst.CompFor) -> str | None:
     """The loop variable of `for m in self.modules()` / `for n, m in self.child.named_modules()`."""
     for part, items in loop_items(node.target, node.iter):
@@ -864,8 +970,8 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
                 return None  # `self.cfg.loss.weight`: a settings object, not a module
             if part == "[]" or (not last and not NOT_A_SUBMODULE.search(part)):
                 continue  # `self.model.decoder.embed_tokens.weight` of a wrapped model we cannot read
-            if last and part in {"weight", "bias"}:
-                return (UNKNOWN_CLASS,)
+            if last and known.torch_param_name(part):
+                return (UNKNOWN_CLASS,)  # `self.module.weight`, `self.module.in_proj_weight` of a wrapped attention
             if last and i == 0 and not NOT_A_SUBMODULE.search(first.name) and part in index.related_param_names:
                 return (UNKNOWN_CLASS,)  # `self.encoder.pos_embedding`: a parameter name of this package
             if part == "[]":
@@ -951,7 +1057,8 @@ def _helper_reads(index: ModelIndex, cls: ClassInfo, name: str, prop: bool) -> t
             for expr in walk(value):
                 if isinstance(expr, cst.Attribute) and id(expr) not in described:
                     path = access_path(expr)
-                    if path and path.root == "self" and len(path.parts) >= 2 and "[]" not in path.parts:
+                    # (an item of a container child only in what a property returns: `self.decoders[-1].weight`)
+                    if path and path.root == "self" and len(path.parts) >= 2 and ("[]" not in path.parts or prop):
                         if path.parts[-1] in index.param_names and path.parts not in found:
                             found.append(path.parts)
     return tuple(found)

@@ -389,12 +389,13 @@ def _forwarded_small(index: ModelIndex, access: ParamAccess, layer: str) -> bool
 
 
 def _layer_bias(index: ModelIndex, access: ParamAccess) -> bool:
-    """A bias of a torch layer, or of a module we cannot see: one element per output feature.
+    """A bias of a torch layer, or of a module we cannot see: one element per output feature (`in_proj_bias`, and
+    attention's `bias_k`, RNNs' `bias_hh_l0`).
 
     Like `nn.Parameter(torch.zeros(n))` (see `ModelIndex.persistent_param`), a vector of unknown
     length counts as below the threshold; a size known from the constructor call was decided before.
     """
-    if not access.param.endswith("bias") or not access.owner_classes:
+    if not (access.param.endswith("bias") or access.param.startswith("bias_")) or not access.owner_classes:
         return False
     return all(
         ref == UNKNOWN_CLASS or known.is_torch_module_class(ref) or _inherits_torch_param(index, ref, access.param)

@@ -274,6 +274,8 @@ def _helper_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
             # may return a submodule's parameter as is (`shared_embedding_weight()`), or computed with, also
             # through a local (`w = self.wrapped.weight` ... `return w * self.mask`)
             found.add(method.name)
+        elif "return " in method.text and "parameters(" in method.text:
+            found.add(method.name)  # may return a collection of a child's parameters (`params._walks_returned`)
     for info in cls.mro:
         for base_index, base in info.external_bases:
             for method in base.all_methods():

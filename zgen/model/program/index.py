@@ -135,6 +135,11 @@ def _module_mixin(cls: ClassInfo) -> bool:
 _SELF_CALL = re.compile(r"self(?<!\wself)\s*\.\s*(\w+)\s*\(|super(?<!\wsuper)\(\)\s*\.\s*(\w+)\s*\(")  # word first: see above
 # `self.name` read, neither called nor assigned (word first, as above): a property read runs its getter.
 _SELF_READ = re.compile(r"self(?<!\wself)\s*\.\s*(\w+)\b(?!\s*(?:\(|=[^=]))")
+# `nn.MultiheadAttention.forward(self, q, k, v)`, `Base.attend(cast(Base, self), h)`: a method of a class run on
+# `self`, which reads the attributes it knows by name (properties of this class among them). Word first, as above.
+_SELF_TO_CLASS = re.compile(
+    r"(?<![\w.])(?:\w+\.)*[A-Z]\w*\.(?!__)\w+\(\s*(?:(?:typing\.)?cast\(\s*[\w.]+\s*,\s*)?self\s*[,)]"
+)
 # A method declared `@property` (or `@cached_property`, `@functools.cached_property`).
 PROPERTY_DEF = re.compile(r"@(?:\w+\.)?(?:cached_)?property[ \t]*\n[ \t]*def[ \t]+(\w+)")
 
@@ -165,6 +170,14 @@ class MethodInfo:
     def self_reads(self) -> frozenset[str]:
         """Names `n` of each `self.n` the text reads without calling or assigning it (`h * self.scaled_bias`)."""
         return frozenset(_SELF_READ.findall(self.text)) if "self" in self.text else frozenset()
+
+    @cached_property
+    def runs_class_method_on_self(self) -> bool:
+        """Does the text run a method of a class on `self` (`nn.MultiheadAttention.forward(self, q, k, v)`)? That
+        method reads what it knows by name of `self`: the properties defined beside it stand for those attributes (a
+        constructor, `Base.__init__(self)`, is no such reader)."""
+        text = self.text
+        return ("(self," in text or "(self)" in text or "cast(" in text) and _SELF_TO_CLASS.search(text) is not None
 
     @property
     def node(self) -> cst.FunctionDef | None:
@@ -353,7 +366,10 @@ class ClassInfo:
                 if target is not None and id(target) not in seen:
                     seen.add(id(target))
                     found.append(target)
-            for name in sorted(current.self_reads & self.property_names) if properties and self.property_names else ():
+            reads = current.self_reads & self.property_names
+            if current.runs_class_method_on_self:  # the properties its own class defines, standing for attributes
+                reads = reads | set(PROPERTY_DEF.findall(current.owner.text))
+            for name in sorted(reads) if properties and self.property_names else ():
                 target = self.method(name)
                 if target is not None and id(target) not in seen:
                     seen.add(id(target))

@@ -21,6 +21,7 @@ __all__ = [
     "TORCH_PARAMS",
     "PARAMLESS",
     "torch_params",
+    "torch_param_name",
     "torch_has_params",
     "is_torch_module_class",
     "ACTIVATION_FACTORIES",
@@ -267,6 +268,15 @@ def torch_params(cls: str, name: str) -> bool:
     if name in TORCH_PARAMS.get(cls, ()):
         return True
     return cls in {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"} and bool(_RNN.match(name))
+
+
+_TORCH_PARAM_NAMES = frozenset(name for names in TORCH_PARAMS.values() for name in names)
+
+
+def torch_param_name(name: str) -> bool:
+    """Is `name` a parameter that some torch.nn layer registers itself (`weight`, `in_proj_weight`,
+    `weight_ih_l0`)? A child of a class we cannot read holding an attribute of that name holds that parameter."""
+    return name in _TORCH_PARAM_NAMES or bool(_RNN.match(name))
 
 
 # torchvision's image transforms: modules (some of them) that hold their settings as plain attributes.

@@ -426,6 +426,14 @@ def _retype(index: ModelIndex, cls: ClassInfo, out: ClassFacts) -> None:
                 member.kind, member.classes = Kind.MODULE, classes
 
 
+def _restated(value: cst.BaseExpression, name: str) -> bool:
+    """Is `value` `cast(T, self.<name>)`: the member itself, its class stated (a subclass narrowing its base's)?"""
+    if not (isinstance(value, cst.Call) and len(value.args) == 2 and (call_name(value) or "").endswith("cast")):
+        return False
+    held = access_path(value.args[1].value)
+    return held is not None and held.root == "self" and held.parts == (name,)
+
+
 def _merge(into: ClassFacts, base: ClassFacts) -> None:
     for name, member in base.members.items():
         into.members[name] = Member(member.name, member.kind, member.classes, (-1, member.order[1]))
@@ -657,6 +665,9 @@ class _FactsReader:
             kind, classes = self.classify(value)
             if kind == Kind.UNKNOWN and source is not None and len(source.parts) == 1 and self._borrows_param(source):
                 kind, classes = Kind.PARAM, ()  # `self.pos = text.positional_embedding`: registered here too
+            old = self.facts.members.get(path.parts[0])
+            if old is not None and kind == Kind.MODULE and _restated(value, path.parts[0]):
+                old.kind, old.classes = kind, classes  # `self.module = cast(nn.MultiheadAttention, self.module)`
             self._set(path.parts[0], kind, classes, order)
             member = self.facts.members[path.parts[0]]
             if member.order == order and isinstance(value, cst.Call):
@@ -859,6 +870,13 @@ class _FactsReader:
         written = call_name(call)
         if written is None or written.startswith("."):
             return Kind.VALUE, ()
+        if len(call.args) == 2 and self.index.qualify(written) == "typing.cast":
+            # `cast(nn.MultiheadAttention, module)`: the value, of the class the cast names when that is a module
+            named = call.args[0].value
+            if isinstance(named, cst.Subscript) and (dotted(named.value) or "").rsplit(".", 1)[-1] == "Optional":
+                named = named.slice[0].slice.value if isinstance(named.slice[0].slice, cst.Index) else named
+            kind, classes = self._classify_call(cst.Call(func=named))
+            return (kind, classes) if kind == Kind.MODULE else self.classify(call.args[1].value)
         if written in self.callables:
             return self._classify_callable(self.callables[written], call)
         if written in self.module_types:

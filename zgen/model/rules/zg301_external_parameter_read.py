@@ -220,6 +220,12 @@ class Vit(nn.Module):
 
 def _message(access: ParamAccess) -> str:
     what = code_of(access.node)
+    if access.via_parameters and what != access.param:
+        return (  # `weights = self._get_weights()`, then handed on (`graph(x, *weights)`)
+            f"`{what}` collects parameters of `{access.via.name.rsplit('.', 1)[0]}` as `{access.param}`, which is "
+            "handed to a call that runs no hook of that module; they are partitioned here, since ZeRO-3 gathers each "
+            "only while its own module runs"
+        )
     if access.via_parameters:
         return (
             f"`{what}` iterates parameters that include submodules'; they are partitioned here, "
