@@ -47,11 +47,11 @@ from ..program.skeleton import FunctionSpan
 from ..program.tree import call_name, code_of, cst, dotted
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, inherited_argument_effects,
+    GRAD_WRITES, WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, inherited_argument_effects,
     state_keys_only, resolve_function, usage, writes_module_params, written_in_bulk,
 )
 from .flow import Flat, runs_gathered
-from .grads import gradient_read
+from .grads import gradient_read, gradient_write
 from .own import answering_classes
 from .persistence import persistent_param
 from .returned import property_attributes
@@ -975,9 +975,12 @@ class _Engine:
         if op.startswith(".grad"):
             if param is not None and not param.state and isinstance(parent, cst.Attribute) and parent.attr.value == "grad":
                 read = gradient_read(self.index, flat, parent)  # `p.grad.data.norm()`: ZeRO-3 left `p.grad` None
+                via = Via(Reach.PARAMETERS) if param.walked else Via(Reach.PATH)
                 if read is not None:
-                    via = Via(Reach.PARAMETERS) if param.walked else Via(Reach.PATH)
                     self._access(run, node, ctx, READ, read, via, param.origin)
+                elif (written := gradient_write(flat, parent)) is not None:
+                    # `p.grad = delta`: a gradient the engine's optimizer never steps from
+                    self._access(run, node, ctx, GRAD, written, via, param.origin, effect=GRAD_WRITES)
             return
         if use in (CHECK, META) or use not in (READ, SIZE, WRITE, INIT):
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import GRAD, Scope
-from ..analysis.effects import GRADS, clipped
+from ..analysis.effects import GRAD_WRITES, GRADS, clipped
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
@@ -118,7 +118,16 @@ def train(model, cfg, loader):
                         )
                         yield self.finding(index, scope.snippet, node, message, _HELP)
         for access in param_accesses(index, Scope.HANDED):
-            if access.use == GRAD:
+            if access.use == GRAD and access.effect == GRAD_WRITES:
+                # `p.grad = delta`, or a helper handed the model that sets its gradients
+                target = f"`{code_of(access.node)}{access.op}`" if access.op else f"`{code_of(access.node)}`"
+                message = (
+                    f"{target} sets the gradients of `{access.owner}`, a built model `{access.where}` is handed or "
+                    "holds; ZeRO-3 steps from its own partitioned gradient buffers and never reads `.grad`, so the "
+                    "gradient set there is ignored"
+                )
+                yield self.finding(index, access.snippet, access.node, message, _SET_HELP)
+            elif access.use == GRAD:
                 # a helper that measures the gradients (`p.grad.norm()`) rather than clipping them
                 measured = access.effect == GRADS
                 verb, tail = ("measures", "it finds no gradients") if measured else ("clips", "it clips nothing")
@@ -133,4 +142,8 @@ def train(model, cfg, loader):
 _HELP = (
     "set `gradient_clipping` in the DeepSpeed config and let the engine clip; "
     "read the norm with `engine.get_global_grad_norm()`"
+)
+_SET_HELP = (
+    "compute the update inside the loss, so the engine's backward produces it, or write the parameters in a "
+    "`deepspeed.zero.GatheredParameters(params, modifier_rank=0)` block instead of setting gradients"
 )
