@@ -50,7 +50,7 @@ from .effects import (
     GRAD_WRITES, WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, inherited_argument_effects,
     state_keys_only, resolve_function, usage, writes_module_params, written_in_bulk,
 )
-from .flow import Flat, runs_gathered
+from .flow import Flat, own_only, runs_gathered
 from .grads import gradient_read, gradient_write
 from .own import answering_classes
 from .persistence import persistent_param
@@ -696,7 +696,7 @@ class _Engine:
 
             def step(v: Value) -> Value | None:
                 if isinstance(v, Model):
-                    if method in _WALKS and not any(a.keyword is not None and a.keyword.value == "recurse" for a in call.args):
+                    if method in _WALKS and not own_only(call):
                         return _WALKS[method](f"{text}.{method}()")
                     if method in _RETURNS_SELF:
                         return v
