@@ -41,7 +41,7 @@ from typing import Union as _U
 from ..program import known
 from ..program.class_values import attribute_strings, string_list
 from ..program.holds import config_like, may_have_module_arguments, module_arguments
-from ..program.index import ClassInfo, ModelIndex, entry_name
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name
 from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
 from ..program.tree import call_name, code_of, cst, dotted
@@ -785,6 +785,10 @@ class _Engine:
             return Holder(code_of(call), cls.name)  # `agent = Agent(model)`: a plain object keeping the model
         if "." not in name and name in self.index.skeleton.functions:
             return self._helper(run, self.index.skeleton.functions[name], None, call)
+        if (static := self._class_function(run, name)) is not None:
+            # `Plugin.allowed_parameters(model, excluded)`: a static or class method of a class of this file, a
+            # function of the file reached through its class
+            return self._helper(run, static[1].span, static[0], call)
         if name not in _arguments(run) and (foreign := self._foreign_function(run, name)) is not None:
             # a function of another file of the package (`unwrap(self.model)`, `trainable(model)`): what it returns
             # given these values, read there (its uses of them are judged at this call, `_handed_on`)
@@ -881,6 +885,21 @@ class _Engine:
                 if len(params) > at:
                     self.call(span, None, ((params[at], leaf(container)),))  # type: ignore[arg-type]
         return container
+
+    def _class_function(self, run: _Run, name: str) -> tuple[ClassInfo | None, MethodInfo] | None:
+        """`Cls.helper` of a class of this file (`cls.helper` in a class method of it), when `helper` is a
+        `@staticmethod` (with no class: no `self`) or a `@classmethod` (with its class, whose `cls` argument the
+        call does not pass)."""
+        owner_name, _, attr = name.rpartition(".")
+        owner = run.cls if owner_name == "cls" else self.index.classes.get(owner_name) if "." not in owner_name else None
+        method = owner.method(attr) if owner is not None else None
+        node = method.node if method is not None else None
+        decorators = {dotted(d.decorator) for d in node.decorators} if node is not None else set()
+        if "staticmethod" in decorators:
+            return None, method  # type: ignore[return-value]
+        if "classmethod" in decorators:
+            return owner, method  # type: ignore[return-value]
+        return None
 
     def _foreign_function(self, run: _Run, name: str) -> tuple[_Engine, FunctionSpan] | None:
         """A module-level function of another file that `name` calls, with the engine of that file."""
