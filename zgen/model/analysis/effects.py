@@ -652,9 +652,9 @@ def _local_computed_with(index: ModelIndex, flat: Flat, assign: cst.Assign) -> b
 
 def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, detail: str, follow: bool = True) -> bool:
     """A parameter read for its values: through an operation on it (`v.data`, `v.view(-1)`, as `detail` says), as
-    an operand, compared by value (`p == 0`), or handed to a torch function (`torch.allclose(p, q)`, not
-    `torch.nn.utils.*`); also through a local bound to it and then computed with (with `follow`); not only bound,
-    collected (`groups.append(p)`) or compared by identity."""
+    an operand, compared by value (`p == 0`), or handed to a tensor function (`torch.allclose(p, q)`, not
+    `torch.nn.utils.*`; einops' `repeat(p, ...)`: `known.TENSOR_FUNCTIONS`); also through a local bound to it and
+    then computed with (with `follow`); not only bound, collected (`groups.append(p)`) or compared by identity."""
     if detail:
         return True
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
@@ -667,7 +667,7 @@ def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, det
         return _local_computed_with(index, flat, parent)  # `w = model.enc.weight` ... `w.abs().mean()`
     call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
     name = call_name(call) if isinstance(call, cst.Call) else None
-    return bool(name) and index.qualify(name).startswith("torch.") and ".utils." not in name
+    return bool(name) and index.qualify(name).startswith(known.TENSOR_FUNCTIONS) and ".utils." not in name
 
 
 def _given_callable(flat: Flat, node: cst.CSTNode, names: set[str]) -> bool:
