@@ -304,6 +304,9 @@ class _Run:
     yielded: Value | None = None
     self_writes: dict[str, Value] = field(default_factory=dict)  # `self.X = value` in this function
     items_set: bool = False  # an item was assigned (`model._modules[name] = Linear(...)`): its text is bound
+    # `ws = [f(p) for p in ws]`: what the first `for` of a comprehension assigned to a name walks, taken before
+    # the assignment rebinds that name (Python evaluates that iterable first), by id of the `for`
+    first_items: dict[int, Value | None] = field(default_factory=dict)
 
 
 class _Engine:
@@ -417,6 +420,9 @@ class _Engine:
             if node is not func and kind in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
                 continue  # (their bodies are walked as part of the flat list; their returns are not ours)
             if kind is cst.Assign:
+                if isinstance(node.value, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                    first = node.value.for_in
+                    run.first_items[id(first)] = item_of(self.ev(run, first.iter))
                 value = self.ev(run, node.value)
                 for target in node.targets:
                     if ctx.conds and isinstance(target.target, cst.Name):
@@ -433,7 +439,10 @@ class _Engine:
             elif kind is cst.NamedExpr:
                 self.bind(run, node.target, self.ev(run, node.value))
             elif kind is cst.For or kind is cst.CompFor:
-                self.bind(run, node.target, item_of(self.ev(run, node.iter)))
+                if id(node) in run.first_items:
+                    self.bind(run, node.target, run.first_items.pop(id(node)))
+                else:
+                    self.bind(run, node.target, item_of(self.ev(run, node.iter)))
             elif kind is cst.WithItem and node.asname is not None:
                 self.bind(run, node.asname.name, None)
             elif kind is cst.Return and node.value is not None and self._own(run, node):
