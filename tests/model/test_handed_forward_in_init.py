@@ -71,3 +71,22 @@ def _line(needle: str) -> int:
 def test_handed_modules_run_in_init_are_found() -> None:
     got = {(f.code, f.line) for f in check_source("m.py", SOURCE) if f.code == "ZG110"}
     assert got == {("ZG110", _line("vecs = embed(")), ("ZG110", _line("feat = backbone("))}
+
+
+def test_a_factory_kept_on_self_stays_clean() -> None:
+    # torchvision's ResNet blocks: `norm_layer` defaults to None, is rebound to a class, kept as `self._norm_layer`
+    # and called to build children (blind12 pl_bolts swav_resnet.py:177)
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+
+        class Block(nn.Module):
+            def __init__(self, planes, norm_layer: nn.Module = None):
+                super().__init__()
+                if norm_layer is None:
+                    norm_layer = nn.BatchNorm2d
+                self._norm_layer = norm_layer
+                self.conv = nn.Conv2d(planes, planes, 3)
+                self.bn1 = norm_layer(planes)
+    """)
+    assert [f for f in check_source("m.py", source) if f.code == "ZG110"] == []

@@ -345,7 +345,9 @@ def _handed_instances(index: ModelIndex, method: MethodInfo) -> frozenset[str]:
     """Arguments of the constructor that hold a built module, one the caller built (so, under `zero.Init`,
     partitioned before this `__init__` runs): a module argument (`embed: nn.Embedding`, `backbone`) the constructor
     keeps as a child (`self.embed = embed`) or walks or reads a weight of (`embed.weight`, `embed.parameters()`);
-    a layer class or factory handed in (`norm_layer=nn.LayerNorm`, called to build one) is kept by neither."""
+    a layer class or factory handed in (`norm_layer=nn.LayerNorm`, called to build one) is kept by neither. An
+    argument the constructor rebinds (`if norm_layer is None: norm_layer = nn.BatchNorm2d`) or calls to build a
+    child (`self.bn1 = norm_layer(planes)`) is a factory, whatever else it does."""
     node = method.node
     flat = flat_of(method) if node is not None and method.name == "__init__" else None
     if flat is None:
@@ -354,15 +356,20 @@ def _handed_instances(index: ModelIndex, method: MethodInfo) -> frozenset[str]:
         name for name, classes in module_arguments(index, node).items()
         if any(has_params(index, c) is not False for c in classes)
     }
-    found = set()
+    found, factories = set(), set()
     for item, _ctx in flat.nodes if arguments else ():
-        if type(item) is cst.Assign and isinstance(item.value, cst.Name) and item.value.value in arguments:
-            if any(_on_self(t.target) for t in item.targets):
-                found.add(item.value.value)  # `self.embed = embed`
+        if type(item) is cst.Assign:
+            value = item.value
+            if isinstance(value, cst.Name) and value.value in arguments and any(_on_self(t.target) for t in item.targets):
+                found.add(value.value)  # `self.embed = embed`
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in arguments:
+                if any(_on_self(t.target) for t in item.targets):
+                    factories.add(value.func.value)  # `self.bn1 = norm_layer(planes)`: builds a child
+            factories.update(t.target.value for t in item.targets if isinstance(t.target, cst.Name))  # rebound
         elif type(item) is cst.Attribute and isinstance(item.value, cst.Name) and item.value.value in arguments:
             if item.attr.value in _INSTANCE_ATTRIBUTES:
                 found.add(item.value.value)  # `embed.weight.shape`, `embed.parameters()`
-    return frozenset(found)
+    return frozenset(found - factories)
 
 
 # What only a module instance has (a class or factory handed in has none of them).
