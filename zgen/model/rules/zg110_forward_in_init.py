@@ -66,12 +66,13 @@ def _calls_an_argument(text: str) -> bool:
         if depth == 0:
             break
     names = set(_ARGUMENT.findall(text, start + len("def __init__("), at)) - {"self"}
-    body = text[at:]
-    return any(re.search(rf"(?<![\w.]){name}\s*\(", body) for name in names if name in body)
+    return bool(names) and not names.isdisjoint(_CALLED_NAME.findall(text, at))
 
 
 # An argument's name in a signature: after `(` or `,`, past `*`/`**`.
 _ARGUMENT = re.compile(r"(?:^|(?<=[(,]))\s*\*{0,2}([a-z_]\w*)")
+# A bare lower-case name called (`embed(ids)`), not a method or an attribute's call.
+_CALLED_NAME = re.compile(r"(?<![\w.])([a-z_]\w*)\s*\(")
 
 
 class ForwardInInit(Rule):
