@@ -112,3 +112,53 @@ def test_cleared_gradients_and_plain_tensors_stay_clean(tmp_path: Path) -> None:
     got = found_in_package(tmp_path, files, "agent.py", prefix="ZG1")
     quiet = _lines(AGENT, ["clear(self.actor)", "p.grad = None", "p.grad = u", "y.grad = g"])
     assert not [line for _, line in got if line in quiet]
+
+
+FREEZE = """
+import torch
+from torch import nn
+
+
+def cancel_gradients_last_layer(epoch, model, freeze_last_layer):
+    if epoch >= freeze_last_layer:
+        return
+    for n, p in model.named_parameters():
+        if "last_layer" in n:
+            p.grad = None
+
+
+def zero_all(model):
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad = None
+
+
+class Trainer:
+    def __init__(self, model: nn.Module, freeze_epochs=1):
+        self.model = model
+        self.freeze_epochs = freeze_epochs
+
+    def after_backward(self, epoch):
+        if epoch < self.freeze_epochs:
+            for name, p in self.model.named_parameters():
+                if "prototypes" in name:
+                    p.grad = None
+
+    def step(self, epoch):
+        cancel_gradients_last_layer(epoch, self.model, 1)
+        zero_all(self.model)
+
+    def reset(self):
+        for p in self.model.parameters():
+            if p.requires_grad:
+                p.grad = None
+"""
+
+
+def test_gradients_cleared_for_the_parameters_a_test_picks_are_found(tmp_path: Path) -> None:
+    # (DINO's cancel_gradients_last_layer, blind12 pl_bolts swav_module.py:197's freeze of the prototypes)
+    got = found_in_package(tmp_path, {"train.py": FREEZE}, "train.py", prefix="ZG1")
+    expected = _lines(FREEZE, ['if "last_layer" in n:', 'if "prototypes" in name:', "cancel_gradients_last_layer(epoch, self.model"])
+    assert sorted(line for code, line in got if code == "ZG107") == sorted([expected[0] + 1, expected[1] + 1, expected[2]])
+    quiet = _lines(FREEZE, ["zero_all(self.model)", "if p.requires_grad:"])
+    assert not [line for _, line in got if line in quiet or line in (quiet[1] + 1, _lines(FREEZE, ["if p.grad is not None"])[0] + 1)]

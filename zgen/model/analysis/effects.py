@@ -20,8 +20,8 @@ from ..program.members import Kind, classify
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
-from .flow import Flat, flatten, loop_items, same_items
-from .grads import gradient_read, gradient_write
+from .flow import Ctx, Flat, flatten, loop_items, same_items
+from .grads import gradient_cancelled, gradient_read, gradient_write
 from .plain import named_instances, plain_class
 
 __all__ = [
@@ -396,14 +396,15 @@ COMPUTES = "computes "  # + a path (`proj.weight`): what a module argument holds
 APPLIES = "apply"
 
 
-def _grad_effect(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> str | None:
+def _grad_effect(index: ModelIndex, flat: Flat, node: cst.CSTNode, ctx: Ctx) -> str | None:
     """What the code does with `node.grad`: GRADS when it computes with it (`p.grad.norm()`, `p.grad * s`,
-    `torch.norm(p.grad)`), GRAD_WRITES when it sets it (`p.grad = delta`, `p.grad.mul_(s)`); None when it only
-    tests, clears or sizes it (`p.grad is not None`, `p.grad = None`, `p.grad.zero_()`)."""
+    `torch.norm(p.grad)`), GRAD_WRITES when it sets it (`p.grad = delta`, `p.grad.mul_(s)`) or clears it for the
+    parameters a test picks (`if "last_layer" in n: p.grad = None`); None when it only tests, clears or sizes it
+    (`p.grad is not None`, `p.grad = None`, `p.grad.zero_()`)."""
     grad = flat.parent.get(id(node))
     if not isinstance(grad, cst.Attribute) or grad.value is not node or grad.attr.value != "grad":
         return None
-    if gradient_write(flat, grad) is not None:
+    if gradient_write(flat, grad) is not None or gradient_cancelled(flat, grad, ctx) is not None:
         return GRAD_WRITES
     holder = flat.parent.get(id(grad))
     if isinstance(holder, cst.Arg) and call_name(flat.parent.get(id(holder))) in ("isinstance", "id", "type"):
@@ -494,7 +495,7 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             elif use == READ and node.value in param_items and not detail.startswith(".grad"):
                 if computed_with(index, inner, inner.parent.get(id(node)), detail):
                     found.setdefault(aliases[node.value], set()).add(READS)  # `p.data.clone()` of every parameter
-            elif detail.startswith(".grad") and (done := _grad_effect(index, inner, node)) is not None:
+            elif detail.startswith(".grad") and (done := _grad_effect(index, inner, node, ctx)) is not None:
                 # `p.grad.norm()` of every parameter: measured gradients, which ZeRO-3 leaves None; `p.grad = d`:
                 # set, where the engine never reads them
                 found.setdefault(aliases[node.value], set()).add(done)
@@ -509,7 +510,7 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             if use in (WRITE, INIT):
                 found.setdefault(items[node.value], set()).add(WRITE)
             elif detail.startswith(".grad"):
-                if _grad_effect(index, inner, node) == GRAD_WRITES:  # `p.grad = g` for `p` of the parameters given
+                if _grad_effect(index, inner, node, ctx) == GRAD_WRITES:  # `p.grad = g` for `p` of the parameters given
                     found.setdefault(items[node.value], set()).add(GRAD_WRITES)
             elif use == READ and computed_with(index, inner, parent, detail):
                 found.setdefault(items[node.value], set()).add(READS)

@@ -10,17 +10,19 @@ name alone are not reads (the name's later uses are not followed).
 Nor does the engine read what code writes there: `p.grad = delta` (a gradient computed by hand, an evolution
 strategy's estimate), `p.grad += g`, `p.grad.copy_(g)`, `p.grad.mul_(s)` set a gradient its optimizer never
 steps from, since it steps from its own buffers (`gradient_write`). Clearing it (`p.grad = None`,
-`p.grad.zero_()`) is a reset the engine does itself, no write.
+`p.grad.zero_()`) is a reset the engine does itself, no write; but clearing the gradients of some parameters only,
+chosen in the walk over them (`if "last_layer" in n: p.grad = None`, a freeze), means to keep those out of the
+update, which the engine, stepping from its own buffers, never sees (`gradient_cancelled`).
 """
 
 from __future__ import annotations
 
 from ..program import known
 from ..program.index import ModelIndex
-from ..program.tree import call_name, code_of, cst
-from .flow import Flat
+from ..program.tree import call_name, code_of, cst, walk
+from .flow import Ctx, Flat
 
-__all__ = ["gradient_read", "gradient_write"]
+__all__ = ["gradient_read", "gradient_write", "gradient_cancelled"]
 
 # Steps that keep the gradient's values (`p.grad.data`, `p.grad.detach()`): the read is judged past them.
 _PASS_THROUGH = frozenset({"data", "detach"})
@@ -91,3 +93,25 @@ def gradient_write(flat: Flat, grad: cst.Attribute) -> str | None:
         if isinstance(call, cst.Call) and call.func is parent and method.endswith("_") and not method.startswith("_"):
             return None if method in _RESETS else f"{text}.{method}()"
     return None
+
+
+def gradient_cancelled(flat: Flat, grad: cst.Attribute, ctx: Ctx) -> str | None:
+    """`p.grad = None` under a test, inside the loop walking the parameters, that picks some of them by what they
+    are (`if "prototypes" in name`), not by their gradient or flags (`if p.grad is not None`, `if p.requires_grad`:
+    every gradient cleared, a `zero_grad` by hand): the chosen parameters' update cancelled, as text."""
+    parent = flat.parent.get(id(grad))
+    statement = flat.parent.get(id(parent)) if isinstance(parent, cst.AssignTarget) and parent.target is grad else None
+    value = getattr(statement, "value", None)
+    if not (isinstance(value, cst.Name) and value.value == "None") or not ctx.loops or not ctx.conds:
+        return None
+    if ctx.depths[-1] != len(ctx.loops):
+        return None  # the test encloses the loop (`if epoch < freeze:`), it picks no parameter
+    loop = ctx.loops[-1]
+    target = getattr(loop, "target", None)
+    bound = {n.value for n in walk(target) if isinstance(n, cst.Name)} if target is not None else set()
+    test = ctx.conds[-1]
+    if any(isinstance(n, cst.Attribute) and n.attr.value in ("grad", "requires_grad") for n in walk(test)):
+        return None
+    if not any(isinstance(n, cst.Name) and n.value in bound for n in walk(test)):
+        return None
+    return ".grad = None (for the parameters a test picks)"

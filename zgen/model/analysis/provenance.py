@@ -51,7 +51,7 @@ from .effects import (
     state_keys_only, resolve_function, usage, writes_module_params, written_in_bulk,
 )
 from .flow import Flat, own_only, runs_gathered
-from .grads import gradient_read, gradient_write
+from .grads import gradient_cancelled, gradient_read, gradient_write
 from .own import answering_classes
 from .persistence import persistent_param
 from .returned import property_attributes
@@ -1006,7 +1006,7 @@ class _Engine:
                 via = Via(Reach.PARAMETERS) if param.walked else Via(Reach.PATH)
                 if read is not None:
                     self._access(run, node, ctx, READ, read, via, param.origin)
-                elif (written := gradient_write(flat, parent)) is not None:
+                elif (written := gradient_write(flat, parent) or gradient_cancelled(flat, parent, ctx)) is not None:
                     # `p.grad = delta`: a gradient the engine's optimizer never steps from
                     self._access(run, node, ctx, GRAD, written, via, param.origin, effect=GRAD_WRITES)
             return

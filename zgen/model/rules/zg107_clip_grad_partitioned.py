@@ -120,11 +120,14 @@ def train(model, cfg, loader):
         for access in param_accesses(index, Scope.HANDED):
             if access.use == GRAD and access.effect == GRAD_WRITES:
                 # `p.grad = delta`, or a helper handed the model that sets its gradients
-                target = f"`{code_of(access.node)}{access.op}`" if access.op else f"`{code_of(access.node)}`"
+                cleared = access.op.startswith(".grad = None")
+                target = f"`{code_of(access.node)}.grad = None`" if cleared else (
+                    f"`{code_of(access.node)}{access.op}`" if access.op else f"`{code_of(access.node)}`")
+                verb = "clears the gradients of the parameters a test picks of" if cleared else "sets the gradients of"
                 message = (
-                    f"{target} sets the gradients of `{access.owner}`, a built model `{access.where}` is handed or "
-                    "holds; ZeRO-3 steps from its own partitioned gradient buffers and never reads `.grad`, so the "
-                    "gradient set there is ignored"
+                    f"{target} {verb} `{access.owner}`, a built model `{access.where}` is handed or holds; ZeRO-3 "
+                    "steps from its own partitioned gradient buffers and never reads `.grad`, so "
+                    + ("those parameters are updated all the same" if cleared else "the gradient set there is ignored")
                 )
                 yield self.finding(index, access.snippet, access.node, message, _SET_HELP)
             elif access.use == GRAD:
