@@ -162,3 +162,31 @@ def test_gradients_cleared_for_the_parameters_a_test_picks_are_found(tmp_path: P
     assert sorted(line for code, line in got if code == "ZG107") == sorted([expected[0] + 1, expected[1] + 1, expected[2]])
     quiet = _lines(FREEZE, ["zero_all(self.model)", "if p.requires_grad:"])
     assert not [line for _, line in got if line in quiet or line in (quiet[1] + 1, _lines(FREEZE, ["if p.grad is not None"])[0] + 1)]
+
+
+OWN = """
+import torch
+from torch import nn
+
+
+class Searcher(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.net = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def es_step(self, deltas):
+        for p, d in zip(self.parameters(), deltas):
+            p.grad = d
+
+    def clear(self):
+        for p in self.parameters():
+            p.grad = None
+"""
+
+
+def test_a_modules_own_method_setting_its_gradients_is_found(tmp_path: Path) -> None:
+    got = found_in_package(tmp_path, {"search.py": OWN}, "search.py", prefix="ZG1")
+    assert got == [("ZG107", _lines(OWN, ["p.grad = d"])[0])]
