@@ -177,3 +177,37 @@ def test_a_parameter_name_of_the_package_on_a_module_handed_in(tmp_path):
     path = str(pkg / "wrapper.py")
     found = check_source(path, (pkg / "wrapper.py").read_text())
     assert [(f.code, f.line) for f in found] == [("ZG301", 12)]
+
+
+def test_namespace_portion_inside_a_package_is_named_through_it(tmp_path):
+    # lerobot/policies/sac/ has no __init__.py but lerobot/policies/ does (blind14 lerobot modeling_sac.py:243):
+    # Python imports `lerobot.policies.sac.modeling_sac`, so `from lerobot.policies.pretrained import Base` resolves
+    # and the policy is a module.
+    policies = tmp_path / "lerobot" / "policies"
+    (policies / "sac").mkdir(parents=True)
+    (tmp_path / "lerobot" / "__init__.py").write_text("")
+    (policies / "__init__.py").write_text("")
+    (policies / "pretrained.py").write_text("from torch import nn\n\n\nclass Base(nn.Module):\n    pass\n")
+    (policies / "sac" / "helpers.py").write_text("def temperature(x):\n    return x\n")
+    model = policies / "sac" / "modeling_sac.py"
+    model.write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+        from lerobot.policies.pretrained import Base
+
+
+        class Policy(Base):
+            def __init__(self, d):
+                super().__init__()
+                self.net = nn.Linear(d, d)
+                self.log_alpha = nn.Parameter(torch.zeros(1))
+
+            def forward(self, x):
+                return self.net(x)
+
+            def update_temperature(self):
+                self.temperature = self.log_alpha.exp().item()
+    """))
+    assert module_name_of(str(model)) == ("lerobot.policies.sac.modeling_sac", str(tmp_path), False)
+    found = {(f.code, f.line) for f in check_source(str(model), model.read_text())}
+    assert ("ZG109", 17) in found

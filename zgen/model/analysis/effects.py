@@ -20,13 +20,14 @@ from ..program.members import Kind, classify
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
-from .flow import Flat, flatten, loop_items, same_items
+from .flow import Ctx, Flat, flatten, loop_items, same_items
+from .grads import gradient_cancelled, gradient_read, gradient_write
 from .plain import named_instances, plain_class
 
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
     "writes_module_params", "REPARAMETRIZES",
-    "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
+    "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "GRAD_WRITES", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
     "written_in_bulk", "clipped", "state_keys_only", "REPLACED",
 ]
 
@@ -386,6 +387,7 @@ STATES = "state dict"  # module.state_dict() / module.load_state_dict(sd): the w
 CLIPS = "clip"  # clip_grad_norm_(module.parameters()) or of a parameter iterable given: the gradients clipped
 READS = "read"  # the values of the items of a parameter iterable given, computed with (`torch.flatten(v)`)
 GRADS = "grad read"  # `p.grad.norm()` of every parameter of a module given: gradients measured, as clipping does
+GRAD_WRITES = "grad write"  # `p.grad = delta` for the parameters of a module given: gradients the engine never reads
 RUNS = "run"  # `module(x)`, `module.forward(x)` of a module argument: its forward, outside any engine's hooks
 CALLS = "calls "  # + a method name: `module.encode_text(x)` of an argument, a method other than forward run on it
 COMPUTES = "computes "  # + a path (`proj.weight`): what a module argument holds there computed with (`x @ m.proj.weight`)
@@ -394,14 +396,22 @@ COMPUTES = "computes "  # + a path (`proj.weight`): what a module argument holds
 APPLIES = "apply"
 
 
-def _grad_values(flat: Flat, node: cst.CSTNode) -> bool:
-    """Is `node.grad` computed with (`p.grad.norm()`, `p.grad.data`, `p.grad * s`, `torch.norm(p.grad)`), not only
-    tested (`p.grad is not None`)?"""
+def _grad_effect(index: ModelIndex, flat: Flat, node: cst.CSTNode, ctx: Ctx) -> str | None:
+    """What the code does with `node.grad`: GRADS when it computes with it (`p.grad.norm()`, `p.grad * s`,
+    `torch.norm(p.grad)`), GRAD_WRITES when it sets it (`p.grad = delta`, `p.grad.mul_(s)`) or clears it for the
+    parameters a test picks (`if "last_layer" in n: p.grad = None`); None when it only tests, clears or sizes it
+    (`p.grad is not None`, `p.grad = None`, `p.grad.zero_()`)."""
     grad = flat.parent.get(id(node))
+    if not isinstance(grad, cst.Attribute) or grad.value is not node or grad.attr.value != "grad":
+        return None
+    if gradient_write(flat, grad) is not None or gradient_cancelled(flat, grad, ctx) is not None:
+        return GRAD_WRITES
     holder = flat.parent.get(id(grad))
-    return isinstance(holder, (cst.Attribute, cst.BinaryOperation, cst.Arg, cst.Subscript)) and not (
-        isinstance(holder, cst.Arg) and call_name(flat.parent.get(id(holder))) in ("isinstance", "id", "type")
-    )
+    if isinstance(holder, cst.Arg) and call_name(flat.parent.get(id(holder))) in ("isinstance", "id", "type"):
+        return None
+    if isinstance(holder, (cst.BinaryOperation, cst.Subscript)) or isinstance(holder, cst.Arg):
+        return GRADS
+    return GRADS if gradient_read(index, flat, grad) is not None else None
 
 
 @memoised(cycle={})  # a function that hands its argument to itself: no answer from the cycle
@@ -485,9 +495,10 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             elif use == READ and node.value in param_items and not detail.startswith(".grad"):
                 if computed_with(index, inner, inner.parent.get(id(node)), detail):
                     found.setdefault(aliases[node.value], set()).add(READS)  # `p.data.clone()` of every parameter
-            elif use == READ and detail == ".grad" and _grad_values(inner, node):
-                # `p.grad.norm()` of every parameter: measured gradients, which ZeRO-3 leaves None
-                found.setdefault(aliases[node.value], set()).add(GRADS)
+            elif detail.startswith(".grad") and (done := _grad_effect(index, inner, node, ctx)) is not None:
+                # `p.grad.norm()` of every parameter: measured gradients, which ZeRO-3 leaves None; `p.grad = d`:
+                # set, where the engine never reads them
+                found.setdefault(aliases[node.value], set()).add(done)
         elif kind is cst.Name and node.value in walked and _walk_owner(walked[node.value], names):
             if bulk_written(index, inner, node):  # `torch._foreach_mul_(params, m)` for `params = list(m.parameters())`
                 found.setdefault(_walk_owner(walked[node.value], names), set()).add(WRITE)  # type: ignore[arg-type]
@@ -498,7 +509,10 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             use, detail = usage(index, inner, node)
             if use in (WRITE, INIT):
                 found.setdefault(items[node.value], set()).add(WRITE)
-            elif use == READ and not detail.startswith(".grad") and computed_with(index, inner, parent, detail):
+            elif detail.startswith(".grad"):
+                if _grad_effect(index, inner, node, ctx) == GRAD_WRITES:  # `p.grad = g` for `p` of the parameters given
+                    found.setdefault(items[node.value], set()).add(GRAD_WRITES)
+            elif use == READ and computed_with(index, inner, parent, detail):
                 found.setdefault(items[node.value], set()).add(READS)
         elif kind is cst.Call:
             reset = _reset_owner(node, names, aliases, items, param_items)
@@ -639,9 +653,9 @@ def _local_computed_with(index: ModelIndex, flat: Flat, assign: cst.Assign) -> b
 
 def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, detail: str, follow: bool = True) -> bool:
     """A parameter read for its values: through an operation on it (`v.data`, `v.view(-1)`, as `detail` says), as
-    an operand, compared by value (`p == 0`), or handed to a torch function (`torch.allclose(p, q)`, not
-    `torch.nn.utils.*`); also through a local bound to it and then computed with (with `follow`); not only bound,
-    collected (`groups.append(p)`) or compared by identity."""
+    an operand, compared by value (`p == 0`), or handed to a tensor function (`torch.allclose(p, q)`, not
+    `torch.nn.utils.*`; einops' `repeat(p, ...)`: `known.TENSOR_FUNCTIONS`); also through a local bound to it and
+    then computed with (with `follow`); not only bound, collected (`groups.append(p)`) or compared by identity."""
     if detail:
         return True
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
@@ -654,7 +668,7 @@ def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, det
         return _local_computed_with(index, flat, parent)  # `w = model.enc.weight` ... `w.abs().mean()`
     call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
     name = call_name(call) if isinstance(call, cst.Call) else None
-    return bool(name) and index.qualify(name).startswith("torch.") and ".utils." not in name
+    return bool(name) and index.qualify(name).startswith(known.TENSOR_FUNCTIONS) and ".utils." not in name
 
 
 def _given_callable(flat: Flat, node: cst.CSTNode, names: set[str]) -> bool:
@@ -950,9 +964,9 @@ def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: 
 # What a helper's summary says it does to the model (or the parameters) it is given, as a whole use, most
 # telling first: `make_copy(model)` copies it, `sync(src, dst)` reads and loads state dicts, `clip(params, c)`
 # clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
-WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, APPLIES, READS, SIZE, GRADS)
+WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, APPLIES, READS, SIZE, GRADS, GRAD_WRITES)
 WHOLE_USE = {
-    DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, GRADS: GRAD, WRITE: WRITE, INIT: WRITE, APPLIES: WRITE, READS: READ,
+    DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, GRADS: GRAD, GRAD_WRITES: GRAD, WRITE: WRITE, INIT: WRITE, APPLIES: WRITE, READS: READ,
     SIZE: SIZE,
 }
 

@@ -22,7 +22,7 @@ from ..program.tree import call_name, children, cst, walk
 
 __all__ = [
     "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
-    "SAME_ITEMS", "same_items", "loop_items", "mapping_walked", "runs_gathered", "stored_into", "self_call_arguments",
+    "SAME_ITEMS", "same_items", "own_only", "loop_items", "mapping_walked", "runs_gathered", "stored_into", "self_call_arguments",
 ]
 
 
@@ -322,6 +322,16 @@ def same_items(iterable: cst.BaseExpression) -> cst.BaseExpression:
             break
         iterable = args[at].value
     return iterable
+
+
+def own_only(walk: cst.Call) -> bool:
+    """Does `m.parameters(...)` / `m.named_parameters(...)` walk only `m`'s own parameters, not its children's?
+    `recurse=False` does, or a `recurse=` the code decides; `recurse=True` is the default walk of every child."""
+    return any(
+        arg.keyword is not None and arg.keyword.value == "recurse"
+        and not (isinstance(arg.value, cst.Name) and arg.value.value == "True")
+        for arg in walk.args
+    )
 
 
 def _chained(call: cst.Call) -> bool:

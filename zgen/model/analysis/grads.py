@@ -6,16 +6,23 @@ a gradient snapshot, a hand-written clip) fails on `None` or, behind an `if p.gr
 measures nothing. Only a read of the gradient's values counts: a test of its presence, the gradient reset
 (`p.grad = None`, `p.grad.zero_()`), its metadata (`.shape`, `.dtype`, `.device`) and the gradient bound to a
 name alone are not reads (the name's later uses are not followed).
+
+Nor does the engine read what code writes there: `p.grad = delta` (a gradient computed by hand, an evolution
+strategy's estimate), `p.grad += g`, `p.grad.copy_(g)`, `p.grad.mul_(s)` set a gradient its optimizer never
+steps from, since it steps from its own buffers (`gradient_write`). Clearing it (`p.grad = None`,
+`p.grad.zero_()`) is a reset the engine does itself, no write; but clearing the gradients of some parameters only,
+chosen in the walk over them (`if "last_layer" in n: p.grad = None`, a freeze), means to keep those out of the
+update, which the engine, stepping from its own buffers, never sees (`gradient_cancelled`).
 """
 
 from __future__ import annotations
 
 from ..program import known
 from ..program.index import ModelIndex
-from ..program.tree import call_name, cst
-from .flow import Flat
+from ..program.tree import call_name, code_of, cst, walk
+from .flow import Ctx, Flat
 
-__all__ = ["gradient_read"]
+__all__ = ["gradient_read", "gradient_write", "gradient_cancelled"]
 
 # Steps that keep the gradient's values (`p.grad.data`, `p.grad.detach()`): the read is judged past them.
 _PASS_THROUGH = frozenset({"data", "detach"})
@@ -24,6 +31,8 @@ _NOT_VALUES = frozenset(
     {"size", "dim", "ndim", "ndimension", "numel", "nelement", "shape", "dtype", "device", "is_cuda", "is_sparse",
      "data_ptr", "stride", "is_contiguous", "element_size", "type", "layout", "storage_offset", "untyped_storage"}
 )  # fmt: skip
+# In-place methods of the gradient that clear it rather than set it.
+_RESETS = frozenset({"zero_", "detach_", "requires_grad_"})
 
 
 def gradient_read(index: ModelIndex, flat: Flat, grad: cst.Attribute) -> str | None:
@@ -60,3 +69,49 @@ def gradient_read(index: ModelIndex, flat: Flat, grad: cst.Attribute) -> str | N
                 return text  # handed to a torch function (`torch.norm(p.grad)`; `torch.cat([...])` is a list, not this)
             return None
         return None
+
+
+def gradient_write(flat: Flat, grad: cst.Attribute) -> str | None:
+    """How the code sets the gradient `grad` (an `X.grad` attribute node) to values of its own, as text
+    (`.grad = ...`, `.grad.data.copy_()`), or None when it reads, clears (`= None`, `.zero_()`) or sizes it."""
+    node: cst.CSTNode = grad
+    text = ".grad"
+    parent = flat.parent.get(id(node))
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "data":
+        node, text, parent = parent, ".grad.data", flat.parent.get(id(parent))
+    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        statement = flat.parent.get(id(parent))
+        value = getattr(statement, "value", None)
+        if value is None or isinstance(value, cst.Name) and value.value == "None":
+            return None
+        return f"{text} = ..."
+    if isinstance(parent, cst.AugAssign) and parent.target is node:
+        return f"{text} {code_of(parent.operator).strip()} ..."
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        call = flat.parent.get(id(parent))
+        method = parent.attr.value
+        if isinstance(call, cst.Call) and call.func is parent and method.endswith("_") and not method.startswith("_"):
+            return None if method in _RESETS else f"{text}.{method}()"
+    return None
+
+
+def gradient_cancelled(flat: Flat, grad: cst.Attribute, ctx: Ctx) -> str | None:
+    """`p.grad = None` under a test, inside the loop walking the parameters, that picks some of them by what they
+    are (`if "prototypes" in name`), not by their gradient or flags (`if p.grad is not None`, `if p.requires_grad`:
+    every gradient cleared, a `zero_grad` by hand): the chosen parameters' update cancelled, as text."""
+    parent = flat.parent.get(id(grad))
+    statement = flat.parent.get(id(parent)) if isinstance(parent, cst.AssignTarget) and parent.target is grad else None
+    value = getattr(statement, "value", None)
+    if not (isinstance(value, cst.Name) and value.value == "None") or not ctx.loops or not ctx.conds:
+        return None
+    if ctx.depths[-1] != len(ctx.loops):
+        return None  # the test encloses the loop (`if epoch < freeze:`), it picks no parameter
+    loop = ctx.loops[-1]
+    target = getattr(loop, "target", None)
+    bound = {n.value for n in walk(target) if isinstance(n, cst.Name)} if target is not None else set()
+    test = ctx.conds[-1]
+    if any(isinstance(n, cst.Attribute) and n.attr.value in ("grad", "requires_grad") for n in walk(test)):
+        return None
+    if not any(isinstance(n, cst.Name) and n.value in bound for n in walk(test)):
+        return None
+    return ".grad = None (for the parameters a test picks)"

@@ -54,7 +54,7 @@ from .effects import (
     WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, usage, writes_module_params,
     state_keys_only, written_in_bulk,
 )
-from .flow import Flat, bound_names, loop_items, mapping_walked, runs_gathered, same_items
+from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_gathered, same_items
 from .plain import attribute_instances
 from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
 from .script import ScriptScope, class_partitions, function_scope, partitions_here
@@ -966,7 +966,7 @@ def _handed_uses(
                 return state  # `model.state_dict().items()`
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters") and holds_model(expr.func.value):
-                if not any(a.keyword is not None and a.keyword.value == "recurse" for a in expr.args):
+                if not own_only(expr):
                     return cst.Module([]).code_for_node(expr)
         return None
 

@@ -23,7 +23,7 @@ from ..program.tree import Path, access_path, call_name, code_of, cst, parameter
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
 from .effects import APPLIES, argument_effects, inherited_argument_effects, resolve_function, usage
-from .flow import Ctx, Flat, flat_of, loop_items, same_items
+from .flow import Ctx, Flat, flat_of, loop_items, own_only, same_items
 from .returned import is_property, property_attributes, returned_attributes
 
 __all__ = ["accesses", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
@@ -938,9 +938,8 @@ def _parameters_source(iterable: cst.BaseExpression, passed_in: set[str]) -> str
         return None
     if iterable.func.attr.value not in {"parameters", "named_parameters"}:
         return None
-    for arg in iterable.args:  # parameters(recurse=False): only the module's own, gathered in its forward
-        if arg.keyword is not None and arg.keyword.value == "recurse":
-            return None
+    if own_only(iterable):  # parameters(recurse=False): only the module's own, gathered in its forward
+        return None
     path = access_path(iterable.func.value)
     if path is None or (path.root != "self" and path.root not in passed_in):
         return None

@@ -41,17 +41,17 @@ from typing import Union as _U
 from ..program import known
 from ..program.class_values import attribute_strings, string_list
 from ..program.holds import config_like, may_have_module_arguments, module_arguments
-from ..program.index import ClassInfo, ModelIndex, entry_name
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name
 from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
 from ..program.tree import call_name, code_of, cst, dotted
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, inherited_argument_effects,
+    GRAD_WRITES, WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, inherited_argument_effects,
     state_keys_only, resolve_function, usage, writes_module_params, written_in_bulk,
 )
-from .flow import Flat, runs_gathered
-from .grads import gradient_read
+from .flow import Flat, own_only, runs_gathered
+from .grads import gradient_cancelled, gradient_read, gradient_write
 from .own import answering_classes
 from .persistence import persistent_param
 from .returned import property_attributes
@@ -304,6 +304,9 @@ class _Run:
     yielded: Value | None = None
     self_writes: dict[str, Value] = field(default_factory=dict)  # `self.X = value` in this function
     items_set: bool = False  # an item was assigned (`model._modules[name] = Linear(...)`): its text is bound
+    # `ws = [f(p) for p in ws]`: what the first `for` of a comprehension assigned to a name walks, taken before
+    # the assignment rebinds that name (Python evaluates that iterable first), by id of the `for`
+    first_items: dict[int, Value | None] = field(default_factory=dict)
 
 
 class _Engine:
@@ -417,6 +420,9 @@ class _Engine:
             if node is not func and kind in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
                 continue  # (their bodies are walked as part of the flat list; their returns are not ours)
             if kind is cst.Assign:
+                if isinstance(node.value, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                    first = node.value.for_in
+                    run.first_items[id(first)] = item_of(self.ev(run, first.iter))
                 value = self.ev(run, node.value)
                 for target in node.targets:
                     if ctx.conds and isinstance(target.target, cst.Name):
@@ -433,7 +439,10 @@ class _Engine:
             elif kind is cst.NamedExpr:
                 self.bind(run, node.target, self.ev(run, node.value))
             elif kind is cst.For or kind is cst.CompFor:
-                self.bind(run, node.target, item_of(self.ev(run, node.iter)))
+                if id(node) in run.first_items:
+                    self.bind(run, node.target, run.first_items.pop(id(node)))
+                else:
+                    self.bind(run, node.target, item_of(self.ev(run, node.iter)))
             elif kind is cst.WithItem and node.asname is not None:
                 self.bind(run, node.asname.name, None)
             elif kind is cst.Return and node.value is not None and self._own(run, node):
@@ -696,7 +705,7 @@ class _Engine:
 
             def step(v: Value) -> Value | None:
                 if isinstance(v, Model):
-                    if method in _WALKS and not any(a.keyword is not None and a.keyword.value == "recurse" for a in call.args):
+                    if method in _WALKS and not own_only(call):
                         return _WALKS[method](f"{text}.{method}()")
                     if method in _RETURNS_SELF:
                         return v
@@ -785,6 +794,10 @@ class _Engine:
             return Holder(code_of(call), cls.name)  # `agent = Agent(model)`: a plain object keeping the model
         if "." not in name and name in self.index.skeleton.functions:
             return self._helper(run, self.index.skeleton.functions[name], None, call)
+        if (static := self._class_function(run, name)) is not None:
+            # `Plugin.allowed_parameters(model, excluded)`: a static or class method of a class of this file, a
+            # function of the file reached through its class
+            return self._helper(run, static[1].span, static[0], call)
         if name not in _arguments(run) and (foreign := self._foreign_function(run, name)) is not None:
             # a function of another file of the package (`unwrap(self.model)`, `trainable(model)`): what it returns
             # given these values, read there (its uses of them are judged at this call, `_handed_on`)
@@ -882,6 +895,21 @@ class _Engine:
                     self.call(span, None, ((params[at], leaf(container)),))  # type: ignore[arg-type]
         return container
 
+    def _class_function(self, run: _Run, name: str) -> tuple[ClassInfo | None, MethodInfo] | None:
+        """`Cls.helper` of a class of this file (`cls.helper` in a class method of it), when `helper` is a
+        `@staticmethod` (with no class: no `self`) or a `@classmethod` (with its class, whose `cls` argument the
+        call does not pass)."""
+        owner_name, _, attr = name.rpartition(".")
+        owner = run.cls if owner_name == "cls" else self.index.classes.get(owner_name) if "." not in owner_name else None
+        method = owner.method(attr) if owner is not None else None
+        node = method.node if method is not None else None
+        decorators = {dotted(d.decorator) for d in node.decorators} if node is not None else set()
+        if "staticmethod" in decorators:
+            return None, method  # type: ignore[return-value]
+        if "classmethod" in decorators:
+            return owner, method  # type: ignore[return-value]
+        return None
+
     def _foreign_function(self, run: _Run, name: str) -> tuple[_Engine, FunctionSpan] | None:
         """A module-level function of another file that `name` calls, with the engine of that file."""
         found = resolve_function(self.index, run.flat, name)
@@ -975,9 +1003,12 @@ class _Engine:
         if op.startswith(".grad"):
             if param is not None and not param.state and isinstance(parent, cst.Attribute) and parent.attr.value == "grad":
                 read = gradient_read(self.index, flat, parent)  # `p.grad.data.norm()`: ZeRO-3 left `p.grad` None
+                via = Via(Reach.PARAMETERS) if param.walked else Via(Reach.PATH)
                 if read is not None:
-                    via = Via(Reach.PARAMETERS) if param.walked else Via(Reach.PATH)
                     self._access(run, node, ctx, READ, read, via, param.origin)
+                elif (written := gradient_write(flat, parent) or gradient_cancelled(flat, parent, ctx)) is not None:
+                    # `p.grad = delta`: a gradient the engine's optimizer never steps from
+                    self._access(run, node, ctx, GRAD, written, via, param.origin, effect=GRAD_WRITES)
             return
         if use in (CHECK, META) or use not in (READ, SIZE, WRITE, INIT):
             return

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, holds_parameter_containers, parameter_container
-from ..program.tree import cst, dotted
+from ..program.tree import cst, dotted, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Scope
 from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
@@ -104,8 +104,9 @@ def _counts_in(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodIn
     """Which accesses of `method` touch a parameter that is partitioned there."""
     if scope is Scope.INIT:
         rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+        helpers = _helper_call_positions(index, cls) if rank == 0 else {}
         # `self.to_logits = lambda t: t @ self.emb.weight.t()` runs later, in forward
-        return lambda a: _built_before(a, rank) and not _deferred(method, a.node)
+        return lambda a: _built_before(a, rank, helpers) and not _deferred(method, a.node)
     given = _arguments(method) if scope is Scope.LATE else frozenset()
     # `ENTRY`, `LATE`: run by the training loop, outside any forward (but a property a forward reads runs there)
     in_forward = scope is Scope.FORWARD or scope is Scope.ENTRY and _read_in_forward(index, method)
@@ -384,8 +385,36 @@ def _self_reads(text: str) -> list[tuple[str, str, str]]:
 _SELF_ALIAS = re.compile(r"^\s*(\w++)\s*=\s*self\.(\w+)\s*$", re.M)
 
 
-def _built_before(access: ParamAccess, rank: int) -> bool:
+def _built_before(access: ParamAccess, rank: int, helpers: dict[int, int]) -> bool:
+    """Was the child `access` reaches built before the access runs (in the init method of rank `rank`)? A child
+    a helper builds (`self.create_encoder(args)`) is built at the call of `__init__` that runs that helper
+    (`helpers`: rank -> position of that call, for accesses of `__init__` itself)."""
     first = access.first
     if first is None or first.kind == Kind.UNKNOWN:
         return True  # passed in, or reached through .parameters(): built earlier
+    if first.order[0] > 0 and rank == 0 and first.order[0] in helpers:
+        return helpers[first.order[0]] < access.order
     return first.order < (rank, access.order)
+
+
+@memoised
+def _helper_call_positions(index: ModelIndex, cls: ClassInfo) -> dict[int, int]:
+    """For each helper of `cls.init_methods` (by rank), the position in `__init__` of its first `self.m(...)` call
+    that runs it, directly or through other helpers (`self.create_encoder(args)` builds `self.encoder` there)."""
+    methods = cls.init_methods
+    init = methods[0] if methods and methods[0].name == "__init__" else None
+    if init is None or len(methods) < 2 or init.node is None:
+        return {}
+    ranks = {id(m): i for i, m in enumerate(methods)}
+    positions: dict[int, int] = {}
+    order = init.order
+    for node in walk(init.node.body):
+        if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute):
+            continue
+        if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+            continue
+        for reached in cls.reachable(node.func.attr.value, properties=True):
+            rank = ranks.get(id(reached))
+            if rank and rank not in positions:
+                positions[rank] = order.get(id(node), 0)
+    return positions

@@ -14,6 +14,7 @@ import re
 from zgen.zero_policy import GATHER_CONTEXTS
 
 __all__ = [
+    "TENSOR_FUNCTIONS",
     "CLOCK_FUNCS",
     "AGREEING_COLLECTIVES",
     "CONVENTIONAL_ALIASES",
@@ -66,6 +67,10 @@ __all__ = [
     "PICKLERS",
     "PICKLING_SENDS",
 ]
+
+# Libraries whose functions compute with the tensors they are handed (`torch.dot(p, q)`, einops' `repeat(p, ...)`,
+# `rearrange`, `reduce`, `einsum`): a parameter handed to one is read for its values (`torch.nn.utils.*` aside).
+TENSOR_FUNCTIONS = ("torch.", "einops.")
 
 CONVENTIONAL_ALIASES = {
     "nn": "torch.nn",

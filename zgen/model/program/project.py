@@ -86,19 +86,27 @@ def module_name_of(path: str) -> tuple[str, str, bool]:
     """(dotted module name, directory its top package lives in, is a package `__init__`) for a file path.
 
     The package is found by walking up while directories hold an `__init__.py`,
-    as the import system would see the file from that directory.
+    as the import system would see the file from that directory; a directory without one inside a package
+    (`lerobot/policies/sac/` under `lerobot/policies/__init__.py`) is a namespace portion of that package, which
+    imports it by its name (`lerobot.policies.sac.modeling_sac`), so the walk goes on through it.
     """
     full = os.path.abspath(path)
     directory, filename = os.path.split(full)
     stem = filename[:-3] if filename.endswith(".py") else filename
     is_package = stem == "__init__"
     parts = [] if is_package else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")):
+    while os.path.isfile(os.path.join(directory, "__init__.py")) or _in_package(directory):
         directory, name = os.path.split(directory)
         parts.insert(0, name)
         if not name:
             break
     return ".".join(parts), directory, is_package
+
+
+def _in_package(directory: str) -> bool:
+    """Is `directory` (without an `__init__.py`) a namespace portion of a package: is the directory above one?"""
+    parent = os.path.dirname(directory)
+    return parent != directory and os.path.isfile(os.path.join(parent, "__init__.py"))
 
 
 def absolute_name(name: str, module: str, is_package: bool) -> str:
@@ -161,14 +169,27 @@ class Project:
         self.deps = {}
         name, root, is_package = module_name_of(path)
         self._add_root(root)
+        self._add_script_root(path, root)
         return name, is_package
 
     def know_roots(self, paths: list[str]) -> None:
         """Add the package directories of every file this run checks before checking any, so that what one
         file's imports resolve to does not depend on which files the same process checked before it."""
         for path in paths:
-            self._add_root(module_name_of(path)[1])
+            root = module_name_of(path)[1]
+            self._add_root(root)
+            self._add_script_root(path, root)
         self._package_methods.clear()  # (which files define which methods is read again by each run)
+
+    def _add_script_root(self, path: str, root: str) -> None:
+        """A file in a namespace portion (no `__init__.py` beside it) may also be run as a script, its siblings
+        imported by their own names (`from utils import x`): its directory is searched after the roots."""
+        directory = os.path.dirname(os.path.abspath(path))
+        if os.path.isfile(os.path.join(directory, "__init__.py")) or directory == root or directory in self.roots:
+            return
+        self.roots.append(directory)
+        self._paths.clear()
+        self._names.clear()
 
     def _add_root(self, root: str) -> None:
         if root in self._seen_roots:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analysis.access import GRAD, Scope
-from ..analysis.effects import GRADS, clipped
+from ..analysis.access import GRAD, ParamAccess, Scope
+from ..analysis.effects import GRAD_WRITES, GRADS, clipped
+from ..analysis.flow import flat_of
+from ..analysis.grads import gradient_cancelled, gradient_write
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
@@ -117,8 +119,29 @@ def train(model, cfg, loader):
                             "reduce-scattered into partitions; it clips nothing and reports a wrong norm"
                         )
                         yield self.finding(index, scope.snippet, node, message, _HELP)
+        for access in param_accesses(index, Scope.ENTRY):
+            # `p.grad = delta` over the module's own parameters in a method the training loop runs on it
+            written = _set_gradient(access) if access.op.startswith(".grad") and not access.ctx.guarded else None
+            if written is not None:
+                message = (
+                    f"`{code_of(access.node)}{written}` in `{access.method.name}`, which runs on the built model, "  # type: ignore[union-attr]
+                    "sets a gradient ZeRO-3 never reads: it steps from its own partitioned gradient buffers"
+                )
+                yield self.finding(index, access.snippet, access.node, message, _SET_HELP)
         for access in param_accesses(index, Scope.HANDED):
-            if access.use == GRAD:
+            if access.use == GRAD and access.effect == GRAD_WRITES:
+                # `p.grad = delta`, or a helper handed the model that sets its gradients
+                cleared = access.op.startswith(".grad = None")
+                target = f"`{code_of(access.node)}.grad = None`" if cleared else (
+                    f"`{code_of(access.node)}{access.op}`" if access.op else f"`{code_of(access.node)}`")
+                verb = "clears the gradients of the parameters a test picks of" if cleared else "sets the gradients of"
+                message = (
+                    f"{target} {verb} `{access.owner}`, a built model `{access.where}` is handed or holds; ZeRO-3 "
+                    "steps from its own partitioned gradient buffers and never reads `.grad`, so "
+                    + ("those parameters are updated all the same" if cleared else "the gradient set there is ignored")
+                )
+                yield self.finding(index, access.snippet, access.node, message, _SET_HELP)
+            elif access.use == GRAD:
                 # a helper that measures the gradients (`p.grad.norm()`) rather than clipping them
                 measured = access.effect == GRADS
                 verb, tail = ("measures", "it finds no gradients") if measured else ("clips", "it clips nothing")
@@ -133,4 +156,21 @@ def train(model, cfg, loader):
 _HELP = (
     "set `gradient_clipping` in the DeepSpeed config and let the engine clip; "
     "read the norm with `engine.get_global_grad_norm()`"
+)
+def _set_gradient(access: ParamAccess) -> str | None:
+    """How a module method's access sets the parameter's gradient (`.grad = ...`, or `.grad = None` for the
+    parameters a test picks), or None."""
+    flat = flat_of(access.method) if access.method is not None else None
+    grad = flat.parent.get(id(access.node)) if flat is not None else None
+    if not isinstance(grad, cst.Attribute) or grad.attr.value != "grad":
+        return None
+    written = gradient_write(flat, grad)
+    if written is None and gradient_cancelled(flat, grad, access.ctx) is not None:
+        written = ".grad = None"
+    return written
+
+
+_SET_HELP = (
+    "compute the update inside the loss, so the engine's backward produces it, or write the parameters in a "
+    "`deepspeed.zero.GatheredParameters(params, modifier_rank=0)` block instead of setting gradients"
 )

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from ..analysis.built import built_module
 from ..analysis.effects import RUNS, argument_effects
-from ..program.holds import module_like_name
+from ..program.holds import module_arguments, module_like_name
 from ..analysis.flow import Flat, flat_of
-from ..program.index import ClassInfo, MethodInfo, ModelIndex
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params
 from ..program.tree import access_path, call_name, code_of, cst
 from .rule import Report, Rule
@@ -41,7 +41,7 @@ def _may_run_forward(cls: ClassInfo, text: str) -> bool:
     for match in _LOCAL_BUILT.finditer(text):
         if re.search(r"(?<![\w.])" + match.group(1) + r"\s*\(", text[match.end():]):
             return True
-    if _HANDS_CHILD.search(text):
+    if _HANDS_CHILD.search(text) or _calls_an_argument(text):
         return True
     for match in _CALLS_SELF.finditer(text):
         name = match.group(1)
@@ -53,6 +53,26 @@ def _may_run_forward(cls: ClassInfo, text: str) -> bool:
             continue  # a method (`self.init_weights()` of a base class in a file not read)
         return True
     return False
+
+
+def _calls_an_argument(text: str) -> bool:
+    """Text test: does the body of the `__init__` in `text` call one of its arguments (`embed(ids)`)?"""
+    start = text.find("def __init__(")
+    if start < 0:
+        return False
+    depth, at = 0, start + len("def __init__")
+    for at in range(at, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[at], 0)
+        if depth == 0:
+            break
+    names = set(_ARGUMENT.findall(text, start + len("def __init__("), at)) - {"self"}
+    return bool(names) and not names.isdisjoint(_CALLED_NAME.findall(text, at))
+
+
+# An argument's name in a signature: after `(` or `,`, past `*`/`**`.
+_ARGUMENT = re.compile(r"(?:^|(?<=[(,]))\s*\*{0,2}([a-z_]\w*)")
+# A bare lower-case name called (`embed(ids)`), not a method or an attribute's call.
+_CALLED_NAME = re.compile(r"(?<![\w.])([a-z_]\w*)\s*\(")
 
 
 class ForwardInInit(Rule):
@@ -279,7 +299,12 @@ def _built_callee(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
     path = access_path(func)
     if path is not None and path.root != "self" and not path.parts:
         # `net = nn.Sequential(nn.Conv2d(...), ...)` then `net(probe)`: a local module, partitioned once built
-        return f"`{code_of(func)}(...)`" if _local_module(index, method, flat, path.root, call) else None
+        if _local_module(index, method, flat, path.root, call):
+            return f"`{code_of(func)}(...)`"
+        # `embed(ids)` of `def __init__(self, embed: nn.Embedding)`: a module its caller built, partitioned then
+        if path.root in _handed_instances(index, method):
+            return f"`{code_of(func)}(...)`, a module its caller built,"
+        return None
     if path is None or path.root != "self" or "[]" in path.parts[1:]:
         return None
     if not path.parts or path.parts == ("forward",):
@@ -314,6 +339,47 @@ def _local_module(index: ModelIndex, method: MethodInfo, flat: Flat, name: str, 
                     any(has_params(index, c) for c in classes)
                     or (kind == Kind.CONTAINER and all(c == UNKNOWN_CLASS for c in classes)))
     return built
+
+
+@memoised
+def _handed_instances(index: ModelIndex, method: MethodInfo) -> frozenset[str]:
+    """Arguments of the constructor that hold a built module, one the caller built (so, under `zero.Init`,
+    partitioned before this `__init__` runs): a module argument (`embed: nn.Embedding`, `backbone`) the constructor
+    keeps as a child (`self.embed = embed`) or walks or reads a weight of (`embed.weight`, `embed.parameters()`);
+    a layer class or factory handed in (`norm_layer=nn.LayerNorm`, called to build one) is kept by neither. An
+    argument the constructor rebinds (`if norm_layer is None: norm_layer = nn.BatchNorm2d`) or calls to build a
+    child (`self.bn1 = norm_layer(planes)`) is a factory, whatever else it does."""
+    node = method.node
+    flat = flat_of(method) if node is not None and method.name == "__init__" else None
+    if flat is None:
+        return frozenset()
+    arguments = {
+        name for name, classes in module_arguments(index, node).items()
+        if any(has_params(index, c) is not False for c in classes)
+    }
+    found, factories = set(), set()
+    for item, _ctx in flat.nodes if arguments else ():
+        if type(item) is cst.Assign:
+            value = item.value
+            if isinstance(value, cst.Name) and value.value in arguments and any(_on_self(t.target) for t in item.targets):
+                found.add(value.value)  # `self.embed = embed`
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in arguments:
+                if any(_on_self(t.target) for t in item.targets):
+                    factories.add(value.func.value)  # `self.bn1 = norm_layer(planes)`: builds a child
+            factories.update(t.target.value for t in item.targets if isinstance(t.target, cst.Name))  # rebound
+        elif type(item) is cst.Attribute and isinstance(item.value, cst.Name) and item.value.value in arguments:
+            if item.attr.value in _INSTANCE_ATTRIBUTES:
+                found.add(item.value.value)  # `embed.weight.shape`, `embed.parameters()`
+    return frozenset(found - factories)
+
+
+# What only a module instance has (a class or factory handed in has none of them).
+_INSTANCE_ATTRIBUTES = frozenset({"weight", "parameters", "named_parameters"})
+
+
+def _on_self(target: cst.BaseExpression) -> bool:
+    """`self.<name>`."""
+    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
 
 
 def _handed_module(cls: ClassInfo, name: str) -> bool:
