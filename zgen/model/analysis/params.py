@@ -23,7 +23,7 @@ from ..program.tree import Path, access_path, call_name, code_of, cst, parameter
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
 from .effects import APPLIES, argument_effects, inherited_argument_effects, resolve_function, usage
-from .flow import Ctx, Flat, flat_of, loop_items, same_items
+from .flow import Ctx, Flat, flat_of, loop_items, mapping_walked, same_items
 from .returned import is_property, property_attributes, returned_attributes
 
 __all__ = ["accesses", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
@@ -79,6 +79,7 @@ class _Bindings:
         self.built_here: set[str] = set()  # locals assigned a module construction
         self.rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
         self.param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
+        self.param_dicts: dict[str, str] = {}  # `ps = dict(self.model.named_parameters())`: name -> the source
         self.selves = {"self"} | {  # `m = self`
             n.targets[0].target.value for n, _ in flat.nodes
             if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
@@ -175,6 +176,10 @@ class _Bindings:
             source = _parameter_list(node.value, self.passed_in)
             if source is not None:
                 self.param_lists[target.value] = source
+                return
+            source = _parameter_dict(node.value, self.passed_in)
+            if source is not None:
+                self.param_dicts[target.value] = source
                 return
             kind, classes = classify(index, node.value)
             if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
@@ -306,6 +311,8 @@ class _Finder:
             source = _parameters_source(items, walked)
             if source is None and isinstance(items, cst.Name):
                 source = self.bound.param_lists.get(items.value)
+            if source is None and (mapping := mapping_walked(items)) is not items and isinstance(mapping, cst.Name):
+                source = self.bound.param_dicts.get(mapping.value)  # `for n, p in params.items()`, `.values()`
             if source is None and isinstance(items, cst.Attribute) and isinstance(items.value, cst.Name):
                 if items.value.value in self.bound.selves:  # `for p in self.params`, kept by `__init__`
                     source = kept_parameter_lists(self.index, self.cls).get(items.attr.value)
@@ -327,6 +334,8 @@ class _Finder:
                 return []  # its definition, or handed on (followed at the callee)
             return [self.access(node, ctx, owner=node.value, param=node.value, first=_unknown(node.value),
                                 owner_classes=(UNKNOWN_CLASS,), given=True)]
+        if node.value in self.bound.param_dicts and type(parent) is cst.Subscript and parent.value is node:
+            return self._param_dict_item(parent, ctx, self.bound.param_dicts[node.value])
         if node.value in self.param_aliases:
             if isinstance(parent, (cst.CompFor, cst.For)) and parent.target is node or isinstance(parent, cst.Tuple):
                 return []
@@ -339,6 +348,15 @@ class _Finder:
                 return []  # the module's own parameters only: not partitioned in its `__init__`/forward
             return [self.access(node, ctx, via=Via(Reach.PARAMETERS, self.param_aliases[node.value]), param=node.value)]
         return []
+
+    def _param_dict_item(self, item: cst.Subscript, ctx: Ctx, source: str) -> list[ParamAccess]:
+        """`params[name]` of `params = dict(m.named_parameters())`: the parameter of that name, as an item of the
+        walk (`params[name] = t` rebinds the entry, no use of the parameter)."""
+        if isinstance(self.flat.parent.get(id(item)), cst.AssignTarget):
+            return []
+        if not self.has_children and source.startswith("self") and not self._walks_wrapped(source):
+            return []  # the module's own parameters only: not partitioned in its `__init__`/forward
+        return [self.access(item, ctx, via=Via(Reach.PARAMETERS, source), param=code_of(item))]
 
     def _walks_wrapped(self, source: str) -> bool:
         """Does `source` walk a member of unknown class (`self.module.parameters()` of a module `__init__` was
@@ -778,6 +796,22 @@ def _parameter_list(value: cst.BaseExpression, passed_in: set[str]) -> str | Non
             if isinstance(part, cst.Name) and part.value == value.elt.value:
                 return _parameters_source(items, passed_in)
     return None
+
+
+def _parameter_dict(value: cst.BaseExpression, passed_in: set[str]) -> str | None:
+    """`dict(self.named_parameters())`, `OrderedDict(model.named_parameters())` or `{n: p for n, p in
+    self.model.named_parameters()}`: a mapping from names to the parameters of the walk it names."""
+    if isinstance(value, cst.Call) and (call_name(value) or "").rsplit(".", 1)[-1] in _DICTS and len(value.args) == 1:
+        source = _parameters_source(value.args[0].value, passed_in)
+        return source if source is not None and source.endswith("named_parameters()") else None
+    if isinstance(value, cst.DictComp) and isinstance(value.value, cst.Name) and value.for_in.inner_for_in is None:
+        for part, items in loop_items(value.for_in.target, value.for_in.iter):
+            if isinstance(part, cst.Name) and part.value == value.value.value:
+                return _parameters_source(items, passed_in)
+    return None
+
+
+_DICTS = frozenset({"dict", "OrderedDict"})
 
 
 def _modules_loop(node: cst.For | cst.CompFor) -> str | None:
