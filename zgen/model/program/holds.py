@@ -420,8 +420,10 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
 
     Assigned in `__init__` (or a helper it calls) from a module argument, a
     construction of a module class with parameters, or a copy of either
-    (`deepcopy(policy)`, `critic2 or deepcopy(critic)`); or used in any method
-    as only a module is used (`self.target.parameters()`).
+    (`deepcopy(policy)`, `critic2 or deepcopy(critic)`); by a plain object (a
+    trainer), also a construction in any other method (`self.GAN = GAN(d)` in
+    `init_GAN`); or used in any method as only a module is used
+    (`self.target.parameters()`).
     """
     return _held_and_wrapped(index, cls)[0]
 
@@ -457,9 +459,13 @@ def _held_and_wrapped(
     init_ids = {id(m) for m in init_methods}
     for method in (*init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
         built_here = id(method) in init_ids
+        # a plain object (a trainer) building its model in a setup method (`self.GAN = GAN(d)` in `init_GAN`): the
+        # model it trains, partitioned by the engine like one built in `__init__` (a module building a child
+        # after its own `__init__` makes a new, unpartitioned one: `params`)
+        lazily = not cls.is_module and bool(_BUILT_ON_SELF.search(method.text))
         if not built_here and not (_SELF_SET.search(method.text) and (
             may_have_module_arguments(method.index, method.span) or _mentions_held(method.text, {**by_use, **found})
-            or _CLASS_VALUE_BUILT.search(method.text)
+            or _CLASS_VALUE_BUILT.search(method.text) or lazily
         )):
             continue  # another method keeps only what it is handed (`def init(self, model): self._model = model`)
         node = method.node if "self." in method.text else None
@@ -493,6 +499,10 @@ def _held_and_wrapped(
                     if not classes and (classes := _handed(index, part, arguments, {**by_use, **found})):
                         if _wrapper_call(index, part):
                             wrapped.add(path.parts[0])  # `self._learn_model = model_wrap(self._model, ...)`
+                    if not classes and lazily and type(part) is cst.Call:
+                        kind, made = classify(index, part)
+                        if kind == Kind.MODULE and made and any(has_params(index, c) is not False for c in made):
+                            classes = made
                 if not classes and _built_from_class_value(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.policy = self.policy_class(obs_space, lr)`: a model, class unread
                 if classes:
@@ -535,6 +545,8 @@ def _run_by_base_constructor(cls: ClassInfo) -> list[MethodInfo]:
     return found
 
 
+# `self.model = Net(d)`, `self.GAN = models.GAN(**kw)`: a construction kept on `self` (a class's name, capitalised).
+_BUILT_ON_SELF = re.compile(r"\bself\.\w+\s*=\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*\(")
 # An assignment to an attribute of `self` (the text gate of a method other than `__init__` in `held_attributes`).
 _SELF_SET = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=[^=]")
 
@@ -808,7 +820,8 @@ def _handed(
     """The module classes `value` holds of a module argument or an attribute already holding one (`model`,
     `deepcopy(model)`, `model.to(d)`, `prepare(model)`, `model_wrap(self._model, ...)`): what a method other than
     `__init__` keeps of a built model (`def init(self, model): self._model = model`; `self._learn_model =
-    wrap(self._model)` in a mode's setup); a module it constructs there is new."""
+    wrap(self._model)` in a mode's setup); a module it constructs there is new, except on a plain object
+    (`_held_and_wrapped`: a trainer's setup builds the model it trains)."""
     if isinstance(value, cst.Name):
         return arguments.get(value.value, ())
     path = access_path(value) if held else None
