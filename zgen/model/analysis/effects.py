@@ -16,7 +16,7 @@ import re
 from ..program import known
 from ..program.holds import module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.members import Kind, classify
+from ..program.members import Kind, classify, facts_of
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
@@ -285,7 +285,7 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
         info = index.function_info(name)
         if info is not None and info.node is not None:
             return index, info.node
-    elif flat is not None and (method := _plain_method(index, flat, name)) is not None:
+    elif flat is not None and (method := _plain_method(index, flat, name) or _child_method(index, flat, name)):
         return method
     if flat is not None and (called := _called_object(index, flat, name)) is not None:
         return called
@@ -357,6 +357,24 @@ def _plain_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex,
     if found is None or found.node is None:
         return None
     return found.index, found.node
+
+
+def _child_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The method `self.<child>.<method>(...)` runs on a child module of one class the class of `flat` built
+    (`self.ema.update_parameters(self.model)` for `self.ema = EMAWeights(self.model)`): what it does to the
+    modules it is handed is read like a function's."""
+    receiver, _, method = name.rpartition(".")
+    if not receiver.startswith("self.") or receiver.count(".") != 1 or method.startswith("__") or method == "forward":
+        return None
+    owner = _flat_owner(index, flat)
+    member = facts_of(owner).members.get(receiver[5:]) if owner is not None and owner.is_module else None
+    if member is None or member.kind != Kind.MODULE or len(member.classes) != 1:
+        return None
+    ref = member.classes[0]
+    info = index.classes.get(ref)
+    found = (index, info) if info is not None else index.external(ref)
+    target = found[1].inherited_method(method) if found is not None else None
+    return (target.index, target.node) if target is not None and target.node is not None else None
 
 
 @memoised

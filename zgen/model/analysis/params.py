@@ -511,6 +511,15 @@ class _Finder:
             and path.parts[0] not in self.members and _set_elsewhere(self.cls, path.parts[0])
         )
 
+    def _set_outside(self, expr: cst.BaseExpression) -> bool:
+        """`self.model` in a method run on the built model, never assigned in the class: a base class of another
+        file (or a subclass) sets it; a module when the helper it is handed takes it as one (`_walks_a_module`)."""
+        path = access_path(expr)
+        return (
+            self.entry and path is not None and path.root == "self" and len(path.parts) == 1
+            and path.parts[0] not in self.members and _set_elsewhere(self.cls, path.parts[0])
+        )
+
     def _lazy(self, expr: cst.BaseExpression) -> bool:
         """`self.target` that `__init__` sets to `None` (a model built lazily, on first use), outside `__init__`."""
         path = access_path(expr)
@@ -549,7 +558,7 @@ class _Finder:
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
         if not inline and not any(
             _module_arg(value, self.members, self.bound.handed) or self._set_by_subclass(value)
-            or self._lazy(value) for arg in call.args for value in _handed_values(arg.value)
+            or self._lazy(value) or self._set_outside(value) for arg in call.args for value in _handed_values(arg.value)
         ):
             return []  # no module handed over: do not read the function at all
         out = []
@@ -561,6 +570,8 @@ class _Finder:
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
             if use is None and APPLIES in done and self.entry:
                 use = INIT  # `reset_all(self.head)` running `head.apply(reset)` on the built model: no zero.Init there
+            if use is None and READ in done and self.entry:
+                use = READ  # `self.ema.update_parameters(self.model)` on the built model: its values, placeholders
             if use is None:
                 continue
             for value in _handed_values(call.args[position].value):
@@ -575,11 +586,15 @@ class _Finder:
                         first = _unknown(path.parts[0])  # `initialize_decoder(self.decoder)`: a subclass builds it
                     elif self._lazy(value) and _walks_a_module(self.index, self.flat, call, position):
                         first = _unknown(path.parts[0])  # `self.target = None`, built later; the helper walks a module
+                    elif self._set_outside(value) and _walks_a_module(self.index, self.flat, call, position):
+                        first = _unknown(path.parts[0])  # `self.model` a base class of another file built
                 else:
                     first = self.bound.handed.get(path.root)
                 if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
                     continue
-                if any(has_params(self.index, c) is not False for c in first.classes):
+                if any(has_params(self.index, c) is not False for c in first.classes) or (
+                    not first.classes and first.kind == Kind.CONTAINER and _walks_a_module(self.index, self.flat, call, position)
+                ):  # (a container of no class we read, a base's of another file, that the helper walks as a module)
                     out.append(self.access(value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(value),
                                            param="parameters", first=first, order=order))
         return out
