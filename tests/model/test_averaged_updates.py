@@ -136,3 +136,47 @@ def test_a_dict_of_named_parameters_hands_out_the_parameters(tmp_path: Path) -> 
     found = found_in_package(tmp_path, {"ema.py": EMA_MODULE, "main.py": MAIN}, "main.py", prefix="ZG303")
     assert ("ZG303", 32) in found  # `update()` reads `model_params.items()` and writes `average_params[name]`
     assert ("ZG303", 33) not in found  # `names()` lists the dict's keys only
+
+
+WALKED = '''
+from copy import deepcopy
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Agent:
+    def __init__(self, d):
+        self.model = Net(d)
+        self.target = deepcopy(self.model)
+
+    def sync(self):
+        update_ema_parameters(self.target, self.model, 0.99)
+
+    def names(self):
+        return parameter_names(self.model)
+
+
+def update_ema_parameters(ema_net, net, alpha):
+    for ema_module, module in zip(ema_net.modules(), net.modules()):
+        for (_, p_ema), (_, p) in zip(ema_module.named_parameters(recurse=False), module.named_parameters(recurse=False)):
+            p_ema.mul_(alpha).add_(p.data, alpha=1 - alpha)
+
+
+def parameter_names(net):
+    return [name for module in net.modules() for name, _ in module.named_parameters(recurse=False)]
+'''
+
+
+def test_the_parameters_of_each_module_a_walk_yields_are_the_arguments(tmp_path: Path) -> None:
+    found = found_in_package(tmp_path, {"agent.py": WALKED}, "agent.py", prefix="ZG1")
+    assert ("ZG101", 22) in found  # `sync` writes the target's parameters, module by module
+    assert not {line for _, line in found if line == 25}  # `names` lists their names only

@@ -458,6 +458,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                     continue
                 owner = it.func.value
                 root = (owner.value if owner.value in names else items.get(owner.value)) if isinstance(owner, cst.Name) else None
+                if root is None and isinstance(owner, cst.Name) and owner.value not in param_items:
+                    root = aliases.get(owner.value)  # `for m in net.modules(): for p in m.parameters(recurse=False)`
                 if isinstance(owner, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters"):
                     held = access_path(owner)  # `for p in m.proj.parameters()`: a child's, part of the argument's
                     root = held.root if held is not None and held.root in names and "[]" not in held.parts else None

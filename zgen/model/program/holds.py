@@ -647,13 +647,32 @@ def averaged_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
             if not isinstance(stmt, cst.Assign):
                 continue
             made = _averager_made(index, stmt.value)
-            if made is None or not _averages_held(index, made.args[0].value, arguments, held):
+            if made is None:
+                continue
+            averaged = _property_returned(cls, made.args[0].value)  # `EMA(self.unwrapped_G)`: what it returns
+            if not _averages_held(index, averaged if averaged is not None else made.args[0].value, arguments, held):
                 continue
             for target in stmt.targets:
                 path = access_path(target.target)
                 if path is not None and path.root == "self" and len(path.parts) == 1:
                     found.add(path.parts[0])
     return frozenset(found)
+
+
+def _property_returned(cls: ClassInfo, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """For `self.<name>` naming a `@property` of `cls` whose body is one `return`, the expression it returns
+    (`return self.accelerator.unwrap_model(self.G)`)."""
+    path = access_path(value)
+    if path is None or path.root != "self" or len(path.parts) != 1 or path.parts[0] not in cls.property_names:
+        return None
+    method = cls.method(path.parts[0])
+    node = method.node if method is not None else None
+    body = node.body.body if node is not None and isinstance(node.body, cst.IndentedBlock) else ()
+    if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+        stmt = body[0].body[0]
+        if isinstance(stmt, cst.Return) and stmt.value is not None:
+            return stmt.value
+    return None
 
 
 def _averages_held(
