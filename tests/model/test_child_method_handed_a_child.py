@@ -97,3 +97,57 @@ def test_a_child_method_handed_a_child_on_the_built_model(tmp_path: Path) -> Non
     assert ("ZG101", 22) in found  # writes them
     assert ("ZG109", 32) in found  # a model the base class of another file built
     assert not {line for code, line in found if line in (19, 33)}  # `tick` counts parameters only
+
+
+SWAP = '''
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Shadow(nn.Module):
+    def swap(self, model: nn.Module) -> None:
+        for s, p in zip(self.shadow, model.parameters()):
+            self._swap(s, p)
+
+    def blend(self, model: nn.Module) -> None:
+        for s, p in zip(self.shadow, model.parameters()):
+            self._lerp(s, p)
+
+    def _swap(self, a, b):
+        tmp = a.clone()
+        a.copy_(b)
+        b.copy_(tmp)
+
+    def _lerp(self, a, b):
+        a.mul_(0.9).add_(b, alpha=0.1)
+
+
+class Lit(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.model = Net(d)
+        self.ema = Shadow()
+
+    def forward(self, x):
+        return self.model(x)
+
+    def on_validation_start(self):
+        self.ema.swap(self.model)
+
+    def on_train_batch_end(self):
+        self.ema.blend(self.model)
+'''
+
+
+def test_a_parameter_handed_to_a_helper_that_writes_it_in_place(tmp_path: Path) -> None:
+    found = found_in_package(tmp_path, {"swap.py": SWAP}, "swap.py", prefix="ZG101")
+    assert ("ZG101", 42) in found  # `_swap` copies into the model's parameter it is handed
+    assert ("ZG101", 45) not in found  # `_lerp` writes only the shadow, reading the parameter

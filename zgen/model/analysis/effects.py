@@ -20,7 +20,7 @@ from ..program.members import Kind, classify, facts_of
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
-from .flow import Flat, flatten, loop_items, same_items
+from .flow import Flat, flatten, loop_items, same_items, targets_of
 from .plain import named_instances, plain_class
 
 __all__ = [
@@ -405,6 +405,8 @@ CLIPS = "clip"  # clip_grad_norm_(module.parameters()) or of a parameter iterabl
 READS = "read"  # the values of the items of a parameter iterable given, computed with (`torch.flatten(v)`)
 GRADS = "grad read"  # `p.grad.norm()` of every parameter of a module given: gradients measured, as clipping does
 RUNS = "run"  # `module(x)`, `module.forward(x)` of a module argument: its forward, outside any engine's hooks
+WRITTEN = "written"  # `t.copy_(x)` of an argument itself: a tensor handed in written in place (a parameter an
+# argument's walk yields handed to the helper writes that argument's parameter; a module has no such method)
 CALLS = "calls "  # + a method name: `module.encode_text(x)` of an argument, a method other than forward run on it
 COMPUTES = "computes "  # + a path (`proj.weight`): what a module argument holds there computed with (`x @ m.proj.weight`)
 # `module.apply(init_fn)` with `init_fn` writing what it visits: a write on the built model, but not under
@@ -511,6 +513,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
         elif kind is cst.Name and node.value in walked and _walk_owner(walked[node.value], names):
             if bulk_written(index, inner, node):  # `torch._foreach_mul_(params, m)` for `params = list(m.parameters())`
                 found.setdefault(_walk_owner(walked[node.value], names), set()).add(WRITE)  # type: ignore[arg-type]
+        elif kind is cst.Name and node.value in names and _written_in_place(inner, node) and not _rebinds(inner, node.value):
+            found.setdefault(node.value, set()).add(WRITTEN)  # `tensor.copy_(other)`: the argument itself written
         elif kind is cst.Name and node.value in items:
             parent = inner.parent.get(id(node))
             if isinstance(parent, (cst.For, cst.CompFor, cst.Tuple)):
@@ -532,6 +536,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 # model.modules(): init_one(m)`, `for layer in layers: init_layer(layer)`)
                 owners = {n: n for n in names} | items | {a: o for a, o in aliases.items() if a not in param_items}
                 _call_effects(index, inner, node, owners, found)
+                if param_items:  # `self._swap(p_ema, p)` for `p` of `model.parameters()`: a helper writing it
+                    _call_effects(index, inner, node, {a: aliases[a] for a in param_items}, found, items_only=True)
                 _applied_effects(index, inner, node, owners, found)
     return {name: frozenset(done) for name, done in found.items()}
 
@@ -703,10 +709,11 @@ def _applied_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict
 
 
 def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[str, str],
-                  found: dict[str, set[str]]) -> None:
+                  found: dict[str, set[str]], items_only: bool = False) -> None:
     """Effects on the function's module arguments of one call it makes: a re-parametrisation, a deep copy,
     or a helper whose own summary says what it does to the argument handed on. `owners`: the names that hold
-    a module argument or a module a walk of one yields -> that argument."""
+    a module argument or a module a walk of one yields -> that argument (`items_only`: the parameters a walk of one
+    yields, of which only a helper's in-place write of the tensor it is handed counts)."""
     name = call_name(call)
     if not name or name.startswith("."):
         return
@@ -719,7 +726,7 @@ def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[st
         i: owners[walked] for i, arg in enumerate(call.args)
         if not arg.star and (walked := _parameter_walk_of(arg.value)) is not None and walked in owners
     }
-    if not handed and not walks:
+    if not handed and not walks or items_only and not handed:
         return
     qualified = index.qualify(name)
     last = qualified.rsplit(".", 1)[-1]
@@ -745,13 +752,47 @@ def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[st
     else:
         done = dict(argument_effects(index, flat, call, calls=True))
     for position, arg in handed:
-        if position in done:
-            found.setdefault(owners[arg.value.value], set()).update(done[position])  # type: ignore[union-attr]
-    for position, owner in walks.items():
+        if position in done and (not items_only or WRITTEN in done[position]):
+            written = {WRITE} if items_only else done[position]
+            found.setdefault(owners[arg.value.value], set()).update(written)  # type: ignore[union-attr]
+    for position, owner in walks.items() if not items_only else ():
         # what the helper does to the items of the iterable, it does to the module's parameters
         done_here = {e for e in done.get(position, ()) if not e.startswith((CALLS, COMPUTES))}
         if done_here:
             found.setdefault(owner, set()).update(done_here)
+
+
+def _written_in_place(flat: Flat, name: cst.Name) -> bool:
+    """Is the value `name` holds itself written by a tensor's in-place method (`tensor2.copy_(tmp)`, `t.mul_(d)`),
+    not a module's (`m.requires_grad_(False)`) nor a part of it (`m.weight.copy_(w)`)?"""
+    parent = flat.parent.get(id(name))
+    if not (isinstance(parent, cst.Attribute) and parent.value is name):
+        return False
+    method = parent.attr.value
+    if not method.endswith("_") or method.startswith("_") or method in _MODULE_IN_PLACE:
+        return False
+    grand = flat.parent.get(id(parent))
+    return isinstance(grand, cst.Call) and grand.func is parent
+
+
+def _rebound_names(flat: Flat) -> frozenset[str]:
+    """The names a function binds anew somewhere (`t = copy.deepcopy(t)`, a loop's target): an argument among
+    them may hold another value where it is used."""
+    found: set[str] = set()
+    for node, _ctx in flat.nodes:
+        targets, _value = targets_of(node)
+        for target in targets:
+            found.update(n.value for n in walk(target) if isinstance(n, cst.Name))
+    return frozenset(found)
+
+
+def _rebinds(flat: Flat, name: str) -> bool:
+    """(Asked only of an argument written in place: rare enough to walk the function each time.)"""
+    return name in _rebound_names(flat)
+
+
+# `nn.Module`'s own methods named like in-place tensor operations.
+_MODULE_IN_PLACE = frozenset({"requires_grad_", "share_memory_"})
 
 
 def _parameter_walk_of(value: cst.BaseExpression) -> str | None:
