@@ -180,3 +180,36 @@ def test_the_parameters_of_each_module_a_walk_yields_are_the_arguments(tmp_path:
     found = found_in_package(tmp_path, {"agent.py": WALKED}, "agent.py", prefix="ZG1")
     assert ("ZG101", 22) in found  # `sync` writes the target's parameters, module by module
     assert not {line for _, line in found if line == 25}  # `names` lists their names only
+
+
+STATES = '''
+import torch
+
+
+def soft_copy(target_link, source_link, tau):
+    target_dict = target_link.state_dict()
+    source_dict = source_link.state_dict()
+    for k, target_value in target_dict.items():
+        target_value.mul_(1 - tau)
+        target_value.add_(tau * source_dict[k])
+
+
+def averaged_copy(target_link, source_link, tau):
+    copied = {k: v.clone() for k, v in target_link.state_dict().items()}
+    for k, value in copied.items():
+        value.mul_(1 - tau)
+    return copied
+
+
+def lower_lr(optimizer, factor):
+    state = optimizer.state_dict()
+    for group in state["param_groups"]:
+        group["lr"] *= factor
+    optimizer.load_state_dict(state)
+'''
+
+
+def test_an_argument_whose_state_dict_values_are_written_in_place_is_a_module(tmp_path: Path) -> None:
+    found = found_in_package(tmp_path, {"copy_param.py": STATES}, "copy_param.py", prefix="ZG1")
+    assert ("ZG101", 9) in found  # a module's state dict holds its tensors: the parameters written
+    assert not {line for _, line in found if line > 11}  # a copy of them; an optimizer's state dict

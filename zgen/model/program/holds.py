@@ -394,8 +394,10 @@ def _used_as_module(node: cst.CSTNode) -> set[str]:
     """Names on which the code calls a method only a module has (`x.parameters()`, `x.modules()`), and the two
     sides of a state copy between two names (`target.load_state_dict(source.state_dict())`: a target network)."""
     found = set()
+    states = False
     for call in walk(node):
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+            states = states or call.func.attr.value == "state_dict"
             if call.func.attr.value in MODULE_ONLY_METHODS and isinstance(call.func.value, cst.Name):
                 found.add(call.func.value.value)
             elif call.func.attr.value == "load_state_dict" and isinstance(call.func.value, cst.Name) and call.args:
@@ -404,7 +406,54 @@ def _used_as_module(node: cst.CSTNode) -> set[str]:
                     if source.func.attr.value == "state_dict" and isinstance(source.func.value, cst.Name):
                         if not config_like(call.func.value.value) and not config_like(source.func.value.value):
                             found.update((call.func.value.value, source.func.value.value))
+    if states:
+        found |= _state_written_in_place(node)
     return found
+
+
+def _state_written_in_place(node: cst.CSTNode) -> set[str]:
+    """Names whose state dict's values the code writes with a tensor's in-place method (`sd = net.state_dict()`,
+    then `for k, v in sd.items(): v.mul_(1 - tau)` or `sd[k].copy_(x)`): a module's state dict, whose values are
+    its tensors (an optimizer's holds dicts and lists)."""
+    dicts: dict[str, str] = {}  # `sd = net.state_dict()`: sd -> net
+    for assign in walk(node):
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+            owner = _state_dict_of(assign.value)
+            if owner is not None:
+                dicts[assign.targets[0].target.value] = owner
+    values: dict[str, str] = {}  # `for k, v in sd.items()`: v -> net
+    for loop in walk(node) if dicts else ():
+        if isinstance(loop, (cst.For, cst.CompFor)):
+            iterable = loop.iter
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args \
+                    and iterable.func.attr.value in ("items", "values"):
+                mapping = iterable.func.value
+                owner = dicts.get(mapping.value) if isinstance(mapping, cst.Name) else _state_dict_of(mapping)
+                target = loop.target
+                if iterable.func.attr.value == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                    target = target.elements[1].value
+                if owner is not None and isinstance(target, cst.Name):
+                    values[target.value] = owner
+    found = set()
+    for call in walk(node) if dicts else ():
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+            continue
+        method, tensor = call.func.attr.value, call.func.value
+        if not method.endswith("_") or method.startswith("_") or method == "requires_grad_":
+            continue
+        if isinstance(tensor, cst.Name) and tensor.value in values:
+            found.add(values[tensor.value])
+        elif isinstance(tensor, cst.Subscript) and isinstance(tensor.value, cst.Name) and tensor.value.value in dicts:
+            found.add(dicts[tensor.value.value])
+    return {name for name in found if not config_like(name)}
+
+
+def _state_dict_of(value: cst.BaseExpression) -> str | None:
+    """`net` of `net.state_dict()` (a bare name)."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+            and value.func.attr.value == "state_dict" and isinstance(value.func.value, cst.Name):
+        return value.func.value.value
+    return None
 
 
 @memoised
