@@ -76,6 +76,7 @@ class Via:
 # What a function a module is passed to does with its parameters, by use.
 _PASSED = {
     INIT: "initialises its parameters", WRITE: "writes its parameters", SIZE: "reads the sizes of its parameters",
+    READ: "reads the values of its parameters",
 }
 
 

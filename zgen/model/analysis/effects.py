@@ -16,11 +16,11 @@ import re
 from ..program import known
 from ..program.holds import module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.members import Kind, classify
+from ..program.members import Kind, classify, facts_of
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
-from .flow import Ctx, Flat, flatten, loop_items, same_items
+from .flow import Ctx, Flat, flatten, loop_items, same_items, targets_of
 from .grads import gradient_cancelled, gradient_read, gradient_write
 from .plain import named_instances, plain_class
 
@@ -286,7 +286,7 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
         info = index.function_info(name)
         if info is not None and info.node is not None:
             return index, info.node
-    elif flat is not None and (method := _plain_method(index, flat, name)) is not None:
+    elif flat is not None and (method := _plain_method(index, flat, name) or _child_method(index, flat, name)):
         return method
     if flat is not None and (called := _called_object(index, flat, name)) is not None:
         return called
@@ -360,6 +360,24 @@ def _plain_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex,
     return found.index, found.node
 
 
+def _child_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The method `self.<child>.<method>(...)` runs on a child module of one class the class of `flat` built
+    (`self.ema.update_parameters(self.model)` for `self.ema = EMAWeights(self.model)`): what it does to the
+    modules it is handed is read like a function's."""
+    receiver, _, method = name.rpartition(".")
+    if not receiver.startswith("self.") or receiver.count(".") != 1 or method.startswith("__") or method == "forward":
+        return None
+    owner = _flat_owner(index, flat)
+    member = facts_of(owner).members.get(receiver[5:]) if owner is not None and owner.is_module else None
+    if member is None or member.kind != Kind.MODULE or len(member.classes) != 1:
+        return None
+    ref = member.classes[0]
+    info = index.classes.get(ref)
+    found = (index, info) if info is not None else index.external(ref)
+    target = found[1].inherited_method(method) if found is not None else None
+    return (target.index, target.node) if target is not None and target.node is not None else None
+
+
 @memoised
 def _flat_owner(index: ModelIndex, flat: Flat) -> ClassInfo | None:
     """The class of this file whose method `flat` is (None for a function, a nested def or module code)."""
@@ -389,6 +407,8 @@ READS = "read"  # the values of the items of a parameter iterable given, compute
 GRADS = "grad read"  # `p.grad.norm()` of every parameter of a module given: gradients measured, as clipping does
 GRAD_WRITES = "grad write"  # `p.grad = delta` for the parameters of a module given: gradients the engine never reads
 RUNS = "run"  # `module(x)`, `module.forward(x)` of a module argument: its forward, outside any engine's hooks
+WRITTEN = "written"  # `t.copy_(x)` of an argument itself: a tensor handed in written in place (a parameter an
+# argument's walk yields handed to the helper writes that argument's parameter; a module has no such method)
 CALLS = "calls "  # + a method name: `module.encode_text(x)` of an argument, a method other than forward run on it
 COMPUTES = "computes "  # + a path (`proj.weight`): what a module argument holds there computed with (`x @ m.proj.weight`)
 # `module.apply(init_fn)` with `init_fn` writing what it visits: a write on the built model, but not under
@@ -450,6 +470,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                     continue
                 owner = it.func.value
                 root = (owner.value if owner.value in names else items.get(owner.value)) if isinstance(owner, cst.Name) else None
+                if root is None and isinstance(owner, cst.Name) and owner.value not in param_items:
+                    root = aliases.get(owner.value)  # `for m in net.modules(): for p in m.parameters(recurse=False)`
                 if isinstance(owner, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters"):
                     held = access_path(owner)  # `for p in m.proj.parameters()`: a child's, part of the argument's
                     root = held.root if held is not None and held.root in names and "[]" not in held.parts else None
@@ -502,6 +524,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
         elif kind is cst.Name and node.value in walked and _walk_owner(walked[node.value], names):
             if bulk_written(index, inner, node):  # `torch._foreach_mul_(params, m)` for `params = list(m.parameters())`
                 found.setdefault(_walk_owner(walked[node.value], names), set()).add(WRITE)  # type: ignore[arg-type]
+        elif kind is cst.Name and node.value in names and _written_in_place(inner, node) and not _rebinds(inner, node.value):
+            found.setdefault(node.value, set()).add(WRITTEN)  # `tensor.copy_(other)`: the argument itself written
         elif kind is cst.Name and node.value in items:
             parent = inner.parent.get(id(node))
             if isinstance(parent, (cst.For, cst.CompFor, cst.Tuple)):
@@ -526,6 +550,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 # model.modules(): init_one(m)`, `for layer in layers: init_layer(layer)`)
                 owners = {n: n for n in names} | items | {a: o for a, o in aliases.items() if a not in param_items}
                 _call_effects(index, inner, node, owners, found)
+                if param_items:  # `self._swap(p_ema, p)` for `p` of `model.parameters()`: a helper writing it
+                    _call_effects(index, inner, node, {a: aliases[a] for a in param_items}, found, items_only=True)
                 _applied_effects(index, inner, node, owners, found)
     return {name: frozenset(done) for name, done in found.items()}
 
@@ -697,10 +723,11 @@ def _applied_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict
 
 
 def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[str, str],
-                  found: dict[str, set[str]]) -> None:
+                  found: dict[str, set[str]], items_only: bool = False) -> None:
     """Effects on the function's module arguments of one call it makes: a re-parametrisation, a deep copy,
     or a helper whose own summary says what it does to the argument handed on. `owners`: the names that hold
-    a module argument or a module a walk of one yields -> that argument."""
+    a module argument or a module a walk of one yields -> that argument (`items_only`: the parameters a walk of one
+    yields, of which only a helper's in-place write of the tensor it is handed counts)."""
     name = call_name(call)
     if not name or name.startswith("."):
         return
@@ -713,7 +740,7 @@ def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[st
         i: owners[walked] for i, arg in enumerate(call.args)
         if not arg.star and (walked := _parameter_walk_of(arg.value)) is not None and walked in owners
     }
-    if not handed and not walks:
+    if not handed and not walks or items_only and not handed:
         return
     qualified = index.qualify(name)
     last = qualified.rsplit(".", 1)[-1]
@@ -739,13 +766,47 @@ def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[st
     else:
         done = dict(argument_effects(index, flat, call, calls=True))
     for position, arg in handed:
-        if position in done:
-            found.setdefault(owners[arg.value.value], set()).update(done[position])  # type: ignore[union-attr]
-    for position, owner in walks.items():
+        if position in done and (not items_only or WRITTEN in done[position]):
+            written = {WRITE} if items_only else done[position]
+            found.setdefault(owners[arg.value.value], set()).update(written)  # type: ignore[union-attr]
+    for position, owner in walks.items() if not items_only else ():
         # what the helper does to the items of the iterable, it does to the module's parameters
         done_here = {e for e in done.get(position, ()) if not e.startswith((CALLS, COMPUTES))}
         if done_here:
             found.setdefault(owner, set()).update(done_here)
+
+
+def _written_in_place(flat: Flat, name: cst.Name) -> bool:
+    """Is the value `name` holds itself written by a tensor's in-place method (`tensor2.copy_(tmp)`, `t.mul_(d)`),
+    not a module's (`m.requires_grad_(False)`) nor a part of it (`m.weight.copy_(w)`)?"""
+    parent = flat.parent.get(id(name))
+    if not (isinstance(parent, cst.Attribute) and parent.value is name):
+        return False
+    method = parent.attr.value
+    if not method.endswith("_") or method.startswith("_") or method in _MODULE_IN_PLACE:
+        return False
+    grand = flat.parent.get(id(parent))
+    return isinstance(grand, cst.Call) and grand.func is parent
+
+
+def _rebound_names(flat: Flat) -> frozenset[str]:
+    """The names a function binds anew somewhere (`t = copy.deepcopy(t)`, a loop's target): an argument among
+    them may hold another value where it is used."""
+    found: set[str] = set()
+    for node, _ctx in flat.nodes:
+        targets, _value = targets_of(node)
+        for target in targets:
+            found.update(n.value for n in walk(target) if isinstance(n, cst.Name))
+    return frozenset(found)
+
+
+def _rebinds(flat: Flat, name: str) -> bool:
+    """(Asked only of an argument written in place: rare enough to walk the function each time.)"""
+    return name in _rebound_names(flat)
+
+
+# `nn.Module`'s own methods named like in-place tensor operations.
+_MODULE_IN_PLACE = frozenset({"requires_grad_", "share_memory_"})
 
 
 def _parameter_walk_of(value: cst.BaseExpression) -> str | None:

@@ -117,10 +117,12 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         paths = named and span.name != "__init__" and _param_path_trigger(index).search(text) is not None and (
             cls is not None or not (_callback(index, span.name) or _called_by_modules(index, span.name))
         )
-        # (a function that partitions the model itself: the script rules know what runs before)
-        may_be_handed = named and bool(paths or _HANDED_TRIGGER.search(text)) and not partitions_here(index, span)
+        # (a function that partitions the model itself: the script rules know what runs before; they read no
+        # module's methods, so a module trainer's `__init__` preparing the model it is handed is judged here)
+        scripted = partitions_here(index, span) and (cls is None or not cls.is_module)
+        may_be_handed = named and bool(paths or _HANDED_TRIGGER.search(text)) and not scripted
         walks = _WALK_TRIGGER.search(text) or _factory_text(text)
-        whole = _whole_trigger(index, cls).search(text) and not partitions_here(index, span)
+        whole = _whole_trigger(index, cls).search(text) and not scripted
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
             whole = None  # called only where ZeRO-3 is off or handled; or at construction (judged at the call)
         if not may_be_handed and not walks and not whole:

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from ..program import known
-from ..program.holds import held_attributes
+from ..program.holds import averaged_attributes, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param, torch_base
 from ..program.tree import access_path, call_name, code_of, cst, walk
@@ -143,7 +143,8 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
     )
     states = bool(_SELF_STATE.search(text))
     handed = bool(_HANDS_SELF.search(text))
-    if not (reads_own or reads_children or calls_children or states or handed):
+    averaged = [name for name in averaged_attributes(index, cls) if f"self.{name}." in text]
+    if not (reads_own or reads_children or calls_children or states or handed or averaged):
         return []  # nothing to parse for
     flat = flat_of(method)
     if flat is None:
@@ -206,6 +207,25 @@ def _uses_in(index: ModelIndex, cls: ClassInfo, method: MethodInfo) -> list[OwnU
         found += _own_state_uses(flat)
     if handed:
         found += _handed_uses(index, cls, flat)
+    if averaged:
+        found += _averager_uses(flat, averaged)
+    return found
+
+
+def _averager_uses(flat: Flat, averaged: list[str]) -> list[OwnUse]:
+    """A library weight average the module keeps over a model it holds (`self.ema = EMA(self.model)`,
+    `holds.averaged_attributes`) updated or swapped in (`self.ema.update()`, `known.AVERAGER_UPDATES`): the average
+    and its copy are the module's children, and the update reads every parameter of the model and writes the
+    copy's (a swap, `copy_to()`, writes the model's)."""
+    found = []
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+            continue
+        path = access_path(node.func.value)
+        if path is None or path.root != "self" or len(path.parts) != 1 or path.parts[0] not in averaged:
+            continue
+        if node.func.attr.value in known.AVERAGER_UPDATES:
+            found.append(OwnUse(READ if node.func.attr.value in known.AVERAGER_BLENDS else WRITE, code_of(node), False))
     return found
 
 

@@ -23,7 +23,7 @@ from ..program.tree import Path, access_path, call_name, code_of, cst, parameter
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
 from .effects import APPLIES, argument_effects, inherited_argument_effects, resolve_function, usage
-from .flow import Ctx, Flat, flat_of, loop_items, own_only, same_items
+from .flow import Ctx, Flat, flat_of, loop_items, mapping_walked, own_only, same_items
 from .returned import is_property, property_attributes, returned_attributes
 
 __all__ = ["accesses", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
@@ -83,6 +83,7 @@ class _Bindings:
         # dict(self.model.named_parameters())`, `[by_name[n] for n in names]`, what a helper of the class returns):
         # name -> (the walk, the binding's value, its context)
         self.collected: dict[str, tuple[str, cst.BaseExpression, Ctx]] = {}
+        self.param_dicts: dict[str, str] = {}  # `ps = dict(self.model.named_parameters())`: name -> the source
         self.selves = {"self"} | {  # `m = self`
             n.targets[0].target.value for n, _ in flat.nodes
             if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
@@ -127,7 +128,7 @@ class _Bindings:
         `[by_name[n] for n in names]` of such a mapping, a local bound to one, a helper of the class returning one."""
         if isinstance(value, cst.Name):
             return self.collected[value.value][0] if value.value in self.collected else None
-        source = _parameter_list(value, self.passed_in) or _parameter_map(value, self.passed_in)
+        source = _parameter_list(value, self.passed_in) or _parameter_dict(value, self.passed_in)
         if source is None and isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Subscript):
             source = self.collection(index, cls, value.elt.value)  # items of a mapping of parameters
         return source if source is not None else _returned_walks(index, cls, value, 1)[0]
@@ -203,6 +204,10 @@ class _Bindings:
             source = _parameter_list(node.value, self.passed_in)
             if source is not None:
                 self.param_lists[target.value] = source
+                return
+            source = _parameter_dict(node.value, self.passed_in)
+            if source is not None:
+                self.param_dicts[target.value] = source
                 return
             kind, classes = classify(index, node.value)
             if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
@@ -335,6 +340,8 @@ class _Finder:
             source = _parameters_source(items, walked)
             if source is None and isinstance(items, cst.Name):
                 source = self.bound.param_lists.get(items.value)
+            if source is None and (mapping := mapping_walked(items)) is not items and isinstance(mapping, cst.Name):
+                source = self.bound.param_dicts.get(mapping.value)  # `for n, p in params.items()`, `.values()`
             if source is None and isinstance(items, cst.Attribute) and isinstance(items.value, cst.Name):
                 if items.value.value in self.bound.selves:  # `for p in self.params`, kept by `__init__`
                     source = kept_parameter_lists(self.index, self.cls).get(items.attr.value)
@@ -379,6 +386,8 @@ class _Finder:
                 return []  # its definition, or handed on (followed at the callee)
             return [self.access(node, ctx, owner=node.value, param=node.value, first=_unknown(node.value),
                                 owner_classes=(UNKNOWN_CLASS,), given=True)]
+        if node.value in self.bound.param_dicts and type(parent) is cst.Subscript and parent.value is node:
+            return self._param_dict_item(parent, ctx, self.bound.param_dicts[node.value])
         if node.value in self.param_aliases:
             if isinstance(parent, (cst.CompFor, cst.For)) and parent.target is node or isinstance(parent, cst.Tuple):
                 return []
@@ -391,6 +400,15 @@ class _Finder:
                 return []  # the module's own parameters only: not partitioned in its `__init__`/forward
             return [self.access(node, ctx, via=Via(Reach.PARAMETERS, self.param_aliases[node.value]), param=node.value)]
         return []
+
+    def _param_dict_item(self, item: cst.Subscript, ctx: Ctx, source: str) -> list[ParamAccess]:
+        """`params[name]` of `params = dict(m.named_parameters())`: the parameter of that name, as an item of the
+        walk (`params[name] = t` rebinds the entry, no use of the parameter)."""
+        if isinstance(self.flat.parent.get(id(item)), cst.AssignTarget):
+            return []
+        if not self.has_children and source.startswith("self") and not self._walks_wrapped(source):
+            return []  # the module's own parameters only: not partitioned in its `__init__`/forward
+        return [self.access(item, ctx, via=Via(Reach.PARAMETERS, source), param=code_of(item))]
 
     def _walks_wrapped(self, source: str) -> bool:
         """Does `source` walk a member of unknown class (`self.module.parameters()` of a module `__init__` was
@@ -545,6 +563,15 @@ class _Finder:
             and path.parts[0] not in self.members and _set_elsewhere(self.cls, path.parts[0])
         )
 
+    def _set_outside(self, expr: cst.BaseExpression) -> bool:
+        """`self.model` in a method run on the built model, never assigned in the class: a base class of another
+        file (or a subclass) sets it; a module when the helper it is handed takes it as one (`_walks_a_module`)."""
+        path = access_path(expr)
+        return (
+            self.entry and path is not None and path.root == "self" and len(path.parts) == 1
+            and path.parts[0] not in self.members and _set_elsewhere(self.cls, path.parts[0])
+        )
+
     def _lazy(self, expr: cst.BaseExpression) -> bool:
         """`self.target` that `__init__` sets to `None` (a model built lazily, on first use), outside `__init__`."""
         path = access_path(expr)
@@ -583,7 +610,7 @@ class _Finder:
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
         if not inline and not any(
             _module_arg(value, self.members, self.bound.handed) or self._set_by_subclass(value)
-            or self._lazy(value) for arg in call.args for value in _handed_values(arg.value)
+            or self._lazy(value) or self._set_outside(value) for arg in call.args for value in _handed_values(arg.value)
         ):
             return []  # no module handed over: do not read the function at all
         out = []
@@ -595,6 +622,8 @@ class _Finder:
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
             if use is None and APPLIES in done and self.entry:
                 use = INIT  # `reset_all(self.head)` running `head.apply(reset)` on the built model: no zero.Init there
+            if use is None and READ in done and self.entry:
+                use = READ  # `self.ema.update_parameters(self.model)` on the built model: its values, placeholders
             if use is None:
                 continue
             for value in _handed_values(call.args[position].value):
@@ -609,11 +638,15 @@ class _Finder:
                         first = _unknown(path.parts[0])  # `initialize_decoder(self.decoder)`: a subclass builds it
                     elif self._lazy(value) and _walks_a_module(self.index, self.flat, call, position):
                         first = _unknown(path.parts[0])  # `self.target = None`, built later; the helper walks a module
+                    elif self._set_outside(value) and _walks_a_module(self.index, self.flat, call, position):
+                        first = _unknown(path.parts[0])  # `self.model` a base class of another file built
                 else:
                     first = self.bound.handed.get(path.root)
                 if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
                     continue
-                if any(has_params(self.index, c) is not False for c in first.classes):
+                if any(has_params(self.index, c) is not False for c in first.classes) or (
+                    not first.classes and first.kind == Kind.CONTAINER and _walks_a_module(self.index, self.flat, call, position)
+                ):  # (a container of no class we read, a base's of another file, that the helper walks as a module)
                     out.append(self.access(value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(value),
                                            param="parameters", first=first, order=order))
         return out
@@ -832,14 +865,6 @@ def _parameter_list(value: cst.BaseExpression, passed_in: set[str]) -> str | Non
     return None
 
 
-def _parameter_map(value: cst.BaseExpression, passed_in: set[str]) -> str | None:
-    """`dict(self.model.named_parameters())`: a mapping of names to the parameters of that walk."""
-    if isinstance(value, cst.Call) and call_name(value) == "dict" and len(value.args) == 1:
-        source = _parameters_source(value.args[0].value, passed_in)
-        return source if source is not None and source.endswith("named_parameters()") else None
-    return None
-
-
 def _returned_walks(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression, n: int) -> tuple[str | None, ...]:
     """For `self.helper()`, the walk each of the `n` values the helper returns collects the parameters of (a
     collection its own bindings know), else None."""
@@ -884,6 +909,22 @@ def _handing_call(flat: Flat, node: cst.Name) -> cst.Call | None:
 
 # Builtins handed a collection only to measure or show it (`len(weights)`).
 _MEASURING_BUILTINS = frozenset({"len", "print", "isinstance", "id", "type", "repr", "str", "bool"})
+
+
+def _parameter_dict(value: cst.BaseExpression, passed_in: set[str]) -> str | None:
+    """`dict(self.named_parameters())`, `OrderedDict(model.named_parameters())` or `{n: p for n, p in
+    self.model.named_parameters()}`: a mapping from names to the parameters of the walk it names."""
+    if isinstance(value, cst.Call) and (call_name(value) or "").rsplit(".", 1)[-1] in _DICTS and len(value.args) == 1:
+        source = _parameters_source(value.args[0].value, passed_in)
+        return source if source is not None and source.endswith("named_parameters()") else None
+    if isinstance(value, cst.DictComp) and isinstance(value.value, cst.Name) and value.for_in.inner_for_in is None:
+        for part, items in loop_items(value.for_in.target, value.for_in.iter):
+            if isinstance(part, cst.Name) and part.value == value.value.value:
+                return _parameters_source(items, passed_in)
+    return None
+
+
+_DICTS = frozenset({"dict", "OrderedDict"})
 
 
 def _modules_loop(node: cst.For | cst.CompFor) -> str | None:

@@ -322,7 +322,14 @@ _HANDS_NEW = re.compile(r"(?<![\w.])[a-z_]\w*\(\s*(?:[a-z_]\w*\.)*[A-Z]\w*\(")
 
 
 def _hands_module(text: str) -> bool:
-    return bool(_HANDS_SELF.search(text) or ("for " in text and _HANDS_ALIAS.search(text)) or _HANDS_NEW.search(text))
+    return bool(
+        _HANDS_SELF.search(text) or ("for " in text and _HANDS_ALIAS.search(text)) or _HANDS_NEW.search(text)
+        or _HANDS_CHILD.search(text)
+    )
+
+
+# `self.ema.update_parameters(self.model)`: a child's method handed another child (`effects._child_method`).
+_HANDS_CHILD = re.compile(r"self(?<!\wself)\.\w+\.\w+\(\s*(?:[^()]*,\s*)?self\.\w+\s*[,)]")
 
 
 @memoised

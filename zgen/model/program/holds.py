@@ -394,8 +394,10 @@ def _used_as_module(node: cst.CSTNode) -> set[str]:
     """Names on which the code calls a method only a module has (`x.parameters()`, `x.modules()`), and the two
     sides of a state copy between two names (`target.load_state_dict(source.state_dict())`: a target network)."""
     found = set()
+    states = False
     for call in walk(node):
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+            states = states or call.func.attr.value == "state_dict"
             if call.func.attr.value in MODULE_ONLY_METHODS and isinstance(call.func.value, cst.Name):
                 found.add(call.func.value.value)
             elif call.func.attr.value == "load_state_dict" and isinstance(call.func.value, cst.Name) and call.args:
@@ -404,7 +406,54 @@ def _used_as_module(node: cst.CSTNode) -> set[str]:
                     if source.func.attr.value == "state_dict" and isinstance(source.func.value, cst.Name):
                         if not config_like(call.func.value.value) and not config_like(source.func.value.value):
                             found.update((call.func.value.value, source.func.value.value))
+    if states:
+        found |= _state_written_in_place(node)
     return found
+
+
+def _state_written_in_place(node: cst.CSTNode) -> set[str]:
+    """Names whose state dict's values the code writes with a tensor's in-place method (`sd = net.state_dict()`,
+    then `for k, v in sd.items(): v.mul_(1 - tau)` or `sd[k].copy_(x)`): a module's state dict, whose values are
+    its tensors (an optimizer's holds dicts and lists)."""
+    dicts: dict[str, str] = {}  # `sd = net.state_dict()`: sd -> net
+    for assign in walk(node):
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+            owner = _state_dict_of(assign.value)
+            if owner is not None:
+                dicts[assign.targets[0].target.value] = owner
+    values: dict[str, str] = {}  # `for k, v in sd.items()`: v -> net
+    for loop in walk(node) if dicts else ():
+        if isinstance(loop, (cst.For, cst.CompFor)):
+            iterable = loop.iter
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args \
+                    and iterable.func.attr.value in ("items", "values"):
+                mapping = iterable.func.value
+                owner = dicts.get(mapping.value) if isinstance(mapping, cst.Name) else _state_dict_of(mapping)
+                target = loop.target
+                if iterable.func.attr.value == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                    target = target.elements[1].value
+                if owner is not None and isinstance(target, cst.Name):
+                    values[target.value] = owner
+    found = set()
+    for call in walk(node) if dicts else ():
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+            continue
+        method, tensor = call.func.attr.value, call.func.value
+        if not method.endswith("_") or method.startswith("_") or method == "requires_grad_":
+            continue
+        if isinstance(tensor, cst.Name) and tensor.value in values:
+            found.add(values[tensor.value])
+        elif isinstance(tensor, cst.Subscript) and isinstance(tensor.value, cst.Name) and tensor.value.value in dicts:
+            found.add(dicts[tensor.value.value])
+    return {name for name in found if not config_like(name)}
+
+
+def _state_dict_of(value: cst.BaseExpression) -> str | None:
+    """`net` of `net.state_dict()` (a bare name)."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+            and value.func.attr.value == "state_dict" and isinstance(value.func.value, cst.Name):
+        return value.func.value.value
+    return None
 
 
 @memoised
@@ -420,8 +469,10 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
 
     Assigned in `__init__` (or a helper it calls) from a module argument, a
     construction of a module class with parameters, or a copy of either
-    (`deepcopy(policy)`, `critic2 or deepcopy(critic)`); or used in any method
-    as only a module is used (`self.target.parameters()`).
+    (`deepcopy(policy)`, `critic2 or deepcopy(critic)`); by a plain object (a
+    trainer), also a construction in any other method (`self.GAN = GAN(d)` in
+    `init_GAN`); or used in any method as only a module is used
+    (`self.target.parameters()`).
     """
     return _held_and_wrapped(index, cls)[0]
 
@@ -457,9 +508,13 @@ def _held_and_wrapped(
     init_ids = {id(m) for m in init_methods}
     for method in (*init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
         built_here = id(method) in init_ids
+        # a plain object (a trainer) building its model in a setup method (`self.GAN = GAN(d)` in `init_GAN`): the
+        # model it trains, partitioned by the engine like one built in `__init__` (a module building a child
+        # after its own `__init__` makes a new, unpartitioned one: `params`)
+        lazily = not cls.is_module and bool(_BUILT_ON_SELF.search(method.text))
         if not built_here and not (_SELF_SET.search(method.text) and (
             may_have_module_arguments(method.index, method.span) or _mentions_held(method.text, {**by_use, **found})
-            or _CLASS_VALUE_BUILT.search(method.text)
+            or _CLASS_VALUE_BUILT.search(method.text) or lazily
         )):
             continue  # another method keeps only what it is handed (`def init(self, model): self._model = model`)
         node = method.node if "self." in method.text else None
@@ -493,6 +548,10 @@ def _held_and_wrapped(
                     if not classes and (classes := _handed(index, part, arguments, {**by_use, **found})):
                         if _wrapper_call(index, part):
                             wrapped.add(path.parts[0])  # `self._learn_model = model_wrap(self._model, ...)`
+                    if not classes and lazily and type(part) is cst.Call:
+                        kind, made = classify(index, part)
+                        if kind == Kind.MODULE and made and any(has_params(index, c) is not False for c in made):
+                            classes = made
                 if not classes and _built_from_class_value(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.policy = self.policy_class(obs_space, lr)`: a model, class unread
                 if classes:
@@ -535,6 +594,8 @@ def _run_by_base_constructor(cls: ClassInfo) -> list[MethodInfo]:
     return found
 
 
+# `self.model = Net(d)`, `self.GAN = models.GAN(**kw)`: a construction kept on `self` (a class's name, capitalised).
+_BUILT_ON_SELF = re.compile(r"\bself\.\w+\s*=\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*\(")
 # An assignment to an attribute of `self` (the text gate of a method other than `__init__` in `held_attributes`).
 _SELF_SET = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=[^=]")
 
@@ -635,13 +696,32 @@ def averaged_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
             if not isinstance(stmt, cst.Assign):
                 continue
             made = _averager_made(index, stmt.value)
-            if made is None or not _averages_held(index, made.args[0].value, arguments, held):
+            if made is None:
+                continue
+            averaged = _property_returned(cls, made.args[0].value)  # `EMA(self.unwrapped_G)`: what it returns
+            if not _averages_held(index, averaged if averaged is not None else made.args[0].value, arguments, held):
                 continue
             for target in stmt.targets:
                 path = access_path(target.target)
                 if path is not None and path.root == "self" and len(path.parts) == 1:
                     found.add(path.parts[0])
     return frozenset(found)
+
+
+def _property_returned(cls: ClassInfo, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """For `self.<name>` naming a `@property` of `cls` whose body is one `return`, the expression it returns
+    (`return self.accelerator.unwrap_model(self.G)`)."""
+    path = access_path(value)
+    if path is None or path.root != "self" or len(path.parts) != 1 or path.parts[0] not in cls.property_names:
+        return None
+    method = cls.method(path.parts[0])
+    node = method.node if method is not None else None
+    body = node.body.body if node is not None and isinstance(node.body, cst.IndentedBlock) else ()
+    if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+        stmt = body[0].body[0]
+        if isinstance(stmt, cst.Return) and stmt.value is not None:
+            return stmt.value
+    return None
 
 
 def _averages_held(
@@ -808,7 +888,8 @@ def _handed(
     """The module classes `value` holds of a module argument or an attribute already holding one (`model`,
     `deepcopy(model)`, `model.to(d)`, `prepare(model)`, `model_wrap(self._model, ...)`): what a method other than
     `__init__` keeps of a built model (`def init(self, model): self._model = model`; `self._learn_model =
-    wrap(self._model)` in a mode's setup); a module it constructs there is new."""
+    wrap(self._model)` in a mode's setup); a module it constructs there is new, except on a plain object
+    (`_held_and_wrapped`: a trainer's setup builds the model it trains)."""
     if isinstance(value, cst.Name):
         return arguments.get(value.value, ())
     path = access_path(value) if held else None

@@ -62,6 +62,7 @@ __all__ = [
     "PARAMETER_VECTORS",
     "AVERAGERS",
     "AVERAGER_UPDATES",
+    "AVERAGER_BLENDS",
     "TORCH_INITIALISERS",
     "STATE_CALLS",
     "PICKLERS",
@@ -617,8 +618,14 @@ AVERAGERS = frozenset(
     }
 )
 AVERAGER_UPDATES = frozenset(
-    {"update", "update_parameters", "step", "copy_to", "restore", "store", "update_moving_average", "average_parameters"}
-)  # `average_parameters()` (torch_ema) swaps the averages into the model's parameters and back
+    {"update", "update_parameters", "step", "copy_to", "restore", "store", "update_moving_average", "average_parameters",
+     "copy_params_from_model_to_ema", "copy_params_from_ema_to_model"}
+)  # `average_parameters()` (torch_ema) swaps the averages into the model's parameters and back; ema_pytorch's
+# `copy_params_from_model_to_ema()` copies the model's parameters into the average, `..._ema_to_model()` back
+# Of those, the updates that read every parameter of the model (the others write it from the average).
+AVERAGER_BLENDS = frozenset(
+    {"update", "update_parameters", "step", "store", "update_moving_average", "copy_params_from_model_to_ema"}
+)
 
 # A module's methods that set every parameter it owns afresh (torch's layers define them, and so does any module
 # class by convention: `for m in model.children(): m.reset_parameters()` walks them).

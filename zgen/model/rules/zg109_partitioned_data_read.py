@@ -165,6 +165,8 @@ def _reads_values(index: ModelIndex, access: ParamAccess) -> bool:
     computed with (a penalty, a norm); in forward the walk is ZG301's."""
     if access.scope is Scope.HANDED:
         return True
+    if access.via.reach is Reach.PASSED:
+        return access.scope is Scope.ENTRY  # a helper reading the values of the child it is handed on the built model
     if access.via_parameters:
         # `torch.cat([p.data.view(-1) for p in self.actor.parameters()])`, `sum((p ** 2).sum() for p in
         # self.parameters())` on the built model: the values; a bare item handed on or its gradient (ZG107's) is not
@@ -199,6 +201,12 @@ def _message(access: ParamAccess) -> str:
             f"`{what}` reads the values of a parameter of a built model handed to `{access.where}` (from "
             f"`{access.owner}`), outside any forward and any gather; ZeRO-3 keeps it partitioned there, so this "
             "reads an empty placeholder"
+        )
+    if access.via.reach is Reach.PASSED:
+        return (
+            f"`{code_of(access.node)}`{access.detail} in `{access.where}`, which runs on the built model outside any "
+            "forward; ZeRO-3 keeps them "
+            "partitioned there, so it reads empty placeholders"
         )
     where = (
         f"`{access.where}`, which runs on the built model outside any forward"

@@ -347,7 +347,7 @@ class Quantiser(nn.Module):
                     path = access_path(node.func.value)
                     if path is None or path.root != "self" or len(path.parts) != 1 or path.parts[0] not in averaged:
                         continue
-                    if node.func.attr.value not in _BLENDS:
+                    if node.func.attr.value not in known.AVERAGER_BLENDS:
                         continue  # `copy_to()`, `restore()`: they write the model (ZG101's), reading only the average
                     target = code_of(node.func.value)
                     message = (
@@ -472,8 +472,6 @@ class Quantiser(nn.Module):
                 yield self.finding(index, index.parse(span), node, message, help)  # type: ignore[arg-type]
 
 
-# The updates of a library's weight average (`known.AVERAGER_UPDATES`) that read the averaged model's parameters.
-_BLENDS = frozenset({"update", "update_parameters", "step", "update_moving_average", "store"})
 
 
 def _never_computes(name: str) -> bool:
