@@ -371,7 +371,9 @@ class _Finder:
 
     def _name(self, node: cst.Name, ctx: Ctx) -> list[ParamAccess]:
         if node.value in self.bound.collected:
-            return self._handed_collection(node)
+            handed = self._handed_collection(node)
+            if handed or node.value not in self.bound.param_dicts:
+                return handed  # else `param_dict[k]` of a mapping not handed whole: its items, below
         parent = self.flat.parent.get(id(node))
         bound = self.param_locals.get(node.value)
         if bound is not None and bound.order < self.method.order.get(id(node), 0):
