@@ -54,7 +54,8 @@ class Target:
         self._target.load_state_dict(self._source.state_dict())
 """
 
-# ... but a model a method builds itself is new there, and a value handed to a setter is no model.
+# ... and so is a model a method of the object builds (built, and partitioned, before `save` runs on it; real code:
+# lightweight_gan's `Trainer.init_GAN`), but a value handed to a setter is no model.
 BUILT_BY_A_METHOD = """
 import torch
 from torch import nn
@@ -87,8 +88,8 @@ def test_a_model_kept_by_a_method_of_a_plain_object_is_held():
     assert ("ZG108", 26) in found  # the target loads the source's state
 
 
-def test_a_model_built_by_a_method_or_a_value_set_is_not_held():
-    assert _found(BUILT_BY_A_METHOD) == []
+def test_a_model_built_by_a_method_is_held_a_value_set_is_not():
+    assert _found(BUILT_BY_A_METHOD) == [("ZG108", 22)]  # the built `_net`, not `_metric`
 
 
 # An initialiser that takes a module or a list of them (`module_list = [module_list]`, then each module's

@@ -605,9 +605,12 @@ def _method_effects(call: cst.Call, names: set[str], found: dict[str, set[str]])
 
 
 def state_keys_only(flat: Flat, call: cst.Call) -> bool:
-    """Is the state dict `call` takes read for its keys alone (`model.state_dict().keys()`)? They name the
-    parameters and read none of their values."""
+    """Is the state dict `call` takes read for its keys alone (`model.state_dict().keys()`) or counted
+    (`len(model.state_dict())`)? They name the parameters and read none of their values."""
     parent = flat.parent.get(id(call))
+    if isinstance(parent, cst.Arg):
+        outer = flat.parent.get(id(parent))
+        return isinstance(outer, cst.Call) and len(outer.args) == 1 and call_name(outer) == "len"
     return isinstance(parent, cst.Attribute) and parent.attr.value == "keys"
 
 

@@ -420,8 +420,11 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
 
     Assigned in `__init__` (or a helper it calls) from a module argument, a
     construction of a module class with parameters, or a copy of either
-    (`deepcopy(policy)`, `critic2 or deepcopy(critic)`); or used in any method
-    as only a module is used (`self.target.parameters()`).
+    (`deepcopy(policy)`, `critic2 or deepcopy(critic)`); in another method from
+    what it is handed, or, in a class that is no module, a model it builds
+    (`def init_GAN(self): self.GAN = GAN(d)`: built before the object's other
+    methods run on it); or used in any method as only a module is used
+    (`self.target.parameters()`).
     """
     return _held_and_wrapped(index, cls)[0]
 
@@ -457,7 +460,8 @@ def _held_and_wrapped(
     init_ids = {id(m) for m in init_methods}
     for method in (*init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
         built_here = id(method) in init_ids
-        if not built_here and not (_SELF_SET.search(method.text) and (
+        builds = not built_here and not cls.is_module and _BUILT_SET.search(method.text) is not None
+        if not built_here and not builds and not (_SELF_SET.search(method.text) and (
             may_have_module_arguments(method.index, method.span) or _mentions_held(method.text, {**by_use, **found})
             or _CLASS_VALUE_BUILT.search(method.text)
         )):
@@ -493,6 +497,8 @@ def _held_and_wrapped(
                     if not classes and (classes := _handed(index, part, arguments, {**by_use, **found})):
                         if _wrapper_call(index, part):
                             wrapped.add(path.parts[0])  # `self._learn_model = model_wrap(self._model, ...)`
+                if not classes and builds:
+                    classes = _constructed(index, part, cls)  # `def init_GAN(self): self.GAN = GAN(d)`: built, kept
                 if not classes and _built_from_class_value(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.policy = self.policy_class(obs_space, lr)`: a model, class unread
                 if classes:
@@ -504,6 +510,18 @@ def _held_and_wrapped(
             if name not in found and f"self.{name}" in cls.text:
                 found[name] = classes
     return found, frozenset(wrapped), containers
+
+
+def _constructed(index: ModelIndex, value: cst.BaseExpression, cls: ClassInfo) -> tuple[str, ...]:
+    """The module classes with parameters a construction or factory call builds (`GAN(d)`, `make_gan(d)`): kept on a
+    plain object by a method of its own (`init_GAN()`), the model is built, and partitioned, before any other method
+    of the object runs on it."""
+    if not isinstance(value, cst.Call):
+        return ()
+    kind, classes = classify(index, value, resolve=True, cls=cls)
+    if kind == Kind.MODULE and any(has_params(index, c) is not False for c in classes or ("",)):
+        return classes or ("<unknown>",)
+    return ()
 
 
 def _file_subclasses(index: ModelIndex, cls: ClassInfo) -> list[ClassInfo]:
@@ -535,6 +553,9 @@ def _run_by_base_constructor(cls: ClassInfo) -> list[MethodInfo]:
     return found
 
 
+# An attribute of `self` set to what a call makes (`self.GAN = GAN(d)`): the text gate of a plain object's method
+# that may build the model it keeps.
+_BUILT_SET = re.compile(r"\bself\.\w+\s*=\s*[A-Za-z_][\w.]*\(")
 # An assignment to an attribute of `self` (the text gate of a method other than `__init__` in `held_attributes`).
 _SELF_SET = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=[^=]")
 
