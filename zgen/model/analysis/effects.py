@@ -20,13 +20,14 @@ from ..program.members import Kind, classify
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
+from .choices import returned_parameters
 from .flow import Flat, flatten, loop_items, same_items
 from .plain import named_instances, plain_class
 
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
     "writes_module_params", "REPARAMETRIZES",
-    "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
+    "returns_argument", "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
     "written_in_bulk", "clipped", "state_keys_only", "REPLACED",
 ]
 
@@ -295,6 +296,31 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
     return external[0], external[1].node
 
 
+
+# Calls that return something other than the module they are given.
+_NOT_PASSED_ON = frozenset(
+    {"len", "list", "tuple", "print", "str", "repr", "isinstance", "id", "type", "sum", "hasattr", "getattr",
+     "sorted", "dict", "set", "iter", "next", "vars", "callable"}
+)  # fmt: skip
+
+
+def returns_argument(index: ModelIndex, flat: Flat | None, call: cst.Call) -> bool:
+    """Is `call` one of a function given the module first that returns it (or what wraps it): an unreadable one,
+    taken to (`accelerator.unwrap_model(model)`), or one of this file or another that hands its first argument back
+    (`def unwrap(m): return m.module if hasattr(m, "module") else m`, `choices.returned_parameters`)? Not a builtin,
+    a class, a deep copy or another readable function."""
+    if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    name = call_name(call) or ""
+    last = name.rsplit(".", 1)[-1]
+    if not last or last in _NOT_PASSED_ON or not last[:1].islower():
+        return False
+    found = resolve_function(index, flat, name)
+    if found is not None:
+        owner, node = found
+        return parameter_for(node, call, 0) in returned_parameters(owner, node.name.value)
+    return index.qualify(name) not in ("copy.deepcopy", "deepcopy")
+
 def _plain_constructor(index: ModelIndex, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
     """The `__init__` a call building a plain object of the program runs (`Ema(model)`, `ema.Ema(model)`)."""
     classes = plain_class(index, name)
@@ -551,14 +577,21 @@ def _walk_owner(walk_call: cst.Call, names: set[str]) -> str | None:
 
 
 def _whole_effects(index: ModelIndex, call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:
-    """A module argument's state read or loaded (`m.state_dict()`), or its gradients, or those of a parameter
-    iterable argument, clipped (`clip_grad_norm_(m.parameters(), c)`, `clip_grad_norm_(params, c)`)."""
+    """A module argument's state read or loaded (`m.state_dict()`), serialised (`m.save_pretrained(d)`, which
+    writes its state dict) or pickled whole (`torch.save(m, path)`, `pickle.dump(m, f)`), or its gradients, or
+    those of a parameter iterable argument, clipped (`clip_grad_norm_(m.parameters(), c)`, `clip_grad_norm_(params,
+    c)`). (A pickled argument that is no module, a config, is told by the caller, who hands no model there.)"""
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in known.STATE_CALLS:
+    if isinstance(func, cst.Attribute) and (func.attr.value in known.STATE_CALLS or func.attr.value in known.HUB_MIXIN_SAVES):
         if isinstance(func.value, cst.Name) and func.value.value in names:
             found.setdefault(func.value.value, set()).add(STATES)
         return
     name = call_name(call)
+    if name and call.args and call.args[0].keyword is None and index.qualify(name) in known.PICKLERS:
+        pickled = call.args[0].value
+        if isinstance(pickled, cst.Name) and pickled.value in names:
+            found.setdefault(pickled.value, set()).add(STATES)
+        return
     target = clipped(call) if name and name.rsplit(".", 1)[-1] in known.CLIP_GRAD else None
     if target is None:
         return

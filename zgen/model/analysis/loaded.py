@@ -16,7 +16,7 @@ from ..program.holds import constructed_models
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.tree import cst
 from .flow import flat_of
-from .handed import returns_argument
+from .effects import returns_argument
 
 __all__ = ["built_then_loaded"]
 

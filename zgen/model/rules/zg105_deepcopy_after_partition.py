@@ -170,6 +170,13 @@ class Decoder(nn.Module):
                         "which the copy duplicates"
                     )
                     yield self.finding(index, method.snippet, node, message, _HELP)
+        for access in param_accesses(index, Scope.SCRIPT):
+            if access.use == COPY and not access.ctx.guarded:  # `ema = make_ema(model)` of a helper deep-copying it
+                message = (
+                    f"`{code_of(access.node)}` is handed to `{access.via.name}()`, which deep-copies it, after ZeRO-3 "
+                    "partitioned the model: the copy holds placeholders, not weights"
+                )
+                yield self.finding(index, access.snippet, access.node, message, _HELP)
         for access in param_accesses(index, Scope.HANDED):
             if access.use == COPY:
                 how = "copies" if access.via.name == "copy.deepcopy" else f"hands to `{access.via.name}`, which copies"
