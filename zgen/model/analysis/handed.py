@@ -222,8 +222,9 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
                 "param_groups", "update_parameters(", "update_moving_average(", *MODULE_WORDS, *names]
     words += [re.escape(name) + r"\(" for name in names]  # (sorted: the same pattern text in every process)
-    if cls is None:  # a model argument handed to a helper: `clone_via(model)`, `count_parameters(net)`
-        words.append(r"[(,]\s*" + MODULE_NAMED_TEXT)
+    # a model argument handed to a helper: `clone_via(model)`, `count_parameters(net)`, also in a plain class's
+    # method (`def fix(cls, module): module = clone_module(module)`)
+    words.append(r"[(,]\s*" + MODULE_NAMED_TEXT)
     averagers = "|".join(re.escape(name) for name in names)
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
     # `avg.update_parameters(x)`; `ema.update(runner.model)`, `swa.step(self.net)`: an average updated from a model
