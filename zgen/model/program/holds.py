@@ -287,10 +287,16 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         dotted(d.decorator) == "classmethod" for d in function.decorators
     )
     found: dict[str, cst.Call] = {}
+    builders: dict[str, tuple[ModelIndex, ClassInfo]] = {}  # `asm = Assembler(d)`: locals bound to plain objects
     for node in walk(function.body):
         if not isinstance(node, cst.Assign) or len(node.targets) != 1 or not isinstance(node.value, cst.Call):
             continue
         target = node.targets[0].target
+        if isinstance(target, cst.Name) and (made := _made_by_builder(index, node.value, builders)):
+            if made is True:
+                found.setdefault(target.value, node.value)  # `model = tp.cast(ANI, asm.assemble(8))`
+                continue
+            builders[target.value] = made  # type: ignore[assignment]
         if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
             # `net, opt = make_pair(cfg)`: what the function returns, position by position
             made = classify_unpacked(index, node.value, len(target.elements), owner)
@@ -317,6 +323,32 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
     return found
+
+
+def _made_by_builder(
+    index: ModelIndex, value: cst.Call, builders: dict[str, tuple[ModelIndex, ClassInfo]]
+) -> tuple[ModelIndex, ClassInfo] | bool:
+    """A construction of a plain class (no module) of this file or another, `Assembler(d)`: (its file's index, the
+    class); True for a call of a method of such a local that builds a module with parameters and returns it
+    (`asm.assemble(8)`, also inside `typing.cast(ANI, ...)`, which hands its value back): the factory object's
+    product; else False."""
+    if len(value.args) == 2 and index.qualify(call_name(value) or "") == "typing.cast":
+        inner = value.args[1].value
+        return isinstance(inner, cst.Call) and _made_by_builder(index, inner, builders) is True
+    func = value.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in builders:
+        owner_index, owner = builders[func.value.value]
+        if owner.inherited_method(func.attr.value) is None:
+            return False
+        own = value.with_changes(func=func.with_changes(value=cst.Name("self")))  # what `self.assemble(8)` makes
+        kind, classes = classify(owner_index, own, resolve=True, cls=owner)
+        return kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(owner_index, c) is not False for c in classes)
+    name = dotted(func)
+    if name is None or not name.rpartition(".")[2][:1].isupper():
+        return False
+    local = index.classes.get(name)
+    found = (index, local) if local is not None else index.external(index.qualify(name))
+    return found if found is not None and not found[1].is_module else False
 
 
 # A variable holding a class, called to build an instance (`model_class`, `EncoderClass`, `net_cls`, `klass`).

@@ -859,6 +859,9 @@ class _FactsReader:
         written = call_name(call)
         if written is None or written.startswith("."):
             return Kind.VALUE, ()
+        if len(call.args) == 2 and self.index.qualify(written) == "typing.cast":
+            # `tp.cast(ANI, asm.assemble(8))`: the value itself (the cast only tells a type checker its class)
+            return self.classify(call.args[1].value)
         if written in self.callables:
             return self._classify_callable(self.callables[written], call)
         if written in self.module_types:
