@@ -290,7 +290,12 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
         return method
     if flat is not None and (called := _called_object(index, flat, name)) is not None:
         return called
-    external = index.external_function(index.qualify(name))
+    head, _, rest = name.partition(".")
+    local = _local_imports(index, flat).get(head) if flat is not None else None
+    # `from mmengine.runner.checkpoint import load_state_dict` inside the function: the name it binds there
+    external = index.external_function(
+        index.qualify(name) if local is None else f"{local}.{rest}" if rest else local
+    )
     if external is None or external[1].node is None:
         return _plain_constructor(index, name)
     return external[0], external[1].node
@@ -396,6 +401,31 @@ def _flat_owner(index: ModelIndex, flat: Flat) -> ClassInfo | None:
         if span is not None and index.method_info(cls, span).node is root:
             return cls
     return None
+
+
+@memoised
+def _local_imports(index: ModelIndex, flat: Flat) -> dict[str, str]:
+    """Names a function binds by an import in its own body -> what they name, absolute (`from .checkpoint import
+    load_state_dict` -> `pkg.runner.checkpoint.load_state_dict`); once per function."""
+    found: dict[str, str] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.ImportFrom and not isinstance(node.names, cst.ImportStar):
+            module = ("." * len(node.relative)) + (dotted(node.module) or "" if node.module is not None else "")
+            for alias in node.names:
+                name = dotted(alias.name)
+                if name is None:
+                    continue
+                bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+                target = f"{module}.{name}" if not module.endswith(".") else f"{module}{name}"
+                found[bound] = index.absolute(target) if target.startswith(".") else target
+        elif type(node) is cst.Import:
+            for alias in node.names:
+                name = dotted(alias.name)
+                if name is not None and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    found[alias.asname.name.value] = name
+                elif name is not None:
+                    found[name.partition(".")[0]] = name.partition(".")[0]
+    return found
 
 
 @memoised
