@@ -20,6 +20,7 @@ from ..program.members import Kind, classify, facts_of
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
+from .choices import returned_parameters
 from .flow import Ctx, Flat, flatten, loop_items, same_items, targets_of
 from .grads import gradient_cancelled, gradient_read, gradient_write
 from .plain import named_instances, plain_class
@@ -27,7 +28,7 @@ from .plain import named_instances, plain_class
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
     "writes_module_params", "REPARAMETRIZES",
-    "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "GRAD_WRITES", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
+    "returns_argument", "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "GRAD_WRITES", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
     "written_in_bulk", "clipped", "state_keys_only", "REPLACED",
 ]
 
@@ -290,11 +291,41 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
         return method
     if flat is not None and (called := _called_object(index, flat, name)) is not None:
         return called
-    external = index.external_function(index.qualify(name))
+    head, _, rest = name.partition(".")
+    local = _local_imports(index, flat).get(head) if flat is not None else None
+    # `from mmengine.runner.checkpoint import load_state_dict` inside the function: the name it binds there
+    external = index.external_function(
+        index.qualify(name) if local is None else f"{local}.{rest}" if rest else local
+    )
     if external is None or external[1].node is None:
         return _plain_constructor(index, name)
     return external[0], external[1].node
 
+
+
+# Calls that return something other than the module they are given.
+_NOT_PASSED_ON = frozenset(
+    {"len", "list", "tuple", "print", "str", "repr", "isinstance", "id", "type", "sum", "hasattr", "getattr",
+     "sorted", "dict", "set", "iter", "next", "vars", "callable"}
+)  # fmt: skip
+
+
+def returns_argument(index: ModelIndex, flat: Flat | None, call: cst.Call) -> bool:
+    """Is `call` one of a function given the module first that returns it (or what wraps it): an unreadable one,
+    taken to (`accelerator.unwrap_model(model)`), or one of this file or another that hands its first argument back
+    (`def unwrap(m): return m.module if hasattr(m, "module") else m`, `choices.returned_parameters`)? Not a builtin,
+    a class, a deep copy or another readable function."""
+    if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    name = call_name(call) or ""
+    last = name.rsplit(".", 1)[-1]
+    if not last or last in _NOT_PASSED_ON or not last[:1].islower():
+        return False
+    found = resolve_function(index, flat, name)
+    if found is not None:
+        owner, node = found
+        return parameter_for(node, call, 0) in returned_parameters(owner, node.name.value)
+    return index.qualify(name) not in ("copy.deepcopy", "deepcopy")
 
 def _plain_constructor(index: ModelIndex, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
     """The `__init__` a call building a plain object of the program runs (`Ema(model)`, `ema.Ema(model)`)."""
@@ -389,6 +420,31 @@ def _flat_owner(index: ModelIndex, flat: Flat) -> ClassInfo | None:
         if span is not None and index.method_info(cls, span).node is root:
             return cls
     return None
+
+
+@memoised
+def _local_imports(index: ModelIndex, flat: Flat) -> dict[str, str]:
+    """Names a function binds by an import in its own body -> what they name, absolute (`from .checkpoint import
+    load_state_dict` -> `pkg.runner.checkpoint.load_state_dict`); once per function."""
+    found: dict[str, str] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.ImportFrom and not isinstance(node.names, cst.ImportStar):
+            module = ("." * len(node.relative)) + (dotted(node.module) or "" if node.module is not None else "")
+            for alias in node.names:
+                name = dotted(alias.name)
+                if name is None:
+                    continue
+                bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+                target = f"{module}.{name}" if not module.endswith(".") else f"{module}{name}"
+                found[bound] = index.absolute(target) if target.startswith(".") else target
+        elif type(node) is cst.Import:
+            for alias in node.names:
+                name = dotted(alias.name)
+                if name is not None and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    found[alias.asname.name.value] = name
+                elif name is not None:
+                    found[name.partition(".")[0]] = name.partition(".")[0]
+    return found
 
 
 @memoised
@@ -591,14 +647,21 @@ def _walk_owner(walk_call: cst.Call, names: set[str]) -> str | None:
 
 
 def _whole_effects(index: ModelIndex, call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:
-    """A module argument's state read or loaded (`m.state_dict()`), or its gradients, or those of a parameter
-    iterable argument, clipped (`clip_grad_norm_(m.parameters(), c)`, `clip_grad_norm_(params, c)`)."""
+    """A module argument's state read or loaded (`m.state_dict()`), serialised (`m.save_pretrained(d)`, which
+    writes its state dict) or pickled whole (`torch.save(m, path)`, `pickle.dump(m, f)`), or its gradients, or
+    those of a parameter iterable argument, clipped (`clip_grad_norm_(m.parameters(), c)`, `clip_grad_norm_(params,
+    c)`). (A pickled argument that is no module, a config, is told by the caller, who hands no model there.)"""
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in known.STATE_CALLS:
+    if isinstance(func, cst.Attribute) and (func.attr.value in known.STATE_CALLS or func.attr.value in known.HUB_MIXIN_SAVES):
         if isinstance(func.value, cst.Name) and func.value.value in names:
             found.setdefault(func.value.value, set()).add(STATES)
         return
     name = call_name(call)
+    if name and call.args and call.args[0].keyword is None and index.qualify(name) in known.PICKLERS:
+        pickled = call.args[0].value
+        if isinstance(pickled, cst.Name) and pickled.value in names:
+            found.setdefault(pickled.value, set()).add(STATES)
+        return
     target = clipped(call) if name and name.rsplit(".", 1)[-1] in known.CLIP_GRAD else None
     if target is None:
         return
@@ -645,9 +708,12 @@ def _method_effects(call: cst.Call, names: set[str], found: dict[str, set[str]])
 
 
 def state_keys_only(flat: Flat, call: cst.Call) -> bool:
-    """Is the state dict `call` takes read for its keys alone (`model.state_dict().keys()`)? They name the
-    parameters and read none of their values."""
+    """Is the state dict `call` takes read for its keys alone (`model.state_dict().keys()`) or counted
+    (`len(model.state_dict())`)? They name the parameters and read none of their values."""
     parent = flat.parent.get(id(call))
+    if isinstance(parent, cst.Arg):
+        outer = flat.parent.get(id(parent))
+        return isinstance(outer, cst.Call) and len(outer.args) == 1 and call_name(outer) == "len"
     return isinstance(parent, cst.Attribute) and parent.attr.value == "keys"
 
 

@@ -45,13 +45,13 @@ from ..program.holds import (
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
-from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, walk
+from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .built import layer_factory
-from .choices import returned_parameters
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, usage, writes_module_params,
+    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, returns_argument, usage,
+    writes_module_params,
     state_keys_only, written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_gathered, same_items
@@ -59,7 +59,7 @@ from .plain import attribute_instances
 from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
 from .script import ScriptScope, class_partitions, function_scope, partitions_here
 
-__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions", "returns_argument"]
+__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
 
 # Text without which a function cannot reach a handed model's parameters.
 _HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|parameters(?<!\wparameters)\s*[:,)=]|\.state_dict\(\)")
@@ -224,8 +224,9 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
                 "param_groups", "update_parameters(", "update_moving_average(", *MODULE_WORDS, *names]
     words += [re.escape(name) + r"\(" for name in names]  # (sorted: the same pattern text in every process)
-    if cls is None:  # a model argument handed to a helper: `clone_via(model)`, `count_parameters(net)`
-        words.append(r"[(,]\s*" + MODULE_NAMED_TEXT)
+    # a model argument handed to a helper: `clone_via(model)`, `count_parameters(net)`, also in a plain class's
+    # method (`def fix(cls, module): module = clone_module(module)`)
+    words.append(r"[(,]\s*" + MODULE_NAMED_TEXT)
     averagers = "|".join(re.escape(name) for name in names)
     words.append(r":\s*(?:Optional\[)?(?:\w+\.)*(?:" + averagers + r")\b")  # `ema: Optional[EMA]`: one handed in
     # `avg.update_parameters(x)`; `ema.update(runner.model)`, `swa.step(self.net)`: an average updated from a model
@@ -562,13 +563,6 @@ def _parameter_list_of(value: cst.BaseExpression, holds) -> str | None:
 
 # Module methods that read or load the whole state: under ZeRO-3 the tensors are empty placeholders.
 _STATE_METHODS = known.STATE_CALLS
-# Calls that return something other than the module they are given.
-_NOT_PASSED_ON = frozenset(
-    {"len", "list", "tuple", "print", "str", "repr", "isinstance", "id", "type", "sum", "hasattr", "getattr",
-     "sorted", "dict", "set", "iter", "next", "vars", "callable"}
-)  # fmt: skip
-
-
 def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) -> bool:
     """Does `value` evaluate to a held module: the module itself, its wrapper's `.module`, or what an unreadable
     function returns when given it (`accelerator.unwrap_model(model)`, `getattr(model, "module", model)`)?"""
@@ -599,24 +593,6 @@ def _rebuilt(index: ModelIndex, value: cst.BaseExpression) -> bool:
     """`model = Unet(**model)` (when a config was given instead of a model): the name holds a module built here,
     which `zero.Init` partitions when its constructor returns, so it is a built model either way."""
     return isinstance(value, cst.Call) and classify(index, value)[0] in (Kind.MODULE, Kind.CONTAINER)
-
-
-def returns_argument(index: ModelIndex, flat: Flat, call: cst.Call) -> bool:
-    """Is `call` one of a function given the module first that returns it (or what wraps it): an unreadable one,
-    taken to (`accelerator.unwrap_model(model)`), or one of this file or another that hands its first argument back
-    (`def unwrap(m): return m.module if hasattr(m, "module") else m`, `choices.returned_parameters`)? Not a builtin,
-    a class, a deep copy or another readable function."""
-    if not call.args or call.args[0].keyword is not None or call.args[0].star:
-        return False
-    name = call_name(call) or ""
-    last = name.rsplit(".", 1)[-1]
-    if not last or last in _NOT_PASSED_ON or not last[:1].islower():
-        return False
-    found = resolve_function(index, flat, name)
-    if found is not None:
-        owner, node = found
-        return parameter_for(node, call, 0) in returned_parameters(owner, node.name.value)
-    return index.qualify(name) not in ("copy.deepcopy", "deepcopy")
 
 
 def _engine_method(index: ModelIndex, name: str, clips: frozenset[str]) -> bool:

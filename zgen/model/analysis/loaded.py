@@ -1,4 +1,4 @@
-"""Models a function constructs and then loads a state dict into.
+"""Models a function constructs and then loads a state dict into, or deep-copies.
 
 `built_then_loaded(index)` finds, in any function or method of the file,
 `model = Net(...)` / `model = cls(...)` (a classmethod of a module class) /
@@ -7,6 +7,8 @@ back, `unwrap(model).load_state_dict(sd)`): the
 pattern of every `from_pretrained` and `load(path)`. Under
 `deepspeed.zero.Init`, which such loaders run in, the model is partitioned as
 soon as its constructor returns, so the load copies into empty placeholders.
+`built_then_copied(index)` finds `copy.deepcopy(model)` of such a model (`model, _ = configure_model(cfg)` ...
+`model_to_save = deepcopy(model)`): the copy duplicates the placeholders.
 What counts as a constructed model is `holds.constructed_models`'.
 """
 
@@ -16,22 +18,50 @@ from ..program.holds import constructed_models
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.tree import cst
 from .flow import flat_of
-from .handed import returns_argument
+from .effects import returns_argument
 
-__all__ = ["built_then_loaded"]
+__all__ = ["built_then_loaded", "built_then_copied"]
 
 
 @memoised
 def built_then_loaded(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the `load_state_dict` call, the local) for each load into a model the same function built."""
+    return _built_then(index, ".load_state_dict(", _loaded)
+
+
+@memoised
+def built_then_copied(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
+    """(function, the `copy.deepcopy` call, the local) for each deep copy of a model the same function built
+    (`model, _ = configure_model(cfg)` ... `deepcopy(model)`): the copy takes its placeholders."""
+    return _built_then(index, "deepcopy(", _copied, constructors=False)  # (`__init__`'s: `built.py`, ZG105)
+
+
+def _loaded(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
+    """The model `node` loads a state into (`model.load_state_dict(sd)`)."""
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "load_state_dict":
+        return node.func.value
+    return None
+
+
+def _copied(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
+    """The value `node` deep-copies (`copy.deepcopy(model)`)."""
+    if node.args and node.args[0].keyword is None and index.qualified_call(node) in ("copy.deepcopy", "deepcopy"):
+        return node.args[0].value
+    return None
+
+
+def _built_then(index: ModelIndex, text: str, used, constructors: bool = True) -> list[tuple[MethodInfo, cst.Call, str]]:
+    """(function, the call, the local) for each call `used` says takes a model the same function built before it."""
     found: list[tuple[MethodInfo, cst.Call, str]] = []
-    if ".load_state_dict(" not in index.source:
+    if text not in index.source:
         return found
     functions = [(index.function_info(name), None) for name in index.skeleton.functions]
     for cls in index.classes.values():
         functions += [(m, cls) for m in cls.all_methods() if m.owner is cls]
     for method, owner in functions:
-        if method is None or ".load_state_dict(" not in method.text or method.node is None:
+        if method is None or text not in method.text or method.node is None:
+            continue
+        if not constructors and owner is not None and any(m is method for m in owner.init_methods):
             continue
         built = constructed_models(index, method.node, owner)
         flat = flat_of(method) if built else None
@@ -39,10 +69,10 @@ def built_then_loaded(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str
             continue
         first = {name: flat.position.get(id(call), 0) for name, call in built.items()}
         for node, ctx in flat.nodes:
-            if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+            if type(node) is not cst.Call or ctx.guarded:
                 continue
-            target = node.func.value
-            if node.func.attr.value != "load_state_dict":
+            target = used(index, node)
+            if target is None:
                 continue
             while isinstance(target, cst.Call) and returns_argument(index, flat, target):
                 target = target.args[0].value  # `unwrap(model).load_state_dict(sd)`: the model handed back

@@ -703,9 +703,12 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
         serialisers = [
             m for m in cls.all_methods() if (_SERIALISER.match(m.name) or m.name == "load_state_dict") and m not in init
         ]
-        for method in _run_on_built(cls, [*cls.entry_methods, *serialisers]):
+        # a forward gathers the module's own parameters, not a child's: a child's state is a placeholder there too
+        forwards = [m for m in cls.forward_methods if m.owner is cls and _CHILD_STATE.search(m.text)]
+        for method in [*_run_on_built(cls, [*cls.entry_methods, *serialisers]), *forwards]:
             if not _OWN_STATE.search(method.text):
                 continue
+            in_forward = method in forwards
             flat = flat_of(method)
             for node, ctx in flat.nodes if flat is not None else ():
                 if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
@@ -720,10 +723,17 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                     continue
                 receiver = node.func.value
                 if not (isinstance(receiver, cst.Name) and receiver.value == "self"):  # (not `super()` either)
-                    if node.func.attr.value != "state_dict" or not _built_child(index, cls, receiver):
-                        continue  # (a built child's state read: `self.model.state_dict()` in a weight swap)
+                    child = _built_child(index, cls, receiver) if node.func.attr.value in _CHILD_STATE_CALLS else None
+                    if child is None:
+                        continue  # (a built child's state read or loaded: `self.model.state_dict()` in a weight swap)
+                    if child == _HANDED and node.func.attr.value == "state_dict" and not _pickles(index, flat):
+                        continue  # a handed model's state only handed back (`encoder_state()`), not saved here
+                    if node.func.attr.value == "load_state_dict" and _copies_child_state(node):
+                        continue  # `self.a.load_state_dict(self.b.state_dict())`: `moved.child_state_copies`
+                elif in_forward:
+                    continue  # the forward's own parameters are gathered
                 parent = flat.parent.get(id(node))
-                if isinstance(parent, cst.Attribute) and parent.attr.value == "keys":
+                if state_keys_only(flat, node):
                     continue
                 if isinstance(parent, cst.Attribute) and parent.attr.value == "items" and _names_only(flat, parent):
                     continue
@@ -731,15 +741,44 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
     return found
 
 
-def _built_child(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression) -> bool:
-    """Is `value` a child the constructor of `cls` (or of a base, in any file) keeps, `self.model`, of a class that
-    owns parameters? Not a normaliser of buffers alone, nor a child of a class that cannot be read."""
-    if not (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self"):
-        return False
-    member = facts_of(cls).members.get(value.attr.value)
-    if member is None or member.kind not in (Kind.MODULE, Kind.CONTAINER):
-        return False
-    return any(has_params(cls.index, ref) for ref in member.classes)
+# A child's state taken or loaded (`self.model.state_dict()`, `self.model.load_state_dict(sd)`).
+_CHILD_STATE_CALLS = frozenset({"state_dict", "load_state_dict"})
+_CHILD_STATE = re.compile(r"self(?<!\wself)\.\w+\.(?:load_)?state_dict\(")
+
+
+def _copies_child_state(call: cst.Call) -> bool:
+    """`self.a.load_state_dict(self.b.state_dict())`: one child's state copied into another."""
+    read = call.args[0].value if call.args else None
+    return isinstance(read, cst.Call) and isinstance(read.func, cst.Attribute) and read.func.attr.value == "state_dict" \
+        and _on_self_child(read.func.value)
+
+
+def _on_self_child(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self"
+
+
+_BUILT, _HANDED = "built", "handed"
+
+
+def _built_child(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression) -> str | None:
+    """`_BUILT` when `value` is a child the constructor of `cls` (or of a base, in any file) builds and keeps,
+    `self.model`, of a class that owns parameters (not a normaliser of buffers alone, nor a child of a class that
+    cannot be read); `_HANDED` when it is a model the module keeps otherwise (`self.model = model`, built before
+    the module was: `holds.held_attributes`); else None."""
+    if not _on_self_child(value):
+        return None
+    member = facts_of(cls).members.get(value.attr.value)  # type: ignore[attr-defined]
+    if member is not None and member.kind in (Kind.MODULE, Kind.CONTAINER):
+        if any(has_params(cls.index, ref) for ref in member.classes):
+            return _BUILT
+    return _HANDED if value.attr.value in held_attributes(index, cls) else None  # type: ignore[attr-defined]
+
+
+def _pickles(index: ModelIndex, flat: Flat) -> bool:
+    """Does the method pickle something (`torch.save(pkg, path)`): a state it takes is written out, not handed back."""
+    return any(
+        type(node) is cst.Call and index.qualify(call_name(node) or "") in known.PICKLERS for node, _ctx in flat.nodes
+    )
 
 
 def _hub_mixin(cls: ClassInfo) -> bool:

@@ -370,10 +370,8 @@ class _Finder:
         return [self.access(value, ctx, use=READ, op="", via=Via(Reach.PARAMETERS, source), param=node.value)]
 
     def _name(self, node: cst.Name, ctx: Ctx) -> list[ParamAccess]:
-        if node.value in self.bound.collected:
-            handed = self._handed_collection(node)
-            if handed or node.value not in self.bound.param_dicts:
-                return handed  # else `param_dict[k]` of a mapping not handed whole: its items, below
+        if node.value in self.bound.collected and (self.bound.in_forward or node.value not in self.bound.param_dicts):
+            return self._handed_collection(node)  # (outside forward, `param_dict[k]` of such a mapping: below)
         parent = self.flat.parent.get(id(node))
         bound = self.param_locals.get(node.value)
         if bound is not None and bound.order < self.method.order.get(id(node), 0):

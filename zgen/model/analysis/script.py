@@ -26,7 +26,7 @@ from ..program.skeleton import FunctionSpan
 from ..program.tree import (
     Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, unwrapped_argument, walk,
 )
-from .access import INIT, SIZE, WRITE, ParamAccess, Reach, Scope, Via
+from .access import COPY, INIT, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters, wrapped_callee
 from .choices import options
 from .instances import abstract_module_method
@@ -34,7 +34,7 @@ from .calls import HeldCalls
 from .divergence import (
     GATE, NOT_RUNS, Divergence, find_divergences, helper_reaches, module_divergences, tensor_backward,
 )
-from .effects import argument_effects, usage
+from .effects import DEEPCOPIES, STATES, argument_effects, returns_argument, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
 from .own import answering_classes
@@ -1124,7 +1124,7 @@ def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
     """
     if _initialize_call(index, call) is not None:
         return  # the call that partitions the model reads it as ZeRO-3 means it to (its body sizes every parameter)
-    handed = [i for i, a in enumerate(call.args) if not a.star and scope.wrapped_name(a.value, call)]
+    handed = [i for i, a in enumerate(call.args) if not a.star and _wrapped_argument(index, scope, a.value, call)]
     if not handed:
         return
     for position, done in argument_effects(index, scope.flat, call):
@@ -1132,3 +1132,15 @@ def _handed_model(index: ModelIndex, scope: ScriptScope, call: cst.Call):
             yield call.args[position].value, WRITE, call_name(call)
         elif position in handed and SIZE in done:
             yield call.args[position].value, SIZE, call_name(call)
+        elif position in handed and DEEPCOPIES in done:
+            yield call.args[position].value, COPY, call_name(call)  # `make_ema(model)`: the helper deep-copies it
+        elif position in handed and STATES in done:
+            # `save_checkpoint(dir, policy=unwrap(policy))`: the helper saves (`save_pretrained`, `torch.save`) it
+            yield call.args[position].value, STATE, call_name(call)
+
+
+def _wrapped_argument(index: ModelIndex, scope: ScriptScope, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Is `value` the wrapped model, or what a function given it first hands back (`accelerator.unwrap_model(m)`)?"""
+    while isinstance(value, cst.Call) and returns_argument(index, scope.flat, value):
+        value = value.args[0].value
+    return scope.wrapped_name(value, at) is not None

@@ -287,10 +287,16 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         dotted(d.decorator) == "classmethod" for d in function.decorators
     )
     found: dict[str, cst.Call] = {}
+    builders: dict[str, tuple[ModelIndex, ClassInfo]] = {}  # `asm = Assembler(d)`: locals bound to plain objects
     for node in walk(function.body):
         if not isinstance(node, cst.Assign) or len(node.targets) != 1 or not isinstance(node.value, cst.Call):
             continue
         target = node.targets[0].target
+        if isinstance(target, cst.Name) and (made := _made_by_builder(index, node.value, builders)):
+            if made is True:
+                found.setdefault(target.value, node.value)  # `model = tp.cast(ANI, asm.assemble(8))`
+                continue
+            builders[target.value] = made  # type: ignore[assignment]
         if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
             # `net, opt = make_pair(cfg)`: what the function returns, position by position
             made = classify_unpacked(index, node.value, len(target.elements), owner)
@@ -317,6 +323,32 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
     return found
+
+
+def _made_by_builder(
+    index: ModelIndex, value: cst.Call, builders: dict[str, tuple[ModelIndex, ClassInfo]]
+) -> tuple[ModelIndex, ClassInfo] | bool:
+    """A construction of a plain class (no module) of this file or another, `Assembler(d)`: (its file's index, the
+    class); True for a call of a method of such a local that builds a module with parameters and returns it
+    (`asm.assemble(8)`, also inside `typing.cast(ANI, ...)`, which hands its value back): the factory object's
+    product; else False."""
+    if len(value.args) == 2 and index.qualify(call_name(value) or "") == "typing.cast":
+        inner = value.args[1].value
+        return isinstance(inner, cst.Call) and _made_by_builder(index, inner, builders) is True
+    func = value.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in builders:
+        owner_index, owner = builders[func.value.value]
+        if owner.inherited_method(func.attr.value) is None:
+            return False
+        own = value.with_changes(func=func.with_changes(value=cst.Name("self")))  # what `self.assemble(8)` makes
+        kind, classes = classify(owner_index, own, resolve=True, cls=owner)
+        return kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(owner_index, c) is not False for c in classes)
+    name = dotted(func)
+    if name is None or not name.rpartition(".")[2][:1].isupper():
+        return False
+    local = index.classes.get(name)
+    found = (index, local) if local is not None else index.external(index.qualify(name))
+    return found if found is not None and not found[1].is_module else False
 
 
 # A variable holding a class, called to build an instance (`model_class`, `EncoderClass`, `net_cls`, `klass`).
@@ -511,7 +543,7 @@ def _held_and_wrapped(
         # a plain object (a trainer) building its model in a setup method (`self.GAN = GAN(d)` in `init_GAN`): the
         # model it trains, partitioned by the engine like one built in `__init__` (a module building a child
         # after its own `__init__` makes a new, unpartitioned one: `params`)
-        lazily = not cls.is_module and bool(_BUILT_ON_SELF.search(method.text))
+        lazily = not cls.is_module and _BUILT_SET.search(method.text) is not None
         if not built_here and not (_SELF_SET.search(method.text) and (
             may_have_module_arguments(method.index, method.span) or _mentions_held(method.text, {**by_use, **found})
             or _CLASS_VALUE_BUILT.search(method.text) or lazily
@@ -548,10 +580,8 @@ def _held_and_wrapped(
                     if not classes and (classes := _handed(index, part, arguments, {**by_use, **found})):
                         if _wrapper_call(index, part):
                             wrapped.add(path.parts[0])  # `self._learn_model = model_wrap(self._model, ...)`
-                    if not classes and lazily and type(part) is cst.Call:
-                        kind, made = classify(index, part)
-                        if kind == Kind.MODULE and made and any(has_params(index, c) is not False for c in made):
-                            classes = made
+                    if not classes and lazily:
+                        classes = _constructed(index, part, cls)  # `def init_GAN(self): self.GAN = GAN(d)`, `make_gan(d)`
                 if not classes and _built_from_class_value(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.policy = self.policy_class(obs_space, lr)`: a model, class unread
                 if classes:
@@ -563,6 +593,18 @@ def _held_and_wrapped(
             if name not in found and f"self.{name}" in cls.text:
                 found[name] = classes
     return found, frozenset(wrapped), containers
+
+
+def _constructed(index: ModelIndex, value: cst.BaseExpression, cls: ClassInfo) -> tuple[str, ...]:
+    """The module classes with parameters a construction or factory call builds (`GAN(d)`, `make_gan(d)`): kept on a
+    plain object by a method of its own (`init_GAN()`), the model is built, and partitioned, before any other method
+    of the object runs on it."""
+    if not isinstance(value, cst.Call):
+        return ()
+    kind, classes = classify(index, value, resolve=True, cls=cls)
+    if kind == Kind.MODULE and any(has_params(index, c) is not False for c in classes or ("",)):
+        return classes or ("<unknown>",)
+    return ()
 
 
 def _file_subclasses(index: ModelIndex, cls: ClassInfo) -> list[ClassInfo]:
@@ -594,8 +636,9 @@ def _run_by_base_constructor(cls: ClassInfo) -> list[MethodInfo]:
     return found
 
 
-# `self.model = Net(d)`, `self.GAN = models.GAN(**kw)`: a construction kept on `self` (a class's name, capitalised).
-_BUILT_ON_SELF = re.compile(r"\bself\.\w+\s*=\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*\(")
+# An attribute of `self` set to what a call makes (`self.GAN = GAN(d)`, `self.net = make_net(d)`): the text gate of a
+# plain object's method that may build the model it keeps.
+_BUILT_SET = re.compile(r"\bself\.\w+\s*=\s*[A-Za-z_][\w.]*\(")
 # An assignment to an attribute of `self` (the text gate of a method other than `__init__` in `held_attributes`).
 _SELF_SET = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=[^=]")
 

@@ -716,8 +716,10 @@ class ModelIndex:
         """A module-level function of another file that a qualified name refers to."""
         if self.project is None or "." not in ref or ref.startswith((".", "torch.")):
             return None
-        if ref.partition(".")[0] not in self.import_roots or ref.rsplit(".", 2)[-2] in _NOT_MODULES:
+        if ref.rsplit(".", 2)[-2] in _NOT_MODULES:
             return None
+        if ref.partition(".")[0] not in self.import_roots and ref.partition(".")[0] != self.module.partition(".")[0]:
+            return None  # not a name imported from another module, nor of this package (imported in a function)
         return _external_function(self, ref)
 
     def is_module_class(self, cls: ClassInfo, seen: set[str]) -> bool:

@@ -8,6 +8,7 @@ from ..analysis.access import COPY, Scope
 from ..analysis.built import calls_on_built_modules
 from ..analysis.effects import DEEPCOPIES
 from ..analysis.flow import flat_of
+from ..analysis.loaded import built_then_copied
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
@@ -170,6 +171,20 @@ class Decoder(nn.Module):
                         "which the copy duplicates"
                     )
                     yield self.finding(index, method.snippet, node, message, _HELP)
+        for method, node, local in built_then_copied(index):
+            message = (
+                f"`{code_of(node)}` copies `{local}`, a model `{method.name}` built above; under "
+                f"`deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so the copy duplicates "
+                "its placeholders"
+            )
+            yield self.finding(index, method.snippet, node, message, _HELP)
+        for access in param_accesses(index, Scope.SCRIPT):
+            if access.use == COPY and not access.ctx.guarded:  # `ema = make_ema(model)` of a helper deep-copying it
+                message = (
+                    f"`{code_of(access.node)}` is handed to `{access.via.name}()`, which deep-copies it, after ZeRO-3 "
+                    "partitioned the model: the copy holds placeholders, not weights"
+                )
+                yield self.finding(index, access.snippet, access.node, message, _HELP)
         for access in param_accesses(index, Scope.HANDED):
             if access.use == COPY:
                 how = "copies" if access.via.name == "copy.deepcopy" else f"hands to `{access.via.name}`, which copies"

@@ -95,6 +95,13 @@ def main(model, cfg):
                         "partitioned: it sees empty placeholders, not the weights"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)
+        for access in param_accesses(index, Scope.SCRIPT):
+            if access.use == STATE and not access.ctx.guarded:  # `save_checkpoint(d, policy=unwrap(policy))`
+                message = (
+                    f"`{code_of(access.node)}` is handed to `{access.via.name}()`, which saves or loads its state, "
+                    "after ZeRO-3 partitioned the model: it sees empty placeholders, not the weights"
+                )
+                yield self.finding(index, access.snippet, access.node, message, _HELP)
         for access in param_accesses(index, Scope.HANDED):
             if access.use == STATE:
                 what = (
