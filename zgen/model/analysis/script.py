@@ -19,6 +19,7 @@ from typing import Protocol
 from ..program import known
 from ..program.holds import (
     constructed_models, held_attributes, model_containers, module_arguments, module_like_name, other_objects_models,
+    set_up_models,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, classify, facts_of
@@ -74,6 +75,10 @@ class ScriptScope:
         if self.owner is not None:
             found |= {f"self.{name}": classes for name, classes in class_held(self.index, self.owner).items()}
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
+            for name, classes in set_up_models(self.index, self.owner).items():
+                found.setdefault(f"self.{name}", classes)  # `self.GAN = GAN(...)` in the trainer's `init_GAN`
+            for name, classes in handed_models(self.index, self).items():
+                found.setdefault(name, classes)  # `def generate_(self, G, z)` called `self.generate_(self.GAN.G, z)`
         return found
 
     @cached_property
@@ -938,6 +943,37 @@ def handed_runners(index: ModelIndex, scope: ScriptScope) -> frozenset[str]:
                 if isinstance(probe, cst.Call) and (calls.callee(probe) or indirect(probe)):
                     found.add(param)
     return frozenset(found)
+
+
+@memoised(cycle={})
+def handed_models(index: ModelIndex, scope: ScriptScope) -> dict[str, tuple[str, ...]]:
+    """Parameters of a plain class's method that the class's own calls of it (`self.generate_(self.GAN.G, z)`) hand a
+    model the calling method holds, or a child of one -> its classes (a child's: unknown). A method run on a model
+    it is handed runs that model on every call, however its parameter is named (`def generate_(self, G, z)`)."""
+    node, owner = scope.node, scope.owner
+    if owner is None or not isinstance(node, cst.FunctionDef) or not scope.parameters - {"self", "cls"}:
+        return {}
+    name = node.name.value
+    found: dict[str, tuple[str, ...]] = {}
+    for span in owner.span.methods.values():
+        if f"self.{name}(" not in index.skeleton.text(span.start, span.end):
+            continue
+        caller = function_scope(index, span)
+        if caller is None or caller is scope:
+            continue
+        for call, _ctx in caller.flat.nodes:
+            if type(call) is not cst.Call or not _calls_by_name(call.func, name, True):
+                continue
+            for position, arg in enumerate(call.args):
+                param = None if arg.star else parameter_for(node, call, position)
+                if param not in scope.parameters - {"self", "cls"} or param in found:
+                    continue  # (nor a `*args` that collects it)
+                held = _holder_text(arg.value)
+                if held in caller.held:
+                    found[param] = caller.held[held]
+                elif held and held.rpartition(".")[0] in caller.held:
+                    found[param] = (UNKNOWN,)  # `self.GAN.G`: a child of a held model
+    return found
 
 
 def _calls_by_name(func: cst.BaseExpression, name: str, method: bool) -> bool:

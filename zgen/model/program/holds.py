@@ -506,6 +506,32 @@ def _held_and_wrapped(
     return found, frozenset(wrapped), containers
 
 
+@memoised
+def set_up_models(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+    """Attributes a method of a plain class other than its constructor binds to a model it builds there (`self.GAN =
+    LightweightGAN(...)` in a trainer's `init_GAN`) -> its classes: the model the object runs from then on, whoever
+    partitions it. (`held_attributes` leaves them out: for what a method writes, a module built there is new.)"""
+    if cls.is_module:
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    init_ids = {id(m) for m in (*cls.init_methods, *_run_by_base_constructor(cls))}
+    for method in cls.all_methods():
+        if id(method) in init_ids or not _SELF_SET.search(method.text) or "(" not in method.text:
+            continue
+        node = method.node
+        for stmt in walk(node.body) if node is not None else ():
+            if not isinstance(stmt, cst.Assign) or not isinstance(stmt.value, cst.Call):
+                continue
+            kind, classes = classify(index, stmt.value)
+            if kind != Kind.MODULE or not classes or not any(has_params(index, c) for c in classes):
+                continue  # (a construction of a module class we read owning parameters: not a factory's answer)
+            for target in stmt.targets:
+                path = access_path(target.target)
+                if path is not None and path.root == "self" and len(path.parts) == 1:
+                    found.setdefault(path.parts[0], classes)
+    return found
+
+
 def _file_subclasses(index: ModelIndex, cls: ClassInfo) -> list[ClassInfo]:
     """Classes of the file that derive from `cls` (not `cls` itself): the objects its methods run on."""
     return [other for other in index.classes.values() if other is not cls and cls in other.mro]
