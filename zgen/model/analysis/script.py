@@ -19,7 +19,7 @@ from typing import Protocol
 from ..program import known
 from ..program.holds import (
     constructed_models, held_attributes, model_containers, module_arguments, module_like_name, other_objects_models,
-    set_up_models,
+    set_up_containers, set_up_models,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, classify, facts_of
@@ -87,7 +87,10 @@ class ScriptScope:
         access path of `self.critics[i]`) -> the models' classes."""
         if self.owner is None:
             return {}
-        return {f"self.{name}.[]": classes for name, classes in model_containers(self.index, self.owner).items()}
+        found = {f"self.{name}.[]": classes for name, classes in model_containers(self.index, self.owner).items()}
+        for name, classes in set_up_containers(self.index, self.owner).items():
+            found.setdefault(f"self.{name}.[]", classes)  # `self.cri_list = [Critic(d) for _ in ...]` in `init`
+        return found
 
     @cached_property
     def wrapped(self) -> dict[str, int]:
