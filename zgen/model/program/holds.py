@@ -34,7 +34,7 @@ from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, walk
 
 __all__ = [
-    "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+    "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models",
 ]
 
@@ -667,16 +667,30 @@ def _element_of_self(value: cst.BaseExpression) -> bool:
     return path is not None and path.root == "self" and bool(path.parts) and not config_like(path.parts[-1])
 
 
-@memoised
 def averaged_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     """Attributes `self.X` of `cls` set to a library's weight-averaging helper built over a module it holds or is
     given, or over that module's parameters (`self.ema = EMA(self.model)` in `__init__`, `self.ema =
     ExponentialMovingAverage(pl_module.model.parameters())` in a hook the training loop calls): updating it reads
     every parameter of that module."""
+    return frozenset(_averagers(index, cls))
+
+
+def averaged_copies(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """The paths, below `self`, of the copies of a model such helpers keep (`ema.ema_model` for `self.ema =
+    EMA(self.model)`, `known.AVERAGER_COPIES`): modules run like the model they average (`self.ema.ema_model.sample(n)`)."""
+    return frozenset(
+        f"{name}.{known.AVERAGER_COPIES[made]}" for name, made in _averagers(index, cls).items()
+        if made in known.AVERAGER_COPIES
+    )
+
+
+@memoised
+def _averagers(index: ModelIndex, cls: ClassInfo) -> dict[str, str]:
+    """`averaged_attributes`, each with the helper's qualified name."""
     if not any(name.rsplit(".", 1)[-1] + "(" in cls.text for name in known.AVERAGERS):
-        return frozenset()
+        return {}
     held = held_attributes(index, cls)
-    found = set()
+    found: dict[str, str] = {}
     for method in cls.all_methods():
         node = method.node if any(n.rsplit(".", 1)[-1] + "(" in method.text for n in known.AVERAGERS) else None
         arguments = module_arguments(index, node) if node is not None else {}
@@ -689,8 +703,8 @@ def averaged_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
             for target in stmt.targets:
                 path = access_path(target.target)
                 if path is not None and path.root == "self" and len(path.parts) == 1:
-                    found.add(path.parts[0])
-    return frozenset(found)
+                    found.setdefault(path.parts[0], index.qualify(call_name(made) or ""))
+    return found
 
 
 def _averages_held(
