@@ -738,7 +738,7 @@ def _noop_replacements(scope: ScriptScope, taint: Taint) -> list[Divergence]:
     on some ranks only. Every later call of it runs the model on the other ranks alone."""
     found: list[Divergence] = []
     for node, ctx in scope.flat.nodes:
-        if type(node) is not cst.Assign or not ctx.conds or not _no_op(node.value):
+        if type(node) is not cst.Assign or not ctx.conds or not _no_op(scope.index, node.value):
             continue
         tests = [(test, sources) for test in ctx.conds if (sources := taint.of(test)) and RANK in sources]
         if not tests:
@@ -752,8 +752,13 @@ def _noop_replacements(scope: ScriptScope, taint: Taint) -> list[Divergence]:
     return found
 
 
-def _no_op(value: cst.BaseExpression) -> bool:
-    """`lambda *args, **kwargs: None`, `lambda x: x`: a function that calls nothing."""
+def _no_op(index: ModelIndex, value: cst.BaseExpression) -> bool:
+    """`lambda *args, **kwargs: None`, `lambda x: x`, or a function of the file written so (`def _disable_update(*_,
+    **__): return None, None`): a function that calls nothing."""
+    if isinstance(value, cst.Name) and value.value in index.skeleton.functions:
+        info = index.function_info(value.value)
+        node = info.node if info is not None else None
+        return isinstance(node, cst.FunctionDef) and not any(isinstance(n, cst.Call) for n in walk(node.body))
     return isinstance(value, cst.Lambda) and not any(isinstance(n, cst.Call) for n in walk(value.body))
 
 
