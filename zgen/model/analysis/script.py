@@ -21,7 +21,7 @@ from ..program.holds import (
     constructed_models, held_attributes, model_containers, module_arguments, module_like_name, other_objects_models,
     averaged_copies, set_up_containers, set_up_models,
 )
-from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_method
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, classify, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import (
@@ -782,6 +782,10 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super" \
+                and scope.owner is not None:
+            base = super_method(scope.owner, func.attr.value)  # `super().update(...)`: the base's method runs
+            return f"super().{func.attr.value}()" if base is not None and method_reach(scope.index, base) else None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             name = func.attr.value
             if _runs_held(scope, name) or (scope.owner is not None and _method_reaches(scope, scope.owner, name)):
