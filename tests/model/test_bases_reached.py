@@ -1,7 +1,6 @@
 """A trainer's base class reached through `super().evaluate(x)` (the base's method runs: `script._script_indirect`,
-`index.super_method`) or named through a star import (`from .algos import *` re-exporting it: `ModelIndex._starred`)
-runs what the base's method runs: a rank gate around it is ZG201. Each beside a look-alike whose base method only
-prints."""
+`index.super_method`) runs what the base's method runs: a rank gate around it is ZG201. Beside a look-alike whose base
+method only prints."""
 
 from __future__ import annotations
 
@@ -59,31 +58,9 @@ class MyTrainer(Trainer):
             super().log(x)
 """
 
-STAR_EVALUATES = """
-from .algos import *
-
-
-class MyTrainer(Trainer):
-    def step(self, x):
-        if self.rank == 0:
-            return self.evaluate(x)
-        return None
-"""
-
-STAR_LOGS = """
-from .algos import *
-
-
-class MyTrainer(Trainer):
-    def step(self, x):
-        if self.rank == 0:
-            self.log(x)
-        return self.evaluate(x)
-"""
-
 
 def _found(tmp_path, source):
-    files = {"nets.py": NETS, "base.py": BASE, "algos.py": "from .base import *\n", "train.py": source}
+    files = {"nets.py": NETS, "base.py": BASE, "train.py": source}
     return found_in_package(tmp_path, files, "train.py", prefix="ZG2")
 
 
@@ -93,11 +70,3 @@ def test_base_method_run_through_super_under_a_rank_gate(tmp_path):
 
 def test_base_method_through_super_that_only_prints(tmp_path):
     assert _found(tmp_path, SUPER_LOGS) == []
-
-
-def test_base_named_through_a_star_import(tmp_path):
-    assert ("ZG201", 7) in _found(tmp_path, STAR_EVALUATES)
-
-
-def test_base_named_through_a_star_import_that_only_prints(tmp_path):
-    assert _found(tmp_path, STAR_LOGS) == []

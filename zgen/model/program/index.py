@@ -594,27 +594,12 @@ class ModelIndex:
         if target is None:
             if head in self.classes or head in self.skeleton.functions:
                 return name
-            target = known.CONVENTIONAL_ALIASES.get(head) or self._starred(head)
+            target = known.CONVENTIONAL_ALIASES.get(head)
             if target is None:
                 return name
         elif target.startswith("."):
             target = self.absolute(target)
         return f"{target}.{rest}" if rest else target
-
-    def _starred(self, head: str) -> str | None:
-        """The absolute name of `head` where the file takes it from a module it imports with `*` (`from .dqn_per
-        import *` for `DQNPer`) and that module (or one it re-exports) defines it; None when none does."""
-        stars = self.skeleton.stars
-        if not stars or self.project is None:
-            return None
-        key = ("starred", head)
-        if key not in self._memo:
-            self._memo[key] = next(
-                (f"{self.absolute(star)}.{head}" for star in stars
-                 if self.absolute(star) != self.module and self.project.resolve(f"{self.absolute(star)}.{head}")),
-                None,
-            )
-        return self._memo[key]
 
     def absolute(self, name: str) -> str:
         """`..layers.Mlp` written in this file as an absolute name, when this file's package is known."""
