@@ -584,21 +584,38 @@ def _constants(call: cst.Call, callee: str) -> str:
 
 def _picked_calls(flat: Flat, taint: Taint) -> dict[int, tuple[cst.CSTNode, str]]:
     """Calls of a container's item named by a field of this rank's batch: `self.heads[batch["task"]](x)`, or a local
-    holding the field; by call, the index expression and the field."""
+    holding the field, also the items of such an item walked by a loop (`for m in self.routes[task]: x = m(x)`); by
+    call, the index expression and the field."""
     found: dict[int, tuple[cst.CSTNode, str]] = {}
-    for node, _ctx in flat.nodes:
+    walked: dict[int, tuple[frozenset[str], cst.CSTNode, str]] = {}  # loops over an item picked so -> (variables, ...)
+    for node, ctx in flat.nodes:
+        if type(node) is cst.For and isinstance(node.target, cst.Name) and (picked := _field_key(node.iter, taint)):
+            walked[id(node)] = (frozenset({node.target.value}), *picked)  # `for m in self.routes[batch["task"]]:`
+            continue
         if type(node) is not cst.Call:
             continue
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
             func = func.value
-        if not isinstance(func, cst.Subscript) or len(func.slice) != 1 or not isinstance(func.slice[0].slice, cst.Index):
+        if isinstance(func, cst.Name) and walked:  # `m(x)` in that loop: one of the modules the batch picked
+            loop = next((loop for loop in ctx.loops if id(loop) in walked and func.value in walked[id(loop)][0]), None)
+            if loop is not None:
+                found[id(node)] = walked[id(loop)][1:]
             continue
-        key = func.slice[0].slice.value
-        source = taint.field_of(key)  # (a key a data-tainted loop walks is reported at the loop)
-        if source is not None:
-            found[id(node)] = (key, source)
+        picked = _field_key(func, taint)
+        if picked is not None:
+            found[id(node)] = picked
     return found
+
+
+def _field_key(expr: cst.BaseExpression, taint: Taint) -> tuple[cst.CSTNode, str] | None:
+    """(the key, the field) when `expr` is a container's item taken by a field of this rank's batch
+    (`self.heads[batch["task"]]`, or a local holding the field)."""
+    if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    key = expr.slice[0].slice.value
+    source = taint.field_of(key)  # (a key a data-tainted loop walks is reported at the loop)
+    return (key, source) if source is not None else None
 
 
 def _chosen_calls(

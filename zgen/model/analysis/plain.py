@@ -55,7 +55,8 @@ def named_instances(index: ModelIndex, owner: ClassInfo | None, flat: Flat, name
 
 @memoised
 def _local_instances(index: ModelIndex, flat: Flat, owner: ClassInfo | None) -> dict[str, tuple[ClassInfo, ...]]:
-    """The plain classes each local of `flat` is bound to an instance of (`ev = Evaluator(model)`, an argument
+    """The plain classes each local of `flat` is bound to an instance of (`ev = Evaluator(model)`, `frame = cls(...)`
+    in a classmethod of `owner`, an argument
     annotated `ev: Evaluator`, an item of a list or dict of such objects: `for ema in self.emas`, `ema =
     self.emas[i]`, `for name, ema in self.emas.items()`), read once per function."""
     found: dict[str, tuple[ClassInfo, ...]] = {}
@@ -63,6 +64,8 @@ def _local_instances(index: ModelIndex, flat: Flat, owner: ClassInfo | None) -> 
         if type(node) is cst.Assign and isinstance(node.value, cst.Call):
             names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
             classes = _built_class(index, node.value) if names else ()
+            if names and owner is not None and not owner.is_module and dotted(node.value.func) == "cls":
+                classes = (owner,)  # `frame = cls(...)` in a classmethod of the class: an instance of it
         elif type(node) is cst.Assign and isinstance(node.value, cst.Subscript):
             names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
             classes = _item_instances(index, owner, flat, node.value.value) if names else ()

@@ -153,9 +153,12 @@ class HelperRuns:
                 collections.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
                 items.update(_item_paths(node.target, node.iter))
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                bound = self_path(node.value)
-                if bound:
-                    aliases.setdefault(node.targets[0].id, []).append(bound)
+                # (a choice of either: `fn = self.ddpm_sample if not self.use_ddim else self.ddim_sample`)
+                values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+                for value in values:
+                    bound = self_path(value)
+                    if bound:
+                        aliases.setdefault(node.targets[0].id, []).append(bound)
         for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
@@ -166,6 +169,11 @@ class HelperRuns:
                 if isinstance(callee, ast.Name) and callee.id in aliases:
                     members = facts_of(runs.cls).members
                     if any(bound[0] in members and runs.gathers_at(bound) for bound in aliases[callee.id]):
+                        return True
+                    if any(  # `sample_fn(shape)` for `sample_fn = self.ddpm_sample`: that method runs
+                        len(bound) == 1 and bound[0] not in members and runs.helper_runs_modules(bound[0])
+                        for bound in aliases[callee.id]
+                    ):
                         return True
             if parts:
                 if parts[0] in facts_of(runs.cls).members:

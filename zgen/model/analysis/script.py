@@ -19,8 +19,9 @@ from typing import Protocol
 from ..program import known
 from ..program.holds import (
     constructed_models, held_attributes, model_containers, module_arguments, module_like_name, other_objects_models,
+    averaged_copies, set_up_containers, set_up_models,
 )
-from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_method
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, classify, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import (
@@ -75,6 +76,12 @@ class ScriptScope:
         if self.owner is not None:
             found |= {f"self.{name}": classes for name, classes in class_held(self.index, self.owner).items()}
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
+            for path in averaged_copies(self.index, self.owner):
+                found.setdefault(f"self.{path}", (UNKNOWN,))  # `self.ema.ema_model` of `self.ema = EMA(self.model)`
+            for name, classes in set_up_models(self.index, self.owner).items():
+                found.setdefault(f"self.{name}", classes)  # `self.GAN = GAN(...)` in the trainer's `init_GAN`
+            for name, classes in handed_models(self.index, self).items():
+                found.setdefault(name, classes)  # `def generate_(self, G, z)` called `self.generate_(self.GAN.G, z)`
         return found
 
     @cached_property
@@ -83,7 +90,10 @@ class ScriptScope:
         access path of `self.critics[i]`) -> the models' classes."""
         if self.owner is None:
             return {}
-        return {f"self.{name}.[]": classes for name, classes in model_containers(self.index, self.owner).items()}
+        found = {f"self.{name}.[]": classes for name, classes in model_containers(self.index, self.owner).items()}
+        for name, classes in set_up_containers(self.index, self.owner).items():
+            found.setdefault(f"self.{name}.[]", classes)  # `self.cri_list = [Critic(d) for _ in ...]` in `init`
+        return found
 
     @cached_property
     def wrapped(self) -> dict[str, int]:
@@ -729,7 +739,7 @@ def _noop_replacements(scope: ScriptScope, taint: Taint) -> list[Divergence]:
     on some ranks only. Every later call of it runs the model on the other ranks alone."""
     found: list[Divergence] = []
     for node, ctx in scope.flat.nodes:
-        if type(node) is not cst.Assign or not ctx.conds or not _no_op(node.value):
+        if type(node) is not cst.Assign or not ctx.conds or not _no_op(scope.index, node.value):
             continue
         tests = [(test, sources) for test in ctx.conds if (sources := taint.of(test)) and RANK in sources]
         if not tests:
@@ -743,8 +753,13 @@ def _noop_replacements(scope: ScriptScope, taint: Taint) -> list[Divergence]:
     return found
 
 
-def _no_op(value: cst.BaseExpression) -> bool:
-    """`lambda *args, **kwargs: None`, `lambda x: x`: a function that calls nothing."""
+def _no_op(index: ModelIndex, value: cst.BaseExpression) -> bool:
+    """`lambda *args, **kwargs: None`, `lambda x: x`, or a function of the file written so (`def _disable_update(*_,
+    **__): return None, None`): a function that calls nothing."""
+    if isinstance(value, cst.Name) and value.value in index.skeleton.functions:
+        info = index.function_info(value.value)
+        node = info.node if info is not None else None
+        return isinstance(node, cst.FunctionDef) and not any(isinstance(n, cst.Call) for n in walk(node.body))
     return isinstance(value, cst.Lambda) and not any(isinstance(n, cst.Call) for n in walk(value.body))
 
 
@@ -768,6 +783,10 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
 
     def indirect(call: cst.Call) -> str | None:
         func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super" \
+                and scope.owner is not None:
+            base = super_method(scope.owner, func.attr.value)  # `super().update(...)`: the base's method runs
+            return f"super().{func.attr.value}()" if base is not None and method_reach(scope.index, base) else None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             name = func.attr.value
             if _runs_held(scope, name) or (scope.owner is not None and _method_reaches(scope, scope.owner, name)):
@@ -939,6 +958,37 @@ def handed_runners(index: ModelIndex, scope: ScriptScope) -> frozenset[str]:
                 if isinstance(probe, cst.Call) and (calls.callee(probe) or indirect(probe)):
                     found.add(param)
     return frozenset(found)
+
+
+@memoised(cycle={})
+def handed_models(index: ModelIndex, scope: ScriptScope) -> dict[str, tuple[str, ...]]:
+    """Parameters of a plain class's method that the class's own calls of it (`self.generate_(self.GAN.G, z)`) hand a
+    model the calling method holds, or a child of one -> its classes (a child's: unknown). A method run on a model
+    it is handed runs that model on every call, however its parameter is named (`def generate_(self, G, z)`)."""
+    node, owner = scope.node, scope.owner
+    if owner is None or not isinstance(node, cst.FunctionDef) or not scope.parameters - {"self", "cls"}:
+        return {}
+    name = node.name.value
+    found: dict[str, tuple[str, ...]] = {}
+    for span in owner.span.methods.values():
+        if f"self.{name}(" not in index.skeleton.text(span.start, span.end):
+            continue
+        caller = function_scope(index, span)
+        if caller is None or caller is scope:
+            continue
+        for call, _ctx in caller.flat.nodes:
+            if type(call) is not cst.Call or not _calls_by_name(call.func, name, True):
+                continue
+            for position, arg in enumerate(call.args):
+                param = None if arg.star else parameter_for(node, call, position)
+                if param not in scope.parameters - {"self", "cls"} or param in found:
+                    continue  # (nor a `*args` that collects it)
+                held = _holder_text(arg.value)
+                if held in caller.held:
+                    found[param] = caller.held[held]
+                elif held and held.rpartition(".")[0] in caller.held:
+                    found[param] = (UNKNOWN,)  # `self.GAN.G`: a child of a held model
+    return found
 
 
 def _calls_by_name(func: cst.BaseExpression, name: str, method: bool) -> bool:

@@ -162,11 +162,9 @@ class Taint:
             and node.value.value in self.inputs
         ) if self.inputs else frozenset()
         self.counted = self.selections | self.tensors  # arguments whose `len()` counts this rank's samples
-        # `task = batch["task"]`: locals holding a field of a mapping the call was given
-        self.fields = frozenset(
-            name for node, _ctx in flat.nodes if type(node) is cst.Assign and self._input_field(node.value)
-            for target in node.targets for name in bound_names(target.target)
-        )
+        # `task = batch["task"]`: locals holding a field of a mapping the call was given, and locals computed from one
+        # by a call handed it (`route = self._resolve_route(task=task)`)
+        self.fields = _field_locals(flat, self._input_field)
         # `b = x.shape[0]`, `b, n, _ = x.shape`: locals that hold the batch size of a tensor the function holds
         self.batch_sizes = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Assign for name in _batch_size_names(node)
@@ -560,6 +558,11 @@ class Taint:
         return None
 
     def _input_field(self, expr: cst.CSTNode) -> bool:
+        """`batch["task"]`, `batch.get("task")`, `batch.get("task", None)` of a mapping this call was given."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get":
+            owner = expr.func.value
+            return isinstance(owner, cst.Name) and owner.value in self.inputs and bool(expr.args) \
+                and const_str(expr.args[0].value) is not None
         return (
             isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value in self.inputs
             and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
@@ -909,6 +912,22 @@ def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
             if kinds:
                 _merge_into(found.setdefault(key, {}), kinds)
     return found
+
+
+def _field_locals(flat: Flat, is_field) -> frozenset[str]:
+    """Locals bound to a field of an input mapping (`is_field`: `batch["task"]`, `batch.get("task")`), or to what a
+    call handed such a field or such a local returns (`route = self._resolve_route(task=task)`), in flat order."""
+    found: set[str] = set()
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Assign:
+            continue
+        value = node.value
+        if not is_field(value) and not (found and isinstance(value, cst.Call) and any(
+            is_field(arg.value) or (isinstance(arg.value, cst.Name) and arg.value.value in found) for arg in value.args
+        )):
+            continue
+        found.update(name for target in node.targets for name in bound_names(target.target))
+    return frozenset(found)
 
 
 def _state_mappings(flat: Flat, inputs: frozenset[str]) -> set[str]:

@@ -26,6 +26,7 @@ import ast
 import re
 
 from . import known
+from .class_values import attribute_values, class_lookup
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, facts_of, has_params, member_of
 from .skeleton import FunctionSpan
@@ -33,7 +34,7 @@ from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, walk
 
 __all__ = [
-    "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
+    "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models",
 ]
 
@@ -571,7 +572,7 @@ def _held_and_wrapped(
                     if classes and path.parts[0] not in found and _container_value(index, part):
                         containers.setdefault(path.parts[0], classes)
                     elif not classes and type(part).__name__ in _LISTS and (
-                        items := _listed(index, part, arguments, {**containers, **found})
+                        items := _listed(index, part, arguments, {**containers, **found}, cls)
                     ):
                         containers.setdefault(path.parts[0], items)  # (a plain list: its items, not it, run)
                         continue
@@ -605,6 +606,54 @@ def _constructed(index: ModelIndex, value: cst.BaseExpression, cls: ClassInfo) -
     if kind == Kind.MODULE and any(has_params(index, c) is not False for c in classes or ("",)):
         return classes or ("<unknown>",)
     return ()
+
+
+def set_up_models(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+    """Attributes a method of a plain class other than its constructor binds to a model it builds there (`self.GAN =
+    LightweightGAN(...)` in a trainer's `init_GAN`) -> its classes: the model the object runs from then on, whoever
+    partitions it. (`held_attributes` leaves them out: for what a method writes, a module built there is new.)"""
+    return _set_up(index, cls)[0]
+
+
+def set_up_containers(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
+    """Attributes such a method binds to a plain list of models it builds (`self.cri_list = [self.ClassCri(d) for _
+    in range(n)]` in an agent's `init`) -> the models' classes, as `model_containers` for the constructor's."""
+    return _set_up(index, cls)[1]
+
+
+@memoised
+def _set_up(index: ModelIndex, cls: ClassInfo) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """`set_up_models` and `set_up_containers`, found together."""
+    if cls.is_module:
+        return {}, {}
+    found: dict[str, tuple[str, ...]] = {}
+    containers: dict[str, tuple[str, ...]] = {}
+    init_ids = {id(m) for m in (*cls.init_methods, *_run_by_base_constructor(cls))}
+    for method in cls.all_methods():
+        if id(method) in init_ids or not _SELF_SET.search(method.text) or "(" not in method.text:
+            continue
+        node = method.node
+        for stmt in walk(node.body) if node is not None else ():
+            if not isinstance(stmt, cst.Assign):
+                continue
+            value = stmt.value
+            classes: tuple[str, ...] = ()
+            listed: tuple[str, ...] = ()
+            if isinstance(value, cst.Call):
+                kind, built = classify(index, value)
+                if kind == Kind.MODULE and built and any(has_params(index, c) for c in built):
+                    classes = built  # (a construction of a module class we read owning parameters)
+            elif type(value).__name__ in _LISTS:
+                listed = _listed(index, value, {}, {**containers, **found}, cls)
+            for target in stmt.targets:
+                path = access_path(target.target)
+                if path is None or path.root != "self" or len(path.parts) != 1:
+                    continue
+                if classes:
+                    found.setdefault(path.parts[0], classes)
+                elif listed:
+                    containers.setdefault(path.parts[0], listed)
+    return found, containers
 
 
 def _file_subclasses(index: ModelIndex, cls: ClassInfo) -> list[ClassInfo]:
@@ -722,16 +771,30 @@ def _element_of_self(value: cst.BaseExpression) -> bool:
     return path is not None and path.root == "self" and bool(path.parts) and not config_like(path.parts[-1])
 
 
-@memoised
 def averaged_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     """Attributes `self.X` of `cls` set to a library's weight-averaging helper built over a module it holds or is
     given, or over that module's parameters (`self.ema = EMA(self.model)` in `__init__`, `self.ema =
     ExponentialMovingAverage(pl_module.model.parameters())` in a hook the training loop calls): updating it reads
     every parameter of that module."""
+    return frozenset(_averagers(index, cls))
+
+
+def averaged_copies(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """The paths, below `self`, of the copies of a model such helpers keep (`ema.ema_model` for `self.ema =
+    EMA(self.model)`, `known.AVERAGER_COPIES`): modules run like the model they average (`self.ema.ema_model.sample(n)`)."""
+    return frozenset(
+        f"{name}.{known.AVERAGER_COPIES[made]}" for name, made in _averagers(index, cls).items()
+        if made in known.AVERAGER_COPIES
+    )
+
+
+@memoised
+def _averagers(index: ModelIndex, cls: ClassInfo) -> dict[str, str]:
+    """`averaged_attributes`, each with the helper's qualified name."""
     if not any(name.rsplit(".", 1)[-1] + "(" in cls.text for name in known.AVERAGERS):
-        return frozenset()
+        return {}
     held = held_attributes(index, cls)
-    found = set()
+    found: dict[str, str] = {}
     for method in cls.all_methods():
         node = method.node if any(n.rsplit(".", 1)[-1] + "(" in method.text for n in known.AVERAGERS) else None
         arguments = module_arguments(index, node) if node is not None else {}
@@ -747,8 +810,8 @@ def averaged_attributes(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
             for target in stmt.targets:
                 path = access_path(target.target)
                 if path is not None and path.root == "self" and len(path.parts) == 1:
-                    found.add(path.parts[0])
-    return frozenset(found)
+                    found.setdefault(path.parts[0], index.qualify(call_name(made) or ""))
+    return found
 
 
 def _property_returned(cls: ClassInfo, value: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -912,16 +975,40 @@ _LISTS = frozenset({"List", "Tuple", "ListComp"})
 
 
 def _listed(
-    index: ModelIndex, value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]], held: dict[str, tuple[str, ...]]
+    index: ModelIndex, value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]], held: dict[str, tuple[str, ...]],
+    cls: ClassInfo | None = None,
 ) -> tuple[str, ...]:
     """The module classes of a plain list or tuple of modules (`[Critic(d) for _ in range(n)]`, `[deepcopy(c) for c
-    in self.critics]`, `[actor, critic]`): every element holds one (`_holds`)."""
+    in self.critics]`, `[actor, critic]`, `[self.ClassCri(d).to(dev) for _ in range(n)]` with the class a value of
+    the family of `cls`): every element holds one (`_holds`, `_class_value_built`)."""
     if isinstance(value, cst.ListComp):
-        return _holds(index, value.elt, arguments, held)
+        return _holds(index, value.elt, arguments, held) or _class_value_built(index, cls, value.elt)
     if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
         return ()
-    found = [_holds(index, e.value, arguments, held) if isinstance(e, cst.Element) else () for e in value.elements]
+    found = [
+        _holds(index, e.value, arguments, held) or _class_value_built(index, cls, e.value)
+        if isinstance(e, cst.Element) else () for e in value.elements
+    ]
     return tuple(dict.fromkeys(c for classes in found for c in classes)) if all(found) else ()
+
+
+def _class_value_built(index: ModelIndex, cls: ClassInfo | None, value: cst.BaseExpression) -> tuple[str, ...]:
+    """The module classes (owning parameters) a call of a class the family of `cls` holds as a value builds
+    (`self.ClassCri(d)`, also through `.to(device)`), by the classes every assignment of that attribute names
+    (`class_values.attribute_values`)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
+        value = value.func.value
+    if cls is None or not isinstance(value, cst.Call):
+        return ()
+    lookup = class_lookup(value.func)
+    if lookup is None or (not isinstance(value.func, cst.Call) and cls.inherited_method(lookup) is not None):
+        return ()  # (`self.make_critic(d)`: a method, not a class held as a value)
+    classes: list[str] = []
+    for owner, expr in attribute_values(index, cls, lookup):
+        kind, found = classify(owner, cst.Call(func=expr))
+        if kind == Kind.MODULE:
+            classes += [c if owner is index else owner.global_name(c) for c in found if has_params(owner, c)]
+    return tuple(dict.fromkeys(classes))
 
 
 def _handed(

@@ -32,7 +32,7 @@ from .tree import Snippet, call_name, parse_snippet, positional_parameters, walk
 if TYPE_CHECKING:
     import libcst as cst
 
-__all__ = ["ClassInfo", "MethodInfo", "ModelIndex", "entry_name", "memoised", "registered_names"]
+__all__ = ["ClassInfo", "MethodInfo", "ModelIndex", "entry_name", "memoised", "registered_names", "super_method"]
 
 T = TypeVar("T")
 Query = Callable[..., T]
@@ -481,6 +481,11 @@ class ClassInfo:
 
     def __repr__(self) -> str:
         return f"ClassInfo({self.name})"
+
+
+def super_method(owner: ClassInfo, name: str) -> MethodInfo | None:
+    """The method `super().<name>(...)` runs in a method of `owner`: its bases', in this file or another."""
+    return _super_method(owner, name, True)
 
 
 def _super_method(owner: ClassInfo, name: str, inherited: bool = False) -> MethodInfo | None:

@@ -617,6 +617,19 @@ AVERAGERS = frozenset(
         "torch_ema.ExponentialMovingAverage",
     }
 )
+# The attribute in which such a helper keeps its copy of the model, a module run like the model (`ema.ema_model(x)`,
+# `swa.module(x)`); helpers that keep only parameter tensors (`EMAModel`, `ExponentialMovingAverage`) keep none.
+AVERAGER_COPIES = {
+    "ema_pytorch.EMA": "ema_model",
+    "ema_pytorch.ema_pytorch.EMA": "ema_model",
+    "torch.optim.swa_utils.AveragedModel": "module",
+    "timm.utils.ModelEma": "ema",
+    "timm.utils.ModelEmaV2": "module",
+    "timm.utils.ModelEmaV3": "module",
+    "timm.utils.model_ema.ModelEma": "ema",
+    "timm.utils.model_ema.ModelEmaV2": "module",
+    "timm.utils.model_ema.ModelEmaV3": "module",
+}
 AVERAGER_UPDATES = frozenset(
     {"update", "update_parameters", "step", "copy_to", "restore", "store", "update_moving_average", "average_parameters",
      "copy_params_from_model_to_ema", "copy_params_from_ema_to_model"}

@@ -89,7 +89,7 @@ class _Selections:
 
     # `self.heads[batch["task"]](x)`, or through a local (`task = batch["task"]` ... `self.heads[task](x)`)
     _PICK = re.compile(r"self(?:\.\w+)+\[\s*\w+\[\s*[\"']")
-    _FIELD = re.compile(r"^\s*(\w+)\s*=\s*\w+\[\s*[\"'][^\n]*$", re.M)
+    _FIELD = re.compile(r"^\s*(\w+)\s*=\s*\w+(?:\[|\.get\()\s*[\"'][^\n]*$", re.M)  # (`task = batch.get("task")`)
 
     # `if "image" in batch:`, `if batch.get("image") is not None:`: a key this rank's input mapping may lack (also
     # beside settings: `if "image" in batch and self.training:`)
@@ -130,11 +130,13 @@ class _Selections:
             return True
         if "+=" in text and self._GROWN.search(text):
             return True  # `if self.seen >= self.min_batch: self._train()`: tested once it grew past a bound
-        if '["' in text or "['" in text:
+        if '["' in text or "['" in text or '.get("' in text or ".get('" in text:
             if self._PICK.search(text):
                 return True
-            for match in self._FIELD.finditer(text):
-                if re.search(r"self(?:\.\w+)+\[\s*" + re.escape(match.group(1)) + r"\s*\]\s*[(.]", text):
+            for match in self._FIELD.finditer(text):  # (called, or walked: `for m in self.routes[task]:`)
+                field = re.escape(match.group(1))  # (or what a call handed it returns: `route = self.route_of(task)`)
+                keys = [field, *(re.escape(m) for m in re.findall(rf"^\s*(\w+)\s*=[^\n]*\(\s*[^\n]*\b{field}\b", text, re.M))]
+                if re.search(r"self(?:\.\w+)+\[\s*(?:" + "|".join(keys) + r")\s*\]\s*[(.:]", text):
                     return True
         matches = [*self._BY_KEY.finditer(text)] if ".items()" in text or ".keys()" in text else []
         matches += (m for m in self._WALK.finditer(text) if f"{m.group(2)}[{m.group(1)}]" in text)  # `feats[key]`
