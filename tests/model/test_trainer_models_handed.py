@@ -1,5 +1,5 @@
 """A trainer (no module) that builds its model in a setup method other than its constructor (`self.GAN = GAN(d)` in
-`init_GAN`: `holds.set_up_models`) and runs it, or hands it to a method of its own whose parameter, whatever its name,
+`init_GAN`: `holds.held_attributes`) and runs it, or hands it to a method of its own whose parameter, whatever its name,
 then runs it (`self.generate_(self.GAN.G, z)` with `def generate_(self, G, z): return in_chunks(G, z)`:
 `script.handed_models`), runs that model: a rank gate around the call is ZG201. Each beside a look-alike."""
 

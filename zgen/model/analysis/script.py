@@ -19,7 +19,7 @@ from typing import Protocol
 from ..program import known
 from ..program.holds import (
     constructed_models, held_attributes, model_containers, module_arguments, module_like_name, other_objects_models,
-    averaged_copies, set_up_containers, set_up_models,
+    averaged_copies, set_up_containers,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_method
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, classify, facts_of
@@ -78,8 +78,6 @@ class ScriptScope:
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
             for path in averaged_copies(self.index, self.owner):
                 found.setdefault(f"self.{path}", (UNKNOWN,))  # `self.ema.ema_model` of `self.ema = EMA(self.model)`
-            for name, classes in set_up_models(self.index, self.owner).items():
-                found.setdefault(f"self.{name}", classes)  # `self.GAN = GAN(...)` in the trainer's `init_GAN`
             for name, classes in handed_models(self.index, self).items():
                 found.setdefault(name, classes)  # `def generate_(self, G, z)` called `self.generate_(self.GAN.G, z)`
         return found

@@ -608,13 +608,6 @@ def _constructed(index: ModelIndex, value: cst.BaseExpression, cls: ClassInfo) -
     return ()
 
 
-def set_up_models(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
-    """Attributes a method of a plain class other than its constructor binds to a model it builds there (`self.GAN =
-    LightweightGAN(...)` in a trainer's `init_GAN`) -> its classes: the model the object runs from then on, whoever
-    partitions it. (`held_attributes` leaves them out: for what a method writes, a module built there is new.)"""
-    return _set_up(index, cls)[0]
-
-
 def set_up_containers(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
     """Attributes such a method binds to a plain list of models it builds (`self.cri_list = [self.ClassCri(d) for _
     in range(n)]` in an agent's `init`) -> the models' classes, as `model_containers` for the constructor's."""
@@ -623,7 +616,9 @@ def set_up_containers(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str,
 
 @memoised
 def _set_up(index: ModelIndex, cls: ClassInfo) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    """`set_up_models` and `set_up_containers`, found together."""
+    """Models a plain class's method other than its constructor builds and keeps (`self.GAN = GAN(d)`), and plain
+    lists of models it builds there, each by attribute -> classes (`held_attributes` holds the first too; the
+    second need them to tell what a list holds)."""
     if cls.is_module:
         return {}, {}
     found: dict[str, tuple[str, ...]] = {}
