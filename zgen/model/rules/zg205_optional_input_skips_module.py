@@ -343,7 +343,7 @@ class Clip(nn.Module):
             if func is None:
                 continue
             nodes = ast_nodes(index, func)
-            maybe_absent = optional_inputs(func) | _none_tested(func, nodes)
+            maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
             optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
             runs = _Runs(index, cls)
             if again:  # `self.token_emb(cond_ids)` under the ids' presence test, `self.token_emb(x)` beside it
@@ -612,7 +612,11 @@ def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
         return True
     signature = text[: end + 1] if end >= 0 else text
     return any(
-        re.search(word_first(m.group(1)) + r"\b", signature) and not _NOT_A_TOWER_INPUT.search(m.group(1))
+        (
+            re.search(word_first(m.group(1)) + r"\b", signature)
+            or (".get(" in text and re.search(rf"(?<![.\w]){m.group(1)}\s*=\s*\w+\.get\(", text))  # a batch's entry
+        )
+        and not _NOT_A_TOWER_INPUT.search(m.group(1))
         for m in _NONE_TEST.finditer(text, len(signature))
     )
 
@@ -633,6 +637,28 @@ def _none_tested(func: ast.FunctionDef, nodes: tuple[ast.AST, ...]) -> set[str]:
             if isinstance(node.left, ast.Name) and isinstance(right, ast.Constant) and right.value is None:
                 if node.left.id in params:
                     found.add(node.left.id)
+    return found
+
+
+def _batch_entries(func: ast.FunctionDef, nodes: tuple[ast.AST, ...]) -> set[str]:
+    """Locals read from an input with `.get` (`advantage = tensordict.get("advantage", None)`, `batch.get(key)`): an
+    entry this call's batch may lack, as optional as a parameter defaulting to `None`. Not an entry of `self` (a
+    setting)."""
+    args = func.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - {"self", "cls"}
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if (
+                isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get"
+                and isinstance(value.func.value, ast.Name) and value.func.value.id in params
+                and not value.keywords and (
+                    len(value.args) == 1
+                    or (len(value.args) == 2 and isinstance(value.args[1], ast.Constant) and value.args[1].value is None)
+                )
+            ):
+                found.add(node.targets[0].id)
     return found
 
 
