@@ -1,7 +1,8 @@
 """An entry read from an input with `.get` (`advantage = tensordict.get("advantage", None)`, `batch.get("feats")`) may
 be absent from this call's batch, as optional as a parameter defaulting to `None`: a tower run only when it is
 missing skips its gathers on the ranks whose batch carries it (torchrl's PPO critic shape). Entries of `self` (a
-setting), conventional names (`attention_mask`) and branches with no tower stay clean (`zg205._batch_entries`;
+setting), conventional names (`attention_mask`), branches with no tower and a handed-in member of a kind the index
+cannot tell (neuraloperator's `self.weighting_fn`, a plain function) stay clean (`zg205._batch_entries`;
 h-optin2)."""
 
 from __future__ import annotations
@@ -108,6 +109,26 @@ class Model(nn.Module):
         return self.head(feats)
 """
 
+HANDED_CALLABLE = """
+from torch import nn
+
+class Transform(nn.Module):
+    def __init__(self, weighting_fn=None):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(1024, 1024), nn.GELU(), nn.Linear(1024, 1024))
+        self.weighting_fn = weighting_fn
+
+    def forward(self, y, neighbors, weights=None):
+        nbr_weights = neighbors.get("weights")
+        if nbr_weights is None:
+            nbr_weights = weights
+        h = self.mlp(y)
+        if nbr_weights is not None:
+            if self.weighting_fn is not None:
+                nbr_weights = self.weighting_fn(nbr_weights)
+            h = h * nbr_weights
+        return h
+"""
 
 
 def test_a_batch_entry_missing_runs_the_tower(tmp_path):
@@ -119,5 +140,5 @@ def test_a_missing_advantage_runs_the_critic(tmp_path):
 
 
 def test_look_alikes_stay_clean(tmp_path):
-    for name, source in (("mask", MASK), ("setting", SETTING), ("plain", NO_TOWER)):
+    for name, source in (("mask", MASK), ("setting", SETTING), ("plain", NO_TOWER), ("callable", HANDED_CALLABLE)):
         assert found_in_package(tmp_path, {"model.py": source}, "model.py", name=name, prefix="ZG205") == [], name

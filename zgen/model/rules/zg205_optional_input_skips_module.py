@@ -343,9 +343,11 @@ class Clip(nn.Module):
             if func is None:
                 continue
             nodes = ast_nodes(index, func)
-            maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
+            entries = _batch_entries(func, nodes)
+            maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | entries
             optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
             runs = _Runs(index, cls)
+            runs.entries = frozenset(entries)
             if again:  # `self.token_emb(cond_ids)` under the ids' presence test, `self.token_emb(x)` beside it
                 conventional = {n for n in maybe_absent if _NOT_A_TOWER_INPUT.search(n) and not _CONVENTION.search(n)}
                 conventional -= _asserted(func.body, conventional, helpers)
@@ -849,6 +851,8 @@ class _Runs:
         self.on_inputs: set[str] = set()  # ... of them, those run on an optional input somewhere
         self.stood_in: set[str] = set()  # ... and those whose output an optional input stands in for
         self.func: ast.FunctionDef | None = None  # the method read
+        self.entries: frozenset[str] = frozenset()  # locals read from an input's `.get`: entries a batch may lack
+        self.unseen: set[str] = set()  # calls of members whose kind the index cannot tell (a handed-in callable)
 
     def towers_or_inputs(self, skipped: set[str], test: ast.expr) -> set[str]:
         """The skipped calls that count: towers, helpers, and single layers run on an optional input, unless the
@@ -857,6 +861,10 @@ class _Runs:
         setting, the caller's convention; `exists(edges) and exists(self.edge_emb)` says it comes without it too)."""
         tested = {".".join(path) for n in ast.walk(test) if (path := self_path(n))}
         given = self.on_inputs | self.stood_in
+        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)} & self.inputs
+        if names and names <= self.entries:
+            # a batch's entry is weaker evidence than a declared optional input: only members known to be modules
+            skipped = skipped - self.unseen
         return {
             name for name in skipped
             if name not in self.singles
@@ -925,6 +933,8 @@ class _Runs:
         if resolved is None or resolved[0] not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
             return set()
         kind, classes = resolved
+        if kind == Kind.UNKNOWN:
+            self.unseen.add("self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "["))
         if not any(gathers(self.index, c) for c in classes):
             return set()
         member = facts_of(self.cls).members.get(parts[0]) if len(parts) == 1 else None
