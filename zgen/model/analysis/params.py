@@ -557,18 +557,18 @@ class _Finder:
 
     def _set_by_subclass(self, expr: cst.BaseExpression) -> bool:
         """`self.decoder` in an initialiser run on the built module, never assigned in the class: a subclass sets it."""
-        path = access_path(expr)
-        return (
-            self.late and path is not None and path.root == "self" and len(path.parts) == 1
-            and path.parts[0] not in self.members and _set_elsewhere(self.cls, path.parts[0])
-        )
+        return self.late and self._assigned_elsewhere(expr)
 
     def _set_outside(self, expr: cst.BaseExpression) -> bool:
         """`self.model` in a method run on the built model, never assigned in the class: a base class of another
         file (or a subclass) sets it; a module when the helper it is handed takes it as one (`_walks_a_module`)."""
+        return self.entry and self._assigned_elsewhere(expr)
+
+    def _assigned_elsewhere(self, expr: cst.BaseExpression) -> bool:
+        """`self.x`, one attribute deep, that the class never assigns and another class of its family does."""
         path = access_path(expr)
         return (
-            self.entry and path is not None and path.root == "self" and len(path.parts) == 1
+            path is not None and path.root == "self" and len(path.parts) == 1
             and path.parts[0] not in self.members and _set_elsewhere(self.cls, path.parts[0])
         )
 
