@@ -12,7 +12,24 @@ from pathlib import Path
 
 from zgen.model import check_source
 
-__all__ = ["write_package", "found", "found_in_package"]
+__all__ = ["Q_NETS", "write_package", "found", "found_in_package"]
+
+# `nets.py` of a small RL package: a Q network of two layers above the persistence threshold, for the trainers,
+# agents and ensembles the tests hold it in.
+Q_NETS = """
+import torch
+from torch import nn
+
+
+class QNet(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.l1 = nn.Linear(d, 512)
+        self.out = nn.Linear(512, n)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.l1(x)))
+"""
 
 
 def write_package(root: Path, files: dict[str, str], name: str = "pkg", init: str = "") -> Path:

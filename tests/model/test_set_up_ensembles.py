@@ -5,22 +5,9 @@ beside a look-alike that runs every critic."""
 
 from __future__ import annotations
 
-from package_check import found_in_package
+from package_check import Q_NETS, found_in_package
 
-NETS = """
-import torch
-from torch import nn
-
-
-class QNet(nn.Module):
-    def __init__(self, d, n):
-        super().__init__()
-        self.l1 = nn.Linear(d, 512)
-        self.out = nn.Linear(512, n)
-
-    def forward(self, x):
-        return self.out(torch.relu(self.l1(x)))
-"""
+NETS = Q_NETS
 
 CLASS_VALUE = """
 import torch
