@@ -19,11 +19,13 @@ constants (`torch.zeros(4)`) are the same on every rank.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Protocol
 
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, cst, positional_parameters, walk
 from .flow import COMPREHENSIONS, Flat, bound_names, flat_of, same_items, self_call_arguments, targets_of
+from .state import WRITES_SELF, self_targets
 
 
 class Calls(Protocol):
@@ -35,7 +37,9 @@ class Calls(Protocol):
 
     def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None: ...
 
-__all__ = ["CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "HANDS_LENGTH", "passed_through"]
+__all__ = [
+    "CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "kept_inputs", "HANDS_LENGTH", "passed_through"
+]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
 _LENGTH_FUNCS = frozenset({"len", "max"})
@@ -49,7 +53,8 @@ _MADE = frozenset({"zeros", "ones", "empty", "full", "arange", "eye", "tensor", 
 
 
 def counted_loops(
-    flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None
+    flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None,
+    kept: Callable[[], frozenset[str]] | None = None,
 ) -> dict[int, tuple[cst.BaseExpression, str]]:
     """By loop node: (its iterable, the length of this rank's data that sets its trip count), for the loops of a
     function that have one. Cheap when no loop walks a `range`, a split or an `enumerate`/`zip` of one.
@@ -60,7 +65,9 @@ def counted_loops(
     variable picks an item of the module's own state (`self.fpn_convs[i]`, `self.embed[level]`) runs as
     often as the model has items.
 
-    `handed`: parameters the function's callers bind to a length of their data (`handed_counts`), with that length."""
+    `handed`: parameters the function's callers bind to a length of their data (`handed_counts`), with that length.
+    `kept`: (asked when needed) attributes of `self` another method keeps from what it was handed (`kept_inputs`),
+    whose extents are this rank's data's."""
     loops = []
     splits = _split_locals(flat)
     wrappers: frozenset[str] | None = None  # locals bound to a pass-through (`wrap = tqdm if verbose else identity`)
@@ -86,7 +93,7 @@ def counted_loops(
                 loops.append((node, iterable, reported))
     if not loops:
         return {}
-    counts = CountedLoops(flat, inputs, calls, handed)
+    counts = CountedLoops(flat, inputs, calls, handed, kept)
     found = {}
     for node, iterable, reported in loops:
         if calls is not None and _picks_own_item(node):
@@ -278,10 +285,13 @@ class CountedLoops:
     """Which loops of one function run a number of times set by a length of this rank's data."""
 
     def __init__(
-        self, flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None
+        self, flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None,
+        kept: Callable[[], frozenset[str]] | None = None,
     ) -> None:
         self.flat = flat
         self.calls = calls
+        self._kept_of = kept
+        self._kept: frozenset[str] | None = None
         # names holding this rank's data (not an argument that is a namespace of settings: `_settings`)
         self.data: set[str] = set(inputs) - {"self", "cls"} - (_settings(flat, inputs, calls) if calls else set())
         self.fixed = _checked_against_settings(flat)  # `if n != self.config.n: raise`: the same on every rank
@@ -377,16 +387,27 @@ class CountedLoops:
                     if self._holds_data(node.args[0].value):
                         return code_of(node)
                 elif isinstance(func, cst.Attribute) and func.attr.value in _LENGTH_METHODS:
-                    if self._holds_data(func.value):
+                    if self._holds_data(func.value) or func.attr.value in _EXTENT_METHODS and self._kept_data(func.value):
                         return code_of(node)
             elif kind is cst.Attribute and node.attr.value in _LENGTH_ATTRS:
-                if self._holds_data(node.value):
+                if self._holds_data(node.value) or self._kept_data(node.value):
                     return code_of(node)
                 continue
             elif kind is cst.Lambda:
                 continue
             stack.extend(children(node))
         return None
+
+    def _kept_data(self, expr: cst.CSTNode) -> bool:
+        """Is `expr` an attribute of `self` that another method kept from what it was handed (`self.img` of
+        `def pre_process(self, img): self.img = img.unsqueeze(0)`)? Its extents are this rank's input's."""
+        if self._kept_of is None or not isinstance(expr, cst.Attribute):
+            return False
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return False
+        if self._kept is None:
+            self._kept = self._kept_of()
+        return expr.attr.value in self._kept
 
     def _holds_data(self, expr: cst.CSTNode) -> bool:
         """Does `expr` hold (or compute from) a value of this rank's data, not of `self`'s own state, a submodule,
@@ -429,6 +450,38 @@ class CountedLoops:
         return False
 
 
+# Methods reading a tensor's extent (not `len()`: a dataset or a list of settings kept whole is every rank's).
+_EXTENT_METHODS = frozenset({"size", "numel"})
+
+
+@memoised
+def kept_inputs(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Attributes of `self` that a method of `cls` keeps from what it was handed (`def pre_process(self, img): img =
+    torch.from_numpy(img); self.img = img.unsqueeze(0)`): in the class's other methods (`tile_process`, reading
+    `self.img.shape`) their extents are those of this rank's input. Not the constructor's or an initialiser's (what
+    a class is built with is its settings), nor what a method makes from nothing (`self.bank = torch.zeros(n, d)`)."""
+    skipped = {id(method.span) for method in (*cls.init_methods, *cls.late_init_methods)}
+    found: set[str] = set()
+    for method in cls.all_methods():
+        if id(method.span) in skipped or not WRITES_SELF.search(method.text):
+            continue
+        flat = flat_of(method)
+        root = flat.nodes[0][0] if flat is not None and flat.nodes else None
+        if not isinstance(root, cst.FunctionDef):
+            continue
+        inputs = frozenset(positional_parameters(root)) | {p.name.value for p in root.params.kwonly_params}
+        inputs -= {"self", "cls"}
+        if not inputs:
+            continue
+        counts = CountedLoops(flat, inputs)
+        for node, _ctx in flat.nodes:
+            if type(node) in (cst.Assign, cst.AnnAssign) and node.value is not None:
+                attrs = list(self_targets(node))
+                if attrs and counts._holds_data(node.value):
+                    found.update(attrs)
+    return frozenset(found)
+
+
 def _counts_indices(iterable: cst.BaseExpression) -> bool:
     """A `range(...)` (or `enumerate`/`zip` of one only): its items are positions, not items of the data."""
     if not isinstance(iterable, cst.Call):
@@ -460,20 +513,26 @@ def handed_counts(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> d
 @memoised
 def _counting_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
     """The parameters of `func` named, bare, in the `range(...)` of one of its loops (`range(seq_length)`, not
-    `range(strategy.max_length)`: an attribute of an object handed in is not what the caller counted), once per
+    `range(strategy.max_length)`: an attribute of an object handed in is not what the caller counted), or in the
+    value of a local named there (`num_block = (batch_size + bs - 1) // bs` ... `range(num_block)`), once per
     method."""
     params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
     params -= {"self", "cls"}
     if not params or "range(" not in code_of(func.body, limit=20000):
         return frozenset()
     found: set[str] = set()
+    locals_: dict[str, set[str]] = {}  # `blocks = ceil(n / self.bs)`: the names a local is computed from
     for node in walk(func.body):
-        if type(node) is cst.For:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            locals_.setdefault(node.targets[0].target.value, set()).update(_bare_names(node.value))
+        elif type(node) is cst.For or type(node) is cst.CompFor:  # (a comprehension's loop too)
             iterable = passed_through(node.iter)
             if isinstance(iterable, cst.Call) and call_name(iterable) == "range":
                 for arg in iterable.args:
-                    found.update(_bare_names(arg.value) & params)
-    return frozenset(found)
+                    found.update(_bare_names(arg.value))
+    for _ in range(2):  # a local counting a loop counts it by what it was computed from (two hops)
+        found.update(name for local in found & locals_.keys() - params for name in locals_[local])
+    return frozenset(found & params)
 
 
 def _bare_names(expr: cst.BaseExpression) -> set[str]:
