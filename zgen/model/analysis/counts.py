@@ -38,7 +38,8 @@ class Calls(Protocol):
     def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None: ...
 
 __all__ = [
-    "CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "kept_inputs", "HANDS_LENGTH", "passed_through"
+    "CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "kept_inputs", "length_helpers", "length_returns",
+    "HANDS_LENGTH", "passed_through",
 ]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
@@ -54,7 +55,7 @@ _MADE = frozenset({"zeros", "ones", "empty", "full", "arange", "eye", "tensor", 
 
 def counted_loops(
     flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None,
-    kept: Callable[[], frozenset[str]] | None = None,
+    kept: Callable[[], frozenset[str]] | None = None, index: ModelIndex | None = None,
 ) -> dict[int, tuple[cst.BaseExpression, str]]:
     """By loop node: (its iterable, the length of this rank's data that sets its trip count), for the loops of a
     function that have one. Cheap when no loop walks a `range`, a split or an `enumerate`/`zip` of one.
@@ -71,6 +72,7 @@ def counted_loops(
     loops = []
     splits = _split_locals(flat)
     wrappers: frozenset[str] | None = None  # locals bound to a pass-through (`wrap = tqdm if verbose else identity`)
+    produced: dict[str, cst.Call] | None = None  # locals bound to what a length-returning function of the file made
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind is cst.For:
@@ -85,15 +87,18 @@ def counted_loops(
                 wrappers = _wrapper_locals(flat)
             iterable = passed_through(iterable, wrappers)
         call = same_items(iterable)
-        if isinstance(call, cst.Name) and call.value in splits:
-            iterable = call = reported = splits[call.value]  # `chunks = x.chunk(n)` ... `for c in chunks`
+        if isinstance(call, cst.Name) and index is not None and produced is None:
+            produced = _produced_locals(flat, index)
+        if isinstance(call, cst.Name) and (call.value in splits or call.value in (produced or {})):
+            # `chunks = x.chunk(n)` ... `for c in chunks`; `ranges = _minibatch_ranges(x, m)` ... `for r in ranges`
+            iterable = call = reported = splits.get(call.value) or produced[call.value]  # type: ignore[index]
         if isinstance(call, cst.Call):
             name = (call_name(call) or "").rsplit(".", 1)[-1]
-            if name in _LOOPED:
+            if name in _LOOPED or _length_function(index, call):
                 loops.append((node, iterable, reported))
     if not loops:
         return {}
-    counts = CountedLoops(flat, inputs, calls, handed, kept)
+    counts = CountedLoops(flat, inputs, calls, handed, kept, index)
     found = {}
     for node, iterable, reported in loops:
         if calls is not None and _picks_own_item(node):
@@ -286,10 +291,11 @@ class CountedLoops:
 
     def __init__(
         self, flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None,
-        kept: Callable[[], frozenset[str]] | None = None,
+        kept: Callable[[], frozenset[str]] | None = None, index: ModelIndex | None = None,
     ) -> None:
         self.flat = flat
         self.calls = calls
+        self.index = index  # (for the functions of the file that hand back a length: `length_returns`)
         self._kept_of = kept
         self._kept: frozenset[str] | None = None
         # names holding this rank's data (not an argument that is a namespace of settings: `_settings`)
@@ -322,13 +328,17 @@ class CountedLoops:
 
     def source(self, iterable: cst.BaseExpression) -> str | None:
         """The length of this rank's data that sets how often a loop over `iterable` runs, as text, if any."""
-        iterable = same_items(iterable)
+        iterable = passed_through(same_items(iterable))  # (`enumerate(tqdm(ranges))`: the ranges)
         if isinstance(iterable, cst.Name):  # `enumerate(zip(chunks, masks))` for `chunks = x.split(sizes)`
             if self._splits is None:
                 self._splits = _split_locals(self.flat)
+                if self.index is not None:
+                    self._splits.update(_produced_locals(self.flat, self.index))
             iterable = self._splits.get(iterable.value, iterable)
         if not isinstance(iterable, cst.Call):
             return None
+        if self._hands_back_length(iterable):
+            return code_of(iterable)  # `for begin, end in _minibatch_ranges(features, m)`
         name = call_name(iterable) or ""
         last = name.rsplit(".", 1)[-1]
         if name == "range":
@@ -386,6 +396,8 @@ class CountedLoops:
                 if isinstance(func, cst.Name) and func.value in _LENGTH_FUNCS and len(node.args) == 1:
                     if self._holds_data(node.args[0].value):
                         return code_of(node)
+                elif isinstance(func, cst.Name) and self._hands_back_length(node):
+                    return code_of(node)  # `batch_size = _get_batch_size(features)`
                 elif isinstance(func, cst.Attribute) and func.attr.value in _LENGTH_METHODS:
                     if self._holds_data(func.value) or func.attr.value in _EXTENT_METHODS and self._kept_data(func.value):
                         return code_of(node)
@@ -397,6 +409,17 @@ class CountedLoops:
                 continue
             stack.extend(children(node))
         return None
+
+    def _hands_back_length(self, call: cst.Call) -> bool:
+        """Is `call` a call of a function of this file handing back a length of an argument (`return x.shape[0]`) or a
+        list counted by one (`return [(b, b + m) for b in range(0, len(x), m)]`), handed this rank's data there?"""
+        if self.index is None or not isinstance(call.func, cst.Name) or call.func.value in _NOT_FUNCTIONS:
+            return False
+        positions = length_returns(self.index, call.func.value)
+        return any(
+            at in positions and self._holds_data(arg.value)
+            for at, arg in enumerate(a for a in call.args if a.keyword is None and not a.star)
+        )
 
     def _kept_data(self, expr: cst.CSTNode) -> bool:
         """Is `expr` an attribute of `self` that another method kept from what it was handed (`self.img` of
@@ -448,6 +471,92 @@ class CountedLoops:
                 continue
             stack.extend(children(node))
         return False
+
+
+class LengthHelpers:
+    """A text pre-filter: `base`, or a call of a function of this file that may hand back a length of an argument or a
+    list counted by one (its text reads a length and returns, or calls such a function: `_minibatch_ranges` calling
+    `_get_batch_size`), read from the functions' text alone; `length_returns` answers on a parse."""
+
+    def __init__(self, index: ModelIndex, base) -> None:
+        self.base = base
+        texts = {
+            name: index.skeleton.text(span.start, span.end) for name, span in index.skeleton.functions.items()
+        }
+        named = {name for name, text in texts.items() if "return" in text and _LENGTH_HINT.search(text)}
+        if named:
+            calls = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(named))) + r")\(")
+            named |= {name for name, text in texts.items() if "return" in text and calls.search(text)}
+        self._calls = re.compile(
+            r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(named))) + r")\("
+        ) if named else None
+
+    def search(self, text: str) -> bool:
+        if self.base.search(text):
+            return True
+        return self._calls is not None and "for" in text and self._calls.search(text) is not None
+
+
+@memoised
+def length_helpers(index: ModelIndex, base) -> LengthHelpers:
+    """`LengthHelpers` of `base` for this file, once."""
+    return LengthHelpers(index, base)
+
+
+# Builtins and torch names called bare: no function of the file.
+_NOT_FUNCTIONS = frozenset({"len", "max", "min", "range", "enumerate", "zip", "list", "tuple", "sorted", "int", "sum"})
+
+
+def _length_function(index: ModelIndex | None, call: cst.Call) -> bool:
+    """Is `call` a call, by bare name, of a function of this file that hands back a length of an argument?"""
+    return (
+        index is not None and isinstance(call.func, cst.Name) and call.func.value not in _NOT_FUNCTIONS
+        and bool(length_returns(index, call.func.value))
+    )
+
+
+def _produced_locals(flat: Flat, index: ModelIndex) -> dict[str, cst.Call]:
+    """Locals bound once, to a call of a function of this file handing back a length or a list counted by one
+    (`ranges = _minibatch_ranges(features, m)`)."""
+    return {
+        name: values[0] for name, values in _bindings(flat).items()
+        if len(values) == 1 and isinstance(values[0], cst.Call) and _length_function(index, values[0])
+    }
+
+
+@memoised(cycle=frozenset())
+def length_returns(index: ModelIndex, name: str) -> frozenset[int]:
+    """The positions of the parameters of the function `name` of this file whose length it hands back (`return
+    x.shape[0]`, `return len(f["ids"]) - 1`, or what another such function returns of it) or whose length counts
+    the list it hands back (`return [(b, min(b + m, n)) for b in range(0, n, m)]` for `n = len(x)`): a call handed
+    this rank's data makes a count of it."""
+    function = index.function_info(name)
+    if function is None or "return" not in function.text:
+        return frozenset()
+    flat = flat_of(function)
+    root = flat.nodes[0][0] if flat is not None and flat.nodes else None
+    if not isinstance(root, cst.FunctionDef):
+        return frozenset()
+    returns = [
+        node.value for node, _ctx in flat.nodes
+        if type(node) is cst.Return and node.value is not None and not _nested(flat, node, root)
+    ]
+    found = set()
+    for at, param in enumerate(positional_parameters(root)):
+        counts = CountedLoops(flat, frozenset({param}), index=index)
+        if any(counts._length(value) is not None for value in returns):
+            found.add(at)
+    return frozenset(found)
+
+
+def _nested(flat: Flat, node: cst.CSTNode, root: cst.CSTNode) -> bool:
+    """Is `node` inside a function or lambda defined in `root`?"""
+    parent = flat.parent.get(id(node))
+    while parent is not None and parent is not root:
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+            return True
+        parent = flat.parent.get(id(parent))
+    return False
 
 
 # Methods reading a tensor's extent (not `len()`: a dataset or a list of settings kept whole is every rank's).

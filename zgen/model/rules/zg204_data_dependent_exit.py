@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.counts import HANDS_LENGTH
+from ..analysis.counts import HANDS_LENGTH, length_helpers
 from ..analysis.divergence import CAUGHT, COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, message
 from ..analysis.flow import Flat, flat_of
 from ..analysis.script import divergences, script_divergences, script_scopes
@@ -477,12 +477,12 @@ class Decoder(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method in index.methods("all", state_trigger(index, TRIGGER)):
+        for cls, method in index.methods("all", state_trigger(index, length_helpers(index, TRIGGER))):
             for d in divergences(index, cls, method):
                 if _exit(d):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _help(d))
         for kind in (DATA, HOST, CLOCK):
-            for snippet, d in script_divergences(index, state_trigger(index, TRIGGER), kind):
+            for snippet, d in script_divergences(index, state_trigger(index, length_helpers(index, TRIGGER)), kind):
                 if _exit(d):
                     yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _help(d))
         if "synced_gpus" in index.source:
