@@ -487,14 +487,24 @@ class LengthHelpers:
         if named:
             calls = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(named))) + r")\(")
             named |= {name for name, text in texts.items() if "return" in text and calls.search(text)}
-        self._calls = re.compile(
-            r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(named))) + r")\("
+        alternatives = "|".join(map(re.escape, sorted(named)))
+        # `for r in _ranges(x, m)`, or `spans = _ranges(x, m)` (then walked: `for r in tqdm(spans)`)
+        self._looped = re.compile(
+            rf"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?<![\w.])(?:{alternatives})\("
         ) if named else None
+        self._bound = re.compile(rf"^[ \t]*(\w+)[ \t]*=[ \t]*(?:{alternatives})\(", re.M) if named else None
 
     def search(self, text: str) -> bool:
         if self.base.search(text):
             return True
-        return self._calls is not None and "for" in text and self._calls.search(text) is not None
+        if self._looped is None or self._bound is None:
+            return False
+        if self._looped.search(text):
+            return True
+        return any(
+            re.search(rf"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?<![\w.]){name}\b", text)
+            for name in set(self._bound.findall(text))
+        )
 
 
 @memoised
@@ -639,8 +649,8 @@ def _counting_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[
             if isinstance(iterable, cst.Call) and call_name(iterable) == "range":
                 for arg in iterable.args:
                     found.update(_bare_names(arg.value))
-    for _ in range(2):  # a local counting a loop counts it by what it was computed from (two hops)
-        found.update(name for local in found & locals_.keys() - params for name in locals_[local])
+    # a local counting a loop counts it by what it was computed from (one hop, as zg204's text trigger reads it)
+    found.update(name for local in found & locals_.keys() - params for name in locals_[local])
     return frozenset(found & params)
 
 

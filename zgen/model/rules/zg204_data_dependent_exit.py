@@ -102,7 +102,7 @@ def _ranges_a_parameter(text: str) -> bool:
         if params is None:
             params = _parameters_text(text)
         # (named bare: `range(config.n_layers)` reads a setting of the object handed in)
-        if _names_parameter(text, loop.group(1), params, 2):
+        if _names_parameter(text, loop.group(1), params, 1):
             return True
     return False
 
