@@ -19,11 +19,13 @@ constants (`torch.zeros(4)`) are the same on every rank.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Protocol
 
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, cst, positional_parameters, walk
 from .flow import COMPREHENSIONS, Flat, bound_names, flat_of, same_items, self_call_arguments, targets_of
+from .state import WRITES_SELF, self_targets
 
 
 class Calls(Protocol):
@@ -35,7 +37,10 @@ class Calls(Protocol):
 
     def classes_of(self, expr: cst.BaseExpression) -> tuple[str, ...] | None: ...
 
-__all__ = ["CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "HANDS_LENGTH", "passed_through"]
+__all__ = [
+    "CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "kept_inputs", "length_helpers", "length_returns",
+    "HANDS_LENGTH", "passed_through",
+]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
 _LENGTH_FUNCS = frozenset({"len", "max"})
@@ -49,7 +54,8 @@ _MADE = frozenset({"zeros", "ones", "empty", "full", "arange", "eye", "tensor", 
 
 
 def counted_loops(
-    flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None
+    flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None,
+    kept: Callable[[], frozenset[str]] | None = None, index: ModelIndex | None = None,
 ) -> dict[int, tuple[cst.BaseExpression, str]]:
     """By loop node: (its iterable, the length of this rank's data that sets its trip count), for the loops of a
     function that have one. Cheap when no loop walks a `range`, a split or an `enumerate`/`zip` of one.
@@ -60,10 +66,13 @@ def counted_loops(
     variable picks an item of the module's own state (`self.fpn_convs[i]`, `self.embed[level]`) runs as
     often as the model has items.
 
-    `handed`: parameters the function's callers bind to a length of their data (`handed_counts`), with that length."""
+    `handed`: parameters the function's callers bind to a length of their data (`handed_counts`), with that length.
+    `kept`: (asked when needed) attributes of `self` another method keeps from what it was handed (`kept_inputs`),
+    whose extents are this rank's data's."""
     loops = []
     splits = _split_locals(flat)
     wrappers: frozenset[str] | None = None  # locals bound to a pass-through (`wrap = tqdm if verbose else identity`)
+    produced: dict[str, cst.Call] | None = None  # locals bound to what a length-returning function of the file made
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind is cst.For:
@@ -78,15 +87,18 @@ def counted_loops(
                 wrappers = _wrapper_locals(flat)
             iterable = passed_through(iterable, wrappers)
         call = same_items(iterable)
-        if isinstance(call, cst.Name) and call.value in splits:
-            iterable = call = reported = splits[call.value]  # `chunks = x.chunk(n)` ... `for c in chunks`
+        if isinstance(call, cst.Name) and index is not None and produced is None:
+            produced = _produced_locals(flat, index)
+        if isinstance(call, cst.Name) and (call.value in splits or call.value in (produced or {})):
+            # `chunks = x.chunk(n)` ... `for c in chunks`; `ranges = _minibatch_ranges(x, m)` ... `for r in ranges`
+            iterable = call = reported = splits.get(call.value) or produced[call.value]  # type: ignore[index]
         if isinstance(call, cst.Call):
             name = (call_name(call) or "").rsplit(".", 1)[-1]
-            if name in _LOOPED:
+            if name in _LOOPED or _length_function(index, call):
                 loops.append((node, iterable, reported))
     if not loops:
         return {}
-    counts = CountedLoops(flat, inputs, calls, handed)
+    counts = CountedLoops(flat, inputs, calls, handed, kept, index)
     found = {}
     for node, iterable, reported in loops:
         if calls is not None and _picks_own_item(node):
@@ -278,10 +290,14 @@ class CountedLoops:
     """Which loops of one function run a number of times set by a length of this rank's data."""
 
     def __init__(
-        self, flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None
+        self, flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None,
+        kept: Callable[[], frozenset[str]] | None = None, index: ModelIndex | None = None,
     ) -> None:
         self.flat = flat
         self.calls = calls
+        self.index = index  # (for the functions of the file that hand back a length: `length_returns`)
+        self._kept_of = kept
+        self._kept: frozenset[str] | None = None
         # names holding this rank's data (not an argument that is a namespace of settings: `_settings`)
         self.data: set[str] = set(inputs) - {"self", "cls"} - (_settings(flat, inputs, calls) if calls else set())
         self.fixed = _checked_against_settings(flat)  # `if n != self.config.n: raise`: the same on every rank
@@ -312,13 +328,17 @@ class CountedLoops:
 
     def source(self, iterable: cst.BaseExpression) -> str | None:
         """The length of this rank's data that sets how often a loop over `iterable` runs, as text, if any."""
-        iterable = same_items(iterable)
+        iterable = passed_through(same_items(iterable))  # (`enumerate(tqdm(ranges))`: the ranges)
         if isinstance(iterable, cst.Name):  # `enumerate(zip(chunks, masks))` for `chunks = x.split(sizes)`
             if self._splits is None:
                 self._splits = _split_locals(self.flat)
+                if self.index is not None:
+                    self._splits.update(_produced_locals(self.flat, self.index))
             iterable = self._splits.get(iterable.value, iterable)
         if not isinstance(iterable, cst.Call):
             return None
+        if self._hands_back_length(iterable):
+            return code_of(iterable)  # `for begin, end in _minibatch_ranges(features, m)`
         name = call_name(iterable) or ""
         last = name.rsplit(".", 1)[-1]
         if name == "range":
@@ -376,17 +396,41 @@ class CountedLoops:
                 if isinstance(func, cst.Name) and func.value in _LENGTH_FUNCS and len(node.args) == 1:
                     if self._holds_data(node.args[0].value):
                         return code_of(node)
+                elif isinstance(func, cst.Name) and self._hands_back_length(node):
+                    return code_of(node)  # `batch_size = _get_batch_size(features)`
                 elif isinstance(func, cst.Attribute) and func.attr.value in _LENGTH_METHODS:
-                    if self._holds_data(func.value):
+                    if self._holds_data(func.value) or func.attr.value in _EXTENT_METHODS and self._kept_data(func.value):
                         return code_of(node)
             elif kind is cst.Attribute and node.attr.value in _LENGTH_ATTRS:
-                if self._holds_data(node.value):
+                if self._holds_data(node.value) or self._kept_data(node.value):
                     return code_of(node)
                 continue
             elif kind is cst.Lambda:
                 continue
             stack.extend(children(node))
         return None
+
+    def _hands_back_length(self, call: cst.Call) -> bool:
+        """Is `call` a call of a function of this file handing back a length of an argument (`return x.shape[0]`) or a
+        list counted by one (`return [(b, b + m) for b in range(0, len(x), m)]`), handed this rank's data there?"""
+        if self.index is None or not isinstance(call.func, cst.Name) or call.func.value in _NOT_FUNCTIONS:
+            return False
+        positions = length_returns(self.index, call.func.value)
+        return any(
+            at in positions and self._holds_data(arg.value)
+            for at, arg in enumerate(a for a in call.args if a.keyword is None and not a.star)
+        )
+
+    def _kept_data(self, expr: cst.CSTNode) -> bool:
+        """Is `expr` an attribute of `self` that another method kept from what it was handed (`self.img` of
+        `def pre_process(self, img): self.img = img.unsqueeze(0)`)? Its extents are this rank's input's."""
+        if self._kept_of is None or not isinstance(expr, cst.Attribute):
+            return False
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return False
+        if self._kept is None:
+            self._kept = self._kept_of()
+        return expr.attr.value in self._kept
 
     def _holds_data(self, expr: cst.CSTNode) -> bool:
         """Does `expr` hold (or compute from) a value of this rank's data, not of `self`'s own state, a submodule,
@@ -429,6 +473,134 @@ class CountedLoops:
         return False
 
 
+class LengthHelpers:
+    """A text pre-filter: `base`, or a call of a function of this file that may hand back a length of an argument or a
+    list counted by one (its text reads a length and returns, or calls such a function: `_minibatch_ranges` calling
+    `_get_batch_size`), read from the functions' text alone; `length_returns` answers on a parse."""
+
+    def __init__(self, index: ModelIndex, base) -> None:
+        self.base = base
+        texts = {
+            name: index.skeleton.text(span.start, span.end) for name, span in index.skeleton.functions.items()
+        }
+        named = {name for name, text in texts.items() if "return" in text and _LENGTH_HINT.search(text)}
+        if named:
+            calls = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(named))) + r")\(")
+            named |= {name for name, text in texts.items() if "return" in text and calls.search(text)}
+        alternatives = "|".join(map(re.escape, sorted(named)))
+        # `for r in _ranges(x, m)`, or `spans = _ranges(x, m)` (then walked: `for r in tqdm(spans)`)
+        self._looped = re.compile(
+            rf"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?<![\w.])(?:{alternatives})\("
+        ) if named else None
+        self._bound = re.compile(rf"^[ \t]*(\w+)[ \t]*=[ \t]*(?:{alternatives})\(", re.M) if named else None
+
+    def search(self, text: str) -> bool:
+        if self.base.search(text):
+            return True
+        if self._looped is None or self._bound is None:
+            return False
+        if self._looped.search(text):
+            return True
+        return any(
+            re.search(rf"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?<![\w.]){name}\b", text)
+            for name in set(self._bound.findall(text))
+        )
+
+
+@memoised
+def length_helpers(index: ModelIndex, base) -> LengthHelpers:
+    """`LengthHelpers` of `base` for this file, once."""
+    return LengthHelpers(index, base)
+
+
+# Builtins and torch names called bare: no function of the file.
+_NOT_FUNCTIONS = frozenset({"len", "max", "min", "range", "enumerate", "zip", "list", "tuple", "sorted", "int", "sum"})
+
+
+def _length_function(index: ModelIndex | None, call: cst.Call) -> bool:
+    """Is `call` a call, by bare name, of a function of this file that hands back a length of an argument?"""
+    return (
+        index is not None and isinstance(call.func, cst.Name) and call.func.value not in _NOT_FUNCTIONS
+        and bool(length_returns(index, call.func.value))
+    )
+
+
+def _produced_locals(flat: Flat, index: ModelIndex) -> dict[str, cst.Call]:
+    """Locals bound once, to a call of a function of this file handing back a length or a list counted by one
+    (`ranges = _minibatch_ranges(features, m)`)."""
+    return {
+        name: values[0] for name, values in _bindings(flat).items()
+        if len(values) == 1 and isinstance(values[0], cst.Call) and _length_function(index, values[0])
+    }
+
+
+@memoised(cycle=frozenset())
+def length_returns(index: ModelIndex, name: str) -> frozenset[int]:
+    """The positions of the parameters of the function `name` of this file whose length it hands back (`return
+    x.shape[0]`, `return len(f["ids"]) - 1`, or what another such function returns of it) or whose length counts
+    the list it hands back (`return [(b, min(b + m, n)) for b in range(0, n, m)]` for `n = len(x)`): a call handed
+    this rank's data makes a count of it."""
+    function = index.function_info(name)
+    if function is None or "return" not in function.text:
+        return frozenset()
+    flat = flat_of(function)
+    root = flat.nodes[0][0] if flat is not None and flat.nodes else None
+    if not isinstance(root, cst.FunctionDef):
+        return frozenset()
+    returns = [
+        node.value for node, _ctx in flat.nodes
+        if type(node) is cst.Return and node.value is not None and not _nested(flat, node, root)
+    ]
+    found = set()
+    for at, param in enumerate(positional_parameters(root)):
+        counts = CountedLoops(flat, frozenset({param}), index=index)
+        if any(counts._length(value) is not None for value in returns):
+            found.add(at)
+    return frozenset(found)
+
+
+def _nested(flat: Flat, node: cst.CSTNode, root: cst.CSTNode) -> bool:
+    """Is `node` inside a function or lambda defined in `root`?"""
+    parent = flat.parent.get(id(node))
+    while parent is not None and parent is not root:
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+            return True
+        parent = flat.parent.get(id(parent))
+    return False
+
+
+# Methods reading a tensor's extent (not `len()`: a dataset or a list of settings kept whole is every rank's).
+_EXTENT_METHODS = frozenset({"size", "numel"})
+
+
+@memoised
+def kept_inputs(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Attributes of `self` that a method of `cls` keeps from what it was handed (`def pre_process(self, img): img =
+    torch.from_numpy(img); self.img = img.unsqueeze(0)`): in the class's other methods (`tile_process`, reading
+    `self.img.shape`) their extents are those of this rank's input. Not the constructor's or an initialiser's (what
+    a class is built with is its settings), nor what a method makes from nothing (`self.bank = torch.zeros(n, d)`)."""
+    skipped = {id(method.span) for method in (*cls.init_methods, *cls.late_init_methods)}
+    found: set[str] = set()
+    for method in cls.all_methods():
+        if id(method.span) in skipped or not WRITES_SELF.search(method.text):
+            continue
+        flat = flat_of(method)
+        root = flat.nodes[0][0] if flat is not None and flat.nodes else None
+        if not isinstance(root, cst.FunctionDef):
+            continue
+        inputs = frozenset(positional_parameters(root)) | {p.name.value for p in root.params.kwonly_params}
+        inputs -= {"self", "cls"}
+        if not inputs:
+            continue
+        counts = CountedLoops(flat, inputs)
+        for node, _ctx in flat.nodes:
+            if type(node) in (cst.Assign, cst.AnnAssign) and node.value is not None:
+                attrs = list(self_targets(node))
+                if attrs and counts._holds_data(node.value):
+                    found.update(attrs)
+    return frozenset(found)
+
+
 def _counts_indices(iterable: cst.BaseExpression) -> bool:
     """A `range(...)` (or `enumerate`/`zip` of one only): its items are positions, not items of the data."""
     if not isinstance(iterable, cst.Call):
@@ -460,20 +632,26 @@ def handed_counts(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> d
 @memoised
 def _counting_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
     """The parameters of `func` named, bare, in the `range(...)` of one of its loops (`range(seq_length)`, not
-    `range(strategy.max_length)`: an attribute of an object handed in is not what the caller counted), once per
+    `range(strategy.max_length)`: an attribute of an object handed in is not what the caller counted), or in the
+    value of a local named there (`num_block = (batch_size + bs - 1) // bs` ... `range(num_block)`), once per
     method."""
     params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
     params -= {"self", "cls"}
     if not params or "range(" not in code_of(func.body, limit=20000):
         return frozenset()
     found: set[str] = set()
+    locals_: dict[str, set[str]] = {}  # `blocks = ceil(n / self.bs)`: the names a local is computed from
     for node in walk(func.body):
-        if type(node) is cst.For:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            locals_.setdefault(node.targets[0].target.value, set()).update(_bare_names(node.value))
+        elif type(node) is cst.For or type(node) is cst.CompFor:  # (a comprehension's loop too)
             iterable = passed_through(node.iter)
             if isinstance(iterable, cst.Call) and call_name(iterable) == "range":
                 for arg in iterable.args:
-                    found.update(_bare_names(arg.value) & params)
-    return frozenset(found)
+                    found.update(_bare_names(arg.value))
+    # a local counting a loop counts it by what it was computed from (one hop, as zg204's text trigger reads it)
+    found.update(name for local in found & locals_.keys() - params for name in locals_[local])
+    return frozenset(found & params)
 
 
 def _bare_names(expr: cst.BaseExpression) -> set[str]:

@@ -20,7 +20,7 @@ from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, parameter_for, walk
 from .callables import called_parameters
 from .calls import ModuleCalls
-from .counts import HANDS_LENGTH, counted_loops, counts_handed_on, handed_counts, passed_through
+from .counts import HANDS_LENGTH, counted_loops, counts_handed_on, handed_counts, kept_inputs, passed_through
 from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, stored_into, targets_of
 from .persistence import gathers
@@ -228,7 +228,11 @@ def find_divergences(
     # `seq_length` the class's own calls of this method bind to a length of their data
     root = flat.nodes[0][0] if flat.nodes else None
     handed = handed_counts(taint.index, taint.cls, root) if taint.cls is not None and type(root) is cst.FunctionDef else {}
-    counted = counted_loops(flat, taint.inputs, handed=handed)
+    kept = None
+    if taint.cls is not None:
+        index, cls = taint.index, taint.cls
+        kept = lambda: kept_inputs(index, cls)  # noqa: E731  (asked only where a loop reads `self`'s extents)
+    counted = counted_loops(flat, taint.inputs, handed=handed, kept=kept, index=taint.index)
     pickable = may_pick(flat)  # `self.experts[rank_slice]`: a container item taken by a key that may differ per rank
     # `if self.router(x).max() > t:`, `done = self.env.step(action)`: the text of a test on an output
     value_tests = make_indirect is not None and text is not None and output_test_text(text)
@@ -297,7 +301,7 @@ def find_divergences(
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
     if counted:
-        counted = counted_loops(flat, taint.inputs, calls, handed)  # again, now that submodule calls are known
+        counted = counted_loops(flat, taint.inputs, calls, handed, kept, taint.index)  # again, now that submodule calls are known
         for call, ctx, callee in sites + extra:
             loop = next((loop for loop in ctx.loops if id(loop) in counted), None)
             if loop is not None and not ctx.guarded:

@@ -1587,7 +1587,9 @@ def _extent_test(
     if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
         return False
     left, right = node.left, node.comparisons[0].comparator
-    if isinstance(left, (cst.Integer, cst.Name)) and not isinstance(right, (cst.Integer, cst.Name)):
+    if isinstance(left, cst.Name) and left.value in extents and isinstance(right, cst.Attribute):
+        pass  # `n < self.chunk_size` for `n = x.shape[-2]`: the extent is the left side, the setting the right
+    elif isinstance(left, (cst.Integer, cst.Name)) and not isinstance(right, (cst.Integer, cst.Name)):
         left, right = right, left
     elif isinstance(left, cst.Integer):
         left, right = right, left
@@ -1682,6 +1684,15 @@ def _extent_names(node: cst.Assign, inputs: frozenset[str], valued: frozenset[st
                 and value.args[0].value.value in valued
             ):
                 found.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple) and not isinstance(
+            value.elements[0] if value.elements else None, cst.StarredElement
+        ):
+            # `b, n, c = x.shape[0], x.shape[-2], *ctx.shape[-2:]`: each name bound to its own value, up to a starred one
+            for element, bound in zip(target.elements, value.elements):
+                if isinstance(bound, cst.StarredElement) or isinstance(element, cst.StarredElement):
+                    break
+                if isinstance(element.value, cst.Name) and _input_extent(bound.value, inputs):
+                    found.append(element.value.value)
         elif isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) > 1:
             shape, elements = _starred_shape(value, target.elements)
             shape = shape.value if isinstance(shape, cst.Subscript) and _leading_slice(shape) else shape

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.counts import HANDS_LENGTH
+from ..analysis.counts import HANDS_LENGTH, length_helpers
 from ..analysis.divergence import CAUGHT, COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, message
 from ..analysis.flow import Flat, flat_of
 from ..analysis.script import divergences, script_divergences, script_scopes
@@ -102,8 +102,27 @@ def _ranges_a_parameter(text: str) -> bool:
         if params is None:
             params = _parameters_text(text)
         # (named bare: `range(config.n_layers)` reads a setting of the object handed in)
-        if params & set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\b(?![ \t]*[.\[(])", loop.group(1))):
+        if _names_parameter(text, loop.group(1), params, 1):
             return True
+    return False
+
+
+_BARE = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\b(?![ \t]*[.\[(])")
+
+
+def _names_parameter(text: str, expr: str, params: set[str], depth: int) -> bool:
+    """Does `expr` name one of `params` bare, directly or through locals assigned from one (`depth` assignments deep:
+    `num_block = (batch_size + bs - 1) // bs` ... `range(num_block)`)?"""
+    names = set(_BARE.findall(expr))
+    if params & names:
+        return True
+    if depth == 0:
+        return False
+    for name in names - _NOT_A_COUNT:
+        assigned = re.compile(rf"^[ \t]*{name}[ \t]*=(?!=)([^\n]*)", re.M)
+        for bound in line_matches(assigned, text, name):
+            if _names_parameter(text, bound.group(1), params, depth - 1):
+                return True
     return False
 
 
@@ -458,12 +477,12 @@ class Decoder(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method in index.methods("all", state_trigger(index, TRIGGER)):
+        for cls, method in index.methods("all", state_trigger(index, length_helpers(index, TRIGGER))):
             for d in divergences(index, cls, method):
                 if _exit(d):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _help(d))
         for kind in (DATA, HOST, CLOCK):
-            for snippet, d in script_divergences(index, state_trigger(index, TRIGGER), kind):
+            for snippet, d in script_divergences(index, state_trigger(index, length_helpers(index, TRIGGER)), kind):
                 if _exit(d):
                     yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _help(d))
         if "synced_gpus" in index.source:
