@@ -35,7 +35,7 @@ from .tree import access_path, call_name, code_of, cst, dotted, walk
 
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
-    "RETURNS_MODULE", "held_path_classes", "constructed_models",
+    "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -112,6 +112,69 @@ def _annotation_classes(index: ModelIndex, code: str) -> tuple[str, ...]:
             if index.is_module_base(qualified):
                 found.append(qualified)
     return tuple(found)
+
+
+# Generic containers an annotation may wrap modules in: those whose items (`list[Net]`, `Iterable[...]`, a tuple
+# `tuple[Net, ...]` of any length) and those whose values (`dict[str, Net]`) are the modules.
+_ITEM_CONTAINERS = frozenset({
+    "list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "set", "Set", "frozenset",
+    "FrozenSet", "Generator",
+})
+_VALUE_CONTAINERS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"})
+# The shape of a container argument's modules: `("model", classes)`, `("items", shape)`, `("mapping", shape)` or
+# `("tuple", (shape or None, ...))`.
+Shape = tuple
+
+
+@memoised
+def module_container_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, Shape]:
+    """Arguments of `function` annotated as containers holding modules, and where the modules sit in them:
+    `models: list[nn.Module]` (its items), `nets: dict[str, Critic]` (its values), `objectives: Iterable[tuple[
+    DataLoader, nn.Module]]` (the second part of each item). A container is handed built modules as a module
+    argument is (`module_arguments`, which leaves containers out: a list is no module)."""
+    found: dict[str, Shape] = {}
+    for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
+        if param.annotation is None or param.name.value in ("self", "cls"):
+            continue
+        shape = _container_shape(index, param.annotation.annotation, 0)
+        if shape is not None and shape[0] != "model":
+            found[param.name.value] = shape
+    return found
+
+
+def _container_shape(index: ModelIndex, note: cst.BaseExpression, depth: int) -> Shape | None:
+    """Where modules sit in a value of annotation `note` (a `Shape`), or None where it holds none."""
+    if isinstance(note, cst.SimpleString):  # a quoted annotation: what it names
+        try:
+            note = cst.parse_expression(note.evaluated_value)
+        except (cst.ParserSyntaxError, TypeError):
+            return None
+    if isinstance(note, cst.BinaryOperation) and isinstance(note.operator, cst.BitOr):  # `list[Net] | None`
+        return _container_shape(index, note.left, depth) or _container_shape(index, note.right, depth)
+    if not isinstance(note, cst.Subscript):
+        classes = annotated_module(index, note)
+        if classes and not all(known.torch_has_params(ref) is False for ref in classes):
+            return ("model", classes)
+        return None
+    if depth > 3:
+        return None
+    head = (dotted(note.value) or "").rsplit(".", 1)[-1]
+    parts = [e.slice.value for e in note.slice if isinstance(e.slice, cst.Index)]
+    if head in ("Optional", "Union"):
+        return next((s for s in (_container_shape(index, p, depth) for p in parts) if s is not None), None)
+    if head in _ITEM_CONTAINERS and parts:
+        inner = _container_shape(index, parts[0], depth + 1)
+        return ("items", inner) if inner is not None else None
+    if head in _VALUE_CONTAINERS and len(parts) == 2:
+        inner = _container_shape(index, parts[1], depth + 1)
+        return ("mapping", inner) if inner is not None else None
+    if head in ("tuple", "Tuple") and parts:
+        if len(parts) == 2 and isinstance(parts[1], cst.Ellipsis):
+            inner = _container_shape(index, parts[0], depth + 1)
+            return ("items", inner) if inner is not None else None
+        shapes = tuple(_container_shape(index, p, depth + 1) for p in parts)
+        return ("tuple", shapes) if any(s is not None for s in shapes) else None
+    return None
 
 
 @memoised
