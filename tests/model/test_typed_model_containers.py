@@ -134,3 +134,38 @@ def test_a_typed_property_hands_out_the_model_and_its_method_its_parameters(tmp_
     files = {"models/base.py": MODEL, "models/__init__.py": MODELS_INIT, "training/__init__.py": "",
              "training/callbacks.py": CALLBACKS}
     assert found_in_package(tmp_path, files, "training/callbacks.py", prefix="ZG1") == [("ZG107", 31)]
+
+
+LIBRARY_MODEL = """
+    import copy
+    from typing import Optional
+    from torch import nn
+    from diffusers import UNet2DModel
+    from transformers import PretrainedConfig
+
+
+    class Consistency(nn.Module):
+        def __init__(self, model: UNet2DModel, *, model_id: Optional[str] = None) -> None:
+            super().__init__()
+            self.model = model
+            self.model_ema = copy.deepcopy(model)
+            self.image_size = model.sample_size
+
+        def forward(self, x):
+            return self.model(x)
+
+
+    class Configured(nn.Module):
+        def __init__(self, model: PretrainedConfig, head: nn.Linear) -> None:
+            super().__init__()
+            self.config = copy.deepcopy(model)
+            self.head = head
+
+        def forward(self, x):
+            return self.head(x)
+"""
+
+
+def test_an_argument_named_and_annotated_as_a_model_of_an_unread_library_is_a_built_model(tmp_path):
+    # the config annotated on an argument named `model` is no model: its deep copy stays clean
+    assert found_in_package(tmp_path, {"ema.py": LIBRARY_MODEL}, "ema.py", prefix="ZG1") == [("ZG105", 13)]

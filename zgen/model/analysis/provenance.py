@@ -40,7 +40,9 @@ from typing import Union as _U
 
 from ..program import known
 from ..program.class_values import attribute_strings, string_list
-from ..program.holds import config_like, may_have_module_arguments, module_arguments, module_container_arguments
+from ..program.holds import (
+    config_like, may_have_module_arguments, may_have_module_containers, module_arguments, module_container_arguments,
+)
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name
 from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
@@ -372,7 +374,8 @@ class _Engine:
         """Arguments that hold a built model on entry: those of a constructor (built before it was called)."""
         if span.name != "__init__":
             return {}
-        if id(span) not in self.seeded and not may_have_module_arguments(self.index, span):
+        if id(span) not in self.seeded and not may_have_module_arguments(self.index, span) \
+                and not may_have_module_containers(self.index, span):
             self.seeded[id(span)] = {}  # told from the `ast` tree: no libcst parse of a constructor that takes none
         if id(span) not in self.seeded:
             scope = function_scope(self.index, span)

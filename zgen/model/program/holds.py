@@ -35,7 +35,7 @@ from .tree import access_path, call_name, code_of, cst, dotted, walk
 
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
-    "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments",
+    "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -221,6 +221,9 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
                 continue  # `loss_fn: nn.modules.loss._Loss`: a torch module owning no parameter, nothing to partition
             if classes:
                 found[name] = classes
+            elif _names_a_class(param.annotation.annotation) and module_like_name(name) \
+                    and _library_model_class(index, param.annotation.annotation):
+                found[name] = ("<unknown>",)  # `model: UNet2DModel` of a library the program cannot read
             elif _names_a_class(param.annotation.annotation):
                 used_only.append(name)  # a class not known to be a module (its bases unreadable): judged by use
             continue
@@ -239,6 +242,21 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
     return found
 
 
+def may_have_module_containers(index: ModelIndex, span: FunctionSpan) -> bool:
+    """False only when `module_container_arguments` of the `def` at `span` is surely empty, read from the `ast`
+    tree (an annotation of a container that names no module class the lookup knows, or none)."""
+    node = _function_defs(index).get((span.start, span.end, span.indent), False)
+    if node is None or node is False:
+        return True
+    args = node.args
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        code = _segment(index, arg.annotation) if arg.annotation is not None else None
+        if code is not None and _NOT_AN_INSTANCE.search(code) and any(
+                _annotation_classes(index, word) for word in _ANNOTATION_NAME.findall(code)):
+            return True  # `models: list[Net]`
+    return False
+
+
 def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
     """False only when `module_arguments` of the `def` at `span` is surely empty, read from the file's `ast` tree
     without a libcst parse (the trigger before the parse); True when it may not be, or the tree cannot tell.
@@ -246,7 +264,8 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
     Each test is `module_arguments`'s own, or looser: an annotation's text asked of the same lookup, a default
     counted as a setting only when libcst's would be (an `int`, a `float`, a list, a dict, a tuple; a string may
     be an implicit concatenation, so it is not), any name a module-only method or `load_state_dict` is called
-    on taken as used as a module (an annotation naming no class the lookup knows is judged by that use too), and
+    on taken as used as a module (an annotation naming no class the lookup knows is judged by that use too, unless
+    it names a class as models are named for an argument named as modules are), and
     a function with an `import` of its own always parsed.
     """
     node = _function_defs(index).get((span.start, span.end, span.indent), False)
@@ -264,6 +283,8 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
         if arg.annotation is not None and not (code is not None and _types_nothing(code)):
             if code is None or len(code) > 400 or _annotation_classes(index, code):
                 return True
+            if module_like_name(name) and _MODULE_WORD.search(code.rsplit(".", 1)[-1].strip("\"' ").lower()):
+                return True  # `model: UNet2DModel` of a library the program cannot read (`_library_model_class`)
             unannotated.append(name)  # a class the lookup cannot tell: `module_arguments` judges it by use
             continue
         default = _default_of(args, arg)
@@ -455,6 +476,25 @@ def _names_a_class(annotation: cst.BaseExpression) -> bool:
     text = code_of(annotation, limit=200).strip("\"' ")
     return all(part.isidentifier() for part in text.split(".")) and text.rsplit(".", 1)[-1][:1].isupper() \
         and text not in _TYPING_WORDS
+
+
+# Libraries whose classes named like models are no torch modules (`model: BaseModel` of pydantic, an sklearn model).
+_NOT_TORCH_LIBRARIES = frozenset({"pydantic", "sklearn", "lightgbm", "xgboost", "catboost", "gensim", "statsmodels"})
+
+
+def _library_model_class(index: ModelIndex, annotation: cst.BaseExpression) -> bool:
+    """Does an annotation name a class imported from a library the program cannot read, named as models are
+    (`UNet2DModel` of diffusers, `CLIPTextTransformer`), not a config, an output or a tokenizer? Handed to an
+    argument named as modules are, it is a built model as much as an unannotated `model` is."""
+    text = code_of(annotation, limit=200).strip("\"' ")
+    qualified = index.qualify(text)
+    root = qualified.partition(".")[0]
+    if text in index.classes or "." not in qualified or root in _NOT_TORCH_LIBRARIES or root == index.module.partition(".")[0]:
+        return False
+    if qualified.startswith(".") or root not in index.import_roots or index.external(qualified) is not None:
+        return False  # this package's own class (read, and no module), or a name imported from nowhere
+    last = qualified.rsplit(".", 1)[-1].lower()
+    return _MODULE_WORD.search(last) is not None and not _NOT_A_MODULE.search(last)
 
 
 def _locally_imported_module(index: ModelIndex, function: cst.FunctionDef, annotation: cst.BaseExpression) -> tuple[str, ...]:
