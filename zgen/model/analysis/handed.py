@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from ..program import known
 from ..program.holds import (
     HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, annotated_module, averaged_attributes, config_like, container_elements,
-    held_attributes, held_paths, module_arguments, other_objects_models, trainer_module,
+    held_attributes, held_paths, module_arguments, module_container_arguments, other_objects_models, trainer_module,
 )
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, facts_of, has_params
@@ -56,7 +56,7 @@ from .effects import (
 )
 from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_gathered, same_items
 from .plain import attribute_instances
-from .provenance import Model, Params, Value, provenance_accesses, reaches_operation
+from .provenance import Model, Params, Value, contained, provenance_accesses, reaches_operation
 from .script import ScriptScope, class_partitions, function_scope, partitions_here
 
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
@@ -165,6 +165,11 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
         typed = module_arguments(index, scope.node)  # `vit: VisionTransformer`: its members tell sizes and children
         seeds: dict[str, Value] = {name: Model(name, typed.get(name, ())) for name in held.models}
         seeds.update((name, Params(name)) for name in held.iterables)
+        if cls is not None and not cls.is_module:  # `@property def model(self) -> Model`: the model it hands out
+            for name, classes in module_properties(index, cls).items():
+                seeds.setdefault(f"self.{name}", Model(f"self.{name}", classes))
+        for name, shape in module_container_arguments(index, scope.node).items():  # `models: list[nn.Module]`
+            seeds.setdefault(name, contained(name, shape))
         if seeds:
             entries.append((span, cls, seeds))
     return entries
@@ -506,15 +511,16 @@ def _not_narrowed(flat: Flat, node: cst.CSTNode, name: str) -> bool:
 
 
 @memoised
-def module_properties(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+@memoised
+def module_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
     """Properties of the class annotated to return a module (`@property def policy(self) -> Policy:`), however
-    the body (or a subclass's override) finds it."""
-    found = set()
+    the body (or a subclass's override) finds it -> the classes the annotation names."""
+    found = {}
     for method in cls.all_methods():
         node = method.node if "@property" in method.text and "->" in method.text else None
-        if node is not None and node.returns is not None and annotated_module(index, node.returns.annotation):
-            found.add(method.name)
-    return frozenset(found)
+        if node is not None and node.returns is not None and (classes := annotated_module(index, node.returns.annotation)):
+            found[method.name] = classes
+    return found
 
 
 def _returning_properties(cls: ClassInfo) -> list[tuple[str, cst.BaseExpression]]:

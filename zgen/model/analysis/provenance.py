@@ -40,7 +40,9 @@ from typing import Union as _U
 
 from ..program import known
 from ..program.class_values import attribute_strings, string_list
-from ..program.holds import config_like, may_have_module_arguments, module_arguments
+from ..program.holds import (
+    config_like, may_have_module_arguments, may_have_module_containers, module_arguments, module_container_arguments,
+)
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name
 from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
@@ -59,7 +61,7 @@ from .script import class_partitions, function_scope
 
 __all__ = [
     "Model", "Param", "Items", "Tup", "Mapping", "Averaged", "Container", "Holder", "Union", "Value", "join", "item_of", "provenance_accesses",
-    "Params", "Pairs", "OPERATIONS", "reaches_operation",
+    "Params", "Pairs", "OPERATIONS", "reaches_operation", "contained",
 ]
 
 
@@ -153,6 +155,18 @@ def Params(origin: str) -> Items:  # noqa: N802  (a constructor of the lattice)
 def Pairs(origin: str) -> Items:  # noqa: N802
     """An iterable of (name, parameter) pairs (`model.named_parameters()`)."""
     return Items(Tup((None, Param(origin, walked=True))))
+
+
+def contained(origin: str, shape: tuple) -> Value | None:
+    """The value of an argument annotated as a container of modules (`holds.module_container_arguments`'s shape):
+    `list[Net]` is `Items(Model)`, `dict[str, Net]` a `Mapping` of them, `tuple[DataLoader, Net]` a `Tup`."""
+    kind, inner = shape
+    if kind == "model":
+        return Model(origin, inner)
+    if kind == "tuple":
+        return Tup(tuple(contained(origin, s) if s is not None else None for s in inner))
+    value = contained(origin, inner)
+    return (Items(value) if kind == "items" else Mapping(value)) if value is not None else None
 
 
 def join(a: Value | None, b: Value | None) -> Value | None:
@@ -266,6 +280,9 @@ _WALKS = {
     "state_dict": lambda o: Mapping(Param(o, walked=True, state=True)),
 }
 # Module methods that return the module itself.
+# Text of a method that may hand back a walk of its module (`return self.parameters()`, `params =
+# list(self.named_parameters()) ... return params`): the trigger of `_Engine._model_method`.
+_RETURNS_WALK = re.compile(r"\breturn\b.*\bself\.(?:" + "|".join(_WALKS) + r")\(", re.DOTALL)
 _RETURNS_SELF = frozenset(
     {"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty",
      "share_memory", "type"}
@@ -357,13 +374,15 @@ class _Engine:
         """Arguments that hold a built model on entry: those of a constructor (built before it was called)."""
         if span.name != "__init__":
             return {}
-        if id(span) not in self.seeded and not may_have_module_arguments(self.index, span):
+        if id(span) not in self.seeded and not may_have_module_arguments(self.index, span) \
+                and not may_have_module_containers(self.index, span):
             self.seeded[id(span)] = {}  # told from the `ast` tree: no libcst parse of a constructor that takes none
         if id(span) not in self.seeded:
             scope = function_scope(self.index, span)
             node = scope.node if scope is not None else None
             self.seeded[id(span)] = {} if not isinstance(node, cst.FunctionDef) else {
-                name: Model(name, classes) for name, classes in module_arguments(self.index, node).items()
+                **{name: contained(name, shape) for name, shape in module_container_arguments(self.index, node).items()},
+                **{name: Model(name, classes) for name, classes in module_arguments(self.index, node).items()},
             }
         return self.seeded[id(span)]
 
@@ -682,6 +701,26 @@ class _Engine:
                 found = join(found, self._child(Model(model.origin, (ref,), model.child), attr, text))
         return found
 
+    def _model_method(self, model: Model, name: str) -> Value | None:
+        """`model.get_grad_params()`: what a method of the built model's classes (of this file or another) hands
+        back when it walks the model's own parameters or modules, read with `self` the built model (`return
+        filter(lambda p: p.requires_grad, self.parameters())`). A method that walks nothing hands back none of them."""
+        found = None
+        for ref in answering_classes(self.index, model.classes or (UNKNOWN_CLASS,), name, package=True):
+            local = self.index.class_of(ref)
+            where = (self.index, local) if local is not None else self.index.external(ref) if ref != UNKNOWN_CLASS else None
+            if where is None or not where[1].is_module:
+                continue
+            other, info = where
+            method = info.span.methods.get(name)
+            if method is None or name in ("forward", "__call__") or not _RETURNS_WALK.search(
+                    other.skeleton.text(method.start, method.end)):
+                continue
+            engine = self.engines.get(id(other)) or _Engine(other, self.engines)
+            value, _writes = engine.call(method, info, (("self", Model(model.origin, (ref,), model.child)),))
+            found = join(found, value)
+        return found
+
     def _follow(self, run: _Run, call: cst.Call) -> Value | None:
         """What a call returns: a walk of a model, the same items, a copy, a helper's summary."""
         func = call.func
@@ -713,7 +752,8 @@ class _Engine:
                         return Model(f"{text}.get_submodule()")
                     if method == "get_parameter":
                         return Param(f"{text}.get_parameter()")
-                    return None if call.args else self._getter_child(v, method, f"{text}.{method}()")
+                    child = None if call.args else self._getter_child(v, method, f"{text}.{method}()")
+                    return child if child is not None else self._model_method(v, method)
                 if isinstance(v, Mapping):
                     if method == "items":
                         return Items(Tup((None, v.value)))
@@ -747,6 +787,12 @@ class _Engine:
             source = args[1].value if last == "filter" and len(args) > 1 else args[0].value
             inner = item_of(self.ev(run, source))
             return Items(inner) if inner is not None else None
+        if last == "zip" and "." not in name and len(call.args) == 1 and call.args[0].star == "*":
+            # `loaders, losses = zip(*objectives)`: the columns of rows of known parts, each the items of one part
+            rows = item_of(self.ev(run, call.args[0].value))
+            if isinstance(rows, Tup) and any(part is not None for part in rows.items):
+                return Tup(tuple(Items(part) if part is not None else None for part in rows.items))
+            return None
         if last == "zip" and "." not in name and args:
             items = tuple(item_of(self.ev(run, a.value)) for a in args)
             return Items(Tup(items)) if any(i is not None for i in items) else None

@@ -35,7 +35,7 @@ from .tree import access_path, call_name, code_of, cst, dotted, walk
 
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
-    "RETURNS_MODULE", "held_path_classes", "constructed_models",
+    "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -114,6 +114,69 @@ def _annotation_classes(index: ModelIndex, code: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+# Generic containers an annotation may wrap modules in: those whose items (`list[Net]`, `Iterable[...]`, a tuple
+# `tuple[Net, ...]` of any length) and those whose values (`dict[str, Net]`) are the modules.
+_ITEM_CONTAINERS = frozenset({
+    "list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "set", "Set", "frozenset",
+    "FrozenSet", "Generator",
+})
+_VALUE_CONTAINERS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"})
+# The shape of a container argument's modules: `("model", classes)`, `("items", shape)`, `("mapping", shape)` or
+# `("tuple", (shape or None, ...))`.
+Shape = tuple
+
+
+@memoised
+def module_container_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, Shape]:
+    """Arguments of `function` annotated as containers holding modules, and where the modules sit in them:
+    `models: list[nn.Module]` (its items), `nets: dict[str, Critic]` (its values), `objectives: Iterable[tuple[
+    DataLoader, nn.Module]]` (the second part of each item). A container is handed built modules as a module
+    argument is (`module_arguments`, which leaves containers out: a list is no module)."""
+    found: dict[str, Shape] = {}
+    for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
+        if param.annotation is None or param.name.value in ("self", "cls"):
+            continue
+        shape = _container_shape(index, param.annotation.annotation, 0)
+        if shape is not None and shape[0] != "model":
+            found[param.name.value] = shape
+    return found
+
+
+def _container_shape(index: ModelIndex, note: cst.BaseExpression, depth: int) -> Shape | None:
+    """Where modules sit in a value of annotation `note` (a `Shape`), or None where it holds none."""
+    if isinstance(note, cst.SimpleString):  # a quoted annotation: what it names
+        try:
+            note = cst.parse_expression(note.evaluated_value)
+        except (cst.ParserSyntaxError, TypeError):
+            return None
+    if isinstance(note, cst.BinaryOperation) and isinstance(note.operator, cst.BitOr):  # `list[Net] | None`
+        return _container_shape(index, note.left, depth) or _container_shape(index, note.right, depth)
+    if not isinstance(note, cst.Subscript):
+        classes = annotated_module(index, note)
+        if classes and not all(known.torch_has_params(ref) is False for ref in classes):
+            return ("model", classes)
+        return None
+    if depth > 3:
+        return None
+    head = (dotted(note.value) or "").rsplit(".", 1)[-1]
+    parts = [e.slice.value for e in note.slice if isinstance(e.slice, cst.Index)]
+    if head in ("Optional", "Union"):
+        return next((s for s in (_container_shape(index, p, depth) for p in parts) if s is not None), None)
+    if head in _ITEM_CONTAINERS and parts:
+        inner = _container_shape(index, parts[0], depth + 1)
+        return ("items", inner) if inner is not None else None
+    if head in _VALUE_CONTAINERS and len(parts) == 2:
+        inner = _container_shape(index, parts[1], depth + 1)
+        return ("mapping", inner) if inner is not None else None
+    if head in ("tuple", "Tuple") and parts:
+        if len(parts) == 2 and isinstance(parts[1], cst.Ellipsis):
+            inner = _container_shape(index, parts[0], depth + 1)
+            return ("items", inner) if inner is not None else None
+        shapes = tuple(_container_shape(index, p, depth + 1) for p in parts)
+        return ("tuple", shapes) if any(s is not None for s in shapes) else None
+    return None
+
+
 @memoised
 def type_var_bounds(index: ModelIndex) -> dict[str, str]:
     """Module-level type variables of the file and the class each is bound to (`T = TypeVar("T", bound=Policy)`)."""
@@ -158,6 +221,9 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
                 continue  # `loss_fn: nn.modules.loss._Loss`: a torch module owning no parameter, nothing to partition
             if classes:
                 found[name] = classes
+            elif _names_a_class(param.annotation.annotation) and module_like_name(name) \
+                    and _library_model_class(index, param.annotation.annotation):
+                found[name] = ("<unknown>",)  # `model: UNet2DModel` of a library the program cannot read
             elif _names_a_class(param.annotation.annotation):
                 used_only.append(name)  # a class not known to be a module (its bases unreadable): judged by use
             continue
@@ -176,6 +242,21 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
     return found
 
 
+def may_have_module_containers(index: ModelIndex, span: FunctionSpan) -> bool:
+    """False only when `module_container_arguments` of the `def` at `span` is surely empty, read from the `ast`
+    tree (an annotation of a container that names no module class the lookup knows, or none)."""
+    node = _function_defs(index).get((span.start, span.end, span.indent), False)
+    if node is None or node is False:
+        return True
+    args = node.args
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        code = _segment(index, arg.annotation) if arg.annotation is not None else None
+        if code is not None and _NOT_AN_INSTANCE.search(code) and any(
+                _annotation_classes(index, word) for word in _ANNOTATION_NAME.findall(code)):
+            return True  # `models: list[Net]`
+    return False
+
+
 def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
     """False only when `module_arguments` of the `def` at `span` is surely empty, read from the file's `ast` tree
     without a libcst parse (the trigger before the parse); True when it may not be, or the tree cannot tell.
@@ -183,7 +264,8 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
     Each test is `module_arguments`'s own, or looser: an annotation's text asked of the same lookup, a default
     counted as a setting only when libcst's would be (an `int`, a `float`, a list, a dict, a tuple; a string may
     be an implicit concatenation, so it is not), any name a module-only method or `load_state_dict` is called
-    on taken as used as a module (an annotation naming no class the lookup knows is judged by that use too), and
+    on taken as used as a module (an annotation naming no class the lookup knows is judged by that use too, unless
+    it names a class as models are named for an argument named as modules are), and
     a function with an `import` of its own always parsed.
     """
     node = _function_defs(index).get((span.start, span.end, span.indent), False)
@@ -201,6 +283,8 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
         if arg.annotation is not None and not (code is not None and _types_nothing(code)):
             if code is None or len(code) > 400 or _annotation_classes(index, code):
                 return True
+            if module_like_name(name) and _MODULE_WORD.search(code.rsplit(".", 1)[-1].strip("\"' ").lower()):
+                return True  # `model: UNet2DModel` of a library the program cannot read (`_library_model_class`)
             unannotated.append(name)  # a class the lookup cannot tell: `module_arguments` judges it by use
             continue
         default = _default_of(args, arg)
@@ -392,6 +476,25 @@ def _names_a_class(annotation: cst.BaseExpression) -> bool:
     text = code_of(annotation, limit=200).strip("\"' ")
     return all(part.isidentifier() for part in text.split(".")) and text.rsplit(".", 1)[-1][:1].isupper() \
         and text not in _TYPING_WORDS
+
+
+# Libraries whose classes named like models are no torch modules (`model: BaseModel` of pydantic, an sklearn model).
+_NOT_TORCH_LIBRARIES = frozenset({"pydantic", "sklearn", "lightgbm", "xgboost", "catboost", "gensim", "statsmodels"})
+
+
+def _library_model_class(index: ModelIndex, annotation: cst.BaseExpression) -> bool:
+    """Does an annotation name a class imported from a library the program cannot read, named as models are
+    (`UNet2DModel` of diffusers, `CLIPTextTransformer`), not a config, an output or a tokenizer? Handed to an
+    argument named as modules are, it is a built model as much as an unannotated `model` is."""
+    text = code_of(annotation, limit=200).strip("\"' ")
+    qualified = index.qualify(text)
+    root = qualified.partition(".")[0]
+    if text in index.classes or "." not in qualified or root in _NOT_TORCH_LIBRARIES or root == index.module.partition(".")[0]:
+        return False
+    if qualified.startswith(".") or root not in index.import_roots or index.external(qualified) is not None:
+        return False  # this package's own class (read, and no module), or a name imported from nowhere
+    last = qualified.rsplit(".", 1)[-1].lower()
+    return _MODULE_WORD.search(last) is not None and not _NOT_A_MODULE.search(last)
 
 
 def _locally_imported_module(index: ModelIndex, function: cst.FunctionDef, annotation: cst.BaseExpression) -> tuple[str, ...]:
