@@ -254,6 +254,9 @@ class _Finder:
             m.kind == Kind.UNKNOWN and m.classes == (UNKNOWN_CLASS,) and not config_like(m.name)
             for m in self.members.values()
         )
+        # A forward given a module by its caller (`def forward(self, module, grads)`): a helper it hands that module
+        # to may rewrite the module's parameters, which no hook of that module gathered.
+        self.forward_arguments = self.bound.passed_in if any(m is method for m in cls.forward_methods) else set()
 
     def accesses(self) -> list[ParamAccess]:
         found: list[ParamAccess] = []
@@ -266,6 +269,8 @@ class _Finder:
             elif kind is cst.Call:
                 if self.follows_helpers:
                     found.extend(self._call(node, ctx))
+                elif self.forward_arguments:
+                    found.extend(self._module_handed_to_writer(node, ctx))
             elif kind is cst.Attribute:
                 found.extend(self._attribute(node, ctx))
             if self.bound.in_forward and (kind is cst.Subscript or kind is cst.Name):
@@ -580,6 +585,10 @@ class _Finder:
         member = self.members.get(path.parts[0])
         return member is not None and member.kind == Kind.VALUE and f"self.{path.parts[0]} = None" in self.cls.text
 
+    def _forward_argument(self, value: cst.BaseExpression) -> bool:
+        """Is `value` an argument of this forward (not `self`'s child), as is (`module`, not `module.layer`)?"""
+        return isinstance(value, cst.Name) and value.value in self.forward_arguments
+
     def _module_handed_to_writer(self, call: cst.Call, ctx: Ctx) -> list[ParamAccess]:
         """A built module handed to a helper that initialises or sizes its parameters: `init_layer(self.conv1)`,
         `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
@@ -610,7 +619,8 @@ class _Finder:
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
         if not inline and not any(
             _module_arg(value, self.members, self.bound.handed) or self._set_by_subclass(value)
-            or self._lazy(value) or self._set_outside(value) for arg in call.args for value in _handed_values(arg.value)
+            or self._lazy(value) or self._set_outside(value) or self._forward_argument(value)
+            for arg in call.args for value in _handed_values(arg.value)
         ):
             return []  # no module handed over: do not read the function at all
         out = []
@@ -624,6 +634,8 @@ class _Finder:
                 use = INIT  # `reset_all(self.head)` running `head.apply(reset)` on the built model: no zero.Init there
             if use is None and READ in done and self.entry:
                 use = READ  # `self.ema.update_parameters(self.model)` on the built model: its values, placeholders
+            if use is None and READ in done and any(self._forward_argument(v) for v in _handed_values(call.args[position].value)):
+                use = READ  # `update_module(module, updates)` in a forward: `p + u` of a module no hook of which ran
             if use is None:
                 continue
             for value in _handed_values(call.args[position].value):
@@ -642,6 +654,8 @@ class _Finder:
                         first = _unknown(path.parts[0])  # `self.model` a base class of another file built
                 else:
                     first = self.bound.handed.get(path.root)
+                    if first is None and self._forward_argument(value) and _walks_a_module(self.index, self.flat, call, position):
+                        first = _unknown(path.root)  # `update_module(module, updates)` in a forward handed `module`
                 if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
                     continue
                 if any(has_params(self.index, c) is not False for c in first.classes) or (
