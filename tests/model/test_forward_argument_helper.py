@@ -59,3 +59,49 @@ def test_forward_hands_its_module_argument_to_an_updating_helper(tmp_path):
 def test_forward_running_or_counting_its_module_argument_is_clean(tmp_path):
     found = found_in_package(tmp_path, {"utils.py": UTILS, "rules.py": RULES}, "rules.py")
     assert [f for f in found if f[1] > 14] == []
+
+
+LEARNER = """
+import torch
+from torch import nn
+from .rules import DiffSGD, Runs, Counts
+
+
+class Learner(nn.Module):
+    def __init__(self, model, lr):
+        super().__init__()
+        self.module = model
+        self.sgd = DiffSGD(lr)
+
+    def adapt(self, loss):
+        grads = torch.autograd.grad(loss, self.module.parameters(), create_graph=True)
+        self.sgd(self.module, grads)
+
+    def forward(self, x):
+        return self.module(x)
+
+
+class Stepper(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.module = model
+        self.run = Runs()
+        self.count = Counts()
+
+    def step(self, x):
+        y = self.run(self.module, x)
+        return self.count(self.module, y)
+
+    def forward(self, x):
+        return self.module(x)
+"""
+
+
+def test_child_handed_to_a_module_whose_forward_updates_it(tmp_path):
+    files = {"utils.py": UTILS, "rules.py": RULES, "learner.py": LEARNER}
+    assert found_in_package(tmp_path, files, "learner.py", prefix="ZG3") == [("ZG301", 15)]
+
+
+def test_child_handed_to_modules_that_run_or_count_it_is_clean(tmp_path):
+    files = {"utils.py": UTILS, "rules.py": RULES, "learner.py": LEARNER}
+    assert [f for f in found_in_package(tmp_path, files, "learner.py") if f[1] > 20] == []

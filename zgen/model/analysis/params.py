@@ -22,7 +22,9 @@ from ..program.members import (
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import APPLIES, argument_effects, inherited_argument_effects, resolve_function, usage
+from .effects import (
+    APPLIES, argument_effects, child_forward_effects, inherited_argument_effects, resolve_function, usage,
+)
 from .flow import Ctx, Flat, flat_of, loop_items, mapping_walked, own_only, same_items
 from .returned import is_property, property_attributes, returned_attributes
 
@@ -627,7 +629,7 @@ class _Finder:
         # (in `__init__`, a method of this class too: `self.init_conv_(self.up[0], 4)` initialises the child it is
         # handed, partitioned once built, as a function of the file would; reported at the call that hands it)
         effects = argument_effects(self.index, self.flat, call) or inherited_argument_effects(
-            self.cls, call, in_file=self.init)
+            self.cls, call, in_file=self.init) or child_forward_effects(self.cls, call)
         for position, done in effects:
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
             if use is None and APPLIES in done and self.entry:

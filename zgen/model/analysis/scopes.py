@@ -91,7 +91,7 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
                 or _hands_argument(index, text))
     if scope is Scope.INIT:
         return may or _hands_module(text) or _HANDS_OWN.search(text) is not None
-    hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
+    hands = scope in (Scope.LATE, Scope.ENTRY) and (_hands_module(text) or _HANDS_OWN.search(text) is not None)
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
     if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text) and not (
