@@ -17,7 +17,7 @@ from ..program.holds import annotated_module, config_like, module_arguments, mod
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import (
     UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
-    parameter_container, torch_base,
+    parameter_container, parameter_dict, torch_base,
 )
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
@@ -192,13 +192,22 @@ class _Bindings:
     def _param_items_loop(self, index: ModelIndex, cls: ClassInfo, node: cst.For | cst.CompFor) -> None:
         """`for w in self.weights`, `.values()`, `for k, w in self.weights.items()`: `w` is one of its tensors."""
         for part, items in loop_items(node.target, node.iter):
+            bare = not isinstance(items, cst.Call)  # `for k in self.weights`, not `.values()` nor `.items()`
             if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
                 if items.func.attr.value not in ("values", "items"):
                     continue
                 items = items.func.value
             holder = self.param_container(index, cls, items) if isinstance(part, cst.Name) else None
+            if holder is not None and bare and self._keyed(index, cls, holder):
+                continue  # `for k in self.prior_params` of a `ParameterDict`: its keys, no tensor
             if holder is not None:
                 self.param_items[part.value] = holder  # type: ignore[union-attr]
+
+    @staticmethod
+    def _keyed(index: ModelIndex, cls: ClassInfo, holder: str) -> bool:
+        """Is the container written `holder` (`self.prior_params`, `self.transform[k]`) a `ParameterDict`?"""
+        path = access_path(cst.parse_expression(holder))
+        return path is not None and bool(path.parts) and parameter_dict(index, cls, path.parts[0])
 
     def _assign(self, index: ModelIndex, flat: Flat, node: cst.Assign) -> None:
         target = node.targets[0].target
@@ -258,7 +267,9 @@ class _Finder:
         )
         # A forward given a module by its caller (`def forward(self, module, grads)`): a helper it hands that module
         # to may rewrite the module's parameters, which no hook of that module gathered.
-        self.forward_arguments = self.bound.passed_in if any(m is method for m in cls.forward_methods) else set()
+        self.forward_arguments: set[str] = set()
+        if self.bound.passed_in and method.node is not None and any(m is method for m in cls.forward_methods):
+            self.forward_arguments = self.bound.passed_in & module_arguments(index, method.node).keys()
 
     def accesses(self) -> list[ParamAccess]:
         found: list[ParamAccess] = []

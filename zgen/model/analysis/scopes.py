@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
+from ..program.holds import module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, holds_parameter_containers, parameter_container
 from ..program.tree import cst, dotted, walk
@@ -355,13 +356,19 @@ def _hands_argument(index: ModelIndex, text: str) -> bool:
     head = _DEF_ARGUMENTS.search(text)
     if head is None or not head.group(1).strip():
         return False
-    names = {part.split("=")[0].split(":")[0].strip(" *\n") for part in head.group(1).split(",")}
-    return any(
+    names = set()
+    for part in head.group(1).split(","):
+        name = part.split("=")[0].split(":")[0].strip(" *\n")
+        # a module by its name, its annotation or its use (`module.parameters()`): not every tensor handed on
+        if name and (module_like_name(name) or "Module" in part or any(f"{name}.{walk}(" in text for walk in _WALKS)):
+            names.add(name)
+    return bool(names) and any(
         match.group(2) in names and (match.group(1) in index.skeleton.functions or match.group(1) in index.imports)
         for match in _BARE_CALL.finditer(text)
     )
 
 
+_WALKS = ("parameters", "named_parameters", "modules")
 _DEF_ARGUMENTS = re.compile(r"def\s+\w+\s*\(\s*self\s*,([^)]*)\)")
 _BARE_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(\s*(\w+)\s*[,)]")
 
