@@ -908,6 +908,29 @@ def argument_effects(
     return [(i, effect) for i, effect in done if effect]
 
 
+def child_forward_effects(cls: ClassInfo, call: cst.Call) -> list[tuple[int, frozenset[str]]]:
+    """`argument_effects` of `self.<child>(...)`: calling a child module of one class runs that class's `forward`
+    with the same arguments (`self.diff_sgd(self.module, updates)` with `self.diff_sgd = DiffSGD(lr)`, whose forward
+    rewrites the module it is handed); empty when the child's class cannot be read."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return []
+    member = facts_of(cls).members.get(func.attr.value) if cls.is_module else None
+    if member is None or member.kind != Kind.MODULE or len(member.classes) != 1:
+        return []
+    info = cls.index.classes.get(member.classes[0])
+    found = (cls.index, info) if info is not None else cls.index.external(member.classes[0])
+    target = found[1].inherited_method("forward") if found is not None else None
+    if target is None or target.node is None:
+        return []
+    effects = module_arg_effects(target.index, target.node)
+    modules = module_arguments(target.index, target.node) if effects else ()
+    # only what the forward takes as a module (`module.parameters()`), not the tensors handed beside it
+    done = ((i, effects.get(parameter)) for i, arg in enumerate(call.args)
+            if not arg.star and (parameter := parameter_for(target.node, call, i)) in modules)
+    return [(i, frozenset(e for e in effect if not e.startswith((CALLS, COMPUTES)))) for i, effect in done if effect]
+
+
 def inherited_argument_effects(
     cls: ClassInfo, call: cst.Call, in_file: bool = False
 ) -> list[tuple[int, frozenset[str]]]:

@@ -17,12 +17,14 @@ from ..program.holds import annotated_module, config_like, module_arguments, mod
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import (
     UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
-    parameter_container, torch_base,
+    parameter_container, parameter_dict, torch_base,
 )
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
-from .effects import APPLIES, argument_effects, inherited_argument_effects, resolve_function, usage
+from .effects import (
+    APPLIES, argument_effects, child_forward_effects, inherited_argument_effects, resolve_function, usage,
+)
 from .flow import Ctx, Flat, flat_of, loop_items, mapping_walked, own_only, same_items
 from .returned import is_property, property_attributes, returned_attributes
 
@@ -190,13 +192,22 @@ class _Bindings:
     def _param_items_loop(self, index: ModelIndex, cls: ClassInfo, node: cst.For | cst.CompFor) -> None:
         """`for w in self.weights`, `.values()`, `for k, w in self.weights.items()`: `w` is one of its tensors."""
         for part, items in loop_items(node.target, node.iter):
+            bare = not isinstance(items, cst.Call)  # `for k in self.weights`, not `.values()` nor `.items()`
             if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args:
                 if items.func.attr.value not in ("values", "items"):
                     continue
                 items = items.func.value
             holder = self.param_container(index, cls, items) if isinstance(part, cst.Name) else None
+            if holder is not None and bare and self._keyed(index, cls, holder):
+                continue  # `for k in self.prior_params` of a `ParameterDict`: its keys, no tensor
             if holder is not None:
                 self.param_items[part.value] = holder  # type: ignore[union-attr]
+
+    @staticmethod
+    def _keyed(index: ModelIndex, cls: ClassInfo, holder: str) -> bool:
+        """Is the container written `holder` (`self.prior_params`, `self.transform[k]`) a `ParameterDict`?"""
+        path = access_path(cst.parse_expression(holder))
+        return path is not None and bool(path.parts) and parameter_dict(index, cls, path.parts[0])
 
     def _assign(self, index: ModelIndex, flat: Flat, node: cst.Assign) -> None:
         target = node.targets[0].target
@@ -254,6 +265,11 @@ class _Finder:
             m.kind == Kind.UNKNOWN and m.classes == (UNKNOWN_CLASS,) and not config_like(m.name)
             for m in self.members.values()
         )
+        # A forward given a module by its caller (`def forward(self, module, grads)`): a helper it hands that module
+        # to may rewrite the module's parameters, which no hook of that module gathered.
+        self.forward_arguments: set[str] = set()
+        if self.bound.passed_in and method.node is not None and any(m is method for m in cls.forward_methods):
+            self.forward_arguments = self.bound.passed_in & module_arguments(index, method.node).keys()
 
     def accesses(self) -> list[ParamAccess]:
         found: list[ParamAccess] = []
@@ -266,6 +282,8 @@ class _Finder:
             elif kind is cst.Call:
                 if self.follows_helpers:
                     found.extend(self._call(node, ctx))
+                elif self.forward_arguments:
+                    found.extend(self._module_handed_to_writer(node, ctx))
             elif kind is cst.Attribute:
                 found.extend(self._attribute(node, ctx))
             if self.bound.in_forward and (kind is cst.Subscript or kind is cst.Name):
@@ -580,6 +598,10 @@ class _Finder:
         member = self.members.get(path.parts[0])
         return member is not None and member.kind == Kind.VALUE and f"self.{path.parts[0]} = None" in self.cls.text
 
+    def _forward_argument(self, value: cst.BaseExpression) -> bool:
+        """Is `value` an argument of this forward (not `self`'s child), as is (`module`, not `module.layer`)?"""
+        return isinstance(value, cst.Name) and value.value in self.forward_arguments
+
     def _module_handed_to_writer(self, call: cst.Call, ctx: Ctx) -> list[ParamAccess]:
         """A built module handed to a helper that initialises or sizes its parameters: `init_layer(self.conv1)`,
         `named_apply(init_fn, self)` (a walk over every submodule without `nn.Module.apply`'s gathering)."""
@@ -610,20 +632,23 @@ class _Finder:
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
         if not inline and not any(
             _module_arg(value, self.members, self.bound.handed) or self._set_by_subclass(value)
-            or self._lazy(value) or self._set_outside(value) for arg in call.args for value in _handed_values(arg.value)
+            or self._lazy(value) or self._set_outside(value) or self._forward_argument(value)
+            for arg in call.args for value in _handed_values(arg.value)
         ):
             return []  # no module handed over: do not read the function at all
         out = []
         # (in `__init__`, a method of this class too: `self.init_conv_(self.up[0], 4)` initialises the child it is
         # handed, partitioned once built, as a function of the file would; reported at the call that hands it)
         effects = argument_effects(self.index, self.flat, call) or inherited_argument_effects(
-            self.cls, call, in_file=self.init)
+            self.cls, call, in_file=self.init) or child_forward_effects(self.cls, call)
         for position, done in effects:
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
             if use is None and APPLIES in done and self.entry:
                 use = INIT  # `reset_all(self.head)` running `head.apply(reset)` on the built model: no zero.Init there
             if use is None and READ in done and self.entry:
                 use = READ  # `self.ema.update_parameters(self.model)` on the built model: its values, placeholders
+            if use is None and READ in done and any(self._forward_argument(v) for v in _handed_values(call.args[position].value)):
+                use = READ  # `update_module(module, updates)` in a forward: `p + u` of a module no hook of which ran
             if use is None:
                 continue
             for value in _handed_values(call.args[position].value):
@@ -642,6 +667,8 @@ class _Finder:
                         first = _unknown(path.parts[0])  # `self.model` a base class of another file built
                 else:
                     first = self.bound.handed.get(path.root)
+                    if first is None and self._forward_argument(value) and _walks_a_module(self.index, self.flat, call, position):
+                        first = _unknown(path.root)  # `update_module(module, updates)` in a forward handed `module`
                 if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
                     continue
                 if any(has_params(self.index, c) is not False for c in first.classes) or (

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
+from ..program.holds import module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, holds_parameter_containers, parameter_container
 from ..program.tree import cst, dotted, walk
@@ -87,10 +88,11 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     text = method.text
     may = _may_access(index, method)
     if scope is Scope.FORWARD:
-        return may or _mentions_helper(index, cls, text) or _mentions_kept_parameters(index, cls, text)
+        return (may or _mentions_helper(index, cls, text) or _mentions_kept_parameters(index, cls, text)
+                or _hands_argument(index, text))
     if scope is Scope.INIT:
         return may or _hands_module(text) or _HANDS_OWN.search(text) is not None
-    hands = scope in (Scope.LATE, Scope.ENTRY) and _hands_module(text)
+    hands = scope in (Scope.LATE, Scope.ENTRY) and (_hands_module(text) or _HANDS_OWN.search(text) is not None)
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
     if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text) and not (
@@ -345,6 +347,30 @@ def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
 # An initialiser or a helper given an attribute of a child (`nn.init.normal_(self.vit.cls_token)`,
 # `init_pos(pos_embedding=self.vit.pos_embed)`): the attribute may be a parameter of a module we cannot read.
 _INITIALISES_PATH = re.compile(r"(?:[a-z0-9]_|init\w*)\(\s*(?:\w+=)?self\.\w+(?:\.\w+){1,2}\s*[,)]")
+
+
+def _hands_argument(index: ModelIndex, text: str) -> bool:
+    """Does the method hand one of its own arguments, as is, to a function of this file or one it imports
+    (`update_module(module, updates)` in `def forward(self, module, updates)`)? That function may rewrite the
+    parameters of a module the caller handed in (`params._forward_argument`)."""
+    head = _DEF_ARGUMENTS.search(text)
+    if head is None or not head.group(1).strip():
+        return False
+    names = set()
+    for part in head.group(1).split(","):
+        name = part.split("=")[0].split(":")[0].strip(" *\n")
+        # a module by its name, its annotation or its use (`module.parameters()`): not every tensor handed on
+        if name and (module_like_name(name) or "Module" in part or any(f"{name}.{walk}(" in text for walk in _WALKS)):
+            names.add(name)
+    return bool(names) and any(
+        match.group(2) in names and (match.group(1) in index.skeleton.functions or match.group(1) in index.imports)
+        for match in _BARE_CALL.finditer(text)
+    )
+
+
+_WALKS = ("parameters", "named_parameters", "modules")
+_DEF_ARGUMENTS = re.compile(r"def\s+\w+\s*\(\s*self\s*,([^)]*)\)")
+_BARE_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(\s*(\w+)\s*[,)]")
 
 
 def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:

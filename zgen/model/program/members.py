@@ -244,6 +244,18 @@ def parameter_container(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     return False
 
 
+def parameter_dict(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Is member `name` of `cls` a `ParameterDict`, or a module container of them? Iterating one yields its keys."""
+    for owner in cls.mro:
+        member = facts_of(owner).members.get(name)
+        called = call_name(member.call) if member is not None and member.call is not None else None
+        if called:
+            return index.qualify(called).rsplit(".", 1)[-1] == "ParameterDict"
+    return holds_parameter_containers(cls, name) and all(
+        ref.rsplit(".", 1)[-1] == "ParameterDict" for ref in facts_of(cls).members[name].classes
+    )
+
+
 def holds_parameter_containers(cls: ClassInfo, name: str) -> bool:
     """Is member `name` of `cls` a module container whose items are all `ParameterList`s/`ParameterDict`s
     (`self.transform[k] = nn.ParameterDict(...)` in a `ModuleDict`)? Each item is a module never called."""

@@ -231,6 +231,12 @@ def _message(access: ParamAccess) -> str:
             f"`{what}` iterates parameters that include submodules'; they are partitioned here, "
             "since ZeRO-3 gathers each only while its own module runs"
         )
+    if access.via.reach is Reach.PASSED:  # `update_module(module, updates)` in a forward handed `module`
+        return (
+            f"`{what}` is handed to `{access.via.name}()`, which computes with its parameters here, outside "
+            f"`{what}`'s forward; no hook of `{what}` gathered them, so ZeRO-3 must fetch each on access, blocking "
+            "and outside the prefetch schedule"
+        )
     if access.via.reach is Reach.HELPER:
         return (
             f"`{what}` reads `{access.owner}.{access.param}`, a parameter of submodule `{access.owner}`, outside "
