@@ -53,9 +53,10 @@ class OptionalInputSkipsModule(Rule):
     layers with parameters count as a tower; the presence test may be
     combined with settings (`not exists(embed) and not self.unconditional`). A single layer counts when it
     runs on the optional input itself (`if exists(edges): edges = self.edge_emb(edges)`: a rank
-    called without edges skips the embedding's gather); one gated on an optional input but run on
-    another value (an expert projection given routing indices) is left alone: that is usually the
-    caller's fixed convention. Inputs whose presence `forward` asserts
+    called without edges skips the embedding's gather) or on a value computed from it on every path to
+    the call (`recyclables.pairwise`, `dist = torch.cdist(coords, coords)`, `h = torch.cat([h, desc])`);
+    one gated on an optional input but run on another value (an expert projection given routing
+    indices, `self.proj(x[indices])`) is left alone: that is usually the caller's fixed convention. Inputs whose presence `forward` asserts
     (outright, or in every branch of a test on `self`: `if self.cross is
     None: assert src is None else: assert src is not None`) are fixed by
     the configuration; so are inputs that every parent in the file passes by
@@ -198,6 +199,24 @@ class Layer(nn.Module):
 """,
     )
     INVALID = (
+        # A single embedding run on distances computed from the optional coordinates.
+        """
+import torch
+from torch import nn
+
+class Fold(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.body = nn.Linear(d, d)
+        self.dist_emb = nn.Embedding(4096, d)
+
+    def forward(self, x, coords=None):
+        x = self.body(x)
+        if coords is not None:
+            dist = torch.cdist(coords, coords)
+            x = x + self.dist_emb(torch.bucketize(dist, torch.linspace(0, 1, 8)))
+        return x
+""",
         # A single embedding run on the optional input itself.
         """
 from torch import nn
@@ -847,6 +866,7 @@ class _Runs:
         self.aliases: dict[str, tuple[str, ...]] = {}
         self.inputs: frozenset[str] = frozenset()  # the optional inputs whose presence is tested
         self.replaced: frozenset[int] | None = None  # calls whose result an optional input stands in for (on demand)
+        self.carriers: dict[int, frozenset[str]] | None = None  # per call, the inputs and locals computed from them
         self.singles: set[str] = set()  # single layers seen in the branches compared
         self.on_inputs: set[str] = set()  # ... of them, those run on an optional input somewhere
         self.stood_in: set[str] = set()  # ... and those whose output an optional input stands in for
@@ -875,7 +895,7 @@ class _Runs:
     def start(self, func: ast.FunctionDef, inputs: set[str]) -> None:
         """Read method `func` afresh, testing the presence of `inputs`: its locals bound to a submodule or its forward
         (`fn = self.unet.forward`, for `fn(x)`), and no single layer or stand-in seen yet."""
-        self.func, self.inputs, self.replaced = func, frozenset(inputs), None
+        self.func, self.inputs, self.replaced, self.carriers = func, frozenset(inputs), None, None
         self.singles, self.on_inputs, self.stood_in = set(), set(), set()
         self.aliases = {}
         for node in ast_nodes(self.index, func):
@@ -957,8 +977,18 @@ class _Runs:
                 self.stood_in.add(name)
             elif isinstance(first, ast.Name) and first.id in self.inputs:
                 self.on_inputs.add(name)
+            elif first is not None and kind != Kind.UNKNOWN and self._carries(call, first):
+                self.on_inputs.add(name)
             return {name}
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
+
+    def _carries(self, call: ast.Call, value: ast.expr) -> bool:
+        """Is `value` an optional input or computed from one (`recyclables.pairwise`, `torch.cat([h, desc])`, a local
+        bound to such a value, `dist = torch.cdist(coords, coords)`)? An input used only as an index (`x[indices]`)
+        picks rows of another value: the layer runs on that value."""
+        if self.carriers is None:
+            self.carriers = _carriers(self.func, self.inputs) if self.func is not None else {}
+        return bool(_data_names(value) & self.carriers.get(id(call), self.inputs))
 
     def _handed(self, call: ast.Call, name: str) -> set[str]:
         """`aux_loss(self, x)`: a function of the file handed this module that runs it."""
@@ -972,6 +1002,92 @@ class _Runs:
                 if runs_argument(self.index, name, names[position], (self.cls.name,)):
                     return {f"{name}()"}
         return set()
+
+
+def _carriers(func: ast.FunctionDef, inputs: frozenset[str]) -> dict[int, frozenset[str]]:
+    """For each call of the method, the names that hold an optional input or a value computed from one on every path
+    to it: `dist = torch.cdist(coords, coords)` ... `self.emb(dist)`, not `h` after `if c: h = f(coords)` / `else: h
+    = self.conv(x)`, which may hold either."""
+    found: dict[int, frozenset[str]] = {}
+    _carry(func.body, frozenset(inputs), found)
+    return found
+
+
+def _carry(block: list[ast.stmt], held: frozenset[str], found: dict[int, frozenset[str]]) -> frozenset[str] | None:
+    """Walk `block` from the carriers `held`; the carriers after it, or None when it always returns or raises."""
+    for stmt in block:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        heads = {
+            ast.If: ("test",), ast.While: ("test",), ast.For: ("iter",), ast.AsyncFor: ("iter",),
+            ast.With: ("items",), ast.AsyncWith: ("items",), ast.Try: (),
+        }.get(type(stmt))
+        own = [getattr(stmt, f) for f in heads] if heads is not None else [stmt]
+        for part in own:
+            for node in (n for p in (part if isinstance(part, list) else [part]) for n in ast.walk(p)):
+                if isinstance(node, ast.Call):
+                    found[id(node)] = held
+        if heads is None:
+            if isinstance(stmt, (ast.Return, ast.Raise)):
+                return None
+            held = _bind(stmt, held)
+        elif isinstance(stmt, ast.If):
+            outs = [o for o in (_carry(stmt.body, held, found), _carry(stmt.orelse, held, found)) if o is not None]
+            if not outs:
+                return None
+            held = frozenset.intersection(*outs)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            inner = held
+            if not isinstance(stmt, ast.While):
+                inner = _bound(stmt.target, inner, bool(_data_names(stmt.iter) & held))
+            out = _carry(stmt.body, inner, found)
+            held = held & out if out is not None else held
+            held = _carry(stmt.orelse, held, found) or held
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            out = _carry(stmt.body, held, found)
+            if out is None:
+                return None
+            held = out
+        else:  # try: what holds after the body and after every handler
+            outs = [_carry(stmt.body, held, found), *(_carry(h.body, held, found) for h in stmt.handlers)]
+            live = [o for o in outs if o is not None]
+            held = frozenset.intersection(held, *live)
+            _carry(stmt.finalbody, held, found)
+    return held
+
+
+def _bind(stmt: ast.stmt, held: frozenset[str]) -> frozenset[str]:
+    """The carriers after an assignment: its targets hold a carrier exactly when its value computes with one."""
+    if isinstance(stmt, ast.Assign):
+        carries = bool(_data_names(stmt.value) & held)
+        for target in stmt.targets:
+            held = _bound(target, held, carries)
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        held = _bound(stmt.target, held, bool(_data_names(stmt.value) & held))
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        if _data_names(stmt.value) & held:
+            held = held | {stmt.target.id}
+    return held
+
+
+def _bound(target: ast.expr, held: frozenset[str], carries: bool) -> frozenset[str]:
+    """The carriers after binding `target` (a name, or a tuple of names, starred too) to a value that `carries` one."""
+    elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    elements = [e.value if isinstance(e, ast.Starred) else e for e in elements]
+    names = {e.id for e in elements if isinstance(e, ast.Name)}
+    return held | names if carries else held - names
+
+
+def _data_names(value: ast.expr) -> set[str]:
+    """The names whose values `value` computes with, not those only indexing another value (`x[indices]`) or only
+    called (`torch.cat`)."""
+    skipped = set()
+    for node in ast.walk(value):
+        if isinstance(node, ast.Subscript):
+            skipped |= {id(n) for n in ast.walk(node.slice)}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            skipped.add(id(node.func))  # (`coords.float()`: the receiver is data)
+    return {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in skipped}
 
 
 def _cleared(func: ast.FunctionDef) -> dict[str, list[int]]:
