@@ -18,7 +18,7 @@ from ..analysis.flow import Flat
 from ..analysis.instances import attribute_classes
 from ..analysis.persistence import gathers, member_gathers
 from ..analysis.reach import function_target
-from ..analysis.runs import HelperRuns, ast_function, ast_nodes, runs_argument, self_path
+from ..analysis.runs import HelperRuns, ast_function, ast_loop_items, ast_nodes, runs_argument, self_path
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.holds import module_like_name
@@ -50,8 +50,10 @@ class OptionalInputSkipsModule(Rule):
     A helper method that runs submodules (`self.encode_text(text)`), a
     child's method that runs the child's submodules
     (`self.clip.embed_image(image)`) and a `Sequential` of two or more
-    layers with parameters count as a tower; the presence test may be
-    combined with settings (`not exists(embed) and not self.unconditional`). A single layer counts when it
+    layers with parameters count as a tower (a block a loop takes out of a container, `for attn, cross_attn,
+    ff in self.layers`, is of the classes the container holds); the presence test may be combined with settings (`not
+    exists(embed) and not self.unconditional`) and with the presence of such a block (`exists(cross_attn) and
+    exists(context)`: which blocks were built is the configuration). A single layer counts when it
     runs on the optional input itself (`if exists(edges): edges = self.edge_emb(edges)`: a rank
     called without edges skips the embedding's gather) or on a value computed from it on every path to
     the call (`recyclables.pairwise`, `dist = torch.cdist(coords, coords)`, `h = torch.cat([h, desc])`);
@@ -400,14 +402,14 @@ class Clip(nn.Module):
         if optional:
             for position, expr in enumerate(_if_expressions(func)):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
-                if _presence_test(expr.test, optional, helpers):
+                if _presence_test(expr.test, optional, helpers, runs.parts):
                     skipped = (runs.of([expr.body]) - runs.of([expr.orelse])) | (runs.of([expr.orelse]) - runs.of([expr.body]))
                     skipped = runs.towers_or_inputs(skipped, expr.test)
                     if skipped:
                         yield self._report_expression(index, method, position, skipped)
             cleared = _cleared(func)
             for position, (stmt, later) in enumerate(_ifs(func)):
-                if not _presence_test(stmt.test, optional, helpers):
+                if not _presence_test(stmt.test, optional, helpers, runs.parts):
                     continue
                 tested = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)} & optional
                 if tested and all(any(line < stmt.lineno for line in cleared.get(n, ())) for n in tested):
@@ -416,7 +418,7 @@ class Clip(nn.Module):
                 if _returns(stmt.body) and not stmt.orelse and runs.counts(stmt.body) == runs.counts(later):
                     continue  # `if exists(c): return self.mlp(x + c)` ... `return self.mlp(x)`: the same calls either way
                 elif_ = stmt.orelse[0] if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) else None
-                if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers):
+                if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers, runs.parts):
                     continue  # `if not has_x: ... elif has_x: tower(x)`: the `elif` is the decision to report
                 skipped = (body - other) | (other - body)  # a given input may also skip a tower
                 if not skipped and _returns(stmt.body):
@@ -746,11 +748,12 @@ def _presence_of(test: ast.expr, name: str, helpers: frozenset[str] = frozenset(
     )
 
 
-def _only_self(test: ast.expr) -> bool:
-    """A test on the configuration: `self` is its only name, besides functions it calls (`exists(self.m)`)."""
+def _only_self(test: ast.expr, parts: frozenset[str] = frozenset()) -> bool:
+    """A test on the configuration: `self` is its only name, besides functions it calls (`exists(self.m)`), or the
+    model's `parts` (`exists(cross_attn)` of `for attn, cross_attn, ff in self.layers`: which blocks were built)."""
     callees = {id(n.func) for n in ast.walk(test) if isinstance(n, ast.Call)}
     names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in callees}
-    return names == {"self"}
+    return names == {"self"} or bool(names) and names <= parts
 
 
 def _ifs(func: ast.FunctionDef) -> Iterator[tuple[ast.If, list[ast.stmt]]]:
@@ -775,18 +778,20 @@ def _add_ifs(block: list[ast.stmt], order: list[tuple[ast.If, list[ast.stmt]]]) 
             _add_ifs(case.body, order)
 
 
-def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] = frozenset()) -> bool:
+def _presence_test(
+    test: ast.expr, optional: set[str], helpers: frozenset[str] = frozenset(), parts: frozenset[str] = frozenset()
+) -> bool:
     """A test made only of `x is None` / `x is not None` / `x` / `x.get(k) is not None` on optional inputs.
 
     A flag that records presence may be combined with the configuration
     (`self.add_encoder and has_images`): the flag is what differs per rank.
     """
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        parts = [v for v in test.values if not _is_config(v) and not _only_self(v)]
-        if len(parts) == 1 and len(test.values) > 1:
-            flag = parts[0].operand if isinstance(parts[0], ast.UnaryOp) else parts[0]
+        tests = [v for v in test.values if not _is_config(v) and not _only_self(v, parts)]
+        if len(tests) == 1 and len(test.values) > 1:
+            flag = tests[0].operand if isinstance(tests[0], ast.UnaryOp) else tests[0]
             if isinstance(flag, (ast.Call, ast.Compare)):  # `not exists(embed) and not self.unconditional`,
-                return _presence_test(parts[0], optional, helpers)  # `self.emb is not None and attr is not None`
+                return _presence_test(tests[0], optional, helpers)  # `self.emb is not None and attr is not None`
             return isinstance(flag, ast.Name) and flag.id in optional
     calls = [
         n for n in ast.walk(test) if isinstance(n, ast.Call) and _helper_name(n.func) in helpers
@@ -864,6 +869,7 @@ class _Runs:
         self.resolver = ModuleCalls(index, cls, Flat(), "forward")
         self.helpers = HelperRuns(index, cls, self.resolver)
         self.aliases: dict[str, tuple[str, ...]] = {}
+        self.parts: frozenset[str] = frozenset()  # loop variables bound to the items of a container of submodules
         self.inputs: frozenset[str] = frozenset()  # the optional inputs whose presence is tested
         self.replaced: frozenset[int] | None = None  # calls whose result an optional input stands in for (on demand)
         self.carriers: dict[int, frozenset[str]] | None = None  # per call, the inputs and locals computed from them
@@ -894,7 +900,8 @@ class _Runs:
 
     def start(self, func: ast.FunctionDef, inputs: set[str]) -> None:
         """Read method `func` afresh, testing the presence of `inputs`: its locals bound to a submodule or its forward
-        (`fn = self.unet.forward`, for `fn(x)`), and no single layer or stand-in seen yet."""
+        (`fn = self.unet.forward`, for `fn(x)`) or to the items of a container of submodules (`for attn, cross_attn, ff
+        in self.layers`), and no single layer or stand-in seen yet."""
         self.func, self.inputs, self.replaced, self.carriers = func, frozenset(inputs), None, None
         self.singles, self.on_inputs, self.stood_in = set(), set(), set()
         self.aliases = {}
@@ -903,6 +910,23 @@ class _Runs:
                 parts = self_path(node.value)
                 if parts and (parts[-1] in ("forward", "__call__") or parts[0] in facts_of(self.cls).members):
                     self.aliases[node.targets[0].id] = parts
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                self.aliases.update(self._items(node.target, node.iter))
+        self.parts = frozenset(name for name, parts in self.aliases.items() if parts[-1] == "[]")
+
+    def _items(self, target: ast.expr, iterable: ast.expr) -> dict[str, tuple[str, ...]]:
+        """The loop variables that take the items of a container member (`for block in self.blocks`, `for i, block in
+        enumerate(self.blocks)`, each of `for attn, ff in self.layers`, whose blocks are lists of layers)."""
+        pairs = ast_loop_items(target, iterable)
+        if not pairs and isinstance(target, ast.Tuple):
+            pairs = [(e.id, iterable) for e in target.elts if isinstance(e, ast.Name)]
+        found = {}
+        for name, items in pairs:
+            parts = self_path(items)
+            resolved = self.resolver.resolve(parts) if parts and "[]" not in parts else None
+            if resolved is not None and resolved[0] == Kind.CONTAINER:
+                found[name] = (*parts, "[]")
+        return found
 
     def of(self, stmts: list[ast.stmt]) -> set[str]:
         found: set[str] = set()
