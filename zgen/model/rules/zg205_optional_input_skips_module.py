@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from zgen.findings import Severity
 
 from ..analysis.callers import optional_inputs, structural_inputs
-from ..analysis.calls import ModuleCalls
+from ..analysis.calls import ModuleCalls, follow
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
 from ..analysis.taint import CALLED_IN_IF
@@ -21,7 +21,7 @@ from ..analysis.reach import function_target
 from ..analysis.runs import HelperRuns, ast_function, ast_loop_items, ast_nodes, runs_argument, self_path
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.holds import module_like_name
+from ..program.holds import held_attributes, module_like_name
 from ..program.members import Kind, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import code_of, cst, walk
@@ -58,7 +58,8 @@ class OptionalInputSkipsModule(Rule):
     called without edges skips the embedding's gather) or on a value computed from it on every path to
     the call (`recyclables.pairwise`, `dist = torch.cdist(coords, coords)`, `h = torch.cat([h, desc])`);
     one gated on an optional input but run on another value (an expert projection given routing
-    indices, `self.proj(x[indices])`) is left alone: that is usually the caller's fixed convention. Inputs whose presence `forward` asserts
+    indices, `self.proj(x[indices])`) is left alone: that is usually the caller's fixed convention. Inputs
+    whose presence `forward` asserts
     (outright, or in every branch of a test on `self`: `if self.cross is
     None: assert src is None else: assert src is not None`) are fixed by
     the configuration; so are inputs that every parent in the file passes by
@@ -66,7 +67,11 @@ class OptionalInputSkipsModule(Rule):
     len(skips) else None`: the last block never gets one, on every rank), not
     from its own inputs or a presence test on one. Tests on `self` attributes
     (fixed by the configuration) and branches that run the same submodule
-    both ways are not flagged. It is a warning: when every rank always gets
+    both ways are not flagged. A method of a plain object holding a model (a
+    trainer's step, an agent) is flagged too when it runs the model, a submodule
+    of it or a method of it that runs submodules on an optional input (or a value
+    computed from one) only when given: `if exists(images): feats =
+    self.model.vision(images)`. It is a warning: when every rank always gets
     the same inputs, nothing diverges.
 
     ## Why is this bad under ZeRO-3?
@@ -352,6 +357,48 @@ class Clip(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
+        yield from self._forwards(index)
+        yield from self._holders(index)
+
+    def _holders(self, index: ModelIndex) -> Iterator[Report]:
+        """Methods of plain objects holding a model (a trainer, an agent) that run it, or a part of it, on an optional
+        input only when the call was given one: `if exists(images): feats = self.model.vision(images)`."""
+        helpers = _presence_helpers(index)
+        for cls in index.classes.values():
+            if cls.is_module or "None" not in cls.text and not any(f"{h}(" in cls.text for h in helpers):
+                continue
+            held = held_attributes(index, cls)
+            if not held:
+                continue
+            for method in cls.all_methods():
+                if method.index is not index or method.name == "__init__" or not _may_gate(method.text, helpers):
+                    continue
+                func = ast_function(method)
+                if func is None:
+                    continue
+                nodes = ast_nodes(index, func)
+                maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
+                optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
+                optional |= _presence_aliases(nodes, optional)
+                optional -= _asserted(func.body, optional, helpers)
+                if not optional:
+                    continue
+                carriers = _carriers(func, frozenset(optional))
+                for position, (stmt, _later) in enumerate(_ifs(func)):
+                    if not _presence_test(stmt.test, optional, helpers):
+                        continue
+                    tested = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)} & optional
+                    held_carried = {  # (the tested input's own carriers: the others run on what this call was given)
+                        id(call): carriers.get(id(call), frozenset()) - (optional - tested)
+                        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call))
+                    }
+                    body = _held_runs(index, stmt.body, held, held_carried)
+                    other = _held_runs(index, stmt.orelse, held, held_carried)
+                    skipped = (body[0] - other[1]) | (other[0] - body[1])
+                    if skipped:
+                        yield self._report(index, method, stmt, position, skipped)
+
+    def _forwards(self, index: ModelIndex) -> Iterator[Report]:
         for cls in index.module_classes():
             method = cls.method("forward")
             if method is None:
@@ -1033,12 +1080,15 @@ def _carriers(func: ast.FunctionDef, inputs: frozenset[str]) -> dict[int, frozen
     to it: `dist = torch.cdist(coords, coords)` ... `self.emb(dist)`, not `h` after `if c: h = f(coords)` / `else: h
     = self.conv(x)`, which may hold either."""
     found: dict[int, frozenset[str]] = {}
-    _carry(func.body, frozenset(inputs), found)
+    _carry(func.body, frozenset(inputs), found, frozenset(inputs))
     return found
 
 
-def _carry(block: list[ast.stmt], held: frozenset[str], found: dict[int, frozenset[str]]) -> frozenset[str] | None:
-    """Walk `block` from the carriers `held`; the carriers after it, or None when it always returns or raises."""
+def _carry(
+    block: list[ast.stmt], held: frozenset[str], found: dict[int, frozenset[str]], inputs: frozenset[str]
+) -> frozenset[str] | None:
+    """Walk `block` from the carriers `held`; the carriers after it, or None when it always returns or raises. The
+    `inputs` stay carriers when bound again (`images = batch.get("images")`, `context = self.norm(context)`)."""
     for stmt in block:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
@@ -1054,29 +1104,30 @@ def _carry(block: list[ast.stmt], held: frozenset[str], found: dict[int, frozens
         if heads is None:
             if isinstance(stmt, (ast.Return, ast.Raise)):
                 return None
-            held = _bind(stmt, held)
+            held = _bind(stmt, held) | inputs
         elif isinstance(stmt, ast.If):
-            outs = [o for o in (_carry(stmt.body, held, found), _carry(stmt.orelse, held, found)) if o is not None]
+            outs = [_carry(stmt.body, held, found, inputs), _carry(stmt.orelse, held, found, inputs)]
+            outs = [o for o in outs if o is not None]
             if not outs:
                 return None
             held = frozenset.intersection(*outs)
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-            inner = held
-            if not isinstance(stmt, ast.While):
-                inner = _bound(stmt.target, inner, bool(_data_names(stmt.iter) & held))
-            out = _carry(stmt.body, inner, found)
+            # (the items of a loop over an input are not it: an optional loader or list is the caller's choice)
+            inner = held if isinstance(stmt, ast.While) else _bound(stmt.target, held, False)
+            out = _carry(stmt.body, inner, found, inputs)
             held = held & out if out is not None else held
-            held = _carry(stmt.orelse, held, found) or held
+            held = _carry(stmt.orelse, held, found, inputs) or held
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            out = _carry(stmt.body, held, found)
+            out = _carry(stmt.body, held, found, inputs)
             if out is None:
                 return None
             held = out
         else:  # try: what holds after the body and after every handler
-            outs = [_carry(stmt.body, held, found), *(_carry(h.body, held, found) for h in stmt.handlers)]
+            outs = [_carry(stmt.body, held, found, inputs)]
+            outs += [_carry(handler.body, held, found, inputs) for handler in stmt.handlers]
             live = [o for o in outs if o is not None]
             held = frozenset.intersection(held, *live)
-            _carry(stmt.finalbody, held, found)
+            _carry(stmt.finalbody, held, found, inputs)
     return held
 
 
@@ -1112,6 +1163,42 @@ def _data_names(value: ast.expr) -> set[str]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             skipped.add(id(node.func))  # (`coords.float()`: the receiver is data)
     return {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in skipped}
+
+
+def _held_runs(
+    index: ModelIndex, block: list[ast.stmt], held: dict[str, tuple[str, ...]], carried: dict[int, frozenset[str]]
+) -> tuple[set[str], set[str]]:
+    """The held models the block runs (`self.model(x)`, a submodule `self.model.vision(x)`, a method running
+    submodules `self.model.encode(x)`; not `self.model.to(device)`) on a value computed from the tested input (its
+    first argument), and all it runs."""
+    on_input: set[str] = set()
+    every: set[str] = set()
+    for node in (n for stmt in block for n in ast.walk(stmt)):
+        if not isinstance(node, ast.Call):
+            continue
+        parts = self_path(node.func)
+        if not parts or parts[0] not in held or "[]" in parts or not _held_call_runs(index, held[parts[0]], parts[1:]):
+            continue
+        name = "self." + ".".join(parts[:-1] if parts[-1] in ("forward", "__call__") else parts)
+        every.add(name)
+        first = node.args[0] if node.args else None
+        if first is not None and _data_names(first) & carried.get(id(node), frozenset()):
+            on_input.add(name)
+    return on_input, every
+
+
+def _held_call_runs(index: ModelIndex, classes: tuple[str, ...], path: tuple[str, ...]) -> bool:
+    """Does calling `<a model of classes>.<path>` run it or a submodule with parameters?"""
+    if not path or path[-1] in ("forward", "__call__"):
+        return True
+    reached = follow(index, Kind.MODULE, classes, path)
+    if reached is not None and reached[0] in (Kind.MODULE, Kind.CONTAINER):
+        return any(gathers(index, c) for c in reached[1])
+    owner = follow(index, Kind.MODULE, classes, path[:-1]) if len(path) > 1 else (Kind.MODULE, classes)
+    return (
+        owner is not None and owner[0] == Kind.MODULE and path[-1] not in NOT_RUNS
+        and method_runs(index, owner[1], path[-1], False, False)
+    )
 
 
 def _cleared(func: ast.FunctionDef) -> dict[str, list[int]]:
