@@ -122,8 +122,7 @@ class Act(nn.Module):
     def forward(self, obs, actions=None):
         h = self.obs_proj(obs)
         if actions is not None:
-            tokens = torch.cat([h, actions], dim=1)
-            h = h + self.gru(tokens)[0]
+            h = h + self.gru(h)[0] * actions
         return self.head(h)
 """
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from zgen.findings import Severity
 
 from ..analysis.callers import optional_inputs, structural_inputs
-from ..analysis.calls import ModuleCalls
+from ..analysis.calls import ModuleCalls, follow
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
 from ..analysis.taint import CALLED_IN_IF
@@ -18,10 +18,10 @@ from ..analysis.flow import Flat
 from ..analysis.instances import attribute_classes
 from ..analysis.persistence import gathers, member_gathers
 from ..analysis.reach import function_target
-from ..analysis.runs import HelperRuns, ast_function, ast_nodes, runs_argument, self_path
+from ..analysis.runs import HelperRuns, ast_function, ast_loop_items, ast_nodes, runs_argument, self_path
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.holds import module_like_name
+from ..program.holds import held_attributes, module_like_name
 from ..program.members import Kind, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import code_of, cst, walk
@@ -50,12 +50,16 @@ class OptionalInputSkipsModule(Rule):
     A helper method that runs submodules (`self.encode_text(text)`), a
     child's method that runs the child's submodules
     (`self.clip.embed_image(image)`) and a `Sequential` of two or more
-    layers with parameters count as a tower; the presence test may be
-    combined with settings (`not exists(embed) and not self.unconditional`). A single layer counts when it
+    layers with parameters count as a tower (a block a loop takes out of a container, `for attn, cross_attn,
+    ff in self.layers`, is of the classes the container holds); the presence test may be combined with settings (`not
+    exists(embed) and not self.unconditional`) and with the presence of such a block (`exists(cross_attn) and
+    exists(context)`: which blocks were built is the configuration). A single layer counts when it
     runs on the optional input itself (`if exists(edges): edges = self.edge_emb(edges)`: a rank
-    called without edges skips the embedding's gather); one gated on an optional input but run on
-    another value (an expert projection given routing indices) is left alone: that is usually the
-    caller's fixed convention. Inputs whose presence `forward` asserts
+    called without edges skips the embedding's gather) or on a value computed from it on every path to
+    the call (`recyclables.pairwise`, `dist = torch.cdist(coords, coords)`, `h = torch.cat([h, desc])`);
+    one gated on an optional input but run on another value (an expert projection given routing
+    indices, `self.proj(x[indices])`) is left alone: that is usually the caller's fixed convention. Inputs
+    whose presence `forward` asserts
     (outright, or in every branch of a test on `self`: `if self.cross is
     None: assert src is None else: assert src is not None`) are fixed by
     the configuration; so are inputs that every parent in the file passes by
@@ -63,7 +67,11 @@ class OptionalInputSkipsModule(Rule):
     len(skips) else None`: the last block never gets one, on every rank), not
     from its own inputs or a presence test on one. Tests on `self` attributes
     (fixed by the configuration) and branches that run the same submodule
-    both ways are not flagged. It is a warning: when every rank always gets
+    both ways are not flagged. A method of a plain object holding a model (a
+    trainer's step, an agent) is flagged too when it runs the model, a submodule
+    of it or a method of it that runs submodules on an optional input (or a value
+    computed from one) only when given: `if exists(images): feats =
+    self.model.vision(images)`. It is a warning: when every rank always gets
     the same inputs, nothing diverges.
 
     ## Why is this bad under ZeRO-3?
@@ -198,6 +206,24 @@ class Layer(nn.Module):
 """,
     )
     INVALID = (
+        # A single embedding run on distances computed from the optional coordinates.
+        """
+import torch
+from torch import nn
+
+class Fold(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.body = nn.Linear(d, d)
+        self.dist_emb = nn.Embedding(4096, d)
+
+    def forward(self, x, coords=None):
+        x = self.body(x)
+        if coords is not None:
+            dist = torch.cdist(coords, coords)
+            x = x + self.dist_emb(torch.bucketize(dist, torch.linspace(0, 1, 8)))
+        return x
+""",
         # A single embedding run on the optional input itself.
         """
 from torch import nn
@@ -331,6 +357,48 @@ class Clip(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
+        yield from self._forwards(index)
+        yield from self._holders(index)
+
+    def _holders(self, index: ModelIndex) -> Iterator[Report]:
+        """Methods of plain objects holding a model (a trainer, an agent) that run it, or a part of it, on an optional
+        input only when the call was given one: `if exists(images): feats = self.model.vision(images)`."""
+        helpers = _presence_helpers(index)
+        for cls in index.classes.values():
+            if cls.is_module or "None" not in cls.text and not any(f"{h}(" in cls.text for h in helpers):
+                continue
+            held = held_attributes(index, cls)
+            if not held:
+                continue
+            for method in cls.all_methods():
+                if method.index is not index or method.name == "__init__" or not _may_gate(method.text, helpers):
+                    continue
+                func = ast_function(method)
+                if func is None:
+                    continue
+                nodes = ast_nodes(index, func)
+                maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
+                optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
+                optional |= _presence_aliases(nodes, optional)
+                optional -= _asserted(func.body, optional, helpers)
+                if not optional:
+                    continue
+                carriers = _carriers(func, frozenset(optional))
+                for position, (stmt, _later) in enumerate(_ifs(func)):
+                    if not _presence_test(stmt.test, optional, helpers):
+                        continue
+                    tested = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)} & optional
+                    held_carried = {  # (the tested input's own carriers: the others run on what this call was given)
+                        id(call): carriers.get(id(call), frozenset()) - (optional - tested)
+                        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call))
+                    }
+                    body = _held_runs(index, stmt.body, held, held_carried)
+                    other = _held_runs(index, stmt.orelse, held, held_carried)
+                    skipped = (body[0] - other[1]) | (other[0] - body[1])
+                    if skipped:
+                        yield self._report(index, method, stmt, position, skipped)
+
+    def _forwards(self, index: ModelIndex) -> Iterator[Report]:
         for cls in index.module_classes():
             method = cls.method("forward")
             if method is None:
@@ -381,14 +449,14 @@ class Clip(nn.Module):
         if optional:
             for position, expr in enumerate(_if_expressions(func)):
                 # `t = self.time_mlp(times) if exists(times) else None`: a conditional expression gates the same way
-                if _presence_test(expr.test, optional, helpers):
+                if _presence_test(expr.test, optional, helpers, runs.parts):
                     skipped = (runs.of([expr.body]) - runs.of([expr.orelse])) | (runs.of([expr.orelse]) - runs.of([expr.body]))
                     skipped = runs.towers_or_inputs(skipped, expr.test)
                     if skipped:
                         yield self._report_expression(index, method, position, skipped)
             cleared = _cleared(func)
             for position, (stmt, later) in enumerate(_ifs(func)):
-                if not _presence_test(stmt.test, optional, helpers):
+                if not _presence_test(stmt.test, optional, helpers, runs.parts):
                     continue
                 tested = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)} & optional
                 if tested and all(any(line < stmt.lineno for line in cleared.get(n, ())) for n in tested):
@@ -397,7 +465,7 @@ class Clip(nn.Module):
                 if _returns(stmt.body) and not stmt.orelse and runs.counts(stmt.body) == runs.counts(later):
                     continue  # `if exists(c): return self.mlp(x + c)` ... `return self.mlp(x)`: the same calls either way
                 elif_ = stmt.orelse[0] if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) else None
-                if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers):
+                if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers, runs.parts):
                     continue  # `if not has_x: ... elif has_x: tower(x)`: the `elif` is the decision to report
                 skipped = (body - other) | (other - body)  # a given input may also skip a tower
                 if not skipped and _returns(stmt.body):
@@ -727,11 +795,12 @@ def _presence_of(test: ast.expr, name: str, helpers: frozenset[str] = frozenset(
     )
 
 
-def _only_self(test: ast.expr) -> bool:
-    """A test on the configuration: `self` is its only name, besides functions it calls (`exists(self.m)`)."""
+def _only_self(test: ast.expr, parts: frozenset[str] = frozenset()) -> bool:
+    """A test on the configuration: `self` is its only name, besides functions it calls (`exists(self.m)`), or the
+    model's `parts` (`exists(cross_attn)` of `for attn, cross_attn, ff in self.layers`: which blocks were built)."""
     callees = {id(n.func) for n in ast.walk(test) if isinstance(n, ast.Call)}
     names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in callees}
-    return names == {"self"}
+    return names == {"self"} or bool(names) and names <= parts
 
 
 def _ifs(func: ast.FunctionDef) -> Iterator[tuple[ast.If, list[ast.stmt]]]:
@@ -756,18 +825,20 @@ def _add_ifs(block: list[ast.stmt], order: list[tuple[ast.If, list[ast.stmt]]]) 
             _add_ifs(case.body, order)
 
 
-def _presence_test(test: ast.expr, optional: set[str], helpers: frozenset[str] = frozenset()) -> bool:
+def _presence_test(
+    test: ast.expr, optional: set[str], helpers: frozenset[str] = frozenset(), parts: frozenset[str] = frozenset()
+) -> bool:
     """A test made only of `x is None` / `x is not None` / `x` / `x.get(k) is not None` on optional inputs.
 
     A flag that records presence may be combined with the configuration
     (`self.add_encoder and has_images`): the flag is what differs per rank.
     """
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        parts = [v for v in test.values if not _is_config(v) and not _only_self(v)]
-        if len(parts) == 1 and len(test.values) > 1:
-            flag = parts[0].operand if isinstance(parts[0], ast.UnaryOp) else parts[0]
+        tests = [v for v in test.values if not _is_config(v) and not _only_self(v, parts)]
+        if len(tests) == 1 and len(test.values) > 1:
+            flag = tests[0].operand if isinstance(tests[0], ast.UnaryOp) else tests[0]
             if isinstance(flag, (ast.Call, ast.Compare)):  # `not exists(embed) and not self.unconditional`,
-                return _presence_test(parts[0], optional, helpers)  # `self.emb is not None and attr is not None`
+                return _presence_test(tests[0], optional, helpers)  # `self.emb is not None and attr is not None`
             return isinstance(flag, ast.Name) and flag.id in optional
     calls = [
         n for n in ast.walk(test) if isinstance(n, ast.Call) and _helper_name(n.func) in helpers
@@ -845,8 +916,10 @@ class _Runs:
         self.resolver = ModuleCalls(index, cls, Flat(), "forward")
         self.helpers = HelperRuns(index, cls, self.resolver)
         self.aliases: dict[str, tuple[str, ...]] = {}
+        self.parts: frozenset[str] = frozenset()  # loop variables bound to the items of a container of submodules
         self.inputs: frozenset[str] = frozenset()  # the optional inputs whose presence is tested
         self.replaced: frozenset[int] | None = None  # calls whose result an optional input stands in for (on demand)
+        self.carriers: dict[int, frozenset[str]] | None = None  # per call, the inputs and locals computed from them
         self.singles: set[str] = set()  # single layers seen in the branches compared
         self.on_inputs: set[str] = set()  # ... of them, those run on an optional input somewhere
         self.stood_in: set[str] = set()  # ... and those whose output an optional input stands in for
@@ -874,8 +947,9 @@ class _Runs:
 
     def start(self, func: ast.FunctionDef, inputs: set[str]) -> None:
         """Read method `func` afresh, testing the presence of `inputs`: its locals bound to a submodule or its forward
-        (`fn = self.unet.forward`, for `fn(x)`), and no single layer or stand-in seen yet."""
-        self.func, self.inputs, self.replaced = func, frozenset(inputs), None
+        (`fn = self.unet.forward`, for `fn(x)`) or to the items of a container of submodules (`for attn, cross_attn, ff
+        in self.layers`), and no single layer or stand-in seen yet."""
+        self.func, self.inputs, self.replaced, self.carriers = func, frozenset(inputs), None, None
         self.singles, self.on_inputs, self.stood_in = set(), set(), set()
         self.aliases = {}
         for node in ast_nodes(self.index, func):
@@ -883,6 +957,23 @@ class _Runs:
                 parts = self_path(node.value)
                 if parts and (parts[-1] in ("forward", "__call__") or parts[0] in facts_of(self.cls).members):
                     self.aliases[node.targets[0].id] = parts
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                self.aliases.update(self._items(node.target, node.iter))
+        self.parts = frozenset(name for name, parts in self.aliases.items() if parts[-1] == "[]")
+
+    def _items(self, target: ast.expr, iterable: ast.expr) -> dict[str, tuple[str, ...]]:
+        """The loop variables that take the items of a container member (`for block in self.blocks`, `for i, block in
+        enumerate(self.blocks)`, each of `for attn, ff in self.layers`, whose blocks are lists of layers)."""
+        pairs = ast_loop_items(target, iterable)
+        if not pairs and isinstance(target, ast.Tuple):
+            pairs = [(e.id, iterable) for e in target.elts if isinstance(e, ast.Name)]
+        found = {}
+        for name, items in pairs:
+            parts = self_path(items)
+            resolved = self.resolver.resolve(parts) if parts and "[]" not in parts else None
+            if resolved is not None and resolved[0] == Kind.CONTAINER:
+                found[name] = (*parts, "[]")
+        return found
 
     def of(self, stmts: list[ast.stmt]) -> set[str]:
         found: set[str] = set()
@@ -957,8 +1048,18 @@ class _Runs:
                 self.stood_in.add(name)
             elif isinstance(first, ast.Name) and first.id in self.inputs:
                 self.on_inputs.add(name)
+            elif first is not None and kind != Kind.UNKNOWN and self._carries(call, first):
+                self.on_inputs.add(name)
             return {name}
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
+
+    def _carries(self, call: ast.Call, value: ast.expr) -> bool:
+        """Is `value` an optional input or computed from one (`recyclables.pairwise`, `torch.cat([h, desc])`, a local
+        bound to such a value, `dist = torch.cdist(coords, coords)`)? An input used only as an index (`x[indices]`)
+        picks rows of another value: the layer runs on that value."""
+        if self.carriers is None:
+            self.carriers = _carriers(self.func, self.inputs) if self.func is not None else {}
+        return bool(_data_names(value) & self.carriers.get(id(call), self.inputs))
 
     def _handed(self, call: ast.Call, name: str) -> set[str]:
         """`aux_loss(self, x)`: a function of the file handed this module that runs it."""
@@ -972,6 +1073,132 @@ class _Runs:
                 if runs_argument(self.index, name, names[position], (self.cls.name,)):
                     return {f"{name}()"}
         return set()
+
+
+def _carriers(func: ast.FunctionDef, inputs: frozenset[str]) -> dict[int, frozenset[str]]:
+    """For each call of the method, the names that hold an optional input or a value computed from one on every path
+    to it: `dist = torch.cdist(coords, coords)` ... `self.emb(dist)`, not `h` after `if c: h = f(coords)` / `else: h
+    = self.conv(x)`, which may hold either."""
+    found: dict[int, frozenset[str]] = {}
+    _carry(func.body, frozenset(inputs), found, frozenset(inputs))
+    return found
+
+
+def _carry(
+    block: list[ast.stmt], held: frozenset[str], found: dict[int, frozenset[str]], inputs: frozenset[str]
+) -> frozenset[str] | None:
+    """Walk `block` from the carriers `held`; the carriers after it, or None when it always returns or raises. The
+    `inputs` stay carriers when bound again (`images = batch.get("images")`, `context = self.norm(context)`)."""
+    for stmt in block:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        heads = {
+            ast.If: ("test",), ast.While: ("test",), ast.For: ("iter",), ast.AsyncFor: ("iter",),
+            ast.With: ("items",), ast.AsyncWith: ("items",), ast.Try: (),
+        }.get(type(stmt))
+        own = [getattr(stmt, f) for f in heads] if heads is not None else [stmt]
+        for part in own:
+            for node in (n for p in (part if isinstance(part, list) else [part]) for n in ast.walk(p)):
+                if isinstance(node, ast.Call):
+                    found[id(node)] = held
+        if heads is None:
+            if isinstance(stmt, (ast.Return, ast.Raise)):
+                return None
+            held = _bind(stmt, held) | inputs
+        elif isinstance(stmt, ast.If):
+            outs = [_carry(stmt.body, held, found, inputs), _carry(stmt.orelse, held, found, inputs)]
+            outs = [o for o in outs if o is not None]
+            if not outs:
+                return None
+            held = frozenset.intersection(*outs)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            # (the items of a loop over an input are not it: an optional loader or list is the caller's choice)
+            inner = held if isinstance(stmt, ast.While) else _bound(stmt.target, held, False)
+            out = _carry(stmt.body, inner, found, inputs)
+            held = held & out if out is not None else held
+            held = _carry(stmt.orelse, held, found, inputs) or held
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            out = _carry(stmt.body, held, found, inputs)
+            if out is None:
+                return None
+            held = out
+        else:  # try: what holds after the body and after every handler
+            outs = [_carry(stmt.body, held, found, inputs)]
+            outs += [_carry(handler.body, held, found, inputs) for handler in stmt.handlers]
+            live = [o for o in outs if o is not None]
+            held = frozenset.intersection(held, *live)
+            _carry(stmt.finalbody, held, found, inputs)
+    return held
+
+
+def _bind(stmt: ast.stmt, held: frozenset[str]) -> frozenset[str]:
+    """The carriers after an assignment: its targets hold a carrier exactly when its value computes with one."""
+    if isinstance(stmt, ast.Assign):
+        carries = bool(_data_names(stmt.value) & held)
+        for target in stmt.targets:
+            held = _bound(target, held, carries)
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        held = _bound(stmt.target, held, bool(_data_names(stmt.value) & held))
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        if _data_names(stmt.value) & held:
+            held = held | {stmt.target.id}
+    return held
+
+
+def _bound(target: ast.expr, held: frozenset[str], carries: bool) -> frozenset[str]:
+    """The carriers after binding `target` (a name, or a tuple of names, starred too) to a value that `carries` one."""
+    elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    elements = [e.value if isinstance(e, ast.Starred) else e for e in elements]
+    names = {e.id for e in elements if isinstance(e, ast.Name)}
+    return held | names if carries else held - names
+
+
+def _data_names(value: ast.expr) -> set[str]:
+    """The names whose values `value` computes with, not those only indexing another value (`x[indices]`) or only
+    called (`torch.cat`)."""
+    skipped = set()
+    for node in ast.walk(value):
+        if isinstance(node, ast.Subscript):
+            skipped |= {id(n) for n in ast.walk(node.slice)}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            skipped.add(id(node.func))  # (`coords.float()`: the receiver is data)
+    return {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in skipped}
+
+
+def _held_runs(
+    index: ModelIndex, block: list[ast.stmt], held: dict[str, tuple[str, ...]], carried: dict[int, frozenset[str]]
+) -> tuple[set[str], set[str]]:
+    """The held models the block runs (`self.model(x)`, a submodule `self.model.vision(x)`, a method running
+    submodules `self.model.encode(x)`; not `self.model.to(device)`) on a value computed from the tested input (its
+    first argument), and all it runs."""
+    on_input: set[str] = set()
+    every: set[str] = set()
+    for node in (n for stmt in block for n in ast.walk(stmt)):
+        if not isinstance(node, ast.Call):
+            continue
+        parts = self_path(node.func)
+        if not parts or parts[0] not in held or "[]" in parts or not _held_call_runs(index, held[parts[0]], parts[1:]):
+            continue
+        name = "self." + ".".join(parts[:-1] if parts[-1] in ("forward", "__call__") else parts)
+        every.add(name)
+        first = node.args[0] if node.args else None
+        if first is not None and _data_names(first) & carried.get(id(node), frozenset()):
+            on_input.add(name)
+    return on_input, every
+
+
+def _held_call_runs(index: ModelIndex, classes: tuple[str, ...], path: tuple[str, ...]) -> bool:
+    """Does calling `<a model of classes>.<path>` run it or a submodule with parameters?"""
+    if not path or path[-1] in ("forward", "__call__"):
+        return True
+    reached = follow(index, Kind.MODULE, classes, path)
+    if reached is not None and reached[0] in (Kind.MODULE, Kind.CONTAINER):
+        return any(gathers(index, c) for c in reached[1])
+    owner = follow(index, Kind.MODULE, classes, path[:-1]) if len(path) > 1 else (Kind.MODULE, classes)
+    return (
+        owner is not None and owner[0] == Kind.MODULE and path[-1] not in NOT_RUNS
+        and method_runs(index, owner[1], path[-1], False, False)
+    )
 
 
 def _cleared(func: ast.FunctionDef) -> dict[str, list[int]]:
