@@ -511,13 +511,19 @@ class Taint:
         return self._agreed_child(func.attr.value)
 
     def _agreed_child(self, name: str) -> bool:
-        """`self.stopper(...)`: a child built of classes of this file only, each of whose forward returns a value
-        every rank holds alike."""
-        member = facts_of(self.cls).members.get(name) if self.cls is not None else None
+        """`self.stopper(...)`: a child built of classes of this file only, each of whose forward makes an agreeing
+        collective and returns a value every rank holds alike."""
+        if self.cls is None or not _agrees_somewhere(self.index):
+            return False  # (no collective in the file: the forwards of the children are not read)
+        member = facts_of(self.cls).members.get(name)
         if member is None or member.kind is not Kind.MODULE or not member.classes:
             return False
         infos = [self.index.classes.get(ref) for ref in member.classes]
-        return all(info is not None and agreed_method(self.index, info, "forward") for info in infos)
+        return all(
+            info is not None and (forward := info.method("forward")) is not None
+            and _AGREEING_TEXT.search(forward.text) is not None and agreed_method(self.index, info, "forward")
+            for info in infos
+        )
 
     def _reports_time(self, node: cst.Call) -> bool:
         """Is `node` a call of a function imported from another module (not a builtin, not arithmetic of `math`,
@@ -806,6 +812,12 @@ def agreed_call(node: cst.Call) -> bool:
 
 # `dist.all_gather(parts, t)`: words without which a method makes no collective that agrees on a value
 _AGREEING_TEXT = re.compile(r"(?:" + "|".join(sorted(known.AGREEING_COLLECTIVES, key=len, reverse=True)) + r")\(")
+
+
+@memoised
+def _agrees_somewhere(index: ModelIndex) -> bool:
+    """Does the file make an agreeing collective anywhere (a cheap trigger, read once per file)?"""
+    return _AGREEING_TEXT.search(index.source) is not None
 
 
 @memoised(cycle=False)
