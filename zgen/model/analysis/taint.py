@@ -22,7 +22,7 @@ from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind",
-    "draw_trigger", "draws_in", "extent_exit_text", "CALLED_IN_IF", "VALUE_FREE_ATTRS", "is_none_test", "agreeing", "handed_parameters", "own_state",
+    "draw_trigger", "draws_in", "extent_exit_text", "CALLED_IN_IF", "VALUE_FREE_ATTRS", "is_none_test", "presence_helpers", "agreeing", "handed_parameters", "own_state",
     "output_test_text", "rank_decorator",
 ]
 
@@ -337,6 +337,11 @@ class Taint:
                     continue  # `idist.all_reduce(loss)`, `accelerator.gather(kl)`: the same value on every rank
                 if isinstance(node.func, cst.Name) and node.func.value in _TYPE_TESTS:
                     continue  # `isinstance(self.loss, IQLoss)`: what an object is, not the values it was handed
+                if self._presence_call(node):
+                    inner = self._of(node.args[0].value, names)  # `exists(x)`: a `x is not None` test by a helper
+                    inner.pop(DATA, None)
+                    _merge_into(found, inner)
+                    continue
                 taint = self._call_kind(node)
                 if taint is None and self._output_of is not None:
                     taint = self._output_call(node)
@@ -493,11 +498,31 @@ class Taint:
         return name is not None and self.index.qualify(name) in _TENSOR_BUILDERS
 
     def agreed_output(self, call: cst.CSTNode) -> bool:
-        """Is `call` a method of the class returning a value every rank holds alike (`agreed_method`)?"""
+        """Is `call` a method of the class returning a value every rank holds alike (`agreed_method`), or a child
+        module of a class of this file whose forward does (`self.stopper()` for a forward that all-reduces the
+        stop flag it returns: every rank leaves together)?"""
         func = call.func if isinstance(call, cst.Call) else None
-        return (
-            self.cls is not None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-            and func.value.value == "self" and agreed_method(self.index, self.cls, func.attr.value)
+        if self.cls is None or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+            return False
+        if func.value.value != "self":
+            return False
+        if self.cls.method(func.attr.value) is not None:
+            return agreed_method(self.index, self.cls, func.attr.value)
+        return self._agreed_child(func.attr.value)
+
+    def _agreed_child(self, name: str) -> bool:
+        """`self.stopper(...)`: a child built of classes of this file only, each of whose forward makes an agreeing
+        collective and returns a value every rank holds alike."""
+        if self.cls is None or not _agrees_somewhere(self.index):
+            return False  # (no collective in the file: the forwards of the children are not read)
+        member = facts_of(self.cls).members.get(name)
+        if member is None or member.kind is not Kind.MODULE or not member.classes:
+            return False
+        infos = [self.index.classes.get(ref) for ref in member.classes]
+        return all(
+            info is not None and (forward := info.method("forward")) is not None
+            and _AGREEING_TEXT.search(forward.text) is not None and agreed_method(self.index, info, "forward")
+            for info in infos
         )
 
     def _reports_time(self, node: cst.Call) -> bool:
@@ -648,6 +673,20 @@ class Taint:
             _merge_into(found, self._of(child, names))
         return found
 
+    def _presence_call(self, node: cst.Call) -> bool:
+        """`exists(x)`, `self.exists(x)`: a helper of `presence_helpers` saying only whether its argument is given,
+        a `None` test like `x is not None` (which carries no data taint either)."""
+        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+            return False
+        func = node.func
+        if isinstance(func, cst.Name):
+            name = func.value
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            name = f"self.{func.attr.value}"
+        else:
+            return False
+        return name in presence_helpers(self.index)
+
     def _call_kind(self, node: cst.Call) -> str | None:
         name = call_name(node)
         if name is None:
@@ -773,6 +812,12 @@ def agreed_call(node: cst.Call) -> bool:
 
 # `dist.all_gather(parts, t)`: words without which a method makes no collective that agrees on a value
 _AGREEING_TEXT = re.compile(r"(?:" + "|".join(sorted(known.AGREEING_COLLECTIVES, key=len, reverse=True)) + r")\(")
+
+
+@memoised
+def _agrees_somewhere(index: ModelIndex) -> bool:
+    """Does the file make an agreeing collective anywhere (a cheap trigger, read once per file)?"""
+    return _AGREEING_TEXT.search(index.source) is not None
 
 
 @memoised(cycle=False)
@@ -1917,6 +1962,41 @@ def _compared_reduction(node: cst.Comparison, agreed: Callable[[cst.Name], bool]
 def _merge_into(into: dict[str, str], extra: dict[str, str]) -> None:
     for kind, why in extra.items():
         into.setdefault(kind, why)
+
+
+@memoised
+def presence_helpers(index: ModelIndex) -> frozenset[str]:
+    """Functions that only say whether a value was given: `def exists(v): return v is not None`.
+
+    Those defined in the checked file, those imported from another file of the program that are defined so there
+    (read only for a name an `if` of this file calls: `from .helpers import given` ... `if given(images):`), and the
+    common spellings of the idiom imported from elsewhere (`exists`, `is_not_none`, `not_none`).
+    """
+    names = set(_KNOWN_PRESENCE_HELPERS)
+    skeleton = index.skeleton
+    for span in skeleton.functions.values():
+        if span.end - span.start <= 3 and _PRESENCE_DEF.search(skeleton.text(span.start, span.end)):
+            names.add(span.name)
+    for cls in skeleton.classes.values():  # `self.exists(x)`, `self._given(x)`: a method of the class saying so
+        for span in cls.methods.values():
+            if span.end - span.start <= 4 and _PRESENCE_METHOD.search(skeleton.text(span.start, span.end)):
+                names.add(f"self.{span.name}")
+    tested = {m.group(1) for m in CALLED_IN_IF.finditer(index.source)} & index.imports.keys()
+    for name in tested - names:
+        function = function_target(index, name)
+        if function is not None and function.text.count("\n") <= 3 and _PRESENCE_DEF.search(function.text.strip()):
+            names.add(name)
+    return frozenset(names)
+
+
+_KNOWN_PRESENCE_HELPERS = ("exists", "is_not_none", "not_none")
+
+
+# `def exists(x): return x is not None` (a one-line docstring allowed): a function saying whether its first argument
+# is given; a method of the class says so of its first argument after `self`.
+_PRESENCE_BODY = r"(\w+)[^)]*\)[^:]*:\s*(?:\"\"\"[^\n]*\"\"\"\s*)?return\s+\1\s+is\s+not\s+None\s*$"
+_PRESENCE_DEF = re.compile(r"def\s+\w+\(\s*" + _PRESENCE_BODY)
+_PRESENCE_METHOD = re.compile(r"def\s+\w+\(\s*(?:self\s*,\s*)?" + _PRESENCE_BODY)
 
 
 def is_none_test(node: cst.Comparison) -> bool:

@@ -13,11 +13,10 @@ from ..analysis.callers import optional_inputs, structural_inputs
 from ..analysis.calls import ModuleCalls, follow
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
-from ..analysis.taint import CALLED_IN_IF
+from ..analysis.taint import presence_helpers
 from ..analysis.flow import Flat
 from ..analysis.instances import attribute_classes
 from ..analysis.persistence import gathers, member_gathers
-from ..analysis.reach import function_target
 from ..analysis.runs import HelperRuns, ast_function, ast_loop_items, ast_nodes, runs_argument, self_path
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
@@ -363,7 +362,7 @@ class Clip(nn.Module):
     def _holders(self, index: ModelIndex) -> Iterator[Report]:
         """Methods of plain objects holding a model (a trainer, an agent) that run it, or a part of it, on an optional
         input only when the call was given one: `if exists(images): feats = self.model.vision(images)`."""
-        helpers = _presence_helpers(index)
+        helpers = presence_helpers(index)
         for cls in index.classes.values():
             if cls.is_module or "None" not in cls.text and not any(f"{h}(" in cls.text for h in helpers):
                 continue
@@ -403,7 +402,7 @@ class Clip(nn.Module):
             method = cls.method("forward")
             if method is None:
                 continue
-            gates = _may_gate(method.text, helpers := _presence_helpers(index))
+            gates = _may_gate(method.text, helpers := presence_helpers(index))
             again = _may_call_again(method.text)
             if not gates and not again and not _may_hand_on(cls, method.text, helpers):
                 continue  # no test of its own, and no method that tests what it could be handed
@@ -419,11 +418,13 @@ class Clip(nn.Module):
             if again:  # `self.token_emb(cond_ids)` under the ids' presence test, `self.token_emb(x)` beside it
                 conventional = {n for n in maybe_absent if _NOT_A_TOWER_INPUT.search(n) and not _CONVENTION.search(n)}
                 conventional -= _asserted(func.body, conventional, helpers)
+                conventional -= _filled(func.body, conventional, helpers)
                 yield from self._called_again(index, method, func, conventional, helpers, runs)
             if not optional:
                 continue
             optional |= _presence_aliases(nodes, optional)
             optional -= _asserted(func.body, optional, helpers)
+            optional -= _filled(func.body, optional, helpers)
             if optional:  # `skips[i] if i < len(skips) else None` from the parent that walks its blocks
                 positional = tuple(a.arg for a in (*func.args.posonlyargs, *func.args.args))[1:]
                 given = {*positional, *(a.arg for a in func.args.kwonlyargs)}
@@ -438,6 +439,7 @@ class Clip(nn.Module):
                 if inner is not None:
                     params = params | _presence_aliases(ast_nodes(index, inner), params)
                     params -= _asserted(inner.body, params, helpers)
+                    params -= _filled(inner.body, params, helpers)
                     yield from self._gates(index, helper, inner, params, helpers, runs)
 
     def _gates(
@@ -622,36 +624,6 @@ def _add_if_expressions(node: ast.AST, found: list[ast.IfExp]) -> None:
             _add_if_expressions(child, found)
 
 
-@memoised
-@memoised
-def _presence_helpers(index: ModelIndex) -> frozenset[str]:
-    """Functions that only say whether a value was given: `def exists(v): return v is not None`.
-
-    Those defined in the checked file, those imported from another file of the program that are defined so there
-    (read only for a name an `if` of this file calls: `from .helpers import given` ... `if given(images):`), and the
-    common spellings of the idiom imported from elsewhere (`exists`, `is_not_none`, `not_none`).
-    """
-    names = set(_KNOWN_PRESENCE_HELPERS)
-    skeleton = index.skeleton
-    for span in skeleton.functions.values():
-        if span.end - span.start <= 3 and _PRESENCE_DEF.search(skeleton.text(span.start, span.end)):
-            names.add(span.name)
-    for cls in skeleton.classes.values():  # `self.exists(x)`, `self._given(x)`: a method of the class saying so
-        for span in cls.methods.values():
-            if span.end - span.start <= 4 and _PRESENCE_METHOD.search(skeleton.text(span.start, span.end)):
-                names.add(f"self.{span.name}")
-    tested = {m.group(1) for m in CALLED_IN_IF.finditer(index.source)} & index.imports.keys()
-    for name in tested - names:
-        function = function_target(index, name)
-        if function is not None and function.text.count("\n") <= 3 and _PRESENCE_DEF.search(function.text.strip()):
-            names.add(name)
-    return frozenset(names)
-
-
-
-_KNOWN_PRESENCE_HELPERS = ("exists", "is_not_none", "not_none")
-
-
 def _helper_name(func: ast.expr, plain: bool = True) -> str | None:
     """The name a presence helper is called by: `exists` (with `plain`), or `self.exists` for a method of the
     class."""
@@ -660,13 +632,6 @@ def _helper_name(func: ast.expr, plain: bool = True) -> str | None:
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         return f"self.{func.attr}"
     return None
-
-
-# `def exists(x): return x is not None` (a one-line docstring allowed): a function saying whether its first argument
-# is given; a method of the class says so of its first argument after `self`.
-_PRESENCE_BODY = r"(\w+)[^)]*\)[^:]*:\s*(?:\"\"\"[^\n]*\"\"\"\s*)?return\s+\1\s+is\s+not\s+None\s*$"
-_PRESENCE_DEF = re.compile(r"def\s+\w+\(\s*" + _PRESENCE_BODY)
-_PRESENCE_METHOD = re.compile(r"def\s+\w+\(\s*(?:self\s*,\s*)?" + _PRESENCE_BODY)
 
 
 def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
@@ -751,6 +716,55 @@ def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str]
         elif isinstance(stmt, ast.If) and any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
             break
     return found
+
+
+def _filled(block: list[ast.stmt], optional: set[str], helpers: frozenset[str] = frozenset()) -> set[str]:
+    """Inputs `block` fills in where absent before it tests or loops over anything else (`if not exists(msa): msa =
+    rearrange(seq, "b n -> b () n")`, running nothing of `self`) and never sets back to `None`: present from then
+    on, so a later presence test of them is the same on every rank."""
+    found: set[str] = set()
+    for stmt in block:
+        if isinstance(stmt, ast.If):
+            name = _fill_of(stmt, optional - found, helpers)
+            if name is None:
+                break
+            found.add(name)
+        elif not isinstance(stmt, (ast.Assert, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass)):
+            break  # a loop, a `with`, a `try`: what runs in it may test the input first
+        elif not isinstance(stmt, ast.Assert) and any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in ast.walk(stmt)):
+            break  # `h = self.enc(x) if x is not None else 0`: a test before the fill
+    if not found:
+        return found
+    unset = {
+        t.id for n in ast.walk(ast.Module(body=block, type_ignores=[])) if isinstance(n, ast.Assign)
+        and isinstance(n.value, ast.Constant) and n.value.value is None for t in n.targets if isinstance(t, ast.Name)
+    }
+    return found - unset
+
+
+def _fill_of(stmt: ast.If, optional: set[str], helpers: frozenset[str]) -> str | None:
+    """The input `if x is None: x = <value>` (or `if not exists(x):`) fills in: an `if` with no `else` testing its
+    absence, whose body only assigns, `x` among the names, and calls nothing of `self` (a fill that runs a submodule
+    is itself a gate on the input)."""
+    test = stmt.test
+    if stmt.orelse or not all(isinstance(s, (ast.Assign, ast.AnnAssign)) for s in stmt.body):
+        return None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        absent = test.operand
+        names = [n for n in optional if isinstance(absent, (ast.Name, ast.Call)) and _presence_of(absent, n, helpers)]
+    else:
+        names = [n for n in optional if isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Is)
+                 and _presence_of(test, n, helpers)]
+    if len(names) != 1:
+        return None
+    for node in ast.walk(ast.Module(body=stmt.body, type_ignores=[])):
+        if isinstance(node, ast.Call) and "self" in {n.id for n in ast.walk(node.func) if isinstance(n, ast.Name)}:
+            return None
+    assigned = {
+        t.id for s in stmt.body for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
+        if isinstance(t, ast.Name) and not (isinstance(s.value, ast.Constant) and s.value.value is None)
+    }
+    return names[0] if names[0] in assigned else None
 
 
 def _tied(test: ast.expr, name: str, helpers: frozenset[str]) -> bool:
