@@ -85,6 +85,7 @@ class Taint:
         self._memo: dict[tuple[int, bool], tuple[int, dict[str, str]]] = {}
         self._version = 0
         self._flat = flat
+        self._mirror: dict[int, int] | None = None  # assignments both sides of a test make alike (`_mirrored`)
         # Where each tainted name was assigned (position, enclosing loops): a use before that
         # assignment sees the taint only when a loop around both carries it back.
         self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
@@ -204,6 +205,8 @@ class Taint:
                 direct = self.of(value, direct=True)
                 kinds = dict(self.of(value))
                 for test in ctx.conds:
+                    if id(test) == self._mirrored().get(id(node)):
+                        continue  # (`if main: ds = load(cfg)` ... `if not main: ds = load(cfg)`: every rank binds it)
                     for kind, why in self.of(test).items():
                         if kind != HOST:  # (a test of this host's files is not carried: the docstring)
                             kinds.setdefault(kind, why)
@@ -221,6 +224,15 @@ class Taint:
                         sites = self._where.setdefault(name, [])
                         if site not in sites:
                             sites.append(site)
+
+    def _mirrored(self) -> dict[int, int]:
+        """Assignments that both sides of a test make alike -> that test (by id): the `if` and its `else`, or an `if`
+        and a later `if` of the same block on the negated test (`if is_main: ds = make_dataset(cfg)`, a barrier,
+        `if not is_main: ds = make_dataset(cfg)`: the main process first). Every rank binds the name to the same
+        value, so the test decides only when, not what (`_mirrored_assignments`)."""
+        if self._mirror is None:
+            self._mirror = _mirrored_assignments(self._flat)
+        return self._mirror
 
     def _hand_off(self, node: cst.CSTNode, ctx, holders: frozenset[str]) -> None:
         """`strategy.advance(out)`, `tracker.x = v`, `self.done = v`: the holder's state follows what it was handed
@@ -1617,6 +1629,55 @@ def _offset_extent(
         if (isinstance(side, cst.Name) and side.value in extents) or _input_extent(side, inputs):
             return side
     return None
+
+
+def _mirrored_assignments(flat: Flat) -> dict[int, int]:
+    """`Taint._mirrored`: each assignment statement of an `if` whose other side (its `else`, or a later `if` of the
+    same block testing the negation, `not test`) holds the same statement, by text -> the id of its side's test."""
+    found: dict[int, int] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.If:
+            continue
+        if isinstance(node.orelse, cst.Else):
+            other: cst.If | None = None
+            sides = [(node.body, node.test), (node.orelse.body, node.test)]
+        else:
+            other = _negated_sibling(flat, node)
+            if other is None:
+                continue
+            sides = [(node.body, node.test), (other.body, other.test)]
+        mine, theirs = (_assignments(body) for body, _test in sides)
+        for text in mine.keys() & theirs.keys():
+            found[id(mine[text])] = id(sides[0][1])
+            found[id(theirs[text])] = id(sides[1][1])
+    return found
+
+
+def _negated_sibling(flat: Flat, node: cst.If) -> cst.If | None:
+    """A later `if` of the block holding `node`, with no `else`, whose test is `not <node's test>` or the other
+    way round."""
+    block = flat.parent.get(id(node))
+    body = getattr(block, "body", None)
+    if node.orelse is not None or not isinstance(body, (list, tuple)):
+        return None
+    test = code_of(node.test)
+    for later in body[body.index(node) + 1:] if node in body else ():
+        if type(later) is cst.If and later.orelse is None:
+            other = code_of(later.test)
+            if other == f"not {test}" or test == f"not {other}":
+                return later
+    return None
+
+
+def _assignments(body: cst.BaseSuite) -> dict[str, cst.Assign]:
+    """The plain assignments written directly in a block (not nested), by their text."""
+    found: dict[str, cst.Assign] = {}
+    for statement in getattr(body, "body", ()):
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if type(small) is cst.Assign:
+                    found.setdefault(code_of(small), small)
+    return found
 
 
 def _kind_test(node: cst.Comparison, inputs: frozenset[str]) -> bool:
