@@ -1,7 +1,7 @@
 """A name both sides of a rank test bind to the same value is the same on every rank.
 
 The main process first: `if is_main: ds = make_dataset(cfg)`, a barrier, `if not is_main: ds = make_dataset(cfg)`
-(or an `if`/`else` doing the same): every rank ends with the same dataset, so what follows from it (its length, a
+(or an `if`/`else` doing the same; another `if is_main:` of the block, one that only logs, aside): every rank ends with the same dataset, so what follows from it (its length, a
 policy built from its metadata, a step counter) carries no rank taint (`taint._mirrored_assignments`). Sides that
 bind different values, or one side alone, still do.
 """
@@ -36,6 +36,8 @@ from .common import Net, make_dataset
 
 def train(cfg, x):
     is_main = dist.get_rank() == 0
+    if is_main:
+        print("loading")
     if is_main:
         dataset = make_dataset(cfg)
     dist.barrier()
@@ -77,4 +79,4 @@ def test_if_else_binding_the_same_value_safe(tmp_path):
 
 
 def test_sides_binding_different_values_differ(tmp_path):
-    assert _found(tmp_path, TRAIN.format(other="[]")) == [("ZG201", 16)]
+    assert _found(tmp_path, TRAIN.format(other="[]")) == [("ZG201", 18)]
