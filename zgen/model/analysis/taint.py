@@ -228,7 +228,7 @@ class Taint:
 
     def _mirrored(self, test: cst.BaseExpression) -> frozenset[int]:
         """The assignments (by id) that both sides of the `if` testing `test` make alike: the `if` and its `else`,
-        or it and a later `if` of the same block on the negated test (`if is_main: ds = make_dataset(cfg)`, a
+        or it and another `if` of the same block on the negated test (`if is_main: ds = make_dataset(cfg)`, a
         barrier, `if not is_main: ds = make_dataset(cfg)`: the main process first). Every rank binds the name to
         the same value, so the test decides only when, not what (`_mirrored_assignments`)."""
         found = self._mirror.get(id(test))
