@@ -143,10 +143,22 @@ def _answering(index: ModelIndex, owner: ClassInfo | None, called: frozenset[str
         indexes += [i for i in _package_definers(index, method) if i not in indexes]
     found = [
         cls for where in indexes for cls in where.classes.values()
-        if cls is not owner and not cls.is_module and _answers(cls, names)
+        if cls is not owner and not cls.is_module and _answers(cls, names) and not _hands_on(cls, names)
     ]
     root = next((cls for cls in found if all(cls in all_bases(other) for other in found)), None)
     return tuple(found) if root is not None else ()
+
+
+def _hands_on(cls: ClassInfo, names: frozenset[str]) -> bool:
+    """Does `cls` answer each of `names` by calling the same method on an object it keeps (`def no_grad(self, s):
+    ... self.q.no_grad(s)`)? Such a wrapper, a sibling of the caller (`ParallelGreedyPolicy` beside
+    `GreedyPolicy`), is no endpoint: what runs is whatever it wraps, the question asked again, so it tells
+    nothing of what the object is."""
+    for name in names:
+        method = cls.inherited_method(name)
+        if method is None or not re.search(rf"\bself\.\w+\.{re.escape(name)}\(", method.text):
+            return False
+    return True
 
 
 def _answers(cls: ClassInfo, names: frozenset[str]) -> bool:

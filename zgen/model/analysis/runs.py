@@ -23,7 +23,7 @@ import re
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.known import NOT_RUNS
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of
-from ..program.tree import cst, parameter_for
+from ..program.tree import call_name, cst, parameter_for
 from .calls import HeldCalls, ModuleCalls
 from .flow import SAME_ITEMS, Flat, flat_of
 from .instances import abstract_module_method
@@ -362,6 +362,8 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
         func = node.func
         if isinstance(func, cst.Name) and _hands_on(index, node, param, classes, info.node):
             return True  # `return torch_separate(model, wav)`: another function of the file runs it
+        if (bound := _partial_of_function(node)) is not None and _hands_on(index, bound, param, classes, info.node):
+            return True  # `runner = partial(run_one, policy=policy)`: built to be called, it runs `run_one`
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == param):
             continue
         name = func.attr.value
@@ -402,6 +404,19 @@ def _hands_on(
         if target and runs_argument(index, name, target, classes):
             return True
     return False
+
+
+def _partial_of_function(call: cst.Call) -> cst.Call | None:
+    """`functools.partial(fn, *args, **kwargs)` of a function named `fn`, as the call `fn(*args, **kwargs)` whose
+    arguments it binds now (a function builds a partial to call it, or to hand it to what calls it: an executor's
+    `submit`, a `map`); None for any other call."""
+    name = call_name(call)
+    if name is None or name.rsplit(".", 1)[-1] != "partial" or not call.args:
+        return None
+    first = call.args[0]
+    if first.star or first.keyword is not None or not isinstance(first.value, cst.Name):
+        return None
+    return cst.Call(func=first.value, args=call.args[1:])
 
 
 def _forwards(function: cst.FunctionDef, name: str, kwargs: str) -> bool:

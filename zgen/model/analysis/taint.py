@@ -85,6 +85,7 @@ class Taint:
         self._memo: dict[tuple[int, bool], tuple[int, dict[str, str]]] = {}
         self._version = 0
         self._flat = flat
+        self._mirror: dict[int, frozenset[int]] = {}  # assignments both sides of a test make alike (`_mirrored`)
         # Where each tainted name was assigned (position, enclosing loops): a use before that
         # assignment sees the taint only when a loop around both carries it back.
         self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
@@ -204,7 +205,10 @@ class Taint:
                 direct = self.of(value, direct=True)
                 kinds = dict(self.of(value))
                 for test in ctx.conds:
-                    for kind, why in self.of(test).items():
+                    decides = self.of(test)
+                    if decides and id(node) in self._mirrored(test):
+                        continue  # (`if main: ds = load(cfg)` ... `if not main: ds = load(cfg)`: every rank binds it)
+                    for kind, why in decides.items():
                         if kind != HOST:  # (a test of this host's files is not carried: the docstring)
                             kinds.setdefault(kind, why)
                 if not kinds:
@@ -221,6 +225,16 @@ class Taint:
                         sites = self._where.setdefault(name, [])
                         if site not in sites:
                             sites.append(site)
+
+    def _mirrored(self, test: cst.BaseExpression) -> frozenset[int]:
+        """The assignments (by id) that both sides of the `if` testing `test` make alike: the `if` and its `else`,
+        or it and another `if` of the same block on the negated test (`if is_main: ds = make_dataset(cfg)`, a
+        barrier, `if not is_main: ds = make_dataset(cfg)`: the main process first). Every rank binds the name to
+        the same value, so the test decides only when, not what (`_mirrored_assignments`)."""
+        found = self._mirror.get(id(test))
+        if found is None:
+            found = self._mirror[id(test)] = _mirrored_assignments(self._flat, self._flat.parent.get(id(test)))
+        return found
 
     def _hand_off(self, node: cst.CSTNode, ctx, holders: frozenset[str]) -> None:
         """`strategy.advance(out)`, `tracker.x = v`, `self.done = v`: the holder's state follows what it was handed
@@ -1664,6 +1678,62 @@ def _offset_extent(
         if (isinstance(side, cst.Name) and side.value in extents) or _input_extent(side, inputs):
             return side
     return None
+
+
+def _mirrored_assignments(flat: Flat, node: cst.CSTNode | None) -> frozenset[int]:
+    """`Taint._mirrored`: the assignment statements written directly under the `if` `node` that its other side
+    holds too, alike in text, by id: its `else`, or the body of any other `if` of the same block on the negated
+    test. `node` may be no `if` at all (the test of a loop): then none."""
+    if type(node) is not cst.If:
+        return frozenset()
+    if isinstance(node.orelse, cst.Else):
+        others: list[cst.BaseSuite] = [node.orelse.body]
+    else:
+        others = [sibling.body for sibling in _negated_siblings(flat, node)]
+    mine = _assignments(node.body)
+    found: set[int] = set()
+    for other in others:
+        theirs = _assignments(other)
+        for targets in mine.keys() & theirs.keys():  # (the text only of those binding the same names)
+            texts = {code_of(a) for a in theirs[targets]}
+            found.update(id(assign) for assign in mine[targets] if code_of(assign) in texts)
+            if isinstance(node.orelse, cst.Else):  # (both sides sit under this one test)
+                texts = {code_of(a) for a in mine[targets]}
+                found.update(id(assign) for assign in theirs[targets] if code_of(assign) in texts)
+    return frozenset(found)
+
+
+def _negated_siblings(flat: Flat, node: cst.If) -> list[cst.If]:
+    """The other `if`s of the block holding `node` (before or after it), with no `else`, whose test is `not
+    <node's test>` or the other way round."""
+    block = flat.parent.get(id(node))
+    body = getattr(block, "body", None)
+    if node.orelse is not None or not isinstance(body, (list, tuple)):
+        return []
+    negated = isinstance(node.test, cst.UnaryOperation) and isinstance(node.test.operator, cst.Not)
+    found = []
+    for other in body:
+        if type(other) is not cst.If or other is node or other.orelse is not None:
+            continue
+        if negated and not isinstance(other.test, cst.UnaryOperation):
+            if code_of(node.test.expression) == code_of(other.test):  # type: ignore[attr-defined]
+                found.append(other)
+        elif not negated and isinstance(other.test, cst.UnaryOperation) and isinstance(other.test.operator, cst.Not):
+            if code_of(other.test.expression) == code_of(node.test):
+                found.append(other)
+    return found
+
+
+def _assignments(body: cst.BaseSuite) -> dict[tuple[str, ...], list[cst.Assign]]:
+    """The plain assignments written directly in a block (not nested), by the names they bind."""
+    found: dict[tuple[str, ...], list[cst.Assign]] = {}
+    for statement in getattr(body, "body", ()):
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if type(small) is cst.Assign:
+                    names = tuple(name for target in small.targets for name in bound_names(target.target))
+                    found.setdefault(names, []).append(small)
+    return found
 
 
 def _kind_test(node: cst.Comparison, inputs: frozenset[str]) -> bool:
