@@ -415,6 +415,8 @@ class _Finder:
         handed)? The walk tells it is a module, a child: its parameters are not the holder's own."""
         parts = source.split(".")  # `self.module.parameters()`, `self.heads.[].parameters()`
         member = self.members.get(parts[1]) if len(parts) > 2 else None
+        if member is not None and member.kind == Kind.CONTAINER and not member.classes:
+            return True  # `self.nets = Sequential(*convnet.children())`: modules of no class we read
         return member is not None and member.kind == Kind.UNKNOWN and member.classes == (UNKNOWN_CLASS,) \
             and not config_like(member.name)
 
