@@ -235,7 +235,7 @@ def initialize(model):
             child = access.scope is not Scope.LATE or access.owner not in ("", "self") or not _run_by_subclass_init(
                 index, access)
             if access.use in _WRITES[access.scope] and child:
-                yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
+                yield self.finding(index, access.snippet, _writing_call(access), _message(access), _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, ctx in scope.flat.nodes:
                 if type(node) is not cst.Call or ctx.guarded:
@@ -541,6 +541,18 @@ def _message(access: ParamAccess) -> str:
         f"`{what}` is initialised in `__init__` after `{access.owner}` was built; under `deepspeed.zero.Init` "
         f"`{access.owner}` is already partitioned and the write is lost"
     )
+
+
+def _writing_call(access: ParamAccess) -> cst.CSTNode:
+    """Where the write is: the initialiser call the parameter is handed to (`nn.init.kaiming_normal_(` over lines,
+    `m.weight` on the next), else the parameter's own expression."""
+    flat = flat_of(access.method) if access.method is not None else None
+    parent = flat.parent.get(id(access.node)) if flat is not None else None
+    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    if isinstance(call, cst.Call) and access.use == INIT and call.args and call.args[0] is parent \
+            and access.via.reach is not Reach.PASSED and (call_name(call) or "").endswith("_"):
+        return call  # (a helper handed a child, `init_layer(self.conv1)`, is reported at what it is handed)
+    return access.node
 
 
 def _written(access: ParamAccess) -> str:
