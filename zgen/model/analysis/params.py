@@ -737,11 +737,16 @@ def _container_items(node: cst.For | cst.CompFor, members: dict[str, Member], se
     `for a, b in zip(self.xs, self.ys)`, `for layer in m.layers` after `m = self`."""
     found = []
     for part, items in loop_items(node.target, node.iter):
-        path = access_path(items)
-        if path is None or path.root not in self_names or len(path.parts) != 1 or not isinstance(part, cst.Name):
+        mapping = mapping_walked(items)
+        path = access_path(items) or (access_path(mapping) if mapping is not items else None)
+        if path is None or path.root not in self_names or not path.parts or not isinstance(part, cst.Name):
             continue
         member = members.get(path.parts[0])
-        if member is not None and member.kind == Kind.CONTAINER:
+        if member is not None and member.kind == Kind.CONTAINER and (
+            len(path.parts) == 1
+            # `for name, layer in self.nets["decoder"].nets.items()`: a container an entry of one holds
+            or path.parts[1] == "[]" and not any(config_like(p) or NOT_A_SUBMODULE.search(p) for p in path.parts[2:])
+        ):
             found.append(part.value)
     return found
 
