@@ -83,5 +83,33 @@ def test_own_parameters_written_by_an_initialiser_the_own_init_never_runs(tmp_pa
     assert found_in_package(tmp_path, {"rbf.py": RBF}, "rbf.py", prefix="ZG1") == [("ZG103", 17)]
 
 
+LOCAL_BASE = """
+    import torch
+    from torch import nn
+
+
+    class ConvLoRA(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.lora_A = nn.Parameter(torch.empty(n, 4096))
+            self.reset_parameters()
+
+        def reset_parameters(self):
+            nn.init.zeros_(self.lora_A)
+
+        def forward(self, x):
+            return x @ self.lora_A
+
+
+    class Conv2d(ConvLoRA):
+        def __init__(self, n):
+            super(Conv2d, self).__init__(n)
+"""
+
+
+def test_method_a_base_of_the_file_calls_in_init_is_clean(tmp_path):
+    assert found_in_package(tmp_path, {"lora.py": LOCAL_BASE}, "lora.py", prefix="ZG1") == []
+
+
 def test_override_of_a_method_a_base_of_another_file_calls_in_init_is_clean(tmp_path):
     assert found_in_package(tmp_path, {"base.py": BASE, "sub.py": SUB}, "sub.py", prefix="ZG1") == []

@@ -454,7 +454,7 @@ def _tested_layer_kind(index: ModelIndex, test: cst.BaseExpression, visited: str
 def _run_by_subclass_init(index: ModelIndex, access: ParamAccess) -> bool:
     """Does `access`'s method run while the object is still being built, its own parameters whole: reached by the
     `__init__` of a subclass of the file, or an override of a method a base's constructor calls on `self` (torch's
-    layers call `self.reset_parameters()` in theirs: `class Dense(nn.Linear)`; a base of another file, read)?"""
+    layers call `self.reset_parameters()` in theirs: `class Dense(nn.Linear)`; a base of this file or another)?"""
     cls, method = access.cls, access.method
     if cls is None or method is None:
         return True
@@ -462,6 +462,8 @@ def _run_by_subclass_init(index: ModelIndex, access: ParamAccess) -> bool:
         return True
     called = f"self.{method.name}("
     for info in cls.mro:
+        if info is not cls and any(called in m.text for m in info.init_methods):
+            return True  # `class Conv2d(ConvLoRA)` whose base's `__init__` calls `self.reset_parameters()`
         for _index, base in info.external_bases:
             if any(called in m.text for m in base.init_methods):
                 return True
