@@ -293,7 +293,8 @@ class Net(nn.Module):
         if isinstance(module, nn.Linear):
             nn.init.zeros_(module.bias)
 """,
-    # The module's own parameter only.
+    # The module's own parameter only, the method run by a subclass's `__init__` on the object it is building
+    # (with no caller building the object first, it runs on the built module: `test_late_own_initialisers.py`).
     "initialiser-of-own-parameter": """
 class Scale(nn.Module):
     def __init__(self, d):
@@ -303,6 +304,23 @@ class Scale(nn.Module):
 
     def reset_parameters(self):
         self.alpha.data = torch.ones(1)
+
+
+class Reset(Scale):
+    def __init__(self, d):
+        super().__init__(d)
+        self.reset_parameters()
+""",
+    # An override of the method torch's layer constructor calls on `self`: it runs while the layer is built.
+    "override-torch-layers-constructor-calls": """
+class Dense(nn.Linear):
+    def __init__(self, a, b, weight_init=nn.init.xavier_uniform_):
+        self.weight_init = weight_init
+        super().__init__(a, b)
+
+    def reset_parameters(self):
+        nn.init.zeros_(self.weight)
+        nn.init.zeros_(self.bias)
 """,
 }
 

@@ -25,6 +25,7 @@ class Norm(nn.Module):
     def __init__(self, d):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(d))
+        self.reset_parameters()
 
     def reset_parameters(self):
         nn.init.ones_(self.weight)

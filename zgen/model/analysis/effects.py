@@ -689,6 +689,9 @@ def _run_effects(
     """A module argument run on an input (`encoder(*inputs)`, `encoder.forward(x)`): annotated as a module,
     named as one or used as one (`holds.module_arguments`), not a callable handed in."""
     target = call.func.value if isinstance(call.func, cst.Attribute) and call.func.attr.value == "forward" else call.func
+    if isinstance(target, cst.Call) and (call_name(target) or "").rsplit(".", 1)[-1] == "Sequential" and len(
+            target.args) == 1 and isinstance(target.args[0].value, cst.Name):
+        target = target.args[0].value  # `nn.Sequential(*cnn_layers)(x)`: a container of the argument's layers, run
     if not call.args or not isinstance(target, cst.Name) or target.value not in names:
         return
     if target.value in module_arguments(index, func):

@@ -433,6 +433,8 @@ class _Finder:
         handed)? The walk tells it is a module, a child: its parameters are not the holder's own."""
         parts = source.split(".")  # `self.module.parameters()`, `self.heads.[].parameters()`
         member = self.members.get(parts[1]) if len(parts) > 2 else None
+        if member is not None and member.kind == Kind.CONTAINER and not member.classes:
+            return True  # `self.nets = Sequential(*convnet.children())`: modules of no class we read
         return member is not None and member.kind == Kind.UNKNOWN and member.classes == (UNKNOWN_CLASS,) \
             and not config_like(member.name)
 
@@ -590,6 +592,14 @@ class _Finder:
             and path.parts[0] not in self.members and _set_elsewhere(self.cls, path.parts[0])
         )
 
+    def _unread_child(self, expr: cst.BaseExpression) -> bool:
+        """`self.ipa_block.attn.to_out`: an attribute of a member built by a class no file we read defines."""
+        path = access_path(expr)
+        if path is None or path.root != "self" or len(path.parts) < 2:
+            return False
+        member = self.members.get(path.parts[0])
+        return member is not None and _of_unread_class(self.index, member)
+
     def _lazy(self, expr: cst.BaseExpression) -> bool:
         """`self.target` that `__init__` sets to `None` (a model built lazily, on first use), outside `__init__`."""
         path = access_path(expr)
@@ -632,7 +642,7 @@ class _Finder:
         inline = {i: built for i, arg in enumerate(call.args) if (built := self._built_inline(arg.value)) is not None}
         if not inline and not any(
             _module_arg(value, self.members, self.bound.handed) or self._set_by_subclass(value)
-            or self._lazy(value) or self._set_outside(value) or self._forward_argument(value)
+            or self._lazy(value) or self._set_outside(value) or self._forward_argument(value) or self._unread_child(value)
             for arg in call.args for value in _handed_values(arg.value)
         ):
             return []  # no module handed over: do not read the function at all
@@ -665,6 +675,9 @@ class _Finder:
                         first = _unknown(path.parts[0])  # `self.target = None`, built later; the helper walks a module
                     elif self._set_outside(value) and _walks_a_module(self.index, self.flat, call, position):
                         first = _unknown(path.parts[0])  # `self.model` a base class of another file built
+                    elif first is not None and _of_unread_class(self.index, first) and len(path.parts) > 1 \
+                            and _walks_a_module(self.index, self.flat, call, position):
+                        first = _unknown(path.parts[0])  # `init_zero_(self.ipa_block.attn.to_out)` of a library's block
                 else:
                     first = self.bound.handed.get(path.root)
                     if first is None and self._forward_argument(value) and _walks_a_module(self.index, self.flat, call, position):
@@ -677,6 +690,22 @@ class _Finder:
                     out.append(self.access(value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(value),
                                            param="parameters", first=first, order=order))
         return out
+
+
+def _of_unread_class(index: ModelIndex, member: Member) -> bool:
+    """Was `member` built by a constructor of a class no file we read defines (`self.ipa_block = IPABlock(d)` of a
+    library not installed)? Such a value is a VALUE by default; one whose attribute a helper takes as a module,
+    `init_zero_(self.ipa_block.attn.to_out)`, holds built layers: zero.Init partitions every module built inside it."""
+    if member.kind != Kind.VALUE or member.classes or member.call is None:
+        return False
+    name = call_name(member.call)
+    if not name or name.startswith(".") or name.startswith("self."):
+        return False
+    qualified = index.qualify(name)
+    last = qualified.rsplit(".", 1)[-1]
+    return last[:1].isupper() and "." in qualified and not qualified.startswith("torch.") \
+        and name not in index.classes and qualified not in index.classes and index.external(qualified) is None \
+        and index.external_function(qualified) is None
 
 
 def _walks_a_module(index: ModelIndex, flat: Flat, call: cst.Call, position: int) -> bool:
@@ -734,11 +763,16 @@ def _container_items(node: cst.For | cst.CompFor, members: dict[str, Member], se
     `for a, b in zip(self.xs, self.ys)`, `for layer in m.layers` after `m = self`."""
     found = []
     for part, items in loop_items(node.target, node.iter):
-        path = access_path(items)
-        if path is None or path.root not in self_names or len(path.parts) != 1 or not isinstance(part, cst.Name):
+        mapping = mapping_walked(items)
+        path = access_path(items) or (access_path(mapping) if mapping is not items else None)
+        if path is None or path.root not in self_names or not path.parts or not isinstance(part, cst.Name):
             continue
         member = members.get(path.parts[0])
-        if member is not None and member.kind == Kind.CONTAINER:
+        if member is not None and member.kind == Kind.CONTAINER and (
+            len(path.parts) == 1
+            # `for name, layer in self.nets["decoder"].nets.items()`: a container an entry of one holds
+            or path.parts[1] == "[]" and not any(config_like(p) or NOT_A_SUBMODULE.search(p) for p in path.parts[2:])
+        ):
             found.append(part.value)
     return found
 

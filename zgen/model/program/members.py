@@ -940,11 +940,12 @@ class _FactsReader:
             return self.classify(call.args[0].value)
         if "." not in written and written in self.index.skeleton.functions:
             return self._returned(self.index.function_info(written), call)  # def Linear(...): ...; return m
+        # a function of another file building what it returns, also one named like a class, `SNLinear(d, 1)` of
+        # `def SNLinear(*a): return spectral_norm(nn.Linear(*a))` (a class of that name is a module base, above)
+        external = self.index.external_function(qualified) if self.resolve else None
+        if external is not None:
+            return returns(external[0], external[1], call, self)
         if not last[:1].isupper():
-            external = self.index.external_function(qualified) if self.resolve else None
-            if external is not None:
-                kind, classes = returns(external[0], external[1], call, self)
-                return kind, classes
             if call.args and call.args[0].keyword is None:
                 # quant_noise(nn.Linear(...), p): a wrapper we cannot read returns the module it was given
                 kind, classes = self.classify(call.args[0].value)

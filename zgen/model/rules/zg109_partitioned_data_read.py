@@ -10,6 +10,7 @@ from ..analysis.flow import flat_of
 from ..analysis.scopes import param_accesses
 from ..program import known
 from ..program.index import ModelIndex
+from ..program.members import Kind, Member, facts, has_params
 from ..program.tree import call_name, code_of, cst
 from .rule import Report, Rule
 
@@ -170,7 +171,11 @@ def _reads_values(index: ModelIndex, access: ParamAccess) -> bool:
     if access.via_parameters:
         # `torch.cat([p.data.view(-1) for p in self.actor.parameters()])`, `sum((p ** 2).sum() for p in
         # self.parameters())` on the built model: the values; a bare item handed on or its gradient (ZG107's) is not
-        if access.scope is not Scope.ENTRY or access.op.startswith(".grad"):
+        # (in `__init__`, a walk reaching a child built before it, `sum(p.data.sum() for p in
+        # self.nets.parameters())`: zero.Init partitioned that child when its own `__init__` returned)
+        if access.op.startswith(".grad") or access.scope is not Scope.ENTRY and not (
+                access.scope is Scope.INIT and _walks_built_child(index, access)
+                and not _source_of_write(access.method, access.node)):
             return False
         return bool(access.op) or _operand(access.method, access.node)
     if access.detail:
@@ -178,6 +183,31 @@ def _reads_values(index: ModelIndex, access: ParamAccess) -> bool:
     if access.scope is Scope.INIT:
         return _tensor_function_arg(index, access.method, access.node)
     return _computed_with(access.method, access.node)
+
+
+def _walks_built_child(index: ModelIndex, access: ParamAccess) -> bool:
+    """Does the walk `access` reads an item of, in `__init__` or a helper it calls, reach a child with parameters
+    built before the read: `self.nets.parameters()` of a member, or `self.parameters()` after one was built? The
+    module's own parameters alone are whole until its `__init__` returns."""
+    cls, method = access.cls, access.method
+    if cls is None or method is None or not access.via.name.startswith("self."):
+        return False
+    rank = next((i for i, m in enumerate(cls.init_methods) if m is method), None)
+    if rank is None:
+        return False
+    members = facts(index, cls).members
+    child = access.via.name.split(".")[1]
+    if child in members:
+        return _may_hold_parameters(index, members[child])
+    return any(m.order < (rank, access.order) and _may_hold_parameters(index, m) for m in members.values())
+
+
+def _may_hold_parameters(index: ModelIndex, member: Member) -> bool:
+    """A child module of a class that may own parameters, or a container of modules of no class we read
+    (`Sequential(*convnet.children())`): walking its parameters yields them."""
+    if member.kind == Kind.CONTAINER and not member.classes:
+        return True
+    return member.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in member.classes)
 
 
 def _grad_message(access: ParamAccess) -> str:
@@ -211,6 +241,7 @@ def _message(access: ParamAccess) -> str:
     where = (
         f"`{access.where}`, which runs on the built model outside any forward"
         if access.scope is Scope.ENTRY
+        else f"`__init__` after the children `{access.via.name}` walks were built" if access.via_parameters
         else f"`__init__` after `{access.owner}` was built"
     )
     owner = "parameters that include submodules'" if access.via_parameters else f"a parameter of `{access.owner}`"
@@ -273,6 +304,21 @@ def _tensor_method(flat, holder: cst.CSTNode | None, name: cst.Name) -> bool:
         return False
     call = flat.parent.get(id(holder))
     return isinstance(call, cst.Call) and call.func is holder
+
+
+def _source_of_write(method, node: cst.CSTNode) -> bool:
+    """Is `node` read as what an in-place method or initialiser writes elsewhere (`k.data.copy_(q.data)`)? The
+    write is reported (ZG101, ZG103) on the line."""
+    flat = flat_of(method)
+    current = flat.parent.get(id(node)) if flat is not None else None
+    while current is not None and not isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        if isinstance(current, cst.Arg):
+            call = flat.parent.get(id(current))
+            name = call_name(call) if isinstance(call, cst.Call) else None
+            if name and name.endswith("_") and not name.endswith("__"):
+                return True
+        current = flat.parent.get(id(current))
+    return False
 
 
 def _operand(method, node: cst.CSTNode) -> bool:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.built import built_module
-from ..analysis.effects import RUNS, argument_effects
+from ..analysis.effects import RUNS, argument_effects, inherited_argument_effects
 from ..program.holds import module_arguments, module_like_name
 from ..analysis.flow import Flat, flat_of
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
@@ -20,6 +20,8 @@ _LOCAL_BUILT = re.compile(r"^[ \t]*([a-z_]\w*)\s*=\s*(?:[a-z_]\w*\.)*[A-Z]\w*\("
 _CALLS_SELF = re.compile(r"self(?<!\wself)(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
 # `output_dim(self.features, ...)`: a function of the program (a bare lower-case name, no builtin) handed a child of
 # `self` first.
+# `self._calc_input_size(shape, self.cnn)`: a method of the module handed a child.
+_HANDS_CHILD_TO_METHOD = re.compile(r"self(?<!\wself)\.[a-z_]\w*\([^()\n]*?(?<![\w.])self\.\w+\s*[,)]")
 _HANDS_CHILD = re.compile(
     r"(?<![\w.])(?!(?:enumerate|len|list|tuple|zip|iter|isinstance|getattr|setattr|hasattr|super|print|sorted|sum|any|all"
     r"|max|min|type|id|str|repr|int|float|dict|set|next|reversed|map|filter|callable|vars)\()"
@@ -41,7 +43,7 @@ def _may_run_forward(cls: ClassInfo, text: str) -> bool:
     for match in _LOCAL_BUILT.finditer(text):
         if re.search(r"(?<![\w.])" + match.group(1) + r"\s*\(", text[match.end():]):
             return True
-    if _HANDS_CHILD.search(text) or _calls_an_argument(text):
+    if _HANDS_CHILD.search(text) or _HANDS_CHILD_TO_METHOD.search(text) or _calls_an_argument(text):
         return True
     for match in _CALLS_SELF.finditer(text):
         name = match.group(1)
@@ -280,13 +282,18 @@ def _handed_to_runner(index: ModelIndex, cls: ClassInfo, method: MethodInfo, fla
     forward: `d = output_dim(self.features, (c, h, w))` with `def output_dim(net, shape): return net(torch.zeros(1,
     *shape)).shape[1]`."""
     name = call_name(call)
-    if name is None or not name.rsplit(".", 1)[-1][:1].islower() or index.qualify(name).startswith(("torch.", "self.")):
-        return None  # a function of the program, not a constructor, torch's own or a method of the module
+    own = name is not None and name.startswith("self.") and name.count(".") == 1 and not any(
+        m.name == name[5:] for m in cls.forward_methods)  # `self._calc_input_size(shape, self.cnn)`: a helper method
+    if name is None or not own and (
+            not name.rsplit(".", 1)[-1][:1].islower() or index.qualify(name).startswith(("torch.", "self."))):
+        return None  # a function of the program or a helper method, not a constructor, torch's own or a forward
     built = {
         i for i, arg in enumerate(call.args) if isinstance(arg.value, (cst.Name, cst.Attribute))
         and _built_callee(index, cls, method, flat, arg.value, call, rank) is not None
     }
-    for position, done in argument_effects(index, flat, call) if built else ():
+    effects = (inherited_argument_effects(cls, call, in_file=True) if own else argument_effects(index, flat, call)) \
+        if built else ()
+    for position, done in effects:
         if RUNS in done and position in built:
             return f"`{code_of(call.func)}(...)`, handed `{code_of(call.args[position].value)}`,"
     return None

@@ -1,0 +1,115 @@
+"""An initialiser by name that the module's own `__init__` never runs (`reset_parameters` copying defaults into
+`self.means.data`) runs on the built module: a parent's `__init__` or the training code calls it, after
+zero.Init partitioned the module, so its writes to its own parameters are lost (ZG103, LATE scope). Look-alikes:
+the method run by a subclass's `__init__` of the file on the object it builds, an override of the method torch's
+layer constructor calls (`class Dense(nn.Linear)`), a base of another file whose `__init__` calls it, and one
+the own `__init__` calls (`test_built_modules.LATE_SAFE` holds more)."""
+
+from __future__ import annotations
+
+from tests.model.package_check import found_in_package
+
+RBF = """
+    import torch
+    from torch import nn
+
+
+    class ExpNormal(nn.Module):
+        def __init__(self, n, trainable=True):
+            super().__init__()
+            self.n = n
+            means = torch.linspace(0, 1, n)
+            if trainable:
+                self.register_parameter("means", nn.Parameter(means))
+            else:
+                self.register_buffer("means", means)
+
+        def reset_parameters(self):
+            self.means.data.copy_(torch.linspace(0, 1, self.n))
+
+        def forward(self, x):
+            return x - self.means
+
+
+    class Dense(nn.Linear):
+        def reset_parameters(self):
+            nn.init.zeros_(self.weight)
+
+
+    class Own(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.w = nn.Parameter(torch.empty(n))
+            self.reset_parameters()
+
+        def reset_parameters(self):
+            nn.init.zeros_(self.w)
+
+        def forward(self, x):
+            return x * self.w
+"""
+
+BASE = """
+    import torch
+    from torch import nn
+
+
+    class Layer(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.w = nn.Parameter(torch.empty(n, 4096))
+            self.reset_parameters()
+
+        def reset_parameters(self):
+            pass
+"""
+
+SUB = """
+    import torch
+    from torch import nn
+    from .base import Layer
+
+
+    class Scaled(Layer):
+        def reset_parameters(self):
+            nn.init.ones_(self.w)
+
+        def forward(self, x):
+            return x @ self.w
+"""
+
+
+def test_own_parameters_written_by_an_initialiser_the_own_init_never_runs(tmp_path):
+    assert found_in_package(tmp_path, {"rbf.py": RBF}, "rbf.py", prefix="ZG1") == [("ZG103", 17)]
+
+
+LOCAL_BASE = """
+    import torch
+    from torch import nn
+
+
+    class ConvLoRA(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.lora_A = nn.Parameter(torch.empty(n, 4096))
+            self.reset_parameters()
+
+        def reset_parameters(self):
+            nn.init.zeros_(self.lora_A)
+
+        def forward(self, x):
+            return x @ self.lora_A
+
+
+    class Conv2d(ConvLoRA):
+        def __init__(self, n):
+            super(Conv2d, self).__init__(n)
+"""
+
+
+def test_method_a_base_of_the_file_calls_in_init_is_clean(tmp_path):
+    assert found_in_package(tmp_path, {"lora.py": LOCAL_BASE}, "lora.py", prefix="ZG1") == []
+
+
+def test_override_of_a_method_a_base_of_another_file_calls_in_init_is_clean(tmp_path):
+    assert found_in_package(tmp_path, {"base.py": BASE, "sub.py": SUB}, "sub.py", prefix="ZG1") == []
