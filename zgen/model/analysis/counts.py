@@ -24,7 +24,9 @@ from typing import Protocol
 
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import call_name, children, code_of, cst, positional_parameters, walk
-from .flow import COMPREHENSIONS, Flat, bound_names, flat_of, same_items, self_call_arguments, targets_of
+from .flow import (
+    COMPREHENSIONS, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, targets_of,
+)
 from .state import WRITES_SELF, self_targets
 
 
@@ -543,30 +545,16 @@ def length_returns(index: ModelIndex, name: str) -> frozenset[int]:
     function = index.function_info(name)
     if function is None or "return" not in function.text:
         return frozenset()
-    flat = flat_of(function)
+    flat, returns = own_returns(function)
     root = flat.nodes[0][0] if flat is not None and flat.nodes else None
     if not isinstance(root, cst.FunctionDef):
         return frozenset()
-    returns = [
-        node.value for node, _ctx in flat.nodes
-        if type(node) is cst.Return and node.value is not None and not _nested(flat, node, root)
-    ]
     found = set()
     for at, param in enumerate(positional_parameters(root)):
         counts = CountedLoops(flat, frozenset({param}), index=index)
         if any(counts._length(value) is not None for value in returns):
             found.add(at)
     return frozenset(found)
-
-
-def _nested(flat: Flat, node: cst.CSTNode, root: cst.CSTNode) -> bool:
-    """Is `node` inside a function or lambda defined in `root`?"""
-    parent = flat.parent.get(id(node))
-    while parent is not None and parent is not root:
-        if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
-            return True
-        parent = flat.parent.get(id(parent))
-    return False
 
 
 # Methods reading a tensor's extent (not `len()`: a dataset or a list of settings kept whole is every rank's).

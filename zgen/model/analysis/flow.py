@@ -22,7 +22,8 @@ from ..program.tree import call_name, children, cst, walk
 
 __all__ = [
     "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
-    "SAME_ITEMS", "same_items", "own_only", "loop_items", "mapping_walked", "runs_gathered", "stored_into", "self_call_arguments",
+    "SAME_ITEMS", "same_items", "own_only", "own_returns", "loop_items", "mapping_walked", "runs_gathered", "stored_into",
+    "self_call_arguments",
 ]
 
 
@@ -332,6 +333,30 @@ def own_only(walk: cst.Call) -> bool:
         and not (isinstance(arg.value, cst.Name) and arg.value.value == "True")
         for arg in walk.args
     )
+
+
+def own_returns(function: MethodInfo) -> tuple[Flat | None, list[cst.BaseExpression]]:
+    """The function's flattened body and the values its own `return`s hand back (not those of a function or lambda
+    defined in it)."""
+    flat = flat_of(function)
+    if flat is None:
+        return None, []
+    root = flat.nodes[0][0] if flat.nodes else None
+    returns = [
+        node.value for node, _ctx in flat.nodes
+        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root)
+    ]
+    return flat, returns
+
+
+def _own_return(flat: Flat, node: cst.CSTNode, root: cst.CSTNode | None) -> bool:
+    """Is the `return` the function's own, not one of a function or lambda defined inside it?"""
+    parent = flat.parent.get(id(node))
+    while parent is not None and parent is not root:
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+            return False
+        parent = flat.parent.get(id(parent))
+    return True
 
 
 def _chained(call: cst.Call) -> bool:

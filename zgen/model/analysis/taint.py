@@ -17,7 +17,9 @@ from ..program.tree import call_name, children, code_of, const_str, cst, dotted,
 from ..program.trigger import Trigger, line_matches, word_first
 from .own import SELF_CALL
 from .reach import function_target
-from .flow import COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, self_call_arguments, stored_into, targets_of
+from .flow import (
+    COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, own_returns, self_call_arguments, stored_into, targets_of,
+)
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
 __all__ = [
@@ -849,7 +851,7 @@ def agreed_method(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
         m != name and "return" in (cls.method(m).text if cls.method(m) else "") for m in SELF_CALL.findall(text)
     ):
         return False
-    flat, returns = _own_returns(method)
+    flat, returns = own_returns(method)
     if flat is None:
         return False
     if any(type(node) is cst.Call and agreeing(node) for node, _ctx in flat.nodes):
@@ -1400,7 +1402,7 @@ def random_method(index: ModelIndex, cls: ClassInfo, name: str) -> str | None:
 
 def _random_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodInfo) -> str | None:
     """RANDOM / HOST_RANDOM when a value the function returns is a decision on a draw (`random.random() < eps`)."""
-    flat, returns = _own_returns(function)
+    flat, returns = own_returns(function)
     if flat is None or not returns:
         return None
     taint = Taint(index, cls, flat, own_state=False)
@@ -1410,20 +1412,6 @@ def _random_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodI
             if kind in kinds and _decision(value, taint, kind):
                 return kind
     return None
-
-
-def _own_returns(function: MethodInfo) -> tuple[Flat | None, list[cst.BaseExpression]]:
-    """The function's flattened body and the values its own `return`s hand back (not those of a function defined in
-    it)."""
-    flat = flat_of(function)
-    if flat is None:
-        return None, []
-    root = flat.nodes[0][0] if flat.nodes else None
-    returns = [
-        node.value for node, _ctx in flat.nodes
-        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root)
-    ]
-    return flat, returns
 
 
 def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodInfo) -> bool:
@@ -1437,7 +1425,7 @@ def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: M
                 return False
         elif not any(m != function.name and rank_function(index, m) for m in _FREE_CALL.findall(text)):
             return False
-    flat, returns = _own_returns(function)
+    flat, returns = own_returns(function)
     if flat is None:
         return False
     taint = Taint(index, cls, flat, own_state=False)
@@ -1455,16 +1443,6 @@ def _names_a_place(value: cst.BaseExpression) -> bool:
     last = name.rsplit(".", 1)[-1]
     # (an object built for this rank, `DistributedSampler(data, rank=rank)`: its shard, not a decision on the rank)
     return last in ("device", "str", "format", "join") or last[:1].isupper()
-
-
-def _own_return(flat: Flat, node: cst.CSTNode, root: cst.CSTNode | None) -> bool:
-    """Is the `return` the function's own, not one of a function or lambda defined inside it?"""
-    parent = flat.parent.get(id(node))
-    while parent is not None and parent is not root:
-        if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
-            return False
-        parent = flat.parent.get(id(parent))
-    return True
 
 
 @memoised(cycle={})
@@ -1561,7 +1539,7 @@ def value_test_function(index: ModelIndex, name: str) -> bool:
         or "any(" in function.text
     ):
         return False
-    flat, returns = _own_returns(function)
+    flat, returns = own_returns(function)
     root = flat.nodes[0][0] if flat is not None and flat.nodes else None
     if not isinstance(root, cst.FunctionDef):
         return False
