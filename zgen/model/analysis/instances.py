@@ -51,6 +51,7 @@ from .effects import resolve_function
 from .flow import Flat, flat_of, flatten, loop_items, same_items
 from .own import OwnUse, method_uses
 from .persistence import persistent_param, small_read_gathered
+from .reach import method_targets
 from .returned import (
     argument_value, function_parameters, handed_back, returned_values, small_statements,
 )
@@ -633,8 +634,13 @@ def reads_own(
         if len(targets) == 1 and abstract_module_method(*targets[0], name):
             # an interface's abstract method: only a subclass can be built, of this file or one we cannot see
             targets = dispatch(index, ref, name, False)
-            if len(targets) == 1:  # none we read fills it in: a module of the user's computes there
-                return OwnUse(READ, f"{targets[0][1].rsplit('.', 1)[-1]}.{name}(self)", False)
+            if len(targets) == 1:
+                # the subclasses of the package's other files filling it in, which the base's file need not import
+                # (`score_hrt` of pykeen's `Model`, filled in by `ERModel` of `nbase.py`): what they read is what
+                # the call reads
+                targets = _package_overrides(*targets[0], name)
+            if not targets:  # none we read fills it in: a module of the user's computes there
+                return OwnUse(READ, f"{ref.rsplit('.', 1)[-1]}.{name}(self)", False)
         for owner, target in targets:
             for called in (name, *properties_read(owner, target, name)):
                 for use in method_uses(owner, target, called):
@@ -644,6 +650,17 @@ def reads_own(
                     if not small_read_gathered(use.persistent, in_forward, use.optional) or never_called(owner, target):
                         return use
     return None
+
+
+def _package_overrides(index: ModelIndex, ref: str, name: str) -> tuple[tuple[ModelIndex, str], ...]:
+    """The classes of other files of the package that override `name`, an abstract method of module class `ref`
+    (`reach.method_targets`: the files defining a method of that name), with their file's index."""
+    found = _class_info(index, ref)
+    if found is None:
+        return ()
+    return tuple(dict.fromkeys(
+        (method.index, method.owner.name) for method in method_targets(index, found[1], name) if method.owner is not found[1]
+    ))
 
 
 def reads_own_by_name(
