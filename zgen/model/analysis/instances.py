@@ -40,6 +40,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
+from ..program import known
 from ..program.given import passed_classes
 from ..program.holds import RETURNS_MODULE, config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
@@ -658,9 +659,32 @@ def _package_overrides(index: ModelIndex, ref: str, name: str) -> tuple[tuple[Mo
     found = _class_info(index, ref)
     if found is None:
         return ()
-    return tuple(dict.fromkeys(
-        (method.index, method.owner.name) for method in method_targets(index, found[1], name) if method.owner is not found[1]
-    ))
+    overrides = [method for method in method_targets(index, found[1], name) if method.owner is not found[1]]
+    if any(_walks_submodules(reached) for method in overrides for reached in method.owner.reachable(name, inherited=True)):
+        return ()  # what runs there is no override's own: the modules of the tree, of any class, any method
+    return tuple(dict.fromkeys((method.index, method.owner.name) for method in overrides))
+
+
+def _walks_submodules(method: MethodInfo) -> bool:
+    """Does the method call a method other than the module API on the items of a walk of its module tree (`for r in
+    self.modules(): r.pop_term()`)? Each item may be a module of any class, its method reading what it holds
+    (parameters of other modules handed to it), which no class the walk names tells."""
+    if ".modules()" not in method.text and ".children()" not in method.text:
+        return False
+    flat = flat_of(method)
+    walked: set[str] = set()
+    for node, _ctx in flat.nodes if flat is not None else ():
+        if type(node) is cst.For or type(node) is cst.CompFor:
+            for part, items in loop_items(node.target, node.iter):
+                if isinstance(part, cst.Name) and isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) \
+                        and items.func.attr.value in ("modules", "children") and not items.args:
+                    walked.add(part.value)
+    return bool(walked) and any(
+        type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+        and node.func.value.value in walked and node.func.attr.value not in known.NOT_RUNS
+        and node.func.attr.value not in ("forward", "__call__")
+        for node, _ctx in flat.nodes
+    )
 
 
 def reads_own_by_name(
