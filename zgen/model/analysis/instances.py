@@ -40,6 +40,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
+from ..program import known
 from ..program.given import passed_classes
 from ..program.holds import RETURNS_MODULE, config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
@@ -51,6 +52,7 @@ from .effects import resolve_function
 from .flow import Flat, flat_of, flatten, loop_items, same_items
 from .own import OwnUse, method_uses
 from .persistence import persistent_param, small_read_gathered
+from .reach import method_targets
 from .returned import (
     argument_value, function_parameters, handed_back, returned_values, small_statements,
 )
@@ -633,8 +635,13 @@ def reads_own(
         if len(targets) == 1 and abstract_module_method(*targets[0], name):
             # an interface's abstract method: only a subclass can be built, of this file or one we cannot see
             targets = dispatch(index, ref, name, False)
-            if len(targets) == 1:  # none we read fills it in: a module of the user's computes there
-                return OwnUse(READ, f"{targets[0][1].rsplit('.', 1)[-1]}.{name}(self)", False)
+            if len(targets) == 1:
+                # the subclasses of the package's other files filling it in, which the base's file need not import
+                # (`score_hrt` of pykeen's `Model`, filled in by `ERModel` of `nbase.py`): what they read is what
+                # the call reads
+                targets = _package_overrides(*targets[0], name)
+            if not targets:  # none we read fills it in: a module of the user's computes there
+                return OwnUse(READ, f"{ref.rsplit('.', 1)[-1]}.{name}(self)", False)
         for owner, target in targets:
             for called in (name, *properties_read(owner, target, name)):
                 for use in method_uses(owner, target, called):
@@ -644,6 +651,40 @@ def reads_own(
                     if not small_read_gathered(use.persistent, in_forward, use.optional) or never_called(owner, target):
                         return use
     return None
+
+
+def _package_overrides(index: ModelIndex, ref: str, name: str) -> tuple[tuple[ModelIndex, str], ...]:
+    """The classes of other files of the package that override `name`, an abstract method of module class `ref`
+    (`reach.method_targets`: the files defining a method of that name), with their file's index."""
+    found = _class_info(index, ref)
+    if found is None:
+        return ()
+    overrides = [method for method in method_targets(index, found[1], name) if method.owner is not found[1]]
+    if any(_walks_submodules(reached) for method in overrides for reached in method.owner.reachable(name, inherited=True)):
+        return ()  # what runs there is no override's own: the modules of the tree, of any class, any method
+    return tuple(dict.fromkeys((method.index, method.owner.name) for method in overrides))
+
+
+def _walks_submodules(method: MethodInfo) -> bool:
+    """Does the method call a method other than the module API on the items of a walk of its module tree (`for r in
+    self.modules(): r.pop_term()`)? Each item may be a module of any class, its method reading what it holds
+    (parameters of other modules handed to it), which no class the walk names tells."""
+    if ".modules()" not in method.text and ".children()" not in method.text:
+        return False
+    flat = flat_of(method)
+    walked: set[str] = set()
+    for node, _ctx in flat.nodes if flat is not None else ():
+        if type(node) is cst.For or type(node) is cst.CompFor:
+            for part, items in loop_items(node.target, node.iter):
+                if isinstance(part, cst.Name) and isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) \
+                        and items.func.attr.value in ("modules", "children") and not items.args:
+                    walked.add(part.value)
+    return bool(walked) and any(
+        type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+        and node.func.value.value in walked and node.func.attr.value not in known.NOT_RUNS
+        and node.func.attr.value not in ("forward", "__call__")
+        for node, _ctx in flat.nodes
+    )
 
 
 def reads_own_by_name(
