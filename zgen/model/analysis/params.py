@@ -16,7 +16,7 @@ from ..program import known
 from ..program.holds import annotated_module, config_like, module_arguments, module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import (
-    UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
+    UNKNOWN_CLASS, Kind, Member, child_getter, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
     parameter_container, parameter_dict, torch_base,
 )
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
@@ -454,7 +454,7 @@ class _Finder:
     def _attribute(self, node: cst.Attribute, ctx: Ctx) -> list[ParamAccess]:
         path = access_path(node)
         if path is None and isinstance(node.value, cst.Call):
-            return self._of_built_inline(node, ctx) or self._of_returned(node, ctx)
+            return self._of_built_inline(node, ctx) or self._of_returned(node, ctx) or self._of_child_getter(node, ctx)
         if path is None or not path.parts:
             return []
         if path.root in self.bound.selves and path.root != "self":
@@ -557,6 +557,17 @@ class _Finder:
         for name in sorted(returned_attributes(self.index, self.cls, self.flat, node.value)):
             found += self._owned(node, ctx, Path("self", (name, param), (None, None)), self.members.get(name), (param,))
         return found
+
+    def _of_child_getter(self, node: cst.Attribute, ctx: Ctx) -> list[ParamAccess]:
+        """`self.llm.get_input_embeddings().weight`: a method of a child (not its forward) handing back a module,
+        whose `.weight` is then a parameter of that child (partitioned once the child is built)."""
+        getter = child_getter(self.members, node.value)
+        if getter is None or not known.torch_param_name(node.attr.value):
+            return []
+        member, path = getter
+        first = Member(code_of(node.value), Kind.UNKNOWN, (UNKNOWN_CLASS,), member.order)
+        return self._owned(node, ctx, Path("self", (*path.parts, node.attr.value), (*path.keys, None)), first,
+                           (node.attr.value,))
 
     def _first_child(self) -> Member | None:
         """The first child with parameters `__init__` builds (a walk of `self` before it reaches none)."""

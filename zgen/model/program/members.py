@@ -23,7 +23,7 @@ from .class_values import attribute_values, class_lookup, registry_values
 from .given import passed_classes
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .size import upper_bound
-from .tree import access_path, call_name, choice_leaves, const_str, cst, dotted, walk
+from .tree import Path, access_path, call_name, choice_leaves, code_of, const_str, cst, dotted, walk
 
 __all__ = [
     "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "classify_unpacked", "has_params",
@@ -670,6 +670,10 @@ class _FactsReader:
                 kind, classes = self.locals[source.root]
                 if kind == Kind.MODULE and value.attr.value in self.index.param_names:  # type: ignore[union-attr]
                     self.facts.borrowed[path.parts[0]] = (source.root, classes, source.parts[0])
+            getter = child_getter(self.facts.members, value.value) if isinstance(value, cst.Attribute) else None
+            if getter is not None and known.torch_param_name(value.attr.value):  # type: ignore[union-attr]
+                # `self.embeddings = self.llm.get_input_embeddings().weight`: a parameter of that child's module
+                self.facts.borrowed[path.parts[0]] = (code_of(value.value), (UNKNOWN_CLASS,), value.attr.value)  # type: ignore[union-attr]
             lookups = self._lookups(value) if self.cls is not None else ()
             if any(not lookup.startswith("=") for lookup in lookups):
                 built = self.facts.class_built
@@ -906,6 +910,11 @@ class _FactsReader:
             if not owner.rsplit(".", 1)[-1][:1].isupper() and not _NOT_A_MODEL_FACTORY.search(owner):
                 # `self.auto_class.from_pretrained(path)`: a class held in a variable, so a model we cannot read
                 return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+            if constructor == "from_pretrained" and kind == Kind.VALUE and not _NOT_A_MODEL_FACTORY.search(owner) \
+                    and self.index.classes.get(owner) is None:
+                # `AutoModel.from_pretrained(path)`: weights loaded into a class no file we read defines (a factory
+                # of models, not a module class itself), so a model we cannot read
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
         if last == "Parameter":
@@ -1062,6 +1071,23 @@ class _FactsReader:
         return classes if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN) else ()
 
 
+
+
+def child_getter(members: dict[str, Member], value: cst.BaseExpression) -> tuple[Member, Path] | None:
+    """`self.llm.get_input_embeddings()`: a module method that runs nothing (`known.NOT_RUNS`, not a container's)
+    called on a child, with that child's member and path (what it hands back is read as one of the child's modules)."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return None
+    method = value.func.attr.value
+    if method not in known.NOT_RUNS or method in known.CONTAINER_METHODS:  # (`self.cfg.get("loss")`: an entry)
+        return None
+    path = access_path(value.func.value)
+    if path is None or path.root != "self" or not path.parts:
+        return None
+    member = members.get(path.parts[0])
+    if member is None or member.kind not in (Kind.MODULE, Kind.UNKNOWN):
+        return None
+    return member, path
 
 
 _NOT_A_MODEL_FACTORY = re.compile(r"Token|Config|config|Processor|Extractor|Scheduler|Dataset|Pipeline")
