@@ -11,6 +11,11 @@ with no default but None (`save_function=torch.save`), never tested for presence
 optional hook), and nothing says it is a value of another kind: an
 annotation naming a scalar, a string, a collection or a tensor, or a use as a container or number (`fn[0]`,
 `fn + 1`, `len(fn)`).
+
+A parameter called with no arguments counts too when its result is read as a tensor (`loss_fn().item()`, or
+`loss = closure()` then `loss.backward()`): a loss closure, which evaluates the model on the caller's batch each
+time (a line search, an optimiser's closure). A zero-argument call whose result is not read so (a progress
+callback, an environment factory) stays a hook.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ _NOT_CALLABLE = frozenset(
     }
 )
 
+# Methods read from a tensor's value: a call of a parameter whose result they read returned a tensor, a loss or an
+# output (`loss_func().item()`, `closure().backward()`), so the callable handed in evaluates a model.
+_TENSOR_READS = frozenset({"item", "backward", "detach", "mean", "sum", "tolist"})
+
 
 def called_parameters(func: cst.FunctionDef) -> frozenset[str]:
     """Parameters of `func` it calls as functions on values of its own (`step(last, state)`), by name (a walk of
@@ -41,12 +50,22 @@ def called_parameters(func: cst.FunctionDef) -> frozenset[str]:
     called: set[str] = set()
     other_use: set[str] = set()
     tests = _tests(func)  # `if cond(key):`: a predicate's verdict, not a model's output
+    read: set[str] = set()  # names whose tensor value is read (`loss.item()`)
+    results: dict[str, set[str]] = {}  # names bound to a call of a parameter with no arguments (`loss = closure()`)
     for node in walk(func.body):
         kind = type(node)
         if kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value in params:
             name = node.func.value
             if id(node) not in tests and any(_own_value(arg.value, name) for arg in node.args if not arg.star):
                 called.add(name)
+        elif kind is cst.Attribute and node.attr.value in _TENSOR_READS:
+            if _thunk(node.value, params):
+                called.add(node.value.func.value)  # `loss_func().item()`: a loss closure, evaluated for its tensor
+            elif isinstance(node.value, cst.Name):
+                read.add(node.value.value)  # `loss.backward()`, where `loss = closure()`
+        elif kind is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            if _thunk(node.value, params):
+                results.setdefault(node.targets[0].target.value, set()).add(node.value.func.value)
         elif kind is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in params:
             other_use.add(node.value.value)  # `fn[0]`: a container
         elif kind is cst.BinaryOperation:
@@ -57,6 +76,8 @@ def called_parameters(func: cst.FunctionDef) -> frozenset[str]:
             for arg in node.args:
                 if isinstance(arg.value, cst.Name) and arg.value.value in params:
                     other_use.add(arg.value.value)
+    for name in read & results.keys():
+        called |= results[name]
     found = set()
     for name in called - other_use - _optional(func, params):
         if params[name].default is not None and code_of(params[name].default) != "None":
@@ -66,6 +87,13 @@ def called_parameters(func: cst.FunctionDef) -> frozenset[str]:
             continue
         found.add(name)
     return frozenset(found)
+
+
+def _thunk(expr: cst.BaseExpression, params: dict) -> bool:
+    """Is `expr` a call of a parameter with no arguments (`loss_func()`, `closure()`)?"""
+    return (
+        isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Name) and expr.func.value in params
+    )
 
 
 def _optional(func: cst.FunctionDef, params: dict) -> set[str]:
