@@ -284,12 +284,35 @@ class _Finder:
                     found.extend(self._call(node, ctx))
                 elif self.forward_arguments:
                     found.extend(self._module_handed_to_writer(node, ctx))
+                if self.entry and not ctx.guarded:
+                    found.extend(self._foreach_lists(node, ctx))
             elif kind is cst.Attribute:
                 found.extend(self._attribute(node, ctx))
             if self.bound.in_forward and (kind is cst.Subscript or kind is cst.Name):
                 found.extend(self._param_container_item(node, ctx))
             elif self.bound.in_forward and kind is cst.Attribute:
                 found.extend(self._param_container_whole(node, ctx))
+        return found
+
+    def _foreach_lists(self, node: cst.Call, ctx: Ctx) -> list[ParamAccess]:
+        """A collection of parameters handed to a `torch._foreach_*` operation in a method run on the built model
+        (`torch._foreach_mul(list(self.qf.parameters()), tau)`, `torch._foreach_add_(targets, u)` for `targets =
+        list(self.target.parameters())`): the operation computes with every tensor of each list, and the in-place
+        one (`_foreach_mul_`) writes every tensor of its first; outside any forward they are placeholders."""
+        name = call_name(node)
+        if not name or not name.rsplit(".", 1)[-1].startswith("_foreach_") or not self.index.qualify(name).startswith("torch."):
+            return []
+        found = []
+        for position, arg in enumerate(node.args):
+            if arg.keyword is not None or arg.star:
+                continue
+            source = self.bound.collection(self.index, self.cls, arg.value)
+            if source is None:
+                continue
+            written = position == 0 and known.FOREACH_INPLACE.match(name.rsplit(".", 1)[-1]) is not None
+            op = f" ({'the target' if written else 'an operand'} of `{name}()`)"
+            found.append(self.access(arg.value, ctx, use=WRITE if written else READ, op=op,
+                                     via=Via(Reach.PARAMETERS, source), param=code_of(arg.value)))
         return found
 
     def _param_container_whole(self, node: cst.Attribute, ctx: Ctx) -> list[ParamAccess]:

@@ -1183,12 +1183,18 @@ class _Engine:
                     whole(WRITE if kind == "write" else READ, args[position].value, last)
         elif qualified in known.AVERAGERS and args and (_whole(first) or _params(first) is not None):
             whole(COPY, args[0].value, last)
+        foreach = last.startswith("_foreach_") and qualified.startswith("torch.")
         for arg in args:  # `torch._foreach_lerp_(ema_params, params, w)`: every parameter of the list written
             if isinstance(arg.value, cst.Name) and _params(self.ev(run, arg.value)) is not None:
                 if (bulk := bulk_written(self.index, run.flat, arg.value)) is not None:
                     param = _params(self.ev(run, arg.value))
                     self._access(run, arg.value, ctx, WRITE, f" (the target of `{bulk}()`)", Via(Reach.PARAMETERS),
                                  param.origin if param else "")
+                    continue
+            if foreach and (param := _params(self.ev(run, arg.value))) is not None:
+                # `torch._foreach_lerp_(ema, list(model.parameters()), w)`: computed with every parameter of the list
+                self._access(run, arg.value, ctx, READ, f" (an operand of `{name}()`)", Via(Reach.PARAMETERS),
+                             param.origin)
         self._follow(run, call)  # a helper of this file: read with these values (its uses recorded there)
         if name and not name.startswith(".") and resolve_function(self.index, run.flat, name) is not None:
             if "." in name or name not in self.index.skeleton.functions:  # another file's helper: judged here
