@@ -1184,15 +1184,17 @@ class _Engine:
         elif qualified in known.AVERAGERS and args and (_whole(first) or _params(first) is not None):
             whole(COPY, args[0].value, last)
         foreach = last.startswith("_foreach_") and qualified.startswith("torch.")
-        for arg in args:  # `torch._foreach_lerp_(ema_params, params, w)`: every parameter of the list written
+        for position, arg in enumerate(args):  # `torch._foreach_lerp_(ema_params, params, w)`: every parameter of the list written
             if isinstance(arg.value, cst.Name) and _params(self.ev(run, arg.value)) is not None:
                 if (bulk := bulk_written(self.index, run.flat, arg.value)) is not None:
                     param = _params(self.ev(run, arg.value))
                     self._access(run, arg.value, ctx, WRITE, f" (the target of `{bulk}()`)", Via(Reach.PARAMETERS),
                                  param.origin if param else "")
                     continue
-            if foreach and (param := _params(self.ev(run, arg.value))) is not None:
+            if foreach and not (position == 0 and known.FOREACH_INPLACE.match(last)) and (
+                    param := _params(self.ev(run, arg.value))) is not None:
                 # `torch._foreach_lerp_(ema, list(model.parameters()), w)`: computed with every parameter of the list
+                # (an in-place operation's target is written: judged as such where it is listed)
                 self._access(run, arg.value, ctx, READ, f" (an operand of `{name}()`)", Via(Reach.PARAMETERS),
                              param.origin)
         self._follow(run, call)  # a helper of this file: read with these values (its uses recorded there)
