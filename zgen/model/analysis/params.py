@@ -251,6 +251,7 @@ class _Finder:
         self.init = any(m is method for m in cls.init_methods)
         # (`__repr__`/`extra_repr` too: printing the built model runs them outside any forward)
         self.entry = self.late or any(m is method for m in (*cls.entry_methods, *cls.repr_methods))
+        self.foreach = self.entry and "_foreach_" in method.text  # (the trigger of `_foreach_lists`)
         self.returned_as_is = method.name != "forward" and any(m is method for m in cls.forward_methods)
         # In a method called on the built model its own parameters are partitioned too (a base class
         # such as a ModelMixin registers none itself, but every subclass does).
@@ -284,7 +285,7 @@ class _Finder:
                     found.extend(self._call(node, ctx))
                 elif self.forward_arguments:
                     found.extend(self._module_handed_to_writer(node, ctx))
-                if self.entry and not ctx.guarded:
+                if self.foreach and not ctx.guarded:
                     found.extend(self._foreach_lists(node, ctx))
             elif kind is cst.Attribute:
                 found.extend(self._attribute(node, ctx))
