@@ -74,6 +74,7 @@ def counted_loops(
     loops = []
     splits = _split_locals(flat)
     wrappers: frozenset[str] | None = None  # locals bound to a pass-through (`wrap = tqdm if verbose else identity`)
+    ranges: frozenset[str] = frozenset()  # ... to `range` itself (`range_fn = range if not verbose else tqdm.trange`)
     produced: dict[str, cst.Call] | None = None  # locals bound to what a length-returning function of the file made
     for node, _ctx in flat.nodes:
         kind = type(node)
@@ -86,8 +87,8 @@ def counted_loops(
         reported = iterable  # (what a pass-through wrapper walks is counted; the loop's own iterable reported)
         if type(iterable) is cst.Call and iterable.args:
             if wrappers is None:
-                wrappers = _wrapper_locals(flat)
-            iterable = passed_through(iterable, wrappers)
+                wrappers, ranges = _wrapper_locals(flat), _range_locals(flat)
+            iterable = passed_through(iterable, wrappers, ranges)
         call = same_items(iterable)
         if isinstance(call, cst.Name) and index is not None and produced is None:
             produced = _produced_locals(flat, index)
@@ -117,15 +118,18 @@ def counted_loops(
 _PASS_THROUGH = frozenset({"tqdm", "track", "progress", "progressbar", "alive_it", "identity", "iter"})
 
 
-def passed_through(iterable: cst.BaseExpression, wrappers: frozenset[str] = frozenset()) -> cst.BaseExpression:
+def passed_through(
+    iterable: cst.BaseExpression, wrappers: frozenset[str] = frozenset(), ranges: frozenset[str] = frozenset()
+) -> cst.BaseExpression:
     """What a loop walks through a pass-through wrapper: `tqdm(range(n), desc=...)`, `track(xs)`, a local bound
-    to one (`wrap = tqdm if verbose else identity` ... `wrap(range(n))`); `trange(n)` is `range(n)`."""
+    to one (`wrap = tqdm if verbose else identity` ... `wrap(range(n))`); `trange(n)` is `range(n)`, and so is a call
+    of a local in `ranges`, bound only to `range` or `trange` (`range_fn = range if not verbose else tqdm.trange`)."""
     for _ in range(4):
         if not isinstance(iterable, cst.Call) or not iterable.args or iterable.args[0].keyword or iterable.args[0].star:
             return iterable
         name = (call_name(iterable) or "").rsplit(".", 1)[-1]
-        if name == "trange":
-            return iterable.with_changes(func=cst.Name("range"))
+        if name == "trange" or isinstance(iterable.func, cst.Name) and iterable.func.value in ranges:
+            return iterable.with_changes(func=cst.Name("range"))  # (`range_fn = range if quiet else tqdm.trange`)
         if name not in _PASS_THROUGH and not (isinstance(iterable.func, cst.Name) and iterable.func.value in wrappers):
             return iterable
         iterable = iterable.args[0].value
@@ -135,6 +139,17 @@ def passed_through(iterable: cst.BaseExpression, wrappers: frozenset[str] = froz
 def _wrapper_locals(flat: Flat) -> frozenset[str]:
     """Locals bound only to pass-throughs: a progress bar, `identity`, `lambda t: t`, or a choice between them."""
     return frozenset(name for name, values in _bindings(flat).items() if all(map(_is_pass_through, values)))
+
+
+def _range_locals(flat: Flat) -> frozenset[str]:
+    """Locals bound only to `range` or a progress bar's `trange`, or a choice between them: calling one is a range."""
+    return frozenset(name for name, values in _bindings(flat).items() if all(map(_is_range, values)))
+
+
+def _is_range(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.IfExp):
+        return _is_range(value.body) and _is_range(value.orelse)
+    return isinstance(value, (cst.Name, cst.Attribute)) and code_of(value).rsplit(".", 1)[-1] in ("range", "trange")
 
 
 def _is_pass_through(value: cst.BaseExpression) -> bool:

@@ -527,6 +527,7 @@ class ModelIndex:
         self.classes = {name: ClassInfo(span, self) for name, span in skeleton.classes.items()}
         self._snippets: dict[tuple[int, int], Snippet | None] = {}
         self._methods: dict[tuple[int, int], MethodInfo] = {}
+        self._package_heirs: dict[str, tuple[ClassInfo, ...]] = {}  # (`package_heirs`, by class name)
         self._memo: dict[tuple[Any, ...], Any] = {}  # answers of `memoised` queries
         self._stars: dict[str, str | None] = {}  # names found through star imports (`_starred`)
 
@@ -739,7 +740,31 @@ class ModelIndex:
                 continue
             if self.is_module_base(qualified):
                 return True
-        return _module_mixin(cls)
+        return _module_mixin(cls) or self._mixed_into_modules(cls)
+
+    def _mixed_into_modules(self, cls: ClassInfo) -> bool:
+        """Is `cls`, with no base but `object`/`ABC`/`Generic`, mixed into module classes of the package's other files
+        (`class DAC(BaseModel, CodecMixin)` in `dac.py` for `class CodecMixin:` in `base.py`)? Its `self` is then one
+        of those modules. Cheap for a class no other file of the package names as a base (`Project.package_heirs`)."""
+        if any(b.split("[", 1)[0] not in _MIXIN_BASES for b in cls.qualified_bases):
+            return False
+        return any(heir.is_module for heir in self.package_heirs(cls))
+
+    def package_heirs(self, cls: ClassInfo) -> tuple[ClassInfo, ...]:
+        """The classes of the package's other files naming `cls` (of this file) as a base."""
+        key = cls.name
+        found = self._package_heirs.get(key)
+        if found is None:
+            self._package_heirs[key] = ()  # (bases that name each other across files: no answer from the cycle)
+            heirs: list[ClassInfo] = []
+            for module in self.project.package_heirs(self.module, key) if self.project and self.module else ():
+                file = self.project.file(module)  # type: ignore[union-attr]
+                if file is None or file.skeleton is None:
+                    continue
+                other = ModelIndex.of(file, self.project)  # type: ignore[arg-type]
+                heirs += [c for c in other.classes.values() if key in (b.rpartition(".")[2] for b in c.span.bases)]
+            found = self._package_heirs[key] = tuple(heirs)
+        return found
 
     def local_class(self, written: str) -> ClassInfo | None:
         """The class of this file a base names: `Block`, or `Builder.BaseNetwork` for a class nested in a class
