@@ -74,6 +74,7 @@ def counted_loops(
     loops = []
     splits = _split_locals(flat)
     wrappers: frozenset[str] | None = None  # locals bound to a pass-through (`wrap = tqdm if verbose else identity`)
+    tensors: frozenset[str] | None = None  # names read as tensors (`tensor_names`)
     ranges: frozenset[str] = frozenset()  # ... to `range` itself (`range_fn = range if not verbose else tqdm.trange`)
     produced: dict[str, cst.Call] | None = None  # locals bound to what a length-returning function of the file made
     for node, _ctx in flat.nodes:
@@ -99,6 +100,8 @@ def counted_loops(
             name = (call_name(call) or "").rsplit(".", 1)[-1]
             if name in _LOOPED or _length_function(index, call):
                 loops.append((node, iterable, reported))
+        elif isinstance(call, cst.Name) and call.value in (tensors := tensors or tensor_names(flat)):
+            loops.append((node, iterable, reported))  # `for x_t in x` for a tensor `x`: `x.unbind(0)`
     if not loops:
         return {}
     counts = CountedLoops(flat, inputs, calls, handed, kept, index)
@@ -321,6 +324,7 @@ class CountedLoops:
         # names holding a length of it -> the length read, for messages (first: the parameters callers bind to one)
         self.counts: dict[str, str] = {name: length for name, length in (handed or {}).items() if name not in self.fixed}
         self._splits: dict[str, cst.Call] | None = None  # locals bound to a split of a tensor (read when asked)
+        self.tensors = tensor_names(flat)
         for _ in range(2):  # a second pass carries values around loops
             for node, _ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -352,6 +356,8 @@ class CountedLoops:
                 if self.index is not None:
                     self._splits.update(_produced_locals(self.flat, self.index))
             iterable = self._splits.get(iterable.value, iterable)
+        if isinstance(iterable, cst.Name) and iterable.value in self.tensors and self._holds_data(iterable):
+            return code_of(iterable)  # a tensor of this rank's data walked along its first dimension, step by step
         if not isinstance(iterable, cst.Call):
             return None
         if self._hands_back_length(iterable):
@@ -601,6 +607,25 @@ def kept_inputs(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
                 attrs = list(self_targets(node))
                 if attrs and counts._holds_data(node.value):
                     found.update(attrs)
+    return frozenset(found)
+
+
+_TENSOR_ATTRS = frozenset({"shape", "ndim"})
+_TENSOR_METHODS = frozenset({"size", "dim"})
+
+
+def tensor_names(flat: Flat) -> frozenset[str]:
+    """Names the function reads as a tensor, by an extent (`x.shape`, `x.ndim`, `x.size(1)`, `x.dim()`): a loop over
+    one walks its first dimension, item by item, as often as it is long (what `x.unbind(0)` hands back); a list of
+    tensors (`for f in feats`) has no extent of its own."""
+    found = set()
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Attribute and isinstance(node.value, cst.Name):
+            if node.attr.value in _TENSOR_ATTRS:
+                found.add(node.value.value)
+        elif type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            if node.func.attr.value in _TENSOR_METHODS:
+                found.add(node.func.value.value)
     return frozenset(found)
 
 
