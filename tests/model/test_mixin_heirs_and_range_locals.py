@@ -30,6 +30,12 @@ class PadMixin:
         return [self.pad_chunk(audio[..., i:i + hop]) for i in range(0, nt, hop)]
 
 
+class Configurable:
+    def run_all(self, audio, hop=100):
+        nt = audio.shape[-1]
+        return [self.encode(audio[..., i:i + hop]) for i in range(0, nt, hop)]
+
+
 class Tool:
     def run(self, audio, hop=100):
         nt = audio.shape[-1]
@@ -39,10 +45,10 @@ class Tool:
 MODEL = """
 import torch
 from torch import nn
-from .base import CodecMixin, PadMixin, Tool
+from .base import CodecMixin, Configurable, PadMixin, Tool
 
 
-class Codec(nn.Module, CodecMixin, PadMixin):
+class Codec(nn.Module, CodecMixin, PadMixin, Configurable):
     def __init__(self):
         super().__init__()
         self.enc = nn.Conv1d(1, 512, 3)
@@ -61,6 +67,14 @@ class Codec(nn.Module, CodecMixin, PadMixin):
 class Worker(Tool):
     def encode(self, x):
         return x * 2
+
+
+class Learner(Configurable):
+    def __init__(self, model):
+        self.model = model
+
+    def encode(self, x):
+        return self.model(x)
 """
 
 LOCAL = """

@@ -123,6 +123,22 @@ _SELF_MODULE_CALL = re.compile(
 _MIXIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
 
 
+def _module_by_other_bases(heir: ClassInfo, mixin: str) -> bool:
+    """Is `heir` a module by a base other than the one named `mixin` (asked without the mixin: the mixin's answer
+    reads its heirs', so neither depends on which is asked first)?"""
+    index = heir.index
+    for written, qualified in zip(heir.span.bases, heir.qualified_bases):
+        if written.rpartition(".")[2] == mixin:
+            continue
+        local = index.local_class(written)
+        if local is not None and local is not heir:
+            if local.is_module:
+                return True
+        elif index.is_module_base(qualified):
+            return True
+    return False
+
+
 def _module_mixin(cls: ClassInfo) -> bool:
     """Is `cls`, with no base but `object`/`ABC`/`Generic`, a mixin of modules: one of its methods calls on `self` a
     method only an `nn.Module` has, which no method of the class defines? Its `self` is then the module it is
@@ -748,7 +764,8 @@ class ModelIndex:
         of those modules. Cheap for a class no other file of the package names as a base (`Project.package_heirs`)."""
         if any(b.split("[", 1)[0] not in _MIXIN_BASES for b in cls.qualified_bases):
             return False
-        return any(heir.is_module for heir in self.package_heirs(cls))
+        heirs = self.package_heirs(cls)  # (every one a module: a plain heir, `Learner(Configurable)`, is none)
+        return bool(heirs) and all(_module_by_other_bases(heir, cls.name) for heir in heirs)
 
     def package_heirs(self, cls: ClassInfo) -> tuple[ClassInfo, ...]:
         """The classes of the package's other files naming `cls` (of this file) as a base."""
