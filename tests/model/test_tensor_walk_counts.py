@@ -55,6 +55,16 @@ class Pool(nn.Module):
         n = x.shape[0]
         sums = [x_t.sum() for x_t in x]
         return self.proj(torch.stack(sums).view(n, 1))
+
+
+def task_losses(model, loss_head, batch, per_atom):
+    preds = model(batch.x)
+    if per_atom:
+        targets = [t.reshape(-1, 1) for t in batch.targets]
+    else:
+        targets = batch.targets
+        weights = torch.ones(targets.shape[1])
+    return [loss_head(p, t) for p, t in zip(preds, targets)]
 """
 
 

@@ -626,7 +626,16 @@ def tensor_names(flat: Flat) -> frozenset[str]:
         elif type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             if node.func.attr.value in _TENSOR_METHODS:
                 found.add(node.func.value.value)
-    return frozenset(found)
+    if not found:
+        return frozenset()
+    # a name also bound to a list (`targets = []`, `[t.to(d) for t in targets]`) holds tensors, one an item
+    lists = {name for name, values in _bindings(flat).items() if any(map(_makes_list, values))}
+    return frozenset(found - lists)
+
+
+def _makes_list(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.List, cst.ListComp, cst.Tuple)) or isinstance(value, cst.Call) and call_name(
+        value) in ("list", "tuple")
 
 
 def _counts_indices(iterable: cst.BaseExpression) -> bool:
