@@ -7,9 +7,7 @@ Python's `ast` (cheap) and only when a rule asks:
 
 * `self.search(...)`: a helper method that (through the helpers it calls)
   runs a submodule. A step method a subclass in the same file overrides
-  (`forward_step`, abstract in the base) counts when any override runs one;
-  so does, in a mixin of modules, a step it leaves to the module classes of the
-  package's other files it is mixed into (`ModelIndex.package_heirs`).
+  (`forward_step`, abstract in the base) counts when any override runs one.
 * `self.model.decode(...)`: a method other than `forward` of a child that
   gathers parameters; it runs the child's own submodules.
 * `for name, scorer in self.scorers.items(): scorer.score(...)`: a call on
@@ -134,9 +132,6 @@ class HelperRuns:
                 override = sub.span.methods.get(name)
                 if override is not None:
                     methods.extend(sub.reachable(name))
-            if not methods:  # a mixin's step its module classes in the package's other files define
-                methods = [m for sub in self.index.package_heirs(self.cls) if sub.is_module and name in sub.span.methods
-                           for m in sub.reachable(name)]
             self._helpers[name] = any(self._body_runs_modules(m) for m in methods)
         return self._helpers[name]
 
@@ -148,7 +143,7 @@ class HelperRuns:
         if func is None:
             return False
         owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else self.cls
-        runs = self if owner is self.cls else HelperRuns(method.index, owner)
+        runs = self if owner is self.cls else HelperRuns(self.index, owner)
         collections: set[str] = set()  # loop variables over a collection the module holds
         items: dict[str, tuple[str, ...]] = {}  # ... of them, those over one container child: its path
         aliases: dict[str, list[tuple[str, ...]]] = {}  # `model = self.agent_model` (in either branch): a child
@@ -431,4 +426,3 @@ def _forwards(function: cst.FunctionDef, name: str, kwargs: str) -> bool:
     star = params.star_kwarg
     return star is not None and star.name.value == kwargs and all(
         p.name.value != name for p in (*params.posonly_params, *params.params, *params.kwonly_params))
-

@@ -123,22 +123,6 @@ _SELF_MODULE_CALL = re.compile(
 _MIXIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
 
 
-def _module_by_other_bases(heir: ClassInfo, mixin: str) -> bool:
-    """Is `heir` a module by a base other than the one named `mixin` (asked without the mixin: the mixin's answer
-    reads its heirs', so neither depends on which is asked first)?"""
-    index = heir.index
-    for written, qualified in zip(heir.span.bases, heir.qualified_bases):
-        if written.rpartition(".")[2] == mixin:
-            continue
-        local = index.local_class(written)
-        if local is not None and local is not heir:
-            if local.is_module:
-                return True
-        elif index.is_module_base(qualified):
-            return True
-    return False
-
-
 def _module_mixin(cls: ClassInfo) -> bool:
     """Is `cls`, with no base but `object`/`ABC`/`Generic`, a mixin of modules: one of its methods calls on `self` a
     method only an `nn.Module` has, which no method of the class defines? Its `self` is then the module it is
@@ -543,7 +527,6 @@ class ModelIndex:
         self.classes = {name: ClassInfo(span, self) for name, span in skeleton.classes.items()}
         self._snippets: dict[tuple[int, int], Snippet | None] = {}
         self._methods: dict[tuple[int, int], MethodInfo] = {}
-        self._package_heirs: dict[str, tuple[ClassInfo, ...]] = {}  # (`package_heirs`, by class name)
         self._memo: dict[tuple[Any, ...], Any] = {}  # answers of `memoised` queries
         self._stars: dict[str, str | None] = {}  # names found through star imports (`_starred`)
 
@@ -756,32 +739,7 @@ class ModelIndex:
                 continue
             if self.is_module_base(qualified):
                 return True
-        return _module_mixin(cls) or self._mixed_into_modules(cls)
-
-    def _mixed_into_modules(self, cls: ClassInfo) -> bool:
-        """Is `cls`, with no base but `object`/`ABC`/`Generic`, mixed into module classes of the package's other files
-        (`class DAC(BaseModel, CodecMixin)` in `dac.py` for `class CodecMixin:` in `base.py`)? Its `self` is then one
-        of those modules. Cheap for a class no other file of the package names as a base (`Project.package_heirs`)."""
-        if any(b.split("[", 1)[0] not in _MIXIN_BASES for b in cls.qualified_bases):
-            return False
-        heirs = self.package_heirs(cls)  # (every one a module: a plain heir, `Learner(Configurable)`, is none)
-        return bool(heirs) and all(_module_by_other_bases(heir, cls.name) for heir in heirs)
-
-    def package_heirs(self, cls: ClassInfo) -> tuple[ClassInfo, ...]:
-        """The classes of the package's other files naming `cls` (of this file) as a base."""
-        key = cls.name
-        found = self._package_heirs.get(key)
-        if found is None:
-            self._package_heirs[key] = ()  # (bases that name each other across files: no answer from the cycle)
-            heirs: list[ClassInfo] = []
-            for module in self.project.package_heirs(self.module, key) if self.project and self.module else ():
-                file = self.project.file(module)  # type: ignore[union-attr]
-                if file is None or file.skeleton is None:
-                    continue
-                other = ModelIndex.of(file, self.project)  # type: ignore[arg-type]
-                heirs += [c for c in other.classes.values() if key in (b.rpartition(".")[2] for b in c.span.bases)]
-            found = self._package_heirs[key] = tuple(heirs)
-        return found
+        return _module_mixin(cls)
 
     def local_class(self, written: str) -> ClassInfo | None:
         """The class of this file a base names: `Block`, or `Builder.BaseNetwork` for a class nested in a class
