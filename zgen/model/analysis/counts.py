@@ -74,6 +74,8 @@ def counted_loops(
     loops = []
     splits = _split_locals(flat)
     wrappers: frozenset[str] | None = None  # locals bound to a pass-through (`wrap = tqdm if verbose else identity`)
+    tensors: frozenset[str] | None = None  # names read as tensors (`tensor_names`)
+    ranges: frozenset[str] = frozenset()  # ... to `range` itself (`range_fn = range if not verbose else tqdm.trange`)
     produced: dict[str, cst.Call] | None = None  # locals bound to what a length-returning function of the file made
     for node, _ctx in flat.nodes:
         kind = type(node)
@@ -86,8 +88,8 @@ def counted_loops(
         reported = iterable  # (what a pass-through wrapper walks is counted; the loop's own iterable reported)
         if type(iterable) is cst.Call and iterable.args:
             if wrappers is None:
-                wrappers = _wrapper_locals(flat)
-            iterable = passed_through(iterable, wrappers)
+                wrappers, ranges = _wrapper_locals(flat), _range_locals(flat)
+            iterable = passed_through(iterable, wrappers, ranges)
         call = same_items(iterable)
         if isinstance(call, cst.Name) and index is not None and produced is None:
             produced = _produced_locals(flat, index)
@@ -98,6 +100,8 @@ def counted_loops(
             name = (call_name(call) or "").rsplit(".", 1)[-1]
             if name in _LOOPED or _length_function(index, call):
                 loops.append((node, iterable, reported))
+        elif isinstance(call, cst.Name) and call.value in (tensors := tensors or tensor_names(flat)):
+            loops.append((node, iterable, reported))  # `for x_t in x` for a tensor `x`: `x.unbind(0)`
     if not loops:
         return {}
     counts = CountedLoops(flat, inputs, calls, handed, kept, index)
@@ -117,15 +121,18 @@ def counted_loops(
 _PASS_THROUGH = frozenset({"tqdm", "track", "progress", "progressbar", "alive_it", "identity", "iter"})
 
 
-def passed_through(iterable: cst.BaseExpression, wrappers: frozenset[str] = frozenset()) -> cst.BaseExpression:
+def passed_through(
+    iterable: cst.BaseExpression, wrappers: frozenset[str] = frozenset(), ranges: frozenset[str] = frozenset()
+) -> cst.BaseExpression:
     """What a loop walks through a pass-through wrapper: `tqdm(range(n), desc=...)`, `track(xs)`, a local bound
-    to one (`wrap = tqdm if verbose else identity` ... `wrap(range(n))`); `trange(n)` is `range(n)`."""
+    to one (`wrap = tqdm if verbose else identity` ... `wrap(range(n))`); `trange(n)` is `range(n)`, and so is a call
+    of a local in `ranges`, bound only to `range` or `trange` (`range_fn = range if not verbose else tqdm.trange`)."""
     for _ in range(4):
         if not isinstance(iterable, cst.Call) or not iterable.args or iterable.args[0].keyword or iterable.args[0].star:
             return iterable
         name = (call_name(iterable) or "").rsplit(".", 1)[-1]
-        if name == "trange":
-            return iterable.with_changes(func=cst.Name("range"))
+        if name == "trange" or isinstance(iterable.func, cst.Name) and iterable.func.value in ranges:
+            return iterable.with_changes(func=cst.Name("range"))  # (`range_fn = range if quiet else tqdm.trange`)
         if name not in _PASS_THROUGH and not (isinstance(iterable.func, cst.Name) and iterable.func.value in wrappers):
             return iterable
         iterable = iterable.args[0].value
@@ -135,6 +142,17 @@ def passed_through(iterable: cst.BaseExpression, wrappers: frozenset[str] = froz
 def _wrapper_locals(flat: Flat) -> frozenset[str]:
     """Locals bound only to pass-throughs: a progress bar, `identity`, `lambda t: t`, or a choice between them."""
     return frozenset(name for name, values in _bindings(flat).items() if all(map(_is_pass_through, values)))
+
+
+def _range_locals(flat: Flat) -> frozenset[str]:
+    """Locals bound only to `range` or a progress bar's `trange`, or a choice between them: calling one is a range."""
+    return frozenset(name for name, values in _bindings(flat).items() if all(map(_is_range, values)))
+
+
+def _is_range(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.IfExp):
+        return _is_range(value.body) and _is_range(value.orelse)
+    return isinstance(value, (cst.Name, cst.Attribute)) and code_of(value).rsplit(".", 1)[-1] in ("range", "trange")
 
 
 def _is_pass_through(value: cst.BaseExpression) -> bool:
@@ -306,6 +324,7 @@ class CountedLoops:
         # names holding a length of it -> the length read, for messages (first: the parameters callers bind to one)
         self.counts: dict[str, str] = {name: length for name, length in (handed or {}).items() if name not in self.fixed}
         self._splits: dict[str, cst.Call] | None = None  # locals bound to a split of a tensor (read when asked)
+        self.tensors = tensor_names(flat)
         for _ in range(2):  # a second pass carries values around loops
             for node, _ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -337,6 +356,8 @@ class CountedLoops:
                 if self.index is not None:
                     self._splits.update(_produced_locals(self.flat, self.index))
             iterable = self._splits.get(iterable.value, iterable)
+        if isinstance(iterable, cst.Name) and iterable.value in self.tensors and self._holds_data(iterable):
+            return code_of(iterable)  # a tensor of this rank's data walked along its first dimension, step by step
         if not isinstance(iterable, cst.Call):
             return None
         if self._hands_back_length(iterable):
@@ -587,6 +608,34 @@ def kept_inputs(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
                 if attrs and counts._holds_data(node.value):
                     found.update(attrs)
     return frozenset(found)
+
+
+_TENSOR_ATTRS = frozenset({"shape", "ndim"})
+_TENSOR_METHODS = frozenset({"size", "dim"})
+
+
+def tensor_names(flat: Flat) -> frozenset[str]:
+    """Names the function reads as a tensor, by an extent (`x.shape`, `x.ndim`, `x.size(1)`, `x.dim()`): a loop over
+    one walks its first dimension, item by item, as often as it is long (what `x.unbind(0)` hands back); a list of
+    tensors (`for f in feats`) has no extent of its own."""
+    found = set()
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Attribute and isinstance(node.value, cst.Name):
+            if node.attr.value in _TENSOR_ATTRS:
+                found.add(node.value.value)
+        elif type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            if node.func.attr.value in _TENSOR_METHODS:
+                found.add(node.func.value.value)
+    if not found:
+        return frozenset()
+    # a name also bound to a list (`targets = []`, `[t.to(d) for t in targets]`) holds tensors, one an item
+    lists = {name for name, values in _bindings(flat).items() if any(map(_makes_list, values))}
+    return frozenset(found - lists)
+
+
+def _makes_list(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.List, cst.ListComp, cst.Tuple)) or isinstance(value, cst.Call) and call_name(
+        value) in ("list", "tuple")
 
 
 def _counts_indices(iterable: cst.BaseExpression) -> bool:

@@ -75,6 +75,8 @@ class _LoopExit:
 _RANGE_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?\bt?range\(([^\n]*)")  # (`trange`: a progress bar's range)
 _SPLIT_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|unbind|unfold|tensor_split|chunk)\(")
 _SPLIT_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*\.(?:split|unbind|unfold|tensor_split|chunk)\(", re.M)
+_RANGE_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?t?range\b(?![ \t]*\()", re.M)  # (`counts._range_locals`)
+_WALK_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin[ \t]+(?:enumerate\([ \t]*)?(\w+)\b(?![ \t]*[.(\[])")
 _LENGTH_READ = re.compile(r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\(")
 _NOT_A_COUNT = frozenset({"self", "range", "len", "int", "min", "max", "math", "np", "torch", "ceil", "floor"})
 
@@ -91,6 +93,13 @@ def _counted_text(text: str) -> bool:
     for loop in _RANGE_LOOP.finditer(text):
         if _reads_length(text, loop.group(1), 2):
             return True
+    for walked in _WALK_LOOP.findall(text):  # `for x_t in x` over a tensor `x` (`counts.tensor_names`)
+        if re.search(rf"(?<![\w.]){walked}\.(?:shape\b|ndim\b|size\(|dim\()", text):
+            return True
+    for local in _RANGE_LOCAL.findall(text) if "range " in text else ():  # `range_fn = range if ... else trange`
+        for loop in re.finditer(rf"\bfor\b[^\n]*?\bin\b[^\n]*?(?<![\w.]){local}\(([^\n]*)", text):
+            if _reads_length(text, loop.group(1), 2):
+                return True
     return False
 
 
