@@ -371,8 +371,9 @@ class _Engine:
         return self.attrs[key]
 
     def _seed_arguments(self, span: FunctionSpan, cls: ClassInfo | None) -> dict[str, Value]:
-        """Arguments that hold a built model on entry: those of a constructor (built before it was called)."""
-        if span.name != "__init__":
+        """Arguments that hold a built model on entry: those of a constructor (built before it was called), and of
+        a property setter (`@critic.setter`, run by `self.critic = critic`: handed what its caller had built)."""
+        if span.name != "__init__" and not _setter(self.index, span):
             return {}
         if id(span) not in self.seeded and not may_have_module_arguments(self.index, span) \
                 and not may_have_module_containers(self.index, span):
@@ -1287,6 +1288,15 @@ def _property_getter(index: ModelIndex, cls: ClassInfo, name: str) -> FunctionSp
     return None
 
 
+def _setter(index: ModelIndex, span: FunctionSpan) -> bool:
+    """Is the function at `span` a property's setter (`@critic.setter`)?"""
+    head = index.skeleton.text(span.start, span.end)
+    return _SETTER.match(head) is not None
+
+
+_SETTER = re.compile(r"\s*(?:@[^\n]*\n\s*)*@\w+\.setter\b")
+
+
 def _literal(expr: cst.BaseExpression) -> bool:
     """A literal setting (`[]`, `True`, `"cpu"`, `None`), no data."""
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
@@ -1437,6 +1447,16 @@ def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo 
             if cls.is_module and "@property" in method.text[: method.text.find("def ")]:
                 continue  # a module's property is read where it is used (a forward, often), not run on its own
             engine.call(method.span, cls, ())
+    for cls in index.classes.values():
+        # a property setter (`self.critic = critic` in the constructor, or later) is handed a model built before it
+        if "setter" not in cls.text or not OPERATIONS.search(cls.text):
+            continue
+        for method in cls.all_methods():
+            if method.owner is not cls or method.name == "__init__" or not OPERATIONS.search(method.text):
+                continue
+            seeds = engine._seed_arguments(method.span, cls)
+            if seeds and not runs_gathered(cls, method):
+                engine.call(method.span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
     for cls in index.module_classes():
         # the built model's own methods a training loop calls (`count_parameters()`): `self` is the built model,
         # and walking its parameters yields partitioned ones

@@ -1,0 +1,80 @@
+"""A property setter's module arguments are built models, as a constructor's are (`provenance._seed_arguments`,
+ZG105): `self.critic = critic` runs the setter, which keeps a deep copy of what it was handed as a target network;
+next to a setter copying a config and one copying a layer it built itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.model.package_check import found_in_package
+
+HAZARD = """
+import copy
+
+from torch import nn
+
+
+class Critic(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Agent(nn.Module):
+    def __init__(self, critic, tau=0.005):
+        super().__init__()
+        self.critic = critic
+        self.tau = tau
+
+    @property
+    def critic(self):
+        return self._critic
+
+    @critic.setter
+    def critic(self, critic: Critic) -> None:
+        self._critic = critic
+        inner = critic.module if hasattr(critic, "module") else critic
+        self._critic_unwrapped = inner
+        self._critic_target = copy.deepcopy(self._critic_unwrapped)
+"""
+
+LOOK_ALIKES = """
+import copy
+
+from torch import nn
+
+
+class Agent(nn.Module):
+    def __init__(self, cfg, d):
+        super().__init__()
+        self.cfg = cfg
+        self.d = d
+
+    @property
+    def cfg(self):
+        return self._cfg
+
+    @cfg.setter
+    def cfg(self, cfg: dict) -> None:
+        self._cfg = copy.deepcopy(cfg)
+
+    @property
+    def d(self):
+        return self._d
+
+    @d.setter
+    def d(self, d: int) -> None:
+        self._head = nn.Linear(d, d)
+        self._target = copy.deepcopy(self._head)
+"""
+
+
+def test_a_setter_copying_the_model_it_is_handed_is_found(tmp_path: Path) -> None:
+    assert found_in_package(tmp_path, {"agent.py": HAZARD}, "agent.py", prefix="ZG105") == [("ZG105", 31)]
+
+
+def test_setters_copying_a_config_or_a_layer_they_built_stay_clean(tmp_path: Path) -> None:
+    assert found_in_package(tmp_path, {"agent.py": LOOK_ALIKES}, "agent.py", prefix="ZG1") == []
