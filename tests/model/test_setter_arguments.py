@@ -1,6 +1,7 @@
 """A property setter's module arguments are built models, as a constructor's are (`provenance._seed_arguments`,
 ZG105): `self.critic = critic` runs the setter, which keeps a deep copy of what it was handed as a target network;
-next to a setter copying a config and one copying a layer it built itself."""
+also a `ModuleList` of the critics a setter is handed;
+next to setters copying a config and layers they built themselves."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from tests.model.package_check import found_in_package
 
 HAZARD = """
 import copy
+from typing import Sequence
 
 from torch import nn
 
@@ -39,6 +41,15 @@ class Agent(nn.Module):
         inner = critic.module if hasattr(critic, "module") else critic
         self._critic_unwrapped = inner
         self._critic_target = copy.deepcopy(self._critic_unwrapped)
+
+    @property
+    def critics(self):
+        return self._qfs
+
+    @critics.setter
+    def critics(self, critics: Sequence[Critic]) -> None:
+        self._qfs = nn.ModuleList(critics)
+        self._qfs_target = copy.deepcopy(self._qfs)
 """
 
 LOOK_ALIKES = """
@@ -69,11 +80,20 @@ class Agent(nn.Module):
     def d(self, d: int) -> None:
         self._head = nn.Linear(d, d)
         self._target = copy.deepcopy(self._head)
+
+    @property
+    def heads(self):
+        return self._heads
+
+    @heads.setter
+    def heads(self, n: int) -> None:
+        self._heads = nn.ModuleList([nn.Linear(4, 4) for _ in range(n)])
+        self._heads_target = copy.deepcopy(self._heads)
 """
 
 
 def test_a_setter_copying_the_model_it_is_handed_is_found(tmp_path: Path) -> None:
-    assert found_in_package(tmp_path, {"agent.py": HAZARD}, "agent.py", prefix="ZG105") == [("ZG105", 31)]
+    assert found_in_package(tmp_path, {"agent.py": HAZARD}, "agent.py", prefix="ZG105") == [("ZG105", 32), ("ZG105", 41)]
 
 
 def test_setters_copying_a_config_or_a_layer_they_built_stay_clean(tmp_path: Path) -> None:

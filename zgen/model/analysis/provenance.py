@@ -797,6 +797,11 @@ class _Engine:
         if last == "zip" and "." not in name and args:
             items = tuple(item_of(self.ev(run, a.value)) for a in args)
             return Items(Tup(items)) if any(i is not None for i in items) else None
+        if qualified in _MODULE_CONTAINERS and len(call.args) == 1 and call.args[0].keyword is None:
+            # `nn.ModuleList(critics)`, `nn.Sequential(*layers)` of built models: a module holding them, whose
+            # parameters are theirs (a list of modules built here is no source, so it stays unknown)
+            inner = self.ev(run, call.args[0].value)
+            return _model(item_of(inner)) if inner is not None else None
         if last == "enumerate" and args:
             inner = item_of(self.ev(run, args[0].value))
             return Items(Tup((None, inner))) if inner is not None else None
@@ -1344,6 +1349,7 @@ _SAME_CONTAINER = frozenset(
 )  # fmt: skip
 _BUILTINS = frozenset(dir(builtins))
 # Standard library modules whose functions compute with numbers, iterables or text.
+_MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 _STDLIB_NOT_CONTAINERS = frozenset({"math", "itertools", "functools", "operator", "random", "os", "re", "json", "time"})
 
 
