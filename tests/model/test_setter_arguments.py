@@ -98,3 +98,33 @@ def test_a_setter_copying_the_model_it_is_handed_is_found(tmp_path: Path) -> Non
 
 def test_setters_copying_a_config_or_a_layer_they_built_stay_clean(tmp_path: Path) -> None:
     assert found_in_package(tmp_path, {"agent.py": LOOK_ALIKES}, "agent.py", prefix="ZG1") == []
+
+
+COMBINED = """
+from typing import Iterable
+
+import torch
+from torch import nn
+
+
+class Regularizer(nn.Module):
+    def __init__(self, weight: float = 1.0):
+        super().__init__()
+        self.register_buffer(name="weight", tensor=torch.as_tensor(weight))
+
+    def forward(self, x):
+        return self.weight * x.norm()
+
+
+class Combined(nn.Module):
+    def __init__(self, regularizers: Iterable[Regularizer]):
+        super().__init__()
+        self.regularizers = nn.ModuleList(regularizers)
+
+    def forward(self, x):
+        return sum(r.weight * r(x) for r in self.regularizers)
+"""
+
+
+def test_a_module_list_of_handed_modules_holds_no_parameter_their_classes_register_as_buffers(tmp_path: Path) -> None:
+    assert found_in_package(tmp_path, {"reg.py": COMBINED}, "reg.py", prefix="ZG109") == []

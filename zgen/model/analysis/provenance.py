@@ -658,6 +658,8 @@ class _Engine:
             if attr == "module":
                 return v  # a wrapper's module: the model it wraps
             if attr in self.index.param_names or attr in ("weight", "bias"):
+                if self._not_a_parameter(v, attr):
+                    return None  # `r.weight` of a regulariser that registers `weight` as a buffer
                 return Param(text, owner_classes=_all_known(v.classes), name=attr)
             if config_like(attr) or _SIZE_NAME.search(attr) or attr in known.METADATA_ATTRS or attr.startswith("_"):
                 return None
@@ -666,6 +668,16 @@ class _Engine:
             return self._child(v, attr, text)
 
         return _each(base, step)
+
+    def _not_a_parameter(self, model: Model, attr: str) -> bool:
+        """Does every class the model may be (all known) register `attr` as a buffer or a plain value?"""
+        if not model.classes or UNKNOWN_CLASS in model.classes:
+            return False
+        for ref in model.classes:
+            member = member_of(self.index, ref, attr)
+            if member is None or member.kind not in (Kind.BUFFER, Kind.VALUE):
+                return False
+        return True
 
     def _child(self, model: Model, attr: str, text: str) -> Value | None:
         """A child of a model, through the members of its classes where they can be read: none when no class has
