@@ -19,6 +19,10 @@ on a built module: a parent's `__init__` after the child was built
 * `own_state_calls(index)`: `self.state_dict()` / `self.load_state_dict(sd)` in a
   module's methods run on the built model (`broadcast_parameters()`): the module's
   own state, read or loaded outside any gather (keys alone are fine).
+* `child_copies(index)`: `copy.deepcopy(self.child)` of a child the module built or
+  was handed, in any of its methods but the constructor's (`built` judges those):
+  nothing gathers a child's parameters for its parent, so the copy duplicates
+  placeholders wherever it runs.
 * `method_call_accesses(index, cls, method)`: the calls in a method of a module
   class of a submodule's method that writes, initialises or sizes that
   submodule's parameters, one `ParamAccess` each (`Via(Reach.METHOD, name)`).
@@ -30,7 +34,7 @@ import re
 from dataclasses import dataclass
 
 from ..program import known
-from ..program.holds import averaged_attributes, held_attributes
+from ..program.holds import RETURNS_MODULE, averaged_attributes, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param, torch_base
 from ..program.tree import access_path, call_name, code_of, cst, walk
@@ -40,13 +44,13 @@ from .effects import (
     CALLS, COMPUTES, DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, inherited_argument_effects,
     state_keys_only, usage,
 )
-from .flow import Flat, flat_of, loop_items
+from .flow import Flat, flat_of, loop_items, runs_gathered
 from .params import accesses, narrowed
 from .persistence import is_persistent, optional_param, persistent_param
 
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "calls_inherited_method", "answering_classes", "TORCH_INITIALISERS",
-    "TORCH_LOADERS", "own_state_calls", "uses_self_whole", "package_module_classes", "package_module_methods",
+    "TORCH_LOADERS", "own_state_calls", "child_copies", "uses_self_whole", "package_module_classes", "package_module_methods",
     "package_definers", "SELF_CALL",
 ]
 
@@ -738,6 +742,40 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                 if isinstance(parent, cst.Attribute) and parent.attr.value == "items" and _names_only(flat, parent):
                     continue
                 found.append((method, node))
+    return found
+
+
+def child_copies(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
+    """Unguarded deep copies of a child the module built or keeps (`copy.deepcopy(self.base_estimator_)`, also of
+    `self.enc.cpu()`), in a method other than the constructor and its helpers: a method a training loop runs on the
+    built model, a helper or builder a subclass's method calls (`_make_estimator()` from `fit`), even a forward.
+    ZeRO-3 gathers a module's parameters for its own forward only, never a child's for its parent, so the child's
+    parameters are placeholders there and the copy duplicates them (in the constructor, `built` judges the copy by
+    what was built before it)."""
+    found: list[tuple[MethodInfo, cst.Call]] = []
+    if "deepcopy(self." not in index.source or index.other_framework:
+        return found
+    for cls in index.module_classes():
+        if "deepcopy(self." not in cls.text:
+            continue
+        init = {id(m) for m in cls.init_methods}
+        for method in cls.all_methods():
+            if method.owner is not cls or id(method) in init or "deepcopy(self." not in method.text:
+                continue
+            if runs_gathered(cls, method):
+                continue
+            flat = flat_of(method)
+            for node, ctx in flat.nodes if flat is not None else ():
+                if type(node) is not cst.Call or ctx.guarded or not node.args:
+                    continue
+                if (index.qualified_call(node) or "") not in ("copy.deepcopy", "deepcopy"):
+                    continue
+                copied = node.args[0].value
+                while isinstance(copied, cst.Call) and isinstance(copied.func, cst.Attribute) \
+                        and copied.func.attr.value in RETURNS_MODULE:
+                    copied = copied.func.value  # `self.enc.cpu()`: the child itself
+                if _built_child(index, cls, copied) is not None:
+                    found.append((method, node))
     return found
 
 

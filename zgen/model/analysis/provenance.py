@@ -371,8 +371,9 @@ class _Engine:
         return self.attrs[key]
 
     def _seed_arguments(self, span: FunctionSpan, cls: ClassInfo | None) -> dict[str, Value]:
-        """Arguments that hold a built model on entry: those of a constructor (built before it was called)."""
-        if span.name != "__init__":
+        """Arguments that hold a built model on entry: those of a constructor (built before it was called), and of
+        a property setter (`@critic.setter`, run by `self.critic = critic`: handed what its caller had built)."""
+        if span.name != "__init__" and not _setter(self.index, span):
             return {}
         if id(span) not in self.seeded and not may_have_module_arguments(self.index, span) \
                 and not may_have_module_containers(self.index, span):
@@ -657,6 +658,8 @@ class _Engine:
             if attr == "module":
                 return v  # a wrapper's module: the model it wraps
             if attr in self.index.param_names or attr in ("weight", "bias"):
+                if self._not_a_parameter(v, attr):
+                    return None  # `r.weight` of a regulariser that registers `weight` as a buffer
                 return Param(text, owner_classes=_all_known(v.classes), name=attr)
             if config_like(attr) or _SIZE_NAME.search(attr) or attr in known.METADATA_ATTRS or attr.startswith("_"):
                 return None
@@ -665,6 +668,16 @@ class _Engine:
             return self._child(v, attr, text)
 
         return _each(base, step)
+
+    def _not_a_parameter(self, model: Model, attr: str) -> bool:
+        """Does every class the model may be (all known) register `attr` as a buffer or a plain value?"""
+        if not model.classes or UNKNOWN_CLASS in model.classes:
+            return False
+        for ref in model.classes:
+            member = member_of(self.index, ref, attr)
+            if member is None or member.kind not in (Kind.BUFFER, Kind.VALUE):
+                return False
+        return True
 
     def _child(self, model: Model, attr: str, text: str) -> Value | None:
         """A child of a model, through the members of its classes where they can be read: none when no class has
@@ -796,6 +809,11 @@ class _Engine:
         if last == "zip" and "." not in name and args:
             items = tuple(item_of(self.ev(run, a.value)) for a in args)
             return Items(Tup(items)) if any(i is not None for i in items) else None
+        if qualified in _MODULE_CONTAINERS and len(call.args) == 1 and call.args[0].keyword is None:
+            # `nn.ModuleList(critics)`, `nn.Sequential(*layers)` of built models: a module holding them, whose
+            # parameters are theirs (a list of modules built here is no source, so it stays unknown)
+            inner = self.ev(run, call.args[0].value)
+            return _model(item_of(inner)) if inner is not None else None
         if last == "enumerate" and args:
             inner = item_of(self.ev(run, args[0].value))
             return Items(Tup((None, inner))) if inner is not None else None
@@ -1295,6 +1313,15 @@ def _property_getter(index: ModelIndex, cls: ClassInfo, name: str) -> FunctionSp
     return None
 
 
+def _setter(index: ModelIndex, span: FunctionSpan) -> bool:
+    """Is the function at `span` a property's setter (`@critic.setter`)?"""
+    head = index.skeleton.text(span.start, span.end)
+    return _SETTER.match(head) is not None
+
+
+_SETTER = re.compile(r"\s*(?:@[^\n]*\n\s*)*@\w+\.setter\b")
+
+
 def _literal(expr: cst.BaseExpression) -> bool:
     """A literal setting (`[]`, `True`, `"cpu"`, `None`), no data."""
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
@@ -1342,6 +1369,7 @@ _SAME_CONTAINER = frozenset(
 )  # fmt: skip
 _BUILTINS = frozenset(dir(builtins))
 # Standard library modules whose functions compute with numbers, iterables or text.
+_MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 _STDLIB_NOT_CONTAINERS = frozenset({"math", "itertools", "functools", "operator", "random", "os", "re", "json", "time"})
 
 
@@ -1445,6 +1473,16 @@ def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo 
             if cls.is_module and "@property" in method.text[: method.text.find("def ")]:
                 continue  # a module's property is read where it is used (a forward, often), not run on its own
             engine.call(method.span, cls, ())
+    for cls in index.classes.values():
+        # a property setter (`self.critic = critic` in the constructor, or later) is handed a model built before it
+        if "setter" not in cls.text or not OPERATIONS.search(cls.text):
+            continue
+        for method in cls.all_methods():
+            if method.owner is not cls or method.name == "__init__" or not OPERATIONS.search(method.text):
+                continue
+            seeds = engine._seed_arguments(method.span, cls)
+            if seeds and not runs_gathered(cls, method):
+                engine.call(method.span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
     for cls in index.module_classes():
         # the built model's own methods a training loop calls (`count_parameters()`): `self` is the built model,
         # and walking its parameters yields partitioned ones

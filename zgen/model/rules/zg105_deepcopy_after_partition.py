@@ -9,6 +9,7 @@ from ..analysis.built import calls_on_built_modules
 from ..analysis.effects import DEEPCOPIES
 from ..analysis.flow import flat_of
 from ..analysis.loaded import built_then_copied
+from ..analysis.own import child_copies
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
@@ -154,6 +155,14 @@ class Decoder(nn.Module):
                     "outside any forward; under ZeRO-3 it holds partitioned placeholders, which the copy duplicates"
                 )
                 yield self.finding(index, method.snippet, node, message, _HELP)
+        for method, node in child_copies(index):
+            # `copy.deepcopy(self.base_estimator_)` in a builder `fit` calls: a child is never gathered for its parent
+            message = (
+                f"`{code_of(node)}` copies `{code_of(node.args[0].value)}`, a child of the module, in "
+                f"`{method.name}`; ZeRO-3 gathers a child's parameters only for the child's own forward, so they are "
+                "partitioned placeholders here, which the copy duplicates"
+            )
+            yield self.finding(index, method.snippet, node, message, _HELP)
         for cls, method in index.methods("init", _COPY_TRIGGER):
             # `self.vae = vae.copy_for_eval()` in `__init__`: a method of the module handed in that copies itself
             arguments = module_arguments(index, method.node) if method.node is not None else {}
