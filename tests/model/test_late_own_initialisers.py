@@ -1,6 +1,7 @@
-"""An initialiser by name that the module's own `__init__` never runs (`reset_parameters` copying defaults into
-`self.means.data`) runs on the built module: a parent's `__init__` or the training code calls it, after
-zero.Init partitioned the module, so its writes to its own parameters are lost (ZG103, LATE scope). Look-alikes:
+"""A module's own re-initialiser that its `__init__` never runs (`reset_parameters` copying defaults into
+`self.means.data`) is not reported where it is defined: a runtime building the model on `meta` calls it with the
+module's parameters materialised; a parent or the training code calling it on the built model is reported at that
+call. (h-z1own reported the definition; withdrawn: it flagged the bundled Llama example's `RMSNorm`.) Look-alikes:
 the method run by a subclass's `__init__` of the file on the object it builds, an override of the method torch's
 layer constructor calls (`class Dense(nn.Linear)`), a base of another file whose `__init__` calls it, and one
 the own `__init__` calls (`test_built_modules.LATE_SAFE` holds more)."""
@@ -79,8 +80,11 @@ SUB = """
 """
 
 
-def test_own_parameters_written_by_an_initialiser_the_own_init_never_runs(tmp_path):
-    assert found_in_package(tmp_path, {"rbf.py": RBF}, "rbf.py", prefix="ZG1") == [("ZG103", 17)]
+def test_own_parameters_written_by_the_own_reinitialiser_are_left_alone(tmp_path):
+    # a module's own `reset_parameters` is the re-initialiser a runtime building the model on `meta` calls with the
+    # module's parameters materialised (zgen's own runtime does: `zgen/runtime/own_init.py`); a call of it on the
+    # built model elsewhere is what ZG103 reports, at that call
+    assert found_in_package(tmp_path, {"rbf.py": RBF}, "rbf.py", prefix="ZG1") == []
 
 
 LOCAL_BASE = """

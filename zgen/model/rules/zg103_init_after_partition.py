@@ -14,7 +14,6 @@ from ..analysis.param_lists import parameter_list_writes
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
 from ..program.index import ModelIndex
-from ..program.members import torch_base
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .rule import Report, Rule
 
@@ -230,10 +229,7 @@ def initialize(model):
             )
             yield self.finding(index, write.method.snippet, write.node, message, _LIST_HELP)
         for access in param_accesses(index, Scope.INIT, Scope.BUILT, Scope.LATE):
-            # late: a child's, or its own unless a subclass's `__init__` of the file runs the method on the object
-            # it is still building (`super().__init__(); self.reset_parameters()`)
-            child = access.scope is not Scope.LATE or access.owner not in ("", "self") or not _run_by_subclass_init(
-                index, access)
+            child = access.scope is not Scope.LATE or access.owner not in ("", "self")  # late: a child's, not its own
             if access.use in _WRITES[access.scope] and child:
                 yield self.finding(index, access.snippet, _writing_call(access), _message(access), _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
@@ -451,28 +447,6 @@ def _tested_layer_kind(index: ModelIndex, test: cst.BaseExpression, visited: str
     return "leaf" if leaf else "parent"
 
 
-def _run_by_subclass_init(index: ModelIndex, access: ParamAccess) -> bool:
-    """Does `access`'s method run while the object is still being built, its own parameters whole: reached by the
-    `__init__` of a subclass of the file, or an override of a method a base's constructor calls on `self` (torch's
-    layers call `self.reset_parameters()` in theirs: `class Dense(nn.Linear)`; a base of this file or another)?"""
-    cls, method = access.cls, access.method
-    if cls is None or method is None:
-        return True
-    if method.name in known.TORCH_INITIALISERS and torch_base(cls) is not None:
-        return True
-    called = f"self.{method.name}("
-    for info in cls.mro:
-        if info is not cls and any(called in m.text for m in info.init_methods):
-            return True  # `class Conv2d(ConvLoRA)` whose base's `__init__` calls `self.reset_parameters()`
-        for _index, base in info.external_bases:
-            if any(called in m.text for m in base.init_methods):
-                return True
-    return any(
-        sub is not cls and cls in sub.mro and any(m is method for m in sub.init_methods)
-        for sub in index.classes.values()
-    )
-
-
 # What initialises where: in code walking a module it was handed or built, writes are ZG101's.
 _WRITES = {Scope.INIT: (INIT, WRITE), Scope.BUILT: (INIT,), Scope.LATE: (INIT, WRITE)}
 
@@ -503,12 +477,6 @@ def _message(access: ParamAccess) -> str:
         return (
             f"`{what}`{access.detail} in `{access.where}`, which runs on the built module (its own `__init__` does "
             f"not call it); under `deepspeed.zero.Init` `{what}` is partitioned by then and the writes are lost"
-        )
-    if access.scope is Scope.LATE and access.owner in ("", "self"):
-        return (
-            f"{_written(access)} initialises a parameter of this module in `{access.where}`, "
-            "which runs on the built module (its own `__init__` does not call it: a parent's `__init__` or the "
-            "training code does); under `deepspeed.zero.Init` the module is partitioned by then and the write is lost"
         )
     if access.scope is Scope.LATE:
         return (
