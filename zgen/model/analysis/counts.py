@@ -100,8 +100,11 @@ def counted_loops(
             name = (call_name(call) or "").rsplit(".", 1)[-1]
             if name in _LOOPED or _length_function(index, call):
                 loops.append((node, iterable, reported))
-        elif isinstance(call, cst.Name) and call.value in (tensors := tensors or tensor_names(flat)):
-            loops.append((node, iterable, reported))  # `for x_t in x` for a tensor `x`: `x.unbind(0)`
+        elif isinstance(call, cst.Name):
+            if tensors is None:
+                tensors = tensor_names(flat)  # (once per function, and only when a loop walks a bare name)
+            if call.value in tensors:
+                loops.append((node, iterable, reported))  # `for x_t in x` for a tensor `x`: `x.unbind(0)`
     if not loops:
         return {}
     counts = CountedLoops(flat, inputs, calls, handed, kept, index)
@@ -324,7 +327,7 @@ class CountedLoops:
         # names holding a length of it -> the length read, for messages (first: the parameters callers bind to one)
         self.counts: dict[str, str] = {name: length for name, length in (handed or {}).items() if name not in self.fixed}
         self._splits: dict[str, cst.Call] | None = None  # locals bound to a split of a tensor (read when asked)
-        self.tensors = tensor_names(flat)
+        self._tensors: frozenset[str] | None = None  # names read as tensors (`tensor_names`, read when asked)
         for _ in range(2):  # a second pass carries values around loops
             for node, _ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -356,8 +359,11 @@ class CountedLoops:
                 if self.index is not None:
                     self._splits.update(_produced_locals(self.flat, self.index))
             iterable = self._splits.get(iterable.value, iterable)
-        if isinstance(iterable, cst.Name) and iterable.value in self.tensors and self._holds_data(iterable):
-            return code_of(iterable)  # a tensor of this rank's data walked along its first dimension, step by step
+        if isinstance(iterable, cst.Name):
+            if self._tensors is None:
+                self._tensors = tensor_names(self.flat)
+            if iterable.value in self._tensors and self._holds_data(iterable):
+                return code_of(iterable)  # a tensor of this rank's data walked along its first dimension, step by step
         if not isinstance(iterable, cst.Call):
             return None
         if self._hands_back_length(iterable):

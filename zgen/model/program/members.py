@@ -236,24 +236,29 @@ def parameter_container(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     """Is member `name` of `cls` a `ParameterList`/`ParameterDict` (built by the class or an in-file base)? A child
     module of its own, with hooks of its own (which run only if it is called, never in practice): its parameters
     are no parameters of the class holding it."""
-    for owner in cls.mro:
-        member = facts_of(owner).members.get(name)
-        called = call_name(member.call) if member is not None and member.call is not None else None
-        if called:  # a base's members are merged without their calls: the class that built it has it
-            return index.qualify(called).rsplit(".", 1)[-1] in _PARAM_CONTAINERS
-    return False
+    built = _built_as(index, cls, name)
+    return built is not None and built in _PARAM_CONTAINERS
 
 
 def parameter_dict(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     """Is member `name` of `cls` a `ParameterDict`, or a module container of them? Iterating one yields its keys."""
+    built = _built_as(index, cls, name)
+    if built is not None:
+        return built == "ParameterDict"
+    return holds_parameter_containers(cls, name) and all(
+        ref.rsplit(".", 1)[-1] == "ParameterDict" for ref in facts_of(cls).members[name].classes
+    )
+
+
+def _built_as(index: ModelIndex, cls: ClassInfo, name: str) -> str | None:
+    """The last name of what the call building member `name` calls (`ParameterDict`), in the class or the in-file
+    base that built it (a base's members are merged without their calls: the class that built it has it)."""
     for owner in cls.mro:
         member = facts_of(owner).members.get(name)
         called = call_name(member.call) if member is not None and member.call is not None else None
         if called:
-            return index.qualify(called).rsplit(".", 1)[-1] == "ParameterDict"
-    return holds_parameter_containers(cls, name) and all(
-        ref.rsplit(".", 1)[-1] == "ParameterDict" for ref in facts_of(cls).members[name].classes
-    )
+            return index.qualify(called).rsplit(".", 1)[-1]
+    return None
 
 
 def holds_parameter_containers(cls: ClassInfo, name: str) -> bool:
