@@ -316,7 +316,6 @@ class ModuleCalls:
 # Methods of a random generator that draw items of a sequence given first (`random.sample(xs, k)`).
 _DRAWN_ITEMS = frozenset({"sample", "choices"})
 # Deep copies of a model: the copy has the model's classes.
-_COPIES = frozenset({"deepcopy", "copy.deepcopy"})
 
 
 def _self_attribute(target: cst.BaseExpression) -> str | None:
@@ -403,7 +402,7 @@ class HeldCalls:
             if type(node) is not cst.Assign:
                 continue
             value = node.value
-            if type(value) is cst.Call and call_name(value) in _COPIES and value.args:
+            if type(value) is cst.Call and call_name(value) in known.DEEP_COPY and value.args:
                 value = value.args[0].value  # `self.old_actor = deepcopy(self.actor)`: a copy runs as the model does
             classes = self.module_of(value, bound=True)
             if classes is None and type(value).__name__ in _CHOICES and _may_choose(index, value, self.module_of):

@@ -325,7 +325,7 @@ def returns_argument(index: ModelIndex, flat: Flat | None, call: cst.Call) -> bo
     if found is not None:
         owner, node = found
         return parameter_for(node, call, 0) in returned_parameters(owner, node.name.value)
-    return index.qualify(name) not in ("copy.deepcopy", "deepcopy")
+    return index.qualify(name) not in known.DEEP_COPY
 
 def _plain_constructor(index: ModelIndex, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
     """The `__init__` a call building a plain object of the program runs (`Ema(model)`, `ema.Ema(model)`)."""
@@ -818,7 +818,7 @@ def _call_effects(index: ModelIndex, flat: Flat, call: cst.Call, owners: dict[st
         if last in known.REPARAMETRIZE:
             found.setdefault(owners[first.value.value], set()).add(REPARAMETRIZES)
             return
-        if qualified in ("copy.deepcopy", "deepcopy"):
+        if qualified in known.DEEP_COPY:
             found.setdefault(owners[first.value.value], set()).add(DEEPCOPIES)
             return
     if name.partition(".")[0] == "super":

@@ -383,7 +383,7 @@ def _whole_uses(
             continue
         args = [a for a in node.args if a.keyword is None and not a.star]
         whole_self = keeper if args and isinstance(args[0].value, cst.Name) and args[0].value.value == "self" else ""
-        if qualified in ("copy.deepcopy", "deepcopy") and args:
+        if qualified in known.DEEP_COPY and args:
             owner = holds(args[0].value)
             if owner is not None or whole_self:
                 found.append(access(node, ctx, COPY, owner or "self", "copy.deepcopy", holder=whole_self))

@@ -14,6 +14,7 @@ What counts as a constructed model is `holds.constructed_models`'.
 
 from __future__ import annotations
 
+from ..program import known
 from ..program.holds import constructed_models
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.tree import cst
@@ -45,7 +46,7 @@ def _loaded(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
 
 def _copied(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
     """The value `node` deep-copies (`copy.deepcopy(model)`)."""
-    if node.args and node.args[0].keyword is None and index.qualified_call(node) in ("copy.deepcopy", "deepcopy"):
+    if node.args and node.args[0].keyword is None and index.qualified_call(node) in known.DEEP_COPY:
         return node.args[0].value
     return None
 

@@ -768,7 +768,7 @@ def child_copies(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
             for node, ctx in flat.nodes if flat is not None else ():
                 if type(node) is not cst.Call or ctx.guarded or not node.args:
                     continue
-                if (index.qualified_call(node) or "") not in ("copy.deepcopy", "deepcopy"):
+                if (index.qualified_call(node) or "") not in known.DEEP_COPY:
                     continue
                 copied = node.args[0].value
                 while isinstance(copied, cst.Call) and isinstance(copied.func, cst.Attribute) \

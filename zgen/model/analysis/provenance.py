@@ -828,7 +828,7 @@ class _Engine:
             return Mapping(second) if second is not None else None
         if last == "next" and "." not in name and args:
             return item_of(self.ev(run, args[0].value))
-        if qualified in ("copy.deepcopy", "deepcopy") and args:
+        if qualified in known.DEEP_COPY and args:
             return _model(self.ev(run, args[0].value))
         if qualified in known.AVERAGERS and args and (model := _model(self.ev(run, args[0].value))) is not None:
             return Averaged(model)
@@ -1177,7 +1177,7 @@ class _Engine:
                     whole(WRITE, func.value, method)
                 elif method == "apply" and args and (fn := writes_module_params(self.index, run.flat, args[0].value)):
                     self._access(run, call, ctx, WRITE, "", Via(Reach.APPLY, fn), code_of(func.value))
-        copies = qualified in ("copy.deepcopy", "deepcopy")
+        copies = qualified in known.DEEP_COPY
         pickles = qualified in known.PICKLERS or (
             isinstance(func, cst.Attribute) and func.attr.value in known.PICKLING_SENDS and len(call.args) == 1
         )  # `pipe.send(model)`: pickled for another process

@@ -1043,7 +1043,7 @@ def _holds(
     if isinstance(value.func, cst.Attribute) and value.func.attr.value == "get" and value.args:
         return _holds(index, value.func.value, arguments, held)  # `self.models.get("policy", None)`
     name = call_name(value) or ""
-    if index.qualify(name) in ("copy.deepcopy", "deepcopy") and value.args:
+    if index.qualify(name) in known.DEEP_COPY and value.args:
         return _holds(index, value.args[0].value, arguments, held)
     if isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
         inner = _holds(index, value.func.value, arguments, held)  # `policy.to(device)`
@@ -1129,7 +1129,7 @@ def _handed(
     if not isinstance(value, cst.Call) or not value.args or value.args[0].star:
         return ()
     name = call_name(value) or ""
-    if index.qualify(name) in ("copy.deepcopy", "deepcopy") or _wrapper_call(index, value):
+    if index.qualify(name) in known.DEEP_COPY or _wrapper_call(index, value):
         return _handed(index, value.args[0].value, arguments, held)
     if isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
         return _handed(index, value.func.value, arguments, held)
@@ -1146,7 +1146,7 @@ def _wrapper_call(index: ModelIndex, value: cst.BaseExpression) -> bool:
     last = name.rsplit(".", 1)[-1]
     if not last[:1].islower() or last in _NOT_WRAPPERS or index.function_info(name) is not None:
         return False
-    return index.qualify(name) not in ("copy.deepcopy", "deepcopy")
+    return index.qualify(name) not in known.DEEP_COPY
 
 
 # Calls given a module that return something else: builtins and containers.

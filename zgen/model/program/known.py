@@ -260,6 +260,10 @@ TOWERS = frozenset(
 # and calling its children: `forward_features(x)`, `forward_intermediates(x, indices)`, `get_intermediate_layers`.
 FORWARD_PARTS = frozenset({"forward_features", "forward_intermediates", "get_intermediate_layers"})
 
+# How code deep-copies a value, as a call's qualified name reads (`copy.deepcopy(m)`, or `deepcopy(m)` after
+# `from copy import deepcopy`): the copy holds every tensor of the value as it is when copied.
+DEEP_COPY = frozenset({"copy.deepcopy", "deepcopy"})
+
 # Builders that return a model of a class chosen by name at run time (a registry or hub lookup): the result is a
 # module whose class cannot be read (`timm.create_model(name)`, `torch.hub.load(repo, name)`, `build_model(cfg)`).
 MODEL_BUILDERS = frozenset({"create_model", "build_model", "build_backbone", "build_encoder", "load_model"})

@@ -946,7 +946,7 @@ class _FactsReader:
             return Kind.MODULE, (last,)
         if last[:1].isupper() and self.index.is_module_base(qualified, self.resolve):
             return Kind.MODULE, (qualified,)
-        if written in {"copy.deepcopy", "deepcopy"} and call.args:
+        if written in known.DEEP_COPY and call.args:
             copied = access_path(call.args[0].value)
             member = self.facts.members.get(copied.parts[0]) if copied and copied.root == "self" and copied.parts else None
             if member is not None and len(copied.parts) == 1 and member.kind in (Kind.MODULE, Kind.CONTAINER):

@@ -247,11 +247,7 @@ def _is_deepcopy(index: ModelIndex, node: cst.CSTNode) -> bool:
     return (
         type(node) is cst.Call
         and bool(node.args)
-        and (index.qualified_call(node) or "")
-        in {
-            "copy.deepcopy",
-            "deepcopy",
-        }
+        and (index.qualified_call(node) or "") in known.DEEP_COPY
     )
 
 
