@@ -121,3 +121,72 @@ def test_flags_set_on_this_ranks_output_or_clock_are_reported_at_the_setter(tmp_
 def test_counter_setting_reduced_value_and_unlooped_flag_are_clean(tmp_path):
     lines = [line for _code, line in _found(tmp_path)]
     assert all(line < 38 for line in lines)
+
+
+EXCEPTIONS = """
+class StopTraining(Exception):
+    pass
+
+
+class BadConfig(Exception):
+    pass
+"""
+
+TRAINER = """
+from .exceptions import BadConfig, StopTraining
+
+
+class Trainer:
+    def __init__(self, model, callbacks):
+        self.model = model
+        self.callbacks = callbacks
+        self.history = {}
+        self.epoch = 0
+
+    def fit(self, loader, epochs):
+        try:
+            for self.epoch in range(epochs):
+                for x in loader:
+                    loss = self.model(x).mean()
+                    loss.backward()
+                    self.history["loss"] = loss.item()
+                for cb in self.callbacks:
+                    cb.on_epoch_end(self)
+        except StopTraining:
+            pass
+"""
+
+CALLBACKS = """
+from .exceptions import BadConfig, StopTraining
+from .trainer import Trainer
+
+
+class EarlyStopping:
+    def __init__(self, patience):
+        self.patience = patience
+        self.best = float("inf")
+        self.bad = 0
+
+    def on_epoch_end(self, trainer: Trainer):
+        score = trainer.history["loss"]
+        if score < self.best:
+            self.best = score
+            self.bad = 0
+        else:
+            self.bad += 1
+        if self.bad >= self.patience:
+            raise StopTraining()
+
+
+class MaxEpochs:
+    def on_epoch_end(self, trainer: Trainer):
+        if trainer.epoch >= 10:
+            raise StopTraining()
+        if not isinstance(trainer.history, dict):
+            raise BadConfig("history must be a dict")
+"""
+
+
+def test_a_stop_exception_raised_on_this_ranks_metric_is_reported_at_the_raise(tmp_path):
+    files = {"exceptions.py": EXCEPTIONS, "trainer.py": TRAINER, "callbacks.py": CALLBACKS}
+    assert found_in_package(tmp_path, files, "callbacks.py", prefix="ZG2") == [("ZG204", 20)]

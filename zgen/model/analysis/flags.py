@@ -16,11 +16,14 @@ that runs the loop (an engine, a trainer, the loop's state mapping), that sets a
 True`, `state[pkg.STOP_TRAINING] = True`) or calls its method that sets one (`engine.terminate()`), under a test on
 what it was handed (the step's output, a logged metric, a patience counter fed by one; in an `except` of a check
 of them) or on this host's clock, where a loop of the package (this file or one it imports, two imports deep) leaves
-on that flag. The loop's file need not import the callback, so the finding stands at the setter.
+on that flag; or that raises an exception class of the package (`raise StopTraining()`) there, which a `try` of the
+package around a loop (or in one) catches without raising again. The loop's file need not import the callback, so
+the finding stands at the setter.
 """
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 from dataclasses import dataclass
@@ -92,13 +95,20 @@ def stop_signals(index: ModelIndex) -> tuple[StopSignal, ...]:
             continue  # (a layer is no callback of a training loop)
         for method in cls.all_methods():
             text = method.text
-            if "if " not in text and "except" not in text or not _SIGNAL_TEXT.search(text):
+            if "if " not in text and "except" not in text or not _SIGNAL_TEXT.search(text) and "raise " not in text:
                 continue
             flat = flat_of(method)
             if flat is None or not isinstance(flat.nodes[0][0], cst.FunctionDef):
                 continue
-            per_rank: dict[str, set[str] | None] = {}  # by the argument the flag is set on
+            per_rank: dict[str | None, set[str] | None] = {}  # by the argument the flag is set on
             for node, ctx in flat.nodes:
+                if type(node) is cst.Raise and (stopped := _raised_stop(index, node)) is not None:
+                    if None not in per_rank:
+                        per_rank[None] = _per_rank_names(flat, index)
+                    test = _per_rank_test(flat, node, ctx, per_rank[None]) if per_rank[None] else None
+                    if test is not None:
+                        found.append(StopSignal(method, node, test, stopped))
+                    continue
                 signal = _signal(index, node, flat)
                 if signal is None:
                     continue
@@ -141,6 +151,47 @@ def _signal(index: ModelIndex, node: cst.CSTNode, flat: Flat) -> tuple[str, tupl
         attr = _setting_method(index, node.value.func.attr.value)
         return (node.value.func.value.value, ("attr", attr)) if attr is not None else None
     return None
+
+
+def _raised_stop(index: ModelIndex, node: cst.Raise) -> str | None:
+    """`Class.method` of a loop of the package that an exception class `node` raises (`raise StopTraining()`, one
+    of the package: not a builtin) ends: a `try` around the loop, or in it, whose handler of that class neither
+    raises again nor carries on."""
+    exc = node.exc.func if isinstance(node.exc, cst.Call) else node.exc
+    if not isinstance(exc, (cst.Name, cst.Attribute)):
+        return None
+    name = exc.value if isinstance(exc, cst.Name) else exc.attr.value
+    if hasattr(builtins, name):
+        return None  # (`raise ValueError(...)`: a failure the caller reports, no stop of a loop)
+    return _catching_loop(index, name)
+
+
+@memoised
+def _catching_loop(index: ModelIndex, name: str) -> str | None:
+    """(Of the other files only: in this one the handler around the loop is reported, `divergence`'s CAUGHT.)"""
+    for other in _files(index, name, follow=True)[1:]:
+        for cls in other.classes.values():
+            for method in cls.all_methods():
+                if "except" not in method.text or name not in method.text or (flat := flat_of(method)) is None:
+                    continue
+                for node, ctx in flat.nodes:
+                    if type(node) is not cst.Try or not any(_handles(h, name) for h in node.handlers):
+                        continue
+                    loops = [n for n in walk(node.body) if type(n) in (cst.For, cst.While) and _calls(n.body)]
+                    if loops or (ctx.loops and _calls(ctx.loops[-1].body)):
+                        return f"{cls.name}.{method.name}"
+    return None
+
+
+def _handles(handler: cst.ExceptHandler, name: str) -> bool:
+    """Does `handler` catch the class `name` (alone or in a tuple) without raising again?"""
+    kind = handler.type
+    kinds = [e.value for e in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
+    named = any(
+        (isinstance(k, cst.Name) and k.value == name) or (isinstance(k, cst.Attribute) and k.attr.value == name)
+        for k in kinds
+    )
+    return named and not any(type(n) is cst.Raise for n in walk(handler.body))
 
 
 def _key_name(key: cst.BaseExpression) -> str:

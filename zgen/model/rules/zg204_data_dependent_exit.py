@@ -208,7 +208,9 @@ class DataDependentExit(Rule):
     method of a callback class that sets such a flag on the engine, trainer or
     state it is handed (`engine.terminate()`, `state[pkg.STOP_TRAINING] =
     True`) on that object's values or on this host's clock, where a loop of the
-    package leaves on the flag, is reported at the setter.
+    package leaves on the flag, is reported at the setter; so is a `raise` of an
+    exception class of the package (`raise StopTraining()`) that a `try` of the
+    package around a training loop catches.
 
     Also flagged: a loop that runs submodules as often as this rank's input
     is long: `for i in range(n_chunks)` with `n_chunks = unfolded.shape[-1]`,
@@ -552,6 +554,12 @@ _SYNC_HELP = "pass `synced_gpus=True` (or leave it unset so the library turns it
 
 
 def _signal_message(signal: StopSignal) -> str:
+    if type(signal.node) is cst.Raise:
+        return (
+            f"`{code_of(signal.node)}` ends the loop of `{signal.loop}`, which catches it, under {signal.test}, which "
+            "depends on this rank's own values; one rank stops while its peers run the model on and hang in its "
+            "parameter all-gather"
+        )
     return (
         f"`{code_of(signal.node)}` sets the flag the loop of `{signal.loop}` leaves on, under {signal.test}, which "
         "depends on this rank's own values; one rank stops while its peers run the model on and hang in its "
