@@ -63,6 +63,12 @@ def called_parameters(func: cst.FunctionDef) -> frozenset[str]:
                 called.add(node.value.func.value)  # `loss_func().item()`: a loss closure, evaluated for its tensor
             elif isinstance(node.value, cst.Name):
                 read.add(node.value.value)  # `loss.backward()`, where `loss = closure()`
+        elif kind is cst.Call and _number(node):
+            value = node.args[0].value
+            if _thunk(value, params):
+                called.add(value.func.value)  # `float(closure())`: the loss the closure evaluated, as a number
+            elif isinstance(value, cst.Name):
+                read.add(value.value)  # `float(orig_loss)`, where `orig_loss = closure()`
         elif kind is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             if _thunk(node.value, params):
                 results.setdefault(node.targets[0].target.value, set()).add(node.value.func.value)
@@ -93,6 +99,14 @@ def _thunk(expr: cst.BaseExpression, params: dict) -> bool:
     """Is `expr` a call of a parameter with no arguments (`loss_func()`, `closure()`)?"""
     return (
         isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Name) and expr.func.value in params
+    )
+
+
+def _number(call: cst.Call) -> bool:
+    """`float(x)`: a value read as a number (a loss, a metric), as `.item()` reads it."""
+    return (
+        isinstance(call.func, cst.Name) and call.func.value == "float" and len(call.args) == 1
+        and not call.args[0].star and call.args[0].keyword is None
     )
 
 

@@ -15,6 +15,7 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
+from .hooks import hook_kept, item_key
 from .own import SELF_CALL
 from .reach import function_target
 from .flow import (
@@ -411,6 +412,14 @@ class Taint:
                 stack.append(node.value)  # (the attribute's name is no variable: `output.metrics` reads no `metrics`)
                 continue
             elif kind is cst.Subscript:
+                base_node = node.value
+                if (
+                    isinstance(base_node, cst.Attribute) and isinstance(base_node.value, cst.Name)
+                    and base_node.value.value == "self" and self.state_of_self and (key := item_key(node)) is not None
+                ):
+                    kept = self.state_of_self.get(f"{base_node.attr.value}[{key}]")
+                    if kept is not None:
+                        _merge_into(found, kept)  # `self.gg["act"]`, kept by a forward hook of the class
                 base = dotted(node.value) or ""
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
                     found.setdefault(RANK, code_of(node))
@@ -1487,6 +1496,8 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
         if ranked:
             for attr, why in self_writes(flat, RankTests(flat, lambda test: RANK in taint.of(test))):
                 found.setdefault(attr, {}).setdefault(RANK, why)
+    for kept, why in hook_kept(index, cls).items():  # `self.acts["x"] = out` in a forward hook: this rank's output
+        found.setdefault(kept, {}).setdefault(DATA, why)
     return found
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ..analysis.counts import HANDS_LENGTH, length_helpers
 from ..analysis.divergence import CAUGHT, COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, message
+from ..analysis.flags import StopSignal, stop_signals
 from ..analysis.flow import Flat, flat_of
 from ..analysis.script import divergences, script_divergences, script_scopes
 from ..analysis.state import state_trigger
@@ -203,7 +204,13 @@ class DataDependentExit(Rule):
     method of the file or of the package files it imports sets on a value it
     was handed (an early-stopping callback comparing this rank's validation
     loss, a NaN guard); a flag set on a counter (`epoch >= max_epochs`) or on
-    an all-reduced metric is not.
+    an all-reduced metric is not. The callback's own file is checked too: a
+    method of a callback class that sets such a flag on the engine, trainer or
+    state it is handed (`engine.terminate()`, `state[pkg.STOP_TRAINING] =
+    True`) on that object's values or on this host's clock, where a loop of the
+    package leaves on the flag, is reported at the setter; so is a `raise` of an
+    exception class of the package (`raise StopTraining()`) that a `try` of the
+    package around a training loop catches.
 
     Also flagged: a loop that runs submodules as often as this rank's input
     is long: `for i in range(n_chunks)` with `n_chunks = unfolded.shape[-1]`,
@@ -494,6 +501,9 @@ class Decoder(nn.Module):
             for snippet, d in script_divergences(index, state_trigger(index, length_helpers(index, TRIGGER)), kind):
                 if _exit(d):
                     yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _help(d))
+        for signal in stop_signals(index):
+            if signal.method.snippet is not None:
+                yield self.finding(index, signal.method.snippet, signal.node, _signal_message(signal), _SIGNAL_HELP)
         if "synced_gpus" in index.source:
             for snippet, flat in _functions_naming(index, _NO_SYNC):
                 for node, _ctx in flat.nodes:
@@ -541,6 +551,25 @@ def _unsynced_message(call: cst.Call) -> str:
 
 
 _SYNC_HELP = "pass `synced_gpus=True` (or leave it unset so the library turns it on under ZeRO-3)"
+
+
+def _signal_message(signal: StopSignal) -> str:
+    if type(signal.node) is cst.Raise:
+        return (
+            f"`{code_of(signal.node)}` ends the loop of `{signal.loop}`, which catches it, under {signal.test}, which "
+            "depends on this rank's own values; one rank stops while its peers run the model on and hang in its "
+            "parameter all-gather"
+        )
+    return (
+        f"`{code_of(signal.node)}` sets the flag the loop of `{signal.loop}` leaves on, under {signal.test}, which "
+        "depends on this rank's own values; one rank stops while its peers run the model on and hang in its "
+        "parameter all-gather"
+    )
+
+
+_SIGNAL_HELP = (
+    "decide the stop on every rank together: all-reduce the monitored value (or a 'stop' flag) before testing it"
+)
 
 
 def _exit(d: Divergence) -> bool:
