@@ -436,6 +436,8 @@ class Taint:
                     continue
             elif kind is cst.Comparison and _batch_size_test(node, self.batch_sizes, self.counted):
                 found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
+            elif kind is cst.Comparison and _batch_limit_test(node, self.batch_sizes, self.counted):
+                found.setdefault(DATA, code_of(node))  # `x.size(0) > self.max_batch`: this rank's batch is over a limit
             elif kind is cst.Comparison and self.inputs and _extent_test(node, self.inputs, self.extents, self.valued):
                 why = code_of(node)  # `if x.shape[1] < 4: return x`, `if len(tokens) == 0: return []`
                 self._extent_tests.add(why)
@@ -1594,6 +1596,41 @@ def _batch_size_test(
         held = tensor.value if isinstance(tensor, cst.Subscript) else tensor
         return not left.args and right.value == "0" and isinstance(held, cst.Name) and held.value not in ("self", "cls")
     return isinstance(left, cst.Call) and _batch_size_call(left)
+
+
+def _batch_limit_test(
+    node: cst.Comparison, names: frozenset[str] = frozenset(), counted: frozenset[str] = frozenset()
+) -> bool:
+    """`x.size(0) > self.max_batch`, `b <= self.test_batch_size` for `b = x.shape[0]`, `len(x) > chunk` of a tensor
+    argument: the batch size (of a tensor the function holds) ordered against a setting, a name or an attribute. The
+    batch is the one extent no decoding step moves, and ranks' batches differ in size (the last, uneven one, a
+    token budget, a shard): a limit on it is crossed on some ranks only, and which branch runs is a decision, not
+    the lockstep test of a step (`extent_only`). (Not against a literal: `_batch_size_test`; nor against another
+    extent, `x.shape[0] > y.shape[0]`.)"""
+    if len(node.comparisons) != 1:
+        return False
+    if not isinstance(node.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)):
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    for size, limit in ((left, right), (right, left)):
+        if not isinstance(limit, (cst.Name, cst.Attribute)) or (isinstance(limit, cst.Name) and limit.value in names):
+            continue
+        if isinstance(limit, cst.Attribute) and limit.attr.value in ("shape", "ndim"):
+            continue
+        if _batch_size_of(size, names, counted):
+            return True
+    return False
+
+
+def _batch_size_of(value: cst.BaseExpression, names: frozenset[str], counted: frozenset[str]) -> bool:
+    """`x.shape[0]`, `x.size(0)` of a tensor the function holds, a local bound to one, `len(x)` of a tensor argument."""
+    if isinstance(value, cst.Name):
+        return value.value in names
+    if isinstance(value, cst.Subscript):
+        return _batch_size_index(value)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len":
+        return len(value.args) == 1 and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value in counted
+    return isinstance(value, cst.Call) and _batch_size_call(value)
 
 
 # Calls that make a tensor (or an array) of the values they are handed.

@@ -33,6 +33,10 @@ _SELECTION_PATTERNS = (
     ((".shape[0]", ".size(0)"), re.compile(
         r"(?:\.shape\[0\]|\.size\(0\))\s*(?:[<>]=?|[=!]=)\s*[01]\b|\b[01]\s*(?:[<>]=?|[=!]=)\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))"
     )),
+    # the batch size ordered against a setting (`x.size(0) > self.max_batch`: `taint._batch_limit_test`)
+    ((".shape[0]", ".size(0)"), re.compile(
+        r"(?:\.shape\[0\]|\.size\(0\))\s*[<>]=?\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*[<>]=?\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))"
+    )),
 )
 
 
@@ -69,10 +73,12 @@ def _tests_batch_local(text: str) -> bool:
     if ".shape" not in text and ".size(" not in text:
         return False
     bound = {m.group(1) for m in _BATCH_LOCAL.finditer(text)}
-    return bool(bound) and not bound.isdisjoint(_NAME_TEST.findall(text))
+    return bool(bound) and not (bound.isdisjoint(_NAME_TEST.findall(text)) and bound.isdisjoint(_LIMIT_TEST.findall(text)))
 
 
 _NAME_TEST = re.compile(r"\b(\w++)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
+# `if b > self.max_batch:` (`taint._batch_limit_test`): a name ordered against a setting
+_LIMIT_TEST = re.compile(r"\b(\w++)\s*[<>]=?\s*[A-Za-z_]")
 
 
 # Reductions whose result is an index the tensor's values choose.
