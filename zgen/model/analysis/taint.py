@@ -436,7 +436,7 @@ class Taint:
                     continue
             elif kind is cst.Comparison and _batch_size_test(node, self.batch_sizes, self.counted):
                 found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
-            elif kind is cst.Comparison and _batch_limit_test(node, self.batch_sizes, self.counted):
+            elif kind is cst.Comparison and _batch_limit_test(node, self.batch_sizes, self.counted, self.inputs):
                 found.setdefault(DATA, code_of(node))  # `x.size(0) > self.max_batch`: this rank's batch is over a limit
             elif kind is cst.Comparison and self.inputs and _extent_test(node, self.inputs, self.extents, self.valued):
                 why = code_of(node)  # `if x.shape[1] < 4: return x`, `if len(tokens) == 0: return []`
@@ -1599,10 +1599,11 @@ def _batch_size_test(
 
 
 def _batch_limit_test(
-    node: cst.Comparison, names: frozenset[str] = frozenset(), counted: frozenset[str] = frozenset()
+    node: cst.Comparison, names: frozenset[str], counted: frozenset[str], arguments: frozenset[str]
 ) -> bool:
     """`x.size(0) > self.max_batch`, `b <= self.test_batch_size` for `b = x.shape[0]`, `len(x) > chunk` of a tensor
-    argument: the batch size (of a tensor the function holds) ordered against a setting, a name or an attribute. The
+    argument: the batch size (of a tensor the function holds) ordered against a setting: an attribute, or an
+    argument of the function (not a local, a counter the function moves: `while done < x.shape[0]` counts a loop). The
     batch is the one extent no decoding step moves, and ranks' batches differ in size (the last, uneven one, a
     token budget, a shard): a limit on it is crossed on some ranks only, and which branch runs is a decision, not
     the lockstep test of a step (`extent_only`). (Not against a literal: `_batch_size_test`; nor against another
@@ -1613,7 +1614,10 @@ def _batch_limit_test(
         return False
     left, right = node.left, node.comparisons[0].comparator
     for size, limit in ((left, right), (right, left)):
-        if not isinstance(limit, (cst.Name, cst.Attribute)) or (isinstance(limit, cst.Name) and limit.value in names):
+        if isinstance(limit, cst.Name):
+            if limit.value not in arguments or limit.value in names:
+                continue
+        elif not isinstance(limit, cst.Attribute):
             continue
         if isinstance(limit, cst.Attribute) and limit.attr.value in ("shape", "ndim"):
             continue
