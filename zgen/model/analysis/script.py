@@ -887,10 +887,18 @@ def dispatched_reach(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     """Does `<instance of cls>.name(...)` reach a model or a collective? A method `cls` inherits from a base (of
     another file) answers for itself (`method_reach`), and through the methods of `self` it calls as `cls`
     dispatches them: a template method of a base trainer (`def validate(self): return self.validation_step()`,
-    abstract there) runs the subclass's override (`validation_step` calling `evaluate(self.model, ...)`)."""
+    abstract there) runs the subclass's override (`validation_step` calling `evaluate(self.model, ...)`). A plain
+    mixin's `self` is an instance of the module class deriving from it: a method of that class its call dispatches to
+    (`self.encode(x)` in `CodecMixin.compress`, defined by `DAC(nn.Module, CodecMixin)`) runs the module's own
+    submodules when it calls them (`runs.class_method_runs`)."""
     for method in method_targets(index, cls, name):
         if method_reach(index, method) is not None:
             return True
+        owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else None
+        if owner is not None and owner.is_module and not cls.is_module:
+            if class_method_runs(method.index, owner, method.span.name):
+                return True
+            continue
         if method.owner is cls or cls.index is method.index and method.owner in cls.mro:
             continue  # (the class's own methods and its file's bases are summarised as this class's calls dispatch)
         for called, through_super in method.self_calls:
