@@ -954,6 +954,17 @@ _PER_RANK_HINT = re.compile(
 )
 
 
+# `if ...:` then, on the next line, `self.flag = True`: a constant written under a test (`own_state`'s flags)
+_FLAG_UNDER_TEST = re.compile(r"\bif\b[^\n]*:[ \t]*\n[ \t]*self\.\w+[ \t]*=[ \t]*(?:True|False|None|-?\d)")
+
+
+def _is_constant(value: cst.BaseExpression) -> bool:
+    """`True`, `None`, `3`, `-1`: a value no data flows into."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float)) or (isinstance(value, cst.Name) and value.value in ("True", "False", "None"))
+
+
 @memoised(cycle={})
 def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | str, dict[str, str]]:
     """What the methods of `cls` pass to `self.<name>(...)` that differs per rank: by argument position (after
@@ -1458,7 +1469,9 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
     Only what flows through the assigned value counts across methods (not the tests around the write; of the rank,
     only a decision on it, `self.is_first = rank == 0`, not a device name or a seed offset made from it), and only a
     write of `self.<attribute>` itself (not a method of the object it holds): what another method decides is read
-    by its callers through these attributes."""
+    by its callers through these attributes. One exception: a flag, a constant written under a test of the values
+    of this rank's data (`if torch.norm(a - b.flip(1)) == 0: self.is_mirror_extended = True`), holds that test's
+    outcome as surely as `self.flag = <test>` would (not a test of an extent: `extent_only`)."""
     found: dict[str, dict[str, str]] = {}
     init = {id(method.span) for method in cls.init_methods}
     for method in cls.all_methods():
@@ -1466,7 +1479,8 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
         if not WRITES_SELF.search(text):
             continue
         ranked = re.search(known.RANK_TEXT, text) is not None
-        if not ranked and not _PER_RANK_HINT.search(text):
+        flagged = id(method.span) not in init and _FLAG_UNDER_TEST.search(text) is not None
+        if not ranked and not flagged and not _PER_RANK_HINT.search(text):
             continue  # (a method with no word of a per-rank value writes none: not parsed)
         flat = flat_of(method)
         if flat is None:
@@ -1486,6 +1500,13 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
                 kinds.pop(DATA, None)
             for attr in attrs if kinds else ():
                 _merge_into(found.setdefault(attr, {}), kinds)
+            if flagged and not in_init and _is_constant(node.value):
+                why = next((
+                    source for test in _ctx.conds if (source := taint.of(test).get(DATA)) is not None
+                    and not taint.extent_only(source)
+                ), None)
+                for attr in attrs if why is not None else ():
+                    found.setdefault(attr, {}).setdefault(DATA, why)
         if ranked:
             for attr, why in self_writes(flat, RankTests(flat, lambda test: RANK in taint.of(test))):
                 found.setdefault(attr, {}).setdefault(RANK, why)
@@ -2032,8 +2053,9 @@ _VALUE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "nor
 
 
 def _compared_reduction(node: cst.Comparison, agreed: Callable[[cst.Name], bool]) -> str | None:
-    """`x.sum() > 0`, `h.norm().item() < eps`: the reduction of a local tensor a comparison tests, as text (not of a
-    local a collective made the same on every rank, `agreed`)."""
+    """`x.sum() > 0`, `h.norm().item() < eps`, `torch.norm(a - b.flip(1)) == 0`: the reduction of a local tensor a
+    comparison tests, as text (not of a local a collective made the same on every rank, `agreed`). The function form
+    reduces its first argument; a reduction of a difference or sum, its first operand."""
     for side in (node.left, *(t.comparator for t in node.comparisons)):
         call = side
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "item":
@@ -2042,7 +2064,12 @@ def _compared_reduction(node: cst.Comparison, agreed: Callable[[cst.Name], bool]
             continue
         if call.func.attr.value not in _VALUE_REDUCTIONS:
             continue
-        root = _root(call.func.value)
+        reduced = call.func.value
+        if isinstance(reduced, cst.Name) and reduced.value in ("torch", "np", "numpy") and call.args:
+            reduced = call.args[0].value  # `torch.norm(t)`: the tensor handed to it
+        root = _root(reduced)
+        while isinstance(root, cst.BinaryOperation):  # `(a - b).abs().sum()`: of its first operand
+            root = _root(root.left)
         if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math") and not agreed(root):
             return f".{call.func.attr.value}()"
     return None

@@ -26,7 +26,7 @@ _SELECTION_PATTERNS = (
     (("where(",), re.compile(r"where(?<!\wwhere)\((?:[^,()]|\([^()]*\))*\)")),
     (("all(", "any("), re.compile(r"(?<![\w.])(?:all|any)\([\w.]+\(")),
     (("sum(", "mean(", "max(", "min(", "norm(", "std("),
-     re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)")),
+     re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\((?:[^()\n]|\([^()\n]*\))*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)")),
     # a key missing from an input mapping (`if key not in feats`), the batch size tested against 0 or 1
     (("not",), re.compile(r"if(?<!\wif)\b[^\n]*\bnot\s+in\s+\w+\s*:")),  # `\bif`, the word first (10x faster)
     ((".numel()",), re.compile(r"\.numel\(\)\s*(?:==|<=?)\s*0\b")),  # `x.numel() == 0`: an empty tensor on this rank
