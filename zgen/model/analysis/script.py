@@ -38,7 +38,7 @@ from .divergence import (
 from .effects import DEEPCOPIES, STATES, argument_effects, returns_argument, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
-from .own import answering_classes
+from .own import answering_classes, mixin_heirs
 from .runs import ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, runs_argument, runs_unread
 from .taint import DATA, RANK, Taint
 
@@ -246,12 +246,16 @@ class ScriptScope:
 @memoised
 def class_held(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
     """The attributes of a class that hold a model (`held_attributes`), with those a base class of another file's
-    `__init__` keeps (`super().__init__(model)` in a trainer built on a base trainer)."""
+    `__init__` keeps (`super().__init__(model)` in a trainer built on a base trainer), and, of a mixin, those its
+    heirs keep (`own.mixin_heirs`: `self.model` read by `CachedLossMixin`, set by the losses deriving from it)."""
     found = dict(held_attributes(index, cls))
     for base in all_bases(cls):
         if base.index is not index:
             for name, classes in held_attributes(base.index, base).items():
                 found.setdefault(name, tuple(base.index.global_name(c) for c in classes))
+    for heir_index, heir in mixin_heirs(index, cls):
+        for name, classes in held_attributes(heir_index, heir).items():
+            found.setdefault(name, tuple(heir_index.global_name(c) for c in classes))
     return found
 
 
