@@ -517,9 +517,10 @@ class LengthHelpers:
             calls = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(named))) + r")\(")
             named |= {name for name, text in texts.items() if "return" in text and calls.search(text)}
         alternatives = "|".join(map(re.escape, sorted(named)))
-        # `for r in _ranges(x, m)`, or `spans = _ranges(x, m)` (then walked: `for r in tqdm(spans)`)
+        # `for r in _ranges(x, m)`, or `spans = _ranges(x, m)` (then walked: `for r in tqdm(spans)`); the iterable
+        # up to the loop's colon, over lines (`enumerate(\n tqdm.tqdm(\n ranges, desc=...))`)
         self._looped = re.compile(
-            rf"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?<![\w.])(?:{alternatives})\("
+            rf"for(?<!\wfor)\b[^\n]*?\bin\b[^:]*?(?<![\w.])(?:{alternatives})\("
         ) if named else None
         self._bound = re.compile(rf"^[ \t]*(\w+)[ \t]*=[ \t]*(?:{alternatives})\(", re.M) if named else None
 
@@ -531,7 +532,7 @@ class LengthHelpers:
         if self._looped.search(text):
             return True
         return any(
-            re.search(rf"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?<![\w.]){name}\b", text)
+            re.search(rf"for(?<!\wfor)\b[^\n]*?\bin\b[^:]*?(?<![\w.]){name}\b", text)
             for name in set(self._bound.findall(text))
         )
 

@@ -516,6 +516,24 @@ def _package_heirs(index: ModelIndex, name: str, bases: list[str]) -> list[str]:
 _MAX_HEIRS = 12  # classes inheriting one method, looked up for a module of no named class
 
 
+@memoised
+def mixin_heirs(index: ModelIndex, cls: ClassInfo) -> tuple[tuple[ModelIndex, ClassInfo], ...]:
+    """The classes deriving from `cls`, a plain class with no `__init__` of its own (a mixin: `class
+    CachedLossMixin:` whose methods call `self.model(x)`), in its file and the package's other files
+    (`Project.package_heirs`): what its `self` is, and so who sets the attributes its methods read."""
+    if cls.is_module or "__init__" in cls.span.methods:
+        return ()
+    found = [(index, other) for other in index.classes.values() if other is not cls and cls in other.mro]
+    if index.project is not None and index.module:
+        ref = f"{index.module}.{cls.name}"
+        for module in index.project.package_heirs(index.module, cls.name):
+            other_index = _package_index(index, module)
+            for other in other_index.classes.values() if other_index else ():
+                if ref in other.qualified_bases:
+                    found.append((other_index, other))
+    return tuple(found[:_MAX_HEIRS])
+
+
 def _package_index(index: ModelIndex, module: str) -> ModelIndex | None:
     """The index of another file of the package, None when it does not parse."""
     file = index.project.file(module)  # type: ignore[union-attr]

@@ -39,8 +39,8 @@ def method_targets(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[Method
     if first is not None:
         found.append(first)
     wheres = [cls.index, index] if cls.index is not index else [cls.index]
-    if first is not None and is_abstract(first):
-        wheres += [w for w in _package_definers(first.index, name) if w not in wheres]
+    if first is None or is_abstract(first):  # (a mixin's call of a method only its subclasses define: `self.encode(x)`)
+        wheres += [w for w in _package_definers(cls.index if first is None else first.index, name) if w not in wheres]
     for where in wheres:
         for other in where.classes.values():
             if other is not cls and name in other.span.methods and _derives(other, cls):

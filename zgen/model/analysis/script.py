@@ -38,7 +38,7 @@ from .divergence import (
 from .effects import DEEPCOPIES, STATES, argument_effects, returns_argument, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
-from .own import answering_classes
+from .own import answering_classes, mixin_heirs
 from .runs import ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, runs_argument, runs_unread
 from .taint import DATA, RANK, Taint
 
@@ -246,12 +246,16 @@ class ScriptScope:
 @memoised
 def class_held(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
     """The attributes of a class that hold a model (`held_attributes`), with those a base class of another file's
-    `__init__` keeps (`super().__init__(model)` in a trainer built on a base trainer)."""
+    `__init__` keeps (`super().__init__(model)` in a trainer built on a base trainer), and, of a mixin, those its
+    heirs keep (`own.mixin_heirs`: `self.model` read by `CachedLossMixin`, set by the losses deriving from it)."""
     found = dict(held_attributes(index, cls))
     for base in all_bases(cls):
         if base.index is not index:
             for name, classes in held_attributes(base.index, base).items():
                 found.setdefault(name, tuple(base.index.global_name(c) for c in classes))
+    for heir_index, heir in mixin_heirs(index, cls):
+        for name, classes in held_attributes(heir_index, heir).items():
+            found.setdefault(name, tuple(heir_index.global_name(c) for c in classes))
     return found
 
 
@@ -887,10 +891,18 @@ def dispatched_reach(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     """Does `<instance of cls>.name(...)` reach a model or a collective? A method `cls` inherits from a base (of
     another file) answers for itself (`method_reach`), and through the methods of `self` it calls as `cls`
     dispatches them: a template method of a base trainer (`def validate(self): return self.validation_step()`,
-    abstract there) runs the subclass's override (`validation_step` calling `evaluate(self.model, ...)`)."""
+    abstract there) runs the subclass's override (`validation_step` calling `evaluate(self.model, ...)`). A plain
+    mixin's `self` is an instance of the module class deriving from it: a method of that class its call dispatches to
+    (`self.encode(x)` in `CodecMixin.compress`, defined by `DAC(nn.Module, CodecMixin)`) runs the module's own
+    submodules when it calls them (`runs.class_method_runs`)."""
     for method in method_targets(index, cls, name):
         if method_reach(index, method) is not None:
             return True
+        owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else None
+        if owner is not None and owner.is_module and not cls.is_module:
+            if class_method_runs(method.index, owner, method.span.name):
+                return True
+            continue
         if method.owner is cls or cls.index is method.index and method.owner in cls.mro:
             continue  # (the class's own methods and its file's bases are summarised as this class's calls dispatch)
         for called, through_super in method.self_calls:

@@ -445,6 +445,8 @@ class Taint:
                     continue
             elif kind is cst.Comparison and _batch_size_test(node, self.batch_sizes, self.counted):
                 found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
+            elif kind is cst.Comparison and _batch_limit_test(node, self.batch_sizes, self.counted, self.inputs):
+                found.setdefault(DATA, code_of(node))  # `x.size(0) > self.max_batch`: this rank's batch is over a limit
             elif kind is cst.Comparison and self.inputs and _extent_test(node, self.inputs, self.extents, self.valued):
                 why = code_of(node)  # `if x.shape[1] < 4: return x`, `if len(tokens) == 0: return []`
                 self._extent_tests.add(why)
@@ -961,6 +963,17 @@ _PER_RANK_HINT = re.compile(
 )
 
 
+# `if ...:` then, on the next line, `self.flag = True`: a constant written under a test (`own_state`'s flags)
+_FLAG_UNDER_TEST = re.compile(r"\bif\b[^\n]*:[ \t]*\n[ \t]*self\.\w+[ \t]*=[ \t]*(?:True|False|None|-?\d)")
+
+
+def _is_constant(value: cst.BaseExpression) -> bool:
+    """`True`, `None`, `3`, `-1`: a value no data flows into."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float)) or (isinstance(value, cst.Name) and value.value in ("True", "False", "None"))
+
+
 @memoised(cycle={})
 def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | str, dict[str, str]]:
     """What the methods of `cls` pass to `self.<name>(...)` that differs per rank: by argument position (after
@@ -1465,7 +1478,9 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
     Only what flows through the assigned value counts across methods (not the tests around the write; of the rank,
     only a decision on it, `self.is_first = rank == 0`, not a device name or a seed offset made from it), and only a
     write of `self.<attribute>` itself (not a method of the object it holds): what another method decides is read
-    by its callers through these attributes."""
+    by its callers through these attributes. One exception: a flag, a constant written under a test of the values
+    of this rank's data (`if torch.norm(a - b.flip(1)) == 0: self.is_mirror_extended = True`), holds that test's
+    outcome as surely as `self.flag = <test>` would (not a test of an extent: `extent_only`)."""
     found: dict[str, dict[str, str]] = {}
     init = {id(method.span) for method in cls.init_methods}
     for method in cls.all_methods():
@@ -1473,7 +1488,8 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
         if not WRITES_SELF.search(text):
             continue
         ranked = re.search(known.RANK_TEXT, text) is not None
-        if not ranked and not _PER_RANK_HINT.search(text):
+        flagged = id(method.span) not in init and _FLAG_UNDER_TEST.search(text) is not None
+        if not ranked and not flagged and not _PER_RANK_HINT.search(text):
             continue  # (a method with no word of a per-rank value writes none: not parsed)
         flat = flat_of(method)
         if flat is None:
@@ -1493,6 +1509,13 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
                 kinds.pop(DATA, None)
             for attr in attrs if kinds else ():
                 _merge_into(found.setdefault(attr, {}), kinds)
+            if flagged and not in_init and _is_constant(node.value):
+                why = next((
+                    source for test in _ctx.conds if (source := taint.of(test).get(DATA)) is not None
+                    and not taint.extent_only(source)
+                ), None)
+                for attr in attrs if why is not None else ():
+                    found.setdefault(attr, {}).setdefault(DATA, why)
         if ranked:
             for attr, why in self_writes(flat, RankTests(flat, lambda test: RANK in taint.of(test))):
                 found.setdefault(attr, {}).setdefault(RANK, why)
@@ -1605,6 +1628,45 @@ def _batch_size_test(
         held = tensor.value if isinstance(tensor, cst.Subscript) else tensor
         return not left.args and right.value == "0" and isinstance(held, cst.Name) and held.value not in ("self", "cls")
     return isinstance(left, cst.Call) and _batch_size_call(left)
+
+
+def _batch_limit_test(
+    node: cst.Comparison, names: frozenset[str], counted: frozenset[str], arguments: frozenset[str]
+) -> bool:
+    """`x.size(0) > self.max_batch`, `b <= self.test_batch_size` for `b = x.shape[0]`, `len(x) > chunk` of a tensor
+    argument: the batch size (of a tensor the function holds) ordered against a setting: an attribute, or an
+    argument of the function (not a local, a counter the function moves: `while done < x.shape[0]` counts a loop). The
+    batch is the one extent no decoding step moves, and ranks' batches differ in size (the last, uneven one, a
+    token budget, a shard): a limit on it is crossed on some ranks only, and which branch runs is a decision, not
+    the lockstep test of a step (`extent_only`). (Not against a literal: `_batch_size_test`; nor against another
+    extent, `x.shape[0] > y.shape[0]`.)"""
+    if len(node.comparisons) != 1:
+        return False
+    if not isinstance(node.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)):
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    for size, limit in ((left, right), (right, left)):
+        if isinstance(limit, cst.Name):
+            if limit.value not in arguments or limit.value in names:
+                continue
+        elif not isinstance(limit, cst.Attribute):
+            continue
+        if isinstance(limit, cst.Attribute) and limit.attr.value in ("shape", "ndim"):
+            continue
+        if _batch_size_of(size, names, counted):
+            return True
+    return False
+
+
+def _batch_size_of(value: cst.BaseExpression, names: frozenset[str], counted: frozenset[str]) -> bool:
+    """`x.shape[0]`, `x.size(0)` of a tensor the function holds, a local bound to one, `len(x)` of a tensor argument."""
+    if isinstance(value, cst.Name):
+        return value.value in names
+    if isinstance(value, cst.Subscript):
+        return _batch_size_index(value)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len":
+        return len(value.args) == 1 and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value in counted
+    return isinstance(value, cst.Call) and _batch_size_call(value)
 
 
 # Calls that make a tensor (or an array) of the values they are handed.
@@ -2002,8 +2064,9 @@ _VALUE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "nor
 
 
 def _compared_reduction(node: cst.Comparison, agreed: Callable[[cst.Name], bool]) -> str | None:
-    """`x.sum() > 0`, `h.norm().item() < eps`: the reduction of a local tensor a comparison tests, as text (not of a
-    local a collective made the same on every rank, `agreed`)."""
+    """`x.sum() > 0`, `h.norm().item() < eps`, `torch.norm(a - b.flip(1)) == 0`: the reduction of a local tensor a
+    comparison tests, as text (not of a local a collective made the same on every rank, `agreed`). The function form
+    reduces its first argument; a reduction of a difference or sum, its first operand."""
     for side in (node.left, *(t.comparator for t in node.comparisons)):
         call = side
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "item":
@@ -2012,7 +2075,12 @@ def _compared_reduction(node: cst.Comparison, agreed: Callable[[cst.Name], bool]
             continue
         if call.func.attr.value not in _VALUE_REDUCTIONS:
             continue
-        root = _root(call.func.value)
+        reduced = call.func.value
+        if isinstance(reduced, cst.Name) and reduced.value in ("torch", "np", "numpy") and call.args:
+            reduced = call.args[0].value  # `torch.norm(t)`: the tensor handed to it
+        root = _root(reduced)
+        while isinstance(root, cst.BinaryOperation):  # `(a - b).abs().sum()`: of its first operand
+            root = _root(root.left)
         if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math") and not agreed(root):
             return f".{call.func.attr.value}()"
     return None

@@ -26,12 +26,16 @@ _SELECTION_PATTERNS = (
     (("where(",), re.compile(r"where(?<!\wwhere)\((?:[^,()]|\([^()]*\))*\)")),
     (("all(", "any("), re.compile(r"(?<![\w.])(?:all|any)\([\w.]+\(")),
     (("sum(", "mean(", "max(", "min(", "norm(", "std("),
-     re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\([^()]*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)")),
+     re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\((?:[^()\n]|\([^()\n]*\))*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)")),
     # a key missing from an input mapping (`if key not in feats`), the batch size tested against 0 or 1
     (("not",), re.compile(r"if(?<!\wif)\b[^\n]*\bnot\s+in\s+\w+\s*:")),  # `\bif`, the word first (10x faster)
     ((".numel()",), re.compile(r"\.numel\(\)\s*(?:==|<=?)\s*0\b")),  # `x.numel() == 0`: an empty tensor on this rank
     ((".shape[0]", ".size(0)"), re.compile(
         r"(?:\.shape\[0\]|\.size\(0\))\s*(?:[<>]=?|[=!]=)\s*[01]\b|\b[01]\s*(?:[<>]=?|[=!]=)\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))"
+    )),
+    # the batch size ordered against a setting (`x.size(0) > self.max_batch`: `taint._batch_limit_test`)
+    ((".shape[0]", ".size(0)"), re.compile(
+        r"(?:\.shape\[0\]|\.size\(0\))\s*[<>]=?\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*[<>]=?\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))"
     )),
 )
 
@@ -69,10 +73,12 @@ def _tests_batch_local(text: str) -> bool:
     if ".shape" not in text and ".size(" not in text:
         return False
     bound = {m.group(1) for m in _BATCH_LOCAL.finditer(text)}
-    return bool(bound) and not bound.isdisjoint(_NAME_TEST.findall(text))
+    return bool(bound) and not (bound.isdisjoint(_NAME_TEST.findall(text)) and bound.isdisjoint(_LIMIT_TEST.findall(text)))
 
 
 _NAME_TEST = re.compile(r"\b(\w++)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
+# `if b > self.max_batch:` (`taint._batch_limit_test`): a name ordered against a setting
+_LIMIT_TEST = re.compile(r"\b(\w++)\s*[<>]=?\s*[A-Za-z_]")
 
 
 # Reductions whose result is an index the tensor's values choose.
