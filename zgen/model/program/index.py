@@ -869,9 +869,13 @@ def registered_names(text: str) -> set[str]:
 # `register_forward_pre_hook(self._materialise)`, `register_forward_hook(partial(self._log, ...))`.
 _HOOK_REGISTRATION = re.compile(r"\.register_forward(?:_pre)?_hook\(\s*(?:(?:functools\.)?partial\(\s*)?self\.(\w+)\b")
 
+# `init` in a method's name names an initialiser (`init_weights`, `reinitialize`, `_initialise_head`), but not
+# `initial` the adjective: `get_initial_state`, `initial_hidden(batch)` hand out a starting value, often a learnt one,
+# and a training loop or a rollout calls them on the built model.
+INIT_NAME = r"init(?!ial(?!i[sz]))"
 # Methods that are not entry points on a partitioned model: initialisation, hooks, (de)serialisation.
 _NOT_ENTRY = re.compile(
-    r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero_?\d|zero_grad|is_zero|zero_?init|deepspeed|^extra_repr$"
+    r"^__\w+__$|" + INIT_NAME + r"|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero_?\d|zero_grad|is_zero|zero_?init|deepspeed|^extra_repr$"
     r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
     r"|^_?forward_?\w"  # forward variants (`forward_features`, `forward_intermediates`) compute like forward
 )
@@ -889,7 +893,7 @@ _BUILDER = re.compile(r"_?(?:build|make|create|setup)$")
 
 
 # Initialisers and builders by name (the part of `_NOT_ENTRY` that is about setting weights up) ...
-_LATE_INIT = re.compile(r"init|reset|^_?build|^_?make|^_?create|^_?setup|^_?zero_")
+_LATE_INIT = re.compile(INIT_NAME + r"|reset|^_?build|^_?make|^_?create|^_?setup|^_?zero_")
 # ... less dunders, state-dict, hook, load/save and gather helpers.
 _NOT_LATE_INIT = re.compile(
     r"^__\w+__$|state_dict|^_?(?:load|save)_?|^_?(?:pre_)?hook|gather|deepspeed|zero3|^_?apply$|_fn$|_func$"
