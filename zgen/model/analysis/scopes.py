@@ -392,7 +392,8 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
     """`self.encoder.pos_embedding` in a class holding a module it cannot read, or a module of another file of
     the package (`self.decoder.mask_token`): a package parameter name?"""
     text = method.text
-    aliases = {bound or looped: member or item for bound, member, looped, item in _SELF_ALIAS.findall(text)}
+    aliases = dict(_SELF_ALIAS.findall(text))  # `transformer = self.transformer`
+    aliases.update(_SELF_LOOP.findall(text))
     # (root, member or "", attr): `self.a.b` or `alias.b`; without an alias only the reads through `self` count
     reads = _CHILD_ATTR.findall(text) if aliases else _self_reads(text)
     if not reads:
@@ -421,7 +422,7 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
 
 # `self.a.b`, `self.layers[i].coef` (an item of a container member), `alias.b`
 _CHILD_ATTR = re.compile(r"(?<![\w.])(self|\w+)\.(?:(\w+)(?:\[[^\]\n]*\])?\.)?(\w+)")
-_SELF_ATTR = re.compile(r"self\.(?:(\w+)(?:\[[^\]\n]*\])?\.)?(\w+)")
+_SELF_ATTR = re.compile(r"self\.(?:(\w++)(?:\[[^\]\n]*+\])?\.)?(\w+)")
 
 
 def _self_reads(text: str) -> list[tuple[str, str, str]]:
@@ -434,8 +435,11 @@ def _self_reads(text: str) -> list[tuple[str, str, str]]:
         if not (before.isalnum() or before in "_."):  # `(?<![\w.])`
             found.append(("self", m.group(1) or "", m.group(2)))
     return found
-# `transformer = self.transformer`; `for layer in self.layers:` (an item of the member)
-_SELF_ALIAS = re.compile(r"^\s*(\w++)\s*=\s*self\.(\w+)\s*$|\bfor\s+(\w+)\s+in\s+self\.(\w+)\b(?!\s*[.(\[])", re.M)
+
+
+# `transformer = self.transformer`; `for layer in self.layers` (an item of the member)
+_SELF_ALIAS = re.compile(r"^\s*(\w++)\s*=\s*self\.(\w+)\s*$", re.M)
+_SELF_LOOP = re.compile(r"for\s+(\w+)\s+in\s+self\.(\w+)\b(?!\s*[.(\[])")
 
 
 def _built_before(access: ParamAccess, rank: int, helpers: dict[int, int]) -> bool:
