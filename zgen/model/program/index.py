@@ -117,13 +117,13 @@ _RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
 # not define it, the class is a mixin of modules (`class IOMixIn:` ... `torch.save(self.state_dict(), p)`).
 _SELF_MODULE_CALL = re.compile(
     r"self(?<!\wself)\.(state_dict|load_state_dict|parameters|named_parameters|named_modules|named_children"
-    r"|register_buffer|register_parameter|register_module)\("
+    r"|register_buffer|register_parameter|register_module|modules|children|named_buffers|buffers)\("
 )
 # Bases a mixin may have and still be no class of any library (`class IOMixIn(ABC)`).
 _MIXIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
 
 
-def _module_mixin(cls: ClassInfo) -> bool:
+def module_mixin(cls: ClassInfo) -> bool:
     """Is `cls`, with no base but `object`/`ABC`/`Generic`, a mixin of modules: one of its methods calls on `self` a
     method only an `nn.Module` has, which no method of the class defines? Its `self` is then the module it is
     mixed into, built (and partitioned) when its methods run."""
@@ -739,7 +739,7 @@ class ModelIndex:
                 continue
             if self.is_module_base(qualified):
                 return True
-        return _module_mixin(cls)
+        return module_mixin(cls)
 
     def local_class(self, written: str) -> ClassInfo | None:
         """The class of this file a base names: `Block`, or `Builder.BaseNetwork` for a class nested in a class
