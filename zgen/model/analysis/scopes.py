@@ -320,7 +320,10 @@ def _reads_child_value(index: ModelIndex, text: str) -> bool:
     if not names:
         return False
     alternatives = "|".join(map(re.escape, sorted(names)))
-    return re.search(rf"\.(?<!\bself\.)(?:{alternatives})\b(?!\s*(?:\(|=[^=]|\.(?:{_META})\b))", text) is not None
+    # not called, bound, asked its metadata or walked past (`m.out_proj.weight.dtype`: a submodule of that name)
+    return re.search(
+        rf"\.(?<!\bself\.)(?:{alternatives})\b(?!\s*(?:\(|=[^=]|\.(?:{_META})\b|\.\w+\b(?!\s*\()))", text
+    ) is not None
 
 
 _ATTR_NOT_ON_SELF = re.compile(r"\.(?<!\bself\.)(\w+)")
