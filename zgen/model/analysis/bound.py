@@ -66,7 +66,7 @@ def bound_names(
         for root, constant in _GETATTR_CONSTANT.findall(text):
             if constant in constants and (roots is None or root in roots):
                 found.add(constants[constant])
-        for function, root, name in _HANDED_NAME.findall(text):
+        for function, root, name in (*_HANDED_NAME.findall(text), *_handed_by_keyword(text)):
             if (roots is None or root in roots) and call_helper(index, function) is not None:
                 found.add(constants.get(name, name))
     return found
@@ -76,6 +76,18 @@ def bound_names(
 _GETATTR_CONSTANT = re.compile(r"getattr\([ \t]*(\w+)[^,()]*,[ \t]*([A-Za-z_]\w*)[ \t]*\)[ \t]*\(")
 # `call_method(model, "encode", ...)`, `run(self.net, METHOD, x)`: a receiver and a name handed to a function.
 _HANDED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\([ \t]*(\w+)[\w.]*[ \t]*,[ \t]*[\"']?(\w+)[\"']?[ \t]*[,)]")
+def _handed_by_keyword(text: str) -> list[tuple[str, str, str]]:
+    """`_HANDED_KEYWORD`'s matches, looked for only on the lines holding a keyword string argument (literal-led)."""
+    found: list[tuple[str, str, str]] = []
+    for m in _KEYWORD_STRING.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        found += _HANDED_KEYWORD.findall(text, start, m.end())
+    return found
+
+
+_KEYWORD_STRING = re.compile(r"=[ \t]*[\"'][A-Za-z_]\w*[\"'][ \t]*[,)]")
+# `safe_call(self.actor, state, method="compare_kl")`: the name handed by keyword, after other arguments.
+_HANDED_KEYWORD = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\([ \t]*(\w+)[\w.]*[ \t]*,[^()\n]*?\b\w+[ \t]*=[ \t]*[\"'](\w+)[\"'][ \t]*[,)]")
 
 
 @memoised

@@ -42,7 +42,7 @@ from ..program.holds import (
     HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, annotated_module, averaged_attributes, config_like, container_elements,
     held_attributes, held_paths, module_arguments, module_container_arguments, other_objects_models, trainer_module,
 )
-from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
+from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memoised
 from ..program.members import Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
@@ -71,7 +71,7 @@ _WALK_TRIGGER = Trigger(
 _PARAMS_NAME = re.compile(r"^(?:\w+_)?parameters$")
 _OWNS_STORAGE = re.compile(r"(?:Parameter|Tensor|Optimizer)$")
 # Names of initialisers and loaders (not hooks, gathers, dunders or state-dict helpers: `index._NOT_ENTRY`'s rest).
-_REINIT_NAME = re.compile(r"init|reset|^_?(?:load|save)_?")
+_REINIT_NAME = re.compile(INIT_NAME + r"|reset|^_?(?:load|save)_?")
 _PARAM_WALKS = frozenset({"parameters", "named_parameters"})
 _MODULE_WALKS = frozenset({"modules", "named_modules", "children", "named_children"})
 

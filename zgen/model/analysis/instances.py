@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from ..program import known
 from ..program.given import passed_classes
 from ..program.holds import RETURNS_MODULE, config_like, held_attributes
-from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, member_param, torch_base
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin
+from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, generic_module, member_param, torch_base
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from ..program.trigger import word_first
 from .access import READ, SIZE, WRITE
@@ -92,8 +92,8 @@ def attribute_classes(index: ModelIndex, cls: ClassInfo, name: str) -> Instance 
     annotated = _annotations(index, cls).get(name)
     if annotated:
         return Instance(annotated, False)
-    if not cls.is_module:
-        held = tuple(c for c in held_attributes(index, cls).get(name, ()) if c != UNKNOWN_CLASS)
+    if not cls.is_module or module_mixin(cls):  # a plain holder, or a mixin using what its heirs build
+        held = tuple(c for c in held_attributes(index, cls).get(name, ()) if c != UNKNOWN_CLASS and not generic_module(c))
         if held:
             return Instance(held, True)
     return None

@@ -96,7 +96,9 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
     if not hands and not _ENTRY_USES.search(text) and not _ENTRY_READS.search(text) and not (
-        scope is Scope.ENTRY and (_reads_own_value(index, cls, text) or _OWN_WALK.search(text))
+        scope is Scope.ENTRY and (
+            _reads_own_value(index, cls, text) or _OWN_WALK.search(text) or _reads_child_value(index, text)
+        )
     ):
         return False  # only writes, size queries and values computed with: no need to parse a plain reader
     return scope is Scope.LATE or not runs_gathered(cls, method)
@@ -309,6 +311,22 @@ def _reads_own_value(index: ModelIndex, cls: ClassInfo, text: str) -> bool:
     return re.search(rf"self(?<!\wself)\.(?:{alternatives})\b(?!\s*(?:\(|=[^=]|\.(?:{_META})\b))", text) is not None
 
 
+def _reads_child_value(index: ModelIndex, text: str) -> bool:
+    """Text pre-filter: does `text` use `<x>.<p>` (`x` not `self`), `p` a name this file or its package registers as
+    a parameter, other than by calling it, binding it or asking its metadata (`torch.abs(self.layers[i].coef)`,
+    `self.prior.log_std.exp()`)? A child's parameter of any name is a placeholder outside forward, not only a
+    `weight` or a `bias` (`_ENTRY_USES`, `_ENTRY_READS`)."""
+    names = {name for name in _ATTR_NOT_ON_SELF.findall(text)} & (index.param_names | index.related_param_names)
+    if not names:
+        return False
+    alternatives = "|".join(map(re.escape, sorted(names)))
+    # not called, bound, asked its metadata or walked past (`m.out_proj.weight.dtype`: a submodule of that name)
+    return re.search(
+        rf"\.(?<!\bself\.)(?:{alternatives})\b(?!\s*(?:\(|=[^=]|\.(?:{_META})\b|\.\w+\b(?!\s*\()))", text
+    ) is not None
+
+
+_ATTR_NOT_ON_SELF = re.compile(r"\.(?<!\bself\.)(\w+)")
 _META = r"dtype|device|requires_grad|is_\w+|shape|size|numel|ndim|dim|grad"
 
 
@@ -378,12 +396,15 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
     the package (`self.decoder.mask_token`): a package parameter name?"""
     text = method.text
     aliases = dict(_SELF_ALIAS.findall(text))  # `transformer = self.transformer`
+    aliases.update(_SELF_LOOP.findall(text))
     # (root, member or "", attr): `self.a.b` or `alias.b`; without an alias only the reads through `self` count
     reads = _CHILD_ATTR.findall(text) if aliases else _self_reads(text)
     if not reads:
         return False
     candidates = [(aliases.get(root, member) if root != "self" else member, attr) for root, member, attr in reads
                   if (root == "self" or root in aliases) and not attr.startswith("_")]
+    # `layer.coef.abs()`: the attribute right after an alias is the parameter
+    candidates += [(aliases[root], member) for root, member, _attr in reads if member and root in aliases]
     if not candidates:
         return False
     related = index.related_param_names  # read once per file, only now
@@ -395,14 +416,16 @@ def _reads_related(index: ModelIndex, method: MethodInfo) -> bool:
     return any(
         (member := members.get(m)) is not None and not NOT_A_SUBMODULE.search(m) and (
             member.kind == Kind.UNKNOWN
-            or member.kind == Kind.MODULE and any(not c.startswith("torch.") and "." in c for c in member.classes)
+            or member.kind in (Kind.MODULE, Kind.CONTAINER)
+            and any(not c.startswith("torch.") and "." in c for c in member.classes)
         )
         for m, _a in candidates
     )
 
 
-_CHILD_ATTR = re.compile(r"(?<![\w.])(self|\w+)\.(?:(\w+)\.)?(\w+)")
-_SELF_ATTR = re.compile(r"self\.(?:(\w+)\.)?(\w+)")
+# `self.a.b`, `self.layers[i].coef` (an item of a container member), `alias.b`
+_CHILD_ATTR = re.compile(r"(?<![\w.])(self|\w+)\.(?:(\w+)(?:\[[^\]\n]*\])?\.)?(\w+)")
+_SELF_ATTR = re.compile(r"self\.(?:(\w++)(?:\[[^\]\n]*+\])?\.)?(\w+)")
 
 
 def _self_reads(text: str) -> list[tuple[str, str, str]]:
@@ -415,7 +438,11 @@ def _self_reads(text: str) -> list[tuple[str, str, str]]:
         if not (before.isalnum() or before in "_."):  # `(?<![\w.])`
             found.append(("self", m.group(1) or "", m.group(2)))
     return found
+
+
+# `transformer = self.transformer`; `for layer in self.layers` (an item of the member)
 _SELF_ALIAS = re.compile(r"^\s*(\w++)\s*=\s*self\.(\w+)\s*$", re.M)
+_SELF_LOOP = re.compile(r"for\s+(\w+)\s+in\s+self\.(\w+)\b(?!\s*[.(\[])")
 
 
 def _built_before(access: ParamAccess, rank: int, helpers: dict[int, int]) -> bool:

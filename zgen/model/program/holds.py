@@ -26,8 +26,8 @@ import ast
 import re
 
 from . import known
-from .class_values import attribute_values, class_lookup
-from .index import ClassInfo, MethodInfo, ModelIndex, memoised
+from .class_values import attribute_values, class_lookup, package_subclasses
+from .index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin
 from .members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, facts_of, has_params, member_of
 from .skeleton import FunctionSpan
 from .skeleton import dotted as skeleton_dotted
@@ -693,9 +693,9 @@ def _held_and_wrapped(
     for name, classes in by_use.items():
         found.setdefault(name, classes)
     for sub in _file_subclasses(index, cls):  # `self.policy` a subclass of this file builds, used by a base method
-        for name, classes in _held_and_wrapped(index, sub)[0].items():
+        for name, classes in _held_and_wrapped(sub.index, sub)[0].items():
             if name not in found and f"self.{name}" in cls.text:
-                found[name] = classes
+                found[name] = classes if sub.index is index else tuple(_qualified(sub.index, c) for c in classes)
     return found, frozenset(wrapped), containers
 
 
@@ -755,8 +755,21 @@ def _set_up(index: ModelIndex, cls: ClassInfo) -> tuple[dict[str, tuple[str, ...
 
 
 def _file_subclasses(index: ModelIndex, cls: ClassInfo) -> list[ClassInfo]:
-    """Classes of the file that derive from `cls` (not `cls` itself): the objects its methods run on."""
-    return [other for other in index.classes.values() if other is not cls and cls in other.mro]
+    """Classes of the file that derive from `cls` (not `cls` itself): the objects its methods run on. A mixin of
+    modules (`class CodecMixin:` calling `self.modules()`, `index.module_mixin`) is mixed into module classes of the
+    package's other files (`class DAC(BaseModel, CodecMixin)` beside it): its methods run on those, and use the
+    children they build (`self.quantizer.from_codes(c)` in the mixin's `decompress`)."""
+    found = [other for other in index.classes.values() if other is not cls and cls in other.mro]
+    if module_mixin(cls):
+        found += [other for other in package_subclasses(index, cls) if other.is_module]
+    return found
+
+
+def _qualified(other: ModelIndex, ref: str) -> str:
+    """A class `other` names (`Quant`, of its own, or imported), as any file names it: by its module."""
+    if ref in other.classes and other.module:
+        return f"{other.module}.{ref}"
+    return other.qualify(ref) if ref[:1] != "<" else ref
 
 
 def _mentions_held(text: str, held: dict[str, tuple[str, ...]]) -> bool:

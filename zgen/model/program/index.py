@@ -117,13 +117,13 @@ _RNN_PARAM = re.compile(r"(?:weight|bias)_[ih]h_l\d")
 # not define it, the class is a mixin of modules (`class IOMixIn:` ... `torch.save(self.state_dict(), p)`).
 _SELF_MODULE_CALL = re.compile(
     r"self(?<!\wself)\.(state_dict|load_state_dict|parameters|named_parameters|named_modules|named_children"
-    r"|register_buffer|register_parameter|register_module)\("
+    r"|register_buffer|register_parameter|register_module|modules|children|named_buffers|buffers)\("
 )
 # Bases a mixin may have and still be no class of any library (`class IOMixIn(ABC)`).
 _MIXIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
 
 
-def _module_mixin(cls: ClassInfo) -> bool:
+def module_mixin(cls: ClassInfo) -> bool:
     """Is `cls`, with no base but `object`/`ABC`/`Generic`, a mixin of modules: one of its methods calls on `self` a
     method only an `nn.Module` has, which no method of the class defines? Its `self` is then the module it is
     mixed into, built (and partitioned) when its methods run."""
@@ -739,7 +739,7 @@ class ModelIndex:
                 continue
             if self.is_module_base(qualified):
                 return True
-        return _module_mixin(cls)
+        return module_mixin(cls)
 
     def local_class(self, written: str) -> ClassInfo | None:
         """The class of this file a base names: `Block`, or `Builder.BaseNetwork` for a class nested in a class
@@ -869,9 +869,13 @@ def registered_names(text: str) -> set[str]:
 # `register_forward_pre_hook(self._materialise)`, `register_forward_hook(partial(self._log, ...))`.
 _HOOK_REGISTRATION = re.compile(r"\.register_forward(?:_pre)?_hook\(\s*(?:(?:functools\.)?partial\(\s*)?self\.(\w+)\b")
 
+# `init` in a method's name names an initialiser (`init_weights`, `reinitialize`, `_initialise_head`), but not
+# `initial` the adjective: `get_initial_state`, `initial_hidden(batch)` hand out a starting value, often a learnt one,
+# and a training loop or a rollout calls them on the built model.
+INIT_NAME = r"init(?!ial(?!i[sz]))"
 # Methods that are not entry points on a partitioned model: initialisation, hooks, (de)serialisation.
 _NOT_ENTRY = re.compile(
-    r"^__\w+__$|init|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero_?\d|zero_grad|is_zero|zero_?init|deepspeed|^extra_repr$"
+    r"^__\w+__$|" + INIT_NAME + r"|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero_?\d|zero_grad|is_zero|zero_?init|deepspeed|^extra_repr$"
     r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
     r"|^_?forward_?\w"  # forward variants (`forward_features`, `forward_intermediates`) compute like forward
 )
@@ -889,7 +893,7 @@ _BUILDER = re.compile(r"_?(?:build|make|create|setup)$")
 
 
 # Initialisers and builders by name (the part of `_NOT_ENTRY` that is about setting weights up) ...
-_LATE_INIT = re.compile(r"init|reset|^_?build|^_?make|^_?create|^_?setup|^_?zero_")
+_LATE_INIT = re.compile(INIT_NAME + r"|reset|^_?build|^_?make|^_?create|^_?setup|^_?zero_")
 # ... less dunders, state-dict, hook, load/save and gather helpers.
 _NOT_LATE_INIT = re.compile(
     r"^__\w+__$|state_dict|^_?(?:load|save)_?|^_?(?:pre_)?hook|gather|deepspeed|zero3|^_?apply$|_fn$|_func$"

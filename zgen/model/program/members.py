@@ -32,6 +32,12 @@ __all__ = [
 
 ACTIVATION = "<activation>"  # class of a module from an activation registry (no parameters)
 UNKNOWN_CLASS = "<unknown>"  # a member assigned from something we cannot see (an argument)
+
+
+def generic_module(ref: str) -> bool:
+    """Is `ref` torch's `nn.Module` itself: what an annotation `actor: nn.Module` (`Union[Net, nn.Module]`) names says
+    only that the value is a module, of a class the annotation does not tell."""
+    return ref.startswith("torch.") and ref.rsplit(".", 1)[-1] == "Module"
 _CONSTRUCTOR = re.compile(r"\b([A-Za-z_][\w.]*)\s*\(")
 
 

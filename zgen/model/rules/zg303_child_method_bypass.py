@@ -30,7 +30,7 @@ from ..program import known
 from ..program.holds import averaged_attributes, held_attributes, held_path_classes, module_arguments, reached_models
 from ..program.tree import access_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name, memoised, registered_names
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, generic_module
 from ..program.tree import call_name, code_of, cst, walk
 from ..program.trigger import line_matches
 from .rule import Report, Rule
@@ -301,10 +301,13 @@ class Quantiser(nn.Module):
                     instance = annotated_receiver(index, scope.node, receiver)
                 if instance is None and name in known.CONTAINER_METHODS:
                     continue  # `self.heads.update(...)`: a container's own method, unless the class says otherwise
-                if instance is None and classes and all(ref == UNKNOWN_CLASS for ref in classes):
-                    # a model of no named class: one of the module classes defining the method, each computing with
-                    # its own parameters in it (a step of the training loop)
-                    instance = Instance(answering_classes(index, classes, name, cls.name if cls else "", True), True)
+                if instance is None and classes and all(ref == UNKNOWN_CLASS or generic_module(ref) for ref in classes):
+                    # a model of no named class (or typed only as `nn.Module`, which defines no such method): one of
+                    # the module classes defining the method, each computing with its own parameters in it (a step
+                    # of the training loop)
+                    instance = Instance(
+                        answering_classes(index, (UNKNOWN_CLASS,), name, cls.name if cls else "", True), True
+                    )
                     found = reads_own_by_name(index, instance, name, in_forward=False)
                 else:
                     instance = instance or Instance(classes, True)
