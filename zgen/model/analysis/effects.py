@@ -269,10 +269,23 @@ def writes_module_params(index: ModelIndex, flat: Flat, fn: cst.BaseExpression) 
     if name is None and not isinstance(fn, cst.Attribute) and (inner := wrapped_callee(fn)) is not None:
         name = dotted(inner)
     found = resolve_function(index, flat, name) if name is not None else None
+    if found is None and name is not None:
+        found = _bound_own_method(index, flat, name)
     if found is None:
         return None
     owner, func = found
     return name if any(effects & {WRITE, INIT} for effects in module_arg_effects(owner, func).values()) else None
+
+
+def _bound_own_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The method of the function's own plain class a bound method `self.orth` names (`model.apply(self.orth)` in
+    an initialiser object): run with each module as its argument after `self`."""
+    receiver, _, method = name.partition(".")
+    owner = _flat_owner(index, flat) if receiver == "self" and method and "." not in method else None
+    found = owner.inherited_method(method) if owner is not None and not owner.is_module else None
+    if found is None or found.node is None or not found.node.params.params:
+        return None
+    return found.index, found.node
 
 
 def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:

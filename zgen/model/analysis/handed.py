@@ -43,6 +43,7 @@ from ..program.holds import (
     held_attributes, held_paths, module_arguments, module_container_arguments, other_objects_models, trainer_module,
 )
 from ..program.index import ClassInfo, ModelIndex, entry_name, memoised
+from ..program.keyed import reads_keyed_model
 from ..program.members import Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
@@ -149,12 +150,14 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
     `provenance` starts following it."""
     entries = []
     for span, cls in outside_functions(index):
-        if span.name == "__init__" or not _handed_name(index, span, cls) or _runs_guarded(cls, span):
+        text = index.skeleton.text(span.start, span.end)
+        # a mapping's model entry read (`state[MODEL]`), also in a constructor: the model its caller built
+        keyed = reads_keyed_model(index, text)
+        if span.name == "__init__" and not keyed or not _handed_name(index, span, cls) or _runs_guarded(cls, span):
             continue  # (a constructor's arguments are `provenance`'s own source; its attributes it may build)
         if cls is None and (_callback(index, span.name) or _called_by_modules(index, span.name)):
             continue  # handed on as a callback, or run by a module on itself: judged at those calls
-        text = index.skeleton.text(span.start, span.end)
-        if partitions_here(index, span) or not reaches_operation(index, text, cls):
+        if partitions_here(index, span) or not (keyed or reaches_operation(index, text, cls)):
             continue
         if cls is not None and class_partitions(index, cls):
             continue  # a class that wraps the model itself (a trainer): its methods run on what it wrapped
@@ -170,7 +173,7 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
                 seeds.setdefault(f"self.{name}", Model(f"self.{name}", classes))
         for name, shape in module_container_arguments(index, scope.node).items():  # `models: list[nn.Module]`
             seeds.setdefault(name, contained(name, shape))
-        if seeds:
+        if seeds or keyed:
             entries.append((span, cls, seeds))
     return entries
 

@@ -44,6 +44,7 @@ from ..program.holds import (
     config_like, may_have_module_arguments, may_have_module_containers, module_arguments, module_container_arguments,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name
+from ..program.keyed import constant_key, keyed_model
 from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
 from ..program.tree import call_name, code_of, cst, dotted
@@ -104,9 +105,12 @@ class Tup:
 
 @dataclass(frozen=True, slots=True)
 class Mapping:
-    """A dict from keys of no interest to values of one kind (`dict(model.named_parameters())`, a state dict)."""
+    """A dict from keys of no interest to values of one kind (`dict(model.named_parameters())`, a state dict); or,
+    written out with constant keys (`{"model": model, "optimizer": opt, "step": 0}`), the value under each key:
+    `state["optimizer"]` is the optimizer, not the model beside it."""
 
     value: Value
+    entries: tuple[tuple[str, Value | None], ...] | None = None  # constant key -> its value, when every key is one
 
 
 @dataclass(frozen=True, slots=True)
@@ -588,13 +592,16 @@ class _Engine:
             if run.items_set and (code := code_of(expr)) in run.env:
                 return run.env[code]
             base = self.ev(run, expr.value)
+            if base is None and keyed_model(self.index, expr):
+                return Model(code_of(expr))  # `state[MODEL]`: the entry a mapping of the program keeps a model under
             if len(expr.slice) > 1:  # `out[:, 0]`: a tensor sliced in two dimensions, never a module of a container
                 base = _each(base, lambda v: None if isinstance(v, Model) else v)
-            index = None
+            index, named = None, None
             if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
                 key = expr.slice[0].slice.value
                 index = int(key.value) if isinstance(key, cst.Integer) else None
-            return _each(base, lambda v: _subscript(v, index))
+                named = _key_name(key)
+            return _each(base, lambda v: _subscript(v, index, named))
         if kind is cst.Call:
             return self._follow(run, expr)
         if kind is cst.Tuple:
@@ -607,10 +614,16 @@ class _Engine:
             return _items_of_literal(self, run, expr.elements)
         if kind is cst.Dict:
             found = None
+            entries: list[tuple[str, Value | None]] | None = []
             for element in expr.elements:
-                if isinstance(element, cst.DictElement):
-                    found = join(found, self.ev(run, element.value))
-            return Mapping(found) if found is not None else None
+                value = self.ev(run, element.value) if isinstance(element, cst.DictElement) else None
+                found = join(found, value)
+                key = _key_name(element.key) if isinstance(element, cst.DictElement) else None
+                if key is None or entries is None:
+                    entries = None  # (a key computed, or `**other` spread in: any key may hold any value)
+                else:
+                    entries.append((key, value))
+            return Mapping(found, tuple(entries) if entries is not None else None) if found is not None else None
         if kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
             saved = dict(run.env)
             comp = expr.for_in
@@ -1254,12 +1267,22 @@ def _arguments(run: _Run) -> frozenset[str]:
     return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
-def _subscript(v: Value, index: int | None) -> Value | None:
+def _key_name(key: cst.BaseExpression) -> str | None:
+    """A constant key as a dict literal and a subscript both spell it: a string, or a named constant (`MODEL`)."""
+    text = _literal_str(key)
+    if text is not None:
+        return repr(text)
+    return constant_key(key)
+
+
+def _subscript(v: Value, index: int | None, key: str | None = None) -> Value | None:
     if isinstance(v, Items):
         return v.item
     if isinstance(v, Container):
         return leaf(v)
     if isinstance(v, Mapping):
+        if v.entries is not None and key is not None:
+            return next((value for name, value in v.entries if name == key), None)
         return v.value
     if isinstance(v, Model):
         return v  # `model.layers[0]`: a module of a container
@@ -1445,12 +1468,29 @@ def provenance_accesses(
         engine.engines.clear()
 
 
+def _held_by_methods(engine: _Engine, classes: list[ClassInfo]) -> None:
+    """The other methods of a plain class one of whose methods kept a built model's parameters on `self`
+    (`self.params = state[MODEL].parameters()` in `on_start`): a later call reads them (`clip_grad_norm_(self.params)`
+    in `on_backward`), whether or not it is handed the model itself."""
+    for cls in dict.fromkeys(classes):
+        if cls.is_module or class_partitions(engine.index, cls):
+            continue
+        if not any(_holds_parameters(v) for v in engine.class_attrs(cls).values()):
+            continue
+        for method in cls.all_methods():
+            if method.owner is not cls or method.name == "__init__" or not entry_name(method.name, False):
+                continue
+            if OPERATIONS.search(method.text) and not runs_gathered(cls, method):
+                engine.call(method.span, cls, ())
+
+
 def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo | None, dict[str, Value]]]) -> list[ParamAccess]:
     """`provenance_accesses` with the file's engine."""
     index = engine.index
     engine.holding = {id(cls) for _span, cls, _seeds in entries if cls is not None}
     for span, cls, seeds in entries:
         engine.call(span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
+    _held_by_methods(engine, [cls for _span, cls, _seeds in entries if cls is not None])
     for cls in index.classes.values():
         init = cls.method("__init__")
         if init is None or init.owner is not cls or not OPERATIONS.search(cls.text):
