@@ -11,6 +11,10 @@ the operations on its parameters, through every binding form:
   arguments of any class's `__init__` (an EMA, a meta-learning or data-parallel
   wrapper given the built model: under `zero.Init` a module is partitioned
   once its constructor returned, so whatever a constructor is handed is);
+  a mapping's entry under a constant key the package keeps a model under
+  (`state[MODEL]`, `program/keyed`); and the other methods of a plain class
+  one of whose methods kept a model's parameters on `self` (`self.params =
+  state[MODEL].parameters()` in `on_start`, clipped in `on_backward`);
 * transfer: `.parameters()`/`.named_parameters()`/`.modules()`/`.children()`/
   `.state_dict()`, attribute paths to children and parameters, `getattr`,
   `deepcopy`, `.data`, assignment, tuple unpacking, `for` targets over
