@@ -32,6 +32,8 @@ __all__ = ["constant_key", "model_keys", "keyed_model", "reads_keyed_model"]
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Text of a subscript, a dict entry or an `update` keyword by such a constant: the trigger of this module's reads.
 _KEYED_TEXT = re.compile(r"[\[{,]\s*(?:[A-Za-z_]\w*\.)*([A-Z][A-Z0-9_]*)\s*[\]:]")
+# Text of an entry read by such a constant (`state[torchbearer.MODEL]`), the constant's name its group.
+_READ = re.compile(r"\[\s*(?:[A-Za-z_]\w*\.)*([A-Z][A-Z0-9_]*)\s*\]")
 # Package files read for the keys another file stores a model under (a larger package is not scanned).
 _MAX_SCANNED = 300
 _MENTIONS: dict[tuple[str, str], tuple[str, ...]] = {}  # (package directory, key) -> modules whose text mentions it
@@ -103,7 +105,7 @@ def _file_model_keys(index: ModelIndex) -> frozenset[str]:
 @memoised
 def _read_keys(index: ModelIndex) -> frozenset[str]:
     """The constants this file reads a mapping's entry by (`state[MODEL]`), from its text."""
-    return frozenset(m.group(1) for m in re.finditer(r"\[\s*(?:[A-Za-z_]\w*\.)*([A-Z][A-Z0-9_]*)\s*\]", index.source))
+    return frozenset(m.group(1) for m in _READ.finditer(index.source)) if "[" in index.source else frozenset()
 
 
 @memoised
@@ -160,6 +162,7 @@ def keyed_model(index: ModelIndex, expr: cst.BaseExpression) -> bool:
 
 
 def reads_keyed_model(index: ModelIndex, text: str) -> bool:
-    """Could code of this text read a mapping's model entry (`state[MODEL]`)? A text trigger, then the keys."""
-    keys = model_keys(index) if "[" in text else frozenset()
-    return bool(keys) and any(m.group(1) in keys for m in re.finditer(r"\[\s*(?:[A-Za-z_]\w*\.)*([A-Z][A-Z0-9_]*)\s*\]", text))
+    """Could code of this text read a mapping's model entry (`state[MODEL]`)? The constants its text reads entries
+    by, then whether one is a model key (the files of the package are read only for a text that reads one)."""
+    read = {m.group(1) for m in _READ.finditer(text)} if "[" in text else set()
+    return bool(read) and not read.isdisjoint(model_keys(index))
