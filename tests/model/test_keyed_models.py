@@ -131,3 +131,52 @@ def test_apply_of_a_bound_method_that_writes_each_module(tmp_path):
             return model
     '''
     assert found_in_package(tmp_path, {"lsuv.py": source}, "lsuv.py", prefix="ZG1") == [("ZG101", 16)]
+
+
+INITIALISERS = """
+from torch.nn import init
+import pkg
+
+
+class WeightInit(object):
+    \"\"\"Runs the initialiser on each module when on_init is called.\"\"\"
+
+    def __init__(self, initialiser=lambda module: module, modules=None):
+        self.initialiser = initialiser
+        self.modules = modules
+
+    def on_init(self, state):
+        if self.modules is None:
+            self.modules = state[pkg.MODEL].modules()
+        for m in self.modules:
+            self.initialiser(m)
+
+
+class KaimingNormal(WeightInit):
+    def __init__(self, a=0, modules=None):
+        def initialiser(module):
+            init.kaiming_normal_(module.weight.data, a=a)
+        super(KaimingNormal, self).__init__(initialiser, modules=modules)
+
+
+class Reporter(object):
+    def __init__(self, report=print):
+        self.report = report
+
+    def on_init(self, state):
+        for m in state[pkg.MODEL].modules():
+            self.report(m)
+
+
+class Named(Reporter):
+    def __init__(self):
+        def report(module):
+            print(type(module).__name__)
+        super().__init__(report)
+"""
+
+
+def test_a_callable_a_subclass_hands_the_constructor_runs_on_each_module(tmp_path):
+    package = write_package(tmp_path, {"keys.py": KEYS, "trial.py": TRIAL, "init.py": INITIALISERS},
+                            init="from .keys import MODEL, OPTIMIZER, WEIGHTS\n")
+    assert found(package / "init.py", "ZG1") == [("ZG101", 17)]  # not the reporter's print (line 32)
