@@ -180,3 +180,35 @@ def test_a_callable_a_subclass_hands_the_constructor_runs_on_each_module(tmp_pat
     package = write_package(tmp_path, {"keys.py": KEYS, "trial.py": TRIAL, "init.py": INITIALISERS},
                             init="from .keys import MODEL, OPTIMIZER, WEIGHTS\n")
     assert found(package / "init.py", "ZG1") == [("ZG101", 17)]  # not the reporter's print (line 32)
+
+
+OPTIMIZERS = """
+import torch
+from torch.optim import Optimizer
+
+
+class Kept(Optimizer):
+    def __init__(self, params, lr=1.0):
+        super().__init__(params, dict(lr=lr))
+        self._params = self.param_groups[0]["params"]
+
+    def _set_param(self, params_data):
+        for p, pdata in zip(self._params, params_data):
+            p.copy_(pdata)
+
+    def _flat_grad(self):
+        return torch.cat([p.new(4).zero_() for p in self._params])
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-group["lr"])
+"""
+
+
+def test_an_optimizer_keeps_the_models_parameters_its_constructor_took_from_the_groups(tmp_path):
+    # (the ZeRO-3 optimizer swaps each group's list for its partitions; `step`'s walk of the groups is safe, and
+    # `p.new(4)` makes a fresh tensor of p's dtype and device)
+    assert found_in_package(tmp_path, {"optim.py": OPTIMIZERS}, "optim.py", prefix="ZG1") == [("ZG101", 13)]

@@ -56,8 +56,9 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
             return META, f".{attr}"  # `p._forward_counter -= 1`: a library's bookkeeping kept on the parameter object
         if not data and isinstance(grand, cst.AssignTarget) and grand.target is parent:
             return META, f".{attr} = ..."  # `p.shared = True`: a Python attribute on the parameter object
-        if called and (attr.startswith("new_") or attr == "get_device" or (attr == "type" and not grand.args)):
-            return META, f".{attr}()"  # p.new_zeros(n): a fresh tensor of p's dtype and device; p.type(): a name
+        if called and (attr.startswith("new_") or attr in ("new", "get_device") or (attr == "type" and not grand.args)):
+            # p.new_zeros(n), the legacy p.new(n): a fresh tensor of p's dtype and device; p.type(): a name
+            return META, f".{attr}()"
         if attr in known.SIZE_ATTRS:
             return (CHECK, f".{attr}") if _zero3_probe(flat, parent) else (SIZE, f".{attr}")
         if attr in known.SIZE_METHODS and called:

@@ -14,7 +14,11 @@ the operations on its parameters, through every binding form:
   a mapping's entry under a constant key the package keeps a model under
   (`state[MODEL]`, `program/keyed`); and the other methods of a plain class
   one of whose methods kept a model's parameters on `self` (`self.params =
-  state[MODEL].parameters()` in `on_start`, clipped in `on_backward`);
+  state[MODEL].parameters()` in `on_start`, clipped in `on_backward`); and
+  an optimizer's parameter groups in its constructor (`self._params =
+  self.param_groups[0]["params"]`, LBFGS: the ZeRO-3 optimizer swaps each
+  group's list for its partitions afterwards, so a list kept then stays the
+  model's parameters, while `step`'s walk of the groups reaches partitions);
 * transfer: `.parameters()`/`.named_parameters()`/`.modules()`/`.children()`/
   `.state_dict()`, attribute paths to children and parameters, `getattr`,
   `deepcopy`, `.data`, assignment, tuple unpacking, `for` targets over
@@ -590,6 +594,10 @@ class _Engine:
             if name is not None and name in run.env:
                 return run.env[name]
             if isinstance(expr.value, cst.Name) and expr.value.value == "self" and run.cls is not None:
+                if expr.attr.value == "param_groups" and run.span.name == "__init__" and _optimizer(run.cls):
+                    # the groups an optimizer's constructor was handed: the model's parameters (the ZeRO-3
+                    # optimizer swaps each group's list for its partitions later; a list kept now stays the model's)
+                    return Items(Mapping(Params("self.param_groups")))
                 return self._self_attribute(run.cls, expr.attr.value)
             return self._attribute(self.ev(run, expr.value), expr.attr.value, code_of(expr))
         if kind is cst.Subscript:
@@ -1472,6 +1480,24 @@ def provenance_accesses(
         engine.engines.clear()
 
 
+def _optimizer(cls: ClassInfo) -> bool:
+    """Is `cls` an optimizer (a base named `Optimizer`, `torch.optim.Optimizer`, in its file or another)?"""
+    return any(base.rsplit(".", 1)[-1] == "Optimizer" for info in cls.mro for base in info.span.bases)
+
+
+def _params_kept(engine: _Engine) -> list[ClassInfo]:
+    """Optimizers of the file whose constructor keeps its parameter groups' parameters (`self._params =
+    self.param_groups[0]["params"]`, LBFGS): read with the model's parameters there, for `_held_by_methods`."""
+    found = []
+    for cls in engine.index.classes.values():
+        init = cls.method("__init__")
+        if init is None or init.owner is not cls or "self.param_groups" not in init.text or not _optimizer(cls):
+            continue
+        engine.holding.add(id(cls))
+        found.append(cls)
+    return found
+
+
 def _held_by_methods(engine: _Engine, classes: list[ClassInfo]) -> None:
     """The other methods of a plain class one of whose methods kept a built model's parameters on `self`
     (`self.params = state[MODEL].parameters()` in `on_start`): a later call reads them (`clip_grad_norm_(self.params)`
@@ -1494,7 +1520,7 @@ def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo 
     engine.holding = {id(cls) for _span, cls, _seeds in entries if cls is not None}
     for span, cls, seeds in entries:
         engine.call(span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
-    _held_by_methods(engine, [cls for _span, cls, _seeds in entries if cls is not None])
+    _held_by_methods(engine, [*(cls for _span, cls, _seeds in entries if cls is not None), *_params_kept(engine)])
     for cls in index.classes.values():
         init = cls.method("__init__")
         if init is None or init.owner is not cls or not OPERATIONS.search(cls.text):
