@@ -56,8 +56,9 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
             return META, f".{attr}"  # `p._forward_counter -= 1`: a library's bookkeeping kept on the parameter object
         if not data and isinstance(grand, cst.AssignTarget) and grand.target is parent:
             return META, f".{attr} = ..."  # `p.shared = True`: a Python attribute on the parameter object
-        if called and (attr.startswith("new_") or attr == "get_device" or (attr == "type" and not grand.args)):
-            return META, f".{attr}()"  # p.new_zeros(n): a fresh tensor of p's dtype and device; p.type(): a name
+        if called and (attr.startswith("new_") or attr in ("new", "get_device") or (attr == "type" and not grand.args)):
+            # p.new_zeros(n), the legacy p.new(n): a fresh tensor of p's dtype and device; p.type(): a name
+            return META, f".{attr}()"
         if attr in known.SIZE_ATTRS:
             return (CHECK, f".{attr}") if _zero3_probe(flat, parent) else (SIZE, f".{attr}")
         if attr in known.SIZE_METHODS and called:
@@ -269,10 +270,23 @@ def writes_module_params(index: ModelIndex, flat: Flat, fn: cst.BaseExpression) 
     if name is None and not isinstance(fn, cst.Attribute) and (inner := wrapped_callee(fn)) is not None:
         name = dotted(inner)
     found = resolve_function(index, flat, name) if name is not None else None
+    if found is None and name is not None:
+        found = _bound_own_method(index, flat, name)
     if found is None:
         return None
     owner, func = found
     return name if any(effects & {WRITE, INIT} for effects in module_arg_effects(owner, func).values()) else None
+
+
+def _bound_own_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The method of the function's own plain class a bound method `self.orth` names (`model.apply(self.orth)` in
+    an initialiser object): run with each module as its argument after `self`."""
+    receiver, _, method = name.partition(".")
+    owner = _flat_owner(index, flat) if receiver == "self" and method and "." not in method else None
+    found = owner.inherited_method(method) if owner is not None and not owner.is_module else None
+    if found is None or found.node is None or not found.node.params.params:
+        return None
+    return found.index, found.node
 
 
 def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
@@ -291,6 +305,8 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
         return method
     if flat is not None and (called := _called_object(index, flat, name)) is not None:
         return called
+    if flat is not None and name.startswith("self.") and (handed := _handed_callable(index, flat, name)) is not None:
+        return handed
     head, _, rest = name.partition(".")
     local = _local_imports(index, flat).get(head) if flat is not None else None
     # `from mmengine.runner.checkpoint import load_state_dict` inside the function: the name it binds there
@@ -343,6 +359,65 @@ def _called_object(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex
     if not _bound_in_file(index, name):
         return None
     return _plain_method(index, flat, f"{name}.__call__")
+
+
+def _handed_callable(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """What `self.<name>(...)` runs when the class keeps a callable its constructor is handed (`self.initialiser =
+    initialiser`) and a subclass of the file hands that constructor a function of its own (`def initialiser(module):
+    ...; super().__init__(initialiser)`): of those functions, one that writes its module argument, else the first."""
+    attribute = name[len("self."):]
+    owner = _flat_owner(index, flat) if "." not in attribute else None
+    if owner is None or f"self.{attribute} = " not in owner.text:
+        return None
+    found = _constructor_callables(index, owner).get(attribute, ())
+    writes = next((f for f in found if any(e & {WRITE, INIT} for e in module_arg_effects(index, f).values())), None)
+    return (index, writes or found[0]) if found else None
+
+
+@memoised
+def _constructor_callables(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[cst.FunctionDef, ...]]:
+    """Attribute -> the functions the subclasses of the file hand the constructor argument `cls` keeps there (`self.X =
+    x` in `__init__`), through `super().__init__(...)` or `Base.__init__(self, ...)`: a function defined in the
+    subclass's constructor or in the file."""
+    init = cls.method("__init__")
+    node = init.node if init is not None and init.owner is cls else None
+    if node is None:
+        return {}
+    params = [p.name.value for p in node.params.params][1:]  # (after `self`)
+    kept: dict[str, str] = {}  # argument -> the attribute keeping it
+    for stmt in walk(node.body):
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, cst.Name):
+            path = access_path(stmt.targets[0].target)
+            if path is not None and path.root == "self" and len(path.parts) == 1 and stmt.value.value in params:
+                kept[stmt.value.value] = path.parts[0]
+    found: dict[str, list[cst.FunctionDef]] = {}
+    for sub in index.classes.values():
+        sub_init = sub.method("__init__") if sub is not cls and cls in sub.mro else None
+        sub_node = sub_init.node if sub_init is not None and sub_init.owner is sub and kept else None
+        if sub_node is None:
+            continue
+        defs = {n.name.value: n for n in walk(sub_node.body) if isinstance(n, cst.FunctionDef)}
+        for call in walk(sub_node.body):
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "__init__"):
+                continue
+            through_super = isinstance(call.func.value, cst.Call) and call_name(call.func.value) == "super"
+            args = list(call.args) if through_super else list(call.args)[1:]  # (`Base.__init__(self, ...)`)
+            for position, arg in enumerate(args):
+                if arg.star:
+                    break
+                argument = arg.keyword.value if arg.keyword is not None else (
+                    params[position] if position < len(params) else None
+                )
+                attribute = kept.get(argument or "")
+                value = dotted(arg.value)
+                if attribute is None or value is None:
+                    continue
+                func = defs.get(value)
+                if func is None and (info := index.function_info(value)) is not None:
+                    func = info.node
+                if func is not None:
+                    found.setdefault(attribute, []).append(func)
+    return {attribute: tuple(funcs) for attribute, funcs in found.items()}
 
 
 @memoised

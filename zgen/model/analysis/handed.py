@@ -43,6 +43,7 @@ from ..program.holds import (
     held_attributes, held_paths, module_arguments, module_container_arguments, other_objects_models, trainer_module,
 )
 from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memoised
+from ..program.keyed import reads_keyed_model
 from ..program.members import Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
@@ -149,12 +150,15 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
     `provenance` starts following it."""
     entries = []
     for span, cls in outside_functions(index):
-        if span.name == "__init__" or not _handed_name(index, span, cls) or _runs_guarded(cls, span):
-            continue  # (a constructor's arguments are `provenance`'s own source; its attributes it may build)
-        if cls is None and (_callback(index, span.name) or _called_by_modules(index, span.name)):
-            continue  # handed on as a callback, or run by a module on itself: judged at those calls
         text = index.skeleton.text(span.start, span.end)
-        if partitions_here(index, span) or not reaches_operation(index, text, cls):
+        # a mapping's model entry read (`state[MODEL]`), also in a constructor: the model its caller built
+        # (its name does not matter there, `on_init` of a callback: the mapping was filled with the built model)
+        keyed = reads_keyed_model(index, text) and not (cls is not None and _owns_storage(cls))
+        if not keyed and (span.name == "__init__" or not _handed_name(index, span, cls)) or _runs_guarded(cls, span):
+            continue  # (a constructor's arguments are `provenance`'s own source; its attributes it may build)
+        if not keyed and cls is None and (_callback(index, span.name) or _called_by_modules(index, span.name)):
+            continue  # handed on as a callback, or run by a module on itself: judged at those calls
+        if partitions_here(index, span) or not (keyed or reaches_operation(index, text, cls)):
             continue
         if cls is not None and class_partitions(index, cls):
             continue  # a class that wraps the model itself (a trainer): its methods run on what it wrapped
@@ -170,7 +174,7 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
                 seeds.setdefault(f"self.{name}", Model(f"self.{name}", classes))
         for name, shape in module_container_arguments(index, scope.node).items():  # `models: list[nn.Module]`
             seeds.setdefault(name, contained(name, shape))
-        if seeds:
+        if seeds or keyed:
             entries.append((span, cls, seeds))
     return entries
 
@@ -624,9 +628,14 @@ def outside_functions(index: ModelIndex):
                 yield span, cls
 
 
+def _owns_storage(cls: ClassInfo) -> bool:
+    """Is `cls` a parameter or tensor subclass, or an optimizer (by its bases' names)?"""
+    return any(_OWNS_STORAGE.search(base) for base in cls.span.bases)
+
+
 def _handed_name(index: ModelIndex, span: FunctionSpan, cls: ClassInfo | None) -> bool:
     """Could a training loop hand this function a built model (judged from its name and its class)?"""
-    if cls is not None and any(_OWNS_STORAGE.search(base) for base in cls.span.bases):
+    if cls is not None and _owns_storage(cls):
         return False  # a parameter or tensor subclass, an optimizer: handed the storage itself by design
     module = cls is not None and cls.is_module
     if span.name == "__init__" or entry_name(span.name, module=module):

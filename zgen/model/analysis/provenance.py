@@ -11,6 +11,14 @@ the operations on its parameters, through every binding form:
   arguments of any class's `__init__` (an EMA, a meta-learning or data-parallel
   wrapper given the built model: under `zero.Init` a module is partitioned
   once its constructor returned, so whatever a constructor is handed is);
+  a mapping's entry under a constant key the package keeps a model under
+  (`state[MODEL]`, `program/keyed`); and the other methods of a plain class
+  one of whose methods kept a model's parameters on `self` (`self.params =
+  state[MODEL].parameters()` in `on_start`, clipped in `on_backward`); and
+  an optimizer's parameter groups in its constructor (`self._params =
+  self.param_groups[0]["params"]`, LBFGS: the ZeRO-3 optimizer swaps each
+  group's list for its partitions afterwards, so a list kept then stays the
+  model's parameters, while `step`'s walk of the groups reaches partitions);
 * transfer: `.parameters()`/`.named_parameters()`/`.modules()`/`.children()`/
   `.state_dict()`, attribute paths to children and parameters, `getattr`,
   `deepcopy`, `.data`, assignment, tuple unpacking, `for` targets over
@@ -44,6 +52,7 @@ from ..program.holds import (
     config_like, may_have_module_arguments, may_have_module_containers, module_arguments, module_container_arguments,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name
+from ..program.keyed import constant_key, keyed_model
 from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
 from ..program.tree import call_name, code_of, cst, dotted
@@ -104,9 +113,12 @@ class Tup:
 
 @dataclass(frozen=True, slots=True)
 class Mapping:
-    """A dict from keys of no interest to values of one kind (`dict(model.named_parameters())`, a state dict)."""
+    """A dict from keys of no interest to values of one kind (`dict(model.named_parameters())`, a state dict); or,
+    written out with constant keys (`{"model": model, "optimizer": opt, "step": 0}`), the value under each key:
+    `state["optimizer"]` is the optimizer, not the model beside it."""
 
     value: Value
+    entries: tuple[tuple[str, Value | None], ...] | None = None  # constant key -> its value, when every key is one
 
 
 @dataclass(frozen=True, slots=True)
@@ -582,19 +594,26 @@ class _Engine:
             if name is not None and name in run.env:
                 return run.env[name]
             if isinstance(expr.value, cst.Name) and expr.value.value == "self" and run.cls is not None:
+                if expr.attr.value == "param_groups" and run.span.name == "__init__" and _optimizer(run.cls):
+                    # the groups an optimizer's constructor was handed: the model's parameters (the ZeRO-3
+                    # optimizer swaps each group's list for its partitions later; a list kept now stays the model's)
+                    return Items(Mapping(Params("self.param_groups")))
                 return self._self_attribute(run.cls, expr.attr.value)
             return self._attribute(self.ev(run, expr.value), expr.attr.value, code_of(expr))
         if kind is cst.Subscript:
             if run.items_set and (code := code_of(expr)) in run.env:
                 return run.env[code]
             base = self.ev(run, expr.value)
+            if base is None and keyed_model(self.index, expr):
+                return Model(code_of(expr))  # `state[MODEL]`: the entry a mapping of the program keeps a model under
             if len(expr.slice) > 1:  # `out[:, 0]`: a tensor sliced in two dimensions, never a module of a container
                 base = _each(base, lambda v: None if isinstance(v, Model) else v)
-            index = None
+            index, named = None, None
             if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
                 key = expr.slice[0].slice.value
                 index = int(key.value) if isinstance(key, cst.Integer) else None
-            return _each(base, lambda v: _subscript(v, index))
+                named = _key_name(key)
+            return _each(base, lambda v: _subscript(v, index, named))
         if kind is cst.Call:
             return self._follow(run, expr)
         if kind is cst.Tuple:
@@ -607,10 +626,16 @@ class _Engine:
             return _items_of_literal(self, run, expr.elements)
         if kind is cst.Dict:
             found = None
+            entries: list[tuple[str, Value | None]] | None = []
             for element in expr.elements:
-                if isinstance(element, cst.DictElement):
-                    found = join(found, self.ev(run, element.value))
-            return Mapping(found) if found is not None else None
+                value = self.ev(run, element.value) if isinstance(element, cst.DictElement) else None
+                found = join(found, value)
+                key = _key_name(element.key) if isinstance(element, cst.DictElement) else None
+                if key is None or entries is None:
+                    entries = None  # (a key computed, or `**other` spread in: any key may hold any value)
+                else:
+                    entries.append((key, value))
+            return Mapping(found, tuple(entries) if entries is not None else None) if found is not None else None
         if kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
             saved = dict(run.env)
             comp = expr.for_in
@@ -1254,12 +1279,22 @@ def _arguments(run: _Run) -> frozenset[str]:
     return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
-def _subscript(v: Value, index: int | None) -> Value | None:
+def _key_name(key: cst.BaseExpression) -> str | None:
+    """A constant key as a dict literal and a subscript both spell it: a string, or a named constant (`MODEL`)."""
+    text = _literal_str(key)
+    if text is not None:
+        return repr(text)
+    return constant_key(key)
+
+
+def _subscript(v: Value, index: int | None, key: str | None = None) -> Value | None:
     if isinstance(v, Items):
         return v.item
     if isinstance(v, Container):
         return leaf(v)
     if isinstance(v, Mapping):
+        if v.entries is not None and key is not None:
+            return next((value for name, value in v.entries if name == key), None)
         return v.value
     if isinstance(v, Model):
         return v  # `model.layers[0]`: a module of a container
@@ -1445,12 +1480,47 @@ def provenance_accesses(
         engine.engines.clear()
 
 
+def _optimizer(cls: ClassInfo) -> bool:
+    """Is `cls` an optimizer (a base named `Optimizer`, `torch.optim.Optimizer`, in its file or another)?"""
+    return any(base.rsplit(".", 1)[-1] == "Optimizer" for info in cls.mro for base in info.span.bases)
+
+
+def _params_kept(engine: _Engine) -> list[ClassInfo]:
+    """Optimizers of the file whose constructor keeps its parameter groups' parameters (`self._params =
+    self.param_groups[0]["params"]`, LBFGS): read with the model's parameters there, for `_held_by_methods`."""
+    found = []
+    for cls in engine.index.classes.values():
+        init = cls.method("__init__")
+        if init is None or init.owner is not cls or "self.param_groups" not in init.text or not _optimizer(cls):
+            continue
+        engine.holding.add(id(cls))
+        found.append(cls)
+    return found
+
+
+def _held_by_methods(engine: _Engine, classes: list[ClassInfo]) -> None:
+    """The other methods of a plain class one of whose methods kept a built model's parameters on `self`
+    (`self.params = state[MODEL].parameters()` in `on_start`): a later call reads them (`clip_grad_norm_(self.params)`
+    in `on_backward`), whether or not it is handed the model itself."""
+    for cls in dict.fromkeys(classes):
+        if cls.is_module or class_partitions(engine.index, cls):
+            continue
+        if not any(_holds_parameters(v) for v in engine.class_attrs(cls).values()):
+            continue
+        for method in cls.all_methods():
+            if method.owner is not cls or method.name == "__init__" or not entry_name(method.name, False):
+                continue
+            if OPERATIONS.search(method.text) and not runs_gathered(cls, method):
+                engine.call(method.span, cls, ())
+
+
 def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo | None, dict[str, Value]]]) -> list[ParamAccess]:
     """`provenance_accesses` with the file's engine."""
     index = engine.index
     engine.holding = {id(cls) for _span, cls, _seeds in entries if cls is not None}
     for span, cls, seeds in entries:
         engine.call(span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
+    _held_by_methods(engine, [*(cls for _span, cls, _seeds in entries if cls is not None), *_params_kept(engine)])
     for cls in index.classes.values():
         init = cls.method("__init__")
         if init is None or init.owner is not cls or not OPERATIONS.search(cls.text):
