@@ -839,8 +839,8 @@ class _Engine:
             if names and _is_self(call.args[0].value) and run.cls is not None:
                 # `for n in self.saved_attributes: getattr(self, n)`: each attribute the names list
                 found = None
-                for each in names:
-                    found = join(found, self._self_attribute(run.cls, each))
+                for each in names:  # (bound here as `self.<name>`: a model the class holds, seeded by its holder)
+                    found = join(found, run.env.get(f"self.{each}") or self._self_attribute(run.cls, each))
             elif names:
                 found = None
                 for each in names:
