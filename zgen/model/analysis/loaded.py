@@ -80,7 +80,7 @@ def _built_then(
     for cls in index.classes.values():
         functions += [(m, cls) for m in cls.all_methods() if m.owner is cls]
     for method, owner in functions:
-        if method is None or method.node is None or not any(text in method.text for text in texts):
+        if method is None or not any(text in method.text for text in texts) or method.node is None:
             continue
         if not constructors and owner is not None and any(m is method for m in owner.init_methods):
             continue
