@@ -1,0 +1,88 @@
+"""A model a factory function of the program hands back (`agent, player = build_agent(cfg)`, `net, tgt =
+build(d)`, of this file or another) was built there (under `zero.Init`, partitioned once its constructor returned):
+at the caller it is a built model, as if handed in (`provenance.factory_made`; a function binding one is read from
+`handed._provenance_entries`). Its state dict saved, its parameters' `.data` mixed into a target or pointed at by a
+player are ZG108/ZG109/ZG101. Look-alikes: an optimizer and a schedule a factory returns, a plain replay buffer,
+numpy arrays, configs."""
+
+from __future__ import annotations
+
+from tests.model.package_check import found_in_package
+
+AGENTS = """
+    import torch
+    from torch import nn
+
+
+    class Actor(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.fc = nn.Linear(d, 1024)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class Buffer:
+        def __init__(self, n):
+            self.items = []
+
+        def state_dict(self):
+            return {"items": self.items}
+
+
+    def build_agent(d):
+        agent = Actor(d)
+        player = Actor(d)
+        return agent, player
+
+
+    def build_optim(params):
+        opt = torch.optim.Adam(params)
+        return opt, torch.optim.lr_scheduler.StepLR(opt, 10)
+
+
+    def build_buffer(n):
+        return Buffer(n), {"n": n}
+"""
+
+TRAIN = """
+    import torch
+    from .agents import build_agent
+
+
+    def main(cfg):
+        agent, player = build_agent(cfg.d)
+        for agent_p, player_p in zip(agent.parameters(), player.parameters()):
+            player_p.data = agent_p.data
+        torch.save({"agent": agent.state_dict()}, cfg.path)
+"""
+
+SAFE = """
+    import numpy as np
+    import torch
+    from .agents import build_optim, build_buffer
+
+
+    def make_arrays(n):
+        return np.zeros(n), np.ones(n)
+
+
+    def main(cfg, params):
+        opt, sched = build_optim(params)
+        rb, meta = build_buffer(cfg.n)
+        a, b = make_arrays(cfg.n)
+        a[:] = b
+        torch.save({"opt": opt.state_dict(), "sched": sched.state_dict(), "rb": rb.state_dict(), "meta": meta}, cfg.path)
+"""
+
+
+def test_models_a_factory_hands_back_are_built(tmp_path):
+    found = found_in_package(tmp_path, {"agents.py": AGENTS, "train.py": TRAIN}, "train.py", prefix="ZG1")
+    assert ("ZG101", 9) in found  # `player_p.data = ...`: the player's partitioned parameter rebound
+    assert ("ZG109", 9) in found  # `agent_p.data`: a placeholder read
+    assert ("ZG108", 10) in found  # `agent.state_dict()` saved
+
+
+def test_optimizers_buffers_and_arrays_a_factory_hands_back_stay_clean(tmp_path):
+    assert found_in_package(tmp_path, {"agents.py": AGENTS, "safe.py": SAFE}, "safe.py", prefix="ZG1") == []
