@@ -86,3 +86,79 @@ def test_models_a_factory_hands_back_are_built(tmp_path):
 
 def test_optimizers_buffers_and_arrays_a_factory_hands_back_stay_clean(tmp_path):
     assert found_in_package(tmp_path, {"agents.py": AGENTS, "safe.py": SAFE}, "safe.py", prefix="ZG1") == []
+
+
+UTILS = """
+    from lightning.fabric import Fabric
+
+
+    def passthrough(module):
+        object.__setattr__(module, "flag", True)
+        return module
+
+
+    def prepare(fabric: Fabric, module):
+        module = passthrough(fabric.setup_module(module))
+        return module
+
+
+    def to_device(batch, device):
+        batch = batch.to(device)
+        return batch
+"""
+
+WRAPPED = """
+    import copy
+    import torch
+    from torch import nn
+    from .utils import prepare, to_device
+
+
+    class Net(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.fc = nn.Linear(d, 4096)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def build_agent(fabric, d):
+        actor = Net(d)
+        critic = Net(d)
+        actor = prepare(fabric, actor)
+        critic = prepare(fabric, critic)
+        target = copy.deepcopy(critic.module)
+        target = prepare(fabric, target)
+        return actor, critic, target
+
+
+    def make_data(d):
+        x = torch.zeros(d)
+        x = to_device(x, "cuda")
+        return x, x
+"""
+
+WRAPPED_TRAIN = """
+    import torch
+    from .agent import build_agent, make_data
+
+
+    def main(fabric, cfg):
+        actor, critic, target = build_agent(fabric, cfg.d)
+        for cp, tp in zip(critic.module.parameters(), target.parameters()):
+            tp.data.copy_(0.1 * cp.data + 0.9 * tp.data)
+        torch.save({"actor": actor.state_dict()}, cfg.path)
+        a, b = make_data(cfg.d)
+        b.data.copy_(a)
+"""
+
+
+def test_a_module_argument_rebound_through_wrappers_is_handed_back(tmp_path):
+    # `module = passthrough(fabric.setup_module(module)); return module`: the caller's module, wrapped
+    # (`members._passed_through`), so `build_agent` hands back its `Net`s
+    files = {"utils.py": UTILS, "agent.py": WRAPPED, "train.py": WRAPPED_TRAIN}
+    found = found_in_package(tmp_path, files, "train.py", prefix="ZG1")
+    assert ("ZG108", 10) in found  # `actor.state_dict()`
+    assert ("ZG101", 9) in found  # the target's parameters written from the critic's
+    assert not any(line == 12 for _code, line in found)  # tensors rebound through `to_device`

@@ -1116,10 +1116,13 @@ def _mapped(value: cst.BaseExpression, source_of) -> str | None:
 
 
 def _built_locals(index: ModelIndex, flat: Flat) -> set[str]:
-    """Names a function assigns a module construction (`probe = nn.Linear(4, 4)`): plain modules it built."""
+    """Names a function assigns a module construction (`probe = nn.Linear(4, 4)`): plain modules it built. Not the
+    models a factory function hands back (`agent, player = build_agent(cfg)`: built there, `provenance.factory_made`)."""
     found = set()
     for node, _ctx in flat.nodes:
         if type(node) is cst.Assign and isinstance(node.value, cst.Call):
+            if len(node.targets) == 1 and factory_made(index, flat, node.value, node.targets[0].target) is not None:
+                continue
             if classify(index, node.value)[0] in (Kind.MODULE, Kind.CONTAINER):
                 for target in node.targets:
                     found.update(bound_names(target.target))

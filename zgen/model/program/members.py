@@ -187,7 +187,8 @@ def _returned_by(
         handed = tuple(
             (reader.params.index(leaf.value) - (function.owner is not None), leaf.value)  # (less `self`)
             for leaf in choice_leaves(value)
-            if isinstance(leaf, cst.Name) and leaf.value in reader.params and leaf.value not in reader.locals
+            if isinstance(leaf, cst.Name) and leaf.value in reader.params
+            and (leaf.value not in reader.locals or _passed_through(node, leaf.value))
         )
         if handed and len(handed) == len(choice_leaves(value)):
             return Kind.VALUE, (), handed
@@ -195,6 +196,34 @@ def _returned_by(
         if k > kind or (k == kind and c):
             kind, classes = max(k, kind), classes + tuple(x for x in c if x not in classes)
     return kind, classes, ()
+
+
+def _passed_through(function: cst.FunctionDef, name: str) -> bool:
+    """Is argument `name` rebound only to what calls handed it make of it (`module =
+    compilable(fabric.setup_module(module))`, each call given it, or the call given it, first)? A wrapper of the
+    argument, or the argument itself handed back: the caller's module (a copy or a wrapper around it)."""
+    bound = False
+    for node in walk(function.body):
+        if isinstance(node, (cst.For, cst.CompFor, cst.WithItem, cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+            target = node.asname.name if isinstance(node, cst.WithItem) and node.asname is not None else getattr(node, "target", None)
+            if target is not None and any(isinstance(n, cst.Name) and n.value == name for n in walk(target)):
+                return False
+        if not isinstance(node, cst.Assign):
+            continue
+        if not any(isinstance(n, cst.Name) and n.value == name for t in node.targets for n in walk(t.target)):
+            continue
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return False
+        value = node.value
+        while isinstance(value, cst.Call):
+            first = next((a.value for a in value.args if a.keyword is None and not a.star), None)
+            if first is None:
+                return False
+            value = first
+        if not isinstance(value, cst.Name) or value.value != name or node.value is value:
+            return False
+        bound = True
+    return bound
 
 
 def _does_nothing(index: ModelIndex, ref: str) -> bool:
