@@ -188,7 +188,7 @@ def _returned_by(
             (reader.params.index(leaf.value) - (function.owner is not None), leaf.value)  # (less `self`)
             for leaf in choice_leaves(value)
             if isinstance(leaf, cst.Name) and leaf.value in reader.params
-            and (leaf.value not in reader.locals or _passed_through(node, leaf.value))
+            and (leaf.value not in reader.locals or _passed_through(reader, node, leaf.value))
         )
         if handed and len(handed) == len(choice_leaves(value)):
             return Kind.VALUE, (), handed
@@ -198,10 +198,11 @@ def _returned_by(
     return kind, classes, ()
 
 
-def _passed_through(function: cst.FunctionDef, name: str) -> bool:
+def _passed_through(reader: _FactsReader, function: cst.FunctionDef, name: str) -> bool:
     """Is argument `name` rebound only to what calls handed it make of it (`module =
-    compilable(fabric.setup_module(module))`, each call given it, or the call given it, first)? A wrapper of the
-    argument, or the argument itself handed back: the caller's module (a copy or a wrapper around it)."""
+    compilable(fabric.setup_module(module))`, each call given it, or the call given it, first)? The argument handed
+    back, or what an unreadable wrapper makes of it: the caller's module. Not a module class of the program built
+    around it (`DEFuncBase(vector_field)`): that class is what the function hands back."""
     bound = False
     for node in walk(function.body):
         if isinstance(node, (cst.For, cst.CompFor, cst.WithItem, cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
@@ -222,6 +223,9 @@ def _passed_through(function: cst.FunctionDef, name: str) -> bool:
             value = first
         if not isinstance(value, cst.Name) or value.value != name or node.value is value:
             return False
+        kind, classes = reader.classify(node.value)
+        if kind in (Kind.MODULE, Kind.CONTAINER) and classes and UNKNOWN_CLASS not in classes:
+            return False  # a module class built around it
         bound = True
     return bound
 
