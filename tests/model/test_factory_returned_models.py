@@ -10,6 +10,7 @@ from __future__ import annotations
 from tests.model.package_check import found_in_package
 
 AGENTS = """
+    import copy
     import torch
     from torch import nn
 
@@ -44,6 +45,10 @@ AGENTS = """
 
     def build_buffer(n):
         return Buffer(n), {"n": n}
+
+
+    def to_like(x, y):
+        return copy.deepcopy(x).to(y.dtype)
 """
 
 TRAIN = """
@@ -59,16 +64,25 @@ TRAIN = """
 """
 
 SAFE = """
+    import copy
     import numpy as np
     import torch
-    from .agents import build_optim, build_buffer
+    from .agents import build_optim, build_buffer, to_like
 
 
     def make_arrays(n):
         return np.zeros(n), np.ones(n)
 
 
+    def nstep(rew, q, n):
+        q = q.reshape(n, -1)
+        out = q * 0.9 + rew
+        return out.reshape((n, 1))
+
+
     def main(cfg, params):
+        ret = nstep(cfg.rew, cfg.q, 2)
+        out = to_like(ret, cfg.q)
         opt, sched = build_optim(params)
         rb, meta = build_buffer(cfg.n)
         a, b = make_arrays(cfg.n)

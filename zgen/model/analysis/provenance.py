@@ -1465,8 +1465,11 @@ _NOT_PROGRAM = frozenset({"torch", "numpy", "np", "copy", "os", "typing", "funct
 
 
 def _builds(index: ModelIndex, kind: Kind, classes: tuple[str, ...]) -> bool:
-    """A module with parameters (or a container of them), as `members` classifies a value."""
-    return kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
+    """A module of a class we know, with parameters (or a container of them), as `members` classifies a value (not
+    a value of unknown kind or class: `x.reshape(n, a)` of an array is no model)."""
+    return kind in (Kind.MODULE, Kind.CONTAINER) and any(
+        c != UNKNOWN_CLASS and has_params(index, c) is not False for c in classes
+    )
 
 
 def provenance_accesses(
