@@ -57,7 +57,7 @@ from .effects import (
 )
 from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_gathered, same_items
 from .plain import attribute_instances
-from .provenance import Model, Params, Value, contained, provenance_accesses, reaches_operation
+from .provenance import Model, Params, Value, contained, factory_made, provenance_accesses, reaches_operation
 from .script import ScriptScope, class_partitions, function_scope, partitions_here
 
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
@@ -174,9 +174,19 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
                 seeds.setdefault(f"self.{name}", Model(f"self.{name}", classes))
         for name, shape in module_container_arguments(index, scope.node).items():  # `models: list[nn.Module]`
             seeds.setdefault(name, contained(name, shape))
-        if seeds or keyed:
-            entries.append((span, cls, seeds))
+        if seeds or keyed or _binds_factory_models(index, scope):
+            entries.append((span, cls, seeds))  # (`agent, player = build_agent(cfg)`: models a factory built)
     return entries
+
+
+def _binds_factory_models(index: ModelIndex, scope: ScriptScope) -> bool:
+    """Does the function bind a local to a built model a factory function of the program hands back
+    (`provenance.factory_made`)?"""
+    for node, _ctx in scope.flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.value, cst.Call):
+            if factory_made(index, scope.flat, node.value, node.targets[0].target) is not None:
+                return True
+    return False
 
 
 # Whole uses of `self` in `__init__`, once children are built: loading or copying reaches their placeholders
@@ -1115,10 +1125,13 @@ def _mapped(value: cst.BaseExpression, source_of) -> str | None:
 
 
 def _built_locals(index: ModelIndex, flat: Flat) -> set[str]:
-    """Names a function assigns a module construction (`probe = nn.Linear(4, 4)`): plain modules it built."""
+    """Names a function assigns a module construction (`probe = nn.Linear(4, 4)`): plain modules it built. Not the
+    models a factory function hands back (`agent, player = build_agent(cfg)`: built there, `provenance.factory_made`)."""
     found = set()
     for node, _ctx in flat.nodes:
         if type(node) is cst.Assign and isinstance(node.value, cst.Call):
+            if len(node.targets) == 1 and factory_made(index, flat, node.value, node.targets[0].target) is not None:
+                continue
             if classify(index, node.value)[0] in (Kind.MODULE, Kind.CONTAINER):
                 for target in node.targets:
                     found.update(bound_names(target.target))

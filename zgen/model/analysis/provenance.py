@@ -53,7 +53,7 @@ from ..program.holds import (
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name
 from ..program.keyed import constant_key, keyed_model
-from ..program.members import UNKNOWN_CLASS, Kind, has_params, member_of, member_param
+from ..program.members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
 from ..program.tree import call_name, code_of, cst, dotted
 from .access import CHECK, COPY, GRAD, META, READ, SIZE, STATE, WRITE, INIT, ParamAccess, Reach, Scope, Via
@@ -70,6 +70,7 @@ from .script import class_partitions, function_scope
 
 __all__ = [
     "Model", "Param", "Items", "Tup", "Mapping", "Averaged", "Container", "Holder", "Union", "Value", "join", "item_of", "provenance_accesses",
+    "factory_made",
     "Params", "Pairs", "OPERATIONS", "reaches_operation", "contained",
 ]
 
@@ -456,6 +457,8 @@ class _Engine:
                     first = node.value.for_in
                     run.first_items[id(first)] = item_of(self.ev(run, first.iter))
                 value = self.ev(run, node.value)
+                if isinstance(node.value, cst.Call) and len(node.targets) == 1:
+                    value = join(value, factory_made(self.index, run.flat, node.value, node.targets[0].target))
                 for target in node.targets:
                     if ctx.conds and isinstance(target.target, cst.Name):
                         # under a test the old value may stand: `if isinstance(g, dict): g = Generator(**g)`
@@ -864,8 +867,8 @@ class _Engine:
             if names and _is_self(call.args[0].value) and run.cls is not None:
                 # `for n in self.saved_attributes: getattr(self, n)`: each attribute the names list
                 found = None
-                for each in names:
-                    found = join(found, self._self_attribute(run.cls, each))
+                for each in names:  # (bound here as `self.<name>`: a model the class holds, seeded by its holder)
+                    found = join(found, run.env.get(f"self.{each}") or self._self_attribute(run.cls, each))
             elif names:
                 found = None
                 for each in names:
@@ -1463,6 +1466,45 @@ def reaches_operation(index: ModelIndex, text: str, cls: ClassInfo | None) -> bo
         if method is not None and OPERATIONS.search(method.text):
             return True
     return False
+
+
+def factory_made(index: ModelIndex, flat: Flat | None, call: cst.Call, target: cst.BaseExpression) -> Value | None:
+    """The built models a call of a factory function of the program hands back to the names it is bound to (`agent,
+    player = build_agent(cfg)`, `net = make_net(d)`, of this file or another): the factory built them (under
+    `zero.Init`, partitioned once each constructor returned), so here they are built models, as if handed in. A
+    class constructed here is not one (a module built in the scope is never a source); a tuple is read position by
+    position (`members.classify_unpacked`)."""
+    func = call.func
+    if type(func) is not cst.Name:
+        return None  # (a factory is called by its name: `build_agent(cfg)`)
+    name = func.value
+    if name not in index.skeleton.functions and name not in index.imports or index.class_of(name) is not None:
+        return None
+    if index.qualify(name).partition(".")[0] in _NOT_PROGRAM or resolve_function(index, flat, name) is None:
+        return None  # (a class, or nothing the program defines)
+    if isinstance(target, cst.Name):
+        kind, classes = classify(index, call, resolve=True)
+        return Model(code_of(call), classes) if _builds(index, kind, classes) else None
+    if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    made = classify_unpacked(index, call, len(target.elements))
+    items = tuple(
+        Model(f"{code_of(call)}[{at}]", classes) if _builds(index, kind, classes) else None
+        for at, (kind, classes) in enumerate(made)
+    )
+    return Tup(items) if any(item is not None for item in items) else None
+
+
+# Roots of imports that are no part of the checked program: their functions are not read as factories.
+_NOT_PROGRAM = frozenset({"torch", "numpy", "np", "copy", "os", "typing", "functools", "itertools", "math"})
+
+
+def _builds(index: ModelIndex, kind: Kind, classes: tuple[str, ...]) -> bool:
+    """A module of a class we know, with parameters (or a container of them), as `members` classifies a value (not
+    a value of unknown kind or class: `x.reshape(n, a)` of an array is no model)."""
+    return kind in (Kind.MODULE, Kind.CONTAINER) and any(
+        c != UNKNOWN_CLASS and has_params(index, c) is not False for c in classes
+    )
 
 
 def provenance_accesses(

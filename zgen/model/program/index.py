@@ -776,7 +776,12 @@ class ModelIndex:
                     seen.add(id(method))
                     texts.append(method.text)
         # `F.normalize(x)`, `torch.nn.functional.normalize(x)`: torch's functions, no method of another object
-        return _FORWARD_MASK.sub("~", "\n".join(texts))
+        text = _FORWARD_MASK.sub("~", "\n".join(texts))
+        # `info = {}` ... `info.update(d)`: a name bound to a dict, list or set display is no module
+        displays = sorted(set(_DISPLAY_BOUND.findall(text)))
+        if displays:
+            text = re.sub(rf"\b(?:{'|'.join(map(re.escape, displays))})\.(?=\w+\s*\()", "~", text)
+        return text
 
     def module_classes(self) -> list[ClassInfo]:
         return [c for c in self.classes.values() if c.is_module]
@@ -817,6 +822,8 @@ class ModelIndex:
 # What `forward_text` masks: `self.` before a call (`\bself`, word first), `().`, and torch's functional
 # namespaces before a call (`F.normalize(`, `torch.cat(`, `nn.functional.pad(`; each word first, then what may not
 # stand before it: every alternative starting with a literal, the search skips to their first characters).
+# A name a method binds to a dict, list or set display (`info = {}`, `outs: list = []`, `seen = set()`).
+_DISPLAY_BOUND = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*(?:\{|\[|(?:dict|list|set)\()", re.MULTILINE)
 _FORWARD_MASK = re.compile(
     r"self(?<!\wself)\.(?=\w+\s*\()|\(\)\."
     r"|F(?<![\w.]F)\.(?=\w+\s*\()|torch(?<![\w.]torch)\.(?=\w+\s*\()|functional(?<![\w.]functional)\.(?=\w+\s*\()"

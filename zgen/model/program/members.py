@@ -193,7 +193,8 @@ def _returned_by(
         handed = tuple(
             (reader.params.index(leaf.value) - (function.owner is not None), leaf.value)  # (less `self`)
             for leaf in choice_leaves(value)
-            if isinstance(leaf, cst.Name) and leaf.value in reader.params and leaf.value not in reader.locals
+            if isinstance(leaf, cst.Name) and leaf.value in reader.params
+            and (leaf.value not in reader.locals or _passed_through(reader, node, leaf.value))
         )
         if handed and len(handed) == len(choice_leaves(value)):
             return Kind.VALUE, (), handed
@@ -201,6 +202,38 @@ def _returned_by(
         if k > kind or (k == kind and c):
             kind, classes = max(k, kind), classes + tuple(x for x in c if x not in classes)
     return kind, classes, ()
+
+
+def _passed_through(reader: _FactsReader, function: cst.FunctionDef, name: str) -> bool:
+    """Is argument `name` rebound only to what calls handed it make of it (`module =
+    compilable(fabric.setup_module(module))`, each call given it, or the call given it, first)? The argument handed
+    back, or what an unreadable wrapper makes of it: the caller's module. Not a module class of the program built
+    around it (`DEFuncBase(vector_field)`): that class is what the function hands back."""
+    bound = False
+    for node in walk(function.body):
+        if isinstance(node, (cst.For, cst.CompFor, cst.WithItem, cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+            target = node.asname.name if isinstance(node, cst.WithItem) and node.asname is not None else getattr(node, "target", None)
+            if target is not None and any(isinstance(n, cst.Name) and n.value == name for n in walk(target)):
+                return False
+        if not isinstance(node, cst.Assign):
+            continue
+        if not any(isinstance(n, cst.Name) and n.value == name for t in node.targets for n in walk(t.target)):
+            continue
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return False
+        value = node.value
+        while isinstance(value, cst.Call):
+            first = next((a.value for a in value.args if a.keyword is None and not a.star), None)
+            if first is None:
+                return False
+            value = first
+        if not isinstance(value, cst.Name) or value.value != name or node.value is value:
+            return False
+        kind, classes = reader.classify(node.value)
+        if kind in (Kind.MODULE, Kind.CONTAINER) and classes and UNKNOWN_CLASS not in classes:
+            return False  # a module class built around it
+        bound = True
+    return bound
 
 
 def _does_nothing(index: ModelIndex, ref: str) -> bool:
