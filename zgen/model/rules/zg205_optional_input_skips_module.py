@@ -70,8 +70,12 @@ class OptionalInputSkipsModule(Rule):
     trainer's step, an agent) is flagged too when it runs the model, a submodule
     of it or a method of it that runs submodules on an optional input (or a value
     computed from one) only when given: `if exists(images): feats =
-    self.model.vision(images)`. It is a warning: when every rank always gets
-    the same inputs, nothing diverges.
+    self.model.vision(images)`. So is a module's public method declared to
+    run without gradients (`@torch.no_grad() def generate_images(self, text,
+    img=None)`), called on the built model with the call's inputs as `forward`
+    is. Two inputs asserted exclusive (`assert exists(images) ^
+    exists(image_token_ids)`) are one presence: testing either decides. It is
+    a warning: when every rank always gets the same inputs, nothing diverges.
 
     ## Why is this bad under ZeRO-3?
     Each submodule's forward all-gathers its parameters, a collective every
