@@ -43,7 +43,7 @@ __all__ = [
 MODULE_WORDS = (
     "layer", "block", "module", "model", "encoder", "decoder", "net", "network", "cell", "head", "backbone", "embed",
     "embedding", "conv", "linear", "attn", "attention", "mlp", "ffn", "proj", "stem", "tower", "trunk", "policy", "actor",
-    "critic", "unet", "transformer", "teacher", "student", "generator", "discriminator",
+    "critic", "unet", "transformer", "teacher", "student", "generator", "discriminator", "vae",
 )
 _MODULE_WORD = re.compile("(?:" + "|".join(MODULE_WORDS) + ")s?$")
 # Names of configs, tensors and state, never a module (`layer_cfg`, `x`, `weight`).

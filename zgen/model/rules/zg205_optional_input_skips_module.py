@@ -70,8 +70,12 @@ class OptionalInputSkipsModule(Rule):
     trainer's step, an agent) is flagged too when it runs the model, a submodule
     of it or a method of it that runs submodules on an optional input (or a value
     computed from one) only when given: `if exists(images): feats =
-    self.model.vision(images)`. It is a warning: when every rank always gets
-    the same inputs, nothing diverges.
+    self.model.vision(images)`. So is a module's public method declared to
+    run without gradients (`@torch.no_grad() def generate_images(self, text,
+    img=None)`), called on the built model with the call's inputs as `forward`
+    is. Two inputs asserted exclusive (`assert exists(images) ^
+    exists(image_token_ids)`) are one presence: testing either decides. It is
+    a warning: when every rank always gets the same inputs, nothing diverges.
 
     ## Why is this bad under ZeRO-3?
     Each submodule's forward all-gathers its parameters, a collective every
@@ -399,6 +403,7 @@ class Clip(nn.Module):
 
     def _forwards(self, index: ModelIndex) -> Iterator[Report]:
         for cls in index.module_classes():
+            yield from self._called_on_model(index, cls)
             method = cls.method("forward")
             if method is None:
                 continue
@@ -422,7 +427,7 @@ class Clip(nn.Module):
                 yield from self._called_again(index, method, func, conventional, helpers, runs)
             if not optional:
                 continue
-            optional |= _presence_aliases(nodes, optional)
+            optional |= _presence_aliases(nodes, optional) | _alternatives(nodes, optional, maybe_absent, helpers)
             optional -= _asserted(func.body, optional, helpers)
             optional -= _filled(func.body, optional, helpers)
             if optional:  # `skips[i] if i < len(skips) else None` from the parent that walks its blocks
@@ -441,6 +446,35 @@ class Clip(nn.Module):
                     params -= _asserted(inner.body, params, helpers)
                     params -= _filled(inner.body, params, helpers)
                     yield from self._gates(index, helper, inner, params, helpers, runs)
+
+    def _called_on_model(self, index: ModelIndex, cls: ClassInfo) -> Iterator[Report]:
+        """The module's inference entry points, public methods declared to run without gradients
+        (`@torch.no_grad() def generate_images(self, text, img=None)`): a caller runs them on the built model as it
+        runs `forward`, on this call's inputs (a prompt, a priming image), and the submodules they run gather as in
+        `forward`; so a presence test in one decides the same way. (Other public methods, `fit(train, test=None)`,
+        `plot(name=None)`, `normalize(x, reference=None)`, mostly take settings or values a caller computed once.)"""
+        if not _GRADIENT_FREE.search(cls.text):
+            return
+        helpers = presence_helpers(index)
+        for method in cls.span.methods:
+            if method.startswith("_") or method == "forward":
+                continue
+            info = cls.method(method)
+            if info is None or info.index is not index or not _may_gate(info.text, helpers):
+                continue
+            func = ast_function(info)
+            if func is None or not any(_GRADIENT_FREE.search(ast.unparse(d)) for d in func.decorator_list):
+                continue
+            nodes = ast_nodes(index, func)
+            maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
+            optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
+            optional |= _presence_aliases(nodes, optional) | _alternatives(nodes, optional, maybe_absent, helpers)
+            optional -= _asserted(func.body, optional, helpers)
+            optional -= _filled(func.body, optional, helpers)
+            if optional:
+                runs = _Runs(index, cls)
+                runs.entries = frozenset(_batch_entries(func, nodes))
+                yield from self._gates(index, info, func, optional, helpers, runs)
 
     def _gates(
         self, index: ModelIndex, method: MethodInfo, func: ast.FunctionDef, optional: set[str],
@@ -895,6 +929,30 @@ def _presence_aliases(nodes: tuple[ast.AST, ...], optional: set[str]) -> set[str
     return found
 
 
+def _alternatives(
+    nodes: tuple[ast.AST, ...], optional: set[str], maybe_absent: set[str], helpers: frozenset[str]
+) -> set[str]:
+    """Inputs asserted to be given exactly when an optional input is not, `assert exists(images) ^
+    exists(image_token_ids)`: a test of one is a test of the other, so the alternative's presence decides whether
+    what runs on the input runs (`if not exists(image_token_ids): ids = self.vae.encode(images)`), whatever the
+    names lists say of it (ids, embeddings)."""
+    found: set[str] = set()
+    for node in nodes:
+        test = node.test if isinstance(node, ast.Assert) else None
+        if isinstance(test, ast.BinOp) and isinstance(test.op, ast.BitXor):
+            sides = [test.left, test.right]
+        elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
+            sides = [test.left, test.comparators[0]]
+        else:
+            continue
+        if any(isinstance(side, ast.Name) for side in sides):
+            continue  # (`assert a != b`: values compared, not presences)
+        named = [next((n for n in maybe_absent if _presence_of(side, n, helpers)), None) for side in sides]
+        if None not in named and any(n in optional for n in named):
+            found |= {n for n in named if n not in optional}
+    return found
+
+
 def _records_presence(expr: ast.expr, optional: set[str]) -> bool:
     if isinstance(expr, ast.BoolOp):
         return any(_records_presence(v, optional) for v in expr.values) and all(
@@ -967,10 +1025,11 @@ class _Runs:
         self.singles, self.on_inputs, self.stood_in = set(), set(), set()
         self.aliases = {}
         for node in ast_nodes(self.index, func):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                parts = self_path(node.value)
-                if parts and (parts[-1] in ("forward", "__call__") or parts[0] in facts_of(self.cls).members):
-                    self.aliases[node.targets[0].id] = parts
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                for target, value in _pairs(node.targets[0], node.value):  # (`vae, n = self.vae, self.n` too)
+                    parts = self_path(value)
+                    if parts and (parts[-1] in ("forward", "__call__") or parts[0] in facts_of(self.cls).members):
+                        self.aliases[target] = parts
             elif isinstance(node, (ast.For, ast.comprehension)):
                 self.aliases.update(self._items(node.target, node.iter))
         self.parts = frozenset(name for name, parts in self.aliases.items() if parts[-1] == "[]")
@@ -1009,6 +1068,8 @@ class _Runs:
     def _call(self, call: ast.Call) -> set[str]:
         func = call.func
         parts = self.aliases.get(func.id) if isinstance(func, ast.Name) else self_path(func) or _getattr_path(func)
+        if not parts and isinstance(func, ast.Attribute):  # `vae.encode(img)` of a local `vae = self.vae`
+            parts = self._aliased(func)
         if not parts and isinstance(func, ast.Name):
             return self._handed(call, func.id)
         if not parts:
@@ -1034,6 +1095,8 @@ class _Runs:
                 owner, lacking = ((Kind.MODULE, instance.classes), False) if instance is not None else (owner, lacking)
             if owner is not None and owner[0] == Kind.MODULE and method_runs(self.index, owner[1], parts[-1], False, lacking):
                 return {f"self.{'.'.join(parts)}()".replace(".[]", "[...]")}
+            if len(parts) == 2 and call.args and parts[0] in _handed_networks(self.index, self.cls):
+                return {f"self.{'.'.join(parts)}()"}  # `self.vae.encode(images)`: a whole network handed in, run
             return set()
         if resolved is None or resolved[0] not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
             return set()
@@ -1067,6 +1130,16 @@ class _Runs:
             return {name}
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
 
+    def _aliased(self, func: ast.Attribute) -> tuple[str, ...] | None:
+        """The path from `self` of a method called on a local alias of a member (`vae.encode`, `vae = self.vae`)."""
+        chain: list[str] = []
+        node: ast.expr = func
+        while isinstance(node, ast.Attribute):
+            chain.insert(0, node.attr)
+            node = node.value
+        base = self.aliases.get(node.id) if isinstance(node, ast.Name) else None
+        return (*base, *chain) if base and "[]" not in base else None
+
     def _carries(self, call: ast.Call, value: ast.expr) -> bool:
         """Is `value` an optional input or computed from one (`recyclables.pairwise`, `torch.cat([h, desc])`, a local
         bound to such a value, `dist = torch.cdist(coords, coords)`)? An input used only as an index (`x[indices]`)
@@ -1087,6 +1160,15 @@ class _Runs:
                 if runs_argument(self.index, name, names[position], (self.cls.name,)):
                     return {f"{name}()"}
         return set()
+
+
+def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """The names an assignment binds and the values they take: `a = v`, and each of `a, b = v, w`."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        return [(t.id, v) for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name)]
+    return []
 
 
 def _carriers(func: ast.FunctionDef, inputs: frozenset[str]) -> dict[int, frozenset[str]]:
@@ -1344,6 +1426,9 @@ def _handed_networks(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
 
 
 _GENERIC_MODULE = {"Module", "nn", "torch", "Optional", "None"}
+
+# A decorator running the method without gradients: `@torch.no_grad()`, `@torch.inference_mode()`.
+_GRADIENT_FREE = re.compile(r"\bno_grad\b|\binference_mode\b")
 
 
 def _is_tower(index: ModelIndex, classes: tuple[str, ...]) -> bool:
