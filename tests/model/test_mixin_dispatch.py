@@ -61,6 +61,30 @@ def test_mixin_loop_calling_a_method_that_runs_no_submodule_is_clean(tmp_path):
     assert _found(tmp_path, "0, nt, hop", "rescale") == []
 
 
+# The same mixin walking `self.modules()` is a mixin of modules (`index.module_mixin`), read as a module class: its
+# `self.encode(x)` still dispatches to the module class of another file deriving from it (`runs.HelperRuns`).
+MODULES_WALK = """
+
+    def reset_caches(self):
+        for m in self.modules():
+            m.cache = None
+"""
+
+
+def _found_walking(tmp_path, count: str, method: str) -> list[tuple[str, int]]:
+    codec = CODEC.format(count=count, method=method) + MODULES_WALK
+    files = {"nets.py": Q_NETS, "codec.py": codec, "dac.py": DAC}
+    return found_in_package(tmp_path, files, "codec.py", prefix="ZG2")
+
+
+def test_module_mixin_loop_over_the_input_length_runs_the_subclass_encoder(tmp_path):
+    assert ("ZG204", 9) in _found_walking(tmp_path, "0, nt, hop", "encode")
+
+
+def test_module_mixin_loop_over_a_setting_is_clean(tmp_path):
+    assert _found_walking(tmp_path, "self.n_chunks", "encode") == []
+
+
 # A mixin's `self.model`, set only by the module classes of the package deriving from it (`own.mixin_heirs`), its
 # loop over ranges a file function splits this rank's batch into, walked through a progress bar written over lines.
 CACHED = """

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from ..program import known
 from ..program.holds import RETURNS_MODULE, averaged_attributes, held_attributes
-from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param, torch_base
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
@@ -520,8 +520,9 @@ _MAX_HEIRS = 12  # classes inheriting one method, looked up for a module of no n
 def mixin_heirs(index: ModelIndex, cls: ClassInfo) -> tuple[tuple[ModelIndex, ClassInfo], ...]:
     """The classes deriving from `cls`, a plain class with no `__init__` of its own (a mixin: `class
     CachedLossMixin:` whose methods call `self.model(x)`), in its file and the package's other files
-    (`Project.package_heirs`): what its `self` is, and so who sets the attributes its methods read."""
-    if cls.is_module or "__init__" in cls.span.methods:
+    (`Project.package_heirs`): what its `self` is, and so who sets the attributes its methods read. A mixin of
+    modules (`class CodecMixin:` calling `self.modules()`, `index.module_mixin`) is read as a module class, and has heirs too."""
+    if cls.is_module and not module_mixin(cls) or "__init__" in cls.span.methods:
         return ()
     found = [(index, other) for other in index.classes.values() if other is not cls and cls in other.mro]
     if index.project is not None and index.module:

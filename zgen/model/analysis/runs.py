@@ -20,13 +20,14 @@ from __future__ import annotations
 import ast
 import re
 
-from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin
 from ..program.known import NOT_RUNS
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of
 from ..program.tree import call_name, cst, parameter_for
 from .calls import HeldCalls, ModuleCalls
 from .flow import SAME_ITEMS, Flat, flat_of
 from .instances import abstract_module_method
+from .own import mixin_heirs
 from .persistence import gathers
 
 __all__ = ["HelperRuns", "INFERENCE_METHODS", "ast_function", "ast_nodes", "self_path", "runs_argument", "runs_unread",
@@ -136,6 +137,10 @@ class HelperRuns:
         return self._helpers[name]
 
     def _subclasses(self) -> list[ClassInfo]:
+        """The classes of the file deriving from this one; of a mixin of modules, also those of the package's other
+        files (`own.mixin_heirs`: `self.encode(x)` in `CodecMixin.compress` runs `DAC.encode`)."""
+        if module_mixin(self.cls):
+            return [heir for _, heir in mixin_heirs(self.index, self.cls)]
         return [c for c in self.index.classes.values() if c is not self.cls and self.cls in c.mro]
 
     def _body_runs_modules(self, method: MethodInfo) -> bool:
@@ -143,7 +148,7 @@ class HelperRuns:
         if func is None:
             return False
         owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else self.cls
-        runs = self if owner is self.cls else HelperRuns(self.index, owner)
+        runs = self if owner is self.cls else HelperRuns(method.index, owner)
         collections: set[str] = set()  # loop variables over a collection the module holds
         items: dict[str, tuple[str, ...]] = {}  # ... of them, those over one container child: its path
         aliases: dict[str, list[tuple[str, ...]]] = {}  # `model = self.agent_model` (in either branch): a child
@@ -269,6 +274,7 @@ def class_method_runs(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     return HelperRuns(index, cls).helper_runs_modules(name) or any(
         _RUNS_SELF.search(m.text) for m in cls.reachable(name)
     ) or _leaves_to_subclass(index, cls, name)
+
 
 
 def _leaves_to_subclass(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
