@@ -302,7 +302,9 @@ class Taint:
         arguments)?"""
         if isinstance(node, cst.Name):
             return self.agreed_use(node)
-        return isinstance(node, cst.Call) and (agreed_call(node) or self.agreed_output(node))
+        return isinstance(node, cst.Call) and (
+            agreed_call(node) or self.agreed_output(node) or agreeing_function(self.index, node)
+        )
 
     def _reaches(self, use: cst.Name | cst.Attribute, key: str | None = None) -> bool:
         """Can a tainted assignment of this name (or holder `key`) reach `use` (earlier in the code, or around a
@@ -350,7 +352,7 @@ class Taint:
             node = stack.pop()
             kind = type(node)
             if kind is cst.Call:
-                if agreed_call(node):
+                if agreed_call(node) or agreeing_function(self.index, node):
                     continue  # `idist.all_reduce(loss)`, `accelerator.gather(kl)`: the same value on every rank
                 if isinstance(node.func, cst.Name) and node.func.value in _TYPE_TESTS:
                     continue  # `isinstance(self.loss, IQLoss)`: what an object is, not the values it was handed
@@ -839,6 +841,31 @@ def agreed_call(node: cst.Call) -> bool:
 
 # `dist.all_gather(parts, t)`: words without which a method makes no collective that agrees on a value
 _AGREEING_TEXT = re.compile(r"(?:" + "|".join(sorted(known.AGREEING_COLLECTIVES, key=len, reverse=True)) + r")\(")
+
+
+def agreeing_function(index: ModelIndex, node: cst.Call) -> bool:
+    """Is `node` a call of a function of this file or another one of the program that makes an agreeing collective
+    and returns (`broadcast_from_master(flag)`: `dist.broadcast_object_list(box, src=0)` ... `return box[0]`)? What
+    it hands back is the value every rank received."""
+    if not isinstance(node.func, (cst.Name, cst.Attribute)) or not index.project:
+        return False
+    name = call_name(node)
+    if name is None or name.startswith("self."):
+        return False
+    return _agreeing_function(index, index.qualify(name) if "." in name or name not in index.skeleton.functions else name)
+
+
+@memoised
+def _agreeing_function(index: ModelIndex, ref: str) -> bool:
+    if "." not in ref:
+        function = index.function_info(ref)
+    else:
+        found = index.external_function(ref)
+        function = found[1] if found is not None else None
+    if function is None or "return" not in function.text or _AGREEING_TEXT.search(function.text) is None:
+        return False
+    flat, returns = own_returns(function)
+    return flat is not None and bool(returns) and any(type(n) is cst.Call and agreeing(n) for n, _ctx in flat.nodes)
 
 
 @memoised
