@@ -839,6 +839,9 @@ def agreed_call(node: cst.Call) -> bool:
     return agreeing(node) or _gathered(node)
 
 
+# Roots of call names that are no function of the checked program.
+_NOT_PROGRAM_ROOTS = frozenset({"torch", "F", "nn", "np", "numpy", "math", "super", "len", "range", "isinstance"})
+
 # `dist.all_gather(parts, t)`: words without which a method makes no collective that agrees on a value
 _AGREEING_TEXT = re.compile(r"(?:" + "|".join(sorted(known.AGREEING_COLLECTIVES, key=len, reverse=True)) + r")\(")
 
@@ -847,20 +850,19 @@ def agreeing_function(index: ModelIndex, node: cst.Call) -> bool:
     """Is `node` a call of a function of this file or another one of the program that makes an agreeing collective
     and returns (`broadcast_from_master(flag)`: `dist.broadcast_object_list(box, src=0)` ... `return box[0]`)? What
     it hands back is the value every rank received."""
-    if not isinstance(node.func, (cst.Name, cst.Attribute)) or not index.project:
-        return False
     name = call_name(node)
-    if name is None or name.startswith("self."):
-        return False
-    return _agreeing_function(index, index.qualify(name) if "." in name or name not in index.skeleton.functions else name)
+    return name is not None and index.project is not None and _agreeing_function(index, name)
 
 
 @memoised
-def _agreeing_function(index: ModelIndex, ref: str) -> bool:
-    if "." not in ref:
-        function = index.function_info(ref)
+def _agreeing_function(index: ModelIndex, name: str) -> bool:
+    """`agreeing_function` for the name a call is written with, read once per file."""
+    if name.startswith(("self.", ".")) or name.partition(".")[0] in _NOT_PROGRAM_ROOTS:
+        return False
+    if "." not in name and name in index.skeleton.functions:
+        function = index.function_info(name)
     else:
-        found = index.external_function(ref)
+        found = index.external_function(index.qualify(name))
         function = found[1] if found is not None else None
     if function is None or "return" not in function.text or _AGREEING_TEXT.search(function.text) is None:
         return False
