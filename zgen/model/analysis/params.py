@@ -48,6 +48,7 @@ class _Bindings:
 
     def __init__(self, index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat) -> None:
         members = facts_of(cls).members
+        self.index, self.cls = index, cls
         # Locals bound to submodules (`for layer in self.layers`) or to modules built here (`lin = nn.Linear(...)`).
         self.modules = {
             name: Member(name, Kind.MODULE, classes, (-1, 0))
@@ -158,6 +159,8 @@ class _Bindings:
                     self.modules[part.value] = _unknown(part.value)  # `for h in heads`: one a caller built
                     self.passed_in.add(part.value)
         for name in _container_items(node, members, self.selves):  # for a, b in zip(self.cv2, self.cv3)
+            self.modules.setdefault(name, _unknown(name))
+        for name in _listed_items(self.index, self.cls, node, members, self.selves):  # for enc, enc_m in self.model_pairs
             self.modules.setdefault(name, _unknown(name))
 
     def param_container(self, index: ModelIndex, cls: ClassInfo, expr: cst.BaseExpression) -> str | None:
@@ -810,6 +813,58 @@ def _container_items(node: cst.For | cst.CompFor, members: dict[str, Member], se
         ):
             found.append(part.value)
     return found
+
+
+def _listed_items(
+    index: ModelIndex, cls: ClassInfo, node: cst.For | cst.CompFor, members: dict[str, Member], self_names: set[str]
+) -> list[str]:
+    """Loop variables bound to items of a plain list or tuple of `self` that the class fills with its submodules
+    (`for enc, enc_m in self.model_pairs`, `for pair in self.model_pairs` of `[[self.enc, self.enc_m], ...]`): each
+    item a submodule, or a list of them, whose `.parameters()` are the submodule's."""
+    path = access_path(node.iter)
+    if path is None or path.root not in self_names or len(path.parts) != 1:
+        return []
+    member = members.get(path.parts[0])
+    if member is None or member.kind != Kind.VALUE or not listed_submodules(index, cls, path.parts[0]):
+        return []
+    target = node.target
+    parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    return [part.value for part in parts if isinstance(part, cst.Name)]
+
+
+@memoised
+def listed_submodules(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does every assignment of the class family to `self.<name>` make a plain list or tuple of its submodules, or
+    of lists of them (`self.model_pairs = [[self.enc, self.enc_m], [self.proj, self.proj_m]]`), and is there one?"""
+    members = facts_of(cls).members
+    written = f"self.{name}"
+    found = False
+    for method in cls.all_methods():
+        if f"{written} =" not in method.text or method.node is None:
+            continue
+        for node in walk(method.node.body):
+            if type(node) is cst.Assign and len(node.targets) == 1 and code_of(node.targets[0].target) == written:
+                if not _submodule_list(node.value, members):
+                    return False
+                found = True
+    return found
+
+
+def _submodule_list(value: cst.BaseExpression, members: dict[str, Member]) -> bool:
+    """Is `value` a literal list or tuple whose items are all submodules of `self` or such lists?"""
+    if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
+        return False
+    for element in value.elements:
+        item = element.value
+        if isinstance(item, (cst.List, cst.Tuple)):
+            if not _submodule_list(item, members):
+                return False
+            continue
+        path = access_path(item)
+        member = members.get(path.parts[0]) if path is not None and path.root == "self" and len(path.parts) == 1 else None
+        if member is None or member.kind not in (Kind.MODULE, Kind.CONTAINER):
+            return False
+    return True
 
 
 @memoised
