@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from zgen.model import check_source
 
+from tests.model.package_check import found_in_package
+
 SOURCE = '''
 import torch
 from torch import nn
@@ -81,3 +83,47 @@ def test_momentum_update_of_listed_pairs_in_forward_is_found():
 def test_listed_pairs_counted_or_frozen_and_mixed_lists_stay_clean():
     # (`self.sizes` holds a number beside a submodule: no list of submodules, so its items are not taken as such)
     assert not [f for f in _found() if f[1] > 28]
+
+
+BASE = """
+import torch
+from torch import nn
+
+
+class MomentumBase(nn.Module):
+    def copy_params(self):
+        for model_pair in self.model_pairs:
+            for param, param_m in zip(model_pair[0].parameters(), model_pair[1].parameters()):
+                param_m.data.copy_(param.data)
+
+    def freeze_pairs(self):
+        for model_pair in self.model_pairs:
+            for param_m in model_pair[1].parameters():
+                param_m.requires_grad = False
+"""
+
+BLIP = """
+import copy
+from torch import nn
+from .base import MomentumBase
+
+
+class Blip(MomentumBase):
+    def __init__(self, encoder, d):
+        super().__init__()
+        self.enc = encoder
+        self.enc_m = copy.deepcopy(self.enc)
+        self.proj = nn.Linear(d, d)
+        self.proj_m = nn.Linear(d, d)
+        self.model_pairs = [[self.enc, self.enc_m], [self.proj, self.proj_m]]
+        self.freeze_pairs()
+        self.copy_params()
+
+    def forward(self, x):
+        return self.proj(self.enc(x))
+"""
+
+
+def test_base_of_another_file_copying_listed_pairs_is_found_at_the_call(tmp_path):
+    # (the base's `freeze_pairs` only sets `requires_grad`: clean)
+    assert found_in_package(tmp_path, {"base.py": BASE, "blip.py": BLIP}, "blip.py", prefix="ZG103") == [("ZG103", 16)]

@@ -28,7 +28,7 @@ from .effects import (
 from .flow import Ctx, Flat, flat_of, loop_items, mapping_walked, own_only, same_items
 from .returned import is_property, property_attributes, returned_attributes
 
-__all__ = ["accesses", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
+__all__ = ["accesses", "listed_submodules", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
 
 
 @memoised
@@ -80,6 +80,7 @@ class _Bindings:
             self.modules.pop(name, None)
             self.passed_in.discard(name)
         self.built_here: set[str] = set()  # locals assigned a module construction
+        self.listed: dict[str, str] = {}  # `for pair in self.model_pairs` of a list of submodules: `pair` -> the list
         self.rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
         self.param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
         # Locals bound to a collection of a walk's parameters (`ps = list(self.model.parameters())`, `by_name =
@@ -162,6 +163,7 @@ class _Bindings:
             self.modules.setdefault(name, _unknown(name))
         for name in _listed_items(self.index, self.cls, node, members, self.selves):  # for enc, enc_m in self.model_pairs
             self.modules.setdefault(name, _unknown(name))
+            self.listed[name] = code_of(node.iter)
 
     def param_container(self, index: ModelIndex, cls: ClassInfo, expr: cst.BaseExpression) -> str | None:
         """What `expr` names when it is a `ParameterList`/`ParameterDict` of the module (`self.weights`,
@@ -390,6 +392,9 @@ class _Finder:
             if source is None and isinstance(items, cst.Attribute) and isinstance(items.value, cst.Name):
                 if items.value.value in self.bound.selves:  # `for p in self.params`, kept by `__init__`
                     source = kept_parameter_lists(self.index, self.cls).get(items.attr.value)
+            root = source.partition(".")[0] if source is not None else ""
+            if root in self.bound.listed:  # `pair[0].parameters()`: a walk of submodules the list of `self` holds
+                source = self.bound.listed[root] + source[len(root):]  # type: ignore[operator]
             if source is not None and isinstance(part, cst.Name):
                 self.param_aliases[part.value] = source
 
@@ -851,20 +856,27 @@ def listed_submodules(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
 
 
 def _submodule_list(value: cst.BaseExpression, members: dict[str, Member]) -> bool:
-    """Is `value` a literal list or tuple whose items are all submodules of `self` or such lists?"""
+    """Is `value` a literal list or tuple whose items are all attributes of `self` or such lists, one at least a
+    submodule (`[[self.enc, self.enc_m]]` with `self.enc_m = deepcopy(self.enc)`, a copy of one)?"""
+    items = _listed_attributes(value)
+    return bool(items) and all(item in members for item in items) and any(
+        members[item].kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN) for item in items
+    )
+
+
+def _listed_attributes(value: cst.BaseExpression) -> list[str] | None:
+    """The names of the attributes of `self` a literal list or tuple (of such lists) holds; None for any other item."""
     if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
-        return False
+        return None
+    found: list[str] = []
     for element in value.elements:
         item = element.value
-        if isinstance(item, (cst.List, cst.Tuple)):
-            if not _submodule_list(item, members):
-                return False
-            continue
-        path = access_path(item)
-        member = members.get(path.parts[0]) if path is not None and path.root == "self" and len(path.parts) == 1 else None
-        if member is None or member.kind not in (Kind.MODULE, Kind.CONTAINER):
-            return False
-    return True
+        inner = _listed_attributes(item) if isinstance(item, (cst.List, cst.Tuple)) else None
+        path = access_path(item) if inner is None else None
+        if inner is None and (path is None or path.root != "self" or len(path.parts) != 1):
+            return None
+        found += inner if inner is not None else [path.parts[0]]  # type: ignore[union-attr]
+    return found
 
 
 @memoised
