@@ -1015,9 +1015,11 @@ class _FactsReader:
     def _static_builder(self, owner: str, name: str) -> MethodInfo | None:
         """The static or class method `name` of the class `owner` names (of this file or, when resolving, another),
         which a call through the class runs; None for any other method or an owner that is no class we read."""
+        if not owner.rpartition(".")[2][:1].isupper():
+            return None  # (`torch.cat`, `F.relu` of a module, not a class: named as classes are)
         found = self.index.classes.get(owner)
-        if found is None and self.resolve:
-            external = self.index.external(self.index.qualify(owner))
+        if found is None and self.resolve and not (qualified := self.index.qualify(owner)).startswith("torch."):
+            external = self.index.external(qualified)
             found = external[1] if external is not None else None
         method = found.inherited_method(name) if found is not None else None
         if method is None or method is self.method or method.node is None:
