@@ -45,7 +45,7 @@ from .effects import (
     state_keys_only, usage,
 )
 from .flow import Flat, flat_of, loop_items, runs_gathered
-from .params import accesses, narrowed
+from .params import accesses, listed_submodules, narrowed
 from .persistence import is_persistent, optional_param, persistent_param
 
 __all__ = [
@@ -677,6 +677,8 @@ def _inherited_init_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo,
         for use in _class_uses(index, cls, name):
             parts = use.param.split(".")
             child = members.get(parts[1]) if use.use in (WRITE, INIT) and len(parts) > 2 and parts[0] == "self" else None
+            if child is not None and child.kind == Kind.VALUE and listed_submodules(index, cls, parts[1]):
+                child = Member(parts[1], Kind.CONTAINER, (), child.order)  # `self.model_pairs`: a list of submodules
             if child is None or child.kind not in (Kind.MODULE, Kind.CONTAINER):
                 continue
             found.append(ParamAccess(

@@ -28,7 +28,7 @@ from .effects import (
 from .flow import Ctx, Flat, flat_of, loop_items, mapping_walked, own_only, same_items
 from .returned import is_property, property_attributes, returned_attributes
 
-__all__ = ["accesses", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
+__all__ = ["accesses", "listed_submodules", "parameters_passed_in", "narrowed", "kept_parameter_lists", "NOT_A_SUBMODULE"]
 
 
 @memoised
@@ -48,6 +48,7 @@ class _Bindings:
 
     def __init__(self, index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat) -> None:
         members = facts_of(cls).members
+        self.index, self.cls = index, cls
         # Locals bound to submodules (`for layer in self.layers`) or to modules built here (`lin = nn.Linear(...)`).
         self.modules = {
             name: Member(name, Kind.MODULE, classes, (-1, 0))
@@ -79,6 +80,7 @@ class _Bindings:
             self.modules.pop(name, None)
             self.passed_in.discard(name)
         self.built_here: set[str] = set()  # locals assigned a module construction
+        self.listed: dict[str, str] = {}  # `for pair in self.model_pairs` of a list of submodules: `pair` -> the list
         self.rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
         self.param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
         # Locals bound to a collection of a walk's parameters (`ps = list(self.model.parameters())`, `by_name =
@@ -159,6 +161,9 @@ class _Bindings:
                     self.passed_in.add(part.value)
         for name in _container_items(node, members, self.selves):  # for a, b in zip(self.cv2, self.cv3)
             self.modules.setdefault(name, _unknown(name))
+        for name in _listed_items(self.index, self.cls, node, members, self.selves):  # for enc, enc_m in self.model_pairs
+            self.modules.setdefault(name, _unknown(name))
+            self.listed[name] = code_of(node.iter)
 
     def param_container(self, index: ModelIndex, cls: ClassInfo, expr: cst.BaseExpression) -> str | None:
         """What `expr` names when it is a `ParameterList`/`ParameterDict` of the module (`self.weights`,
@@ -387,6 +392,9 @@ class _Finder:
             if source is None and isinstance(items, cst.Attribute) and isinstance(items.value, cst.Name):
                 if items.value.value in self.bound.selves:  # `for p in self.params`, kept by `__init__`
                     source = kept_parameter_lists(self.index, self.cls).get(items.attr.value)
+            root = source.partition(".")[0] if source is not None else ""
+            if root in self.bound.listed:  # `pair[0].parameters()`: a walk of submodules the list of `self` holds
+                source = self.bound.listed[root] + source[len(root):]  # type: ignore[operator]
             if source is not None and isinstance(part, cst.Name):
                 self.param_aliases[part.value] = source
 
@@ -809,6 +817,65 @@ def _container_items(node: cst.For | cst.CompFor, members: dict[str, Member], se
             or path.parts[1] == "[]" and not any(config_like(p) or NOT_A_SUBMODULE.search(p) for p in path.parts[2:])
         ):
             found.append(part.value)
+    return found
+
+
+def _listed_items(
+    index: ModelIndex, cls: ClassInfo, node: cst.For | cst.CompFor, members: dict[str, Member], self_names: set[str]
+) -> list[str]:
+    """Loop variables bound to items of a plain list or tuple of `self` that the class fills with its submodules
+    (`for enc, enc_m in self.model_pairs`, `for pair in self.model_pairs` of `[[self.enc, self.enc_m], ...]`): each
+    item a submodule, or a list of them, whose `.parameters()` are the submodule's."""
+    path = access_path(node.iter)
+    if path is None or path.root not in self_names or len(path.parts) != 1:
+        return []
+    member = members.get(path.parts[0])
+    if member is None or member.kind != Kind.VALUE or not listed_submodules(index, cls, path.parts[0]):
+        return []
+    target = node.target
+    parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    return [part.value for part in parts if isinstance(part, cst.Name)]
+
+
+@memoised
+def listed_submodules(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does every assignment of the class family to `self.<name>` make a plain list or tuple of its submodules, or
+    of lists of them (`self.model_pairs = [[self.enc, self.enc_m], [self.proj, self.proj_m]]`), and is there one?"""
+    members = facts_of(cls).members
+    written = f"self.{name}"
+    found = False
+    for method in cls.all_methods():
+        if f"{written} =" not in method.text or method.node is None:
+            continue
+        for node in walk(method.node.body):
+            if type(node) is cst.Assign and len(node.targets) == 1 and code_of(node.targets[0].target) == written:
+                if not _submodule_list(node.value, members):
+                    return False
+                found = True
+    return found
+
+
+def _submodule_list(value: cst.BaseExpression, members: dict[str, Member]) -> bool:
+    """Is `value` a literal list or tuple whose items are all attributes of `self` or such lists, one at least a
+    submodule (`[[self.enc, self.enc_m]]` with `self.enc_m = deepcopy(self.enc)`, a copy of one)?"""
+    items = _listed_attributes(value)
+    return bool(items) and all(item in members for item in items) and any(
+        members[item].kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN) for item in items
+    )
+
+
+def _listed_attributes(value: cst.BaseExpression) -> list[str] | None:
+    """The names of the attributes of `self` a literal list or tuple (of such lists) holds; None for any other item."""
+    if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
+        return None
+    found: list[str] = []
+    for element in value.elements:
+        item = element.value
+        inner = _listed_attributes(item) if isinstance(item, (cst.List, cst.Tuple)) else None
+        path = access_path(item) if inner is None else None
+        if inner is None and (path is None or path.root != "self" or len(path.parts) != 1):
+            return None
+        found += inner if inner is not None else [path.parts[0]]  # type: ignore[union-attr]
     return found
 
 

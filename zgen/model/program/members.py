@@ -959,6 +959,12 @@ class _FactsReader:
                 # `AutoModel.from_pretrained(path)`: weights loaded into a class no file we read defines (a factory
                 # of models, not a module class itself), so a model we cannot read
                 return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+        if owner and (method := self._static_builder(owner, constructor)) is not None:
+            # `Net._get_model(d)`, `Builder.build(cfg)`: a static or class method called through its class builds
+            # the module it returns
+            kind, classes = returns(method.index, method, call, self)
+            if kind in (Kind.MODULE, Kind.CONTAINER):
+                return kind, classes
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
         if last == "Parameter":
@@ -1005,6 +1011,20 @@ class _FactsReader:
                 if kind in (Kind.MODULE, Kind.CONTAINER):
                     return kind, classes
         return Kind.VALUE, ()
+
+    def _static_builder(self, owner: str, name: str) -> MethodInfo | None:
+        """The static or class method `name` of the class `owner` names (of this file or, when resolving, another),
+        which a call through the class runs; None for any other method or an owner that is no class we read."""
+        if not owner.rpartition(".")[2][:1].isupper():
+            return None  # (`torch.cat`, `F.relu` of a module, not a class: named as classes are)
+        found = self.index.classes.get(owner)
+        if found is None and self.resolve and not (qualified := self.index.qualify(owner)).startswith("torch."):
+            external = self.index.external(qualified)
+            found = external[1] if external is not None else None
+        method = found.inherited_method(name) if found is not None else None
+        if method is None or method is self.method or method.node is None:
+            return None
+        return method if any(dotted(d.decorator) in _CLASS_LEVEL for d in method.node.decorators) else None
 
     def _classify_callable(self, target: cst.BaseExpression, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
         """Calling `target` (a class, a `partial` of one) with the arguments of `call`."""
@@ -1146,6 +1166,8 @@ _RETURNS_SELF = frozenset(
      "share_memory", "to_empty"}
 )
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
+# Decorators of a method a call through its class runs without an instance.
+_CLASS_LEVEL = frozenset({"staticmethod", "classmethod"})
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
 
 
