@@ -399,8 +399,10 @@ def _given_generic_modules(index: ModelIndex, cls: ClassInfo) -> set[str]:
     parameters we cannot see, however the class uses it (called, or handed to a function)."""
     found: set[str] = set()
     for method in cls.init_methods:
+        if method.name != "__init__" or "Module" not in method.text:
+            continue  # (an annotation naming `nn.Module` is in the text; the cheap test first)
         node = method.node
-        if node is None or method.name != "__init__":
+        if node is None:
             continue
         params = node.params
         generic = {
