@@ -26,7 +26,7 @@ from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_i
 from .persistence import gathers
 from .reach import all_bases, function_target
 from .picks import may_pick, picked_runs
-from .runs import HelperRuns, runs_argument
+from .runs import HelperRuns, records, runs_argument
 from .state import handoff
 from .taint import (
     CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test,
@@ -134,6 +134,8 @@ def _indirect_calls(
         classes = calls.classes_of(base)
         if not classes or not any(gathers(index, c) for c in classes):
             return None
+        if records(name) and all(c == UNKNOWN for c in classes):
+            return None  # `self.model_config.save_json(p)`: a member of no class we read, kept or reported by name
         for ref in classes:  # a child class we can read says whether that method runs its submodules
             info = index.classes.get(ref)
             if info is not None and info.method(name) is not None:

@@ -30,8 +30,8 @@ from .instances import abstract_module_method
 from .own import mixin_heirs
 from .persistence import gathers
 
-__all__ = ["HelperRuns", "INFERENCE_METHODS", "ast_function", "ast_nodes", "self_path", "runs_argument", "runs_unread",
-           "class_method_runs"]
+__all__ = ["HelperRuns", "INFERENCE_METHODS", "ast_function", "ast_nodes", "self_path", "records", "runs_argument",
+           "runs_unread", "class_method_runs"]
 
 
 def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
@@ -185,7 +185,9 @@ class HelperRuns:
                     called = parts[:-1] if parts[-1] in ("forward", "__call__") else parts
                     if runs.gathers_at(called):  # self.child(...)
                         return True
-                    if len(parts) > 1 and parts[-1] not in NOT_RUNS and runs.gathers_at(parts[:-1]):
+                    if len(parts) > 1 and parts[-1] not in NOT_RUNS and runs.gathers_at(parts[:-1]) and (
+                        not runs._unread_record(parts)
+                    ):
                         # self.child.decode(...); not `self.child.parameters()`, which runs nothing
                         return True
                 continue
@@ -200,6 +202,16 @@ class HelperRuns:
                     continue  # `for norm in self.norms: norm.set_embedding(e)`: a setter of the items' class
                 return True
         return False
+
+    def _unread_record(self, parts: tuple[str, ...]) -> bool:
+        """Is `self.<parts>(...)` a method of a member of no class we read (one the constructor was handed: a
+        config, a tracker, a model) whose name says it keeps or reports its object (`records`:
+        `self.model_config.save_json(path)`, `self.tracker.log_summary()`)? Nothing tells what the member is;
+        the call's name tells what the call does, as for a model of unknown class (`runs_unread`)."""
+        resolved = self.resolver.resolve(parts[:-1])
+        return resolved is not None and resolved[0] == Kind.UNKNOWN and all(c == UNKNOWN for c in resolved[1]) and (
+            records(parts[-1])
+        )
 
     def _item_method_runs_nothing(self, path: tuple[str, ...], name: str) -> bool:
         """Is `self.<path>` a container of modules of classes built by name (the items are of those classes exactly),
@@ -340,7 +352,15 @@ def runs_unread(name: str) -> bool:
     part or a fact of it (`get_base_model()`, `is_quantized()`) or sets a value on it (`set_epoch(e)`)."""
     if name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name):
         return True
-    return not (ACCESSOR.fullmatch(name) or _RECORDS.intersection(name.lower().split("_")))
+    return not (ACCESSOR.fullmatch(name) or records(name))
+
+
+def records(name: str) -> bool:
+    """Does a method's name say it keeps, reports or describes its object (`save_json`, `log_metrics`,
+    `print_summary`), not an inference method or a part of a forward (`generate`, `forward_head`)?"""
+    if name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name):
+        return False
+    return bool(_RECORDS.intersection(name.lower().split("_")))
 
 
 @memoised(cycle=False)

@@ -390,7 +390,34 @@ def _holds_given_module(index: ModelIndex, cls: ClassInfo) -> bool:
             continue  # handed a module of a class known to own none (`align: WeightedRigidAlign`)
         if member.kind == Kind.MODULE or re.search(r"self(?<!\wself)\." + re.escape(member.name) + r"\(", forward):
             return True
-    return False
+    return bool(_given_generic_modules(index, cls))
+
+
+def _given_generic_modules(index: ModelIndex, cls: ClassInfo) -> set[str]:
+    """Members the constructor stores straight from an argument annotated as a module of no class it names
+    (`def __init__(self, model: nn.Module)` ... `self.policy_model = model`): a module handed in, whose
+    parameters we cannot see, however the class uses it (called, or handed to a function)."""
+    found: set[str] = set()
+    for method in cls.init_methods:
+        if method.name != "__init__" or "Module" not in method.text:
+            continue  # (an annotation naming `nn.Module` is in the text; the cheap test first)
+        node = method.node
+        if node is None:
+            continue
+        params = node.params
+        generic = {
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+            if p.annotation is not None and generic_module(index.qualify(dotted(p.annotation.annotation) or ""))
+        }
+        if not generic:
+            continue
+        for stmt in walk(node.body):
+            if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Name) and stmt.value.value in generic:
+                for target in stmt.targets:
+                    name = dotted(target.target) or ""
+                    if name.startswith("self.") and name.count(".") == 1:
+                        found.add(name[5:])
+    return found
 
 
 def _handed_on_as_is(call: cst.Call) -> bool:

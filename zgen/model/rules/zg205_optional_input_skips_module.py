@@ -504,7 +504,11 @@ class Clip(nn.Module):
                 if not body and elif_ is not None and _presence_test(elif_.test, optional, helpers, runs.parts):
                     continue  # `if not has_x: ... elif has_x: tower(x)`: the `elif` is the decision to report
                 skipped = (body - other) | (other - body)  # a given input may also skip a tower
-                if not skipped and _returns(stmt.body):
+                if _returns(stmt.body) and not stmt.orelse and _calls_itself(stmt.body, func.name):
+                    # `if batch_size is not None: return cat([self(x[i:i + batch_size]) ...])`: the branch runs the
+                    # method again, and with it what the method runs after the test; only its own calls differ
+                    skipped = body - runs.of(later)
+                elif not skipped and _returns(stmt.body):
                     skipped = runs.of(later) - runs.of(stmt.orelse)
                 skipped = runs.towers_or_inputs(skipped, stmt.test)
                 skipped = {name for name in skipped if name not in runs.singles or not _substituted(stmt, name)}
@@ -1455,6 +1459,22 @@ def _layers(index: ModelIndex, classes: tuple[str, ...]) -> int:
 
 def _returns(block: list[ast.stmt]) -> bool:
     return bool(block) and isinstance(block[-1], ast.Return)
+
+
+def _calls_itself(block: list[ast.stmt], name: str) -> bool:
+    """Does the block call the method `name` it is part of on `self` (`self.forward(x)`, `self(x)` in `forward`)?"""
+    for stmt in block:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "self" and name == "forward":
+                return True
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" and (
+                func.attr == name or (name == "forward" and func.attr == "__call__")
+            ):
+                return True
+    return False
 
 
 _HELP = "run the submodule on every rank (on a dummy input when this batch lacks it), or give every rank the same inputs"
