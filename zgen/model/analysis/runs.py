@@ -342,6 +342,9 @@ _RECORDS = frozenset(
     {"save", "load", "push", "upload", "export", "write", "dump", "card", "log", "print", "report", "summary",
      "summaries", "summarize", "describe", "repr", "config", "info", "num", "count"}
 )
+# ... unless a word says the call computes a quantity of the model's output (`log_prob(x)`, `log_likelihood`):
+# `log` there is the logarithm.
+_COMPUTED = frozenset({"prob", "probs", "likelihood", "density", "softmax", "det", "abs", "jacobian", "partition"})
 
 
 def runs_unread(name: str) -> bool:
@@ -360,7 +363,8 @@ def records(name: str) -> bool:
     `print_summary`), not an inference method or a part of a forward (`generate`, `forward_head`)?"""
     if name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name):
         return False
-    return bool(_RECORDS.intersection(name.lower().split("_")))
+    words = name.lower().split("_")
+    return bool(_RECORDS.intersection(words)) and not _COMPUTED.intersection(words)
 
 
 @memoised(cycle=False)
