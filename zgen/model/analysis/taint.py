@@ -1645,18 +1645,12 @@ def _batch_size_test(
         left, right = right, left
     if not (isinstance(right, cst.Integer) and right.value in ("0", "1")):
         return False
-    if isinstance(left, cst.Name):
-        return left.value in names
-    if isinstance(left, cst.Subscript):
-        return _batch_size_index(left)
-    if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
-        return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in selections
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "numel":
         # `batch["ids"].numel() == 0`: a tensor the function holds is empty on this rank
         tensor = left.func.value  # (a local or an item of one: not an attribute path, `block.bias.numel()`, a size)
         held = tensor.value if isinstance(tensor, cst.Subscript) else tensor
         return not left.args and right.value == "0" and isinstance(held, cst.Name) and held.value not in ("self", "cls")
-    return isinstance(left, cst.Call) and _batch_size_call(left)
+    return _batch_size_of(left, names, selections)
 
 
 def _batch_limit_test(
