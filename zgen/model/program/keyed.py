@@ -23,7 +23,7 @@ import re
 
 from .holds import MODULE_ONLY_METHODS, _holds, held_attributes, module_arguments
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
-from .project import package_files
+from .project import package_files, package_module
 from .tree import cst, dotted, walk
 
 __all__ = ["constant_key", "model_keys", "keyed_model", "reads_keyed_model"]
@@ -129,12 +129,9 @@ def model_keys(index: ModelIndex) -> frozenset[str]:
 
 def _mentioning(index: ModelIndex, key: str) -> tuple[str, ...]:
     """The modules of the file's top-level package whose text keys something by `key` (read once per process)."""
-    module = index.module or ""
-    top = module.partition(".")[0]
-    init = index.project.module_file(top) if index.project is not None and top and "." in module else None
-    if init is None or os.path.basename(init) != "__init__.py":
+    directory = index.project.package_directory(index.module or "") if index.project is not None else None
+    if directory is None:
         return ()
-    directory = os.path.dirname(init)
     found = _MENTIONS.get((directory, key))
     if found is None:
         paths = package_files(directory)
@@ -147,10 +144,7 @@ def _mentioning(index: ModelIndex, key: str) -> tuple[str, ...]:
             except OSError:
                 continue
             if key.encode() in data and pattern.search(data):
-                parts = os.path.relpath(path, directory)[:-3].split(os.sep)
-                if parts[-1] == "__init__":
-                    parts.pop()
-                modules.append(".".join((top, *parts)))
+                modules.append(package_module(directory, os.path.basename(directory), path))
         found = _MENTIONS[(directory, key)] = tuple(modules)
     return found
 

@@ -283,7 +283,7 @@ class Project:
         on it. A text trigger, read once per process and package; the files named are read (and recorded in
         `deps`) only when a caller opens them."""
         every = self.package_methods(module).get(name, ())
-        directory = self._package_directory(module)
+        directory = self.package_directory(module)
         if directory is not None:  # (the answer holds while the same files define `name`: a new or edited one may)
             self.deps[definers_key(directory, name)] = definers_digest(every)
         return _others(every, module)
@@ -305,7 +305,7 @@ class Project:
     def package_methods(self, module: str, most: int | None = None) -> dict[str, tuple[str, ...]]:
         """Method name -> the modules of `module`'s top-level package defining one (see `package_definers`); with
         `most`, only the names at most that many modules define."""
-        directory = self._package_directory(module)
+        directory = self.package_directory(module)
         if directory is None:
             return {}  # a file of no package, or a namespace package's (no directory of its own to read)
         key = (directory, most)
@@ -318,7 +318,7 @@ class Project:
             self._package_methods[key] = table
         return table
 
-    def _package_directory(self, module: str) -> str | None:
+    def package_directory(self, module: str) -> str | None:
         """The directory of `module`'s top-level package (None for a file of no package or a namespace package)."""
         top = module.partition(".")[0]
         init = self.module_file(top) if top and "." in module else None
@@ -464,6 +464,14 @@ def definers_digest(modules: tuple[str, ...]) -> str:
     return file_digest("\n".join(modules).encode("utf-8"))
 
 
+def package_module(directory: str, top: str, path: str) -> str:
+    """The module name of the file `path` under the directory of the package `top` (`pkg/a/b.py`: `pkg.a.b`)."""
+    parts = os.path.relpath(path, directory)[:-3].split(os.sep)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join((top, *parts))
+
+
 def _package_methods(directory: str, top: str, paths: list[str]) -> dict[str, tuple[str, ...]]:
     """Method name -> modules defining one, over the `.py` files `paths` under `directory`, the package `top`."""
     table: dict[str, list[str]] = {}
@@ -475,10 +483,7 @@ def _package_methods(directory: str, top: str, paths: list[str]) -> dict[str, tu
                 data = f.read()
         except OSError:
             continue
-        parts = os.path.relpath(path, directory)[:-3].split(os.sep)
-        if parts[-1] == "__init__":
-            parts.pop()
-        module = ".".join((top, *parts))
+        module = package_module(directory, top, path)
         for name in set(_METHOD_DEF.findall(data)):
             table.setdefault(name.decode("ascii", "replace"), []).append(module)
         heirs = {b.rpartition(b".")[2] for bases in _CLASS_BASES.findall(data) for b in _BASE_NAME.findall(bases)}
