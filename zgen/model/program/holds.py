@@ -36,6 +36,7 @@ from .tree import access_path, call_name, code_of, cst, dotted, walk
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
+    "value_holds",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -671,7 +672,7 @@ def _held_and_wrapped(
                 if config_like(path.parts[0]) and _wrapper_call(index, part):
                     continue  # `self.optimizer = build_optimizer(model)`: given the model, not holding it
                 if built_here:
-                    classes = _holds(index, part, arguments, found)
+                    classes = value_holds(index, part, arguments, found)
                     if classes and path.parts[0] not in found and _container_value(index, part):
                         containers.setdefault(path.parts[0], classes)
                     elif not classes and type(part).__name__ in _LISTS and (
@@ -953,7 +954,7 @@ def _averages_held(
                 if path.root in arguments or path.root == "self" and path.parts and path.parts[0] in held:
                     return True
             value = value.func.value
-    return bool(_holds(index, value, arguments, held))
+    return bool(value_holds(index, value, arguments, held))
 
 
 def _averager_made(index: ModelIndex, value: cst.BaseExpression) -> cst.Call | None:
@@ -1016,7 +1017,7 @@ def trainer_module(index: ModelIndex, cls: ClassInfo) -> bool:
                 if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
                     if value.func.attr.value in ("parameters", "named_parameters"):
                         value = value.func.value  # `Adam(self.model.parameters())`
-                if _holds(index, value, arguments, held):
+                if value_holds(index, value, arguments, held):
                     return True
     return False
 
@@ -1031,51 +1032,51 @@ def _pairs(targets: list[cst.BaseExpression], value: cst.BaseExpression):
             yield target, value
 
 
-def _holds(
+def value_holds(
     index: ModelIndex, value: cst.BaseExpression, arguments: dict[str, tuple[str, ...]], held: dict[str, tuple[str, ...]]
 ) -> tuple[str, ...]:
     """The module classes `value` holds: a module argument, an attribute holding one, a construction, a copy."""
     if isinstance(value, cst.Name):
         return arguments.get(value.value, ())
     if isinstance(value, cst.BooleanOperation):  # `critic2 or deepcopy(critic)`
-        return _holds(index, value.left, arguments, held) + _holds(index, value.right, arguments, held)
+        return value_holds(index, value.left, arguments, held) + value_holds(index, value.right, arguments, held)
     if isinstance(value, cst.IfExp):
-        return _holds(index, value.body, arguments, held) + _holds(index, value.orelse, arguments, held)
+        return value_holds(index, value.body, arguments, held) + value_holds(index, value.orelse, arguments, held)
     path = access_path(value)
     if path is not None and path.root == "self" and len(path.parts) == 1:
         return held.get(path.parts[0], ())
     if isinstance(value, cst.Dict):  # `{"actor": Actor(d), "critic": critic}`: a mapping of modules
-        found = [_holds(index, e.value, arguments, held) for e in value.elements if isinstance(e, cst.DictElement)]
+        found = [value_holds(index, e.value, arguments, held) for e in value.elements if isinstance(e, cst.DictElement)]
         return tuple(dict.fromkeys(c for classes in found for c in classes)) if found and all(found) else ()
     if isinstance(value, cst.DictComp):  # `{k: Net(d) for k in names}`
-        return _holds(index, value.value, arguments, held)
+        return value_holds(index, value.value, arguments, held)
     if isinstance(value, cst.Subscript):  # `models["policy"]`: an entry of a mapping of models
-        return _holds(index, value.value, arguments, held)
+        return value_holds(index, value.value, arguments, held)
     if not isinstance(value, cst.Call):
         return ()
     if isinstance(value.func, cst.Attribute) and value.func.attr.value == "get" and value.args:
-        return _holds(index, value.func.value, arguments, held)  # `self.models.get("policy", None)`
+        return value_holds(index, value.func.value, arguments, held)  # `self.models.get("policy", None)`
     name = call_name(value) or ""
     if index.qualify(name) in known.DEEP_COPY and value.args:
-        return _holds(index, value.args[0].value, arguments, held)
+        return value_holds(index, value.args[0].value, arguments, held)
     if isinstance(value.func, cst.Attribute) and value.func.attr.value in RETURNS_MODULE:
-        inner = _holds(index, value.func.value, arguments, held)  # `policy.to(device)`
+        inner = value_holds(index, value.func.value, arguments, held)  # `policy.to(device)`
         if inner:
             return inner
     if _wrapper_call(index, value):
-        inner = _holds(index, value.args[0].value, arguments, held)  # `accelerator.prepare(model)`, `unwrap(model)`
+        inner = value_holds(index, value.args[0].value, arguments, held)  # `accelerator.prepare(model)`, `unwrap(model)`
         if inner:
             return inner
     kind, classes = classify(index, value)
     if kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes or ("",)):
         return classes or ("<unknown>",)
-    if kind == Kind.MODULE and any(_holds(index, a.value, arguments, held) for a in value.args if not a.star):
+    if kind == Kind.MODULE and any(value_holds(index, a.value, arguments, held) for a in value.args if not a.star):
         return classes  # `Reflow(model)`: a wrapper built around a module it is given holds that module
     return ()
 
 
 def _container_value(index: ModelIndex, value: cst.BaseExpression) -> bool:
-    """Is `value`, which holds modules (`_holds`), a container of them rather than one module?"""
+    """Is `value`, which holds modules (`value_holds`), a container of them rather than one module?"""
     if isinstance(value, (cst.Dict, cst.DictComp)):
         return True
     return isinstance(value, cst.Call) and classify(index, value)[0] == Kind.CONTAINER
@@ -1091,13 +1092,13 @@ def _listed(
 ) -> tuple[str, ...]:
     """The module classes of a plain list or tuple of modules (`[Critic(d) for _ in range(n)]`, `[deepcopy(c) for c
     in self.critics]`, `[actor, critic]`, `[self.ClassCri(d).to(dev) for _ in range(n)]` with the class a value of
-    the family of `cls`): every element holds one (`_holds`, `_class_value_built`)."""
+    the family of `cls`): every element holds one (`value_holds`, `_class_value_built`)."""
     if isinstance(value, cst.ListComp):
-        return _holds(index, value.elt, arguments, held) or _class_value_built(index, cls, value.elt)
+        return value_holds(index, value.elt, arguments, held) or _class_value_built(index, cls, value.elt)
     if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
         return ()
     found = [
-        _holds(index, e.value, arguments, held) or _class_value_built(index, cls, e.value)
+        value_holds(index, e.value, arguments, held) or _class_value_built(index, cls, e.value)
         if isinstance(e, cst.Element) else () for e in value.elements
     ]
     return tuple(dict.fromkeys(c for classes in found for c in classes)) if all(found) else ()

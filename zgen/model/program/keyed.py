@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 
-from .holds import MODULE_ONLY_METHODS, _holds, held_attributes, module_arguments
+from .holds import MODULE_ONLY_METHODS, held_attributes, module_arguments, value_holds
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .project import package_files, package_module
 from .tree import cst, dotted, walk
@@ -83,7 +83,7 @@ def _file_model_keys(index: ModelIndex) -> frozenset[str]:
         held = held_attributes(index, cls) if cls is not None else {}
 
         def is_model(value: cst.BaseExpression) -> bool:
-            return bool(_holds(index, value, arguments, held))
+            return bool(value_holds(index, value, arguments, held))
 
         for sub in walk(node.body):
             if isinstance(sub, cst.Dict):  # `{MODEL: model, OPTIMIZER: optimizer}`
