@@ -9,7 +9,7 @@ holds one of those models, and calling it runs it (`calls.ModuleCalls`, `calls.H
 from __future__ import annotations
 
 from ..program.index import ModelIndex, memoised
-from ..program.tree import choice_leaves, cst, parameter_for, walk
+from ..program.tree import choice_leaves, cst, parameter_for, parameter_names, walk
 
 __all__ = ["options"]
 
@@ -51,7 +51,7 @@ def returned_parameters(index: ModelIndex, name: str) -> frozenset[str]:
     node = info.node if info is not None else None
     if not isinstance(node, cst.FunctionDef):
         return frozenset()
-    params = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
+    params = set(parameter_names(node))
     found: set[str] = set()
     returns = 0
     nodes = list(walk(node.body))

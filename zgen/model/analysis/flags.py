@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..program import known
 from ..program.index import MethodInfo, ModelIndex, memoised
-from ..program.tree import children, code_of, cst, walk
+from ..program.tree import children, code_of, cst, parameter_names, walk
 from .flow import Flat, bound_names, flat_of, targets_of
 from .taint import agreeing
 
@@ -131,8 +131,7 @@ def _signal(index: ModelIndex, node: cst.CSTNode, flat: Flat) -> tuple[str, tupl
     True`, `state[KEY] = True`, or a call of the argument's method that sets one of its own attributes
     (`engine.terminate()`: `("engine", ("attr", "should_terminate"))`)."""
     root = flat.nodes[0][0]
-    params = {p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params)}
-    params -= {"self", "cls"}
+    params = parameter_names(root) - {"self", "cls"}
     if type(node) is cst.Assign and _truthy(node.value):
         for target in (t.target for t in node.targets):
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value in params:

@@ -45,7 +45,7 @@ from ..program.given import passed_classes
 from ..program.holds import RETURNS_MODULE, config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin
 from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, generic_module, member_param, torch_base
-from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
+from ..program.tree import access_path, call_name, cst, dotted, parameter_for, parameter_names, walk
 from ..program.trigger import word_first
 from .access import READ, SIZE, WRITE
 from .effects import resolve_function
@@ -170,7 +170,7 @@ def _argument_values(cls: ClassInfo, name: str, param: str):
     `param` of method `name`."""
     method = cls.method(name)
     node = method.node if method is not None else None
-    if node is None or param == "self" or param not in {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}:
+    if node is None or param == "self" or param not in parameter_names(node):
         return
     call_text = f"self.{name}("
     for caller in cls.all_methods():

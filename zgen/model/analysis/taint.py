@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
-from ..program.tree import call_name, children, code_of, const_str, cst, dotted, positional_parameters, walk
+from ..program.tree import call_name, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .hooks import hook_kept, item_key
 from .own import SELF_CALL
@@ -116,9 +116,7 @@ class Taint:
         } - {"self", "cls"}
         # The function's arguments: what this call was given (a dict of inputs whose keys differ per rank).
         root = flat.nodes[0][0] if flat.nodes else None
-        self.inputs = frozenset(
-            p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params)
-        ) - {"self", "cls"} if isinstance(root, cst.FunctionDef) else frozenset()
+        self.inputs = parameter_names(root) - {"self", "cls"} if isinstance(root, cst.FunctionDef) else frozenset()
         holders = frozenset(local | self.inputs)  # objects a value can be handed to (`state.handoff`)
         self._holders = holders
         # locals bound to an output (`o = self.sub(h)`, not an object handed one): their methods are the output's own
@@ -1606,7 +1604,7 @@ def value_test_function(index: ModelIndex, name: str) -> bool:
     root = flat.nodes[0][0] if flat is not None and flat.nodes else None
     if not isinstance(root, cst.FunctionDef):
         return False
-    params = {p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params)}
+    params = parameter_names(root)
     for value in returns:
         for node in walk(value):
             if type(node) is not cst.Call:

@@ -31,7 +31,7 @@ from .index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin
 from .members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, facts_of, has_params, member_of
 from .skeleton import FunctionSpan
 from .skeleton import dotted as skeleton_dotted
-from .tree import access_path, call_name, code_of, cst, dotted, walk
+from .tree import access_path, call_name, code_of, cst, dotted, parameter_names, walk
 
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
@@ -1222,9 +1222,7 @@ def other_objects_models(index: ModelIndex, function: cst.FunctionDef) -> frozen
     Paths through settings (`cfg.model`), names the function binds to a module it builds, and `self.X` alone
     (`held_attributes` judges those) do not count.
     """
-    params = function.params
-    arguments = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    arguments -= {"self", "cls"}
+    arguments = parameter_names(function) - {"self", "cls"}
     built: set[str] = set()
     for stmt in walk(function.body):
         if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call):

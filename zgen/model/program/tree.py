@@ -92,6 +92,7 @@ def load_libcst() -> None:
 
 __all__ = [
     "cst",
+    "parameter_names",
     "unwrapped_argument",
     "load_libcst",
     "Snippet",
@@ -494,6 +495,13 @@ def parameter_for(func: cst.FunctionDef, call: cst.Call, position: int) -> str |
     if at >= len(params) and isinstance(func.params.star_arg, cst.Param) and not arg.star:
         return func.params.star_arg.name.value  # `init(self.a, self.b)` for `def init(*modules)`: one of them
     return params[at] if at < len(params) else None
+
+
+def parameter_names(func: cst.FunctionDef) -> frozenset[str]:
+    """The names of a function's parameters that take an argument by position or by name (`self` and `cls`
+    among them; not `*args` nor `**kwargs`)."""
+    params = func.params
+    return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 def positional_parameters(func: cst.FunctionDef) -> list[str]:
