@@ -1,7 +1,7 @@
 """In `__init__`, the values of parameters walked from a child built before (`sum(p.data.sum() for p in
 self.nets.parameters())`, `self.parameters()` once a child exists, a container of modules of no class we read,
 `Sequential(*convnet.children())`) are read from placeholders: zero.Init partitioned the child when its own
-`__init__` returned (ZG109, `zg109._walks_built_child`). Look-alikes: flags and metadata of the walked
+`__init__` returned (ZG109, `value_reads._walks_built_child`). Look-alikes: flags and metadata of the walked
 parameters (`requires_grad`, `.device`, `.dtype`, names, the list itself); the module's own parameters walked
 before any child was built; the source of a copy whose write is reported (ZG103)."""
 
