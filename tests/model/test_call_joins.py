@@ -308,8 +308,12 @@ def _check(tmp_path, files: dict[str, str]) -> tuple[list[tuple[str, int]], int]
         (pkg / name).write_text(textwrap.dedent(text))
     path = pkg / "model.py"
     text = path.read_text()
-    key = next(i for i, line in enumerate(text.splitlines(), 1) if line.endswith("# KEY"))
-    found = [(f.code, f.line) for f in check_source(str(path), text) if f.code.startswith("ZG3")]
+    lines = text.splitlines()
+    key = next(i for i, line in enumerate(lines, 1) if line.endswith("# KEY"))
+    # where `Net` is part of the checked file, `Net.attend`'s own read of `self.table` (a method run on the built
+    # model) is ZG303's at that read; these cases are about the calls
+    own_read = {i for i, line in enumerate(lines, 1) if line.strip() == "return h @ self.table.T"}
+    found = [(f.code, f.line) for f in check_source(str(path), text) if f.code.startswith("ZG3") and f.line not in own_read]
     return found, key
 
 

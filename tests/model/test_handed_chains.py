@@ -42,7 +42,8 @@ class Holder(nn.Module):
 def _zg3(body: str) -> list[tuple[str, int]]:
     start = len(textwrap.dedent(HEAD).splitlines())
     src = textwrap.dedent(HEAD) + textwrap.dedent(body)
-    return sorted((f.code, f.line - start) for f in check_source("m.py", src, None) if f.code.startswith("ZG3"))
+    # (the fixture's own non-forward methods, above `start`, read their parameters: ZG303 there is not the case's)
+    return sorted((f.code, f.line - start) for f in check_source("m.py", src, None) if f.code.startswith("ZG3") and f.line > start)
 
 
 def test_a_method_of_a_submodule_of_a_handed_child() -> None:

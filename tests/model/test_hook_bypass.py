@@ -107,7 +107,10 @@ SAFE = {
 
 
 def _codes(body: str) -> list[str]:
-    return [f.code for f in check_source("m.py", HEADER + textwrap.dedent(body)) if f.code.startswith("ZG3")]
+    # the header's own `Unet.sample` reads `self.weight` outside forward (ZG303 at that read): not the case's
+    start = len(HEADER.splitlines())
+    found = check_source("m.py", HEADER + textwrap.dedent(body))
+    return [f.code for f in found if f.code.startswith("ZG3") and f.line > start]
 
 
 @pytest.mark.parametrize("name", sorted(HAZARDS))

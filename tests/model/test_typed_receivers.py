@@ -251,4 +251,5 @@ def test_parameters_grouped_only_to_set_their_requires_grad_flags_are_not_read(t
 
 def test_the_same_grouping_handed_to_a_helper_that_reads_values_is_a_read(tmp_path):
     reads = LOCK.replace("x.requires_grad = True", "x.requires_grad = bool(x.norm() > 0)")
-    assert _found(tmp_path, reads) == [("ZG303", 40)]
+    # the call on the held tower (40), and the read itself in `lock`, a method run on the built model (17)
+    assert _found(tmp_path, reads) == [("ZG303", 17), ("ZG303", 40)]

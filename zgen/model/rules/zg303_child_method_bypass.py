@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 from zgen.findings import Severity
 
-from ..analysis.access import READ, SIZE, WRITE
+from ..analysis.access import READ, SIZE, WRITE, Scope
 from ..analysis.bound import bound_calls, bound_names, runs_handed
 from ..analysis.by_hand import hand_runs
-from ..analysis.calls import ModuleCalls
+from ..analysis.calls import ModuleCalls, handed_read
 from ..analysis.flow import flat_of, loop_items, mapping_walked
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import (
@@ -26,6 +26,8 @@ from ..analysis.instances import (
     receiver_instance, instance_attributes,
 )
 from ..analysis.script import function_scope
+from ..analysis.scopes import param_accesses
+from ..analysis.value_reads import reads_values
 from ..program import known
 from ..program.holds import averaged_attributes, held_attributes, held_path_classes, module_arguments, reached_models
 from ..program.tree import access_path
@@ -41,6 +43,15 @@ _OTHER_CALL = re.compile(r"\.(?<!\bself\.)(?<!\(\)\.)(\w+)\s*\(")  # `.` first: 
 _SELF_CALL = re.compile(r"self(?<!\wself)(?:\.\w+)+\.(\w+)\s*\(")  # `\bself`, the word first (10x faster)
 _HEADER = re.compile(r"def\s+\w+\s*\((.*?)\)\s*(?:->[^:]*)?:", re.S)
 _PARAM = re.compile(r"(?:^|[(,])\s*\**([A-Za-z_]\w*)")
+def _handed_to_own_forward(access) -> bool:
+    """Is the parameter an argument of the module's own `self.forward(...)` call?"""
+    flat = flat_of(access.method)
+    parent = flat.parent.get(id(access.node)) if flat is not None else None
+    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    return isinstance(call, cst.Call) and code_of(call.func) in ("self.forward", "super().forward")
+
+
+_PRINTING = frozenset({"__repr__", "__str__", "__format__", "extra_repr"})
 _SKIP = {"forward", "__call__", "extra_repr", "__repr__", "_init_weights", "reset_parameters"}
 
 
@@ -78,7 +89,13 @@ class ChildMethodBypass(Rule):
     module by hand, with no hook of it: flagged at that call. A call of an
     `@abstractmethod` of a module interface that no class we read fills in
     (`self.adapter.encode(x)` with `adapter: AdapterBase`) runs a module of
-    the user's, which computes with its own parameters there.
+    the user's, which computes with its own parameters there. The
+    method's own reads are flagged as well: a method other than forward
+    that a training loop or a holder runs on the built model (`sample_p`,
+    `get_target_q`, a regulariser) and that computes with the model's own
+    parameters or its children's (`self.log_alpha.exp()`,
+    `self.head[0].weight`) is the same bypass one level up, reported at
+    the read (and as ZG109, since the read sees an empty placeholder).
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers `child`'s parameters only when `child` itself is called.
@@ -247,6 +264,7 @@ class Quantiser(nn.Module):
                         help = f"compute it in `{ref.rsplit('.', 1)[-1]}.forward`, or register the parameter as external"
                         yield self.finding(index, method.snippet, node, message, help)
                         break
+        yield from self._entry_reads(index)
         yield from self._held(index)
         yield from self._averaged(index)
         yield from self._handed_by_classes(index)
@@ -260,6 +278,29 @@ class Quantiser(nn.Module):
                 )
                 help = f"call `{run.module}(...)` (its forward), or gather its parameters around the call"
                 yield self.finding(index, run.snippet, run.node, message, help)
+
+    def _entry_reads(self, index: ModelIndex) -> Iterator[Report]:
+        """Reads of parameter values in a method run on the built model outside forward (`def sample_p(self):
+        ... self.py0_mean ...`): no hook of the module runs for that method, so what it computes with is fetched on
+        access (DeepSpeed) or is an empty partition (a runtime without that fallback). A read handed to a
+        submodule's call is that module's forward's (ZG301)."""
+        for access in param_accesses(index, Scope.ENTRY):
+            if access.use != READ or access.method is None or access.method.name in _PRINTING:
+                continue  # printing the model (`extra_repr`) reads values (ZG109) but computes nothing with them
+            if not reads_values(index, access) or handed_read(index, access) is not None:
+                continue
+            if _handed_to_own_forward(access):
+                continue  # `self.forward(x, self.groups)`: the call is ZG302's
+            owner = "its own parameters" if access.via_parameters else (
+                "its own parameter" if access.owner == "self" else f"a parameter of its child `{access.owner}`")
+            message = (
+                f"`{code_of(access.node)}{access.detail}` computes with {owner} in `{access.where}`, a method other "
+                "than forward run on the built model: no forward hook of the module runs for it, so nothing gathers "
+                "the parameter and ZeRO-3 must fetch it on access, outside the prefetch schedule"
+            )
+            help = ("compute it in the module's `forward` (a mode argument), or gather it around the call with "
+                    "`deepspeed.zero.GatheredParameters`")
+            yield self.finding(index, access.snippet, access.node, message, help)
 
     def _held(self, index: ModelIndex) -> Iterator[Report]:
         """Code outside the model classes calling a method other than forward on a model it holds or is given, or
