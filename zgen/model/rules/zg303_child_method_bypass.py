@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from zgen.findings import Severity
 
-from ..analysis.access import READ, SIZE, WRITE, Scope
+from ..analysis.access import READ, SIZE, WRITE, Reach, Scope
 from ..analysis.bound import bound_calls, bound_names, runs_handed
 from ..analysis.by_hand import hand_runs
 from ..analysis.calls import ModuleCalls, handed_read
@@ -287,6 +287,8 @@ class Quantiser(nn.Module):
         for access in param_accesses(index, Scope.ENTRY):
             if access.use != READ or access.method is None or access.method.name in _PRINTING:
                 continue  # printing the model (`extra_repr`) reads values (ZG109) but computes nothing with them
+            if access.via.reach is Reach.PASSED:
+                continue  # a child handed whole to a helper that copies its values (an EMA update): ZG109's
             if not reads_values(index, access) or handed_read(index, access) is not None:
                 continue
             if _handed_to_own_forward(access):
