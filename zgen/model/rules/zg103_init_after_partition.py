@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
-from ..analysis.effects import REPLACED, argument_effects, usage
+from ..analysis.effects import REPLACED, argument_effects, usage, writes_module_params
 from ..analysis.flow import flat_of, loop_items
 from ..analysis.handed import built_holder
 from ..analysis.scopes import param_accesses
@@ -16,6 +16,9 @@ from ..program import known
 from ..program.index import ModelIndex
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .rule import Report, Rule
+
+
+_APPLY_CALL = re.compile(r"\bself(?:\.\w+)*\.apply\(")  # `self.apply(`, `self.backbone.apply(`
 
 
 class InitAfterPartition(Rule):
@@ -35,7 +38,10 @@ class InitAfterPartition(Rule):
     gather each module's parameters; but a function run by `apply` that
     writes a *child* of the visited module (`module.q_proj.weight` when
     visiting the attention block) is flagged: `apply` gathers only the
-    visited module's own parameters. A function that is given a built model
+    visited module's own parameters. Outside construction the wrap is gone:
+    `self.apply(init_fn)` in an initialiser that neither `__init__` nor
+    `forward` reaches (`init_weights` a runner calls on the built model, a
+    `reinit`) writes placeholders. A function that is given a built model
     and walks it (`def initialize(model): for p in model.parameters(): ...`)
     initialises partitioned parameters too.
 
@@ -217,6 +223,7 @@ def initialize(model):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         yield from self._applied_to_children(index)
+        yield from self._applied_on_the_built_model(index)
         for write in parameter_list_writes(index):
             verb = "initialises" if write.use == INIT else "writes"
             code = code_of(write.node)
@@ -256,6 +263,39 @@ def initialize(model):
                         )
                         yield self.finding(index, scope.snippet, node, message, _HELP)
 
+
+    def _applied_on_the_built_model(self, index: ModelIndex) -> Iterator[Report]:
+        """`self.apply(partial(init_fn, std=s))` in an initialiser neither `__init__` nor `forward` reaches (`reinit`,
+        `init_weights` a runner calls on the built model): `zero.Init` gathers each visited module's parameters for
+        `apply` only while its context is open, during construction; afterwards the callback writes empty
+        placeholders. (In an entry point, `perturb`, the write is ZG101's.)"""
+        if ".apply(" not in index.source:
+            return
+        seen: set[int] = set()
+        for _cls, method in index.methods("late", _APPLY_CALL):
+            flat = flat_of(method)
+            if flat is None or id(method) in seen:
+                continue
+            seen.add(id(method))
+            for node, ctx in flat.nodes:
+                if type(node) is not cst.Call or ctx.guarded or not node.args:
+                    continue
+                func = node.func
+                if not isinstance(func, cst.Attribute) or func.attr.value != "apply":
+                    continue
+                path = access_path(func.value)
+                if path is None or path.root != "self":
+                    continue  # (a module argument's `apply` is `effects`' APPLIES, reported where it is handed)
+                receiver = code_of(func.value)
+                if writes_module_params(index, flat, node.args[0].value) is None:
+                    continue
+                message = (
+                    f"`{code_of(func)}(...)` initialises the parameters of every module under `{receiver}` in "
+                    f"`{method.name}`, which runs on the built model; `zero.Init` gathers them for `apply` only while "
+                    "the model is being constructed, so here the callback writes empty placeholders and the "
+                    "writes are lost"
+                )
+                yield self.finding(index, method.snippet, node, message, _HELP)
 
     def _applied_to_children(self, index: ModelIndex) -> Iterator[Report]:
         """`def _init_weights(self, module): module.child.weight.normal_()`, run through `apply`: zero.Init's
