@@ -78,7 +78,7 @@ def _check(
     for report in reports:
         by_snippet.setdefault(id(report.snippet), []).append(report)
     for group in by_snippet.values():
-        group[0].snippet.locate([r.node for r in group])
+        group[0].snippet.locate([r.node for r in group] + [r.through for r in group if r.through is not None])
     seen: dict[tuple[str, int, int], Finding] = {}
     for report in reports:
         finding = report.to_finding()

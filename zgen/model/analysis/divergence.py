@@ -47,6 +47,9 @@ COUNT = "count"  # the call sits in a loop that runs as often as this rank's inp
 PICK = "pick"  # the module called is taken out of a container by the value (`self.experts[rank]`)
 RETRY = "retry"  # the call runs again in a loop when it raised on this rank (`except OutOfMemoryError:` then retry)
 CAUGHT = "caught"  # the call's failure on this rank is caught and the rank goes on (`except OutOfMemoryError: return`)
+# Effects whose call sits inside what the decision governs: the finding reaches from the decision down to that call.
+_GOVERNED = frozenset({GATE, ITERATE, WHILE, COUNT, PICK})
+_EXITS = (cst.Break, cst.Continue, cst.Return)
 
 # What a rank raises on its own, from its own batch and memory: out of memory, a kernel's runtime error, a bad
 # value (a loss that is NaN, shapes a batch does not match: `ValueError`, `FloatingPointError`, a failed `assert`),
@@ -70,6 +73,7 @@ class Divergence:
     node: cst.CSTNode  # the deciding expression (report here)
     source: str  # what makes it differ, e.g. `torch.rand()`
     callee: str  # the submodule whose call it decides, e.g. `self.layers[i]`
+    site: cst.CSTNode | None = None  # that call, where one call is decided (the finding reaches down to it)
 
 
 def module_divergences(
@@ -259,10 +263,12 @@ def find_divergences(
                 sites.append((node, ctx, callee))
     found: dict[tuple[int, str], Divergence] = {}
 
-    def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str) -> None:
+    def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.CSTNode | None = None) -> None:
         if kind == DATA and effect not in (EXIT, SKIP) and taint.extent_only(source):
             return  # `reverse = x.shape[1] > t` picks blocks: only an exit on an input's extent counts
-        found.setdefault((id(node), kind), Divergence(kind, effect, node, source, callee))
+        # (an exit's skipped call lies past it, often far: it reaches down to the `break`/`return` instead)
+        site = site if effect in _GOVERNED or type(site) in _EXITS else None
+        found.setdefault((id(node), kind), Divergence(kind, effect, node, source, callee, site))
 
     extra: list[tuple[cst.Call, Ctx, str]] = []
     if make_indirect is not None:
@@ -308,18 +314,18 @@ def find_divergences(
             loop = next((loop for loop in ctx.loops if id(loop) in counted), None)
             if loop is not None and not ctx.guarded:
                 iterable, source = counted[id(loop)]
-                add(DATA, COUNT, iterable, source, callee)
+                add(DATA, COUNT, iterable, source, callee, call)
     if hands_on:
         for arg, source, callee in counts_handed_on(taint.index, taint.cls, flat, taint.inputs, calls, runners):
             add(DATA, COUNT, arg.value, source, callee)
     for call, ctx, callee in sites:
         key = picks.get(id(call))
         if key is not None and not ctx.guarded:
-            add(DATA, GATE, key[0], key[1], callee)
+            add(DATA, GATE, key[0], key[1], callee, call)
     if tainted:
         for call, test, kinds, callee in _chosen_calls(flat, taint, sites, calls):
             for kind, source in kinds.items():
-                add(kind, PICK, test, source, callee)
+                add(kind, PICK, test, source, callee, call)
     if pickable:
         for pick in picked_runs(flat, calls, taint):
             add(pick.kind, ITERATE if pick.iterated else PICK, pick.node, pick.source, pick.callee)
@@ -352,13 +358,14 @@ def _tainted_decisions(
     """
     add_all = add
 
-    def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
+    def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call,
+            reach: cst.CSTNode | None = None) -> None:
         if kind in (DATA, HOST) and id(site) in helpers:
             if not _skipped_helper(flat, node, effect, site, taint, sites, model_code) or (
                 effect == ITERATE and not model_code
             ):
                 return
-        add_all(kind, effect, node, source, callee)
+        add_all(kind, effect, node, source, callee, site if reach is None else reach)
 
     rank_gated: dict[str, list] = {}  # callee text -> (rank-test branch, call) of each call of it under a rank test
     for call, ctx, callee in sites:
@@ -404,11 +411,12 @@ def _tainted_decisions(
         backward_ids = {id(call) for call, _c, _n in backwards}
         add_exit = add
 
-        def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call) -> None:
+        def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.Call,
+                reach: cst.CSTNode | None = None) -> None:
             # (a backward skipped on this rank's data; a rank test before it is one of the calls that computed the loss,
             # and what looks like one is as often a progress bar shown on the main rank: `tqdm(file=...)`)
             if kind == DATA or id(site) not in backward_ids:
-                add_exit(kind, effect, node, source, callee, site)
+                add_exit(kind, effect, node, source, callee, site, reach)
     for node, ctx in exits:
         position = flat.position[id(node)]
         if isinstance(node, cst.Return):
@@ -444,7 +452,7 @@ def _tainted_decisions(
             for kind, source in taint.of(test).items():
                 if kind == DATA and in_else and DATA not in plain.of(test):  # type: ignore[union-attr]
                     continue
-                add(kind, effect, test, source, later[0][2], later[0][0])
+                add(kind, effect, test, source, later[0][2], later[0][0], node)
 
 
 def _bound_before(
@@ -769,13 +777,13 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
                 continue
             source = source_of(test, loop)
             if source is not None:
-                add(DATA, EXIT, test, source, later[0][2])
+                add(DATA, EXIT, test, source, later[0][2], node)
     for node, ctx in flat.nodes:
         if type(node) is cst.While and not ctx.guarded and not mentions_guard(node.test):
             later = [site for site in sites if node in site[1].loops]
             source = source_of(node.test) if later else None
             if source is not None:
-                add(DATA, WHILE, node.test, source, later[0][2])
+                add(DATA, WHILE, node.test, source, later[0][2], later[0][0])
 
 
 def tensor_backward(node: cst.CSTNode) -> bool:

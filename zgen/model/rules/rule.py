@@ -21,6 +21,10 @@ from ..program.tree import Snippet, cst
 
 __all__ = ["Rule", "Report"]
 
+# How far down a finding reaches to the node it governs: farther, the decision alone is shown (a long loop's
+# body is no help to read, and a snippet of it would cover unrelated lines).
+_REACH_LINES = 12
+
 
 @dataclass(frozen=True, slots=True)
 class Report:
@@ -32,9 +36,14 @@ class Report:
     node: cst.CSTNode
     message: str
     help: str
+    through: cst.CSTNode | None = None  # a later node the finding reaches down to (the call a decision governs)
 
     def to_finding(self) -> Finding:
         line, column, end_line, end_column = self.snippet.span(self.node)
+        if self.through is not None:
+            _l, _c, last_line, last_column = self.snippet.span(self.through)
+            if (last_line, last_column) > (end_line, end_column) and last_line - line <= _REACH_LINES:
+                end_line, end_column = last_line, last_column
         return Finding(
             code=self.rule.code,
             message=self.message,
@@ -60,9 +69,11 @@ class Rule:
     def check(self, index: ModelIndex) -> Iterator[Report]:
         raise NotImplementedError
 
-    def finding(self, index: ModelIndex, snippet: Snippet, node: cst.CSTNode, message: str, help: str) -> Report:
-        """A finding of this rule at `node` (the node a user would put `# noqa` on)."""
-        return Report(self, index.path, snippet, node, message, help)
+    def finding(self, index: ModelIndex, snippet: Snippet, node: cst.CSTNode, message: str, help: str,
+                through: cst.CSTNode | None = None) -> Report:
+        """A finding of this rule at `node` (the node a user would put `# noqa` on), reaching down to `through` when
+        that comes later (a divergent decision and the submodule call it governs: both lines are the hazard)."""
+        return Report(self, index.path, snippet, node, message, help, through)
 
     @classmethod
     def doc(cls) -> str:

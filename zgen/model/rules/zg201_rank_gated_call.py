@@ -278,9 +278,9 @@ def main(args, model, cfg):
                 continue
             for d in divergences(index, cls, method):
                 if d.kind == RANK:
-                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
+                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP, d.site)
         for snippet, d in script_divergences(index, state_trigger(index, trigger)):
-            yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
+            yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP, d.site)
         yield from self._rank_zero_functions(index)
 
     def _rank_zero_functions(self, index: ModelIndex) -> Iterator[Report]:

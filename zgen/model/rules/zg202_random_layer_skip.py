@@ -270,10 +270,10 @@ class Adapter(nn.Module):
             for d in found:
                 if d.kind not in (RANDOM, HOST_RANDOM) or id(d.node) in data_nodes:
                     continue  # a decision on this rank's data as well: ZG203/ZG204 report it
-                yield self.finding(index, method.snippet, d.node, _text(d), _HELP)
+                yield self.finding(index, method.snippet, d.node, _text(d), _HELP, d.site)
         for kind in (RANDOM, HOST_RANDOM):  # code outside the model that runs a model it is handed or holds
             for snippet, d in script_divergences(index, state_trigger(index, draw_trigger(index)), kind):
-                yield self.finding(index, snippet, d.node, _text(d), _HELP)
+                yield self.finding(index, snippet, d.node, _text(d), _HELP, d.site)
 
 
     def _random_iterables(self, index: ModelIndex) -> Iterator[Report]:

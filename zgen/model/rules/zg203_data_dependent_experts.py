@@ -310,10 +310,10 @@ class Moe(nn.Module):
         for cls, method in index.methods("all", state_trigger(index, TRIGGER)):
             for d in divergences(index, cls, method):
                 if d.kind == DATA and d.effect in (GATE, ITERATE, SKIP, PICK):
-                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP)
+                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP, d.site)
         for snippet, d in script_divergences(index, state_trigger(index, TRIGGER), DATA):  # code outside the model, running one it holds
             if d.effect in (GATE, ITERATE, SKIP, PICK):
-                yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP)
+                yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP, d.site)
 
 
 _HELP = (

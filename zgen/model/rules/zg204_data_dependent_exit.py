@@ -496,11 +496,11 @@ class Decoder(nn.Module):
         for cls, method in index.methods("all", state_trigger(index, length_helpers(index, TRIGGER))):
             for d in divergences(index, cls, method):
                 if _exit(d):
-                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _help(d))
+                    yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _help(d), d.site)
         for kind in (DATA, HOST, CLOCK):
             for snippet, d in script_divergences(index, state_trigger(index, length_helpers(index, TRIGGER)), kind):
                 if _exit(d):
-                    yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _help(d))
+                    yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _help(d), d.site)
         for signal in stop_signals(index):
             if signal.method.snippet is not None:
                 yield self.finding(index, signal.method.snippet, signal.node, _signal_message(signal), _SIGNAL_HELP)

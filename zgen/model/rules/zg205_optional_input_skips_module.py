@@ -564,7 +564,20 @@ class Clip(nn.Module):
             ifs = [n for n in walk(snippet.node) if isinstance(n, cst.If)] if snippet is not None else []
             node = ifs[position] if position < len(ifs) else None
         target = node.test if isinstance(node, cst.If) else (snippet.node if snippet else None)
-        return self.finding(index, snippet, target, _message(skipped, code_of(target), how), _HELP)
+        through = _first_call_of(node, skipped) if isinstance(node, cst.If) else None
+        return self.finding(index, snippet, target, _message(skipped, code_of(target), how), _HELP, through)
+
+
+def _first_call_of(stmt: cst.If, skipped: set[str]) -> cst.Call | None:
+    """The first call in the branches of `stmt` of a module it decides (`self.vision(image)` under `if exists(image):`):
+    the finding reaches down to it."""
+    names = {name.removesuffix("()") for name in skipped}
+    branches = [stmt.body] + ([stmt.orelse] if stmt.orelse is not None else [])
+    for branch in branches:
+        for node in walk(branch):
+            if type(node) is cst.Call and code_of(node.func) in names:
+                return node
+    return None
 
 
 def _message(skipped: set[str], test: str, how: str = "whether") -> str:
