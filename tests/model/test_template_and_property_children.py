@@ -1,4 +1,4 @@
-"""ZG301 through two ways a module reaches a child that the members did not see before.
+"""ZG301 through three ways a module reaches a child that the members did not see before.
 
 * Template methods: a class with no `forward` (or `__init__`) of its own whose base in another file defines it and
   calls `self.m(...)` hooks the class overrides (`_init_layers` from the base's `__init__`, `pre_decoder` from the
@@ -7,6 +7,9 @@
 * A `@property` handing back a member as is (`@property def model(self): return self._model`, here or in a base of
   any file): `self.model[0]`, `for layer in self.layers`, `self.heads["a"]` are that member's items, so a local or
   loop variable bound to one is a child whose `.weight` read in forward no hook of it gathered.
+
+* A mixin's method of another file called from forward that walks the parameters of the class's children
+  (`self.momentum_update()` over `self.model_pairs`): read with the class's members, reported at the call.
 
 Next to look-alikes that stay clean: the child called, only its dtype used.
 """
@@ -200,3 +203,45 @@ class Calls(Net):
         head = self.heads["a"]
         return head(x).to(first.weight.dtype)
 """) == []
+
+
+MIXIN = """
+import torch
+
+
+class MomentumMixin:
+    @torch.no_grad()
+    def momentum_update(self):
+        for online, target in self.model_pairs:
+            for p, p_m in zip(online.parameters(), target.parameters()):
+                p_m.data.mul_(self.momentum).add_(p.data, alpha=1 - self.momentum)
+
+    def count_pairs(self):
+        return sum(p.numel() for online, _ in self.model_pairs for p in online.parameters())
+"""
+
+MOMENTUM = """
+import torch
+from torch import nn
+from .mixin import MomentumMixin
+
+
+class Encoder(nn.Module, MomentumMixin):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(1024, 1024)
+        self.enc_m = nn.Linear(1024, 1024)
+        self.model_pairs = [(self.enc, self.enc_m)]
+        self.momentum = 0.995
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.momentum_update()
+            y = self.enc_m(x)
+        return self.enc(x) + y + self.count_pairs()
+"""
+
+
+def test_a_mixin_of_another_file_walking_child_parameters_in_forward(tmp_path):
+    found = found_in_package(tmp_path, {"mixin.py": MIXIN, "model.py": MOMENTUM}, "model.py", prefix="ZG3")
+    assert found == [("ZG301", 17)]  # the update; counting the parameters (sizes only) stays clean
