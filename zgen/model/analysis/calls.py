@@ -21,6 +21,7 @@ from .choices import options
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
 from .access import READ
 from .persistence import gathers
+from .returned import is_property, property_attributes
 
 __all__ = ["ModuleCalls", "HeldCalls", "follow", "handed_to_module", "handed_read"]
 
@@ -269,7 +270,13 @@ class ModuleCalls:
         """Follow `self.a[0].b` through the members of this class and its children."""
         if root != "self" or not parts or parts[0] == "[]":
             return None
-        member = facts_of(self.cls).members.get(parts[0])
+        members = facts_of(self.cls).members
+        member = members.get(parts[0])
+        if member is None and is_property(self.cls, parts[0]):
+            # `self.model[0]` for `@property def model(self): return self._model` (of this class or a base of any
+            # file): the member the getter hands back as is
+            held = property_attributes(self.cls, parts[0])
+            member = members.get(next(iter(held))) if len(held) == 1 else None
         if member is None:
             return None
         return self._follow(member.kind, member.classes, parts[1:])

@@ -27,7 +27,7 @@ from .params import NOT_A_SUBMODULE, accesses, kept_parameter_lists, layer_base_
 from .persistence import kept_gathered
 from .script import script_accesses
 
-__all__ = ["param_accesses", "scoped_accesses"]
+__all__ = ["param_accesses", "scoped_accesses", "inherited_walks"]
 
 
 def param_accesses(index: ModelIndex, *scopes: Scope) -> Iterator[ParamAccess]:
@@ -81,6 +81,36 @@ def scoped_accesses(index: ModelIndex, scope: Scope) -> list[ParamAccess]:
     return found
 
 
+
+
+@memoised
+def inherited_walks(index: ModelIndex) -> tuple[tuple[cst.Call, ClassInfo, MethodInfo, ParamAccess], ...]:
+    """Calls `self.m()` in a module's forward of a method that only a base of another file defines (a mixin's
+    momentum update), which walks parameters of this class's children (`for a, b in self.model_pairs:` ...
+    `zip(a.parameters(), b.parameters())`): its lines are in the other file, read with this class's members
+    (`params.accesses`), so the reads are reported at the call. Each: (the call, class, forward method, first read)."""
+    found = []
+    for cls, method in index.methods("forward", _SELF_CALL):
+        flat = flat_of(method)
+        for node, ctx in flat.nodes if flat is not None else ():
+            if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                continue
+            owner = node.func.value
+            if not (isinstance(owner, cst.Name) and owner.value == "self"):
+                continue
+            name = node.func.attr.value
+            helper = cls.inherited_method(name) if cls.method(name) is None else None
+            if helper is None or "parameters(" not in helper.text:
+                continue
+            walked = [a for a in accesses(index, cls, helper) if a.use in (READ, WRITE) and not a.ctx.guarded
+                      and a.via is not None and a.via.reach is Reach.PARAMETERS and not a.local
+                      and not a.via.name.startswith("self.parameters")]
+            if walked:
+                found.append((node, cls, method, walked[0]))
+    return tuple(found)
+
+
+_SELF_CALL = re.compile(r"\bself\.\w+\(")
 
 
 def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodInfo) -> bool:

@@ -378,8 +378,29 @@ class ClassInfo:
 
     @cached_property
     def forward_methods(self) -> list[MethodInfo]:
-        """The methods that run inside this module's forward (where its own parameters are gathered)."""
-        return self.reachable("forward", properties=True)
+        """The methods that run inside this module's forward (where its own parameters are gathered); with no
+        `forward` of its own (or of an in-file base), the methods of the class that a `forward` inherited from a
+        base in another file reaches through `self.m(...)` (`pre_decoder` of a detector whose base's forward runs
+        `self.loss` -> `self.forward_transformer` -> `self.pre_decoder`)."""
+        return self._reached_from("forward")
+
+    def _reached_from(self, root: str) -> list[MethodInfo]:
+        """`reachable(root, properties=True)`; when neither the class nor an in-file base defines `root`, the
+        methods of the class that the `root` of a base in another file reaches through `self.m(...)` calls (a
+        template method: the base's `__init__` calls `self._init_layers()`, its `forward` `self.pre_decoder()`),
+        and what those reach in turn."""
+        found = self.reachable(root, properties=True)
+        if found or self.method(root) is not None:
+            return found
+        names = self._inherited_names(root)
+        seen: set[int] = set()
+        for method in self.all_methods():
+            if method.name in names and method.name != root:
+                for reached in self.reachable(method.name, properties=True):
+                    if id(reached) not in seen:
+                        seen.add(id(reached))
+                        found.append(reached)
+        return found
 
     @cached_property
     def hook_methods(self) -> list[MethodInfo]:
@@ -407,8 +428,9 @@ class ClassInfo:
 
     @cached_property
     def init_methods(self) -> list[MethodInfo]:
-        """`__init__` and the helpers it calls (`self._build_layers()`)."""
-        return self.reachable("__init__", properties=True)
+        """`__init__` and the helpers it calls (`self._build_layers()`), or the overrides an inherited `__init__` of
+        another file calls (`_reached_from`)."""
+        return self._reached_from("__init__")
 
     @cached_property
     def entry_methods(self) -> list[MethodInfo]:
@@ -444,8 +466,12 @@ class ClassInfo:
 
     def _inherited_forward_names(self) -> set[str]:
         """Names of the methods an inherited `forward` of another file reaches through `self.m(...)` calls."""
+        return self._inherited_names("forward")
+
+    def _inherited_names(self, root: str) -> set[str]:
+        """Names of the methods an inherited `root` of another file reaches through `self.m(...)` calls."""
         names: set[str] = set()
-        todo = ["forward"]
+        todo = [root]
         while todo and len(names) < 200:
             name = todo.pop()
             method = self.inherited_method(name)

@@ -10,7 +10,7 @@ from ..analysis.by_hand import hand_runs
 from ..analysis.access import GUARD, READ, ParamAccess, Reach, Scope
 from ..analysis.calls import handed_read
 from ..analysis.params import accesses
-from ..analysis.scopes import param_accesses
+from ..analysis.scopes import inherited_walks, param_accesses
 from ..analysis.typed_reads import typed_reads
 from ..program.index import ModelIndex
 from ..program.members import facts_of
@@ -208,6 +208,15 @@ class Vit(nn.Module):
                     "ZeRO-3 must fetch it on access, blocking and outside the prefetch schedule"
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
+        for call, _cls, method, access in inherited_walks(index):
+            name = code_of(call.func)
+            walked = access.via.name.removesuffix(".parameters()").replace(".[]", "[...]")
+            message = (
+                f"`{name}()`, defined by a base class in another file, computes here in forward with the parameters "
+                f"of `{walked}` (`{code_of(access.node)}`); no hook of those submodules gathered them, so ZeRO-3 "
+                "must fetch each on access, blocking and outside the prefetch schedule"
+            )
+            yield self.finding(index, method.snippet, call, message, _HELP)
         for run in hand_runs(index):
             if not run.method:
                 message = (
