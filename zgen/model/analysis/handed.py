@@ -56,6 +56,7 @@ from .effects import (
     state_keys_only, written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_gathered, same_items
+from .grads import gradient_read
 from .plain import attribute_instances
 from .provenance import Model, Params, Value, contained, factory_made, provenance_accesses, reaches_operation
 from .script import ScriptScope, class_partitions, function_scope, partitions_here
@@ -70,6 +71,8 @@ _WALK_TRIGGER = Trigger(
     pattern=r"\.(?:modules|parameters|named_parameters|named_modules|children|named_children)\(",
 )
 _PARAMS_NAME = re.compile(r"^(?:\w+_)?parameters$")
+# An argument named as the parameters a clipping helper is handed (`params`, `model_params`, `parameters`).
+_CLIPPED_NAME = re.compile(r"^(?:\w+_)?(?:params|parameters)$")
 _OWNS_STORAGE = re.compile(r"(?:Parameter|Tensor|Optimizer)$")
 # Names of initialisers and loaders (not hooks, gathers, dunders or state-dict helpers: `index._NOT_ENTRY`'s rest).
 _REINIT_NAME = re.compile(INIT_NAME + r"|reset|^_?(?:load|save)_?")
@@ -136,8 +139,8 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             handed += _handed_uses(index, scope, set(held.models), held.iterables, paths)
         lists = held_parameter_lists(index, cls) if whole and cls is not None else frozenset()
         kept = cls is not None and bool(held_containers(index, cls) or module_properties(index, cls))
-        if whole and (held.models or lists or kept or "param_groups" in text):
-            handed += _whole_uses(index, scope, cls, held.models, lists)
+        if whole and (held.models or lists or kept or "param_groups" in text or "clip_grad" in text):
+            handed += _whole_uses(index, scope, cls, held.models, lists, clip_arguments=True)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
     handed += _self_whole_uses(index)
@@ -277,12 +280,18 @@ def _runs_guarded(cls: ClassInfo | None, span: FunctionSpan) -> bool:
 
 def _whole_uses(
     index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str],
-    lists: frozenset[str] = frozenset(), subpaths: bool = True,
+    lists: frozenset[str] = frozenset(), subpaths: bool = True, clip_arguments: bool = False,
 ) -> list[ParamAccess]:
     """Uses of a held module as a whole: deep-copied, its state dict read or loaded, its gradients clipped, its
     parameters flattened into or out of a vector, or handed to a library's weight-averaging helper (and that
-    helper updated)."""
+    helper updated). With `clip_arguments` (code outside the model classes), an argument named as parameters that
+    the function clips (`def _clip(params: Iterable[Tensor], max_norm): clip_grad_norm_(params, max_norm)`) is the
+    parameters of a model by that use (not one named as plain tensors: `tensors: List[Tensor]`)."""
     func, flat = scope.node, scope.flat
+    arguments = {
+        p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+        if _CLIPPED_NAME.match(p.name.value)
+    } if clip_arguments and isinstance(func, cst.FunctionDef) else set()
     held = set(models)  # plus locals bound to one (`model = self.accelerator.unwrap_model(self.model)`)
     elements = container_elements(func) if cls is not None else set()  # `policy = self.policies[uid]`
     averaged = set(averaged_attributes(index, cls)) if cls is not None else set()
@@ -409,6 +418,8 @@ def _whole_uses(
             index, name, clips
         ):
             owner = holds(target)
+            if owner is None and isinstance(target, cst.Name) and target.value in arguments:
+                owner = target.value  # an argument clipped: the parameters handed in
             if owner is not None:
                 found.append(access(node, ctx, GRAD, owner, last))
         elif qualified in known.PARAMETER_VECTORS:
@@ -475,7 +486,8 @@ def _param_groups_of(items: cst.BaseExpression) -> str | None:
 
 def _group_parameters(value: cst.BaseExpression, groups: dict[str, str]) -> str | None:
     """The source of a value that is the parameters of optimizer groups: `group["params"]` for a group a loop walks,
-    `opt.param_groups[0]["params"]`, `[p for g in opt.param_groups for p in g["params"]]`."""
+    `opt.param_groups[0]["params"]`, `[p for g in opt.param_groups for p in g["params"]]`, `tuple(...)` of one."""
+    value = same_items(value)
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
         comp = value.for_in
         source = _param_groups_of(comp.iter) if isinstance(comp.target, cst.Name) else None
@@ -1044,8 +1056,13 @@ def _handed_uses(
         use, op = usage(index, flat, node)
         if use == READ:
             use, op = written_in_bulk(flat, node, op)
+        if op.startswith(".grad") and isinstance(parent, cst.Attribute) and parent.attr.value == "grad":
+            read = gradient_read(index, flat, parent) if source not in states else None
+            if read is not None:  # `p.grad.cpu().numpy()` logged: ZeRO-3 left `p.grad` None (its values are shards)
+                found.append(access(node, ctx, READ, read, source, Via(Reach.PARAMETERS)))
+            continue
         if op.startswith(".grad") or use == CHECK:
-            continue  # gradients are ZG107's concern; `is None` and isinstance only look at the object
+            continue  # setting or clipping gradients is ZG107's concern; `is None` and isinstance only look at the object
         if use == READ and not computed_with(index, flat, parent, op):
             continue  # bound, collected or handed on (`groups.append(p)`), not computed with
         if source in states and use not in (WRITE, INIT):

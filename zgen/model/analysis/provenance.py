@@ -51,7 +51,7 @@ from ..program.class_values import attribute_strings, string_list
 from ..program.holds import (
     config_like, may_have_module_arguments, may_have_module_containers, module_arguments, module_container_arguments,
 )
-from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name
+from ..program.index import PROPERTY_DEF, ClassInfo, MethodInfo, ModelIndex, entry_name
 from ..program.keyed import constant_key, keyed_model
 from ..program.members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
@@ -65,7 +65,7 @@ from .flow import Flat, own_only, runs_gathered
 from .grads import gradient_cancelled, gradient_read, gradient_write
 from .own import answering_classes
 from .persistence import persistent_param
-from .returned import property_attributes
+from .returned import getter_paths, is_property, property_attributes
 from .script import class_partitions, function_scope
 
 __all__ = [
@@ -459,9 +459,11 @@ class _Engine:
                 value = self.ev(run, node.value)
                 if isinstance(node.value, cst.Call) and len(node.targets) == 1:
                     value = join(value, factory_made(self.index, run.flat, node.value, node.targets[0].target))
+                handler = None
                 for target in node.targets:
-                    if ctx.conds and isinstance(target.target, cst.Name):
-                        # under a test the old value may stand: `if isinstance(g, dict): g = Generator(**g)`
+                    if isinstance(target.target, cst.Name) and (ctx.conds or (handler := _in_handler(run.flat, node))):
+                        # under a test the old value may stand: `if isinstance(g, dict): g = Generator(**g)`; so
+                        # does the `try` body's in its `except` (`except ValueError: layers = None`)
                         value = join(run.env.get(target.target.value), value)
                     self.bind(run, target.target, value)
             elif kind is cst.AnnAssign and node.value is not None:
@@ -601,6 +603,9 @@ class _Engine:
                     # the groups an optimizer's constructor was handed: the model's parameters (the ZeRO-3
                     # optimizer swaps each group's list for its partitions later; a list kept now stays the model's)
                     return Items(Mapping(Params("self.param_groups")))
+                if isinstance(run.env.get("self"), Model) and run.cls.is_module and is_property(run.cls, run.span.name):
+                    # a property read with `self` the built model (`_property_parameter`): its children are the model's
+                    return self._attribute(run.env["self"], expr.attr.value, code_of(expr))
                 return self._self_attribute(run.cls, expr.attr.value)
             return self._attribute(self.ev(run, expr.value), expr.attr.value, code_of(expr))
         if kind is cst.Subscript:
@@ -689,13 +694,36 @@ class _Engine:
                 if self._not_a_parameter(v, attr):
                     return None  # `r.weight` of a regulariser that registers `weight` as a buffer
                 return Param(text, owner_classes=_all_known(v.classes), name=attr)
-            if config_like(attr) or _SIZE_NAME.search(attr) or attr in known.METADATA_ATTRS or attr.startswith("_"):
+            if attr in _WALKS or attr in _RETURNS_SELF or attr == "training" or attr in known.METADATA_ATTRS:
                 return None
-            if attr in _WALKS or attr in _RETURNS_SELF or attr == "training":
+            if (param := self._property_parameter(v, attr, text)) is not None:
+                return param  # `model.ar_weights`, a property handing back `self.ar_net[0].weight`
+            if config_like(attr) or _SIZE_NAME.search(attr) or attr.startswith("_"):
                 return None
             return self._child(v, attr, text)
 
         return _each(base, step)
+
+    def _property_parameter(self, model: Model, name: str, text: str) -> Param | None:
+        """`model.ar_weights` where a module class the model may be (of this file or another) defines the property
+        `ar_weights` to hand back one of its parameters (`return self.ar_net[0].weight`): that parameter, read with
+        `self` the built model (for a model of no class we can tell, the classes of its file or package defining
+        the property: `own.answering_classes`)."""
+        for ref in answering_classes(self.index, model.classes or (UNKNOWN_CLASS,), name, package=True):
+            local = self.index.class_of(ref)
+            where = (self.index, local) if local is not None else self.index.external(ref) if ref != UNKNOWN_CLASS else None
+            if where is None or not where[1].is_module:
+                continue
+            other, info = where
+            method = info.inherited_method(name)
+            if method is None or method.node is None or not PROPERTY_DEF.match(method.text.lstrip()):
+                continue
+            engine = self.engines.get(id(other)) or _Engine(other, self.engines)
+            value, _writes = engine.call(method.span, method.owner, (("self", Model(model.origin, (ref,), model.child)),))
+            param = _param(value)
+            if param is not None and not param.walked and not param.state:
+                return Param(text, owner_classes=param.owner_classes, name=param.name)
+        return None
 
     def _not_a_parameter(self, model: Model, attr: str) -> bool:
         """Does every class the model may be (all known) register `attr` as a buffer or a plain value?"""
@@ -738,8 +766,16 @@ class _Engine:
                 continue
             local = self.index.class_of(ref)
             info = local if local is not None else (self.index.external(ref) or (None, None))[1]
-            for attr in sorted(property_attributes(info, name)) if info is not None else ():
+            attrs = sorted(property_attributes(info, name)) if info is not None else []
+            for attr in attrs:
                 found = join(found, self._child(Model(model.origin, (ref,), model.child), attr, text))
+            if attrs or info is None or not info.is_module:
+                continue
+            for path in sorted(getter_paths(info, name)):  # `return self.embedding_layer.cat_embeddings`
+                step: Value | None = Model(model.origin, (ref,), model.child)
+                for attr in path:
+                    step = self._child(step, attr, text) if isinstance(step, Model) else None
+                found = join(found, step) if isinstance(step, Model) else found
         return found
 
     def _model_method(self, model: Model, name: str) -> Value | None:
@@ -1441,12 +1477,22 @@ def _metadata_call(index: ModelIndex, flat: Flat, parent) -> bool:
     return bool(name) and index.qualify(name).rsplit(".", 1)[-1] in _METADATA_FUNCTIONS
 
 
+def _in_handler(flat: Flat, node: cst.CSTNode) -> bool:
+    """Is `node` in an `except` handler of the function (the `try` body's bindings may stand there)?"""
+    parent = flat.parent.get(id(node))
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+        if isinstance(parent, cst.ExceptHandler):
+            return True
+        parent = flat.parent.get(id(parent))
+    return False
+
+
 # --- entry points -----------------------------------------------------------------------------------------
 
 # Text without which a class or function does nothing to a parameter this module reports.
 OPERATIONS = re.compile(
     r"\.data\b|_\(|numel|nelement|\.shape\b|\.size\(|_like\(|deepcopy|state_dict|save(?<!\wsave)\(|clip_grad|_to_vector|"
-    r"_to_parameters|\.apply\(|broadcast|all_reduce|init(?<!\winit)\.|\.(?:norm|clone|min|max)\(|\.grad\b|dump(?<!\wdump)s?\(|\.send\("
+    r"_to_parameters|\.apply\(|broadcast|all_reduce|init(?<!\winit)\.|\.(?:norm|clone|min|max|detach|cpu|numpy|tolist|item)\(|\.grad\b|dump(?<!\wdump)s?\(|\.send\("
 )
 
 

@@ -18,7 +18,7 @@ from .flow import Flat
 
 __all__ = [
     "small_statements", "returned_values", "function_parameters", "handed_back", "argument_value",
-    "returned_attributes", "property_attributes", "is_property",
+    "returned_attributes", "property_attributes", "getter_paths", "is_property",
 ]
 
 
@@ -97,6 +97,32 @@ def property_attributes(cls: ClassInfo, name: str) -> frozenset[str]:
     """The attributes of `self` a property (or a getter method) `name` of `cls` returns (`return self.base_layer`);
     empty when some return is anything else."""
     return _getter_attributes(cls.index, cls, name, 0)
+
+
+def getter_paths(cls: ClassInfo, name: str, depth: int = 0) -> frozenset[tuple[str, ...]]:
+    """The attribute paths below `self` a getter method (or property) `name` of `cls` returns when every return is
+    one (`return self.embedding_layer.cat_embeddings`: `("embedding_layer", "cat_embeddings")`, a first step that is
+    a property itself read through); empty when some return is anything else."""
+    getter = cls.inherited_method(name)
+    if getter is None or getter.node is None or depth > 3 or "return" not in getter.text:
+        return frozenset()
+    found: set[tuple[str, ...]] = set()
+    for value in returned_values(getter.node):
+        parts: list[str] = []
+        while isinstance(value, cst.Attribute):
+            parts.append(value.attr.value)
+            value = value.value
+        if not parts or not (isinstance(value, cst.Name) and value.value == "self"):
+            return frozenset()
+        path = tuple(reversed(parts))
+        if is_property(cls, path[0]):
+            inner = getter_paths(cls, path[0], depth + 1)
+            if not inner:
+                return frozenset()
+            found |= {head + path[1:] for head in inner}
+        else:
+            found.add(path)
+    return frozenset(found)
 
 
 @memoised(cycle=frozenset())

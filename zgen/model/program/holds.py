@@ -857,16 +857,17 @@ def held_paths(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
 def container_elements(function: cst.FunctionDef) -> set[str]:
     """Locals bound to an element of an attribute of `self` (`policy = self.policies[uid]`, `self.nets.get(k)`) on
     which the function calls a method only a module has (`policy.parameters()`): a module the object holds in a
-    container, built elsewhere."""
+    container, built elsewhere; or one named as a module is (`module = self.checkpoint_modules.get(name)`, then
+    `module.load_state_dict(data)`)."""
     used = _used_as_module(function)
-    if not used:
-        return set()
     found = set()
     for stmt in walk(function.body):
         if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
             continue
         target = stmt.targets[0].target
-        if isinstance(target, cst.Name) and target.value in used and _element_of_self(stmt.value):
+        if not isinstance(target, cst.Name) or not (target.value in used or module_like_name(target.value)):
+            continue
+        if _element_of_self(stmt.value):
             found.add(target.value)
     return found
 
