@@ -49,7 +49,7 @@ RETRY = "retry"  # the call runs again in a loop when it raised on this rank (`e
 CAUGHT = "caught"  # the call's failure on this rank is caught and the rank goes on (`except OutOfMemoryError: return`)
 # Effects whose call sits inside what the decision governs: the finding reaches from the decision down to that call.
 _GOVERNED = frozenset({GATE, ITERATE, WHILE, COUNT, PICK})
-_EXITS = (cst.Break, cst.Continue, cst.Return)
+_EXITS = frozenset({"Break", "Continue", "Return"})  # (names: libcst is loaded only when a file needs parsing)
 
 # What a rank raises on its own, from its own batch and memory: out of memory, a kernel's runtime error, a bad
 # value (a loss that is NaN, shapes a batch does not match: `ValueError`, `FloatingPointError`, a failed `assert`),
@@ -267,7 +267,7 @@ def find_divergences(
         if kind == DATA and effect not in (EXIT, SKIP) and taint.extent_only(source):
             return  # `reverse = x.shape[1] > t` picks blocks: only an exit on an input's extent counts
         # (an exit's skipped call lies past it, often far: it reaches down to the `break`/`return` instead)
-        site = site if effect in _GOVERNED or type(site) in _EXITS else None
+        site = site if effect in _GOVERNED or type(site).__name__ in _EXITS else None
         found.setdefault((id(node), kind), Divergence(kind, effect, node, source, callee, site))
 
     extra: list[tuple[cst.Call, Ctx, str]] = []
