@@ -73,7 +73,10 @@ class OptionalInputSkipsModule(Rule):
     self.model.vision(images)`. So is a module's public method declared to
     run without gradients (`@torch.no_grad() def generate_images(self, text,
     img=None)`), called on the built model with the call's inputs as `forward`
-    is. Two inputs asserted exclusive (`assert exists(images) ^
+    is; and any other public method, counting only what runs on the optional
+    input or what the input stands in for (`def decode(self, z=None, n=None):
+    if z is None: z = self.sample_prior(n)`), where the class's own calls do not
+    hand the parameter a setting (`self.fuse(x, self.extra)`). Two inputs asserted exclusive (`assert exists(images) ^
     exists(image_token_ids)`) are one presence: testing either decides. It is
     a warning: when every rank always gets the same inputs, nothing diverges.
 
@@ -448,13 +451,13 @@ class Clip(nn.Module):
                     yield from self._gates(index, helper, inner, params, helpers, runs)
 
     def _called_on_model(self, index: ModelIndex, cls: ClassInfo) -> Iterator[Report]:
-        """The module's inference entry points, public methods declared to run without gradients
-        (`@torch.no_grad() def generate_images(self, text, img=None)`): a caller runs them on the built model as it
-        runs `forward`, on this call's inputs (a prompt, a priming image), and the submodules they run gather as in
-        `forward`; so a presence test in one decides the same way. (Other public methods, `fit(train, test=None)`,
-        `plot(name=None)`, `normalize(x, reference=None)`, mostly take settings or values a caller computed once.)"""
-        if not _GRADIENT_FREE.search(cls.text):
-            return
+        """The module's public methods, entry points a caller runs on the built model as it runs `forward`
+        (`decode(conditions=None, z=None, n=None)`, `sample(x, cond=None)`), and the submodules they run gather as in
+        `forward`; so a presence test in one decides the same way. One declared to run without gradients
+        (`@torch.no_grad() def generate_images(self, text, img=None)`) is an inference entry run on this call's
+        inputs; in any other (`fit(train, test=None)`, `plot(name=None)`, `sample(x, steps=None)`: mostly settings
+        or values a caller computed once) only what runs on the optional input, or what it stands in for (`if z is
+        None: z = self.sample_prior(n)`), counts."""
         helpers = presence_helpers(index)
         for method in cls.span.methods:
             if method.startswith("_") or method == "forward":
@@ -463,24 +466,30 @@ class Clip(nn.Module):
             if info is None or info.index is not index or not _may_gate(info.text, helpers):
                 continue
             func = ast_function(info)
-            if func is None or not any(_GRADIENT_FREE.search(ast.unparse(d)) for d in func.decorator_list):
+            if func is None:
                 continue
+            linked = not any(_GRADIENT_FREE.search(ast.unparse(d)) for d in func.decorator_list)
+            if linked and _walks_a_source(func):
+                continue  # `fit(self, train_loader, test_loader=None)`: a procedure over the caller's data sources
             nodes = ast_nodes(index, func)
             maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
             optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
             optional |= _presence_aliases(nodes, optional) | _alternatives(nodes, optional, maybe_absent, helpers)
             optional -= _asserted(func.body, optional, helpers)
             optional -= _filled(func.body, optional, helpers)
+            if optional and linked:
+                optional -= _given_settings(index, cls, func)
             if optional:
                 runs = _Runs(index, cls)
                 runs.entries = frozenset(_batch_entries(func, nodes))
-                yield from self._gates(index, info, func, optional, helpers, runs)
+                yield from self._gates(index, info, func, optional, helpers, runs, linked)
 
     def _gates(
         self, index: ModelIndex, method: MethodInfo, func: ast.FunctionDef, optional: set[str],
-        helpers: frozenset[str], runs: _Runs,
+        helpers: frozenset[str], runs: _Runs, linked: bool = False,
     ) -> Iterator[Report]:
-        """The presence tests on `optional` in one method that decide whether a tower runs."""
+        """The presence tests on `optional` in one method that decide whether a tower runs (with `linked`, only a
+        tower run on an optional input or one whose output an optional input stands in for)."""
         runs.start(func, optional)
         if optional:
             for position, expr in enumerate(_if_expressions(func)):
@@ -488,6 +497,7 @@ class Clip(nn.Module):
                 if _presence_test(expr.test, optional, helpers, runs.parts):
                     skipped = (runs.of([expr.body]) - runs.of([expr.orelse])) | (runs.of([expr.orelse]) - runs.of([expr.body]))
                     skipped = runs.towers_or_inputs(skipped, expr.test)
+                    skipped = runs.linked(skipped, [expr.body, expr.orelse]) if linked else skipped
                     if skipped:
                         yield self._report_expression(index, method, position, skipped)
             cleared = _cleared(func)
@@ -512,6 +522,7 @@ class Clip(nn.Module):
                     skipped = runs.of(later) - runs.of(stmt.orelse)
                 skipped = runs.towers_or_inputs(skipped, stmt.test)
                 skipped = {name for name in skipped if name not in runs.singles or not _substituted(stmt, name)}
+                skipped = runs.linked(skipped, [stmt, *later]) if linked else skipped
                 if skipped:
                     yield self._report(index, method, stmt, position, skipped)
 
@@ -578,6 +589,38 @@ def _first_call_of(stmt: cst.If, skipped: set[str]) -> cst.Call | None:
             if type(node) is cst.Call and code_of(node.func) in names:
                 return node
     return None
+
+
+def _walks_a_source(func: ast.FunctionDef) -> bool:
+    """Does the method loop over one of its parameters (`for batch in train_loader`, `enumerate(loader)`)? A procedure
+    walking a data source (a `fit`, an evaluation) takes its other optional arguments as the caller's settings."""
+    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)} - {"self"}
+    for node in ast.walk(func):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            source = node.iter
+            if isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "enumerate":
+                source = source.args[0] if source.args else source
+            if isinstance(source, ast.Name) and source.id in params:
+                return True
+    return False
+
+
+def _given_settings(index: ModelIndex, cls: ClassInfo, func: ast.FunctionDef) -> set[str]:
+    """Parameters of the method `func` that a call of it on `self` in the class hands a setting (`self.fuse(x,
+    self.extra)`): the configuration, not a call's input."""
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)][1:]
+    found: set[str] = set()
+    for method in cls.all_methods():
+        if f"self.{func.name}(" not in method.text:
+            continue
+        caller = ast_function(method)
+        for node in ast.walk(caller) if caller is not None else ():
+            if not (isinstance(node, ast.Call) and self_path(node.func) == (func.name,)):
+                continue
+            pairs = [(params[i], a) for i, a in enumerate(node.args) if i < len(params)]
+            pairs += [(k.arg, k.value) for k in node.keywords if k.arg]
+            found |= {name for name, value in pairs if _is_config(value)}
+    return found
 
 
 def _message(skipped: set[str], test: str, how: str = "whether") -> str:
@@ -1033,6 +1076,27 @@ class _Runs:
             or (name in given and not _built_under_setting(self.cls, name[5:]))
             or (name in given and name[5:] in tested)
         }
+
+    def linked(self, skipped: set[str], parts: list[ast.AST]) -> set[str]:
+        """Of the `skipped` calls, those that `parts` make on a value computed from an optional input (any argument:
+        `self.cond(cond)`, `self.sample_prior(n, conditions)`) or whose output an optional input stands in for
+        (`z = self.sample_prior(n)` for the input `z`)."""
+        if self.func is None:
+            return set()
+        if self.replaced is None:
+            self.replaced = _replaced_by_inputs(ast_nodes(self.index, self.func), self.inputs)
+        if self.carriers is None:
+            self.carriers = _carriers(self.func, self.inputs)
+        found: set[str] = set()
+        for node in (n for part in parts for n in ast.walk(part)):
+            if not isinstance(node, ast.Call):
+                continue
+            values = [a.value if isinstance(a, ast.Starred) else a for a in node.args]
+            values += [k.value for k in node.keywords]
+            carried = self.carriers.get(id(node), self.inputs)
+            if id(node) in self.replaced or any(_data_names(v) & carried for v in values):
+                found |= self._call(node) & skipped
+        return found
 
     def start(self, func: ast.FunctionDef, inputs: set[str]) -> None:
         """Read method `func` afresh, testing the presence of `inputs`: its locals bound to a submodule or its forward
