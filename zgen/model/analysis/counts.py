@@ -859,3 +859,56 @@ def _compared_with_self(test: cst.Comparison) -> set[str]:
     if not any(code_of(side).startswith("self.") for side in sides):
         return set()
     return {side.value for side in sides if isinstance(side, cst.Name)}
+
+
+# The pieces of a sequence split into one per rank: `np.array_split(items, world)`, `torch.chunk(x, world)`.
+_SHARE_SPLITS = _SPLITS | frozenset({"array_split"})
+
+
+def rank_share(
+    flat: Flat, iterable: cst.BaseExpression, of_rank: Callable[[cst.CSTNode], str | None], locals_too: bool = True
+) -> tuple[cst.CSTNode, str] | None:
+    """This rank's share of a sequence in what a loop walks: a slice with a bound `of_rank` answers for (`items[rank::
+    world]`, `feats[start:end]` for `start = rank * step`) or the rank's piece of a split (`np.array_split(items,
+    world)[rank]`), in the iterable, in the arguments of a call around it (`enumerate(...)`, a logger's
+    `log_every(...)`) or in a local bound to one (`shard = items[rank::world]` ... `for x in shard`). Shares differ in
+    length by the remainder when the sequence does not divide evenly (the last slice shorter, some empty), so the
+    ranks walk different numbers of items. As (the share, the rank value its bound came from). `locals_too`: follow
+    locals to what they were bound to (worth a pass over the function only where a local holds the rank)."""
+    bound: dict[str, list[cst.BaseExpression]] | None = None
+    todo, seen = [iterable], 0
+    while todo and seen < 8:
+        expr = todo.pop()
+        seen += 1
+        for node in walk(expr):
+            kind = type(node)
+            if kind is cst.Subscript:
+                found = _share_of(node, of_rank)
+                if found is not None:
+                    return node, found
+            elif locals_too and kind is cst.Name and node is not getattr(flat.parent.get(id(node)), "func", None):
+                if bound is None:
+                    bound = _bindings(flat)
+                values = bound.get(node.value, ())
+                if len(values) == 1:  # (a local bound once: `shard = items[rank::world]`)
+                    todo.append(values[0])
+    return None
+
+
+def _share_of(node: cst.Subscript, of_rank: Callable[[cst.CSTNode], str | None]) -> str | None:
+    """The rank a subscript's slice bounds, or its item of a split, come from (`_SHARE_SPLITS`)."""
+    if len(node.slice) != 1:
+        return None
+    part = node.slice[0].slice
+    if isinstance(part, cst.Slice):
+        for edge in (part.lower, part.upper, part.step):
+            if edge is not None and (source := of_rank(edge)) is not None:
+                return source
+        return None
+    value = node.value
+    if (
+        isinstance(part, cst.Index) and isinstance(value, cst.Call)
+        and (call_name(value) or "").rsplit(".", 1)[-1] in _SHARE_SPLITS
+    ):
+        return of_rank(part.value)
+    return None

@@ -20,7 +20,9 @@ from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, parameter_for, walk
 from .callables import called_parameters
 from .calls import ModuleCalls
-from .counts import HANDS_LENGTH, counted_loops, counts_handed_on, handed_counts, kept_inputs, passed_through
+from .counts import (
+    HANDS_LENGTH, counted_loops, counts_handed_on, handed_counts, kept_inputs, passed_through, rank_share,
+)
 from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, stored_into, targets_of
 from .persistence import gathers
@@ -227,7 +229,14 @@ def find_divergences(
     decoding step, a search method), a loop that calls them and leaves on a
     value computed from what they returned is a data-dependent exit too.
     """
-    tainted = any(taint.of(test) for test in _decisions(flat))
+    decisions = _decisions(flat)
+    tainted = any(taint.of(test) for test in decisions) or (
+        # `for f in feats[start:end]` for `start = rank * step`: a loop over this rank's share (`counts.rank_share`)
+        (text is None or "rank" in text or "process_index" in text) and any(
+            _rank_share(flat, taint, test) is not None
+            for test in decisions if type(flat.parent.get(id(test))) in (cst.For, cst.CompFor)
+        )
+    )
     loop_exits = make_indirect is not None and _has_loop_exit(flat)
     picks = _picked_calls(flat, taint)  # `self.heads[batch["task"]](x)`: the batch names the submodule
     # `for i in range(x.shape[-1] // hop)`: as often as the input is long; `for t in range(seq_length)` for a
@@ -481,6 +490,12 @@ def _bound_before(
     return source
 
 
+def _rank_share(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
+    """`counts.rank_share` with this function's taint: locals are followed only where one holds the rank."""
+    locals_too = any(RANK in kinds for kinds in taint.names.values())
+    return rank_share(flat, iterable, lambda edge: taint.of(edge).get(RANK), locals_too)
+
+
 def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict[str, str]:
     """What the number of items a loop walks follows (`trange(n, disable=not is_main)` walks `n` items on every
     rank; `counts.passed_through`)."""
@@ -493,7 +508,12 @@ def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict
             for kind, source in taint.of(arg.value, direct=True).items():
                 found.setdefault(kind, source)
         return found
-    return taint.of(walked, direct=True)
+    found = taint.of(walked, direct=True)
+    if RANK not in found:  # `for f in feats[start:end]` for `start = rank * step`: this rank's share, of its own length
+        share = _rank_share(flat, taint, iterable)
+        if share is not None:
+            found = {**found, RANK: share[1]}
+    return found
 
 
 def _skipped_helper(
