@@ -771,6 +771,12 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
 
     def source_of(test: cst.CSTNode, loop: cst.CSTNode | None = None) -> str | None:
         found = _derived_source(test, derived, outputs, agreed) or taint.of(test).get(DATA)
+        if found is None:  # `while move_condition():` for `move_condition = lambda: episodes < n_episodes`
+            found = next((
+                source for node in walk(test) if type(node) is cst.Call and isinstance(node.func, cst.Name)
+                for body in taint.predicate_bodies(node.func.value)
+                if (source := _derived_source(body, derived, outputs, agreed)) is not None
+            ), None)
         if found is None and loop is not None:
             found = _returned_none(flat, test, loop)  # `if batch is None: break` for `batch = hook(data)`
         return found or flag_source(taint.index, test)  # `if self._stop: break`, the flag set on a rank's metric

@@ -119,6 +119,9 @@ class Taint:
         self.inputs = parameter_names(root) - {"self", "cls"} if isinstance(root, cst.FunctionDef) else frozenset()
         holders = frozenset(local | self.inputs)  # objects a value can be handed to (`state.handoff`)
         self._holders = holders
+        # Local predicates, read at their calls (`_predicate_bodies`): built on the first call of a holder's name
+        self._predicates: dict[str, list[cst.BaseExpression]] | None = None
+        self._late: set[int] = set()  # nodes of their bodies: every assignment reaches them (they run at the call)
         # locals bound to an output (`o = self.sub(h)`, not an object handed one): their methods are the output's own
         self._output_locals = frozenset(
             name for node, _ctx in flat.nodes if type(node) in (cst.Assign, cst.AnnAssign, cst.AugAssign)
@@ -304,12 +307,31 @@ class Taint:
             agreed_call(node) or self.agreed_output(node) or agreeing_function(self.index, node)
         )
 
+    def predicate_bodies(self, name: str) -> list[cst.BaseExpression]:
+        """What a local predicate returns: the body of a lambda (or a choice between lambdas) a local is bound to, or
+        the one returned expression of a function defined here (`def done(): return steps >= n`); for a parameter,
+        the lambdas the class's own calls of this method hand it (`self._run_impl(move_condition, ...)` for
+        `move_condition = lambda: self._total_episodes_counter < self._n_episodes` in the caller)."""
+        if self._predicates is None:
+            self._predicates = found = _local_predicates(self._flat)
+            root = self._flat.nodes[0][0] if self._flat.nodes else None
+            if self.cls is not None and isinstance(root, cst.FunctionDef) and self.inputs:
+                for key, body in _handed_predicates(self.index, self.cls, root.name.value):
+                    param = key if isinstance(key, str) else next(
+                        iter(positional_parameters(root)[key:key + 1]), None)
+                    if param in self.inputs:
+                        found.setdefault(param, []).append(body)
+            for bodies in found.values():
+                for body in bodies:
+                    self._late.update(id(n) for n in walk(body))
+        return self._predicates.get(name, [])
+
     def _reaches(self, use: cst.Name | cst.Attribute, key: str | None = None) -> bool:
         """Can a tainted assignment of this name (or holder `key`) reach `use` (earlier in the code, or around a
         loop)?"""
         position = self._flat.position.get(id(use))
         sites = self._where.get(key or use.value)
-        if position is None or not sites:
+        if position is None or not sites or id(use) in self._late:
             return True
         loops = self._flat.nodes[position][1].loops
         guard = self._enclosing_while_test(use)
@@ -359,6 +381,10 @@ class Taint:
                     inner.pop(DATA, None)
                     _merge_into(found, inner)
                     continue
+                if isinstance(node.func, cst.Name) and node.func.value in self._holders:
+                    # `while move_condition():` for `move_condition = lambda: self._episodes < n_episodes`: the
+                    # predicate's body decides, read where it is called
+                    stack.extend(self.predicate_bodies(node.func.value))
                 taint = self._call_kind(node)
                 if taint is None and self._output_of is not None:
                     taint = self._output_call(node)
@@ -2169,3 +2195,68 @@ def _env_key(node: cst.Subscript) -> str | None:
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         return const_str(node.slice[0].slice.value)
     return None
+
+
+def _parameter_names_of(params: cst.Parameters) -> list[str]:
+    """Every parameter a lambda or function declares, starred ones too."""
+    found = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            found.append(star.name.value)
+    return found
+
+
+def _lambda_bodies(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The bodies of a lambda taking no arguments, or of each one a choice picks (`(lambda: a) if by_steps else
+    (lambda: b)`)."""
+    if isinstance(value, cst.Lambda):  # (one taking no arguments: it reads the state where it is called)
+        return [value.body] if not _parameter_names_of(value.params) else []
+    if isinstance(value, cst.IfExp):
+        return _lambda_bodies(value.body) + _lambda_bodies(value.orelse)
+    return []
+
+
+def _local_predicates(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
+    """Locals bound to a lambda, and functions defined inside this one that return one expression, each taking no
+    arguments (a thunk reads the state where it is called), with what they return."""
+    found: dict[str, list[cst.BaseExpression]] = {}
+    root = flat.nodes[0][0] if flat.nodes else None
+    for node, _ctx in flat.nodes:
+        kind = type(node)
+        if kind is cst.Assign:
+            bodies = _lambda_bodies(node.value)
+            if bodies:
+                for target in node.targets:
+                    for name in bound_names(target.target):
+                        found.setdefault(name, []).extend(bodies)
+        elif kind is cst.FunctionDef and node is not root and not _parameter_names_of(node.params):
+            statements = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+            line = statements[0] if len(statements) == 1 else None
+            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            if isinstance(small, cst.Return) and small.value is not None:
+                found.setdefault(node.name.value, []).append(small.value)
+    return found
+
+
+@memoised(cycle=())
+def _handed_predicates(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[tuple[int | str, cst.BaseExpression], ...]:
+    """The lambdas the methods of `cls` hand to `self.<name>(...)`, written in the call or bound to a local handed:
+    (argument position after `self` or keyword, the lambda's body)."""
+    needle = f"self.{name}("
+    found: list[tuple[int | str, cst.BaseExpression]] = []
+    if needle not in cls.text or "lambda" not in cls.text:
+        return ()
+    for method in cls.all_methods():
+        if method.name == name or needle not in method.text or "lambda" not in method.text:
+            continue
+        flat = flat_of(method)
+        if flat is None:
+            continue
+        local: dict[str, list[cst.BaseExpression]] | None = None
+        for key, value in self_call_arguments(flat, name):
+            bodies = _lambda_bodies(value)
+            if not bodies and isinstance(value, cst.Name):
+                local = _local_predicates(flat) if local is None else local
+                bodies = local.get(value.value, [])
+            found.extend((key, body) for body in bodies)
+    return tuple(found)
