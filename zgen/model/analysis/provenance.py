@@ -43,6 +43,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Union as _U
 
@@ -704,17 +705,22 @@ class _Engine:
 
         return _each(base, step)
 
+    def _answering_modules(self, model: Model, name: str) -> Iterator[tuple[str, ModelIndex, ClassInfo]]:
+        """(class name, its file's index, its class) of each module class the model may be that defines `name`, of
+        this file or another (for a model of no class we can tell, those of its file or package:
+        `own.answering_classes`)."""
+        for ref in answering_classes(self.index, model.classes or (UNKNOWN_CLASS,), name, package=True):
+            local = self.index.class_of(ref)
+            where = (self.index, local) if local is not None else self.index.external(ref) if ref != UNKNOWN_CLASS else None
+            if where is not None and where[1].is_module:
+                yield ref, where[0], where[1]
+
     def _property_parameter(self, model: Model, name: str, text: str) -> Param | None:
         """`model.ar_weights` where a module class the model may be (of this file or another) defines the property
         `ar_weights` to hand back one of its parameters (`return self.ar_net[0].weight`): that parameter, read with
         `self` the built model (for a model of no class we can tell, the classes of its file or package defining
         the property: `own.answering_classes`)."""
-        for ref in answering_classes(self.index, model.classes or (UNKNOWN_CLASS,), name, package=True):
-            local = self.index.class_of(ref)
-            where = (self.index, local) if local is not None else self.index.external(ref) if ref != UNKNOWN_CLASS else None
-            if where is None or not where[1].is_module:
-                continue
-            other, info = where
+        for ref, other, info in self._answering_modules(model, name):
             method = info.inherited_method(name)
             if method is None or method.node is None or not PROPERTY_DEF.match(method.text.lstrip()):
                 continue
@@ -783,12 +789,7 @@ class _Engine:
         back when it walks the model's own parameters or modules, read with `self` the built model (`return
         filter(lambda p: p.requires_grad, self.parameters())`). A method that walks nothing hands back none of them."""
         found = None
-        for ref in answering_classes(self.index, model.classes or (UNKNOWN_CLASS,), name, package=True):
-            local = self.index.class_of(ref)
-            where = (self.index, local) if local is not None else self.index.external(ref) if ref != UNKNOWN_CLASS else None
-            if where is None or not where[1].is_module:
-                continue
-            other, info = where
+        for ref, other, info in self._answering_modules(model, name):
             method = info.span.methods.get(name)
             if method is None or name in ("forward", "__call__") or not _RETURNS_WALK.search(
                     other.skeleton.text(method.start, method.end)):
