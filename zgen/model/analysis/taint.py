@@ -2197,20 +2197,17 @@ def _env_key(node: cst.Subscript) -> str | None:
     return None
 
 
-def _parameter_names_of(params: cst.Parameters) -> list[str]:
-    """Every parameter a lambda or function declares, starred ones too."""
-    found = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            found.append(star.name.value)
-    return found
+def _takes_arguments(func: cst.Lambda | cst.FunctionDef) -> bool:
+    """Does a lambda or function declare any parameter, starred ones too?"""
+    params = func.params
+    return bool(parameter_names(func)) or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None  # type: ignore[arg-type]
 
 
 def _lambda_bodies(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The bodies of a lambda taking no arguments, or of each one a choice picks (`(lambda: a) if by_steps else
     (lambda: b)`)."""
     if isinstance(value, cst.Lambda):  # (one taking no arguments: it reads the state where it is called)
-        return [value.body] if not _parameter_names_of(value.params) else []
+        return [value.body] if not _takes_arguments(value) else []
     if isinstance(value, cst.IfExp):
         return _lambda_bodies(value.body) + _lambda_bodies(value.orelse)
     return []
@@ -2229,7 +2226,7 @@ def _local_predicates(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
                 for target in node.targets:
                     for name in bound_names(target.target):
                         found.setdefault(name, []).extend(bodies)
-        elif kind is cst.FunctionDef and node is not root and not _parameter_names_of(node.params):
+        elif kind is cst.FunctionDef and node is not root and not _takes_arguments(node):
             statements = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
             line = statements[0] if len(statements) == 1 else None
             small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
