@@ -446,7 +446,7 @@ class ClassInfo:
             if _NOT_ENTRY.search(method.name):
                 taken.update(id(m) for m in self.reachable(method.name, properties=True))
         if self.method("forward") is None:  # forward inherited from another file calls this class's overrides
-            names = self._inherited_forward_names()
+            names = self._inherited_names("forward")
             taken.update(id(m) for m in self.all_methods() if m.name in names)
         for sub in self.index.classes.values():  # a base class's helper that a subclass's forward calls
             if sub is not self and self in sub.mro:
@@ -463,10 +463,6 @@ class ClassInfo:
                     found.add(id(method))
                     roots.append(method)
         return roots
-
-    def _inherited_forward_names(self) -> set[str]:
-        """Names of the methods an inherited `forward` of another file reaches through `self.m(...)` calls."""
-        return self._inherited_names("forward")
 
     def _inherited_names(self, root: str) -> set[str]:
         """Names of the methods an inherited `root` of another file reaches through `self.m(...)` calls."""
