@@ -838,7 +838,27 @@ def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, det
         return _local_computed_with(index, flat, parent)  # `w = model.enc.weight` ... `w.abs().mean()`
     call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
     name = call_name(call) if isinstance(call, cst.Call) else None
+    if name and _tensor_arithmetic(index, call, name):
+        return True  # `ema.mul_(d).add_(p, alpha=1 - d)`, `shadow.lerp_(p, w)`: another tensor computed from it
     return bool(name) and index.qualify(name).startswith(known.TENSOR_FUNCTIONS) and ".utils." not in name
+
+
+# Tensor methods that compute with their argument's values (besides every in-place method, `x.copy_(p)`).
+_TENSOR_ARITHMETIC = frozenset({"add", "sub", "mul", "div", "lerp", "matmul", "mm", "dot", "addcmul", "addcdiv", "where"})
+
+
+def _tensor_arithmetic(index: ModelIndex, call: cst.Call, name: str) -> bool:
+    """Is `call` a tensor's method computing with its arguments (`t.add_(p)`, `t.copy_(p)`, `t.lerp(p, w)`), not a
+    function of an imported module (`torch.nn.utils.clip_grad_norm_(p)`, `nn.init.normal_(p)`) nor of `self`?"""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    method = call.func.attr.value
+    if not (known.INPLACE_METHOD.match(method) or method in _TENSOR_ARITHMETIC):
+        return False
+    if name.startswith("."):
+        return True  # a method of a value a call made (`s.mul_(d).add_(p)`)
+    head = name.split(".", 1)[0]
+    return head != "self" and index.qualify(head) == head and head not in known.CONVENTIONAL_ALIASES
 
 
 def _given_callable(flat: Flat, node: cst.CSTNode, names: set[str]) -> bool:
@@ -1065,7 +1085,15 @@ def _produced_callable(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.A
                 return True
             if kept and dotted(target) == name:
                 return classify(index, node.value)[0] not in (Kind.MODULE, Kind.CONTAINER)
+        if not kept and type(node) is cst.For and _binds_in_tuple(node.target, name):
+            return True  # `for pattern, init in rules: ... init(p)`: an initialiser a list of rules pairs with names
     return False
+
+
+def _binds_in_tuple(target: cst.BaseExpression, name: str) -> bool:
+    """Is `name` one element of a tuple a `for` unpacks (`for regex, fn in rules`), not the whole item?"""
+    return isinstance(target, (cst.Tuple, cst.List)) and any(
+        isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements)
 
 
 _INIT_CALLABLE = re.compile(r"^(?:init_method|output_layer_init_method|init_fn|init_func|initializer|weight_init|init_weight)$")

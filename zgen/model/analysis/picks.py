@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..program import known
-from ..program.tree import code_of, cst, walk
+from ..program.tree import code_of, cst, dotted, walk
 from .flow import Flat, bound_names, loop_items, same_items, targets_of
-from .taint import DATA, RANK, VALUE_FREE_ATTRS, Taint
+from .taint import DATA, HOST_RANDOM, RANK, VALUE_FREE_ATTRS, Taint
 
 __all__ = ["Pick", "picked_runs", "may_pick"]
 
@@ -45,7 +45,7 @@ class Pick:
 
 def may_pick(flat: Flat) -> bool:
     """Cheap trigger: an item of an attribute (`self.experts[k]`, `model.heads[k]`, not `x.shape[i]`) or
-    `getattr(obj, name)` taken by a key that is not a literal."""
+    `getattr(obj, name)` taken by a key that is not a literal, or drawn at random (`random.choice(self.layers)`)."""
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind is cst.Subscript:
@@ -56,6 +56,8 @@ def may_pick(flat: Flat) -> bool:
         elif kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "getattr":
             if len(node.args) >= 2 and not _literal(node.args[1].value):
                 return True
+        elif kind is cst.Call and _drawn_from(node) is not None:
+            return True
     return False
 
 
@@ -199,8 +201,23 @@ def _keyed(node: cst.CSTNode) -> bool:
     kind = type(node)
     if kind is cst.Subscript:
         return not all(_literal(element.slice) for element in node.slice)
+    if kind is cst.Call and _drawn_from(node) is not None:
+        return True
     return kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "getattr" and len(node.args) >= 2 \
         and not _literal(node.args[1].value)
+
+
+# Draws of an item (or several) out of a sequence: `random.choice(self.layers)`, `np.random.choice(self.heads)`.
+_DRAWS = {"random.choice": HOST_RANDOM, "random.sample": HOST_RANDOM, "random.choices": HOST_RANDOM,
+          "np.random.choice": HOST_RANDOM, "numpy.random.choice": HOST_RANDOM}
+
+
+def _drawn_from(node: cst.Call) -> cst.BaseExpression | None:
+    """The sequence a random draw picks items of (`self.layers` in `random.choice(self.layers)`), or None."""
+    name = dotted(node.func)
+    if name not in _DRAWS or not node.args or node.args[0].keyword is not None:
+        return None
+    return node.args[0].value
 
 
 def _container_item(node: cst.CSTNode, calls: _Calls) -> bool:
@@ -211,6 +228,8 @@ def _container_item(node: cst.CSTNode, calls: _Calls) -> bool:
         if all(_literal(element.slice) for element in node.slice):
             return False
         return calls.is_module_sequence(node.value) or _module_mapping(node.value, calls) or _module_item(node, calls)
+    if kind is cst.Call and (drawn := _drawn_from(node)) is not None:  # `random.choice(self.layers)`
+        return calls.is_module_sequence(drawn) or _module_mapping(drawn, calls)
     if kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "getattr" and len(node.args) >= 2:
         owner = node.args[0].value
         if _literal(node.args[1].value):
@@ -237,6 +256,9 @@ def _pick(
             if found is not None:
                 return (is_slice, *found)
         return None
+    if _drawn_from(node) is not None:  # the draw is the key: several items for `sample`/`choices`
+        name = dotted(node.func) or ""
+        return (name.endswith(("sample", "choices")), _DRAWS[name], f"{name}()")
     found = _key_kind(node.args[1].value, taint, *names)  # type: ignore[attr-defined]
     return (False, *found) if found is not None else None
 

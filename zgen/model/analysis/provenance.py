@@ -399,7 +399,14 @@ class _Engine:
                 **{name: contained(name, shape) for name, shape in module_container_arguments(self.index, node).items()},
                 **{name: Model(name, classes) for name, classes in module_arguments(self.index, node).items()},
             }
-        return self.seeded[id(span)]
+        if span.name == "__init__" and cls is not None and _PARAMETERS_KEPT.search(cls.text) \
+                and not cls.is_module and not _optimizer(cls) and (key := (id(span), "walks")) not in self.seeded:
+            self.seeded[key] = {}
+            scope = function_scope(self.index, span)
+            if scope is not None and isinstance(scope.node, cst.FunctionDef):
+                self.seeded[key] = {name: Union((Params(name), Pairs(name)))
+                                    for name in parameter_walk_arguments(scope.node)}
+        return {**self.seeded[id(span)], **self.seeded.get((id(span), "walks"), {})}
 
     # reading a function --------------------------------------------------------------------------------------
 
@@ -1567,6 +1574,37 @@ def provenance_accesses(
         return _accesses_from(engine, entries)
     finally:  # the engines refer to each other through their registry: freed now, not by the cycle collector
         engine.engines.clear()
+
+
+# A constructor argument that is a walk of a model's parameters (`EMA(model.parameters())`,
+# `MovingAverage(model.named_parameters())`): named so, or annotated so, and iterated where it is kept.
+_PARAMETER_WALK_NAME = re.compile(r"^(?:named_)?param(?:eter)?s$|^\w+_(?:named_)?param(?:eter)?s$")
+_PARAMETER_WALK_TYPE = re.compile(r"\b(?:Iterable|Iterator|Sequence|list|List)\[\s*(?:[\w.]+\.)?Parameter\b")
+_NOT_A_WALK_TYPE = re.compile(r"\b(?:dict|Dict|Mapping|int|float|str|bool|Namespace|DictConfig)\b")
+# What a class that keeps such a walk does with it (the trigger: its text holds one of these).
+_PARAMETERS_KEPT = re.compile(r"\.data\b|\.clone\(|\.copy_\(|\.detach\(|\.mul_\(|\.add_\(|\.lerp_\(")
+
+
+def parameter_walk_arguments(function: cst.FunctionDef) -> list[str]:
+    """Arguments of a constructor that hold a walk of a built model's parameters: annotated as an iterable of
+    `Parameter`, or named as parameters (`params`, `named_parameters`, `model_params`) and iterated in the constructor
+    (`list(params)`, `for p in params`, `[p.clone() for p in params]`), not annotated as a setting (`dict`, `int`).
+    An optimizer takes its `params` the same way, but ZeRO-3 hands it partitions: optimizers are left out by the
+    caller; so are modules (a module's `params` are its own registration)."""
+    found = []
+    body = code_of(function.body)
+    for param in (*function.params.params, *function.params.kwonly_params):
+        name = param.name.value
+        annotation = code_of(param.annotation.annotation, limit=200) if param.annotation is not None else ""
+        if _PARAMETER_WALK_TYPE.search(annotation):
+            found.append(name)
+            continue
+        if not _PARAMETER_WALK_NAME.match(name) or _NOT_A_WALK_TYPE.search(annotation) \
+                or isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Dict)):
+            continue
+        if re.search(rf"\bin\s+{name}\b|\b(?:list|tuple|iter|enumerate)\(\s*{name}\s*\)", body):
+            found.append(name)
+    return found
 
 
 def _optimizer(cls: ClassInfo) -> bool:

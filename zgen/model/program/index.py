@@ -915,7 +915,10 @@ def entry_name(name: str, module: bool = True) -> bool:
     Of a class that is not a module (`module=False`: a trainer, an agent) builders and set-up methods are too
     (`create_optimizer`, `setup_ema`): the model it holds was built before it."""
     found = _NOT_ENTRY.search(name)
-    return found is None or not module and _BUILDER.match(found.group(0)) is not None
+    return found is None or not module and (_BUILDER.match(found.group(0)) is not None or _APPLY.match(name) is not None)
+
+
+_APPLY = re.compile(r"_?apply$")  # `Module.apply`'s name; of a class that is no module, a method like any other
 
 
 _BUILDER = re.compile(r"_?(?:build|make|create|setup)$")
