@@ -87,7 +87,7 @@ def train_step(model, optimizer, batch, clip):
         return None
     if loss is None or not loss.requires_grad:
         return None
-    if not torch.isfinite(loss).all():
+    if not torch.isfinite(bad).all():
         raise RuntimeError("non-finite loss")
     loss.backward()
     if not torch.isfinite(loss).all():
@@ -128,6 +128,13 @@ def test_a_value_test_of_another_file_decides_the_return(tmp_path: Path) -> None
 
 def test_agreed_flags_settings_raises_and_a_guard_after_backward_are_clean(tmp_path: Path) -> None:
     assert found(_write(tmp_path, "import math\n" + AGREED), "ZG2") == []
+
+
+def test_a_raise_on_this_ranks_own_non_finite_loss_stops_that_rank_alone(tmp_path: Path) -> None:
+    # (a raise on the all-reduced flag above is every rank's; one on the rank's own loss is its alone: the others
+    # wait for it in the next collective unless the launcher tears the job down)
+    source = "import math\n" + AGREED.replace("torch.isfinite(bad).all()", "torch.isfinite(loss).all()")
+    assert found(_write(tmp_path, source), "ZG2") == [("ZG204", 23)]
 
 
 def test_counters_before_and_after_backward_are_clean(tmp_path: Path) -> None:

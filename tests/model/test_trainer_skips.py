@@ -169,15 +169,27 @@ def _run(body: str) -> str:
     return HEAD.format(body=textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8))
 
 
+def _in_run(body: str) -> list:
+    """The ZG2 findings of `run`'s body (`step`'s own raise on this rank's NaN loss is one of its own, ZG204)."""
+    source = _run(body)
+    start = _line(source, "def run(")
+    return [f for f in _zg2(source) if f.line > start]
+
+
+def test_the_steps_raise_on_its_own_nan_loss_found() -> None:
+    source = _run("pass")
+    assert [(f.code, f.line) for f in _zg2(source)] == [("ZG204", _line(source, "if torch.isnan(loss):"))]
+
+
 @pytest.mark.parametrize("body", HAZARDS.values(), ids=HAZARDS.keys())
 def test_a_step_skipped_or_caught_on_this_ranks_values_found(body: str) -> None:
-    found = _zg2(_run(body))
+    found = _in_run(body)
     assert len(found) == 1, found
 
 
 @pytest.mark.parametrize("body", SAFE.values(), ids=SAFE.keys())
 def test_a_test_every_rank_answers_alike_or_a_failure_raised_again_clean(body: str) -> None:
-    assert _zg2(_run(body)) == []
+    assert _in_run(body) == []
 
 
 NETS = """

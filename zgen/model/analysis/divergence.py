@@ -10,6 +10,7 @@ kinds it is about.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
@@ -37,7 +38,7 @@ from .taint import (
 
 __all__ = [
     "Divergence", "module_divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "helper_reaches", "tensor_backward",
+    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "RAISE", "helper_reaches", "tensor_backward",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -49,6 +50,7 @@ COUNT = "count"  # the call sits in a loop that runs as often as this rank's inp
 PICK = "pick"  # the module called is taken out of a container by the value (`self.experts[rank]`)
 RETRY = "retry"  # the call runs again in a loop when it raised on this rank (`except OutOfMemoryError:` then retry)
 CAUGHT = "caught"  # the call's failure on this rank is caught and the rank goes on (`except OutOfMemoryError: return`)
+RAISE = "raise"  # this rank raises on a non-finite value of its own (`if torch.isnan(loss): raise`), its peers go on
 # Effects whose call sits inside what the decision governs: the finding reaches from the decision down to that call.
 _GOVERNED = frozenset({GATE, ITERATE, WHILE, COUNT, PICK})
 _EXITS = frozenset({"Break", "Continue", "Return"})  # (names: libcst is loaded only when a file needs parsing)
@@ -257,9 +259,11 @@ def find_divergences(
     hands_on = taint.cls is not None and text is not None and HANDS_LENGTH.search(text) is not None
     # `odeint(ode_fn, x, t, method="dopri5")`: as many calls of `ode_fn` as the error control decides
     solves = _adaptive_solves(taint.index, flat) if text is None or "odeint" in text else []
+    # `if torch.isnan(loss): raise NanException`, `assert torch.isfinite(loss)`: this rank stops on its own value
+    raises = _nonfinite_raises(flat, taint) if text is None or _NONFINITE_TEXT.search(text) else []
     if (
         not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests
-        and not handled and not hands_on and not solves
+        and not handled and not hands_on and not solves and not raises
     ):
         return []
     calls = make_calls()
@@ -342,6 +346,10 @@ def find_divergences(
         ran = _solved_runs(flat, solve, sites + extra, callee_of, runners)
         if ran is not None:
             add(DATA, COUNT, solve, f"{code_of(solve.func)}() with error control", ran)
+    if raises and (sites or extra or _backward_sites(flat)):
+        ran = (sites + extra)[0][2] if sites or extra else "backward()"
+        for test, stop, source in raises:
+            add(DATA, RAISE, test, source, ran, stop)
     for handler, body, effect in handled:
         ran = next((callee for call, _ctx, callee in sites + extra if flat.within(call, body)), None)
         if ran is None and (sites or extra):  # `loss = self.model(x)` ... `try: loss.backward()`: the backward of
@@ -350,6 +358,33 @@ def find_divergences(
             caught = handler.type if handler.type is not None else handler
             add(DATA, effect, caught, f"except {code_of(handler.type)}" if handler.type is not None else "except", ran)
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
+
+
+# A test of whether a value is finite: `torch.isnan(loss)`, `not torch.isfinite(x).all()`, `math.isinf(l)`.
+_NONFINITE_CALLS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
+_NONFINITE_TEXT = re.compile(r"\b(?:isnan|isinf|isfinite)\(")
+
+
+def _nonfinite_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode, str]]:
+    """(test, the statement that stops, the test's call as text) for a `raise` an `if` on a non-finite value
+    governs, and an `assert` of one: the rank whose loss (or output) is NaN stops while its peers run the next step.
+    A test of a value a collective agreed on (`dist.all_reduce(loss)` first) is the same on every rank: left out."""
+    found = []
+    for node, ctx in flat.nodes:
+        if type(node) is cst.Assert:
+            test, stop = node.test, node
+        elif type(node) is cst.Raise and ctx.conds:
+            test, stop = ctx.conds[-1], node
+        else:
+            continue
+        calls = [n for n in walk(test) if type(n) is cst.Call and (call_name(n) or "").rsplit(".", 1)[-1] in _NONFINITE_CALLS]
+        if not calls:
+            continue
+        names = {n.value for n in walk(test) if type(n) is cst.Name}
+        if names & set(taint.agreed):
+            continue
+        found.append((test, stop, code_of(calls[0])))
+    return found
 
 
 def _tainted_decisions(
@@ -1237,6 +1272,7 @@ _EFFECT = {
     PICK: "`{test}` picks which module runs as `{callee}`",
     RETRY: "`{callee}` runs again whenever it raises (`{test}`)",
     CAUGHT: "when `{callee}` fails on this rank the failure is caught and the rank carries on (`{test}`)",
+    RAISE: "this rank stops with an error when `{test}`, while its peers run `{callee}` again",
 }
 _REASON = {
     RANK: "the process rank",

@@ -96,20 +96,25 @@ class Taint:
         # (or bound only ever to every rank's values gathered, `kls = accelerator.gather(kl)`, from that binding on)
         self.agreed: dict[str, int] = {}
         gathered: dict[str, int] = {}
-        rebound: set[str] = set()
+        rebound: dict[str, int] = {}  # name -> the last position another binding of it sits at
         for node, _ctx in flat.nodes:
             if type(node) is cst.Call and agreeing(node) and node.args and isinstance(node.args[0].value, cst.Name):
                 self.agreed.setdefault(node.args[0].value.value, flat.position.get(id(node), 0))
             elif type(node) is cst.Assign or type(node) is cst.AugAssign or type(node) is cst.AnnAssign:
                 targets, value = targets_of(node)
                 names = [name for target in targets for name in bound_names(target)]
-                if type(node) is cst.Assign and isinstance(value, cst.Call) and agreed_call(value):
+                at = flat.position.get(id(node), 0)
+                if type(node) is cst.Assign and isinstance(value, cst.Call) and (
+                        agreed_call(value) or _may_agree(value) and agreeing_function(index, value)):
                     for name in names:
-                        gathered.setdefault(name, flat.position.get(id(node), 0))
+                        gathered.setdefault(name, at)
                 else:
-                    rebound.update(names)
+                    for name in names:
+                        rebound[name] = max(rebound.get(name, -1), at)
         for name, at in gathered.items():
-            if name not in rebound:
+            # (bound only ever to what every rank agreed on; or agreed last, `kl = dist_avg(kl)` after computing it:
+            # from that binding on)
+            if name not in rebound or rebound[name] < at:
                 self.agreed.setdefault(name, at)
         local = {  # names this function binds itself (not `self`, not an imported module)
             name for node, _ctx in flat.nodes for target in targets_of(node)[0] for name in bound_names(target)
@@ -143,6 +148,7 @@ class Taint:
         self._handed_whole: frozenset[str] | None = None
         # `count += x.shape[0]` in a loop: running counts grown by this rank's data, and where (`_running_test`)
         self._running: dict[str, list[tuple[str, tuple[cst.CSTNode, ...]]]] | None = None
+        self._counting = False  # reading the tests a count is grown under (`_counted_under_data`)
         # `for key in feats: ... feats[key]`: a mapping the call was given, walked directly; its keys are this batch's
         self.keyed_walks = frozenset(
             id(node.iter)
@@ -536,6 +542,32 @@ class Taint:
             for why, around in sites:
                 if not around or any(loop is other for loop in around for other in loops):
                     return why
+            counted = self._counted_under_data(count, loops)
+            if counted is not None:
+                return counted
+        return None
+
+    def _counted_under_data(self, count: cst.BaseExpression, loops: tuple[cst.CSTNode, ...]) -> str | None:
+        """`if terminals[i] or truncations[i]: episodes += 1` in a loop around the test of `episodes`: a count grown
+        under a test of this rank's data (an episode's end, a sample kept) reaches the bound after a number of steps
+        that differs per rank. The test as text, or None (also while such a test is being read: no cycle)."""
+        if self._counting:
+            return None
+        text = code_of(count)
+        self._counting = True
+        try:
+            for node, ctx in self._flat.nodes:
+                if type(node) is not cst.AugAssign or type(node.operator) is not cst.AddAssign:
+                    continue
+                if code_of(node.target) != text or not ctx.conds:
+                    continue
+                if not any(loop is other for loop in ctx.loops for other in loops):
+                    continue
+                for cond, depth in zip(ctx.conds, ctx.depths):
+                    if depth and DATA in (kinds := self.of(cond)) and not self.extent_only(kinds[DATA]):
+                        return f"{code_of(node)} when {kinds[DATA]}"
+        finally:
+            self._counting = False
         return None
 
     def extent_only(self, source: str) -> bool:
@@ -870,6 +902,16 @@ _NOT_PROGRAM_ROOTS = frozenset({"torch", "F", "nn", "np", "numpy", "math", "supe
 _AGREEING_TEXT = re.compile(r"(?:" + "|".join(sorted(known.AGREEING_COLLECTIVES, key=len, reverse=True)) + r")\(")
 
 
+# Names a helper that agrees across ranks goes by (`dist_avg`, `reduce_mean`, `all_gather_object`, `sync_value`):
+# the cheap trigger before a call's function is looked up in another file.
+_AGREEING_NAME = re.compile(r"reduce|gather|broadcast|dist_|sync|all_|_avg|avg_|_mean|mean_", re.I)
+
+
+def _may_agree(node: cst.Call) -> bool:
+    name = call_name(node)
+    return name is not None and _AGREEING_NAME.search(name.rsplit(".", 1)[-1]) is not None
+
+
 def agreeing_function(index: ModelIndex, node: cst.Call) -> bool:
     """Is `node` a call of a function of this file or another one of the program that makes an agreeing collective
     and returns (`broadcast_from_master(flag)`: `dist.broadcast_object_list(box, src=0)` ... `return box[0]`)? What
@@ -883,15 +925,38 @@ def _agreeing_function(index: ModelIndex, name: str) -> bool:
     """`agreeing_function` for the name a call is written with, read once per file."""
     if name.startswith(("self.", ".")) or name.partition(".")[0] in _NOT_PROGRAM_ROOTS:
         return False
+    return _agrees(index, name, _DELEGATIONS)
+
+
+_DELEGATIONS = 3  # how many functions deep a value is handed on to the one that agrees (`dist_avg` -> `dist_sum` -> `dist_op`)
+
+
+def _agrees(index: ModelIndex, name: str, depth: int) -> bool:
+    """`_agreeing_function`, also for a function every return of which computes from what such a function returned
+    (`def dist_avg(v): return dist_sum(v) / world_size()`), `depth` delegations deep."""
+    if name.startswith(("self.", ".")) or name.partition(".")[0] in _NOT_PROGRAM_ROOTS:
+        return False
+    home = index
     if "." not in name and name in index.skeleton.functions:
         function = index.function_info(name)
     else:
         found = index.external_function(index.qualify(name))
-        function = found[1] if found is not None else None
-    if function is None or "return" not in function.text or _AGREEING_TEXT.search(function.text) is None:
+        home, function = found if found is not None else (index, None)
+    if function is None or "return" not in function.text:
+        return False
+    agrees_here = _AGREEING_TEXT.search(function.text) is not None
+    if not agrees_here and depth == 0:
         return False
     flat, returns = own_returns(function)
-    return flat is not None and bool(returns) and any(type(n) is cst.Call and agreeing(n) for n, _ctx in flat.nodes)
+    if flat is None or not returns:
+        return False
+    if agrees_here and any(type(n) is cst.Call and agreeing(n) for n, _ctx in flat.nodes):
+        return True
+    return depth > 0 and all(
+        any(type(n) is cst.Call and (called := call_name(n)) is not None and _agrees(home, called, depth - 1)
+            for n in walk(value))
+        for value in returns
+    )
 
 
 @memoised
@@ -2014,6 +2079,8 @@ def _running_counts(flat: Flat, agreed: frozenset[str]) -> dict[str, list[tuple[
 
 # Reads of how much data a value holds: its length, its shape, how many of its entries are set.
 _SIZE_CALLS = frozenset({"size", "numel", "sum", "count_nonzero"})
+# ... or a field of a batch object counting them (`batch.samples`, `batch.num_tokens`, `out.n_frames`).
+_COUNT_FIELD = re.compile(r"^(?:n_|num_)?(?:samples|tokens|examples|sentences|frames|transitions|episodes)$|^batch_size$")
 
 
 def _data_size(
@@ -2035,6 +2102,8 @@ def _data_size(
                 return True
         elif kind is cst.Attribute and node.attr.value == "shape" and _held_value(node.value, agreed):
             return True
+        elif kind is cst.Attribute and _COUNT_FIELD.match(node.attr.value) and _held_value(node.value, agreed):
+            return True  # `self.state.samples += batch.samples`: how many samples this rank's batch holds
         elif kind is cst.Name and depth and node.value in assigned and node.value not in agreed:
             if any(_data_size(bound, assigned, agreed, depth - 1) for bound in assigned[node.value]):
                 return True

@@ -663,6 +663,13 @@ def _held_and_wrapped(
                 targets, value = [t.target for t in stmt.targets], stmt.value
             elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
                 targets, value = [stmt.target], stmt.value
+                declared = access_path(stmt.target)
+                if not cls.is_module and declared is not None and declared.root == "self" and len(declared.parts) == 1 \
+                        and (classes := annotated_module(index, stmt.annotation.annotation)):
+                    # `self.policy: Optional[Module] = None` in a plain object: declared to hold a model, which a
+                    # subclass or a builder sets later (a module's own annotated attribute is its child's business)
+                    found.setdefault(declared.parts[0], classes)
+                    continue
             else:
                 continue
             for target, part in _pairs(targets, value):

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.counts import HANDS_LENGTH, length_helpers
-from ..analysis.divergence import CAUGHT, COUNT, EXIT, RETRY, SKIP, WHILE, Divergence, message
+from ..analysis.divergence import CAUGHT, COUNT, EXIT, RAISE, RETRY, SKIP, WHILE, Divergence, message
 from ..analysis.flags import StopSignal, stop_signals
 from ..analysis.flow import Flat, flat_of
 from ..analysis.script import divergences, script_divergences, script_scopes
@@ -52,6 +52,8 @@ class _LoopExit:
             return True  # `if not torch.isfinite(loss).all(): return` before `loss.backward()`
         if "except" in text and _OWN_FAILURE_TEXT.search(text):
             return True  # `except RuntimeError as e: if "out of memory" in str(e): return None`
+        if ("raise" in text or "assert" in text) and _NONFINITE_STOP.search(text):
+            return True  # `if torch.isnan(loss): raise NanException`, `assert torch.isfinite(loss)`
         if "break" in text or "while" in text:
             if re.search(r"(?m)^[ \t]*(?:break|while)\b", text):
                 return True
@@ -175,6 +177,12 @@ def _exit_before_backward(text: str) -> bool:
 _OWN_FAILURE_TEXT = re.compile(
     r"(?m)^[ \t]*except\b(?![ \t]+(?:ImportError|ModuleNotFoundError|TypeError|AttributeError|KeyError|IndexError"
     r"|StopIteration|NotImplementedError|FileNotFoundError)\b[ \t]*(?:as[ \t]+\w+[ \t]*)?:)"
+)
+
+# `if any(torch.isnan(l) ...):` then a `raise` within a few lines, or `assert torch.isfinite(loss)`
+_NONFINITE_STOP = re.compile(
+    r"(?m)^[ \t]*(?:(?:el)?if\b[^\n]*\b(?:isnan|isinf|isfinite)\([^\n]*(?:\n[^\n]*){1,4}?\n[ \t]*raise\b"
+    r"|assert\b[^\n]*\b(?:isnan|isinf|isfinite)\()"
 )
 
 TRIGGER = Remembered(_LoopExit())
@@ -576,7 +584,7 @@ def _exit(d: Divergence) -> bool:
     """A loop cut short or counted by the data, a `return`/`continue` or a `while` taken on this host's files, or a
     module run, skipped or stopped on this host's clock (a time limit)."""
     return (
-        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY, CAUGHT))
+        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY, CAUGHT, RAISE))
         or (d.kind == HOST and d.effect in (EXIT, SKIP, WHILE))
         or d.kind == CLOCK
     )
@@ -592,5 +600,11 @@ _CAUGHT_HELP = (
 )
 
 
+_RAISE_HELP = (
+    "agree on it first: all-reduce a 'non-finite' flag (or the loss) and raise, or skip the step, on every rank "
+    "together"
+)
+
+
 def _help(d: Divergence) -> str:
-    return _CAUGHT_HELP if d.effect == CAUGHT else _HELP
+    return _CAUGHT_HELP if d.effect == CAUGHT else _RAISE_HELP if d.effect == RAISE else _HELP

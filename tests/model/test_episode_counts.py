@@ -1,0 +1,149 @@
+"""Counts that grow with this rank's data, models a plain object declares, and helpers that agree by delegation.
+
+* A loop that ends when a count reaches a bound (`while current_episode < test_episodes`) runs the model a number of
+  times this rank's data decides when the count grows under a test of that data (`if terminals[i]: current_episode +=
+  1`), or by a field of a batch counting its samples (`self.samples += batch.samples`): ZG204. Look-alikes: a count
+  grown by one each step, a count grown under a test of a setting.
+* A plain object's attribute annotated with a module class (`self.policy: Optional[Module] = None` in a base agent,
+  set by a subclass's builder) holds a model: its methods run it.
+* A package function that hands back what another one agreed on (`def dist_avg(v): return dist_sum(v) / world()`,
+  `dist_sum` all-reducing) agrees too: a test of `kl = dist_avg(kl)` is the same on every rank.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tests.model.package_check import found_in_package
+from zgen.model import check_source
+
+AGENT = """
+from typing import Optional
+
+from torch.nn import Module
+
+
+class Agent:
+    def __init__(self, config):
+        self.config = config
+        self.policy: Optional[Module] = None
+
+
+class OffPolicyAgent(Agent):
+    def get_actions(self, obs):
+        _, actions, _ = self.policy(obs)
+        return {"actions": actions.detach().cpu().numpy()}
+
+    def test(self, envs, test_episodes, num_envs):
+        current_episode = 0
+        obs, infos = envs.reset()
+        while current_episode < test_episodes:
+            out = self.get_actions(obs)
+            obs, rewards, terminals, truncations, infos = envs.step(out["actions"])
+            for i in range(num_envs):
+                if terminals[i] or truncations[i]:
+                    current_episode += 1
+
+    def warm_up(self, envs, steps):
+        done_steps = 0
+        obs, infos = envs.reset()
+        while done_steps < steps:
+            out = self.get_actions(obs)
+            obs, rewards, terminals, truncations, infos = envs.step(out["actions"])
+            done_steps += 1
+            if self.config.verbose:
+                done_steps += 1
+"""
+
+
+def _zg2(source: str) -> list[tuple[str, int]]:
+    return [(f.code, f.line) for f in check_source("m.py", textwrap.dedent(source)) if f.code.startswith("ZG2")]
+
+
+def test_episodes_counted_on_this_ranks_terminal_flags_decide_how_often_a_declared_policy_runs():
+    assert _zg2(AGENT) == [("ZG204", 21)]  # not `warm_up`: one step per step, or a setting's test
+
+
+SAMPLES = """
+import torch
+
+
+class Trainer:
+    def __init__(self, model: torch.nn.Module, max_samples, max_updates):
+        self.model = model
+        self.max_samples = max_samples
+        self.max_updates = max_updates
+        self.samples = 0
+        self.updates = 0
+
+    def fit(self, train_iter):
+        while True:
+            if self.updates >= self.max_updates:
+                break
+            if self.samples >= self.max_samples:
+                break
+            batch = train_iter.next()
+            self.samples += batch.samples
+            self.updates += 1
+            self.model(batch.source).mean().backward()
+"""
+
+
+def test_a_count_of_the_samples_this_ranks_batches_held_decides_the_exit():
+    assert _zg2(SAMPLES) == [("ZG204", 17)]
+
+
+DISTRIBUTED = """
+import torch.distributed as dist
+
+
+def world():
+    return dist.get_world_size()
+
+
+def dist_op(value, op):
+    dist.all_reduce(value, op=op)
+    return value
+
+
+def dist_sum(value):
+    return dist_op(value, dist.ReduceOp.SUM)
+
+
+def dist_avg(value):
+    return dist_sum(value) / world()
+"""
+
+POLICY = """
+import torch
+from torch import nn
+
+from . import distributed
+
+
+class Learner:
+    def __init__(self, actor: nn.Module, target_kl):
+        self.actor = actor
+        self.target_kl = target_kl
+
+    def update(self, obs, old, iters):
+        for i in range(iters):
+            new = self.actor(obs)
+            kl = (old - new).pow(2).mean()
+            kl = distributed.dist_avg(kl)
+            if kl.item() > self.target_kl:
+                break
+
+    def update_local(self, obs, old, iters):
+        for i in range(iters):
+            new = self.actor(obs)
+            kl = (old - new).pow(2).mean()
+            if kl.item() > self.target_kl:
+                break
+"""
+
+
+def test_a_helper_handing_back_an_agreed_value_agrees_by_delegation(tmp_path: Path):
+    found = found_in_package(tmp_path, {"distributed.py": DISTRIBUTED, "policy.py": POLICY}, "policy.py", prefix="ZG2")
+    assert found == [("ZG204", 25)]  # only the rank's own KL
