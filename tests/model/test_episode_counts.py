@@ -147,3 +147,42 @@ class Learner:
 def test_a_helper_handing_back_an_agreed_value_agrees_by_delegation(tmp_path: Path):
     found = found_in_package(tmp_path, {"distributed.py": DISTRIBUTED, "policy.py": POLICY}, "policy.py", prefix="ZG2")
     assert found == [("ZG204", 25)]  # only the rank's own KL
+
+
+VALIDATION = """
+import torch
+from torch import nn
+
+
+class Folding(nn.Module):
+    def __init__(self, validators):
+        super().__init__()
+        self.trunk = nn.Linear(4096, 4096)
+        self.validators = validators
+
+    def forward(self, x):
+        return self.trunk(x)
+
+    def validation_step(self, batch, batch_idx):
+        validator = self.validators[0]
+        try:
+            out = validator.run_model(model=self, batch=batch)
+            validator.process(out)
+        except RuntimeError as e:
+            if "out of memory" in str(e):
+                torch.cuda.empty_cache()
+                return
+            raise e
+
+    def summary_step(self, batch):
+        try:
+            return {"n": len(batch)}
+        except RuntimeError:
+            return None
+"""
+
+
+def test_a_handler_that_skips_the_rest_of_a_pass_run_by_a_call_handed_the_module_reaches_down_to_its_return():
+    found = [(f.code, f.line, f.end_line) for f in check_source("m.py", textwrap.dedent(VALIDATION))
+             if f.code.startswith("ZG2")]
+    assert found == [("ZG204", 20, 23)]  # not the summary: nothing there runs the module

@@ -170,3 +170,37 @@ def test_an_initialiser_from_a_list_of_rules_run_on_self_writes_the_built_childr
     found = _codes(RULES)
     assert (25, "ZG103") in found  # `initialise(self, rules)` after `self.proj` was built
     assert not any(line in (15, 16, 34) for line, _code in found)  # a score is computed, nothing written
+
+
+NORMS = """
+import torch
+from torch import nn
+
+
+class Folder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.trunk(x)
+
+    def parameter_norm(self, module):
+        return torch.stack([p.norm(p=2) ** 2 for p in module.parameters() if p.requires_grad]).sum().sqrt()
+
+    def describe(self, module):
+        return [p.requires_grad for p in module.parameters()]
+
+
+def write_histograms(writer, modules, step):
+    for module_name, module in modules.items():
+        for name, parameter in module.named_parameters():
+            writer.add_histogram(f"{module_name}/{name}", parameter, global_step=step)
+"""
+
+
+def test_a_built_models_method_reading_the_module_it_is_handed_and_a_histogram_of_parameters_read_values():
+    found = _codes(NORMS)
+    assert (15, "ZG109") in found  # `p.norm()` over what `self.parameter_norm(self)` is handed
+    assert not any(line == 18 for line, _code in found)  # flags only
+    assert (24, "ZG109") in found  # the histogram bins each parameter's values

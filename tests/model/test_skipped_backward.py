@@ -162,3 +162,23 @@ def train(trainer, loader, total):
 def test_a_step_count_of_a_progress_bar_shown_on_the_main_rank_is_clean(tmp_path: Path) -> None:
     # (the bar's count is the same on every rank; only its display follows the rank)
     assert found(_write(tmp_path, PROGRESS), "ZG2") == []
+
+
+def test_the_nan_idiom_x_unequal_to_itself_is_a_non_finite_test(tmp_path: Path) -> None:
+    source = """
+import torch
+
+
+def train_epoch(model, loader, optimizer):
+    epoch_loss = 0.0
+    for batch in loader:
+        loss = model(batch).mean()
+        loss.backward()
+        optimizer.step()
+        epoch_loss += loss.item()
+        if epoch_loss != epoch_loss:
+            raise ArithmeticError("NaN detected in train loss")
+        if optimizer != optimizer.param_groups:
+            raise ValueError("not a NaN test")
+"""
+    assert found(_write(tmp_path, source), "ZG2") == [("ZG204", 12)]

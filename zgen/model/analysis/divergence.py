@@ -261,9 +261,12 @@ def find_divergences(
     solves = _adaptive_solves(taint.index, flat) if text is None or "odeint" in text else []
     # `if torch.isnan(loss): raise NanException`, `assert torch.isfinite(loss)`: this rank stops on its own value
     raises = _nonfinite_raises(flat, taint) if text is None or _NONFINITE_TEXT.search(text) else []
+    # `self(batch, recycling_steps=random.randint(0, n))`: a draw bounding a loop of the module's own forward
+    drawn = _drawn_counts_handed_to_forward(taint, flat) if taint.cls is not None and taint.cls.is_module and (
+        text is None or "rand" in text or "rng" in text) else []
     if (
         not tainted and not loop_exits and not picks and not counted and not pickable and not value_tests
-        and not handled and not hands_on and not solves and not raises
+        and not handled and not hands_on and not solves and not raises and not drawn
     ):
         return []
     calls = make_calls()
@@ -331,6 +334,9 @@ def find_divergences(
     if hands_on:
         for arg, source, callee in counts_handed_on(taint.index, taint.cls, flat, taint.inputs, calls, runners):
             add(DATA, COUNT, arg.value, source, callee)
+    for arg, kind, source in drawn:
+        drawn_value = _bound_to(flat, arg.value)  # reported from the draw (`n = random.randint(...)`) down to the call
+        add(kind, COUNT, drawn_value or arg.value, source, "self.forward", arg if drawn_value is not None else None)
     for call, ctx, callee in sites:
         key = picks.get(id(call))
         if key is not None and not ctx.guarded:
@@ -354,15 +360,20 @@ def find_divergences(
         ran = next((callee for call, _ctx, callee in sites + extra if flat.within(call, body)), None)
         if ran is None and (sites or extra):  # `loss = self.model(x)` ... `try: loss.backward()`: the backward of
             ran = _backward_in(body)  # what the model computed gathers its parameters again, module by module
+        if ran is None and taint.cls is not None and taint.cls.is_module:
+            ran = _module_handed_in(flat, body)  # `out = validator.run_model(model=self, batch=batch)`
         if ran is not None:
             caught = handler.type if handler.type is not None else handler
-            add(DATA, effect, caught, f"except {code_of(handler.type)}" if handler.type is not None else "except", ran)
+            # (reaching down to where the rank leaves the pass its peers finish: `return`, `continue`, `break`)
+            leaves = next((n for n in walk(handler.body) if type(n).__name__ in _EXITS), None)
+            add(DATA, effect, caught, f"except {code_of(handler.type)}" if handler.type is not None else "except", ran,
+                leaves)
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
 
 
 # A test of whether a value is finite: `torch.isnan(loss)`, `not torch.isfinite(x).all()`, `math.isinf(l)`.
 _NONFINITE_CALLS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
-_NONFINITE_TEXT = re.compile(r"\b(?:isnan|isinf|isfinite)\(")
+_NONFINITE_TEXT = re.compile(r"\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b")
 
 
 def _nonfinite_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode, str]]:
@@ -378,6 +389,7 @@ def _nonfinite_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode,
         else:
             continue
         calls = [n for n in walk(test) if type(n) is cst.Call and (call_name(n) or "").rsplit(".", 1)[-1] in _NONFINITE_CALLS]
+        calls += [n for n in walk(test) if _self_unequal(n)]  # `if loss != loss:`, the NaN idiom
         if not calls:
             continue
         names = {n.value for n in walk(test) if type(n) is cst.Name}
@@ -385,6 +397,65 @@ def _nonfinite_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode,
             continue
         found.append((test, stop, code_of(calls[0])))
     return found
+
+
+def _drawn_counts_handed_to_forward(taint, flat: Flat) -> list[tuple[cst.Arg, str, str]]:
+    """`self(feats=batch, recycling_steps=random.randint(0, n))`: a random draw handed to the module's own forward as
+    a parameter that bounds one of its loops (`for i in range(recycling_steps + 1)`), so ranks run its trunk a
+    different number of times. (The argument, the draw's taint kind, its source.)"""
+    forward = taint.cls.method("forward")
+    text = forward.text if forward is not None else ""
+    if "range(" not in text:
+        return []
+    params = set(re.findall(r"range\(([^)]*)\)", text))
+    found = []
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if not (isinstance(func, cst.Name) and func.value == "self" or isinstance(func, cst.Attribute)
+                and func.attr.value == "forward" and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            continue
+        for arg in node.args:
+            kinds = taint.of(arg.value)
+            kind = next((k for k in (RANDOM, HOST_RANDOM) if k in kinds), None)
+            if kind is None or arg.keyword is None:
+                continue
+            name = arg.keyword.value
+            if any(re.search(rf"\b{name}\b", bound) for bound in params):
+                found.append((arg, kind, kinds[kind]))
+    return found
+
+
+def _bound_to(flat: Flat, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The value a local was bound to last before `value` reads it (`recycling_steps = random.randint(0, n)`), or
+    None (not a name, or bound more than once)."""
+    if not isinstance(value, cst.Name):
+        return None
+    bound = [node.value for node, _ctx in flat.nodes if type(node) is cst.Assign and len(node.targets) == 1
+             and isinstance(node.targets[0].target, cst.Name) and node.targets[0].target.value == value.value]
+    return bound[0] if len(bound) == 1 else None
+
+
+def _module_handed_in(flat: Flat, body: cst.CSTNode) -> str | None:
+    """In a module's method, a call in `body` handed the module itself (`validator.run_model(model=self, batch=b)`,
+    `self.sampler.sample(self, x)`): what it is handed it runs, under the handler that guards the call. The call, as
+    text; None when there is none."""
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Call and flat.within(node, body) and any(
+                isinstance(arg.value, cst.Name) and arg.value.value == "self" for arg in node.args):
+            return f"{code_of(node.func)}()"
+    return None
+
+
+def _self_unequal(node: cst.CSTNode) -> bool:
+    """`x != x`: true only for a NaN."""
+    return (
+        type(node) is cst.Comparison and len(node.comparisons) == 1
+        and type(node.comparisons[0].operator) is cst.NotEqual
+        and not isinstance(node.left, (cst.Integer, cst.Float, cst.SimpleString))
+        and code_of(node.left) == code_of(node.comparisons[0].comparator)
+    )
 
 
 def _tainted_decisions(

@@ -840,9 +840,13 @@ def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, det
     name = call_name(call) if isinstance(call, cst.Call) else None
     if name and _tensor_arithmetic(index, call, name):
         return True  # `ema.mul_(d).add_(p, alpha=1 - d)`, `shadow.lerp_(p, w)`: another tensor computed from it
+    if name and _HISTOGRAM.search(name.rsplit(".", 1)[-1]):
+        return True  # `writer.add_histogram(name, p, step)`, `wandb.Histogram(p)`: its values binned
     return bool(name) and index.qualify(name).startswith(known.TENSOR_FUNCTIONS) and ".utils." not in name
 
 
+# Loggers that bin a tensor's values (TensorBoard's `add_histogram`, `wandb.Histogram`, `log_histogram`).
+_HISTOGRAM = re.compile(r"histogram", re.I)
 # Tensor methods that compute with their argument's values (besides every in-place method, `x.copy_(p)`).
 _TENSOR_ARITHMETIC = frozenset({"add", "sub", "mul", "div", "lerp", "matmul", "mm", "dot", "addcmul", "addcdiv", "where"})
 

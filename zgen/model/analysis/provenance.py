@@ -1607,6 +1607,18 @@ def parameter_walk_arguments(function: cst.FunctionDef) -> list[str]:
     return found
 
 
+def _module_parameters(index: ModelIndex, method: MethodInfo) -> tuple[tuple[str, Value], ...]:
+    """The arguments of a built model's method that hold a module (`def parameter_norm(self, module)`): what the
+    training loop hands it is the built model or one of its children, partitioned."""
+    if not may_have_module_arguments(index, method.span):
+        return ()
+    scope = function_scope(index, method.span)
+    if scope is None or not isinstance(scope.node, cst.FunctionDef):
+        return ()
+    found = module_arguments(index, scope.node)
+    return tuple((name, Model(name, classes)) for name, classes in sorted(found.items()))
+
+
 def _optimizer(cls: ClassInfo) -> bool:
     """Is `cls` an optimizer (a base named `Optimizer`, `torch.optim.Optimizer`, in its file or another)?"""
     return any(base.rsplit(".", 1)[-1] == "Optimizer" for info in cls.mro for base in info.span.bases)
@@ -1690,7 +1702,8 @@ def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo 
                 continue
             if "@property" in method.text[: method.text.find("def ")] or runs_gathered(cls, method):
                 continue
-            engine.call(method.span, cls, (("self", Model("self")),))
+            # (and what it is handed as a module: `self.parameter_norm(self)` for `def parameter_norm(self, module)`)
+            engine.call(method.span, cls, (("self", Model("self")), *_module_parameters(index, method)))
         for method in cls.repr_methods:
             # printing the model (`__str__` counting its parameters): the values and sizes of a walk of its
             # parameters; the sizes it prints of one weight are a display matter (`scopes.scoped_accesses`)

@@ -1372,12 +1372,18 @@ def _draw(qualified: str, call: cst.Call) -> str | None:
 
 
 def _constant_seed(call: cst.Call) -> bool:
-    """Is a generator built with a literal integer seed, its first argument or `seed=` (not one handed in, which a
-    caller may offset by the rank)?"""
+    """Is a generator built with a literal integer seed, its first argument or `seed=`, or with a step or epoch
+    counter (not a seed handed in, which a caller may offset by the rank)?"""
     seed = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "seed"), None)
     if isinstance(seed, cst.UnaryOperation):
         seed = seed.expression
+    if isinstance(seed, (cst.Name, cst.Attribute)):
+        # `np.random.default_rng(self.global_step)`: a step or epoch counter, the same on every rank
+        return _STEP_COUNTER.match(code_of(seed).rsplit(".", 1)[-1]) is not None
     return isinstance(seed, cst.Integer)
+
+
+_STEP_COUNTER = re.compile(r"^(?:global_step|current_epoch|epoch|step|steps|global_steps|iteration|num_updates)$")
 
 
 # `if explore(eps):`, `elif not given(x)`: a function of one name an `if` calls

@@ -181,7 +181,7 @@ _OWN_FAILURE_TEXT = re.compile(
 
 # `if any(torch.isnan(l) ...):` then a `raise` within a few lines, or `assert torch.isfinite(loss)`
 _NONFINITE_STOP = re.compile(
-    r"(?m)^[ \t]*(?:(?:el)?if\b[^\n]*\b(?:isnan|isinf|isfinite)\([^\n]*(?:\n[^\n]*){1,4}?\n[ \t]*raise\b"
+    r"(?m)^[ \t]*(?:(?:el)?if\b[^\n]*(?:\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b)[^\n]*(?:\n[^\n]*){1,4}?\n[ \t]*raise\b"
     r"|assert\b[^\n]*\b(?:isnan|isinf|isfinite)\()"
 )
 
