@@ -561,9 +561,11 @@ def _tainted_decisions(
         effect = SKIP if isinstance(node, cst.Continue) else EXIT
         in_else = plain is not None and bool(ctx.loops) and effect == EXIT and bool(tests) and _in_else(
             flat, node, tests[-1])
-        for test in tests:
+        for at, test in enumerate(tests):
             if _exits_both_ways(flat, test, type(node), exits):
                 continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
+            if _decided_inside(flat, test, list(tests[at + 1:])):
+                continue  # `end = done or t == steps` ... `if end: if t == steps: break`: the inner test decides
             for kind, source in taint.of(test).items():
                 if kind == DATA and in_else and DATA not in plain.of(test):  # type: ignore[union-attr]
                     continue

@@ -1212,7 +1212,9 @@ _CALLED_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*(\w+)\(", re.M)
 _CALL_BOUND = re.compile(r"=[ \t]*\w+\(")  # (what every line `_CALLED_LOCAL` matches holds: `line_matches`)
 _NOT_RUNNERS = frozenset(dir(builtins)) | {"self", "torch", "np", "numpy", "F", "nn", "math", "os", "time", "random"}
 # `x = owner.method(rest`: a method's result assigned (owner an argument or `self.x`), and what it is handed.
-_HANDED = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", re.M)
+_HANDED = re.compile(r"^[ \t]*\w+(?:[ \t]*,[ \t]*\w+)*[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", re.M)
+# `act, value, logp = agent.step(obs)`: locals bound to what a method of an argument returned (`output_test_text`)
+_ARGUMENT_CALLED_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*(\w+)\.\w+\(", re.M)
 _METHOD_CALL_BOUND = re.compile(r"=[ \t]*(?:self\.)?\w+\.\w+\(")  # (what every line `_HANDED` matches holds)
 # A word followed by what `_KEPT` keeps of it and a read (`n.sum() > 0`); the lookahead consumes nothing, so every
 # word is tried once.
@@ -1260,9 +1262,11 @@ def output_test_text(text: str) -> bool:
     names |= {m.group(1) for m in line_matches(_CALLED_LOCAL, text, _CALL_BOUND) if m.group(2) not in _NOT_RUNNERS} - {"self"}
     signature = _SIGNATURE.search(text)
     params = set(re.findall(r"(\w+)\s*(?:[:=,]|$)", signature.group(1))) - {"self", "cls"} if signature else set()
+    names |= {m.group(1) for m in line_matches(_ARGUMENT_CALLED_LOCAL, text, _METHOD_CALL_BOUND)
+              if m.group(2) in params} - {"self"}
     for match in line_matches(_HANDED, text, _METHOD_CALL_BOUND):  # `done = self.env.step(...)`, `done = state.step(action)`
         owner, rest = match.group(1), match.group(2)
-        if not owner.startswith("self.") and (owner not in params or owner in names):
+        if not owner.startswith("self") and (owner not in params or owner in names):
             continue  # (not an argument's method, or an output's own: `h.to(h)`)
         if SELF_CALL.search(rest) or any(
             word in names for word in _PASSED_WORD.findall(rest)
