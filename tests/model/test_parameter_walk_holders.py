@@ -204,3 +204,32 @@ def test_a_built_models_method_reading_the_module_it_is_handed_and_a_histogram_o
     assert (15, "ZG109") in found  # `p.norm()` over what `self.parameter_norm(self)` is handed
     assert not any(line == 18 for line, _code in found)  # flags only
     assert (24, "ZG109") in found  # the histogram bins each parameter's values
+
+
+SUBCLASSED = """
+from torch import nn
+from torch.optim.swa_utils import AveragedModel as TorchAveragedModel
+
+
+class AveragedModel(TorchAveragedModel):
+    def __init__(self, model, decay=0.999):
+        super().__init__(model)
+        self.decay = decay
+
+
+class Averages:
+    def __init__(self, model, decay):
+        self.decay = decay
+
+
+class Unit:
+    def __init__(self, module: nn.Module):
+        self.module = module
+        self.swa_model = AveragedModel(module, decay=0.99)
+        self.plain = Averages(module, 0.99)
+"""
+
+
+def test_a_program_class_deriving_from_a_library_weight_average_copies_the_model_it_is_built_over():
+    found = _codes(SUBCLASSED)
+    assert (20, "ZG105") in found and not any(line == 21 for line, _code in found)

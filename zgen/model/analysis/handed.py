@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from ..program import known
 from ..program.holds import (
-    HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, annotated_module, averaged_attributes, config_like, container_elements,
+    HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, annotated_module, averaged_attributes, averager, config_like, container_elements,
     held_attributes, held_paths, module_arguments, module_container_arguments, other_objects_models, trainer_module,
 )
 from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memoised
@@ -431,7 +431,7 @@ def _whole_uses(
             owner = holds(func_node.value)  # `model.fc.reset_parameters()`: every parameter of it set afresh
             if owner is not None:
                 found.append(access(node, ctx, WRITE, owner, func_node.attr.value))
-        elif qualified in known.AVERAGERS and args:
+        elif args and averager(index, qualified):
             # `EMA(model.fc)` or `EMA(model.parameters())`; a bare attribute of a held model may be a list of
             # plain tensors (`EMA(task.loss_weights)`), so only a module it holds by name counts
             owner = holds(args[0].value, whole_only=True)
@@ -616,7 +616,7 @@ def _averager_arguments(index: ModelIndex, func: cst.FunctionDef) -> set[str]:
             continue
         text = code_of(param.annotation.annotation, limit=200)
         for name in re.findall(r"[A-Za-z_][\w.]*", text):
-            if index.qualify(name) in known.AVERAGERS:
+            if averager(index, index.qualify(name)):
                 found.add(param.name.value)
     return found
 

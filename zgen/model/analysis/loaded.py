@@ -17,7 +17,7 @@ What counts as a constructed model is `holds.constructed_models`'.
 from __future__ import annotations
 
 from ..program import known
-from ..program.holds import constructed_models
+from ..program.holds import averager, constructed_models
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.tree import cst
 from .flow import flat_of
@@ -59,7 +59,7 @@ def _copied(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
     qualified = index.qualified_call(node)
     if qualified in known.DEEP_COPY:
         return node.args[0].value
-    if qualified in known.AVERAGERS:
+    if averager(index, qualified or ""):
         value = node.args[0].value
         if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
                 and value.func.attr.value == "parameters":

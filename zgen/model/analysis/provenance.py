@@ -50,7 +50,7 @@ from typing import Union as _U
 from ..program import known
 from ..program.class_values import attribute_strings, string_list
 from ..program.holds import (
-    config_like, may_have_module_arguments, may_have_module_containers, module_arguments, module_container_arguments,
+    averager, config_like, may_have_module_arguments, may_have_module_containers, module_arguments, module_container_arguments,
 )
 from ..program.index import PROPERTY_DEF, ClassInfo, MethodInfo, ModelIndex, entry_name
 from ..program.keyed import constant_key, keyed_model
@@ -902,7 +902,7 @@ class _Engine:
             return item_of(self.ev(run, args[0].value))
         if qualified in known.DEEP_COPY and args:
             return _model(self.ev(run, args[0].value))
-        if qualified in known.AVERAGERS and args and (model := _model(self.ev(run, args[0].value))) is not None:
+        if args and averager(self.index, qualified) and (model := _model(self.ev(run, args[0].value))) is not None:
             return Averaged(model)
         if last == "getattr" and "." not in name and len(call.args) >= 2:
             attr = _literal_str(call.args[1].value)
@@ -1271,7 +1271,7 @@ class _Engine:
                 given = self.ev(run, args[position].value)
                 if _params(given) is not None or _model(given) is not None:
                     whole(WRITE if kind == "write" else READ, args[position].value, last)
-        elif qualified in known.AVERAGERS and args and (_whole(first) or _params(first) is not None):
+        elif args and averager(self.index, qualified) and (_whole(first) or _params(first) is not None):
             whole(COPY, args[0].value, last)
         foreach = last.startswith("_foreach_") and qualified.startswith("torch.")
         for position, arg in enumerate(args):  # `torch._foreach_lerp_(ema_params, params, w)`: every parameter of the list written

@@ -836,9 +836,9 @@ def _main_rank_test(node: cst.Comparison) -> bool:
         return False
     left = node.left
     if isinstance(left, cst.Name):
-        return left.value == "rank"
+        return left.value.lstrip("_") == "rank"
     if isinstance(left, cst.Attribute):
-        return left.attr.value == "rank"
+        return left.attr.value.lstrip("_") == "rank"  # `self._rank == 0`
     if isinstance(left, cst.Subscript):
         return _env_key(left) == "rank"
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "get":

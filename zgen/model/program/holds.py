@@ -36,7 +36,7 @@ from .tree import access_path, call_name, code_of, cst, dotted, parameter_names,
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
-    "value_holds",
+    "value_holds", "averager",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -965,12 +965,29 @@ def _averages_held(
     return bool(value_holds(index, value, arguments, held))
 
 
+def averager(index: ModelIndex, qualified: str, depth: int = 3) -> bool:
+    """Is the class `qualified` names a library's weight average (`known.AVERAGERS`), or a class of the program
+    deriving from one (`class AveragedModel(torch.optim.swa_utils.AveragedModel)`), `depth` bases deep?"""
+    if qualified in known.AVERAGERS:
+        return True
+    if depth == 0 or not qualified:
+        return False
+    cls = index.classes.get(qualified)
+    home = index
+    if cls is None:
+        found = index.external(qualified)
+        if found is None:
+            return False
+        home, cls = found
+    return any(averager(home, base, depth - 1) for base in cls.qualified_bases)
+
+
 def _averager_made(index: ModelIndex, value: cst.BaseExpression) -> cst.Call | None:
     """The weight-averaging helper's construction `value` may evaluate to: the value itself (`EMA(self.model)`),
     or one alternative of it, where a given averager is used if passed (`teacher or EMA(model)`, `EMA(model) if
     teacher is None else teacher`, `default(teacher, EMA(model))` through a helper of the file)."""
     if isinstance(value, cst.Call):
-        if value.args and index.qualify(call_name(value) or "") in known.AVERAGERS:
+        if value.args and averager(index, index.qualify(call_name(value) or "")):
             return value
         if isinstance(value.func, cst.Name) and value.func.value in index.skeleton.functions:
             options = [a.value for a in value.args if a.keyword is None and not a.star]
@@ -983,7 +1000,7 @@ def _averager_made(index: ModelIndex, value: cst.BaseExpression) -> cst.Call | N
     else:
         return None
     for option in options:
-        if isinstance(option, cst.Call) and option.args and index.qualify(call_name(option) or "") in known.AVERAGERS:
+        if isinstance(option, cst.Call) and option.args and averager(index, index.qualify(call_name(option) or "")):
             return option
     return None
 

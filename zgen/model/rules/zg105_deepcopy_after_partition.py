@@ -13,7 +13,7 @@ from ..analysis.own import child_copies
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
-from ..program.holds import RETURNS_MODULE, module_arguments
+from ..program.holds import RETURNS_MODULE, averager, module_arguments
 from ..program.index import MethodInfo, ModelIndex
 from ..program.tree import call_name, code_of, cst
 from ..program.trigger import Trigger
@@ -210,7 +210,7 @@ class Decoder(nn.Module):
 
 def _averages(index: ModelIndex, node: cst.CSTNode) -> bool:
     """A library's weight-averaging helper built over a model (`EMA(model)`), which deep-copies it."""
-    return type(node) is cst.Call and bool(node.args) and (index.qualified_call(node) or "") in known.AVERAGERS
+    return type(node) is cst.Call and bool(node.args) and averager(index, index.qualified_call(node) or "")
 
 
 def _copies_of_self(index: ModelIndex, method: MethodInfo) -> list[cst.Call]:
