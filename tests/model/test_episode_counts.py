@@ -186,3 +186,38 @@ def test_a_handler_that_skips_the_rest_of_a_pass_run_by_a_call_handed_the_module
     found = [(f.code, f.line, f.end_line) for f in check_source("m.py", textwrap.dedent(VALIDATION))
              if f.code.startswith("ZG2")]
     assert found == [("ZG204", 20, 23)]  # not the summary: nothing there runs the module
+
+
+ROLLOUT = """
+import torch
+from torch import nn
+
+
+class ActorCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pi = nn.Linear(4096, 4096)
+
+    def step(self, obs):
+        out = self.pi(obs)
+        return out, out.sum(), out.mean(), out.max()
+
+
+class Adapter:
+    def __init__(self, env):
+        self._env = env
+
+    def rollout(self, steps: int, agent: ActorCritic, buffer):
+        obs, _ = self._env.reset()
+        for step in range(steps):
+            act, value_r, value_c, logp = agent.step(obs)
+            obs, reward, cost, terminated, truncated, info = self._env.step(act)
+            for idx in range(len(terminated)):
+                if truncated[idx]:
+                    _, value_r, value_c, _ = agent.step(info["final_observation"][idx])
+                buffer.finish_path(value_r, idx)
+"""
+
+
+def test_a_rollout_runs_the_agent_again_only_for_this_ranks_timed_out_episodes():
+    assert ("ZG203", 25) in _zg2(ROLLOUT)

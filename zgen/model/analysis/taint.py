@@ -1266,7 +1266,7 @@ def output_test_text(text: str) -> bool:
               if m.group(2) in params} - {"self"}
     for match in line_matches(_HANDED, text, _METHOD_CALL_BOUND):  # `done = self.env.step(...)`, `done = state.step(action)`
         owner, rest = match.group(1), match.group(2)
-        if not owner.startswith("self") and (owner not in params or owner in names):
+        if not owner.startswith("self.") and (owner not in params or owner in names):
             continue  # (not an argument's method, or an output's own: `h.to(h)`)
         if SELF_CALL.search(rest) or any(
             word in names for word in _PASSED_WORD.findall(rest)
