@@ -965,13 +965,16 @@ def _averages_held(
     return bool(value_holds(index, value, arguments, held))
 
 
+_AVERAGE_NAME = re.compile(r"ema|averag|swa|polyak|moving", re.I)
+
+
 def averager(index: ModelIndex, qualified: str, depth: int = 3) -> bool:
     """Is the class `qualified` names a library's weight average (`known.AVERAGERS`), or a class of the program
     deriving from one (`class AveragedModel(torch.optim.swa_utils.AveragedModel)`), `depth` bases deep?"""
     if qualified in known.AVERAGERS:
         return True
-    if depth == 0 or not qualified:
-        return False
+    if depth == 0 or not qualified or not _AVERAGE_NAME.search(qualified.rsplit(".", 1)[-1]):
+        return False  # (the cheap trigger: a class named as an average, before any other file is read)
     cls = index.classes.get(qualified)
     home = index
     if cls is None:
