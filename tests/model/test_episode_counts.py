@@ -221,3 +221,35 @@ class Adapter:
 
 def test_a_rollout_runs_the_agent_again_only_for_this_ranks_timed_out_episodes():
     assert ("ZG203", 25) in _zg2(ROLLOUT)
+
+
+STATE = """
+import torch
+
+
+class State:
+    def __init__(self):
+        self.samples = 0
+
+
+class Trainer:
+    def __init__(self, model_object: torch.nn.Module, max_samples):
+        self.model_object = model_object
+        self.max_samples = max_samples
+        self.state = State()
+
+    def fit(self, train_iter):
+        while True:
+            if self.max_samples is not None and self.state.samples >= self.max_samples:
+                break
+            self._step(batch=train_iter.next())
+
+    def _step(self, batch):
+        self.state.samples += batch.samples
+        loss = self.model_object(batch.source)
+        loss.backward()
+"""
+
+
+def test_a_count_another_method_grows_by_this_ranks_batch_decides_the_exit_of_the_loop_calling_it():
+    assert _zg2(STATE) == [("ZG204", 18)]

@@ -525,13 +525,11 @@ class Taint:
             return None
         if self._running is None:
             self._running = _running_counts(self._flat, frozenset(self.agreed))
-        if not self._running:
-            return None
         left, right = node.left, node.comparisons[0].comparator
         for count, bound in ((left, right), (right, left)):
-            sites = self._running.get(code_of(count)) if isinstance(count, (cst.Name, cst.Attribute)) else None
-            if not sites or _reads_len(bound):
+            if not isinstance(count, (cst.Name, cst.Attribute)) or _reads_len(bound):
                 continue
+            sites = self._running.get(code_of(count), [])
             position = self._flat.position.get(id(count))
             if position is None:
                 continue
@@ -542,9 +540,31 @@ class Taint:
             for why, around in sites:
                 if not around or any(loop is other for loop in around for other in loops):
                     return why
-            counted = self._counted_under_data(count, loops)
+            counted = self._counted_under_data(count, loops) or self._grown_by_a_method(count, loops)
             if counted is not None:
                 return counted
+        return None
+
+    def _grown_by_a_method(self, count: cst.BaseExpression, loops: tuple[cst.CSTNode, ...]) -> str | None:
+        """`if self.state.samples >= max_samples: break` in a loop calling `self._step(batch)`, which does
+        `self.state.samples += batch.samples`: a count of `self` another method of the class grows by a size of this
+        rank's data, called in a loop around the test. The growth, as text."""
+        text = code_of(count)
+        if self.cls is None or not text.startswith("self.") or not loops:
+            return None
+        grows = re.compile(rf"{re.escape(text)}[ \t]*\+=")
+        for method in self.cls.all_methods():
+            if not grows.search(method.text):
+                continue
+            callee = f"self.{method.name}"
+            if not any(type(n) is cst.Call and code_of(n.func) == callee and any(l is o for l in c.loops for o in loops)
+                       for n, c in self._flat.nodes):
+                continue
+            flat = flat_of(method)
+            for node, _ctx in flat.nodes if flat is not None else ():
+                if type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign and code_of(node.target) == text \
+                        and _data_size(node.value, {}, frozenset(), 0):
+                    return f"{code_of(node)} in `{callee}()`"
         return None
 
     def _counted_under_data(self, count: cst.BaseExpression, loops: tuple[cst.CSTNode, ...]) -> str | None:
