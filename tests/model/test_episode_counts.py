@@ -253,3 +253,21 @@ class Trainer:
 
 def test_a_count_another_method_grows_by_this_ranks_batch_decides_the_exit_of_the_loop_calling_it():
     assert _zg2(STATE) == [("ZG204", 18)]
+
+
+EMPTY_BATCHES = """
+def train(model, train_loader, optimizer, layers):
+    for i, batch in enumerate(train_loader):
+        if len(batch) == 0:
+            continue
+        model(batch).mean().backward()
+        optimizer.step()
+    for layer in layers:
+        if len(layer) == 0:
+            continue
+        model(layer)
+"""
+
+
+def test_an_empty_batch_of_a_loader_skipped_before_the_model_runs():
+    assert _zg2(EMPTY_BATCHES) == [("ZG203", 4)]  # not the list of layers: no loader

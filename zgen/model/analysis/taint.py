@@ -37,6 +37,30 @@ HOST = "host"  # this host's files: an output that already exists, a node-local 
 CLOCK = "clock"  # this host's clock: elapsed time, a deadline
 
 
+# How a loader of batches is named (`train_loader`, `dataloader`, `data_iter`, `batches`), as opposed to the lists of
+# layers, names or settings a function also walks.
+_LOADER = re.compile(r"load|batches$|data_?iter|_iter$|^iter|dataset")
+
+
+def _batches_of(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:
+    """The names a `for` binds to the items of an argument named as a loader of batches (`for batch in loader`,
+    `for i, (x, y) in enumerate(train_loader)`), directly or through `enumerate`/`tqdm`."""
+    found = set()
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.For:
+            continue
+        iterable, target = node.iter, node.target
+        if isinstance(iterable, cst.Call) and iterable.args and (dotted(iterable.func) or "").rsplit(".", 1)[-1] in (
+                "enumerate", "tqdm", "iter"):
+            iterable = iterable.args[0].value
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2 and \
+                    (dotted(node.iter.func) or "").endswith("enumerate"):
+                target = target.elements[1].value
+        if isinstance(iterable, cst.Name) and iterable.value in inputs and _LOADER.search(iterable.value):
+            found.update(bound_names(target))
+    return frozenset(found)
+
+
 def _filled(node: cst.CSTNode, local: set[str]) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
     """`xs.append(v)` as the binding ([xs], v) when `xs` is a local of this function; else ([], None)."""
     if type(node) is cst.Call:
@@ -122,6 +146,11 @@ class Taint:
         # The function's arguments: what this call was given (a dict of inputs whose keys differ per rank).
         root = flat.nodes[0][0] if flat.nodes else None
         self.inputs = parameter_names(root) - {"self", "cls"} if isinstance(root, cst.FunctionDef) else frozenset()
+        batches = _batches_of(flat, self.inputs) if self.inputs and not (cls is not None and cls.is_module) else frozenset()
+        if batches:
+            # outside a model: the batches a loop takes from a loader this call was given are this rank's data
+            # too (`for batch in loader: if len(batch) == 0: continue`)
+            self.inputs = self.inputs | batches
         holders = frozenset(local | self.inputs)  # objects a value can be handed to (`state.handoff`)
         self._holders = holders
         # Local predicates, read at their calls (`_predicate_bodies`): built on the first call of a holder's name
@@ -185,7 +214,7 @@ class Taint:
         self.valued = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Call and self._builds_tensor(node)
             for name in _handed_names(node) if name in self.inputs
-        ) if self.inputs else frozenset()
+        ) | batches if self.inputs else frozenset()  # (a batch's `len()` is how many samples this rank holds)
         # `t = x.shape[1]`, `_, t = x.shape[:2]`, `n = len(tokens)`: locals holding an extent of what this call was
         # given (a tensor's length along a dimension, how many values a list holds)
         self.extents = frozenset(
