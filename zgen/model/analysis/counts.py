@@ -41,7 +41,7 @@ class Calls(Protocol):
 
 __all__ = [
     "CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "kept_inputs", "length_helpers", "length_returns",
-    "HANDS_LENGTH", "passed_through",
+    "HANDS_LENGTH", "passed_through", "local_bindings",
 ]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
@@ -144,12 +144,12 @@ def passed_through(
 
 def _wrapper_locals(flat: Flat) -> frozenset[str]:
     """Locals bound only to pass-throughs: a progress bar, `identity`, `lambda t: t`, or a choice between them."""
-    return frozenset(name for name, values in _bindings(flat).items() if all(map(_is_pass_through, values)))
+    return frozenset(name for name, values in local_bindings(flat).items() if all(map(_is_pass_through, values)))
 
 
 def _range_locals(flat: Flat) -> frozenset[str]:
     """Locals bound only to `range` or a progress bar's `trange`, or a choice between them: calling one is a range."""
-    return frozenset(name for name, values in _bindings(flat).items() if all(map(_is_range, values)))
+    return frozenset(name for name, values in local_bindings(flat).items() if all(map(_is_range, values)))
 
 
 def _is_range(value: cst.BaseExpression) -> bool:
@@ -171,7 +171,7 @@ def _is_pass_through(value: cst.BaseExpression) -> bool:
     return False
 
 
-def _bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
+def local_bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
     """The values each local is assigned (not loop variables)."""
     bound: dict[str, list[cst.BaseExpression]] = {}
     for node, _ctx in flat.nodes:
@@ -186,7 +186,7 @@ def _bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
 
 def _split_locals(flat: Flat) -> dict[str, cst.Call]:
     """Locals bound once, to a split of a tensor (`chunks = x.chunk(self.chunks, dim=1)`)."""
-    bound = _bindings(flat)
+    bound = local_bindings(flat)
     return {
         name: values[0] for name, values in bound.items()
         if len(values) == 1 and isinstance(values[0], cst.Call) and isinstance(values[0].func, cst.Attribute)
@@ -406,7 +406,7 @@ class CountedLoops:
             return None
         value = arg.value
         if isinstance(value, cst.Name):
-            bound = _bindings(self.flat).get(value.value)
+            bound = local_bindings(self.flat).get(value.value)
             return value if bound and all(map(_is_sequence, bound)) else None
         return value if _is_sequence(value) else None
 
@@ -559,7 +559,7 @@ def _produced_locals(flat: Flat, index: ModelIndex) -> dict[str, cst.Call]:
     """Locals bound once, to a call of a function of this file handing back a length or a list counted by one
     (`ranges = _minibatch_ranges(features, m)`)."""
     return {
-        name: values[0] for name, values in _bindings(flat).items()
+        name: values[0] for name, values in local_bindings(flat).items()
         if len(values) == 1 and isinstance(values[0], cst.Call) and _length_function(index, values[0])
     }
 
@@ -636,7 +636,7 @@ def tensor_names(flat: Flat) -> frozenset[str]:
     if not found:
         return frozenset()
     # a name also bound to a list (`targets = []`, `[t.to(d) for t in targets]`) holds tensors, one an item
-    lists = {name for name, values in _bindings(flat).items() if any(map(_makes_list, values))}
+    lists = {name for name, values in local_bindings(flat).items() if any(map(_makes_list, values))}
     return frozenset(found - lists)
 
 
@@ -888,7 +888,7 @@ def rank_share(
                     return node, found
             elif locals_too and kind is cst.Name and node is not getattr(flat.parent.get(id(node)), "func", None):
                 if bound is None:
-                    bound = _bindings(flat)
+                    bound = local_bindings(flat)
                 values = bound.get(node.value, ())
                 if len(values) == 1:  # (a local bound once: `shard = items[rank::world]`)
                     todo.append(values[0])

@@ -22,7 +22,8 @@ from ..program.tree import call_name, children, code_of, const_str, cst, dotted,
 from .callables import called_parameters
 from .calls import ModuleCalls
 from .counts import (
-    HANDS_LENGTH, counted_loops, counts_handed_on, handed_counts, kept_inputs, passed_through, rank_share,
+    HANDS_LENGTH, counted_loops, counts_handed_on, handed_counts, kept_inputs, local_bindings, passed_through,
+    rank_share,
 )
 from .flags import flag_source
 from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, stored_into, targets_of
@@ -38,7 +39,7 @@ from .taint import (
 
 __all__ = [
     "Divergence", "module_divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "RAISE", "helper_reaches", "tensor_backward",
+    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "RAISE", "NONFINITE_TEXT", "helper_reaches", "tensor_backward",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -260,7 +261,7 @@ def find_divergences(
     # `odeint(ode_fn, x, t, method="dopri5")`: as many calls of `ode_fn` as the error control decides
     solves = _adaptive_solves(taint.index, flat) if text is None or "odeint" in text else []
     # `if torch.isnan(loss): raise NanException`, `assert torch.isfinite(loss)`: this rank stops on its own value
-    raises = _nonfinite_raises(flat, taint) if text is None or _NONFINITE_TEXT.search(text) else []
+    raises = _nonfinite_raises(flat, taint) if text is None or NONFINITE_TEXT.search(text) else []
     # `self(batch, recycling_steps=random.randint(0, n))`: a draw bounding a loop of the module's own forward
     drawn = _drawn_counts_handed_to_forward(taint, flat) if taint.cls is not None and taint.cls.is_module and (
         text is None or "rand" in text or "rng" in text) else []
@@ -335,7 +336,9 @@ def find_divergences(
         for arg, source, callee in counts_handed_on(taint.index, taint.cls, flat, taint.inputs, calls, runners):
             add(DATA, COUNT, arg.value, source, callee)
     for arg, kind, source in drawn:
-        drawn_value = _bound_to(flat, arg.value)  # reported from the draw (`n = random.randint(...)`) down to the call
+        # reported from the draw (`n = random.randint(...)`, the local's one binding) down to the call
+        bound = local_bindings(flat).get(arg.value.value, []) if isinstance(arg.value, cst.Name) else []
+        drawn_value = bound[0] if len(bound) == 1 else None
         add(kind, COUNT, drawn_value or arg.value, source, "self.forward", arg if drawn_value is not None else None)
     for call, ctx, callee in sites:
         key = picks.get(id(call))
@@ -373,7 +376,7 @@ def find_divergences(
 
 # A test of whether a value is finite: `torch.isnan(loss)`, `not torch.isfinite(x).all()`, `math.isinf(l)`.
 _NONFINITE_CALLS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
-_NONFINITE_TEXT = re.compile(r"\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b")
+NONFINITE_TEXT = re.compile(r"\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b")
 
 
 def _nonfinite_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode, str]]:
@@ -425,16 +428,6 @@ def _drawn_counts_handed_to_forward(taint, flat: Flat) -> list[tuple[cst.Arg, st
             if any(re.search(rf"\b{name}\b", bound) for bound in params):
                 found.append((arg, kind, kinds[kind]))
     return found
-
-
-def _bound_to(flat: Flat, value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The value a local was bound to last before `value` reads it (`recycling_steps = random.randint(0, n)`), or
-    None (not a name, or bound more than once)."""
-    if not isinstance(value, cst.Name):
-        return None
-    bound = [node.value for node, _ctx in flat.nodes if type(node) is cst.Assign and len(node.targets) == 1
-             and isinstance(node.targets[0].target, cst.Name) and node.targets[0].target.value == value.value]
-    return bound[0] if len(bound) == 1 else None
 
 
 def _module_handed_in(flat: Flat, body: cst.CSTNode) -> str | None:

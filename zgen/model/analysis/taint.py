@@ -19,7 +19,7 @@ from .hooks import hook_kept, item_key
 from .own import SELF_CALL
 from .reach import function_target
 from .flow import (
-    COMPREHENSIONS, FILLS, Flat, bound_names, flat_of, own_returns, self_call_arguments, stored_into, targets_of,
+    COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, own_returns, self_call_arguments, stored_into, targets_of,
 )
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
@@ -178,6 +178,8 @@ class Taint:
         # `count += x.shape[0]` in a loop: running counts grown by this rank's data, and where (`_running_test`)
         self._running: dict[str, list[tuple[str, tuple[cst.CSTNode, ...]]]] | None = None
         self._counting = False  # reading the tests a count is grown under (`_counted_under_data`)
+        self._conditional: dict[str, list[tuple[cst.AugAssign, Ctx]]] | None = None  # (`_conditional_growth`)
+        self._grown_elsewhere: dict[str, list[MethodInfo]] = {}  # a count of `self` -> the methods growing it
         # `for key in feats: ... feats[key]`: a mapping the call was given, walked directly; its keys are this batch's
         self.keyed_walks = frozenset(
             id(node.iter)
@@ -574,6 +576,15 @@ class Taint:
                 return counted
         return None
 
+    def _conditional_growth(self) -> dict[str, list[tuple[cst.AugAssign, Ctx]]]:
+        """Each count this function grows (`+=`) under a test, with those growths: read once per function."""
+        if self._conditional is None:
+            self._conditional = {}
+            for node, ctx in self._flat.nodes:
+                if type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign and ctx.conds:
+                    self._conditional.setdefault(code_of(node.target), []).append((node, ctx))
+        return self._conditional
+
     def _grown_by_a_method(self, count: cst.BaseExpression, loops: tuple[cst.CSTNode, ...]) -> str | None:
         """`if self.state.samples >= max_samples: break` in a loop calling `self._step(batch)`, which does
         `self.state.samples += batch.samples`: a count of `self` another method of the class grows by a size of this
@@ -581,10 +592,10 @@ class Taint:
         text = code_of(count)
         if self.cls is None or not text.startswith("self.") or not loops:
             return None
-        grows = re.compile(rf"{re.escape(text)}[ \t]*\+=")
-        for method in self.cls.all_methods():
-            if not grows.search(method.text):
-                continue
+        if text not in self._grown_elsewhere:  # (the class's methods growing it: read once per count)
+            grows = re.compile(rf"{re.escape(text)}[ \t]*\+=")
+            self._grown_elsewhere[text] = [m for m in self.cls.all_methods() if text in m.text and grows.search(m.text)]
+        for method in self._grown_elsewhere[text]:
             callee = f"self.{method.name}"
             if not any(type(n) is cst.Call and code_of(n.func) == callee and any(l is o for l in c.loops for o in loops)
                        for n, c in self._flat.nodes):
@@ -600,16 +611,12 @@ class Taint:
         """`if terminals[i] or truncations[i]: episodes += 1` in a loop around the test of `episodes`: a count grown
         under a test of this rank's data (an episode's end, a sample kept) reaches the bound after a number of steps
         that differs per rank. The test as text, or None (also while such a test is being read: no cycle)."""
-        if self._counting:
+        growths = self._conditional_growth().get(code_of(count))
+        if self._counting or not growths:
             return None
-        text = code_of(count)
         self._counting = True
         try:
-            for node, ctx in self._flat.nodes:
-                if type(node) is not cst.AugAssign or type(node.operator) is not cst.AddAssign:
-                    continue
-                if code_of(node.target) != text or not ctx.conds:
-                    continue
+            for node, ctx in growths:
                 if not any(loop is other for loop in ctx.loops for other in loops):
                     continue
                 for cond, depth in zip(ctx.conds, ctx.depths):

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.counts import HANDS_LENGTH, length_helpers
-from ..analysis.divergence import CAUGHT, COUNT, EXIT, RAISE, RETRY, SKIP, WHILE, Divergence, message
+from ..analysis.divergence import CAUGHT, COUNT, EXIT, NONFINITE_TEXT, RAISE, RETRY, SKIP, WHILE, Divergence, message
 from ..analysis.flags import StopSignal, stop_signals
 from ..analysis.flow import Flat, flat_of
 from ..analysis.script import divergences, script_divergences, script_scopes
@@ -52,7 +52,7 @@ class _LoopExit:
             return True  # `if not torch.isfinite(loss).all(): return` before `loss.backward()`
         if "except" in text and _OWN_FAILURE_TEXT.search(text):
             return True  # `except RuntimeError as e: if "out of memory" in str(e): return None`
-        if ("raise" in text or "assert" in text) and _NONFINITE_STOP.search(text):
+        if ("raise" in text or "assert" in text) and NONFINITE_TEXT.search(text):
             return True  # `if torch.isnan(loss): raise NanException`, `assert torch.isfinite(loss)`
         if "break" in text or "while" in text:
             if re.search(r"(?m)^[ \t]*(?:break|while)\b", text):
@@ -177,12 +177,6 @@ def _exit_before_backward(text: str) -> bool:
 _OWN_FAILURE_TEXT = re.compile(
     r"(?m)^[ \t]*except\b(?![ \t]+(?:ImportError|ModuleNotFoundError|TypeError|AttributeError|KeyError|IndexError"
     r"|StopIteration|NotImplementedError|FileNotFoundError)\b[ \t]*(?:as[ \t]+\w+[ \t]*)?:)"
-)
-
-# `if any(torch.isnan(l) ...):` then a `raise` within a few lines, or `assert torch.isfinite(loss)`
-_NONFINITE_STOP = re.compile(
-    r"(?m)^[ \t]*(?:(?:el)?if\b[^\n]*(?:\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b)[^\n]*(?:\n[^\n]*){1,4}?\n[ \t]*raise\b"
-    r"|assert\b[^\n]*\b(?:isnan|isinf|isfinite)\()"
 )
 
 TRIGGER = Remembered(_LoopExit())
