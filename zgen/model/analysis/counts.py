@@ -48,6 +48,11 @@ __all__ = [
 _LENGTH_FUNCS = frozenset({"len", "max"})
 _LENGTH_METHODS = frozenset({"size", "numel", "max", "amax", "item"})
 _LENGTH_ATTRS = frozenset({"shape"})
+# A count a batch object carries of its own items: `data.num_graphs`, `batch.num_nodes`, `g.n_atoms`.
+_COUNT_ATTR = re.compile(
+    r"^(?:num|n)_(?:graphs|nodes|edges|atoms|molecules|residues|samples|examples|tokens|sentences|words|frames|images"
+    r"|items|points|segments|utterances|boxes|objects|queries|documents|passages)$|^batch_size$|^natoms$"
+)
 # Splits of a tensor into pieces whose number follows its length (`torch.split(x, 256)`, `x.unfold(-1, w, hop)`,
 # `x.chunk(n, dim=1)`: at most n pieces, fewer when the dimension is shorter or does not divide evenly).
 _SPLITS = frozenset({"split", "unbind", "unfold", "tensor_split", "chunk"})
@@ -430,7 +435,7 @@ class CountedLoops:
                 elif isinstance(func, cst.Attribute) and func.attr.value in _LENGTH_METHODS:
                     if self._holds_data(func.value) or func.attr.value in _EXTENT_METHODS and self._kept_data(func.value):
                         return code_of(node)
-            elif kind is cst.Attribute and node.attr.value in _LENGTH_ATTRS:
+            elif kind is cst.Attribute and (node.attr.value in _LENGTH_ATTRS or _COUNT_ATTR.match(node.attr.value)):
                 if self._holds_data(node.value) or self._kept_data(node.value):
                     return code_of(node)
                 continue

@@ -285,7 +285,10 @@ def find_divergences(
             return  # `reverse = x.shape[1] > t` picks blocks: only an exit on an input's extent counts
         # (an exit's skipped call lies past it, often far: it reaches down to the `break`/`return` instead)
         site = site if effect in _GOVERNED or type(site).__name__ in _EXITS else None
-        found.setdefault((id(node), kind), Divergence(kind, effect, node, source, callee, site))
+        key = (id(node), kind)
+        if key in found and not (effect == EXIT and found[key].effect == GATE and type(site).__name__ == "Break"):
+            return  # (a test that gates a call and then leaves the loop: the exit, skipping every later call, is told)
+        found[key] = Divergence(kind, effect, node, source, callee, site)
 
     extra: list[tuple[cst.Call, Ctx, str]] = []
     if make_indirect is not None:

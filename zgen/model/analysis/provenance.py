@@ -75,6 +75,9 @@ __all__ = [
     "Params", "Pairs", "OPERATIONS", "reaches_operation", "contained",
 ]
 
+# transformers' getters of a model's embedding layers (`PreTrainedModel.get_input_embeddings`).
+_EMBEDDING_GETTERS = frozenset({"get_input_embeddings", "get_output_embeddings"})
+
 
 # --- the lattice --------------------------------------------------------------------------------------------
 
@@ -789,6 +792,10 @@ class _Engine:
                 for attr in path:
                     step = self._child(step, attr, text) if isinstance(step, Model) else None
                 found = join(found, step) if isinstance(step, Model) else found
+        if found is None and name in _EMBEDDING_GETTERS:
+            # `model.get_input_embeddings()` of a model whose class we cannot read: transformers' getter of the
+            # embedding layer, a child with parameters
+            found = Model(text, (UNKNOWN_CLASS,), child=True)
         return found
 
     def _model_method(self, model: Model, name: str) -> Value | None:

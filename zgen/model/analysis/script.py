@@ -73,6 +73,8 @@ class ScriptScope:
         hold one."""
         node = self.node
         found = dict(module_arguments(self.index, node)) if isinstance(node, cst.FunctionDef) else {}
+        for name, classes in self.built_models.items():  # `q_network = QNetwork(env)` in a training script
+            found.setdefault(name, classes)
         if self.owner is not None:
             found |= {f"self.{name}": classes for name, classes in class_held(self.index, self.owner).items()}
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
@@ -80,6 +82,27 @@ class ScriptScope:
                 found.setdefault(f"self.{path}", (UNKNOWN,))  # `self.ema.ema_model` of `self.ema = EMA(self.model)`
             for name, classes in handed_models(self.index, self).items():
                 found.setdefault(name, classes)  # `def generate_(self, G, z)` called `self.generate_(self.GAN.G, z)`
+        return found
+
+    @cached_property
+    def built_models(self) -> dict[str, tuple[str, ...]]:
+        """Locals this code binds to a model it constructs and keeps, not a factory's result it hands back: under
+        `deepspeed.zero.Init` each is partitioned once its constructor returns -> its classes. Module-level code
+        is read as a function's body."""
+        node = self.node
+        if isinstance(node, cst.Module):
+            node = cst.FunctionDef(name=cst.Name("_"), params=cst.Parameters(), body=cst.IndentedBlock(body=node.body))
+        if not isinstance(node, cst.FunctionDef) or self.owner is not None:
+            return {}
+        returned = {
+            n.value.value for n, _ctx in self.flat.nodes if type(n) is cst.Return and isinstance(n.value, cst.Name)
+        }
+        found = {}
+        for name, call in constructed_models(self.index, node, None).items():
+            made = self.index.qualify(call_name(call) or "")
+            if name in returned or made.startswith("torch.") and not known.is_torch_module_class(made):
+                continue  # (a factory's result it hands back; `torch.stack([ens(x) for ens in ensembles])`)
+            found[name] = classify(self.index, call, resolve=True)[1] or (UNKNOWN,)
         return found
 
     @cached_property

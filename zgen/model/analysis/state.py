@@ -98,7 +98,9 @@ def handoff(
                 return Handoff(f"self.{target.attr.value}", (node.value,), node)
             if isinstance(target, cst.Attribute):
                 key = holder_key(target.value, locals_)
-                if key is not None:
+                if key is not None and key.rsplit(".", 1)[-1] not in known.WRAPPER_NAMES:
+                    # (`fabric._loggers = [logger]` on the main rank: the wrapper's size, rank count and flags stay
+                    # every rank's)
                     return Handoff(key, (node.value,), node)
     return None
 

@@ -19,7 +19,8 @@ from .hooks import hook_kept, item_key
 from .own import SELF_CALL
 from .reach import function_target
 from .flow import (
-    COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, own_returns, self_call_arguments, stored_into, targets_of,
+    COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, stored_into,
+    targets_of,
 )
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
@@ -151,6 +152,7 @@ class Taint:
             # outside a model: the batches a loop takes from a loader this call was given are this rank's data
             # too (`for batch in loader: if len(batch) == 0: continue`)
             self.inputs = self.inputs | batches
+        self.batches = batches
         holders = frozenset(local | self.inputs)  # objects a value can be handed to (`state.handoff`)
         self._holders = holders
         # Local predicates, read at their calls (`_predicate_bodies`): built on the first call of a holder's name
@@ -187,7 +189,7 @@ class Taint:
             if type(node) in (cst.For, cst.CompFor) and isinstance(node.iter, cst.Name)
             and node.iter.value in self.inputs and isinstance(node.target, cst.Name)
             and (node.iter.value, node.target.value) in self.keyed and node.iter.value not in self.state
-        )
+        ) | _field_key_walks(flat, self._input_field)
         # `x[idx, 1:]` for an argument `idx`: the samples the caller selected; how many differs per rank
         self.selections = frozenset(
             element.value
@@ -203,7 +205,11 @@ class Taint:
             if type(node) is cst.Attribute and node.attr.value in _TENSOR_ATTRS and isinstance(node.value, cst.Name)
             and node.value.value in self.inputs
         ) if self.inputs else frozenset()
-        self.counted = self.selections | self.tensors  # arguments whose `len()` counts this rank's samples
+        # `kept = [s for s in sentences if len(s) > 0]`: what is left of an input after a filter on its items; it may
+        # be empty on this rank alone (`if not kept: return`)
+        self.filtered = _filtered_locals(flat, self.inputs) if self.inputs else frozenset()
+        # names whose `len()` counts this rank's samples (a loader's batch: `len(batch["ids"]) < batch_size`)
+        self.counted = self.selections | self.tensors | self.filtered | self.batches
         # `task = batch["task"]`: locals holding a field of a mapping the call was given, and locals computed from one
         # by a call handed it (`route = self._resolve_route(task=task)`)
         self.fields = _field_locals(flat, self._input_field)
@@ -408,6 +414,12 @@ class Taint:
         while stack:
             node = stack.pop()
             kind = type(node)
+            if (node is expr or kind is cst.UnaryOperation) and self.filtered and _emptiness_of(node, self.filtered):
+                found.setdefault(DATA, code_of(node))  # `if not kept:` of a filtered input: empty on this rank only
+                continue
+            if kind is cst.Subscript and id(node) in self.keyed_walks:
+                found.setdefault(DATA, f"the keys of `{code_of(node)}`")  # `for task in batch["labels"]:`
+                continue
             if kind is cst.Call:
                 if agreed_call(node) or agreeing_function(self.index, node):
                     continue  # `idist.all_reduce(loss)`, `accelerator.gather(kl)`: the same value on every rank
@@ -527,6 +539,8 @@ class Taint:
                 inner.pop(RANK, None)
                 _merge_into(found, inner)
                 continue
+            elif kind is cst.Comparison and is_none_test(node) and _names_one_of(node.left, self.batches):
+                found.setdefault(DATA, code_of(node))  # `if batch is None: continue`: dropped by this rank's collate
             elif kind is cst.Comparison and is_none_test(node):
                 inner = self._of(node.left, names)
                 inner.pop(DATA, None)
@@ -738,11 +752,12 @@ class Taint:
     def _input_keys(self, node: cst.Call) -> bool:
         """`feats.items()` / `.keys()` / `.values()` of a mapping this call was given: the keys its batch has."""
         func = node.func
-        return (
-            isinstance(func, cst.Attribute) and func.attr.value in _MAPPING_VIEWS and not node.args
-            and isinstance(func.value, cst.Name) and func.value.value in self.inputs
-            and func.value.value not in self.state
-        )
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _MAPPING_VIEWS and not node.args):
+            return False
+        if self._input_field(func.value):
+            return True  # `batch["targets"].items()`: the keys a field of the batch has
+        owner = func.value
+        return isinstance(owner, cst.Name) and owner.value in self.inputs and owner.value not in self.state
 
     @property
     def state(self) -> frozenset[str]:
@@ -791,6 +806,8 @@ class Taint:
                 container = target.comparator
                 if isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute):
                     container = container.func.value if container.func.attr.value in _MAPPING_VIEWS else container
+                if fixed and isinstance(container, cst.Subscript) and self._item_field_read(container, node.left):
+                    return True  # `if "prompt" in metadata[0]: ... metadata[0]["prompt"]`: a sample's field
                 if not isinstance(container, cst.Name) or container.value in self.state:
                     continue
                 if (container.value, code_of(node.left)) in (self.fed if fixed else self.keyed):
@@ -798,6 +815,18 @@ class Taint:
                 if fixed and container.value in self.handed_whole:
                     return True  # `if "image" in batch: self.encode_image(batch)`: the callee reads the field
         return False
+
+    def _item_field_read(self, item: cst.Subscript, key: cst.BaseExpression) -> bool:
+        """Is `item` an item of a list this call was given (`metadata[0]`), read by `key` somewhere in the function
+        (`metadata[0]["prompt"]`)?"""
+        if not (isinstance(item.value, cst.Name) and item.value.value in self.inputs) or item.value.value in self.state:
+            return False
+        text, wanted = code_of(item), const_str(key)
+        return any(
+            type(node) is cst.Subscript and node is not item and code_of(node.value) == text
+            and const_str(_only_index(node)) == wanted
+            for node, _ctx in self._flat.nodes
+        )
 
     def _own_module(self, expr: cst.CSTNode) -> bool:
         """`self.key` for a submodule the class builds: an object of the model, the same on every rank."""
@@ -1169,6 +1198,60 @@ def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
             if kinds:
                 _merge_into(found.setdefault(key, {}), kinds)
     return found
+
+
+def _field_key_walks(flat: Flat, is_field) -> frozenset[int]:
+    """`for task in batch["labels"]: ... self.heads[task]`: a field of an input mapping walked by a loop whose variable
+    picks an item of a container of `self`; which keys the field holds is this rank's batch's. By the loop's
+    iterable."""
+    walks = [
+        node for node, _ctx in flat.nodes
+        if type(node) in (cst.For, cst.CompFor) and isinstance(node.target, cst.Name) and is_field(node.iter)
+    ]
+    if not walks:
+        return frozenset()
+    keys = {
+        node.slice[0].slice.value.value
+        for node, _ctx in flat.nodes
+        if type(node) is cst.Subscript and _on_self(node.value) and len(node.slice) == 1
+        and isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Name)
+    }
+    return frozenset(id(node.iter) for node in walks if node.target.value in keys)
+
+
+def _names_one_of(node: cst.CSTNode, names: frozenset[str]) -> bool:
+    return isinstance(node, cst.Name) and node.value in names
+
+
+def _filtered_locals(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:
+    """Locals bound to a comprehension that keeps the items of an input (or of such a local) passing a test:
+    `sentences = [s for s in sentences if len(s) > 0]`."""
+    found: set[str] = set()
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Assign or type(node.value) not in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
+            continue
+        comp = node.value.for_in
+        walked = same_items(comp.iter)
+        if not comp.ifs or not isinstance(walked, cst.Name) or walked.value not in inputs | found:
+            continue
+        if all(_structural_filter(test.test) for test in comp.ifs):
+            continue  # `[f for f in feats if f is not None]`: which levels a model has, the same on every rank
+        found.update(name for target in node.targets for name in bound_names(target.target))
+    return frozenset(found)
+
+
+def _structural_filter(test: cst.BaseExpression) -> bool:
+    """A comprehension's test of what an item is rather than what it holds: `is (not) None`, `isinstance(...)`."""
+    if isinstance(test, cst.Comparison):
+        return is_none_test(test)
+    return isinstance(test, cst.Call) and call_name(test) in _TYPE_TESTS
+
+
+def _emptiness_of(node: cst.CSTNode, names: frozenset[str]) -> bool:
+    """Is `node` a truth test of one of `names` (`kept`, `not kept`)?"""
+    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        node = node.expression
+    return isinstance(node, cst.Name) and node.value in names
 
 
 def _field_locals(flat: Flat, is_field) -> frozenset[str]:
@@ -1843,7 +1926,12 @@ def _batch_size_of(value: cst.BaseExpression, names: frozenset[str], counted: fr
     if isinstance(value, cst.Subscript):
         return _batch_size_index(value)
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len":
-        return len(value.args) == 1 and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value in counted
+        if len(value.args) != 1:
+            return False
+        counted_value = value.args[0].value
+        if isinstance(counted_value, cst.Subscript) and const_str(_only_index(counted_value)) is not None:
+            counted_value = counted_value.value  # `len(batch["input_ids"])` of a batch this rank drew
+        return isinstance(counted_value, cst.Name) and counted_value.value in counted
     return isinstance(value, cst.Call) and _batch_size_call(value)
 
 
@@ -2108,9 +2196,22 @@ def _batch_size_index(node: cst.Subscript) -> bool:
     return isinstance(index, cst.Integer) and index.value == "0" and _shape_of_local(node.value)
 
 
+# Methods of a graph batch that count its own items (`g.num_edges()`, `g.number_of_nodes()`).
+_ITEM_COUNTS = frozenset({"num_edges", "num_nodes", "number_of_edges", "number_of_nodes", "batch_size"})
+
+
+def _only_index(node: cst.Subscript) -> cst.BaseExpression | None:
+    """The one index of `x[i]` (None for a slice or several)."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    return node.slice[0].slice.value
+
+
 def _batch_size_call(node: cst.Call) -> bool:
-    """`x.size(0)` of a tensor the function holds."""
+    """`x.size(0)` of a tensor the function holds; `g.num_edges()` of a graph it holds."""
     func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _ITEM_COUNTS and not node.args:
+        return isinstance(func.value, cst.Name) and func.value.value not in ("self", "cls")
     if not (isinstance(func, cst.Attribute) and func.attr.value == "size" and len(node.args) == 1):
         return False
     arg = node.args[0].value

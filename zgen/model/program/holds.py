@@ -394,7 +394,11 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             continue
         if not isinstance(target, cst.Name):
             continue
-        callee = dotted(node.value.func)
+        made = node.value
+        while isinstance(made.func, cst.Attribute) and made.func.attr.value in _MOVES and \
+                isinstance(made.func.value, cst.Call):
+            made = made.func.value  # `QNetwork(env).to(device)`: the module built, moved
+        callee = dotted(made.func)
         if callee is None:
             continue
         last = callee.rsplit(".", 1)[-1]
@@ -404,11 +408,15 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             built = module_like_name(target.value)
         else:
             # (a factory of another file too: `build_net()`, and a builder method of the class, `self.build(cfg)`)
-            kind, classes = classify(index, node.value, resolve=True, cls=owner)
+            kind, classes = classify(index, made, resolve=True, cls=owner)
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
     return found
+
+
+# Methods of a module that hand the module itself back (`model = Net().to(device)`).
+_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
 
 
 def _made_by_builder(

@@ -644,10 +644,26 @@ class _FactsReader:
                 self._assign(target.target, node.value, order)
         elif isinstance(node, cst.AnnAssign) and node.value is not None:
             self._assign(node.target, node.value, order)
+            self._annotated_member(node.target, node.annotation.annotation)
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
             self._call(node.value, order)
         elif isinstance(node, cst.Assert):
             self._asserted(node.test)
+
+    def _annotated_member(self, target: cst.BaseExpression, annotation: cst.BaseExpression) -> None:
+        """`self.critic: Critic = make_critic(cfg)`: a member built by code we cannot read, annotated with a module
+        class of the program or torch, is a module."""
+        path = access_path(target)
+        if path is None or path.root != "self" or len(path.parts) != 1 or self.cls is None:
+            return
+        member = self.facts.members.get(path.parts[0])
+        if member is None or member.kind != Kind.VALUE or not isinstance(annotation, (cst.Name, cst.Attribute)):
+            return
+        kind, classes = self.classify(cst.Call(func=annotation))
+        if kind == Kind.MODULE and classes and not any(generic_module(c) for c in classes):
+            # (`nn.Module` tells nothing of what was built; a named class does, though as a base: the module built
+            # may be any subclass of it, `instances` reads which)
+            member.kind, member.classes = kind, (UNKNOWN_CLASS,)
 
     def _asserted(self, test: cst.BaseExpression) -> None:
         """`assert isinstance(vit, ViT)`: from here on the argument is a module of that class."""
@@ -954,6 +970,14 @@ class _FactsReader:
             kind, classes = self.classify(func.value) if isinstance(func.value, cst.Name) else self._classify_call(func.value)
             if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
                 return kind, classes
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and self.resolve:
+            # `CriticBuilder(obs, act).build_critic("v")`: a builder object made only to call one of its methods
+            # builds what that method returns
+            method = self._builder_method(func.value, func.attr.value)
+            if method is not None:
+                kind, classes = returns(method.index, method, call, self)
+                if kind in (Kind.MODULE, Kind.CONTAINER):
+                    return kind, classes
         written = call_name(call)
         if written is None or written.startswith("."):
             return Kind.VALUE, ()
@@ -1052,6 +1076,20 @@ class _FactsReader:
         if method is None or method is self.method or method.node is None:
             return None
         return method if any(dotted(d.decorator) in _CLASS_LEVEL for d in method.node.decorators) else None
+
+    def _builder_method(self, made: cst.Call, name: str) -> MethodInfo | None:
+        """The method `name` of the plain class (no module) whose construction `made` is, of this file or another."""
+        written = call_name(made)
+        if written is None or not written.rpartition(".")[2][:1].isupper():
+            return None
+        found = self.index.classes.get(written)
+        if found is None and not (qualified := self.index.qualify(written)).startswith("torch."):
+            external = self.index.external(qualified)
+            found = external[1] if external is not None else None
+        if found is None or found.is_module:
+            return None
+        method = found.inherited_method(name)
+        return None if method is None or method is self.method or method.node is None else method
 
     def _classify_callable(self, target: cst.BaseExpression, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
         """Calling `target` (a class, a `partial` of one) with the arguments of `call`."""

@@ -224,6 +224,7 @@ def initialize(model):
     def check(self, index: ModelIndex) -> Iterator[Report]:
         yield from self._applied_to_children(index)
         yield from self._applied_on_the_built_model(index)
+        yield from self._applied_to_a_model_built_here(index)
         for write in parameter_list_writes(index):
             verb = "initialises" if write.use == INIT else "writes"
             code = code_of(write.node)
@@ -263,6 +264,35 @@ def initialize(model):
                         )
                         yield self.finding(index, scope.snippet, node, message, _HELP)
 
+
+    def _applied_to_a_model_built_here(self, index: ModelIndex) -> Iterator[Report]:
+        """`netG = Generator(); netG.apply(weights_init)` in a training script: under `deepspeed.zero.Init` the model
+        was partitioned when its constructor returned, and `apply` gathers only while that context is open."""
+        if ".apply(" not in index.source:
+            return
+        for scope in script_scopes(index, _APPLY_TEXT):
+            built = scope.built_models
+            if not built:
+                continue
+            for node, ctx in scope.flat.nodes:
+                if type(node) is not cst.Call or ctx.guarded or not node.args:
+                    continue
+                func = node.func
+                if not (isinstance(func, cst.Attribute) and func.attr.value == "apply"):
+                    continue
+                if not (isinstance(func.value, cst.Name) and func.value.value in built):
+                    continue
+                if scope.wrapped_name(func.value, node):
+                    continue  # (after `deepspeed.initialize`: the script rule's own finding)
+                if writes_module_params(index, scope.flat, node.args[0].value) is None:
+                    continue
+                message = (
+                    f"`{code_of(func)}(...)` initialises `{func.value.value}`, a model built above; under "
+                    f"`deepspeed.zero.Init` it was partitioned when its constructor returned, and `apply` gathers "
+                    "only while that context is open, so the callback writes empty placeholders and the writes "
+                    "are lost"
+                )
+                yield self.finding(index, scope.snippet, node, message, _HELP)
 
     def _applied_on_the_built_model(self, index: ModelIndex) -> Iterator[Report]:
         """`self.apply(partial(init_fn, std=s))` in an initialiser neither `__init__` nor `forward` reaches (`reinit`,
@@ -311,33 +341,53 @@ def initialize(model):
                 if method is not None and method.owner is cls and _touches_child(method.text):
                     targets.append((method, 1))
         for method, first in targets:
-            node, flat = method.node, flat_of(method)
-            params = [p.name.value for p in node.params.params] if node is not None else []
-            if flat is None or len(params) <= first:
+            yield from self._child_writes(index, method, first)
+        # `self.apply(init_bert_params)` of a function another file defines: reported at this file's `apply`
+        for name in dict.fromkeys(name for own, name in found if not own and index.function_info(name) is None):
+            external = index.external_function(index.qualify(name)) if name in index.imports else None
+            if external is None or external[1] is None or not _touches_child(external[1].text):
                 continue
-            visited = params[first]
-            for n, ctx in flat.nodes:
-                if type(n) is cst.For and not ctx.guarded:
-                    yield from self._walked_parameters_written(index, method, flat, n, visited)
-                    continue
-                if type(n) is cst.Call and not ctx.guarded:
-                    yield from self._child_handed_to_writer(index, method, flat, n, visited)
-                    continue
-                if type(n) is not cst.Attribute or ctx.guarded:
-                    continue
-                path = access_path(n)
-                if path is None or path.root != visited or len(path.parts) < 2 or "[]" in path.parts:
-                    continue
-                if path.parts[-1] not in index.param_names:
-                    continue
-                use, _detail = usage(index, flat, n)
-                if use in (INIT, WRITE):
-                    message = (
-                        f"`{code_of(n)}` is initialised through `apply`, which under `deepspeed.zero.Init` "
-                        f"gathers only the parameters of the visited `{visited}`, not those of its child "
-                        f"`{visited}.{'.'.join(path.parts[:-1])}`: the write goes to a placeholder and is lost"
-                    )
-                    yield self.finding(index, method.snippet, n, message, _HELP)
+            written = next(iter(self._child_writes(external[0], external[1], 0)), None)
+            if written is None:
+                continue
+            for method, call in _apply_calls(index, name):
+                message = (
+                    f"`{code_of(call)}` runs `{name}`, which writes parameters of the visited module's children "
+                    f"(`{code_of(written.node)}`); under `deepspeed.zero.Init` `apply` gathers only the visited "
+                    "module's own parameters, so those writes go to placeholders and are lost"
+                )
+                yield self.finding(index, method.snippet, call, message, _HELP)
+
+    def _child_writes(self, index: ModelIndex, method, first: int) -> Iterator[Report]:
+        """The writes of an `apply` callback (`first`: the position of its visited-module parameter) to parameters
+        of the visited module's children."""
+        node, flat = method.node, flat_of(method)
+        params = [p.name.value for p in node.params.params] if node is not None else []
+        if flat is None or len(params) <= first:
+            return
+        visited = params[first]
+        for n, ctx in flat.nodes:
+            if type(n) is cst.For and not ctx.guarded:
+                yield from self._walked_parameters_written(index, method, flat, n, visited)
+                continue
+            if type(n) is cst.Call and not ctx.guarded:
+                yield from self._child_handed_to_writer(index, method, flat, n, visited)
+                continue
+            if type(n) is not cst.Attribute or ctx.guarded:
+                continue
+            path = access_path(n)
+            if path is None or path.root != visited or len(path.parts) < 2 or "[]" in path.parts:
+                continue
+            if path.parts[-1] not in index.param_names:
+                continue
+            use, _detail = usage(index, flat, n)
+            if use in (INIT, WRITE):
+                message = (
+                    f"`{code_of(n)}` is initialised through `apply`, which under `deepspeed.zero.Init` "
+                    f"gathers only the parameters of the visited `{visited}`, not those of its child "
+                    f"`{visited}.{'.'.join(path.parts[:-1])}`: the write goes to a placeholder and is lost"
+                )
+                yield self.finding(index, method.snippet, n, message, _HELP)
 
 
     def _walked_parameters_written(
@@ -392,6 +442,22 @@ def initialize(model):
                 "its child: the writes go to placeholders and are lost"
             )
             yield self.finding(index, method.snippet, arg, message, _HELP)
+
+
+def _apply_calls(index: ModelIndex, name: str) -> Iterator[tuple[object, cst.Call]]:
+    """The `X.apply(name)` calls (also `apply(partial(name, ...))`) of this file's methods and functions."""
+    for _cls, method in index.methods("all", _APPLY_CALL):
+        flat = flat_of(method)
+        for node, ctx in flat.nodes if flat is not None else ():
+            if type(node) is not cst.Call or ctx.guarded or not node.args:
+                continue
+            if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "apply"):
+                continue
+            arg = node.args[0].value
+            if isinstance(arg, cst.Call) and (call_name(arg) or "").rsplit(".", 1)[-1] == "partial" and arg.args:
+                arg = arg.args[0].value
+            if isinstance(arg, cst.Name) and arg.value == name:
+                yield method, node
 
 
 def _touches_child(text: str) -> bool:
@@ -575,6 +641,7 @@ def _written(access: ParamAccess) -> str:
 # `self.apply(self._init)`, `model.apply(self._init)`: methods run on every submodule.
 # The callback `apply` is given: `self.apply(self._init)`, `apply(init_fn)`, `apply(partial(self._init, ...))`
 # (`\bapply(`, word first: `program/trigger.py`).
+_APPLY_TEXT = re.compile(r"\w\.apply\(")
 _APPLIED = re.compile(r"apply(?<!\wapply)\(\s*(?:(?:functools\.)?partial\(\s*)?(self\.)?(\w+)\s*[,)]")
 _CHILD_WRITE = re.compile(r"\b\w+\.\w+\.(?:weight|bias)\b")
 _CHILD_HANDED = re.compile(r"\(\s*\w+\.\w+\s*[,)]")  # `init_(module.fc1)`, `init_(m.proj, std)`

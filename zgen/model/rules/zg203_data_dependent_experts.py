@@ -99,7 +99,12 @@ class _Selections:
 
     # `if "image" in batch:`, `if batch.get("image") is not None:`: a key this rank's input mapping may lack (also
     # beside settings: `if "image" in batch and self.training:`)
-    _PRESENCE = re.compile(r"if(?<!\wif)\b[^\n]*(?:\bin\s+\w+\s*(?::|\)|and\b|or\b)|\.get\([^()\n]*\)\s+is\s)")
+    _PRESENCE = re.compile(
+        r"if(?<!\wif)\b[^\n]*(?:\bin\s+\w+(?:\[\w+\])?\s*(?::|\)|and\b|or\b)|\.get\([^()\n]*\)\s+is\s)"
+    )
+    # `if batch is None: continue` (a batch this rank's collate dropped), `if g.num_edges() > 0:` (a graph's own count)
+    _NONE_SKIP = re.compile(r"if(?<!\wif)\s+\w+\s+is\s+None\s*:\s*(?:#[^\n]*)?\n\s*continue\b")
+    _ITEM_COUNT = re.compile(r"\.(?:num_edges|num_nodes|number_of_edges|number_of_nodes|batch_size)\(\)")
     # `for key, value in batch.items():`: as many iterations as this rank's mapping has keys
     _VIEW_LOOP = re.compile(r"for(?<!\wfor)\s[^\n]*\bin\s+\w+\.(?:items|keys|values)\(\)")
 
@@ -129,6 +134,10 @@ class _Selections:
         if (" in " in text or ".get(" in text) and self._PRESENCE.search(text):
             return True
         if "()" in text and self._VIEW_LOOP.search(text):
+            return True
+        if "None" in text and "continue" in text and self._NONE_SKIP.search(text):
+            return True
+        if "()" in text and self._ITEM_COUNT.search(text):
             return True
         if (".ndim" in text or ".dim()" in text or ".shape" in text) and self._KIND.search(text):
             return True  # `x.ndim == 5`: the kind of input this call was given (`taint._kind_test`)

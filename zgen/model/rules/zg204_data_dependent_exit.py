@@ -31,7 +31,8 @@ class _LoopExit:
 
     # A loop over a `range` or a split of a tensor, and a length read somewhere: a count the data may set.
     _HOST = ("exists", "isfile", "isdir", "lexists")
-    _LENGTHS = ("len(", ".shape", ".size(", "numel(", "max(", "split(", "unbind(", "unfold(", "chunk(")
+    _LENGTHS = ("len(", ".shape", ".size(", "numel(", "max(", "split(", "unbind(", "unfold(", "chunk(", ".num_", ".n_",
+                ".batch_size", ".natoms")
 
     def search(self, text: str) -> bool:
         if _SELECTION.search(text):
@@ -80,7 +81,10 @@ _SPLIT_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|
 _SPLIT_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*\.(?:split|unbind|unfold|tensor_split|chunk)\(", re.M)
 _RANGE_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?t?range\b(?![ \t]*\()", re.M)  # (`counts._range_locals`)
 _WALK_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin[ \t]+(?:enumerate\([ \t]*)?(\w+)\b(?![ \t]*[.(\[])")
-_LENGTH_READ = re.compile(r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\(")
+_LENGTH_READ = re.compile(
+    r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\("
+    r"|\.(?:num|n)_[a-z]+s\b|\.batch_size\b|\.natoms\b"  # (a batch's own count: `counts._COUNT_ATTR`)
+)
 _NOT_A_COUNT = frozenset({"self", "range", "len", "int", "min", "max", "math", "np", "torch", "ceil", "floor"})
 
 
