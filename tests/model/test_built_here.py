@@ -3,6 +3,8 @@
 * `netG = Generator(); netG.apply(weights_init)` in a training function: under `zero.Init` the model was partitioned
   when its constructor returned and `apply` gathers only inside that context (ZG103). Look-alike: a factory that
   builds, initialises and returns the model (it runs where its caller builds, judged there).
+* `self.model.save_pretrained(path)` in a module's `save` method saves its pretrained child's state dict, placeholders
+  under ZeRO-3 (ZG108); the tokenizer it keeps beside it is no module.
 * `emb = model.get_input_embeddings(); emb.weight.data` in a function handed a model whose class it cannot read:
   transformers' getter hands back the embedding layer, whose weight is partitioned (ZG109).
 """
@@ -71,3 +73,29 @@ def test_the_embedding_a_getter_hands_out_is_partitioned(tmp_path):
     found = found_in_package(tmp_path, {"tokens.py": EMBEDDINGS}, "tokens.py", prefix="ZG1")
     assert ("ZG109", 8) in found
     assert not any(line == 13 for _code, line in found)
+
+
+PRETRAINED = """
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+
+class Base(torch.nn.Module):
+    def __init__(self, name):
+        super().__init__()
+        self.model = AutoModel.from_pretrained(name)
+        self.tokenizer = AutoTokenizer.from_pretrained(name)
+        self.linear = torch.nn.Linear(768, 128)
+
+    def forward(self, ids):
+        return self.linear(self.model(ids)[0])
+
+    def save(self, path):
+        self.model.save_pretrained(path)
+        self.tokenizer.save_pretrained(path)
+"""
+
+
+def test_a_pretrained_child_saved_by_the_module_writes_placeholders(tmp_path):
+    found = found_in_package(tmp_path, {"base.py": PRETRAINED}, "base.py", prefix="ZG108")
+    assert found == [("ZG108", 17)]

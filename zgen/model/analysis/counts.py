@@ -49,10 +49,8 @@ _LENGTH_FUNCS = frozenset({"len", "max"})
 _LENGTH_METHODS = frozenset({"size", "numel", "max", "amax", "item"})
 _LENGTH_ATTRS = frozenset({"shape"})
 # A count a batch object carries of its own items: `data.num_graphs`, `batch.num_nodes`, `g.n_atoms`.
-_COUNT_ATTR = re.compile(
-    r"^(?:num|n)_(?:graphs|nodes|edges|atoms|molecules|residues|samples|examples|tokens|sentences|words|frames|images"
-    r"|items|points|segments|utterances|boxes|objects|queries|documents|passages)$|^batch_size$|^natoms$"
-)
+# (Graph items only: `cfg.batch_size`, `args.num_samples` and `num_tokens` are as often settings of a run.)
+_COUNT_ATTR = re.compile(r"^(?:num|n)_(?:graphs|nodes|edges|atoms|molecules|residues)$|^natoms$")
 # Splits of a tensor into pieces whose number follows its length (`torch.split(x, 256)`, `x.unfold(-1, w, hop)`,
 # `x.chunk(n, dim=1)`: at most n pieces, fewer when the dimension is shorter or does not divide evenly).
 _SPLITS = frozenset({"split", "unbind", "unfold", "tensor_split", "chunk"})

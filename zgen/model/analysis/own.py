@@ -744,6 +744,9 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                 if hub and node.func.attr.value in known.HUB_MIXIN_SAVES and _on_self(node.func.value):
                     found.append((method, node))  # `super().save_pretrained(d)`: the hub mixin saves the state dict
                     continue
+                if node.func.attr.value in known.HUB_MIXIN_SAVES and not in_forward and _pretrained_child(cls, node):
+                    found.append((method, node))  # `self.model.save_pretrained(path)`: the child's state dict, saved
+                    continue
                 if node.func.attr.value not in known.STATE_CALLS:
                     continue
                 receiver = node.func.value
@@ -817,6 +820,18 @@ def _on_self_child(value: cst.BaseExpression) -> bool:
 
 
 _BUILT, _HANDED = "built", "handed"
+
+
+def _pretrained_child(cls: ClassInfo, call: cst.Call) -> bool:
+    """Is `call` a `save_pretrained`/`push_to_hub` of a child the module builds (`self.model =
+    AutoModel.from_pretrained(name)`), not of a tokenizer or config it keeps?"""
+    value = call.func.value  # type: ignore[attr-defined]
+    if not _on_self_child(value):
+        return False
+    member = facts_of(cls).members.get(value.attr.value)  # type: ignore[attr-defined]
+    return member is not None and member.kind in (Kind.MODULE, Kind.UNKNOWN) and any(
+        has_params(cls.index, ref) is not False for ref in member.classes
+    )
 
 
 def _built_child(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression) -> str | None:

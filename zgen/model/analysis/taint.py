@@ -417,8 +417,8 @@ class Taint:
             if (node is expr or kind is cst.UnaryOperation) and self.filtered and _emptiness_of(node, self.filtered):
                 found.setdefault(DATA, code_of(node))  # `if not kept:` of a filtered input: empty on this rank only
                 continue
-            if kind is cst.Subscript and id(node) in self.keyed_walks:
-                found.setdefault(DATA, f"the keys of `{code_of(node)}`")  # `for task in batch["labels"]:`
+            if kind in (cst.Subscript, cst.Call) and id(node) in self.keyed_walks:
+                found.setdefault(DATA, f"the keys of `{code_of(_viewed(node))}`")  # `for task in batch["labels"]:`
                 continue
             if kind is cst.Call:
                 if agreed_call(node) or agreeing_function(self.index, node):
@@ -754,8 +754,6 @@ class Taint:
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in _MAPPING_VIEWS and not node.args):
             return False
-        if self._input_field(func.value):
-            return True  # `batch["targets"].items()`: the keys a field of the batch has
         owner = func.value
         return isinstance(owner, cst.Name) and owner.value in self.inputs and owner.value not in self.state
 
@@ -821,6 +819,8 @@ class Taint:
         (`metadata[0]["prompt"]`)?"""
         if not (isinstance(item.value, cst.Name) and item.value.value in self.inputs) or item.value.value in self.state:
             return False
+        if const_str(_only_index(item)) is not None:
+            return False  # `inputs["regressors"]`: a field of the batch mapping, whose keys the model's settings name
         text, wanted = code_of(item), const_str(key)
         return any(
             type(node) is cst.Subscript and node is not item and code_of(node.value) == text
@@ -1206,21 +1206,29 @@ def _field_key_walks(flat: Flat, is_field) -> frozenset[int]:
     iterable."""
     walks = [
         node for node, _ctx in flat.nodes
-        if type(node) in (cst.For, cst.CompFor) and isinstance(node.target, cst.Name) and is_field(node.iter)
+        if type(node) in (cst.For, cst.CompFor) and isinstance(node.target, cst.Name) and is_field(_viewed(node.iter))
     ]
     if not walks:
         return frozenset()
-    keys = {
-        node.slice[0].slice.value.value
+    keys = {  # `self.heads[task](h)`: the item called
+        key.value
         for node, _ctx in flat.nodes
-        if type(node) is cst.Subscript and _on_self(node.value) and len(node.slice) == 1
-        and isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Name)
+        if type(node) is cst.Call and isinstance(item := node.func, cst.Subscript) and _on_self(item.value)
+        and isinstance(key := _only_index(item), cst.Name)
     }
     return frozenset(id(node.iter) for node in walks if node.target.value in keys)
 
 
 def _names_one_of(node: cst.CSTNode, names: frozenset[str]) -> bool:
     return isinstance(node, cst.Name) and node.value in names
+
+
+def _viewed(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """The mapping whose keys a loop walks: `batch["labels"]` of `batch["labels"].keys()` (or the iterable itself)."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args \
+            and iterable.func.attr.value == "keys":
+        return iterable.func.value
+    return iterable
 
 
 def _filtered_locals(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:

@@ -150,7 +150,7 @@ _LOAD_HELP = (
 )
 _VERB = {
     "state_dict": "reads", "load_state_dict": "loads into",
-    "save_pretrained": "serialises (through the hub mixin's state dict)", "push_to_hub": "uploads (through the hub mixin's state dict)",
+    "save_pretrained": "serialises (through its state dict)", "push_to_hub": "uploads (through its state dict)",
 }
 
 

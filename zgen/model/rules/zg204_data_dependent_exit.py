@@ -32,7 +32,7 @@ class _LoopExit:
     # A loop over a `range` or a split of a tensor, and a length read somewhere: a count the data may set.
     _HOST = ("exists", "isfile", "isdir", "lexists")
     _LENGTHS = ("len(", ".shape", ".size(", "numel(", "max(", "split(", "unbind(", "unfold(", "chunk(", ".num_", ".n_",
-                ".batch_size", ".natoms")
+                ".natoms")
 
     def search(self, text: str) -> bool:
         if _SELECTION.search(text):
@@ -83,7 +83,7 @@ _RANGE_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?t?range\b(?![ 
 _WALK_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin[ \t]+(?:enumerate\([ \t]*)?(\w+)\b(?![ \t]*[.(\[])")
 _LENGTH_READ = re.compile(
     r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\("
-    r"|\.(?:num|n)_[a-z]+s\b|\.batch_size\b|\.natoms\b"  # (a batch's own count: `counts._COUNT_ATTR`)
+    r"|\.(?:num|n)_(?:graphs|nodes|edges|atoms|molecules|residues)\b|\.natoms\b"  # (a batch's own count: `counts._COUNT_ATTR`)
 )
 _NOT_A_COUNT = frozenset({"self", "range", "len", "int", "min", "max", "math", "np", "torch", "ceil", "floor"})
 
