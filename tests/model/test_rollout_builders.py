@@ -333,3 +333,35 @@ class Matcha(BaseModule):
 def test_a_method_only_subclasses_of_other_files_define_runs_their_layers(tmp_path):
     found = found_in_package(tmp_path, {"base.py": BASE, "heir.py": HEIR}, "base.py", prefix="ZG2")
     assert found == [("ZG201", 8)]  # `describe` of the subclass runs no layer
+
+
+SCRIPT_TARGET = """
+import torch
+from torch import nn
+
+
+class QNetwork(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+q_network = QNetwork().to("cpu")
+target_network = QNetwork().to("cpu")
+target_network.load_state_dict(q_network.state_dict())
+stats = {"steps": 0}
+for step in range(10):
+    for target_param, param in zip(target_network.parameters(), q_network.parameters()):
+        target_param.data.copy_(0.005 * param.data + 0.995 * target_param.data)
+    stats["steps"] += 1
+"""
+
+
+def test_models_module_level_code_builds_are_partitioned_for_their_whole_uses(tmp_path):
+    found = found_in_package(tmp_path, {"sac.py": SCRIPT_TARGET}, "sac.py", prefix="ZG1")
+    assert ("ZG108", 17) in found  # the target loads the online network's state
+    assert ("ZG101", 21) in found  # the polyak update writes the target's parameters
+    assert not any(line in (18, 23) for _code, line in found)

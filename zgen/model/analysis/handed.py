@@ -59,7 +59,7 @@ from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_
 from .grads import gradient_read
 from .plain import attribute_instances
 from .provenance import Model, Params, Value, contained, factory_made, provenance_accesses, reaches_operation
-from .script import ScriptScope, class_partitions, function_scope, partitions_here
+from .script import WRAP_TRIGGER, ScriptScope, class_partitions, function_scope, module_code_scope, partitions_here
 
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
 
@@ -143,9 +143,24 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             handed += _whole_uses(index, scope, cls, held.models, lists, clip_arguments=True)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
+    handed += _module_code_uses(index)
     handed += _self_whole_uses(index)
     handed += provenance_accesses(index, _provenance_entries(index))
     return handed, built
+
+
+def _module_code_uses(index: ModelIndex) -> list[ParamAccess]:
+    """Uses of the models a script's module-level code builds and keeps (`q_network = QNetwork(env)`): partitioned
+    under `zero.Init` once built, like a model a function is handed."""
+    if not (_HANDED_TRIGGER.search(index.source) or _whole_trigger(index, None).search(index.source)):
+        return []
+    scope = module_code_scope(index)
+    if scope is None or WRAP_TRIGGER.search("".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)):
+        return []  # (module code that partitions the model itself: the script rules judge what follows)
+    models = set(scope.built_models)
+    if not models:
+        return []
+    return _handed_uses(index, scope, models, set(), False) + _whole_uses(index, scope, None, models)
 
 
 def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo | None, dict[str, Value]]]:

@@ -528,6 +528,32 @@ def _module_scope(index: ModelIndex) -> ScriptScope | None:
     return None if snippet is None else ScriptScope(index, snippet, snippet.module)
 
 
+@memoised
+def module_code_scope(index: ModelIndex) -> ScriptScope | None:
+    """The module-level code read as the body of a function named `__main__` (what runs when the file is a script:
+    `q_network = QNetwork(env)` ... `target_network.load_state_dict(q_network.state_dict())`), for the analyses that
+    read functions; None when the file has no module-level code beyond definitions and imports."""
+    if not any(b > a for a, b in index.skeleton.script):
+        return None
+    snippet = _parse_script(index)
+    if snippet is None:
+        return None
+    body = [stmt for stmt in snippet.module.body if not _definition_or_import(stmt)]
+    if not body:
+        return None
+    node = cst.FunctionDef(name=cst.Name("__main__"), params=cst.Parameters(), body=cst.IndentedBlock(body=body))
+    return ScriptScope(index, snippet, node)
+
+
+def _definition_or_import(stmt: cst.CSTNode) -> bool:
+    """A statement that only defines or imports (`pass` left of a class or function, `import torch`, a docstring)."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    return all(isinstance(small, (cst.Pass, cst.Import, cst.ImportFrom)) or (
+        isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+    ) for small in stmt.body)
+
+
 class _ScriptCalls:
     """Collectives and calls of a partitioned model in script code."""
 
