@@ -365,3 +365,81 @@ def test_models_module_level_code_builds_are_partitioned_for_their_whole_uses(tm
     assert ("ZG108", 17) in found  # the target loads the online network's state
     assert ("ZG101", 21) in found  # the polyak update writes the target's parameters
     assert not any(line in (18, 23) for _code, line in found)
+
+
+OPTIONAL_KEYWORDS = """
+from typing import Optional
+
+import torch
+from torch import nn
+
+
+class NodeEmbedding(nn.Module):
+    def __init__(self, n_nodes, emb_size):
+        super().__init__()
+        self.emb = nn.Parameter(torch.empty(n_nodes, emb_size))
+
+    def forward(self, expand=None, node_index=None):
+        return self.emb if node_index is None else self.emb[node_index]
+
+
+class STID(nn.Module):
+    def __init__(self, n_nodes, hidden, n_exog):
+        super().__init__()
+        self.node_emb = NodeEmbedding(n_nodes, hidden)
+        self.exog_embs = nn.ModuleList([NodeEmbedding(s, hidden) for s in n_exog])
+        self.out = nn.Linear(hidden, 1)
+
+    def forward(self, x, u: Optional[torch.Tensor] = None, scale: Optional[float] = None):
+        z = [self.node_emb(expand=x.shape)]
+        if u is not None:
+            for u_idx, u_emb in enumerate(self.exog_embs):
+                z.append(u_emb(expand=x.shape, node_index=u[..., u_idx]))
+        if scale is not None:
+            z.append(self.node_emb(expand=x.shape) * scale)
+        return self.out(torch.stack(z).sum(0))
+"""
+
+
+def test_an_embedding_run_on_an_optional_input_by_keyword_is_skipped_without_it(tmp_path):
+    found = found_in_package(tmp_path, {"stid.py": OPTIONAL_KEYWORDS}, "stid.py", prefix="ZG2")
+    assert found == [("ZG205", 26)]  # the second test gates a layer that also runs either way
+
+
+ABSTRACT_BASE = """
+import torch
+from torch import nn
+
+
+class DecoderBase(nn.Module):
+    def decode_step(self, state):
+        raise NotImplementedError
+
+    def dynamic_decode(self, state, finished):
+        while not torch.all(finished).item():
+            out, state = self.decode_step(state)
+            finished = finished | (out.argmax(-1) == 2)
+        return state
+"""
+
+ABSTRACT_HEIR = """
+from torch import nn
+from pkg.decoder_base import DecoderBase
+
+
+class RNNDecoder(DecoderBase):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(512, 512)
+        self.out = nn.Linear(512, 512)
+
+    def decode_step(self, state):
+        state = self.cell(state, state)
+        return self.out(state), state
+"""
+
+
+def test_a_stub_the_subclasses_of_other_files_fill_in_runs_their_layers(tmp_path):
+    files = {"decoder_base.py": ABSTRACT_BASE, "rnn.py": ABSTRACT_HEIR}
+    found = found_in_package(tmp_path, files, "decoder_base.py", prefix="ZG2")
+    assert found == [("ZG204", 11)]

@@ -1201,12 +1201,14 @@ class _Runs:
                 )
             name = "self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")
             self.singles.add(name)
-            first = call.args[0] if call.args else None  # (the value it runs on, not routing indices beside it)
+            # (the value it runs on, not routing indices beside it; a call given only keywords, `emb(expand=e,
+            # node_index=u[..., i])`, runs on any of them)
+            values = [call.args[0]] if call.args else [k.value for k in call.keywords if k.arg]
             if id(call) in self.replaced:
                 self.stood_in.add(name)
-            elif isinstance(first, ast.Name) and first.id in self.inputs:
+            elif any(isinstance(v, ast.Name) and v.id in self.inputs for v in values):
                 self.on_inputs.add(name)
-            elif first is not None and kind != Kind.UNKNOWN and self._carries(call, first):
+            elif kind != Kind.UNKNOWN and any(self._carries(call, v) for v in values):
                 self.on_inputs.add(name)
             return {name}
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
