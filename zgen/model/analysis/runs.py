@@ -29,7 +29,7 @@ from .flow import SAME_ITEMS, Flat, flat_of
 from .instances import abstract_module_method
 from .own import mixin_heirs
 from .persistence import gathers
-from .reach import is_abstract, method_targets
+from .reach import method_targets
 
 __all__ = ["HelperRuns", "INFERENCE_METHODS", "ast_function", "ast_nodes", "self_path", "records", "runs_argument",
            "runs_unread", "class_method_runs"]
@@ -134,10 +134,9 @@ class HelperRuns:
                 override = sub.span.methods.get(name)
                 if override is not None:
                     methods.extend(sub.reachable(name))
-            if all(is_abstract(m) for m in methods):
-                # `self.synthesise(x)` in a base class that only its subclasses of the package's other files define,
-                # or declare there as a stub (`def step(...): raise NotImplementedError`)
-                methods += [m for m in method_targets(self.index, self.cls, name) if m not in methods]
+            if not methods and not self.cls.inherited_method(name):
+                # `self.synthesise(x)` in a base class that only its subclasses of the package's other files define
+                methods = list(method_targets(self.index, self.cls, name))
             self._helpers[name] = any(self._body_runs_modules(m) for m in methods)
         return self._helpers[name]
 
