@@ -149,14 +149,22 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
     return handed, built
 
 
+# A module-level assignment of a construction (`q_network = QNetwork(env).to(device)`, also indented under `if
+# __name__ == "__main__":`).
+_BUILDS_AT_TOP = re.compile(r"(?m)^[ \t]*\w+[ \t]*=[ \t]*(?:[\w.]+\.)?[A-Z]\w*\(")
+
+
 def _module_code_uses(index: ModelIndex) -> list[ParamAccess]:
     """Uses of the models a script's module-level code builds and keeps (`q_network = QNetwork(env)`): partitioned
     under `zero.Init` once built, like a model a function is handed."""
-    if not (_HANDED_TRIGGER.search(index.source) or _whole_trigger(index, None).search(index.source)):
-        return []
-    scope = module_code_scope(index)
-    if scope is None or WRAP_TRIGGER.search("".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)):
+    text = "".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)  # (the module-level code alone)
+    if not _BUILDS_AT_TOP.search(text):
+        return []  # (no model built at module level: `logger = logging.get_logger(__name__)`, imports, constants)
+    if not (_HANDED_TRIGGER.search(text) or _whole_trigger(index, None).search(text)) or WRAP_TRIGGER.search(text):
         return []  # (module code that partitions the model itself: the script rules judge what follows)
+    scope = module_code_scope(index)
+    if scope is None:
+        return []
     models = set(scope.built_models)
     if not models:
         return []
