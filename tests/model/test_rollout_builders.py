@@ -264,9 +264,8 @@ def test_an_imported_apply_callback_writing_children_weights_loses_them(tmp_path
     assert found == [("ZG103", 10)]
 
 
-SCRIPT = """
-import random
-
+# A single-file RL script's network (module-level code below builds it).
+Q_NETWORK = """
 import torch
 from torch import nn
 
@@ -279,7 +278,11 @@ class QNetwork(nn.Module):
     def forward(self, x):
         return self.fc(x)
 
+"""
 
+SCRIPT = """
+import random
+""" + Q_NETWORK + """
 q_network = QNetwork()
 obs = torch.zeros(4)
 for global_step in range(1000):
@@ -335,20 +338,7 @@ def test_a_method_only_subclasses_of_other_files_define_runs_their_layers(tmp_pa
     assert found == [("ZG201", 8)]  # `describe` of the subclass runs no layer
 
 
-SCRIPT_TARGET = """
-import torch
-from torch import nn
-
-
-class QNetwork(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 2)
-
-    def forward(self, x):
-        return self.fc(x)
-
-
+SCRIPT_TARGET = Q_NETWORK + """
 q_network = QNetwork().to("cpu")
 target_network = QNetwork().to("cpu")
 target_network.load_state_dict(q_network.state_dict())

@@ -41,7 +41,7 @@ class Calls(Protocol):
 
 __all__ = [
     "CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "kept_inputs", "length_helpers", "length_returns",
-    "HANDS_LENGTH", "passed_through", "local_bindings",
+    "HANDS_LENGTH", "passed_through", "local_bindings", "COUNT_ATTR_TEXT",
 ]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
@@ -50,7 +50,8 @@ _LENGTH_METHODS = frozenset({"size", "numel", "max", "amax", "item"})
 _LENGTH_ATTRS = frozenset({"shape"})
 # A count a batch object carries of its own items: `data.num_graphs`, `batch.num_nodes`, `g.n_atoms`.
 # (Graph items only: `cfg.batch_size`, `args.num_samples` and `num_tokens` are as often settings of a run.)
-_COUNT_ATTR = re.compile(r"^(?:num|n)_(?:graphs|nodes|edges|atoms|molecules|residues)$|^natoms$")
+COUNT_ATTR_TEXT = r"(?:num|n)_(?:graphs|nodes|edges|atoms|molecules|residues)|natoms"  # (also the rules' triggers)
+_COUNT_ATTR = re.compile(rf"^(?:{COUNT_ATTR_TEXT})$")
 # Splits of a tensor into pieces whose number follows its length (`torch.split(x, 256)`, `x.unfold(-1, w, hop)`,
 # `x.chunk(n, dim=1)`: at most n pieces, fewer when the dimension is shorter or does not divide evenly).
 _SPLITS = frozenset({"split", "unbind", "unfold", "tensor_split", "chunk"})

@@ -59,7 +59,9 @@ from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_
 from .grads import gradient_read
 from .plain import attribute_instances
 from .provenance import Model, Params, Value, contained, factory_made, provenance_accesses, reaches_operation
-from .script import WRAP_TRIGGER, ScriptScope, class_partitions, function_scope, module_code_scope, partitions_here
+from .script import (
+    WRAP_TRIGGER, ScriptScope, class_partitions, function_scope, module_code_scope, partitions_here, script_text,
+)
 
 __all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
 
@@ -157,7 +159,7 @@ _BUILDS_AT_TOP = re.compile(r"(?m)^[ \t]*\w+[ \t]*=[ \t]*(?:[\w.]+\.)?[A-Z]\w*\(
 def _module_code_uses(index: ModelIndex) -> list[ParamAccess]:
     """Uses of the models a script's module-level code builds and keeps (`q_network = QNetwork(env)`): partitioned
     under `zero.Init` once built, like a model a function is handed."""
-    text = "".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)  # (the module-level code alone)
+    text = script_text(index)  # (the module-level code alone)
     if not _BUILDS_AT_TOP.search(text):
         return []  # (no model built at module level: `logger = logging.get_logger(__name__)`, imports, constants)
     if not (_HANDED_TRIGGER.search(text) or _whole_trigger(index, None).search(text)) or WRAP_TRIGGER.search(text):

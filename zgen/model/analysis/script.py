@@ -91,7 +91,7 @@ class ScriptScope:
         is read as a function's body."""
         node = self.node
         if isinstance(node, cst.Module):
-            node = cst.FunctionDef(name=cst.Name("_"), params=cst.Parameters(), body=cst.IndentedBlock(body=node.body))
+            node = _as_function(node.body, "__main__")
         if not isinstance(node, cst.FunctionDef) or self.owner is not None:
             return {}
         returned = {
@@ -509,8 +509,14 @@ def _script_hits(index: ModelIndex, trigger: _Search) -> tuple[list[FunctionSpan
             if init is not None and trigger.search(index.skeleton.text(init.start, init.end)):
                 whole.update(id(span) for span in cls.span.methods.values())
     hits = [span for span in spans if id(span) in whole or trigger.search(index.skeleton.text(span.start, span.end))]
-    script_text = "".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)
-    return hits, bool(script_text and trigger.search(script_text))
+    text = script_text(index)
+    return hits, bool(text and trigger.search(text))
+
+
+@memoised
+def script_text(index: ModelIndex) -> str:
+    """The file's module-level code, as text (classes and functions left out)."""
+    return "".join(index.skeleton.text(a, b) for a, b in index.skeleton.script)
 
 
 @memoised
@@ -535,14 +541,16 @@ def module_code_scope(index: ModelIndex) -> ScriptScope | None:
     read functions; None when the file has no module-level code beyond definitions and imports."""
     if not any(b > a for a, b in index.skeleton.script):
         return None
-    snippet = _parse_script(index)
-    if snippet is None:
+    module = _module_scope(index)  # (parsed once, for the script rules too)
+    if module is None:
         return None
-    body = [stmt for stmt in snippet.module.body if not _definition_or_import(stmt)]
-    if not body:
-        return None
-    node = cst.FunctionDef(name=cst.Name("__main__"), params=cst.Parameters(), body=cst.IndentedBlock(body=body))
-    return ScriptScope(index, snippet, node)
+    body = [stmt for stmt in module.snippet.module.body if not _definition_or_import(stmt)]
+    return ScriptScope(index, module.snippet, _as_function(body, "__main__")) if body else None
+
+
+def _as_function(body, name: str) -> cst.FunctionDef:
+    """Statements of module-level code wrapped as the body of a function `name` (the same nodes: positions hold)."""
+    return cst.FunctionDef(name=cst.Name(name), params=cst.Parameters(), body=cst.IndentedBlock(body=body))
 
 
 def _definition_or_import(stmt: cst.CSTNode) -> bool:

@@ -25,7 +25,7 @@ from .flow import (
 from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
 
 __all__ = [
-    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "Taint", "rank_attrs", "random_function", "draw_kind",
+    "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "ITEM_COUNTS", "Taint", "rank_attrs", "random_function", "draw_kind",
     "draw_trigger", "draws_in", "extent_exit_text", "CALLED_IN_IF", "VALUE_FREE_ATTRS", "is_none_test", "presence_helpers", "agreeing", "handed_parameters", "own_state",
     "output_test_text", "rank_decorator",
 ]
@@ -539,7 +539,7 @@ class Taint:
                 inner.pop(RANK, None)
                 _merge_into(found, inner)
                 continue
-            elif kind is cst.Comparison and is_none_test(node) and _names_one_of(node.left, self.batches):
+            elif kind is cst.Comparison and is_none_test(node) and code_of(node.left) in self.batches:
                 found.setdefault(DATA, code_of(node))  # `if batch is None: continue`: dropped by this rank's collate
             elif kind is cst.Comparison and is_none_test(node):
                 inner = self._of(node.left, names)
@@ -1217,10 +1217,6 @@ def _field_key_walks(flat: Flat, is_field) -> frozenset[int]:
         and isinstance(key := _only_index(item), cst.Name)
     }
     return frozenset(id(node.iter) for node in walks if node.target.value in keys)
-
-
-def _names_one_of(node: cst.CSTNode, names: frozenset[str]) -> bool:
-    return isinstance(node, cst.Name) and node.value in names
 
 
 def _viewed(iterable: cst.BaseExpression) -> cst.BaseExpression:
@@ -2205,7 +2201,7 @@ def _batch_size_index(node: cst.Subscript) -> bool:
 
 
 # Methods of a graph batch that count its own items (`g.num_edges()`, `g.number_of_nodes()`).
-_ITEM_COUNTS = frozenset({"num_edges", "num_nodes", "number_of_edges", "number_of_nodes", "batch_size"})
+ITEM_COUNTS = frozenset({"num_edges", "num_nodes", "number_of_edges", "number_of_nodes", "batch_size"})
 
 
 def _only_index(node: cst.Subscript) -> cst.BaseExpression | None:
@@ -2218,7 +2214,7 @@ def _only_index(node: cst.Subscript) -> cst.BaseExpression | None:
 def _batch_size_call(node: cst.Call) -> bool:
     """`x.size(0)` of a tensor the function holds; `g.num_edges()` of a graph it holds."""
     func = node.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _ITEM_COUNTS and not node.args:
+    if isinstance(func, cst.Attribute) and func.attr.value in ITEM_COUNTS and not node.args:
         return isinstance(func.value, cst.Name) and func.value.value not in ("self", "cls")
     if not (isinstance(func, cst.Attribute) and func.attr.value == "size" and len(node.args) == 1):
         return False

@@ -1066,26 +1066,27 @@ class _FactsReader:
     def _static_builder(self, owner: str, name: str) -> MethodInfo | None:
         """The static or class method `name` of the class `owner` names (of this file or, when resolving, another),
         which a call through the class runs; None for any other method or an owner that is no class we read."""
-        if not owner.rpartition(".")[2][:1].isupper():
-            return None  # (`torch.cat`, `F.relu` of a module, not a class: named as classes are)
-        found = self.index.classes.get(owner)
-        if found is None and self.resolve and not (qualified := self.index.qualify(owner)).startswith("torch."):
-            external = self.index.external(qualified)
-            found = external[1] if external is not None else None
+        found = self._class_named(owner)
         method = found.inherited_method(name) if found is not None else None
         if method is None or method is self.method or method.node is None:
             return None
         return method if any(dotted(d.decorator) in _CLASS_LEVEL for d in method.node.decorators) else None
 
+    def _class_named(self, written: str) -> ClassInfo | None:
+        """The class `written` names, of this file or (when resolving) another; None for a name not written as classes
+        are (`torch.cat`, `F.relu`), torch's own, or one no file we read defines."""
+        if not written.rpartition(".")[2][:1].isupper():
+            return None
+        found = self.index.classes.get(written)
+        if found is None and self.resolve and not (qualified := self.index.qualify(written)).startswith("torch."):
+            external = self.index.external(qualified)
+            found = external[1] if external is not None else None
+        return found
+
     def _builder_method(self, made: cst.Call, name: str) -> MethodInfo | None:
         """The method `name` of the plain class (no module) whose construction `made` is, of this file or another."""
         written = call_name(made)
-        if written is None or not written.rpartition(".")[2][:1].isupper():
-            return None
-        found = self.index.classes.get(written)
-        if found is None and not (qualified := self.index.qualify(written)).startswith("torch."):
-            external = self.index.external(qualified)
-            found = external[1] if external is not None else None
+        found = self._class_named(written) if written is not None else None
         if found is None or found.is_module:
             return None
         method = found.inherited_method(name)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..analysis.divergence import GATE, ITERATE, PICK, SKIP, message
 from ..analysis.script import divergences, script_divergences
 from ..analysis.state import state_trigger
-from ..analysis.taint import DATA, extent_exit_text, output_test_text
+from ..analysis.taint import DATA, ITEM_COUNTS, extent_exit_text, output_test_text
 from ..program.index import ModelIndex
 from ..program.tree import code_of
 from ..program.trigger import Remembered
@@ -104,7 +104,7 @@ class _Selections:
     )
     # `if batch is None: continue` (a batch this rank's collate dropped), `if g.num_edges() > 0:` (a graph's own count)
     _NONE_SKIP = re.compile(r"if(?<!\wif)\s+\w+\s+is\s+None\s*:\s*(?:#[^\n]*)?\n\s*continue\b")
-    _ITEM_COUNT = re.compile(r"\.(?:num_edges|num_nodes|number_of_edges|number_of_nodes|batch_size)\(\)")
+    _ITEM_COUNT = re.compile(r"\.(?:" + "|".join(sorted(ITEM_COUNTS)) + r")\(\)")
     # `for key, value in batch.items():`: as many iterations as this rank's mapping has keys
     _VIEW_LOOP = re.compile(r"for(?<!\wfor)\s[^\n]*\bin\s+\w+\.(?:items|keys|values)\(\)")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.counts import HANDS_LENGTH, length_helpers
+from ..analysis.counts import COUNT_ATTR_TEXT, HANDS_LENGTH, length_helpers
 from ..analysis.divergence import CAUGHT, COUNT, EXIT, NONFINITE_TEXT, RAISE, RETRY, SKIP, WHILE, Divergence, message
 from ..analysis.flags import StopSignal, stop_signals
 from ..analysis.flow import Flat, flat_of
@@ -83,7 +83,7 @@ _RANGE_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?t?range\b(?![ 
 _WALK_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin[ \t]+(?:enumerate\([ \t]*)?(\w+)\b(?![ \t]*[.(\[])")
 _LENGTH_READ = re.compile(
     r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\("
-    r"|\.(?:num|n)_(?:graphs|nodes|edges|atoms|molecules|residues)\b|\.natoms\b"  # (a batch's own count: `counts._COUNT_ATTR`)
+    rf"|\.(?:{COUNT_ATTR_TEXT})\b"  # (a batch's own count of its items)
 )
 _NOT_A_COUNT = frozenset({"self", "range", "len", "int", "min", "max", "math", "np", "torch", "ceil", "floor"})
 
