@@ -129,8 +129,8 @@ def check_paths(
         else:
             cached += 1
             findings.extend(hit)
-    if todo:  # every checked file's package known to every worker (forked after this) before any check
-        project().know_roots(list(sources))
+    if todo:  # (what earlier runs of this process found on disk is looked up again; each file has its own view)
+        project().start_run()
     for key, path, result, deps in _run_model_checks(todo, enabled, jobs, threshold):
         cache.put(key, result, deps)
         findings.extend(result)

@@ -35,7 +35,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from zgen.files import temporary_file
@@ -145,89 +145,87 @@ class SourceFile:
         return absolute_name(name, self.module, self.is_package)
 
 
+@dataclass(eq=False)
+class _View:
+    """Where one checked file's imports are looked for: the directory its top package lives in, its own directory
+    when it may run as a script, then the environment; and what was found there. Files with the same view share it."""
+
+    roots: tuple[str, ...]
+    system: tuple[str, ...]
+    namespace_parents: dict[str, str]  # a root's name -> the directory above it
+    paths: dict[str, str | None] = field(default_factory=dict)  # module name -> file path
+    # qualified name -> where it is defined, and the files the answer was read from
+    names: dict[str, tuple[tuple[SourceFile, str] | None, tuple[SourceFile, ...]]] = field(default_factory=dict)
+
+
 class Project:
-    """Finds and reads the source files that define imported names. One per process."""
+    """Finds and reads the source files that define imported names. One per process.
+
+    What a checked file's imports resolve to depends on that file alone (its package, its directory, the
+    environment), never on which other files the same run or process checked: each file is read through its own
+    `_View`. Pre-commit passes only the changed files, so a file's findings must not change with its company.
+    """
 
     def __init__(self) -> None:
-        self.roots: list[str] = []
-        self._seen_roots: set[str] = set()
-        self._paths: dict[str, str | None] = {}  # module name -> file path
         self._files: dict[str, tuple[tuple[int, int], str, SourceFile | None]] = {}  # path -> (stamp, digest, file)
-        # qualified name -> where it is defined, and the files the answer was read from
-        self._names: dict[str, tuple[tuple[SourceFile, str] | None, tuple[SourceFile, ...]]] = {}
         self.deps: dict[str, str] = {}  # files read for the check in progress: path -> content hash
         self.summary_dir: str | None = None  # where skeletons of library files are kept between runs
-        self._system = [p for p in sys.path if p and os.path.isdir(p)]
+        environment = [p for p in sys.path if p and os.path.isdir(p)]
         for prefix in (os.environ.get("VIRTUAL_ENV"), os.environ.get("CONDA_PREFIX")):
-            self._add_environment(prefix)
-        self._namespace_parents: dict[str, str] = {}  # a checked root's name -> the directory above it
+            environment += site_packages(prefix) if prefix else []
+        self._environment = tuple(dict.fromkeys(environment))
+        self._views: dict[tuple[str, str | None], _View] = {}
+        self._view = _View((), self._environment, {})  # (no file begun: the environment alone)
         # (package directory, most definers) -> method name -> modules defining it
         self._package_methods: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
 
     def begin(self, path: str) -> tuple[str, bool]:
-        """Start checking `path`: reset `deps`, add its package's directory to the roots; its module name."""
+        """Start checking `path`: reset `deps`, look up its imports through its own view; its module name."""
         self.deps = {}
         name, root, is_package = module_name_of(path)
-        self._add_root(root)
-        self._add_script_root(path, root)
+        script = _script_directory(path, root)
+        view = self._views.get((root, script))
+        if view is None:
+            view = self._views[(root, script)] = self._view_of(root, script)
+        self._view = view
         return name, is_package
 
-    def know_roots(self, paths: list[str]) -> None:
-        """Add the package directories of every file this run checks before checking any, so that what one
-        file's imports resolve to does not depend on which files the same process checked before it."""
-        for path in paths:
-            root = module_name_of(path)[1]
-            self._add_root(root)
-            self._add_script_root(path, root)
-        self._package_methods.clear()  # (which files define which methods is read again by each run)
+    def start_run(self) -> None:
+        """Forget what was found on disk by earlier runs of this process (files may have been added since);
+        the files read stay, each read again when its size or time changed."""
+        self._views.clear()
+        self._view = _View((), self._environment, {})
+        self._package_methods.clear()
 
-    def _add_script_root(self, path: str, root: str) -> None:
-        """A file in a namespace portion (no `__init__.py` beside it) may also be run as a script, its siblings
-        imported by their own names (`from utils import x`): its directory is searched after the roots."""
-        directory = os.path.dirname(os.path.abspath(path))
-        if os.path.isfile(os.path.join(directory, "__init__.py")) or directory == root or directory in self.roots:
-            return
-        self.roots.append(directory)
-        self._paths.clear()
-        self._names.clear()
-
-    def _add_root(self, root: str) -> None:
-        if root in self._seen_roots:
-            return
-        self._seen_roots.add(root)
-        if root not in self.roots:
-            self.roots.insert(0, root)
+    def _view_of(self, root: str, script: str | None) -> _View:
         # A namespace package (`megatron/` without `__init__.py`) is imported by its own name from
         # the directory above; only that name is looked up there, never a sibling project's files.
-        self._namespace_parents[os.path.basename(root)] = os.path.dirname(root)
-        self._add_environment(_project_environment(root))
-        self._paths.clear()
-        self._names.clear()
-
-    def _add_environment(self, prefix: str | None) -> None:
-        """Search the site-packages of the environment at `prefix` (after the import path)."""
-        for directory in site_packages(prefix) if prefix else ():
-            if directory not in self._system:
-                self._system.append(directory)
+        environment = _project_environment(root)
+        system = self._environment + tuple(
+            d for d in (site_packages(environment) if environment else ()) if d not in self._environment
+        )
+        roots = (root, script) if script is not None else (root,)
+        return _View(roots, system, {os.path.basename(root): os.path.dirname(root)})
 
     # --- files -------------------------------------------------------------
 
     def module_file(self, module: str) -> str | None:
         """The source file of a dotted module name, searched like the import system, or None."""
-        if module in self._paths:
-            return self._paths[module]
+        view = self._view
+        if module in view.paths:
+            return view.paths[module]
         found = None
         if module and module.split(".", 1)[0] not in _SKIPPED:
             rel = module.replace(".", os.sep)
-            parent = self._namespace_parents.get(module.split(".", 1)[0])
-            for root in self.roots + ([parent] if parent else []) + self._system:
+            parent = view.namespace_parents.get(module.split(".", 1)[0])
+            for root in view.roots + ((parent,) if parent else ()) + view.system:
                 for candidate in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
                     if os.path.isfile(candidate):
                         found = candidate
                         break
                 if found:
                     break
-        self._paths[module] = found
+        view.paths[module] = found
         return found
 
     def file(self, module: str) -> SourceFile | None:
@@ -328,14 +326,15 @@ class Project:
 
     def resolve(self, qualified: str) -> tuple[SourceFile, str] | None:
         """The file that defines a qualified name (a class or function, through re-exports) and the name there."""
-        cached = self._names.get(qualified)
+        names = self._view.names
+        cached = names.get(qualified)
         # Every file the answer passed through still as it is now (this records each in `deps`)? Else look again.
         if cached is not None and all(self.file(f.module) is f for f in cached[1]):
             return cached[0]
-        self._names[qualified] = (None, ())  # a re-export cycle ends here
+        names[qualified] = (None, ())  # a re-export cycle ends here
         visited: list[SourceFile] = []
         found = self._resolve(qualified, 0, visited)
-        self._names[qualified] = (found, tuple(visited))
+        names[qualified] = (found, tuple(visited))
         return found
 
     def _resolve(self, qualified: str, hops: int, visited: list[SourceFile]) -> tuple[SourceFile, str] | None:
@@ -382,6 +381,15 @@ def site_packages(prefix: str) -> list[str]:
     found = sorted(glob.glob(os.path.join(glob.escape(prefix), "lib", "python3*", "site-packages")))
     found.append(os.path.join(prefix, "Lib", "site-packages"))
     return [d for d in found if os.path.isdir(d)]
+
+
+def _script_directory(path: str, root: str) -> str | None:
+    """The directory of a file in a namespace portion (no `__init__.py` beside it), which may also run as a script
+    importing its siblings by their own names (`from utils import x`): searched after its package's directory."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isfile(os.path.join(directory, "__init__.py")) or directory == root:
+        return None
+    return directory
 
 
 def _project_environment(root: str, levels: int = 4) -> str | None:
