@@ -100,6 +100,8 @@ def counted_loops(
         if isinstance(call, cst.Name) and (call.value in splits or call.value in (produced or {})):
             # `chunks = x.chunk(n)` ... `for c in chunks`; `ranges = _minibatch_ranges(x, m)` ... `for r in ranges`
             iterable = call = reported = splits.get(call.value) or produced[call.value]  # type: ignore[index]
+        elif isinstance(call, cst.Name) and (bound := _bound_range(flat, call.value)) is not None:
+            iterable = call = bound  # `for t in steps` over `steps = range(len(x))` (reported at the loop)
         if isinstance(call, cst.Call):
             name = (call_name(call) or "").rsplit(".", 1)[-1]
             if name in _LOOPED or _length_function(index, call):
@@ -186,6 +188,23 @@ def local_bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
             for name in bound_names(target):
                 bound.setdefault(name, []).append(value)
     return bound
+
+
+def _bound_range(flat: Flat, name: str) -> cst.Call | None:
+    """The range a local is bound to when every binding is a range over the same count (`range(n)`,
+    `reversed(range(n))`, or a choice between the two directions): what a loop over the local walks; else None."""
+    found: list[cst.Call] = []
+    pending = list(local_bindings(flat).get(name, []))
+    while pending:
+        value = pending.pop()
+        if isinstance(value, cst.IfExp):
+            pending += [value.body, value.orelse]
+            continue
+        walked = same_items(value)
+        if not (isinstance(walked, cst.Call) and call_name(walked) == "range" and walked.args):
+            return None
+        found.append(walked)
+    return found[0] if found and all(code_of(f) == code_of(found[0]) for f in found) else None
 
 
 def _split_locals(flat: Flat) -> dict[str, cst.Call]:

@@ -34,6 +34,31 @@ ACTIVATION = "<activation>"  # class of a module from an activation registry (no
 UNKNOWN_CLASS = "<unknown>"  # a member assigned from something we cannot see (an argument)
 
 
+def _annotated_classes(annotation: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The classes an annotation names, `None` left out: `A`, `A | B | None`, `Optional[A]`, `Union[A, B]`; [] for any
+    other shape (a container, a string, a generic of another kind)."""
+    if isinstance(annotation, (cst.Name, cst.Attribute)):
+        return [] if dotted(annotation) == "None" else [annotation]
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        left, right = _annotated_classes(annotation.left), _annotated_classes(annotation.right)
+        return left + right if (left or _is_none(annotation.left)) and (right or _is_none(annotation.right)) else []
+    if isinstance(annotation, cst.Subscript) and (dotted(annotation.value) or "").rsplit(".", 1)[-1] in ("Optional", "Union"):
+        out: list[cst.BaseExpression] = []
+        for element in annotation.slice:
+            if not isinstance(element.slice, cst.Index):
+                return []
+            named = _annotated_classes(element.slice.value)
+            if not named and not _is_none(element.slice.value):
+                return []
+            out += named
+        return out
+    return []
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
 def generic_module(ref: str) -> bool:
     """Is `ref` torch's `nn.Module` itself: what an annotation `actor: nn.Module` (`Union[Net, nn.Module]`) names says
     only that the value is a module, of a class the annotation does not tell."""
@@ -629,14 +654,28 @@ class _FactsReader:
 
     def _annotated_module(self, name: str, annotation: cst.BaseExpression) -> None:
         """`align: WeightedRigidAlign` naming a module class of this file that owns no parameters and that no class
-        of the file derives from: the argument is such a module (it all-gathers nothing when called)."""
+        of the file derives from: the argument is such a module (it all-gathers nothing when called). An annotation
+        naming module classes of the program that own parameters (`logF: ScalarEstimator | None`, `Optional[Net]`,
+        from any file) makes the argument a module of those classes: it all-gathers when called, handed on or not.
+        A class named may be a base of the one passed, which owns at least what the base owns."""
         written = dotted(annotation)
         cls = self.index.classes.get(written) if written is not None else None
-        if cls is None or not cls.is_module or has_params(self.index, cls.name) is not False:
-            return
-        if any(cls in other.local_bases for other in self.index.classes.values()):
+        if cls is not None and cls.is_module and has_params(self.index, cls.name) is False:
+            if not any(cls in other.local_bases for other in self.index.classes.values()):
+                self.locals[name] = (Kind.MODULE, (cls.name,))
             return  # (a subclass passed in may own parameters)
-        self.locals[name] = (Kind.MODULE, (cls.name,))
+        named = _annotated_classes(annotation)
+        if not named or self.method.name != "__init__":
+            return
+        found: list[str] = []
+        for each in named:
+            kind, classes = self.classify(cst.Call(func=each))
+            if kind != Kind.MODULE or not classes or any(generic_module(c) for c in classes):
+                return
+            found += classes
+        if all(has_params(self.index, c) is False for c in found):
+            return  # (modules that own nothing, read above only when the file's own and no base of another)
+        self.locals[name] = (Kind.MODULE, tuple(dict.fromkeys(found)))
 
     def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
         if isinstance(node, cst.Assign):

@@ -80,6 +80,7 @@ _RANGE_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?\bt?range\(([^\n]*
 _SPLIT_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|unbind|unfold|tensor_split|chunk)\(")
 _SPLIT_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*\.(?:split|unbind|unfold|tensor_split|chunk)\(", re.M)
 _RANGE_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?t?range\b(?![ \t]*\()", re.M)  # (`counts._range_locals`)
+_BOUND_RANGE = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*?\brange\(([^\n]*)", re.M)  # (`divergence._bound_ranges`)
 _WALK_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin[ \t]+(?:enumerate\([ \t]*)?(\w+)\b(?![ \t]*[.(\[])")
 _LENGTH_READ = re.compile(
     r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\("
@@ -102,6 +103,9 @@ def _counted_text(text: str) -> bool:
             return True
     for walked in _WALK_LOOP.findall(text):  # `for x_t in x` over a tensor `x` (`counts.tensor_names`)
         if re.search(rf"(?<![\w.]){walked}\.(?:shape\b|ndim\b|size\(|dim\()", text):
+            return True
+    for local, counted in _BOUND_RANGE.findall(text):  # `steps = reversed(range(len(x))) if rev else range(len(x))`
+        if re.search(rf"\bfor\b[^\n]*?\bin[ \t]+{local}[ \t]*:", text) and _reads_length(text, counted, 2):
             return True
     for local in _RANGE_LOCAL.findall(text) if "range " in text else ():  # `range_fn = range if ... else trange`
         for loop in re.finditer(rf"\bfor\b[^\n]*?\bin\b[^\n]*?(?<![\w.]){local}\(([^\n]*)", text):

@@ -1,0 +1,136 @@
+"""Handed estimators, counted steps and wrapper collectives in toolkits' own trainers (issue 20, blind26 probes).
+
+* `logF: ScalarEstimator | None` in a constructor, kept as `self.logF` and handed to a helper that calls it under
+  `if torch.any(mask):`: the annotation says the argument is a module that owns parameters (of another file too),
+  so the helper runs it and a rank whose batch leaves the mask empty skips its all-gather (ZG203). Look-alike: the
+  same code with an argument annotated with a module class that owns nothing.
+* `steps = reversed(range(len(x))) if reverse else range(len(x))` ... `for t in steps: h = cell(x[t], h)`: the loop
+  walks as many steps as this rank's sequence is long (ZG204). Look-alike: `layers = range(self.num_layers)`.
+* `self.accelerator.get_state_dict(self.net)` in a helper of a module that trains itself, called only on the main
+  process: accelerate gathers the partitioned parameters there with a collective the other ranks never join
+  (ZG201). Look-alike: `self.accelerator.print(...)` on the main process.
+"""
+
+from __future__ import annotations
+
+from tests.model.package_check import found_in_package
+
+ESTIMATORS = """
+import torch
+from torch import nn
+
+
+class ScalarEstimator(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.net = nn.Linear(d, 1)
+
+    def forward(self, states):
+        return self.net(states)
+"""
+
+BALANCE = """
+import torch
+from torch import nn
+
+from .estimators import ScalarEstimator
+
+
+class Scale(nn.Module):
+    def forward(self, x):
+        return 2 * x
+
+
+def call_estimator(estimator, states):
+    return estimator(states)
+
+
+class DetailedBalance(nn.Module):
+    def __init__(self, logF: ScalarEstimator | None, scale: Scale):
+        super().__init__()
+        self.logF = logF
+        self.scale = scale
+
+    def scores(self, transitions):
+        out = torch.zeros(len(transitions.states))
+        intermediate = ~transitions.is_terminating
+        if torch.any(intermediate):
+            out[intermediate] = call_estimator(self.logF, transitions.next_states[intermediate]).squeeze(-1)
+        return out
+
+    def scaled(self, transitions):
+        out = torch.zeros(len(transitions.states))
+        intermediate = ~transitions.is_terminating
+        if torch.any(intermediate):
+            out[intermediate] = call_estimator(self.scale, transitions.next_states[intermediate]).squeeze(-1)
+        return out
+"""
+
+
+def test_a_handed_estimator_named_by_its_annotation_runs_in_the_helper_it_is_handed_to(tmp_path):
+    files = {"gfn/__init__.py": "", "gfn/estimators.py": ESTIMATORS, "gfn/balance.py": BALANCE}
+    assert found_in_package(tmp_path, files, "gfn/balance.py", prefix="ZG2") == [("ZG203", 26)]
+
+
+LSTM = """
+import torch
+from torch import nn
+
+
+class VariationalLSTM(nn.Module):
+    def __init__(self, d, num_layers):
+        super().__init__()
+        self.num_layers = num_layers
+        self.cells = nn.ModuleList([nn.LSTMCell(d, d) for _ in range(num_layers)])
+
+    def layer_forward(self, x, hx, cell, reverse=False):
+        output = []
+        steps = reversed(range(len(x))) if reverse else range(len(x))
+        for t in steps:
+            hx = cell(x[t], hx)
+            output.append(hx[0])
+        return output, hx
+
+    def forward(self, sequence, hx):
+        x = torch.split(sequence.data, sequence.batch_sizes.tolist())
+        layers = range(self.num_layers)
+        for i in layers:
+            x, hx = self.layer_forward(x, hx, self.cells[i])
+        return x
+"""
+
+
+def test_a_loop_over_a_local_bound_to_a_range_of_the_data_s_length_is_counted_by_it(tmp_path):
+    assert found_in_package(tmp_path, {"lstm.py": LSTM}, "lstm.py", prefix="ZG2") == [("ZG204", 15)]
+
+
+KERAS = """
+import torch
+from torch import nn
+from accelerate import Accelerator
+
+
+class KerasModel(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.accelerator = Accelerator()
+
+    def save_ckpt(self, path, accelerator=None):
+        accelerator = accelerator if accelerator is not None else self.accelerator
+        state = accelerator.get_state_dict(self.net)
+        accelerator.save(state, path)
+
+    def fit(self, loader, path):
+        for epoch in range(3):
+            for batch in loader:
+                self.net(batch).mean().backward()
+            if self.accelerator.is_local_main_process:
+                self.accelerator.print(f"epoch {epoch} done")
+            if self.accelerator.is_local_main_process:
+                self.save_ckpt(path, accelerator=self.accelerator)
+"""
+
+
+def test_a_wrapper_s_gathering_save_on_the_main_process_of_a_module_that_trains_itself(tmp_path):
+    assert found_in_package(tmp_path, {"keras.py": KERAS}, "keras.py", prefix="ZG2") == [("ZG201", 24)]
