@@ -4,6 +4,9 @@
   `if torch.any(mask):`: the annotation says the argument is a module that owns parameters (of another file too),
   so the helper runs it and a rank whose batch leaves the mask empty skips its all-gather (ZG203). Look-alike: the
   same code with an argument annotated with a module class that owns nothing.
+* `policy = cast(PolicyProtocol, pb)` of an estimator argument, then `policy.compute_dist(...)` after `if not
+  torch.any(mask): return out`: `typing.cast` hands back what it is given, the estimator (ZG204). Look-alike: the
+  same early return on a flag the caller sets.
 * `steps = reversed(range(len(x))) if reverse else range(len(x))` ... `for t in steps: h = cell(x[t], h)`: the loop
   walks as many steps as this rank's sequence is long (ZG204). Look-alike: `layers = range(self.num_layers)`.
 * `self.accelerator.get_state_dict(self.net)` in a helper of a module that trains itself, called only on the main
@@ -134,3 +137,48 @@ class KerasModel(nn.Module):
 
 def test_a_wrapper_s_gathering_save_on_the_main_process_of_a_module_that_trains_itself(tmp_path):
     assert found_in_package(tmp_path, {"keras.py": KERAS}, "keras.py", prefix="ZG2") == [("ZG201", 24)]
+
+
+PROBS = """
+from typing import Protocol, cast
+
+import torch
+from torch import nn
+
+
+class Estimator(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.net = nn.Linear(d, d)
+
+    def forward(self, states):
+        return self.net(states)
+
+    def compute_dist(self, states):
+        return torch.distributions.Categorical(logits=self(states))
+
+
+class PolicyProtocol(Protocol):
+    def compute_dist(self, states): ...
+
+
+def transition_log_pbs(pb: Estimator, transitions):
+    out = torch.zeros(len(transitions.states))
+    mask = ~transitions.is_terminating
+    if not torch.any(mask):
+        return out
+    policy = cast(PolicyProtocol, pb)
+    return policy.compute_dist(transitions.next_states[mask])
+
+
+def recomputed_log_pbs(pb: Estimator, transitions, recalculate: bool):
+    out = torch.zeros(len(transitions.states))
+    if not recalculate:
+        return out
+    policy = cast(PolicyProtocol, pb)
+    return policy.compute_dist(transitions.next_states)
+"""
+
+
+def test_typing_cast_hands_back_the_estimator_it_is_given(tmp_path):
+    assert found_in_package(tmp_path, {"probs.py": PROBS}, "probs.py", prefix="ZG2") == [("ZG204", 27)]

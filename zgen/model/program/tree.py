@@ -437,9 +437,13 @@ def choice_leaves(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 def unwrapped_argument(node: cst.CSTNode) -> cst.BaseExpression | None:
     """What an unwrapping call is given, the model it hands back (`self.model` for
-    `accelerator.unwrap_model(self.model)`); None for any other node."""
-    if isinstance(node, cst.Call) and node.args and "unwrap" in (call_name(node) or ""):
-        return node.args[0].value
+    `accelerator.unwrap_model(self.model)`, `pb` for `typing.cast(PolicyProtocol, pb)`); None for any other node."""
+    if isinstance(node, cst.Call) and node.args:
+        name = call_name(node) or ""
+        if "unwrap" in name:
+            return node.args[0].value
+        if name in ("cast", "typing.cast") and len(node.args) == 2 and not node.args[1].star:
+            return node.args[1].value
     return None
 
 
