@@ -7,6 +7,9 @@
 * `policy = cast(PolicyProtocol, pb)` of an estimator argument, then `policy.compute_dist(...)` after `if not
   torch.any(mask): return out`: `typing.cast` hands back what it is given, the estimator (ZG204). Look-alike: the
   same early return on a flag the caller sets.
+* `if not has_separator.all(): raise ValueError(...)` before the encoder runs, for `has_separator` read from the
+  batch's token ids: the rank whose batch lacks one stops while its peers run the encoder (ZG204). Look-alike: a
+  raise on the input's number of dimensions, which the code fixes for every rank.
 * `steps = reversed(range(len(x))) if reverse else range(len(x))` ... `for t in steps: h = cell(x[t], h)`: the loop
   walks as many steps as this rank's sequence is long (ZG204). Look-alike: `layers = range(self.num_layers)`.
 * `self.accelerator.get_state_dict(self.net)` in a helper of a module that trains itself, called only on the main
@@ -182,3 +185,37 @@ def recomputed_log_pbs(pb: Estimator, transitions, recalculate: bool):
 
 def test_typing_cast_hands_back_the_estimator_it_is_given(tmp_path):
     assert found_in_package(tmp_path, {"probs.py": PROBS}, "probs.py", prefix="ZG2") == [("ZG204", 27)]
+
+
+PROMPTS = """
+import torch
+from torch import nn
+
+
+class LabelsEncoder(nn.Module):
+    def __init__(self, d, sep):
+        super().__init__()
+        self.sep = sep
+        self.encoder = nn.Linear(d, d)
+
+    def forward(self, hidden, input_ids, attention_mask):
+        has_separator = (input_ids.eq(self.sep) & attention_mask.gt(0)).any(dim=1)
+        if not has_separator.all():
+            raise ValueError("no separator token in some rows")
+        return self.encoder(hidden)
+
+
+class Checked(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.encoder = nn.Linear(d, d)
+
+    def forward(self, hidden):
+        if hidden.dim() != 3:
+            raise ValueError("expected a batch of sequences")
+        return self.encoder(hidden)
+"""
+
+
+def test_a_raise_on_the_batch_s_values_stops_one_rank_before_the_encoder(tmp_path):
+    assert found_in_package(tmp_path, {"prompts.py": PROMPTS}, "prompts.py", prefix="ZG2") == [("ZG204", 14)]

@@ -390,7 +390,20 @@ def find_divergences(
 
 # A test of whether a value is finite: `torch.isnan(loss)`, `not torch.isfinite(x).all()`, `math.isinf(l)`.
 _NONFINITE_CALLS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
-NONFINITE_TEXT = re.compile(r"\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b")
+# ... or a raise on any test of the batch's values reduced to one (`if not (ids == sep).any(1).all(): raise`), its
+# `if` line followed by the `raise` within two lines (the text trigger; the taint of the test decides).
+NONFINITE_TEXT = re.compile(
+    r"\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b"
+    r"|^[ \t]*(?:el)?if\b[^\n]*(?:\.|\btorch\.)(?:any|all)\([^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*raise\b",
+    re.M,
+)
+
+
+def _value_reduction(call: cst.Call) -> bool:
+    """`x.any()`, `mask.all(dim=1)`, `torch.any(x)`: a tensor's values reduced to a truth value."""
+    name = call_name(call) or ""
+    return name.rsplit(".", 1)[-1] in ("any", "all") and (name.startswith(".") or name.startswith("torch.")
+                                                           or isinstance(call.func, cst.Attribute))
 
 
 def _nonfinite_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode, str]]:
@@ -407,6 +420,10 @@ def _nonfinite_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode,
             continue
         calls = [n for n in walk(test) if type(n) is cst.Call and (call_name(n) or "").rsplit(".", 1)[-1] in _NONFINITE_CALLS]
         calls += [n for n in walk(test) if _self_unequal(n)]  # `if loss != loss:`, the NaN idiom
+        if not calls and type(node) is cst.Raise:  # `if not has_separator.all(): raise`: a test of the batch's values
+            calls = [n for n in walk(test) if type(n) is cst.Call and _value_reduction(n)]
+            if calls and not any(kind == DATA and not taint.extent_only(source) for kind, source in taint.of(test).items()):
+                calls = []
         if not calls:
             continue
         names = {n.value for n in walk(test) if type(n) is cst.Name}
