@@ -136,7 +136,7 @@ def _indirect_calls(
             if name in members and plain_runs is not None and plain_runs(func, "__call__"):
                 return f"self.{name}()"  # `self.agent(state)` for `self.agent = ValueAgent(self.net)`
             return None
-        if _wrapper_collective(base, name):
+        if known.wrapper_collective((dotted(base) or "").rsplit(".", 1)[-1], name):
             return f"{code_of(func)}()"  # `self.accelerator.get_state_dict(self.net)` in a module that trains itself
         if name in NOT_RUNS:
             return None
@@ -155,15 +155,6 @@ def _indirect_calls(
         return f"{code_of(func)}()"
 
     return indirect
-
-
-def _wrapper_collective(owner: cst.BaseExpression, method: str) -> bool:
-    """`accelerator.get_state_dict(model)`, `fabric.save(path, state)`: a training wrapper's method that all-gathers
-    the partitioned parameters (every rank must make it), on an object named as the wrapper."""
-    held = (dotted(owner) or "").rsplit(".", 1)[-1]
-    return (method in known.WRAPPER_COLLECTIVES and held in known.WRAPPER_NAMES) or (
-        method in known.FABRIC_COLLECTIVES and held == "fabric"
-    )
 
 
 def helper_reaches(

@@ -616,11 +616,7 @@ class _ScriptCalls:
             return code_of(call.func)
         func = call.func
         if isinstance(func, cst.Attribute):
-            owner = (dotted(func.value) or "").rsplit(".", 1)[-1]
-            method = func.attr.value
-            if (method in known.WRAPPER_COLLECTIVES and owner in known.WRAPPER_NAMES) or (
-                method in known.FABRIC_COLLECTIVES and owner == "fabric"
-            ):
+            if known.wrapper_collective((dotted(func.value) or "").rsplit(".", 1)[-1], func.attr.value):
                 return code_of(func)  # `self.accelerator.get_state_dict(model)`, `fabric.save(path, state)`
         if scope.wrapped_name(func, call) or (isinstance(func, cst.Name) and func.value in scope.model_args):
             return code_of(func)

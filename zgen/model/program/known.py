@@ -29,6 +29,7 @@ __all__ = [
     "COLLECTIVES",
     "ENGINE_COLLECTIVES",
     "WRAPPER_COLLECTIVES",
+    "wrapper_collective",
     "WRAPPER_NAMES",
     "FABRIC_COLLECTIVES",
     "GUARD_NAMES",
@@ -349,6 +350,15 @@ WRAPPER_COLLECTIVES = frozenset({"get_state_dict", "save_state", "load_state", "
 WRAPPER_NAMES = frozenset({"accelerator", "fabric"})
 # Fabric's `save`/`load` are collectives too; accelerate's `save` is `torch.save` on the main process.
 FABRIC_COLLECTIVES = frozenset({"save", "load"})
+
+
+def wrapper_collective(owner: str, method: str) -> bool:
+    """`accelerator.get_state_dict(model)`, `fabric.save(path, state)`: a collective method of a training wrapper,
+    called on an object named as the wrapper (`owner`: the last name of the receiver, `self.accelerator` ->
+    `accelerator`)."""
+    return (method in WRAPPER_COLLECTIVES and owner in WRAPPER_NAMES) or (
+        method in FABRIC_COLLECTIVES and owner == "fabric"
+    )
 
 # A condition that mentions one of these routes ZeRO-3 runs around the hazard.
 # (`is_deepspeed_enabled`: a trainer's DeepSpeed branch consolidates through the engine, its other branches run
