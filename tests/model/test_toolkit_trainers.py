@@ -10,6 +10,9 @@
 * `if not has_separator.all(): raise ValueError(...)` before the encoder runs, for `has_separator` read from the
   batch's token ids: the rank whose batch lacks one stops while its peers run the encoder (ZG204). Look-alike: a
   raise on the input's number of dimensions, which the code fixes for every rank.
+* `self.scheduler.step(score)` for `score = self.evaluate(dev)`, then a loop that stops once
+  `optimizer.param_groups[0]["lr"]` falls below a floor: a plateau scheduler sets the learning rate from this rank's
+  own validation score, so ranks stop after different epochs (ZG204). Look-alike: the scheduler stepped on the epoch.
 * `steps = reversed(range(len(x))) if reverse else range(len(x))` ... `for t in steps: h = cell(x[t], h)`: the loop
   walks as many steps as this rank's sequence is long (ZG204). Look-alike: `layers = range(self.num_layers)`.
 * `self.accelerator.get_state_dict(self.net)` in a helper of a module that trains itself, called only on the main
@@ -219,3 +222,47 @@ class Checked(nn.Module):
 
 def test_a_raise_on_the_batch_s_values_stops_one_rank_before_the_encoder(tmp_path):
     assert found_in_package(tmp_path, {"prompts.py": PROMPTS}, "prompts.py", prefix="ZG2") == [("ZG204", 14)]
+
+
+ANNEALING = """
+import torch
+from torch import nn
+
+
+class ModelTrainer:
+    def __init__(self, model, optimizer, scheduler):
+        self.model = model
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+
+    def evaluate(self, loader):
+        total = 0.0
+        for x in loader:
+            total += self.model(x).mean().item()
+        return total
+
+    def train(self, train_loader, dev_loader, epochs, min_lr):
+        for epoch in range(epochs):
+            learning_rate = self.optimizer.param_groups[0]["lr"]
+            if learning_rate < min_lr:
+                break
+            for x in train_loader:
+                self.model(x).mean().backward()
+                self.optimizer.step()
+            score = self.evaluate(dev_loader)
+            self.scheduler.step(score)
+
+    def train_scheduled(self, train_loader, epochs, min_lr):
+        for epoch in range(epochs):
+            learning_rate = self.optimizer.param_groups[0]["lr"]
+            if learning_rate < min_lr:
+                break
+            for x in train_loader:
+                self.model(x).mean().backward()
+                self.optimizer.step()
+            self.scheduler.step(epoch)
+"""
+
+
+def test_a_plateau_scheduler_stepped_on_this_rank_s_score_sets_the_rate_a_loop_stops_on(tmp_path):
+    assert found_in_package(tmp_path, {"annealing.py": ANNEALING}, "annealing.py", prefix="ZG2") == [("ZG204", 21)]

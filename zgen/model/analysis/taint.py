@@ -22,7 +22,7 @@ from .flow import (
     COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, stored_into,
     targets_of,
 )
-from .state import WRITES_SELF, RankTests, handoff, self_targets, self_writes
+from .state import WRITES_SELF, RankTests, handoff, holder_key, self_targets, self_writes
 
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "ITEM_COUNTS", "Taint", "rank_attrs", "random_function", "draw_kind",
@@ -292,6 +292,9 @@ class Taint:
         kinds: dict[str, str] = {}
         for value in found.values:
             _merge_into(kinds, self.of(value))
+        rates = _stepped_rates(node, self._flat, holders)
+        if rates and self._output_of is not None and (source := self._output_of(found.values[0])) is not None:
+            kinds.setdefault(DATA, f"the output of `{source}`")  # (the scheduler compares it with its best: a value read)
         if type(node) is not cst.Call:  # a write under a test is decided by it (`if main: state.ready = True`); a
             for test in ctx.conds:  # call under one hands the object only its arguments (`out_dir.mkdir(...)`)
                 _merge_into(kinds, {k: why for k, why in self.of(test).items() if k != HOST})
@@ -303,7 +306,6 @@ class Taint:
         if not kinds:
             return
         self._version += 1
-        _merge_into(self.names.setdefault(found.holder, {}), kinds)
         direct: dict[str, str] = {}  # what flowed through the values handed (not the tests): how often a loop runs
         for value in found.values:
             _merge_into(direct, self.of(value, direct=True))
@@ -311,12 +313,14 @@ class Taint:
             direct.pop(RANK, None)
         if recorded:
             direct.pop(CLOCK, None)
-        if direct:
-            _merge_into(self.direct.setdefault(found.holder, {}), direct)
         site = (self._flat.position.get(id(node), -1), ctx.loops)
-        sites = self._where.setdefault(found.holder, [])
-        if site not in sites:
-            sites.append(site)
+        for holder in (found.holder, *rates):
+            _merge_into(self.names.setdefault(holder, {}), kinds)
+            if direct:
+                _merge_into(self.direct.setdefault(holder, {}), direct)
+            sites = self._where.setdefault(holder, [])
+            if site not in sites:
+                sites.append(site)
         self._version += 1  # (the direct taint read since the change above: read again from here on)
 
     def with_outputs(self, output_of: Callable[[cst.CSTNode], str | None]) -> Taint:
@@ -1227,6 +1231,22 @@ def _viewed(iterable: cst.BaseExpression) -> cst.BaseExpression:
     return iterable
 
 
+def _stepped_rates(node: cst.CSTNode, flat: Flat, holders: frozenset[str]) -> tuple[str, ...]:
+    """`scheduler.step(dev_score)`: a scheduler stepped on a value (`ReduceLROnPlateau`; an optimizer's own `step`
+    takes a closure, not a value) sets the learning rates of the optimizer it wraps from it. The holders whose
+    `param_groups` the function reads (`optimizer.param_groups[0]["lr"]`) keep what the scheduler was handed."""
+    if not (type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "step"
+            and len(node.args) == 1 and node.args[0].keyword is None and not isinstance(node.args[0].value, cst.Lambda)):
+        return ()
+    found: list[str] = []
+    for other, _ctx in flat.nodes:
+        if type(other) is cst.Attribute and other.attr.value == "param_groups":
+            key = holder_key(other.value, holders)
+            if key is not None and key not in found:
+                found.append(key)
+    return tuple(found)
+
+
 def _filtered_locals(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:
     """Locals bound to a comprehension that keeps the items of an input (or of such a local) passing a test:
     `sentences = [s for s in sentences if len(s) > 0]`."""
@@ -1362,6 +1382,8 @@ _METHOD_CALL_BOUND = re.compile(r"=[ \t]*(?:self\.)?\w+\.\w+\(")  # (what every 
 # A word followed by what `_KEPT` keeps of it and a read (`n.sum() > 0`); the lookahead consumes nothing, so every
 # word is tried once.
 _WORD_READ = re.compile(rf"\b(\w++)\b(?={_KEPT}{_READ})")
+# `scheduler.step(score)`: a statement stepping an object on one value (`_stepped_rates`)
+_STEPPED_ON = re.compile(r"^[ \t]*(?:self\.)?\w+\.step\([ \t]*(\w+)[ \t]*\)[ \t]*$", re.M)
 _PASSED_WORD = re.compile(r"\b(\w+)\b(?!\.(?:device|dtype|shape|ndim|size\())")  # (not its metadata)
 
 
@@ -1415,6 +1437,8 @@ def output_test_text(text: str) -> bool:
             word in names for word in _PASSED_WORD.findall(rest)
         ):
             return True  # handed what a call of `self`'s attribute returned, or a local bound to it
+    if "param_groups" in text and any(m.group(1) in names for m in _STEPPED_ON.finditer(text)):
+        return True  # `scheduler.step(score)` for `score = self.evaluate(dev)`, then the learning rate read
     # (one fixed pattern over every word, not one compiled per name: a pattern compiled per call cost more than
     # the rest of this trigger)
     return bool(names) and (
