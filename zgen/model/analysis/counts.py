@@ -76,7 +76,8 @@ def counted_loops(
     `kept`: (asked when needed) attributes of `self` another method keeps from what it was handed (`kept_inputs`),
     whose extents are this rank's data's."""
     loops = []
-    splits = _split_locals(flat)
+    bindings = local_bindings(flat)
+    splits = _split_locals(bindings)
     wrappers: frozenset[str] | None = None  # locals bound to a pass-through (`wrap = tqdm if verbose else identity`)
     tensors: frozenset[str] | None = None  # names read as tensors (`tensor_names`)
     ranges: frozenset[str] = frozenset()  # ... to `range` itself (`range_fn = range if not verbose else tqdm.trange`)
@@ -100,7 +101,7 @@ def counted_loops(
         if isinstance(call, cst.Name) and (call.value in splits or call.value in (produced or {})):
             # `chunks = x.chunk(n)` ... `for c in chunks`; `ranges = _minibatch_ranges(x, m)` ... `for r in ranges`
             iterable = call = reported = splits.get(call.value) or produced[call.value]  # type: ignore[index]
-        elif isinstance(call, cst.Name) and (bound := _bound_range(flat, call.value)) is not None:
+        elif isinstance(call, cst.Name) and (bound := _bound_range(bindings, call.value)) is not None:
             iterable = call = bound  # `for t in steps` over `steps = range(len(x))` (reported at the loop)
         if isinstance(call, cst.Call):
             name = (call_name(call) or "").rsplit(".", 1)[-1]
@@ -190,11 +191,11 @@ def local_bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
     return bound
 
 
-def _bound_range(flat: Flat, name: str) -> cst.Call | None:
-    """The range a local is bound to when every binding is a range over the same count (`range(n)`,
-    `reversed(range(n))`, or a choice between the two directions): what a loop over the local walks; else None."""
+def _bound_range(bindings: dict[str, list[cst.BaseExpression]], name: str) -> cst.Call | None:
+    """The range a local is bound to (`bindings`: `local_bindings`) when every binding is a range over the same count
+    (`range(n)`, `reversed(range(n))`, or a choice between the two directions): what a loop over the local walks."""
     found: list[cst.Call] = []
-    pending = list(local_bindings(flat).get(name, []))
+    pending = list(bindings.get(name, []))
     while pending:
         value = pending.pop()
         if isinstance(value, cst.IfExp):
@@ -207,11 +208,11 @@ def _bound_range(flat: Flat, name: str) -> cst.Call | None:
     return found[0] if found and all(code_of(f) == code_of(found[0]) for f in found) else None
 
 
-def _split_locals(flat: Flat) -> dict[str, cst.Call]:
-    """Locals bound once, to a split of a tensor (`chunks = x.chunk(self.chunks, dim=1)`)."""
-    bound = local_bindings(flat)
+def _split_locals(bindings: dict[str, list[cst.BaseExpression]]) -> dict[str, cst.Call]:
+    """Locals bound once (`bindings`: `local_bindings`), to a split of a tensor (`chunks = x.chunk(self.chunks,
+    dim=1)`)."""
     return {
-        name: values[0] for name, values in bound.items()
+        name: values[0] for name, values in bindings.items()
         if len(values) == 1 and isinstance(values[0], cst.Call) and isinstance(values[0].func, cst.Attribute)
         and (call_name(values[0]) or "").rsplit(".", 1)[-1] in _SPLITS
     }
@@ -378,7 +379,7 @@ class CountedLoops:
         iterable = passed_through(same_items(iterable))  # (`enumerate(tqdm(ranges))`: the ranges)
         if isinstance(iterable, cst.Name):  # `enumerate(zip(chunks, masks))` for `chunks = x.split(sizes)`
             if self._splits is None:
-                self._splits = _split_locals(self.flat)
+                self._splits = _split_locals(local_bindings(self.flat))
                 if self.index is not None:
                     self._splits.update(_produced_locals(self.flat, self.index))
             iterable = self._splits.get(iterable.value, iterable)

@@ -39,7 +39,7 @@ from .taint import (
 
 __all__ = [
     "Divergence", "module_divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "RAISE", "NONFINITE_TEXT", "helper_reaches", "tensor_backward",
+    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "RAISE", "OWN_VALUE_RAISE_TEXT", "helper_reaches", "tensor_backward",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -51,7 +51,7 @@ COUNT = "count"  # the call sits in a loop that runs as often as this rank's inp
 PICK = "pick"  # the module called is taken out of a container by the value (`self.experts[rank]`)
 RETRY = "retry"  # the call runs again in a loop when it raised on this rank (`except OutOfMemoryError:` then retry)
 CAUGHT = "caught"  # the call's failure on this rank is caught and the rank goes on (`except OutOfMemoryError: return`)
-RAISE = "raise"  # this rank raises on a non-finite value of its own (`if torch.isnan(loss): raise`), its peers go on
+RAISE = "raise"  # this rank raises on a value of its own (`if torch.isnan(loss): raise`, `if not m.all(): raise`)
 # Effects whose call sits inside what the decision governs: the finding reaches from the decision down to that call.
 _GOVERNED = frozenset({GATE, ITERATE, WHILE, COUNT, PICK})
 _EXITS = frozenset({"Break", "Continue", "Return"})  # (names: libcst is loaded only when a file needs parsing)
@@ -263,7 +263,7 @@ def find_divergences(
     # `odeint(ode_fn, x, t, method="dopri5")`: as many calls of `ode_fn` as the error control decides
     solves = _adaptive_solves(taint.index, flat) if text is None or "odeint" in text else []
     # `if torch.isnan(loss): raise NanException`, `assert torch.isfinite(loss)`: this rank stops on its own value
-    raises = _nonfinite_raises(flat, taint) if text is None or NONFINITE_TEXT.search(text) else []
+    raises = _own_value_raises(flat, taint) if text is None or OWN_VALUE_RAISE_TEXT.search(text) else []
     # `self(batch, recycling_steps=random.randint(0, n))`: a draw bounding a loop of the module's own forward
     drawn = _drawn_counts_handed_to_forward(taint, flat) if taint.cls is not None and taint.cls.is_module and (
         text is None or "rand" in text or "rng" in text) else []
@@ -383,7 +383,7 @@ def find_divergences(
 _NONFINITE_CALLS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
 # ... or a raise on any test of the batch's values reduced to one (`if not (ids == sep).any(1).all(): raise`), its
 # `if` line followed by the `raise` within two lines (the text trigger; the taint of the test decides).
-NONFINITE_TEXT = re.compile(
+OWN_VALUE_RAISE_TEXT = re.compile(
     r"\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b"
     r"|^[ \t]*(?:el)?if\b[^\n]*(?:\.|\btorch\.)(?:any|all)\([^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*raise\b",
     re.M,
@@ -391,15 +391,14 @@ NONFINITE_TEXT = re.compile(
 
 
 def _value_reduction(call: cst.Call) -> bool:
-    """`x.any()`, `mask.all(dim=1)`, `torch.any(x)`: a tensor's values reduced to a truth value."""
-    name = call_name(call) or ""
-    return name.rsplit(".", 1)[-1] in ("any", "all") and (name.startswith(".") or name.startswith("torch.")
-                                                           or isinstance(call.func, cst.Attribute))
+    """`x.any()`, `mask.all(dim=1)`, `torch.any(x)`: a tensor's values reduced to a truth value (not the builtins)."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("any", "all")
 
 
-def _nonfinite_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode, str]]:
+def _own_value_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode, str]]:
     """(test, the statement that stops, the test's call as text) for a `raise` an `if` on a non-finite value
-    governs, and an `assert` of one: the rank whose loss (or output) is NaN stops while its peers run the next step.
+    governs, and an `assert` of one: the rank whose loss (or output) is NaN stops while its peers run the next step;
+    and for a `raise` under a test of the batch's values reduced to one truth value (`if not has_sep.all(): raise`).
     A test of a value a collective agreed on (`dist.all_reduce(loss)` first) is the same on every rank: left out."""
     found = []
     for node, ctx in flat.nodes:

@@ -45,7 +45,7 @@ from ..program.given import passed_classes
 from ..program.holds import RETURNS_MODULE, config_like, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin
 from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, generic_module, member_param, torch_base
-from ..program.tree import access_path, call_name, cst, dotted, parameter_for, parameter_names, walk
+from ..program.tree import access_path, call_name, cst, dotted, parameter_for, parameter_names, union_members, walk
 from ..program.trigger import word_first
 from .access import READ, SIZE, WRITE
 from .effects import resolve_function
@@ -492,14 +492,8 @@ def _module_classes(index: ModelIndex, annotation: cst.BaseExpression) -> tuple[
     """Module classes an annotation names: `C`, `C | None`, `Optional[C]`, `"C"`, `Union[C, D]`, of this file
     or read from another; containers (`list[C]`) and torch's own layers are not instances of one class here."""
     found: list[str] = []
-    stack = [annotation]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
-            stack += [node.left, node.right]
-        elif isinstance(node, cst.Subscript) and (dotted(node.value) or "").rsplit(".", 1)[-1] in ("Optional", "Union"):
-            stack += [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
-        elif isinstance(node, cst.SimpleString):
+    for node in reversed(union_members(annotation)):  # (right to left, as the classes have always been listed)
+        if isinstance(node, cst.SimpleString):
             written = node.evaluated_value if isinstance(node.evaluated_value, str) else None
             if written and written.replace(".", "").replace("_", "").isalnum():
                 found += _named_class(index, written)

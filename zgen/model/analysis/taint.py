@@ -117,6 +117,7 @@ class Taint:
         # Where each tainted name was assigned (position, enclosing loops): a use before that
         # assignment sees the taint only when a loop around both carries it back.
         self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
+        self._rate_holders: tuple[str, ...] | None = None  # (`_rate_holders`, read at the first stepped scheduler)
         # `dist.all_reduce(t)`: a local a collective made the same on every rank, from that call on (by position)
         # (or bound only ever to every rank's values gathered, `kls = accelerator.gather(kl)`, from that binding on)
         self.agreed: dict[str, int] = {}
@@ -292,7 +293,11 @@ class Taint:
         kinds: dict[str, str] = {}
         for value in found.values:
             _merge_into(kinds, self.of(value))
-        rates = _stepped_rates(node, self._flat, holders)
+        rates = ()
+        if _steps_on_a_value(node):  # `scheduler.step(score)`: the rates of the optimizers the function reads follow
+            if self._rate_holders is None:
+                self._rate_holders = _rate_holders(self._flat, holders)
+            rates = self._rate_holders
         if rates and self._output_of is not None and (source := self._output_of(found.values[0])) is not None:
             kinds.setdefault(DATA, f"the output of `{source}`")  # (the scheduler compares it with its best: a value read)
         if type(node) is not cst.Call:  # a write under a test is decided by it (`if main: state.ready = True`); a
@@ -1231,13 +1236,16 @@ def _viewed(iterable: cst.BaseExpression) -> cst.BaseExpression:
     return iterable
 
 
-def _stepped_rates(node: cst.CSTNode, flat: Flat, holders: frozenset[str]) -> tuple[str, ...]:
+def _steps_on_a_value(node: cst.CSTNode) -> bool:
     """`scheduler.step(dev_score)`: a scheduler stepped on a value (`ReduceLROnPlateau`; an optimizer's own `step`
-    takes a closure, not a value) sets the learning rates of the optimizer it wraps from it. The holders whose
-    `param_groups` the function reads (`optimizer.param_groups[0]["lr"]`) keep what the scheduler was handed."""
-    if not (type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "step"
-            and len(node.args) == 1 and node.args[0].keyword is None and not isinstance(node.args[0].value, cst.Lambda)):
-        return ()
+    takes a closure, not a value), which sets the learning rates of the optimizer it wraps from it."""
+    return (type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "step"
+            and len(node.args) == 1 and node.args[0].keyword is None and not isinstance(node.args[0].value, cst.Lambda))
+
+
+def _rate_holders(flat: Flat, holders: frozenset[str]) -> tuple[str, ...]:
+    """The holders whose `param_groups` the function reads (`optimizer.param_groups[0]["lr"]`): what a scheduler
+    stepped on a value hands them (`_steps_on_a_value`)."""
     found: list[str] = []
     for other, _ctx in flat.nodes:
         if type(other) is cst.Attribute and other.attr.value == "param_groups":
@@ -1382,7 +1390,7 @@ _METHOD_CALL_BOUND = re.compile(r"=[ \t]*(?:self\.)?\w+\.\w+\(")  # (what every 
 # A word followed by what `_KEPT` keeps of it and a read (`n.sum() > 0`); the lookahead consumes nothing, so every
 # word is tried once.
 _WORD_READ = re.compile(rf"\b(\w++)\b(?={_KEPT}{_READ})")
-# `scheduler.step(score)`: a statement stepping an object on one value (`_stepped_rates`)
+# `scheduler.step(score)`: a statement stepping an object on one value (`_steps_on_a_value`)
 _STEPPED_ON = re.compile(r"^[ \t]*(?:self\.)?\w+\.step\([ \t]*(\w+)[ \t]*\)[ \t]*$", re.M)
 _PASSED_WORD = re.compile(r"\b(\w+)\b(?!\.(?:device|dtype|shape|ndim|size\())")  # (not its metadata)
 

@@ -28,7 +28,7 @@ import re
 from . import known
 from .class_values import attribute_values, class_lookup, package_subclasses
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin
-from .members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, facts_of, has_params, member_of
+from .members import UNKNOWN_CLASS, Kind, class_named, classify, classify_unpacked, facts_of, has_params, member_of
 from .skeleton import FunctionSpan
 from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, parameter_names, walk
@@ -438,11 +438,8 @@ def _made_by_builder(
         kind, classes = classify(owner_index, own, resolve=True, cls=owner)
         return kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(owner_index, c) is not False for c in classes)
     name = dotted(func)
-    if name is None or not name.rpartition(".")[2][:1].isupper():
-        return False
-    local = index.classes.get(name)
-    found = (index, local) if local is not None else index.external(index.qualify(name))
-    return found if found is not None and not found[1].is_module else False
+    found = class_named(index, name) if name is not None else None
+    return (found.index, found) if found is not None and not found.is_module else False
 
 
 # A variable holding a class, called to build an instance (`model_class`, `EncoderClass`, `net_cls`, `klass`).

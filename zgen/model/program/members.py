@@ -23,40 +23,34 @@ from .class_values import attribute_values, class_lookup, registry_values
 from .given import passed_classes
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .size import upper_bound
-from .tree import Path, access_path, call_name, choice_leaves, code_of, const_str, cst, dotted, walk
+from .tree import Path, access_path, call_name, choice_leaves, code_of, const_str, cst, dotted, union_members, walk
 
 __all__ = [
     "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "classify_unpacked", "has_params",
-    "member_param", "member_of", "torch_base", "constructors_in", "creates_parameters",
+    "member_param", "member_of", "torch_base", "constructors_in", "creates_parameters", "class_named",
 ]
 
 ACTIVATION = "<activation>"  # class of a module from an activation registry (no parameters)
 UNKNOWN_CLASS = "<unknown>"  # a member assigned from something we cannot see (an argument)
 
 
+def class_named(index: ModelIndex, written: str, resolve: bool = True) -> ClassInfo | None:
+    """The class `written` names, of this file or (when `resolve`) another; None for a name not written as classes
+    are (`torch.cat`, `F.relu`), torch's own, or one no file we read defines."""
+    if not written.rpartition(".")[2][:1].isupper():
+        return None
+    found = index.classes.get(written)
+    if found is None and resolve and not (qualified := index.qualify(written)).startswith("torch."):
+        external = index.external(qualified)
+        found = external[1] if external is not None else None
+    return found
+
+
 def _annotated_classes(annotation: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The classes an annotation names, `None` left out: `A`, `A | B | None`, `Optional[A]`, `Union[A, B]`; [] for any
-    other shape (a container, a string, a generic of another kind)."""
-    if isinstance(annotation, (cst.Name, cst.Attribute)):
-        return [] if dotted(annotation) == "None" else [annotation]
-    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
-        left, right = _annotated_classes(annotation.left), _annotated_classes(annotation.right)
-        return left + right if (left or _is_none(annotation.left)) and (right or _is_none(annotation.right)) else []
-    if isinstance(annotation, cst.Subscript) and (dotted(annotation.value) or "").rsplit(".", 1)[-1] in ("Optional", "Union"):
-        out: list[cst.BaseExpression] = []
-        for element in annotation.slice:
-            if not isinstance(element.slice, cst.Index):
-                return []
-            named = _annotated_classes(element.slice.value)
-            if not named and not _is_none(element.slice.value):
-                return []
-            out += named
-        return out
-    return []
-
-
-def _is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
+    """The classes an annotation names, `None` left out: `A`, `A | B | None`, `Optional[A]`, `Union[A, B]`; [] when
+    any member is not a class (a container, a string, a generic of another kind)."""
+    members = [m for m in union_members(annotation) if dotted(m) != "None"]
+    return members if all(isinstance(m, (cst.Name, cst.Attribute)) for m in members) else []
 
 
 def generic_module(ref: str) -> bool:
@@ -1105,27 +1099,16 @@ class _FactsReader:
     def _static_builder(self, owner: str, name: str) -> MethodInfo | None:
         """The static or class method `name` of the class `owner` names (of this file or, when resolving, another),
         which a call through the class runs; None for any other method or an owner that is no class we read."""
-        found = self._class_named(owner)
+        found = class_named(self.index, owner, self.resolve)
         method = found.inherited_method(name) if found is not None else None
         if method is None or method is self.method or method.node is None:
             return None
         return method if any(dotted(d.decorator) in _CLASS_LEVEL for d in method.node.decorators) else None
 
-    def _class_named(self, written: str) -> ClassInfo | None:
-        """The class `written` names, of this file or (when resolving) another; None for a name not written as classes
-        are (`torch.cat`, `F.relu`), torch's own, or one no file we read defines."""
-        if not written.rpartition(".")[2][:1].isupper():
-            return None
-        found = self.index.classes.get(written)
-        if found is None and self.resolve and not (qualified := self.index.qualify(written)).startswith("torch."):
-            external = self.index.external(qualified)
-            found = external[1] if external is not None else None
-        return found
-
     def _builder_method(self, made: cst.Call, name: str) -> MethodInfo | None:
         """The method `name` of the plain class (no module) whose construction `made` is, of this file or another."""
         written = call_name(made)
-        found = self._class_named(written) if written is not None else None
+        found = class_named(self.index, written, self.resolve) if written is not None else None
         if found is None or found.is_module:
             return None
         method = found.inherited_method(name)

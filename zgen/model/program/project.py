@@ -150,9 +150,8 @@ class _View:
     """Where one checked file's imports are looked for: the directory its top package lives in, its own directory
     when it may run as a script, then the environment; and what was found there. Files with the same view share it."""
 
-    roots: tuple[str, ...]
+    roots: tuple[str, ...]  # (the package's directory first)
     system: tuple[str, ...]
-    namespace_parents: dict[str, str]  # a root's name -> the directory above it
     paths: dict[str, str | None] = field(default_factory=dict)  # module name -> file path
     # qualified name -> where it is defined, and the files the answer was read from
     names: dict[str, tuple[tuple[SourceFile, str] | None, tuple[SourceFile, ...]]] = field(default_factory=dict)
@@ -175,7 +174,7 @@ class Project:
             environment += site_packages(prefix) if prefix else []
         self._environment = tuple(dict.fromkeys(environment))
         self._views: dict[tuple[str, str | None], _View] = {}
-        self._view = _View((), self._environment, {})  # (no file begun: the environment alone)
+        self._view = _View((), self._environment)  # (no file begun: the environment alone)
         # (package directory, most definers) -> method name -> modules defining it
         self._package_methods: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
 
@@ -194,18 +193,16 @@ class Project:
         """Forget what was found on disk by earlier runs of this process (files may have been added since);
         the files read stay, each read again when its size or time changed."""
         self._views.clear()
-        self._view = _View((), self._environment, {})
+        self._view = _View((), self._environment)
         self._package_methods.clear()
 
     def _view_of(self, root: str, script: str | None) -> _View:
-        # A namespace package (`megatron/` without `__init__.py`) is imported by its own name from
-        # the directory above; only that name is looked up there, never a sibling project's files.
         environment = _project_environment(root)
         system = self._environment + tuple(
             d for d in (site_packages(environment) if environment else ()) if d not in self._environment
         )
         roots = (root, script) if script is not None else (root,)
-        return _View(roots, system, {os.path.basename(root): os.path.dirname(root)})
+        return _View(roots, system)
 
     # --- files -------------------------------------------------------------
 
@@ -217,8 +214,11 @@ class Project:
         found = None
         if module and module.split(".", 1)[0] not in _SKIPPED:
             rel = module.replace(".", os.sep)
-            parent = view.namespace_parents.get(module.split(".", 1)[0])
-            for root in view.roots + ((parent,) if parent else ()) + view.system:
+            # A namespace package (`megatron/` without `__init__.py`) is imported by its own name from the directory
+            # above its package directory; only that name is looked up there, never a sibling project's files.
+            top = view.roots[0] if view.roots else ""
+            above = (os.path.dirname(top),) if top and module.split(".", 1)[0] == os.path.basename(top) else ()
+            for root in view.roots + above + view.system:
                 for candidate in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
                     if os.path.isfile(candidate):
                         found = candidate

@@ -94,6 +94,7 @@ __all__ = [
     "cst",
     "parameter_names",
     "unwrapped_argument",
+    "union_members",
     "load_libcst",
     "Snippet",
     "parse_snippet",
@@ -424,6 +425,16 @@ def call_name(node: cst.CSTNode) -> str | None:
     if name is None and isinstance(node.func, cst.Attribute):
         return "." + node.func.attr.value
     return name
+
+
+def union_members(annotation: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The types a union annotation names, left to right, its nesting flattened: `A | B | None`, `Optional[A]`,
+    `Union[A, Optional[B]]` (`None` included as written); any other annotation is its own only member."""
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        return union_members(annotation.left) + union_members(annotation.right)
+    if isinstance(annotation, cst.Subscript) and (dotted(annotation.value) or "").rsplit(".", 1)[-1] in ("Optional", "Union"):
+        return [m for e in annotation.slice if isinstance(e.slice, cst.Index) for m in union_members(e.slice.value)]
+    return [annotation]
 
 
 def choice_leaves(value: cst.BaseExpression) -> list[cst.BaseExpression]:

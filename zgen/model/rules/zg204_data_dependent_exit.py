@@ -6,7 +6,9 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.counts import COUNT_ATTR_TEXT, HANDS_LENGTH, length_helpers
-from ..analysis.divergence import CAUGHT, COUNT, EXIT, NONFINITE_TEXT, RAISE, RETRY, SKIP, WHILE, Divergence, message
+from ..analysis.divergence import (
+    CAUGHT, COUNT, EXIT, OWN_VALUE_RAISE_TEXT, RAISE, RETRY, SKIP, WHILE, Divergence, message,
+)
 from ..analysis.flags import StopSignal, stop_signals
 from ..analysis.flow import Flat, flat_of
 from ..analysis.script import divergences, script_divergences, script_scopes
@@ -53,7 +55,7 @@ class _LoopExit:
             return True  # `if not torch.isfinite(loss).all(): return` before `loss.backward()`
         if "except" in text and _OWN_FAILURE_TEXT.search(text):
             return True  # `except RuntimeError as e: if "out of memory" in str(e): return None`
-        if ("raise" in text or "assert" in text) and NONFINITE_TEXT.search(text):
+        if ("raise" in text or "assert" in text) and OWN_VALUE_RAISE_TEXT.search(text):
             return True  # `if torch.isnan(loss): raise NanException`, `assert torch.isfinite(loss)`
         if "break" in text or "while" in text:
             if re.search(r"(?m)^[ \t]*(?:break|while)\b", text):
