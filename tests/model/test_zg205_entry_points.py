@@ -5,6 +5,7 @@
   Other public methods (`fit(train, test=None)`, `normalize(x, reference=None)`) mostly take settings: left alone.
 * `assert exists(images) ^ exists(image_token_ids)`: exactly one is given, so a test of the ids (a name the
   convention lists leave alone) is a test of the images.
+* An input defaulting to an empty list (`conditions=[]`) is optional as one defaulting to `None` is.
 * A method called with data on a whole network handed in (`self.vae = vae`, `self.vae.encode(images)`) runs it.
 """
 
@@ -145,3 +146,30 @@ class Parti(nn.Module):
         return self.tr(texts + image_token_ids)
 """)
     assert lines == []
+
+
+def test_an_input_defaulting_to_an_empty_list_is_optional(tmp_path: Path) -> None:
+    # `conditions=[]`: a caller that gives none gives an empty list, and `if conditions:` runs the conditioner only
+    # on the ranks that were given some
+    source = """
+class LM(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.conditioner = Tower(d)
+        self.tr = Tower(d)
+
+    def forward(self, x):
+        return self.tr(x)
+
+    @torch.no_grad()
+    def generate(self, prompt, conditions=[], steps=8):
+        cond = None
+        if conditions:
+            cond = self.conditioner(torch.stack(conditions))
+        {after}
+        return self.tr(prompt)
+"""
+    assert len(_found(tmp_path, source.format(after="pass"))) == 1
+    # the same test around what runs no module: nothing to skip
+    quiet = source.replace("cond = self.conditioner(torch.stack(conditions))", "cond = torch.stack(conditions)")
+    assert _found(tmp_path, quiet.format(after="pass")) == []

@@ -155,12 +155,17 @@ def _inputs(func: ast.FunctionDef) -> set[str]:
 
 
 def optional_inputs(func: ast.FunctionDef) -> set[str]:
-    """The inputs of a function that default to `None`."""
+    """The inputs of a function that default to `None`, or to an empty list, tuple or dict (`conditions=[]`: a
+    caller that gives none gives an empty one)."""
     args = func.args
     positional = [*args.posonlyargs, *args.args]
     pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
+    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None or _empty(d)}
+
+
+def _empty(default: ast.expr) -> bool:
+    return isinstance(default, (ast.List, ast.Tuple)) and not default.elts or isinstance(default, ast.Dict) and not default.keys
 
 
 def _mentions(expr: ast.expr, names: set[str]) -> bool:

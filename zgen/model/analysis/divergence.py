@@ -31,7 +31,7 @@ from .persistence import gathers
 from .reach import all_bases, function_target
 from .picks import may_pick, picked_runs
 from .runs import HelperRuns, records, runs_argument
-from .state import handoff
+from .state import handoff, holder_key
 from .taint import (
     CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test,
     output_test_text,
@@ -39,7 +39,8 @@ from .taint import (
 
 __all__ = [
     "Divergence", "module_divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "RAISE", "OWN_VALUE_RAISE_TEXT", "helper_reaches", "tensor_backward",
+    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "RAISE", "CHECK", "OWN_VALUE_RAISE_TEXT", "helper_reaches", "tensor_backward",
+    "derived_names",
 ]
 
 GATE = "gate"  # the call sits under an if / conditional expression on the value
@@ -52,6 +53,7 @@ PICK = "pick"  # the module called is taken out of a container by the value (`se
 RETRY = "retry"  # the call runs again in a loop when it raised on this rank (`except OutOfMemoryError:` then retry)
 CAUGHT = "caught"  # the call's failure on this rank is caught and the rank goes on (`except OutOfMemoryError: return`)
 RAISE = "raise"  # this rank raises on a value of its own (`if torch.isnan(loss): raise`, `if not m.all(): raise`)
+CHECK = "check"  # ... in a method that runs no module itself, a check its caller runs in the pass (`validate(x)`)
 # Effects whose call sits inside what the decision governs: the finding reaches from the decision down to that call.
 _GOVERNED = frozenset({GATE, ITERATE, WHILE, COUNT, PICK})
 _EXITS = frozenset({"Break", "Continue", "Return"})  # (names: libcst is loaded only when a file needs parsing)
@@ -220,8 +222,13 @@ def find_divergences(
     make_indirect: Callable[[Calls], Callable[[cst.Call], str | None]] | None = None,
     model_code: bool = True,
     text: str | None = None,
+    run_around: Callable[[str], bool] | None = None,
 ) -> list[Divergence]:
     """Divergent decisions in a flattened function, given what counts as a synchronising call.
+
+    `run_around(name)`: does a caller of the method `name` (of a plain class) run a model around its call? A check
+    that raises on this rank's values there stops the rank in the middle of the pass. (A module's methods run in
+    its pass.)
 
     `text`: the function's source, for the text trigger of tests on what submodules returned (none without it).
     `model_code`: a method of a module, where a mapping walked per key is a batch; in code outside the model
@@ -285,6 +292,8 @@ def find_divergences(
     def add(kind: str, effect: str, node: cst.CSTNode, source: str, callee: str, site: cst.CSTNode | None = None) -> None:
         if kind == DATA and effect not in (EXIT, SKIP) and taint.extent_only(source):
             return  # `reverse = x.shape[1] > t` picks blocks: only an exit on an input's extent counts
+        if kind == DATA and effect not in (EXIT, WHILE) and taint.kept_only(source):
+            return  # a record of what the model returned stops a loop (a metric), not a count of a filled buffer
         # (an exit's skipped call lies past it, often far: it reaches down to the `break`/`return` instead)
         site = site if effect in _GOVERNED or type(site).__name__ in _EXITS else None
         key = (id(node), kind)
@@ -314,7 +323,7 @@ def find_divergences(
         # (not what a method returns once a collective made it the same everywhere: a gathered validation score)
         outputs = {id(call): callee for call, _ctx, callee in sites + extra if not taint.agreed_output(call)}
         agreed = taint.agreed_value
-        derived = _derived_names(flat, outputs, agreed)
+        derived = derived_names(flat, outputs, agreed)
         with_outputs = taint.with_outputs(_bound_before(flat, derived, outputs, agreed))
         if any(with_outputs.of(test) for test in _decisions(flat)):
             plain, taint, tainted = taint, with_outputs, True
@@ -364,6 +373,14 @@ def find_divergences(
         ran = (sites + extra)[0][2] if sites or extra else "backward()"
         for test, stop, source in raises:
             add(DATA, RAISE, test, source, ran, stop)
+    elif raises and taint.cls is not None and isinstance(root, cst.FunctionDef) and root.name.value != "__init__" and (
+        taint.cls.is_module or run_around is not None and run_around(root.name.value)
+    ):
+        # `def validate(self, charge): if (charge > self.max_charge).any(): raise`: a check of a module (or of a
+        # trainer holding one) that runs nothing itself; its caller runs it in the pass, before the modules that
+        # follow, which this rank then never reaches (a constructor's checks are of its settings, every rank's)
+        for test, stop, source in raises:
+            add(DATA, CHECK, test, source, f"{taint.cls.name}.{root.name.value}()", stop)
     for handler, body, effect in handled:
         ran = next((callee for call, _ctx, callee in sites + extra if flat.within(call, body)), None)
         if ran is None and (sites or extra):  # `loss = self.model(x)` ... `try: loss.backward()`: the backward of
@@ -408,19 +425,42 @@ def _own_value_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode,
             test, stop = ctx.conds[-1], node
         else:
             continue
-        calls = [n for n in walk(test) if type(n) is cst.Call and (call_name(n) or "").rsplit(".", 1)[-1] in _NONFINITE_CALLS]
-        calls += [n for n in walk(test) if _self_unequal(n)]  # `if loss != loss:`, the NaN idiom
+        # (the test that governs the stop, or one around it that counts what the stop tests: `if not
+        # torch.isfinite(loss): count += 1; if count > patience: raise`, the rank's own count of non-finite losses)
+        governing = (test,) if type(node) is cst.Assert else (
+            test, *(outer for outer in reversed(ctx.conds[:-1]) if _counted_under(flat, outer, test)))
+        calls = [
+            n for t in governing for n in walk(t)
+            if type(n) is cst.Call and (call_name(n) or "").rsplit(".", 1)[-1] in _NONFINITE_CALLS
+        ]
+        calls += [n for t in governing for n in walk(t) if _self_unequal(n)]  # `if loss != loss:`, the NaN idiom
         if not calls and type(node) is cst.Raise:  # `if not has_separator.all(): raise`: a test of the batch's values
             calls = [n for n in walk(test) if type(n) is cst.Call and _value_reduction(n)]
             if calls and not any(kind == DATA and not taint.extent_only(source) for kind, source in taint.of(test).items()):
                 calls = []
         if not calls:
             continue
-        names = {n.value for n in walk(test) if type(n) is cst.Name}
+        names = {n.value for t in (test, *governing) for n in walk(t) if type(n) is cst.Name}
         if names & set(taint.agreed):
             continue
         found.append((test, stop, code_of(calls[0])))
     return found
+
+
+def _counted_under(flat: Flat, outer: cst.CSTNode, test: cst.CSTNode) -> bool:
+    """Does the `if` testing `outer` write, in its body, a name or attribute that `test` reads (`if not
+    isfinite(loss): self.bad += 1` ... `if self.bad > patience:`)?"""
+    branch = flat.parent.get(id(outer))
+    if not isinstance(branch, cst.If) or branch.test is not outer or not flat.within(test, branch.body):
+        return False  # (the stop in its `else`, where the value was finite, is not one it counts)
+    metadata = {  # (`x.device != y.device` reads no value of `x`)
+        id(n.value) for n in walk(test) if type(n) is cst.Attribute and n.attr.value in VALUE_FREE_ATTRS}
+    read = {code_of(n) for n in walk(test) if type(n) in (cst.Name, cst.Attribute) and id(n) not in metadata}
+    return any(
+        code_of(target) in read
+        for n in walk(branch.body) if type(n) in (cst.Assign, cst.AugAssign)
+        for target in targets_of(n)[0]
+    )
 
 
 def _drawn_counts_handed_to_forward(taint, flat: Flat) -> list[tuple[cst.Arg, str, str]]:
@@ -888,7 +928,7 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     # (not what a method returns once a collective made it the same everywhere: `taint.agreed_output`)
     outputs = {id(call): callee for call, _ctx, callee in sites if not taint.agreed_output(call)}
     agreed = taint.agreed_value  # `dist.all_reduce(loss)`: the same on every rank after it
-    derived = _derived_names(flat, outputs, agreed)
+    derived = derived_names(flat, outputs, agreed)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]
 
     def source_of(test: cst.CSTNode, loop: cst.CSTNode | None = None) -> str | None:
@@ -1113,7 +1153,7 @@ _META_CALLS = frozenset({"size", "dim", "ndimension", "type", "get_device", "is_
 _META_FUNCS = frozenset({"isinstance", "type", "hasattr", "callable", "getattr"})
 
 
-def _derived_names(
+def derived_names(
     flat: Flat, outputs: dict[int, str], agreed: Callable[[cst.CSTNode], bool] | None = None
 ) -> dict[str, str]:
     """Local names whose value comes from what a submodule-running call returned (or was filled from it); a field
@@ -1170,6 +1210,8 @@ def _derived_names(
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
                             if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
                                 mark(f"self.{target.attr.value}", source, site)
+                        elif isinstance(target, cst.Subscript) and (held := holder_key(target, ())) is not None:
+                            mark(held, source, site)  # `self.metrics["val_loss"] = total`: the record holds it
                 elif kind is cst.Assign and agreed is not None and isinstance(value, cst.Name) and agreed(value):
                     for target in targets:  # `state.flag = v` for `v` all-reduced: that field holds no rank's own
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):  # value, even
@@ -1181,8 +1223,13 @@ def _derived_names(
                 found = handoff(node, holders, flat, lambda call: id(call) in outputs)
                 if found is not None:
                     source = next((s for v in found.values if (s := _derived_source(v, names, outputs, agreed))), None)
+                    if source is None and kind is not cst.Call and ctx.conds:  # `if worse: self.state.bad += 1`
+                        source = next((s for t in ctx.conds if (s := _derived_source(t, names, outputs, agreed))), None)
                     if source is not None:
                         mark(found.holder, source, site)
+                        for target in targets if kind is not cst.Call else ():
+                            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Attribute):
+                                mark(code_of(target), source, site)  # (the field written: `self.state.diverged`)
             if kind is cst.Call and containers:
                 # `hyps.append(out)` / `self.post_process(best, ended)`: a container of this function
                 # that a call fills with derived values becomes derived itself.
@@ -1360,6 +1407,8 @@ _EFFECT = {
     RETRY: "`{callee}` runs again whenever it raises (`{test}`)",
     CAUGHT: "when `{callee}` fails on this rank the failure is caught and the rank carries on (`{test}`)",
     RAISE: "this rank stops with an error when `{test}`, while its peers run `{callee}` again",
+    CHECK: "this rank stops with an error in `{callee}` when `{test}`, while its peers go on to the modules its caller "
+    "runs next",
 }
 _REASON = {
     RANK: "the process rank",

@@ -33,13 +33,15 @@ from .choices import options
 from .instances import abstract_module_method
 from .calls import HeldCalls
 from .divergence import (
-    GATE, NOT_RUNS, Divergence, find_divergences, helper_reaches, module_divergences, tensor_backward,
+    GATE, NOT_RUNS, OWN_VALUE_RAISE_TEXT, Divergence, derived_names, find_divergences, helper_reaches,
+    module_divergences, tensor_backward,
 )
 from .effects import DEEPCOPIES, STATES, argument_effects, returns_argument, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
 from .own import answering_classes, mixin_heirs
 from .runs import ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, runs_argument, runs_unread
+from .state import holder_key
 from .taint import DATA, RANK, Taint
 
 __all__ = [
@@ -762,6 +764,7 @@ def script_divergences(
             or scope.held_items  # (an item of a container of models it holds: `self.critics[i](s)`)
             or scope_reach(index, scope)  # (a model reached through a plain object or helpers: `self.agent.act(s)`)
             or (kind == DATA and _runs_backward(scope))  # (`loss.backward()` of a loss a trainer handed in computed)
+            or (kind == DATA and _event_hook(scope))  # (a callback's check of the step's loss: `after_batch`)
         ):
             continue  # runs no model (only a rank test can also gate a collective)
         for d in _scope_divergences(index, scope, True):
@@ -781,12 +784,193 @@ def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> 
     """The divergent decisions of one script scope, once for every rule (`helpers`: model calls through helpers)."""
     indirect = (lambda _calls: _script_indirect(scope)) if helpers else None
     # the owner (a trainer, an agent) may keep the rank on itself (`self.rank = dist.get_rank()`)
-    taint = Taint(index, scope.owner, scope.flat)
+    owner = scope.owner
+    taint = Taint(
+        index, owner, scope.flat, filled=(lambda: filled_state(index, owner)) if owner is not None else None,
+        fills=lambda call: filled_arguments(index, scope, call),
+    )
     # (a function's text: what a call that reaches a model returned, read as a value, `if batch_sim < 0:`)
     text = scope.snippet.module.code if helpers and isinstance(scope.node, cst.FunctionDef) else None
     found = find_divergences(
-        scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False, text=text)
+        scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False, text=text,
+        run_around=(lambda name: _called_in_a_pass(index, owner, name)) if owner is not None else None,
+    )
     return found + _noop_replacements(scope, taint) if helpers else found
+
+
+# `self.x = v`, `self.x[k] = v`, `self.x.m(v)`, `meter.update(v)`: a function that may keep a value on an object
+# (`_kept_records`' trigger).
+_KEEPS = re.compile(r"\w+(?:\.\w+)?(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?[+\-*/]?=[^=]|\w\.\w+\(")
+
+
+# A callback's event method (`after_batch`, `on_train_batch_end`, `before_step`): a training loop calls it in the
+# middle of the pass, between one step's model calls and the next.
+_EVENT = re.compile(r"(?:on|after|before)_[a-z]\w*")
+
+
+def _event_hook(scope: ScriptScope) -> bool:
+    """Is the scope an event method of a plain class (a callback, a hook) that checks a value (the text trigger of
+    a raise on this rank's own values)?"""
+    node = scope.node
+    return (
+        scope.owner is not None and isinstance(node, cst.FunctionDef) and _EVENT.fullmatch(node.name.value) is not None
+        and OWN_VALUE_RAISE_TEXT.search(scope.snippet.module.code) is not None
+    )
+
+
+@memoised
+def _called_in_a_pass(index: ModelIndex, owner: ClassInfo, name: str) -> bool:
+    """Does another method of `owner` call `self.<name>(...)` and reach a model, or run a backward pass (`fit_batch`
+    running the model, then `self.check_loss_isfinite(loss)` and `loss.backward()`)? An event method of a callback
+    (`after_batch`) is called by the training loop in the pass."""
+    if _EVENT.fullmatch(name):
+        return True
+    for other, span in owner.span.methods.items():
+        if other == name or f"self.{name}(" not in index.skeleton.text(span.start, span.end):
+            continue
+        scope = function_scope(index, span)
+        if scope is not None and (scope_reach(index, scope) is not None or _runs_backward(scope)):
+            return True  # (or runs the backward pass of a loss a method the user overrides computed)
+    return False
+
+
+# Arguments that hand a helper the run's settings, not data (`self.args`, `cfg`).
+_SETTINGS = re.compile(r"(?:self\.)?(?:args|config|cfg|conf|hparams|hps|opts?|settings|params)")
+
+
+# What an object does with a loss or an optimizer it is handed: it drives the step, it keeps no record.
+_DRIVES = frozenset({
+    "backward", "step", "zero_grad", "scale", "unscale_", "clip_grad_norm_", "clip_grad_value_", "clip_gradients",
+    "prepare", "prepare_model_update", "wait_optimizer_synced",
+})
+
+
+@memoised
+def _kept_records(index: ModelIndex, scope: ScriptScope) -> tuple[dict[str, str], dict[str, str]]:
+    """What a function (or a method) keeps of what the model returned, directly or through a helper that runs it:
+    attributes of `self` (`self.history.update_metric("eval_loss", total)` for `total += loss_fn(self.model(x),
+    y).item()`, `self.metrics["val"] = acc`, `self.best = score`) and objects it was handed (`metric.update(
+    self.model(x).argmax(-1), y)`), each -> the call whose output it keeps. Attributes and arguments that hold the
+    model itself are not records of it, nor is a value a collective made every rank's first."""
+    node = scope.node
+    if not isinstance(node, cst.FunctionDef) or not _KEEPS.search(scope.snippet.module.code):
+        return {}, {}
+    calls, indirect = _ScriptCalls(index, scope), _script_indirect(scope)
+    taint = Taint(index, scope.owner, scope.flat, own_state=False)
+    models = {*scope.held, *scope.model_args}
+
+    def handed_inputs(call: cst.Call) -> bool:  # (something besides models and settings: data to run on)
+        return any(
+            code_of(arg.value) not in models and not _SETTINGS.fullmatch(code_of(arg.value))
+            and calls.classes_of(arg.value) is None for arg in call.args
+        )
+
+    outputs = {  # (not what a method hands back once a collective made it every rank's, a gathered score, nor a
+        # query given only models and settings, `self.model.is_rnn()`, `self.optimizer_kwargs(self.args, model)`)
+        id(call): callee for call, _ctx in scope.flat.nodes
+        if type(call) is cst.Call and handed_inputs(call)
+        and (callee := calls.callee(call) or indirect(call)) is not None and not taint.agreed_output(call)
+    }
+    if not outputs:
+        return {}, {}
+    # `self.optim.backward(loss)`, `self.strategy.step(opt)`: objects that drive the step on an output keep nothing
+    drivers = {
+        key for call, _ctx in scope.flat.nodes
+        if type(call) is cst.Call and isinstance(call.func, cst.Attribute) and call.func.attr.value in _DRIVES
+        and (key := holder_key(call.func.value, scope.parameters)) is not None
+    }
+    parameters = scope.parameters - {"self", "cls"}
+    # (an argument the function binds again, `batch_size = self.search(...)`, is its own local from there on: the
+    # caller's object is not filled)
+    rebound = {name for n, _ctx in scope.flat.nodes for target in targets_of(n)[0] for name in bound_names(target)}
+    attributes: dict[str, str] = {}
+    handed: dict[str, str] = {}
+    derived = derived_names(scope.flat, outputs, taint.agreed_value)
+    for call, _ctx in scope.flat.nodes:
+        # `self.update_metrics(batch, out, metric)`: a statement handing an argument object beside an output to a
+        # helper that fills that object (calls its methods, writes its items or fields: `metric[task].update(...)`)
+        if type(call) is not cst.Call or type(scope.flat.parent.get(id(call))) is not cst.Expr:
+            continue
+        names = [arg.value.value for arg in call.args if isinstance(arg.value, cst.Name)]
+        source = next((derived[name] for name in names if derived.get(name)), None)
+        if source is None:
+            continue
+        callee = _callee_scope(index, scope, call)
+        if callee is None:
+            continue
+        for position, arg in enumerate(call.args):
+            name = arg.value.value if isinstance(arg.value, cst.Name) else None
+            if name is None or name not in parameters or name in derived or name in rebound or arg.star:
+                continue
+            param = parameter_for(callee.node, call, position)  # type: ignore[arg-type]
+            if param and re.search(rf"\b{param}(?:\[[^\]\n]*\])*\.\w+\s*(?:\(|[+\-*/]?=[^=])|\b{param}\[[^\]\n]*\]\s*=[^=]",
+                                   callee.snippet.module.code):
+                handed.setdefault(name, source)
+    for kept, source in derived.items():
+        if not source or kept in scope.held or kept in scope.model_args or kept in drivers:
+            continue
+        if kept.startswith("self.") and scope.owner is not None:
+            parts = kept.split(".")
+            if f"self.{parts[1]}" in scope.held or len(parts) > 3:
+                continue
+            if len(parts) == 2 and any(other.startswith(f"{kept}.") for other in derived):
+                continue  # (`self.state.diverged = ...`: the fields written are the records, not the whole state)
+            attributes.setdefault(".".join(parts[1:]), source)
+        elif kept in parameters and kept not in rebound:
+            handed.setdefault(kept, source)
+    return attributes, handed
+
+
+@memoised
+def filled_state(index: ModelIndex, owner: ClassInfo) -> dict[str, dict[str, str]]:
+    """Attributes of a plain object holding a model (a trainer, a learner) that one of its methods fills from what
+    the model returned (`_kept_records`). What another method reads of them (`self.history.get_latest_metric(
+    "eval_loss")`) is this rank's own value (DATA): a loop that stops on it stops on one rank alone."""
+    found: dict[str, dict[str, str]] = {}
+    for name, span in owner.span.methods.items():
+        if name == "__init__":
+            continue
+        scope = function_scope(index, span)
+        if scope is None:
+            continue
+        for attr, source in _kept_records(index, scope)[0].items():
+            found.setdefault(attr, {DATA: f"{owner.name}.{name}(): self.{attr} kept from {source}"})
+    return found
+
+
+def _callee_scope(index: ModelIndex, scope: ScriptScope, call: cst.Call) -> ScriptScope | None:
+    """The scope of a function of this file (`f(...)`), or of a method of the scope's own class (`self.m(...)`), that
+    `call` calls; None for anything else."""
+    func = call.func
+    span = None
+    if isinstance(func, cst.Name):
+        span = index.skeleton.functions.get(func.value)
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        if scope.owner is not None:
+            span = scope.owner.span.methods.get(func.attr.value)
+    callee = function_scope(index, span) if span is not None else None
+    return callee if callee is not None and isinstance(callee.node, cst.FunctionDef) else None
+
+
+def filled_arguments(index: ModelIndex, scope: ScriptScope, call: cst.Call) -> list[tuple[str, str]]:
+    """The locals (and arguments) of `scope` that `call` hands a function of this file, or a method of the scope's
+    own class, which keeps in them what the model returned (`self.evaluate(dev, metric)` for `def evaluate(self,
+    loader, metric): ... metric.update(self.model(x), y)`): after the call they hold this rank's own values. Each ->
+    why."""
+    if not any(isinstance(arg.value, cst.Name) for arg in call.args):
+        return []
+    callee = _callee_scope(index, scope, call)
+    if callee is None:
+        return []
+    handed = _kept_records(index, callee)[1]
+    found = []
+    for position, arg in enumerate(call.args):
+        if arg.star or not isinstance(arg.value, cst.Name):
+            continue
+        param = parameter_for(callee.node, call, position)
+        if param in handed:
+            found.append((arg.value.value, f"{code_of(call.func)}(): {param} kept from {handed[param]}"))
+    return found
 
 
 def _noop_replacements(scope: ScriptScope, taint: Taint) -> list[Divergence]:

@@ -96,6 +96,8 @@ class Taint:
     def __init__(
         self, index: ModelIndex, cls: ClassInfo | None, flat: Flat, own_state: bool = True,
         output_of: Callable[[cst.CSTNode], str | None] | None = None,
+        filled: Callable[[], dict[str, dict[str, str]]] | None = None,
+        fills: Callable[[cst.Call], list[tuple[str, str]]] | None = None,
     ) -> None:
         self.index = index
         self.cls = cls
@@ -107,6 +109,15 @@ class Taint:
         self.direct: dict[str, dict[str, str]] = {}
         self.rank_attrs = rank_attrs(index, cls) if cls is not None else frozenset()
         self._own_state = own_state and cls is not None  # attributes other methods set per rank (lazy)
+        # attributes other methods fill from what the model returned (asked with `own_state`, by the caller who
+        # knows which calls run a model: `script.filled_state`)
+        self._filled = filled if self._own_state else None
+        # the locals a call hands a function that keeps in them what the model returned (`self.evaluate(dev,
+        # metric)`: `script.filled_arguments`), -> why
+        self._fills = fills
+        # the sources of taint that came from such records: values a rank kept, read by an exit test, not counts or
+        # choices (`kept_only`)
+        self._kept_sources: set[str] = set()
         self._state_of_self: dict[str, dict[str, str]] | None = None
         # Each expression's taint, with the `_version` it was read at: names (and where they were tainted) change
         # while taint propagates, and each change starts a new version; a read of the same version is still exact.
@@ -245,6 +256,8 @@ class Taint:
                     continue  # a comprehension's variable lives in the comprehension only
                 if type(node) in (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign):
                     self._hand_off(node, ctx, holders)
+                if type(node) is cst.Call and self._fills is not None and node.args:
+                    self._filled_by(node, ctx, holders)
                 targets, value = targets_of(node)
                 if value is None:
                     targets, value = _filled(node, local)  # `offsets.append(n)`: the list holds what was put in
@@ -328,17 +341,42 @@ class Taint:
                 sites.append(site)
         self._version += 1  # (the direct taint read since the change above: read again from here on)
 
+    def _filled_by(self, call: cst.Call, ctx, holders: frozenset[str]) -> None:
+        """`self.evaluate(dev, metric)` for a method that keeps what the model returned in `metric`: from here on
+        `metric` holds this rank's own values."""
+        for name, why in self._fills(call):  # type: ignore[misc]
+            if name not in holders or DATA in self.names.get(name, {}):
+                continue
+            self._version += 1
+            self._kept_sources.add(why)
+            _merge_into(self.names.setdefault(name, {}), {DATA: why})
+            _merge_into(self.direct.setdefault(name, {}), {DATA: why})
+            sites = self._where.setdefault(name, [])
+            site = (self._flat.position.get(id(call), -1), ctx.loops)
+            if site not in sites:
+                sites.append(site)
+            self._version += 1
+
     def with_outputs(self, output_of: Callable[[cst.CSTNode], str | None]) -> Taint:
         """This function's taint once value reads of what submodule-running calls returned are data too."""
-        found = Taint(self.index, self.cls, self._flat, self._own_state, output_of)
+        found = Taint(self.index, self.cls, self._flat, self._own_state, output_of, self._filled, self._fills)
         found._extent_tests = self._extent_tests  # (one record of the extent tests read, whichever taint read them)
+        found._kept_sources = self._kept_sources
         return found
 
     @property
     def state_of_self(self) -> dict[str, dict[str, str]]:
-        """Attributes of `self` some method of the class writes per rank (`own_state`)."""
+        """Attributes of `self` some method of the class writes per rank (`own_state`), or fills from what the model
+        returned (`filled`)."""
         if self._state_of_self is None:
-            self._state_of_self = own_state(self.index, self.cls) if self._own_state else {}
+            state = own_state(self.index, self.cls) if self._own_state else {}
+            filled = self._filled() if self._filled is not None else {}
+            if filled:
+                state = {attr: dict(kinds) for attr, kinds in state.items()}
+                for attr, kinds in filled.items():
+                    _merge_into(state.setdefault(attr, {}), kinds)
+                    self._kept_sources.update(kinds.values())
+            self._state_of_self = state
         return self._state_of_self
 
     def agreed_use(self, use: cst.Name) -> bool:
@@ -493,6 +531,12 @@ class Taint:
                         _merge_into(found, names[key])  # `self.done = out.all()` earlier in this function
                     elif attr in self.state_of_self:  # `self.ema` set only under `if is_main:`, in another method
                         _merge_into(found, self.state_of_self[attr])
+                elif (
+                    isinstance(node.value, cst.Attribute) and isinstance(node.value.value, cst.Name)
+                    and node.value.value.value == "self" and self._filled is not None
+                    and (kept := self.state_of_self.get(f"{node.value.attr.value}.{node.attr.value}")) is not None
+                ):
+                    _merge_into(found, kept)  # `self.state.converged`, a field another method kept from the model
                 stack.append(node.value)  # (the attribute's name is no variable: `output.metrics` reads no `metrics`)
                 continue
             elif kind is cst.Subscript:
@@ -648,6 +692,11 @@ class Taint:
         finally:
             self._counting = False
         return None
+
+    def kept_only(self, source: str) -> bool:
+        """Is `source` a record a rank kept of what its model returned (`filled`, `fills`)? Its values decide an exit
+        (an early stop on a metric), not how many items a buffer filled from outputs holds, nor which branch runs."""
+        return source in self._kept_sources
 
     def extent_only(self, source: str) -> bool:
         """Is `source` (the reason `of` gave for DATA) a test of an extent of this call's input (`x.shape[1] < 4`,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..analysis.counts import COUNT_ATTR_TEXT, HANDS_LENGTH, length_helpers
 from ..analysis.divergence import (
-    CAUGHT, COUNT, EXIT, OWN_VALUE_RAISE_TEXT, RAISE, RETRY, SKIP, WHILE, Divergence, message,
+    CAUGHT, CHECK, COUNT, EXIT, OWN_VALUE_RAISE_TEXT, RAISE, RETRY, SKIP, WHILE, Divergence, message,
 )
 from ..analysis.flags import StopSignal, stop_signals
 from ..analysis.flow import Flat, flat_of
@@ -588,7 +588,7 @@ def _exit(d: Divergence) -> bool:
     """A loop cut short or counted by the data, a `return`/`continue` or a `while` taken on this host's files, or a
     module run, skipped or stopped on this host's clock (a time limit)."""
     return (
-        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY, CAUGHT, RAISE))
+        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY, CAUGHT, RAISE, CHECK))
         or (d.kind == HOST and d.effect in (EXIT, SKIP, WHILE))
         or d.kind == CLOCK
     )
@@ -611,4 +611,4 @@ _RAISE_HELP = (
 
 
 def _help(d: Divergence) -> str:
-    return _CAUGHT_HELP if d.effect == CAUGHT else _RAISE_HELP if d.effect == RAISE else _HELP
+    return _CAUGHT_HELP if d.effect == CAUGHT else _RAISE_HELP if d.effect in (RAISE, CHECK) else _HELP

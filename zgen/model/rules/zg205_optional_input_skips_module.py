@@ -28,7 +28,8 @@ from ..program.trigger import word_first
 from .rule import Report, Rule
 
 # `name=None` in a signature, and `if [not] name [is [not] None]` in a body: the text pre-filter.
-_OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*None\b")
+_OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*(?:None\b|\[\]|\(\)|\{\})")
+_EMPTY_DEFAULT = re.compile(r"=\s*(?:\[\]|\(\)|\{\})")  # `conditions=[]`: an input given as an empty container
 _PRESENCE_IF = re.compile(r"if(?<!\wif)\s+(?:not\s+)?\(?\s*(\w+)(?:\.get\([^)]*\))?(?:\s+is(?:\s+not)?\s+None)?\s*(?:and\b|or\b|:)")
 _NOT_A_TOWER_INPUT = known.CONVENTION_INPUT  # states, caches, masks, ids, labels, flags: the calling convention
 # Of those, the ones other than plain ids: still the caller's convention when a layer runs on them a second time
@@ -652,7 +653,7 @@ def _paths(block: list[ast.stmt], around: tuple[ast.stmt, ...] = ()) -> dict[int
 def _may_call_again(text: str) -> bool:
     """Text pre-filter: forward runs `self.<layer>(<name>` on an optional input the name lists leave alone
     (`conditioning_token_ids=None`) and calls that layer more than once."""
-    if "None" not in text:
+    if "None" not in text and not _EMPTY_DEFAULT.search(text):
         return False
     end = text.find(":\n")
     names = {m.group(1) for m in _OPTIONAL.finditer(text[: end + 1] if end >= 0 else text)}

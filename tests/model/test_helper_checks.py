@@ -1,0 +1,121 @@
+"""Checks that raise on this rank's own values from a helper that runs no module itself (issue 20, blind26/27 misses).
+
+* A module's `validate(charge)` that raises when this rank's batch holds a value out of range
+  (`(charge > self.max_charge).any()`), called by the parent's forward before the modules that follow: the rank stops
+  while its peers go on into their next all-gather (ZG204). Look-alikes: the same helper raising on the input's
+  number of dimensions, and on a setting of the module.
+* A callback's event method (`after_batch`) that cancels the fit when this rank's loss is not finite: the training
+  loop calls it in the pass (ZG204). Look-alike: the same callback checking the loss's number of dimensions.
+* A trainer's `check_loss_isfinite(loss)` that counts this rank's non-finite losses and raises once the count passes a
+  patience: the raise is governed by the non-finite test around it (ZG204). Look-alike: the same count kept from a
+  loss all-reduced first.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from zgen.model import check_source
+
+EMBEDDING = """
+import torch
+from torch import nn
+
+
+class ChargeEmbedding(nn.Module):
+    def __init__(self, dim, max_charge=4):
+        super().__init__()
+        self.max_charge = max_charge
+        self.table = nn.Embedding(2 * max_charge + 1, dim)
+
+    def validate(self, charge):
+        if {test}:
+            raise ValueError("charge out of range")
+
+    def forward(self, charge):
+        return self.table(charge + self.max_charge)
+"""
+
+
+def embedding_codes(test: str) -> list[str]:
+    return [f.code for f in check_source("conditioning.py", textwrap.dedent(EMBEDDING).format(test=test))]
+
+
+def test_a_helper_raising_on_this_ranks_values_stops_one_rank():
+    assert embedding_codes("(charge > self.max_charge).any() or (charge < -self.max_charge).any()") == ["ZG204"]
+
+
+def test_a_helper_raising_on_the_inputs_rank_or_a_setting_stops_every_rank_alike():
+    assert embedding_codes("charge.ndim != 1") == []
+    assert embedding_codes("self.max_charge < 0") == []
+
+
+TRAINER = """
+import torch
+import torch.distributed as dist
+from torch import nn
+
+
+class Brain:
+    def __init__(self, modules, opt, patience=3):
+        self.modules = nn.ModuleDict(modules)
+        self.opt = opt
+        self.patience = patience
+        self.nonfinite_count = 0
+
+    def check_loss_isfinite(self, loss):
+        {reduce}
+        if not torch.isfinite(loss):
+            self.nonfinite_count += 1
+            if self.nonfinite_count > self.patience:
+                raise ValueError("loss is not finite and patience is exhausted")
+
+    def fit_batch(self, x, y):
+        loss = nn.functional.mse_loss(self.modules["net"](x), y)
+        loss.backward()
+        self.check_loss_isfinite(loss)
+        self.opt.step()
+"""
+
+
+def trainer_codes(reduce: str = "pass") -> list[str]:
+    return [f.code for f in check_source("brain.py", textwrap.dedent(TRAINER).format(reduce=reduce))]
+
+
+def test_a_trainers_count_of_its_own_non_finite_losses_stops_one_rank():
+    assert "ZG204" in trainer_codes()
+
+
+def test_a_count_of_non_finite_losses_agreed_across_ranks_stops_every_rank():
+    assert "ZG204" not in trainer_codes("dist.all_reduce(loss)")
+
+
+CALLBACK = """
+import torch
+
+
+class CancelFit(Exception):
+    pass
+
+
+class TerminateOnNaN:
+    def __init__(self, learner):
+        self.learner = learner
+
+    def after_batch(self):
+        loss = self.learner.loss
+        if {test}:
+            raise CancelFit
+"""
+
+
+def callback_codes(test: str) -> list[str]:
+    return [f.code for f in check_source("callbacks.py", textwrap.dedent(CALLBACK).format(test=test))]
+
+
+def test_a_callback_that_cancels_the_fit_on_this_ranks_non_finite_loss_stops_one_rank():
+    assert callback_codes("torch.isnan(loss) or torch.isinf(loss)") == ["ZG204"]
+
+
+def test_a_callback_that_checks_the_losss_shape_stops_every_rank_alike():
+    assert callback_codes("loss.ndim != 0") == []
