@@ -9,6 +9,9 @@
 * A trainer's `check_loss_isfinite(loss)` that counts this rank's non-finite losses and raises once the count passes a
   patience: the raise is governed by the non-finite test around it (ZG204). Look-alike: the same count kept from a
   loss all-reduced first.
+* A decoding loop that stops on a method of its own (`self._check_end_condition(tokens)`) stops per rank when the
+  method reads the decoded values (ZG204). Look-alike: every definition of it returns a test of extents and settings
+  (`hyps.shape[1] >= self.max_len`), which hands back no value of what it is given (`taint.extent_method`).
 """
 
 from __future__ import annotations
@@ -119,3 +122,41 @@ def test_a_callback_that_cancels_the_fit_on_this_ranks_non_finite_loss_stops_one
 
 def test_a_callback_that_checks_the_losss_shape_stops_every_rank_alike():
     assert callback_codes("loss.ndim != 0") == []
+
+
+SEARCHER = """
+import torch
+from torch import nn
+
+
+class Searcher(nn.Module):
+    def __init__(self, d, vocab, max_len=64, eos=2):
+        super().__init__()
+        self.step = nn.Linear(d, vocab)
+        self.embed = nn.Embedding(vocab, d)
+        self.max_len = max_len
+        self.eos = eos
+
+    def _check_end_condition(self, hyps):
+        return {end}
+
+    def forward(self, h, tokens):
+        for _ in range(self.max_len):
+            logits = self.step(h + self.embed(tokens[:, -1]))
+            tokens = torch.cat([tokens, logits.argmax(-1, keepdim=True)], dim=1)
+            if self._check_end_condition(tokens):
+                break
+        return tokens
+"""
+
+
+def searcher_codes(end: str) -> list[str]:
+    return [f.code for f in check_source("searcher.py", textwrap.dedent(SEARCHER).format(end=end))]
+
+
+def test_an_end_condition_on_the_tokens_a_rank_decoded_stops_one_rank():
+    assert "ZG204" in searcher_codes("(hyps[:, -1] == self.eos).all()")
+
+
+def test_an_end_condition_on_how_long_the_hypotheses_are_stops_every_rank_at_the_same_step():
+    assert "ZG204" not in searcher_codes("hyps.shape[1] >= self.max_len")

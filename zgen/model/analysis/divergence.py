@@ -33,7 +33,7 @@ from .picks import may_pick, picked_runs
 from .runs import HelperRuns, records, runs_argument
 from .state import handoff, holder_key
 from .taint import (
-    CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, is_none_test as _is_none_test,
+    CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, extent_method, is_none_test as _is_none_test,
     output_test_text,
 )
 
@@ -322,7 +322,7 @@ def find_divergences(
         # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0: self.alt(h)`: what a submodule returned, read as a value
         # (not what a method returns once a collective made it the same everywhere: a gathered validation score)
         outputs = {id(call): callee for call, _ctx, callee in sites + extra if not taint.agreed_output(call)}
-        agreed = taint.agreed_value
+        agreed = _no_own_value(taint)
         derived = derived_names(flat, outputs, agreed)
         with_outputs = taint.with_outputs(_bound_before(flat, derived, outputs, agreed))
         if any(with_outputs.of(test) for test in _decisions(flat)):
@@ -918,6 +918,22 @@ def _has_loop_exit(flat: Flat) -> bool:
     return False
 
 
+def _no_own_value(taint: Taint) -> Callable[[cst.CSTNode], bool]:
+    """`Taint.agreed_value`, and a call of a method of `self` that hands back only extents of what it is given
+    (`self._check_end_condition(hyps)` returning `hyps.seq.shape[1] >= self.max_len`: `taint.extent_method`): what
+    a rank's outputs hold does not reach the caller through either."""
+    agreed, index = taint.agreed_value, taint.index
+
+    def no_own_value(node: cst.CSTNode) -> bool:
+        func = node.func if type(node) is cst.Call else None
+        return agreed(node) or (
+            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+            and extent_method(index, func.attr.value)
+        )
+
+    return no_own_value
+
+
 def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None]) -> None:
     """Loops that run submodules and leave on a value derived from this rank's data or their own outputs.
 
@@ -927,7 +943,7 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     """
     # (not what a method returns once a collective made it the same everywhere: `taint.agreed_output`)
     outputs = {id(call): callee for call, _ctx, callee in sites if not taint.agreed_output(call)}
-    agreed = taint.agreed_value  # `dist.all_reduce(loss)`: the same on every rank after it
+    agreed = _no_own_value(taint)  # `dist.all_reduce(loss)`: the same on every rank after it
     derived = derived_names(flat, outputs, agreed)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]
 

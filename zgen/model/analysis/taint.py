@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 
 from ..program import known
@@ -470,6 +472,12 @@ class Taint:
             if kind is cst.Call:
                 if agreed_call(node) or agreeing_function(self.index, node):
                     continue  # `idist.all_reduce(loss)`, `accelerator.gather(kl)`: the same value on every rank
+                func = node.func
+                if (
+                    isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+                    and node.args and extent_method(self.index, func.attr.value)
+                ):
+                    continue  # `self._check_end_condition(hyps)` returning `hyps.seq.shape[1] >= self.max_len`
                 if isinstance(node.func, cst.Name) and node.func.value in _TYPE_TESTS:
                     continue  # `isinstance(self.loss, IQLoss)`: what an object is, not the values it was handed
                 if self._presence_call(node):
@@ -1874,6 +1882,58 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
     for kept, why in hook_kept(index, cls).items():  # `self.acts["x"] = out` in a forward hook: this rank's output
         found.setdefault(kept, {}).setdefault(DATA, why)
     return found
+
+
+@memoised
+def extent_method(index: ModelIndex, name: str) -> bool:
+    """Does every class of the file that defines method `name` have it return a constant, or a test of its
+    arguments' extents and of settings (`return memory.shape[1] >= self.max_len - self.begin`, `return False`)? Such
+    a method hands back no value of what it is given: a loop that stops on it stops after as many steps on every
+    rank whose inputs have the same shape. (Nothing is read when no class of the file defines it.)"""
+    found = False
+    for cls in index.classes.values():
+        method = cls.method(name) if name in cls.span.methods else None
+        if method is None:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(method.text))
+        except SyntaxError:
+            return False
+        func = tree.body[0] if tree.body else None
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return False
+        if not _reads_only_extents(body[0].value, {a.arg for a in func.args.args[1:]}):
+            return False
+        found = True
+    return found
+
+
+def _reads_only_extents(expr: ast.expr, params: set[str]) -> bool:
+    """Is every use of a parameter in `expr` a read of its extent (`x.shape[1]`, `x.seq.size(1)`, `len(x)`, `x.ndim`)?"""
+    parents = {id(child): node for node in ast.walk(expr) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(expr):
+        if not (isinstance(node, ast.Name) and node.id in params):
+            continue
+        current, extent = node, False
+        while (parent := parents.get(id(current))) is not None:
+            if isinstance(parent, ast.Attribute) and parent.attr in ("shape", "ndim"):
+                extent = True
+                break
+            if isinstance(parent, ast.Attribute) and parent.attr == "size" and isinstance(parents.get(id(parent)), ast.Call):
+                extent = True
+                break
+            if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len":
+                extent = True
+                break
+            if not isinstance(parent, ast.Attribute):
+                break
+            current = parent
+        if not extent:
+            return False
+    return True
 
 
 @memoised
