@@ -295,7 +295,12 @@ _WALKS = {
     "named_modules": lambda o: Items(Tup((None, Model(o)))),
     "named_children": lambda o: Items(Tup((None, Model(o)))),
     "state_dict": lambda o: Mapping(Param(o, walked=True, state=True)),
+    # a `ModuleDict`'s entries (only a container of modules answers these on a module)
+    "values": lambda o: Items(Model(o)),
+    "items": lambda o: Items(Tup((None, Model(o)))),
 }
+# A `ModuleDict`'s walks of its entries, which take no arguments (a tensor dict's `items(True, True)` is its own).
+_ENTRIES = frozenset({"values", "items"})
 # Module methods that return the module itself.
 # Text of a method that may hand back a walk of its module (`return self.parameters()`, `params =
 # list(self.named_parameters()) ... return params`): the trigger of `_Engine._model_method`.
@@ -671,6 +676,11 @@ class _Engine:
             return result
         if kind is cst.IfExp:
             return join(self.ev(run, expr.body), self.ev(run, expr.orelse))
+        if kind is cst.BinaryOperation and type(expr.operator) is cst.Add:
+            # `named_params + named_buffers`: lists joined hold the items of both (a sum of tensors is a new one)
+            left, right = self.ev(run, expr.left), self.ev(run, expr.right)
+            lists = [v for v in (left, right) if isinstance(v, Items)]
+            return join(*lists) if len(lists) == 2 else lists[0] if lists else None
         if kind is cst.BooleanOperation:
             return join(self.ev(run, expr.left), self.ev(run, expr.right))
         if kind is cst.NamedExpr:
@@ -836,7 +846,7 @@ class _Engine:
 
             def step(v: Value) -> Value | None:
                 if isinstance(v, Model):
-                    if method in _WALKS and not own_only(call):
+                    if method in _WALKS and not own_only(call) and not (method in _ENTRIES and call.args):
                         return _WALKS[method](f"{text}.{method}()")
                     if method in _RETURNS_SELF:
                         return v
