@@ -798,11 +798,6 @@ def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> 
     return found + _noop_replacements(scope, taint) if helpers else found
 
 
-# `self.x = v`, `self.x[k] = v`, `self.x.m(v)`, `meter.update(v)`: a function that may keep a value on an object
-# (`_kept_records`' trigger).
-_KEEPS = re.compile(r"\w+(?:\.\w+)?(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?[+\-*/]?=[^=]|\w\.\w+\(")
-
-
 # A callback's event method (`after_batch`, `on_train_batch_end`, `before_step`): a training loop calls it in the
 # middle of the pass, between one step's model calls and the next.
 _EVENT = re.compile(r"(?:on|after|before)_[a-z]\w*")
@@ -852,8 +847,7 @@ def _kept_records(index: ModelIndex, scope: ScriptScope) -> tuple[dict[str, str]
     y).item()`, `self.metrics["val"] = acc`, `self.best = score`) and objects it was handed (`metric.update(
     self.model(x).argmax(-1), y)`), each -> the call whose output it keeps. Attributes and arguments that hold the
     model itself are not records of it, nor is a value a collective made every rank's first."""
-    node = scope.node
-    if not isinstance(node, cst.FunctionDef) or not _KEEPS.search(scope.snippet.module.code):
+    if not isinstance(scope.node, cst.FunctionDef):
         return {}, {}
     calls, indirect = _ScriptCalls(index, scope), _script_indirect(scope)
     taint = Taint(index, scope.owner, scope.flat, own_state=False)
@@ -903,8 +897,7 @@ def _kept_records(index: ModelIndex, scope: ScriptScope) -> tuple[dict[str, str]
             if name is None or name not in parameters or name in derived or name in rebound or arg.star:
                 continue
             param = parameter_for(callee.node, call, position)  # type: ignore[arg-type]
-            if param and re.search(rf"\b{param}(?:\[[^\]\n]*\])*\.\w+\s*(?:\(|[+\-*/]?=[^=])|\b{param}\[[^\]\n]*\]\s*=[^=]",
-                                   callee.snippet.module.code):
+            if param and _fills(param, callee.snippet.module.code):
                 handed.setdefault(name, source)
     for kept, source in derived.items():
         if not source or kept in scope.held or kept in scope.model_args or kept in drivers:
@@ -919,6 +912,14 @@ def _kept_records(index: ModelIndex, scope: ScriptScope) -> tuple[dict[str, str]
         elif kept in parameters and kept not in rebound:
             handed.setdefault(kept, source)
     return attributes, handed
+
+
+def _fills(param: str, code: str) -> bool:
+    """Does `code` call a method of `param`, or write one of its fields or items (`metric[task].update(...)`,
+    `stats.total += n`, `record["loss"] = v`)?"""
+    return re.search(
+        rf"\b{param}(?:\[[^\]\n]*\])*\.\w+\s*(?:\(|[+\-*/]?=[^=])|\b{param}\[[^\]\n]*\]\s*=[^=]", code
+    ) is not None
 
 
 @memoised
