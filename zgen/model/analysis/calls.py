@@ -53,8 +53,10 @@ class ModuleCalls:
             if building and type(node) is cst.Call:
                 self._appended(node)
             targets, value = targets_of(node)
-            if value is None:
-                continue
+            if value is None or type(node) is cst.AugAssign and not (
+                type(node.operator) is cst.AddAssign and isinstance(value, (cst.List, cst.Tuple, cst.ListComp))
+            ):
+                continue  # (`x /= self.scale`: `x` stays what it was; `layers += [self.head]` grows a list of them)
             if building and type(node) is cst.Assign and (built := self._built_sequence(value)) is not None:
                 # `layers = [nn.Linear(d, d) for _ in range(n)]`, `layers = make_layers(d, n)` in a constructor: a
                 # list of modules built (each partitioned when its own `__init__` returned) before the loop over it
