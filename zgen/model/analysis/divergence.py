@@ -33,7 +33,7 @@ from .picks import may_pick, picked_runs
 from .runs import HelperRuns, records, runs_argument
 from .state import handoff, holder_key
 from .taint import (
-    CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, extent_method, is_none_test as _is_none_test,
+    CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, extent_call, is_none_test as _is_none_test,
     output_test_text,
 )
 
@@ -923,15 +923,7 @@ def _no_own_value(taint: Taint) -> Callable[[cst.CSTNode], bool]:
     (`self._check_end_condition(hyps)` returning `hyps.seq.shape[1] >= self.max_len`: `taint.extent_method`): what
     a rank's outputs hold does not reach the caller through either."""
     agreed, index = taint.agreed_value, taint.index
-
-    def no_own_value(node: cst.CSTNode) -> bool:
-        func = node.func if type(node) is cst.Call else None
-        return agreed(node) or (
-            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
-            and extent_method(index, func.attr.value)
-        )
-
-    return no_own_value
+    return lambda node: agreed(node) or extent_call(index, node)
 
 
 def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None]) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-import textwrap
 from collections.abc import Callable, Iterator, Sequence
 
 from ..program import known
@@ -20,6 +19,7 @@ from ..program.trigger import Trigger, line_matches, word_first
 from .hooks import hook_kept, item_key
 from .own import SELF_CALL
 from .reach import function_target
+from .runs import ast_function
 from .flow import (
     COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, stored_into,
     targets_of,
@@ -282,12 +282,7 @@ class Taint:
                     targets = [*targets, *(cst.Name(c) for t in targets if (c := stored_into(t)) in local)]
                 for target in targets:
                     for name in bound_names(target):
-                        _merge_into(self.names.setdefault(name, {}), kinds)
-                        if direct:
-                            _merge_into(self.direct.setdefault(name, {}), direct)
-                        sites = self._where.setdefault(name, [])
-                        if site not in sites:
-                            sites.append(site)
+                        self._taint_name(name, kinds, direct, site)
 
     def _mirrored(self, test: cst.BaseExpression) -> frozenset[int]:
         """The assignments (by id) that both sides of the `if` testing `test` make alike: the `if` and its `else`,
@@ -335,13 +330,19 @@ class Taint:
             direct.pop(CLOCK, None)
         site = (self._flat.position.get(id(node), -1), ctx.loops)
         for holder in (found.holder, *rates):
-            _merge_into(self.names.setdefault(holder, {}), kinds)
-            if direct:
-                _merge_into(self.direct.setdefault(holder, {}), direct)
-            sites = self._where.setdefault(holder, [])
-            if site not in sites:
-                sites.append(site)
+            self._taint_name(holder, kinds, direct, site)
         self._version += 1  # (the direct taint read since the change above: read again from here on)
+
+    def _taint_name(
+        self, name: str, kinds: dict[str, str], direct: dict[str, str], site: tuple[int, tuple[cst.CSTNode, ...]]
+    ) -> None:
+        """`name` holds `kinds` (and `direct`, what flowed through values) from `site` on (position, loops)."""
+        _merge_into(self.names.setdefault(name, {}), kinds)
+        if direct:
+            _merge_into(self.direct.setdefault(name, {}), direct)
+        sites = self._where.setdefault(name, [])
+        if site not in sites:
+            sites.append(site)
 
     def _filled_by(self, call: cst.Call, ctx, holders: frozenset[str]) -> None:
         """`self.evaluate(dev, metric)` for a method that keeps what the model returned in `metric`: from here on
@@ -351,12 +352,7 @@ class Taint:
                 continue
             self._version += 1
             self._kept_sources.add(why)
-            _merge_into(self.names.setdefault(name, {}), {DATA: why})
-            _merge_into(self.direct.setdefault(name, {}), {DATA: why})
-            sites = self._where.setdefault(name, [])
-            site = (self._flat.position.get(id(call), -1), ctx.loops)
-            if site not in sites:
-                sites.append(site)
+            self._taint_name(name, {DATA: why}, {DATA: why}, (self._flat.position.get(id(call), -1), ctx.loops))
             self._version += 1
 
     def with_outputs(self, output_of: Callable[[cst.CSTNode], str | None]) -> Taint:
@@ -472,11 +468,7 @@ class Taint:
             if kind is cst.Call:
                 if agreed_call(node) or agreeing_function(self.index, node):
                     continue  # `idist.all_reduce(loss)`, `accelerator.gather(kl)`: the same value on every rank
-                func = node.func
-                if (
-                    isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
-                    and node.args and extent_method(self.index, func.attr.value)
-                ):
+                if node.args and extent_call(self.index, node):
                     continue  # `self._check_end_condition(hyps)` returning `hyps.seq.shape[1] >= self.max_len`
                 if isinstance(node.func, cst.Name) and node.func.value in _TYPE_TESTS:
                     continue  # `isinstance(self.loss, IQLoss)`: what an object is, not the values it was handed
@@ -1884,6 +1876,15 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
     return found
 
 
+def extent_call(index: ModelIndex, node: cst.CSTNode) -> bool:
+    """`self.m(...)` for a method `m` of this file that hands back no value of what it is given (`extent_method`)."""
+    func = node.func if type(node) is cst.Call else None
+    return (
+        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+        and extent_method(index, func.attr.value)
+    )
+
+
 @memoised
 def extent_method(index: ModelIndex, name: str) -> bool:
     """Does every class of the file that defines method `name` have it return a constant, or a test of its
@@ -1895,12 +1896,8 @@ def extent_method(index: ModelIndex, name: str) -> bool:
         method = cls.method(name) if name in cls.span.methods else None
         if method is None:
             continue
-        try:
-            tree = ast.parse(textwrap.dedent(method.text))
-        except SyntaxError:
-            return False
-        func = tree.body[0] if tree.body else None
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        func = ast_function(method)
+        if func is None:
             return False
         body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
         if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
