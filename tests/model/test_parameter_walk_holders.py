@@ -84,7 +84,7 @@ from torch import nn
 class Lion(torch.optim.Optimizer):
     def __init__(self, params, lr=1e-4):
         super().__init__(params, dict(lr=lr))
-        self.snapshots = [p.data.clone() for group in self.param_groups for p in group["params"] if False]
+        self.snapshots = [p.data.clone() for p in params if False]
 
     def step(self):
         for group in self.param_groups:

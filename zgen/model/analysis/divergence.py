@@ -26,7 +26,9 @@ from .counts import (
     rank_share,
 )
 from .flags import flag_source
-from .flow import FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, same_items, stored_into, targets_of
+from .flow import (
+    FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, own_node, same_items, stored_into, targets_of,
+)
 from .persistence import gathers
 from .reach import all_bases, function_target
 from .picks import may_pick, picked_runs
@@ -373,14 +375,17 @@ def find_divergences(
         ran = (sites + extra)[0][2] if sites or extra else "backward()"
         for test, stop, source in raises:
             add(DATA, RAISE, test, source, ran, stop)
-    elif raises and taint.cls is not None and isinstance(root, cst.FunctionDef) and root.name.value != "__init__" and (
-        taint.cls.is_module or run_around is not None and run_around(root.name.value)
+    elif raises and isinstance(root, cst.FunctionDef) and root.name.value != "__init__" and (
+        taint.cls is not None and taint.cls.is_module or run_around is not None and run_around(root.name.value)
     ):
         # `def validate(self, charge): if (charge > self.max_charge).any(): raise`: a check of a module (or of a
         # trainer holding one) that runs nothing itself; its caller runs it in the pass, before the modules that
         # follow, which this rank then never reaches (a constructor's checks are of its settings, every rank's)
         for test, stop, source in raises:
-            add(DATA, CHECK, test, source, f"{taint.cls.name}.{root.name.value}()", stop)
+            if not own_node(flat, stop, root):
+                continue  # (a closure's check runs where the closure is called, not in this function's pass)
+            owner = f"{taint.cls.name}." if taint.cls is not None else ""
+            add(DATA, CHECK, test, source, f"{owner}{root.name.value}()", stop)
     for handler, body, effect in handled:
         ran = next((callee for call, _ctx, callee in sites + extra if flat.within(call, body)), None)
         if ran is None and (sites or extra):  # `loss = self.model(x)` ... `try: loss.backward()`: the backward of

@@ -314,8 +314,30 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
         index.qualify(name) if local is None else f"{local}.{rest}" if rest else local
     )
     if external is None or external[1].node is None:
-        return _plain_constructor(index, name)
+        return _plain_constructor(index, name) or _class_function(index, flat, name)
     return external[0], external[1].node
+
+
+def _class_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The static or class method `Class.method(...)` runs, `Class` a class of this file or one it imports
+    (`MasterOptimizer.build_fp32_params(params)`, `fp16.MasterOptimizer.build(params)`), or `cls.method(...)` in a
+    class method of this file's classes."""
+    owner, _, method = name.rpartition(".")
+    if owner == "cls" and flat is not None:
+        cls = _flat_owner(index, flat)
+    elif not owner or not owner.rpartition(".")[2][:1].isupper():
+        return None
+    else:
+        cls = index.classes.get(owner)
+    found = (index, cls) if cls is not None else index.external(index.qualify(owner))
+    target = found[1].inherited_method(method) if found is not None else None
+    if target is None or target.node is None or not _STATIC_DEF.match(target.text.lstrip()):
+        return None
+    return target.index, target.node
+
+
+# A method called on its class, not on an object: `@staticmethod` or `@classmethod` above its `def`.
+_STATIC_DEF = re.compile(r"@(?:staticmethod|classmethod)\b")
 
 
 

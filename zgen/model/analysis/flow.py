@@ -23,7 +23,7 @@ from ..program.tree import call_name, children, cst, walk
 __all__ = [
     "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
     "SAME_ITEMS", "same_items", "own_only", "own_returns", "loop_items", "mapping_walked", "runs_gathered", "stored_into",
-    "self_call_arguments",
+    "self_call_arguments", "own_node",
 ]
 
 
@@ -344,13 +344,13 @@ def own_returns(function: MethodInfo) -> tuple[Flat | None, list[cst.BaseExpress
     root = flat.nodes[0][0] if flat.nodes else None
     returns = [
         node.value for node, _ctx in flat.nodes
-        if type(node) is cst.Return and node.value is not None and _own_return(flat, node, root)
+        if type(node) is cst.Return and node.value is not None and own_node(flat, node, root)
     ]
     return flat, returns
 
 
-def _own_return(flat: Flat, node: cst.CSTNode, root: cst.CSTNode | None) -> bool:
-    """Is the `return` the function's own, not one of a function or lambda defined inside it?"""
+def own_node(flat: Flat, node: cst.CSTNode, root: cst.CSTNode | None) -> bool:
+    """Is `node` (a `return`, a `raise`) the function's own, not one of a function or lambda defined inside it?"""
     parent = flat.parent.get(id(node))
     while parent is not None and parent is not root:
         if isinstance(parent, (cst.FunctionDef, cst.Lambda)):

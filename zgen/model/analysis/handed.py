@@ -46,18 +46,19 @@ from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memois
 from ..program.keyed import reads_keyed_model
 from ..program.members import Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
-from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
+from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, unwrapped_argument, walk
 from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .built import layer_factory
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, returns_argument, usage,
-    writes_module_params,
+    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, returns_argument,
+    usage, writes_module_params,
     state_keys_only, written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_gathered, same_items
 from .grads import gradient_read
 from .plain import attribute_instances
+from .returned import is_property
 from .provenance import Model, Params, Value, contained, factory_made, provenance_accesses, reaches_operation
 from .script import (
     WRAP_TRIGGER, ScriptScope, class_partitions, function_scope, module_code_scope, partitions_here, script_text,
@@ -265,11 +266,12 @@ def _self_whole_uses(index: ModelIndex) -> list[ParamAccess]:
 def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
     words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\(",
-             r"save(?<!\wsave)\(", HANDED_PATH_TEXT, r"param_groups(?<!\wparam_groups)\b"]  # (word first: trigger.py)
+             r"save(?<!\wsave)\(", HANDED_PATH_TEXT, r"param_groups(?<!\wparam_groups)\b",
+             _INITIALISER_METHOD_TEXT]  # (word first: trigger.py)
     names = sorted({name.rsplit(".", 1)[-1] for name in known.AVERAGERS})
     # what each word needs literally: the regex runs only over a text holding one
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
-                "param_groups", "update_parameters(", "update_moving_average(", *MODULE_WORDS, *names]
+                "param_groups", "update_parameters(", "update_moving_average(", "init", "reset", *MODULE_WORDS, *names]
     words += [re.escape(name) + r"\(" for name in names]  # (sorted: the same pattern text in every process)
     # a model argument handed to a helper: `clone_via(model)`, `count_parameters(net)`, also in a plain class's
     # method (`def fix(cls, module): module = clone_module(module)`)
@@ -335,6 +337,15 @@ def _whole_uses(
         if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters"):
                 return holds(expr.func.value) or _child_of(dotted(expr.func.value), held)
+        if name is None and isinstance(expr, cst.Call) and (source := _groups_handed_back(index, flat, cls, expr)):
+            return source  # `clip_grad_norm_(master_params(opt))`: a helper yielding the groups' parameters
+        if name is not None and name.startswith("self.") and name.count(".") == 1 and cls is not None:
+            method = cls.inherited_method(name[5:])  # `self.params` of a property yielding the groups' parameters
+            if method is not None and method.node is not None and is_property(cls, name[5:]):
+                if (source := yielded_group_parameters(method.index, method.node)) is not None:
+                    return source
+        if name is None and isinstance(expr, cst.Call) and (inner := unwrapped_argument(expr)) is not None:
+            return holds(inner)  # `cast(BaseModel, model).init_weights()`: the model itself
         if name is None and isinstance(expr, cst.Call) and returns_argument(index, flat, expr):
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
         if name is None and isinstance(expr, cst.Subscript):
@@ -452,8 +463,14 @@ def _whole_uses(
             owner = holds(args[position].value) if len(args) > position else None
             if owner is not None:
                 found.append(access(node, ctx, WRITE if use == "write" else READ, owner, last))
-        elif isinstance(func_node, cst.Attribute) and func_node.attr.value in known.TORCH_INITIALISERS and not node.args:
-            owner = holds(func_node.value)  # `model.fc.reset_parameters()`: every parameter of it set afresh
+        elif isinstance(func_node, cst.Attribute) and (
+            func_node.attr.value in known.TORCH_INITIALISERS and not node.args
+            or _INITIALISER_METHOD.match(func_node.attr.value) and not any(a.keyword is None for a in node.args)
+            and _may_initialise(index, func_node.attr.value)
+        ):  # (one handed a module, `self._init_weights(new_head)`, initialises that module: an `apply` visit)
+            # `model.fc.reset_parameters()`, `self.model.init_weights()`, `model.init_model_randomly(config=c)`:
+            # every parameter of it set afresh
+            owner = holds(func_node.value)
             if owner is not None:
                 found.append(access(node, ctx, WRITE, owner, func_node.attr.value))
         elif args and averager(index, qualified):
@@ -484,6 +501,42 @@ def _whole_uses(
                 found.append(access(node, ctx, use, owner, name, effect=effect))
     del holds  # (it calls itself: kept, its cycle would hold the file's index and parse for the cycle collector)
     return [a for a in found if a is not None]
+
+
+# A method named as initialising a model's weights: `init_weights`, `_init_weights`, `initialize_weights`,
+# `reset_parameters`, `init_model_randomly`, `reinit_params` (not `init_hidden`, `reset_cache`,
+# `init_rotary_embeddings`).
+_INITIALISER_METHOD = re.compile(
+    r"_?(?:re)?(?:init(?:iali[sz]e)?|reset)_?(?:\w+_)?(?:weights?|param(?:eter)?s|model)(?:_\w+)?$"
+)
+_INITIALISER_METHOD_TEXT = r"\._?(?:re)?(?:init|reset)\w*(?:weights?|param\w*|model)\w*\("
+# What a body that sets parameters says: an `nn.init` call, an in-place or `.data` write, `apply`, another initialiser.
+_SETS_PARAMETERS = re.compile(
+    r"\binit\.|(?<!utils)\.data\b|[a-z0-9]_\(|\.apply\(|reset_param\w*\(|init\w*_(?:weights?|param\w*)\("
+)
+# A body that does nothing: `...`, `pass`, `raise NotImplementedError`, a docstring alone.
+_STUB_BODY = re.compile(
+    r'^\s*(?:(?:[rRbBuU]?"""[\s\S]*?"""|[rRbBuU]?\'\'\'[\s\S]*?\'\'\')\s*)?'
+    r'(?:\.\.\.|pass|raise\s+NotImplementedError\b.*)?\s*$'
+)
+
+
+def _may_initialise(index: ModelIndex, name: str) -> bool:
+    """Does a method `name` (an initialiser by its name) set the parameters of the module it is called on? Yes
+    unless every definition of it in the file's module classes reads as doing none of that (`def init_weights(self):
+    self.rope.cache = build_cache()`); a stub (`...`, `raise NotImplementedError`) stands for the subclasses'
+    overrides, which an abstract base's users run."""
+    found = False
+    for cls in index.classes.values():
+        method = cls.method(name) if cls.is_module else None
+        if method is None or method.owner is not cls:
+            continue
+        found = True
+        text = method.text
+        body = text[text.find(":", text.find(")")) + 1:] if ")" in text else text
+        if _STUB_BODY.match(body) or _SETS_PARAMETERS.search(body):
+            return True
+    return not found
 
 
 def _models_listed(items: cst.BaseExpression, holds) -> bool:
@@ -528,6 +581,80 @@ def _group_parameters(value: cst.BaseExpression, groups: dict[str, str]) -> str 
     if isinstance(group, cst.Name):
         return groups.get(group.value)
     return _param_groups_of(group)
+
+
+def _groups_handed_back(
+    index: ModelIndex, flat: Flat, cls: ClassInfo | None, call: cst.Call
+) -> str | None:
+    """The optimizer groups whose parameters a call of a readable helper yields or returns (`master_params(opt)`,
+    `self.master_params(self.optimizer)`, `self.get_params()`): the groups' path with the helper's parameter
+    replaced by the argument the call binds to it."""
+    name = call_name(call) or ""
+    if "param" not in name:
+        return None  # (cheap: a helper handing back parameters says so in its name)
+    if name.startswith("self.") and name.count(".") == 1 and cls is not None:
+        method = cls.inherited_method(name[5:])
+        found = (method.index, method.node) if method is not None and method.node is not None else None
+    else:
+        found = resolve_function(index, flat, name) if not name.startswith(".") else None
+    func = found[1] if found is not None else None
+    source = yielded_group_parameters(found[0], func) if isinstance(func, cst.FunctionDef) and found else None
+    if source is None:
+        return None
+    root, dot, rest = source.partition(".")
+    for position, arg in enumerate(call.args):
+        if parameter_for(func, call, position) == root and not arg.star:  # type: ignore[arg-type]
+            bound = dotted(arg.value)
+            return f"{bound}{dot}{rest}" if bound is not None else None
+    return source if root == "self" else None
+
+
+@memoised
+def yielded_group_parameters(index: ModelIndex, func: cst.FunctionDef) -> str | None:
+    """The optimizer groups (`optimizer.param_groups`, `self.optimizer.param_groups`, named as in `func`, a function
+    of `index`'s file) whose parameters every value `func` yields or returns is: `for g in opt.param_groups: for p in
+    g["params"]: yield p`, `return [p for g in opt.param_groups for p in g["params"]]`, a list filled from the
+    groups and returned."""
+    return _yielded_group_parameters(func)
+
+
+def _yielded_group_parameters(func: cst.FunctionDef) -> str | None:
+    groups: dict[str, str] = {}  # `for group in opt.param_groups`: group -> the groups' path
+    items: dict[str, str] = {}  # a parameter of a group (a loop variable) or a list of them -> the groups' path
+    handed: list[str | None] = []  # the groups each yield or return hands back (None: something else)
+    for node in walk(func.body):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(node, (cst.For, cst.CompFor)):
+            for bound, iterable in loop_items(node.target, node.iter):
+                if not isinstance(bound, cst.Name):
+                    continue
+                if (source := _param_groups_of(iterable)) is not None:
+                    groups[bound.value] = source
+                elif (source := _group_parameters(iterable, groups)) is not None:
+                    items[bound.value] = source
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            source = _group_parameters(node.value, groups)
+            if source is not None:
+                items[node.targets[0].target.value] = source
+            elif isinstance(node.value, (cst.List, cst.Tuple)) and not node.value.elements:
+                items.setdefault(node.targets[0].target.value, "")  # `params = []`, filled below
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args:
+            holder = node.func.value
+            if isinstance(holder, cst.Name) and node.func.attr.value in ("append", "extend") and holder.value in items:
+                value = node.args[0].value
+                source = items.get(value.value) if isinstance(value, cst.Name) else _group_parameters(value, groups)
+                items[holder.value] = source or ""
+        elif isinstance(node, (cst.Yield, cst.Return)):
+            value = node.value
+            if isinstance(value, cst.From):
+                handed.append(_group_parameters(value.item, groups))
+            elif isinstance(value, cst.Name):
+                handed.append(items.get(value.value) or None)
+            elif value is not None:
+                handed.append(_group_parameters(value, groups))
+    sources = set(handed)
+    return handed[0] if handed and len(sources) == 1 and None not in sources else None
 
 
 def _clip_functions(index: ModelIndex, cls: ClassInfo | None, flat: Flat) -> frozenset[str]:

@@ -615,7 +615,7 @@ class _Engine:
             if name is not None and name in run.env:
                 return run.env[name]
             if isinstance(expr.value, cst.Name) and expr.value.value == "self" and run.cls is not None:
-                if expr.attr.value == "param_groups" and run.span.name == "__init__" and _optimizer(run.cls):
+                if expr.attr.value == "param_groups" and _constructing(run.cls, run.span.name) and _optimizer(run.cls):
                     # the groups an optimizer's constructor was handed: the model's parameters (the ZeRO-3
                     # optimizer swaps each group's list for its partitions later; a list kept now stays the model's)
                     return Items(Mapping(Params("self.param_groups")))
@@ -1105,7 +1105,9 @@ class _Engine:
         if cls is not None and cls is run.cls and "self" in run.env:
             bound["self"] = run.env["self"]  # a method of the built model: its `self` is the built model too
         signature = tuple(sorted(((k, v) for k, v in bound.items() if v is not None), key=lambda kv: kv[0]))
-        if not signature and (cls is None or not self.class_attrs(cls)):
+        if not signature and (cls is None or not self.class_attrs(cls)) and not (
+            cls is not None and _constructing(cls, span.name) and _optimizer(cls)
+        ):  # (an optimizer's constructor helpers read the groups it was handed: `self.param_groups`)
             return None  # nothing of a model goes in: nothing of one comes out
         value, writes = engine.call(span, cls, signature)
         if cls is not None and cls is run.cls:  # `self.set_model(model)`: the object's state, written by its helper
@@ -1609,7 +1611,7 @@ def parameter_walk_arguments(function: cst.FunctionDef) -> list[str]:
     An optimizer takes its `params` the same way, but ZeRO-3 hands it partitions: optimizers are left out by the
     caller; so are modules (a module's `params` are its own registration)."""
     found = []
-    body = code_of(function.body)
+    body = code_of(function.body, limit=1 << 30)
     for param in (*function.params.params, *function.params.kwonly_params):
         name = param.name.value
         annotation = code_of(param.annotation.annotation, limit=200) if param.annotation is not None else ""
@@ -1619,7 +1621,7 @@ def parameter_walk_arguments(function: cst.FunctionDef) -> list[str]:
         if not _PARAMETER_WALK_NAME.match(name) or _NOT_A_WALK_TYPE.search(annotation) \
                 or isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Dict)):
             continue
-        if re.search(rf"\bin\s+{name}\b|\b(?:list|tuple|iter|enumerate)\(\s*{name}\s*\)", body):
+        if re.search(rf"\bfor\s+[^:]+?\s+in\s+{name}\b|\b(?:list|tuple|iter|enumerate)\(\s*{name}\s*\)", body):
             found.append(name)
     return found
 
@@ -1641,13 +1643,26 @@ def _optimizer(cls: ClassInfo) -> bool:
     return any(base.rsplit(".", 1)[-1] == "Optimizer" for info in cls.mro for base in info.span.bases)
 
 
+def _constructing(cls: ClassInfo, name: str) -> bool:
+    """Does the method `name` of `cls` run while an object is built: `__init__`, or a method of `cls` its own
+    `__init__` calls (`self.sync_parameters()` broadcasting the groups' parameters as they were handed in)?"""
+    if name == "__init__":
+        return True
+    init = cls.inherited_method("__init__")
+    return init is not None and any(called == name and not through_super for called, through_super in init.self_calls)
+
+
 def _params_kept(engine: _Engine) -> list[ClassInfo]:
     """Optimizers of the file whose constructor keeps its parameter groups' parameters (`self._params =
     self.param_groups[0]["params"]`, LBFGS): read with the model's parameters there, for `_held_by_methods`."""
     found = []
     for cls in engine.index.classes.values():
         init = cls.method("__init__")
-        if init is None or init.owner is not cls or "self.param_groups" not in init.text or not _optimizer(cls):
+        if init is None or init.owner is not cls or not _optimizer(cls) or not (
+            "self.param_groups" in init.text or any(
+                "self.param_groups" in method.text for name, _ in init.self_calls if (method := cls.method(name))
+            )
+        ):
             continue
         engine.holding.add(id(cls))
         found.append(cls)
@@ -1676,7 +1691,10 @@ def _accesses_from(engine: _Engine, entries: list[tuple[FunctionSpan, ClassInfo 
     engine.holding = {id(cls) for _span, cls, _seeds in entries if cls is not None}
     for span, cls, seeds in entries:
         engine.call(span, cls, tuple(sorted(seeds.items(), key=lambda kv: kv[0])))
-    _held_by_methods(engine, [*(cls for _span, cls, _seeds in entries if cls is not None), *_params_kept(engine)])
+    kept = _params_kept(engine)
+    _held_by_methods(engine, [*(cls for _span, cls, _seeds in entries if cls is not None), *kept])
+    for cls in kept:  # a constructor's own use of the groups it was handed (`self.sync_parameters()` broadcasting them)
+        engine.call(cls.method("__init__").span, cls, ())  # type: ignore[union-attr]
     for cls in index.classes.values():
         init = cls.method("__init__")
         if init is None or init.owner is not cls or not OPERATIONS.search(cls.text):

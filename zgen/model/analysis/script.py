@@ -765,6 +765,7 @@ def script_divergences(
             or scope_reach(index, scope)  # (a model reached through a plain object or helpers: `self.agent.act(s)`)
             or (kind == DATA and _runs_backward(scope))  # (`loss.backward()` of a loss a trainer handed in computed)
             or (kind == DATA and _event_hook(scope))  # (a callback's check of the step's loss: `after_batch`)
+            or (kind == DATA and _checked_in_a_pass(index, scope))  # (`check_loss(loss)` after the backward)
         ):
             continue  # runs no model (only a rank test can also gate a collective)
         for d in _scope_divergences(index, scope, True):
@@ -793,7 +794,9 @@ def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> 
     text = scope.snippet.module.code if helpers and isinstance(scope.node, cst.FunctionDef) else None
     found = find_divergences(
         scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False, text=text,
-        run_around=(lambda name: _called_in_a_pass(index, owner, name)) if owner is not None else None,
+        run_around=(lambda name: _called_in_a_pass(index, owner, name)) if owner is not None else (
+            lambda name: _function_in_a_pass(index, scope, name)
+        ),
     )
     return found + _noop_replacements(scope, taint) if helpers else found
 
@@ -826,6 +829,33 @@ def _called_in_a_pass(index: ModelIndex, owner: ClassInfo, name: str) -> bool:
         scope = function_scope(index, span)
         if scope is not None and (scope_reach(index, scope) is not None or _runs_backward(scope)):
             return True  # (or runs the backward pass of a loss a method the user overrides computed)
+    return False
+
+
+def _checked_in_a_pass(index: ModelIndex, scope: ScriptScope) -> bool:
+    """Is the scope a function of the file that stops on its own non-finite values (`def check_loss(loss): if not
+    torch.isfinite(loss): raise ...`) and runs in the middle of a training pass (`_function_in_a_pass`)?"""
+    node = scope.node
+    if scope.owner is not None or not isinstance(node, cst.FunctionDef):
+        return False
+    return bool(OWN_VALUE_RAISE_TEXT.search(scope.snippet.module.code)) and _function_in_a_pass(
+        index, scope, node.name.value
+    )
+
+
+def _function_in_a_pass(index: ModelIndex, scope: ScriptScope, name: str) -> bool:
+    """Does a function run in the middle of a training pass: handed a model whose gradients it reads
+    (`after_backward_checks(model)`: `torch.isnan(p.grad).any()` over `model.named_parameters()`; ZeRO-3 leaves each
+    rank its own shard of them), or called by a function of this file that reaches a model or runs a backward?"""
+    node = scope.node
+    if isinstance(node, cst.FunctionDef) and ".grad" in scope.snippet.module.code and module_arguments(index, node):
+        return True
+    for other, span in index.skeleton.functions.items():
+        if other == name or f"{name}(" not in index.skeleton.text(span.start, span.end):
+            continue
+        caller = function_scope(index, span)
+        if caller is not None and (scope_reach(index, caller) is not None or _runs_backward(caller)):
+            return True
     return False
 
 

@@ -67,6 +67,15 @@ def holder_key(expr: cst.CSTNode, locals_: frozenset[str] | set[str]) -> str | N
     return None
 
 
+def self_field(expr: cst.CSTNode) -> str | None:
+    """`self.stats.steps`: a field of an object `self` holds, as a key of its own (`self.stats.steps`)."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute):
+        inner = expr.value
+        if isinstance(inner.value, cst.Name) and inner.value.value == "self":
+            return f"self.{inner.attr.value}.{expr.attr.value}"
+    return None
+
+
 def handoff(
     node: cst.CSTNode, locals_: frozenset[str] | set[str], flat: Flat, runs: Callable[[cst.Call], bool] | None = None
 ) -> Handoff | None:
@@ -96,6 +105,8 @@ def handoff(
         for target in targets:
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
                 return Handoff(f"self.{target.attr.value}", (node.value,), node)
+            if isinstance(target, cst.Attribute) and (field := self_field(target)) is not None:
+                return Handoff(field, (node.value,), node)  # `self.stats.total_tokens += n`: that field, not the rest
             if isinstance(target, cst.Attribute):
                 key = holder_key(target.value, locals_)
                 if key is not None and key.rsplit(".", 1)[-1] not in known.WRAPPER_NAMES:

@@ -24,7 +24,7 @@ from .flow import (
     COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, stored_into,
     targets_of,
 )
-from .state import WRITES_SELF, RankTests, handoff, holder_key, self_targets, self_writes
+from .state import WRITES_SELF, RankTests, handoff, holder_key, self_field, self_targets, self_writes
 
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "ITEM_COUNTS", "Taint", "rank_attrs", "random_function", "draw_kind",
@@ -130,6 +130,7 @@ class Taint:
         # Where each tainted name was assigned (position, enclosing loops): a use before that
         # assignment sees the taint only when a loop around both carries it back.
         self._where: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
+        self._fields: dict[str, set[str]] = {}  # `self.stats` -> its fields written tainted (`self.stats.steps`)
         self._rate_holders: tuple[str, ...] | None = None  # (`_rate_holders`, read at the first stepped scheduler)
         # `dist.all_reduce(t)`: a local a collective made the same on every rank, from that call on (by position)
         # (or bound only ever to every rank's values gathered, `kls = accelerator.gather(kl)`, from that binding on)
@@ -337,6 +338,8 @@ class Taint:
         self, name: str, kinds: dict[str, str], direct: dict[str, str], site: tuple[int, tuple[cst.CSTNode, ...]]
     ) -> None:
         """`name` holds `kinds` (and `direct`, what flowed through values) from `site` on (position, loops)."""
+        if name.count(".") == 2 and name.startswith("self."):
+            self._fields.setdefault(name.rpartition(".")[0], set()).add(name)  # `self.stats.steps` of `self.stats`
         _merge_into(self.names.setdefault(name, {}), kinds)
         if direct:
             _merge_into(self.direct.setdefault(name, {}), direct)
@@ -456,6 +459,7 @@ class Taint:
     def _of(self, expr: cst.CSTNode, names: dict[str, dict[str, str]]) -> dict[str, str]:
         found: dict[str, str] = {}
         stack = [expr]
+        fielded: set[int] = set()  # `self.stats` of `self.stats.steps`: one field read, not the whole object
         while stack:
             node = stack.pop()
             kind = type(node)
@@ -525,6 +529,11 @@ class Taint:
                 elif isinstance(node.value, cst.Name) and node.value.value == "self":
                     attr = node.attr.value
                     key = f"self.{attr}"
+                    if id(node) not in fielded and self._fields:
+                        # the whole object handed on (`handler.on_step_end(self.state)`): its fields' values too
+                        for field in sorted(self._fields.get(key, ())):
+                            if field in names and self._reaches(node, field):
+                                _merge_into(found, names[field])
                     if attr in self.rank_attrs:
                         found.setdefault(RANK, code_of(node))
                     elif key in names and self._reaches(node, key):
@@ -537,6 +546,10 @@ class Taint:
                     and (kept := self.state_of_self.get(f"{node.value.attr.value}.{node.attr.value}")) is not None
                 ):
                     _merge_into(found, kept)  # `self.state.converged`, a field another method kept from the model
+                elif (field := self_field(node)) is not None:
+                    fielded.add(id(node.value))
+                    if field in names and self._reaches(node, field):
+                        _merge_into(found, names[field])  # `self.stats.total_tokens += n` under `if rank == 0:` earlier
                 stack.append(node.value)  # (the attribute's name is no variable: `output.metrics` reads no `metrics`)
                 continue
             elif kind is cst.Subscript:
@@ -560,6 +573,11 @@ class Taint:
                 stack.append(node.value)
                 continue
             elif kind is cst.Arg:
+                if node.keyword is not None and node.keyword.value in _PLACEMENT_KEYWORDS:
+                    inner = self._of(node.value, names)  # `torch.load(path, map_location=f"cuda:{rank}")`: where the
+                    inner.pop(RANK, None)  # values land, not which values: the rank placed, as in `parts[rank]`
+                    _merge_into(found, inner)
+                    continue
                 stack.append(node.value)  # (a keyword's name is no local: `f(keep=x)` hands `x`, not `keep`)
                 continue
             elif kind in COMPREHENSIONS():
@@ -1804,6 +1822,10 @@ def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: M
         return False
     taint = Taint(index, cls, flat, own_state=False)
     return any(RANK in taint.of(value) and not _names_a_place(value) for value in returns)
+
+
+# Keywords that say where a call's result is placed, not what it holds.
+_PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_device"})
 
 
 def _names_a_place(value: cst.BaseExpression) -> bool:

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, Member, classify, facts_of
-from ..program.tree import access_path, cst
+from ..program.tree import access_path, call_name, cst
 from ..program.trigger import Trigger
 from .flow import Flat, bound_names, flat_of, loop_items
 from .persistence import member_gathers
 
-__all__ = ["Unregistered", "hidden_modules", "unregistered_runs"]
+__all__ = ["Unregistered", "hidden_modules", "stashed_modules", "stashed_runs", "unregistered_runs"]
 
 # A plain container set on `self`, or filled there: the text without which nothing is kept out of the tree.
 _TRIGGER = Trigger("= [", "= (", "= {", ".append(", ".extend(", "] =")
@@ -29,7 +29,8 @@ _TRIGGER = Trigger("= [", "= (", "= {", ".append(", ".extend(", "] =")
 
 @dataclass(frozen=True, slots=True)
 class Unregistered:
-    """A call in a forward of `cls` that runs a module kept in the plain container `self.<attr>`."""
+    """A call in a method of `cls` that runs a module kept out of its module tree: in the plain container
+    `self.<attr>` (a forward's call), or in the instance dictionary under `attr` (any method's)."""
 
     cls: ClassInfo
     method: MethodInfo
@@ -228,3 +229,122 @@ def _container(expr: cst.BaseExpression, hidden: frozenset[str]) -> str | None:
         expr = expr.func.value
     attr = _self_attribute(expr)
     return attr if attr in hidden else None
+
+
+# --- modules stashed in the instance dictionary ------------------------------------------------------------------
+#
+# `self.__dict__["t5"] = t5` and `object.__setattr__(self, "t5", t5)` bypass `nn.Module.__setattr__` on purpose (to
+# keep a frozen encoder out of the state dict and `parameters()`): the module is no submodule. Under `zero.Init` it
+# was partitioned when it was built (or loaded), the engine installs no hook on it, so every run of it, in whatever
+# method, computes with placeholders.
+
+# The text without which a constructor stashes nothing.
+_STASH_TRIGGER = Trigger("__dict__[", "__setattr__(self", pattern=r"__dict__\[|object\.__setattr__\(\s*self\s*,")
+# Calls that hand back the module they are called on (`t5.to(device)`, `model.eval()`).
+_SAME_MODULE = frozenset({"to", "eval", "train", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_"})
+# Loaders and factories whose result is a model (`T5EncoderModel.from_pretrained(name)`, `pretrained.get_model(n)`).
+_LOADERS = ("from_pretrained", "get_model", "load_model", "build_model", "create_model")
+# Classes by what they are named after: a tokenizer or a processor stashed beside the model is no module.
+_NOT_A_MODULE_CLASS = ("Tokenizer", "Processor", "FeatureExtractor", "Config")
+# Methods of a stashed module that run nothing of it (moving it, reading its settings or its parameters' list).
+_NOT_RUNS = _SAME_MODULE | {"parameters", "named_parameters", "state_dict", "modules", "children", "zero_grad"}
+
+
+@memoised
+def stashed_modules(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Attributes of `self` that the constructor of module class `cls` sets to a module it builds or loads through
+    the instance dictionary (`self.__dict__["t5"] = t5.to(device)`), never registering it."""
+    if not any(_STASH_TRIGGER.search(m.text) for m in cls.init_methods):
+        return frozenset()
+    found: set[str] = set()
+    for method in cls.init_methods:
+        flat = flat_of(method)
+        if flat is None:
+            continue
+        local: dict[str, bool] = {}  # locals bound to a module built or loaded here
+        for node, _ctx in flat.nodes:
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                target = node.targets[0].target
+                if isinstance(target, cst.Name):
+                    local[target.value] = _model_value(index, cls, node.value, local)
+                    continue
+                attr = _stash_key(target)
+                if attr is not None and _model_value(index, cls, node.value, local):
+                    found.add(attr)
+            elif isinstance(node, cst.Call) and (call_name(node) or "") == "object.__setattr__" and len(node.args) == 3:
+                first, key, value = (a.value for a in node.args)
+                name = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+                if isinstance(first, cst.Name) and first.value == "self" and isinstance(name, str):
+                    if _model_value(index, cls, value, local):
+                        found.add(name)
+    return frozenset(found)
+
+
+def _stash_key(target: cst.BaseExpression) -> str | None:
+    """`self.__dict__["t5"]`: the attribute name a write into the instance dictionary sets."""
+    if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+        return None
+    holder = access_path(target.value)
+    key = target.slice[0].slice
+    if holder is None or holder.root != "self" or holder.parts != ("__dict__",) or not isinstance(key, cst.Index):
+        return None
+    value = key.value.evaluated_value if isinstance(key.value, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
+
+
+def _model_value(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression, local: dict[str, bool]) -> bool:
+    """Is `value` a module built or loaded here: a constructor or factory the members read as one, a loader
+    (`X.from_pretrained(name)`), a local bound to one, or one of those moved (`t5.to(device)`)?"""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _SAME_MODULE:
+        value = value.func.value
+    if isinstance(value, cst.Name):
+        return local.get(value.value, False)
+    if not isinstance(value, cst.Call):
+        return False
+    name = call_name(value) or ""
+    if any(word in name for word in _NOT_A_MODULE_CLASS):
+        return False
+    if name.rsplit(".", 1)[-1] in _LOADERS:
+        return True
+    kind, classes = classify(index, value, resolve=True, cls=cls)
+    return kind == Kind.MODULE and bool(classes)
+
+
+@memoised
+def stashed_runs(index: ModelIndex) -> tuple[Unregistered, ...]:
+    """Runs, in any method of a module class, of a module its constructor stashed in the instance dictionary: a call
+    of it (`self.t5(**inputs)`), of one of its methods (`self.clap.get_text_embedding(t)`), or the module handed to
+    a function that runs it (`apply_model(self.demucs, wav)`)."""
+    found: list[Unregistered] = []
+    for cls in index.module_classes():
+        stashed = stashed_modules(index, cls)
+        if not stashed:
+            continue
+        for method in cls.later_methods:
+            if not any(f"self.{attr}" in method.text for attr in stashed):
+                continue
+            flat = flat_of(method)
+            for node, _ctx in flat.nodes if flat is not None else ():
+                if type(node) is cst.Call and (attr := _stash_run(node, stashed)) is not None:
+                    found.append(Unregistered(cls, method, node, attr))
+    return tuple(found)
+
+
+def _stash_run(call: cst.Call, stashed: frozenset[str]) -> str | None:
+    func = call.func
+    attr = _self_attribute(func)
+    if attr in stashed:
+        return attr  # `self.t5(**inputs)`
+    if isinstance(func, cst.Attribute) and func.attr.value not in _NOT_RUNS:
+        attr = _self_attribute(func.value)
+        if attr in stashed:
+            return attr  # `self.clap.get_text_embedding(text)`
+    name = call_name(call) or ""
+    if name in ("isinstance", "getattr", "hasattr", "len", "type", "id", "print", "setattr"):
+        return None
+    for arg in call.args:
+        attr = _self_attribute(arg.value) if arg.keyword is None else None
+        if attr in stashed:
+            return attr  # `apply_model(self.demucs, wav)`
+    return None
+

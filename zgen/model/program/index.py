@@ -433,6 +433,13 @@ class ClassInfo:
         return self._reached_from("__init__")
 
     @cached_property
+    def later_methods(self) -> list[MethodInfo]:
+        """The class's own methods (not inherited ones) that its construction does not run: each runs on the built
+        object, after `zero.Init` partitioned what the constructor built."""
+        constructing = {id(m) for m in self.init_methods}
+        return [m for m in self.all_methods() if m.owner is self and id(m) not in constructing]
+
+    @cached_property
     def entry_methods(self) -> list[MethodInfo]:
         """Methods a training loop calls on the built, partitioned model (`fuse_lora`, `crop_block_size`).
 

@@ -1211,6 +1211,9 @@ class _FactsReader:
             return out
         if isinstance(value, cst.Call) and (call_name(value) or "").endswith(("OrderedDict", "dict")) and value.args:
             return self._elements(value.args[0].value)
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+            left = self._elements(value.left)  # `[Block(c) for _ in range(n)] + [ResBlock(c) for _ in range(3)]`
+            return left + tuple(c for c in self._elements(value.right) if c not in left)
         if isinstance(value, cst.Name) and value.value in self.locals:
             kind, classes = self.locals[value.value]
             return classes if kind in (Kind.MODULE, Kind.CONTAINER) else ()

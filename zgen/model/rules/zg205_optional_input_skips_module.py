@@ -411,7 +411,8 @@ class Clip(nn.Module):
             method = cls.method("forward")
             if method is None:
                 continue
-            gates = _may_gate(method.text, helpers := presence_helpers(index))
+            helpers = presence_helpers(index)
+            gates = _may_gate(method.text, helpers | lazy_defaults(index))
             again = _may_call_again(method.text)
             if not gates and not again and not _may_hand_on(cls, method.text, helpers):
                 continue  # no test of its own, and no method that tests what it could be handed
@@ -464,7 +465,7 @@ class Clip(nn.Module):
             if method.startswith("_") or method == "forward":
                 continue
             info = cls.method(method)
-            if info is None or info.index is not index or not _may_gate(info.text, helpers):
+            if info is None or info.index is not index or not _may_gate(info.text, helpers | lazy_defaults(index)):
                 continue
             func = ast_function(info)
             if func is None:
@@ -501,6 +502,16 @@ class Clip(nn.Module):
                     skipped = runs.linked(skipped, [expr.body, expr.orelse]) if linked else skipped
                     if skipped:
                         yield self._report_expression(index, method, position, skipped)
+            fillers = lazy_defaults(index)
+            for position, call in enumerate(_lazy_fills(func, fillers)):
+                # `ctx = default(ctx, lambda: self.encoder(h))`: the lambda runs only when the input was not given
+                if not (isinstance(call.args[0], ast.Name) and call.args[0].id in optional):
+                    continue
+                fill = [ast.Expr(value=call.args[1].body)]  # type: ignore[attr-defined]
+                # (what the lambda computes is what the input stands in for: linked by its form)
+                skipped = runs.towers_or_inputs(runs.of(fill), call.args[0])
+                if skipped:
+                    yield self._report_fill(index, method, position, fillers, skipped)
             cleared = _cleared(func)
             for position, (stmt, later) in enumerate(_ifs(func)):
                 if not _presence_test(stmt.test, optional, helpers, runs.parts):
@@ -563,6 +574,19 @@ class Clip(nn.Module):
         found = [n for n in walk(snippet.node) if isinstance(n, cst.IfExp)] if snippet is not None else []
         node = found[position].test if position < len(found) else (snippet.node if snippet else None)
         return self.finding(index, snippet, node, _message(skipped, code_of(node)), _HELP)
+
+    def _report_fill(
+        self, index: ModelIndex, method: MethodInfo, position: int, fillers: frozenset[str], skipped: set[str]
+    ) -> Report:
+        """Place the finding on the `position`-th lazy fill (`default(ctx, lambda: ...)`) of the method."""
+        snippet = method.snippet
+        found = [
+            n for n in walk(snippet.node)
+            if type(n) is cst.Call and isinstance(n.func, cst.Name) and n.func.value in fillers and len(n.args) == 2
+            and isinstance(n.args[1].value, cst.Lambda)
+        ] if snippet is not None else []
+        node = found[position] if position < len(found) else (snippet.node if snippet else None)
+        return self.finding(index, snippet, node, _message(skipped, code_of(node), "whether"), _HELP)
 
     def _report(
         self, index: ModelIndex, method: MethodInfo, stmt: ast.If, position: int, skipped: set[str],
@@ -700,6 +724,41 @@ def _handed_inputs(cls: ClassInfo, nodes: tuple[ast.AST, ...], optional: set[str
             if isinstance(keyword.value, ast.Name) and keyword.value.id in optional and keyword.arg:
                 found.setdefault(name, set()).add(keyword.arg)
     return found
+
+
+@memoised
+def lazy_defaults(index: ModelIndex) -> frozenset[str]:
+    """Functions of the file that hand back their first argument when it was given and otherwise call their second
+    (`def default(val, d): if exists(val): return val; return d() if callable(d) else d`): `default(ctx, lambda:
+    self.encoder(h))` runs the encoder only for a call given no `ctx`."""
+    found = set()
+    skeleton = index.skeleton
+    for span in skeleton.functions.values():
+        if span.end - span.start > 6:
+            continue
+        text = skeleton.text(span.start, span.end)
+        match = _LAZY_DEFAULT_DEF.match(text.strip())
+        if match is not None and f"{match.group(2)}()" in text and re.search(
+            rf"\b{match.group(1)}\s+is\s+(?:not\s+)?None|\w+\(\s*{match.group(1)}\s*\)", text
+        ):
+            found.add(span.name)
+    return frozenset(found)
+
+
+# `def default(val, d):`: a function of two arguments (annotations and defaults aside).
+_LAZY_DEFAULT_DEF = re.compile(r"def\s+\w+\(\s*(\w+)[^,()]*,\s*(\w+)[^,()]*\)")
+
+
+def _lazy_fills(func: ast.FunctionDef, fillers: frozenset[str]) -> list[ast.Call]:
+    """The calls `default(name, lambda: ...)` of a lazy default in the method, in source order (not in closures)."""
+    if not fillers:
+        return []
+    found = [
+        node for node in ast.walk(func)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in fillers
+        and len(node.args) == 2 and not node.keywords and isinstance(node.args[1], ast.Lambda)
+    ]
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
 
 
 def _if_expressions(func: ast.FunctionDef) -> list[ast.IfExp]:

@@ -15,7 +15,7 @@ from ..analysis.own import answering_classes
 from ..analysis.instances import function_arguments, possible_classes, receiver_instance, self_attributes
 from ..analysis.persistence import persistent_param
 from ..analysis.script import function_scope
-from ..analysis.unregistered import unregistered_runs
+from ..analysis.unregistered import stashed_runs, unregistered_runs
 from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models, wrapped_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from ..program import known
@@ -47,7 +47,11 @@ class ForwardBypass(Rule):
     forward (`model.head.forward = other.forward`) skips the same hooks.
     A module the constructor builds and keeps only in a plain list, tuple
     or dict (`self.nets = [nn.Linear(d, d)]`) has no hooks at all: no
-    submodule, it is run past any gather (`self.nets[0](x)`).
+    submodule, it is run past any gather (`self.nets[0](x)`); so is a module
+    the constructor stashes in the instance dictionary to keep it out of the
+    checkpoint (`self.__dict__["t5"] = t5`, `object.__setattr__(self, "t5",
+    t5)`), wherever it is run (`self.t5(**inputs)`, `apply_model(self.demucs,
+    wav)`).
 
     ## Why is this bad under ZeRO-3?
     ZeRO-3 gathers a module's parameters in a hook that runs when the
@@ -220,6 +224,13 @@ class Stack(nn.Module):
                 "parameters when it was built but installs no hook on it, so nothing gathers them for this call"
             )
             yield self.finding(index, run.snippet, run.node, message, _UNREGISTERED_HELP)
+        for stash in stashed_runs(index):
+            message = (
+                f"`{code_of(stash.node, limit=60)}` runs `self.{stash.attr}`, a module `{stash.cls.name}` keeps in "
+                "its instance dictionary (`self.__dict__`), which registers no submodule: ZeRO-3 partitioned its "
+                "parameters when it was built or loaded but installs no hook on it, so nothing gathers them here"
+            )
+            yield self.finding(index, stash.snippet, stash.node, message, _STASHED_HELP)
 
     def _outside(self, index: ModelIndex) -> Iterator[Report]:
         """The same in code outside the model classes: a function given a module (`def sample(unet, ...):
@@ -286,6 +297,10 @@ class Stack(nn.Module):
 
 _UNREGISTERED_HELP = (
     "keep the modules in an `nn.ModuleList`/`nn.ModuleDict` (or set each as an attribute) so that they are submodules"
+)
+_STASHED_HELP = (
+    "set it as an attribute (`self.t5 = t5`) so that it is a submodule, and keep it out of the checkpoint by filtering "
+    "the state dict; or gather its parameters around the call (`deepspeed.zero.GatheredParameters`)"
 )
 
 

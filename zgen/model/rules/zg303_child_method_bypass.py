@@ -380,10 +380,7 @@ class Quantiser(nn.Module):
             averaged = averaged_attributes(index, cls)
             if not averaged:
                 continue
-            init = {id(m) for m in cls.init_methods}
-            for method in cls.all_methods():
-                if method.owner is not cls or id(method) in init:
-                    continue
+            for method in cls.later_methods:
                 if not any(f"self.{name}." in method.text for name in averaged):
                     continue
                 flat = flat_of(method)
