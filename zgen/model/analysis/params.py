@@ -113,6 +113,8 @@ class _Bindings:
                 self._loop(node, members)
                 if self.in_forward:
                     self._param_items_loop(index, cls, node)
+            elif type(node) is cst.Call or type(node) is cst.AugAssign:
+                self._fill(node)
             elif type(node) is cst.Assign and len(node.targets) == 1:
                 self._assign(index, flat, node)
                 self._collect(index, cls, node, _ctx)
@@ -213,6 +215,21 @@ class _Bindings:
         """Is the container written `holder` (`self.prior_params`, `self.transform[k]`) a `ParameterDict`?"""
         path = access_path(cst.parse_expression(holder))
         return path is not None and bool(path.parts) and parameter_dict(index, cls, path.parts[0])
+
+    def _fill(self, node: cst.Call | cst.AugAssign) -> None:
+        """`unused.extend(list(self.b.parameters()))`, `ps += list(self.b.parameters())`: the local list then holds that
+        walk's parameters (a list that gathers several walks is of the first one filled into it)."""
+        if type(node) is cst.AugAssign:
+            target, value = node.target, node.value if type(node.operator) is cst.AddAssign else None
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "extend" and len(node.args) == 1:
+            target, value = node.func.value, node.args[0].value
+        else:
+            return
+        if not isinstance(target, cst.Name) or value is None:
+            return
+        source = _parameter_list(value, self.passed_in) or _parameters_source(value, self.passed_in)
+        if source is not None:
+            self.param_lists.setdefault(target.value, source)
 
     def _assign(self, index: ModelIndex, flat: Flat, node: cst.Assign) -> None:
         target = node.targets[0].target

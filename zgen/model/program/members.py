@@ -1049,6 +1049,10 @@ class _FactsReader:
             kind, classes = returns(method.index, method, call, self)
             if kind in (Kind.MODULE, Kind.CONTAINER):
                 return kind, classes
+        if owner and constructor in _BUILDS and not _NOT_A_MODEL_BUILD.search(owner.rsplit(".", 1)[-1]):
+            # `config.wqkv.build()`, `MODELS.build(cfg)`: a configuration building the layer it describes, of a
+            # class no file we read names here: a module we cannot read
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
         if last == "Parameter":
@@ -1094,6 +1098,11 @@ class _FactsReader:
                 kind, classes = self.classify(call.args[0].value)
                 if kind in (Kind.MODULE, Kind.CONTAINER):
                     return kind, classes
+        described = dotted(call.args[0].value) if call.args else None  # `cfg.encoder`, not `cfg.tokenizer`
+        if last in _MODEL_FACTORIES and not (described and _NOT_A_MODEL_BUILD.search(described.rsplit(".", 1)[-1])):
+            # `timm.create_model(name)`, `hydra.utils.instantiate(cfg.encoder)`, a package's `build_model(cfg)` we
+            # cannot read: a model of a class we cannot tell
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         return Kind.VALUE, ()
 
     def _static_builder(self, owner: str, name: str) -> MethodInfo | None:
@@ -1226,6 +1235,16 @@ class _FactsReader:
         return classes if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN) else ()
 
 
+
+
+# Functions that make a model from a name or a configuration (a registry's, a config system's, a package's).
+_MODEL_FACTORIES = frozenset({"create_model", "instantiate", "build_model", "build_backbone", "load_model"})
+# Methods a configuration (or a registry) builds the object it describes with.
+_BUILDS = frozenset({"build", "build_module", "build_model", "build_layer"})
+# ... what they build when that is no module (`config.tokenizer.build()`, `cfg.optimizer.build(params)`).
+_NOT_A_MODEL_BUILD = re.compile(
+    r"(?i)token|processor|extractor|scheduler|dataset|pipeline|optim|loader|sampler|loss|metric|transform|logger"
+)
 
 
 def child_getter(members: dict[str, Member], value: cst.BaseExpression) -> tuple[Member, Path] | None:

@@ -20,8 +20,8 @@ from ..analysis.persistence import gathers, member_gathers
 from ..analysis.runs import HelperRuns, ast_function, ast_loop_items, ast_nodes, runs_argument, self_path
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.holds import held_attributes, module_like_name
-from ..program.members import Kind, facts_of
+from ..program.holds import held_attributes, module_arguments, module_like_name
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import code_of, cst, walk
 from ..program.trigger import word_first
@@ -380,30 +380,46 @@ class Clip(nn.Module):
             for method in cls.all_methods():
                 if method.index is not index or method.name == "__init__" or not _may_gate(method.text, helpers):
                     continue
-                func = ast_function(method)
-                if func is None:
-                    continue
-                nodes = ast_nodes(index, func)
-                maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
-                optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
-                optional |= _presence_aliases(nodes, optional)
-                optional -= _asserted(func.body, optional, helpers)
-                if not optional:
-                    continue
-                carriers = _carriers(func, frozenset(optional))
-                for position, (stmt, _later) in enumerate(_ifs(func)):
-                    if not _presence_test(stmt.test, optional, helpers):
-                        continue
-                    tested = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)} & optional
-                    held_carried = {  # (the tested input's own carriers: the others run on what this call was given)
-                        id(call): carriers.get(id(call), frozenset()) - (optional - tested)
-                        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call))
-                    }
-                    body = _held_runs(index, stmt.body, held, held_carried)
-                    other = _held_runs(index, stmt.orelse, held, held_carried)
-                    skipped = (body[0] - other[1]) | (other[0] - body[1])
-                    if skipped:
-                        yield self._report(index, method, stmt, position, skipped)
+                yield from self._held_gates(index, method, held, helpers, "self")
+        # a function of the file handed the model (`def step(model, x, ctx=None)`): its arguments hold it
+        for span in index.skeleton.functions.values():
+            info = index.function_info(span.name)
+            if info is None or not _may_gate(info.text, helpers) or info.node is None:
+                continue
+            held = module_arguments(index, info.node)
+            if held:
+                yield from self._held_gates(index, info, dict(held), helpers, "")
+
+    def _held_gates(
+        self, index: ModelIndex, method: MethodInfo, held: dict[str, tuple[str, ...]], helpers: frozenset[str],
+        root: str,
+    ) -> Iterator[Report]:
+        """The presence tests of one method (of a plain class, `root` "self") or function (`root` "") holding models
+        (`held`: attribute or argument -> classes) that decide whether a held model, or a part of it, runs."""
+        func = ast_function(method)
+        if func is None:
+            return
+        nodes = ast_nodes(index, func)
+        maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
+        optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)} - set(held)
+        optional |= _presence_aliases(nodes, optional)
+        optional -= _asserted(func.body, optional, helpers)
+        if not optional:
+            return
+        carriers = _carriers(func, frozenset(optional))
+        for position, (stmt, _later) in enumerate(_ifs(func)):
+            if not _presence_test(stmt.test, optional, helpers):
+                continue
+            tested = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)} & optional
+            held_carried = {  # (the tested input's own carriers: the others run on what this call was given)
+                id(call): carriers.get(id(call), frozenset()) - (optional - tested)
+                for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call))
+            }
+            body = _held_runs(index, stmt.body, held, held_carried, root)
+            other = _held_runs(index, stmt.orelse, held, held_carried, root)
+            skipped = (body[0] - other[1]) | (other[0] - body[1])
+            if skipped:
+                yield self._report(index, method, stmt, position, skipped)
 
     def _forwards(self, index: ModelIndex) -> Iterator[Report]:
         for cls in index.module_classes():
@@ -1222,6 +1238,8 @@ class _Runs:
             return set()
         if parts[-1] in ("forward", "__call__"):
             parts = parts[:-1]
+        if len(parts) > 1 and parts[-1] in NOT_RUNS:
+            return set()  # `self.code_converter.parameters()`: a walk of the child, no run of it
         if len(parts) == 1 and parts[0] in _handed_networks(self.index, self.cls):
             return {f"self.{parts[0]}"}
         resolved = self.resolver.resolve(parts)
@@ -1405,25 +1423,37 @@ def _data_names(value: ast.expr) -> set[str]:
 
 
 def _held_runs(
-    index: ModelIndex, block: list[ast.stmt], held: dict[str, tuple[str, ...]], carried: dict[int, frozenset[str]]
+    index: ModelIndex, block: list[ast.stmt], held: dict[str, tuple[str, ...]], carried: dict[int, frozenset[str]],
+    root: str = "self",
 ) -> tuple[set[str], set[str]]:
     """The held models the block runs (`self.model(x)`, a submodule `self.model.vision(x)`, a method running
     submodules `self.model.encode(x)`; not `self.model.to(device)`) on a value computed from the tested input (its
-    first argument), and all it runs."""
+    first argument), and all it runs. With `root` "", the models are the function's arguments (`model.vision(x)`)."""
     on_input: set[str] = set()
     every: set[str] = set()
     for node in (n for stmt in block for n in ast.walk(stmt)):
         if not isinstance(node, ast.Call):
             continue
-        parts = self_path(node.func)
+        parts = self_path(node.func) if root else _argument_path(node.func)
         if not parts or parts[0] not in held or "[]" in parts or not _held_call_runs(index, held[parts[0]], parts[1:]):
             continue
-        name = "self." + ".".join(parts[:-1] if parts[-1] in ("forward", "__call__") else parts)
+        name = (f"{root}." if root else "") + ".".join(parts[:-1] if parts[-1] in ("forward", "__call__") else parts)
         every.add(name)
         first = node.args[0] if node.args else None
         if first is not None and _data_names(first) & carried.get(id(node), frozenset()):
             on_input.add(name)
     return on_input, every
+
+
+def _argument_path(node: ast.expr) -> tuple[str, ...] | None:
+    """`model.vision` as ("model", "vision"): a path rooted at a name of the function (not `self`)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id in ("self", "cls"):
+        return None
+    return (node.id, *reversed(parts))
 
 
 def _held_call_runs(index: ModelIndex, classes: tuple[str, ...], path: tuple[str, ...]) -> bool:
@@ -1433,6 +1463,8 @@ def _held_call_runs(index: ModelIndex, classes: tuple[str, ...], path: tuple[str
     reached = follow(index, Kind.MODULE, classes, path)
     if reached is not None and reached[0] in (Kind.MODULE, Kind.CONTAINER):
         return any(gathers(index, c) for c in reached[1])
+    if len(path) == 1 and set(classes) <= {UNKNOWN_CLASS}:
+        return path[-1] not in NOT_RUNS  # `self.model.vision(x)` of a model of no class we can read: a part of it runs
     owner = follow(index, Kind.MODULE, classes, path[:-1]) if len(path) > 1 else (Kind.MODULE, classes)
     return (
         owner is not None and owner[0] == Kind.MODULE and path[-1] not in NOT_RUNS
