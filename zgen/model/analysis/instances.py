@@ -529,16 +529,52 @@ def abstract_module_method(index: ModelIndex, ref: str, name: str) -> bool:
     if found is None or not found[1].is_module or name == "forward":
         return False
     method = found[1].method(name)
-    node = method.node if method is not None and "abstractmethod" in method.text else None
-    if node is None or not any((dotted(d.decorator) or "").rsplit(".", 1)[-1] == "abstractmethod" for d in node.decorators):
+    text = method.text if method is not None else ""
+    node = method.node if "abstractmethod" in text or "NotImplementedError" in text else None
+    declared = node is not None and any(
+        (dotted(d.decorator) or "").rsplit(".", 1)[-1] == "abstractmethod" for d in node.decorators
+    )
+    if node is None or not declared and (
+        _NAMED_AS_NO_RUN.fullmatch(name) or not _interface(found[1]) or not _left_to_implement(node)
+    ):
         return False
     # given values to compute with (`encode(self, x)`), and not answering a number (`output_size(self) -> int`)
     given = [p for p in (*node.params.params, *node.params.kwonly_params) if p.name.value not in ("self", "cls")]
     answer = dotted(node.returns.annotation) if node.returns is not None else None
-    return bool(given or node.params.star_arg) and answer not in _PLAIN_ANSWERS
+    return bool(given or isinstance(node.params.star_arg, cst.Param)) and answer not in _PLAIN_ANSWERS
 
 
 _PLAIN_ANSWERS = frozenset({"int", "float", "bool", "str", "None", "tuple", "list", "dict"})
+
+
+# Names of a stub that hands back or sets a fact of the model, or reports it (`get_optimizer`, `set_epoch`,
+# `train_log`), not a step that runs its layers (`train_step`, `test_run`).
+_NAMED_AS_NO_RUN = re.compile(r"(?:get|is|has|set|configure|format)_\w+|\w*_?(?:log|logs|print|plot|save|load)")
+
+
+def _interface(cls: ClassInfo) -> bool:
+    """Is `cls` an abstract base by its own declaration (`class TrainerModel(ABC, nn.Module)`, a metaclass of
+    `ABCMeta`, an `@abstractmethod` of its own), not a concrete class that inherits one and refuses a method?"""
+    return any(base.rsplit(".", 1)[-1] in ("ABC", "ABCMeta") for base in cls.span.bases) or (
+        "metaclass=ABCMeta" in cls.text.partition(":")[0] or "@abstractmethod" in cls.text
+    )
+
+
+def _left_to_implement(node: cst.FunctionDef) -> bool:
+    """Does the method only raise `NotImplementedError` (after its docstring and a message it builds: `msg = "..."`),
+    the contract of a base whose subclasses must implement it (`def train_step(self, batch, criterion): raise
+    NotImplementedError`)? Not `pass` or `...`: an optional hook that does nothing by default."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    statements = [line for stmt in body for line in (stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt])]
+    for stmt in statements[:-1]:
+        value = stmt.value if isinstance(stmt, (cst.Expr, cst.Assign)) else None
+        if not isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return False  # (the docstring, or `msg = " [!] not implemented."`)
+    last = statements[-1] if statements else None
+    if not isinstance(last, cst.Raise) or last.exc is None:
+        return False
+    raised = last.exc.func if isinstance(last.exc, cst.Call) else last.exc
+    return (dotted(raised) or "").rsplit(".", 1)[-1] == "NotImplementedError"
 
 
 @memoised
