@@ -4,6 +4,15 @@ blind27/28 misses).
 * A helper that yields the parameters of an optimizer's groups (`master_params(optimizer)`, a wrapper's `params`
   property) hands the model's parameters to what clips them: the trainer clips nothing under ZeRO-3 (ZG107).
   Look-alike: a helper yielding the groups' learning rates, only logged.
+* A callback that collects the parameters of the trainer's optimizers' groups when training starts
+  (`parameters.extend(group["params"])`, kept as `self.parameters`) and clips them before each step through a
+  function it keeps (`self.clip_fun = clip_grad_norm_`) clips nothing under ZeRO-3 (ZG107). Look-alike: the same
+  callback keeping the groups' learning rates.
+* A training pipeline that keeps the named parameters of the models it holds (`self.model_parameters = [(n, p) for
+  n, p in self.enc.named_parameters()] + [...]`) and clips `[p for n, p in self.model_parameters]` after the backward
+  clips nothing (ZG107). Look-alike: the same clip over a list of plain tensors it made.
+* A trainer's `save_model` serialising the model it is handed through `save_pretrained(output_dir)` writes its
+  placeholders (ZG108). Look-alikes: the same call given a gathered `state_dict=`, and the tokenizer's save.
 * A static or class method of a class in another file, handed the model's parameters, reads their data (an fp16
   optimizer flattening them into fp32 master weights): ZG109 at the call. Look-alike: the same helper handed plain
   tensors the trainer made.
@@ -177,3 +186,85 @@ class Trainer:
 
 def test_an_initialiser_called_on_a_held_model_writes_its_parameters():
     assert _found(INITIALISERS) == [("ZG101", 19), ("ZG101", 23)]
+
+
+CALLBACK = """
+import torch
+from torch.nn.utils import clip_grad_norm_
+
+
+class GradClip:
+    def __init__(self, max_norm):
+        self.max_norm = max_norm
+        self.clip_fun = clip_grad_norm_
+        self.parameters = None
+
+    def on_train_begin(self, trainer):
+        kept = []
+        for optimizer in trainer.optimizers:
+            for group in optimizer.param_groups:
+                kept.extend({what})
+        self.parameters = kept
+
+    def on_before_optimizer_step(self, trainer):
+        self.clip_fun(self.parameters, self.max_norm)
+"""
+
+
+def test_a_callback_clipping_the_groups_parameters_it_kept_clips_nothing():
+    assert _found(CALLBACK.replace("{what}", 'group["params"]')) == [("ZG107", 20)]
+    assert _found(CALLBACK.replace("{what}", '[group["lr"]]')) == []
+
+
+PIPELINE = """
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(512, 512)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Pipeline:
+    def __init__(self):
+        self.enc = Encoder()
+        self.head = Encoder()
+        self.model_parameters = [(n, p) for n, p in self.enc.named_parameters()] + \\
+                                [(n, p) for n, p in self.head.named_parameters()]
+        self.scales = [("s", torch.ones(4, requires_grad=True))]
+
+    def train(self, batches):
+        for x in batches:
+            self.head(self.enc(x)).sum().backward()
+            torch.nn.utils.clip_grad_norm_([p for n, p in {kept}], 1.0)
+"""
+
+
+def test_a_pipeline_clipping_the_named_parameters_it_kept_clips_nothing():
+    assert _found(PIPELINE.replace("{kept}", "self.model_parameters")) == [("ZG107", 26)]
+    assert _found(PIPELINE.replace("{kept}", "self.scales")) == []
+
+
+SAVER = """
+class Trainer:
+    def __init__(self, model, tokenizer, accelerator):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.accelerator = accelerator
+
+    def save_model(self, output_dir, model=None):
+        model_to_save = model.module if hasattr(model, "module") else model
+        {save}
+        self.tokenizer.save_pretrained(output_dir)
+"""
+
+
+def test_a_trainer_saving_the_model_through_save_pretrained_writes_placeholders():
+    assert _found(SAVER.replace("{save}", "model_to_save.save_pretrained(output_dir)")) == [("ZG108", 10)]
+    gathered = "model_to_save.save_pretrained(output_dir, state_dict=self.accelerator.get_state_dict(model))"
+    assert _found(SAVER.replace("{save}", gathered)) == []

@@ -267,11 +267,12 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
     words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\(",
              r"save(?<!\wsave)\(", HANDED_PATH_TEXT, r"param_groups(?<!\wparam_groups)\b",
-             _INITIALISER_METHOD_TEXT]  # (word first: trigger.py)
+             _INITIALISER_METHOD_TEXT, r"\.(?:save_pretrained|push_to_hub)\("]  # (word first: trigger.py)
     names = sorted({name.rsplit(".", 1)[-1] for name in known.AVERAGERS})
     # what each word needs literally: the regex runs only over a text holding one
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
-                "param_groups", "update_parameters(", "update_moving_average(", "init", "reset", *MODULE_WORDS, *names]
+                "param_groups", "update_parameters(", "update_moving_average(", "init", "reset", "save_pretrained(",
+                "push_to_hub(", *MODULE_WORDS, *names]
     words += [re.escape(name) + r"\(" for name in names]  # (sorted: the same pattern text in every process)
     # a model argument handed to a helper: `clone_via(model)`, `count_parameters(net)`, also in a plain class's
     # method (`def fix(cls, module): module = clone_module(module)`)
@@ -294,7 +295,10 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
             # (also an item of a held container: `soft_update(source=self.nets["critic"][i], ...)`)
             words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\[[^\]\n]*\])*(?:\.parameters\(\))?\s*[,)]")
             words.append(r"\(self\.(?:" + held + r")\.parameters\(\)\)")  # `params = list(self.policy.parameters())`
-        if averaged or held:
+        lists = "|".join(re.escape(path[len("self."):]) for path in sorted(held_parameter_lists(index, cls)))
+        if lists:  # `self.clip_fun(self.parameters, c)`: a list of the model's parameters kept on `self`, handed on
+            words.append(r"[(,]\s*self\.(?:" + lists + r")\s*[,)]")
+        if averaged or held or lists:
             literals.append("self.")
     return Trigger(*literals, pattern="|".join(words))
 
@@ -332,6 +336,10 @@ def _whole_uses(
         name = dotted(expr)
         if name in listed:
             return listed[name]
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None:
+            walked = dotted(expr.for_in.iter)  # `[p for n, p in self.model_parameters]` of a kept list
+            if walked in listed:
+                return listed[walked]
         if name is None and (source := _group_parameters(expr, groups)) is not None:
             return source  # `opt.param_groups[0]["params"]`
         if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
@@ -437,6 +445,15 @@ def _whole_uses(
                 continue
         if isinstance(func_node, cst.Attribute) and func_node.attr.value in _STATE_METHODS:
             owner = holds(func_node.value, whole_only=True) if not state_keys_only(flat, node) else None
+            if owner is not None:
+                found.append(access(node, ctx, STATE, owner, func_node.attr.value))
+            continue
+        if isinstance(func_node, cst.Attribute) and func_node.attr.value in known.HUB_MIXIN_SAVES and not any(
+            a.keyword is not None and a.keyword.value == "state_dict" for a in node.args
+        ):
+            # `model_to_save.save_pretrained(output_dir)`: serialised through its own state dict (one handed in,
+            # `state_dict=accelerator.get_state_dict(model)`, was gathered first)
+            owner = holds(func_node.value, whole_only=True)
             if owner is not None:
                 found.append(access(node, ctx, STATE, owner, func_node.attr.value))
             continue
@@ -619,12 +636,21 @@ def yielded_group_parameters(index: ModelIndex, func: cst.FunctionDef) -> str | 
 
 
 def _yielded_group_parameters(func: cst.FunctionDef) -> str | None:
+    _items, handed = _group_parameter_locals(func)
+    sources = set(handed)
+    return handed[0] if handed and len(sources) == 1 and None not in sources else None
+
+
+def _group_parameter_locals(func: cst.FunctionDef) -> tuple[dict[str, str], list[str | None]]:
+    """The locals of `func` holding parameters of optimizer groups (a loop variable over `group["params"]`, a list
+    filled from them: name -> the groups' path, "" for a list none was put in yet), and what each `yield` or
+    `return` hands back (the groups' path, or None for anything else). Nothing for a function defining others."""
     groups: dict[str, str] = {}  # `for group in opt.param_groups`: group -> the groups' path
     items: dict[str, str] = {}  # a parameter of a group (a loop variable) or a list of them -> the groups' path
     handed: list[str | None] = []  # the groups each yield or return hands back (None: something else)
     for node in walk(func.body):
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return None
+            return {}, []
         if isinstance(node, (cst.For, cst.CompFor)):
             for bound, iterable in loop_items(node.target, node.iter):
                 if not isinstance(bound, cst.Name):
@@ -653,8 +679,7 @@ def _yielded_group_parameters(func: cst.FunctionDef) -> str | None:
                 handed.append(items.get(value.value) or None)
             elif value is not None:
                 handed.append(_group_parameters(value, groups))
-    sources = set(handed)
-    return handed[0] if handed and len(sources) == 1 and None not in sources else None
+    return items, handed
 
 
 def _clip_functions(index: ModelIndex, cls: ClassInfo | None, flat: Flat) -> frozenset[str]:
@@ -910,13 +935,34 @@ def _names_module(index: ModelIndex, note: str) -> bool:
 def held_parameter_lists(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     """`self.X` that `__init__` sets to an argument that is a parameter iterable (annotated with `Parameter`,
     `params: Sequence[nn.Parameter]`, or named `parameters`): the parameters an optimizer wrapper was built with."""
+    found = set()
+    held = held_attributes(index, cls) if not cls.is_module else {}
+    for method in cls.all_methods() if held else ():
+        # `self.model_parameters = [(n, p) for n, p in self.enc.named_parameters()] + [...]` of models it holds
+        node = method.node if method.owner is cls and "parameters()" in method.text else None
+        for stmt in walk(node.body) if node is not None else ():
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and _walks_of_held(stmt.value, held):
+                path = access_path(stmt.targets[0].target)
+                if path is not None and path.root == "self" and len(path.parts) == 1:
+                    found.add(f"self.{path.parts[0]}")
+    for method in cls.all_methods():
+        # `self.parameters = parameters` after `parameters.extend(group["params"])` for the groups of the trainer's
+        # optimizers (a gradient-clipping callback setting up): the model's parameters, clipped in another method
+        node = method.node if method.owner is cls and "param_groups" in method.text else None
+        if node is None:
+            continue
+        grouped = {name for name, source in _group_parameter_locals(node)[0].items() if source}
+        for stmt in walk(node.body):
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, cst.Name):
+                path = access_path(stmt.targets[0].target)
+                if stmt.value.value in grouped and path is not None and path.root == "self" and len(path.parts) == 1:
+                    found.add(f"self.{path.parts[0]}")
     init = cls.method("__init__")
     named = init is not None and ("Parameter" in init.text or "parameters" in init.text)
     node = init.node if named else None  # type: ignore[union-attr]
     if node is None:
-        return frozenset()
+        return frozenset(found)
     _models, iterables = _seeds(index, node)
-    found = set()
     for stmt in walk(node.body):
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             value = same_items(stmt.value)  # `self._params = list(params)`
@@ -925,6 +971,26 @@ def held_parameter_lists(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
                 if len(path.parts) == 1:
                     found.add(f"self.{path.parts[0]}")
     return frozenset(found)
+
+
+def _walks_of_held(value: cst.BaseExpression, held) -> bool:
+    """Is `value` a list of the parameters (or named pairs) of models `self` holds: `list(self.enc.parameters())`,
+    `[(n, p) for n, p in self.enc.named_parameters()]`, or several joined with `+`?"""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        return _walks_of_held(value.left, held) and _walks_of_held(value.right, held)
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and value.for_in.inner_for_in is None:
+        iterable = value.for_in.iter
+    elif isinstance(value, cst.Call) and call_name(value) in ("list", "tuple") and len(value.args) == 1:
+        iterable = value.args[0].value
+    else:
+        return False
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
+        return False
+    path = access_path(iterable.func.value)
+    return (
+        iterable.func.attr.value in ("parameters", "named_parameters") and path is not None and path.root == "self"
+        and len(path.parts) == 1 and path.parts[0] in held
+    )
 
 
 @memoised
