@@ -933,8 +933,11 @@ def _names_module(index: ModelIndex, note: str) -> bool:
 
 @memoised
 def held_parameter_lists(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
-    """`self.X` that `__init__` sets to an argument that is a parameter iterable (annotated with `Parameter`,
-    `params: Sequence[nn.Parameter]`, or named `parameters`): the parameters an optimizer wrapper was built with."""
+    """`self.X` holding a list of a model's parameters: an argument of `__init__` that is a parameter iterable
+    (annotated with `Parameter`, `params: Sequence[nn.Parameter]`, or named `parameters`: what an optimizer wrapper
+    was built with); and, in a plain class, a list any method collects from optimizer groups (`parameters.extend(
+    group["params"])`) or of the parameters or named pairs of models it holds (`[(n, p) for n, p in
+    self.enc.named_parameters()] + [...]`)."""
     found = set()
     held = held_attributes(index, cls) if not cls.is_module else {}
     for method in cls.all_methods() if held else ():
