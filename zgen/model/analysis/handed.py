@@ -271,7 +271,8 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     names = sorted({name.rsplit(".", 1)[-1] for name in known.AVERAGERS})
     # what each word needs literally: the regex runs only over a text holding one
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
-                "param_groups", "update_parameters(", "update_moving_average(", "init", "reset", "save_pretrained(",
+                "param_groups", "update_parameters(", "update_moving_average(", ".init", "._init", ".reinit", "._reinit",
+                ".reset", "._reset", "rereset", "save_pretrained(",
                 "push_to_hub(", *MODULE_WORDS, *names]
     words += [re.escape(name) + r"\(" for name in names]  # (sorted: the same pattern text in every process)
     # a model argument handed to a helper: `clone_via(model)`, `count_parameters(net)`, also in a plain class's
@@ -538,6 +539,7 @@ _STUB_BODY = re.compile(
 )
 
 
+@memoised
 def _may_initialise(index: ModelIndex, name: str) -> bool:
     """Does a method `name` (an initialiser by its name) set the parameters of the module it is called on? Yes
     unless every definition of it in the file's module classes reads as doing none of that (`def init_weights(self):
@@ -632,10 +634,6 @@ def yielded_group_parameters(index: ModelIndex, func: cst.FunctionDef) -> str | 
     of `index`'s file) whose parameters every value `func` yields or returns is: `for g in opt.param_groups: for p in
     g["params"]: yield p`, `return [p for g in opt.param_groups for p in g["params"]]`, a list filled from the
     groups and returned."""
-    return _yielded_group_parameters(func)
-
-
-def _yielded_group_parameters(func: cst.FunctionDef) -> str | None:
     _items, handed = _group_parameter_locals(func)
     sources = set(handed)
     return handed[0] if handed and len(sources) == 1 and None not in sources else None

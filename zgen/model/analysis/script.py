@@ -823,12 +823,18 @@ def _called_in_a_pass(index: ModelIndex, owner: ClassInfo, name: str) -> bool:
     (`after_batch`) is called by the training loop in the pass."""
     if _EVENT.fullmatch(name):
         return True
-    for other, span in owner.span.methods.items():
-        if other == name or f"self.{name}(" not in index.skeleton.text(span.start, span.end):
+    return _caller_in_a_pass(index, owner.span.methods, name, f"self.{name}(")
+
+
+def _caller_in_a_pass(index: ModelIndex, spans: dict[str, FunctionSpan], name: str, call: str) -> bool:
+    """Does one of `spans` other than `name` itself make `call` (`self.check(`, `check(`) and reach a model, or run a
+    backward pass (of a loss a method the user overrides computed)?"""
+    for other, span in spans.items():
+        if other == name or call not in index.skeleton.text(span.start, span.end):
             continue
         scope = function_scope(index, span)
         if scope is not None and (scope_reach(index, scope) is not None or _runs_backward(scope)):
-            return True  # (or runs the backward pass of a loss a method the user overrides computed)
+            return True
     return False
 
 
@@ -850,13 +856,7 @@ def _function_in_a_pass(index: ModelIndex, scope: ScriptScope, name: str) -> boo
     node = scope.node
     if isinstance(node, cst.FunctionDef) and ".grad" in scope.snippet.module.code and module_arguments(index, node):
         return True
-    for other, span in index.skeleton.functions.items():
-        if other == name or f"{name}(" not in index.skeleton.text(span.start, span.end):
-            continue
-        caller = function_scope(index, span)
-        if caller is not None and (scope_reach(index, caller) is not None or _runs_backward(caller)):
-            return True
-    return False
+    return _caller_in_a_pass(index, index.skeleton.functions, name, f"{name}(")
 
 
 # Arguments that hand a helper the run's settings, not data (`self.args`, `cfg`).
