@@ -30,7 +30,7 @@ from zgen.solver.evaluate import Env, compiled
 from zgen.solver.fix import Change, fix_text, format_value, smallest_fix
 from zgen.solver.rules import Rule, RuleSet
 from zgen.solver.sweep import valid_world_sizes
-from zgen.solver.symbols import RLIMIT, Tracked, literal
+from zgen.solver.symbols import RLIMIT, Tracked, fresh_context, literal
 
 __all__ = ["LaunchValues", "Change", "Violation", "Outcome", "solve", "WORLD_SIZE_BOUND"]
 
@@ -103,6 +103,7 @@ def solve(ruleset: RuleSet, values: ConfigValues, launch: LaunchValues, version:
     rest of the check runs at the smallest of them; when there is none, the
     findings say which rules or keys rule out every size.
     """
+    fresh_context()
     ctx = Context(ruleset, values, launch, version)
     ctx.prefer = prefer or {}
     errors = [i for i, r in enumerate(ctx.rules) if r.severity == Severity.ERROR]
