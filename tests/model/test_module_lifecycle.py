@@ -48,6 +48,30 @@ class Lazy(nn.Module):
         return x @ self.weight.t()
 """
 
+LAZY = """
+def uniform_init(weight, fan_in):
+    bound = 1.0 / fan_in ** 0.5
+    with torch.no_grad():
+        weight.uniform_(-bound, bound)
+
+
+class LazyLinear(nn.Module):
+    def __init__(self, out_features):
+        super().__init__()
+        self.out_features = out_features
+        self.weight = nn.parameter.UninitializedParameter()
+        self._hook = self.register_forward_pre_hook(self._first_call)
+
+    def _first_call(self, module, args):
+{hook}
+
+    def reset_parameters(self):
+        uniform_init(self.weight, self.in_features)
+
+    def forward(self, x):
+        return x @ self.weight.t()
+"""
+
 PRINTED = """
 class Head(nn.Module):
     def __init__(self):
@@ -67,6 +91,11 @@ HAZARDS = {
     "parameter-materialised-in-a-forward-pre-hook": ("ZG106", HOOKED.format(hook="""
         if self.weight is None:
             self.weight = nn.Parameter(torch.empty(4096, args[0].shape[-1]))""")),
+    "uninitialised-parameter-materialised-in-a-forward-pre-hook": ("ZG101", LAZY.format(hook="""
+        self.in_features = args[0].shape[-1]
+        self.weight.materialize((self.out_features, self.in_features))
+        uniform_init(self.weight, self.in_features)
+        self._hook.remove()""")),
     "repr-reads-a-child-weight": ("ZG109", PRINTED.format(name="__repr__", body='f"Head({self.fc.weight.abs().mean()})"')),
     "repr-prints-a-child-weight-size": ("ZG102", PRINTED.format(name="extra_repr", body='f"{self.fc.weight.shape}"')),
     "loss-helper-reads-a-child-weight": ("ZG109", PRINTED.format(name="l2_penalty", body="(self.fc.weight ** 2).sum()")),
@@ -85,6 +114,8 @@ LOOK_ALIKES = {
             self.backbone.load_state_dict(torch.load(path))"""),
     "forward-pre-hook-that-only-checks-the-input": HOOKED.format(hook="""
         assert args[0].shape[-1] == 1024"""),
+    "lazy-layer-pre-hook-that-only-records-the-input-width": LAZY.format(hook="""
+        self.in_features = args[0].shape[-1]"""),
     "repr-prints-the-layer-attributes": PRINTED.format(name="extra_repr", body='f"{self.fc.in_features}"'),
     "loss-helper-reads-the-dtype-only": PRINTED.format(name="l2_penalty", body="self.fc.weight.dtype"),
     "helper-writes-a-copy-it-made": """
@@ -108,3 +139,11 @@ class Head(nn.Module):
 @pytest.mark.parametrize("case", sorted(LOOK_ALIKES))
 def test_look_alike_is_clean(case):
     assert codes(LOOK_ALIKES[case]) == [], case
+
+
+def test_an_initialiser_given_the_parameter_is_quoted_as_a_call():
+    source = LAZY.format(hook="""
+        self.weight.materialize((self.out_features, args[0].shape[-1]))
+        nn.init.zeros_(self.weight)""")
+    messages = [f.message for f in check_source("m.py", HEAD + textwrap.dedent(source)) if f.code == "ZG101"]
+    assert any(m.startswith("`torch.nn.init.zeros_(self.weight)` writes") for m in messages), messages

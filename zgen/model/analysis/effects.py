@@ -63,7 +63,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
             return (CHECK, f".{attr}") if _zero3_probe(flat, parent) else (SIZE, f".{attr}")
         if attr in known.SIZE_METHODS and called:
             return (CHECK, f".{attr}()") if _zero3_probe(flat, grand) else (SIZE, f".{attr}()")
-        if called and known.INPLACE_METHOD.match(attr):
+        if called and (known.INPLACE_METHOD.match(attr) or attr == "materialize"):
+            # (`materialize(shape)` gives a lazy layer's `UninitializedParameter` its storage: a write)
             return WRITE, f"{data}.{attr}()"
         if called and attr in _VIEWS and not grand.args:
             view_use, view_detail = usage(index, flat, grand)  # `p.detach().zero_()` writes through the view

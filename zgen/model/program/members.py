@@ -1055,7 +1055,7 @@ class _FactsReader:
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         qualified = self.index.qualify(written)
         last = qualified.rsplit(".", 1)[-1]
-        if last == "Parameter":
+        if last in ("Parameter", "UninitializedParameter"):  # (a lazy layer's, materialised at its first forward)
             return Kind.PARAM, ()
         if last in _PARAM_CONTAINERS:
             return Kind.PARAM, ()

@@ -192,7 +192,7 @@ def _message(access: ParamAccess) -> str:
         )
     if access.scope is Scope.BUILT:
         return (
-            f"`{what}{detail}` writes to a parameter of {built_holder(access)}; under `deepspeed.zero.Init` it is "
+            f"`{_written(access)}` writes to a parameter of {built_holder(access)}; under `deepspeed.zero.Init` it is "
             "partitioned already, so the write changes a placeholder and is lost"
         )
     if access.scope is Scope.SCRIPT:
@@ -202,7 +202,7 @@ def _message(access: ParamAccess) -> str:
                 "is lost"
             )
         return (
-            f"`{what}{detail}` writes to a parameter of the model after ZeRO-3 partitioned it; the write changes "
+            f"`{_written(access)}` writes to a parameter of the model after ZeRO-3 partitioned it; the write changes "
             "an empty placeholder and is lost"
         )
     if access.via.reach is Reach.PASSED:
@@ -217,16 +217,16 @@ def _message(access: ParamAccess) -> str:
         )
     if access.owner == "self":
         return (
-            f"`{what}{detail}` writes to this module's own parameter in `{access.where}`, which runs on the built "
+            f"`{_written(access)}` writes to this module's own parameter in `{access.where}`, which runs on the built "
             "model outside its forward, where ZeRO-3 keeps it partitioned; the write is lost"
         )
     if access.via_parameters:
         return (
-            f"`{what}{detail}` writes to parameters that include submodules', partitioned here by ZeRO-3; the write "
+            f"`{_written(access)}` writes to parameters that include submodules', partitioned here by ZeRO-3; the write "
             "is lost"
         )
     return (
-        f"`{what}{detail}` writes to a parameter of submodule `{access.owner}` outside `{access.owner}`'s forward, "
+        f"`{_written(access)}` writes to a parameter of submodule `{access.owner}` outside `{access.owner}`'s forward, "
         "where ZeRO-3 keeps it partitioned; the write is lost"
     )
 
