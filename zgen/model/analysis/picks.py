@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..program import known
-from ..program.tree import code_of, cst, dotted, walk
+from ..program.index import ClassInfo
+from ..program.members import facts_of
+from ..program.tree import call_name, code_of, cst, dotted, walk
 from .flow import Flat, bound_names, loop_items, same_items, targets_of
 from .taint import DATA, HOST_RANDOM, RANK, VALUE_FREE_ATTRS, Taint
 
@@ -74,13 +76,14 @@ def picked_runs(
     if not candidates:
         return []
     names = (_rank_names(flat, taint), _reduced_names(flat))
+    input_items = _input_items(flat, taint)
     picks: dict[int, tuple[cst.CSTNode, bool, str, str]] = {}  # id(pick expr) -> (expr, is slice, kind, source)
     for node, ctx in candidates:
         # the key first: what a container holds is resolved (through the children's classes) only for a per-rank key
         found = _pick(node, taint, *names)
         if found is not None and _walked_key(node, ctx, taint):
             continue  # (`for i in idx.unique(): self.experts[i](x)`: the loop itself is the decision, reported there)
-        found = found or _collected(node, ctx, taint)
+        found = found or _collected(node, ctx, taint) or _input_item_key(node, taint.cls, input_items)
         if found is None or not _container_item(node, calls):
             continue
         picks[id(node)] = (node, *found)
@@ -171,6 +174,91 @@ def _collected(node: cst.CSTNode, ctx, taint: Taint) -> tuple[bool, str, str] | 
     kinds = taint.of(comp.iter)
     kind = next((k for k in (RANK, *sorted(kinds)) if k in kinds), None)
     return (True, kind, kinds[kind]) if kind is not None else None
+
+
+def _input_items(flat: Flat, taint: Taint) -> dict[str, str]:
+    """In a module's method, the loop variables that take the distinct items of a collection the call was given
+    (`for name in set(adapter_names)`, also through a local: `unique = set(adapter_names)`, and from the `**kwargs`:
+    `names = kwargs.pop("adapter_names")`), -> the loop's iterable. A collection deduplicated before it is walked
+    holds one entry per sample (the adapter or task each sample asks for): which items a batch brings is this rank's
+    own. A list walked as it came (`for key in names`) reads as the caller's settings, and so does a parameter with a
+    default other than None (`names=("a", "b")`)."""
+    root = flat.nodes[0][0] if flat.nodes else None
+    if taint.cls is None or not taint.cls.is_module or type(root) is not cst.FunctionDef or not taint.inputs:
+        return {}
+    params = root.params
+    collections = {  # name -> deduplicated already
+        p.name.value: False for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        if p.name.value in taint.inputs and (p.default is None or _is_none(p.default))
+    }
+    extra = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
+    items: dict[str, str] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) in (cst.For, cst.CompFor):
+            for part, iterable in loop_items(node.target, node.iter):
+                walked, deduplicated = _items_of(iterable)
+                if isinstance(walked, cst.Name) and walked.value in collections and (
+                        deduplicated or collections[walked.value]):
+                    for name in bound_names(part):
+                        items[name] = code_of(node.iter)
+            continue
+        targets, value = targets_of(node)
+        if type(node) is cst.Assign and len(targets) == 1 and isinstance(targets[0], cst.Name) and value is not None:
+            walked, deduplicated = _items_of(value)
+            if walked is not value and isinstance(walked, cst.Name) and walked.value in collections:
+                collections[targets[0].value] = deduplicated or collections[walked.value]
+            elif extra is not None and _keyword_taken(value, extra):
+                collections[targets[0].value] = False
+    return items
+
+
+def _items_of(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
+    """The collection whose items `expr` holds, through `list`/`sorted`/... (`same_items`) and the deduplicating
+    `set(xs)`, `dict.fromkeys(xs)`; and whether one of those deduplicated it."""
+    deduplicated = False
+    while True:
+        inner = same_items(expr)
+        if isinstance(inner, cst.Call) and dotted(inner.func) in _DEDUPERS and inner.args \
+                and inner.args[0].keyword is None and not inner.args[0].star:
+            inner, deduplicated = inner.args[0].value, True
+        if inner is expr:
+            return expr, deduplicated
+        expr = inner
+
+
+_DEDUPERS = frozenset({"set", "frozenset", "dict.fromkeys"})
+
+
+def _keyword_taken(value: cst.BaseExpression, kwargs: str) -> bool:
+    """`kwargs.pop("name", None)`, `kwargs.get("name")`, `kwargs["name"]` of the `**kwargs` a call was given."""
+    if isinstance(value, cst.Subscript):
+        return isinstance(value.value, cst.Name) and value.value.value == kwargs
+    func = value.func if isinstance(value, cst.Call) else None
+    return isinstance(func, cst.Attribute) and func.attr.value in ("pop", "get") and isinstance(func.value, cst.Name) \
+        and func.value.value == kwargs
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _input_item_key(node: cst.CSTNode, cls: ClassInfo | None, items: dict[str, str]) -> tuple[bool, str, str] | None:
+    """(not a slice, DATA, source) for a ModuleDict member indexed by an item of a collection the call was given
+    (`self.lora_A[name]` in `for name in set(adapter_names)`): the batch names the modules that run. (An integer
+    position in a ModuleList, `self.heads[i]` for `i in layer_ids`, is how code walks levels it was told.)"""
+    if not items or cls is None or type(node) is not cst.Subscript or len(node.slice) != 1:
+        return None
+    key = node.slice[0].slice
+    if not isinstance(key, cst.Index) or not isinstance(key.value, cst.Name) or key.value.value not in items:
+        return None
+    holder = node.value
+    if not (isinstance(holder, cst.Attribute) and isinstance(holder.value, cst.Name) and holder.value.value == "self"):
+        return None
+    member = facts_of(cls).members.get(holder.attr.value)
+    built = call_name(member.call) if member is not None and member.call is not None else None
+    if (built or "").rsplit(".", 1)[-1] != "ModuleDict":
+        return None
+    return False, DATA, items[key.value.value]
 
 
 def _strip_moves(value: cst.BaseExpression) -> cst.BaseExpression:

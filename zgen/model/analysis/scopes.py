@@ -25,6 +25,7 @@ from .instances import partitioned_param, receiver_instance
 from .own import calls_child_method, calls_inherited_method, method_call_accesses
 from .params import NOT_A_SUBMODULE, accesses, kept_parameter_lists, layer_base_params, property_container
 from .persistence import kept_gathered
+from .reach import function_target
 from .script import script_accesses
 
 __all__ = ["param_accesses", "scoped_accesses", "inherited_walks"]
@@ -121,7 +122,7 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
         return (may or _mentions_helper(index, cls, text) or _mentions_kept_parameters(index, cls, text)
                 or _hands_argument(index, text))
     if scope is Scope.INIT:
-        return may or _hands_module(text) or _HANDS_OWN.search(text) is not None
+        return may or _hands_module(text) or _HANDS_OWN.search(text) is not None or _hands_made_to_walker(index, text)
     hands = scope in (Scope.LATE, Scope.ENTRY) and (_hands_module(text) or _HANDS_OWN.search(text) is not None)
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
@@ -376,6 +377,22 @@ def _hands_module(text: str) -> bool:
         _HANDS_SELF.search(text) or ("for " in text and _HANDS_ALIAS.search(text)) or _HANDS_NEW.search(text)
         or _HANDS_CHILD.search(text)
     )
+
+
+# `zero_module(conv_nd(2, c, c, 3))`: what a factory call returns, handed straight to a function.
+_HANDS_MADE = re.compile(r"(?<![\w.])([a-z_]\w*)\(\s*(?:[a-z_]\w*\.)*[a-z_]\w*\(")
+
+
+def _hands_made_to_walker(index: ModelIndex, text: str) -> bool:
+    """Does `text` hand what a factory built (`conv_nd(...)`, no class named in it) to a function of the program
+    that walks the parameters of what it is given (`zero_module`)? The module is partitioned once built."""
+    if "(" not in text:
+        return False
+    for match in _HANDS_MADE.finditer(text):
+        target = function_target(index, match.group(1))
+        if target is not None and "parameters(" in target.text:
+            return True
+    return False
 
 
 # `self.ema.update_parameters(self.model)`: a child's method handed another child (`effects._child_method`).

@@ -75,6 +75,11 @@ class ScriptScope:
         hold one."""
         node = self.node
         found = dict(module_arguments(self.index, node)) if isinstance(node, cst.FunctionDef) else {}
+        if isinstance(node, cst.FunctionDef):
+            for name, holder in _annotated_holders(self.index, node, found):
+                for attr, classes in class_held(holder.index, holder).items():
+                    # `def train(model: Forecast)` ... `model.model(x)`: a plain class of the program holding one
+                    found.setdefault(f"{name}.{attr}", tuple(holder.index.global_name(c) for c in classes))
         for name, classes in self.built_models.items():  # `q_network = QNetwork(env)` in a training script
             found.setdefault(name, classes)
         if self.owner is not None:
@@ -282,6 +287,28 @@ def class_held(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
         for name, classes in held_attributes(heir_index, heir).items():
             found.setdefault(name, tuple(heir_index.global_name(c) for c in classes))
     return found
+
+
+def _annotated_holders(
+    index: ModelIndex, function: cst.FunctionDef, modules: dict[str, tuple[str, ...]]
+) -> Iterator[tuple[str, ClassInfo]]:
+    """Parameters annotated with a plain class (not a module) of this file or one it imports -> that class."""
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.annotation is None or param.name.value in modules or param.name.value in ("self", "cls"):
+            continue
+        written = dotted(param.annotation.annotation)
+        if not written:
+            continue
+        cls = index.local_class(written)
+        owner = index
+        if cls is None:
+            found = index.external(index.qualify(written))
+            if found is None:
+                continue
+            owner, cls = found
+        if cls is not None and not cls.is_module:
+            yield param.name.value, cls
 
 
 @memoised

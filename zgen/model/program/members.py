@@ -355,6 +355,26 @@ def has_params(index: ModelIndex, ref: str) -> bool | None:
     return answer
 
 
+# A layer class handed as a value, not called: `super().__init__(nn.Linear, **kwargs)`, `block=nn.Conv2d`.
+_HANDED_CLASS = re.compile(r"[(,=]\s*((?:torch\.)?nn\.[A-Z]\w*)\s*[,)]")
+_CLASS_TESTS = ("isinstance(", "issubclass(", "type(")
+
+
+def _hands_a_layer_class(index: ModelIndex, text: str) -> bool:
+    """Does `__init__` hand a torch layer class with parameters to a call or a keyword (`super().__init__(nn.Linear,
+    **kwargs)`, a base building its layers with the class it is given), not only test a module's class
+    (`isinstance(m, nn.Linear)`)? The layers it builds with it have parameters."""
+    if "nn." not in text:
+        return False
+    for match in _HANDED_CLASS.finditer(text):
+        line = text[text.rfind("\n", 0, match.start()) + 1:match.start()]
+        if any(test in line for test in _CLASS_TESTS):
+            continue
+        if known.torch_has_params(index.qualify(match.group(1))):
+            return True
+    return False
+
+
 def torch_base(cls: ClassInfo) -> str | None:
     """The last name of a torch.nn layer class that `cls` (or an in-file base) derives from (`Embedding`)."""
     for info in cls.mro:
@@ -389,7 +409,7 @@ def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
                 answers.append(answer)
         elif index.is_module_base(qualified):
             answers.append(has_params(index, qualified) if index.external(qualified) else None)
-    if True in answers:
+    if True in answers or _hands_a_layer_class(index, text):
         return True
     if None in answers or _holds_given_module(index, cls):
         return None  # `self.net = net`: a wrapper around a module handed in, whose parameters we cannot see

@@ -91,6 +91,8 @@ class _Selections:
     a function handed the model)."""
 
     _BY_KEY = re.compile(r"for(?<!\wfor)\s+(\w+)\b[^\n]*\bin\s+\w+\.(?:items|keys)\(\)")  # `\bfor`, word first
+    # `for name in names:`, `for i, name in enumerate(names):`: a loop taking items (not `range`'s positions)
+    _ITEM_LOOP = re.compile(r"for(?<!\wfor)\s+(?:\w+\s*,\s*)?(\w+)\s+in\s+(?!range\b)")
     _WALK = re.compile(r"for(?<!\wfor)\s+(\w+)\s+in\s+(\w+)\s*[:)\]}]")  # `for key in feats:` (and in a comprehension)
 
     # `self.heads[batch["task"]](x)`, or through a local (`task = batch["task"]` ... `self.heads[task](x)`)
@@ -152,6 +154,10 @@ class _Selections:
                 field = re.escape(match.group(1))  # (or what a call handed it returns: `route = self.route_of(task)`)
                 keys = [field, *(re.escape(m) for m in re.findall(rf"^\s*(\w+)\s*=[^\n]*\(\s*[^\n]*\b{field}\b", text, re.M))]
                 if re.search(r"self(?:\.\w+)+\[\s*(?:" + "|".join(keys) + r")\s*\]\s*[(.:]", text):
+                    return True
+        if "self." in text:
+            for match in self._ITEM_LOOP.finditer(text):  # `for name in set(adapter_names):` ... `self.lora_A[name]`
+                if re.search(r"self(?:\.\w+)+\[\s*" + match.group(1) + r"\s*\]", text):
                     return True
         matches = [*self._BY_KEY.finditer(text)] if ".items()" in text or ".keys()" in text else []
         matches += (m for m in self._WALK.finditer(text) if f"{m.group(2)}[{m.group(1)}]" in text)  # `feats[key]`
