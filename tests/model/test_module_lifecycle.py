@@ -96,6 +96,32 @@ HAZARDS = {
         self.weight.materialize((self.out_features, self.in_features))
         uniform_init(self.weight, self.in_features)
         self._hook.remove()""")),
+    "local-layer-initialised-before-the-name-wraps-it": ("ZG103", """
+class Wrapped(nn.Module):
+    def __init__(self, inner, d=1024):
+        super().__init__()
+        self.inner = inner
+        self.res = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.res(x) + self.inner(x)
+
+
+class Stack(nn.Module):
+    def __init__(self, n=2):
+        super().__init__()
+        self.layers = nn.ModuleList()
+        for _ in range(n):
+            layer = nn.Linear(1024, 1024)
+            nn.init.xavier_normal_(layer.weight)
+            layer = Wrapped(layer)
+            self.layers.append(layer)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+"""),
     "repr-reads-a-child-weight": ("ZG109", PRINTED.format(name="__repr__", body='f"Head({self.fc.weight.abs().mean()})"')),
     "repr-prints-a-child-weight-size": ("ZG102", PRINTED.format(name="extra_repr", body='f"{self.fc.weight.shape}"')),
     "loss-helper-reads-a-child-weight": ("ZG109", PRINTED.format(name="l2_penalty", body="(self.fc.weight ** 2).sum()")),

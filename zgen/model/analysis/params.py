@@ -80,6 +80,9 @@ class _Bindings:
             self.modules.pop(name, None)
             self.passed_in.discard(name)
         self.built_here: set[str] = set()  # locals assigned a module construction
+        # each binding of a local to a module built here, in order: (position, member); a name bound again
+        # (`lay = nn.Linear(d, d)` ... `lay = Wrapper(lay)`) holds the earlier module until the later binding
+        self.built_at: dict[str, list[tuple[int, Member]]] = {}
         self.listed: dict[str, str] = {}  # `for pair in self.model_pairs` of a list of submodules: `pair` -> the list
         self.rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
         self.param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
@@ -231,6 +234,16 @@ class _Bindings:
         if source is not None:
             self.param_lists.setdefault(target.value, source)
 
+    def module_at(self, name: str, position: int) -> Member | None:
+        """The module the local `name` holds at `position`: the last module built into it before there, when it was
+        bound to more than one; else what `modules` holds."""
+        bindings = self.built_at.get(name)
+        if bindings and len(bindings) > 1 or bindings and self.modules.get(name) is not bindings[-1][1]:
+            before = [member for at, member in bindings if at < position]
+            if before:
+                return before[-1]
+        return self.modules.get(name)
+
     def _assign(self, index: ModelIndex, flat: Flat, node: cst.Assign) -> None:
         target = node.targets[0].target
         if isinstance(target, cst.Name):
@@ -246,6 +259,8 @@ class _Bindings:
             if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
                 self.modules[target.value] = Member(target.value, kind, classes, (-1, 0))
                 self.built_here.add(target.value)
+                self.built_at.setdefault(target.value, []).append(
+                    (flat.position.get(id(node), 0), self.modules[target.value]))
             elif target.value not in self.modules and _from_self(node.value):
                 # `emb = self.get_input_embeddings()`, `new = super().resize_token_embeddings(n)`: a module of
                 # the model when its `.weight` is used (only `weight`/`bias` count on an unknown module)
@@ -513,7 +528,7 @@ class _Finder:
             else:
                 path = path.__class__("self", path.parts, path.keys)
         if path.root != "self":
-            first = self.bound.modules.get(path.root)
+            first = self.bound.module_at(path.root, self.flat.position.get(id(node), 0))
             if first is not None and _shadowed(self.flat, node, path.root, self.method.node):
                 first = None  # `def _apply_fn(m)` nested in the method: its own `m`, not the method's loop variable
             if first is not None and first.kind == Kind.UNKNOWN and ctx.conds:

@@ -1662,7 +1662,7 @@ def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
         }
         pattern += "".join(f"|self\\.{re.escape(name)}\\(" for name in sorted(methods))
         calls += [f"self.{name}(" for name in sorted(methods)]  # (a literal too: `if self._drop(): continue`)
-    return Trigger("rand", "bernoulli", "multinomial", "poisson", "uniform_(", *calls, pattern=pattern)
+    return Trigger("rand", "bernoulli", "multinomial", "poisson", "uniform_(", ").normal_(", *calls, pattern=pattern)
 
 
 def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:

@@ -397,10 +397,11 @@ SEEDED_GENERATORS = frozenset(
 )
 # Text without which code makes none of these draws as commonly written (`torch.rand`, `random.random()`,
 # `np.random.rand`, `randn`, `x.bernoulli_(p)`, `torch.empty(n).uniform_(0, 1)`): a pre-filter, refined by
-# parsing. Fills with arguments other than `uniform_` (`normal_(0, 0.02)`) are initialisers in practice.
+# parsing. Fills with arguments other than `uniform_` (`w.normal_(0, 0.02)`) are initialisers in practice, except
+# on a tensor a call just made (`x.new(x.size()).normal_(0, 1)`, `torch.empty(n).normal_()`): noise.
 # (`\brand` written word first, `rand(?<!\wrand)`: an alternation whose every branch starts with a literal is searched
 # for their first characters, `program/trigger.py`.)
-RANDOM_HINT = r"rand(?<!\wrand)|bernoulli|multinomial|poisson|\.uniform_\("
+RANDOM_HINT = r"rand(?<!\wrand)|bernoulli|multinomial|poisson|\.uniform_\(|normal_(?<=\)\.normal_)\("
 
 # Tensor methods / torch functions whose result depends on the data a rank holds.
 # `.item()`/`.tolist()` are not sources by themselves: they convert, and what they convert
