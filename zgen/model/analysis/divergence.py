@@ -706,16 +706,20 @@ def _skipped_helper(
         # loss): continue` before `self.log_samples(x)`: skipped outright
         branch = flat.parent.get(id(test))
         return isinstance(branch, cst.If) and not any(_side(flat, call, branch) == "body" for call, _c, _n in sites)
-    return effect == ITERATE or (effect == GATE and _one_sided(flat, test, sites))
+    return effect == ITERATE or (effect == GATE and _one_sided(flat, test, sites, site))
 
 
-def _one_sided(flat: Flat, test: cst.CSTNode, sites: list) -> bool:
-    """Is `test` the test of an `if` whose other branch runs no submodule (`if x.sum() > 0: h = self.refine(h)`)?
-    Then a helper it gates is skipped outright, not swapped for another that may run the same layers."""
+def _one_sided(flat: Flat, test: cst.CSTNode, sites: list, site: cst.Call | None = None) -> bool:
+    """Is `test` the test of an `if` whose branch without `site` runs no submodule (`if x.sum() > 0: h =
+    self.refine(h)`; `if "cache" in batch: out = batch["cache"]` / `else: out = run(model, batch)`)? Then a helper
+    it gates is skipped outright, not swapped for another that may run the same layers."""
     branch = flat.parent.get(id(test))
     if not isinstance(branch, cst.If) or branch.test is not test:
         return False
-    return branch.orelse is None or not any(_side(flat, call, branch) == "orelse" for call, _ctx, _callee in sites)
+    other = "body" if site is not None and _side(flat, site, branch) == "orelse" else "orelse"
+    if other == "orelse" and branch.orelse is None:
+        return True
+    return not any(_side(flat, call, branch) == other for call, _ctx, _callee in sites)
 
 
 def _same_both_ways(flat: Flat, sites: list) -> set[int]:

@@ -1172,14 +1172,21 @@ def _parameters_source(iterable: cst.BaseExpression, passed_in: set[str]) -> str
     iterable = same_items(iterable)
     if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Attribute):
         return None
-    if iterable.func.attr.value not in {"parameters", "named_parameters"}:
+    name = iterable.func.attr.value
+    listing = name not in {"parameters", "named_parameters"}
+    if listing and not _LISTS_PARAMETERS.match(name):
         return None
     if own_only(iterable):  # parameters(recurse=False): only the module's own, gathered in its forward
         return None
     path = access_path(iterable.func.value)
-    if path is None or (path.root != "self" and path.root not in passed_in):
+    if path is None or (path.root != "self" and path.root not in passed_in) or listing and not path.parts:
         return None
     return path.root + "".join("." + p for p in path.parts) + "." + iterable.func.attr.value + "()"
+
+
+# A child's method named as listing its parameters (`self.network.regularization_params()`,
+# `self.encoder.trainable_parameters()`); not `get_params()`, sklearn's settings.
+_LISTS_PARAMETERS = re.compile(r"(?!get_params$)\w+_param(?:eter)?s$")
 
 
 # Attributes of an unknown object that hold settings or state, not submodules.

@@ -404,7 +404,7 @@ def _may_access(index: ModelIndex, method: MethodInfo) -> bool:
     """The text pre-filter, once per method for all the rules that share these accesses."""
     text = method.text
     return (
-        index.mentions_param(text) or "parameters(" in text or _reads_related(index, method)
+        index.mentions_param(text) or "parameters(" in text or "_params(" in text or _reads_related(index, method)
         or "self." in text and _INITIALISES_PATH.search(text) is not None
     )
 

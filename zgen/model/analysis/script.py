@@ -352,7 +352,7 @@ _SELF_ONLY = re.compile(r"def\s+\w+\s*\(\s*self\s*\)")
 
 
 # What a function calls the model it is handed (`model`, `net`, `engine`, `draft_model`).
-_MODEL_NAME = re.compile(r"(?:\w+_)?(?:model|module|net|engine)")
+_MODEL_NAME = re.compile(r"(?:\w+_)?(?:model|module|net|engine)(?:_[A-Za-z]|_?\d)?")  # (`model_T`, `net_g`)
 # Methods only an `nn.Module` has (not `train`/`state_dict`: trainers and optimizers have those too).
 _MODULE_ONLY_METHODS = frozenset(
     {"eval", "parameters", "named_parameters", "modules", "named_modules", "requires_grad_"}

@@ -46,7 +46,8 @@ MODULE_WORDS = (
     "embedding", "conv", "linear", "attn", "attention", "mlp", "ffn", "proj", "stem", "tower", "trunk", "policy", "actor",
     "critic", "unet", "transformer", "teacher", "student", "generator", "discriminator", "vae",
 )
-_MODULE_WORD = re.compile("(?:" + "|".join(MODULE_WORDS) + ")s?$")
+# (with a one-letter or numbered role: `model_T`/`model_S` of a distiller, `net_g`/`net_d` of a GAN, `model2`)
+_MODULE_WORD = re.compile("(?:" + "|".join(MODULE_WORDS) + r")s?(?:_[A-Za-z]|_?\d)?$")
 # Names of configs, tensors and state, never a module (`layer_cfg`, `x`, `weight`).
 _NOT_A_MODULE = re.compile(
     r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state"

@@ -157,7 +157,7 @@ class _Selections:
                     return True
         if "self." in text:
             for match in self._ITEM_LOOP.finditer(text):  # `for name in set(adapter_names):` ... `self.lora_A[name]`
-                if re.search(r"self(?:\.\w+)+\[\s*" + match.group(1) + r"\s*\]", text):
+                if f"[{match.group(1)}]" in text and re.search(r"self(?:\.\w+)+\[" + match.group(1) + r"\]", text):
                     return True
         matches = [*self._BY_KEY.finditer(text)] if ".items()" in text or ".keys()" in text else []
         matches += (m for m in self._WALK.finditer(text) if f"{m.group(2)}[{m.group(1)}]" in text)  # `feats[key]`
