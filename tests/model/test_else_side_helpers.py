@@ -41,3 +41,24 @@ def test_a_teacher_run_only_when_the_batch_holds_no_cache(teacher):
 
 def test_the_teacher_run_either_way():
     assert codes("model_T", "run(model_T, batch)") == []
+
+
+SETTINGS = """
+import torch
+
+
+def run(model, batch):
+    return model(batch["input_ids"])
+
+
+def outputs(batch, params_dict, model_T):
+    if "teacher_off" in params_dict:
+        results_T = torch.as_tensor(params_dict["teacher_off"])
+    else:
+        results_T = run(model_T, batch)
+    return results_T
+"""
+
+
+def test_a_key_of_the_settings_it_was_given_decides_for_every_rank():
+    assert [f.code for f in check_source("m.py", SETTINGS) if f.code.startswith("ZG2")] == []

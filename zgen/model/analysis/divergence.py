@@ -41,7 +41,7 @@ from .taint import (
 
 __all__ = [
     "Divergence", "module_divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "RAISE", "CHECK", "OWN_VALUE_RAISE_TEXT", "helper_reaches", "tensor_backward",
+    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "EXHAUSTED", "RAISE", "CHECK", "OWN_VALUE_RAISE_TEXT", "helper_reaches", "tensor_backward",
     "derived_names",
 ]
 
@@ -54,6 +54,7 @@ COUNT = "count"  # the call sits in a loop that runs as often as this rank's inp
 PICK = "pick"  # the module called is taken out of a container by the value (`self.experts[rank]`)
 RETRY = "retry"  # the call runs again in a loop when it raised on this rank (`except OutOfMemoryError:` then retry)
 CAUGHT = "caught"  # the call's failure on this rank is caught and the rank goes on (`except OutOfMemoryError: return`)
+EXHAUSTED = "exhausted"  # this rank's data iterator ran out and the rank leaves the loop (`except StopIteration: break`)
 RAISE = "raise"  # this rank raises on a value of its own (`if torch.isnan(loss): raise`, `if not m.all(): raise`)
 CHECK = "check"  # ... in a method that runs no module itself, a check its caller runs in the pass (`validate(x)`)
 # Effects whose call sits inside what the decision governs: the finding reaches from the decision down to that call.
@@ -554,7 +555,7 @@ def _tainted_decisions(
             continue
         for test in ctx.conds:
             tainted = taint.of(test)
-            if not tainted:
+            if not tainted or _given_object_tested(flat, test):
                 continue
             if same_both_ways is None:
                 same_both_ways = _same_both_ways(flat, sites)
@@ -625,6 +626,8 @@ def _tainted_decisions(
                 continue  # `if rank == 0: return a` / `else: return b`: every rank leaves here
             if _decided_inside(flat, test, list(tests[at + 1:])):
                 continue  # `end = done or t == steps` ... `if end: if t == steps: break`: the inner test decides
+            if _given_object_tested(flat, test):
+                continue  # `if es:` ... `if not es.check_loss(model, valid): break`: the inner test decides
             for kind, source in taint.of(test).items():
                 if kind == DATA and in_else and DATA not in plain.of(test):  # type: ignore[union-attr]
                     continue
@@ -978,7 +981,8 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
                 add(DATA, EXIT, node, source, later[0][2])
             continue
         for at, test in enumerate(tests):
-            if _exits_both_ways(flat, test, type(node), exits) or _decided_inside(flat, test, tests[at + 1 :]):
+            if _exits_both_ways(flat, test, type(node), exits) or _decided_inside(flat, test, tests[at + 1 :]) \
+                    or _given_object_tested(flat, test):
                 continue
             source = source_of(test, loop)
             if source is not None:
@@ -1068,9 +1072,35 @@ def _failure_handlers(index: ModelIndex, flat: Flat) -> list[tuple[cst.ExceptHan
         for handler in node.handlers:
             if leaves_on_success and not any(type(n) in (cst.Raise, cst.Break, cst.Return) for n in walk(handler.body)):
                 found.append((handler, node.body, RETRY))
+            elif ctx.loops and _exhausted(index, handler) and _leaves(handler.body):
+                found.append((handler, ctx.loops[-1], EXHAUSTED))  # (the calls of the whole loop are skipped)
             elif _own_failure(index, handler) and not _always_raises(handler.body):
                 found.append((handler, node.body, CAUGHT))
     return found
+
+
+def _exhausted(index: ModelIndex, handler: cst.ExceptHandler) -> bool:
+    """Does `handler` catch the end of a data iterator: `StopIteration`, or an exception class of the program
+    named for exhausted data (`DataloaderExhaustedError`) or derived from `StopIteration`?"""
+    caught = handler.type
+    if caught is None:
+        return False
+    types = [element.value for element in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    for written in (dotted(t) or "" for t in types):
+        last = written.rsplit(".", 1)[-1]
+        if last == "StopIteration" or "Exhausted" in last:
+            return True
+        cls = index.local_class(written)
+        if cls is not None and any(b.rsplit(".", 1)[-1] == "StopIteration" for info in all_bases(cls) for b in info.span.bases):
+            return True
+    return False
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """Does a handler's `block` leave the loop around it (`break`, `return`) rather than carry on (a new iterator,
+    `it = iter(loader)`, and the next batch)?"""
+    return any(type(n) in (cst.Break, cst.Return) for n in walk(block)) and not any(
+        type(n) is cst.Call and dotted(n.func) in ("iter", "next") for n in walk(block))
 
 
 def _own_failure(index: ModelIndex, handler: cst.ExceptHandler) -> bool:
@@ -1224,11 +1254,13 @@ def derived_names(
                             mark(name, source, site)
                         if kind is cst.Assign and (container := stored_into(target)) is not None:
                             mark(container, source, site)  # `losses[i] = float(loss)`: the list holds it
-                        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-                            if target.value.value == "self":  # `self.stop = result.is_done()`: a flag on the object
-                                mark(f"self.{target.attr.value}", source, site)
-                        elif isinstance(target, cst.Subscript) and (held := holder_key(target, ())) is not None:
+                        if isinstance(target, cst.Subscript) and (held := holder_key(target, ())) is not None:
                             mark(held, source, site)  # `self.metrics["val_loss"] = total`: the record holds it
+                            continue
+                        for part, why in _unpacked(target, value, source, names, outputs, agreed, ctx):
+                            if isinstance(part, cst.Attribute) and isinstance(part.value, cst.Name) \
+                                    and part.value.value == "self":  # `self.stop = result.is_done()`: a flag on it
+                                mark(f"self.{part.attr.value}", why, site)
                 elif kind is cst.Assign and agreed is not None and isinstance(value, cst.Name) and agreed(value):
                     for target in targets:  # `state.flag = v` for `v` all-reduced: that field holds no rank's own
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):  # value, even
@@ -1261,6 +1293,61 @@ def derived_names(
                     if isinstance(expr, cst.Name) and expr.value in containers:
                         mark(expr.value, source, site)
     return all_names
+
+
+def _given_object_tested(flat: Flat, test: cst.CSTNode) -> bool:
+    """Is `test` an `if` on whether an object is there (`if es:`, `if not tracker:`, `if stopper is not None:`), one
+    the function was given or bound only to `None` or to an object it built (`es = EarlyStopper(n)`)? What it was
+    handed since (`es.check_loss(model, v)`) changes the object's state, not whether it exists."""
+    if not isinstance(flat.parent.get(id(test)), cst.If):
+        return False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+            test.comparisons[0].operator, (cst.Is, cst.IsNot)) and _is_none(test.comparisons[0].comparator):
+        test = test.left
+    if not isinstance(test, cst.Name):
+        return False
+    root = flat.nodes[0][0] if flat.nodes else None
+    if type(root) is not cst.FunctionDef:
+        return False
+    params = root.params
+    given = test.value in {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    values = [value for node, _ctx in flat.nodes for target, value in [targets_of(node)] if value is not None
+              and any(test.value in bound_names(t) for t in target)]
+    if not given and not values:
+        return False
+    if not any(type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+               and node.func.value.value == test.value for node, _ctx in flat.nodes):
+        return False  # (a flag, `if is_main:`, not an object whose methods the function calls)
+    # (bound only to `None` or to an object built here: `es = None` ... `es = EarlyStopper(patience)`)
+    return all(_is_none(value) or isinstance(value, cst.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1][:1].isupper()
+               for value in values)
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _unpacked(
+    target: cst.CSTNode, value: cst.CSTNode, source: str, names: dict[str, str], outputs: dict[int, str],
+    agreed: Callable[[cst.CSTNode], bool] | None, ctx: Ctx,
+) -> Iterator[tuple[cst.CSTNode, str]]:
+    """Each part an assignment target writes, with why it holds a derived value: the target itself, or each element
+    of a tuple target with the element of a tuple value it takes (`self.best, self.patience = metric, n`: `best`
+    from the metric, `patience` only from a test on it, if any)."""
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        yield target, source
+        return
+    items = value.elements if isinstance(value, (cst.Tuple, cst.List)) else ()
+    if len(items) != len(target.elements):
+        yield from ((element.value, source) for element in target.elements)
+        return
+    tested = next((s for t in ctx.conds if (s := _derived_source(t, names, outputs, agreed))), None)
+    for element, item in zip(target.elements, items):
+        why = _derived_source(item.value, names, outputs, agreed) or tested
+        if why is not None:
+            yield element.value, why
 
 
 def _derived_source(
@@ -1423,6 +1510,7 @@ _EFFECT = {
     PICK: "`{test}` picks which module runs as `{callee}`",
     RETRY: "`{callee}` runs again whenever it raises (`{test}`)",
     CAUGHT: "when `{callee}` fails on this rank the failure is caught and the rank carries on (`{test}`)",
+    EXHAUSTED: "this rank leaves the loop when its own data runs out (`{test}`), while its peers run `{callee}` again",
     RAISE: "this rank stops with an error when `{test}`, while its peers run `{callee}` again",
     CHECK: "this rank stops with an error in `{callee}` when `{test}`, while its peers go on to the modules its caller "
     "runs next",
@@ -1443,7 +1531,7 @@ def message(d: Divergence, test: str) -> str:
         what = f"the remaining calls of `{d.callee}` are skipped when this `{test.split()[0]}` is reached"
     elif d.effect == PICK and d.callee == test:  # `self.heads[key](x)`: the item is what runs
         what = f"`{test}` picks which module runs"
-    elif d.effect in (RETRY, CAUGHT):  # reported at the handler: a bare `except:` has no type to quote
+    elif d.effect in (RETRY, CAUGHT, EXHAUSTED):  # reported at the handler: a bare `except:` has no type to quote
         what = _EFFECT[d.effect].format(callee=d.callee, test=d.source)
     else:
         what = _EFFECT[d.effect].format(callee=d.callee, test=test)

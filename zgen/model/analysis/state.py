@@ -37,7 +37,10 @@ from ..program.tree import code_of, cst
 from ..program.index import ModelIndex, memoised
 from .flow import FILLS, Flat
 
-__all__ = ["Handoff", "handoff", "handoffs", "holder_key", "RankTests", "self_targets", "self_writes", "PLACING", "WRITES_SELF", "StateReaders", "state_trigger"]
+__all__ = [
+    "Handoff", "handoff", "handoffs", "unpacked_handoffs", "holder_key", "RankTests", "self_targets", "self_writes", "PLACING",
+    "WRITES_SELF", "StateReaders", "state_trigger",
+]
 
 # Methods that place or seed an object rather than hand it a value: a device or a seed made from the rank puts the
 # object on this rank's device, not this rank's values in it.
@@ -114,6 +117,27 @@ def handoff(
                     # every rank's)
                     return Handoff(key, (node.value,), node)
     return None
+
+
+def unpacked_handoffs(node: cst.CSTNode) -> list[Handoff]:
+    """The writes of `self`'s attributes an unpacking assignment makes, each with the value it takes
+    (`self.best, self.patience = metric, n`: `self.best` from `metric`, `self.patience` from `n`); `handoff` reads
+    single targets."""
+    if type(node) is not cst.Assign or len(node.targets) != 1:
+        return []
+    target, value = node.targets[0].target, node.value
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return []
+    values = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) and len(
+        value.elements) == len(target.elements) else [value] * len(target.elements)
+    found = []
+    for element, item in zip(target.elements, values):
+        written = element.value
+        if isinstance(written, cst.Attribute) and isinstance(written.value, cst.Name) and written.value.value == "self":
+            found.append(Handoff(f"self.{written.attr.value}", (item,), node))
+        elif isinstance(written, cst.Attribute) and (field := self_field(written)) is not None:
+            found.append(Handoff(field, (item,), node))
+    return found
 
 
 # Methods that write what they are handed to a log or a board: the object keeps no decision of it.

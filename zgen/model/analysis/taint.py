@@ -24,7 +24,7 @@ from .flow import (
     COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, stored_into,
     targets_of,
 )
-from .state import WRITES_SELF, RankTests, handoff, holder_key, self_field, self_targets, self_writes
+from .state import WRITES_SELF, Handoff, RankTests, handoff, holder_key, self_field, self_targets, self_writes, unpacked_handoffs
 
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "ITEM_COUNTS", "Taint", "rank_attrs", "random_function", "draw_kind",
@@ -300,7 +300,13 @@ class Taint:
         (and the tests the hand-off runs under), from here on (`state.handoff`)."""
         found = handoff(node, holders, self._flat)
         if found is None:
+            for each in unpacked_handoffs(node):  # `self.best_e, self.patience = epoch, patience` under a test
+                self._handed(each, node, ctx, holders)
             return
+        self._handed(found, node, ctx, holders)
+
+    def _handed(self, found: Handoff, node: cst.CSTNode, ctx, holders: frozenset[str]) -> None:
+        """The holder of one hand-off holds what it was handed (and the tests it runs under) from here on."""
         kinds: dict[str, str] = {}
         for value in found.values:
             _merge_into(kinds, self.of(value))
@@ -884,6 +890,8 @@ class Taint:
                     return True  # `if "prompt" in metadata[0]: ... metadata[0]["prompt"]`: a sample's field
                 if not isinstance(container, cst.Name) or container.value in self.state:
                     continue
+                if _SETTINGS_MAPPING.search(container.value):
+                    continue  # `if "weight_path_add" in params_dict:`: the settings it was given, every rank's
                 if (container.value, code_of(node.left)) in (self.fed if fixed else self.keyed):
                     return True
                 if fixed and container.value in self.handed_whole:
@@ -2029,6 +2037,8 @@ _TENSOR_ATTRS = frozenset({"shape", "size", "dim", "view", "reshape", "ndim", "d
 
 # A mapping's views: iterating one given as an input walks the keys this call's batch has.
 _MAPPING_VIEWS = frozenset({"items", "keys", "values"})
+# A mapping named as settings (`params_dict`, `config`, `model_kwargs`, `hparams`), not a batch.
+_SETTINGS_MAPPING = re.compile(r"conf|cfg|args$|opts?$|options|param|setting|hparams|kwargs")
 
 
 def _batch_size_test(

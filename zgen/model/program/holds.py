@@ -449,6 +449,23 @@ _CLASS_VARIABLE = re.compile(r"^(?:[A-Z]\w*Class|\w+_(?:class|cls)|klass)$")
 _CLASS_VALUE_BUILT = re.compile(r"\bself\.\w+\s*=\s*(?:self\.)?\w*(?:Class|_class|_cls|klass)\s*\(")
 
 
+def _loaded_by_own_method(cls: ClassInfo, value: cst.BaseExpression) -> bool:
+    """Is `value` a call of a method of the class (or a base) that builds or loads a model by its name
+    (`self.load_model(...)`, `self.build_network(cfg)`), returning what it made?"""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and isinstance(value.func.value, cst.Name) and value.func.value.value == "self"):
+        return False
+    name = value.func.attr.value
+    if _MODEL_BUILDER.match(name) is None:
+        return False
+    method = cls.method(name) or cls.inherited_method(name)
+    return method is not None and "return" in method.text
+
+
+# `load_model`, `_build_network`, `create_policy`, `get_model`: a method named for making a model
+_MODEL_BUILDER = re.compile(r"_?(?:load|build|make|create|get|init)_?(?:\w+_)?(?:model|net|network|policy|module)s?$")
+
+
 def _built_from_class_value(value: cst.BaseExpression) -> bool:
     """Is `value` a call of a class held in a variable or an attribute (`policy_class(d)`, `self.net_cls(**kw)`)?"""
     if not isinstance(value, cst.Call):
@@ -702,6 +719,9 @@ def _held_and_wrapped(
                         classes = _constructed(index, part, cls)  # `def init_GAN(self): self.GAN = GAN(d)`, `make_gan(d)`
                 if not classes and _built_from_class_value(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.policy = self.policy_class(obs_space, lr)`: a model, class unread
+                if not classes and not cls.is_module and _loaded_by_own_method(cls, part) \
+                        and module_like_name(path.parts[0]):
+                    classes = ("<unknown>",)  # `self.model = self.load_model(name, params)` of a plain wrapper
                 if classes:
                     found.setdefault(path.parts[0], classes)
     for name, classes in by_use.items():

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..analysis.counts import COUNT_ATTR_TEXT, HANDS_LENGTH, length_helpers
 from ..analysis.divergence import (
-    CAUGHT, CHECK, COUNT, EXIT, OWN_VALUE_RAISE_TEXT, RAISE, RETRY, SKIP, WHILE, Divergence, message,
+    CAUGHT, CHECK, COUNT, EXHAUSTED, EXIT, OWN_VALUE_RAISE_TEXT, RAISE, RETRY, SKIP, WHILE, Divergence, message,
 )
 from ..analysis.flags import StopSignal, stop_signals
 from ..analysis.flow import Flat, flat_of
@@ -53,8 +53,8 @@ class _LoopExit:
             return True  # `odeint(ode_fn, x, t)`: a solver calling the model as often as its error control decides
         if "backward(" in text and _exit_before_backward(text):
             return True  # `if not torch.isfinite(loss).all(): return` before `loss.backward()`
-        if "except" in text and _OWN_FAILURE_TEXT.search(text):
-            return True  # `except RuntimeError as e: if "out of memory" in str(e): return None`
+        if "except" in text and (_OWN_FAILURE_TEXT.search(text) or _EXHAUSTED_TEXT.search(text)):
+            return True  # `except RuntimeError as e: if "out of memory" in str(e): return None`, `except StopIteration:`
         if ("raise" in text or "assert" in text) and OWN_VALUE_RAISE_TEXT.search(text):
             return True  # `if torch.isnan(loss): raise NanException`, `assert torch.isfinite(loss)`
         if "break" in text or "while" in text:
@@ -184,6 +184,8 @@ def _exit_before_backward(text: str) -> bool:
 
 # `except:`, `except Exception`, `except (RuntimeError, ValueError)`, `except torch.cuda.OutOfMemoryError`, an
 # exception class of the program (`except NaNLoss:`): any handler but one of a single API probe (`except ImportError:`).
+# `except StopIteration:`, `except DataloaderExhaustedError:`: this rank's data ran out
+_EXHAUSTED_TEXT = re.compile(r"(?m)^[ \t]*except[ \t(]+(?:[\w.]*\.)?(?:StopIteration|\w*Exhausted)")
 _OWN_FAILURE_TEXT = re.compile(
     r"(?m)^[ \t]*except\b(?![ \t]+(?:ImportError|ModuleNotFoundError|TypeError|AttributeError|KeyError|IndexError"
     r"|StopIteration|NotImplementedError|FileNotFoundError)\b[ \t]*(?:as[ \t]+\w+[ \t]*)?:)"
@@ -588,7 +590,7 @@ def _exit(d: Divergence) -> bool:
     """A loop cut short or counted by the data, a `return`/`continue` or a `while` taken on this host's files, or a
     module run, skipped or stopped on this host's clock (a time limit)."""
     return (
-        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY, CAUGHT, RAISE, CHECK))
+        (d.kind == DATA and d.effect in (EXIT, WHILE, COUNT, RETRY, CAUGHT, EXHAUSTED, RAISE, CHECK))
         or (d.kind == HOST and d.effect in (EXIT, SKIP, WHILE))
         or d.kind == CLOCK
     )
