@@ -2,7 +2,8 @@
 a helper that zeroes its parameters (ZG103); a base class that builds its layers with the layer class its subclass
 hands it (the model has parameters, so a random gate on it diverges, ZG202); a training function whose argument is
 annotated with a plain class holding the model (`model: Forecast` ... `model.model`), whose early stop on this
-rank's validation loss diverges (ZG204). Each against its look-alike."""
+rank's validation loss diverges (ZG204). And a model a function unpacks from what it was given (`model, loss =
+modules`), whose state it copies (ZG108). Each against its look-alike."""
 
 from __future__ import annotations
 
@@ -166,3 +167,29 @@ def test_an_early_stop_on_what_the_held_model_returned(tmp_path):
 def test_an_early_stop_on_what_a_helper_computed_without_the_model(tmp_path):
     files = {"forecast.py": FORECAST, "train.py": TRAIN.format(handed="None")}
     assert found_in_package(tmp_path, files, "train.py", prefix="ZG2") == []
+
+
+UNPACKED = """
+import copy
+
+
+def train(modules, loader, opt):
+    {targets} = modules
+    best = None
+    for x in loader:
+        loss(model(x)).backward()
+        opt.step()
+        best = copy.deepcopy(model.state_dict())
+    return best
+"""
+
+
+def test_a_model_unpacked_from_what_the_function_was_given(tmp_path):
+    found = found_in_package(tmp_path, {"train.py": UNPACKED.format(targets="model, loss")}, "train.py", prefix="ZG1")
+    assert [code for code, _line in found] == ["ZG108"]
+
+
+def test_a_state_unpacked_from_what_the_function_was_given(tmp_path):
+    # (`stats` is no model's name: its state is a record's)
+    source = UNPACKED.format(targets="stats, loss").replace("model", "stats")
+    assert found_in_package(tmp_path, {"train.py": source}, "train.py", prefix="ZG1") == []

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
 from . import known
 from .class_values import attribute_values, class_lookup, package_subclasses
@@ -205,7 +206,8 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
     An argument annotated with a module class holds one of those classes; an
     unannotated one named as modules are (`model`, `ema_model`, `critic`) or
     used as only a module is (`x.parameters()`, `x.eval()`) holds a module of
-    a class we cannot tell. `self` and `cls` never count, nor does an argument annotated only with torch classes
+    a class we cannot tell; so does a local unpacked from an argument and named so (`model, loss = modules`).
+    `self` and `cls` never count, nor does an argument annotated only with torch classes
     owning no parameter (`loss_fn: nn.modules.loss._Loss`, torch's losses: nothing of it is partitioned or gathered).
     """
     params = function.params
@@ -241,7 +243,35 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
         for name in (*unannotated, *used_only):
             if name in used:
                 found[name] = ("<unknown>",)
+    for name in _unpacked_models(function, {p.name.value for p in (*params.posonly_params, *params.params,
+                                                                     *params.kwonly_params)}):
+        found.setdefault(name, ("<unknown>",))  # `model, loss, evaluator = training_modules`: read as an argument
     return found
+
+
+def _unpacked_models(function: cst.FunctionDef, given: set[str]) -> list[str]:
+    """Locals the function unpacks from one of its arguments (`model, loss, evaluator = training_modules`) and binds
+    nowhere else, named as modules are: what the caller handed in, as an argument of that name is."""
+    unpacked: list[str] = []
+    bound: dict[str, int] = {}
+    for node in walk(function.body):
+        if type(node) is not cst.Assign:
+            continue
+        for target in node.targets:
+            for name in _target_names(target.target):
+                bound[name] = bound.get(name, 0) + 1
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, (cst.Tuple, cst.List)) \
+                and isinstance(node.value, cst.Name) and node.value.value in given:
+            unpacked += [n for n in _target_names(node.targets[0].target) if module_like_name(n)]
+    return [name for name in unpacked if bound.get(name) == 1]
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
 
 
 def may_have_module_containers(index: ModelIndex, span: FunctionSpan) -> bool:
@@ -276,6 +306,12 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
     if "import " in index.skeleton.text(span.start, span.end):
         return True  # a class imported inside the function is resolved there: parse and ask
     args = node.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    for stmt in node.body:  # `model, loss = modules`: an unpacked argument (`_unpacked_models`)
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in names and any(
+                isinstance(t, ast.Tuple) and any(isinstance(e, ast.Name) and module_like_name(e.id) for e in t.elts)
+                for t in stmt.targets):
+            return True
     unannotated = []
     for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
         name = arg.arg
