@@ -30,12 +30,9 @@ import argparse
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -181,29 +178,17 @@ def package_dir(src: Path, package: str, version: str) -> Path | None:
 
 
 def download(src: Path, package: str, version: str) -> Path:
-    """Fetch `package==version` with `pip download --no-deps` and unpack it under `src`."""
-    dl = src / "dl"
-    dl.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"{package}=={version}", "-d", str(dl)]
-    if subprocess.run(cmd, check=False).returncode != 0:
-        raise BadInput(f"pip download {package}=={version} failed")
-    stem = package.replace("-", "_").lower()
-    for archive in sorted(dl.iterdir()):
-        name = archive.name.lower().replace("-", "_")
-        if not name.startswith(f"{stem}_{version}".lower()):
-            continue
-        target = src / f"{package}-{version}"
-        if archive.suffix == ".whl":
-            with zipfile.ZipFile(archive) as z:
-                z.extractall(target)
-            return target
-        if archive.name.endswith(".tar.gz"):
-            with tempfile.TemporaryDirectory(dir=src) as tmp, tarfile.open(archive) as t:
-                t.extractall(tmp, filter="data")
-                (top,) = Path(tmp).iterdir()
-                shutil.move(str(top), target)
-            return target
-    raise BadInput(f"pip download {package}=={version}: no wheel or sdist found in {dl}")
+    """Fetch `package==version` the way README.md's sources table says, unpacked under `src`."""
+    sys.path.insert(0, str(HERE))
+    from fetch_sources import Source, fetch, sources  # noqa: PLC0415 - a sibling script, needed only here
+
+    known = {(s.package, s.version): s for s in sources(HERE / "README.md")}
+    source = known.get((package, version), Source(package, version, ""))
+    outcome = fetch(source, src, [sys.executable, "-m", "pip"])
+    target = src / source.folder
+    if not target.is_dir():
+        raise BadInput(f"{package}=={version}: {outcome}")
+    return target
 
 
 def locate(items: list[Item], src: Path, fetch: bool) -> dict[tuple[str, str, str], Path]:
