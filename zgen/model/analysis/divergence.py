@@ -298,7 +298,7 @@ def find_divergences(
         if kind == DATA and effect not in (EXIT, WHILE) and taint.kept_only(source):
             return  # a record of what the model returned stops a loop (a metric), not a count of a filled buffer
         # (an exit's skipped call lies past it, often far: it reaches down to the `break`/`return` instead)
-        site = site if effect in _GOVERNED or type(site).__name__ in _EXITS else None
+        site = site if effect in _GOVERNED or effect == RETRY or type(site).__name__ in _EXITS else None
         key = (id(node), kind)
         if key in found and not (effect == EXIT and found[key].effect == GATE and type(site).__name__ == "Break"):
             return  # (a test that gates a call and then leaves the loop: the exit, skipping every later call, is told)
@@ -374,16 +374,19 @@ def find_divergences(
             add(DATA, COUNT, solve, f"{code_of(solve.func)}() with error control", ran)
     if raises and (sites or extra or _backward_sites(flat)):
         ran = (sites + extra)[0][2] if sites or extra else "backward()"
-        for test, stop, source in raises:
-            add(DATA, RAISE, test, source, ran, stop)
+        from_outputs = _from_outputs(flat, sites + extra, taint) if any(r.pending for r in raises) else None
+        for r in raises:
+            if not r.pending or from_outputs is not None and from_outputs(r.test):
+                add(DATA, RAISE, r.test, r.source, ran, r.stop)
     elif raises and isinstance(root, cst.FunctionDef) and root.name.value != "__init__" and (
         taint.cls is not None and taint.cls.is_module or run_around is not None and run_around(root.name.value)
     ):
         # `def validate(self, charge): if (charge > self.max_charge).any(): raise`: a check of a module (or of a
         # trainer holding one) that runs nothing itself; its caller runs it in the pass, before the modules that
         # follow, which this rank then never reaches (a constructor's checks are of its settings, every rank's)
-        for test, stop, source in raises:
-            if not own_node(flat, stop, root):
+        for r in raises:
+            test, stop, source = r.test, r.stop, r.source
+            if r.pending or not own_node(flat, stop, root):
                 continue  # (a closure's check runs where the closure is called, not in this function's pass)
             owner = f"{taint.cls.name}." if taint.cls is not None else ""
             add(DATA, CHECK, test, source, f"{owner}{root.name.value}()", stop)
@@ -397,18 +400,24 @@ def find_divergences(
             caught = handler.type if handler.type is not None else handler
             # (reaching down to where the rank leaves the pass its peers finish: `return`, `continue`, `break`)
             leaves = next((n for n in walk(handler.body) if type(n).__name__ in _EXITS), None)
-            add(DATA, effect, caught, f"except {code_of(handler.type)}" if handler.type is not None else "except", ran,
-                leaves)
+            source = f"except {code_of(handler.type)}" if handler.type is not None else "except"
+            retried = next((call for call, _ctx, callee in sites + extra if callee == ran and flat.within(call, body)), None)
+            if effect == RETRY and retried is not None:  # what runs again, reaching down to the handler that repeats it
+                add(DATA, effect, retried, source, ran, caught)
+            else:
+                add(DATA, effect, caught, source, ran, leaves)
     return sorted(found.values(), key=lambda d: flat.position.get(id(d.node), 0))
 
 
 # A test of whether a value is finite: `torch.isnan(loss)`, `not torch.isfinite(x).all()`, `math.isinf(l)`.
 _NONFINITE_CALLS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
-# ... or a raise on any test of the batch's values reduced to one (`if not (ids == sep).any(1).all(): raise`), its
-# `if` line followed by the `raise` within two lines (the text trigger; the taint of the test decides).
+# ... or a raise on any test of the batch's values reduced to one (`if not (ids == sep).any(1).all(): raise`) or of
+# a value against a number (`if valid == 0.0: raise`), its `if` line followed by the `raise` within two lines (the
+# text trigger; the taint of the test decides).
 OWN_VALUE_RAISE_TEXT = re.compile(
     r"\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b"
-    r"|^[ \t]*(?:el)?if\b[^\n]*(?:\.|\btorch\.)(?:any|all)\([^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*raise\b",
+    r"|^[ \t]*(?:el)?if\b[^\n]*(?:\.|\btorch\.)(?:any|all)\([^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*raise\b"
+    r"|^[ \t]*(?:el)?if\b[^\n]*(?:[=<>] ?-?\d|\b\d[\d.e-]* ?[=<>!])[^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*raise\b",
     re.M,
 )
 
@@ -418,7 +427,7 @@ def _value_reduction(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("any", "all")
 
 
-def _own_value_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode, str]]:
+def _own_value_raises(flat: Flat, taint) -> list[OwnRaise]:
     """(test, the statement that stops, the test's call as text) for a `raise` an `if` on a non-finite value
     governs, and an `assert` of one: the rank whose loss (or output) is NaN stops while its peers run the next step;
     and for a `raise` under a test of the batch's values reduced to one truth value (`if not has_sep.all(): raise`).
@@ -435,22 +444,95 @@ def _own_value_raises(flat: Flat, taint) -> list[tuple[cst.CSTNode, cst.CSTNode,
         # torch.isfinite(loss): count += 1; if count > patience: raise`, the rank's own count of non-finite losses)
         governing = (test,) if type(node) is cst.Assert else (
             test, *(outer for outer in reversed(ctx.conds[:-1]) if _counted_under(flat, outer, test)))
+        pending = False
         calls = [
             n for t in governing for n in walk(t)
             if type(n) is cst.Call and (call_name(n) or "").rsplit(".", 1)[-1] in _NONFINITE_CALLS
         ]
         calls += [n for t in governing for n in walk(t) if _self_unequal(n)]  # `if loss != loss:`, the NaN idiom
         if not calls and type(node) is cst.Raise:  # `if not has_separator.all(): raise`: a test of the batch's values
+            # or of one number the rank computed against a constant (`if valid == 0.0: raise`, `if loss > 1e4: raise`)
             calls = [n for n in walk(test) if type(n) is cst.Call and _value_reduction(n)]
             if calls and not any(kind == DATA and not taint.extent_only(source) for kind, source in taint.of(test).items()):
                 calls = []
+            if not calls:  # a number the rank's model computed, whole: `valid = evaluate(model, loader)`, told later
+                calls = [n for n in walk(test) if _against_a_number(n) and not _value_reduction_in(n)]
+                pending = True
         if not calls:
             continue
         names = {n.value for t in (test, *governing) for n in walk(t) if type(n) is cst.Name}
         if names & set(taint.agreed):
             continue
-        found.append((test, stop, code_of(calls[0])))
+        found.append(OwnRaise(test, stop, code_of(calls[0]), pending))
     return found
+
+
+@dataclass(frozen=True)
+class OwnRaise:
+    """A `raise` (or `assert`) on a value of this rank's own; `pending`: only if the value derives from what a call
+    running submodules returned (`_from_outputs`), told once the calls are known."""
+
+    test: cst.CSTNode
+    stop: cst.CSTNode
+    source: str
+    pending: bool = False
+
+
+def _from_outputs(flat: Flat, sites: list, taint) -> Callable[[cst.CSTNode], bool]:
+    """Does a test compare a local that holds, whole, what one of `sites` returned (`valid =
+    compute_validation(loader, model)`, `loss = model(x).item()`, then `if valid == 0.0: raise`)? Not a size read
+    off an output (`batch_size = out.shape[0]`), nor a value every rank agreed on."""
+    outputs = {id(call) for call, _ctx, _callee in sites if not taint.agreed_output(call)}
+    whole: set[str] = set()
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            value = node.value
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
+                "item", "float", "cpu", "detach", "mean", "sum"
+            ) and not value.args:
+                value = value.func.value  # `model(x).item()`, `loss.detach().cpu()`: the same number
+            if id(value) in outputs and not taint.agreed_value(node.targets[0].target):
+                whole.add(node.targets[0].target.value)
+
+    def compares(test: cst.CSTNode) -> bool:
+        return any(
+            type(n) is cst.Comparison and _against_a_number(n)
+            and any(type(side) is cst.Name and side.value in whole for side in (n.left, n.comparisons[0].comparator))
+            for n in walk(test)
+        )
+
+    return compares
+
+
+def _value_reduction_in(node: cst.CSTNode) -> bool:
+    return any(type(n) is cst.Call and _value_reduction(n) for n in walk(node))
+
+
+_ORDERING = frozenset({"Equal", "NotEqual", "LessThan", "GreaterThan", "LessThanEqual", "GreaterThanEqual"})
+# Sizes, counts and kinds, not values: `len(out) == 0`, `x.dim() != 3`, `x.shape[0] > 1`.
+_EXTENT_WORDS = re.compile(r"\blen\(|\.(?:shape|size|dim|ndim|ndimension|numel|dtype|device)\b")
+
+
+def _against_a_number(node: cst.CSTNode) -> bool:
+    """`valid == 0.0`, `loss > 1e4`, `-1 < score`: a single value compared with a literal number, not with an
+    extent (`len(x) == 0`, `x.dim() != 3`)."""
+    if type(node) is not cst.Comparison or len(node.comparisons) != 1:
+        return False
+    target = node.comparisons[0]
+    if type(target.operator).__name__ not in _ORDERING:  # (names: libcst is loaded only when a file needs parsing)
+        return False
+    sides = (node.left, target.comparator)
+    numbers = [side for side in sides if _number(side)]
+    if len(numbers) != 1:
+        return False
+    other = sides[1] if numbers[0] is sides[0] else sides[0]
+    return not _EXTENT_WORDS.search(code_of(other))
+
+
+def _number(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
 
 
 def _counted_under(flat: Flat, outer: cst.CSTNode, test: cst.CSTNode) -> bool:
@@ -1068,7 +1150,9 @@ def _failure_handlers(index: ModelIndex, flat: Flat) -> list[tuple[cst.ExceptHan
     for node, ctx in flat.nodes:
         if type(node) is not cst.Try or ctx.guarded:
             continue
-        leaves_on_success = bool(ctx.loops) and any(type(n) in (cst.Break, cst.Return) for n in walk(node.body))
+        leaves_on_success = bool(ctx.loops) and (
+            any(type(n) in (cst.Break, cst.Return) for n in walk(node.body)) or _sets_loop_flag(node.body, ctx.loops[-1])
+        )
         for handler in node.handlers:
             if leaves_on_success and not any(type(n) in (cst.Raise, cst.Break, cst.Return) for n in walk(handler.body)):
                 found.append((handler, node.body, RETRY))
@@ -1077,6 +1161,18 @@ def _failure_handlers(index: ModelIndex, flat: Flat) -> list[tuple[cst.ExceptHan
             elif _own_failure(index, handler) and not _always_raises(handler.body):
                 found.append((handler, node.body, CAUGHT))
     return found
+
+
+def _sets_loop_flag(body: cst.BaseSuite, loop: cst.CSTNode) -> bool:
+    """Does a `try` body end its `while` loop by setting the flag the loop tests (`while flag is False: try: out =
+    self.model(x); flag = True`)? Then it leaves the loop once it succeeds, as a `break` would."""
+    if not isinstance(loop, cst.While):
+        return False
+    tested = {n.value for n in walk(loop.test) if type(n) is cst.Name}
+    return any(
+        type(n) is cst.Assign and any(type(t.target) is cst.Name and t.target.value in tested for t in n.targets)
+        for n in walk(body)
+    )
 
 
 def _exhausted(index: ModelIndex, handler: cst.ExceptHandler) -> bool:

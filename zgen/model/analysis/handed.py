@@ -1107,9 +1107,18 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
                 continue  # a factory: only the module it returns is the model someone builds under zero.Init
             kind, classes = classify(index, inner.value, resolve=factory is not None)
             owns = any(has_params(index, c) is not False for c in classes or ("",))
-            if kind in (Kind.MODULE, Kind.CONTAINER) and owns:
+            if kind in (Kind.MODULE, Kind.CONTAINER) and owns or kind is Kind.UNKNOWN and name == factory and (
+                _returns_a_module(index, node)
+            ):
+                # (`actor_critic = policy.from_config(cfg)` of a class a registry handed back, in a method
+                # annotated `-> NetPolicy`: the model it builds, though no file tells which class)
                 held[name] = (scope.flat.position[id(inner)], False)
     return held
+
+
+def _returns_a_module(index: ModelIndex, node: cst.FunctionDef) -> bool:
+    """Does the function's return annotation name a module class (`def _create_policy(self) -> NetPolicy`)?"""
+    return node.returns is not None and bool(annotated_module(index, node.returns.annotation))
 
 
 # `actor = Actor(...)` ... `return actor`: a function that builds a module and returns it.
@@ -1117,9 +1126,13 @@ _FACTORY = re.compile(r"^[ \t]+return[ \t]+([a-z_]\w*)[ \t]*$", re.MULTILINE)
 
 
 def _factory_text(text: str) -> bool:
-    """Text pre-filter of `_returned_local`: a local bound to a class construction and returned."""
+    """Text pre-filter of `_returned_local`: a local bound to a class construction (`Actor(d)`, or an alternative
+    constructor, `Policy.from_config(cfg)`, `policy.from_config(cfg)`) and returned."""
     return any(
-        re.search(r"^[ \t]+" + name + r"[ \t]*(?::[^=\n]*)?=[ \t]*(?:[\w.]+\.)?[A-Z]\w*\(", text, re.MULTILINE)
+        re.search(
+            r"^[ \t]+" + name + r"[ \t]*(?::[^=\n]*)?=[ \t]*(?:(?:[\w.]+\.)?[A-Z]\w*|[\w.]+\._?from_\w+)\(",
+            text, re.MULTILINE,
+        )
         for name in set(_FACTORY.findall(text))
     )
 

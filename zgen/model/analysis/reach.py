@@ -114,10 +114,11 @@ def _duck_typed(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassIn
 def _duck_argument(index: ModelIndex, function: cst.FunctionDef, owner: ClassInfo | None, name: str) -> tuple[ClassInfo, ...]:
     """An argument of `function` handed in with no annotation (`def evaluate(self, ev, x)`, `def run_eval(agent,
     env)`), on which the function calls methods (`ev.run(x)`) that one plain class of the file or of the other files
-    of the package defines, all of them (`_answering`). Not an argument the function binds again."""
-    params = function.params
-    param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == name), None)
-    if param is None or name in ("self", "cls") or param.annotation is not None:
+    of the package defines, all of them (`_answering`); so too a local unpacked from such an argument
+(`_unpacked_from`). Not an argument the function binds again."""
+    declared = {p.name.value: p for p in _all_params(function.params)}
+    unannotated = {n for n, p in declared.items() if p.annotation is None} - {"self", "cls"}
+    if name not in unannotated and (name in declared or not _unpacked_from(function, name, set(declared))):
         return ()
     called: set[str] = set()
     for node in walk(function.body):
@@ -129,6 +130,32 @@ def _duck_argument(index: ModelIndex, function: cst.FunctionDef, owner: ClassInf
                 and isinstance(node.func.value, cst.Name) and node.func.value.value == name:
             called.add(node.func.attr.value)
     return _answering(index, owner, frozenset(called))
+
+
+def _all_params(params: cst.Parameters) -> tuple[cst.Param, ...]:
+    return (*params.posonly_params, *params.params, *params.kwonly_params)
+
+
+def _unpacked_from(function: cst.FunctionDef, name: str, given: set[str]) -> bool:
+    """Is `name` a local the function binds once, by unpacking one of its arguments (`model, loss, evaluator =
+    training_modules`)? An element of a bundle is untyped whatever the bundle's annotation says (a namedtuple of
+    untyped fields): the methods called on it tell what it is."""
+    bindings = 0
+    unpacked = False
+    for node in walk(function.body):
+        if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            if isinstance(node.target, cst.Name) and node.target.value == name:
+                return False
+        elif isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    return False
+                if isinstance(target.target, (cst.Tuple, cst.List)) and any(
+                    isinstance(e.value, cst.Name) and e.value.value == name for e in target.target.elements
+                ):
+                    bindings += 1
+                    unpacked = isinstance(node.value, cst.Name) and node.value.value in given
+    return bindings == 1 and unpacked
 
 
 def _answering(index: ModelIndex, owner: ClassInfo | None, called: frozenset[str]) -> tuple[ClassInfo, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 
 from ..program import known
@@ -423,6 +424,17 @@ class Taint:
                     self._late.update(id(n) for n in walk(body))
         return self._predicates.get(name, [])
 
+    def _verdict_reads(self, call: cst.Call) -> tuple[str, ...]:
+        """For `self.m(...)`, a method of the class returning a verdict: the attributes of `self` it decides on
+        (`_tested_attributes`)."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return ()
+        method = self.cls.method(func.attr.value)  # type: ignore[union-attr]
+        if method is None or self.agreed_output(call):
+            return ()
+        return _tested_attributes(method)
+
     def _reaches(self, use: cst.Name | cst.Attribute, key: str | None = None) -> bool:
         """Can a tainted assignment of this name (or holder `key`) reach `use` (earlier in the code, or around a
         loop)?"""
@@ -496,6 +508,15 @@ class Taint:
                     taint = self._output_call(node)
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
+                elif self.cls is not None and (tested := self._verdict_reads(node)):
+                    # `while not self._converged(epoch, patience):` deciding on `self._val_loss`, which this
+                    # function keeps from a validation pass: the verdict is as much this rank's own as the loss
+                    for attr in tested:
+                        key = f"self.{attr}"
+                        if key in names and self._reaches(node.func, key):
+                            _merge_into(found, names[key])
+                        elif attr in self.state_of_self:
+                            _merge_into(found, self.state_of_self[attr])
                 elif self._reports_time(node):
                     # `speed_metrics("train", start, n)`: a time handed to a function of another module comes back as
                     # a report of it (a rate, a record), not the time a deadline tests
@@ -1056,6 +1077,43 @@ def agreeing(node: cst.Call) -> bool:
     """`dist.all_reduce(t)`, `idist.broadcast(x, src=0)`: a collective after which every rank holds the same value."""
     name = call_name(node)
     return name is not None and name.rsplit(".", 1)[-1] in known.AGREEING_COLLECTIVES
+
+
+def _tested_attributes(method: MethodInfo) -> tuple[str, ...]:
+    """The attributes of `self` a method returning a value tests or returns (`if self._val_loss < self._best: ...;
+    return converged`, `return self._bad_epochs > patience`): what its verdict depends on. Not its children's
+    calls (`self.net(x)`), nor a method that returns nothing."""
+    found = _TESTED.get(method)
+    if found is None:
+        found = _TESTED[method] = _tested_in(method)
+    return found
+
+
+_TESTED: weakref.WeakKeyDictionary[MethodInfo, tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+
+def _tested_in(method: MethodInfo) -> tuple[str, ...]:
+    snippet = method.snippet if "return " in method.text and "self." in method.text else None
+    node = snippet.function if snippet is not None else None
+    if node is None or _AGREEING_TEXT.search(method.text) or any(
+        type(n) is cst.Call and agreeing_function(method.index, n) for n in walk(node.body)
+    ):
+        return ()  # (`synchronize_flag(should_cancel)`: the verdict every rank received)
+    found: list[str] = []
+    for sub in walk(node.body):
+        if isinstance(sub, cst.If):
+            where = sub.test
+        elif isinstance(sub, cst.Return) and sub.value is not None:
+            where = sub.value
+        else:
+            continue
+        for read in walk(where):
+            if (
+                isinstance(read, cst.Attribute) and isinstance(read.value, cst.Name) and read.value.value == "self"
+                and read.attr.value not in found
+            ):
+                found.append(read.attr.value)
+    return tuple(found) if any(isinstance(n, cst.Return) and n.value is not None for n in walk(node.body)) else ()
 
 
 def agreed_call(node: cst.Call) -> bool:

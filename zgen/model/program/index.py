@@ -911,7 +911,7 @@ _HOOK_REGISTRATION = re.compile(r"\.register_forward(?:_pre)?_hook\(\s*(?:(?:fun
 INIT_NAME = r"init(?!ial(?!i[sz]))"
 # Methods that are not entry points on a partitioned model: initialisation, hooks, (de)serialisation.
 _NOT_ENTRY = re.compile(
-    r"^__\w+__$|" + INIT_NAME + r"|reset|^_?(?:load|save)_?|state_dict|^_?(?:pre_)?hook|gather|zero_?\d|zero_grad|is_zero|zero_?init|deepspeed|^extra_repr$"
+    r"^__\w+__$|" + INIT_NAME + r"|reset|state_dict|^_?(?:pre_)?hook|gather|zero_?\d|zero_grad|is_zero|zero_?init|deepspeed|^extra_repr$"
     r"|^_?apply$|^_?build|^_?make|^_?create|^_?setup"
     r"|^_?forward_?\w"  # forward variants (`forward_features`, `forward_intermediates`) compute like forward
 )

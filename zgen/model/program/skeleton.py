@@ -181,8 +181,38 @@ def build_skeleton(source: str) -> Skeleton | SourceError:
         return SourceError(str(exc) or type(exc).__name__, 1, 1)
     skel = Skeleton(split_lines(source), {}, {}, {}, tree=tree)
     _walk_top(tree.body, skel)
+    if _INDENTED_IMPORT.search(source):
+        _record_local_imports(tree, skel)
     skel.aliases = _kept_aliases(skel)
     return skel
+
+
+# `from x import y` indented: an import inside a block (a function's body, most often); the cheap text gate.
+_INDENTED_IMPORT = re.compile(r"^[ \t]+from (?:torch|deepspeed)\b[\w.]* import ", re.M)
+
+
+# Libraries whose names a function may import for itself and mean there what they mean anywhere: torch's
+# initialisers, collectives and utilities, DeepSpeed's gathers. (A class of the program imported inside a method
+# is most often a component built lazily, on some ranks or configurations only: its name stays unread.)
+_LOCALLY_IMPORTED_ROOTS = frozenset({"torch", "deepspeed"})
+
+
+def _record_local_imports(tree: ast.Module, skel: Skeleton) -> None:
+    """`from torch.nn.init import zeros_` inside a function (under the `if` that uses it): the name means the same
+    in the function, where nothing at module level binds it. A name two functions import differently keeps the
+    first."""
+    bound = skel.classes.keys() | skel.functions.keys() | skel.imports.keys()
+    local: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom) and inner.level == 0 and inner.module \
+                        and inner.module.partition(".")[0] in _LOCALLY_IMPORTED_ROOTS:
+                    for alias in inner.names:
+                        name = alias.asname or alias.name
+                        if alias.name != "*" and name not in bound:
+                            local.setdefault(name, f"{inner.module}.{alias.name}")
+    skel.imports.update(local)
 
 
 def _kept_aliases(skel: Skeleton) -> dict[str, str]:

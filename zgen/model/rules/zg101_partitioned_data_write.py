@@ -186,13 +186,13 @@ def _message(access: ParamAccess) -> str:
                 "gathers nothing, so each write goes to a partitioned placeholder and is lost"
             )
         return (
-            f"`{_written(access)}` writes to a parameter of a built model handed to `{access.where}` (from "
+            f"{_subject(access)} writes to a parameter of a built model handed to `{access.where}` (from "
             f"`{access.owner}`), outside any forward and any gather; ZeRO-3 keeps it partitioned there, so the "
             "write is lost"
         )
     if access.scope is Scope.BUILT:
         return (
-            f"`{_written(access)}` writes to a parameter of {built_holder(access)}; under `deepspeed.zero.Init` it is "
+            f"{_subject(access)} writes to a parameter of {built_holder(access)}; under `deepspeed.zero.Init` it is "
             "partitioned already, so the write changes a placeholder and is lost"
         )
     if access.scope is Scope.SCRIPT:
@@ -202,7 +202,7 @@ def _message(access: ParamAccess) -> str:
                 "is lost"
             )
         return (
-            f"`{_written(access)}` writes to a parameter of the model after ZeRO-3 partitioned it; the write changes "
+            f"{_subject(access)} writes to a parameter of the model after ZeRO-3 partitioned it; the write changes "
             "an empty placeholder and is lost"
         )
     if access.via.reach is Reach.PASSED:
@@ -217,18 +217,26 @@ def _message(access: ParamAccess) -> str:
         )
     if access.owner == "self":
         return (
-            f"`{_written(access)}` writes to this module's own parameter in `{access.where}`, which runs on the built "
+            f"{_subject(access)} writes to this module's own parameter in `{access.where}`, which runs on the built "
             "model outside its forward, where ZeRO-3 keeps it partitioned; the write is lost"
         )
     if access.via_parameters:
         return (
-            f"`{_written(access)}` writes to parameters that include submodules', partitioned here by ZeRO-3; the write "
+            f"{_subject(access)} writes to parameters that include submodules', partitioned here by ZeRO-3; the write "
             "is lost"
         )
     return (
-        f"`{_written(access)}` writes to a parameter of submodule `{access.owner}` outside `{access.owner}`'s forward, "
+        f"{_subject(access)} writes to a parameter of submodule `{access.owner}` outside `{access.owner}`'s forward, "
         "where ZeRO-3 keeps it partitioned; the write is lost"
     )
+
+
+def _subject(access: ParamAccess) -> str:
+    """The write as a message's subject, quoted: `p.data.copy_()`, or the module handed on and how
+    (`self` passed to `_load_weights()`, which runs ...), whose detail is a phrase, not a call."""
+    if access.detail.startswith(" "):
+        return f"`{code_of(access.node)}`{access.detail},"
+    return f"`{_written(access)}`"
 
 
 def _written(access: ParamAccess) -> str:
