@@ -17,7 +17,7 @@ from ..program import known
 from ..program.holds import module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of
-from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
+from ..program.tree import access_path, call_name, code_of, const_str, cst, dotted, parameter_for, walk
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
 from .choices import returned_parameters
@@ -78,7 +78,7 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
             return WRITE, REPLACED  # a fresh tensor in its place: the values written are unpartitioned
         return ASSIGN, " = ..."
     if isinstance(parent, cst.AugAssign) and parent.target is node:
-        return WRITE, f"{data} {parent.operator.__class__.__name__} ..."
+        return WRITE, f"{data} {code_of(parent.operator).strip()} ..."  # `w.data += ...`
     if isinstance(parent, cst.Subscript) and parent.value is node:
         holder = flat.parent.get(id(parent))
         if isinstance(holder, (cst.AssignTarget, cst.AugAssign)) and holder.target is parent:
@@ -614,6 +614,10 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             value = same_items(node.value)
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
                 walked[node.targets[0].target.value] = value
+            unwrapped = _unwrapped_argument(node.value, names) if not isinstance(node.value, cst.Name) else None
+            if unwrapped is not None and _bound_once(inner, node.targets[0].target.value):
+                # `target = model.module if wrapped(model) else model`: the module itself
+                aliases[node.targets[0].target.value] = unwrapped
         if type(node) is cst.For or type(node) is cst.CompFor:
             for target, it in loop_items(node.target, node.iter):
                 if isinstance(it, cst.Name) and it.value in walked:
@@ -696,7 +700,7 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             reset = _reset_owner(node, names, aliases, items, param_items)
             if reset is not None:
                 found.setdefault(reset, set()).add(INIT)  # `for m in model.children(): m.reset_parameters()`
-            _whole_effects(index, node, names, found)
+            _whole_effects(index, node, names, found, aliases)
             _run_effects(index, func, node, names, found)
             _method_effects(node, names, found)
             if node.args:
@@ -744,7 +748,9 @@ def _walk_owner(walk_call: cst.Call, names: set[str]) -> str | None:
     return None
 
 
-def _whole_effects(index: ModelIndex, call: cst.Call, names: set[str], found: dict[str, set[str]]) -> None:
+def _whole_effects(
+    index: ModelIndex, call: cst.Call, names: set[str], found: dict[str, set[str]], aliases: dict[str, str] | None = None,
+) -> None:
     """A module argument's state read or loaded (`m.state_dict()`), serialised (`m.save_pretrained(d)`, which
     writes its state dict) or pickled whole (`torch.save(m, path)`, `pickle.dump(m, f)`), or its gradients, or
     those of a parameter iterable argument, clipped (`clip_grad_norm_(m.parameters(), c)`, `clip_grad_norm_(params,
@@ -753,6 +759,8 @@ def _whole_effects(index: ModelIndex, call: cst.Call, names: set[str], found: di
     if isinstance(func, cst.Attribute) and (func.attr.value in known.STATE_CALLS or func.attr.value in known.HUB_MIXIN_SAVES):
         if isinstance(func.value, cst.Name) and func.value.value in names:
             found.setdefault(func.value.value, set()).add(STATES)
+        elif isinstance(func.value, cst.Name) and aliases and func.value.value in aliases:
+            found.setdefault(aliases[func.value.value], set()).add(STATES)  # `target = model.module if ... else model`
         return
     name = call_name(call)
     if name and call.args and call.args[0].keyword is None and index.qualify(name) in known.PICKLERS:
@@ -1010,6 +1018,30 @@ def _parameter_walk_of(value: cst.BaseExpression) -> str | None:
         if value.func.attr.value == "parameters" and isinstance(value.func.value, cst.Name):
             return value.func.value.value
     return None
+
+
+def _bound_once(flat: Flat, name: str) -> bool:
+    """Is `name` assigned exactly once in the function (so what it was bound to is what it holds)?"""
+    count = 0
+    for node, _ctx in flat.nodes:
+        if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For):
+            targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
+            count += sum(1 for t in targets for n in walk(t) if type(n) is cst.Name and n.value == name)
+    return count == 1
+
+
+def _unwrapped_argument(value: cst.BaseExpression, names) -> str | None:
+    """The argument a value is, or the module a parallel wrapper of it wraps, on every branch (`model.module if
+    is_wrapped(model) else model`, `getattr(model, "module", model)`, `model.module`)."""
+    if isinstance(value, cst.IfExp):
+        found = {_unwrapped_argument(value.body, names), _unwrapped_argument(value.orelse, names)}
+        return found.pop() if len(found) == 1 else None
+    if isinstance(value, cst.Attribute) and value.attr.value == "module":
+        value = value.value
+    elif isinstance(value, cst.Call) and dotted(value.func) == "getattr" and len(value.args) == 3 and (
+            const_str(value.args[1].value) == "module"):
+        value = value.args[0].value
+    return value.value if isinstance(value, cst.Name) and value.value in names else None
 
 
 def argument_effects(

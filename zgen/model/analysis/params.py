@@ -23,7 +23,7 @@ from ..program.tree import Path, access_path, call_name, code_of, cst, parameter
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
 from .effects import (
-    APPLIES, argument_effects, child_forward_effects, inherited_argument_effects, resolve_function, usage,
+    APPLIES, STATES, argument_effects, child_forward_effects, inherited_argument_effects, resolve_function, usage,
 )
 from .flow import Ctx, Flat, flat_of, loop_items, mapping_walked, own_only, same_items
 from .returned import is_property, property_attributes, returned_attributes
@@ -730,6 +730,8 @@ class _Finder:
             use = INIT if INIT in done else WRITE if WRITE in done else SIZE if SIZE in done else None
             if use is None and APPLIES in done and self.entry:
                 use = INIT  # `reset_all(self.head)` running `head.apply(reset)` on the built model: no zero.Init there
+            if use is None and STATES in done and self.init:
+                use = INIT  # `load_module_ckpt(self.paraphraser, path)`: a checkpoint loaded into a built child
             if use is None and READ in done and self.entry:
                 use = READ  # `self.ema.update_parameters(self.model)` on the built model: its values, placeholders
             if use is None and READ in done and any(self._forward_argument(v) for v in _handed_values(call.args[position].value)):

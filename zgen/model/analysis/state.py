@@ -143,8 +143,8 @@ def unpacked_handoffs(node: cst.CSTNode) -> list[Handoff]:
 # Methods that write what they are handed to a log or a board: the object keeps no decision of it.
 _RECORDS = frozenset(
     {"log", "log_dict", "log_metrics", "add_scalar", "add_scalars", "add_image", "add_histogram", "info", "debug",
-     "warning", "write"}
-)
+     "warning", "write", "set_description", "set_postfix", "set_postfix_str", "set_description_str"}
+)  # (the last four: a progress bar's caption, `pbar.set_description(f"loss: {loss.item():.2f}")`)
 
 
 def handoffs(flat: Flat, locals_: frozenset[str] | set[str]) -> Iterator[tuple[Handoff, int]]:

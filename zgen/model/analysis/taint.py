@@ -503,6 +503,10 @@ class Taint:
                     # `while move_condition():` for `move_condition = lambda: self._episodes < n_episodes`: the
                     # predicate's body decides, read where it is called
                     stack.extend(self.predicate_bodies(node.func.value))
+                number = reduced_value(node, self.agreed_use, scalar=True) if _read_into_a_number(node) else None
+                if number is not None:  # `n_pos = int((labels > 0).sum())`: one value of this rank's tensor
+                    found.setdefault(DATA, number)
+                    continue
                 taint = self._call_kind(node)
                 if taint is None and self._output_of is not None:
                     taint = self._output_call(node)
@@ -2583,21 +2587,52 @@ def _compared_reduction(node: cst.Comparison, agreed: Callable[[cst.Name], bool]
     comparison tests, as text (not of a local a collective made the same on every rank, `agreed`). The function form
     reduces its first argument; a reduction of a difference or sum, its first operand."""
     for side in (node.left, *(t.comparator for t in node.comparisons)):
-        call = side
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "item":
-            call = call.func.value
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
-            continue
-        if call.func.attr.value not in _VALUE_REDUCTIONS:
-            continue
-        reduced = call.func.value
-        if isinstance(reduced, cst.Name) and reduced.value in ("torch", "np", "numpy") and call.args:
-            reduced = call.args[0].value  # `torch.norm(t)`: the tensor handed to it
-        root = _root(reduced)
-        while isinstance(root, cst.BinaryOperation):  # `(a - b).abs().sum()`: of its first operand
-            root = _root(root.left)
-        if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math") and not agreed(root):
-            return f".{call.func.attr.value}()"
+        found = reduced_value(side, agreed)
+        if found is not None:
+            return found
+    return None
+
+
+# Builtins that turn a one-element tensor into a Python number (`int(mask.sum())`): the same value.
+_NUMBER_OF = frozenset({"int", "float", "bool", "abs"})
+
+
+def _read_into_a_number(call: cst.Call) -> bool:
+    """`int(...)`, `float(...)`, `x.item()`: a call that reads a tensor's value into a Python number."""
+    func = call.func
+    return isinstance(func, cst.Name) and func.value in _NUMBER_OF or isinstance(func, cst.Attribute) and (
+        func.attr.value == "item") and not call.args
+
+
+def reduced_value(expr: cst.BaseExpression, agreed: Callable[[cst.Name], bool], scalar: bool = False) -> str | None:
+    """`x.sum()`, `h.norm().item()`, `int((labels > 0).sum())`, `torch.norm(a - b)`: one value reduced from a local
+    tensor, as text (not of a local a collective made the same on every rank, `agreed`). The function form reduces
+    its first argument; a reduction of a difference or of a test, its first operand. With `scalar`, only a whole
+    reduction (no `dim`) or one read into a number counts: what a local may hold and a later test compare."""
+    call = expr
+    converted = False
+    while isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _NUMBER_OF and len(
+        call.args) == 1:
+        call, converted = call.args[0].value, True
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "item":
+        call, converted = call.func.value, True  # (a bare `t.item()` says nothing of whose values `t` holds)
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return None
+    if call.func.attr.value not in _VALUE_REDUCTIONS:
+        return None
+    reduced = call.func.value
+    if isinstance(reduced, cst.Name) and reduced.value in ("torch", "np", "numpy") and call.args:
+        reduced, rest = call.args[0].value, call.args[1:]  # `torch.norm(t)`: the tensor handed to it
+    else:
+        rest = call.args
+    if scalar and rest and not converted:
+        return None  # `x.sum(-1)`: a tensor of values, not one
+    root = _root(reduced)
+    while isinstance(root, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)):
+        # `(a - b).abs().sum()`, `(labels > 0).sum()`, `(~mask).sum()`: of its first operand
+        root = _root(root.expression if isinstance(root, cst.UnaryOperation) else root.left)
+    if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math") and not agreed(root):
+        return f".{call.func.attr.value}()"
     return None
 
 

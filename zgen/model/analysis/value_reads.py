@@ -25,6 +25,10 @@ def reads_values(index: ModelIndex, access: ParamAccess) -> bool:
     computed with (a penalty, a norm); in forward the walk is ZG301's."""
     if access.scope is Scope.HANDED:
         return True
+    if access.scope is Scope.SCRIPT:
+        # a training script after the engine partitioned the model: an operation on a parameter it walks or names
+        # (`p.data.norm()`, `ema_p.add_(p.data)`, `p.grad.norm()`) reads what the rank holds, a placeholder
+        return bool(access.op) or bool(access.detail)
     if access.via.reach is Reach.PASSED:
         return access.scope is Scope.ENTRY  # a helper reading the values of the child it is handed on the built model
     if access.via_parameters:

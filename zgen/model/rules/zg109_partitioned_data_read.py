@@ -27,7 +27,10 @@ class PartitionedDataRead(Rule):
     self.parameters())` in a penalty the loop adds to the loss), and `__init__` after the owning submodule
     was built (or for a module passed in, built by the caller); and helpers
     a training loop hands the built model's parameters to (an EMA's
-    `store(model.parameters())` cloning them). Reads inside
+    `store(model.parameters())` cloning them); and a training script after
+    `deepspeed.initialize` reading the engine's parameters (`p.data.norm()`,
+    an EMA's `ema_p.add_(p.data)`, `p.grad.norm()`: gradients live in
+    ZeRO-3's own buffers, `.grad` is None). Reads inside
     `GatheredParameters`, of small parameters ZeRO-3 keeps gathered, and of
     only dtype, device or `requires_grad` are not flagged. Writes are ZG101
     and ZG103, size queries ZG102; reads inside `forward` are ZG301.
@@ -147,17 +150,34 @@ class GPT(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for access in param_accesses(index, Scope.ENTRY, Scope.INIT, Scope.HANDED):
+        scripted: dict[int, tuple[int, ParamAccess]] = {}  # a script's line reading several parameters: one finding
+        for access in param_accesses(index, Scope.ENTRY, Scope.INIT, Scope.HANDED, Scope.SCRIPT):
             if access.use == READ and reads_values(index, access):
+                if access.scope is Scope.SCRIPT:
+                    line, column = access.snippet.span(access.node)[:2]
+                    if line not in scripted or column < scripted[line][0]:
+                        scripted[line] = (column, access)
+                    continue
                 if access.scope is Scope.ENTRY and handed_read(index, access) is not None:
                     continue  # handed to a submodule's call: read in that module's forward (ZG301)
-                if access.scope is Scope.HANDED and access.op.startswith(".grad"):
+                if access.scope in (Scope.HANDED, Scope.SCRIPT) and access.op.startswith(".grad"):
                     yield self.finding(index, access.snippet, access.node, _grad_message(access), _GRAD_HELP)
                     continue
+                yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
+        for _line, (_column, access) in sorted(scripted.items()):
+            if access.op.startswith(".grad"):
+                yield self.finding(index, access.snippet, access.node, _grad_message(access), _GRAD_HELP)
+            else:
                 yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
 
 
 def _grad_message(access: ParamAccess) -> str:
+    if access.scope is Scope.SCRIPT:
+        return (
+            f"`{code_of(access.node)}{access.op}` reads the gradient of a parameter of the model after ZeRO-3 "
+            "partitioned it; ZeRO-3 keeps gradients in its own partitioned buffers and leaves `.grad` None on the "
+            "module's parameters, so this fails or measures nothing"
+        )
     return (
         f"`{code_of(access.node)}{access.op}` reads the gradient of a parameter of a built model handed to "
         f"`{access.where}` (from `{access.owner}`); ZeRO-3 keeps gradients in its own partitioned buffers and "
@@ -167,6 +187,11 @@ def _grad_message(access: ParamAccess) -> str:
 
 def _message(access: ParamAccess) -> str:
     what = code_of(access.node) + access.detail
+    if access.scope is Scope.SCRIPT:
+        return (
+            f"`{what}` reads the values of a parameter of the model after ZeRO-3 partitioned it, outside any forward "
+            "and any gather, so this reads an empty placeholder"
+        )
     if access.scope is Scope.HANDED and access.via.reach is Reach.MODULE:
         return (
             f"`{code_of(access.node)}` reads every parameter of `{access.owner}`, a built model used in "

@@ -15,7 +15,7 @@ from ..program.trigger import Remembered
 from .rule import Report, Rule
 
 # Data-dependent selections; `where` only with one argument (the index form).
-_SELECTION_WORDS = (" not in ", ".shape[0]", ".size(0)", ".numel()", "nonzero", "unique", "argwhere", "masked_select", "bincount",
+_SELECTION_WORDS = (" not in ", ".shape[0]", ".size(0)", ".numel()", "nonzero", "unique", "argwhere", "masked_select", "bincount", ".item()",
                     ".any(", ".all(", "torch.equal", "where(", "all(", "any(", "sum(", "mean(", "max(", "min(", "norm(",
                     "std(")
 # Names that are a selection wherever they occur.
@@ -26,7 +26,12 @@ _SELECTION_PATTERNS = (
     (("where(",), re.compile(r"where(?<!\wwhere)\((?:[^,()]|\([^()]*\))*\)")),
     (("all(", "any("), re.compile(r"(?<![\w.])(?:all|any)\([\w.]+\(")),
     (("sum(", "mean(", "max(", "min(", "norm(", "std("),
-     re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\((?:[^()\n]|\([^()\n]*\))*\)(?:\.item\(\))?\s*(?:[<>]=?|==|!=)")),
+     re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\((?:[^()\n]|\([^()\n]*\))*\)(?:\.item\(\))?\)*\s*(?:[<>]=?|==|!=)")),
+    # one value read into a number, compared (`labels.item() > 0`) or kept (`n_pos = int((labels > 0).sum())`)
+    ((".item()", "int(", "float("), re.compile(
+        r"\.item\(\)\)*\s*(?:[<>]=?|==|!=)|^[ \t]*\w+\s*=\s*(?:int|float)\([^\n]*\.(?:sum|mean|max|min|norm|count_nonzero)\(",
+        re.M,
+    )),
     # a key missing from an input mapping (`if key not in feats`), the batch size tested against 0 or 1
     (("not",), re.compile(r"if(?<!\wif)\b[^\n]*\bnot\s+in\s+\w+\s*:")),  # `\bif`, the word first (10x faster)
     ((".numel()",), re.compile(r"\.numel\(\)\s*(?:==|<=?)\s*0\b")),  # `x.numel() == 0`: an empty tensor on this rank

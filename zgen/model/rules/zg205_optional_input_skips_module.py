@@ -13,6 +13,7 @@ from ..analysis.callers import optional_inputs, structural_inputs
 from ..analysis.calls import ModuleCalls, follow
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
+from ..analysis.reach import duck_instances
 from ..analysis.taint import presence_helpers
 from ..analysis.flow import Flat
 from ..analysis.instances import attribute_classes
@@ -386,9 +387,10 @@ class Clip(nn.Module):
             info = index.function_info(span.name)
             if info is None or not _may_gate(info.text, helpers) or info.node is None:
                 continue
-            held = module_arguments(index, info.node)
+            held = dict(module_arguments(index, info.node))
+            held.update(_duck_holders(index, info.node, held))
             if held:
-                yield from self._held_gates(index, info, dict(held), helpers, "")
+                yield from self._held_gates(index, info, held, helpers, "")
 
     def _held_gates(
         self, index: ModelIndex, method: MethodInfo, held: dict[str, tuple[str, ...]], helpers: frozenset[str],
@@ -1443,6 +1445,22 @@ def _held_runs(
         if first is not None and _data_names(first) & carried.get(id(node), frozenset()):
             on_input.add(name)
     return on_input, every
+
+
+def _duck_holders(index: ModelIndex, node, known_held: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Untyped arguments of a function that the one plain class of the package answering the methods called on them
+    is an instance of, a class that holds a model (`def dream(t5, ...): t5.get_text_embeddings(prompt)` for
+    `T5Embedder`, which keeps a T5 encoder): what they run is that model, of a class we need not read."""
+    found: dict[str, tuple[str, ...]] = {}
+    params = node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        name = param.name.value
+        if name in known_held or name in ("self", "cls") or param.annotation is not None or param.default is not None:
+            continue
+        classes = duck_instances(None, cst.Name(name), node, index)
+        if classes and all(held_attributes(cls.index, cls) for cls in classes):
+            found[name] = (UNKNOWN_CLASS,)
+    return found
 
 
 def _argument_path(node: ast.expr) -> tuple[str, ...] | None:
