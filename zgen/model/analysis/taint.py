@@ -526,6 +526,8 @@ class Taint:
                     # a report of it (a rate, a record), not the time a deadline tests
                     stack.append(node.func)
                     for arg in node.args:
+                        if arg.keyword is not None and arg.keyword.value in _DISPLAY_KEYWORDS:
+                            continue  # (`tqdm(loader, disable=rank != 0)`, as below)
                         inner = self._of(arg.value, names)
                         inner.pop(CLOCK, None)
                         _merge_into(found, inner)
@@ -609,6 +611,8 @@ class Taint:
                     inner.pop(RANK, None)  # values land, not which values: the rank placed, as in `parts[rank]`
                     _merge_into(found, inner)
                     continue
+                if node.keyword is not None and node.keyword.value in _DISPLAY_KEYWORDS:
+                    continue  # `tqdm(loader, disable=args.rank != 0)`: how a bar shows, not what it hands out
                 stack.append(node.value)  # (a keyword's name is no local: `f(keep=x)` hands `x`, not `keep`)
                 continue
             elif kind in COMPREHENSIONS():
@@ -1896,6 +1900,9 @@ def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: M
 
 # Keywords that say where a call's result is placed, not what it holds.
 _PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_device"})
+# Keywords of a progress bar or logger that only say how it shows (`tqdm(loader, disable=rank != 0)`): the items it
+# hands out are the iterable's, on every rank.
+_DISPLAY_KEYWORDS = frozenset({"disable", "position", "desc", "leave", "dynamic_ncols", "ncols", "file", "mininterval"})
 
 
 def _names_a_place(value: cst.BaseExpression) -> bool:

@@ -276,10 +276,18 @@ class Stack(nn.Module):
                     typed = function_arguments(index, span.name).get(target)  # `run(self.v, x)` in a forward
                 elif cls is not None:  # an annotation names a base: the subclasses it may be count too
                     typed = receiver_instance(index, cls, scope.flat, node.value, 0, cls.method(span.name))  # `self.v: Base`, `v = self.v`
+                whole = called and _whole_model(node.value, arguments, held)
                 if typed is not None:
+                    if whole and set(typed.classes) <= _GENERIC_MODULE:
+                        continue  # `self.model: nn.Module`, its forward called: told below
                     if not any(_owns_params(owner, ref) for owner, ref in possible_classes(index, typed)):
                         continue
-                elif not classes or not any(_owns_params(index, ref) for ref in classes):
+                elif not classes or whole and set(classes) <= _GENERIC_MODULE or not any(
+                    _owns_params(index, ref) for ref in classes
+                ):
+                    # (a model handed in of no class we can read, its forward called: a whole model's root most often
+                    # owns no parameter of its own, its children run as modules inside that forward; handed on as a
+                    # callback, `solver(fn=unet.forward)`, it runs where no engine sees it, and is reported)
                     continue
                 if called:
                     message = (
@@ -293,6 +301,19 @@ class Stack(nn.Module):
                     )
                 site = parent if called else node
                 yield self.finding(index, scope.snippet, site, message, f"call the module itself: `{target}(...)`")
+
+
+# What a model handed in is known as when no class of it can be read: no class, or only `nn.Module` (annotated so).
+_GENERIC_MODULE = frozenset({UNKNOWN_CLASS, "torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+def _whole_model(receiver: cst.BaseExpression, arguments, held) -> bool:
+    """`model`, `self.model`: a model the function is given or the object holds, itself, not a named part of one
+    (`model.fc`, likely a layer) nor a local bound to a part (`enc = model.encoder`)."""
+    if isinstance(receiver, cst.Name):
+        return receiver.value in arguments
+    return isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and (
+        receiver.value.value == "self") and receiver.attr.value in held
 
 
 _UNREGISTERED_HELP = (
