@@ -14,13 +14,14 @@ from ..analysis.handed import outside_functions
 from ..analysis.own import answering_classes
 from ..analysis.instances import function_arguments, possible_classes, receiver_instance, self_attributes
 from ..analysis.persistence import persistent_param
+from ..analysis.plain import all_bases
 from ..analysis.script import function_scope
 from ..analysis.unregistered import stashed_runs, unregistered_runs
 from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models, wrapped_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from ..program import known
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container, torch_base
-from ..program.tree import access_path, call_name, code_of, cst
+from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
 from .rule import Report, Rule
 
@@ -276,7 +277,7 @@ class Stack(nn.Module):
                     typed = function_arguments(index, span.name).get(target)  # `run(self.v, x)` in a forward
                 elif cls is not None:  # an annotation names a base: the subclasses it may be count too
                     typed = receiver_instance(index, cls, scope.flat, node.value, 0, cls.method(span.name))  # `self.v: Base`, `v = self.v`
-                whole = called and _whole_model(node.value, arguments, held)
+                whole = called and _whole_model(node.value, arguments, held, cls)
                 if typed is not None:
                     if whole and set(typed.classes) <= _GENERIC_MODULE:
                         continue  # `self.model: nn.Module`, its forward called: told below
@@ -307,13 +308,32 @@ class Stack(nn.Module):
 _GENERIC_MODULE = frozenset({UNKNOWN_CLASS, "torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
-def _whole_model(receiver: cst.BaseExpression, arguments, held) -> bool:
-    """`model`, `self.model`: a model the function is given or the object holds, itself, not a named part of one
-    (`model.fc`, likely a layer) nor a local bound to a part (`enc = model.encoder`)."""
+def _whole_model(receiver: cst.BaseExpression, arguments, held, cls: ClassInfo | None) -> bool:
+    """`model`, `self.model`: a model the function is given or the object was handed and keeps, itself, not a named
+    part of one (`model.fc`, likely a layer), a local bound to a part (`enc = model.encoder`) nor a child the class
+    built of a class of another library (`self.mlp = MultiAgentMLP(...)`, which may own parameters itself)."""
     if isinstance(receiver, cst.Name):
         return receiver.value in arguments
-    return isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and (
-        receiver.value.value == "self") and receiver.attr.value in held
+    if not (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name)
+            and receiver.value.value == "self" and receiver.attr.value in held and cls is not None):
+        return False
+    return not _built_by_the_class(cls, receiver.attr.value)
+
+
+def _built_by_the_class(cls: ClassInfo, name: str) -> bool:
+    """Does a constructor of `cls` (or of a base) set `self.<name>` to what a call makes, other than a typing cast of
+    what it was handed (`self.model: nn.Module = cast(nn.Module, self.forward_func)`)?"""
+    for owner in all_bases(cls):
+        for method in owner.init_methods:
+            if f"self.{name}" not in method.text or method.node is None:
+                continue
+            for node in walk(method.node):
+                if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
+                    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                    if any(dotted(t) == f"self.{name}" for t in targets) and (
+                        call_name(node.value) or "").rsplit(".", 1)[-1] != "cast":
+                        return True
+    return False
 
 
 _UNREGISTERED_HELP = (
