@@ -41,7 +41,7 @@ from .taint import (
 
 __all__ = [
     "Divergence", "module_divergences", "find_divergences", "message", "GATE", "ITERATE", "SKIP", "EXIT", "WHILE", "COUNT",
-    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "EXHAUSTED", "RAISE", "CHECK", "OWN_VALUE_RAISE_TEXT", "helper_reaches", "tensor_backward",
+    "NOT_RUNS", "PICK", "RETRY", "CAUGHT", "EXHAUSTED", "RAISE", "CHECK", "OWN_VALUE_RAISE_TEXT", "own_value_raise_text", "helper_reaches", "tensor_backward",
     "derived_names",
 ]
 
@@ -273,7 +273,7 @@ def find_divergences(
     # `odeint(ode_fn, x, t, method="dopri5")`: as many calls of `ode_fn` as the error control decides
     solves = _adaptive_solves(taint.index, flat) if text is None or "odeint" in text else []
     # `if torch.isnan(loss): raise NanException`, `assert torch.isfinite(loss)`: this rank stops on its own value
-    raises = _own_value_raises(flat, taint) if text is None or OWN_VALUE_RAISE_TEXT.search(text) else []
+    raises = _own_value_raises(flat, taint) if text is None or own_value_raise_text(text) else []
     # `self(batch, recycling_steps=random.randint(0, n))`: a draw bounding a loop of the module's own forward
     drawn = _drawn_counts_handed_to_forward(taint, flat) if taint.cls is not None and taint.cls.is_module and (
         text is None or "rand" in text or "rng" in text) else []
@@ -420,6 +420,12 @@ OWN_VALUE_RAISE_TEXT = re.compile(
     r"|^[ \t]*(?:el)?if\b[^\n]*(?:[=<>] ?-?\d|\b\d[\d.e-]* ?[=<>!])[^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*raise\b",
     re.M,
 )
+
+
+def own_value_raise_text(text: str) -> bool:
+    """The text pre-filter of a stop on this rank's own value: a `raise` or an `assert`, then the pattern (the
+    literal first: the pattern tries every `if` line of a file)."""
+    return ("raise" in text or "assert" in text) and OWN_VALUE_RAISE_TEXT.search(text) is not None
 
 
 def _value_reduction(call: cst.Call) -> bool:

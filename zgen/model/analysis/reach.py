@@ -114,11 +114,11 @@ def _duck_typed(index: ModelIndex, owner: ClassInfo, name: str) -> tuple[ClassIn
 def _duck_argument(index: ModelIndex, function: cst.FunctionDef, owner: ClassInfo | None, name: str) -> tuple[ClassInfo, ...]:
     """An argument of `function` handed in with no annotation (`def evaluate(self, ev, x)`, `def run_eval(agent,
     env)`), on which the function calls methods (`ev.run(x)`) that one plain class of the file or of the other files
-    of the package defines, all of them (`_answering`); so too a local unpacked from such an argument
-(`_unpacked_from`). Not an argument the function binds again."""
+    of the package defines, all of them (`_answering`); so too a local unpacked from an argument
+(`_unpacked_locals`). Not an argument the function binds again."""
     declared = {p.name.value: p for p in _all_params(function.params)}
     unannotated = {n for n, p in declared.items() if p.annotation is None} - {"self", "cls"}
-    if name not in unannotated and (name in declared or not _unpacked_from(function, name, set(declared))):
+    if name not in unannotated and (name in declared or name not in _unpacked_locals(function)):
         return ()
     called: set[str] = set()
     for node in walk(function.body):
@@ -136,26 +136,39 @@ def _all_params(params: cst.Parameters) -> tuple[cst.Param, ...]:
     return (*params.posonly_params, *params.params, *params.kwonly_params)
 
 
-def _unpacked_from(function: cst.FunctionDef, name: str, given: set[str]) -> bool:
-    """Is `name` a local the function binds once, by unpacking one of its arguments (`model, loss, evaluator =
-    training_modules`)? An element of a bundle is untyped whatever the bundle's annotation says (a namedtuple of
-    untyped fields): the methods called on it tell what it is."""
-    bindings = 0
-    unpacked = False
+def _unpacked_locals(function: cst.FunctionDef) -> frozenset[str]:
+    """The locals the function binds once, by unpacking one of its arguments (`model, loss, evaluator =
+    training_modules`). An element of a bundle is untyped whatever the bundle's annotation says (a namedtuple of
+    untyped fields): the methods called on it tell what it is. (One walk per function, kept while it lives.)"""
+    kept = _UNPACKED.get(id(function))
+    if kept is not None and kept[0] is function:
+        return kept[1]
+    params = function.params
+    given = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    unpacked: set[str] = set()
+    bound: dict[str, int] = {}
     for node in walk(function.body):
         if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
-            if isinstance(node.target, cst.Name) and node.target.value == name:
-                return False
+            if isinstance(node.target, cst.Name):
+                bound[node.target.value] = bound.get(node.target.value, 0) + 1
         elif isinstance(node, cst.Assign):
             for target in node.targets:
-                if isinstance(target.target, cst.Name) and target.target.value == name:
-                    return False
-                if isinstance(target.target, (cst.Tuple, cst.List)) and any(
-                    isinstance(e.value, cst.Name) and e.value.value == name for e in target.target.elements
-                ):
-                    bindings += 1
-                    unpacked = isinstance(node.value, cst.Name) and node.value.value in given
-    return bindings == 1 and unpacked
+                if isinstance(target.target, cst.Name):
+                    bound[target.target.value] = bound.get(target.target.value, 0) + 1
+                elif isinstance(target.target, (cst.Tuple, cst.List)):
+                    for element in target.target.elements:
+                        if isinstance(element.value, cst.Name):
+                            bound[element.value.value] = bound.get(element.value.value, 0) + 1
+                            if isinstance(node.value, cst.Name) and node.value.value in given:
+                                unpacked.add(element.value.value)
+    found = frozenset(n for n in unpacked if bound.get(n) == 1)
+    if len(_UNPACKED) > 4096:
+        _UNPACKED.clear()
+    _UNPACKED[id(function)] = (function, found)
+    return found
+
+
+_UNPACKED: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
 
 
 def _answering(index: ModelIndex, owner: ClassInfo | None, called: frozenset[str]) -> tuple[ClassInfo, ...]:

@@ -33,7 +33,7 @@ from .choices import options
 from .instances import abstract_module_method
 from .calls import HeldCalls
 from .divergence import (
-    GATE, NOT_RUNS, OWN_VALUE_RAISE_TEXT, Divergence, derived_names, find_divergences, helper_reaches,
+    GATE, NOT_RUNS, Divergence, derived_names, find_divergences, helper_reaches, own_value_raise_text,
     module_divergences, tensor_backward,
 )
 from .effects import DEEPCOPIES, STATES, argument_effects, returns_argument, usage
@@ -839,7 +839,7 @@ def _event_hook(scope: ScriptScope) -> bool:
     node = scope.node
     return (
         scope.owner is not None and isinstance(node, cst.FunctionDef) and _EVENT.fullmatch(node.name.value) is not None
-        and OWN_VALUE_RAISE_TEXT.search(scope.snippet.module.code) is not None
+        and own_value_raise_text(scope.snippet.module.code)
     )
 
 
@@ -871,7 +871,7 @@ def _checked_in_a_pass(index: ModelIndex, scope: ScriptScope) -> bool:
     node = scope.node
     if scope.owner is not None or not isinstance(node, cst.FunctionDef):
         return False
-    return bool(OWN_VALUE_RAISE_TEXT.search(scope.snippet.module.code)) and _function_in_a_pass(
+    return own_value_raise_text(scope.snippet.module.code) and _function_in_a_pass(
         index, scope, node.name.value
     )
 

@@ -1101,27 +1101,39 @@ _TESTED: weakref.WeakKeyDictionary[MethodInfo, tuple[str, ...]] = weakref.WeakKe
 
 
 def _tested_in(method: MethodInfo) -> tuple[str, ...]:
-    snippet = method.snippet if "return " in method.text and "self." in method.text else None
-    node = snippet.function if snippet is not None else None
-    if node is None or _AGREEING_TEXT.search(method.text) or any(
-        type(n) is cst.Call and agreeing_function(method.index, n) for n in walk(node.body)
-    ):
-        return ()  # (`synchronize_flag(should_cancel)`: the verdict every rank received)
+    text = method.text
+    if "return " not in text or "self." not in text or _AGREEING_TEXT.search(text):
+        return ()  # (`dist.all_reduce(flag)` in it: the verdict every rank received)
+    func = ast_function(method)  # (the `ast` pass's node: no libcst parse for a question asked this often)
+    if func is None:
+        return ()
     found: list[str] = []
-    for sub in walk(node.body):
-        if isinstance(sub, cst.If):
+    returns_a_value = False
+    for sub in ast.walk(func):
+        if isinstance(sub, ast.Call) and (name := _ast_dotted(sub.func)) is not None and _agreeing_function(
+                method.index, name):
+            return ()  # `synchronize_flag(should_cancel)`: a function of the program that makes the verdict agree
+        if isinstance(sub, ast.If):
             where = sub.test
-        elif isinstance(sub, cst.Return) and sub.value is not None:
-            where = sub.value
+        elif isinstance(sub, ast.Return) and sub.value is not None:
+            where, returns_a_value = sub.value, True
         else:
             continue
-        for read in walk(where):
-            if (
-                isinstance(read, cst.Attribute) and isinstance(read.value, cst.Name) and read.value.value == "self"
-                and read.attr.value not in found
-            ):
-                found.append(read.attr.value)
-    return tuple(found) if any(isinstance(n, cst.Return) and n.value is not None for n in walk(node.body)) else ()
+        for read in ast.walk(where):
+            if isinstance(read, ast.Attribute) and isinstance(read.value, ast.Name) and read.value.id == "self" and (
+                    read.attr not in found):
+                found.append(read.attr)
+    return tuple(found) if returns_a_value else ()
+
+
+def _ast_dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def agreed_call(node: cst.Call) -> bool:

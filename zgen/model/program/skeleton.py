@@ -203,15 +203,13 @@ def _record_local_imports(tree: ast.Module, skel: Skeleton) -> None:
     first."""
     bound = skel.classes.keys() | skel.functions.keys() | skel.imports.keys()
     local: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.ImportFrom) and inner.level == 0 and inner.module \
-                        and inner.module.partition(".")[0] in _LOCALLY_IMPORTED_ROOTS:
-                    for alias in inner.names:
-                        name = alias.asname or alias.name
-                        if alias.name != "*" and name not in bound:
-                            local.setdefault(name, f"{inner.module}.{alias.name}")
+    for node in ast.walk(tree):  # (indented: inside a function, or a block whose imports `_walk_top` read already)
+        if isinstance(node, ast.ImportFrom) and node.col_offset > 0 and node.level == 0 and node.module \
+                and node.module.partition(".")[0] in _LOCALLY_IMPORTED_ROOTS:
+            for alias in node.names:
+                name = alias.asname or alias.name
+                if alias.name != "*" and name not in bound:
+                    local.setdefault(name, f"{node.module}.{alias.name}")
     skel.imports.update(local)
 
 

@@ -28,7 +28,7 @@ _SELECTION_PATTERNS = (
     (("sum(", "mean(", "max(", "min(", "norm(", "std("),
      re.compile(r"\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\((?:[^()\n]|\([^()\n]*\))*\)(?:\.item\(\))?\)*\s*(?:[<>]=?|==|!=)")),
     # one value read into a number, compared (`labels.item() > 0`) or kept (`n_pos = int((labels > 0).sum())`)
-    ((".item()", "int(", "float("), re.compile(
+    ((".item()", ".sum(", ".mean(", ".max(", ".min(", ".norm(", ".count_nonzero("), re.compile(
         r"\.item\(\)\)*\s*(?:[<>]=?|==|!=)|^[ \t]*\w+\s*=\s*(?:int|float)\([^\n]*\.(?:sum|mean|max|min|norm|count_nonzero)\(",
         re.M,
     )),
