@@ -21,7 +21,7 @@ from ..program.tree import access_path, call_name, code_of, const_str, cst, dott
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
 from .choices import returned_parameters
-from .flow import Ctx, Flat, flatten, loop_items, same_items, targets_of
+from .flow import Ctx, Flat, bound_names, flatten, loop_items, same_items, targets_of
 from .grads import gradient_cancelled, gradient_read, gradient_write
 from .plain import named_instances, plain_class
 
@@ -1022,12 +1022,7 @@ def _parameter_walk_of(value: cst.BaseExpression) -> str | None:
 
 def _bound_once(flat: Flat, name: str) -> bool:
     """Is `name` assigned exactly once in the function (so what it was bound to is what it holds)?"""
-    count = 0
-    for node, _ctx in flat.nodes:
-        if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For):
-            targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
-            count += sum(1 for t in targets for n in walk(t) if type(n) is cst.Name and n.value == name)
-    return count == 1
+    return sum(1 for node, _ctx in flat.nodes for t in targets_of(node)[0] for n in bound_names(t) if n == name) == 1
 
 
 def _unwrapped_argument(value: cst.BaseExpression, names) -> str | None:

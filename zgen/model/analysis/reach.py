@@ -23,7 +23,8 @@ import re
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import facts_of
-from ..program.tree import cst, dotted, walk
+from ..program.tree import cst, dotted, parameter_names, walk
+from .flow import bound_names, targets_of
 from .own import package_definers
 from .plain import all_bases, plain_instances
 
@@ -143,24 +144,17 @@ def _unpacked_locals(function: cst.FunctionDef) -> frozenset[str]:
     kept = _UNPACKED.get(id(function))
     if kept is not None and kept[0] is function:
         return kept[1]
-    params = function.params
-    given = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    given = parameter_names(function)
     unpacked: set[str] = set()
     bound: dict[str, int] = {}
     for node in walk(function.body):
-        if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
-            if isinstance(node.target, cst.Name):
-                bound[node.target.value] = bound.get(node.target.value, 0) + 1
-        elif isinstance(node, cst.Assign):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    bound[target.target.value] = bound.get(target.target.value, 0) + 1
-                elif isinstance(target.target, (cst.Tuple, cst.List)):
-                    for element in target.target.elements:
-                        if isinstance(element.value, cst.Name):
-                            bound[element.value.value] = bound.get(element.value.value, 0) + 1
-                            if isinstance(node.value, cst.Name) and node.value.value in given:
-                                unpacked.add(element.value.value)
+        targets, value = targets_of(node)
+        for target in targets:
+            names = list(bound_names(target))
+            for name in names:
+                bound[name] = bound.get(name, 0) + 1
+            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Name) and value.value in given:
+                unpacked.update(names)
     found = frozenset(n for n in unpacked if bound.get(n) == 1)
     if len(_UNPACKED) > 4096:
         _UNPACKED.clear()

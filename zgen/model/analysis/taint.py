@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
+from ..program.skeleton import dotted as ast_dotted
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .hooks import hook_kept, item_key
@@ -1110,7 +1111,8 @@ def _tested_in(method: MethodInfo) -> tuple[str, ...]:
     found: list[str] = []
     returns_a_value = False
     for sub in ast.walk(func):
-        if isinstance(sub, ast.Call) and (name := _ast_dotted(sub.func)) is not None and _agreeing_function(
+        if isinstance(sub, ast.Call) and not isinstance(sub.func, ast.Subscript) and (
+                name := ast_dotted(sub.func)) is not None and _agreeing_function(
                 method.index, name):
             return ()  # `synchronize_flag(should_cancel)`: a function of the program that makes the verdict agree
         if isinstance(sub, ast.If):
@@ -1124,16 +1126,6 @@ def _tested_in(method: MethodInfo) -> tuple[str, ...]:
                     read.attr not in found):
                 found.append(read.attr)
     return tuple(found) if returns_a_value else ()
-
-
-def _ast_dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
 
 
 def agreed_call(node: cst.Call) -> bool:
