@@ -705,7 +705,7 @@ def _counting_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[
     method."""
     params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
     params -= {"self", "cls"}
-    if not params or "range(" not in code_of(func.body, limit=20000):
+    if not params or "range(" not in index.body_text(func):
         return frozenset()
     found: set[str] = set()
     locals_: dict[str, set[str]] = {}  # `blocks = ceil(n / self.bs)`: the names a local is computed from

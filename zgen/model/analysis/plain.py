@@ -170,7 +170,7 @@ def _annotated_argument(cls: ClassInfo, name: str) -> tuple[ClassInfo, ...]:
         return ()
     params = {p.name.value: p for p in (*node.params.params, *node.params.kwonly_params)}
     for stmt in walk(node.body):
-        if not (isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Name) and stmt.value.value in params):
+        if not (type(stmt) is cst.Assign and isinstance(stmt.value, cst.Name) and stmt.value.value in params):
             continue
         if any(dotted(t.target) == f"self.{name}" for t in stmt.targets):
             annotation = params[stmt.value.value].annotation

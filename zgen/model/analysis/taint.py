@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -74,6 +75,12 @@ def _filled(node: cst.CSTNode, local: set[str]) -> tuple[list[cst.CSTNode], cst.
             if node.args and func.value.value in local:
                 return [func.value], node.args[-1].value
     return [], None
+
+
+@functools.cache
+def _moves() -> frozenset[type]:
+    """The node types taint flows through (`Taint`): bindings and calls."""
+    return frozenset({cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Call})
 
 
 class Taint:
@@ -158,8 +165,10 @@ class Taint:
             # from that binding on)
             if name not in rebound or rebound[name] < at:
                 self.agreed.setdefault(name, at)
+        # (the nodes taint flows through: bindings and calls; the rest of the function's nodes hand nothing on)
+        moving = [(node, ctx) for node, ctx in flat.nodes if type(node) in _moves()]
         local = {  # names this function binds itself (not `self`, not an imported module)
-            name for node, _ctx in flat.nodes for target in targets_of(node)[0] for name in bound_names(target)
+            name for node, _ctx in moving for target in targets_of(node)[0] for name in bound_names(target)
         } - {"self", "cls"}
         # The function's arguments: what this call was given (a dict of inputs whose keys differ per rank).
         root = flat.nodes[0][0] if flat.nodes else None
@@ -177,7 +186,7 @@ class Taint:
         self._late: set[int] = set()  # nodes of their bodies: every assignment reaches them (they run at the call)
         # locals bound to an output (`o = self.sub(h)`, not an object handed one): their methods are the output's own
         self._output_locals = frozenset(
-            name for node, _ctx in flat.nodes if type(node) in (cst.Assign, cst.AnnAssign, cst.AugAssign)
+            name for node, _ctx in moving if type(node) in (cst.Assign, cst.AnnAssign, cst.AugAssign)
             for target in targets_of(node)[0] for name in bound_names(target)
             if targets_of(node)[1] is not None and output_of(targets_of(node)[1]) is not None
         ) if output_of is not None else frozenset()
@@ -256,7 +265,7 @@ class Taint:
                 _merge_into(self.direct.setdefault(name, {}), kinds)
                 self._version += 1
         for _ in range(2):  # a second pass carries taint around loops
-            for node, ctx in flat.nodes:
+            for node, ctx in moving:
                 if type(node) is cst.CompFor:
                     continue  # a comprehension's variable lives in the comprehension only
                 if type(node) in (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign):
@@ -458,7 +467,7 @@ class Taint:
         for _ in range(12):
             if parent is None:
                 return None
-            if isinstance(parent, cst.While):
+            if type(parent) is cst.While:
                 return parent if parent.test is child else None
             if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
                 return None
@@ -1299,7 +1308,7 @@ def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) 
 def _decided_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[str]:
     """The parameters of `func` it decides on (`handed_parameters`), read from its text once per method: each `Taint`
     of the method asks (the body's text is generated again from the parse, a costly walk)."""
-    text = code_of(func.body, limit=20000)
+    text = index.body_text(func)
     decided = set()
     for param in positional_parameters(func):
         # the parameter, or a local assigned from it (`col = self.index_of[task]`, `key = str(task)`), in a test, a

@@ -592,7 +592,7 @@ def _used_as_module(node: cst.CSTNode) -> set[str]:
     found = set()
     states = False
     for call in walk(node):
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+        if type(call) is cst.Call and isinstance(call.func, cst.Attribute):
             states = states or call.func.attr.value == "state_dict"
             if call.func.attr.value in MODULE_ONLY_METHODS and isinstance(call.func.value, cst.Name):
                 found.add(call.func.value.value)

@@ -27,7 +27,7 @@ from zgen.zero_policy import DEFAULT_PERSISTENCE_THRESHOLD
 from . import known
 from .project import Project, SourceFile, absolute_name
 from .skeleton import ClassSpan, FunctionSpan, Skeleton
-from .tree import Snippet, call_name, parse_snippet, positional_parameters, walk
+from .tree import Snippet, body_start, call_name, code_of, one_line, parse_snippet, positional_parameters, walk
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -555,6 +555,7 @@ class ModelIndex:
         self.persistence_threshold = DEFAULT_PERSISTENCE_THRESHOLD
         self.classes = {name: ClassInfo(span, self) for name, span in skeleton.classes.items()}
         self._snippets: dict[tuple[int, int], Snippet | None] = {}
+        self._parsed_from: dict[int, FunctionSpan | ClassSpan] = {}  # a parsed statement's node, by id -> its span
         self._methods: dict[tuple[int, int], MethodInfo] = {}
         self._memo: dict[tuple[Any, ...], Any] = {}  # answers of `memoised` queries
         self._stars: dict[str, str | None] = {}  # names found through star imports (`_starred`)
@@ -578,6 +579,7 @@ class ModelIndex:
             _forget_cached(info)
         self._memo.clear()
         self._snippets.clear()
+        self._parsed_from.clear()
         self._methods.clear()
         self.classes = {}
         _forget_cached(self)
@@ -709,8 +711,21 @@ class ModelIndex:
         key = (span.start, span.end)
         if key not in self._snippets:
             text = self.skeleton.text(span.start, span.end)
-            self._snippets[key] = parse_snippet(text, span.start, span.indent)
+            snippet = self._snippets[key] = parse_snippet(text, span.start, span.indent)
+            if snippet is not None:
+                self._parsed_from[id(snippet.node)] = span
         return self._snippets[key]
+
+    def body_text(self, func: cst.FunctionDef, limit: int = 20000) -> str:
+        """The body of a `def` parsed from this file, on one line: what `code_of(func.body, limit)` gives, read from
+        the file's text (generating it again from the parse walks every node)."""
+        span = self._parsed_from.get(id(func))
+        if span is not None:
+            text = self.skeleton.text(span.start, span.end)
+            at = body_start(text)
+            if at >= 0:
+                return one_line(text[at:], limit)
+        return code_of(func.body, limit)
 
     def handed_over(self, name: str) -> bool:
         """Is `self.<name>` used as a value, not called (`self.apply(self._init)`): a method passed as a callback?"""

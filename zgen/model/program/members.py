@@ -15,6 +15,7 @@ files.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -572,6 +573,13 @@ _CONTAINERS = {"ModuleList", "ModuleDict", "Sequential"}
 _PARAM_CONTAINERS = {"ParameterList", "ParameterDict"}
 
 
+@functools.cache
+def _small_statement(kind: type) -> bool:
+    """Is a node of this type a simple statement (an assignment, an expression, a `return`)? (Asked of every node of
+    the methods read: by type, once, not through the ABC check of `isinstance`.)"""
+    return issubclass(kind, cst.BaseSmallStatement)
+
+
 class _FactsReader:
     """Reads one `__init__`-reachable method into `ClassFacts`."""
 
@@ -607,12 +615,22 @@ class _FactsReader:
         if node is None:
             return
         self._parameters(node)
-        order = self.method.order
-        for stmt in walk(node.body):
+        # One pre-order walk numbers the method's nodes (`MethodInfo.order`, kept for the method) and reads the
+        # statements of its body, the last of a `def`'s parts.
+        known = self.method.__dict__.get("order")
+        order: dict[int, int] = {} if known is None else known
+        body, in_body = node.body, False
+        for at, stmt in enumerate(walk(node)):
+            if known is None:
+                order[id(stmt)] = at
+            if not in_body:
+                in_body = stmt is body
+                continue
             if type(stmt) is cst.If:  # a leaf node type: no ABC check for every other statement
                 self._clamps.update(_clamp_assigns(stmt))
-            elif isinstance(stmt, cst.BaseSmallStatement):
+            elif _small_statement(type(stmt)):
                 self._statement(stmt, (self.rank, order[id(stmt)]))
+        self.method.__dict__.setdefault("order", order)
 
     def _parameters(self, node: cst.FunctionDef) -> None:
         params = node.params

@@ -394,14 +394,54 @@ def _empty_module() -> cst.Module:
     return cst.Module(body=[])
 
 
+_DEF_LINE = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]", re.M)
+
+
+def body_start(text: str) -> int:
+    """Where the body of the `def` statement `text` (decorators and all, as the file has it) starts: just past the
+    colon that ends its header; -1 when no header is found."""
+    match = _DEF_LINE.search(text)
+    if match is None:
+        return -1
+    depth, at, end = 0, match.end(), len(text)
+    while at < end:
+        char = text[at]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "#":
+            at = text.find("\n", at)
+            if at < 0:
+                return -1
+        elif char in "\"'":  # a default's string: skip it whole (`sep=":"`)
+            quote = text[at:at + 3] if text[at:at + 3] in ('"""', "'''") else char
+            at += len(quote)
+            while at < end and not text.startswith(quote, at):
+                at += 2 if text[at] == "\\" else 1
+            if at >= end:
+                return -1
+            at += len(quote) - 1
+        elif char == ":" and depth == 0:
+            return at + 1
+        at += 1
+    return -1
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line, shortened to `limit` characters as `code_of` shortens a node's code."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def code_of(node: cst.CSTNode, limit: int = 60) -> str:
     """Source text of a node on one line, shortened for a message."""
     try:
         with deep_recursion():
-            text = " ".join(_empty_module().code_for_node(node).split())
+            text = _empty_module().code_for_node(node)
     except RecursionError:
         return "<expression>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return one_line(text, limit)
 
 
 def dotted(node: cst.CSTNode | None) -> str | None:
