@@ -22,8 +22,9 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
+from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.tree import call_name, children, code_of, cst, positional_parameters, walk
+from ..program.tree import annotated_tensors, call_name, children, code_of, cst, positional_parameters, walk
 from .flow import (
     COMPREHENSIONS, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, targets_of,
 )
@@ -657,6 +658,10 @@ def tensor_names(flat: Flat) -> frozenset[str]:
         elif type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             if node.func.attr.value in _TENSOR_METHODS:
                 found.add(node.func.value.value)
+    root = flat.nodes[0][0] if flat.nodes else None
+    # (`def by_tokens(self, ids: Tensor, targets: Tensor)`; not a state of the calling convention, `hidden_states`,
+    # `cache_position`, whose annotation often names a tensor for a tuple of them)
+    found |= {name for name in annotated_tensors(root) if not known.CONVENTION_INPUT.search(name)}
     if not found:
         return frozenset()
     # a name also bound to a list (`targets = []`, `[t.to(d) for t in targets]`) holds tensors, one an item

@@ -788,6 +788,9 @@ def _skipped_helper(
     # `self.refine(h)`, `aux_loss(h)`, or a method of a model a function is handed (`model.postnet.postnet(s)`)
     own = isinstance(func, cst.Name) or (
         isinstance(root, cst.Name) and (root.value != "self" or func.value is root)
+    ) or (  # `self.high_level.get_next_skill(x)`: a method of a child that runs its layers (`_indirect_calls` read it)
+        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and func.value.value is root
+        and effect == GATE
     )
     if not own or not set(taint.of(test)) <= {DATA, HOST} or not taint.of(test):
         return False

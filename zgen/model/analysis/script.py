@@ -40,7 +40,7 @@ from .effects import DEEPCOPIES, STATES, argument_effects, returns_argument, usa
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
 from .own import answering_classes, mixin_heirs
-from .runs import ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, runs_argument, runs_unread
+from .runs import ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, records, runs_argument, runs_unread
 from .state import holder_key
 from .taint import DATA, RANK, Taint
 
@@ -1099,13 +1099,18 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
             # `self.evaluator.run(x)`, `ev.run(x)`: a method of a plain object of the project that reaches a model,
             # or a model it keeps (`self.evaluator.model(x)`)
             function = scope.node if isinstance(scope.node, cst.FunctionDef) else None
-            for cls in plain_instances(scope.index, scope.owner, scope.flat, func.value) or duck_instances(
+            classes = plain_instances(scope.index, scope.owner, scope.flat, func.value) or duck_instances(
                 scope.owner, func.value, function, scope.index
-            ):
+            )
+            for cls in classes:
                 if _method_reaches(scope, cls, func.attr.value) or (
                     cls.inherited_method(func.attr.value) is None and func.attr.value in class_held(cls.index, cls)
                 ) or _runs_handed(scope, cls, func.attr.value, call, summary):
                     return f"{code_of(func)}()"
+            if not classes and isinstance(func.value, cst.Name) and func.value.value not in scope.held and (
+                _evaluates(func.attr.value) or _EVALUATOR.fullmatch(func.value.value) and not records(func.attr.value)
+            ) and _models_handed(scope, call):
+                return f"{code_of(func)}()"  # `evaluator.run(model)` ... of an object of no class we read
             return None
         if not isinstance(func, cst.Name):
             return None
@@ -1132,6 +1137,8 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
             if not a.star and (i in handed or (name := dotted(a.value)) in scope.held)
         }
         info = function_target(scope.index, func.value) if models else None
+        if models and info is None and _evaluates(func.value) and _models_handed(scope, call):
+            return f"{func.value}()"  # `evaluate(model, loader)` of a library we do not read
         if info is not None and info.node is not None:
             for position, classes in models.items():
                 arg = call.args[position]
@@ -1315,6 +1322,25 @@ def _local_defs(scope: ScriptScope) -> dict[str, cst.FunctionDef]:
     """Functions defined inside the function of `scope`, by name."""
     return {node.name.value: node for node, _ctx in scope.flat.nodes if type(node) is cst.FunctionDef}
 
+
+
+# The words of a function's name saying it runs the model it is handed: an evaluation, an inference, a rollout
+# (`evaluate(model, loader)`, `run_validation(model)`, `generate_samples(model, n)`; not `log_model(model)`).
+_EVALUATION_WORDS = re.compile(
+    r"(?:eval|evaluate|evaluation|validate|validation|valid|val|test|infer|inference|predict|prediction|generate"
+    r"|sample|samples|sampling|rollout|rollouts|visualize|visualise|reconstruct)"
+)
+
+
+# An object named for running models it is handed (`evaluator.run(model)`, `val_sampler.sample(model, n)`).
+_EVALUATOR = re.compile(r"(?:\w+_)?(?:evaluator|validator|tester|inferencer|sampler|predictor)s?")
+
+
+def _evaluates(name: str) -> bool:
+    """Does a function's or a method's name say it runs the model it is handed (`_EVALUATION_WORDS`), and no word of
+    it that it keeps or reports it (`save_eval_model`, `log_validation_model`)?"""
+    words = name.lower().strip("_").split("_")
+    return any(_EVALUATION_WORDS.fullmatch(w) for w in words) and not records(name)
 
 
 def _models_handed(scope: ScriptScope, call: cst.Call) -> list[int]:

@@ -17,7 +17,7 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.skeleton import dotted as ast_dotted
-from ..program.tree import call_name, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
+from ..program.tree import annotated_tensors, call_name, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .hooks import hook_kept, item_key
 from .own import SELF_CALL
@@ -224,13 +224,14 @@ class Taint:
             for part in node.slice if isinstance(part.slice, cst.Index)
             if isinstance(element := part.slice.value, cst.Name) and element.value in self.inputs
         ) if self.inputs else frozenset()
-        # `x.shape`, `x.view(...)` of an argument: a tensor, whose `len()` is its batch size
+        # `x.shape`, `x.view(...)` of an argument, or an argument annotated as one (`x: Tensor`): a tensor, whose
+        # `len()` is its batch size
         self.tensors = frozenset(
             node.value.value
             for node, _ctx in flat.nodes
             if type(node) is cst.Attribute and node.attr.value in _TENSOR_ATTRS and isinstance(node.value, cst.Name)
             and node.value.value in self.inputs
-        ) if self.inputs else frozenset()
+        ) | {n for n in annotated_tensors(root) if not known.CONVENTION_INPUT.search(n)} if self.inputs else frozenset()
         # `kept = [s for s in sentences if len(s) > 0]`: what is left of an input after a filter on its items; it may
         # be empty on this rank alone (`if not kept: return`)
         self.filtered = _filtered_locals(flat, self.inputs) if self.inputs else frozenset()
@@ -2115,8 +2116,6 @@ def value_test_function(index: ModelIndex, name: str) -> bool:
 
 # Attributes that only a tensor has among a function's arguments (a list or a mapping has none of them).
 _TENSOR_ATTRS = frozenset({"shape", "size", "dim", "view", "reshape", "ndim", "dtype", "device", "unsqueeze", "float"})
-
-
 # A mapping's views: iterating one given as an input walks the keys this call's batch has.
 _MAPPING_VIEWS = frozenset({"items", "keys", "values"})
 # A mapping named as settings (`params_dict`, `config`, `model_kwargs`, `hparams`), not a batch.

@@ -675,7 +675,7 @@ PICKLING_SENDS = frozenset({"send", "send_pyobj"})
 # values or carry what an earlier step computed, so testing them (given or not, their number of dimensions) follows
 # the model's calling convention, not which tower this rank's data needs. ZG205's guard and `taint._kind_test`.
 CONVENTION_INPUTS = (
-    r"hidden_states|past|mask|position|labels?$|embeds$|^output_|^return_|^use_|"
+    r"hidden_states|past|mask|position|labels?$|inputs?_embeds$|^output_|^return_|^use_|"
     r"^encoder_outputs$|^head_mask$|^kwargs$|token_type|^timestep|^seq_len|^length"
 )
 CONVENTION_INPUT = re.compile(rf"_ids$|^ids$|{CONVENTION_INPUTS}")

@@ -559,6 +559,21 @@ def parameter_names(func: cst.FunctionDef) -> frozenset[str]:
     return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
+# An annotation naming one tensor (`Tensor`, `torch.FloatTensor`, `Optional[th.Tensor]`), not a list or a mapping of them.
+_TENSOR_ANNOTATION = re.compile(r"(?:Optional\[)?(?:(?:torch|th)\.)?(?:Float|Long|Bool)?Tensor\]?(?:\s*\|\s*None)?")
+
+
+def annotated_tensors(func: cst.CSTNode | None) -> frozenset[str]:
+    """The parameters of a function annotated as one tensor (`x: Tensor`, `y: Optional[torch.Tensor] = None`)."""
+    if not isinstance(func, cst.FunctionDef):
+        return frozenset()
+    params = func.params
+    return frozenset(
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        if p.annotation is not None and _TENSOR_ANNOTATION.fullmatch(code_of(p.annotation.annotation, limit=80))
+    )
+
+
 def positional_parameters(func: cst.FunctionDef) -> list[str]:
     """The positional parameters of a function, after `self` or `cls` for a method."""
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]

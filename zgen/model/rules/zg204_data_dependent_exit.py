@@ -14,6 +14,7 @@ from ..analysis.flow import Flat, flat_of
 from ..analysis.script import divergences, script_divergences, script_scopes
 from ..analysis.state import state_trigger
 from ..analysis.taint import CLOCK, DATA, HOST, extent_exit_text
+from ..program import known
 from ..program.index import ModelIndex
 from ..program.tree import Snippet, code_of, cst
 from ..program.trigger import Remembered, line_matches
@@ -41,7 +42,7 @@ class _LoopExit:
             return True
         if extent_exit_text(text):
             return True  # `if x.shape[1] < 4: return x`: this rank's short input leaves early
-        if "for" in text and any(word in text for word in self._LENGTHS) and _counted_text(text):
+        if "for" in text and (any(word in text for word in self._LENGTHS) or "Tensor" in text) and _counted_text(text):
             return True
         if "range(" in text and _ranges_a_parameter(text):
             return True
@@ -106,6 +107,9 @@ def _counted_text(text: str) -> bool:
     for walked in _WALK_LOOP.findall(text):  # `for x_t in x` over a tensor `x` (`counts.tensor_names`)
         if re.search(rf"(?<![\w.]){walked}\.(?:shape\b|ndim\b|size\(|dim\()", text):
             return True
+        if re.search(rf"(?<![\w.]){walked}[ \t]*:[ \t]*(?:Optional\[)?(?:(?:torch|th)\.)?(?:Float|Long|Bool)?Tensor\b", text) \
+                and not known.CONVENTION_INPUT.search(walked):
+            return True  # (an argument annotated as a tensor: `counts.tensor_names`)
     for local, counted in _BOUND_RANGE.findall(text):  # `steps = reversed(range(len(x))) if rev else range(len(x))`
         if re.search(rf"\bfor\b[^\n]*?\bin[ \t]+{local}[ \t]*:", text) and _reads_length(text, counted, 2):
             return True

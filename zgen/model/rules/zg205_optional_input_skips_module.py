@@ -403,7 +403,7 @@ class Clip(nn.Module):
             return
         nodes = ast_nodes(index, func)
         maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
-        optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)} - set(held)
+        optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)} - set(held) - _embeddings_filled(func, maybe_absent)
         optional |= _presence_aliases(nodes, optional)
         optional -= _asserted(func.body, optional, helpers)
         if not optional:
@@ -440,7 +440,7 @@ class Clip(nn.Module):
             nodes = ast_nodes(index, func)
             entries = _batch_entries(func, nodes)
             maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | entries
-            optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
+            optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)} - _embeddings_filled(func, maybe_absent)
             runs = _Runs(index, cls)
             runs.entries = frozenset(entries)
             if again:  # `self.token_emb(cond_ids)` under the ids' presence test, `self.token_emb(x)` beside it
@@ -493,7 +493,7 @@ class Clip(nn.Module):
                 continue  # `fit(self, train_loader, test_loader=None)`: a procedure over the caller's data sources
             nodes = ast_nodes(index, func)
             maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
-            optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)}
+            optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)} - _embeddings_filled(func, maybe_absent)
             optional |= _presence_aliases(nodes, optional) | _alternatives(nodes, optional, maybe_absent, helpers)
             optional -= _asserted(func.body, optional, helpers)
             optional -= _filled(func.body, optional, helpers)
@@ -887,6 +887,31 @@ def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str]
             found |= _asserted(stmt.body, optional, helpers) & _asserted(stmt.orelse, optional, helpers)
         elif isinstance(stmt, ast.If) and any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
             break
+    return found
+
+
+def _embeddings_filled(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
+    """Embeddings handed in instead of what they are computed from, computed where absent (`if image_embeds is None:
+    image_embeds = self.vision_model(pixel_values)`, or `embedding_output = self.embeddings(input_ids)` with the
+    embeddings taken as they are otherwise): the calling convention of `inputs_embeds`, a choice of every caller alike. (Embeddings tested only for presence, `if exists(text_embeds): h = h + self.cond(text_embeds)`,
+    are a conditioning input a rank's batch may lack.)"""
+    found: set[str] = set()
+    if not any(name.endswith("embeds") for name in names):
+        return found
+    for node in ast.walk(func):
+        if not isinstance(node, ast.If):
+            continue
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is):
+            tested = test.left  # `x is None`
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            tested = test.operand.args[0] if isinstance(test.operand, ast.Call) and test.operand.args else test.operand
+        else:
+            continue
+        if not (isinstance(tested, ast.Name) and tested.id.endswith("embeds")):
+            continue
+        if any(isinstance(stmt, (ast.Assign, ast.AnnAssign)) for stmt in node.body):
+            found.add(tested.id)  # (what it computes where they are absent: them, or what they stand for)
     return found
 
 
