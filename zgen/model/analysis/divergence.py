@@ -17,7 +17,7 @@ from typing import Protocol
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS as UNKNOWN, facts_of
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, parameter_for, walk
 from .callables import called_parameters
 from .calls import ModuleCalls
@@ -788,9 +788,10 @@ def _skipped_helper(
     # `self.refine(h)`, `aux_loss(h)`, or a method of a model a function is handed (`model.postnet.postnet(s)`)
     own = isinstance(func, cst.Name) or (
         isinstance(root, cst.Name) and (root.value != "self" or func.value is root)
-    ) or (  # `self.high_level.get_next_skill(x)`: a method of a child that runs its layers (`_indirect_calls` read it)
+    ) or (  # `self.high_level.get_next_skill(x)`: a method of a child module of a class we read, which runs its
+        # layers (`_indirect_calls` read it)
         isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and func.value.value is root
-        and effect == GATE
+        and effect == GATE and _built_child(taint.cls, func.value.attr.value)
     )
     if not own or not set(taint.of(test)) <= {DATA, HOST} or not taint.of(test):
         return False
@@ -801,6 +802,15 @@ def _skipped_helper(
         branch = flat.parent.get(id(test))
         return isinstance(branch, cst.If) and not any(_side(flat, call, branch) == "body" for call, _c, _n in sites)
     return effect == ITERATE or (effect == GATE and _one_sided(flat, test, sites, site))
+
+
+def _built_child(cls: ClassInfo | None, name: str) -> bool:
+    """Is `self.<name>` known to hold a module (built by the class or a base, of a class we read or from a registry
+    of modules), not an object of unknown kind handed in (a config, a scheduler)?"""
+    if cls is None:
+        return False
+    member = next((m for c in all_bases(cls) if (m := facts_of(c).members.get(name)) is not None), None)
+    return member is not None and member.kind is Kind.MODULE
 
 
 def _one_sided(flat: Flat, test: cst.CSTNode, sites: list, site: cst.Call | None = None) -> bool:

@@ -849,9 +849,15 @@ def _built_child(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression) -
 
 
 def _pickles(index: ModelIndex, flat: Flat) -> bool:
-    """Does the method pickle something (`torch.save(pkg, path)`): a state it takes is written out, not handed back."""
+    """Does the method pickle something (`torch.save(pkg, path)`), or hand a state dict to a save
+    (`model.save_pretrained(d, state_dict=sd)`): a state it takes is written out, not handed back."""
     return any(
-        type(node) is cst.Call and index.qualify(call_name(node) or "") in known.PICKLERS for node, _ctx in flat.nodes
+        type(node) is cst.Call and (
+            index.qualify(call_name(node) or "") in known.PICKLERS
+            or isinstance(node.func, cst.Attribute) and node.func.attr.value in known.HUB_MIXIN_SAVES
+            and any(arg.keyword is not None and arg.keyword.value == "state_dict" for arg in node.args)
+        )
+        for node, _ctx in flat.nodes
     )
 
 
