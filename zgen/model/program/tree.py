@@ -559,8 +559,23 @@ def parameter_names(func: cst.FunctionDef) -> frozenset[str]:
     return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
-# An annotation naming one tensor (`Tensor`, `torch.FloatTensor`, `Optional[th.Tensor]`), not a list or a mapping of them.
-_TENSOR_ANNOTATION = re.compile(r"(?:Optional\[)?(?:(?:torch|th)\.)?(?:Float|Long|Bool)?Tensor\]?(?:\s*\|\s*None)?")
+_TENSOR_TYPES = frozenset({"Tensor", "FloatTensor", "LongTensor", "BoolTensor"})
+
+
+def _names_a_tensor(annotation: cst.BaseExpression) -> bool:
+    """Does an annotation name one tensor (`Tensor`, `torch.FloatTensor`, `Optional[th.Tensor]`, `Tensor | None`), not
+    a list or a mapping of them? (Read from the nodes: a parameter list is read for every taint of a function.)"""
+    if isinstance(annotation, cst.Subscript) and isinstance(annotation.value, cst.Name) and \
+            annotation.value.value == "Optional" and len(annotation.slice) == 1 and \
+            isinstance(annotation.slice[0].slice, cst.Index):
+        annotation = annotation.slice[0].slice.value
+    elif isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr) and \
+            isinstance(annotation.right, cst.Name) and annotation.right.value == "None":
+        annotation = annotation.left
+    if isinstance(annotation, cst.Name):
+        return annotation.value in _TENSOR_TYPES
+    return isinstance(annotation, cst.Attribute) and annotation.attr.value in _TENSOR_TYPES and \
+        isinstance(annotation.value, cst.Name) and annotation.value.value in ("torch", "th")
 
 
 def annotated_tensors(func: cst.CSTNode | None) -> frozenset[str]:
@@ -570,7 +585,7 @@ def annotated_tensors(func: cst.CSTNode | None) -> frozenset[str]:
     params = func.params
     return frozenset(
         p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-        if p.annotation is not None and _TENSOR_ANNOTATION.fullmatch(code_of(p.annotation.annotation, limit=80))
+        if p.annotation is not None and _names_a_tensor(p.annotation.annotation)
     )
 
 
