@@ -829,9 +829,16 @@ def _pretrained_child(cls: ClassInfo, call: cst.Call) -> bool:
     if not _on_self_child(value):
         return False
     member = facts_of(cls).members.get(value.attr.value)  # type: ignore[attr-defined]
+    if member is not None and member.kind is Kind.UNKNOWN and _SAVED_NO_MODEL.search(value.attr.value):  # type: ignore[attr-defined]
+        return False  # `self.tokenizer = tokenizer` ... `self.tokenizer.save_pretrained(d)`: no state dict of weights
     return member is not None and member.kind in (Kind.MODULE, Kind.UNKNOWN) and any(
         has_params(cls.index, ref) is not False for ref in member.classes
     )
+
+
+# What a module keeps, of no class we can tell, that has a `save_pretrained` of its own and no weights: a tokenizer,
+# a processor, a feature extractor, a configuration.
+_SAVED_NO_MODEL = re.compile(r"(?i)token|processor|extractor|config")
 
 
 def _built_child(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression) -> str | None:
