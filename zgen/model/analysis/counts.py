@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
-from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import annotated_tensors, call_name, children, code_of, cst, positional_parameters, walk
 from .flow import (
@@ -658,10 +657,7 @@ def tensor_names(flat: Flat) -> frozenset[str]:
         elif type(node) is cst.Call and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             if node.func.attr.value in _TENSOR_METHODS:
                 found.add(node.func.value.value)
-    root = flat.nodes[0][0] if flat.nodes else None
-    # (`def by_tokens(self, ids: Tensor, targets: Tensor)`; not a state of the calling convention, `hidden_states`,
-    # `cache_position`, whose annotation often names a tensor for a tuple of them)
-    found |= {name for name in annotated_tensors(root) if not known.CONVENTION_INPUT.search(name)}
+    found |= annotated_tensors(flat.nodes[0][0] if flat.nodes else None)  # (`def f(self, ids: Tensor, targets: Tensor)`)
     if not found:
         return frozenset()
     # a name also bound to a list (`targets = []`, `[t.to(d) for t in targets]`) holds tensors, one an item

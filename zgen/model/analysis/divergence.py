@@ -30,6 +30,7 @@ from .flow import (
     FILLS, Ctx, Flat, bound_names, flat_of, mentions_guard, own_node, same_items, stored_into, targets_of,
 )
 from .persistence import gathers
+from .plain import inherited_member
 from .reach import all_bases, function_target
 from .picks import may_pick, picked_runs
 from .runs import HelperRuns, records, runs_argument
@@ -809,7 +810,7 @@ def _built_child(cls: ClassInfo | None, name: str) -> bool:
     of modules), not an object of unknown kind handed in (a config, a scheduler)?"""
     if cls is None:
         return False
-    member = next((m for c in all_bases(cls) if (m := facts_of(c).members.get(name)) is not None), None)
+    member = inherited_member(cls, name)
     return member is not None and member.kind is Kind.MODULE
 
 

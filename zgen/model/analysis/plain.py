@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import facts_of
+from ..program.members import Member, facts_of
 from ..program.tree import cst, dotted, walk
 from .flow import Flat, loop_items, mapping_walked
 
@@ -32,6 +32,11 @@ def all_bases(cls: ClassInfo) -> list[ClassInfo]:
                 if base not in found:
                     stack.append(base)
     return found
+
+
+def inherited_member(cls: ClassInfo, name: str) -> Member | None:
+    """What `self.<name>` holds as the class or the first of its bases that sets it says (`all_bases`' order)."""
+    return next((m for c in all_bases(cls) if (m := facts_of(c).members.get(name)) is not None), None)
 
 
 def plain_instances(

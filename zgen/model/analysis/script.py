@@ -38,6 +38,7 @@ from .divergence import (
 )
 from .effects import DEEPCOPIES, STATES, argument_effects, returns_argument, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
+from .plain import inherited_member
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
 from .own import answering_classes, mixin_heirs
 from .runs import ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, records, runs_argument, runs_unread
@@ -722,7 +723,7 @@ def _handed_attribute(owner: ClassInfo, expr: cst.BaseExpression) -> bool:
     name = dotted(expr) or ""
     if not name.startswith("self.") or name.count(".") != 1:
         return False
-    member = next((m for cls in all_bases(owner) if (m := facts_of(cls).members.get(name[5:])) is not None), None)
+    member = inherited_member(owner, name[5:])
     return member is None or not isinstance(member.call, cst.Call)
 
 

@@ -231,7 +231,7 @@ class Taint:
             for node, _ctx in flat.nodes
             if type(node) is cst.Attribute and node.attr.value in _TENSOR_ATTRS and isinstance(node.value, cst.Name)
             and node.value.value in self.inputs
-        ) | {n for n in annotated_tensors(root) if not known.CONVENTION_INPUT.search(n)} if self.inputs else frozenset()
+        ) | annotated_tensors(root) if self.inputs else frozenset()
         # `kept = [s for s in sentences if len(s) > 0]`: what is left of an input after a filter on its items; it may
         # be empty on this rank alone (`if not kept: return`)
         self.filtered = _filtered_locals(flat, self.inputs) if self.inputs else frozenset()

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from zgen.kept_code import kept_dataclass_code
 
+from . import known
+
 
 class _KeptCodeLoader:
     """A package's loader whose import compiles its dataclasses' methods from kept code (`zgen.kept_code`).
@@ -579,13 +581,16 @@ def _names_a_tensor(annotation: cst.BaseExpression) -> bool:
 
 
 def annotated_tensors(func: cst.CSTNode | None) -> frozenset[str]:
-    """The parameters of a function annotated as one tensor (`x: Tensor`, `y: Optional[torch.Tensor] = None`)."""
+    """The parameters of a function annotated as one tensor (`x: Tensor`, `y: Optional[torch.Tensor] = None`), but a
+    state of the calling convention (`hidden_states`, `cache_position`: `known.CONVENTION_INPUT`), whose annotation
+    often names a tensor for a tuple of them."""
     if not isinstance(func, cst.FunctionDef):
         return frozenset()
     params = func.params
     return frozenset(
         p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
         if p.annotation is not None and _names_a_tensor(p.annotation.annotation)
+        and not known.CONVENTION_INPUT.search(p.name.value)
     )
 
 

@@ -403,7 +403,7 @@ class Clip(nn.Module):
             return
         nodes = ast_nodes(index, func)
         maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
-        optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)} - set(held) - _embeddings_filled(func, maybe_absent)
+        optional = _tower_inputs(func, maybe_absent) - set(held)
         optional |= _presence_aliases(nodes, optional)
         optional -= _asserted(func.body, optional, helpers)
         if not optional:
@@ -440,7 +440,7 @@ class Clip(nn.Module):
             nodes = ast_nodes(index, func)
             entries = _batch_entries(func, nodes)
             maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | entries
-            optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)} - _embeddings_filled(func, maybe_absent)
+            optional = _tower_inputs(func, maybe_absent)
             runs = _Runs(index, cls)
             runs.entries = frozenset(entries)
             if again:  # `self.token_emb(cond_ids)` under the ids' presence test, `self.token_emb(x)` beside it
@@ -493,7 +493,7 @@ class Clip(nn.Module):
                 continue  # `fit(self, train_loader, test_loader=None)`: a procedure over the caller's data sources
             nodes = ast_nodes(index, func)
             maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
-            optional = {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)} - _embeddings_filled(func, maybe_absent)
+            optional = _tower_inputs(func, maybe_absent)
             optional |= _presence_aliases(nodes, optional) | _alternatives(nodes, optional, maybe_absent, helpers)
             optional -= _asserted(func.body, optional, helpers)
             optional -= _filled(func.body, optional, helpers)
@@ -890,11 +890,18 @@ def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str]
     return found
 
 
+def _tower_inputs(func: ast.FunctionDef | ast.AsyncFunctionDef, maybe_absent: set[str]) -> set[str]:
+    """The inputs that may be absent and could feed a tower: not the calling convention's states, caches, masks or
+    ids (`_NOT_A_TOWER_INPUT`), nor embeddings handed in instead of what they are computed from."""
+    return {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)} - _embeddings_filled(func, maybe_absent)
+
+
 def _embeddings_filled(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
     """Embeddings handed in instead of what they are computed from, computed where absent (`if image_embeds is None:
     image_embeds = self.vision_model(pixel_values)`, or `embedding_output = self.embeddings(input_ids)` with the
-    embeddings taken as they are otherwise): the calling convention of `inputs_embeds`, a choice of every caller alike. (Embeddings tested only for presence, `if exists(text_embeds): h = h + self.cond(text_embeds)`,
-    are a conditioning input a rank's batch may lack.)"""
+    embeddings taken as they are otherwise): the calling convention of `inputs_embeds`, a choice of every caller
+    alike. (Embeddings tested only for presence, `if exists(text_embeds): h = h + self.cond(text_embeds)`, are a
+    conditioning input a rank's batch may lack.)"""
     found: set[str] = set()
     if not any(name.endswith("embeds") for name in names):
         return found
