@@ -44,7 +44,7 @@ from ..program.holds import (
 )
 from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memoised
 from ..program.keyed import reads_keyed_model
-from ..program.members import Kind, classify, facts_of, has_params
+from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, unwrapped_argument, walk
 from ..program.trigger import Trigger, word_first
@@ -57,6 +57,7 @@ from .effects import (
 )
 from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_gathered, same_items
 from .grads import gradient_read
+from .own import answering_classes, method_uses
 from .plain import attribute_instances
 from .returned import is_property
 from .provenance import Model, Params, Value, contained, factory_made, provenance_accesses, reaches_operation
@@ -64,7 +65,7 @@ from .script import (
     WRAP_TRIGGER, ScriptScope, class_partitions, function_scope, module_code_scope, partitions_here, script_text,
 )
 
-__all__ = ["Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
+__all__ = ["METHOD_WRITE", "Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
 
 # Text without which a function cannot reach a handed model's parameters.
 _HANDED_TRIGGER = re.compile(r"\.(?:named_)?parameters\(|Parameter\b|\.apply\(|parameters(?<!\wparameters)\s*[:,)=]|\.state_dict\(\)")
@@ -292,6 +293,8 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
             + [re.escape(name) for name in module_properties(index, cls)]
             + [re.escape(path[len("self."):]) for path in held_containers(index, cls)]
         )
+        if held and not cls.is_module:  # a trainer calling a held model's method (`_writing_method`)
+            words.append(r"self\.(?:" + held + r")\.(?!(?:" + _NEVER_WRITES_TEXT + r")\()\w+\(")
         if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
             # (also an item of a held container: `soft_update(source=self.nets["critic"][i], ...)`)
             words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\[[^\]\n]*\])*(?:\.parameters\(\))?\s*[,)]")
@@ -507,6 +510,10 @@ def _whole_uses(
                 # `avg.update_parameters(model)`, `ema.update(self.net)`: whatever the average is, it reads every
                 # parameter of the model it is handed
                 found.append(access(node, ctx, READ, owner, code_of(func_node)))
+        elif keeper and isinstance(func_node, cst.Attribute) and (owner := holds(func_node.value)) is not None \
+                and _writing_method(index, func_node.attr.value):
+            # `self.model.normalize_parameters()` in a trainer: a method of the model that writes its parameters
+            found.append(access(node, ctx, WRITE, owner, func_node.attr.value, effect=METHOD_WRITE))
         elif name and not name.startswith("."):
             handed_on = []  # (rank of the effect, use, owner, effect) of each built model the call hands the helper
             for position, done in argument_effects(index, flat, node):
@@ -519,6 +526,44 @@ def _whole_uses(
                 found.append(access(node, ctx, use, owner, name, effect=effect))
     del holds  # (it calls itself: kept, its cycle would hold the file's index and parse for the cycle collector)
     return [a for a in found if a is not None]
+
+
+# The effect of a held model's own method that writes some of its parameters (`_writing_method`), as told.
+METHOD_WRITE = "writes through its own method"
+# Methods of a module that never write its parameters (they run forward, move, list, or read the state dict).
+_NEVER_WRITES = frozenset({
+    "forward", "__call__", "parameters", "named_parameters", "modules", "named_modules", "children", "named_children",
+    "state_dict", "train", "eval", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_", "zero_grad",
+    "apply", "register_buffer", "register_parameter", "extra_repr", "register_forward_hook", "named_buffers",
+    "buffers", "register_forward_pre_hook", "get_input_embeddings", "get_output_embeddings",
+})  # fmt: skip
+_NEVER_WRITES_TEXT = "|".join(sorted(_NEVER_WRITES))
+
+
+@memoised
+def _writing_method(index: ModelIndex, name: str) -> bool:
+    """Does `<model>.<name>()`, called by a trainer (a plain class) on a model it holds of a class nothing names,
+    write or initialise the model's parameters (`self.model.normalize_parameters()` after each epoch, where the
+    knowledge-graph models renormalise their embedding tables through `.data`)? The module classes that answer the
+    call (this file's, those it imports, or the package's, `own.answering_classes`) decide: at least half of those
+    whose method does something (not a stub left to subclasses: `raise NotImplementedError`, `pass`) write."""
+    if name in _NEVER_WRITES or name.startswith("__"):
+        return False
+    classes = [ref for ref in answering_classes(index, (UNKNOWN_CLASS,), name, "", True) if ref != UNKNOWN_CLASS]
+    writes = done = 0
+    for ref in classes:
+        info = index.classes.get(ref) or (external := index.external(ref)) and external[1]
+        method = info.inherited_method(name) if info else None
+        if method is None or _STUB_BODY.match(_body_text(method.text)):
+            continue
+        done += 1
+        writes += any(u.use in (WRITE, INIT) for u in method_uses(index, ref, name))
+    return writes > 0 and 2 * writes >= done
+
+
+def _body_text(text: str) -> str:
+    """The body of a method's text: what follows the colon after its signature."""
+    return text[text.find(":", text.find(")")) + 1:] if ")" in text else text
 
 
 # A method named as initialising a model's weights: `init_weights`, `_init_weights`, `initialize_weights`,
@@ -551,8 +596,7 @@ def _may_initialise(index: ModelIndex, name: str) -> bool:
         if method is None or method.owner is not cls:
             continue
         found = True
-        text = method.text
-        body = text[text.find(":", text.find(")")) + 1:] if ")" in text else text
+        body = _body_text(method.text)
         if _STUB_BODY.match(body) or _SETS_PARAMETERS.search(body):
             return True
     return not found

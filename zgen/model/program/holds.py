@@ -515,7 +515,8 @@ def _built_from_class_value(value: cst.BaseExpression) -> bool:
 def _types_nothing(text: str) -> bool:
     """Does an annotation's text type nothing: a package, not a type (`torch.nn`, `torch.optim`: a dotted path of
     lowercase names that ends in no class), or a type every value has (`Any`, `object`: `_module: Any`)? The
-    argument is then judged as an unannotated one, by its name and its use."""
+    argument is then judged as an unannotated one, by its name and its use. So is one annotated `None` (`base_model:
+    None`), which no argument worth passing satisfies: a placeholder, not a type."""
     text = text.strip().strip("\"'")
     if text in _ANY_TYPE:
         return True
@@ -523,8 +524,8 @@ def _types_nothing(text: str) -> bool:
     return len(parts) > 1 and all(p.isidentifier() and p.islower() for p in parts) and parts[-1] in _PACKAGE_ENDS
 
 
-# Annotations every value satisfies.
-_ANY_TYPE = frozenset({"Any", "typing.Any", "t.Any", "object"})
+# Annotations every value satisfies, and `None` written as a placeholder for one.
+_ANY_TYPE = frozenset({"Any", "typing.Any", "t.Any", "object", "None"})
 
 
 # Last names of packages written as annotations in place of a class (`actor: torch.nn`, `opt: torch.optim`).

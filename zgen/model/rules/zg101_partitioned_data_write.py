@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
-from ..analysis.handed import built_holder
+from ..analysis.handed import METHOD_WRITE, built_holder
 from ..analysis.scopes import param_accesses
 from ..program.index import ModelIndex
 from ..program.tree import code_of
@@ -175,6 +175,12 @@ _WRITES = {
 def _message(access: ParamAccess) -> str:
     what, detail = code_of(access.node), access.detail
     if access.scope is Scope.HANDED:
+        if access.via.reach is Reach.MODULE and access.effect == METHOD_WRITE:
+            return (
+                f"`{what}` runs a method of `{access.owner}` that writes its parameters (a built model used in "
+                f"`{access.where}`), outside any forward and any gather; ZeRO-3 keeps them partitioned there, so "
+                "the writes are lost"
+            )
         if access.via.reach is Reach.MODULE:
             return (
                 f"`{what}` writes every parameter of `{access.owner}`, a built model used in `{access.where}`, "
