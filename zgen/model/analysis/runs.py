@@ -98,6 +98,12 @@ def self_path(node: ast.expr) -> tuple[str, ...] | None:
     return tuple(reversed(parts))
 
 
+def _memberless_base(method: MethodInfo | None) -> bool:
+    """Is `method` defined by a class (a base, a mixin) that keeps no member of its own?"""
+    owner = getattr(method, "owner", None)
+    return isinstance(owner, ClassInfo) and not facts_of(owner).members
+
+
 class HelperRuns:
     """Answers "does this call run a submodule with parameters?" for calls that are not a child's forward."""
 
@@ -137,6 +143,10 @@ class HelperRuns:
             if not methods and not self.cls.inherited_method(name):
                 # `self.synthesise(x)` in a base class that only its subclasses of the package's other files define
                 methods = list(method_targets(self.index, self.cls, name))
+            elif not methods and _memberless_base(self.cls.inherited_method(name)):
+                # a method of a mixin of another file that keeps no member of its own (`self.classification_loss(t)`
+                # whose `self.classify` runs `self.z_encoder`): read on this class, whose members its `self` has
+                methods = list(self.cls.reachable(name, inherited=True))
             self._helpers[name] = any(self._body_runs_modules(m) for m in methods)
         return self._helpers[name]
 
@@ -152,7 +162,8 @@ class HelperRuns:
         if func is None:
             return False
         owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else self.cls
-        runs = self if owner is self.cls else HelperRuns(method.index, owner)
+        # (a base that keeps no member of its own, a mixin, reads this class's: its `self` is one of them)
+        runs = self if owner is self.cls or not facts_of(owner).members else HelperRuns(method.index, owner)
         collections: set[str] = set()  # loop variables over a collection the module holds
         items: dict[str, tuple[str, ...]] = {}  # ... of them, those over one container child: its path
         aliases: dict[str, list[tuple[str, ...]]] = {}  # `model = self.agent_model` (in either branch): a child
@@ -371,6 +382,23 @@ def records(name: str) -> bool:
     return bool(_RECORDS.intersection(words)) and not _COMPUTED.intersection(words)
 
 
+# The words of a function's name saying it runs the model it is handed: an evaluation, an inference, a rollout
+# (`evaluate(model, loader)`, `run_validation(model)`, `generate_samples(model, n)`; not `log_model(model)`).
+_EVALUATION_WORDS = re.compile(
+    r"(?:eval|evaluate|evaluation|validate|validation|valid|val|test|infer|inference|predict|prediction|generate"
+    r"|sample|samples|sampling|rollout|rollouts|visualize|visualise|reconstruct)"
+)
+# An object named for running models it is handed (`evaluator.run(model)`, `val_sampler.sample(model, n)`).
+EVALUATOR = re.compile(r"(?:\w+_)?(?:evaluator|validator|tester|inferencer|sampler|predictor)s?")
+
+
+def evaluates(name: str) -> bool:
+    """Does a function's or a method's name say it runs the model it is handed (`_EVALUATION_WORDS`), and no word of
+    it that it keeps or reports it (`save_eval_model`, `log_validation_model`)?"""
+    words = name.lower().strip("_").split("_")
+    return any(_EVALUATION_WORDS.fullmatch(w) for w in words) and not records(name)
+
+
 @memoised(cycle=False)
 def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[str, ...]) -> bool:
     """Does the module-level function `function` of this file run the module its parameter `param` is handed,
@@ -388,11 +416,17 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
     if flat is None:
         return False
     held = HeldCalls(index, {param: classes}, flat)
+    wrapped = {param}  # and what wraps it: `task = TestingTask(model, names)`, a module built around the model
     for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and _wraps(node.value, wrapped):
+            wrapped.add(node.targets[0].target.value)
         if type(node) is not cst.Call:
             continue
         if held.callee(node) is not None:
             return True
+        if _evaluation_handed(index, node, wrapped):
+            return True  # `trainer.test(task, loaders)`, `evaluate(model, data)` of a library we do not read
         func = node.func
         if isinstance(func, cst.Name) and _hands_on(index, node, param, classes, info.node):
             return True  # `return torch_separate(model, wav)`: another function of the file runs it
@@ -414,6 +448,35 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
             for where, cls in readable
         ):
             return True
+    return False
+
+
+def _wraps(value: cst.BaseExpression, names: set[str]) -> bool:
+    """Is `value` a construction of a class (by its capitalised name) handed one of `names` (`TestingTask(model,
+    names)`, `Wrapper(module=model)`): an object built around the model, which runs it?"""
+    if not isinstance(value, cst.Call):
+        return False
+    callee = call_name(value)
+    return bool(callee) and callee.rsplit(".", 1)[-1][:1].isupper() and any(
+        isinstance(a.value, cst.Name) and a.value.value in names for a in value.args
+    )
+
+
+def _evaluation_handed(index: ModelIndex, call: cst.Call, names: set[str]) -> bool:
+    """Is `call` an evaluation we cannot read (`EVALUATOR`, `evaluates`) handed one of `names`: a function of no file
+    the program reads (`evaluate(model, loader)`), or a method of an object of no class we read (`trainer.test(task,
+    loaders)`, `evaluator.run(model)`)? It runs the model it is handed, as its name says."""
+    if not any(not a.star and isinstance(a.value, cst.Name) and a.value.value in names for a in call.args):
+        return False
+    func = call.func
+    if isinstance(func, cst.Name):
+        return evaluates(func.value) and index.function_info(func.value) is None and index.external(
+            index.qualify(func.value)) is None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value not in names:
+        owner = func.value.value
+        if owner in index.imports or owner in index.classes or index.function_info(owner) is not None:
+            return False  # `np.test(...)`, a module's function: not an object handed the model
+        return evaluates(func.attr.value) or bool(EVALUATOR.fullmatch(owner)) and not records(func.attr.value)
     return False
 
 

@@ -18,8 +18,8 @@ from typing import Protocol
 
 from ..program import known
 from ..program.holds import (
-    constructed_models, held_attributes, model_containers, module_arguments, module_like_name, other_objects_models,
-    averaged_copies, set_up_containers,
+    constructed_models, held_attributes, looked_up_models, model_containers, module_arguments, module_like_name,
+    other_objects_models, averaged_copies, set_up_containers,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_method
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, classify, facts_of
@@ -41,7 +41,9 @@ from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_
 from .plain import inherited_member
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
 from .own import answering_classes, mixin_heirs
-from .runs import ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, records, runs_argument, runs_unread
+from .runs import (
+    ACCESSOR, EVALUATOR, INFERENCE_METHODS, HelperRuns, class_method_runs, evaluates, records, runs_argument, runs_unread,
+)
 from .state import holder_key
 from .taint import DATA, RANK, Taint
 
@@ -83,6 +85,9 @@ class ScriptScope:
                     found.setdefault(f"{name}.{attr}", tuple(holder.index.global_name(c) for c in classes))
         for name, classes in self.built_models.items():  # `q_network = QNetwork(env)` in a training script
             found.setdefault(name, classes)
+        if isinstance(node, cst.FunctionDef):
+            for name in looked_up_models(self.index, node):  # `model = models["text"]["model"]`, used as a module
+                found.setdefault(name, (UNKNOWN,))
         if self.owner is not None:
             found |= {f"self.{name}": classes for name, classes in class_held(self.index, self.owner).items()}
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
@@ -1109,7 +1114,7 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
                 ) or _runs_handed(scope, cls, func.attr.value, call, summary):
                     return f"{code_of(func)}()"
             if not classes and isinstance(func.value, cst.Name) and func.value.value not in scope.held and (
-                _evaluates(func.attr.value) or _EVALUATOR.fullmatch(func.value.value) and not records(func.attr.value)
+                evaluates(func.attr.value) or EVALUATOR.fullmatch(func.value.value) and not records(func.attr.value)
             ) and _models_handed(scope, call):
                 return f"{code_of(func)}()"  # `evaluator.run(model)` ... of an object of no class we read
             return None
@@ -1138,7 +1143,7 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
             if not a.star and (i in handed or (name := dotted(a.value)) in scope.held)
         }
         info = function_target(scope.index, func.value) if models else None
-        if models and info is None and _evaluates(func.value) and _models_handed(scope, call):
+        if models and info is None and evaluates(func.value) and _models_handed(scope, call):
             return f"{func.value}()"  # `evaluate(model, loader)` of a library we do not read
         if info is not None and info.node is not None:
             for position, classes in models.items():
@@ -1324,24 +1329,6 @@ def _local_defs(scope: ScriptScope) -> dict[str, cst.FunctionDef]:
     return {node.name.value: node for node, _ctx in scope.flat.nodes if type(node) is cst.FunctionDef}
 
 
-
-# The words of a function's name saying it runs the model it is handed: an evaluation, an inference, a rollout
-# (`evaluate(model, loader)`, `run_validation(model)`, `generate_samples(model, n)`; not `log_model(model)`).
-_EVALUATION_WORDS = re.compile(
-    r"(?:eval|evaluate|evaluation|validate|validation|valid|val|test|infer|inference|predict|prediction|generate"
-    r"|sample|samples|sampling|rollout|rollouts|visualize|visualise|reconstruct)"
-)
-
-
-# An object named for running models it is handed (`evaluator.run(model)`, `val_sampler.sample(model, n)`).
-_EVALUATOR = re.compile(r"(?:\w+_)?(?:evaluator|validator|tester|inferencer|sampler|predictor)s?")
-
-
-def _evaluates(name: str) -> bool:
-    """Does a function's or a method's name say it runs the model it is handed (`_EVALUATION_WORDS`), and no word of
-    it that it keeps or reports it (`save_eval_model`, `log_validation_model`)?"""
-    words = name.lower().strip("_").split("_")
-    return any(_EVALUATION_WORDS.fullmatch(w) for w in words) and not records(name)
 
 
 def _models_handed(scope: ScriptScope, call: cst.Call) -> list[int]:

@@ -37,7 +37,7 @@ from .tree import access_path, call_name, code_of, cst, dotted, parameter_names,
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
-    "value_holds", "averager",
+    "value_holds", "averager", "looked_up_models",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -585,6 +585,28 @@ def _imports_inside(index: ModelIndex, function: cst.FunctionDef) -> bool:
     if not any(type(node) is cst.ImportFrom for node in walk(function.body)):
         return False
     return "import" in code_of(function.body, limit=2000)
+
+
+@memoised
+def looked_up_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[str]:
+    """Locals `function` binds, once, to what it looks up (`model = models["text"]["model"]`, a registry's entry)
+    or gets from a call of no class we can tell, named as modules are and used as only a module is
+    (`next(model.parameters())`): a model of a class we cannot tell, as an argument so named and used is."""
+    used = _used_as_module(function.body)
+    if not used:
+        return frozenset()
+    bound: dict[str, int] = {}
+    found = set()
+    for node in walk(function.body):
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            bound[name] = bound.get(name, 0) + 1
+            if name in used and module_like_name(name) and (
+                isinstance(node.value, cst.Subscript)
+                or isinstance(node.value, cst.Call) and classify(index, node.value, resolve=True)[0] == Kind.UNKNOWN
+            ):
+                found.add(name)
+    return frozenset(n for n in found if bound[n] == 1)
 
 
 def _used_as_module(node: cst.CSTNode) -> set[str]:

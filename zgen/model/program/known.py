@@ -506,7 +506,9 @@ _MATRIX_RANK = re.compile(r"lora|low|matrix|adapter|decomp|svd|size|_and_")  # a
 @functools.lru_cache(maxsize=8192)  # (asked of every name a taint reads: the same few hundred names per file)
 def is_rank_name(name: str) -> bool:
     """Does a variable or attribute of this name hold this process's rank (or whether it is the main one)?"""
-    return name in RANK_NAMES or bool(_RANK_NAME.fullmatch(name))
+    return name in RANK_NAMES or bool(_RANK_NAME.fullmatch(name)) or (
+        name.isupper() and bool(_RANK_NAME.fullmatch(name.lower()))  # a module's constant: `IS_RANK_0`, `IS_MASTER`
+    )
 
 
 @functools.lru_cache(maxsize=8192)
@@ -516,11 +518,16 @@ def is_rank_call(name: str) -> bool:
 
 
 # Literals one of which any spelling above contains: the cheap trigger before `RANK_TEXT`.
-RANK_LITERALS = tuple(sorted(RANK_WORDS)) + ("rank", "master", "main", "chief", "leader", "primary", "process_index")
+# (the shapes in capitals too: a module's constant, `IS_RANK_0 = get_rank() == 0`)
+RANK_LITERALS = tuple(sorted(RANK_WORDS)) + (
+    "rank", "master", "main", "chief", "leader", "primary", "process_index", "MASTER", "MAIN", "CHIEF", "LEADER",
+    "PRIMARY",
+)
 RANK_TEXT = (
     r"(?<!\w)(?:" + "|".join(sorted(RANK_WORDS, key=lambda w: (-len(w), w))) + r"|_*(?:" + _RANK_SHAPE
-    + r"|get_(?:[a-z0-9]+_)*rank))(?!\w)"
+    + r"|get_(?:[a-z0-9]+_)*rank)|_*(?:" + _RANK_SHAPE.upper() + r"))(?!\w)"
 )
+assert "\\" not in _RANK_SHAPE  # (spelt in capitals by `upper()`: no escape in it whose case means something)
 
 # Reading these from a partitioned placeholder is correct: they survive partitioning.
 METADATA_ATTRS = frozenset(

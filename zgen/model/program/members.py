@@ -206,6 +206,7 @@ def _returned_by(
     reader = _FactsReader(index, ClassFacts(), function, 0, function.owner)
     reader.read()
     kind, classes = Kind.VALUE, ()
+    handed_back: tuple[tuple[int, str], ...] = ()  # the first `return` handing back arguments as given
     for stmt in walk(node.body):
         if not isinstance(stmt, cst.Return) or stmt.value is None:
             continue
@@ -217,10 +218,17 @@ def _returned_by(
             and (leaf.value not in reader.locals or _passed_through(reader, node, leaf.value))
         )
         if handed and len(handed) == len(choice_leaves(value)):
-            return Kind.VALUE, (), handed
+            handed_back = handed_back or handed
+            continue
         k, c = reader.classify(value)
         if k > kind or (k == kind and c):
             kind, classes = max(k, kind), classes + tuple(x for x in c if x not in classes)
+    if handed_back and kind == Kind.MODULE and classes and UNKNOWN_CLASS not in classes:
+        # `return model` if it is built already, else `return AdditionModel(**model)`: a model either way, of a
+        # class the caller's argument decides in one branch (not a tuple padded out from the argument's items)
+        return kind, classes + (UNKNOWN_CLASS,), ()
+    if handed_back:
+        return Kind.VALUE, (), handed_back
     return kind, classes, ()
 
 

@@ -814,7 +814,7 @@ def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
         return False
     end = text.find(":\n")
     optional = {m.group(1) for m in _OPTIONAL.finditer(text[: end + 1] if end >= 0 else text)}
-    optional = {n for n in optional if not _NOT_A_TOWER_INPUT.search(n)}
+    optional = {n for n in optional if not _NOT_A_TOWER_INPUT.search(n) or _labels_embedded(text, n)}
     if optional and any(m.group(1) in optional for m in _PRESENCE_IF.finditer(text)):
         return True
     signature = text[: end + 1] if end >= 0 else text
@@ -823,7 +823,7 @@ def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
             re.search(word_first(m.group(1)) + r"\b", signature)
             or (".get(" in text and re.search(rf"(?<![.\w]){m.group(1)}\s*=\s*\w+\.get\(", text))  # a batch's entry
         )
-        and not _NOT_A_TOWER_INPUT.search(m.group(1))
+        and (not _NOT_A_TOWER_INPUT.search(m.group(1)) or _labels_embedded(text, m.group(1)))
         for m in _NONE_TEST.finditer(text, len(signature))
     )
 
@@ -892,8 +892,33 @@ def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str]
 
 def _tower_inputs(func: ast.FunctionDef | ast.AsyncFunctionDef, maybe_absent: set[str]) -> set[str]:
     """The inputs that may be absent and could feed a tower: not the calling convention's states, caches, masks or
-    ids (`_NOT_A_TOWER_INPUT`), nor embeddings handed in instead of what they are computed from."""
-    return {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n)} - _embeddings_filled(func, maybe_absent)
+    ids (`_NOT_A_TOWER_INPUT`), nor embeddings handed in instead of what they are computed from. Labels of a kind a
+    layer of the module embeds (`self.map_augment(augment_labels)`) are a conditioning input, not a loss's targets."""
+    embedded = _embedded_labels(func, maybe_absent)
+    return {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n) or n in embedded} - _embeddings_filled(
+        func, maybe_absent)
+
+
+# Labels named for what they label (`augment_labels`, `class_labels`; not the convention's bare `labels`).
+_NAMED_LABELS = re.compile(r"\w+_labels?$")
+
+
+def _embedded_labels(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
+    """Of `names`, the named labels a layer of the module runs on as given (`self.map_augment(augment_labels)`):
+    what the module embeds, as it would a class or a prompt, not targets only a loss reads."""
+    labels = {n for n in names if _NAMED_LABELS.match(n)}
+    if not labels:
+        return set()
+    return {
+        a.id for call in ast.walk(func) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
+        for a in call.args if isinstance(a, ast.Name) and a.id in labels
+    }
+
+
+def _labels_embedded(text: str, name: str) -> bool:
+    """Text pre-filter of `_embedded_labels`: a named label handed to a method of `self` as given."""
+    return bool(_NAMED_LABELS.match(name)) and re.search(r"self\.\w+\(\s*" + re.escape(name) + r"\s*[,)]", text) is not None
 
 
 def _embeddings_filled(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
