@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..program.index import ClassInfo, ModelIndex, memoised
-from ..program.tree import annotated_tensors, call_name, children, code_of, cst, positional_parameters, walk
+from ..program.tree import annotated_tensors, call_name, children, code_of, cst, dotted, positional_parameters, walk
 from .flow import (
     COMPREHENSIONS, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, targets_of,
 )
@@ -333,6 +333,17 @@ _ALONG = frozenset({"enumerate", "zip", "zip_longest"})
 _LOOPED = frozenset({"range", *_ALONG, *_SPLITS})
 
 
+def _loader_length(value: cst.BaseExpression) -> bool:
+    """Is `value`, handed to `len`, a loader of batches (`len(train_dataloader)`, `len(self.loader)`)? The number of
+    batches is the same on every rank: a distributed sampler splits the data evenly (padding the last shard)."""
+    name = dotted(value)
+    return name is not None and _LOADER_NAME.search(name.rsplit(".", 1)[-1]) is not None
+
+
+# A loader's name, not a dataset's or a batch's (`train_loader`, `dataloader`, `val_dl`).
+_LOADER_NAME = re.compile(r"loader|(?:^|_)dl$")
+
+
 class CountedLoops:
     """Which loops of one function run a number of times set by a length of this rank's data."""
 
@@ -447,7 +458,7 @@ class CountedLoops:
             if kind is cst.Call:
                 func = node.func
                 if isinstance(func, cst.Name) and func.value in _LENGTH_FUNCS and len(node.args) == 1:
-                    if self._holds_data(node.args[0].value):
+                    if self._holds_data(node.args[0].value) and not _loader_length(node.args[0].value):
                         return code_of(node)
                 elif isinstance(func, cst.Name) and self._hands_back_length(node):
                     return code_of(node)  # `batch_size = _get_batch_size(features)`

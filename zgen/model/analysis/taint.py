@@ -1932,6 +1932,21 @@ def _names_a_place(value: cst.BaseExpression) -> bool:
     return last in ("device", "str", "format", "join") or last[:1].isupper()
 
 
+# Methods of a list, a deque, a set or a dict that put a value in it.
+_FILLS = frozenset({"append", "appendleft", "extend", "insert", "add", "update"})
+
+
+def _filled_attribute(call: cst.Call) -> str | None:
+    """The attribute of `self` a call puts values in (`self.id.append(x)` -> `id`), or None."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in _FILLS and call.args):
+        return None
+    held = func.value
+    if isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name) and held.value.value == "self":
+        return held.attr.value
+    return None
+
+
 @memoised(cycle={})
 def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
     """Attributes of `self` (by name) that a method of `cls` writes per rank, with why: written only on some ranks
@@ -1962,6 +1977,15 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
         taint = Taint(index, cls, flat, own_state=False)
         in_init = id(method.span) in init
         for node, _ctx in flat.nodes:
+            if type(node) is cst.Call and not in_init and (attr := _filled_attribute(node)) is not None:
+                # `self.id.append(mask.nonzero())`: what a kept list is filled with, as a write of it
+                kinds = {}
+                for arg in node.args:
+                    kinds.update(taint.of(arg.value, direct=True))
+                kinds.pop(RANK, None)
+                if kinds:
+                    _merge_into(found.setdefault(attr, {}), kinds)
+                continue
             if type(node) not in (cst.Assign, cst.AugAssign, cst.AnnAssign) or node.value is None:
                 continue
             attrs = list(self_targets(node))
