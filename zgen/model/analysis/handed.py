@@ -860,13 +860,22 @@ def _engine_method(index: ModelIndex, name: str, clips: frozenset[str]) -> bool:
 
 def outside_functions(index: ModelIndex):
     """Module-level functions, then the methods of each class that is not a module, or is a module that trains
-    another (`trainer_module`), with that class."""
+    another (`trainer_module`), with that class; a module class's class and static methods, which no built module
+    runs on itself, are read as functions (`@classmethod def load_best_weights(cls, model, path)`)."""
     for span in index.skeleton.functions.values():
         yield span, None
     for cls in index.classes.values():
         if not cls.is_module or trainer_module(index, cls):
             for span in cls.span.methods.values():
                 yield span, cls
+        else:
+            for span in cls.span.methods.values():
+                if _CLASS_LEVEL.match(index.skeleton.text(span.start, span.start)):
+                    yield span, None
+
+
+# The first line of a class or static method: its decorator.
+_CLASS_LEVEL = re.compile(r"[ \t]*@(?:classmethod|staticmethod)\b")
 
 
 def _owns_storage(cls: ClassInfo) -> bool:

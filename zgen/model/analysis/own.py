@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from ..program import known
 from ..program.holds import RETURNS_MODULE, averaged_attributes, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin, registered_names
-from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param, torch_base
+from ..program.members import (
+    UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param, parameter_container, torch_base,
+)
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
 from .calls import ModuleCalls
@@ -51,7 +53,7 @@ from .persistence import is_persistent, optional_param, persistent_param
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "calls_inherited_method", "answering_classes", "TORCH_INITIALISERS",
     "TORCH_LOADERS", "own_state_calls", "child_copies", "uses_self_whole", "package_module_classes", "package_module_methods",
-    "package_definers", "SELF_CALL",
+    "package_definers", "SELF_CALL", "forward_parts_outside",
 ]
 
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
@@ -935,3 +937,38 @@ def _names_only(flat: Flat, items: cst.Attribute) -> bool:
         return False
     value = elements[1].value.value
     return not any(isinstance(n, cst.Name) and n.value == value for n in walk(loop.body))
+
+
+@memoised
+def forward_parts_outside(index: ModelIndex) -> list[tuple[ClassInfo, MethodInfo, cst.Call]]:
+    """Calls `self.<part>(...)` of a method the module's forward runs (`make_weight`, `forward_on_codes`) that names a
+    parameter the module owns itself, made in a method run on the built module outside any forward
+    (`apply_max_norm`, `generate`): the part runs without the module's own hooks, so what it reads of the module's
+    own parameters are placeholders there, small ones too (nothing fetched them). (class, calling method, call)."""
+    found = []
+    for cls in index.module_classes():
+        parts = {m.name for m in cls.forward_methods if m.name != "forward"}
+        if not parts:
+            continue
+        for method in cls.entry_methods:
+            called = {name for name, through_super in method.self_calls if not through_super and name in parts}
+            read = {name for name in called if _part_reads_own(index, cls, name)}
+            flat = flat_of(method) if read else None
+            for node, ctx in flat.nodes if flat is not None else ():
+                if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                    continue
+                target = node.func.value
+                if isinstance(target, cst.Name) and target.value == "self" and node.func.attr.value in read:
+                    found.append((cls, method, node))
+    return found
+
+
+def _part_reads_own(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Does method `name` of the module (or what it reaches) name a parameter the module owns itself? Small ones
+    count: the caller runs outside any forward, where nothing has fetched them."""
+    text = "".join(m.text for m in cls.reachable(name, properties=True))
+    return any(
+        m.kind == Kind.PARAM and not m.classes and not parameter_container(index, cls, member)
+        and re.search(rf"\bself\.{re.escape(member)}\b", text) is not None
+        for member, m in facts_of(cls).members.items()
+    )

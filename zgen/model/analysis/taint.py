@@ -600,11 +600,14 @@ class Taint:
                 base_node = node.value
                 if (
                     isinstance(base_node, cst.Attribute) and isinstance(base_node.value, cst.Name)
-                    and base_node.value.value == "self" and self.state_of_self and (key := item_key(node)) is not None
+                    and base_node.value.value == "self" and self.state_of_self
                 ):
-                    kept = self.state_of_self.get(f"{base_node.attr.value}[{key}]")
+                    key = item_key(node)
+                    kept = self.state_of_self.get(f"{base_node.attr.value}[{key}]") if key is not None else None
                     if kept is not None:
                         _merge_into(found, kept)  # `self.gg["act"]`, kept by a forward hook of the class
+                    elif (items := self.state_of_self.get(f"{base_node.attr.value}[]")) is not None:
+                        _merge_into(found, items)  # `self.id[i]` of a list another method filled from the data
                 base = dotted(node.value) or ""
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
                     found.setdefault(RANK, code_of(node))
@@ -658,6 +661,9 @@ class Taint:
                 continue
             elif kind is cst.Comparison and is_none_test(node) and code_of(node.left) in self.batches:
                 found.setdefault(DATA, code_of(node))  # `if batch is None: continue`: dropped by this rank's collate
+            elif kind is cst.Comparison and is_none_test(node) and (items := self._filled_items(node.left)):
+                _merge_into(found, items)  # `self.id[i] is not None`: the filling method put None or this rank's data
+                continue
             elif kind is cst.Comparison and is_none_test(node):
                 inner = self._of(node.left, names)
                 inner.pop(DATA, None)
@@ -675,6 +681,15 @@ class Taint:
                         found.setdefault(DATA, source)
             stack.extend(children(node))
         return found
+
+    def _filled_items(self, expr: cst.BaseExpression) -> dict[str, str] | None:
+        """What another method filled the items of `self.<attr>` with, for an item read (`self.id[i]`), or None."""
+        if not (isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute)):
+            return None
+        owner = expr.value
+        if not (isinstance(owner.value, cst.Name) and owner.value.value == "self") or not self.state_of_self:
+            return None
+        return self.state_of_self.get(f"{owner.attr.value}[]")
 
     def _running_test(self, node: cst.Comparison) -> str | None:
         """`while seen < n`, `if count >= num_samples: break`: a running count that a loop around the test grows by
@@ -1932,12 +1947,12 @@ def _names_a_place(value: cst.BaseExpression) -> bool:
     return last in ("device", "str", "format", "join") or last[:1].isupper()
 
 
-# Methods of a list, a deque, a set or a dict that put a value in it.
-_FILLS = frozenset({"append", "appendleft", "extend", "insert", "add", "update"})
+# Methods of a list or a deque that put a value in it (not `add`/`update`: a meter's or a set's as often).
+_FILLS = frozenset({"append", "appendleft", "extend", "insert"})
 
 
 def _filled_attribute(call: cst.Call) -> str | None:
-    """The attribute of `self` a call puts values in (`self.id.append(x)` -> `id`), or None."""
+    """The attribute of `self` a call puts items in (`self.id.append(x)` -> `id`), or None."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value in _FILLS and call.args):
         return None
@@ -1978,13 +1993,14 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
         in_init = id(method.span) in init
         for node, _ctx in flat.nodes:
             if type(node) is cst.Call and not in_init and (attr := _filled_attribute(node)) is not None:
-                # `self.id.append(mask.nonzero())`: what a kept list is filled with, as a write of it
+                # `self.id.append(mask.nonzero())`: what a kept list is filled with, its items' values (not how many
+                # there are, nor whether the list is there)
                 kinds = {}
                 for arg in node.args:
                     kinds.update(taint.of(arg.value, direct=True))
                 kinds.pop(RANK, None)
                 if kinds:
-                    _merge_into(found.setdefault(attr, {}), kinds)
+                    _merge_into(found.setdefault(f"{attr}[]", {}), kinds)
                 continue
             if type(node) not in (cst.Assign, cst.AugAssign, cst.AnnAssign) or node.value is None:
                 continue

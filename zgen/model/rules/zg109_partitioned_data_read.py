@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..analysis.access import READ, ParamAccess, Reach, Scope
 from ..analysis.calls import handed_read
+from ..analysis.own import forward_parts_outside
 from ..analysis.scopes import param_accesses
 from ..analysis.value_reads import reads_values
 from ..program.index import ModelIndex
@@ -169,6 +170,13 @@ class GPT(nn.Module):
                 yield self.finding(index, access.snippet, access.node, _grad_message(access), _GRAD_HELP)
             else:
                 yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
+        for cls, method, call in forward_parts_outside(index):  # `self.make_weight()` in `apply_max_norm`
+            message = (
+                f"`self.{call.func.attr.value}(...)` reads the values of `{cls.name}`'s own parameters (a part of its "
+                f"forward) in `{method.name}`, which runs on the built model outside any forward; ZeRO-3 keeps them "
+                "partitioned there, so this reads empty placeholders"
+            )
+            yield self.finding(index, method.snippet, call, message, _HELP)
 
 
 def _grad_message(access: ParamAccess) -> str:

@@ -11,7 +11,7 @@ from ..analysis.calls import ModuleCalls
 from ..analysis.exposed import exposed_methods
 from ..analysis.flow import flat_of, loop_items
 from ..analysis.handed import outside_functions
-from ..analysis.own import answering_classes
+from ..analysis.own import answering_classes, forward_parts_outside
 from ..analysis.instances import function_arguments, possible_classes, receiver_instance, self_attributes
 from ..analysis.persistence import persistent_param
 from ..analysis.plain import all_bases
@@ -195,26 +195,13 @@ class Stack(nn.Module):
         """A method the module's forward runs (`forward_on_codes`), called on `self` from a method run on the built
         model outside any forward (`generate`): the part of the forward runs without the module's own hooks, so
         the parameters it reads of the module's own are placeholders there, small ones too (nothing fetched them)."""
-        for cls in index.module_classes():
-            parts = {m.name for m in cls.forward_methods if m.name != "forward"}
-            if not parts:
-                continue
-            for method in cls.entry_methods:
-                called = {name for name, through_super in method.self_calls if not through_super and name in parts}
-                read = sorted(name for name in called if _part_reads_own(index, cls, name))
-                flat = flat_of(method) if read else None
-                for node, ctx in flat.nodes if flat is not None else ():
-                    if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
-                        continue
-                    target = node.func.value
-                    if not (isinstance(target, cst.Name) and target.value == "self" and node.func.attr.value in read):
-                        continue
-                    message = (
-                        f"`self.{node.func.attr.value}(...)`, a part of `{cls.name}`'s forward that reads its own "
-                        f"parameters, runs here in `{method.name}`, outside any forward: no hook of `{cls.name}` "
-                        "gathers them, so ZeRO-3 must fetch them on access (and nothing has fetched even the small ones)"
-                    )
-                    yield self.finding(index, method.snippet, node, message, "call the module itself: `self(...)`")
+        for cls, method, node in forward_parts_outside(index):
+            message = (
+                f"`self.{node.func.attr.value}(...)`, a part of `{cls.name}`'s forward that reads its own "
+                f"parameters, runs here in `{method.name}`, outside any forward: no hook of `{cls.name}` "
+                "gathers them, so ZeRO-3 must fetch them on access (and nothing has fetched even the small ones)"
+            )
+            yield self.finding(index, method.snippet, node, message, "call the module itself: `self(...)`")
 
     def _unregistered(self, index: ModelIndex) -> Iterator[Report]:
         """A module the constructor built and kept in a plain list, tuple or dict, run in a forward."""
@@ -471,17 +458,6 @@ def _forward_reads_own(index: ModelIndex, cls: ClassInfo, call: str = "") -> boo
         m.kind == Kind.PARAM and not parameter_container(index, cls, name) and not persistent_param(index, cls.name, name)
         and re.search(rf"\bself\.{re.escape(name)}\b", text) is not None
         for name, m in facts_of(cls).members.items()
-    )
-
-
-def _part_reads_own(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
-    """Does method `name` of the module (or what it reaches) name a parameter the module owns itself? Small ones
-    count: the caller runs outside any forward, where nothing has fetched them."""
-    text = "".join(m.text for m in cls.reachable(name, properties=True))
-    return any(
-        m.kind == Kind.PARAM and not m.classes and not parameter_container(index, cls, member)
-        and re.search(rf"\bself\.{re.escape(member)}\b", text) is not None
-        for member, m in facts_of(cls).members.items()
     )
 
 
