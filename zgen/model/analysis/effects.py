@@ -700,7 +700,9 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             reset = _reset_owner(node, names, aliases, items, param_items)
             if reset is not None:
                 found.setdefault(reset, set()).add(INIT)  # `for m in model.children(): m.reset_parameters()`
-            _whole_effects(index, node, names, found, aliases)
+            if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "state_dict"
+                    and state_keys_only(inner, node)):
+                _whole_effects(index, node, names, found, aliases)  # (not a state dict read for its keys)
             _run_effects(index, func, node, names, found)
             _method_effects(node, names, found)
             if node.args:
@@ -817,13 +819,23 @@ def _method_effects(call: cst.Call, names: set[str], found: dict[str, set[str]])
 
 
 def state_keys_only(flat: Flat, call: cst.Call) -> bool:
-    """Is the state dict `call` takes read for its keys alone (`model.state_dict().keys()`) or counted
-    (`len(model.state_dict())`)? They name the parameters and read none of their values."""
+    """Is the state dict `call` takes read for its keys alone (`model.state_dict().keys()`), counted
+    (`len(model.state_dict())`) or compared as a set of names (`set(sd)`, `loaded.issuperset(model.state_dict())`)?
+    They name the parameters and read none of their values."""
     parent = flat.parent.get(id(call))
     if isinstance(parent, cst.Arg):
         outer = flat.parent.get(id(parent))
-        return isinstance(outer, cst.Call) and len(outer.args) == 1 and call_name(outer) == "len"
+        if not (isinstance(outer, cst.Call) and len(outer.args) == 1):
+            return False
+        if isinstance(outer.func, cst.Attribute):
+            return outer.func.attr.value in _KEY_SET_METHODS
+        return call_name(outer) in _KEY_READERS
     return isinstance(parent, cst.Attribute) and parent.attr.value == "keys"
+
+
+# Functions that read a mapping handed to them for its keys alone, and set methods that do the same.
+_KEY_READERS = frozenset({"len", "set", "frozenset", "sorted", "list"})
+_KEY_SET_METHODS = frozenset({"issuperset", "issubset", "isdisjoint", "union", "intersection", "difference"})
 
 
 _IDENTITY_TESTS = frozenset({"Is", "IsNot", "In", "NotIn"})  # (names: libcst is loaded only when a file is parsed)
