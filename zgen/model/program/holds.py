@@ -723,6 +723,8 @@ def _held_and_wrapped(
     # used as only a module is (`self._model.parameters()`): a model, whatever set it (a base of another file)
     by_use = {path.parts[0]: ("<unknown>",) for path in _module_only_paths(cls) if len(path.parts) == 1}
     by_use.update((name, ("<unknown>",)) for name in _called_and_switched(cls) if name not in by_use)
+    if not cls.is_module:
+        by_use.update((name, ("<unknown>",)) for name in _unset_models(cls) if name not in by_use)
     init_methods = [*cls.init_methods, *_run_by_base_constructor(cls)]
     init_ids = {id(m) for m in init_methods}
     for method in (*init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
@@ -913,6 +915,23 @@ def _module_only_paths(cls: ClassInfo):
 
 # `self.model.eval()`, `self.model.train()`, `.train(False)`, `.train(mode=training)`: a mode switch (no batch handed).
 _SWITCHED = re.compile(r"\bself\.(\w+)\.(?:eval\(\)|train\((?:True|False|mode\s*=\s*\w+)?\))")
+
+
+def _unset_models(cls: ClassInfo) -> list[str]:
+    """Attributes `self.X` of a plain class (a model wrapper's base, a mixin) that it never sets itself, named as
+    modules are (`self.module`, `self.model`), on which a method runs a module's own method (`self.module.forward(
+    x)`, `self.module.state_dict()`, `self.model.eval()`): the model a subclass of another file builds there."""
+    found: list[str] = []
+    for name in dict.fromkeys(_MODULE_METHOD_ON_SELF.findall(cls.text)):
+        if name not in found and module_like_name(name) and not re.search(
+            rf"self\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]", cls.text
+        ):
+            found.append(name)
+    return found
+
+
+# `self.<name>.forward(` / `.state_dict(` / `.load_state_dict(` / `.eval(` / `.train(`: a module's own methods.
+_MODULE_METHOD_ON_SELF = re.compile(r"self(?<!\wself)\.(\w+)\.(?:forward|state_dict|load_state_dict|eval|train)\(")
 
 
 def _called_and_switched(cls: ClassInfo) -> list[str]:
