@@ -1062,7 +1062,7 @@ def argument_effects(
     name = call_name(call)
     found = resolve_function(index, flat, name) if name and not name.startswith(".") else None
     if found is None:
-        return []
+        return _initialiser_by_name(index, call, name)
     effects = module_arg_effects(*found)
     if not effects:
         return []
@@ -1070,6 +1070,24 @@ def argument_effects(
     if not calls:
         done = ((i, frozenset(e for e in effect if not e.startswith((CALLS, COMPUTES)))) for i, effect in done if effect)
     return [(i, effect) for i, effect in done if effect]
+
+
+def _initialiser_by_name(index: ModelIndex, call: cst.Call, name: str | None) -> list[tuple[int, frozenset[str]]]:
+    """`argument_effects` of a function of a library the program cannot read, imported by a name that says it
+    initialises the module handed first (`normal_init(self.conv, std=0.01)`, `constant_init(m, 0)`,
+    `trunc_normal_init(self.proj, std=.02)`, `default_init_weights(self.body, 0.1)`: OpenMMLab's and others'
+    weight initialisers): it initialises that argument. Not `bias_init_with_prob(0.01)`, nor `init_process_group`."""
+    if not name or name.startswith(".") or not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return []
+    head, last = name.partition(".")[0], name.rsplit(".", 1)[-1]
+    if head not in index.imports or not _INITIALISER_NAME.fullmatch(last):
+        return []
+    return [(0, frozenset({INIT}))]
+
+
+# A library function's name saying it initialises the module it is handed (`normal_init`, `kaiming_init`,
+# `default_init_weights`, `initialize_weights`).
+_INITIALISER_NAME = re.compile(r"(?:[a-z0-9]+_)+init|_?(?:[a-z0-9]+_)*init(?:iali[sz]e)?_weights?")
 
 
 def child_forward_effects(cls: ClassInfo, call: cst.Call) -> list[tuple[int, frozenset[str]]]:

@@ -358,6 +358,9 @@ def _whole_uses(
                     return source
         if name is None and isinstance(expr, cst.Call) and (inner := unwrapped_argument(expr)) is not None:
             return holds(inner)  # `cast(BaseModel, model).init_weights()`: the model itself
+        if name is None and isinstance(expr, cst.IfExp):
+            # `self.generator.module if is_model_wrapper(self.generator) else self.generator`: the model either way
+            return holds(expr.body, whole_only) or holds(expr.orelse, whole_only)
         if name is None and isinstance(expr, cst.Call) and returns_argument(index, flat, expr):
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
         if name is None and isinstance(expr, cst.Subscript):

@@ -951,6 +951,11 @@ class Taint:
                     return True
                 if fixed and container.value in self.handed_whole:
                     return True  # `if "image" in batch: self.encode_image(batch)`: the callee reads the field
+                if fixed and self.cls is not None and self.cls.is_module and container.value in self.inputs \
+                        and _field_read(self._flat, container.value, code_of(node.left)):
+                    # `if "lafs0" not in data: feats = self.extract(data["image0"])` / `else: lafs0 = data["lafs0"]`:
+                    # a field of the call's input the module reads when it is there, computes when it is not
+                    return True
         return False
 
     def _item_field_read(self, item: cst.Subscript, key: cst.BaseExpression) -> bool:
@@ -1503,6 +1508,16 @@ def _handed_whole(flat: Flat, inputs: frozenset[str]) -> set[str]:
         node.value.value for node, _ctx in flat.nodes
         if type(node) is cst.Arg and not node.star and isinstance(node.value, cst.Name) and node.value.value in inputs
     }
+
+
+def _field_read(flat: Flat, mapping: str, key: str) -> bool:
+    """Does the function read `mapping[key]` (the key as written) somewhere?"""
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value == mapping \
+                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+                and code_of(node.slice[0].slice.value) == key:
+            return True
+    return False
 
 
 def _fed_fields(flat: Flat, inputs: frozenset[str]) -> set[tuple[str, str]]:

@@ -502,6 +502,15 @@ def _loaded_by_own_method(cls: ClassInfo, value: cst.BaseExpression) -> bool:
 _MODEL_BUILDER = re.compile(r"_?(?:load|build|make|create|get|init)_?(?:\w+_)?(?:model|net|network|policy|module)s?$")
 
 
+def _registry_build(value: cst.BaseExpression) -> bool:
+    """Is `value` a build by a registry named in capitals (`MODELS.build(cfg)`, `registry.MODELS.build(cfg)`)?"""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "build"):
+        return False
+    owner = value.func.value
+    name = owner.attr.value if isinstance(owner, cst.Attribute) else owner.value if isinstance(owner, cst.Name) else ""
+    return len(name) > 1 and name.isupper()
+
+
 def _built_from_class_value(value: cst.BaseExpression) -> bool:
     """Is `value` a call of a class held in a variable or an attribute (`policy_class(d)`, `self.net_cls(**kw)`)?"""
     if not isinstance(value, cst.Call):
@@ -780,6 +789,8 @@ def _held_and_wrapped(
                         classes = _constructed(index, part, cls)  # `def init_GAN(self): self.GAN = GAN(d)`, `make_gan(d)`
                 if not classes and _built_from_class_value(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.policy = self.policy_class(obs_space, lr)`: a model, class unread
+                if not classes and _registry_build(part) and module_like_name(path.parts[0]):
+                    classes = ("<unknown>",)  # `self.generator = MODELS.build(generator)`: a registry's model
                 if not classes and not cls.is_module and _loaded_by_own_method(cls, part) \
                         and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.model = self.load_model(name, params)` of a plain wrapper
