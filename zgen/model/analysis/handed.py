@@ -57,7 +57,7 @@ from .effects import (
 )
 from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_gathered, same_items
 from .grads import gradient_read
-from .own import answering_classes, method_uses
+from .own import NOT_USES, answering_classes, method_uses
 from .plain import attribute_instances
 from .returned import is_property
 from .provenance import Model, Params, Value, contained, factory_made, provenance_accesses, reaches_operation
@@ -294,7 +294,7 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
             + [re.escape(path[len("self."):]) for path in held_containers(index, cls)]
         )
         if held and not cls.is_module:  # a trainer calling a held model's method (`_writing_method`)
-            words.append(r"self\.(?:" + held + r")\.(?!(?:" + _NEVER_WRITES_TEXT + r")\()\w+\(")
+            words.append(r"self\.(?:" + held + r")\.(?!(?:" + _NOT_USES_TEXT + r")\()\w+\(")
         if held:  # a held module, or its parameters, handed to a helper: `sync(self.model, self.target)`
             # (also an item of a held container: `soft_update(source=self.nets["critic"][i], ...)`)
             words.append(r"[(,=]\s*self\.(?:" + held + r")(?:\[[^\]\n]*\])*(?:\.parameters\(\))?\s*[,)]")
@@ -533,14 +533,8 @@ def _whole_uses(
 
 # The effect of a held model's own method that writes some of its parameters (`_writing_method`), as told.
 METHOD_WRITE = "writes through its own method"
-# Methods of a module that never write its parameters (they run forward, move, list, or read the state dict).
-_NEVER_WRITES = frozenset({
-    "forward", "__call__", "parameters", "named_parameters", "modules", "named_modules", "children", "named_children",
-    "state_dict", "train", "eval", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_", "zero_grad",
-    "apply", "register_buffer", "register_parameter", "extra_repr", "register_forward_hook", "named_buffers",
-    "buffers", "register_forward_pre_hook", "get_input_embeddings", "get_output_embeddings",
-})  # fmt: skip
-_NEVER_WRITES_TEXT = "|".join(sorted(_NEVER_WRITES))
+# The names `_writing_method` answers for, as regex text: any but the methods that never touch parameter values.
+_NOT_USES_TEXT = "|".join(sorted(re.escape(name) for name in NOT_USES))
 
 
 @memoised
@@ -550,7 +544,7 @@ def _writing_method(index: ModelIndex, name: str) -> bool:
     knowledge-graph models renormalise their embedding tables through `.data`)? The module classes that answer the
     call (this file's, those it imports, or the package's, `own.answering_classes`) decide: at least half of those
     whose method does something (not a stub left to subclasses: `raise NotImplementedError`, `pass`) write."""
-    if name in _NEVER_WRITES or name.startswith("__"):
+    if name in NOT_USES or name.startswith("__"):
         return False
     classes = [ref for ref in answering_classes(index, (UNKNOWN_CLASS,), name, "", True) if ref != UNKNOWN_CLASS]
     writes = done = 0

@@ -53,17 +53,18 @@ from .persistence import is_persistent, optional_param, persistent_param
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "calls_inherited_method", "answering_classes", "TORCH_INITIALISERS",
     "TORCH_LOADERS", "own_state_calls", "child_copies", "uses_self_whole", "package_module_classes", "package_module_methods",
-    "package_definers", "SELF_CALL", "forward_parts_outside",
+    "package_definers", "SELF_CALL", "forward_parts_outside", "NOT_USES",
 ]
 
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
 TORCH_LOADERS = frozenset({"load_state_dict"})
 # Methods that never touch parameter values (they run forward, move, or list).
-_NOT_USES = frozenset(
+NOT_USES = frozenset(
     {"forward", "__call__", "__init__", "parameters", "named_parameters", "modules", "named_modules", "children",
      "named_children", "state_dict", "train", "eval", "to", "cuda", "cpu", "half", "float",
      "bfloat16", "requires_grad_", "zero_grad", "apply", "register_buffer", "register_parameter", "extra_repr",
-     "__repr__", "register_forward_hook", "register_forward_pre_hook"}
+     "__repr__", "register_forward_hook", "register_forward_pre_hook", "buffers", "named_buffers",
+     "get_input_embeddings", "get_output_embeddings"}
 )  # fmt: skip
 
 
@@ -86,7 +87,7 @@ class OwnUse:
 def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
     """What calling `<module of class ref>.<name>()` does to the parameters the module owns: the first use of each
     kind of a parameter that stays gathered and of one that does not."""
-    if name in _NOT_USES or name.startswith("__"):
+    if name in NOT_USES or name.startswith("__"):
         return ()
     local = index.classes.get(ref)
     if local is not None:
@@ -390,7 +391,7 @@ def _member_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
             external = index.external(ref) if ref not in index.classes and ref != UNKNOWN_CLASS else None
             if external is not None:
                 names.update(m.name for m in external[1].all_methods())
-    return frozenset(n for n in names if n not in _NOT_USES and not n.startswith("__"))
+    return frozenset(n for n in names if n not in NOT_USES and not n.startswith("__"))
 
 
 def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat):
@@ -419,7 +420,7 @@ def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, 
         if kind is not cst.Call or not isinstance(node.func, cst.Attribute):
             continue
         name = node.func.attr.value
-        if name in _NOT_USES or name in known.CONTAINER_METHODS or name.startswith("__"):
+        if name in NOT_USES or name in known.CONTAINER_METHODS or name.startswith("__"):
             continue
         target = node.func.value
         if isinstance(target, cst.Name) and target.value == "self":
@@ -604,7 +605,7 @@ def child_method_trigger(index: ModelIndex) -> re.Pattern[str]:
     names = set(known.TORCH_INITIALISERS) | TORCH_LOADERS
     for cls in index.module_classes():
         for name in cls.span.methods:
-            if name not in _NOT_USES and not name.startswith("__"):
+            if name not in NOT_USES and not name.startswith("__"):
                 if any(_WRITES.search(m.text) for m in cls.reachable(name)):
                     names.add(name)
     alternatives = "|".join(sorted(map(re.escape, names)))
@@ -616,7 +617,7 @@ def child_method_trigger(index: ModelIndex) -> re.Pattern[str]:
 def _module_method_call(index: ModelIndex) -> re.Pattern[str]:
     """A call, on anything but `self`, of a method a module class of the file defines besides forward and
     dunders (`self.net.forward_with_cond_scale(`): it may compute with that module's own parameters."""
-    names = {n for cls in index.module_classes() for n in cls.span.methods if n not in _NOT_USES and n[:2] != "__"}
+    names = {n for cls in index.module_classes() for n in cls.span.methods if n not in NOT_USES and n[:2] != "__"}
     if not names:
         return re.compile(r"(?!)")
     return re.compile(r"\.(?<!\bself\.)(?<!\(\)\.)(?:" + "|".join(sorted(map(re.escape, names))) + r")\(")
