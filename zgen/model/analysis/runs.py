@@ -145,8 +145,14 @@ class HelperRuns:
                 methods = list(method_targets(self.index, self.cls, name))
             elif not methods and _memberless_base(self.cls.inherited_method(name)):
                 # a method of a mixin of another file that keeps no member of its own (`self.classification_loss(t)`
-                # whose `self.classify` runs `self.z_encoder`): read on this class, whose members its `self` has
-                methods = list(self.cls.reachable(name, inherited=True))
+                # whose `self.classify` runs `self.z_encoder`): read on this class, whose members its `self` has,
+                # when its text names one of them (not a library's mixin of utilities, `get_extended_attention_mask`)
+                reached = self.cls.reachable(name, inherited=True)
+                members = [
+                    m for m, member in facts_of(self.cls).members.items() if member.kind in (Kind.MODULE, Kind.CONTAINER)
+                ]
+                if any(f"self.{m}" in method.text for method in reached for m in members):
+                    methods = list(reached)
             self._helpers[name] = any(self._body_runs_modules(m) for m in methods)
         return self._helpers[name]
 
