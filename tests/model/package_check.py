@@ -12,7 +12,7 @@ from pathlib import Path
 
 from zgen.model import check_source
 
-__all__ = ["Q_NETS", "write_package", "found", "found_in_package"]
+__all__ = ["Q_NETS", "TINY_NET", "write_package", "found", "found_in_package"]
 
 # `nets.py` of a small RL package: a Q network of two layers above the persistence threshold, for the trainers,
 # agents and ensembles the tests hold it in.
@@ -29,6 +29,18 @@ class QNet(nn.Module):
 
     def forward(self, x):
         return self.out(torch.relu(self.l1(x)))
+"""
+
+
+# A module of one small layer (`class Net`, beside `from torch import nn` in the source): the built model that script
+# and trainer tests hand around, spliced into a test's source where its lines stand.
+TINY_NET = """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
 """
 
 

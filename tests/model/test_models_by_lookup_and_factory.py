@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import textwrap
 
+from package_check import TINY_NET
+
 from zgen.model import check_source
 
 LOOKUP = """
@@ -47,14 +49,7 @@ import torch
 from torch import nn
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.fc(x)
-
+""" + TINY_NET + """
 
 class Sum(nn.Module):
     def __init__(self, **parts):

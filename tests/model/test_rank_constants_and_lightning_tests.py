@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
+from package_check import TINY_NET
+
 from zgen.model import check_source
 
 SOURCE = """
@@ -14,14 +16,7 @@ from torch import nn
 from . import distributed
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.fc(x)
-
+""" + TINY_NET + """
 
 class TestingTask(pl.LightningModule):
     def __init__(self, model, names):

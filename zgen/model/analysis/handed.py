@@ -46,7 +46,9 @@ from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memois
 from ..program.keyed import reads_keyed_model
 from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
-from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, unwrapped_argument, walk
+from ..program.tree import (
+    access_path, body_start, call_name, code_of, cst, dotted, parameter_for, unwrapped_argument, walk,
+)
 from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .built import layer_factory
@@ -559,8 +561,9 @@ def _writing_method(index: ModelIndex, name: str) -> bool:
 
 
 def _body_text(text: str) -> str:
-    """The body of a method's text: what follows the colon after its signature."""
-    return text[text.find(":", text.find(")")) + 1:] if ")" in text else text
+    """The body of a method's text: what follows the colon that ends its header (`tree.body_start`)."""
+    start = body_start(text)
+    return text[start:] if start >= 0 else text
 
 
 # A method named as initialising a model's weights: `init_weights`, `_init_weights`, `initialize_weights`,

@@ -32,7 +32,7 @@ from .persistence import gathers
 from .reach import method_targets
 
 __all__ = ["HelperRuns", "INFERENCE_METHODS", "ast_function", "ast_nodes", "self_path", "records", "runs_argument",
-           "runs_unread", "class_method_runs"]
+           "runs_unread", "class_method_runs", "evaluates", "evaluator_method", "EVALUATOR"]
 
 
 def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
@@ -169,7 +169,7 @@ class HelperRuns:
             return False
         owner = method.owner if isinstance(getattr(method, "owner", None), ClassInfo) else self.cls
         # (a base that keeps no member of its own, a mixin, reads this class's: its `self` is one of them)
-        runs = self if owner is self.cls or not facts_of(owner).members else HelperRuns(method.index, owner)
+        runs = self if owner is self.cls or _memberless_base(method) else HelperRuns(method.index, owner)
         collections: set[str] = set()  # loop variables over a collection the module holds
         items: dict[str, tuple[str, ...]] = {}  # ... of them, those over one container child: its path
         aliases: dict[str, list[tuple[str, ...]]] = {}  # `model = self.agent_model` (in either branch): a child
@@ -398,6 +398,13 @@ _EVALUATION_WORDS = re.compile(
 EVALUATOR = re.compile(r"(?:\w+_)?(?:evaluator|validator|tester|inferencer|sampler|predictor)s?")
 
 
+def evaluator_method(owner: str, method: str) -> bool:
+    """Does `<owner>.<method>(model)`, on an object of no class we read, run the model it is handed: the method named
+    as an evaluation (`trainer.test`), or any method of an object named as an evaluator (`evaluator.run`) but one
+    that records (`evaluator.save_results`)?"""
+    return evaluates(method) or bool(EVALUATOR.fullmatch(owner)) and not records(method)
+
+
 def evaluates(name: str) -> bool:
     """Does a function's or a method's name say it runs the model it is handed (`_EVALUATION_WORDS`), and no word of
     it that it keeps or reports it (`save_eval_model`, `log_validation_model`)?"""
@@ -482,7 +489,7 @@ def _evaluation_handed(index: ModelIndex, call: cst.Call, names: set[str]) -> bo
         owner = func.value.value
         if owner in index.imports or owner in index.classes or index.function_info(owner) is not None:
             return False  # `np.test(...)`, a module's function: not an object handed the model
-        return evaluates(func.attr.value) or bool(EVALUATOR.fullmatch(owner)) and not records(func.attr.value)
+        return evaluator_method(owner, func.attr.value)
     return False
 
 

@@ -42,7 +42,7 @@ from .plain import inherited_member
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
 from .own import answering_classes, mixin_heirs
 from .runs import (
-    ACCESSOR, EVALUATOR, INFERENCE_METHODS, HelperRuns, class_method_runs, evaluates, records, runs_argument, runs_unread,
+    ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, evaluates, evaluator_method, runs_argument, runs_unread,
 )
 from .state import holder_key
 from .taint import DATA, RANK, Taint
@@ -1114,7 +1114,7 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
                 ) or _runs_handed(scope, cls, func.attr.value, call, summary):
                     return f"{code_of(func)}()"
             if not classes and isinstance(func.value, cst.Name) and func.value.value not in scope.held and (
-                evaluates(func.attr.value) or EVALUATOR.fullmatch(func.value.value) and not records(func.attr.value)
+                evaluator_method(func.value.value, func.attr.value)
             ) and _models_handed(scope, call):
                 return f"{code_of(func)}()"  # `evaluator.run(model)` ... of an object of no class we read
             return None

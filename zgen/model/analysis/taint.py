@@ -606,7 +606,7 @@ class Taint:
                     kept = self.state_of_self.get(f"{base_node.attr.value}[{key}]") if key is not None else None
                     if kept is not None:
                         _merge_into(found, kept)  # `self.gg["act"]`, kept by a forward hook of the class
-                    elif (items := self.state_of_self.get(f"{base_node.attr.value}[]")) is not None:
+                    elif (items := self._filled_items(node)) is not None:
                         _merge_into(found, items)  # `self.id[i]` of a list another method filled from the data
                 base = dotted(node.value) or ""
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:

@@ -932,13 +932,10 @@ def _unset_models(cls: ClassInfo) -> list[str]:
     """Attributes `self.X` of a plain class (a model wrapper's base, a mixin) that it never sets itself, named as
     modules are (`self.module`, `self.model`), on which a method runs a module's own method (`self.module.forward(
     x)`, `self.module.state_dict()`, `self.model.eval()`): the model a subclass of another file builds there."""
-    found: list[str] = []
-    for name in dict.fromkeys(_MODULE_METHOD_ON_SELF.findall(cls.text)):
-        if name not in found and module_like_name(name) and not re.search(
-            rf"self\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]", cls.text
-        ):
-            found.append(name)
-    return found
+    return [
+        name for name in dict.fromkeys(_MODULE_METHOD_ON_SELF.findall(cls.text))
+        if module_like_name(name) and not re.search(rf"self\.{re.escape(name)}\s*(?::[^=\n]*)?=[^=]", cls.text)
+    ]
 
 
 # `self.<name>.forward(` / `.state_dict(` / `.load_state_dict(` / `.eval(` / `.train(`: a module's own methods.
