@@ -428,6 +428,8 @@ class HeldCalls:
     def module_of(self, expr: cst.BaseExpression, loose: bool = False, bound: bool = False) -> tuple[str, ...] | None:
         """Classes of the module `expr` is (reached from a root), or None. `loose`: any child of a model whose
         class cannot be read counts; `bound`: a bound `forward` counts as its module."""
+        if (given := unwrapped_argument(expr)) is not None:  # `accelerator.unwrap_model(self.model)`: that model
+            return self.module_of(given, loose, bound)
         if bound and (wrapped := wrapped_callee(expr)) is not None:  # `model.forward`, a partial or lambda of it
             return self.module_of(wrapped, loose=True)
         if isinstance(expr, cst.Call) and call_name(expr) == "getattr" and expr.args:

@@ -92,6 +92,8 @@ def inherited_walks(index: ModelIndex) -> tuple[tuple[cst.Call, ClassInfo, Metho
     (`params.accesses`), so the reads are reported at the call. Each: (the call, class, forward method, first read)."""
     found = []
     for cls, method in index.methods("forward", _SELF_CALL):
+        if not any(_inherited_walker(cls, m[1]) for m in _SELF_CALL.finditer(method.text)):
+            continue  # (the text decides first: most forwards call only their children)
         flat = flat_of(method)
         for node, ctx in flat.nodes if flat is not None else ():
             if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
@@ -100,8 +102,8 @@ def inherited_walks(index: ModelIndex) -> tuple[tuple[cst.Call, ClassInfo, Metho
             if not (isinstance(owner, cst.Name) and owner.value == "self"):
                 continue
             name = node.func.attr.value
-            helper = cls.inherited_method(name) if cls.method(name) is None else None
-            if helper is None or "parameters(" not in helper.text:
+            helper = _inherited_walker(cls, name)
+            if helper is None:
                 continue
             walked = [a for a in accesses(index, cls, helper) if a.use in (READ, WRITE) and not a.ctx.guarded
                       and a.via is not None and a.via.reach is Reach.PARAMETERS and not a.local
@@ -111,7 +113,13 @@ def inherited_walks(index: ModelIndex) -> tuple[tuple[cst.Call, ClassInfo, Metho
     return tuple(found)
 
 
-_SELF_CALL = re.compile(r"\bself\.\w+\(")
+def _inherited_walker(cls: ClassInfo, name: str) -> MethodInfo | None:
+    """The method `name` when only a base of another file defines it and its text walks parameters."""
+    helper = cls.inherited_method(name) if cls.method(name) is None else None
+    return helper if helper is not None and "parameters(" in helper.text else None
+
+
+_SELF_CALL = re.compile(r"\bself\.(\w+)\(")
 
 
 def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: MethodInfo) -> bool:

@@ -226,7 +226,7 @@ class StateReaders:
     matching `trigger` (not a constructor) writes: a per-rank value kept there is decided on in the reader, whose
     own text holds no word of it (`self.observe(h)` ... `if self.v:`)."""
 
-    def __init__(self, index: ModelIndex, trigger: _Searches) -> None:
+    def __init__(self, index: ModelIndex, trigger: _Searches, value_tests: bool = False) -> None:
         self.trigger = trigger
         written: set[str] = set()
         for span, attrs in _self_writers(index):
@@ -235,11 +235,50 @@ class StateReaders:
         # (`\bself`, the word first: `program/trigger.py`)
         alternatives = "|".join(map(re.escape, sorted(written)))
         self._reads = re.compile(r"self(?<!\wself)\.(?:" + alternatives + r")\b") if written else None
+        # with `value_tests`, the callers of a method answering with a test of a tensor's values (`if
+        # self.is_mirrored(lrs):`), or of a function of the file (`if has_positives(t):`): data decisions
+        tests = sorted({span.name for cls in index.classes.values() for span in cls.span.methods.values()
+                        if span.name != "__init__" and value_test_text(index.skeleton.text(span.start, span.end))}
+                       ) if value_tests else []
+        functions = sorted({span.name for span in index.skeleton.functions.values()
+                            if value_test_text(index.skeleton.text(span.start, span.end))}) if value_tests else []
+        alternatives = "|".join(
+            ([r"self(?<!\wself)\.(?:" + "|".join(tests) + ")"] if tests else [])
+            + [rf"{name}(?<![\w.]{name})" for name in functions]
+        )
+        self._tests = re.compile(rf"(?:{alternatives})\(") if alternatives else None
 
     def search(self, text: str) -> bool:
         if self.trigger.search(text):
             return True
+        if self._tests is not None and self._tests.search(text) is not None:
+            return True
         return self._reads is not None and self._reads.search(text) is not None
+
+
+def value_test_text(text: str) -> bool:
+    """Can the function `text` return a test of a tensor's values or a selection they make (`return torch.norm(a -
+    b) == 0`, `return (x > 0).any()`, `return torch.nonzero(m)`, a local bound to one)? The text trigger of
+    `taint.value_test_method`."""
+    if "return" not in text or not any(word in text for word in _VALUES_READ):
+        return False
+    if _TEST_RETURN.search(text) is not None:
+        return True
+    # `ok = (x > 0).all()` ... `return ok`
+    return any(re.search(rf"^[ \t]*{m[1]}[ \t]*=[^=\n]*{_TESTS}", text, re.M) for m in _LOCAL_RETURN.finditer(text))
+
+
+# What reads a tensor's values into a decision: a reduction, a verdict, a selection.
+_VALUES_READ = (
+    ".sum(", ".mean(", ".max(", ".min(", "norm(", ".any(", ".all(", ".item()", "nonzero(", "isfinite(", "isnan(",
+    "isinf(", "count_nonzero(", ".amax(", ".amin(", ".std(", "where(", "unique(", "masked_select(",
+)
+# A `return` of a comparison, a negation, a verdict or a selection (`return x.norm() == 0`, `return not ok`, `return
+# m.any()`, `return math.isfinite(v)`, `return torch.nonzero(m)`), or of a local (bound to one).
+_TESTS = (r"(?:[<>]=?|[=!]=|\bany\(|\ball\(|\bis\b|finite\(|nan\(|inf\(|nonzero\(|where\(|unique\("
+          r"|masked_select\()")
+_TEST_RETURN = re.compile(rf"return(?<!\wreturn)[ \t]+(?:not\b|[^\n]*{_TESTS})", re.M)
+_LOCAL_RETURN = re.compile(r"return(?<!\wreturn)[ \t]+(\w+)[ \t]*$", re.M)
 
 
 @memoised
@@ -268,9 +307,10 @@ def _self_writers(index: ModelIndex) -> list[tuple[object, frozenset[str]]]:
 
 
 @memoised
-def state_trigger(index: ModelIndex, trigger: _Searches) -> StateReaders:
-    """`trigger` widened to the readers of what its matching methods keep on `self` (`StateReaders`), once per file."""
-    return StateReaders(index, trigger)
+def state_trigger(index: ModelIndex, trigger: _Searches, value_tests: bool = False) -> StateReaders:
+    """`trigger` widened to the readers of what its matching methods keep on `self` (`StateReaders`), and with
+    `value_tests` to the callers of value tests (the data rules'), once per file."""
+    return StateReaders(index, trigger, value_tests)
 
 
 # `self.x = ...`, `self.x += ...`: the attributes a method writes.

@@ -27,7 +27,10 @@ from .flow import (
     COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, stored_into,
     targets_of,
 )
-from .state import WRITES_SELF, Handoff, RankTests, handoff, holder_key, self_field, self_targets, self_writes, unpacked_handoffs
+from .state import (
+    WRITES_SELF, Handoff, RankTests, handoff, holder_key, self_field, self_targets, self_writes, unpacked_handoffs,
+    value_test_text,
+)
 
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "ITEM_COUNTS", "Taint", "rank_attrs", "random_function", "draw_kind",
@@ -112,6 +115,7 @@ class Taint:
     ) -> None:
         self.index = index
         self.cls = cls
+        self._in_module = cls is not None and cls.is_module
         # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0:`: a value read of what a submodule-running call returned
         # is this rank's data too (`output_of` names that call for an expression using its output as a value; the
         # caller knows which calls run submodules: `divergence`)
@@ -521,6 +525,14 @@ class Taint:
                 taint = self._call_kind(node)
                 if taint is None and self._output_of is not None:
                     taint = self._output_call(node)
+                if taint is None and node is expr and self._in_module and (
+                        number := reduced_value(node, self.agreed_use, scalar=True)):
+                    # `n = mask.sum()` bound whole in a module's method: a later `if n > 0:` reads it (training code's
+                    # losses and statistics are read by their own exit and collective rules); of a tensor drawn at
+                    # random, the draw decides
+                    drawn = {k: v for k, v in self._of(node.func, names).items() if k in (RANDOM, HOST_RANDOM)}
+                    _merge_into(found, drawn or {DATA: number})
+                    continue
                 if taint is not None:
                     found.setdefault(taint, _call_text(node))
                 elif self.cls is not None and (tested := self._verdict_reads(node)):
@@ -1037,6 +1049,8 @@ class Taint:
             drawn = random_method(self.index, self.cls, last)
             if drawn is not None:
                 return drawn  # `if self._should_explore():` with `return np.random.rand() < self.epsilon`
+            if _handed_a_value(node) and value_test_method(self.index, self.cls, last):
+                return DATA  # `if self.is_mirrored(lrs):` with `return torch.norm(a - b.flip(1)) == 0`
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
         return None
@@ -2139,16 +2153,13 @@ def _handed_a_value(call: cst.Call) -> bool:
     return False
 
 
-@memoised
+@memoised(cycle=False)
 def value_test_function(index: ModelIndex, name: str) -> bool:
     """Is `name` a function (of this file, or imported from another file of the program) that returns a test of the
     values of what it was handed (`def nonfinite(x): return not torch.isfinite(x).all()`, `return
     math.isfinite(loss.item())`)? What it says of this rank's tensor is this rank's own."""
     function = function_target(index, name)
-    if function is None or "return" not in function.text or not (
-        "nan(" in function.text or "inf(" in function.text or "finite(" in function.text or "all(" in function.text
-        or "any(" in function.text
-    ):
+    if function is None or not value_test_text(function.text):
         return False
     flat, returns = own_returns(function)
     root = flat.nodes[0][0] if flat is not None and flat.nodes else None
@@ -2166,7 +2177,35 @@ def value_test_function(index: ModelIndex, name: str) -> bool:
                 n.value for n in walk(tested) if type(n) is cst.Name
             ):
                 return True
-    return False
+    # `return t.sum() > 0`, `return torch.nonzero(t > 0)`: a test or a selection its values make (`value_test_method`)
+    return _answers_with_values(function.index, None, flat, returns)
+
+
+@memoised(cycle=False)
+def value_test_method(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Is `self.<name>(...)` a method of the class that answers with what the values of the tensors it computes from
+    its arguments decide: a test of them (`a, b = lrs.chunk(2, 1); return torch.norm(a - b.flip(1)) == 0`, `return
+    scores.max() > self.threshold`) or a selection they make (`return torch.nonzero(heat > t)`)? Handed this rank's
+    tensors, it answers for this rank alone, as the test would where it is written out (`Taint`'s data)."""
+    method = cls.method(name)
+    if method is None or not value_test_text(method.text):
+        return False
+    flat, returns = own_returns(method)
+    return _answers_with_values(index, cls, flat, returns)
+
+
+def _answers_with_values(
+    index: ModelIndex, cls: ClassInfo | None, flat: Flat | None, returns: list[cst.BaseExpression]
+) -> bool:
+    """Is one of `returns` a decision on this rank's values or a selection they make (`Taint`'s data)?"""
+    if flat is None or not returns:
+        return False
+    taint = Taint(index, cls, flat, own_state=False)
+    return any(
+        DATA in taint.of(value)
+        and (_decision(value, taint, DATA) or type(value) is cst.Call and taint._call_kind(value) == DATA)
+        for value in returns
+    )
 
 
 # Attributes that only a tensor has among a function's arguments (a list or a mapping has none of them).

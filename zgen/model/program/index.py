@@ -123,6 +123,22 @@ _SELF_MODULE_CALL = re.compile(
 _MIXIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic"})
 
 
+def _builds_layers(cls: ClassInfo) -> bool:
+    """Does `cls` build torch layers on `self` (`self.conv = nn.Conv2d(...)`) and define `forward`? Derived from a
+    library's class we cannot read, it is a module all the same: only a module's `__setattr__` keeps a layer as a
+    child. (A base of the library's own that builds none, a loss or a runner, stays what it was.)"""
+    return "forward" in cls.span.methods and _BUILDS_LAYER.search(cls.text) is not None
+
+
+# `self.conv = nn.Conv2d(`, `self.blocks = torch.nn.ModuleList(` (word first, as below)
+_BUILDS_LAYER = re.compile(r"self(?<!\wself)\.\w+\s*(?::[^=\n]*)?=\s*(?:torch\.)?nn\.[A-Z]\w*\(")
+# Bases that are no library layer whatever their module: Python's own kinds of class.
+_NOT_LAYER_BASES = frozenset({
+    "object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol", "NamedTuple",
+    "typing.NamedTuple", "Enum", "enum.Enum", "IntEnum", "enum.IntEnum", "Exception", "dict", "list", "tuple",
+})
+
+
 def module_mixin(cls: ClassInfo) -> bool:
     """Is `cls`, with no base but `object`/`ABC`/`Generic`, a mixin of modules: one of its methods calls on `self` a
     method only an `nn.Module` has, which no method of the class defines? Its `self` is then the module it is
@@ -775,6 +791,7 @@ class ModelIndex:
         if cls.name in seen:
             return False
         seen.add(cls.name)
+        unread = False  # a base of a library we cannot read (`mmengine.model.BaseModule`)
         for written, qualified in zip(cls.span.bases, cls.qualified_bases):
             local = self.local_class(written)
             if local is not None and local is not cls:
@@ -783,7 +800,10 @@ class ModelIndex:
                 continue
             if self.is_module_base(qualified):
                 return True
-        return module_mixin(cls)
+            unread = unread or (
+                qualified.split("[", 1)[0] not in _NOT_LAYER_BASES and "." in qualified and self.external(qualified) is None
+            )
+        return module_mixin(cls) or unread and _builds_layers(cls)
 
     def local_class(self, written: str) -> ClassInfo | None:
         """The class of this file a base names: `Block`, or `Builder.BaseNetwork` for a class nested in a class

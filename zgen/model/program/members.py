@@ -33,6 +33,7 @@ __all__ = [
 
 ACTIVATION = "<activation>"  # class of a module from an activation registry (no parameters)
 UNKNOWN_CLASS = "<unknown>"  # a member assigned from something we cannot see (an argument)
+LIBRARY_LAYER = "<library layer>"  # a module of a library class we cannot read, built in a torch container
 
 
 def class_named(index: ModelIndex, written: str, resolve: bool = True) -> ClassInfo | None:
@@ -352,7 +353,7 @@ def has_params(index: ModelIndex, ref: str) -> bool | None:
     """
     if ref == ACTIVATION:
         return False
-    if ref == UNKNOWN_CLASS:
+    if ref == UNKNOWN_CLASS or ref == LIBRARY_LAYER:
         return None
     if ref in index.classes:
         return _local_has_params_memo(index, ref)
@@ -418,6 +419,10 @@ def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
                 answers.append(answer)
         elif index.is_module_base(qualified):
             answers.append(has_params(index, qualified) if index.external(qualified) else None)
+    if None not in answers and any(  # `nn.Sequential(ConvModule(...))`: a library's layers we cannot read
+        member.kind == Kind.CONTAINER and LIBRARY_LAYER in member.classes for member in facts(index, cls).members.values()
+    ):
+        answers.append(None)
     if True in answers or _hands_a_layer_class(index, text):
         return True
     if None in answers or _holds_given_module(index, cls):
@@ -1278,7 +1283,13 @@ class _FactsReader:
         if isinstance(value, cst.Tuple) and len(value.elements) == 2:  # OrderedDict([("name", Mod())])
             value = value.elements[1].value
         kind, classes = self.classify(value)
-        return classes if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN) else ()
+        if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
+            return classes
+        if isinstance(value, cst.Call) and (name := call_name(value)) and name.rsplit(".", 1)[-1][:1].isupper():
+            # `nn.Sequential(ConvModule(8, 32, 7), ...)` of a library class we cannot read: a container holds only
+            # modules, so it is one, of a class and parameters we cannot tell
+            return (LIBRARY_LAYER,) if self.index.external(self.index.qualify(name)) is None else ()
+        return ()
 
 
 

@@ -519,7 +519,8 @@ class Path:
 
 
 def access_path(node: cst.CSTNode) -> Path | None:
-    """Decompose a chain of attribute and subscript accesses rooted at a plain name."""
+    """Decompose a chain of attribute and subscript accesses rooted at a plain name (through an unwrapping call:
+    `unwrapped_argument`)."""
     parts: list[str] = []
     keys: list[str | None] = []
     while True:
@@ -536,6 +537,8 @@ def access_path(node: cst.CSTNode) -> Path | None:
             node = node.value
         elif type(node) is cst.Name:
             return Path(node.value, tuple(reversed(parts)), tuple(reversed(keys)))
+        elif type(node) is cst.Call and (given := unwrapped_argument(node)) is not None:
+            node = given  # `accelerator.unwrap_model(self.ema).update()`: the model it hands back is the one given
         else:
             return None
 

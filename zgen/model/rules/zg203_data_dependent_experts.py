@@ -56,7 +56,7 @@ def _has_selection(text: str) -> bool:
         or any(any(w in text for w in words) and pattern.search(text) for words, pattern in _SELECTION_PATTERNS)
     ):
         return True
-    return _tests_batch_local(text) or _tests_selected_count(text)
+    return _tests_batch_local(text) or _tests_selected_count(text) or _tests_reduced_local(text)
 
 
 _LEN_TEST = re.compile(r"len(?<!\wlen)\((\w+)\)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
@@ -79,6 +79,22 @@ def _tests_batch_local(text: str) -> bool:
         return False
     bound = {m.group(1) for m in _BATCH_LOCAL.finditer(text)}
     return bool(bound) and not (bound.isdisjoint(_NAME_TEST.findall(text)) and bound.isdisjoint(_LIMIT_TEST.findall(text)))
+
+
+def _tests_reduced_local(text: str) -> bool:
+    """`n = mask.sum()` ... `if n > 0:`: a local bound to one value reduced from a tensor, tested later."""
+    if "()" not in text:
+        return False
+    return any(
+        re.search(rf"\b{m.group(1)}\s*(?:[<>]=?|[=!]=)|\b(?:if|elif|while)\s+(?:not\s+)?{m.group(1)}\s*:", text)
+        for m in _REDUCED_LOCAL.finditer(text)
+    )
+
+
+# `n = mask.sum()`, `total = (labels > 0).sum()`: a local bound to a whole reduction (no dimension) of a tensor
+_REDUCED_LOCAL = re.compile(
+    r"^[ \t]*(\w+)[ \t]*=[^\n=]*\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\(\)[ \t]*(?:#[^\n]*)?$", re.M
+)
 
 
 _NAME_TEST = re.compile(r"\b(\w++)\s*(?:[<>]=?|[=!]=)\s*[01]\b")
@@ -327,11 +343,11 @@ class Moe(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method in index.methods("all", state_trigger(index, TRIGGER)):
+        for cls, method in index.methods("all", state_trigger(index, TRIGGER, True)):
             for d in divergences(index, cls, method):
                 if d.kind == DATA and d.effect in (GATE, ITERATE, SKIP, PICK):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _HELP, d.site)
-        for snippet, d in script_divergences(index, state_trigger(index, TRIGGER), DATA):  # code outside the model, running one it holds
+        for snippet, d in script_divergences(index, state_trigger(index, TRIGGER, True), DATA):  # code outside the model, running one it holds
             if d.effect in (GATE, ITERATE, SKIP, PICK):
                 yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _HELP, d.site)
 

@@ -511,12 +511,12 @@ class Decoder(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method in index.methods("all", state_trigger(index, length_helpers(index, TRIGGER))):
+        for cls, method in index.methods("all", state_trigger(index, length_helpers(index, TRIGGER), True)):
             for d in divergences(index, cls, method):
                 if _exit(d):
                     yield self.finding(index, method.snippet, d.node, message(d, code_of(d.node)), _help(d), d.site)
         for kind in (DATA, HOST, CLOCK):
-            for snippet, d in script_divergences(index, state_trigger(index, length_helpers(index, TRIGGER)), kind):
+            for snippet, d in script_divergences(index, state_trigger(index, length_helpers(index, TRIGGER), True), kind):
                 if _exit(d):
                     yield self.finding(index, snippet, d.node, message(d, code_of(d.node)), _help(d), d.site)
         for signal in stop_signals(index):
