@@ -132,11 +132,8 @@ def _builds_layers(cls: ClassInfo) -> bool:
 
 # `self.conv = nn.Conv2d(`, `self.blocks = torch.nn.ModuleList(` (word first, as below)
 _BUILDS_LAYER = re.compile(r"self(?<!\wself)\.\w+\s*(?::[^=\n]*)?=\s*(?:torch\.)?nn\.[A-Z]\w*\(")
-# Bases that are no library layer whatever their module: Python's own kinds of class.
-_NOT_LAYER_BASES = frozenset({
-    "object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol", "NamedTuple",
-    "typing.NamedTuple", "Enum", "enum.Enum", "IntEnum", "enum.IntEnum", "Exception", "dict", "list", "tuple",
-})
+# Modules of Python's own kinds of class (`abc.ABC`, `typing.Generic`, `enum.Enum`): no library layer among them.
+_STDLIB_ROOTS = frozenset({"abc", "typing", "typing_extensions", "enum", "collections", "dataclasses", "builtins"})
 
 
 def module_mixin(cls: ClassInfo) -> bool:
@@ -800,9 +797,8 @@ class ModelIndex:
                 continue
             if self.is_module_base(qualified):
                 return True
-            unread = unread or (
-                qualified.split("[", 1)[0] not in _NOT_LAYER_BASES and "." in qualified and self.external(qualified) is None
-            )
+            root = qualified.partition(".")[0]
+            unread = unread or ("." in qualified and root not in _STDLIB_ROOTS and self.external(qualified) is None)
         return module_mixin(cls) or unread and _builds_layers(cls)
 
     def local_class(self, written: str) -> ClassInfo | None:

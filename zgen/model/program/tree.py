@@ -519,8 +519,8 @@ class Path:
 
 
 def access_path(node: cst.CSTNode) -> Path | None:
-    """Decompose a chain of attribute and subscript accesses rooted at a plain name (through an unwrapping call:
-    `unwrapped_argument`)."""
+    """Decompose a chain of attribute and subscript accesses rooted at a plain name (through a call unwrapping a
+    model: `accelerator.unwrap_model(self.ema)` is `self.ema`)."""
     parts: list[str] = []
     keys: list[str | None] = []
     while True:
@@ -537,8 +537,8 @@ def access_path(node: cst.CSTNode) -> Path | None:
             node = node.value
         elif type(node) is cst.Name:
             return Path(node.value, tuple(reversed(parts)), tuple(reversed(keys)))
-        elif type(node) is cst.Call and (given := unwrapped_argument(node)) is not None:
-            node = given  # `accelerator.unwrap_model(self.ema).update()`: the model it hands back is the one given
+        elif type(node) is cst.Call and node.args and "unwrap" in (call_name(node) or ""):
+            node = node.args[0].value  # `accelerator.unwrap_model(self.ema).update()`: the model it was given
         else:
             return None
 
