@@ -1072,6 +1072,17 @@ def argument_effects(
     return [(i, effect) for i, effect in done if effect]
 
 
+@memoised
+def runs_argument_methods(index: ModelIndex, name: str) -> bool:
+    """Does the function of another file of the program that an imported `name` refers to run a method of one of its
+    arguments (a `CALLS` effect of its summary, `module_arg_effects`)? None of an unreadable function's effects is
+    (`argument_effects`), so a caller handing only to such functions hands no module to a method."""
+    found = index.external_function(index.qualify(name))
+    if found is None or found[1].node is None:
+        return False
+    return any(e.startswith(CALLS) for effects in module_arg_effects(found[0], found[1].node).values() for e in effects)
+
+
 def _initialiser_by_name(index: ModelIndex, call: cst.Call, name: str | None) -> list[tuple[int, frozenset[str]]]:
     """`argument_effects` of a function of a library the program cannot read, imported by a name that says it
     initialises the module handed first (`normal_init(self.conv, std=0.01)`, `constant_init(m, 0)`,

@@ -419,14 +419,13 @@ def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
                 answers.append(answer)
         elif index.is_module_base(qualified):
             answers.append(has_params(index, qualified) if index.external(qualified) else None)
-    if None not in answers and any(  # `nn.Sequential(ConvModule(...))`: a library's layers we cannot read
-        member.kind == Kind.CONTAINER and LIBRARY_LAYER in member.classes for member in facts(index, cls).members.values()
-    ):
-        answers.append(None)
     if True in answers or _hands_a_layer_class(index, text):
         return True
     if None in answers or _holds_given_module(index, cls):
         return None  # `self.net = net`: a wrapper around a module handed in, whose parameters we cannot see
+    members = facts(index, cls).members.values()
+    if any(member.kind == Kind.CONTAINER and LIBRARY_LAYER in member.classes for member in members):
+        return None  # `nn.Sequential(ConvModule(...))`: a library's layers we cannot read
     return False
 
 

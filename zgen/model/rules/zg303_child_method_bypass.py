@@ -16,7 +16,7 @@ from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import (
     answering_classes, calls_child_method, imported_module_methods, method_uses, package_module_methods, uses_self_whole,
 )
-from ..analysis.effects import CALLS, argument_effects
+from ..analysis.effects import CALLS, argument_effects, runs_argument_methods
 from ..analysis.handed import outside_functions
 from ..analysis.instances import may_join, method_returned
 from ..analysis.instances import (
@@ -434,7 +434,8 @@ class Quantiser(nn.Module):
         file (`embed_with(self.enc, x)`, `from .utils import embed_with`) that runs a method of it other than
         forward, itself or through the functions it hands the module on to (`effects.CALLS`): reported at the call,
         where the class of what is handed is known (the function's own file cannot tell)."""
-        imported = [alias for alias in index.imports if alias[:1].islower()]
+        # (only a function of the program that runs a method of what it is given: the others hand nothing on)
+        imported = [alias for alias in index.imports if alias[:1].islower() and runs_argument_methods(index, alias)]
         if not imported:
             return
         # (each name first, then its look-behind: a pattern opening on the look-behind is tried at every position)
