@@ -235,18 +235,8 @@ class StateReaders:
         # (`\bself`, the word first: `program/trigger.py`)
         alternatives = "|".join(map(re.escape, sorted(written)))
         self._reads = re.compile(r"self(?<!\wself)\.(?:" + alternatives + r")\b") if written else None
-        # with `value_tests`, the callers of a method answering with a test of a tensor's values (`if
-        # self.is_mirrored(lrs):`), or of a function of the file (`if has_positives(t):`): data decisions
-        tests = sorted({span.name for cls in index.classes.values() for span in cls.span.methods.values()
-                        if span.name != "__init__" and value_test_text(index.skeleton.text(span.start, span.end))}
-                       ) if value_tests else []
-        functions = sorted({span.name for span in index.skeleton.functions.values()
-                            if value_test_text(index.skeleton.text(span.start, span.end))}) if value_tests else []
-        alternatives = "|".join(
-            ([r"self(?<!\wself)\.(?:" + "|".join(tests) + ")"] if tests else [])
-            + [rf"{name}(?<![\w.]{name})" for name in functions]
-        )
-        self._tests = re.compile(rf"(?:{alternatives})\(") if alternatives else None
+        # with `value_tests`, the callers of a value test: data decisions (`_value_test_callers`)
+        self._tests = _value_test_callers(index) if value_tests else None
 
     def search(self, text: str) -> bool:
         if self.trigger.search(text):
@@ -254,6 +244,21 @@ class StateReaders:
         if self._tests is not None and self._tests.search(text) is not None:
             return True
         return self._reads is not None and self._reads.search(text) is not None
+
+
+@memoised
+def _value_test_callers(index: ModelIndex) -> re.Pattern[str] | None:
+    """The calls of a method answering with a test of a tensor's values (`if self.is_mirrored(lrs):`), or of such a
+    function of the file (`if has_positives(t):`), as one pattern (None: the file has none); once per file."""
+    tests = sorted({span.name for cls in index.classes.values() for span in cls.span.methods.values()
+                    if span.name != "__init__" and value_test_text(index.skeleton.text(span.start, span.end))})
+    functions = sorted({span.name for span in index.skeleton.functions.values()
+                        if value_test_text(index.skeleton.text(span.start, span.end))})
+    alternatives = "|".join(
+        ([r"self(?<!\wself)\.(?:" + "|".join(tests) + ")"] if tests else [])
+        + [rf"{name}(?<![\w.]{name})" for name in functions]
+    )
+    return re.compile(rf"(?:{alternatives})\(") if alternatives else None
 
 
 def value_test_text(text: str) -> bool:

@@ -35,7 +35,7 @@ from .state import (
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "ITEM_COUNTS", "Taint", "rank_attrs", "random_function", "draw_kind",
     "draw_trigger", "draws_in", "extent_exit_text", "CALLED_IN_IF", "VALUE_FREE_ATTRS", "is_none_test", "presence_helpers", "agreeing", "handed_parameters", "own_state",
-    "output_test_text", "rank_decorator",
+    "output_test_text", "rank_decorator", "VALUE_REDUCTIONS",
 ]
 
 RANK = "rank"
@@ -2692,7 +2692,7 @@ _TYPE_TESTS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "typ
 
 
 # Reductions of a tensor to a value that a comparison then tests.
-_VALUE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "norm", "count_nonzero", "std"})
+VALUE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "norm", "count_nonzero", "std"})
 
 
 def _compared_reduction(node: cst.Comparison, agreed: Callable[[cst.Name], bool]) -> str | None:
@@ -2731,7 +2731,7 @@ def reduced_value(expr: cst.BaseExpression, agreed: Callable[[cst.Name], bool], 
         call, converted = call.func.value, True  # (a bare `t.item()` says nothing of whose values `t` holds)
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
         return None
-    if call.func.attr.value not in _VALUE_REDUCTIONS:
+    if call.func.attr.value not in VALUE_REDUCTIONS:
         return None
     reduced = call.func.value
     if isinstance(reduced, cst.Name) and reduced.value in ("torch", "np", "numpy") and call.args:

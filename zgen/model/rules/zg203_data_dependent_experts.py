@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..analysis.divergence import GATE, ITERATE, PICK, SKIP, message
 from ..analysis.script import divergences, script_divergences
 from ..analysis.state import state_trigger
-from ..analysis.taint import DATA, ITEM_COUNTS, extent_exit_text, output_test_text
+from ..analysis.taint import DATA, ITEM_COUNTS, VALUE_REDUCTIONS, extent_exit_text, output_test_text
 from ..program.index import ModelIndex
 from ..program.tree import code_of
 from ..program.trigger import Remembered
@@ -93,7 +93,7 @@ def _tests_reduced_local(text: str) -> bool:
 
 # `n = mask.sum()`, `total = (labels > 0).sum()`: a local bound to a whole reduction (no dimension) of a tensor
 _REDUCED_LOCAL = re.compile(
-    r"^[ \t]*(\w+)[ \t]*=[^\n=]*\.(?:sum|mean|max|min|amax|amin|norm|count_nonzero|std)\(\)[ \t]*(?:#[^\n]*)?$", re.M
+    r"^[ \t]*(\w+)[ \t]*=[^\n=]*\.(?:" + "|".join(sorted(VALUE_REDUCTIONS)) + r")\(\)[ \t]*(?:#[^\n]*)?$", re.M
 )
 
 
