@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
+from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import annotated_tensors, call_name, children, code_of, cst, dotted, positional_parameters, walk
 from .flow import (
@@ -128,7 +129,7 @@ def counted_loops(
 
 
 # Calls that hand back their first argument's items, one by one, unchanged: progress bars and the identity.
-_PASS_THROUGH = frozenset({"tqdm", "track", "progress", "progressbar", "alive_it", "identity", "iter"})
+_PASS_THROUGH = known.PASS_THROUGH
 
 
 def passed_through(
@@ -178,6 +179,17 @@ def _is_pass_through(value: cst.BaseExpression) -> bool:
     return False
 
 
+def _paired(targets, value: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
+    """`a, b = x, y`: each name of a tuple target with the value in its place, when both sides are tuples (or lists)
+    of the same length without starred items; else None."""
+    if len(targets) != 1 or not isinstance(targets[0], (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    names, values = targets[0].elements, value.elements
+    if len(names) != len(values) or any(isinstance(e, cst.StarredElement) for e in (*names, *values)):
+        return None
+    return [(n.value, v.value) for n, v in zip(names, values)]
+
+
 def local_bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
     """The values each local is assigned (not loop variables)."""
     bound: dict[str, list[cst.BaseExpression]] = {}
@@ -185,9 +197,10 @@ def local_bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
         targets, value = targets_of(node)
         if value is None or type(node) in (cst.For, cst.CompFor):
             continue
-        for target in targets:
+        pairs = _paired(targets, value) or [(target, value) for target in targets]  # (`a, b = x, y`: each its own)
+        for target, each in pairs:
             for name in bound_names(target):
-                bound.setdefault(name, []).append(value)
+                bound.setdefault(name, []).append(each)
     return bound
 
 
@@ -206,6 +219,14 @@ def _bound_range(bindings: dict[str, list[cst.BaseExpression]], name: str) -> cs
             return None
         found.append(walked)
     return found[0] if found and all(code_of(f) == code_of(found[0]) for f in found) else None
+
+
+def _own_collection(value: cst.BaseExpression) -> bool:
+    """`self.to_features`, `self.heads.values()`: a collection the model holds, as long on every rank."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+            and value.func.attr.value in ("values", "items", "keys", "children", "modules"):
+        value = value.func.value
+    return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self"
 
 
 def _split_locals(bindings: dict[str, list[cst.BaseExpression]]) -> dict[str, cst.Call]:
@@ -373,17 +394,25 @@ class CountedLoops:
                 if type(node) is cst.For:
                     # `for batch in true_batches`: each item of this rank's data is its data (not an index of it)
                     length, held = None, not _counts_indices(value) and self._holds_data(value)
+                elif (pairs := _paired(targets, value)) is not None:
+                    for target, each in pairs:  # `epochs, freeze = opt.epochs, opt.freeze`: each its own value
+                        self._bind(target, self._length(each), self._holds_data(each))
+                    continue
                 else:
                     length = self._length(value)
                     held = self._holds_data(value)
                 for target in targets:
-                    for name in bound_names(target):
-                        if name in self.fixed:
-                            continue
-                        if length is not None:
-                            self.counts.setdefault(name, length)
-                        if held:
-                            self.data.add(name)
+                    self._bind(target, length, held)
+
+    def _bind(self, target: cst.BaseExpression, length: str | None, held: bool) -> None:
+        """The names `target` binds hold a length of this rank's data (`length`) or its data (`held`)."""
+        for name in bound_names(target):
+            if name in self.fixed:
+                continue
+            if length is not None:
+                self.counts.setdefault(name, length)
+            if held:
+                self.data.add(name)
 
     def source(self, iterable: cst.BaseExpression) -> str | None:
         """The length of this rank's data that sets how often a loop over `iterable` runs, as text, if any."""
@@ -412,6 +441,8 @@ class CountedLoops:
                     return found
             return None
         if last in _ALONG:
+            if last == "zip" and any(_own_collection(arg.value) for arg in iterable.args if arg.keyword is None):
+                return None  # `zip(x.split(self.dims), self.to_features)`: a piece for each of the model's modules
             for arg in iterable.args:
                 found = self.source(arg.value)
                 if found is not None:
@@ -471,6 +502,8 @@ class CountedLoops:
                 continue
             elif kind is cst.Lambda:
                 continue
+            if kind is cst.Arg and node.keyword is not None:  # type: ignore[attr-defined]
+                continue  # `restore(output_dir=d, train_size=n)`: a setting handed over by name, not a count computed
             stack.extend(children(node))
         return None
 

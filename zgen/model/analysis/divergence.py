@@ -325,7 +325,7 @@ def find_divergences(
     if value_tests and (sites or extra):
         # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0: self.alt(h)`: what a submodule returned, read as a value
         # (not what a method returns once a collective made it the same everywhere: a gathered validation score)
-        outputs = {id(call): callee for call, _ctx, callee in sites + extra if not taint.agreed_output(call)}
+        outputs = {id(call): callee for call, _ctx, callee in sites + extra if not taint.agreed_value(call)}
         agreed = _no_own_value(taint)
         derived = derived_names(flat, outputs, agreed)
         with_outputs = taint.with_outputs(_bound_before(flat, derived, outputs, agreed))
@@ -489,7 +489,7 @@ def _from_outputs(flat: Flat, sites: list, taint) -> Callable[[cst.CSTNode], boo
     """Does a test compare a local that holds, whole, what one of `sites` returned (`valid =
     compute_validation(loader, model)`, `loss = model(x).item()`, then `if valid == 0.0: raise`)? Not a size read
     off an output (`batch_size = out.shape[0]`), nor a value every rank agreed on."""
-    outputs = {id(call) for call, _ctx, _callee in sites if not taint.agreed_output(call)}
+    outputs = {id(call) for call, _ctx, _callee in sites if not taint.agreed_value(call)}
     whole: set[str] = set()
     for node, _ctx in flat.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
@@ -566,7 +566,7 @@ def _drawn_counts_handed_to_forward(taint, flat: Flat) -> list[tuple[cst.Arg, st
     text = forward.text if forward is not None else ""
     if "range(" not in text:
         return []
-    params = set(re.findall(r"range\(([^)]*)\)", text))
+    params = set(re.findall(r"\brange\(([^)]*)\)", text))  # (not `rearrange(x, ...)`, `torch.arange(n)`)
     found = []
     for node, _ctx in flat.nodes:
         if type(node) is not cst.Call:
@@ -1048,7 +1048,7 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     other ranks keep calling the decoder and wait in its all-gather.
     """
     # (not what a method returns once a collective made it the same everywhere: `taint.agreed_output`)
-    outputs = {id(call): callee for call, _ctx, callee in sites if not taint.agreed_output(call)}
+    outputs = {id(call): callee for call, _ctx, callee in sites if not taint.agreed_value(call)}
     agreed = _no_own_value(taint)  # `dist.all_reduce(loss)`: the same on every rank after it
     derived = derived_names(flat, outputs, agreed)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]

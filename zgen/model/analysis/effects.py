@@ -17,7 +17,9 @@ from ..program import known
 from ..program.holds import module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of
-from ..program.tree import access_path, call_name, code_of, const_str, cst, dotted, parameter_for, walk
+from ..program.tree import (
+    access_path, call_name, code_of, const_str, cst, dotted, parameter_for, positional_parameters, walk,
+)
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
 from .choices import returned_parameters
@@ -615,6 +617,10 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
                 walked[node.targets[0].target.value] = value
             unwrapped = _unwrapped_argument(node.value, names) if not isinstance(node.value, cst.Name) else None
+            if unwrapped is None:
+                # `prev = get_op_by_name(module, name)`, `layers = [module.get_submodule(n) for n in names]`: a
+                # part of the argument (or a list of parts), written through as the argument's
+                unwrapped = _part_of_argument(index, inner, node.value, names)
             if unwrapped is not None and _bound_once(inner, node.targets[0].target.value):
                 # `target = model.module if wrapped(model) else model`: the module itself
                 aliases[node.targets[0].target.value] = unwrapped
@@ -624,6 +630,10 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                     it = walked[it.value]  # `for p in targ_params` after `targ_params = targ.parameters()`
                 if isinstance(target, cst.Name) and isinstance(it, cst.Name) and it.value in names:
                     items[target.value] = it.value
+                elif isinstance(target, cst.Name) and isinstance(it, cst.Name) and it.value in aliases:
+                    items[target.value] = aliases[it.value]  # `for layer in layers`, a list of the argument's parts
+                elif isinstance(target, cst.Name) and (root := _listed_parts(it, names)) is not None:
+                    items[target.value] = root  # `for layer in (block.a, block.b)`: children of the argument
                 if not (isinstance(target, cst.Name) and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)):
                     continue
                 owner = it.func.value
@@ -1035,6 +1045,71 @@ def _parameter_walk_of(value: cst.BaseExpression) -> str | None:
 def _bound_once(flat: Flat, name: str) -> bool:
     """Is `name` assigned exactly once in the function (so what it was bound to is what it holds)?"""
     return sum(1 for node, _ctx in flat.nodes for t in targets_of(node)[0] for n in bound_names(t) if n == name) == 1
+
+
+def _listed_parts(iterable: cst.BaseExpression, names) -> str | None:
+    """The module argument a literal list or tuple holds children of (`(block.a, block.b)`), if all of one."""
+    if not isinstance(iterable, (cst.Tuple, cst.List)) or not iterable.elements:
+        return None
+    roots = set()
+    for element in iterable.elements:
+        path = access_path(element.value) if not isinstance(element, cst.StarredElement) else None
+        if path is None or not path.parts or path.root not in names:
+            return None
+        roots.add(path.root)
+    return roots.pop() if len(roots) == 1 else None
+
+
+def _part_of_argument(index: ModelIndex, flat: Flat, value: cst.BaseExpression, names) -> str | None:
+    """The module argument `value` takes a submodule (or a list of submodules) of: `module.get_submodule(name)`, or
+    a call of a function of the program handing back a part of its first argument (`get_op_by_name(module, name)`:
+    `for n, m in module.named_modules(): if n == name: return m`), or a list of either."""
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        value = value.elt
+    if not isinstance(value, cst.Call):
+        return None
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "get_submodule" and isinstance(func.value, cst.Name):
+        return func.value.value if func.value.value in names else None
+    if not value.args or value.args[0].keyword is not None:
+        return None
+    first = value.args[0].value
+    if not (isinstance(first, cst.Name) and first.value in names):
+        return None
+    name = call_name(value)
+    found = resolve_function(index, flat, name) if name and not name.startswith(".") else None
+    if found is None or not _hands_back_a_part(*found):
+        return None
+    return first.value
+
+
+@memoised(cycle=False)
+def _hands_back_a_part(index: ModelIndex, func: cst.FunctionDef) -> bool:
+    """Does `func` return a submodule of its first parameter: an item of a walk of it (`for n, m in
+    module.named_modules(): ... return m`), or `getattr`/`get_submodule` of it?"""
+    params = positional_parameters(func)
+    if not params or "return" not in code_of(func.body, limit=100000):
+        return False
+    first = params[0]
+    walked: set[str] = set()
+    for node in walk(func.body):
+        if isinstance(node, (cst.For, cst.CompFor)):
+            for target, it in loop_items(node.target, node.iter):
+                if isinstance(target, cst.Name) and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) \
+                        and it.func.attr.value in _WALKS and dotted(it.func.value) == first:
+                    walked.add(target.value)
+    returns = [n.value for n in walk(func.body) if isinstance(n, cst.Return) and n.value is not None]
+    if not returns:
+        return False
+    for value in returns:
+        if isinstance(value, cst.Name) and value.value in walked:
+            continue
+        if isinstance(value, cst.Call) and value.args and dotted(value.args[0].value) == first and (
+                call_name(value) == "getattr" or isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "get_submodule"):
+            continue
+        return False
+    return True
 
 
 def _unwrapped_argument(value: cst.BaseExpression, names) -> str | None:

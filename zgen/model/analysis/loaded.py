@@ -16,14 +16,17 @@ What counts as a constructed model is `holds.constructed_models`'.
 
 from __future__ import annotations
 
+import re
+
 from ..program import known
-from ..program.holds import averager, constructed_models
+from ..program.holds import MODULE_NAMED_TEXT, averager, constructed_models, looked_up_models
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.tree import cst
 from .flow import flat_of
-from .effects import returns_argument
+from .access import INIT, WRITE
+from .effects import argument_effects, returns_argument
 
-__all__ = ["built_then_loaded", "built_then_copied"]
+__all__ = ["built_then_loaded", "built_then_copied", "built_then_initialised"]
 
 
 @memoised
@@ -38,6 +41,32 @@ def built_then_copied(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str
     the same function built (`model, _ = configure_model(cfg)` ... `deepcopy(model)`, `EMA(model)`): the copy takes
     its placeholders."""
     return _built_then(index, _COPY_TEXTS, _copied, constructors=False)  # (`__init__`'s: `built.py`, ZG105)
+
+
+@memoised
+def built_then_initialised(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
+    """(function, the call, the local) for each model the same function built and then handed to a function whose
+    summary writes or initialises its parameters (`model = NativeModel(cfg)` ... `initialize_native_model(model,
+    cfg)`): under `deepspeed.zero.Init` the model was partitioned when its constructor returned, so the writes land
+    in placeholders. Not `model.apply(fn)`, which ZG103 reads itself."""
+    return _built_then(index, _HANDED_MODEL, _initialised, constructors=False)
+
+
+# A call handed a local named as modules are (`init_weights(model, cfg)`): the text of a model handed on.
+_HANDED_MODEL = re.compile(r"\w\(\s*" + MODULE_NAMED_TEXT)
+
+
+def _initialised(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
+    """The argument `node` hands to a function that writes or initialises its parameters, if any."""
+    if not node.args or isinstance(node.func, cst.Attribute) and node.func.attr.value == "apply":
+        return None
+    for position, done in argument_effects(index, None, node):
+        if done & _INITIALISES and isinstance(node.args[position].value, cst.Name):
+            return node.args[position].value
+    return None
+
+
+_INITIALISES = frozenset({WRITE, INIT})
 
 
 # Text one of whose items a function copying a model contains: `deepcopy(` or a weight average's class.
@@ -69,26 +98,35 @@ def _copied(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
 
 
 def _built_then(
-    index: ModelIndex, texts: tuple[str, ...], used, constructors: bool = True
+    index: ModelIndex, texts: tuple[str, ...] | re.Pattern[str], used, constructors: bool = True
 ) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the call, the local) for each call `used` says takes a model the same function built before it;
-    only functions whose text holds one of `texts` are read."""
+    only functions whose text holds one of `texts` (or matches the pattern) are read."""
     found: list[tuple[MethodInfo, cst.Call, str]] = []
-    if not any(text in index.source for text in texts):
+
+    def holds(text: str) -> bool:
+        return texts.search(text) is not None if isinstance(texts, re.Pattern) else any(t in text for t in texts)
+
+    if not holds(index.source):
         return found
     functions = [(index.function_info(name), None) for name in index.skeleton.functions]
     for cls in index.classes.values():
         functions += [(m, cls) for m in cls.all_methods() if m.owner is cls]
     for method, owner in functions:
-        if method is None or not any(text in method.text for text in texts) or method.node is None:
+        if method is None or method.node is None or not holds(method.text):
             continue
         if not constructors and owner is not None and any(m is method for m in owner.init_methods):
             continue
         built = constructed_models(index, method.node, owner)
-        flat = flat_of(method) if built else None
+        looked_up = looked_up_models(index, method.node)  # `model = zoo.get_architecture(cfg)`, used as a model
+        flat = flat_of(method) if built or looked_up else None
         if flat is None:
             continue
         first = {name: flat.position.get(id(call), 0) for name, call in built.items()}
+        for node, _ctx in flat.nodes if looked_up else ():
+            if type(node) is cst.Assign and isinstance(node.targets[0].target, cst.Name):
+                if node.targets[0].target.value in looked_up:
+                    first.setdefault(node.targets[0].target.value, flat.position.get(id(node), 0))
         for node, ctx in flat.nodes:
             if type(node) is not cst.Call or ctx.guarded:
                 continue

@@ -83,6 +83,9 @@ class _Bindings:
         # each binding of a local to a module built here, in order: (position, member); a name bound again
         # (`lay = nn.Linear(d, d)` ... `lay = Wrapper(lay)`) holds the earlier module until the later binding
         self.built_at: dict[str, list[tuple[int, Member]]] = {}
+        # locals bound once to an item of a container built here (`fc = nn.Sequential(...)` ... `final = fc[2]`):
+        # name -> the container's access path to the item, so `final.bias` is `fc[2].bias`
+        self.items: dict[str, Path] = {}
         self.listed: dict[str, str] = {}  # `for pair in self.model_pairs` of a list of submodules: `pair` -> the list
         self.rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
         self.param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
@@ -234,6 +237,18 @@ class _Bindings:
         if source is not None:
             self.param_lists.setdefault(target.value, source)
 
+    def _built_item(self, flat: Flat, name: str, value: cst.Subscript) -> bool:
+        """Record `name = fc[2]` for `fc` a container built here (`fc = nn.Sequential(...)`) when `name` is bound
+        nowhere else: the item is a module of that container, partitioned with it."""
+        path = access_path(value)
+        container = self.modules.get(path.root) if path is not None else None
+        if container is None or container.kind != Kind.CONTAINER or path.root not in self.built_here:
+            return False
+        if any(p != "[]" for p in path.parts) or _bound_once(flat, value) != name:
+            return False
+        self.items[name] = path
+        return True
+
     def module_at(self, name: str, position: int) -> Member | None:
         """The module the local `name` holds at `position`: the last module built into it before there, when it was
         bound to more than one; else what `modules` holds."""
@@ -256,11 +271,13 @@ class _Bindings:
                 self.param_dicts[target.value] = source
                 return
             kind, classes = classify(index, node.value)
-            if kind == Kind.MODULE and classes and type(node.value) is cst.Call:
+            if kind in (Kind.MODULE, Kind.CONTAINER) and classes and type(node.value) is cst.Call:
                 self.modules[target.value] = Member(target.value, kind, classes, (-1, 0))
                 self.built_here.add(target.value)
                 self.built_at.setdefault(target.value, []).append(
                     (flat.position.get(id(node), 0), self.modules[target.value]))
+            elif type(node.value) is cst.Subscript and self._built_item(flat, target.value, node.value):
+                pass
             elif target.value not in self.modules and _from_self(node.value):
                 # `emb = self.get_input_embeddings()`, `new = super().resize_token_embeddings(n)`: a module of
                 # the model when its `.weight` is used (only `weight`/`bias` count on an unknown module)
@@ -527,6 +544,9 @@ class _Finder:
                 path = path.__class__("self", (child, *path.parts), (None, *path.keys))
             else:
                 path = path.__class__("self", path.parts, path.keys)
+        item = self.bound.items.get(path.root)
+        if item is not None:  # `final.bias` for `final = fc[2]`: `fc[2].bias`
+            path = item.__class__(item.root, (*item.parts, *path.parts), (*item.keys, *path.keys))
         if path.root != "self":
             first = self.bound.module_at(path.root, self.flat.position.get(id(node), 0))
             if first is not None and _shadowed(self.flat, node, path.root, self.method.node):

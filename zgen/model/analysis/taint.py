@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 
 from ..program import known
+from ..program.holds import module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.skeleton import dotted as ast_dotted
@@ -24,8 +25,8 @@ from .own import SELF_CALL
 from .reach import function_target
 from .runs import ast_function
 from .flow import (
-    COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, stored_into,
-    targets_of,
+    COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, loop_items, own_returns, same_items, self_call_arguments,
+    stored_into, targets_of,
 )
 from .state import (
     WRITES_SELF, Handoff, RankTests, handoff, holder_key, self_field, self_targets, self_writes, unpacked_handoffs,
@@ -148,6 +149,10 @@ class Taint:
         # `dist.all_reduce(t)`: a local a collective made the same on every rank, from that call on (by position)
         # (or bound only ever to every rank's values gathered, `kls = accelerator.gather(kl)`, from that binding on)
         self.agreed: dict[str, int] = {}
+        self._agreeing_nested: frozenset[str] | None = None  # (`_nested_agreeing`, read when asked)
+        # name -> where it is bound, unconditionally, to a value every rank agrees on (position, loops): a tainted
+        # binding before such a rebinding does not reach past it (`_reaches`)
+        self._kills: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
         gathered: dict[str, int] = {}
         rebound: dict[str, int] = {}  # name -> the last position another binding of it sits at
         for node, _ctx in flat.nodes:
@@ -168,6 +173,9 @@ class Taint:
             # (bound only ever to what every rank agreed on; or agreed last, `kl = dist_avg(kl)` after computing it:
             # from that binding on)
             if name not in rebound or rebound[name] < at:
+                self.agreed.setdefault(name, at)
+        if self.agreed:
+            for name, at in _read_back(flat, self.agreed).items():
                 self.agreed.setdefault(name, at)
         # (the nodes taint flows through: bindings and calls; the rest of the function's nodes hand nothing on)
         moving = [(node, ctx) for node, ctx in flat.nodes if type(node) in _moves()]
@@ -219,7 +227,7 @@ class Taint:
             if type(node) in (cst.For, cst.CompFor) and isinstance(node.iter, cst.Name)
             and node.iter.value in self.inputs and isinstance(node.target, cst.Name)
             and (node.iter.value, node.target.value) in self.keyed and node.iter.value not in self.state
-        ) | _field_key_walks(flat, self._input_field)
+        ) | _field_key_walks(flat, self._input_field, self.inputs - self.state if self.inputs else frozenset())
         # `x[idx, 1:]` for an argument `idx`: the samples the caller selected; how many differs per rank
         self.selections = frozenset(
             element.value
@@ -284,7 +292,10 @@ class Taint:
                     continue
                 direct = self.of(value, direct=True)
                 kinds = dict(self.of(value))
-                for test in ctx.conds:
+                # `(using_ddp, rank, device) = setup_ddp(d)`: of a function of the file answering with a tuple, only
+                # the places that hold the rank (or a decision on it) hold it
+                placed = _rank_places(self.index, targets, value) if RANK in kinds else None
+                for test in ctx.conds if not _rewrapped(node) else ():
                     decides = self.of(test)
                     if decides and id(node) in self._mirrored(test):
                         continue  # (`if main: ds = load(cfg)` ... `if not main: ds = load(cfg)`: every rank binds it)
@@ -292,11 +303,23 @@ class Taint:
                         if kind != HOST:  # (a test of this host's files is not carried: the docstring)
                             kinds.setdefault(kind, why)
                 if not kinds:
+                    if not ctx.conds and type(node) is cst.Assign and isinstance(value, cst.Call) \
+                            and self.agreed_value(value):  # `best = broadcast_metric(best)`: from here on agreed
+                        kill = (flat.position.get(id(node), -1), ctx.loops)
+                        for name in (n for t in targets for n in bound_names(t)):
+                            if kill not in self._kills.setdefault(name, []):
+                                self._kills[name].append(kill)
                     continue
                 self._version += 1
                 site = (flat.position.get(id(node), -1), ctx.loops)
                 if type(node) is cst.Assign:  # `flags[i] = (h > 0).any()`: the local list holds the value
                     targets = [*targets, *(cst.Name(c) for t in targets if (c := stored_into(t)) in local)]
+                if placed is not None and not any(RANK in self.of(test) for test in ctx.conds):
+                    for at, element in enumerate(targets[0].elements):  # type: ignore[attr-defined]
+                        held = kinds if at in placed else {k: why for k, why in kinds.items() if k != RANK}
+                        for name in bound_names(element.value) if held else ():
+                            self._taint_name(name, held, direct, site)
+                    continue
                 for target in targets:
                     for name in bound_names(target):
                         self._taint_name(name, kinds, direct, site)
@@ -402,6 +425,21 @@ class Taint:
             self._state_of_self = state
         return self._state_of_self
 
+    def _nested_agreeing(self, node: cst.Call) -> bool:
+        """Is `node` a call of a function nested in this one that makes an agreeing collective and returns
+        (`def _broadcast_metric(m): ... dist.broadcast(t, src=0); return float(t.item())`)?"""
+        if not isinstance(node.func, cst.Name):
+            return False
+        if self._agreeing_nested is None:
+            root = self._flat.nodes[0][0] if self._flat.nodes else None
+            self._agreeing_nested = frozenset(
+                n.name.value for n, _ctx in self._flat.nodes
+                if type(n) is cst.FunctionDef and n is not root
+                and any(type(c) is cst.Call and agreeing(c) for c in walk(n.body))
+                and any(type(r) is cst.Return and r.value is not None for r in walk(n.body))
+            )
+        return node.func.value in self._agreeing_nested
+
     def agreed_use(self, use: cst.Name) -> bool:
         """Is `use` after a collective that made this local the same on every rank (`dist.all_reduce(t)`)? (A call
         whose value every rank holds alike, `if self._should_stop(tokens): break` for a flag all-reduced inside it:
@@ -418,6 +456,7 @@ class Taint:
             return self.agreed_use(node)
         return isinstance(node, cst.Call) and (
             agreed_call(node) or self.agreed_output(node) or agreeing_function(self.index, node)
+            or self._nested_agreeing(node)
         )
 
     def predicate_bodies(self, name: str) -> list[cst.BaseExpression]:
@@ -461,8 +500,13 @@ class Taint:
         guard = self._enclosing_while_test(use)
         if guard is not None:  # `while go:` with `go = ...` in the body: the loop carries it back
             loops = (*loops, guard)
+        kills = self._kills.get(key or use.value, ())
         for at, around in sites:
-            if at < position or any(loop is other for loop in around for other in loops):
+            if any(loop is other for loop in around for other in loops):
+                return True
+            if at < position and not any(
+                at < k < position and all(any(l is o for o in loops) for l in kill_loops) for k, kill_loops in kills
+            ):  # (a binding to an agreed value between, in no loop the use is outside of: every rank's the same)
                 return True
         return False
 
@@ -500,19 +544,32 @@ class Taint:
                 found.setdefault(DATA, code_of(node))  # `if not kept:` of a filtered input: empty on this rank only
                 continue
             if kind in (cst.Subscript, cst.Call) and id(node) in self.keyed_walks:
-                found.setdefault(DATA, f"the keys of `{code_of(_viewed(node))}`")  # `for task in batch["labels"]:`
+                walked = same_items(node)  # `for task in batch["labels"]:`; `enumerate(levels)`: the items of `levels`
+                if isinstance(walked, cst.Call) and call_name(walked) == "enumerate" and walked.args:
+                    walked = walked.args[0].value
+                word = "items" if isinstance(walked, cst.Name) or call_name(walked) in ("tuple", "list", "sorted") else "keys"
+                found.setdefault(DATA, f"the {word} of `{code_of(_viewed(walked))}`")
                 continue
             if kind is cst.Call:
-                if agreed_call(node) or agreeing_function(self.index, node):
+                if agreed_call(node) or agreeing_function(self.index, node) or self._nested_agreeing(node):
                     continue  # `idist.all_reduce(loss)`, `accelerator.gather(kl)`: the same value on every rank
                 if node.args and extent_call(self.index, node):
                     continue  # `self._check_end_condition(hyps)` returning `hyps.seq.shape[1] >= self.max_len`
                 if isinstance(node.func, cst.Name) and node.func.value in _TYPE_TESTS:
                     continue  # `isinstance(self.loss, IQLoss)`: what an object is, not the values it was handed
+                if node.args and _loads_shard(node):
+                    stack.append(node.func)  # `create_dataloader(path, bs, rank=LOCAL_RANK)`, `get_shard(n, rank,
+                    for arg in node.args:  # world)`: this rank's share of the data or the work, as much on every rank
+                        inner = self._of(arg.value, names)
+                        inner.pop(RANK, None)
+                        _merge_into(found, inner)
+                    if (own := self._call_kind(node)) is not None:
+                        found.setdefault(own, _call_text(node))  # (what the function answers itself still counts)
+                    continue
                 if self._presence_call(node):
                     inner = self._of(node.args[0].value, names)  # `exists(x)`: a `x is not None` test by a helper
                     inner.pop(DATA, None)
-                    _merge_into(found, inner)
+                    _merge_into(found, self._presence(node.args[0].value, inner))
                     continue
                 if isinstance(node.func, cst.Name) and node.func.value in self._holders:
                     # `while move_condition():` for `move_condition = lambda: self._episodes < n_episodes`: the
@@ -679,7 +736,7 @@ class Taint:
             elif kind is cst.Comparison and is_none_test(node):
                 inner = self._of(node.left, names)
                 inner.pop(DATA, None)
-                _merge_into(found, inner)
+                _merge_into(found, self._presence(node.left, inner))
                 continue
             elif kind is cst.Comparison and (grown := self._running_test(node)) is not None:
                 found.setdefault(DATA, grown)  # `while seen < n` for `seen += len(batch)`: this rank's data sets the trip
@@ -998,6 +1055,26 @@ class Taint:
         for child in children(node):
             _merge_into(found, self._of(child, names))
         return found
+
+    def _presence(self, tested: cst.BaseExpression, kinds: dict[str, str]) -> dict[str, str]:
+        """What a `None` test of `tested` decides on, of the taint of its value: not a random draw it holds, when
+        no binding of the local can be `None` (`if not exists(t): t = torch.rand(b)` ... `if exists(t):`): a drawn
+        tensor is always there. The tests it was bound under still decide."""
+        if not isinstance(tested, cst.Name) or not (RANDOM in kinds or HOST_RANDOM in kinds):
+            return kinds
+        drawn = self.direct.get(tested.value, {})
+        if not (RANDOM in drawn or HOST_RANDOM in drawn) or self._may_bind_none(tested.value):
+            return kinds
+        return {k: why for k, why in kinds.items() if k not in drawn or k not in (RANDOM, HOST_RANDOM)}
+
+    def _may_bind_none(self, name: str) -> bool:
+        """Does some binding of the local `name` in this function hold `None` (`x = f(h) if coin else None`)?"""
+        for node, _ctx in self._flat.nodes:
+            if type(node) in (cst.Assign, cst.AnnAssign):
+                targets, value = targets_of(node)
+                if value is not None and any(name in bound_names(t) for t in targets) and _may_be_none(value):
+                    return True
+        return False
 
     def _presence_call(self, node: cst.Call) -> bool:
         """`exists(x)`, `self.exists(x)`: a helper of `presence_helpers` saying only whether its argument is given,
@@ -1398,23 +1475,57 @@ def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
     return found
 
 
-def _field_key_walks(flat: Flat, is_field) -> frozenset[int]:
-    """`for task in batch["labels"]: ... self.heads[task]`: a field of an input mapping walked by a loop whose variable
-    picks an item of a container of `self`; which keys the field holds is this rank's batch's. By the loop's
-    iterable."""
-    walks = [
-        node for node, _ctx in flat.nodes
-        if type(node) in (cst.For, cst.CompFor) and isinstance(node.target, cst.Name) and is_field(_viewed(node.iter))
-    ]
-    if not walks:
+def _field_key_walks(flat: Flat, is_field, inputs: frozenset[str]) -> frozenset[int]:
+    """`for task in batch["labels"]: ... self.heads[task]`: a field of an input walked by a loop whose variable picks an
+    item of a container of `self`; which keys the field holds is this rank's batch's. Also a local holding such keys
+    (`names = tuple(batch.surf_vars.keys())`, grown by `+=`) or an attribute field (`batch.surf_vars`). Not a sequence
+    the call was given whole (`for key in names: self.proj[key](feats[key])`): the caller's choice, as often the same
+    on every rank. By the loop's iterable."""
+    loops = [node for node, _ctx in flat.nodes if type(node) in (cst.For, cst.CompFor)]
+    if not loops:
         return frozenset()
-    keys = {  # `self.heads[task](h)`: the item called
-        key.value
+    keys = {  # `self.heads[task](h)`, `self.layers[str(level)](x)`: the names the called item's key is made of
+        name.value
         for node, _ctx in flat.nodes
         if type(node) is cst.Call and isinstance(item := node.func, cst.Subscript) and _on_self(item.value)
-        and isinstance(key := _only_index(item), cst.Name)
+        and (key := _only_index(item)) is not None
+        for name in walk(key) if type(name) is cst.Name
     }
-    return frozenset(id(node.iter) for node in walks if node.target.value in keys)
+    if not keys:
+        return frozenset()
+    bindings: dict[str, list[cst.CSTNode]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) in (cst.Assign, cst.AugAssign):
+            targets, _value = targets_of(node)
+            for target in targets:
+                if isinstance(target, cst.Name):
+                    bindings.setdefault(target.value, []).append(node)
+
+    def keyed(iterable: cst.BaseExpression, depth: int = 0) -> bool:
+        iterable = _viewed(_listed(iterable))
+        if is_field(iterable):
+            return True
+        if isinstance(iterable, cst.Attribute) and isinstance(root := _root(iterable), cst.Name) \
+                and root.value in inputs:
+            return True  # `batch.surf_vars`: a field of a batch object
+        if isinstance(iterable, cst.Name) and depth < 2 and iterable.value in bindings:
+            made = [b for b in bindings[iterable.value] if type(b) is cst.Assign]
+            return bool(made) and all(keyed(b.value, depth + 1) for b in made)  # (`+=` grows the same keys)
+        return False
+
+    return frozenset(
+        id(node.iter) for node in loops
+        for target, iterable in loop_items(node.target, node.iter)
+        if isinstance(target, cst.Name) and target.value in keys and keyed(iterable)
+    )
+
+
+def _listed(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """What `tuple(x)`, `list(x)`, `sorted(x)` hold the items of (or the iterable itself)."""
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+            and iterable.func.value in ("tuple", "list", "sorted") and len(iterable.args) == 1:
+        iterable = iterable.args[0].value
+    return iterable
 
 
 def _viewed(iterable: cst.BaseExpression) -> cst.BaseExpression:
@@ -1938,6 +2049,34 @@ def _random_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodI
     return None
 
 
+def _rank_places(index: ModelIndex, targets, value: cst.BaseExpression) -> frozenset[int] | None:
+    """For `a, b, c = f(x)` with `f` a function of this file whose every `return` is a tuple of as many items: the
+    positions whose item holds the rank or a decision on it (not the rank placed in a name); else None."""
+    if len(targets) != 1 or not isinstance(targets[0], (cst.Tuple, cst.List)) or not isinstance(value, cst.Call):
+        return None
+    if not isinstance(value.func, cst.Name) or any(isinstance(e, cst.StarredElement) for e in targets[0].elements):
+        return None
+    return _tuple_rank_places(index, value.func.value, len(targets[0].elements))
+
+
+@memoised(cycle=None)
+def _tuple_rank_places(index: ModelIndex, name: str, count: int) -> frozenset[int] | None:
+    function = index.function_info(name)
+    if function is None or "return" not in function.text:
+        return None
+    flat, returns = own_returns(function)
+    if flat is None or not returns or not all(
+        isinstance(r, cst.Tuple) and len(r.elements) == count and not any(
+            isinstance(e, cst.StarredElement) for e in r.elements) for r in returns
+    ):
+        return None
+    taint = Taint(index, None, flat, own_state=False)
+    return frozenset(
+        at for r in returns for at, e in enumerate(r.elements)  # type: ignore[union-attr]
+        if RANK in taint.of(e.value) and not _names_a_place(e.value)
+    )
+
+
 def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: MethodInfo) -> bool:
     text = function.text
     if "return" not in text:
@@ -1958,6 +2097,22 @@ def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: M
 
 # Keywords that say where a call's result is placed, not what it holds.
 _PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_device"})
+# Keywords handing a data loader, sampler or dataset builder this rank's place (`DistributedSampler(ds, rank=r)`,
+# `create_dataloader(path, bs, rank=LOCAL_RANK)`): it picks this rank's shard, of the same length on every rank.
+_SHARD_KEYWORDS = frozenset({"rank", "local_rank", "global_rank", "num_replicas", "world_size", "shard_id", "num_shards"})
+_DATA_BUILDER = re.compile(r"(?i)loader|sampler|dataset|shard")
+
+
+def _loads_shard(call: cst.Call) -> bool:
+    """Is `call` a call of a data loader, sampler or dataset (builder), by its last name, handed this rank's place
+    (`rank=r`), or of a function naming a shard (`_get_estimator_shard(n, rank, world)`)?"""
+    last = (call_name(call) or "").rsplit(".", 1)[-1]
+    if "shard" in last.lower():
+        return True
+    return any(a.keyword is not None and a.keyword.value in _SHARD_KEYWORDS for a in call.args) \
+        and _DATA_BUILDER.search(last) is not None
+
+
 # Keywords of a progress bar or logger that only say how it shows (`tqdm(loader, disable=rank != 0)`): the items it
 # hands out are the iterable's, on every rank.
 _DISPLAY_KEYWORDS = frozenset({"disable", "position", "desc", "leave", "dynamic_ncols", "ncols", "file", "mininterval"})
@@ -2741,6 +2896,8 @@ def reduced_value(expr: cst.BaseExpression, agreed: Callable[[cst.Name], bool], 
     if scalar and rest and not converted:
         return None  # `x.sum(-1)`: a tensor of values, not one
     root = _root(reduced)
+    if isinstance(reduced, cst.Attribute) and isinstance(root, cst.Name) and module_like_name(root.value):
+        return None  # `int(model.stride.max())`: a buffer or parameter of a model, the same on every rank
     while isinstance(root, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)):
         # `(a - b).abs().sum()`, `(labels > 0).sum()`, `(~mask).sum()`: of its first operand
         root = _root(root.expression if isinstance(root, cst.UnaryOperation) else root.left)
@@ -2873,3 +3030,54 @@ def _handed_predicates(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[tu
                 bodies = local.get(value.value, [])
             found.extend((key, body) for body in bodies)
     return tuple(found)
+
+
+def _rewrapped(node: cst.CSTNode) -> bool:
+    """Is `node` a local bound again to a pass-through wrapper of itself (`pbar = tqdm(pbar, total=n)` under `if rank
+    == 0:`)? The test then decides how the items show, not which items the local hands out."""
+    if type(node) is not cst.Assign or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        return False
+    value = node.value
+    if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+        return False
+    name = call_name(value) or ""
+    first = value.args[0].value
+    return name.rsplit(".", 1)[-1] in known.PASS_THROUGH and isinstance(first, cst.Name) \
+        and first.value == node.targets[0].target.value
+
+
+def _read_back(flat: Flat, agreed: dict[str, int]) -> dict[str, int]:
+    """Locals read back from a list a broadcast made the same on every rank, the list built from the local itself:
+    `box = [stop if rank == 0 else None]`, `dist.broadcast_object_list(box, 0)`, `if rank != 0: stop = box[0]`. The
+    source rank's own value is what it sent, so from the read on every rank holds the same -> where it is read."""
+    found: dict[str, int] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Assign or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            continue
+        value, name = node.value, node.targets[0].target.value
+        if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name)):
+            continue
+        box = value.value.value
+        at = flat.position.get(id(node), 0)
+        if box not in agreed or agreed[box] >= at:
+            continue
+        built = any(
+            type(other) is cst.Assign and any(box in bound_names(t.target) for t in other.targets)
+            and any(type(n) is cst.Name and n.value == name for n in walk(other.value))
+            for other, _ in flat.nodes
+        )
+        if built:
+            found[name] = at
+    return found
+
+
+def _may_be_none(value: cst.BaseExpression) -> bool:
+    """Can `value` be `None`: `None` itself, or a choice one of whose options can (`f(h) if coin else None`, `x or
+    None`)?"""
+    if isinstance(value, cst.Name):
+        return value.value == "None"
+    if isinstance(value, cst.IfExp):
+        return _may_be_none(value.body) or _may_be_none(value.orelse)
+    if isinstance(value, cst.BooleanOperation):
+        return _may_be_none(value.left) or _may_be_none(value.right)
+    return False

@@ -601,7 +601,7 @@ def looked_up_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[
     """Locals `function` binds, once, to what it looks up (`model = models["text"]["model"]`, a registry's entry)
     or gets from a call of no class we can tell, named as modules are and used as only a module is
     (`next(model.parameters())`): a model of a class we cannot tell, as an argument so named and used is."""
-    used = _used_as_module(function.body)
+    used = _used_as_module(function.body) | _loaded_into(function.body)
     if not used:
         return frozenset()
     bound: dict[str, int] = {}
@@ -612,10 +612,42 @@ def looked_up_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[
             bound[name] = bound.get(name, 0) + 1
             if name in used and module_like_name(name) and (
                 isinstance(node.value, cst.Subscript)
-                or isinstance(node.value, cst.Call) and classify(index, node.value, resolve=True)[0] == Kind.UNKNOWN
+                or isinstance(node.value, cst.Call) and _of_unknown_class(index, node.value)
             ):
                 found.add(name)
     return frozenset(n for n in found if bound[n] == 1)
+
+
+def _loaded_into(node: cst.CSTNode) -> set[str]:
+    """Names a state dict is loaded into (`model.load_state_dict(state)`): a module, or an optimizer, which
+    `module_like_name` tells apart."""
+    return {
+        call.func.value.value for call in walk(node)
+        if type(call) is cst.Call and isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_state_dict"
+        and isinstance(call.func.value, cst.Name)
+    }
+
+
+def _of_unknown_class(index: ModelIndex, value: cst.Call) -> bool:
+    """Does `value` make something of a class zgen cannot tell: a call it cannot follow, or a model builder of an
+    object or module it cannot read (`architecture.get_architecture(config)` of a registry's entry, `zoo.build_model(
+    name)`)?"""
+    kind, classes = classify(index, value, resolve=True)
+    if kind == Kind.UNKNOWN:
+        return True
+    callee = dotted(value.func)
+    if kind != Kind.VALUE or classes or callee is None or "." not in callee:
+        return False
+    if callee.partition(".")[0] in ("self", "cls", "super"):
+        return False  # (a method of the class: `classify` reads it with the class)
+    return _BUILDER_NAME.match(callee.rsplit(".", 1)[-1]) is not None \
+        and index.external_function(index.qualify(callee)) is None
+
+
+# The last name of a function that builds or loads a model and hands it back.
+_BUILDER_NAME = re.compile(
+    r"_?(?:load|build|make|create|get|init|instantiate)_?(?:\w+_)?(?:model|net|network|policy|module|architecture|arch)s?$"
+)
 
 
 def _used_as_module(node: cst.CSTNode) -> set[str]:

@@ -686,3 +686,8 @@ CONVENTION_INPUTS = (
     r"^encoder_outputs$|^head_mask$|^kwargs$|token_type|^timestep|^seq_len|^length"
 )
 CONVENTION_INPUT = re.compile(rf"_ids$|^ids$|{CONVENTION_INPUTS}")
+
+
+# Calls that hand out the items of the iterable they are given, unchanged (`tqdm(loader)`, `track(xs)`, `iter(xs)`):
+# a progress bar or an iterator over the same values.
+PASS_THROUGH = frozenset({"tqdm", "track", "progress", "progressbar", "alive_it", "identity", "iter"})

@@ -305,7 +305,10 @@ def parameter_container(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     module of its own, with hooks of its own (which run only if it is called, never in practice): its parameters
     are no parameters of the class holding it."""
     built = _built_as(index, cls, name)
-    return built is not None and built in _PARAM_CONTAINERS
+    if built is None or built not in _PARAM_CONTAINERS:
+        return False
+    member = facts_of(cls).members.get(name)  # (not one of modules: `nn.ParameterDict({v: nn.Linear(2, 1) ...})`)
+    return member is None or member.kind != Kind.CONTAINER or not member.classes
 
 
 def parameter_dict(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
@@ -1108,7 +1111,11 @@ class _FactsReader:
         if last in ("Parameter", "UninitializedParameter"):  # (a lazy layer's, materialised at its first forward)
             return Kind.PARAM, ()
         if last in _PARAM_CONTAINERS:
-            return Kind.PARAM, ()
+            held = tuple(
+                c for arg in call.args if arg.keyword is None for c in self._elements(arg.value) if c != LIBRARY_LAYER
+            )
+            # (`nn.ParameterDict({v: nn.Linear(2, 1) for v in names})` registers each module as a submodule)
+            return (Kind.CONTAINER, held) if held else (Kind.PARAM, ())
         if last in _CONTAINERS and (known.is_torch_module_class(qualified) or written == last):
             classes: tuple[str, ...] = ()
             for arg in call.args:

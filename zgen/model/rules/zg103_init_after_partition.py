@@ -9,6 +9,7 @@ from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
 from ..analysis.effects import REPLACED, argument_effects, usage, writes_module_params
 from ..analysis.flow import flat_of, loop_items
 from ..analysis.handed import built_holder
+from ..analysis.loaded import built_then_initialised
 from ..analysis.scopes import param_accesses
 from ..analysis.param_lists import parameter_list_writes
 from ..analysis.script import WRAP_TRIGGER, script_scopes
@@ -225,6 +226,13 @@ def initialize(model):
         yield from self._applied_to_children(index)
         yield from self._applied_on_the_built_model(index)
         yield from self._applied_to_a_model_built_here(index)
+        for method, node, local in built_then_initialised(index):
+            message = (
+                f"`{code_of(node)}` initialises the parameters of `{local}`, a model `{method.name}` built above; "
+                f"under `deepspeed.zero.Init` `{local}` was partitioned when its constructor returned, so the writes "
+                "land in empty placeholders and are lost"
+            )
+            yield self.finding(index, method.snippet, node, message, _HELP)
         for write in parameter_list_writes(index):
             verb = "initialises" if write.use == INIT else "writes"
             code = code_of(write.node)

@@ -178,7 +178,9 @@ class _Selections:
                     return True
         if "self." in text:
             for match in self._ITEM_LOOP.finditer(text):  # `for name in set(adapter_names):` ... `self.lora_A[name]`
-                if f"[{match.group(1)}]" in text and re.search(r"self(?:\.\w+)+\[" + match.group(1) + r"\]", text):
+                # (or a key made of it: `self.layers[str(level)]`, `self.heads[f"{name}_mod"]`)
+                if match.group(1) in text and re.search(
+                        r"self(?:\.\w+)+\[[^\]\n]*\b" + match.group(1) + r"\b[^\]\n]*\]", text):
                     return True
         matches = [*self._BY_KEY.finditer(text)] if ".items()" in text or ".keys()" in text else []
         matches += (m for m in self._WALK.finditer(text) if f"{m.group(2)}[{m.group(1)}]" in text)  # `feats[key]`
