@@ -14,6 +14,8 @@
 * Pieces of a tensor zipped with a collection of the model's own modules (`zip(x.split(self.dims), self.to_features)`)
   are one per module on every rank; pieces of this rank's length (`x.split(4)`) are not. A random tensor handed to
   the forward counts no loop: `rearrange(noised, ...)` is no `range(...)`.
+* A local bound to a part of `self` (`m = self.model[-1]`) reaches the containers below it (`for mi in m.m`), and a
+  local bound to a view of a child's parameter (`b = mi.bias.view(na, -1)`) writes it (`b.data[:, 4] += d`).
 """
 
 from __future__ import annotations
@@ -201,3 +203,48 @@ def test_a_random_step_count_handed_to_the_forward_counts_its_loop():
     body = "return [self.net(x) for _ in range(steps)]"
     found = codes(PIECES.replace("{body}", body).replace("{steps}", "random.randint(1, 3)"))
     assert [code for code, _ in found] == ["ZG202"]
+
+
+HEADS = """
+    import math
+
+    import torch
+    from torch import nn
+
+
+    class Detect(nn.Module):
+        def __init__(self, ch=(256, 512)):
+            super().__init__()
+            self.na = 3
+            self.m = nn.ModuleList(nn.Conv2d(x, 255, 1) for x in ch)
+            self.register_buffer("stride", torch.tensor([8.0, 16.0]))
+
+        def forward(self, x):
+            return [m(xi) for m, xi in zip(self.m, x)]
+
+
+    class DetectionModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = nn.Sequential(nn.Conv2d(3, 256, 3), Detect())
+            self._initialize_biases()
+
+        def _initialize_biases(self):
+            m = self.model[-1]
+            for mi, s in zip(m.m, m.stride):
+                b = mi.bias.view(m.na, -1)
+                {use}
+
+        def forward(self, x):
+            return self.model(x)
+"""
+
+
+def test_a_view_of_a_childs_bias_written_through_a_part_of_self_held_in_a_local():
+    found = codes(HEADS.replace("{use}", "b.data[:, 4] += math.log(8 / (640 / s) ** 2)"))
+    assert ("ZG103", 29) in found
+
+
+def test_a_view_of_a_childs_bias_only_measured_writes_nothing():
+    found = codes(HEADS.replace("{use}", "print(b.shape[0] == m.na)"))
+    assert [code for code, _ in found if code in ("ZG101", "ZG103")] == []

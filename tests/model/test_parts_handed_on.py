@@ -8,6 +8,8 @@ the same function has just built.
 * `model = Net(cfg)` then `init_model(model, cfg)` with `init_model` writing the parameters: under zero.Init the
   model was partitioned when its constructor returned (ZG103), as a load into it is (ZG108). A helper that only
   moves the model or reads its dtype writes nothing.
+* The layers a progress bar shows (`for layer in tqdm.tqdm(self.model.layers)`) are modules, not parameters; the
+  device of a state dict's first entry reads no value of it.
 """
 
 from __future__ import annotations
@@ -110,3 +112,26 @@ def test_a_model_handed_to_a_helper_that_moves_it_is_not_written():
             block = Block()
             return place(block, device)
     """) == []
+
+
+FUSER = """
+    import tqdm
+
+
+    class Fuser:
+        def __init__(self, model: nn.Module):
+            self.model = model
+
+        def fuse(self, path):
+            for layer in tqdm.tqdm(self.model.layers, desc="fusing"):
+                {use}
+"""
+
+
+def test_the_device_of_a_state_dicts_first_entry_reads_no_value():
+    # (the items of a progress bar are those of the modules it shows)
+    assert codes(FUSER.replace("{use}", "print(next(iter(layer.state_dict().values())).device)")) == []
+
+
+def test_a_state_dict_of_each_layer_saved_reads_the_placeholders():
+    assert [code for code, _ in codes(FUSER.replace("{use}", "torch.save(layer.state_dict(), path)"))] == ["ZG108"]

@@ -840,7 +840,23 @@ def state_keys_only(flat: Flat, call: cst.Call) -> bool:
         if isinstance(outer.func, cst.Attribute):
             return outer.func.attr.value in _KEY_SET_METHODS
         return call_name(outer) in _KEY_READERS
+    if isinstance(parent, cst.Attribute) and parent.attr.value == "values":
+        return _first_item_placed(flat, flat.parent.get(id(parent)))
     return isinstance(parent, cst.Attribute) and parent.attr.value == "keys"
+
+
+def _first_item_placed(flat: Flat, values: cst.CSTNode | None) -> bool:
+    """Is `values` (`sd.values()`) read for where or in what type its first item lies, and nothing else
+    (`next(iter(m.state_dict().values())).device`)?"""
+    node = values
+    for wrapper in ("iter", "next"):
+        arg = flat.parent.get(id(node)) if node is not None else None
+        call = flat.parent.get(id(arg)) if isinstance(arg, cst.Arg) else None
+        if not (isinstance(call, cst.Call) and call_name(call) == wrapper and len(call.args) == 1):
+            return False
+        node = call
+    attribute = flat.parent.get(id(node))
+    return isinstance(attribute, cst.Attribute) and attribute.attr.value in ("device", "dtype")
 
 
 # Functions that read a mapping handed to them for its keys alone, and set methods that do the same.

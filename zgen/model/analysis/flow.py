@@ -316,13 +316,22 @@ def same_items(iterable: cst.BaseExpression) -> cst.BaseExpression:
         if iterable.args[0].star:
             break
         iterable = iterable.args[0].value
-    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in SAME_ITEMS:
+    while isinstance(iterable, cst.Call) and (
+        isinstance(iterable.func, cst.Name) and iterable.func.value in SAME_ITEMS or _progress_bar(iterable)
+    ):
         args = [a for a in iterable.args if a.keyword is None and not a.star]
-        at = 1 if iterable.func.value == "filter" else 0
+        at = 1 if isinstance(iterable.func, cst.Name) and iterable.func.value == "filter" else 0
         if len(args) <= at:
             break
         iterable = args[at].value
     return iterable
+
+
+def _progress_bar(call: cst.Call) -> bool:
+    """`tqdm(xs, desc=...)`, `tqdm.tqdm(xs)`, `track(xs)`: a bar handing out the items of the iterable it shows."""
+    func = call.func
+    last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+    return last in known.PASS_THROUGH and last != "identity"
 
 
 def own_only(walk: cst.Call) -> bool:

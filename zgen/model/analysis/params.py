@@ -86,6 +86,9 @@ class _Bindings:
         # locals bound once to an item of a container built here (`fc = nn.Sequential(...)` ... `final = fc[2]`):
         # name -> the container's access path to the item, so `final.bias` is `fc[2].bias`
         self.items: dict[str, Path] = {}
+        # locals bound once to a part of `self` (`m = self.model[-1]`): name -> its path, so a loop over `m.m` walks
+        # `self.model[-1].m`
+        self.self_paths: dict[str, Path] = {}
         self.listed: dict[str, str] = {}  # `for pair in self.model_pairs` of a list of submodules: `pair` -> the list
         self.rebuilt: dict[str, int] = {}  # `self.a.b` assigned a newly built module in this method -> where
         self.param_lists: dict[str, str] = {}  # `ps = list(self.parameters())`: name -> the source iterated
@@ -167,7 +170,7 @@ class _Bindings:
                 if isinstance(part, cst.Name) and isinstance(items, cst.Name) and items.value == self.star_modules:
                     self.modules[part.value] = _unknown(part.value)  # `for h in heads`: one a caller built
                     self.passed_in.add(part.value)
-        for name in _container_items(node, members, self.selves):  # for a, b in zip(self.cv2, self.cv3)
+        for name in _container_items(node, members, self.selves, self.self_paths):  # zip(self.cv2, self.cv3)
             self.modules.setdefault(name, _unknown(name))
         for name in _listed_items(self.index, self.cls, node, members, self.selves):  # for enc, enc_m in self.model_pairs
             self.modules.setdefault(name, _unknown(name))
@@ -278,6 +281,9 @@ class _Bindings:
                     (flat.position.get(id(node), 0), self.modules[target.value]))
             elif type(node.value) is cst.Subscript and self._built_item(flat, target.value, node.value):
                 pass
+            elif isinstance(node.value, (cst.Attribute, cst.Subscript)) and _bound_once(flat, node.value) and (
+                    (path := access_path(node.value)) is not None and path.root == "self" and path.parts):
+                self.self_paths[target.value] = path  # `m = self.model[-1]`
             elif target.value not in self.modules and _from_self(node.value):
                 # `emb = self.get_input_embeddings()`, `new = super().resize_token_embeddings(n)`: a module of
                 # the model when its `.weight` is used (only `weight`/`bias` count on an unknown module)
@@ -606,6 +612,10 @@ class _Finder:
         local = _bound_once(self.flat, node)
         if local is not None and found.use == READ and not found.op:
             self.param_locals[local] = found
+        elif found.use == READ and (view := _viewed_as(self.flat, node)) is not None:
+            local = _bound_once(self.flat, view)  # `b = mi.bias.view(na, -1)` ... `b.data[:, 4] += d`: the storage
+            if local is not None:
+                self.param_locals[local] = found
         return [found]
 
     def _through_helper(self, node: cst.CSTNode, name: str, ctx: Ctx, prop: bool = False) -> list[ParamAccess]:
@@ -855,13 +865,19 @@ def narrowed(index: ModelIndex, alias: Member, ctx: Ctx) -> Member | None:
     return None
 
 
-def _container_items(node: cst.For | cst.CompFor, members: dict[str, Member], self_names: set[str]) -> list[str]:
-    """Loop variables bound to elements of module containers of `self` (or of a local bound to `self`):
-    `for a, b in zip(self.xs, self.ys)`, `for layer in m.layers` after `m = self`."""
+def _container_items(
+    node: cst.For | cst.CompFor, members: dict[str, Member], self_names: set[str], paths: dict[str, Path]
+) -> list[str]:
+    """Loop variables bound to elements of module containers of `self` (or of a local bound to `self`, or to a part
+    of it, `paths`): `for a, b in zip(self.xs, self.ys)`, `for layer in m.layers` after `m = self`, `for mi in m.m`
+    after `m = self.model[-1]`."""
     found = []
     for part, items in loop_items(node.target, node.iter):
         mapping = mapping_walked(items)
         path = access_path(items) or (access_path(mapping) if mapping is not items else None)
+        if path is not None and path.root in paths:
+            base = paths[path.root]
+            path = base.__class__(base.root, (*base.parts, *path.parts), (*base.keys, *path.keys))
         if path is None or path.root not in self_names or not path.parts or not isinstance(part, cst.Name):
             continue
         member = members.get(path.parts[0])
@@ -1018,6 +1034,18 @@ def layer_base_params(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     heirs = [info for info in index.classes.values() if info is not cls and any(b is cls for b in info.mro)]
     names = [frozenset(known.TORCH_PARAMS[b]) if (b := torch_base(info)) is not None else frozenset() for info in heirs]
     return frozenset.intersection(*names) if names else frozenset()
+
+
+def _viewed_as(flat: Flat, node: cst.BaseExpression) -> cst.Call | None:
+    """`node.view(...)`, `node.reshape(...)`, `node.view_as(t)`: a view sharing the parameter's storage, as the call."""
+    method = flat.parent.get(id(node))
+    call = flat.parent.get(id(method)) if isinstance(method, cst.Attribute) and method.value is node else None
+    if isinstance(call, cst.Call) and call.func is method and method.attr.value in _VIEWS:  # type: ignore[union-attr]
+        return call
+    return None
+
+
+_VIEWS = frozenset({"view", "view_as", "reshape", "flatten", "unflatten", "t", "transpose", "squeeze", "unsqueeze"})
 
 
 def _bound_once(flat: Flat, node: cst.BaseExpression) -> str | None:

@@ -885,7 +885,8 @@ class _Engine:
             return None
         qualified = self.index.qualify(name)
         last = qualified.rsplit(".", 1)[-1]
-        if "." not in name and last in _SAME_ITEMS and args:
+        if ("." not in name and last in _SAME_ITEMS or last in known.PASS_THROUGH) and args:
+            # (`tqdm.tqdm(model.layers, desc=...)`: a progress bar hands out the items it shows)
             source = args[1].value if last == "filter" and len(args) > 1 else args[0].value
             inner = item_of(self.ev(run, source))
             return Items(inner) if inner is not None else None

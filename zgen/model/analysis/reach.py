@@ -225,10 +225,10 @@ _NOT_TELLING = frozenset(
 
 def function_target(index: ModelIndex, name: str) -> MethodInfo | None:
     """The module-level function a call by name runs: of this file, or imported from another file of the program."""
-    info = index.function_info(name)
+    info = index.function_info(name) if "." not in name else None
     if info is not None:
         return info
-    if name not in index.imports:
+    if name.partition(".")[0] not in index.imports:  # (`validate.run` of `from . import val as validate`)
         return None
     found = index.external_function(index.qualify(name))
     return found[1] if found is not None else None

@@ -22,7 +22,7 @@ from ..program.holds import (
     other_objects_models, averaged_copies, set_up_containers,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_method
-from ..program.members import UNKNOWN_CLASS as UNKNOWN, classify, facts_of
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, class_named, classify, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import (
     Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, unwrapped_argument, walk,
@@ -85,6 +85,8 @@ class ScriptScope:
                     found.setdefault(f"{name}.{attr}", tuple(holder.index.global_name(c) for c in classes))
         for name, classes in self.built_models.items():  # `q_network = QNetwork(env)` in a training script
             found.setdefault(name, classes)
+        for path, classes in _plain_holders(self.index, self.flat, self.owner).items():
+            found.setdefault(path, classes)  # `ema = ModelEMA(model)` ... `ema.ema`: the model the object keeps
         if isinstance(node, cst.FunctionDef):
             for name in looked_up_models(self.index, node):  # `model = models["text"]["model"]`, used as a module
                 found.setdefault(name, (UNKNOWN,))
@@ -1117,7 +1119,9 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
                 evaluator_method(func.value.value, func.attr.value)
             ) and _models_handed(scope, call):
                 return f"{code_of(func)}()"  # `evaluator.run(model)` ... of an object of no class we read
-            return None
+            if classes or not _module_function(scope.index, func):
+                return None
+            return _runs_a_handed_model(scope, call, dotted(func) or "")  # `validate.run(data, model)`
         if not isinstance(func, cst.Name):
             return None
         if func.value in scope.model_runners or (func.value in scope.callable_args and not summary):
@@ -1135,25 +1139,12 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
         ]
         if handed and func.value in scope.parameters:
             return f"{func.value}()"  # a step function the caller passed in (`custom_next_token(model, x)`)
-        # A function of this file handed a model this code is given or holds (`aux_loss(self.model, h)`) runs it
-        # when its body calls it, its forward, a child of it or one of its methods that runs submodules.
-        models = {
-            i: (UNKNOWN,) if i in handed else scope.held[name]
-            for i, a in enumerate(call.args)
-            if not a.star and (i in handed or (name := dotted(a.value)) in scope.held)
-        }
-        info = function_target(scope.index, func.value) if models else None
-        if models and info is None and evaluates(func.value) and _models_handed(scope, call):
-            return f"{func.value}()"  # `evaluate(model, loader)` of a library we do not read
-        if info is not None and info.node is not None:
-            for position, classes in models.items():
-                arg = call.args[position]
-                param = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
-                # (a function of another file reads the model's classes as unknown there)
-                known_classes = classes if info.index is scope.index else (UNKNOWN,)
-                if param and runs_argument(info.index, info.name, param, known_classes):
-                    return f"{func.value}()"
-            return None
+        found = _runs_a_handed_model(scope, call, func.value, handed)
+        if found is not None:
+            return found
+        if (handed or any(not a.star and dotted(a.value) in scope.held for a in call.args)) and (
+                (info := function_target(scope.index, func.value)) is not None and info.node is not None):
+            return None  # (a function of the program handed a model that runs none of them)
         # A function defined in this one, handed a model the class holds (`kl(self.old_policy, self.policy, s)`) or
         # one the function around the call is given (`fvp(policy, s, p)` in `def cg(policy: Model, ...)`), runs it
         # when its body calls the parameter or a method of it that is not bookkeeping (`policy_1.act(s)`), or hands
@@ -1168,6 +1159,68 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
         return None
 
     return indirect
+
+
+def _plain_holders(index: ModelIndex, flat: Flat, owner: ClassInfo | None) -> dict[str, tuple[str, ...]]:
+    """`<local>.<attr>` -> the model's classes, for each local bound once to a plain object of the program that keeps
+    a model in `attr` (`ema = ModelEMA(model) if is_main else None` with `self.ema = deepcopy(model)` in the class):
+    a model of this code, reached through the object."""
+    if owner is not None:
+        return {}
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    bound.setdefault(target.target.value, []).append(node.value)
+    found: dict[str, tuple[str, ...]] = {}
+    for name, values in bound.items():
+        if len(values) != 1:
+            continue
+        value = values[0]
+        if isinstance(value, cst.IfExp):  # (`... if main else None`: kept on some ranks)
+            value = value.body if dotted(value.orelse) == "None" else value.orelse if dotted(value.body) == "None" else value
+        if not isinstance(value, cst.Call) or not value.args or (written := dotted(value.func)) is None:
+            continue
+        cls = class_named(index, written)
+        if cls is None or cls.is_module:
+            continue
+        for attr, classes in class_held(cls.index, cls).items():
+            found[f"{name}.{attr}"] = tuple(cls.index.global_name(c) for c in classes)
+    return found
+
+
+def _module_function(index: ModelIndex, func: cst.Attribute) -> bool:
+    """Is `func` a function of a module of the program this file imports (`validate.run` of `from . import val as
+    validate`), not a method of an object?"""
+    owner = func.value
+    return isinstance(owner, cst.Name) and owner.value in index.imports and index.local_class(owner.value) is None \
+        and index.external(index.qualify(owner.value)) is None
+
+
+def _runs_a_handed_model(scope: ScriptScope, call: cst.Call, name: str, handed: list[int] | None = None) -> str | None:
+    """A function of this file or of an imported one, handed a model this code is given or holds (`aux_loss(
+    self.model, h)`, `validate.run(data, model=ema.ema)`), runs it when its body calls it, its forward, a child of
+    it or one of its methods that runs submodules; as the callee's text for messages."""
+    handed = handed or []
+    models = {
+        i: (UNKNOWN,) if i in handed else scope.held[held]
+        for i, a in enumerate(call.args)
+        if not a.star and (i in handed or (held := dotted(a.value)) in scope.held)
+    }
+    info = function_target(scope.index, name) if models else None
+    if models and info is None and evaluates(name.rsplit(".", 1)[-1]) and _models_handed(scope, call):
+        return f"{name}()"  # `evaluate(model, loader)` of a library we do not read
+    if info is None or info.node is None:
+        return None
+    for position, classes in models.items():
+        arg = call.args[position]
+        param = arg.keyword.value if arg.keyword is not None else parameter_for(info.node, call, position)
+        # (a function of another file reads the model's classes as unknown there)
+        known_classes = classes if info.index is scope.index else (UNKNOWN,)
+        if param and runs_argument(info.index, info.name, param, known_classes):
+            return f"{name}()"
+    return None
 
 
 def _runs_handed(scope: ScriptScope, cls: ClassInfo, name: str, call: cst.Call, summary: bool) -> bool:

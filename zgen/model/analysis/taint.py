@@ -150,6 +150,7 @@ class Taint:
         # (or bound only ever to every rank's values gathered, `kls = accelerator.gather(kl)`, from that binding on)
         self.agreed: dict[str, int] = {}
         self._agreeing_nested: frozenset[str] | None = None  # (`_nested_agreeing`, read when asked)
+        self._plain_bindings: dict[str, list[tuple[int, str]]] | None = None  # (`_bound_as_before`, when asked)
         # name -> where it is bound, unconditionally, to a value every rank agrees on (position, loops): a tainted
         # binding before such a rebinding does not reach past it (`_reaches`)
         self._kills: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
@@ -295,7 +296,7 @@ class Taint:
                 # `(using_ddp, rank, device) = setup_ddp(d)`: of a function of the file answering with a tuple, only
                 # the places that hold the rank (or a decision on it) hold it
                 placed = _rank_places(self.index, targets, value) if RANK in kinds else None
-                for test in ctx.conds if not _rewrapped(node) else ():
+                for test in ctx.conds if not _rewrapped(node) and not self._bound_as_before(node) else ():
                     decides = self.of(test)
                     if decides and id(node) in self._mirrored(test):
                         continue  # (`if main: ds = load(cfg)` ... `if not main: ds = load(cfg)`: every rank binds it)
@@ -323,6 +324,28 @@ class Taint:
                 for target in targets:
                     for name in bound_names(target):
                         self._taint_name(name, kinds, direct, site)
+
+    def _bound_as_before(self, node: cst.CSTNode) -> bool:
+        """Is `node`, under a test, an assignment binding each of its names to the very expression an earlier
+        binding outside any test gave it (`epochs = opt.epochs` ... `if rank == 0: weights, epochs = opt.weights,
+        opt.epochs`)? The test decides nothing then: every rank holds the same value."""
+        if type(node) is not cst.Assign or len(node.targets) != 1:
+            return False
+        pairs = _pairs(node.targets[0].target, node.value)
+        if not pairs:
+            return False
+        if self._plain_bindings is None:
+            self._plain_bindings = {}
+            for other, ctx in self._flat.nodes:
+                if type(other) is cst.Assign and len(other.targets) == 1 and not ctx.conds:
+                    at = self._flat.position.get(id(other), -1)
+                    for name, value in _pairs(other.targets[0].target, other.value):
+                        self._plain_bindings.setdefault(name, []).append((at, code_of(value, limit=400)))
+        at = self._flat.position.get(id(node), -1)
+        return all(
+            any(p < at and text == code_of(value, limit=400) for p, text in self._plain_bindings.get(name, ()))
+            for name, value in pairs
+        )
 
     def _mirrored(self, test: cst.BaseExpression) -> frozenset[int]:
         """The assignments (by id) that both sides of the `if` testing `test` make alike: the `if` and its `else`,
@@ -627,8 +650,8 @@ class Taint:
                     found.setdefault(DATA, f"the keys of `{node.value}`")
                 if node.value in names and self._reaches(node):
                     _merge_into(found, names[node.value])
-                elif known.is_rank_name(node.value):
-                    found.setdefault(RANK, node.value)
+                elif known.is_rank_name(node.value) or node.value in rank_constants(self.index):
+                    found.setdefault(RANK, node.value)  # (`RANK = int(os.getenv("RANK", -1))` at the file's top)
             elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
                 # `x.ndim` of a value that went through a random helper (`drop_path`): the shape is not random
                 inner = self._of(node.value, names)
@@ -3081,3 +3104,39 @@ def _may_be_none(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.BooleanOperation):
         return _may_be_none(value.left) or _may_be_none(value.right)
     return False
+
+
+@memoised
+def rank_constants(index: ModelIndex) -> frozenset[str]:
+    """Names the file binds at its top level to this process's rank, read from the launcher's environment or asked of
+    the process group (`RANK = int(os.getenv("RANK", -1))`, `LOCAL_RANK = dist.get_rank()`): a decision on one is a
+    decision on the rank, whatever the name says."""
+    if "RANK" not in index.source and "rank(" not in index.source:
+        return frozenset()
+    return frozenset(m.group(1) for m in _RANK_CONSTANT.finditer(index.source))
+
+
+# A top-level binding to the rank: an environment variable of the launcher's, or the process group's answer.
+_RANK_CONSTANT = re.compile(
+    r"^([A-Za-z_]\w*)[ \t]*=[^\n]*?(?:(?:getenv|environ\.get|environ)[ \t]*[(\[][ \t]*[\"'](?:"
+    + "|".join(sorted(known.RANK_ENV)) + r")[\"']|\bget_(?:local_|global_|node_)?rank\(\))",
+    re.M,
+)
+
+
+def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
+    """The names an assignment binds with the value each takes: `x = v`, or `a, b = u, v` item by item (empty for
+    anything else: an unpacked call, a starred item, an attribute target)."""
+    if isinstance(target, cst.Name):
+        return [(target.value, value)]
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+        return []
+    if len(target.elements) != len(value.elements):
+        return []
+    found = []
+    for name, each in zip(target.elements, value.elements):
+        if not isinstance(name.value, cst.Name) or isinstance(name, cst.StarredElement) \
+                or isinstance(each, cst.StarredElement):
+            return []
+        found.append((name.value.value, each.value))
+    return found
