@@ -15,7 +15,6 @@ from ..program import known
 from ..program.known import CALLS_FIRST_ARGUMENT
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, classify, facts_of, member_of
 from ..program.tree import access_path, call_name, code_of, cst, dotted, parameter_for, unwrapped_argument, walk
-from ..program.trigger import word_first
 from .callables import wrapped_callee
 from .choices import options
 from .flow import Flat, bound_names, flat_of, loop_items, same_items, targets_of
@@ -478,9 +477,9 @@ def argument_modules(index: ModelIndex, cls: ClassInfo, name: str) -> dict[str, 
     if method is None or method.node is None:
         return {}
     params = method.node.params
+    names = set(_CALLED_NAME.findall(method.text))
     called = {  # only parameters the method calls (`unet(x)`, `unet.forward(x)`) are worth reading the callers for
-        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-        if re.search(word_first(p.name.value) + r"(?:\.forward)?\s*\(", method.text)
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value in names
     } - {"self"}
     if not called:
         return {}
@@ -564,3 +563,7 @@ def handed_read(index: ModelIndex, access) -> str | None:
     if access.use != READ or access.cls is None or access.method is None or access.owner in ("", "self"):
         return None
     return handed_to_module(index, access.cls, access.method, access.node)
+
+
+# A name called, or its forward (`unet(x)`, `unet.forward(x)`), as `\b<name>` matches it.
+_CALLED_NAME = re.compile(r"\b(\w+)(?:\.forward)?\s*\(")

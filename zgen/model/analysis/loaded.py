@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 
 from ..program import known
-from ..program.holds import MODULE_NAMED_TEXT, averager, constructed_models, looked_up_models
+from ..program.holds import averager, constructed_models, looked_up_models, module_like_name
 from ..program.index import MethodInfo, ModelIndex, memoised
+from ..program.members import class_named
 from ..program.tree import cst
 from .flow import flat_of
 from .access import INIT, WRITE
@@ -49,11 +50,46 @@ def built_then_initialised(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call
     summary writes or initialises its parameters (`model = NativeModel(cfg)` ... `initialize_native_model(model,
     cfg)`): under `deepspeed.zero.Init` the model was partitioned when its constructor returned, so the writes land
     in placeholders. Not `model.apply(fn)`, which ZG103 reads itself."""
-    return _built_then(index, _HANDED_MODEL, _initialised, constructors=False)
+    return _built_then(index, _BuildsThenHands(index), _initialised, constructors=False)
 
 
-# A call handed a local named as modules are (`init_weights(model, cfg)`): the text of a model handed on.
-_HANDED_MODEL = re.compile(r"\w\(\s*" + MODULE_NAMED_TEXT)
+class _BuildsThenHands:
+    """The text trigger of `built_then_initialised`: a local bound to a call of a module class of the program or of
+    torch (`block = Block()`), or named as modules are and bound to a function of the program (`model =
+    build(cfg)`), then handed to a call (`init_block(block, std)`). Classes and functions are looked up in the
+    skeletons, before any parse."""
+
+    def __init__(self, index: ModelIndex) -> None:
+        self.index = index
+        self._handed: re.Pattern[str] | None = None  # (read once per file: `_names`)
+
+    def search(self, text: str) -> bool:
+        if self._handed is None:
+            source = self.index.source
+            handed = set(_HANDED_LOCAL.findall(source))
+            made = {
+                name for name, callee in set(_BOUND_TO_CALL.findall(source)) if name in handed and self._builds(name, callee)
+            }
+            names = "|".join(sorted(map(re.escape, made))) or "(?!)"
+            self._handed = re.compile(r"\w\(\s*(" + names + r")\s*[,)]")
+        found = self._handed.search(text)
+        return found is not None and re.search(rf"^[ \t]*{found.group(1)}[ \t]*=", text, re.M) is not None
+
+    def _builds(self, name: str, callee: str) -> bool:
+        index = self.index
+        if callee.rsplit(".", 1)[-1][:1].isupper():
+            cls = class_named(index, callee)
+            return cls.is_module if cls is not None else known.is_torch_module_class(index.qualify(callee))
+        if not module_like_name(name) or callee.startswith("self."):
+            return False
+        return index.function_info(callee) is not None if "." not in callee and callee in index.skeleton.functions \
+            else index.external_function(index.qualify(callee)) is not None
+
+
+# `block = Block(`, `model = nets.build(`: a local bound to what a call makes (the name, the callee).
+_BOUND_TO_CALL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*([\w.]+)\(", re.M)
+# `init_block(block, std)`: a name handed to a call.
+_HANDED_LOCAL = re.compile(r"\w\(\s*(\w+)\s*[,)]")
 
 
 def _initialised(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
@@ -98,14 +134,14 @@ def _copied(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
 
 
 def _built_then(
-    index: ModelIndex, texts: tuple[str, ...] | re.Pattern[str], used, constructors: bool = True
+    index: ModelIndex, texts: tuple[str, ...] | _BuildsThenHands, used, constructors: bool = True
 ) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the call, the local) for each call `used` says takes a model the same function built before it;
-    only functions whose text holds one of `texts` (or matches the pattern) are read."""
+    only functions whose text holds one of `texts` (or that the trigger finds) are read."""
     found: list[tuple[MethodInfo, cst.Call, str]] = []
 
     def holds(text: str) -> bool:
-        return texts.search(text) is not None if isinstance(texts, re.Pattern) else any(t in text for t in texts)
+        return bool(texts.search(text)) if not isinstance(texts, tuple) else any(t in text for t in texts)
 
     if not holds(index.source):
         return found
@@ -113,9 +149,9 @@ def _built_then(
     for cls in index.classes.values():
         functions += [(m, cls) for m in cls.all_methods() if m.owner is cls]
     for method, owner in functions:
-        if method is None or method.node is None or not holds(method.text):
+        if method is None or not constructors and owner is not None and any(m is method for m in owner.init_methods):
             continue
-        if not constructors and owner is not None and any(m is method for m in owner.init_methods):
+        if not holds(method.text) or method.node is None:
             continue
         built = constructed_models(index, method.node, owner)
         looked_up = looked_up_models(index, method.node)  # `model = zoo.get_architecture(cfg)`, used as a model

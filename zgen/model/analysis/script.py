@@ -826,7 +826,7 @@ def _scope_divergences(index: ModelIndex, scope: ScriptScope, helpers: bool) -> 
         fills=lambda call: filled_arguments(index, scope, call),
     )
     # (a function's text: what a call that reaches a model returned, read as a value, `if batch_sim < 0:`)
-    text = scope.snippet.module.code if helpers and isinstance(scope.node, cst.FunctionDef) else None
+    text = scope.snippet.code if helpers and isinstance(scope.node, cst.FunctionDef) else None
     found = find_divergences(
         scope.flat, lambda: _ScriptCalls(index, scope), taint, indirect, model_code=False, text=text,
         run_around=(lambda name: _called_in_a_pass(index, owner, name)) if owner is not None else (
@@ -847,7 +847,7 @@ def _event_hook(scope: ScriptScope) -> bool:
     node = scope.node
     return (
         scope.owner is not None and isinstance(node, cst.FunctionDef) and _EVENT.fullmatch(node.name.value) is not None
-        and own_value_raise_text(scope.snippet.module.code)
+        and own_value_raise_text(scope.snippet.code)
     )
 
 
@@ -879,7 +879,7 @@ def _checked_in_a_pass(index: ModelIndex, scope: ScriptScope) -> bool:
     node = scope.node
     if scope.owner is not None or not isinstance(node, cst.FunctionDef):
         return False
-    return own_value_raise_text(scope.snippet.module.code) and _function_in_a_pass(
+    return own_value_raise_text(scope.snippet.code) and _function_in_a_pass(
         index, scope, node.name.value
     )
 
@@ -889,7 +889,7 @@ def _function_in_a_pass(index: ModelIndex, scope: ScriptScope, name: str) -> boo
     (`after_backward_checks(model)`: `torch.isnan(p.grad).any()` over `model.named_parameters()`; ZeRO-3 leaves each
     rank its own shard of them), or called by a function of this file that reaches a model or runs a backward?"""
     node = scope.node
-    if isinstance(node, cst.FunctionDef) and ".grad" in scope.snippet.module.code and module_arguments(index, node):
+    if isinstance(node, cst.FunctionDef) and ".grad" in scope.snippet.code and module_arguments(index, node):
         return True
     return _caller_in_a_pass(index, index.skeleton.functions, name, f"{name}(")
 
@@ -962,7 +962,7 @@ def _kept_records(index: ModelIndex, scope: ScriptScope) -> tuple[dict[str, str]
             if name is None or name not in parameters or name in derived or name in rebound or arg.star:
                 continue
             param = parameter_for(callee.node, call, position)  # type: ignore[arg-type]
-            if param and _fills(param, callee.snippet.module.code):
+            if param and _fills(param, callee.snippet.code):
                 handed.setdefault(name, source)
     for kept, source in derived.items():
         if not source or kept in scope.held or kept in scope.model_args or kept in drivers:

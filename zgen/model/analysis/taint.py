@@ -150,7 +150,9 @@ class Taint:
         # (or bound only ever to every rank's values gathered, `kls = accelerator.gather(kl)`, from that binding on)
         self.agreed: dict[str, int] = {}
         self._agreeing_nested: frozenset[str] | None = None  # (`_nested_agreeing`, read when asked)
-        self._plain_bindings: dict[str, list[tuple[int, str]]] | None = None  # (`_bound_as_before`, when asked)
+        self._shards = _mentions_shards(index)  # (the text trigger of a shard function: `_loads_shard`)
+        self._rank_constants = rank_constants(index)  # (`RANK = int(os.getenv("RANK", -1))` at the file's top)
+        self._plain_bindings: dict[str, list[tuple[int, cst.BaseExpression]]] | None = None  # (`_bound_as_before`)
         # name -> where it is bound, unconditionally, to a value every rank agrees on (position, loops): a tainted
         # binding before such a rebinding does not reach past it (`_reaches`)
         self._kills: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
@@ -228,7 +230,7 @@ class Taint:
             if type(node) in (cst.For, cst.CompFor) and isinstance(node.iter, cst.Name)
             and node.iter.value in self.inputs and isinstance(node.target, cst.Name)
             and (node.iter.value, node.target.value) in self.keyed and node.iter.value not in self.state
-        ) | _field_key_walks(flat, self._input_field, self.inputs - self.state if self.inputs else frozenset())
+        ) | _field_key_walks(flat, self._input_field, lambda: self.inputs - self.state if self.inputs else frozenset())
         # `x[idx, 1:]` for an argument `idx`: the samples the caller selected; how many differs per rank
         self.selections = frozenset(
             element.value
@@ -296,9 +298,14 @@ class Taint:
                 # `(using_ddp, rank, device) = setup_ddp(d)`: of a function of the file answering with a tuple, only
                 # the places that hold the rank (or a decision on it) hold it
                 placed = _rank_places(self.index, targets, value) if RANK in kinds else None
-                for test in ctx.conds if not _rewrapped(node) and not self._bound_as_before(node) else ():
+                as_before = None  # (asked once a test decides: `_bound_as_before`)
+                for test in ctx.conds if ctx.conds and not _rewrapped(node) else ():
                     decides = self.of(test)
-                    if decides and id(node) in self._mirrored(test):
+                    if not decides:
+                        continue
+                    if as_before is None:
+                        as_before = self._bound_as_before(node)
+                    if as_before or id(node) in self._mirrored(test):
                         continue  # (`if main: ds = load(cfg)` ... `if not main: ds = load(cfg)`: every rank binds it)
                     for kind, why in decides.items():
                         if kind != HOST:  # (a test of this host's files is not carried: the docstring)
@@ -340,10 +347,10 @@ class Taint:
                 if type(other) is cst.Assign and len(other.targets) == 1 and not ctx.conds:
                     at = self._flat.position.get(id(other), -1)
                     for name, value in _pairs(other.targets[0].target, other.value):
-                        self._plain_bindings.setdefault(name, []).append((at, code_of(value, limit=400)))
+                        self._plain_bindings.setdefault(name, []).append((at, value))
         at = self._flat.position.get(id(node), -1)
         return all(
-            any(p < at and text == code_of(value, limit=400) for p, text in self._plain_bindings.get(name, ()))
+            any(p < at and earlier.deep_equals(value) for p, earlier in self._plain_bindings.get(name, ()))
             for name, value in pairs
         )
 
@@ -451,7 +458,7 @@ class Taint:
     def _nested_agreeing(self, node: cst.Call) -> bool:
         """Is `node` a call of a function nested in this one that makes an agreeing collective and returns
         (`def _broadcast_metric(m): ... dist.broadcast(t, src=0); return float(t.item())`)?"""
-        if not isinstance(node.func, cst.Name):
+        if type(node.func) is not cst.Name or self._agreeing_nested == frozenset():
             return False
         if self._agreeing_nested is None:
             root = self._flat.nodes[0][0] if self._flat.nodes else None
@@ -580,7 +587,7 @@ class Taint:
                     continue  # `self._check_end_condition(hyps)` returning `hyps.seq.shape[1] >= self.max_len`
                 if isinstance(node.func, cst.Name) and node.func.value in _TYPE_TESTS:
                     continue  # `isinstance(self.loss, IQLoss)`: what an object is, not the values it was handed
-                if node.args and _loads_shard(node):
+                if node.args and (self._shards or _rank_keyword(node)) and _loads_shard(node):
                     stack.append(node.func)  # `create_dataloader(path, bs, rank=LOCAL_RANK)`, `get_shard(n, rank,
                     for arg in node.args:  # world)`: this rank's share of the data or the work, as much on every rank
                         inner = self._of(arg.value, names)
@@ -650,7 +657,7 @@ class Taint:
                     found.setdefault(DATA, f"the keys of `{node.value}`")
                 if node.value in names and self._reaches(node):
                     _merge_into(found, names[node.value])
-                elif known.is_rank_name(node.value) or node.value in rank_constants(self.index):
+                elif known.is_rank_name(node.value) or node.value in self._rank_constants:
                     found.setdefault(RANK, node.value)  # (`RANK = int(os.getenv("RANK", -1))` at the file's top)
             elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
                 # `x.ndim` of a value that went through a random helper (`drop_path`): the shape is not random
@@ -1444,16 +1451,29 @@ def _decided_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[s
     """The parameters of `func` it decides on (`handed_parameters`), read from its text once per method: each `Taint`
     of the method asks (the body's text is generated again from the parse, a costly walk)."""
     text = index.body_text(func)
+    params = positional_parameters(func)
+    if not params:
+        return frozenset()
+    # the words of the tests, loop counts and keys of containers of `self`; the locals each assignment binds from
+    # which words (one pass each, not a pattern per parameter)
+    decisions = {w for line in _DECISION_LINE.findall(text) for w in _WORD.findall(line)}
+    bound = [(name, set(_WORD.findall(value))) for name, value in _ASSIGNED_FROM.findall(text)]
     decided = set()
-    for param in positional_parameters(func):
+    for param in params:
         # the parameter, or a local assigned from it (`col = self.index_of[task]`, `key = str(task)`), in a test, a
         # loop count or the key of a container of `self`
-        names = [param, *re.findall(rf"^[ \t]*(\w+)[ \t]*=[^=\n]*\b{re.escape(param)}\b", text, re.M)]
-        words = "|".join(re.escape(n) for n in names)
-        # (`\bif\b`, `\bwhile\b` word first: `program/trigger.py`)
-        if re.search(rf"(?:if(?<!\wif)\b|while(?<!\wwhile)\b|range\(|self\.\w+\[)[^\n]*\b(?:{words})\b", text):
+        names = {param} | {name for name, words in bound if param in words}
+        if names & decisions:
             decided.add(param)
     return frozenset(decided)
+
+
+# What follows a test, a loop count or a key of a container of `self` on its line (`if`, `while` word first:
+# `program/trigger.py`); a local and the value it is assigned.
+_DECISION_LINE = re.compile(r"(?:if(?<!\wif)\b|while(?<!\wwhile)\b|range\(|self\.\w+\[)([^\n]*)")
+_ASSIGNED_FROM = re.compile(r"^[ \t]*(\w+)[ \t]*=(?!=)([^=\n]*)", re.M)
+_WORD = re.compile(r"\w+")
+_RANK_WORD_TEXT = re.compile(known.RANK_TEXT)
 
 
 # Words without which a caller hands no value that differs per rank (a text trigger, before any parse; a batch
@@ -1498,7 +1518,7 @@ def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
     return found
 
 
-def _field_key_walks(flat: Flat, is_field, inputs: frozenset[str]) -> frozenset[int]:
+def _field_key_walks(flat: Flat, is_field, given: Callable[[], frozenset[str]]) -> frozenset[int]:
     """`for task in batch["labels"]: ... self.heads[task]`: a field of an input walked by a loop whose variable picks an
     item of a container of `self`; which keys the field holds is this rank's batch's. Also a local holding such keys
     (`names = tuple(batch.surf_vars.keys())`, grown by `+=`) or an attribute field (`batch.surf_vars`). Not a sequence
@@ -1516,6 +1536,7 @@ def _field_key_walks(flat: Flat, is_field, inputs: frozenset[str]) -> frozenset[
     }
     if not keys:
         return frozenset()
+    inputs = given()
     bindings: dict[str, list[cst.CSTNode]] = {}
     for node, _ctx in flat.nodes:
         if type(node) in (cst.Assign, cst.AugAssign):
@@ -2126,14 +2147,26 @@ _SHARD_KEYWORDS = frozenset({"rank", "local_rank", "global_rank", "num_replicas"
 _DATA_BUILDER = re.compile(r"(?i)loader|sampler|dataset|shard")
 
 
+@memoised
+def _mentions_shards(index: ModelIndex) -> bool:
+    return "shard" in index.source or "Shard" in index.source or "SHARD" in index.source
+
+
+def _rank_keyword(call: cst.Call) -> bool:
+    """Is `call` handed this rank's place by keyword (`rank=r`, `num_replicas=w`)?"""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _SHARD_KEYWORDS:
+            return True
+    return False
+
+
 def _loads_shard(call: cst.Call) -> bool:
     """Is `call` a call of a data loader, sampler or dataset (builder), by its last name, handed this rank's place
     (`rank=r`), or of a function naming a shard (`_get_estimator_shard(n, rank, world)`)?"""
     last = (call_name(call) or "").rsplit(".", 1)[-1]
     if "shard" in last.lower():
         return True
-    return any(a.keyword is not None and a.keyword.value in _SHARD_KEYWORDS for a in call.args) \
-        and _DATA_BUILDER.search(last) is not None
+    return _rank_keyword(call) and _DATA_BUILDER.search(last) is not None
 
 
 # Keywords of a progress bar or logger that only say how it shows (`tqdm(loader, disable=rank != 0)`): the items it
@@ -2189,7 +2222,7 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
         text = method.text
         if not WRITES_SELF.search(text):
             continue
-        ranked = re.search(known.RANK_TEXT, text) is not None
+        ranked = _RANK_WORD_TEXT.search(text) is not None
         flagged = id(method.span) not in init and _FLAG_UNDER_TEST.search(text) is not None
         if not ranked and not flagged and not _PER_RANK_HINT.search(text):
             continue  # (a method with no word of a per-rank value writes none: not parsed)

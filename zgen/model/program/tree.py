@@ -230,6 +230,12 @@ class Snippet:
     offset: int
     first: int = 1  # the snippet line of the statement itself (2 under a dummy class header)
     _positions: Any = None
+    text: str = ""  # the source parsed: what `module.code` generates again, node by node
+
+    @property
+    def code(self) -> str:
+        """The snippet's source (`module.code`, without generating it again)."""
+        return self.text or self.module.code
 
     @property
     def function(self) -> cst.FunctionDef | None:
@@ -388,7 +394,7 @@ def parse_snippet(text: str, first_line: int, indent: int) -> Snippet | None:
         node = body.body[0] if isinstance(body, cst.IndentedBlock) and body.body else module
     elif module.body:
         node = module.body[0] if len(module.body) == 1 else module
-    return Snippet(module, node, offset, 2 if indent else 1)
+    return Snippet(module, node, offset, 2 if indent else 1, text=text)
 
 
 @functools.cache

@@ -826,15 +826,20 @@ def _holder_calls(text: str, in_class: bool) -> list[str]:
     names = {n for n in _PARAM.findall(header.group(1))} - {"self", "cls"} if header else set()
     roots = names | {"self"} if in_class else names
     if roots:
-        bound = re.findall(
-            r"^[ \t]+(?:for[ \t]+(?:\w+[ \t]*,[ \t]*)?(\w+)[ \t]+in[ \t]+(?:\w+\()?|(\w+)[ \t]*=[ \t]*)(?:"
-            + "|".join(sorted(roots)) + r")\.\w", text, re.MULTILINE,
-        )
-        names |= {a or b for a, b in bound} - {"self", "cls"}
+        bound = _BOUND_FROM.findall(text)
+        names |= {a or b for a, b, root in bound if root in roots} - {"self", "cls"}
     found = _SELF_CALL.findall(text) if in_class else []
     if names:
-        found += re.findall(r"\b(?:" + "|".join(sorted(names)) + r")(?:\.\w+)*\.(\w+)\s*\(", text)
+        found += [method for root, method in _PATH_CALL.findall(text) if root in names]
     return found
+
+
+# `for blk in model.blocks:`, `enc = self.enc`: a local bound from a path (the loop's variable or the local, the root).
+_BOUND_FROM = re.compile(
+    r"^[ \t]+(?:for[ \t]+(?:\w+[ \t]*,[ \t]*)?(\w+)[ \t]+in[ \t]+(?:\w+\()?|(\w+)[ \t]*=[ \t]*)(\w+)\.\w", re.M
+)
+# `model.blk.logits(`: a method called on a path (its root, the method).
+_PATH_CALL = re.compile(r"\b(\w+)(?:\.\w+)*\.(\w+)\s*\(")
 
 
 def _roots(text: str, in_class: bool) -> set[str]:
