@@ -26,7 +26,7 @@ from ..program import known
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.tree import annotated_tensors, call_name, children, code_of, cst, dotted, positional_parameters, walk
 from .flow import (
-    COMPREHENSIONS, Flat, bound_names, flat_of, own_returns, same_items, self_call_arguments, targets_of,
+    COMPREHENSIONS, Flat, bound_names, flat_of, own_returns, paired, same_items, self_call_arguments, targets_of,
 )
 from .state import WRITES_SELF, self_targets
 
@@ -179,17 +179,6 @@ def _is_pass_through(value: cst.BaseExpression) -> bool:
     return False
 
 
-def _paired(targets, value: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
-    """`a, b = x, y`: each name of a tuple target with the value in its place, when both sides are tuples (or lists)
-    of the same length without starred items; else None."""
-    if len(targets) != 1 or not isinstance(targets[0], (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
-        return None
-    names, values = targets[0].elements, value.elements
-    if len(names) != len(values) or any(isinstance(e, cst.StarredElement) for e in (*names, *values)):
-        return None
-    return [(n.value, v.value) for n, v in zip(names, values)]
-
-
 def local_bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
     """The values each local is assigned (not loop variables)."""
     bound: dict[str, list[cst.BaseExpression]] = {}
@@ -197,7 +186,7 @@ def local_bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
         targets, value = targets_of(node)
         if value is None or type(node) in (cst.For, cst.CompFor):
             continue
-        pairs = _paired(targets, value) or [(target, value) for target in targets]  # (`a, b = x, y`: each its own)
+        pairs = [p for target in targets for p in paired(target, value) or [(target, value)]]  # (`a, b = x, y`)
         for target, each in pairs:
             for name in bound_names(target):
                 bound.setdefault(name, []).append(each)
@@ -394,7 +383,8 @@ class CountedLoops:
                 if type(node) is cst.For:
                     # `for batch in true_batches`: each item of this rank's data is its data (not an index of it)
                     length, held = None, not _counts_indices(value) and self._holds_data(value)
-                elif (pairs := _paired(targets, value)) is not None:
+                elif len(targets) == 1 and isinstance(targets[0], (cst.Tuple, cst.List)) and (
+                        pairs := paired(targets[0], value)):
                     for target, each in pairs:  # `epochs, freeze = opt.epochs, opt.freeze`: each its own value
                         self._bind(target, self._length(each), self._holds_data(each))
                     continue

@@ -23,7 +23,7 @@ from ..program.tree import call_name, children, cst, walk
 __all__ = [
     "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
     "SAME_ITEMS", "same_items", "own_only", "own_returns", "loop_items", "mapping_walked", "runs_gathered", "stored_into",
-    "self_call_arguments", "own_node",
+    "self_call_arguments", "own_node", "paired",
 ]
 
 
@@ -325,6 +325,18 @@ def same_items(iterable: cst.BaseExpression) -> cst.BaseExpression:
             break
         iterable = args[at].value
     return iterable
+
+
+def paired(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """What each part of an assignment's target takes: `x = v` -> [(x, v)]; `a, b = u, v` item by item -> [(a, u),
+    (b, v)]; empty for an unpacking the values do not spell out (`a, b = f(x)`, a starred item, lengths apart)."""
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return [(target, value)]
+    if not isinstance(value, (cst.Tuple, cst.List)) or len(target.elements) != len(value.elements):
+        return []
+    if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return []
+    return [(name.value, each.value) for name, each in zip(target.elements, value.elements)]
 
 
 def _progress_bar(call: cst.Call) -> bool:

@@ -22,7 +22,7 @@ from ..program import known
 from ..program.holds import averager, constructed_models, looked_up_models, module_like_name
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.members import class_named
-from ..program.tree import cst
+from ..program.tree import cst, walk
 from .flow import flat_of
 from .access import INIT, WRITE
 from .effects import argument_effects, returns_argument
@@ -162,7 +162,9 @@ def _built_then(
         for node, _ctx in flat.nodes if looked_up else ():
             if type(node) is cst.Assign and isinstance(node.targets[0].target, cst.Name):
                 if node.targets[0].target.value in looked_up:
-                    first.setdefault(node.targets[0].target.value, flat.position.get(id(node), 0))
+                    # (from the end of the binding: not a call in its own value, `model = copy.deepcopy(model)`)
+                    end = max(flat.position.get(id(n), 0) for n in walk(node.value))
+                    first.setdefault(node.targets[0].target.value, end)
         for node, ctx in flat.nodes:
             if type(node) is not cst.Call or ctx.guarded:
                 continue

@@ -274,7 +274,9 @@ class _Bindings:
                 self.param_dicts[target.value] = source
                 return
             kind, classes = classify(index, node.value)
-            if kind in (Kind.MODULE, Kind.CONTAINER) and classes and type(node.value) is cst.Call:
+            if classes and type(node.value) is cst.Call and (
+                kind == Kind.MODULE or kind == Kind.CONTAINER and _torch_container(index, node.value)
+            ):  # (`fc = nn.Sequential(...)`: a container built here; not what a function of lists hands back)
                 self.modules[target.value] = Member(target.value, kind, classes, (-1, 0))
                 self.built_here.add(target.value)
                 self.built_at.setdefault(target.value, []).append(
@@ -1034,6 +1036,16 @@ def layer_base_params(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     heirs = [info for info in index.classes.values() if info is not cls and any(b is cls for b in info.mro)]
     names = [frozenset(known.TORCH_PARAMS[b]) if (b := torch_base(info)) is not None else frozenset() for info in heirs]
     return frozenset.intersection(*names) if names else frozenset()
+
+
+def _torch_container(index: ModelIndex, call: cst.Call) -> bool:
+    """Is `call` a construction of one of torch's module containers (`nn.Sequential(...)`, `nn.ModuleList(...)`,
+    `nn.ParameterDict` of modules)?"""
+    qualified = index.qualify(call_name(call) or "")
+    return qualified.rsplit(".", 1)[-1] in _TORCH_CONTAINERS and (qualified.startswith("torch.") or "." not in qualified)
+
+
+_TORCH_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterDict", "ParameterList"})
 
 
 def _viewed_as(flat: Flat, node: cst.BaseExpression) -> cst.Call | None:

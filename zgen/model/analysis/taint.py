@@ -25,8 +25,8 @@ from .own import SELF_CALL
 from .reach import function_target
 from .runs import ast_function
 from .flow import (
-    COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, loop_items, own_returns, same_items, self_call_arguments,
-    stored_into, targets_of,
+    COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, loop_items, own_returns, paired, same_items,
+    self_call_arguments, stored_into, targets_of,
 )
 from .state import (
     WRITES_SELF, Handoff, RankTests, handoff, holder_key, self_field, self_targets, self_writes, unpacked_handoffs,
@@ -338,7 +338,7 @@ class Taint:
         opt.epochs`)? The test decides nothing then: every rank holds the same value."""
         if type(node) is not cst.Assign or len(node.targets) != 1:
             return False
-        pairs = _pairs(node.targets[0].target, node.value)
+        pairs = _named_pairs(node.targets[0].target, node.value)
         if not pairs:
             return False
         if self._plain_bindings is None:
@@ -346,7 +346,7 @@ class Taint:
             for other, ctx in self._flat.nodes:
                 if type(other) is cst.Assign and len(other.targets) == 1 and not ctx.conds:
                     at = self._flat.position.get(id(other), -1)
-                    for name, value in _pairs(other.targets[0].target, other.value):
+                    for name, value in _named_pairs(other.targets[0].target, other.value):
                         self._plain_bindings.setdefault(name, []).append((at, value))
         at = self._flat.position.get(id(node), -1)
         return all(
@@ -3157,19 +3157,9 @@ _RANK_CONSTANT = re.compile(
 )
 
 
-def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
-    """The names an assignment binds with the value each takes: `x = v`, or `a, b = u, v` item by item (empty for
-    anything else: an unpacked call, a starred item, an attribute target)."""
-    if isinstance(target, cst.Name):
-        return [(target.value, value)]
-    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+def _named_pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
+    """`flow.paired`, when every part of the target is a plain name: (name, its value) each; else empty."""
+    pairs = paired(target, value)
+    if not all(isinstance(t, cst.Name) for t, _v in pairs):
         return []
-    if len(target.elements) != len(value.elements):
-        return []
-    found = []
-    for name, each in zip(target.elements, value.elements):
-        if not isinstance(name.value, cst.Name) or isinstance(name, cst.StarredElement) \
-                or isinstance(each, cst.StarredElement):
-            return []
-        found.append((name.value.value, each.value))
-    return found
+    return [(t.value, v) for t, v in pairs]  # type: ignore[attr-defined]

@@ -498,8 +498,11 @@ def _loaded_by_own_method(cls: ClassInfo, value: cst.BaseExpression) -> bool:
     return method is not None and "return" in method.text
 
 
-# `load_model`, `_build_network`, `create_policy`, `get_model`: a method named for making a model
-_MODEL_BUILDER = re.compile(r"_?(?:load|build|make|create|get|init)_?(?:\w+_)?(?:model|net|network|policy|module)s?$")
+# The last name of a function or method that builds or loads a model and hands it back (`load_model`,
+# `build_network`, `get_architecture`).
+_MODEL_BUILDER = re.compile(
+    r"_?(?:load|build|make|create|get|init|instantiate)_?(?:\w+_)?(?:model|net|network|policy|module|architecture|arch)s?$"
+)
 
 
 def _registry_build(value: cst.BaseExpression) -> bool:
@@ -640,14 +643,8 @@ def _of_unknown_class(index: ModelIndex, value: cst.Call) -> bool:
         return False
     if callee.partition(".")[0] in ("self", "cls", "super"):
         return False  # (a method of the class: `classify` reads it with the class)
-    return _BUILDER_NAME.match(callee.rsplit(".", 1)[-1]) is not None \
+    return _MODEL_BUILDER.match(callee.rsplit(".", 1)[-1]) is not None \
         and index.external_function(index.qualify(callee)) is None
-
-
-# The last name of a function that builds or loads a model and hands it back.
-_BUILDER_NAME = re.compile(
-    r"_?(?:load|build|make|create|get|init|instantiate)_?(?:\w+_)?(?:model|net|network|policy|module|architecture|arch)s?$"
-)
 
 
 def _used_as_module(node: cst.CSTNode) -> set[str]:
