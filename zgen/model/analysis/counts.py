@@ -129,7 +129,6 @@ def counted_loops(
 
 
 # Calls that hand back their first argument's items, one by one, unchanged: progress bars and the identity.
-_PASS_THROUGH = known.PASS_THROUGH
 
 
 def passed_through(
@@ -144,7 +143,7 @@ def passed_through(
         name = (call_name(iterable) or "").rsplit(".", 1)[-1]
         if name == "trange" or isinstance(iterable.func, cst.Name) and iterable.func.value in ranges:
             return iterable.with_changes(func=cst.Name("range"))  # (`range_fn = range if quiet else tqdm.trange`)
-        if name not in _PASS_THROUGH and not (isinstance(iterable.func, cst.Name) and iterable.func.value in wrappers):
+        if name not in known.PASS_THROUGH and not (isinstance(iterable.func, cst.Name) and iterable.func.value in wrappers):
             return iterable
         iterable = iterable.args[0].value
     return iterable
@@ -173,7 +172,7 @@ def _is_pass_through(value: cst.BaseExpression) -> bool:
         params = value.params.params
         return len(params) == 1 and isinstance(value.body, cst.Name) and value.body.value == params[0].name.value
     if isinstance(value, (cst.Name, cst.Attribute)):
-        return (code_of(value).rsplit(".", 1)[-1]) in _PASS_THROUGH
+        return (code_of(value).rsplit(".", 1)[-1]) in known.PASS_THROUGH
     if isinstance(value, cst.Call) and call_name(value) in ("partial", "functools.partial") and value.args:
         return _is_pass_through(value.args[0].value)  # `partial(tqdm, desc="sampling")`
     return False

@@ -23,7 +23,7 @@ from ..program.tree import call_name, children, cst, walk
 __all__ = [
     "Ctx", "Flat", "flatten", "flat_of", "mentions_guard", "bound_names", "targets_of", "FILLS", "COMPREHENSIONS",
     "SAME_ITEMS", "same_items", "own_only", "own_returns", "loop_items", "mapping_walked", "runs_gathered", "stored_into",
-    "self_call_arguments", "own_node", "paired",
+    "self_call_arguments", "own_node", "paired", "passes_items",
 ]
 
 
@@ -317,7 +317,7 @@ def same_items(iterable: cst.BaseExpression) -> cst.BaseExpression:
             break
         iterable = iterable.args[0].value
     while isinstance(iterable, cst.Call) and (
-        isinstance(iterable.func, cst.Name) and iterable.func.value in SAME_ITEMS or _progress_bar(iterable)
+        isinstance(iterable.func, cst.Name) and iterable.func.value in SAME_ITEMS or passes_items(iterable)
     ):
         args = [a for a in iterable.args if a.keyword is None and not a.star]
         at = 1 if isinstance(iterable.func, cst.Name) and iterable.func.value == "filter" else 0
@@ -339,11 +339,12 @@ def paired(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[
     return [(name.value, each.value) for name, each in zip(target.elements, value.elements)]
 
 
-def _progress_bar(call: cst.Call) -> bool:
-    """`tqdm(xs, desc=...)`, `tqdm.tqdm(xs)`, `track(xs)`: a bar handing out the items of the iterable it shows."""
+def passes_items(call: cst.Call) -> bool:
+    """`tqdm(xs, desc=...)`, `tqdm.tqdm(xs)`, `track(xs)`, `iter(xs)`: a call handing out the items of the iterable
+    it is given, unchanged (`known.PASS_THROUGH`)."""
     func = call.func
     last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-    return last in known.PASS_THROUGH and last != "identity"
+    return last in known.PASS_THROUGH
 
 
 def own_only(walk: cst.Call) -> bool:

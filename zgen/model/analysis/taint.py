@@ -25,8 +25,8 @@ from .own import SELF_CALL
 from .reach import function_target
 from .runs import ast_function
 from .flow import (
-    COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, loop_items, own_returns, paired, same_items,
-    self_call_arguments, stored_into, targets_of,
+    COMPREHENSIONS, FILLS, Ctx, Flat, bound_names, flat_of, loop_items, own_returns, paired, passes_items,
+    same_items, self_call_arguments, stored_into, targets_of,
 )
 from .state import (
     WRITES_SELF, Handoff, RankTests, handoff, holder_key, self_field, self_targets, self_writes, unpacked_handoffs,
@@ -1546,7 +1546,7 @@ def _field_key_walks(flat: Flat, is_field, given: Callable[[], frozenset[str]]) 
                     bindings.setdefault(target.value, []).append(node)
 
     def keyed(iterable: cst.BaseExpression, depth: int = 0) -> bool:
-        iterable = _viewed(_listed(iterable))
+        iterable = _viewed(same_items(iterable))
         if is_field(iterable):
             return True
         if isinstance(iterable, cst.Attribute) and isinstance(root := _root(iterable), cst.Name) \
@@ -1562,14 +1562,6 @@ def _field_key_walks(flat: Flat, is_field, given: Callable[[], frozenset[str]]) 
         for target, iterable in loop_items(node.target, node.iter)
         if isinstance(target, cst.Name) and target.value in keys and keyed(iterable)
     )
-
-
-def _listed(iterable: cst.BaseExpression) -> cst.BaseExpression:
-    """What `tuple(x)`, `list(x)`, `sorted(x)` hold the items of (or the iterable itself)."""
-    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
-            and iterable.func.value in ("tuple", "list", "sorted") and len(iterable.args) == 1:
-        iterable = iterable.args[0].value
-    return iterable
 
 
 def _viewed(iterable: cst.BaseExpression) -> cst.BaseExpression:
@@ -3096,10 +3088,8 @@ def _rewrapped(node: cst.CSTNode) -> bool:
     value = node.value
     if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
         return False
-    name = call_name(value) or ""
     first = value.args[0].value
-    return name.rsplit(".", 1)[-1] in known.PASS_THROUGH and isinstance(first, cst.Name) \
-        and first.value == node.targets[0].target.value
+    return passes_items(value) and isinstance(first, cst.Name) and first.value == node.targets[0].target.value
 
 
 def _read_back(flat: Flat, agreed: dict[str, int]) -> dict[str, int]:
