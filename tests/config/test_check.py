@@ -208,7 +208,9 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+# (derandomized: the same 150 configs on every run, so CI's time does not depend on which configs a run draws; one
+# drawn set kept a CI run in this test for over a quarter of an hour, where runs took seconds before)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.dictionaries(st.sampled_from(_KEYS), _json, max_size=6), st.sampled_from([None, 1, 3, 8]))
 def test_random_configs_never_raise(config, world):
     import json
