@@ -108,3 +108,68 @@ class Pads(nn.Module):
     def forward(self, inputs):
         return {m: torch.cat([x, self.padding[m].expand(x.shape[0], -1)], -1) * self.scale[m] for m, x in inputs.items()}
 """) == []
+
+
+def test_containers_built_with_an_annotation_or_initialised_tensors_and_their_slices() -> None:
+    """`self.kernels: nn.Module = nn.ParameterList(...)` is a container as much as without the annotation; a tensor
+    filled in place by an initialiser (`nn.init.xavier_normal_(torch.empty(n, n))`) is as large as the tensor it
+    fills; a slice of a container's tensor (`self.u[layer][i]`) reads it."""
+    assert _zg3("""
+class CrossNet(nn.Module):
+    def __init__(self, n, layers):
+        super().__init__()
+        self.kernels: nn.Module = nn.ParameterList(
+            [nn.Parameter(nn.init.xavier_normal_(torch.empty(n, n))) for _ in range(layers)]
+        )
+        self.u = nn.ParameterList([nn.Parameter(torch.empty(4, n, n)) for _ in range(layers)])
+        self.layers = layers
+
+    def forward(self, x):
+        for layer in range(self.layers):
+            x = torch.matmul(self.kernels[layer], x)
+            x = torch.matmul(self.u[layer][0], x)
+        return x
+""") == [("ZG301", 13), ("ZG301", 14)]
+
+
+def test_columns_beside_a_matrix_are_vectors() -> None:
+    """A `ParameterList` of columns (`torch.empty(n, 1)`, one element per feature) stays gathered, whatever other
+    containers of the class hold: each container is sized by the tensors put in it."""
+    assert _zg3("""
+class CrossNet(nn.Module):
+    def __init__(self, n, layers):
+        super().__init__()
+        self.kernels: nn.Module = nn.ParameterList(
+            [nn.Parameter(nn.init.xavier_normal_(torch.empty(n, n))) for _ in range(layers)]
+        )
+        self.bias: nn.Module = nn.ParameterList(
+            [nn.Parameter(nn.init.zeros_(torch.empty(n, 1))) for _ in range(layers)]
+        )
+        self.layers = layers
+
+    def forward(self, x):
+        for layer in range(self.layers):
+            x = torch.matmul(self.kernels[layer], x) + self.bias[layer]
+        return x
+""") == [("ZG301", 15)]
+
+
+def test_statistics_put_in_a_dict_bare_stay_gathered() -> None:
+    """Tensors put in a `ParameterDict` without `nn.Parameter` are sized where they are made: per-channel statistics
+    (`torch.zeros((1, c, 1, 1))`) and numbers (`torch.tensor(0.0)`) stay gathered beside a matrix elsewhere in the
+    class; a table put in bare (`torch.randn(n, n)`) does not."""
+    assert _zg3("""
+class Student(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.proj = nn.Parameter(torch.randn(n, n))
+        self.mean_std: nn.ParameterDict = nn.ParameterDict(
+            {"mean": torch.zeros((1, c, 1, 1)), "std": torch.zeros((1, c, 1, 1))},
+        )
+        self.quantiles: nn.ParameterDict = nn.ParameterDict({"qa": torch.tensor(0.0), "qb": torch.tensor(0.0)})
+        self.tables = nn.ParameterDict({"a": torch.randn(n, n)})
+
+    def forward(self, x):
+        x = (x @ self.proj - self.mean_std["mean"]) / self.mean_std["std"]
+        return x * self.quantiles["qa"] + self.quantiles["qb"] + x @ self.tables["a"]
+""") == [("ZG301", 14)]

@@ -223,6 +223,9 @@ class ModuleCalls:
             if isinstance(first, cst.Name) and first.value == "self":
                 return (UNKNOWN,)
             return None
+        if (given := unwrapped_argument(expr)) is not None:
+            # `self.accelerator.unwrap_model(self.net)`: the submodule it was given, handed back
+            return self.classes_of(given)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             # `self._get_module(etype)(x)`: a method of the class that returns one of its submodules
             owner = expr.func.value

@@ -398,8 +398,11 @@ class _Finder:
         if type(node) is cst.Subscript:
             owner = self.bound.param_container(self.index, self.cls, node.value)
             parent = self.flat.parent.get(id(node))
-            if owner is None or isinstance(parent, cst.Subscript) and parent.value is node:
+            if owner is None or isinstance(parent, cst.Subscript) and parent.value is node and not parameter_container(
+                self.index, self.cls, self._container_member(owner)
+            ):
                 return []  # not a container's tensor, or `self.transform[k]["w"]`: the outer subscript is
+            # (`self.kernels[layer][i]`: a slice of a tensor of a `ParameterList`, read)
             if isinstance(parent, cst.Assign) and isinstance(parent.targets[0].target, cst.Name):
                 if parent.targets[0].target.value not in self.bound.param_items_rebound:
                     return []  # `w = self.weights[k]`: judged where `w` is used

@@ -119,8 +119,12 @@ def persistent_param(index: ModelIndex, ref: str, name: str) -> bool:
         # a `ParameterList`/`ParameterDict` (or a container of them) of tensors put in it, not assigned a name:
         # large only when one of them is made with two dimensions or more (`torch.randn(d_in, d_out)`); gains,
         # scales and statistics of one channel each (`Parameter(mean.clone())`, `torch.randn(1, d)`) are vectors
-        unnamed = [call for call, assigned in calls if assigned is None]  # none: tensors made elsewhere, unknown
-        return bool(unnamed) and not any(_matrix(call) for call in unnamed)
+        unnamed = [_only_argument(call) for call, assigned in calls if assigned is None]  # none: made elsewhere
+        member = facts_of(local).members.get(name)
+        own = _tensors_put_in(member.call) if member is not None and member.call is not None else []
+        if own:  # (the tensors put in it where it is built: `ParameterList([Parameter(torch.zeros(d, 1)) ...])`)
+            unnamed = own
+        return bool(unnamed) and not any(_matrix(tensor) for tensor in unnamed)
     return call is not None and _small(index, local, call)
 
 
@@ -200,7 +204,14 @@ def _only_argument(call: cst.Call) -> cst.BaseExpression | None:
     """The one argument of `nn.Parameter(x)`, given by position (else None); a `requires_grad=` beside it changes
     no size (`nn.Parameter(torch.zeros(d), requires_grad=False)`, a running statistic)."""
     args = [arg for arg in call.args if not (arg.keyword is not None and arg.keyword.value == "requires_grad")]
-    return args[0].value if len(args) == 1 and args[0].keyword is None and not args[0].star else None
+    value = args[0].value if len(args) == 1 and args[0].keyword is None and not args[0].star else None
+    while isinstance(value, cst.Call) and value.args and _INITIALISER.fullmatch(dotted(value.func) or ""):
+        value = value.args[0].value  # `nn.init.xavier_normal_(torch.empty(n, n))`: the tensor it fills in place
+    return value
+
+
+# An in-place initialiser of `torch.nn.init` (`nn.init.zeros_`, `init.trunc_normal_`): it hands back its argument.
+_INITIALISER = re.compile(r"(?:[\w.]*\.)?init\.\w+_")
 
 
 def _fill(expr: cst.BaseExpression | None) -> cst.Call | None:
@@ -220,20 +231,43 @@ def _one(expr: cst.BaseExpression) -> bool:
 
 
 def _vector(call: cst.Call) -> bool:
-    """`nn.Parameter(torch.ones(dim))`, also with leading singleton dimensions (`torch.zeros(1, 1, dim)`, a class
-    token) and keyword options (`dtype=...`): one element per channel."""
+    """`nn.Parameter(torch.ones(dim))`, also with singleton dimensions (`torch.zeros(1, 1, dim)`, a class token;
+    `torch.zeros(dim, 1)`, a column) and keyword options (`dtype=...`): one element per channel."""
     fill = _fill(_only_argument(call))
     if fill is None or any(arg.star for arg in fill.args):
         return False
     dims = [arg.value for arg in fill.args if arg.keyword is None]
     options = [arg.value for arg in fill.args if arg.keyword is not None]
-    return bool(dims) and all(_one(d) for d in dims[:-1]) and _plain(dims[-1]) and all(_plain(o) for o in options)
+    sized = [d for d in dims if not _one(d)]
+    return bool(dims) and len(sized) <= 1 and all(_plain(d) for d in sized) and all(_plain(o) for o in options)
 
 
-def _matrix(call: cst.Call) -> bool:
-    """`nn.Parameter(torch.randn(d_in, d_out) / sqrt(d_in))`, `nn.Parameter(init((c, c), lo, hi))`: a tensor made
-    with two dimensions or more that are not 1."""
-    value = _only_argument(call)
+def _tensors_put_in(built: cst.Call) -> list[cst.BaseExpression | None]:
+    """The tensors a `ParameterList(...)`/`ParameterDict(...)` call puts in the container it builds: what each
+    `nn.Parameter(...)` in it wraps, and tensors made in it bare (`ParameterDict({"mean": torch.zeros(1, c)})`,
+    `torch.tensor(0.0)`)."""
+    found: list[cst.BaseExpression | None] = []
+    wrapped: set[int] = set()
+    for node in walk(built):
+        if type(node) is not cst.Call or node is built:
+            continue
+        if (call_name(node) or "").endswith("Parameter"):
+            found.append(_only_argument(node))
+            wrapped.update(id(inner) for inner in walk(node))
+        elif id(node) not in wrapped and (_fill(node) is not None or _number_tensor(node)):
+            found.append(node)
+    return found
+
+
+def _number_tensor(call: cst.Call) -> bool:
+    """`torch.tensor(0.0)`: a tensor of one number."""
+    value = _only_argument(call) if dotted(call.func) == "torch.tensor" else None
+    return isinstance(value, (cst.Integer, cst.Float, cst.UnaryOperation))
+
+
+def _matrix(value: cst.BaseExpression | None) -> bool:
+    """`torch.randn(d_in, d_out) / sqrt(d_in)`, `init((c, c), lo, hi)` (what an `nn.Parameter(...)` wraps): a tensor
+    made with two dimensions or more that are not 1."""
     while isinstance(value, cst.BinaryOperation):
         value = value.left
     if not isinstance(value, cst.Call):

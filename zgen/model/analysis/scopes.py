@@ -300,9 +300,9 @@ def _kept_parameter_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     )
 
 
-# `self.w = nn.ParameterList(`, `self.t[k] = nn.ParameterDict(`, `self.ps = list(self.enc.parameters())`
+# `self.w = nn.ParameterList(`, `self.w: nn.Module = nn.ParameterList(`, `self.t[k] = nn.ParameterDict(`, `self.ps = list(self.enc.parameters())`
 _KEPT_PARAMETERS = re.compile(
-    r"self(?<!\wself)\.(\w+)\s*(?:\[[^\]\n]*\])?\s*=\s*(?:[\w.]*\.)?(?:Parameter(?:List|Dict)\(|(?:list|tuple)\([^\n]*parameters\()"
+    r"self(?<!\wself)\.(\w+)\s*(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?(?:Parameter(?:List|Dict)\(|(?:list|tuple)\([^\n]*parameters\()"
 )
 
 
