@@ -18,7 +18,7 @@ from ..program.holds import module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of
 from ..program.tree import (
-    access_path, call_name, code_of, const_str, cst, dotted, parameter_for, positional_parameters, walk,
+    access_path, call_name, code_of, const_str, cst, dotted, parameter_for, positional_parameters, unwrapped_argument, walk,
 )
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
@@ -45,6 +45,10 @@ _CHECK_CALLS = {"isinstance", "hasattr", "getattr", "id", "type", "callable", "s
 def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
     """How the parameter expression `node` is used, and the operation as text."""
     parent = flat.parent.get(id(node))
+    if isinstance(parent, cst.Arg) and (call := flat.parent.get(id(parent))) is not None and unwrapped_argument(
+        call
+    ) is node:
+        return usage(index, flat, call)  # `cast(Tensor, m.weight).dtype`: the parameter itself, as the cast is used
     data = ""
     if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "data":
         node, parent, data = parent, flat.parent.get(id(parent)), ".data"

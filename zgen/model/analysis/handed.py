@@ -109,6 +109,8 @@ def built_holder(access: ParamAccess) -> str:
     """How a message names the module of a `Scope.BUILT` access: handed in built, or built earlier in the function."""
     if access.given:
         return f"`{access.owner}`, a module this function is given after it was built"
+    if isinstance(access.node, cst.Attribute) and isinstance(access.node.value, cst.Subscript):
+        return f"`{code_of(access.node.value)}`, a module built earlier in this function into `{access.owner}`"
     return f"`{access.owner}`, a module built earlier in this function"
 
 
@@ -1166,7 +1168,22 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
                 # (`actor_critic = policy.from_config(cfg)` of a class a registry handed back, in a method
                 # annotated `-> NetPolicy`: the model it builds, though no file tells which class)
                 held[name] = (scope.flat.position[id(inner)], False)
+        elif type(inner) is cst.Call and (name := _appended_to(inner)) is not None and name not in held:
+            # `layers.append(nn.Linear(d, d))`: the list holds a module built here from that call on
+            if name in scope.wrapped or factory is not None and name != factory:
+                continue
+            kind, classes = classify(index, inner.args[0].value, resolve=factory is not None)
+            if kind is Kind.MODULE and any(has_params(index, c) is not False for c in classes or ("",)):
+                held[name] = (scope.flat.position[id(inner)], False)
     return held
+
+
+def _appended_to(call: cst.Call) -> str | None:
+    """`layers` of `layers.append(<one value>)`, else None."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name):
+        return func.value.value if len(call.args) == 1 and call.args[0].keyword is None else None
+    return None
 
 
 def _returns_a_module(index: ModelIndex, node: cst.FunctionDef) -> bool:
@@ -1183,7 +1200,8 @@ def _factory_text(text: str) -> bool:
     constructor, `Policy.from_config(cfg)`, `policy.from_config(cfg)`) and returned."""
     return any(
         re.search(
-            r"^[ \t]+" + name + r"[ \t]*(?::[^=\n]*)?=[ \t]*(?:(?:[\w.]+\.)?[A-Z]\w*|[\w.]+\._?from_\w+)\(",
+            r"^[ \t]+" + name + r"[ \t]*(?::[^=\n]*)?=[ \t]*\[?[ \t]*(?:(?:[\w.]+\.)?[A-Z]\w*|[\w.]+\._?from_\w+)\("
+            + r"|^[ \t]+" + name + r"\.append\((?:[\w.]+\.)?[A-Z]\w*\(",  # (`layers = [nn.Linear(`, `layers.append(`)
             text, re.MULTILINE,
         )
         for name in set(_FACTORY.findall(text))
@@ -1503,8 +1521,8 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
         if kind is cst.Name and node.value in params:
             if not isinstance(flat.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):
                 found.append(access(node, ctx, params[node.value], Via(Reach.PARAMETERS)))
-        elif kind is cst.Attribute and isinstance(node.value, (cst.Name, cst.Attribute)):
-            path = access_path(node)
+        elif kind is cst.Attribute and isinstance(node.value, (cst.Name, cst.Attribute, cst.Subscript)):
+            path = access_path(node)  # (`layers[-1].weight`: of an item of a list of modules built here)
             if path is None or not path.parts:
                 continue
             owner = holder(path.root, node)

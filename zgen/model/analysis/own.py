@@ -733,7 +733,9 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
         ]
         # a forward gathers the module's own parameters, not a child's: a child's state is a placeholder there too
         forwards = [m for m in cls.forward_methods if m.owner is cls and _CHILD_STATE.search(m.text)]
-        for method in [*_run_on_built(cls, [*cls.entry_methods, *serialisers]), *forwards]:
+        # an initialiser run on the built module (`init_from_pretrained(cfg)`: a checkpoint loaded into `self`)
+        late = [m for m in cls.late_init_methods if m.owner is cls and ".load_state_dict(" in m.text]
+        for method in [*_run_on_built(cls, [*cls.entry_methods, *serialisers, *late]), *forwards]:
             if not _OWN_STATE.search(method.text):
                 continue
             in_forward = method in forwards

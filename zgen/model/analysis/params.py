@@ -16,6 +16,7 @@ from ..program import known
 from ..program.holds import annotated_module, config_like, module_arguments, module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import (
+    class_named,
     UNKNOWN_CLASS, Kind, Member, child_getter, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
     parameter_container, parameter_dict, torch_base,
 )
@@ -556,6 +557,9 @@ class _Finder:
             else:
                 path = path.__class__("self", path.parts, path.keys)
         item = self.bound.items.get(path.root)
+        if item is None and path.root in self.bound.self_paths and self.bound.module_at(path.root, 0) is None:
+            item = self.bound.self_paths[path.root]  # `last.weight` for `last = self.mlp.layers[-1]`, a local no
+            # other binding tells of: that path's weight
         if item is not None:  # `final.bias` for `final = fc[2]`: `fc[2].bias`
             path = item.__class__(item.root, (*item.parts, *path.parts), (*item.keys, *path.keys))
         if path.root != "self":
@@ -599,6 +603,12 @@ class _Finder:
         if first is not None and first.kind == Kind.PARAM and first.classes:
             # `self.proj = nn.Parameter(...) if raw else nn.Linear(...)`: `.weight` is the Linear's
             first = Member(first.name, Kind.MODULE, first.classes, first.order)
+        if first is not None and first.kind == Kind.VALUE and _unread_construction(self.index, first):
+            # `self.mlp = MLP(d)` of a package we cannot read, then `nn.init.zeros_(self.mlp.weight)`: a module,
+            # known by its use (an initialiser takes parameters)
+            unread = Member(first.name, Kind.UNKNOWN, (UNKNOWN_CLASS,), first.order)
+            if _initialised_attribute(self.index, self.flat, node, unread, rest, items=True):
+                first = unread
         if first is None or first.kind not in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
             return []
         owner_classes = _param_owner(self.index, first, rest)
@@ -831,11 +841,26 @@ def _walks_a_module(index: ModelIndex, flat: Flat, call: cst.Call, position: int
     return parameter is not None and parameter in module_arguments(found[0], found[1])
 
 
+def _unread_construction(index: ModelIndex, member: Member) -> bool:
+    """Was the member built by calling a class imported from a package we cannot read (`self.mlp = MLP(d)` of
+    `from x_mlps import MLP`, not installed)? Not a class of the program or of torch, which say what they are."""
+    written = call_name(member.call) if member.call is not None else None
+    if written is None or not written.rpartition(".")[2][:1].isupper() or written.partition(".")[0] not in index.imports:
+        return False
+    qualified = index.qualify(written)
+    return not qualified.startswith("torch.") and class_named(index, written) is None
+
+
 def _initialised_attribute(index: ModelIndex, flat: Flat, node: cst.Attribute, first: Member,
-                           rest: tuple[str, ...]) -> bool:
+                           rest: tuple[str, ...], items: bool = False) -> bool:
     """`nn.init.normal_(self.vit.cls_token)`, `init_pos(pos=self.vit.encoder.pos_embedding)`: an attribute of a module
     whose class we cannot read (a library's, handed in), given to an initialiser or to a helper that writes it in
-    place. Initialisers take parameters: the attribute is one, known by its use."""
+    place. Initialisers take parameters: the attribute is one, known by its use. `items`: also the weight or bias of
+    an item of a container it holds (`self.mlp.layers[-1].weight`)."""
+    if items and "[]" in rest:
+        if len(rest) > 3 or rest[-1] not in ("weight", "bias") or rest[0] == "[]":
+            return False
+        rest = tuple(part for part in rest if part != "[]")
     if not 1 <= len(rest) <= 2 or "[]" in rest or any(NOT_A_SUBMODULE.search(p) for p in rest) or config_like(first.name):
         return False
     if rest[-1] in index.buffer_names:
@@ -1308,11 +1333,29 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
                 return classes if last else None
             if last and _property_parameter(index, ref, part):
                 return classes  # `self.pos.weight`, a property of the child's class returning its child's weight
-            next_member = next_member or member_of(index, ref, part)
+            next_member = next_member or member_of(index, ref, part) or _property_member(index, ref, part)
         if next_member is None:
             return None
         kind, classes = next_member.kind, next_member.classes
     return None
+
+
+def _property_member(index: ModelIndex, ref: str, name: str) -> Member | None:
+    """The child a property of module class `ref` hands back as is (`@property def embedding(self): return
+    self._embedding`), so that `self.vq.embedding.weight` is that child's weight; None for any other attribute."""
+    cls = index.classes.get(ref)
+    if cls is None and ref != UNKNOWN_CLASS:
+        external = index.external(ref)
+        if external is not None and external[0] is not index:
+            found = _property_member(external[0], external[1].name, name)
+            if found is not None:
+                return Member(found.name, found.kind, tuple(external[0].global_name(c) for c in found.classes),
+                              found.order)
+            return None
+    if cls is None or not is_property(cls, name):
+        return None
+    returned = property_attributes(cls, name)
+    return facts_of(cls).members.get(next(iter(returned))) if len(returned) == 1 else None
 
 
 def _container_class(index: ModelIndex, ref: str) -> bool:

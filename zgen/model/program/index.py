@@ -799,7 +799,26 @@ class ModelIndex:
                 return True
             root = qualified.partition(".")[0]
             unread = unread or ("." in qualified and root not in _STDLIB_ROOTS and self.external(qualified) is None)
-        return module_mixin(cls) or unread and _builds_layers(cls)
+        return module_mixin(cls) or (unread or self.unread_ancestry(cls, set())) and _builds_layers(cls)
+
+    def unread_ancestry(self, cls: ClassInfo, seen: set[str]) -> bool:
+        """Does a base of `cls`, or of a base we read, come from a library we cannot read (`class STN(Preprocessor)`
+        for `class Preprocessor(BaseModule)` of `mmengine.model`, not installed)?"""
+        if self.global_name(cls.name) in seen:
+            return False
+        seen.add(self.global_name(cls.name))
+        for written, qualified in zip(cls.span.bases, cls.qualified_bases):
+            local = self.local_class(written)
+            if local is not None and local is not cls:
+                if self.unread_ancestry(local, seen):
+                    return True
+                continue
+            if "." not in qualified or qualified.partition(".")[0] in _STDLIB_ROOTS or qualified.startswith("torch."):
+                continue
+            external = self.external(qualified)
+            if external is None or external[0].unread_ancestry(external[1], seen):
+                return True
+        return False
 
     def local_class(self, written: str) -> ClassInfo | None:
         """The class of this file a base names: `Block`, or `Builder.BaseNetwork` for a class nested in a class

@@ -148,7 +148,7 @@ def _walk_top(body: list[ast.stmt], skel: Skeleton) -> None:
                 _record_import(stmt, skel.imports, skel.stars)
                 continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                value = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
+                value = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else _partial_of(stmt.value)
                 if value is not None and value != stmt.targets[0].id:
                     skel.aliases[stmt.targets[0].id] = value
             if isinstance(stmt, (ast.If, ast.Try, ast.With)) and _defines(stmt):
@@ -211,6 +211,14 @@ def _record_local_imports(tree: ast.Module, skel: Skeleton) -> None:
                 if alias.name != "*" and name not in bound:
                     local.setdefault(name, f"{node.module}.{alias.name}")
     skel.imports.update(local)
+
+
+def _partial_of(value: ast.expr) -> str | None:
+    """`partial(Linear, bias=False)`: the class or function a partial binds arguments of (what calling it calls)."""
+    if isinstance(value, ast.Call) and value.args and dotted(value.func) in ("partial", "functools.partial"):
+        first = value.args[0]
+        return dotted(first) if isinstance(first, (ast.Name, ast.Attribute)) else None
+    return None
 
 
 def _kept_aliases(skel: Skeleton) -> dict[str, str]:
