@@ -1334,10 +1334,23 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
             if last and _property_parameter(index, ref, part):
                 return classes  # `self.pos.weight`, a property of the child's class returning its child's weight
             next_member = next_member or member_of(index, ref, part) or _property_member(index, ref, part)
+        if next_member is None and not last and classes and all(_unread_class(index, ref) for ref in classes):
+            # `layer.attn.proj.weight` for `attn` of a library's class we cannot read: read on as a model we cannot
+            # see into (the `UNKNOWN` steps above)
+            kind, classes = Kind.UNKNOWN, (UNKNOWN_CLASS,)
+            continue
         if next_member is None:
             return None
         kind, classes = next_member.kind, next_member.classes
     return None
+
+
+def _unread_class(index: ModelIndex, ref: str) -> bool:
+    """A class of a library we cannot read: not of this file, of another file we read, or of torch."""
+    return (
+        ref != UNKNOWN_CLASS and ref not in index.classes and not known.is_torch_module_class(index.qualify(ref))
+        and not ref.startswith("torch.") and index.external(ref) is None
+    )
 
 
 def _property_member(index: ModelIndex, ref: str, name: str) -> Member | None:

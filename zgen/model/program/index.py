@@ -799,7 +799,7 @@ class ModelIndex:
                 return True
             root = qualified.partition(".")[0]
             unread = unread or ("." in qualified and root not in _STDLIB_ROOTS and self.external(qualified) is None)
-        return module_mixin(cls) or (unread or self.unread_ancestry(cls, set())) and _builds_layers(cls)
+        return module_mixin(cls) or _builds_layers(cls) and (unread or self.unread_ancestry(cls, set()))
 
     def unread_ancestry(self, cls: ClassInfo, seen: set[str]) -> bool:
         """Does a base of `cls`, or of a base we read, come from a library we cannot read (`class STN(Preprocessor)`
