@@ -18,7 +18,7 @@ from ..program.holds import module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.skeleton import dotted as ast_dotted
-from ..program.tree import annotated_tensors, call_name, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
+from ..program.tree import access_path, annotated_tensors, call_name, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .hooks import hook_kept, item_key
 from .own import SELF_CALL
@@ -156,6 +156,11 @@ class Taint:
         # name -> where it is bound, unconditionally, to a value every rank agrees on (position, loops): a tainted
         # binding before such a rebinding does not reach past it (`_reaches`)
         self._kills: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
+        for node, node_ctx in flat.nodes:
+            if type(node) is cst.Assert and (settled := _asserted_setting(node.test)) is not None:
+                # `assert not (self.accept_memories ^ has_memories)`: past it, the local is the setting, on every
+                # rank that goes on
+                self._kills.setdefault(settled, []).append((flat.position[id(node)], node_ctx.loops))
         gathered: dict[str, int] = {}
         rebound: dict[str, int] = {}  # name -> the last position another binding of it sits at
         for node, _ctx in flat.nodes:
@@ -1167,6 +1172,26 @@ class Taint:
 _NUMERIC_BUILTINS = frozenset({"max", "min", "abs", "round", "int", "float", "sum", "divmod", "pow"})
 
 
+def _asserted_setting(test: cst.BaseExpression) -> str | None:
+    """The local an assertion ties to a setting of the object (`assert has_memories == self.accept_memories`,
+    `assert not (self.accept_memories ^ has_memories)`, `assert x is self.flag`), else None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = test.expression
+        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.BitXor):
+            sides = (inner.left, inner.right)
+        else:
+            return None
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+        test.comparisons[0].operator, (cst.Equal, cst.Is)
+    ):
+        sides = (test.left, test.comparisons[0].comparator)
+    else:
+        return None
+    names = [side.value for side in sides if isinstance(side, cst.Name)]
+    settings = [side for side in sides if (path := access_path(side)) is not None and path.root == "self" and path.parts]
+    return names[0] if len(names) == 1 and len(settings) == 1 else None
+
+
 def _main_rank_test(node: cst.Comparison) -> bool:
     """`rank == 0`, `args.rank != 0`, `opt["rank"] == 0`, `cfg.get("rank") in (-1, 0)`: a value named plainly `rank`
     (a name, an attribute, a settings key) compared with the main process's rank. The bare word may also be a
@@ -1913,6 +1938,8 @@ _STEP_COUNTER = re.compile(r"^(?:global_step|current_epoch|epoch|step|steps|glob
 
 # `if explore(eps):`, `elif not given(x)`: a function of one name an `if` calls
 CALLED_IN_IF = re.compile(r"if(?<!\wif)[ \t]+(?:not[ \t]+)?(\w+)\(")
+# `self.name(`: a method the text calls on `self` (its name).
+_SELF_CALLED = re.compile(r"self(?<!\wself)\.(\w+)\(")
 
 
 @memoised
@@ -1933,9 +1960,10 @@ def draw_trigger(index: ModelIndex, helpers: bool = True) -> Trigger:
     if helpers:  # `self._should_explore()` answering with a draw (`random_method`)
         # (only names the file calls as `self.<name>(`: the pattern is searched in this file's texts alone, so any
         # other name could never match there, and its method is not parsed for it)
+        called = set(_SELF_CALLED.findall(index.source))
         methods = {
             method.name for cls in index.classes.values() for method in cls.all_methods()
-            if f"self.{method.name}(" in index.source
+            if method.name in called
             and "return" in method.text and draw_trigger(index, False).search(method.text)
             and random_method(index, cls, method.name)
         }
