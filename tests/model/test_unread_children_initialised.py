@@ -49,3 +49,11 @@ def test_settings_of_an_unread_object_and_self_initialising_children_are_clean()
         self.criterion = FocalLoss(gamma=2.0)
         self.criterion.weight = torch.ones(3)
     """) == []
+
+
+def test_an_unread_child_written_in_place_through_data():
+    assert codes("""
+        self.to_cond = MLP(d, 2 * d, d)
+        self.to_cond.weight.data.zero_()
+        self.to_cond.scale = 2.0
+    """) == [("ZG103", 13)]

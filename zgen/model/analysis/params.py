@@ -868,6 +868,8 @@ def _initialised_attribute(index: ModelIndex, flat: Flat, node: cst.Attribute, f
     if first.kind not in (Kind.MODULE, Kind.UNKNOWN) or any(has_params(index, c) is not None for c in first.classes):
         return False  # a class we can read says which names are its parameters
     use, detail = usage(index, flat, node)
+    if items and use == WRITE and rest[-1] in ("weight", "bias"):
+        return True  # (`self.mlp.weight.data.zero_()` of a child built here: only a parameter is written so)
     return use == INIT or use == WRITE and detail.startswith(" passed to")
 
 
