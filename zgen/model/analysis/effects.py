@@ -18,7 +18,8 @@ from ..program.holds import module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of
 from ..program.tree import (
-    access_path, call_name, code_of, const_str, cst, dotted, parameter_for, positional_parameters, unwrapped_argument, walk,
+    access_path, call_name, code_of, const_str, cst, dotted, parameter_for, positional_parameters, unwrapped_argument,
+    walk,
 )
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee

@@ -16,8 +16,7 @@ from ..program import known
 from ..program.holds import annotated_module, config_like, module_arguments, module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import (
-    class_named,
-    UNKNOWN_CLASS, Kind, Member, child_getter, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
+    UNKNOWN_CLASS, Kind, Member, child_getter, class_named, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
     parameter_container, parameter_dict, torch_base,
 )
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
@@ -845,7 +844,9 @@ def _unread_construction(index: ModelIndex, member: Member) -> bool:
     """Was the member built by calling a class imported from a package we cannot read (`self.mlp = MLP(d)` of
     `from x_mlps import MLP`, not installed)? Not a class of the program or of torch, which say what they are."""
     written = call_name(member.call) if member.call is not None else None
-    if written is None or not written.rpartition(".")[2][:1].isupper() or written.partition(".")[0] not in index.imports:
+    if written is None or not written.rpartition(".")[2][:1].isupper():
+        return False
+    if written.partition(".")[0] not in index.imports:
         return False
     qualified = index.qualify(written)
     return not qualified.startswith("torch.") and class_named(index, written) is None

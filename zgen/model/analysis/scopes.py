@@ -300,7 +300,8 @@ def _kept_parameter_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     )
 
 
-# `self.w = nn.ParameterList(`, `self.w: nn.Module = nn.ParameterList(`, `self.t[k] = nn.ParameterDict(`, `self.ps = list(self.enc.parameters())`
+# `self.w = nn.ParameterList(` (also annotated, `self.w: nn.Module = ...`), `self.t[k] = nn.ParameterDict(`,
+# `self.ps = list(self.enc.parameters())`
 _KEPT_PARAMETERS = re.compile(
     r"self(?<!\wself)\.(\w+)\s*(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?=\s*(?:[\w.]*\.)?(?:Parameter(?:List|Dict)\(|(?:list|tuple)\([^\n]*parameters\()"
 )

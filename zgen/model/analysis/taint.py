@@ -156,15 +156,14 @@ class Taint:
         # name -> where it is bound, unconditionally, to a value every rank agrees on (position, loops): a tainted
         # binding before such a rebinding does not reach past it (`_reaches`)
         self._kills: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
+        gathered: dict[str, int] = {}
+        rebound: dict[str, int] = {}  # name -> the last position another binding of it sits at
         for node, node_ctx in flat.nodes:
             if type(node) is cst.Assert and (settled := _asserted_setting(node.test)) is not None:
                 # `assert not (self.accept_memories ^ has_memories)`: past it, the local is the setting, on every
                 # rank that goes on
                 self._kills.setdefault(settled, []).append((flat.position[id(node)], node_ctx.loops))
-        gathered: dict[str, int] = {}
-        rebound: dict[str, int] = {}  # name -> the last position another binding of it sits at
-        for node, _ctx in flat.nodes:
-            if type(node) is cst.Call and agreeing(node) and node.args and isinstance(node.args[0].value, cst.Name):
+            elif type(node) is cst.Call and agreeing(node) and node.args and isinstance(node.args[0].value, cst.Name):
                 self.agreed.setdefault(node.args[0].value.value, flat.position.get(id(node), 0))
             elif type(node) is cst.Assign or type(node) is cst.AugAssign or type(node) is cst.AnnAssign:
                 targets, value = targets_of(node)
@@ -1188,7 +1187,8 @@ def _asserted_setting(test: cst.BaseExpression) -> str | None:
     else:
         return None
     names = [side.value for side in sides if isinstance(side, cst.Name)]
-    settings = [side for side in sides if (path := access_path(side)) is not None and path.root == "self" and path.parts]
+    paths = [access_path(side) for side in sides]
+    settings = [path for path in paths if path is not None and path.root == "self" and path.parts]
     return names[0] if len(names) == 1 and len(settings) == 1 else None
 
 

@@ -148,7 +148,8 @@ def _walk_top(body: list[ast.stmt], skel: Skeleton) -> None:
                 _record_import(stmt, skel.imports, skel.stars)
                 continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                value = dotted(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else _partial_of(stmt.value)
+                named = isinstance(stmt.value, (ast.Name, ast.Attribute))
+                value = dotted(stmt.value) if named else _partial_of(stmt.value)  # (`L = partial(Linear, ...)`)
                 if value is not None and value != stmt.targets[0].id:
                     skel.aliases[stmt.targets[0].id] = value
             if isinstance(stmt, (ast.If, ast.Try, ast.With)) and _defines(stmt):
