@@ -33,8 +33,8 @@ from ..program import known
 from ..program.given import constructions_of
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import (
-    UNKNOWN_CLASS, Member, constructors_in, facts_of, has_params, holds_parameter_containers, member_param,
-    parameter_container, torch_base,
+    UNKNOWN_CLASS, Member, constructors_in, creates_parameters, facts_of, has_params, holds_parameter_containers,
+    member_param, parameter_container, torch_base,
 )
 from ..program.size import param_numel, vector_weight
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
@@ -379,12 +379,48 @@ def _persistent(index: ModelIndex, access: ParamAccess) -> bool:
     first = access.first
     if first is not None and first.call is not None and access.owner == f"self.{first.name}" and first.classes:
         last = first.classes[0].rsplit(".", 1)[-1]
+        if last not in known.TORCH_PARAMS:
+            last = _torch_layer_as_is(index, first.classes[0]) or last
         numel = param_numel(last, access.param, first.call, first.env or {})
         if numel is not None and len(first.classes) == 1:
             return stays_gathered(numel, index.persistence_threshold)
         if len(first.classes) == 1 and _forwarded_small(index, access, last):
             return True
     return _layer_bias(index, access) or _persistent_by_class(index, access)
+
+
+def _torch_layer_as_is(index: ModelIndex, ref: str) -> str | None:
+    """The torch layer (`Linear`) a class of the program derives from and builds as torch does: no parameters of
+    its own, and a constructor taking torch's leading arguments (`class Linear(nn.Linear)` with `__init__(self,
+    in_features, out_features, bias=True, init="default")`, also reached through `partial(Linear, bias=False)`), so
+    that a construction's sizes are the torch layer's."""
+    local = index.classes.get(ref)
+    owner = index
+    if local is None:
+        external = index.external(ref)
+        if external is None:
+            return None
+        owner, local = external
+    layer = torch_base(local)
+    leading = _TORCH_LEADING.get(layer or "")
+    if leading is None or creates_parameters(owner, local):
+        return None
+    init = local.inherited_method("__init__")
+    node = init.node if init is not None and init.owner.index is owner else None
+    if init is not None and node is None:
+        return None
+    if node is not None:
+        names = [p.name.value for p in (*node.params.posonly_params, *node.params.params)][1:]
+        if tuple(names[: len(leading)]) != leading:
+            return None
+    return layer
+
+
+# The leading constructor arguments of the torch layers `size.param_numel` sizes.
+_TORCH_LEADING = {
+    "Linear": ("in_features", "out_features"), "Embedding": ("num_embeddings", "embedding_dim"),
+    **{f"Conv{n}d": ("in_channels", "out_channels", "kernel_size") for n in (1, 2, 3)},
+}
 
 
 def _forwarded_small(index: ModelIndex, access: ParamAccess, layer: str) -> bool:
