@@ -514,18 +514,11 @@ def _named_class(index: ModelIndex, written: str) -> list[str]:
     return []
 
 
-def _class_info(index: ModelIndex, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
-    local = index.classes.get(ref)
-    if local is not None:
-        return index, local
-    return index.external(ref) if ref != UNKNOWN_CLASS else None
-
-
 def abstract_module_method(index: ModelIndex, ref: str, name: str) -> bool:
     """Is `name` an `@abstractmethod` of module class `ref` (an interface such as `AdapterBase(nn.Module, ABC)`
     with `def encode(self, x)` left to implement)? A module class that implements it is what the interface is
     for: it computes there with parameters of its own, which the interface's holder cannot see."""
-    found = _class_info(index, ref)
+    found = index.located(ref)
     if found is None or not found[1].is_module or name == "forward":
         return False
     method = found[1].method(name)
@@ -582,7 +575,7 @@ def dispatch(index: ModelIndex, ref: str, name: str, exact: bool) -> tuple[tuple
     """The classes (their file's index and their name there) a call `<instance of ref>.<name>(...)` may run:
     `ref` itself and, for an instance that is not exact, the subclasses of `ref` in its own file and in the
     checked file that define `name` themselves."""
-    found = _class_info(index, ref)
+    found = index.located(ref)
     if found is None:
         return ((index, ref),)  # a torch layer or a class no file we read defines: `method_uses` knows what it can
     owner, info = found
@@ -604,7 +597,7 @@ def possible_classes(index: ModelIndex, instance: Instance) -> tuple[tuple[Model
     in the checked file."""
     found: list[tuple[ModelIndex, str]] = []
     for ref in instance.classes:
-        info = _class_info(index, ref)
+        info = index.located(ref)
         if info is None:
             found.append((index, ref))
             continue
@@ -686,7 +679,7 @@ def reads_own(
 def _package_overrides(index: ModelIndex, ref: str, name: str) -> tuple[tuple[ModelIndex, str], ...]:
     """The classes of other files of the package that override `name`, an abstract method of module class `ref`
     (`reach.method_targets`: the files defining a method of that name), with their file's index."""
-    found = _class_info(index, ref)
+    found = index.located(ref)
     if found is None:
         return ()
     overrides = [method for method in method_targets(index, found[1], name) if method.owner is not found[1]]
@@ -756,7 +749,7 @@ def instance_methods(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     containers = [element_instance(index, cls, n) for n, m in facts_of(cls).members.items() if m.kind == Kind.CONTAINER]
     for instance in (*instance_attributes(index, cls).values(), *(c for c in containers if c is not None)):
         for ref in instance.classes:
-            found = _class_info(index, ref)
+            found = index.located(ref)
             if found is None or found[0] is index and instance.exact:
                 continue  # a class of this file: its methods are the file's own, which the rules list already
             owner, info = found
@@ -850,7 +843,7 @@ def _infos(index: ModelIndex, typed) -> list[tuple[ModelIndex, ClassInfo]]:
     """The classes an `Instance` names, read (its own classes; subclasses do not add attributes we look up)."""
     found = []
     for ref in typed.classes if typed is not None else ():
-        info = _class_info(index, ref)
+        info = index.located(ref)
         if info is not None:
             found.append(info)
     return found
@@ -1008,7 +1001,7 @@ def method_returned(index: ModelIndex, classes: tuple[str, ...], name: str) -> t
     body (`enc = model.get_encoder()` with `return self.enc`); nothing for a class we cannot read."""
     found: list[str] = []
     for ref in classes:
-        owner = _class_info(index, ref)
+        owner = index.located(ref)
         target = owner[1].inherited_method(name) if owner is not None else None
         if target is None or target.node is None or "return" not in target.text:
             continue

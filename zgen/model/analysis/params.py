@@ -16,7 +16,7 @@ from ..program import known
 from ..program.holds import annotated_module, config_like, module_arguments, module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import (
-    UNKNOWN_CLASS, Kind, Member, child_getter, class_named, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
+    UNKNOWN_CLASS, Kind, Member, child_getter, classify, facts_of, has_params, holds_parameter_containers, member_of, member_param,
     parameter_container, parameter_dict, torch_base,
 )
 from ..program.tree import Path, access_path, call_name, code_of, cst, parameter_for, walk
@@ -602,7 +602,7 @@ class _Finder:
         if first is not None and first.kind == Kind.PARAM and first.classes:
             # `self.proj = nn.Parameter(...) if raw else nn.Linear(...)`: `.weight` is the Linear's
             first = Member(first.name, Kind.MODULE, first.classes, first.order)
-        if first is not None and first.kind == Kind.VALUE and _unread_construction(self.index, first):
+        if first is not None and _of_unread_class(self.index, first):
             # `self.mlp = MLP(d)` of a package we cannot read, then `nn.init.zeros_(self.mlp.weight)`: a module,
             # known by its use (an initialiser takes parameters)
             unread = Member(first.name, Kind.UNKNOWN, (UNKNOWN_CLASS,), first.order)
@@ -838,18 +838,6 @@ def _walks_a_module(index: ModelIndex, flat: Flat, call: cst.Call, position: int
         return False
     parameter = parameter_for(found[1], call, position)
     return parameter is not None and parameter in module_arguments(found[0], found[1])
-
-
-def _unread_construction(index: ModelIndex, member: Member) -> bool:
-    """Was the member built by calling a class imported from a package we cannot read (`self.mlp = MLP(d)` of
-    `from x_mlps import MLP`, not installed)? Not a class of the program or of torch, which say what they are."""
-    written = call_name(member.call) if member.call is not None else None
-    if written is None or not written.rpartition(".")[2][:1].isupper():
-        return False
-    if written.partition(".")[0] not in index.imports:
-        return False
-    qualified = index.qualify(written)
-    return not qualified.startswith("torch.") and class_named(index, written) is None
 
 
 def _initialised_attribute(index: ModelIndex, flat: Flat, node: cst.Attribute, first: Member,
@@ -1359,19 +1347,15 @@ def _unread_class(index: ModelIndex, ref: str) -> bool:
 def _property_member(index: ModelIndex, ref: str, name: str) -> Member | None:
     """The child a property of module class `ref` hands back as is (`@property def embedding(self): return
     self._embedding`), so that `self.vq.embedding.weight` is that child's weight; None for any other attribute."""
-    cls = index.classes.get(ref)
-    if cls is None and ref != UNKNOWN_CLASS:
-        external = index.external(ref)
-        if external is not None and external[0] is not index:
-            found = _property_member(external[0], external[1].name, name)
-            if found is not None:
-                return Member(found.name, found.kind, tuple(external[0].global_name(c) for c in found.classes),
-                              found.order)
-            return None
-    if cls is None or not is_property(cls, name):
+    found = index.located(ref)
+    if found is None or not is_property(found[1], name):
         return None
+    home, cls = found
     returned = property_attributes(cls, name)
-    return facts_of(cls).members.get(next(iter(returned))) if len(returned) == 1 else None
+    member = facts_of(cls).members.get(next(iter(returned))) if len(returned) == 1 else None
+    if member is None or home is index:
+        return member
+    return Member(member.name, member.kind, tuple(home.global_name(c) for c in member.classes), member.order)
 
 
 def _container_class(index: ModelIndex, ref: str) -> bool:

@@ -394,13 +394,10 @@ def _torch_layer_as_is(index: ModelIndex, ref: str) -> str | None:
     its own, and a constructor taking torch's leading arguments (`class Linear(nn.Linear)` with `__init__(self,
     in_features, out_features, bias=True, init="default")`, also reached through `partial(Linear, bias=False)`), so
     that a construction's sizes are the torch layer's."""
-    local = index.classes.get(ref)
-    owner = index
-    if local is None:
-        external = index.external(ref)
-        if external is None:
-            return None
-        owner, local = external
+    found = index.located(ref)
+    if found is None:
+        return None
+    owner, local = found
     layer = torch_base(local)
     leading = _TORCH_LEADING.get(layer or "")
     if leading is None or creates_parameters(owner, local):

@@ -321,12 +321,6 @@ def _leaves_to_subclass(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     )
 
 
-def _class_of(index: ModelIndex, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
-    """The class `ref` names, of this file or another one, with the index it is read in."""
-    local = index.classes.get(ref)
-    return (index, local) if local is not None else index.external(ref)
-
-
 def _over_self_collection(iterable: ast.expr) -> bool:
     """`self.scorers`, `self.scorers.items()` / `.values()`, `chain(self.a.items(), ...)`."""
     if isinstance(iterable, ast.Call):
@@ -450,7 +444,7 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
         name = func.attr.value
         if name in NOT_RUNS:
             continue
-        readable = [found for ref in classes if ref != UNKNOWN and (found := _class_of(index, ref)) is not None]
+        readable = [found for ref in classes if ref != UNKNOWN and (found := index.located(ref)) is not None]
         if not readable and all(ref == UNKNOWN for ref in classes):
             if runs_unread(name):
                 return True

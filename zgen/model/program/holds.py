@@ -1116,13 +1116,10 @@ def averager(index: ModelIndex, qualified: str, depth: int = 3) -> bool:
         return True
     if depth == 0 or not qualified or not _AVERAGE_NAME.search(qualified.rsplit(".", 1)[-1]):
         return False  # (the cheap trigger: a class named as an average, before any other file is read)
-    cls = index.classes.get(qualified)
-    home = index
-    if cls is None:
-        found = index.external(qualified)
-        if found is None:
-            return False
-        home, cls = found
+    found = index.located(qualified)
+    if found is None:
+        return False
+    home, cls = found
     return any(averager(home, base, depth - 1) for base in cls.qualified_bases)
 
 

@@ -684,6 +684,11 @@ class ModelIndex:
         """`..layers.Mlp` written in this file as an absolute name, when this file's package is known."""
         return absolute_name(name, self.module, self.is_package)
 
+    def located(self, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
+        """The class `ref` names, of this file or another one, with the index it is read in."""
+        local = self.classes.get(ref)
+        return (self, local) if local is not None else self.external(ref)
+
     def external(self, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
         """The class of another file that a qualified class reference names, read from its source."""
         if self.project is None or "." not in ref or ref.startswith((".", "torch.")) or ref in self.classes:
@@ -788,7 +793,6 @@ class ModelIndex:
         if cls.name in seen:
             return False
         seen.add(cls.name)
-        unread = False  # a base of a library we cannot read (`mmengine.model.BaseModule`)
         for written, qualified in zip(cls.span.bases, cls.qualified_bases):
             local = self.local_class(written)
             if local is not None and local is not cls:
@@ -797,9 +801,9 @@ class ModelIndex:
                 continue
             if self.is_module_base(qualified):
                 return True
-            root = qualified.partition(".")[0]
-            unread = unread or ("." in qualified and root not in _STDLIB_ROOTS and self.external(qualified) is None)
-        return module_mixin(cls) or _builds_layers(cls) and (unread or self.unread_ancestry(cls, set()))
+        # a class building layers on a base of a library we cannot read (`mmengine.model.BaseModule`), itself or
+        # through bases we read
+        return module_mixin(cls) or _builds_layers(cls) and self.unread_ancestry(cls, set())
 
     def unread_ancestry(self, cls: ClassInfo, seen: set[str]) -> bool:
         """Does a base of `cls`, or of a base we read, come from a library we cannot read (`class STN(Preprocessor)`
@@ -813,7 +817,7 @@ class ModelIndex:
                 if self.unread_ancestry(local, seen):
                     return True
                 continue
-            if "." not in qualified or qualified.partition(".")[0] in _STDLIB_ROOTS or qualified.startswith("torch."):
+            if "." not in qualified or qualified.partition(".")[0] in _STDLIB_ROOTS:
                 continue
             external = self.external(qualified)
             if external is None or external[0].unread_ancestry(external[1], seen):
