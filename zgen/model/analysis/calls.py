@@ -48,6 +48,7 @@ class ModuleCalls:
         arguments = argument_modules(index, cls, method_name) if flat.nodes and method_name != "forward" else {}
         self.bound = ChainMap(self.aliases, arguments) if arguments else self.aliases  # what each name holds
         building = any(m.name == method_name for m in cls.init_methods)
+        self._row_locals: dict[str, list[list[cst.BaseExpression]]] = {}  # (`_rows`: locals bound to rows)
         for node, _ctx in flat.nodes:
             if building and type(node) is cst.Call:
                 self._appended(node)
@@ -63,6 +64,23 @@ class ModuleCalls:
                     for name in bound_names(target):
                         self.aliases[name] = built
                         self.sequences.add(name)
+                continue
+            if type(node) is cst.Assign and (rows := self._rows(value)) is not None:
+                # `pairs = ((unwrapped, "model"),)`, `pairs = ((self.ema, "ema"),) + pairs`: rows a loop unpacks
+                for target in targets:
+                    if isinstance(target, cst.Name):
+                        self._row_locals[target.value] = self._row_locals.get(target.value, []) + rows
+            if isinstance(node, (cst.For, cst.CompFor)) and isinstance(node.target, (cst.Tuple, cst.List)) and (
+                    rows := self._rows(node.iter)) is not None:
+                # `for model, name in ((self.net, "net"), (self.ema, "ema")):` each name takes its column's items
+                # (a column where some item is a submodule: the others, `self.ema.ema_model`, may be models we
+                # cannot read; a column holding a literal is not one of modules)
+                for at, part in enumerate(node.target.elements):
+                    column = [row[at] for row in rows if at < len(row)]
+                    found = [classes for item in column if (classes := self.classes_of(item)) is not None]
+                    if found and not any(type(item).__name__ in _LITERALS for item in column):
+                        for name in bound_names(part.value):
+                            self.aliases[name] = _union(found)  # type: ignore[arg-type]
                 continue
             if isinstance(node, (cst.For, cst.CompFor)):
                 # for layer in self.layers / enumerate(self.layers) / zip(self.layers, keeps): its items
@@ -112,6 +130,23 @@ class ModuleCalls:
             for target in targets:
                 for name in bound_names(target):
                     self.aliases[name] = classes
+
+    def _rows(self, expr: cst.BaseExpression) -> list[list[cst.BaseExpression]] | None:
+        """The rows a literal sequence of tuples holds (`((net, "net"), (ema, "ema"))`, joined with `+`, or a local
+        bound to one), each as its items; None for anything else."""
+        if isinstance(expr, cst.Name):
+            return self._row_locals.get(expr.value)
+        if isinstance(expr, cst.BinaryOperation) and type(expr.operator) is cst.Add:
+            left, right = self._rows(expr.left), self._rows(expr.right)
+            return left + right if left is not None and right is not None else None
+        if not isinstance(expr, (cst.List, cst.Tuple)) or not expr.elements:
+            return None
+        rows = []
+        for element in expr.elements:
+            if not isinstance(element, cst.Element) or not isinstance(element.value, (cst.Tuple, cst.List)):
+                return None
+            rows.append([item.value for item in element.value.elements])
+        return rows
 
     def _built_sequence(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
         """The classes of a plain list of modules `value` builds (a display, a comprehension, a factory function
@@ -243,6 +278,8 @@ class ModuleCalls:
         if path.root == "self" and path.parts[:1] == ("[]",) and self.cls.container_kind:
             rest = path.parts[1:]
             return (facts_of(self.cls).elements or (UNKNOWN,)) if not rest else None
+        if path.root == "self" and path.parts == ("[]",) and items_are_modules(self.cls):
+            return (UNKNOWN,)  # `self[self._sampled](x)` of a class whose `__getitem__` hands out its submodules
         if path.root in self.bound:
             if not path.parts:
                 return None if path.root in self.sequences else self.bound[path.root]
@@ -309,7 +346,8 @@ class ModuleCalls:
             return None
         if isinstance(func, cst.Name) and func.value == "self":
             return "self" if self.method_name != "forward" else None
-        if isinstance(func, cst.Attribute) and func.attr.value in {"forward", "__call__"}:
+        by_name = isinstance(func, cst.Attribute) and func.attr.value in {"forward", "__call__"}
+        if by_name:
             target = func.value
             if isinstance(target, cst.Name) and target.value == "self":
                 return "self.forward" if self.method_name != "forward" else None
@@ -319,6 +357,10 @@ class ModuleCalls:
         classes = self.classes_of(func)
         if classes is None:
             return None
+        if not classes and not by_name:
+            # `block(x)` for `block` in `nn.ModuleList(self._replicate(blocks, n))`: an item of a container of
+            # modules no constructor names, called, runs its hooks and its children's
+            return code_of(func)
         if not any(gathers(self.index, ref) for ref in classes):
             return None
         return code_of(func)
@@ -326,6 +368,8 @@ class ModuleCalls:
 
 # Methods of a random generator that draw items of a sequence given first (`random.sample(xs, k)`).
 _DRAWN_ITEMS = frozenset({"sample", "choices"})
+# Literal node types (by name: libcst is loaded only when a file needs parsing): no module among them.
+_LITERALS = frozenset({"SimpleString", "ConcatenatedString", "FormattedString", "Integer", "Float", "Imaginary"})
 # Deep copies of a model: the copy has the model's classes.
 
 
@@ -350,6 +394,24 @@ def _may_choose(index: ModelIndex, value: cst.BaseExpression, classes_of) -> boo
     if type(func) is not cst.Name or func.value not in index.skeleton.functions:
         return False
     return any(not arg.star and classes_of(arg.value) is not None for arg in value.args)
+
+
+def items_are_modules(cls: ClassInfo) -> bool:
+    """Does a module class (not a container's subclass) hand out its submodules by `__getitem__` (`return
+    self._modules[str(idx)]`, `return getattr(self, name)`, `return self.blocks[index]` of a module list)?"""
+    getter = cls.inherited_method("__getitem__") if cls.is_module else None
+    if getter is None or getter.owner is None:
+        return False
+    if "self._modules[" in getter.text or "getattr(self," in getter.text:
+        return True
+    members = facts_of(getter.owner).members
+    return any(
+        (member := members.get(name)) is not None and member.kind == Kind.CONTAINER
+        for name in _RETURNED_ITEM.findall(getter.text)
+    )
+
+
+_RETURNED_ITEM = re.compile(r"return\s+self\.(\w+)\[")
 
 
 def _module_container_call(value: cst.BaseExpression) -> bool:

@@ -1010,16 +1010,35 @@ def _solved_runs(flat: Flat, solve: cst.Call, sites: list, callee_of: Callable, 
 
 
 def _local_runners(flat: Flat, sites: list) -> frozenset[str]:
-    """Functions defined inside this one whose body runs a submodule (or a helper that does)."""
+    """Functions defined inside this one whose body runs a submodule (or a helper that does), or calls another such
+    function defined here (`inner_loop` calling `grow_topk` calling the model handed in)."""
     root = flat.nodes[0][0] if flat.nodes else None
-    found: set[str] = set()
-    for call, _ctx, _callee in sites:
-        parent = flat.parent.get(id(call))
+
+    def around(node: cst.CSTNode) -> cst.FunctionDef | None:
+        parent = flat.parent.get(id(node))
         while parent is not None and parent is not root:
             if type(parent) is cst.FunctionDef:
-                found.add(parent.name.value)
-                break
+                return parent
             parent = flat.parent.get(id(parent))
+        return None
+
+    found: set[str] = set()
+    for call, _ctx, _callee in sites:
+        if (inner := around(call)) is not None:
+            found.add(inner.name.value)
+    if not found:
+        return frozenset()
+    local_calls = [  # (the function defined here a call sits in, the name it calls)
+        (inner.name.value, node.func.value) for node, _ctx in flat.nodes
+        if type(node) is cst.Call and isinstance(node.func, cst.Name) and (inner := around(node)) is not None
+    ]
+    grown = True
+    while grown:
+        grown = False
+        for caller, called in local_calls:
+            if called in found and caller not in found:
+                found.add(caller)
+                grown = True
     return frozenset(found)
 
 

@@ -916,7 +916,41 @@ def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, det
         return True  # `ema.mul_(d).add_(p, alpha=1 - d)`, `shadow.lerp_(p, w)`: another tensor computed from it
     if name and _HISTOGRAM.search(name.rsplit(".", 1)[-1]):
         return True  # `writer.add_histogram(name, p, step)`, `wandb.Histogram(p)`: its values binned
-    return bool(name) and index.qualify(name).startswith(known.TENSOR_FUNCTIONS) and ".utils." not in name
+    if bool(name) and index.qualify(name).startswith(known.TENSOR_FUNCTIONS) and ".utils." not in name:
+        return True
+    # `Int8Weight.from_float(module.weight)`, `get_group_qparams(child.weight, n)`: a function of the program (any
+    # file), or a static or class method, that computes with the values it is handed there
+    if not follow or not name or name.startswith(("self.", ".")) or not isinstance(call, cst.Call):
+        return False
+    found = resolve_function(index, flat, name)
+    if found is None:
+        return False
+    position = next((i for i, arg in enumerate(call.args) if arg is parent), None)
+    param = (
+        parent.keyword.value if parent.keyword is not None  # type: ignore[union-attr]
+        else parameter_for(found[1], call, position) if position is not None else None
+    )
+    return param is not None and parameter_computed_with(found[0], found[1], param)
+
+
+@memoised(cycle=False)
+def parameter_computed_with(index: ModelIndex, func: cst.FunctionDef, param: str) -> bool:
+    """Does `func` compute with the values of the tensor its parameter `param` is handed (`computed_with` of each of
+    its uses, also through the functions it hands the tensor on to: `choose_qparams_affine(w, ...)`)?"""
+    if param in ("self", "cls") or param not in index.body_text(func):
+        return False
+    flat = flatten(func)
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Name or node.value != param:
+            continue
+        parent = flat.parent.get(id(node))
+        if isinstance(parent, (cst.Param, cst.AssignTarget, cst.Tuple)) or (
+                isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node):
+            continue
+        use, op = usage(index, flat, node)
+        if use == READ and computed_with(index, flat, parent, op):
+            return True
+    return False
 
 
 # Loggers that bin a tensor's values (TensorBoard's `add_histogram`, `wandb.Histogram`, `log_histogram`).

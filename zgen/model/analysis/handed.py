@@ -39,8 +39,9 @@ from dataclasses import dataclass, field
 
 from ..program import known
 from ..program.holds import (
-    HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, annotated_module, averaged_attributes, averager, config_like, container_elements,
-    held_attributes, held_paths, module_arguments, module_container_arguments, other_objects_models, trainer_module,
+    HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, annotated_module, annotated_properties, averaged_attributes,
+    averager, config_like, container_elements, held_attributes, held_paths, module_arguments,
+    module_container_arguments, other_objects_models, trainer_module,
 )
 from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memoised
 from ..program.keyed import reads_keyed_model
@@ -1082,6 +1083,8 @@ def held_containers(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
         for attr, member in facts_of(cls).members.items():
             if member.kind == Kind.CONTAINER and any(has_params(index, c) for c in member.classes):
                 found.add(f"self.{attr}")
+        # `@property def models(self) -> Mapping[str, torch.nn.Module]`: what it hands out holds models too
+        found.update(f"self.{name}" for name, (_c, several) in annotated_properties(index, cls).items() if several)
     return frozenset(found)
 
 

@@ -97,6 +97,8 @@ def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
         return _class_uses(external[0], external[1], name)
     if name in TORCH_LOADERS:
         return (OwnUse(WRITE, "self.weight", False),)  # any module, of a class we cannot read
+    if name in known.TORCH_INITIALISERS and ref == UNKNOWN_CLASS:
+        return (OwnUse(INIT, "self.weight", False),)  # `layer.reset_parameters()` of a walked module: a layer's
     last = ref.rsplit(".", 1)[-1]
     if name in known.TORCH_INITIALISERS and (ref.startswith("torch.nn.") or last in known.TORCH_PARAMS) and last in _TORCH_LAYERS:
         return (OwnUse(INIT, "self.weight", False),)
@@ -429,6 +431,8 @@ def _module_method_calls(index: ModelIndex, cls: ClassInfo, method: MethodInfo, 
             alias = narrowed(index, Member(target.value, Kind.UNKNOWN, loops[target.value]), ctx)
             if alias is not None:
                 yield node, ctx, alias.classes, target, False
+            elif name in known.TORCH_INITIALISERS:  # `for layer in net.children(): layer.reset_parameters()`
+                yield node, ctx, loops[target.value], target, False
             continue
         if built and isinstance(target, cst.Name) and target.value in built:
             yield node, ctx, built[target.value], target, False  # `encoder.init_weights()` on the local just built

@@ -172,6 +172,14 @@ class _Bindings:
                     self.passed_in.add(part.value)
         for name in _container_items(node, members, self.selves, self.self_paths):  # zip(self.cv2, self.cv3)
             self.modules.setdefault(name, _unknown(name))
+        for part, items in loop_items(node.target, node.iter):
+            # `for conv in [conv_a, conv_b]:` of modules built here: each is one of them
+            listed = [e.value for e in items.elements] if isinstance(items, (cst.List, cst.Tuple)) else []
+            if isinstance(part, cst.Name) and listed and all(
+                    isinstance(e, cst.Name) and e.value in self.built_here for e in listed):
+                classes = tuple(dict.fromkeys(c for e in listed for c in self.modules[e.value].classes))
+                self.modules[part.value] = Member(part.value, Kind.MODULE, classes, (-1, 0))
+                self.built_here.add(part.value)
         for name in _listed_items(self.index, self.cls, node, members, self.selves):  # for enc, enc_m in self.model_pairs
             self.modules.setdefault(name, _unknown(name))
             self.listed[name] = code_of(node.iter)

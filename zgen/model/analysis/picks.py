@@ -20,6 +20,7 @@ from ..program import known
 from ..program.index import ClassInfo
 from ..program.members import facts_of
 from ..program.tree import call_name, code_of, cst, dotted, walk
+from .calls import items_are_modules
 from .flow import Flat, bound_names, loop_items, same_items, targets_of
 from .taint import DATA, HOST_RANDOM, RANK, VALUE_FREE_ATTRS, Taint
 
@@ -52,7 +53,8 @@ def may_pick(flat: Flat) -> bool:
         kind = type(node)
         if kind is cst.Subscript:
             value = node.value
-            if isinstance(value, cst.Attribute) and value.attr.value not in VALUE_FREE_ATTRS:
+            if isinstance(value, cst.Attribute) and value.attr.value not in VALUE_FREE_ATTRS or (
+                    type(value) is cst.Name and value.value == "self"):  # (`self[k]` of a container class)
                 if any(not _literal(element.slice) for element in node.slice):
                     return True
         elif kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "getattr":
@@ -315,7 +317,8 @@ def _container_item(node: cst.CSTNode, calls: _Calls) -> bool:
     if kind is cst.Subscript:
         if all(_literal(element.slice) for element in node.slice):
             return False
-        return calls.is_module_sequence(node.value) or _module_mapping(node.value, calls) or _module_item(node, calls)
+        return calls.is_module_sequence(node.value) or _module_mapping(node.value, calls) or _module_item(node, calls) \
+            or _item_of_self(node.value, calls)
     if kind is cst.Call and (drawn := _drawn_from(node)) is not None:  # `random.choice(self.layers)`
         return calls.is_module_sequence(drawn) or _module_mapping(drawn, calls)
     if kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "getattr" and len(node.args) >= 2:
@@ -324,6 +327,15 @@ def _container_item(node: cst.CSTNode, calls: _Calls) -> bool:
             return False
         return (isinstance(owner, cst.Name) and owner.value == "self") or _module_item(owner, calls)
     return False
+
+
+def _item_of_self(expr: cst.BaseExpression, calls: _Calls) -> bool:
+    """Is `expr` `self` in a module class whose items are its submodules: a container's subclass, or a class that
+    hands them out by `__getitem__` (`self[self._sampled](x)` in a layer choosing among candidates)?"""
+    cls = getattr(calls, "cls", None)
+    if not (type(expr) is cst.Name and expr.value == "self") or cls is None or not cls.is_module:
+        return False
+    return bool(cls.container_kind) or items_are_modules(cls)
 
 
 def _module_item(expr: cst.BaseExpression, calls: _Calls) -> bool:

@@ -63,13 +63,17 @@ def scoped_accesses(index: ModelIndex, scope: Scope) -> list[ParamAccess]:
         if _worth_reading(index, scope, cls, method):
             counts = _counts_in(index, scope, cls, method)
             found += [replace(a, scope=scope) for a in accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
-        if scope is not Scope.FORWARD and (
-            calls_child_method(index, method.text)
-            or (scope is Scope.INIT and calls_inherited_method(cls, method.text))  # `self.reset_parameters()` of a base
+        if calls_child_method(index, method.text) or (
+            scope is Scope.INIT and calls_inherited_method(cls, method.text)  # `self.reset_parameters()` of a base
         ):
             # `self.gru.reset_parameters()`, `m.sample()`: a submodule's own method that writes or sizes its parameters
+            # (in a forward, what it writes: `layer.reset_parameters()` there re-initialises a child its hooks have
+            # not gathered; sizes read there are ZG3's business)
             counts = counts or _counts_in(index, scope, cls, method)
-            found += [replace(a, scope=scope) for a in method_call_accesses(index, cls, method) if not a.ctx.guarded and counts(a)]
+            found += [
+                replace(a, scope=scope) for a in method_call_accesses(index, cls, method)
+                if not a.ctx.guarded and counts(a) and (scope is not Scope.FORWARD or a.use in (WRITE, INIT))
+            ]
     if scope is Scope.ENTRY:
         # `__repr__`/`extra_repr` run when the built model is printed: the values they read and the sizes they
         # print are the placeholders' (`shape=(0,)`), and so is a count summed over a walk of the parameters

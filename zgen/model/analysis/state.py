@@ -235,6 +235,16 @@ class StateReaders:
         # (`\bself`, the word first: `program/trigger.py`)
         alternatives = "|".join(map(re.escape, sorted(written)))
         self._reads = re.compile(r"self(?<!\wself)\.(?:" + alternatives + r")\b") if written else None
+        if self._reads is not None:
+            # ... and the methods the class hands such an attribute to (`self.forward_path(self._sample_idx, *args)`:
+            # `def forward_path(self, index, ...)` decides on it through its parameter)
+            handed = sorted({
+                m.group(1) for m in _SELF_CALL_LINE.finditer(index.source) if self._reads.search(m.group(2))
+            })
+            if handed:
+                self._reads = re.compile(
+                    self._reads.pattern + "|def(?<!\\wdef)[ \t]+(?:" + "|".join(map(re.escape, handed)) + r")\("
+                )
         # with `value_tests`, the callers of a value test: data decisions (`_value_test_callers`)
         self._tests = _value_test_callers(index) if value_tests else None
 
@@ -244,6 +254,10 @@ class StateReaders:
         if self._tests is not None and self._tests.search(text) is not None:
             return True
         return self._reads is not None and self._reads.search(text) is not None
+
+
+# `self.m(<arguments on the line>`: a method the file calls on `self`, and the rest of the line.
+_SELF_CALL_LINE = re.compile(r"self(?<!\wself)\.(\w+)\(([^\n]*)")
 
 
 @memoised

@@ -1138,6 +1138,11 @@ class Taint:
         draw = _draw(qualified, node)
         if draw is not None:
             return draw
+        if last == "random" and isinstance(node.func, cst.Attribute) and not isinstance(node.func.value, cst.Call) \
+                and not re.search(re.escape(code_of(node.func.value)) + _BOUND_TO_GENERATOR, self.index.source):
+            # `self.choice.random()`: an object's own draw of one of its values (tensors have none); of a generator
+            # the file builds (`self.rng = random.Random(0)`, `random.Random(0).random()`), what built it says
+            return HOST_RANDOM
         if qualified in known.DATA_SELECT_FUNCS:
             return DATA
         if qualified in known.HOST_STATE_FUNCS:
@@ -1166,6 +1171,9 @@ class Taint:
             return DATA
         return None
 
+
+# ` = np.random.default_rng(...)`, ` = random.Random(...)`: a name bound to a generator object (after its text).
+_BOUND_TO_GENERATOR = r"\s*(?::[^=\n]*)?=\s*[\w.]*(?:Random|default_rng|RandomState|Generator)\("
 
 # Builtins that compute with a number they are handed (a time stays a time through them).
 _NUMERIC_BUILTINS = frozenset({"max", "min", "abs", "round", "int", "float", "sum", "divmod", "pow"})
@@ -1528,9 +1536,16 @@ def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
     found: dict[int | str, dict[str, str]] = {}
     if needle not in cls.text:
         return found
+    kept: re.Pattern[str] | None = None
     for method in cls.all_methods():
-        if method.name == name or needle not in method.text or not _PER_RANK_HINT.search(method.text):
-            continue  # (a caller with no word of a per-rank value hands none: not parsed)
+        if method.name == name or needle not in method.text:
+            continue
+        if not _PER_RANK_HINT.search(method.text):
+            # (a caller with no word of a per-rank value hands none, not parsed: unless it reads an attribute another
+            # method sets from one, `self.forward_path(self._sample_idx, x)` after `resample()` drew it)
+            kept = kept or _kept_per_rank(cls)
+            if not kept.search(method.text):
+                continue
         flat = flat_of(method)
         if flat is None:
             continue
@@ -1541,6 +1556,19 @@ def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
             if kinds:
                 _merge_into(found.setdefault(key, {}), kinds)
     return found
+
+
+def _kept_per_rank(cls: ClassInfo) -> re.Pattern[str]:
+    """The reads of the attributes of `self` that a method of the class with a word of a per-rank value writes
+    (`self._sample_idx = int(torch.multinomial(p, 1))` in `resample`), as one pattern (never matching if none)."""
+    written = {
+        attr for method in cls.all_methods() if _PER_RANK_HINT.search(method.text)
+        for attr in _SELF_WRITE.findall(method.text)
+    }
+    return re.compile(r"self\.(?:" + "|".join(sorted(map(re.escape, written))) + r")\b" if written else r"(?!)")
+
+
+_SELF_WRITE = re.compile(r"self\.(\w+)[ \t]*=(?!=)")
 
 
 def _field_key_walks(flat: Flat, is_field, given: Callable[[], frozenset[str]]) -> frozenset[int]:

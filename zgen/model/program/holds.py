@@ -827,11 +827,41 @@ def _held_and_wrapped(
                     found.setdefault(path.parts[0], classes)
     for name, classes in by_use.items():
         found.setdefault(name, classes)
+    if not cls.is_module:
+        for name, (classes, several) in annotated_properties(index, cls).items():
+            (containers if several else found).setdefault(name, classes)
     for sub in _file_subclasses(index, cls):  # `self.policy` a subclass of this file builds, used by a base method
         for name, classes in _held_and_wrapped(sub.index, sub)[0].items():
             if name not in found and f"self.{name}" in cls.text:
                 found[name] = classes if sub.index is index else tuple(_qualified(sub.index, c) for c in classes)
     return found, frozenset(wrapped), containers
+
+
+@memoised
+def annotated_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[tuple[str, ...], bool]]:
+    """Properties of a plain class whose return annotation names a model (`-> nn.Module`) or a container of models
+    (`-> Mapping[str, torch.nn.Module]`, `-> list[Policy]`): name -> (the models' classes, several). What a trainer
+    hands out so is what it trains, its items too (`self.models[name].state_dict()`)."""
+    found: dict[str, tuple[tuple[str, ...], bool]] = {}
+    for method in cls.all_methods():
+        if "@property" not in method.text or "->" not in method.text[: method.text.find(":\n") + 1 or None]:
+            continue
+        node = method.node
+        returns = node.returns.annotation if node is not None and node.returns is not None else None
+        if returns is None:
+            continue
+        several = isinstance(returns, cst.Subscript) and (dotted(returns.value) or "").rsplit(".", 1)[-1] in _HOLDERS
+        if several:
+            element = returns.slice[-1].slice
+            returns = element.value if isinstance(element, cst.Index) else None
+        classes = annotated_module(index, returns) if returns is not None else ()
+        if classes:
+            found[method.name] = (classes, several)
+    return found
+
+
+# Annotations of a value holding several (`Mapping[str, nn.Module]`): the last argument is what each item is.
+_HOLDERS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "list", "List", "Sequence", "tuple", "Tuple"})
 
 
 def _constructed(index: ModelIndex, value: cst.BaseExpression, cls: ClassInfo) -> tuple[str, ...]:

@@ -24,7 +24,9 @@ from .class_values import attribute_values, class_lookup, registry_values
 from .given import passed_classes
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .size import upper_bound
-from .tree import Path, access_path, call_name, choice_leaves, code_of, const_str, cst, dotted, union_members, walk
+from .tree import (
+    Path, access_path, call_name, choice_leaves, code_of, const_str, cst, dotted, parameter_names, union_members, walk,
+)
 
 __all__ = [
     "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "classify_unpacked", "has_params",
@@ -131,7 +133,31 @@ def facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
     for rank, method in enumerate(cls.init_methods):
         if method.owner is cls or method.owner not in cls.local_bases:
             _FactsReader(index, out, method, rank, cls).read()
+    _used_as_modules(cls, out)
     return out
+
+
+def _used_as_modules(cls: ClassInfo, out: ClassFacts) -> None:
+    """Members built by a call zgen cannot read (`sam_registry["vit_l"](None).image_encoder`, `vit_model(pretrained=
+    False)` of an optional import) that the class itself uses as a module: it lists their parameters
+    (`self.encoder.parameters()`), reads a weight's values below them
+    (`self.encoder.patch_embed.proj.weight.data`), or puts a layer or a parameter into them (`self.encoder.patch_embed
+    .proj = nn.Conv2d(...)`). Each is a module of a class zgen cannot read."""
+    unread = [
+        name for name, member in out.members.items()
+        if member.kind == Kind.VALUE and member.call is not None and f"self.{name}." in cls.text
+        and not _NOT_A_MODEL_FACTORY.search(code_of(member.call.func))  # (`AutoTokenizer.from_pretrained(p)`)
+    ]
+    if not unread:
+        return
+    # (not a part of a model the constructor was handed, `model.get_input_embeddings()`: the caller's, read as such)
+    given = {p for method in cls.init_methods if method.node is not None for p in parameter_names(method.node)}
+    unread = [name for name in unread if _call_root(out.members[name].call) not in given]
+    text = cls.text
+    for name in unread:
+        if re.search(_MODULE_USE.replace("NAME", re.escape(name)), text):
+            member = out.members[name]
+            member.kind, member.classes = Kind.UNKNOWN, (UNKNOWN_CLASS,)
 
 
 def facts_of(cls: ClassInfo) -> ClassFacts:
@@ -562,6 +588,17 @@ def _retype(index: ModelIndex, cls: ClassInfo, out: ClassFacts) -> None:
             classes = tuple(c for c in dict.fromkeys(classes) if c != UNKNOWN_CLASS)
             if classes:
                 member.kind, member.classes = Kind.MODULE, classes
+
+
+def _call_root(expr: cst.BaseExpression) -> str | None:
+    """The name a chain of calls, attributes and items starts from (`registry` of `registry["l"](None).enc.to(d)`)."""
+    while True:
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        elif isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        else:
+            return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _restated(value: cst.BaseExpression, name: str) -> bool:
@@ -1150,8 +1187,9 @@ class _FactsReader:
         if external is not None:
             return returns(external[0], external[1], call, self)
         if not last[:1].isupper():
-            if call.args and call.args[0].keyword is None:
-                # quant_noise(nn.Linear(...), p): a wrapper we cannot read returns the module it was given
+            if call.args and call.args[0].keyword is None and not isinstance(call.args[0].value, (cst.List, cst.Tuple)):
+                # quant_noise(nn.Linear(...), p), `accelerator.prepare(model)`: a wrapper we cannot read returns the
+                # module it was given (not a display of values: `mask.view([b, 1, 1, n])` returns no list)
                 kind, classes = self.classify(call.args[0].value)
                 if kind in (Kind.MODULE, Kind.CONTAINER):
                     return kind, classes
@@ -1301,6 +1339,14 @@ class _FactsReader:
 
 
 # Functions that make a model from a name or a configuration (a registry's, a config system's, a package's).
+# What only a module undergoes, below a member (`_used_as_modules`): its parameters or children listed, a weight's
+# values read, a layer or a parameter put into it (not its state loaded: optimizers and schedulers have one too).
+_MODULE_USE = (
+    r"self\.NAME\.(?:parameters|named_parameters|named_modules|children|requires_grad_"
+    r"|register_forward_hook|register_forward_pre_hook)\("
+    r"|self\.NAME(?:\.\w+|\[[^\]\n]*\])*\.(?:weight|bias)\.(?:data\b|detach\(|copy_\()"
+    r"|self\.NAME(?:\.\w+)+\s*=\s*(?:torch\.)?nn\.[A-Z]\w*\("
+)
 _MODEL_FACTORIES = frozenset({"create_model", "instantiate", "build_model", "build_backbone", "load_model"})
 # Methods a configuration (or a registry) builds the object it describes with.
 _BUILDS = frozenset({"build", "build_module", "build_model", "build_layer"})
