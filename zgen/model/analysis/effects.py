@@ -933,12 +933,22 @@ def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, det
     return param is not None and parameter_computed_with(found[0], found[1], param)
 
 
+# What a function does only to a module it is handed (`parameter_computed_with`), `NAME` its parameter.
+_MODULE_HANDLING = (
+    r"\bNAME\.(?:module|parameters|named_parameters|modules|named_modules|children|named_children|state_dict"
+    r"|load_state_dict|eval|train|apply|forward)\b|isinstance\(\s*NAME\s*,|\bin\s+NAME\b|(?<![\w.])NAME\("
+)
+
+
 @memoised(cycle=False)
 def parameter_computed_with(index: ModelIndex, func: cst.FunctionDef, param: str) -> bool:
     """Does `func` compute with the values of the tensor its parameter `param` is handed (`computed_with` of each of
     its uses, also through the functions it hands the tensor on to: `choose_qparams_affine(w, ...)`)?"""
-    if param in ("self", "cls") or param not in index.body_text(func):
+    text = index.body_text(func)
+    if param in ("self", "cls") or param not in text:
         return False
+    if re.search(_MODULE_HANDLING.replace("NAME", re.escape(param)), text):
+        return False  # (`isinstance(model, DDP)`, `model.module`, `for v in model`: a module handed, not a tensor)
     flat = flatten(func)
     for node, _ctx in flat.nodes:
         if type(node) is not cst.Name or node.value != param:
@@ -948,9 +958,13 @@ def parameter_computed_with(index: ModelIndex, func: cst.FunctionDef, param: str
                 isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node):
             continue
         use, op = usage(index, flat, node)
-        if use == READ and computed_with(index, flat, parent, op):
+        if use == READ and not _PARTITION_METADATA.match(op) and computed_with(index, flat, parent, op):
             return True
     return False
+
+
+# DeepSpeed's own metadata of a partitioned parameter (`p.ds_numel`, `p.partition_numel()`): no values read.
+_PARTITION_METADATA = re.compile(r"\.(?:ds_\w+|partition_numel|partitioned_size)\b")
 
 
 # Loggers that bin a tensor's values (TensorBoard's `add_histogram`, `wandb.Histogram`, `log_histogram`).

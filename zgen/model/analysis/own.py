@@ -102,9 +102,14 @@ def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
     last = ref.rsplit(".", 1)[-1]
     if name in known.TORCH_INITIALISERS and (ref.startswith("torch.nn.") or last in known.TORCH_PARAMS) and last in _TORCH_LAYERS:
         return (OwnUse(INIT, "self.weight", False),)
+    if name == "flatten_parameters" and last in _RECURRENT and (ref.startswith("torch.nn.") or last == ref):
+        # `self.lstm.flatten_parameters()`: cuDNN lays the layer's weights out again, reading every one of them
+        return (OwnUse(READ, "self.weight_ih_l0", False),)
     return ()
 
 
+# torch's recurrent layers (`flatten_parameters()` re-lays their weights out).
+_RECURRENT = frozenset({"LSTM", "GRU", "RNN"})
 # torch layers whose `reset_parameters()` initialises parameters.
 _TORCH_LAYERS = frozenset(known.TORCH_PARAMS) | {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"}
 

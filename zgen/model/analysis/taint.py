@@ -280,9 +280,10 @@ class Taint:
         if cls is not None and isinstance(root, cst.FunctionDef) and self.inputs:
             # `self.forward_single_task(x[mask], task.item())` for `task` in `labels.unique()`: a parameter the
             # class's own calls bind to a value that differs per rank differs too
-            for name, kinds in handed_parameters(index, cls, root).items():
+            for name, (kinds, direct) in handed_parameters(index, cls, root).items():
                 _merge_into(self.names.setdefault(name, {}), kinds)
-                _merge_into(self.direct.setdefault(name, {}), kinds)
+                if direct:  # (what flowed through the values handed: a tensor chosen under a test has its shape)
+                    _merge_into(self.direct.setdefault(name, {}), direct)
                 self._version += 1
         for _ in range(2):  # a second pass carries taint around loops
             for node, ctx in moving:
@@ -745,6 +746,8 @@ class Taint:
                 found.setdefault(DATA, code_of(node))  # `x.shape[0] > 1`: this rank's batch is one sample, or empty
             elif kind is cst.Comparison and _batch_limit_test(node, self.batch_sizes, self.counted, self.inputs):
                 found.setdefault(DATA, code_of(node))  # `x.size(0) > self.max_batch`: this rank's batch is over a limit
+            elif kind is cst.Comparison and self.batches and _uneven_batch_test(node, self.batches, self.inputs):
+                found.setdefault(DATA, code_of(node))  # `x.size(0) != batch_size` of a loader's batch: the last one
             elif kind is cst.Comparison and self.inputs and _extent_test(node, self.inputs, self.extents, self.valued):
                 why = code_of(node)  # `if x.shape[1] < 4: return x`, `if len(tokens) == 0: return []`
                 self._extent_tests.add(why)
@@ -1464,18 +1467,23 @@ def _assigned_pairs(node: cst.CSTNode) -> list[tuple[cst.BaseExpression, cst.Bas
     return []
 
 
-def handed_parameters(index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef) -> dict[str, dict[str, str]]:
+def handed_parameters(
+    index: ModelIndex, cls: ClassInfo, func: cst.FunctionDef
+) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
     """Parameters of the method `func` that a call of it by the class itself or a base (`self.<name>(...)`, in this
-    file or the base's) binds to a value that differs per rank, with why. Only parameters the method decides on
-    (a test, a loop count, a key of one of its containers) are looked for: the callers are parsed for those."""
+    file or the base's) binds to a value that differs per rank, with why, and what of that flowed through the values
+    handed (`Taint.direct`). Only parameters the method decides on (a test, a loop count, a key of one of its
+    containers) are looked for: the callers are parsed for those."""
     if not cls.self_callers(func.name.value):
         return {}  # (most methods: no call of this one by the class itself)
     decided = _decided_parameters(index, func)
     if not decided:
         return {}
-    found: dict[str, dict[str, str]] = {}
-    for param, kinds in cls.self_call_bindings(func, decided, _bound_by_calls):
-        _merge_into(found.setdefault(param, {}), kinds)
+    found: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+    for param, (kinds, direct) in cls.self_call_bindings(func, decided, _bound_by_calls):
+        held = found.setdefault(param, ({}, {}))
+        _merge_into(held[0], kinds)
+        _merge_into(held[1], direct)
     return found
 
 
@@ -1529,11 +1537,13 @@ def _is_constant(value: cst.BaseExpression) -> bool:
 
 
 @memoised(cycle={})
-def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | str, dict[str, str]]:
+def _bound_by_calls(
+    index: ModelIndex, cls: ClassInfo, name: str
+) -> dict[int | str, tuple[dict[str, str], dict[str, str]]]:
     """What the methods of `cls` pass to `self.<name>(...)` that differs per rank: by argument position (after
-    `self`) or keyword, the taint kinds and their sources."""
+    `self`) or keyword, the taint kinds and their sources, and those that flowed through the values handed."""
     needle = f"self.{name}("
-    found: dict[int | str, dict[str, str]] = {}
+    found: dict[int | str, tuple[dict[str, str], dict[str, str]]] = {}
     if needle not in cls.text:
         return found
     kept: re.Pattern[str] | None = None
@@ -1554,21 +1564,25 @@ def _bound_by_calls(index: ModelIndex, cls: ClassInfo, name: str) -> dict[int | 
             taint = taint or Taint(index, cls, flat)
             kinds = taint.of(value)
             if kinds:
-                _merge_into(found.setdefault(key, {}), kinds)
+                held = found.setdefault(key, ({}, {}))
+                _merge_into(held[0], kinds)
+                _merge_into(held[1], taint.of(value, direct=True))
     return found
 
 
 def _kept_per_rank(cls: ClassInfo) -> re.Pattern[str]:
-    """The reads of the attributes of `self` that a method of the class with a word of a per-rank value writes
+    """The reads of the attributes of `self` that a method of the class with a word of a draw or of the rank writes
     (`self._sample_idx = int(torch.multinomial(p, 1))` in `resample`), as one pattern (never matching if none)."""
     written = {
-        attr for method in cls.all_methods() if _PER_RANK_HINT.search(method.text)
+        attr for method in cls.all_methods() if _DRAW_OR_RANK_HINT.search(method.text)
         for attr in _SELF_WRITE.findall(method.text)
     }
     return re.compile(r"self\.(?:" + "|".join(sorted(map(re.escape, written))) + r")\b" if written else r"(?!)")
 
 
 _SELF_WRITE = re.compile(r"self\.(\w+)[ \t]*=(?!=)")
+# The words of a draw or of the rank (`_kept_per_rank`: a sample or a rank kept on `self`, not a statistic).
+_DRAW_OR_RANK_HINT = re.compile(r"rank|rand|random|uniform|bernoulli|multinomial|choice|shuffle")
 
 
 def _field_key_walks(flat: Flat, is_field, given: Callable[[], frozenset[str]]) -> frozenset[int]:
@@ -2487,16 +2501,24 @@ def _batch_size_test(
     if len(node.comparisons) != 1:
         return False
     left, right = node.left, node.comparisons[0].comparator
+    operator = type(node.comparisons[0].operator).__name__
     if isinstance(left, cst.Integer):
         left, right = right, left
-    if not (isinstance(right, cst.Integer) and right.value in ("0", "1")):
-        return False
+        operator = _MIRRORED.get(operator, operator)
+    if not (isinstance(right, cst.Integer) and (
+            right.value in ("0", "1") or right.value == "2" and operator in ("LessThan", "GreaterThanEqual"))):
+        return False  # (`x.size(0) < 2`: one sample, as `== 1`)
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "numel":
         # `batch["ids"].numel() == 0`: a tensor the function holds is empty on this rank
         tensor = left.func.value  # (a local or an item of one: not an attribute path, `block.bias.numel()`, a size)
         held = tensor.value if isinstance(tensor, cst.Subscript) else tensor
         return not left.args and right.value == "0" and isinstance(held, cst.Name) and held.value not in ("self", "cls")
     return _batch_size_of(left, names, selections)
+
+
+# An order read from the other side (`2 > b` is `b < 2`).
+_MIRRORED = {"LessThan": "GreaterThan", "GreaterThan": "LessThan", "LessThanEqual": "GreaterThanEqual",
+             "GreaterThanEqual": "LessThanEqual"}
 
 
 def _batch_limit_test(
@@ -2525,6 +2547,32 @@ def _batch_limit_test(
         if _batch_size_of(size, names, counted):
             return True
     return False
+
+
+def _uneven_batch_test(node: cst.Comparison, batches: frozenset[str], arguments: frozenset[str]) -> bool:
+    """`x.size(0) != batch_size`, `len(batch) == self.batch_size`: the size of a batch a loop takes from a loader
+    this code was given, tested for equality with a setting (an argument or an attribute): the last batch of a
+    rank's shard is the short one, and shards differ in length."""
+    if len(node.comparisons) != 1 or type(node.comparisons[0].operator).__name__ not in ("Equal", "NotEqual"):
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    for size, setting in ((left, right), (right, left)):
+        if isinstance(setting, cst.Name) and setting.value in arguments or isinstance(setting, cst.Attribute) and (
+                setting.attr.value not in ("shape", "ndim")):
+            if _batch_size_of(size, frozenset(), batches) and _sized_name(size) in batches:
+                return True
+    return False
+
+
+def _sized_name(size: cst.BaseExpression) -> str | None:
+    """The name whose extent `x.shape[0]`, `x.size(0)`, `len(x)` (or `batch["x"].shape[0]`) reads."""
+    if isinstance(size, cst.Call):
+        value = size.args[0].value if isinstance(size.func, cst.Name) and size.args else size.func
+    else:
+        value = size.value if isinstance(size, cst.Subscript) else size
+    while isinstance(value, (cst.Attribute, cst.Subscript)):
+        value = value.value
+    return value.value if isinstance(value, cst.Name) else None
 
 
 def _batch_size_of(value: cst.BaseExpression, names: frozenset[str], counted: frozenset[str]) -> bool:

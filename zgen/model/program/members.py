@@ -459,12 +459,15 @@ def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
 
 
 def _holds_given_module(index: ModelIndex, cls: ClassInfo) -> bool:
-    """Does the constructor store a module it was handed: a member that is a module no call of it built, or one
-    of a kind we cannot tell that `forward` runs as a submodule (`self.net = net` ... `self.net(x)`)?"""
+    """Does the constructor store a module it was handed: a member that is a module no call of it built, one of a
+    kind we cannot tell that `forward` runs as a submodule (`self.net = net` ... `self.net(x)`), or a container of
+    modules of classes it cannot tell?"""
     if not any("self." in method.text for method in cls.init_methods):
         return False
     forward = "".join(method.text for method in cls.forward_methods)
     for member in facts(index, cls).members.values():
+        if member.kind == Kind.CONTAINER and UNKNOWN_CLASS in member.classes:
+            return True  # `self.models = nn.ModuleList(models)`: a container of the modules it was handed
         if member.call is not None and not _handed_on_as_is(member.call) or member.kind not in (Kind.MODULE, Kind.UNKNOWN):
             continue
         if member.kind == Kind.MODULE and member.classes and all(has_params(index, c) is False for c in member.classes):

@@ -38,6 +38,7 @@ from ..program.trigger import line_matches
 from .rule import Report, Rule
 
 # `<something other than self>.name(`: a method called on another object.
+_FLATTEN = re.compile(r"\.flatten_parameters\(")  # (`_flattened`)
 _OTHER_CALL = re.compile(r"\.(?<!\bself\.)(?<!\(\)\.)(\w+)\s*\(")  # `.` first: see index._ATTR_NOT_ON_SELF
 # `self.unet.sample(`: a method called on an attribute (the method's name).
 _SELF_CALL = re.compile(r"self(?<!\wself)(?:\.\w+)+\.(\w+)\s*\(")  # `\bself`, the word first (10x faster)
@@ -265,6 +266,7 @@ class Quantiser(nn.Module):
                         yield self.finding(index, method.snippet, node, message, help)
                         break
         yield from self._entry_reads(index)
+        yield from self._flattened(index)
         yield from self._held(index)
         yield from self._averaged(index)
         yield from self._handed_by_classes(index)
@@ -303,6 +305,29 @@ class Quantiser(nn.Module):
             help = ("compute it in the module's `forward` (a mode argument), or gather it around the call with "
                     "`deepspeed.zero.GatheredParameters`")
             yield self.finding(index, access.snippet, access.node, message, help)
+
+    def _flattened(self, index: ModelIndex) -> Iterator[Report]:
+        """`self.lstm.flatten_parameters()` in a forward before the LSTM runs: torch's recurrent layers lay their
+        weights out again for cuDNN there, reading every one of them outside the layer's hooks."""
+        for cls, method in index.methods("forward", _FLATTEN):
+            flat = flat_of(method)
+            calls = ModuleCalls(index, cls, flat, method.name) if flat is not None else None
+            for node, ctx in flat.nodes if flat is not None else ():
+                if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
+                    continue
+                target = node.func.value
+                if node.func.attr.value != "flatten_parameters" or isinstance(target, cst.Name) and target.value == "self":
+                    continue
+                classes = calls.classes_of(target)  # type: ignore[union-attr]
+                if not classes or not any(method_uses(index, ref, "flatten_parameters") for ref in classes):
+                    continue
+                message = (
+                    f"`{code_of(node.func)}()` lays out the weights of `{code_of(target)}` again outside its forward; "
+                    "ZeRO-3 has not gathered them there and must fetch each on access"
+                )
+                help = (f"drop the call under ZeRO-3 (the layer's own forward handles its weights), or gather "
+                        f"`{code_of(target)}`'s parameters around it")
+                yield self.finding(index, method.snippet, node, message, help)
 
     def _held(self, index: ModelIndex) -> Iterator[Report]:
         """Code outside the model classes calling a method other than forward on a model it holds or is given, or
