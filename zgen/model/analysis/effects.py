@@ -898,8 +898,9 @@ def _local_computed_with(index: ModelIndex, flat: Flat, assign: cst.Assign) -> b
 def computed_with(index: ModelIndex, flat: Flat, parent: cst.CSTNode | None, detail: str, follow: bool = True) -> bool:
     """A parameter read for its values: through an operation on it (`v.data`, `v.view(-1)`, as `detail` says), as
     an operand, compared by value (`p == 0`), or handed to a tensor function (`torch.allclose(p, q)`, not
-    `torch.nn.utils.*`; einops' `repeat(p, ...)`: `known.TENSOR_FUNCTIONS`); also through a local bound to it and
-    then computed with (with `follow`); not only bound, collected (`groups.append(p)`) or compared by identity."""
+    `torch.nn.utils.*`; einops' `repeat(p, ...)`: `known.TENSOR_FUNCTIONS`); with `follow`, also through a local
+    bound to it and then computed with, or handed to a function of the program that computes with it
+    (`parameter_computed_with`); not only bound, collected (`groups.append(p)`) or compared by identity."""
     if detail:
         return True
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):

@@ -224,7 +224,8 @@ class _Searches(Protocol):
 class StateReaders:
     """A text pre-filter that also lets through the methods reading an attribute of `self` (`self.v`) that a method
     matching `trigger` (not a constructor) writes: a per-rank value kept there is decided on in the reader, whose
-    own text holds no word of it (`self.observe(h)` ... `if self.v:`)."""
+    own text holds no word of it (`self.observe(h)` ... `if self.v:`); and the methods a call hands such an attribute
+    to (`self.forward_path(self._sample_idx, x)`)."""
 
     def __init__(self, index: ModelIndex, trigger: _Searches, value_tests: bool = False) -> None:
         self.trigger = trigger
@@ -243,7 +244,7 @@ class StateReaders:
             })
             if handed:
                 self._reads = re.compile(
-                    self._reads.pattern + "|def(?<!\\wdef)[ \t]+(?:" + "|".join(map(re.escape, handed)) + r")\("
+                    self._reads.pattern + r"|def(?<!\wdef)[ \t]+(?:" + "|".join(map(re.escape, handed)) + r")\("
                 )
         # with `value_tests`, the callers of a value test: data decisions (`_value_test_callers`)
         self._tests = _value_test_callers(index) if value_tests else None

@@ -29,8 +29,8 @@ from .flow import (
     same_items, self_call_arguments, stored_into, targets_of,
 )
 from .state import (
-    WRITES_SELF, Handoff, RankTests, handoff, holder_key, self_field, self_targets, self_writes, unpacked_handoffs,
-    value_test_text,
+    WRITES_SELF, Handoff, RankTests, StateReaders, handoff, holder_key, self_field, self_targets, self_writes,
+    unpacked_handoffs, value_test_text,
 )
 
 __all__ = [
@@ -1546,14 +1546,14 @@ def _bound_by_calls(
     found: dict[int | str, tuple[dict[str, str], dict[str, str]]] = {}
     if needle not in cls.text:
         return found
-    kept: re.Pattern[str] | None = None
+    # (a caller with no word of a per-rank value hands none, not parsed: unless it reads an attribute a method with a
+    # word of a draw or the rank sets, `self.forward_path(self._sample_idx, x)` after `resample()` drew it)
+    kept: StateReaders | None = None
     for method in cls.all_methods():
         if method.name == name or needle not in method.text:
             continue
         if not _PER_RANK_HINT.search(method.text):
-            # (a caller with no word of a per-rank value hands none, not parsed: unless it reads an attribute another
-            # method sets from one, `self.forward_path(self._sample_idx, x)` after `resample()` drew it)
-            kept = kept or _kept_per_rank(cls)
+            kept = kept or StateReaders(index, _DRAW_OR_RANK_HINT)
             if not kept.search(method.text):
                 continue
         flat = flat_of(method)
@@ -1570,18 +1570,7 @@ def _bound_by_calls(
     return found
 
 
-def _kept_per_rank(cls: ClassInfo) -> re.Pattern[str]:
-    """The reads of the attributes of `self` that a method of the class with a word of a draw or of the rank writes
-    (`self._sample_idx = int(torch.multinomial(p, 1))` in `resample`), as one pattern (never matching if none)."""
-    written = {
-        attr for method in cls.all_methods() if _DRAW_OR_RANK_HINT.search(method.text)
-        for attr in _SELF_WRITE.findall(method.text)
-    }
-    return re.compile(r"self\.(?:" + "|".join(sorted(map(re.escape, written))) + r")\b" if written else r"(?!)")
-
-
-_SELF_WRITE = re.compile(r"self\.(\w+)[ \t]*=(?!=)")
-# The words of a draw or of the rank (`_kept_per_rank`: a sample or a rank kept on `self`, not a statistic).
+# The words of a draw or of the rank (`_bound_by_calls`: a sample or a rank kept on `self`, not a statistic).
 _DRAW_OR_RANK_HINT = re.compile(r"rank|rand|random|uniform|bernoulli|multinomial|choice|shuffle")
 
 

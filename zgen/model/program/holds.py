@@ -29,7 +29,9 @@ from collections.abc import Iterator
 from . import known
 from .class_values import attribute_values, class_lookup, package_subclasses
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin
-from .members import UNKNOWN_CLASS, Kind, class_named, classify, classify_unpacked, facts_of, has_params, member_of
+from .members import (
+    CONTAINER_ANNOTATIONS, UNKNOWN_CLASS, Kind, class_named, classify, classify_unpacked, facts_of, has_params, member_of,
+)
 from .skeleton import FunctionSpan
 from .skeleton import dotted as skeleton_dotted
 from .tree import access_path, call_name, code_of, cst, dotted, parameter_names, walk
@@ -850,7 +852,8 @@ def annotated_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[t
         returns = node.returns.annotation if node is not None and node.returns is not None else None
         if returns is None:
             continue
-        several = isinstance(returns, cst.Subscript) and (dotted(returns.value) or "").rsplit(".", 1)[-1] in _HOLDERS
+        several = isinstance(returns, cst.Subscript) and (
+            (dotted(returns.value) or "").rsplit(".", 1)[-1] in CONTAINER_ANNOTATIONS)
         if several:
             element = returns.slice[-1].slice
             returns = element.value if isinstance(element, cst.Index) else None
@@ -859,9 +862,6 @@ def annotated_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[t
             found[method.name] = (classes, several)
     return found
 
-
-# Annotations of a value holding several (`Mapping[str, nn.Module]`): the last argument is what each item is.
-_HOLDERS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "list", "List", "Sequence", "tuple", "Tuple"})
 
 
 def _constructed(index: ModelIndex, value: cst.BaseExpression, cls: ClassInfo) -> tuple[str, ...]:

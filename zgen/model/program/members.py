@@ -31,6 +31,7 @@ from .tree import (
 __all__ = [
     "ACTIVATION", "UNKNOWN_CLASS", "Kind", "Member", "ClassFacts", "facts", "classify", "classify_unpacked", "has_params",
     "member_param", "member_of", "torch_base", "constructors_in", "creates_parameters", "class_named",
+    "CONTAINER_ANNOTATIONS",
 ]
 
 ACTIVATION = "<activation>"  # class of a module from an activation registry (no parameters)
@@ -726,7 +727,7 @@ class _FactsReader:
     def _annotated_container(self, name: str, annotation: cst.BaseExpression) -> bool:
         """`policies: dict[str, Policy]`, `List[nn.Module]`: an argument holding modules of a module class. Is the
         annotation a container's (else what the callers pass decides, as for an argument without one)?"""
-        if not (isinstance(annotation, cst.Subscript) and (dotted(annotation.value) or "").rsplit(".", 1)[-1] in _CONTAINER_TYPES):
+        if not (isinstance(annotation, cst.Subscript) and (dotted(annotation.value) or "").rsplit(".", 1)[-1] in CONTAINER_ANNOTATIONS):
             self._annotated_module(name, annotation)
             return False
         element = annotation.slice[-1].slice
@@ -1378,7 +1379,7 @@ def child_getter(members: dict[str, Member], value: cst.BaseExpression) -> tuple
 
 _NOT_A_MODEL_FACTORY = re.compile(r"Token|Config|config|Processor|Extractor|Scheduler|Dataset|Pipeline")
 # Annotations of an argument that holds several values (`dict[str, Policy]`, `Sequence[nn.Module]`).
-_CONTAINER_TYPES = frozenset(
+CONTAINER_ANNOTATIONS = frozenset(
     {"dict", "Dict", "Mapping", "MutableMapping", "list", "List", "Sequence", "tuple", "Tuple", "Iterable"}
 )
 _MODULES_ARG = re.compile(r"module|model|layer|block|net|encoder|decoder")
