@@ -86,7 +86,7 @@ _PARAM_DEF = re.compile(
 _BUFFER_DEF = re.compile(r"register_buffer\(\s*[\"'](\w+)[\"']")
 # `self.name = nn.Parameter(<args>)` with what it is built from (to tell a scalar from a table).
 # (Also the first branch of a conditional: `self.mask_token = (\n Parameter(torch.zeros(1, 1, d)) if ... else ...)`.)
-_LARGE_PARAM_DEF = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:\(\s*)?(?:[\w.]*\.)?(?:Uninitialized)?Parameter\(([^\n]*)")
+_LARGE_PARAM_DEF = re.compile(r"self\.(?:\w+\.)*(\w+)\s*(?::[^=\n]*)?=\s*(?:\(\s*)?(?:[\w.]*\.)?(?:Uninitialized)?Parameter\(([^\n]*)")
 _SCALAR_PARAM_ARGS = re.compile(
     r"\s*(?:torch\.)?(?:tensor|scalar_tensor)\(|\s*(?:torch\.)?(?:ones|zeros|randn|rand|empty)\(\s*(?:1|\[\s*\]|\(\s*\)|\[\s*1\s*\]|\(\s*1\s*,\s*\))\s*\)"
 )
