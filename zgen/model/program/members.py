@@ -152,7 +152,7 @@ def _used_as_modules(cls: ClassInfo, out: ClassFacts) -> None:
     if not unread:
         return
     # (not a part of a model the constructor was handed, `model.get_input_embeddings()`: the caller's, read as such)
-    given = {p for method in cls.init_methods if method.node is not None for p in parameter_names(method.node)}
+    given = {p for method in cls.init_methods if method.node is not None for p in _all_parameters(method.node)}
     init_text = "".join(method.text for method in cls.init_methods)
     unread = [name for name in unread if _assigned_root(out.members[name], init_text) not in given]
     text = cls.text
@@ -593,6 +593,15 @@ def _retype(index: ModelIndex, cls: ClassInfo, out: ClassFacts) -> None:
             classes = tuple(c for c in dict.fromkeys(classes) if c != UNKNOWN_CLASS)
             if classes:
                 member.kind, member.classes = Kind.MODULE, classes
+
+
+def _all_parameters(func: cst.FunctionDef) -> set[str]:
+    """Every name `func` binds its arguments to, `*args` and `**kwargs` among them."""
+    names = set(parameter_names(func))
+    for star in (func.params.star_arg, func.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names
 
 
 def _assigned_root(member: Member, init_text: str) -> str | None:
