@@ -20,7 +20,7 @@ from segment_anything import sam_model_registry
 class Seg(nn.Module):
     def __init__(self):
         super().__init__()
-        self.encoder = sam_model_registry["vit_l"](None).image_encoder
+        self.encoder = sam_model_registry["vit_l"](None).image_encoder.to(torch.float32)
         self.encoder.{name} = nn.Parameter({init})
         self.encoder.patch_embed.proj = nn.Conv2d(3, 1024, stride=8, kernel_size=8)
         self.out = nn.Conv2d(1024, 3, kernel_size=1)

@@ -139,22 +139,21 @@ def facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
 
 
 def _used_as_modules(cls: ClassInfo, out: ClassFacts) -> None:
-    """Members of a value zgen cannot read (`sam_registry["vit_l"](None).image_encoder`, `vit_model(pretrained=False)`
-    of an optional import) that the class itself uses as a module: it lists their parameters
+    """Members built by a call zgen cannot read (`sam_registry["vit_l"](None).image_encoder.to(d)`, `vit_model(
+    pretrained=False)` of an optional import) that the class itself uses as a module: it lists their parameters
     (`self.encoder.parameters()`), reads a weight's values below them
     (`self.encoder.patch_embed.proj.weight.data`), or puts a layer or a parameter into them (`self.encoder.patch_embed
     .proj = nn.Conv2d(...)`). Each is a module of a class zgen cannot read."""
     unread = [
         name for name, member in out.members.items()
-        if member.kind == Kind.VALUE and f"self.{name}." in cls.text
-        and not (member.call is not None and _NOT_A_MODEL_FACTORY.search(code_of(member.call.func)))
-    ]  # (`AutoTokenizer.from_pretrained(p)` builds no model)
+        if member.kind == Kind.VALUE and member.call is not None and f"self.{name}." in cls.text
+        and not _NOT_A_MODEL_FACTORY.search(code_of(member.call.func))  # (`AutoTokenizer.from_pretrained(p)`)
+    ]
     if not unread:
         return
     # (not a part of a model the constructor was handed, `model.get_input_embeddings()`: the caller's, read as such)
     given = {p for method in cls.init_methods if method.node is not None for p in _all_parameters(method.node)}
-    init_text = "".join(method.text for method in cls.init_methods)
-    unread = [name for name in unread if _assigned_root(out.members[name], init_text) not in given]
+    unread = [name for name in unread if _call_root(out.members[name].call) not in given]  # type: ignore[arg-type]
     text = cls.text
     for name in unread:
         if re.search(_MODULE_USE.replace("NAME", re.escape(name)), text):
@@ -602,15 +601,6 @@ def _all_parameters(func: cst.FunctionDef) -> set[str]:
         if isinstance(star, cst.Param):
             names.add(star.name.value)
     return names
-
-
-def _assigned_root(member: Member, init_text: str) -> str | None:
-    """The name the value of `member` is reached from: its constructor call's (`_call_root`), else the first word of
-    what the constructor assigns it (`self.encoder = model.encoder` -> `model`)."""
-    if member.call is not None:
-        return _call_root(member.call)
-    found = re.search(rf"self\.{re.escape(member.name)}\s*(?::[^=\n]*)?=\s*(\w+)", init_text)
-    return found.group(1) if found else None
 
 
 def _call_root(expr: cst.BaseExpression) -> str | None:
