@@ -18,7 +18,7 @@ from ..program.holds import module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, facts_of
 from ..program.skeleton import dotted as ast_dotted
-from ..program.tree import access_path, annotated_tensors, call_name, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
+from ..program.tree import access_path, annotated_tensors, call_name, chain_root, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .hooks import hook_kept, item_key
 from .own import SELF_CALL
@@ -1605,7 +1605,7 @@ def _field_key_walks(flat: Flat, is_field, given: Callable[[], frozenset[str]]) 
         iterable = _viewed(same_items(iterable))
         if is_field(iterable):
             return True
-        if isinstance(iterable, cst.Attribute) and isinstance(root := _root(iterable), cst.Name) \
+        if isinstance(iterable, cst.Attribute) and isinstance(root := chain_root(iterable), cst.Name) \
                 and root.value in inputs:
             return True  # `batch.surf_vars`: a field of a batch object
         if isinstance(iterable, cst.Name) and depth < 2 and iterable.value in bindings:
@@ -2399,17 +2399,10 @@ def random_function(index: ModelIndex, name: str) -> str | None:
     return draws_in(index, function)
 
 
-def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """What an attribute, item or call chain starts from (`loss` of `loss.detach()[0].item()`)."""
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
-    return expr
-
-
 def _handed_a_value(call: cst.Call) -> bool:
     """Is `call` handed a local or an expression of one (`check(loss)`), not only constants or `self`'s state?"""
     for arg in call.args:
-        value = _root(arg.value)
+        value = chain_root(arg.value)
         if isinstance(value, cst.Name) and value.value not in ("self", "cls", "True", "False", "None"):
             return True
     return False
@@ -2555,13 +2548,10 @@ def _uneven_batch_test(node: cst.Comparison, batches: frozenset[str], arguments:
 
 def _sized_name(size: cst.BaseExpression) -> str | None:
     """The name whose extent `x.shape[0]`, `x.size(0)`, `len(x)` (or `batch["x"].shape[0]`) reads."""
-    if isinstance(size, cst.Call):
-        value = size.args[0].value if isinstance(size.func, cst.Name) and size.args else size.func
-    else:
-        value = size.value if isinstance(size, cst.Subscript) else size
-    while isinstance(value, (cst.Attribute, cst.Subscript)):
-        value = value.value
-    return value.value if isinstance(value, cst.Name) else None
+    if isinstance(size, cst.Call) and isinstance(size.func, cst.Name):  # `len(x)`
+        size = size.args[0].value if size.args else size
+    root = chain_root(size)
+    return root.value if isinstance(root, cst.Name) else None
 
 
 def _batch_size_of(value: cst.BaseExpression, names: frozenset[str], counted: frozenset[str]) -> bool:
@@ -2829,7 +2819,7 @@ def _shape_of_local(value: cst.BaseExpression) -> bool:
         value = value.func
     elif not (isinstance(value, cst.Attribute) and value.attr.value == "shape"):
         return False
-    root = _root(value.value)  # type: ignore[union-attr]
+    root = chain_root(value.value)  # type: ignore[union-attr]
     return isinstance(root, cst.Name) and root.value not in ("self", "cls")
 
 
@@ -3036,12 +3026,12 @@ def reduced_value(expr: cst.BaseExpression, agreed: Callable[[cst.Name], bool], 
         rest = call.args
     if scalar and rest and not converted:
         return None  # `x.sum(-1)`: a tensor of values, not one
-    root = _root(reduced)
+    root = chain_root(reduced)
     if isinstance(reduced, cst.Attribute) and isinstance(root, cst.Name) and module_like_name(root.value):
         return None  # `int(model.stride.max())`: a buffer or parameter of a model, the same on every rank
     while isinstance(root, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)):
         # `(a - b).abs().sum()`, `(labels > 0).sum()`, `(~mask).sum()`: of its first operand
-        root = _root(root.expression if isinstance(root, cst.UnaryOperation) else root.left)
+        root = chain_root(root.expression if isinstance(root, cst.UnaryOperation) else root.left)
     if isinstance(root, cst.Name) and root.value not in ("self", "torch", "np", "numpy", "math") and not agreed(root):
         return f".{call.func.attr.value}()"
     return None

@@ -25,7 +25,8 @@ from .given import passed_classes
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .size import upper_bound
 from .tree import (
-    Path, access_path, call_name, choice_leaves, code_of, const_str, cst, dotted, parameter_names, union_members, walk,
+    Path, access_path, call_name, chain_root, choice_leaves, code_of, const_str, cst, dotted, parameter_names,
+    union_members, walk,
 )
 
 __all__ = [
@@ -153,7 +154,8 @@ def _used_as_modules(cls: ClassInfo, out: ClassFacts) -> None:
         return
     # (not a part of a model the constructor was handed, `model.get_input_embeddings()`: the caller's, read as such)
     given = {p for method in cls.init_methods if method.node is not None for p in _all_parameters(method.node)}
-    unread = [name for name in unread if _call_root(out.members[name].call) not in given]  # type: ignore[arg-type]
+    roots = {name: chain_root(out.members[name].call) for name in unread}  # type: ignore[arg-type]
+    unread = [name for name in unread if not (isinstance(roots[name], cst.Name) and roots[name].value in given)]
     text = cls.text
     for name in unread:
         if re.search(_MODULE_USE.replace("NAME", re.escape(name)), text):
@@ -601,17 +603,6 @@ def _all_parameters(func: cst.FunctionDef) -> set[str]:
         if isinstance(star, cst.Param):
             names.add(star.name.value)
     return names
-
-
-def _call_root(expr: cst.BaseExpression) -> str | None:
-    """The name a chain of calls, attributes and items starts from (`registry` of `registry["l"](None).enc.to(d)`)."""
-    while True:
-        if isinstance(expr, cst.Call):
-            expr = expr.func
-        elif isinstance(expr, (cst.Attribute, cst.Subscript)):
-            expr = expr.value
-        else:
-            return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _restated(value: cst.BaseExpression, name: str) -> bool:

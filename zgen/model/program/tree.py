@@ -405,6 +405,14 @@ def _empty_module() -> cst.Module:
 _DEF_LINE = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]", re.M)
 
 
+def chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What an attribute, item or call chain starts from (`loss` of `loss.detach()[0].item()`, `registry` of
+    `registry["l"](None).enc.to(d)`)."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return expr
+
+
 def body_start(text: str) -> int:
     """Where the body of the `def` statement `text` (decorators and all, as the file has it) starts: just past the
     colon that ends its header; -1 when no header is found."""
