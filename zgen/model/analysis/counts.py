@@ -42,7 +42,7 @@ class Calls(Protocol):
 
 __all__ = [
     "CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "kept_inputs", "length_helpers", "length_returns",
-    "HANDS_LENGTH", "passed_through", "local_bindings", "COUNT_ATTR_TEXT",
+    "HANDS_LENGTH", "passed_through", "local_bindings", "COUNT_ATTR_TEXT", "drawn_length", "plain_number",
 ]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
@@ -104,6 +104,9 @@ def counted_loops(
             iterable = call = reported = splits.get(call.value) or produced[call.value]  # type: ignore[index]
         elif isinstance(call, cst.Name) and (bound := _bound_range(bindings, call.value)) is not None:
             iterable = call = bound  # `for t in steps` over `steps = range(len(x))` (reported at the loop)
+        if isinstance(call, (cst.Call, cst.Name, cst.Subscript)) and (
+                drawn := drawn_length(flat, call, bindings)) is not None and len(drawn) == 1:
+            iterable = call = cst.Call(func=cst.Name("range"), args=[cst.Arg(drawn[0])])  # `torch.randperm(x.size(0))`
         if isinstance(call, cst.Call):
             name = (call_name(call) or "").rsplit(".", 1)[-1]
             if name in _LOOPED or _length_function(index, call):
@@ -147,6 +150,61 @@ def passed_through(
             return iterable
         iterable = iterable.args[0].value
     return iterable
+
+
+def drawn_length(
+    flat: Flat, iterable: cst.BaseExpression, bindings: dict[str, list[cst.BaseExpression]] | None = None
+) -> list[cst.BaseExpression] | None:
+    """The sizes that fix how many items a random draw holds, for a draw of a given size or a local bound only to
+    one: `np.random.choice(n, k, replace=False)` and `random.sample(xs, k)` hold `k` items, `torch.randperm(n)` `n`,
+    `torch.multinomial(p, k)` `k`; `torch.randperm(n)[:k]` at most `k`. Which items were drawn differs per rank, how
+    many does not. None for anything else (`np.random.choice(xs)` is one item; a draw's length of `x.shape[0]`
+    still follows the data, through the size returned here)."""
+    values = [iterable]
+    if isinstance(iterable, cst.Name):
+        values = (local_bindings(flat) if bindings is None else bindings).get(iterable.value, [])
+    found: list[cst.BaseExpression] = []
+    for value in values:
+        sizes = _draw_sizes(value)
+        if sizes is None:
+            return None
+        found += sizes
+    return found or None
+
+
+def _draw_sizes(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice):
+        cut = value.slice[0].slice  # `torch.randperm(n)[:k]`: the first `k` of a drawn order
+        if cut.lower is None and cut.step is None and cut.upper is not None and _draw_sizes(value.value) is not None:
+            return [cut.upper]
+        return None
+    if not isinstance(value, cst.Call):
+        return None
+    name = (call_name(value) or "").split(".")
+    position, keyword = _SIZED_DRAWS.get(tuple(name[-2:]), None) or _SIZED_DRAWS.get((name[-1],), (None, None))
+    if position is None:
+        return None
+    for index, arg in enumerate(value.args):
+        if arg.keyword is not None and arg.keyword.value == keyword or arg.keyword is None and index == position:
+            return [arg.value]
+    return None
+
+
+# Draws whose length is one argument (its position, its keyword): a sample of a given size, a permutation of `n`.
+_SIZED_DRAWS: dict[tuple[str, ...], tuple[int, str]] = {
+    ("random", "choice"): (1, "size"), ("random", "sample"): (1, "k"), ("random", "choices"): (-1, "k"),
+    ("random", "permutation"): (0, "x"), ("randperm",): (0, "n"), ("multinomial",): (1, "num_samples"),
+}
+
+
+def plain_number(index: ModelIndex | None, expr: cst.BaseExpression) -> bool:
+    """`np.ceil(hours / length)`, `math.floor(n * r)`: a numpy or math function of names, numbers and arithmetic
+    only (no tensor made or indexed in it): its `.item()` is a number the names decide, no tensor's value."""
+    if index is None or not isinstance(expr, cst.Call):
+        return False
+    if not index.qualify(call_name(expr) or "").startswith(("numpy.", "math.")):
+        return False
+    return not any(type(node) in (cst.Call, cst.Subscript) for arg in expr.args for node in walk(arg.value))
 
 
 def _wrapper_locals(flat: Flat) -> frozenset[str]:
@@ -483,7 +541,10 @@ class CountedLoops:
                 elif isinstance(func, cst.Name) and self._hands_back_length(node):
                     return code_of(node)  # `batch_size = _get_batch_size(features)`
                 elif isinstance(func, cst.Attribute) and func.attr.value in _LENGTH_METHODS:
-                    if self._holds_data(func.value) or func.attr.value in _EXTENT_METHODS and self._kept_data(func.value):
+                    if func.attr.value == "item" and plain_number(self.index, func.value):
+                        pass  # `np.ceil(hours / length).item()`: what the names hold decides (read below)
+                    elif self._holds_data(func.value) or (
+                            func.attr.value in _EXTENT_METHODS and self._kept_data(func.value)):
                         return code_of(node)
             elif kind is cst.Attribute and (node.attr.value in _LENGTH_ATTRS or _COUNT_ATTR.match(node.attr.value)):
                 if self._holds_data(node.value) or self._kept_data(node.value):

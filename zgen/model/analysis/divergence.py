@@ -22,7 +22,7 @@ from ..program.tree import call_name, children, code_of, const_str, cst, dotted,
 from .callables import called_parameters
 from .calls import ModuleCalls
 from .counts import (
-    HANDS_LENGTH, counted_loops, counts_handed_on, handed_counts, kept_inputs, local_bindings, passed_through,
+    HANDS_LENGTH, counted_loops, counts_handed_on, drawn_length, handed_counts, kept_inputs, local_bindings, passed_through,
     rank_share,
 )
 from .flags import flag_source
@@ -664,7 +664,8 @@ def _tainted_decisions(
                 continue
             # How often a loop runs follows the values it iterates, not the branches they were built in (nor how a
             # progress bar around them is shown: `trange(n, disable=not is_main)`).
-            for kind, source in _count_taint(flat, taint, iterable).items():
+            picks = _picks_by_target(loop, call)  # `self.critics[i](s)` for `i` of a draw: which critic runs differs
+            for kind, source in _count_taint(flat, taint, iterable, not picks).items():
                 add(kind, ITERATE, iterable, source, callee, call)
 
     # Leaf node types, so `type(n) in` is `isinstance` without libcst's ABC check (a microsecond per node that is not one).
@@ -755,9 +756,17 @@ def _rank_share(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> tuple
     return rank_share(flat, iterable, lambda edge: taint.of(edge).get(RANK), locals_too)
 
 
-def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict[str, str]:
+def _picks_by_target(loop: cst.CSTNode, call: cst.Call) -> bool:
+    """Does the callee of `call` name a variable the loop binds (`self.critics[i]` in `for i in ...`)?"""
+    target = loop.target if isinstance(loop, cst.For) else loop.for_in.target if hasattr(loop, "for_in") else None
+    names = set(bound_names(target)) if target is not None else set()
+    return bool(names) and any(isinstance(n, cst.Name) and n.value in names for n in walk(call.func))
+
+
+def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression, counted: bool = True) -> dict[str, str]:
     """What the number of items a loop walks follows (`trange(n, disable=not is_main)` walks `n` items on every
-    rank; `counts.passed_through`)."""
+    rank; `counts.passed_through`). With `counted` (the call does not run an item the loop picks), a draw of a given
+    size (`np.random.choice(n, k)`) walks `k` items on every rank: only its size counts."""
     walked = passed_through(iterable)
     if isinstance(walked, cst.Call) and walked is not iterable and id(walked) not in flat.position:
         found: dict[str, str] = {}  # a `range` made from a `trange`'s positional arguments (its keywords,
@@ -765,6 +774,13 @@ def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> dict
             if arg.keyword is not None:
                 continue
             for kind, source in taint.of(arg.value, direct=True).items():
+                found.setdefault(kind, source)
+        return found
+    drawn = drawn_length(flat, walked) if counted else None
+    if drawn is not None:  # `for i in np.random.choice(n, k, replace=False)`: `k` items on every rank, which differ
+        found = {}
+        for size in drawn:
+            for kind, source in taint.of(size, direct=True).items():
                 found.setdefault(kind, source)
         return found
     found = taint.of(walked, direct=True)

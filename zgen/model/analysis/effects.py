@@ -554,9 +554,18 @@ def _local_imports(index: ModelIndex, flat: Flat) -> dict[str, str]:
 
 @memoised
 def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
-    """Functions defined inside a flattened function, by name (once per function); not the function itself (a
-    method `update_average(self)` calling the free function `update_average(a, b)` calls no nested def)."""
-    return {n.name.value: n for n, _ in flat.nodes if type(n) is cst.FunctionDef and id(n) in flat.parent}
+    """Functions defined inside a flattened function, by name (once per function), and lambdas bound to a local there
+    (read as a def returning the lambda's body); not the function itself (a method `update_average(self)` calling the
+    free function `update_average(a, b)` calls no nested def)."""
+    found = {n.name.value: n for n, _ in flat.nodes if type(n) is cst.FunctionDef and id(n) in flat.parent}
+    for node, _ctx in flat.nodes:  # `npa = lambda m: sum(p.numel() for p in m.parameters())`: a def by another name
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and type(node.value) is cst.Lambda:
+            lam = node.value
+            found.setdefault(node.targets[0].target.value, cst.FunctionDef(
+                name=node.targets[0].target, params=lam.params,
+                body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return(value=lam.body)])])))
+    return found
 
 
 # What a function may do to a module it is given, besides writing (WRITE/INIT) and sizing (SIZE) its parameters.

@@ -418,7 +418,8 @@ def _reads_clock(index: ModelIndex, expr: cst.CSTNode) -> bool:
 
 
 def _mentions(expr: cst.CSTNode, names: set[str]) -> bool:
-    """Does `expr` read one of `names` (a local, or `self.x` text), not through a counter (`state.global_step`)?"""
+    """Does `expr` read one of `names` (a local, or `self.x` text), not through a counter of another object
+    (`state.global_step`)?"""
     stack = [expr]
     while stack:
         node = stack.pop()
@@ -426,8 +427,9 @@ def _mentions(expr: cst.CSTNode, names: set[str]) -> bool:
         if kind is cst.Name and node.value in names:
             return True
         if kind is cst.Attribute:
-            if _COUNTER.match(node.attr.value):
-                continue
+            own = isinstance(node.value, cst.Name) and node.value.value == "self"
+            if _COUNTER.match(node.attr.value) and not own:
+                continue  # (`self._stopping_steps`, moved only under a test on a handed value, is a patience count)
             if isinstance(node.value, cst.Name) and code_of(node) in names:
                 return True
         stack.extend(children(node))

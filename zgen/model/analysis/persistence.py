@@ -36,7 +36,7 @@ from ..program.members import (
     UNKNOWN_CLASS, Member, constructors_in, creates_parameters, facts_of, has_params, holds_parameter_containers,
     member_param, parameter_container, torch_base,
 )
-from ..program.size import param_numel, vector_weight
+from ..program.size import param_numel, upper_bound, vector_weight
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from .access import ParamAccess
 from .flow import Flat, flat_of
@@ -124,7 +124,10 @@ def persistent_param(index: ModelIndex, ref: str, name: str) -> bool:
         own = _tensors_put_in(member.call) if member is not None and member.call is not None else []
         if own:  # (the tensors put in it where it is built: `ParameterList([Parameter(torch.zeros(d, 1)) ...])`)
             unnamed = own
-        return bool(unnamed) and not any(_matrix(tensor) for tensor in unnamed)
+        env = (member.env or {}) if own and member is not None else {}
+        # (a matrix of sizes `__init__` bounds, `torch.empty(experts, rank, rank)` for `rank=32`, counted)
+        return bool(unnamed) and not any(
+            _matrix(tensor) and not _bounded_small(index, tensor, env) for tensor in unnamed)
     return call is not None and _small(index, local, call)
 
 
@@ -257,6 +260,24 @@ def _tensors_put_in(built: cst.Call) -> list[cst.BaseExpression | None]:
         elif id(node) not in wrapped and (_fill(node) is not None or _number_tensor(node)):
             found.append(node)
     return found
+
+
+def _bounded_small(index: ModelIndex, tensor: cst.BaseExpression | None, env: dict[str, int]) -> bool:
+    """`torch.empty(experts, rank, rank)` with each size bounded by `env` (`__init__`'s literal defaults) and the
+    product at or below the persistence threshold: kept gathered, however many dimensions it has."""
+    fill = _fill(tensor)
+    if fill is None or not fill.args or any(arg.star for arg in fill.args):
+        return False
+    dims = [arg.value for arg in fill.args if arg.keyword is None]
+    if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
+        dims = [element.value for element in dims[0].elements]
+    numel = 1
+    for dim in dims:
+        bound = upper_bound(dim, env)
+        if bound is None or bound < 0:
+            return False
+        numel *= bound
+    return stays_gathered(numel, index.persistence_threshold)
 
 
 def _number_tensor(call: cst.Call) -> bool:

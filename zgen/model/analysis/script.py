@@ -18,8 +18,8 @@ from typing import Protocol
 
 from ..program import known
 from ..program.holds import (
-    constructed_models, held_attributes, looked_up_models, model_containers, module_arguments, module_like_name,
-    other_objects_models, averaged_copies, set_up_containers,
+    argument_held_models, constructed_models, held_attributes, looked_up_models, model_containers, module_arguments, module_like_name,
+    other_objects_models, averaged_copies, set_up_containers, unwraps_itself,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_method
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, class_named, classify, facts_of
@@ -90,6 +90,8 @@ class ScriptScope:
         if isinstance(node, cst.FunctionDef):
             for name in looked_up_models(self.index, node):  # `model = models["text"]["model"]`, used as a module
                 found.setdefault(name, (UNKNOWN,))
+            for path in argument_held_models(node, found):  # `runner.model.eval()` in a hook handed the runner
+                found.setdefault(path, (UNKNOWN,))
         if self.owner is not None:
             found |= {f"self.{name}": classes for name, classes in class_held(self.index, self.owner).items()}
             found |= {f"self.{name}": classes for name, classes in held_properties(self.index, self.owner).items()}
@@ -186,19 +188,38 @@ class ScriptScope:
     @cached_property
     def aliases(self) -> dict[str, tuple[str, ...]]:
         """Locals bound to a model this code holds itself, not to a part of one (`model = self.unwrapped()`, `model =
-        accelerator.unwrap_model(self.model)`) -> its classes."""
+        accelerator.unwrap_model(self.model)`, `module = runner.model`) -> its classes."""
         found: dict[str, tuple[str, ...]] = {}
         bound: dict[str, int] = {}  # (a local bound again may hold anything: `p = model` ... `p = getattr(p, name)`)
         for node, _ctx in self.flat.nodes:
             for target in targets_of(node)[0]:
                 for name in bound_names(target):
-                    bound[name] = bound.get(name, 0) + 1
+                    value = node.value if type(node) is cst.Assign else None
+                    if not unwraps_itself(value, name):  # (`module = module.module`: the same model, unwrapped)
+                        bound[name] = bound.get(name, 0) + 1
             if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                    and isinstance(node.value, cst.Call):
+                    and isinstance(node.value, (cst.Call, cst.Attribute)):  # (`module = runner.model`)
                 classes = self.held.get(_holder_text(node.value) or "")
                 if classes is not None:
                     found.setdefault(node.targets[0].target.value, classes)
         return {name: classes for name, classes in found.items() if bound.get(name) == 1}
+
+    @cached_property
+    def bound_methods(self) -> dict[str, cst.Attribute]:
+        """Locals bound once to a method of a model this code holds (`forward_func = module.val_step`) -> that method:
+        calling the local runs it."""
+        found: dict[str, cst.Attribute] = {}
+        bound: dict[str, int] = {}
+        for node, _ctx in self.flat.nodes:
+            for target in targets_of(node)[0]:
+                for name in bound_names(target):
+                    bound[name] = bound.get(name, 0) + 1
+            if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                    and isinstance(node.value, cst.Attribute) and node.value.attr.value not in NOT_RUNS:
+                holder = _holder_text(node.value.value) or ""
+                if holder in self.held or holder in self.aliases:
+                    found.setdefault(node.targets[0].target.value, node.value)
+        return {name: method for name, method in found.items() if bound.get(name) == 1}
 
     @cached_property
     def parameters(self) -> frozenset[str]:
@@ -637,6 +658,8 @@ class _ScriptCalls:
 
     def callee(self, call: cst.Call) -> str | None:
         index, scope = self.index, self.scope
+        if isinstance(call.func, cst.Name) and (method := scope.bound_methods.get(call.func.value)) is not None:
+            return self.callee(call.with_changes(func=method))  # `forward_func(inputs)` for `= module.val_step`
         name = call_name(call)
         if name is None:  # `model.layers[i](x)`, `getattr(model, name)(x)`
             if (scope.held or scope.model_args or scope.held_items or self.summary) and self.held.callee(call):

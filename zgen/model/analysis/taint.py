@@ -21,6 +21,7 @@ from ..program.skeleton import dotted as ast_dotted
 from ..program.tree import access_path, annotated_tensors, call_name, chain_root, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .hooks import hook_kept, item_key
+from .counts import plain_number
 from .own import SELF_CALL
 from .reach import function_target
 from .runs import ast_function
@@ -36,7 +37,7 @@ from .state import (
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "ITEM_COUNTS", "Taint", "rank_attrs", "random_function", "draw_kind",
     "draw_trigger", "draws_in", "extent_exit_text", "CALLED_IN_IF", "VALUE_FREE_ATTRS", "is_none_test", "presence_helpers", "agreeing", "handed_parameters", "own_state",
-    "output_test_text", "rank_decorator", "VALUE_REDUCTIONS",
+    "output_test_text", "rank_decorator", "VALUE_REDUCTIONS", "stored_sample_text",
 ]
 
 RANK = "rank"
@@ -654,7 +655,11 @@ class Taint:
                     # shared); what the tensor came from (a random draw, the rank) says why, when known
                     for read in (n for arg in node.args for n in walk(arg.value) if type(n) is cst.Call):
                         if _reads_value(read):
-                            _merge_into(found, self._of(read.func.value, names) or {DATA: _call_text(read)})
+                            # (`np.ceil(hours / length).item()`: a number of arithmetic on names, no tensor: only
+                            # what those names hold decides)
+                            plain = plain_number(self.index, read.func.value)
+                            _merge_into(found, self._of(read.func.value, names) or (
+                                {} if plain else {DATA: _call_text(read)}))
             elif kind is cst.Name:
                 if self.agreed_use(node):
                     continue
@@ -724,9 +729,10 @@ class Taint:
                 stack.append(node.value)
                 continue
             elif kind is cst.Arg:
-                if node.keyword is not None and node.keyword.value in _PLACEMENT_KEYWORDS:
+                if node.keyword is not None and node.keyword.value in _PLACEMENT_KEYWORDS | _SEED_KEYWORDS:
                     inner = self._of(node.value, names)  # `torch.load(path, map_location=f"cuda:{rank}")`: where the
-                    inner.pop(RANK, None)  # values land, not which values: the rank placed, as in `parts[rank]`
+                    inner.pop(RANK, None)  # values land, not which values: the rank placed, as in `parts[rank]`; and
+                    # `make_iterator(data, n, seed=seed + rank)`: the order the draws take, not how many there are
                     _merge_into(found, inner)
                     continue
                 if node.keyword is not None and node.keyword.value in _DISPLAY_KEYWORDS:
@@ -1172,9 +1178,20 @@ class Taint:
                 return DATA  # `if self.is_mirrored(lrs):` with `return torch.norm(a - b.flip(1)) == 0`
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
+        if method and last == "sample" and _EXPERIENCE_STORE.search(code_of(node.func.value)):
+            return DATA  # `self.mem_pool.sample(batch_size=n)`: a draw from what this rank stored
         return None
 
 
+# Objects storing a rank's own experience (a replay buffer, a memory pool): what `.sample()` of one draws differs per
+# rank in its values and its episode ends.
+_EXPERIENCE_STORE = re.compile(r"(?i)(?:buffer|memory|mem_pool|replay|storage|rollouts?)\w*$")
+_STORED_SAMPLE = re.compile(r"(?i)(?:buffer|memory|mem_pool|replay|storage|rollouts?)\w*\.sample\(")
+
+
+def stored_sample_text(text: str) -> bool:
+    """Text pre-filter: a draw from a store of this rank's experience (`self.mem_pool.sample(batch_size=n)`)."""
+    return ".sample(" in text and _STORED_SAMPLE.search(text) is not None
 # ` = np.random.default_rng(...)`, ` = random.Random(...)`: a name bound to a generator object (after its text).
 _BOUND_TO_GENERATOR = r"\s*(?::[^=\n]*)?=\s*[\w.]*(?:Random|default_rng|RandomState|Generator)\("
 
@@ -2192,6 +2209,9 @@ def _returns_rank_decision(index: ModelIndex, cls: ClassInfo | None, function: M
 
 # Keywords that say where a call's result is placed, not what it holds.
 _PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_device"})
+# Keywords seeding what a call draws (`make_iterator(data, n, seed=seed + rank)`): a seed of this rank's own changes
+# the values drawn, not how many.
+_SEED_KEYWORDS = frozenset({"seed", "random_state", "random_seed", "rng_seed", "shuffle_seed"})
 # Keywords handing a data loader, sampler or dataset builder this rank's place (`DistributedSampler(ds, rank=r)`,
 # `create_dataloader(path, bs, rank=LOCAL_RANK)`): it picks this rank's shard, of the same length on every rank.
 _SHARD_KEYWORDS = frozenset({"rank", "local_rank", "global_rank", "num_replicas", "world_size", "shard_id", "num_shards"})

@@ -39,7 +39,7 @@ from .tree import access_path, call_name, code_of, cst, dotted, parameter_names,
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
-    "value_holds", "averager", "looked_up_models",
+    "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -249,6 +249,59 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
                                                                      *params.kwonly_params)}):
         found.setdefault(name, ("<unknown>",))  # `model, loss, evaluator = training_modules`: read as an argument
     return found
+
+
+def argument_held_models(function: cst.FunctionDef, modules: dict[str, tuple[str, ...]]) -> list[str]:
+    """Module-named attributes of an argument that is no module itself (`runner.model` of a hook's `runner`,
+    `trainer.policy`) that the function uses as a module: calls it or its `forward`, puts it into eval or train mode,
+    lists its parameters or state, runs a method of it, directly or through a local bound to it once (`module =
+    runner.model` ... `module.eval()`; `module = module.module` unwraps it). What the argument holds is the caller's model.
+    Not an argument named as a setting (`args.model`, `cfg.model`: a name or a config) nor one of `modules`."""
+    params = function.params
+    given = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    given = {name for name in given if name not in ("self", "cls") and name not in modules and not config_like(name)}
+    if not given:
+        return []
+    paths: dict[str, str] = {}  # a local bound to `arg.attr` (or the path itself) -> the path
+    bound: dict[str, int] = {}
+    for node in walk(function.body):
+        if type(node) is not cst.Assign:
+            continue
+        for target in node.targets:
+            for name in _target_names(target.target):
+                if not unwraps_itself(node.value, name):
+                    bound[name] = bound.get(name, 0) + 1
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        path = _argument_path(node.value, given)
+        if isinstance(target, cst.Name) and path is not None:
+            paths[target.value] = path
+    paths = {name: path for name, path in paths.items() if bound.get(name) == 1}
+    used: list[str] = []
+    for call in walk(function.body):
+        if type(call) is not cst.Call:
+            continue
+        func = call.func  # `runner.model(x)`, `runner.model.val_step(x)`, `module.eval()` for `module = runner.model`
+        for expr in (func, func.value) if isinstance(func, cst.Attribute) else (func,):
+            path = _argument_path(expr, given) or (paths.get(expr.value) if isinstance(expr, cst.Name) else None)
+            if path is not None and path not in used:
+                used.append(path)
+    return used
+
+
+def _argument_path(expr: cst.BaseExpression, given: set[str]) -> str | None:
+    """`runner.model` (or `runner.model.module`, the model a wrapper wraps) for an argument `runner` of `given`."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+        expr = expr.value
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in given \
+            and module_like_name(expr.attr.value):
+        return f"{expr.value.value}.{expr.attr.value}"
+    return None
+
+
+def unwraps_itself(value: cst.BaseExpression | None, name: str) -> bool:
+    """`module = module.module`: a local bound again to the model its data-parallel wrapper wraps (the same model)."""
+    return isinstance(value, cst.Attribute) and value.attr.value == "module" and isinstance(value.value, cst.Name) \
+        and value.value.value == name
 
 
 def _unpacked_models(function: cst.FunctionDef, given: set[str]) -> list[str]:

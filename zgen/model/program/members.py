@@ -658,6 +658,7 @@ class _FactsReader:
         self.literal_params: set[str] = set()  # parameters defaulting to a string or a number (`aggregate="sum"`)
         self.env: dict[str, int] = {}  # upper bounds of integer parameters and locals (`hd=256`)
         self._unbounded: set[str] = set()
+        self._reassigned: set[str] = set()  # attributes bounded in `env` that another method of the class sets too
         self._clamps: set[int] = set()  # targets of `if n > limit: n = limit`
         self._depth = 0  # nesting of callables followed (`a = partial(b)`, `b = partial(a)`)
         self.resolve = True  # read other files for imported classes and factory functions
@@ -710,6 +711,25 @@ class _FactsReader:
                 self.env[name] = int(default.evaluated_value)
             elif _negative_literal(default):  # `groups=-1`: a sentinel meaning "choose for me"
                 self.env[name] = -int(default.expression.evaluated_value)  # type: ignore[union-attr]
+
+    def _bound_attribute(self, name: str, value: cst.BaseExpression) -> None:
+        """`self.inplanes = 64` before `nn.Conv3d(3, self.inplanes, ...)`: an upper bound of an integer attribute, as
+        `self.<name>` in `env`, until the class sets it again (here, or in a method of `self` called later: an
+        attribute other methods set too is forgotten at the first such call)."""
+        bound = upper_bound(value, self.env)
+        if bound is None or self.cls is None:
+            self.env.pop(f"self.{name}", None)
+            return
+        self.env[f"self.{name}"] = bound
+        if len(re.findall(rf"\bself\.{re.escape(name)}\s*(?:[-+*/|&]|//|\*\*)?=(?!=)", self.cls.text)) > 1:
+            self._reassigned.add(name)  # (`self.inplanes = planes * 4` in `_make_layer`: unknown once it is called)
+
+    def _forget_reassigned(self, node: cst.CSTNode) -> None:
+        """A call of a method of `self` may set again an attribute bounded in `env` (`self._make_layer(...)`)."""
+        if any(type(n) is cst.Call and isinstance(n.func, cst.Attribute) and _is_self(n.func.value) for n in walk(node)):
+            for name in self._reassigned:
+                self.env.pop(f"self.{name}", None)
+            self._reassigned.clear()
 
     def _given(self, name: str, position: int) -> None:
         """`def __init__(self, fn, p)` of a class this file builds only as `RandomApply(T.ColorJitter(...), p=0.3)`:
@@ -766,6 +786,8 @@ class _FactsReader:
         self.locals[name] = (Kind.MODULE, tuple(dict.fromkeys(found)))
 
     def _statement(self, node: cst.CSTNode, order: tuple[int, int]) -> None:
+        if self._reassigned:
+            self._forget_reassigned(node)
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 self._assign(target.target, node.value, order)
@@ -879,6 +901,7 @@ class _FactsReader:
         if len(path.parts) == 1:
             if isinstance(value, cst.Lambda):
                 self.facts.lambdas[path.parts[0]] = value
+            self._bound_attribute(path.parts[0], value)
             source = access_path(value) if isinstance(value, cst.Attribute) else None
             if source is not None and len(source.parts) == 1 and source.root in self.locals:
                 kind, classes = self.locals[source.root]

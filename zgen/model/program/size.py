@@ -41,6 +41,8 @@ def upper_bound(expr: cst.BaseExpression, env: dict[str, int]) -> int | None:
         return int(expr.evaluated_value)
     if isinstance(expr, cst.Name):
         return env.get(expr.value)
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return env.get(f"self.{expr.attr.value}")  # `self.inplanes`, set once from a literal
     if isinstance(expr, cst.IfExp):
         a, b = upper_bound(expr.body, env), upper_bound(expr.orelse, env)
         return max(a, b) if a is not None and b is not None else None

@@ -14,7 +14,7 @@ from ..analysis.scopes import param_accesses
 from ..analysis.param_lists import parameter_list_writes
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
-from ..program.index import ModelIndex
+from ..program.index import ClassInfo, ModelIndex
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .rule import Report, Rule
 
@@ -245,7 +245,12 @@ def initialize(model):
             )
             yield self.finding(index, write.method.snippet, write.node, message, _LIST_HELP)
         for access in param_accesses(index, Scope.INIT, Scope.BUILT, Scope.LATE):
-            child = access.scope is not Scope.LATE or access.owner not in ("", "self")  # late: a child's, not its own
+            # late: a child's, or its own where no constructor of the file runs the method (a subclass's `__init__`
+            # calling `self.init_weights()` writes before the object is partitioned, when the outermost returns) and
+            # it is no `reset_parameters` (torch's re-initialiser: a runtime building on `meta` calls it on the
+            # materialised module, and torch's layer constructors on the one they build)
+            child = access.scope is not Scope.LATE or access.owner not in ("", "self") or (
+                access.where not in known.TORCH_INITIALISERS and not _run_by_a_constructor(index, access.cls, access.where))
             if access.use in _WRITES[access.scope] and child:
                 yield self.finding(index, access.snippet, _writing_call(access), _message(access), _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
@@ -561,6 +566,24 @@ def _tested_layer_kind(index: ModelIndex, test: cst.BaseExpression, visited: str
     return "leaf" if leaf else "parent"
 
 
+def _run_by_a_constructor(index: ModelIndex, owner: ClassInfo | None, name: str) -> bool:
+    """Does an `__init__` of the class, of a base or of a subclass in the file call `self.<name>(...)` (a constructor
+    initialising what it or its base built, before the object is partitioned)? Unknown (`owner` None): yes."""
+    needle = f"self.{name}("
+    if owner is None:
+        return True
+    if needle not in index.source:
+        return False
+    return any(
+        (_derives(cls, owner) or _derives(owner, cls)) and any(needle in m.text for m in cls.init_methods)
+        for cls in index.classes.values())
+
+
+def _derives(cls: ClassInfo, base: ClassInfo, depth: int = 0) -> bool:
+    """Is `cls` the class `base` or one of its subclasses in the file?"""
+    return cls is base or depth < 8 and any(_derives(parent, base, depth + 1) for parent in cls.local_bases)
+
+
 # What initialises where: in code walking a module it was handed or built, writes are ZG101's.
 _WRITES = {Scope.INIT: (INIT, WRITE), Scope.BUILT: (INIT,), Scope.LATE: (INIT, WRITE)}
 
@@ -591,6 +614,12 @@ def _message(access: ParamAccess) -> str:
         return (
             f"`{what}`{access.detail} in `{access.where}`, which runs on the built module (its own `__init__` does "
             f"not call it); under `deepspeed.zero.Init` `{what}` is partitioned by then and the writes are lost"
+        )
+    if access.scope is Scope.LATE and access.owner in ("", "self"):
+        return (
+            f"{_written(access)} initialises a parameter of the module itself in `{access.where}`, which runs on the "
+            "built module (no `__init__` calls it); under `deepspeed.zero.Init` the module is partitioned by then and "
+            "the write is lost"
         )
     if access.scope is Scope.LATE:
         return (

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 from ..analysis.divergence import GATE, ITERATE, PICK, SKIP, message
 from ..analysis.script import divergences, script_divergences
 from ..analysis.state import state_trigger
-from ..analysis.taint import DATA, ITEM_COUNTS, VALUE_REDUCTIONS, extent_exit_text, output_test_text
+from ..analysis.taint import (
+    DATA, ITEM_COUNTS, VALUE_REDUCTIONS, extent_exit_text, output_test_text, stored_sample_text,
+)
 from ..program.index import ModelIndex
 from ..program.tree import code_of
 from ..program.trigger import Remembered
@@ -150,6 +152,8 @@ class _Selections:
             return True  # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0: self.alt(h)`: a submodule's output decides
         if extent_exit_text(text):
             return True  # `if len(ids) < 4: continue`: this rank's short input skips the rest
+        if stored_sample_text(text):
+            return True  # `terms = self.memory.sample(n)[-1]` ... `if not terms[0]: self.target_net(s)`
         if any(word in text for word in _REDUCTIONS) and self._CONTAINER_ITEM.search(text):
             return True  # `self.experts[str(scores.argmax().item())]`: a module picked by this rank's data
         if "](" in text and self._NAMED_ITEM_CALL.search(text):

@@ -84,6 +84,10 @@ _SPLIT_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|
 _SPLIT_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*\.(?:split|unbind|unfold|tensor_split|chunk)\(", re.M)
 _RANGE_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?t?range\b(?![ \t]*\()", re.M)  # (`counts._range_locals`)
 _BOUND_RANGE = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*?\brange\(([^\n]*)", re.M)  # (`divergence._bound_ranges`)
+# A draw of a given size, walked by a loop or bound to a local a loop walks (`counts.drawn_length`): its size's words.
+_DRAWN = r"\b(?:randperm|choice|sample|choices|permutation|multinomial)\(([^\n]*)"
+_DRAW_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?" + _DRAWN)
+_BOUND_DRAW = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*?" + _DRAWN, re.M)
 _WALK_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin[ \t]+(?:enumerate\([ \t]*)?(\w+)\b(?![ \t]*[.(\[])")
 _LENGTH_READ = re.compile(
     r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\("
@@ -110,6 +114,12 @@ def _counted_text(text: str) -> bool:
         if re.search(rf"(?<![\w.]){walked}[ \t]*:[ \t]*(?:Optional\[)?(?:(?:torch|th)\.)?(?:Float|Long|Bool)?Tensor\b", text) \
                 and not known.CONVENTION_INPUT.search(walked):
             return True  # (an argument annotated as a tensor: `counts.tensor_names`)
+    for loop in _DRAW_LOOP.finditer(text):  # `for i in torch.randperm(x.size(0))`: as many items as the size says
+        if _reads_length(text, loop.group(1), 2):
+            return True
+    for local, counted in _BOUND_DRAW.findall(text):  # `order = torch.randperm(len(x))` ... `for i in order:`
+        if re.search(rf"\bfor\b[^\n]*?\bin[ \t]+{local}[ \t]*:", text) and _reads_length(text, counted, 2):
+            return True
     for local, counted in _BOUND_RANGE.findall(text):  # `steps = reversed(range(len(x))) if rev else range(len(x))`
         if re.search(rf"\bfor\b[^\n]*?\bin[ \t]+{local}[ \t]*:", text) and _reads_length(text, counted, 2):
             return True

@@ -1,0 +1,71 @@
+"""Sizes `__init__` bounds: tensors of a `ParameterList` and layers sized by an attribute set from a literal.
+
+`ParameterList([Parameter(init(torch.empty(experts, rank, rank))) ...])` with `experts=4, rank=32` holds 4,096
+elements per tensor, below the persistence threshold: read in the holder's forward it stays gathered, while the
+same list of `in_features x rank` matrices (`in_features` unknown) is read unhooked (ZG301). A stem built from
+`self.inplanes = 64` (`nn.Conv3d(3, self.inplanes, (1, 7, 7))`, 9,408 elements) is small; a conv built after a
+helper of the class set `self.inplanes` again has no known size.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from zgen.model import check_source
+
+MIX = """
+import torch
+from torch import nn
+
+
+class CrossMix(nn.Module):
+    def __init__(self, in_features, layers=2, rank=32, experts=4):
+        super().__init__()
+        self.U = nn.ParameterList([nn.Parameter(nn.init.xavier_normal_(torch.empty(experts, in_features, rank)))
+                                   for _ in range(layers)])
+        self.C = nn.ParameterList([nn.Parameter(nn.init.xavier_normal_(torch.empty(experts, rank, rank)))
+                                   for _ in range(layers)])
+        self.gate = nn.Linear(in_features, 1)
+
+    def forward(self, x):
+        for i in range(2):
+            v = torch.matmul(self.C[i][0], x)
+            x = torch.matmul(self.U[i][0], v) + self.gate(x)
+        return x
+"""
+
+STEM = """
+import torch.nn.functional as F
+from torch import nn
+
+
+class Omni(nn.Module):
+    def __init__(self, planes=512):
+        super().__init__()
+        self.inplanes = 64
+        self.conv1 = nn.Conv3d(3, self.inplanes, kernel_size=(1, 7, 7), bias=False)
+        self.layer1 = self._make_layer(planes)
+        self.conv2 = nn.Conv3d(self.inplanes, self.inplanes, kernel_size=(1, 3, 3), bias=False)
+
+    def _make_layer(self, planes):
+        layer = nn.Conv3d(self.inplanes, planes, kernel_size=1)
+        self.inplanes = planes * 4
+        return layer
+
+    def forward(self, x):
+        x = F.conv2d(x, self.conv1.weight.squeeze(2))
+        return self.layer1(F.conv2d(x, self.conv2.weight.squeeze(2)))
+"""
+
+
+def _found(source: str) -> list[tuple[str, int]]:
+    found = check_source("model.py", textwrap.dedent(source))
+    return sorted((f.code, f.line) for f in found if f.code.startswith("ZG3"))
+
+
+def test_a_parameter_list_of_bounded_small_tensors_stays_gathered():
+    assert _found(MIX) == [("ZG301", 18)]  # `self.U[i]`; not `self.C[i]` (4 x 32 x 32)
+
+
+def test_a_layer_sized_by_an_attribute_set_from_a_literal_is_small_until_a_helper_sets_it_again():
+    assert _found(STEM) == [("ZG301", 21)]  # `self.conv2.weight`; not the 64 x 3 x 7 x 7 stem
