@@ -1303,7 +1303,8 @@ def inherited_argument_effects(
 
 
 def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:
-    """`config.init_method(p)`, `self.init_fn(p)`, `initializer(p)`: a callable named for initialising, given `p` first."""
+    """`config.init_method(p)`, `self.init_fn(p)`, `initializer(p)`, `self.embedding_initializer(v.weight)`: a callable
+    named for initialising, given `p` first."""
     return (
         bool(_INIT_CALLABLE.search(last))
         and bool(call.args)
@@ -1345,7 +1346,7 @@ def _binds_in_tuple(target: cst.BaseExpression, name: str) -> bool:
         isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements)
 
 
-_INIT_CALLABLE = re.compile(r"^(?:init_method|output_layer_init_method|init_fn|init_func|initializer|weight_init|init_weight)$")
+_INIT_CALLABLE = re.compile(r"^(?:[a-z0-9]+_)*(?:init_method|init_fn|init_func|initiali[sz]er|weight_init|init_weight)$")
 
 
 def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:

@@ -52,7 +52,7 @@ from ..program.class_values import attribute_strings, string_list
 from ..program.holds import (
     averager, config_like, may_have_module_arguments, may_have_module_containers, module_arguments, module_container_arguments,
 )
-from ..program.index import PROPERTY_DEF, ClassInfo, MethodInfo, ModelIndex, entry_name
+from ..program.index import PROPERTY_DEF, ClassInfo, MethodInfo, ModelIndex, entry_name, super_method
 from ..program.keyed import constant_key, keyed_model
 from ..program.members import UNKNOWN_CLASS, Kind, classify, classify_unpacked, has_params, member_of, member_param
 from ..program.skeleton import FunctionSpan
@@ -632,12 +632,13 @@ class _Engine:
                 return Model(code_of(expr))  # `state[MODEL]`: the entry a mapping of the program keeps a model under
             if len(expr.slice) > 1:  # `out[:, 0]`: a tensor sliced in two dimensions, never a module of a container
                 base = _each(base, lambda v: None if isinstance(v, Model) else v)
-            index, named = None, None
+            index, named, text = None, None, False
             if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
                 key = expr.slice[0].slice.value
                 index = int(key.value) if isinstance(key, cst.Integer) else None
                 named = _key_name(key)
-            return _each(base, lambda v: _subscript(v, index, named))
+                text = isinstance(key, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+            return _each(base, lambda v: _subscript(v, index, named, text))
         if kind is cst.Call:
             return self._follow(run, expr)
         if kind is cst.Tuple:
@@ -839,6 +840,12 @@ class _Engine:
                         # `self._step(p_source, p_target)` in a base class: each subclass's override may run
                         found = join(found, self._helper(run, sub.span.methods[method], sub, call))
                     return found
+            if isinstance(func.value, cst.Call) and call_name(func.value) == "super" and run.cls is not None \
+                    and self.follow_self and (target := super_method(run.cls, method)) is not None \
+                    and target.index is self.index and target.node is not None:
+                # `super().__init__(model, likelihood)` of a base of this file: what it keeps on `self` is this
+                # object's state (`self.params` it lists from the model)
+                return self._helper(run, target.span, run.cls, call)
             base = self.ev(run, func.value)
             if base is None:
                 return self._module_function(run, call)
@@ -1354,9 +1361,11 @@ def _key_name(key: cst.BaseExpression) -> str | None:
     return constant_key(key)
 
 
-def _subscript(v: Value, index: int | None, key: str | None = None) -> Value | None:
+def _subscript(v: Value, index: int | None, key: str | None = None, text: bool = False) -> Value | None:
     if isinstance(v, Items):
-        return v.item
+        # (`params["type"]`: an iterable is never keyed by a string; what was handed is a mapping of settings named
+        # like parameters, `bnn_prior_parameters`)
+        return None if text else v.item
     if isinstance(v, Container):
         return leaf(v)
     if isinstance(v, Mapping):
