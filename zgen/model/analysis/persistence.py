@@ -37,8 +37,8 @@ from ..program.members import (
     member_param, parameter_container, torch_base,
 )
 from ..program.size import param_numel, upper_bound, vector_weight
-from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
-from .access import ParamAccess
+from ..program.tree import access_path, call_name, code_of, const_str, cst, dotted, walk
+from .access import READ, ParamAccess
 from .flow import Flat, flat_of
 
 __all__ = ["gathers", "member_gathers", "persistent_param", "optional_param", "is_persistent", "kept_gathered", "small_read_gathered"]
@@ -357,9 +357,33 @@ def kept_gathered(index: ModelIndex, access: ParamAccess, in_forward: bool) -> b
     """Does reading the accessed parameter find it gathered with no hook of its module running, or is it not
     reported for another reason of size? Below the persistence threshold, and in forward context (a forward, a
     function reached from one) or an optional parameter: see the module's docstring."""
+    if access.use == READ and _parametrized(access):
+        return True  # `self.rotate_layer.weight` of `orthogonal(layer)`: computed by a call of its parametrization
     if not in_forward and not _optional(index, access):
         return False  # the size is not asked
     return _persistent(index, access)
+
+
+# torch's module-based parametrizations (`torch.nn.utils.parametrizations.orthogonal(layer)`): the tensor they
+# name is computed on each read by calling the registered parametrization modules, whose hooks gather what they
+# hold (not the old `torch.nn.utils.weight_norm`, which recomputes the weight only in a forward pre-hook).
+_PARAMETRIZATIONS = frozenset({"orthogonal", "spectral_norm", "weight_norm"})
+
+
+def _parametrized(access: ParamAccess) -> bool:
+    """Is the read tensor one a module-based parametrization of the child computes (the child built as
+    `parametrizations.orthogonal(layer)`, for its `weight` or the `name` given)?"""
+    member = access.first
+    call = member.call if member is not None else None
+    if call is None or access.owner != f"self.{member.name}":
+        return False
+    name = dotted(call.func) or ""
+    if ".parametrizations." not in f".{name}" or name.rsplit(".", 1)[-1] not in _PARAMETRIZATIONS:
+        return False
+    named = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "name"), None)
+    if named is None and len([a for a in call.args if a.keyword is None]) > 1:
+        named = [a for a in call.args if a.keyword is None][1].value
+    return access.param == (const_str(named) if named is not None else "weight")
 
 
 def small_read_gathered(persistent: bool, in_forward: bool, optional: bool = False) -> bool:
