@@ -431,17 +431,22 @@ def follow(
     index: ModelIndex, kind: Kind, classes: tuple[str, ...], parts: tuple[str, ...]
 ) -> tuple[Kind, tuple[str, ...]] | None:
     """What `<a module of kind and classes>.<parts>` holds, following the members of its classes."""
+    item = False  # the last part took an item of a container, whose classes are those of the items of its items
     for part in parts:
         if kind == Kind.CONTAINER:
             kind = Kind.MODULE
             classes = classes or (UNKNOWN,)  # `self.linears = nn.ModuleDict()` filled later: any module
             if part == "[]":
+                item = True
                 continue
             if part in known.CONTAINER_METHODS or part.startswith("_"):
                 return None  # a method of the list (`self.layers.append`), or its own state
             continue  # a ModuleDict entry by attribute (`self.transformer.ln_f`): one of its modules
         if kind == Kind.UNKNOWN:
             return (Kind.UNKNOWN, (UNKNOWN,)) if part == "[]" else None
+        if kind == Kind.MODULE and part == "[]" and item:
+            continue  # `self.fc_layers[0][0]`: a container in a container, whose items the members list as its own
+        item = False
         if kind != Kind.MODULE or part == "[]":
             return None
         nxt = None

@@ -1285,6 +1285,7 @@ NOT_A_SUBMODULE = re.compile(r"conf|cfg|args|opt|hparams|kwargs|setting|state|st
 def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tuple[str, ...] | None:
     """If `self.<first>.<rest...>` ends at a parameter of a submodule, the classes of that submodule."""
     kind, classes = first.kind, first.classes
+    item = False  # the last part took an item of a container
     for i, part in enumerate(rest):
         last = i == len(rest) - 1
         if kind == Kind.CONTAINER:
@@ -1295,7 +1296,11 @@ def _param_owner(index: ModelIndex, first: Member, rest: tuple[str, ...]) -> tup
             if part != "[]" and part in known.CONTAINER_METHODS:
                 return None
             kind = Kind.MODULE  # `layers[0]`, or a ModuleDict entry by attribute (`transformer.wpe`)
+            item = part == "[]"
             continue
+        if kind == Kind.MODULE and part == "[]" and item:
+            continue  # `self.fc_layers[0][0]`: a container in a container, whose items the members list as its own
+        item = False
         if kind == Kind.UNKNOWN or classes in ((UNKNOWN_CLASS,), ()):
             if i == 0 and kind == Kind.UNKNOWN and config_like(first.name):
                 return None  # `self.cfg.loss.weight`: a settings object, not a module
