@@ -4,7 +4,8 @@
 elements per tensor, below the persistence threshold: read in the holder's forward it stays gathered, while the
 same list of `in_features x rank` matrices (`in_features` unknown) is read unhooked (ZG301). A stem built from
 `self.inplanes = 64` (`nn.Conv3d(3, self.inplanes, (1, 7, 7))`, 9,408 elements) is small; a conv built after a
-helper of the class set `self.inplanes` again has no known size.
+helper of the class set `self.inplanes` again has no known size. A tensor made with dimensions spread from a tuple
+(`torch.empty(d, 1, *self.kernel_size)`) is no vector, however few dimensions are written out.
 """
 
 from __future__ import annotations
@@ -58,6 +59,28 @@ class Omni(nn.Module):
 """
 
 
+PATCHES = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class LevelPatchEmbed(nn.Module):
+    def __init__(self, var_names, patch_size, embed_dim, history_size=2):
+        super().__init__()
+        self.kernel_size = (history_size, patch_size, patch_size)
+        self.weights = nn.ParameterDict(
+            {name: nn.Parameter(torch.empty(embed_dim, 1, *self.kernel_size)) for name in var_names}
+        )
+        self.gains = nn.ParameterDict({name: nn.Parameter(torch.ones(embed_dim)) for name in var_names})
+
+    def forward(self, x, var_names):
+        weight = torch.cat([self.weights[name] for name in var_names], dim=1)
+        gain = torch.stack([self.gains[name] for name in var_names]).mean(0)
+        return F.conv3d(x, weight, stride=self.kernel_size) * gain[None, :, None, None, None]
+"""
+
+
 def _found(source: str) -> list[tuple[str, int]]:
     found = check_source("model.py", textwrap.dedent(source))
     return sorted((f.code, f.line) for f in found if f.code.startswith("ZG3"))
@@ -65,6 +88,10 @@ def _found(source: str) -> list[tuple[str, int]]:
 
 def test_a_parameter_list_of_bounded_small_tensors_stays_gathered():
     assert _found(MIX) == [("ZG301", 18)]  # `self.U[i]`; not `self.C[i]` (4 x 32 x 32)
+
+
+def test_a_tensor_with_dimensions_spread_from_a_tuple_is_no_vector():
+    assert _found(PATCHES) == [("ZG301", 17)]  # `self.weights[name]`; not the per-channel gains
 
 
 def test_a_layer_sized_by_an_attribute_set_from_a_literal_is_small_until_a_helper_sets_it_again():

@@ -296,7 +296,8 @@ def _matrix(value: cst.BaseExpression | None) -> bool:
     dims = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
     if dims and isinstance(dims[0], (cst.Tuple, cst.List)):
         dims = [element.value for element in dims[0].elements]
-    return sum(1 for d in dims if not _one(d) and not isinstance(d, (cst.Float, cst.UnaryOperation))) >= 2
+    spread = any(arg.star for arg in value.args)  # `torch.empty(d, 1, *self.kernel_size)`: dimensions more
+    return sum(1 for d in dims if not _one(d) and not isinstance(d, (cst.Float, cst.UnaryOperation))) + spread >= 2
 
 
 def _scalar(call: cst.Call) -> bool:
