@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ..program import known
-from ..program.holds import module_arguments
+from ..program.holds import MODULE_ONLY_METHODS, module_arguments
 from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of
 from ..program.tree import (
@@ -712,6 +712,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             parent = inner.parent.get(id(node))
             if isinstance(parent, (cst.For, cst.CompFor, cst.Tuple)):
                 continue
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in MODULE_ONLY_METHODS:
+                continue  # `for net in nets: net.parameters()`: the items are modules (their walks are judged there)
             use, detail = usage(index, inner, node)
             if use in (WRITE, INIT):
                 found.setdefault(items[node.value], set()).add(WRITE)

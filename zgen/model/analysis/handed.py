@@ -214,6 +214,17 @@ def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo
     return entries
 
 
+# A name for a weight average (`ema`, `model_ema`, `generator_ema`, `ema_model`, `swa_model`).
+_EMA_NAME = re.compile(r"(?:^|_)(?:ema|swa)(?:_|$)", re.I)
+
+
+def _unwrapped_path(expr: cst.BaseExpression) -> str:
+    """`self.generator`, also of `self.generator.module if is_model_wrapper(self.generator) else self.generator`."""
+    if isinstance(expr, cst.IfExp):
+        expr = expr.orelse
+    return dotted(expr) or ""
+
+
 def _binds_factory_models(index: ModelIndex, scope: ScriptScope) -> bool:
     """Does the function bind a local to a built model a factory function of the program hands back
     (`provenance.factory_made`)?"""
@@ -517,6 +528,12 @@ def _whole_uses(
             elif args and (owner := holds(args[0].value, whole_only=True)) is not None:
                 # `avg.update_parameters(model)`, `ema.update(self.net)`: whatever the average is, it reads every
                 # parameter of the model it is handed
+                found.append(access(node, ctx, READ, owner, code_of(func_node)))
+            elif len(args) == 1 and not subpaths and func_node.attr.value in known.AVERAGER_BLENDS \
+                    and _EMA_NAME.search((dotted(func_node.value) or "").rsplit(".", 1)[-1]) \
+                    and _held_prefix_of(owner := _unwrapped_path(args[0].value), held):
+                # `self.generator_ema.update_parameters(self.generator)` in a module's method: an average (of a class
+                # a registry built) blends in every parameter of the child it is handed
                 found.append(access(node, ctx, READ, owner, code_of(func_node)))
         elif keeper and isinstance(func_node, cst.Attribute) and (owner := holds(func_node.value)) is not None \
                 and _writing_method(index, func_node.attr.value):

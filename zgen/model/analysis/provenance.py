@@ -1264,6 +1264,7 @@ class _Engine:
             if averaged is not None and method in known.AVERAGER_UPDATES:
                 # `self.ema.update()`: the average reads (or writes back) every parameter of the model it was made of
                 self._access(run, call, ctx, WRITE, "", Via(Reach.MODULE, code_of(func)), averaged.model.origin)
+
             if _model(base) is not None and not _is_self(func.value):
                 if method in known.STATE_CALLS and _whole(base) and not (
                     run.cls is not None and run.cls.is_module and _on_self_path(func.value)
