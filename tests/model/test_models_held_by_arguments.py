@@ -4,8 +4,8 @@ mm-style hooks and trainer callbacks are handed the object driving training, not
 `trainer.policy`. A hook that runs on the main process only (`@master_only`) and puts that attribute into eval mode
 and runs its `val_step`, directly or through a local bound to it (`module = runner.model`, unwrapped by `module =
 module.module`) or to the bound method (`forward_func = module.val_step`), leaves the other ranks out of the
-model's all-gathers (ZG201). A setting's attribute (`args.model`), a model name and an attribute read without a
-call are no such model.
+model's all-gathers (ZG201). A setting's attribute (`args.model`), a model name, an attribute read without a call
+and one only asked another method (`engine.policy.monitor_vars()`, an RL policy object) are no such model.
 """
 
 from __future__ import annotations
@@ -43,12 +43,18 @@ class VisualizationHook:
 
 @master_only
 def sample_once(runner, batch):
+    runner.model.eval()
     return runner.model.test_step(batch)
 """
 
 LOOK_ALIKES = """
 import torch
 from mmengine.dist import master_only
+
+
+@master_only
+def show_vars(engine):
+    return engine.policy.monitor_vars()
 
 
 class LoggerHook:
@@ -73,7 +79,7 @@ def _found(source: str, prefix: str = "ZG") -> list[tuple[str, int]]:
 def test_a_main_process_hook_running_the_runners_model_is_found():
     found = _found(HOOK, "ZG2")
     assert ("ZG201", 11) in found  # `after_train_iter` reaches `forward_func(inputs)` through `vis_sample`
-    assert ("ZG201", 28) in found  # `runner.model.test_step(batch)` on rank 0 only
+    assert ("ZG201", 28) in found  # `runner.model.test_step(batch)` (after `runner.model.eval()`) on rank 0 only
 
 
 def test_a_model_name_an_attribute_read_and_a_settings_attribute_are_no_model():

@@ -42,7 +42,7 @@ class Calls(Protocol):
 
 __all__ = [
     "CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "kept_inputs", "length_helpers", "length_returns",
-    "HANDS_LENGTH", "passed_through", "local_bindings", "COUNT_ATTR_TEXT", "drawn_length", "plain_number",
+    "HANDS_LENGTH", "passed_through", "local_bindings", "COUNT_ATTR_TEXT", "drawn_length", "plain_number", "EXPERIENCE_STORE",
 ]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
@@ -157,8 +157,9 @@ def drawn_length(
 ) -> list[cst.BaseExpression] | None:
     """The sizes that fix how many items a random draw holds, for a draw of a given size or a local bound only to
     one: `np.random.choice(n, k, replace=False)` and `random.sample(xs, k)` hold `k` items, `torch.randperm(n)` `n`,
-    `torch.multinomial(p, k)` `k`; `torch.randperm(n)[:k]` at most `k`. Which items were drawn differs per rank, how
-    many does not. None for anything else (`np.random.choice(xs)` is one item; a draw's length of `x.shape[0]`
+    `torch.multinomial(p, k)` `k`; `torch.randperm(n)[:k]` at most `k`; a store's `.sample(n)` `n` (mini-batches of a
+    rollout storage, `self.storage.sample()`, as many as its settings: no size). Which items were drawn differs per
+    rank, how many does not. None for anything else (`np.random.choice(xs)` is one item; a draw's length of `x.shape[0]`
     still follows the data, through the size returned here)."""
     values = [iterable]
     if isinstance(iterable, cst.Name):
@@ -169,7 +170,7 @@ def drawn_length(
         if sizes is None:
             return None
         found += sizes
-    return found or None
+    return found if values else None
 
 
 def _draw_sizes(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
@@ -180,6 +181,11 @@ def _draw_sizes(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
         return None
     if not isinstance(value, cst.Call):
         return None
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "sample" and EXPERIENCE_STORE.search(
+            code_of(value.func.value)):
+        # `self.storage.sample()`, `self.memory.sample(n)`: mini-batches or transitions of a store, as many as its
+        # settings or the size handed say
+        return [arg.value for arg in value.args if arg.keyword is None or arg.keyword.value in ("batch_size", "n")]
     name = (call_name(value) or "").split(".")
     position, keyword = _SIZED_DRAWS.get(tuple(name[-2:]), None) or _SIZED_DRAWS.get((name[-1],), (None, None))
     if position is None:
@@ -190,6 +196,9 @@ def _draw_sizes(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
     return None
 
 
+# Objects storing a rank's own experience (a replay buffer, a memory pool, a rollout storage): what `.sample()` of
+# one draws differs per rank in its values and its episode ends (`taint`), not in how many items it hands out.
+EXPERIENCE_STORE = re.compile(r"(?i)(?:buffer|memory|mem_pool|replay|storage|rollouts?)\w*$")
 # Draws whose length is one argument (its position, its keyword): a sample of a given size, a permutation of `n`.
 _SIZED_DRAWS: dict[tuple[str, ...], tuple[int, str]] = {
     ("random", "choice"): (1, "size"), ("random", "sample"): (1, "k"), ("random", "choices"): (-1, "k"),

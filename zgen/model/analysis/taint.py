@@ -21,7 +21,7 @@ from ..program.skeleton import dotted as ast_dotted
 from ..program.tree import access_path, annotated_tensors, call_name, chain_root, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .hooks import hook_kept, item_key
-from .counts import plain_number
+from .counts import EXPERIENCE_STORE, plain_number
 from .own import SELF_CALL
 from .reach import function_target
 from .runs import ast_function
@@ -1178,15 +1178,12 @@ class Taint:
                 return DATA  # `if self.is_mirrored(lrs):` with `return torch.norm(a - b.flip(1)) == 0`
         if method and last in known.DATA_SELECT_METHODS and not qualified.startswith(("torch.", "numpy.")):
             return DATA
-        if method and last == "sample" and _EXPERIENCE_STORE.search(code_of(node.func.value)):
+        if method and last == "sample" and EXPERIENCE_STORE.search(code_of(node.func.value)):
             return DATA  # `self.mem_pool.sample(batch_size=n)`: a draw from what this rank stored
         return None
 
 
-# Objects storing a rank's own experience (a replay buffer, a memory pool): what `.sample()` of one draws differs per
-# rank in its values and its episode ends.
-_EXPERIENCE_STORE = re.compile(r"(?i)(?:buffer|memory|mem_pool|replay|storage|rollouts?)\w*$")
-_STORED_SAMPLE = re.compile(r"(?i)(?:buffer|memory|mem_pool|replay|storage|rollouts?)\w*\.sample\(")
+_STORED_SAMPLE = re.compile(EXPERIENCE_STORE.pattern.removesuffix("$") + r"\.sample\(", EXPERIENCE_STORE.flags)
 
 
 def stored_sample_text(text: str) -> bool:
@@ -2224,11 +2221,13 @@ def _mentions_shards(index: ModelIndex) -> bool:
 
 
 def _rank_keyword(call: cst.Call) -> bool:
-    """Is `call` handed this rank's place by keyword (`rank=r`, `num_replicas=w`)?"""
+    """Is `call` handed this rank's place by keyword (`rank=r`, `num_replicas=w`), or a distributed sampler handed it
+    by position (`DistributedSampler(ds, world_size, rank)`)?"""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value in _SHARD_KEYWORDS:
             return True
-    return False
+    last = (call_name(call) or "").rsplit(".", 1)[-1]
+    return last.startswith("Distributed") and last.endswith("Sampler") and len(call.args) > 1
 
 
 def _loads_shard(call: cst.Call) -> bool:

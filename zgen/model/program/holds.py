@@ -254,8 +254,8 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
 def argument_held_models(function: cst.FunctionDef, modules: dict[str, tuple[str, ...]]) -> list[str]:
     """Module-named attributes of an argument that is no module itself (`runner.model` of a hook's `runner`,
     `trainer.policy`) that the function uses as a module: calls it or its `forward`, puts it into eval or train mode,
-    lists its parameters or state, runs a method of it, directly or through a local bound to it once (`module =
-    runner.model` ... `module.eval()`; `module = module.module` unwraps it). What the argument holds is the caller's model.
+    lists its parameters or state, directly or through a local bound to it once (`module = runner.model` ...
+    `module.eval()`; `module = module.module` unwraps it). What the argument holds is the caller's model.
     Not an argument named as a setting (`args.model`, `cfg.model`: a name or a config) nor one of `modules`."""
     params = function.params
     given = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
@@ -280,12 +280,18 @@ def argument_held_models(function: cst.FunctionDef, modules: dict[str, tuple[str
     for call in walk(function.body):
         if type(call) is not cst.Call:
             continue
-        func = call.func  # `runner.model(x)`, `runner.model.val_step(x)`, `module.eval()` for `module = runner.model`
-        for expr in (func, func.value) if isinstance(func, cst.Attribute) else (func,):
-            path = _argument_path(expr, given) or (paths.get(expr.value) if isinstance(expr, cst.Name) else None)
-            if path is not None and path not in used:
-                used.append(path)
+        func = call.func  # `runner.model(x)`, `module.eval()` for `module = runner.model`
+        on = func.value if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_USES else func
+        path = _argument_path(on, given) or (paths.get(on.value) if isinstance(on, cst.Name) else None)
+        if path is not None and path not in used:
+            used.append(path)
     return used
+
+
+# Calls that use what they are made on as a module: a mode switch, its parameters or state, its forward. (Any other
+# method says less: `engine.policy.monitor_vars()` of an RL policy object, no module.)
+_MODULE_USES = MODULE_ONLY_METHODS | {"eval", "train", "forward", "state_dict", "load_state_dict", "zero_grad",
+                                      "requires_grad_"}
 
 
 def _argument_path(expr: cst.BaseExpression, given: set[str]) -> str | None:
@@ -293,9 +299,14 @@ def _argument_path(expr: cst.BaseExpression, given: set[str]) -> str | None:
     if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
         expr = expr.value
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in given \
-            and module_like_name(expr.attr.value):
+            and module_like_name(expr.attr.value) and not _VERB.match(expr.attr.value):
         return f"{expr.value.value}.{expr.attr.value}"
     return None
+
+
+# A method named for what it does to a model (`accelerator.unwrap_model(m)`, `trainer.get_model()`), not a model.
+_VERB = re.compile(r"(?:get|build|make|create|load|save|unwrap|wrap|prepare|init|set|update|copy|clone|export|"
+                   r"compile|register|to|from|sync|push|pull|reset|freeze|unfreeze|merge|fuse)_")
 
 
 def unwraps_itself(value: cst.BaseExpression | None, name: str) -> bool:
