@@ -42,7 +42,8 @@ class Calls(Protocol):
 
 __all__ = [
     "CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "kept_inputs", "length_helpers", "length_returns",
-    "HANDS_LENGTH", "passed_through", "local_bindings", "COUNT_ATTR_TEXT", "drawn_length", "plain_number", "EXPERIENCE_STORE",
+    "HANDS_LENGTH", "passed_through", "local_bindings", "COUNT_ATTR_TEXT", "drawn_length", "plain_number",
+    "EXPERIENCE_STORE",
 ]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).

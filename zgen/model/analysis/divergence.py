@@ -22,8 +22,8 @@ from ..program.tree import call_name, children, code_of, const_str, cst, dotted,
 from .callables import called_parameters
 from .calls import ModuleCalls
 from .counts import (
-    HANDS_LENGTH, counted_loops, counts_handed_on, drawn_length, handed_counts, kept_inputs, local_bindings, passed_through,
-    rank_share,
+    HANDS_LENGTH, counted_loops, counts_handed_on, drawn_length, handed_counts, kept_inputs, local_bindings,
+    passed_through, rank_share,
 )
 from .flags import flag_source
 from .flow import (

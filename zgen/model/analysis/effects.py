@@ -1348,7 +1348,9 @@ def _binds_in_tuple(target: cst.BaseExpression, name: str) -> bool:
         isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements)
 
 
-_INIT_CALLABLE = re.compile(r"^(?:[a-z0-9]+_)*(?:init_method|init_fn|init_func|initiali[sz]er|weight_init|init_weight)$")
+_INIT_CALLABLE = re.compile(
+    r"^(?:[a-z0-9]+_)*(?:init_method|init_fn|init_func|initiali[sz]er|weight_init|init_weight)$"
+)
 
 
 def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:

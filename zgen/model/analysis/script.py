@@ -18,8 +18,8 @@ from typing import Protocol
 
 from ..program import known
 from ..program.holds import (
-    argument_held_models, constructed_models, held_attributes, looked_up_models, model_containers, module_arguments, module_like_name,
-    other_objects_models, averaged_copies, set_up_containers, unwraps_itself,
+    argument_held_models, constructed_models, held_attributes, looked_up_models, model_containers, module_arguments,
+    module_like_name, other_objects_models, averaged_copies, set_up_containers, unwraps_itself,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_method
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, class_named, classify, facts_of

@@ -726,7 +726,8 @@ class _FactsReader:
 
     def _forget_reassigned(self, node: cst.CSTNode) -> None:
         """A call of a method of `self` may set again an attribute bounded in `env` (`self._make_layer(...)`)."""
-        if any(type(n) is cst.Call and isinstance(n.func, cst.Attribute) and _is_self(n.func.value) for n in walk(node)):
+        if any(type(n) is cst.Call and isinstance(n.func, cst.Attribute) and _is_self(n.func.value)
+               for n in walk(node)):
             for name in self._reassigned:
                 self.env.pop(f"self.{name}", None)
             self._reassigned.clear()

@@ -250,7 +250,8 @@ def initialize(model):
             # it is no `reset_parameters` (torch's re-initialiser: a runtime building on `meta` calls it on the
             # materialised module, and torch's layer constructors on the one they build)
             child = access.scope is not Scope.LATE or access.owner not in ("", "self") or (
-                access.where not in known.TORCH_INITIALISERS and not _run_by_a_constructor(index, access.cls, access.where))
+                access.where not in known.TORCH_INITIALISERS
+                and not _run_by_a_constructor(index, access.cls, access.where))
             if access.use in _WRITES[access.scope] and child:
                 yield self.finding(index, access.snippet, _writing_call(access), _message(access), _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
