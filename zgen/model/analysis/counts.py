@@ -43,7 +43,7 @@ class Calls(Protocol):
 __all__ = [
     "CountedLoops", "counted_loops", "handed_counts", "counts_handed_on", "kept_inputs", "length_helpers", "length_returns",
     "HANDS_LENGTH", "passed_through", "local_bindings", "COUNT_ATTR_TEXT", "drawn_length", "plain_number",
-    "EXPERIENCE_STORE",
+    "EXPERIENCE_STORE", "DRAWN_TEXT",
 ]
 
 # Calls that read a length (`len(x)`), methods and attributes of a tensor that do (`x.size(1)`, `x.shape[-1]`).
@@ -205,6 +205,8 @@ _SIZED_DRAWS: dict[tuple[str, ...], tuple[int, str]] = {
     ("random", "choice"): (1, "size"), ("random", "sample"): (1, "k"), ("random", "choices"): (-1, "k"),
     ("random", "permutation"): (0, "x"), ("randperm",): (0, "n"), ("multinomial",): (1, "num_samples"),
 }
+# Text of such a draw (or a store's `.sample(...)`), with its arguments as the group: the pre-filter of a loop over one.
+DRAWN_TEXT = r"\b(?:" + "|".join(sorted({key[-1] for key in _SIZED_DRAWS} | {"sample"})) + r")\(([^\n]*)"
 
 
 def plain_number(index: ModelIndex | None, expr: cst.BaseExpression) -> bool:

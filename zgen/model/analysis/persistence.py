@@ -36,7 +36,7 @@ from ..program.members import (
     UNKNOWN_CLASS, Member, constructors_in, creates_parameters, facts_of, has_params, holds_parameter_containers,
     member_param, parameter_container, torch_base,
 )
-from ..program.size import param_numel, upper_bound, vector_weight
+from ..program.size import bounded_product, param_numel, vector_weight
 from ..program.tree import access_path, call_name, code_of, const_str, cst, dotted, walk
 from .access import READ, ParamAccess
 from .flow import Flat, flat_of
@@ -268,16 +268,16 @@ def _bounded_small(index: ModelIndex, tensor: cst.BaseExpression | None, env: di
     fill = _fill(tensor)
     if fill is None or not fill.args or any(arg.star for arg in fill.args):
         return False
-    dims = [arg.value for arg in fill.args if arg.keyword is None]
-    if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
+    numel = bounded_product(_written_dims(fill), env)
+    return numel is not None and stays_gathered(numel, index.persistence_threshold)
+
+
+def _written_dims(call: cst.Call) -> list[cst.BaseExpression]:
+    """The sizes a tensor maker is given by position (`torch.zeros(a, b)`, or as one tuple: `init((c, c), lo, hi)`)."""
+    dims = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if dims and isinstance(dims[0], (cst.Tuple, cst.List)):
         dims = [element.value for element in dims[0].elements]
-    numel = 1
-    for dim in dims:
-        bound = upper_bound(dim, env)
-        if bound is None or bound < 0:
-            return False
-        numel *= bound
-    return stays_gathered(numel, index.persistence_threshold)
+    return dims
 
 
 def _number_tensor(call: cst.Call) -> bool:
@@ -293,9 +293,7 @@ def _matrix(value: cst.BaseExpression | None) -> bool:
         value = value.left
     if not isinstance(value, cst.Call):
         return False
-    dims = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
-    if dims and isinstance(dims[0], (cst.Tuple, cst.List)):
-        dims = [element.value for element in dims[0].elements]
+    dims = _written_dims(value)
     spread = any(arg.star for arg in value.args)  # `torch.empty(d, 1, *self.kernel_size)`: dimensions more
     return sum(1 for d in dims if not _one(d) and not isinstance(d, (cst.Float, cst.UnaryOperation))) + spread >= 2
 

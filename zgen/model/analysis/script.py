@@ -186,40 +186,43 @@ class ScriptScope:
         return found
 
     @cached_property
-    def aliases(self) -> dict[str, tuple[str, ...]]:
-        """Locals bound to a model this code holds itself, not to a part of one (`model = self.unwrapped()`, `model =
-        accelerator.unwrap_model(self.model)`, `module = runner.model`) -> its classes."""
-        found: dict[str, tuple[str, ...]] = {}
-        bound: dict[str, int] = {}  # (a local bound again may hold anything: `p = model` ... `p = getattr(p, name)`)
+    def bound_once(self) -> frozenset[str]:
+        """Names this code binds exactly once (a local bound again may hold anything: `p = model` ... `p =
+        getattr(p, name)`; `module = module.module` is the same model, unwrapped, and no new binding)."""
+        bound: dict[str, int] = {}
         for node, _ctx in self.flat.nodes:
+            value = node.value if type(node) is cst.Assign else None
             for target in targets_of(node)[0]:
                 for name in bound_names(target):
-                    value = node.value if type(node) is cst.Assign else None
-                    if not unwraps_itself(value, name):  # (`module = module.module`: the same model, unwrapped)
+                    if not unwraps_itself(value, name):
                         bound[name] = bound.get(name, 0) + 1
+        return frozenset(name for name, count in bound.items() if count == 1)
+
+    @cached_property
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        """Locals bound once to a model this code holds itself, not to a part of one (`model = self.unwrapped()`,
+        `model = accelerator.unwrap_model(self.model)`, `module = runner.model`) -> its classes."""
+        found: dict[str, tuple[str, ...]] = {}
+        for node, _ctx in self.flat.nodes:
             if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
                     and isinstance(node.value, (cst.Call, cst.Attribute)):  # (`module = runner.model`)
                 classes = self.held.get(_holder_text(node.value) or "")
                 if classes is not None:
                     found.setdefault(node.targets[0].target.value, classes)
-        return {name: classes for name, classes in found.items() if bound.get(name) == 1}
+        return {name: classes for name, classes in found.items() if name in self.bound_once}
 
     @cached_property
     def bound_methods(self) -> dict[str, cst.Attribute]:
         """Locals bound once to a method of a model this code holds (`forward_func = module.val_step`) -> that method:
         calling the local runs it."""
         found: dict[str, cst.Attribute] = {}
-        bound: dict[str, int] = {}
         for node, _ctx in self.flat.nodes:
-            for target in targets_of(node)[0]:
-                for name in bound_names(target):
-                    bound[name] = bound.get(name, 0) + 1
             if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
                     and isinstance(node.value, cst.Attribute) and node.value.attr.value not in NOT_RUNS:
                 holder = _holder_text(node.value.value) or ""
                 if holder in self.held or holder in self.aliases:
                     found.setdefault(node.targets[0].target.value, node.value)
-        return {name: method for name, method in found.items() if bound.get(name) == 1}
+        return {name: method for name, method in found.items() if name in self.bound_once}
 
     @cached_property
     def parameters(self) -> frozenset[str]:

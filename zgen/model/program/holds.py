@@ -263,19 +263,13 @@ def argument_held_models(function: cst.FunctionDef, modules: dict[str, tuple[str
     if not given:
         return []
     paths: dict[str, str] = {}  # a local bound to `arg.attr` (or the path itself) -> the path
-    bound: dict[str, int] = {}
     for node in walk(function.body):
-        if type(node) is not cst.Assign:
-            continue
-        for target in node.targets:
-            for name in _target_names(target.target):
-                if not unwraps_itself(node.value, name):
-                    bound[name] = bound.get(name, 0) + 1
-        target = node.targets[0].target if len(node.targets) == 1 else None
-        path = _argument_path(node.value, given)
-        if isinstance(target, cst.Name) and path is not None:
-            paths[target.value] = path
-    paths = {name: path for name, path in paths.items() if bound.get(name) == 1}
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            path = _argument_path(node.value, given)
+            if path is not None:
+                paths[node.targets[0].target.value] = path
+    once = _assigned_once(function) if paths else frozenset()
+    paths = {name: path for name, path in paths.items() if name in once}
     used: list[str] = []
     for call in walk(function.body):
         if type(call) is not cst.Call:
@@ -319,17 +313,26 @@ def _unpacked_models(function: cst.FunctionDef, given: set[str]) -> list[str]:
     """Locals the function unpacks from one of its arguments (`model, loss, evaluator = training_modules`) and binds
     nowhere else, named as modules are: what the caller handed in, as an argument of that name is."""
     unpacked: list[str] = []
-    bound: dict[str, int] = {}
     for node in walk(function.body):
-        if type(node) is not cst.Assign:
-            continue
-        for target in node.targets:
-            for name in _target_names(target.target):
-                bound[name] = bound.get(name, 0) + 1
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, (cst.Tuple, cst.List)) \
+        if type(node) is cst.Assign and len(node.targets) == 1 \
+                and isinstance(node.targets[0].target, (cst.Tuple, cst.List)) \
                 and isinstance(node.value, cst.Name) and node.value.value in given:
             unpacked += [n for n in _target_names(node.targets[0].target) if module_like_name(n)]
-    return [name for name in unpacked if bound.get(name) == 1]
+    once = _assigned_once(function) if unpacked else frozenset()
+    return [name for name in unpacked if name in once]
+
+
+def _assigned_once(function: cst.FunctionDef) -> frozenset[str]:
+    """Names the function's assignments bind exactly once (`module = module.module`, the same model unwrapped, is no
+    new binding)."""
+    bound: dict[str, int] = {}
+    for node in walk(function.body):
+        if type(node) is cst.Assign:
+            for target in node.targets:
+                for name in _target_names(target.target):
+                    if not unwraps_itself(node.value, name):
+                        bound[name] = bound.get(name, 0) + 1
+    return frozenset(name for name, count in bound.items() if count == 1)
 
 
 def _target_names(target: cst.BaseExpression) -> Iterator[str]:

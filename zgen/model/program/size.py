@@ -19,7 +19,7 @@ import math
 
 from .tree import cst
 
-__all__ = ["param_numel", "upper_bound", "vector_weight"]
+__all__ = ["param_numel", "upper_bound", "vector_weight", "bounded_product"]
 
 # Channels of a depthwise convolution whose width `__init__` does not show: the model widths such
 # layers are used at (Conformer, ConvNeXt, Mamba blocks) stay at or below this.
@@ -78,10 +78,10 @@ def param_numel(layer: str, param: str, call: cst.Call, env: dict[str, int]) -> 
     if layer in ("Linear", "LazyLinear"):
         args = _arguments(call, _LINEAR)
         dims = [args.get("in_features"), args.get("out_features")] if param == "weight" else [args.get("out_features")]
-        return _product(dims, env)
+        return bounded_product(dims, env)
     if layer in ("Embedding", "EmbeddingBag") and param == "weight":
         args = _arguments(call, _EMBEDDING)
-        return _product([args.get("num_embeddings"), args.get("embedding_dim")], env)
+        return bounded_product([args.get("num_embeddings"), args.get("embedding_dim")], env)
     if layer.startswith(("Conv", "ConvTranspose")) and layer[-2:] in ("1d", "2d", "3d"):
         args = _arguments(call, _CONV)
         out = upper_bound(args["out_channels"], env) if "out_channels" in args else None
@@ -135,7 +135,8 @@ def _arguments(call: cst.Call, names: tuple[str, ...]) -> dict[str, cst.BaseExpr
     return found
 
 
-def _product(dims: list[cst.BaseExpression | None], env: dict[str, int]) -> int | None:
+def bounded_product(dims: list[cst.BaseExpression | None], env: dict[str, int]) -> int | None:
+    """An upper bound of the product of sizes (`torch.empty(e, r, r)`'s dimensions), or None when one is unbounded."""
     values = [upper_bound(d, env) if d is not None else None for d in dims]
     if None in values or any(v < 0 for v in values):  # type: ignore[operator]
         return None  # a negative sentinel (`-1`: "infer") is no size
@@ -146,6 +147,6 @@ def _kernel(expr: cst.BaseExpression | None, rank: int, env: dict[str, int]) -> 
     if expr is None:
         return None
     if isinstance(expr, (cst.Tuple, cst.List)):
-        return _product([e.value for e in expr.elements], env)
+        return bounded_product([e.value for e in expr.elements], env)
     side = upper_bound(expr, env)
     return side**rank if side is not None else None

@@ -576,13 +576,8 @@ def _run_by_a_constructor(index: ModelIndex, owner: ClassInfo | None, name: str)
     if needle not in index.source:
         return False
     return any(
-        (_derives(cls, owner) or _derives(owner, cls)) and any(needle in m.text for m in cls.init_methods)
+        (owner in cls.mro or cls in owner.mro) and any(needle in m.text for m in cls.init_methods)
         for cls in index.classes.values())
-
-
-def _derives(cls: ClassInfo, base: ClassInfo, depth: int = 0) -> bool:
-    """Is `cls` the class `base` or one of its subclasses in the file?"""
-    return cls is base or depth < 8 and any(_derives(parent, base, depth + 1) for parent in cls.local_bases)
 
 
 # What initialises where: in code walking a module it was handed or built, writes are ZG101's.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..analysis.counts import COUNT_ATTR_TEXT, HANDS_LENGTH, length_helpers
+from ..analysis.counts import COUNT_ATTR_TEXT, DRAWN_TEXT, HANDS_LENGTH, length_helpers
 from ..analysis.divergence import (
     CAUGHT, CHECK, COUNT, EXHAUSTED, EXIT, OWN_VALUE_RAISE_TEXT, RAISE, RETRY, SKIP, WHILE, Divergence, message,
 )
@@ -85,9 +85,8 @@ _SPLIT_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*\.(?:split|unbind|unfold|te
 _RANGE_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?t?range\b(?![ \t]*\()", re.M)  # (`counts._range_locals`)
 _BOUND_RANGE = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*?\brange\(([^\n]*)", re.M)  # (`divergence._bound_ranges`)
 # A draw of a given size, walked by a loop or bound to a local a loop walks (`counts.drawn_length`): its size's words.
-_DRAWN = r"\b(?:randperm|choice|sample|choices|permutation|multinomial)\(([^\n]*)"
-_DRAW_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?" + _DRAWN)
-_BOUND_DRAW = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*?" + _DRAWN, re.M)
+_DRAW_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?" + DRAWN_TEXT)
+_BOUND_DRAW = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*?" + DRAWN_TEXT, re.M)
 _WALK_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin[ \t]+(?:enumerate\([ \t]*)?(\w+)\b(?![ \t]*[.(\[])")
 _LENGTH_READ = re.compile(
     r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\("
