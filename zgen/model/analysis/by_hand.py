@@ -12,6 +12,14 @@ forward -- no hook of that module gathers what it reads: ZeRO-3 hands it the
 partition. `hand_runs` lists the reads of such parameters (ZG301) and the
 calls of the module's own methods given values derived from them (ZG303).
 
+A module-level function written to be installed as some module's forward
+(`def lce_forward(self, input_ids, labels=None)`, `holds.patched_forward`)
+runs on a module of a class the file does not show: its `self` is that
+module, every argument but a literal setting is its input, and a child's
+weight it computes with before that child ran (`fused_loss(h,
+self.lm_head.weight)`) is a hand-run of the child (not a norm's vector, not a
+depthwise filter squeezed of its one input channel).
+
 Not a hand-run: a function with no tensor input (a fuser that computes new
 weights from old ones, an initialiser), reads of sizes, dtypes or `is None`,
 reads inside `GatheredParameters`, and parameters ZeRO-3 keeps gathered (a
@@ -24,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..program.holds import module_arguments
+from ..program.holds import module_arguments, patched_forward
 from ..program.index import ModelIndex, entry_name, memoised
 from ..program.members import UNKNOWN_CLASS
 from ..program.tree import Snippet, access_path, code_of, cst, walk
@@ -54,6 +62,7 @@ class HandRun:
     param: str  # the parameter read (`weight`), or the one the method's argument derives from
     function: str  # the function it is in
     method: str = ""  # the module's method called (`_conv_forward`), for a call site
+    patched: bool = False  # in a forward written for some module (`module` is then the child read, `self.lm_head`)
 
 
 @memoised
@@ -64,8 +73,9 @@ def hand_runs(index: ModelIndex) -> list[HandRun]:
     if not params:
         return found
     mention = re.compile(r"\w\.(?:" + "|".join(map(re.escape, sorted(params))) + r")\b")
-    for span, _cls in outside_functions(index):
-        if span.name == "__init__" or not entry_name(span.name):
+    for span, cls in outside_functions(index):
+        maybe_patched = cls is None and "forward" in span.name and span.name in index.skeleton.functions
+        if span.name == "__init__" or not (entry_name(span.name) or maybe_patched):
             continue  # an initialiser, a loader, a hook: not a computation on data
         text = index.skeleton.text(span.start, span.end)
         if not mention.search(text):
@@ -73,25 +83,39 @@ def hand_runs(index: ModelIndex) -> list[HandRun]:
         scope = function_scope(index, span)
         if scope is None or not isinstance(scope.node, cst.FunctionDef):
             continue
-        found += _in_function(index, scope.node, scope.flat, scope.snippet, text)
+        patched = maybe_patched and patched_forward(scope.node)
+        if not patched and not entry_name(span.name):
+            continue
+        found += _in_function(index, scope.node, scope.flat, scope.snippet, text, patched)
     return found
 
 
-def _in_function(index: ModelIndex, func: cst.FunctionDef, flat: Flat, snippet: Snippet, text: str) -> list[HandRun]:
+def _in_function(
+    index: ModelIndex, func: cst.FunctionDef, flat: Flat, snippet: Snippet, text: str, patched: bool = False
+) -> list[HandRun]:
     modules = module_arguments(index, func)
-    inputs = _inputs(func, modules)
+    if patched:
+        modules = {**modules, "self": (UNKNOWN_CLASS,)}
+    inputs = _inputs(func, modules, patched)
     if not modules or not inputs:
         return []
     # Parameter reads of each module argument, and which locals derive from them or from the inputs.
     reads: list[tuple[cst.Attribute, str, str]] = []
     derived: dict[str, set[str]] = {}  # local -> the module arguments whose parameters it derives from
     data = set(inputs)
+    called: set[str] = set()  # children of a patched forward's `self` called so far (`self.lm_head(h)`)
     for node, ctx in flat.nodes:
+        if patched and type(node) is cst.Call:
+            callee = access_path(node.func)
+            if callee is not None and callee.root == "self":
+                called.add(".".join(("self", *callee.parts)))
         if type(node) is cst.Attribute:
             path = access_path(node)
             if path is None or path.root not in modules or not path.parts or path.parts[-1] not in index.param_names:
                 continue
             if ctx.guarded or "[]" in path.parts:
+                continue
+            if patched and path.root == "self" and not _child_of_patched(path.parts, called, flat, node):
                 continue
             use, _op = usage(index, flat, node)
             if use != READ:
@@ -118,23 +142,29 @@ def _in_function(index: ModelIndex, func: cst.FunctionDef, flat: Flat, snippet: 
         return []
     run = _run_modules(flat, modules, derived, data, index)
     found = [
-        HandRun(node, snippet, module, param, func.name.value)
+        HandRun(node, snippet, _owner(node) if patched and module == "self" else module, param, func.name.value,
+                patched=patched and module == "self")
         for node, module, param in reads if module in run
     ]
     for call, module in _method_calls(flat, modules, derived, index):
-        if module in run:
+        if module in run and not (patched and module == "self"):  # (a patched forward's own methods: its own)
             param = next((p for n, m, p in reads if m == module), "")
             found.append(HandRun(call, snippet, module, param, func.name.value, call.func.attr.value))  # type: ignore[union-attr]
     return found
 
 
-def _inputs(func: cst.FunctionDef, modules: dict[str, tuple[str, ...]]) -> set[str]:
-    """Arguments that hold a tensor input: annotated as a tensor, or named as inputs are."""
+def _inputs(func: cst.FunctionDef, modules: dict[str, tuple[str, ...]], patched: bool = False) -> set[str]:
+    """Arguments that hold a tensor input: annotated as a tensor, or named as inputs are; of a patched forward,
+    every argument but settings with a literal default (`logits_to_keep=0`)."""
     found = set()
     params = func.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         name = param.name.value
         if name in ("self", "cls") or name in modules:
+            continue
+        if patched and not isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString)) and not (
+                isinstance(param.default, cst.Name) and param.default.value in ("True", "False")):
+            found.add(name)
             continue
         if param.annotation is not None:
             if _TENSOR_ANNOTATION.search(code_of(param.annotation.annotation, limit=200)):
@@ -142,6 +172,31 @@ def _inputs(func: cst.FunctionDef, modules: dict[str, tuple[str, ...]]) -> set[s
         elif _INPUT_NAME.match(name):
             found.add(name)
     return found
+
+
+def _owner(node: cst.Attribute) -> str:
+    """`self.lm_head` of `self.lm_head.weight`."""
+    return code_of(node.value, limit=200)
+
+
+def _child_of_patched(parts: tuple[str, ...], called: set[str], flat: Flat, node: cst.Attribute) -> bool:
+    """Is `self.<parts>` in a patched forward a parameter of a child that did not run before it (`self.lm_head.weight`
+    handed to a fused loss)? Not `self.weight` (its own, gathered by its hook), not a child called earlier, not a
+    norm's weight (a vector kept gathered), not a filter squeezed of its one input channel (`self.conv1d.weight
+    .squeeze(1)`: a depthwise convolution's, one short filter per channel, kept gathered)."""
+    if len(parts) < 2:
+        return False
+    owner = ".".join(("self", *parts[:-1]))
+    if owner in called or _NORM_CHILD.search(parts[-2]):
+        return False
+    parent = flat.parent.get(id(node))
+    call = flat.parent.get(id(parent)) if isinstance(parent, cst.Attribute) and parent.attr.value == "squeeze" else None
+    return not (isinstance(call, cst.Call) and len(call.args) == 1 and isinstance(call.args[0].value, cst.Integer)
+                and call.args[0].value.value == "1")
+
+
+# A child named as a normalisation layer (`self.norm`, `self.ln_f`, `self.final_layernorm`): its weight is a vector.
+_NORM_CHILD = re.compile(r"(?:^|_)(?:ln|bn|gn|\w*norm)(?:_?\w)?$", re.IGNORECASE)
 
 
 def _batch_norm(text: str, name: str) -> bool:

@@ -105,6 +105,20 @@ def module_divergences(
 
 
 NOT_RUNS = known.NOT_RUNS  # (kept here for the rules that import it from the divergence analysis)
+# A model's own checkpoint I/O (`step = self.netD.restore_checkpoint(path)`): what it hands back comes from a file
+# every rank reads alike, not from this rank's data.
+_CHECKPOINT_IO = re.compile(r"(?:^|_)(?:restore|(?:load|save)_(?:checkpoint|weights|state|models?))(?:_|$)")
+
+
+def _outputs(sites: list, taint: Taint) -> dict[int, str]:
+    """The calls among `sites` whose results are this rank's outputs, by id: not what a collective made the same
+    everywhere (`taint.agreed_value`), nor what a call named for checkpoint I/O read from a file every rank shares
+    (`self.netD.restore_checkpoint(path)`, `self._restore_models_and_step()`)."""
+    return {
+        id(call): callee for call, _ctx, callee in sites
+        if not taint.agreed_value(call)
+        and not (isinstance(call.func, cst.Attribute) and _CHECKPOINT_IO.search(call.func.attr.value) is not None)
+    }
 
 
 def _indirect_calls(
@@ -325,7 +339,7 @@ def find_divergences(
     if value_tests and (sites or extra):
         # `o = self.sub(h)` ... `if o.argmax(-1)[0] == 0: self.alt(h)`: what a submodule returned, read as a value
         # (not what a method returns once a collective made it the same everywhere: a gathered validation score)
-        outputs = {id(call): callee for call, _ctx, callee in sites + extra if not taint.agreed_value(call)}
+        outputs = _outputs(sites + extra, taint)
         agreed = _no_own_value(taint)
         derived = derived_names(flat, outputs, agreed)
         with_outputs = taint.with_outputs(_bound_before(flat, derived, outputs, agreed))
@@ -1083,7 +1097,7 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     other ranks keep calling the decoder and wait in its all-gather.
     """
     # (not what a method returns once a collective made it the same everywhere: `taint.agreed_output`)
-    outputs = {id(call): callee for call, _ctx, callee in sites if not taint.agreed_value(call)}
+    outputs = _outputs(sites, taint)
     agreed = _no_own_value(taint)  # `dist.all_reduce(loss)`: the same on every rank after it
     derived = derived_names(flat, outputs, agreed)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]

@@ -625,6 +625,7 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     items: dict[str, str] = {}  # for p in params: p -> params (an iterable given)
     walked: dict[str, cst.Call] = {}  # params = model.parameters(): params -> the walk of a module argument
     param_items: set[str] = set()  # the aliases that walk parameters (`for p in m.parameters()`), not modules
+    tensors: dict[str, str] = {}  # w = up.weight.data: w -> up (a parameter of the argument, held by a local)
     for node, _ctx in inner.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             value = same_items(node.value)
@@ -638,6 +639,9 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
             if unwrapped is not None and _bound_once(inner, node.targets[0].target.value):
                 # `target = model.module if wrapped(model) else model`: the module itself
                 aliases[node.targets[0].target.value] = unwrapped
+            held = _parameter_tensor_of(index, node.value, names)
+            if held is not None and _bound_once(inner, node.targets[0].target.value):
+                tensors[node.targets[0].target.value] = held  # `w = up.weight.data`: that parameter's storage
         if type(node) is cst.For or type(node) is cst.CompFor:
             for target, it in loop_items(node.target, node.iter):
                 if isinstance(it, cst.Name) and it.value in walked:
@@ -706,6 +710,9 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
         elif kind is cst.Name and node.value in walked and _walk_owner(walked[node.value], names):
             if bulk_written(index, inner, node):  # `torch._foreach_mul_(params, m)` for `params = list(m.parameters())`
                 found.setdefault(_walk_owner(walked[node.value], names), set()).add(WRITE)  # type: ignore[arg-type]
+        elif kind is cst.Name and node.value in tensors and (
+                _written_in_place(inner, node) or _item_assigned(inner, node)):
+            found.setdefault(tensors[node.value], set()).add(WRITE)  # `w[0, 0, i, j] = v`, `w.zero_()`
         elif kind is cst.Name and node.value in names and _written_in_place(inner, node) and not _rebinds(inner, node.value):
             found.setdefault(node.value, set()).add(WRITTEN)  # `tensor.copy_(other)`: the argument itself written
         elif kind is cst.Name and node.value in items:
@@ -1089,6 +1096,27 @@ def _written_in_place(flat: Flat, name: cst.Name) -> bool:
         return False
     grand = flat.parent.get(id(parent))
     return isinstance(grand, cst.Call) and grand.func is parent
+
+
+def _parameter_tensor_of(index: ModelIndex, value: cst.BaseExpression, names: set[str]) -> str | None:
+    """The module argument whose parameter `value` is, as a tensor (`up.weight.data`, `up.weight`,
+    `m.conv.weight.detach()` is not: a new tensor), or None."""
+    if isinstance(value, cst.Attribute) and value.attr.value == "data":
+        value = value.value
+    path = access_path(value)
+    if path is None or path.root not in names or not path.parts or "[]" in path.parts:
+        return None
+    return path.root if path.parts[-1] in index.param_names else None
+
+
+def _item_assigned(flat: Flat, name: cst.Name) -> bool:
+    """Is `name` the tensor an item assignment writes into (`w[0, 0, i, j] = v`, `w[c] += v`)?"""
+    parent = flat.parent.get(id(name))
+    if not (isinstance(parent, cst.Subscript) and parent.value is name):
+        return False
+    grand = flat.parent.get(id(parent))
+    return isinstance(grand, (cst.AssignTarget, cst.AugAssign)) and (
+        grand.target is parent if isinstance(grand, cst.AugAssign) else grand.target is parent)
 
 
 def _rebound_names(flat: Flat) -> frozenset[str]:

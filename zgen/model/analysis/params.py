@@ -757,7 +757,9 @@ class _Finder:
             # `init_weights(self)`, a function of this file or another that walks the module it is given and
             # initialises what it yields: the children built before the call are partitioned
             done = dict(argument_effects(self.index, self.flat, call))
-            walked = [i for i in selves if INIT in done.get(i, ()) or WRITE in done.get(i, ())]
+            # (`load_pretrained_network(self, path)`: a checkpoint loaded into the children too, as into one child)
+            walked = [i for i in selves if INIT in done.get(i, ()) or WRITE in done.get(i, ())
+                      or self.init and STATES in done.get(i, ())]
             if walked:
                 return [self.access(call.args[i].value, ctx, use=INIT, via=Via(Reach.WALK, name), owner="self",
                                     param="parameters", order=order, first=self._first_child()) for i in walked]

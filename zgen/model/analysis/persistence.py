@@ -200,7 +200,7 @@ def _assigned_to(flat: Flat, call: cst.Call) -> str | None:
     return path.parts[0] if path is not None and path.root == "self" and len(path.parts) == 1 else None
 
 
-_FILLS = frozenset({"ones", "zeros", "empty", "full", "randn", "rand"})
+_FILLS = frozenset({"ones", "zeros", "empty", "full", "randn", "rand", "Tensor", "FloatTensor"})
 
 
 def _only_argument(call: cst.Call) -> cst.BaseExpression | None:
@@ -233,6 +233,12 @@ def _one(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Integer) and expr.value == "1"
 
 
+def _few(expr: cst.BaseExpression) -> bool:
+    """A literal dimension of at most 4 beside a channel count (`torch.Tensor(channels, 1, 3)`: three numbers per
+    channel, still a per-channel parameter)."""
+    return isinstance(expr, cst.Integer) and int(expr.evaluated_value) <= 4
+
+
 def _vector(call: cst.Call) -> bool:
     """`nn.Parameter(torch.ones(dim))`, also with singleton dimensions (`torch.zeros(1, 1, dim)`, a class token;
     `torch.zeros(dim, 1)`, a column) and keyword options (`dtype=...`): one element per channel."""
@@ -241,7 +247,7 @@ def _vector(call: cst.Call) -> bool:
         return False
     dims = [arg.value for arg in fill.args if arg.keyword is None]
     options = [arg.value for arg in fill.args if arg.keyword is not None]
-    sized = [d for d in dims if not _one(d)]
+    sized = [d for d in dims if not _one(d) and not _few(d)]
     return bool(dims) and len(sized) <= 1 and all(_plain(d) for d in sized) and all(_plain(o) for o in options)
 
 
@@ -425,6 +431,8 @@ def _persistent(index: ModelIndex, access: ParamAccess) -> bool:
         last = first.classes[0].rsplit(".", 1)[-1]
         if last not in known.TORCH_PARAMS:
             last = _torch_layer_as_is(index, first.classes[0]) or last
+        if access.param == "weight" and len(first.classes) == 1 and vector_weight(last, first.call):
+            return True  # `nn.Embedding(1, d)`: one element per feature, whatever `d` is
         numel = param_numel(last, access.param, first.call, first.env or {})
         if numel is not None and len(first.classes) == 1:
             return stays_gathered(numel, index.persistence_threshold)

@@ -50,7 +50,7 @@ CLOCK = "clock"  # this host's clock: elapsed time, a deadline
 
 # How a loader of batches is named (`train_loader`, `dataloader`, `data_iter`, `batches`), as opposed to the lists of
 # layers, names or settings a function also walks.
-_LOADER = re.compile(r"load|batches$|data_?iter|_iter$|^iter|dataset")
+_LOADER = re.compile(r"load|batches$|data_?iter|_iter$|^iter|dataset|^(?:train|val|valid|eval|test)_data$")
 
 
 def _batches_of(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:

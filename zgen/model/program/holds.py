@@ -39,7 +39,7 @@ from .tree import access_path, call_name, code_of, cst, dotted, parameter_names,
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
-    "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself",
+    "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "patched_forward",
 ]
 
 # How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
@@ -49,8 +49,9 @@ MODULE_WORDS = (
     "embedding", "conv", "linear", "attn", "attention", "mlp", "ffn", "proj", "stem", "tower", "trunk", "policy", "actor",
     "critic", "unet", "transformer", "teacher", "student", "generator", "discriminator", "vae",
 )
-# (with a one-letter or numbered role: `model_T`/`model_S` of a distiller, `net_g`/`net_d` of a GAN, `model2`)
-_MODULE_WORD = re.compile("(?:" + "|".join(MODULE_WORDS) + r")s?(?:_[A-Za-z]|_?\d)?$")
+# (with a one-letter or numbered role: `model_T`/`model_S` of a distiller, `net_g`/`net_d`/`netG` of a GAN,
+# `model2`)
+_MODULE_WORD = re.compile("(?:" + "|".join(MODULE_WORDS) + r")s?(?:_?[A-Za-z]|_?\d)?$")
 # Names of configs, tensors and state, never a module (`layer_cfg`, `x`, `weight`).
 _NOT_A_MODULE = re.compile(
     r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state"
@@ -75,6 +76,14 @@ _TYPING_WORDS = frozenset({"Optional", "Union", "None", "typing", "Any", "Annota
 def config_like(name: str) -> bool:
     """Is a name that of a config, a tensor, state or data rather than a module (`cfg`, `x`, `weight`, `batch`)?"""
     return bool(_NOT_A_MODULE.search(name))
+
+
+def patched_forward(func: cst.FunctionDef) -> bool:
+    """Is the module-level `func` written to be installed as some module's forward (`def lce_forward(self,
+    input_ids, labels=None)`): its first argument named `self`, its name saying forward? Then `self` is a module
+    of a class the file does not show, whose hooks gather only its own parameters when it runs."""
+    params = (*func.params.posonly_params, *func.params.params)
+    return bool(params) and params[0].name.value == "self" and "forward" in func.name.value
 
 
 def module_like_name(name: str) -> bool:

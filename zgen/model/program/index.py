@@ -131,7 +131,10 @@ def _builds_layers(cls: ClassInfo) -> bool:
 
 
 # `self.conv = nn.Conv2d(`, `self.blocks = torch.nn.ModuleList(` (word first, as below)
-_BUILDS_LAYER = re.compile(r"self(?<!\wself)\.\w+\s*(?::[^=\n]*)?=\s*(?:torch\.)?nn\.[A-Z]\w*\(")
+# `self.dla_up = DLAUpsample(` (a class of this file, capitalised): the text trigger of `_builds_local_modules`.
+_BUILDS_LOCAL = re.compile(r"self(?<!\wself)\.\w+\s*(?::[^=\n]*)?=\s*([A-Z]\w*)\(")
+_BUILDS_LAYER = re.compile(
+    r"self(?<!\wself)\.\w+\s*(?::[^=\n]*)?=\s*(?:(?:torch\.)?nn\.[A-Z]\w*|build_\w*(?:layer|conv|norm\w*))\(")
 # Modules of Python's own kinds of class (`abc.ABC`, `typing.Generic`, `enum.Enum`): no library layer among them.
 _STDLIB_ROOTS = frozenset({"abc", "typing", "typing_extensions", "enum", "collections", "dataclasses", "builtins"})
 
@@ -803,7 +806,19 @@ class ModelIndex:
                 return True
         # a class building layers on a base of a library we cannot read (`mmengine.model.BaseModule`), itself or
         # through bases we read
-        return module_mixin(cls) or _builds_layers(cls) and self.unread_ancestry(cls, set())
+        return module_mixin(cls) or (_builds_layers(cls) or self._builds_local_modules(cls, seen)) \
+            and self.unread_ancestry(cls, set())
+
+    def _builds_local_modules(self, cls: ClassInfo, seen: set[str]) -> bool:
+        """Does `cls`, defining `forward`, keep on `self` a module of a class of this file (`self.dla_up =
+        DLAUpsample(...)` for a module class the file defines)? Only a module keeps a module as a child."""
+        if "forward" not in cls.span.methods:
+            return False
+        for built in _BUILDS_LOCAL.finditer(cls.text):
+            local = self.classes.get(built.group(1))
+            if local is not None and local is not cls and self.is_module_class(local, set(seen)):
+                return True
+        return False
 
     def unread_ancestry(self, cls: ClassInfo, seen: set[str]) -> bool:
         """Does a base of `cls`, or of a base we read, come from a library we cannot read (`class STN(Preprocessor)`

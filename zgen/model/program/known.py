@@ -26,6 +26,7 @@ __all__ = [
     "torch_has_params",
     "is_torch_module_class",
     "ACTIVATION_FACTORIES",
+    "LAYER_BUILDER",
     "COLLECTIVES",
     "ENGINE_COLLECTIVES",
     "WRAPPER_COLLECTIVES",
@@ -271,6 +272,8 @@ MODEL_BUILDERS = frozenset({"create_model", "build_model", "build_backbone", "bu
 MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
 
 # Registries that return activation modules (no parameters).
+# A library function building a layer by its name (`build_conv_layer`, `build_norm_layer(cfg, c)[1]`, `build_mlp`).
+LAYER_BUILDER = r"build_\w*(?:layer|conv|norm\w*|mlp|linear|module|network|block|encoder|decoder|head)"
 ACTIVATION_FACTORIES = frozenset({"ACT2FN", "ACT2CLS", "get_activation", "get_act_fn", "get_activation_fn"})
 
 
@@ -682,7 +685,7 @@ PICKLING_SENDS = frozenset({"send", "send_pyobj"})
 # values or carry what an earlier step computed, so testing them (given or not, their number of dimensions) follows
 # the model's calling convention, not which tower this rank's data needs. ZG205's guard and `taint._kind_test`.
 CONVENTION_INPUTS = (
-    r"hidden_states|past|mask|position|labels?$|inputs?_embeds$|^output_|^return_|^use_|"
+    r"hidden_states|past|mask|position|labels?$|inputs?_embeds$|^output_|^return_|^use_|^skip_|"
     r"^encoder_outputs$|^head_mask$|^kwargs$|token_type|^timestep|^seq_len|^length"
 )
 CONVENTION_INPUT = re.compile(rf"_ids$|^ids$|{CONVENTION_INPUTS}")

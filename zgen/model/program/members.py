@@ -1020,6 +1020,11 @@ class _FactsReader:
                 return Kind.MODULE, (ACTIVATION,)
             if base in self.params and _MODULES_ARG.search(base):
                 return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # `self.model = modules[0]`: one of the modules passed in
+            built = value.value
+            if isinstance(built, cst.Call) and _LAYER_BUILDER.fullmatch((call_name(built) or "").rsplit(".", 1)[-1]):
+                # `build_norm_layer(cfg, c)[1]`: the layer of the (name, layer) pair a builder hands back
+                kind, classes = self._classify_call(built)
+                return (kind, classes) if kind == Kind.UNKNOWN else (Kind.VALUE, ())
             return Kind.VALUE, ()
         if isinstance(value, cst.Name):
             if value.value in {"None", "True", "False"}:
@@ -1222,6 +1227,12 @@ class _FactsReader:
                 if kind in (Kind.MODULE, Kind.CONTAINER):
                     return kind, classes
         described = dotted(call.args[0].value) if call.args else None  # `cfg.encoder`, not `cfg.tokenizer`
+        if _LAYER_BUILDER.fullmatch(last) and not _NOT_A_MODEL_BUILD.search(last) \
+                and not _NO_PARAMS_BUILT.search(last) \
+                and not (described and _NOT_A_MODEL_BUILD.search(described.rsplit(".", 1)[-1])):
+            # `build_conv_layer(cfg, c, c, 3)`, `build_norm_layer(cfg, c)[1]` (OpenMMLab's and others' builders of a
+            # library we cannot read): a layer of a class we cannot tell
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         if last in _MODEL_FACTORIES and not (described and _NOT_A_MODEL_BUILD.search(described.rsplit(".", 1)[-1])):
             # `timm.create_model(name)`, `hydra.utils.instantiate(cfg.encoder)`, a package's `build_model(cfg)` we
             # cannot read: a model of a class we cannot tell
@@ -1376,6 +1387,10 @@ _MODULE_USE = (
     r"|self\.NAME(?:\.\w+)+\s*=\s*(?:torch\.)?nn\.[A-Z]\w*\("
 )
 _MODEL_FACTORIES = frozenset({"create_model", "instantiate", "build_model", "build_backbone", "load_model"})
+# A library function building a layer by its name (`known.LAYER_BUILDER`) ...
+_LAYER_BUILDER = re.compile(known.LAYER_BUILDER)
+# ... but not one that builds a layer without parameters.
+_NO_PARAMS_BUILT = re.compile(r"(?i)activation|_act_|dropout|pool|padding|upsample")
 # Methods a configuration (or a registry) builds the object it describes with.
 _BUILDS = frozenset({"build", "build_module", "build_model", "build_layer"})
 # ... what they build when that is no module (`config.tokenizer.build()`, `cfg.optimizer.build(params)`).

@@ -104,11 +104,22 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionSpan:
     return FunctionSpan(node.name, first, node.end_lineno or node.lineno, node.col_offset)
 
 
+def _accessor_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """`setter` (or `deleter`) for a def decorated `@<its name>.setter`."""
+    for decorator in node.decorator_list:
+        if isinstance(decorator, ast.Attribute) and decorator.attr in ("setter", "deleter") \
+                and isinstance(decorator.value, ast.Name) and decorator.value.id == node.name:
+            return decorator.attr
+    return None
+
+
 def _class(node: ast.ClassDef) -> ClassSpan:
     methods: dict[str, FunctionSpan] = {}
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            methods[stmt.name] = _function(stmt)
+            # a property's setter keeps its own key: the name stays the getter's, which a read of it runs
+            accessor = _accessor_of(stmt) if stmt.name in methods else None
+            methods[f"{stmt.name}.{accessor}" if accessor else stmt.name] = _function(stmt)
     bases = tuple(b for b in (dotted(base) for base in node.bases) if b)
     first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
     return ClassSpan(node.name, bases, first, node.end_lineno or node.lineno, node.col_offset, methods)

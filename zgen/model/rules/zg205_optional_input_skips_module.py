@@ -21,7 +21,7 @@ from ..analysis.persistence import gathers, member_gathers
 from ..analysis.runs import HelperRuns, ast_function, ast_loop_items, ast_nodes, runs_argument, self_path
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.holds import held_attributes, module_arguments, module_like_name
+from ..program.holds import held_attributes, module_arguments, module_like_name, patched_forward
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import code_of, cst, walk
@@ -389,6 +389,8 @@ class Clip(nn.Module):
                 continue
             held = dict(module_arguments(index, info.node))
             held.update(_duck_holders(index, info.node, held))
+            if patched_forward(info.node):
+                held["self"] = (UNKNOWN_CLASS,)  # a forward written for a module the file does not show
             if held:
                 yield from self._held_gates(index, info, held, helpers, "")
 
@@ -1493,7 +1495,7 @@ def _held_runs(
     for node in (n for stmt in block for n in ast.walk(stmt)):
         if not isinstance(node, ast.Call):
             continue
-        parts = self_path(node.func) if root else _argument_path(node.func)
+        parts = self_path(node.func) if root else _argument_path(node.func, "self" in held)
         if not parts or parts[0] not in held or "[]" in parts or not _held_call_runs(index, held[parts[0]], parts[1:]):
             continue
         name = (f"{root}." if root else "") + ".".join(parts[:-1] if parts[-1] in ("forward", "__call__") else parts)
@@ -1520,13 +1522,14 @@ def _duck_holders(index: ModelIndex, node, known_held: dict[str, tuple[str, ...]
     return found
 
 
-def _argument_path(node: ast.expr) -> tuple[str, ...] | None:
-    """`model.vision` as ("model", "vision"): a path rooted at a name of the function (not `self`)."""
+def _argument_path(node: ast.expr, patched: bool = False) -> tuple[str, ...] | None:
+    """`model.vision` as ("model", "vision"): a path rooted at a name of the function (not `self`, unless the
+    function is a `patched` forward, whose `self` is the module it runs on)."""
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if not isinstance(node, ast.Name) or node.id in ("self", "cls"):
+    if not isinstance(node, ast.Name) or node.id == "cls" or node.id == "self" and not patched:
         return None
     return (node.id, *reversed(parts))
 

@@ -218,7 +218,14 @@ class Vit(nn.Module):
             )
             yield self.finding(index, method.snippet, call, message, _HELP)
         for run in hand_runs(index):
-            if not run.method:
+            if run.patched:
+                message = (
+                    f"`{run.function}`, written to be installed as a module's forward, computes with "
+                    f"`{code_of(run.node)}` without `{run.module}` running; no hook of `{run.module}` gathers it, so "
+                    "ZeRO-3 must fetch it on access, blocking and outside the prefetch schedule"
+                )
+                yield self.finding(index, run.snippet, run.node, message, _HELP)
+            elif not run.method:
                 message = (
                     f"`{code_of(run.node)}` is computed with `{run.function}`'s tensor input without `{run.module}` "
                     f"running: `{run.function}` runs `{run.module}` by hand, so no hook of it gathers the parameter; "

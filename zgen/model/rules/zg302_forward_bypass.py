@@ -146,6 +146,8 @@ class Stack(nn.Module):
                     # inside a forward the hooks already ran
                     if in_forward or not _forward_reads_own(index, cls, code_of(parent, limit=2000) if called else ""):
                         continue
+                elif _torch_sequential(index, cls, target):
+                    continue  # `nn.Sequential.forward` calls each of its modules, whose hooks run
                 else:
                     calls = calls or ModuleCalls(index, cls, flat, method.name)
                     classes = calls.classes_of(target)
@@ -459,6 +461,16 @@ def _forward_reads_own(index: ModelIndex, cls: ClassInfo, call: str = "") -> boo
         and re.search(rf"\bself\.{re.escape(name)}\b", text) is not None
         for name, m in facts_of(cls).members.items()
     )
+
+
+def _torch_sequential(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
+    """Is `target` a child `self.<name>` that `__init__` builds as torch's `nn.Sequential(...)`?"""
+    path = access_path(target)
+    if path is None or path.root != "self" or len(path.parts) != 1:
+        return False
+    member = facts_of(cls).members.get(path.parts[0])
+    return member is not None and member.call is not None and \
+        index.qualify(call_name(member.call) or "") == "torch.nn.Sequential"
 
 
 def _owns_params(index: ModelIndex, ref: str) -> bool:
