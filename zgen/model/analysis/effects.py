@@ -1271,18 +1271,24 @@ def _initialiser_by_name(index: ModelIndex, call: cst.Call, name: str | None) ->
     """`argument_effects` of a function of a library the program cannot read, imported by a name that says it
     initialises the module handed first (`normal_init(self.conv, std=0.01)`, `constant_init(m, 0)`,
     `trunc_normal_init(self.proj, std=.02)`, `default_init_weights(self.body, 0.1)`: OpenMMLab's and others'
-    weight initialisers): it initialises that argument. Not `bias_init_with_prob(0.01)`, nor `init_process_group`."""
+    weight initialisers): it initialises that argument. Not `bias_init_with_prob(0.01)`, nor `init_process_group`.
+    One named for loading a checkpoint into the module handed first (`load_checkpoint(self.teacher, path)`,
+    mmengine's) loads its state."""
     if not name or name.startswith(".") or not call.args or call.args[0].keyword is not None or call.args[0].star:
         return []
     head, last = name.partition(".")[0], name.rsplit(".", 1)[-1]
-    if head not in index.imports or not _INITIALISER_NAME.fullmatch(last):
+    if head not in index.imports:
         return []
-    return [(0, frozenset({INIT}))]
+    if _INITIALISER_NAME.fullmatch(last):
+        return [(0, frozenset({INIT}))]
+    return [(0, frozenset({STATES}))] if _LOADER_NAME.fullmatch(last) else []
 
 
 # A library function's name saying it initialises the module it is handed (`normal_init`, `kaiming_init`,
 # `default_init_weights`, `initialize_weights`).
 _INITIALISER_NAME = re.compile(r"(?:[a-z0-9]+_)+init|_?(?:[a-z0-9]+_)*init(?:iali[sz]e)?_weights?")
+# ... or that it loads a checkpoint into it (`load_checkpoint`, `load_pretrained_weights`, `load_model_weights`).
+_LOADER_NAME = re.compile(r"_?load_(?:\w+_)?(?:checkpoint|weights|pretrained|state_dict)")
 
 
 def child_forward_effects(cls: ClassInfo, call: cst.Call) -> list[tuple[int, frozenset[str]]]:

@@ -382,7 +382,7 @@ def _own_param_names(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
 # `zero_init(nn.Linear(d, d))`: a module built inline and handed straight to a function.
 # A method of the class handed a child (`self.init_conv_(self.up[0], 4)`): in `__init__`, followed like a function's.
 _HANDS_OWN = re.compile(r"self\.\w+\(\s*self\.\w+(?!\w*\()")
-_HANDS_NEW = re.compile(r"(?<![\w.])[a-z_]\w*\(\s*(?:[a-z_]\w*\.)*[A-Z]\w*\(")
+_HANDS_NEW = re.compile(r"(?<![\w.])(?:[a-z_]\w*\.)*[a-z_]\w*\(\s*(?:[a-z_]\w*\.)*[A-Z]\w*\(")
 
 
 def _hands_module(text: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..analysis.access import GRAD, ParamAccess, Scope
@@ -12,7 +13,7 @@ from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
 from ..program.index import ModelIndex
-from ..program.tree import code_of, cst
+from ..program.tree import code_of, cst, dotted, walk
 from .rule import Report, Rule
 
 class ClipGradPartitioned(Rule):
@@ -119,6 +120,19 @@ def train(model, cfg, loader):
                             "reduce-scattered into partitions; it clips nothing and reports a wrong norm"
                         )
                         yield self.finding(index, scope.snippet, node, message, _HELP)
+        for scope in script_scopes(index, _OPTIMIZER_CLIP):
+            for node, ctx in scope.flat.nodes:
+                if type(node) is not cst.Call or ctx.guarded:
+                    continue
+                name = index.qualified_call(node) or ""
+                params = clipped(node) if name.rsplit(".", 1)[-1] in known.CLIP_GRAD else None
+                if params is not None and _optimizer_params(params):
+                    message = (
+                        f"`{code_of(node.func)}` clips `{code_of(params, limit=80)}`, the parameters an optimizer "
+                        "steps; under ZeRO-3 those are the model's partitioned placeholders, whose gradients ZeRO-3 "
+                        "keeps in its own partitions: it clips nothing and reports a wrong norm"
+                    )
+                    yield self.finding(index, scope.snippet, node, message, _HELP)
         for access in param_accesses(index, Scope.ENTRY):
             # `p.grad = delta` over the module's own parameters in a method the training loop runs on it
             written = _set_gradient(access) if access.op.startswith(".grad") and not access.ctx.guarded else None
@@ -157,6 +171,21 @@ _HELP = (
     "set `gradient_clipping` in the DeepSpeed config and let the engine clip; "
     "read the norm with `engine.get_global_grad_norm()`"
 )
+# Text trigger: a gradient clip of what an optimizer holds.
+_OPTIMIZER_CLIP = re.compile(r"clip_grad\w*\((?:[^()]|\([^()]*\))*(?:param_groups|master_params\()")
+
+
+def _optimizer_params(params: cst.BaseExpression) -> bool:
+    """The parameters an optimizer holds (`amp.master_params(self.optimizer)`, `[p for g in opt.param_groups for p
+    in g["params"]]`): torch's `param_groups`, or apex's `master_params` of an optimizer."""
+    for node in walk(params):
+        if type(node) is cst.Attribute and node.attr.value == "param_groups":
+            return True
+        if type(node) is cst.Call and (dotted(node.func) or "").rsplit(".", 1)[-1] == "master_params":
+            return True
+    return False
+
+
 def _set_gradient(access: ParamAccess) -> str | None:
     """How a module method's access sets the parameter's gradient (`.grad = ...`, or `.grad = None` for the
     parameters a test picks), or None."""

@@ -152,7 +152,7 @@ class GPT(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         scripted: dict[int, tuple[int, ParamAccess]] = {}  # a script's line reading several parameters: one finding
-        for access in param_accesses(index, Scope.ENTRY, Scope.INIT, Scope.HANDED, Scope.SCRIPT):
+        for access in param_accesses(index, Scope.ENTRY, Scope.INIT, Scope.LATE, Scope.HANDED, Scope.SCRIPT):
             if access.use == READ and reads_values(index, access):
                 if access.scope is Scope.SCRIPT:
                     line, column = access.snippet.span(access.node)[:2]
@@ -221,6 +221,8 @@ def _message(access: ParamAccess) -> str:
     where = (
         f"`{access.where}`, which runs on the built model outside any forward"
         if access.scope is Scope.ENTRY
+        else f"`{access.where}`, an initialiser run on the built model (no constructor runs it)"
+        if access.scope is Scope.LATE
         else f"`__init__` after the children `{access.via.name}` walks were built" if access.via_parameters
         else f"`__init__` after `{access.owner}` was built"
     )
