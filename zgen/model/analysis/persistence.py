@@ -431,8 +431,6 @@ def _persistent(index: ModelIndex, access: ParamAccess) -> bool:
         last = first.classes[0].rsplit(".", 1)[-1]
         if last not in known.TORCH_PARAMS:
             last = _torch_layer_as_is(index, first.classes[0]) or last
-        if access.param == "weight" and len(first.classes) == 1 and vector_weight(last, first.call):
-            return True  # `nn.Embedding(1, d)`: one element per feature, whatever `d` is
         numel = param_numel(last, access.param, first.call, first.env or {})
         if numel is not None and len(first.classes) == 1:
             return stays_gathered(numel, index.persistence_threshold)

@@ -105,13 +105,10 @@ def param_numel(layer: str, param: str, call: cst.Call, env: dict[str, int]) -> 
 
 def vector_weight(layer: str, call: cst.Call) -> bool:
     """Is the weight of a torch layer built by `call` a vector (`nn.Linear(1, d)`: one element per output feature,
-    like a bias; `nn.Embedding(1, d)`: one learned token), whatever its unknown length?"""
-    if layer in ("Linear", "LazyLinear"):
-        args = _arguments(call, _LINEAR)
-    elif layer == "Embedding":
-        args = {k: v for k, v in _arguments(call, _EMBEDDING).items() if k == "num_embeddings"}
-    else:
+    like a bias), whatever its unknown length?"""
+    if layer not in ("Linear", "LazyLinear"):
         return False
+    args = _arguments(call, _LINEAR)
     return any(isinstance(v, cst.Integer) and v.value == "1" for v in args.values())
 
 
