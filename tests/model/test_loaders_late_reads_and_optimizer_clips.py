@@ -116,3 +116,13 @@ class Policy(nn.Module):
 def test_an_initialiser_called_through_its_module_after_the_layer_was_built(tmp_path):
     found = found_in_package(tmp_path, {"pytorch.py": PYTORCH, "models.py": MODELS}, "models.py", prefix="ZG1")
     assert [code for code, _line in found] == ["ZG103"]
+
+
+def test_a_parameter_handed_as_it_is_to_an_initialiser_is_no_value_read():
+    handed = HEAD.replace(
+        "            b = conv.bias.data.view(3, -1)\n            b[:, 4] += math.log(8 / (640 / stride) ** 2)\n"
+        "            conv.bias.data = b.view(-1)\n",
+        "            nn.init.constant_(conv.bias, math.log(8 / (640 / stride) ** 2))\n",
+    )
+    assert handed != HEAD
+    assert [f for f in _zg1(handed) if f[0] == "ZG109"] == []

@@ -154,6 +154,8 @@ class GPT(nn.Module):
         scripted: dict[int, tuple[int, ParamAccess]] = {}  # a script's line reading several parameters: one finding
         for access in param_accesses(index, Scope.ENTRY, Scope.INIT, Scope.LATE, Scope.HANDED, Scope.SCRIPT):
             if access.use == READ and reads_values(index, access):
+                if access.scope is Scope.LATE and not _late_value_read(access):
+                    continue
                 if access.scope is Scope.SCRIPT:
                     line, column = access.snippet.span(access.node)[:2]
                     if line not in scripted or column < scripted[line][0]:
@@ -177,6 +179,14 @@ class GPT(nn.Module):
                 "partitioned there, so this reads empty placeholders"
             )
             yield self.finding(index, method.snippet, call, message, _HELP)
+
+
+def _late_value_read(access: ParamAccess) -> bool:
+    """A read of values in an initialiser run on the built model (`b = conv.bias.data.view(3, -1)`): through the
+    tensor (`.data`, a method), not a parameter handed to an initialiser as it is (`constant_init(m.bias, 0)`, judged
+    as the write it is), and not in `reset_parameters`, which torch's layer constructors run themselves."""
+    method = access.method
+    return bool(access.detail) and not (method is not None and method.name == "reset_parameters")
 
 
 def _grad_message(access: ParamAccess) -> str:
