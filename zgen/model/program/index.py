@@ -130,9 +130,11 @@ def _builds_layers(cls: ClassInfo) -> bool:
     return "forward" in cls.span.methods and _BUILDS_LAYER.search(cls.text) is not None
 
 
-# `self.conv = nn.Conv2d(`, `self.blocks = torch.nn.ModuleList(` (word first, as below)
 # `self.dla_up = DLAUpsample(` (a class of this file, capitalised): the text trigger of `_builds_local_modules`.
 _BUILDS_LOCAL = re.compile(r"self(?<!\wself)\.\w+\s*(?::[^=\n]*)?=\s*([A-Z]\w*)\(")
+# `self.conv = nn.Conv2d(`, `self.blocks = torch.nn.ModuleList(` (word first, as below), `self.bn =
+# build_norm_layer(` (of `known.LAYER_BUILDER`, only the builders of single layers: a class calling a registry's
+# `build_module` may build anything, a loss or a runner among them)
 _BUILDS_LAYER = re.compile(
     r"self(?<!\wself)\.\w+\s*(?::[^=\n]*)?=\s*(?:(?:torch\.)?nn\.[A-Z]\w*|build_\w*(?:layer|conv|norm\w*))\(")
 # Modules of Python's own kinds of class (`abc.ABC`, `typing.Generic`, `enum.Enum`): no library layer among them.

@@ -271,9 +271,9 @@ DEEP_COPY = frozenset({"copy.deepcopy", "deepcopy"})
 MODEL_BUILDERS = frozenset({"create_model", "build_model", "build_backbone", "build_encoder", "load_model"})
 MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
 
-# Registries that return activation modules (no parameters).
 # A library function building a layer by its name (`build_conv_layer`, `build_norm_layer(cfg, c)[1]`, `build_mlp`).
 LAYER_BUILDER = r"build_\w*(?:layer|conv|norm\w*|mlp|linear|module|network|block|encoder|decoder|head)"
+# Registries that return activation modules (no parameters).
 ACTIVATION_FACTORIES = frozenset({"ACT2FN", "ACT2CLS", "get_activation", "get_act_fn", "get_activation_fn"})
 
 
