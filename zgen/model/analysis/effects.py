@@ -1115,8 +1115,7 @@ def _item_assigned(flat: Flat, name: cst.Name) -> bool:
     if not (isinstance(parent, cst.Subscript) and parent.value is name):
         return False
     grand = flat.parent.get(id(parent))
-    return isinstance(grand, (cst.AssignTarget, cst.AugAssign)) and (
-        grand.target is parent if isinstance(grand, cst.AugAssign) else grand.target is parent)
+    return isinstance(grand, (cst.AssignTarget, cst.AugAssign)) and grand.target is parent
 
 
 def _rebound_names(flat: Flat) -> frozenset[str]:

@@ -1227,13 +1227,13 @@ class _FactsReader:
                 if kind in (Kind.MODULE, Kind.CONTAINER):
                     return kind, classes
         described = dotted(call.args[0].value) if call.args else None  # `cfg.encoder`, not `cfg.tokenizer`
+        no_model = bool(described and _NOT_A_MODEL_BUILD.search(described.rsplit(".", 1)[-1]))
         if _LAYER_BUILDER.fullmatch(last) and not _NOT_A_MODEL_BUILD.search(last) \
-                and not _NO_PARAMS_BUILT.search(last) \
-                and not (described and _NOT_A_MODEL_BUILD.search(described.rsplit(".", 1)[-1])):
+                and not _NO_PARAMS_BUILT.search(last) and not no_model:
             # `build_conv_layer(cfg, c, c, 3)`, `build_norm_layer(cfg, c)[1]` (OpenMMLab's and others' builders of a
             # library we cannot read): a layer of a class we cannot tell
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)
-        if last in _MODEL_FACTORIES and not (described and _NOT_A_MODEL_BUILD.search(described.rsplit(".", 1)[-1])):
+        if last in _MODEL_FACTORIES and not no_model:
             # `timm.create_model(name)`, `hydra.utils.instantiate(cfg.encoder)`, a package's `build_model(cfg)` we
             # cannot read: a model of a class we cannot tell
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)

@@ -102,37 +102,25 @@ def train(model, cfg, loader):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for scope in script_scopes(index, WRAP_TRIGGER):
-            for node, ctx in scope.flat.nodes:
-                if type(node) is not cst.Call or ctx.guarded:
-                    continue
-                name = index.qualified_call(node) or ""
-                if name.rsplit(".", 1)[-1] not in known.CLIP_GRAD:
-                    continue
-                owner = name.rsplit(".", 1)[0] if "." in name else ""
-                if owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
-                    continue  # `accelerator.clip_grad_norm_`: the wrapper hands clipping to the DeepSpeed engine
-                params = clipped(node)
-                if isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute):
-                    if params.func.attr.value == "parameters" and scope.wrapped_name(params.func.value, node):
-                        message = (
-                            f"`{code_of(node.func)}` clips `{code_of(params)}`, whose gradients ZeRO-3 has "
-                            "reduce-scattered into partitions; it clips nothing and reports a wrong norm"
-                        )
-                        yield self.finding(index, scope.snippet, node, message, _HELP)
-        for scope in script_scopes(index, _OPTIMIZER_CLIP):
-            for node, ctx in scope.flat.nodes:
-                if type(node) is not cst.Call or ctx.guarded:
-                    continue
-                name = index.qualified_call(node) or ""
-                params = clipped(node) if name.rsplit(".", 1)[-1] in known.CLIP_GRAD else None
-                if params is not None and _optimizer_params(params):
+        for scope, node, name, params in _clip_calls(index, WRAP_TRIGGER):
+            owner = name.rsplit(".", 1)[0] if "." in name else ""
+            if owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
+                continue  # `accelerator.clip_grad_norm_`: the wrapper hands clipping to the DeepSpeed engine
+            if isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute):
+                if params.func.attr.value == "parameters" and scope.wrapped_name(params.func.value, node):
                     message = (
-                        f"`{code_of(node.func)}` clips `{code_of(params, limit=80)}`, the parameters an optimizer "
-                        "steps; under ZeRO-3 those are the model's partitioned placeholders, whose gradients ZeRO-3 "
-                        "keeps in its own partitions: it clips nothing and reports a wrong norm"
+                        f"`{code_of(node.func)}` clips `{code_of(params)}`, whose gradients ZeRO-3 has "
+                        "reduce-scattered into partitions; it clips nothing and reports a wrong norm"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)
+        for scope, node, _name, params in _clip_calls(index, _OPTIMIZER_CLIP):
+            if params is not None and _optimizer_params(params):
+                message = (
+                    f"`{code_of(node.func)}` clips `{code_of(params, limit=80)}`, the parameters an optimizer "
+                    "steps; under ZeRO-3 those are the model's partitioned placeholders, whose gradients ZeRO-3 "
+                    "keeps in its own partitions: it clips nothing and reports a wrong norm"
+                )
+                yield self.finding(index, scope.snippet, node, message, _HELP)
         for access in param_accesses(index, Scope.ENTRY):
             # `p.grad = delta` over the module's own parameters in a method the training loop runs on it
             written = _set_gradient(access) if access.op.startswith(".grad") and not access.ctx.guarded else None
@@ -171,6 +159,18 @@ _HELP = (
     "set `gradient_clipping` in the DeepSpeed config and let the engine clip; "
     "read the norm with `engine.get_global_grad_norm()`"
 )
+def _clip_calls(index: ModelIndex, trigger: re.Pattern[str]):
+    """(scope, call, qualified name, what it clips) for each unguarded gradient clip (`known.CLIP_GRAD`) in the code
+    outside the model whose text `trigger` matches."""
+    for scope in script_scopes(index, trigger):
+        for node, ctx in scope.flat.nodes:
+            if type(node) is not cst.Call or ctx.guarded:
+                continue
+            name = index.qualified_call(node) or ""
+            if name.rsplit(".", 1)[-1] in known.CLIP_GRAD:
+                yield scope, node, name, clipped(node)
+
+
 # Text trigger: a gradient clip of what an optimizer holds.
 _OPTIMIZER_CLIP = re.compile(r"clip_grad\w*\((?:[^()]|\([^()]*\))*(?:param_groups|master_params\()")
 
