@@ -362,6 +362,9 @@ class MonotonicLinear(nn.Module):
     def forward(self, x):
         return F.linear(x, self.net.weight.abs(), self.net.bias.abs())
 
+    def unconstrained(self, x):
+        return self.net(x)
+
 
 class Schedule(nn.Module):
     def __init__(self, hidden_dim=1024):
@@ -384,7 +387,9 @@ def _zg301(last: str) -> list:
 
 
 def test_a_layer_sized_by_the_files_constructions_of_its_wrapper_is_small() -> None:
-    # every construction gives the forwarded `nn.Linear` a dimension of 1: a vector ZeRO-3 keeps gathered
+    # every construction gives the forwarded `nn.Linear` a dimension of 1: a vector ZeRO-3 keeps gathered once the
+    # layer's own hook gathered it (`unconstrained` runs it; a layer the wrapper never runs is read unhooked at any
+    # size, `test_never_run_children.py`)
     assert _zg301("hidden_dim, 1") == []
 
 

@@ -2,8 +2,8 @@
 
 The container is a child module nobody calls, so no hook gathers its tensors; a call given the container whole
 (`torch.stack(list(self.ws))`, `run(x, self.ws)`, `[*self.ws]`, `sum(self.pd.values())`) computes with every one
-of them, like `self.ws[0]` or a loop over it. Its size (`len`), a loop judged at its items, and containers of
-vectors (kept gathered in forward) are not reads."""
+of them, like `self.ws[0]` or a loop over it, small or not. Its size (`len`) and a loop judged at its items are
+not reads."""
 
 from __future__ import annotations
 
@@ -63,5 +63,5 @@ class Net(nn.Module):
 """
 
 
-def test_sizes_and_containers_of_vectors_are_clean(tmp_path):
-    assert _found(tmp_path, WHOLE_SAFE) == []
+def test_a_container_of_vectors_handed_whole_is_read_but_its_length_is_not(tmp_path):
+    assert _found(tmp_path, WHOLE_SAFE) == [("ZG301", 12)]

@@ -119,6 +119,9 @@ SAFE = {
 
             def forward(self, x):
                 return self.net(x) * self.norm.weight
+
+            def normed(self, x):
+                return self.norm(x)  # (the norm runs here: its hook has gathered its small weight once)
         """,
     "the call inside GatheredParameters": """
         class Agent:

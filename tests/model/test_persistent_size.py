@@ -26,7 +26,9 @@ def numel(layer: str, param: str, call: str, env: dict[str, int] | None = None) 
     return param_numel(layer, param, cst.parse_expression(call), env or {})  # type: ignore[arg-type]
 
 
-# A depthwise convolution's per-channel filters, read outside the conv's forward (a chunked path).
+# A depthwise convolution's per-channel filters, read outside the conv's forward on a chunked path (the conv runs
+# on the other, so its own hook has gathered them: a child the class never runs has its parameters gathered by no
+# hook, small or not, `test_never_run_children.py`).
 DEPTHWISE = """
 class ConvModule(nn.Module):
     def __init__(self, channels, kernel_size={k}):
@@ -34,8 +36,10 @@ class ConvModule(nn.Module):
         self.conv = nn.Conv1d(channels, channels, kernel_size, groups={groups})
         self.norm = nn.LayerNorm(channels)
 
-    def forward(self, x):
-        return F.conv1d(self.norm(x), weight=self.conv.weight, bias=self.conv.bias, groups=self.conv.groups)
+    def forward(self, x, chunked=False):
+        if chunked:
+            return F.conv1d(self.norm(x), weight=self.conv.weight, bias=self.conv.bias, groups=self.conv.groups)
+        return self.conv(self.norm(x))
 """
 
 
@@ -65,6 +69,9 @@ class Decoder(nn.Module):
 
     def forward(self, x):
         return self.proj(x + self.query.weight.unsqueeze(0))
+
+    def lookup(self, ids):
+        return self.query(ids)
 """
 
 
@@ -94,6 +101,9 @@ class Tied(nn.Module):
 
     def forward(self, x):
         return self.body(x) @ self.head.weight
+
+    def logits(self, h):
+        return self.head(h)
 """
 
 
@@ -178,6 +188,9 @@ class Net(nn.Module):
 
     def forward(self, x):
         return self.proj(x - self.stats.stat)
+
+    def centred(self, x):
+        return self.stats(x)
 """
 
 

@@ -45,6 +45,9 @@ class PairBias(nn.Module):
         b = z @ self.large.weight
         c = z @ self.wide.weight
         return a, b, c
+
+    def projected(self, z):
+        return self.small(z), self.large(z), self.wide(z)  # (run here: their hooks have gathered them once)
 """
 
 

@@ -176,11 +176,15 @@ class Block(nn.Module):
 
     def forward(self, x):
         return self.proj(x) * self.inner.gain
+
+    def gained(self, x):
+        return self.inner(x)
 """
 
 
 def test_a_small_parameter_of_a_child_handed_in_with_an_annotated_class_is_kept_gathered(tmp_path):
-    # the members cannot tell the child's class; the annotation can: `gain` is a vector ZeRO-3 keeps gathered
+    # the members cannot tell the child's class; the annotation can: `gain` is a vector ZeRO-3 keeps gathered (the
+    # child runs in `gained`, so its hook has gathered it once)
     assert _found(tmp_path, HANDED_IN) == []
     assert _found(tmp_path, HANDED_IN.replace("Gain", "Table").replace(".gain", ".table.sum()")) == [("ZG301", 12)]
 

@@ -1377,8 +1377,9 @@ def derived_names(
         if type(node) is cst.Assign and isinstance(node.value, (cst.List, cst.Dict, cst.Set)):
             for target in node.targets:
                 containers.update(bound_names(target.target))
-        for target in targets_of(node)[0]:
-            holders.update(bound_names(target))
+        if type(node) is not cst.CompFor:
+            for target in targets_of(node)[0]:
+                holders.update(bound_names(target))
     root = flat.nodes[0][0] if flat.nodes else None
     if isinstance(root, cst.FunctionDef):
         holders.update(p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params))
@@ -1397,6 +1398,12 @@ def derived_names(
         for node, ctx in flat.nodes:
             kind = type(node)
             if kind is cst.CompFor:
+                # `[i for i, r in enumerate(out) if r[1] < t]`: the items of an output, read in the comprehension (a
+                # name bound nowhere else in the function, so no local of the same spelling is taken for one)
+                source = _derived_source(node.iter, all_names, outputs, agreed) if all_names or outputs else None
+                for name in bound_names(node.target) if source is not None else ():
+                    if name not in holders:
+                        mark(name, source, (flat.position.get(id(node), -1), ctx.loops))
                 continue
             targets, value = targets_of(node)
             if value is None and kind not in (cst.Call, cst.Assign, cst.AugAssign):

@@ -1280,12 +1280,24 @@ def _initialiser_by_name(index: ModelIndex, call: cst.Call, name: str | None) ->
         return []
     if _INITIALISER_NAME.fullmatch(last):
         return [(0, frozenset({INIT}))]
+    if _TARGET_UPDATE_NAME.fullmatch(last) and len(call.args) >= 2 and call.args[1].keyword is None:
+        # `soft_update(target, source, tau)`, `polyak_update(params, target_params, tau)`: one model's parameters
+        # blended into (or copied onto) another's
+        written = 1 if last.startswith("polyak") else 0
+        return [(written, frozenset({WRITE})), (1 - written, frozenset({READ}))]
+    if _COUNTER_NAME.fullmatch(last):
+        return [(0, frozenset({SIZE}))]  # `count_parameters(model)`: the sizes of its parameters summed
     return [(0, frozenset({STATES}))] if _LOADER_NAME.fullmatch(last) else []
 
 
 # A library function's name saying it initialises the module it is handed (`normal_init`, `kaiming_init`,
 # `default_init_weights`, `initialize_weights`).
 _INITIALISER_NAME = re.compile(r"(?:[a-z0-9]+_)+init|_?(?:[a-z0-9]+_)*init(?:iali[sz]e)?_weights?")
+# ... or that it updates a target network from another (RL's soft, polyak and hard updates): the target is handed
+# first, the source second (`soft_update(target, source, tau)`), except polyak's, which takes the source first.
+_TARGET_UPDATE_NAME = re.compile(r"(?:soft|polyak|hard)_update(?:_\w+)?|update_target(?:_\w+)?")
+# ... or that it counts the module's parameters (`count_parameters`, `num_params`, `get_n_params`).
+_COUNTER_NAME = re.compile(r"(?:count|num|n|get_n|get_num)_(?:trainable_)?param(?:eter)?s|param(?:eter)?s?_count")
 # ... or that it loads a checkpoint into it (`load_checkpoint`, `load_pretrained_weights`, `load_model_weights`).
 _LOADER_NAME = re.compile(r"_?load_(?:\w+_)?(?:checkpoint|weights|pretrained|state_dict)")
 

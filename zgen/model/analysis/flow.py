@@ -415,8 +415,8 @@ def loop_items(
 ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
     """Each part of a loop target with the iterable whose items it takes.
 
-    `for x in list(xs)`: (x, xs); `for i, x in enumerate(xs)`: (x, xs); `for a, b in zip(xs, ys)`:
-    (a, xs) and (b, ys); a pair otherwise takes the second of each item (`for name, p in
+    `for x in list(xs)`: (x, xs); `for i, x in enumerate(xs)`: (x, xs); `for a, b in zip(xs, ys)` (or another
+    zip, `known.ZIP_LIKE`): (a, xs) and (b, ys); a pair otherwise takes the second of each item (`for name, p in
     m.named_parameters()`: (p, the call)). Anything else binds the whole target to the iterable.
     """
     iterable = same_items(iterable)
@@ -424,7 +424,7 @@ def loop_items(
         return [(target, iterable)]
     parts = [e.value for e in target.elements]
     name = call_name(iterable) if isinstance(iterable, cst.Call) else None
-    if name == "zip":
+    if name is not None and known.ZIP_LIKE.match(name.rsplit(".", 1)[-1]):
         args = [a.value for a in iterable.args if a.keyword is None and not a.star]  # type: ignore[union-attr]
         return [pair for part, arg in zip(parts, args) for pair in loop_items(part, arg)]
     if name == "enumerate" and len(parts) == 2 and iterable.args:  # type: ignore[union-attr]

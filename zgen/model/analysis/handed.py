@@ -285,7 +285,7 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\(",
              r"save(?<!\wsave)\(", HANDED_PATH_TEXT, r"param_groups(?<!\wparam_groups)\b",
              _INITIALISER_METHOD_TEXT, r"\.(?:save_pretrained|push_to_hub)\("]  # (word first: trigger.py)
-    names = sorted({name.rsplit(".", 1)[-1] for name in known.AVERAGERS})
+    names = sorted(known.AVERAGER_NAMES)
     # what each word needs literally: the regex runs only over a text holding one
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
                 "param_groups", "update_parameters(", "update_moving_average(", ".init", "._init", ".reinit", "._reinit",

@@ -106,7 +106,7 @@ _INITIALISES = frozenset({WRITE, INIT})
 
 
 # Text one of whose items a function copying a model contains: `deepcopy(` or a weight average's class.
-_COPY_TEXTS = ("deepcopy(", *sorted({name.rsplit(".", 1)[-1] + "(" for name in known.AVERAGERS}))
+_COPY_TEXTS = ("deepcopy(", *sorted(name + "(" for name in known.AVERAGER_NAMES))
 
 
 def _loaded(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:

@@ -752,7 +752,10 @@ class _Finder:
                             order=order)
                 for arg in call.args if isinstance(arg.value, cst.Name) and arg.value.value == "self"
             ]
-        selves = [i for i, arg in enumerate(call.args) if isinstance(arg.value, cst.Name) and arg.value.value == "self"]
+        selves = [  # (`init_weights(self.modules())`: a helper writing each module of the walk it is handed)
+            i for i, arg in enumerate(call.args)
+            if any(isinstance(value, cst.Name) and value.value == "self" for value in _handed_values(arg.value))
+        ]
         if selves and self.has_children and "." not in name:
             # `init_weights(self)`, a function of this file or another that walks the module it is given and
             # initialises what it yields: the children built before the call are partitioned
@@ -1477,12 +1480,20 @@ def _bound_values(body: cst.CSTNode, values: list[cst.BaseExpression]) -> list[c
 
 def _handed_values(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, ...]:
     """What an argument hands over: the elements of a list or tuple written there (`init([self.conv1,
-    self.conv2])`, a helper that walks each module it is given), else the argument itself."""
+    self.conv2])`, a helper that walks each module it is given), the module whose walk it is (`init(self.up.modules())`:
+    a helper writing each module it iterates writes the module's and its children's parameters), else the argument
+    itself."""
     if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements and not any(
         isinstance(e, cst.StarredElement) for e in expr.elements
     ):
         return tuple(e.value for e in expr.elements)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MODULE_WALKS \
+            and not expr.args:
+        return (expr.func.value,)
     return (expr,)
+
+
+_MODULE_WALKS = frozenset({"modules", "children"})
 
 
 def _module_arg(expr: cst.BaseExpression, members, module_aliases) -> bool:

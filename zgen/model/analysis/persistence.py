@@ -36,7 +36,7 @@ from ..program.members import (
     UNKNOWN_CLASS, Member, constructors_in, creates_parameters, facts_of, has_params, holds_parameter_containers,
     member_param, parameter_container, torch_base,
 )
-from ..program.size import bounded_product, param_numel, vector_weight
+from ..program.size import param_numel, vector_weight
 from ..program.tree import access_path, call_name, code_of, const_str, cst, dotted, walk
 from .access import READ, ParamAccess
 from .flow import Flat, flat_of
@@ -116,18 +116,9 @@ def persistent_param(index: ModelIndex, ref: str, name: str) -> bool:
     calls = _parameter_calls(index, local)
     call = next((call for call, assigned in calls if assigned == name), None)
     if call is None and (parameter_container(index, local, name) or holds_parameter_containers(local, name)):
-        # a `ParameterList`/`ParameterDict` (or a container of them) of tensors put in it, not assigned a name:
-        # large only when one of them is made with two dimensions or more (`torch.randn(d_in, d_out)`); gains,
-        # scales and statistics of one channel each (`Parameter(mean.clone())`, `torch.randn(1, d)`) are vectors
-        unnamed = [_only_argument(call) for call, assigned in calls if assigned is None]  # none: made elsewhere
-        member = facts_of(local).members.get(name)
-        own = _tensors_put_in(member.call) if member is not None and member.call is not None else []
-        if own:  # (the tensors put in it where it is built: `ParameterList([Parameter(torch.zeros(d, 1)) ...])`)
-            unnamed = own
-        env = (member.env or {}) if own and member is not None else {}
-        # (a matrix of sizes `__init__` bounds, `torch.empty(experts, rank, rank)` for `rank=32`, counted)
-        return bool(unnamed) and not any(
-            _matrix(tensor) and not _bounded_small(index, tensor, env) for tensor in unnamed)
+        # a `ParameterList`/`ParameterDict` (or a container of them): a child module no one calls, so no hook ever
+        # gathers its tensors, however small; persistence keeps a tensor gathered only once a hook has gathered it
+        return False
     return call is not None and _small(index, local, call)
 
 
@@ -251,59 +242,6 @@ def _vector(call: cst.Call) -> bool:
     return bool(dims) and len(sized) <= 1 and all(_plain(d) for d in sized) and all(_plain(o) for o in options)
 
 
-def _tensors_put_in(built: cst.Call) -> list[cst.BaseExpression | None]:
-    """The tensors a `ParameterList(...)`/`ParameterDict(...)` call puts in the container it builds: what each
-    `nn.Parameter(...)` in it wraps, and tensors made in it bare (`ParameterDict({"mean": torch.zeros(1, c)})`,
-    `torch.tensor(0.0)`)."""
-    found: list[cst.BaseExpression | None] = []
-    wrapped: set[int] = set()
-    for node in walk(built):
-        if type(node) is not cst.Call or node is built:
-            continue
-        if (call_name(node) or "").endswith("Parameter"):
-            found.append(_only_argument(node))
-            wrapped.update(id(inner) for inner in walk(node))
-        elif id(node) not in wrapped and (_fill(node) is not None or _number_tensor(node)):
-            found.append(node)
-    return found
-
-
-def _bounded_small(index: ModelIndex, tensor: cst.BaseExpression | None, env: dict[str, int]) -> bool:
-    """`torch.empty(experts, rank, rank)` with each size bounded by `env` (`__init__`'s literal defaults) and the
-    product at or below the persistence threshold: kept gathered, however many dimensions it has."""
-    fill = _fill(tensor)
-    if fill is None or not fill.args or any(arg.star for arg in fill.args):
-        return False
-    numel = bounded_product(_written_dims(fill), env)
-    return numel is not None and stays_gathered(numel, index.persistence_threshold)
-
-
-def _written_dims(call: cst.Call) -> list[cst.BaseExpression]:
-    """The sizes a tensor maker is given by position (`torch.zeros(a, b)`, or as one tuple: `init((c, c), lo, hi)`)."""
-    dims = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if dims and isinstance(dims[0], (cst.Tuple, cst.List)):
-        dims = [element.value for element in dims[0].elements]
-    return dims
-
-
-def _number_tensor(call: cst.Call) -> bool:
-    """`torch.tensor(0.0)`: a tensor of one number."""
-    value = _only_argument(call) if dotted(call.func) == "torch.tensor" else None
-    return isinstance(value, (cst.Integer, cst.Float, cst.UnaryOperation))
-
-
-def _matrix(value: cst.BaseExpression | None) -> bool:
-    """`torch.randn(d_in, d_out) / sqrt(d_in)`, `init((c, c), lo, hi)` (what an `nn.Parameter(...)` wraps): a tensor
-    made with two dimensions or more that are not 1."""
-    while isinstance(value, cst.BinaryOperation):
-        value = value.left
-    if not isinstance(value, cst.Call):
-        return False
-    dims = _written_dims(value)
-    spread = any(arg.star for arg in value.args)  # `torch.empty(d, 1, *self.kernel_size)`: dimensions more
-    return sum(1 for d in dims if not _one(d) and not isinstance(d, (cst.Float, cst.UnaryOperation))) + spread >= 2
-
-
 def _scalar(call: cst.Call) -> bool:
     """`nn.Parameter(torch.tensor(0.5))`: one number."""
     value = _only_argument(call)
@@ -425,8 +363,13 @@ def _optional(index: ModelIndex, access: ParamAccess) -> bool:
 
 
 def _persistent(index: ModelIndex, access: ParamAccess) -> bool:
-    """Below the persistence threshold: a norm weight, a vector, or a layer whose built size is known small."""
+    """Below the persistence threshold: a norm weight, a vector, or a layer whose built size is known small; not
+    a parameter of a child the class never runs (`F.layer_norm(x, s, self.norm.weight, self.norm.bias)` with
+    `self.norm` called nowhere): no hook ever gathered it, so persistence has nothing to keep."""
     first = access.first
+    if first is not None and access.cls is not None and access.owner == f"self.{first.name}" \
+            and never_run(index, access.cls, first.name):
+        return False
     if first is not None and first.call is not None and access.owner == f"self.{first.name}" and first.classes:
         last = first.classes[0].rsplit(".", 1)[-1]
         if last not in known.TORCH_PARAMS:
@@ -437,6 +380,40 @@ def _persistent(index: ModelIndex, access: ParamAccess) -> bool:
         if len(first.classes) == 1 and _forwarded_small(index, access, last):
             return True
     return _layer_bias(index, access) or _persistent_by_class(index, access)
+
+
+@memoised
+def never_run(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
+    """Is the child `self.<name>` of `cls` used only for what it holds (`self.norm.weight`, `self.norm.eps`), never
+    called, handed on or asked to do anything, in the class, its bases of the program or a class of the file deriving
+    from it? (A library's base, `BaseModule`, knows no child of a subclass by name.)"""
+    texts = [*_lineage_texts(cls), *(other.text for other in index.classes.values() if cls in other.local_bases)]
+    used = re.compile(rf"self\.{re.escape(name)}\b")
+    seen = False
+    for text in texts:
+        for match in used.finditer(text):
+            rest = text[match.end():match.end() + 80]
+            if _ASSIGNED.match(rest):
+                continue
+            read = _ATTRIBUTE_READ.match(rest)
+            if read is None or read.group(2):
+                return False  # called, handed on, or a method of it run (`self.norm(x)`, `f(self.norm)`, `.forward(x)`)
+            seen = True
+    return seen
+
+
+def _lineage_texts(cls: ClassInfo, depth: int = 0) -> list[str]:
+    """The source of `cls` and of every base it derives from that the program holds, in this file or another."""
+    texts: list[str] = []
+    for owner in cls.mro:
+        texts.append(owner.text)
+        for _index, base in owner.external_bases if depth < 4 else ():
+            texts += _lineage_texts(base, depth + 1)
+    return texts
+
+
+_ASSIGNED = re.compile(r"\s*(?::[^=\n]*)?=(?!=)")
+_ATTRIBUTE_READ = re.compile(r"\.(\w+)\b(\s*\()?")
 
 
 def _torch_layer_as_is(index: ModelIndex, ref: str) -> str | None:

@@ -246,7 +246,8 @@ _ENTRY_READS = re.compile(
 _HANDS_SELF = re.compile(
     r"(?<![\w.])(?<!def )(?:(?!self\.|torch\.|[A-Z])[a-z_]\w*\.)?(?![A-Z])(?!(?:super|isinstance|issubclass|getattr|setattr|hasattr|delattr|len|print|type|id|str|repr|list"
     r"|tuple|dict|set|zip|enumerate|range|int|float|bool|iter|next|sorted|reversed|min|max|sum|any|all|callable"
-    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?\(?\[?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?\s*[\])]?\s*[,)]"
+    r"|vars|dir|format|hash)\()\w+\((?:[^()]*,\s*)?\(?\[?self(?!\.config\b)(?:\.\w+)*(?:\[[^\]]*\])?"
+    r"(?:\.(?:modules|children)\(\))?\s*[\])]?\s*[,)]"
 )
 
 

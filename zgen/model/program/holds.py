@@ -592,6 +592,14 @@ def _registry_build(value: cst.BaseExpression) -> bool:
     return len(name) > 1 and name.isupper()
 
 
+def _library_model_built(index: ModelIndex, value: cst.BaseExpression) -> bool:
+    """Is `value` a call of a model factory of a library the program cannot read (`build_model(cfg)`,
+    `timm.create_model(name)`, `known.MODEL_BUILDERS`): a model of a class no file tells?"""
+    if not isinstance(value, cst.Call) or (call_name(value) or "").rsplit(".", 1)[-1] not in known.MODEL_BUILDERS:
+        return False
+    return classify(index, value) == (Kind.UNKNOWN, (UNKNOWN_CLASS,))
+
+
 def _built_from_class_value(value: cst.BaseExpression) -> bool:
     """Is `value` a call of a class held in a variable or an attribute (`policy_class(d)`, `self.net_cls(**kw)`)?"""
     if not isinstance(value, cst.Call):
@@ -898,6 +906,9 @@ def _held_and_wrapped(
                     classes = ("<unknown>",)  # `self.policy = self.policy_class(obs_space, lr)`: a model, class unread
                 if not classes and _registry_build(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.generator = MODELS.build(generator)`: a registry's model
+                if not classes and not cls.is_module and _library_model_built(index, part) \
+                        and module_like_name(path.parts[0]):
+                    classes = ("<unknown>",)  # `self.network = build_model(cfg)` of a library: the model it trains
                 if not classes and not cls.is_module and _loaded_by_own_method(cls, part) \
                         and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.model = self.load_model(name, params)` of a plain wrapper
@@ -1158,12 +1169,12 @@ def averaged_copies(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
 @memoised
 def _averagers(index: ModelIndex, cls: ClassInfo) -> dict[str, str]:
     """`averaged_attributes`, each with the helper's qualified name."""
-    if not any(name.rsplit(".", 1)[-1] + "(" in cls.text for name in known.AVERAGERS):
+    if not any(name + "(" in cls.text for name in known.AVERAGER_NAMES):
         return {}
     held = held_attributes(index, cls)
     found: dict[str, str] = {}
     for method in cls.all_methods():
-        node = method.node if any(n.rsplit(".", 1)[-1] + "(" in method.text for n in known.AVERAGERS) else None
+        node = method.node if any(n + "(" in method.text for n in known.AVERAGER_NAMES) else None
         arguments = module_arguments(index, node) if node is not None else {}
         for stmt in walk(node.body) if node is not None else ():
             if not isinstance(stmt, cst.Assign):
@@ -1216,15 +1227,17 @@ _AVERAGE_NAME = re.compile(r"ema|averag|swa|polyak|moving", re.I)
 
 
 def averager(index: ModelIndex, qualified: str, depth: int = 3) -> bool:
-    """Is the class `qualified` names a library's weight average (`known.AVERAGERS`), or a class of the program
-    deriving from one (`class AveragedModel(torch.optim.swa_utils.AveragedModel)`), `depth` bases deep?"""
+    """Is the class `qualified` names a library's weight average (`known.AVERAGERS`, or a class of such a name
+    from a library the program cannot read, `known.AVERAGER_NAMES`), or a class of the program deriving from one
+    (`class AveragedModel(torch.optim.swa_utils.AveragedModel)`), `depth` bases deep?"""
     if qualified in known.AVERAGERS:
         return True
-    if depth == 0 or not qualified or not _AVERAGE_NAME.search(qualified.rsplit(".", 1)[-1]):
+    last = qualified.rsplit(".", 1)[-1]
+    if depth == 0 or not qualified or not _AVERAGE_NAME.search(last):
         return False  # (the cheap trigger: a class named as an average, before any other file is read)
     found = index.located(qualified)
-    if found is None:
-        return False
+    if found is None:  # (imported from a library the program does not hold)
+        return "." in qualified and last in known.AVERAGER_NAMES and index.external_function(qualified) is None
     home, cls = found
     return any(averager(home, base, depth - 1) for base in cls.qualified_bases)
 

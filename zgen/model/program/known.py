@@ -598,7 +598,9 @@ REPARAMETRIZE = frozenset(
 INIT_PREFIXES = ("torch.nn.init.",)
 
 # torch's gradient clipping over a parameter iterable (its first argument).
-CLIP_GRAD = frozenset({"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm"})
+CLIP_GRAD = frozenset(
+    {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm", "clip_grads_with_norm_"}
+)
 # Functions that call the function (or module) they are given first: `jvp(self.model, inputs, tangents)`,
 # `checkpoint(self.block, x)` run the module's forward, hooks included.
 CALLS_FIRST_ARGUMENT = frozenset(
@@ -641,6 +643,13 @@ AVERAGERS = frozenset(
         "diffusers.training_utils.EMAModel",
         "torch_ema.ExponentialMovingAverage",
     }
+)
+# The class names such helpers go by in any library: a class of one of these names imported from a library the
+# program cannot read (`from somelib.ema import EMA`, `ModelEMA`, `LitEma`) is read as one of them.
+AVERAGER_NAMES = frozenset(
+    {name.rsplit(".", 1)[-1] for name in AVERAGERS}
+    | {"EMA", "ModelEMA", "ModelEma", "EMAModel", "EmaModel", "LitEma", "EMAHelper", "ExponentialMovingAverage",
+       "AveragedModel"}
 )
 # The attribute in which such a helper keeps its copy of the model, a module run like the model (`ema.ema_model(x)`,
 # `swa.module(x)`); helpers that keep only parameter tensors (`EMAModel`, `ExponentialMovingAverage`) keep none.
@@ -690,6 +699,10 @@ CONVENTION_INPUTS = (
 )
 CONVENTION_INPUT = re.compile(rf"_ids$|^ids$|{CONVENTION_INPUTS}")
 
+
+# Calls that pair up the items of the iterables they are given, as `zip` does: `itertools.zip_longest`, and the
+# strict zips libraries write for themselves (`zip_strict(params, target_params)`, `safe_zip`, `zip_equal`).
+ZIP_LIKE = re.compile(r"^(?:i?zip|zip_\w+|\w+_zip)$")
 
 # Calls that hand out the items of the iterable they are given, unchanged (`tqdm(loader)`, `track(xs)`, `iter(xs)`):
 # a progress bar or an iterator over the same values.

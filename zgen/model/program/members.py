@@ -237,6 +237,7 @@ def _returned_by(
     reader.read()
     kind, classes = Kind.VALUE, ()
     handed_back: tuple[tuple[int, str], ...] = ()  # the first `return` handing back arguments as given
+    unread = False  # a `return` of what no class tells (`_FACTORIES[kind](d)`)
     for stmt in walk(node.body):
         if not isinstance(stmt, cst.Return) or stmt.value is None:
             continue
@@ -251,6 +252,7 @@ def _returned_by(
             handed_back = handed_back or handed
             continue
         k, c = reader.classify(value)
+        unread = unread or (k == Kind.VALUE and not c)
         if k > kind or (k == kind and c):
             kind, classes = max(k, kind), classes + tuple(x for x in c if x not in classes)
     if handed_back and kind == Kind.MODULE and classes and UNKNOWN_CLASS not in classes:
@@ -259,7 +261,27 @@ def _returned_by(
         return kind, classes + (UNKNOWN_CLASS,), ()
     if handed_back:
         return Kind.VALUE, (), handed_back
+    if unread and isinstance(node, cst.FunctionDef) and node.returns is not None and kind in (Kind.VALUE, Kind.MODULE):
+        # `def get_linear(...) -> nn.Module: return _FACTORIES[kind](...)`: what a registry builds, typed a module
+        typed, named, _ = _annotated_return(reader, node.returns.annotation)
+        if typed == Kind.MODULE:
+            return typed, classes + tuple(c for c in named if c not in classes), ()
     return kind, classes, ()
+
+
+def _annotated_return(
+    reader: _FactsReader, annotation: cst.BaseExpression
+) -> tuple[Kind, tuple[str, ...], tuple[tuple[int, str], ...]]:
+    """What a return annotation says a function builds: a module of the classes it names (`nn.Module`: of no class
+    it tells), or a value when any class it names is no module."""
+    named = _annotated_classes(annotation)
+    found: list[str] = []
+    for each in named:
+        kind, classes = reader.classify(cst.Call(func=each))
+        if kind != Kind.MODULE or not classes:
+            return Kind.VALUE, (), ()
+        found += [UNKNOWN_CLASS if generic_module(c) else c for c in classes]
+    return (Kind.MODULE, tuple(dict.fromkeys(found)), ()) if found else (Kind.VALUE, (), ())
 
 
 def _passed_through(reader: _FactsReader, function: cst.FunctionDef, name: str) -> bool:

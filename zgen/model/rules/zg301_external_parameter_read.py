@@ -50,7 +50,8 @@ class ExternalParameterRead(Rule):
     is reported at each use in forward as well as in its body. The tensors
     of a `ParameterList`/`ParameterDict` the module holds (`self.weights[k]`,
     `for w in self.weights`), a module nobody calls, are read the same way,
-    and so is a parameter handed to a submodule's call from a method run on
+    small or not (no hook ever gathers them, so persistence never keeps
+    them), and so is a parameter handed to a submodule's call from a method run on
     the built model (`self.criterion(out, w=self.model.head.weight)` in a
     training step): that module computes with it in its forward.
 
@@ -63,11 +64,13 @@ class ExternalParameterRead(Rule):
     empty tensor. Either way the schedule does not know about the fetch.
     Parameters below `stage3_param_persistence_threshold` (the config's value
     when one is checked with the model, DeepSpeed's default 1e5 otherwise)
-    are not flagged, since ZeRO-3 keeps them gathered: norm weights, 1-D
-    vectors, depthwise convolutions (one small filter per channel), and
-    layers whose size `__init__` shows (literals and defaults,
-    `nn.Embedding(nq, hd)` with `nq=300, hd=256`, also after a clamp such
-    as `if nq > n: nq = n`). Using only a parameter's
+    are not flagged, since ZeRO-3 keeps them gathered once a hook of their
+    module gathered them: norm weights, 1-D vectors, depthwise convolutions
+    (one small filter per channel), and layers whose size `__init__` shows
+    (literals and defaults, `nn.Embedding(nq, hd)` with `nq=300, hd=256`,
+    also after a clamp such as `if nq > n: nq = n`). A child the class never
+    runs (only its `.weight` read, handed to a fused kernel) was gathered by
+    no hook: its reads are flagged whatever their size. Using only a parameter's
     dtype and device (`x.to(p)`, `p.new_zeros(...)`) is not a read.
 
     ## Example
@@ -143,8 +146,26 @@ class LM(nn.Module):
     def forward(self, ids):
         return F.linear(self.embed(ids), self.embed.weight)
 """,
-        # Below the persistence threshold (300 x 256 elements with the constructor's defaults):
-        # ZeRO-3 keeps the table gathered, so reading it anywhere is free.
+        # Below the persistence threshold (300 x 256 elements with the constructor's defaults), and run by the
+        # class (`lookup`): once its hook gathered the table, ZeRO-3 keeps it gathered, so reading it is free.
+        """
+from torch import nn
+
+class Decoder(nn.Module):
+    def __init__(self, nq=300, hd=256):
+        super().__init__()
+        self.query = nn.Embedding(nq, hd)
+        self.proj = nn.Linear(hd, hd)
+
+    def forward(self, x):
+        return self.proj(x + self.query.weight)
+
+    def lookup(self, ids):
+        return self.query(ids)
+""",
+    )
+    INVALID = (
+        # The same small table, run nowhere: no hook ever gathered it, so persistence has nothing to keep.
         """
 from torch import nn
 
@@ -157,8 +178,6 @@ class Decoder(nn.Module):
     def forward(self, x):
         return self.proj(x + self.query.weight)
 """,
-    )
-    INVALID = (
         """
 import torch.nn.functional as F
 from torch import nn
