@@ -17,7 +17,7 @@ from typing import Protocol
 
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, classify, facts_of
 from ..program.tree import call_name, children, code_of, const_str, cst, dotted, parameter_for, walk
 from .callables import called_parameters
 from .calls import ModuleCalls
@@ -113,11 +113,13 @@ _CHECKPOINT_IO = re.compile(r"(?:^|_)(?:restore|(?:load|save)_(?:checkpoint|weig
 def _outputs(sites: list, taint: Taint) -> dict[int, str]:
     """The calls among `sites` whose results are this rank's outputs, by id: not what a collective made the same
     everywhere (`taint.agreed_value`), nor what a call named for checkpoint I/O read from a file every rank shares
-    (`self.netD.restore_checkpoint(path)`, `self._restore_models_and_step()`)."""
+    (`self.netD.restore_checkpoint(path)`, `self._restore_models_and_step()`), nor a model a call hands back
+    (`model = remove_pt_head(model, head)`: its buffers are the same on every rank)."""
     return {
         id(call): callee for call, _ctx, callee in sites
         if not taint.agreed_value(call)
         and not (isinstance(call.func, cst.Attribute) and _CHECKPOINT_IO.search(call.func.attr.value) is not None)
+        and classify(taint.index, call)[0] not in (Kind.MODULE, Kind.CONTAINER)
     }
 
 

@@ -1803,8 +1803,10 @@ _HANDED = re.compile(r"^[ \t]*\w+(?:[ \t]*,[ \t]*\w+)*[ \t]*=[ \t]*((?:self\.)?\
 # `act, value, logp = agent.step(obs)`: locals bound to what a method of an argument returned (`output_test_text`)
 _ARGUMENT_CALLED_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*(\w+)\.\w+\(", re.M)
 _METHOD_CALL_BOUND = re.compile(r"=[ \t]*(?:self\.)?\w+\.\w+\(")  # (what every line `_HANDED` matches holds)
-# `for i, r in enumerate(out)`, `for r in out`: the names a loop (or a comprehension) binds to the items of a word.
-_ITEMS_OF = re.compile(r"\bfor[ \t]+\(?([\w, \t]+?)\)?[ \t]+in[ \t]+(?:enumerate\(|zip\()?(\w+)\b")
+# `for r in out`, `for i, r in enumerate(out)`: the names a loop (or a comprehension) binds to the items of a word
+# (`r`; not the count `enumerate` hands out beside them).
+_ITEMS_OF = re.compile(r"\bfor[ \t]+\(?(?:(\w+)[ \t]*,[ \t]*(?=[\w( \t]+?\)?[ \t]+in[ \t]+enumerate\())?([\w, \t]+?)\)?"
+                       r"[ \t]+in[ \t]+(?:enumerate\(|zip\()?(\w+)\b")
 # A word followed by what `_KEPT` keeps of it and a read (`n.sum() > 0`); the lookahead consumes nothing, so every
 # word is tried once.
 _WORD_READ = re.compile(rf"\b(\w++)\b(?={_KEPT}{_READ})")
@@ -1867,7 +1869,7 @@ def output_test_text(text: str) -> bool:
         return True  # `scheduler.step(score)` for `score = self.evaluate(dev)`, then the learning rate read
     if names and " in " in text:  # `for i, r in enumerate(out)`, `[r for r in out if r[1] < t]`: an output's items
         names |= {
-            word for m in _ITEMS_OF.finditer(text) if m.group(2) in names for word in re.findall(r"\w+", m.group(1))
+            word for m in _ITEMS_OF.finditer(text) if m.group(3) in names for word in re.findall(r"\w+", m.group(2))
         }
     # (one fixed pattern over every word, not one compiled per name: a pattern compiled per call cost more than
     # the rest of this trigger)

@@ -700,9 +700,10 @@ CONVENTION_INPUTS = (
 CONVENTION_INPUT = re.compile(rf"_ids$|^ids$|{CONVENTION_INPUTS}")
 
 
-# Calls that pair up the items of the iterables they are given, as `zip` does: `itertools.zip_longest`, and the
-# strict zips libraries write for themselves (`zip_strict(params, target_params)`, `safe_zip`, `zip_equal`).
-ZIP_LIKE = re.compile(r"^(?:i?zip|zip_\w+|\w+_zip)$")
+# Calls that pair up the items of the iterables they are given, as `zip` does: the strict zips libraries write for
+# themselves (`zip_strict(params, target_params)`, `safe_zip`, `zip_equal`). (Not `zip_longest`, which pads the
+# shorter ones: its items are no pairs of equals.)
+ZIP_LIKE = re.compile(r"^(?:i?zip|zip_(?:strict|equal|exact)|(?:safe|strict|equal)_zip)$")
 
 # Calls that hand out the items of the iterable they are given, unchanged (`tqdm(loader)`, `track(xs)`, `iter(xs)`):
 # a progress bar or an iterator over the same values.

@@ -272,9 +272,12 @@ def _returned_by(
 def _annotated_return(
     reader: _FactsReader, annotation: cst.BaseExpression
 ) -> tuple[Kind, tuple[str, ...], tuple[tuple[int, str], ...]]:
-    """What a return annotation says a function builds: a module of the classes it names (`nn.Module`: of no class
-    it tells), or a value when any class it names is no module."""
+    """What a return annotation says a function builds: a module of the one class it names (`nn.Module`: of no class
+    it tells), or a value when it names no module or several classes (`-> Union[Calculator, nn.Module]`: a choice the
+    arguments make)."""
     named = _annotated_classes(annotation)
+    if len(named) != 1:
+        return Kind.VALUE, (), ()
     found: list[str] = []
     for each in named:
         kind, classes = reader.classify(cst.Call(func=each))
