@@ -40,6 +40,7 @@ from ..program.size import param_numel, vector_weight
 from ..program.tree import access_path, call_name, code_of, const_str, cst, dotted, walk
 from .access import READ, ParamAccess
 from .flow import Flat, flat_of
+from .plain import all_bases
 
 __all__ = ["gathers", "member_gathers", "persistent_param", "optional_param", "is_persistent", "kept_gathered", "small_read_gathered"]
 
@@ -367,18 +368,18 @@ def _persistent(index: ModelIndex, access: ParamAccess) -> bool:
     a parameter of a child the class never runs (`F.layer_norm(x, s, self.norm.weight, self.norm.bias)` with
     `self.norm` called nowhere): no hook ever gathered it, so persistence has nothing to keep."""
     first = access.first
-    if first is not None and access.cls is not None and access.owner == f"self.{first.name}" \
-            and never_run(index, access.cls, first.name):
-        return False
-    if first is not None and first.call is not None and access.owner == f"self.{first.name}" and first.classes:
-        last = first.classes[0].rsplit(".", 1)[-1]
-        if last not in known.TORCH_PARAMS:
-            last = _torch_layer_as_is(index, first.classes[0]) or last
-        numel = param_numel(last, access.param, first.call, first.env or {})
-        if numel is not None and len(first.classes) == 1:
-            return stays_gathered(numel, index.persistence_threshold)
-        if len(first.classes) == 1 and _forwarded_small(index, access, last):
-            return True
+    if first is not None and access.owner == f"self.{first.name}":
+        if access.cls is not None and never_run(index, access.cls, first.name):
+            return False
+        if first.call is not None and first.classes:
+            last = first.classes[0].rsplit(".", 1)[-1]
+            if last not in known.TORCH_PARAMS:
+                last = _torch_layer_as_is(index, first.classes[0]) or last
+            numel = param_numel(last, access.param, first.call, first.env or {})
+            if numel is not None and len(first.classes) == 1:
+                return stays_gathered(numel, index.persistence_threshold)
+            if len(first.classes) == 1 and _forwarded_small(index, access, last):
+                return True
     return _layer_bias(index, access) or _persistent_by_class(index, access)
 
 
@@ -387,7 +388,8 @@ def never_run(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
     """Is the child `self.<name>` of `cls` used only for what it holds (`self.norm.weight`, `self.norm.eps`), never
     called, handed on or asked to do anything, in the class, its bases of the program or a class of the file deriving
     from it? (A library's base, `BaseModule`, knows no child of a subclass by name.)"""
-    texts = [*_lineage_texts(cls), *(other.text for other in index.classes.values() if cls in other.local_bases)]
+    subclasses = (other for other in index.classes.values() if cls in other.local_bases)
+    texts = [*(c.text for c in all_bases(cls)), *(other.text for other in subclasses)]
     used = re.compile(rf"self\.{re.escape(name)}\b")
     seen = False
     for text in texts:
@@ -400,16 +402,6 @@ def never_run(index: ModelIndex, cls: ClassInfo, name: str) -> bool:
                 return False  # called, handed on, or a method of it run (`self.norm(x)`, `f(self.norm)`, `.forward(x)`)
             seen = True
     return seen
-
-
-def _lineage_texts(cls: ClassInfo, depth: int = 0) -> list[str]:
-    """The source of `cls` and of every base it derives from that the program holds, in this file or another."""
-    texts: list[str] = []
-    for owner in cls.mro:
-        texts.append(owner.text)
-        for _index, base in owner.external_bases if depth < 4 else ():
-            texts += _lineage_texts(base, depth + 1)
-    return texts
 
 
 _ASSIGNED = re.compile(r"\s*(?::[^=\n]*)?=(?!=)")
