@@ -360,6 +360,8 @@ def _walks_a_schedule(loop: cst.CSTNode, iterable: cst.BaseExpression, inputs: f
             stepped.add(id(node.args[0].value))
             continue
         if type(node) is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in counted:
+            if any(isinstance(e.slice, cst.Slice) for e in node.slice):
+                return False  # `sentences[start:start + batch_size]`: a batch of the data at a time, no step
             if any(type(n) is cst.Name and n.value in steps for e in node.slice for n in walk(e.slice)):
                 stepped.add(id(node.value))
             else:

@@ -41,7 +41,7 @@ from ..program import known
 from ..program.holds import (
     HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, annotated_module, annotated_properties, averaged_attributes,
     averager, config_like, container_elements, held_attributes, held_paths, module_arguments,
-    module_container_arguments, other_objects_models, trainer_module,
+    module_container_arguments, other_objects_models, registered_models, trainer_module,
 )
 from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memoised
 from ..program.keyed import reads_keyed_model
@@ -329,6 +329,15 @@ def _runs_guarded(cls: ClassInfo | None, span: FunctionSpan) -> bool:
     return method is not None and runs_gathered(cls, method)
 
 
+def _listed_values(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The items a list or tuple display lists (`[self.a, self.b]`); [] for anything else."""
+    return [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else []
+
+
+# Containers that group the modules they are given (`nn.Sequential(self.backbone, self.neck)`).
+_GROUPINGS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
+
+
 def _whole_uses(
     index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str],
     lists: frozenset[str] = frozenset(), subpaths: bool = True, clip_arguments: bool = False,
@@ -379,6 +388,11 @@ def _whole_uses(
             return holds(expr.body, whole_only) or holds(expr.orelse, whole_only)
         if name is None and isinstance(expr, cst.Call) and returns_argument(index, flat, expr):
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
+        if name is None and isinstance(expr, cst.Call) and index.qualify(call_name(expr) or "") in _GROUPINGS:
+            # `nn.Sequential(self.backbone, self.neck)`: a container made of held models holds them
+            parts = [a.value for a in expr.args if not a.star]
+            parts = [e for p in parts for e in (_listed_values(p) or [p])]
+            return next((found for part in parts if (found := holds(part, whole_only)) is not None), None)
         if name is None and isinstance(expr, cst.Subscript):
             base = expr.value  # `self.nets["critic"][i]`: an item of a held container of modules is a module
             while isinstance(base, cst.Subscript):
@@ -1102,6 +1116,7 @@ def held_containers(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
                 found.add(f"self.{attr}")
         # `@property def models(self) -> Mapping[str, torch.nn.Module]`: what it hands out holds models too
         found.update(f"self.{name}" for name, (_c, several) in annotated_properties(index, cls).items() if several)
+        found.update(f"self.{name}" for name in registered_models(index, cls))  # `self._models[name] = model`
     return frozenset(found)
 
 

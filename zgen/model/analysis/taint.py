@@ -154,6 +154,8 @@ class Taint:
         self._shards = _mentions_shards(index)  # (the text trigger of a shard function: `_loads_shard`)
         self._rank_constants = rank_constants(index)  # (`RANK = int(os.getenv("RANK", -1))` at the file's top)
         self._plain_bindings: dict[str, list[tuple[int, cst.BaseExpression]]] | None = None  # (`_bound_as_before`)
+        self._mask_locals: frozenset[str] | None = None  # (`_is_mask`, read at the first index by a local)
+        self._lists: frozenset[str] | None = None  # (`_built_list`, read at the first length tested of an output)
         # name -> where it is bound, unconditionally, to a value every rank agrees on (position, loops): a tainted
         # binding before such a rebinding does not reach past it (`_reaches`)
         self._kills: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
@@ -721,6 +723,11 @@ class Taint:
                 if base.endswith("environ") and _env_key(node) in known.RANK_ENV:
                     found.setdefault(RANK, code_of(node))
                     continue
+                if _selected_whole(node, expr) and any(
+                        isinstance(e.slice, cst.Index) and self._is_mask(e.slice.value) for e in node.slice):
+                    # `kept = boxes[scores > t]`, `for b in x[keep]` for `keep = (s > 0) & ~done`: as many items as this
+                    # rank's values pass the test (what is taken whole: not `len(x[x != pad]) == 1` inside a test)
+                    found.setdefault(DATA, f"the items `{code_of(node)}` keeps")
                 # `parts[rank]` picks this rank's share: the rank is arithmetic here, not a decision.
                 for element in node.slice:
                     inner = self._of(element, names)
@@ -793,6 +800,15 @@ class Taint:
                         found.setdefault(DATA, source)
             stack.extend(children(node))
         return found
+
+    def _is_mask(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` a boolean mask of values (`scores > t`, `~done & valid`, `x.isfinite()`), or a local bound only
+        to one? Indexing with it keeps as many items as this rank's values pass."""
+        if isinstance(expr, cst.Name):
+            if self._mask_locals is None:
+                self._mask_locals = _mask_locals(self._flat)
+            return expr.value in self._mask_locals
+        return mask_expression(expr, self._mask_locals or frozenset())
 
     def _filled_items(self, expr: cst.BaseExpression) -> dict[str, str] | None:
         """What another method filled the items of `self.<attr>` with, for an item read (`self.id[i]`), or None."""
@@ -972,11 +988,30 @@ class Taint:
             return None  # `block.__class__.__name__ == "Readout"`: a name, not a tensor's values
         for side in sides:
             if isinstance(side, cst.Call) and isinstance(side.func, cst.Name) and side.func.value in _SIZE_FUNCS:
+                # `len(instance_coords) > 0` for a local an output was bound to: detections, maybe none (not a queue
+                # `self` keeps and refills by a fixed count, `len(self._action_queue) == 0`)
+                held = side.args[0].value if side.args else None
+                if isinstance(held, cst.Name) and _emptiness_test(node) and not self._built_list(held) and (
+                        source := self._output_of(held)) is not None:
+                    return f"whether `{source}` found any"
                 continue  # `len(outputs) > 1`: how many values a call returns, fixed by the code
             source = self._output_of(side)  # type: ignore[misc]
             if source is not None:
                 return f"the output of `{source}`"
         return None
+
+    def _built_list(self, expr: cst.CSTNode) -> bool:
+        """Is `expr` a local the function builds as a list, set or dict (`kept = [f for f in feats if ...]`)? How its
+        filter decides is the filter's question (`filtered` outputs), not the output's."""
+        if not isinstance(expr, cst.Name):
+            return False
+        if self._lists is None:
+            self._lists = frozenset(
+                name for node, _ctx in self._flat.nodes
+                if type(node) is cst.Assign and isinstance(node.value, _built_types())
+                for target in node.targets for name in bound_names(target.target)
+            )
+        return expr.value in self._lists
 
     def field_of(self, expr: cst.CSTNode) -> str | None:
         """`batch["task"]` (or a local holding it) for a mapping this call was given: a value of this rank's batch."""
@@ -1876,15 +1911,24 @@ def output_test_text(text: str) -> bool:
     return bool(names) and (
         any(m.group(1) in names for m in _WORD_READ.finditer(text))
         or any(_derived_word(text, word, names) for word in _predicate_words(text))  # `isnan(loss)`
+        or "len(" in text and any(
+            _derived_word(text, m.group(1), names, unpacked=True) for m in _EMPTINESS_READ.finditer(text))
     )
 
 
-def _derived_word(text: str, word: str, names: set[str]) -> bool:
+# `len(found) > 0`, `len(found) == 0`: whether a value holds anything (`_emptiness_test`)
+_EMPTINESS_READ = re.compile(r"len(?<!\wlen)\(\s*(\w+)\s*\)\s*(?:(?:>|==|!=|<=)\s*0|(?:>=|<)\s*1)\b")
+
+
+def _derived_word(text: str, word: str, names: set[str], unpacked: bool = False) -> bool:
     """Is `word` one of `names`, or a local bound (one assignment) to an expression reading one (`loss = out.mean()`,
-    `loss = sum(v for v in losses.values())`)?"""
+    `loss = sum(v for v in losses.values())`; with `unpacked`, also one of the names a tuple binds, `feats, coords =
+    info`)?"""
     if word in names:
         return True
-    assigned = re.compile(rf"^[ \t]*{word}[ \t]*(?::[^=\n]*)?=(?!=)([^\n]*)", re.M)
+    others = r"(?:\w+[ \t]*,[ \t]*)*" if unpacked else ""
+    rest = r"(?:[ \t]*,[ \t]*\w+)*" if unpacked else ""
+    assigned = re.compile(rf"^[ \t]*{others}{word}{rest}[ \t]*(?::[^=\n]*)?=(?!=)([^\n]*)", re.M)
     return any(names.intersection(re.findall(r"\w+", m.group(1))) for m in line_matches(assigned, text, word))
 
 
@@ -2488,6 +2532,84 @@ def _answers_with_values(
         and (_decision(value, taint, DATA) or type(value) is cst.Call and taint._call_kind(value) == DATA)
         for value in returns
     )
+
+
+# Comparisons of values (not `is`, `in`): elementwise on tensors, a mask. (By name: libcst is read only on a parse.)
+_MASK_OPERATORS = frozenset({"LessThan", "GreaterThan", "LessThanEqual", "GreaterThanEqual", "Equal", "NotEqual"})
+# Methods and torch functions answering a mask of the values they are given.
+_MASK_CALLS = frozenset(
+    {"gt", "lt", "ge", "le", "eq", "ne", "isnan", "isinf", "isfinite", "isin", "logical_and", "logical_or",
+     "logical_not", "logical_xor"}
+)  # fmt: skip
+
+
+def _built_types() -> tuple[type, ...]:
+    return (cst.List, cst.ListComp, cst.Set, cst.SetComp, cst.Dict, cst.DictComp, cst.GeneratorExp)
+
+
+def _selected_whole(node: cst.Subscript, expr: cst.CSTNode) -> bool:
+    """Is the selection `node` what `expr` evaluates to (`x[m]`, or a method of it: `x[m].clone()`)?"""
+    if node is expr:
+        return True
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.value is node
+
+
+def _emptiness_test(node: cst.Comparison) -> bool:
+    """Is `node` a test of a length against none (`len(found) > 0`, `len(found) == 0`, `0 < len(found)`, `len(found)
+    >= 1`): whether anything was found, not how many values a call hands back?"""
+    if len(node.comparisons) != 1:
+        return False
+    operator, other = type(node.comparisons[0].operator).__name__, node.comparisons[0].comparator
+    if isinstance(node.left, cst.Integer):  # `0 < len(found)`
+        operator, other = _MIRRORED.get(operator, operator), node.left
+    if not isinstance(other, cst.Integer):
+        return False
+    return (other.value, operator) in _NONE_FOUND
+
+
+_MIRRORED = {"LessThan": "GreaterThan", "GreaterThan": "LessThan", "LessThanEqual": "GreaterThanEqual",
+             "GreaterThanEqual": "LessThanEqual"}
+_NONE_FOUND = frozenset({
+    ("0", "GreaterThan"), ("0", "Equal"), ("0", "NotEqual"), ("0", "LessThanEqual"), ("1", "GreaterThanEqual"),
+    ("1", "LessThan"),
+})
+
+
+def mask_expression(expr: cst.BaseExpression, masks: frozenset[str] = frozenset()) -> bool:
+    """Is `expr` an elementwise test of values (`scores > t`, `labels == c`, `~done & valid`, `x.isnan()`), given the
+    locals `masks` already known to hold one? A comparison of numbers alone (`1 < 2`) is none."""
+    if isinstance(expr, cst.Name):
+        return expr.value in masks
+    if isinstance(expr, cst.Comparison):
+        if not all(type(c.operator).__name__ in _MASK_OPERATORS for c in expr.comparisons):
+            return False
+        sides = [expr.left, *(c.comparator for c in expr.comparisons)]
+        numbers = (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation)
+        return any(not isinstance(side, numbers) for side in sides)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+        return mask_expression(expr.expression, masks)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return mask_expression(expr.left, masks) or mask_expression(expr.right, masks)
+    if isinstance(expr, cst.Call):
+        name = call_name(expr)
+        return name.rsplit(".", 1)[-1] in _MASK_CALLS if name else False
+    return False
+
+
+def _mask_locals(flat: Flat) -> frozenset[str]:
+    """The locals every binding of which is a mask of values (`keep = scores > t`; `valid = valid & (x != pad)`)."""
+    masks: set[str] = set()
+    others: set[str] = set()
+    for _ in range(2):  # (a mask made of another: `keep = valid & ~done`)
+        for node, _ctx in flat.nodes:
+            single = type(node) is cst.Assign and len(node.targets) == 1
+            if not single or not isinstance(node.targets[0].target, cst.Name):
+                if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign):
+                    others.update(n for t in targets_of(node)[0] for n in bound_names(t))
+                continue
+            name = node.targets[0].target.value
+            (masks if mask_expression(node.value, frozenset(masks)) else others).add(name)
+    return frozenset(masks - others)
 
 
 # Attributes that only a tensor has among a function's arguments (a list or a mapping has none of them).
@@ -3105,9 +3227,10 @@ _PRESENCE_METHOD = re.compile(r"def\s+\w+\(\s*(?:self\s*,\s*)?" + _PRESENCE_BODY
 
 
 def is_none_test(node: cst.Comparison) -> bool:
-    """`x is None` / `x is not None` (every comparison of the chain against `None`)."""
+    """`x is None` / `x is not None` (every comparison of the chain against `None`; `x == None` too, which asks the
+    same of anything but an array)."""
     return all(
-        isinstance(t.operator, (cst.Is, cst.IsNot))
+        isinstance(t.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual))
         and isinstance(t.comparator, cst.Name)
         and t.comparator.value == "None"
         for t in node.comparisons

@@ -927,6 +927,42 @@ def _held_and_wrapped(
 
 
 @memoised
+def registered_models(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Attributes of a plain class that a method fills, key by key, with the models it is handed (`def
+    register_model(self, name, model): self._models[name] = model`): a registry of what a trainer trains, each item
+    one of the built models (`self._models[name].state_dict()`)."""
+    if cls.is_module:
+        return frozenset()
+    found = set()
+    for method in cls.all_methods():
+        if _REGISTERS.search(method.text) is None or not may_have_module_arguments(method.index, method.span):
+            continue
+        node = method.node
+        arguments = module_arguments(method.index, node) if node is not None else {}
+        # (keyed by what the caller names it, `self._models[name]`, not a slot of a state, `self.state[MODEL]`; an
+        # argument declared as anything, `module: Any`, is a component of any kind)
+        params = {p.name.value: p for p in node.params.params} if node is not None else {}
+        for stmt in walk(node.body) if arguments else ():
+            if not isinstance(stmt, cst.Assign) or not isinstance(stmt.value, cst.Name):
+                continue
+            given = params.get(stmt.value.value)
+            if stmt.value.value not in arguments or given is None or given.annotation is not None and not \
+                    annotated_module(method.index, given.annotation.annotation):
+                continue
+            for target in (t.target for t in stmt.targets):
+                base = access_path(target.value) if isinstance(target, cst.Subscript) else None
+                key = target.slice[0].slice if isinstance(target, cst.Subscript) and len(target.slice) == 1 else None
+                if base is not None and base.root == "self" and len(base.parts) == 1 and isinstance(key, cst.Index) \
+                        and isinstance(key.value, cst.Name) and key.value.value in params:
+                    found.add(base.parts[0])
+    return frozenset(found)
+
+
+# `self._models[name] = model`: an item of an attribute set to a name (the text trigger of `registered_models`)
+_REGISTERS = re.compile(r"self(?<!\wself)\.\w+\[[^\]\n]+\]\s*=\s*\w+\s*$", re.M)
+
+
+@memoised
 def annotated_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[tuple[str, ...], bool]]:
     """Properties of a plain class whose return annotation names a model (`-> nn.Module`) or a container of models
     (`-> Mapping[str, torch.nn.Module]`, `-> list[Policy]`): name -> (the models' classes, several). What a trainer
@@ -1089,12 +1125,16 @@ _MODULE_METHOD_ON_SELF = re.compile(r"self(?<!\wself)\.(\w+)\.(?:forward|state_d
 
 
 def _called_and_switched(cls: ClassInfo) -> list[str]:
-    """Attributes `self.X` that a method of `cls` calls (`self.model(obs)`) and one switches between training and
-    evaluation (`self.model.eval()`): a module, whatever built it (`self.model = self.network.build(cfg)`). An
-    optimizer with modes (schedule-free) is never called; a callable of settings has no modes."""
+    """Attributes `self.X` that a method of `cls` calls (`self.model(obs)`) or loads a state into
+    (`self.model.load_state_dict(sd)`), and one switches between training and evaluation (`self.model.eval()`): a
+    module, whatever built it (`self.model = self.network.build(cfg)`). An optimizer with modes (schedule-free) is
+    never called and loads no state beside a switch; a callable of settings has no modes."""
     methods = cls.all_methods()
     switched = {name for m in methods for name in _SWITCHED.findall(m.text) if not config_like(name)}
-    called: list[str] = []
+    called: list[str] = [  # (named as modules are: a schedule-free optimizer switches modes and loads states too)
+        name for name in sorted(switched)
+        if module_like_name(name) and any(f"self.{name}.load_state_dict(" in m.text for m in methods)
+    ]
     for method in methods:
         if not any(f"self.{name}(" in method.text for name in switched) or method.node is None:
             continue

@@ -127,7 +127,11 @@ def _builds_layers(cls: ClassInfo) -> bool:
     """Does `cls` build torch layers on `self` (`self.conv = nn.Conv2d(...)`) and define `forward`? Derived from a
     library's class we cannot read, it is a module all the same: only a module's `__setattr__` keeps a layer as a
     child. (A base of the library's own that builds none, a loss or a runner, stays what it was.)"""
-    return "forward" in cls.span.methods and _BUILDS_LAYER.search(cls.text) is not None
+    if "forward" in cls.span.methods:
+        return _BUILDS_LAYER.search(cls.text) is not None
+    # `class RotatedTwoStageDetector(BaseDetector)` with `forward_train`/`simple_test` of its own, `forward` the
+    # library base's: a module when it builds its backbone, neck or heads through the library's builders
+    return any(m.startswith("forward_") for m in cls.span.methods) and _BUILDS_PART.search(cls.text) is not None
 
 
 # `self.dla_up = DLAUpsample(` (a class of this file, capitalised): the text trigger of `_builds_local_modules`.
@@ -137,6 +141,21 @@ _BUILDS_LOCAL = re.compile(r"self(?<!\wself)\.\w+\s*(?::[^=\n]*)?=\s*([A-Z]\w*)\
 # `build_module` may build anything, a loss or a runner among them)
 _BUILDS_LAYER = re.compile(
     r"self(?<!\wself)\.\w+\s*(?::[^=\n]*)?=\s*(?:(?:torch\.)?nn\.[A-Z]\w*|build_\w*(?:layer|conv|norm\w*))\(")
+def _runs_itself(cls: ClassInfo) -> bool:
+    """Does `cls` switch itself to evaluation (`self.eval()`) and run its own forward (`self.forward(features)`,
+    `self(x)`), neither defined by the class? Derived from a library's class we cannot read (`class
+    INSTRUCTOR(SentenceTransformer)`), it is a module: only a module has both."""
+    if "forward" in cls.span.methods or "eval" in cls.span.methods:
+        return False
+    return _SELF_EVAL.search(cls.text) is not None and _SELF_FORWARD.search(cls.text) is not None
+
+
+_SELF_EVAL = re.compile(r"self(?<!\wself)\.eval\(\)")
+_SELF_FORWARD = re.compile(r"self(?<!\wself)(?:\.forward)?\(")
+
+
+# `self.backbone = build_backbone(`, `self.rpn_head = build_head(`: the parts of a model a registry builds
+_BUILDS_PART = re.compile(r"self(?<!\wself)\.\w+\s*=\s*build_(?:backbone|neck|\w*head)\(")
 # Modules of Python's own kinds of class (`abc.ABC`, `typing.Generic`, `enum.Enum`): no library layer among them.
 _STDLIB_ROOTS = frozenset({"abc", "typing", "typing_extensions", "enum", "collections", "dataclasses", "builtins"})
 
@@ -808,8 +827,9 @@ class ModelIndex:
                 return True
         # a class building layers on a base of a library we cannot read (`mmengine.model.BaseModule`), itself or
         # through bases we read
-        return module_mixin(cls) or (_builds_layers(cls) or self._builds_local_modules(cls, seen)) \
-            and self.unread_ancestry(cls, set())
+        return module_mixin(cls) or (
+            _builds_layers(cls) or _runs_itself(cls) or self._builds_local_modules(cls, seen)
+        ) and self.unread_ancestry(cls, set())
 
     def _builds_local_modules(self, cls: ClassInfo, seen: set[str]) -> bool:
         """Does `cls`, defining `forward`, keep on `self` a module of a class of this file (`self.dla_up =

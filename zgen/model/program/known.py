@@ -599,7 +599,9 @@ INIT_PREFIXES = ("torch.nn.init.",)
 
 # torch's gradient clipping over a parameter iterable (its first argument).
 CLIP_GRAD = frozenset(
-    {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm", "clip_grads_with_norm_"}
+    {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm", "clip_grads_with_norm_",
+     # timm's: by norm, value or adaptively, as its `mode` says
+     "dispatch_clip_grad", "adaptive_clip_grad"}
 )
 # Functions that call the function (or module) they are given first: `jvp(self.model, inputs, tangents)`,
 # `checkpoint(self.block, x)` run the module's forward, hooks included.

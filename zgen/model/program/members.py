@@ -483,7 +483,12 @@ def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
     members = facts(index, cls).members.values()
     if any(member.kind == Kind.CONTAINER and LIBRARY_LAYER in member.classes for member in members):
         return None  # `nn.Sequential(ConvModule(...))`: a library's layers we cannot read
-    return False
+    # `self.score = tower()` for a function building `nn.Sequential(nn.Linear(d, d), ...)`: children a factory built
+    return any(
+        member.kind in (Kind.MODULE, Kind.CONTAINER) and any(
+            c != cls.name and has_params(index, c) for c in member.classes)
+        for member in members
+    )
 
 
 def _holds_given_module(index: ModelIndex, cls: ClassInfo) -> bool:
@@ -1162,6 +1167,15 @@ class _FactsReader:
         written = call_name(call)
         if written is None or written.startswith("."):
             return Kind.VALUE, ()
+        if written.partition(".")[0] == "cls" and self._in_classmethod():
+            if written == "cls" and self.cls.is_module:  # type: ignore[union-attr]
+                return Kind.MODULE, (self.cls.name,)  # `model = cls(**config)` in a classmethod of a module class
+            if written.count(".") == 1:  # `model = cls.from_config(path)`: what that classmethod of the class returns
+                method = self.cls.inherited_method(written[4:])  # type: ignore[union-attr]
+                if method is not None and method is not self.method:
+                    kind, classes = self._returned(method, call)
+                    if kind in (Kind.MODULE, Kind.CONTAINER):
+                        return kind, classes
         if len(call.args) == 2 and self.index.qualify(written) == "typing.cast":
             # `cast(nn.MultiheadAttention, module)`: the value, of the class the cast names when that is a module
             named = call.args[0].value
@@ -1229,8 +1243,9 @@ class _FactsReader:
             return Kind.MODULE, (qualified,)
         if last in known.TORCH_PARAMS:
             return Kind.MODULE, (last,)
-        if last[:1].isupper() and self.index.is_module_base(qualified, self.resolve):
-            return Kind.MODULE, (qualified,)
+        if (last[:1].isupper() or self.resolve and "." in qualified and self.index.external(qualified) is not None) \
+                and self.index.is_module_base(qualified, self.resolve):
+            return Kind.MODULE, (qualified,)  # (`xLSTMLarge(config)`: a class of another file, however it is cased)
         if written in known.DEEP_COPY and call.args:
             copied = access_path(call.args[0].value)
             member = self.facts.members.get(copied.parts[0]) if copied and copied.root == "self" and copied.parts else None
@@ -1327,6 +1342,16 @@ class _FactsReader:
             member = self.facts.members[path.parts[0]]
             kind, classes = member.kind, member.classes
         return (Kind.MODULE, classes) if kind in (Kind.MODULE, Kind.UNKNOWN) and classes else None
+
+    def _in_classmethod(self) -> bool:
+        """Is the function read a classmethod of a class (where `cls` is that class)? (Asked of an expression alone,
+        with the class, `cls` is that class too.)"""
+        if self.cls is not None and self.method is None:
+            return True
+        node = getattr(self.method, "node", None)
+        return self.cls is not None and isinstance(node, cst.FunctionDef) and any(
+            dotted(d.decorator) == "classmethod" for d in node.decorators
+        )
 
     def _returned_tuple(self, call: cst.Call, n: int) -> list[tuple[Kind, tuple[str, ...]]]:
         """What a function of this or another file returns as an `n`-tuple, element by element (else [])."""

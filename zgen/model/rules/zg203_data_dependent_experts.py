@@ -58,7 +58,23 @@ def _has_selection(text: str) -> bool:
         or any(any(w in text for w in words) and pattern.search(text) for words, pattern in _SELECTION_PATTERNS)
     ):
         return True
-    return _tests_batch_local(text) or _tests_selected_count(text) or _tests_reduced_local(text)
+    return _tests_batch_local(text) or _tests_selected_count(text) or _tests_reduced_local(text) or _masks_index(text)
+
+
+# `boxes[scores > t]`, `x[labels == c]` (one level of brackets inside: `x[x[:, 0] > 0.5]`): an index by a mask of values
+_MASK_INDEX = re.compile(
+    r"\w\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*?\s(?:[<>]=?|[=!]=)\s(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]"
+)
+# `keep = scores > t` (... `boxes[keep]`): a local bound to a comparison of values
+_MASK_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n=]*?\s(?:[<>]=?|[=!]=)\s", re.M)
+
+
+def _masks_index(text: str) -> bool:
+    """Is a value indexed by a mask of values (`boxes[scores > t]`, `x[keep]` for `keep = scores > t`): as many items
+    as this rank's values pass (`taint.mask_expression`)?"""
+    if _MASK_INDEX.search(text):
+        return True
+    return any(re.search(rf"\[\s*~?\(?{m.group(1)}\b", text) for m in _MASK_LOCAL.finditer(text))
 
 
 _LEN_TEST = re.compile(r"len(?<!\wlen)\((\w+)\)\s*(?:[<>]=?|[=!]=)\s*[01]\b")

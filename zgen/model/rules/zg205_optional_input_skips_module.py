@@ -24,7 +24,7 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.holds import held_attributes, module_arguments, module_like_name, patched_forward
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of
 from ..program.skeleton import FunctionSpan
-from ..program.tree import code_of, cst, walk
+from ..program.tree import call_name, code_of, cst, walk
 from ..program.trigger import word_first
 from .rule import Report, Rule
 
@@ -1195,6 +1195,7 @@ class _Runs:
         self.func: ast.FunctionDef | None = None  # the method read
         self.entries: frozenset[str] = frozenset()  # locals read from an input's `.get`: entries a batch may lack
         self.unseen: set[str] = set()  # calls of members whose kind the index cannot tell (a handed-in callable)
+        self.paired: set[str] = set()  # loop variables taking an optional input's items beside a container's blocks
 
     def towers_or_inputs(self, skipped: set[str], test: ast.expr) -> set[str]:
         """The skipped calls that count: towers, helpers, and single layers run on an optional input, unless the
@@ -1241,7 +1242,7 @@ class _Runs:
         in self.layers`), and no single layer or stand-in seen yet."""
         self.func, self.inputs, self.replaced, self.carriers = func, frozenset(inputs), None, None
         self.singles, self.on_inputs, self.stood_in = set(), set(), set()
-        self.aliases = {}
+        self.aliases, self.paired = {}, set()
         for node in ast_nodes(self.index, func):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 for target, value in _pairs(node.targets[0], node.value):  # (`vae, n = self.vae, self.n` too)
@@ -1249,7 +1250,13 @@ class _Runs:
                     if parts and (parts[-1] in ("forward", "__call__") or parts[0] in facts_of(self.cls).members):
                         self.aliases[target] = parts
             elif isinstance(node, (ast.For, ast.comprehension)):
-                self.aliases.update(self._items(node.target, node.iter))
+                items = self._items(node.target, node.iter)
+                self.aliases.update(items)
+                if items:  # `zip(self.state_encoders, states)`: each block runs on an item of the input
+                    self.paired |= {
+                        name for name, source in ast_loop_items(node.target, node.iter)
+                        if isinstance(source, ast.Name) and source.id in self.inputs
+                    }
         self.parts = frozenset(name for name, parts in self.aliases.items() if parts[-1] == "[]")
 
     def _items(self, target: ast.expr, iterable: ast.expr) -> dict[str, tuple[str, ...]]:
@@ -1313,6 +1320,10 @@ class _Runs:
                 # answering only for the methods it defines (`self.encode_text = partial(t5_encode_text)` is none)
                 instance = attribute_classes(self.index, self.cls, parts[0])
                 owner, lacking = ((Kind.MODULE, instance.classes), False) if instance is not None else (owner, lacking)
+                if instance is None and _built_by_a_builder(self.cls, parts[0]) and self._stood_in(call):
+                    # `self.rpn_head = build_head(cfg)`: a registry's head, whose method (`simple_test_rpn`) runs it,
+                    # counted where an optional input stands in for what it returns (`proposals`)
+                    return {f"self.{'.'.join(parts)}()"}
             if owner is not None and owner[0] == Kind.MODULE and method_runs(self.index, owner[1], parts[-1], False, lacking):
                 return {f"self.{'.'.join(parts)}()".replace(".[]", "[...]")}
             if len(parts) == 2 and call.args and parts[0] in _handed_networks(self.index, self.cls):
@@ -1345,12 +1356,21 @@ class _Runs:
             values = [call.args[0]] if call.args else [k.value for k in call.keywords if k.arg]
             if id(call) in self.replaced:
                 self.stood_in.add(name)
-            elif any(isinstance(v, ast.Name) and v.id in self.inputs for v in values):
+            elif any(isinstance(v, ast.Name) and (v.id in self.inputs or v.id in self.paired) for v in values):
                 self.on_inputs.add(name)
             elif kind != Kind.UNKNOWN and any(self._carries(call, v) for v in values):
                 self.on_inputs.add(name)
             return {name}
         return {"self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")}
+
+    def _stood_in(self, call: ast.Call) -> bool:
+        """Does an optional input stand in for what `call` returns (`x = proposals` in the other arm)?"""
+        if self.replaced is None:
+            self.replaced = (
+                _replaced_by_inputs(ast_nodes(self.index, self.func), self.inputs) if self.func is not None
+                else frozenset()
+            )
+        return id(call) in self.replaced
 
     def _aliased(self, func: ast.Attribute) -> tuple[str, ...] | None:
         """The path from `self` of a method called on a local alias of a member (`vae.encode`, `vae = self.vae`)."""
@@ -1637,7 +1657,24 @@ def _replaced_by_inputs(nodes: tuple[ast.AST, ...], optional: set[str]) -> froze
             for side, other in ((node.body, node.orelse), (node.orelse, node.body)):
                 if isinstance(side, ast.Call) and isinstance(other, ast.Name) and other.id in optional:
                     found.add(id(side))
+        elif isinstance(node, ast.If) and node.orelse:
+            # `if proposals is None: proposal_list = self.rpn_head.simple_test_rpn(x)` / `else: proposal_list =
+            # proposals`: the two arms bind one local, to the call or to the input
+            arms = [_bound_values(node.body), _bound_values(node.orelse)]
+            for side, other in (arms, arms[::-1]):
+                for name, value in side.items():
+                    given = other.get(name)
+                    if isinstance(value, ast.Call) and isinstance(given, ast.Name) and given.id in optional:
+                        found.add(id(value))
     return frozenset(found)
+
+
+def _bound_values(block: list[ast.stmt]) -> dict[str, ast.expr]:
+    """The locals a block binds by plain assignments at its top level, with their values."""
+    return {
+        stmt.targets[0].id: stmt.value for stmt in block
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+    }
 
 
 def _getattr_path(func: ast.expr) -> tuple[str, ...] | None:
@@ -1704,6 +1741,18 @@ def _is_tower(index: ModelIndex, classes: tuple[str, ...]) -> bool:
 def _layers(index: ModelIndex, classes: tuple[str, ...]) -> int:
     """How many of a container's modules own parameters (`nn.Sequential(Emb(d), nn.Linear(...), nn.SiLU())`)."""
     return sum(1 for c in classes if gathers(index, c))
+
+
+def _built_by_a_builder(cls: ClassInfo, name: str) -> bool:
+    """Was member `name` built by a library builder of layers or models (`build_head(cfg)`, `build_backbone(cfg)`,
+    `known.LAYER_BUILDER`), whose class no file we read tells?"""
+    member = facts_of(cls).members.get(name)
+    written = call_name(member.call) if member is not None and member.call is not None else None
+    last = written.rsplit(".", 1)[-1] if written else ""
+    return bool(last) and (last in known.MODEL_BUILDERS or _LAYER_BUILDER.fullmatch(last) is not None)
+
+
+_LAYER_BUILDER = re.compile(known.LAYER_BUILDER)
 
 
 def _returns(block: list[ast.stmt]) -> bool:
