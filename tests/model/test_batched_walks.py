@@ -2,7 +2,8 @@
 
 `for start in range(0, len(sentences), batch_size): self(sentences[start:start + batch_size])` runs the model once per
 batch of the call's input: as many times as this rank's input is long (ZG204). Reading one step of an input at a time
-(`sigmas[i]`, `sigmas[i + 1]`) is a schedule the caller chose, the same on every rank.
+(`sigmas[i]`, `sigmas[i + 1]`) is a schedule the caller chose, the same on every rank. So is a model run per piece of
+an input split apart (`re.split(pattern, text)`, or the input whole), where the pieces of a setting are not data.
 
 A class derived from a library class no file we read defines (`class Instructor(SentenceTransformer)`) that switches
 itself to evaluation and runs its own forward is a module, though it defines no `forward` itself.
@@ -90,3 +91,42 @@ class Scorer(SentenceEvaluator):
 
 def test_a_schedule_stepped_through_and_an_evaluator_of_a_library_run_no_model_per_batch():
     assert _found(LOOK_ALIKES) == []
+
+
+PIECES = """
+import re
+
+import torch
+from torch import nn
+
+
+class Voice(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Pipeline:
+    def __init__(self, model: Voice, template: str):
+        self.model = model
+        self.template = template
+
+    def encode(self, text):
+        return torch.zeros(len(text), 1024)
+
+    def __call__(self, text, split_pattern=r"\\n+"):
+        text = re.split(split_pattern, text.strip()) if split_pattern else [text]
+        for piece in text:
+            yield self.model(self.encode(piece))
+
+    def prompt(self):
+        parts = re.split(r"\\|", self.template)
+        return [self.model(self.encode(p)) for p in parts]
+"""
+
+
+def test_a_model_run_per_piece_of_a_split_input_but_not_per_piece_of_a_setting():
+    assert _found(PIECES) == [("ZG204", 26)]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import gc
+import operator
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -80,8 +83,11 @@ def _check(
     for group in by_snippet.values():
         group[0].snippet.locate([r.node for r in group] + [r.through for r in group if r.through is not None])
     seen: dict[tuple[str, int, int], Finding] = {}
+    dead = _dead_lines(source) if reports and _CONSTANT_TEST.search(source) else ()
     for report in reports:
         finding = report.to_finding()
+        if any(start <= finding.line <= end for start, end in dead):
+            continue  # under `if False:` / `if 0 > 0:`: code that never runs
         # An inherited method is checked once per subclass; report each site once.
         seen.setdefault((finding.code, finding.line, finding.column), finding)
     if deps is not None:
@@ -89,3 +95,49 @@ def _check(
     index.release()
     forget_children()  # (the children kept for this file's walks)
     return sort_findings(seen.values())
+
+
+# `if False:`, `if 0:`, `if 0 > 0:`, `elif None:`: a test of constants alone (the text trigger of `_dead_lines`).
+_CONSTANT_TEST = re.compile(
+    r"^[ \t]*(?:el)?if[ \t]+(?:not[ \t]+)?\(?[ \t]*(?:True|False|None|-?\d+(?:\.\d+)?)[ \t]*"
+    r"(?:(?:[<>]=?|[=!]=)[ \t]*-?\d+(?:\.\d+)?[ \t]*)?\)?[ \t]*:",
+    re.M,
+)
+
+
+def _dead_lines(source: str) -> list[tuple[int, int]]:
+    """Line ranges of blocks that never run: the body of an `if` whose test is a falsy constant or a comparison of
+    constants (`if False:`, `if 0 > 0:`), or the `else` of one that is truthy."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    dead = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        value = _constant_value(node.test)
+        if value is None:
+            continue
+        block = node.orelse if value else node.body
+        if block:
+            dead.append((block[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in block)))
+    return dead
+
+
+_COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+            ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
+def _constant_value(test: ast.expr) -> bool | None:
+    """The truth of a test of constants alone (`False`, `0`, `not True`, `0 > 0`), or None when it reads anything."""
+    if isinstance(test, ast.Constant) and isinstance(test.value, (bool, int, float, type(None))):
+        return bool(test.value)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _constant_value(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE:
+        left, right = test.left, test.comparators[0]
+        if all(isinstance(v, ast.Constant) and isinstance(v.value, (int, float)) for v in (left, right)):
+            return bool(_COMPARE[type(test.ops[0])](left.value, right.value))  # type: ignore[attr-defined]
+    return None

@@ -290,11 +290,17 @@ def _own_collection(value: cst.BaseExpression) -> bool:
 def _split_locals(bindings: dict[str, list[cst.BaseExpression]]) -> dict[str, cst.Call]:
     """Locals bound once (`bindings`: `local_bindings`), to a split of a tensor (`chunks = x.chunk(self.chunks,
     dim=1)`)."""
-    return {
-        name: values[0] for name, values in bindings.items()
-        if len(values) == 1 and isinstance(values[0], cst.Call) and isinstance(values[0].func, cst.Attribute)
-        and (call_name(values[0]) or "").rsplit(".", 1)[-1] in _SPLITS
-    }
+    found = {}
+    for name, values in bindings.items():
+        value = values[0] if len(values) == 1 else None
+        # (`text = re.split(pattern, text) if pattern else [text]`: the pieces, or the input whole)
+        arms = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        for arm in arms:
+            if isinstance(arm, cst.Call) and isinstance(arm.func, cst.Attribute) \
+                    and (call_name(arm) or "").rsplit(".", 1)[-1] in _SPLITS:
+                found[name] = arm
+                break
+    return found
 
 
 def _settings(flat: Flat, inputs: frozenset[str], calls: Calls) -> set[str]:
@@ -512,6 +518,8 @@ class CountedLoops:
         if last in _SPLITS and isinstance(iterable.func, cst.Attribute):
             owner = iterable.func.value
             split = iterable.args[0].value if name.startswith("torch.") and iterable.args else owner
+            if name == "re.split" and len(iterable.args) > 1:
+                split = iterable.args[1].value  # `re.split(pattern, text)`: the pieces of `text`
             sizes = self._sizes(iterable, name.startswith("torch.")) if last in _SIZED_SPLITS else None
             if sizes is not None:
                 # `x.split([d // 2] * 2)`: as many pieces as the list has sizes, however long `x` is; sizes read from

@@ -442,6 +442,7 @@ class Clip(nn.Module):
             nodes = ast_nodes(index, func)
             entries = _batch_entries(func, nodes)
             maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | entries
+            maybe_absent |= _optional_fields(index, func, nodes)  # `prompt = cond.prompt_emb`, defaulting to `None`
             optional = _tower_inputs(func, maybe_absent)
             runs = _Runs(index, cls)
             runs.entries = frozenset(entries)
@@ -824,6 +825,8 @@ def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
         (
             re.search(word_first(m.group(1)) + r"\b", signature)
             or (".get(" in text and re.search(rf"(?<![.\w]){m.group(1)}\s*=\s*\w+\.get\(", text))  # a batch's entry
+            # a field of an input (`prompt = cond.prompt_emb`: `_optional_fields`)
+            or re.search(rf"^[ \t]*{m.group(1)}[ \t]*=[ \t]*(?!self\.)\w+\.\w+[ \t]*$", text, re.M)
         )
         and (not _NOT_A_TOWER_INPUT.search(m.group(1)) or _labels_embedded(text, m.group(1)))
         for m in _NONE_TEST.finditer(text, len(signature))
@@ -869,6 +872,41 @@ def _batch_entries(func: ast.FunctionDef, nodes: tuple[ast.AST, ...]) -> set[str
             ):
                 found.add(node.targets[0].id)
     return found
+
+
+def _optional_fields(index: ModelIndex, func: ast.FunctionDef, nodes: tuple[ast.AST, ...]) -> set[str]:
+    """Locals bound to a field of an input whose declared class defaults that field to `None` (`prompt =
+    cond.prompt_emb` for `cond: T3Cond`, a dataclass declaring `prompt_emb: Optional[Tensor] = None`): as optional as
+    a parameter defaulting to `None`."""
+    declared = {
+        a.arg: ast.unparse(a.annotation) for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)
+        if a.annotation is not None and a.arg not in ("self", "cls")
+    }
+    found: set[str] = set()
+    for node in nodes if declared else ():
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        value = node.value
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in declared:
+            if value.attr in _none_fields(index, declared[value.value.id]):
+                found.add(node.targets[0].id)
+    return found
+
+
+def _none_fields(index: ModelIndex, annotation: str) -> frozenset[str]:
+    """The fields the class an annotation names (of this file or another) declares with a `None` default."""
+    name = annotation.strip("\"'")
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", name):
+        return frozenset()
+    local = index.classes.get(name)
+    found = (index, local) if local is not None else index.external(index.qualify(name))
+    if found is None:
+        return frozenset()
+    return frozenset(_NONE_FIELD.findall(found[1].text))
+
+
+# `    prompt_emb: Optional[Tensor] = None` at a class body's level (one indent): a field that defaults to `None`
+_NONE_FIELD = re.compile(r"^[ \t]{4}(\w+)[ \t]*:[^=\n]+=[ \t]*None[ \t]*(?:#[^\n]*)?$", re.M)
 
 
 def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str] = frozenset()) -> set[str]:
