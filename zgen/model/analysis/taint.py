@@ -2559,12 +2559,12 @@ def _emptiness_test(node: cst.Comparison) -> bool:
     >= 1`): whether anything was found, not how many values a call hands back?"""
     if len(node.comparisons) != 1:
         return False
-    operator, other = type(node.comparisons[0].operator).__name__, node.comparisons[0].comparator
+    test, other = type(node.comparisons[0].operator).__name__, node.comparisons[0].comparator
     if isinstance(node.left, cst.Integer):  # `0 < len(found)`
-        operator, other = _MIRRORED.get(operator, operator), node.left
+        test, other = _MIRRORED.get(test, test), node.left
     if not isinstance(other, cst.Integer):
         return False
-    return (other.value, operator) in _NONE_FOUND
+    return (other.value, test) in _NONE_FOUND
 
 
 _MIRRORED = {"LessThan": "GreaterThan", "GreaterThan": "LessThan", "LessThanEqual": "GreaterThanEqual",
@@ -2598,18 +2598,18 @@ def mask_expression(expr: cst.BaseExpression, masks: frozenset[str] = frozenset(
 
 def _mask_locals(flat: Flat) -> frozenset[str]:
     """The locals every binding of which is a mask of values (`keep = scores > t`; `valid = valid & (x != pad)`)."""
-    masks: set[str] = set()
-    others: set[str] = set()
-    for _ in range(2):  # (a mask made of another: `keep = valid & ~done`)
-        for node, _ctx in flat.nodes:
-            single = type(node) is cst.Assign and len(node.targets) == 1
-            if not single or not isinstance(node.targets[0].target, cst.Name):
-                if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign):
-                    others.update(n for t in targets_of(node)[0] for n in bound_names(t))
-                continue
-            name = node.targets[0].target.value
-            (masks if mask_expression(node.value, frozenset(masks)) else others).add(name)
-    return frozenset(masks - others)
+    bound: list[tuple[str, cst.BaseExpression]] = []
+    others: set[str] = set()  # (bound some other way too: a tuple's element, an augmented assignment)
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            bound.append((node.targets[0].target.value, node.value))
+        elif type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign):
+            others.update(n for t in targets_of(node)[0] for n in bound_names(t))
+    masks: frozenset[str] = frozenset()
+    for _ in range(2):  # (a mask made of another bound later in the text, around a loop: `keep = valid & ~done`)
+        masks = frozenset(name for name, value in bound if mask_expression(value, masks))
+    others.update(name for name, value in bound if not mask_expression(value, masks))
+    return masks - others
 
 
 # Attributes that only a tensor has among a function's arguments (a list or a mapping has none of them).
