@@ -27,6 +27,7 @@ __all__ = [
     "is_torch_module_class",
     "ACTIVATION_FACTORIES",
     "LAYER_BUILDER",
+    "LAYER_BUILDER_NAME",
     "COLLECTIVES",
     "ENGINE_COLLECTIVES",
     "WRAPPER_COLLECTIVES",
@@ -273,6 +274,7 @@ MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
 
 # A library function building a layer by its name (`build_conv_layer`, `build_norm_layer(cfg, c)[1]`, `build_mlp`).
 LAYER_BUILDER = r"build_\w*(?:layer|conv|norm\w*|mlp|linear|module|network|block|encoder|decoder|head)"
+LAYER_BUILDER_NAME = re.compile(LAYER_BUILDER)  # (matched whole against a call's last name)
 # Registries that return activation modules (no parameters).
 ACTIVATION_FACTORIES = frozenset({"ACT2FN", "ACT2CLS", "get_activation", "get_act_fn", "get_activation_fn"})
 

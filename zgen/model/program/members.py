@@ -1051,7 +1051,8 @@ class _FactsReader:
             if base in self.params and _MODULES_ARG.search(base):
                 return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # `self.model = modules[0]`: one of the modules passed in
             built = value.value
-            if isinstance(built, cst.Call) and _LAYER_BUILDER.fullmatch((call_name(built) or "").rsplit(".", 1)[-1]):
+            builder = (call_name(built) or "").rsplit(".", 1)[-1] if isinstance(built, cst.Call) else ""
+            if builder and known.LAYER_BUILDER_NAME.fullmatch(builder):
                 # `build_norm_layer(cfg, c)[1]`: the layer of the (name, layer) pair a builder hands back
                 kind, classes = self._classify_call(built)
                 return (kind, classes) if kind == Kind.UNKNOWN else (Kind.VALUE, ())
@@ -1268,7 +1269,7 @@ class _FactsReader:
                     return kind, classes
         described = dotted(call.args[0].value) if call.args else None  # `cfg.encoder`, not `cfg.tokenizer`
         no_model = bool(described and _NOT_A_MODEL_BUILD.search(described.rsplit(".", 1)[-1]))
-        if _LAYER_BUILDER.fullmatch(last) and not _NOT_A_MODEL_BUILD.search(last) \
+        if known.LAYER_BUILDER_NAME.fullmatch(last) and not _NOT_A_MODEL_BUILD.search(last) \
                 and not _NO_PARAMS_BUILT.search(last) and not no_model:
             # `build_conv_layer(cfg, c, c, 3)`, `build_norm_layer(cfg, c)[1]` (OpenMMLab's and others' builders of a
             # library we cannot read): a layer of a class we cannot tell
@@ -1438,7 +1439,6 @@ _MODULE_USE = (
 )
 _MODEL_FACTORIES = frozenset({"create_model", "instantiate", "build_model", "build_backbone", "load_model"})
 # A library function building a layer by its name (`known.LAYER_BUILDER`) ...
-_LAYER_BUILDER = re.compile(known.LAYER_BUILDER)
 # ... but not one that builds a layer without parameters.
 _NO_PARAMS_BUILT = re.compile(r"(?i)activation|_act_|dropout|pool|padding|upsample")
 # Methods a configuration (or a registry) builds the object it describes with.

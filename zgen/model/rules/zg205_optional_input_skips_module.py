@@ -1259,8 +1259,6 @@ class _Runs:
         (`z = self.sample_prior(n)` for the input `z`)."""
         if self.func is None:
             return set()
-        if self.replaced is None:
-            self.replaced = _replaced_by_inputs(ast_nodes(self.index, self.func), self.inputs)
         if self.carriers is None:
             self.carriers = _carriers(self.func, self.inputs)
         found: set[str] = set()
@@ -1270,7 +1268,7 @@ class _Runs:
             values = [a.value if isinstance(a, ast.Starred) else a for a in node.args]
             values += [k.value for k in node.keywords]
             carried = self.carriers.get(id(node), self.inputs)
-            if id(node) in self.replaced or any(_data_names(v) & carried for v in values):
+            if self._stood_in(node) or any(_data_names(v) & carried for v in values):
                 found |= self._call(node) & skipped
         return found
 
@@ -1382,17 +1380,12 @@ class _Runs:
             # not `self.experts(h, top_k_index)`, an input beside the value it runs on) or when the input
             # stands in for its output (`x = self.wte(ids) if embeddings is None else embeddings`); it is compared
             # with the other branch wherever it runs there (`self.k_proj(hidden_states)`: the same layer both ways).
-            if self.replaced is None:
-                self.replaced = (
-                    _replaced_by_inputs(ast_nodes(self.index, self.func), self.inputs) if self.func is not None
-                    else frozenset()
-                )
             name = "self." + ".".join(p if p != "[]" else "[...]" for p in parts).replace(".[", "[")
             self.singles.add(name)
             # (the value it runs on, not routing indices beside it; a call given only keywords, `emb(expand=e,
             # node_index=u[..., i])`, runs on any of them)
             values = [call.args[0]] if call.args else [k.value for k in call.keywords if k.arg]
-            if id(call) in self.replaced:
+            if self._stood_in(call):
                 self.stood_in.add(name)
             elif any(isinstance(v, ast.Name) and (v.id in self.inputs or v.id in self.paired) for v in values):
                 self.on_inputs.add(name)
@@ -1787,10 +1780,8 @@ def _built_by_a_builder(cls: ClassInfo, name: str) -> bool:
     member = facts_of(cls).members.get(name)
     written = call_name(member.call) if member is not None and member.call is not None else None
     last = written.rsplit(".", 1)[-1] if written else ""
-    return bool(last) and (last in known.MODEL_BUILDERS or _LAYER_BUILDER.fullmatch(last) is not None)
+    return bool(last) and (last in known.MODEL_BUILDERS or known.LAYER_BUILDER_NAME.fullmatch(last) is not None)
 
-
-_LAYER_BUILDER = re.compile(known.LAYER_BUILDER)
 
 
 def _returns(block: list[ast.stmt]) -> bool:
