@@ -184,6 +184,18 @@ class Model(nn.Module):
         super().__init__()
         self.model = parse_model(spec)
 """),
+    # A function (a plain class's method) that builds a model and walks it to initialise it: under `zero.Init`
+    # (which the function does not set up itself) the model was partitioned when its constructor returned.
+    "method-builds-then-initialises-by-walk": ("ZG103", """
+class Forest:
+    def fit(self, d, n):
+        for _ in range(n):
+            net = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, d))
+            for m in net.modules():
+                if isinstance(m, nn.Linear):
+                    nn.init.normal_(m.weight, mean=0.0, std=1.0)
+        return self
+"""),
 }
 
 
@@ -219,7 +231,8 @@ def freeze(model):
 def main(cfg):
     model = nn.Linear(4096, 4096)
     n = sum(p.numel() for p in model.parameters())
-    return n
+    engine, *_ = deepspeed.initialize(model=model, config=cfg)
+    return engine, n
 """,
     # A converter that copies weights into a module it puts in place itself.
     "replacing-a-child-module": """

@@ -13,7 +13,7 @@ from zgen.findings import Finding, sort_findings
 
 from .program.index import ModelIndex
 from .program.project import project
-from .program.skeleton import SourceError, build_skeleton
+from .program.skeleton import SourceError, build_skeleton, with_lf
 from .program.tree import forget_children
 from .rules import ALL_RULES
 from .rules.zg901_unparsable import Unparsable
@@ -61,6 +61,7 @@ def _check(
     deps: dict[str, str] | None,
     persistence_threshold: int | None,
 ) -> list[Finding]:
+    source = with_lf(source)  # (a file saved with `\r\n` reads as one saved with `\n`)
     skeleton = build_skeleton(source)
     if isinstance(skeleton, SourceError):
         if enabled is not None and Unparsable.code not in enabled:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from ..program import known
-from ..program.holds import module_arguments
+from ..program.holds import module_arguments, module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of, has_params
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
@@ -33,6 +33,10 @@ def built_module(
     a submodule member assigned earlier (`self.conv`, `self.layers[0]`), or a
     local assigned from such a construction earlier in the method.
     """
+    if isinstance(expr, cst.Call) and index.qualify(call_name(expr) or "") in known.MODULE_GROUPINGS:
+        # `nn.Sequential(self.backbone, self.neck)`: a container of modules built before it holds them
+        parts = [a.value for a in expr.args if not a.star]
+        return any(built_module(index, cls, method, flat, part, rank, at, passed_in) for part in parts)
     if isinstance(expr, cst.Call):
         kind, classes = classify(index, expr)
         return kind == Kind.MODULE and any(has_params(index, ref) for ref in classes)
@@ -42,6 +46,8 @@ def built_module(
     position = method.order.get(id(at), 0)
     if path.root == "self" and path.parts:
         member = facts_of(cls).members.get(path.parts[0])
+        if member is not None and member.kind == Kind.UNKNOWN and module_like_name(path.parts[0]):
+            return member.order < (rank, position)  # `self.backbone = MODELS.build(cfg)`: a module no file tells
         if member is None or member.kind not in (Kind.MODULE, Kind.CONTAINER):
             return False
         if not any(has_params(index, ref) is not False for ref in member.classes):

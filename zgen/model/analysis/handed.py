@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from ..program import known
 from ..program.holds import (
     HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, annotated_module, annotated_properties, averaged_attributes,
-    averager, config_like, container_elements, held_attributes, held_paths, module_arguments,
+    averager, config_like, constructed_models, container_elements, held_attributes, held_paths, module_arguments,
     module_container_arguments, other_objects_models, registered_models, trainer_module,
 )
 from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memoised
@@ -334,10 +334,6 @@ def _listed_values(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else []
 
 
-# Containers that group the modules they are given (`nn.Sequential(self.backbone, self.neck)`).
-_GROUPINGS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
-
-
 def _whole_uses(
     index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, models: set[str],
     lists: frozenset[str] = frozenset(), subpaths: bool = True, clip_arguments: bool = False,
@@ -388,7 +384,8 @@ def _whole_uses(
             return holds(expr.body, whole_only) or holds(expr.orelse, whole_only)
         if name is None and isinstance(expr, cst.Call) and returns_argument(index, flat, expr):
             return holds(expr.args[0].value)  # `self.accelerator.unwrap_model(self.model).state_dict()`
-        if name is None and isinstance(expr, cst.Call) and index.qualify(call_name(expr) or "") in _GROUPINGS:
+        grouping = isinstance(expr, cst.Call) and index.qualify(call_name(expr) or "") in known.MODULE_GROUPINGS
+        if name is None and grouping:
             # `nn.Sequential(self.backbone, self.neck)`: a container made of held models holds them
             parts = [a.value for a in expr.args if not a.star]
             parts = [e for p in parts for e in (_listed_values(p) or [p])]
@@ -517,6 +514,11 @@ def _whole_uses(
             owner = holds(args[position].value) if len(args) > position else None
             if owner is not None:
                 found.append(access(node, ctx, WRITE if use == "write" else READ, owner, last))
+        elif qualified in known.MODEL_READERS:
+            position = known.MODEL_READERS[qualified]  # `torch.quantization.quantize_dynamic(model, {nn.Linear})`
+            owner = holds(args[position].value, whole_only=True) if len(args) > position else None
+            if owner is not None:
+                found.append(access(node, ctx, READ, owner, last))
         elif isinstance(func_node, cst.Attribute) and (
             func_node.attr.value in known.TORCH_INITIALISERS and not node.args
             or _INITIALISER_METHOD.match(func_node.attr.value) and not any(a.keyword is None for a in node.args)
@@ -1184,6 +1186,8 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
                     held.setdefault(path.root, (-1, True))
     # a method of a class that builds models (not a module itself): what it returns is the model being built
     factory = _returned_local(node) if scope.owner is not None else None
+    for name, at in _built_then_walked(index, scope, node).items():
+        held.setdefault(name, at)  # `net = MLPnet(d)` ... `for m in net.modules():`
     if factory is None and not _construction_helper(index, node.name.value):
         if not layer_factory(index, node.name.value):
             return held
@@ -1211,6 +1215,24 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
             if kind is Kind.MODULE and any(has_params(index, c) is not False for c in classes or ("",)):
                 held[name] = (scope.flat.position[id(inner)], False)
     return held
+
+
+def _built_then_walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dict[str, tuple[int, bool]]:
+    """Locals a function binds to a model it constructs (`net = MLPnet(**params)`, `holds.constructed_models`) and
+    then walks (`for m in net.modules():`), from their construction on: under `deepspeed.zero.Init` each was
+    partitioned when its constructor returned. (Not one a script wraps itself later: it built that one plain.)"""
+    walked = {
+        root.value for inner, _ctx in scope.flat.nodes if type(inner) is cst.Call
+        and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in _PARAM_WALKS | _MODULE_WALKS
+        and isinstance(root := inner.func.value, cst.Name)
+    }
+    if not walked:
+        return {}
+    return {
+        name: (scope.flat.position[id(call)], False)
+        for name, call in constructed_models(index, node, scope.owner).items()
+        if name in walked and name not in scope.wrapped and id(call) in scope.flat.position
+    }
 
 
 def _appended_to(call: cst.Call) -> str | None:
@@ -1487,10 +1509,18 @@ def _built_locals(index: ModelIndex, flat: Flat) -> set[str]:
         if type(node) is cst.Assign and isinstance(node.value, cst.Call):
             if len(node.targets) == 1 and factory_made(index, flat, node.value, node.targets[0].target) is not None:
                 continue
+            if len(node.targets) == 1 and _wraps_itself(node.value, node.targets[0].target):
+                continue  # `model = nn.DataParallel(model)`: a wrapper around the model the name held
             if classify(index, node.value)[0] in (Kind.MODULE, Kind.CONTAINER):
                 for target in node.targets:
                     found.update(bound_names(target.target))
     return found
+
+
+def _wraps_itself(value: cst.Call, target: cst.BaseExpression) -> bool:
+    """`model = nn.DataParallel(model, device_ids)`: a name bound to a construction around what it held."""
+    return isinstance(target, cst.Name) and bool(value.args) and value.args[0].keyword is None \
+        and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == target.value
 
 
 def _selects(value: cst.BaseExpression, source_of) -> bool:

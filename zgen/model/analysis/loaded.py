@@ -27,13 +27,21 @@ from .flow import flat_of
 from .access import INIT, WRITE
 from .effects import argument_effects, returns_argument
 
-__all__ = ["built_then_loaded", "built_then_copied", "built_then_initialised"]
+__all__ = ["built_then_loaded", "built_then_read", "built_then_copied", "built_then_initialised"]
 
 
 @memoised
 def built_then_loaded(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the `load_state_dict` call, the local) for each load into a model the same function built."""
     return _built_then(index, (".load_state_dict(",), _loaded)
+
+
+@memoised
+def built_then_read(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
+    """(function, the call, the local) for each walk of the tensors of the state dict of a model the same function
+    built (`{k: v for k, v in model.state_dict().items() if ...}` to fill a checkpoint): they are placeholders. (Its
+    keys alone, `model.state_dict().keys()`, are whole.)"""
+    return _built_then(index, (".state_dict().items(", ".state_dict().values("), _state_read)
 
 
 @memoised
@@ -113,6 +121,16 @@ def _loaded(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
     """The model `node` loads a state into (`model.load_state_dict(sd)`)."""
     if isinstance(node.func, cst.Attribute) and node.func.attr.value == "load_state_dict":
         return node.func.value
+    return None
+
+
+def _state_read(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
+    """The model whose state's tensors `node` walks (`model.state_dict().items()`, `.values()`)."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("items", "values") and isinstance(func.value, cst.Call):
+        inner = func.value.func
+        if isinstance(inner, cst.Attribute) and inner.attr.value == "state_dict" and not func.value.args:
+            return inner.value
     return None
 
 

@@ -69,6 +69,12 @@ def _batches_of(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:
                 target = target.elements[1].value
         if isinstance(iterable, cst.Name) and iterable.value in inputs and _LOADER.search(iterable.value):
             found.update(bound_names(target))
+    if found:
+        for node, _ctx in flat.nodes:  # `x, y = sample`, `x = batch[0]`: the parts of a batch are this rank's too
+            if type(node) is cst.Assign and len(node.targets) == 1:
+                value = node.value.value if isinstance(node.value, cst.Subscript) else node.value
+                if isinstance(value, cst.Name) and value.value in found:
+                    found.update(bound_names(node.targets[0].target))
     return frozenset(found)
 
 
@@ -195,10 +201,10 @@ class Taint:
         # The function's arguments: what this call was given (a dict of inputs whose keys differ per rank).
         root = flat.nodes[0][0] if flat.nodes else None
         self.inputs = parameter_names(root) - {"self", "cls"} if isinstance(root, cst.FunctionDef) else frozenset()
-        batches = _batches_of(flat, self.inputs) if self.inputs and not (cls is not None and cls.is_module) else frozenset()
+        batches = _batches_of(flat, self.inputs) if self.inputs else frozenset()
         if batches:
-            # outside a model: the batches a loop takes from a loader this call was given are this rank's data
-            # too (`for batch in loader: if len(batch) == 0: continue`)
+            # the batches a loop takes from a loader this call was given are this rank's data too (`for batch in
+            # loader: if len(batch) == 0: continue`), also in a model's own training method (`def fit(self, loader)`)
             self.inputs = self.inputs | batches
         self.batches = batches
         holders = frozenset(local | self.inputs)  # objects a value can be handed to (`state.handoff`)

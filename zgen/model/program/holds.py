@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterator
 
 from . import known
+from .known import MODULE_WORDS, module_like_name
 from .class_values import attribute_values, class_lookup, package_subclasses
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin
 from .members import (
@@ -42,23 +43,7 @@ __all__ = [
     "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "patched_forward",
 ]
 
-# How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
-# dicts, lists, sizes and configs a function also takes.
-MODULE_WORDS = (
-    "layer", "block", "module", "model", "encoder", "decoder", "net", "network", "cell", "head", "backbone", "embed",
-    "embedding", "conv", "linear", "attn", "attention", "mlp", "ffn", "proj", "stem", "tower", "trunk", "policy", "actor",
-    "critic", "unet", "transformer", "teacher", "student", "generator", "discriminator", "vae",
-)
-# (with a one-letter or numbered role: `model_T`/`model_S` of a distiller, `net_g`/`net_d`/`netG` of a GAN,
-# `model2`)
-_MODULE_WORD = re.compile("(?:" + "|".join(MODULE_WORDS) + r")s?(?:_?[A-Za-z]|_?\d)?$")
-# Names of configs, tensors and state, never a module (`layer_cfg`, `x`, `weight`).
-_NOT_A_MODULE = re.compile(
-    r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state"
-    r"|^(?:mini_?)?batch(?:_|$)|_batch$|^(?:data|inputs?|obs|samples?|labels?)$"  # a batch of data: `batch.weight`
-)
-# ... nor a count or a factory (`num_layers`, `block_fn`).
-_COUNT_OR_FACTORY = re.compile(r"^n_|num_|_fn$|_cls$|_class$|_type$")
+_MODULE_WORD, _NOT_A_MODULE, _COUNT_OR_FACTORY = known.MODULE_WORD, known.NOT_A_MODULE, known.COUNT_OR_FACTORY
 # Methods only an `nn.Module` has: calling one on a name says it holds a module.
 # (Not `eval`/`train`/`state_dict`: schedule-free optimizers have the first two, every optimizer the last.)
 MODULE_ONLY_METHODS = frozenset(
@@ -84,11 +69,6 @@ def patched_forward(func: cst.FunctionDef) -> bool:
     of a class the file does not show, whose hooks gather only its own parameters when it runs."""
     params = (*func.params.posonly_params, *func.params.params)
     return bool(params) and params[0].name.value == "self" and "forward" in func.name.value
-
-
-def module_like_name(name: str) -> bool:
-    """Is `name` how a module is usually named (`decoder_layer`, `backbone`, `policy`), not a config or a size?"""
-    return bool(_MODULE_WORD.search(name)) and not _NOT_A_MODULE.search(name) and not _COUNT_OR_FACTORY.search(name)
 
 
 # Text of a module-named attribute of another object handed to a call (`helper(runner.model)`,

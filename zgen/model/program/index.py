@@ -127,11 +127,12 @@ def _builds_layers(cls: ClassInfo) -> bool:
     """Does `cls` build torch layers on `self` (`self.conv = nn.Conv2d(...)`) and define `forward`? Derived from a
     library's class we cannot read, it is a module all the same: only a module's `__setattr__` keeps a layer as a
     child. (A base of the library's own that builds none, a loss or a runner, stays what it was.)"""
-    if "forward" in cls.span.methods:
-        return _BUILDS_LAYER.search(cls.text) is not None
+    if "forward" in cls.span.methods and _BUILDS_LAYER.search(cls.text) is not None:
+        return True
     # `class RotatedTwoStageDetector(BaseDetector)` with `forward_train`/`simple_test` of its own, `forward` the
-    # library base's: a module when it builds its backbone, neck or heads through the library's builders
-    return any(m.startswith("forward_") for m in cls.span.methods) and _BUILDS_PART.search(cls.text) is not None
+    # library base's (or `forward` of its own): a module when it builds its backbone, neck or heads through the
+    # library's builders or registries (`self.backbone = MODELS.build(backbone)`)
+    return any(m.startswith("forward") for m in cls.span.methods) and _BUILDS_PART.search(cls.text) is not None
 
 
 # `self.dla_up = DLAUpsample(` (a class of this file, capitalised): the text trigger of `_builds_local_modules`.
@@ -155,7 +156,11 @@ _SELF_FORWARD = re.compile(r"self(?<!\wself)(?:\.forward)?\(")
 
 
 # `self.backbone = build_backbone(`, `self.rpn_head = build_head(`: the parts of a model a registry builds
-_BUILDS_PART = re.compile(r"self(?<!\wself)\.\w+\s*=\s*build_(?:backbone|neck|\w*head)\(")
+# `self.backbone = MODELS.build(backbone)`, `self.head = registry.HEADS.build(cfg)`: the same through a registry
+_BUILDS_PART = re.compile(
+    r"self(?<!\wself)\.\w+\s*=\s*build_(?:backbone|neck|\w*head)\("
+    r"|self(?<!\wself)\.\w*(?:backbone|neck|head|encoder|decoder)\s*=\s*(?:\w+\.)*[A-Z][A-Z_]*\.build\("
+)
 # Modules of Python's own kinds of class (`abc.ABC`, `typing.Generic`, `enum.Enum`): no library layer among them.
 _STDLIB_ROOTS = frozenset({"abc", "typing", "typing_extensions", "enum", "collections", "dataclasses", "builtins"})
 

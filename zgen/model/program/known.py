@@ -19,6 +19,13 @@ __all__ = [
     "AGREEING_COLLECTIVES",
     "CONVENTIONAL_ALIASES",
     "MODULE_BASE_NAMES",
+    "MODULE_WORDS",
+    "MODULE_WORD",
+    "NOT_A_MODULE",
+    "COUNT_OR_FACTORY",
+    "module_like_name",
+    "MODULE_GROUPINGS",
+    "CLONING_STACKS",
     "TORCH_PARAMS",
     "PARAMLESS",
     "torch_params",
@@ -63,6 +70,7 @@ __all__ = [
     "INIT_PREFIXES",
     "CLIP_GRAD",
     "PARAMETER_VECTORS",
+    "MODEL_READERS",
     "AVERAGERS",
     "AVERAGER_UPDATES",
     "AVERAGER_BLENDS",
@@ -102,6 +110,30 @@ MODULE_BASE_NAMES = frozenset(
     }
 )
 
+# How a module is usually named (`decoder_layer`, `seg_model`, `backbone`, `policy`), as opposed to the
+# dicts, lists, sizes and configs a function also takes.
+MODULE_WORDS = (
+    "layer", "block", "module", "model", "encoder", "decoder", "net", "network", "cell", "head", "backbone", "embed",
+    "embedding", "conv", "linear", "attn", "attention", "mlp", "ffn", "proj", "stem", "tower", "trunk", "policy",
+    "actor", "critic", "unet", "transformer", "teacher", "student", "generator", "discriminator", "vae",
+)
+# (with a one-letter or numbered role: `model_T`/`model_S` of a distiller, `net_g`/`net_d`/`netG` of a GAN,
+# `model2`)
+MODULE_WORD = re.compile("(?:" + "|".join(MODULE_WORDS) + r")s?(?:_?[A-Za-z]|_?\d)?$")
+# Names of configs, tensors and state, never a module (`layer_cfg`, `x`, `weight`).
+NOT_A_MODULE = re.compile(
+    r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state"
+    r"|^(?:mini_?)?batch(?:_|$)|_batch$|^(?:data|inputs?|obs|samples?|labels?)$"  # a batch of data: `batch.weight`
+)
+# ... nor a count or a factory (`num_layers`, `block_fn`).
+COUNT_OR_FACTORY = re.compile(r"^n_|num_|_fn$|_cls$|_class$|_type$")
+
+
+def module_like_name(name: str) -> bool:
+    """Is `name` how a module is usually named (`decoder_layer`, `backbone`, `policy`), not a config or a size?"""
+    return bool(MODULE_WORD.search(name)) and not NOT_A_MODULE.search(name) and not COUNT_OR_FACTORY.search(name)
+
+
 # Buffers torch.nn's batch norms register (their running statistics): ZeRO-3 partitions parameters, never
 # buffers, so a read or write of one is no hazard anywhere.
 TORCH_BUFFER_NAMES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
@@ -112,6 +144,10 @@ TORCH_PARAMS: dict[str, tuple[str, ...]] = {
     "Linear": _LINEAR,
     "Bilinear": _LINEAR,
     "LazyLinear": _LINEAR,
+    "NonDynamicallyQuantizableLinear": _LINEAR,  # (torch's own subclass of Linear, MultiheadAttention's out_proj)
+    "LazyConv1d": _LINEAR,
+    "LazyConv2d": _LINEAR,
+    "LazyConv3d": _LINEAR,
     "Conv1d": _LINEAR,
     "Conv2d": _LINEAR,
     "Conv3d": _LINEAR,
@@ -267,9 +303,21 @@ FORWARD_PARTS = frozenset({"forward_features", "forward_intermediates", "get_int
 # `from copy import deepcopy`): the copy holds every tensor of the value as it is when copied.
 DEEP_COPY = frozenset({"copy.deepcopy", "deepcopy"})
 
+# torch.nn classes that deep-copy the layer they are handed, once per layer of the stack they build
+# (`nn.TransformerEncoder(encoder_layer, num_layers)`: `_get_clones`).
+CLONING_STACKS = frozenset({"torch.nn.TransformerEncoder", "torch.nn.TransformerDecoder"})
+
+# Containers a module is made of other modules with (`nn.Sequential(self.backbone, self.neck)`): they hold those
+# modules, not copies.
+MODULE_GROUPINGS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
+
 # Builders that return a model of a class chosen by name at run time (a registry or hub lookup): the result is a
-# module whose class cannot be read (`timm.create_model(name)`, `torch.hub.load(repo, name)`, `build_model(cfg)`).
-MODEL_BUILDERS = frozenset({"create_model", "build_model", "build_backbone", "build_encoder", "load_model"})
+# module whose class cannot be read (`timm.create_model(name)`, `torch.hub.load(repo, name)`, `build_model(cfg)`,
+# `hydra.utils.instantiate(cfg.encoder)`). Also a function of the program so named that returns what a registry
+# holds (`def build_model(args): return MODULE_BUILD_FUNCS.get(args.modelname)(args)`).
+MODEL_BUILDERS = frozenset(
+    {"create_model", "build_model", "build_backbone", "build_encoder", "load_model", "instantiate"}
+)
 MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
 
 # A library function building a layer by its name (`build_conv_layer`, `build_norm_layer(cfg, c)[1]`, `build_mlp`).
@@ -628,6 +676,18 @@ PARAMETER_VECTORS = {
     "torch.nn.utils.convert_parameters.parameters_to_vector": (0, "read"),
     "torch.nn.utils.vector_to_parameters": (1, "write"),
     "torch.nn.utils.convert_parameters.vector_to_parameters": (1, "write"),
+}
+# torch's post-training quantisation of a model: which argument is the model, whose every weight it reads (to
+# quantise it, or to fold a batch norm into a convolution).
+MODEL_READERS = {
+    "torch.quantization.quantize_dynamic": 0,
+    "torch.ao.quantization.quantize_dynamic": 0,
+    "torch.quantization.quantize": 0,
+    "torch.ao.quantization.quantize": 0,
+    "torch.quantization.convert": 0,
+    "torch.ao.quantization.convert": 0,
+    "torch.quantization.fuse_modules": 0,
+    "torch.ao.quantization.fuse_modules": 0,
 }
 # Weight-averaging helpers of libraries (not read: they are installed, not part of the program) that keep a
 # copy of the model they are given (`EMA(model)`, `AveragedModel(model)`) and update it from the model's

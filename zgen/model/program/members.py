@@ -158,9 +158,20 @@ def _used_as_modules(cls: ClassInfo, out: ClassFacts) -> None:
     unread = [name for name in unread if not (isinstance(roots[name], cst.Name) and roots[name].value in given)]
     text = cls.text
     for name in unread:
-        if re.search(_MODULE_USE.replace("NAME", re.escape(name)), text):
+        used = re.search(_MODULE_USE.replace("NAME", re.escape(name)), text) is not None
+        if used or _model_state_used(name, out.members[name], text):
             member = out.members[name]
             member.kind, member.classes = Kind.UNKNOWN, (UNKNOWN_CLASS,)
+
+
+def _model_state_used(name: str, member: Member, text: str) -> bool:
+    """`self.model = SwinTransformer(...)` of a library zgen cannot read, named as modules are and built from a class
+    named as models are, whose state the class reads or loads (`self.model.load_state_dict(sd)`): a model. (An
+    optimizer has a state too, but neither name says module.)"""
+    built = (call_name(member.call) or "").rsplit(".", 1)[-1] if member.call is not None else ""
+    if not (built[:1].isupper() and known.module_like_name(name) and known.MODULE_WORD.search(built.lower())):
+        return False
+    return re.search(rf"self\.{re.escape(name)}\.(?:load_)?state_dict\(", text) is not None
 
 
 def facts_of(cls: ClassInfo) -> ClassFacts:
@@ -261,6 +272,10 @@ def _returned_by(
         return kind, classes + (UNKNOWN_CLASS,), ()
     if handed_back:
         return Kind.VALUE, (), handed_back
+    if unread and kind == Kind.VALUE and function.span.name in known.MODEL_BUILDERS:
+        # `def build_model(args): return MODULE_BUILD_FUNCS.get(args.modelname)(args)`: a model factory, named as
+        # the libraries' are, returning what a registry holds: a model of a class no file tells
+        return Kind.UNKNOWN, (UNKNOWN_CLASS,), ()
     if unread and isinstance(node, cst.FunctionDef) and node.returns is not None and kind in (Kind.VALUE, Kind.MODULE):
         # `def get_linear(...) -> nn.Module: return _FACTORIES[kind](...)`: what a registry builds, typed a module
         typed, named, _ = _annotated_return(reader, node.returns.annotation)
@@ -950,6 +965,8 @@ class _FactsReader:
             if kind == Kind.UNKNOWN and source is not None and len(source.parts) == 1 and self._borrows_param(source):
                 kind, classes = Kind.PARAM, ()  # `self.pos = text.positional_embedding`: registered here too
             old = self.facts.members.get(path.parts[0])
+            if old is not None and old.call is not None and isinstance(value, cst.Name) and value.value == "None":
+                return  # `else: self.global_embs = None`: the member left out, not built a second time
             if old is not None and kind == Kind.MODULE and _restated(value, path.parts[0]):
                 old.kind, old.classes = kind, classes  # `self.module = cast(nn.MultiheadAttention, self.module)`
             self._set(path.parts[0], kind, classes, order)
@@ -1274,7 +1291,7 @@ class _FactsReader:
             # `build_conv_layer(cfg, c, c, 3)`, `build_norm_layer(cfg, c)[1]` (OpenMMLab's and others' builders of a
             # library we cannot read): a layer of a class we cannot tell
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)
-        if last in _MODEL_FACTORIES and not no_model:
+        if last in known.MODEL_BUILDERS and not no_model:
             # `timm.create_model(name)`, `hydra.utils.instantiate(cfg.encoder)`, a package's `build_model(cfg)` we
             # cannot read: a model of a class we cannot tell
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)
@@ -1437,7 +1454,6 @@ _MODULE_USE = (
     r"|self\.NAME(?:\.\w+|\[[^\]\n]*\])*\.(?:weight|bias)\.(?:data\b|detach\(|copy_\()"
     r"|self\.NAME(?:\.\w+)+\s*=\s*(?:torch\.)?nn\.[A-Z]\w*\("
 )
-_MODEL_FACTORIES = frozenset({"create_model", "instantiate", "build_model", "build_backbone", "load_model"})
 # A library function building a layer by its name (`known.LAYER_BUILDER`) ...
 # ... but not one that builds a layer without parameters.
 _NO_PARAMS_BUILT = re.compile(r"(?i)activation|_act_|dropout|pool|padding|upsample")

@@ -40,7 +40,7 @@ from functools import cached_property
 
 from zgen.files import temporary_file
 
-from .skeleton import Skeleton, SourceError, build_skeleton, skeleton_from_dict, skeleton_to_dict
+from .skeleton import Skeleton, SourceError, build_skeleton, skeleton_from_dict, skeleton_to_dict, with_lf
 
 __all__ = [
     "Project", "SourceFile", "absolute_name", "module_name_of", "definers_digest", "definers_key", "definers_of_key",
@@ -255,7 +255,7 @@ class Project:
         except OSError:
             return "", None
         digest = file_digest(data)
-        source = data.decode("utf-8", errors="replace")
+        source = with_lf(data.decode("utf-8", errors="replace"))
         return digest, SourceFile(path, module, path.endswith("__init__.py"), digest, source, self)
 
     def skeleton_of(self, digest: str, source: str) -> Skeleton | None:

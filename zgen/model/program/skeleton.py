@@ -18,12 +18,18 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "FunctionSpan", "ClassSpan", "Skeleton", "SourceError", "build_skeleton", "split_lines",
-    "skeleton_to_dict", "skeleton_from_dict",
+    "skeleton_to_dict", "skeleton_from_dict", "with_lf",
 ]
 
 # Python ends a line only at \n, \r\n or \r; str.splitlines would also split at
 # form feeds and other separators and shift every line number after them.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def with_lf(source: str) -> str:
+    """`source` with every line ending `\n` (Windows' `\r\n` and old Macs' `\r` both end a line for Python): the
+    checker's patterns read `\n` alone as a line's end. Line numbers and columns stay as they were."""
+    return source.replace("\r\n", "\n").replace("\r", "\n") if "\r" in source else source
 
 
 def split_lines(source: str) -> list[str]:

@@ -20,6 +20,9 @@ from ..program.trigger import Trigger
 from .rule import Report, Rule
 
 _TRIGGER = Trigger("deepcopy")
+_AVERAGE_TRIGGER = Trigger(*sorted(known.AVERAGER_NAMES))  # `EMA(model)`: a weight average copies what it is built over
+_STACKS = frozenset(name.rsplit(".", 1)[-1] for name in known.CLONING_STACKS)
+_STACK_TRIGGER = Trigger(*sorted(_STACKS))  # `nn.TransformerEncoder(layer, n)`: a stack of copies of the layer
 _COPY_TRIGGER = Trigger("copy")  # `vae.copy_for_eval()`: a method of a module handed in that may copy it
 
 
@@ -129,6 +132,22 @@ class Decoder(nn.Module):
                 "`deepspeed.zero.Init` it holds partitioned placeholders, which the copy duplicates"
             )
             yield self.finding(index, method.snippet, node, message, _HELP)
+        for method, node, module, _helper in calls_on_built_modules(index, _AVERAGE_TRIGGER, known.AVERAGER_NAMES):
+            if _averages(index, node):  # `self.encoder_k = ExponentialMovingAverage(nn.Sequential(self.backbone, ...))`
+                message = (
+                    f"`{code_of(node.func)}(...)` copies `{code_of(module)}` into a weight average, a module that is "
+                    "already built; under `deepspeed.zero.Init` it holds partitioned placeholders, which the copy "
+                    "duplicates"
+                )
+                yield self.finding(index, method.snippet, node, message, _HELP)
+        for method, node, module, _helper in calls_on_built_modules(index, _STACK_TRIGGER, _STACKS):
+            if index.qualify(call_name(node) or "") in known.CLONING_STACKS:  # `nn.TransformerEncoder(layer, n)`
+                message = (
+                    f"`{code_of(node.func)}(...)` deep-copies `{code_of(module)}` once per layer, a module that is "
+                    "already built; under `deepspeed.zero.Init` it holds partitioned placeholders, which every copy "
+                    "duplicates"
+                )
+                yield self.finding(index, method.snippet, node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, ctx in scope.flat.nodes:
                 if _is_deepcopy(index, node) and not ctx.guarded and scope.wrapped_name(node.args[0].value, node):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
-from ..analysis.loaded import built_then_loaded
+from ..analysis.loaded import built_then_loaded, built_then_read
 from ..analysis.moved import child_state_copies
 from ..analysis.own import own_state_calls
 from ..analysis.scopes import param_accesses
@@ -120,6 +120,13 @@ def main(model, cfg):
                 "into empty placeholders"
             )
             yield self.finding(index, method.snippet, node, message, _LOAD_HELP)
+        for method, node, local in built_then_read(index):
+            message = (
+                f"`{code_of(node)}` reads the tensors of the state of `{local}`, a model `{method.name}` built "
+                f"above; under `deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so they "
+                "are empty placeholders"
+            )
+            yield self.finding(index, method.snippet, node, message, _READ_HELP)
         for method, node, target, source in child_state_copies(index):
             message = (
                 f"`{code_of(node)}` reads the state of `self.{source}` to load into `self.{target}` in "
@@ -147,6 +154,10 @@ _COPY_HELP = (
 _LOAD_HELP = (
     "load inside `with deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0):`, or build "
     "the model outside `zero.Init` and load before `deepspeed.initialize`"
+)
+_READ_HELP = (
+    "read the state inside `with deepspeed.zero.GatheredParameters(list(model.parameters())):`, or build the model "
+    "outside `zero.Init`"
 )
 _VERB = {
     "state_dict": "reads", "load_state_dict": "loads into",
