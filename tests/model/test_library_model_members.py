@@ -5,6 +5,8 @@
   built before: the load writes placeholders (ZG103). An optimizer's state loaded (`self.opt = Lamb(...)`) is none.
 * The tensors of the state dict of a model the same function built (`model.state_dict().items()`) are placeholders
   (ZG108); its keys alone (`model.state_dict().keys()`) are whole.
+* A library's pretrained model (`lm_q = AutoModel.from_pretrained(path)`, loaded under `zero.Init` where the library
+  sets it up) deep-copied in the same function copies placeholders (ZG105); the same model bound twice is no copy.
 * torch's post-training quantisation handed a built model (`torch.quantization.quantize_dynamic(model, ...)`) reads
   every weight (ZG109); preparing it (`torch.quantization.prepare`) only inserts observers.
 """
@@ -91,3 +93,37 @@ def observe(model: nn.Module):
 
 def test_post_training_quantisation_reads_every_weight_but_preparing_does_not() -> None:
     assert _found(QUANTISED) == [("ZG109", 7)]
+
+
+PRETRAINED = """
+import copy
+
+from torch import nn
+from transformers import AutoModel
+
+
+class DenseModel(nn.Module):
+    def __init__(self, lm_q, lm_p):
+        super().__init__()
+        self.lm_q = lm_q
+        self.lm_p = lm_p
+
+    @classmethod
+    def build(cls, path, untie):
+        lm_q = AutoModel.from_pretrained(path)
+        lm_p = copy.deepcopy(lm_q) if untie else lm_q
+        return cls(lm_q, lm_p)
+
+    @classmethod
+    def build_tied(cls, path):
+        lm_q = AutoModel.from_pretrained(path)
+        lm_p = lm_q
+        return cls(lm_q, lm_p)
+
+    def forward(self, q, p):
+        return self.lm_q(q), self.lm_p(p)
+"""
+
+
+def test_a_pretrained_library_model_deep_copied_in_the_function_that_loaded_it() -> None:
+    assert _found(PRETRAINED) == [("ZG105", 17)]

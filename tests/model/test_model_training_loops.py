@@ -5,6 +5,9 @@ models), and parameter containers left out by a setting.
   method as in a trainer's: skipping a batch of fewer than two rows (`if len(X) < 2: continue`) before the forward
   makes ranks whose last batch is short run one forward fewer (ZG203). A test of the step index is the same on
   every rank.
+* A model's own helper method handed the parameters of a copy its training method keeps (`self._update_ema(
+  self.target.parameters(), self.net.parameters())`) writes them where it blends them in place, after the optimizer
+  step (ZG101); a helper that only switches their gradients off writes nothing.
 * `self.global_embs = nn.ParameterDict()` in one arm and `None` in the other is still a parameter container, never
   called: an entry read in a helper the forward runs is read outside any hook (ZG301).
 """
@@ -91,3 +94,39 @@ class Embeddings(nn.Module):
 
 def test_a_parameter_container_left_out_by_a_setting_is_still_read_outside_any_hook() -> None:
     assert _found(GLOBAL, "ZG3") == [("ZG301", 23)]
+
+
+EMA = """
+import copy
+
+from torch import nn
+
+
+class DDPM(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.net = nn.Linear(d, d)
+
+    def _update_ema(self, target_params, source_params, rate=0.999):
+        for targ, src in zip(target_params, source_params):
+            targ.detach().mul_(rate).add_(src.detach(), alpha=1 - rate)
+
+    def _freeze(self, params):
+        for p in params:
+            p.requires_grad_(False)
+
+    def fit(self, loader, optimizer):
+        self.target = copy.deepcopy(self.net)
+        for x in loader:
+            self.net(x).sum().backward()
+            optimizer.step()
+            self._update_ema(self.target.parameters(), self.net.parameters())
+            self._freeze(self.target.parameters())
+
+    def forward(self, x):
+        return self.net(x)
+"""
+
+
+def test_a_models_own_helper_blending_its_childrens_parameters_writes_them() -> None:
+    assert _found(EMA, "ZG101") == [("ZG101", 25)]

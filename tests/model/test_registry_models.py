@@ -5,7 +5,7 @@
   is loaded into placeholders (ZG108), as for `timm.create_model`. A function so named that returns a value the
   file can read (a dict) builds no model.
 * `model = nn.DataParallel(model)` later in a function wraps the same model: the sizes counted before it are still a
-  built model's (ZG102). A name bound to a new module later is another model.
+  built model's (ZG102). Which parameters train is no size.
 * A class with `forward` that builds its backbone through a registry (`self.backbone = MODELS.build(cfg)`) is a
   module even on a library base no file tells, and a weight average built in a subclass's `__init__` over its parts
   (`ExponentialMovingAverage(nn.Sequential(self.backbone, self.neck))`) copies placeholders (ZG105). A copy of a
@@ -74,11 +74,10 @@ def validate(args):
     return count
 
 
-def probe(args):
+def trainable(args):
     model = create_model(args.model)
-    count = sum(p.numel() for p in model.parameters())
-    model = nn.Linear(count, 2)
-    return model
+    model = nn.DataParallel(model)
+    return sum(p.requires_grad for p in model.parameters())
 """
 
 

@@ -309,7 +309,9 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
         info = index.function_info(name)
         if info is not None and info.node is not None:
             return index, info.node
-    elif flat is not None and (method := _plain_method(index, flat, name) or _child_method(index, flat, name)):
+    elif flat is not None and (
+        method := _plain_method(index, flat, name) or _child_method(index, flat, name) or _own_helper(index, flat, name)
+    ):
         return method
     if flat is not None and (called := _called_object(index, flat, name)) is not None:
         return called
@@ -512,6 +514,21 @@ def _child_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex,
     found = (index, info) if info is not None else index.external(ref)
     target = found[1].inherited_method(method) if found is not None else None
     return (target.index, target.node) if target is not None and target.node is not None else None
+
+
+def _own_helper(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
+    """The method `self.<method>(...)` runs, of a module class of this file whose method `flat` is, when it is handed
+    what it works on (`self._update_ema(self.ema.parameters(), self.net.parameters())`): read like a function. (Not
+    one taking nothing but `self`, whose effects on the module `own` reads, nor forward.)"""
+    receiver, _, method = name.partition(".")
+    if receiver != "self" or "." in method or method.startswith("__") or method == "forward":
+        return None
+    owner = _flat_owner(index, flat)
+    target = owner.inherited_method(method) if owner is not None and owner.is_module else None
+    if target is None or target.node is None or target.index is not index:
+        return None
+    params = target.node.params
+    return (index, target.node) if len((*params.posonly_params, *params.params)) > 1 else None
 
 
 @memoised
@@ -1519,10 +1536,10 @@ def _inplace_initialiser(index: ModelIndex, call: cst.Call, arg: cst.Arg, name: 
 # What a helper's summary says it does to the model (or the parameters) it is given, as a whole use, most
 # telling first: `make_copy(model)` copies it, `sync(src, dst)` reads and loads state dicts, `clip(params, c)`
 # clips gradients, `replace(params, new)` writes and `flat(params)` reads every parameter's values.
-WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, APPLIES, READS, SIZE, GRADS, GRAD_WRITES)
+WHOLE_ORDER = (DEEPCOPIES, STATES, CLIPS, WRITE, INIT, REPARAMETRIZES, APPLIES, READS, SIZE, GRADS, GRAD_WRITES)
 WHOLE_USE = {
-    DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, GRADS: GRAD, GRAD_WRITES: GRAD, WRITE: WRITE, INIT: WRITE, APPLIES: WRITE, READS: READ,
-    SIZE: SIZE,
+    DEEPCOPIES: COPY, STATES: STATE, CLIPS: GRAD, GRADS: GRAD, GRAD_WRITES: GRAD, WRITE: WRITE, INIT: WRITE,
+    REPARAMETRIZES: WRITE, APPLIES: WRITE, READS: READ, SIZE: SIZE,
 }
 
 

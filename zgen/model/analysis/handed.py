@@ -54,8 +54,8 @@ from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .built import layer_factory
 from .effects import (
-    WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function, returns_argument,
-    usage, writes_module_params,
+    REPARAMETRIZES, WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function,
+    returns_argument, usage, writes_module_params,
     state_keys_only, written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_gathered, same_items
@@ -145,7 +145,9 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             continue
         held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
         if may_be_handed:
-            handed += _handed_uses(index, scope, set(held.models), held.iterables, paths)
+            # (a module's `__init__` runs under `zero.Init` when the model is built: `apply` there gathers)
+            constructing = span.name == "__init__" and cls is not None and cls.is_module
+            handed += _handed_uses(index, scope, set(held.models), held.iterables, paths, constructing)
         lists = held_parameter_lists(index, cls) if whole and cls is not None else frozenset()
         kept = cls is not None and bool(held_containers(index, cls) or module_properties(index, cls))
         if whole and (held.models or lists or kept or "param_groups" in text or "clip_grad" in text):
@@ -284,12 +286,15 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
     """Text without which a function uses no held module as a whole (copies, state dicts, clipping, averaging)."""
     words = [r"deepcopy\(", r"state_dict\(", r"clip_grad", r"_to_vector\(", r"_to_parameters\(", r"reset_parameters\(",
              r"save(?<!\wsave)\(", HANDED_PATH_TEXT, r"param_groups(?<!\wparam_groups)\b",
-             _INITIALISER_METHOD_TEXT, r"\.(?:save_pretrained|push_to_hub)\("]  # (word first: trigger.py)
+             _INITIALISER_METHOD_TEXT, r"\.(?:save_pretrained|push_to_hub)\(",
+             r"(?:remove_weight_norm|remove_spectral_norm|remove_parametrizations)\(",
+             r"\.(?:modules|children)\(\)"]  # (word first: trigger.py)
     names = sorted(known.AVERAGER_NAMES)
     # what each word needs literally: the regex runs only over a text holding one
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
                 "param_groups", "update_parameters(", "update_moving_average(", ".init", "._init", ".reinit", "._reinit",
-                ".reset", "._reset", "rereset", "save_pretrained(",
+                ".reset", "._reset", "rereset", "save_pretrained(", "remove_weight_norm(", "remove_spectral_norm(",
+                "remove_parametrizations(", ".modules()", ".children()",
                 "push_to_hub(", *MODULE_WORDS, *names]
     words += [re.escape(name) + r"\(" for name in names]  # (sorted: the same pattern text in every process)
     # a model argument handed to a helper: `clone_via(model)`, `count_parameters(net)`, also in a plain class's
@@ -327,6 +332,19 @@ def _runs_guarded(cls: ClassInfo | None, span: FunctionSpan) -> bool:
     """A private method its class calls only under a ZeRO-3 test or inside a gather (`flow.runs_gathered`)."""
     method = cls.method(span.name) if cls is not None else None
     return method is not None and runs_gathered(cls, method)
+
+
+# torch's removals of a re-parametrisation (a weight recomputed from its parts, registered again). (Applying one to
+# a module handed in, `spectral_norm(module)` in a layer factory, is judged where the module is built: ZG104.)
+_REMOVES = frozenset(name for name in known.REPARAMETRIZE if name.startswith("remove_"))
+
+
+def _module_walk(items: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The module `items` walks the submodules of (`net.modules()`, `net.children()`), else None."""
+    if isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and not items.args \
+            and items.func.attr.value in ("modules", "children"):
+        return items.func.value
+    return None
 
 
 def _listed_values(value: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -436,6 +454,8 @@ def _whole_uses(
                     groups[bound.value] = source
                 elif isinstance(bound, cst.Name) and _models_listed(items, holds):
                     held.add(bound.value)  # `for net_ in [net]`, `for m in nets` after `nets = n if ... else [n]`
+                elif isinstance(bound, cst.Name) and _module_walk(items) is not None and holds(_module_walk(items)):
+                    held.add(bound.value)  # `for m in self.net_g.modules()`: each a module of the held model
         if containers and (type(node) is cst.For or type(node) is cst.CompFor):
             for bound, items in loop_items(node.target, node.iter):
                 if isinstance(bound, cst.Name) and _items_of(items, containers):
@@ -519,6 +539,11 @@ def _whole_uses(
             owner = holds(args[position].value, whole_only=True) if len(args) > position else None
             if owner is not None:
                 found.append(access(node, ctx, READ, owner, last))
+        elif last in _REMOVES and qualified.startswith("torch.") and args and (
+            owner := holds(args[0].value)
+        ) is not None:
+            # `remove_weight_norm(m)` for `m` of `self.net_g.modules()`: the weight recomputed from its parts
+            found.append(access(node, ctx, WRITE, owner, last, effect=REPARAMETRIZES))
         elif isinstance(func_node, cst.Attribute) and (
             func_node.attr.value in known.TORCH_INITIALISERS and not node.args
             or _INITIALISER_METHOD.match(func_node.attr.value) and not any(a.keyword is None for a in node.args)
@@ -1308,9 +1333,11 @@ def _construction_helper(index: ModelIndex, name: str) -> bool:
 
 
 def _handed_uses(
-    index: ModelIndex, scope: ScriptScope, models: set[str], iterables: set[str], paths: bool
+    index: ModelIndex, scope: ScriptScope, models: set[str], iterables: set[str], paths: bool,
+    constructing: bool = False,
 ) -> list[ParamAccess]:
-    """Uses of a handed model's parameters: through parameter iterables, and `X.apply(fn)` writing them."""
+    """Uses of a handed model's parameters: through parameter iterables, and `X.apply(fn)` writing them (not while
+    a module is `constructing`: its `__init__` runs under `zero.Init`, whose `apply` gathers each module)."""
     func, flat = scope.node, scope.flat
     aliases: dict[str, str] = {}  # loop variable -> the parameters it walks
     maps: dict[str, str] = {}  # `params = dict(model.named_parameters())` -> the parameters it maps names to
@@ -1383,7 +1410,7 @@ def _handed_uses(
                 _bind_submodules(node.target, node.iter, models, aliases, narrowed)
             continue
         if kind is cst.Call and not ctx.guarded and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value == "apply" and dotted(node.func.value) in models and node.args:
+            if node.func.attr.value == "apply" and dotted(node.func.value) in models and node.args and not constructing:
                 fn = writes_module_params(index, flat, node.args[0].value)
                 if fn:
                     found.append(access(node, ctx, WRITE, "", dotted(node.func.value) or "", Via(Reach.APPLY, fn)))

@@ -330,6 +330,12 @@ def _literal_str(expr: cst.BaseExpression) -> str | None:
     return expr.evaluated_value if isinstance(expr, cst.SimpleString) else None  # type: ignore[return-value]
 
 
+def _module_construction(run: _Run) -> bool:
+    """Is `run` a module's `__init__`? It runs under `zero.Init` when the model is built, and `apply` there gathers
+    each module it visits (`self.generator = image_generator.apply(weights_init)`)."""
+    return run.span.name == "__init__" and run.cls is not None and run.cls.is_module
+
+
 @dataclass(eq=False)
 class _Run:
     """One function read with the values of its arguments: the names it binds, what it returns or yields."""
@@ -1275,7 +1281,9 @@ class _Engine:
                     whole(STATE, func.value, method)
                 elif method in known.TORCH_INITIALISERS and not call.args:
                     whole(WRITE, func.value, method)
-                elif method == "apply" and args and (fn := writes_module_params(self.index, run.flat, args[0].value)):
+                elif method == "apply" and args and not _module_construction(run) and (
+                    fn := writes_module_params(self.index, run.flat, args[0].value)
+                ):
                     self._access(run, call, ctx, WRITE, "", Via(Reach.APPLY, fn), code_of(func.value))
         copies = qualified in known.DEEP_COPY
         pickles = qualified in known.PICKLERS or (

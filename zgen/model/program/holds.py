@@ -505,6 +505,9 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             # (a factory of another file too: `build_net()`, and a builder method of the class, `self.build(cfg)`)
             kind, classes = classify(index, made, resolve=True, cls=owner)
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
+            # (`lm = AutoModel.from_pretrained(path)`, `model = timm.create_model(name)`: a library's model of a
+            # class no file tells, built under `zero.Init` where the library sets it up)
+            built = built or kind == Kind.UNKNOWN and (last in known.MODEL_BUILDERS or last == "from_pretrained")
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
     return found

@@ -643,7 +643,8 @@ FOREACH_INPLACE = re.compile(r"^_foreach_[a-z0-9_]*[a-z0-9]_$")
 
 # Calls that re-parametrise a built module from its current weights.
 REPARAMETRIZE = frozenset(
-    {"weight_norm", "spectral_norm", "register_parametrization", "orthogonal", "remove_weight_norm"}
+    {"weight_norm", "spectral_norm", "register_parametrization", "orthogonal", "remove_weight_norm",
+     "remove_spectral_norm", "remove_parametrizations"}
 )
 INIT_PREFIXES = ("torch.nn.init.",)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
+from ..analysis.effects import REPARAMETRIZES
 from ..analysis.handed import METHOD_WRITE, built_holder
 from ..analysis.scopes import param_accesses
 from ..program.index import ModelIndex
@@ -180,6 +181,12 @@ def _message(access: ParamAccess) -> str:
                 f"`{what}` runs a method of `{access.owner}` that writes its parameters (a built model used in "
                 f"`{access.where}`), outside any forward and any gather; ZeRO-3 keeps them partitioned there, so "
                 "the writes are lost"
+            )
+        if access.via.reach is Reach.MODULE and access.effect == REPARAMETRIZES:
+            return (
+                f"`{what}` re-parametrises `{access.owner}`, a built model used in `{access.where}`, recomputing its "
+                "weights from their parts outside any forward and any gather; ZeRO-3 keeps them partitioned there, "
+                "so it computes with placeholders"
             )
         if access.via.reach is Reach.MODULE:
             return (

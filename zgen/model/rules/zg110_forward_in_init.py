@@ -321,6 +321,8 @@ def _built_callee(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
                 # a container of layers we cannot name (`nn.Sequential(*layers)`) may hold parameters
                 if not member.classes or any(has_params(index, ref) is not False for ref in member.classes):
                     return f"`{code_of(func)}(...)`"
+            if member.kind == Kind.UNKNOWN and member.order < (rank, position) and _handed_module(cls, member.name):
+                return f"`{code_of(func)}(...)`"  # (`self.spiking_model = model`: a module its caller built)
         return None
     member = facts_of(cls).members.get(path.parts[0])
     if member is None or len(path.parts) > 2 or (len(path.parts) == 2 and path.parts[1] != "[]"):
@@ -390,9 +392,13 @@ def _on_self(target: cst.BaseExpression) -> bool:
 
 
 def _handed_module(cls: ClassInfo, name: str) -> bool:
-    """`self.<name> = <name>` in `__init__`, from an argument named like a module (`backbone`, `encoder`)."""
-    assigned = re.compile(rf"self\.{name}\s*=\s*{name}\b")
-    return module_like_name(name) and any(assigned.search(m.text) for m in cls.init_methods)
+    """`self.<name> = <value>` in `__init__` from a bare name, the attribute or the value named like a module
+    (`self.backbone = backbone`, `self.spiking_model: nn.Module = model`): what the caller handed in."""
+    assigned = re.compile(rf"self\.{name}\s*(?::[^=\n]*)?=\s*([A-Za-z_]\w*)[ \t]*$", re.M)
+    return any(
+        module_like_name(name) or module_like_name(found.group(1))
+        for m in cls.init_methods for found in assigned.finditer(m.text)
+    )
 
 
 def _forward_runners(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, rank: int) -> dict[str, str]:
