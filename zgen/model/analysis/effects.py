@@ -30,7 +30,7 @@ from .plain import named_instances, plain_class
 
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
-    "writes_module_params", "REPARAMETRIZES",
+    "writes_module_params", "REPARAMETRIZES", "own_helper_effects",
     "returns_argument", "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "GRAD_WRITES", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
     "written_in_bulk", "clipped", "state_keys_only", "REPLACED",
 ]
@@ -309,9 +309,7 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
         info = index.function_info(name)
         if info is not None and info.node is not None:
             return index, info.node
-    elif flat is not None and (
-        method := _plain_method(index, flat, name) or _child_method(index, flat, name) or _own_helper(index, flat, name)
-    ):
+    elif flat is not None and (method := _plain_method(index, flat, name) or _child_method(index, flat, name)):
         return method
     if flat is not None and (called := _called_object(index, flat, name)) is not None:
         return called
@@ -516,10 +514,23 @@ def _child_method(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex,
     return (target.index, target.node) if target is not None and target.node is not None else None
 
 
+def own_helper_effects(index: ModelIndex, flat: Flat, call: cst.Call) -> list[tuple[int, frozenset[str]]]:
+    """`argument_effects` of `self.<method>(...)`, a method of the module class of this file whose method `flat` is,
+    read like a function (`self._update_ema(self.target.parameters(), self.net.parameters())`, called by the
+    training method that keeps `self.target`)."""
+    name = call_name(call) or ""
+    found = _own_helper(index, flat, name)
+    if found is None:
+        return []
+    effects = module_arg_effects(*found)
+    done = ((i, effects.get(parameter_for(found[1], call, i) or "")) for i, arg in enumerate(call.args) if not arg.star)
+    return [(i, frozenset(e for e in effect if not e.startswith((CALLS, COMPUTES)))) for i, effect in done if effect]
+
+
 def _own_helper(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
     """The method `self.<method>(...)` runs, of a module class of this file whose method `flat` is, when it is handed
-    what it works on (`self._update_ema(self.ema.parameters(), self.net.parameters())`): read like a function. (Not
-    one taking nothing but `self`, whose effects on the module `own` reads, nor forward.)"""
+    what it works on: read like a function. (Not one taking nothing but `self`, whose effects on the module `own`
+    reads, nor forward.)"""
     receiver, _, method = name.partition(".")
     if receiver != "self" or "." in method or method.startswith("__") or method == "forward":
         return None

@@ -54,8 +54,8 @@ from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .built import layer_factory
 from .effects import (
-    REPARAMETRIZES, WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with, resolve_function,
-    returns_argument, usage, writes_module_params,
+    REPARAMETRIZES, WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with,
+    own_helper_effects, resolve_function, returns_argument, usage, writes_module_params,
     state_keys_only, written_in_bulk,
 )
 from .flow import Flat, bound_names, loop_items, mapping_walked, own_only, runs_gathered, same_items
@@ -582,7 +582,10 @@ def _whole_uses(
             found.append(access(node, ctx, WRITE, owner, func_node.attr.value, effect=METHOD_WRITE))
         elif name and not name.startswith("."):
             handed_on = []  # (rank of the effect, use, owner, effect) of each built model the call hands the helper
-            for position, done in argument_effects(index, flat, node):
+            effects = argument_effects(index, flat, node)
+            if not effects and name.startswith("self."):
+                effects = own_helper_effects(index, flat, node)  # `self._update_ema(self.target.parameters(), ...)`
+            for position, done in effects:
                 owner = holds(node.args[position].value)
                 effect = next((e for e in WHOLE_ORDER if e in done), "")
                 if owner is not None and effect:
