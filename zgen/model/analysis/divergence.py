@@ -701,10 +701,11 @@ def _tainted_decisions(
     for node, ctx in exits:
         position = flat.position[id(node)]
         if isinstance(node, cst.Return):
+            home = flat.function_of(node)  # (a nested function's `return` skips only its own calls)
             later = [
                 (call, c, callee)
                 for call, c, callee in sites
-                if flat.position[id(call)] > position and not _shares_test(c, ctx)
+                if flat.position[id(call)] > position and not _shares_test(c, ctx) and flat.function_of(call) is home
             ]
             tests = ctx.conds
         else:

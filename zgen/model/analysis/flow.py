@@ -56,6 +56,16 @@ class Flat:
     parent: dict[int, cst.CSTNode] = field(default_factory=dict)
     position: dict[int, int] = field(default_factory=dict)
 
+    def function_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The innermost function or lambda `node` sits in, below the flattened one (None: the flattened one's own
+        code). A `return` there leaves that function, not the one flattened."""
+        current = self.parent.get(id(node))
+        while current is not None:
+            if type(current) is cst.FunctionDef or type(current) is cst.Lambda:
+                return current if id(current) in self.parent else None
+            current = self.parent.get(id(current))
+        return None
+
     def within(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
         """Does `node` sit inside `ancestor` (by the parent links)?"""
         current = self.parent.get(id(node))

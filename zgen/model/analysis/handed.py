@@ -820,7 +820,6 @@ def _not_narrowed(flat: Flat, node: cst.CSTNode, name: str) -> bool:
 
 
 @memoised
-@memoised
 def module_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
     """Properties of the class annotated to return a module (`@property def policy(self) -> Policy:`), however
     the body (or a subclass's override) finds it -> the classes the annotation names."""
