@@ -518,13 +518,8 @@ def own_helper_effects(index: ModelIndex, flat: Flat, call: cst.Call) -> list[tu
     """`argument_effects` of `self.<method>(...)`, a method of the module class of this file whose method `flat` is,
     read like a function (`self._update_ema(self.target.parameters(), self.net.parameters())`, called by the
     training method that keeps `self.target`)."""
-    name = call_name(call) or ""
-    found = _own_helper(index, flat, name)
-    if found is None:
-        return []
-    effects = module_arg_effects(*found)
-    done = ((i, effects.get(parameter_for(found[1], call, i) or "")) for i, arg in enumerate(call.args) if not arg.star)
-    return [(i, frozenset(e for e in effect if not e.startswith((CALLS, COMPUTES)))) for i, effect in done if effect]
+    found = _own_helper(index, flat, call_name(call) or "")
+    return _effects_of(found, call, False) if found is not None else []
 
 
 def _own_helper(index: ModelIndex, flat: Flat, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
@@ -1274,6 +1269,14 @@ def argument_effects(
     found = resolve_function(index, flat, name) if name and not name.startswith(".") else None
     if found is None:
         return _initialiser_by_name(index, call, name)
+    return _effects_of(found, call, calls)
+
+
+def _effects_of(
+    found: tuple[ModelIndex, cst.FunctionDef], call: cst.Call, calls: bool
+) -> list[tuple[int, frozenset[str]]]:
+    """(argument position, what the function `found` does to it) for each argument of `call` it does something to
+    (`calls`: the methods it runs on it and the attributes it computes with, too)."""
     effects = module_arg_effects(*found)
     if not effects:
         return []

@@ -454,7 +454,7 @@ def _whole_uses(
                     groups[bound.value] = source
                 elif isinstance(bound, cst.Name) and _models_listed(items, holds):
                     held.add(bound.value)  # `for net_ in [net]`, `for m in nets` after `nets = n if ... else [n]`
-                elif isinstance(bound, cst.Name) and _module_walk(items) is not None and holds(_module_walk(items)):
+                elif isinstance(bound, cst.Name) and (walked := _module_walk(items)) is not None and holds(walked):
                     held.add(bound.value)  # `for m in self.net_g.modules()`: each a module of the held model
         if containers and (type(node) is cst.For or type(node) is cst.CompFor):
             for bound, items in loop_items(node.target, node.iter):
@@ -1196,8 +1196,10 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
 
     A function passed around as a value (`model.apply(init_fn)`, `named_apply(partial(_init, ...), self)`)
     is a callback: what it is given depends on the walk that calls it, judged at that call instead.
-    Modules a function builds are partitioned only when it runs during construction: when a
-    module's `__init__` in this file calls it (`self.model = parse_model(cfg)`).
+    Modules a function builds are partitioned when it runs during construction (a module's `__init__` in this
+    file calls it: `self.model = parse_model(cfg)`), and a model it builds and then walks itself (`net =
+    MLPnet(d)` ... `for m in net.modules():`, `_built_then_walked`) from its construction on: built under
+    `zero.Init`, which the function does not set up.
     """
     held: dict[str, tuple[int, bool]] = {}
     if _callback(index, node.name.value):
