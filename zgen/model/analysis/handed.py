@@ -63,7 +63,9 @@ from .grads import gradient_read
 from .own import NOT_USES, answering_classes, method_uses
 from .plain import attribute_instances
 from .returned import is_property
-from .provenance import Model, Params, Value, contained, factory_made, provenance_accesses, reaches_operation
+from .provenance import (
+    Model, Params, Value, contained, factory_made, module_constructor, provenance_accesses, reaches_operation,
+)
 from .script import (
     WRAP_TRIGGER, ScriptScope, class_partitions, function_scope, module_code_scope, partitions_here, script_text,
 )
@@ -145,8 +147,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             continue
         held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
         if may_be_handed:
-            # (a module's `__init__` runs under `zero.Init` when the model is built: `apply` there gathers)
-            constructing = span.name == "__init__" and cls is not None and cls.is_module
+            constructing = module_constructor(cls, span.name)  # (`apply` gathers there)
             handed += _handed_uses(index, scope, set(held.models), held.iterables, paths, constructing)
         lists = held_parameter_lists(index, cls) if whole and cls is not None else frozenset()
         kept = cls is not None and bool(held_containers(index, cls) or module_properties(index, cls))

@@ -180,10 +180,8 @@ class _Bindings:
                 classes = tuple(dict.fromkeys(c for e in listed for c in self.modules[e.value].classes))
                 self.modules[part.value] = Member(part.value, Kind.MODULE, classes, (-1, 0))
                 self.built_here.add(part.value)
-        for part, items in loop_items(node.target, node.iter):
-            # `for coder in self.encoder, self.decoder:` with one of them a module of a class we cannot read
-            listed_here = _listed_attributes(items) if isinstance(part, cst.Name) else None
-            if listed_here and _submodule_list(items, members):
+            elif isinstance(part, cst.Name) and _submodule_list(items, members):
+                # `for coder in self.encoder, self.decoder:` with one of them a module of a class we cannot read
                 self.modules.setdefault(part.value, _unknown(part.value))
         for name in _listed_items(self.index, self.cls, node, members, self.selves):  # for enc, enc_m in self.model_pairs
             self.modules.setdefault(name, _unknown(name))

@@ -72,7 +72,7 @@ from .script import class_partitions, function_scope
 __all__ = [
     "Model", "Param", "Items", "Tup", "Mapping", "Averaged", "Container", "Holder", "Union", "Value", "join", "item_of", "provenance_accesses",
     "factory_made",
-    "Params", "Pairs", "OPERATIONS", "reaches_operation", "contained",
+    "Params", "Pairs", "OPERATIONS", "reaches_operation", "contained", "module_constructor",
 ]
 
 # transformers' getters of a model's embedding layers (`PreTrainedModel.get_input_embeddings`).
@@ -330,10 +330,10 @@ def _literal_str(expr: cst.BaseExpression) -> str | None:
     return expr.evaluated_value if isinstance(expr, cst.SimpleString) else None  # type: ignore[return-value]
 
 
-def _module_construction(run: _Run) -> bool:
-    """Is `run` a module's `__init__`? It runs under `zero.Init` when the model is built, and `apply` there gathers
-    each module it visits (`self.generator = image_generator.apply(weights_init)`)."""
-    return run.span.name == "__init__" and run.cls is not None and run.cls.is_module
+def module_constructor(cls: ClassInfo | None, name: str) -> bool:
+    """Is the function `name` of `cls` a module's `__init__`? It runs under `zero.Init` when the model is built, and
+    `apply` there gathers each module it visits (`self.generator = image_generator.apply(weights_init)`)."""
+    return name == "__init__" and cls is not None and cls.is_module
 
 
 @dataclass(eq=False)
@@ -1281,7 +1281,7 @@ class _Engine:
                     whole(STATE, func.value, method)
                 elif method in known.TORCH_INITIALISERS and not call.args:
                     whole(WRITE, func.value, method)
-                elif method == "apply" and args and not _module_construction(run) and (
+                elif method == "apply" and args and not module_constructor(run.cls, run.span.name) and (
                     fn := writes_module_params(self.index, run.flat, args[0].value)
                 ):
                     self._access(run, call, ctx, WRITE, "", Via(Reach.APPLY, fn), code_of(func.value))

@@ -43,7 +43,6 @@ __all__ = [
     "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "patched_forward",
 ]
 
-_MODULE_WORD, _NOT_A_MODULE, _COUNT_OR_FACTORY = known.MODULE_WORD, known.NOT_A_MODULE, known.COUNT_OR_FACTORY
 # Methods only an `nn.Module` has: calling one on a name says it holds a module.
 # (Not `eval`/`train`/`state_dict`: schedule-free optimizers have the first two, every optimizer the last.)
 MODULE_ONLY_METHODS = frozenset(
@@ -60,7 +59,7 @@ _TYPING_WORDS = frozenset({"Optional", "Union", "None", "typing", "Any", "Annota
 
 def config_like(name: str) -> bool:
     """Is a name that of a config, a tensor, state or data rather than a module (`cfg`, `x`, `weight`, `batch`)?"""
-    return bool(_NOT_A_MODULE.search(name))
+    return bool(known.NOT_A_MODULE.search(name))
 
 
 def patched_forward(func: cst.FunctionDef) -> bool:
@@ -73,9 +72,9 @@ def patched_forward(func: cst.FunctionDef) -> bool:
 
 # Text of a module-named attribute of another object handed to a call (`helper(runner.model)`,
 # `sync(self.trainer.network, x)`): the pre-filter of `other_objects_models`.
-HANDED_PATH_TEXT = r"[(,]\s*(?:\w+\.)+\w*" + _MODULE_WORD.pattern.rstrip("$") + r"(?:\.module)?\s*[,)]"
+HANDED_PATH_TEXT = r"[(,]\s*(?:\w+\.)+\w*" + known.MODULE_WORD.pattern.rstrip("$") + r"(?:\.module)?\s*[,)]"
 # Text of a name or path named as a module (`model`, `self.ema_net`, `runner.model.module`) ending an argument.
-MODULE_NAMED_TEXT = r"(?:\w+\.)*\w*" + _MODULE_WORD.pattern.rstrip("$") + r"(?:\.module)?\s*[,)]"
+MODULE_NAMED_TEXT = r"(?:\w+\.)*\w*" + known.MODULE_WORD.pattern.rstrip("$") + r"(?:\.module)?\s*[,)]"
 
 
 def annotated_module(index: ModelIndex, annotation: cst.BaseExpression) -> tuple[str, ...]:
@@ -379,7 +378,7 @@ def may_have_module_arguments(index: ModelIndex, span: FunctionSpan) -> bool:
         if arg.annotation is not None and not (code is not None and _types_nothing(code)):
             if code is None or len(code) > 400 or _annotation_classes(index, code):
                 return True
-            if module_like_name(name) and _MODULE_WORD.search(code.rsplit(".", 1)[-1].strip("\"' ").lower()):
+            if module_like_name(name) and known.MODULE_WORD.search(code.rsplit(".", 1)[-1].strip("\"' ").lower()):
                 return True  # `model: UNet2DModel` of a library the program cannot read (`_library_model_class`)
             unannotated.append(name)  # a class the lookup cannot tell: `module_arguments` judges it by use
             continue
@@ -636,7 +635,7 @@ def _library_model_class(index: ModelIndex, annotation: cst.BaseExpression) -> b
     if qualified.startswith(".") or root not in index.import_roots or index.external(qualified) is not None:
         return False  # this package's own class (read, and no module), or a name imported from nowhere
     last = qualified.rsplit(".", 1)[-1].lower()
-    return _MODULE_WORD.search(last) is not None and not _NOT_A_MODULE.search(last)
+    return known.MODULE_WORD.search(last) is not None and not known.NOT_A_MODULE.search(last)
 
 
 def _locally_imported_module(index: ModelIndex, function: cst.FunctionDef, annotation: cst.BaseExpression) -> tuple[str, ...]:

@@ -20,9 +20,12 @@ from ..program.trigger import Trigger
 from .rule import Report, Rule
 
 _TRIGGER = Trigger("deepcopy")
-_AVERAGE_TRIGGER = Trigger(*sorted(known.AVERAGER_NAMES))  # `EMA(model)`: a weight average copies what it is built over
-_STACKS = frozenset(name.rsplit(".", 1)[-1] for name in known.CLONING_STACKS)
-_STACK_TRIGGER = Trigger(*sorted(_STACKS))  # `nn.TransformerEncoder(layer, n)`: a stack of copies of the layer
+# What copies a module in `__init__`: `deepcopy`, a weight average built over it (`EMA(model)`), and torch's stacks
+# of copies of a layer (`nn.TransformerEncoder(layer, n)`), by a call's last name.
+_BUILT_COPIES = frozenset(
+    {"deepcopy", *known.AVERAGER_NAMES, *(name.rsplit(".", 1)[-1] for name in known.CLONING_STACKS)}
+)
+_BUILT_COPY_TRIGGER = Trigger(*sorted(_BUILT_COPIES))
 _COPY_TRIGGER = Trigger("copy")  # `vae.copy_for_eval()`: a method of a module handed in that may copy it
 
 
@@ -121,32 +124,10 @@ class Decoder(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for method, node, module, helper in calls_on_built_modules(index, _TRIGGER, frozenset({"deepcopy"}), DEEPCOPIES):
-            if not helper and not _is_deepcopy(index, node):
-                continue
-            how = f"`{code_of(node.func)}(...)` deep-copies `{code_of(module)}`, so it" if helper else (
-                f"`copy.deepcopy({code_of(module)})`"
-            )
-            message = (
-                f"{how} copies a module that is already built; under "
-                "`deepspeed.zero.Init` it holds partitioned placeholders, which the copy duplicates"
-            )
-            yield self.finding(index, method.snippet, node, message, _HELP)
-        for method, node, module, _helper in calls_on_built_modules(index, _AVERAGE_TRIGGER, known.AVERAGER_NAMES):
-            if _averages(index, node):  # `self.encoder_k = ExponentialMovingAverage(nn.Sequential(self.backbone, ...))`
-                message = (
-                    f"`{code_of(node.func)}(...)` copies `{code_of(module)}` into a weight average, a module that is "
-                    "already built; under `deepspeed.zero.Init` it holds partitioned placeholders, which the copy "
-                    "duplicates"
-                )
-                yield self.finding(index, method.snippet, node, message, _HELP)
-        for method, node, module, _helper in calls_on_built_modules(index, _STACK_TRIGGER, _STACKS):
-            if index.qualify(call_name(node) or "") in known.CLONING_STACKS:  # `nn.TransformerEncoder(layer, n)`
-                message = (
-                    f"`{code_of(node.func)}(...)` deep-copies `{code_of(module)}` once per layer, a module that is "
-                    "already built; under `deepspeed.zero.Init` it holds partitioned placeholders, which every copy "
-                    "duplicates"
-                )
+        built = calls_on_built_modules(index, _BUILT_COPY_TRIGGER, _BUILT_COPIES, DEEPCOPIES)
+        for method, node, module, helper in built:
+            message = _built_copy(index, node, module, helper)
+            if message is not None:
                 yield self.finding(index, method.snippet, node, message, _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, ctx in scope.flat.nodes:
@@ -225,6 +206,24 @@ class Decoder(nn.Module):
                     "placeholders, which the copy duplicates"
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
+
+
+def _built_copy(index: ModelIndex, node: cst.Call, module: cst.BaseExpression, helper: bool) -> str | None:
+    """What `node`, in `__init__` or a helper of it, copies of `module`, built before it, as a message; None when it
+    copies nothing: `copy.deepcopy(m)`, a helper whose summary deep-copies `m`, a weight average built over it
+    (`ExponentialMovingAverage(nn.Sequential(self.backbone, self.neck))`), or torch's stack of copies of a layer
+    (`nn.TransformerEncoder(layer, n)`)."""
+    built = "a module that is already built; under `deepspeed.zero.Init` it holds partitioned placeholders, which"
+    if helper:
+        return f"`{code_of(node.func)}(...)` deep-copies `{code_of(module)}`, so it copies {built} the copy duplicates"
+    if _is_deepcopy(index, node):
+        return f"`copy.deepcopy({code_of(module)})` copies {built} the copy duplicates"
+    what = f"`{code_of(node.func)}(...)`"
+    if _averages(index, node):  # `self.encoder_k = ExponentialMovingAverage(nn.Sequential(self.backbone, ...))`
+        return f"{what} copies `{code_of(module)}` into a weight average, {built} the copy duplicates"
+    if index.qualify(call_name(node) or "") in known.CLONING_STACKS:  # `nn.TransformerEncoder(layer, n)`
+        return f"{what} deep-copies `{code_of(module)}` once per layer, {built} every copy duplicates"
+    return None
 
 
 def _averages(index: ModelIndex, node: cst.CSTNode) -> bool:
