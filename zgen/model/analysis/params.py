@@ -491,8 +491,11 @@ class _Finder:
         return [self.access(value, ctx, use=READ, op="", via=Via(Reach.PARAMETERS, source), param=node.value)]
 
     def _name(self, node: cst.Name, ctx: Ctx) -> list[ParamAccess]:
-        if node.value in self.bound.collected and (self.bound.in_forward or node.value not in self.bound.param_dicts):
-            return self._handed_collection(node)  # (outside forward, `param_dict[k]` of such a mapping: below)
+        mapping = self.bound.param_dicts.get(node.value)
+        handed_in = mapping is not None and mapping.partition(".")[0] in self.bound.passed_in
+        if node.value in self.bound.collected and (self.bound.in_forward and not handed_in or mapping is None):
+            # (outside forward, or of a module a forward is handed, `m_param[k]` of such a mapping: below)
+            return self._handed_collection(node)
         parent = self.flat.parent.get(id(node))
         bound = self.param_locals.get(node.value)
         if bound is not None and bound.order < self.method.order.get(id(node), 0):

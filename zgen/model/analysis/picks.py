@@ -27,7 +27,8 @@ from .taint import DATA, HOST_RANDOM, RANK, VALUE_FREE_ATTRS, Taint
 __all__ = ["Pick", "picked_runs", "may_pick"]
 
 # Reductions that return positions chosen by a tensor's values: a key computed from them names a module by data.
-_INDEX_REDUCTIONS = frozenset({"argmax", "argmin", "argsort", "topk", "kthvalue", "mode"})
+# (So does a tensor's one value read out, `int(z.item())`: the position the caller's tensor holds.)
+_INDEX_REDUCTIONS = frozenset({"argmax", "argmin", "argsort", "topk", "kthvalue", "mode", "item"})
 
 
 class _Calls(Protocol):

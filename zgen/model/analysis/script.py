@@ -188,14 +188,20 @@ class ScriptScope:
     @cached_property
     def bound_once(self) -> frozenset[str]:
         """Names this code binds exactly once (a local bound again may hold anything: `p = model` ... `p =
-        getattr(p, name)`; `module = module.module` is the same model, unwrapped, and no new binding)."""
+        getattr(p, name)`; `module = module.module` is the same model, unwrapped, and no new binding, as is a binding
+        again to what it was first bound to or what that wraps: `model = self.model` ... `model = self.model.module`)."""
         bound: dict[str, int] = {}
+        first: dict[str, str] = {}
         for node, _ctx in self.flat.nodes:
             value = node.value if type(node) is cst.Assign else None
+            text = code_of(value, limit=200) if isinstance(value, (cst.Name, cst.Attribute)) else ""
             for target in targets_of(node)[0]:
                 for name in bound_names(target):
-                    if not unwraps_itself(value, name):
-                        bound[name] = bound.get(name, 0) + 1
+                    again = first.get(name)
+                    if unwraps_itself(value, name) or again and text in (again, f"{again}.module"):
+                        continue
+                    bound[name] = bound.get(name, 0) + 1
+                    first.setdefault(name, text)
         return frozenset(name for name, count in bound.items() if count == 1)
 
     @cached_property

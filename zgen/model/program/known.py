@@ -315,9 +315,20 @@ MODULE_GROUPINGS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
 # module whose class cannot be read (`timm.create_model(name)`, `torch.hub.load(repo, name)`, `build_model(cfg)`,
 # `hydra.utils.instantiate(cfg.encoder)`). Also a function of the program so named that returns what a registry
 # holds (`def build_model(args): return MODULE_BUILD_FUNCS.get(args.modelname)(args)`).
-MODEL_BUILDERS = frozenset(
-    {"create_model", "build_model", "build_backbone", "build_encoder", "load_model", "instantiate"}
-)
+# (Any model kind between the verb and `model`: `build_ts_model`, `create_vision_model`, `make_sam_model`.)
+
+
+class _NamedBy:
+    """Names that match a pattern whole, tested as a set's members are (`name in MODEL_BUILDERS`)."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = re.compile(pattern)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.pattern.fullmatch(name) is not None
+
+
+MODEL_BUILDERS = _NamedBy(r"(?:create|build|make)_(?:\w+_)?model|build_backbone|build_encoder|load_model|instantiate")
 MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
 
 # A library function building a layer by its name (`build_conv_layer`, `build_norm_layer(cfg, c)[1]`, `build_mlp`).

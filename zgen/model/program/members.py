@@ -1272,6 +1272,11 @@ class _FactsReader:
             return self.classify(call.args[0].value)
         if "." not in written and written in self.index.skeleton.functions:
             return self._returned(self.index.function_info(written), call)  # def Linear(...): ...; return m
+        if "." not in written and (nested := self._nested_function(written)) is not None:
+            # `def embedding(): return Embed(n, d)` inside `__init__`, then `self.query_lt = embedding()`
+            found = [self.classify(r.value) for r in walk(nested.body) if isinstance(r, cst.Return) and r.value]
+            if found and all(kind in (Kind.MODULE, Kind.CONTAINER) for kind, _ in found):
+                return found[0][0], tuple(dict.fromkeys(c for _, classes in found for c in classes))
         # a function of another file building what it returns, also one named like a class, `SNLinear(d, 1)` of
         # `def SNLinear(*a): return spectral_norm(nn.Linear(*a))` (a class of that name is a module base, above)
         external = self.index.external_function(qualified) if self.resolve else None
@@ -1398,6 +1403,13 @@ class _FactsReader:
             return returned
         return [(kind, tuple(owner.global_name(c) for c in classes)) for kind, classes in returned]
 
+    def _nested_function(self, name: str) -> cst.FunctionDef | None:
+        """The function `name` defined inside the method read (one of its local helpers), if any."""
+        node = self.method.node if self.method is not None else None
+        if node is None or f"def {name}(" not in self.method.text:
+            return None
+        return next((f for f in walk(node.body) if isinstance(f, cst.FunctionDef) and f.name.value == name), None)
+
     def _returned(self, method: MethodInfo | None, call: cst.Call) -> tuple[Kind, tuple[str, ...]]:
         if method is None:
             return Kind.VALUE, ()
@@ -1421,7 +1433,11 @@ class _FactsReader:
                     out += tuple(c for c in self._module_classes(element.value) if c not in out)
             return out
         if isinstance(value, cst.Call) and (call_name(value) or "").endswith(("OrderedDict", "dict")) and value.args:
-            return self._elements(value.args[0].value)
+            out = ()  # `dict([("a", Mod())])`, `dict(drop=nn.Dropout(p), h=nn.ModuleList(...))`: every value given
+            for arg in value.args:
+                found = self._elements(arg.value) if arg.keyword is None else self._module_classes(arg.value)
+                out += tuple(c for c in found if c not in out)
+            return out
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
             left = self._elements(value.left)  # `[Block(c) for _ in range(n)] + [ResBlock(c) for _ in range(3)]`
             return left + tuple(c for c in self._elements(value.right) if c not in left)

@@ -9,6 +9,7 @@ from ..analysis.built import built_module
 from ..analysis.effects import RUNS, argument_effects, inherited_argument_effects
 from ..program.holds import module_arguments, module_like_name
 from ..analysis.flow import Flat, flat_of
+from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params
 from ..program.tree import access_path, call_name, code_of, cst
@@ -16,16 +17,18 @@ from .rule import Report, Rule
 
 # `net = nn.Sequential(`, `trunk = Encoder(`: a local bound to what may be a module construction.
 _LOCAL_BUILT = re.compile(r"^[ \t]*([a-z_]\w*)\s*=\s*(?:[a-z_]\w*\.)*[A-Z]\w*\(", re.MULTILINE)
+# `m = build_ts_model(...)`: a local bound to a model a builder makes (`known.MODEL_BUILDERS`).
+_LOCAL_MODEL = re.compile(r"^[ \t]*([a-z_]\w*)\s*=\s*(?:[a-z_]\w*\.)*([a-z_]\w*)\(", re.MULTILINE)
 # `self(`, `self.forward(`, `self.<child>(`, `self.<child>[i](`, `self.<child>.forward(`.
 _CALLS_SELF = re.compile(r"self(?<!\wself)(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
 # `output_dim(self.features, ...)`: a function of the program (a bare lower-case name, no builtin) handed a child of
-# `self` first.
+# `self`.
 # `self._calc_input_size(shape, self.cnn)`: a method of the module handed a child.
 _HANDS_CHILD_TO_METHOD = re.compile(r"self(?<!\wself)\.[a-z_]\w*\([^()\n]*?(?<![\w.])self\.\w+\s*[,)]")
 _HANDS_CHILD = re.compile(
     r"(?<![\w.])(?!(?:enumerate|len|list|tuple|zip|iter|isinstance|getattr|setattr|hasattr|super|print|sorted|sum|any|all"
     r"|max|min|type|id|str|repr|int|float|dict|set|next|reversed|map|filter|callable|vars)\()"
-    r"[a-z_]\w*\(\s*self\.\w+\s*[,)]"
+    r"[a-z_]\w*\([^()]*?(?<![\w.])self\.\w+\s*[,)]"  # (first, later or by keyword: `out_dim(c, model=self.cnn)`)
 )
 # nn.Module's own API, called on `self` in `__init__` without running a forward.
 _MODULE_API = frozenset(
@@ -40,8 +43,9 @@ def _may_run_forward(cls: ClassInfo, text: str) -> bool:
     """Text test before parsing: a call of `self`, `self.forward` or an attribute that is no method of the class,
     or of a local bound to a construction (`net = nn.Sequential(...)` ... `net(probe)`), or a call of a function
     that is handed a child first (`output_dim(self.features, shape)`)."""
-    for match in _LOCAL_BUILT.finditer(text):
-        if re.search(r"(?<![\w.])" + match.group(1) + r"\s*\(", text[match.end():]):
+    built = [m for m in _LOCAL_MODEL.finditer(text) if m.group(2) in known.MODEL_BUILDERS]
+    for match in (*_LOCAL_BUILT.finditer(text), *built):
+        if re.search(r"(?<![\w.])" + match.group(1) + r"(?:\[[^\]\n]*\])?\s*\(", text[match.end():]):
             return True
     if _HANDS_CHILD.search(text) or _HANDS_CHILD_TO_METHOD.search(text) or _calls_an_argument(text):
         return True
@@ -304,8 +308,9 @@ def _built_callee(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
     """`self`, a child built before `call`, a module handed to the constructor or a local module built there, when
     `call` runs it: its text."""
     path = access_path(func)
-    if path is not None and path.root != "self" and not path.parts:
-        # `net = nn.Sequential(nn.Conv2d(...), ...)` then `net(probe)`: a local module, partitioned once built
+    if path is not None and path.root != "self" and path.parts in ((), ("[]",)):
+        # `net = nn.Sequential(nn.Conv2d(...), ...)` then `net(probe)` (or its first stage, `net[0](probe)`): a
+        # local module, partitioned once built
         if _local_module(index, method, flat, path.root, call):
             return f"`{code_of(func)}(...)`"
         # `embed(ids)` of `def __init__(self, embed: nn.Embedding)`: a module its caller built, partitioned then
@@ -343,10 +348,12 @@ def _local_module(index: ModelIndex, method: MethodInfo, flat: Flat, name: str, 
         if type(node) is cst.Assign and method.order.get(id(node), 0) < position:
             if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
                 kind, classes = classify(index, node.value) if isinstance(node.value, cst.Call) else (Kind.VALUE, ())
-                # (a container of layers we cannot name, `nn.Sequential(*layers)`, may hold parameters)
+                # (a container of layers we cannot name, `nn.Sequential(*layers)`, may hold parameters; so does a
+                # model a builder makes, `build_ts_model(arch, c_in)`)
                 built = kind in (Kind.MODULE, Kind.CONTAINER) and (
                     any(has_params(index, c) for c in classes)
-                    or (kind == Kind.CONTAINER and all(c == UNKNOWN_CLASS for c in classes)))
+                    or (kind == Kind.CONTAINER and all(c == UNKNOWN_CLASS for c in classes))
+                ) or kind == Kind.UNKNOWN and (call_name(node.value) or "").rsplit(".", 1)[-1] in known.MODEL_BUILDERS
     return built
 
 

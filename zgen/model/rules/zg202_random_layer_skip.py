@@ -8,7 +8,7 @@ from ..analysis.divergence import Divergence, message
 from ..analysis.script import divergences, script_divergences
 from ..analysis.state import state_trigger
 from ..analysis.flow import SAME_ITEMS
-from ..analysis.taint import DATA, HOST_RANDOM, RANDOM, draw_trigger, draws_in
+from ..analysis.taint import DATA, HOST_RANDOM, RANDOM, draw_kind, draw_trigger, draws_in
 from ..program.index import ClassInfo, ModelIndex
 from ..program.members import facts_of
 from ..program.tree import access_path, code_of, cst, walk
@@ -281,6 +281,17 @@ class Adapter(nn.Module):
         random_lists = {name for name, info in index.classes.items() if _iterates_at_random(index, info)}
         if not random_lists:
             return
+        for name in sorted(random_lists):  # the container itself: where it decides which layers it hands out
+            info = index.classes[name]
+            iterate = info.method("__iter__")
+            at = _iteration_gate(index, iterate.node) if info.is_module and iterate is not None else None
+            if at is not None:
+                message = (
+                    f"`{name}.__iter__` hands out only the layers a random draw keeps (`{code_of(at, limit=60)}`), "
+                    "so every loop over it runs layers chosen per rank; ranks run different layers and hang in "
+                    "their parameter all-gathers"
+                )
+                yield self.finding(index, iterate.snippet, at, message, _HELP)
         for cls, method in index.methods("forward"):
             members = [m for m in facts_of(cls).members.values() if any(c in random_lists for c in m.classes)]
             if not members or method.node is None:
@@ -314,6 +325,17 @@ def _iterated(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _PASS_THROUGH:
         return [inner for arg in expr.args for inner in _iterated(arg.value)]
     return [expr]
+
+
+def _iteration_gate(index: ModelIndex, node: cst.FunctionDef | None) -> cst.CSTNode | None:
+    """In a container's `__iter__`, the test that decides whether a layer is yielded (`if dropout_probs[i] > p:
+    yield m`), else the random draw that picks the layers it returns."""
+    if node is None:
+        return None
+    for found in walk(node):
+        if isinstance(found, cst.If) and any(isinstance(n, cst.Yield) for n in walk(found.body)):
+            return found.test
+    return next((c for c in walk(node) if isinstance(c, cst.Call) and draw_kind(index, c) is not None), None)
 
 
 def _iterates_at_random(index: ModelIndex, info: ClassInfo) -> bool:

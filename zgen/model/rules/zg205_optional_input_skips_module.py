@@ -940,7 +940,9 @@ def _tower_inputs(func: ast.FunctionDef | ast.AsyncFunctionDef, maybe_absent: se
 
 
 # Labels named for what they label (`augment_labels`, `class_labels`; not the convention's bare `labels`).
-_NAMED_LABELS = re.compile(r"\w+_labels?$")
+# (or masks, which a layer runs on as an image: `self._embed_masks(masks)` of a mask prompt; not the attention or
+# padding masks of the calling convention)
+_NAMED_LABELS = re.compile(r"\w+_labels?$|(?!\w*(?:attention|attn|padding|causal))\w*masks?(?:_inputs?)?$")
 
 
 def _embedded_labels(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
@@ -952,7 +954,7 @@ def _embedded_labels(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[st
     return {
         a.id for call in ast.walk(func) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
         and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
-        for a in call.args if isinstance(a, ast.Name) and a.id in labels
+        for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id in labels and (i == 0 or "mask" not in a.id)
     }
 
 
@@ -1339,6 +1341,11 @@ class _Runs:
             name = parts[0]
             if name not in ("forward", "__call__") and self.helpers.helper_runs_modules(name):
                 return {f"self.{name}()"}
+            if module_like_name(name) and self.cls.inherited_method(name) is None and self._stood_in(call):
+                # `prev_enc if prev_enc is not None else self.encoder(*xs)` in a base class whose subclasses build
+                # `self.encoder`: a module of a class no file here names, whose output the optional input stands in for
+                self.unseen.add(f"self.{name}")
+                return {f"self.{name}"}
             return set()
         if parts[-1] in ("forward", "__call__"):
             parts = parts[:-1]

@@ -1,0 +1,152 @@
+"""Modules a constructor builds through something other than a plain constructor call: a `dict(...)` of keyword
+layers in a `ModuleDict`, a function nested in `__init__`, a model builder of any model kind (`build_ts_model`), and
+a child handed by keyword to a function that runs it. Each is partitioned once built under `zero.Init`, so what
+`__init__` then does to it is a hazard; the look-alikes touch only what is not built yet."""
+
+from __future__ import annotations
+
+import textwrap
+
+from zgen.model import check_source
+
+
+def found(source: str) -> list[tuple[str, int]]:
+    return [(f.code, f.line) for f in check_source("m.py", textwrap.dedent(source))]
+
+
+# minGPT as rllib and others vendor it: every child sits in a `ModuleDict(dict(...))` of keyword layers.
+KEYWORD_DICT = """
+import math
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_proj = nn.Linear(64, 64)
+
+    def forward(self, x):
+        return self.c_proj(x)
+
+class GPT(nn.Module):
+    def __init__(self, n_layer):
+        super().__init__()
+        self.transformer = nn.ModuleDict(
+            dict(drop=nn.Dropout(0.1), h=nn.ModuleList([Block() for _ in range(n_layer)]), ln_f=nn.LayerNorm(64))
+        )
+        for pn, p in self.named_parameters():
+            if pn.endswith("c_proj.weight"):
+                torch.nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * n_layer))
+
+    def forward(self, x):
+        for block in self.transformer.h:
+            x = block(x)
+        return self.transformer.ln_f(x)
+"""
+
+
+def test_layers_given_to_a_module_dict_by_keyword_are_children():
+    assert found(KEYWORD_DICT) == [("ZG103", 22)]
+
+
+def test_a_module_dict_of_parameterless_layers_only_is_no_child_with_parameters():
+    source = KEYWORD_DICT.replace("h=nn.ModuleList([Block() for _ in range(n_layer)]), ln_f=nn.LayerNorm(64)",
+                                  "act=nn.GELU()")
+    assert [code for code, _ in found(source) if code == "ZG103"] == []
+
+
+# A local helper of `__init__` builds each embedding table; the forward reads one table's weight unhooked.
+NESTED_BUILDER = """
+from torch import nn
+
+class Embed(nn.Embedding):
+    pass
+
+class MemNN(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+
+        def embedding():
+            return Embed(n, d)
+
+        self.query_lt = embedding()
+        self.answer_embedder = embedding()
+
+    def forward(self, xs, cands=None):
+        state = self.query_lt(xs)
+        if cands is not None:
+            return state, self.answer_embedder(cands)
+        return state, self.answer_embedder.weight
+"""
+
+
+def test_a_function_nested_in_init_builds_the_module_it_returns():
+    assert ("ZG301", 21) in found(NESTED_BUILDER)
+
+
+def test_a_nested_function_returning_a_value_builds_no_module():
+    source = NESTED_BUILDER.replace("return Embed(n, d)", "return n * d").replace(
+        "return state, self.answer_embedder.weight", "return state, None")
+    assert [code for code, _ in found(source) if code.startswith("ZG3")] == []
+
+
+# A model builder of another file (`build_ts_model`), the built model's first stage run on a probe input to size
+# a head; and a child handed by keyword to a function that runs it.
+PROBED = """
+import torch
+from torch import nn
+from .core import build_ts_model
+
+def out_dim(c: int, model_cnn: nn.Module) -> int:
+    with torch.no_grad():
+        return model_cnn(torch.zeros(1, c, 8, 8)).flatten().shape[0]
+
+class Multi(nn.Module):
+    def __init__(self, feats, c_out):
+        super().__init__()
+        nf = 0
+        for feat in feats:
+            m = build_ts_model(feat, c_out)
+            with torch.no_grad():
+                nf += m[0](torch.randn(1, feat, 10)).shape[1]
+        self.head = nn.Linear(nf, c_out)
+
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.cnn = nn.Sequential(nn.Conv2d(c, 4, 3), nn.ReLU())
+        self.dim = out_dim(c=c, model_cnn=self.cnn)
+        self.fc = nn.Linear(self.dim, 1)
+"""
+
+
+def test_a_built_model_or_child_run_on_a_probe_in_init():
+    assert found(PROBED) == [("ZG110", 17), ("ZG110", 24)]
+
+
+def test_a_builder_of_something_else_or_a_child_handed_to_a_sizer_is_no_run():
+    source = PROBED.replace("build_ts_model(feat, c_out)", "get_ts_config(feat, c_out)").replace(
+        "return model_cnn(torch.zeros(1, c, 8, 8)).flatten().shape[0]", "return c * 8")
+    assert found(source) == []
+
+
+# A helper handed a layer built right there, written over two lines: reported from the helper's call.
+OVER_LINES = """
+import torch
+from torch import nn
+
+def layer_init(layer, std=1.0):
+    torch.nn.init.orthogonal_(layer.weight, std)
+    return layer
+
+class Policy(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.decoder = layer_init(
+            nn.Linear(d, n), std=0.01)
+"""
+
+
+def test_a_helper_call_over_two_lines_spans_both():
+    [finding] = [f for f in check_source("m.py", textwrap.dedent(OVER_LINES)) if f.code == "ZG103"]
+    assert (finding.line, finding.end_line) == (12, 13)
