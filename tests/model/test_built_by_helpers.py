@@ -150,3 +150,40 @@ class Policy(nn.Module):
 def test_a_helper_call_over_two_lines_spans_both():
     [finding] = [f for f in check_source("m.py", textwrap.dedent(OVER_LINES)) if f.code == "ZG103"]
     assert (finding.line, finding.end_line) == (12, 13)
+
+
+def test_a_nested_function_calling_itself_is_read_without_end():
+    source = """
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+
+            def build(k):
+                return build(k - 1) if k else nn.Linear(4, 4)
+
+            self.a = build(n)
+    """
+    assert found(source) == []
+
+
+def test_a_function_returning_a_factory_builds_no_module_itself():
+    # `get_subnet_constructor` returns its nested `subnet`, a factory: calling what it returns builds, runs nothing
+    source = """
+    from torch import nn
+
+    def get_subnet_constructor(reduction):
+        def subnet(dims_in, dims_out):
+            return nn.Sequential(nn.Linear(dims_in, dims_in // reduction), nn.Linear(dims_in // reduction, dims_out))
+
+        return subnet
+
+    class Coupling(nn.Module):
+        def __init__(self, channels):
+            super().__init__()
+            self.split = channels // 2
+            make = get_subnet_constructor(2)
+            self.f = make(self.split, channels - self.split)
+    """
+    assert found(source) == []

@@ -19,7 +19,7 @@ from typing import Protocol
 from ..program import known
 from ..program.holds import (
     argument_held_models, constructed_models, held_attributes, looked_up_models, model_containers, module_arguments,
-    module_like_name, other_objects_models, averaged_copies, set_up_containers, unwraps_itself,
+    module_like_name, other_objects_models, averaged_copies, set_up_containers, rebinds_itself, binding_text,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_method
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, class_named, classify, facts_of
@@ -188,20 +188,17 @@ class ScriptScope:
     @cached_property
     def bound_once(self) -> frozenset[str]:
         """Names this code binds exactly once (a local bound again may hold anything: `p = model` ... `p =
-        getattr(p, name)`; `module = module.module` is the same model, unwrapped, and no new binding, as is a binding
-        again to what it was first bound to or what that wraps: `model = self.model` ... `model = self.model.module`)."""
+        getattr(p, name)`; the same model again, `module = module.module` or `model = self.model.module` after `model =
+        self.model`, is no new binding: `holds.rebinds_itself`)."""
         bound: dict[str, int] = {}
         first: dict[str, str] = {}
         for node, _ctx in self.flat.nodes:
             value = node.value if type(node) is cst.Assign else None
-            text = code_of(value, limit=200) if isinstance(value, (cst.Name, cst.Attribute)) else ""
             for target in targets_of(node)[0]:
                 for name in bound_names(target):
-                    again = first.get(name)
-                    if unwraps_itself(value, name) or again and text in (again, f"{again}.module"):
-                        continue
-                    bound[name] = bound.get(name, 0) + 1
-                    first.setdefault(name, text)
+                    if not rebinds_itself(value, name, first.get(name)):
+                        bound[name] = bound.get(name, 0) + 1
+                        first.setdefault(name, binding_text(value))
         return frozenset(name for name, count in bound.items() if count == 1)
 
     @cached_property

@@ -40,7 +40,8 @@ from .tree import access_path, call_name, code_of, cst, dotted, parameter_names,
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
-    "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "patched_forward",
+    "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "rebinds_itself",
+    "binding_text", "patched_forward",
 ]
 
 # Methods only an `nn.Module` has: calling one on a name says it holds a module.
@@ -297,6 +298,18 @@ def unwraps_itself(value: cst.BaseExpression | None, name: str) -> bool:
         and value.value.value == name
 
 
+def binding_text(value: cst.BaseExpression | None) -> str:
+    """The text of a name or attribute a local is bound to (`self.model`), else empty: what `rebinds_itself` compares."""
+    return code_of(value, limit=200) if isinstance(value, (cst.Name, cst.Attribute)) else ""
+
+
+def rebinds_itself(value: cst.BaseExpression | None, name: str, first: str | None) -> bool:
+    """Is binding `name` to `value` no new binding: the model its wrapper wraps (`module = module.module`), or what it
+    was first bound to (`first`, its `binding_text`) or what that wraps (`model = self.model` ... `model =
+    self.model.module`)?"""
+    return unwraps_itself(value, name) or bool(first) and binding_text(value) in (first, f"{first}.module")
+
+
 def _unpacked_models(function: cst.FunctionDef, given: set[str]) -> list[str]:
     """Locals the function unpacks from one of its arguments (`model, loss, evaluator = training_modules`) and binds
     nowhere else, named as modules are: what the caller handed in, as an argument of that name is."""
@@ -312,14 +325,16 @@ def _unpacked_models(function: cst.FunctionDef, given: set[str]) -> list[str]:
 
 def _assigned_once(function: cst.FunctionDef) -> frozenset[str]:
     """Names the function's assignments bind exactly once (`module = module.module`, the same model unwrapped, is no
-    new binding)."""
+    new binding: `rebinds_itself`)."""
     bound: dict[str, int] = {}
+    first: dict[str, str] = {}
     for node in walk(function.body):
         if type(node) is cst.Assign:
             for target in node.targets:
                 for name in _target_names(target.target):
-                    if not unwraps_itself(node.value, name):
+                    if not rebinds_itself(node.value, name, first.get(name)):
                         bound[name] = bound.get(name, 0) + 1
+                        first.setdefault(name, binding_text(node.value))
     return frozenset(name for name, count in bound.items() if count == 1)
 
 

@@ -26,7 +26,7 @@ from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .size import upper_bound
 from .tree import (
     Path, access_path, call_name, chain_root, choice_leaves, code_of, const_str, cst, dotted, parameter_names,
-    union_members, walk,
+    union_members, walk, walk_own,
 )
 
 __all__ = [
@@ -249,7 +249,7 @@ def _returned_by(
     kind, classes = Kind.VALUE, ()
     handed_back: tuple[tuple[int, str], ...] = ()  # the first `return` handing back arguments as given
     unread = False  # a `return` of what no class tells (`_FACTORIES[kind](d)`)
-    for stmt in walk(node.body):
+    for stmt in walk_own(node.body):  # (not a nested function's: `return subnet` hands back a factory)
         if not isinstance(stmt, cst.Return) or stmt.value is None:
             continue
         value = stmt.value
@@ -1272,9 +1272,14 @@ class _FactsReader:
             return self.classify(call.args[0].value)
         if "." not in written and written in self.index.skeleton.functions:
             return self._returned(self.index.function_info(written), call)  # def Linear(...): ...; return m
-        if "." not in written and (nested := self._nested_function(written)) is not None:
-            # `def embedding(): return Embed(n, d)` inside `__init__`, then `self.query_lt = embedding()`
-            found = [self.classify(r.value) for r in walk(nested.body) if isinstance(r, cst.Return) and r.value]
+        if "." not in written and self._depth <= 8 and (nested := self._nested_function(written)) is not None:
+            # `def embedding(): return Embed(n, d)` inside `__init__`, then `self.query_lt = embedding()` (followed
+            # as deep as callables are: a nested function may call itself)
+            self._depth += 1
+            try:
+                found = [self.classify(r.value) for r in walk(nested.body) if isinstance(r, cst.Return) and r.value]
+            finally:
+                self._depth -= 1
             if found and all(kind in (Kind.MODULE, Kind.CONTAINER) for kind, _ in found):
                 return found[0][0], tuple(dict.fromkeys(c for _, classes in found for c in classes))
         # a function of another file building what it returns, also one named like a class, `SNLinear(d, 1)` of

@@ -102,6 +102,7 @@ __all__ = [
     "parse_snippet",
     "code_of",
     "walk",
+    "walk_own",
     "children",
     "forget_children",
     "dotted",
@@ -219,6 +220,18 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         kids = kept[1] if kept is not None and kept[0] is current else children(current)
         if kids:
             stack.extend(reversed(kids))
+
+
+def walk_own(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and its descendants, pre-order, but not inside the functions and classes it defines: what runs when
+    `node` does (a nested `def`'s `return` is that function's)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current is not node and isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(reversed(children(current)))
 
 
 @dataclasses.dataclass(eq=False)

@@ -954,7 +954,8 @@ def _embedded_labels(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[st
     return {
         a.id for call in ast.walk(func) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
         and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
-        for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id in labels and (i == 0 or "mask" not in a.id)
+        for i, a in enumerate(call.args)
+        if isinstance(a, ast.Name) and a.id in labels and (i == 0 or "mask" not in a.id)  # (a mask as the input)
     }
 
 
