@@ -299,7 +299,8 @@ def unwraps_itself(value: cst.BaseExpression | None, name: str) -> bool:
 
 
 def binding_text(value: cst.BaseExpression | None) -> str:
-    """The text of a name or attribute a local is bound to (`self.model`), else empty: what `rebinds_itself` compares."""
+    """The text of a name or attribute a local is bound to (`self.model`), else empty (what `rebinds_itself`
+    compares)."""
     return code_of(value, limit=200) if isinstance(value, (cst.Name, cst.Attribute)) else ""
 
 
