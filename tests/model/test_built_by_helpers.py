@@ -187,3 +187,36 @@ def test_a_function_returning_a_factory_builds_no_module_itself():
             self.f = make(self.split, channels - self.split)
     """
     assert found(source) == []
+
+
+# A layer `__init__` built into a local and handed to a library initialiser: by a name that says so, or any public
+# function of a library module named for initialisers (fvcore's `weight_init`).
+LOCAL_INIT = """
+import fvcore.nn.weight_init as weight_init
+from mmcv.cnn import normal_init
+from torch import nn
+
+class FPN(nn.Module):
+    def __init__(self, in_channels, d):
+        super().__init__()
+        self.laterals = nn.ModuleList()
+        for c in in_channels:
+            lateral = nn.Conv2d(c, d, 1)
+            weight_init.c2_xavier_fill(lateral)
+            self.laterals.append(lateral)
+        out = nn.Conv2d(d, d, 3, padding=1)
+        normal_init(out, std=0.01)
+        self.out = out
+
+    def forward(self, xs):
+        return [self.out(conv(x)) for conv, x in zip(self.laterals, xs)]
+"""
+
+
+def test_a_local_layer_handed_to_an_initialiser_after_it_was_built():
+    assert found(LOCAL_INIT) == [("ZG103", 12), ("ZG103", 15)]
+
+
+def test_a_local_layer_handed_to_something_else_is_not_initialised():
+    source = LOCAL_INIT.replace("weight_init.c2_xavier_fill(lateral)", "weight_init._check(lateral)")
+    assert found(source.replace("normal_init(out, std=0.01)", "describe(out)")) == []

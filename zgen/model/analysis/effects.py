@@ -1309,8 +1309,10 @@ def _initialiser_by_name(index: ModelIndex, call: cst.Call, name: str | None) ->
     head, last = name.partition(".")[0], name.rsplit(".", 1)[-1]
     if head not in index.imports:
         return []
-    if _INITIALISER_NAME.fullmatch(last):
-        return [(0, frozenset({INIT}))]
+    module = index.qualify(name).rpartition(".")[0]
+    if _INITIALISER_NAME.fullmatch(last) or not last.startswith("_") and not module.startswith("torch.") and \
+            _INITIALISERS_MODULE.search(module):
+        return [(0, frozenset({INIT}))]  # (torch's `nn.init` initialises the tensor it is handed: read elsewhere)
     if _TARGET_UPDATE_NAME.fullmatch(last) and len(call.args) >= 2 and call.args[1].keyword is None:
         # `soft_update(target, source, tau)`, `polyak_update(params, target_params, tau)`: one model's parameters
         # blended into (or copied onto) another's
@@ -1324,6 +1326,9 @@ def _initialiser_by_name(index: ModelIndex, call: cst.Call, name: str | None) ->
 # A library function's name saying it initialises the module it is handed (`normal_init`, `kaiming_init`,
 # `default_init_weights`, `initialize_weights`).
 _INITIALISER_NAME = re.compile(r"(?:[a-z0-9]+_)+init|_?(?:[a-z0-9]+_)*init(?:iali[sz]e)?_weights?")
+# ... or one of a library module named for initialisers (`weight_init.c2_xavier_fill(conv)` of fvcore's
+# `fvcore.nn.weight_init`, `initializers.lecun_normal(m)`).
+_INITIALISERS_MODULE = re.compile(r"(?:^|\.)\w*init(?:iali[sz](?:ers?|ation))?$")
 # ... or that it updates a target network from another (RL's soft, polyak and hard updates): the target is handed
 # first, the source second (`soft_update(target, source, tau)`), except polyak's, which takes the source first.
 _TARGET_UPDATE_NAME = re.compile(r"(?:soft|polyak|hard)_update(?:_\w+)?|update_target(?:_\w+)?")

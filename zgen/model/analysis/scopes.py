@@ -134,7 +134,8 @@ def _worth_reading(index: ModelIndex, scope: Scope, cls: ClassInfo, method: Meth
         return (may or _mentions_helper(index, cls, text) or _mentions_kept_parameters(index, cls, text)
                 or _hands_argument(index, text))
     if scope is Scope.INIT:
-        return may or _hands_module(text) or _HANDS_OWN.search(text) is not None or _hands_made_to_walker(index, text)
+        return may or _hands_module(text) or _HANDS_OWN.search(text) is not None or _hands_made_to_walker(index, text) \
+            or _hands_built_local(text)
     hands = scope in (Scope.LATE, Scope.ENTRY) and (_hands_module(text) or _HANDS_OWN.search(text) is not None)
     if not (may or hands or scope is Scope.ENTRY and _mentions_own_param(index, cls, text)):
         return False
@@ -253,6 +254,17 @@ _HANDS_SELF = re.compile(
 
 # `for emb in self.emb: init_layer(emb, ...)`: a submodule, by its loop variable, handed to a function.
 _HANDS_ALIAS = re.compile(r"for (\w+) in [\[(]?\s*self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\1\s*[,)]")
+# `conv = nn.Conv2d(c, d, 3)` (or `Conv2d(...)`): a local bound to a construction, then handed to a function first
+_BUILT_LOCAL = re.compile(r"^[ \t]*([a-z_]\w*)[ \t]*=[ \t]*(?:[a-z_]\w*\.)*[A-Z]\w*\(", re.M)
+
+
+def _hands_built_local(text: str) -> bool:
+    """Text test: a local bound to a construction handed first to a lower-case function (`normal_init(conv)`,
+    `weight_init.c2_xavier_fill(lateral_conv)`)?"""
+    return any(
+        re.search(r"(?<![\w.])(?:[a-z_]\w*\.)*[a-z_]\w*\(\s*" + m.group(1) + r"\s*[,)]", text[m.end():])
+        for m in _BUILT_LOCAL.finditer(text)
+    )
 
 
 def _mentions_helper(index: ModelIndex, cls: ClassInfo, text: str) -> bool:

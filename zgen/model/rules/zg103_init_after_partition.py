@@ -628,7 +628,9 @@ def _message(access: ParamAccess) -> str:
             f"`{access.via.name}(...)` walks `{what}` in `__init__` and initialises the parameters of the children "
             f"built before it; under `deepspeed.zero.Init` each child is partitioned once built and the writes are lost"
         )
-    if access.via.reach is Reach.PASSED and isinstance(access.node, cst.Call):  # `zero_init(nn.Linear(d, d))`
+    built_here = isinstance(access.node, cst.Name) and access.first is not None and access.first.name == what
+    if access.via.reach is Reach.PASSED and (isinstance(access.node, cst.Call) or built_here):
+        # `zero_init(nn.Linear(d, d))`, `normal_init(conv)` of a local `conv = nn.Conv2d(...)` built there
         return (
             f"`{access.via.name}()` initialises the parameters of `{what}` right after it was built in `__init__`; "
             f"under `deepspeed.zero.Init` `{what}` is partitioned as soon as its own `__init__` returns, so the "
