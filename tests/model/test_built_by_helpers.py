@@ -220,3 +220,41 @@ def test_a_local_layer_handed_to_an_initialiser_after_it_was_built():
 def test_a_local_layer_handed_to_something_else_is_not_initialised():
     source = LOCAL_INIT.replace("weight_init.c2_xavier_fill(lateral)", "weight_init._check(lateral)")
     assert found(source.replace("normal_init(out, std=0.01)", "describe(out)")) == []
+
+
+# An agent builds its model and hands an embedding table to a method of its own that writes pretrained rows in.
+AGENT = """
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.embeddings = nn.Embedding(n, d)
+
+    def forward(self, x):
+        return self.embeddings(x)
+
+class Agent:
+    def __init__(self, opt):
+        self.opt = opt
+        self.model = self.build_model()
+
+    def _copy_embeddings(self, weight, kind):
+        for i in range(10):
+            weight.data[i] = torch.zeros(8)
+
+    def build_model(self):
+        model = Model(100, 8)
+        if self.opt["embedding_type"] != "random":
+            self._copy_embeddings(model.embeddings.weight, self.opt["embedding_type"])
+        return model
+"""
+
+
+def test_a_built_models_parameter_handed_to_an_own_method_that_writes_it():
+    assert found(AGENT) == [("ZG101", 25)]
+
+
+def test_an_own_method_that_only_logs_what_it_is_handed_writes_nothing():
+    assert found(AGENT.replace("weight.data[i] = torch.zeros(8)", "print(kind, i)")) == []

@@ -1441,13 +1441,27 @@ def _callee_writes(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, 
     `def rescale(param, i): param.div_(i)` then `rescale(layer.proj.weight.data, i)`; `init_lecun_normal(w)`
     from a package's initialisers, which ends in `tensor.normal_(0, std)`.
     """
-    if arg.star or name.partition(".")[0] in ("self", "cls", "super"):
+    if arg.star:
         return False
-    found = resolve_function(index, flat, name)
+    receiver, _, method = name.partition(".")
+    if receiver == "self" and method and "." not in method:
+        # `self._copy_embeddings(model.encoder.embeddings.weight, kind)`: a method of the class (or of a base in
+        # another file), read like a function but for `self`
+        owner = _flat_owner(index, flat)
+        target = owner.inherited_method(method) if owner is not None else None
+        if target is None or target.node is None or method.startswith("__"):
+            return False
+        found = (target.index, target.node)
+    elif receiver in ("self", "cls", "super"):
+        return False
+    else:
+        found = resolve_function(index, flat, name)
     if found is None:
         return False
     index, func = found
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if receiver == "self":
+        params = params[1:]
     if arg.keyword is not None:
         target = arg.keyword.value
     else:
