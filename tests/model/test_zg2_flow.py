@@ -470,8 +470,10 @@ class Residual(nn.Module):
 """
 
 
-def test_single_layer_gated_on_the_input_alone_clean() -> None:
-    assert _zg2(HEADER + SETTING_LAYER.format(test="context is not None")) == []
+def test_single_layer_gated_on_the_input_alone_found() -> None:
+    # built under a setting or not, a rank called without the context skips the layer's gather
+    found = _zg2(HEADER + SETTING_LAYER.format(test="context is not None"))
+    assert [f.code for f in found] == ["ZG205"], found
 
 
 def test_single_layer_built_under_a_setting_gated_on_both_found() -> None:

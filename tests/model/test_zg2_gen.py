@@ -47,8 +47,17 @@ def test_a_layer_kept_gathered_by_its_size_gathers_nothing_when_skipped():
     assert codes(OPTIONAL_LAYER.format(layer="nn.Linear(16, 16)")) == []
 
 
-def test_a_layer_built_under_a_setting_and_gated_on_the_input_alone_is_the_callers_convention():
+def test_a_layer_built_under_a_setting_and_gated_on_the_input_alone_still_skips_per_rank():
+    # (a caller may pass the input on some ranks only, whatever built the layer: espnet's HiFi-GAN `global_conv`)
     source = OPTIONAL_LAYER.format(layer="nn.Linear(dim, dim) if dim > 8 else None")
+    assert codes(source) == ["ZG205"]
+
+
+def test_a_layer_built_under_a_setting_whose_input_the_setting_asserts_is_the_configuration():
+    source = OPTIONAL_LAYER.format(layer="nn.Linear(dim, dim) if dim > 8 else None").replace(
+        "        x = self.proj(x)\n",
+        "        x = self.proj(x)\n        if self.cond is not None:\n            assert context is not None\n"
+        "        else:\n            assert context is None\n")
     assert codes(source) == []
 
 

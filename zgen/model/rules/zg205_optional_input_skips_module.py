@@ -1239,22 +1239,16 @@ class _Runs:
         self.paired: set[str] = set()  # loop variables taking an optional input's items beside a container's blocks
 
     def towers_or_inputs(self, skipped: set[str], test: ast.expr) -> set[str]:
-        """The skipped calls that count: towers, helpers, and single layers run on an optional input, unless the
-        layer is built only under a setting and the test asks for the input alone (`if self.context_size is not None:
-        self.context = nn.Linear(...)` ... `if context is not None: self.context(context)`: the input comes with the
-        setting, the caller's convention; `exists(edges) and exists(self.edge_emb)` says it comes without it too)."""
-        tested = {".".join(path) for n in ast.walk(test) if (path := self_path(n))}
+        """The skipped calls that count: towers, helpers, and single layers run on an optional input or whose output
+        it stands in for, also a layer built only under a setting (`if self.context_size is not None: self.context =
+        nn.Linear(...)` ... `if context is not None: self.context(context)`): a caller that passes the input on some
+        ranks and not on others skips its gather all the same."""
         given = self.on_inputs | self.stood_in
         names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)} & self.inputs
         if names and names <= self.entries:
             # a batch's entry is weaker evidence than a declared optional input: only members known to be modules
             skipped = skipped - self.unseen
-        return {
-            name for name in skipped
-            if name not in self.singles
-            or (name in given and not _built_under_setting(self.cls, name[5:]))
-            or (name in given and name[5:] in tested)
-        }
+        return {name for name in skipped if name not in self.singles or name in given}
 
     def linked(self, skipped: set[str], parts: list[ast.AST]) -> set[str]:
         """Of the `skipped` calls, those that `parts` make on a value computed from an optional input (any argument:
@@ -1645,42 +1639,6 @@ def _substituted(stmt: ast.If, name: str) -> bool:
         if outputs and outputs & bound(other, False):
             return True
     return False
-
-
-def _built_under_setting(cls: ClassInfo, name: str) -> bool:
-    """Is `self.<name>` built in `__init__` only under a test (`if self.context_size is not None: self.context =
-    ...`, `self.emb = nn.Embedding(...) if n else None`)?"""
-    for method in cls.init_methods:
-        if f"self.{name}" not in method.text:
-            continue
-        func = ast_function(method)
-        if func is None:
-            continue
-        if _assigns(func.body, name) == "some":
-            return True
-    return False
-
-
-def _assigns(block: list[ast.stmt], name: str) -> str:
-    """Whether a block assigns `self.<name>` on every path ("all"), on some ("some") or on none ("none"); a value
-    `X if c else None` counts as some."""
-    found = "none"
-    for stmt in block:
-        if isinstance(stmt, ast.Assign) and any(self_path(t) == (name,) for t in stmt.targets):
-            value = stmt.value
-            if isinstance(value, ast.IfExp) and any(
-                isinstance(side, ast.Constant) and side.value is None for side in (value.body, value.orelse)
-            ):
-                found = "some" if found == "none" else found
-            else:
-                return "all"
-        elif isinstance(stmt, ast.If):
-            body, other = _assigns(stmt.body, name), _assigns(stmt.orelse, name)
-            if body == other == "all":
-                return "all"
-            if "none" not in (body, other) or body != other:
-                found = "some" if found == "none" else found
-    return found
 
 
 def _replaced_by_inputs(nodes: tuple[ast.AST, ...], optional: set[str]) -> frozenset[int]:
