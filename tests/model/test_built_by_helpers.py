@@ -258,3 +258,34 @@ def test_a_built_models_parameter_handed_to_an_own_method_that_writes_it():
 
 def test_an_own_method_that_only_logs_what_it_is_handed_writes_nothing():
     assert found(AGENT.replace("weight.data[i] = torch.zeros(8)", "print(kind, i)")) == []
+
+
+# A factory function defines the model class it returns (pyod's GAAL discriminators): checked like any other class.
+FACTORY_CLASS = """
+from torch import nn
+
+def create_discriminator(latent_size, data_size):
+    class Discriminator(nn.Module):
+        def __init__(self, latent_size, data_size):
+            super().__init__()
+            self.layer1 = nn.Linear(latent_size, data_size)
+            nn.init.kaiming_normal_(self.layer1.weight)
+
+        def forward(self, x):
+            return self.layer1(x)
+
+    return Discriminator(latent_size, data_size)
+"""
+
+
+def test_a_model_class_defined_in_a_factory_function_is_checked():
+    assert found(FACTORY_CLASS) == [("ZG103", 9)]
+
+
+def test_a_class_in_a_function_initialising_its_own_parameter_is_fine():
+    source = FACTORY_CLASS.replace("self.layer1 = nn.Linear(latent_size, data_size)",
+                                   "self.w = nn.Parameter(torch.empty(latent_size, data_size))")
+    source = source.replace("nn.init.kaiming_normal_(self.layer1.weight)", "nn.init.kaiming_normal_(self.w)")
+    source = source.replace("return self.layer1(x)", "return x @ self.w").replace("from torch import nn",
+                                                                                   "import torch\nfrom torch import nn")
+    assert found(source) == []

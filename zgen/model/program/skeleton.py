@@ -160,6 +160,8 @@ def _walk_top(body: list[ast.stmt], skel: Skeleton) -> None:
                     skel.classes.setdefault(inner.name, _class(inner))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             skel.functions[stmt.name] = _function(stmt)
+            for inner in _local_classes(stmt.body):  # `def create_discriminator(...): class Discriminator(...)`
+                skel.classes.setdefault(inner.name, _class(inner))
         else:
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 _record_import(stmt, skel.imports, skel.stars)
@@ -175,6 +177,19 @@ def _walk_top(body: list[ast.stmt], skel: Skeleton) -> None:
                     _walk_top(block, skel)
                 continue
             skel.script.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
+
+
+def _local_classes(body: list[ast.stmt]) -> list[ast.ClassDef]:
+    """The classes a function defines in its body (also under its if/try/with blocks, not in nested functions): a
+    factory's model class, checked as any other (a name a module-level class has keeps that one)."""
+    found: list[ast.ClassDef] = []
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            found.append(stmt)
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            for block in _blocks(stmt):
+                found += _local_classes(block)
+    return found
 
 
 def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
