@@ -289,3 +289,28 @@ def test_a_class_in_a_function_initialising_its_own_parameter_is_fine():
     source = source.replace("return self.layer1(x)", "return x @ self.w").replace("from torch import nn",
                                                                                    "import torch\nfrom torch import nn")
     assert found(source) == []
+
+
+# A child's parameter kept under a second name (`self.weight = self.linear.weight`) and initialised through it.
+TIED_INIT = """
+import torch
+from torch import nn
+
+class IdentityInitLinear(nn.Module):
+    def __init__(self, insize, outsize):
+        super().__init__()
+        self.linear = nn.Linear(insize, outsize, bias=False)
+        self.weight = self.linear.weight
+        torch.nn.init.eye_(self.weight)
+
+    def forward(self, x):
+        return self.linear(x)
+"""
+
+
+def test_a_childs_parameter_initialised_under_a_second_name():
+    assert found(TIED_INIT) == [("ZG103", 10)]
+
+
+def test_a_childs_parameter_kept_under_a_second_name_and_left_alone():
+    assert found(TIED_INIT.replace("        torch.nn.init.eye_(self.weight)\n", "")) == []

@@ -587,11 +587,12 @@ class _Finder:
             found += self._through_helper(node, path.parts[0], ctx, prop=True)
         borrowed = facts_of(self.cls).borrowed.get(path.parts[0])
         if borrowed is not None and len(path.parts) == 1 and self.members.get(path.parts[0]) is not None:
-            # `self.w = lin.weight` with `lin = nn.Linear(...)` built here: `lin`'s partitioned parameter
+            # `self.w = lin.weight` with `lin = nn.Linear(...)` built here: `lin`'s partitioned parameter (or
+            # `self.w = self.linear.weight`: the child's, tied under a second name)
             local, classes, param = borrowed
             first = Member(local, Kind.MODULE, classes, self.members[path.parts[0]].order)
             return found + [self.access(node, ctx, owner=local, param=param, first=first, owner_classes=classes,
-                                        local=True)]
+                                        local=not local.startswith("self."))]
         if len(path.parts) < 2:
             own = self.members.get(path.parts[0]) if self.entry else None
             if own is None and self.entry and path.parts[0] in layer_base_params(self.index, self.cls):

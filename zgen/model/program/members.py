@@ -953,6 +953,11 @@ class _FactsReader:
                 kind, classes = self.locals[source.root]
                 if kind == Kind.MODULE and value.attr.value in self.index.param_names:  # type: ignore[union-attr]
                     self.facts.borrowed[path.parts[0]] = (source.root, classes, source.parts[0])
+            elif source is not None and source.root == "self" and len(source.parts) == 2 \
+                    and (child := self.facts.members.get(source.parts[0])) is not None and child.kind == Kind.MODULE \
+                    and source.parts[1] in self.index.param_names:
+                # `self.weight = self.linear.weight`: the child's parameter under a second name (tied)
+                self.facts.borrowed[path.parts[0]] = (f"self.{source.parts[0]}", child.classes, source.parts[1])
             getter = child_getter(self.facts.members, value.value) if isinstance(value, cst.Attribute) else None
             if getter is not None and known.torch_param_name(value.attr.value):  # type: ignore[union-attr]
                 # `self.embeddings = self.llm.get_input_embeddings().weight`: a parameter of that child's module
