@@ -1310,9 +1310,11 @@ def _initialiser_by_name(index: ModelIndex, call: cst.Call, name: str | None) ->
     if head not in index.imports:
         return []
     module = index.qualify(name).rpartition(".")[0]
-    if _INITIALISER_NAME.fullmatch(last) or not last.startswith("_") and not module.startswith("torch.") and \
-            _INITIALISERS_MODULE.search(module):
-        return [(0, frozenset({INIT}))]  # (torch's `nn.init` initialises the tensor it is handed: read elsewhere)
+    if _INITIALISER_NAME.fullmatch(last) or not last.startswith("_") and not last.endswith("_") \
+            and not module.startswith("torch.") and _INITIALISERS_MODULE.search(module):
+        # (torch's `nn.init` and its look-alikes, `xavier_uniform_(w)`, initialise the tensor they are handed: read
+        # elsewhere)
+        return [(0, frozenset({INIT}))]
     if _TARGET_UPDATE_NAME.fullmatch(last) and len(call.args) >= 2 and call.args[1].keyword is None:
         # `soft_update(target, source, tau)`, `polyak_update(params, target_params, tau)`: one model's parameters
         # blended into (or copied onto) another's
