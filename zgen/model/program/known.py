@@ -311,12 +311,6 @@ CLONING_STACKS = frozenset({"torch.nn.TransformerEncoder", "torch.nn.Transformer
 # modules, not copies.
 MODULE_GROUPINGS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
 
-# Builders that return a model of a class chosen by name at run time (a registry or hub lookup): the result is a
-# module whose class cannot be read (`timm.create_model(name)`, `torch.hub.load(repo, name)`, `build_model(cfg)`,
-# `hydra.utils.instantiate(cfg.encoder)`). Also a function of the program so named that returns what a registry
-# holds (`def build_model(args): return MODULE_BUILD_FUNCS.get(args.modelname)(args)`).
-# (Any model kind between the verb and `model`: `build_ts_model`, `create_vision_model`, `make_sam_model`.)
-
 
 class _NamedBy:
     """Names that match a pattern whole, tested as a set's members are (`name in MODEL_BUILDERS`)."""
@@ -328,6 +322,11 @@ class _NamedBy:
         return isinstance(name, str) and self.pattern.fullmatch(name) is not None
 
 
+# Builders that return a model of a class chosen by name at run time (a registry or hub lookup): the result is a
+# module whose class cannot be read (`timm.create_model(name)`, `torch.hub.load(repo, name)`, `build_model(cfg)`,
+# `hydra.utils.instantiate(cfg.encoder)`). Also a function of the program so named that returns what a registry
+# holds (`def build_model(args): return MODULE_BUILD_FUNCS.get(args.modelname)(args)`).
+# (Any model kind between the verb and `model`: `build_ts_model`, `create_vision_model`, `make_sam_model`.)
 MODEL_BUILDERS = _NamedBy(r"(?:create|build|make)_(?:\w+_)?model|build_backbone|build_encoder|load_model|instantiate")
 MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
 

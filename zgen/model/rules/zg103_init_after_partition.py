@@ -663,9 +663,11 @@ def _writing_call(access: ParamAccess) -> cst.CSTNode:
     if isinstance(call, cst.Call) and access.use == INIT and call.args and call.args[0] is parent \
             and access.via.reach is not Reach.PASSED and (call_name(call) or "").endswith("_"):
         return call
+    # (a helper handed a child, `init_layer(self.conv1)`, is reported at what it is handed; over the whole call when
+    # the call starts on an earlier line: `layer_init(` on one, `nn.Linear(d, n))` on the next)
     if isinstance(call, cst.Call) and access.via.reach is Reach.PASSED and access.via.name == call_name(call) \
             and access.snippet.span(call)[0] < access.snippet.span(access.node)[0]:
-        return call  # a helper handed a child over lines (`layer_init(` on one, `nn.Linear(d, n))` on the next)
+        return call
     return access.node
 
 

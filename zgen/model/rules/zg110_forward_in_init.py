@@ -41,8 +41,9 @@ _MODULE_API = frozenset(
 
 def _may_run_forward(cls: ClassInfo, text: str) -> bool:
     """Text test before parsing: a call of `self`, `self.forward` or an attribute that is no method of the class,
-    or of a local bound to a construction (`net = nn.Sequential(...)` ... `net(probe)`), or a call of a function
-    that is handed a child first (`output_dim(self.features, shape)`)."""
+    or of a local bound to a construction or a model builder's model (`net = nn.Sequential(...)` ... `net(probe)`,
+    `m = build_ts_model(...)` ... `m[0](probe)`), or a call of a function that is handed a child
+    (`output_dim(self.features, shape)`, `out_dim(c, model_cnn=self.cnn)`)."""
     built = [m for m in _LOCAL_MODEL.finditer(text) if m.group(2) in known.MODEL_BUILDERS]
     for match in (*_LOCAL_BUILT.finditer(text), *built):
         if re.search(r"(?<![\w.])" + match.group(1) + r"(?:\[[^\]\n]*\])?\s*\(", text[match.end():]):
