@@ -628,8 +628,7 @@ def _message(access: ParamAccess) -> str:
             f"`{access.via.name}(...)` walks `{what}` in `__init__` and initialises the parameters of the children "
             f"built before it; under `deepspeed.zero.Init` each child is partitioned once built and the writes are lost"
         )
-    built_here = isinstance(access.node, cst.Name) and access.first is not None and access.first.name == what
-    if access.via.reach is Reach.PASSED and (isinstance(access.node, cst.Call) or built_here):
+    if access.via.reach is Reach.PASSED and (isinstance(access.node, cst.Call) or _built_local(access)):
         # `zero_init(nn.Linear(d, d))`, `normal_init(conv)` of a local `conv = nn.Conv2d(...)` built there
         return (
             f"`{access.via.name}()` initialises the parameters of `{what}` right after it was built in `__init__`; "
@@ -654,6 +653,18 @@ def _message(access: ParamAccess) -> str:
     )
 
 
+def _built_local(access: ParamAccess) -> bool:
+    """Is the module handed over a local of the method bound to a construction (`conv = nn.Conv2d(...)`), not a loop
+    variable over submodules nor an alias of a child?"""
+    flat = flat_of(access.method) if access.method is not None and isinstance(access.node, cst.Name) else None
+    name = access.node.value if flat is not None else None  # type: ignore[union-attr]
+    return flat is not None and any(
+        type(node) is cst.Assign and isinstance(node.value, cst.Call)
+        and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets)
+        for node, _ctx in flat.nodes
+    )
+
+
 def _writing_call(access: ParamAccess) -> cst.CSTNode:
     """Where the write is: the initialiser call the parameter is handed to (`nn.init.kaiming_normal_(` over lines,
     `m.weight` on the next), else the parameter's own expression."""
@@ -675,6 +686,9 @@ def _written(access: ParamAccess) -> str:
     """`nn.init.zeros_(self.w)` or `self.w.data.copy_()`: how a late initialiser writes the parameter."""
     what, detail = code_of(access.node), access.detail
     called = access.use == INIT and detail.endswith("()") and not detail.startswith(" ")
+    handed = re.match(r" passed to `([^`]+)\(\)`", detail)  # ` passed to `self._normalize()`, which writes it...`
+    if handed:
+        return f"`{handed.group(1)}({what})`"
     return f"`{detail[:-2]}({what})`" if called else f"`{what}{detail}`"
 
 
