@@ -18,6 +18,7 @@ from ..program.holds import module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, registered_names
 from ..program.members import UNKNOWN_CLASS, Kind, facts_of, holds_parameter_containers, parameter_container
 from ..program.tree import cst, dotted, walk
+from ..program.trigger import LOCAL_CONSTRUCTION
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Scope
 from .flow import flat_of, runs_gathered
 from .handed import built_accesses, handed_accesses
@@ -254,8 +255,6 @@ _HANDS_SELF = re.compile(
 
 # `for emb in self.emb: init_layer(emb, ...)`: a submodule, by its loop variable, handed to a function.
 _HANDS_ALIAS = re.compile(r"for (\w+) in [\[(]?\s*self\.[\s\S]*?(?<![\w.])[a-z_]\w*\(\s*\1\s*[,)]")
-# `conv = nn.Conv2d(c, d, 3)` (or `Conv2d(...)`): a local bound to a construction, then handed to a function first
-_BUILT_LOCAL = re.compile(r"^[ \t]*([a-z_]\w*)[ \t]*=[ \t]*(?:[a-z_]\w*\.)*[A-Z]\w*\(", re.M)
 
 
 def _hands_built_local(text: str) -> bool:
@@ -263,7 +262,7 @@ def _hands_built_local(text: str) -> bool:
     `weight_init.c2_xavier_fill(lateral_conv)`)?"""
     return any(
         re.search(r"(?<![\w.])(?:[a-z_]\w*\.)*[a-z_]\w*\(\s*" + m.group(1) + r"\s*[,)]", text[m.end():])
-        for m in _BUILT_LOCAL.finditer(text)
+        for m in LOCAL_CONSTRUCTION.finditer(text)  # (`conv = nn.Conv2d(c, d, 3)`)
     )
 
 

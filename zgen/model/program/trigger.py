@@ -27,7 +27,11 @@ import re
 from collections.abc import Iterator
 from typing import Protocol
 
-__all__ = ["Trigger", "Remembered", "word_first", "line_matches"]
+__all__ = ["Trigger", "Remembered", "word_first", "line_matches", "LOCAL_CONSTRUCTION"]
+
+# `net = nn.Sequential(`, `conv = Conv2d(`: a line binding a local (its name, group 1) to what may be a module's
+# construction (a capitalised callee, any dotted prefix).
+LOCAL_CONSTRUCTION = re.compile(r"^[ \t]*([a-z_]\w*)[ \t]*=[ \t]*(?:[a-z_]\w*\.)*[A-Z]\w*\(", re.MULTILINE)
 
 
 def word_first(word: str, not_after: str = r"\w") -> str:

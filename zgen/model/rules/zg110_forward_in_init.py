@@ -13,10 +13,9 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params
 from ..program.tree import access_path, call_name, code_of, cst
+from ..program.trigger import LOCAL_CONSTRUCTION
 from .rule import Report, Rule
 
-# `net = nn.Sequential(`, `trunk = Encoder(`: a local bound to what may be a module construction.
-_LOCAL_BUILT = re.compile(r"^[ \t]*([a-z_]\w*)\s*=\s*(?:[a-z_]\w*\.)*[A-Z]\w*\(", re.MULTILINE)
 # `m = build_ts_model(...)`: a local bound to a model a builder makes (`known.MODEL_BUILDERS`).
 _LOCAL_MODEL = re.compile(r"^[ \t]*([a-z_]\w*)\s*=\s*(?:[a-z_]\w*\.)*([a-z_]\w*)\(", re.MULTILINE)
 # `self(`, `self.forward(`, `self.<child>(`, `self.<child>[i](`, `self.<child>.forward(`.
@@ -45,7 +44,7 @@ def _may_run_forward(cls: ClassInfo, text: str) -> bool:
     `m = build_ts_model(...)` ... `m[0](probe)`), or a call of a function that is handed a child
     (`output_dim(self.features, shape)`, `out_dim(c, model_cnn=self.cnn)`)."""
     built = [m for m in _LOCAL_MODEL.finditer(text) if m.group(2) in known.MODEL_BUILDERS]
-    for match in (*_LOCAL_BUILT.finditer(text), *built):
+    for match in (*LOCAL_CONSTRUCTION.finditer(text), *built):
         if re.search(r"(?<![\w.])" + match.group(1) + r"(?:\[[^\]\n]*\])?\s*\(", text[match.end():]):
             return True
     if _HANDS_CHILD.search(text) or _HANDS_CHILD_TO_METHOD.search(text) or _calls_an_argument(text):
@@ -228,7 +227,7 @@ def _builder_runs(index: ModelIndex) -> Iterator[tuple[MethodInfo, cst.Call, str
     its file) handed a module made earlier in the function (`encoder = factory.create(shape)`)."""
     for span in index.skeleton.functions.values():
         text = index.skeleton.text(span.start, span.end)
-        if not _RETURNS_NAME.search(text) or not _LOCAL_BUILT.search(text):
+        if not _RETURNS_NAME.search(text) or not LOCAL_CONSTRUCTION.search(text):
             continue
         info = index.function_info(span.name)
         flat = flat_of(info) if info is not None else None
