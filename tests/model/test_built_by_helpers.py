@@ -90,6 +90,17 @@ def test_a_nested_function_returning_a_value_builds_no_module():
     assert [code for code, _ in found(source) if code.startswith("ZG3")] == []
 
 
+def test_what_a_function_inside_the_nested_builder_returns_is_not_what_the_builder_builds():
+    # the inner `size()` returns a number; the builder itself still returns the table it built
+    source = NESTED_BUILDER.replace("""        def embedding():
+            return Embed(n, d)""", """        def embedding():
+            def size():
+                return n * d
+
+            return Embed(n, d)""")
+    assert ("ZG301", 24) in found(source)
+
+
 # A model builder of another file (`build_ts_model`), the built model's first stage run on a probe input to size
 # a head; and a child handed by keyword to a function that runs it.
 PROBED = """

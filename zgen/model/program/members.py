@@ -1282,7 +1282,7 @@ class _FactsReader:
             # as deep as callables are: a nested function may call itself)
             self._depth += 1
             try:
-                found = [self.classify(r.value) for r in walk(nested.body) if isinstance(r, cst.Return) and r.value]
+                found = [self.classify(r.value) for r in walk_own(nested.body) if isinstance(r, cst.Return) and r.value]
             finally:
                 self._depth -= 1
             if found and all(kind in (Kind.MODULE, Kind.CONTAINER) for kind, _ in found):
