@@ -325,8 +325,10 @@ class Taint:
                         if kind != HOST:  # (a test of this host's files is not carried: the docstring)
                             kinds.setdefault(kind, why)
                 if not kinds:
-                    if not ctx.conds and type(node) is cst.Assign and isinstance(value, cst.Call) \
-                            and self.agreed_value(value):  # `best = broadcast_metric(best)`: from here on agreed
+                    # `best = broadcast_metric(best)`: from here on agreed; `for module in [g, d]:` after `module` was
+                    # bound on rank 0 alone: rebound, on every rank, to values every rank holds
+                    if not ctx.conds and (type(node) is cst.For and isinstance(node.target, cst.Name) or type(
+                            node) is cst.Assign and isinstance(value, cst.Call) and self.agreed_value(value)):
                         kill = (flat.position.get(id(node), -1), ctx.loops)
                         for name in (n for t in targets for n in bound_names(t)):
                             if kill not in self._kills.setdefault(name, []):
@@ -419,16 +421,22 @@ class Taint:
         if recorded:
             direct.pop(CLOCK, None)
         site = (self._flat.position.get(id(node), -1), ctx.loops)
-        for holder in (found.holder, *rates):
+        for holder in (_written_field(node, found.holder), *rates):
             self._taint_name(holder, kinds, direct, site)
         self._version += 1  # (the direct taint read since the change above: read again from here on)
+
+    def _asked(self, attribute: cst.Attribute) -> bool:
+        """`phase.record()`: a method of the object called, which may read any of its fields."""
+        parent = self._flat.parent.get(id(attribute))
+        return type(parent) is cst.Call and parent.func is attribute
 
     def _taint_name(
         self, name: str, kinds: dict[str, str], direct: dict[str, str], site: tuple[int, tuple[cst.CSTNode, ...]]
     ) -> None:
         """`name` holds `kinds` (and `direct`, what flowed through values) from `site` on (position, loops)."""
-        if name.count(".") == 2 and name.startswith("self."):
-            self._fields.setdefault(name.rpartition(".")[0], set()).add(name)  # `self.stats.steps` of `self.stats`
+        if name.count(".") == 2 and name.startswith("self.") or name.count(".") == 1 and not name.startswith("self."):
+            # `self.stats.steps` of `self.stats`, `phase.start_event` of a local `phase`
+            self._fields.setdefault(name.rpartition(".")[0], set()).add(name)
         _merge_into(self.names.setdefault(name, {}), kinds)
         if direct:
             _merge_into(self.direct.setdefault(name, {}), direct)
@@ -673,6 +681,11 @@ class Taint:
                     continue
                 if id(node) in self.keyed_walks:
                     found.setdefault(DATA, f"the keys of `{node.value}`")
+                if id(node) not in fielded and node.value in self._fields:
+                    # the whole local handed on or asked (`log(phase)`, `phase.record()`): its fields' values too
+                    for field in sorted(self._fields[node.value]):
+                        if field in names and self._reaches(node, field):
+                            _merge_into(found, names[field])
                 if node.value in names and self._reaches(node):
                     _merge_into(found, names[node.value])
                 elif known.is_rank_name(node.value) or node.value in self._rank_constants:
@@ -711,6 +724,11 @@ class Taint:
                     fielded.add(id(node.value))
                     if field in names and self._reaches(node, field):
                         _merge_into(found, names[field])  # `self.stats.total_tokens += n` under `if rank == 0:` earlier
+                elif isinstance(node.value, cst.Name) and node.value.value in self._fields and not self._asked(node):
+                    fielded.add(id(node.value))  # `phase.interval`: that field, not `phase.start_event` set on rank 0
+                    field = f"{node.value.value}.{node.attr.value}"
+                    if field in names and self._reaches(node, field):
+                        _merge_into(found, names[field])
                 stack.append(node.value)  # (the attribute's name is no variable: `output.metrics` reads no `metrics`)
                 continue
             elif kind is cst.Subscript:
@@ -1505,6 +1523,20 @@ def _agreed_value(
     if False in answers:
         return False
     return True if True in answers else None
+
+
+def _written_field(node: cst.CSTNode, holder: str) -> str:
+    """The key a write of an attribute of a local taints: `phase.start_event` for `phase.start_event = e` (that field,
+    not the rest of `phase`: `phase.interval` keeps its own values); `holder` for any other hand-off."""
+    if type(node) is cst.Assign and len(node.targets) == 1:
+        target = node.targets[0].target
+    elif type(node) in (cst.AugAssign, cst.AnnAssign):
+        target = node.target
+    else:
+        return holder
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == holder:
+        return f"{holder}.{target.attr.value}"
+    return holder
 
 
 def _assigned_pairs(node: cst.CSTNode) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:

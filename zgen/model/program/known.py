@@ -633,7 +633,7 @@ NOT_RUNS = frozenset(
         "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
         "register_full_backward_hook", "add_module", "get_submodule", "get_parameter", "save_pretrained",
         "push_to_hub", "num_parameters", "get_input_embeddings", "get_output_embeddings", "tie_weights",
-        "resize_token_embeddings", "gradient_checkpointing_enable", "print_trainable_parameters",
+        "resize_token_embeddings", "gradient_checkpointing_enable", "print_trainable_parameters", "no_sync",
     }
 ) | CONTAINER_METHODS  # fmt: skip
 # Size queries that read 0 on a partitioned placeholder.
