@@ -211,3 +211,57 @@ def test_namespace_portion_inside_a_package_is_named_through_it(tmp_path):
     assert module_name_of(str(model)) == ("lerobot.policies.sac.modeling_sac", str(tmp_path), False)
     found = {(f.code, f.line) for f in check_source(str(model), model.read_text())}
     assert ("ZG109", 17) in found
+
+
+SCALING = """
+import torch
+from torch import nn
+
+def ScaledLinear(*args, initial_scale: float = 1.0, **kwargs) -> nn.Linear:
+    return nn.Linear(*args, **kwargs)
+"""
+
+ZIPFORMER = """
+import torch.nn.functional as F
+from torch import nn
+from scaling import ScaledLinear
+
+class Attention(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.out_proj = ScaledLinear(d, d, initial_scale=0.05)
+
+    def forward(self, x):
+        return F.linear(x, self.out_proj.weight, self.out_proj.bias)
+"""
+
+
+def test_a_package_file_run_as_a_script_imports_its_sibling_by_its_own_name(tmp_path):
+    # icefall's recipes: `recipe/` holds an `__init__.py`, but `./recipe/train.py` runs with `recipe/` on the path,
+    # so `from scaling import ScaledLinear` is `recipe/scaling.py` (searched after the package and the environment)
+    recipe = tmp_path / "egs" / "recipe"
+    recipe.mkdir(parents=True)
+    (recipe / "__init__.py").write_text("")
+    (recipe / "scaling.py").write_text(textwrap.dedent(SCALING))
+    model = recipe / "zipformer.py"
+    model.write_text(textwrap.dedent(ZIPFORMER))
+    deps: dict[str, str] = {}
+    found = {(f.code, f.line) for f in check_source(str(model), model.read_text(), deps=deps)}
+    assert ("ZG301", 12) in found
+    assert str(recipe / "scaling.py") in deps
+
+
+def test_a_sibling_of_the_package_root_comes_before_the_files_own_directory(tmp_path):
+    # `scaling` at the top of the project (where `egs` lives) is what an absolute import finds first
+    recipe = tmp_path / "egs" / "recipe"
+    recipe.mkdir(parents=True)
+    (tmp_path / "egs" / "__init__.py").write_text("")
+    (recipe / "__init__.py").write_text("")
+    (recipe / "scaling.py").write_text(textwrap.dedent(SCALING))
+    (tmp_path / "scaling.py").write_text("def ScaledLinear(*args, **kwargs):\n    return None\n")
+    model = recipe / "zipformer.py"
+    model.write_text(textwrap.dedent(ZIPFORMER))
+    deps: dict[str, str] = {}
+    check_source(str(model), model.read_text(), deps=deps)
+    assert str(tmp_path / "scaling.py") in deps
+    assert str(recipe / "scaling.py") not in deps

@@ -152,6 +152,9 @@ class _View:
 
     roots: tuple[str, ...]  # (the package's directory first)
     system: tuple[str, ...]
+    # a package file's own directory, searched last: run as a script from there (icefall's recipes, `./pruned_
+    # transducer_stateless7/train.py`), it imports its siblings by their own names (`from scaling import ...`)
+    last: tuple[str, ...] = ()
     paths: dict[str, str | None] = field(default_factory=dict)  # module name -> file path
     # qualified name -> where it is defined, and the files the answer was read from
     names: dict[str, tuple[tuple[SourceFile, str] | None, tuple[SourceFile, ...]]] = field(default_factory=dict)
@@ -173,7 +176,7 @@ class Project:
         for prefix in (os.environ.get("VIRTUAL_ENV"), os.environ.get("CONDA_PREFIX")):
             environment += site_packages(prefix) if prefix else []
         self._environment = tuple(dict.fromkeys(environment))
-        self._views: dict[tuple[str, str | None], _View] = {}
+        self._views: dict[tuple[str, str | None, str | None], _View] = {}
         self._view = _View((), self._environment)  # (no file begun: the environment alone)
         # (package directory, most definers) -> method name -> modules defining it
         self._package_methods: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
@@ -183,9 +186,10 @@ class Project:
         self.deps = {}
         name, root, is_package = module_name_of(path)
         script = _script_directory(path, root)
-        view = self._views.get((root, script))
+        own = _package_directory(path, root)
+        view = self._views.get((root, script, own))
         if view is None:
-            view = self._views[(root, script)] = self._view_of(root, script)
+            view = self._views[(root, script, own)] = self._view_of(root, script, own)
         self._view = view
         return name, is_package
 
@@ -196,13 +200,13 @@ class Project:
         self._view = _View((), self._environment)
         self._package_methods.clear()
 
-    def _view_of(self, root: str, script: str | None) -> _View:
+    def _view_of(self, root: str, script: str | None, own: str | None) -> _View:
         environment = _project_environment(root)
         system = self._environment + tuple(
             d for d in (site_packages(environment) if environment else ()) if d not in self._environment
         )
         roots = (root, script) if script is not None else (root,)
-        return _View(roots, system)
+        return _View(roots, system, (own,) if own is not None else ())
 
     # --- files -------------------------------------------------------------
 
@@ -218,7 +222,7 @@ class Project:
             # above its package directory; only that name is looked up there, never a sibling project's files.
             top = view.roots[0] if view.roots else ""
             above = (os.path.dirname(top),) if top and module.split(".", 1)[0] == os.path.basename(top) else ()
-            for root in view.roots + above + view.system:
+            for root in view.roots + above + view.system + view.last:
                 for candidate in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
                     if os.path.isfile(candidate):
                         found = candidate
@@ -388,6 +392,14 @@ def _script_directory(path: str, root: str) -> str | None:
     importing its siblings by their own names (`from utils import x`): searched after its package's directory."""
     directory = os.path.dirname(os.path.abspath(path))
     if os.path.isfile(os.path.join(directory, "__init__.py")) or directory == root:
+        return None
+    return directory
+
+
+def _package_directory(path: str, root: str) -> str | None:
+    """The directory of a file inside a package (an `__init__.py` beside it), below its top: `View.last`."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory == root or not os.path.isfile(os.path.join(directory, "__init__.py")):
         return None
     return directory
 
