@@ -325,3 +325,24 @@ def test_a_childs_parameter_initialised_under_a_second_name():
 
 def test_a_childs_parameter_kept_under_a_second_name_and_left_alone():
     assert found(TIED_INIT.replace("        torch.nn.init.eye_(self.weight)\n", "")) == []
+
+
+def test_a_parameter_handed_in_a_list_to_an_initialiser_names_its_module_as_the_one_built():
+    source = """
+from torch import nn
+
+def zero_(params):
+    for p in params:
+        p.data.fill_(0)
+
+class WorldModel(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.reward = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 1))
+        zero_([self.reward[-1].weight])
+
+    def forward(self, x):
+        return self.reward(x)
+"""
+    messages = [f.message for f in check_source("m.py", textwrap.dedent(source)) if f.code == "ZG103"]
+    assert len(messages) == 1 and "after `self.reward[-1]` was built" in messages[0]

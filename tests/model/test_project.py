@@ -265,3 +265,20 @@ def test_a_sibling_of_the_package_root_comes_before_the_files_own_directory(tmp_
     check_source(str(model), model.read_text(), deps=deps)
     assert str(tmp_path / "scaling.py") in deps
     assert str(recipe / "scaling.py") not in deps
+
+
+def test_a_package_file_imports_a_package_above_it_by_its_own_name(tmp_path):
+    # tdmpc2: `train.py` runs from `tdmpc2/`, and `tdmpc2/common/world_model.py` says `from common import scaling`
+    top = tmp_path / "tdmpc2"
+    common = top / "common"
+    common.mkdir(parents=True)
+    (top / "__init__.py").write_text("")
+    (common / "__init__.py").write_text("")
+    (common / "scaling.py").write_text(textwrap.dedent(SCALING))
+    model = common / "world_model.py"
+    model.write_text(textwrap.dedent(ZIPFORMER).replace("from scaling import ScaledLinear",
+                                                        "from common.scaling import ScaledLinear"))
+    deps: dict[str, str] = {}
+    found = {(f.code, f.line) for f in check_source(str(model), model.read_text(), deps=deps)}
+    assert ("ZG301", 12) in found
+    assert str(common / "scaling.py") in deps

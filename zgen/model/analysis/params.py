@@ -828,7 +828,10 @@ class _Finder:
                 if any(has_params(self.index, c) is not False for c in first.classes) or (
                     not first.classes and first.kind == Kind.CONTAINER and _walks_a_module(self.index, self.flat, call, position)
                 ):  # (a container of no class we read, a base's of another file, that the helper walks as a module)
-                    out.append(self.access(value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(value),
+                    # (the owner of a parameter handed itself, `zero_([self.head.weight])`, is its module)
+                    owned = value.value if isinstance(value, cst.Attribute) and value.attr.value in \
+                        self.index.param_names and path is not None and len(path.parts) > 1 else value
+                    out.append(self.access(value, ctx, use=use, via=Via(Reach.PASSED, name), owner=code_of(owned),
                                            param="parameters", first=first, order=order))
         return out
 

@@ -152,8 +152,9 @@ class _View:
 
     roots: tuple[str, ...]  # (the package's directory first)
     system: tuple[str, ...]
-    # a package file's own directory, searched last: run as a script from there (icefall's recipes, `./pruned_
-    # transducer_stateless7/train.py`), it imports its siblings by their own names (`from scaling import ...`)
+    # a package file's own directory and those above it inside the package, searched last, nearest first: a script
+    # run from one of them (icefall's `./pruned_transducer_stateless7/train.py`, tdmpc2's `train.py` beside
+    # `common/`) imports what sits there by its own name (`from scaling import ...`, `from common import layers`)
     last: tuple[str, ...] = ()
     paths: dict[str, str | None] = field(default_factory=dict)  # module name -> file path
     # qualified name -> where it is defined, and the files the answer was read from
@@ -176,7 +177,7 @@ class Project:
         for prefix in (os.environ.get("VIRTUAL_ENV"), os.environ.get("CONDA_PREFIX")):
             environment += site_packages(prefix) if prefix else []
         self._environment = tuple(dict.fromkeys(environment))
-        self._views: dict[tuple[str, str | None, str | None], _View] = {}
+        self._views: dict[tuple[str, str | None, tuple[str, ...]], _View] = {}
         self._view = _View((), self._environment)  # (no file begun: the environment alone)
         # (package directory, most definers) -> method name -> modules defining it
         self._package_methods: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
@@ -186,7 +187,7 @@ class Project:
         self.deps = {}
         name, root, is_package = module_name_of(path)
         script = _script_directory(path, root)
-        own = _package_directory(path, root)
+        own = _package_directories(path, root)
         view = self._views.get((root, script, own))
         if view is None:
             view = self._views[(root, script, own)] = self._view_of(root, script, own)
@@ -200,13 +201,13 @@ class Project:
         self._view = _View((), self._environment)
         self._package_methods.clear()
 
-    def _view_of(self, root: str, script: str | None, own: str | None) -> _View:
+    def _view_of(self, root: str, script: str | None, own: tuple[str, ...]) -> _View:
         environment = _project_environment(root)
         system = self._environment + tuple(
             d for d in (site_packages(environment) if environment else ()) if d not in self._environment
         )
         roots = (root, script) if script is not None else (root,)
-        return _View(roots, system, (own,) if own is not None else ())
+        return _View(roots, system, own)
 
     # --- files -------------------------------------------------------------
 
@@ -396,12 +397,17 @@ def _script_directory(path: str, root: str) -> str | None:
     return directory
 
 
-def _package_directory(path: str, root: str) -> str | None:
-    """The directory of a file inside a package (an `__init__.py` beside it), below its top: `View.last`."""
+def _package_directories(path: str, root: str) -> tuple[str, ...]:
+    """The directories of a package file's package, its own first, up to the top package's (`_View.last`)."""
+    found = []
     directory = os.path.dirname(os.path.abspath(path))
-    if directory == root or not os.path.isfile(os.path.join(directory, "__init__.py")):
-        return None
-    return directory
+    while directory != root and os.path.isfile(os.path.join(directory, "__init__.py")):
+        found.append(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return tuple(found)
 
 
 def _project_environment(root: str, levels: int = 4) -> str | None:
