@@ -118,7 +118,7 @@ def flatten(func: cst.CSTNode) -> Flat:
             for child, child_ctx in reversed(pushes):
                 stack.append((child, child_ctx, node))
             continue
-        if kind is cst.Assign and _gathers(node.value):
+        if kind is cst.Assign and _gathers(node.value, bool(ctx.conds)):
             gathering.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
         special = specials.get(kind)
         if kind is cst.With and gathering:
@@ -199,11 +199,17 @@ def _refuses_zero(node: cst.If) -> bool:
 _ZERO_NAME = re.compile(r"(?i)deepspeed|zero_?3")
 
 
-def _gathers(value: cst.BaseExpression) -> bool:
-    """A gather context, possibly chosen by a test (`GatheredParameters(p) if zero3 else nullcontext()`)."""
+def _gathers(value: cst.BaseExpression, chosen: bool = False) -> bool:
+    """A gather context, possibly chosen by a test (`GatheredParameters(p) if zero3 else nullcontext()`). A choice
+    of FSDP's `summon_full_params` (`ctx = m.summon_full_params()` under `if hasattr(m, "summon_full_params")`, with
+    `contextlib.suppress()` otherwise) gathers nothing under DeepSpeed, where the other choice is taken."""
     if isinstance(value, cst.IfExp):
-        return _gathers(value.body) or _gathers(value.orelse)
-    return isinstance(value, cst.Call) and known.is_gather_context(call_name(value))
+        return _gathers(value.body, True) or _gathers(value.orelse, True)
+    name = (call_name(value) or "") if isinstance(value, cst.Call) else ""
+    return known.is_gather_context(name) and not (chosen and name.rsplit(".", 1)[-1] in _FSDP_ONLY)
+
+
+_FSDP_ONLY = frozenset({"summon_full_params"})
 
 
 def _ifexp(node: cst.IfExp, ctx: Ctx) -> list[tuple[cst.CSTNode, Ctx]]:

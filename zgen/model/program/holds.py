@@ -1314,7 +1314,11 @@ def trainer_module(index: ModelIndex, cls: ClassInfo) -> bool:
     an optimizer over its parameters (`torch.optim.Adam(self.model.parameters())`)? Such a class (dalle2-style
     trainers subclass `nn.Module` only for buffers and `.to()`) runs its methods on the built model from a
     training loop, outside that model's forward: what they do to it is judged as in a trainer that is no module."""
-    if not cls.is_module or not any(_TRAINS_TEXT.search(m.text) for m in cls.init_methods):
+    if not cls.is_module:
+        return False
+    if _averages_a_held_model(index, cls):
+        return True
+    if not any(_TRAINS_TEXT.search(m.text) for m in cls.init_methods):
         return False
     held = held_attributes(index, cls)
     if not held:
@@ -1343,6 +1347,15 @@ def trainer_module(index: ModelIndex, cls: ClassInfo) -> bool:
                 if value_holds(index, value, arguments, held):
                     return True
     return False
+
+
+def _averages_a_held_model(index: ModelIndex, cls: ClassInfo) -> bool:
+    """Is the module class `cls` a weight average of the model it is handed (vissl's and timm's `ModelEmaV2(model)`,
+    named as the averagers of libraries are, `known.AVERAGER_NAMES`, with an update method, `update(model)`)? The
+    training loop runs that update on the trained model after each step, outside any forward."""
+    if cls.name not in known.AVERAGER_NAMES or not any(cls.method(m) for m in known.AVERAGER_BLENDS):
+        return False
+    return bool(held_attributes(index, cls))
 
 
 def _pairs(targets: list[cst.BaseExpression], value: cst.BaseExpression):
