@@ -346,3 +346,51 @@ class WorldModel(nn.Module):
 """
     messages = [f.message for f in check_source("m.py", textwrap.dedent(source)) if f.code == "ZG103"]
     assert len(messages) == 1 and "after `self.reward[-1]` was built" in messages[0]
+
+
+# ImageBind: a preprocessor handed one of two built stems sizes its tokens by running the stem's layers on a probe.
+STEM_PROBED = """
+from typing import Optional
+import torch
+from torch import nn
+
+
+class PatchEmbed(nn.Module):
+    def __init__(self, c, d):
+        super().__init__()
+        self.proj = nn.Conv2d(c, d, 16, 16)
+        self.size = 16
+
+    def get_patch_layout(self, img_size):
+        with torch.no_grad():
+            out = self.proj(torch.zeros([1, *img_size]))
+        return tuple(out.shape[2:]), out.shape[1]
+
+    def stride(self):
+        return self.size
+
+    def forward(self, x):
+        return self.proj(x).flatten(2).transpose(1, 2)
+
+
+class Preprocessor(nn.Module):
+    def __init__(self, rgb_stem: PatchEmbed, depth_stem: Optional[PatchEmbed], img_size=(3, 224, 224)):
+        super().__init__()
+        stem = rgb_stem if rgb_stem is not None else depth_stem
+        self.layout, self.dim = stem.get_patch_layout(img_size)
+        self.rgb_stem = rgb_stem
+        self.depth_stem = depth_stem
+
+    def forward(self, x):
+        return self.rgb_stem(x)
+"""
+
+
+def test_a_method_of_a_handed_module_running_its_layers_on_a_probe_in_init():
+    assert ("ZG110", 29) in found(STEM_PROBED)
+
+
+def test_a_method_of_a_handed_module_that_runs_no_layer_is_no_forward():
+    source = STEM_PROBED.replace("self.layout, self.dim = stem.get_patch_layout(img_size)",
+                                 "self.layout = stem.stride()")
+    assert [code for code, _ in found(source) if code == "ZG110"] == []

@@ -9,6 +9,7 @@ from ..analysis.built import built_module
 from ..analysis.effects import RUNS, argument_effects, inherited_argument_effects
 from ..program.holds import module_arguments, module_like_name
 from ..analysis.flow import Flat, flat_of
+from ..analysis.script import method_runs
 from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params
@@ -62,7 +63,9 @@ def _may_run_forward(cls: ClassInfo, text: str) -> bool:
 
 
 def _calls_an_argument(text: str) -> bool:
-    """Text test: does the body of the `__init__` in `text` call one of its arguments (`embed(ids)`)?"""
+    """Text test: does the body of the `__init__` in `text` call one of its arguments (`embed(ids)`) or a method
+    of one, or of a local bound to a choice of them (`stem = rgbt_stem if rgbt_stem is not None else depth_stem`,
+    then `stem.get_patch_layout(size)`)?"""
     start = text.find("def __init__(")
     if start < 0:
         return False
@@ -72,13 +75,22 @@ def _calls_an_argument(text: str) -> bool:
         if depth == 0:
             break
     names = set(_ARGUMENT.findall(text, start + len("def __init__("), at)) - {"self"}
-    return bool(names) and not names.isdisjoint(_CALLED_NAME.findall(text, at))
+    if not names:
+        return False
+    if not names.isdisjoint(_CALLED_NAME.findall(text, at)):
+        return True
+    chosen = {m.group(1) for m in _CHOSEN_ARGUMENT.finditer(text, at) if {m.group(2), m.group(3)} <= names}
+    return not (names | chosen).isdisjoint(_METHOD_ROOT.findall(text, at))
 
 
 # An argument's name in a signature: after `(` or `,`, past `*`/`**`.
 _ARGUMENT = re.compile(r"(?:^|(?<=[(,]))\s*\*{0,2}([a-z_]\w*)")
 # A bare lower-case name called (`embed(ids)`), not a method or an attribute's call.
 _CALLED_NAME = re.compile(r"(?<![\w.])([a-z_]\w*)\s*\(")
+# The name a method is called on (`stem` of `stem.get_patch_layout(size)`).
+_METHOD_ROOT = re.compile(r"(?<![\w.])([a-z_]\w*)\.[a-z_]\w*\s*\(")
+# `stem = rgbt_stem if rgbt_stem is not None else depth_stem`: a local bound to a choice of two names.
+_CHOSEN_ARGUMENT = re.compile(r"^[ \t]*([a-z_]\w*)\s*=\s*([a-z_]\w*)\s+if\b[^\n]*\belse\s+([a-z_]\w*)[ \t]*$", re.M)
 
 
 class ForwardInInit(Rule):
@@ -317,6 +329,13 @@ def _built_callee(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
         if path.root in _handed_instances(index, method):
             return f"`{code_of(func)}(...)`, a module its caller built,"
         return None
+    if path is not None and path.root != "self" and len(path.parts) == 1 and func is call.func:
+        # `stem.get_patch_layout(img_size)` of `stem = rgbt_stem if rgbt_stem is not None else depth_stem`: a method
+        # of a module its caller built that runs its layers (on a probe: ImageBind sizes its tokens so)
+        classes = _handed_classes(index, method, flat, path.root)
+        if classes and method_runs(index, classes, path.parts[0], False, False):  # (readable, defined)
+            return f"`{code_of(func)}(...)`, a method of a module its caller built that runs its layers,"
+        return None
     if path is None or path.root != "self" or "[]" in path.parts[1:]:
         return None
     if not path.parts or path.parts == ("forward",):
@@ -387,6 +406,24 @@ def _handed_instances(index: ModelIndex, method: MethodInfo) -> frozenset[str]:
             if item.attr.value in _INSTANCE_ATTRIBUTES:
                 found.add(item.value.value)  # `embed.weight.shape`, `embed.parameters()`
     return frozenset(found - factories)
+
+
+def _handed_classes(index: ModelIndex, method: MethodInfo, flat: Flat, name: str) -> tuple[str, ...]:
+    """The classes a constructor argument holding a module its caller built may have (`_handed_instances`), also
+    through a local bound once to one of several (`stem = rgbt_stem if rgbt_stem is not None else depth_stem`)."""
+    handed = _handed_instances(index, method)
+    names = [name] if name in handed else []
+    if not names:
+        bound = [n.value for n, _ctx in flat.nodes if type(n) is cst.Assign and len(n.targets) == 1
+                 and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == name]
+        if len(bound) != 1:
+            return ()
+        arms = [bound[0].body, bound[0].orelse] if isinstance(bound[0], cst.IfExp) else [bound[0]]
+        names = [a.value for a in arms if isinstance(a, cst.Name) and a.value in handed]
+        if len(names) != len(arms):
+            return ()
+    arguments = module_arguments(index, method.node) if names and method.node is not None else {}
+    return tuple(dict.fromkeys(c for n in names for c in arguments.get(n, ()) if c != UNKNOWN_CLASS))
 
 
 # What only a module instance has (a class or factory handed in has none of them).
