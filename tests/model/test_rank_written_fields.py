@@ -95,3 +95,47 @@ def test_no_sync_runs_no_module():
 def test_the_wrapped_model_run_once_per_microbatch_still_counts():
     source = MICROBATCHES.replace('losses()["loss"]', "self.ddp_model(micro)")
     assert ("ZG204", 13) in found(source)
+
+
+# stylegan3's training loop: latents drawn on this rank's device, one slice per phase, zipped with the phases.
+ZIPPED = """
+import torch
+
+def train(rank, G, phases, batch_size, batch_idx):
+    device = torch.device("cuda", rank)
+    all_z = torch.randn([len(phases) * batch_size, 8], device=device).split(batch_size)
+    for phase, z in zip(phases, all_z):
+        if batch_idx % phase.interval != 0:
+            continue
+        G(z).sum().backward()
+"""
+
+
+def test_each_name_of_a_zipped_loop_takes_its_own_iterable_and_a_device_is_no_value():
+    assert [code for code, line in found(ZIPPED) if line == 8] == []
+
+
+def test_the_name_taking_the_random_draws_still_decides_at_random():
+    assert ("ZG202", 8) in found(ZIPPED.replace("if batch_idx % phase.interval != 0:", "if z.sum() > 0:"))
+
+
+def test_a_test_of_the_rank_itself_still_decides_by_rank():
+    assert ("ZG201", 8) in found(ZIPPED.replace("if batch_idx % phase.interval != 0:", "if rank == 0:"))
+
+
+REBOUND_PAIRS = """
+import torch
+
+def setup(rank, G, D, resume, load, num_gpus):
+    if rank == 0 and resume is not None:
+        for name, module in [("G", G), ("D", D)]:
+            load(resume[name], module)
+    for name, module in [("G", G), ("D", D)]:
+        if module is not None and num_gpus > 1:
+            for param in module.parameters():
+                torch.distributed.broadcast(param, src=0)
+"""
+
+
+def test_a_loop_rebinding_a_pair_on_every_rank_ends_what_rank_zero_bound():
+    assert ("ZG201", 9) not in found(REBOUND_PAIRS)

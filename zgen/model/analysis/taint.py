@@ -307,46 +307,52 @@ class Taint:
                     targets, value = _filled(node, local)  # `offsets.append(n)`: the list holds what was put in
                 if value is None:
                     continue
-                direct = self.of(value, direct=True)
-                kinds = dict(self.of(value))
-                # `(using_ddp, rank, device) = setup_ddp(d)`: of a function of the file answering with a tuple, only
-                # the places that hold the rank (or a decision on it) hold it
-                placed = _rank_places(self.index, targets, value) if RANK in kinds else None
-                as_before = None  # (asked once a test decides: `_bound_as_before`)
-                for test in ctx.conds if ctx.conds and not _rewrapped(node) else ():
-                    decides = self.of(test)
-                    if not decides:
-                        continue
-                    if as_before is None:
-                        as_before = self._bound_as_before(node)
-                    if as_before or id(node) in self._mirrored(test):
-                        continue  # (`if main: ds = load(cfg)` ... `if not main: ds = load(cfg)`: every rank binds it)
-                    for kind, why in decides.items():
-                        if kind != HOST:  # (a test of this host's files is not carried: the docstring)
-                            kinds.setdefault(kind, why)
-                if not kinds:
-                    # `best = broadcast_metric(best)`: from here on agreed; `for module in [g, d]:` after `module` was
-                    # bound on rank 0 alone: rebound, on every rank, to values every rank holds
-                    if not ctx.conds and (type(node) is cst.For and isinstance(node.target, cst.Name) or type(
-                            node) is cst.Assign and isinstance(value, cst.Call) and self.agreed_value(value)):
-                        kill = (flat.position.get(id(node), -1), ctx.loops)
-                        for name in (n for t in targets for n in bound_names(t)):
-                            if kill not in self._kills.setdefault(name, []):
-                                self._kills[name].append(kill)
-                    continue
-                self._version += 1
-                site = (flat.position.get(id(node), -1), ctx.loops)
-                if type(node) is cst.Assign:  # `flags[i] = (h > 0).any()`: the local list holds the value
-                    targets = [*targets, *(cst.Name(c) for t in targets if (c := stored_into(t)) in local)]
-                if placed is not None and not any(RANK in self.of(test) for test in ctx.conds):
-                    for at, element in enumerate(targets[0].elements):  # type: ignore[attr-defined]
-                        held = kinds if at in placed else {k: why for k, why in kinds.items() if k != RANK}
-                        for name in bound_names(element.value) if held else ():
-                            self._taint_name(name, held, direct, site)
-                    continue
-                for target in targets:
-                    for name in bound_names(target):
-                        self._taint_name(name, kinds, direct, site)
+                for bound, each in _zipped(node, targets, value):  # (`for a, b in zip(xs, ys)`: each its own)
+                    self._bind(node, ctx, bound, each, local)
+
+    def _bind(self, node: cst.CSTNode, ctx, targets: list[cst.CSTNode], value: cst.CSTNode, local) -> None:
+        """`targets` hold what `value` holds (and the tests `node` runs under), from `node` on."""
+        flat = self._flat
+        direct = self.of(value, direct=True)
+        kinds = dict(self.of(value))
+        # `(using_ddp, rank, device) = setup_ddp(d)`: of a function of the file answering with a tuple, only
+        # the places that hold the rank (or a decision on it) hold it
+        placed = _rank_places(self.index, targets, value) if RANK in kinds else None
+        as_before = None  # (asked once a test decides: `_bound_as_before`)
+        for test in ctx.conds if ctx.conds and not _rewrapped(node) else ():
+            decides = self.of(test)
+            if not decides:
+                continue
+            if as_before is None:
+                as_before = self._bound_as_before(node)
+            if as_before or id(node) in self._mirrored(test):
+                continue  # (`if main: ds = load(cfg)` ... `if not main: ds = load(cfg)`: every rank binds it)
+            for kind, why in decides.items():
+                if kind != HOST:  # (a test of this host's files is not carried: the docstring)
+                    kinds.setdefault(kind, why)
+        if not kinds:
+            # `best = broadcast_metric(best)`: from here on agreed; `for module in [g, d]:` after `module` was
+            # bound on rank 0 alone: rebound, on every rank, to values every rank holds
+            if not ctx.conds and (type(node) is cst.For or type(node) is cst.Assign and isinstance(
+                    value, cst.Call) and self.agreed_value(value)):
+                kill = (flat.position.get(id(node), -1), ctx.loops)
+                for name in (n for t in targets for n in bound_names(t)):
+                    if kill not in self._kills.setdefault(name, []):
+                        self._kills[name].append(kill)
+            return
+        self._version += 1
+        site = (flat.position.get(id(node), -1), ctx.loops)
+        if type(node) is cst.Assign:  # `flags[i] = (h > 0).any()`: the local list holds the value
+            targets = [*targets, *(cst.Name(c) for t in targets if (c := stored_into(t)) in local)]
+        if placed is not None and not any(RANK in self.of(test) for test in ctx.conds):
+            for at, element in enumerate(targets[0].elements):  # type: ignore[attr-defined]
+                held = kinds if at in placed else {k: why for k, why in kinds.items() if k != RANK}
+                for name in bound_names(element.value) if held else ():
+                    self._taint_name(name, held, direct, site)
+            return
+        for target in targets:
+            for name in bound_names(target):
+                self._taint_name(name, kinds, direct, site)
 
     def _bound_as_before(self, node: cst.CSTNode) -> bool:
         """Is `node`, under a test, an assignment binding each of its names to the very expression an earlier
@@ -690,6 +696,13 @@ class Taint:
                     _merge_into(found, names[node.value])
                 elif known.is_rank_name(node.value) or node.value in self._rank_constants:
                     found.setdefault(RANK, node.value)  # (`RANK = int(os.getenv("RANK", -1))` at the file's top)
+            elif kind is cst.Arg and node.keyword is not None and node.keyword.value in _PLACEMENT_KEYWORDS:
+                # `torch.randn(n, d, device=device)` for `device = torch.device("cuda", rank)`: where a value is made
+                # is this rank's, what it holds is not
+                inner = self._of(node.value, names)
+                inner.pop(RANK, None)
+                _merge_into(found, inner)
+                continue
             elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
                 # `x.ndim` of a value that went through a random helper (`drop_path`): the shape is not random
                 inner = self._of(node.value, names)
@@ -1523,6 +1536,22 @@ def _agreed_value(
     if False in answers:
         return False
     return True if True in answers else None
+
+
+# Keywords naming where a value is made or loaded to (`device=device`, `map_location=f"cuda:{rank}"`).
+_PLACEMENT_KEYWORDS = frozenset({"device", "map_location"})
+
+
+def _zipped(node: cst.CSTNode, targets: list, value: cst.CSTNode) -> list[tuple[list, cst.CSTNode]]:
+    """(targets, value) of a binding, split for a loop over a zip of as many iterables as the target has parts (`for
+    phase, z in zip(phases, all_z)`: `phase` takes the items of `phases` only)."""
+    if type(node) is cst.For and isinstance(node.target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
+        parts = [e.value for e in node.target.elements]
+        args = [a.value for a in value.args]
+        name = (call_name(value) or "").rsplit(".", 1)[-1]
+        if known.ZIP_LIKE.match(name) and len(args) == len(parts) and not any(a.star or a.keyword for a in value.args):
+            return [([part], arg) for part, arg in zip(parts, args)]
+    return [(targets, value)]
 
 
 def _written_field(node: cst.CSTNode, holder: str) -> str:
