@@ -793,6 +793,18 @@ def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression, counted
             for kind, source in taint.of(arg.value, direct=True).items():
                 found.setdefault(kind, source)
         return found
+    if isinstance(walked, cst.Call) and known.ZIP_LIKE.match((call_name(walked) or "").rsplit(".", 1)[-1]) \
+            and walked.args and not any(a.star or a.keyword for a in walked.args):
+        # `zip(phases, all_z)`: as many items as the shortest; one walked as long on every rank sets the count (zips
+        # pair equals: the others are as long)
+        counts = [_count_taint(flat, taint, a.value, counted) for a in walked.args]
+        if not all(counts):
+            return {}
+        found = {}
+        for count in counts:
+            for kind, source in count.items():
+                found.setdefault(kind, source)
+        return found
     drawn = drawn_length(flat, walked) if counted else None
     if drawn is not None:  # `for i in np.random.choice(n, k, replace=False)`: `k` items on every rank, which differ
         found = {}

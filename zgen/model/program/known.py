@@ -327,7 +327,10 @@ class _NamedBy:
 # `hydra.utils.instantiate(cfg.encoder)`). Also a function of the program so named that returns what a registry
 # holds (`def build_model(args): return MODULE_BUILD_FUNCS.get(args.modelname)(args)`).
 # (Any model kind between the verb and `model`: `build_ts_model`, `create_vision_model`, `make_sam_model`.)
-MODEL_BUILDERS = _NamedBy(r"(?:create|build|make)_(?:\w+_)?model|build_backbone|build_encoder|load_model|instantiate")
+MODEL_BUILDERS = _NamedBy(
+    r"(?:create|build|make)_(?:\w+_)?model|build_backbone|build_encoder|load_model|instantiate(?:_from_config)?"
+    r"|construct_class_by_name"
+)
 MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
 
 # A library function building a layer by its name (`build_conv_layer`, `build_norm_layer(cfg, c)[1]`, `build_mlp`).
