@@ -225,7 +225,7 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
         # (unannotated, or annotated with a package that types nothing, `actor: torch.nn`: judged by name and use)
         if isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Dict, cst.Tuple)):
             continue  # `layers=2`, `head="linear"`: a setting
-        if module_like_name(name):
+        if module_like_name(name) and name not in _used_as_tensor(index, function):
             found[name] = ("<unknown>",)
         else:
             unannotated.append(name)
@@ -238,6 +238,19 @@ def module_arguments(index: ModelIndex, function: cst.FunctionDef) -> dict[str, 
                                                                      *params.kwonly_params)}):
         found.setdefault(name, ("<unknown>",))  # `model, loss, evaluator = training_modules`: read as an argument
     return found
+
+
+# `pos_embed.shape`, `pos_embed.reshape(...)`: what only a tensor has (a module has no shape, view or size).
+_TENSOR_USE = re.compile(
+    r"(?<![\w.])(\w+)\.(?:shape\b|ndim\b|(?:reshape|view|permute|transpose|flatten|unsqueeze|squeeze|size|contiguous"
+    r"|expand|numel)\()"
+)
+
+
+def _used_as_tensor(index: ModelIndex, function: cst.FunctionDef) -> frozenset[str]:
+    """Names the function uses as only a tensor is used (`def interpolate(n, pos_embed): N = pos_embed.shape[1]`):
+    named like a module (`embed`), a tensor all the same."""
+    return frozenset(_TENSOR_USE.findall(index.body_text(function, 100_000)))
 
 
 def argument_held_models(function: cst.FunctionDef, modules: dict[str, tuple[str, ...]]) -> list[str]:
