@@ -9,6 +9,7 @@ import textwrap
 from zgen.model import check_source
 
 INTERPOLATE = """
+import math
 from torch import nn
 
 
