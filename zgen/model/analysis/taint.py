@@ -310,7 +310,9 @@ class Taint:
                 for bound, each in _zipped(node, targets, value):  # (`for a, b in zip(xs, ys)`: each its own)
                     self._bind(node, ctx, bound, each, local)
 
-    def _bind(self, node: cst.CSTNode, ctx, targets: list[cst.CSTNode], value: cst.CSTNode, local) -> None:
+    def _bind(
+        self, node: cst.CSTNode, ctx: Ctx, targets: list[cst.CSTNode], value: cst.CSTNode, local: set[str]
+    ) -> None:
         """`targets` hold what `value` holds (and the tests `node` runs under), from `node` on."""
         flat = self._flat
         direct = self.of(value, direct=True)
