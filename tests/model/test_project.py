@@ -238,7 +238,7 @@ class Attention(nn.Module):
 
 def test_a_package_file_run_as_a_script_imports_its_sibling_by_its_own_name(tmp_path):
     # icefall's recipes: `recipe/` holds an `__init__.py`, but `./recipe/train.py` runs with `recipe/` on the path,
-    # so `from scaling import ScaledLinear` is `recipe/scaling.py` (searched after the package and the environment)
+    # so `from scaling import ScaledLinear` is `recipe/scaling.py`, read as the package's `egs.recipe.scaling`
     recipe = tmp_path / "egs" / "recipe"
     recipe.mkdir(parents=True)
     (recipe / "__init__.py").write_text("")
@@ -252,7 +252,8 @@ def test_a_package_file_run_as_a_script_imports_its_sibling_by_its_own_name(tmp_
 
 
 def test_a_sibling_of_the_package_root_comes_before_the_files_own_directory(tmp_path):
-    # `scaling` at the top of the project (where `egs` lives) is what an absolute import finds first
+    # `scaling` at the top of the project (where `egs` lives) is what an absolute import finds when the package runs
+    # from there (`python -m egs.recipe.train`)
     recipe = tmp_path / "egs" / "recipe"
     recipe.mkdir(parents=True)
     (tmp_path / "egs" / "__init__.py").write_text("")
@@ -282,3 +283,21 @@ def test_a_package_file_imports_a_package_above_it_by_its_own_name(tmp_path):
     found = {(f.code, f.line) for f in check_source(str(model), model.read_text(), deps=deps)}
     assert ("ZG301", 12) in found
     assert str(common / "scaling.py") in deps
+
+
+def test_what_a_package_file_imports_by_a_bare_name_does_not_depend_on_the_files_checked_before(tmp_path):
+    # the sibling `scaling` of `recipe/` means `recipe/scaling.py` wherever the check starts from
+    recipe = tmp_path / "egs" / "recipe"
+    other = tmp_path / "egs" / "other"
+    for directory in (recipe, other):
+        directory.mkdir(parents=True)
+        (directory / "__init__.py").write_text("")
+    (recipe / "scaling.py").write_text(textwrap.dedent(SCALING))
+    model = recipe / "zipformer.py"
+    model.write_text(textwrap.dedent(ZIPFORMER))
+    user = other / "user.py"
+    user.write_text(textwrap.dedent(ZIPFORMER).replace("from scaling import", "from egs.recipe.scaling import"))
+    alone = [(f.code, f.line) for f in check_source(str(model), model.read_text())]
+    check_source(str(user), user.read_text())
+    after = [(f.code, f.line) for f in check_source(str(model), model.read_text())]
+    assert alone == after and ("ZG301", 12) in alone

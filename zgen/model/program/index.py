@@ -689,8 +689,8 @@ class ModelIndex:
                 target = self._starred(head)  # `from .a2c import *` ... `class TRPO(A2C)`
             if target is None:
                 return name
-        elif target.startswith("."):
-            target = self.absolute(target)
+        else:
+            target = self.absolute(target)  # (also a sibling's bare name: `_sibling_prefix`)
         return f"{target}.{rest}" if rest else target
 
     def _starred(self, name: str) -> str | None:
@@ -711,7 +711,7 @@ class ModelIndex:
 
     def absolute(self, name: str) -> str:
         """`..layers.Mlp` written in this file as an absolute name, when this file's package is known."""
-        return absolute_name(name, self.module, self.is_package)
+        return absolute_name(name, self.module, self.is_package, self.path)
 
     def located(self, ref: str) -> tuple[ModelIndex, ClassInfo] | None:
         """The class `ref` names, of this file or another one, with the index it is read in."""

@@ -36,6 +36,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
+import functools
 from functools import cached_property
 
 from zgen.files import temporary_file
@@ -109,9 +110,14 @@ def _in_package(directory: str) -> bool:
     return parent != directory and os.path.isfile(os.path.join(parent, "__init__.py"))
 
 
-def absolute_name(name: str, module: str, is_package: bool) -> str:
-    """`..layers.Mlp` written in `module` as an absolute name (unchanged when `module` is not known)."""
+def absolute_name(name: str, module: str, is_package: bool, path: str | None = None) -> str:
+    """`..layers.Mlp` written in `module` as an absolute name (unchanged when `module` is not known). With the file's
+    `path`, an absolute name of a sibling of the file's package (`scaling.ScaledLinear`) is qualified by the package
+    (`_sibling_prefix`)."""
     level = len(name) - len(name.lstrip("."))
+    if not level and module and path is not None:
+        prefix = _sibling_prefix(_directory_of(path), module, is_package, name.partition(".")[0])
+        return f"{prefix}.{name}" if prefix else name
     if not level or not module:
         return name
     parts = module.split(".")
@@ -122,6 +128,43 @@ def absolute_name(name: str, module: str, is_package: bool) -> str:
     base = parts[: len(parts) - (level - 1)]
     rest = name[level:]
     return ".".join(base + [rest]) if rest else ".".join(base)
+
+
+@functools.lru_cache(maxsize=8192)
+def _sibling_prefix(directory: str, module: str, is_package: bool, top: str) -> str | None:
+    """The package a bare import of `top` in a file of `module` (in `directory`) finds `top` in when a script of the
+    package runs: the file's own package directory or one above it inside the package (icefall's recipes run
+    `./pruned_transducer_stateless7/train.py`, whose `zipformer.py` says `from scaling import ScaledLinear`;
+    tdmpc2's `common/world_model.py` says `from common import layers`). None when the package's own top, the
+    directory above it, the standard library or torch answers the import. Read from the file's place alone, so
+    what a file's import means never depends on which file is being checked."""
+    parts = module.split(".") if is_package else module.split(".")[:-1]
+    if not parts or top == parts[0] or top in sys.stdlib_module_names or top in _NEVER_SIBLINGS:
+        return None
+    above = directory
+    for _ in parts:
+        above = os.path.dirname(above)
+    if _module_in(above, top):
+        return None  # (`python -m pkg.train` from the top: the import finds the top's own)
+    for depth in range(len(parts)):
+        if _module_in(directory, top):
+            return ".".join(parts[: len(parts) - depth])
+        directory = os.path.dirname(directory)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _directory_of(path: str) -> str:
+    return os.path.dirname(os.path.abspath(path))
+
+
+def _module_in(directory: str, top: str) -> bool:
+    return os.path.isfile(os.path.join(directory, top + ".py")) or os.path.isfile(
+        os.path.join(directory, top, "__init__.py"))
+
+
+# Names a package's own files never stand in for.
+_NEVER_SIBLINGS = frozenset({"torch", "numpy", "typing_extensions"})
 
 
 @dataclass(eq=False)
@@ -142,7 +185,7 @@ class SourceFile:
         return self.project.skeleton_of(self.digest, self.source)
 
     def absolute(self, name: str) -> str:
-        return absolute_name(name, self.module, self.is_package)
+        return absolute_name(name, self.module, self.is_package, self.path)
 
 
 @dataclass(eq=False)
@@ -152,10 +195,6 @@ class _View:
 
     roots: tuple[str, ...]  # (the package's directory first)
     system: tuple[str, ...]
-    # a package file's own directory and those above it inside the package, searched last, nearest first: a script
-    # run from one of them (icefall's `./pruned_transducer_stateless7/train.py`, tdmpc2's `train.py` beside
-    # `common/`) imports what sits there by its own name (`from scaling import ...`, `from common import layers`)
-    last: tuple[str, ...] = ()
     paths: dict[str, str | None] = field(default_factory=dict)  # module name -> file path
     # qualified name -> where it is defined, and the files the answer was read from
     names: dict[str, tuple[tuple[SourceFile, str] | None, tuple[SourceFile, ...]]] = field(default_factory=dict)
@@ -177,7 +216,7 @@ class Project:
         for prefix in (os.environ.get("VIRTUAL_ENV"), os.environ.get("CONDA_PREFIX")):
             environment += site_packages(prefix) if prefix else []
         self._environment = tuple(dict.fromkeys(environment))
-        self._views: dict[tuple[str, str | None, tuple[str, ...]], _View] = {}
+        self._views: dict[tuple[str, str | None], _View] = {}
         self._view = _View((), self._environment)  # (no file begun: the environment alone)
         # (package directory, most definers) -> method name -> modules defining it
         self._package_methods: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
@@ -187,10 +226,9 @@ class Project:
         self.deps = {}
         name, root, is_package = module_name_of(path)
         script = _script_directory(path, root)
-        own = _package_directories(path, root)
-        view = self._views.get((root, script, own))
+        view = self._views.get((root, script))
         if view is None:
-            view = self._views[(root, script, own)] = self._view_of(root, script, own)
+            view = self._views[(root, script)] = self._view_of(root, script)
         self._view = view
         return name, is_package
 
@@ -201,13 +239,13 @@ class Project:
         self._view = _View((), self._environment)
         self._package_methods.clear()
 
-    def _view_of(self, root: str, script: str | None, own: tuple[str, ...]) -> _View:
+    def _view_of(self, root: str, script: str | None) -> _View:
         environment = _project_environment(root)
         system = self._environment + tuple(
             d for d in (site_packages(environment) if environment else ()) if d not in self._environment
         )
         roots = (root, script) if script is not None else (root,)
-        return _View(roots, system, own)
+        return _View(roots, system)
 
     # --- files -------------------------------------------------------------
 
@@ -223,7 +261,7 @@ class Project:
             # above its package directory; only that name is looked up there, never a sibling project's files.
             top = view.roots[0] if view.roots else ""
             above = (os.path.dirname(top),) if top and module.split(".", 1)[0] == os.path.basename(top) else ()
-            for root in view.roots + above + view.system + view.last:
+            for root in view.roots + above + view.system:
                 for candidate in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
                     if os.path.isfile(candidate):
                         found = candidate
@@ -395,19 +433,6 @@ def _script_directory(path: str, root: str) -> str | None:
     if os.path.isfile(os.path.join(directory, "__init__.py")) or directory == root:
         return None
     return directory
-
-
-def _package_directories(path: str, root: str) -> tuple[str, ...]:
-    """The directories of a package file's package, its own first, up to the top package's (`_View.last`)."""
-    found = []
-    directory = os.path.dirname(os.path.abspath(path))
-    while directory != root and os.path.isfile(os.path.join(directory, "__init__.py")):
-        found.append(directory)
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    return tuple(found)
 
 
 def _project_environment(root: str, levels: int = 4) -> str | None:
