@@ -139,3 +139,42 @@ def setup(rank, G, D, resume, load, num_gpus):
 
 def test_a_loop_rebinding_a_pair_on_every_rank_ends_what_rank_zero_bound():
     assert ("ZG201", 9) not in found(REBOUND_PAIRS)
+
+
+# parlai's agents: an out-of-memory failure of a training step caught and skipped, the backward in a base's helper.
+CAUGHT_BACKWARD = """
+import torch
+from torch import nn
+
+
+class Agent:
+    def __init__(self, model: nn.Module, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def backward(self, loss, **kwargs):
+        loss.backward(**kwargs)
+
+    def log(self, loss):
+        print(float(loss))
+
+
+class RankerAgent(Agent):
+    def train_step(self, batch):
+        try:
+            loss = self.compute_loss(batch)
+            self.backward(loss)
+            self.optimizer.step()
+        except RuntimeError as e:
+            if "out of memory" in str(e):
+                return None
+            raise
+"""
+
+
+def test_a_caught_failure_of_a_helper_running_the_backward_leaves_the_rank_behind():
+    assert ("ZG204", 24) in found(CAUGHT_BACKWARD)
+
+
+def test_a_caught_failure_of_a_helper_running_no_backward_is_no_divergence():
+    assert ("ZG204", 24) not in found(CAUGHT_BACKWARD.replace("self.backward(loss)", "self.log(loss)"))

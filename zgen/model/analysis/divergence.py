@@ -413,6 +413,8 @@ def find_divergences(
             ran = _backward_in(body)  # what the model computed gathers its parameters again, module by module
         if ran is None and taint.cls is not None and taint.cls.is_module:
             ran = _module_handed_in(flat, body)  # `out = validator.run_model(model=self, batch=batch)`
+        if ran is None and taint.cls is not None:
+            ran = _backward_helper_in(taint.cls, flat, body)  # `self.backward(loss)` of a base: `loss.backward()`
         if ran is not None:
             caught = handler.type if handler.type is not None else handler
             # (reaching down to where the rank leaves the pass its peers finish: `return`, `continue`, `break`)
@@ -600,6 +602,25 @@ def _drawn_counts_handed_to_forward(taint, flat: Flat) -> list[tuple[cst.Arg, st
             if any(re.search(rf"\b{name}\b", bound) for bound in params):
                 found.append((arg, kind, kinds[kind]))
     return found
+
+
+def _backward_helper_in(cls: ClassInfo, flat: Flat, body: cst.CSTNode) -> str | None:
+    """A method of the class (its own or a base's) called in `body` whose text runs a tensor's backward (parlai's
+    `self.backward(loss)`, `loss.backward(**kwargs)` in the agent base): the backward gathers the parameters the
+    forward ran with, with every rank. The call, as text; None when there is none."""
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Call or not flat.within(node, body):
+            continue
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            method = cls.inherited_method(func.attr.value)
+            if method is not None and _BACKWARD_TEXT.search(method.text):
+                return f"{code_of(func)}()"
+    return None
+
+
+# `loss.backward()`, `loss.backward(**kwargs)`, `scaler.scale(loss).backward(retain_graph=True)`: a tensor's backward.
+_BACKWARD_TEXT = re.compile(r"[\w)\]]\.backward\((?:\*\*\w+|\w+\s*=[^()]*)?\)")
 
 
 def _module_handed_in(flat: Flat, body: cst.CSTNode) -> str | None:
