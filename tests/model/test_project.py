@@ -236,15 +236,22 @@ class Attention(nn.Module):
 """
 
 
+def _recipe(*packages, sibling, model: str = ZIPFORMER):
+    """Each of `packages` made a package directory; `sibling` gets `scaling.py`; the model is written beside it."""
+    for directory in packages:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "__init__.py").write_text("")
+    (sibling / "scaling.py").write_text(textwrap.dedent(SCALING))
+    path = packages[-1] / ("zipformer.py" if packages[-1] == sibling else "world_model.py")
+    path.write_text(textwrap.dedent(model))
+    return path
+
+
 def test_a_package_file_run_as_a_script_imports_its_sibling_by_its_own_name(tmp_path):
     # icefall's recipes: `recipe/` holds an `__init__.py`, but `./recipe/train.py` runs with `recipe/` on the path,
     # so `from scaling import ScaledLinear` is `recipe/scaling.py`, read as the package's `egs.recipe.scaling`
     recipe = tmp_path / "egs" / "recipe"
-    recipe.mkdir(parents=True)
-    (recipe / "__init__.py").write_text("")
-    (recipe / "scaling.py").write_text(textwrap.dedent(SCALING))
-    model = recipe / "zipformer.py"
-    model.write_text(textwrap.dedent(ZIPFORMER))
+    model = _recipe(recipe, sibling=recipe)
     deps: dict[str, str] = {}
     found = {(f.code, f.line) for f in check_source(str(model), model.read_text(), deps=deps)}
     assert ("ZG301", 12) in found
@@ -255,13 +262,8 @@ def test_a_sibling_of_the_package_root_comes_before_the_files_own_directory(tmp_
     # `scaling` at the top of the project (where `egs` lives) is what an absolute import finds when the package runs
     # from there (`python -m egs.recipe.train`)
     recipe = tmp_path / "egs" / "recipe"
-    recipe.mkdir(parents=True)
-    (tmp_path / "egs" / "__init__.py").write_text("")
-    (recipe / "__init__.py").write_text("")
-    (recipe / "scaling.py").write_text(textwrap.dedent(SCALING))
+    model = _recipe(tmp_path / "egs", recipe, sibling=recipe)
     (tmp_path / "scaling.py").write_text("def ScaledLinear(*args, **kwargs):\n    return None\n")
-    model = recipe / "zipformer.py"
-    model.write_text(textwrap.dedent(ZIPFORMER))
     deps: dict[str, str] = {}
     check_source(str(model), model.read_text(), deps=deps)
     assert str(tmp_path / "scaling.py") in deps
@@ -272,13 +274,8 @@ def test_a_package_file_imports_a_package_above_it_by_its_own_name(tmp_path):
     # tdmpc2: `train.py` runs from `tdmpc2/`, and `tdmpc2/common/world_model.py` says `from common import scaling`
     top = tmp_path / "tdmpc2"
     common = top / "common"
-    common.mkdir(parents=True)
-    (top / "__init__.py").write_text("")
-    (common / "__init__.py").write_text("")
-    (common / "scaling.py").write_text(textwrap.dedent(SCALING))
-    model = common / "world_model.py"
-    model.write_text(textwrap.dedent(ZIPFORMER).replace("from scaling import ScaledLinear",
-                                                        "from common.scaling import ScaledLinear"))
+    model = _recipe(top, common, sibling=common, model=ZIPFORMER.replace(
+        "from scaling import ScaledLinear", "from common.scaling import ScaledLinear"))
     deps: dict[str, str] = {}
     found = {(f.code, f.line) for f in check_source(str(model), model.read_text(), deps=deps)}
     assert ("ZG301", 12) in found
@@ -289,12 +286,8 @@ def test_what_a_package_file_imports_by_a_bare_name_does_not_depend_on_the_files
     # the sibling `scaling` of `recipe/` means `recipe/scaling.py` wherever the check starts from
     recipe = tmp_path / "egs" / "recipe"
     other = tmp_path / "egs" / "other"
-    for directory in (recipe, other):
-        directory.mkdir(parents=True)
-        (directory / "__init__.py").write_text("")
-    (recipe / "scaling.py").write_text(textwrap.dedent(SCALING))
-    model = recipe / "zipformer.py"
-    model.write_text(textwrap.dedent(ZIPFORMER))
+    _recipe(other, sibling=other)
+    model = _recipe(recipe, sibling=recipe)
     user = other / "user.py"
     user.write_text(textwrap.dedent(ZIPFORMER).replace("from scaling import", "from egs.recipe.scaling import"))
     alone = [(f.code, f.line) for f in check_source(str(model), model.read_text())]
