@@ -433,6 +433,15 @@ class Taint:
             self._taint_name(holder, kinds, direct, site)
         self._version += 1  # (the direct taint read since the change above: read again from here on)
 
+    def _merge_fields(
+        self, found: dict[str, str], node: cst.CSTNode, holder: str, names: dict[str, dict[str, str]]
+    ) -> None:
+        """Into `found`, what the fields of `holder` written tainted before `node` hold (`self.stats.steps`,
+        `phase.start_event`): an object read whole carries them."""
+        for field in sorted(self._fields.get(holder, ())):
+            if field in names and self._reaches(node, field):  # type: ignore[arg-type]
+                _merge_into(found, names[field])
+
     def _asked(self, attribute: cst.Attribute) -> bool:
         """`phase.record()`: a method of the object called, which may read any of its fields."""
         parent = self._flat.parent.get(id(attribute))
@@ -691,9 +700,7 @@ class Taint:
                     found.setdefault(DATA, f"the keys of `{node.value}`")
                 if id(node) not in fielded and node.value in self._fields:
                     # the whole local handed on or asked (`log(phase)`, `phase.record()`): its fields' values too
-                    for field in sorted(self._fields[node.value]):
-                        if field in names and self._reaches(node, field):
-                            _merge_into(found, names[field])
+                    self._merge_fields(found, node, node.value, names)
                 if node.value in names and self._reaches(node):
                     _merge_into(found, names[node.value])
                 elif known.is_rank_name(node.value) or node.value in self._rank_constants:
@@ -720,9 +727,7 @@ class Taint:
                     key = f"self.{attr}"
                     if id(node) not in fielded and self._fields:
                         # the whole object handed on (`handler.on_step_end(self.state)`): its fields' values too
-                        for field in sorted(self._fields.get(key, ())):
-                            if field in names and self._reaches(node, field):
-                                _merge_into(found, names[field])
+                        self._merge_fields(found, node, key, names)
                     if attr in self.rank_attrs:
                         found.setdefault(RANK, code_of(node))
                     elif key in names and self._reaches(node, key):
@@ -1552,7 +1557,7 @@ def _zipped(node: cst.CSTNode, targets: list, value: cst.CSTNode) -> list[tuple[
         args = [a.value for a in value.args]
         name = (call_name(value) or "").rsplit(".", 1)[-1]
         if known.ZIP_LIKE.match(name) and len(args) == len(parts) and not any(a.star or a.keyword for a in value.args):
-            return [([part], arg) for part, arg in zip(parts, args)]
+            return [([part], arg) for part, arg in loop_items(node.target, value)]
     return [(targets, value)]
 
 

@@ -36,8 +36,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-import functools
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from zgen.files import temporary_file
 
@@ -130,7 +129,7 @@ def absolute_name(name: str, module: str, is_package: bool, path: str | None = N
     return ".".join(base + [rest]) if rest else ".".join(base)
 
 
-@functools.lru_cache(maxsize=8192)
+@lru_cache(maxsize=8192)
 def _sibling_prefix(directory: str, module: str, is_package: bool, top: str) -> str | None:
     """The package a bare import of `top` in a file of `module` (in `directory`) finds `top` in when a script of the
     package runs: the file's own package directory or one above it inside the package (icefall's recipes run
@@ -153,7 +152,7 @@ def _sibling_prefix(directory: str, module: str, is_package: bool, top: str) -> 
     return None
 
 
-@functools.lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)
 def _directory_of(path: str) -> str:
     return os.path.dirname(os.path.abspath(path))
 
@@ -238,6 +237,7 @@ class Project:
         self._views.clear()
         self._view = _View((), self._environment)
         self._package_methods.clear()
+        _sibling_prefix.cache_clear()  # (read from disk too: a sibling added since)
 
     def _view_of(self, root: str, script: str | None) -> _View:
         environment = _project_environment(root)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.built import built_module
+from ..analysis.choices import options
 from ..analysis.effects import RUNS, argument_effects, inherited_argument_effects
 from ..program.holds import module_arguments, module_like_name
 from ..analysis.flow import Flat, flat_of
@@ -418,7 +419,7 @@ def _handed_classes(index: ModelIndex, method: MethodInfo, flat: Flat, name: str
                  and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == name]
         if len(bound) != 1:
             return ()
-        arms = [bound[0].body, bound[0].orelse] if isinstance(bound[0], cst.IfExp) else [bound[0]]
+        arms = options(index, bound[0]) or (bound[0],)
         names = [a.value for a in arms if isinstance(a, cst.Name) and a.value in handed]
         if len(names) != len(arms):
             return ()
