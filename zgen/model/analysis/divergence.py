@@ -614,13 +614,10 @@ def _backward_helper_in(cls: ClassInfo, flat: Flat, body: cst.CSTNode) -> str | 
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             method = cls.inherited_method(func.attr.value)
-            if method is not None and _BACKWARD_TEXT.search(method.text):
+            if method is not None and ".backward(" in method.text and method.node is not None \
+                    and _backward_in(method.node.body) is not None:
                 return f"{code_of(func)}()"
     return None
-
-
-# `loss.backward()`, `loss.backward(**kwargs)`, `scaler.scale(loss).backward(retain_graph=True)`: a tensor's backward.
-_BACKWARD_TEXT = re.compile(r"[\w)\]]\.backward\((?:\*\*\w+|\w+\s*=[^()]*)?\)")
 
 
 def _module_handed_in(flat: Flat, body: cst.CSTNode) -> str | None:
@@ -1183,11 +1180,11 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
 
 
 def tensor_backward(node: cst.CSTNode) -> bool:
-    """`loss.backward()`, `scaler.scale(loss).backward()`: a tensor's backward, given no positional argument (not
-    `engine.backward(loss)`, handed the loss: a site of its own when it runs one)."""
+    """`loss.backward()`, `scaler.scale(loss).backward()`, `loss.backward(**kwargs)`: a tensor's backward, given no
+    positional argument (not `engine.backward(loss)`, handed the loss: a site of its own when it runs one)."""
     return (
         type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
-        and not any(arg.keyword is None for arg in node.args)
+        and not any(arg.keyword is None and arg.star != "**" for arg in node.args)
     )
 
 
