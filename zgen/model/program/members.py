@@ -516,7 +516,8 @@ def _holds_given_module(index: ModelIndex, cls: ClassInfo) -> bool:
     for member in facts(index, cls).members.values():
         if member.kind == Kind.CONTAINER and UNKNOWN_CLASS in member.classes:
             return True  # `self.models = nn.ModuleList(models)`: a container of the modules it was handed
-        if member.call is not None and not _handed_on_as_is(member.call) or member.kind not in (Kind.MODULE, Kind.UNKNOWN):
+        if member.call is not None and not (_handed_on_as_is(member.call) or _chosen_class_built(member)) \
+                or member.kind not in (Kind.MODULE, Kind.UNKNOWN):
             continue
         if member.kind == Kind.MODULE and member.classes and all(has_params(index, c) is False for c in member.classes):
             continue  # handed a module of a class known to own none (`align: WeightedRigidAlign`)
@@ -550,6 +551,22 @@ def _given_generic_modules(index: ModelIndex, cls: ClassInfo) -> set[str]:
                     if name.startswith("self.") and name.count(".") == 1:
                         found.add(name[5:])
     return found
+
+
+def _chosen_class_built(member: Member) -> bool:
+    """`self.base_model = get_model_trunk(name)(config, name)`, `TRUNKS[name](config)`: a class of no kind we can tell,
+    looked up by a call or a key and built with settings (`_given_settings`)."""
+    call = member.call
+    return (
+        member.kind == Kind.UNKNOWN and call is not None and isinstance(call.func, (cst.Call, cst.Subscript))
+        and _given_settings(call)
+    )
+
+
+def _given_settings(call: cst.Call) -> bool:
+    """Is `call` given a positional argument (a layer's sizes, a configuration), not nothing or keywords alone (an
+    activation chosen by name: `get_act(name)(inplace=True)`)?"""
+    return any(arg.keyword is None and not arg.star for arg in call.args)
 
 
 def _handed_on_as_is(call: cst.Call) -> bool:
@@ -1188,6 +1205,10 @@ class _FactsReader:
                 if kind in (Kind.MODULE, Kind.CONTAINER):
                     return kind, classes
         written = call_name(call)
+        if written is None and isinstance(func, (cst.Call, cst.Subscript)) and _given_settings(call):
+            # `get_model_trunk(name)(config, name)`, `TRUNKS[name](config)`: a class looked up by name, of no kind we
+            # can tell, built with settings (an activation looked up so is built with none: `get_act(name)()`)
+            return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         if written is None or written.startswith("."):
             return Kind.VALUE, ()
         if written.partition(".")[0] == "cls" and self._in_classmethod():
