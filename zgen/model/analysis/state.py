@@ -93,9 +93,11 @@ def handoff(
         if not isinstance(func, cst.Attribute) or not node.args or func.attr.value in PLACING:
             return None
         key = holder_key(func.value, locals_)
-        if key is None or func.attr.value in _RECORDS or key.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
+        if key is None or func.attr.value in _RECORDS or _SAVES.match(func.attr.value) \
+                or key.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
             # `self.writer.add_scalar("loss", loss.item())`: a value written to a log, not the logger's state;
-            # `self.accelerator.backward(loss)`: the training wrapper's flags (`sync_gradients`) are every rank's
+            # `trainer.save_checkpoint(path)`: written to a file; `self.accelerator.backward(loss)`: the training
+            # wrapper's flags (`sync_gradients`) are every rank's
             return None
         if type(flat.parent.get(id(node))) is not cst.Expr:  # the result is used: a query, or a step of a model
             if key.startswith("self.") or runs is None or runs(node):
@@ -145,6 +147,9 @@ _RECORDS = frozenset(
     {"log", "log_dict", "log_metrics", "add_scalar", "add_scalars", "add_image", "add_histogram", "info", "debug",
      "warning", "write", "set_description", "set_postfix", "set_postfix_str", "set_description_str"}
 )  # (the last four: a progress bar's caption, `pbar.set_description(f"loss: {loss.item():.2f}")`)
+
+
+_SAVES = re.compile(r"(?:save|dump|export)(?:_|$)")  # `save_checkpoint(path)`, `dump(f)`: what it is handed goes out
 
 
 def handoffs(flat: Flat, locals_: frozenset[str] | set[str]) -> Iterator[tuple[Handoff, int]]:

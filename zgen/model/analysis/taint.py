@@ -626,6 +626,13 @@ class Taint:
                     continue  # `self._check_end_condition(hyps)` returning `hyps.seq.shape[1] >= self.max_len`
                 if isinstance(node.func, cst.Name) and node.func.value in _TYPE_TESTS:
                     continue  # `isinstance(self.loss, IQLoss)`: what an object is, not the values it was handed
+                if isinstance(node.func, cst.Attribute) and node.func.attr.value in _TIME_TEXT:
+                    # `now = datetime.now().strftime("%Y-%m-%dT%H-%M-%S")`: a time written as text names a run (its log
+                    # directory, a checkpoint); no deadline tests it
+                    inner = self._of(node.func.value, names)
+                    inner.pop(CLOCK, None)
+                    _merge_into(found, inner)
+                    continue
                 if node.args and (self._shards or _rank_keyword(node)) and _loads_shard(node):
                     stack.append(node.func)  # `create_dataloader(path, bs, rank=LOCAL_RANK)`, `get_shard(n, rank,
                     for arg in node.args:  # world)`: this rank's share of the data or the work, as much on every rank
@@ -1559,6 +1566,9 @@ def _zipped(node: cst.CSTNode, targets: list, value: cst.CSTNode) -> list[tuple[
         if known.ZIP_LIKE.match(name) and len(args) == len(parts) and not any(a.star or a.keyword for a in value.args):
             return [([part], arg) for part, arg in loop_items(node.target, value)]
     return [(targets, value)]
+
+
+_TIME_TEXT = frozenset({"strftime", "isoformat", "ctime"})  # a time as text
 
 
 def _written_field(node: cst.CSTNode, holder: str) -> str:
