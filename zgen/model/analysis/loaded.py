@@ -25,9 +25,9 @@ from ..program.members import class_named
 from ..program.tree import cst, walk
 from .flow import flat_of
 from .access import INIT, WRITE
-from .effects import argument_effects, returns_argument
+from .effects import argument_effects, returns_argument, state_keys_only
 
-__all__ = ["built_then_loaded", "built_then_read", "built_then_copied", "built_then_initialised"]
+__all__ = ["built_then_loaded", "built_then_read", "built_then_saved", "built_then_copied", "built_then_initialised"]
 
 
 @memoised
@@ -42,6 +42,32 @@ def built_then_read(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]
     built (`{k: v for k, v in model.state_dict().items() if ...}` to fill a checkpoint): they are placeholders. (Its
     keys alone, `model.state_dict().keys()`, are whole.)"""
     return _built_then(index, (".state_dict().items(", ".state_dict().values("), _state_read)
+
+
+@memoised
+def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
+    """(function, the `state_dict()` call, the local) for each state dict of a model the same function built, handed
+    on whole (`torch.save({"model": model.state_dict()}, p)`, `best = copy.deepcopy(model.state_dict())`,
+    `ema.load_state_dict(model.state_dict())`): its tensors are placeholders. Not one read for its keys alone
+    (`effects.state_keys_only`), nor walked item by item (`built_then_read` tells those)."""
+    found = []
+    for method, node, local in _built_then(index, (".state_dict()",), _state_whole):
+        flat = flat_of(method)
+        parent = flat.parent.get(id(node)) if flat is not None else None
+        if isinstance(parent, (cst.Arg, cst.DictElement, cst.Element)) and not state_keys_only(flat, node) \
+                and not _torch_layer_bound(index, flat, local):
+            found.append((method, node, local))
+    return found
+
+
+def _torch_layer_bound(index: ModelIndex, flat, local: str) -> bool:
+    """Is `local` bound to a torch layer built on the spot (`probe = nn.Linear(4, 4)`), a helper module of the
+    function's own, not the model a `zero.Init` context builds?"""
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and isinstance(node.targets[0].target, cst.Name) \
+                and node.targets[0].target.value == local and isinstance(node.value, cst.Call):
+            return known.is_torch_module_class(index.qualified_call(node.value) or "")
+    return False
 
 
 @memoised
@@ -131,6 +157,14 @@ def _state_read(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
         inner = func.value.func
         if isinstance(inner, cst.Attribute) and inner.attr.value == "state_dict" and not func.value.args:
             return inner.value
+    return None
+
+
+def _state_whole(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
+    """The model whose state dict `node` takes (`model.state_dict()`, given nothing)."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "state_dict" and not node.args:
+        return func.value
     return None
 
 

@@ -221,7 +221,7 @@ def build_skeleton(source: str) -> Skeleton | SourceError:
 
 
 # `from x import y` indented: an import inside a block (a function's body, most often); the cheap text gate.
-_INDENTED_IMPORT = re.compile(r"^[ \t]+from (?:torch|deepspeed)\b[\w.]* import ", re.M)
+_INDENTED_IMPORT = re.compile(r"^[ \t]+(?:from [\w.]+ import |import \w)", re.M)
 
 
 # Libraries whose names a function may import for itself and mean there what they mean anywhere: torch's
@@ -243,6 +243,18 @@ def _record_local_imports(tree: ast.Module, skel: Skeleton) -> None:
                 name = alias.asname or alias.name
                 if alias.name != "*" and name not in bound:
                     local.setdefault(name, f"{node.module}.{alias.name}")
+    # A script's `def main(args):` opening with its imports (`from model_utils import ProteinMPNN`): the names mean
+    # in it what a module-level import would (imports at the top of a function of the module, not a method's or
+    # under a test)
+    for func in tree.body:
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for stmt in func.body:
+                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                    found: dict[str, str] = {}
+                    _record_import(stmt, found, [])
+                    for name, target in found.items():
+                        if name not in bound:
+                            local.setdefault(name, target)
     skel.imports.update(local)
 
 

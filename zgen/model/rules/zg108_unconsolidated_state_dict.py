@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
-from ..analysis.loaded import built_then_loaded, built_then_read
+from ..analysis.loaded import built_then_loaded, built_then_read, built_then_saved
 from ..analysis.moved import child_state_copies
 from ..analysis.own import own_state_calls
 from ..analysis.scopes import param_accesses
@@ -120,6 +120,13 @@ def main(model, cfg):
                 "into empty placeholders"
             )
             yield self.finding(index, method.snippet, node, message, _LOAD_HELP)
+        for method, node, local in built_then_saved(index):
+            message = (
+                f"`{code_of(node)}` hands on the state of `{local}`, a model `{method.name}` built above; under "
+                f"`deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so its tensors are "
+                "empty placeholders"
+            )
+            yield self.finding(index, method.snippet, node, message, _READ_HELP)
         for method, node, local in built_then_read(index):
             message = (
                 f"`{code_of(node)}` reads the tensors of the state of `{local}`, a model `{method.name}` built "

@@ -1,0 +1,107 @@
+"""The state dict of a model the same function built, handed on whole (saved, copied as the best weights, loaded
+into another model), holds placeholders under `zero.Init` (ProteinMPNN's training script saves
+`model.state_dict()` each epoch); one read for its keys alone names the parameters and reads none."""
+
+from __future__ import annotations
+
+import textwrap
+
+from zgen.model import check_source
+
+TRAIN = """
+import copy
+
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(256, 256)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def main(path, loader):
+    model = Net()
+    opt = torch.optim.Adam(model.parameters())
+    for x in loader:
+        model(x).sum().backward()
+        opt.step()
+    torch.save({"epoch": 1, "model_state_dict": model.state_dict()}, path)
+"""
+
+
+def found(source: str) -> list[tuple[str, int]]:
+    return [(f.code, f.line) for f in check_source("train.py", textwrap.dedent(source))]
+
+
+def test_the_state_of_a_model_built_above_saved_whole_is_placeholders():
+    assert ("ZG108", 23) in found(TRAIN)
+
+
+def test_the_state_of_a_model_built_above_kept_as_the_best_is_placeholders():
+    source = TRAIN.replace('torch.save({"epoch": 1, "model_state_dict": model.state_dict()}, path)',
+                           "best = copy.deepcopy(model.state_dict())")
+    assert ("ZG108", 23) in found(source)
+
+
+def test_the_keys_of_the_state_of_a_model_built_above_are_whole():
+    source = TRAIN.replace('torch.save({"epoch": 1, "model_state_dict": model.state_dict()}, path)',
+                           "torch.save(sorted(model.state_dict()), path)")
+    assert ("ZG108", 23) not in found(source)
+
+
+def test_the_state_of_a_model_built_above_read_while_gathered_is_whole():
+    source = TRAIN.replace(
+        '    torch.save({"epoch": 1, "model_state_dict": model.state_dict()}, path)',
+        "    with deepspeed.zero.GatheredParameters(list(model.parameters())):\n"
+        '        torch.save({"epoch": 1, "model_state_dict": model.state_dict()}, path)',
+    ).replace("import torch\n", "import deepspeed\nimport torch\n", 1)
+    assert [code for code, _ in found(source) if code == "ZG108"] == []
+
+
+MODEL_UTILS = """
+from torch import nn
+
+
+class ProteinNet(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.fc = nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+SCRIPT = """
+import argparse
+
+
+def main(args):
+    import torch
+    from model_utils import ProteinNet
+
+    model = ProteinNet(args.hidden)
+    if args.resume:
+        model.load_state_dict(torch.load(args.resume)["model_state_dict"])
+"""
+
+
+def _script(tmp_path, script: str):
+    (tmp_path / "model_utils.py").write_text(textwrap.dedent(MODEL_UTILS))
+    path = tmp_path / "training.py"
+    path.write_text(textwrap.dedent(script))
+    return [(f.code, f.line) for f in check_source(str(path), path.read_text())]
+
+
+def test_a_script_function_opening_with_its_imports_builds_the_model_it_imports(tmp_path):
+    assert ("ZG108", 11) in _script(tmp_path, SCRIPT)
+
+
+def test_a_class_imported_under_a_test_inside_the_function_stays_unread(tmp_path):
+    # (imported on some paths only: a component built lazily, as a method's local import is)
+    source = SCRIPT.replace("    from model_utils import ProteinNet\n", "    if args.protein:\n        from model_utils import ProteinNet\n")
+    assert ("ZG108", 12) not in _script(tmp_path, source)
