@@ -105,3 +105,32 @@ def test_a_class_imported_under_a_test_inside_the_function_stays_unread(tmp_path
     # (imported on some paths only: a component built lazily, as a method's local import is)
     source = SCRIPT.replace("    from model_utils import ProteinNet\n", "    if args.protein:\n        from model_utils import ProteinNet\n")
     assert ("ZG108", 12) not in _script(tmp_path, source)
+
+
+TRAINER_STATE = """
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, model: nn.Module, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+        self.step = 0
+
+    def state_dict(self):
+        state = {"step": self.step}
+        for name in ("model", "optimizer"):
+            held = getattr(self, name)
+            state[name] = held.state_dict()
+        return state
+"""
+
+
+def test_a_trainers_own_state_dict_collects_the_state_of_the_model_it_holds():
+    # (VAR's trainer: each object it holds, the model among them, taken by its attribute's name)
+    assert ("ZG108", 15) in found(TRAINER_STATE)
+
+
+def test_a_trainers_own_state_dict_of_its_counters_reads_no_model():
+    source = TRAINER_STATE.replace('("model", "optimizer")', '("optimizer",)')
+    assert [code for code, _ in found(source) if code == "ZG108"] == []

@@ -1016,9 +1016,12 @@ _NOT_ENTRY = re.compile(
 def entry_name(name: str, module: bool = True) -> bool:
     """Could a method or function of this name be called on a built model (not an initialiser, hook, loader)?
     Of a class that is not a module (`module=False`: a trainer, an agent) builders and set-up methods are too
-    (`create_optimizer`, `setup_ema`): the model it holds was built before it."""
+    (`create_optimizer`, `setup_ema`): the model it holds was built before it; so is its own `state_dict()`, which
+    collects the state of the models it holds for a checkpoint (a module's is the module API's)."""
     found = _NOT_ENTRY.search(name)
-    return found is None or not module and (_BUILDER.match(found.group(0)) is not None or _APPLY.match(name) is not None)
+    return found is None or not module and (
+        _BUILDER.match(found.group(0)) is not None or _APPLY.match(name) is not None or found.group(0) == "state_dict"
+    )
 
 
 _APPLY = re.compile(r"_?apply$")  # `Module.apply`'s name; of a class that is no module, a method like any other
