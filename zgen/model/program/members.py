@@ -263,7 +263,7 @@ def _returned_by(
             handed_back = handed_back or handed
             continue
         k, c = reader.classify(value)
-        unread = unread or (k == Kind.VALUE and not c)
+        unread = unread or (k == Kind.VALUE and not c) or (k == Kind.UNKNOWN and c == (UNKNOWN_CLASS,))
         if k > kind or (k == kind and c):
             kind, classes = max(k, kind), classes + tuple(x for x in c if x not in classes)
     if handed_back and kind == Kind.MODULE and classes and UNKNOWN_CLASS not in classes:
@@ -276,7 +276,8 @@ def _returned_by(
         # `def build_model(args): return MODULE_BUILD_FUNCS.get(args.modelname)(args)`: a model factory, named as
         # the libraries' are, returning what a registry holds: a model of a class no file tells
         return Kind.UNKNOWN, (UNKNOWN_CLASS,), ()
-    if unread and isinstance(node, cst.FunctionDef) and node.returns is not None and kind in (Kind.VALUE, Kind.MODULE):
+    if unread and isinstance(node, cst.FunctionDef) and node.returns is not None \
+            and kind in (Kind.VALUE, Kind.UNKNOWN, Kind.MODULE):
         # `def get_linear(...) -> nn.Module: return _FACTORIES[kind](...)`: what a registry builds, typed a module
         typed, named, _ = _annotated_return(reader, node.returns.annotation)
         if typed == Kind.MODULE:
