@@ -311,6 +311,8 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
             return index, info.node
     elif flat is not None and (method := _plain_method(index, flat, name) or _child_method(index, flat, name)):
         return method
+    if flat is not None and "." not in name and (default := _default_function(flat, name)) is not None:
+        return resolve_function(index, None, default)  # `hidden_init(fc.weight)` for `hidden_init=ptu.fanin_init`
     if flat is not None and (called := _called_object(index, flat, name)) is not None:
         return called
     if flat is not None and name.startswith("self.") and (handed := _handed_callable(index, flat, name)) is not None:
@@ -324,6 +326,19 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
     if external is None or external[1].node is None:
         return _plain_constructor(index, name) or _class_function(index, flat, name)
     return external[0], external[1].node
+
+
+def _default_function(flat: Flat, name: str) -> str | None:
+    """The function a parameter of the flattened function defaults to, as written (`hidden_init=ptu.fanin_init`):
+    what a call of the parameter runs unless the caller hands another."""
+    root = flat.nodes[0][0] if flat.nodes else None
+    if type(root) is not cst.FunctionDef:
+        return None
+    for param in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params):
+        if param.name.value == name and param.default is not None:
+            written = dotted(param.default)
+            return written if written and written not in ("None", "True", "False") else None
+    return None
 
 
 def _class_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
