@@ -134,3 +134,63 @@ def test_a_trainers_own_state_dict_collects_the_state_of_the_model_it_holds():
 def test_a_trainers_own_state_dict_of_its_counters_reads_no_model():
     source = TRAINER_STATE.replace('("model", "optimizer")', '("optimizer",)')
     assert [code for code, _ in found(source) if code == "ZG108"] == []
+
+
+MODELS = """
+from torch import nn
+
+
+class DiT(nn.Module):
+    def __init__(self, depth=2, hidden=64):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(depth))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def DiT_S(**kwargs):
+    return DiT(depth=2, **kwargs)
+
+
+def DiT_L(**kwargs):
+    return DiT(depth=8, **kwargs)
+
+
+DiT_models = {"DiT-S": DiT_S, "DiT-L": DiT_L}
+"""
+
+SAMPLE = """
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from models import DiT_models
+
+
+def main(args, rank):
+    model = DiT_models[args.model](hidden=args.hidden)
+    model.load_state_dict(torch.load(args.ckpt))
+    model = DDP(model, device_ids=[rank])
+    if rank == 0:
+        torch.save({"model": model.module.state_dict()}, args.out)
+"""
+
+
+def test_a_model_built_from_a_registry_another_file_fills_is_built_here(tmp_path):
+    # DiT's `sample_ddp.py`: `DiT_models[args.model](...)`, the registry of `models.py` mapping names to factories
+    (tmp_path / "models.py").write_text(textwrap.dedent(MODELS))
+    path = tmp_path / "sample.py"
+    path.write_text(textwrap.dedent(SAMPLE))
+    found = {(f.code, f.line) for f in check_source(str(path), path.read_text())}
+    assert ("ZG108", 10) in found  # the load into it
+    assert ("ZG108", 13) in found  # the state of the model the data-parallel wrapper wraps
+
+
+def test_a_registry_of_no_module_builds_no_model(tmp_path):
+    (tmp_path / "models.py").write_text(textwrap.dedent(MODELS).replace(
+        'DiT_models = {"DiT-S": DiT_S, "DiT-L": DiT_L}', 'DiT_models = {"DiT-S": dict, "DiT-L": dict}'))
+    path = tmp_path / "sample.py"
+    path.write_text(textwrap.dedent(SAMPLE))
+    assert ("ZG108", 10) not in {(f.code, f.line) for f in check_source(str(path), path.read_text())}

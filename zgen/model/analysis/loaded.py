@@ -161,10 +161,12 @@ def _state_read(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
 
 
 def _state_whole(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
-    """The model whose state dict `node` takes (`model.state_dict()`, given nothing)."""
+    """The model whose state dict `node` takes (`model.state_dict()`, given nothing; `model.module.state_dict()`, of
+    the model a data-parallel wrapper bound to the same name wraps)."""
     func = node.func
     if isinstance(func, cst.Attribute) and func.attr.value == "state_dict" and not node.args:
-        return func.value
+        held = func.value
+        return held.value if isinstance(held, cst.Attribute) and held.attr.value == "module" else held
     return None
 
 

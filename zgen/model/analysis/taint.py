@@ -619,6 +619,9 @@ class Taint:
                 word = "items" if isinstance(walked, cst.Name) or call_name(walked) in ("tuple", "list", "sorted") else "keys"
                 found.setdefault(DATA, f"the {word} of `{code_of(_viewed(walked))}`")
                 continue
+            if kind is cst.IfExp and (plain := _shown_either_way(node)) is not None:
+                stack.append(plain)  # `pbar = tqdm(pbar) if rank == 0 else pbar`: the same items, shown on one rank
+                continue
             if kind is cst.Call:
                 if agreed_call(node) or agreeing_function(self.index, node) or self._nested_agreeing(node):
                     continue  # `idist.all_reduce(loss)`, `accelerator.gather(kl)`: the same value on every rank
@@ -3395,6 +3398,17 @@ def _handed_predicates(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[tu
                 bodies = local.get(value.value, [])
             found.extend((key, body) for body in bodies)
     return tuple(found)
+
+
+def _shown_either_way(choice: cst.IfExp) -> cst.BaseExpression | None:
+    """The plain arm of a choice between an iterable and a pass-through wrapper of it (`tqdm(loader) if main else
+    loader`): either way it hands out the same items, whatever the test."""
+    for wrapped, plain in ((choice.body, choice.orelse), (choice.orelse, choice.body)):
+        if isinstance(wrapped, cst.Call) and wrapped.args and wrapped.args[0].keyword is None \
+                and not wrapped.args[0].star and passes_items(wrapped) \
+                and code_of(wrapped.args[0].value) == code_of(plain):
+            return plain
+    return None
 
 
 def _rewrapped(node: cst.CSTNode) -> bool:

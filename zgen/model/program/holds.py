@@ -522,10 +522,13 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
                 isinstance(made.func.value, cst.Call):
             made = made.func.value  # `QNetwork(env).to(device)`: the module built, moved
         callee = dotted(made.func)
-        if callee is None:
+        if callee is None and not isinstance(made.func, cst.Subscript):
             continue
-        last = callee.rsplit(".", 1)[-1]
-        if callee == "cls":
+        last = callee.rsplit(".", 1)[-1] if callee is not None else ""
+        if callee is None:  # `model = DiT_models[args.model](input_size=n)`: a class or factory of a registry
+            kind, classes = classify(index, made, resolve=True, cls=owner)
+            built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
+        elif callee == "cls":
             built = classmethod_of_module
         elif _CLASS_VARIABLE.search(last):
             built = module_like_name(target.value)

@@ -1153,6 +1153,25 @@ class _FactsReader:
         classes = tuple(dict.fromkeys(classes))
         return (Kind.MODULE, classes) if classes else None
 
+    def _imported_registry(self, name: str) -> tuple[str, ...]:
+        """The module classes the container another file binds to the imported `name` may build (`registry_values`
+        read in that file), as other files name them."""
+        project = self.index.project
+        module, _, bound = self.index.absolute(self.index.qualify(name)).rpartition(".")
+        file = project.file(module) if project is not None and module else None
+        if file is None or file.skeleton is None:
+            return ()
+        owner = type(self.index).of(file, project)
+        classes: tuple[str, ...] = ()
+        self._depth += 1
+        try:
+            for expr in registry_values(owner, bound):
+                kind, made = classify(owner, cst.Call(func=expr), resolve=True)
+                classes += tuple(owner.global_name(c) for c in made) if kind == Kind.MODULE else ()
+        finally:
+            self._depth -= 1
+        return classes
+
     def _lookups(self, value: cst.BaseExpression) -> tuple[str, ...]:
         """The class-valued attributes a value assigned to `self.x` is built by calling (`self.act_class(d)`, a local
         bound to `getattr(self, "act_class", None)`, through `.to(device)`), and `=name` for a member of `self` it may
@@ -1187,6 +1206,10 @@ class _FactsReader:
             for expr in registry_values(self.index, func.value.value):
                 kind, found = self.classify(cst.Call(func=expr))
                 classes += found if kind == Kind.MODULE else ()
+            if not classes and self.resolve and self._depth <= 4 and func.value.value in self.index.imports:
+                # `DiT_models[args.model](input_size=n)` for `from models import DiT_models`: the registry of the file
+                # it comes from, each entry read there (`DiT_XL_2`, a function returning `DiT(...)`)
+                classes = self._imported_registry(func.value.value)
             if classes:
                 return Kind.MODULE, tuple(dict.fromkeys(classes))
         if isinstance(func, cst.Call) and _is_partial(func) and func.args:
