@@ -21,6 +21,7 @@ import ast
 import re
 
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin
+from ..program import known
 from ..program.known import NOT_RUNS
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, facts_of
 from ..program.tree import call_name, cst, parameter_for
@@ -188,6 +189,9 @@ class HelperRuns:
         for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
+            if node.args and _calls_first_argument(method.index, node):
+                # `checkpoint(layer.step, t, h)`: the function it is given, run with the rest
+                node = ast.Call(func=node.args[0], args=node.args[1:], keywords=[])
             parts = self_path(node.func)
             if parts is None and aliases:  # `model(graph)` for `model = self.model`: the child it names
                 callee = node.func.value if isinstance(node.func, ast.Attribute) and node.func.attr in (
@@ -261,6 +265,17 @@ class HelperRuns:
             if class_method_runs(found[0], found[1], name):
                 return False
         return answering > 0
+
+
+def _calls_first_argument(index: ModelIndex, call: ast.Call) -> bool:
+    """`checkpoint(fn, *args)`, `torch.func.vmap(fn)`: a torch function that calls the function it is given first
+    (`known.CALLS_FIRST_ARGUMENT`)."""
+    func = call.func
+    last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    return last in _FIRST_ARGUMENT_CALLERS and index.qualify(ast.unparse(func)) in known.CALLS_FIRST_ARGUMENT
+
+
+_FIRST_ARGUMENT_CALLERS = frozenset(name.rsplit(".", 1)[-1] for name in known.CALLS_FIRST_ARGUMENT)
 
 
 def ast_loop_items(target: ast.expr, iterable: ast.expr) -> list[tuple[str, ast.expr]]:
