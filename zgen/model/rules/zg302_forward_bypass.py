@@ -17,10 +17,12 @@ from ..analysis.persistence import persistent_param
 from ..analysis.plain import all_bases
 from ..analysis.script import function_scope
 from ..analysis.unregistered import stashed_runs, unregistered_runs
-from ..program.holds import annotated_module, held_attributes, held_path_classes, reached_models, wrapped_attributes
+from ..program.holds import (
+    annotated_module, constructed_models, held_attributes, held_path_classes, reached_models, wrapped_attributes,
+)
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from ..program import known
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container, torch_base
+from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params, parameter_container, torch_base
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
 from .rule import Report, Rule
@@ -243,10 +245,10 @@ class Stack(nn.Module):
                 called = isinstance(parent, cst.Call) and parent.func is node
                 # handed on, or set as another module's forward (`model.head.forward = other.forward`; not kept in a
                 # local to be put back, `t = self.model.forward` ... `self.model.forward = t`)
-                handed = isinstance(parent, cst.Arg) or isinstance(parent, cst.Assign) and parent.value is node and any(
+                handed = isinstance(parent, cst.Arg) or isinstance(parent, cst.Assign) and parent.value is node and (any(
                     isinstance(t.target, cst.Attribute) and t.target.attr.value == "forward"
                     and code_of(t.target.value) != code_of(node.value) for t in parent.targets
-                )
+                ) or _local_handed_on(scope.flat, parent))
                 if not (called or handed):
                     continue
                 if not called and isinstance(parent, cst.Arg) and _inspected(scope.flat, parent):
@@ -261,6 +263,9 @@ class Stack(nn.Module):
                 if not classes and isinstance(node.value, cst.Name):
                     # `enc = model.encoder`, `for blk in model.blocks`: a local bound to a part of a given model
                     classes = _bound_part(index, scope.flat, node.value.value, arguments, held)
+                if not classes and isinstance(node.value, cst.Name):
+                    # `model = DiT_models[name](...)` ... `sample_fn = model.forward`: a model the function built
+                    classes = _built_here(index, scope.node, cls, node.value.value)
                 typed = None
                 if cls is None and not classes and isinstance(node.value, cst.Name):
                     typed = function_arguments(index, span.name).get(target)  # `run(self.v, x)` in a forward
@@ -291,6 +296,29 @@ class Stack(nn.Module):
                     )
                 site = parent if called else node
                 yield self.finding(index, scope.snippet, site, message, f"call the module itself: `{target}(...)`")
+
+
+def _local_handed_on(flat, assign: cst.Assign) -> bool:
+    """Is the local `assign` binds (`sample_fn = model.forward`) later handed to a call (`p_sample_loop(sample_fn, z)`)
+    or called itself?"""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    name = assign.targets[0].target.value
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Name and node.value == name and node is not assign.targets[0].target:
+            parent = flat.parent.get(id(node))
+            if isinstance(parent, cst.Arg) or isinstance(parent, cst.Call) and parent.func is node:
+                return True
+    return False
+
+
+def _built_here(index: ModelIndex, function: cst.FunctionDef, cls: ClassInfo | None, name: str) -> tuple[str, ...]:
+    """The module classes of the model the function binds `name` to when it builds one (`holds.constructed_models`)."""
+    made = constructed_models(index, function, cls).get(name)
+    if made is None:
+        return ()
+    kind, classes = classify(index, made, resolve=True, cls=cls)
+    return classes if kind in (Kind.MODULE, Kind.CONTAINER) else ()
 
 
 # What a model handed in is known as when no class of it can be read: no class, or only `nn.Module` (annotated so).
