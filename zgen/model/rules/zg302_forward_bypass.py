@@ -263,8 +263,9 @@ class Stack(nn.Module):
                 if not classes and isinstance(node.value, cst.Name):
                     # `enc = model.encoder`, `for blk in model.blocks`: a local bound to a part of a given model
                     classes = _bound_part(index, scope.flat, node.value.value, arguments, held)
-                if not classes and isinstance(node.value, cst.Name):
-                    # `model = DiT_models[name](...)` ... `sample_fn = model.forward`: a model the function built
+                if not classes and not called and not scope.partitioned_models and isinstance(node.value, cst.Name):
+                    # `model = DiT_models[name](...)` ... `sample_fn = model.forward` handed on: a model the function
+                    # built, under `zero.Init` (where the function partitions a model itself, that decides)
                     classes = _built_here(index, scope.node, cls, node.value.value)
                 typed = None
                 if cls is None and not classes and isinstance(node.value, cst.Name):
