@@ -20,6 +20,8 @@ from .rule import Report, Rule
 
 # `m = build_ts_model(...)`: a local bound to a model a builder makes (`known.MODEL_BUILDERS`).
 _LOCAL_MODEL = re.compile(r"^[ \t]*([a-z_]\w*)\s*=\s*(?:[a-z_]\w*\.)*([a-z_]\w*)\(", re.MULTILINE)
+# `ProteinBackbone(n, init_state="alpha")()`: a class built and called on the spot (arguments nested one deep).
+_BUILT_AND_CALLED = re.compile(r"(?<![\w.])[A-Z]\w*\((?:[^()]|\([^()]*\))*\)\s*\(")
 # `self(`, `self.forward(`, `self.<child>(`, `self.<child>[i](`, `self.<child>.forward(`.
 _CALLS_SELF = re.compile(r"self(?<!\wself)(?:\.(\w+)(?:\[[^\]\n]*\])?)?(?:\.forward)?\s*\(")
 # `output_dim(self.features, ...)`: a function of the program (a bare lower-case name, no builtin) handed a child of
@@ -45,6 +47,8 @@ def _may_run_forward(cls: ClassInfo, text: str) -> bool:
     or of a local bound to a construction or a model builder's model (`net = nn.Sequential(...)` ... `net(probe)`,
     `m = build_ts_model(...)` ... `m[0](probe)`), or a call of a function that is handed a child
     (`output_dim(self.features, shape)`, `out_dim(c, model_cnn=self.cnn)`)."""
+    if _BUILT_AND_CALLED.search(text):
+        return True
     built = [m for m in _LOCAL_MODEL.finditer(text) if m.group(2) in known.MODEL_BUILDERS]
     for match in (*LOCAL_CONSTRUCTION.finditer(text), *built):
         if re.search(r"(?<![\w.])" + match.group(1) + r"(?:\[[^\]\n]*\])?\s*\(", text[match.end():]):
@@ -283,6 +287,10 @@ def _returns_built(index: ModelIndex, flat: Flat) -> bool:
 def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, call: cst.Call,
                   rank: int) -> str | None:
     """`self(...)`, `self.forward(...)` after a child was built, or a built child called: its text."""
+    if isinstance(call.func, cst.Call) and _builds_parameters(index, call.func):
+        # `X_init = ProteinBackbone(n, use_internal_coords=True)()`: a module built and run on the spot (its forward
+        # may take no input), partitioned once built
+        return f"`{code_of(call.func.func)}(...)()`"
     if not call.args:
         return None  # a forward takes an input; `self.class_embed()` calls a stored layer factory
     func = call.func
@@ -291,6 +299,12 @@ def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
     if _built_callee(index, cls, method, flat, func, call, rank) is not None:
         return f"`{code_of(call.func)}(...)`"
     return _handed_to_runner(index, cls, method, flat, call, rank)
+
+
+def _builds_parameters(index: ModelIndex, call: cst.Call) -> bool:
+    """Does `call` build a module that owns parameters (a class of any file, torch's layers)?"""
+    kind, classes = classify(index, call)
+    return kind == Kind.MODULE and any(has_params(index, c) for c in classes)
 
 
 def _handed_to_runner(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: Flat, call: cst.Call,
