@@ -21,7 +21,7 @@ from ..program.skeleton import dotted as ast_dotted
 from ..program.tree import access_path, annotated_tensors, call_name, chain_root, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .hooks import hook_kept, item_key
-from .counts import EXPERIENCE_STORE, plain_number
+from .counts import EXPERIENCE_STORE, plain_number, rank_share
 from .own import SELF_CALL
 from .reach import function_target
 from .runs import ast_function
@@ -207,6 +207,7 @@ class Taint:
             # loader: if len(batch) == 0: continue`), also in a model's own training method (`def fit(self, loader)`)
             self.inputs = self.inputs | batches
         self.batches = batches
+        self._shares: frozenset[str] | None = None  # (`_share_items`, on demand)
         holders = frozenset(local | self.inputs)  # objects a value can be handed to (`state.handoff`)
         self._holders = holders
         # Local predicates, read at their calls (`_predicate_bodies`): built on the first call of a holder's name
@@ -442,6 +443,20 @@ class Taint:
             if field in names and self._reaches(node, field):  # type: ignore[arg-type]
                 _merge_into(found, names[field])
 
+    def _share_items(self) -> frozenset[str]:
+        """The names a loop binds to the items of this rank's share of a sequence (`counts.rank_share`: `for b in
+        batches[rank::world]`), found once, on the first `len()` of a loop variable."""
+        if self._shares is None:
+            self._shares = frozenset()  # (asked again while this is computed: none yet)
+            found: set[str] = set()
+            if "rank" in self.index.source or "process_index" in self.index.source:
+                for node, _ctx in self._flat.nodes:
+                    if type(node) is cst.For and rank_share(
+                            self._flat, node.iter, lambda edge: self.of(edge).get(RANK)) is not None:
+                        found.update(bound_names(node.target))
+            self._shares = frozenset(found)
+        return self._shares
+
     def _asked(self, attribute: cst.Attribute) -> bool:
         """`phase.record()`: a method of the object called, which may read any of its fields."""
         parent = self._flat.parent.get(id(attribute))
@@ -618,6 +633,12 @@ class Taint:
                     walked = walked.args[0].value
                 word = "items" if isinstance(walked, cst.Name) or call_name(walked) in ("tuple", "list", "sorted") else "keys"
                 found.setdefault(DATA, f"the {word} of `{code_of(_viewed(walked))}`")
+                continue
+            if kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1 \
+                    and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in self._share_items():
+                # `for batch_seeds in rank_batches: batch_size = len(batch_seeds)` over `seeds[rank::world]` split
+                # into more batches than seeds: how much of this rank's share an item holds (empty on some ranks)
+                found.setdefault(DATA, code_of(node))
                 continue
             if kind is cst.IfExp and (plain := _shown_either_way(node)) is not None:
                 stack.append(plain)  # `pbar = tqdm(pbar) if rank == 0 else pbar`: the same items, shown on one rank

@@ -565,9 +565,11 @@ def _chosen_class_built(member: Member) -> bool:
 
 
 def _given_settings(call: cst.Call) -> bool:
-    """Is `call` given a positional argument (a layer's sizes, a configuration), not nothing or keywords alone (an
-    activation chosen by name: `get_act(name)(inplace=True)`)?"""
-    return any(arg.keyword is None and not arg.star for arg in call.args)
+    """Is `call` given settings: a positional argument (a layer's sizes, a configuration) or several keywords
+    (`globals()[model_type](img_resolution=r, in_channels=c)`), not nothing or a flag alone (an activation chosen by
+    name: `get_act(name)(inplace=True)`)?"""
+    return any(arg.keyword is None and not arg.star for arg in call.args) or sum(
+        arg.keyword is not None for arg in call.args) >= 2
 
 
 def _handed_on_as_is(call: cst.Call) -> bool:
