@@ -19,7 +19,7 @@ from ..program.index import ClassInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of
 from ..program.tree import (
     access_path, call_name, code_of, const_str, cst, dotted, parameter_for, positional_parameters, unwrapped_argument,
-    walk,
+    walk, walk_own,
 )
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
@@ -326,6 +326,28 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
     if external is None or external[1].node is None:
         return _plain_constructor(index, name) or _class_function(index, flat, name)
     return external[0], external[1].node
+
+
+def _lists_parameters_of(index: ModelIndex, call: cst.Call, names: set[str]) -> str | None:
+    """The argument whose parameters `call` hands back, when it calls a function of the program that returns its
+    first parameter's parameters (`def named_params_and_buffers(module): return list(module.named_parameters()) +
+    list(module.named_buffers())`), handed an argument of the summarised function first."""
+    if not call.args or call.args[0].keyword is not None or not isinstance(call.args[0].value, cst.Name) \
+            or call.args[0].value.value not in names:
+        return None
+    name = call_name(call)
+    found = resolve_function(index, None, name) if name and not name.startswith(".") else None
+    if found is None:
+        return None
+    func = found[1]
+    first = next(iter((*func.params.posonly_params, *func.params.params)), None)
+    if first is None:
+        return None
+    walks = re.compile(rf"(?<![\w.]){re.escape(first.name.value)}\.(?:named_)?parameters\(")
+    if any(type(node) is cst.Return and node.value is not None and walks.search(code_of(node.value, limit=400))
+           for node in walk_own(func.body)):
+        return call.args[0].value.value
+    return None
 
 
 def _default_function(flat: Flat, name: str) -> str | None:
@@ -690,6 +712,13 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                     items[target.value] = aliases[it.value]  # `for layer in layers`, a list of the argument's parts
                 elif isinstance(target, cst.Name) and (root := _listed_parts(it, names)) is not None:
                     items[target.value] = root  # `for layer in (block.a, block.b)`: children of the argument
+                if isinstance(target, cst.Name) and isinstance(it, cst.Call) \
+                        and (listed := _lists_parameters_of(index, it, names)) is not None:
+                    # `for name, tensor in named_params_and_buffers(module)`: a helper listing the argument's
+                    # parameters (and buffers), walked as `module.named_parameters()` is
+                    aliases[target.value] = listed
+                    param_items.add(target.value)
+                    continue
                 if not (isinstance(target, cst.Name) and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)):
                     continue
                 owner = it.func.value

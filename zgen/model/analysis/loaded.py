@@ -105,7 +105,7 @@ class _BuildsThenHands:
                 name for name, callee in set(_BOUND_TO_CALL.findall(source)) if name in handed and self._builds(name, callee)
             }
             names = "|".join(sorted(map(re.escape, made))) or "(?!)"
-            self._handed = re.compile(r"\w\(\s*(" + names + r")\s*[,)]")
+            self._handed = re.compile(r"(?:\w\(|,)\s*(?:\w+\s*=\s*)?(" + names + r")\s*[,)]")
         found = self._handed.search(text)
         return found is not None and re.search(rf"^[ \t]*{found.group(1)}[ \t]*=", text, re.M) is not None
 
@@ -122,8 +122,8 @@ class _BuildsThenHands:
 
 # `block = Block(`, `model = nets.build(`: a local bound to what a call makes (the name, the callee).
 _BOUND_TO_CALL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*([\w.]+)\(", re.M)
-# `init_block(block, std)`: a name handed to a call.
-_HANDED_LOCAL = re.compile(r"\w\(\s*(\w+)\s*[,)]")
+# `init_block(block, std)`, `copy_params(src, dst_module=net)`: a name handed to a call.
+_HANDED_LOCAL = re.compile(r"(?:\w\(|,)\s*(?:\w+\s*=\s*)?(\w+)\s*[,)]")
 
 
 def _initialised(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
