@@ -194,3 +194,16 @@ def test_a_registry_of_no_module_builds_no_model(tmp_path):
     path = tmp_path / "sample.py"
     path.write_text(textwrap.dedent(SAMPLE))
     assert ("ZG108", 10) not in {(f.code, f.line) for f in check_source(str(path), path.read_text())}
+
+
+def test_the_state_of_a_model_built_above_bound_and_written_entry_by_entry_is_placeholders():
+    # minGPT's `from_pretrained`: `sd = model.state_dict()` ... `sd[k].copy_(sd_hf[k])`
+    source = TRAIN.replace('torch.save({"epoch": 1, "model_state_dict": model.state_dict()}, path)',
+                           "sd = model.state_dict()\n    for k in sd:\n        sd[k].copy_(path[k])")
+    assert ("ZG108", 23) in found(source)
+
+
+def test_the_state_of_a_model_built_above_bound_and_counted_reads_no_tensor():
+    source = TRAIN.replace('torch.save({"epoch": 1, "model_state_dict": model.state_dict()}, path)',
+                           "sd = model.state_dict()\n    assert len(sd) == len(path)")
+    assert ("ZG108", 23) not in found(source)

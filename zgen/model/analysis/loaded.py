@@ -54,10 +54,27 @@ def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]
     for method, node, local in _built_then(index, (".state_dict()",), _state_whole):
         flat = flat_of(method)
         parent = flat.parent.get(id(node)) if flat is not None else None
-        if isinstance(parent, (cst.Arg, cst.DictElement, cst.Element)) and not state_keys_only(flat, node) \
-                and not _torch_layer_bound(index, flat, local):
+        handed = isinstance(parent, (cst.Arg, cst.DictElement, cst.Element)) and not state_keys_only(flat, node)
+        if (handed or _bound_then_read(flat, parent)) and not _torch_layer_bound(index, flat, local):
             found.append((method, node, local))
     return found
+
+
+def _bound_then_read(flat, parent) -> bool:
+    """Is `parent` the binding of a state dict to a local (`sd = model.state_dict()`) whose entries are read or
+    written later (`sd[k].copy_(v)`, `sd.items()`), not only its keys (`len(sd)`, `k in sd`, `sd.keys()`)?"""
+    if type(parent) is not cst.Assign or len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
+        return False
+    name = parent.targets[0].target.value
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Name or node.value != name or node is parent.targets[0].target:
+            continue
+        used = flat.parent.get(id(node))
+        if isinstance(used, cst.Subscript) and used.value is node:
+            return True  # `sd[k]`: an entry, its tensor
+        if isinstance(used, cst.Attribute) and used.value is node and used.attr.value in ("items", "values"):
+            return True
+    return False
 
 
 def _torch_layer_bound(index: ModelIndex, flat, local: str) -> bool:

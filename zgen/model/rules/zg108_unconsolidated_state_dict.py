@@ -122,7 +122,7 @@ def main(model, cfg):
             yield self.finding(index, method.snippet, node, message, _LOAD_HELP)
         for method, node, local in built_then_saved(index):
             message = (
-                f"`{code_of(node)}` hands on the state of `{local}`, a model `{method.name}` built above; under "
+                f"`{code_of(node)}` takes the state of `{local}`, a model `{method.name}` built above; under "
                 f"`deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so its tensors are "
                 "empty placeholders"
             )
