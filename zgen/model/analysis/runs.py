@@ -467,10 +467,27 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
         if any(
             cls.method(name) is not None and (
                 HelperRuns(where, cls).helper_runs_modules(name) or _leaves_to_subclass(where, cls, name))
+            or cls.method(name) is None and bound_in_class(cls, name)  # `decode = decode_function`: run on the model
             for where, cls in readable
         ):
             return True
     return False
+
+
+def bound_in_class(cls: ClassInfo, name: str) -> bool:
+    """Does the body of `cls` (or an in-file base's) bind `name` to a function by name (Whisper's `decode =
+    decode_function`, a function of another file), making it a method whose body is read elsewhere?"""
+    for info in cls.mro:
+        text = info.text
+        first = _FIRST_DEF.search(text)
+        if first is not None and re.search(
+                rf"^{re.escape(first.group(1))}{re.escape(name)}[ \t]*=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#[^\n]*)?$", text, re.M):
+            return True
+    return False
+
+
+# The indentation of a class's first method: its body's.
+_FIRST_DEF = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]", re.M)
 
 
 def _wraps(value: cst.BaseExpression, names: set[str]) -> bool:

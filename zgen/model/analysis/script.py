@@ -42,7 +42,8 @@ from .plain import inherited_member
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
 from .own import answering_classes, mixin_heirs
 from .runs import (
-    ACCESSOR, INFERENCE_METHODS, HelperRuns, class_method_runs, evaluates, evaluator_method, runs_argument, runs_unread,
+    ACCESSOR, INFERENCE_METHODS, HelperRuns, bound_in_class, class_method_runs, evaluates, evaluator_method,
+    runs_argument, runs_unread,
 )
 from .state import holder_key
 from .taint import DATA, RANK, Taint
@@ -1497,6 +1498,8 @@ def method_runs(
         found = (index, local) if local is not None else index.external(ref)
         if found is None:
             continue
+        if found[1].method(name) is None and bound_in_class(found[1], name):
+            return True  # `decode = decode_function` in the class body: a function of another file run on the model
         if found[1].method(name) is None or abstract_module_method(index, ref, name):
             if not lacking:
                 continue
