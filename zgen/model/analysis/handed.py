@@ -34,7 +34,9 @@ checker keeps a code's first finding on a node, and rules read HANDED first).
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 from ..program import known
@@ -928,6 +930,7 @@ def outside_functions(index: ModelIndex):
     runs on itself, are read as functions (`@classmethod def load_best_weights(cls, model, path)`)."""
     for span in index.skeleton.functions.values():
         yield span, None
+    yield from ((span, None) for span in returned_closures(index))
     for cls in index.classes.values():
         if not cls.is_module or trainer_module(index, cls):
             for span in cls.span.methods.values():
@@ -938,6 +941,34 @@ def outside_functions(index: ModelIndex):
                     yield span, None
 
 
+@memoised
+def returned_closures(index: ModelIndex) -> list[FunctionSpan]:
+    """The functions a module-level factory defines in its body and returns (score_sde's `optimization_manager`
+    returning `optimize_fn`, `get_step_fn` returning `step_fn`): run later as functions of their own, handed the
+    model or its parameters by whoever holds them."""
+    found: list[FunctionSpan] = []
+    for span in index.skeleton.functions.values():
+        text = index.skeleton.text(span.start, span.end)
+        if not _NESTED_DEF.search(text) or "return" not in text:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(text))
+        except SyntaxError:
+            continue
+        outer = tree.body[0] if tree.body else None
+        if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        returned = {n.value.id for n in ast.walk(outer) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+        for inner in outer.body:
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.name in returned:
+                first = inner.decorator_list[0].lineno if inner.decorator_list else inner.lineno
+                found.append(FunctionSpan(inner.name, span.start + first - 1, span.start + (inner.end_lineno or first) - 1,
+                                          span.indent + inner.col_offset))
+    return found
+
+
+# A `def` indented inside another function's body.
+_NESTED_DEF = re.compile(r"\n[ \t]+(?:async[ \t]+)?def[ \t]")
 # The first line of a class or static method: its decorator.
 _CLASS_LEVEL = re.compile(r"[ \t]*@(?:classmethod|staticmethod)\b")
 
