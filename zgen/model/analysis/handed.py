@@ -138,7 +138,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         # module's methods, so a module trainer's `__init__` preparing the model it is handed is judged here)
         scripted = partitions_here(index, span) and (cls is None or not cls.is_module)
         may_be_handed = named and bool(paths or _HANDED_TRIGGER.search(text)) and not scripted
-        walks = _WALK_TRIGGER.search(text) or _factory_text(text)
+        walks = _WALK_TRIGGER.search(text) or _factory_text(text) or _PATH_VALUE.search(text)
         whole = _whole_trigger(index, cls).search(text) and not scripted
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
             whole = None  # called only where ZeRO-3 is off or handled; or at construction (judged at the call)
@@ -1287,6 +1287,11 @@ def _built_then_walked(index: ModelIndex, scope: ScriptScope, node: cst.Function
         and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in _PARAM_WALKS | _MODULE_WALKS
         and isinstance(root := inner.func.value, cst.Name)
     }
+    # `model.fc.weight.data.normal_(0, 0.01)`, `head.bias.data.zero_()`: a weight of the model reached by its path
+    walked |= {
+        path.root for inner, _ctx in scope.flat.nodes if type(inner) is cst.Attribute and inner.attr.value == "data"
+        and (path := access_path(inner.value)) is not None and path.parts and path.parts[-1] in ("weight", "bias")
+    }
     if not walked:
         return {}
     return {
@@ -1309,6 +1314,8 @@ def _returns_a_module(index: ModelIndex, node: cst.FunctionDef) -> bool:
     return node.returns is not None and bool(annotated_module(index, node.returns.annotation))
 
 
+# `.weight.data` / `.bias.data`: the storage of a parameter reached by its path (`_built_then_walked`'s text gate).
+_PATH_VALUE = re.compile(r"\.(?:weight|bias)\.data\b")
 # `actor = Actor(...)` ... `return actor`: a function that builds a module and returns it.
 _FACTORY = re.compile(r"^[ \t]+return[ \t]+([a-z_]\w*)[ \t]*$", re.MULTILINE)
 

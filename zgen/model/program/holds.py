@@ -538,7 +538,8 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
             # (`lm = AutoModel.from_pretrained(path)`, `model = timm.create_model(name)`: a library's model of a
             # class no file tells, built under `zero.Init` where the library sets it up)
-            built = built or kind == Kind.UNKNOWN and (last in known.MODEL_BUILDERS or last == "from_pretrained") \
+            built = built or kind == Kind.UNKNOWN and (
+                last in known.MODEL_BUILDERS or last == "from_pretrained" or known.model_zoo_function(index.qualify(callee))) \
                 and not _NOT_A_MODEL_LOCAL.search(target.value)  # (`optimizer = construct_class_by_name(...)`)
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)

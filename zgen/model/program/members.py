@@ -1353,9 +1353,9 @@ class _FactsReader:
             # `build_conv_layer(cfg, c, c, 3)`, `build_norm_layer(cfg, c)[1]` (OpenMMLab's and others' builders of a
             # library we cannot read): a layer of a class we cannot tell
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)
-        if last in known.MODEL_BUILDERS and not no_model:
+        if last in known.MODEL_BUILDERS and not no_model or known.model_zoo_function(qualified):
             # `timm.create_model(name)`, `hydra.utils.instantiate(cfg.encoder)`, a package's `build_model(cfg)` we
-            # cannot read: a model of a class we cannot tell
+            # cannot read, `torchvision.models.resnet50()`: a model of a class we cannot tell
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         return Kind.VALUE, ()
 
