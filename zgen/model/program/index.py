@@ -731,8 +731,11 @@ class ModelIndex:
 
     @cached_property
     def import_roots(self) -> frozenset[str]:
-        """Top-level packages this file's imports name (absolute), the only roots worth resolving."""
-        return frozenset(self.absolute(target).partition(".")[0] for target in self.imports.values())
+        """Top-level packages this file's imports name (absolute), star imports included (`from models import *`):
+        the only roots worth resolving."""
+        return frozenset(
+            self.absolute(target).partition(".")[0] for target in (*self.imports.values(), *self.skeleton.stars)
+        )
 
     @cached_property
     def other_framework(self) -> bool:
