@@ -45,3 +45,18 @@ def test_a_forward_kept_in_a_local_to_be_put_back_is_not_handed_on():
     source = SAMPLE.replace("    return diffusion.p_sample_loop(sample_fn, z.shape, z)",
                             "    out = diffusion.p_sample_loop(model, z.shape, z)\n    model.forward = sample_fn\n    return out")
     assert ("ZG302", 21) not in found(source)
+
+
+WRAPPER = """
+from torch import nn
+
+
+def add_hook_in(mlp: nn.Module, hook):
+    original_forward = mlp.forward
+    mlp.forward = lambda x: original_forward(hook(x))
+"""
+
+
+def test_a_forward_kept_to_be_wrapped_and_set_back_is_no_bypass():
+    # (sae_lens, pytorch-nlp's weight drop: the module's call runs its hooks, then the wrapper, then the original)
+    assert [code for code, _ in found(WRAPPER) if code == "ZG302"] == []

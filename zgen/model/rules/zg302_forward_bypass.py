@@ -301,15 +301,21 @@ class Stack(nn.Module):
 
 def _local_handed_on(flat, assign: cst.Assign) -> bool:
     """Is the local `assign` binds (`sample_fn = model.forward`) later handed to a call (`p_sample_loop(sample_fn, z)`)
-    or called itself?"""
+    in the same function, the module's own `forward` never set again there (`m.forward = wrapper`: a wrapper install,
+    its hooks run first)?"""
     if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
         return False
-    name = assign.targets[0].target.value
+    name, owner = assign.targets[0].target.value, code_of(assign.value.value)  # type: ignore[attr-defined]
     for node, _ctx in flat.nodes:
-        if type(node) is cst.Name and node.value == name and node is not assign.targets[0].target:
-            parent = flat.parent.get(id(node))
-            if isinstance(parent, cst.Arg) or isinstance(parent, cst.Call) and parent.func is node:
-                return True
+        if type(node) is cst.Assign and any(  # `m.forward = wrapped`: the original kept to be wrapped, hooks run first
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "forward"
+                and code_of(t.target.value) == owner for t in node.targets):
+            return False
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Name and node.value == name and node is not assign.targets[0].target \
+                and flat.function_of(node) is flat.function_of(assign):  # (not in a closure installed elsewhere)
+            if isinstance(flat.parent.get(id(node)), cst.Arg):
+                return True  # (called here, it is a call of the forward, judged as one)
     return False
 
 
