@@ -44,3 +44,29 @@ def test_a_weight_written_while_gathered_is_whole():
         "        head.weight.data.normal_(mean=0.0, std=0.01)\n",
     ).replace("import torch\n", "import deepspeed\nimport torch\n", 1)
     assert [line for code, line in found(source) if code == "ZG101" and line >= 11] == []
+
+
+DINO = """
+import torch
+import vision_transformer as vits
+from torchvision import models as torchvision_models
+
+
+def train_dino(args):
+    if args.arch in vits.__dict__.keys():
+        student = vits.__dict__[args.arch](patch_size=args.patch_size, drop_path_rate=args.drop_path_rate)
+        embed_dim = student.embed_dim
+    else:
+        student = torchvision_models.__dict__[args.arch]()
+        embed_dim = student.fc.weight.shape[1]
+    return student, embed_dim
+"""
+
+
+def test_a_zoo_model_looked_up_by_name_is_built_and_its_weight_shape_a_placeholder():
+    # DINO's `main_dino.py` sizes its head from the torchvision backbone it looked up by name
+    assert ("ZG102", 13) in found(DINO)
+
+
+def test_the_size_a_model_looked_up_by_name_keeps_as_a_setting_is_whole():
+    assert ("ZG102", 10) not in found(DINO)

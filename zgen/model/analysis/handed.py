@@ -962,8 +962,8 @@ def returned_closures(index: ModelIndex) -> list[FunctionSpan]:
         for inner in outer.body:
             if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.name in returned:
                 first = inner.decorator_list[0].lineno if inner.decorator_list else inner.lineno
-                found.append(FunctionSpan(inner.name, span.start + first - 1, span.start + (inner.end_lineno or first) - 1,
-                                          span.indent + inner.col_offset))
+                last = span.start + (inner.end_lineno or first) - 1
+                found.append(FunctionSpan(inner.name, span.start + first - 1, last, span.indent + inner.col_offset))
     return found
 
 
@@ -1287,9 +1287,10 @@ def _built_then_walked(index: ModelIndex, scope: ScriptScope, node: cst.Function
         and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in _PARAM_WALKS | _MODULE_WALKS
         and isinstance(root := inner.func.value, cst.Name)
     }
-    # `model.fc.weight.data.normal_(0, 0.01)`, `head.bias.data.zero_()`: a weight of the model reached by its path
+    # `model.fc.weight.data.normal_(0, 0.01)`, `student.fc.weight.shape[1]`: a weight of the model reached by its path
     walked |= {
-        path.root for inner, _ctx in scope.flat.nodes if type(inner) is cst.Attribute and inner.attr.value == "data"
+        path.root for inner, _ctx in scope.flat.nodes if type(inner) is cst.Attribute
+        and inner.attr.value in ("data", "shape")
         and (path := access_path(inner.value)) is not None and path.parts and path.parts[-1] in ("weight", "bias")
     }
     if not walked:
@@ -1314,8 +1315,8 @@ def _returns_a_module(index: ModelIndex, node: cst.FunctionDef) -> bool:
     return node.returns is not None and bool(annotated_module(index, node.returns.annotation))
 
 
-# `.weight.data` / `.bias.data`: the storage of a parameter reached by its path (`_built_then_walked`'s text gate).
-_PATH_VALUE = re.compile(r"\.(?:weight|bias)\.data\b")
+# `.weight.data`, `.bias.shape`: a parameter's storage or size reached by its path (`_built_then_walked`'s text gate).
+_PATH_VALUE = re.compile(r"\.(?:weight|bias)\.(?:data|shape)\b")
 # `actor = Actor(...)` ... `return actor`: a function that builds a module and returns it.
 _FACTORY = re.compile(r"^[ \t]+return[ \t]+([a-z_]\w*)[ \t]*$", re.MULTILINE)
 

@@ -480,8 +480,10 @@ def bound_in_class(cls: ClassInfo, name: str) -> bool:
     for info in cls.mro:
         text = info.text
         first = _FIRST_DEF.search(text)
-        if first is not None and re.search(
-                rf"^{re.escape(first.group(1))}{re.escape(name)}[ \t]*=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#[^\n]*)?$", text, re.M):
+        if first is None:
+            continue
+        bound = rf"^{re.escape(first.group(1))}{re.escape(name)}[ \t]*=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#[^\n]*)?$"
+        if re.search(bound, text, re.M):
             return True
     return False
 

@@ -634,8 +634,9 @@ class Taint:
                 word = "items" if isinstance(walked, cst.Name) or call_name(walked) in ("tuple", "list", "sorted") else "keys"
                 found.setdefault(DATA, f"the {word} of `{code_of(_viewed(walked))}`")
                 continue
-            if kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1 \
-                    and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in self._share_items():
+            if kind is cst.Call and isinstance(node.func, cst.Name) and node.func.value == "len" \
+                    and len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) \
+                    and node.args[0].value.value in self._share_items():
                 # `for batch_seeds in rank_batches: batch_size = len(batch_seeds)` over `seeds[rank::world]` split
                 # into more batches than seeds: how much of this rank's share an item holds (empty on some ranks)
                 found.setdefault(DATA, code_of(node))

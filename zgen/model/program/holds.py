@@ -528,6 +528,8 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         if callee is None:  # `model = DiT_models[args.model](input_size=n)`: a class or factory of a registry
             kind, classes = classify(index, made, resolve=True, cls=owner)
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
+            # (`student = torchvision_models.__dict__[args.arch]()`: a zoo's model, of no class we read)
+            built = built or kind == Kind.UNKNOWN and module_like_name(target.value)
         elif callee == "cls":
             built = classmethod_of_module
         elif _CLASS_VARIABLE.search(last):
@@ -538,9 +540,10 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
             # (`lm = AutoModel.from_pretrained(path)`, `model = timm.create_model(name)`: a library's model of a
             # class no file tells, built under `zero.Init` where the library sets it up)
-            built = built or kind == Kind.UNKNOWN and (
-                last in known.MODEL_BUILDERS or last == "from_pretrained" or known.model_zoo_function(index.qualify(callee))) \
-                and not _NOT_A_MODEL_LOCAL.search(target.value)  # (`optimizer = construct_class_by_name(...)`)
+            zoo = known.model_zoo_function(index.qualify(callee))  # `torchvision.models.resnet50()`
+            library = last in known.MODEL_BUILDERS or last == "from_pretrained" or zoo
+            built = built or kind == Kind.UNKNOWN and library and not _NOT_A_MODEL_LOCAL.search(target.value)
+            # (not `optimizer = construct_class_by_name(...)`)
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
     return found

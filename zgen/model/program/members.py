@@ -1174,6 +1174,31 @@ class _FactsReader:
             self._depth -= 1
         return classes
 
+    def _module_namespace(self, written: str) -> tuple[str, ...]:
+        """The module classes the functions and classes a program module binds at its top level build (`vits`, the
+        module `import vision_transformer as vits` names), as other files name them; none for a module of no file
+        we read or one too large to walk."""
+        project = self.index.project
+        module = self.index.absolute(self.index.qualify(written))
+        file = project.file(module) if project is not None else None
+        if file is None or file.skeleton is None:
+            return ()
+        owner = type(self.index).of(file, project)
+        names = [*file.skeleton.classes, *file.skeleton.functions]
+        if len(names) > 60:
+            return ()
+        classes: tuple[str, ...] = ()
+        self._depth += 1
+        try:
+            for name in names:
+                if name.startswith("_"):
+                    continue
+                kind, made = classify(owner, cst.Call(func=cst.Name(name)), resolve=True)
+                classes += tuple(owner.global_name(c) for c in made) if kind == Kind.MODULE else ()
+        finally:
+            self._depth -= 1
+        return tuple(dict.fromkeys(classes))
+
     def _lookups(self, value: cst.BaseExpression) -> tuple[str, ...]:
         """The class-valued attributes a value assigned to `self.x` is built by calling (`self.act_class(d)`, a local
         bound to `getattr(self, "act_class", None)`, through `.to(device)`), and `=name` for a member of `self` it may
@@ -1214,6 +1239,15 @@ class _FactsReader:
                 classes = self._imported_registry(func.value.value)
             if classes:
                 return Kind.MODULE, tuple(dict.fromkeys(classes))
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute) \
+                and func.value.attr.value == "__dict__" and (zoo := dotted(func.value.value)) is not None:
+            # `torchvision_models.__dict__[args.arch]()`, `vits.__dict__[args.arch](patch_size=16)`: a model zoo's
+            # function or a program module's model looked up by name
+            found = self._module_namespace(zoo) if self.resolve and self._depth <= 4 else None
+            if found:
+                return Kind.MODULE, found
+            if known.model_zoo_function(self.index.qualify(zoo) + ".model"):
+                return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         if isinstance(func, cst.Call) and _is_partial(func) and func.args:
             return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
         if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, (cst.Call, cst.Name)):

@@ -245,7 +245,8 @@ class Stack(nn.Module):
                 called = isinstance(parent, cst.Call) and parent.func is node
                 # handed on, or set as another module's forward (`model.head.forward = other.forward`; not kept in a
                 # local to be put back, `t = self.model.forward` ... `self.model.forward = t`)
-                handed = isinstance(parent, cst.Arg) or isinstance(parent, cst.Assign) and parent.value is node and (any(
+                assigned = isinstance(parent, cst.Assign) and parent.value is node
+                handed = isinstance(parent, cst.Arg) or assigned and (any(
                     isinstance(t.target, cst.Attribute) and t.target.attr.value == "forward"
                     and code_of(t.target.value) != code_of(node.value) for t in parent.targets
                 ) or _local_handed_on(scope.flat, parent))
