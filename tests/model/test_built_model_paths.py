@@ -70,3 +70,16 @@ def test_a_zoo_model_looked_up_by_name_is_built_and_its_weight_shape_a_placehold
 
 def test_the_size_a_model_looked_up_by_name_keeps_as_a_setting_is_whole():
     assert ("ZG102", 10) not in found(DINO)
+
+
+def test_a_weight_of_a_model_built_above_handed_to_an_initialiser_is_a_placeholder():
+    # MAE's fine-tuning script: `trunc_normal_(model.head.weight, std=2e-5)` after building the ViT
+    source = EVALUATE.replace("    model.fc.bias.data.zero_()\n", "    torch.nn.init.trunc_normal_(model.fc.bias, std=2e-5)\n")
+    source = source.replace("    model.fc.weight.data.normal_(mean=0.0, std=0.01)\n", "    pass\n")
+    assert any(code.startswith("ZG10") and line == 9 for code, line in found(source))
+
+
+def test_a_weight_of_a_model_built_above_handed_to_a_report_is_read_for_its_type():
+    source = EVALUATE.replace("    model.fc.bias.data.zero_()\n", "    print(type(model.fc.bias))\n")
+    source = source.replace("    model.fc.weight.data.normal_(mean=0.0, std=0.01)\n", "    pass\n")
+    assert not any(line == 9 for _code, line in found(source))

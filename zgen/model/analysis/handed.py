@@ -1289,9 +1289,11 @@ def _built_then_walked(index: ModelIndex, scope: ScriptScope, node: cst.Function
     }
     # `model.fc.weight.data.normal_(0, 0.01)`, `student.fc.weight.shape[1]`: a weight of the model reached by its path
     walked |= {
-        path.root for inner, _ctx in scope.flat.nodes if type(inner) is cst.Attribute
-        and inner.attr.value in ("data", "shape")
-        and (path := access_path(inner.value)) is not None and path.parts and path.parts[-1] in ("weight", "bias")
+        path.root for inner, _ctx in scope.flat.nodes if type(inner) is cst.Attribute and (
+            inner.attr.value in ("data", "shape") and (path := access_path(inner.value)) is not None
+            or inner.attr.value in ("weight", "bias") and isinstance(scope.flat.parent.get(id(inner)), cst.Arg)
+            and (path := access_path(inner)) is not None  # `trunc_normal_(model.head.weight, std=2e-5)`
+        ) and path.parts and path.parts[-1] in ("weight", "bias")
     }
     if not walked:
         return {}
@@ -1315,8 +1317,8 @@ def _returns_a_module(index: ModelIndex, node: cst.FunctionDef) -> bool:
     return node.returns is not None and bool(annotated_module(index, node.returns.annotation))
 
 
-# `.weight.data`, `.bias.shape`: a parameter's storage or size reached by its path (`_built_then_walked`'s text gate).
-_PATH_VALUE = re.compile(r"\.(?:weight|bias)\.(?:data|shape)\b")
+# `.weight.data`, `.bias.shape`, `init(m.weight, ...)`: a parameter reached by its path (`_built_then_walked`'s gate).
+_PATH_VALUE = re.compile(r"\.(?:weight|bias)(?:\.(?:data|shape)\b|\s*[,)])")
 # `actor = Actor(...)` ... `return actor`: a function that builds a module and returns it.
 _FACTORY = re.compile(r"^[ \t]+return[ \t]+([a-z_]\w*)[ \t]*$", re.MULTILINE)
 
