@@ -1289,18 +1289,24 @@ def _built_then_walked(index: ModelIndex, scope: ScriptScope, node: cst.Function
     }
     # `model.fc.weight.data.normal_(0, 0.01)`, `student.fc.weight.shape[1]`: a weight of the model reached by its path
     walked |= {
-        path.root for inner, _ctx in scope.flat.nodes if type(inner) is cst.Attribute and (
-            inner.attr.value in ("data", "shape") and (path := access_path(inner.value)) is not None
-            or inner.attr.value in ("weight", "bias") and isinstance(scope.flat.parent.get(id(inner)), cst.Arg)
-            and (path := access_path(inner)) is not None  # `trunc_normal_(model.head.weight, std=2e-5)`
-        ) and path.parts and path.parts[-1] in ("weight", "bias")
+        path.root for inner, _ctx in scope.flat.nodes if type(inner) is cst.Attribute and inner.attr.value in (
+            "data", "shape") and (path := access_path(inner.value)) is not None and path.parts
+        and path.parts[-1] in ("weight", "bias")
     }
-    if not walked:
+    # `trunc_normal_(model.head.weight, std=2e-5)`: a weight of a model (not of a torch layer the function builds for
+    # itself, `lin = nn.Linear(d, d)`, a helper of its own) handed to a call by its path
+    handed = {
+        path.root for inner, _ctx in scope.flat.nodes if type(inner) is cst.Attribute
+        and inner.attr.value in ("weight", "bias") and isinstance(scope.flat.parent.get(id(inner)), cst.Arg)
+        and (path := access_path(inner)) is not None and len(path.parts) > 1
+    }
+    if not walked and not handed:
         return {}
     return {
         name: (scope.flat.position[id(call)], False)
         for name, call in constructed_models(index, node, scope.owner).items()
-        if name in walked and name not in scope.wrapped and id(call) in scope.flat.position
+        if (name in walked or name in handed and not known.is_torch_module_class(index.qualified_call(call) or ""))
+        and name not in scope.wrapped and id(call) in scope.flat.position
     }
 
 
