@@ -83,3 +83,16 @@ def test_a_weight_of_a_model_built_above_handed_to_a_report_is_read_for_its_type
     source = EVALUATE.replace("    model.fc.bias.data.zero_()\n", "    print(type(model.fc.bias))\n")
     source = source.replace("    model.fc.weight.data.normal_(mean=0.0, std=0.01)\n", "    pass\n")
     assert not any(line == 9 for _code, line in found(source))
+
+
+def test_a_function_handed_to_spawn_still_owns_the_model_it_builds():
+    # Barlow Twins' `evaluate.py`: `torch.multiprocessing.spawn(main_worker, ...)` runs the function that builds it
+    source = EVALUATE + "\n\ndef main(args):\n    torch.multiprocessing.spawn(main_worker, (args,), 2)\n"
+    assert ("ZG101", 8) in found(source)
+
+
+def test_a_function_handed_to_spawn_is_not_given_a_built_model():
+    source = EVALUATE.replace("    model = torchvision.models.resnet50()\n", "") + (
+        "\n\ndef main(args):\n    torch.multiprocessing.spawn(main_worker, (args,), 2)\n")
+    source = source.replace("def main_worker(gpu, args):", "def main_worker(gpu, args, model=None):")
+    assert ("ZG101", 7) not in found(source)

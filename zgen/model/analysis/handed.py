@@ -1235,7 +1235,9 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
     """
     held: dict[str, tuple[int, bool]] = {}
     if _callback(index, node.name.value):
-        return held
+        # (what it is given is its caller's; a model it builds itself is its own, whoever calls it: `main_worker`
+        # handed to `mp.spawn`)
+        return dict(_built_then_walked(index, scope, node))
     params = node.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {"self", "cls"}
     for inner, _ctx in scope.flat.nodes:
