@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 
 from ..program import known
 from ..program.holds import (
-    HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, annotated_module, annotated_properties, averaged_attributes,
-    averager, config_like, constructed_models, container_elements, held_attributes, held_paths, module_arguments,
-    module_container_arguments, other_objects_models, registered_models, trainer_module,
+    HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, MOVES, annotated_module, annotated_properties,
+    averaged_attributes, averager, config_like, constructed_models, container_elements, held_attributes, held_paths,
+    module_arguments, module_container_arguments, other_objects_models, registered_models, trainer_module,
 )
 from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memoised
 from ..program.keyed import reads_keyed_model
@@ -885,6 +885,8 @@ def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) 
     function returns when given it (`accelerator.unwrap_model(model)`, `getattr(model, "module", model)`)?"""
     if holds(value) is not None:
         return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MOVES:
+        return holds(value.func.value) is not None  # `G_AB = G_AB.cuda()`, `model = model.to(device)`: itself, moved
     if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
         return False
     if (call_name(value) or "").rsplit(".", 1)[-1] == "getattr":

@@ -40,7 +40,7 @@ from .tree import access_path, call_name, code_of, cst, dotted, parameter_names,
 __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
-    "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "rebinds_itself",
+    "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "rebinds_itself", "MOVES",
     "binding_text", "patched_forward",
 ]
 
@@ -306,7 +306,11 @@ _VERB = re.compile(r"(?:get|build|make|create|load|save|unwrap|wrap|prepare|init
 
 
 def unwraps_itself(value: cst.BaseExpression | None, name: str) -> bool:
-    """`module = module.module`: a local bound again to the model its data-parallel wrapper wraps (the same model)."""
+    """`module = module.module`: a local bound again to the model its data-parallel wrapper wraps (the same model);
+    `G_AB = G_AB.cuda()`, `model = model.to(device)`: the same model, moved."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
+        value = value.func.value
+        return isinstance(value, cst.Name) and value.value == name
     return isinstance(value, cst.Attribute) and value.attr.value == "module" and isinstance(value.value, cst.Name) \
         and value.value.value == name
 
@@ -552,7 +556,8 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
 # Locals a generic builder (`construct_class_by_name(**kwargs)`, `instantiate(cfg)`) fills with what is no model.
 _NOT_A_MODEL_LOCAL = re.compile(r"optim|sched|loss|criterion|dataset|loader|sampler|metric|tokeni[sz]er|logger|writer")
 # Methods of a module that hand the module itself back (`model = Net().to(device)`).
-_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
+MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
+_MOVES = MOVES
 
 
 def _made_by_builder(
