@@ -113,27 +113,13 @@ def main(model, cfg):
                     "ZeRO-3 partitioned: it sees empty placeholders, not the weights"
                 )
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
-        for method, node, local in built_then_loaded(index):
-            message = (
-                f"`{code_of(node)}` loads into `{local}`, a model `{method.name}` built above; under "
-                f"`deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so the load copies "
-                "into empty placeholders"
-            )
-            yield self.finding(index, method.snippet, node, message, _LOAD_HELP)
-        for method, node, local in built_then_saved(index):
-            message = (
-                f"`{code_of(node)}` takes the state of `{local}`, a model `{method.name}` built above; under "
-                f"`deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so its tensors are "
-                "empty placeholders"
-            )
-            yield self.finding(index, method.snippet, node, message, _READ_HELP)
-        for method, node, local in built_then_read(index):
-            message = (
-                f"`{code_of(node)}` reads the tensors of the state of `{local}`, a model `{method.name}` built "
-                f"above; under `deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so they "
-                "are empty placeholders"
-            )
-            yield self.finding(index, method.snippet, node, message, _READ_HELP)
+        for finder, doing, so, help in _BUILT_THEN:
+            for method, node, local in finder(index):
+                message = (
+                    f"`{code_of(node)}` {doing.format(local=local)}, a model `{method.name}` built above; under "
+                    f"`deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so {so}"
+                )
+                yield self.finding(index, method.snippet, node, message, help)
         for method, node, target, source in child_state_copies(index):
             message = (
                 f"`{code_of(node)}` reads the state of `self.{source}` to load into `self.{target}` in "
@@ -165,6 +151,12 @@ _LOAD_HELP = (
 _READ_HELP = (
     "read the state inside `with deepspeed.zero.GatheredParameters(list(model.parameters())):`, or build the model "
     "outside `zero.Init`"
+)
+# What a function does with the state of a model it built (`loaded`), as the message tells it, and the help.
+_BUILT_THEN = (
+    (built_then_loaded, "loads into `{local}`", "the load copies into empty placeholders", _LOAD_HELP),
+    (built_then_saved, "takes the state of `{local}`", "its tensors are empty placeholders", _READ_HELP),
+    (built_then_read, "reads the tensors of the state of `{local}`", "they are empty placeholders", _READ_HELP),
 )
 _VERB = {
     "state_dict": "reads", "load_state_dict": "loads into",
