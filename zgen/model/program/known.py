@@ -336,11 +336,16 @@ MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
 _MODEL_ZOOS = ("torchvision.models.",)
 
 
+def model_zoo(module: str) -> bool:
+    """Is `module` a model zoo (`torchvision.models`, `torchvision.models.video`)?"""
+    return f"{module}.".startswith(_MODEL_ZOOS)
+
+
 def model_zoo_function(qualified: str) -> bool:
     """Is `qualified` a function of a model zoo (`torchvision.models.resnet50`, `torchvision.models.video.r3d_18`),
     not one of its classes or helpers (`get_weight`, `list_models`)?"""
-    last = qualified.rsplit(".", 1)[-1]
-    return qualified.startswith(_MODEL_ZOOS) and last[:1].islower() and not last.startswith(("get_", "list_", "_"))
+    module, _, last = qualified.rpartition(".")
+    return model_zoo(module) and last[:1].islower() and not last.startswith(("get_", "list_", "_"))
 
 # A library function building a layer by its name (`build_conv_layer`, `build_norm_layer(cfg, c)[1]`, `build_mlp`).
 LAYER_BUILDER = r"build_\w*(?:layer|conv|norm\w*|mlp|linear|module|network|block|encoder|decoder|head)"

@@ -1158,42 +1158,34 @@ class _FactsReader:
     def _imported_registry(self, name: str) -> tuple[str, ...]:
         """The module classes the container another file binds to the imported `name` may build (`registry_values`
         read in that file), as other files name them."""
-        project = self.index.project
         module, _, bound = self.index.absolute(self.index.qualify(name)).rpartition(".")
-        file = project.file(module) if project is not None and module else None
-        if file is None or file.skeleton is None:
-            return ()
-        owner = type(self.index).of(file, project)
-        classes: tuple[str, ...] = ()
-        self._depth += 1
-        try:
-            for expr in registry_values(owner, bound):
-                kind, made = classify(owner, cst.Call(func=expr), resolve=True)
-                classes += tuple(owner.global_name(c) for c in made) if kind == Kind.MODULE else ()
-        finally:
-            self._depth -= 1
-        return classes
+        owner = self._other_file(module)
+        return self._modules_built(owner, registry_values(owner, bound)) if owner is not None else ()
 
     def _module_namespace(self, written: str) -> tuple[str, ...]:
         """The module classes the functions and classes a program module binds at its top level build (`vits`, the
         module `import vision_transformer as vits` names), as other files name them; none for a module of no file
         we read or one too large to walk."""
+        owner = self._other_file(self.index.absolute(self.index.qualify(written)))
+        if owner is None:
+            return ()
+        names = [n for n in (*owner.skeleton.classes, *owner.skeleton.functions) if not n.startswith("_")]
+        return self._modules_built(owner, [cst.Name(n) for n in names]) if len(names) <= 60 else ()
+
+    def _other_file(self, module: str) -> ModelIndex | None:
+        """The index of the program's file of `module`, if we can read it."""
         project = self.index.project
-        module = self.index.absolute(self.index.qualify(written))
-        file = project.file(module) if project is not None else None
-        if file is None or file.skeleton is None:
-            return ()
-        owner = type(self.index).of(file, project)
-        names = [*file.skeleton.classes, *file.skeleton.functions]
-        if len(names) > 60:
-            return ()
+        file = project.file(module) if project is not None and module else None
+        return type(self.index).of(file, project) if file is not None and file.skeleton is not None else None
+
+    def _modules_built(self, owner: ModelIndex, callees) -> tuple[str, ...]:
+        """The module classes calling each of `callees` (classes or functions of `owner`'s file) builds, as other files
+        name them."""
         classes: tuple[str, ...] = ()
         self._depth += 1
         try:
-            for name in names:
-                if name.startswith("_"):
-                    continue
-                kind, made = classify(owner, cst.Call(func=cst.Name(name)), resolve=True)
+            for callee in callees:
+                kind, made = classify(owner, cst.Call(func=callee), resolve=True)
                 classes += tuple(owner.global_name(c) for c in made) if kind == Kind.MODULE else ()
         finally:
             self._depth -= 1
@@ -1246,7 +1238,7 @@ class _FactsReader:
             found = self._module_namespace(zoo) if self.resolve and self._depth <= 4 else None
             if found:
                 return Kind.MODULE, found
-            if known.model_zoo_function(self.index.qualify(zoo) + ".model"):
+            if known.model_zoo(self.index.qualify(zoo)):
                 return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         if isinstance(func, cst.Call) and _is_partial(func) and func.args:
             return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
