@@ -23,7 +23,7 @@ from ..program.holds import averager, constructed_models, looked_up_models, modu
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.members import class_named
 from ..program.tree import cst, walk
-from .flow import flat_of
+from .flow import Flat, flat_of
 from .access import INIT, WRITE
 from .effects import argument_effects, returns_argument, state_keys_only
 
@@ -60,7 +60,7 @@ def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]
     return found
 
 
-def _bound_then_read(flat, parent) -> bool:
+def _bound_then_read(flat: Flat, parent: cst.CSTNode | None) -> bool:
     """Is `parent` the binding of a state dict to a local (`sd = model.state_dict()`) whose entries are read or
     written later (`sd[k].copy_(v)`, `sd.items()`), not only its keys (`len(sd)`, `k in sd`, `sd.keys()`)?"""
     if type(parent) is not cst.Assign or len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
@@ -77,7 +77,7 @@ def _bound_then_read(flat, parent) -> bool:
     return False
 
 
-def _torch_layer_bound(index: ModelIndex, flat, local: str) -> bool:
+def _torch_layer_bound(index: ModelIndex, flat: Flat, local: str) -> bool:
     """Is `local` bound to a torch layer built on the spot (`probe = nn.Linear(4, 4)`), a helper module of the
     function's own, not the model a `zero.Init` context builds?"""
     for node, _ctx in flat.nodes:
