@@ -12,7 +12,7 @@ from pathlib import Path
 
 from zgen.model import check_source
 
-__all__ = ["Q_NETS", "TINY_NET", "write_package", "found", "found_in_package"]
+__all__ = ["Q_NETS", "TINY_NET", "write_package", "found", "found_in_package", "found_in_directory"]
 
 # `nets.py` of a small RL package: a Q network of two layers above the persistence threshold, for the trainers,
 # agents and ensembles the tests hold it in.
@@ -71,3 +71,11 @@ def found_in_package(root: Path, files: dict[str, str], checked: str, *, name: s
                      prefix: str = "") -> list[tuple[str, int]]:
     """`found` for the file `checked` of the package `write_package(root, files, name)`."""
     return found(write_package(root, files, name) / checked, prefix)
+
+
+def found_in_directory(root: Path, files: dict[str, str], checked: str, prefix: str = "") -> list[tuple[str, int]]:
+    """`found` for the file `checked` of a plain directory of scripts written under `root` (no `__init__.py`: its
+    files import each other by bare names, `from models import *`), each of `files` dedented."""
+    for name, source in files.items():
+        (root / name).write_text(textwrap.dedent(source))
+    return found(root / checked, prefix)

@@ -8,6 +8,8 @@ import textwrap
 
 from zgen.model import check_source
 
+from package_check import found_in_directory
+
 TRAIN = """
 import copy
 
@@ -91,10 +93,7 @@ def main(args):
 
 
 def _script(tmp_path, script: str):
-    (tmp_path / "model_utils.py").write_text(textwrap.dedent(MODEL_UTILS))
-    path = tmp_path / "training.py"
-    path.write_text(textwrap.dedent(script))
-    return [(f.code, f.line) for f in check_source(str(path), path.read_text())]
+    return found_in_directory(tmp_path, {"model_utils.py": MODEL_UTILS, "training.py": script}, "training.py")
 
 
 def test_a_script_function_opening_with_its_imports_builds_the_model_it_imports(tmp_path):
@@ -180,20 +179,14 @@ def main(args, rank):
 
 def test_a_model_built_from_a_registry_another_file_fills_is_built_here(tmp_path):
     # DiT's `sample_ddp.py`: `DiT_models[args.model](...)`, the registry of `models.py` mapping names to factories
-    (tmp_path / "models.py").write_text(textwrap.dedent(MODELS))
-    path = tmp_path / "sample.py"
-    path.write_text(textwrap.dedent(SAMPLE))
-    found = {(f.code, f.line) for f in check_source(str(path), path.read_text())}
-    assert ("ZG108", 10) in found  # the load into it
-    assert ("ZG108", 13) in found  # the state of the model the data-parallel wrapper wraps
+    findings = found_in_directory(tmp_path, {"models.py": MODELS, "sample.py": SAMPLE}, "sample.py")
+    assert ("ZG108", 10) in findings  # the load into it
+    assert ("ZG108", 13) in findings  # the state of the model the data-parallel wrapper wraps
 
 
 def test_a_registry_of_no_module_builds_no_model(tmp_path):
-    (tmp_path / "models.py").write_text(textwrap.dedent(MODELS).replace(
-        'DiT_models = {"DiT-S": DiT_S, "DiT-L": DiT_L}', 'DiT_models = {"DiT-S": dict, "DiT-L": dict}'))
-    path = tmp_path / "sample.py"
-    path.write_text(textwrap.dedent(SAMPLE))
-    assert ("ZG108", 10) not in {(f.code, f.line) for f in check_source(str(path), path.read_text())}
+    plain = MODELS.replace('{"DiT-S": DiT_S, "DiT-L": DiT_L}', '{"DiT-S": dict, "DiT-L": dict}')
+    assert ("ZG108", 10) not in found_in_directory(tmp_path, {"models.py": plain, "sample.py": SAMPLE}, "sample.py")
 
 
 def test_the_state_of_a_model_built_above_bound_and_written_entry_by_entry_is_placeholders():

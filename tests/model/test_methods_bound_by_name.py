@@ -4,9 +4,7 @@ and goes on to the next file, leaving its peers in the decoder's gathers)."""
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found_in_package
 
 MODEL = """
 from torch import nn
@@ -51,15 +49,9 @@ def cli(paths):
 """
 
 
-def _found(tmp_path, model: str) -> set[tuple[str, int]]:
-    package = tmp_path / "whisper"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "model.py").write_text(textwrap.dedent(model))
-    (package / "decoding.py").write_text(textwrap.dedent(DECODING))
-    path = package / "transcribe.py"
-    path.write_text(textwrap.dedent(TRANSCRIBE))
-    return {(f.code, f.line) for f in check_source(str(path), path.read_text())}
+def _found(tmp_path, model: str) -> list[tuple[str, int]]:
+    files = {"model.py": model, "decoding.py": DECODING, "transcribe.py": TRANSCRIBE}
+    return found_in_package(tmp_path, files, "transcribe.py", name="whisper")
 
 
 def test_a_method_bound_to_a_function_in_the_class_body_runs_the_model(tmp_path):

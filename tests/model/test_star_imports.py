@@ -3,9 +3,7 @@ is read in that module: the generator it builds is a model."""
 
 from __future__ import annotations
 
-import textwrap
-
-from zgen.model import check_source
+from package_check import found_in_directory
 
 MODELS = """
 from torch import nn
@@ -31,11 +29,8 @@ for epoch in range(10):
 """
 
 
-def _found(tmp_path, models: str) -> set[tuple[str, int]]:
-    (tmp_path / "models.py").write_text(textwrap.dedent(models))
-    path = tmp_path / "esrgan.py"
-    path.write_text(textwrap.dedent(SCRIPT))
-    return {(f.code, f.line) for f in check_source(str(path), path.read_text())}
+def _found(tmp_path, models: str) -> list[tuple[str, int]]:
+    return found_in_directory(tmp_path, {"models.py": models, "esrgan.py": SCRIPT}, "esrgan.py")
 
 
 def test_a_model_class_taken_by_a_star_import_builds_a_model(tmp_path):

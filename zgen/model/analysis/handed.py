@@ -44,6 +44,7 @@ from ..program.holds import (
     HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, MOVES, annotated_module, annotated_properties,
     averaged_attributes, averager, config_like, constructed_models, container_elements, held_attributes, held_paths,
     module_arguments, module_container_arguments, other_objects_models, registered_models, trainer_module,
+    wraps_itself,
 )
 from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memoised
 from ..program.keyed import reads_keyed_model
@@ -1592,18 +1593,12 @@ def _built_locals(index: ModelIndex, flat: Flat) -> set[str]:
         if type(node) is cst.Assign and isinstance(node.value, cst.Call):
             if len(node.targets) == 1 and factory_made(index, flat, node.value, node.targets[0].target) is not None:
                 continue
-            if len(node.targets) == 1 and _wraps_itself(node.value, node.targets[0].target):
+            if len(node.targets) == 1 and wraps_itself(node.value, node.targets[0].target):
                 continue  # `model = nn.DataParallel(model)`: a wrapper around the model the name held
             if classify(index, node.value)[0] in (Kind.MODULE, Kind.CONTAINER):
                 for target in node.targets:
                     found.update(bound_names(target.target))
     return found
-
-
-def _wraps_itself(value: cst.Call, target: cst.BaseExpression) -> bool:
-    """`model = nn.DataParallel(model, device_ids)`: a name bound to a construction around what it held."""
-    return isinstance(target, cst.Name) and bool(value.args) and value.args[0].keyword is None \
-        and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == target.value
 
 
 def _selects(value: cst.BaseExpression, source_of) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from ..program import known
-from ..program.holds import averager, constructed_models, looked_up_models, module_like_name
+from ..program.holds import averager, constructed_models, looked_up_models, module_like_name, wraps_itself
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.members import class_named
 from ..program.tree import cst, walk
@@ -51,11 +51,11 @@ def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]
     `ema.load_state_dict(model.state_dict())`): its tensors are placeholders. Not one read for its keys alone
     (`effects.state_keys_only`), nor walked item by item (`built_then_read` tells those)."""
     found = []
-    for method, node, local in _built_then(index, (".state_dict()",), _state_whole):
+    for method, node, local in _built_then(index, (".state_dict()",), _state_whole, layers=False):
         flat = flat_of(method)
         parent = flat.parent.get(id(node)) if flat is not None else None
         handed = isinstance(parent, (cst.Arg, cst.DictElement, cst.Element)) and not state_keys_only(flat, node)
-        if (handed or _bound_then_read(flat, parent)) and not _torch_layer_bound(index, flat, local):
+        if handed or _bound_then_read(flat, parent):
             found.append((method, node, local))
     return found
 
@@ -74,16 +74,6 @@ def _bound_then_read(flat: Flat, parent: cst.CSTNode | None) -> bool:
             return True  # `sd[k]`: an entry, its tensor
         if isinstance(used, cst.Attribute) and used.value is node and used.attr.value in ("items", "values"):
             return True
-    return False
-
-
-def _torch_layer_bound(index: ModelIndex, flat: Flat, local: str) -> bool:
-    """Is `local` bound to a torch layer built on the spot (`probe = nn.Linear(4, 4)`), a helper module of the
-    function's own, not the model a `zero.Init` context builds?"""
-    for node, _ctx in flat.nodes:
-        if type(node) is cst.Assign and isinstance(node.targets[0].target, cst.Name) \
-                and node.targets[0].target.value == local and isinstance(node.value, cst.Call):
-            return known.is_torch_module_class(index.qualified_call(node.value) or "")
     return False
 
 
@@ -205,10 +195,12 @@ def _copied(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
 
 
 def _built_then(
-    index: ModelIndex, texts: tuple[str, ...] | _BuildsThenHands, used, constructors: bool = True
+    index: ModelIndex, texts: tuple[str, ...] | _BuildsThenHands, used, constructors: bool = True,
+    layers: bool = True,
 ) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the call, the local) for each call `used` says takes a model the same function built before it;
-    only functions whose text holds one of `texts` (or that the trigger finds) are read."""
+    only functions whose text holds one of `texts` (or that the trigger finds) are read. Without `layers`, a torch
+    layer the function builds on the spot (`probe = nn.Linear(4, 4)`, a helper of its own) is no such model."""
     found: list[tuple[MethodInfo, cst.Call, str]] = []
 
     def holds(text: str) -> bool:
@@ -225,6 +217,9 @@ def _built_then(
         if not holds(method.text) or method.node is None:
             continue
         built = constructed_models(index, method.node, owner)
+        if not layers:  # (not a data-parallel wrapper around the model the name held: `m = DDP(m)`)
+            built = {n: c for n, c in built.items() if wraps_itself(c, cst.Name(n))
+                     or not known.is_torch_module_class(index.qualified_call(c) or "")}
         looked_up = looked_up_models(index, method.node)  # `model = zoo.get_architecture(cfg)`, used as a model
         flat = flat_of(method) if built or looked_up else None
         if flat is None:

@@ -41,6 +41,7 @@ __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
     "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "rebinds_itself", "MOVES",
+    "wraps_itself",
     "binding_text", "patched_forward",
 ]
 
@@ -308,11 +309,17 @@ _VERB = re.compile(r"(?:get|build|make|create|load|save|unwrap|wrap|prepare|init
 def unwraps_itself(value: cst.BaseExpression | None, name: str) -> bool:
     """`module = module.module`: a local bound again to the model its data-parallel wrapper wraps (the same model);
     `G_AB = G_AB.cuda()`, `model = model.to(device)`: the same model, moved."""
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MOVES:
         value = value.func.value
         return isinstance(value, cst.Name) and value.value == name
     return isinstance(value, cst.Attribute) and value.attr.value == "module" and isinstance(value.value, cst.Name) \
         and value.value.value == name
+
+
+def wraps_itself(value: cst.Call, target: cst.BaseExpression) -> bool:
+    """`model = nn.DataParallel(model, device_ids)`: a name bound to a construction around what it held."""
+    return isinstance(target, cst.Name) and bool(value.args) and value.args[0].keyword is None \
+        and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == target.value
 
 
 def binding_text(value: cst.BaseExpression | None) -> str:
@@ -522,7 +529,7 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         if not isinstance(target, cst.Name):
             continue
         made = node.value
-        while isinstance(made.func, cst.Attribute) and made.func.attr.value in _MOVES and \
+        while isinstance(made.func, cst.Attribute) and made.func.attr.value in MOVES and \
                 isinstance(made.func.value, cst.Call):
             made = made.func.value  # `QNetwork(env).to(device)`: the module built, moved
         callee = dotted(made.func)
@@ -557,7 +564,6 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
 _NOT_A_MODEL_LOCAL = re.compile(r"optim|sched|loss|criterion|dataset|loader|sampler|metric|tokeni[sz]er|logger|writer")
 # Methods of a module that hand the module itself back (`model = Net().to(device)`).
 MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
-_MOVES = MOVES
 
 
 def _made_by_builder(

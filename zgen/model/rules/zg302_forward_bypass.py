@@ -18,11 +18,11 @@ from ..analysis.plain import all_bases
 from ..analysis.script import function_scope
 from ..analysis.unregistered import stashed_runs, unregistered_runs
 from ..program.holds import (
-    annotated_module, constructed_models, held_attributes, held_path_classes, reached_models, wrapped_attributes,
+    annotated_module, held_attributes, held_path_classes, reached_models, wrapped_attributes,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex
 from ..program import known
-from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params, parameter_container, torch_base
+from ..program.members import UNKNOWN_CLASS, Kind, facts_of, has_params, parameter_container, torch_base
 from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from ..program.trigger import Trigger
 from .rule import Report, Rule
@@ -267,7 +267,7 @@ class Stack(nn.Module):
                 if not classes and not called and not scope.partitioned_models and isinstance(node.value, cst.Name):
                     # `model = DiT_models[name](...)` ... `sample_fn = model.forward` handed on: a model the function
                     # built, under `zero.Init` (where the function partitions a model itself, that decides)
-                    classes = _built_here(index, scope.node, cls, node.value.value)
+                    classes = scope.built_models.get(node.value.value, ())
                 typed = None
                 if cls is None and not classes and isinstance(node.value, cst.Name):
                     typed = function_arguments(index, span.name).get(target)  # `run(self.v, x)` in a forward
@@ -318,15 +318,6 @@ def _local_handed_on(flat, assign: cst.Assign) -> bool:
             if isinstance(flat.parent.get(id(node)), cst.Arg):
                 return True  # (called here, it is a call of the forward, judged as one)
     return False
-
-
-def _built_here(index: ModelIndex, function: cst.FunctionDef, cls: ClassInfo | None, name: str) -> tuple[str, ...]:
-    """The module classes of the model the function binds `name` to when it builds one (`holds.constructed_models`)."""
-    made = constructed_models(index, function, cls).get(name)
-    if made is None:
-        return ()
-    kind, classes = classify(index, made, resolve=True, cls=cls)
-    return classes if kind in (Kind.MODULE, Kind.CONTAINER) else ()
 
 
 # What a model handed in is known as when no class of it can be read: no class, or only `nn.Module` (annotated so).
