@@ -1,7 +1,7 @@
 """A loop over this rank's share of a sequence that runs a model: a slice whose bounds come from the rank
 (`items[rank::world]`, `feats[start:end]` for `start = rank * step`), the rank's piece of a split
-(`np.array_split(items, world)[rank]`), walked directly, inside `enumerate` or a logger's wrapper, or through a
-local (`counts.rank_share`, read by `divergence._count_taint`; ZG201). Shares differ in length by the remainder,
+(`np.array_split(items, world)[rank]`, `chunks[rank]` of a local holding the split), walked directly, inside
+`enumerate` or a logger's wrapper, or through a local, with the rank named by a local or asked inline (`counts.rank_share`, read by `divergence._count_taint`; ZG201). Shares differ in length by the remainder,
 so ranks make different numbers of parameter all-gathers. Look-alikes: the rank's single item handed to the model
 once, a share walked by tensor maths only, a slice with configured bounds, a count every rank computes alike."""
 
@@ -60,11 +60,26 @@ HAZARDS = """
             for x in items[dist.get_rank() * per:(dist.get_rank() + 1) * per]:
                 outs.append(self.head(x))
             return outs
+
+
+    def piece_of_a_local_split(model, cases):
+        rank = dist.get_rank()
+        chunks = torch.tensor_split(cases, dist.get_world_size())
+        for case in chunks[rank]:
+            model(case)
+
+
+    def rank_asked_inline(model, cases):
+        mine = torch.tensor_split(cases, dist.get_world_size())[dist.get_rank()]
+        for case in mine:
+            model(case)
 """
 
 
 def test_a_loop_over_this_ranks_share_runs_the_model_as_often_as_the_share_is_long():
-    assert found(HAZARDS) == [("ZG201", 15), ("ZG201", 24), ("ZG201", 29), ("ZG201", 42)]
+    assert found(HAZARDS) == [
+        ("ZG201", 15), ("ZG201", 24), ("ZG201", 29), ("ZG201", 42), ("ZG201", 50), ("ZG201", 56),
+    ]
 
 
 def test_one_item_per_rank_shares_without_a_model_and_configured_slices_are_clean():

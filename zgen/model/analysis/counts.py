@@ -249,7 +249,14 @@ def _is_pass_through(value: cst.BaseExpression) -> bool:
 
 
 def local_bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
-    """The values each local is assigned (not loop variables)."""
+    """The values each local is assigned (not loop variables), worked out once per function (do not change them)."""
+    found = flat.memo.get("bindings")
+    if found is None:
+        found = flat.memo["bindings"] = _local_bindings(flat)
+    return found
+
+
+def _local_bindings(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
     bound: dict[str, list[cst.BaseExpression]] = {}
     for node, _ctx in flat.nodes:
         targets, value = targets_of(node)
@@ -1025,6 +1032,13 @@ def rank_share(
             kind = type(node)
             if kind is cst.Subscript:
                 found = _share_of(node, of_rank)
+                if found is None and locals_too and type(node.value) is cst.Name:
+                    # `chunks[rank]` for `chunks = torch.tensor_split(items, world)`: the piece of a split a local holds
+                    if bound is None:
+                        bound = local_bindings(flat)
+                    values = bound.get(node.value.value, ())
+                    if len(values) == 1 and isinstance(values[0], cst.Call):
+                        found = _share_of(node.with_changes(value=values[0]), of_rank)
                 if found is not None:
                     return node, found
             elif locals_too and kind is cst.Name and node is not getattr(flat.parent.get(id(node)), "func", None):

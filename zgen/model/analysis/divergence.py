@@ -786,9 +786,8 @@ def _bound_before(
 
 
 def _rank_share(flat: Flat, taint: Taint, iterable: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
-    """`counts.rank_share` with this function's taint: locals are followed only where one holds the rank."""
-    locals_too = any(RANK in kinds for kinds in taint.names.values())
-    return rank_share(flat, iterable, lambda edge: taint.of(edge).get(RANK), locals_too)
+    """`counts.rank_share` with this function's taint."""
+    return rank_share(flat, iterable, lambda edge: taint.of(edge).get(RANK))
 
 
 def _picks_by_target(loop: cst.CSTNode, call: cst.Call) -> bool:

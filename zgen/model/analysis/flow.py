@@ -55,6 +55,8 @@ class Flat:
     nodes: list[tuple[cst.CSTNode, Ctx]] = field(default_factory=list)
     parent: dict[int, cst.CSTNode] = field(default_factory=dict)
     position: dict[int, int] = field(default_factory=dict)
+    # What is worked out once per function from its finished nodes (`counts.local_bindings`).
+    memo: dict[str, Any] = field(default_factory=dict)
 
     def function_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The innermost function or lambda `node` sits in, below the flattened one (None: the flattened one's own
