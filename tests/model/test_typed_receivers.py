@@ -128,9 +128,10 @@ class Unet(nn.Module):
 """
 
 
-def test_self_forward_of_a_module_holding_only_a_small_parameter_is_clean(tmp_path):
-    # the null embedding (1 x d) stays gathered; the Linear child runs as a module inside forward
-    assert _found(tmp_path, SELF_FORWARD) == []
+def test_self_forward_of_a_module_holding_only_a_small_parameter_is_flagged_too(tmp_path):
+    # the null embedding (1 x d) would stay gathered once a hook of `Unet` fetched it, but `guided` runs outside any
+    # forward and skips those hooks: nothing has fetched it (the Linear child still runs as a module)
+    assert _found(tmp_path, SELF_FORWARD) == [("ZG302", 12), ("ZG302", 13)]
 
 
 def test_self_forward_of_a_module_holding_a_large_parameter_is_flagged(tmp_path):
@@ -257,3 +258,28 @@ def test_the_same_grouping_handed_to_a_helper_that_reads_values_is_a_read(tmp_pa
     reads = LOCK.replace("x.requires_grad = True", "x.requires_grad = bool(x.norm() > 0)")
     # the call on the held tower (40), and the read itself in `lock`, a method run on the built model (17)
     assert _found(tmp_path, reads) == [("ZG303", 17), ("ZG303", 40)]
+
+
+TORCH_LAYER_SELF_FORWARD = """
+import torch
+from torch import nn
+
+class Layer(nn.Linear):
+    def forward(self, x):
+        return torch.relu(x @ self.weight.T + self.bias)
+
+    def train_layer(self, x_pos, x_neg):
+        g_pos = self.forward(x_pos).pow(2).mean(1)
+        g_neg = self.forward(x_neg).pow(2).mean(1)
+        return (g_neg - g_pos).mean()
+"""
+
+
+def test_self_forward_of_a_torch_layer_subclass_skips_the_hooks_gathering_its_base_weight(tmp_path):
+    # the forward-forward layer trains itself: `nn.Linear`'s own weight and bias, read in forward, gathered by no hook
+    assert _found(tmp_path, TORCH_LAYER_SELF_FORWARD) == [("ZG302", 10), ("ZG302", 11)]
+    # a normalisation layer's small vectors too: persistence keeps only what a hook once gathered
+    norm = TORCH_LAYER_SELF_FORWARD.replace("nn.Linear", "nn.LayerNorm")
+    assert _found(tmp_path, norm) == [("ZG302", 10), ("ZG302", 11)]
+    # the layer's own forward run through its call: the hooks run
+    assert _found(tmp_path, TORCH_LAYER_SELF_FORWARD.replace("self.forward(", "self(")) == []

@@ -115,9 +115,10 @@ def built_holder(access: ParamAccess) -> str:
     """How a message names the module of a `Scope.BUILT` access: handed in built, or built earlier in the function."""
     if access.given:
         return f"`{access.owner}`, a module this function is given after it was built"
+    where = "script" if access.where == "__main__" else "function"  # (module-level code: `module_code_scope`)
     if isinstance(access.node, cst.Attribute) and isinstance(access.node.value, cst.Subscript):
-        return f"`{code_of(access.node.value)}`, a module built earlier in this function into `{access.owner}`"
-    return f"`{access.owner}`, a module built earlier in this function"
+        return f"`{code_of(access.node.value)}`, a module built earlier in this {where} into `{access.owner}`"
+    return f"`{access.owner}`, a module built earlier in this {where}"
 
 
 @memoised
@@ -159,14 +160,19 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
     handed += _module_code_uses(index)
+    built += _module_code_built(index)
     handed += _self_whole_uses(index)
     handed += provenance_accesses(index, _provenance_entries(index))
     return handed, built
 
 
-# A module-level assignment of a construction (`q_network = QNetwork(env).to(device)`, also indented under `if
-# __name__ == "__main__":`).
-_BUILDS_AT_TOP = re.compile(r"(?m)^[ \t]*\w+[ \t]*=[ \t]*(?:[\w.]+\.)?[A-Z]\w*\(")
+# A module-level assignment of a construction (`q_network = QNetwork(env).to(device)`, `model: nn.Module = GPT()`, also
+# indented under `if __name__ == "__main__":`), or of what a factory hands back unpacked (`model, tokenizer, meta =
+# load_model(tag)`).
+_BUILDS_AT_TOP = re.compile(
+    r"(?m)^[ \t]*(?:\w+(?:[ \t]*:[^=\n]+)?[ \t]*=[ \t]*(?:[\w.]+\.)?[A-Z]\w*"
+    r"|\w+(?:[ \t]*,[ \t]*\w+)+[ \t]*=[ \t]*[\w.]+)\("
+)
 
 
 def _module_code_uses(index: ModelIndex) -> list[ParamAccess]:
@@ -184,6 +190,20 @@ def _module_code_uses(index: ModelIndex) -> list[ParamAccess]:
     if not models:
         return []
     return _handed_uses(index, scope, models, set(), False) + _whole_uses(index, scope, None, models)
+
+
+def _module_code_built(index: ModelIndex) -> list[ParamAccess]:
+    """A script's module-level code reaching a weight of a model it built by path or by a walk (`model =
+    SNLIClassifier(config)` ... `model.embed.weight.data.copy_(vectors)`), as a function's own would
+    (`_built_then_walked`)."""
+    text = script_text(index)
+    if not _BUILDS_AT_TOP.search(text) or not (_PATH_VALUE.search(text) or _WALK_TRIGGER.search(text)):
+        return []
+    scope = module_code_scope(index)
+    if scope is None or not isinstance(scope.node, cst.FunctionDef):
+        return []
+    held = _built_then_walked(index, scope, scope.node)
+    return _walked_uses(index, scope, held) if held else []
 
 
 def _provenance_entries(index: ModelIndex) -> list[tuple[FunctionSpan, ClassInfo | None, dict[str, Value]]]:

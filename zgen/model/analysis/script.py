@@ -86,6 +86,14 @@ class ScriptScope:
                     found.setdefault(f"{name}.{attr}", tuple(holder.index.global_name(c) for c in classes))
         for name, classes in self.built_models.items():  # `q_network = QNetwork(env)` in a training script
             found.setdefault(name, classes)
+        if isinstance(node, cst.FunctionDef) and self.owner is None and node.name.value != "__main__":
+            # `policy = Policy()` at the top of a script, run by its functions (`probs = policy(state)`)
+            bound = None
+            for name, classes in global_models(self.index).items():
+                if bound is None:
+                    bound = _bound_here(node, self.flat)
+                if name not in bound:
+                    found.setdefault(name, classes)
         for path, classes in _plain_holders(self.index, self.flat, self.owner).items():
             found.setdefault(path, classes)  # `ema = ModelEMA(model)` ... `ema.ema`: the model the object keeps
         if isinstance(node, cst.FunctionDef):
@@ -611,6 +619,62 @@ def module_code_scope(index: ModelIndex) -> ScriptScope | None:
         return None
     body = [stmt for stmt in module.snippet.module.body if not _definition_or_import(stmt)]
     return ScriptScope(index, module.snippet, _as_function(body, "__main__")) if body else None
+
+
+@memoised
+def global_models(index: ModelIndex) -> dict[str, tuple[str, ...]]:
+    """Names the module-level code binds to a model it constructs and keeps (`policy = Policy()` in a script) -> its
+    classes: globals its functions run."""
+    if not _BUILD_AT_TOP.search(script_text(index)):
+        return {}
+    module = _module_scope(index)
+    body = [stmt for stmt in module.snippet.module.body if not _definition_or_import(stmt)] if module else []
+    return dict(ScriptScope(index, module.snippet, _as_function(body, "__main__")).built_models) if body else {}
+
+
+# A module-level construction (`policy = Policy()`, `model = Net().to(device)`), indented under a test or not.
+_BUILD_AT_TOP = re.compile(r"(?m)^[ \t]*\w+[ \t]*=[ \t]*(?:[\w.]+\.)?[A-Z]\w*\(")
+
+
+@memoised
+def _runs_a_global_model(index: ModelIndex, name: str) -> bool:
+    """Does the file's function `name` run a model the module-level code built (`probs = policy(state)`,
+    `policy.act(obs)`), a global it does not bind itself?"""
+    models = global_models(index)
+    span = index.skeleton.functions.get(name) if models else None
+    scope = function_scope(index, span) if span is not None else None
+    if scope is None or not isinstance(scope.node, cst.FunctionDef):
+        return False
+    bound = _bound_here(scope.node, scope.flat)
+    for node, _ctx in scope.flat.nodes:
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in NOT_RUNS:
+            continue
+        root = func.value if isinstance(func, cst.Attribute) else func
+        if isinstance(root, cst.Name) and root.value in models and root.value not in bound:
+            return True
+    return False
+
+
+def _bound_here(node: cst.FunctionDef, flat: Flat) -> set[str]:
+    """The names a function binds itself (its parameters, assignments, loop targets), which hide globals of the same
+    name, less those it declares `global`."""
+    params = node.params
+    bound = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    for extra in (params.star_arg, params.star_kwarg):
+        if isinstance(extra, cst.Param):
+            bound.add(extra.name.value)
+    declared: set[str] = set()
+    for inner, _ctx in flat.nodes:
+        if type(inner) is cst.Global:
+            declared.update(n.name.value for n in inner.names)
+            continue
+        targets, _value = targets_of(inner)
+        for target in targets:
+            bound.update(bound_names(target))
+    return bound - declared
 
 
 def _as_function(body, name: str) -> cst.FunctionDef:
@@ -1179,6 +1243,8 @@ def _script_indirect(scope: ScriptScope, summary: bool = False):
         # one the function around the call is given (`fvp(policy, s, p)` in `def cg(policy: Model, ...)`), runs it
         # when its body calls the parameter or a method of it that is not bookkeeping (`policy_1.act(s)`), or hands
         # it to another such function (`kl_divergence(policy, policy, states)`).
+        if func.value not in scope.parameters and _runs_a_global_model(scope.index, func.value):
+            return f"{func.value}()"  # `select_action(state)` running `policy`, a model the script built at its top
         local = _local_defs(scope).get(func.value)
         if local is None:
             return None

@@ -21,7 +21,7 @@ from ..program.skeleton import dotted as ast_dotted
 from ..program.tree import access_path, annotated_tensors, call_name, chain_root, children, code_of, const_str, cst, dotted, parameter_names, positional_parameters, walk
 from ..program.trigger import Trigger, line_matches, word_first
 from .hooks import hook_kept, item_key
-from .counts import EXPERIENCE_STORE, plain_number, rank_share
+from .counts import EXPERIENCE_STORE, local_bindings, plain_number, rank_share
 from .own import SELF_CALL
 from .reach import function_target
 from .runs import ast_function
@@ -457,6 +457,17 @@ class Taint:
             self._shares = frozenset(found)
         return self._shares
 
+    def _given_field(self, name: str, attr: str) -> cst.BaseExpression | None:
+        """The value a local bound once to a construction was given for field `attr` by keyword (`TrainState(step=0,
+        ...)`: `0` for `state.step`), else None."""
+        values = local_bindings(self._flat).get(name, ())
+        if len(values) != 1 or not isinstance(values[0], cst.Call):
+            return None
+        written = call_name(values[0]) or ""
+        if not written[written.rfind(".") + 1:][:1].isupper():
+            return None  # (a class, by its name: not a function handing back what it likes)
+        return next((a.value for a in values[0].args if a.keyword is not None and a.keyword.value == attr), None)
+
     def _asked(self, attribute: cst.Attribute) -> bool:
         """`phase.record()`: a method of the object called, which may read any of its fields."""
         parent = self._flat.parent.get(id(attribute))
@@ -781,6 +792,16 @@ class Taint:
                     field = f"{node.value.value}.{node.attr.value}"
                     if field in names and self._reaches(node, field):
                         _merge_into(found, names[field])
+                if isinstance(node.value, cst.Name) and not self._asked(node) and (
+                    given := self._given_field(node.value.value, node.attr.value)
+                ) is not None:
+                    # `state = TrainState(step=0, loader_state=rank_state)` ... `state.step`: the value the field was
+                    # given, not all the object was built with (its later writes are its `_fields`, above)
+                    field = f"{node.value.value}.{node.attr.value}"
+                    if field in names and self._reaches(node, field):
+                        _merge_into(found, names[field])
+                    stack.append(given)
+                    continue
                 stack.append(node.value)  # (the attribute's name is no variable: `output.metrics` reads no `metrics`)
                 continue
             elif kind is cst.Subscript:
@@ -2397,7 +2418,14 @@ def _loads_shard(call: cst.Call) -> bool:
     last = (call_name(call) or "").rsplit(".", 1)[-1]
     if "shard" in last.lower():
         return True
-    return _rank_keyword(call) and _DATA_BUILDER.search(last) is not None
+    # (`load_checkpoint(path, step, device, rank=rank)`: this rank's file of a saved run, whose model and progress
+    # every rank reads alike; only its optimizer shard is its own)
+    return _rank_keyword(call) and (
+        _DATA_BUILDER.search(last) is not None or _CHECKPOINT_LOADER.search(last) is not None
+    )
+
+
+_CHECKPOINT_LOADER = re.compile(r"(?i)^_?(?:load|restore|resume)\w*(?:checkpoint|ckpt|state)|checkpoint\w*load")
 
 
 # Keywords of a progress bar or logger that only say how it shows (`tqdm(loader, disable=rank != 0)`): the items it

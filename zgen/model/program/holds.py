@@ -509,9 +509,12 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
     found: dict[str, cst.Call] = {}
     builders: dict[str, tuple[ModelIndex, ClassInfo]] = {}  # `asm = Assembler(d)`: locals bound to plain objects
     for node in walk(function.body):
-        if not isinstance(node, cst.Assign) or len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+        if isinstance(node, cst.AnnAssign) and isinstance(node.value, cst.Call):
+            target = node.target  # `model: nn.Module = GPT(vocab_size=v).cuda()`
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call):
+            target = node.targets[0].target
+        else:
             continue
-        target = node.targets[0].target
         if isinstance(target, cst.Name) and (made := _made_by_builder(index, node.value, builders)):
             if made is True:
                 found.setdefault(target.value, node.value)  # `model = tp.cast(ANI, asm.assemble(8))`

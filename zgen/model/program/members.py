@@ -231,7 +231,36 @@ def returns_tuple(index: ModelIndex, function: MethodInfo, n: int) -> list[tuple
             for element in stmt.value.elements:
                 kind, classes = reader.classify(element.value)
                 out.append((kind, classes))
-            return out
+            if any(kind != Kind.VALUE for kind, _ in out) or not _all_names(stmt.value):
+                return out
+            # `model, tokenizer, meta = build_model(d)` ... `return model, tokenizer, meta`: what that call makes
+            return _unpacked_call(reader, node, stmt.value, n) or out
+        if isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Call):
+            out = reader._returned_tuple(stmt.value, n)  # `return load_from_dir(path, *args)`: what it returns
+            if out:
+                return out
+    return []
+
+
+def _all_names(returned: cst.Tuple) -> bool:
+    """Is every element of the returned tuple a plain name?"""
+    return all(isinstance(e.value, cst.Name) for e in returned.elements)
+
+
+def _unpacked_call(
+    reader: _FactsReader, node: cst.FunctionDef, returned: cst.Tuple, n: int
+) -> list[tuple[Kind, tuple[str, ...]]]:
+    """The elements of a returned tuple of names bound together by unpacking one call of a function that returns an
+    `n`-tuple (`model, tok, meta = build_model(d)` ... `return model, tok, meta`), as that function returns them."""
+    names = [e.value.value for e in returned.elements]  # type: ignore[attr-defined]
+    for stmt in walk(node.body):
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, cst.Call)):
+            continue
+        target = stmt.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)) and [
+            e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements
+        ] == names:
+            return reader._returned_tuple(stmt.value, n)
     return []
 
 

@@ -261,7 +261,7 @@ class Project:
             # above its package directory; only that name is looked up there, never a sibling project's files.
             top = view.roots[0] if view.roots else ""
             above = (os.path.dirname(top),) if top and module.split(".", 1)[0] == os.path.basename(top) else ()
-            for root in view.roots + above + view.system:
+            for root in view.roots + above + view.system + _project_roots(top, module.split(".", 1)[0]):
                 for candidate in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
                     if os.path.isfile(candidate):
                         found = candidate
@@ -433,6 +433,22 @@ def _script_directory(path: str, root: str) -> str | None:
     if os.path.isfile(os.path.join(directory, "__init__.py")) or directory == root:
         return None
     return directory
+
+
+def _project_roots(top: str, package: str, levels: int = 3) -> tuple[str, ...]:
+    """The directory above the checked file's own, a few levels up, that holds the package `package` (with its
+    `__init__.py`), searched last: a script kept in a folder of its project (`scripts/base_train.py`) importing the
+    project's package (`from nanochat.engine import Engine`), run from the project's top (`python -m
+    scripts.base_train`) wherever zgen itself was started."""
+    directory = top
+    for _ in range(levels):
+        parent = os.path.dirname(directory)
+        if not parent or parent == directory:
+            break
+        directory = parent
+        if os.path.isfile(os.path.join(directory, package, "__init__.py")):
+            return (directory,)
+    return ()
 
 
 def _project_environment(root: str, levels: int = 4) -> str | None:

@@ -59,7 +59,7 @@ def step(accelerator, model, optimizer, loss):
     accelerator.backward(loss)
     accelerator.clip_grad_norm_(model.parameters(), 1.0)
 """,
-        # A model the function builds itself, without `zero.Init`: a plain module with whole gradients.
+        # A torch layer the function builds and trains for itself: no model of the program.
         """
 import torch
 
@@ -88,6 +88,28 @@ class ClippedStep:
         nn.utils.clip_grad_norm_(self.module.parameters(), self.max_norm)
         self.optim.step()
 """,
+        # A model of the program the function builds and trains itself (under ZeRO-3, built under `zero.Init`).
+        """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(16, 16)
+        self.b = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+def train(loader, lr):
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    for batch in loader:
+        model(batch).sum().backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+""",
         """
 import deepspeed
 import torch
@@ -102,17 +124,33 @@ def train(model, cfg, loader):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
+        told: set[int] = set()
         for scope, node, name, params in _clip_calls(index, WRAP_TRIGGER):
             owner = name.rsplit(".", 1)[0] if "." in name else ""
             if owner.rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
                 continue  # `accelerator.clip_grad_norm_`: the wrapper hands clipping to the DeepSpeed engine
             if isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute):
                 if params.func.attr.value == "parameters" and scope.wrapped_name(params.func.value, node):
+                    told.add(id(node))
                     message = (
                         f"`{code_of(node.func)}` clips `{code_of(params)}`, whose gradients ZeRO-3 has "
                         "reduce-scattered into partitions; it clips nothing and reports a wrong norm"
                     )
                     yield self.finding(index, scope.snippet, node, message, _HELP)
+        for scope, node, name, params in _clip_calls(index, _CLIP_TRIGGER):
+            # a training function clipping the model it built itself (`model = LMTransformer(cfg)` ... `model =
+            # parallelize_model(model)` ... `clip_grad_norm_(model.parameters(), c)`): trained as a ZeRO-3 model,
+            # it was partitioned when built
+            if id(node) in told or name.rsplit(".", 1)[0].rsplit(".", 1)[-1] in known.WRAPPER_NAMES:
+                continue
+            built = _built_model_clipped(scope, params)
+            if built is not None:
+                message = (
+                    f"`{code_of(node.func)}` clips `{code_of(params)}` of `{built}`, a model built in this "
+                    f"{'script' if isinstance(scope.node, cst.Module) else 'function'}; trained under ZeRO-3 its "
+                    "gradients are reduce-scattered into partitions: it clips nothing and reports a wrong norm"
+                )
+                yield self.finding(index, scope.snippet, node, message, _HELP)
         for scope, node, _name, params in _clip_calls(index, _OPTIMIZER_CLIP):
             if params is not None and _optimizer_params(params):
                 message = (
@@ -169,6 +207,27 @@ def _clip_calls(index: ModelIndex, trigger: re.Pattern[str]):
             name = index.qualified_call(node) or ""
             if name.rsplit(".", 1)[-1] in known.CLIP_GRAD:
                 yield scope, node, name, clipped(node)
+
+
+# Text trigger: a gradient clip.
+_CLIP_TRIGGER = re.compile(r"clip_grad_(?:norm|value)_?\(")
+
+
+def _built_model_clipped(scope, params: cst.BaseExpression | None) -> str | None:
+    """The model the code built itself whose `.parameters()` a clip is handed (`model.parameters()`,
+    `model.module.parameters()` of a data-parallel wrapper put around it), else None."""
+    if not (isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute)):
+        return None
+    if params.func.attr.value != "parameters" or params.args:
+        return None
+    root = params.func.value
+    if isinstance(root, cst.Attribute) and root.attr.value == "module":
+        root = root.value
+    if not isinstance(root, cst.Name) or root.value not in scope.built_models:
+        return None
+    if all(c.startswith("torch.") for c in scope.built_models[root.value]):
+        return None  # (`lin = torch.nn.Linear(16, 16)`: a layer the function trains itself, no model of the program)
+    return root.value
 
 
 # Text trigger: a gradient clip of what an optimizer holds.

@@ -477,17 +477,23 @@ def _inspected(flat, arg: cst.Arg) -> bool:
 
 def _forward_reads_own(index: ModelIndex, cls: ClassInfo, call: str = "") -> bool:
     """Does the module's forward (or what it reaches), or the call of it (`self.forward(x, self.group_features)`),
-    name a parameter the module owns itself and ZeRO-3 does not keep gathered? Only those are lost when
+    name a parameter the module owns itself (a torch layer's base: its `weight` and `bias`)? Only those are lost when
     `self.forward(...)` skips the module's own hooks: a bias the forward never reads (BERT4Rec's, read by the loss)
-    is not."""
-    if not _owns_params(index, cls.name):
-        return False
+    is not. Small ones count too: run from a method outside any forward (`generate`), the module's own hooks never
+    fetched them, so persistence has kept nothing gathered."""
     text = "".join(m.text for m in cls.forward_methods) + call
+    base = torch_base(cls)
+    if base is not None and _READS_BASE.search(text) is not None:
+        return True
     return any(
-        m.kind == Kind.PARAM and not parameter_container(index, cls, name) and not persistent_param(index, cls.name, name)
+        m.kind == Kind.PARAM and not parameter_container(index, cls, name)
         and re.search(rf"\bself\.{re.escape(name)}\b", text) is not None
         for name, m in facts_of(cls).members.items()
     )
+
+
+# A torch layer's subclass reading what its base owns: `self.weight`, `self.bias`, or the base's own forward.
+_READS_BASE = re.compile(r"\bself\.(?:weight|bias)\b|\bsuper\(\)\.forward\b")
 
 
 def _torch_sequential(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
