@@ -759,6 +759,14 @@ def _tainted_decisions(
                 add(kind, effect, test, source, later[0][2], later[0][0], node)
 
 
+def _while_tested(flat: Flat, expr: cst.CSTNode) -> cst.While | None:
+    """The `while` loop whose test `expr` is (or is part of), else None."""
+    child, parent = expr, flat.parent.get(id(expr))
+    while parent is not None and isinstance(parent, cst.BaseExpression | cst.Arg | cst.ComparisonTarget):
+        child, parent = parent, flat.parent.get(id(parent))
+    return parent if isinstance(parent, cst.While) and parent.test is child else None
+
+
 def _bound_before(
     flat: Flat, derived: dict[str, str], outputs: dict[int, str], agreed: Callable[[cst.CSTNode], bool] | None
 ) -> Callable[[cst.CSTNode], str | None]:
@@ -766,7 +774,12 @@ def _bound_before(
     both): `perceiver = self.resampler(x)` in a later branch does not make an earlier test of it an output's."""
     sites: dict[str, list[tuple[int, tuple]]] = {}
     for node, ctx in flat.nodes:
-        for target in targets_of(node)[0]:
+        targets, value = targets_of(node)
+        if not targets or not any(name in derived for target in targets for name in bound_names(target)):
+            continue
+        if value is not None and _derived_source(value, derived, outputs, agreed) is None:
+            continue  # (bound here to no output: `kl = mpi_avg(info["kl"])`, the value every rank agreed on)
+        for target in targets:
             for name in bound_names(target):
                 if name in derived:
                     sites.setdefault(name, []).append((flat.position.get(id(node), -1), ctx.loops))
@@ -776,6 +789,9 @@ def _bound_before(
         if at is None:
             return _derived_source(expr, derived, outputs, agreed)
         loops = flat.nodes[at][1].loops
+        tested = _while_tested(flat, expr)
+        if tested is not None:
+            loops = (*loops, tested)  # `while not done(seq):` is tested again after each pass of its body
         seen = {
             name: why for name, why in derived.items()
             if name not in sites or any(p < at or any(l is m for l in around for m in loops) for p, around in sites[name])
@@ -1133,9 +1149,12 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     agreed = _no_own_value(taint)  # `dist.all_reduce(loss)`: the same on every rank after it
     derived = derived_names(flat, outputs, agreed)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]
+    # (a name seen as an output's only where bound to one before the test, or in a loop around both: `kl =
+    # mpi_avg(info["kl"])` tested in the loop is the agreed value, not the `kl = info["kl"]` logged after it)
+    before = _bound_before(flat, derived, outputs, agreed)
 
     def source_of(test: cst.CSTNode, loop: cst.CSTNode | None = None) -> str | None:
-        found = _derived_source(test, derived, outputs, agreed) or taint.of(test).get(DATA)
+        found = before(test) or taint.of(test).get(DATA)
         if found is None:  # `while move_condition():` for `move_condition = lambda: episodes < n_episodes`
             found = next((
                 source for node in walk(test) if type(node) is cst.Call and isinstance(node.func, cst.Name)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..program import known
@@ -159,6 +160,8 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             handed += _whole_uses(index, scope, cls, held.models, lists, clip_arguments=True)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
+    for scope in _handing_scopes(index):
+        handed += _built_handed_on(index, scope)
     handed += _module_code_uses(index)
     built += _module_code_built(index)
     handed += _self_whole_uses(index)
@@ -190,6 +193,84 @@ def _module_code_uses(index: ModelIndex) -> list[ParamAccess]:
     if not models:
         return []
     return _handed_uses(index, scope, models, set(), False) + _whole_uses(index, scope, None, models)
+
+
+def _handing_scopes(index: ModelIndex) -> Iterator[ScriptScope]:
+    """The plain functions of the file (and its module-level code) that call an imported function: where a model they
+    built may be handed to a helper of another file."""
+    imported = [name for name in index.imports if name and name[:1].islower()]
+    if not imported:
+        return
+    calls = re.compile(r"\b(?:" + "|".join(re.escape(name) for name in sorted(imported)) + r")\s*\(")
+    if not calls.search(index.source):
+        return
+    for span in index.skeleton.functions.values():
+        if calls.search(index.skeleton.text(span.start, span.end)):
+            scope = function_scope(index, span)
+            if scope is not None and isinstance(scope.node, cst.FunctionDef):
+                yield scope
+    if calls.search(script_text(index)) and (module := module_code_scope(index)) is not None:
+        yield module
+
+
+def _built_handed_on(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]:
+    """A model the code built itself (or a child of it) handed to a function of another file that reads, sizes,
+    copies, clips or writes its parameters (`sync_params(ac)`, `count_vars(ac.pi)`, `mpi_avg_grads(ac.pi)` of a
+    library's MPI helpers): under `zero.Init` it was partitioned when built, and the helper, read in its own file,
+    meets placeholders. Reported at the call, where the model flows in; a helper of this file is judged in its body."""
+    flat = scope.flat
+    returned = {  # (a factory's product, `return model, count_params(model)`: built where its caller builds)
+        n.value for node, _ctx in flat.nodes if type(node) is cst.Return and node.value is not None
+        for n in ([node.value] if isinstance(node.value, cst.Name) else
+                  [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [])
+        if isinstance(n, cst.Name)
+    }
+    built = {  # (not a torch layer or container the function makes for itself: no model of the program)
+        name: classes for name, classes in scope.built_models.items()
+        if name not in returned and not all(c.startswith("torch.") for c in classes)
+    }
+    if not built:
+        return []
+    parts: dict[str, str] = {}  # `for module in [ac.pi, ac.v]`: module -> the built model its items are parts of
+    for node, _ctx in flat.nodes:
+        if type(node) in (cst.For, cst.CompFor) and isinstance(node.target, cst.Name) and isinstance(
+                node.iter, (cst.List, cst.Tuple)) and node.iter.elements:
+            roots = {_root_name(e.value) for e in node.iter.elements}
+            if len(roots) == 1 and (root := roots.pop()) in built:
+                parts[node.target.value] = root
+    found = []
+    for node, ctx in flat.nodes:
+        if type(node) is not cst.Call or ctx.guarded or not node.args:
+            continue
+        name = call_name(node)
+        if not name or name.startswith(".") or "." in name and name.partition(".")[0] in built:
+            continue  # (a method of the model itself: its own rules)
+        if name.partition(".")[0] not in index.imports or index.external_function(index.qualify(name)) is None:
+            continue
+        handed_on = []
+        for position, done in argument_effects(index, flat, node):
+            arg = node.args[position].value
+            root = _root_name(arg)
+            if root not in built and not (isinstance(arg, cst.Name) and arg.value in parts):
+                continue
+            effect = next((e for e in WHOLE_ORDER if e in done), "")
+            if effect:
+                handed_on.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], code_of(arg), effect))
+        if handed_on:
+            _rank, use, owner, effect = min(handed_on, key=lambda h: h[0])
+            where = scope.node.name.value  # type: ignore[union-attr]
+            found.append(ParamAccess(
+                node, ctx, use, "", Via(Reach.MODULE, name), owner=owner, scope=Scope.HANDED, where=where,
+                snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True, effect=effect,
+            ))
+    return found
+
+
+def _root_name(expr: cst.BaseExpression) -> str | None:
+    """`ac` of `ac`, `ac.pi`, `ac.pi.net`; None for anything else."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _module_code_built(index: ModelIndex) -> list[ParamAccess]:
@@ -412,6 +493,9 @@ def _whole_uses(
         if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters"):
                 return holds(expr.func.value) or _child_of(dotted(expr.func.value), held)
+        if name is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in (
+            "list", "tuple") and len(expr.args) == 1 and not expr.args[0].star:
+            return holds(expr.args[0].value, whole_only)  # `params=list(model.parameters())`: the same parameters
         if name is None and isinstance(expr, cst.Call) and (source := _groups_handed_back(index, flat, cls, expr)):
             return source  # `clip_grad_norm_(master_params(opt))`: a helper yielding the groups' parameters
         if name is not None and name.startswith("self.") and name.count(".") == 1 and cls is not None:

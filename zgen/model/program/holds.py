@@ -508,6 +508,7 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
     )
     found: dict[str, cst.Call] = {}
     builders: dict[str, tuple[ModelIndex, ClassInfo]] = {}  # `asm = Assembler(d)`: locals bound to plain objects
+    class_defaults = _class_defaults(function)
     for node in walk(function.body):
         if isinstance(node, cst.AnnAssign) and isinstance(node.value, cst.Call):
             target = node.target  # `model: nn.Module = GPT(vocab_size=v).cuda()`
@@ -535,6 +536,8 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         while isinstance(made.func, cst.Attribute) and made.func.attr.value in MOVES and \
                 isinstance(made.func.value, cst.Call):
             made = made.func.value  # `QNetwork(env).to(device)`: the module built, moved
+        if isinstance(made.func, cst.Name) and (default := class_defaults.get(made.func.value)) is not None:
+            made = made.with_changes(func=default)  # `ac = actor_critic(o, a)` for `actor_critic=core.MLPActorCritic`
         callee = dotted(made.func)
         if callee is None and not isinstance(made.func, cst.Subscript):
             continue
@@ -560,6 +563,19 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             # (not `optimizer = construct_class_by_name(...)`)
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
+    return found
+
+
+def _class_defaults(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
+    """Parameters whose default names a class (`actor_critic=core.MLPActorCritic`, `net_cls=Net`), by a capitalised
+    last name: the class a call of the parameter builds unless the caller hands another."""
+    params = function.params
+    found = {}
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        default = param.default
+        written = dotted(default) if default is not None else None
+        if written and written.rsplit(".", 1)[-1][:1].isupper():
+            found[param.name.value] = default
     return found
 
 

@@ -503,7 +503,9 @@ CLOCK_FUNCS = frozenset(
 )  # fmt: skip
 # Collectives after which a value is the same on every rank (reduced, broadcast or gathered).
 AGREEING_COLLECTIVES = frozenset(
-    {"all_reduce", "broadcast", "all_gather", "all_gather_object", "broadcast_object_list", "all_gather_into_tensor"}
+    {"all_reduce", "broadcast", "all_gather", "all_gather_object", "broadcast_object_list", "all_gather_into_tensor",
+     # mpi4py's communicator methods (`MPI.COMM_WORLD.Allreduce(x, buf, op=MPI.SUM)`, `comm.bcast(obj, root=0)`)
+     "Allreduce", "allreduce", "Bcast", "bcast", "Allgather", "allgather"}
 )
 
 DATA_SELECT_FUNCS = frozenset(

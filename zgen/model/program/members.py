@@ -749,6 +749,7 @@ class _FactsReader:
         # Parameters of the method, in order: a factory that returns one returns its argument.
         self.params: list[str] = []
         self.layer_params: set[str] = set()  # parameters named like layer factories (`norm_layer`)
+        self.model_params: set[str] = set()  # parameters named like a network's constructor (`base_encoder`)
         self.literal_params: set[str] = set()  # parameters defaulting to a string or a number (`aggregate="sum"`)
         self.env: dict[str, int] = {}  # upper bounds of integer parameters and locals (`hd=256`)
         self._unbounded: set[str] = set()
@@ -793,6 +794,8 @@ class _FactsReader:
                 self.callables[name] = default
             elif isinstance(default, cst.Call) and _is_partial(default):
                 self.callables[name] = default
+            if default is None and param.annotation is None and _MODEL_CONSTRUCTOR_PARAM.search(name):
+                self.model_params.add(name)  # `base_encoder`: a network's constructor handed in, called to build it
             if _LAYER_PARAM.search(name):
                 self.layer_params.add(name)
             elif param.annotation is not None and self._annotated_container(name, param.annotation.annotation):
@@ -1314,6 +1317,10 @@ class _FactsReader:
             return self.module_types[written]
         if written in self.layer_params:
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)  # norm_layer(dim): a layer class passed in
+        if written in self.model_params and call.args:
+            # `base_encoder(num_classes=dim)`: a network built from the constructor handed in (torchvision's
+            # `models.__dict__[arch]`), of a class no file shows, with parameters
+            return Kind.MODULE, (UNKNOWN_CLASS,)
         if written.startswith("self.") and written.count(".") == 1 and self.cls is not None:
             return self._returned(self.cls.method(written[5:]), call)  # self.fc1 = self.build_fc1(...)
         owner, _, constructor = written.rpartition(".")
@@ -1624,6 +1631,11 @@ _RETURNS_SELF = frozenset(
 _ALT_CONSTRUCTOR = re.compile(r"^_?from_\w+$")
 # Decorators of a method a call through its class runs without an instance.
 _CLASS_LEVEL = frozenset({"staticmethod", "classmethod"})
+# A parameter named as a network's constructor handed in (`base_encoder`, `encoder_fn`, `backbone_cls`... not a
+# layer's: `_LAYER_PARAM`), called to build the network.
+_MODEL_CONSTRUCTOR_PARAM = re.compile(
+    r"^(?:base_)?(?:encoder|backbone|model|net|network|arch)(?:_(?:fn|cls|class|builder))?$"
+)
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
 
 

@@ -435,13 +435,16 @@ def _script_directory(path: str, root: str) -> str | None:
     return directory
 
 
-def _project_roots(top: str, package: str, levels: int = 3) -> tuple[str, ...]:
-    """The directory above the checked file's own, a few levels up, that holds the package `package` (with its
-    `__init__.py`), searched last: a script kept in a folder of its project (`scripts/base_train.py`) importing the
-    project's package (`from nanochat.engine import Engine`), run from the project's top (`python -m
-    scripts.base_train`) wherever zgen itself was started."""
+def _project_roots(top: str, package: str, levels: int = 5) -> tuple[str, ...]:
+    """The directory above the checked file's own, a few levels up and not past the project's top (where `.git`,
+    `pyproject.toml` or `setup.py` is), that holds the package `package` (with its `__init__.py`), searched last: a
+    script kept in a folder of its project (`scripts/base_train.py`, `spinup/algos/pytorch/ppo/ppo.py` in a folder
+    with no `__init__.py`) importing the project's package (`from nanochat.engine import Engine`), run from the
+    project's top (`python -m scripts.base_train`) wherever zgen itself was started."""
     directory = top
     for _ in range(levels):
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in _PROJECT_TOP):
+            break
         parent = os.path.dirname(directory)
         if not parent or parent == directory:
             break
@@ -449,6 +452,10 @@ def _project_roots(top: str, package: str, levels: int = 3) -> tuple[str, ...]:
         if os.path.isfile(os.path.join(directory, package, "__init__.py")):
             return (directory,)
     return ()
+
+
+# What marks the top directory of a project (its repository, its packaging).
+_PROJECT_TOP = (".git", "pyproject.toml", "setup.py")
 
 
 def _project_environment(root: str, levels: int = 4) -> str | None:
