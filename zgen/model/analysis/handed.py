@@ -58,7 +58,7 @@ from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .built import layer_factory
 from .effects import (
-    REPARAMETRIZES, WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with,
+    CLIPS, GRADS, READS, REPARAMETRIZES, WHOLE_ORDER, WHOLE_USE, argument_effects, bulk_written, clipped, computed_with,
     own_helper_effects, resolve_function, returns_argument, usage, writes_module_params,
     state_keys_only, written_in_bulk,
 )
@@ -198,19 +198,35 @@ def _module_code_uses(index: ModelIndex) -> list[ParamAccess]:
 def _handing_scopes(index: ModelIndex) -> Iterator[ScriptScope]:
     """The plain functions of the file (and its module-level code) that call an imported function: where a model they
     built may be handed to a helper of another file."""
-    imported = [name for name in index.imports if name and name[:1].islower()]
+    source = index.source
+    imported = [f"{name}(" for name in index.imports if name and name[:1].islower() and f"{name}(" in source]
+    imported += [  # `core.count_vars(module)` of `import spinup.algos.pytorch.ppo.core as core`: a module of the program
+        f"{name}." for name, target in index.imports.items()
+        if name and f"{name}." in source and _program_module(index, target)
+    ]
     if not imported:
         return
-    calls = re.compile(r"\b(?:" + "|".join(re.escape(name) for name in sorted(imported)) + r")\s*\(")
-    if not calls.search(index.source):
-        return
     for span in index.skeleton.functions.values():
-        if calls.search(index.skeleton.text(span.start, span.end)):
+        text = index.skeleton.text(span.start, span.end)
+        if any(call in text for call in imported):
             scope = function_scope(index, span)
             if scope is not None and isinstance(scope.node, cst.FunctionDef):
                 yield scope
-    if calls.search(script_text(index)) and (module := module_code_scope(index)) is not None:
+    text = script_text(index)
+    if any(call in text for call in imported) and (module := module_code_scope(index)) is not None:
         yield module
+
+
+# What a helper handed a built model does with its parameters that `_built_handed_on` tells: reads, sizes, measures.
+_READ_EFFECTS = frozenset({READS, SIZE, GRADS, CLIPS})
+
+
+def _program_module(index: ModelIndex, target: str) -> bool:
+    """Is `target` (what an import binds) a module of the checked program, not an installed library's?"""
+    if index.project is None:
+        return False
+    path = index.project.module_file(target)
+    return path is not None and "site-packages" not in path and "dist-packages" not in path
 
 
 def _built_handed_on(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]:
@@ -253,7 +269,8 @@ def _built_handed_on(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]
             root = _root_name(arg)
             if root not in built and not (isinstance(arg, cst.Name) and arg.value in parts):
                 continue
-            effect = next((e for e in WHOLE_ORDER if e in done), "")
+            # (writes, copies and state loads of a model built then handed on: `loaded.built_then_*`, told there)
+            effect = next((e for e in WHOLE_ORDER if e in done and e in _READ_EFFECTS), "")
             if effect:
                 handed_on.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], code_of(arg), effect))
         if handed_on:

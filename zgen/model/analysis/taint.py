@@ -208,6 +208,7 @@ class Taint:
             self.inputs = self.inputs | batches
         self.batches = batches
         self._shares: frozenset[str] | None = None  # (`_share_items`, on demand)
+        self._given: dict[str, dict[str, cst.BaseExpression]] | None = None  # (`_given_field`, on demand)
         holders = frozenset(local | self.inputs)  # objects a value can be handed to (`state.handoff`)
         self._holders = holders
         # Local predicates, read at their calls (`_predicate_bodies`): built on the first call of a holder's name
@@ -460,13 +461,10 @@ class Taint:
     def _given_field(self, name: str, attr: str) -> cst.BaseExpression | None:
         """The value a local bound once to a construction was given for field `attr` by keyword (`TrainState(step=0,
         ...)`: `0` for `state.step`), else None."""
-        values = local_bindings(self._flat).get(name, ())
-        if len(values) != 1 or not isinstance(values[0], cst.Call):
-            return None
-        written = call_name(values[0]) or ""
-        if not written[written.rfind(".") + 1:][:1].isupper():
-            return None  # (a class, by its name: not a function handing back what it likes)
-        return next((a.value for a in values[0].args if a.keyword is not None and a.keyword.value == attr), None)
+        if self._given is None:
+            self._given = _constructed_by_keyword(self._flat)
+        fields = self._given.get(name)
+        return fields.get(attr) if fields is not None else None
 
     def _asked(self, attribute: cst.Attribute) -> bool:
         """`phase.record()`: a method of the object called, which may read any of its fields."""
@@ -792,9 +790,9 @@ class Taint:
                     field = f"{node.value.value}.{node.attr.value}"
                     if field in names and self._reaches(node, field):
                         _merge_into(found, names[field])
-                if isinstance(node.value, cst.Name) and not self._asked(node) and (
+                if isinstance(node.value, cst.Name) and (
                     given := self._given_field(node.value.value, node.attr.value)
-                ) is not None:
+                ) is not None and not self._asked(node):
                     # `state = TrainState(step=0, loader_state=rank_state)` ... `state.step`: the value the field was
                     # given, not all the object was built with (its later writes are its `_fields`, above)
                     field = f"{node.value.value}.{node.attr.value}"
@@ -2410,6 +2408,21 @@ def _rank_keyword(call: cst.Call) -> bool:
             return True
     last = (call_name(call) or "").rsplit(".", 1)[-1]
     return last.startswith("Distributed") and last.endswith("Sampler") and len(call.args) > 1
+
+
+def _constructed_by_keyword(flat: Flat) -> dict[str, dict[str, cst.BaseExpression]]:
+    """Locals bound once, to a construction of a class (by its capitalised name: not a function handing back what it
+    likes) given keyword arguments -> each keyword's value (`state = TrainState(step=0, ...)`: {"step": `0`})."""
+    found = {}
+    for name, values in local_bindings(flat).items():
+        if len(values) != 1 or not isinstance(values[0], cst.Call):
+            continue
+        written = call_name(values[0]) or ""
+        if written[written.rfind(".") + 1:][:1].isupper():
+            given = {a.keyword.value: a.value for a in values[0].args if a.keyword is not None}
+            if given:
+                found[name] = given
+    return found
 
 
 def _loads_shard(call: cst.Call) -> bool:
