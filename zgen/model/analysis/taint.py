@@ -1948,7 +1948,7 @@ _NOT_RESULTS = frozenset({"append", "extend", "add", "update", "insert", "put", 
 
 
 # `o = self.sub(h)` / `o, aux = self.sub(h)`: a local bound to what a call of `self`'s attribute returned.
-_OUTPUT_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*self\.\w+(?:\.\w+)*\(", re.M)
+_OUTPUT_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*\(?[ \t]*self\.\w+(?:\.\w+)*\(", re.M)
 # After a value: its items and value-keeping methods (`[0]`, `.argmax(-1)`, `.max()`), then a comparison or a read
 # of the value (`== 0`, `.item()`); not its metadata (`.dtype ==`, `.shape[0] >`).
 _KEPT = r"(?:\[[^\]\n]*\]|\.(?:argmax|argmin|max|min|amax|amin|sum|mean|norm|std|abs|float|long|int|sigmoid|softmax|squeeze|flatten|view|reshape)\([^()\n]*\))*"
@@ -1958,8 +1958,9 @@ _OUTPUT_TESTED = re.compile(r"self\.\w+(?:\.\w+)*\([^()\n]*\)" + _KEPT + _READ)
 _SIGNATURE = re.compile(r"def\s+\w+\s*\(([^)]*)\)")
 # `loss = model(batch).mean()`, `out = engine(x)`: a local bound to a call of a name itself (not of a library's
 # functions: `_NOT_RUNNERS`; not a method, `sd = net.state_dict()`).
-_CALLED_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*(\w+)\(", re.M)
-_CALL_BOUND = re.compile(r"=[ \t]*\w+\(")  # (what every line `_CALLED_LOCAL` matches holds: `line_matches`)
+# (`loss = (model(x) - y).pow(2).mean()`: the call may open a parenthesised expression)
+_CALLED_LOCAL = re.compile(r"^[ \t]*(\w+)\b[\w, \t()*]*=[ \t]*\(?[ \t]*(\w+)\(", re.M)
+_CALL_BOUND = re.compile(r"=[ \t]*\(?[ \t]*\w+\(")  # (what every line `_CALLED_LOCAL` matches holds: `line_matches`)
 _NOT_RUNNERS = frozenset(dir(builtins)) | {"self", "torch", "np", "numpy", "F", "nn", "math", "os", "time", "random"}
 # `x = owner.method(rest`: a method's result assigned (owner an argument or `self.x`), and what it is handed.
 _HANDED = re.compile(r"^[ \t]*\w+(?:[ \t]*,[ \t]*\w+)*[ \t]*=[ \t]*((?:self\.)?\w+)\.\w+\(([^\n]*)", re.M)

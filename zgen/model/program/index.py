@@ -15,6 +15,7 @@ typed function computed once per index and arguments.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import weakref
 from collections.abc import Callable, Iterator
@@ -656,12 +657,18 @@ class ModelIndex:
         names = {m.group(1) for m in _LARGE_PARAM_DEF.finditer(self.source) if not _SCALAR_PARAM_ARGS.match(m.group(2))}
         if self.project is not None and self.module:
             own = self.module.partition(".")[0]
+            # (a script imports its siblings by their own names, `from model import Transformer`: its package's too)
+            here = os.path.dirname(os.path.abspath(self.path)) if "." not in self.module else None
             for target in sorted(set(self.imports.values())):
                 target = self.absolute(target) if target.startswith(".") else target
-                if target.partition(".")[0] != own:
+                if target.partition(".")[0] != own and (here is None or target.count(".") > 1):
                     continue
                 for module in (target, target.rsplit(".", 1)[0]):
                     other = self.project.file(module)
+                    if other is not None and target.partition(".")[0] != own and (
+                        os.path.dirname(os.path.abspath(other.path)) != here
+                    ):
+                        continue  # (an installed library's module, not a sibling)
                     if other is not None and other is not self.file:
                         names.update(
                             m.group(1) for m in _LARGE_PARAM_DEF.finditer(other.source)
