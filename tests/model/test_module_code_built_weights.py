@@ -64,3 +64,29 @@ def test_a_loaded_model_and_dtype_reads_are_alike():
             if isinstance(m, nn.Linear):
                 print(m.weight.dtype)
     """) == []
+
+
+def test_an_annotation_naming_a_plain_class_builds_no_model():
+    source = """
+        import torch.distributed as dist
+        from hydra.utils import instantiate
+
+
+        class MetricAggregator:
+            def __init__(self):
+                self.values = {}
+
+            def compute(self):
+                return dict(self.values)
+
+
+        def train(cfg):
+            aggregator: MetricAggregator = instantiate(cfg.aggregator)
+            model: nn.Module = instantiate(cfg.model)
+            if dist.get_rank() == 0:
+                aggregator.compute()
+                model(0)
+    """
+    found_here = check_source("train.py", NET + textwrap.dedent(source))
+    assert [(f.code, f.line) for f in found_here] == [("ZG201", 32)]
+    assert "`model`" in found_here[0].message and "aggregator" not in found_here[0].message

@@ -512,6 +512,9 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
     for node in walk(function.body):
         if isinstance(node, cst.AnnAssign) and isinstance(node.value, cst.Call):
             target = node.target  # `model: nn.Module = GPT(vocab_size=v).cuda()`
+            named = class_named(index, dotted(node.annotation.annotation) or "")
+            if named is not None and not named.is_module:
+                continue  # `aggregator: MetricAggregator = instantiate(cfg)`: a plain object the annotation names
         elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call):
             target = node.targets[0].target
         else:
@@ -580,7 +583,9 @@ def _class_defaults(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
 
 
 # Locals a generic builder (`construct_class_by_name(**kwargs)`, `instantiate(cfg)`) fills with what is no model.
-_NOT_A_MODEL_LOCAL = re.compile(r"optim|sched|loss|criterion|dataset|loader|sampler|metric|tokeni[sz]er|logger|writer")
+_NOT_A_MODEL_LOCAL = re.compile(
+    r"optim|sched|loss|criterion|dataset|loader|sampler|metric|aggregat|tokeni[sz]er|logger|writer"
+)
 # Methods of a module that hand the module itself back (`model = Net().to(device)`).
 MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
 
