@@ -424,8 +424,12 @@ class ClassInfo:
         """The methods that run inside this module's forward (where its own parameters are gathered); with no
         `forward` of its own (or of an in-file base), the methods of the class that a `forward` inherited from a
         base in another file reaches through `self.m(...)` (`pre_decoder` of a detector whose base's forward runs
-        `self.loss` -> `self.forward_transformer` -> `self.pre_decoder`)."""
-        return self._reached_from("forward")
+        `self.loss` -> `self.forward_transformer` -> `self.pre_decoder`). A module that overrides `__call__` and
+        defines no `forward` (lingua's `TiedLinear`) runs that instead, with no hook at all."""
+        found = self._reached_from("forward")
+        if not found and self.is_module and self.method("__call__") is not None and self.method("forward") is None:
+            return self.reachable("__call__", properties=True)
+        return found
 
     def _reached_from(self, root: str) -> list[MethodInfo]:
         """`reachable(root, properties=True)`; when neither the class nor an in-file base defines `root`, the
