@@ -10,7 +10,7 @@ import re
 from ..program import known
 from ..program.holds import module_arguments, module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import Kind, classify, facts_of, has_params
+from ..program.members import Kind, class_named, classify, facts_of, has_params
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .choices import options
 from .effects import module_arg_effects, resolve_function
@@ -148,8 +148,13 @@ def _handed_built(index, cls, method, flat, call: cst.Call, rank: int, effect: s
     effects = module_arg_effects(*target)
     if not any(effect in done for done in effects.values()):
         return None
+    # `MovingAvg.__init__(self, self.network)`: a constructor called by its class, `self` handed first as its own
+    unbound = name.endswith(".__init__") and bool(call.args) and dotted(call.args[0].value) == "self"
+    bound_call = call.with_changes(args=call.args[1:]) if unbound else call
     for position, arg in enumerate(call.args):
-        parameter = parameter_for(target[1], call, position)
+        if unbound and position == 0:
+            continue
+        parameter = parameter_for(target[1], bound_call, position - 1 if unbound else position)
         if arg.star or effect not in effects.get(parameter or "", ()):
             continue
         if built_module(index, cls, method, flat, arg.value, rank, call, passed_in=cls is not None):
@@ -230,6 +235,8 @@ def _helper_has(index: ModelIndex, name: str, tokens: tuple[str, ...], depth: in
     found = None
     if "." not in name and name in index.skeleton.functions:
         found = (index, index.function_info(name))
+    elif name.endswith(".__init__") and (base := class_named(index, name[: -len(".__init__")])) is not None:
+        found = (base.index, base.inherited_method("__init__"))  # `MovingAvg.__init__(self, self.network)`
     elif name.partition(".")[0] in index.imports:
         found = index.external_function(index.qualify(name))
     answer = False
@@ -249,12 +256,10 @@ _CALLED = re.compile(r"(?<![\w.])([a-z_]\w*(?:\.\w+)*)\s*\(")
 
 @memoised
 def _helper_call(index: ModelIndex) -> re.Pattern[str] | None:
-    """A pattern for a call of a function of this file or an imported name (lowercase: not a class)."""
+    """A pattern for a call of a function of this file or an imported name (lowercase: not a class), or of a base's
+    constructor on `self` by its class (`MovingAvg.__init__(self, self.network)`)."""
     names = {n for n in (*index.skeleton.functions, *index.imports) if n[:1].islower() or n[:1] == "_"}
-    if not names:
-        return None
-    # the first argument may be a module: `self.conv`, a construction `nn.Conv1d(...)`, or a bare name
-    return re.compile(
-        r"(?<![\w.])((?:" + "|".join(sorted(map(re.escape, names))) + r")(?:\.\w+)*)\s*\("
-        r"\s*(?:self\.\w+|[\w.]*[A-Z]\w*\(|\w+\s*[,)])"
-    )
+    functions = "|".join(sorted(map(re.escape, names)))
+    callee = (rf"(?:{functions})(?:\.\w+)*|" if functions else "") + r"[A-Z]\w*\.__init__"
+    # the first argument may be a module: `self.conv`, a construction `nn.Conv1d(...)`, or a bare name (`self`)
+    return re.compile(r"(?<![\w.])(" + callee + r")\s*\(\s*(?:self\.\w+|[\w.]*[A-Z]\w*\(|\w+\s*[,)])")

@@ -366,7 +366,8 @@ def _default_function(flat: Flat, name: str) -> str | None:
 def _class_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[ModelIndex, cst.FunctionDef] | None:
     """The static or class method `Class.method(...)` runs, `Class` a class of this file or one it imports
     (`MasterOptimizer.build_fp32_params(params)`, `fp16.MasterOptimizer.build(params)`), or `cls.method(...)` in a
-    class method of this file's classes."""
+    class method of this file's classes; or a base's constructor called on `self` by its class (`MovingAvg.__init__(self,
+    self.network)`: its arguments fill its parameters from `self` on)."""
     owner, _, method = name.rpartition(".")
     if owner == "cls" and flat is not None:
         cls = _flat_owner(index, flat)
@@ -376,7 +377,7 @@ def _class_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[Mo
         cls = index.classes.get(owner)
     found = (index, cls) if cls is not None else index.external(index.qualify(owner))
     target = found[1].inherited_method(method) if found is not None else None
-    if target is None or target.node is None or not _STATIC_DEF.match(target.text.lstrip()):
+    if target is None or target.node is None or not (_STATIC_DEF.match(target.text.lstrip()) or method == "__init__"):
         return None
     return target.index, target.node
 
