@@ -231,9 +231,9 @@ def _program_module(index: ModelIndex, target: str) -> bool:
 
 def _built_handed_on(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]:
     """A model the code built itself (or a child of it) handed to a function of another file that reads, sizes,
-    copies, clips or writes its parameters (`sync_params(ac)`, `count_vars(ac.pi)`, `mpi_avg_grads(ac.pi)` of a
-    library's MPI helpers): under `zero.Init` it was partitioned when built, and the helper, read in its own file,
-    meets placeholders. Reported at the call, where the model flows in; a helper of this file is judged in its body."""
+    measures or clips its parameters (`sync_params(ac)`, `count_vars(ac.pi)`, `mpi_avg_grads(ac.pi)` of a library's
+    MPI helpers): under `zero.Init` it was partitioned when built, and the helper, read in its own file, meets
+    placeholders. Reported at the call, where the model flows in; a helper of this file is judged in its body."""
     flat = scope.flat
     returned = {  # (a factory's product, `return model, count_params(model)`: built where its caller builds)
         n.value for node, _ctx in flat.nodes if type(node) is cst.Return and node.value is not None
@@ -251,7 +251,7 @@ def _built_handed_on(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]
     for node, _ctx in flat.nodes:
         if type(node) in (cst.For, cst.CompFor) and isinstance(node.target, cst.Name) and isinstance(
                 node.iter, (cst.List, cst.Tuple)) and node.iter.elements:
-            roots = {_root_name(e.value) for e in node.iter.elements}
+            roots = {(dotted(e.value) or "").partition(".")[0] for e in node.iter.elements}
             if len(roots) == 1 and (root := roots.pop()) in built:
                 parts[node.target.value] = root
     found = []
@@ -266,7 +266,7 @@ def _built_handed_on(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]
         handed_on = []
         for position, done in argument_effects(index, flat, node):
             arg = node.args[position].value
-            root = _root_name(arg)
+            root = (dotted(arg) or "").partition(".")[0]
             if root not in built and not (isinstance(arg, cst.Name) and arg.value in parts):
                 continue
             # (writes, copies and state loads of a model built then handed on: `loaded.built_then_*`, told there)
@@ -281,13 +281,6 @@ def _built_handed_on(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]
                 snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True, effect=effect,
             ))
     return found
-
-
-def _root_name(expr: cst.BaseExpression) -> str | None:
-    """`ac` of `ac`, `ac.pi`, `ac.pi.net`; None for anything else."""
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _module_code_built(index: ModelIndex) -> list[ParamAccess]:

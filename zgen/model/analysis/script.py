@@ -608,11 +608,12 @@ def _module_scope(index: ModelIndex) -> ScriptScope | None:
 
 
 @memoised
-def module_code_scope(index: ModelIndex) -> ScriptScope | None:
+def module_code_scope(index: ModelIndex, single_lines: bool = False) -> ScriptScope | None:
     """The module-level code read as the body of a function named `__main__` (what runs when the file is a script:
     `q_network = QNetwork(env)` ... `target_network.load_state_dict(q_network.state_dict())`), for the analyses that
-    read functions; None when the file has no module-level code beyond definitions and imports."""
-    if not any(b > a for a, b in index.skeleton.script):
+    read functions; None when the file has no module-level code beyond definitions and imports (nor, unless
+    `single_lines`, any statement spanning lines: a module of constants, `logger = get_logger(__name__)`)."""
+    if not single_lines and not any(b > a for a, b in index.skeleton.script):
         return None
     module = _module_scope(index)  # (parsed once, for the script rules too)
     if module is None:
@@ -627,9 +628,8 @@ def global_models(index: ModelIndex) -> dict[str, tuple[str, ...]]:
     classes: globals its functions run."""
     if not _BUILD_AT_TOP.search(script_text(index)):
         return {}
-    module = _module_scope(index)
-    body = [stmt for stmt in module.snippet.module.body if not _definition_or_import(stmt)] if module else []
-    return dict(ScriptScope(index, module.snippet, _as_function(body, "__main__")).built_models) if body else {}
+    scope = module_code_scope(index, True)  # (`policy = Policy()` may be its only line of code: `single_lines`)
+    return dict(scope.built_models) if scope is not None else {}
 
 
 # A module-level construction (`policy = Policy()`, `model = Net().to(device)`), indented under a test or not.
