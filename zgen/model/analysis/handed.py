@@ -241,10 +241,7 @@ def _built_handed_on(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]
                   [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [])
         if isinstance(n, cst.Name)
     }
-    built = {  # (not a torch layer or container the function makes for itself: no model of the program)
-        name: classes for name, classes in scope.built_models.items()
-        if name not in returned and not all(c.startswith("torch.") for c in classes)
-    }
+    built = {name: classes for name, classes in scope.program_models.items() if name not in returned}
     if not built:
         return []
     parts: dict[str, str] = {}  # `for module in [ac.pi, ac.v]`: module -> the built model its items are parts of

@@ -132,6 +132,15 @@ class ScriptScope:
         return found
 
     @cached_property
+    def program_models(self) -> dict[str, tuple[str, ...]]:
+        """`built_models` less the torch layers and containers the code makes for itself (`lin = nn.Linear(d, d)`):
+        the models of the program it built, which a ZeRO-3 run builds under `zero.Init`."""
+        return {
+            name: classes for name, classes in self.built_models.items()
+            if not all(c.startswith("torch.") for c in classes)
+        }
+
+    @cached_property
     def held_items(self) -> dict[str, tuple[str, ...]]:
         """Items of the containers of models the class holds (`holds.model_containers`), as `self.critics.[]` (the
         access path of `self.critics[i]`) -> the models' classes."""

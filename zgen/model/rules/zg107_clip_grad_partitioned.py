@@ -223,11 +223,8 @@ def _built_model_clipped(scope, params: cst.BaseExpression | None) -> str | None
     root = params.func.value
     if isinstance(root, cst.Attribute) and root.attr.value == "module":
         root = root.value
-    if not isinstance(root, cst.Name) or root.value not in scope.built_models:
-        return None
-    if all(c.startswith("torch.") for c in scope.built_models[root.value]):
-        return None  # (`lin = torch.nn.Linear(16, 16)`: a layer the function trains itself, no model of the program)
-    return root.value
+    # (not `lin = torch.nn.Linear(16, 16)`: a layer the function trains itself, no model of the program)
+    return root.value if isinstance(root, cst.Name) and root.value in scope.program_models else None
 
 
 # Text trigger: a gradient clip of what an optimizer holds.
