@@ -648,7 +648,7 @@ def _tainted_decisions(
     """Calls gated, iterated, skipped or cut short by a rank-, random- or data-tainted decision.
 
     `backwards`: the `loss.backward()` calls (`_backward_sites`), which a `return` or `continue` on this rank's data can
-    skip like a submodule call (only exits: a backward gated by a test is as often the same on every rank).
+    skip like a submodule call, and a test of this rank's data can gate (a test of settings is every rank's).
 
     `helpers` are the sites that run submodules through a helper: data decisions about them are left out.
     `plain` (the taint before outputs were read as values, when `_output_exits` runs): a data exit out of a loop
@@ -702,6 +702,14 @@ def _tainted_decisions(
             for kind, source in _count_taint(flat, taint, iterable, not picks).items():
                 add(kind, ITERATE, iterable, source, callee, call)
 
+    for call, ctx, callee in backwards:
+        # `if approx_kl <= 1.5 * target_kl: policy_loss.backward()`: a backward run on this rank's values only (its
+        # gradients' reduce-scatter waits for the ranks that skipped it); a test of settings is every rank's
+        for test in () if ctx.guarded else ctx.conds:
+            source = taint.of(test).get(DATA)
+            if source is not None and not _given_object_tested(flat, test):
+                add(DATA, WHILE if _is_while_test(flat, test) else GATE, test, source, callee, call)
+                break
     # Leaf node types, so `type(n) in` is `isinstance` without libcst's ABC check (a microsecond per node that is not one).
     exit_kinds = (cst.Continue, cst.Break, cst.Return)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and type(n) in exit_kinds]
@@ -1438,6 +1446,9 @@ def derived_names(
     # around both carries it back (the second pass is for loops, not for code that runs before the output exists).
     where: dict[str, list[tuple[int, tuple]]] = {}
     all_names = names
+    # Names bound to what an object handed a derived value answered (`state, r, done, info = env.step(action)`); a
+    # field read from one by key (`info[0]["episodic_return"]`) is marked `name?`: whether it is None is the rank's own
+    replies: set[str] = set()
 
     def mark(name: str, source: str, site: tuple[int, tuple]) -> None:
         all_names.setdefault(name, source)
@@ -1472,6 +1483,13 @@ def derived_names(
                     # `if done: episodes += 1`: a counter or flag set under a test on what the calls returned
                     source = next((s for t in ctx.conds if (s := _derived_source(t, names, outputs, agreed))), None)
                 if source is not None:
+                    if kind is cst.Assign and _reply(value, holders, names, outputs, agreed):
+                        replies.update(name for target in targets for name in bound_names(target))
+                    elif kind is cst.Assign and _keyed_root(value) in replies:
+                        # `ret = info[0]["episodic_return"]`: a record's field, there at this rank's episode end only
+                        for target in targets:
+                            for name in bound_names(target):
+                                mark(f"{name}?", source, site)
                     for target in targets:
                         for name in bound_names(target):
                             mark(name, source, site)
@@ -1516,6 +1534,34 @@ def derived_names(
                     if isinstance(expr, cst.Name) and expr.value in containers:
                         mark(expr.value, source, site)
     return all_names
+
+
+def _reply(
+    value: cst.BaseExpression, holders: set[str], names: dict[str, str], outputs: dict[int, str],
+    agreed: Callable[[cst.CSTNode], bool] | None,
+) -> bool:
+    """Is `value` the answer of a method of an object of this function handed a derived value (`env.step(action)`
+    for `action` the policy returned), not a submodule's output?"""
+    return (
+        type(value) is cst.Call and id(value) not in outputs and isinstance(value.func, cst.Attribute)
+        and isinstance(value.func.value, cst.Name) and value.func.value.value in holders
+        and any(_derived_source(arg.value, names, outputs, agreed) is not None for arg in value.args)
+    )
+
+
+def _keyed_root(value: cst.BaseExpression) -> str | None:
+    """The name a keyed read of a record starts from (`info[0]["episodic_return"]`, `info.get("episode")`: `info`)."""
+    keyed, node = False, value
+    while True:
+        if isinstance(node, cst.Subscript):
+            keyed = keyed or any(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.SimpleString) for e in node.slice)
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" \
+                and node.args and isinstance(node.args[0].value, cst.SimpleString):
+            keyed, node = True, node.func.value
+        else:
+            return node.value if keyed and isinstance(node, cst.Name) else None
 
 
 def _given_object_tested(flat: Flat, test: cst.CSTNode) -> bool:
@@ -1618,6 +1664,8 @@ def _derived_source(
             stack.append(node.value)  # (nor is a keyword's: `f(input_ids=n)` hands `n`)
             continue
         elif kind is cst.Comparison and (_is_none_test(node) or _sentinel_test(node)):
+            if isinstance(node.left, cst.Name) and _is_none_test(node) and (why := names.get(f"{node.left.value}?")):
+                return why  # `if ret is not None:` for `ret = info[0]["episodic_return"]`: the episode ended here
             continue  # `out is None`, `partial is not True`: which value the name holds, not what it computed
         elif kind is cst.Lambda:
             continue
@@ -1758,7 +1806,5 @@ def message(d: Divergence, test: str) -> str:
         what = _EFFECT[d.effect].format(callee=d.callee, test=d.source)
     else:
         what = _EFFECT[d.effect].format(callee=d.callee, test=test)
-    return (
-        f"{what}, which depends on {_REASON[d.kind]} (`{d.source}`); "
-        "ranks that skip the call hang in its parameter all-gather"
-    )
+    waits = "gradient reduce-scatter" if d.callee.endswith(".backward()") else "parameter all-gather"
+    return f"{what}, which depends on {_REASON[d.kind]} (`{d.source}`); ranks that skip the call hang in its {waits}"

@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 from ..program import known
 from ..program.holds import (
     HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, MOVES, annotated_module, annotated_properties,
-    averaged_attributes, averager, config_like, constructed_models, container_elements, held_attributes, held_paths,
+    averaged_attributes, averager, built_from_class_value, config_like, constructed_models, container_elements,
+    held_attributes, held_paths,
     module_arguments, module_container_arguments, other_objects_models, registered_models, trainer_module,
     wraps_itself,
 )
@@ -169,11 +170,11 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
     return handed, built
 
 
-# A module-level assignment of a construction (`q_network = QNetwork(env).to(device)`, `model: nn.Module = GPT()`, also
-# indented under `if __name__ == "__main__":`), or of what a factory hands back unpacked (`model, tokenizer, meta =
-# load_model(tag)`).
+# A module-level assignment of a construction (`q_network = QNetwork(env).to(device)`, `model: nn.Module = GPT()`,
+# `algorithm = algorithm_class(shape)`, also indented under `if __name__ == "__main__":`), or of what a factory hands
+# back unpacked (`model, tokenizer, meta = load_model(tag)`).
 _BUILDS_AT_TOP = re.compile(
-    r"(?m)^[ \t]*(?:\w+(?:[ \t]*:[^=\n]+)?[ \t]*=[ \t]*(?:[\w.]+\.)?[A-Z]\w*"
+    r"(?m)^[ \t]*(?:\w+(?:[ \t]*:[^=\n]+)?[ \t]*=[ \t]*(?:[\w.]+\.)?(?:[A-Z]\w*|\w+_(?:class|cls))"
     r"|\w+(?:[ \t]*,[ \t]*\w+)+[ \t]*=[ \t]*[\w.]+)\("
 )
 
@@ -1022,8 +1023,10 @@ def _averager_arguments(index: ModelIndex, func: cst.FunctionDef) -> set[str]:
 
 def _rebuilt(index: ModelIndex, value: cst.BaseExpression) -> bool:
     """`model = Unet(**model)` (when a config was given instead of a model): the name holds a module built here,
-    which `zero.Init` partitions when its constructor returns, so it is a built model either way."""
-    return isinstance(value, cst.Call) and classify(index, value)[0] in (Kind.MODULE, Kind.CONTAINER)
+    which `zero.Init` partitions when its constructor returns, so it is a built model either way; so is one built
+    from a class held in a variable (`algorithm = algorithm_class(shape, hparams)`)."""
+    return isinstance(value, cst.Call) and (
+        classify(index, value)[0] in (Kind.MODULE, Kind.CONTAINER) or built_from_class_value(value))
 
 
 def _engine_method(index: ModelIndex, name: str, clips: frozenset[str]) -> bool:

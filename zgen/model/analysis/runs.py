@@ -32,8 +32,8 @@ from .own import mixin_heirs
 from .persistence import gathers
 from .reach import method_targets
 
-__all__ = ["HelperRuns", "INFERENCE_METHODS", "ast_function", "ast_nodes", "self_path", "records", "runs_argument",
-           "runs_unread", "class_method_runs", "evaluates", "evaluator_method", "EVALUATOR"]
+__all__ = ["HelperRuns", "INFERENCE_METHODS", "inference_method", "ast_function", "ast_nodes", "self_path", "records",
+           "runs_argument", "runs_unread", "class_method_runs", "evaluates", "evaluator_method", "EVALUATOR"]
 
 
 def ast_function(method: MethodInfo) -> ast.FunctionDef | None:
@@ -358,6 +358,13 @@ INFERENCE_METHODS = frozenset(
      "select_actions", "sample_actions", "compute_action", "compute_actions", "choose_action", "predict_action",
      "evaluate_actions"}
 )
+# ... and a variant of one named for the action it picks (`act_e_greedy`, `get_greedy_action`, `select_actions_batch`).
+_INFERENCE_NAME = re.compile(r"act_\w+|(?:get|select|sample|choose|compute|predict|take)_(?:\w+_)?actions?(?:_\w+)?")
+
+
+def inference_method(name: str) -> bool:
+    """Does a method's name say it runs its object's model to answer (`predict`, `act`, `act_e_greedy`)?"""
+    return name in INFERENCE_METHODS or _INFERENCE_NAME.fullmatch(name) is not None
 # An accessor by its name (`get_base_model`, `is_quantized`, `has_adapter`, `set_epoch`): what a helper's summary
 # reads of a model whose class lacks it (a subclass's or a wrapper's) hands back a part or a fact of the model, or
 # stores a value on it; it runs none.
@@ -383,7 +390,7 @@ def runs_unread(name: str) -> bool:
     `predict`, `forward_head`), and so does any other method (`sample(4)`, `update(batch)`), unless its name says it
     keeps, reports or describes the model (`create_or_update_model_card()`, `save_checkpoint(p)`), hands back a
     part or a fact of it (`get_base_model()`, `is_quantized()`) or sets a value on it (`set_epoch(e)`)."""
-    if name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name):
+    if inference_method(name) or _FORWARD_PART.fullmatch(name):
         return True
     return not (ACCESSOR.fullmatch(name) or records(name))
 
@@ -391,7 +398,7 @@ def runs_unread(name: str) -> bool:
 def records(name: str) -> bool:
     """Does a method's name say it keeps, reports or describes its object (`save_json`, `log_metrics`,
     `print_summary`), not an inference method or a part of a forward (`generate`, `forward_head`)?"""
-    if name in INFERENCE_METHODS or _FORWARD_PART.fullmatch(name):
+    if inference_method(name) or _FORWARD_PART.fullmatch(name):
         return False
     words = name.lower().split("_")
     return bool(_RECORDS.intersection(words)) and not _COMPUTED.intersection(words)

@@ -42,7 +42,7 @@ from .plain import inherited_member
 from .reach import all_bases, duck_instances, function_target, is_abstract, method_targets, plain_instances
 from .own import answering_classes, mixin_heirs
 from .runs import (
-    ACCESSOR, INFERENCE_METHODS, HelperRuns, bound_in_class, class_method_runs, evaluates, evaluator_method,
+    ACCESSOR, HelperRuns, inference_method, bound_in_class, class_method_runs, evaluates, evaluator_method,
     runs_argument, runs_unread,
 )
 from .state import holder_key
@@ -289,7 +289,7 @@ class ScriptScope:
         for inner, _ctx in self.flat.nodes:
             if type(inner) is cst.Call and isinstance(inner.func, cst.Attribute):
                 owner = inner.func.value
-                if inner.func.attr.value in INFERENCE_METHODS and isinstance(owner, cst.Name) and owner.value in names:
+                if inference_method(inner.func.attr.value) and isinstance(owner, cst.Name) and owner.value in names:
                     found.add(owner.value)
         return frozenset(found)
 
@@ -791,7 +791,7 @@ class _ScriptCalls:
             child = self.held.module_of(func.value, loose=True)  # `model.decoder_postnet.postnet(s)`: a child's method
             if child and method_runs(index, child, func.attr.value, False):
                 return code_of(func)  # (only a class we read answers: its method runs its own layers)
-        if isinstance(func, cst.Attribute) and func.attr.value in INFERENCE_METHODS:
+        if isinstance(func, cst.Attribute) and inference_method(func.attr.value):
             if isinstance(func.value, cst.Name) and func.value.value in scope.runner_args:
                 return code_of(func)  # `algo.predict(obs)`: an algorithm object given to an evaluation loop
             if scope.owner is not None and _handed_attribute(scope.owner, func.value) \

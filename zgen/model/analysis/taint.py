@@ -2023,6 +2023,9 @@ def output_test_text(text: str) -> bool:
               if m.group(2) in params} - {"self"}
     for match in line_matches(_HANDED, text, _METHOD_CALL_BOUND):  # `done = self.env.step(...)`, `done = state.step(action)`
         owner, rest = match.group(1), match.group(2)
+        if "," in match.group(0).split("=", 1)[0] and owner not in names and (owner in params or re.search(
+                rf"(?m)^[ \t]*{owner}[ \t]*=[ \t]*[\w.]+\(", text) is not None):
+            return True  # `s, r, done, info = env.step(a)` of an object given or built here (`env = gym.make(id)`)
         if not owner.startswith("self.") and (owner not in params or owner in names):
             continue  # (not an argument's method, or an output's own: `h.to(h)`)
         if SELF_CALL.search(rest) or any(
@@ -2037,12 +2040,22 @@ def output_test_text(text: str) -> bool:
         }
     # (one fixed pattern over every word, not one compiled per name: a pattern compiled per call cost more than
     # the rest of this trigger)
-    return bool(names) and (
-        any(m.group(1) in names for m in _WORD_READ.finditer(text))
+    if not names:
+        return False
+    read = {m.group(1) for m in _WORD_READ.finditer(text)}
+    return bool(
+        read & names
         or any(_derived_word(text, word, names) for word in _predicate_words(text))  # `isnan(loss)`
         or "len(" in text and any(
             _derived_word(text, m.group(1), names, unpacked=True) for m in _EMPTINESS_READ.finditer(text))
+        # `kl = (old_logp - out["logp"]).mean()` ... `if kl <= 1.5 * target:`: a local computed from an output
+        or any(m.group(1) in read and names.intersection(re.findall(r"\w+", m.group(2)))
+               for m in _ONE_BINDING.finditer(text))
     )
+
+
+# `name = value` on a line of its own (not `==`, not an augmented or annotated binding)
+_ONE_BINDING = re.compile(r"^[ \t]*(\w+)[ \t]*=(?!=)([^\n]*)", re.M)
 
 
 # `len(found) > 0`, `len(found) == 0`: whether a value holds anything (`_emptiness_test`)

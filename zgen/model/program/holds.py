@@ -41,7 +41,7 @@ __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
     "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "rebinds_itself", "MOVES",
-    "wraps_itself",
+    "wraps_itself", "built_from_class_value",
     "binding_text", "patched_forward",
 ]
 
@@ -553,7 +553,10 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         elif callee == "cls":
             built = classmethod_of_module
         elif _CLASS_VARIABLE.search(last):
-            built = module_like_name(target.value)
+            # (`algorithm = algorithm_class(shape, hparams)` used as a module: `algorithm.load_state_dict(d)`,
+            # `algorithm.to(device)`)
+            name = target.value
+            built = module_like_name(name) or name in _used_as_module(function.body) or _moved_with_state(function, name)
         else:
             # (a factory of another file too: `build_net()`, and a builder method of the class, `self.build(cfg)`)
             kind, classes = classify(index, made, resolve=True, cls=owner)
@@ -567,6 +570,17 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         if built:
             found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
     return found
+
+
+def _moved_with_state(function: cst.FunctionDef, name: str) -> bool:
+    """Does `function` move its local `name` to a device and give or ask it its state (`algorithm.load_state_dict(d)`
+    ... `algorithm.to(device)`)? A module is; an optimizer has a state but no device, a tensor no state."""
+    methods = {
+        node.func.attr.value for node in walk(function.body)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name) and node.func.value.value == name
+    }
+    return bool(methods & {"to", "cuda"}) and bool(methods & {"state_dict", "load_state_dict"})
 
 
 def _class_defaults(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
@@ -656,7 +670,7 @@ def _library_model_built(index: ModelIndex, value: cst.BaseExpression) -> bool:
     return classify(index, value) == (Kind.UNKNOWN, (UNKNOWN_CLASS,))
 
 
-def _built_from_class_value(value: cst.BaseExpression) -> bool:
+def built_from_class_value(value: cst.BaseExpression) -> bool:
     """Is `value` a call of a class held in a variable or an attribute (`policy_class(d)`, `self.net_cls(**kw)`)?"""
     if not isinstance(value, cst.Call):
         return False
@@ -958,7 +972,7 @@ def _held_and_wrapped(
                             wrapped.add(path.parts[0])  # `self._learn_model = model_wrap(self._model, ...)`
                     if not classes and lazily:
                         classes = _constructed(index, part, cls)  # `def init_GAN(self): self.GAN = GAN(d)`, `make_gan(d)`
-                if not classes and _built_from_class_value(part) and module_like_name(path.parts[0]):
+                if not classes and built_from_class_value(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.policy = self.policy_class(obs_space, lr)`: a model, class unread
                 if not classes and _registry_build(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.generator = MODELS.build(generator)`: a registry's model
