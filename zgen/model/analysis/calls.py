@@ -352,7 +352,9 @@ class ModuleCalls:
             if isinstance(target, cst.Name) and target.value == "self":
                 return "self.forward" if self.method_name != "forward" else None
             if isinstance(target, cst.Call) and call_name(target) == "super":
-                return None  # the parent class's forward on the same module: no other module runs
+                # the parent class's forward on the same module: its own parameters are gathered already, but the
+                # children it runs gather theirs (`r = super().forward(text, proms, resp)` in a decoding loop)
+                return "super().forward" if self._has_children() else None
             func = target
         classes = self.classes_of(func)
         if classes is None:
@@ -364,6 +366,16 @@ class ModuleCalls:
         if not any(gathers(self.index, ref) for ref in classes):
             return None
         return code_of(func)
+
+
+    def _has_children(self) -> bool:
+        """Does the class hold a child module whose call gathers parameters (not a torch layer's subclass calling
+        its base, `nn.Linear.forward`, which runs no other module)?"""
+        return any(
+            member.kind in (Kind.MODULE, Kind.CONTAINER) and (
+                not member.classes or any(gathers(self.index, ref) for ref in member.classes))
+            for member in facts_of(self.cls).members.values()
+        )
 
 
 # Methods of a random generator that draw items of a sequence given first (`random.sample(xs, k)`).

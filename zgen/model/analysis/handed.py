@@ -187,7 +187,7 @@ def _module_code_uses(index: ModelIndex) -> list[ParamAccess]:
         return []  # (no model built at module level: `logger = logging.get_logger(__name__)`, imports, constants)
     if not (_HANDED_TRIGGER.search(text) or _whole_trigger(index, None).search(text)) or WRAP_TRIGGER.search(text):
         return []  # (module code that partitions the model itself: the script rules judge what follows)
-    scope = module_code_scope(index)
+    scope = module_code_scope(index, True)
     if scope is None:
         return []
     models = set(scope.built_models)
@@ -214,7 +214,7 @@ def _handing_scopes(index: ModelIndex) -> Iterator[ScriptScope]:
             if scope is not None and isinstance(scope.node, cst.FunctionDef):
                 yield scope
     text = script_text(index)
-    if any(call in text for call in imported) and (module := module_code_scope(index)) is not None:
+    if any(call in text for call in imported) and (module := module_code_scope(index, True)) is not None:
         yield module
 
 
@@ -288,7 +288,7 @@ def _module_code_built(index: ModelIndex) -> list[ParamAccess]:
     text = script_text(index)
     if not _BUILDS_AT_TOP.search(text) or not (_PATH_VALUE.search(text) or _WALK_TRIGGER.search(text)):
         return []
-    scope = module_code_scope(index)
+    scope = module_code_scope(index, True)
     if scope is None or not isinstance(scope.node, cst.FunctionDef):
         return []
     held = _built_then_walked(index, scope, scope.node)
@@ -1539,10 +1539,13 @@ def _handed_uses(
                 return state  # `model.state_dict().items()`
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("parameters", "named_parameters") and holds_model(expr.func.value):
-                if not own_only(expr):
+                # (a module's own, `recurse=False`, only of an item of a walk: an `apply` function's are gathered)
+                if not own_only(expr) or dotted(expr.func.value) in walked:
                     return cst.Module([]).code_for_node(expr)
         return None
 
+    # `for module, ema_module in zip(model.modules(), ...)`: each item a module of the handed model
+    walked: set[str] = set()
     states: set[str] = set()  # sources that are a held model's state dict: its tensors are the parameters' views
 
     def state_of(expr: cst.BaseExpression) -> str | None:
@@ -1576,6 +1579,11 @@ def _handed_uses(
                     maps[name] = state  # `target_dict = target.state_dict()`
             continue
         if kind is cst.For or kind is cst.CompFor:
+            for target, items in loop_items(node.target, node.iter):
+                if isinstance(target, cst.Name) and isinstance(items, cst.Call) and isinstance(
+                        items.func, cst.Attribute) and items.func.attr.value in _MODULE_WALKS and holds_model(
+                        items.func.value) and dotted(items.func.value) != "self":
+                    walked.add(target.value)
             _bind_loop(node.target, node.iter, source_of, aliases)
             if paths:
                 _bind_submodules(node.target, node.iter, models, aliases, narrowed)

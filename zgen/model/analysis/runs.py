@@ -359,7 +359,9 @@ INFERENCE_METHODS = frozenset(
      "evaluate_actions"}
 )
 # ... and a variant of one named for the action it picks (`act_e_greedy`, `get_greedy_action`, `select_actions_batch`).
-_INFERENCE_NAME = re.compile(r"act_\w+|(?:get|select|sample|choose|compute|predict|take)_(?:\w+_)?actions?(?:_\w+)?")
+_INFERENCE_NAME = re.compile(
+    r"act_\w+|(?:get|select|sample|choose|pick|compute|predict|take)_(?:\w+_)?actions?(?:_\w+)?"
+)
 
 
 def inference_method(name: str) -> bool:

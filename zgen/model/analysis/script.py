@@ -96,9 +96,12 @@ class ScriptScope:
                     found.setdefault(name, classes)
         for path, classes in _plain_holders(self.index, self.flat, self.owner).items():
             found.setdefault(path, classes)  # `ema = ModelEMA(model)` ... `ema.ema`: the model the object keeps
-        if isinstance(node, cst.FunctionDef):
-            for name in looked_up_models(self.index, node):  # `model = models["text"]["model"]`, used as a module
+        if isinstance(node, (cst.FunctionDef, cst.Module)):
+            # `model = models["text"]["model"]`, used as a module; `policy = policy_config()`, run on values
+            body = node if isinstance(node, cst.FunctionDef) else _as_function(node.body, "__main__")
+            for name in looked_up_models(self.index, body):
                 found.setdefault(name, (UNKNOWN,))
+        if isinstance(node, cst.FunctionDef):
             for path in argument_held_models(node, found):  # `runner.model.eval()` in a hook handed the runner
                 found.setdefault(path, (UNKNOWN,))
         if self.owner is not None:

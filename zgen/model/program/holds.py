@@ -87,6 +87,9 @@ def annotated_module(index: ModelIndex, annotation: cst.BaseExpression) -> tuple
 def _annotation_classes(index: ModelIndex, code: str) -> tuple[str, ...]:
     """`annotated_module` of an annotation's source text (on one line, as `code_of` gives it)."""
     text = code.replace('"', " ").replace("'", " ")
+    alternatives = _union_alternatives(text)
+    if len(alternatives) > 1:  # `Union[nn.Module, Dict[str, nn.Module]]`: one module, or a container of them
+        return tuple(dict.fromkeys(c for alternative in alternatives for c in _annotation_classes(index, alternative)))
     if _NOT_AN_INSTANCE.search(text):
         return ()
     found = []
@@ -107,6 +110,23 @@ def _annotation_classes(index: ModelIndex, code: str) -> tuple[str, ...]:
             if index.is_module_base(qualified):
                 found.append(qualified)
     return tuple(found)
+
+
+def _union_alternatives(text: str) -> list[str]:
+    """The alternatives of a union's text (`Union[A, Dict[str, A]]`, `A | None`), each on its own; else `[text]`."""
+    text = text.strip()
+    inner = text[len("Union["):-1] if text.startswith("Union[") and text.endswith("]") else text
+    parts, depth, start = [], 0, 0
+    for at, char in enumerate(inner):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        elif depth == 0 and (char == "|" or char == "," and inner is not text):
+            parts.append(inner[start:at])
+            start = at + 1
+    parts.append(inner[start:])
+    return [part.strip() for part in parts if part.strip()]
 
 
 # Generic containers an annotation may wrap modules in: those whose items (`list[Net]`, `Iterable[...]`, a tuple
@@ -759,22 +779,38 @@ def _imports_inside(index: ModelIndex, function: cst.FunctionDef) -> bool:
 def looked_up_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[str]:
     """Locals `function` binds, once, to what it looks up (`model = models["text"]["model"]`, a registry's entry)
     or gets from a call of no class we can tell, named as modules are and used as only a module is
-    (`next(model.parameters())`): a model of a class we cannot tell, as an argument so named and used is."""
-    used = _used_as_module(function.body) | _loaded_into(function.body)
+    (`next(model.parameters())`) or called on values (`action, samples = policy(conditions)` for `policy =
+    policy_config()`): a model of a class we cannot tell, as an argument so named and used is."""
+    used = _used_as_module(function.body) | _loaded_into(function.body) | _called_names(function.body)
     if not used:
         return frozenset()
     bound: dict[str, int] = {}
     found = set()
-    for node in walk(function.body):
-        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            name = node.targets[0].target.value
-            bound[name] = bound.get(name, 0) + 1
-            if name in used and module_like_name(name) and (
-                isinstance(node.value, cst.Subscript)
-                or isinstance(node.value, cst.Call) and _of_unknown_class(index, node.value)
-            ):
-                found.add(name)
+    assigns = [
+        node for node in walk(function.body)
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+    ]
+    local = {node.targets[0].target.value for node in assigns}  # type: ignore[union-attr]
+    for node in assigns:
+        name = node.targets[0].target.value  # type: ignore[union-attr]
+        bound[name] = bound.get(name, 0) + 1
+        if name in used and module_like_name(name) and (
+            isinstance(node.value, cst.Subscript)
+            or isinstance(node.value, cst.Call) and _of_unknown_class(index, node.value)
+            # `policy = policy_config()`: what an object of this code makes when called (a config, a factory)
+            or isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name)
+            and node.value.func.value in local
+        ):
+            found.add(name)
     return frozenset(n for n in found if bound[n] == 1)
+
+
+def _called_names(node: cst.CSTNode) -> set[str]:
+    """Names the code calls on values (`policy(conditions, batch_size=n)`), not with nothing (`make()`)."""
+    return {
+        call.func.value for call in walk(node)
+        if type(call) is cst.Call and isinstance(call.func, cst.Name) and call.args and not call.args[0].star
+    }
 
 
 def _loaded_into(node: cst.CSTNode) -> set[str]:

@@ -528,12 +528,21 @@ def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
     members = facts(index, cls).members.values()
     if any(member.kind == Kind.CONTAINER and LIBRARY_LAYER in member.classes for member in members):
         return None  # `nn.Sequential(ConvModule(...))`: a library's layers we cannot read
+    if any(_built_by_model_builder(member) for member in members):
+        return None  # `self.diffusion_model = instantiate_from_config(cfg)`: a model of a class no file tells
     # `self.score = tower()` for a function building `nn.Sequential(nn.Linear(d, d), ...)`: children a factory built
     return any(
         member.kind in (Kind.MODULE, Kind.CONTAINER) and any(
             c != cls.name and has_params(index, c) for c in member.classes)
         for member in members
     )
+
+
+def _built_by_model_builder(member: Member) -> bool:
+    """Is the member what a function named as a model builder made, of a kind we cannot tell
+    (`instantiate_from_config(cfg)`, `build_model(cfg)`)?"""
+    called = call_name(member.call) if member.kind == Kind.UNKNOWN and member.call is not None else None
+    return called is not None and called.rsplit(".", 1)[-1] in known.MODEL_BUILDERS
 
 
 def _holds_given_module(index: ModelIndex, cls: ClassInfo) -> bool:

@@ -215,7 +215,7 @@ class Project:
         for prefix in (os.environ.get("VIRTUAL_ENV"), os.environ.get("CONDA_PREFIX")):
             environment += site_packages(prefix) if prefix else []
         self._environment = tuple(dict.fromkeys(environment))
-        self._views: dict[tuple[str, str | None], _View] = {}
+        self._views: dict[tuple[str, str | None, tuple[str, ...]], _View] = {}
         self._view = _View((), self._environment)  # (no file begun: the environment alone)
         # (package directory, most definers) -> method name -> modules defining it
         self._package_methods: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
@@ -225,9 +225,12 @@ class Project:
         self.deps = {}
         name, root, is_package = module_name_of(path)
         script = _script_directory(path, root)
-        view = self._views.get((root, script))
+        # (a script's own additions to the import path; a module of a package is imported, not run)
+        in_package = os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(path)), "__init__.py"))
+        added = _added_to_path(path) if not in_package else ()
+        view = self._views.get((root, script, added))
         if view is None:
-            view = self._views[(root, script)] = self._view_of(root, script)
+            view = self._views[(root, script, added)] = self._view_of(root, script, added)
         self._view = view
         return name, is_package
 
@@ -239,13 +242,13 @@ class Project:
         self._package_methods.clear()
         _sibling_prefix.cache_clear()  # (read from disk too: a sibling added since)
 
-    def _view_of(self, root: str, script: str | None) -> _View:
+    def _view_of(self, root: str, script: str | None, added: tuple[str, ...] = ()) -> _View:
         environment = _project_environment(root)
         system = self._environment + tuple(
             d for d in (site_packages(environment) if environment else ()) if d not in self._environment
         )
         roots = (root, script) if script is not None else (root,)
-        return _View(roots, system)
+        return _View(roots + tuple(d for d in added if d not in roots), system)
 
     # --- files -------------------------------------------------------------
 
@@ -435,12 +438,43 @@ def _script_directory(path: str, root: str) -> str | None:
     return directory
 
 
+def _added_to_path(path: str) -> tuple[str, ...]:
+    """Directories a script puts on `sys.path` relative to itself before its imports
+    (`sys.path.append(os.path.join(os.path.dirname(__file__), ".."))`, `sys.path.insert(0,
+    str(Path(__file__).parent.parent))`): its imports are found there too. Read from the file's head."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return ()
+    if "sys.path" not in head or "__file__" not in head:
+        return ()
+    found = []
+    for call in _PATH_ADDED.findall(head):
+        if "__file__" not in call:
+            continue
+        ups = call.count("'..'") + call.count('".."') + max(call.count("dirname(") - 1, 0) + max(
+            call.count(".parent") - 1, 0)
+        directory = os.path.dirname(os.path.abspath(path))
+        for _ in range(ups):
+            directory = os.path.dirname(directory)
+        if directory not in found:
+            found.append(directory)
+    return tuple(found)
+
+
+_HEAD_BYTES = 8192
+# `sys.path.append(...)` / `sys.path.insert(0, ...)` on one line
+_PATH_ADDED = re.compile(r"sys\.path\.(?:append|insert)\(([^\n]*)\)")
+
+
 def _project_roots(top: str, package: str, levels: int = 5) -> tuple[str, ...]:
     """The directory above the checked file's own, a few levels up and not past the project's top (where `.git`,
-    `pyproject.toml` or `setup.py` is), that holds the package `package` (with its `__init__.py`), searched last: a
-    script kept in a folder of its project (`scripts/base_train.py`, `spinup/algos/pytorch/ppo/ppo.py` in a folder
-    with no `__init__.py`) importing the project's package (`from nanochat.engine import Engine`), run from the
-    project's top (`python -m scripts.base_train`) wherever zgen itself was started."""
+    `pyproject.toml` or `setup.py` is), that holds the package `package` (at the project's top, a namespace
+    package's directory too: `ldm/` with no `__init__.py`), searched last: a script kept in a folder of its project
+    (`scripts/base_train.py`, `spinup/algos/pytorch/ppo/ppo.py` in a folder with no `__init__.py`) importing the
+    project's package (`from nanochat.engine import Engine`), run from the project's top (`python -m
+    scripts.base_train`) wherever zgen itself was started."""
     directory = top
     for _ in range(levels):
         if any(os.path.exists(os.path.join(directory, marker)) for marker in _PROJECT_TOP):
@@ -451,6 +485,9 @@ def _project_roots(top: str, package: str, levels: int = 5) -> tuple[str, ...]:
         directory = parent
         if os.path.isfile(os.path.join(directory, package, "__init__.py")):
             return (directory,)
+        if os.path.isdir(os.path.join(directory, package)) and any(
+                os.path.exists(os.path.join(directory, marker)) for marker in _PROJECT_TOP):
+            return (directory,)  # (a namespace package at the project's top: `ldm/` with no `__init__.py`)
     return ()
 
 

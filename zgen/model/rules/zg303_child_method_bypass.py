@@ -266,6 +266,7 @@ class Quantiser(nn.Module):
                         yield self.finding(index, method.snippet, node, message, help)
                         break
         yield from self._entry_reads(index)
+        yield from self._clip_text_towers(index)
         yield from self._flattened(index)
         yield from self._held(index)
         yield from self._averaged(index)
@@ -305,6 +306,45 @@ class Quantiser(nn.Module):
             help = ("compute it in the module's `forward` (a mode argument), or gather it around the call with "
                     "`deepspeed.zero.GatheredParameters`")
             yield self.finding(index, access.snippet, access.node, message, help)
+
+    def _clip_text_towers(self, index: ModelIndex) -> Iterator[Report]:
+        """`self.clip.encode_text(ids)` on a CLIP model a class keeps (`clip.load(name)`,
+        `open_clip.create_model_and_transforms(name)`, or an attribute named for CLIP of no class a file defines):
+        CLIP's text tower adds CLIP's own `positional_embedding` and projects with its own `text_projection`, which
+        only CLIP's forward hook gathers; called by this method, no hook of CLIP runs."""
+        if ".encode_text(" not in index.source:
+            return
+        for cls in index.classes.values():
+            if ".encode_text(" not in cls.text:
+                continue
+            loaded = _clip_attributes(cls)
+            members = facts_of(cls).members
+            for method in cls.all_methods():
+                if method.owner is not cls or ".encode_text(" not in method.text or method.node is None:
+                    continue
+                for node in walk(method.node):
+                    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                            and node.func.attr.value == "encode_text"):
+                        continue
+                    path = access_path(node.func.value)
+                    if path is None or path.root != "self" or len(path.parts) != 1:
+                        continue
+                    attr = path.parts[0]
+                    member = members.get(attr)
+                    readable = member is not None and any(
+                        ref in index.classes or index.external(ref) is not None for ref in member.classes)
+                    if readable or not (attr in loaded or "clip" in attr.lower()):
+                        continue
+                    if f"self.{attr}(" in method.text:
+                        continue  # CLIP's own forward runs in this method too: its hook gathered them
+                    message = (
+                        f"`{code_of(node.func)}(...)` runs CLIP's text tower outside CLIP's forward: it computes with "
+                        f"CLIP's own `positional_embedding` and `text_projection`, which no hook of `self.{attr}` "
+                        "gathered, and ZeRO-3 must fetch them on access"
+                    )
+                    help = (f"call `self.{attr}(...)` (its forward), or register its direct parameters with "
+                            "`deepspeed.zero.register_external_parameter`")
+                    yield self.finding(index, method.snippet, node, message, help)
 
     def _flattened(self, index: ModelIndex) -> Iterator[Report]:
         """`self.lstm.flatten_parameters()` in a forward before the LSTM runs: torch's recurrent layers lay their
@@ -645,6 +685,39 @@ def _calls_on_parameters(text: str) -> bool:
     header = _HEADER.search(text)
     params = set(_PARAM.findall(header.group(1))) - {"self", "cls"} if header else set()
     return bool(_calls_on(text, params))
+
+
+def _clip_attributes(cls: ClassInfo) -> set[str]:
+    """Attributes the class binds to a CLIP model it loads (`self.clip_model, self.preprocess = clip.load(name)`,
+    `self.clip = clip.load(arch)[0]`, or a local so bound first: `clip, _, pre = open_clip.create_model_and_transforms(
+    name)` ... `self.clip = clip`)."""
+    found: set[str] = set()
+    for method in cls.init_methods:
+        if method.node is None or not _CLIP_LOAD.search(method.text):
+            continue
+        locals_: set[str] = set()
+        for stmt in walk(method.node):
+            if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+                continue
+            target, value = stmt.targets[0].target, stmt.value
+            while isinstance(value, cst.Subscript):
+                value = value.value  # `clip.load(arch)[0]`
+            if isinstance(value, cst.Call) and _CLIP_LOAD.fullmatch(call_name(value) or ""):
+                first = target.elements[0].value if isinstance(target, (cst.Tuple, cst.List)) else target
+                path = access_path(first)
+                if path is not None and path.root == "self" and len(path.parts) == 1:
+                    found.add(path.parts[0])
+                elif isinstance(first, cst.Name):
+                    locals_.add(first.value)
+            elif isinstance(value, cst.Name) and value.value in locals_:
+                path = access_path(target)
+                if path is not None and path.root == "self" and len(path.parts) == 1:
+                    found.add(path.parts[0])
+    return found
+
+
+# The loaders of OpenAI's and OpenCLIP's models (`clip.load(name)`, `open_clip.create_model_and_transforms(name)`).
+_CLIP_LOAD = re.compile(r"(?:clip\.load|open_clip\.create_model(?:_and_transforms|_from_pretrained)?)")
 
 
 def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpression) -> bool:
