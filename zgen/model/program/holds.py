@@ -986,6 +986,15 @@ def _held_and_wrapped(
                     continue
             else:
                 continue
+            if built_here and isinstance(value, cst.Call) and (call_name(value) or "").rsplit(".", 1)[-1] in \
+                    known.MODEL_BUILDERS:
+                # `self.model, self.tokenizer = load_model(path)`: the builder's element named as modules are
+                for target in targets:
+                    for element in target.elements if isinstance(target, (cst.Tuple, cst.List)) else ():
+                        path = access_path(element.value)
+                        if path is not None and path.root == "self" and len(path.parts) == 1 and module_like_name(
+                                path.parts[0]):
+                            found.setdefault(path.parts[0], ("<unknown>",))
             for target, part in _pairs(targets, value):
                 path = access_path(target)
                 if path is None or path.root != "self" or len(path.parts) != 1:

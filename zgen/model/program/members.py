@@ -192,6 +192,14 @@ def classify(
     return reader.classify(expr)
 
 
+def _module_named(target: cst.BaseExpression) -> bool:
+    """Is an assignment target (`model`, `self.model`) named as modules are?"""
+    path = access_path(target)
+    if path is None or len(path.parts) > 1:
+        return False
+    return known.module_like_name(path.parts[-1] if path.parts else path.root)
+
+
 def classify_unpacked(
     index: ModelIndex, call: cst.Call, n: int, cls: ClassInfo | None = None
 ) -> list[tuple[Kind, tuple[str, ...]]]:
@@ -946,6 +954,14 @@ class _FactsReader:
             elif isinstance(value, cst.Call) and self.resolve:
                 # self.model, self.save = parse_model(cfg): what the function returns, position by position
                 returned = self._returned_tuple(value, len(target.elements))
+                if (call_name(value) or "").rsplit(".", 1)[-1] in known.MODEL_BUILDERS:
+                    # `self.model, self.tokenizer = load_model(path)`: a builder's element named as modules are is a
+                    # model of no class we can tell, whatever its branches seem to return
+                    returned = returned or [(Kind.VALUE, ())] * len(target.elements)
+                    returned = [
+                        (Kind.UNKNOWN, (UNKNOWN_CLASS,)) if kind == Kind.VALUE and _module_named(t.value)
+                        else (kind, classes) for t, (kind, classes) in zip(target.elements, returned)
+                    ]
                 for t, (kind, classes) in zip(target.elements, returned):
                     if isinstance(t.value, cst.Name):
                         if kind > Kind.VALUE:
