@@ -44,3 +44,23 @@ def test_own_parameters_of_each_walked_module_are_the_handed_models(tmp_path):
     found = found_in_package(tmp_path, {"ema.py": EMA}, "ema.py", prefix="ZG1")
     assert ("ZG109", 16) in found and ("ZG101", 15) in found
     assert not any(line in (20, 21) for _code, line in found)  # (the `apply` function's own parameters)
+
+
+FREEZE = """
+class Agent:
+    def freeze_all_but_output_layers(self, network):
+        for param in network.named_parameters():
+            param_name = param[0]
+            assert "hidden" in param_name or "output" in param_name
+            if "output" not in param_name:
+                param[1].requires_grad = False
+
+    def log_weights(self, network):
+        for param in network.named_parameters():
+            print(param[0], param[1].data.norm())
+"""
+
+
+def test_a_named_parameter_pair_read_for_its_name_reads_no_value(tmp_path):
+    # `param[0]` is the name and `param[1].requires_grad` a flag; `param[1].data` reads the parameter
+    assert found_in_package(tmp_path, {"agent.py": FREEZE}, "agent.py", prefix="ZG1") == [("ZG109", 12)]

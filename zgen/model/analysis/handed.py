@@ -1546,6 +1546,7 @@ def _handed_uses(
 
     # `for module, ema_module in zip(model.modules(), ...)`: each item a module of the handed model
     walked: set[str] = set()
+    pairs: set[str] = set()  # loop names bound to whole (name, parameter) pairs: `pair[0]` is the name
     states: set[str] = set()  # sources that are a held model's state dict: its tensors are the parameters' views
 
     def state_of(expr: cst.BaseExpression) -> str | None:
@@ -1584,6 +1585,10 @@ def _handed_uses(
                         items.func, cst.Attribute) and items.func.attr.value in _MODULE_WALKS and holds_model(
                         items.func.value) and dotted(items.func.value) != "self":
                     walked.add(target.value)
+                if isinstance(target, cst.Name):  # `for param in net.named_parameters()`: (name, parameter) pairs
+                    named = isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute) and \
+                        items.func.attr.value == "named_parameters"
+                    (pairs.add if named else pairs.discard)(target.value)
             _bind_loop(node.target, node.iter, source_of, aliases)
             if paths:
                 _bind_submodules(node.target, node.iter, models, aliases, narrowed)
@@ -1615,6 +1620,12 @@ def _handed_uses(
         else:
             source = aliases[node.value]
         parent = flat.parent.get(id(node))
+        if node.value in pairs and isinstance(parent, cst.Subscript) and parent.value is node:
+            position = _constant_index(parent)
+            if position == 0:
+                continue  # `param[0]`: the parameter's name
+            if position == 1:  # `param[1]`: the parameter itself
+                node, parent = parent, flat.parent.get(id(parent))
         if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
             continue
         if isinstance(parent, (cst.Tuple, cst.Param, cst.AssignTarget)):
@@ -1636,6 +1647,15 @@ def _handed_uses(
         if use in (READ, SIZE, WRITE, INIT):
             found.append(access(node, ctx, use, op, source, Via(Reach.PARAMETERS)))
     return found
+
+
+def _constant_index(subscript: cst.Subscript) -> int | None:
+    """`pair[1]`: the integer a subscript takes, if it is one constant."""
+    if len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index):
+        value = subscript.slice[0].slice.value
+        if isinstance(value, cst.Integer):
+            return int(value.value)
+    return None
 
 
 _SUBMODULE_WALKS = frozenset({"items", "values", "modules", "children", "named_modules", "named_children"})
