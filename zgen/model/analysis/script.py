@@ -22,7 +22,7 @@ from ..program.holds import (
     module_like_name, other_objects_models, averaged_copies, set_up_containers, rebinds_itself, binding_text,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_method
-from ..program.members import UNKNOWN_CLASS as UNKNOWN, class_named, classify, facts_of
+from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, class_named, classify, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import (
     Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, unwrapped_argument, walk,
@@ -832,12 +832,16 @@ def _complete(index: ModelIndex, classes: tuple[str, ...], name: str) -> bool:
 
 def _handed_attribute(owner: ClassInfo, expr: cst.BaseExpression) -> bool:
     """`self.x` that the class's `__init__` does not build by a constructor call (`self.kmeans = KMeans(8)` holds an
-    object of its own class; `self.approximator = approximator` or `None` holds what it is handed)."""
+    object of its own class; `self.approximator = approximator` or `None` holds what it is handed), or builds by a
+    factory function whose product no file tells (`self.agent = hydra.utils.instantiate(cfg.agent)`, `make_agent(
+    spec, cfg)`)."""
     name = dotted(expr) or ""
     if not name.startswith("self.") or name.count(".") != 1:
         return False
     member = inherited_member(owner, name[5:])
-    return member is None or not isinstance(member.call, cst.Call)
+    if member is None or not isinstance(member.call, cst.Call):
+        return True
+    return member.kind == Kind.UNKNOWN and (call_name(member.call) or "").rsplit(".", 1)[-1][:1].islower()
 
 
 def _on_self_attribute(expr: cst.BaseExpression) -> bool:
