@@ -12,7 +12,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from tests.model.package_check import found
+from tests.model.package_check import TINY_NET, found
 
 HELPER = """
 def tally(model):
@@ -30,14 +30,7 @@ sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 from core.utils import tally
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.fc(x)
-
+""" + TINY_NET + """
 
 model = Net()
 n = tally(model)

@@ -248,9 +248,7 @@ class Quantiser(nn.Module):
                         f"what `{name}` computes with of `{code_of(target)}`'s own parameters (position embeddings, "
                         "class tokens) is not gathered by any hook, and ZeRO-3 must fetch it on access"
                     )
-                    help = (f"call `{code_of(target)}(...)` (its forward), or register its direct parameters with "
-                            "`deepspeed.zero.register_external_parameter`")
-                    yield self.finding(index, method.snippet, node, message, help)
+                    yield self.finding(index, method.snippet, node, message, _forward_or_register(code_of(target)))
                     continue
                 instance, by_name = _instance_of(index, cls, flat, target, classes, name, method)
                 # in `__init__` the built child computes with placeholders (its writes there are ZG103's)
@@ -342,9 +340,7 @@ class Quantiser(nn.Module):
                         f"CLIP's own `positional_embedding` and `text_projection`, which no hook of `self.{attr}` "
                         "gathered, and ZeRO-3 must fetch them on access"
                     )
-                    help = (f"call `self.{attr}(...)` (its forward), or register its direct parameters with "
-                            "`deepspeed.zero.register_external_parameter`")
-                    yield self.finding(index, method.snippet, node, message, help)
+                    yield self.finding(index, method.snippet, node, message, _forward_or_register(f"self.{attr}"))
 
     def _flattened(self, index: ModelIndex) -> Iterator[Report]:
         """`self.lstm.flatten_parameters()` in a forward before the LSTM runs: torch's recurrent layers lay their
@@ -685,6 +681,12 @@ def _calls_on_parameters(text: str) -> bool:
     header = _HEADER.search(text)
     params = set(_PARAM.findall(header.group(1))) - {"self", "cls"} if header else set()
     return bool(_calls_on(text, params))
+
+
+def _forward_or_register(module: str) -> str:
+    """The help for a module run by parts of it: call its forward, or register its direct parameters."""
+    return f"call `{module}(...)` (its forward), or register its direct parameters with " \
+        "`deepspeed.zero.register_external_parameter`"
 
 
 def _clip_attributes(cls: ClassInfo) -> set[str]:
