@@ -367,7 +367,6 @@ class ModuleCalls:
             return None
         return code_of(func)
 
-
     def _has_children(self) -> bool:
         """Does the class hold a child module whose call gathers parameters (not a torch layer's subclass calling
         its base, `nn.Linear.forward`, which runs no other module)?"""

@@ -2024,7 +2024,7 @@ def output_test_text(text: str) -> bool:
     for match in line_matches(_HANDED, text, _METHOD_CALL_BOUND):  # `done = self.env.step(...)`, `done = state.step(action)`
         owner, rest = match.group(1), match.group(2)
         if "," in match.group(0).split("=", 1)[0] and owner not in names and (owner in params or re.search(
-                rf"(?m)^[ \t]*{owner}[ \t]*=[ \t]*[\w.]+\(", text) is not None):
+                rf"(?m)^[ \t]*{re.escape(owner)}[ \t]*=[ \t]*[\w.]+\(", text) is not None):
             return True  # `s, r, done, info = env.step(a)` of an object given or built here (`env = gym.make(id)`)
         if not owner.startswith("self.") and (owner not in params or owner in names):
             continue  # (not an argument's method, or an output's own: `h.to(h)`)
