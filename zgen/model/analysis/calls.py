@@ -537,8 +537,11 @@ class HeldCalls:
         return found[1]
 
     def callee(self, call: cst.Call) -> str | None:
-        """The model or child this call runs (`model.layers[i]`), or None."""
+        """The model or child this call runs (`model.layers[i]`), or None (not a method that runs nothing,
+        `model.eval()`, nor a tensor's, `crt_net[k].size()`)."""
         func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in known.NOT_RUNS:
+            return None
         if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
             classes = self.module_of(func.value, loose=True)
         else:

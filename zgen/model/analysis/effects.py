@@ -61,6 +61,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
             return META, f".{attr}"  # ZeRO-3's own attributes describe the full parameter
         if not called and attr.startswith("_") and not attr.startswith("__"):
             return META, f".{attr}"  # `p._forward_counter -= 1`: a library's bookkeeping kept on the parameter object
+        if not called and attr.startswith(("is_", "has_")):
+            return META, f".{attr}"  # `param.is_tied`, `p.is_leaf`: a flag on the parameter object, not its values
         if not data and isinstance(grand, cst.AssignTarget) and grand.target is parent:
             return META, f".{attr} = ..."  # `p.shared = True`: a Python attribute on the parameter object
         if called and (attr.startswith("new_") or attr in ("new", "get_device") or (attr == "type" and not grand.args)):

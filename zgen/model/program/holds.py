@@ -89,6 +89,8 @@ def _annotation_classes(index: ModelIndex, code: str) -> tuple[str, ...]:
     text = code.replace('"', " ").replace("'", " ")
     alternatives = _union_alternatives(text)
     if len(alternatives) > 1:  # `Union[nn.Module, Dict[str, nn.Module]]`: one module, or a container of them
+        if any(_FACTORY_ANNOTATION.match(alternative) for alternative in alternatives):
+            return ()  # `Module | Callable[[], Module] | None`: maybe a builder the code calls itself
         return tuple(dict.fromkeys(c for alternative in alternatives for c in _annotation_classes(index, alternative)))
     if _NOT_AN_INSTANCE.search(text):
         return ()
@@ -110,6 +112,10 @@ def _annotation_classes(index: ModelIndex, code: str) -> tuple[str, ...]:
             if index.is_module_base(qualified):
                 found.append(qualified)
     return tuple(found)
+
+
+# An annotation of something that builds an instance, not of one (`Callable[[], Module]`, `type[Module]`)
+_FACTORY_ANNOTATION = re.compile(r"(?:typing\.)?(?:Callable|type|Type)\s*\[")
 
 
 def _union_alternatives(text: str) -> list[str]:

@@ -653,6 +653,8 @@ NOT_RUNS = frozenset(
         "register_full_backward_hook", "add_module", "get_submodule", "get_parameter", "save_pretrained",
         "push_to_hub", "num_parameters", "get_input_embeddings", "get_output_embeddings", "tie_weights",
         "resize_token_embeddings", "gradient_checkpointing_enable", "print_trainable_parameters", "no_sync",
+        # a tensor's, not a module's (`crt_net[k].size()` of a name rebound to the model's state dict)
+        "size", "dim", "numel", "item", "tolist", "numpy",
     }
 ) | CONTAINER_METHODS  # fmt: skip
 # Size queries that read 0 on a partitioned placeholder.
