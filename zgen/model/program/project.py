@@ -476,19 +476,25 @@ def _project_roots(top: str, package: str, levels: int = 5) -> tuple[str, ...]:
     project's package (`from nanochat.engine import Engine`), run from the project's top (`python -m
     scripts.base_train`) wherever zgen itself was started."""
     directory = top
+    at_top = _project_top(directory)
     for _ in range(levels):
-        if any(os.path.exists(os.path.join(directory, marker)) for marker in _PROJECT_TOP):
+        if at_top:
             break
         parent = os.path.dirname(directory)
         if not parent or parent == directory:
             break
         directory = parent
+        at_top = _project_top(directory)
         if os.path.isfile(os.path.join(directory, package, "__init__.py")):
             return (directory,)
-        if os.path.isdir(os.path.join(directory, package)) and any(
-                os.path.exists(os.path.join(directory, marker)) for marker in _PROJECT_TOP):
+        if at_top and os.path.isdir(os.path.join(directory, package)):
             return (directory,)  # (a namespace package at the project's top: `ldm/` with no `__init__.py`)
     return ()
+
+
+def _project_top(directory: str) -> bool:
+    """Is `directory` the top of a project (its repository, its packaging)?"""
+    return any(os.path.exists(os.path.join(directory, marker)) for marker in _PROJECT_TOP)
 
 
 # What marks the top directory of a project (its repository, its packaging).

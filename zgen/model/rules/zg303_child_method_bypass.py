@@ -329,8 +329,7 @@ class Quantiser(nn.Module):
                         continue
                     attr = path.parts[0]
                     member = members.get(attr)
-                    readable = member is not None and any(
-                        ref in index.classes or index.external(ref) is not None for ref in member.classes)
+                    readable = member is not None and bool(member.classes) and not _unreadable(index, member.classes)
                     if readable or not (attr in loaded or "clip" in attr.lower()):
                         continue
                     if f"self.{attr}(" in method.text:
